@@ -1,0 +1,1 @@
+//! DRUM: RDMA resource scheduling as network utility maximisation (seed 000).

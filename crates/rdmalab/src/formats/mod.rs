@@ -1,0 +1,1 @@
+//! Readers and writers of the ns-3 HPCC simulator and htsim file formats.

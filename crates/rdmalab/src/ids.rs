@@ -1,0 +1,56 @@
+//! Typed indices into the simulator's arenas.
+//!
+//! Components never hold references to each other; they hold these ids, which index the
+//! `Vec`s that own the components. The newtypes stop a port id from being used as a node id.
+
+macro_rules! identifier {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub struct $name(pub u32);
+
+        impl $name {
+            /// The index into the owning arena.
+            #[inline]
+            pub const fn idx(self) -> usize {
+                self.0 as usize
+            }
+            /// Builds the id of arena slot `i`.
+            #[inline]
+            pub const fn new(i: usize) -> Self {
+                $name(i as u32)
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "{}", self.0)
+            }
+        }
+    };
+}
+
+identifier!(
+    /// A node (host or switch); equal to the node id of the ns-3 topology file.
+    NodeId
+);
+identifier!(
+    /// A full-duplex link.
+    LinkId
+);
+identifier!(
+    /// One end of a link: the egress side of a node's interface.
+    PortId
+);
+identifier!(
+    /// A queue pair.
+    QpId
+);
+identifier!(
+    /// A flow (one message of one QP, as the ns-3 flow file defines it) or a message.
+    FlowId
+);
+identifier!(
+    /// A congestion-control state shared by one or more QPs (enforcement granularity).
+    CcGroupId
+);

@@ -1,0 +1,20 @@
+//! rdmalab: a packet-level simulator of lossless RDMA fabrics (RoCEv2), and the
+//! mechanisms built on it (DRUM, multipath, CC attacks, Virtuoso, Blitz).
+//!
+//! Layers, bottom to top: `units`/`ids` → `engine` → `topology` → `fabric` → `rnic`/`cc`
+//! → `workload` → `sim` (the world and its event loop) → `stats`/`formats`.
+//! `drum` is a solver library used by host agents; it does not depend on the fabric.
+#![warn(missing_debug_implementations)]
+
+pub mod drum;
+pub mod error;
+pub mod formats;
+pub mod ids;
+pub mod stats;
+pub mod topology;
+pub mod units;
+pub mod workload;
+
+pub use error::{Error, Result};
+pub use ids::*;
+pub use units::{Rate, Time, TimingModel};

@@ -1,0 +1,49 @@
+//! Run and per-port counters.
+
+/// Counters of one egress port.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PortCounters {
+    /// Bytes transmitted.
+    pub tx_bytes: u64,
+    /// Packets transmitted.
+    pub tx_packets: u64,
+    /// PFC PAUSE frames this port's node sent out of this port (towards the upstream).
+    pub pause_sent: u64,
+    /// PFC PAUSE frames received on this port.
+    pub pause_received: u64,
+    /// Picoseconds during which at least one priority of this port was paused.
+    pub paused_ps: u64,
+    /// Packets ECN-marked at this egress port.
+    pub ecn_marks: u64,
+    /// Packets dropped at this port (buffer overflow on ingress, or link error on receive).
+    pub drops: u64,
+}
+
+/// Whole-run counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Events executed.
+    pub events: u64,
+    /// Data packets put on a wire by a host (first transmissions and retransmissions).
+    pub data_packets_sent: u64,
+    /// Payload bytes put on the wire by hosts.
+    pub payload_bytes_sent: u64,
+    /// Payload bytes accepted in order by receivers.
+    pub payload_bytes_delivered: u64,
+    /// Payload bytes of data packets that were dropped or discarded (out of order, duplicate).
+    pub payload_bytes_dropped: u64,
+    /// Packet transmissions on any link (a packet crossing 4 links counts 4).
+    pub packet_hops: u64,
+    /// Packets dropped anywhere.
+    pub drops: u64,
+    /// PFC PAUSE frames sent.
+    pub pauses: u64,
+    /// PFC RESUME frames sent.
+    pub resumes: u64,
+    /// ECN marks.
+    pub ecn_marks: u64,
+    /// Retransmission timeouts that fired.
+    pub timeouts: u64,
+    /// NACKs sent.
+    pub nacks: u64,
+}

@@ -1,0 +1,43 @@
+//! Results of a run: per-flow records and counters.
+
+pub mod counters;
+pub mod ideal;
+
+pub use counters::{Counters, PortCounters};
+
+use crate::ids::NodeId;
+use crate::units::Time;
+
+/// One completed flow, with everything the FCT file and the slowdown need.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowRecord {
+    /// Index of the flow in the scenario's flow list.
+    pub flow: u32,
+    /// Sending host.
+    pub src: NodeId,
+    /// Receiving host.
+    pub dst: NodeId,
+    /// Source IPv4 address.
+    pub sip: u32,
+    /// Destination IPv4 address.
+    pub dip: u32,
+    /// Source UDP port.
+    pub sport: u16,
+    /// Destination UDP port.
+    pub dport: u16,
+    /// Payload bytes.
+    pub size: u64,
+    /// Start time.
+    pub start: Time,
+    /// Completion time minus start: until the sender holds the ACK of the last byte.
+    pub fct: Time,
+    /// The flow's FCT alone on an idle network, by the reference's formula.
+    pub ideal: Time,
+}
+
+impl FlowRecord {
+    /// FCT / ideal, clamped below at 1 as the reference's analysis script does.
+    pub fn slowdown(&self) -> f64 {
+        (self.fct.0 as f64 / self.ideal.0.max(1) as f64).max(1.0)
+    }
+}

@@ -1,0 +1,170 @@
+//! The network graph: nodes (hosts and switches), full-duplex links, and the ports at
+//! each end of a link.
+//!
+//! Numbering follows the ns-3 HPCC topology file so results map one to one: node ids are
+//! the file's ids, and a node's ports are numbered in the order its links appear
+//! (`ifindex` = position + 1, since ns-3 reserves 0 for the loopback).
+
+pub mod builders;
+pub mod ecmp;
+pub mod routing;
+
+use crate::error::{Error, Result};
+use crate::ids::{LinkId, NodeId, PortId};
+use crate::units::{Rate, Time};
+
+/// Whether a node is a host (has an RNIC) or a switch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeKind {
+    /// An end host with one RNIC.
+    Host,
+    /// A switch.
+    Switch,
+}
+
+/// A node of the graph.
+#[derive(Clone, Debug)]
+pub struct Node {
+    /// Host or switch.
+    pub kind: NodeKind,
+    /// Egress ports in link-file order.
+    pub ports: Vec<PortId>,
+    /// IPv4 addresses owned by the node (hosts: the first is the default address).
+    pub ips: Vec<u32>,
+}
+
+/// A full-duplex point-to-point link.
+#[derive(Clone, Debug)]
+pub struct Link {
+    /// One end.
+    pub a: NodeId,
+    /// The other end.
+    pub b: NodeId,
+    /// Line rate of both directions.
+    pub rate: Rate,
+    /// One-way propagation delay.
+    pub delay: Time,
+    /// Per-packet loss probability on receive (0 = lossless link).
+    pub error_rate: f64,
+}
+
+/// The egress side of one end of a link.
+#[derive(Clone, Copy, Debug)]
+pub struct Port {
+    /// The node owning the port.
+    pub node: NodeId,
+    /// The link.
+    pub link: LinkId,
+    /// The port at the other end of the link.
+    pub peer: PortId,
+    /// The node at the other end of the link.
+    pub peer_node: NodeId,
+    /// ns-3 interface index (1-based position among the node's links).
+    pub ifindex: u16,
+}
+
+/// The whole graph.
+#[derive(Clone, Debug, Default)]
+pub struct Topology {
+    /// Nodes indexed by `NodeId`.
+    pub nodes: Vec<Node>,
+    /// Links indexed by `LinkId`.
+    pub links: Vec<Link>,
+    /// Ports indexed by `PortId`; link `l` owns ports `2l` (at `a`) and `2l+1` (at `b`).
+    pub ports: Vec<Port>,
+}
+
+/// The reference's default address of host `id`: `11.<id/256>.<id%256>.1`.
+pub const fn default_host_ip(id: u32) -> u32 {
+    0x0B00_0001 + (id / 256) * 0x1_0000 + (id % 256) * 0x100
+}
+
+impl Topology {
+    /// `n` nodes; those listed in `switches` are switches, all others hosts with their
+    /// default address.
+    pub fn new(n: usize, switches: &[NodeId]) -> Topology {
+        let mut nodes: Vec<Node> = (0..n)
+            .map(|i| Node { kind: NodeKind::Host, ports: Vec::new(), ips: vec![default_host_ip(i as u32)] })
+            .collect();
+        for s in switches {
+            if let Some(node) = nodes.get_mut(s.idx()) {
+                node.kind = NodeKind::Switch;
+                node.ips.clear();
+            }
+        }
+        Topology { nodes, links: Vec::new(), ports: Vec::new() }
+    }
+
+    /// Adds a full-duplex link and its two ports.
+    pub fn add_link(&mut self, a: NodeId, b: NodeId, rate: Rate, delay: Time, error_rate: f64) -> Result<LinkId> {
+        let n = self.nodes.len();
+        if a.idx() >= n || b.idx() >= n {
+            return Err(Error::Topology(format!("link {a}-{b}: node id out of range (0..{n})")));
+        }
+        if a == b {
+            return Err(Error::Topology(format!("link {a}-{b}: a link must join two different nodes")));
+        }
+        if rate.0 == 0 {
+            return Err(Error::Topology(format!("link {a}-{b}: zero rate")));
+        }
+        if !(0.0..=1.0).contains(&error_rate) {
+            return Err(Error::Topology(format!("link {a}-{b}: error rate {error_rate} outside [0, 1]")));
+        }
+        let link = LinkId::new(self.links.len());
+        self.links.push(Link { a, b, rate, delay, error_rate });
+        let pa = PortId::new(self.ports.len());
+        let pb = PortId::new(self.ports.len() + 1);
+        let ia = self.nodes[a.idx()].ports.len() as u16 + 1;
+        let ib = self.nodes[b.idx()].ports.len() as u16 + 1;
+        self.ports.push(Port { node: a, link, peer: pb, peer_node: b, ifindex: ia });
+        self.ports.push(Port { node: b, link, peer: pa, peer_node: a, ifindex: ib });
+        self.nodes[a.idx()].ports.push(pa);
+        self.nodes[b.idx()].ports.push(pb);
+        Ok(link)
+    }
+
+    /// Number of nodes.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+    /// True when there are no nodes.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+    /// Whether `n` is a host.
+    pub fn is_host(&self, n: NodeId) -> bool {
+        self.nodes.get(n.idx()).is_some_and(|x| x.kind == NodeKind::Host)
+    }
+    /// Host ids in ascending order.
+    pub fn hosts(&self) -> impl Iterator<Item = NodeId> + '_ {
+        (0..self.nodes.len()).map(NodeId::new).filter(|&n| self.is_host(n))
+    }
+    /// Switch ids in ascending order.
+    pub fn switches(&self) -> impl Iterator<Item = NodeId> + '_ {
+        (0..self.nodes.len()).map(NodeId::new).filter(|&n| !self.is_host(n))
+    }
+    /// Line rate of a host's NIC (its first link).
+    pub fn nic_rate(&self, host: NodeId) -> Rate {
+        let p = self.nodes[host.idx()].ports[0];
+        self.links[self.ports[p.idx()].link.idx()].rate
+    }
+    /// Rate of the link a port belongs to.
+    pub fn port_rate(&self, p: PortId) -> Rate {
+        self.links[self.ports[p.idx()].link.idx()].rate
+    }
+    /// Propagation delay of the link a port belongs to.
+    pub fn port_delay(&self, p: PortId) -> Time {
+        self.links[self.ports[p.idx()].link.idx()].delay
+    }
+    /// Gives `host` one more IPv4 address (multipath by source address).
+    pub fn add_host_ip(&mut self, host: NodeId, ip: u32) -> Result<()> {
+        if !self.is_host(host) {
+            return Err(Error::Topology(format!("node {host} is not a host; only hosts own addresses")));
+        }
+        if self.nodes.iter().any(|n| n.ips.contains(&ip)) {
+            return Err(Error::Topology(format!("address {ip:08x} is already taken")));
+        }
+        self.nodes[host.idx()].ips.push(ip);
+        Ok(())
+    }
+}

@@ -1,0 +1,36 @@
+//! Traffic: what flows enter the network, and when.
+//!
+//! A flow is one message on its own QP, the ns-3 HPCC simulator's unit of work. Generators
+//! produce `FlowSpec`s sorted by start time; the simulator admits them in that order.
+
+pub mod cdf;
+pub mod generators;
+
+use crate::ids::NodeId;
+use crate::units::Time;
+
+/// One flow to simulate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowSpec {
+    /// Sending host.
+    pub src: NodeId,
+    /// Receiving host.
+    pub dst: NodeId,
+    /// Priority group (switch and NIC queue index) of the data packets, 0..8.
+    pub pg: u8,
+    /// Destination UDP port (the reference uses 100 for normal traffic, 200 for incast).
+    pub dport: u16,
+    /// Payload bytes, at least 1.
+    pub size: u64,
+    /// Start time (absolute).
+    pub start: Time,
+    /// Source UDP port; `None` = the reference's per-(src, dst) counter from 10000.
+    pub sport: Option<u16>,
+}
+
+impl FlowSpec {
+    /// A flow with the reference's defaults (pg 3, dport 100, automatic sport).
+    pub fn new(src: NodeId, dst: NodeId, size: u64, start: Time) -> FlowSpec {
+        FlowSpec { src, dst, pg: 3, dport: 100, size, start, sport: None }
+    }
+}
