@@ -1,3 +1,11 @@
+//! PyO3 bindings: scenario in, columnar results out. No simulation logic lives here.
 use pyo3::prelude::*;
+
+mod drum;
+
+/// The compiled core of the `rdmalab` Python package.
 #[pymodule]
-fn _core(_m: &Bound<'_, PyModule>) -> PyResult<()> { Ok(()) }
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    drum::register(m)?;
+    Ok(())
+}

@@ -1,0 +1,38 @@
+# The README's two commands are `make demo` and `make test`; both start from a machine that
+# has only the toolchains (cargo, python3) and build everything they need.
+PY      ?= python3
+VENV    := .venv
+VPY     := $(VENV)/bin/python
+STAMP   := $(VENV)/.rdmalab-installed
+SOURCES := $(shell find crates -name '*.rs' -o -name 'Cargo.toml' 2>/dev/null) pyproject.toml Cargo.lock
+
+.PHONY: setup demo test test-rust test-python bench clean
+
+setup: $(STAMP)
+
+$(VENV)/bin/activate:
+	$(PY) -m venv $(VENV)
+	$(VPY) -m pip install --quiet --upgrade pip
+	$(VPY) -m pip install --quiet "maturin>=1.5,<2"
+
+$(STAMP): $(VENV)/bin/activate $(SOURCES)
+	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH \
+		$(VENV)/bin/maturin develop --release --quiet --extras test
+	touch $(STAMP)
+
+demo: setup
+	$(VENV)/bin/rdmalab demo --out out/demo
+
+test: setup test-rust test-python
+
+test-rust:
+	cargo test --release --workspace --exclude rdmalab-py
+
+test-python: setup
+	$(VPY) -m pytest -q tests/python
+
+bench: setup
+	$(VPY) bench/run.py
+
+clean:
+	rm -rf $(VENV) target out
