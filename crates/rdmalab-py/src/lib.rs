@@ -2,10 +2,12 @@
 use pyo3::prelude::*;
 
 mod drum;
+mod sim;
 
 /// The compiled core of the `rdmalab` Python package.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     drum::register(m)?;
+    sim::register(m)?;
     Ok(())
 }

@@ -57,6 +57,14 @@ pub enum Error {
     /// A physical invariant was violated during a run (a bug, reported loudly).
     #[error("invariant violated: {0}")]
     Invariant(String),
+    /// An invalid input to the DRUM solver (shape, sign, NaN, unsupported model form).
+    #[error("drum: {field}: {msg}")]
+    Drum {
+        /// The offending argument.
+        field: String,
+        /// What is wrong, and why it matters.
+        msg: String,
+    },
     /// A feature that exists in the input format but is not implemented yet.
     #[error("unsupported: {0}")]
     Unsupported(String),
@@ -69,6 +77,10 @@ impl Error {
             loc: Location { file: file.into(), line, field: field.into() },
             msg: msg.into(),
         }
+    }
+    /// Shorthand for a DRUM solver input error.
+    pub fn drum(field: impl Into<String>, msg: impl Into<String>) -> Error {
+        Error::Drum { field: field.into(), msg: msg.into() }
     }
     /// Shorthand for a scenario error.
     pub fn scenario(field: impl Into<String>, msg: impl Into<String>) -> Error {

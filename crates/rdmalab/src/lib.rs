@@ -6,10 +6,17 @@
 //! `drum` is a solver library used by host agents; it does not depend on the fabric.
 #![warn(missing_debug_implementations)]
 
+pub mod cc;
 pub mod drum;
+pub mod engine;
 pub mod error;
+pub mod fabric;
 pub mod formats;
 pub mod ids;
+pub mod rnic;
+pub mod hpcc_compat;
+pub mod scenario;
+pub mod sim;
 pub mod stats;
 pub mod topology;
 pub mod units;

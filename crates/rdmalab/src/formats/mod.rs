@@ -1,1 +1,16 @@
 //! Readers and writers of the ns-3 HPCC simulator and htsim file formats.
+//!
+//! Every reader takes the text and the path it came from (used in error messages only) and
+//! has a `read_*` twin that opens the file. Readers never panic on bad input: each problem is
+//! an [`Error::Input`](crate::Error::Input) naming the file, the line and the field. The
+//! formats themselves are described in `shared/reference/hpcc/FORMATS.md` and, for htsim,
+//! `shared/reference/htsim/RUNS.md`.
+
+pub mod fct;
+pub mod hpcc_config;
+pub mod hpcc_flow;
+pub mod hpcc_topology;
+pub mod htsim_cm;
+pub mod pfc;
+pub(crate) mod tokens;
+pub mod units_parse;

@@ -1,0 +1,199 @@
+//! Bindings of the packet-level simulator: build from a scenario, run in slices (so Python
+//! can show progress and stop on Ctrl-C), and hand results back as numpy arrays.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::Path;
+
+use numpy::IntoPyArray;
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use rdmalab::formats::{fct, hpcc_config, pfc};
+use rdmalab::scenario::Scenario;
+use rdmalab::sim::{Results, RunLimit, StopReason};
+use rdmalab::{Error, Time};
+
+/// Maps engine errors to Python exceptions: bad input → ValueError, I/O → OSError,
+/// broken invariants → RuntimeError.
+pub fn to_py(e: Error) -> PyErr {
+    match e {
+        Error::Io { .. } => PyOSError::new_err(e.to_string()),
+        Error::Invariant(_) => PyRuntimeError::new_err(e.to_string()),
+        _ => PyValueError::new_err(e.to_string()),
+    }
+}
+
+/// A simulation in progress.
+#[pyclass(module = "rdmalab._core", unsendable)]
+pub struct Simulation {
+    inner: rdmalab::sim::Simulation,
+    fct_path: Option<String>,
+    pfc_path: Option<String>,
+}
+
+fn build(s: Scenario) -> PyResult<rdmalab::sim::Simulation> {
+    rdmalab::sim::Simulation::new(s.topology, s.flows, s.config).map_err(to_py)
+}
+
+#[pymethods]
+impl Simulation {
+    /// From a TOML scenario file.
+    #[staticmethod]
+    fn from_toml_file(path: &str) -> PyResult<Self> {
+        let s = Scenario::from_file(Path::new(path)).map_err(to_py)?;
+        Ok(Simulation { inner: build(s)?, fct_path: None, pfc_path: None })
+    }
+
+    /// From a JSON scenario (what `rdmalab.Scenario` produces); `base` resolves paths.
+    #[staticmethod]
+    fn from_json(text: &str, base: &str) -> PyResult<Self> {
+        let s = Scenario::from_json(text, Path::new(base)).map_err(to_py)?;
+        Ok(Simulation { inner: build(s)?, fct_path: None, pfc_path: None })
+    }
+
+    /// From an ns-3 HPCC simulator config file (paths relative to the current directory).
+    #[staticmethod]
+    fn from_hpcc_config(path: &str) -> PyResult<Self> {
+        let cfg = hpcc_config::read_config(path).map_err(to_py)?;
+        let s = rdmalab::hpcc_compat::scenario_from_config(&cfg).map_err(to_py)?;
+        Ok(Simulation {
+            inner: build(s)?,
+            fct_path: Some(cfg.fct_output_file.display().to_string()),
+            pfc_path: Some(cfg.pfc_output_file.display().to_string()),
+        })
+    }
+
+    /// Output paths named by an HPCC config: (FCT_OUTPUT_FILE, PFC_OUTPUT_FILE).
+    fn output_paths(&self) -> (Option<String>, Option<String>) {
+        (self.fct_path.clone(), self.pfc_path.clone())
+    }
+
+    /// Runs at most `max_events` events, not past `until_ps`. Returns why it stopped:
+    /// "finished", "stop_time", "paused" or "stalled".
+    #[pyo3(signature = (max_events=None, until_ps=None))]
+    fn run(&mut self, py: Python<'_>, max_events: Option<u64>, until_ps: Option<u64>) -> &'static str {
+        let limit = RunLimit { until: until_ps.map_or(Time::MAX, Time), max_events: max_events.unwrap_or(u64::MAX) };
+        let inner = &mut self.inner;
+        let reason = py.allow_threads(|| inner.run(limit));
+        match reason {
+            StopReason::Finished => "finished",
+            StopReason::StopTime => "stop_time",
+            StopReason::Paused => "paused",
+            StopReason::Stalled => "stalled",
+        }
+    }
+
+    /// (flows completed, flows total).
+    fn progress(&self) -> (usize, usize) {
+        self.inner.progress()
+    }
+
+    /// Current simulated time in ps.
+    fn now_ps(&self) -> u64 {
+        self.inner.now().0
+    }
+
+    /// Results as a dict of numpy arrays and counters. With `check`, fails (RuntimeError)
+    /// if bytes were not conserved or a lossless run dropped packets.
+    #[pyo3(signature = (check=true))]
+    fn results<'py>(&mut self, py: Python<'py>, check: bool) -> PyResult<Bound<'py, PyDict>> {
+        let r = if check { self.inner.results().map_err(to_py)? } else { self.inner.snapshot() };
+        results_dict(py, &r)
+    }
+
+    /// Writes the completed flows in the reference's FCT format.
+    fn write_fct(&mut self, path: &str) -> PyResult<()> {
+        let r = self.inner.snapshot();
+        let mut w = create(path)?;
+        fct::write_fct(&mut w, &r.records).map_err(|e| PyOSError::new_err(format!("{path}: {e}")))
+    }
+
+    /// Writes the PFC frames received in the reference's PFC format.
+    fn write_pfc(&mut self, path: &str) -> PyResult<()> {
+        let r = self.inner.snapshot();
+        let mut w = create(path)?;
+        pfc::write_pfc(&mut w, &r.pfc_events).map_err(|e| PyOSError::new_err(format!("{path}: {e}")))
+    }
+
+    /// Number of hosts, switches and links.
+    fn topology_size(&self) -> (usize, usize, usize) {
+        let t = self.inner.topology();
+        (t.hosts().count(), t.switches().count(), t.links.len())
+    }
+}
+
+fn create(path: &str) -> PyResult<BufWriter<File>> {
+    File::create(path).map(BufWriter::new).map_err(|e| PyOSError::new_err(format!("{path}: {e}")))
+}
+
+fn results_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let flows = PyDict::new(py);
+    let col = |f: &dyn Fn(&rdmalab::stats::FlowRecord) -> u64| r.records.iter().map(f).collect::<Vec<u64>>();
+    flows.set_item("flow", col(&|x| x.flow as u64).into_pyarray(py))?;
+    flows.set_item("src", col(&|x| x.src.0 as u64).into_pyarray(py))?;
+    flows.set_item("dst", col(&|x| x.dst.0 as u64).into_pyarray(py))?;
+    flows.set_item("sip", col(&|x| x.sip as u64).into_pyarray(py))?;
+    flows.set_item("dip", col(&|x| x.dip as u64).into_pyarray(py))?;
+    flows.set_item("sport", col(&|x| x.sport as u64).into_pyarray(py))?;
+    flows.set_item("dport", col(&|x| x.dport as u64).into_pyarray(py))?;
+    flows.set_item("size", col(&|x| x.size).into_pyarray(py))?;
+    flows.set_item("start_ps", col(&|x| x.start.0).into_pyarray(py))?;
+    flows.set_item("fct_ps", col(&|x| x.fct.0).into_pyarray(py))?;
+    flows.set_item("ideal_ps", col(&|x| x.ideal.0).into_pyarray(py))?;
+    d.set_item("flows", flows)?;
+    let c = &r.counters;
+    let counters = PyDict::new(py);
+    for (k, v) in [
+        ("events", c.events),
+        ("data_packets_sent", c.data_packets_sent),
+        ("payload_bytes_sent", c.payload_bytes_sent),
+        ("payload_bytes_delivered", c.payload_bytes_delivered),
+        ("payload_bytes_dropped", c.payload_bytes_dropped),
+        ("payload_bytes_in_flight", r.payload_in_flight),
+        ("packet_hops", c.packet_hops),
+        ("drops", c.drops),
+        ("pauses", c.pauses),
+        ("resumes", c.resumes),
+        ("ecn_marks", c.ecn_marks),
+        ("timeouts", c.timeouts),
+        ("nacks", c.nacks),
+        ("flows_total", r.flows_total as u64),
+        ("flows_completed", r.records.len() as u64),
+        ("end_time_ps", r.end_time.0),
+    ] {
+        counters.set_item(k, v)?;
+    }
+    d.set_item("counters", counters)?;
+    let ports = PyDict::new(py);
+    let pc = |f: &dyn Fn(&rdmalab::stats::PortCounters) -> u64| r.ports.iter().map(f).collect::<Vec<u64>>();
+    ports.set_item("tx_bytes", pc(&|p| p.tx_bytes).into_pyarray(py))?;
+    ports.set_item("tx_packets", pc(&|p| p.tx_packets).into_pyarray(py))?;
+    ports.set_item("pause_sent", pc(&|p| p.pause_sent).into_pyarray(py))?;
+    ports.set_item("pause_received", pc(&|p| p.pause_received).into_pyarray(py))?;
+    ports.set_item("paused_ps", pc(&|p| p.paused_ps).into_pyarray(py))?;
+    ports.set_item("ecn_marks", pc(&|p| p.ecn_marks).into_pyarray(py))?;
+    ports.set_item("drops", pc(&|p| p.drops).into_pyarray(py))?;
+    d.set_item("ports", ports)?;
+    let pfcd = PyDict::new(py);
+    let ev = &r.pfc_events;
+    pfcd.set_item("time_ps", ev.iter().map(|e| e.time.0).collect::<Vec<u64>>().into_pyarray(py))?;
+    pfcd.set_item("node", ev.iter().map(|e| e.node.0 as u64).collect::<Vec<u64>>().into_pyarray(py))?;
+    pfcd.set_item("ifindex", ev.iter().map(|e| e.ifindex as u64).collect::<Vec<u64>>().into_pyarray(py))?;
+    pfcd.set_item("pause", ev.iter().map(|e| e.pause as u64).collect::<Vec<u64>>().into_pyarray(py))?;
+    d.set_item("pfc", pfcd)?;
+    let q = PyDict::new(py);
+    let qs = &r.queue_samples;
+    q.set_item("time_ps", qs.iter().map(|s| s.0 .0).collect::<Vec<u64>>().into_pyarray(py))?;
+    q.set_item("port", qs.iter().map(|s| s.1 .0 as u64).collect::<Vec<u64>>().into_pyarray(py))?;
+    q.set_item("bytes", qs.iter().map(|s| s.2).collect::<Vec<u64>>().into_pyarray(py))?;
+    d.set_item("queue_samples", q)?;
+    Ok(d)
+}
+
+/// Adds the simulator class to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Simulation>()
+}

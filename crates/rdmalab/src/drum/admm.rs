@@ -1,0 +1,361 @@
+//! Scaled ADMM for (P) with one dual per (host, app), fused per host and parallel over hosts.
+//!
+//! ```text
+//! x ← argmin  −Σ I U(x) + ρ/2 ‖a∘x − z + w‖²   s.t. x ≥ 0, Σ_j x_ij ≤ Q_i
+//! z ← argmin  β Σ z^-2 + ρ/2 ‖a∘x − z + w‖²     s.t. z > 0, Σ_j z_ij ≤ C_i
+//! w ← w + a∘x − z
+//! ```
+//!
+//! The paper's single global dual and its `+` sign in the dual step are wrong (docs/drum.md);
+//! with per-(host, app) duals the problem separates by host, so one host's whole iteration
+//! (x-row, z-row, dual step, residual partials) runs in one pass over its row while the row
+//! is hot in cache. Stopping follows Boyd et al. (2011, §3.3) on the global residual norms;
+//! ρ may be fixed or residual-balanced (§3.4.1). The state is plain data so that an agent
+//! can keep it between control periods and warm-start the next solve.
+
+use rayon::prelude::*;
+
+use super::problem::Problem;
+use super::rows::{solve_x_row, solve_z_row, RowStats, Scratch};
+use crate::error::{Error, Result};
+
+/// Solver settings.
+#[derive(Clone, Copy, Debug)]
+pub struct AdmmSettings {
+    /// Penalty parameter ρ (initial value when residual balancing is on).
+    pub rho: f64,
+    /// Absolute tolerance of the Boyd stopping rule.
+    pub eps_abs: f64,
+    /// Relative tolerance of the Boyd stopping rule.
+    pub eps_rel: f64,
+    /// Iteration limit.
+    pub max_iter: usize,
+    /// Residual balancing: every 10 iterations, double or halve ρ when one residual
+    /// exceeds the other tenfold (the scaled dual is rescaled to keep `u = ρ w`).
+    pub adaptive_rho: bool,
+}
+
+impl Default for AdmmSettings {
+    fn default() -> Self {
+        AdmmSettings { rho: 0.3, eps_abs: 1e-9, eps_rel: 1e-9, max_iter: 10_000, adaptive_rho: false }
+    }
+}
+
+impl AdmmSettings {
+    /// Rejects non-positive or non-finite parameters.
+    pub fn validate(&self) -> Result<()> {
+        if !(self.rho.is_finite() && self.rho > 0.0) {
+            return Err(Error::drum("rho", format!("ρ = {} must be finite and > 0", self.rho)));
+        }
+        if !(self.eps_abs >= 0.0 && self.eps_rel >= 0.0 && (self.eps_abs + self.eps_rel) > 0.0) {
+            return Err(Error::drum("tol", "tolerances must be ≥ 0 and not both 0"));
+        }
+        Ok(())
+    }
+}
+
+/// The ADMM iterate: everything needed to resume (warm start).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AdmmState {
+    /// WQE rates, host-major `n*m`.
+    pub x: Vec<f64>,
+    /// CQE rates (splitting copy of `a∘x`).
+    pub z: Vec<f64>,
+    /// Scaled duals `w = u/ρ` of `a∘x = z`.
+    pub w: Vec<f64>,
+    /// Multipliers of `Σ_j x_ij ≤ Q_i` (from the x-update).
+    pub lam: Vec<f64>,
+    /// Multipliers of `Σ_j z_ij ≤ C_i` (from the z-update).
+    pub mu: Vec<f64>,
+    /// Current ρ.
+    pub rho: f64,
+}
+
+impl AdmmState {
+    /// A feasible uniform start: `x_ij = min(Q_i/m, C_i/Σ_j a_ij)`, `z = a∘x`, `w = 0`.
+    pub fn cold(p: &Problem<'_>, rho: f64) -> AdmmState {
+        let (n, m) = (p.n, p.m);
+        let mut x = vec![0.0; n * m];
+        for i in 0..n {
+            let sa: f64 = p.a_row(i).iter().sum();
+            let v = (p.q[i] / m as f64).min(p.c[i] / sa);
+            x[i * m..(i + 1) * m].fill(v);
+        }
+        let z = x.iter().zip(p.a).map(|(x, a)| a * x).collect();
+        AdmmState { x, z, w: vec![0.0; n * m], lam: vec![0.0; n], mu: vec![0.0; n], rho }
+    }
+
+    fn check(&self, p: &Problem<'_>) -> Result<()> {
+        let nm = p.n * p.m;
+        if self.x.len() != nm || self.z.len() != nm || self.w.len() != nm || self.lam.len() != p.n || self.mu.len() != p.n {
+            return Err(Error::drum("warm_start", "warm-start state does not match the problem shape"));
+        }
+        if !(self.rho.is_finite() && self.rho > 0.0) {
+            return Err(Error::drum("warm_start", "warm-start ρ must be finite and > 0"));
+        }
+        Ok(())
+    }
+}
+
+/// One line of the convergence history.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct IterRecord {
+    /// Iteration number (1-based).
+    pub iter: usize,
+    /// Objective at the feasible recovery `x̂ = x·min(1, Q/Σx, C/Σax)` (a lower bound on p*).
+    pub objective: f64,
+    /// Objective at the raw iterate `(x, z)` (not feasible for the coupling).
+    pub raw_objective: f64,
+    /// Primal residual ‖a∘x − z‖.
+    pub r_norm: f64,
+    /// Dual residual ‖ρ a∘(z − z_prev)‖.
+    pub s_norm: f64,
+    /// Primal tolerance.
+    pub eps_pri: f64,
+    /// Dual tolerance.
+    pub eps_dual: f64,
+    /// ρ used in this iteration.
+    pub rho: f64,
+    /// Joint Newton sweeps summed over hosts (x and z rows).
+    pub sweeps: u64,
+    /// Rows that needed the nested reference solver.
+    pub fallbacks: u64,
+}
+
+/// Per-host sums produced by one fused iteration.
+#[derive(Clone, Copy, Debug, Default)]
+struct HostPart {
+    r2: f64,
+    s2: f64,
+    ax2: f64,
+    z2: f64,
+    aw2: f64,
+    util: f64,
+    pen_x: f64,
+    pen_z: f64,
+    sum_x: f64,
+    sum_ax: f64,
+    sweeps: u32,
+    fallbacks: u32,
+}
+
+/// The ADMM solver, holding the problem, settings, iterate and history.
+#[derive(Debug)]
+pub struct Admm<'p, 'a> {
+    problem: &'p Problem<'a>,
+    settings: AdmmSettings,
+    /// The current iterate.
+    pub state: AdmmState,
+    /// One record per iteration run so far.
+    pub history: Vec<IterRecord>,
+    parts: Vec<HostPart>,
+    converged: bool,
+}
+
+impl<'p, 'a> Admm<'p, 'a> {
+    /// A solver from the cold start, or from `warm` (a previous state of the same shape).
+    pub fn new(problem: &'p Problem<'a>, settings: AdmmSettings, warm: Option<AdmmState>) -> Result<Self> {
+        settings.validate()?;
+        let state = match warm {
+            Some(s) => {
+                s.check(problem)?;
+                s
+            }
+            None => AdmmState::cold(problem, settings.rho),
+        };
+        let parts = vec![HostPart::default(); problem.n];
+        Ok(Admm { problem, settings, state, history: Vec::new(), parts, converged: false })
+    }
+
+    /// Whether the last iteration met the stopping rule.
+    pub fn converged(&self) -> bool {
+        self.converged
+    }
+
+    /// Runs until the stopping rule holds or `max_iter` iterations were made.
+    pub fn run(&mut self) -> bool {
+        while !self.converged && self.history.len() < self.settings.max_iter {
+            self.step();
+        }
+        self.converged
+    }
+
+    /// One ADMM iteration over all hosts; returns its record.
+    pub fn step(&mut self) -> IterRecord {
+        let p = self.problem;
+        let m = p.m;
+        let rho = self.state.rho;
+        let st = &mut self.state;
+        let min_len = (p.n / (8 * rayon::current_num_threads().max(1))).max(1);
+        st.x.par_chunks_mut(m)
+            .zip(st.z.par_chunks_mut(m))
+            .zip(st.w.par_chunks_mut(m))
+            .zip(st.lam.par_iter_mut().zip(st.mu.par_iter_mut()))
+            .zip(self.parts.par_iter_mut())
+            .enumerate()
+            .with_min_len(min_len)
+            .for_each_init(
+                || Scratch::new(m),
+                |sc, (i, ((((x, z), w), (lam, mu)), part))| {
+                    *part = host_iteration(p, i, rho, x, z, w, lam, mu, sc);
+                },
+            );
+        let rec = self.record(rho);
+        self.converged = rec.r_norm <= rec.eps_pri && rec.s_norm <= rec.eps_dual;
+        self.history.push(rec);
+        if self.settings.adaptive_rho && rec.iter % 10 == 0 && !self.converged {
+            self.balance_rho(rec.r_norm, rec.s_norm);
+        }
+        rec
+    }
+
+    /// Residual balancing (Boyd §3.4.1) with `u = ρ w` held fixed.
+    fn balance_rho(&mut self, r: f64, s: f64) {
+        let factor = if r > 10.0 * s {
+            2.0
+        } else if s > 10.0 * r {
+            0.5
+        } else {
+            return;
+        };
+        self.state.rho *= factor;
+        self.state.w.par_iter_mut().for_each(|w| *w /= factor);
+    }
+
+    /// Reduces the per-host partials (in host order, so results are deterministic).
+    fn record(&self, rho: f64) -> IterRecord {
+        let p = self.problem;
+        let mut t = HostPart::default();
+        let (mut obj, mut raw) = (0.0, 0.0);
+        for (i, h) in self.parts.iter().enumerate() {
+            t.r2 += h.r2;
+            t.s2 += h.s2;
+            t.ax2 += h.ax2;
+            t.z2 += h.z2;
+            t.aw2 += h.aw2;
+            t.sweeps += h.sweeps;
+            t.fallbacks += h.fallbacks;
+            let terms = super::problem::HostTerms { sum_x: h.sum_x, sum_ax: h.sum_ax, utility: h.util, penalty: h.pen_x };
+            obj += terms.scaled_value(terms.recovery_scale(p.q[i], p.c[i]), p.alpha, p.beta);
+            raw += h.util - p.beta * h.pen_z;
+        }
+        let sq = ((p.n * p.m) as f64).sqrt();
+        let s = &self.settings;
+        IterRecord {
+            iter: self.history.len() + 1,
+            objective: obj,
+            raw_objective: raw,
+            r_norm: t.r2.sqrt(),
+            s_norm: t.s2.sqrt(),
+            eps_pri: sq * s.eps_abs + s.eps_rel * t.ax2.sqrt().max(t.z2.sqrt()),
+            eps_dual: sq * s.eps_abs + s.eps_rel * t.aw2.sqrt(),
+            rho,
+            sweeps: t.sweeps as u64,
+            fallbacks: t.fallbacks as u64,
+        }
+    }
+
+    /// Per-host factors `min(1, Q_i/Σx, C_i/Σax)` of the feasible recovery.
+    pub fn recovery_scales(&self) -> Vec<f64> {
+        recovery_scales(self.problem, &self.state.x)
+    }
+}
+
+/// Per-host factors `min(1, Q_i/Σ_j x_ij, C_i/Σ_j a_ij x_ij)` that make `x` feasible.
+pub fn recovery_scales(p: &Problem<'_>, x: &[f64]) -> Vec<f64> {
+    (0..p.n)
+        .into_par_iter()
+        .map(|i| {
+            let row = &x[i * p.m..(i + 1) * p.m];
+            let sx: f64 = row.iter().sum();
+            let sax: f64 = row.iter().zip(p.a_row(i)).map(|(x, a)| x * a).sum();
+            1.0f64.min(p.q[i] / sx).min(p.c[i] / sax)
+        })
+        .collect()
+}
+
+/// One host's fused iteration: x-row, z-row, dual step and residual partials.
+#[allow(clippy::too_many_arguments)]
+fn host_iteration(
+    p: &Problem<'_>,
+    i: usize,
+    rho: f64,
+    x: &mut [f64],
+    z: &mut [f64],
+    w: &mut [f64],
+    lam: &mut f64,
+    mu: &mut f64,
+    sc: &mut Scratch,
+) -> HostPart {
+    let a = p.a_row(i);
+    let m = p.m;
+    // x-update: x_j − ip_j x_j^-α = cp_j − λ ip_j with cp = (z − w)/a, ip = 1/(ρ a²).
+    for j in 0..m {
+        let ia = 1.0 / a[j];
+        sc.cp[j] = (z[j] - w[j]) * ia;
+        sc.ip[j] = ia * ia / rho;
+    }
+    let sx = solve_x_row(p.active.row(i), p.alpha, p.q[i], lam, x, sc);
+    // z-update: ρ z − 2β z^-3 = ρ (a x + w) − μ.
+    for j in 0..m {
+        sc.zold[j] = z[j];
+        sc.cp[j] = rho * (a[j] * x[j] + w[j]);
+    }
+    let sz = solve_z_row(rho, p.beta, p.c[i], mu, z, sc);
+    let mut h = dual_step(a, x, z, w, &sc.zold[..m], rho);
+    h.util = p.active.row(i).iter().map(|&j| p.utility(x[j as usize])).sum();
+    let RowStats { sweeps: s1, fallbacks: f1 } = sx;
+    h.sweeps = s1 + sz.sweeps;
+    h.fallbacks = f1 + sz.fallbacks;
+    h
+}
+
+/// `w ← w + a∘x − z` and the residual and objective partials of one row.
+fn dual_step(a: &[f64], x: &[f64], z: &[f64], w: &mut [f64], zold: &[f64], rho: f64) -> HostPart {
+    let mut h = HostPart::default();
+    for j in 0..a.len() {
+        let ax = a[j] * x[j];
+        let r = ax - z[j];
+        w[j] += r;
+        let s = rho * a[j] * (z[j] - zold[j]);
+        let aw = rho * a[j] * w[j];
+        h.r2 += r * r;
+        h.s2 += s * s;
+        h.ax2 += ax * ax;
+        h.z2 += z[j] * z[j];
+        h.aw2 += aw * aw;
+        h.pen_x += 1.0 / (ax * ax);
+        h.pen_z += 1.0 / (z[j] * z[j]);
+        h.sum_x += x[j];
+        h.sum_ax += ax;
+    }
+    h
+}
+
+/// Result of [`solve_admm`].
+#[derive(Clone, Debug)]
+pub struct AdmmResult {
+    /// The final iterate (usable as a warm start).
+    pub state: AdmmState,
+    /// Per-iteration records.
+    pub history: Vec<IterRecord>,
+    /// Whether the stopping rule was met.
+    pub converged: bool,
+    /// Per-host recovery factors of the final iterate.
+    pub scales: Vec<f64>,
+}
+
+impl AdmmResult {
+    /// Objective at the feasible recovery of the final iterate.
+    pub fn objective(&self) -> f64 {
+        self.history.last().map_or(f64::NAN, |r| r.objective)
+    }
+}
+
+/// Solves (P) by ADMM from a cold or warm start.
+pub fn solve_admm(problem: &Problem<'_>, settings: AdmmSettings, warm: Option<AdmmState>) -> Result<AdmmResult> {
+    let mut admm = Admm::new(problem, settings, warm)?;
+    let converged = admm.run();
+    let scales = admm.recovery_scales();
+    Ok(AdmmResult { state: admm.state, history: admm.history, converged, scales })
+}

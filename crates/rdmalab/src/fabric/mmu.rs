@@ -1,0 +1,228 @@
+//! Shared-buffer switch MMU with ingress accounting, PFC thresholds and headroom.
+//!
+//! The rules are the reference simulator's (`switch-mmu.cc`, summarised in
+//! `../shared/reference/hpcc/MODEL.md` §6.3): every (ingress port, class) owns a small
+//! reserve; above it a packet takes shared buffer while the class stays under the dynamic
+//! threshold `Th = (buffer - headroom - reserves - shared_used) >> shift`, and headroom once
+//! it is over. A class that reaches the threshold, or needs headroom, pauses its upstream
+//! (PFC); it resumes when its headroom is empty and its shared use has fallen
+//! `resume_offset` below the threshold. In lossy mode the same threshold drops instead.
+//!
+//! Queue 0 (PFC frames, and ACKs when they have high priority) bypasses the MMU.
+
+use crate::fabric::NUM_PRIOS;
+use crate::units::Rate;
+
+/// Buffer parameters of one switch.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MmuConfig {
+    /// Shared buffer in bytes (the reference: BUFFER_SIZE MB × 2^20).
+    pub buffer: u64,
+    /// Reserve per (port, class) in bytes (4 KiB in the reference).
+    pub reserve: u64,
+    /// Hysteresis below the threshold before RESUME, bytes (3 KiB).
+    pub resume_offset: u64,
+    /// PFC on (lossless). Off: the threshold drops packets instead of pausing.
+    pub lossless: bool,
+    /// The hosts' NIC rate: ports faster than it get a smaller threshold shift.
+    pub nic_rate: Rate,
+}
+
+impl Default for MmuConfig {
+    fn default() -> Self {
+        MmuConfig {
+            buffer: 32 * 1024 * 1024,
+            reserve: 4096,
+            resume_offset: 3072,
+            lossless: true,
+            nic_rate: Rate::gbps(100),
+        }
+    }
+}
+
+/// Outcome of admitting a packet at ingress.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admission {
+    /// Accepted; `pause` asks the caller to send PAUSE for this class upstream.
+    Accept {
+        /// Send a PAUSE frame upstream.
+        pause: bool,
+    },
+    /// No room: drop the packet.
+    Drop,
+}
+
+/// Buffer state of one switch. Ports are indexed by their position on the switch.
+#[derive(Clone, Debug)]
+pub struct SwitchMmu {
+    cfg: MmuConfig,
+    total_hdrm: u64,
+    total_rsrv: u64,
+    shared_used: u64,
+    headroom: Vec<u64>,
+    shift: Vec<u32>,
+    ingress: Vec<[u64; NUM_PRIOS]>,
+    hdrm: Vec<[u64; NUM_PRIOS]>,
+    paused: Vec<[bool; NUM_PRIOS]>,
+}
+
+impl SwitchMmu {
+    /// A switch whose ports have the given (rate, propagation delay in ns) links.
+    pub fn new(cfg: MmuConfig, ports: &[(Rate, u64)]) -> SwitchMmu {
+        // Headroom: three times the bytes in flight on the link during one propagation
+        // delay, which covers the PAUSE frame's trip and the packets already sent.
+        let headroom: Vec<u64> = ports
+            .iter()
+            .map(|&(rate, delay_ns)| (rate.0 as u128 * delay_ns as u128 / 8 / 1_000_000_000 * 3) as u64)
+            .collect();
+        let shift = ports.iter().map(|&(rate, _)| threshold_shift(rate, cfg.nic_rate)).collect();
+        let n = ports.len();
+        SwitchMmu {
+            cfg,
+            total_hdrm: headroom.iter().sum(),
+            // As in the reference: one reserve per port, although each (port, class) has one.
+            total_rsrv: n as u64 * cfg.reserve,
+            shared_used: 0,
+            headroom,
+            shift,
+            ingress: vec![[0; NUM_PRIOS]; n],
+            hdrm: vec![[0; NUM_PRIOS]; n],
+            paused: vec![[false; NUM_PRIOS]; n],
+        }
+    }
+
+    /// The dynamic PFC (or drop) threshold of ingress port `p`.
+    #[inline]
+    pub fn threshold(&self, p: usize) -> u64 {
+        let free = self.cfg.buffer.saturating_sub(self.total_hdrm + self.total_rsrv + self.shared_used);
+        free >> self.shift[p]
+    }
+
+    #[inline]
+    fn shared_of(&self, p: usize, q: usize) -> u64 {
+        self.ingress[p][q].saturating_sub(self.cfg.reserve)
+    }
+
+    /// Admits `size` bytes arriving on ingress port `p`, class `q` (q != 0).
+    #[inline]
+    pub fn admit(&mut self, p: usize, q: usize, size: u64) -> Admission {
+        let th = self.threshold(p);
+        let n = self.ingress[p][q] + size;
+        let over = n > self.cfg.reserve && n - self.cfg.reserve > th;
+        if !self.cfg.lossless {
+            if over {
+                return Admission::Drop;
+            }
+        } else if size + self.hdrm[p][q] > self.headroom[p] && size + self.shared_of(p, q) > th {
+            return Admission::Drop;
+        }
+        if n <= self.cfg.reserve {
+            self.ingress[p][q] = n;
+        } else if over {
+            self.hdrm[p][q] += size;
+        } else {
+            self.shared_used += size.min(n - self.cfg.reserve);
+            self.ingress[p][q] = n;
+        }
+        let pause = self.cfg.lossless
+            && !self.paused[p][q]
+            && (self.hdrm[p][q] > 0 || self.shared_of(p, q) >= self.threshold(p));
+        if pause {
+            self.paused[p][q] = true;
+        }
+        Admission::Accept { pause }
+    }
+
+    /// Releases `size` bytes of ingress (p, q) when the packet leaves the switch.
+    /// Returns true when the caller should send RESUME for (p, q) upstream.
+    #[inline]
+    pub fn release(&mut self, p: usize, q: usize, size: u64) -> bool {
+        let from_hdrm = size.min(self.hdrm[p][q]);
+        self.hdrm[p][q] -= from_hdrm;
+        let rest = size - from_hdrm;
+        let shared = self.shared_of(p, q);
+        self.shared_used -= rest.min(shared);
+        self.ingress[p][q] -= rest.min(self.ingress[p][q]);
+        if self.paused[p][q] && self.hdrm[p][q] == 0 {
+            let sh = self.shared_of(p, q);
+            if sh == 0 || sh + self.cfg.resume_offset <= self.threshold(p) {
+                self.paused[p][q] = false;
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Bytes of shared buffer in use.
+    pub fn shared_used(&self) -> u64 {
+        self.shared_used
+    }
+
+    /// Total bytes accounted to ingress port `p` (reserve, shared and headroom).
+    pub fn ingress_bytes(&self, p: usize) -> u64 {
+        (0..NUM_PRIOS).map(|q| self.ingress[p][q] + self.hdrm[p][q]).sum()
+    }
+}
+
+/// The reference's threshold shift: 3 at or below the NIC rate, one less per doubling above.
+fn threshold_shift(rate: Rate, nic: Rate) -> u32 {
+    let mut shift = 3u32;
+    let mut r = nic.0.max(1);
+    while r < rate.0 && shift > 0 {
+        r *= 2;
+        shift -= 1;
+    }
+    shift
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mmu(lossless: bool) -> SwitchMmu {
+        let cfg = MmuConfig { buffer: 200_000, lossless, ..MmuConfig::default() };
+        SwitchMmu::new(cfg, &[(Rate::gbps(100), 1000), (Rate::gbps(100), 1000)])
+    }
+
+    #[test]
+    fn headroom_and_shift_follow_the_reference() {
+        let m = SwitchMmu::new(MmuConfig::default(), &[(Rate::gbps(100), 1000), (Rate::gbps(400), 1000)]);
+        assert_eq!(m.headroom, vec![37_500, 150_000]);
+        assert_eq!(m.shift, vec![3, 1]);
+    }
+
+    #[test]
+    fn pauses_at_threshold_and_resumes_after_draining() {
+        let mut m = mmu(true);
+        // buffer 200000 - hdrm 75000 - rsrv 8192 = 116808 free; Th = 14601 at shift 3.
+        let mut paused_at = None;
+        for i in 0..40 {
+            if let Admission::Accept { pause: true } = m.admit(0, 3, 1000) {
+                paused_at = Some(i);
+                break;
+            }
+        }
+        let k = paused_at.expect("must pause before 40 KB") + 1;
+        assert!(m.shared_of(0, 3) >= m.threshold(0));
+        let mut resumed = false;
+        for _ in 0..k {
+            resumed |= m.release(0, 3, 1000);
+        }
+        assert!(resumed);
+        assert_eq!(m.shared_used(), 0);
+        assert_eq!(m.ingress_bytes(0), 0);
+    }
+
+    #[test]
+    fn lossy_drops_instead_of_pausing() {
+        let mut m = mmu(false);
+        let mut drops = 0;
+        for _ in 0..100 {
+            match m.admit(0, 3, 1000) {
+                Admission::Drop => drops += 1,
+                Admission::Accept { pause } => assert!(!pause),
+            }
+        }
+        assert!(drops > 0);
+    }
+}

@@ -1,0 +1,18 @@
+//! The fabric: packets, ports with their links, switch buffers (shared-buffer MMU with PFC),
+//! ECN marking and INT stamping. The per-event handlers that move packets between these
+//! pieces live in `sim`; this module holds the state and the decisions.
+
+pub mod ecn;
+pub mod int;
+pub mod mmu;
+pub mod packet;
+pub mod port;
+
+pub use ecn::{EcnConfig, EcnParams};
+pub use int::{IntHeader, IntHop, IntSlab};
+pub use mmu::{Admission, MmuConfig, SwitchMmu};
+pub use packet::{Packet, PacketKind};
+pub use port::PortState;
+
+/// Number of priority classes (queues) per port, as on the reference's switches.
+pub const NUM_PRIOS: usize = 8;

@@ -1,0 +1,106 @@
+//! The packet as the simulator carries it: a small `Copy` struct, never bytes.
+
+use crate::ids::{NodeId, PortId, QpId};
+
+/// What a packet is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PacketKind {
+    /// RoCEv2 data (one MTU segment of a message).
+    Data,
+    /// Cumulative acknowledgement (may carry the CNP flag).
+    Ack,
+    /// Negative acknowledgement: "resend from `seq`" (go-back-N).
+    Nack,
+    /// PFC PAUSE for priority `pg`.
+    Pause,
+    /// PFC RESUME for priority `pg`.
+    Resume,
+}
+
+/// A packet in flight. 64 bytes, copied by value along its path.
+#[derive(Clone, Copy, Debug)]
+pub struct Packet {
+    /// Byte offset of the first payload byte (data) or the cumulative next byte (ACK/NACK).
+    pub seq: u64,
+    /// The sending QP (for ACKs: the QP being acknowledged).
+    pub qp: QpId,
+    /// Source host.
+    pub src: NodeId,
+    /// Destination host.
+    pub dst: NodeId,
+    /// Source IPv4 address (ECMP input).
+    pub sip: u32,
+    /// Destination IPv4 address (ECMP input).
+    pub dip: u32,
+    /// Ingress port at the current switch, for buffer accounting.
+    pub ingress: PortId,
+    /// Slot of this packet's INT header in the `IntSlab`, or `u32::MAX`.
+    pub int_slot: u32,
+    /// Payload bytes.
+    pub payload: u32,
+    /// Bytes on the wire (payload plus headers).
+    pub wire: u32,
+    /// Source UDP port (ECMP input).
+    pub sport: u16,
+    /// Destination UDP port (ECMP input).
+    pub dport: u16,
+    /// Kind.
+    pub kind: PacketKind,
+    /// Priority class 0..8 (for PFC frames: the paused class).
+    pub pg: u8,
+    /// Congestion Experienced mark set by a switch.
+    pub ce: bool,
+    /// On an ACK/NACK: the acknowledged data packet was CE-marked (DCQCN's CNP).
+    pub cnp: bool,
+    /// On data: last packet of a message (asks the receiver for an ACK whatever the
+    /// ACK interval, like RoCE's AckReq bit).
+    pub last_of_msg: bool,
+}
+
+/// No INT header.
+pub const NO_INT: u32 = u32::MAX;
+
+impl Packet {
+    /// A PFC frame of `kind` for class `pg`. Its addressing fields are unused.
+    pub fn pfc(kind: PacketKind, pg: u8, wire: u32) -> Packet {
+        Packet {
+            seq: 0,
+            qp: QpId(u32::MAX),
+            src: NodeId(u32::MAX),
+            dst: NodeId(u32::MAX),
+            sip: 0,
+            dip: 0,
+            ingress: PortId(u32::MAX),
+            int_slot: NO_INT,
+            payload: 0,
+            wire,
+            sport: 0,
+            dport: 0,
+            kind,
+            pg,
+            ce: false,
+            cnp: false,
+            last_of_msg: false,
+        }
+    }
+
+    /// True for PFC PAUSE and RESUME frames.
+    #[inline]
+    pub fn is_pfc(&self) -> bool {
+        matches!(self.kind, PacketKind::Pause | PacketKind::Resume)
+    }
+
+    /// True for ACK and NACK.
+    #[inline]
+    pub fn is_ack(&self) -> bool {
+        matches!(self.kind, PacketKind::Ack | PacketKind::Nack)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn packet_stays_small() {
+        assert!(std::mem::size_of::<super::Packet>() <= 64);
+    }
+}

@@ -1,0 +1,160 @@
+//! Per-port state: the transmitter, the wire towards the peer, the egress queues and PFC.
+//!
+//! One event per port is pending at a time for transmission (`PortTxDone`) and one for the
+//! wire (`LinkArrive` for the head packet): the packets on the wire wait in `in_flight`,
+//! whose arrival times are non-decreasing because a link delivers in order.
+
+use std::collections::VecDeque;
+
+use crate::fabric::{Packet, NUM_PRIOS};
+use crate::ids::{NodeId, PortId};
+use crate::stats::PortCounters;
+use crate::units::{Rate, Time};
+
+/// Runtime state of one port (one direction of a link).
+#[derive(Debug)]
+pub struct PortState {
+    /// Owning node.
+    pub node: NodeId,
+    /// The peer's port (where packets sent here arrive).
+    pub peer: PortId,
+    /// Position of this port on its node (ifindex - 1); indexes the switch MMU.
+    pub local: u16,
+    /// Line rate.
+    pub rate: Rate,
+    /// Propagation delay.
+    pub delay: Time,
+    /// Serialising a packet right now.
+    pub busy: bool,
+    /// Packets on the wire with their arrival time at the peer.
+    pub in_flight: VecDeque<(Time, Packet)>,
+    /// Egress queues (switches only; hosts arbitrate in the RNIC).
+    pub queues: [VecDeque<Packet>; NUM_PRIOS],
+    /// Bytes in each egress queue.
+    pub queue_bytes: [u64; NUM_PRIOS],
+    /// Last class served by the round robin over classes 1..8.
+    pub rr_last: u8,
+    /// Classes the peer has paused (we must not send them).
+    pub paused: [bool; NUM_PRIOS],
+    /// Since when at least one class has been paused (for the paused-time counter).
+    pub paused_since: Option<Time>,
+    /// Counters.
+    pub counters: PortCounters,
+    /// Bytes transmitted so far (all kinds), for INT.
+    pub tx_bytes: u64,
+}
+
+impl PortState {
+    /// An idle port.
+    pub fn new(node: NodeId, peer: PortId, local: u16, rate: Rate, delay: Time) -> PortState {
+        PortState {
+            node,
+            peer,
+            local,
+            rate,
+            delay,
+            busy: false,
+            in_flight: VecDeque::new(),
+            queues: Default::default(),
+            queue_bytes: [0; NUM_PRIOS],
+            rr_last: 0,
+            paused: [false; NUM_PRIOS],
+            paused_since: None,
+            counters: PortCounters::default(),
+            tx_bytes: 0,
+        }
+    }
+
+    /// Bytes queued over all classes.
+    #[inline]
+    pub fn total_queued(&self) -> u64 {
+        self.queue_bytes.iter().sum()
+    }
+
+    /// Appends a packet to class `q`.
+    #[inline]
+    pub fn enqueue(&mut self, q: usize, pkt: Packet) {
+        self.queue_bytes[q] += pkt.wire as u64;
+        self.queues[q].push_back(pkt);
+    }
+
+    /// Picks the next packet to send: class 0 first (strict priority, never paused), then
+    /// round robin over classes 1..8 after the last served one, skipping paused and empty
+    /// classes. Returns the class and the packet.
+    #[inline]
+    pub fn dequeue(&mut self) -> Option<(usize, Packet)> {
+        if let Some(p) = self.queues[0].pop_front() {
+            self.queue_bytes[0] -= p.wire as u64;
+            return Some((0, p));
+        }
+        for i in 1..NUM_PRIOS {
+            let q = 1 + (self.rr_last as usize + i - 1) % (NUM_PRIOS - 1);
+            if self.paused[q] || self.queues[q].is_empty() {
+                continue;
+            }
+            let p = self.queues[q].pop_front()?;
+            self.queue_bytes[q] -= p.wire as u64;
+            self.rr_last = q as u8;
+            return Some((q, p));
+        }
+        None
+    }
+
+    /// Applies a PAUSE (true) or RESUME (false) for class `q` received at `now`.
+    pub fn set_paused(&mut self, q: usize, pause: bool, now: Time) {
+        let any_before = self.paused.iter().any(|&p| p);
+        self.paused[q] = pause;
+        let any_after = self.paused.iter().any(|&p| p);
+        if !any_before && any_after {
+            self.paused_since = Some(now);
+        } else if any_before && !any_after {
+            if let Some(t) = self.paused_since.take() {
+                self.counters.paused_ps += (now - t).0;
+            }
+        }
+    }
+
+    /// Closes the paused-time interval at the end of a run.
+    pub fn finish(&mut self, now: Time) {
+        if let Some(t) = self.paused_since.take() {
+            self.counters.paused_ps += now.saturating_sub(t).0;
+            self.paused_since = Some(now);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fabric::PacketKind;
+
+    fn pkt(pg: u8) -> Packet {
+        let mut p = Packet::pfc(PacketKind::Pause, pg, 100);
+        p.kind = PacketKind::Data;
+        p
+    }
+
+    #[test]
+    fn class_zero_is_strict_and_others_round_robin() {
+        let mut port = PortState::new(NodeId(0), PortId(1), 0, Rate::gbps(100), Time::from_ns(1000));
+        port.enqueue(3, pkt(3));
+        port.enqueue(3, pkt(3));
+        port.enqueue(5, pkt(5));
+        port.enqueue(0, pkt(0));
+        let order: Vec<usize> = std::iter::from_fn(|| port.dequeue().map(|(q, _)| q)).collect();
+        assert_eq!(order, vec![0, 3, 5, 3]);
+    }
+
+    #[test]
+    fn paused_class_is_skipped_but_class_zero_is_not() {
+        let mut port = PortState::new(NodeId(0), PortId(1), 0, Rate::gbps(100), Time::from_ns(1000));
+        port.set_paused(3, true, Time(0));
+        port.enqueue(3, pkt(3));
+        port.enqueue(0, pkt(0));
+        assert_eq!(port.dequeue().map(|(q, _)| q), Some(0));
+        assert!(port.dequeue().is_none());
+        port.set_paused(3, false, Time(500));
+        assert_eq!(port.counters.paused_ps, 500);
+        assert_eq!(port.dequeue().map(|(q, _)| q), Some(3));
+    }
+}

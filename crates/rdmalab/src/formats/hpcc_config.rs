@@ -1,0 +1,585 @@
+//! Reader of the ns-3 HPCC simulator's config file (`S1_dcqcn_config.txt`, repo
+//! `mix/config.txt`; FORMATS.md §4).
+//!
+//! The file is a sequence of `KEY value(s)` tokens. The reference skips a key it does not
+//! know and then reads that key's value as the next key, silently mis-parsing the rest;
+//! here an unknown key is an error naming the key and the line, and so is a key given twice
+//! (the reference would keep the last value). Absent keys take the reference's defaults:
+//! the initial values of the globals in `simulation/scratch/third.cc` of
+//! alibaba-edu/High-Precision-Congestion-Control (commit 4b78df6), which we read for this;
+//! each field's doc gives its default and unit. Paths are kept as written: the reference
+//! opens them relative to its working directory.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::tokens::{show, Reader};
+use super::units_parse::{parse_decimal_time, parse_rate, ValueError};
+use crate::error::{Error, Result};
+use crate::ids::NodeId;
+use crate::topology::{NodeKind, Topology};
+use crate::units::{Rate, Time};
+
+/// Congestion-control algorithm selected by `CC_MODE`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CcMode {
+    /// 0: no congestion control, line rate (rdmalab's extension; the reference has none).
+    None,
+    /// 1: DCQCN (Mellanox style). The reference's default.
+    #[default]
+    Dcqcn,
+    /// 3: HPCC.
+    Hpcc,
+    /// 7: TIMELY.
+    Timely,
+    /// 8: DCTCP.
+    Dctcp,
+    /// 10: HPCC-PINT.
+    HpccPint,
+}
+
+impl CcMode {
+    /// From the config's number; `None` for a number the reference does not implement.
+    pub fn from_code(code: u64) -> Option<CcMode> {
+        match code {
+            0 => Some(CcMode::None),
+            1 => Some(CcMode::Dcqcn),
+            3 => Some(CcMode::Hpcc),
+            7 => Some(CcMode::Timely),
+            8 => Some(CcMode::Dctcp),
+            10 => Some(CcMode::HpccPint),
+            _ => None,
+        }
+    }
+    /// The config's number.
+    pub fn code(self) -> u32 {
+        match self {
+            CcMode::None => 0,
+            CcMode::Dcqcn => 1,
+            CcMode::Hpcc => 3,
+            CcMode::Timely => 7,
+            CcMode::Dctcp => 8,
+            CcMode::HpccPint => 10,
+        }
+    }
+}
+
+/// `LINK_DOWN a b c`: take link b-c down at 2 s + a µs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinkDown {
+    /// Absolute time of the failure (2 s + a µs).
+    pub at: Time,
+    /// One end.
+    pub a: NodeId,
+    /// The other end.
+    pub b: NodeId,
+}
+
+/// Every key the reference's config reader knows, in its order.
+pub const KEYS: &[&str] = &[
+    "ENABLE_QCN", "USE_DYNAMIC_PFC_THRESHOLD", "CLAMP_TARGET_RATE", "PAUSE_TIME", "DATA_RATE", "LINK_DELAY",
+    "PACKET_PAYLOAD_SIZE", "L2_CHUNK_SIZE", "L2_ACK_INTERVAL", "L2_BACK_TO_ZERO", "TOPOLOGY_FILE", "FLOW_FILE",
+    "TRACE_FILE", "TRACE_OUTPUT_FILE", "SIMULATOR_STOP_TIME", "ALPHA_RESUME_INTERVAL", "RP_TIMER", "EWMA_GAIN",
+    "FAST_RECOVERY_TIMES", "RATE_AI", "RATE_HAI", "ERROR_RATE_PER_LINK", "CC_MODE", "RATE_DECREASE_INTERVAL",
+    "MIN_RATE", "FCT_OUTPUT_FILE", "HAS_WIN", "GLOBAL_T", "MI_THRESH", "VAR_WIN", "FAST_REACT", "U_TARGET",
+    "INT_MULTI", "RATE_BOUND", "ACK_HIGH_PRIO", "DCTCP_RATE_AI", "PFC_OUTPUT_FILE", "LINK_DOWN", "ENABLE_TRACE",
+    "KMAX_MAP", "KMIN_MAP", "PMAX_MAP", "BUFFER_SIZE", "QLEN_MON_FILE", "QLEN_MON_START", "QLEN_MON_END",
+    "MULTI_RATE", "SAMPLE_FEEDBACK", "PINT_LOG_BASE", "PINT_PROB",
+];
+
+/// A parsed config file. Field docs give the key, the unit and the default when absent.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HpccConfig {
+    /// The file the config came from (for error messages of the `check_*` helpers).
+    pub path: PathBuf,
+    /// `TOPOLOGY_FILE`; default none (the reference would fail to open "").
+    pub topology_file: Option<PathBuf>,
+    /// `FLOW_FILE`; default none.
+    pub flow_file: Option<PathBuf>,
+    /// `TRACE_FILE` (count + node ids to trace); default none.
+    pub trace_file: Option<PathBuf>,
+    /// `TRACE_OUTPUT_FILE`; default none.
+    pub trace_output_file: Option<PathBuf>,
+    /// `FCT_OUTPUT_FILE`; default `fct.txt`.
+    pub fct_output_file: PathBuf,
+    /// `PFC_OUTPUT_FILE`; default `pfc.txt`.
+    pub pfc_output_file: PathBuf,
+    /// `QLEN_MON_FILE`; default none.
+    pub qlen_mon_file: Option<PathBuf>,
+    /// `QLEN_MON_START` (ns, absolute); default 2,000,000,000 ns.
+    pub qlen_mon_start: Time,
+    /// `QLEN_MON_END` (ns, absolute); default 2,100,000,000 ns.
+    pub qlen_mon_end: Time,
+    /// `SIMULATOR_STOP_TIME` (s, absolute); default 3.01 s.
+    pub simulator_stop_time: Time,
+    /// `CC_MODE`; default 1 (DCQCN).
+    pub cc_mode: CcMode,
+    /// `ALPHA_RESUME_INTERVAL` (µs); default 55 µs.
+    pub alpha_resume_interval: Time,
+    /// `RATE_DECREASE_INTERVAL` (µs); default 4 µs.
+    pub rate_decrease_interval: Time,
+    /// `CLAMP_TARGET_RATE` (0/1); default false.
+    pub clamp_target_rate: bool,
+    /// `RP_TIMER` (µs); default 0 (an uninitialised global in the reference).
+    pub rp_timer: Time,
+    /// `EWMA_GAIN` (DCQCN g); default 0.0: the reference writes `1 / 16`, an integer division.
+    pub ewma_gain: f64,
+    /// `FAST_RECOVERY_TIMES`; default 5.
+    pub fast_recovery_times: u32,
+    /// `RATE_AI` (DataRate); default none (the reference passes "" to ns-3, which aborts).
+    pub rate_ai: Option<Rate>,
+    /// `RATE_HAI` (DataRate); default none, as `rate_ai`.
+    pub rate_hai: Option<Rate>,
+    /// `MIN_RATE` (DataRate); default 100 Mb/s.
+    pub min_rate: Rate,
+    /// `DCTCP_RATE_AI` (DataRate); default 1000 Mb/s.
+    pub dctcp_rate_ai: Rate,
+    /// `ERROR_RATE_PER_LINK` (loss probability); default 0.
+    pub error_rate_per_link: f64,
+    /// `L2_CHUNK_SIZE` (bytes); default 0.
+    pub l2_chunk_size: u32,
+    /// `L2_ACK_INTERVAL` (packets); default 0.
+    pub l2_ack_interval: u32,
+    /// `L2_BACK_TO_ZERO` (0/1); default false (go-back-N).
+    pub l2_back_to_zero: bool,
+    /// `HAS_WIN` (nonzero = window-limited); default true.
+    pub has_win: bool,
+    /// `GLOBAL_T`: true iff the value is 1, as the reference tests `global_t == 1`; default true.
+    pub global_t: bool,
+    /// `VAR_WIN` (0/1); default false.
+    pub var_win: bool,
+    /// `FAST_REACT` (0/1); default true.
+    pub fast_react: bool,
+    /// `U_TARGET` (HPCC eta); default 0.95.
+    pub u_target: f64,
+    /// `MI_THRESH` (HPCC maxStage); default 5.
+    pub mi_thresh: u32,
+    /// `INT_MULTI` (INT field unit multiplier); default 1.
+    pub int_multi: u32,
+    /// `MULTI_RATE` (0/1); default true.
+    pub multi_rate: bool,
+    /// `SAMPLE_FEEDBACK` (0/1); default false.
+    pub sample_feedback: bool,
+    /// `PINT_LOG_BASE`; default 1.05.
+    pub pint_log_base: f64,
+    /// `PINT_PROB`; default 1.0.
+    pub pint_prob: f64,
+    /// `RATE_BOUND` (0/1); default true.
+    pub rate_bound: bool,
+    /// `ACK_HIGH_PRIO` (nonzero = ACKs in queue 0); default false (queue 3).
+    pub ack_high_prio: bool,
+    /// `LINK_DOWN a b c`; `None` when a = 0, as the reference schedules nothing then. Default none.
+    pub link_down: Option<LinkDown>,
+    /// `ENABLE_TRACE` (nonzero = on); default true.
+    pub enable_trace: bool,
+    /// `KMAX_MAP`: port rate → ECN kmax in KB (×1000 bytes); default empty.
+    pub kmax_map: BTreeMap<Rate, u32>,
+    /// `KMIN_MAP`: port rate → ECN kmin in KB (×1000 bytes); default empty.
+    pub kmin_map: BTreeMap<Rate, u32>,
+    /// `PMAX_MAP`: port rate → marking probability at kmax; default empty.
+    pub pmax_map: BTreeMap<Rate, f64>,
+    /// `BUFFER_SIZE` (MB = 2^20 bytes, per switch); default 16.
+    pub buffer_size_mb: u32,
+    /// `PACKET_PAYLOAD_SIZE` (bytes, at least 1); default 1000.
+    pub packet_payload_size: u32,
+    /// `ENABLE_QCN` (0/1, ECN marking at switches); default true.
+    pub enable_qcn: bool,
+    /// `USE_DYNAMIC_PFC_THRESHOLD` (0/1); default true.
+    pub use_dynamic_pfc_threshold: bool,
+    /// `PAUSE_TIME` (QbbNetDevice attribute, not used by the model); default 5.
+    pub pause_time: f64,
+    /// `DATA_RATE` (read but unused by the reference); default none.
+    pub data_rate: Option<Rate>,
+    /// `LINK_DELAY` (read but unused by the reference); default none.
+    pub link_delay: Option<Time>,
+    /// Line of each key given in the file.
+    lines: BTreeMap<&'static str, usize>,
+}
+
+impl Default for HpccConfig {
+    fn default() -> HpccConfig {
+        HpccConfig::with_defaults(Path::new("<memory>"))
+    }
+}
+
+impl HpccConfig {
+    /// A config with every key at the reference's default, said to come from `path`.
+    pub fn with_defaults(path: &Path) -> HpccConfig {
+        HpccConfig {
+            path: path.to_path_buf(),
+            topology_file: None,
+            flow_file: None,
+            trace_file: None,
+            trace_output_file: None,
+            fct_output_file: PathBuf::from("fct.txt"),
+            pfc_output_file: PathBuf::from("pfc.txt"),
+            qlen_mon_file: None,
+            qlen_mon_start: Time::from_ns(2_000_000_000),
+            qlen_mon_end: Time::from_ns(2_100_000_000),
+            simulator_stop_time: Time::from_ms(3_010),
+            cc_mode: CcMode::Dcqcn,
+            alpha_resume_interval: Time::from_us(55),
+            rate_decrease_interval: Time::from_us(4),
+            clamp_target_rate: false,
+            rp_timer: Time::ZERO,
+            ewma_gain: 0.0,
+            fast_recovery_times: 5,
+            rate_ai: None,
+            rate_hai: None,
+            min_rate: Rate::mbps(100),
+            dctcp_rate_ai: Rate::mbps(1000),
+            error_rate_per_link: 0.0,
+            l2_chunk_size: 0,
+            l2_ack_interval: 0,
+            l2_back_to_zero: false,
+            has_win: true,
+            global_t: true,
+            var_win: false,
+            fast_react: true,
+            u_target: 0.95,
+            mi_thresh: 5,
+            int_multi: 1,
+            multi_rate: true,
+            sample_feedback: false,
+            pint_log_base: 1.05,
+            pint_prob: 1.0,
+            rate_bound: true,
+            ack_high_prio: false,
+            link_down: None,
+            enable_trace: true,
+            kmax_map: BTreeMap::new(),
+            kmin_map: BTreeMap::new(),
+            pmax_map: BTreeMap::new(),
+            buffer_size_mb: 16,
+            packet_payload_size: 1000,
+            enable_qcn: true,
+            use_dynamic_pfc_threshold: true,
+            pause_time: 5.0,
+            data_rate: None,
+            link_delay: None,
+            lines: BTreeMap::new(),
+        }
+    }
+
+    /// The line `key` was given on, or `None` when it was absent.
+    pub fn line_of(&self, key: &str) -> Option<usize> {
+        self.lines.get(key).copied()
+    }
+
+    /// The keys given in the file, with their lines, in key order.
+    pub fn keys_given(&self) -> impl Iterator<Item = (&'static str, usize)> + '_ {
+        self.lines.iter().map(|(k, l)| (*k, *l))
+    }
+
+    /// The switch buffer in bytes (`BUFFER_SIZE` × 2^20).
+    pub fn buffer_bytes(&self) -> u64 {
+        u64::from(self.buffer_size_mb) * 1024 * 1024
+    }
+
+    /// ECN settings of a port of `rate`: (kmin bytes, kmax bytes, pmax), the maps' KB × 1000.
+    /// `None` unless all three maps have the rate.
+    pub fn ecn_for_rate(&self, rate: Rate) -> Option<(u64, u64, f64)> {
+        let kmin = self.kmin_map.get(&rate)?;
+        let kmax = self.kmax_map.get(&rate)?;
+        let pmax = self.pmax_map.get(&rate)?;
+        Some((u64::from(*kmin) * 1000, u64::from(*kmax) * 1000, *pmax))
+    }
+
+    /// Errors when the rate of some switch port is missing from `KMIN_MAP`, `KMAX_MAP` or
+    /// `PMAX_MAP` (the reference asserts "must set kmin for each link speed"). The error
+    /// names the config file, the map's line (none when the map is absent), the map and the rate.
+    pub fn check_ecn_maps(&self, topo: &Topology) -> Result<()> {
+        for (node_id, node) in topo.nodes.iter().enumerate() {
+            if node.kind != NodeKind::Switch {
+                continue;
+            }
+            for p in &node.ports {
+                let Some(port) = topo.ports.get(p.idx()) else { continue };
+                let Some(link) = topo.links.get(port.link.idx()) else { continue };
+                self.check_rate(link.rate, node_id, port.ifindex)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn check_rate(&self, rate: Rate, switch: usize, ifindex: u16) -> Result<()> {
+        let missing = [
+            ("KMIN_MAP", self.kmin_map.contains_key(&rate)),
+            ("KMAX_MAP", self.kmax_map.contains_key(&rate)),
+            ("PMAX_MAP", self.pmax_map.contains_key(&rate)),
+        ];
+        match missing.iter().find(|(_, has)| !has) {
+            None => Ok(()),
+            Some((key, _)) => {
+                let line = self.line_of(key).unwrap_or(0);
+                let msg = format!("no entry for rate {} bps ({rate}), the rate of port {ifindex} of switch {switch}", rate.0);
+                Err(Error::input(&self.path, line, *key, msg))
+            }
+        }
+    }
+}
+
+/// Parses a config file's text. `path` is kept in the result and used in error messages.
+pub fn parse_config(text: &str, path: &Path) -> Result<HpccConfig> {
+    let mut c = HpccConfig::with_defaults(path);
+    let mut r = Reader::new(text, path);
+    while let Some(key) = r.next_opt() {
+        let Some(name) = KEYS.iter().copied().find(|k| *k == key.text) else {
+            let msg = "unknown config key (the reference would skip it and read its value as the next key)";
+            return Err(r.err(key.line, &show(key.text), msg));
+        };
+        if let Some(first) = c.lines.insert(name, key.line) {
+            return Err(r.err(key.line, name, format!("key given twice (first on line {first})")));
+        }
+        set_key(&mut c, &mut r, name)?;
+    }
+    Ok(c)
+}
+
+/// Reads and parses the config file at `path`.
+pub fn read_config(path: impl AsRef<Path>) -> Result<HpccConfig> {
+    let path = path.as_ref();
+    let text = std::fs::read_to_string(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+    parse_config(&text, path)
+}
+
+fn set_key(c: &mut HpccConfig, r: &mut Reader<'_>, key: &'static str) -> Result<()> {
+    if set_file_key(c, r, key)? || set_cc_key(c, r, key)? || set_hpcc_key(c, r, key)? {
+        return Ok(());
+    }
+    set_switch_key(c, r, key)
+}
+
+fn set_file_key(c: &mut HpccConfig, r: &mut Reader<'_>, key: &str) -> Result<bool> {
+    match key {
+        "TOPOLOGY_FILE" => c.topology_file = Some(path_value(r, key)?),
+        "FLOW_FILE" => c.flow_file = Some(path_value(r, key)?),
+        "TRACE_FILE" => c.trace_file = Some(path_value(r, key)?),
+        "TRACE_OUTPUT_FILE" => c.trace_output_file = Some(path_value(r, key)?),
+        "FCT_OUTPUT_FILE" => c.fct_output_file = path_value(r, key)?,
+        "PFC_OUTPUT_FILE" => c.pfc_output_file = path_value(r, key)?,
+        "QLEN_MON_FILE" => c.qlen_mon_file = Some(path_value(r, key)?),
+        "QLEN_MON_START" => c.qlen_mon_start = ns_value(r, key)?,
+        "QLEN_MON_END" => c.qlen_mon_end = ns_value(r, key)?,
+        "SIMULATOR_STOP_TIME" => c.simulator_stop_time = time_value(r, key, 12)?,
+        "ENABLE_TRACE" => c.enable_trace = flag(r, key)?,
+        "LINK_DOWN" => c.link_down = link_down(r, key)?,
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+fn set_cc_key(c: &mut HpccConfig, r: &mut Reader<'_>, key: &str) -> Result<bool> {
+    match key {
+        "CC_MODE" => c.cc_mode = cc_mode(r, key)?,
+        "ALPHA_RESUME_INTERVAL" => c.alpha_resume_interval = time_value(r, key, 6)?,
+        "RATE_DECREASE_INTERVAL" => c.rate_decrease_interval = time_value(r, key, 6)?,
+        "RP_TIMER" => c.rp_timer = time_value(r, key, 6)?,
+        "CLAMP_TARGET_RATE" => c.clamp_target_rate = flag(r, key)?,
+        "EWMA_GAIN" => c.ewma_gain = probability(r, key)?,
+        "FAST_RECOVERY_TIMES" => c.fast_recovery_times = u32_value(r, key)?,
+        "RATE_AI" => c.rate_ai = Some(rate_value(r, key)?),
+        "RATE_HAI" => c.rate_hai = Some(rate_value(r, key)?),
+        "MIN_RATE" => c.min_rate = rate_value(r, key)?,
+        "DCTCP_RATE_AI" => c.dctcp_rate_ai = rate_value(r, key)?,
+        "L2_CHUNK_SIZE" => c.l2_chunk_size = u32_value(r, key)?,
+        "L2_ACK_INTERVAL" => c.l2_ack_interval = u32_value(r, key)?,
+        "L2_BACK_TO_ZERO" => c.l2_back_to_zero = flag(r, key)?,
+        "HAS_WIN" => c.has_win = flag(r, key)?,
+        "GLOBAL_T" => c.global_t = u32_value(r, key)? == 1,
+        "VAR_WIN" => c.var_win = flag(r, key)?,
+        "RATE_BOUND" => c.rate_bound = flag(r, key)?,
+        "ACK_HIGH_PRIO" => c.ack_high_prio = flag(r, key)?,
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+fn set_hpcc_key(c: &mut HpccConfig, r: &mut Reader<'_>, key: &str) -> Result<bool> {
+    match key {
+        "FAST_REACT" => c.fast_react = flag(r, key)?,
+        "U_TARGET" => c.u_target = float(r, key)?,
+        "MI_THRESH" => c.mi_thresh = u32_value(r, key)?,
+        "INT_MULTI" => c.int_multi = u32_value(r, key)?,
+        "MULTI_RATE" => c.multi_rate = flag(r, key)?,
+        "SAMPLE_FEEDBACK" => c.sample_feedback = flag(r, key)?,
+        "PINT_LOG_BASE" => c.pint_log_base = float(r, key)?,
+        "PINT_PROB" => c.pint_prob = probability(r, key)?,
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+fn set_switch_key(c: &mut HpccConfig, r: &mut Reader<'_>, key: &str) -> Result<()> {
+    match key {
+        "ENABLE_QCN" => c.enable_qcn = flag(r, key)?,
+        "USE_DYNAMIC_PFC_THRESHOLD" => c.use_dynamic_pfc_threshold = flag(r, key)?,
+        "PACKET_PAYLOAD_SIZE" => c.packet_payload_size = payload_size(r, key)?,
+        "BUFFER_SIZE" => c.buffer_size_mb = u32_value(r, key)?,
+        "ERROR_RATE_PER_LINK" => c.error_rate_per_link = probability(r, key)?,
+        "PAUSE_TIME" => c.pause_time = float(r, key)?,
+        "DATA_RATE" => c.data_rate = Some(rate_value(r, key)?),
+        "LINK_DELAY" => {
+            let t = r.next(key, &format!("the value of {key}"))?;
+            let v = super::units_parse::parse_time(t.text).map_err(|e| r.err(t.line, key, e.0))?;
+            c.link_delay = Some(v);
+        }
+        "KMAX_MAP" => read_u32_map(r, key, &mut c.kmax_map)?,
+        "KMIN_MAP" => read_u32_map(r, key, &mut c.kmin_map)?,
+        "PMAX_MAP" => read_pmax_map(r, key, &mut c.pmax_map)?,
+        _ => return Err(r.err(r_line(c, key), key, "key known but not handled (a bug in rdmalab)")),
+    }
+    Ok(())
+}
+
+fn r_line(c: &HpccConfig, key: &str) -> usize {
+    c.line_of(key).unwrap_or(0)
+}
+
+fn ctx(key: &str) -> String {
+    format!("the value of {key}")
+}
+
+fn path_value(r: &mut Reader<'_>, key: &str) -> Result<PathBuf> {
+    Ok(PathBuf::from(r.next(key, &ctx(key))?.text))
+}
+
+fn u32_value(r: &mut Reader<'_>, key: &str) -> Result<u32> {
+    let (v, _) = r.u64_max(key, &ctx(key), u64::from(u32::MAX))?;
+    Ok(v as u32) // checked above
+}
+
+/// A 0/1 switch; like the reference, any nonzero value is on.
+fn flag(r: &mut Reader<'_>, key: &str) -> Result<bool> {
+    Ok(u32_value(r, key)? != 0)
+}
+
+fn float(r: &mut Reader<'_>, key: &str) -> Result<f64> {
+    Ok(r.f64(key, &ctx(key))?.0)
+}
+
+fn probability(r: &mut Reader<'_>, key: &str) -> Result<f64> {
+    let (v, line) = r.f64(key, &ctx(key))?;
+    if v > 1.0 {
+        return Err(r.err(line, key, format!("{v} is not a probability in [0, 1]")));
+    }
+    Ok(v)
+}
+
+fn payload_size(r: &mut Reader<'_>, key: &str) -> Result<u32> {
+    let (v, line) = r.u64_max(key, &ctx(key), u64::from(u32::MAX))?;
+    if v == 0 {
+        return Err(r.err(line, key, "the payload size must be at least 1 byte"));
+    }
+    Ok(v as u32) // checked above
+}
+
+fn cc_mode(r: &mut Reader<'_>, key: &str) -> Result<CcMode> {
+    let (v, line) = r.u64(key, &ctx(key))?;
+    CcMode::from_code(v)
+        .ok_or_else(|| r.err(line, key, format!("unknown CC_MODE {v} (known: 1 DCQCN, 3 HPCC, 7 TIMELY, 8 DCTCP, 10 HPCC-PINT)")))
+}
+
+fn rate_value(r: &mut Reader<'_>, key: &str) -> Result<Rate> {
+    let t = r.next(key, &ctx(key))?;
+    parse_rate(t.text).map_err(|e| r.err(t.line, key, e.0))
+}
+
+/// A plain decimal in a unit of `10^ps_pow10` ps (µs: 6, s: 12), as exact picoseconds.
+fn time_value(r: &mut Reader<'_>, key: &str, ps_pow10: i32) -> Result<Time> {
+    let t = r.next(key, &ctx(key))?;
+    parse_decimal_time(t.text, ps_pow10).map_err(|ValueError(m)| r.err(t.line, key, m))
+}
+
+fn ns_value(r: &mut Reader<'_>, key: &str) -> Result<Time> {
+    let (v, line) = r.u64(key, &ctx(key))?;
+    v.checked_mul(Time::PS_PER_NS).map(Time).ok_or_else(|| r.err(line, key, format!("{v} ns is too large")))
+}
+
+fn link_down(r: &mut Reader<'_>, key: &str) -> Result<Option<LinkDown>> {
+    let (us, line) = r.u64(key, "the time (µs after 2 s) of LINK_DOWN")?;
+    let a = u32_value(r, key)?;
+    let b = u32_value(r, key)?;
+    if us == 0 {
+        return Ok(None);
+    }
+    let at = us
+        .checked_mul(1_000_000)
+        .and_then(|ps| ps.checked_add(Time::from_ms(2_000).0))
+        .ok_or_else(|| r.err(line, key, format!("{us} µs is too large")))?;
+    Ok(Some(LinkDown { at: Time(at), a: NodeId(a), b: NodeId(b) }))
+}
+
+/// `n rate1 v1 ... raten vn`; later entries for a rate replace earlier ones, as in the reference.
+fn read_u32_map(r: &mut Reader<'_>, key: &str, map: &mut BTreeMap<Rate, u32>) -> Result<()> {
+    let (n, _) = r.u64(key, &format!("the entry count of {key}"))?;
+    for i in 1..=n {
+        let rate = map_rate(r, key, i)?;
+        let (v, _) = r.u64_max(key, &format!("the value of entry {i} of {key}"), u64::from(u32::MAX))?;
+        map.insert(rate, v as u32); // checked above
+    }
+    Ok(())
+}
+
+fn read_pmax_map(r: &mut Reader<'_>, key: &str, map: &mut BTreeMap<Rate, f64>) -> Result<()> {
+    let (n, _) = r.u64(key, &format!("the entry count of {key}"))?;
+    for i in 1..=n {
+        let rate = map_rate(r, key, i)?;
+        let (p, line) = r.f64(key, &format!("the probability of entry {i} of {key}"))?;
+        if p > 1.0 {
+            return Err(r.err(line, key, format!("entry {i}: {p} is not a probability in [0, 1]")));
+        }
+        map.insert(rate, p);
+    }
+    Ok(())
+}
+
+fn map_rate(r: &mut Reader<'_>, key: &str, i: u64) -> Result<Rate> {
+    let (bps, line) = r.u64(key, &format!("the rate (bps) of entry {i} of {key}"))?;
+    if bps == 0 {
+        return Err(r.err(line, key, format!("entry {i}: a zero rate")));
+    }
+    Ok(Rate(bps))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(t: &str) -> Result<HpccConfig> {
+        parse_config(t, Path::new("c.txt"))
+    }
+
+    #[test]
+    fn empty_file_is_all_defaults() {
+        let c = parse("\n").unwrap();
+        assert_eq!(c, HpccConfig::with_defaults(Path::new("c.txt")));
+        assert_eq!(c.simulator_stop_time, Time(3_010_000_000_000));
+    }
+
+    #[test]
+    fn maps_and_lines() {
+        let c = parse("KMIN_MAP 2 100000000000 400 400000000000 1600\nKMAX_MAP 1 100000000000 1600\nPMAX_MAP 1 100000000000 0.20\n").unwrap();
+        assert_eq!(c.ecn_for_rate(Rate::gbps(100)), Some((400_000, 1_600_000, 0.2)));
+        assert_eq!(c.ecn_for_rate(Rate::gbps(400)), None);
+        assert_eq!(c.line_of("KMAX_MAP"), Some(2));
+        assert_eq!(c.line_of("BUFFER_SIZE"), None);
+    }
+
+    #[test]
+    fn bad_keys_and_values() {
+        let cases = [
+            ("CC_MODE 1\nFOO 3\n", "c.txt:2: field `FOO`", "unknown config key"),
+            ("CC_MODE 2\n", "c.txt:1: field `CC_MODE`", "unknown CC_MODE"),
+            ("CC_MODE 1\nCC_MODE 3\n", "c.txt:2: field `CC_MODE`", "twice"),
+            ("RATE_AI 20Mbs\n", "c.txt:1: field `RATE_AI`", "unknown data-rate unit"),
+            ("KMIN_MAP 2 100000000000 400\n", "c.txt:1: field `KMIN_MAP`", "truncated"),
+            ("PMAX_MAP 1 100000000000 1.5\n", "c.txt:1: field `PMAX_MAP`", "probability"),
+            ("ALPHA_RESUME_INTERVAL x\n", "c.txt:1: field `ALPHA_RESUME_INTERVAL`", "not a decimal"),
+        ];
+        for (text, loc, msg) in cases {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(e.contains(loc) && e.contains(msg), "{text:?}: {e}");
+        }
+    }
+}

@@ -1,0 +1,131 @@
+//! Reader of the ns-3 HPCC flow file (`S1_flow.txt`, repo `mix/flow.txt`; FORMATS.md §2).
+//!
+//! ```text
+//! F
+//! src dst pg dport size start_seconds      (F times)
+//! ```
+//!
+//! The start is converted exactly as the reference does (the decimal becomes the nearest
+//! `f64`, then `floor(exact × 1e9)` ns), so start times match its FCT file's `start_ns`
+//! column. The reference schedules the next read at each record's start, so records must be
+//! in non-decreasing start order; it only asserts that both ends are hosts. We check every
+//! field against the topology and report the file, line and field.
+
+use std::path::Path;
+
+use super::tokens::Reader;
+use super::units_parse::parse_start_seconds;
+use crate::error::{Error, Result};
+use crate::ids::NodeId;
+use crate::topology::Topology;
+use crate::units::Time;
+use crate::workload::FlowSpec;
+
+/// Highest priority group: switches and NICs have 8 queues.
+pub const MAX_PG: u64 = 7;
+
+/// Parses a flow file's text into flows in file order, checked against `topo`.
+///
+/// `sport` is left `None`: the simulator assigns the reference's per-(src, dst) counter.
+/// Errors: a file with fewer than F records, a malformed number, an unknown node id, an
+/// end that is a switch, `src == dst`, `pg > 7`, `dport > 65535`, `size < 1`, and a start
+/// earlier than the previous record's.
+pub fn parse_flows(text: &str, path: &Path, topo: &Topology) -> Result<Vec<FlowSpec>> {
+    let mut r = Reader::new(text, path);
+    let (f, _) = r.u64("F", "the flow count F")?;
+    let mut flows = Vec::new();
+    let mut prev = Time::ZERO;
+    for k in 1..=f {
+        let flow = read_flow(&mut r, topo, k, f, prev)?;
+        prev = flow.start;
+        flows.push(flow);
+    }
+    Ok(flows)
+}
+
+/// Reads and parses the flow file at `path`.
+pub fn read_flows(path: impl AsRef<Path>, topo: &Topology) -> Result<Vec<FlowSpec>> {
+    let path = path.as_ref();
+    let text = std::fs::read_to_string(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+    parse_flows(&text, path, topo)
+}
+
+fn read_flow(r: &mut Reader<'_>, topo: &Topology, k: u64, f: u64, prev: Time) -> Result<FlowSpec> {
+    let ctx = |field: &str| format!("`{field}` of flow {k} of F = {f}");
+    let src = read_host(r, topo, "src", &ctx("src"), k)?;
+    let dst = read_host(r, topo, "dst", &ctx("dst"), k)?;
+    if src.0 == dst.0 {
+        return Err(r.err(dst.1, "dst", format!("flow {k} goes from host {} to itself", src.0)));
+    }
+    let (pg, _) = r.u64_max("pg", &ctx("pg"), MAX_PG)?;
+    let (dport, _) = r.u64_max("dport", &ctx("dport"), u64::from(u16::MAX))?;
+    let (size, line) = r.u64("size", &ctx("size"))?;
+    if size == 0 {
+        return Err(r.err(line, "size", format!("flow {k} has size 0; sizes are at least 1 byte")));
+    }
+    let t = r.next("start", &ctx("start"))?;
+    let start = parse_start_seconds(t.text).map_err(|e| r.err(t.line, "start", format!("flow {k}: {e}")))?;
+    if start < prev {
+        let msg = format!(
+            "flow {k} starts at {} ns, before the previous flow ({} ns); records must be in non-decreasing start order",
+            start.ns(),
+            prev.ns()
+        );
+        return Err(r.err(t.line, "start", msg));
+    }
+    // pg <= 7 and dport <= 65535 were checked above.
+    Ok(FlowSpec { src: src.0, dst: dst.0, pg: pg as u8, dport: dport as u16, size, start, sport: None })
+}
+
+fn read_host(r: &mut Reader<'_>, topo: &Topology, field: &str, ctx: &str, k: u64) -> Result<(NodeId, usize)> {
+    let (v, line) = r.u64(field, ctx)?;
+    let n = topo.len();
+    let id = match u32::try_from(v) {
+        Ok(id) if (id as usize) < n => NodeId(id),
+        _ => return Err(r.err(line, field, format!("flow {k}: node id {v} is not in the topology (0..{n})"))),
+    };
+    if !topo.is_host(id) {
+        return Err(r.err(line, field, format!("flow {k}: node {v} is a switch, not a host")));
+    }
+    Ok((id, line))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::Rate;
+
+    fn star() -> Topology {
+        let mut t = Topology::new(3, &[NodeId(0)]);
+        t.add_link(NodeId(0), NodeId(1), Rate::gbps(100), Time::from_us(1), 0.0).unwrap();
+        t.add_link(NodeId(0), NodeId(2), Rate::gbps(100), Time::from_us(1), 0.0).unwrap();
+        t
+    }
+
+    #[test]
+    fn reads_records_and_ignores_the_rest() {
+        let fl = parse_flows("2 \n1 2 3 100 10 2.000000273\n2 1 0 200 1 2.000000273\nextra", Path::new("f"), &star()).unwrap();
+        assert_eq!(fl.len(), 2);
+        assert_eq!(fl[0].start, Time::from_ns(2_000_000_272));
+        assert_eq!((fl[1].pg, fl[1].dport, fl[1].size, fl[1].sport), (0, 200, 1, None));
+    }
+
+    #[test]
+    fn refuses_bad_records() {
+        let cases = [
+            ("1\n1 0 3 100 10 2.0", "f:2: field `dst`", "switch"),
+            ("1\n1 1 3 100 10 2.0", "f:2: field `dst`", "itself"),
+            ("1\n1 9 3 100 10 2.0", "f:2: field `dst`", "not in the topology"),
+            ("1\n1 2 8 100 10 2.0", "f:2: field `pg`", "maximum 7"),
+            ("1\n1 2 3 100 0 2.0", "f:2: field `size`", "size 0"),
+            ("1\n1 2 3 100 -5 2.0", "f:2: field `size`", "negative"),
+            ("2\n1 2 3 100 5 2.1\n2 1 3 100 5 2.0", "f:3: field `start`", "non-decreasing"),
+            ("2\n1 2 3 100 5 2.1\n", "f:2: field `src`", "truncated"),
+            ("1\n1 2 3 100 5 2.0x", "f:2: field `start`", "not a finite"),
+        ];
+        for (text, loc, msg) in cases {
+            let e = parse_flows(text, Path::new("f"), &star()).unwrap_err().to_string();
+            assert!(e.contains(loc) && e.contains(msg), "{text:?}: {e}");
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! The RDMA NIC: queue pairs with send queues of WQEs, transmit arbitration with pacing and
+//! windows, the receiver's go-back-N state, completion queues, and the QP-context cache.
+
+pub mod cache;
+pub mod nic;
+pub mod qp;
+
+pub use cache::{QpCache, QpCacheConfig};
+pub use nic::{Nic, Pick};
+pub use qp::{Completion, Message, Qp, RxState};

@@ -1,0 +1,123 @@
+//! The NIC's transmit arbitration.
+//!
+//! Like the reference's `RdmaEgressQueue`: ACK/NACKs the host generates go first, then
+//! data by per-packet round robin over the QPs, starting after the last one served. A QP
+//! is eligible when its priority is not paused, it has bytes left, its window has room and
+//! its pacing time has come. When none is eligible the NIC sleeps until the earliest pacing
+//! time (a paused or window-bound QP is woken by the RESUME or ACK that frees it).
+
+use std::collections::{HashMap, VecDeque};
+
+use crate::fabric::{Packet, NUM_PRIOS};
+use crate::ids::{NodeId, PortId, QpId};
+use crate::rnic::{Completion, Qp, QpCache};
+use crate::units::{Rate, Time};
+
+/// What the arbiter decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pick {
+    /// Send the next packet of this QP.
+    Send(QpId),
+    /// Nothing now; the earliest paced QP may send at this time.
+    Wait(Time),
+    /// Nothing to send until an ACK, RESUME or new WQE arrives.
+    Idle,
+}
+
+/// One host's RNIC.
+#[derive(Debug)]
+pub struct Nic {
+    /// The host.
+    pub node: NodeId,
+    /// Its (single) port.
+    pub port: PortId,
+    /// Line rate.
+    pub rate: Rate,
+    /// Active QPs in arbitration order.
+    pub qps: Vec<QpId>,
+    /// Position in `qps` of the last QP served.
+    pub rr_last: usize,
+    /// Some QPs in `qps` are finished and should be dropped from the list.
+    pub has_finished: bool,
+    /// ACK/NACKs waiting to leave (always before data).
+    pub acks: VecDeque<Packet>,
+    /// Time of the pending wake-up event (`Time::MAX` = none).
+    pub wake_at: Time,
+    /// QP-context cache, when modelled.
+    pub cache: Option<QpCache>,
+    /// Next source port per destination host (the reference's per-pair counter).
+    pub next_sport: HashMap<NodeId, u16>,
+    /// Completion queue (drained by applications or by the results collector).
+    pub cq: VecDeque<Completion>,
+}
+
+impl Nic {
+    /// A NIC with no QPs.
+    pub fn new(node: NodeId, port: PortId, rate: Rate) -> Nic {
+        Nic {
+            node,
+            port,
+            rate,
+            qps: Vec::new(),
+            rr_last: 0,
+            has_finished: false,
+            acks: VecDeque::new(),
+            wake_at: Time::MAX,
+            cache: None,
+            next_sport: HashMap::new(),
+            cq: VecDeque::new(),
+        }
+    }
+
+    /// The reference's source port for the next QP towards `dst`: 10000, 10001, ...
+    pub fn allocate_sport(&mut self, dst: NodeId) -> u16 {
+        let next = self.next_sport.entry(dst).or_insert(10000);
+        let sport = *next;
+        *next = next.wrapping_add(1);
+        sport
+    }
+
+    /// Chooses the next QP to send from, round robin after the last one served.
+    pub fn select(&mut self, qps: &[Qp], paused: &[bool; NUM_PRIOS], now: Time) -> Pick {
+        if self.has_finished {
+            self.drop_finished(qps);
+        }
+        let n = self.qps.len();
+        let mut wake = Time::MAX;
+        for i in 0..n {
+            let idx = (self.rr_last + 1 + i) % n;
+            let qp = &qps[self.qps[idx].idx()];
+            if paused[qp.pg as usize] || !qp.has_data() || qp.window_bound() {
+                continue;
+            }
+            if qp.next_avail <= now {
+                self.rr_last = idx;
+                return Pick::Send(self.qps[idx]);
+            }
+            wake = wake.min(qp.next_avail);
+        }
+        if wake == Time::MAX {
+            Pick::Idle
+        } else {
+            Pick::Wait(wake)
+        }
+    }
+
+    /// Removes finished QPs, keeping the round-robin position on the same QP.
+    fn drop_finished(&mut self, qps: &[Qp]) {
+        let last = self.qps.get(self.rr_last).copied();
+        self.qps.retain(|q| !qps[q.idx()].finished);
+        let len = self.qps.len();
+        // QPs are appended in id order, so the list stays sorted: find where the last
+        // served QP is, or would be, and serve its successor next.
+        self.rr_last = match (last, len) {
+            (_, 0) | (None, _) => 0,
+            (Some(q), _) => match self.qps.iter().position(|&x| x >= q) {
+                Some(i) if self.qps[i] == q => i,
+                Some(i) => (i + len - 1) % len,
+                None => len - 1,
+            },
+        };
+        self.has_finished = false;
+    }
+}

@@ -1,0 +1,178 @@
+//! A queue pair: the sender's byte stream (messages posted as WQEs, cut into MTU packets)
+//! and the receiver's expected sequence number for the same connection.
+
+use std::collections::VecDeque;
+
+use crate::ids::{CcGroupId, NodeId};
+use crate::units::{Rate, Time};
+
+/// One posted WQE (a message): bytes `[end - size, end)` of the QP's stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Message {
+    /// Index of the flow/message in the scenario (reported in results).
+    pub flow: u32,
+    /// Offset one past the message's last byte in the QP's stream.
+    pub end: u64,
+    /// Payload bytes.
+    pub size: u64,
+    /// When it was posted.
+    pub posted: Time,
+}
+
+/// A completion queue entry: a message whose last byte the sender saw acknowledged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Completion {
+    /// The message.
+    pub flow: u32,
+    /// When the ACK covering its last byte arrived.
+    pub time: Time,
+}
+
+/// Receiver state of the connection (lives with the QP: one QP, one connection).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RxState {
+    /// Next in-order byte expected.
+    pub expected: u64,
+    /// `expected` when the last NACK was sent.
+    pub last_nack: u64,
+    /// No NACK for the same `expected` before this time.
+    pub nack_quiet_until: Time,
+    /// In-order packets since the last ACK.
+    pub unacked_packets: u32,
+}
+
+/// A queue pair.
+#[derive(Clone, Debug)]
+pub struct Qp {
+    /// Index of the sending host's NIC.
+    pub nic: u32,
+    /// Sending host.
+    pub src: NodeId,
+    /// Receiving host.
+    pub dst: NodeId,
+    /// Source address.
+    pub sip: u32,
+    /// Destination address.
+    pub dip: u32,
+    /// Source UDP port (fixed for the QP's life, so one QP follows one ECMP path).
+    pub sport: u16,
+    /// Destination UDP port.
+    pub dport: u16,
+    /// Priority class of its data.
+    pub pg: u8,
+    /// Bytes posted so far (end of the stream).
+    pub posted: u64,
+    /// Next byte to send.
+    pub snd_nxt: u64,
+    /// Oldest unacknowledged byte.
+    pub snd_una: u64,
+    /// Posted messages not yet completed, in order.
+    pub messages: VecDeque<Message>,
+    /// Pacing: earliest time the next packet may leave.
+    pub next_avail: Time,
+    /// Current sending rate (set by congestion control).
+    pub rate: Rate,
+    /// Line rate of the NIC.
+    pub max_rate: Rate,
+    /// Window in bytes (0 = no window).
+    pub win: u64,
+    /// The window scales with `rate / max_rate` (HPCC's VAR_WIN).
+    pub var_win: bool,
+    /// Base RTT used by congestion control.
+    pub base_rtt: Time,
+    /// Wire size of the last packet sent (for re-timing its pacing gap on a rate change).
+    pub last_wire: u32,
+    /// Retransmission deadline (`Time::MAX` = none armed).
+    pub rto_deadline: Time,
+    /// A timeout event is in the queue (fires at or before `rto_deadline`).
+    pub rto_scheduled: bool,
+    /// Congestion-control state this QP obeys.
+    pub cc_group: CcGroupId,
+    /// No more data will be posted and everything is acknowledged.
+    pub finished: bool,
+    /// Close when the last posted message completes (one-flow-one-QP semantics).
+    pub close_when_idle: bool,
+    /// Receiver side.
+    pub rx: RxState,
+}
+
+impl Qp {
+    /// Bytes left to send (first transmissions).
+    #[inline]
+    pub fn has_data(&self) -> bool {
+        self.snd_nxt < self.posted
+    }
+
+    /// The effective window in bytes, 0 = unlimited.
+    #[inline]
+    pub fn window(&self) -> u64 {
+        if self.win == 0 {
+            0
+        } else if self.var_win {
+            ((self.win as u128 * self.rate.0 as u128 / self.max_rate.0.max(1) as u128) as u64).max(1)
+        } else {
+            self.win
+        }
+    }
+
+    /// True when the bytes in flight fill the window. Like the reference the check is on
+    /// bytes already sent, so the last packet may overshoot the window by up to one MTU.
+    #[inline]
+    pub fn window_bound(&self) -> bool {
+        let w = self.window();
+        w != 0 && self.snd_nxt - self.snd_una >= w
+    }
+
+    /// Posts a message of `size` bytes.
+    pub fn post(&mut self, flow: u32, size: u64, now: Time) {
+        self.posted += size;
+        self.messages.push_back(Message { flow, end: self.posted, size, posted: now });
+        self.finished = false;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn qp() -> Qp {
+        Qp {
+            nic: 0,
+            src: NodeId(0),
+            dst: NodeId(1),
+            sip: 0,
+            dip: 0,
+            sport: 10000,
+            dport: 100,
+            pg: 3,
+            posted: 0,
+            snd_nxt: 0,
+            snd_una: 0,
+            messages: VecDeque::new(),
+            next_avail: Time(0),
+            rate: Rate::gbps(50),
+            max_rate: Rate::gbps(100),
+            win: 10_000,
+            var_win: true,
+            base_rtt: Time(0),
+            last_wire: 0,
+            rto_deadline: Time::MAX,
+            rto_scheduled: false,
+            cc_group: CcGroupId(0),
+            finished: false,
+            close_when_idle: true,
+            rx: RxState::default(),
+        }
+    }
+
+    #[test]
+    fn variable_window_follows_rate() {
+        let mut q = qp();
+        q.post(0, 100_000, Time(0));
+        assert_eq!(q.window(), 5_000);
+        q.snd_nxt = 4_999;
+        assert!(!q.window_bound());
+        q.snd_nxt = 5_000;
+        assert!(q.window_bound());
+    }
+}

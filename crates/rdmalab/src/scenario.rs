@@ -1,0 +1,478 @@
+//! The native scenario: one TOML document (or the same structure built in Python) that
+//! says which topology, which traffic and which fabric settings to simulate.
+//!
+//! Parsing is strict: unknown fields, wrong types and bad units are errors naming the
+//! file, line and field. Quantities with units are strings in ns-3's spelling
+//! (`"100Gbps"`, `"1us"`), parsed exactly.
+//!
+//! ```toml
+//! seed = 1
+//! [topology]
+//! kind = "fat_tree"            # star | dumbbell | leaf_spine | fat_tree | hpcc_file
+//! k = 4
+//! host_rate = "100Gbps"
+//! fabric_rate = "100Gbps"
+//! delay = "1us"
+//! [[traffic]]
+//! kind = "poisson"             # poisson | incast | permutation | flows | hpcc_flow_file | htsim_cm
+//! cdf = "fb_hadoop"            # or web_search, or a CDF file path
+//! load = 0.3
+//! duration = "1ms"
+//! [fabric]
+//! lossless = true
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+use crate::formats::units_parse::{parse_nonzero_rate, parse_time};
+use crate::ids::NodeId;
+use crate::sim::{SimConfig, WindowConfig};
+use crate::topology::builders::{self, LinkParams};
+use crate::topology::Topology;
+use crate::units::{Rate, Time, TimingModel};
+use crate::workload::cdf::SizeCdf;
+use crate::workload::{generators, FlowSpec};
+
+/// The Facebook Hadoop flow-size CDF shipped with the HPCC simulator.
+pub const FB_HADOOP_CDF: &str = include_str!("../data/FbHdp_distribution.txt");
+/// The web-search flow-size CDF shipped with the HPCC simulator.
+pub const WEB_SEARCH_CDF: &str = include_str!("../data/WebSearch_distribution.txt");
+
+/// A whole scenario as written in TOML.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioSpec {
+    /// Seed of every random stream (traffic and ECN marking).
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Stop the run at this simulated time (default: when all flows are done).
+    pub stop_time: Option<String>,
+    /// The network.
+    pub topology: TopologySpec,
+    /// Traffic sources, merged by start time.
+    #[serde(default)]
+    pub traffic: Vec<TrafficSpec>,
+    /// Fabric and RNIC settings.
+    #[serde(default)]
+    pub fabric: FabricSpec,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+fn default_delay() -> String {
+    "1us".into()
+}
+fn default_rate() -> String {
+    "100Gbps".into()
+}
+
+/// The network's shape.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TopologySpec {
+    /// Hosts around one switch.
+    Star {
+        /// Number of hosts.
+        hosts: usize,
+        /// Link rate.
+        #[serde(default = "default_rate")]
+        rate: String,
+        /// Link delay.
+        #[serde(default = "default_delay")]
+        delay: String,
+    },
+    /// Two switches joined by one bottleneck.
+    Dumbbell {
+        /// Hosts on each side.
+        hosts_per_side: usize,
+        /// Host link rate.
+        #[serde(default = "default_rate")]
+        host_rate: String,
+        /// Bottleneck rate.
+        #[serde(default = "default_rate")]
+        bottleneck_rate: String,
+        /// Delay of every link.
+        #[serde(default = "default_delay")]
+        delay: String,
+    },
+    /// Two-tier Clos; give `spines` or `oversubscription`.
+    LeafSpine {
+        /// Leaf switches.
+        leaves: usize,
+        /// Spine switches.
+        spines: Option<usize>,
+        /// Host bandwidth over uplink bandwidth per leaf (chooses `spines`).
+        oversubscription: Option<f64>,
+        /// Hosts per leaf.
+        hosts_per_leaf: usize,
+        /// Host link rate.
+        #[serde(default = "default_rate")]
+        host_rate: String,
+        /// Leaf-spine link rate.
+        #[serde(default = "default_rate")]
+        fabric_rate: String,
+        /// Delay of every link.
+        #[serde(default = "default_delay")]
+        delay: String,
+    },
+    /// k-ary fat tree.
+    FatTree {
+        /// Arity (even).
+        k: usize,
+        /// Host link rate.
+        #[serde(default = "default_rate")]
+        host_rate: String,
+        /// Switch-switch link rate.
+        #[serde(default = "default_rate")]
+        fabric_rate: String,
+        /// Delay of every link.
+        #[serde(default = "default_delay")]
+        delay: String,
+    },
+    /// The ns-3 HPCC simulator's topology file.
+    HpccFile {
+        /// Path (relative to the scenario file).
+        path: PathBuf,
+    },
+}
+
+/// One source of flows.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TrafficSpec {
+    /// Per-host Poisson arrivals with sizes from a CDF, at a target load of the NIC rate.
+    Poisson {
+        /// `fb_hadoop`, `web_search`, or a CDF file path.
+        cdf: String,
+        /// Offered load per host, fraction of its NIC rate.
+        load: f64,
+        /// Arrival window length.
+        duration: String,
+        /// Arrival window start.
+        #[serde(default = "zero_time")]
+        start: String,
+        /// Sending hosts (default: all).
+        hosts: Option<Vec<u32>>,
+    },
+    /// Many senders, one receiver, all at once.
+    Incast {
+        /// Senders.
+        senders: Vec<u32>,
+        /// Receiver.
+        receiver: u32,
+        /// Bytes per sender.
+        size: u64,
+        /// Start time.
+        #[serde(default = "zero_time")]
+        start: String,
+    },
+    /// Every host sends to one other host and receives from one.
+    Permutation {
+        /// Bytes per flow.
+        size: u64,
+        /// Start time.
+        #[serde(default = "zero_time")]
+        start: String,
+        /// Participating hosts (default: all).
+        hosts: Option<Vec<u32>>,
+    },
+    /// Explicit flows.
+    Flows {
+        /// The flows.
+        flows: Vec<FlowEntry>,
+    },
+    /// The ns-3 HPCC simulator's flow file.
+    HpccFlowFile {
+        /// Path (relative to the scenario file).
+        path: PathBuf,
+    },
+    /// An htsim connection matrix (`.cm`); htsim node i is the i-th host.
+    HtsimCm {
+        /// Path (relative to the scenario file).
+        path: PathBuf,
+    },
+}
+
+fn zero_time() -> String {
+    "0ns".into()
+}
+
+/// One explicit flow.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowEntry {
+    /// Source host.
+    pub src: u32,
+    /// Destination host.
+    pub dst: u32,
+    /// Bytes.
+    pub size: u64,
+    /// Start time.
+    #[serde(default = "zero_time")]
+    pub start: String,
+    /// Priority class (default 3).
+    pub pg: Option<u8>,
+    /// Destination port (default 100).
+    pub dport: Option<u16>,
+    /// Source port (default: the reference's per-pair counter).
+    pub sport: Option<u16>,
+}
+
+/// Fabric and RNIC settings (defaults as in the reference's configs).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FabricSpec {
+    /// `exact` (picoseconds) or `ns3` (the reference's truncated nanoseconds).
+    pub timing: Option<TimingModel>,
+    /// Payload bytes per packet.
+    pub mtu: Option<u32>,
+    /// PFC on (true, default) or drop on overflow (false).
+    pub lossless: Option<bool>,
+    /// Shared buffer per switch in MiB.
+    pub buffer_mb: Option<f64>,
+    /// ECN marking on.
+    pub ecn: Option<bool>,
+    /// ACKs in the strict-priority class.
+    pub ack_high_prio: Option<bool>,
+    /// ACK every N packets.
+    pub ack_interval: Option<u32>,
+    /// Retransmission timeout (`"none"` to disable).
+    pub rto: Option<String>,
+    /// Congestion control (`none`).
+    pub cc: Option<String>,
+    /// Window limiting at one BDP.
+    pub window: Option<bool>,
+    /// QP-context cache entries per NIC (absent: not modelled).
+    pub qp_cache_entries: Option<u32>,
+    /// QP-context miss penalty.
+    pub qp_cache_miss_penalty: Option<String>,
+    /// Sample switch queue lengths at this interval.
+    pub queue_sample_interval: Option<String>,
+}
+
+/// A scenario ready to simulate.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    /// The network.
+    pub topology: Topology,
+    /// Flows sorted by start time.
+    pub flows: Vec<FlowSpec>,
+    /// Settings.
+    pub config: SimConfig,
+}
+
+impl Scenario {
+    /// Reads a TOML scenario file.
+    pub fn from_file(path: &Path) -> Result<Scenario> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::Io { path: path.into(), source: e })?;
+        Scenario::from_toml(&text, path)
+    }
+
+    /// Parses a JSON scenario (the same structure as the TOML; what Python sends).
+    pub fn from_json(text: &str, base: &Path) -> Result<Scenario> {
+        let spec: ScenarioSpec = serde_json::from_str(text).map_err(|e| {
+            let field = e.to_string().split('`').nth(1).unwrap_or("").to_string();
+            Error::input("<python scenario>", e.line(), field, e.to_string())
+        })?;
+        spec.build(base, Path::new("<python scenario>"))
+    }
+
+    /// Parses a TOML scenario; relative paths inside resolve against `path`'s folder.
+    pub fn from_toml(text: &str, path: &Path) -> Result<Scenario> {
+        let spec: ScenarioSpec = toml::from_str(text).map_err(|e| toml_error(e, text, path))?;
+        let base = path.parent().unwrap_or(Path::new("")).to_path_buf();
+        spec.build(&base, path)
+    }
+}
+
+fn toml_error(e: toml::de::Error, text: &str, path: &Path) -> Error {
+    let line = e.span().map_or(0, |s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+    let field = e.message().split('`').nth(1).unwrap_or("").to_string();
+    Error::input(path, line, field, e.message().to_string())
+}
+
+/// Parses a value with units, naming the field on failure.
+pub(crate) fn field_time(file: &Path, field: &str, s: &str) -> Result<Time> {
+    parse_time(s).map_err(|e| Error::input(file, 0, field, e.0))
+}
+pub(crate) fn field_rate(file: &Path, field: &str, s: &str) -> Result<Rate> {
+    parse_nonzero_rate(s).map_err(|e| Error::input(file, 0, field, e.0))
+}
+
+impl ScenarioSpec {
+    /// Builds the topology, the flows and the config.
+    pub fn build(&self, base: &Path, file: &Path) -> Result<Scenario> {
+        let topology = self.topology.build(base, file)?;
+        let mut flows = Vec::new();
+        for (i, t) in self.traffic.iter().enumerate() {
+            flows.extend(t.build(i, base, file, &topology, self.seed)?);
+        }
+        // Stable: sources keep their internal order for equal start times.
+        flows.sort_by_key(|f| f.start);
+        let config = self.fabric.build(file, self.seed, self.stop_time.as_deref())?;
+        Ok(Scenario { topology, flows, config })
+    }
+}
+
+impl TopologySpec {
+    fn build(&self, base: &Path, file: &Path) -> Result<Topology> {
+        let t = |f: &str, s: &str| field_time(file, &format!("topology.{f}"), s);
+        let r = |f: &str, s: &str| field_rate(file, &format!("topology.{f}"), s);
+        match self {
+            TopologySpec::Star { hosts, rate, delay } => builders::star(*hosts, r("rate", rate)?, t("delay", delay)?),
+            TopologySpec::Dumbbell { hosts_per_side, host_rate, bottleneck_rate, delay } => {
+                let d = t("delay", delay)?;
+                builders::dumbbell(
+                    *hosts_per_side,
+                    LinkParams { rate: r("host_rate", host_rate)?, delay: d },
+                    LinkParams { rate: r("bottleneck_rate", bottleneck_rate)?, delay: d },
+                )
+            }
+            TopologySpec::LeafSpine { leaves, spines, oversubscription, hosts_per_leaf, host_rate, fabric_rate, delay } => {
+                let (h, f, d) = (r("host_rate", host_rate)?, r("fabric_rate", fabric_rate)?, t("delay", delay)?);
+                match (spines, oversubscription) {
+                    (Some(s), None) => builders::leaf_spine(*leaves, *s, *hosts_per_leaf, h, f, d),
+                    (None, Some(o)) => builders::leaf_spine_oversubscribed(*leaves, *hosts_per_leaf, h, f, *o, d),
+                    _ => Err(Error::input(file, 0, "topology.spines", "give exactly one of `spines` and `oversubscription`")),
+                }
+            }
+            TopologySpec::FatTree { k, host_rate, fabric_rate, delay } => {
+                builders::fat_tree(*k, r("host_rate", host_rate)?, r("fabric_rate", fabric_rate)?, t("delay", delay)?)
+            }
+            TopologySpec::HpccFile { path } => crate::formats::hpcc_topology::read_topology(&base.join(path)),
+        }
+    }
+}
+
+fn host_list(file: &Path, field: &str, topo: &Topology, ids: &Option<Vec<u32>>) -> Result<Vec<NodeId>> {
+    match ids {
+        None => Ok(topo.hosts().collect()),
+        Some(v) => v.iter().map(|&h| check_host(file, field, topo, h)).collect(),
+    }
+}
+
+fn check_host(file: &Path, field: &str, topo: &Topology, h: u32) -> Result<NodeId> {
+    let n = NodeId(h);
+    if topo.is_host(n) {
+        Ok(n)
+    } else if n.idx() < topo.len() {
+        Err(Error::input(file, 0, field, format!("node {h} is a switch, not a host")))
+    } else {
+        Err(Error::input(file, 0, field, format!("unknown host {h} (the topology has {} nodes)", topo.len())))
+    }
+}
+
+fn load_cdf(base: &Path, name: &str) -> Result<SizeCdf> {
+    match name {
+        "fb_hadoop" => SizeCdf::parse(FB_HADOOP_CDF, Path::new("<builtin fb_hadoop>")),
+        "web_search" => SizeCdf::parse(WEB_SEARCH_CDF, Path::new("<builtin web_search>")),
+        path => {
+            let p = base.join(path);
+            let text = std::fs::read_to_string(&p).map_err(|e| Error::Io { path: p.clone(), source: e })?;
+            SizeCdf::parse(&text, &p)
+        }
+    }
+}
+
+impl TrafficSpec {
+    fn build(&self, i: usize, base: &Path, file: &Path, topo: &Topology, seed: u64) -> Result<Vec<FlowSpec>> {
+        let f = |name: &str| format!("traffic[{i}].{name}");
+        match self {
+            TrafficSpec::Poisson { cdf, load, duration, start, hosts } => {
+                let cdf = load_cdf(base, cdf)?;
+                let hosts = host_list(file, &f("hosts"), topo, hosts)?;
+                let rate = hosts.first().map(|&h| topo.nic_rate(h)).unwrap_or_default();
+                let start = field_time(file, &f("start"), start)?;
+                let dur = field_time(file, &f("duration"), duration)?;
+                generators::poisson(&hosts, &cdf, *load, rate, start, dur, seed.wrapping_add(i as u64))
+            }
+            TrafficSpec::Incast { senders, receiver, size, start } => {
+                let s: Vec<NodeId> =
+                    senders.iter().map(|&h| check_host(file, &f("senders"), topo, h)).collect::<Result<_>>()?;
+                let r = check_host(file, &f("receiver"), topo, *receiver)?;
+                generators::incast(&s, r, *size, field_time(file, &f("start"), start)?)
+            }
+            TrafficSpec::Permutation { size, start, hosts } => {
+                let hosts = host_list(file, &f("hosts"), topo, hosts)?;
+                generators::permutation(&hosts, *size, field_time(file, &f("start"), start)?, seed.wrapping_add(i as u64))
+            }
+            TrafficSpec::Flows { flows } => flows
+                .iter()
+                .enumerate()
+                .map(|(j, e)| {
+                    let g = |name: &str| format!("traffic[{i}].flows[{j}].{name}");
+                    Ok(FlowSpec {
+                        src: check_host(file, &g("src"), topo, e.src)?,
+                        dst: check_host(file, &g("dst"), topo, e.dst)?,
+                        pg: e.pg.unwrap_or(3),
+                        dport: e.dport.unwrap_or(100),
+                        size: e.size,
+                        start: field_time(file, &g("start"), &e.start)?,
+                        sport: e.sport,
+                    })
+                })
+                .collect(),
+            TrafficSpec::HpccFlowFile { path } => crate::formats::hpcc_flow::read_flows(&base.join(path), topo),
+            TrafficSpec::HtsimCm { path } => {
+                let hosts: Vec<NodeId> = topo.hosts().collect();
+                crate::formats::htsim_cm::read_cm(&base.join(path), &hosts)
+            }
+        }
+    }
+}
+
+impl FabricSpec {
+    fn build(&self, file: &Path, seed: u64, stop: Option<&str>) -> Result<SimConfig> {
+        let mut c = SimConfig { seed, ..SimConfig::default() };
+        let f = |name: &str| format!("fabric.{name}");
+        if let Some(s) = stop {
+            c.stop_time = field_time(file, "stop_time", s)?;
+        }
+        if let Some(t) = self.timing {
+            c.timing = t;
+        }
+        if let Some(m) = self.mtu {
+            c.mtu = m;
+        }
+        if let Some(l) = self.lossless {
+            c.lossless = l;
+        }
+        if let Some(mb) = self.buffer_mb {
+            if !(mb.is_finite() && mb > 0.0) {
+                return Err(Error::input(file, 0, f("buffer_mb"), "must be a positive number of MiB"));
+            }
+            c.buffer_bytes = (mb * 1024.0 * 1024.0) as u64;
+        }
+        if self.ecn == Some(false) {
+            c.ecn = None;
+        }
+        if let Some(a) = self.ack_high_prio {
+            c.ack_high_prio = a;
+        }
+        if let Some(n) = self.ack_interval {
+            c.ack_interval = n;
+        }
+        if let Some(r) = &self.rto {
+            c.rto = if r == "none" { None } else { Some(field_time(file, &f("rto"), r)?) };
+        }
+        if let Some(cc) = &self.cc {
+            c.cc = crate::cc::CcConfig::from_name(cc).map_err(|m| Error::input(file, 0, f("cc"), m))?;
+        }
+        if self.window == Some(true) {
+            c.window = WindowConfig { enabled: true, variable: false, global: true };
+        }
+        if let Some(n) = self.qp_cache_entries {
+            let pen = self.qp_cache_miss_penalty.as_deref().unwrap_or("500ns");
+            let pen = field_time(file, &f("qp_cache_miss_penalty"), pen)?;
+            c.qp_cache = Some(crate::rnic::QpCacheConfig { entries: n, miss_penalty_ns: pen.ns() });
+        }
+        if let Some(s) = &self.queue_sample_interval {
+            c.queue_sample_interval = Some(field_time(file, &f("queue_sample_interval"), s)?);
+        }
+        Ok(c)
+    }
+}

@@ -1,0 +1,127 @@
+//! Run parameters of the simulated fabric, with the reference's defaults.
+
+use crate::cc::{CcConfig, Granularity};
+use crate::fabric::EcnConfig;
+use crate::rnic::QpCacheConfig;
+use crate::topology::routing::NeighborOrder;
+use crate::units::{Time, TimingModel};
+
+/// Window limiting (the reference's HAS_WIN / VAR_WIN / GLOBAL_T).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WindowConfig {
+    /// Limit bytes in flight to a window of one BDP.
+    pub enabled: bool,
+    /// Scale the window with the current rate / line rate.
+    pub variable: bool,
+    /// Use the largest base RTT (and BDP) of the whole topology for every QP.
+    pub global: bool,
+}
+
+/// Everything about a run that is not topology or traffic.
+#[derive(Clone, Debug)]
+pub struct SimConfig {
+    /// How serialisation times are computed (exact ps, or the reference's truncated ns).
+    pub timing: TimingModel,
+    /// Payload bytes per packet (MTU payload).
+    pub mtu: u32,
+    /// Header bytes of a data packet without INT (14 L2 + 20 IP + 8 UDP + 6 BTH-like = 48).
+    pub header_bytes: u32,
+    /// Wire bytes of an ACK/NACK without INT (padded to the 60-byte minimum).
+    pub ack_bytes: u32,
+    /// Wire bytes of a PFC frame.
+    pub pfc_bytes: u32,
+    /// ACK every this many in-order packets (and always the last packet of a message).
+    pub ack_interval: u32,
+    /// ACK/NACKs travel in switch queue 0 (strict priority, outside the MMU).
+    pub ack_high_prio: bool,
+    /// Answer duplicate data with a fresh cumulative ACK (the reference stays silent,
+    /// which can leave a flow stuck when its last ACK is lost).
+    pub ack_duplicates: bool,
+    /// PFC on (lossless). Off: buffer overflow drops packets.
+    pub lossless: bool,
+    /// Switch shared buffer in bytes.
+    pub buffer_bytes: u64,
+    /// Reserve per (port, class), bytes.
+    pub reserve_bytes: u64,
+    /// PFC resume hysteresis, bytes.
+    pub resume_offset_bytes: u64,
+    /// ECN marking thresholds per port rate; `None` = no marking.
+    pub ecn: Option<EcnConfig>,
+    /// Congestion control.
+    pub cc: CcConfig,
+    /// Which QPs share a congestion-control state.
+    pub granularity: Granularity,
+    /// Window limiting.
+    pub window: WindowConfig,
+    /// Pace each QP at its congestion-control rate (off: at line rate).
+    pub rate_bound: bool,
+    /// Retransmission timeout; `None` = none (the reference has none).
+    pub rto: Option<Time>,
+    /// The receiver sends at most one NACK per expected sequence within this interval.
+    pub nack_interval: Time,
+    /// INT units multiplier (the reference's INT_MULTI).
+    pub int_multi: u32,
+    /// QP-context cache; `None` = not modelled.
+    pub qp_cache: Option<QpCacheConfig>,
+    /// Order of equal-cost next hops (matters for which path a hash picks).
+    pub neighbor_order: NeighborOrder,
+    /// Seed of every random stream.
+    pub seed: u64,
+    /// Absolute time at which the run stops whatever is left.
+    pub stop_time: Time,
+    /// Sample every switch port's queue length at this interval.
+    pub queue_sample_interval: Option<Time>,
+    /// Queue lengths are sampled from this time on.
+    pub queue_sample_start: Time,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            timing: TimingModel::Exact,
+            mtu: 1000,
+            header_bytes: 48,
+            ack_bytes: 60,
+            pfc_bytes: 64,
+            ack_interval: 1,
+            ack_high_prio: true,
+            ack_duplicates: true,
+            lossless: true,
+            buffer_bytes: 32 * 1024 * 1024,
+            reserve_bytes: 4096,
+            resume_offset_bytes: 3072,
+            ecn: Some(EcnConfig::hpcc_default()),
+            cc: CcConfig::None,
+            granularity: Granularity::PerQp,
+            window: WindowConfig::default(),
+            rate_bound: true,
+            rto: Some(Time::from_us(1000)),
+            nack_interval: Time::from_us(500),
+            int_multi: 1,
+            qp_cache: None,
+            neighbor_order: NeighborOrder::Ascending,
+            seed: 1,
+            stop_time: Time::MAX,
+            queue_sample_interval: None,
+            queue_sample_start: Time::ZERO,
+        }
+    }
+}
+
+impl SimConfig {
+    /// Wire bytes of a data packet carrying `payload`.
+    #[inline]
+    pub fn data_wire(&self, payload: u32) -> u32 {
+        payload + self.header_bytes + self.cc.int_bytes()
+    }
+    /// Wire bytes of an ACK/NACK (INT echoed when on, padded to the ACK minimum).
+    #[inline]
+    pub fn ack_wire(&self) -> u32 {
+        let int = self.cc.int_bytes();
+        if int == 0 {
+            self.ack_bytes
+        } else {
+            (14 + 20 + 12 + int).max(self.ack_bytes)
+        }
+    }
+}

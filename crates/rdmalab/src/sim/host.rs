@@ -1,0 +1,357 @@
+//! Host-side handlers: flow admission, RNIC transmit arbitration, the receiver (ACK,
+//! NACK, go-back-N), ACK processing at the sender, and retransmission timeouts.
+
+use std::collections::VecDeque;
+
+use super::{setup::bdp_bytes, Event, Simulation};
+use crate::cc::{AckEvent, CcGroup};
+use crate::fabric::packet::NO_INT;
+use crate::fabric::{Packet, PacketKind};
+use crate::ids::{CcGroupId, PortId, QpId};
+use crate::rnic::{Completion, Pick, Qp, RxState};
+use crate::stats::{ideal, FlowRecord};
+use crate::units::Time;
+
+impl Simulation {
+    /// Admits every flow starting now, one QP each, then schedules the next arrival.
+    pub(super) fn on_flow_arrival(&mut self) {
+        while let Some(&f) = self.flows.get(self.next_flow) {
+            if f.start > self.now {
+                self.queue.push(f.start, Event::FlowArrival);
+                break;
+            }
+            let flow = self.next_flow as u32;
+            self.next_flow += 1;
+            let qp = self.open_qp(f.src, f.dst, f.pg, f.dport, f.sport);
+            self.qps[qp.idx()].post(flow, f.size, self.now);
+            let nic = self.qps[qp.idx()].nic;
+            self.nic_kick(nic);
+        }
+    }
+
+    /// Creates a QP from `src` to `dst` with its own congestion-control state.
+    pub(super) fn open_qp(
+        &mut self,
+        src: crate::ids::NodeId,
+        dst: crate::ids::NodeId,
+        pg: u8,
+        dport: u16,
+        sport: Option<u16>,
+    ) -> QpId {
+        let nic_idx = self.nic_of[src.idx()];
+        let nic = &mut self.nics[nic_idx as usize];
+        let sport = sport.unwrap_or_else(|| nic.allocate_sport(dst));
+        let line = nic.rate;
+        let (base_rtt, bdp) = self.rtt_and_bdp(src, dst);
+        let group = CcGroupId::new(self.groups.len());
+        let mut g = CcGroup::new(&self.cfg.cc, line);
+        g.members = 1;
+        self.groups.push(g);
+        let id = QpId::new(self.qps.len());
+        self.qps.push(Qp {
+            nic: nic_idx,
+            src,
+            dst,
+            sip: self.topo.nodes[src.idx()].ips[0],
+            dip: self.topo.nodes[dst.idx()].ips[0],
+            sport,
+            dport,
+            pg,
+            posted: 0,
+            snd_nxt: 0,
+            snd_una: 0,
+            messages: VecDeque::new(),
+            next_avail: self.now,
+            rate: line,
+            max_rate: line,
+            win: if self.cfg.window.enabled { bdp } else { 0 },
+            var_win: self.cfg.window.variable,
+            base_rtt,
+            last_wire: 0,
+            rto_deadline: Time::MAX,
+            rto_scheduled: false,
+            cc_group: group,
+            finished: false,
+            close_when_idle: true,
+            rx: RxState::default(),
+        });
+        self.nics[nic_idx as usize].qps.push(id);
+        id
+    }
+
+    fn rtt_and_bdp(&self, src: crate::ids::NodeId, dst: crate::ids::NodeId) -> (Time, u64) {
+        if !self.cfg.window.enabled {
+            return (Time::ZERO, 0);
+        }
+        if self.cfg.window.global {
+            return self.global_rtt_bdp;
+        }
+        let path = self.routes.first_path(&self.topo, src, dst);
+        let rtt = ideal::base_rtt(&self.topo, &path, self.cfg.mtu as u64);
+        (rtt, bdp_bytes(rtt, self.topo.nic_rate(src)))
+    }
+
+    pub(super) fn on_nic_wake(&mut self, nic: u32) {
+        let n = &mut self.nics[nic as usize];
+        if n.wake_at != self.now {
+            return; // superseded by an earlier wake-up
+        }
+        n.wake_at = Time::MAX;
+        self.nic_kick(nic);
+    }
+
+    /// The RNIC's transmitter: ACKs first, then one data packet by round robin.
+    pub(super) fn nic_kick(&mut self, nic_idx: u32) {
+        let nic = &mut self.nics[nic_idx as usize];
+        let port = nic.port;
+        let st = &self.ports[port.idx()];
+        if st.busy {
+            return;
+        }
+        let ack_class = if self.cfg.ack_high_prio { 0 } else { 3 };
+        if !nic.acks.is_empty() && (ack_class == 0 || !st.paused[ack_class]) {
+            if let Some(ack) = nic.acks.pop_front() {
+                self.transmit(port, ack);
+                return;
+            }
+        }
+        loop {
+            let nic = &mut self.nics[nic_idx as usize];
+            match nic.select(&self.qps, &self.ports[port.idx()].paused, self.now) {
+                Pick::Send(qp) => {
+                    if let Some(cache) = nic.cache.as_mut() {
+                        if !cache.touch(qp) {
+                            // Context fetch: this QP waits, the NIC serves others meanwhile.
+                            let penalty = cache.penalty();
+                            self.qps[qp.idx()].next_avail = self.now + penalty;
+                            continue;
+                        }
+                    }
+                    self.send_data(qp, port);
+                    return;
+                }
+                Pick::Wait(t) => {
+                    if t < nic.wake_at {
+                        nic.wake_at = t;
+                        self.queue.push(t, Event::NicWake(nic_idx));
+                    }
+                    return;
+                }
+                Pick::Idle => return,
+            }
+        }
+    }
+
+    /// Cuts the next segment of `qp` and puts it on the wire.
+    fn send_data(&mut self, qp_id: QpId, port: PortId) {
+        let int_slot = if self.cfg.cc.needs_int() { self.int.alloc() } else { NO_INT };
+        let qp = &mut self.qps[qp_id.idx()];
+        let payload = (qp.posted - qp.snd_nxt).min(self.cfg.mtu as u64) as u32;
+        let end = qp.snd_nxt + payload as u64;
+        let last_of_msg = qp.messages.iter().any(|m| m.end == end);
+        let wire = self.cfg.data_wire(payload);
+        let pkt = Packet {
+            seq: qp.snd_nxt,
+            qp: qp_id,
+            src: qp.src,
+            dst: qp.dst,
+            sip: qp.sip,
+            dip: qp.dip,
+            ingress: PortId(u32::MAX),
+            int_slot,
+            payload,
+            wire,
+            sport: qp.sport,
+            dport: qp.dport,
+            kind: PacketKind::Data,
+            pg: qp.pg,
+            ce: false,
+            cnp: false,
+            last_of_msg,
+        };
+        qp.snd_nxt = end;
+        let pace = if self.cfg.rate_bound { qp.rate } else { qp.max_rate };
+        qp.next_avail = self.now + self.cfg.timing.tx_time(pace, wire as u64);
+        qp.last_wire = wire;
+        if let Some(rto) = self.cfg.rto {
+            if qp.rto_deadline == Time::MAX {
+                qp.rto_deadline = self.now + rto;
+            }
+            if !qp.rto_scheduled {
+                qp.rto_scheduled = true;
+                self.queue.push(qp.rto_deadline, Event::Rto(qp_id));
+            }
+        }
+        self.counters.data_packets_sent += 1;
+        self.counters.payload_bytes_sent += payload as u64;
+        self.transmit(port, pkt);
+    }
+
+    /// A packet reached its destination host.
+    pub(super) fn host_receive(&mut self, pkt: Packet) {
+        match pkt.kind {
+            PacketKind::Data => self.receive_data(pkt),
+            PacketKind::Ack | PacketKind::Nack => self.receive_ack(pkt),
+            PacketKind::Pause | PacketKind::Resume => unreachable!("PFC handled before"),
+        }
+    }
+
+    /// The receiver: accept in order, NACK a gap (go-back-N), discard duplicates.
+    fn receive_data(&mut self, pkt: Packet) {
+        let qp = &mut self.qps[pkt.qp.idx()];
+        let rx = &mut qp.rx;
+        let reply = if pkt.seq == rx.expected {
+            rx.expected += pkt.payload as u64;
+            rx.unacked_packets += 1;
+            self.counters.payload_bytes_delivered += pkt.payload as u64;
+            if rx.unacked_packets >= self.cfg.ack_interval || pkt.last_of_msg {
+                rx.unacked_packets = 0;
+                Some(PacketKind::Ack)
+            } else {
+                None
+            }
+        } else {
+            self.counters.payload_bytes_dropped += pkt.payload as u64;
+            if pkt.seq > rx.expected {
+                let quiet = self.now < rx.nack_quiet_until && rx.last_nack == rx.expected;
+                rx.nack_quiet_until = self.now + self.cfg.nack_interval;
+                rx.last_nack = rx.expected;
+                (!quiet).then_some(PacketKind::Nack)
+            } else {
+                self.cfg.ack_duplicates.then_some(PacketKind::Ack)
+            }
+        };
+        let Some(kind) = reply else {
+            if pkt.int_slot != NO_INT {
+                self.int.release(pkt.int_slot);
+            }
+            return;
+        };
+        if kind == PacketKind::Nack {
+            self.counters.nacks += 1;
+        }
+        let ack = Packet {
+            seq: qp.rx.expected,
+            qp: pkt.qp,
+            src: pkt.dst,
+            dst: pkt.src,
+            sip: pkt.dip,
+            dip: pkt.sip,
+            ingress: PortId(u32::MAX),
+            int_slot: pkt.int_slot,
+            payload: 0,
+            wire: self.cfg.ack_wire(),
+            sport: pkt.dport,
+            dport: pkt.sport,
+            kind,
+            pg: pkt.pg,
+            ce: false,
+            cnp: pkt.ce,
+            last_of_msg: false,
+        };
+        let nic = self.nic_of[pkt.dst.idx()];
+        self.nics[nic as usize].acks.push_back(ack);
+        self.nic_kick(nic);
+    }
+
+    /// The sender: advance snd_una, complete messages, go back on NACK, run CC.
+    fn receive_ack(&mut self, pkt: Packet) {
+        let qp_id = pkt.qp;
+        if self.qps[qp_id.idx()].finished {
+            if pkt.int_slot != NO_INT {
+                self.int.release(pkt.int_slot);
+            }
+            return;
+        }
+        let qp = &mut self.qps[qp_id.idx()];
+        if pkt.seq > qp.snd_una {
+            qp.snd_una = pkt.seq;
+            if self.cfg.rto.is_some() {
+                qp.rto_deadline = if qp.snd_una < qp.snd_nxt {
+                    self.now + self.cfg.rto.unwrap_or(Time::MAX)
+                } else {
+                    Time::MAX
+                };
+            }
+            self.complete_messages(qp_id);
+        }
+        let qp = &mut self.qps[qp_id.idx()];
+        if pkt.kind == PacketKind::Nack && qp.snd_nxt > pkt.seq {
+            qp.snd_nxt = pkt.seq.max(qp.snd_una);
+        }
+        let group = qp.cc_group;
+        let ev = AckEvent {
+            now: self.now,
+            seq: pkt.seq,
+            snd_nxt: qp.snd_nxt,
+            cnp: pkt.cnp,
+            nack: pkt.kind == PacketKind::Nack,
+            int: (pkt.int_slot != NO_INT).then(|| self.int.get(pkt.int_slot)),
+        };
+        if let Some(rate) = self.groups[group.idx()].on_ack(&ev) {
+            self.qps[qp_id.idx()].rate = rate;
+        }
+        if pkt.int_slot != NO_INT {
+            self.int.release(pkt.int_slot);
+        }
+        let nic = self.qps[qp_id.idx()].nic;
+        self.nic_kick(nic);
+    }
+
+    /// Reports every message whose last byte is now acknowledged.
+    fn complete_messages(&mut self, qp_id: QpId) {
+        let qp = &mut self.qps[qp_id.idx()];
+        while let Some(m) = qp.messages.front().copied() {
+            if m.end > qp.snd_una {
+                break;
+            }
+            qp.messages.pop_front();
+            let flow = &self.flows[m.flow as usize];
+            self.records.push(FlowRecord {
+                flow: m.flow,
+                src: qp.src,
+                dst: qp.dst,
+                sip: qp.sip,
+                dip: qp.dip,
+                sport: qp.sport,
+                dport: qp.dport,
+                size: m.size,
+                start: flow.start,
+                fct: self.now - m.posted,
+                ideal: self.ideal[m.flow as usize],
+            });
+            self.flows_done += 1;
+            self.nics[qp.nic as usize].cq.push_back(Completion { flow: m.flow, time: self.now });
+        }
+        if qp.messages.is_empty() && qp.close_when_idle && qp.snd_una >= qp.posted {
+            qp.finished = true;
+            qp.rto_deadline = Time::MAX;
+            self.nics[qp.nic as usize].has_finished = true;
+            // The completion queue is drained by applications; flows have none here.
+            self.nics[qp.nic as usize].cq.clear();
+        }
+    }
+
+    /// Retransmission timer: go back to the oldest unacknowledged byte.
+    pub(super) fn on_rto(&mut self, qp_id: QpId) {
+        let (Some(rto), qp) = (self.cfg.rto, &mut self.qps[qp_id.idx()]) else { return };
+        qp.rto_scheduled = false;
+        if qp.finished || qp.rto_deadline == Time::MAX {
+            return;
+        }
+        if self.now < qp.rto_deadline {
+            qp.rto_scheduled = true;
+            self.queue.push(qp.rto_deadline, Event::Rto(qp_id));
+            return;
+        }
+        if qp.snd_una < qp.snd_nxt {
+            qp.snd_nxt = qp.snd_una;
+            self.counters.timeouts += 1;
+        }
+        qp.rto_deadline = self.now + rto;
+        qp.rto_scheduled = true;
+        self.queue.push(qp.rto_deadline, Event::Rto(qp_id));
+        let nic = qp.nic;
+        self.nic_kick(nic);
+    }
+}

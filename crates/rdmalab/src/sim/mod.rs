@@ -1,0 +1,253 @@
+//! The world and its event loop: one way in (`Simulation::new` with a topology, flows and a
+//! config), one loop (`run`), one way out (`results`).
+//!
+//! Components live in arenas indexed by typed ids. Events are a small `Copy` enum handled
+//! by one `match`. Per-packet work allocates nothing: packets are values moved between
+//! `VecDeque`s that keep their capacity, and INT headers live in a recycled slab.
+//!
+//! The handlers are split by where they run: `host` (RNIC: transmit arbitration, receiver,
+//! ACK processing, timeouts) and `switch` (forwarding, MMU, PFC, ECN, INT).
+
+pub mod config;
+mod host;
+mod results;
+mod setup;
+mod switch;
+
+pub use config::{SimConfig, WindowConfig};
+pub use results::{Results, StopReason};
+
+use crate::cc::CcGroup;
+use crate::engine::{EventQueue, Rng};
+use crate::fabric::{IntSlab, Packet, PortState, SwitchMmu};
+use crate::formats::pfc::PfcEvent;
+use crate::ids::{PortId, QpId};
+use crate::rnic::{Nic, Qp};
+use crate::stats::{Counters, FlowRecord};
+use crate::topology::routing::Routes;
+use crate::topology::Topology;
+use crate::units::Time;
+use crate::workload::FlowSpec;
+
+/// Everything that can happen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Event {
+    /// Admit the next flows of the (time-sorted) flow list.
+    FlowArrival,
+    /// A port finished serialising a packet.
+    TxDone(PortId),
+    /// The head packet on the wire leaving this port reaches the peer.
+    Arrive(PortId),
+    /// A NIC's pacing timer.
+    NicWake(u32),
+    /// A QP's retransmission timer.
+    Rto(QpId),
+    /// Periodic queue-length sampling.
+    Sample,
+}
+
+/// Limits for one call to `run`.
+#[derive(Clone, Copy, Debug)]
+pub struct RunLimit {
+    /// Do not run events after this time.
+    pub until: Time,
+    /// Run at most this many events in this call.
+    pub max_events: u64,
+}
+
+impl Default for RunLimit {
+    fn default() -> Self {
+        RunLimit { until: Time::MAX, max_events: u64::MAX }
+    }
+}
+
+/// A simulation in progress.
+#[derive(Debug)]
+pub struct Simulation {
+    now: Time,
+    queue: EventQueue<Event>,
+    cfg: SimConfig,
+    topo: Topology,
+    routes: Routes,
+    ports: Vec<PortState>,
+    /// Switch index of each node (`u32::MAX` for hosts).
+    switch_of: Vec<u32>,
+    /// NIC index of each node (`u32::MAX` for switches).
+    nic_of: Vec<u32>,
+    mmus: Vec<SwitchMmu>,
+    ecn_rngs: Vec<Rng>,
+    error_rngs: Vec<Option<Rng>>,
+    nics: Vec<Nic>,
+    qps: Vec<Qp>,
+    groups: Vec<CcGroup>,
+    int: IntSlab,
+    flows: Vec<FlowSpec>,
+    ideal: Vec<Time>,
+    next_flow: usize,
+    flows_done: usize,
+    records: Vec<FlowRecord>,
+    pfc_events: Vec<PfcEvent>,
+    counters: Counters,
+    queue_samples: Vec<(Time, PortId, u64)>,
+    /// (base RTT, BDP bytes) used for every QP when the window is global.
+    global_rtt_bdp: (Time, u64),
+}
+
+impl Simulation {
+    /// Runs until the limit, the stop time, or until nothing is left to do.
+    pub fn run(&mut self, limit: RunLimit) -> StopReason {
+        let until = limit.until.min(self.cfg.stop_time);
+        let mut budget = limit.max_events;
+        loop {
+            let Some(t) = self.queue.peek_time() else {
+                return self.idle_reason();
+            };
+            if t > until {
+                return if until == self.cfg.stop_time { StopReason::StopTime } else { StopReason::Paused };
+            }
+            if budget == 0 {
+                return StopReason::Paused;
+            }
+            budget -= 1;
+            let Some((t, ev)) = self.queue.pop() else { unreachable!() };
+            self.now = t;
+            self.counters.events += 1;
+            self.dispatch(ev);
+        }
+    }
+
+    /// Runs to the end (stop time, or every flow done).
+    pub fn run_to_end(&mut self) -> StopReason {
+        self.run(RunLimit::default())
+    }
+
+    fn idle_reason(&self) -> StopReason {
+        if self.flows_done == self.flows.len() {
+            StopReason::Finished
+        } else {
+            StopReason::Stalled
+        }
+    }
+
+    #[inline]
+    fn dispatch(&mut self, ev: Event) {
+        match ev {
+            Event::FlowArrival => self.on_flow_arrival(),
+            Event::TxDone(p) => self.on_tx_done(p),
+            Event::Arrive(p) => self.on_arrive(p),
+            Event::NicWake(n) => self.on_nic_wake(n),
+            Event::Rto(q) => self.on_rto(q),
+            Event::Sample => self.on_sample(),
+        }
+    }
+
+    /// Current simulated time.
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    /// Flows completed so far and flows in the scenario.
+    pub fn progress(&self) -> (usize, usize) {
+        (self.flows_done, self.flows.len())
+    }
+
+    /// Start time of the first flow (for progress displays).
+    pub fn first_start(&self) -> Time {
+        self.flows.first().map_or(Time::ZERO, |f| f.start)
+    }
+
+    /// Puts `pkt` on the wire of `port`, which must be idle.
+    #[inline]
+    fn transmit(&mut self, port: PortId, pkt: Packet) {
+        let st = &mut self.ports[port.idx()];
+        debug_assert!(!st.busy);
+        st.busy = true;
+        let tx = self.cfg.timing.tx_time(st.rate, pkt.wire as u64);
+        let done = self.now + tx;
+        let arrival = done + st.delay;
+        st.tx_bytes += pkt.wire as u64;
+        st.counters.tx_bytes += pkt.wire as u64;
+        st.counters.tx_packets += 1;
+        let was_empty = st.in_flight.is_empty();
+        st.in_flight.push_back((arrival, pkt));
+        self.counters.packet_hops += 1;
+        self.queue.push(done, Event::TxDone(port));
+        if was_empty {
+            self.queue.push(arrival, Event::Arrive(port));
+        }
+    }
+
+    fn on_tx_done(&mut self, port: PortId) {
+        self.ports[port.idx()].busy = false;
+        self.kick(port);
+    }
+
+    /// Lets the transmitter of `port` send its next packet if it is idle.
+    #[inline]
+    fn kick(&mut self, port: PortId) {
+        let node = self.ports[port.idx()].node;
+        let nic = self.nic_of[node.idx()];
+        if nic != u32::MAX {
+            self.nic_kick(nic);
+        } else {
+            self.switch_kick(port);
+        }
+    }
+
+    fn on_arrive(&mut self, port: PortId) {
+        let st = &mut self.ports[port.idx()];
+        let Some((_, pkt)) = st.in_flight.pop_front() else { return };
+        if let Some(&(next, _)) = st.in_flight.front() {
+            self.queue.push(next, Event::Arrive(port));
+        }
+        let at = st.peer;
+        if self.lost_on_link(at) {
+            self.drop_packet(at, &pkt);
+            return;
+        }
+        if pkt.is_pfc() {
+            self.on_pfc(at, pkt);
+        } else if self.nic_of[self.ports[at.idx()].node.idx()] != u32::MAX {
+            self.host_receive(pkt);
+        } else {
+            self.switch_receive(at, pkt);
+        }
+    }
+
+    /// The link's error model: true if the packet arriving at `at` is corrupted.
+    #[inline]
+    fn lost_on_link(&mut self, at: PortId) -> bool {
+        use crate::engine::rng::RngExt;
+        match &mut self.error_rngs[at.idx()] {
+            None => false,
+            Some(rng) => {
+                let link = self.topo.ports[at.idx()].link;
+                rng.gen::<f64>() < self.topo.links[link.idx()].error_rate
+            }
+        }
+    }
+
+    /// Accounts a packet lost in the network (buffer overflow, link error, no route).
+    fn drop_packet(&mut self, at: PortId, pkt: &Packet) {
+        self.counters.drops += 1;
+        self.ports[at.idx()].counters.drops += 1;
+        if pkt.kind == crate::fabric::PacketKind::Data {
+            self.counters.payload_bytes_dropped += pkt.payload as u64;
+        }
+        if pkt.int_slot != crate::fabric::packet::NO_INT {
+            self.int.release(pkt.int_slot);
+        }
+    }
+
+    fn on_sample(&mut self) {
+        let Some(every) = self.cfg.queue_sample_interval else { return };
+        for (i, p) in self.ports.iter().enumerate() {
+            if self.switch_of[p.node.idx()] != u32::MAX {
+                self.queue_samples.push((self.now, PortId::new(i), p.total_queued()));
+            }
+        }
+        if self.flows_done < self.flows.len() {
+            self.queue.push(self.now + every, Event::Sample);
+        }
+    }
+}

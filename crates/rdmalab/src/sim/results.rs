@@ -1,0 +1,106 @@
+//! What a run hands back, and the end-of-run conservation check.
+
+use super::Simulation;
+use crate::error::{Error, Result};
+use crate::fabric::PacketKind;
+use crate::formats::pfc::PfcEvent;
+use crate::ids::PortId;
+use crate::stats::{Counters, FlowRecord, PortCounters};
+use crate::units::Time;
+
+/// Why `run` returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// Every flow completed and nothing is left to do.
+    Finished,
+    /// The scenario's stop time was reached.
+    StopTime,
+    /// The caller's limit (time or event budget) was reached; `run` may be called again.
+    Paused,
+    /// Nothing is scheduled but flows are unfinished: a deadlock (e.g. PFC) or a loss
+    /// that nothing will repair.
+    Stalled,
+}
+
+/// Everything measured in a run.
+#[derive(Clone, Debug)]
+pub struct Results {
+    /// Completed flows in completion order.
+    pub records: Vec<FlowRecord>,
+    /// Run counters.
+    pub counters: Counters,
+    /// Per-port counters, indexed by port id.
+    pub ports: Vec<PortCounters>,
+    /// PFC frames received, in time order.
+    pub pfc_events: Vec<PfcEvent>,
+    /// Queue-length samples (time, switch port, bytes), when asked for.
+    pub queue_samples: Vec<(Time, PortId, u64)>,
+    /// Simulated time at the end.
+    pub end_time: Time,
+    /// Flows in the scenario.
+    pub flows_total: usize,
+    /// Payload bytes still inside the network when the run ended.
+    pub payload_in_flight: u64,
+}
+
+impl Simulation {
+    /// Payload bytes of data packets currently in queues or on wires.
+    fn payload_in_network(&self) -> u64 {
+        let data = |p: &crate::fabric::Packet| if p.kind == PacketKind::Data { p.payload as u64 } else { 0 };
+        self.ports
+            .iter()
+            .map(|st| {
+                st.in_flight.iter().map(|(_, p)| data(p)).sum::<u64>()
+                    + st.queues.iter().flat_map(|q| q.iter()).map(data).sum::<u64>()
+            })
+            .sum()
+    }
+
+    /// Checks byte conservation: every payload byte a host sent was delivered in order,
+    /// dropped (or discarded as out of order / duplicate), or is still in the network; and
+    /// nothing was dropped in lossless mode unless links lose packets by configuration.
+    pub fn check_conservation(&self) -> Result<()> {
+        let c = &self.counters;
+        let in_net = self.payload_in_network();
+        if c.payload_bytes_sent != c.payload_bytes_delivered + c.payload_bytes_dropped + in_net {
+            return Err(Error::Invariant(format!(
+                "byte conservation: sent {} != delivered {} + dropped {} + in flight {}",
+                c.payload_bytes_sent, c.payload_bytes_delivered, c.payload_bytes_dropped, in_net
+            )));
+        }
+        let lossy_links = self.topo.links.iter().any(|l| l.error_rate > 0.0);
+        if self.cfg.lossless && !lossy_links && c.drops > 0 {
+            return Err(Error::Invariant(format!("{} packets dropped in lossless mode", c.drops)));
+        }
+        Ok(())
+    }
+
+    /// Closes the counters and returns the results; fails loudly if bytes were not conserved.
+    pub fn results(&mut self) -> Result<Results> {
+        self.check_conservation()?;
+        Ok(self.snapshot())
+    }
+
+    /// The results so far, without the conservation check (for interrupted runs).
+    pub fn snapshot(&mut self) -> Results {
+        let now = self.now;
+        for p in &mut self.ports {
+            p.finish(now);
+        }
+        Results {
+            records: self.records.clone(),
+            counters: self.counters,
+            ports: self.ports.iter().map(|p| p.counters).collect(),
+            pfc_events: self.pfc_events.clone(),
+            queue_samples: self.queue_samples.clone(),
+            end_time: now,
+            flows_total: self.flows.len(),
+            payload_in_flight: self.payload_in_network(),
+        }
+    }
+
+    /// The topology being simulated.
+    pub fn topology(&self) -> &crate::topology::Topology {
+        &self.topo
+    }
+}

@@ -1,0 +1,211 @@
+//! Building a `Simulation`: validating the scenario and laying out the arenas.
+
+use std::collections::HashMap;
+
+use super::{Event, SimConfig, Simulation};
+use crate::cc::CcGroup;
+use crate::engine::{stream, EventQueue, StreamKind};
+use crate::error::{Error, Result};
+use crate::fabric::{IntSlab, MmuConfig, PortState, SwitchMmu, NUM_PRIOS};
+use crate::ids::{NodeId, PortId};
+use crate::rnic::{Nic, QpCache};
+use crate::stats::ideal;
+use crate::stats::Counters;
+use crate::topology::routing::Routes;
+use crate::topology::{NodeKind, Topology};
+use crate::units::Time;
+use crate::workload::FlowSpec;
+
+impl Simulation {
+    /// Validates the scenario and builds the world. Flows must be sorted by start time.
+    pub fn new(topo: Topology, flows: Vec<FlowSpec>, cfg: SimConfig) -> Result<Simulation> {
+        validate_config(&cfg)?;
+        let routes = Routes::compute(&topo, cfg.neighbor_order)?;
+        validate_flows(&topo, &flows)?;
+        let ports = build_ports(&topo);
+        let (switch_of, mmus, ecn_rngs) = build_switches(&topo, &cfg)?;
+        let (nic_of, nics) = build_nics(&topo, &cfg)?;
+        let error_rngs = (0..topo.ports.len())
+            .map(|i| {
+                let link = &topo.links[topo.ports[i].link.idx()];
+                (link.error_rate > 0.0).then(|| stream(cfg.seed, StreamKind::LinkError, i as u64))
+            })
+            .collect();
+        let ideal = ideal_fcts(&topo, &routes, &flows, &cfg);
+        let global_rtt_bdp = if cfg.window.enabled && cfg.window.global {
+            global_rtt_bdp(&topo, &routes, &cfg)
+        } else {
+            (Time::ZERO, 0)
+        };
+        let mut sim = Simulation {
+            now: Time::ZERO,
+            queue: EventQueue::new(),
+            cfg,
+            topo,
+            routes,
+            ports,
+            switch_of,
+            nic_of,
+            mmus,
+            ecn_rngs,
+            error_rngs,
+            nics,
+            qps: Vec::new(),
+            groups: Vec::<CcGroup>::new(),
+            int: IntSlab::default(),
+            flows,
+            ideal,
+            next_flow: 0,
+            flows_done: 0,
+            records: Vec::new(),
+            pfc_events: Vec::new(),
+            counters: Counters::default(),
+            queue_samples: Vec::new(),
+            global_rtt_bdp,
+        };
+        if let Some(first) = sim.flows.first() {
+            sim.queue.push(first.start, Event::FlowArrival);
+        }
+        if sim.cfg.queue_sample_interval.is_some() {
+            sim.queue.push(sim.cfg.queue_sample_start, Event::Sample);
+        }
+        Ok(sim)
+    }
+}
+
+fn validate_config(cfg: &SimConfig) -> Result<()> {
+    if cfg.mtu == 0 {
+        return Err(Error::scenario("mtu", "must be at least 1 byte"));
+    }
+    if cfg.ack_interval == 0 {
+        return Err(Error::scenario("ack_interval", "must be at least 1"));
+    }
+    if cfg.int_multi == 0 {
+        return Err(Error::scenario("int_multi", "must be at least 1"));
+    }
+    if cfg.rto == Some(Time::ZERO) {
+        return Err(Error::scenario("rto", "must be positive (or absent for no timeout)"));
+    }
+    Ok(())
+}
+
+fn validate_flows(topo: &Topology, flows: &[FlowSpec]) -> Result<()> {
+    let mut last = Time::ZERO;
+    for (i, f) in flows.iter().enumerate() {
+        let field = |name: &str| format!("flows[{i}].{name}");
+        for (name, node) in [("src", f.src), ("dst", f.dst)] {
+            if node.idx() >= topo.len() {
+                return Err(Error::scenario(field(name), format!("unknown node {node}")));
+            }
+            if !topo.is_host(node) {
+                return Err(Error::scenario(field(name), format!("node {node} is a switch, not a host")));
+            }
+        }
+        if f.src == f.dst {
+            return Err(Error::scenario(field("dst"), format!("flow from host {} to itself", f.src)));
+        }
+        if f.size == 0 {
+            return Err(Error::scenario(field("size"), "must be at least 1 byte"));
+        }
+        if f.pg as usize >= NUM_PRIOS || f.pg == 0 {
+            return Err(Error::scenario(field("pg"), format!("{} is not a data class (1..7)", f.pg)));
+        }
+        if f.start < last {
+            return Err(Error::scenario(field("start"), "flows must be sorted by start time"));
+        }
+        last = f.start;
+    }
+    Ok(())
+}
+
+fn build_ports(topo: &Topology) -> Vec<PortState> {
+    topo.ports
+        .iter()
+        .map(|p| {
+            let link = &topo.links[p.link.idx()];
+            PortState::new(p.node, p.peer, p.ifindex - 1, link.rate, link.delay)
+        })
+        .collect()
+}
+
+type SwitchParts = (Vec<u32>, Vec<SwitchMmu>, Vec<crate::engine::Rng>);
+
+fn build_switches(topo: &Topology, cfg: &SimConfig) -> Result<SwitchParts> {
+    let nic_rate = topo.hosts().next().map(|h| topo.nic_rate(h)).unwrap_or_default();
+    let mmu_cfg = MmuConfig {
+        buffer: cfg.buffer_bytes,
+        reserve: cfg.reserve_bytes,
+        resume_offset: cfg.resume_offset_bytes,
+        lossless: cfg.lossless,
+        nic_rate,
+    };
+    let mut switch_of = vec![u32::MAX; topo.len()];
+    let mut mmus = Vec::new();
+    let mut rngs = Vec::new();
+    for s in topo.switches() {
+        let node = &topo.nodes[s.idx()];
+        let ports: Vec<_> = node.ports.iter().map(|&p| (topo.port_rate(p), topo.port_delay(p).ns())).collect();
+        if let Some(ecn) = &cfg.ecn {
+            for &p in &node.ports {
+                let rate = topo.port_rate(p);
+                if ecn.for_rate_or_scaled(rate).is_none() {
+                    return Err(Error::scenario("ecn", format!("no ECN thresholds for {rate} (switch {s})")));
+                }
+            }
+        }
+        switch_of[s.idx()] = mmus.len() as u32;
+        mmus.push(SwitchMmu::new(mmu_cfg, &ports));
+        rngs.push(stream(cfg.seed, StreamKind::Ecn, s.0 as u64));
+    }
+    Ok((switch_of, mmus, rngs))
+}
+
+fn build_nics(topo: &Topology, cfg: &SimConfig) -> Result<(Vec<u32>, Vec<Nic>)> {
+    let mut nic_of = vec![u32::MAX; topo.len()];
+    let mut nics = Vec::new();
+    for h in topo.hosts() {
+        let node = &topo.nodes[h.idx()];
+        debug_assert_eq!(node.kind, NodeKind::Host);
+        let Some(&port) = node.ports.first() else {
+            return Err(Error::Topology(format!("host {h} has no link")));
+        };
+        let mut nic = Nic::new(h, port, topo.port_rate(port));
+        nic.cache = cfg.qp_cache.map(QpCache::new);
+        nic_of[h.idx()] = nics.len() as u32;
+        nics.push(nic);
+    }
+    Ok((nic_of, nics))
+}
+
+/// The reference's ideal FCT of every flow, along the first shortest path.
+fn ideal_fcts(topo: &Topology, routes: &Routes, flows: &[FlowSpec], cfg: &SimConfig) -> Vec<Time> {
+    let mut paths: HashMap<(NodeId, NodeId), Vec<PortId>> = HashMap::new();
+    flows
+        .iter()
+        .map(|f| {
+            let path = paths.entry((f.src, f.dst)).or_insert_with(|| routes.first_path(topo, f.src, f.dst));
+            ideal::ideal_fct(topo, path, f.size, cfg.mtu as u64, cfg.header_bytes as u64)
+        })
+        .collect()
+}
+
+/// The largest base RTT over all host pairs and the matching BDP at the NIC rate.
+fn global_rtt_bdp(topo: &Topology, routes: &Routes, cfg: &SimConfig) -> (Time, u64) {
+    let hosts: Vec<NodeId> = topo.hosts().collect();
+    let mut max_rtt = Time::ZERO;
+    for &a in &hosts {
+        for &b in &hosts {
+            if a != b {
+                let path = routes.first_path(topo, a, b);
+                max_rtt = max_rtt.max(ideal::base_rtt(topo, &path, cfg.mtu as u64));
+            }
+        }
+    }
+    let rate = hosts.first().map(|&h| topo.nic_rate(h)).unwrap_or_default();
+    (max_rtt, bdp_bytes(max_rtt, rate))
+}
+
+/// Bytes a link of `rate` carries during `rtt` (whole ns, as the reference computes it).
+pub(super) fn bdp_bytes(rtt: Time, rate: crate::units::Rate) -> u64 {
+    (rtt.ns() as u128 * rate.0 as u128 / 8 / 1_000_000_000) as u64
+}

@@ -1,0 +1,138 @@
+//! Switch-side handlers: forwarding with ECMP, MMU admission and PFC, egress scheduling,
+//! ECN marking and INT stamping at dequeue; and PFC frames received by any node.
+
+use super::Simulation;
+use crate::engine::rng::RngExt;
+use crate::fabric::int::IntHop;
+use crate::fabric::packet::NO_INT;
+use crate::fabric::{Admission, Packet, PacketKind};
+use crate::formats::pfc::PfcEvent;
+use crate::ids::PortId;
+use crate::topology::ecmp::ecmp_hash;
+
+impl Simulation {
+    /// A packet arrived at a switch through port `at`.
+    pub(super) fn switch_receive(&mut self, at: PortId, mut pkt: Packet) {
+        let node = self.ports[at.idx()].node;
+        let hops = self.routes.next_hops(node, pkt.dst);
+        let egress = match hops.len() {
+            0 => {
+                self.drop_packet(at, &pkt);
+                return;
+            }
+            1 => hops[0],
+            n => {
+                let h = ecmp_hash(pkt.sip, pkt.dip, pkt.sport, pkt.dport, node.0);
+                hops[h as usize % n]
+            }
+        };
+        let class = if pkt.is_ack() && self.cfg.ack_high_prio { 0 } else { pkt.pg as usize };
+        if class != 0 {
+            let sw = self.switch_of[node.idx()] as usize;
+            let local = self.ports[at.idx()].local as usize;
+            match self.mmus[sw].admit(local, class, pkt.wire as u64) {
+                Admission::Drop => {
+                    self.drop_packet(at, &pkt);
+                    return;
+                }
+                Admission::Accept { pause } => {
+                    if pause {
+                        self.send_pfc(at, PacketKind::Pause, class as u8);
+                    }
+                }
+            }
+        }
+        pkt.ingress = at;
+        self.ports[egress.idx()].enqueue(class, pkt);
+        self.switch_kick(egress);
+    }
+
+    /// Sends a PFC frame out of `port` (queue 0: ahead of all data).
+    fn send_pfc(&mut self, port: PortId, kind: PacketKind, class: u8) {
+        let frame = Packet::pfc(kind, class, self.cfg.pfc_bytes);
+        let st = &mut self.ports[port.idx()];
+        if kind == PacketKind::Pause {
+            st.counters.pause_sent += 1;
+            self.counters.pauses += 1;
+        } else {
+            self.counters.resumes += 1;
+        }
+        st.enqueue(0, frame);
+        self.switch_kick(port);
+    }
+
+    /// The egress scheduler of a switch port.
+    pub(super) fn switch_kick(&mut self, port: PortId) {
+        let st = &mut self.ports[port.idx()];
+        if st.busy {
+            return;
+        }
+        let Some((class, mut pkt)) = st.dequeue() else { return };
+        let mut resume = false;
+        if class != 0 {
+            let node = st.node;
+            let sw = self.switch_of[node.idx()] as usize;
+            let ingress_local = self.ports[pkt.ingress.idx()].local as usize;
+            resume = self.mmus[sw].release(ingress_local, class, pkt.wire as u64);
+            if pkt.kind == PacketKind::Data {
+                self.mark_ecn(port, sw, class, &mut pkt);
+            }
+        }
+        if pkt.int_slot != NO_INT && pkt.kind == PacketKind::Data {
+            self.stamp_int(port, &pkt);
+        }
+        self.transmit(port, pkt);
+        if resume {
+            self.send_pfc(pkt.ingress, PacketKind::Resume, class as u8);
+        }
+    }
+
+    /// RED-style marking on the queue the packet leaves (its own bytes excluded).
+    #[inline]
+    fn mark_ecn(&mut self, port: PortId, sw: usize, class: usize, pkt: &mut Packet) {
+        let Some(ecn) = &self.cfg.ecn else { return };
+        let st = &self.ports[port.idx()];
+        let Some(params) = ecn.for_rate_or_scaled(st.rate) else { return };
+        let p = params.mark_probability(st.queue_bytes[class]);
+        if p > 0.0 && (p >= 1.0 || self.ecn_rngs[sw].gen::<f64>() < p) {
+            pkt.ce = true;
+            self.counters.ecn_marks += 1;
+            self.ports[port.idx()].counters.ecn_marks += 1;
+        }
+    }
+
+    /// Appends this hop's INT record (the reference's field units and widths).
+    #[inline]
+    fn stamp_int(&mut self, port: PortId, pkt: &Packet) {
+        let st = &self.ports[port.idx()];
+        let multi = self.cfg.int_multi as u64;
+        let hop = IntHop {
+            line_rate: st.rate.0,
+            time_ns: (self.now.ns() & 0xFF_FFFF) as u32,
+            tx_bytes: ((st.tx_bytes / (128 * multi)) & 0xF_FFFF) as u32,
+            qlen: ((st.total_queued() / (80 * multi)) & 0x1_FFFF) as u32,
+        };
+        self.int.get_mut(pkt.int_slot).push(hop);
+    }
+
+    /// A PFC frame arrived at port `at`: pause or resume that port's transmitter.
+    pub(super) fn on_pfc(&mut self, at: PortId, pkt: Packet) {
+        let pause = pkt.kind == PacketKind::Pause;
+        let st = &mut self.ports[at.idx()];
+        st.set_paused(pkt.pg as usize, pause, self.now);
+        if pause {
+            st.counters.pause_received += 1;
+        }
+        let node = st.node;
+        self.pfc_events.push(PfcEvent {
+            time: self.now,
+            node,
+            node_is_switch: self.switch_of[node.idx()] != u32::MAX,
+            ifindex: self.topo.ports[at.idx()].ifindex,
+            pause,
+        });
+        if !pause {
+            self.kick(at);
+        }
+    }
+}

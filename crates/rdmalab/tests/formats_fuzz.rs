@@ -1,0 +1,256 @@
+//! Fuzz test of every `rdmalab::formats` reader: random byte strings and random mutations
+//! (truncation, token swaps, character changes, token deletion and duplication) of the real
+//! reference files must give `Ok` or `Err`, never a panic, and each parse must stay fast.
+//!
+//! proptest drives the inputs; the run is kept to a few seconds in total. Mutations start
+//! from the reference files so that most inputs get deep into the parsers instead of failing
+//! on the first token.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+
+use rdmalab::formats::{fct, hpcc_config, hpcc_flow, hpcc_topology, htsim_cm, pfc, units_parse};
+use rdmalab::topology::Topology;
+use rdmalab::NodeId;
+
+/// The longest one parse of a fuzzed input may take (generous: debug builds, shared CPU).
+const BUDGET: Duration = Duration::from_secs(2);
+
+fn reference() -> PathBuf {
+    let dir = std::env::var_os("RDMALAB_REFERENCE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference"));
+    assert!(dir.join("hpcc/FORMATS.md").exists(), "reference files not found at {}", dir.display());
+    dir
+}
+
+/// Seed texts per reader: the small real files whole, the large ones cut to their head.
+struct Seeds {
+    topology: Vec<String>,
+    flow: Vec<String>,
+    config: Vec<String>,
+    cm: Vec<String>,
+    fct: Vec<String>,
+    fat: Topology,
+}
+
+fn head(text: &str, lines: usize) -> String {
+    text.lines().take(lines).map(|l| format!("{l}\n")).collect()
+}
+
+/// The first `k` records of a flow file, with the count line rewritten to `k`.
+fn flow_seed(text: &str, k: usize) -> String {
+    format!("{k}\n{}", head(&text.lines().skip(1).map(|l| format!("{l}\n")).collect::<String>(), k))
+}
+
+/// The first `k` connections of a matrix of `nodes` nodes, with the header rewritten.
+fn cm_seed(text: &str, nodes: usize, k: usize) -> String {
+    let body: String = text.lines().skip(2).take(k).map(|l| format!("{l}\n")).collect();
+    format!("Nodes {nodes}\nConnections {k}\n{body}")
+}
+
+fn seeds() -> &'static Seeds {
+    static SEEDS: OnceLock<Seeds> = OnceLock::new();
+    SEEDS.get_or_init(|| {
+        let r = reference();
+        let read = |p: &str| std::fs::read_to_string(r.join(p)).unwrap_or_else(|e| panic!("{p}: {e}"));
+        let fat_text = read("hpcc/fat.txt");
+        let fat = hpcc_topology::parse_topology(&fat_text, Path::new("fat.txt")).expect("fat.txt parses");
+        Seeds {
+            topology: vec![fat_text, read("hpcc/topology.txt")],
+            flow: vec![flow_seed(&read("hpcc/S1_flow.txt"), 60), flow_seed(&read("hpcc/S2_flow.txt"), 60)],
+            config: vec![read("hpcc/S1_dcqcn_config.txt"), read("hpcc/S2_hpcc_config.txt")],
+            cm: vec![cm_seed(&read("htsim/tm16_ws50_20ms.cm"), 16, 60), cm_seed(&read("htsim/tm128_perm_t0.cm"), 128, 60)],
+            fct: vec![head(&read("hpcc/S1_dcqcn_fct.txt"), 60)],
+            fat,
+        }
+    })
+}
+
+/// One way to damage a text.
+#[derive(Clone, Debug)]
+enum Mutation {
+    /// Keep the first `n` per-mille of the bytes.
+    Truncate(u16),
+    /// Swap two whitespace-separated tokens (indices modulo the token count).
+    SwapTokens(usize, usize),
+    /// Replace the byte at a position (modulo the length) with a character.
+    SetChar(usize, char),
+    /// Delete a token.
+    DeleteToken(usize),
+    /// Duplicate a token in place.
+    DuplicateToken(usize),
+    /// Insert a random token before a token.
+    InsertToken(usize, String),
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    let interesting = prop_oneof![
+        Just('-'),
+        Just('.'),
+        Just('e'),
+        Just('\n'),
+        Just(' '),
+        Just('9'),
+        Just('0'),
+        Just('>'),
+        any::<char>()
+    ];
+    prop_oneof![
+        (0u16..=1000).prop_map(Mutation::Truncate),
+        (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Mutation::SwapTokens(a, b)),
+        (any::<usize>(), interesting).prop_map(|(i, c)| Mutation::SetChar(i, c)),
+        any::<usize>().prop_map(Mutation::DeleteToken),
+        any::<usize>().prop_map(Mutation::DuplicateToken),
+        (any::<usize>(), "[-+0-9a-zA-Z./>#]{0,12}").prop_map(|(i, t)| Mutation::InsertToken(i, t)),
+    ]
+}
+
+fn apply(text: &str, m: &Mutation) -> String {
+    let mut toks: Vec<String> = text.split_inclusive([' ', '\n']).map(str::to_string).collect();
+    let n = toks.len().max(1);
+    match m {
+        Mutation::Truncate(per_mille) => {
+            let cut = text.len() * usize::from(*per_mille) / 1000;
+            let mut cut = cut.min(text.len());
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            return text[..cut].to_string();
+        }
+        Mutation::SetChar(i, c) => {
+            let mut chars: Vec<char> = text.chars().collect();
+            if !chars.is_empty() {
+                let k = i % chars.len();
+                chars[k] = *c;
+            }
+            return chars.into_iter().collect();
+        }
+        Mutation::SwapTokens(a, b) if !toks.is_empty() => toks.swap(a % n, b % n),
+        Mutation::DeleteToken(i) if !toks.is_empty() => drop(toks.remove(i % n)),
+        Mutation::DuplicateToken(i) if !toks.is_empty() => {
+            let t = toks[i % n].clone();
+            toks.insert(i % n, t);
+        }
+        Mutation::InsertToken(i, t) => toks.insert(i % (toks.len() + 1), format!("{t} ")),
+        _ => {}
+    }
+    toks.concat()
+}
+
+/// Feeds `text` to every reader; they must return (`Ok` or `Err`) within the budget.
+fn feed_all(text: &str) {
+    let s = seeds();
+    let p = Path::new("fuzz.txt");
+    let hosts: Vec<NodeId> = (0..128).map(NodeId).collect();
+    let t0 = Instant::now();
+    let _ = hpcc_topology::parse_topology(text, p);
+    let _ = hpcc_flow::parse_flows(text, p, &s.fat);
+    if let Ok(c) = hpcc_config::parse_config(text, p) {
+        let _ = c.check_ecn_maps(&s.fat);
+    }
+    let _ = htsim_cm::parse_cm(text, p, &hosts);
+    let _ = htsim_cm::parse_cm(text, p, &hosts[..3]);
+    let _ = fct::read_fct(text, p);
+    let _ = pfc::parse_pfc(text, p);
+    for tok in text.split_whitespace().take(50) {
+        let _ = units_parse::parse_rate(tok);
+        let _ = units_parse::parse_time(tok);
+        let _ = units_parse::parse_start_seconds(tok);
+    }
+    let took = t0.elapsed();
+    assert!(took < BUDGET, "parsing {} bytes took {took:?}", text.len());
+}
+
+fn runner(cases: u32) -> TestRunner {
+    TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() })
+}
+
+/// Runs `cases` random mutations (1 to 4 each) of the seeds `pick` chooses.
+fn fuzz_mutations(pick: fn(&Seeds) -> &Vec<String>, cases: u32) {
+    let n = pick(seeds()).len();
+    let strategy = (0..n, prop::collection::vec(mutation(), 1..5));
+    runner(cases)
+        .run(&strategy, |(i, muts)| {
+            let mut text = pick(seeds())[i].clone();
+            for m in &muts {
+                text = apply(&text, m);
+            }
+            feed_all(&text);
+            Ok(())
+        })
+        .expect("no reader may panic");
+}
+
+#[test]
+fn random_bytes_never_panic() {
+    runner(1000)
+        .run(&prop::collection::vec(any::<u8>(), 0..400), |bytes| {
+            feed_all(&String::from_utf8_lossy(&bytes));
+            Ok(())
+        })
+        .expect("no reader may panic");
+}
+
+#[test]
+fn random_token_soup_never_panics() {
+    let tok = "[-+0-9.eE]{1,8}|[A-Z_]{1,12}|[0-9]{1,3}->[0-9]{1,3}|[0-9]{1,4}(Gbps|Mb/s|ns|us|ms|s)|\n";
+    runner(1000)
+        .run(&prop::collection::vec(tok, 0..60), |toks| {
+            feed_all(&toks.join(" "));
+            Ok(())
+        })
+        .expect("no reader may panic");
+}
+
+#[test]
+fn mutated_topologies_never_panic() {
+    fuzz_mutations(|s| &s.topology, 300);
+}
+
+#[test]
+fn mutated_flow_files_never_panic() {
+    fuzz_mutations(|s| &s.flow, 300);
+}
+
+#[test]
+fn mutated_configs_never_panic() {
+    fuzz_mutations(|s| &s.config, 300);
+}
+
+#[test]
+fn mutated_connection_matrices_never_panic() {
+    fuzz_mutations(|s| &s.cm, 300);
+}
+
+#[test]
+fn mutated_fct_files_never_panic() {
+    fuzz_mutations(|s| &s.fct, 300);
+}
+
+#[test]
+fn the_seeds_themselves_parse() {
+    // A check that the mutations start from valid inputs (else the fuzzing is shallow).
+    let s = seeds();
+    let p = Path::new("seed");
+    for t in &s.topology {
+        hpcc_topology::parse_topology(t, p).expect("topology seed");
+    }
+    for c in &s.config {
+        hpcc_config::parse_config(c, p).expect("config seed");
+    }
+    for f in &s.fct {
+        fct::read_fct(f, p).expect("fct seed");
+    }
+    for f in &s.flow {
+        assert_eq!(hpcc_flow::parse_flows(f, p, &s.fat).expect("flow seed").len(), 60);
+    }
+    let hosts: Vec<NodeId> = (0..128).map(NodeId).collect();
+    for c in &s.cm {
+        assert_eq!(htsim_cm::parse_cm(c, p, &hosts).expect("cm seed").len(), 60);
+    }
+}

@@ -1,0 +1,133 @@
+//! End-to-end physics checks of the simulator against closed forms.
+//!
+//! The closed form of a lone flow (docs/physics.md derives it): on a path of `h` links of
+//! equal rate, packets of wire sizes w_0..w_{N-1} leave the NIC back to back; each further
+//! hop adds one store-and-forward of the largest packet, so the last byte reaches the
+//! receiver at Σ tx(w_j) + (h-1)·tx(max w) + h·d, and its ACK needs h·(tx(ack) + d) more.
+//! One correction: the ACK of the next-to-last packet leaves tx(w_last) before the last
+//! packet has fully arrived, so a last packet shorter than an ACK waits for the receiver's
+//! port: add max(0, tx(ack) - tx(w_last)) when there are at least two packets.
+
+use rdmalab::sim::{SimConfig, Simulation, StopReason};
+use rdmalab::topology::builders::{self, LinkParams};
+use rdmalab::topology::Topology;
+use rdmalab::workload::FlowSpec;
+use rdmalab::{NodeId, Rate, Time};
+
+const D: Time = Time::from_ns(1000);
+
+fn lone_flow_closed_form(size: u64, hops: u64, rate: Rate, cfg: &SimConfig) -> Time {
+    let mtu = cfg.mtu as u64;
+    let full = size / mtu;
+    let rest = size % mtu;
+    let mut wires: Vec<u64> = vec![mtu + cfg.header_bytes as u64; full as usize];
+    if rest > 0 {
+        wires.push(rest + cfg.header_bytes as u64);
+    }
+    let sum: u64 = wires.iter().map(|&w| rate.tx_time(w).0).sum();
+    let max = wires.iter().copied().max().unwrap();
+    let data = sum + (hops - 1) * rate.tx_time(max).0 + hops * D.0;
+    let tx_ack = rate.tx_time(cfg.ack_bytes as u64).0;
+    let ack = hops * (tx_ack + D.0);
+    let last = rate.tx_time(*wires.last().unwrap()).0;
+    let ack_wait = if wires.len() >= 2 { tx_ack.saturating_sub(last) } else { 0 };
+    Time(data + ack_wait + ack)
+}
+
+fn run_one(topo: Topology, flows: Vec<FlowSpec>, cfg: SimConfig) -> rdmalab::sim::Results {
+    let mut sim = Simulation::new(topo, flows, cfg).expect("valid scenario");
+    assert_eq!(sim.run_to_end(), StopReason::Finished);
+    sim.results().expect("conservation holds")
+}
+
+#[test]
+fn lone_flow_matches_closed_form_on_a_star() {
+    for size in [1u64, 11, 999, 1000, 1001, 1012, 1013, 20_000, 1_000_000] {
+        let topo = builders::star(2, Rate::gbps(100), D).unwrap();
+        let cfg = SimConfig::default();
+        let expect = lone_flow_closed_form(size, 2, Rate::gbps(100), &cfg);
+        let flow = FlowSpec::new(NodeId(0), NodeId(1), size, Time::from_us(5));
+        let r = run_one(topo, vec![flow], cfg);
+        assert_eq!(r.records.len(), 1);
+        assert_eq!(r.records[0].fct, expect, "size {size}");
+    }
+}
+
+#[test]
+fn lone_flow_matches_closed_form_across_a_fat_tree() {
+    // k = 4, all links 100G: hosts 0 and 15 sit in different pods, 6 links apart.
+    let topo = builders::fat_tree(4, Rate::gbps(100), Rate::gbps(100), D).unwrap();
+    let cfg = SimConfig::default();
+    let size = 300_000;
+    let expect = lone_flow_closed_form(size, 6, Rate::gbps(100), &cfg);
+    let r = run_one(topo, vec![FlowSpec::new(NodeId(0), NodeId(15), size, Time::ZERO)], cfg);
+    assert_eq!(r.records[0].fct, expect);
+}
+
+#[test]
+fn large_lone_flow_is_within_one_percent_of_the_reference_ideal() {
+    let topo = builders::star(2, Rate::gbps(100), D).unwrap();
+    let r = run_one(topo, vec![FlowSpec::new(NodeId(0), NodeId(1), 1_000_000, Time::ZERO)], SimConfig::default());
+    let rec = r.records[0];
+    let rel = (rec.fct.0 as f64 / rec.ideal.0 as f64 - 1.0).abs();
+    assert!(rel < 0.01, "fct {} vs ideal {}", rec.fct, rec.ideal);
+}
+
+fn incast(senders: usize, size: u64, lossless: bool) -> rdmalab::sim::Results {
+    let topo = builders::star(senders + 1, Rate::gbps(100), D).unwrap();
+    let flows = (1..=senders).map(|s| FlowSpec::new(NodeId(s as u32), NodeId(0), size, Time::ZERO)).collect();
+    let cfg = SimConfig { buffer_bytes: 2 * 1024 * 1024, lossless, ecn: None, ..SimConfig::default() };
+    run_one(topo, flows, cfg)
+}
+
+#[test]
+fn incast_with_pfc_pauses_and_loses_nothing() {
+    for senders in [2, 8] {
+        let size = 2_000_000;
+        let r = incast(senders, size, true);
+        assert_eq!(r.records.len(), senders);
+        assert_eq!(r.counters.drops, 0);
+        assert!(r.counters.pauses > 0, "{senders} senders must trigger PFC");
+        assert_eq!(r.counters.payload_bytes_delivered, senders as u64 * size);
+        let paused: u64 = r.ports.iter().map(|p| p.paused_ps).sum();
+        assert!(paused > 0);
+        assert!(!r.pfc_events.is_empty());
+    }
+}
+
+#[test]
+fn incast_without_pfc_drops_and_go_back_n_recovers() {
+    for senders in [2, 8] {
+        let size = 2_000_000;
+        let r = incast(senders, size, false);
+        assert_eq!(r.records.len(), senders, "every flow completes");
+        assert!(r.counters.drops > 0);
+        assert_eq!(r.counters.pauses, 0);
+        assert_eq!(r.counters.payload_bytes_delivered, senders as u64 * size);
+        assert!(r.counters.payload_bytes_sent > senders as u64 * size, "retransmissions happened");
+    }
+}
+
+#[test]
+fn qps_with_distinct_source_ports_spread_over_spines() {
+    // 2 leaves, 4 spines, 1 host per leaf: host 0 -> host 1 crosses one of 4 spines.
+    let topo = builders::leaf_spine(2, 4, 1, Rate::gbps(100), Rate::gbps(100), D).unwrap();
+    let leaf0 = NodeId(2);
+    let uplinks: Vec<usize> = topo.nodes[leaf0.idx()]
+        .ports
+        .iter()
+        .filter(|p| !topo.is_host(topo.ports[p.idx()].peer_node))
+        .map(|p| p.idx())
+        .collect();
+    assert_eq!(uplinks.len(), 4);
+    let flows: Vec<FlowSpec> =
+        (0..64).map(|i| FlowSpec { sport: Some(20000 + i), ..FlowSpec::new(NodeId(0), NodeId(1), 10_000, Time::ZERO) }).collect();
+    let r = run_one(topo.clone(), flows, SimConfig::default());
+    for &u in &uplinks {
+        assert!(r.ports[u].tx_packets > 0, "spine uplink {u} unused by 64 QPs");
+    }
+    // One QP: exactly one uplink carries its packets.
+    let r = run_one(topo, vec![FlowSpec::new(NodeId(0), NodeId(1), 100_000, Time::ZERO)], SimConfig::default());
+    let used = uplinks.iter().filter(|&&u| r.ports[u].tx_packets > 0).count();
+    assert_eq!(used, 1);
+}
