@@ -1,6 +1,15 @@
-"""rdmalab: a packet-level simulator of lossless RDMA fabrics, driven from Python."""
+"""rdmalab: a packet-level simulator of lossless RDMA fabrics, driven from Python.
+
+    >>> import rdmalab
+    >>> res = rdmalab.run(rdmalab.Scenario.star(4).incast([1, 2, 3], 0, 1_000_000))
+    >>> res.flows            # polars DataFrame, one row per completed flow
+    >>> print(res.summary())
+"""
 
 from rdmalab import _core  # noqa: F401  (the compiled engine)
+from rdmalab.results import Results
+from rdmalab.runner import run, run_hpcc
+from rdmalab.scenario import Scenario
 
-__all__ = ["_core"]
+__all__ = ["Scenario", "Results", "run", "run_hpcc"]
 __version__ = "0.1.0"

@@ -41,7 +41,7 @@ impl<'a> Tokens<'a> {
 
     /// The line of the last token returned (1 before the first): where a truncated file
     /// is reported.
-    pub fn line(&self) -> usize {
+    pub fn last_line(&self) -> usize {
         self.last_line
     }
 }
@@ -132,7 +132,7 @@ impl<'a> Reader<'a> {
     pub fn next(&mut self, field: &str, context: &str) -> Result<Token<'a>> {
         match self.toks.next() {
             Some(t) => Ok(t),
-            None => Err(self.err(self.toks.line(), field, format!("file ends before {context}: truncated file"))),
+            None => Err(self.err(self.toks.last_line(), field, format!("file ends before {context}: truncated file"))),
         }
     }
 

@@ -192,7 +192,7 @@ pub fn leaf_spine_oversubscribed(
 /// aggregation-core. Host links run at `host_rate`, the others at `fabric_rate`.
 pub fn fat_tree(k: usize, host_rate: Rate, fabric_rate: Rate, delay: Time) -> Result<Topology> {
     const B: &str = "fat_tree";
-    if k < 2 || k % 2 != 0 {
+    if k < 2 || !k.is_multiple_of(2) {
         return Err(bad(B, "k", format!("must be even and at least 2, got {k}")));
     }
     check_rate(B, "host_rate", host_rate)?;

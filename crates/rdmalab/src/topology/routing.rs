@@ -278,8 +278,9 @@ impl Routes {
         self.hops.get(start as usize..(start + len) as usize).unwrap_or(&[])
     }
 
-    /// The egress port a switch (or host) `node` picks for a packet with this 5-tuple:
-    /// `ecmp_hash(.., seed = node id) % len`. `None` when there is no route.
+    /// The egress port `node` picks for a packet with this 5-tuple: at a switch
+    /// `ecmp_hash(.., seed = node id) % len`, at a host its first next hop (as
+    /// [`ecmp_path`](Routes::ecmp_path)). `None` when there is no route. Allocates nothing.
     #[inline]
     pub fn ecmp_port(
         &self,
@@ -294,6 +295,7 @@ impl Routes {
         match hops.len() {
             0 => None,
             1 => Some(hops[0]),
+            _ if self.host_rank(node).is_some() => Some(hops[0]),
             n => Some(hops[ecmp_hash(sip, dip, sport, dport, node.0) as usize % n]),
         }
     }

@@ -58,7 +58,7 @@ fn mean_gap_ns(cdf: &SizeCdf, load: f64, host_rate: Rate) -> Result<f64> {
         return Err(Error::scenario("poisson.host_rate", "must be positive"));
     }
     let avg = cdf.mean();
-    if !(avg > 0.0) {
+    if avg.is_nan() || avg <= 0.0 {
         return Err(Error::scenario("poisson.cdf", format!("mean flow size must be positive, got {avg}")));
     }
     Ok(1e9 * avg * 8.0 / (host_rate.0 as f64 * load))

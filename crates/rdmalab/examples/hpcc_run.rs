@@ -1,0 +1,34 @@
+//! Runs an ns-3 HPCC config with the Rust engine alone (no Python), for profiling:
+//! `cargo run --release --example hpcc_run -- CONFIG`. Prints counters and timing.
+
+use std::time::Instant;
+
+use rdmalab::formats::{fct, hpcc_config};
+use rdmalab::sim::Simulation;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let path = std::env::args().nth(1).ok_or("usage: hpcc_run CONFIG")?;
+    let t0 = Instant::now();
+    let cfg = hpcc_config::read_config(&path)?;
+    let s = rdmalab::hpcc_compat::scenario_from_config(&cfg)?;
+    let mut sim = Simulation::new(s.topology, s.flows, s.config)?;
+    let setup = t0.elapsed();
+    let reason = sim.run_to_end();
+    let wall = t0.elapsed();
+    let r = sim.results()?;
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&cfg.fct_output_file)?);
+    fct::write_fct(&mut out, &r.records)?;
+    let c = r.counters;
+    println!("stop: {reason:?}  flows {}/{}", r.records.len(), r.flows_total);
+    println!("setup {:.3}s  total {:.3}s", setup.as_secs_f64(), wall.as_secs_f64());
+    let run = (wall - setup).as_secs_f64();
+    println!(
+        "events {}  ({:.2} M/s)  packet-hops {} ({:.2} M/s)",
+        c.events,
+        c.events as f64 / run / 1e6,
+        c.packet_hops,
+        c.packet_hops as f64 / run / 1e6
+    );
+    println!("drops {} pauses {} ecn {}", c.drops, c.pauses, c.ecn_marks);
+    Ok(())
+}

@@ -1,0 +1,102 @@
+"""Results of a run as DataFrames, and the field's standard summaries."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+#: Size buckets of the fidelity report (FORMATS.md §5 style), in payload bytes.
+SIZE_BUCKETS: list[tuple[str, int, float]] = [
+    ("all", 0, float("inf")),
+    ("<100KB", 0, 100_000),
+    ("100KB-1MB", 100_000, 1_000_000),
+    (">=1MB", 1_000_000, float("inf")),
+]
+
+
+def percentile(values: np.ndarray, p: float) -> float:
+    """The reference analysis script's rule: sort, take element int(n * p)."""
+    if len(values) == 0:
+        return float("nan")
+    s = np.sort(values)
+    return float(s[min(int(len(s) * p), len(s) - 1)])
+
+
+@dataclass
+class Results:
+    """What a run measured.
+
+    `flows` has one row per completed flow: src, dst, sip, dip, sport, dport, size,
+    start_ns, fct_ns, ideal_ns and slowdown (fct/ideal clamped below at 1, as the reference's
+    analysis does). `counters` holds run totals; `ports` per-port counters; `pfc` the PFC frames
+    received; `queue_samples` switch queue lengths when sampling was asked for.
+    """
+
+    flows: pl.DataFrame
+    counters: dict[str, int]
+    ports: pl.DataFrame
+    pfc: pl.DataFrame
+    queue_samples: pl.DataFrame
+    stop_reason: str = "finished"
+    interrupted: bool = False
+    wall_seconds: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_core(cls, raw: dict[str, Any], stop_reason: str, interrupted: bool, wall: float) -> "Results":
+        f = raw["flows"]
+        flows = pl.DataFrame({
+            "flow": f["flow"], "src": f["src"], "dst": f["dst"], "sip": f["sip"], "dip": f["dip"],
+            "sport": f["sport"], "dport": f["dport"], "size": f["size"],
+            "start_ns": f["start_ps"] / 1000.0, "fct_ns": f["fct_ps"] / 1000.0, "ideal_ns": f["ideal_ps"] / 1000.0,
+        })
+        flows = flows.with_columns((pl.col("fct_ns") / pl.col("ideal_ns")).clip(lower_bound=1.0).alias("slowdown"))
+        ports = pl.DataFrame(raw["ports"]).with_row_index("port")
+        return cls(flows=flows, counters=dict(raw["counters"]), ports=ports, pfc=pl.DataFrame(raw["pfc"]),
+                   queue_samples=pl.DataFrame(raw["queue_samples"]), stop_reason=stop_reason,
+                   interrupted=interrupted, wall_seconds=wall)
+
+    def write_fct(self, path: str | Path) -> None:
+        """Writes completed flows in the ns-3 HPCC simulator's FCT format."""
+        self.extra["core"].write_fct(str(path))
+
+    def write_pfc(self, path: str | Path) -> None:
+        """Writes received PFC frames in the ns-3 HPCC simulator's PFC format."""
+        self.extra["core"].write_pfc(str(path))
+
+    def slowdown_table(self) -> pl.DataFrame:
+        """p50/p95/p99 FCT slowdown per size bucket, with the flow count of each bucket."""
+        rows = []
+        sizes = self.flows["size"].to_numpy()
+        slow = self.flows["slowdown"].to_numpy()
+        for name, lo, hi in SIZE_BUCKETS:
+            sel = slow[(sizes >= lo) & (sizes < hi)]
+            rows.append({"bucket": name, "flows": len(sel), "p50": percentile(sel, 0.5),
+                         "p95": percentile(sel, 0.95), "p99": percentile(sel, 0.99),
+                         "mean": float(sel.mean()) if len(sel) else float("nan")})
+        return pl.DataFrame(rows)
+
+    def summary(self) -> str:
+        """A human-readable summary: counters and the slowdown table."""
+        c = self.counters
+        lines = [
+            f"flows completed   {c['flows_completed']} / {c['flows_total']}"
+            + ("  (interrupted)" if self.interrupted else ""),
+            f"stop reason       {self.stop_reason}",
+            f"simulated time    {c['end_time_ps'] / 1e6:.3f} us",
+            f"events            {c['events']:,}  ({c['events'] / max(self.wall_seconds, 1e-9) / 1e6:.2f} M/s wall)",
+            f"packet hops       {c['packet_hops']:,}",
+            f"drops / pauses    {c['drops']} / {c['pauses']}",
+            f"ECN marks         {c['ecn_marks']}",
+            f"bytes sent/deliv  {c['payload_bytes_sent']:,} / {c['payload_bytes_delivered']:,}",
+        ]
+        table = self.slowdown_table()
+        lines.append("")
+        lines.append(f"{'bucket':<12}{'flows':>8}{'p50':>9}{'p95':>9}{'p99':>9}")
+        for r in table.iter_rows(named=True):
+            lines.append(f"{r['bucket']:<12}{r['flows']:>8}{r['p50']:>9.3f}{r['p95']:>9.3f}{r['p99']:>9.3f}")
+        return "\n".join(lines)

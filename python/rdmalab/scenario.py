@@ -1,0 +1,141 @@
+"""Scenarios: what to simulate, built in code or read from TOML.
+
+A `Scenario` is a plain dictionary with the same structure as the TOML file (see the README's
+scenario reference); the Rust engine parses and validates it, so errors name the field
+whichever way the scenario was written.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+try:  # Python >= 3.11
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover
+    tomllib = None  # type: ignore[assignment]
+
+
+class Scenario:
+    """A topology, its traffic and the fabric settings.
+
+    Build one with the class methods (`Scenario.star(...)`, `.fat_tree(...)`, ...) and add
+    traffic with `.poisson(...)`, `.incast(...)`, `.permutation(...)`, `.flow(...)`; or read a
+    TOML file with `Scenario.from_toml(path)`.
+    """
+
+    def __init__(self, spec: dict[str, Any], path: str | Path | None = None):
+        self.spec = spec
+        self.path = Path(path) if path is not None else None
+
+    # -- topologies ---------------------------------------------------------------------
+    @classmethod
+    def star(cls, hosts: int, rate: str = "100Gbps", delay: str = "1us") -> "Scenario":
+        return cls({"topology": {"kind": "star", "hosts": hosts, "rate": rate, "delay": delay}})
+
+    @classmethod
+    def dumbbell(cls, hosts_per_side: int, host_rate: str = "100Gbps", bottleneck_rate: str = "100Gbps",
+                 delay: str = "1us") -> "Scenario":
+        return cls({"topology": {"kind": "dumbbell", "hosts_per_side": hosts_per_side, "host_rate": host_rate,
+                                 "bottleneck_rate": bottleneck_rate, "delay": delay}})
+
+    @classmethod
+    def leaf_spine(cls, leaves: int, hosts_per_leaf: int, spines: int | None = None,
+                   oversubscription: float | None = None, host_rate: str = "100Gbps",
+                   fabric_rate: str = "100Gbps", delay: str = "1us") -> "Scenario":
+        topo: dict[str, Any] = {"kind": "leaf_spine", "leaves": leaves, "hosts_per_leaf": hosts_per_leaf,
+                                "host_rate": host_rate, "fabric_rate": fabric_rate, "delay": delay}
+        if spines is not None:
+            topo["spines"] = spines
+        if oversubscription is not None:
+            topo["oversubscription"] = oversubscription
+        return cls({"topology": topo})
+
+    @classmethod
+    def fat_tree(cls, k: int, host_rate: str = "100Gbps", fabric_rate: str = "100Gbps",
+                 delay: str = "1us") -> "Scenario":
+        return cls({"topology": {"kind": "fat_tree", "k": k, "host_rate": host_rate,
+                                 "fabric_rate": fabric_rate, "delay": delay}})
+
+    @classmethod
+    def hpcc_topology(cls, path: str | Path) -> "Scenario":
+        """A topology in the ns-3 HPCC simulator's format."""
+        return cls({"topology": {"kind": "hpcc_file", "path": str(Path(path).resolve())}})
+
+    @classmethod
+    def from_toml(cls, path: str | Path) -> "Scenario":
+        path = Path(path)
+        if tomllib is None:  # pragma: no cover
+            raise RuntimeError("reading TOML needs Python 3.11+")
+        with open(path, "rb") as f:
+            return cls(tomllib.load(f), path)
+
+    @classmethod
+    def default(cls) -> "Scenario":
+        """The built-in demo: a k=4 fat tree, FB Hadoop flow sizes at 30 % load for 1 ms."""
+        return cls.fat_tree(4).poisson("fb_hadoop", load=0.3, duration="1ms").with_seed(1)
+
+    # -- traffic ------------------------------------------------------------------------
+    def _add(self, entry: dict[str, Any]) -> "Scenario":
+        new = copy.deepcopy(self)
+        new.spec.setdefault("traffic", []).append(entry)
+        return new
+
+    def poisson(self, cdf: str, load: float, duration: str, start: str = "0ns",
+                hosts: list[int] | None = None) -> "Scenario":
+        """Per-host Poisson arrivals, sizes from `cdf` (`fb_hadoop`, `web_search` or a file)."""
+        e: dict[str, Any] = {"kind": "poisson", "cdf": cdf, "load": load, "duration": duration, "start": start}
+        if hosts is not None:
+            e["hosts"] = hosts
+        return self._add(e)
+
+    def incast(self, senders: list[int], receiver: int, size: int, start: str = "0ns") -> "Scenario":
+        return self._add({"kind": "incast", "senders": senders, "receiver": receiver, "size": size,
+                          "start": start})
+
+    def permutation(self, size: int, start: str = "0ns", hosts: list[int] | None = None) -> "Scenario":
+        e: dict[str, Any] = {"kind": "permutation", "size": size, "start": start}
+        if hosts is not None:
+            e["hosts"] = hosts
+        return self._add(e)
+
+    def flow(self, src: int, dst: int, size: int, start: str = "0ns", **extra: Any) -> "Scenario":
+        """One explicit flow (extra: pg, dport, sport)."""
+        return self._add({"kind": "flows", "flows": [{"src": src, "dst": dst, "size": size, "start": start,
+                                                      **extra}]})
+
+    def hpcc_flows(self, path: str | Path) -> "Scenario":
+        return self._add({"kind": "hpcc_flow_file", "path": str(Path(path).resolve())})
+
+    def htsim_cm(self, path: str | Path) -> "Scenario":
+        return self._add({"kind": "htsim_cm", "path": str(Path(path).resolve())})
+
+    # -- settings -----------------------------------------------------------------------
+    def with_seed(self, seed: int) -> "Scenario":
+        new = copy.deepcopy(self)
+        new.spec["seed"] = seed
+        return new
+
+    def with_fabric(self, **settings: Any) -> "Scenario":
+        """Fabric settings: timing, mtu, lossless, buffer_mb, ecn, ack_high_prio,
+        ack_interval, rto, cc, window, qp_cache_entries, qp_cache_miss_penalty,
+        queue_sample_interval."""
+        new = copy.deepcopy(self)
+        new.spec.setdefault("fabric", {}).update(settings)
+        return new
+
+    def with_stop_time(self, t: str) -> "Scenario":
+        new = copy.deepcopy(self)
+        new.spec["stop_time"] = t
+        return new
+
+    def to_json(self) -> str:
+        return json.dumps(self.spec)
+
+    def base_dir(self) -> str:
+        return str(self.path.parent if self.path else Path.cwd())
+
+    def __repr__(self) -> str:
+        return f"Scenario({self.spec!r})"
