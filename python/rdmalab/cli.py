@@ -72,8 +72,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_hpcc)
     from rdmalab.drum import cli as drum_cli
+    from rdmalab.experiments import cli as experiments_cli
 
     drum_cli.register(sub)
+    experiments_cli.register(sub)
     return parser
 
 

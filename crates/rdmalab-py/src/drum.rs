@@ -356,10 +356,7 @@ impl DrumCoordinator {
             arr.copy_from_slice(st);
             reps.push(AgentReport { load: slice("load", load)?.to_vec(), stats: arr });
         }
-        if reps.iter().any(|r| r.load.len() != self.spec.n + self.spec.link_cap.len()) {
-            return Err(PyValueError::new_err("drum: update: agent load has the wrong length"));
-        }
-        let r = self.coord.update(&reps);
+        let r = self.coord.update(&reps).map_err(err)?;
         let d = PyDict::new(py);
         d.set_item("iter", r.iter)?;
         d.set_item("objective", r.objective)?;
@@ -418,11 +415,8 @@ impl DrumAgent {
         u: PyReadonlyArray1<'py, f64>,
     ) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>)> {
         let (up, uu) = (slice("u_prev", &u_prev)?, slice("u", &u)?);
-        if up.len() != uu.len() {
-            return Err(PyValueError::new_err("drum: step: price vectors differ in length"));
-        }
         let agent = &mut self.agent;
-        let rep = py.allow_threads(|| agent.step(up, uu));
+        let rep = py.allow_threads(|| agent.step(up, uu)).map_err(err)?;
         Ok((rep.load.into_pyarray(py), rep.stats.to_vec().into_pyarray(py)))
     }
 

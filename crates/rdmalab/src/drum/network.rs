@@ -179,8 +179,8 @@ pub fn solve_network_local(np: &NetworkProblem<'_>, settings: NetworkSettings, g
     let mut coord = Coordinator::new(np, settings);
     while !coord.done() {
         let (u_prev, u) = coord.prices();
-        let reports: Vec<AgentReport> = agents.par_iter_mut().map(|a| a.step(&u_prev, &u)).collect();
-        coord.update(&reports);
+        let reports: Vec<AgentReport> = agents.par_iter_mut().map(|a| a.step(&u_prev, &u)).collect::<Result<_>>()?;
+        coord.update(&reports)?;
     }
     let x: Vec<f64> = agents.iter().flat_map(|a| a.x().to_vec()).collect();
     Ok(coord.finish(np, x))

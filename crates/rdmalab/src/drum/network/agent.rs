@@ -95,8 +95,16 @@ impl Agent {
         (self.h0, self.nh)
     }
 
+    /// Number of shared resources the prices must cover.
+    pub fn n_resources(&self) -> usize {
+        self.k_total
+    }
+
     /// One local iteration given the scaled prices `u_prev = u^(T−2)`, `u = u^(T−1)`.
-    pub fn step(&mut self, u_prev: &[f64], u: &[f64]) -> AgentReport {
+    pub fn step(&mut self, u_prev: &[f64], u: &[f64]) -> Result<AgentReport> {
+        if u_prev.len() != self.k_total || u.len() != self.k_total {
+            return Err(Error::drum("u", format!("price vectors must have {} entries (one per resource)", self.k_total)));
+        }
         let mut rep = AgentReport { load: vec![0.0; self.k_total], stats: [0.0; stat::N] };
         rep.stats[stat::SY2_PREV] = if self.have_dx { self.copy_dual_residual(u_prev, u) } else { 0.0 };
         for r in 0..self.nh {
@@ -104,7 +112,7 @@ impl Agent {
         }
         self.u_prev2.copy_from_slice(u_prev);
         self.have_dx = true;
-        rep
+        Ok(rep)
     }
 
     /// ‖ρ Aᵀ(y^(T−1) − y^(T−2))‖², from the stored rate change and three price vectors.

@@ -130,8 +130,11 @@ impl Coordinator {
     }
 
     /// Consumes the agents' reports (in agent order), updates the prices, records.
-    pub fn update(&mut self, reports: &[AgentReport]) -> NetworkRecord {
+    pub fn update(&mut self, reports: &[AgentReport]) -> Result<NetworkRecord> {
         let k = self.u.len();
+        if reports.iter().any(|r| r.load.len() != k) {
+            return Err(Error::drum("load", format!("every agent load must have {k} entries (one per resource)")));
+        }
         let mut load = vec![0.0; k];
         let mut st = [0.0f64; stat::N];
         for rep in reports {
@@ -164,7 +167,7 @@ impl Coordinator {
         self.converged = met && self.met_once;
         self.met_once = met;
         self.history.push(rec);
-        rec
+        Ok(rec)
     }
 
     /// Builds the result from the agents' rates (concatenated in host order).

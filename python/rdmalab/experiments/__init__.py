@@ -1,0 +1,1 @@
+"""Experiment platform: sweeps, the results store, figures and paper reproductions."""
