@@ -1,7 +1,7 @@
 //! Bindings of the DRUM solver (`rdmalab._core.drum_*`). Thin: NumPy buffers are borrowed
 //! without copies, solves run with the GIL released, results come back as dicts of arrays.
 //! The user-facing API (argument checks, result objects, Ray) is `python/rdmalab/drum`.
-use numpy::{IntoPyArray, PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{IntoPyArray, PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};

@@ -283,16 +283,70 @@ impl Scenario {
 
     /// Parses a TOML scenario; relative paths inside resolve against `path`'s folder.
     pub fn from_toml(text: &str, path: &Path) -> Result<Scenario> {
-        let spec: ScenarioSpec = toml::from_str(text).map_err(|e| toml_error(e, text, path))?;
+        let de = toml::Deserializer::new(text);
+        let spec: ScenarioSpec = serde_path_to_error::deserialize(de).map_err(|e| toml_error(e, text, path))?;
         let base = path.parent().unwrap_or(Path::new("")).to_path_buf();
         spec.build(&base, path)
     }
 }
 
-fn toml_error(e: toml::de::Error, text: &str, path: &Path) -> Error {
-    let line = e.span().map_or(0, |s| text[..s.start.min(text.len())].matches('\n').count() + 1);
-    let field = e.message().split('`').nth(1).unwrap_or("").to_string();
-    Error::input(path, line, field, e.message().to_string())
+fn toml_error(e: serde_path_to_error::Error<toml::de::Error>, text: &str, path: &Path) -> Error {
+    let field_path = e.path().to_string();
+    let inner = e.into_inner();
+    let span_line = inner.span().map_or(0, |s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+    let named = inner.message().split('`').nth(1).unwrap_or("").to_string();
+    // The last path segment is the key whose value is wrong; an unknown key is named in
+    // the message. Tagged tables lose their inner spans in serde, so point at the key's
+    // own line when it can be found after the reported table.
+    let unknown = inner.message().starts_with("unknown field");
+    let key = if unknown { named.clone() } else { last_key(&field_path) };
+    let mut line = key_line(text, &key, span_line).unwrap_or(span_line);
+    let mut field = if unknown || field_path.is_empty() || field_path == "." { named.clone() } else { field_path };
+    if !unknown && !named.is_empty() {
+        // A bad value inside a tagged table: find the key that holds the quoted literal.
+        if let Some((l, k)) = key_of_value(text, &named, span_line) {
+            line = l;
+            if !field.ends_with(&k) {
+                field = format!("{field}.{k}");
+            }
+        }
+    }
+    Error::input(path, line, field, inner.message().trim().to_string())
+}
+
+/// The line and key of the first `key = value` at or after line `from` whose value is
+/// `value` (as TOML writes it).
+fn key_of_value(text: &str, value: &str, from: usize) -> Option<(usize, String)> {
+    text.lines().enumerate().skip(from.saturating_sub(1)).find_map(|(i, l)| {
+        let mut rest = l;
+        while let Some(eq) = rest.find('=') {
+            let (before, after) = rest.split_at(eq);
+            let v = after[1..].trim_start();
+            let quoted = format!("\"{value}\"");
+            if v.starts_with(value) || v.starts_with(&quoted) {
+                let key: String = before.trim_end().chars().rev().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                return Some((i + 1, key.chars().rev().collect()));
+            }
+            rest = &after[1..];
+        }
+        None
+    })
+}
+
+fn last_key(path: &str) -> String {
+    let seg = path.rsplit('.').next().unwrap_or("");
+    seg.split('[').next().unwrap_or("").to_string()
+}
+
+/// The first line at or after `from` that assigns `key` (`key = ...`).
+fn key_line(text: &str, key: &str, from: usize) -> Option<usize> {
+    if key.is_empty() {
+        return None;
+    }
+    text.lines().enumerate().skip(from.saturating_sub(1)).find_map(|(i, l)| {
+        let rest = l.trim_start().strip_prefix(key)?;
+        rest.trim_start().starts_with('=').then_some(i + 1)
+    })
 }
 
 /// Parses a value with units, naming the field on failure.

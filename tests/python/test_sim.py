@@ -1,0 +1,198 @@
+"""The simulator through its Python face: determinism, errors, the hpcc drop-in, Ctrl-C."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import rdmalab
+from rdmalab import Scenario, run
+from rdmalab.results import percentile
+
+RDMALAB = Path(sys.executable).parent / "rdmalab"
+
+
+def small_scenario(seed=3):
+    return Scenario.fat_tree(4).poisson("fb_hadoop", load=0.5, duration="200us").with_seed(seed)
+
+
+def test_same_seed_gives_byte_identical_fct_file(tmp_path):
+    a, b = run(small_scenario(), progress=False), run(small_scenario(), progress=False)
+    a.write_fct(tmp_path / "a.txt")
+    b.write_fct(tmp_path / "b.txt")
+    text = (tmp_path / "a.txt").read_bytes()
+    assert len(text.splitlines()) == a.counters["flows_total"] > 20
+    assert text == (tmp_path / "b.txt").read_bytes()
+    c = run(small_scenario(seed=4), progress=False)
+    c.write_fct(tmp_path / "c.txt")
+    assert (tmp_path / "c.txt").read_bytes() != text
+
+
+def test_results_are_dataframes_with_slowdowns():
+    res = run(Scenario.star(3).flow(1, 0, 1_000_000).flow(2, 0, 1_000_000), progress=False)
+    assert res.flows.height == 2
+    assert set(res.flows.columns) >= {"src", "dst", "sport", "size", "fct_ns", "ideal_ns", "slowdown"}
+    # Two equal flows share the receiver's link: each takes about twice its ideal time.
+    assert all(1.8 < s < 2.1 for s in res.flows["slowdown"].to_list())
+    assert res.counters["drops"] == 0
+    table = res.slowdown_table()
+    assert table.filter(table["bucket"] == ">=1MB")["flows"][0] == 2
+
+
+def test_percentile_follows_the_reference_rule():
+    import numpy as np
+
+    assert percentile(np.array([5.0, 1.0, 3.0, 2.0]), 0.5) == 3.0  # sorted[int(4*0.5)]
+    assert percentile(np.array([1.0, 2.0, 3.0]), 0.99) == 3.0
+
+
+BAD_SCENARIOS = [
+    ("unknown field", """
+        [topology]
+        kind = "star"
+        hosts = 4
+        colour = "red"
+     """, ["bad.toml:5", "colour"]),
+    ("bad unit", """
+        [topology]
+        kind = "star"
+        hosts = 4
+        rate = "100Gbitz"
+     """, ["topology.rate", "Gbitz"]),
+    ("flow to itself", """
+        [topology]
+        kind = "star"
+        hosts = 4
+        [[traffic]]
+        kind = "flows"
+        flows = [{src = 1, dst = 1, size = 10}]
+     """, ["flows[0].dst", "itself"]),
+    ("flow to a switch", """
+        [topology]
+        kind = "star"
+        hosts = 4
+        [[traffic]]
+        kind = "flows"
+        flows = [{src = 1, dst = 4, size = 10}]
+     """, ["traffic[0].flows[0].dst", "switch"]),
+    ("unknown host", """
+        [topology]
+        kind = "star"
+        hosts = 4
+        [[traffic]]
+        kind = "incast"
+        senders = [1, 2]
+        receiver = 99
+        size = 10
+     """, ["traffic[0].receiver", "unknown host 99"]),
+    ("negative size", """
+        [topology]
+        kind = "star"
+        hosts = 4
+        [[traffic]]
+        kind = "flows"
+        flows = [{src = 1, dst = 2, size = -5}]
+     """, ["size"]),
+    ("zero-rate link", """
+        [topology]
+        kind = "star"
+        hosts = 4
+        rate = "0Gbps"
+     """, ["topology.rate", "zero"]),
+    ("odd fat tree", """
+        [topology]
+        kind = "fat_tree"
+        k = 3
+     """, ["fat_tree.k"]),
+    ("wrong type", """
+        [topology]
+        kind = "star"
+        hosts = "four"
+     """, ["bad.toml:", "invalid type"]),
+]
+
+
+@pytest.mark.parametrize("name,text,needles", BAD_SCENARIOS, ids=[b[0] for b in BAD_SCENARIOS])
+def test_bad_scenarios_name_file_line_and_field(tmp_path, name, text, needles):
+    path = tmp_path / "bad.toml"
+    path.write_text(textwrap.dedent(text))
+    with pytest.raises(ValueError) as err:
+        run(path, progress=False)
+    msg = str(err.value)
+    for needle in needles:
+        assert needle in msg, f"{name}: {needle!r} not in {msg!r}"
+
+
+def test_hpcc_drop_in_runs_s2_without_cc(reference_copy, monkeypatch):
+    monkeypatch.chdir(reference_copy)
+    cfg = reference_copy / "S2_dcqcn_config.txt"
+    cfg.write_text(cfg.read_text().replace("CC_MODE 1", "CC_MODE 0"))
+    res, fct, pfc = rdmalab.run_hpcc(cfg.name, progress=False)
+    lines = Path(fct).read_text().splitlines()
+    assert len(lines) == 2321 == res.counters["flows_total"]
+    assert Path(pfc).exists()
+    # Same flows as the reference's FCT file (matched by sip, dip, sport), same ideal FCT.
+    ours = {tuple(l.split()[:3]): l.split() for l in lines}
+    ref = [l.split() for l in (reference_copy / "S2_dcqcn_fct.txt").read_text().splitlines()]
+    assert len(ref) == 2321
+    for r in ref:
+        o = ours[tuple(r[:3])]
+        assert o[3:6] == r[3:6], "dport, size and start_ns agree"
+        assert o[7] == r[7], "ideal FCT by the reference's formula"
+
+
+def test_hpcc_drop_in_rejects_unsupported_modes(reference_copy, monkeypatch):
+    monkeypatch.chdir(reference_copy)
+    cfg = reference_copy / "S2_hpcc_config.txt"
+    cfg.write_text(cfg.read_text().replace("CC_MODE 3", "CC_MODE 10"))
+    with pytest.raises(ValueError, match=r"CC_MODE.*not supported"):
+        rdmalab.run_hpcc(cfg.name, progress=False)
+
+
+def test_hpcc_drop_in_rejects_unknown_keys(reference_copy, monkeypatch):
+    monkeypatch.chdir(reference_copy)
+    cfg = reference_copy / "S2_dcqcn_config.txt"
+    cfg.write_text(cfg.read_text().replace("CC_MODE 1", "CC_MODE 0\nFANCY_KNOB 7"))
+    with pytest.raises(ValueError, match="FANCY_KNOB"):
+        rdmalab.run_hpcc(cfg.name, progress=False)
+
+
+def test_cli_demo_prints_summary_and_writes_figure(tmp_path):
+    out = subprocess.run([str(RDMALAB), "demo", "--out", str(tmp_path), "--quiet"], capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "p99" in out.stdout and "flows completed" in out.stdout
+    assert (tmp_path / "slowdown.png").stat().st_size > 10_000
+    assert (tmp_path / "fct.txt").read_text().count("\n") > 100
+
+
+def test_ctrl_c_stops_cleanly_and_keeps_completed_flows(tmp_path):
+    scen = tmp_path / "long.toml"
+    scen.write_text(textwrap.dedent("""
+        [topology]
+        kind = "fat_tree"
+        k = 8
+        [[traffic]]
+        kind = "poisson"
+        cdf = "web_search"
+        load = 0.6
+        duration = "50ms"
+    """))
+    proc = subprocess.Popen([str(RDMALAB), "run", str(scen), "--out", str(tmp_path / "out"), "--quiet"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    import time
+
+    deadline = time.time() + 60
+    # Wait until the run is simulating (the scenario is built), then interrupt.
+    time.sleep(4.0)
+    assert proc.poll() is None, "the run must still be going"
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=max(5, deadline - time.time()))
+    assert proc.returncode == 130, err
+    assert "interrupted" in out
+    fct = (tmp_path / "out" / "fct.txt").read_text().splitlines()
+    assert len(fct) > 0, "flows completed before Ctrl-C are written"
