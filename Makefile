@@ -31,8 +31,8 @@ test-rust:
 test-python: setup
 	$(VPY) -m pytest -q tests/python
 
-bench: setup
-	$(VPY) bench/run.py
+bench:
+	$(PY) bench/run.py
 
 clean:
 	rm -rf $(VENV) target out

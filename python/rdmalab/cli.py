@@ -29,7 +29,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from rdmalab import Scenario, run
 
     scenario = Scenario.default()
-    print("rdmalab demo: k=4 fat tree (16 hosts, 100G), FB Hadoop sizes, 30% load, 1 ms of arrivals, no CC")
+    print("rdmalab demo: k=4 fat tree (16 hosts, 100G), FB Hadoop sizes, 30% load, 5 ms of arrivals, no CC")
     results = run(scenario, progress=not args.quiet)
     print(results.summary())
     _write_outputs(results, Path(args.out), "demo: k=4 fat tree, FB Hadoop, 30% load")

@@ -74,8 +74,8 @@ class Scenario:
 
     @classmethod
     def default(cls) -> "Scenario":
-        """The built-in demo: a k=4 fat tree, FB Hadoop flow sizes at 30 % load for 1 ms."""
-        return cls.fat_tree(4).poisson("fb_hadoop", load=0.3, duration="1ms").with_seed(1)
+        """The built-in demo: a k=4 fat tree, FB Hadoop flow sizes at 30 % load for 5 ms."""
+        return cls.fat_tree(4).poisson("fb_hadoop", load=0.3, duration="5ms").with_seed(1)
 
     # -- traffic ------------------------------------------------------------------------
     def _add(self, entry: dict[str, Any]) -> "Scenario":

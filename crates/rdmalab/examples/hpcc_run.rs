@@ -6,7 +6,14 @@ use std::time::Instant;
 use rdmalab::formats::{fct, hpcc_config};
 use rdmalab::sim::Simulation;
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("hpcc_run: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::env::args().nth(1).ok_or("usage: hpcc_run CONFIG")?;
     let t0 = Instant::now();
     let cfg = hpcc_config::read_config(&path)?;
@@ -30,5 +37,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         c.packet_hops as f64 / run / 1e6
     );
     println!("drops {} pauses {} ecn {}", c.drops, c.pauses, c.ecn_marks);
+    println!(
+        "JSON {{\"events\": {}, \"packet_hops\": {}, \"flows\": {}, \"run_s\": {:.6}, \"setup_s\": {:.6}, \"sim_end_ps\": {}}}",
+        c.events,
+        c.packet_hops,
+        r.records.len(),
+        run,
+        setup.as_secs_f64(),
+        r.end_time.0
+    );
     Ok(())
 }

@@ -294,7 +294,8 @@ fn toml_error(e: serde_path_to_error::Error<toml::de::Error>, text: &str, path: 
     let field_path = e.path().to_string();
     let inner = e.into_inner();
     let span_line = inner.span().map_or(0, |s| text[..s.start.min(text.len())].matches('\n').count() + 1);
-    let named = inner.message().split('`').nth(1).unwrap_or("").to_string();
+    let msg = inner.message();
+    let named = msg.split('`').nth(1).or_else(|| msg.split('"').nth(1)).unwrap_or("").to_string();
     // The last path segment is the key whose value is wrong; an unknown key is named in
     // the message. Tagged tables lose their inner spans in serde, so point at the key's
     // own line when it can be found after the reported table.

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Benchmark of the simulator on named scenarios.
+
+Runs each scenario in its own process with the pure-Rust runner (no Python in the measured
+process, so peak RSS is the engine's) and prints wall time, user time, events, events/s,
+packet-hops/s and peak RSS. Scenarios are the ns-3 HPCC simulator's reference configs of
+`../shared/reference/hpcc/` (S1: 320-host fat tree, 9,672 flows; S2: 65-host star, 2,321
+flows) with their CC_MODE replaced as named.
+
+    python3 bench/run.py                 # all scenarios
+    python3 bench/run.py S1-dcqcn S2-none
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+REFERENCE = REPO.parent / "shared" / "reference" / "hpcc"
+BINARY = REPO / "target" / "release" / "examples" / "hpcc_run"
+
+# name -> (reference config, CC_MODE)
+SCENARIOS = {
+    "S2-none": ("S2_dcqcn_config.txt", 0),
+    "S1-none": ("S1_dcqcn_config.txt", 0),
+    "S2-dcqcn": ("S2_dcqcn_config.txt", 1),
+    "S2-hpcc": ("S2_hpcc_config.txt", 3),
+    "S1-dcqcn": ("S1_dcqcn_config.txt", 1),
+    "S1-hpcc": ("S1_hpcc_config.txt", 3),
+}
+INPUTS = ["fat.txt", "topology.txt", "trace.txt", "S1_flow.txt", "S2_flow.txt"]
+
+
+def build() -> None:
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "rdmalab", "--example", "hpcc_run"],
+                   cwd=REPO, check=True)
+
+
+def prepare(workdir: Path, config: str, cc_mode: int) -> Path:
+    for name in INPUTS:
+        shutil.copy(REFERENCE / name, workdir / name)
+    text = (REFERENCE / config).read_text()
+    lines = [f"CC_MODE {cc_mode}" if line.startswith("CC_MODE ") else line for line in text.splitlines()]
+    out = workdir / f"bench_{config}"
+    out.write_text("\n".join(lines) + "\n")
+    return out
+
+
+def run_one(name: str) -> dict:
+    config, mode = SCENARIOS[name]
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = prepare(Path(tmp), config, mode)
+        out_path = Path(tmp) / "stdout.txt"
+        with open(out_path, "w") as out:
+            t0 = time.perf_counter()
+            proc = subprocess.Popen([str(BINARY), cfg.name], cwd=tmp, stdout=out, stderr=subprocess.STDOUT)
+            _, status, usage = os.wait4(proc.pid, 0)  # this child's own rusage
+            wall = time.perf_counter() - t0
+        text = out_path.read_text()
+    if os.waitstatus_to_exitcode(status) != 0:
+        return {"scenario": name, "error": text.strip().splitlines()[-1]}
+    stats = json.loads(next(l for l in text.splitlines() if l.startswith("JSON "))[5:])
+    return {
+        "scenario": name,
+        "wall_s": wall,
+        "user_s": usage.ru_utime,
+        "events": stats["events"],
+        "events_per_s": stats["events"] / stats["run_s"],
+        "packet_hops_per_s": stats["packet_hops"] / stats["run_s"],
+        "peak_rss_mb": usage.ru_maxrss / 1024,
+        "flows": stats["flows"],
+    }
+
+
+def main(argv: list[str]) -> int:
+    names = argv or list(SCENARIOS)
+    unknown = [n for n in names if n not in SCENARIOS]
+    if unknown:
+        print(f"unknown scenario(s) {unknown}; known: {list(SCENARIOS)}", file=sys.stderr)
+        return 2
+    if not REFERENCE.is_dir():
+        print(f"reference data not found at {REFERENCE}", file=sys.stderr)
+        return 2
+    build()
+    print(f"{'scenario':<10}{'wall s':>8}{'user s':>8}{'events':>12}{'Mev/s':>8}{'Mhops/s':>9}{'RSS MB':>8}{'flows':>7}")
+    for name in names:
+        r = run_one(name)
+        if "error" in r:
+            print(f"{name:<10}  error: {r['error']}")
+            continue
+        print(f"{name:<10}{r['wall_s']:>8.2f}{r['user_s']:>8.2f}{r['events']:>12,}{r['events_per_s'] / 1e6:>8.2f}"
+              f"{r['packet_hops_per_s'] / 1e6:>9.2f}{r['peak_rss_mb']:>8.1f}{r['flows']:>7}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
