@@ -9,6 +9,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+import polars as pl  # noqa: E402
 
 from rdmalab.results import Results, percentile  # noqa: E402
 
@@ -19,16 +20,16 @@ def slowdown_by_size(results: dict[str, Results] | Results, out: str | Path, tit
     Writes PNG and PDF; returns their paths."""
     if isinstance(results, Results):
         results = {"rdmalab": results}
+    return slowdown_by_size_frames({label: res.flows for label, res in results.items()}, out, title)
+
+
+def slowdown_by_size_frames(frames: dict[str, pl.DataFrame], out: str | Path, title: str = "") -> list[Path]:
+    """`slowdown_by_size` for flow tables (any DataFrame with `size` and `slowdown`), one
+    line per label. Writes PNG and PDF; returns their paths."""
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8), sharex=True)
-    for label, res in results.items():
-        df = res.flows.sort("size")
-        sizes, slow = df["size"].to_numpy(), df["slowdown"].to_numpy()
-        if len(sizes) == 0:
-            continue
-        edges = np.linspace(0, len(sizes), 21).astype(int)
-        xs = [sizes[hi - 1] for lo, hi in zip(edges[:-1], edges[1:]) if hi > lo]
-        for ax, p in zip(axes, (0.5, 0.95, 0.99)):
-            ys = [percentile(slow[lo:hi], p) for lo, hi in zip(edges[:-1], edges[1:]) if hi > lo]
+    for label, flows in frames.items():
+        xs, cols = slowdown_buckets(flows)
+        for ax, ys in zip(axes, cols):
             ax.plot(xs, ys, marker="o", ms=3, label=label)
     for ax, p in zip(axes, ("p50", "p95", "p99")):
         ax.set_xscale("log")
@@ -40,6 +41,17 @@ def slowdown_by_size(results: dict[str, Results] | Results, out: str | Path, tit
         fig.suptitle(title)
     fig.tight_layout()
     return _save(fig, out)
+
+
+def slowdown_buckets(flows: pl.DataFrame, buckets: int = 20) -> tuple[list[float], list[list[float]]]:
+    """Flows sorted by size in `buckets` equal-count buckets (5 % of flows each by default):
+    the largest size of each bucket, and the p50, p95 and p99 slowdown of each bucket."""
+    df = flows.sort("size")
+    sizes, slow = df["size"].to_numpy(), df["slowdown"].to_numpy()
+    edges = np.linspace(0, len(sizes), buckets + 1).astype(int)
+    spans = [(lo, hi) for lo, hi in zip(edges[:-1], edges[1:]) if hi > lo]
+    xs = [float(sizes[hi - 1]) for _, hi in spans]
+    return xs, [[percentile(slow[lo:hi], p) for lo, hi in spans] for p in (0.5, 0.95, 0.99)]
 
 
 def _save(fig, out: str | Path) -> list[Path]:

@@ -89,6 +89,7 @@ impl<E: Copy> EventQueue<E> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::{Rng, SeedableRng};
 
     #[test]
     fn earliest_first_and_fifo_ties() {
@@ -100,5 +101,29 @@ mod tests {
         q.push(Time(4), 'e');
         let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, vec!['b', 'd', 'e', 'a', 'c']);
+    }
+
+    #[test]
+    fn matches_a_stable_sort_under_random_interleaving() {
+        // Interleave pushes and pops at random; every pop must return the smallest
+        // (time, insertion index) still pending.
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(9);
+        let mut q = EventQueue::new();
+        let mut pending: Vec<(u64, usize)> = Vec::new();
+        let mut next = 0usize;
+        for _ in 0..20_000 {
+            if rng.gen_bool(0.55) || pending.is_empty() {
+                let t = rng.gen_range(0..50u64);
+                q.push(Time(t), next);
+                pending.push((t, next));
+                next += 1;
+            } else {
+                let (i, _) = pending.iter().enumerate().min_by_key(|(_, &k)| k).unwrap();
+                let want = pending.remove(i);
+                let (t, e) = q.pop().unwrap();
+                assert_eq!((t.0, e), want);
+            }
+        }
+        assert_eq!(q.len(), pending.len());
     }
 }

@@ -7,12 +7,14 @@ pub mod int;
 pub mod mmu;
 pub mod packet;
 pub mod port;
+pub mod txclock;
 
 pub use ecn::{EcnConfig, EcnParams};
 pub use int::{IntHeader, IntHop, IntSlab};
 pub use mmu::{Admission, MmuConfig, SwitchMmu};
 pub use packet::{Packet, PacketKind};
 pub use port::PortState;
+pub use txclock::TxClock;
 
 /// Number of priority classes (queues) per port, as on the reference's switches.
 pub const NUM_PRIOS: usize = 8;

@@ -22,6 +22,8 @@ pub struct PortState {
     pub local: u16,
     /// Line rate.
     pub rate: Rate,
+    /// Index of the rate's transmission-time table in the `TxClock`.
+    pub rate_class: u8,
     /// Propagation delay.
     pub delay: Time,
     /// Serialising a packet right now.
@@ -52,6 +54,7 @@ impl PortState {
             peer,
             local,
             rate,
+            rate_class: u8::MAX,
             delay,
             busy: false,
             in_flight: VecDeque::new(),

@@ -19,7 +19,7 @@ pub use results::{Results, StopReason};
 
 use crate::cc::CcGroup;
 use crate::engine::{EventQueue, Rng};
-use crate::fabric::{IntSlab, Packet, PortState, SwitchMmu};
+use crate::fabric::{IntSlab, Packet, PortState, SwitchMmu, TxClock};
 use crate::formats::pfc::PfcEvent;
 use crate::ids::{PortId, QpId};
 use crate::rnic::{Nic, Qp};
@@ -70,6 +70,8 @@ pub struct Simulation {
     topo: Topology,
     routes: Routes,
     ports: Vec<PortState>,
+    /// Transmission times per link rate and packet size.
+    clock: TxClock,
     /// Switch index of each node (`u32::MAX` for hosts).
     switch_of: Vec<u32>,
     /// NIC index of each node (`u32::MAX` for switches).
@@ -162,7 +164,7 @@ impl Simulation {
         let st = &mut self.ports[port.idx()];
         debug_assert!(!st.busy);
         st.busy = true;
-        let tx = self.cfg.timing.tx_time(st.rate, pkt.wire as u64);
+        let tx = self.clock.tx(st.rate_class, st.rate, pkt.wire);
         let done = self.now + tx;
         let arrival = done + st.delay;
         st.tx_bytes += pkt.wire as u64;

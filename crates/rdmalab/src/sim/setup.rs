@@ -6,7 +6,7 @@ use super::{Event, SimConfig, Simulation};
 use crate::cc::CcGroup;
 use crate::engine::{stream, EventQueue, StreamKind};
 use crate::error::{Error, Result};
-use crate::fabric::{IntSlab, MmuConfig, PortState, SwitchMmu, NUM_PRIOS};
+use crate::fabric::{IntSlab, MmuConfig, PortState, SwitchMmu, TxClock, NUM_PRIOS};
 use crate::ids::{NodeId, PortId};
 use crate::rnic::{Nic, QpCache};
 use crate::stats::ideal;
@@ -22,7 +22,12 @@ impl Simulation {
         validate_config(&cfg)?;
         let routes = Routes::compute(&topo, cfg.neighbor_order)?;
         validate_flows(&topo, &flows)?;
-        let ports = build_ports(&topo);
+        let mut ports = build_ports(&topo);
+        let max_packet = (cfg.mtu + cfg.header_bytes + 128).max(2048) as usize;
+        let clock = TxClock::new(cfg.timing, topo.links.iter().map(|l| l.rate), max_packet);
+        for p in &mut ports {
+            p.rate_class = clock.class_of(p.rate);
+        }
         let (switch_of, mmus, ecn_rngs) = build_switches(&topo, &cfg)?;
         let (nic_of, nics) = build_nics(&topo, &cfg)?;
         let error_rngs = (0..topo.ports.len())
@@ -44,6 +49,7 @@ impl Simulation {
             topo,
             routes,
             ports,
+            clock,
             switch_of,
             nic_of,
             mmus,

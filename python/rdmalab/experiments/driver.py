@@ -1,0 +1,191 @@
+"""Running a sweep: expand, skip what the store already has, execute, store, summarise."""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+import polars as pl
+from tqdm import tqdm
+
+from rdmalab.experiments.executors import LocalExecutor
+from rdmalab.experiments.store import Store
+from rdmalab.experiments.sweep import RunSpec, Sweep, SweepError
+from rdmalab.results import percentile
+
+
+@dataclass
+class SweepReport:
+    """What a sweep did: counts, and one summary row per run of the sweep."""
+
+    out: Path
+    total: int
+    skipped: int = 0
+    ok: int = 0
+    failed: int = 0
+    interrupted: bool = False
+    wall_s: float = 0.0
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def table(self, max_rows: int = 40) -> str:
+        """The end-of-sweep summary table."""
+        head = f"{'run':<40} {'status':<11} {'flows':>7} {'p50':>7} {'p99':>7} {'wall s':>8}"
+        lines = [head, "-" * len(head)]
+        for r in self.rows[:max_rows]:
+            lines.append(f"{r['label'][:40]:<40} {r['status']:<11} {r['flows']:>7} {r['p50']:>7.3f} "
+                         f"{r['p99']:>7.3f} {r['wall_s']:>8.2f}")
+        if len(self.rows) > max_rows:
+            lines.append(f"... and {len(self.rows) - max_rows} more runs")
+        lines.append("")
+        counts = {st: sum(1 for r in self.rows if r["status"] == st) for st in ("ok", "error", "not run")}
+        lines.append(f"{self.total} runs: {counts['ok']} ok, {counts['error']} failed, {counts['not run']} not run; "
+                     f"{self.ok + self.failed} ran now, {self.skipped} were already done"
+                     + ("  (interrupted: rerun with --resume)" if self.interrupted else ""))
+        lines.extend(f"  error in {r['label']}: {r['error'].splitlines()[0]}" for r in self.rows
+                     if r["status"] == "error" and r["error"])
+        lines.append(f"results in {self.out} (wall {self.wall_s:.1f} s)")
+        return "\n".join(lines)
+
+
+def run_sweep(sweep: Sweep, out: str | Path, executor: Any = None, resume: bool = False,
+              retry_failed: bool = False, progress: bool = True) -> SweepReport:
+    """Runs every run of `sweep` not yet in the store at `out`; returns the report.
+
+    Without `resume`, a folder that already holds finished runs is an error. With it,
+    finished runs are skipped (failed ones too, unless `retry_failed`). Ctrl-C stops the
+    sweep; finished runs stay stored and `resume` continues.
+    """
+    t0 = time.perf_counter()
+    store = Store(out)
+    runs = sweep.expand()
+    done = _finished(store, resume, retry_failed)
+    store.write_manifest(sweep, runs)
+    todo = [r for r in runs if r.run_id not in done]
+    report = SweepReport(out=store.root, total=len(runs), skipped=len(runs) - len(todo))
+    executor = executor or LocalExecutor()
+    bar = _Progress(sweep.name, len(runs), report.skipped, progress, executor)
+    by_id = {r.run_id: r for r in todo}
+    results = executor.run([r.task() for r in todo], events=bar.event)
+    try:
+        for res in results:
+            _record(store, by_id[res["run_id"]], res, sweep.name, report, bar)
+    except KeyboardInterrupt:
+        report.interrupted = True
+    finally:
+        results.close()
+        bar.close()
+    report.wall_s = time.perf_counter() - t0
+    report.rows = _summary_rows(store, runs)
+    return report
+
+
+def _finished(store: Store, resume: bool, retry_failed: bool) -> set[str]:
+    """Ids of the runs to skip."""
+    store.clean_temporaries()
+    statuses = store.statuses()
+    if statuses and not resume:
+        raise SweepError(f"{store.root} already holds {len(statuses)} finished runs: pass --resume to "
+                         "continue that sweep, or choose another --out")
+    return {rid for rid, st in statuses.items() if st == "ok" or (st == "error" and not retry_failed)}
+
+
+def _record(store: Store, spec: RunSpec, res: dict[str, Any], name: str, report: SweepReport,
+            bar: "_Progress") -> None:
+    if res["status"] == "interrupted":
+        bar.finished(spec.run_id, failed=False, counted=False)
+        return
+    store.write_run(spec, res, name)
+    failed = res["status"] != "ok"
+    report.failed += failed
+    report.ok += not failed
+    bar.finished(spec.run_id, failed)
+
+
+def _summary_rows(store: Store, runs: list[RunSpec]) -> list[dict[str, Any]]:
+    """One row per run of the sweep, from the store (so resumed runs are included)."""
+    stored = store.runs()
+    info = {r["run_id"]: r for r in stored.iter_rows(named=True)} if stored.height else {}
+    rows = []
+    for spec in runs:
+        r = info.get(spec.run_id)
+        p50 = p99 = float("nan")
+        if r and r["status"] == "ok" and store.path("flows", spec.run_id).is_file():
+            slow = pl.read_parquet(store.path("flows", spec.run_id), columns=["slowdown"])["slowdown"].to_numpy()
+            p50, p99 = percentile(slow, 0.5), percentile(slow, 0.99)
+        rows.append({"run_id": spec.run_id, "label": spec.label(), "status": r["status"] if r else "not run",
+                     "flows": (r or {}).get("flows") or 0, "p50": p50, "p99": p99,
+                     "wall_s": (r or {}).get("wall_s") or 0.0, "error": (r or {}).get("error")})
+    return rows
+
+
+class _Progress:
+    """The sweep's bar (runs done, running, failed, ETA) and one bar per running run."""
+
+    def __init__(self, name: str, total: int, skipped: int, enabled: bool, executor: Any,
+                 stream: TextIO = sys.stderr):
+        self.enabled = enabled
+        self.executor = executor
+        self.started: set[str] = set()
+        self.running_bars: dict[str, tqdm] = {}
+        self.done = self.failed = 0
+        self.submitted = total - skipped
+        self.bar = tqdm(total=total, initial=skipped, unit="run", desc=name[:24], disable=not enabled,
+                        file=stream, dynamic_ncols=True)
+        self._postfix()
+
+    def running(self) -> int:
+        if self.started:  # the local pool reports starts
+            return len(self.started)
+        cap = self.executor.capacity() if hasattr(self.executor, "capacity") else 1
+        return min(cap, self.submitted - self.done - self.failed)
+
+    def _postfix(self) -> None:
+        self.bar.set_postfix_str(f"done={self.done} running={self.running()} failed={self.failed}")
+
+    def event(self, ev: tuple) -> None:
+        """A worker's start or progress event."""
+        kind, rid = ev[0], ev[1]
+        if kind == "start":
+            self.started.add(rid)
+            if self.enabled:
+                used = {b.pos for b in self.running_bars.values()}
+                pos = next(i for i in range(1, len(used) + 2) if i not in used and -i not in used)
+                self.running_bars[rid] = tqdm(total=0, unit="flow", desc=f"  {rid[:8]}", leave=False,
+                                              position=pos, file=self.bar.fp, dynamic_ncols=True)
+            self._postfix()
+        elif kind == "progress" and rid in self.running_bars:
+            b = self.running_bars[rid]
+            b.total = ev[3]
+            b.update(ev[2] - b.n)
+
+    def finished(self, rid: str, failed: bool, counted: bool = True) -> None:
+        """A run ended (and was stored unless `counted` is False)."""
+        self.started.discard(rid)
+        b = self.running_bars.pop(rid, None)
+        if b is not None:
+            b.close()
+        if counted:
+            self.failed += failed
+            self.done += not failed
+            self.bar.update(1)
+        self._postfix()
+
+    def close(self) -> None:
+        for b in self.running_bars.values():
+            b.close()
+        self.bar.close()
+
+
+def slowdown_summary(flows: pl.DataFrame, by: list[str]) -> pl.DataFrame:
+    """p50/p95/p99 slowdown per group of runs (e.g. by `fabric.cc`), pooling their flows."""
+    rows = []
+    for key, g in flows.group_by(by, maintain_order=True):
+        s = g["slowdown"].to_numpy()
+        rows.append({**dict(zip(by, key)), "flows": len(s), "p50": percentile(s, 0.5),
+                     "p95": percentile(s, 0.95), "p99": percentile(s, 0.99),
+                     "mean": float(np.mean(s)) if len(s) else float("nan")})
+    return pl.DataFrame(rows)
