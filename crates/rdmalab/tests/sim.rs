@@ -131,3 +131,32 @@ fn qps_with_distinct_source_ports_spread_over_spines() {
     let used = uplinks.iter().filter(|&&u| r.ports[u].tx_packets > 0).count();
     assert_eq!(used, 1);
 }
+
+#[test]
+fn ack_interval_sends_one_ack_per_n_packets_and_on_the_last() {
+    // 103 packets with an ACK every 4: 25 ACKs for packets 4..100 plus one for the last.
+    let topo = builders::star(2, Rate::gbps(100), D).unwrap();
+    let receiver_port = topo.nodes[1].ports[0].idx();
+    let cfg = SimConfig { ack_interval: 4, ..SimConfig::default() };
+    let r = run_one(topo, vec![FlowSpec::new(NodeId(0), NodeId(1), 102_500, Time::ZERO)], cfg);
+    assert_eq!(r.ports[receiver_port].tx_packets, 26);
+}
+
+#[test]
+fn qp_context_cache_misses_slow_down_many_qps() {
+    // 32 QPs from one host: with a 16-entry cache cycling round robin, every packet misses.
+    let run = |cache: Option<rdmalab::rnic::QpCacheConfig>| {
+        let topo = builders::star(2, Rate::gbps(100), D).unwrap();
+        let flows = (0..32).map(|_| FlowSpec::new(NodeId(0), NodeId(1), 50_000, Time::ZERO)).collect();
+        let r = run_one(topo, flows, SimConfig { qp_cache: cache, ..SimConfig::default() });
+        r.records.iter().map(|x| x.fct).max().unwrap()
+    };
+    let ideal = run(None);
+    let fits = run(Some(rdmalab::rnic::QpCacheConfig { entries: 32, miss_penalty_ns: 1000 }));
+    let thrash = run(Some(rdmalab::rnic::QpCacheConfig { entries: 16, miss_penalty_ns: 1000 }));
+    // When all contexts fit, only the 32 first touches miss: at most 1 µs later.
+    assert!(fits.0 - ideal.0 <= 1_000_000, "fits {fits} vs {ideal}");
+    // Thrashing: 1,600 packets each wait 1 µs behind a fetch, 16 fetches overlapping at most;
+    // the NIC can no longer keep the link busy (83.84 ns per packet).
+    assert!(thrash.0 as f64 > 1.3 * ideal.0 as f64, "thrash {thrash} vs {ideal}");
+}
