@@ -116,6 +116,7 @@ fn drum_solve_admm<'py>(
     out.set_item("h_rho", col(|r| r.rho))?;
     out.set_item("h_sweeps", col(|r| r.sweeps as f64))?;
     out.set_item("h_fallbacks", col(|r| r.fallbacks as f64))?;
+    out.set_item("h_seconds", col(|r| r.seconds))?;
     out.set_item("scales", res.scales.into_pyarray(py))?;
     let st = res.state;
     out.set_item("x", arr2(py, st.x, n, m)?)?;

@@ -3,15 +3,19 @@
 //! Reads the reference's config keys (paths relative to the current directory, as the
 //! reference does), builds the same topology and flows, and runs with the reference's
 //! conventions switched on: whole-nanosecond transmission times truncated as ns-3 does,
-//! its ECMP next-hop order, no retransmission timeout, duplicates left unacknowledged.
+//! its ECMP next-hop order, no retransmission timeout, duplicates left unacknowledged,
+//! and ACKs sharing the data queue at switches whatever ACK_HIGH_PRIO says (the reference
+//! applies that key to hosts only; see `SimConfig::ack_prio_at_switches`).
 //! Keys whose behaviour is not implemented are errors naming the key and line, never
 //! silently ignored.
 //!
-//! `CC_MODE 0` is our extension: no congestion control, every QP at line rate.
+//! `CC_MODE 0` is our extension: no congestion control, every QP at line rate. Modes 1
+//! (DCQCN), 3 (HPCC), 7 (TIMELY) and 8 (DCTCP) map every CC key to the algorithm's
+//! parameters (`cc_config`); mode 10 (HPCC-PINT) is not supported yet.
 
 use std::path::Path;
 
-use crate::cc::CcConfig;
+use crate::cc::{CcConfig, DcqcnParams, DctcpParams, HpccParams, TimelyParams};
 use crate::error::{Error, Result};
 use crate::fabric::{EcnConfig, EcnParams};
 use crate::formats::hpcc_config::{CcMode, HpccConfig};
@@ -51,9 +55,8 @@ fn unsupported(cfg: &HpccConfig, key: &str, what: &str) -> Error {
 }
 
 fn reject_unsupported(cfg: &HpccConfig) -> Result<()> {
-    if !matches!(cfg.cc_mode, CcMode::None) {
-        let name = format!("CC_MODE {} (congestion control arrives in a later release; CC_MODE 0 runs without)", cfg.cc_mode.code());
-        return Err(unsupported(cfg, "CC_MODE", &name));
+    if matches!(cfg.cc_mode, CcMode::HpccPint) {
+        return Err(unsupported(cfg, "CC_MODE", "CC_MODE 10 (HPCC-PINT); modes 0, 1, 3, 7 and 8 run"));
     }
     if cfg.link_down.is_some() {
         return Err(unsupported(cfg, "LINK_DOWN", "link failures"));
@@ -86,10 +89,7 @@ fn ecn_config(cfg: &HpccConfig) -> Option<EcnConfig> {
 }
 
 fn sim_config(cfg: &HpccConfig) -> Result<SimConfig> {
-    let cc = match cfg.cc_mode {
-        CcMode::None => CcConfig::None,
-        _ => unreachable!("rejected above"),
-    };
+    let cc = cc_config(cfg)?;
     Ok(SimConfig {
         timing: TimingModel::Ns3,
         mtu: cfg.packet_payload_size,
@@ -98,6 +98,8 @@ fn sim_config(cfg: &HpccConfig) -> Result<SimConfig> {
         pfc_bytes: 64,
         ack_interval: cfg.l2_ack_interval.max(1),
         ack_high_prio: cfg.ack_high_prio,
+        // The reference's switches never receive ACK_HIGH_PRIO (see the field's doc).
+        ack_prio_at_switches: false,
         ack_duplicates: false,
         lossless: true,
         buffer_bytes: cfg.buffer_bytes(),
@@ -111,4 +113,71 @@ fn sim_config(cfg: &HpccConfig) -> Result<SimConfig> {
         stop_time: cfg.simulator_stop_time,
         ..SimConfig::default()
     })
+}
+
+/// The congestion control of `CC_MODE` with its keys (MODEL.md §3-5 for their meaning).
+pub fn cc_config(cfg: &HpccConfig) -> Result<CcConfig> {
+    Ok(match cfg.cc_mode {
+        CcMode::None => CcConfig::None,
+        CcMode::Dcqcn => CcConfig::Dcqcn(DcqcnParams {
+            g: cfg.ewma_gain,
+            alpha_interval: positive(cfg, cfg.alpha_resume_interval, "ALPHA_RESUME_INTERVAL")?,
+            decrease_interval: positive(cfg, cfg.rate_decrease_interval, "RATE_DECREASE_INTERVAL")?,
+            rp_timer: positive(cfg, cfg.rp_timer, "RP_TIMER")?,
+            fast_recovery_times: cfg.fast_recovery_times,
+            rate_ai: step(cfg, cfg.rate_ai, "RATE_AI")?,
+            rate_hai: step(cfg, cfg.rate_hai, "RATE_HAI")?,
+            min_rate: min_rate(cfg)?,
+            clamp_target: cfg.clamp_target_rate,
+            rate_on_first_cnp: 1.0,
+        }),
+        CcMode::Hpcc => CcConfig::Hpcc(HpccParams {
+            eta: u_target(cfg)?,
+            max_stage: cfg.mi_thresh,
+            rate_ai: step(cfg, cfg.rate_ai, "RATE_AI")?,
+            min_rate: min_rate(cfg)?,
+            fast_react: cfg.fast_react,
+            multi_rate: cfg.multi_rate,
+            sample_feedback: cfg.sample_feedback,
+        }),
+        CcMode::Timely => CcConfig::Timely(TimelyParams {
+            rate_ai: step(cfg, cfg.rate_ai, "RATE_AI")?,
+            rate_hai: step(cfg, cfg.rate_hai, "RATE_HAI")?,
+            min_rate: min_rate(cfg)?,
+            ..TimelyParams::default()
+        }),
+        CcMode::Dctcp => {
+            CcConfig::Dctcp(DctcpParams { g: cfg.ewma_gain, rate_ai: cfg.dctcp_rate_ai, min_rate: min_rate(cfg)? })
+        }
+        CcMode::HpccPint => return Err(unsupported(cfg, "CC_MODE", "CC_MODE 10 (HPCC-PINT)")),
+    })
+}
+
+fn bad(cfg: &HpccConfig, key: &str, msg: &str) -> Error {
+    Error::input(&cfg.path, cfg.line_of(key).unwrap_or(0), key, msg.to_string())
+}
+
+fn positive(cfg: &HpccConfig, t: crate::units::Time, key: &str) -> Result<crate::units::Time> {
+    if t == crate::units::Time::ZERO {
+        return Err(bad(cfg, key, "must be positive for this CC_MODE (a zero period never advances time)"));
+    }
+    Ok(t)
+}
+
+fn step(cfg: &HpccConfig, r: Option<crate::units::Rate>, key: &str) -> Result<crate::units::Rate> {
+    r.ok_or_else(|| bad(cfg, key, "missing: this CC_MODE needs it (the reference aborts without it)"))
+}
+
+fn min_rate(cfg: &HpccConfig) -> Result<crate::units::Rate> {
+    if cfg.min_rate.0 == 0 {
+        return Err(bad(cfg, "MIN_RATE", "must be positive"));
+    }
+    Ok(cfg.min_rate)
+}
+
+fn u_target(cfg: &HpccConfig) -> Result<f64> {
+    if !(cfg.u_target.is_finite() && cfg.u_target > 0.0) {
+        return Err(bad(cfg, "U_TARGET", "must be a positive utilisation"));
+    }
+    Ok(cfg.u_target)
 }

@@ -242,8 +242,15 @@ pub struct FabricSpec {
     pub ack_interval: Option<u32>,
     /// Retransmission timeout (`"none"` to disable).
     pub rto: Option<String>,
-    /// Congestion control (`none`).
+    /// Congestion control: `none`, `dcqcn`, `hpcc`, `timely` or `dctcp`, with run.py's
+    /// parameters (`hpcc` also turns on its rate-scaled window unless `window` is given).
     pub cc: Option<String>,
+    /// Which QPs share a congestion-control state: `per_qp` (default), `per_destination`,
+    /// `per_pair`, `per_destination_unsplit`.
+    pub granularity: Option<crate::cc::Granularity>,
+    /// At most one CNP per QP per this interval at the receiver (absent: every marked
+    /// packet's ACK carries one, as in the reference).
+    pub cnp_interval: Option<String>,
     /// Window limiting at one BDP.
     pub window: Option<bool>,
     /// QP-context cache entries per NIC (absent: not modelled).
@@ -517,8 +524,17 @@ impl FabricSpec {
         if let Some(cc) = &self.cc {
             c.cc = crate::cc::CcConfig::from_name(cc).map_err(|m| Error::input(file, 0, f("cc"), m))?;
         }
-        if self.window == Some(true) {
-            c.window = WindowConfig { enabled: true, variable: false, global: true };
+        if let Some(g) = self.granularity {
+            c.granularity = g;
+        }
+        if let Some(s) = &self.cnp_interval {
+            c.cnp_interval = Some(field_time(file, &f("cnp_interval"), s)?);
+        }
+        let hpcc = matches!(c.cc, crate::cc::CcConfig::Hpcc(_));
+        match self.window {
+            Some(true) => c.window = WindowConfig { enabled: true, variable: hpcc, global: true },
+            None if hpcc => c.window = WindowConfig { enabled: true, variable: true, global: true },
+            _ => {}
         }
         if let Some(n) = self.qp_cache_entries {
             let pen = self.qp_cache_miss_penalty.as_deref().unwrap_or("500ns");

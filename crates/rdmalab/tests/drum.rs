@@ -4,6 +4,7 @@
 
 use rdmalab::drum::instance::SplitMix;
 use rdmalab::drum::network::{solve_network_local, Agent, Coordinator, Coupling, NetworkProblem, NetworkSettings};
+use rdmalab::drum::problem::CapacityForm;
 use rdmalab::drum::*;
 
 fn settings() -> AdmmSettings {
@@ -30,4 +31,170 @@ fn admm_reaches_a_kkt_point_topk_and_random_masks() {
             assert!(given.accepts(1e-6), "{given:?}");
         }
     }
+}
+
+fn solved(n: usize, m: usize, k: usize, seed: u64) -> (Instance, AdmmResult, ActiveSet) {
+    let inst = paper_instance(n, m, seed).unwrap();
+    let act = ActiveSet::top_k(n, m, &inst.a, k).unwrap();
+    let p = Problem::new(n, m, &inst.a, &inst.q, &inst.c, 0.5, 1.0, act.clone()).unwrap();
+    let res = solve_admm(&p, settings(), None).unwrap();
+    (inst, res, act)
+}
+
+#[test]
+fn certificate_rejects_perturbed_points() {
+    let (n, m) = (5, 10);
+    let (inst, res, act) = solved(n, m, 4, 21);
+    let p = Problem::new(n, m, &inst.a, &inst.q, &inst.c, 0.5, 1.0, act).unwrap();
+    let x_hat: Vec<f64> = res.state.x.iter().enumerate().map(|(e, v)| v * res.scales[e / m]).collect();
+    assert!(certify(&p, &x_hat, None).unwrap().accepts(1e-7));
+    let mut g = SplitMix::new(5, 5);
+    let noisy: Vec<f64> = x_hat.iter().map(|v| v * (1.0 + 1e-3 * (g.uniform() - 0.5))).collect();
+    let shrink = recovery(&p, &noisy);
+    let noisy: Vec<f64> = noisy.iter().enumerate().map(|(e, v)| v * shrink[e / m]).collect();
+    assert!(!certify(&p, &noisy, None).unwrap().accepts(1e-5));
+    let slack: Vec<f64> = x_hat.iter().map(|v| 0.98 * v).collect();
+    assert!(!certify(&p, &slack, None).unwrap().accepts(1e-3));
+    let mut zero = x_hat.clone();
+    zero[3] = 0.0;
+    assert!(!certify(&p, &zero, None).unwrap().accepts(1.0));
+}
+
+fn recovery(p: &Problem<'_>, x: &[f64]) -> Vec<f64> {
+    rdmalab::drum::admm::recovery_scales(p, x)
+}
+
+#[test]
+fn top_k_beats_every_subset_by_enumeration() {
+    let (m, k) = (7, 3);
+    for seed in 0..3 {
+        let inst = paper_instance(1, m, 40 + seed).unwrap();
+        let mut mask = Vec::new();
+        let mut subsets = Vec::new();
+        for bits in 0u32..(1 << m) {
+            if bits.count_ones() as usize == k {
+                subsets.push(bits);
+                mask.extend((0..m).map(|j| bits >> j & 1 == 1));
+            }
+        }
+        let n = subsets.len();
+        let a: Vec<f64> = (0..n).flat_map(|_| inst.a.clone()).collect();
+        let (q, c) = (vec![inst.q[0]; n], vec![inst.c[0]; n]);
+        let p = Problem::new(n, m, &a, &q, &c, 0.5, 1.0, ActiveSet::from_mask(n, m, &mask).unwrap()).unwrap();
+        let res = solve_admm(&p, settings(), None).unwrap();
+        let value = |i: usize| {
+            let row: Vec<f64> = res.state.x[i * m..(i + 1) * m].iter().map(|v| v * res.scales[i]).collect();
+            p.host_terms(i, &row).value(1.0)
+        };
+        let best = (0..n).max_by(|&i, &j| value(i).total_cmp(&value(j))).unwrap();
+        let top = ActiveSet::top_k(1, m, &inst.a, k).unwrap();
+        let top_bits: u32 = top.row(0).iter().map(|&j| 1u32 << j).sum();
+        assert_eq!(subsets[best], top_bits, "seed {seed}");
+    }
+}
+
+#[test]
+fn warm_start_converges_immediately() {
+    let (n, m) = (10, 20);
+    let (inst, res, act) = solved(n, m, 5, 3);
+    let p = Problem::new(n, m, &inst.a, &inst.q, &inst.c, 0.5, 1.0, act).unwrap();
+    let again = solve_admm(&p, settings(), Some(res.state.clone())).unwrap();
+    assert!(again.converged && again.history.len() <= 2);
+    let mut admm = Admm::new(&p, settings(), Some(res.state)).unwrap();
+    let rec = admm.step();
+    assert!(rec.r_norm <= rec.eps_pri * 10.0);
+}
+
+#[test]
+fn dual_decomposition_brackets_the_optimum() {
+    let (n, m) = (6, 10);
+    let (inst, res, act) = solved(n, m, 3, 4);
+    let p = Problem::new(n, m, &inst.a, &inst.q, &inst.c, 0.5, 1.0, act).unwrap();
+    let p_star = res.objective();
+    let dd = solve_dual(&p, DualSettings { step0: 1e-3, iterations: 40 }).unwrap();
+    for r in &dd.history {
+        assert!(r.dual >= p_star - 1e-9 * p_star.abs(), "{r:?} vs {p_star}");
+        assert!(r.recovered <= p_star + 1e-9 * p_star.abs(), "{r:?} vs {p_star}");
+    }
+    assert!(certify(&p, &dd.x_best, None).unwrap().primal <= 1e-12);
+}
+
+#[test]
+fn bad_inputs_are_typed_errors() {
+    let inst = paper_instance(3, 4, 1).unwrap();
+    let top = |k| ActiveSet::top_k(3, 4, &inst.a, k);
+    assert!(top(4).is_err() && top(9).is_err());
+    let act = top(2).unwrap();
+    let mk = |a: &[f64], q: &[f64], c: &[f64], alpha: f64, beta: f64| {
+        Problem::new(3, 4, a, q, c, alpha, beta, act.clone()).map(|_| ()).map_err(|e| e.to_string())
+    };
+    let (a, q, c) = (&inst.a[..], &inst.q[..], &inst.c[..]);
+    let mut bad_a = inst.a.clone();
+    bad_a[5] = f64::NAN;
+    assert!(mk(&bad_a, q, c, 0.5, 1.0).unwrap_err().contains("entry 5"));
+    bad_a[5] = -1.0;
+    assert!(mk(&bad_a, q, c, 0.5, 1.0).is_err());
+    assert!(mk(&a[..11], q, c, 0.5, 1.0).is_err());
+    assert!(mk(a, &q[..2], c, 0.5, 1.0).is_err());
+    assert!(mk(a, q, &[1.0, 0.0, 1.0], 0.5, 1.0).is_err());
+    assert!(mk(a, q, c, 0.0, 1.0).is_err() && mk(a, q, c, 0.5, -1.0).is_err());
+    assert!(ActiveSet::from_mask(3, 4, &[true; 11]).is_err());
+    assert!(CapacityForm::parse("log").unwrap().check().unwrap_err().to_string().contains("unbounded"));
+    let p = Problem::new(3, 4, a, q, c, 0.5, 1.0, act).unwrap();
+    assert!(solve_admm(&p, AdmmSettings { rho: -1.0, ..settings() }, None).is_err());
+    let wrong = AdmmState { x: vec![1.0; 3], ..AdmmState::cold(&p, 0.3) };
+    assert!(solve_admm(&p, settings(), Some(wrong)).is_err());
+    assert!(certify(&p, &[1.0; 5], None).is_err());
+}
+
+fn network(n: usize, m: usize, seed: u64) -> (Instance, Vec<Coupling>, Vec<f64>, Vec<Coupling>) {
+    let inst = paper_instance(n, m, seed).unwrap();
+    let mut recv = Vec::new();
+    let mut route = Vec::new();
+    for i in 0..n {
+        for j in 0..m {
+            let dst = (i + 1 + j % (n - 1)) % n;
+            recv.push(Coupling { host: i, app: j, resource: dst, coef: 0.5 + (j % 3) as f64 * 0.5 });
+            route.push(Coupling { host: i, app: j, resource: i % 2, coef: 1.0 });
+        }
+    }
+    let link_cap = vec![0.3 * (n * m) as f64, 0.25 * (n * m) as f64];
+    (inst, recv, link_cap, route)
+}
+
+#[test]
+fn network_without_coupling_equals_the_local_model() {
+    let (n, m) = (6, 8);
+    let (inst, res, act) = solved(n, m, 3, 6);
+    let p = Problem::new(n, m, &inst.a, &inst.q, &inst.c, 0.5, 1.0, act).unwrap();
+    let np = NetworkProblem::new(p, &[], &[], &[]).unwrap();
+    let ns = NetworkSettings { eps_abs: 1e-10, eps_rel: 1e-10, ..Default::default() };
+    let out = solve_network_local(&np, ns, 4).unwrap();
+    assert!(out.converged);
+    assert!((out.objective - res.objective()).abs() <= 1e-7 * res.objective().abs());
+}
+
+#[test]
+fn agents_moved_between_processes_give_identical_iterates() {
+    let (n, m) = (6, 5);
+    let (inst, recv, link_cap, route) = network(n, m, 8);
+    let act = ActiveSet::top_k(n, m, &inst.a, 2).unwrap();
+    let p = Problem::new(n, m, &inst.a, &inst.q, &inst.c, 0.5, 1.0, act).unwrap();
+    let np = NetworkProblem::new(p, &recv, &link_cap, &route).unwrap();
+    let ns = NetworkSettings { max_iter: 40, eps_abs: 1e-14, eps_rel: 1e-14, ..Default::default() };
+    let reference = solve_network_local(&np, ns, 3).unwrap();
+    let mut agents = Agent::split(&np, 3, ns.rho).unwrap();
+    let mut coord = Coordinator::new(&np, ns);
+    while !coord.done() {
+        // Serialise every agent each iteration, as if it moved to another worker.
+        agents = agents.iter().map(|a| Agent::from_bytes(&a.to_bytes()).unwrap()).collect();
+        let (up, u) = coord.prices();
+        let reps: Vec<_> = agents.iter_mut().map(|a| a.step(&up, &u).unwrap()).collect();
+        coord.update(&reps).unwrap();
+    }
+    let x: Vec<f64> = agents.iter().flat_map(|a| a.x().to_vec()).collect();
+    assert_eq!(x, reference.x);
+    assert_eq!(coord.history(), &reference.history[..]);
+    assert!(Agent::from_bytes(b"garbage!").is_err());
+    assert!(agents[0].step(&[0.0], &[0.0]).is_err());
 }

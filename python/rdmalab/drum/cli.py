@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -106,18 +107,26 @@ def cmd_solve(args: argparse.Namespace) -> int:
 def cmd_bench_one(args: argparse.Namespace) -> int:
     import resource
 
+    import numpy as np
+
     from . import paper_instance
 
     t0 = time.perf_counter()
     inst = paper_instance(args.n, args.m, args.k, args.alpha, args.beta, args.seed)
     t_gen = time.perf_counter() - t0
+    ru0 = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
     res = inst.solve(max_iter=args.iterations, tol=1e-300)
     t = time.perf_counter() - t0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    ru1 = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = (ru1.ru_utime + ru1.ru_stime) - (ru0.ru_utime + ru0.ru_stime)
+    peak = ru1.ru_maxrss / 1024.0
+    per_iter = res.history["seconds"]
     out = {
         "n": args.n, "m": args.m, "k": args.k, "alpha": args.alpha, "beta": args.beta,
         "iterations": res.iterations, "seconds_per_iteration": t / res.iterations, "generate_seconds": t_gen,
+        "median_iteration_seconds": float(np.median(per_iter)), "min_iteration_seconds": float(per_iter.min()),
+        "cpu_seconds_per_iteration": cpu / res.iterations,
         "peak_rss_mb": peak, "objective": res.objective, "r_norm": float(res.history["r_norm"][-1]),
         "sweeps_per_host_iteration": float(res.history["sweeps"].mean() / args.n),
         "fallback_rows": int(res.history["fallbacks"].sum()),
@@ -131,17 +140,20 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     scales = [tuple(int(v) for v in s.lower().split("x")) for s in args.scales.split(",") if s]
     results = []
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
     for n, m in tqdm(scales, desc="drum bench", unit="scale"):
         cmd = [sys.executable, "-m", "rdmalab.cli", "drum", "bench-one", str(n), str(m), str(args.k), str(args.alpha),
                str(args.beta), str(args.iterations), str(args.seed)]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if proc.returncode != 0:
             print(proc.stderr, file=sys.stderr)
             return proc.returncode
         results.append(json.loads(proc.stdout.strip().splitlines()[-1]))
-    rows = [(f"({r['n']}, {r['m']})", r["iterations"], f"{1e3 * r['seconds_per_iteration']:.2f}", f"{r['peak_rss_mb']:.0f}",
+    rows = [(f"({r['n']}, {r['m']})", r["iterations"], f"{1e3 * r['seconds_per_iteration']:.2f}",
+             f"{1e3 * r['median_iteration_seconds']:.2f}", f"{1e3 * r['min_iteration_seconds']:.2f}",
+             f"{1e3 * r['cpu_seconds_per_iteration']:.2f}", f"{r['peak_rss_mb']:.0f}",
              f"{r['sweeps_per_host_iteration']:.2f}", r["fallback_rows"]) for r in results]
-    print(_table(rows, ("(n, m)", "iters", "ms/iter", "peak RSS MB", "sweeps/host/iter", "fallbacks")))
+    print(_table(rows, ("(n, m)", "iters", "mean ms/iter", "median", "min", "CPU ms/iter", "peak RSS MB", "sweeps/host/iter", "fallbacks")))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2))
     print(f"wrote {args.out}")

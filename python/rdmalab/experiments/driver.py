@@ -133,15 +133,18 @@ class _Progress:
         self.running_bars: dict[str, tqdm] = {}
         self.done = self.failed = 0
         self.submitted = total - skipped
+        self.capacity = executor.capacity() if hasattr(executor, "capacity") else 1
         self.bar = tqdm(total=total, initial=skipped, unit="run", desc=name[:24], disable=not enabled,
                         file=stream, dynamic_ncols=True)
         self._postfix()
 
     def running(self) -> int:
-        if self.started:  # the local pool reports starts
-            return len(self.started)
-        cap = self.executor.capacity() if hasattr(self.executor, "capacity") else 1
-        return min(cap, self.submitted - self.done - self.failed)
+        """Runs executing now: those started and not finished (the local pool reports
+        starts), else as many as the executor runs at once."""
+        left = self.submitted - self.done - self.failed
+        if self.started:
+            left = len(self.started)
+        return min(self.capacity, left)
 
     def _postfix(self) -> None:
         self.bar.set_postfix_str(f"done={self.done} running={self.running()} failed={self.failed}")
@@ -154,7 +157,7 @@ class _Progress:
             if self.enabled:
                 used = {b.pos for b in self.running_bars.values()}
                 pos = next(i for i in range(1, len(used) + 2) if i not in used and -i not in used)
-                self.running_bars[rid] = tqdm(total=0, unit="flow", desc=f"  {rid[:8]}", leave=False,
+                self.running_bars[rid] = tqdm(total=0, unit="flow", desc=f"  {rid[:8]}", leave=False, delay=0.5,
                                               position=pos, file=self.bar.fp, dynamic_ncols=True)
             self._postfix()
         elif kind == "progress" and rid in self.running_bars:

@@ -16,10 +16,11 @@ import numpy as np
 import polars as pl
 
 from rdmalab.experiments.store import Store, param_value
+from rdmalab.experiments.sweep import PLOT_KINDS
 from rdmalab.plots import _save, plt, slowdown_by_size_frames
 
 #: Figure kinds of `rdmalab plot`, in order.
-KINDS = ("slowdown", "cdf", "queue", "rate", "pfc")
+KINDS = PLOT_KINDS
 
 
 class NoData(ValueError):
@@ -52,8 +53,13 @@ def _runs(store: Store, by: str, where: dict[str, Any] | None) -> pl.DataFrame:
     if runs.height == 0:
         raise NoData("no successful runs match the selection")
     short = by.split(".")[-1]
-    order = [by] + (["seed"] if "seed" in runs.columns and by != "seed" else [])
-    return runs.with_columns((pl.lit(f"{short}=") + pl.col(by).cast(pl.Utf8)).alias("group")).sort(order)
+    runs = runs.with_columns((pl.lit(f"{short}=") + pl.col(by).cast(pl.Utf8)).alias("group"))
+    return runs.sort(pl.col("run_id").replace_strict(_sweep_order(store), default=len(store.run_ids())))
+
+
+def _sweep_order(store: Store) -> dict[str, int]:
+    """run id -> position in the sweep file's expansion (so groups keep the file's order)."""
+    return {r["run_id"]: i for i, r in enumerate(store.manifest().get("runs", []))}
 
 
 def _groups(store: Store, table: str, by: str, where: dict[str, Any] | None) -> dict[str, pl.DataFrame]:
@@ -82,7 +88,8 @@ def _out(store: Store, out: str | Path | None, kind: str) -> Path:
 
 
 def _title(store: Store, title: str | None, what: str) -> str:
-    return title if title is not None else f"{store.manifest().get('name', store.root.name)}: {what}"
+    """`title: what`, the title defaulting to the sweep's name."""
+    return f"{title or store.manifest().get('name', store.root.name)}: {what}"
 
 
 # -- the figures ---------------------------------------------------------------------------
@@ -131,7 +138,8 @@ def queue_over_time(sweep: str | Path, by: str | None = None, out: str | Path | 
 
     def draw(ax, df: pl.DataFrame) -> None:  # noqa: ANN001
         top = df.group_by("port").agg(pl.col("bytes").max()).sort(["bytes", "port"], descending=[True, False])
-        for port in top["port"].head(ports).to_list():
+        busy = top.filter(pl.col("bytes") > 0)
+        for port in (busy if busy.height else top)["port"].head(ports).to_list():
             d = df.filter(pl.col("port") == port).sort("time_ps")
             ax.plot(d["time_ps"].to_numpy() / 1e6, d["bytes"].to_numpy() / 1e3, lw=1, label=f"port {port}")
         ax.set_ylabel("queue length (KB)")
@@ -144,8 +152,8 @@ def qp_rate_over_time(sweep: str | Path, by: str | None = None, out: str | Path 
     """Per-QP sending rate (Gb/s) over time (µs), one run per value of `by`.
 
     Uses the engine's rate samples (a `rates` table: time_ps, flow, rate_bps) when the run
-    has them; otherwise each flow's mean rate over its lifetime (size / FCT), drawn as a
-    step from its start to its completion, and the y label says so.
+    has them; otherwise the `flows` largest flows' mean rate over their lifetime (size / FCT),
+    drawn as a step from start to completion, and the y label says so.
     """
     store = Store(sweep)
     by = by or default_by(store)
@@ -161,10 +169,11 @@ def qp_rate_over_time(sweep: str | Path, by: str | None = None, out: str | Path 
                 ax.step(d["time_ps"].to_numpy() / 1e6, d["rate_bps"].to_numpy() / 1e9, where="post", label=f"QP {f}")
             ax.set_ylabel("rate (Gb/s)")
             return
-        for r in df.sort("start_ns").head(flows).iter_rows(named=True):
+        biggest = df.sort(["size", "flow"], descending=[True, False]).head(flows).sort("start_ns")
+        for r in biggest.iter_rows(named=True):
             t0, t1 = r["start_ns"] / 1e3, (r["start_ns"] + r["fct_ns"]) / 1e3
             gbps = r["size"] * 8 / r["fct_ns"]
-            ax.plot([t0, t0, t1, t1], [0, gbps, gbps, 0], lw=1, label=f"QP {r['flow']}")
+            ax.plot([t0, t0, t1, t1], [0, gbps, gbps, 0], lw=1, label=f"flow {r['flow']} ({r['size'] / 1e6:.2g} MB)")
         ax.set_ylabel("mean rate over flow (Gb/s)")
 
     return _panels(store, groups, draw, _out(store, out, "rate"), _title(store, title, "per-QP rate"))
@@ -216,18 +225,22 @@ FIGURES: dict[str, Callable[..., list[Path]]] = {
 }
 
 
-def plot_sweep(sweep: str | Path, kinds: list[str] | tuple[str, ...] = KINDS, by: str | None = None,
+def plot_sweep(sweep: str | Path, kinds: list[str] | tuple[str, ...] | None = None, by: str | None = None,
                where: dict[str, Any] | None = None, out_dir: str | Path | None = None,
                skip_missing: bool = True) -> dict[str, list[Path]]:
     """Draws several figures of a sweep into `out_dir` (default: the sweep's `figures/`).
-    Kinds whose data the sweep lacks are skipped when `skip_missing`."""
+    `kinds` and `where` default to the sweep file's `[plot]` table (else every kind, all
+    runs). Kinds whose data the sweep lacks are skipped when `skip_missing`."""
+    defaults = Store(sweep).manifest().get("plot") or {}
+    kinds = kinds or defaults.get("kinds") or KINDS
+    where = defaults.get("where") if where is None else where
     out_dir = Path(out_dir) if out_dir else Path(sweep) / "figures"
     made: dict[str, list[Path]] = {}
     for kind in kinds:
         if kind not in FIGURES:
             raise ValueError(f"unknown figure kind `{kind}` (known: {', '.join(KINDS)})")
         try:
-            made[kind] = FIGURES[kind](sweep, by=by, out=out_dir / kind, where=where)
+            made[kind] = FIGURES[kind](sweep, by=by, out=out_dir / kind, where=where, title=defaults.get("title"))
         except NoData:
             if not skip_missing:
                 raise

@@ -46,6 +46,8 @@ SCENARIO_KEYS = ("seed", "stop_time", "topology", "traffic", "fabric")
 SWEEP_KEYS = ("name", "description", "scenario", "base", "grid", "zip", "seeds", "plot")
 #: Keys of the optional [plot] table.
 PLOT_KEYS = ("by", "kinds", "where", "title")
+#: Figure kinds (see figures.py).
+PLOT_KINDS = ("slowdown", "cdf", "queue", "rate", "pfc")
 #: Phrases of the engine's parse errors (as opposed to errors building a valid scenario).
 _PARSE_ERRORS = ("unknown field", "invalid type", "missing field", "unknown variant",
                  "invalid value", "invalid length", "duplicate field")
@@ -232,14 +234,18 @@ def _build(doc: dict[str, Any], base_dir: Path, source: str | None) -> Sweep:
     base.setdefault("seed", 1)
     sweep = Sweep(name=name, base=base, base_dir=str(scenario_dir), grid=grid, zip=zipped, seeds=seeds,
                   description=description, plot=_plot_table(doc), source=source)
+    by = sweep.plot.get("by")
+    if by and by not in sweep.dimensions():
+        raise SweepError(f"plot.by: {by!r} is not a varied parameter (varied: {', '.join(sweep.dimensions())})")
     validate(sweep)
     return sweep
 
 
-def _typed(doc: dict[str, Any], key: str, kind: type, default: Any) -> Any:
+def _typed(doc: dict[str, Any], key: str, kind: type, default: Any, prefix: str = "") -> Any:
+    """`doc[key]` (or `default`), which must be of type `kind`."""
     v = doc.get(key, default)
     if not isinstance(v, kind):
-        raise SweepError(f"field `{key}` must be a {kind.__name__}, not {type(v).__name__} ({v!r})")
+        raise SweepError(f"field `{prefix}{key}` must be a {kind.__name__}, not {type(v).__name__} ({v!r})")
     return v
 
 
@@ -342,6 +348,13 @@ def _plot_table(doc: dict[str, Any]) -> dict[str, Any]:
     for k in plot:
         if k not in PLOT_KEYS:
             raise SweepError(f"unknown field `plot.{k}` (known: {', '.join(PLOT_KEYS)})")
+    _typed(plot, "by", str, "", "plot.")
+    _typed(plot, "title", str, "", "plot.")
+    _typed(plot, "where", dict, {}, "plot.")
+    kinds = _typed(plot, "kinds", list, [], "plot.")
+    bad = [k for k in kinds if k not in PLOT_KINDS]
+    if bad:
+        raise SweepError(f"plot.kinds: unknown figure kind {bad[0]!r} (known: {', '.join(PLOT_KINDS)})")
     return plot
 
 
@@ -359,7 +372,7 @@ def validate(sweep: Sweep) -> None:
             for i, v in enumerate(values):
                 spec = copy.deepcopy(sweep.base)
                 set_path(spec, path, copy.deepcopy(v))
-                _probe(spec, sweep.base_dir, f"grid.{path!r}[{i}] = {_short(v)}")
+                _probe(spec, sweep.base_dir, f"grid.{path!r}[{i}] = {json.dumps(v)}")
 
 
 def _probe(spec: dict[str, Any], base_dir: str, what: str) -> None:
@@ -370,7 +383,7 @@ def _probe(spec: dict[str, Any], base_dir: str, what: str) -> None:
     except ValueError as e:
         msg = str(e)
         if any(p in msg for p in _PARSE_ERRORS):
-            detail = re.sub(r"^<python scenario>(:\d+)?: (field ``: )?", "", msg)
+            detail = re.sub(r"^<python scenario>(:\d+)?: (field `[^`]*`: )?", "", msg)
             detail = re.sub(r" at line \d+ column \d+$", "", detail)
             raise SweepError(f"{what}: {detail}") from None
     except (OSError, RuntimeError):

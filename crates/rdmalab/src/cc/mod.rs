@@ -1,16 +1,61 @@
 //! Congestion control: the interface every algorithm implements, and the registry.
 //!
+//! # Shape
+//!
 //! A congestion-control state (`CcGroup`) belongs to one QP by default, or is shared by
 //! several QPs (per destination, per source-destination pair: seed 002's enforcement
-//! granularity). The sender calls it on every ACK/NACK and on its own timers; it answers
-//! with a new rate (and, through the rate, a window when VAR_WIN is on). Algorithms are
-//! enum variants dispatched by `match`, one file each, so adding one touches this file's
-//! registry and its own file only.
+//! granularity, see [`Granularity`]). The sender calls it on every ACK/NACK
+//! ([`CcGroup::on_ack`]) and when one of its timers fires ([`CcGroup::on_timer`]); the
+//! algorithm updates `CcGroup::rate`, the rate the whole group may send at. The simulator
+//! then hands that rate to the group's QPs (split evenly, or unsplit), and through the rate
+//! a window when VAR_WIN is on (`Qp::window`).
 //!
-//! This foundation ships `None` (line rate); DCQCN, HPCC, TIMELY, DCTCP and DASR plug in
-//! as further variants.
+//! Algorithms are enum variants dispatched by `match` (no trait objects on the per-ACK
+//! path), one file each: [`dcqcn`] (CC_MODE 1), [`hpcc`] (3), [`timely`] (7), [`dctcp`]
+//! (8). Each keeps its parameters in a `*Params` struct (a variant of [`CcConfig`]) and its
+//! per-group state in a `*State` struct (a variant of [`CcState`]); adding one touches this
+//! file's registry and its own file only. Numbers and rules cite
+//! `reference/hpcc/MODEL.md` sections.
+//!
+//! # Timers
+//!
+//! An algorithm never touches the event queue. It arms or cancels its timers in
+//! [`CcTimers`] (a due time per timer kind, plus a dirty mask); the simulator turns every
+//! newly armed timer into an `Event::CcTimer(group, kind)` and, when it fires, calls
+//! `on_timer` only if the due time still matches (lazy cancellation: a cancelled or
+//! re-armed timer leaves a stale event that is ignored). Periodic handlers re-arm
+//! themselves before doing their work (MODEL.md §7). Timers die with the group, i.e.
+//! when its last QP completes (MODEL.md §2.5 step 3).
+//!
+//! # Rate changes
+//!
+//! [`CcConfig::retimes_pacing`] says how a new rate reaches the QPs: HPCC re-times the
+//! gap of the packet already sent (`ChangeRate`, MODEL.md §2.3); the others write the
+//! rate and the next gap uses it.
+//!
+//! # Hooks for later schemes
+//!
+//! * A receiver-driven scheme (Blitz's DASR: the receiver tells each sender its share)
+//!   adds a variant whose receiver side fills a rate field in the ACK (the receiver
+//!   handler in `sim::host` already builds every ACK; a `rate_hint` next to `cnp` on
+//!   `Packet`/[`AckEvent`] carries it) and whose `on_ack` simply adopts that rate. Nothing
+//!   else changes: grouping, splitting, pacing and windows stay as they are.
+//! * Switch-side actions (marking policies, INT variants) live in `sim::switch` behind
+//!   [`CcConfig::needs_int`] and the ECN config; a new switch behaviour is another
+//!   predicate here and a branch there, the sender side only sees the ACK fields.
+
+pub mod dcqcn;
+pub mod dctcp;
+pub mod hpcc;
+pub mod timely;
+
+pub use dcqcn::{DcqcnParams, DcqcnState};
+pub use dctcp::{DctcpParams, DctcpState};
+pub use hpcc::{HpccParams, HpccState};
+pub use timely::{TimelyParams, TimelyState};
 
 use crate::fabric::IntHeader;
+use crate::ids::QpId;
 use crate::units::{Rate, Time};
 
 /// Which algorithm, with its parameters.
@@ -20,33 +65,59 @@ pub enum CcConfig {
     /// reference's CC_MODE, numbered 0).
     #[default]
     None,
+    /// DCQCN, the reference's Mellanox version (CC_MODE 1, MODEL.md §3).
+    Dcqcn(DcqcnParams),
+    /// HPCC (CC_MODE 3, MODEL.md §4).
+    Hpcc(HpccParams),
+    /// TIMELY (CC_MODE 7, MODEL.md §5).
+    Timely(TimelyParams),
+    /// Rate-based DCTCP (CC_MODE 8, MODEL.md §5).
+    Dctcp(DctcpParams),
 }
 
 impl CcConfig {
-    /// Bytes of INT header this algorithm needs on data packets.
+    /// Bytes of INT header this algorithm needs on data packets (MODEL.md §2.2).
     pub fn int_bytes(&self) -> u32 {
         match self {
-            CcConfig::None => 0,
+            CcConfig::Hpcc(_) => 42,
+            CcConfig::Timely(_) => 8,
+            CcConfig::None | CcConfig::Dcqcn(_) | CcConfig::Dctcp(_) => 0,
         }
     }
-    /// Whether switches must stamp INT records.
+    /// Whether switches must stamp INT hop records (HPCC only, MODEL.md §4.1).
     pub fn needs_int(&self) -> bool {
-        false
+        matches!(self, CcConfig::Hpcc(_))
     }
-    /// The algorithm called `name` with the reference's default parameters.
+    /// Whether data packets carry a header slot echoed by the ACK (INT hops or TIMELY's
+    /// send timestamp).
+    pub fn carries_header(&self) -> bool {
+        matches!(self, CcConfig::Hpcc(_) | CcConfig::Timely(_))
+    }
+    /// A rate change re-times the pending pacing gap (HPCC's `ChangeRate`, MODEL.md §2.3)
+    /// instead of applying from the next packet on.
+    pub fn retimes_pacing(&self) -> bool {
+        matches!(self, CcConfig::Hpcc(_))
+    }
+    /// The algorithm called `name` with the reference's default parameters (run.py's
+    /// values, FORMATS.md §4).
     pub fn from_name(name: &str) -> std::result::Result<CcConfig, String> {
         match name {
             "none" => Ok(CcConfig::None),
-            "dcqcn" | "hpcc" | "timely" | "dctcp" => {
-                Err(format!("congestion control `{name}` is not supported yet (only `none`)"))
-            }
-            other => Err(format!("unknown congestion control `{other}` (known: none)")),
+            "dcqcn" => Ok(CcConfig::Dcqcn(DcqcnParams::default())),
+            "hpcc" => Ok(CcConfig::Hpcc(HpccParams::default())),
+            "timely" => Ok(CcConfig::Timely(TimelyParams::default())),
+            "dctcp" => Ok(CcConfig::Dctcp(DctcpParams::default())),
+            other => Err(format!("unknown congestion control `{other}` (known: none, dcqcn, hpcc, timely, dctcp)")),
         }
     }
     /// A display name.
     pub fn name(&self) -> &'static str {
         match self {
             CcConfig::None => "none",
+            CcConfig::Dcqcn(_) => "dcqcn",
+            CcConfig::Hpcc(_) => "hpcc",
+            CcConfig::Timely(_) => "timely",
+            CcConfig::Dctcp(_) => "dctcp",
         }
     }
 }
@@ -55,15 +126,29 @@ impl CcConfig {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Granularity {
-    /// One state per QP (what RNICs do by default).
+    /// One state per QP (what the IB specification and the reference do).
     #[default]
     PerQp,
-    /// One state per destination host, its rate split evenly among the QPs.
+    /// One state per (sending NIC, destination address), its rate split evenly among the
+    /// group's active QPs. Opening QPs to several addresses of one host escapes it.
     PerDestination,
-    /// One state per (source host, destination host) pair, rate split evenly.
+    /// One state per (source host, destination host) pair, whatever the addresses, rate
+    /// split evenly.
     PerPair,
-    /// Per destination, but the rate applied to every QP unsplit (seed 002's ConnectX-5).
+    /// Per destination, but the rate applied to every QP unsplit (seed 002's ConnectX-5:
+    /// k QPs to one destination together send k times the computed rate).
     PerDestinationUnsplit,
+}
+
+impl Granularity {
+    /// Whether several QPs may share one state.
+    pub fn shared(self) -> bool {
+        self != Granularity::PerQp
+    }
+    /// Whether the group rate is divided among the group's QPs.
+    pub fn splits(self) -> bool {
+        matches!(self, Granularity::PerDestination | Granularity::PerPair)
+    }
 }
 
 /// What a sender tells the algorithm about an ACK or NACK.
@@ -71,16 +156,59 @@ pub enum Granularity {
 pub struct AckEvent<'a> {
     /// Arrival time.
     pub now: Time,
-    /// Cumulative sequence acknowledged.
+    /// Cumulative sequence acknowledged (for a shared group: the group's acknowledged
+    /// bytes, so that sequence comparisons stay meaningful across its QPs).
     pub seq: u64,
-    /// The QP's next byte to send.
+    /// The next byte to send (for a shared group: the group's bytes sent).
     pub snd_nxt: u64,
     /// The ACK carries the CNP flag (ECN echo).
     pub cnp: bool,
     /// It is a NACK.
     pub nack: bool,
-    /// The INT header echoed by the receiver, when INT is on.
+    /// The header echoed by the receiver (INT hops, TIMELY timestamp), when carried.
     pub int: Option<&'a IntHeader>,
+    /// Payload bytes per packet (DCTCP's batch size).
+    pub mtu: u32,
+    /// INT unit multiplier (HPCC's field read-back, MODEL.md §4.1).
+    pub int_multi: u32,
+}
+
+/// Number of timer kinds a group can have (DCQCN uses three).
+pub const MAX_TIMERS: usize = 3;
+
+/// The timers of one group: a due time per kind (`Time::MAX` = not armed), and which ones
+/// were armed since the simulator last looked.
+#[derive(Clone, Copy, Debug)]
+pub struct CcTimers {
+    /// When each timer kind fires.
+    pub due: [Time; MAX_TIMERS],
+    /// Bit k set: timer k was (re-)armed and needs an event.
+    pub dirty: u8,
+}
+
+impl Default for CcTimers {
+    fn default() -> Self {
+        CcTimers { due: [Time::MAX; MAX_TIMERS], dirty: 0 }
+    }
+}
+
+impl CcTimers {
+    /// Arms timer `kind` at `at` (replacing any earlier arming).
+    #[inline]
+    pub fn arm(&mut self, kind: usize, at: Time) {
+        self.due[kind] = at;
+        self.dirty |= 1 << kind;
+    }
+    /// Cancels every timer.
+    pub fn cancel_all(&mut self) {
+        self.due = [Time::MAX; MAX_TIMERS];
+        self.dirty = 0;
+    }
+    /// Takes the dirty mask.
+    #[inline]
+    pub fn take_dirty(&mut self) -> u8 {
+        std::mem::take(&mut self.dirty)
+    }
 }
 
 /// The per-group state.
@@ -89,34 +217,120 @@ pub enum CcState {
     /// Line rate, nothing to keep.
     #[default]
     None,
+    /// DCQCN reaction point.
+    Dcqcn(DcqcnState),
+    /// HPCC sender.
+    Hpcc(Box<HpccState>),
+    /// TIMELY sender.
+    Timely(TimelyState),
+    /// DCTCP sender.
+    Dctcp(DctcpState),
+}
+
+/// Constants of a group fixed at creation: the path's base RTT and BDP (HPCC's T and W).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PathInfo {
+    /// Base RTT (HPCC's T; `m_baseRtt`).
+    pub base_rtt: Time,
+    /// Bandwidth-delay product in bytes (HPCC's W; `m_win`).
+    pub bdp: u64,
 }
 
 /// A congestion-control state shared by the QPs of one group.
 #[derive(Clone, Debug)]
 pub struct CcGroup {
-    /// The rate the group may send at.
+    /// The rate the group may send at (the reference's `m_rate` of a per-QP group).
     pub rate: Rate,
     /// Line rate.
     pub max_rate: Rate,
+    /// Base RTT and BDP.
+    pub path: PathInfo,
     /// Algorithm state.
     pub state: CcState,
-    /// QPs currently in the group.
-    pub members: u32,
+    /// Its timers.
+    pub timers: CcTimers,
+    /// QPs currently in the group (changes only when QPs open or finish).
+    pub members: Vec<QpId>,
+    /// Several QPs may share it (sequence numbers are then group-wide sums).
+    pub shared: bool,
+    /// The rate is divided among the members.
+    pub split: bool,
+    /// Bytes of members that left (keeps group-wide sequence sums monotonic).
+    pub retired_bytes: u64,
+    /// Still in use (false once its last QP completed; its timers are then dead).
+    pub alive: bool,
 }
 
 impl CcGroup {
-    /// A fresh group at line rate.
-    pub fn new(cfg: &CcConfig, line: Rate) -> CcGroup {
+    /// A fresh group at line rate (MODEL.md §2.1: every algorithm starts at line rate).
+    pub fn new(cfg: &CcConfig, line: Rate, path: PathInfo, gran: Granularity) -> CcGroup {
         let state = match cfg {
             CcConfig::None => CcState::None,
+            CcConfig::Dcqcn(_) => CcState::Dcqcn(DcqcnState::new(line)),
+            CcConfig::Hpcc(_) => CcState::Hpcc(Box::new(HpccState::new(line))),
+            CcConfig::Timely(_) => CcState::Timely(TimelyState::new(line)),
+            CcConfig::Dctcp(_) => CcState::Dctcp(DctcpState::new()),
         };
-        CcGroup { rate: line, max_rate: line, state, members: 0 }
-    }
-
-    /// Reacts to an ACK/NACK; returns the new group rate if it changed.
-    pub fn on_ack(&mut self, _ack: &AckEvent<'_>) -> Option<Rate> {
-        match self.state {
-            CcState::None => None,
+        CcGroup {
+            rate: line,
+            max_rate: line,
+            path,
+            state,
+            timers: CcTimers::default(),
+            members: Vec::new(),
+            shared: gran.shared(),
+            split: gran.splits(),
+            retired_bytes: 0,
+            alive: true,
         }
     }
+
+    /// Reacts to an ACK/NACK; `self.rate` holds the result.
+    #[inline]
+    pub fn on_ack(&mut self, cfg: &CcConfig, ack: &AckEvent<'_>) {
+        let (line, path) = (self.max_rate, self.path);
+        match (cfg, &mut self.state) {
+            (CcConfig::Dcqcn(p), CcState::Dcqcn(s)) => s.on_ack(p, &mut self.timers, &mut self.rate, ack),
+            (CcConfig::Hpcc(p), CcState::Hpcc(s)) => {
+                if let Some(r) = s.on_ack(p, ack, line, path) {
+                    self.rate = r;
+                }
+            }
+            (CcConfig::Timely(p), CcState::Timely(s)) => s.on_ack(p, &mut self.rate, line, ack),
+            (CcConfig::Dctcp(p), CcState::Dctcp(s)) => s.on_ack(p, &mut self.rate, line, ack),
+            _ => {}
+        }
+    }
+
+    /// Timer `kind` fired at `now` (its due time matched); `self.rate` holds the result.
+    pub fn on_timer(&mut self, cfg: &CcConfig, kind: usize, now: Time) {
+        let line = self.max_rate;
+        if let (CcConfig::Dcqcn(p), CcState::Dcqcn(s)) = (cfg, &mut self.state) {
+            s.on_timer(p, &mut self.timers, &mut self.rate, line, kind, now);
+        }
+    }
+
+    /// The rate each member QP gets.
+    #[inline]
+    pub fn member_rate(&self) -> Rate {
+        let n = self.members.len() as u64;
+        if self.split && n > 1 {
+            Rate(self.rate.0 / n)
+        } else {
+            self.rate
+        }
+    }
+}
+
+/// `r * c` truncated to whole bit/s, as ns-3's `DataRate * double` (MODEL.md §0).
+#[inline]
+pub fn scale(r: Rate, c: f64) -> Rate {
+    Rate((r.0 as f64 * c) as u64)
+}
+
+/// `r / c` truncated to whole bit/s, as ns-3's `DataRate / double` (MODEL.md §0). A zero
+/// or tiny `c` saturates (the caller clamps to the line rate).
+#[inline]
+pub fn div(r: Rate, c: f64) -> Rate {
+    Rate((r.0 as f64 / c) as u64)
 }

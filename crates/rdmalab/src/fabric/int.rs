@@ -1,4 +1,4 @@
-//! In-band network telemetry (INT) for HPCC.
+//! In-band network telemetry (INT) for HPCC, and TIMELY's echoed send timestamp.
 //!
 //! Switches stamp, at dequeue, one hop record per switch into the data packet; the receiver
 //! copies the header into the ACK. Headers live in a slab so that `Packet` stays small;
@@ -30,6 +30,9 @@ pub struct IntHeader {
     pub nhop: u16,
     /// The records.
     pub hops: [IntHop; MAX_HOPS],
+    /// When the sender's NIC put the data packet on the wire (TIMELY's 8-byte timestamp,
+    /// MODEL.md §5); the ACK echoes it.
+    pub sent_at: crate::units::Time,
 }
 
 impl IntHeader {

@@ -39,6 +39,8 @@ pub struct RxState {
     pub nack_quiet_until: Time,
     /// In-order packets since the last ACK.
     pub unacked_packets: u32,
+    /// No CNP flag before this time (only with `SimConfig::cnp_interval`).
+    pub cnp_quiet_until: Time,
 }
 
 /// A queue pair.

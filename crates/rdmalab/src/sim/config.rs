@@ -32,8 +32,15 @@ pub struct SimConfig {
     pub pfc_bytes: u32,
     /// ACK every this many in-order packets (and always the last packet of a message).
     pub ack_interval: u32,
-    /// ACK/NACKs travel in switch queue 0 (strict priority, outside the MMU).
+    /// ACK/NACKs travel in switch queue 0 (strict priority, outside the MMU), and the
+    /// NIC's ACK FIFO obeys PFC of class 0 instead of 3.
     pub ack_high_prio: bool,
+    /// Switches honour `ack_high_prio`. Off reproduces the reference binary: its
+    /// `third.cc` sets ACK_HIGH_PRIO only on the hosts (`RdmaEgressQueue::ack_q_idx`) and
+    /// never on the switches (`SwitchNode::AckHighPrio` keeps its default 0), so ACKs
+    /// queue behind data at every switch. Its DCQCN FCTs show it (small flows of a host
+    /// whose downlink is congested wait for their ACKs).
+    pub ack_prio_at_switches: bool,
     /// Answer duplicate data with a fresh cumulative ACK (the reference stays silent,
     /// which can leave a flow stuck when its last ACK is lost).
     pub ack_duplicates: bool,
@@ -55,6 +62,10 @@ pub struct SimConfig {
     pub window: WindowConfig,
     /// Pace each QP at its congestion-control rate (off: at line rate).
     pub rate_bound: bool,
+    /// At most one CNP-flagged ACK per QP within this interval at the receiver (a
+    /// notification-point CNP pacer, as in DCQCN's paper); `None` = every CE-marked packet's
+    /// ACK carries the flag, as in the reference (MODEL.md §2.4).
+    pub cnp_interval: Option<Time>,
     /// Retransmission timeout; `None` = none (the reference has none).
     pub rto: Option<Time>,
     /// The receiver sends at most one NACK per expected sequence within this interval.
@@ -85,6 +96,7 @@ impl Default for SimConfig {
             pfc_bytes: 64,
             ack_interval: 1,
             ack_high_prio: true,
+            ack_prio_at_switches: true,
             ack_duplicates: true,
             lossless: true,
             buffer_bytes: 32 * 1024 * 1024,
@@ -95,6 +107,7 @@ impl Default for SimConfig {
             granularity: Granularity::PerQp,
             window: WindowConfig::default(),
             rate_bound: true,
+            cnp_interval: None,
             rto: Some(Time::from_us(1000)),
             nack_interval: Time::from_us(500),
             int_multi: 1,

@@ -3,13 +3,12 @@
 
 use std::collections::VecDeque;
 
-use super::{setup::bdp_bytes, Event, Simulation};
-use crate::cc::{AckEvent, CcGroup};
+use super::{Event, Simulation};
 use crate::fabric::packet::NO_INT;
 use crate::fabric::{Packet, PacketKind};
 use crate::ids::{CcGroupId, PortId, QpId};
 use crate::rnic::{Completion, Pick, Qp, RxState};
-use crate::stats::{ideal, FlowRecord};
+use crate::stats::FlowRecord;
 use crate::units::Time;
 
 impl Simulation {
@@ -29,7 +28,7 @@ impl Simulation {
         }
     }
 
-    /// Creates a QP from `src` to `dst` with its own congestion-control state.
+    /// Creates a QP from `src` to `dst` and puts it in its congestion-control group.
     pub(super) fn open_qp(
         &mut self,
         src: crate::ids::NodeId,
@@ -42,11 +41,7 @@ impl Simulation {
         let nic = &mut self.nics[nic_idx as usize];
         let sport = sport.unwrap_or_else(|| nic.allocate_sport(dst));
         let line = nic.rate;
-        let (base_rtt, bdp) = self.rtt_and_bdp(src, dst);
-        let group = CcGroupId::new(self.groups.len());
-        let mut g = CcGroup::new(&self.cfg.cc, line);
-        g.members = 1;
-        self.groups.push(g);
+        let path = self.path_info(src, dst);
         let id = QpId::new(self.qps.len());
         self.qps.push(Qp {
             nic: nic_idx,
@@ -64,31 +59,20 @@ impl Simulation {
             next_avail: self.now,
             rate: line,
             max_rate: line,
-            win: if self.cfg.window.enabled { bdp } else { 0 },
+            win: if self.cfg.window.enabled { path.bdp } else { 0 },
             var_win: self.cfg.window.variable,
-            base_rtt,
+            base_rtt: path.base_rtt,
             last_wire: 0,
             rto_deadline: Time::MAX,
             rto_scheduled: false,
-            cc_group: group,
+            cc_group: CcGroupId(u32::MAX),
             finished: false,
             close_when_idle: true,
             rx: RxState::default(),
         });
+        self.join_group(id, path);
         self.nics[nic_idx as usize].qps.push(id);
         id
-    }
-
-    fn rtt_and_bdp(&self, src: crate::ids::NodeId, dst: crate::ids::NodeId) -> (Time, u64) {
-        if !self.cfg.window.enabled {
-            return (Time::ZERO, 0);
-        }
-        if self.cfg.window.global {
-            return self.global_rtt_bdp;
-        }
-        let path = self.routes.first_path(&self.topo, src, dst);
-        let rtt = ideal::base_rtt(&self.topo, &path, self.cfg.mtu as u64);
-        (rtt, bdp_bytes(rtt, self.topo.nic_rate(src)))
     }
 
     pub(super) fn on_nic_wake(&mut self, nic: u32) {
@@ -144,7 +128,10 @@ impl Simulation {
 
     /// Cuts the next segment of `qp` and puts it on the wire.
     fn send_data(&mut self, qp_id: QpId, port: PortId) {
-        let int_slot = if self.cfg.cc.needs_int() { self.int.alloc() } else { NO_INT };
+        let int_slot = if self.cfg.cc.carries_header() { self.int.alloc() } else { NO_INT };
+        if int_slot != NO_INT {
+            self.int.get_mut(int_slot).sent_at = self.now; // TIMELY's timestamp
+        }
         let qp = &mut self.qps[qp_id.idx()];
         let payload = (qp.posted - qp.snd_nxt).min(self.cfg.mtu as u64) as u32;
         let end = qp.snd_nxt + payload as u64;
@@ -230,6 +217,8 @@ impl Simulation {
         if kind == PacketKind::Nack {
             self.counters.nacks += 1;
         }
+        let cnp = pkt.ce && self.cnp_allowed(pkt.qp);
+        let qp = &self.qps[pkt.qp.idx()];
         let ack = Packet {
             seq: qp.rx.expected,
             qp: pkt.qp,
@@ -246,7 +235,7 @@ impl Simulation {
             kind,
             pg: pkt.pg,
             ce: false,
-            cnp: pkt.ce,
+            cnp,
             last_of_msg: false,
         };
         let nic = self.nic_of[pkt.dst.idx()];
@@ -279,18 +268,7 @@ impl Simulation {
         if pkt.kind == PacketKind::Nack && qp.snd_nxt > pkt.seq {
             qp.snd_nxt = pkt.seq.max(qp.snd_una);
         }
-        let group = qp.cc_group;
-        let ev = AckEvent {
-            now: self.now,
-            seq: pkt.seq,
-            snd_nxt: qp.snd_nxt,
-            cnp: pkt.cnp,
-            nack: pkt.kind == PacketKind::Nack,
-            int: (pkt.int_slot != NO_INT).then(|| self.int.get(pkt.int_slot)),
-        };
-        if let Some(rate) = self.groups[group.idx()].on_ack(&ev) {
-            self.qps[qp_id.idx()].rate = rate;
-        }
+        self.cc_on_ack(qp_id, &pkt);
         if pkt.int_slot != NO_INT {
             self.int.release(pkt.int_slot);
         }
@@ -329,6 +307,7 @@ impl Simulation {
             self.nics[qp.nic as usize].has_finished = true;
             // The completion queue is drained by applications; flows have none here.
             self.nics[qp.nic as usize].cq.clear();
+            self.leave_group(qp_id);
         }
     }
 

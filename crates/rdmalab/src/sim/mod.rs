@@ -8,6 +8,7 @@
 //! The handlers are split by where they run: `host` (RNIC: transmit arbitration, receiver,
 //! ACK processing, timeouts) and `switch` (forwarding, MMU, PFC, ECN, INT).
 
+mod cc;
 pub mod config;
 mod host;
 mod results;
@@ -21,7 +22,7 @@ use crate::cc::CcGroup;
 use crate::engine::{EventQueue, Rng};
 use crate::fabric::{IntSlab, Packet, PortState, SwitchMmu, TxClock};
 use crate::formats::pfc::PfcEvent;
-use crate::ids::{PortId, QpId};
+use crate::ids::{CcGroupId, PortId, QpId};
 use crate::rnic::{Nic, Qp};
 use crate::stats::{Counters, FlowRecord};
 use crate::topology::routing::Routes;
@@ -44,6 +45,8 @@ enum Event {
     Rto(QpId),
     /// Periodic queue-length sampling.
     Sample,
+    /// A congestion-control timer of a group (kind as the algorithm numbers them).
+    CcTimer(CcGroupId, u8),
 }
 
 /// Limits for one call to `run`.
@@ -82,6 +85,8 @@ pub struct Simulation {
     nics: Vec<Nic>,
     qps: Vec<Qp>,
     groups: Vec<CcGroup>,
+    /// Shared groups by (sender, destination) key (see `sim::cc`); QP creation only.
+    group_of: std::collections::HashMap<(u32, u32), CcGroupId>,
     int: IntSlab,
     flows: Vec<FlowSpec>,
     ideal: Vec<Time>,
@@ -140,6 +145,7 @@ impl Simulation {
             Event::NicWake(n) => self.on_nic_wake(n),
             Event::Rto(q) => self.on_rto(q),
             Event::Sample => self.on_sample(),
+            Event::CcTimer(g, k) => self.on_cc_timer(g, k),
         }
     }
 

@@ -37,7 +37,8 @@ impl Simulation {
             })
             .collect();
         let ideal = ideal_fcts(&topo, &routes, &flows, &cfg);
-        let global_rtt_bdp = if cfg.window.enabled && cfg.window.global {
+        let needs_rtt = cfg.window.enabled || cfg.cc.needs_int();
+        let global_rtt_bdp = if needs_rtt && cfg.window.global {
             global_rtt_bdp(&topo, &routes, &cfg)
         } else {
             (Time::ZERO, 0)
@@ -58,6 +59,7 @@ impl Simulation {
             nics,
             qps: Vec::new(),
             groups: Vec::<CcGroup>::new(),
+            group_of: HashMap::new(),
             int: IntSlab::default(),
             flows,
             ideal,

@@ -26,7 +26,8 @@ impl Simulation {
                 hops[h as usize % n]
             }
         };
-        let class = if pkt.is_ack() && self.cfg.ack_high_prio { 0 } else { pkt.pg as usize };
+        let ack_first = self.cfg.ack_high_prio && self.cfg.ack_prio_at_switches;
+        let class = if pkt.is_ack() && ack_first { 0 } else { pkt.pg as usize };
         if class != 0 {
             let sw = self.switch_of[node.idx()] as usize;
             let local = self.ports[at.idx()].local as usize;
@@ -78,7 +79,7 @@ impl Simulation {
                 self.mark_ecn(port, sw, class, &mut pkt);
             }
         }
-        if pkt.int_slot != NO_INT && pkt.kind == PacketKind::Data {
+        if pkt.int_slot != NO_INT && pkt.kind == PacketKind::Data && self.cfg.cc.needs_int() {
             self.stamp_int(port, &pkt);
         }
         self.transmit(port, pkt);

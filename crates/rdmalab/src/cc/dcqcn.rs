@@ -1,0 +1,267 @@
+//! DCQCN as the reference implements it (its "Mellanox version", CC_MODE 1, MODEL.md §3).
+//!
+//! Only the reaction point lives here. The congestion point is the switch's ECN marking
+//! at dequeue (`sim::switch`), and the notification point is the receiver, which sets the
+//! CNP flag on the ACK of every CE-marked packet (MODEL.md §2.4; the reference has no
+//! separate CNP packets and no CNP pacing, though `SimConfig::cnp_interval` adds one).
+//!
+//! The quirks are kept on purpose: the first CNP does not cut the rate; cuts happen on a
+//! decrease grid offset 1 ns after the alpha grid; the increase timer is started only by
+//! a cut; there is no byte counter; the target is clamped only after an increase (unless
+//! CLAMP_TARGET_RATE); hyper increase is a constant step.
+
+use super::{scale, AckEvent, CcTimers};
+use crate::units::{Rate, Time};
+
+/// Timer kind: alpha EWMA update.
+pub const ALPHA_TIMER: usize = 0;
+/// Timer kind: rate-decrease check.
+pub const DECREASE_TIMER: usize = 1;
+/// Timer kind: rate-increase (RP) timer.
+pub const INCREASE_TIMER: usize = 2;
+
+/// DCQCN parameters (config keys in brackets; defaults are run.py's, FORMATS.md §4).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DcqcnParams {
+    /// Alpha EWMA gain g [EWMA_GAIN], 1/256.
+    pub g: f64,
+    /// Alpha update period [ALPHA_RESUME_INTERVAL], 1 us.
+    pub alpha_interval: Time,
+    /// Rate-decrease check period [RATE_DECREASE_INTERVAL], 4 us.
+    pub decrease_interval: Time,
+    /// Rate-increase timer period [RP_TIMER], 300 us.
+    pub rp_timer: Time,
+    /// Fast-recovery steps before additive increase, F [FAST_RECOVERY_TIMES], 1.
+    pub fast_recovery_times: u32,
+    /// Additive increase step R_AI [RATE_AI], 20 Mb/s.
+    pub rate_ai: Rate,
+    /// Hyper increase step R_HAI [RATE_HAI], 200 Mb/s.
+    pub rate_hai: Rate,
+    /// Rate floor [MIN_RATE], 1000 Mb/s.
+    pub min_rate: Rate,
+    /// Always clamp the target to the current rate on a cut [CLAMP_TARGET_RATE], off.
+    pub clamp_target: bool,
+    /// Fraction of the rate kept on the first CNP (the attribute RateOnFirstCnp), 1.0.
+    pub rate_on_first_cnp: f64,
+}
+
+impl Default for DcqcnParams {
+    fn default() -> Self {
+        DcqcnParams {
+            g: 1.0 / 256.0,
+            alpha_interval: Time::from_us(1),
+            decrease_interval: Time::from_us(4),
+            rp_timer: Time::from_us(300),
+            fast_recovery_times: 1,
+            rate_ai: Rate::mbps(20),
+            rate_hai: Rate::mbps(200),
+            min_rate: Rate::mbps(1000),
+            clamp_target: false,
+            rate_on_first_cnp: 1.0,
+        }
+    }
+}
+
+/// The reaction point's state (MODEL.md §2.1: alpha = 1, first_cnp = true, Rt = line).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DcqcnState {
+    /// Target rate Rt.
+    pub target: Rate,
+    /// Congestion estimate alpha.
+    pub alpha: f64,
+    /// A CNP arrived since the last alpha update.
+    pub alpha_cnp: bool,
+    /// A CNP arrived since the last decrease check.
+    pub decrease_cnp: bool,
+    /// No CNP seen yet.
+    pub first_cnp: bool,
+    /// Increase events since the last cut, T.
+    pub stage: u32,
+}
+
+impl DcqcnState {
+    /// The state of a new QP at line rate.
+    pub fn new(line: Rate) -> DcqcnState {
+        DcqcnState { target: line, alpha: 1.0, alpha_cnp: false, decrease_cnp: false, first_cnp: true, stage: 0 }
+    }
+
+    /// A CNP-flagged ACK/NACK (`cnp_received_mlx`); other ACKs do nothing.
+    pub fn on_ack(&mut self, p: &DcqcnParams, timers: &mut CcTimers, rate: &mut Rate, ack: &AckEvent<'_>) {
+        if !ack.cnp {
+            return;
+        }
+        self.alpha_cnp = true;
+        self.decrease_cnp = true;
+        if self.first_cnp {
+            self.alpha = 1.0;
+            self.alpha_cnp = false;
+            timers.arm(ALPHA_TIMER, ack.now + p.alpha_interval);
+            // +1 ns: the decrease check runs just after the alpha update of the same µs.
+            timers.arm(DECREASE_TIMER, ack.now + p.decrease_interval + Time::from_ns(1));
+            *rate = scale(*rate, p.rate_on_first_cnp);
+            self.target = *rate;
+            self.first_cnp = false;
+        }
+    }
+
+    /// Timer `kind` fired at `now`. Each handler re-arms itself first (MODEL.md §7).
+    pub fn on_timer(&mut self, p: &DcqcnParams, timers: &mut CcTimers, rate: &mut Rate, line: Rate, kind: usize, now: Time) {
+        match kind {
+            ALPHA_TIMER => {
+                timers.arm(ALPHA_TIMER, now + p.alpha_interval);
+                self.update_alpha(p);
+            }
+            DECREASE_TIMER => {
+                timers.arm(DECREASE_TIMER, now + p.decrease_interval);
+                if self.decrease_cnp {
+                    self.cut(p, rate);
+                    timers.arm(INCREASE_TIMER, now + p.rp_timer);
+                }
+            }
+            INCREASE_TIMER => {
+                timers.arm(INCREASE_TIMER, now + p.rp_timer);
+                self.increase(p, rate, line);
+            }
+            _ => {}
+        }
+    }
+
+    /// alpha = (1-g) alpha (+ g if a CNP arrived), then clear the flag.
+    fn update_alpha(&mut self, p: &DcqcnParams) {
+        self.alpha = if self.alpha_cnp { (1.0 - p.g) * self.alpha + p.g } else { (1.0 - p.g) * self.alpha };
+        self.alpha_cnp = false;
+    }
+
+    /// The cut: clamp Rt only after an increase (or always with CLAMP_TARGET_RATE), then
+    /// Rc = max(min, Rc (1 - alpha/2)), T = 0.
+    fn cut(&mut self, p: &DcqcnParams, rate: &mut Rate) {
+        if p.clamp_target || self.stage != 0 {
+            self.target = *rate;
+        }
+        *rate = scale(*rate, 1.0 - self.alpha / 2.0).max(p.min_rate);
+        self.stage = 0;
+        self.decrease_cnp = false;
+    }
+
+    /// Fast recovery (T < F), additive (T == F) or hyper increase (T > F), then T++.
+    fn increase(&mut self, p: &DcqcnParams, rate: &mut Rate, line: Rate) {
+        let step = match self.stage.cmp(&p.fast_recovery_times) {
+            std::cmp::Ordering::Less => None,
+            std::cmp::Ordering::Equal => Some(p.rate_ai),
+            std::cmp::Ordering::Greater => Some(p.rate_hai),
+        };
+        if let Some(step) = step {
+            self.target = Rate(self.target.0 + step.0).min(line);
+        }
+        *rate = Rate(rate.0 / 2 + self.target.0 / 2);
+        self.stage += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LINE: Rate = Rate::gbps(100);
+
+    fn ack(now: Time, cnp: bool) -> AckEvent<'static> {
+        AckEvent { now, seq: 1000, snd_nxt: 2000, cnp, nack: false, int: None, mtu: 1000, int_multi: 1 }
+    }
+
+    fn fire(s: &mut DcqcnState, p: &DcqcnParams, t: &mut CcTimers, rate: &mut Rate, kind: usize) -> Time {
+        let now = t.due[kind];
+        s.on_timer(p, t, rate, LINE, kind, now);
+        now
+    }
+
+    #[test]
+    fn first_cnp_arms_timers_without_a_cut() {
+        let p = DcqcnParams::default();
+        let mut s = DcqcnState::new(LINE);
+        let mut t = CcTimers::default();
+        let mut rate = LINE;
+        s.on_ack(&p, &mut t, &mut rate, &ack(Time::from_us(10), false));
+        assert_eq!(t.dirty, 0, "no CNP, nothing armed");
+        s.on_ack(&p, &mut t, &mut rate, &ack(Time::from_us(10), true));
+        assert_eq!(rate, LINE, "no cut on the first CNP");
+        assert_eq!(s.alpha, 1.0);
+        assert!(!s.alpha_cnp && s.decrease_cnp && !s.first_cnp);
+        assert_eq!(t.due[ALPHA_TIMER], Time::from_us(11));
+        assert_eq!(t.due[DECREASE_TIMER], Time::from_ns(14_001));
+        assert_eq!(t.due[INCREASE_TIMER], Time::MAX);
+    }
+
+    #[test]
+    fn cut_recovery_additive_and_hyper_steps() {
+        let p = DcqcnParams::default();
+        let mut s = DcqcnState::new(LINE);
+        let mut t = CcTimers::default();
+        let mut rate = LINE;
+        s.on_ack(&p, &mut t, &mut rate, &ack(Time::ZERO, true));
+        // Alpha at 1 us without a new CNP: (1 - 1/256) * 1.
+        fire(&mut s, &p, &mut t, &mut rate, ALPHA_TIMER);
+        let a1 = 1.0 - 1.0 / 256.0;
+        assert_eq!(s.alpha, a1);
+        for _ in 0..3 {
+            fire(&mut s, &p, &mut t, &mut rate, ALPHA_TIMER);
+        }
+        let a4 = a1 * a1 * a1 * a1;
+        assert!((s.alpha - a4).abs() < 1e-15);
+        // Decrease check at 4 us + 1 ns: Rc = 100G * (1 - alpha/2), truncated; Rt stays.
+        let now = fire(&mut s, &p, &mut t, &mut rate, DECREASE_TIMER);
+        assert_eq!(now, Time::from_ns(4_001));
+        let cut = (100e9 * (1.0 - s.alpha / 2.0)) as u64;
+        assert_eq!(rate, Rate(cut));
+        assert_eq!(s.target, LINE, "no clamp when T == 0");
+        assert_eq!(t.due[INCREASE_TIMER], Time::from_ns(304_001));
+        assert_eq!(t.due[DECREASE_TIMER], Time::from_ns(8_001));
+        // Next check without a CNP: nothing.
+        fire(&mut s, &p, &mut t, &mut rate, DECREASE_TIMER);
+        assert_eq!(rate, Rate(cut));
+        // Fast recovery: Rc/2 + Rt/2.
+        fire(&mut s, &p, &mut t, &mut rate, INCREASE_TIMER);
+        let r1 = cut / 2 + 50_000_000_000;
+        assert_eq!(rate, Rate(r1));
+        assert_eq!(s.stage, 1);
+        // T == F: additive, Rt capped at line.
+        fire(&mut s, &p, &mut t, &mut rate, INCREASE_TIMER);
+        assert_eq!(s.target, LINE);
+        assert_eq!(rate, Rate(r1 / 2 + 50_000_000_000));
+        assert_eq!(t.due[INCREASE_TIMER], Time::from_ns(904_001));
+    }
+
+    #[test]
+    fn target_clamped_only_after_an_increase_and_floor_holds() {
+        let p = DcqcnParams { min_rate: Rate::gbps(60), ..DcqcnParams::default() };
+        let mut s = DcqcnState::new(LINE);
+        let mut t = CcTimers::default();
+        let mut rate = Rate::gbps(80);
+        s.target = LINE;
+        s.first_cnp = false;
+        s.stage = 2;
+        s.alpha = 0.5;
+        s.decrease_cnp = true;
+        s.cut(&p, &mut rate);
+        assert_eq!(s.target, Rate::gbps(80), "clamped: T != 0");
+        assert_eq!(rate, Rate::gbps(60), "80G * 0.75 = 60G, at the floor");
+        s.decrease_cnp = true;
+        s.cut(&p, &mut rate);
+        assert_eq!(rate, Rate::gbps(60), "floored at MIN_RATE");
+        assert_eq!(s.target, Rate::gbps(80), "T == 0: no clamp");
+        let _ = &mut t;
+    }
+
+    #[test]
+    fn hyper_increase_is_a_constant_step() {
+        let p = DcqcnParams::default();
+        let mut s = DcqcnState::new(LINE);
+        let mut rate = Rate::gbps(10);
+        s.target = Rate::gbps(10);
+        s.stage = 5;
+        s.increase(&p, &mut rate, LINE);
+        assert_eq!(s.target, Rate(10_200_000_000));
+        assert_eq!(rate, Rate(5_000_000_000 + 5_100_000_000));
+        s.increase(&p, &mut rate, LINE);
+        assert_eq!(s.target, Rate(10_400_000_000));
+    }
+}

@@ -1,0 +1,147 @@
+"""Paper experiments: each a sweep file, a figure recipe and the published numbers to compare.
+
+    rdmalab repro list
+    rdmalab repro run hpcc-fb-hadoop [--quick] [--out DIR] [--workers N | --ray [ADDR]]
+
+Add an experiment by shipping its sweep TOML in this folder and registering an
+`Experiment` below; `compare` turns the stored results into rows of (ours, paper).
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import polars as pl
+
+from rdmalab.experiments.store import load_sweep
+from rdmalab.results import SIZE_BUCKETS, percentile
+
+HERE = Path(__file__).resolve().parent
+
+
+@dataclass
+class Comparison:
+    """One number of ours beside the paper's (or a reference simulator's)."""
+
+    group: str
+    metric: str
+    ours: float
+    theirs: float
+
+    def row(self) -> str:
+        ratio = self.ours / self.theirs if self.theirs else float("nan")
+        return f"{self.group:<22}{self.metric:<22}{self.ours:>10.3f}{self.theirs:>10.3f}{ratio:>8.2f}"
+
+
+@dataclass
+class Experiment:
+    """A registered paper experiment."""
+
+    name: str
+    title: str
+    citation: str
+    sweep: str
+    quick: str | None
+    figures: list[str]
+    by: str
+    compare: Callable[[pl.DataFrame, pl.DataFrame], list[Comparison]]
+    theirs: str
+    needs_cc: list[str] = field(default_factory=list)
+
+    def sweep_path(self, quick: bool = False) -> Path:
+        """The sweep file shipped with the package."""
+        name = self.quick if quick and self.quick else self.sweep
+        return Path(str(resources.files(__package__).joinpath(name)))
+
+
+# -- HPCC paper: FCT slowdown of DCQCN and HPCC -------------------------------------------
+_REF_BUCKETS = {"all": "all", "<100KB": "lt100KB", "100KB-1MB": "100KB-1MB", ">=1MB": "ge1MB"}
+
+
+def hpcc_reference() -> dict[tuple[str, str], dict[str, float]]:
+    """(cc, bucket) -> p50/p95/p99 of the reference simulator's S1 runs."""
+    path = HERE / "data" / "hpcc_reference_s1.csv"
+    with open(path) as f:
+        rows = csv.DictReader(line for line in f if not line.startswith("#"))
+        return {(r["cc"], r["bucket"]): {p: float(r[p]) for p in ("p50", "p95", "p99")} for r in rows}
+
+
+def compare_hpcc(runs: pl.DataFrame, flows: pl.DataFrame) -> list[Comparison]:
+    """Our p50/p95/p99 slowdown per CC and size bucket beside the reference's."""
+    ref = hpcc_reference()
+    out = []
+    for cc in ("dcqcn", "hpcc"):
+        f = flows.filter(pl.col("fabric.cc") == cc) if "fabric.cc" in flows.columns else flows.clear()
+        sizes, slow = f["size"].to_numpy(), f["slowdown"].to_numpy()
+        for name, lo, hi in SIZE_BUCKETS:
+            sel = slow[(sizes >= lo) & (sizes < hi)]
+            theirs = ref[(cc, _REF_BUCKETS[name])]
+            for p in ("p50", "p95", "p99"):
+                ours = percentile(sel, float(p[1:]) / 100)
+                out.append(Comparison(f"{cc} {name}", f"{p} slowdown", ours, theirs[p]))
+    return out
+
+
+# -- DCQCN paper: convergence of N flows on one bottleneck --------------------------------
+BOTTLENECK_GBPS = 40.0
+
+
+def compare_convergence(runs: pl.DataFrame, flows: pl.DataFrame) -> list[Comparison]:
+    """Per N: mean per-flow throughput against the fair share 40/N Gb/s, and Jain's
+    fairness index of the flows' throughputs against the ideal 1.0."""
+    out = []
+    for rid, f in flows.group_by("run_id", maintain_order=True):
+        n = f.height
+        gbps = (f["size"].to_numpy() * 8 / f["fct_ns"].to_numpy()).astype(float)
+        jain = gbps.sum() ** 2 / (n * (gbps ** 2).sum()) if n else float("nan")
+        out.append(Comparison(f"N={n}", "mean flow Gb/s", float(np.mean(gbps)), BOTTLENECK_GBPS / n))
+        out.append(Comparison(f"N={n}", "Jain fairness", float(jain), 1.0))
+    return sorted(out, key=lambda c: (int(c.group[2:]), c.metric))
+
+
+REGISTRY: dict[str, Experiment] = {e.name: e for e in [
+    Experiment(
+        name="hpcc-fb-hadoop",
+        title="HPCC vs DCQCN: FCT slowdown by flow size, fat tree, FB Hadoop, 30% load",
+        citation="Li et al., HPCC: High Precision Congestion Control, SIGCOMM 2019 (the FB Hadoop "
+                 "30%-load FCT-slowdown comparison)",
+        sweep="hpcc_fb_hadoop.toml", quick="hpcc_fb_hadoop_quick.toml",
+        figures=["slowdown", "cdf", "pfc"], by="fabric.cc", compare=compare_hpcc,
+        theirs="the reference ns-3 HPCC simulator on the same topology and flows (its S1 runs, "
+               "data/hpcc_reference_s1.csv), not numbers read off the paper's figure",
+        needs_cc=["dcqcn", "hpcc"],
+    ),
+    Experiment(
+        name="dcqcn-convergence",
+        title="DCQCN: N flows converging on one 40 Gb/s bottleneck",
+        citation="Zhu et al., Congestion Control for Large-Scale RDMA Deployments, SIGCOMM 2015",
+        sweep="dcqcn_convergence.toml", quick="dcqcn_convergence_quick.toml",
+        figures=["rate", "queue", "cdf"], by="traffic[0].senders", compare=compare_convergence,
+        theirs="the fair share the paper reports DCQCN converging to (40/N Gb/s each, Jain index 1); "
+               "derived from its claim, not read off a figure",
+        needs_cc=["dcqcn"],
+    ),
+]}
+
+
+def get(name: str) -> Experiment:
+    """The experiment called `name`; ValueError listing the known ones otherwise."""
+    if name not in REGISTRY:
+        raise ValueError(f"unknown experiment `{name}` (known: {', '.join(REGISTRY)})")
+    return REGISTRY[name]
+
+
+def comparison_table(exp: Experiment, sweep_dir: str | Path) -> str:
+    """Our numbers beside theirs, as printed by `rdmalab repro run`."""
+    runs, flows = load_sweep(sweep_dir)
+    flows = flows.filter(pl.col("run_id").is_in(runs.filter(pl.col("status") == "ok")["run_id"].implode()))
+    rows = exp.compare(runs, flows) if flows.height else []
+    head = f"{'':<22}{'metric':<22}{'ours':>10}{'theirs':>10}{'ratio':>8}"
+    lines = [f"{exp.title}", f"  paper:  {exp.citation}", f"  theirs: {exp.theirs}", "", head, "-" * len(head)]
+    lines += [c.row() for c in rows] or ["(no successful runs to compare)"]
+    return "\n".join(lines)

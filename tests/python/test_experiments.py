@@ -1,0 +1,317 @@
+"""The experiment platform: sweep files, the store, executors (local and Ray), resume,
+failures, figures and the repro registry. Scenarios are tiny: each run takes milliseconds."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+from rdmalab import _core
+from rdmalab.cli import main
+from rdmalab.experiments import repro
+from rdmalab.experiments.driver import run_sweep
+from rdmalab.experiments.executors import LocalExecutor, RayExecutor
+from rdmalab.experiments.figures import KINDS, plot_sweep
+from rdmalab.experiments.store import load_sweep, load_table
+from rdmalab.experiments.sweep import Sweep, SweepError, run_id
+
+RDMALAB = Path(sys.executable).parent / "rdmalab"
+
+STAR = {
+    "topology": {"kind": "star", "hosts": 5},
+    "traffic": [{"kind": "incast", "senders": [1, 2, 3], "receiver": 0, "size": 50_000}],
+}
+
+
+def sweep_of(grid=None, base=STAR, **extra):
+    return Sweep.from_dict({"name": "t", "base": base, "grid": grid or {}, **extra})
+
+
+def write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(text))
+    return p
+
+
+def cc_available(name):
+    spec = {**STAR, "fabric": {"cc": name}}
+    try:
+        _core.Simulation.from_json(json.dumps(spec), ".")
+        return True
+    except ValueError:
+        return False
+
+
+# -- grid expansion -------------------------------------------------------------------------
+def test_grid_expands_to_every_combination_times_seeds():
+    s = sweep_of({"traffic[0].size": [1000, 2000, 3000], "fabric.buffer_mb": [1, 2]}, seeds=2)
+    runs = s.expand()
+    assert len(runs) == 3 * 2 * 2
+    assert {(r.params["traffic[0].size"], r.params["fabric.buffer_mb"], r.params["seed"]) for r in runs} == {
+        (a, b, c) for a in (1000, 2000, 3000) for b in (1, 2) for c in (1, 2)}
+    r = runs[0]
+    assert r.scenario["traffic"][0]["size"] == 1000 and r.scenario["fabric"]["buffer_mb"] == 1
+    assert r.scenario["seed"] == 1 and r.label() == "size=1000 buffer_mb=1 seed=1"
+    assert len({r.run_id for r in runs}) == len(runs)
+    assert s.dimensions() == ["traffic[0].size", "fabric.buffer_mb", "seed"]
+    assert STAR["traffic"][0]["size"] == 50_000  # the base is not modified
+
+
+def test_zip_varies_paths_together_and_seed_lists():
+    s = sweep_of({"fabric.buffer_mb": [1, 2]}, seeds=[7, 9],
+                 zip={"topology.hosts": [3, 5], "traffic[0].senders": [[1, 2], [1, 2, 3, 4]]})
+    runs = s.expand()
+    assert len(runs) == 2 * 2 * 2
+    assert all(len(r.scenario["traffic"][0]["senders"]) == r.scenario["topology"]["hosts"] - 1 for r in runs)
+    assert sorted({r.params["seed"] for r in runs}) == [7, 9]
+
+
+def test_run_id_is_a_stable_hash_of_the_expanded_scenario():
+    a = sweep_of({"traffic[0].size": [1000]}).expand()[0]
+    b = sweep_of({"traffic[0].size": [1000, 2000]}).expand()[0]
+    assert a.run_id == b.run_id == run_id(json.loads(json.dumps(a.scenario)))
+    reordered = dict(reversed(list(a.scenario.items())))
+    assert run_id(reordered) == a.run_id
+    assert sweep_of({"traffic[0].size": [1000]}, seeds=[2]).expand()[0].run_id != a.run_id
+
+
+def test_sweep_file_with_scenario_path_and_base_override(tmp_path):
+    write(tmp_path, "scen.toml", """
+        seed = 4
+        [topology]
+        kind = "star"
+        hosts = 4
+        [[traffic]]
+        kind = "incast"
+        senders = [1, 2]
+        receiver = 0
+        size = 1000
+    """)
+    f = write(tmp_path, "s.toml", """
+        scenario = "scen.toml"
+        [base.fabric]
+        buffer_mb = 3
+        [grid]
+        "traffic[0].size" = [1000, 5000]
+    """)
+    s = Sweep.from_file(f)
+    assert s.name == "s" and len(s.expand()) == 2
+    assert s.expand()[1].scenario["fabric"] == {"buffer_mb": 3} and s.expand()[1].params["seed"] == 4
+
+
+BAD_SWEEPS = [
+    ("unknown top-level field", {"grids": {}}, ["grids"]),
+    ("no base scenario", {"base": {}}, ["base scenario"]),
+    ("unknown scenario table", {"grid": {"fabrik.cc": ["none"]}}, ["fabrik"]),
+    ("unknown scenario field", {"grid": {"topology.colour": ["red"]}}, ["topology.colour", "unknown field"]),
+    ("unknown fabric field", {"grid": {"fabric.buffer": [1]}}, ["fabric.buffer", "unknown field"]),
+    ("empty grid list", {"grid": {"fabric.buffer_mb": []}}, ["fabric.buffer_mb", "empty"]),
+    ("grid value not a list", {"grid": {"fabric.buffer_mb": 2}}, ["fabric.buffer_mb", "list"]),
+    ("wrong value type", {"grid": {"topology.hosts": ["many"]}}, ["topology.hosts", "invalid type"]),
+    ("wrong type of a name", {"name": 3}, ["name", "str"]),
+    ("traffic index out of range", {"grid": {"traffic[3].size": [1]}}, ["traffic[3]"]),
+    ("bad path", {"grid": {"traffic[x].size": [1]}}, ["traffic[x].size"]),
+    ("seeds wrong type", {"seeds": "three"}, ["seeds"]),
+    ("seeds empty", {"seeds": []}, ["seeds", "empty"]),
+    ("zip lengths differ", {"zip": {"topology.hosts": [3, 4], "traffic[0].size": [1]}}, ["zip", "same length"]),
+    ("duplicate values", {"grid": {"traffic[0].size": [1, 1]}}, ["traffic[0].size", "twice"]),
+    ("unknown plot field", {"plot": {"colour": "red"}}, ["plot.colour"]),
+    ("plot.by not varied", {"plot": {"by": "fabric.cc"}}, ["plot.by", "fabric.cc"]),
+    ("plot.kinds unknown", {"plot": {"kinds": ["pie"]}}, ["plot.kinds", "pie"]),
+    ("plot.title wrong type", {"plot": {"title": 1}}, ["plot.title", "str"]),
+]
+
+
+@pytest.mark.parametrize("what,doc,needles", BAD_SWEEPS, ids=[b[0] for b in BAD_SWEEPS])
+def test_bad_sweep_files_name_the_field(what, doc, needles):
+    full = {"base": STAR, **doc}
+    with pytest.raises(SweepError) as e:
+        Sweep.from_dict(full, source="bad.toml")
+    msg = str(e.value)
+    assert msg.startswith("bad.toml: ")
+    for n in needles:
+        assert n in msg, (what, msg)
+
+
+def test_bad_sweep_file_on_the_command_line(tmp_path, capsys):
+    f = write(tmp_path, "bad.toml", """
+        [base.topology]
+        kind = "star"
+        hosts = 4
+        [grid]
+        "fabric.cc" = []
+    """)
+    assert main(["sweep", str(f), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "fabric.cc" in err and "empty" in err and "bad.toml" in err
+
+
+# -- running, the store, failures -----------------------------------------------------------
+def test_failing_run_is_recorded_and_the_others_finish(tmp_path):
+    s = sweep_of({"traffic[0].receiver": [0, 9], "traffic[0].size": [10_000, 20_000]})
+    report = run_sweep(s, tmp_path / "o", LocalExecutor(2), progress=False)
+    assert (report.ok, report.failed) == (2, 2)
+    runs, flows = load_sweep(tmp_path / "o")
+    assert runs.height == 4
+    bad = runs.filter(pl.col("status") == "error")
+    assert sorted(bad["traffic[0].receiver"].to_list()) == [9, 9]
+    assert all("unknown host 9" in e and "traffic[0].receiver" in e for e in bad["error"].to_list())
+    ok = runs.filter(pl.col("status") == "ok")
+    assert ok["error"].is_null().all() and (ok["flows_completed"] == 3).all()
+    assert flows.height == 6 and set(flows["run_id"]) == set(ok["run_id"])
+    assert {"traffic[0].size", "seed", "label", "slowdown", "fct_ns"} <= set(flows.columns)
+    assert "unknown host 9" in report.table() and "2 ok, 2 failed" in report.table()
+    assert not list((tmp_path / "o").rglob(".*.tmp*"))
+
+
+def test_store_refuses_to_mix_sweeps_without_resume_and_resume_skips(tmp_path):
+    s = sweep_of({"traffic[0].size": [10_000, 20_000]})
+    run_sweep(s, tmp_path / "o", LocalExecutor(1), progress=False)
+    with pytest.raises(SweepError, match="--resume"):
+        run_sweep(s, tmp_path / "o", LocalExecutor(1), progress=False)
+    bigger = sweep_of({"traffic[0].size": [10_000, 20_000, 30_000]})
+    report = run_sweep(bigger, tmp_path / "o", LocalExecutor(1), resume=True, progress=False)
+    assert (report.skipped, report.ok) == (2, 1)
+    assert load_table(tmp_path / "o", "ports")["run_id"].n_unique() == 3
+
+
+@pytest.fixture(scope="module")
+def ray_local():
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+def test_local_and_ray_executors_give_identical_results(tmp_path, ray_local):
+    s = sweep_of({"traffic[0].size": [30_000, 300_000], "traffic[0].receiver": [0, 9]},
+                 base={**STAR, "fabric": {"queue_sample_interval": "1us", "buffer_mb": 0.2}})
+    local = run_sweep(s, tmp_path / "local", LocalExecutor(2), progress=False)
+    remote = run_sweep(s, tmp_path / "ray", RayExecutor(), progress=False)
+    assert (local.ok, local.failed) == (remote.ok, remote.failed) == (2, 2)
+    for table in ("flows", "ports", "pfc", "queues"):
+        a = load_table(tmp_path / "local", table).sort("run_id", maintain_order=True)
+        b = load_table(tmp_path / "ray", table).sort("run_id", maintain_order=True)
+        assert a.height > 0
+        assert_frame_equal(a, b)
+    drop = ["wall_s", "finished_at", "host"]
+    ra, rb = (load_sweep(tmp_path / d)[0].drop(drop).sort("run_id") for d in ("local", "ray"))
+    assert_frame_equal(ra, rb)
+
+
+def test_resume_after_the_sweep_is_killed_loses_and_redoes_nothing(tmp_path):
+    # Each run takes about half a second, so the sweep is killed with most runs not done.
+    f = write(tmp_path, "slow.toml", """
+        name = "slow"
+        seeds = 5
+        [base.topology]
+        kind = "fat_tree"
+        k = 4
+        [[base.traffic]]
+        kind = "poisson"
+        cdf = "fb_hadoop"
+        load = 0.8
+        duration = "600us"
+    """)
+    out = tmp_path / "o"
+    cmd = [str(RDMALAB), "sweep", str(f), "--out", str(out), "--workers", "1", "--quiet"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    runs_dir, deadline = out / "runs", time.time() + 60
+    while time.time() < deadline and not list(runs_dir.glob("*.parquet")):
+        assert proc.poll() is None, proc.stderr.read().decode()
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done_before = {p.name: p.stat().st_mtime_ns for p in runs_dir.glob("*.parquet")}
+    assert 1 <= len(done_before) < 5
+    flows_before = {p.name: p.stat().st_mtime_ns for p in (out / "flows").glob("*.parquet")}
+
+    res = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert f"{5 - len(done_before)} ran now, {len(done_before)} were already done" in res.stdout
+    after = {p.name: p.stat().st_mtime_ns for p in runs_dir.glob("*.parquet")}
+    assert len(after) == 5
+    assert all(after[n] == t for n, t in done_before.items())  # finished runs were not redone
+    assert all((out / "flows" / n).stat().st_mtime_ns == t for n, t in flows_before.items() if n in done_before)
+    runs, flows = load_sweep(out)
+    assert (runs["status"] == "ok").all() and sorted(runs["seed"].to_list()) == [1, 2, 3, 4, 5]
+    assert flows.group_by("run_id").len()["len"].min() > 100
+    assert not list(out.rglob(".*.tmp*"))
+
+
+# -- figures ----------------------------------------------------------------------------------
+def test_figures_are_drawn_from_a_small_sweep(tmp_path, capsys):
+    base = {**STAR, "fabric": {"queue_sample_interval": "1us"}}
+    s = sweep_of({"fabric.buffer_mb": [0.2, 2.0]}, base=base, seeds=2)
+    run_sweep(s, tmp_path / "o", LocalExecutor(2), progress=False)
+    made = plot_sweep(tmp_path / "o", skip_missing=False)
+    assert list(made) == list(KINDS)
+    for paths in made.values():
+        assert [p.suffix for p in paths] == [".png", ".pdf"]
+        assert all(p.stat().st_size > 5000 for p in paths)
+    assert main(["plot", str(tmp_path / "o"), "--kind", "cdf", "--by", "seed", "--where", "fabric.buffer_mb=0.2",
+                 "--out", str(tmp_path / "figs")]) == 0
+    assert (tmp_path / "figs" / "cdf.png").is_file() and (tmp_path / "figs" / "cdf.pdf").is_file()
+    assert main(["plot", str(tmp_path / "o"), "--by", "fabric.colour"]) == 2
+    assert "fabric.colour" in capsys.readouterr().err
+
+
+# -- repro ------------------------------------------------------------------------------------
+def test_repro_list_names_the_experiments(capsys):
+    assert main(["repro", "list"]) == 0
+    text = capsys.readouterr().out
+    assert "hpcc-fb-hadoop" in text and "dcqcn-convergence" in text and "SIGCOMM" in text
+
+
+@pytest.mark.parametrize("name", list(repro.REGISTRY))
+def test_repro_sweeps_load_and_expand(name):
+    exp = repro.get(name)
+    for quick in (False, True):
+        s = Sweep.from_file(exp.sweep_path(quick))
+        assert exp.by in s.dimensions() and len(s.expand()) >= 2
+    ccs = {r.scenario["fabric"].get("cc", "none") for r in Sweep.from_file(exp.sweep_path()).expand()}
+    assert ccs <= set(exp.needs_cc or ["none"])
+
+
+def test_repro_reference_numbers_are_the_reference_simulators():
+    ref = repro.hpcc_reference()
+    assert ref[("dcqcn", "all")]["p99"] == pytest.approx(5.5069)
+    assert ref[("hpcc", "ge1MB")]["p95"] == pytest.approx(3.0918)
+
+
+def test_repro_comparison_of_a_convergence_sweep_without_cc(tmp_path):
+    # The recipe and the comparison, exercised with CC off (the engine may not have DCQCN yet).
+    exp = repro.get("dcqcn-convergence")
+    doc = Sweep.from_file(exp.sweep_path(quick=True))
+    base = {**doc.base, "fabric": {**doc.base["fabric"], "cc": "none"}}
+    s = Sweep.from_dict({"name": doc.name, "base": base, "zip": doc.zip, "plot": doc.plot}, base_dir=doc.base_dir)
+    run_sweep(s, tmp_path / "o", LocalExecutor(2), progress=False)
+    assert set(plot_sweep(tmp_path / "o", exp.figures, by=exp.by)) == set(exp.figures)
+    table = repro.comparison_table(exp, tmp_path / "o")
+    assert "N=2" in table and "N=4" in table and "Jain fairness" in table and "20.000" in table
+
+
+@pytest.mark.skipif(not (cc_available("dcqcn") and cc_available("hpcc")),
+                    reason="the engine does not support cc = dcqcn/hpcc yet")
+def test_repro_quick_hpcc_runs_end_to_end(tmp_path, capsys):
+    assert main(["repro", "run", "hpcc-fb-hadoop", "--quick", "--out", str(tmp_path / "o"), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "dcqcn all" in out and "hpcc >=1MB" in out
+    assert (tmp_path / "o" / "figures" / "slowdown.png").is_file()
+
+
+def test_the_documented_sweep_is_valid():
+    import tomllib
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "experiments.md").read_text()
+    block = text.split("```toml", 1)[1].split("```", 1)[0]
+    s = Sweep.from_dict(tomllib.loads(block))
+    assert s.name == "fat-tree-load" and len(s.expand()) == 6
