@@ -102,6 +102,12 @@ def test_warm_start_resumes_quickly():
     warm = drum.solve(inst.a, Q2, inst.C, alpha=0.5, beta=1.0, k=5, tol=1e-9, warm_start=cold.warm_start())
     fresh = drum.solve(inst.a, Q2, inst.C, alpha=0.5, beta=1.0, k=5, tol=1e-9)
     assert warm.converged and warm.iterations < fresh.iterations
+    broken = cold.warm_start()
+    broken["w"] = np.full_like(broken["w"], np.nan)
+    with pytest.raises(ValueError, match="NaN"):
+        inst.solve(warm_start=broken)
+    with pytest.raises(ValueError, match="shape"):
+        drum.solve(inst.a[:5], inst.Q[:5], inst.C[:5], alpha=0.5, beta=1.0, k=5, warm_start=cold.warm_start())
     assert abs(warm.objective - fresh.objective) <= 1e-7 * abs(fresh.objective)
 
 
@@ -169,3 +175,19 @@ def test_bad_inputs_raise_clear_errors(mutate, match):
     a2, Q2, C2, kw = mutate(a, Q, C, {"alpha": 0.5, "beta": 1.0, "k": 2})
     with pytest.raises(ValueError, match=match):
         drum.solve(a2, Q2, C2, **kw)
+
+
+def test_cli_solve_and_bench(tmp_path, capsys):
+    from rdmalab.cli import main
+
+    assert main(["drum", "solve", "--hosts", "6", "--apps", "8", "--k", "3", "--seed", "2", "--dd-iterations", "10", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "iterations to 99.5 % of optimum" in out and "dual bound" in out
+    assert (tmp_path / "drum_convergence_6x8.png").stat().st_size > 0
+    assert (tmp_path / "drum_convergence_6x8.pdf").stat().st_size > 0
+    bench = tmp_path / "bench.json"
+    assert main(["drum", "bench", "--scales", "5x6", "--k", "2", "--iterations", "3", "--out", str(bench)]) == 0
+    import json
+
+    (row,) = json.loads(bench.read_text())
+    assert row["iterations"] == 3 and row["seconds_per_iteration"] > 0 and row["fallback_rows"] == 0

@@ -85,11 +85,14 @@ def test_local_and_ray_backends_give_the_same_iterates():
     inst, recv, cap, route = instance(4, n=6, m=5)
     kw = dict(alpha=0.5, beta=1.0, k=2, recv=recv, link_cap=cap, route=route, tol=1e-12, max_iter=60, groups=3)
     local = drum.solve_network(inst.a, inst.Q, inst.C, backend="local", **kw)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         remote = drum.solve_network(inst.a, inst.Q, inst.C, backend="ray", **kw)
     finally:
-        ray.shutdown()
+        if started:
+            ray.shutdown()
     assert remote.iterations == local.iterations == 60
     np.testing.assert_allclose(remote.x, local.x, rtol=0, atol=1e-12)
     for key in local.history:

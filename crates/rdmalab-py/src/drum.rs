@@ -214,6 +214,12 @@ fn drum_kkt<'py>(
     Ok(out)
 }
 
+/// Accepts `"linear"` budgets; refuses the paper's log-sum form with the reason.
+#[pyfunction]
+fn drum_check_capacity(capacity: &str) -> PyResult<()> {
+    CapacityForm::parse(capacity).and_then(CapacityForm::check).map_err(err)
+}
+
 /// Generates a paper-style instance: returns `(a, Q, C)`.
 #[pyfunction]
 fn drum_paper_instance(py: Python<'_>, n: usize, m: usize, seed: u64) -> PyResult<Bound<'_, PyAny>> {
@@ -389,6 +395,9 @@ impl DrumCoordinator {
     }
 }
 
+/// Two 1-D arrays (an agent's loads and statistics).
+type ArrayPair<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>);
+
 /// A host agent of the network-wide model (lives in the driver or in a Ray actor).
 #[pyclass(module = "rdmalab._core")]
 struct DrumAgent {
@@ -414,7 +423,7 @@ impl DrumAgent {
         py: Python<'py>,
         u_prev: PyReadonlyArray1<'py, f64>,
         u: PyReadonlyArray1<'py, f64>,
-    ) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>)> {
+    ) -> PyResult<ArrayPair<'py>> {
         let (up, uu) = (slice("u_prev", &u_prev)?, slice("u", &u)?);
         let agent = &mut self.agent;
         let rep = py.allow_threads(|| agent.step(up, uu)).map_err(err)?;
@@ -438,6 +447,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(drum_solve_dual, m)?)?;
     m.add_function(wrap_pyfunction!(drum_kkt, m)?)?;
     m.add_function(wrap_pyfunction!(drum_paper_instance, m)?)?;
+    m.add_function(wrap_pyfunction!(drum_check_capacity, m)?)?;
     m.add_function(wrap_pyfunction!(drum_top_k_mask, m)?)?;
     m.add_class::<DrumCoordinator>()?;
     m.add_class::<DrumAgent>()?;

@@ -128,8 +128,7 @@ def solve(
     dual-decomposition baseline, run for ``dd_iterations`` steps, default ``max_iter``).
     ``capacity="log"`` (the paper's form) is refused with the reason.
     """
-    if capacity != "linear":
-        _core.drum_solve_admm(np.ones((1, 2)), np.ones(1), np.ones(1), 0.5, 1.0, k=1, capacity=capacity)
+    _core.drum_check_capacity(capacity)
     a, Q, C, active, k = _inputs(a, Q, C, active, k)
     if method == "admm":
         return _admm(a, Q, C, alpha, beta, active, k, rho, tol, max_iter, adaptive_rho, warm_start)

@@ -334,3 +334,47 @@ pub fn scale(r: Rate, c: f64) -> Rate {
 pub fn div(r: Rate, c: f64) -> Rate {
     Rate((r.0 as f64 / c) as u64)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn group(g: Granularity, members: usize) -> CcGroup {
+        let cfg = CcConfig::from_name("dcqcn").unwrap();
+        let mut grp = CcGroup::new(&cfg, Rate::gbps(100), PathInfo::default(), g);
+        grp.members = (0..members).map(QpId::new).collect();
+        grp.rate = Rate::gbps(30);
+        grp
+    }
+
+    #[test]
+    fn member_rate_splits_or_not_by_granularity() {
+        assert_eq!(group(Granularity::PerQp, 1).member_rate(), Rate::gbps(30));
+        assert_eq!(group(Granularity::PerDestination, 3).member_rate(), Rate::gbps(10));
+        assert_eq!(group(Granularity::PerPair, 2).member_rate(), Rate::gbps(15));
+        // Seed 002: three QPs each at the destination's 30G, 90G in all.
+        assert_eq!(group(Granularity::PerDestinationUnsplit, 3).member_rate(), Rate::gbps(30));
+    }
+
+    #[test]
+    fn names_round_trip_and_header_sizes() {
+        for n in ["none", "dcqcn", "hpcc", "timely", "dctcp"] {
+            assert_eq!(CcConfig::from_name(n).unwrap().name(), n);
+        }
+        assert!(CcConfig::from_name("pint").is_err());
+        let sizes: Vec<u32> = ["none", "dcqcn", "hpcc", "timely", "dctcp"]
+            .iter()
+            .map(|n| CcConfig::from_name(n).unwrap().int_bytes())
+            .collect();
+        assert_eq!(sizes, [0, 0, 42, 8, 0]);
+        assert!(CcConfig::from_name("hpcc").unwrap().needs_int());
+        assert!(!CcConfig::from_name("timely").unwrap().needs_int());
+    }
+
+    #[test]
+    fn truncating_rate_arithmetic() {
+        assert_eq!(scale(Rate(999), 0.5), Rate(499));
+        assert_eq!(div(Rate(1000), 3.0), Rate(333));
+        assert_eq!(div(Rate(1000), 0.0), Rate(u64::MAX));
+    }
+}

@@ -93,6 +93,10 @@ impl AdmmState {
         if !(self.rho.is_finite() && self.rho > 0.0) {
             return Err(Error::drum("warm_start", "warm-start ρ must be finite and > 0"));
         }
+        let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
+        if !(finite(&self.x) && finite(&self.z) && finite(&self.w) && finite(&self.lam) && finite(&self.mu)) {
+            return Err(Error::drum("warm_start", "warm-start state holds NaN or infinite values"));
+        }
         Ok(())
     }
 }
@@ -207,7 +211,7 @@ impl<'p, 'a> Admm<'p, 'a> {
         rec.seconds = t0.elapsed().as_secs_f64();
         self.converged = rec.r_norm <= rec.eps_pri && rec.s_norm <= rec.eps_dual;
         self.history.push(rec);
-        if self.settings.adaptive_rho && rec.iter % 10 == 0 && !self.converged {
+        if self.settings.adaptive_rho && rec.iter.is_multiple_of(10) && !self.converged {
             self.balance_rho(rec.r_norm, rec.s_norm);
         }
         rec

@@ -190,10 +190,9 @@ pub fn solve_x_row(act: &[u32], alpha: f64, cap: f64, lam: &mut f64, x: &mut [f6
         for t in 0..k {
             let j = act[t] as usize;
             let old = x[j];
-            let mut new = b[t] - l * d[t];
-            if !(new > 0.0) {
-                new = 0.1 * old;
-            }
+            let moved = b[t] - l * d[t];
+            // `moved > 0` is false for NaN too: fall back to a positive point.
+            let new = if moved > 0.0 { moved } else { 0.1 * old };
             worst = worst.max((new - old).abs() - TOL_REL * new);
             x[j] = new;
             (b[t], d[t]) = x_tangent(new, acp[t], aip[t], alpha);

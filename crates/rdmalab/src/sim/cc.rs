@@ -7,6 +7,11 @@
 //! timers (MODEL.md §2.5 step 3). A retired key is forgotten, so a later QP to the same
 //! destination starts a fresh state at line rate, as a new QP does in the reference.
 //!
+//! In a shared group, sequence-gated algorithms (HPCC, TIMELY, DCTCP) see group-wide byte
+//! counts (acknowledged and sent, summed over the members), so "once per RTT" means once
+//! per group round trip. HPCC keeps one set of INT records per group: members on different
+//! ECMP paths mix their hop records, so shared-group HPCC assumes a common path.
+//!
 //! Deliberate deviation: the reference still runs CC for the ACK that completes a flow
 //! (and may then start DCQCN timers on the dead QP, MODEL.md §2.5); here a retired group
 //! ignores it. FCTs are unaffected; only useless timer events disappear.

@@ -139,12 +139,13 @@ impl Coordinator {
         let mut st = [0.0f64; stat::N];
         for rep in reports {
             load.iter_mut().zip(&rep.load).for_each(|(l, v)| *l += v);
-            for s in 0..stat::N {
-                st[s] = if s == stat::QVIOL { st[s].max(rep.stats[s]) } else { st[s] + rep.stats[s] };
+            for (s, (acc, v)) in st.iter_mut().zip(&rep.stats).enumerate() {
+                *acc = if s == stat::QVIOL { acc.max(*v) } else { *acc + v };
             }
         }
         let mut ry2 = 0.0;
         let mut viol = st[stat::QVIOL];
+        #[allow(clippy::needless_range_loop)]
         for r in 0..k {
             let new = if self.count[r] > 0.0 { (self.u[r] + (load[r] - self.cap[r]) / self.count[r]).max(0.0) } else { 0.0 };
             ry2 += self.count[r] * (new - self.u[r]) * (new - self.u[r]);
