@@ -24,7 +24,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE = REPO.parent / "shared" / "reference" / "hpcc"
-BINARY = REPO / "target" / "release" / "examples" / "hpcc_run"
+BINARY = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target")) / "release" / "examples" / "hpcc_run"
 
 # name -> (reference config, CC_MODE)
 SCENARIOS = {
