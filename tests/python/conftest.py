@@ -14,6 +14,7 @@ def reference_copy(tmp_path):
         pytest.skip(f"reference data not found at {REFERENCE}")
     for name in ["fat.txt", "topology.txt", "trace.txt", "S1_flow.txt", "S2_flow.txt",
                  "S1_dcqcn_config.txt", "S2_dcqcn_config.txt", "S1_hpcc_config.txt", "S2_hpcc_config.txt",
+                 "S2_hpcc_fct.txt",
                  "S1_dcqcn_fct.txt", "S2_dcqcn_fct.txt"]:
         shutil.copy(REFERENCE / name, tmp_path / name)
     return tmp_path

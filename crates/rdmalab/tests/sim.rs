@@ -160,3 +160,26 @@ fn qp_context_cache_misses_slow_down_many_qps() {
     // the NIC can no longer keep the link busy (83.84 ns per packet).
     assert!(thrash.0 as f64 > 1.3 * ideal.0 as f64, "thrash {thrash} vs {ideal}");
 }
+
+#[test]
+fn acks_behind_a_congested_downlink_wait_unless_switches_prioritise_them() {
+    // Hosts 1 and 2 flood host 0's downlink; host 0 then sends one small message to host 3.
+    // Its ACK returns through host 0's downlink: in the data queue it waits behind the
+    // standing queue; in the strict-priority class it does not. The reference's switches do
+    // the former whatever ACK_HIGH_PRIO says (docs/validation.md), and `rdmalab hpcc` follows.
+    let run = |prio_at_switches: bool| {
+        let topo = builders::star(4, Rate::gbps(100), D).unwrap();
+        let flows = vec![
+            FlowSpec::new(NodeId(1), NodeId(0), 2_000_000, Time::ZERO),
+            FlowSpec::new(NodeId(2), NodeId(0), 2_000_000, Time::ZERO),
+            FlowSpec::new(NodeId(0), NodeId(3), 1_000, Time::from_us(100)),
+        ];
+        let cfg = SimConfig { ack_prio_at_switches: prio_at_switches, ecn: None, ..SimConfig::default() };
+        let r = run_one(topo, flows, cfg);
+        r.records.iter().find(|x| x.src == NodeId(0)).unwrap().fct
+    };
+    let (shared, strict) = (run(false), run(true));
+    // Alone: about 4.2 µs. Behind ~100 µs of standing queue at 100G it must take far longer.
+    assert!(strict < Time::from_us(5), "prioritised ACK: {strict}");
+    assert!(shared > Time::from_us(20), "ACK in the data queue: {shared}");
+}
