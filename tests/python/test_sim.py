@@ -108,6 +108,24 @@ BAD_SCENARIOS = [
         kind = "fat_tree"
         k = 3
      """, ["fat_tree.k"]),
+    ("unknown cc parameter", """
+        [topology]
+        kind = "star"
+        hosts = 4
+        [fabric]
+        cc = "hpcc"
+        [fabric.cc_params]
+        rp_timer = "300us"
+     """, ["fabric.cc_params.rp_timer", "hpcc"]),
+    ("bad cc parameter value", """
+        [topology]
+        kind = "star"
+        hosts = 4
+        [fabric]
+        cc = "dcqcn"
+        [fabric.cc_params]
+        rate_ai = 20
+     """, ["fabric.cc_params.rate_ai", "rate string"]),
     ("wrong type", """
         [topology]
         kind = "star"
@@ -196,3 +214,14 @@ def test_ctrl_c_stops_cleanly_and_keeps_completed_flows(tmp_path):
     assert "interrupted" in out
     fct = (tmp_path / "out" / "fct.txt").read_text().splitlines()
     assert len(fct) > 0, "flows completed before Ctrl-C are written"
+
+
+def test_cc_parameters_are_scenario_fields():
+    base = Scenario.star(5).incast([1, 2, 3, 4], 0, 2_000_000)
+    slow = run(base.with_fabric(cc="dcqcn", cc_params={"rp_timer": "300us"}), progress=False)
+    fast = run(base.with_fabric(cc="dcqcn", cc_params={"rp_timer": "50us", "rate_ai": "100Mb/s"}),
+               progress=False)
+    assert slow.counters["ecn_marks"] > 0
+    # A faster increase timer recovers the rate sooner: the incast finishes no later.
+    assert fast.flows["fct_ns"].max() <= slow.flows["fct_ns"].max()
+    assert not fast.flows["fct_ns"].equals(slow.flows["fct_ns"])

@@ -22,6 +22,8 @@
 //! lossless = true
 //! ```
 
+mod cc_params;
+
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -37,9 +39,9 @@ use crate::workload::cdf::SizeCdf;
 use crate::workload::{generators, FlowSpec};
 
 /// The Facebook Hadoop flow-size CDF shipped with the HPCC simulator.
-pub const FB_HADOOP_CDF: &str = include_str!("../data/FbHdp_distribution.txt");
+pub const FB_HADOOP_CDF: &str = include_str!("../../data/FbHdp_distribution.txt");
 /// The web-search flow-size CDF shipped with the HPCC simulator.
-pub const WEB_SEARCH_CDF: &str = include_str!("../data/WebSearch_distribution.txt");
+pub const WEB_SEARCH_CDF: &str = include_str!("../../data/WebSearch_distribution.txt");
 
 /// A whole scenario as written in TOML.
 #[derive(Clone, Debug, Deserialize)]
@@ -248,6 +250,9 @@ pub struct FabricSpec {
     /// Which QPs share a congestion-control state: `per_qp` (default), `per_destination`,
     /// `per_pair`, `per_destination_unsplit`.
     pub granularity: Option<crate::cc::Granularity>,
+    /// Parameters of the congestion control, named as the reference's config keys in lower
+    /// case (`ewma_gain`, `rate_ai`, `rp_timer`, `u_target`, ...).
+    pub cc_params: Option<cc_params::CcParamTable>,
     /// At most one CNP per QP per this interval at the receiver (absent: every marked
     /// packet's ACK carries one, as in the reference).
     pub cnp_interval: Option<String>,
@@ -523,6 +528,9 @@ impl FabricSpec {
         }
         if let Some(cc) = &self.cc {
             c.cc = crate::cc::CcConfig::from_name(cc).map_err(|m| Error::input(file, 0, f("cc"), m))?;
+        }
+        if let Some(table) = &self.cc_params {
+            cc_params::apply(&mut c.cc, table, file)?;
         }
         if let Some(g) = self.granularity {
             c.granularity = g;
