@@ -15,7 +15,10 @@ fn err(e: rdmalab::Error) -> PyErr {
 }
 
 /// A contiguous view of a NumPy array, or a clear error.
-fn slice<'a, T: numpy::Element>(name: &str, a: &'a numpy::PyReadonlyArray<'_, T, impl numpy::ndarray::Dimension>) -> PyResult<&'a [T]> {
+fn slice<'a, T: numpy::Element>(
+    name: &str,
+    a: &'a numpy::PyReadonlyArray<'_, T, impl numpy::ndarray::Dimension>,
+) -> PyResult<&'a [T]> {
     a.as_slice().map_err(|_| PyValueError::new_err(format!("drum: {name}: array must be C-contiguous")))
 }
 
@@ -47,7 +50,10 @@ fn inputs<'a>(
     let (n, m) = (a.shape()[0], a.shape()[1]);
     let mask = match active {
         Some(mk) if mk.shape() != [n, m] => {
-            return Err(PyValueError::new_err(format!("drum: active: mask shape {:?} differs from a's ({n}, {m})", mk.shape())))
+            return Err(PyValueError::new_err(format!(
+                "drum: active: mask shape {:?} differs from a's ({n}, {m})",
+                mk.shape()
+            )))
         }
         Some(mk) => Some(slice("active", mk)?),
         None => None,
@@ -134,7 +140,8 @@ fn warm_state(d: &Bound<'_, PyDict>) -> PyResult<AdmmState> {
         let arr: numpy::PyReadonlyArrayDyn<'_, f64> = v.extract()?;
         Ok(arr.as_array().iter().copied().collect())
     };
-    let rho: f64 = d.get_item("rho")?.ok_or_else(|| PyValueError::new_err("drum: warm_start: missing rho"))?.extract()?;
+    let rho: f64 =
+        d.get_item("rho")?.ok_or_else(|| PyValueError::new_err("drum: warm_start: missing rho"))?.extract()?;
     Ok(AdmmState { x: get("x")?, z: get("z")?, w: get("w")?, lam: get("lam")?, mu: get("mu")?, rho })
 }
 
@@ -255,14 +262,17 @@ struct NetSpec {
 
 impl NetSpec {
     fn problem(&self) -> PyResult<NetworkProblem<'_>> {
-        let p = Problem::new(self.n, self.m, &self.a, &self.q, &self.c, self.alpha, self.beta, self.act.clone()).map_err(err)?;
+        let p = Problem::new(self.n, self.m, &self.a, &self.q, &self.c, self.alpha, self.beta, self.act.clone())
+            .map_err(err)?;
         NetworkProblem::new(p, &self.recv, &self.link_cap, &self.route).map_err(err)
     }
 }
 
 /// Rows `(host, app, resource, coef)` of a float array as couplings.
 fn couplings(name: &str, arr: Option<PyReadonlyArray2<'_, f64>>) -> PyResult<Vec<Coupling>> {
-    let Some(arr) = arr else { return Ok(Vec::new()) };
+    let Some(arr) = arr else {
+        return Ok(Vec::new());
+    };
     if arr.shape().len() != 2 || (arr.shape()[0] > 0 && arr.shape()[1] != 4) {
         return Err(PyValueError::new_err(format!("drum: {name}: expected rows (host, app, target, coef)")));
     }
@@ -352,7 +362,11 @@ impl DrumCoordinator {
     }
 
     /// Consumes the agents' `(load, stats)` reports in agent order; returns the record.
-    fn update<'py>(&mut self, py: Python<'py>, reports: Vec<(PyReadonlyArray1<'py, f64>, PyReadonlyArray1<'py, f64>)>) -> PyResult<Bound<'py, PyDict>> {
+    fn update<'py>(
+        &mut self,
+        py: Python<'py>,
+        reports: Vec<(PyReadonlyArray1<'py, f64>, PyReadonlyArray1<'py, f64>)>,
+    ) -> PyResult<Bound<'py, PyDict>> {
         let mut reps = Vec::with_capacity(reports.len());
         for (load, stats) in &reports {
             let st = slice("stats", stats)?;

@@ -73,10 +73,7 @@ pub enum Error {
 impl Error {
     /// Shorthand for an input error.
     pub fn input(file: impl Into<PathBuf>, line: usize, field: impl Into<String>, msg: impl Into<String>) -> Error {
-        Error::Input {
-            loc: Location { file: file.into(), line, field: field.into() },
-            msg: msg.into(),
-        }
+        Error::Input { loc: Location { file: file.into(), line, field: field.into() }, msg: msg.into() }
     }
     /// Shorthand for a DRUM solver input error.
     pub fn drum(field: impl Into<String>, msg: impl Into<String>) -> Error {

@@ -36,7 +36,9 @@ static GLOBAL: Counting = Counting;
 fn allocations_during_run(cc: &str, flows: usize, size: u64) -> (u64, u64) {
     let topo = builders::fat_tree(4, Rate::gbps(100), Rate::gbps(100), Time::from_ns(1000)).unwrap();
     let specs = (0..flows)
-        .map(|i| FlowSpec::new(NodeId((i % 16) as u32), NodeId(((i * 7 + 3) % 16) as u32), size, Time::from_us(i as u64)))
+        .map(|i| {
+            FlowSpec::new(NodeId((i % 16) as u32), NodeId(((i * 7 + 3) % 16) as u32), size, Time::from_us(i as u64))
+        })
         .filter(|f| f.src != f.dst)
         .collect();
     let cfg = SimConfig { cc: rdmalab::cc::CcConfig::from_name(cc).unwrap(), ..SimConfig::default() };

@@ -57,7 +57,8 @@ struct Bottleneck {
 fn bottleneck_run(n: usize, mut c: SimConfig, warm: Time, end: Time) -> Bottleneck {
     let topo = star(n + 1);
     let sw = NodeId((n + 1) as u32);
-    let flows = (1..=n).map(|i| FlowSpec::new(NodeId(i as u32), NodeId(0), FOREVER, Time::from_us(50 * (i as u64 - 1))));
+    let flows =
+        (1..=n).map(|i| FlowSpec::new(NodeId(i as u32), NodeId(0), FOREVER, Time::from_us(50 * (i as u64 - 1))));
     let bott = port_to(&topo, sw, NodeId(0));
     let ups: Vec<PortId> = (1..=n).map(|i| port_to(&topo, NodeId(i as u32), sw)).collect();
     c.queue_sample_interval = Some(Time::from_us(5));
@@ -245,7 +246,9 @@ fn every_cc_completes_finite_flows_and_conserves_bytes() {
         for g in [Granularity::PerQp, Granularity::PerDestination, Granularity::PerDestinationUnsplit] {
             let topo = star(5);
             let mut flows: Vec<FlowSpec> = (1..5)
-                .flat_map(|i| (0..2).map(move |j| FlowSpec::new(NodeId(i), NodeId(0), 300_000 + j * 1000, Time::from_us(j * 20))))
+                .flat_map(|i| {
+                    (0..2).map(move |j| FlowSpec::new(NodeId(i), NodeId(0), 300_000 + j * 1000, Time::from_us(j * 20)))
+                })
                 .collect();
             flows.sort_by_key(|f| f.start);
             let c = SimConfig { granularity: g, ..cfg(cc) };

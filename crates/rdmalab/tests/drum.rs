@@ -20,7 +20,9 @@ fn random_mask(n: usize, m: usize, seed: u64) -> Vec<bool> {
 fn admm_reaches_a_kkt_point_topk_and_random_masks() {
     for (n, m, k, alpha, seed) in [(6, 12, 4, 0.5, 1), (5, 9, 3, 0.3, 2), (4, 20, 7, 0.8, 3)] {
         let inst = paper_instance(n, m, seed).unwrap();
-        for active in [ActiveSet::top_k(n, m, &inst.a, k).unwrap(), ActiveSet::from_mask(n, m, &random_mask(n, m, seed)).unwrap()] {
+        for active in
+            [ActiveSet::top_k(n, m, &inst.a, k).unwrap(), ActiveSet::from_mask(n, m, &random_mask(n, m, seed)).unwrap()]
+        {
             let p = Problem::new(n, m, &inst.a, &inst.q, &inst.c, alpha, 0.5, active).unwrap();
             let res = solve_admm(&p, settings(), None).unwrap();
             assert!(res.converged, "no convergence after {} iterations", res.history.len());

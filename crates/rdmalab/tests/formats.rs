@@ -141,10 +141,16 @@ fn all_four_configs_parse_with_their_values() {
     assert_eq!(c.flow_file.as_deref(), Some(Path::new("S1_flow.txt")));
     assert_eq!(c.fct_output_file, Path::new("S1_dcqcn_fct.txt"));
     assert_eq!((c.rate_hai, c.min_rate, c.dctcp_rate_ai), (Some(Rate::mbps(200)), Rate::mbps(1000), Rate::mbps(1000)));
-    assert_eq!((c.alpha_resume_interval, c.rate_decrease_interval, c.rp_timer), (Time::from_us(1), Time::from_us(4), Time::from_us(300)));
+    assert_eq!(
+        (c.alpha_resume_interval, c.rate_decrease_interval, c.rp_timer),
+        (Time::from_us(1), Time::from_us(4), Time::from_us(300))
+    );
     assert_eq!(c.ewma_gain, 1.0 / 256.0);
     assert_eq!((c.u_target, c.pint_log_base, c.pint_prob), (0.95, 1.01, 1.0));
-    assert_eq!((c.line_of("TOPOLOGY_FILE"), c.line_of("CC_MODE"), c.line_of("KMIN_MAP")), (Some(6), Some(15), Some(53)));
+    assert_eq!(
+        (c.line_of("TOPOLOGY_FILE"), c.line_of("CC_MODE"), c.line_of("KMIN_MAP")),
+        (Some(6), Some(15), Some(53))
+    );
     assert_eq!(c.line_of("PAUSE_TIME"), None);
     assert_eq!(c.pause_time, 5.0); // third.cc default
     c.check_ecn_maps(&fat()).expect("fat.txt's 100G and 400G rates are in the maps");
@@ -174,8 +180,20 @@ fn fct_files_round_trip_byte_for_byte() {
 #[test]
 fn pfc_lines_have_the_reference_layout() {
     let ev = [
-        PfcEvent { time: Time::from_ps(2_000_000_123_999), node: NodeId(330), node_is_switch: true, ifindex: 17, pause: true },
-        PfcEvent { time: Time::from_ns(2_000_000_500), node: NodeId(4), node_is_switch: false, ifindex: 1, pause: false },
+        PfcEvent {
+            time: Time::from_ps(2_000_000_123_999),
+            node: NodeId(330),
+            node_is_switch: true,
+            ifindex: 17,
+            pause: true,
+        },
+        PfcEvent {
+            time: Time::from_ns(2_000_000_500),
+            node: NodeId(4),
+            node_is_switch: false,
+            ifindex: 1,
+            pause: false,
+        },
     ];
     let mut out = Vec::new();
     write_pfc(&mut out, &ev).unwrap();
@@ -236,7 +254,8 @@ fn run(reader: Reader, text: &str, path: &Path) -> Result<(), Error> {
     }
 }
 
-const ECN_100G_ONLY: &str = "KMIN_MAP 1 100000000000 400\nKMAX_MAP 1 100000000000 1600\nPMAX_MAP 2 100000000000 0.2 25000000000 0.2\n";
+const ECN_100G_ONLY: &str =
+    "KMIN_MAP 1 100000000000 400\nKMAX_MAP 1 100000000000 1600\nPMAX_MAP 2 100000000000 0.2 25000000000 0.2\n";
 
 /// (reader, input, line, field, substring of the message).
 const BAD_INPUTS: &[(Reader, &str, usize, &str, &str)] = &[
@@ -294,14 +313,21 @@ fn bad_inputs_name_file_line_and_field() {
             }
             other => panic!("case {i}: expected Error::Input, got {other:?}"),
         }
-        let prefix = if line > 0 { format!("case{i}.txt:{line}: field `{field}`") } else { format!("case{i}.txt: field `{field}`") };
+        let prefix = if line > 0 {
+            format!("case{i}.txt:{line}: field `{field}`")
+        } else {
+            format!("case{i}.txt: field `{field}`")
+        };
         assert!(shown.starts_with(&prefix), "case {i}: {shown}");
     }
 }
 
 #[test]
 fn unsupported_htsim_features_are_typed() {
-    for text in ["Nodes 3\nConnections 1\nTriggers 1\n0->1 start 1 size 1\n", "Nodes 3\nConnections 1\n0->1 id 1 trigger 2 size 1\n"] {
+    for text in [
+        "Nodes 3\nConnections 1\nTriggers 1\n0->1 start 1 size 1\n",
+        "Nodes 3\nConnections 1\n0->1 id 1 trigger 2 size 1\n",
+    ] {
         let e = parse_cm(text, Path::new("t.cm"), &[NodeId(0), NodeId(1), NodeId(2)]).unwrap_err();
         assert!(matches!(e, Error::Unsupported(ref m) if m.starts_with("t.cm:")), "{e:?}");
     }

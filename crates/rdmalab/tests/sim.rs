@@ -120,8 +120,9 @@ fn qps_with_distinct_source_ports_spread_over_spines() {
         .map(|p| p.idx())
         .collect();
     assert_eq!(uplinks.len(), 4);
-    let flows: Vec<FlowSpec> =
-        (0..64).map(|i| FlowSpec { sport: Some(20000 + i), ..FlowSpec::new(NodeId(0), NodeId(1), 10_000, Time::ZERO) }).collect();
+    let flows: Vec<FlowSpec> = (0..64)
+        .map(|i| FlowSpec { sport: Some(20000 + i), ..FlowSpec::new(NodeId(0), NodeId(1), 10_000, Time::ZERO) })
+        .collect();
     let r = run_one(topo.clone(), flows, SimConfig::default());
     for &u in &uplinks {
         assert!(r.ports[u].tx_packets > 0, "spine uplink {u} unused by 64 QPs");

@@ -105,7 +105,15 @@ impl DcqcnState {
     }
 
     /// Timer `kind` fired at `now`. Each handler re-arms itself first (MODEL.md §7).
-    pub fn on_timer(&mut self, p: &DcqcnParams, timers: &mut CcTimers, rate: &mut Rate, line: Rate, kind: usize, now: Time) {
+    pub fn on_timer(
+        &mut self,
+        p: &DcqcnParams,
+        timers: &mut CcTimers,
+        rate: &mut Rate,
+        line: Rate,
+        kind: usize,
+        now: Time,
+    ) {
         match kind {
             ALPHA_TIMER => {
                 timers.arm(ALPHA_TIMER, now + p.alpha_interval);

@@ -122,7 +122,11 @@ impl HpccState {
         if ih.nhop as usize <= MAX_HOPS {
             let s = self.sample(p, ih, fast, ack.int_multi, line, path);
             if s.any {
-                out = Some(if p.multi_rate { self.multi_rate(p, ih, &s, fast, line) } else { self.single_rate(p, &s, fast, line, path) });
+                out = Some(if p.multi_rate {
+                    self.multi_rate(p, ih, &s, fast, line)
+                } else {
+                    self.single_rate(p, &s, fast, line, path)
+                });
             }
         }
         if !fast && ack.snd_nxt > self.last_update_seq {

@@ -87,7 +87,12 @@ impl AdmmState {
 
     fn check(&self, p: &Problem<'_>) -> Result<()> {
         let nm = p.n * p.m;
-        if self.x.len() != nm || self.z.len() != nm || self.w.len() != nm || self.lam.len() != p.n || self.mu.len() != p.n {
+        if self.x.len() != nm
+            || self.z.len() != nm
+            || self.w.len() != nm
+            || self.lam.len() != p.n
+            || self.mu.len() != p.n
+        {
             return Err(Error::drum("warm_start", "warm-start state does not match the problem shape"));
         }
         if !(self.rho.is_finite() && self.rho > 0.0) {
@@ -243,7 +248,8 @@ impl<'p, 'a> Admm<'p, 'a> {
             t.aw2 += h.aw2;
             t.sweeps += h.sweeps;
             t.fallbacks += h.fallbacks;
-            let terms = super::problem::HostTerms { sum_x: h.sum_x, sum_ax: h.sum_ax, utility: h.util, penalty: h.pen_x };
+            let terms =
+                super::problem::HostTerms { sum_x: h.sum_x, sum_ax: h.sum_ax, utility: h.util, penalty: h.pen_x };
             obj += terms.scaled_value(terms.recovery_scale(p.q[i], p.c[i]), p.alpha, p.beta);
             raw += h.util - p.beta * h.pen_z;
         }
@@ -367,7 +373,15 @@ fn dual_step(a: &[f64], x: &[f64], z: &[f64], w: &mut [f64], zold: &[f64], rho: 
 
 /// SSE2 body of [`dual_step`] over a multiple of four elements.
 #[cfg(target_arch = "x86_64")]
-unsafe fn simd_dual(a: &[f64], x: &[f64], z: &[f64], w: &mut [f64], zold: &[f64], rho: f64, lanes: &mut [[f64; NACC]; 4]) {
+unsafe fn simd_dual(
+    a: &[f64],
+    x: &[f64],
+    z: &[f64],
+    w: &mut [f64],
+    zold: &[f64],
+    rho: f64,
+    lanes: &mut [[f64; NACC]; 4],
+) {
     use std::arch::x86_64::*;
     let (vr, one) = (_mm_set1_pd(rho), _mm_set1_pd(1.0));
     let mut acc = [[_mm_setzero_pd(); NACC]; 2];
@@ -375,7 +389,8 @@ unsafe fn simd_dual(a: &[f64], x: &[f64], z: &[f64], w: &mut [f64], zold: &[f64]
     while j + 4 <= a.len() {
         for (h, acc) in acc.iter_mut().enumerate() {
             let o = j + 2 * h;
-            let (va, vx, vz) = (_mm_loadu_pd(a.as_ptr().add(o)), _mm_loadu_pd(x.as_ptr().add(o)), _mm_loadu_pd(z.as_ptr().add(o)));
+            let (va, vx, vz) =
+                (_mm_loadu_pd(a.as_ptr().add(o)), _mm_loadu_pd(x.as_ptr().add(o)), _mm_loadu_pd(z.as_ptr().add(o)));
             let ax = _mm_mul_pd(va, vx);
             let r = _mm_sub_pd(ax, vz);
             let vw = _mm_add_pd(_mm_loadu_pd(w.as_ptr().add(o)), r);
@@ -384,7 +399,17 @@ unsafe fn simd_dual(a: &[f64], x: &[f64], z: &[f64], w: &mut [f64], zold: &[f64]
             let aw = _mm_mul_pd(_mm_mul_pd(vr, va), vw);
             let (ax2, z2) = (_mm_mul_pd(ax, ax), _mm_mul_pd(vz, vz));
             let inv = _mm_div_pd(one, _mm_mul_pd(ax2, z2));
-            let terms = [_mm_mul_pd(r, r), _mm_mul_pd(s, s), ax2, z2, _mm_mul_pd(aw, aw), _mm_mul_pd(z2, inv), _mm_mul_pd(ax2, inv), vx, ax];
+            let terms = [
+                _mm_mul_pd(r, r),
+                _mm_mul_pd(s, s),
+                ax2,
+                z2,
+                _mm_mul_pd(aw, aw),
+                _mm_mul_pd(z2, inv),
+                _mm_mul_pd(ax2, inv),
+                vx,
+                ax,
+            ];
             for (q, t) in terms.into_iter().enumerate() {
                 acc[q] = _mm_add_pd(acc[q], t);
             }

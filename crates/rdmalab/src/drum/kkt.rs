@@ -69,7 +69,8 @@ pub fn certify(p: &Problem<'_>, x: &[f64], multipliers: Option<(&[f64], &[f64])>
         .into_par_iter()
         .map(|i| host_kkt(p, i, &x[i * p.m..(i + 1) * p.m], multipliers.map(|(l, u)| (l[i], u[i]))))
         .collect();
-    let max = |f: fn(&HostKkt) -> f64| hosts.iter().map(f).fold(0.0f64, |a, v| if v.is_nan() { f64::NAN } else { a.max(v) });
+    let max =
+        |f: fn(&HostKkt) -> f64| hosts.iter().map(f).fold(0.0f64, |a, v| if v.is_nan() { f64::NAN } else { a.max(v) });
     Ok(KktReport {
         stationarity: max(|h| h.stat),
         primal: max(|h| h.primal),

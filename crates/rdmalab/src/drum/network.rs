@@ -62,7 +62,10 @@ impl<'a> NetworkProblem<'a> {
         for (list, off, lim, name) in [(recv, 0, n, "recv"), (route, n, link_cap.len(), "route")] {
             for c in list {
                 if c.host >= n || c.app >= m || c.resource >= lim {
-                    return Err(Error::drum(name, format!("coupling {c:?} is out of range (n = {n}, m = {m}, {lim} targets)")));
+                    return Err(Error::drum(
+                        name,
+                        format!("coupling {c:?} is out of range (n = {n}, m = {m}, {lim} targets)"),
+                    ));
                 }
                 if !(c.coef.is_finite() && c.coef > 0.0) {
                     return Err(Error::drum(name, format!("coupling {c:?}: coefficient must be finite and > 0")));

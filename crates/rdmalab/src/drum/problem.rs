@@ -190,7 +190,10 @@ impl<'a> Problem<'a> {
             return Err(Error::drum("a", format!("a has {} entries, expected n*m = {}", a.len(), n * m)));
         }
         if q.len() != n || c.len() != n {
-            return Err(Error::drum("Q/C", format!("Q has {} and C has {} entries, expected n = {n}", q.len(), c.len())));
+            return Err(Error::drum(
+                "Q/C",
+                format!("Q has {} and C has {} entries, expected n = {n}", q.len(), c.len()),
+            ));
         }
         check_params(alpha, beta)?;
         check_positive("a", a)?;

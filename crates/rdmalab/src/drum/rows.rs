@@ -165,7 +165,11 @@ pub fn solve_x_row(act: &[u32], alpha: f64, cap: f64, lam: &mut f64, x: &mut [f6
         sc.cp[j] = f64::NEG_INFINITY;
         sc.ip[j] = 0.0;
         let warm = x[j];
-        x[j] = if warm.is_finite() && warm > 0.0 { warm } else { root_1d(1.0, sc.aip[t], alpha, sc.acp[t] - l0 * sc.aip[t], f64::NAN) };
+        x[j] = if warm.is_finite() && warm > 0.0 {
+            warm
+        } else {
+            root_1d(1.0, sc.aip[t], alpha, sc.acp[t] - l0 * sc.aip[t], f64::NAN)
+        };
     }
     let (cp, ip) = (&sc.cp[..m], &sc.ip[..m]);
     let n0 = inactive_sum(cp, ip, 0.0).0;
@@ -320,7 +324,21 @@ fn z_sweep(z: &mut [f64], c: &[f64], b: &mut [f64], d: &mut [f64], p: f64, two_b
     #[cfg(target_arch = "x86_64")]
     {
         // SAFETY: SSE2 is part of the x86_64 baseline; all accesses are below n4 ≤ len.
-        unsafe { simd::z_bulk(&mut z[..n4], &c[..n4], &mut b[..n4], &mut d[..n4], p, two_beta, l, mv, &mut sb, &mut sd, &mut w) };
+        unsafe {
+            simd::z_bulk(
+                &mut z[..n4],
+                &c[..n4],
+                &mut b[..n4],
+                &mut d[..n4],
+                p,
+                two_beta,
+                l,
+                mv,
+                &mut sb,
+                &mut sd,
+                &mut w,
+            )
+        };
     }
     #[cfg(not(target_arch = "x86_64"))]
     for j in 0..n4 {
@@ -386,7 +404,8 @@ mod simd {
         w: &mut [f64; 4],
     ) {
         let (vp, vtb, vtb3, vl) = (_mm_set1_pd(p), _mm_set1_pd(two_beta), _mm_set1_pd(3.0 * two_beta), _mm_set1_pd(l));
-        let (one, tenth, tol, sign, zero) = (_mm_set1_pd(1.0), _mm_set1_pd(0.1), _mm_set1_pd(TOL_REL), _mm_set1_pd(-0.0), _mm_setzero_pd());
+        let (one, tenth, tol, sign, zero) =
+            (_mm_set1_pd(1.0), _mm_set1_pd(0.1), _mm_set1_pd(TOL_REL), _mm_set1_pd(-0.0), _mm_setzero_pd());
         let mut acc = [_mm_loadu_pd(sb.as_ptr()), _mm_loadu_pd(sb.as_ptr().add(2))];
         let mut acd = [_mm_loadu_pd(sd.as_ptr()), _mm_loadu_pd(sd.as_ptr().add(2))];
         let mut acw = [_mm_loadu_pd(w.as_ptr()), _mm_loadu_pd(w.as_ptr().add(2))];
@@ -396,7 +415,8 @@ mod simd {
             for h in 0..2 {
                 let o = j + 2 * h;
                 let old = _mm_loadu_pd(zp.add(o));
-                let moved = if mv { _mm_sub_pd(_mm_loadu_pd(bp.add(o)), _mm_mul_pd(vl, _mm_loadu_pd(dp.add(o)))) } else { old };
+                let moved =
+                    if mv { _mm_sub_pd(_mm_loadu_pd(bp.add(o)), _mm_mul_pd(vl, _mm_loadu_pd(dp.add(o)))) } else { old };
                 let pos = _mm_cmpgt_pd(moved, zero);
                 let new = _mm_or_pd(_mm_and_pd(pos, moved), _mm_andnot_pd(pos, _mm_mul_pd(tenth, old)));
                 let z2 = _mm_mul_pd(new, new);

@@ -133,11 +133,7 @@ impl<E: Copy> EventQueue<E> {
     /// Schedules `event` at `time` with a sequence number from [`reserve_seq`](Self::reserve_seq).
     #[inline]
     pub fn push_reserved(&mut self, time: Time, seq: u64, event: E) {
-        let entry = Entry {
-            time: time.0,
-            seq,
-            event,
-        };
+        let entry = Entry { time: time.0, seq, event };
         let bucket = time.0 >> self.shift;
         if bucket <= self.cur_bucket {
             self.insert_current(entry);
@@ -216,8 +212,7 @@ impl<E: Copy> EventQueue<E> {
         std::mem::swap(&mut self.current, &mut self.ring[slot]);
         self.occupied[slot / 64] &= !(1 << (slot % 64));
         self.in_ring -= self.current.len();
-        self.current
-            .sort_unstable_by_key(|e| std::cmp::Reverse(e.key()));
+        self.current.sort_unstable_by_key(|e| std::cmp::Reverse(e.key()));
         true
     }
 
@@ -305,15 +300,10 @@ mod tests {
     #[test]
     fn matches_a_stable_sort_under_random_interleaving() {
         // Coarse and fine buckets, small and large rings, ties and far-future events.
-        for (seed, (shift, slots, spread)) in [
-            (0, 64, 50),
-            (3, 64, 5_000),
-            (10, 4096, 100_000),
-            (10, 64, 1_000_000),
-            (20, 128, 10),
-        ]
-        .into_iter()
-        .enumerate()
+        for (seed, (shift, slots, spread)) in
+            [(0, 64, 50), (3, 64, 5_000), (10, 4096, 100_000), (10, 64, 1_000_000), (20, 128, 10)]
+                .into_iter()
+                .enumerate()
         {
             against_a_stable_sort(shift, slots, spread, seed as u64);
         }

@@ -5,8 +5,8 @@
 //! component's identity. Draws in one component therefore never shift another's, and a
 //! run is reproducible whatever order components were built in.
 
-use rand::SeedableRng;
 pub use rand::Rng as RngExt;
+use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 /// The generator type used everywhere.
@@ -43,9 +43,12 @@ mod tests {
 
     #[test]
     fn streams_are_reproducible_and_distinct() {
-        let a: Vec<u64> = (0..4).map(|_| 0).scan(stream(7, StreamKind::Ecn, 3), |r, _: u64| Some(r.gen::<u64>())).collect();
-        let b: Vec<u64> = (0..4).map(|_| 0).scan(stream(7, StreamKind::Ecn, 3), |r, _: u64| Some(r.gen::<u64>())).collect();
-        let c: Vec<u64> = (0..4).map(|_| 0).scan(stream(7, StreamKind::Ecn, 4), |r, _: u64| Some(r.gen::<u64>())).collect();
+        let a: Vec<u64> =
+            (0..4).map(|_| 0).scan(stream(7, StreamKind::Ecn, 3), |r, _: u64| Some(r.gen::<u64>())).collect();
+        let b: Vec<u64> =
+            (0..4).map(|_| 0).scan(stream(7, StreamKind::Ecn, 3), |r, _: u64| Some(r.gen::<u64>())).collect();
+        let c: Vec<u64> =
+            (0..4).map(|_| 0).scan(stream(7, StreamKind::Ecn, 4), |r, _: u64| Some(r.gen::<u64>())).collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
     }

@@ -105,7 +105,8 @@ pub fn read_fct(text: &str, path: &Path) -> Result<Vec<FctLine>> {
     let mut out = Vec::new();
     for (i, raw) in text.split('\n').enumerate() {
         let line = i + 1;
-        let toks: Vec<&str> = raw.split(|c: char| c.is_ascii() && is_space(c as u8)).filter(|t| !t.is_empty()).collect();
+        let toks: Vec<&str> =
+            raw.split(|c: char| c.is_ascii() && is_space(c as u8)).filter(|t| !t.is_empty()).collect();
         if toks.is_empty() {
             continue;
         }
@@ -132,10 +133,9 @@ fn parse_line(toks: &[&str], line: usize, path: &Path) -> Result<FctLine> {
     let hex = |i: usize| {
         let t = tok(i);
         let ok = !t.is_empty() && t.len() <= 8 && t.bytes().all(|b| b.is_ascii_hexdigit());
-        u32::from_str_radix(t, 16)
-            .ok()
-            .filter(|_| ok)
-            .ok_or_else(|| Error::input(path, line, field(i), format!("`{}` is not an 8-digit hex address", super::tokens::show(t))))
+        u32::from_str_radix(t, 16).ok().filter(|_| ok).ok_or_else(|| {
+            Error::input(path, line, field(i), format!("`{}` is not an 8-digit hex address", super::tokens::show(t)))
+        })
     };
     let num = |i: usize| parse_u64(tok(i)).map_err(|m| Error::input(path, line, field(i), m));
     let port = |i: usize| {

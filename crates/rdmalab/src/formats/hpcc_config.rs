@@ -77,14 +77,56 @@ pub struct LinkDown {
 
 /// Every key the reference's config reader knows, in its order.
 pub const KEYS: &[&str] = &[
-    "ENABLE_QCN", "USE_DYNAMIC_PFC_THRESHOLD", "CLAMP_TARGET_RATE", "PAUSE_TIME", "DATA_RATE", "LINK_DELAY",
-    "PACKET_PAYLOAD_SIZE", "L2_CHUNK_SIZE", "L2_ACK_INTERVAL", "L2_BACK_TO_ZERO", "TOPOLOGY_FILE", "FLOW_FILE",
-    "TRACE_FILE", "TRACE_OUTPUT_FILE", "SIMULATOR_STOP_TIME", "ALPHA_RESUME_INTERVAL", "RP_TIMER", "EWMA_GAIN",
-    "FAST_RECOVERY_TIMES", "RATE_AI", "RATE_HAI", "ERROR_RATE_PER_LINK", "CC_MODE", "RATE_DECREASE_INTERVAL",
-    "MIN_RATE", "FCT_OUTPUT_FILE", "HAS_WIN", "GLOBAL_T", "MI_THRESH", "VAR_WIN", "FAST_REACT", "U_TARGET",
-    "INT_MULTI", "RATE_BOUND", "ACK_HIGH_PRIO", "DCTCP_RATE_AI", "PFC_OUTPUT_FILE", "LINK_DOWN", "ENABLE_TRACE",
-    "KMAX_MAP", "KMIN_MAP", "PMAX_MAP", "BUFFER_SIZE", "QLEN_MON_FILE", "QLEN_MON_START", "QLEN_MON_END",
-    "MULTI_RATE", "SAMPLE_FEEDBACK", "PINT_LOG_BASE", "PINT_PROB",
+    "ENABLE_QCN",
+    "USE_DYNAMIC_PFC_THRESHOLD",
+    "CLAMP_TARGET_RATE",
+    "PAUSE_TIME",
+    "DATA_RATE",
+    "LINK_DELAY",
+    "PACKET_PAYLOAD_SIZE",
+    "L2_CHUNK_SIZE",
+    "L2_ACK_INTERVAL",
+    "L2_BACK_TO_ZERO",
+    "TOPOLOGY_FILE",
+    "FLOW_FILE",
+    "TRACE_FILE",
+    "TRACE_OUTPUT_FILE",
+    "SIMULATOR_STOP_TIME",
+    "ALPHA_RESUME_INTERVAL",
+    "RP_TIMER",
+    "EWMA_GAIN",
+    "FAST_RECOVERY_TIMES",
+    "RATE_AI",
+    "RATE_HAI",
+    "ERROR_RATE_PER_LINK",
+    "CC_MODE",
+    "RATE_DECREASE_INTERVAL",
+    "MIN_RATE",
+    "FCT_OUTPUT_FILE",
+    "HAS_WIN",
+    "GLOBAL_T",
+    "MI_THRESH",
+    "VAR_WIN",
+    "FAST_REACT",
+    "U_TARGET",
+    "INT_MULTI",
+    "RATE_BOUND",
+    "ACK_HIGH_PRIO",
+    "DCTCP_RATE_AI",
+    "PFC_OUTPUT_FILE",
+    "LINK_DOWN",
+    "ENABLE_TRACE",
+    "KMAX_MAP",
+    "KMIN_MAP",
+    "PMAX_MAP",
+    "BUFFER_SIZE",
+    "QLEN_MON_FILE",
+    "QLEN_MON_START",
+    "QLEN_MON_END",
+    "MULTI_RATE",
+    "SAMPLE_FEEDBACK",
+    "PINT_LOG_BASE",
+    "PINT_PROB",
 ];
 
 /// A parsed config file. Field docs give the key, the unit and the default when absent.
@@ -294,8 +336,12 @@ impl HpccConfig {
                 continue;
             }
             for p in &node.ports {
-                let Some(port) = topo.ports.get(p.idx()) else { continue };
-                let Some(link) = topo.links.get(port.link.idx()) else { continue };
+                let Some(port) = topo.ports.get(p.idx()) else {
+                    continue;
+                };
+                let Some(link) = topo.links.get(port.link.idx()) else {
+                    continue;
+                };
                 self.check_rate(link.rate, node_id, port.ifindex)?;
             }
         }
@@ -312,7 +358,8 @@ impl HpccConfig {
             None => Ok(()),
             Some((key, _)) => {
                 let line = self.line_of(key).unwrap_or(0);
-                let msg = format!("no entry for rate {} bps ({rate}), the rate of port {ifindex} of switch {switch}", rate.0);
+                let msg =
+                    format!("no entry for rate {} bps ({rate}), the rate of port {ifindex} of switch {switch}", rate.0);
                 Err(Error::input(&self.path, line, *key, msg))
             }
         }
@@ -476,8 +523,9 @@ fn payload_size(r: &mut Reader<'_>, key: &str) -> Result<u32> {
 
 fn cc_mode(r: &mut Reader<'_>, key: &str) -> Result<CcMode> {
     let (v, line) = r.u64(key, &ctx(key))?;
-    CcMode::from_code(v)
-        .ok_or_else(|| r.err(line, key, format!("unknown CC_MODE {v} (known: 1 DCQCN, 3 HPCC, 7 TIMELY, 8 DCTCP, 10 HPCC-PINT)")))
+    CcMode::from_code(v).ok_or_else(|| {
+        r.err(line, key, format!("unknown CC_MODE {v} (known: 1 DCQCN, 3 HPCC, 7 TIMELY, 8 DCTCP, 10 HPCC-PINT)"))
+    })
 }
 
 fn rate_value(r: &mut Reader<'_>, key: &str) -> Result<Rate> {

@@ -104,7 +104,8 @@ mod tests {
 
     #[test]
     fn reads_records_and_ignores_the_rest() {
-        let fl = parse_flows("2 \n1 2 3 100 10 2.000000273\n2 1 0 200 1 2.000000273\nextra", Path::new("f"), &star()).unwrap();
+        let fl = parse_flows("2 \n1 2 3 100 10 2.000000273\n2 1 0 200 1 2.000000273\nextra", Path::new("f"), &star())
+            .unwrap();
         assert_eq!(fl.len(), 2);
         assert_eq!(fl[0].start, Time::from_ns(2_000_000_272));
         assert_eq!((fl[1].pg, fl[1].dport, fl[1].size, fl[1].sport), (0, 200, 1, None));

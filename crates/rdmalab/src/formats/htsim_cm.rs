@@ -62,7 +62,12 @@ pub fn parse_cm(text: &str, path: &Path, hosts: &[NodeId]) -> Result<Vec<FlowSpe
     for c in &m.connections {
         let map = |i: u32, field: &str| {
             hosts.get(i as usize).copied().ok_or_else(|| {
-                Error::input(path, c.line, field, format!("node {i} has no host: only {} hosts were given", hosts.len()))
+                Error::input(
+                    path,
+                    c.line,
+                    field,
+                    format!("node {i} has no host: only {} hosts were given", hosts.len()),
+                )
             })
         };
         flows.push(FlowSpec::new(map(c.src, "src")?, map(c.dst, "dst")?, c.size, c.start));
@@ -93,13 +98,15 @@ pub fn parse_cm_matrix(text: &str, path: &Path) -> Result<CmMatrix> {
     let mut ids = HashSet::new();
     for (i, raw) in text.split('\n').enumerate() {
         let line = i + 1;
-        let toks: Vec<&str> = raw.split(|c: char| c.is_ascii() && is_space(c as u8)).filter(|t| !t.is_empty()).collect();
+        let toks: Vec<&str> =
+            raw.split(|c: char| c.is_ascii() && is_space(c as u8)).filter(|t| !t.is_empty()).collect();
         let Some(&first) = toks.first() else { continue };
         if first.starts_with('#') {
             continue;
         }
         if first.contains("->") {
-            let nodes = h.nodes.ok_or_else(|| Error::input(path, line, "Nodes", "a connection before the `Nodes N` line"))?;
+            let nodes =
+                h.nodes.ok_or_else(|| Error::input(path, line, "Nodes", "a connection before the `Nodes N` line"))?;
             let c = parse_connection(&toks, line, path, nodes)?;
             if let Some(id) = c.id {
                 if !ids.insert(id) {
@@ -119,7 +126,8 @@ pub fn parse_cm_matrix(text: &str, path: &Path) -> Result<CmMatrix> {
 fn finish(h: Header, conns: Vec<CmConnection>, path: &Path, text: &str) -> Result<CmMatrix> {
     let last = text.split('\n').count();
     let nodes = h.nodes.ok_or_else(|| Error::input(path, last, "Nodes", "no `Nodes N` line"))?;
-    let (want, line) = h.connections.ok_or_else(|| Error::input(path, last, "Connections", "no `Connections C` line"))?;
+    let (want, line) =
+        h.connections.ok_or_else(|| Error::input(path, last, "Connections", "no `Connections C` line"))?;
     if want != conns.len() as u64 {
         let msg = format!("the header says {want} connections but the file has {}", conns.len());
         return Err(Error::input(path, line, "Connections", msg));
@@ -145,12 +153,17 @@ fn header_line(toks: &[&str], line: usize, path: &Path, h: &mut Header) -> Resul
     match key {
         "Nodes" => {
             let n = value(key)?;
-            h.nodes = Some(u32::try_from(n).map_err(|_| Error::input(path, line, key, format!("{n} nodes is too many")))?);
+            h.nodes =
+                Some(u32::try_from(n).map_err(|_| Error::input(path, line, key, format!("{n} nodes is too many")))?);
         }
         "Connections" => h.connections = Some((value(key)?, line)),
         "Triggers" | "Failures" => {
             if value(key)? != 0 {
-                return Err(Error::Unsupported(format!("{}:{line}: htsim {} are not supported", path.display(), key.to_lowercase())));
+                return Err(Error::Unsupported(format!(
+                    "{}:{line}: htsim {} are not supported",
+                    path.display(),
+                    key.to_lowercase()
+                )));
             }
         }
         _ => return Err(unknown_line(key, line, path)),
@@ -181,7 +194,9 @@ fn parse_connection(toks: &[&str], line: usize, path: &Path, nodes: u32) -> Resu
         if key == "addon" {
             continue;
         }
-        let Some(&val) = rest.next() else { return Err(err(key, format!("`{}` has no value", show(key)))) };
+        let Some(&val) = rest.next() else {
+            return Err(err(key, format!("`{}` has no value", show(key))));
+        };
         match key {
             "start" => start = Some(parse_start(val).map_err(|m| err(key, m))?),
             "size" => size = Some(parse_u64(val).map_err(|m| err(key, m))?),
@@ -190,7 +205,10 @@ fn parse_connection(toks: &[&str], line: usize, path: &Path, nodes: u32) -> Resu
                 val.parse::<i64>().map_err(|_| err(key, format!("`{}` is not an integer", show(val))))?;
             }
             "trigger" | "send_done_trigger" | "recv_done_trigger" => {
-                return Err(Error::Unsupported(format!("{}:{line}: field `{key}`: triggered connections", path.display())));
+                return Err(Error::Unsupported(format!(
+                    "{}:{line}: field `{key}`: triggered connections",
+                    path.display()
+                )));
             }
             _ => return Err(err(&show(key), "unknown connection field (known: start, size, id, prio, addon)".into())),
         }

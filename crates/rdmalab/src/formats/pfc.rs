@@ -40,13 +40,19 @@ pub fn parse_pfc(text: &str, path: &Path) -> Result<Vec<PfcEvent>> {
     let mut out = Vec::new();
     for (i, raw) in text.split('\n').enumerate() {
         let line = i + 1;
-        let toks: Vec<&str> = raw.split(|c: char| c.is_ascii() && is_space(c as u8)).filter(|t| !t.is_empty()).collect();
+        let toks: Vec<&str> =
+            raw.split(|c: char| c.is_ascii() && is_space(c as u8)).filter(|t| !t.is_empty()).collect();
         if toks.is_empty() {
             continue;
         }
         if toks.len() != FIELDS.len() {
             let field = FIELDS.get(toks.len()).copied().unwrap_or("kind");
-            return Err(Error::input(path, line, field, format!("expected 5 fields ({}), found {}", FIELDS.join(" "), toks.len())));
+            return Err(Error::input(
+                path,
+                line,
+                field,
+                format!("expected 5 fields ({}), found {}", FIELDS.join(" "), toks.len()),
+            ));
         }
         out.push(parse_line(&toks, line, path)?);
     }
@@ -87,7 +93,16 @@ mod tests {
     fn round_trip() {
         let text = "2000001234 320 1 3 1\n2000005678 5 0 1 0\n";
         let ev = parse_pfc(text, Path::new("p")).unwrap();
-        assert_eq!(ev[0], PfcEvent { time: Time::from_ns(2_000_001_234), node: NodeId(320), node_is_switch: true, ifindex: 3, pause: true });
+        assert_eq!(
+            ev[0],
+            PfcEvent {
+                time: Time::from_ns(2_000_001_234),
+                node: NodeId(320),
+                node_is_switch: true,
+                ifindex: 3,
+                pause: true
+            }
+        );
         let mut out = Vec::new();
         write_pfc(&mut out, &ev).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), text);

@@ -184,11 +184,13 @@ pub fn parse_rate(s: &str) -> Result<Rate, ValueError> {
     if unit.is_empty() {
         return Err(bad(format!("`{}` has no unit (expected e.g. `100Gbps`, `20Mb/s`)", show(s))));
     }
-    let mult = RATE_UNITS
-        .iter()
-        .find(|(u, _)| *u == unit)
-        .map(|&(_, m)| m)
-        .ok_or_else(|| bad(format!("unknown data-rate unit `{}` in `{}` (known: bps, b/s, Kbps, Mbps, Gbps, ...)", show(unit), show(s))))?;
+    let mult = RATE_UNITS.iter().find(|(u, _)| *u == unit).map(|&(_, m)| m).ok_or_else(|| {
+        bad(format!(
+            "unknown data-rate unit `{}` in `{}` (known: bps, b/s, Kbps, Mbps, Gbps, ...)",
+            show(unit),
+            show(s)
+        ))
+    })?;
     let d = Decimal::parse(num).map_err(|e| bad(format!("`{}`: {e}", show(s))))?;
     d.whole(mult, 0, s, "bit/s").map(Rate)
 }
@@ -207,11 +209,9 @@ pub fn parse_time(s: &str) -> Result<Time, ValueError> {
     if unit.is_empty() {
         return Err(bad(format!("`{}` has no unit (expected e.g. `1000ns`, `1us`)", show(s))));
     }
-    let (mult, pow10) = TIME_UNITS
-        .iter()
-        .find(|(u, _, _)| *u == unit)
-        .map(|&(_, m, p)| (m, p))
-        .ok_or_else(|| bad(format!("unknown time unit `{}` in `{}` (known: s, ms, us, ns, ps)", show(unit), show(s))))?;
+    let (mult, pow10) = TIME_UNITS.iter().find(|(u, _, _)| *u == unit).map(|&(_, m, p)| (m, p)).ok_or_else(|| {
+        bad(format!("unknown time unit `{}` in `{}` (known: s, ms, us, ns, ps)", show(unit), show(s)))
+    })?;
     let d = Decimal::parse(num).map_err(|e| bad(format!("`{}`: {e}", show(s))))?;
     d.whole(mult, pow10, s, "picoseconds").map(Time)
 }

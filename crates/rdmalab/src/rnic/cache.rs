@@ -37,7 +37,14 @@ pub struct QpCache {
 impl QpCache {
     /// An empty cache.
     pub fn new(cfg: QpCacheConfig) -> QpCache {
-        QpCache { cfg, slots: Vec::with_capacity(cfg.entries as usize), fetched: Vec::new(), clock: 0, hits: 0, misses: 0 }
+        QpCache {
+            cfg,
+            slots: Vec::with_capacity(cfg.entries as usize),
+            fetched: Vec::new(),
+            clock: 0,
+            hits: 0,
+            misses: 0,
+        }
     }
 
     /// The miss penalty.

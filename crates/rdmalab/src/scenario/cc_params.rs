@@ -64,7 +64,12 @@ pub fn apply(cc: &mut CcConfig, table: &CcParamTable, file: &Path) -> Result<()>
             },
         };
         if !known {
-            return Err(Error::input(file, 0, v.field(), format!("not a parameter of congestion control `{}`", cc.name())));
+            return Err(Error::input(
+                file,
+                0,
+                v.field(),
+                format!("not a parameter of congestion control `{}`", cc.name()),
+            ));
         }
     }
     Ok(())
@@ -102,7 +107,10 @@ impl Value<'_> {
         }
     }
     fn flag(&self) -> Result<bool> {
-        self.value.as_bool().or_else(|| self.value.as_integer().filter(|i| *i == 0 || *i == 1).map(|i| i == 1)).ok_or_else(|| self.bad("true/false"))
+        self.value
+            .as_bool()
+            .or_else(|| self.value.as_integer().filter(|i| *i == 0 || *i == 1).map(|i| i == 1))
+            .ok_or_else(|| self.bad("true/false"))
     }
     fn rate(&self) -> Result<Rate> {
         let s = self.value.as_str().ok_or_else(|| self.bad("a rate string such as \"20Mb/s\""))?;

@@ -337,7 +337,8 @@ fn key_of_value(text: &str, value: &str, from: usize) -> Option<(usize, String)>
             let v = after[1..].trim_start();
             let quoted = format!("\"{value}\"");
             if v.starts_with(value) || v.starts_with(&quoted) {
-                let key: String = before.trim_end().chars().rev().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                let key: String =
+                    before.trim_end().chars().rev().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
                 return Some((i + 1, key.chars().rev().collect()));
             }
             rest = &after[1..];
@@ -399,12 +400,25 @@ impl TopologySpec {
                     LinkParams { rate: r("bottleneck_rate", bottleneck_rate)?, delay: d },
                 )
             }
-            TopologySpec::LeafSpine { leaves, spines, oversubscription, hosts_per_leaf, host_rate, fabric_rate, delay } => {
+            TopologySpec::LeafSpine {
+                leaves,
+                spines,
+                oversubscription,
+                hosts_per_leaf,
+                host_rate,
+                fabric_rate,
+                delay,
+            } => {
                 let (h, f, d) = (r("host_rate", host_rate)?, r("fabric_rate", fabric_rate)?, t("delay", delay)?);
                 match (spines, oversubscription) {
                     (Some(s), None) => builders::leaf_spine(*leaves, *s, *hosts_per_leaf, h, f, d),
                     (None, Some(o)) => builders::leaf_spine_oversubscribed(*leaves, *hosts_per_leaf, h, f, *o, d),
-                    _ => Err(Error::input(file, 0, "topology.spines", "give exactly one of `spines` and `oversubscription`")),
+                    _ => Err(Error::input(
+                        file,
+                        0,
+                        "topology.spines",
+                        "give exactly one of `spines` and `oversubscription`",
+                    )),
                 }
             }
             TopologySpec::FatTree { k, host_rate, fabric_rate, delay } => {
@@ -465,7 +479,12 @@ impl TrafficSpec {
             }
             TrafficSpec::Permutation { size, start, hosts } => {
                 let hosts = host_list(file, &f("hosts"), topo, hosts)?;
-                generators::permutation(&hosts, *size, field_time(file, &f("start"), start)?, seed.wrapping_add(i as u64))
+                generators::permutation(
+                    &hosts,
+                    *size,
+                    field_time(file, &f("start"), start)?,
+                    seed.wrapping_add(i as u64),
+                )
             }
             TrafficSpec::Flows { flows } => flows
                 .iter()

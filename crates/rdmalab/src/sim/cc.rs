@@ -88,11 +88,8 @@ impl Simulation {
         if !self.groups[g.idx()].alive {
             return;
         }
-        let (seq, snd_nxt) = if self.groups[g.idx()].shared {
-            self.group_seqs(g)
-        } else {
-            (pkt.seq, self.qps[qp_id.idx()].snd_nxt)
-        };
+        let (seq, snd_nxt) =
+            if self.groups[g.idx()].shared { self.group_seqs(g) } else { (pkt.seq, self.qps[qp_id.idx()].snd_nxt) };
         let ev = AckEvent {
             now: self.now,
             seq,
@@ -182,7 +179,9 @@ impl Simulation {
     /// The receiver may flag this ACK as a CNP (always, unless `cnp_interval` paces CNPs
     /// per QP).
     pub(super) fn cnp_allowed(&mut self, qp: QpId) -> bool {
-        let Some(interval) = self.cfg.cnp_interval else { return true };
+        let Some(interval) = self.cfg.cnp_interval else {
+            return true;
+        };
         let rx = &mut self.qps[qp.idx()].rx;
         if self.now < rx.cnp_quiet_until {
             return false;

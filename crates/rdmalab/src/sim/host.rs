@@ -256,11 +256,8 @@ impl Simulation {
         if pkt.seq > qp.snd_una {
             qp.snd_una = pkt.seq;
             if self.cfg.rto.is_some() {
-                qp.rto_deadline = if qp.snd_una < qp.snd_nxt {
-                    self.now + self.cfg.rto.unwrap_or(Time::MAX)
-                } else {
-                    Time::MAX
-                };
+                qp.rto_deadline =
+                    if qp.snd_una < qp.snd_nxt { self.now + self.cfg.rto.unwrap_or(Time::MAX) } else { Time::MAX };
             }
             self.complete_messages(qp_id);
         }
@@ -313,7 +310,9 @@ impl Simulation {
 
     /// Retransmission timer: go back to the oldest unacknowledged byte.
     pub(super) fn on_rto(&mut self, qp_id: QpId) {
-        let (Some(rto), qp) = (self.cfg.rto, &mut self.qps[qp_id.idx()]) else { return };
+        let (Some(rto), qp) = (self.cfg.rto, &mut self.qps[qp_id.idx()]) else {
+            return;
+        };
         qp.rto_scheduled = false;
         if qp.finished || qp.rto_deadline == Time::MAX {
             return;

@@ -204,7 +204,9 @@ impl Simulation {
 
     fn on_arrive(&mut self, port: PortId) {
         let st = &mut self.ports[port.idx()];
-        let Some((_, pkt)) = st.in_flight.pop_front() else { return };
+        let Some((_, pkt)) = st.in_flight.pop_front() else {
+            return;
+        };
         if let Some(&(next, _)) = st.in_flight.front() {
             self.queue.push(next, Event::Arrive(port));
         }
@@ -248,7 +250,9 @@ impl Simulation {
     }
 
     fn on_sample(&mut self) {
-        let Some(every) = self.cfg.queue_sample_interval else { return };
+        let Some(every) = self.cfg.queue_sample_interval else {
+            return;
+        };
         for (i, p) in self.ports.iter().enumerate() {
             if self.switch_of[p.node.idx()] != u32::MAX {
                 self.queue_samples.push((self.now, PortId::new(i), p.total_queued()));

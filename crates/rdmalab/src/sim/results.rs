@@ -46,7 +46,13 @@ pub struct Results {
 impl Simulation {
     /// Payload bytes of data packets currently in queues or on wires.
     fn payload_in_network(&self) -> u64 {
-        let data = |p: &crate::fabric::Packet| if p.kind == PacketKind::Data { p.payload as u64 } else { 0 };
+        let data = |p: &crate::fabric::Packet| {
+            if p.kind == PacketKind::Data {
+                p.payload as u64
+            } else {
+                0
+            }
+        };
         self.ports
             .iter()
             .map(|st| {

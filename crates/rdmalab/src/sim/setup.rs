@@ -38,11 +38,8 @@ impl Simulation {
             .collect();
         let ideal = ideal_fcts(&topo, &routes, &flows, &cfg);
         let needs_rtt = cfg.window.enabled || cfg.cc.needs_int();
-        let global_rtt_bdp = if needs_rtt && cfg.window.global {
-            global_rtt_bdp(&topo, &routes, &cfg)
-        } else {
-            (Time::ZERO, 0)
-        };
+        let global_rtt_bdp =
+            if needs_rtt && cfg.window.global { global_rtt_bdp(&topo, &routes, &cfg) } else { (Time::ZERO, 0) };
         let mut sim = Simulation {
             now: Time::ZERO,
             queue: event_queue_for(&topo, &clock, max_packet as u32),
@@ -87,18 +84,8 @@ impl Simulation {
 /// the order of events never depends on these choices (`engine::queue`).
 fn event_queue_for(topo: &Topology, clock: &TxClock, packet_bytes: u32) -> EventQueue<Event> {
     let tx = |rate| clock.tx(clock.class_of(rate), rate, packet_bytes).0;
-    let shortest_tx = topo
-        .links
-        .iter()
-        .map(|l| tx(l.rate))
-        .min()
-        .unwrap_or(1 << 16);
-    let longest_hop = topo
-        .links
-        .iter()
-        .map(|l| l.delay.0 + tx(l.rate))
-        .max()
-        .unwrap_or(1 << 20);
+    let shortest_tx = topo.links.iter().map(|l| tx(l.rate)).min().unwrap_or(1 << 16);
+    let longest_hop = topo.links.iter().map(|l| l.delay.0 + tx(l.rate)).max().unwrap_or(1 << 20);
     let shift = (shortest_tx / 16).max(1).ilog2().clamp(6, 24);
     let slots = (4 * longest_hop >> shift).clamp(1024, 1 << 16) as usize;
     EventQueue::with_resolution(shift, slots)
@@ -115,10 +102,7 @@ fn validate_config(cfg: &SimConfig) -> Result<()> {
         return Err(Error::scenario("int_multi", "must be at least 1"));
     }
     if cfg.rto == Some(Time::ZERO) {
-        return Err(Error::scenario(
-            "rto",
-            "must be positive (or absent for no timeout)",
-        ));
+        return Err(Error::scenario("rto", "must be positive (or absent for no timeout)"));
     }
     Ok(())
 }
@@ -132,32 +116,20 @@ fn validate_flows(topo: &Topology, flows: &[FlowSpec]) -> Result<()> {
                 return Err(Error::scenario(field(name), format!("unknown node {node}")));
             }
             if !topo.is_host(node) {
-                return Err(Error::scenario(
-                    field(name),
-                    format!("node {node} is a switch, not a host"),
-                ));
+                return Err(Error::scenario(field(name), format!("node {node} is a switch, not a host")));
             }
         }
         if f.src == f.dst {
-            return Err(Error::scenario(
-                field("dst"),
-                format!("flow from host {} to itself", f.src),
-            ));
+            return Err(Error::scenario(field("dst"), format!("flow from host {} to itself", f.src)));
         }
         if f.size == 0 {
             return Err(Error::scenario(field("size"), "must be at least 1 byte"));
         }
         if f.pg as usize >= NUM_PRIOS || f.pg == 0 {
-            return Err(Error::scenario(
-                field("pg"),
-                format!("{} is not a data class (1..7)", f.pg),
-            ));
+            return Err(Error::scenario(field("pg"), format!("{} is not a data class (1..7)", f.pg)));
         }
         if f.start < last {
-            return Err(Error::scenario(
-                field("start"),
-                "flows must be sorted by start time",
-            ));
+            return Err(Error::scenario(field("start"), "flows must be sorted by start time"));
         }
         last = f.start;
     }
@@ -177,11 +149,7 @@ fn build_ports(topo: &Topology) -> Vec<PortState> {
 type SwitchParts = (Vec<u32>, Vec<SwitchMmu>, Vec<crate::engine::Rng>);
 
 fn build_switches(topo: &Topology, cfg: &SimConfig) -> Result<SwitchParts> {
-    let nic_rate = topo
-        .hosts()
-        .next()
-        .map(|h| topo.nic_rate(h))
-        .unwrap_or_default();
+    let nic_rate = topo.hosts().next().map(|h| topo.nic_rate(h)).unwrap_or_default();
     let mmu_cfg = MmuConfig {
         buffer: cfg.buffer_bytes,
         reserve: cfg.reserve_bytes,
@@ -194,19 +162,12 @@ fn build_switches(topo: &Topology, cfg: &SimConfig) -> Result<SwitchParts> {
     let mut rngs = Vec::new();
     for s in topo.switches() {
         let node = &topo.nodes[s.idx()];
-        let ports: Vec<_> = node
-            .ports
-            .iter()
-            .map(|&p| (topo.port_rate(p), topo.port_delay(p).ns()))
-            .collect();
+        let ports: Vec<_> = node.ports.iter().map(|&p| (topo.port_rate(p), topo.port_delay(p).ns())).collect();
         if let Some(ecn) = &cfg.ecn {
             for &p in &node.ports {
                 let rate = topo.port_rate(p);
                 if ecn.for_rate_or_scaled(rate).is_none() {
-                    return Err(Error::scenario(
-                        "ecn",
-                        format!("no ECN thresholds for {rate} (switch {s})"),
-                    ));
+                    return Err(Error::scenario("ecn", format!("no ECN thresholds for {rate} (switch {s})")));
                 }
             }
         }
@@ -240,9 +201,7 @@ fn ideal_fcts(topo: &Topology, routes: &Routes, flows: &[FlowSpec], cfg: &SimCon
     flows
         .iter()
         .map(|f| {
-            let path = paths
-                .entry((f.src, f.dst))
-                .or_insert_with(|| routes.first_path(topo, f.src, f.dst));
+            let path = paths.entry((f.src, f.dst)).or_insert_with(|| routes.first_path(topo, f.src, f.dst));
             ideal::ideal_fct(topo, path, f.size, cfg.mtu as u64, cfg.header_bytes as u64)
         })
         .collect()

@@ -68,7 +68,9 @@ impl Simulation {
         if st.busy {
             return;
         }
-        let Some((class, mut pkt)) = st.dequeue() else { return };
+        let Some((class, mut pkt)) = st.dequeue() else {
+            return;
+        };
         let mut resume = false;
         if class != 0 {
             let node = st.node;
@@ -93,7 +95,9 @@ impl Simulation {
     fn mark_ecn(&mut self, port: PortId, sw: usize, class: usize, pkt: &mut Packet) {
         let Some(ecn) = &self.cfg.ecn else { return };
         let st = &self.ports[port.idx()];
-        let Some(params) = ecn.for_rate_or_scaled(st.rate) else { return };
+        let Some(params) = ecn.for_rate_or_scaled(st.rate) else {
+            return;
+        };
         let p = params.mark_probability(st.queue_bytes[class]);
         if p > 0.0 && (p >= 1.0 || self.ecn_rngs[sw].gen::<f64>() < p) {
             pkt.ce = true;

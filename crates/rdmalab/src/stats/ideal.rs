@@ -45,7 +45,9 @@ pub fn base_rtt(topo: &Topology, path: &[PortId], mtu_payload: u64) -> Time {
 /// `base_rtt_ns * bottleneck_bps / 1e9 / 8`, truncated. Its windows (HAS_WIN) use it. The
 /// bottleneck is the NIC rate whenever the fabric is at least as fast as the hosts.
 pub fn bdp(topo: &Topology, path: &[PortId], mtu_payload: u64) -> u64 {
-    let Some(rate) = bottleneck(topo, path) else { return 0 };
+    let Some(rate) = bottleneck(topo, path) else {
+        return 0;
+    };
     let bits = base_rtt_ns(topo, path, mtu_payload) * u128::from(rate.bps());
     u64::try_from(bits / NS_PER_S / 8).unwrap_or(u64::MAX)
 }
@@ -55,7 +57,9 @@ pub fn bdp(topo: &Topology, path: &[PortId], mtu_payload: u64) -> u64 {
 /// Whole ns, returned as [`Time`]. Zero for an empty path; an `mtu_payload` of 0 is
 /// treated as 1.
 pub fn ideal_fct(topo: &Topology, path: &[PortId], size: u64, mtu_payload: u64, header_bytes: u64) -> Time {
-    let Some(rate) = bottleneck(topo, path) else { return Time::ZERO };
+    let Some(rate) = bottleneck(topo, path) else {
+        return Time::ZERO;
+    };
     let packets = u128::from(size.div_ceil(mtu_payload.max(1)));
     let total_bytes = u128::from(size) + packets * u128::from(header_bytes);
     let ns = base_rtt_ns(topo, path, mtu_payload) + total_bytes * 8 * NS_PER_S / u128::from(rate.bps());

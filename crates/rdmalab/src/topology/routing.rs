@@ -273,8 +273,12 @@ impl Routes {
     /// `dst_host` is not a host, or when an id is out of range. Allocates nothing.
     #[inline]
     pub fn next_hops(&self, node: NodeId, dst_host: NodeId) -> &[PortId] {
-        let Some(r) = self.host_rank(dst_host) else { return &[] };
-        let Some(&(start, len)) = self.spans.get(node.idx() * self.hosts.len() + r) else { return &[] };
+        let Some(r) = self.host_rank(dst_host) else {
+            return &[];
+        };
+        let Some(&(start, len)) = self.spans.get(node.idx() * self.hosts.len() + r) else {
+            return &[];
+        };
         self.hops.get(start as usize..(start + len) as usize).unwrap_or(&[])
     }
 
@@ -319,7 +323,9 @@ impl Routes {
                 return Vec::new();
             }
             let port = hops[pick(node, hops) % hops.len()];
-            let Some(p) = topo.ports.get(port.idx()) else { return Vec::new() };
+            let Some(p) = topo.ports.get(port.idx()) else {
+                return Vec::new();
+            };
             path.push(port);
             node = p.peer_node;
         }

@@ -103,7 +103,10 @@ impl Agent {
     /// One local iteration given the scaled prices `u_prev = u^(T−2)`, `u = u^(T−1)`.
     pub fn step(&mut self, u_prev: &[f64], u: &[f64]) -> Result<AgentReport> {
         if u_prev.len() != self.k_total || u.len() != self.k_total {
-            return Err(Error::drum("u", format!("price vectors must have {} entries (one per resource)", self.k_total)));
+            return Err(Error::drum(
+                "u",
+                format!("price vectors must have {} entries (one per resource)", self.k_total),
+            ));
         }
         let mut rep = AgentReport { load: vec![0.0; self.k_total], stats: [0.0; stat::N] };
         rep.stats[stat::SY2_PREV] = if self.have_dx { self.copy_dual_residual(u_prev, u) } else { 0.0 };
@@ -272,7 +275,8 @@ impl Agent {
         let mut d = Dec(&bytes[8..]);
         let (h0, nh, m, k_total, have_dx) = (d.u()?, d.u()?, d.u()?, d.u()?, d.u()? != 0);
         let (alpha, beta, rho) = (d.f()?, d.f()?, d.f()?);
-        let (a, q, coef, x, z, w, dx, lam, u_prev2) = (d.fs()?, d.fs()?, d.fs()?, d.fs()?, d.fs()?, d.fs()?, d.fs()?, d.fs()?, d.fs()?);
+        let (a, q, coef, x, z, w, dx, lam, u_prev2) =
+            (d.fs()?, d.fs()?, d.fs()?, d.fs()?, d.fs()?, d.fs()?, d.fs()?, d.fs()?, d.fs()?);
         let active = ActiveSet { ptr: d.us()?, idx: d.u32s()? };
         let (ptr, res) = (d.us()?, d.u32s()?);
         let nm = nh * m;
@@ -291,6 +295,28 @@ impl Agent {
             return Err(Error::drum("agent", "inconsistent agent encoding"));
         }
         let sc = Scratch::new(m);
-        Ok(Agent { h0, nh, m, k_total, alpha, beta, rho, a, q, active, ptr, res, coef, x, z, w, dx, lam, u_prev2, have_dx, sc })
+        Ok(Agent {
+            h0,
+            nh,
+            m,
+            k_total,
+            alpha,
+            beta,
+            rho,
+            a,
+            q,
+            active,
+            ptr,
+            res,
+            coef,
+            x,
+            z,
+            w,
+            dx,
+            lam,
+            u_prev2,
+            have_dx,
+            sc,
+        })
     }
 }

@@ -147,7 +147,8 @@ impl Coordinator {
         let mut viol = st[stat::QVIOL];
         #[allow(clippy::needless_range_loop)]
         for r in 0..k {
-            let new = if self.count[r] > 0.0 { (self.u[r] + (load[r] - self.cap[r]) / self.count[r]).max(0.0) } else { 0.0 };
+            let new =
+                if self.count[r] > 0.0 { (self.u[r] + (load[r] - self.cap[r]) / self.count[r]).max(0.0) } else { 0.0 };
             ry2 += self.count[r] * (new - self.u[r]) * (new - self.u[r]);
             self.u_prev[r] = self.u[r];
             self.u[r] = new;
