@@ -82,6 +82,8 @@ pub struct EventQueue<E> {
     shift: u32,
     mask: u64,
     next_seq: u64,
+    /// Sequence number of the event popped last (the one being handled).
+    popped_seq: u64,
 }
 
 impl<E: Copy> Default for EventQueue<E> {
@@ -111,6 +113,7 @@ impl<E: Copy> EventQueue<E> {
             shift: shift.min(40),
             mask: slots as u64 - 1,
             next_seq: 0,
+            popped_seq: 0,
         }
     }
 
@@ -150,7 +153,16 @@ impl<E: Copy> EventQueue<E> {
         if self.current.is_empty() && !self.advance() {
             return None;
         }
-        self.current.pop().map(|e| (Time(e.time), e.event))
+        let e = self.current.pop()?;
+        self.popped_seq = e.seq;
+        Some((Time(e.time), e.event))
+    }
+
+    /// The sequence number of the event popped last: with its time, where the event being
+    /// handled stands in the order.
+    #[inline]
+    pub fn popped_seq(&self) -> u64 {
+        self.popped_seq
     }
 
     /// Time of the earliest event.

@@ -26,8 +26,11 @@ pub struct PortState {
     pub rate_class: u8,
     /// Propagation delay.
     pub delay: Time,
-    /// Serialising a packet right now.
+    /// A `TxDone` event is pending: the transmitter is serialising a packet.
     pub busy: bool,
+    /// When the last transmission ends, and the sequence number its `TxDone` event had
+    /// (or would have had: see `Simulation::transmit`).
+    pub tx_end: (Time, u64),
     /// Packets on the wire with their arrival time at the peer.
     pub in_flight: VecDeque<(Time, Packet)>,
     /// Egress queues (switches only; hosts arbitrate in the RNIC).
@@ -57,6 +60,7 @@ impl PortState {
             rate_class: u8::MAX,
             delay,
             busy: false,
+            tx_end: (Time::ZERO, 0),
             in_flight: VecDeque::new(),
             queues: Default::default(),
             queue_bytes: [0; NUM_PRIOS],
@@ -72,6 +76,12 @@ impl PortState {
     #[inline]
     pub fn total_queued(&self) -> u64 {
         self.queue_bytes.iter().sum()
+    }
+
+    /// True when some class holds a packet (paused or not).
+    #[inline]
+    pub fn has_queued(&self) -> bool {
+        self.queues.iter().any(|q| !q.is_empty())
     }
 
     /// Appends a packet to class `q`.

@@ -168,6 +168,14 @@ impl Simulation {
     #[inline]
     fn transmit(&mut self, port: PortId, pkt: Packet) {
         let st = &mut self.ports[port.idx()];
+    ///
+    /// The `TxDone` event that ends the transmission takes its place in the event order now,
+    /// but a switch port with nothing queued does not push it: it would only find the port
+    /// empty. Such a port is still busy until `tx_end` (see `switch_kick`), and the first
+    /// packet queued before then pushes the event with the reserved sequence number, so
+    /// every event runs exactly where it would have run. About half the TxDone events of a
+    /// fabric at moderate load are skipped this way. Host ports always push it: the RNIC's
+    /// arbiter runs at each one.
         debug_assert!(!st.busy);
         st.busy = true;
         let tx = self.clock.tx(st.rate_class, st.rate, pkt.wire);
@@ -179,7 +187,11 @@ impl Simulation {
         let was_empty = st.in_flight.is_empty();
         st.in_flight.push_back((arrival, pkt));
         self.counters.packet_hops += 1;
-        self.queue.push(done, Event::TxDone(port));
+        st.tx_end = (done, seq);
+        if is_host || st.has_queued() {
+            st.busy = true;
+            self.queue.push_reserved(done, seq, Event::TxDone(port));
+        }
         if was_empty {
             self.queue.push(arrival, Event::Arrive(port));
         }

@@ -68,6 +68,14 @@ impl Simulation {
         if st.busy {
             return;
         }
+        if st.tx_end > (self.now, self.queue.popped_seq()) {
+            // Still serialising, its TxDone skipped (`transmit`): schedule it in its place.
+            if st.has_queued() {
+                st.busy = true;
+                self.queue.push_reserved(st.tx_end.0, st.tx_end.1, super::Event::TxDone(port));
+            }
+            return;
+        }
         let Some((class, mut pkt)) = st.dequeue() else {
             return;
         };
