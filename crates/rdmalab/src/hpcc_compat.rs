@@ -56,7 +56,8 @@ fn unsupported(cfg: &HpccConfig, key: &str, what: &str) -> Error {
 
 fn reject_unsupported(cfg: &HpccConfig) -> Result<()> {
     if matches!(cfg.cc_mode, CcMode::HpccPint) {
-        return Err(unsupported(cfg, "CC_MODE", "CC_MODE 10 (HPCC-PINT); modes 0, 1, 3, 7 and 8 run"));
+        let modes = crate::formats::hpcc_config::supported_cc_modes();
+        return Err(unsupported(cfg, "CC_MODE", &format!("CC_MODE 10 (HPCC-PINT); supported modes: {modes}")));
     }
     if cfg.link_down.is_some() {
         return Err(unsupported(cfg, "LINK_DOWN", "link failures"));

@@ -524,8 +524,18 @@ fn payload_size(r: &mut Reader<'_>, key: &str) -> Result<u32> {
 fn cc_mode(r: &mut Reader<'_>, key: &str) -> Result<CcMode> {
     let (v, line) = r.u64(key, &ctx(key))?;
     CcMode::from_code(v).ok_or_else(|| {
-        r.err(line, key, format!("unknown CC_MODE {v} (known: 1 DCQCN, 3 HPCC, 7 TIMELY, 8 DCTCP, 10 HPCC-PINT)"))
+        r.err(line, key, format!("unknown CC_MODE {v}; supported modes: {}", supported_cc_modes()))
     })
+}
+
+/// The `CC_MODE` values rdmalab runs, with their algorithms. Mode 10 (HPCC-PINT) parses but
+/// is refused when the run is built, so it is not listed.
+pub const SUPPORTED_CC_MODES: [(u32, &str); 5] =
+    [(0, "no congestion control, an rdmalab extension"), (1, "DCQCN"), (3, "HPCC"), (7, "TIMELY"), (8, "DCTCP")];
+
+/// `0 (no congestion control, ...), 1 (DCQCN), ...` for error messages.
+pub fn supported_cc_modes() -> String {
+    SUPPORTED_CC_MODES.iter().map(|(c, name)| format!("{c} ({name})")).collect::<Vec<_>>().join(", ")
 }
 
 fn rate_value(r: &mut Reader<'_>, key: &str) -> Result<Rate> {
@@ -615,10 +625,20 @@ mod tests {
     }
 
     #[test]
+    fn supported_modes_are_the_ones_that_run() {
+        let listed: Vec<u32> = SUPPORTED_CC_MODES.iter().map(|m| m.0).collect();
+        let runs: Vec<u32> =
+            (0..=20).filter_map(CcMode::from_code).filter(|&m| m != CcMode::HpccPint).map(CcMode::code).collect();
+        assert_eq!(listed, runs);
+        assert_eq!(listed, [0, 1, 3, 7, 8]);
+    }
+
+    #[test]
     fn bad_keys_and_values() {
         let cases = [
             ("CC_MODE 1\nFOO 3\n", "c.txt:2: field `FOO`", "unknown config key"),
-            ("CC_MODE 2\n", "c.txt:1: field `CC_MODE`", "unknown CC_MODE"),
+            ("CC_MODE 2\n", "c.txt:1: field `CC_MODE`", "unknown CC_MODE 2; supported modes: 0 (no congestion control"),
+            ("CC_MODE 9\n", "c.txt:1: field `CC_MODE`", "1 (DCQCN), 3 (HPCC), 7 (TIMELY), 8 (DCTCP)"),
             ("CC_MODE 1\nCC_MODE 3\n", "c.txt:2: field `CC_MODE`", "twice"),
             ("RATE_AI 20Mbs\n", "c.txt:1: field `RATE_AI`", "unknown data-rate unit"),
             ("KMIN_MAP 2 100000000000 400\n", "c.txt:1: field `KMIN_MAP`", "truncated"),
