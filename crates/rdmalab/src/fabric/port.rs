@@ -39,8 +39,13 @@ pub struct PortState {
     pub queue_bytes: [u64; NUM_PRIOS],
     /// Last class served by the round robin over classes 1..8.
     pub rr_last: u8,
+    /// Bit `q` set: class `q` holds packets (mirrors `queues`, so that the scheduler
+    /// finds the next class with two bit operations instead of a loop).
+    occupied: u8,
     /// Classes the peer has paused (we must not send them).
     pub paused: [bool; NUM_PRIOS],
+    /// `paused` as a bit mask.
+    paused_mask: u8,
     /// Since when at least one class has been paused (for the paused-time counter).
     pub paused_since: Option<Time>,
     /// Counters.
@@ -65,7 +70,9 @@ impl PortState {
             queues: Default::default(),
             queue_bytes: [0; NUM_PRIOS],
             rr_last: 0,
+            occupied: 0,
             paused: [false; NUM_PRIOS],
+            paused_mask: 0,
             paused_since: None,
             counters: PortCounters::default(),
             tx_bytes: 0,
@@ -81,7 +88,7 @@ impl PortState {
     /// True when some class holds a packet (paused or not).
     #[inline]
     pub fn has_queued(&self) -> bool {
-        self.queues.iter().any(|q| !q.is_empty())
+        self.occupied != 0
     }
 
     /// Appends a packet to class `q`.
@@ -89,6 +96,7 @@ impl PortState {
     pub fn enqueue(&mut self, q: usize, pkt: Packet) {
         self.queue_bytes[q] += pkt.wire as u64;
         self.queues[q].push_back(pkt);
+        self.occupied |= 1 << q;
     }
 
     /// Picks the next packet to send: class 0 first (strict priority, never paused), then
@@ -96,27 +104,36 @@ impl PortState {
     /// classes. Returns the class and the packet.
     #[inline]
     pub fn dequeue(&mut self) -> Option<(usize, Packet)> {
-        if let Some(p) = self.queues[0].pop_front() {
-            self.queue_bytes[0] -= p.wire as u64;
-            return Some((0, p));
-        }
-        for i in 1..NUM_PRIOS {
-            let q = 1 + (self.rr_last as usize + i - 1) % (NUM_PRIOS - 1);
-            if self.paused[q] || self.queues[q].is_empty() {
-                continue;
+        let q = if self.occupied & 1 != 0 {
+            0
+        } else {
+            let ready = self.occupied & !self.paused_mask & !1;
+            if ready == 0 {
+                return None;
             }
-            let p = self.queues[q].pop_front()?;
-            self.queue_bytes[q] -= p.wire as u64;
+            // The first ready class after the last served one, else the first ready one.
+            let after = ready & !((2u16 << self.rr_last) - 1) as u8;
+            let q = if after != 0 { after.trailing_zeros() } else { ready.trailing_zeros() };
             self.rr_last = q as u8;
-            return Some((q, p));
+            q as usize
+        };
+        let p = self.queues[q].pop_front()?;
+        self.queue_bytes[q] -= p.wire as u64;
+        if self.queues[q].is_empty() {
+            self.occupied &= !(1 << q);
         }
-        None
+        Some((q, p))
     }
 
     /// Applies a PAUSE (true) or RESUME (false) for class `q` received at `now`.
     pub fn set_paused(&mut self, q: usize, pause: bool, now: Time) {
         let any_before = self.paused.iter().any(|&p| p);
         self.paused[q] = pause;
+        if pause {
+            self.paused_mask |= 1 << q;
+        } else {
+            self.paused_mask &= !(1 << q);
+        }
         let any_after = self.paused.iter().any(|&p| p);
         if !any_before && any_after {
             self.paused_since = Some(now);
@@ -145,6 +162,41 @@ mod tests {
         let mut p = Packet::pfc(PacketKind::Pause, pg, 100);
         p.kind = PacketKind::Data;
         p
+    }
+
+    /// The scheduler's rule written as a loop: class 0 first, then round robin over the
+    /// unpaused, non-empty classes 1..8 starting after the last one served.
+    fn next_class_by_loop(port: &PortState) -> Option<usize> {
+        if !port.queues[0].is_empty() {
+            return Some(0);
+        }
+        (1..NUM_PRIOS)
+            .map(|i| 1 + (port.rr_last as usize + i - 1) % (NUM_PRIOS - 1))
+            .find(|&q| !port.paused[q] && !port.queues[q].is_empty())
+    }
+
+    #[test]
+    fn bit_mask_scheduler_follows_the_round_robin_rule() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(4);
+        let mut port = PortState::new(NodeId(0), PortId(1), 0, Rate::gbps(100), Time::from_ns(1000));
+        for step in 0..50_000u64 {
+            match rng.gen_range(0..10) {
+                0..=3 => {
+                    let q = rng.gen_range(0..NUM_PRIOS);
+                    port.enqueue(q, pkt(q as u8));
+                }
+                4 => {
+                    let q = rng.gen_range(1..NUM_PRIOS);
+                    port.set_paused(q, rng.gen_bool(0.5), Time(step));
+                }
+                _ => {
+                    let want = next_class_by_loop(&port);
+                    assert_eq!(port.dequeue().map(|(q, _)| q), want, "step {step}");
+                }
+            }
+            assert_eq!(port.has_queued(), port.queues.iter().any(|q| !q.is_empty()));
+        }
     }
 
     #[test]
