@@ -239,6 +239,8 @@ enum Reader {
     EcnCheck,
     Htsim,
     Fct,
+    /// A native TOML scenario (`Scenario::from_toml`).
+    Scenario,
 }
 
 fn run(reader: Reader, text: &str, path: &Path) -> Result<(), Error> {
@@ -251,11 +253,26 @@ fn run(reader: Reader, text: &str, path: &Path) -> Result<(), Error> {
         Reader::EcnCheck => parse_config(text, path)?.check_ecn_maps(&topo()),
         Reader::Htsim => parse_cm(text, path, &[NodeId(1), NodeId(2), NodeId(5)]).map(drop),
         Reader::Fct => read_fct(text, path).map(drop),
+        Reader::Scenario => rdmalab::scenario::Scenario::from_toml(text, path).map(drop),
     }
 }
 
 const ECN_100G_ONLY: &str =
     "KMIN_MAP 1 100000000000 400\nKMAX_MAP 1 100000000000 1600\nPMAX_MAP 2 100000000000 0.2 25000000000 0.2\n";
+
+const LEAF_SPINE_BOTH: &str =
+    "[topology]\nkind = \"leaf_spine\"\nleaves = 2\nhosts_per_leaf = 2\nspines = 2\noversubscription = 1.0\n";
+const STAR4_FLOWS_SIZE_NEGATIVE: &str = "[topology]\nkind = \"star\"\nhosts = 4\n[[traffic]]\nkind = \"flows\"\nflows = [\n  { src = 1, dst = 2, size = 5 },\n  { src = 2, dst = 1, size = -5 },\n]\n";
+const STAR4_FLOWS_TO_SWITCH: &str =
+    "[topology]\nkind = \"star\"\nhosts = 4\n\n[[traffic]]\nkind = \"flows\"\nflows = [{ src = 1, dst = 4, size = 10 }]\n";
+const STAR4_FLOWS_TO_ITSELF: &str = "[topology]\nkind = \"star\"\nhosts = 4\n[[traffic]]\nkind = \"flows\"\nflows = [\n  { src = 1, dst = 2, size = 10 },\n\n  { src = 1, dst = 1, size = 10 },\n]\n";
+const STAR4_FLOWS_PG_ZERO: &str =
+    "[topology]\nkind = \"star\"\nhosts = 4\n[[traffic]]\nkind = \"flows\"\nflows = [\n  { src = 1, dst = 2, size = 10, pg = 0 },\n]\n";
+const STAR4_FLOWS_BAD_IP: &str = "[topology]\nkind = \"star\"\nhosts = 4\nips_per_host = 2\n[[traffic]]\nkind = \"flows\"\nflows = [\n  { src = 1, dst = 2, size = 10, src_ip_index = 2 },\n]\n";
+const STAR4_INCAST_UNKNOWN_HOST: &str = "[topology]\nkind = \"star\"\nhosts = 4\n[[traffic]]\nkind = \"permutation\"\nsize = 10\n[[traffic]]\nkind = \"incast\"\nreceiver = 99\nsenders = [1, 2]\nsize = 10\n";
+const STAR4_POISSON_LOAD: &str = "[topology]\nkind = \"star\"\nhosts = 4\n\n[[traffic]]\nkind = \"poisson\"\ncdf = \"fb_hadoop\"\nload = 1.5\nduration = \"1ms\"\n";
+const STAR4_PERMUTATION_EMPTY: &str =
+    "[topology]\nkind = \"star\"\nhosts = 4\n\n[[traffic]]\nkind = \"permutation\"\nsize = 0\n";
 
 /// (reader, input, line, field, substring of the message).
 const BAD_INPUTS: &[(Reader, &str, usize, &str, &str)] = &[
@@ -297,6 +314,76 @@ const BAD_INPUTS: &[(Reader, &str, usize, &str, &str)] = &[
     (Reader::Htsim, "Nodes 3\nConnections 2\n0->1 id 4 start 5 size 5\n1->2 id 4 start 6 size 5\n", 4, "id", "twice"),
     (Reader::Fct, "0b000d01 0b000a01 10000 100 47652 2000000067 8047\n", 1, "ideal_ns", "expected 8 fields"),
     (Reader::Fct, "0b000d01 0b000a01 10000 100 47652 2000000067 8047 81x6\n", 1, "ideal_ns", "not a non-negative"),
+    (Reader::Config, "CC_MODE 2\n", 1, "CC_MODE", "supported modes: 0 (no congestion control"),
+    // Scenarios: parse errors, and values found wrong while building, all at their key.
+    (Reader::Scenario, "[topology\nkind = \"star\"\n", 1, "topology", "invalid table header"),
+    (
+        Reader::Scenario,
+        "seed = 1\n[topology]\nkind = \"star\"\nhosts = 4\ncolour = \"red\"\n",
+        5,
+        "topology.colour",
+        "unknown field",
+    ),
+    (Reader::Scenario, "[topology]\nkind = \"star\"\nhosts = \"four\"\n", 3, "topology.hosts", "invalid type"),
+    (Reader::Scenario, "[topology]\nkind = \"fat_tre\"\nk = 4\n", 2, "topology.kind", "unknown variant"),
+    (Reader::Scenario, "\n[topology]\nkind = \"star\"\n", 2, "topology.hosts", "missing field"),
+    (Reader::Scenario, "[topology]\nkind = \"fat_tree\"\nk = 3\n", 3, "topology.k", "must be even"),
+    (Reader::Scenario, "[topology]\nkind = \"star\"\nhosts = 4\nrate = \"100Gbitz\"\n", 4, "topology.rate", "unit"),
+    (Reader::Scenario, "[topology]\nkind = \"star\"\nhosts = 4\nrate = \"0Gbps\"\n", 4, "topology.rate", "zero"),
+    (Reader::Scenario, "[topology]\nkind = \"star\"\nhosts = 0\n", 3, "topology.hosts", "at least 1"),
+    (Reader::Scenario, LEAF_SPINE_BOTH, 5, "topology.spines", "exactly one"),
+    (
+        Reader::Scenario,
+        "[topology]\nkind = \"leaf_spine\"\nleaves = 2\nhosts_per_leaf = 16\noversubscription = 3.0\n",
+        5,
+        "topology.oversubscription",
+        "whole number",
+    ),
+    (
+        Reader::Scenario,
+        "[topology]\nkind = \"star\"\nhosts = 4\nips_per_host = 0\n",
+        4,
+        "topology.ips_per_host",
+        "1..=254",
+    ),
+    (Reader::Scenario, "stop_time = \"10 ms\"\n[topology]\nkind = \"star\"\nhosts = 4\n", 1, "stop_time", ""),
+    (Reader::Scenario, STAR4_FLOWS_SIZE_NEGATIVE, 8, "traffic[0].flows[1].size", "invalid value: integer `-5`"),
+    (Reader::Scenario, STAR4_FLOWS_TO_SWITCH, 7, "traffic[0].flows[0].dst", "switch"),
+    (Reader::Scenario, STAR4_FLOWS_TO_ITSELF, 9, "traffic[0].flows[1].dst", "itself"),
+    (Reader::Scenario, STAR4_FLOWS_PG_ZERO, 7, "traffic[0].flows[0].pg", "not a data class"),
+    (Reader::Scenario, STAR4_FLOWS_BAD_IP, 8, "traffic[0].flows[0].src_ip_index", "owns 2 address(es)"),
+    (Reader::Scenario, STAR4_INCAST_UNKNOWN_HOST, 9, "traffic[1].receiver", "unknown host 99"),
+    (Reader::Scenario, STAR4_POISSON_LOAD, 8, "traffic[0].load", "must be in (0, 1]"),
+    (Reader::Scenario, STAR4_PERMUTATION_EMPTY, 7, "traffic[0].size", "at least 1 byte"),
+    (
+        Reader::Scenario,
+        "[topology]\nkind = \"star\"\nhosts = 4\n[fabric]\nmtu = 0\n",
+        5,
+        "fabric.mtu",
+        "at least 1 byte",
+    ),
+    (
+        Reader::Scenario,
+        "[topology]\nkind = \"star\"\nhosts = 4\n[fabric]\nrto = \"0ns\"\n",
+        5,
+        "fabric.rto",
+        "positive",
+    ),
+    (
+        Reader::Scenario,
+        "[topology]\nkind = \"star\"\nhosts = 4\n[fabric]\nbuffer_mb = -1.0\n",
+        5,
+        "fabric.buffer_mb",
+        "positive",
+    ),
+    (Reader::Scenario, "[topology]\nkind = \"star\"\nhosts = 4\n[fabric]\ncc = \"cubic\"\n", 5, "fabric.cc", "cubic"),
+    (
+        Reader::Scenario,
+        "[topology]\nkind = \"star\"\nhosts = 4\n[fabric]\ncc = \"dcqcn\"\n[fabric.cc_params]\nrate_ai = 20\n",
+        7,
+        "fabric.cc_params.rate_ai",
+        "rate string",
+    ),
 ];
 
 #[test]

@@ -133,6 +133,55 @@ fn qps_with_distinct_source_ports_spread_over_spines() {
     assert_eq!(used, 1);
 }
 
+/// Host 0 -> host 1 across 2 leaves and 4 spines, hosts owning 8 addresses; the flows
+/// share source and destination ports and send from the given address indices.
+fn leaf_spine_from_addresses(indices: &[u32]) -> String {
+    let flows: Vec<String> = indices
+        .iter()
+        .map(|k| format!("{{ src = 0, dst = 1, size = 100000, sport = 20000, src_ip_index = {k} }}"))
+        .collect();
+    format!(
+        "[topology]\nkind = \"leaf_spine\"\nleaves = 2\nspines = 4\nhosts_per_leaf = 1\nips_per_host = 8\n\
+         [[traffic]]\nkind = \"flows\"\nflows = [{}]\n",
+        flows.join(", ")
+    )
+}
+
+#[test]
+fn qps_with_one_source_port_but_different_source_addresses_take_different_spines() {
+    let parse = |text: &str| rdmalab::scenario::Scenario::from_toml(text, std::path::Path::new("ips.toml"));
+    let s = parse(&leaf_spine_from_addresses(&[0])).unwrap();
+    let (ips, dip) = (s.topology.nodes[0].ips.clone(), s.topology.nodes[1].ips[0]);
+    assert_eq!(ips.len(), 8);
+    assert!(ips.iter().all(|&ip| rdmalab::formats::fct::ip_to_node(ip) == NodeId(0)), "FCT files still name host 0");
+    // Leaf 0 (node 2) hashes (sip, dip, sport, dport) over its 4 uplinks: pick two addresses
+    // of host 0 that it sends to different spines.
+    let spine = |sip: u32| rdmalab::topology::ecmp::ecmp_hash(sip, dip, 20000, 100, 2) % 4;
+    let b = (1..8).find(|&k| spine(ips[k]) != spine(ips[0])).expect("some address hashes elsewhere") as u32;
+    let leaf0 = NodeId(2);
+    let uplinks_used = |indices: &[u32]| {
+        let s = parse(&leaf_spine_from_addresses(indices)).unwrap();
+        let uplinks: Vec<usize> = s.topology.nodes[leaf0.idx()]
+            .ports
+            .iter()
+            .filter(|p| !s.topology.is_host(s.topology.ports[p.idx()].peer_node))
+            .map(|p| p.idx())
+            .collect();
+        assert_eq!(uplinks.len(), 4);
+        let r = run_one(s.topology, s.flows, s.config);
+        let sips: Vec<u32> = r.records.iter().map(|x| x.sip).collect();
+        (uplinks.iter().filter(|&&u| r.ports[u].tx_packets > 0).count(), sips)
+    };
+    let (used, mut sips) = uplinks_used(&[0, b]);
+    sips.sort();
+    assert_eq!((used, sips), (2, vec![ips[0], ips[b as usize]]));
+    // The same two QPs from one address: one 5-tuple, one spine.
+    assert_eq!(uplinks_used(&[b, b]).0, 1);
+    // An address the host does not own is refused, naming the entry and its line.
+    let err = parse(&leaf_spine_from_addresses(&[0, 8])).unwrap_err().to_string();
+    assert!(err.starts_with("ips.toml:9: field `traffic[0].flows[1].src_ip_index`"), "{err}");
+}
+
 #[test]
 fn ack_interval_sends_one_ack_per_n_packets_and_on_the_last() {
     // 103 packets with an ACK every 4: 25 ACKs for packets 4..100 plus one for the last.

@@ -23,6 +23,8 @@
 //! ```
 
 mod cc_params;
+mod locate;
+mod source_map;
 
 use std::path::{Path, PathBuf};
 
@@ -37,6 +39,7 @@ use crate::topology::Topology;
 use crate::units::{Rate, Time, TimingModel};
 use crate::workload::cdf::SizeCdf;
 use crate::workload::{generators, FlowSpec};
+use source_map::SourceMap;
 
 /// The Facebook Hadoop flow-size CDF shipped with the HPCC simulator.
 pub const FB_HADOOP_CDF: &str = include_str!("../../data/FbHdp_distribution.txt");
@@ -86,6 +89,8 @@ pub enum TopologySpec {
         /// Link delay.
         #[serde(default = "default_delay")]
         delay: String,
+        /// Addresses per host (default 1): the extra ones let flows pick a source address.
+        ips_per_host: Option<u32>,
     },
     /// Two switches joined by one bottleneck.
     Dumbbell {
@@ -100,6 +105,8 @@ pub enum TopologySpec {
         /// Delay of every link.
         #[serde(default = "default_delay")]
         delay: String,
+        /// Addresses per host (default 1): the extra ones let flows pick a source address.
+        ips_per_host: Option<u32>,
     },
     /// Two-tier Clos; give `spines` or `oversubscription`.
     LeafSpine {
@@ -120,6 +127,8 @@ pub enum TopologySpec {
         /// Delay of every link.
         #[serde(default = "default_delay")]
         delay: String,
+        /// Addresses per host (default 1): the extra ones let flows pick a source address.
+        ips_per_host: Option<u32>,
     },
     /// k-ary fat tree.
     FatTree {
@@ -134,11 +143,15 @@ pub enum TopologySpec {
         /// Delay of every link.
         #[serde(default = "default_delay")]
         delay: String,
+        /// Addresses per host (default 1): the extra ones let flows pick a source address.
+        ips_per_host: Option<u32>,
     },
     /// The ns-3 HPCC simulator's topology file.
     HpccFile {
         /// Path (relative to the scenario file).
         path: PathBuf,
+        /// Addresses per host (default 1): the extra ones let flows pick a source address.
+        ips_per_host: Option<u32>,
     },
 }
 
@@ -222,6 +235,9 @@ pub struct FlowEntry {
     pub dport: Option<u16>,
     /// Source port (default: the reference's per-pair counter).
     pub sport: Option<u16>,
+    /// Which of the source host's addresses the flow sends from (default 0, the host's own
+    /// address; more with `[topology] ips_per_host`). ECMP hashes the source address.
+    pub src_ip_index: Option<u32>,
 }
 
 /// Fabric and RNIC settings (defaults as in the reference's configs).
@@ -286,86 +302,33 @@ impl Scenario {
 
     /// Parses a JSON scenario (the same structure as the TOML; what Python sends).
     pub fn from_json(text: &str, base: &Path) -> Result<Scenario> {
-        let spec: ScenarioSpec = serde_json::from_str(text).map_err(|e| {
-            let field = e.to_string().split('`').nth(1).unwrap_or("").to_string();
-            Error::input("<python scenario>", e.line(), field, e.to_string())
-        })?;
-        spec.build(base, Path::new("<python scenario>"))
+        let file = Path::new("<python scenario>");
+        let mut de = serde_json::Deserializer::from_str(text);
+        let spec: ScenarioSpec =
+            serde_path_to_error::deserialize(&mut de).map_err(|e| locate::json_error(e, text, file))?;
+        spec.build(base, file)
     }
 
     /// Parses a TOML scenario; relative paths inside resolve against `path`'s folder.
+    /// Every error names `path`, the line and the field.
     pub fn from_toml(text: &str, path: &Path) -> Result<Scenario> {
         let de = toml::Deserializer::new(text);
-        let spec: ScenarioSpec = serde_path_to_error::deserialize(de).map_err(|e| toml_error(e, text, path))?;
+        let spec: ScenarioSpec = serde_path_to_error::deserialize(de).map_err(|e| locate::toml_error(e, text, path))?;
         let base = path.parent().unwrap_or(Path::new("")).to_path_buf();
-        spec.build(&base, path)
+        spec.build(&base, path).map_err(|e| locate::with_line(e, path, || SourceMap::parse(text)))
     }
-}
-
-fn toml_error(e: serde_path_to_error::Error<toml::de::Error>, text: &str, path: &Path) -> Error {
-    let field_path = e.path().to_string();
-    let inner = e.into_inner();
-    let span_line = inner.span().map_or(0, |s| text[..s.start.min(text.len())].matches('\n').count() + 1);
-    let msg = inner.message();
-    let named = msg.split('`').nth(1).or_else(|| msg.split('"').nth(1)).unwrap_or("").to_string();
-    // The last path segment is the key whose value is wrong; an unknown key is named in
-    // the message. Tagged tables lose their inner spans in serde, so point at the key's
-    // own line when it can be found after the reported table.
-    let unknown = inner.message().starts_with("unknown field");
-    let key = if unknown { named.clone() } else { last_key(&field_path) };
-    let mut line = key_line(text, &key, span_line).unwrap_or(span_line);
-    let mut field = if unknown || field_path.is_empty() || field_path == "." { named.clone() } else { field_path };
-    if !unknown && !named.is_empty() {
-        // A bad value inside a tagged table: find the key that holds the quoted literal.
-        if let Some((l, k)) = key_of_value(text, &named, span_line) {
-            line = l;
-            if !field.ends_with(&k) {
-                field = format!("{field}.{k}");
-            }
-        }
-    }
-    Error::input(path, line, field, inner.message().trim().to_string())
-}
-
-/// The line and key of the first `key = value` at or after line `from` whose value is
-/// `value` (as TOML writes it).
-fn key_of_value(text: &str, value: &str, from: usize) -> Option<(usize, String)> {
-    text.lines().enumerate().skip(from.saturating_sub(1)).find_map(|(i, l)| {
-        let mut rest = l;
-        while let Some(eq) = rest.find('=') {
-            let (before, after) = rest.split_at(eq);
-            let v = after[1..].trim_start();
-            let quoted = format!("\"{value}\"");
-            if v.starts_with(value) || v.starts_with(&quoted) {
-                let key: String =
-                    before.trim_end().chars().rev().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-                return Some((i + 1, key.chars().rev().collect()));
-            }
-            rest = &after[1..];
-        }
-        None
-    })
-}
-
-fn last_key(path: &str) -> String {
-    let seg = path.rsplit('.').next().unwrap_or("");
-    seg.split('[').next().unwrap_or("").to_string()
-}
-
-/// The first line at or after `from` that assigns `key` (`key = ...`).
-fn key_line(text: &str, key: &str, from: usize) -> Option<usize> {
-    if key.is_empty() {
-        return None;
-    }
-    text.lines().enumerate().skip(from.saturating_sub(1)).find_map(|(i, l)| {
-        let rest = l.trim_start().strip_prefix(key)?;
-        rest.trim_start().starts_with('=').then_some(i + 1)
-    })
 }
 
 /// Parses a value with units, naming the field on failure.
 pub(crate) fn field_time(file: &Path, field: &str, s: &str) -> Result<Time> {
     parse_time(s).map_err(|e| Error::input(file, 0, field, e.0))
+}
+/// A time that must not be zero (`"none"` is how a scenario turns a timer off).
+fn positive_time(file: &Path, field: &str, s: &str) -> Result<Time> {
+    match field_time(file, field, s)? {
+        Time::ZERO => Err(Error::input(file, 0, field, "must be positive (or \"none\")")),
+        t => Ok(t),
+    }
 }
 pub(crate) fn field_rate(file: &Path, field: &str, s: &str) -> Result<Rate> {
     parse_nonzero_rate(s).map_err(|e| Error::input(file, 0, field, e.0))
@@ -374,10 +337,13 @@ pub(crate) fn field_rate(file: &Path, field: &str, s: &str) -> Result<Rate> {
 impl ScenarioSpec {
     /// Builds the topology, the flows and the config.
     pub fn build(&self, base: &Path, file: &Path) -> Result<Scenario> {
-        let topology = self.topology.build(base, file)?;
+        let topology = self.topology.build(base, file).map_err(|e| locate::in_section(e, file, "topology"))?;
         let mut flows = Vec::new();
         for (i, t) in self.traffic.iter().enumerate() {
-            flows.extend(t.build(i, base, file, &topology, self.seed)?);
+            let section = format!("traffic[{i}]");
+            flows.extend(
+                t.build(i, base, file, &topology, self.seed).map_err(|e| locate::in_section(e, file, &section))?,
+            );
         }
         // Stable: sources keep their internal order for equal start times.
         flows.sort_by_key(|f| f.start);
@@ -388,11 +354,32 @@ impl ScenarioSpec {
 
 impl TopologySpec {
     fn build(&self, base: &Path, file: &Path) -> Result<Topology> {
+        let mut topo = self.shape(base, file)?;
+        if let Some(n) = self.ips_per_host() {
+            topo.set_ips_per_host(n)?;
+        }
+        Ok(topo)
+    }
+
+    fn ips_per_host(&self) -> Option<u32> {
+        match self {
+            TopologySpec::Star { ips_per_host, .. }
+            | TopologySpec::Dumbbell { ips_per_host, .. }
+            | TopologySpec::LeafSpine { ips_per_host, .. }
+            | TopologySpec::FatTree { ips_per_host, .. }
+            | TopologySpec::HpccFile { ips_per_host, .. } => *ips_per_host,
+        }
+    }
+
+    /// The graph the variant describes.
+    fn shape(&self, base: &Path, file: &Path) -> Result<Topology> {
         let t = |f: &str, s: &str| field_time(file, &format!("topology.{f}"), s);
         let r = |f: &str, s: &str| field_rate(file, &format!("topology.{f}"), s);
         match self {
-            TopologySpec::Star { hosts, rate, delay } => builders::star(*hosts, r("rate", rate)?, t("delay", delay)?),
-            TopologySpec::Dumbbell { hosts_per_side, host_rate, bottleneck_rate, delay } => {
+            TopologySpec::Star { hosts, rate, delay, .. } => {
+                builders::star(*hosts, r("rate", rate)?, t("delay", delay)?)
+            }
+            TopologySpec::Dumbbell { hosts_per_side, host_rate, bottleneck_rate, delay, .. } => {
                 let d = t("delay", delay)?;
                 builders::dumbbell(
                     *hosts_per_side,
@@ -408,6 +395,7 @@ impl TopologySpec {
                 host_rate,
                 fabric_rate,
                 delay,
+                ..
             } => {
                 let (h, f, d) = (r("host_rate", host_rate)?, r("fabric_rate", fabric_rate)?, t("delay", delay)?);
                 match (spines, oversubscription) {
@@ -421,10 +409,10 @@ impl TopologySpec {
                     )),
                 }
             }
-            TopologySpec::FatTree { k, host_rate, fabric_rate, delay } => {
+            TopologySpec::FatTree { k, host_rate, fabric_rate, delay, .. } => {
                 builders::fat_tree(*k, r("host_rate", host_rate)?, r("fabric_rate", fabric_rate)?, t("delay", delay)?)
             }
-            TopologySpec::HpccFile { path } => crate::formats::hpcc_topology::read_topology(&base.join(path)),
+            TopologySpec::HpccFile { path, .. } => crate::formats::hpcc_topology::read_topology(&base.join(path)),
         }
     }
 }
@@ -489,18 +477,7 @@ impl TrafficSpec {
             TrafficSpec::Flows { flows } => flows
                 .iter()
                 .enumerate()
-                .map(|(j, e)| {
-                    let g = |name: &str| format!("traffic[{i}].flows[{j}].{name}");
-                    Ok(FlowSpec {
-                        src: check_host(file, &g("src"), topo, e.src)?,
-                        dst: check_host(file, &g("dst"), topo, e.dst)?,
-                        pg: e.pg.unwrap_or(3),
-                        dport: e.dport.unwrap_or(100),
-                        size: e.size,
-                        start: field_time(file, &g("start"), &e.start)?,
-                        sport: e.sport,
-                    })
-                })
+                .map(|(j, e)| explicit_flow(file, &f(&format!("flows[{j}]")), e, topo))
                 .collect(),
             TrafficSpec::HpccFlowFile { path } => crate::formats::hpcc_flow::read_flows(&base.join(path), topo),
             TrafficSpec::HtsimCm { path } => {
@@ -509,6 +486,42 @@ impl TrafficSpec {
             }
         }
     }
+}
+
+/// One `flows` entry. Checked here rather than left to the simulator, whose check only
+/// knows the merged, sorted flow list, so that errors name the entry the user wrote.
+fn explicit_flow(file: &Path, at: &str, e: &FlowEntry, topo: &Topology) -> Result<FlowSpec> {
+    let g = |name: &str| format!("{at}.{name}");
+    let bad = |name: &str, msg: String| Err(Error::input(file, 0, g(name), msg));
+    let src = check_host(file, &g("src"), topo, e.src)?;
+    let dst = check_host(file, &g("dst"), topo, e.dst)?;
+    if src == dst {
+        return bad("dst", format!("flow from host {src} to itself"));
+    }
+    if e.size == 0 {
+        return bad("size", "must be at least 1 byte".into());
+    }
+    let pg = e.pg.unwrap_or(3);
+    if pg == 0 || pg as usize >= crate::fabric::NUM_PRIOS {
+        return bad("pg", format!("{pg} is not a data class (1..{})", crate::fabric::NUM_PRIOS - 1));
+    }
+    let src_ip = match e.src_ip_index {
+        Some(k) => Some(source_ip(topo, src, k).map_err(|m| Error::input(file, 0, g("src_ip_index"), m))?),
+        None => None,
+    };
+    let start = field_time(file, &g("start"), &e.start)?;
+    Ok(FlowSpec { src, dst, pg, dport: e.dport.unwrap_or(100), size: e.size, start, sport: e.sport, src_ip })
+}
+
+/// Address number `k` of `host`.
+fn source_ip(topo: &Topology, host: NodeId, k: u32) -> std::result::Result<u32, String> {
+    let ips = &topo.nodes[host.idx()].ips;
+    ips.get(k as usize).copied().ok_or_else(|| {
+        format!(
+            "host {host} owns {} address(es), numbered from 0; `[topology] ips_per_host` gives hosts more",
+            ips.len()
+        )
+    })
 }
 
 impl FabricSpec {
@@ -522,6 +535,9 @@ impl FabricSpec {
             c.timing = t;
         }
         if let Some(m) = self.mtu {
+            if m == 0 {
+                return Err(Error::input(file, 0, f("mtu"), "must be at least 1 byte"));
+            }
             c.mtu = m;
         }
         if let Some(l) = self.lossless {
@@ -540,10 +556,13 @@ impl FabricSpec {
             c.ack_high_prio = a;
         }
         if let Some(n) = self.ack_interval {
+            if n == 0 {
+                return Err(Error::input(file, 0, f("ack_interval"), "must be at least 1"));
+            }
             c.ack_interval = n;
         }
         if let Some(r) = &self.rto {
-            c.rto = if r == "none" { None } else { Some(field_time(file, &f("rto"), r)?) };
+            c.rto = if r == "none" { None } else { Some(positive_time(file, &f("rto"), r)?) };
         }
         if let Some(cc) = &self.cc {
             c.cc = crate::cc::CcConfig::from_name(cc).map_err(|m| Error::input(file, 0, f("cc"), m))?;

@@ -47,7 +47,10 @@ impl Simulation {
             nic: nic_idx,
             src,
             dst,
-            sip: self.topo.nodes[src.idx()].ips[0],
+            // The flow being admitted (`on_flow_arrival` has just counted it) may send from
+            // another of the host's addresses; the scenario checked that the host owns it.
+            sip: (self.flows.get(self.next_flow.wrapping_sub(1)).filter(|f| f.src == src).and_then(|f| f.src_ip))
+                .unwrap_or(self.topo.nodes[src.idx()].ips[0]),
             dip: self.topo.nodes[dst.idx()].ips[0],
             sport,
             dport,

@@ -156,6 +156,32 @@ impl Topology {
     pub fn port_delay(&self, p: PortId) -> Time {
         self.links[self.ports[p.idx()].link.idx()].delay
     }
+    /// Gives every host `n` addresses in all: its first, `11.x.y.1` for the reference's
+    /// numbering, then `11.x.y.2` .. `11.x.y.n`. Only the last byte differs, so the
+    /// reference's reverse mapping `(ip >> 8) & 0xFFFF` still names the host in FCT files.
+    /// An error unless `n` is in 1..=254 and hosts hold only their first address so far.
+    pub fn set_ips_per_host(&mut self, n: u32) -> Result<()> {
+        if !(1..=254).contains(&n) {
+            return Err(Error::scenario("ips_per_host", format!("must be in 1..=254 (one address byte), got {n}")));
+        }
+        let hosts: Vec<NodeId> = self.hosts().collect();
+        if let Some(h) = hosts.iter().find(|h| self.nodes[h.idx()].ips.len() != 1) {
+            return Err(Error::scenario("ips_per_host", format!("host {h} already has several addresses")));
+        }
+        // First addresses are distinct `x.y.1`, so the extra `x.y.2..` are free.
+        for h in hosts {
+            let first = self.nodes[h.idx()].ips[0];
+            if first & 0xFF != 1 {
+                return Err(Error::scenario(
+                    "ips_per_host",
+                    format!("host {h}'s address {first:08x} does not end in .1"),
+                ));
+            }
+            self.nodes[h.idx()].ips.extend(first + 1..first + n);
+        }
+        Ok(())
+    }
+
     /// Gives `host` one more IPv4 address (multipath by source address).
     pub fn add_host_ip(&mut self, host: NodeId, ip: u32) -> Result<()> {
         if !self.is_host(host) {

@@ -26,11 +26,14 @@ pub struct FlowSpec {
     pub start: Time,
     /// Source UDP port; `None` = the reference's per-(src, dst) counter from 10000.
     pub sport: Option<u16>,
+    /// Source IPv4 address, one of `src`'s (`Node::ips`); `None` = its first, default one.
+    /// Flows that differ only in source address may take different ECMP paths.
+    pub src_ip: Option<u32>,
 }
 
 impl FlowSpec {
     /// A flow with the reference's defaults (pg 3, dport 100, automatic sport).
     pub fn new(src: NodeId, dst: NodeId, size: u64, start: Time) -> FlowSpec {
-        FlowSpec { src, dst, pg: 3, dport: 100, size, start, sport: None }
+        FlowSpec { src, dst, pg: 3, dport: 100, size, start, sport: None, src_ip: None }
     }
 }

@@ -1,0 +1,128 @@
+//! Every error of a scenario as `Error::Input` naming the file, the line and the full field
+//! path (`traffic[0].flows[2].size`): for parse errors (syntax, types, unknown keys) and for
+//! the errors found while building (bad values, unknown hosts, impossible topologies).
+
+use std::path::Path;
+
+use super::source_map::{join, SourceMap};
+use crate::error::Error;
+
+/// A TOML parse or type error, located with the document's spans.
+pub(super) fn toml_error(e: serde_path_to_error::Error<toml::de::Error>, text: &str, file: &Path) -> Error {
+    let at = e.path().to_string();
+    let inner = e.into_inner();
+    let span_line = inner.span().map_or(0, |s| 1 + text[..s.start.min(text.len())].matches('\n').count());
+    let msg = inner.message().trim();
+    let map = SourceMap::parse(text);
+    if map.is_empty() {
+        // Not valid TOML at all: the parser's position is all there is.
+        return Error::input(file, span_line, key_on_line(text, span_line), msg);
+    }
+    de_error(&clean_path(&at), msg, span_line, file, &map)
+}
+
+/// A JSON parse or type error (a scenario built in Python). No line: the JSON is ours.
+pub(super) fn json_error(e: serde_path_to_error::Error<serde_json::Error>, text: &str, file: &Path) -> Error {
+    let at = e.path().to_string();
+    let full = e.into_inner().to_string();
+    // serde_json appends the position in its own text, which the user never wrote.
+    let msg = full.rsplit_once(" at line ").map_or(full.as_str(), |(m, _)| m);
+    de_error(&clean_path(&at), msg, 0, file, &SourceMap::from_json(text))
+}
+
+/// Fills in the line of a build error that names a field of `file` but no line yet.
+pub(super) fn with_line(e: Error, file: &Path, map: impl FnOnce() -> SourceMap) -> Error {
+    match e {
+        Error::Input { mut loc, msg } if loc.file == file && loc.line == 0 => {
+            loc.line = map().line(&loc.field);
+            Error::Input { loc, msg }
+        }
+        other => other,
+    }
+}
+
+/// Names the complaint of a topology builder or a traffic generator (`fat_tree.k`,
+/// `poisson.load`, which know nothing of the scenario) by the scenario field it comes from
+/// (`topology.k`, `traffic[2].load`).
+pub(super) fn in_section(e: Error, file: &Path, section: &str) -> Error {
+    match e {
+        Error::Scenario { field, msg } => {
+            let key = field.rsplit('.').next().unwrap_or(&field);
+            Error::input(file, 0, join(section, key), msg)
+        }
+        Error::Topology(msg) => Error::input(file, 0, section, msg),
+        other => other,
+    }
+}
+
+/// serde_path_to_error writes the root as `.`.
+fn clean_path(p: &str) -> String {
+    if p == "." {
+        String::new()
+    } else {
+        p.to_string()
+    }
+}
+
+/// serde's messages name the culprit: an unknown or missing key, or the offending value.
+/// Internally tagged tables hide where inside them it sits, so look for that key or value
+/// below the reported path.
+fn de_error(at: &str, msg: &str, span_line: usize, file: &Path, map: &SourceMap) -> Error {
+    let or_span = |line: usize| if line > 0 { line } else { span_line };
+    let (field, line) = if let Some(key) = between(msg, "unknown field `", "`") {
+        let f = join(at, key);
+        let line = or_span(map.line(&f));
+        (f, line)
+    } else if let Some(key) = between(msg, "missing field `", "`") {
+        (join(at, key), or_span(map.line(at)))
+    } else if let Some((f, line)) = literal(msg).and_then(|lit| map.find_literal(at, lit)) {
+        (f.to_string(), or_span(line))
+    } else {
+        (at.to_string(), or_span(map.line(at)))
+    };
+    Error::input(file, line, field, msg)
+}
+
+fn between<'a>(msg: &'a str, start: &str, end: &str) -> Option<&'a str> {
+    let rest = msg.split_once(start)?.1;
+    Some(rest.split_once(end)?.0)
+}
+
+/// The value a serde message quotes: `string "x"`, or anything else between backticks.
+fn literal(msg: &str) -> Option<&str> {
+    if let Some((_, rest)) = msg.split_once("string \"") {
+        return rest.split_once("\", expected").or_else(|| rest.rsplit_once('"')).map(|(s, _)| s);
+    }
+    between(msg, "`", "`")
+}
+
+/// The key assigned (or the table opened) on `line`, for syntax errors.
+fn key_on_line(text: &str, line: usize) -> String {
+    let l = text.lines().nth(line.saturating_sub(1)).unwrap_or("").trim();
+    let key = match l.strip_prefix('[') {
+        Some(header) => header.trim_matches(['[', ']', ' ']),
+        None => l.split_once('=').map_or("", |(k, _)| k.trim()),
+    };
+    key.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literals_are_read_from_serde_messages() {
+        assert_eq!(literal("invalid type: string \"four\", expected usize"), Some("four"));
+        assert_eq!(literal("invalid value: integer `-5`, expected u64"), Some("-5"));
+        assert_eq!(literal("unknown variant `fat_tre`, expected one of `star`"), Some("fat_tre"));
+        assert_eq!(literal("invalid type: sequence, expected a string"), None);
+    }
+
+    #[test]
+    fn syntax_errors_name_the_key_on_their_line() {
+        let text = "seed = 1\n[topology\nk = = 3\n";
+        assert_eq!(key_on_line(text, 2), "topology");
+        assert_eq!(key_on_line(text, 3), "k");
+        assert_eq!(key_on_line(text, 9), "");
+    }
+}
