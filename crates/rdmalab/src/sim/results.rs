@@ -110,3 +110,51 @@ impl Simulation {
         &self.topo
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::error::Error;
+    use crate::ids::NodeId;
+    use crate::sim::{SimConfig, Simulation, StopReason};
+    use crate::topology::builders;
+    use crate::units::{Rate, Time};
+    use crate::workload::FlowSpec;
+
+    /// Two flows into one host of a star, run to the end; the check passes on the real run,
+    /// so what the tests below break is the only thing wrong.
+    fn finished() -> Simulation {
+        let topo = builders::star(3, Rate::gbps(100), Time::from_us(1)).unwrap();
+        let flows = vec![
+            FlowSpec::new(NodeId(1), NodeId(0), 50_000, Time::ZERO),
+            FlowSpec::new(NodeId(2), NodeId(0), 50_000, Time::ZERO),
+        ];
+        let mut sim = Simulation::new(topo, flows, SimConfig::default()).unwrap();
+        assert_eq!(sim.run_to_end(), StopReason::Finished);
+        assert!(sim.cfg.lossless);
+        sim.check_conservation().expect("an honest run conserves bytes");
+        sim
+    }
+
+    #[test]
+    fn lost_bytes_fail_the_run_loudly() {
+        // One payload byte sent but neither delivered, dropped nor in flight: what a
+        // forwarding bug that forgets a packet would leave.
+        let mut sim = finished();
+        sim.counters.payload_bytes_delivered -= 1;
+        let err = sim.results().unwrap_err();
+        assert!(matches!(err, Error::Invariant(ref m) if m.starts_with("byte conservation")), "{err}");
+    }
+
+    #[test]
+    fn a_drop_fails_a_lossless_run_but_not_a_lossy_one() {
+        // A packet dropped and accounted for: bytes balance, but PFC promised no loss.
+        let mut sim = finished();
+        sim.counters.drops += 1;
+        sim.counters.payload_bytes_delivered -= 1000;
+        sim.counters.payload_bytes_dropped += 1000;
+        let err = sim.check_conservation().unwrap_err();
+        assert!(matches!(err, Error::Invariant(ref m) if m.contains("dropped in lossless mode")), "{err}");
+        sim.cfg.lossless = false;
+        sim.check_conservation().expect("drops are allowed without PFC");
+    }
+}
