@@ -8,6 +8,10 @@ use pyo3::types::{PyBytes, PyDict};
 
 use rdmalab::drum::network::{self, Agent, AgentReport, Coordinator, Coupling, NetworkProblem, NetworkSettings};
 use rdmalab::drum::{self as drum, ActiveSet, AdmmSettings, AdmmState, CapacityForm, DualSettings, Problem};
+use rdmalab::drum::{Fabric, RouteOptions, Spread};
+use rdmalab::scenario::Scenario;
+use rdmalab::topology::Topology;
+use rdmalab::{NodeId, PortId};
 
 /// Maps a Rust error to `ValueError` carrying its message.
 fn err(e: rdmalab::Error) -> PyErr {
@@ -244,6 +248,96 @@ fn drum_top_k_mask<'py>(py: Python<'py>, a: PyReadonlyArray2<'py, f64>, k: usize
     Ok(PyArray1::from_vec(py, set.to_mask(n, m)).reshape([n, m])?.into_any())
 }
 
+/// The topology of a JSON scenario (what `rdmalab.Scenario` produces; Python sends only its
+/// `topology` table, so no traffic is generated).
+fn topology_of(scenario_json: &str, base: &str) -> PyResult<Topology> {
+    Ok(Scenario::from_json(scenario_json, std::path::Path::new(base)).map_err(crate::sim::to_py)?.topology)
+}
+
+/// Per directed link (port) of the fabric: its ends, rate and whether it joins switches.
+fn link_table<'py>(py: Python<'py>, f: &Fabric<'_>, ports: &[PortId], out: &Bound<'py, PyDict>) -> PyResult<()> {
+    let ends: Vec<(NodeId, NodeId)> = ports.iter().map(|&p| f.ends(p)).collect();
+    out.set_item("port", ports.iter().map(|p| p.0 as i64).collect::<Vec<_>>().into_pyarray(py))?;
+    out.set_item("from_node", ends.iter().map(|e| e.0 .0 as i64).collect::<Vec<_>>().into_pyarray(py))?;
+    out.set_item("to_node", ends.iter().map(|e| e.1 .0 as i64).collect::<Vec<_>>().into_pyarray(py))?;
+    out.set_item("rate_bps", ports.iter().map(|&p| f.rate_bps(p)).collect::<Vec<_>>().into_pyarray(py))?;
+    out.set_item("fabric", ports.iter().map(|&p| f.is_fabric(p)).collect::<Vec<_>>().into_pyarray(py))?;
+    out.set_item("n_hosts", f.n_hosts())?;
+    Ok(())
+}
+
+/// Links crossed by each `(src, dst)` host pair (host ranks) under the topology's routing:
+/// a dict with CSR rows `ptr`, `port`, `share`, and per port of the topology `from_node`,
+/// `to_node`, `rate_bps`, `fabric` (indexed by port id).
+#[pyfunction]
+fn drum_pair_links<'py>(
+    py: Python<'py>,
+    scenario_json: &str,
+    base: &str,
+    pairs: PyReadonlyArray2<'py, i64>,
+    ecmp: &str,
+) -> PyResult<Bound<'py, PyDict>> {
+    let topo = topology_of(scenario_json, base)?;
+    let spread = Spread::parse(ecmp).map_err(err)?;
+    if pairs.shape()[1] != 2 && pairs.shape()[0] > 0 {
+        return Err(PyValueError::new_err("drum: pairs: expected rows (src, dst)"));
+    }
+    let flat = slice("pairs", &pairs)?;
+    if let Some(v) = flat.iter().find(|v| **v < 0) {
+        return Err(PyValueError::new_err(format!("drum: pairs: host {v} is negative")));
+    }
+    let list: Vec<(usize, usize)> = flat.chunks_exact(2).map(|r| (r[0] as usize, r[1] as usize)).collect();
+    let f = Fabric::new(&topo).map_err(crate::sim::to_py)?;
+    let inc = py.allow_threads(|| f.pair_links(&list, spread)).map_err(err)?;
+    let out = PyDict::new(py);
+    out.set_item("ptr", inc.ptr.iter().map(|&v| v as i64).collect::<Vec<_>>().into_pyarray(py))?;
+    out.set_item("port", inc.port.iter().map(|p| p.0 as i64).collect::<Vec<_>>().into_pyarray(py))?;
+    out.set_item("share", inc.share.into_pyarray(py))?;
+    let all: Vec<PortId> = (0..topo.ports.len()).map(PortId::new).collect();
+    let links = PyDict::new(py);
+    link_table(py, &f, &all, &links)?;
+    out.set_item("links", links)?;
+    Ok(out)
+}
+
+/// Link capacities and `route` rows of the network-wide model from a topology and a
+/// destination map (`Fabric::routes`): a dict with `link_cap`, `route` (rows
+/// `(link, host, app, coef)`) and the kept links' `port`, `from_node`, `to_node`,
+/// `rate_bps`, `fabric`.
+#[pyfunction]
+#[pyo3(signature = (scenario_json, base, dst, bytes_per_wqe, *, time_unit, ecmp, host_links))]
+#[allow(clippy::too_many_arguments)]
+fn drum_topology_routes<'py>(
+    py: Python<'py>,
+    scenario_json: &str,
+    base: &str,
+    dst: PyReadonlyArray2<'py, i64>,
+    bytes_per_wqe: PyReadonlyArray2<'py, f64>,
+    time_unit: f64,
+    ecmp: &str,
+    host_links: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let topo = topology_of(scenario_json, base)?;
+    let opts = RouteOptions { spread: Spread::parse(ecmp).map_err(err)?, time_unit, host_links };
+    if bytes_per_wqe.shape() != dst.shape() {
+        return Err(PyValueError::new_err(format!(
+            "drum: bytes_per_wqe: shape {:?} differs from dst's {:?}",
+            bytes_per_wqe.shape(),
+            dst.shape()
+        )));
+    }
+    let (d, b, m) = (slice("dst", &dst)?, slice("bytes_per_wqe", &bytes_per_wqe)?, dst.shape()[1]);
+    let f = Fabric::new(&topo).map_err(crate::sim::to_py)?;
+    let lr = py.allow_threads(|| f.routes(d, m, b, opts)).map_err(err)?;
+    let rows: Vec<f64> =
+        lr.route.iter().flat_map(|c| [c.resource as f64, c.host as f64, c.app as f64, c.coef]).collect();
+    let out = PyDict::new(py);
+    link_table(py, &f, &lr.ports, &out)?;
+    out.set_item("link_cap", lr.cap.into_pyarray(py))?;
+    out.set_item("route", arr2(py, rows, lr.route.len(), 4)?)?;
+    Ok(out)
+}
+
 /// An owned copy of the network-wide model's inputs (the coordinator keeps it).
 #[derive(Debug)]
 struct NetSpec {
@@ -463,6 +557,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(drum_paper_instance, m)?)?;
     m.add_function(wrap_pyfunction!(drum_check_capacity, m)?)?;
     m.add_function(wrap_pyfunction!(drum_top_k_mask, m)?)?;
+    m.add_function(wrap_pyfunction!(drum_pair_links, m)?)?;
+    m.add_function(wrap_pyfunction!(drum_topology_routes, m)?)?;
     m.add_class::<DrumCoordinator>()?;
     m.add_class::<DrumAgent>()?;
     Ok(())

@@ -1,11 +1,14 @@
 //! Integration tests of the DRUM solver library: optimality (KKT certificate), the top-k
 //! rule by exhaustive enumeration, warm starts, the dual-decomposition baseline, the
-//! network-wide model and input validation.
+//! network-wide model, fabric links from a topology's routing and input validation.
 
 use rdmalab::drum::instance::SplitMix;
 use rdmalab::drum::network::{solve_network_local, Agent, Coordinator, Coupling, NetworkProblem, NetworkSettings};
 use rdmalab::drum::problem::CapacityForm;
 use rdmalab::drum::*;
+use rdmalab::topology::builders;
+use rdmalab::units::{Rate, Time};
+use rdmalab::PortId;
 
 fn settings() -> AdmmSettings {
     AdmmSettings { rho: 0.3, eps_abs: 1e-10, eps_rel: 1e-10, max_iter: 20_000, adaptive_rho: false }
@@ -199,4 +202,105 @@ fn agents_moved_between_processes_give_identical_iterates() {
     assert_eq!(coord.history(), &reference.history[..]);
     assert!(Agent::from_bytes(b"garbage!").is_err());
     assert!(agents[0].step(&[0.0], &[0.0]).is_err());
+}
+
+// ---- Fabric links from a topology's routing (docs/drum.md §6) ----
+
+/// The fabric-only entries (switch to switch) of one pair, as (port, share).
+fn fabric_entries(f: &Fabric<'_>, inc: &PairLinks, p: usize) -> Vec<(u32, f64)> {
+    inc.of(p).filter(|&(port, _)| f.is_fabric(port)).map(|(port, s)| (port.0, s)).collect()
+}
+
+/// Sum of shares of a pair's entries: the expected number of hops of its traffic.
+fn hops(inc: &PairLinks, p: usize) -> f64 {
+    inc.of(p).map(|(_, s)| s).sum()
+}
+
+#[test]
+fn leaf_spine_incidence_matches_a_hand_count() {
+    // 2 leaves × 2 hosts, 3 spines: hosts 0, 1 on leaf 4; hosts 2, 3 on leaf 5.
+    let t = builders::leaf_spine(2, 3, 2, Rate::gbps(100), Rate::gbps(400), Time::from_us(1)).unwrap();
+    let f = Fabric::new(&t).unwrap();
+    let pairs = [(0, 1), (0, 3), (3, 0)];
+    let split = f.pair_links(&pairs, Spread::Split).unwrap();
+    // Same leaf: host up-link and leaf down-link only, no fabric link.
+    assert_eq!(split.of(0).count(), 2);
+    assert!(fabric_entries(&f, &split, 0).is_empty());
+    for p in [1, 2] {
+        // Across leaves: 3 leaf→spine and 3 spine→leaf links, a third of the traffic each.
+        let fab = fabric_entries(&f, &split, p);
+        assert_eq!(fab.len(), 6, "{fab:?}");
+        assert!(fab.iter().all(|&(_, s)| (s - 1.0 / 3.0).abs() < 1e-15));
+        assert!((hops(&split, p) - 4.0).abs() < 1e-12);
+        let (from, _) = f.ends(PortId(fab[0].0));
+        assert!(!t.is_host(from));
+    }
+    // Opposite directions use opposite ports of the same links.
+    let fwd: Vec<u32> = fabric_entries(&f, &split, 1).iter().map(|e| e.0 ^ 1).collect();
+    let mut back: Vec<u32> = fabric_entries(&f, &split, 2).iter().map(|e| e.0).collect();
+    back.sort_unstable();
+    let mut fwd = fwd;
+    fwd.sort_unstable();
+    assert_eq!(fwd, back);
+    let first = f.pair_links(&pairs, Spread::First).unwrap();
+    assert_eq!(fabric_entries(&f, &first, 1).len(), 2);
+    assert!(first.share.iter().all(|&s| s == 1.0));
+}
+
+#[test]
+fn fat_tree_k4_incidence_matches_a_hand_count() {
+    // Hosts 0, 1 on edge 16 (pod 0), 2, 3 on edge 17 (pod 0), 4.. in pod 1, ...
+    let t = builders::fat_tree(4, Rate::gbps(100), Rate::gbps(100), Time::from_us(1)).unwrap();
+    let f = Fabric::new(&t).unwrap();
+    assert_eq!(f.n_hosts(), 16);
+    let pairs = [(0, 1), (0, 2), (0, 15), (9, 4)];
+    let first = f.pair_links(&pairs, Spread::First).unwrap();
+    let split = f.pair_links(&pairs, Spread::Split).unwrap();
+    // Same edge switch: no fabric link.
+    assert!(fabric_entries(&f, &first, 0).is_empty() && fabric_entries(&f, &split, 0).is_empty());
+    // Same pod, other edge: edge→agg→edge, 2 fabric links; split over both aggregations.
+    assert_eq!(fabric_entries(&f, &first, 1).len(), 2);
+    let fab = fabric_entries(&f, &split, 1);
+    assert_eq!(fab.len(), 4);
+    assert!(fab.iter().all(|&(_, s)| s == 0.5));
+    for p in [2, 3] {
+        // Other pod: edge→agg→core→agg→edge, 4 fabric links on one path, 6 links in all.
+        assert_eq!(fabric_entries(&f, &first, p).len(), 4);
+        assert_eq!(first.of(p).count(), 6);
+        // Split: 2 edge→agg (½), 4 agg→core (¼), 4 core→agg (¼), 2 agg→edge (½).
+        let mut shares: Vec<f64> = fabric_entries(&f, &split, p).iter().map(|e| e.1).collect();
+        shares.sort_by(f64::total_cmp);
+        assert_eq!(shares, [vec![0.25; 8], vec![0.5; 4]].concat());
+        assert!((hops(&split, p) - 6.0).abs() < 1e-12);
+    }
+}
+
+#[test]
+fn topology_routes_feed_the_network_model() {
+    // k = 4 fat tree, 16 hosts, 3 apps each, every app sending to another pod.
+    let t = builders::fat_tree(4, Rate::gbps(100), Rate::gbps(100), Time::from_us(1)).unwrap();
+    let f = Fabric::new(&t).unwrap();
+    let (n, m) = (16, 3);
+    let dst: Vec<i64> = (0..n * m).map(|e| ((e / m + 4 * (1 + e % m)) % n) as i64).collect();
+    let opts = RouteOptions { spread: Spread::Split, time_unit: 1e-6, host_links: false };
+    let lr = f.routes(&dst, m, &vec![12500.0; n * m], opts).unwrap();
+    // Every fabric link is crossed (uniform inter-pod traffic); 100 Gb/s = 12500 B/µs: one
+    // WQE of 12500 B per µs.
+    assert_eq!(lr.ports.len(), 64);
+    assert!(lr.ports.iter().all(|&p| f.is_fabric(p)));
+    assert!(lr.cap.iter().all(|&c| c == 12500.0));
+    assert_eq!(lr.route.len(), n * m * 12);
+    assert!(f.routes(&dst, 5, &vec![1.0; n * m], opts).is_err());
+    assert!(f.routes(&dst, m, &vec![-1.0; n * m], opts).is_err());
+    let inst = paper_instance(n, m, 3).unwrap();
+    let act = ActiveSet::top_k(n, m, &inst.a, 1).unwrap();
+    let p = Problem::new(n, m, &inst.a, &inst.q, &inst.c, 0.5, 1.0, act).unwrap();
+    let np = NetworkProblem::new(p, &[], &lr.cap, &lr.route).unwrap();
+    let ns = NetworkSettings { eps_abs: 1e-10, eps_rel: 1e-10, ..Default::default() };
+    let out = solve_network_local(&np, ns, 4).unwrap();
+    assert!(out.converged);
+    let load = np.loads(&out.x_hat);
+    assert!(load.iter().zip(&np.res_cap).all(|(l, c)| *l <= c * (1.0 + 1e-9)));
+    // The links bind: some link price is positive.
+    assert!(out.prices[n..].iter().any(|&u| u > 1e-6), "{:?}", &out.prices[n..]);
 }

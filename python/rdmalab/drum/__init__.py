@@ -16,18 +16,20 @@ import numpy as np
 
 from rdmalab import _core
 
-from .network import NetworkResult, leaf_spine_routes, solve_network
+from .network import NetworkResult, TopologyRoutes, link_incidence, solve_network, topology_routes
 
 __all__ = [
     "Instance",
     "Result",
     "NetworkResult",
+    "TopologyRoutes",
     "kkt",
-    "leaf_spine_routes",
+    "link_incidence",
     "paper_instance",
     "solve",
     "solve_network",
     "top_k_mask",
+    "topology_routes",
 ]
 
 

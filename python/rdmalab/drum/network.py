@@ -8,6 +8,7 @@ agents live differs (this process, or one Ray actor per group), so iterates are 
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -128,7 +129,8 @@ def solve_network(
     ``C_h`` is host h's CQ budget, shared by its own completions ``a_hj x_hj`` and those of
     data it receives: ``recv`` rows ``(host, app, receiving_host, completions_per_wqe)``.
     Links: ``link_cap`` (length L) and ``route`` rows ``(link, host, app, load_per_wqe)``
-    (e.g. bytes per WQE times the ECMP share; see :func:`leaf_spine_routes`).
+    (e.g. bytes per WQE times the ECMP share; :func:`topology_routes` builds them from an
+    rdmalab topology's routing).
     ``backend`` is ``"local"`` (agents in this process) or ``"ray"`` (one actor per group;
     ``ray_address=None`` starts a local Ray instance); both give identical iterates.
     """
@@ -174,29 +176,90 @@ def receiver_completions(dst, ratio=1.0) -> np.ndarray:
     return np.column_stack([i, j, dst[i, j], ratio[i, j]]).astype(np.float64)
 
 
-def leaf_spine_routes(dst, hosts_per_leaf: int, n_spines: int, bytes_per_wqe, host_link: float, fabric_link: float):
-    """Link capacities and ``route`` rows for a two-tier leaf–spine fabric with ECMP.
+@dataclass
+class TopologyRoutes:
+    """Fabric links of the network-wide model, from a topology's own routing tables.
 
-    Host ``h`` sits under leaf ``h // hosts_per_leaf``. Directed links, in order: host
-    up-links (n), host down-links (n), leaf→spine (L·S), spine→leaf (L·S). A flow between
-    leaves is split evenly over the spines (ECMP over equal-cost paths); within a leaf it
-    uses only the two host links. Loads are ``bytes_per_wqe`` times the path share.
+    Resource ``l`` (the ``link`` column of ``route``) is the directed link ``port[l]`` of
+    the topology, from node ``from_node[l]`` to ``to_node[l]``, of rate ``rate_bps[l]``;
+    ``fabric[l]`` says whether it joins two switches (else it is a host NIC link).
+    ``link_cap`` and ``route`` go to :func:`solve_network` as they are.
     """
-    dst = np.asarray(dst)
-    n = dst.shape[0]
-    n_leaves = -(-n // hosts_per_leaf)
-    bpw = np.broadcast_to(np.asarray(bytes_per_wqe, dtype=np.float64), dst.shape)
-    up, down = 0, n
-    l2s, s2l = 2 * n, 2 * n + n_leaves * n_spines
-    cap = np.concatenate([np.full(2 * n, host_link), np.full(2 * n_leaves * n_spines, fabric_link)])
-    rows = []
-    for i, j in zip(*np.nonzero(dst >= 0)):
-        d, b = int(dst[i, j]), float(bpw[i, j])
-        rows.append((up + i, i, j, b))
-        rows.append((down + d, i, j, b))
-        ls, ld = i // hosts_per_leaf, d // hosts_per_leaf
-        if ls != ld:
-            for s in range(n_spines):
-                rows.append((l2s + ls * n_spines + s, i, j, b / n_spines))
-                rows.append((s2l + ld * n_spines + s, i, j, b / n_spines))
-    return cap, np.array(rows, dtype=np.float64).reshape(-1, 4)
+
+    link_cap: np.ndarray
+    route: np.ndarray
+    port: np.ndarray
+    from_node: np.ndarray
+    to_node: np.ndarray
+    rate_bps: np.ndarray
+    fabric: np.ndarray
+    n_hosts: int
+
+
+def _topology_json(topology) -> tuple[str, str]:
+    """The JSON scenario holding only ``topology``'s table, and the folder its paths are
+    relative to. Accepts a :class:`rdmalab.Scenario`, a topology table (``{"kind":
+    "fat_tree", "k": 4}``) or a whole scenario dict, or the path of a TOML scenario."""
+    from rdmalab.scenario import Scenario
+
+    if isinstance(topology, (str, os.PathLike)):
+        topology = Scenario.from_toml(topology)
+    if isinstance(topology, Scenario):
+        spec, base = topology.spec.get("topology"), topology.base_dir()
+    elif isinstance(topology, dict):
+        spec, base = topology.get("topology", topology), os.getcwd()
+    else:
+        raise ValueError(f"drum: topology: expected a Scenario, a topology dict or a TOML path, got {type(topology).__name__}")
+    if not isinstance(spec, dict) or "kind" not in spec:
+        raise ValueError("drum: topology: no topology table with a 'kind' (e.g. Scenario.fat_tree(4))")
+    return json.dumps({"topology": spec}), base
+
+
+def _ecmp(ecmp: str) -> str:
+    if ecmp not in ("split", "first"):
+        raise ValueError(f"drum: ecmp {ecmp!r} is not one of 'split', 'first'")
+    return ecmp
+
+
+def link_incidence(topology, pairs, *, ecmp: str = "split") -> dict[str, Any]:
+    """Which directed links each ``(src, dst)`` host pair's traffic crosses, with its share
+    on each, under the topology's own shortest-path routing (hosts numbered in ascending
+    node id). ``ecmp="split"`` divides traffic evenly over the equal-cost next hops at every
+    switch (the expected load of hash ECMP); ``"first"`` uses the first shortest path.
+
+    Returns ``ptr``, ``port``, ``share`` (pair ``p`` owns entries ``ptr[p]:ptr[p+1]``) and
+    ``links``: per port of the topology, ``from_node``, ``to_node``, ``rate_bps``, ``fabric``.
+    """
+    text, base = _topology_json(topology)
+    arr = np.ascontiguousarray(np.asarray(pairs, dtype=np.int64).reshape(-1, 2))
+    return _core.drum_pair_links(text, base, arr, _ecmp(ecmp))
+
+
+def topology_routes(
+    topology,
+    dst,
+    *,
+    bytes_per_wqe=4096.0,
+    time_unit: float = 1e-6,
+    ecmp: str = "split",
+    host_links: bool = True,
+) -> TopologyRoutes:
+    """Link capacities and ``route`` rows of :func:`solve_network` for a real rdmalab
+    topology (``Scenario.leaf_spine(...)``, ``Scenario.fat_tree(4)``, a topology dict or a
+    TOML scenario path), so the model is solved on the fabric that is simulated.
+
+    App ``(i, j)`` sends to host ``dst[i, j]`` (``-1``: nothing), DRUM host ``i`` being the
+    topology's i-th host. Its rate loads every link on its route by ``bytes_per_wqe[i, j]``
+    times the link's share of the pair's traffic (see :func:`link_incidence` for ``ecmp``).
+    A link's capacity is its rate in bytes per ``time_unit`` seconds, so the rates ``x``
+    are WQEs per ``time_unit``. Only crossed links are kept; host NIC links only with
+    ``host_links``.
+    """
+    text, base = _topology_json(topology)
+    dst = np.ascontiguousarray(np.asarray(dst, dtype=np.int64))
+    if dst.ndim != 2:
+        raise ValueError(f"drum: dst: expected an (n, m) array, got shape {dst.shape}")
+    bpw = np.ascontiguousarray(np.broadcast_to(np.asarray(bytes_per_wqe, dtype=np.float64), dst.shape))
+    out = _core.drum_topology_routes(text, base, dst, bpw, time_unit=float(time_unit), ecmp=_ecmp(ecmp),
+                                     host_links=bool(host_links))
+    return TopologyRoutes(**out)

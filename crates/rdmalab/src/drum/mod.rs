@@ -10,12 +10,14 @@
 //! - [`kkt`]: an independent optimality certificate;
 //! - [`network`]: the network-wide model (receiver-side CQ load, fabric links) solved by
 //!   sharing ADMM between host agents and a coordinator;
+//! - [`links`]: fabric link capacities and shares from a topology's routing (ECMP);
 //! - [`instance`]: instances generated as in the paper's simulations.
 
 pub mod admm;
 pub mod dual;
 pub mod instance;
 pub mod kkt;
+pub mod links;
 pub mod network;
 pub mod problem;
 pub mod roots;
@@ -25,5 +27,6 @@ pub use admm::{solve_admm, Admm, AdmmResult, AdmmSettings, AdmmState, IterRecord
 pub use dual::{solve_dual, DualRecord, DualResult, DualSettings};
 pub use instance::{paper_instance, Instance};
 pub use kkt::{certify, KktReport};
+pub use links::{Fabric, LinkRoutes, PairLinks, RouteOptions, Spread};
 pub use network::{Agent, AgentReport, Coordinator, NetworkProblem, NetworkResult};
 pub use problem::{ActiveSet, CapacityForm, Problem};

@@ -40,8 +40,11 @@ pub struct Coupling {
 pub struct NetworkProblem<'a> {
     /// Local data; `base.c` are the CQ budgets, now shared with remote senders.
     pub base: Problem<'a>,
-    /// Capacity of each resource (`n` CQ budgets, then the links).
+    /// Capacity of each resource (`n` CQ budgets, then the links), in row-scaled units.
     pub res_cap: Vec<f64>,
+    /// Factor each resource's row (coefficients and capacity) was divided by: 1 for the
+    /// CQ budgets, the largest coefficient for a link (see [`NetworkProblem::new`]).
+    pub res_scale: Vec<f64>,
     /// Number of coefficients touching each resource.
     pub res_count: Vec<f64>,
     /// Per element `e = i*m + j`, its coefficients are `ptr[e]..ptr[e+1]`.
@@ -55,6 +58,13 @@ pub struct NetworkProblem<'a> {
 impl<'a> NetworkProblem<'a> {
     /// Builds the model from (P)'s data, receiver-side completion coefficients
     /// (`resource` = receiving host) and link coefficients (`resource` = link index).
+    ///
+    /// Each link row is divided by its largest coefficient. The feasible set is unchanged,
+    /// but ADMM is not invariant to row scaling: link loads in bytes (coefficients of
+    /// thousands) against per-app coefficients `a_ij` of 1–10 make the copies of the links
+    /// dominate the penalty and stall convergence. Scaled, a link's capacity is counted
+    /// in WQEs of its heaviest user, the same scale as the rates. Prices are reported for
+    /// the rows as given.
     pub fn new(base: Problem<'a>, recv: &[Coupling], link_cap: &[f64], route: &[Coupling]) -> Result<Self> {
         let (n, m) = (base.n, base.m);
         super::problem::check_positive("link_cap", link_cap)?;
@@ -85,8 +95,18 @@ impl<'a> NetworkProblem<'a> {
             }
             ptr.push(res.len());
         }
-        let res_cap = base.c.iter().chain(link_cap).copied().collect();
-        Ok(NetworkProblem { base, res_cap, res_count, ptr, res, coef })
+        let mut res_scale = vec![0.0f64; k_total];
+        for (&r, &v) in res.iter().zip(&coef) {
+            res_scale[r as usize] = res_scale[r as usize].max(v);
+        }
+        // CQ rows keep their units (their coefficients a_ij are already O(1)); unused
+        // links keep factor 1.
+        res_scale.iter_mut().enumerate().for_each(|(r, f)| *f = if r < n || *f == 0.0 { 1.0 } else { *f });
+        for (r, v) in res.iter().zip(coef.iter_mut()) {
+            *v /= res_scale[*r as usize];
+        }
+        let res_cap = base.c.iter().chain(link_cap).zip(&res_scale).map(|(c, f)| c / f).collect();
+        Ok(NetworkProblem { base, res_cap, res_scale, res_count, ptr, res, coef })
     }
 
     /// Number of shared resources.
@@ -94,7 +114,7 @@ impl<'a> NetworkProblem<'a> {
         self.res_cap.len()
     }
 
-    /// Loads `Σ A x` of every resource.
+    /// Loads `Σ A x` of every resource, in the row-scaled units of `res_cap`.
     pub fn loads(&self, x: &[f64]) -> Vec<f64> {
         let mut load = vec![0.0; self.n_resources()];
         for (e, &xe) in x.iter().enumerate() {

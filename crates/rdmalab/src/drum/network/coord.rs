@@ -69,7 +69,8 @@ pub struct NetworkResult {
     pub x_hat: Vec<f64>,
     /// Objective at `x_hat`.
     pub objective: f64,
-    /// Resource prices `ρ u` (CQ budgets first, then links).
+    /// Resource prices (CQ budgets first, then links): the multipliers `ρ u` of the
+    /// capacity rows as given (before row scaling).
     pub prices: Vec<f64>,
     /// Per-iteration records.
     pub history: Vec<NetworkRecord>,
@@ -180,7 +181,8 @@ impl Coordinator {
             x,
             x_hat,
             objective,
-            prices: self.u.iter().map(|u| rho * u).collect(),
+            // A row divided by f has price f times smaller; undo it.
+            prices: self.u.iter().zip(&np.res_scale).map(|(u, f)| rho * u / f).collect(),
             history: self.history,
             converged: self.converged,
         }
