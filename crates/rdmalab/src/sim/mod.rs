@@ -166,8 +166,6 @@ impl Simulation {
 
     /// Puts `pkt` on the wire of `port`, which must be idle.
     #[inline]
-    fn transmit(&mut self, port: PortId, pkt: Packet) {
-        let st = &mut self.ports[port.idx()];
     ///
     /// The `TxDone` event that ends the transmission takes its place in the event order now,
     /// but a switch port with nothing queued does not push it: it would only find the port
@@ -176,8 +174,11 @@ impl Simulation {
     /// every event runs exactly where it would have run. About half the TxDone events of a
     /// fabric at moderate load are skipped this way. Host ports always push it: the RNIC's
     /// arbiter runs at each one.
+    fn transmit(&mut self, port: PortId, pkt: Packet) {
+        let seq = self.queue.reserve_seq();
+        let is_host = self.nic_of[self.ports[port.idx()].node.idx()] != u32::MAX;
+        let st = &mut self.ports[port.idx()];
         debug_assert!(!st.busy);
-        st.busy = true;
         let tx = self.clock.tx(st.rate_class, st.rate, pkt.wire);
         let done = self.now + tx;
         let arrival = done + st.delay;
