@@ -102,7 +102,8 @@ class Scenario:
         return self._add(e)
 
     def flow(self, src: int, dst: int, size: int, start: str = "0ns", **extra: Any) -> "Scenario":
-        """One explicit flow (extra: pg, dport, sport)."""
+        """One explicit flow (extra: pg, dport, sport, src_ip_index: which of the source
+        host's addresses it sends from, see `with_ips_per_host`)."""
         return self._add({"kind": "flows", "flows": [{"src": src, "dst": dst, "size": size, "start": start,
                                                       **extra}]})
 
@@ -124,6 +125,13 @@ class Scenario:
         queue_sample_interval."""
         new = copy.deepcopy(self)
         new.spec.setdefault("fabric", {}).update(settings)
+        return new
+
+    def with_ips_per_host(self, n: int) -> "Scenario":
+        """Every host owns `n` addresses (`11.x.y.1` .. `11.x.y.n`); a flow picks one with
+        `src_ip_index`, and ECMP hashes it, so flows may differ in path by address alone."""
+        new = copy.deepcopy(self)
+        new.spec["topology"]["ips_per_host"] = n
         return new
 
     def with_stop_time(self, t: str) -> "Scenario":

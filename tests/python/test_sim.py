@@ -50,19 +50,20 @@ def test_percentile_follows_the_reference_rule():
     assert percentile(np.array([1.0, 2.0, 3.0]), 0.99) == 3.0
 
 
+# Each text starts with an empty line, so `[topology]` is line 2.
 BAD_SCENARIOS = [
     ("unknown field", """
         [topology]
         kind = "star"
         hosts = 4
         colour = "red"
-     """, ["bad.toml:5", "colour"]),
+     """, ["bad.toml:5: field `topology.colour`", "unknown field"]),
     ("bad unit", """
         [topology]
         kind = "star"
         hosts = 4
         rate = "100Gbitz"
-     """, ["topology.rate", "Gbitz"]),
+     """, ["bad.toml:5: field `topology.rate`", "Gbitz"]),
     ("flow to itself", """
         [topology]
         kind = "star"
@@ -70,7 +71,7 @@ BAD_SCENARIOS = [
         [[traffic]]
         kind = "flows"
         flows = [{src = 1, dst = 1, size = 10}]
-     """, ["flows[0].dst", "itself"]),
+     """, ["bad.toml:7: field `traffic[0].flows[0].dst`", "itself"]),
     ("flow to a switch", """
         [topology]
         kind = "star"
@@ -78,7 +79,7 @@ BAD_SCENARIOS = [
         [[traffic]]
         kind = "flows"
         flows = [{src = 1, dst = 4, size = 10}]
-     """, ["traffic[0].flows[0].dst", "switch"]),
+     """, ["bad.toml:7: field `traffic[0].flows[0].dst`", "switch"]),
     ("unknown host", """
         [topology]
         kind = "star"
@@ -88,26 +89,55 @@ BAD_SCENARIOS = [
         senders = [1, 2]
         receiver = 99
         size = 10
-     """, ["traffic[0].receiver", "unknown host 99"]),
+     """, ["bad.toml:8: field `traffic[0].receiver`", "unknown host 99"]),
     ("negative size", """
         [topology]
         kind = "star"
         hosts = 4
         [[traffic]]
         kind = "flows"
-        flows = [{src = 1, dst = 2, size = -5}]
-     """, ["size"]),
+        flows = [
+          {src = 1, dst = 2, size = 5},
+          {src = 1, dst = 2, size = -5},
+        ]
+     """, ["bad.toml:9: field `traffic[0].flows[1].size`", "-5"]),
     ("zero-rate link", """
         [topology]
         kind = "star"
         hosts = 4
         rate = "0Gbps"
-     """, ["topology.rate", "zero"]),
+     """, ["bad.toml:5: field `topology.rate`", "zero"]),
     ("odd fat tree", """
         [topology]
         kind = "fat_tree"
         k = 3
-     """, ["fat_tree.k"]),
+     """, ["bad.toml:4: field `topology.k`", "must be even"]),
+    ("load above one", """
+        [topology]
+        kind = "star"
+        hosts = 4
+        [[traffic]]
+        kind = "poisson"
+        cdf = "fb_hadoop"
+        load = 1.5
+        duration = "1ms"
+     """, ["bad.toml:8: field `traffic[0].load`", "(0, 1]"]),
+    ("source address not owned", """
+        [topology]
+        kind = "star"
+        hosts = 4
+        ips_per_host = 2
+        [[traffic]]
+        kind = "flows"
+        flows = [{src = 1, dst = 2, size = 10, src_ip_index = 2}]
+     """, ["bad.toml:8: field `traffic[0].flows[0].src_ip_index`", "owns 2 address"]),
+    ("zero mtu", """
+        [topology]
+        kind = "star"
+        hosts = 4
+        [fabric]
+        mtu = 0
+     """, ["bad.toml:6: field `fabric.mtu`", "at least 1 byte"]),
     ("unknown cc parameter", """
         [topology]
         kind = "star"
@@ -116,7 +146,7 @@ BAD_SCENARIOS = [
         cc = "hpcc"
         [fabric.cc_params]
         rp_timer = "300us"
-     """, ["fabric.cc_params.rp_timer", "hpcc"]),
+     """, ["bad.toml:8: field `fabric.cc_params.rp_timer`", "hpcc"]),
     ("bad cc parameter value", """
         [topology]
         kind = "star"
@@ -125,12 +155,12 @@ BAD_SCENARIOS = [
         cc = "dcqcn"
         [fabric.cc_params]
         rate_ai = 20
-     """, ["fabric.cc_params.rate_ai", "rate string"]),
+     """, ["bad.toml:8: field `fabric.cc_params.rate_ai`", "rate string"]),
     ("wrong type", """
         [topology]
         kind = "star"
         hosts = "four"
-     """, ["bad.toml:", "invalid type"]),
+     """, ["bad.toml:4: field `topology.hosts`", "invalid type"]),
 ]
 
 
@@ -143,6 +173,40 @@ def test_bad_scenarios_name_file_line_and_field(tmp_path, name, text, needles):
     msg = str(err.value)
     for needle in needles:
         assert needle in msg, f"{name}: {needle!r} not in {msg!r}"
+
+
+# A scenario built in code has no file or lines; its errors still name the full field.
+BAD_CODE_SCENARIOS = [
+    ("odd fat tree", lambda: Scenario.fat_tree(3), ["field `topology.k`", "must be even"]),
+    ("negative size", lambda: Scenario.star(4).flow(1, 2, 10).flow(1, 2, -5),
+     ["field `traffic[1].flows[0].size`", "-5"]),
+    ("flow to itself", lambda: Scenario.star(4).flow(1, 1, 10), ["field `traffic[0].flows[0].dst`", "itself"]),
+    ("load above one", lambda: Scenario.star(4).poisson("fb_hadoop", load=2.0, duration="1ms"),
+     ["field `traffic[0].load`", "(0, 1]"]),
+    ("unknown fabric setting", lambda: Scenario.star(4).with_fabric(colour="red"),
+     ["field `fabric.colour`", "unknown field"]),
+    ("source address not owned", lambda: Scenario.star(4).flow(1, 2, 10, src_ip_index=1),
+     ["field `traffic[0].flows[0].src_ip_index`", "owns 1 address"]),
+]
+
+
+@pytest.mark.parametrize("name,build,needles", BAD_CODE_SCENARIOS, ids=[b[0] for b in BAD_CODE_SCENARIOS])
+def test_bad_scenarios_built_in_code_name_the_field(name, build, needles):
+    with pytest.raises(ValueError) as err:
+        run(build(), progress=False)
+    msg = str(err.value)
+    assert msg.startswith("<python scenario>: field `"), msg
+    for needle in needles:
+        assert needle in msg, f"{name}: {needle!r} not in {msg!r}"
+
+
+def test_flows_send_from_a_chosen_host_address(tmp_path):
+    sc = Scenario.star(3).with_ips_per_host(3).flow(1, 0, 10_000, src_ip_index=2).flow(2, 0, 10_000)
+    res = run(sc, progress=False)
+    res.write_fct(tmp_path / "fct.txt")
+    sips = sorted(line.split()[0] for line in (tmp_path / "fct.txt").read_text().splitlines())
+    # Host 1's third address 11.0.1.3; host 2's own 11.0.2.1.
+    assert sips == ["0b000103", "0b000201"]
 
 
 def test_hpcc_drop_in_runs_s2_without_cc(reference_copy, monkeypatch):

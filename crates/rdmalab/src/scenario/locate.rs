@@ -70,7 +70,9 @@ fn clean_path(p: &str) -> String {
 fn de_error(at: &str, msg: &str, span_line: usize, file: &Path, map: &SourceMap) -> Error {
     let or_span = |line: usize| if line > 0 { line } else { span_line };
     let (field, line) = if let Some(key) = between(msg, "unknown field `", "`") {
-        let f = join(at, key);
+        // Outside tagged tables the path already ends at the unknown key.
+        let named = at == key || at.ends_with(&format!(".{key}"));
+        let f = if named { at.to_string() } else { join(at, key) };
         let line = or_span(map.line(&f));
         (f, line)
     } else if let Some(key) = between(msg, "missing field `", "`") {
