@@ -280,6 +280,8 @@ pub struct FabricSpec {
     pub qp_cache_miss_penalty: Option<String>,
     /// Sample switch queue lengths at this interval.
     pub queue_sample_interval: Option<String>,
+    /// Sample every active QP's rate and delivered throughput at this interval.
+    pub rate_sample_interval: Option<String>,
 }
 
 /// A scenario ready to simulate.
@@ -589,6 +591,9 @@ impl FabricSpec {
         }
         if let Some(s) = &self.queue_sample_interval {
             c.queue_sample_interval = Some(field_time(file, &f("queue_sample_interval"), s)?);
+        }
+        if let Some(s) = &self.rate_sample_interval {
+            c.rate_sample_interval = Some(field_time(file, &f("rate_sample_interval"), s)?);
         }
         Ok(c)
     }

@@ -84,6 +84,9 @@ pub struct SimConfig {
     pub queue_sample_interval: Option<Time>,
     /// Queue lengths are sampled from this time on.
     pub queue_sample_start: Time,
+    /// Sample every active QP's rate and delivered throughput at this interval (from time
+    /// zero, so samples of different runs line up). `None`: no sampling and no cost.
+    pub rate_sample_interval: Option<Time>,
 }
 
 impl Default for SimConfig {
@@ -117,6 +120,7 @@ impl Default for SimConfig {
             stop_time: Time::MAX,
             queue_sample_interval: None,
             queue_sample_start: Time::ZERO,
+            rate_sample_interval: None,
         }
     }
 }

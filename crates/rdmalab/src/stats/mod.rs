@@ -5,8 +5,8 @@ pub mod ideal;
 
 pub use counters::{Counters, PortCounters};
 
-use crate::ids::NodeId;
-use crate::units::Time;
+use crate::ids::{NodeId, QpId};
+use crate::units::{Rate, Time};
 
 /// One completed flow, with everything the FCT file and the slowdown need.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,6 +33,26 @@ pub struct FlowRecord {
     pub fct: Time,
     /// The flow's FCT alone on an idle network, by the reference's formula.
     pub ideal: Time,
+}
+
+/// One sample of a QP's sending state (`SimConfig::rate_sample_interval`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RateSample {
+    /// When the sample was taken.
+    pub time: Time,
+    /// The QP.
+    pub qp: QpId,
+    /// The flow it carries (one QP per flow).
+    pub flow: u32,
+    /// Sending host.
+    pub src: NodeId,
+    /// Receiving host.
+    pub dst: NodeId,
+    /// The rate congestion control allows it at `time`.
+    pub rate: Rate,
+    /// Payload bytes newly acknowledged since the previous sample, over the interval: what
+    /// the flow actually got through, which is what convergence plots show.
+    pub throughput: Rate,
 }
 
 impl FlowRecord {
