@@ -1,4 +1,4 @@
-//! Fuzz test of every `rdmalab::formats` reader: random byte strings and random mutations
+//! Fuzz test of every `rdmalab::formats` reader and of native TOML scenarios: random byte strings and random mutations
 //! (truncation, token swaps, character changes, token deletion and duplication) of the real
 //! reference files must give `Ok` or `Err`, never a panic, and each parse must stay fast.
 //!
@@ -14,6 +14,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
 use rdmalab::formats::{fct, hpcc_config, hpcc_flow, hpcc_topology, htsim_cm, pfc, units_parse};
+use rdmalab::scenario::Scenario;
 use rdmalab::topology::Topology;
 use rdmalab::NodeId;
 
@@ -283,6 +284,43 @@ fn mutated_connection_matrices_never_panic() {
 #[test]
 fn mutated_fct_files_never_panic() {
     fuzz_mutations(|s| &s.fct, 300);
+}
+
+/// Native scenarios touching every part of the scenario builder and its error locating, small
+/// enough that any mutation of theirs builds fast (no Poisson traffic: a mutated duration
+/// could ask for millions of flows, which is slow, not wrong).
+const SCENARIO_SEEDS: [&str; 3] = [
+    "seed = 3\n[topology]\nkind = \"star\"\nhosts = 4\nrate = \"100Gbps\"\nips_per_host = 2\n\
+     [[traffic]]\nkind = \"flows\"\nflows = [\n  { src = 1, dst = 2, size = 5, src_ip_index = 1 },\n  \
+     { src = 2, dst = 1, size = 1000, start = \"1us\", pg = 3, sport = 7 },\n]\n\
+     [fabric]\nmtu = 1000\nrto = \"1ms\"\ncc = \"dcqcn\"\n[fabric.cc_params]\nrate_ai = \"20Mb/s\"\n",
+    "[topology]\nkind = \"leaf_spine\"\nleaves = 2\nspines = 2\nhosts_per_leaf = 2\n\
+     [[traffic]]\nkind = \"incast\"\nsenders = [1, 2]\nreceiver = 0\nsize = 10\n\
+     [[traffic]]\nkind = \"permutation\"\nsize = 100\nstart = \"2us\"\n",
+    "stop_time = \"1ms\"\n[topology]\nkind = \"fat_tree\"\nk = 4\ndelay = \"1us\"\n\
+     [fabric]\nlossless = false\nbuffer_mb = 1.5\nqp_cache_entries = 4\n",
+];
+
+#[test]
+fn mutated_scenarios_never_panic() {
+    let p = Path::new("fuzz.toml");
+    for text in SCENARIO_SEEDS {
+        Scenario::from_toml(text, p).unwrap_or_else(|e| panic!("seed does not parse: {e}"));
+    }
+    let strategy = (0..SCENARIO_SEEDS.len(), prop::collection::vec(mutation(), 1..5));
+    runner(400)
+        .run(&strategy, |(i, muts)| {
+            let mut text = SCENARIO_SEEDS[i].to_string();
+            for m in &muts {
+                text = apply(&text, m);
+            }
+            let t0 = Instant::now();
+            let _ = Scenario::from_toml(&text, p);
+            let _ = Scenario::from_json(&text, Path::new(""));
+            assert!(t0.elapsed() < BUDGET, "building took {:?}:\n{text}", t0.elapsed());
+            Ok(())
+        })
+        .expect("building a scenario may not panic");
 }
 
 #[test]
