@@ -3,6 +3,7 @@ failures, figures and the repro registry. Scenarios are tiny: each run takes mil
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -23,6 +24,11 @@ from rdmalab.experiments.figures import KINDS, plot_sweep
 from rdmalab.experiments.store import load_sweep, load_table
 from rdmalab.experiments.sweep import Sweep, SweepError, run_id
 
+try:  # Python >= 3.11
+    import tomllib
+except ModuleNotFoundError:  # 3.9 and 3.10
+    import tomli as tomllib
+
 RDMALAB = Path(sys.executable).parent / "rdmalab"
 
 STAR = {
@@ -32,7 +38,10 @@ STAR = {
 
 
 def sweep_of(grid=None, base=STAR, **extra):
-    return Sweep.from_dict({"name": "t", "base": base, "grid": grid or {}, **extra})
+    doc = {"name": "t", "base": base, **extra}
+    if grid is not None:
+        doc["grid"] = grid
+    return Sweep.from_dict(doc)
 
 
 def write(tmp_path, name, text):
@@ -127,6 +136,16 @@ BAD_SWEEPS = [
     ("plot.by not varied", {"plot": {"by": "fabric.cc"}}, ["plot.by", "fabric.cc"]),
     ("plot.kinds unknown", {"plot": {"kinds": ["pie"]}}, ["plot.kinds", "pie"]),
     ("plot.title wrong type", {"plot": {"title": 1}}, ["plot.title", "str"]),
+    ("empty grid table", {"grid": {}}, ["`grid` is an empty table"]),
+    ("empty zip table", {"grid": {"seed": [1]}, "zip": {}}, ["`zip` is an empty table"]),
+    ("unknown field in the base", {"base": {**STAR, "topology": {"kind": "star", "hosts": 4, "colour": "red"}}},
+     ["base.topology.colour: unknown field `colour`"]),
+    ("wrong type in the base", {"base": {**STAR, "fabric": {"mtu": "big"}}}, ["base.fabric.mtu: invalid type"]),
+    ("wrong type deep in the base", {"base": {**STAR, "traffic": [STAR["traffic"][0], {
+        "kind": "flows", "flows": [{"src": 1, "dst": 0, "size": "x"}]}]}},
+     ["base.traffic[1].flows[0].size: invalid type"]),
+    ("unknown variant in the base", {"base": {**STAR, "topology": {"kind": "ring", "hosts": 4}}},
+     ["base.topology.kind: unknown variant `ring`"]),
 ]
 
 
@@ -139,6 +158,34 @@ def test_bad_sweep_files_name_the_field(what, doc, needles):
     assert msg.startswith("bad.toml: ")
     for n in needles:
         assert n in msg, (what, msg)
+
+
+def test_sweep_without_grid_runs_the_base_once_per_seed():
+    # Leaving [grid] out is how a file asks for the base scenario alone; only an empty one is refused.
+    s = Sweep.from_dict({"base": STAR, "seeds": 3})
+    assert [r.params for r in s.expand()] == [{"seed": 1}, {"seed": 2}, {"seed": 3}]
+
+
+def test_bad_field_from_the_scenario_file_is_named_by_its_path(tmp_path):
+    write(tmp_path, "scen.toml", """
+        [topology]
+        kind = "star"
+        hosts = "four"
+        [[traffic]]
+        kind = "incast"
+        senders = [1]
+        receiver = 0
+        size = 1000
+    """)
+    f = write(tmp_path, "s.toml", """
+        scenario = "scen.toml"
+        [base.fabric]
+        buffer_mb = 3
+        [grid]
+        seed = [1, 2]
+    """)
+    with pytest.raises(SweepError, match=r"s\.toml: scenario\.topology\.hosts: invalid type: string \"four\""):
+        Sweep.from_file(f)
 
 
 def test_bad_sweep_file_on_the_command_line(tmp_path, capsys):
@@ -183,9 +230,47 @@ def test_store_refuses_to_mix_sweeps_without_resume_and_resume_skips(tmp_path):
     assert load_table(tmp_path / "o", "ports")["run_id"].n_unique() == 3
 
 
+def test_ray_executor_starts_its_own_local_instance_and_matches_local(tmp_path, capsys):
+    # `--ray` with no address: RayExecutor starts a local Ray itself and shuts it down after.
+    # Ray is a test dependency (rdmalab[test]); without it this fails rather than skips.
+    import ray
+
+    if ray.is_initialized():
+        ray.shutdown()
+    f = write(tmp_path, "two.toml", f"""
+        name = "two"
+        [base]
+        {_inline_toml(STAR)}
+        [grid]
+        "traffic[0].size" = [30_000, 300_000]
+    """)
+    assert main(["sweep", str(f), "--out", str(tmp_path / "ray"), "--ray", "--quiet"]) == 0
+    assert not ray.is_initialized(), "the executor left the Ray instance it started running"
+    assert main(["sweep", str(f), "--out", str(tmp_path / "local"), "--workers", "2", "--quiet"]) == 0
+    assert "2 ok, 0 failed" in capsys.readouterr().out
+    for table in ("flows", "ports"):
+        a = load_table(tmp_path / "local", table).sort("run_id", maintain_order=True)
+        b = load_table(tmp_path / "ray", table).sort("run_id", maintain_order=True)
+        assert a.height > 0
+        assert_frame_equal(a, b)
+    drop = ["wall_s", "finished_at", "host"]
+    ra, rb = (load_sweep(tmp_path / d)[0].drop(drop).sort("run_id") for d in ("local", "ray"))
+    assert ra.height == 2
+    assert_frame_equal(ra, rb)
+
+
+def _inline_toml(spec):
+    """STAR as TOML lines for a `[base]` table (inline tables and arrays)."""
+    topo = ", ".join(f"{k} = {json.dumps(v)}" for k, v in spec["topology"].items())
+    traffic = ", ".join("{" + ", ".join(f"{k} = {json.dumps(v)}" for k, v in t.items()) + "}"
+                        for t in spec["traffic"])
+    return f"topology = {{{topo}}}\n        traffic = [{traffic}]"
+
+
 @pytest.fixture(scope="module")
 def ray_local():
-    ray = pytest.importorskip("ray")
+    import ray  # a test dependency: missing Ray fails the test, it does not skip it
+
     ray.init(num_cpus=2, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False)
     yield ray
     ray.shutdown()
@@ -264,6 +349,42 @@ def test_figures_are_drawn_from_a_small_sweep(tmp_path, capsys):
     assert "fabric.colour" in capsys.readouterr().err
 
 
+# -- progress ---------------------------------------------------------------------------------
+def test_sweep_progress_bar_and_summary_table(tmp_path, capfd):
+    f = write(tmp_path, "p.toml", f"""
+        name = "progress-check"
+        [base]
+        {_inline_toml(STAR)}
+        [grid]
+        "traffic[0].receiver" = [0, 9]
+        "traffic[0].size" = [10_000, 20_000]
+    """)
+    assert main(["sweep", str(f), "--out", str(tmp_path / "o"), "--workers", "2"]) == 1  # a run failed
+    out, err = capfd.readouterr()
+    states = [x for x in re.split(r"[\r\n]", err) if x.startswith("progress-check")]
+    last = states[-1]  # the bar's final state (tqdm redraws it in place with \r)
+    assert "4/4" in last, err
+    assert "done=2" in last and "failed=2" in last and "running=0" in last, last
+    assert re.search(r"\[\d\d:\d\d<\d\d:\d\d", last), f"no elapsed<ETA field in {last!r}"
+    assert re.search(r"^run +status +flows +p50 +p99 +wall s$", out, re.M), out
+    assert "receiver=0 size=10000 seed=1" in out and "4 runs: 2 ok, 2 failed, 0 not run" in out
+    assert "error in receiver=9" in out and "unknown host 9" in out
+
+
+def test_a_running_run_gets_its_own_bar(tmp_path, capsys, monkeypatch):
+    # Runs get a bar after RUN_BAR_DELAY_S; at zero even these millisecond runs show theirs.
+    from rdmalab.experiments import driver
+
+    monkeypatch.setattr(driver, "RUN_BAR_DELAY_S", 0.0)
+    s = sweep_of({"traffic[0].size": [10_000, 20_000]})
+    assert run_sweep(s, tmp_path / "o", LocalExecutor(1), progress=True).ok == 2
+    err = capsys.readouterr().err
+    for r in s.expand():
+        bars = [x for x in re.split(r"[\r\n]", err) if f"  {r.run_id[:8]}:" in x]
+        assert bars, err
+        assert re.search(r"\d+flow \[\d\d:\d\d, .*flow/s\]", bars[0]), bars[0]  # counts flows
+
+
 # -- repro ------------------------------------------------------------------------------------
 def test_repro_list_names_the_experiments(capsys):
     assert main(["repro", "list"]) == 0
@@ -309,8 +430,6 @@ def test_repro_quick_hpcc_runs_end_to_end(tmp_path, capsys):
 
 
 def test_the_documented_sweep_is_valid():
-    import tomllib
-
     text = (Path(__file__).resolve().parents[2] / "docs" / "experiments.md").read_text()
     block = text.split("```toml", 1)[1].split("```", 1)[0]
     s = Sweep.from_dict(tomllib.loads(block))

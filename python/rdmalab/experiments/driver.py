@@ -17,6 +17,9 @@ from rdmalab.experiments.store import Store
 from rdmalab.experiments.sweep import RunSpec, Sweep, SweepError
 from rdmalab.results import percentile
 
+#: A run gets its own progress bar once it has taken this long (short runs would only flicker).
+RUN_BAR_DELAY_S = 0.5
+
 
 @dataclass
 class SweepReport:
@@ -126,7 +129,7 @@ class _Progress:
     """The sweep's bar (runs done, running, failed, ETA) and one bar per running run."""
 
     def __init__(self, name: str, total: int, skipped: int, enabled: bool, executor: Any,
-                 stream: TextIO = sys.stderr):
+                 stream: TextIO | None = None):
         self.enabled = enabled
         self.executor = executor
         self.started: set[str] = set()
@@ -134,8 +137,9 @@ class _Progress:
         self.done = self.failed = 0
         self.submitted = total - skipped
         self.capacity = executor.capacity() if hasattr(executor, "capacity") else 1
+        # sys.stderr as it is now, not at import: whoever redirected it (a test, a notebook) gets the bar.
         self.bar = tqdm(total=total, initial=skipped, unit="run", desc=name[:24], disable=not enabled,
-                        file=stream, dynamic_ncols=True)
+                        file=stream or sys.stderr, dynamic_ncols=True)
         self._postfix()
 
     def running(self) -> int:
@@ -157,7 +161,8 @@ class _Progress:
             if self.enabled:
                 used = {b.pos for b in self.running_bars.values()}
                 pos = next(i for i in range(1, len(used) + 2) if i not in used and -i not in used)
-                self.running_bars[rid] = tqdm(total=0, unit="flow", desc=f"  {rid[:8]}", leave=False, delay=0.5,
+                self.running_bars[rid] = tqdm(total=0, unit="flow", desc=f"  {rid[:8]}", leave=False,
+                                              delay=RUN_BAR_DELAY_S,
                                               position=pos, file=self.bar.fp, dynamic_ncols=True)
             self._postfix()
         elif kind == "progress" and rid in self.running_bars:

@@ -33,12 +33,12 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 try:  # Python >= 3.11
     import tomllib
-except ModuleNotFoundError:  # pragma: no cover
-    tomllib = None  # type: ignore[assignment]
+except ModuleNotFoundError:  # pragma: no cover - 3.9 and 3.10: the same parser, from PyPI
+    import tomli as tomllib  # type: ignore[no-redef]
 
 #: Top-level keys of a scenario (crates/rdmalab/src/scenario.rs, `ScenarioSpec`).
 SCENARIO_KEYS = ("seed", "stop_time", "topology", "traffic", "fabric")
@@ -172,8 +172,6 @@ class Sweep:
     def from_file(cls, path: str | Path) -> "Sweep":
         """Reads and validates a sweep TOML file."""
         path = Path(path)
-        if tomllib is None:  # pragma: no cover
-            raise RuntimeError("reading TOML needs Python 3.11+")
         try:
             with open(path, "rb") as f:
                 doc = tomllib.load(f)
@@ -237,7 +235,7 @@ def _build(doc: dict[str, Any], base_dir: Path, source: str | None) -> Sweep:
     by = sweep.plot.get("by")
     if by and by not in sweep.dimensions():
         raise SweepError(f"plot.by: {by!r} is not a varied parameter (varied: {', '.join(sweep.dimensions())})")
-    validate(sweep)
+    validate(sweep, doc.get("base") if isinstance(doc.get("base"), dict) else {}, from_file="scenario" in doc)
     return sweep
 
 
@@ -282,8 +280,16 @@ def _merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
 
 
 def _value_lists(doc: dict[str, Any], table: str) -> dict[str, list[Any]]:
-    """`[grid]` or `[zip]`: dotted paths to non-empty lists of distinct values."""
+    """`[grid]` or `[zip]`: dotted paths to non-empty lists of distinct values.
+
+    Leaving the table out is fine (a sweep of seeds alone, or of `[zip]` alone), but a table
+    that is there and empty is a mistake (values forgotten, or written under another table
+    by a misplaced header), not a request for one run: it is refused.
+    """
     raw = _typed(doc, table, dict, {})
+    if table in doc and not raw:
+        raise SweepError(f"`{table}` is an empty table: give at least one \"path\" = [values], or leave "
+                         f"[{table}] out to run the base scenario once per seed")
     out: dict[str, list[Any]] = {}
     for path, values in raw.items():
         if isinstance(values, dict):
@@ -359,23 +365,43 @@ def _plot_table(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 # -- validation against the engine ---------------------------------------------------------
-def validate(sweep: Sweep) -> None:
+def validate(sweep: Sweep, inline: dict[str, Any] | None = None, from_file: bool = False) -> None:
     """Checks the base scenario and every grid value with the engine's parser.
 
     Field errors (unknown fields, wrong types) are the sweep file's fault and raise
-    `SweepError` naming the grid path. Errors that only appear when a scenario is built
-    (an unknown host, a CC not available) are left to the run, which records them.
+    `SweepError` naming the field: by its full path in the base scenario
+    (`base.topology.colour`, or `scenario.topology.colour` when the sweep names a
+    `scenario` file and the field is not in its inline table `inline`), or by the grid path
+    and value. Errors that only appear when a scenario is built (an unknown host, a CC not
+    available) are left to the run, which records them.
     """
-    _probe(sweep.base, sweep.base_dir, "base scenario")
+    _probe(sweep.base, sweep.base_dir, lambda field: _base_field(field, inline or {}, from_file))
     for table in (sweep.grid, sweep.zip):
         for path, values in table.items():
             for i, v in enumerate(values):
                 spec = copy.deepcopy(sweep.base)
                 set_path(spec, path, copy.deepcopy(v))
-                _probe(spec, sweep.base_dir, f"grid.{path!r}[{i}] = {json.dumps(v)}")
+                what = f"grid.{path!r}[{i}] = {json.dumps(v)}"
+                # A table value: say where inside it the mistake is.
+                _probe(spec, sweep.base_dir,
+                       lambda field, what=what, path=path: what + (f" ({field})" if field not in ("", path) else ""))
 
 
-def _probe(spec: dict[str, Any], base_dir: str, what: str) -> None:
+def _base_field(field: str, inline: dict[str, Any], from_file: bool) -> str:
+    """Where a field of the base scenario was written: the inline `[base]` or the file."""
+    if not field:
+        return "base scenario"
+    try:
+        inline_has_it = get_path(inline, field) is not None
+    except SweepError:  # not a path we can follow; the inline table is the likelier source
+        inline_has_it = True
+    return f"scenario.{field}" if from_file and not inline_has_it else f"base.{field}"
+
+
+def _probe(spec: dict[str, Any], base_dir: str, name: Callable[[str], str]) -> None:
+    """Parses `spec` with the engine; a field error raises `SweepError` under `name(path)`,
+    `path` being the dotted path of the offending field within the scenario, which the
+    engine's message names (`<python scenario>: field `topology.colour`: ...`)."""
     from rdmalab import _core
 
     try:
@@ -383,8 +409,9 @@ def _probe(spec: dict[str, Any], base_dir: str, what: str) -> None:
     except ValueError as e:
         msg = str(e)
         if any(p in msg for p in _PARSE_ERRORS):
-            detail = re.sub(r"^<python scenario>(:\d+)?: (field `[^`]*`: )?", "", msg)
-            detail = re.sub(r" at line \d+ column \d+$", "", detail)
-            raise SweepError(f"{what}: {detail}") from None
+            m = re.match(r"^<python scenario>(?::\d+)?: (?:field `([^`]*)`: )?(.*?)(?: at line \d+ column \d+)?$",
+                         msg, re.S)
+            path, detail = (m.group(1) or "", m.group(2)) if m else ("", msg)
+            raise SweepError(f"{name(path)}: {detail}") from None
     except (OSError, RuntimeError):
         pass
