@@ -67,8 +67,11 @@ pub const DEFAULT_SLOTS: usize = 4096;
 #[derive(Debug)]
 pub struct EventQueue<E> {
     /// Entries of bucket `cur_bucket` (and any pushed for an earlier time), sorted
-    /// latest first so that the earliest is popped from the end.
+    /// earliest first; those before `head` have been popped. (Ascending, because a slot
+    /// fills in push order, which is nearly time order: its sort is then one pass.)
     current: Vec<Entry<E>>,
+    /// Next entry of `current` to pop.
+    head: usize,
     /// Absolute bucket number (`time >> shift`) of `current`.
     cur_bucket: u64,
     /// Ring of buckets `cur_bucket + 1 .. cur_bucket + slots`, unsorted.
@@ -105,6 +108,7 @@ impl<E: Copy> EventQueue<E> {
         let slots = slots.max(64).next_power_of_two();
         EventQueue {
             current: Vec::with_capacity(64),
+            head: 0,
             cur_bucket: 0,
             ring: (0..slots).map(|_| Vec::new()).collect(),
             occupied: vec![0; slots / 64],
@@ -134,7 +138,7 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Schedules `event` at `time` with a sequence number from [`reserve_seq`](Self::reserve_seq).
-    #[inline]
+    #[inline(always)]
     pub fn push_reserved(&mut self, time: Time, seq: u64, event: E) {
         let entry = Entry { time: time.0, seq, event };
         let bucket = time.0 >> self.shift;
@@ -150,10 +154,11 @@ impl<E: Copy> EventQueue<E> {
     /// Removes and returns the earliest event.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        if self.current.is_empty() && !self.advance() {
+        if self.head == self.current.len() && !self.advance() {
             return None;
         }
-        let e = self.current.pop()?;
+        let e = self.current[self.head];
+        self.head += 1;
         self.popped_seq = e.seq;
         Some((Time(e.time), e.event))
     }
@@ -168,15 +173,15 @@ impl<E: Copy> EventQueue<E> {
     /// Time of the earliest event.
     #[inline]
     pub fn peek_time(&mut self) -> Option<Time> {
-        if self.current.is_empty() && !self.advance() {
+        if self.head == self.current.len() && !self.advance() {
             return None;
         }
-        self.current.last().map(|e| Time(e.time))
+        Some(Time(self.current[self.head].time))
     }
 
     /// Number of pending events.
     pub fn len(&self) -> usize {
-        self.current.len() + self.in_ring + self.far.len()
+        self.current.len() - self.head + self.in_ring + self.far.len()
     }
 
     /// True when nothing is pending.
@@ -184,11 +189,11 @@ impl<E: Copy> EventQueue<E> {
         self.len() == 0
     }
 
-    /// Inserts into the sorted current bucket (latest first).
+    /// Inserts into the sorted, not yet popped part of the current bucket.
     #[inline]
     fn insert_current(&mut self, entry: Entry<E>) {
         let key = entry.key();
-        let at = self.current.partition_point(|e| e.key() > key);
+        let at = self.head + self.current[self.head..].partition_point(|e| e.key() < key);
         self.current.insert(at, entry);
     }
 
@@ -221,10 +226,12 @@ impl<E: Copy> EventQueue<E> {
             self.put_in_ring(bucket, e);
         }
         let slot = (next & self.mask) as usize;
+        self.current.clear();
+        self.head = 0;
         std::mem::swap(&mut self.current, &mut self.ring[slot]);
         self.occupied[slot / 64] &= !(1 << (slot % 64));
         self.in_ring -= self.current.len();
-        self.current.sort_unstable_by_key(|e| std::cmp::Reverse(e.key()));
+        self.current.sort_unstable_by_key(|e| e.key());
         true
     }
 

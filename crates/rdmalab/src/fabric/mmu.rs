@@ -59,11 +59,30 @@ pub struct SwitchMmu {
     total_hdrm: u64,
     total_rsrv: u64,
     shared_used: u64,
-    headroom: Vec<u64>,
-    shift: Vec<u32>,
-    ingress: Vec<[u64; NUM_PRIOS]>,
-    hdrm: Vec<[u64; NUM_PRIOS]>,
-    paused: Vec<[bool; NUM_PRIOS]>,
+    /// Per ingress port, everything admission touches, together: one or two cache lines
+    /// per packet instead of one per field (this is on every switch hop).
+    ports: Vec<IngressPort>,
+}
+
+/// Accounting of one ingress port.
+#[derive(Clone, Debug)]
+struct IngressPort {
+    /// PFC headroom of the port, bytes.
+    headroom: u64,
+    /// Threshold shift of the port (faster ports get a smaller share).
+    shift: u32,
+    class: [ClassAcct; NUM_PRIOS],
+}
+
+/// Accounting of one (ingress port, class).
+#[derive(Clone, Copy, Debug, Default)]
+struct ClassAcct {
+    /// Bytes held in reserve and shared buffer.
+    ingress: u64,
+    /// Bytes held in headroom.
+    hdrm: u64,
+    /// This class has paused its upstream.
+    paused: bool,
 }
 
 impl SwitchMmu {
@@ -71,23 +90,21 @@ impl SwitchMmu {
     pub fn new(cfg: MmuConfig, ports: &[(Rate, u64)]) -> SwitchMmu {
         // Headroom: three times the bytes in flight on the link during one propagation
         // delay, which covers the PAUSE frame's trip and the packets already sent.
-        let headroom: Vec<u64> = ports
+        let ports: Vec<IngressPort> = ports
             .iter()
-            .map(|&(rate, delay_ns)| (rate.0 as u128 * delay_ns as u128 / 8 / 1_000_000_000 * 3) as u64)
+            .map(|&(rate, delay_ns)| IngressPort {
+                headroom: (rate.0 as u128 * delay_ns as u128 / 8 / 1_000_000_000 * 3) as u64,
+                shift: threshold_shift(rate, cfg.nic_rate),
+                class: Default::default(),
+            })
             .collect();
-        let shift = ports.iter().map(|&(rate, _)| threshold_shift(rate, cfg.nic_rate)).collect();
-        let n = ports.len();
         SwitchMmu {
             cfg,
-            total_hdrm: headroom.iter().sum(),
+            total_hdrm: ports.iter().map(|p| p.headroom).sum(),
             // As in the reference: one reserve per port, although each (port, class) has one.
-            total_rsrv: n as u64 * cfg.reserve,
+            total_rsrv: ports.len() as u64 * cfg.reserve,
             shared_used: 0,
-            headroom,
-            shift,
-            ingress: vec![[0; NUM_PRIOS]; n],
-            hdrm: vec![[0; NUM_PRIOS]; n],
-            paused: vec![[false; NUM_PRIOS]; n],
+            ports,
         }
     }
 
@@ -95,40 +112,40 @@ impl SwitchMmu {
     #[inline]
     pub fn threshold(&self, p: usize) -> u64 {
         let free = self.cfg.buffer.saturating_sub(self.total_hdrm + self.total_rsrv + self.shared_used);
-        free >> self.shift[p]
+        free >> self.ports[p].shift
     }
 
     #[inline]
     fn shared_of(&self, p: usize, q: usize) -> u64 {
-        self.ingress[p][q].saturating_sub(self.cfg.reserve)
+        self.ports[p].class[q].ingress.saturating_sub(self.cfg.reserve)
     }
 
     /// Admits `size` bytes arriving on ingress port `p`, class `q` (q != 0).
     #[inline]
     pub fn admit(&mut self, p: usize, q: usize, size: u64) -> Admission {
         let th = self.threshold(p);
-        let n = self.ingress[p][q] + size;
+        let n = self.ports[p].class[q].ingress + size;
         let over = n > self.cfg.reserve && n - self.cfg.reserve > th;
         if !self.cfg.lossless {
             if over {
                 return Admission::Drop;
             }
-        } else if size + self.hdrm[p][q] > self.headroom[p] && size + self.shared_of(p, q) > th {
+        } else if size + self.ports[p].class[q].hdrm > self.ports[p].headroom && size + self.shared_of(p, q) > th {
             return Admission::Drop;
         }
         if n <= self.cfg.reserve {
-            self.ingress[p][q] = n;
+            self.ports[p].class[q].ingress = n;
         } else if over {
-            self.hdrm[p][q] += size;
+            self.ports[p].class[q].hdrm += size;
         } else {
             self.shared_used += size.min(n - self.cfg.reserve);
-            self.ingress[p][q] = n;
+            self.ports[p].class[q].ingress = n;
         }
         let pause = self.cfg.lossless
-            && !self.paused[p][q]
-            && (self.hdrm[p][q] > 0 || self.shared_of(p, q) >= self.threshold(p));
+            && !self.ports[p].class[q].paused
+            && (self.ports[p].class[q].hdrm > 0 || self.shared_of(p, q) >= self.threshold(p));
         if pause {
-            self.paused[p][q] = true;
+            self.ports[p].class[q].paused = true;
         }
         Admission::Accept { pause }
     }
@@ -137,16 +154,16 @@ impl SwitchMmu {
     /// Returns true when the caller should send RESUME for (p, q) upstream.
     #[inline]
     pub fn release(&mut self, p: usize, q: usize, size: u64) -> bool {
-        let from_hdrm = size.min(self.hdrm[p][q]);
-        self.hdrm[p][q] -= from_hdrm;
+        let from_hdrm = size.min(self.ports[p].class[q].hdrm);
+        self.ports[p].class[q].hdrm -= from_hdrm;
         let rest = size - from_hdrm;
         let shared = self.shared_of(p, q);
         self.shared_used -= rest.min(shared);
-        self.ingress[p][q] -= rest.min(self.ingress[p][q]);
-        if self.paused[p][q] && self.hdrm[p][q] == 0 {
+        self.ports[p].class[q].ingress -= rest.min(self.ports[p].class[q].ingress);
+        if self.ports[p].class[q].paused && self.ports[p].class[q].hdrm == 0 {
             let sh = self.shared_of(p, q);
             if sh == 0 || sh + self.cfg.resume_offset <= self.threshold(p) {
-                self.paused[p][q] = false;
+                self.ports[p].class[q].paused = false;
                 return true;
             }
         }
@@ -160,7 +177,7 @@ impl SwitchMmu {
 
     /// Total bytes accounted to ingress port `p` (reserve, shared and headroom).
     pub fn ingress_bytes(&self, p: usize) -> u64 {
-        (0..NUM_PRIOS).map(|q| self.ingress[p][q] + self.hdrm[p][q]).sum()
+        (0..NUM_PRIOS).map(|q| self.ports[p].class[q].ingress + self.ports[p].class[q].hdrm).sum()
     }
 }
 
@@ -187,8 +204,8 @@ mod tests {
     #[test]
     fn headroom_and_shift_follow_the_reference() {
         let m = SwitchMmu::new(MmuConfig::default(), &[(Rate::gbps(100), 1000), (Rate::gbps(400), 1000)]);
-        assert_eq!(m.headroom, vec![37_500, 150_000]);
-        assert_eq!(m.shift, vec![3, 1]);
+        assert_eq!(m.ports.iter().map(|p| p.headroom).collect::<Vec<_>>(), vec![37_500, 150_000]);
+        assert_eq!(m.ports.iter().map(|p| p.shift).collect::<Vec<_>>(), vec![3, 1]);
     }
 
     #[test]
@@ -203,7 +220,7 @@ mod tests {
             }
         }
         let k = paused_at.expect("must pause before 40 KB") + 1;
-        assert!(m.hdrm[0][3] > 0 || m.shared_of(0, 3) >= m.threshold(0));
+        assert!(m.ports[0].class[3].hdrm > 0 || m.shared_of(0, 3) >= m.threshold(0));
         let mut resumed = false;
         for _ in 0..k {
             resumed |= m.release(0, 3, 1000);

@@ -84,8 +84,10 @@ impl Nic {
         }
         let n = self.qps.len();
         let mut wake = Time::MAX;
-        for i in 0..n {
-            let idx = (self.rr_last + 1 + i) % n;
+        // Walk the ring once, starting after the last QP served (no division per step).
+        let mut idx = if n == 0 { 0 } else { self.rr_last % n };
+        for _ in 0..n {
+            idx = if idx + 1 == n { 0 } else { idx + 1 };
             let qp = &qps[self.qps[idx].idx()];
             if paused[qp.pg as usize] || !qp.has_data() || qp.window_bound() {
                 continue;
