@@ -271,6 +271,7 @@ const STAR4_FLOWS_PG_ZERO: &str =
 const STAR4_FLOWS_BAD_IP: &str = "[topology]\nkind = \"star\"\nhosts = 4\nips_per_host = 2\n[[traffic]]\nkind = \"flows\"\nflows = [\n  { src = 1, dst = 2, size = 10, src_ip_index = 2 },\n]\n";
 const STAR4_INCAST_UNKNOWN_HOST: &str = "[topology]\nkind = \"star\"\nhosts = 4\n[[traffic]]\nkind = \"permutation\"\nsize = 10\n[[traffic]]\nkind = \"incast\"\nreceiver = 99\nsenders = [1, 2]\nsize = 10\n";
 const STAR4_POISSON_LOAD: &str = "[topology]\nkind = \"star\"\nhosts = 4\n\n[[traffic]]\nkind = \"poisson\"\ncdf = \"fb_hadoop\"\nload = 1.5\nduration = \"1ms\"\n";
+const STAR4_MISSING_CDF: &str = "[topology]\nkind = \"star\"\nhosts = 4\n\n[[traffic]]\nkind = \"poisson\"\ncdf = \"no/such/cdf.txt\"\nload = 0.5\nduration = \"1ms\"\n";
 const STAR4_PERMUTATION_EMPTY: &str =
     "[topology]\nkind = \"star\"\nhosts = 4\n\n[[traffic]]\nkind = \"permutation\"\nsize = 0\n";
 
@@ -369,6 +370,14 @@ const BAD_INPUTS: &[(Reader, &str, usize, &str, &str)] = &[
     (Reader::Scenario, STAR4_FLOWS_BAD_IP, 8, "traffic[0].flows[0].src_ip_index", "owns 2 address(es)"),
     (Reader::Scenario, STAR4_INCAST_UNKNOWN_HOST, 9, "traffic[1].receiver", "unknown host 99"),
     (Reader::Scenario, STAR4_POISSON_LOAD, 8, "traffic[0].load", "must be in (0, 1]"),
+    (Reader::Scenario, STAR4_MISSING_CDF, 7, "traffic[0].cdf", "cannot read no/such/cdf.txt"),
+    (
+        Reader::Scenario,
+        "[topology]\nkind = \"hpcc_file\"\npath = \"no/such/topology.txt\"\n",
+        3,
+        "topology.path",
+        "cannot read",
+    ),
     (Reader::Scenario, STAR4_PERMUTATION_EMPTY, 7, "traffic[0].size", "at least 1 byte"),
     (
         Reader::Scenario,

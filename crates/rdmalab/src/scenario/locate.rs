@@ -55,6 +55,15 @@ pub(super) fn in_section(e: Error, file: &Path, section: &str) -> Error {
     }
 }
 
+/// A file the scenario names but that cannot be read, reported at the field naming it (the
+/// file's own content errors already name that file and their line, and pass through).
+pub(super) fn unreadable(e: Error, file: &Path, field: &str) -> Error {
+    match e {
+        Error::Io { path, source } => Error::input(file, 0, field, format!("cannot read {}: {source}", path.display())),
+        other => other,
+    }
+}
+
 /// serde_path_to_error writes the root as `.`.
 fn clean_path(p: &str) -> String {
     if p == "." {

@@ -414,7 +414,8 @@ impl TopologySpec {
             TopologySpec::FatTree { k, host_rate, fabric_rate, delay, .. } => {
                 builders::fat_tree(*k, r("host_rate", host_rate)?, r("fabric_rate", fabric_rate)?, t("delay", delay)?)
             }
-            TopologySpec::HpccFile { path, .. } => crate::formats::hpcc_topology::read_topology(&base.join(path)),
+            TopologySpec::HpccFile { path, .. } => crate::formats::hpcc_topology::read_topology(&base.join(path))
+                .map_err(|e| locate::unreadable(e, file, "topology.path")),
         }
     }
 }
@@ -454,7 +455,7 @@ impl TrafficSpec {
         let f = |name: &str| format!("traffic[{i}].{name}");
         match self {
             TrafficSpec::Poisson { cdf, load, duration, start, hosts } => {
-                let cdf = load_cdf(base, cdf)?;
+                let cdf = load_cdf(base, cdf).map_err(|e| locate::unreadable(e, file, &f("cdf")))?;
                 let hosts = host_list(file, &f("hosts"), topo, hosts)?;
                 let rate = hosts.first().map(|&h| topo.nic_rate(h)).unwrap_or_default();
                 let start = field_time(file, &f("start"), start)?;
@@ -481,10 +482,12 @@ impl TrafficSpec {
                 .enumerate()
                 .map(|(j, e)| explicit_flow(file, &f(&format!("flows[{j}]")), e, topo))
                 .collect(),
-            TrafficSpec::HpccFlowFile { path } => crate::formats::hpcc_flow::read_flows(&base.join(path), topo),
+            TrafficSpec::HpccFlowFile { path } => crate::formats::hpcc_flow::read_flows(&base.join(path), topo)
+                .map_err(|e| locate::unreadable(e, file, &f("path"))),
             TrafficSpec::HtsimCm { path } => {
                 let hosts: Vec<NodeId> = topo.hosts().collect();
                 crate::formats::htsim_cm::read_cm(&base.join(path), &hosts)
+                    .map_err(|e| locate::unreadable(e, file, &f("path")))
             }
         }
     }
