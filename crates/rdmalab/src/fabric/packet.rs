@@ -34,6 +34,8 @@ pub struct Packet {
     pub dip: u32,
     /// Ingress port at the current switch, for buffer accounting.
     pub ingress: PortId,
+    /// The ingress port's position on its switch (indexes the MMU; saves a lookup).
+    pub ingress_local: u16,
     /// Slot of this packet's INT header in the `IntSlab`, or `u32::MAX`.
     pub int_slot: u32,
     /// Payload bytes.
@@ -71,6 +73,7 @@ impl Packet {
             sip: 0,
             dip: 0,
             ingress: PortId(u32::MAX),
+            ingress_local: 0,
             int_slot: NO_INT,
             payload: 0,
             wire,

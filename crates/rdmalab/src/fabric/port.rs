@@ -26,6 +26,15 @@ pub struct PortState {
     pub rate_class: u8,
     /// Propagation delay.
     pub delay: Time,
+    /// The port belongs to a host (its transmitter is an RNIC's).
+    pub on_host: bool,
+    /// Index of the owner's NIC (on a host) or switch (its MMU), copied from the
+    /// simulation's side tables.
+    pub unit: u32,
+    /// The peer port belongs to a host: what arrives there is received, not forwarded.
+    pub peer_on_host: bool,
+    /// The link towards the peer corrupts packets at random (an error rate is set).
+    pub peer_lossy: bool,
     /// A `TxDone` event is pending: the transmitter is serialising a packet.
     pub busy: bool,
     /// When the last transmission ends, and the sequence number its `TxDone` event had
@@ -64,6 +73,10 @@ impl PortState {
             rate,
             rate_class: u8::MAX,
             delay,
+            on_host: false,
+            unit: u32::MAX,
+            peer_on_host: false,
+            peer_lossy: false,
             busy: false,
             tx_end: (Time::ZERO, 0),
             in_flight: VecDeque::new(),

@@ -176,7 +176,6 @@ impl Simulation {
     /// arbiter runs at each one.
     fn transmit(&mut self, port: PortId, pkt: Packet) {
         let seq = self.queue.reserve_seq();
-        let is_host = self.nic_of[self.ports[port.idx()].node.idx()] != u32::MAX;
         let st = &mut self.ports[port.idx()];
         debug_assert!(!st.busy);
         let tx = self.clock.tx(st.rate_class, st.rate, pkt.wire);
@@ -189,7 +188,7 @@ impl Simulation {
         st.in_flight.push_back((arrival, pkt));
         self.counters.packet_hops += 1;
         st.tx_end = (done, seq);
-        if is_host || st.has_queued() {
+        if st.on_host || st.has_queued() {
             st.busy = true;
             self.queue.push_reserved(done, seq, Event::TxDone(port));
         }
@@ -206,10 +205,9 @@ impl Simulation {
     /// Lets the transmitter of `port` send its next packet if it is idle.
     #[inline]
     fn kick(&mut self, port: PortId) {
-        let node = self.ports[port.idx()].node;
-        let nic = self.nic_of[node.idx()];
-        if nic != u32::MAX {
-            self.nic_kick(nic);
+        let st = &self.ports[port.idx()];
+        if st.on_host {
+            self.nic_kick(st.unit);
         } else {
             self.switch_kick(port);
         }
@@ -223,14 +221,14 @@ impl Simulation {
         if let Some(&(next, _)) = st.in_flight.front() {
             self.queue.push(next, Event::Arrive(port));
         }
-        let at = st.peer;
-        if self.lost_on_link(at) {
+        let (at, to_host) = (st.peer, st.peer_on_host);
+        if st.peer_lossy && self.lost_on_link(at) {
             self.drop_packet(at, &pkt);
             return;
         }
         if pkt.is_pfc() {
             self.on_pfc(at, pkt);
-        } else if self.nic_of[self.ports[at.idx()].node.idx()] != u32::MAX {
+        } else if to_host {
             self.host_receive(pkt);
         } else {
             self.switch_receive(at, pkt);

@@ -13,7 +13,10 @@ use crate::topology::ecmp::ecmp_hash;
 impl Simulation {
     /// A packet arrived at a switch through port `at`.
     pub(super) fn switch_receive(&mut self, at: PortId, mut pkt: Packet) {
-        let node = self.ports[at.idx()].node;
+        let (node, sw, local) = {
+            let st = &self.ports[at.idx()];
+            (st.node, st.unit as usize, st.local)
+        };
         let hops = self.routes.next_hops(node, pkt.dst);
         let egress = match hops.len() {
             0 => {
@@ -29,9 +32,7 @@ impl Simulation {
         let ack_first = self.cfg.ack_high_prio && self.cfg.ack_prio_at_switches;
         let class = if pkt.is_ack() && ack_first { 0 } else { pkt.pg as usize };
         if class != 0 {
-            let sw = self.switch_of[node.idx()] as usize;
-            let local = self.ports[at.idx()].local as usize;
-            match self.mmus[sw].admit(local, class, pkt.wire as u64) {
+            match self.mmus[sw].admit(local as usize, class, pkt.wire as u64) {
                 Admission::Drop => {
                     self.drop_packet(at, &pkt);
                     return;
@@ -44,6 +45,7 @@ impl Simulation {
             }
         }
         pkt.ingress = at;
+        pkt.ingress_local = local;
         self.ports[egress.idx()].enqueue(class, pkt);
         self.switch_kick(egress);
     }
@@ -81,10 +83,8 @@ impl Simulation {
         };
         let mut resume = false;
         if class != 0 {
-            let node = st.node;
-            let sw = self.switch_of[node.idx()] as usize;
-            let ingress_local = self.ports[pkt.ingress.idx()].local as usize;
-            resume = self.mmus[sw].release(ingress_local, class, pkt.wire as u64);
+            let sw = st.unit as usize;
+            resume = self.mmus[sw].release(pkt.ingress_local as usize, class, pkt.wire as u64);
             if pkt.kind == PacketKind::Data {
                 self.mark_ecn(port, sw, class, &mut pkt);
             }
