@@ -56,7 +56,11 @@ impl IntSlab {
     #[inline]
     pub fn alloc(&mut self) -> u32 {
         if let Some(slot) = self.free.pop() {
-            self.headers[slot as usize] = IntHeader::default();
+            // Readers stop at `nhop`: clearing the count and the timestamp is a reset,
+            // without rewriting the 120 bytes of stale hop records.
+            let h = &mut self.headers[slot as usize];
+            h.nhop = 0;
+            h.sent_at = crate::units::Time::ZERO;
             slot
         } else {
             self.headers.push(IntHeader::default());
