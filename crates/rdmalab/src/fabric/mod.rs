@@ -6,6 +6,7 @@ pub mod ecn;
 pub mod int;
 pub mod mmu;
 pub mod packet;
+pub mod pool;
 pub mod port;
 pub mod txclock;
 
@@ -13,6 +14,7 @@ pub use ecn::{EcnConfig, EcnParams};
 pub use int::{IntHeader, IntHop, IntSlab};
 pub use mmu::{Admission, MmuConfig, SwitchMmu};
 pub use packet::{Packet, PacketKind};
+pub use pool::{PacketPool, PacketRef};
 pub use port::PortState;
 pub use txclock::TxClock;
 

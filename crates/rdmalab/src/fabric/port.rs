@@ -6,7 +6,7 @@
 
 use std::collections::VecDeque;
 
-use crate::fabric::{Packet, NUM_PRIOS};
+use crate::fabric::{Packet, PacketPool, PacketRef, NUM_PRIOS};
 use crate::ids::{NodeId, PortId};
 use crate::stats::PortCounters;
 use crate::units::{Rate, Time};
@@ -41,9 +41,9 @@ pub struct PortState {
     /// (or would have had: see `Simulation::transmit`).
     pub tx_end: (Time, u64),
     /// Packets on the wire with their arrival time at the peer.
-    pub in_flight: VecDeque<(Time, Packet)>,
+    pub in_flight: VecDeque<(Time, PacketRef)>,
     /// Egress queues (switches only; hosts arbitrate in the RNIC).
-    pub queues: [VecDeque<Packet>; NUM_PRIOS],
+    pub queues: [VecDeque<PacketRef>; NUM_PRIOS],
     /// Bytes in each egress queue.
     pub queue_bytes: [u64; NUM_PRIOS],
     /// Last class served by the round robin over classes 1..8.
@@ -106,9 +106,9 @@ impl PortState {
 
     /// Appends a packet to class `q`.
     #[inline]
-    pub fn enqueue(&mut self, q: usize, pkt: Packet) {
+    pub fn enqueue(&mut self, q: usize, pkt: Packet, pool: &mut PacketPool) {
         self.queue_bytes[q] += pkt.wire as u64;
-        self.queues[q].push_back(pkt);
+        self.queues[q].push_back(pool.park(pkt));
         self.occupied |= 1 << q;
     }
 
@@ -116,7 +116,7 @@ impl PortState {
     /// round robin over classes 1..8 after the last served one, skipping paused and empty
     /// classes. Returns the class and the packet.
     #[inline]
-    pub fn dequeue(&mut self) -> Option<(usize, Packet)> {
+    pub fn dequeue(&mut self, pool: &mut PacketPool) -> Option<(usize, Packet)> {
         let q = if self.occupied & 1 != 0 {
             0
         } else {
@@ -130,7 +130,7 @@ impl PortState {
             self.rr_last = q as u8;
             q as usize
         };
-        let p = self.queues[q].pop_front()?;
+        let p = pool.take(self.queues[q].pop_front()?);
         self.queue_bytes[q] -= p.wire as u64;
         if self.queues[q].is_empty() {
             self.occupied &= !(1 << q);
@@ -192,12 +192,13 @@ mod tests {
     fn bit_mask_scheduler_follows_the_round_robin_rule() {
         use rand::{Rng, SeedableRng};
         let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(4);
+        let mut pool = PacketPool::default();
         let mut port = PortState::new(NodeId(0), PortId(1), 0, Rate::gbps(100), Time::from_ns(1000));
         for step in 0..50_000u64 {
             match rng.gen_range(0..10) {
                 0..=3 => {
                     let q = rng.gen_range(0..NUM_PRIOS);
-                    port.enqueue(q, pkt(q as u8));
+                    port.enqueue(q, pkt(q as u8), &mut pool);
                 }
                 4 => {
                     let q = rng.gen_range(1..NUM_PRIOS);
@@ -205,7 +206,7 @@ mod tests {
                 }
                 _ => {
                     let want = next_class_by_loop(&port);
-                    assert_eq!(port.dequeue().map(|(q, _)| q), want, "step {step}");
+                    assert_eq!(port.dequeue(&mut pool).map(|(q, _)| q), want, "step {step}");
                 }
             }
             assert_eq!(port.has_queued(), port.queues.iter().any(|q| !q.is_empty()));
@@ -214,25 +215,27 @@ mod tests {
 
     #[test]
     fn class_zero_is_strict_and_others_round_robin() {
+        let mut pool = PacketPool::default();
         let mut port = PortState::new(NodeId(0), PortId(1), 0, Rate::gbps(100), Time::from_ns(1000));
-        port.enqueue(3, pkt(3));
-        port.enqueue(3, pkt(3));
-        port.enqueue(5, pkt(5));
-        port.enqueue(0, pkt(0));
-        let order: Vec<usize> = std::iter::from_fn(|| port.dequeue().map(|(q, _)| q)).collect();
+        port.enqueue(3, pkt(3), &mut pool);
+        port.enqueue(3, pkt(3), &mut pool);
+        port.enqueue(5, pkt(5), &mut pool);
+        port.enqueue(0, pkt(0), &mut pool);
+        let order: Vec<usize> = std::iter::from_fn(|| port.dequeue(&mut pool).map(|(q, _)| q)).collect();
         assert_eq!(order, vec![0, 3, 5, 3]);
     }
 
     #[test]
     fn paused_class_is_skipped_but_class_zero_is_not() {
+        let mut pool = PacketPool::default();
         let mut port = PortState::new(NodeId(0), PortId(1), 0, Rate::gbps(100), Time::from_ns(1000));
         port.set_paused(3, true, Time(0));
-        port.enqueue(3, pkt(3));
-        port.enqueue(0, pkt(0));
-        assert_eq!(port.dequeue().map(|(q, _)| q), Some(0));
-        assert!(port.dequeue().is_none());
+        port.enqueue(3, pkt(3), &mut pool);
+        port.enqueue(0, pkt(0), &mut pool);
+        assert_eq!(port.dequeue(&mut pool).map(|(q, _)| q), Some(0));
+        assert!(port.dequeue(&mut pool).is_none());
         port.set_paused(3, false, Time(500));
         assert_eq!(port.counters.paused_ps, 500);
-        assert_eq!(port.dequeue().map(|(q, _)| q), Some(3));
+        assert_eq!(port.dequeue(&mut pool).map(|(q, _)| q), Some(3));
     }
 }

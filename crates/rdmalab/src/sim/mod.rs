@@ -20,7 +20,7 @@ pub use results::{Results, StopReason};
 
 use crate::cc::CcGroup;
 use crate::engine::{EventQueue, Rng};
-use crate::fabric::{IntSlab, Packet, PortState, SwitchMmu, TxClock};
+use crate::fabric::{IntSlab, Packet, PacketPool, PortState, SwitchMmu, TxClock};
 use crate::formats::pfc::PfcEvent;
 use crate::ids::{CcGroupId, PortId, QpId};
 use crate::rnic::{Nic, Qp};
@@ -88,6 +88,8 @@ pub struct Simulation {
     /// Shared groups by (sender, destination) key (see `sim::cc`); QP creation only.
     group_of: std::collections::HashMap<(u32, u32), CcGroupId>,
     int: IntSlab,
+    /// Packets waiting in egress queues and on wires.
+    packets: PacketPool,
     flows: Vec<FlowSpec>,
     ideal: Vec<Time>,
     next_flow: usize,
@@ -185,7 +187,7 @@ impl Simulation {
         st.counters.tx_bytes += pkt.wire as u64;
         st.counters.tx_packets += 1;
         let was_empty = st.in_flight.is_empty();
-        st.in_flight.push_back((arrival, pkt));
+        st.in_flight.push_back((arrival, self.packets.park(pkt)));
         self.counters.packet_hops += 1;
         st.tx_end = (done, seq);
         if st.on_host || st.has_queued() {
@@ -215,13 +217,14 @@ impl Simulation {
 
     fn on_arrive(&mut self, port: PortId) {
         let st = &mut self.ports[port.idx()];
-        let Some((_, pkt)) = st.in_flight.pop_front() else {
+        let Some((_, parked)) = st.in_flight.pop_front() else {
             return;
         };
         if let Some(&(next, _)) = st.in_flight.front() {
             self.queue.push(next, Event::Arrive(port));
         }
         let (at, to_host) = (st.peer, st.peer_on_host);
+        let pkt = self.packets.take(parked);
         if st.peer_lossy && self.lost_on_link(at) {
             self.drop_packet(at, &pkt);
             return;

@@ -56,8 +56,8 @@ impl Simulation {
         self.ports
             .iter()
             .map(|st| {
-                st.in_flight.iter().map(|(_, p)| data(p)).sum::<u64>()
-                    + st.queues.iter().flat_map(|q| q.iter()).map(data).sum::<u64>()
+                let parked = st.in_flight.iter().map(|(_, r)| r).chain(st.queues.iter().flatten());
+                parked.map(|&r| data(self.packets.get(r))).sum::<u64>()
             })
             .sum()
     }

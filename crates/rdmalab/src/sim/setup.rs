@@ -59,6 +59,7 @@ impl Simulation {
             groups: Vec::<CcGroup>::new(),
             group_of: HashMap::new(),
             int: IntSlab::default(),
+            packets: Default::default(),
             flows,
             ideal,
             next_flow: 0,

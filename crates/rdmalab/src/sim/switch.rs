@@ -46,7 +46,7 @@ impl Simulation {
         }
         pkt.ingress = at;
         pkt.ingress_local = local;
-        self.ports[egress.idx()].enqueue(class, pkt);
+        self.ports[egress.idx()].enqueue(class, pkt, &mut self.packets);
         self.switch_kick(egress);
     }
 
@@ -60,7 +60,7 @@ impl Simulation {
         } else {
             self.counters.resumes += 1;
         }
-        st.enqueue(0, frame);
+        st.enqueue(0, frame, &mut self.packets);
         self.switch_kick(port);
     }
 
@@ -78,7 +78,7 @@ impl Simulation {
             }
             return;
         }
-        let Some((class, mut pkt)) = st.dequeue() else {
+        let Some((class, mut pkt)) = st.dequeue(&mut self.packets) else {
             return;
         };
         let mut resume = false;
