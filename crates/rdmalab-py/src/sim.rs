@@ -13,6 +13,7 @@ use pyo3::types::PyDict;
 use rdmalab::formats::{fct, hpcc_config, pfc};
 use rdmalab::scenario::Scenario;
 use rdmalab::sim::{Results, RunLimit, StopReason};
+use rdmalab::stats::RateSample;
 use rdmalab::{Error, Time};
 
 /// Maps engine errors to Python exceptions: bad input → ValueError, I/O → OSError,
@@ -190,6 +191,21 @@ fn results_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict
     q.set_item("port", qs.iter().map(|s| s.1 .0 as u64).collect::<Vec<u64>>().into_pyarray(py))?;
     q.set_item("bytes", qs.iter().map(|s| s.2).collect::<Vec<u64>>().into_pyarray(py))?;
     d.set_item("queue_samples", q)?;
+    d.set_item("rates", rate_dict(py, &r.rate_samples)?)?;
+    Ok(d)
+}
+
+/// Per-QP rate samples as columns (empty when sampling was off).
+fn rate_dict<'py>(py: Python<'py>, rs: &[RateSample]) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let col = |f: &dyn Fn(&RateSample) -> u64| rs.iter().map(f).collect::<Vec<u64>>().into_pyarray(py);
+    d.set_item("time_ps", col(&|s| s.time.0))?;
+    d.set_item("qp", col(&|s| s.qp.0 as u64))?;
+    d.set_item("flow", col(&|s| s.flow as u64))?;
+    d.set_item("src", col(&|s| s.src.0 as u64))?;
+    d.set_item("dst", col(&|s| s.dst.0 as u64))?;
+    d.set_item("rate_bps", col(&|s| s.rate.0))?;
+    d.set_item("throughput_bps", col(&|s| s.throughput.0))?;
     Ok(d)
 }
 

@@ -12,6 +12,7 @@ mod cc;
 pub mod config;
 mod host;
 mod results;
+mod sampling;
 mod setup;
 mod switch;
 
@@ -98,6 +99,7 @@ pub struct Simulation {
     pfc_events: Vec<PfcEvent>,
     counters: Counters,
     queue_samples: Vec<(Time, PortId, u64)>,
+    sampler: sampling::Sampler,
     /// (base RTT, BDP bytes) used for every QP when the window is global.
     global_rtt_bdp: (Time, u64),
 }
@@ -260,20 +262,6 @@ impl Simulation {
         }
         if pkt.int_slot != crate::fabric::packet::NO_INT {
             self.int.release(pkt.int_slot);
-        }
-    }
-
-    fn on_sample(&mut self) {
-        let Some(every) = self.cfg.queue_sample_interval else {
-            return;
-        };
-        for (i, p) in self.ports.iter().enumerate() {
-            if self.switch_of[p.node.idx()] != u32::MAX {
-                self.queue_samples.push((self.now, PortId::new(i), p.total_queued()));
-            }
-        }
-        if self.flows_done < self.flows.len() {
-            self.queue.push(self.now + every, Event::Sample);
         }
     }
 }

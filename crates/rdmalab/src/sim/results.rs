@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::fabric::PacketKind;
 use crate::formats::pfc::PfcEvent;
 use crate::ids::PortId;
-use crate::stats::{Counters, FlowRecord, PortCounters};
+use crate::stats::{Counters, FlowRecord, PortCounters, RateSample};
 use crate::units::Time;
 
 /// Why `run` returned.
@@ -35,6 +35,9 @@ pub struct Results {
     pub pfc_events: Vec<PfcEvent>,
     /// Queue-length samples (time, switch port, bytes), when asked for.
     pub queue_samples: Vec<(Time, PortId, u64)>,
+    /// Per-QP rate and throughput samples in time order (QP id order within a time), when
+    /// `SimConfig::rate_sample_interval` asks for them.
+    pub rate_samples: Vec<RateSample>,
     /// Simulated time at the end.
     pub end_time: Time,
     /// Flows in the scenario.
@@ -99,6 +102,7 @@ impl Simulation {
             ports: self.ports.iter().map(|p| p.counters).collect(),
             pfc_events: self.pfc_events.clone(),
             queue_samples: self.queue_samples.clone(),
+            rate_samples: self.sampler.rates.clone(),
             end_time: now,
             flows_total: self.flows.len(),
             payload_in_flight: self.payload_in_network(),

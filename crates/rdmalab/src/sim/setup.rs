@@ -68,14 +68,13 @@ impl Simulation {
             pfc_events: Vec::new(),
             counters: Counters::default(),
             queue_samples: Vec::new(),
+            sampler: Default::default(),
             global_rtt_bdp,
         };
         if let Some(first) = sim.flows.first() {
             sim.queue.push(first.start, Event::FlowArrival);
         }
-        if sim.cfg.queue_sample_interval.is_some() {
-            sim.queue.push(sim.cfg.queue_sample_start, Event::Sample);
-        }
+        sim.schedule_first_sample()?;
         Ok(sim)
     }
 }

@@ -1,0 +1,145 @@
+//! Periodic sampling: switch queue lengths (`SimConfig::queue_sample_interval`) and the
+//! rate and delivered throughput of every active QP (`SimConfig::rate_sample_interval`).
+//!
+//! One `Sample` event serves both: it fires at the earlier of the two next sample times,
+//! takes the samples that are due and schedules the next one. With both intervals off no
+//! event is ever scheduled, and nothing here runs per packet: the rate sampler reads each
+//! QP's cumulative acknowledged bytes (`snd_una`) when it fires and keeps the previous
+//! value, so a QP's throughput is the difference over the interval.
+
+use super::{Event, Simulation};
+use crate::error::{Error, Result};
+use crate::ids::{PortId, QpId};
+use crate::stats::RateSample;
+use crate::units::{Rate, Time};
+
+/// A QP the rate sampler follows until it finishes.
+#[derive(Clone, Copy, Debug)]
+struct Watched {
+    qp: QpId,
+    flow: u32,
+    /// `snd_una` at the previous sample.
+    acked: u64,
+}
+
+/// Sampling state of a run.
+#[derive(Debug)]
+pub(super) struct Sampler {
+    /// When the next queue / rate sample is due (`Time::MAX`: that sampling is off).
+    next_queue: Time,
+    next_rate: Time,
+    /// QPs `[0, seen)` have been picked up. QPs are only ever appended, so picking up the
+    /// new ones is a walk over the tail, not a scan of every QP of the run.
+    seen: usize,
+    /// Unfinished QPs (and those that finished since the last sample), by QP id.
+    watched: Vec<Watched>,
+    /// When the previous rate sample was taken.
+    last_rate: Time,
+    /// The rate samples so far.
+    pub(super) rates: Vec<RateSample>,
+}
+
+impl Default for Sampler {
+    fn default() -> Self {
+        Sampler {
+            next_queue: Time::MAX,
+            next_rate: Time::MAX,
+            seen: 0,
+            watched: Vec::new(),
+            last_rate: Time::ZERO,
+            rates: Vec::new(),
+        }
+    }
+}
+
+impl Simulation {
+    /// Checks the intervals and schedules the first sample if any sampling is on (once,
+    /// from `Simulation::new`).
+    pub(super) fn schedule_first_sample(&mut self) -> Result<()> {
+        for (name, every) in [
+            ("queue_sample_interval", self.cfg.queue_sample_interval),
+            ("rate_sample_interval", self.cfg.rate_sample_interval),
+        ] {
+            if every == Some(Time::ZERO) {
+                // A zero interval would re-fire at the same instant forever.
+                return Err(Error::scenario(name, "must be positive"));
+            }
+        }
+        if self.cfg.queue_sample_interval.is_some() {
+            self.sampler.next_queue = self.cfg.queue_sample_start;
+        }
+        if let Some(every) = self.cfg.rate_sample_interval {
+            // The first rate sample comes one interval in: throughput needs a previous one
+            // (time zero, when nothing has been acknowledged).
+            self.sampler.next_rate = every;
+        }
+        let first = self.sampler.next_queue.min(self.sampler.next_rate);
+        if first != Time::MAX {
+            self.queue.push(first, Event::Sample);
+        }
+        Ok(())
+    }
+
+    /// Takes the samples due now and schedules the next, while flows remain.
+    pub(super) fn on_sample(&mut self) {
+        if let Some(every) = self.cfg.queue_sample_interval {
+            if self.now >= self.sampler.next_queue {
+                self.sample_queues();
+                self.sampler.next_queue = self.now + every;
+            }
+        }
+        if let Some(every) = self.cfg.rate_sample_interval {
+            if self.now >= self.sampler.next_rate {
+                self.sample_rates();
+                self.sampler.next_rate = self.now + every;
+            }
+        }
+        let next = self.sampler.next_queue.min(self.sampler.next_rate);
+        if self.flows_done < self.flows.len() && next != Time::MAX {
+            self.queue.push(next, Event::Sample);
+        }
+    }
+
+    /// Every switch port's queued bytes.
+    fn sample_queues(&mut self) {
+        for (i, p) in self.ports.iter().enumerate() {
+            if self.switch_of[p.node.idx()] != u32::MAX {
+                self.queue_samples.push((self.now, PortId::new(i), p.total_queued()));
+            }
+        }
+    }
+
+    /// One row per watched QP: its CC rate now and its acknowledged bytes since the
+    /// previous sample as a throughput. A QP that finished gets its last row, then is
+    /// dropped, so rows stop with the flow.
+    fn sample_rates(&mut self) {
+        let now = self.now;
+        let s = &mut self.sampler;
+        for (i, qp) in self.qps.iter().enumerate().skip(s.seen) {
+            // One QP per flow: QP i was opened for flow i (`on_flow_arrival`); its first
+            // message says so while it has one.
+            let flow = qp.messages.front().map_or(i as u32, |m| m.flow);
+            s.watched.push(Watched { qp: QpId::new(i), flow, acked: 0 });
+        }
+        s.seen = self.qps.len();
+        let interval_ps = (now - s.last_rate).0.max(1) as u128;
+        let (qps, rates) = (&self.qps, &mut s.rates);
+        s.watched.retain_mut(|w| {
+            let qp = &qps[w.qp.idx()];
+            let bytes = qp.snd_una.saturating_sub(w.acked);
+            w.acked = qp.snd_una;
+            let bps = bytes as u128 * 8 * 1_000_000_000_000 / interval_ps;
+            rates.push(RateSample {
+                time: now,
+                qp: w.qp,
+                flow: w.flow,
+                src: qp.src,
+                dst: qp.dst,
+                rate: qp.rate,
+                throughput: Rate(bps as u64),
+            });
+            !qp.finished
+        });
+        s.last_rate = now;
+    }
+}
