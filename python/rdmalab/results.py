@@ -26,6 +26,21 @@ def percentile(values: np.ndarray, p: float) -> float:
     return float(s[min(int(len(s) * p), len(s) - 1)])
 
 
+#: Columns of the per-QP rate samples, with their types (so an empty table has them too).
+RATE_COLUMNS = {"time_ps": pl.UInt64, "qp": pl.UInt32, "flow": pl.UInt32, "src": pl.UInt32, "dst": pl.UInt32,
+                "rate_gbps": pl.Float64, "throughput_gbps": pl.Float64}
+
+
+def rates_frame(raw: dict[str, Any]) -> pl.DataFrame:
+    """The engine's rate samples (bit/s integers) as a DataFrame in Gb/s."""
+    if not raw or len(raw.get("time_ps", [])) == 0:
+        return pl.DataFrame(schema=RATE_COLUMNS)
+    return pl.DataFrame({
+        "time_ps": raw["time_ps"], "qp": raw["qp"], "flow": raw["flow"], "src": raw["src"], "dst": raw["dst"],
+        "rate_gbps": raw["rate_bps"] / 1e9, "throughput_gbps": raw["throughput_bps"] / 1e9,
+    }).cast(RATE_COLUMNS)
+
+
 @dataclass
 class Results:
     """What a run measured.
@@ -33,7 +48,10 @@ class Results:
     `flows` has one row per completed flow: src, dst, sip, dip, sport, dport, size,
     start_ns, fct_ns, ideal_ns and slowdown (fct/ideal clamped below at 1, as the reference's
     analysis does). `counters` holds run totals; `ports` per-port counters; `pfc` the PFC frames
-    received; `queue_samples` switch queue lengths when sampling was asked for.
+    received; `queue_samples` switch queue lengths when sampling was asked for; `rates` one row
+    per active QP per `fabric.rate_sample_interval`: time_ps, qp, flow, src, dst, rate_gbps
+    (what congestion control allows) and throughput_gbps (payload acknowledged since the
+    previous sample, over the interval). Both are empty when not sampled.
     """
 
     flows: pl.DataFrame
@@ -41,6 +59,7 @@ class Results:
     ports: pl.DataFrame
     pfc: pl.DataFrame
     queue_samples: pl.DataFrame
+    rates: pl.DataFrame = field(default_factory=lambda: rates_frame({}))
     stop_reason: str = "finished"
     interrupted: bool = False
     wall_seconds: float = 0.0
@@ -57,7 +76,8 @@ class Results:
         flows = flows.with_columns((pl.col("fct_ns") / pl.col("ideal_ns")).clip(lower_bound=1.0).alias("slowdown"))
         ports = pl.DataFrame(raw["ports"]).with_row_index("port")
         return cls(flows=flows, counters=dict(raw["counters"]), ports=ports, pfc=pl.DataFrame(raw["pfc"]),
-                   queue_samples=pl.DataFrame(raw["queue_samples"]), stop_reason=stop_reason,
+                   queue_samples=pl.DataFrame(raw["queue_samples"]), rates=rates_frame(raw.get("rates", {})),
+                   stop_reason=stop_reason,
                    interrupted=interrupted, wall_seconds=wall)
 
     def write_fct(self, path: str | Path) -> None:

@@ -11,17 +11,19 @@ import textwrap
 import time
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from rdmalab import _core
+import rdmalab
+from rdmalab import Scenario, _core
 from rdmalab.cli import main
 from rdmalab.experiments import repro
 from rdmalab.experiments.driver import run_sweep
 from rdmalab.experiments.executors import LocalExecutor, RayExecutor
-from rdmalab.experiments.figures import KINDS, plot_sweep
-from rdmalab.experiments.store import load_sweep, load_table
+from rdmalab.experiments.figures import KINDS, NoData, plot_sweep, qp_rate_over_time
+from rdmalab.experiments.store import Store, load_sweep, load_table
 from rdmalab.experiments.sweep import Sweep, SweepError, run_id
 
 try:  # Python >= 3.11
@@ -278,11 +280,12 @@ def ray_local():
 
 def test_local_and_ray_executors_give_identical_results(tmp_path, ray_local):
     s = sweep_of({"traffic[0].size": [30_000, 300_000], "traffic[0].receiver": [0, 9]},
-                 base={**STAR, "fabric": {"queue_sample_interval": "1us", "buffer_mb": 0.2}})
+                 base={**STAR, "fabric": {"queue_sample_interval": "1us", "rate_sample_interval": "1us",
+                                          "buffer_mb": 0.2}})
     local = run_sweep(s, tmp_path / "local", LocalExecutor(2), progress=False)
     remote = run_sweep(s, tmp_path / "ray", RayExecutor(), progress=False)
     assert (local.ok, local.failed) == (remote.ok, remote.failed) == (2, 2)
-    for table in ("flows", "ports", "pfc", "queues"):
+    for table in ("flows", "ports", "pfc", "queues", "rates"):
         a = load_table(tmp_path / "local", table).sort("run_id", maintain_order=True)
         b = load_table(tmp_path / "ray", table).sort("run_id", maintain_order=True)
         assert a.height > 0
@@ -334,9 +337,12 @@ def test_resume_after_the_sweep_is_killed_loses_and_redoes_nothing(tmp_path):
 
 # -- figures ----------------------------------------------------------------------------------
 def test_figures_are_drawn_from_a_small_sweep(tmp_path, capsys):
-    base = {**STAR, "fabric": {"queue_sample_interval": "1us"}}
+    base = {**STAR, "fabric": {"queue_sample_interval": "1us", "rate_sample_interval": "1us"}}
     s = sweep_of({"fabric.buffer_mb": [0.2, 2.0]}, base=base, seeds=2)
     run_sweep(s, tmp_path / "o", LocalExecutor(2), progress=False)
+    rates = load_table(tmp_path / "o", "rates")
+    assert rates["run_id"].n_unique() == 4 and set(rates["flow"]) == {0, 1, 2}
+    assert {"fabric.buffer_mb", "seed", "throughput_gbps", "rate_gbps", "time_ps"} <= set(rates.columns)
     made = plot_sweep(tmp_path / "o", skip_missing=False)
     assert list(made) == list(KINDS)
     for paths in made.values():
@@ -347,6 +353,52 @@ def test_figures_are_drawn_from_a_small_sweep(tmp_path, capsys):
     assert (tmp_path / "figs" / "cdf.png").is_file() and (tmp_path / "figs" / "cdf.pdf").is_file()
     assert main(["plot", str(tmp_path / "o"), "--by", "fabric.colour"]) == 2
     assert "fabric.colour" in capsys.readouterr().err
+
+
+def test_rate_figure_needs_rate_samples(tmp_path):
+    run_sweep(sweep_of({"traffic[0].size": [10_000]}), tmp_path / "o", LocalExecutor(1), progress=False)
+    assert load_table(tmp_path / "o", "rates").height == 0
+    with pytest.raises(NoData, match="rate_sample_interval"):
+        qp_rate_over_time(tmp_path / "o")
+
+
+# -- per-QP rate samples ----------------------------------------------------------------------
+def test_rate_samples_are_a_dataframe_that_accounts_for_every_byte_and_empty_when_off():
+    sc = Scenario.star(4).incast([1, 2, 3], 0, 300_000).with_fabric(cc="dcqcn")
+    res = rdmalab.run(sc.with_fabric(rate_sample_interval="2us"), progress=False)
+    r = res.rates
+    assert r.columns == ["time_ps", "qp", "flow", "src", "dst", "rate_gbps", "throughput_gbps"]
+    assert r.height > 3 and (r["time_ps"] % 2_000_000 == 0).all()
+    assert sorted(r["flow"].unique()) == [0, 1, 2] and (r["dst"] == 0).all()
+    acked = r.group_by("flow").agg((pl.col("throughput_gbps") * 1e9 * 2e-6 / 8).sum().alias("bytes"))
+    assert np.allclose(acked["bytes"].to_numpy(), 300_000, rtol=1e-9)
+    assert r["rate_gbps"].max() <= 100 and r["throughput_gbps"].max() <= 100
+    off = rdmalab.run(sc, progress=False)
+    assert off.rates.height == 0 and off.rates.columns == r.columns
+    assert off.flows.drop("slowdown").equals(res.flows.drop("slowdown"))  # sampling only reads
+
+
+def test_two_dcqcn_flows_converge_to_half_a_100g_bottleneck_in_the_samples():
+    big = 10_000_000_000  # never finishes inside the 20 ms
+    sc = (Scenario.star(3).flow(1, 0, big).flow(2, 0, big).with_stop_time("20ms")
+          .with_fabric(cc="dcqcn", rate_sample_interval="10us"))
+    r = rdmalab.run(sc, progress=False).rates
+    second_half = r.filter(pl.col("time_ps") > 10_000_000_000)
+    means = second_half.group_by("flow").agg(pl.col("throughput_gbps").mean()).sort("flow")
+    assert means["flow"].to_list() == [0, 1]
+    for g in means["throughput_gbps"]:
+        assert abs(g - 50) <= 5, means
+
+
+def test_converged_throughputs_judge_the_second_half_of_the_common_window():
+    # Flow 0 runs 0..100 us; flow 1 from 20 us to 60 us (its last row, 70 us, is the partial
+    # interval it finished in). Common window 20..60 us, second half 40..60 us.
+    rows = [(t, 0, 30.0 if t <= 40 else 20.0) for t in range(10, 101, 10)]
+    rows += [(t, 1, 5.0 if t <= 40 else 18.0) for t in range(20, 61, 10)] + [(70, 1, 1.0)]
+    df = pl.DataFrame({"time_ps": [t * 1_000_000 for t, _, _ in rows], "flow": [f for _, f, _ in rows],
+                       "throughput_gbps": [g for _, _, g in rows]})
+    assert repro.converged_throughputs(df).tolist() == [20.0, 18.0]
+    assert repro.jain(np.array([20.0, 20.0])) == 1.0 and repro.jain(np.array([1.0, 0.0])) == 0.5
 
 
 # -- progress ---------------------------------------------------------------------------------
@@ -408,16 +460,22 @@ def test_repro_reference_numbers_are_the_reference_simulators():
     assert ref[("hpcc", "ge1MB")]["p95"] == pytest.approx(3.0918)
 
 
-def test_repro_comparison_of_a_convergence_sweep_without_cc(tmp_path):
-    # The recipe and the comparison, exercised with CC off (the engine may not have DCQCN yet).
+def test_repro_convergence_compares_sampled_throughput_with_the_fair_share(tmp_path):
     exp = repro.get("dcqcn-convergence")
-    doc = Sweep.from_file(exp.sweep_path(quick=True))
-    base = {**doc.base, "fabric": {**doc.base["fabric"], "cc": "none"}}
-    s = Sweep.from_dict({"name": doc.name, "base": base, "zip": doc.zip, "plot": doc.plot}, base_dir=doc.base_dir)
-    run_sweep(s, tmp_path / "o", LocalExecutor(2), progress=False)
+    run_sweep(Sweep.from_file(exp.sweep_path(quick=True)), tmp_path / "o", LocalExecutor(2), progress=False)
     assert set(plot_sweep(tmp_path / "o", exp.figures, by=exp.by)) == set(exp.figures)
+    runs, flows = load_sweep(tmp_path / "o")
+    rows = {(c.group, c.metric): c for c in exp.compare(runs, flows, Store(tmp_path / "o"))}
+    assert set(rows) == {(f"N={n}", m) for n in (2, 4)
+                         for m in ("slowest flow Gb/s", "fastest flow Gb/s", "Jain fairness")}
+    for n in (2, 4):
+        fair = 40 * 1000 / 1048 / n  # the link's payload rate shared by n
+        assert rows[(f"N={n}", "slowest flow Gb/s")].theirs == pytest.approx(fair)
+        assert 0.8 * fair <= rows[(f"N={n}", "slowest flow Gb/s")].ours <= rows[(f"N={n}", "fastest flow Gb/s")].ours
+        assert rows[(f"N={n}", "fastest flow Gb/s")].ours <= 1.2 * fair
+        assert rows[(f"N={n}", "Jain fairness")].ours >= 0.98
     table = repro.comparison_table(exp, tmp_path / "o")
-    assert "N=2" in table and "N=4" in table and "Jain fairness" in table and "20.000" in table
+    assert "fair-share theory" in table and "Jain fairness" in table and "19.084" in table
 
 
 @pytest.mark.skipif(not (cc_available("dcqcn") and cc_available("hpcc")),

@@ -148,35 +148,39 @@ def queue_over_time(sweep: str | Path, by: str | None = None, out: str | Path | 
 
 
 def qp_rate_over_time(sweep: str | Path, by: str | None = None, out: str | Path | None = None,
-                      where: dict[str, Any] | None = None, title: str | None = None, flows: int = 8) -> list[Path]:
-    """Per-QP sending rate (Gb/s) over time (µs), one run per value of `by`.
+                      where: dict[str, Any] | None = None, title: str | None = None, flows: int = 8,
+                      metric: str = "throughput") -> list[Path]:
+    """Per-QP throughput (or CC rate) in Gb/s over time (µs), one run per value of `by`.
 
-    Uses the engine's rate samples (a `rates` table: time_ps, flow, rate_bps) when the run
-    has them; otherwise the `flows` largest flows' mean rate over their lifetime (size / FCT),
-    drawn as a step from start to completion, and the y label says so.
+    Draws the engine's rate samples (the `rates` table, needs `fabric.rate_sample_interval`):
+    `metric="throughput"` the payload each QP got acknowledged per interval, what convergence
+    plots show; `metric="rate"` the rate its congestion control allowed. With many QPs, the
+    `flows` that moved the most bytes are drawn.
     """
+    column = {"throughput": "throughput_gbps", "rate": "rate_gbps"}.get(metric)
+    if column is None:
+        raise ValueError(f"metric: {metric!r} is not `throughput` or `rate`")
     store = Store(sweep)
     by = by or default_by(store)
     try:
-        groups, sampled = _first_runs(store, "rates", by, where), True
+        groups = _first_runs(store, "rates", by, where)
     except NoData:
-        groups, sampled = _first_runs(store, "flows", by, where), False
+        raise NoData("the sweep has no rate samples: set fabric.rate_sample_interval (e.g. \"1us\")") from None
 
     def draw(ax, df: pl.DataFrame) -> None:  # noqa: ANN001
-        if sampled:
-            for f in df["flow"].unique(maintain_order=True).head(flows).to_list():
-                d = df.filter(pl.col("flow") == f).sort("time_ps")
-                ax.step(d["time_ps"].to_numpy() / 1e6, d["rate_bps"].to_numpy() / 1e9, where="post", label=f"QP {f}")
-            ax.set_ylabel("rate (Gb/s)")
-            return
-        biggest = df.sort(["size", "flow"], descending=[True, False]).head(flows).sort("start_ns")
-        for r in biggest.iter_rows(named=True):
-            t0, t1 = r["start_ns"] / 1e3, (r["start_ns"] + r["fct_ns"]) / 1e3
-            gbps = r["size"] * 8 / r["fct_ns"]
-            ax.plot([t0, t0, t1, t1], [0, gbps, gbps, 0], lw=1, label=f"flow {r['flow']} ({r['size'] / 1e6:.2g} MB)")
-        ax.set_ylabel("mean rate over flow (Gb/s)")
+        top = df.group_by("flow").agg(pl.col("throughput_gbps").sum()).sort(["throughput_gbps", "flow"],
+                                                                             descending=[True, False])
+        for f in sorted(top["flow"].head(flows).to_list()):
+            d = df.filter(pl.col("flow") == f).sort("time_ps")
+            src, dst = d["src"][0], d["dst"][0]
+            # A sample covers the interval before it: draw it as a step ending at its time.
+            ax.step(d["time_ps"].to_numpy() / 1e6, d[column].to_numpy(), where="pre", lw=1,
+                    label=f"flow {f} ({src}→{dst})")
+        ax.set_ylabel("throughput (Gb/s)" if metric == "throughput" else "CC rate (Gb/s)")
+        ax.set_ylim(bottom=0)
 
-    return _panels(store, groups, draw, _out(store, out, "rate"), _title(store, title, "per-QP rate"))
+    what = "per-QP throughput" if metric == "throughput" else "per-QP CC rate"
+    return _panels(store, groups, draw, _out(store, out, "rate"), _title(store, title, what))
 
 
 def pfc_pause_time(sweep: str | Path, by: str | None = None, out: str | Path | None = None,

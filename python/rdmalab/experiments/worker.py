@@ -57,13 +57,14 @@ def _simulate(task: dict[str, Any], out: dict[str, Any], report: Reporter | None
     res = Results.from_core(raw, reason, False, time.perf_counter() - t0)
     out["stop_reason"] = reason
     out["counters"] = dict(res.counters)
-    out["tables"] = {"flows": res.flows, "ports": res.ports, "pfc": res.pfc, "queues": res.queue_samples}
-    for extra in sorted(set(raw) - {"flows", "counters", "ports", "pfc", "queue_samples"}):
+    out["tables"] = {"flows": res.flows, "ports": res.ports, "pfc": res.pfc, "queues": res.queue_samples,
+                     "rates": res.rates}
+    for extra in sorted(set(raw) - {"flows", "counters", "ports", "pfc", "queue_samples", "rates"}):
         out["tables"].update(_extra_table(extra, raw[extra]))
 
 
 def _extra_table(name: str, value: Any) -> dict[str, Any]:
-    """Tables the engine may add later (e.g. per-QP rate samples), kept when they are columns."""
+    """Tables the engine may add later, kept when they are columns."""
     import polars as pl
 
     if isinstance(value, dict):
