@@ -9,7 +9,7 @@
 //! port: add max(0, tx(ack) - tx(w_last)) when there are at least two packets.
 
 use rdmalab::sim::{SimConfig, Simulation, StopReason};
-use rdmalab::topology::builders::{self, LinkParams};
+use rdmalab::topology::builders;
 use rdmalab::topology::Topology;
 use rdmalab::workload::FlowSpec;
 use rdmalab::{NodeId, Rate, Time};
