@@ -235,9 +235,15 @@ fn z_subproblem(beta: f64, y: &[f64], c: f64, z: &mut [f64], mu_prev: &mut f64) 
         }
         (s, ds)
     };
+    // With a price ≥ 0 the supply has a pole at m0 and z's own left bound applies: the
+    // largest term alone reaches C at t = 2β/C³. Otherwise S(m0) decides.
     let strict = ymax >= 0.0;
-    let mu =
-        if strict || supply(m0).0 > c { m0 + multiplier_root_from(c, *mu_prev - m0, |t| supply(m0 + t)) } else { m0 };
+    let mu = if strict || supply(m0).0 > c {
+        let left = if strict { 2.0 * beta / (c * c * c) } else { 0.0 };
+        m0 + z_multiplier(c, left, *mu_prev - m0, |t| supply(m0 + t))
+    } else {
+        m0
+    };
     *mu_prev = mu;
     let mut value = 0.0;
     for (zj, &yj) in z.iter_mut().zip(y) {
@@ -245,4 +251,31 @@ fn z_subproblem(beta: f64, y: &[f64], c: f64, z: &mut [f64], mu_prev: &mut f64) 
         value += -beta / (*zj * *zj) + yj * *zj;
     }
     value
+}
+
+/// The shift `t ≥ left` with `S(t) = C` for the z-budget, where `S(t) = Σ_j (2β/(t + d_j))^(1/3)`
+/// (`d_j ≥ 0`, given as `supply(t) = (S, −S')`) and `S(left) ≥ C`.
+///
+/// Newton runs on `g(t) = S^-3 − C^-3` rather than on `S`. `S^-3` is, up to the factor
+/// `(2β)⁻¹ m⁻³`, the power mean of order −1/3 of the `t + d_j`, which is concave in `t`
+/// (power means of order ≤ 1 are concave), and exactly linear when one term dominates.
+/// So Newton started left of the root climbs monotonically (a start right of it lands left
+/// after one step) and needs a few row evaluations, where Newton on the convex `S`, out of
+/// the pole at the largest price, needed dozens at m = 5000.
+fn z_multiplier(c: f64, left: f64, start: f64, supply: impl Fn(f64) -> (f64, f64)) -> f64 {
+    let mut t = if start > left && start.is_finite() { start } else { left };
+    for _ in 0..100 {
+        let (s, d) = supply(t);
+        if (s - c).abs() <= 1e-13 * c {
+            break;
+        }
+        // −g/g' with g' = 3 S^-4 (−S').
+        let r = s / c;
+        let next = (t + s * (r * r * r - 1.0) / (3.0 * d)).max(left);
+        if !next.is_finite() || next == t {
+            break;
+        }
+        t = next;
+    }
+    t
 }
