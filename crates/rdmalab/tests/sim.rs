@@ -183,6 +183,16 @@ fn qps_with_one_source_port_but_different_source_addresses_take_different_spines
 }
 
 #[test]
+fn flows_built_in_code_may_only_send_from_their_hosts_addresses() {
+    let topo = builders::star(3, Rate::gbps(100), D).unwrap();
+    let other_hosts_ip = topo.nodes[2].ips[0];
+    let mut f = FlowSpec::new(NodeId(0), NodeId(1), 1000, Time::ZERO);
+    f.src_ip = Some(other_hosts_ip);
+    let err = Simulation::new(topo, vec![f], SimConfig::default()).unwrap_err().to_string();
+    assert!(err.contains("flows[0].src_ip") && err.contains("does not own"), "{err}");
+}
+
+#[test]
 fn ack_interval_sends_one_ack_per_n_packets_and_on_the_last() {
     // 103 packets with an ACK every 4: 25 ACKs for packets 4..100 plus one for the last.
     let topo = builders::star(2, Rate::gbps(100), D).unwrap();

@@ -21,17 +21,19 @@ impl Simulation {
             }
             let flow = self.next_flow as u32;
             self.next_flow += 1;
-            let qp = self.open_qp(f.src, f.dst, f.pg, f.dport, f.sport);
+            let qp = self.open_qp(f.src, f.src_ip, f.dst, f.pg, f.dport, f.sport);
             self.qps[qp.idx()].post(flow, f.size, self.now);
             let nic = self.qps[qp.idx()].nic;
             self.nic_kick(nic);
         }
     }
 
-    /// Creates a QP from `src` to `dst` and puts it in its congestion-control group.
+    /// Creates a QP from `src` (sending from `src_ip`, one of its addresses, or its first)
+    /// to `dst` and puts it in its congestion-control group.
     pub(super) fn open_qp(
         &mut self,
         src: crate::ids::NodeId,
+        src_ip: Option<u32>,
         dst: crate::ids::NodeId,
         pg: u8,
         dport: u16,
@@ -47,10 +49,7 @@ impl Simulation {
             nic: nic_idx,
             src,
             dst,
-            // The flow being admitted (`on_flow_arrival` has just counted it) may send from
-            // another of the host's addresses; the scenario checked that the host owns it.
-            sip: (self.flows.get(self.next_flow.wrapping_sub(1)).filter(|f| f.src == src).and_then(|f| f.src_ip))
-                .unwrap_or(self.topo.nodes[src.idx()].ips[0]),
+            sip: src_ip.unwrap_or(self.topo.nodes[src.idx()].ips[0]),
             dip: self.topo.nodes[dst.idx()].ips[0],
             sport,
             dport,

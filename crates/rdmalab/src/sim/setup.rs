@@ -147,6 +147,12 @@ fn validate_flows(topo: &Topology, flows: &[FlowSpec]) -> Result<()> {
         if f.pg as usize >= NUM_PRIOS || f.pg == 0 {
             return Err(Error::scenario(field("pg"), format!("{} is not a data class (1..7)", f.pg)));
         }
+        if let Some(ip) = f.src_ip {
+            if !topo.nodes[f.src.idx()].ips.contains(&ip) {
+                let dotted = std::net::Ipv4Addr::from(ip);
+                return Err(Error::scenario(field("src_ip"), format!("host {} does not own {dotted}", f.src)));
+            }
+        }
         if f.start < last {
             return Err(Error::scenario(field("start"), "flows must be sorted by start time"));
         }
