@@ -87,16 +87,19 @@ fn z_tangent(z: f64, c: f64, p: f64, two_beta: f64) -> (f64, f64) {
 }
 
 /// Σ of max(0, cp − l·ip) and of its slope over the inactive elements, in four lanes
-/// (SSE2 on x86_64, the same arithmetic and lanes as the portable loop).
+/// (AVX or SSE2 on x86_64, the same arithmetic and lanes as the portable loop).
 fn inactive_sum(cp: &[f64], ip: &[f64], l: f64) -> (f64, f64) {
     let n = cp.len().min(ip.len());
     let n4 = n / LANES * LANES;
     let (mut s, mut g) = ([0.0; LANES], [0.0; LANES]);
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: SSE2 is part of the x86_64 baseline; accesses stay below n4 ≤ len.
-    unsafe {
-        simd::inactive_bulk(&cp[..n4], &ip[..n4], l, &mut s, &mut g)
-    };
+    if std::arch::is_x86_feature_detected!("avx") {
+        // SAFETY: AVX was detected at run time; accesses stay below n4 ≤ len.
+        unsafe { simd::inactive_bulk_avx(&cp[..n4], &ip[..n4], l, &mut s, &mut g) };
+    } else {
+        // SAFETY: SSE2 is part of the x86_64 baseline; accesses stay below n4 ≤ len.
+        unsafe { simd::inactive_bulk(&cp[..n4], &ip[..n4], l, &mut s, &mut g) };
+    }
     #[cfg(not(target_arch = "x86_64"))]
     for j in 0..n4 {
         let t = cp[j] - l * ip[j];
@@ -313,16 +316,34 @@ fn z_one(zj: &mut f64, cj: f64, bj: &mut f64, dj: &mut f64, p: f64, two_beta: f6
 
 /// One joint sweep over a z row. With `l` = NaN only evaluates the tangents at `z`;
 /// otherwise first moves `z ← b − l d` (guarded positive). Returns `Σb`, `Σd` and the
-/// worst excess of the move over the relative tolerance. The bulk runs two SSE2 pairs
-/// per step (explicit SIMD: the autovectoriser leaves this loop scalar); the arithmetic
-/// is exactly that of [`z_one`], so results do not depend on the path.
+/// worst excess of the move over the relative tolerance. The bulk runs four lanes per
+/// step, as one AVX register where the CPU has AVX, else two SSE2 pairs (explicit SIMD:
+/// the autovectoriser leaves this loop scalar); the arithmetic is exactly that of
+/// [`z_one`], so results do not depend on the path.
 fn z_sweep(z: &mut [f64], c: &[f64], b: &mut [f64], d: &mut [f64], p: f64, two_beta: f64, l: f64) -> (f64, f64, f64) {
     let mv = !l.is_nan();
     let n = z.len().min(c.len()).min(b.len()).min(d.len());
     let n4 = n / LANES * LANES;
     let (mut sb, mut sd, mut w) = ([0.0; LANES], [0.0; LANES], [0.0f64; LANES]);
     #[cfg(target_arch = "x86_64")]
-    {
+    if std::arch::is_x86_feature_detected!("avx") {
+        // SAFETY: AVX was detected at run time; all accesses are below n4 ≤ len.
+        unsafe {
+            simd::z_bulk_avx(
+                &mut z[..n4],
+                &c[..n4],
+                &mut b[..n4],
+                &mut d[..n4],
+                p,
+                two_beta,
+                l,
+                mv,
+                &mut sb,
+                &mut sd,
+                &mut w,
+            )
+        };
+    } else {
         // SAFETY: SSE2 is part of the x86_64 baseline; all accesses are below n4 ≤ len.
         unsafe {
             simd::z_bulk(
@@ -387,6 +408,24 @@ mod simd {
         }
     }
 
+    /// AVX version of [`inactive_bulk`] (one four-lane register per sum; bit-identical).
+    #[target_feature(enable = "avx")]
+    pub(super) unsafe fn inactive_bulk_avx(cp: &[f64], ip: &[f64], l: f64, s: &mut [f64; 4], g: &mut [f64; 4]) {
+        let (vl, zero) = (_mm256_set1_pd(l), _mm256_setzero_pd());
+        let (mut acs, mut acg) = (_mm256_loadu_pd(s.as_ptr()), _mm256_loadu_pd(g.as_ptr()));
+        let mut o = 0;
+        while o + 4 <= cp.len() {
+            let i = _mm256_loadu_pd(ip.as_ptr().add(o));
+            let t = _mm256_sub_pd(_mm256_loadu_pd(cp.as_ptr().add(o)), _mm256_mul_pd(vl, i));
+            let pos = _mm256_cmp_pd::<_CMP_GT_OQ>(t, zero);
+            acs = _mm256_add_pd(acs, _mm256_and_pd(pos, t));
+            acg = _mm256_add_pd(acg, _mm256_and_pd(pos, i));
+            o += 4;
+        }
+        _mm256_storeu_pd(s.as_mut_ptr(), acs);
+        _mm256_storeu_pd(g.as_mut_ptr(), acg);
+    }
+
     /// SSE2 version of the z sweep over a multiple of four elements, lanes 0–1 and 2–3
     /// accumulating separately (the same lanes as the scalar definition).
     #[allow(clippy::too_many_arguments)]
@@ -441,6 +480,68 @@ mod simd {
             _mm_storeu_pd(sd.as_mut_ptr().add(2 * h), acd[h]);
             _mm_storeu_pd(w.as_mut_ptr().add(2 * h), acw[h]);
         }
+    }
+
+    /// AVX version of [`z_bulk`]: the same operations on four lanes at once, so element `j`
+    /// still accumulates in lane `j % 4` and the results are bit-identical (no FMA: AVX
+    /// alone does not contract). Twice the width for everything but the divider, whose
+    /// throughput per element is the same at both widths.
+    #[target_feature(enable = "avx")]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn z_bulk_avx(
+        z: &mut [f64],
+        c: &[f64],
+        b: &mut [f64],
+        d: &mut [f64],
+        p: f64,
+        two_beta: f64,
+        l: f64,
+        mv: bool,
+        sb: &mut [f64; 4],
+        sd: &mut [f64; 4],
+        w: &mut [f64; 4],
+    ) {
+        let (vp, vtb, vtb3, vl) =
+            (_mm256_set1_pd(p), _mm256_set1_pd(two_beta), _mm256_set1_pd(3.0 * two_beta), _mm256_set1_pd(l));
+        let (one, tenth, tol, sign, zero) = (
+            _mm256_set1_pd(1.0),
+            _mm256_set1_pd(0.1),
+            _mm256_set1_pd(TOL_REL),
+            _mm256_set1_pd(-0.0),
+            _mm256_setzero_pd(),
+        );
+        let (mut acc, mut acd, mut acw) =
+            (_mm256_loadu_pd(sb.as_ptr()), _mm256_loadu_pd(sd.as_ptr()), _mm256_loadu_pd(w.as_ptr()));
+        let (zp, cp, bp, dp) = (z.as_mut_ptr(), c.as_ptr(), b.as_mut_ptr(), d.as_mut_ptr());
+        let mut o = 0;
+        while o + 4 <= z.len() {
+            let old = _mm256_loadu_pd(zp.add(o));
+            let moved = if mv {
+                _mm256_sub_pd(_mm256_loadu_pd(bp.add(o)), _mm256_mul_pd(vl, _mm256_loadu_pd(dp.add(o))))
+            } else {
+                old
+            };
+            let pos = _mm256_cmp_pd::<_CMP_GT_OQ>(moved, zero);
+            let new = _mm256_or_pd(_mm256_and_pd(pos, moved), _mm256_andnot_pd(pos, _mm256_mul_pd(tenth, old)));
+            let z2 = _mm256_mul_pd(new, new);
+            let z4 = _mm256_mul_pd(z2, z2);
+            let r = _mm256_div_pd(one, _mm256_add_pd(_mm256_mul_pd(vp, z4), vtb3));
+            let lin = _mm256_mul_pd(_mm256_sub_pd(_mm256_loadu_pd(cp.add(o)), _mm256_mul_pd(vp, new)), z4);
+            let nb = _mm256_add_pd(new, _mm256_mul_pd(_mm256_add_pd(lin, _mm256_mul_pd(vtb, new)), r));
+            let nd = _mm256_mul_pd(z4, r);
+            _mm256_storeu_pd(zp.add(o), new);
+            _mm256_storeu_pd(bp.add(o), nb);
+            _mm256_storeu_pd(dp.add(o), nd);
+            let e = _mm256_sub_pd(_mm256_andnot_pd(sign, _mm256_sub_pd(new, old)), _mm256_mul_pd(tol, new));
+            let gt = _mm256_cmp_pd::<_CMP_GT_OQ>(e, acw);
+            acw = _mm256_or_pd(_mm256_and_pd(gt, e), _mm256_andnot_pd(gt, acw));
+            acc = _mm256_add_pd(acc, nb);
+            acd = _mm256_add_pd(acd, nd);
+            o += 4;
+        }
+        _mm256_storeu_pd(sb.as_mut_ptr(), acc);
+        _mm256_storeu_pd(sd.as_mut_ptr(), acd);
+        _mm256_storeu_pd(w.as_mut_ptr(), acw);
     }
 }
 
@@ -537,6 +638,49 @@ mod tests {
                 assert!((a - b).abs() <= 1e-10 * b.max(1.0), "case {case}: {z:?} vs {zr:?}");
             }
             assert!((mu - lr).abs() <= 1e-8 * (1.0 + lr), "case {case}: μ {mu} vs {lr}");
+        }
+    }
+
+    /// The AVX kernels give the same bits as the SSE2 ones (same operations per lane).
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx_kernels_match_sse2_bit_for_bit() {
+        if !std::arch::is_x86_feature_detected!("avx") {
+            return;
+        }
+        let mut s = 5u64;
+        let n = 4 * 97;
+        let c: Vec<f64> = (0..n).map(|_| 6.0 * lcg(&mut s) - 2.0).collect();
+        let ip: Vec<f64> = (0..n).map(|j| if j % 7 == 0 { 0.0 } else { 0.01 + lcg(&mut s) }).collect();
+        let z0: Vec<f64> = (0..n).map(|_| 1e-3 + 3.0 * lcg(&mut s)).collect();
+        let (b0, d0): (Vec<f64>, Vec<f64>) = (0..n).map(|_| (4.0 * lcg(&mut s) - 1.0, lcg(&mut s))).unzip();
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        for (l, mv) in [(f64::NAN, false), (0.0, true), (0.7, true)] {
+            let mut outs = Vec::new();
+            for avx in [false, true] {
+                let (mut z, mut b, mut d) = (z0.clone(), b0.clone(), d0.clone());
+                let (mut sb, mut sd, mut w) = ([0.0; 4], [0.0; 4], [0.0; 4]);
+                // SAFETY: lengths are a multiple of four; AVX was detected above.
+                unsafe {
+                    if avx {
+                        simd::z_bulk_avx(&mut z, &c, &mut b, &mut d, 0.4, 1.5, l, mv, &mut sb, &mut sd, &mut w);
+                    } else {
+                        simd::z_bulk(&mut z, &c, &mut b, &mut d, 0.4, 1.5, l, mv, &mut sb, &mut sd, &mut w);
+                    }
+                }
+                let (mut si, mut gi) = ([0.0; 4], [0.0; 4]);
+                let li = if l.is_nan() { 0.3 } else { l };
+                // SAFETY: as above.
+                unsafe {
+                    if avx {
+                        simd::inactive_bulk_avx(&c, &ip, li, &mut si, &mut gi);
+                    } else {
+                        simd::inactive_bulk(&c, &ip, li, &mut si, &mut gi);
+                    }
+                }
+                outs.push([bits(&z), bits(&b), bits(&d), bits(&sb), bits(&sd), bits(&w), bits(&si), bits(&gi)]);
+            }
+            assert_eq!(outs[0], outs[1], "l = {l}");
         }
     }
 }
