@@ -17,9 +17,9 @@
 //! Cost: each evaluation of a budget multiplier's equation touches a whole row (one cube
 //! root per app for `z`). Each host's multipliers start from their previous values (the
 //! prices move by small steps); the z multiplier is found by Newton on `S^-3`, which is
-//! concave and nearly linear (see [`z_multiplier`]), in about three row evaluations where
+//! concave and nearly linear (see `z_multiplier`), in about three row evaluations where
 //! the bracketed solver on `S` took ~85 at m = 5000; cube roots use
-//! [`cbrt_pos`](super::roots::cbrt_pos). At (500, 5000) an iteration went from 1.9 to
+//! [`cbrt_pos`]. At (500, 5000) an iteration went from 1.9 to
 //! 0.35 CPU-seconds, which makes the baseline affordable at the paper's largest scale.
 //! The baseline's trajectory is sensitive to rounding (the bang-bang inactive rates flip
 //! on tiny price differences): solving the roots differently moves its iterates from the
