@@ -523,9 +523,8 @@ fn payload_size(r: &mut Reader<'_>, key: &str) -> Result<u32> {
 
 fn cc_mode(r: &mut Reader<'_>, key: &str) -> Result<CcMode> {
     let (v, line) = r.u64(key, &ctx(key))?;
-    CcMode::from_code(v).ok_or_else(|| {
-        r.err(line, key, format!("unknown CC_MODE {v}; supported modes: {}", supported_cc_modes()))
-    })
+    CcMode::from_code(v)
+        .ok_or_else(|| r.err(line, key, format!("unknown CC_MODE {v}; supported modes: {}", supported_cc_modes())))
 }
 
 /// The `CC_MODE` values rdmalab runs, with their algorithms. Mode 10 (HPCC-PINT) parses but
