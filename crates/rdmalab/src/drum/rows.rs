@@ -326,39 +326,12 @@ fn z_sweep(z: &mut [f64], c: &[f64], b: &mut [f64], d: &mut [f64], p: f64, two_b
     let n4 = n / LANES * LANES;
     let (mut sb, mut sd, mut w) = ([0.0; LANES], [0.0; LANES], [0.0f64; LANES]);
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx") {
-        // SAFETY: AVX was detected at run time; all accesses are below n4 ≤ len.
+    {
+        // AVX where the CPU has it (detected at run time), else SSE2, which every x86_64 has.
+        let bulk = if std::arch::is_x86_feature_detected!("avx") { simd::z_bulk_avx } else { simd::z_bulk };
+        // SAFETY: the chosen body's instruction set is present; all accesses are below n4 ≤ len.
         unsafe {
-            simd::z_bulk_avx(
-                &mut z[..n4],
-                &c[..n4],
-                &mut b[..n4],
-                &mut d[..n4],
-                p,
-                two_beta,
-                l,
-                mv,
-                &mut sb,
-                &mut sd,
-                &mut w,
-            )
-        };
-    } else {
-        // SAFETY: SSE2 is part of the x86_64 baseline; all accesses are below n4 ≤ len.
-        unsafe {
-            simd::z_bulk(
-                &mut z[..n4],
-                &c[..n4],
-                &mut b[..n4],
-                &mut d[..n4],
-                p,
-                two_beta,
-                l,
-                mv,
-                &mut sb,
-                &mut sd,
-                &mut w,
-            )
+            bulk(&mut z[..n4], &c[..n4], &mut b[..n4], &mut d[..n4], p, two_beta, l, mv, &mut sb, &mut sd, &mut w)
         };
     }
     #[cfg(not(target_arch = "x86_64"))]
