@@ -35,7 +35,7 @@ pub struct Simulation {
 }
 
 fn build(s: Scenario) -> PyResult<rdmalab::sim::Simulation> {
-    rdmalab::sim::Simulation::new(s.topology, s.flows, s.config).map_err(to_py)
+    s.simulation().map_err(to_py)
 }
 
 #[pymethods]

@@ -6,6 +6,7 @@
 //! `drum` is a solver library used by host agents; it does not depend on the fabric.
 #![warn(missing_debug_implementations)]
 
+pub mod app;
 pub mod cc;
 pub mod drum;
 pub mod engine;
@@ -16,6 +17,7 @@ pub mod hpcc_compat;
 pub mod ids;
 pub mod rnic;
 pub mod scenario;
+pub mod multipath;
 pub mod sim;
 pub mod stats;
 pub mod topology;

@@ -8,6 +8,7 @@
 //! The handlers are split by where they run: `host` (RNIC: transmit arbitration, receiver,
 //! ACK processing, timeouts) and `switch` (forwarding, MMU, PFC, ECN, INT).
 
+mod app;
 mod cc;
 pub mod config;
 mod host;
@@ -48,6 +49,8 @@ enum Event {
     Sample,
     /// A congestion-control timer of a group (kind as the algorithm numbers them).
     CcTimer(CcGroupId, u8),
+    /// A host application's timer (application, its token).
+    App(u32, u32),
 }
 
 /// Limits for one call to `run`.
@@ -102,6 +105,8 @@ pub struct Simulation {
     sampler: sampling::Sampler,
     /// (base RTT, BDP bytes) used for every QP when the window is global.
     global_rtt_bdp: (Time, u64),
+    /// Host applications (multipath connections) and their headers in flight.
+    apps: app::Apps,
 }
 
 impl Simulation {
@@ -133,7 +138,7 @@ impl Simulation {
     }
 
     fn idle_reason(&self) -> StopReason {
-        if self.flows_done == self.flows.len() {
+        if self.flows_done == self.work_total() {
             StopReason::Finished
         } else {
             StopReason::Stalled
@@ -150,7 +155,13 @@ impl Simulation {
             Event::Rto(q) => self.on_rto(q),
             Event::Sample => self.on_sample(),
             Event::CcTimer(g, k) => self.on_cc_timer(g, k),
+            Event::App(a, t) => self.on_app_timer(a, t),
         }
+    }
+
+    /// Flows plus multipath messages: what must complete for the run to finish.
+    fn work_total(&self) -> usize {
+        self.flows.len() + self.apps.message_count()
     }
 
     /// Current simulated time.
@@ -160,7 +171,7 @@ impl Simulation {
 
     /// Flows completed so far and flows in the scenario.
     pub fn progress(&self) -> (usize, usize) {
-        (self.flows_done, self.flows.len())
+        (self.flows_done, self.work_total())
     }
 
     /// Start time of the first flow (for progress displays).

@@ -70,6 +70,7 @@ impl Simulation {
             queue_samples: Vec::new(),
             sampler: Default::default(),
             global_rtt_bdp,
+            apps: Default::default(),
         };
         if let Some(first) = sim.flows.first() {
             sim.queue.push(first.start, Event::FlowArrival);
