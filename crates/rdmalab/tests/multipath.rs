@@ -140,13 +140,15 @@ fn chunks_on_unequal_paths_arrive_out_of_order_and_reassemble_exactly() {
 
 /// Hosts 0, 1 on leaf 4, hosts 2, 3 on leaf 5; spines 6..10; fabric 25G.
 fn loaded_path_run(allocation: &str) -> (Results, NodeId) {
-    let s = scenario(&format!(
-        "{CLOS}\n[[traffic]]\nkind = \"multipath\"\nqps = 2\nchunk_size = 16384\nallocation = \"{allocation}\"\n\
+    let s = scenario(
+        &format!(
+            "{CLOS}\n[[traffic]]\nkind = \"multipath\"\nqps = 2\nchunk_size = 16384\nallocation = \"{allocation}\"\n\
          sport_policy = \"distinct_paths\"\nmessages = [{{ src = 0, dst = 2, size = 4194304 }}]\n\
          [[traffic]]\nkind = \"flows\"\nflows = [{{ src = 1, dst = 3, size = 20000000, sport = SPORT }}]\n\
          [fabric]\ncc = \"dcqcn\"\n"
-    )
-    .replace("SPORT", &loading_sport().to_string()));
+        )
+        .replace("SPORT", &loading_sport().to_string()),
+    );
     let r = run(s);
     let loaded = r.mp_chunks.iter().find(|c| c.qp == 0).unwrap().path[2];
     (r, loaded)
@@ -161,7 +163,8 @@ fn loading_sport() -> u16 {
     let qp0 = rdmalab::multipath::distinct_path_ports(&s.topology, &routes, NodeId(0), NodeId(2), ip(0), ip(2), 100, 2)
         .unwrap()[0];
     let spine_of = |src: u32, dst: u32, sport: u16| {
-        rdmalab::multipath::path_nodes(&s.topology, &routes, (ip(src), ip(dst), sport, 100), NodeId(src), NodeId(dst))[2]
+        rdmalab::multipath::path_nodes(&s.topology, &routes, (ip(src), ip(dst), sport, 100), NodeId(src), NodeId(dst))
+            [2]
     };
     let target = spine_of(0, 2, qp0);
     (10000..).find(|&p| spine_of(1, 3, p) == target).unwrap()
@@ -207,9 +210,8 @@ fn same_seed_same_tables_and_headers_are_conserved() {
 
 #[test]
 fn bad_inputs_name_file_line_and_field() {
-    let base = |fields: &str, msg: &str| {
-        format!("{CLOS}\n[[traffic]]\nkind = \"multipath\"\n{fields}\nmessages = [{msg}]\n")
-    };
+    let base =
+        |fields: &str, msg: &str| format!("{CLOS}\n[[traffic]]\nkind = \"multipath\"\n{fields}\nmessages = [{msg}]\n");
     let ok_msg = "{ src = 0, dst = 2, size = 100000 }";
     let cases = [
         (base("qps = 0", ok_msg), "traffic[0].qps", 13),
@@ -240,7 +242,9 @@ fn cases_distinct() -> String {
 #[test]
 fn rust_api_errors_name_the_field() {
     let topo = builders::star(3, Rate::gbps(40), Time::from_us(1)).unwrap();
-    let mut sim = Simulation::new(topo, vec![FlowSpec::new(NodeId(1), NodeId(2), 1000, Time::ZERO)], SimConfig::default()).unwrap();
+    let mut sim =
+        Simulation::new(topo, vec![FlowSpec::new(NodeId(1), NodeId(2), 1000, Time::ZERO)], SimConfig::default())
+            .unwrap();
     let e = sim.mp_connect(NodeId(0), NodeId(3), &MpConfig::default()).unwrap_err().to_string();
     assert!(e.contains("dst") && e.contains("switch"), "{e}");
     let bad = MpConfig { qps: 2, sport_policy: SportPolicy::DistinctPaths, ..MpConfig::default() };
@@ -266,7 +270,11 @@ fn more_qps_than_cached_contexts_miss_on_every_packet() {
     let (four, eight) = (cached(4), cached(8));
     assert_eq!(four.counters.qp_cache_misses, 4, "cold misses only");
     let packets = eight.counters.data_packets_sent;
-    assert!(eight.counters.qp_cache_misses * 10 >= packets * 9, "{} misses, {packets} packets", eight.counters.qp_cache_misses);
+    assert!(
+        eight.counters.qp_cache_misses * 10 >= packets * 9,
+        "{} misses, {packets} packets",
+        eight.counters.qp_cache_misses
+    );
     assert!(eight.mp_messages[0].fct.unwrap().0 > 2 * four.mp_messages[0].fct.unwrap().0);
 }
 

@@ -15,6 +15,7 @@ from typing import Any, Callable
 import numpy as np
 import polars as pl
 
+from rdmalab.experiments import figures_mp
 from rdmalab.experiments.store import Store, param_value
 from rdmalab.experiments.sweep import PLOT_KINDS
 from rdmalab.plots import _save, plt, slowdown_by_size_frames
@@ -226,6 +227,7 @@ def _panels(store: Store, groups: dict[str, pl.DataFrame], draw: Callable, out: 
 FIGURES: dict[str, Callable[..., list[Path]]] = {
     "slowdown": slowdown_vs_size, "cdf": fct_cdf, "queue": queue_over_time,
     "rate": qp_rate_over_time, "pfc": pfc_pause_time,
+    "mp_qps": figures_mp.fct_vs_qps, "mp_chunk": figures_mp.fct_vs_chunk,
 }
 
 

@@ -157,7 +157,10 @@ pub fn check_message_size(chunk_size: u64, size: u64) -> Result<()> {
         return Err(Error::scenario("size", "must be at least 1 byte"));
     }
     if chunk_size > size {
-        return Err(Error::scenario("chunk_size", format!("{chunk_size} bytes is larger than the message ({size} bytes)")));
+        return Err(Error::scenario(
+            "chunk_size",
+            format!("{chunk_size} bytes is larger than the message ({size} bytes)"),
+        ));
     }
     Ok(())
 }

@@ -40,7 +40,13 @@ fn ecmp_ports(topo: &Topology, routes: &Routes, tuple: (u32, u32, u16, u16), src
 }
 
 /// Nodes of the path a packet of this 5-tuple takes from `src` to `dst`, `src` first.
-pub fn path_nodes(topo: &Topology, routes: &Routes, tuple: (u32, u32, u16, u16), src: NodeId, dst: NodeId) -> Vec<NodeId> {
+pub fn path_nodes(
+    topo: &Topology,
+    routes: &Routes,
+    tuple: (u32, u32, u16, u16),
+    src: NodeId,
+    dst: NodeId,
+) -> Vec<NodeId> {
     let ports = ecmp_ports(topo, routes, tuple, src, dst);
     std::iter::once(src).chain(ports.iter().map(|p| topo.ports[p.idx()].peer_node)).collect()
 }

@@ -112,9 +112,9 @@ impl MpSender {
         let shares = match self.allocation {
             Allocation::Dynamic => Vec::new(),
             // Slot s gets chunks [s n / q, (s+1) n / q): contiguous, sizes differing by one.
-            Allocation::Static => (0..q)
-                .map(|s| ((s * chunks as u64 / q) as u32, ((s + 1) * chunks as u64 / q) as u32))
-                .collect(),
+            Allocation::Static => {
+                (0..q).map(|s| ((s * chunks as u64 / q) as u32, ((s + 1) * chunks as u64 / q) as u32)).collect()
+            }
         };
         let local = self.messages.len() as u32;
         self.messages.push(SenderMessage { id, size, start, chunks, next: 0, shares, acked: 0, done: None });
@@ -214,9 +214,23 @@ impl MpSender {
         let size = self.chunk_size.min(m.size - offset);
         let header = AppHeader { data_id: m.id as u64, total: m.size, offset };
         let cookie = self.chunks.len() as u32;
-        self.chunks.push(ChunkLog { msg, index, slot: slot as u32, offset, size, post: v.now(), sent: false, done: None });
+        self.chunks.push(ChunkLog {
+            msg,
+            index,
+            slot: slot as u32,
+            offset,
+            size,
+            post: v.now(),
+            sent: false,
+            done: None,
+        });
         self.busy[slot] += 1;
-        let wr = Wr { bytes: size + self.header, cookie, header: Some(header), notify_sent: self.refill_on == RefillOn::Sent };
+        let wr = Wr {
+            bytes: size + self.header,
+            cookie,
+            header: Some(header),
+            notify_sent: self.refill_on == RefillOn::Sent,
+        };
         v.post(self.qps[slot], wr);
     }
 

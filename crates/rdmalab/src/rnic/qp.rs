@@ -156,7 +156,16 @@ impl Qp {
     /// Posts a message of `size` bytes for flow `flow`.
     pub fn post(&mut self, flow: u32, size: u64, now: Time) {
         let none = crate::app::NO_APP;
-        self.post_message(Message { flow, end: 0, size, posted: now, app: none, cookie: 0, hdr: none, notify_sent: false });
+        self.post_message(Message {
+            flow,
+            end: 0,
+            size,
+            posted: now,
+            app: none,
+            cookie: 0,
+            hdr: none,
+            notify_sent: false,
+        });
     }
 
     /// Posts `m` (its `end` is set here) at the end of the stream.

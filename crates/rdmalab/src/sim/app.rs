@@ -14,8 +14,8 @@ use crate::app::{AppHeader, AppKind, Headers, RecvCompletion, SendCompletion, Ve
 use crate::error::{Error, Result};
 use crate::ids::{NodeId, QpId};
 use crate::multipath::{
-    distinct_path_ports, path_nodes, MpChunkRecord, MpConfig, MpConnId, MpMessageRecord, MpMsgId, MpReceiver,
-    MpSender, MpWr, SportPolicy,
+    distinct_path_ports, path_nodes, MpChunkRecord, MpConfig, MpConnId, MpMessageRecord, MpMsgId, MpReceiver, MpSender,
+    MpWr, SportPolicy,
 };
 use crate::rnic::Message;
 use crate::stats::FlowRecord;
@@ -94,7 +94,10 @@ impl Simulation {
         cfg.validate()?;
         for (name, node) in [("src", src), ("dst", dst)] {
             if node.idx() >= self.topo.len() {
-                return Err(Error::scenario(name, format!("unknown host {node} (the topology has {} nodes)", self.topo.len())));
+                return Err(Error::scenario(
+                    name,
+                    format!("unknown host {node} (the topology has {} nodes)", self.topo.len()),
+                ));
             }
             if !self.topo.is_host(node) {
                 return Err(Error::scenario(name, format!("node {node} is a switch, not a host")));
@@ -156,7 +159,13 @@ impl Simulation {
         let id = self.apps.messages.len() as u32;
         let (local, token) = sender.add_message(id, wr.size, at);
         let path = self.routes.first_path(&self.topo, c.src, c.dst);
-        let ideal = crate::stats::ideal::ideal_fct(&self.topo, &path, wr.size, self.cfg.mtu as u64, self.cfg.header_bytes as u64);
+        let ideal = crate::stats::ideal::ideal_fct(
+            &self.topo,
+            &path,
+            wr.size,
+            self.cfg.mtu as u64,
+            self.cfg.header_bytes as u64,
+        );
         self.apps.messages.push((conn.0, local, ideal));
         let app = c.sender;
         self.queue.push(at, Event::App(app, token));
@@ -273,11 +282,8 @@ impl Simulation {
         let mut out = Vec::new();
         for (conn, c) in self.apps.conns.iter().enumerate() {
             let sender = &self.apps.senders[conn];
-            let placed: std::collections::HashMap<(u64, u64), Time> = self.apps.receivers[conn]
-                .placements
-                .iter()
-                .map(|p| ((p.data_id, p.offset), p.time))
-                .collect();
+            let placed: std::collections::HashMap<(u64, u64), Time> =
+                self.apps.receivers[conn].placements.iter().map(|p| ((p.data_id, p.offset), p.time)).collect();
             let paths: Vec<Vec<NodeId>> = c
                 .qps
                 .iter()

@@ -4,10 +4,10 @@
 use std::collections::VecDeque;
 
 use super::{Event, Simulation};
+use crate::app::{SendCompletion, SendDone, NO_APP};
 use crate::fabric::packet::NO_INT;
 use crate::fabric::{Packet, PacketKind};
 use crate::ids::{CcGroupId, PortId, QpId};
-use crate::app::{SendCompletion, SendDone, NO_APP};
 use crate::rnic::{Completion, Pick, Qp, RxState};
 use crate::stats::FlowRecord;
 use crate::units::Time;

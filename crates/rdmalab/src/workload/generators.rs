@@ -176,7 +176,14 @@ pub fn permutation(hosts: &[NodeId], size: u64, start: Time, seed: u64) -> Resul
 /// `hosts`, starting at a time uniform in `[start, start + window]` (whole picoseconds).
 /// Background traffic of seed 001's experiments, whose paper says only "200 background
 /// flows added randomly".
-pub fn random_pairs(hosts: &[NodeId], count: usize, size: u64, start: Time, window: Time, seed: u64) -> Result<Vec<FlowSpec>> {
+pub fn random_pairs(
+    hosts: &[NodeId],
+    count: usize,
+    size: u64,
+    start: Time,
+    window: Time,
+    seed: u64,
+) -> Result<Vec<FlowSpec>> {
     check_hosts("random_pairs.hosts", hosts, 2)?;
     check_size("random_pairs.size", size)?;
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
