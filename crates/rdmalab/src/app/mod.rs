@@ -38,6 +38,10 @@ pub enum AppKind {
     MpSender(u32),
     /// The receiving half of a multipath connection (`multipath::MpReceiver`).
     MpReceiver(u32),
+    /// The sending half of a Virtuoso connection (`multipath::virtuoso::VirtuosoSender`).
+    VSender(u32),
+    /// The receiving half of a Virtuoso connection, which also answers READs.
+    VReceiver(u32),
 }
 
 /// An application's header at the start of a WR's payload. Seed 001 names three fields and
@@ -51,6 +55,10 @@ pub struct AppHeader {
     pub total: u64,
     /// Offset of this piece in the message.
     pub offset: u64,
+    /// Bytes of this piece (Virtuoso: what a READ request asks for); 0 if unused.
+    pub length: u64,
+    /// The application's own opcode (Virtuoso: which MP verb piece this is); 0 if unused.
+    pub op: u8,
 }
 
 /// One work request to post on a QP.

@@ -14,21 +14,25 @@
 mod ports;
 mod receiver;
 mod sender;
+pub mod virtuoso;
 
 pub use ports::{count_equal_cost_paths, distinct_path_ports, path_nodes};
 pub use receiver::{MpReceiver, Placement};
 pub use sender::{ChunkLog, MpSender, SendOutcome, SenderMessage};
+pub use virtuoso::{MpVerb, PathBy, VirtuosoConfig, Weights};
 
 use crate::error::{Error, Result};
 use crate::ids::NodeId;
 use crate::units::Time;
 
-/// How a message is cut up (seed 003 adds Virtuoso's split).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// How a message is cut up.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub enum Split {
     /// Fixed-size chunks, each a WR on one QP of the connection (seed 001).
     #[default]
     Partition,
+    /// One sub-WR per path in proportion to its capacity, with MP verbs (seed 003).
+    Virtuoso(VirtuosoConfig),
 }
 
 /// Which QP a chunk goes to.
@@ -67,7 +71,7 @@ pub enum SportPolicy {
 }
 
 /// A multipath connection's parameters (the `kind = "multipath"` traffic fields).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct MpConfig {
     /// How messages are cut.
     pub split: Split,
@@ -165,18 +169,11 @@ pub fn check_message_size(chunk_size: u64, size: u64) -> Result<()> {
     Ok(())
 }
 
-/// What to do with a message (seed 003 adds SEND and READ).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MpOp {
-    /// An RDMA WRITE of the message's bytes to the receiver.
-    Write,
-}
-
-/// One message posted on a multipath connection.
+/// One message posted on a multipath connection (Table 1's `MP_ibv_post_send` WR).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MpWr {
-    /// The operation.
-    pub op: MpOp,
+    /// The verb (`split = "partition"` takes only WRITE).
+    pub verb: MpVerb,
     /// Data bytes (headers not included).
     pub size: u64,
 }
@@ -184,7 +181,7 @@ pub struct MpWr {
 impl MpWr {
     /// Writes `size` bytes to the receiver.
     pub fn write(size: u64) -> MpWr {
-        MpWr { op: MpOp::Write, size }
+        MpWr { verb: MpVerb::Write, size }
     }
 }
 
@@ -222,8 +219,54 @@ pub struct MpMessageRecord {
     pub recv_done: Option<Time>,
     /// The single-path ideal FCT of `size` bytes (the flows' `ideal`).
     pub ideal: Time,
-    /// Data bytes the receiver placed (headers excluded).
+    /// Data bytes the receiver placed (headers excluded; for a READ, placed at the source).
     pub bytes_placed: u64,
+    /// WRs posted for it (chunks; Virtuoso: sub-WRs, READ requests and the notice SEND).
+    pub wrs: u64,
+    /// Completions the sender polled for it.
+    pub cqes: u64,
+    /// The receiver's one completion (a SEND's RECV; a partition message's last chunk)
+    /// minus `start`; `None` for WRITE and READ under Virtuoso (passive receiver).
+    pub recv_cqe: Option<Time>,
+    /// Time it waited for the connection's path probe (Virtuoso's first message).
+    pub probe: Time,
+}
+
+/// One WR a Virtuoso sender posted (probes, sub-WRs, READ requests, notice SENDs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MpWrRecord {
+    /// The connection.
+    pub conn: MpConnId,
+    /// Its message; `None` for a probe.
+    pub message: Option<MpMsgId>,
+    /// Path (QP slot).
+    pub path: u32,
+    /// What it is.
+    pub kind: virtuoso::WrKind,
+    /// Data bytes it moves (a READ request: the bytes asked for).
+    pub size: u64,
+    /// When it was posted (absolute).
+    pub post: Time,
+    /// When it completed (absolute): its ACK, or for a READ its data back.
+    pub done: Option<Time>,
+}
+
+/// One path of a Virtuoso connection, as measured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MpPathRecord {
+    /// The connection.
+    pub conn: MpConnId,
+    /// Path (QP slot, 0-based).
+    pub path: u32,
+    /// Source address of its QP.
+    pub sip: u32,
+    /// Its capacity estimate at the end of the run (Gb/s from the probe or the monitor;
+    /// the weight itself with `weights = "equal"` or a list).
+    pub cap_gbps: f64,
+    /// Data bytes sent over it (probes excluded).
+    pub bytes: u64,
+    /// Largest data WR posted on it.
+    pub max_wr: u64,
 }
 
 /// One chunk, as measured.

@@ -212,7 +212,7 @@ impl MpSender {
         let m = &self.messages[msg as usize];
         let offset = index as u64 * self.chunk_size;
         let size = self.chunk_size.min(m.size - offset);
-        let header = AppHeader { data_id: m.id as u64, total: m.size, offset };
+        let header = AppHeader { data_id: m.id as u64, total: m.size, offset, ..AppHeader::default() };
         let cookie = self.chunks.len() as u32;
         self.chunks.push(ChunkLog {
             msg,

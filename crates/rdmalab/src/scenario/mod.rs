@@ -73,6 +73,20 @@ fn default_seed() -> u64 {
 fn default_delay() -> String {
     "1us".into()
 }
+fn default_rates() -> OneOrMany {
+    OneOrMany::One(default_rate())
+}
+
+/// A value given once for all, or as a list with one per item.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    /// The same for every item.
+    One(String),
+    /// One per item.
+    Many(Vec<String>),
+}
+
 fn default_rate() -> String {
     "100Gbps".into()
 }
@@ -101,9 +115,11 @@ pub enum TopologySpec {
         /// Host link rate.
         #[serde(default = "default_rate")]
         host_rate: String,
-        /// Bottleneck rate.
-        #[serde(default = "default_rate")]
-        bottleneck_rate: String,
+        /// Parallel links between the two switches (default 1), each its own next hop.
+        bottleneck_links: Option<usize>,
+        /// Bottleneck rate: one for every link, or a list with one per link.
+        #[serde(default = "default_rates")]
+        bottleneck_rate: OneOrMany,
         /// Delay of every link.
         #[serde(default = "default_delay")]
         delay: String,
@@ -295,6 +311,8 @@ pub struct FabricSpec {
     pub ack_interval: Option<u32>,
     /// Retransmission timeout (`"none"` to disable).
     pub rto: Option<String>,
+    /// `ecmp` (default) or `source_ip` (seed 003's rule: hop = alias index mod n).
+    pub path_selection: Option<crate::topology::routing::PathSelection>,
     /// Congestion control: `none`, `dcqcn`, `hpcc`, `timely` or `dctcp`, with run.py's
     /// parameters (`hpcc` also turns on its rate-scaled window unless `window` is given).
     pub cc: Option<String>,
@@ -391,12 +409,13 @@ impl ScenarioSpec {
     /// Builds the topology, the flows and the config.
     pub fn build(&self, base: &Path, file: &Path) -> Result<Scenario> {
         let topology = self.topology.build(base, file).map_err(|e| locate::in_section(e, file, "topology"))?;
+        let config = self.fabric.build(file, self.seed, self.stop_time.as_deref())?;
         let mut flows = Vec::new();
         let mut mp = Vec::new();
         for (i, t) in self.traffic.iter().enumerate() {
             let section = format!("traffic[{i}]");
             if let TrafficSpec::Multipath(spec) = t {
-                mp.push(spec.build(&section, file, &topology)?);
+                mp.push(spec.build(&section, file, &topology, &config)?);
                 continue;
             }
             flows.extend(
@@ -405,7 +424,6 @@ impl ScenarioSpec {
         }
         // Stable: sources keep their internal order for equal start times.
         flows.sort_by_key(|f| f.start);
-        let config = self.fabric.build(file, self.seed, self.stop_time.as_deref())?;
         Ok(Scenario { topology, flows, config, multipath: mp })
     }
 }
@@ -438,12 +456,17 @@ impl TopologySpec {
             TopologySpec::Star { hosts, rate, delay, .. } => {
                 builders::star(*hosts, r("rate", rate)?, t("delay", delay)?)
             }
-            TopologySpec::Dumbbell { hosts_per_side, host_rate, bottleneck_rate, delay, .. } => {
+            TopologySpec::Dumbbell { hosts_per_side, host_rate, bottleneck_links, bottleneck_rate, delay, .. } => {
                 let d = t("delay", delay)?;
-                builders::dumbbell(
+                let links = bottleneck_links.unwrap_or(match bottleneck_rate {
+                    OneOrMany::Many(list) => list.len(),
+                    OneOrMany::One(_) => 1,
+                });
+                let bottlenecks = bottleneck_params(file, links, bottleneck_rate, d)?;
+                builders::dumbbell_parallel(
                     *hosts_per_side,
                     LinkParams { rate: r("host_rate", host_rate)?, delay: d },
-                    LinkParams { rate: r("bottleneck_rate", bottleneck_rate)?, delay: d },
+                    &bottlenecks,
                 )
             }
             TopologySpec::LeafSpine {
@@ -478,6 +501,27 @@ impl TopologySpec {
                 .map_err(|e| locate::unreadable(e, file, "topology.path")),
         }
     }
+}
+
+/// The dumbbell's parallel bottleneck links: `links` of them, at one rate or one rate each.
+fn bottleneck_params(file: &Path, links: usize, rates: &OneOrMany, delay: Time) -> Result<Vec<LinkParams>> {
+    if links == 0 {
+        return Err(Error::input(file, 0, "topology.bottleneck_links", "must be at least 1"));
+    }
+    let field = "topology.bottleneck_rate";
+    let rates: Vec<Rate> = match rates {
+        OneOrMany::One(r) => vec![field_rate(file, field, r)?; links],
+        OneOrMany::Many(list) if list.len() != links => {
+            let msg = format!("{} rate(s) for {links} bottleneck_links: give one per link", list.len());
+            return Err(Error::input(file, 0, field, msg));
+        }
+        OneOrMany::Many(list) => list
+            .iter()
+            .enumerate()
+            .map(|(i, r)| field_rate(file, &format!("{field}[{i}]"), r))
+            .collect::<Result<_>>()?,
+    };
+    Ok(rates.into_iter().map(|rate| LinkParams { rate, delay }).collect())
 }
 
 fn host_list(file: &Path, field: &str, topo: &Topology, ids: &Option<Vec<u32>>) -> Result<Vec<NodeId>> {
@@ -634,6 +678,9 @@ impl FabricSpec {
         }
         if let Some(r) = &self.rto {
             c.rto = if r == "none" { None } else { Some(positive_time(file, &f("rto"), r)?) };
+        }
+        if let Some(p) = self.path_selection {
+            c.path_selection = p;
         }
         if let Some(cc) = &self.cc {
             c.cc = crate::cc::CcConfig::from_name(cc).map_err(|m| Error::input(file, 0, f("cc"), m))?;

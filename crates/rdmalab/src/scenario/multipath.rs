@@ -9,8 +9,10 @@ use serde::Deserialize;
 use super::{check_host, field_time, zero_time};
 use crate::error::{Error, Result};
 use crate::ids::NodeId;
-use crate::multipath::{self, Allocation, MpConfig, MpWr, RefillOn, Split, SportPolicy};
-use crate::sim::Simulation;
+use crate::multipath::{
+    self, Allocation, MpConfig, MpVerb, MpWr, PathBy, RefillOn, Split, SportPolicy, VirtuosoConfig, Weights,
+};
+use crate::sim::{SimConfig, Simulation};
 use crate::topology::routing::Routes;
 use crate::topology::Topology;
 use crate::units::Time;
@@ -21,6 +23,41 @@ use crate::units::Time;
 pub enum SplitName {
     /// Seed 001's fixed-size chunks.
     Partition,
+    /// Seed 003's capacity-weighted sub-WRs with MP verbs.
+    Virtuoso,
+}
+
+/// `path_by`.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PathByName {
+    /// One source port per QP.
+    Sport,
+    /// One source address per QP.
+    SrcIp,
+}
+
+/// `weights`: `"probe"`, `"equal"` or a list.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum WeightsSpec {
+    /// `probe` or `equal`.
+    Name(String),
+    /// One per path.
+    List(Vec<f64>),
+}
+
+/// A message's `verb`.
+#[derive(Clone, Copy, Debug, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerbName {
+    /// RDMA WRITE.
+    #[default]
+    Write,
+    /// SEND.
+    Send,
+    /// RDMA READ.
+    Read,
 }
 
 /// `allocation`.
@@ -93,6 +130,20 @@ pub struct MultipathSpec {
     pub pg: Option<u8>,
     /// Destination port (default 100).
     pub dport: Option<u16>,
+    /// Virtuoso: `sport` (default) or `src_ip`.
+    pub path_by: Option<PathByName>,
+    /// Virtuoso: `probe` (default), `equal` or one weight per path.
+    pub weights: Option<WeightsSpec>,
+    /// Virtuoso: probe bytes per path.
+    pub probe_size: Option<u64>,
+    /// Virtuoso: below this size a message is one WR on `small_path`.
+    pub small_message: Option<u64>,
+    /// Virtuoso: the path of small messages.
+    pub small_path: Option<u32>,
+    /// Virtuoso: sub-flows start on multiples of this.
+    pub block: Option<u64>,
+    /// Virtuoso: EWMA gain of the capacity monitor (our extension; 0 = off).
+    pub monitor_gain: Option<f64>,
     /// The messages; one connection per distinct (src, dst), messages posted in order.
     pub messages: Vec<MessageEntry>,
 }
@@ -135,6 +186,9 @@ pub struct MessageEntry {
     /// When it is posted.
     #[serde(default = "zero_time")]
     pub start: String,
+    /// `write` (default), `send` or `read` (`read` and `send` need `split = "virtuoso"`).
+    #[serde(default)]
+    pub verb: VerbName,
 }
 
 /// A checked multipath entry, ready to set up in a simulation.
@@ -144,11 +198,13 @@ pub struct MpTraffic {
     pub config: MpConfig,
     /// (src, dst, size, start) of each message, as written.
     pub messages: Vec<(NodeId, NodeId, u64, Time)>,
+    /// The verb of each message.
+    pub verbs: Vec<MpVerb>,
 }
 
 impl MultipathSpec {
     /// Checks every field; `at` is the entry's path (`traffic[2]`).
-    pub(super) fn build(&self, at: &str, file: &Path, topo: &Topology) -> Result<MpTraffic> {
+    pub(super) fn build(&self, at: &str, file: &Path, topo: &Topology, fabric: &SimConfig) -> Result<MpTraffic> {
         let g = |name: &str| format!("{at}.{name}");
         let config = self.config(file, &g)?;
         config.validate().map_err(|e| super::locate::in_section(e, file, at))?;
@@ -163,7 +219,12 @@ impl MultipathSpec {
             if m.size == 0 {
                 return Err(Error::input(file, 0, h("size"), "must be at least 1 byte"));
             }
-            if config.chunk_size > m.size {
+            let virtuoso = matches!(config.split, Split::Virtuoso(_));
+            if !virtuoso && !matches!(m.verb, VerbName::Write) {
+                let msg = "only `write` with split = \"partition\"; `send` and `read` need split = \"virtuoso\"";
+                return Err(Error::input(file, 0, h("verb"), msg));
+            }
+            if !virtuoso && config.chunk_size > m.size {
                 let msg = format!("{} bytes is larger than messages[{j}].size ({} bytes)", config.chunk_size, m.size);
                 return Err(Error::input(file, 0, g("chunk_size"), msg));
             }
@@ -172,11 +233,21 @@ impl MultipathSpec {
         if config.sport_policy == SportPolicy::DistinctPaths {
             check_distinct_paths(file, &g("qps"), topo, &config, &messages)?;
         }
-        Ok(MpTraffic { config, messages })
+        let verbs = self.messages.iter().map(|m| verb(m.verb)).collect();
+        if let Split::Virtuoso(v) = &config.split {
+            check_virtuoso(file, at, &g, topo, fabric, &config, v, &messages)?;
+        }
+        Ok(MpTraffic { config, messages, verbs })
     }
 
     fn config(&self, file: &Path, g: &dyn Fn(&str) -> String) -> Result<MpConfig> {
-        let SplitName::Partition = self.split;
+        let split = match self.split {
+            SplitName::Partition => {
+                self.no_virtuoso_fields(file, g)?;
+                Split::Partition
+            }
+            SplitName::Virtuoso => Split::Virtuoso(self.virtuoso(file, g)?),
+        };
         let sport_policy = match self.sport_policy {
             SportName::Sequential | SportName::DistinctPaths if !self.sports.is_empty() => {
                 return Err(Error::input(file, 0, g("sports"), "only with sport_policy = \"explicit\""));
@@ -186,7 +257,7 @@ impl MultipathSpec {
             SportName::Explicit => SportPolicy::Explicit(self.sports.clone()),
         };
         Ok(MpConfig {
-            split: Split::Partition,
+            split,
             qps: self.qps,
             chunk_size: self.chunk_size,
             chunk_header: self.chunk_header,
@@ -205,6 +276,90 @@ impl MultipathSpec {
             dport: self.dport.unwrap_or(100),
         })
     }
+}
+
+impl MultipathSpec {
+    /// Virtuoso's fields, with the defaults of `VirtuosoConfig`.
+    fn virtuoso(&self, file: &Path, g: &dyn Fn(&str) -> String) -> Result<VirtuosoConfig> {
+        let d = VirtuosoConfig::default();
+        let weights = match &self.weights {
+            None => Weights::Probe,
+            Some(WeightsSpec::Name(n)) if n == "probe" => Weights::Probe,
+            Some(WeightsSpec::Name(n)) if n == "equal" => Weights::Equal,
+            Some(WeightsSpec::Name(n)) => {
+                let msg = format!("unknown `{n}`: probe, equal, or a list with one weight per QP");
+                return Err(Error::input(file, 0, g("weights"), msg));
+            }
+            Some(WeightsSpec::List(w)) => Weights::List(w.clone()),
+        };
+        Ok(VirtuosoConfig {
+            path_by: match self.path_by {
+                Some(PathByName::SrcIp) => PathBy::SrcIp,
+                _ => PathBy::Sport,
+            },
+            weights,
+            probe_size: self.probe_size.unwrap_or(d.probe_size),
+            small_message: self.small_message.unwrap_or(d.small_message),
+            small_path: self.small_path.unwrap_or(d.small_path),
+            block: self.block.unwrap_or(d.block),
+            monitor_gain: self.monitor_gain.unwrap_or(d.monitor_gain),
+        })
+    }
+
+    /// Virtuoso's fields mean nothing to `split = "partition"`: say so rather than ignore.
+    fn no_virtuoso_fields(&self, file: &Path, g: &dyn Fn(&str) -> String) -> Result<()> {
+        let given = [
+            ("path_by", self.path_by.is_some()),
+            ("weights", self.weights.is_some()),
+            ("probe_size", self.probe_size.is_some()),
+            ("small_message", self.small_message.is_some()),
+            ("small_path", self.small_path.is_some()),
+            ("block", self.block.is_some()),
+            ("monitor_gain", self.monitor_gain.is_some()),
+        ];
+        match given.iter().find(|(_, set)| *set) {
+            Some((name, _)) => Err(Error::input(file, 0, g(name), "only with split = \"virtuoso\"")),
+            None => Ok(()),
+        }
+    }
+}
+
+fn verb(v: VerbName) -> MpVerb {
+    match v {
+        VerbName::Write => MpVerb::Write,
+        VerbName::Send => MpVerb::Send,
+        VerbName::Read => MpVerb::Read,
+    }
+}
+
+/// Virtuoso's checks that need the fabric: its own fields (named), and `path_by = src_ip`
+/// against the addresses each source host has.
+#[allow(clippy::too_many_arguments)]
+fn check_virtuoso(
+    file: &Path,
+    at: &str,
+    g: &dyn Fn(&str) -> String,
+    topo: &Topology,
+    fabric: &SimConfig,
+    cfg: &MpConfig,
+    v: &VirtuosoConfig,
+    messages: &[(NodeId, NodeId, u64, Time)],
+) -> Result<()> {
+    v.validate(cfg.qps, fabric.mtu).map_err(|e| super::locate::in_section(e, file, at))?;
+    if v.path_by == PathBy::SrcIp {
+        for &(src, ..) in messages {
+            let have = topo.nodes[src.idx()].ips.len();
+            if have < cfg.qps as usize {
+                let msg = format!(
+                    "path_by = \"src_ip\" gives each of {} QPs its own address, but host {src} has {have}: \
+                     raise topology.ips_per_host to at least {}",
+                    cfg.qps, cfg.qps
+                );
+                return Err(Error::input(file, 0, g("qps"), msg));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `distinct_paths` needs as many equal-cost paths as QPs between every pair it connects.
@@ -232,7 +387,7 @@ impl MpTraffic {
     /// every message on its pair's connection, and disconnects them once all are posted.
     pub fn set_up(&self, sim: &mut Simulation) -> Result<()> {
         let mut conns: Vec<((NodeId, NodeId), multipath::MpConnId)> = Vec::new();
-        for &(src, dst, size, start) in &self.messages {
+        for (i, &(src, dst, size, start)) in self.messages.iter().enumerate() {
             let conn = match conns.iter().find(|(k, _)| *k == (src, dst)) {
                 Some(&(_, c)) => c,
                 None => {
@@ -241,7 +396,7 @@ impl MpTraffic {
                     c
                 }
             };
-            sim.mp_post_send(conn, MpWr::write(size), start)?;
+            sim.mp_post_send(conn, MpWr { verb: self.verbs[i], size }, start)?;
         }
         for (_, c) in conns {
             sim.mp_disconnect(c)?;

@@ -13,9 +13,10 @@ use super::{Event, Simulation};
 use crate::app::{AppHeader, AppKind, Headers, RecvCompletion, SendCompletion, Verbs, Wr, NO_APP};
 use crate::error::{Error, Result};
 use crate::ids::{NodeId, QpId};
+use crate::multipath::virtuoso::{VirtuosoReceiver, VirtuosoSender};
 use crate::multipath::{
     distinct_path_ports, path_nodes, MpChunkRecord, MpConfig, MpConnId, MpMessageRecord, MpMsgId, MpReceiver, MpSender,
-    MpWr, SportPolicy,
+    MpVerb, MpWr, Split, SportPolicy,
 };
 use crate::rnic::Message;
 use crate::stats::FlowRecord;
@@ -26,23 +27,32 @@ use crate::units::Time;
 /// report results.
 #[derive(Debug, Default)]
 pub(super) struct Apps {
-    kinds: Vec<AppKind>,
+    pub(super) kinds: Vec<AppKind>,
     headers: Headers,
     senders: Vec<MpSender>,
     receivers: Vec<MpReceiver>,
-    conns: Vec<Conn>,
+    pub(super) vsenders: Vec<VirtuosoSender>,
+    pub(super) vreceivers: Vec<VirtuosoReceiver>,
+    pub(super) conns: Vec<Conn>,
     /// Global message id -> (connection, index in its sender, ideal FCT).
-    messages: Vec<(u32, u32, Time)>,
+    pub(super) messages: Vec<(u32, u32, Time)>,
 }
 
-/// A multipath connection as set up.
+/// A multipath connection as set up. Its two halves sit at index `half` of the arenas of
+/// its split (`senders`/`receivers`, or `vsenders`/`vreceivers`).
 #[derive(Debug)]
-struct Conn {
-    src: NodeId,
-    dst: NodeId,
-    sender: u32,
-    qps: Vec<QpId>,
-    disconnected: bool,
+pub(super) struct Conn {
+    pub(super) src: NodeId,
+    pub(super) dst: NodeId,
+    /// Application id of the sending half.
+    pub(super) sender: u32,
+    /// QPs from `src` to `dst`, by slot (path).
+    pub(super) qps: Vec<QpId>,
+    /// QPs from `dst` back to `src` by path (Virtuoso's READ data); empty otherwise.
+    pub(super) reverse: Vec<QpId>,
+    pub(super) disconnected: bool,
+    pub(super) virtuoso: bool,
+    pub(super) half: u32,
 }
 
 impl Apps {
@@ -53,9 +63,9 @@ impl Apps {
 }
 
 /// The verbs of one application on its host.
-struct HostVerbs<'a> {
-    sim: &'a mut Simulation,
-    app: u32,
+pub(super) struct HostVerbs<'a> {
+    pub(super) sim: &'a mut Simulation,
+    pub(super) app: u32,
 }
 
 impl Verbs for HostVerbs<'_> {
@@ -106,6 +116,9 @@ impl Simulation {
         if src == dst {
             return Err(Error::scenario("dst", format!("connection from host {src} to itself")));
         }
+        if let Split::Virtuoso(v) = &cfg.split {
+            return self.virtuoso_connect(src, dst, cfg, v);
+        }
         let sports = self.mp_sports(src, dst, cfg)?;
         let conn = self.apps.conns.len() as u32;
         let (sender_app, receiver_app) = (self.apps.kinds.len() as u32, self.apps.kinds.len() as u32 + 1);
@@ -121,14 +134,24 @@ impl Simulation {
             .collect();
         self.apps.kinds.push(AppKind::MpSender(conn));
         self.apps.kinds.push(AppKind::MpReceiver(conn));
+        let half = self.apps.senders.len() as u32;
         self.apps.senders.push(MpSender::new(cfg, qps.clone()));
         self.apps.receivers.push(MpReceiver::new(cfg.chunk_header));
-        self.apps.conns.push(Conn { src, dst, sender: sender_app, qps, disconnected: false });
+        self.apps.conns.push(Conn {
+            src,
+            dst,
+            sender: sender_app,
+            qps,
+            reverse: Vec::new(),
+            disconnected: false,
+            virtuoso: false,
+            half,
+        });
         Ok(MpConnId(conn))
     }
 
     /// The source port of each QP under the connection's policy (`None`: the NIC's counter).
-    fn mp_sports(&self, src: NodeId, dst: NodeId, cfg: &MpConfig) -> Result<Vec<Option<u16>>> {
+    pub(super) fn mp_sports(&self, src: NodeId, dst: NodeId, cfg: &MpConfig) -> Result<Vec<Option<u16>>> {
         Ok(match &cfg.sport_policy {
             SportPolicy::Sequential => vec![None; cfg.qps as usize],
             SportPolicy::Explicit(ports) => ports.iter().map(|&p| Some(p)).collect(),
@@ -154,10 +177,20 @@ impl Simulation {
         if at < self.now {
             return Err(Error::scenario("start", format!("{at} is before the current time {}", self.now)));
         }
-        let sender = &mut self.apps.senders[conn.0 as usize];
-        sender.check_size(wr.size)?;
         let id = self.apps.messages.len() as u32;
-        let (local, token) = sender.add_message(id, wr.size, at);
+        let half = c.half as usize;
+        let (local, token) = if c.virtuoso {
+            if wr.size == 0 {
+                return Err(Error::scenario("size", "must be at least 1 byte"));
+            }
+            self.apps.vsenders[half].add_message(id, wr.verb, wr.size, at)
+        } else {
+            if wr.verb != MpVerb::Write {
+                return Err(Error::scenario("verb", format!("{:?}: split = \"partition\" only writes", wr.verb)));
+            }
+            self.apps.senders[half].check_size(wr.size)?;
+            self.apps.senders[half].add_message(id, wr.size, at)
+        };
         let path = self.routes.first_path(&self.topo, c.src, c.dst);
         let ideal = crate::stats::ideal::ideal_fct(
             &self.topo,
@@ -178,15 +211,19 @@ impl Simulation {
             return Err(Error::scenario("conn", format!("no multipath connection {}", conn.0)));
         };
         c.disconnected = true;
-        if self.apps.senders[conn.0 as usize].disconnect() {
+        let half = c.half as usize;
+        let idle =
+            if c.virtuoso { self.apps.vsenders[half].disconnect() } else { self.apps.senders[half].disconnect() };
+        if idle {
             self.close_conn(conn.0);
         }
         Ok(())
     }
 
-    fn close_conn(&mut self, conn: u32) {
-        for i in 0..self.apps.conns[conn as usize].qps.len() {
-            let qp = self.apps.conns[conn as usize].qps[i];
+    pub(super) fn close_conn(&mut self, conn: u32) {
+        let c = &self.apps.conns[conn as usize];
+        let all: Vec<QpId> = c.qps.iter().chain(&c.reverse).copied().collect();
+        for qp in all {
             self.qps[qp.idx()].close_when_idle = true;
             self.close_if_idle(qp);
         }
@@ -194,10 +231,14 @@ impl Simulation {
 
     /// A WR of application `app` completed at its sender.
     pub(super) fn app_send_done(&mut self, app: u32, c: SendCompletion) {
+        if let AppKind::VSender(i) = self.apps.kinds[app as usize] {
+            return self.virtuoso_send_done(app, i, c);
+        }
         let AppKind::MpSender(i) = self.apps.kinds[app as usize] else { return };
-        let mut sender = std::mem::take(&mut self.apps.senders[i as usize]);
+        let h = self.apps.conns[i as usize].half as usize;
+        let mut sender = std::mem::take(&mut self.apps.senders[h]);
         let out = sender.on_completion(c, &mut HostVerbs { sim: self, app });
-        self.apps.senders[i as usize] = sender;
+        self.apps.senders[h] = sender;
         if let Some(local) = out.message_done {
             self.record_mp_message(i, local);
         }
@@ -210,18 +251,27 @@ impl Simulation {
     pub(super) fn app_recv_done(&mut self, app: u32, qp: QpId, hdr: u32, bytes: u64) {
         let header: AppHeader = self.apps.headers.read(hdr);
         let c = RecvCompletion { qp, bytes, header, time: self.now };
-        if let AppKind::MpReceiver(i) = self.apps.kinds[app as usize] {
-            self.apps.receivers[i as usize].on_receive(c);
+        match self.apps.kinds[app as usize] {
+            AppKind::MpReceiver(i) => {
+                let h = self.apps.conns[i as usize].half as usize;
+                self.apps.receivers[h].on_receive(c)
+            }
+            AppKind::VReceiver(_) | AppKind::VSender(_) => self.virtuoso_recv_done(app, c),
+            AppKind::MpSender(_) => {}
         }
     }
 
     /// A timer of application `app` fired.
     pub(super) fn on_app_timer(&mut self, app: u32, token: u32) {
+        if let AppKind::VSender(i) = self.apps.kinds[app as usize] {
+            return self.virtuoso_timer(app, i, token);
+        }
         let AppKind::MpSender(i) = self.apps.kinds[app as usize] else { return };
-        let mut sender = std::mem::take(&mut self.apps.senders[i as usize]);
+        let h = self.apps.conns[i as usize].half as usize;
+        let mut sender = std::mem::take(&mut self.apps.senders[h]);
         sender.on_timer(token, &mut HostVerbs { sim: self, app });
         let first = sender.qps.first().copied();
-        self.apps.senders[i as usize] = sender;
+        self.apps.senders[h] = sender;
         if let Some(qp) = first {
             let nic = self.qps[qp.idx()].nic;
             self.nic_kick(nic);
@@ -229,22 +279,29 @@ impl Simulation {
     }
 
     /// A message completed at its sender: one row of the flow records, as a flow would.
-    fn record_mp_message(&mut self, conn: u32, local: u32) {
-        let m = &self.apps.senders[conn as usize].messages[local as usize];
+    pub(super) fn record_mp_message(&mut self, conn: u32, local: u32) {
         let c = &self.apps.conns[conn as usize];
+        let h = c.half as usize;
+        let (id, size, start) = if c.virtuoso {
+            let m = &self.apps.vsenders[h].messages[local as usize];
+            (m.id, m.size, m.start)
+        } else {
+            let m = &self.apps.senders[h].messages[local as usize];
+            (m.id, m.size, m.start)
+        };
         let qp = &self.qps[c.qps[0].idx()];
-        let ideal = self.apps.messages[m.id as usize].2;
+        let ideal = self.apps.messages[id as usize].2;
         self.records.push(FlowRecord {
-            flow: (self.flows.len() + m.id as usize) as u32,
+            flow: (self.flows.len() + id as usize) as u32,
             src: c.src,
             dst: c.dst,
             sip: qp.sip,
             dip: qp.dip,
             sport: qp.sport,
             dport: qp.dport,
-            size: m.size,
-            start: m.start,
-            fct: self.now - m.start,
+            size,
+            start,
+            fct: self.now - start,
             ideal,
         });
         self.flows_done += 1;
@@ -256,9 +313,13 @@ impl Simulation {
         a.messages
             .iter()
             .map(|&(conn, local, ideal)| {
-                let m = &a.senders[conn as usize].messages[local as usize];
-                let r = a.receivers[conn as usize].messages.get(&(m.id as u64)).copied().unwrap_or_default();
                 let c = &a.conns[conn as usize];
+                if c.virtuoso {
+                    return self.virtuoso_message_record(conn, local, ideal);
+                }
+                let h = c.half as usize;
+                let m = &a.senders[h].messages[local as usize];
+                let r = a.receivers[h].messages.get(&(m.id as u64)).copied().unwrap_or_default();
                 MpMessageRecord {
                     message: MpMsgId(m.id),
                     conn: MpConnId(conn),
@@ -272,6 +333,10 @@ impl Simulation {
                     recv_done: r.done.map(|t| t - m.start),
                     ideal,
                     bytes_placed: r.placed,
+                    wrs: m.chunks as u64,
+                    cqes: m.acked as u64,
+                    recv_cqe: r.done.map(|t| t - m.start),
+                    probe: Time::ZERO,
                 }
             })
             .collect()
@@ -280,10 +345,13 @@ impl Simulation {
     /// Per-chunk records of every multipath message, by message then chunk number.
     pub(super) fn mp_chunk_records(&self) -> Vec<MpChunkRecord> {
         let mut out = Vec::new();
-        for (conn, c) in self.apps.conns.iter().enumerate() {
-            let sender = &self.apps.senders[conn];
-            let placed: std::collections::HashMap<(u64, u64), Time> =
-                self.apps.receivers[conn].placements.iter().map(|p| ((p.data_id, p.offset), p.time)).collect();
+        for c in self.apps.conns.iter().filter(|c| !c.virtuoso) {
+            let sender = &self.apps.senders[c.half as usize];
+            let placed: std::collections::HashMap<(u64, u64), Time> = self.apps.receivers[c.half as usize]
+                .placements
+                .iter()
+                .map(|p| ((p.data_id, p.offset), p.time))
+                .collect();
             let paths: Vec<Vec<NodeId>> = c
                 .qps
                 .iter()
@@ -316,6 +384,7 @@ impl Simulation {
 
     /// Chunks whose headers contradicted their message at a receiver (0 in a correct run).
     pub(super) fn mp_anomalies(&self) -> u64 {
-        self.apps.receivers.iter().map(|r| r.anomalies).sum()
+        let v: u64 = self.apps.vreceivers.iter().map(|r| r.anomalies).sum();
+        self.apps.receivers.iter().map(|r| r.anomalies).sum::<u64>() + v
     }
 }

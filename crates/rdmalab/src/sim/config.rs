@@ -3,7 +3,7 @@
 use crate::cc::{CcConfig, Granularity};
 use crate::fabric::EcnConfig;
 use crate::rnic::QpCacheConfig;
-use crate::topology::routing::NeighborOrder;
+use crate::topology::routing::{NeighborOrder, PathSelection};
 use crate::units::{Time, TimingModel};
 
 /// Window limiting (the reference's HAS_WIN / VAR_WIN / GLOBAL_T).
@@ -76,6 +76,8 @@ pub struct SimConfig {
     pub qp_cache: Option<QpCacheConfig>,
     /// Order of equal-cost next hops (matters for which path a hash picks).
     pub neighbor_order: NeighborOrder,
+    /// How switches choose among equal-cost next hops (`fabric.path_selection`).
+    pub path_selection: PathSelection,
     /// Seed of every random stream.
     pub seed: u64,
     /// Absolute time at which the run stops whatever is left.
@@ -116,6 +118,7 @@ impl Default for SimConfig {
             int_multi: 1,
             qp_cache: None,
             neighbor_order: NeighborOrder::Ascending,
+            path_selection: PathSelection::Ecmp,
             seed: 1,
             stop_time: Time::MAX,
             queue_sample_interval: None,

@@ -16,6 +16,7 @@ mod results;
 mod sampling;
 mod setup;
 mod switch;
+mod virtuoso;
 
 pub use config::{SimConfig, WindowConfig};
 pub use results::{Results, StopReason};

@@ -48,6 +48,10 @@ pub struct Results {
     pub mp_messages: Vec<crate::multipath::MpMessageRecord>,
     /// Every chunk of those messages, by message then chunk number.
     pub mp_chunks: Vec<crate::multipath::MpChunkRecord>,
+    /// Every path of every Virtuoso connection.
+    pub mp_paths: Vec<crate::multipath::MpPathRecord>,
+    /// Every WR the Virtuoso senders posted, by connection then post order.
+    pub mp_wrs: Vec<crate::multipath::MpWrRecord>,
 }
 
 impl Simulation {
@@ -121,6 +125,8 @@ impl Simulation {
             payload_in_flight: self.payload_in_network(),
             mp_messages: self.mp_message_records(),
             mp_chunks: self.mp_chunk_records(),
+            mp_paths: self.mp_path_records(),
+            mp_wrs: self.mp_wr_records(),
         }
     }
 

@@ -20,7 +20,8 @@ impl Simulation {
     /// Validates the scenario and builds the world. Flows must be sorted by start time.
     pub fn new(topo: Topology, flows: Vec<FlowSpec>, cfg: SimConfig) -> Result<Simulation> {
         validate_config(&cfg)?;
-        let routes = Routes::compute(&topo, cfg.neighbor_order)?;
+        let mut routes = Routes::compute(&topo, cfg.neighbor_order)?;
+        routes.set_path_selection(cfg.path_selection);
         validate_flows(&topo, &flows)?;
         let mut ports = build_ports(&topo);
         let max_packet = (cfg.mtu + cfg.header_bytes + 128).max(2048) as usize;

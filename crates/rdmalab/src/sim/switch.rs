@@ -8,7 +8,6 @@ use crate::fabric::packet::NO_INT;
 use crate::fabric::{Admission, Packet, PacketKind};
 use crate::formats::pfc::PfcEvent;
 use crate::ids::PortId;
-use crate::topology::ecmp::ecmp_hash;
 
 impl Simulation {
     /// A packet arrived at a switch through port `at`.
@@ -25,8 +24,8 @@ impl Simulation {
             }
             1 => hops[0],
             n => {
-                let h = ecmp_hash(pkt.sip, pkt.dip, pkt.sport, pkt.dport, node.0);
-                hops[h as usize % n]
+                let key = self.routes.path_selection().key(pkt.sip, pkt.dip, pkt.sport, pkt.dport, node);
+                hops[key % n]
             }
         };
         let ack_first = self.cfg.ack_high_prio && self.cfg.ack_prio_at_switches;

@@ -74,17 +74,30 @@ fn link(t: &mut Topology, a: usize, b: usize, p: LinkParams) -> Result<()> {
 /// Hosts `0..n` hang off switch `2n` (left), hosts `n..2n` off switch `2n+1` (right).
 /// Links: host `i` is link `i`; the bottleneck is the last link.
 pub fn dumbbell(hosts_per_side: usize, host: LinkParams, bottleneck: LinkParams) -> Result<Topology> {
+    dumbbell_parallel(hosts_per_side, host, &[bottleneck])
+}
+
+/// A dumbbell whose two switches are joined by several parallel links, one per entry of
+/// `bottlenecks` (seed 003's testbed: two ToRs joined by up to 10 links). Each link is its
+/// own next hop: the switches' next-hop lists hold them in this order on both sides, so
+/// hop `k` is link `k` in either direction. Links: hosts first, then the bottlenecks.
+pub fn dumbbell_parallel(hosts_per_side: usize, host: LinkParams, bottlenecks: &[LinkParams]) -> Result<Topology> {
     const B: &str = "dumbbell";
     check_count(B, "hosts_per_side", hosts_per_side)?;
+    check_count(B, "bottleneck_links", bottlenecks.len())?;
     check_rate(B, "host_rate", host.rate)?;
-    check_rate(B, "bottleneck_rate", bottleneck.rate)?;
+    for b in bottlenecks {
+        check_rate(B, "bottleneck_rate", b.rate)?;
+    }
     let n = hosts_per_side;
     let h = host_total(B, "hosts_per_side", &[2, n])?;
     let mut t = skeleton(h, 2);
     for i in 0..h {
         link(&mut t, i, h + i / n, host)?;
     }
-    link(&mut t, h, h + 1, bottleneck)?;
+    for &b in bottlenecks {
+        link(&mut t, h, h + 1, b)?;
+    }
     Ok(t)
 }
 

@@ -35,6 +35,38 @@ pub enum NeighborOrder {
     Ns3,
 }
 
+/// How a switch picks one of several equal-cost next hops.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PathSelection {
+    /// `ecmp_hash(sip, dip, sport, dport, seed = switch id) % n` (the reference's ECMP).
+    #[default]
+    Ecmp,
+    /// Seed 003's SDN rule (§4.2): hop `alias % n`, where `alias` is the index of the
+    /// connection's virtual-NIC address among its host's addresses (`ips_per_host`
+    /// numbers them `x.y.1`, `x.y.2`, ...: index = last byte - 1). Of the two addresses of
+    /// a packet the larger index is taken: the source's going out and the destination's on
+    /// the way back (ACKs, READ responses), so both directions of a path use the same link.
+    SourceIp,
+}
+
+impl PathSelection {
+    /// Index (before `% n`) of the next hop for a packet with this 5-tuple at `node`.
+    #[inline]
+    pub fn key(self, sip: u32, dip: u32, sport: u16, dport: u16, node: NodeId) -> usize {
+        match self {
+            PathSelection::Ecmp => ecmp_hash(sip, dip, sport, dport, node.0) as usize,
+            PathSelection::SourceIp => alias_index(sip).max(alias_index(dip)),
+        }
+    }
+}
+
+/// Index of an address among its host's aliases (`x.y.1` is 0, `x.y.2` is 1, ...).
+#[inline]
+pub fn alias_index(ip: u32) -> usize {
+    ((ip & 0xFF) as usize).saturating_sub(1)
+}
+
 /// Largest span table accepted (entries = nodes x hosts), 2 GiB of spans.
 const MAX_SPANS: usize = 1 << 28;
 const UNSEEN: u32 = u32::MAX;
@@ -48,6 +80,8 @@ const NOT_A_HOST: u32 = u32::MAX;
 #[derive(Clone, Debug)]
 pub struct Routes {
     order: NeighborOrder,
+    /// How switches choose among equal-cost next hops.
+    selection: PathSelection,
     /// Host rank of each node (`NOT_A_HOST` for switches).
     rank: Vec<u32>,
     /// Host id of each rank.
@@ -168,7 +202,14 @@ impl Routes {
         }
         let adj = Adjacency::new(topo, order);
         let (v, n_hosts) = (topo.len(), hosts.len());
-        let mut routes = Routes { order, rank, hosts, spans: vec![(0, 0); v * n_hosts], hops: Vec::new() };
+        let mut routes = Routes {
+            order,
+            selection: PathSelection::Ecmp,
+            rank,
+            hosts,
+            spans: vec![(0, 0); v * n_hosts],
+            hops: Vec::new(),
+        };
         let mut search = Search {
             dist: vec![UNSEEN; v],
             queue: Vec::new(),
@@ -268,6 +309,17 @@ impl Routes {
         }
     }
 
+    /// Switches choose among equal-cost next hops by `selection` (default ECMP).
+    pub fn set_path_selection(&mut self, selection: PathSelection) {
+        self.selection = selection;
+    }
+
+    /// How switches choose among equal-cost next hops.
+    #[inline]
+    pub fn path_selection(&self) -> PathSelection {
+        self.selection
+    }
+
     /// Egress ports of `node` on a shortest path to `dst_host`, in the order ECMP indexes
     /// them. For a host this is its own NIC port(s). Empty when `node == dst_host`, when
     /// `dst_host` is not a host, or when an id is out of range. Allocates nothing.
@@ -300,7 +352,7 @@ impl Routes {
             0 => None,
             1 => Some(hops[0]),
             _ if self.host_rank(node).is_some() => Some(hops[0]),
-            n => Some(hops[ecmp_hash(sip, dip, sport, dport, node.0) as usize % n]),
+            n => Some(hops[self.selection.key(sip, dip, sport, dport, node) % n]),
         }
     }
 
@@ -356,7 +408,7 @@ impl Routes {
             if topo.is_host(node) {
                 0
             } else {
-                ecmp_hash(sip, dip, sport, dport, node.0) as usize % hops.len()
+                self.selection.key(sip, dip, sport, dport, node) % hops.len()
             }
         })
     }

@@ -1,0 +1,204 @@
+//! Virtuoso connections (seed 003) on the application hook of `sim/app.rs`: opening the
+//! per-path QPs (and their reverse QPs for READ data), routing completions and timers to
+//! the two halves, and the per-message and per-path records.
+
+use super::app::{Conn, HostVerbs};
+use super::Simulation;
+use crate::app::{AppKind, RecvCompletion, SendCompletion};
+use crate::error::{Error, Result};
+use crate::ids::{NodeId, QpId};
+use crate::multipath::virtuoso::{VOutcome, VirtuosoReceiver, VirtuosoSender};
+use crate::multipath::{
+    MpConfig, MpConnId, MpMessageRecord, MpMsgId, MpPathRecord, MpVerb, MpWrRecord, PathBy, VirtuosoConfig,
+};
+use crate::units::Time;
+
+impl Simulation {
+    /// Opens a Virtuoso connection: one QP per path from `src` (from address `i` with
+    /// `path_by = src_ip`), one reverse QP per path for READ data, a sender half on `src`
+    /// and a receiver half on `dst`.
+    pub(super) fn virtuoso_connect(
+        &mut self,
+        src: NodeId,
+        dst: NodeId,
+        cfg: &MpConfig,
+        v: &VirtuosoConfig,
+    ) -> Result<MpConnId> {
+        v.validate(cfg.qps, self.cfg.mtu)?;
+        let src_ips = self.topo.nodes[src.idx()].ips.clone();
+        if v.path_by == PathBy::SrcIp && cfg.qps as usize > src_ips.len() {
+            let msg = format!(
+                "path_by = \"src_ip\" needs {} addresses but host {src} has {} (raise topology.ips_per_host)",
+                cfg.qps,
+                src_ips.len()
+            );
+            return Err(Error::scenario("qps", msg));
+        }
+        let sports = match v.path_by {
+            PathBy::Sport => self.mp_sports(src, dst, cfg)?,
+            PathBy::SrcIp => vec![None; cfg.qps as usize],
+        };
+        let conn = self.apps.conns.len() as u32;
+        let (sender_app, receiver_app) = (self.apps.kinds.len() as u32, self.apps.kinds.len() as u32 + 1);
+        let mut forward = Vec::with_capacity(sports.len());
+        let mut reverse = Vec::with_capacity(sports.len());
+        for (i, &sport) in sports.iter().enumerate() {
+            let sip = (v.path_by == PathBy::SrcIp).then(|| src_ips[i]);
+            let fwd = self.open_app_qp(src, sip, dst, cfg, sport, receiver_app);
+            let back = self.open_app_qp(dst, None, src, cfg, None, sender_app);
+            // READ data goes back to the address the request came from: same path.
+            self.qps[back.idx()].dip = self.qps[fwd.idx()].sip;
+            forward.push(fwd);
+            reverse.push(back);
+        }
+        self.apps.kinds.push(AppKind::VSender(conn));
+        self.apps.kinds.push(AppKind::VReceiver(conn));
+        let half = self.apps.vsenders.len() as u32;
+        self.apps.vsenders.push(VirtuosoSender::new(v, forward.clone(), cfg.chunk_header));
+        self.apps.vreceivers.push(VirtuosoReceiver::new(forward.clone(), reverse.clone()));
+        self.apps.conns.push(Conn {
+            src,
+            dst,
+            sender: sender_app,
+            qps: forward,
+            reverse,
+            disconnected: false,
+            virtuoso: true,
+            half,
+        });
+        Ok(MpConnId(conn))
+    }
+
+    /// A QP of an application connection: stays open until the connection closes; what it
+    /// delivers goes to application `rx_app` on the receiving host.
+    fn open_app_qp(
+        &mut self,
+        from: NodeId,
+        sip: Option<u32>,
+        to: NodeId,
+        cfg: &MpConfig,
+        sport: Option<u16>,
+        rx_app: u32,
+    ) -> QpId {
+        let qp = self.open_qp(from, sip, to, cfg.pg, cfg.dport, sport);
+        let q = &mut self.qps[qp.idx()];
+        q.close_when_idle = false;
+        q.rx.app = rx_app;
+        qp
+    }
+
+    /// A WR of Virtuoso sender `conn` completed.
+    pub(super) fn virtuoso_send_done(&mut self, app: u32, conn: u32, c: SendCompletion) {
+        let h = self.apps.conns[conn as usize].half as usize;
+        let mut sender = std::mem::take(&mut self.apps.vsenders[h]);
+        let out = sender.on_completion(c, &mut HostVerbs { sim: self, app });
+        self.apps.vsenders[h] = sender;
+        self.virtuoso_outcome(conn, out);
+    }
+
+    /// A WR with a Virtuoso header was placed at application `app` (either half).
+    pub(super) fn virtuoso_recv_done(&mut self, app: u32, c: RecvCompletion) {
+        match self.apps.kinds[app as usize] {
+            AppKind::VReceiver(conn) => {
+                let h = self.apps.conns[conn as usize].half as usize;
+                let mut receiver = std::mem::take(&mut self.apps.vreceivers[h]);
+                receiver.on_receive(c, &mut HostVerbs { sim: self, app });
+                self.apps.vreceivers[h] = receiver;
+            }
+            AppKind::VSender(conn) => {
+                let h = self.apps.conns[conn as usize].half as usize;
+                let mut sender = std::mem::take(&mut self.apps.vsenders[h]);
+                let out = sender.on_receive(c, &mut HostVerbs { sim: self, app });
+                self.apps.vsenders[h] = sender;
+                self.virtuoso_outcome(conn, out);
+            }
+            _ => {}
+        }
+    }
+
+    /// A timer of Virtuoso sender `conn` fired.
+    pub(super) fn virtuoso_timer(&mut self, app: u32, conn: u32, token: u32) {
+        let h = self.apps.conns[conn as usize].half as usize;
+        let mut sender = std::mem::take(&mut self.apps.vsenders[h]);
+        sender.on_timer(token, &mut HostVerbs { sim: self, app });
+        self.apps.vsenders[h] = sender;
+        let nic = self.qps[self.apps.conns[conn as usize].qps[0].idx()].nic;
+        self.nic_kick(nic);
+    }
+
+    fn virtuoso_outcome(&mut self, conn: u32, out: VOutcome) {
+        if let Some(local) = out.message_done {
+            self.record_mp_message(conn, local);
+        }
+        if out.close {
+            self.close_conn(conn);
+        }
+    }
+
+    /// The record of message `local` of Virtuoso connection `conn`.
+    pub(super) fn virtuoso_message_record(&self, conn: u32, local: u32, ideal: Time) -> MpMessageRecord {
+        let c = &self.apps.conns[conn as usize];
+        let m = &self.apps.vsenders[c.half as usize].messages[local as usize];
+        let r = self.apps.vreceivers[c.half as usize].messages.get(&(m.id as u64)).copied().unwrap_or_default();
+        let since = |t: Time| t - m.start;
+        let (placed, recv_done) = match m.verb {
+            MpVerb::Read => (m.placed, m.done.map(since)),
+            _ => (r.placed, r.done.map(since)),
+        };
+        MpMessageRecord {
+            message: MpMsgId(m.id),
+            conn: MpConnId(conn),
+            src: c.src,
+            dst: c.dst,
+            size: m.size,
+            qps: c.qps.len() as u32,
+            chunks: m.pieces as u64,
+            start: m.start,
+            fct: m.done.map(since),
+            recv_done,
+            ideal,
+            bytes_placed: placed,
+            wrs: m.wrs as u64,
+            cqes: m.cqes as u64,
+            recv_cqe: r.cqe.map(since),
+            probe: m.probe,
+        }
+    }
+
+    /// One record per path of every Virtuoso connection.
+    pub(super) fn mp_path_records(&self) -> Vec<MpPathRecord> {
+        let mut out = Vec::new();
+        for (conn, c) in self.apps.conns.iter().enumerate().filter(|(_, c)| c.virtuoso) {
+            let s = &self.apps.vsenders[c.half as usize];
+            for (path, qp) in c.qps.iter().enumerate() {
+                out.push(MpPathRecord {
+                    conn: MpConnId(conn as u32),
+                    path: path as u32,
+                    sip: self.qps[qp.idx()].sip,
+                    cap_gbps: s.caps[path],
+                    bytes: s.path_bytes[path],
+                    max_wr: s.path_max_wr[path],
+                });
+            }
+        }
+        out
+    }
+
+    /// Every WR of every Virtuoso sender, by connection then post order.
+    pub(super) fn mp_wr_records(&self) -> Vec<MpWrRecord> {
+        let mut out = Vec::new();
+        for (conn, c) in self.apps.conns.iter().enumerate().filter(|(_, c)| c.virtuoso) {
+            let s = &self.apps.vsenders[c.half as usize];
+            out.extend(s.wrs.iter().map(|w| MpWrRecord {
+                conn: MpConnId(conn as u32),
+                message: s.messages.get(w.msg as usize).map(|m| MpMsgId(m.id)),
+                path: w.path,
+                kind: w.kind,
+                size: w.size,
+                post: w.post,
+                done: w.done,
+            }));
+        }
+        out
+    }
+}
