@@ -23,6 +23,8 @@ def _write_outputs(results, out: Path, title: str) -> None:
     results.ports.write_parquet(out / "ports.parquet")
     results.messages.write_parquet(out / "messages.parquet")
     results.chunks.write_parquet(out / "chunks.parquet")
+    if results.paths.height:
+        results.paths.write_parquet(out / "paths.parquet")
     figs = slowdown_by_size(results, out / "slowdown", title=title)
     mp = f", {out / 'messages.parquet'}, {out / 'chunks.parquet'}" if results.messages.height else ""
     print(f"\nwrote {out / 'fct.txt'}, {out / 'pfc.txt'}, {out / 'flows.parquet'}{mp}, {figs[0]} (+ .pdf)")

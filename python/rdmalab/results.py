@@ -46,7 +46,11 @@ def rates_frame(raw: dict[str, Any]) -> pl.DataFrame:
 #: (NaN while unfinished); chunks' post_ns, done_ns, recv_ns are absolute.
 MESSAGE_COLUMNS = {"message": pl.UInt32, "src": pl.UInt32, "dst": pl.UInt32, "size": pl.UInt64, "qps": pl.UInt32,
                    "chunks": pl.UInt64, "start_ns": pl.Float64, "fct_ns": pl.Float64, "recv_done_ns": pl.Float64,
-                   "ideal_ns": pl.Float64, "bytes_placed": pl.UInt64}
+                   "ideal_ns": pl.Float64, "bytes_placed": pl.UInt64, "wrs": pl.UInt64, "cqes": pl.UInt64,
+                   "recv_cqe_ns": pl.Float64, "probe_ns": pl.Float64}
+#: Columns of the Virtuoso paths table (one row per path of each connection).
+PATH_COLUMNS = {"connection": pl.UInt32, "path": pl.UInt32, "sip": pl.UInt32, "cap_gbps": pl.Float64,
+                "bytes": pl.UInt64, "max_wr": pl.UInt64}
 CHUNK_COLUMNS = {"message": pl.UInt32, "chunk": pl.UInt32, "qp": pl.UInt32, "sport": pl.UInt32, "sip": pl.UInt32,
                  "offset": pl.UInt64, "size": pl.UInt64, "post_ns": pl.Float64, "done_ns": pl.Float64,
                  "recv_ns": pl.Float64, "path": pl.Utf8}
@@ -64,6 +68,11 @@ def _ps_columns_frame(raw: dict[str, Any], schema: dict[str, Any]) -> pl.DataFra
 def messages_frame(raw: dict[str, Any]) -> pl.DataFrame:
     """Multipath messages (one row per message posted) as a DataFrame."""
     return _ps_columns_frame(raw, MESSAGE_COLUMNS)
+
+
+def paths_frame(raw: dict[str, Any]) -> pl.DataFrame:
+    """Virtuoso paths (one row per path of each connection) as a DataFrame."""
+    return _ps_columns_frame(raw, PATH_COLUMNS)
 
 
 def chunks_frame(raw: dict[str, Any]) -> pl.DataFrame:
@@ -89,6 +98,12 @@ class Results:
     bytes_placed; and `chunks`, one row per chunk: message, chunk, qp (0-based within the
     connection), sport, sip, offset, size, post_ns, done_ns, recv_ns (absolute times) and
     path (node ids joined by `-`). Each message is also one row of `flows`; its chunks are not.
+    Messages also have wrs (WRs posted for it), cqes (completions the sender polled),
+    recv_cqe_ns (the receiver's one completion, from start: a SEND's, or a partition
+    message's last chunk; NaN for Virtuoso's WRITE and READ, whose receiver is passive) and
+    probe_ns (time waiting for Virtuoso's path probe). `split = "virtuoso"` adds `paths`,
+    one row per path of each connection: connection, path, sip, cap_gbps (the capacity
+    estimate eq. 1 used last), bytes (data sent over it) and max_wr (its largest WR).
     """
 
     flows: pl.DataFrame
@@ -99,6 +114,7 @@ class Results:
     rates: pl.DataFrame = field(default_factory=lambda: rates_frame({}))
     messages: pl.DataFrame = field(default_factory=lambda: messages_frame({}))
     chunks: pl.DataFrame = field(default_factory=lambda: chunks_frame({}))
+    paths: pl.DataFrame = field(default_factory=lambda: paths_frame({}))
     stop_reason: str = "finished"
     interrupted: bool = False
     wall_seconds: float = 0.0
@@ -117,6 +133,7 @@ class Results:
         return cls(flows=flows, counters=dict(raw["counters"]), ports=ports, pfc=pl.DataFrame(raw["pfc"]),
                    queue_samples=pl.DataFrame(raw["queue_samples"]), rates=rates_frame(raw.get("rates", {})),
                    messages=messages_frame(raw.get("messages", {})), chunks=chunks_frame(raw.get("chunks", {})),
+                   paths=paths_frame(raw.get("paths", {})),
                    stop_reason=stop_reason,
                    interrupted=interrupted, wall_seconds=wall)
 

@@ -36,10 +36,15 @@ class Scenario:
         return cls({"topology": {"kind": "star", "hosts": hosts, "rate": rate, "delay": delay}})
 
     @classmethod
-    def dumbbell(cls, hosts_per_side: int, host_rate: str = "100Gbps", bottleneck_rate: str = "100Gbps",
-                 delay: str = "1us") -> "Scenario":
-        return cls({"topology": {"kind": "dumbbell", "hosts_per_side": hosts_per_side, "host_rate": host_rate,
-                                 "bottleneck_rate": bottleneck_rate, "delay": delay}})
+    def dumbbell(cls, hosts_per_side: int, host_rate: str = "100Gbps", bottleneck_rate: str | list[str] = "100Gbps",
+                 delay: str = "1us", bottleneck_links: int | None = None) -> "Scenario":
+        """Two switches joined by `bottleneck_links` parallel links (default 1, or one per
+        rate when `bottleneck_rate` is a list), `hosts_per_side` hosts on each."""
+        topo: dict[str, Any] = {"kind": "dumbbell", "hosts_per_side": hosts_per_side, "host_rate": host_rate,
+                                "bottleneck_rate": bottleneck_rate, "delay": delay}
+        if bottleneck_links is not None:
+            topo["bottleneck_links"] = bottleneck_links
+        return cls({"topology": topo})
 
     @classmethod
     def leaf_spine(cls, leaves: int, hosts_per_leaf: int, spines: int | None = None,
@@ -117,10 +122,13 @@ class Scenario:
 
     def multipath(self, messages: list[dict[str, Any]], **fields: Any) -> "Scenario":
         """Messages cut into chunks over several QPs per connection (seed 001). `messages`:
-        dicts of src, dst, size and optionally start. Fields: split, qps, chunk_size,
+        dicts of src, dst, size and optionally start and verb (write|send|read; send and
+        read need split = "virtuoso"). Fields: split (partition|virtuoso), qps, chunk_size,
         chunk_header, outstanding, allocation (dynamic|static), refill_on (ack|sent),
-        post_delay, sport_policy (sequential|distinct_paths|explicit), sports, pg, dport.
-        Results: `Results.messages` and `Results.chunks`."""
+        post_delay, sport_policy (sequential|distinct_paths|explicit), sports, pg, dport;
+        with split = "virtuoso" (seed 003, docs/virtuoso.md): path_by (sport|src_ip),
+        weights (probe|equal|[w1, ..]), probe_size, small_message, small_path, block,
+        monitor_gain. Results: `Results.messages`, `Results.chunks`, `Results.paths`."""
         return self._add({"kind": "multipath", **fields, "messages": [dict(m) for m in messages]})
 
     def flow(self, src: int, dst: int, size: int, start: str = "0ns", **extra: Any) -> "Scenario":
@@ -143,7 +151,7 @@ class Scenario:
 
     def with_fabric(self, **settings: Any) -> "Scenario":
         """Fabric settings: timing, mtu, lossless, buffer_mb, ecn, ack_high_prio,
-        ack_interval, rto, cc, window, qp_cache_entries, qp_cache_miss_penalty,
+        ack_interval, rto, path_selection (ecmp|source_ip), cc, window, qp_cache_entries, qp_cache_miss_penalty,
         queue_sample_interval, rate_sample_interval (per-QP rate samples: `Results.rates`)."""
         new = copy.deepcopy(self)
         new.spec.setdefault("fabric", {}).update(settings)

@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use rdmalab::formats::{fct, hpcc_config, pfc};
-use rdmalab::multipath::{MpChunkRecord, MpMessageRecord};
+use rdmalab::multipath::{MpChunkRecord, MpMessageRecord, MpPathRecord};
 use rdmalab::scenario::Scenario;
 use rdmalab::sim::{Results, RunLimit, StopReason};
 use rdmalab::stats::RateSample;
@@ -197,6 +197,7 @@ fn results_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict
     d.set_item("rates", rate_dict(py, &r.rate_samples)?)?;
     d.set_item("messages", message_dict(py, &r.mp_messages)?)?;
     d.set_item("chunks", chunk_dict(py, &r.mp_chunks)?)?;
+    d.set_item("paths", path_dict(py, &r.mp_paths)?)?;
     Ok(d)
 }
 
@@ -221,6 +222,23 @@ fn message_dict<'py>(py: Python<'py>, ms: &[MpMessageRecord]) -> PyResult<Bound<
     d.set_item("recv_done_ps", fcol(&|m| opt_ps(m.recv_done)))?;
     d.set_item("ideal_ps", col(&|m| m.ideal.0))?;
     d.set_item("bytes_placed", col(&|m| m.bytes_placed))?;
+    d.set_item("wrs", col(&|m| m.wrs))?;
+    d.set_item("cqes", col(&|m| m.cqes))?;
+    d.set_item("recv_cqe_ps", fcol(&|m| opt_ps(m.recv_cqe)))?;
+    d.set_item("probe_ps", col(&|m| m.probe.0))?;
+    Ok(d)
+}
+
+/// Virtuoso paths as columns.
+fn path_dict<'py>(py: Python<'py>, ps: &[MpPathRecord]) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let col = |f: &dyn Fn(&MpPathRecord) -> u64| ps.iter().map(f).collect::<Vec<u64>>().into_pyarray(py);
+    d.set_item("connection", col(&|p| p.conn.0 as u64))?;
+    d.set_item("path", col(&|p| p.path as u64))?;
+    d.set_item("sip", col(&|p| p.sip as u64))?;
+    d.set_item("cap_gbps", ps.iter().map(|p| p.cap_gbps).collect::<Vec<f64>>().into_pyarray(py))?;
+    d.set_item("bytes", col(&|p| p.bytes))?;
+    d.set_item("max_wr", col(&|p| p.max_wr))?;
     Ok(d)
 }
 

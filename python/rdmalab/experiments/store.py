@@ -13,6 +13,7 @@ Layout of a sweep folder::
                               is set (time_ps, qp, flow, src, dst, rate_gbps, throughput_gbps)
     messages/<run_id>.parquet multipath messages (`Results.messages`), empty without multipath
     chunks/<run_id>.parquet   multipath chunks (`Results.chunks`)
+    paths/<run_id>.parquet    Virtuoso paths (`Results.paths`), empty without split = "virtuoso"
 
 Every file is written to a temporary name and renamed into place, and a run's row in
 `runs/` is written last: a run is finished exactly when its `runs/` file exists, so a sweep
@@ -32,7 +33,7 @@ import polars as pl
 from rdmalab.experiments.sweep import RunSpec, Sweep, canonical_json
 
 #: Per-run tables besides `runs`.
-TABLES = ("flows", "ports", "pfc", "queues", "rates", "messages", "chunks")
+TABLES = ("flows", "ports", "pfc", "queues", "rates", "messages", "chunks", "paths")
 #: Columns of the runs table that are not parameters or counters.
 RUN_COLUMNS = ("run_id", "sweep", "label", "status", "error", "wall_s", "stop_reason", "host",
                "finished_at", "flows", "scenario")
@@ -141,7 +142,7 @@ class Store:
         return _concat(frames)
 
     def table(self, name: str, runs: pl.DataFrame | None = None, params: bool = True) -> pl.DataFrame:
-        """A per-run table (`flows`, `ports`, `pfc`, `queues`, `rates`, `messages`, `chunks`) of every run, with `run_id` and,
+        """A per-run table (`flows`, `ports`, `pfc`, `queues`, `rates`, `messages`, `chunks`, `paths`) of every run, with `run_id` and,
         when `params`, the sweep's parameter columns joined on."""
         d = self.root / name
         files = sorted(p for p in d.glob("*.parquet") if not p.name.startswith(".")) if d.is_dir() else []
