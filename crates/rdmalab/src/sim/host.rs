@@ -330,7 +330,9 @@ impl Simulation {
                 ideal: self.ideal[m.flow as usize],
             });
             self.flows_done += 1;
-            self.nics[qp.nic as usize].cq.push_back(Completion { flow: m.flow, time: self.now });
+            let nic = qp.nic as usize;
+            self.nics[nic].cq.push_back(Completion { flow: m.flow, time: self.now });
+            self.note_work_done();
         }
         self.close_if_idle(qp_id);
     }

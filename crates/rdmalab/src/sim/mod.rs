@@ -107,6 +107,9 @@ pub struct Simulation {
     global_rtt_bdp: (Time, u64),
     /// Host applications (multipath connections) and their headers in flight.
     apps: app::Apps,
+    /// Every flow and message is complete but some application connection is still open
+    /// (`run` returns `Finished` at its next event instead of idling through timers).
+    all_done_but_idle_apps: bool,
 }
 
 impl Simulation {
@@ -123,6 +126,12 @@ impl Simulation {
             }
             if budget == 0 {
                 return StopReason::Paused;
+            }
+            if self.all_done_but_idle_apps {
+                // Everything posted is complete; connections left open keep only their idle
+                // timers (congestion control) alive, which would run forever.
+                self.all_done_but_idle_apps = false;
+                return StopReason::Finished;
             }
             budget -= 1;
             let Some((t, ev)) = self.queue.pop() else { unreachable!() };

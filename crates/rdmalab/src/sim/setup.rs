@@ -71,6 +71,7 @@ impl Simulation {
             sampler: Default::default(),
             global_rtt_bdp,
             apps: Default::default(),
+            all_done_but_idle_apps: false,
         };
         if let Some(first) = sim.flows.first() {
             sim.queue.push(first.start, Event::FlowArrival);
