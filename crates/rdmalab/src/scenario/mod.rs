@@ -578,6 +578,10 @@ impl FabricSpec {
         if let Some(g) = self.granularity {
             c.granularity = g;
         }
+        if let Some(d) = c.cc.dasr() {
+            crate::cc::dasr::check_granularity(d.count, c.granularity)
+                .map_err(|m| Error::input(file, 0, f("cc_params.dasr_count"), m))?;
+        }
         if let Some(s) = &self.cnp_interval {
             c.cnp_interval = Some(field_time(file, &f("cnp_interval"), s)?);
         }

@@ -41,6 +41,11 @@ impl Simulation {
         let needs_rtt = cfg.window.enabled || cfg.cc.needs_int();
         let global_rtt_bdp =
             if needs_rtt && cfg.window.global { global_rtt_bdp(&topo, &routes, &cfg) } else { (Time::ZERO, 0) };
+        let dasr = cfg.cc.dasr().map(|p| {
+            let rates = nics.iter().map(|n| n.rate);
+            Box::new(crate::cc::dasr::DasrReceivers::new(*p, rates))
+        });
+        let no_edge_ecn = cfg.cc.dasr().is_some_and(|p| !p.edge_ecn);
         let mut sim = Simulation {
             now: Time::ZERO,
             queue: event_queue_for(&topo, &clock, max_packet as u32),
@@ -70,6 +75,8 @@ impl Simulation {
             queue_samples: Vec::new(),
             sampler: Default::default(),
             global_rtt_bdp,
+            dasr,
+            no_edge_ecn,
         };
         if let Some(first) = sim.flows.first() {
             sim.queue.push(first.start, Event::FlowArrival);
@@ -119,6 +126,13 @@ fn validate_config(cfg: &SimConfig) -> Result<()> {
     }
     if cfg.int_multi == 0 {
         return Err(Error::scenario("int_multi", "must be at least 1"));
+    }
+    if let Some(d) = cfg.cc.dasr() {
+        if !(d.utilization > 0.0 && d.utilization <= 1.0) {
+            return Err(Error::scenario("cc_params.dasr_utilization", "must be in (0, 1]"));
+        }
+        crate::cc::dasr::check_granularity(d.count, cfg.granularity)
+            .map_err(|m| Error::scenario("cc_params.dasr_count", m))?;
     }
     if cfg.rto == Some(Time::ZERO) {
         return Err(Error::scenario("rto", "must be positive (or absent for no timeout)"));

@@ -103,6 +103,9 @@ impl Simulation {
     fn mark_ecn(&mut self, port: PortId, sw: usize, class: usize, pkt: &mut Packet) {
         let Some(ecn) = &self.cfg.ecn else { return };
         let st = &self.ports[port.idx()];
+        if self.no_edge_ecn && st.peer_on_host {
+            return; // Blitz: receiver congestion is DASR's (`dasr_edge_ecn`)
+        }
         let Some(params) = ecn.for_rate_or_scaled(st.rate) else {
             return;
         };
