@@ -23,6 +23,7 @@
 //! ```
 
 mod cc_params;
+mod iofd;
 mod locate;
 mod source_map;
 
@@ -282,6 +283,8 @@ pub struct FabricSpec {
     pub queue_sample_interval: Option<String>,
     /// Sample every active QP's rate and delivered throughput at this interval.
     pub rate_sample_interval: Option<String>,
+    /// In-order flow deflection at switches (Blitz's IOFD); absent = off.
+    pub iofd: Option<iofd::IofdSpec>,
 }
 
 /// A scenario ready to simulate.
@@ -350,6 +353,9 @@ impl ScenarioSpec {
         // Stable: sources keep their internal order for equal start times.
         flows.sort_by_key(|f| f.start);
         let config = self.fabric.build(file, self.seed, self.stop_time.as_deref())?;
+        if let Some(i) = &config.iofd {
+            iofd::check_escape_class(i, &flows, file)?;
+        }
         Ok(Scenario { topology, flows, config })
     }
 }
@@ -601,6 +607,9 @@ impl FabricSpec {
         }
         if let Some(s) = &self.rate_sample_interval {
             c.rate_sample_interval = Some(field_time(file, &f("rate_sample_interval"), s)?);
+        }
+        if let Some(i) = &self.iofd {
+            c.iofd = Some(i.build(file)?);
         }
         Ok(c)
     }

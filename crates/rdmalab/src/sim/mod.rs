@@ -12,6 +12,7 @@ mod blitz;
 mod cc;
 pub mod config;
 mod host;
+mod iofd;
 mod results;
 mod sampling;
 mod setup;
@@ -107,6 +108,8 @@ pub struct Simulation {
     dasr: Option<Box<crate::cc::dasr::DasrReceivers>>,
     /// Switches do not ECN-mark at host-facing ports (Blitz with `dasr_edge_ecn = false`).
     no_edge_ecn: bool,
+    /// In-order flow deflection (`None` unless `[fabric.iofd]`: one test per packet).
+    iofd: Option<Box<crate::fabric::deflection::Iofd>>,
 }
 
 impl Simulation {
