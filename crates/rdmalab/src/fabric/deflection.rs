@@ -12,7 +12,8 @@
 //! * Non-minimal (`paths = "nonminimal"`): also other switch-facing ports (never the
 //!   ingress) whose switch has a route to the destination not leading straight back. Such
 //!   a packet leaves in the escape class (`escape_pg`) and is routed minimally from then on
-//!   (Duato's escape channel, [2] of the seed) †.
+//!   (Duato's escape channel, [2] of the seed) †. The last hop returns it to its own class
+//!   before re-sequencing (host-facing queues always drain, so no cycle runs through them).
 //! * A deflected flow keeps its new port while it has packets queued here † (a pin per QP
 //!   and switch), so its packets stay in order within the switch.
 //!
@@ -28,7 +29,12 @@ use crate::ids::{PortId, QpId};
 use crate::units::Time;
 
 /// The deflection count lives in the low bits of `Packet::deflections`.
-pub const COUNT_MASK: u8 = 0x0F;
+pub const COUNT_MASK: u8 = 0x07;
+/// Bits 3..6: the class an escaped packet had before (0: never escaped); the last hop puts
+/// it back, so that all of a QP's packets leave it through one queue, in order.
+pub const CLASS_SHIFT: u8 = 3;
+/// Mask of the saved class.
+pub const CLASS_MASK: u8 = 0x38;
 /// Flag on a packet queued here under a pin (its dequeue releases the pin).
 pub const PINNED: u8 = 0x40;
 /// Flag on a packet deflected off the minimal paths: it leaves in the escape class.

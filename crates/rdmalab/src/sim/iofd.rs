@@ -5,7 +5,9 @@
 //! re-sequencer.
 
 use super::Simulation;
-use crate::fabric::deflection::{choose, Choice, Load, COUNT_MASK, ESCAPE, ON_DEQUEUE, PINNED};
+use crate::fabric::deflection::{
+    choose, Choice, Load, CLASS_MASK, CLASS_SHIFT, COUNT_MASK, ESCAPE, ON_DEQUEUE, PINNED,
+};
 use crate::fabric::resequencer::Verdict;
 use crate::fabric::Packet;
 use crate::ids::{NodeId, PortId};
@@ -69,6 +71,11 @@ impl Simulation {
     /// The last hop: forward in order, hold what is ahead, release what now follows.
     fn iofd_last_hop(&mut self, at: PortId, sw: usize, egress: PortId, mut pkt: Packet) {
         let Some(iofd) = self.iofd.as_deref_mut() else { return };
+        let saved = (pkt.deflections & CLASS_MASK) >> CLASS_SHIFT;
+        if saved != 0 {
+            pkt.pg = saved; // back from the escape class
+            pkt.deflections &= !CLASS_MASK;
+        }
         if !iofd.cfg.resequence {
             return self.switch_enqueue(at, egress, pkt);
         }
@@ -114,8 +121,9 @@ impl Simulation {
             iofd.switches[sw].release_pin(pkt.qp);
         }
         if pkt.deflections & ESCAPE != 0 {
+            let saved = (pkt.pg << CLASS_SHIFT) & CLASS_MASK;
             pkt.pg = iofd.cfg.escape_pg;
-            pkt.deflections = iofd.cfg.max_deflections;
+            pkt.deflections = iofd.cfg.max_deflections | saved;
         }
         pkt.deflections &= !ON_DEQUEUE;
     }
