@@ -50,12 +50,23 @@ pub fn check_granularity(count: DasrCount, gran: super::Granularity) -> Result<(
     match (count, gran) {
         (DasrCount::Qp, PerQp) | (DasrCount::Host, PerPair) => Ok(()),
         (DasrCount::Qp, g) => Err(format!(
-            "`dasr_count = \"qp\"` gives each QP its own share and needs `granularity = \"per_qp\"` (got {g:?})"
+            "`dasr_count = \"qp\"` gives each QP its own share and needs `granularity = \"per_qp\"` (got {})",
+            granularity_name(g)
         )),
         (DasrCount::Host, g) => Err(format!(
             "`dasr_count = \"host\"` gives each sending host one share and needs `granularity = \"per_pair\"` \
-             (got {g:?})"
+             (got {})",
+            granularity_name(g)
         )),
+    }
+}
+
+fn granularity_name(g: super::Granularity) -> &'static str {
+    match g {
+        super::Granularity::PerQp => "per_qp",
+        super::Granularity::PerDestination => "per_destination",
+        super::Granularity::PerPair => "per_pair",
+        super::Granularity::PerDestinationUnsplit => "per_destination_unsplit",
     }
 }
 
