@@ -189,8 +189,8 @@ BLITZ_EXPERIMENTS = [
         theirs="the poster's section 2 end: about 4x fewer ECN marks 'for typical workloads' (workload, fabric and "
                "scale unstated). Ours: k=8 fat tree and a 2:1 leaf-spine at 100 Gb/s, web search at 30 and 50 % "
                "load plus a 16->1 incast of 64 KB per sender every 1 ms; DCQCN runs carry IOFD with "
-               "max_deflections = 0, identical to IOFD off",
-        needs_cc=["dcqcn", "blitz"],
+               "max_deflections = 0, identical to IOFD off (the sweep's TIMELY runs serve blitz-scale)",
+        needs_cc=["dcqcn", "timely", "blitz"],
     ),
     Experiment(
         name="blitz-scale",

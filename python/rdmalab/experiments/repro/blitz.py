@@ -196,7 +196,8 @@ def compare_scale(runs: pl.DataFrame, flows: pl.DataFrame, store: "Store") -> li
 
 def compare_iofd(runs: pl.DataFrame, flows: pl.DataFrame, store: "Store") -> list["Comparison"]:
     """ECMP-colliding long flows on a leaf-spine, IOFD off and on (no paper number: ours). Mean
-    and max FCT slowdown beside 1 (no collision), ECN marks, NACKs beside 0 (IOFD keeps order),
+    and max FCT slowdown beside 1 (no collision), ECN marks, NACKs beside 0 (IOFD keeps order
+    while the last hop's buffer holds the overtaken packets; escapes say when it did not),
     deflections."""
     runs = runs.filter(pl.col("status") == "ok")
     col = "fabric.iofd.max_deflections"
@@ -210,6 +211,7 @@ def compare_iofd(runs: pl.DataFrame, flows: pl.DataFrame, store: "Store") -> lis
         out.append(_cmp(name, "NACKs", float(r["nacks"].sum()), 0.0))
         out.append(_cmp(name, "deflections", float(r["deflections"].sum()), NAN))
         out.append(_cmp(name, "re-sequenced", float(r["resequenced"].sum()), NAN))
+        out.append(_cmp(name, "re-seq escapes", float(r["reseq_escapes"].sum()), 0.0))
     return out
 
 
