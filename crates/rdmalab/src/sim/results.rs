@@ -48,6 +48,8 @@ pub struct Results {
     pub mp_messages: Vec<crate::multipath::MpMessageRecord>,
     /// Every chunk of those messages, by message then chunk number.
     pub mp_chunks: Vec<crate::multipath::MpChunkRecord>,
+    /// Packets still held by IOFD re-sequencers when the run ended (0 without IOFD).
+    pub reseq_held: usize,
 }
 
 impl Simulation {
@@ -60,13 +62,15 @@ impl Simulation {
                 0
             }
         };
-        self.ports
+        let held = self.iofd.as_ref().map_or(0, |i| i.held_payload());
+        held + self
+            .ports
             .iter()
             .map(|st| {
                 let parked = st.in_flight.iter().map(|(_, r)| r).chain(st.queues.iter().flatten());
                 parked.map(|&r| data(self.packets.get(r))).sum::<u64>()
             })
-            .sum()
+            .sum::<u64>()
     }
 
     /// Checks byte conservation: every payload byte a host sent was delivered in order,
@@ -121,6 +125,7 @@ impl Simulation {
             payload_in_flight: self.payload_in_network(),
             mp_messages: self.mp_message_records(),
             mp_chunks: self.mp_chunk_records(),
+            reseq_held: self.iofd.as_ref().map_or(0, |i| i.held_packets()),
         }
     }
 
