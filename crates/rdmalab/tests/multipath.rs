@@ -300,3 +300,22 @@ fn per_qp_cc_gives_a_connection_one_share_per_qp_and_per_pair_one_share() {
     let ratio = flow_pair.0 as f64 / mp_pair.0 as f64;
     assert!((0.75..1.33).contains(&ratio), "per_pair: mp {mp_pair} flow {flow_pair}");
 }
+
+#[test]
+fn a_connection_left_open_does_not_keep_the_run_alive() {
+    // DCQCN re-arms its timers while a QP exists; without mp_disconnect the run must still end.
+    let cfg = SimConfig { cc: rdmalab::cc::CcConfig::from_name("dcqcn").unwrap(), ..SimConfig::default() };
+    let topo = builders::star(2, Rate::gbps(40), Time::from_us(1)).unwrap();
+    let mut sim = Simulation::new(topo, vec![], cfg).unwrap();
+    let conn =
+        sim.mp_connect(NodeId(0), NodeId(1), &MpConfig { qps: 2, chunk_size: 8192, ..MpConfig::default() }).unwrap();
+    sim.mp_post_send(conn, MpWr::write(100_000), Time::ZERO).unwrap();
+    assert_eq!(sim.run_to_end(), StopReason::Finished);
+    let first = sim.now();
+    // The connection is still usable: a later message runs and completes too.
+    sim.mp_post_send(conn, MpWr::write(50_000), first + Time::from_us(10)).unwrap();
+    assert_eq!(sim.run_to_end(), StopReason::Finished);
+    let r = sim.results().unwrap();
+    assert_eq!(r.records.len(), 2);
+    assert!(r.mp_messages.iter().all(|m| m.bytes_placed == m.size));
+}

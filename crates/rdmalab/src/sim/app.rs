@@ -305,6 +305,15 @@ impl Simulation {
             ideal,
         });
         self.flows_done += 1;
+        self.note_work_done();
+    }
+
+    /// After a flow or message completed: if that was the last and a connection is still
+    /// open (not `mp_disconnect`ed), ask `run` to stop rather than idle through its timers.
+    pub(super) fn note_work_done(&mut self) {
+        if self.flows_done == self.work_total() && self.apps.conns.iter().any(|c| !c.disconnected) {
+            self.all_done_but_idle_apps = true;
+        }
     }
 
     /// Per-message records of every multipath message, in id order.

@@ -166,6 +166,8 @@ impl Simulation {
             ce: false,
             cnp: false,
             last_of_msg,
+            share_kbps: 0,
+            deflections: 0,
         };
         qp.snd_nxt = end;
         let pace = if self.cfg.rate_bound { qp.rate } else { qp.max_rate };
@@ -203,7 +205,8 @@ impl Simulation {
         let qp = &mut self.qps[pkt.qp.idx()];
         let rx = &mut qp.rx;
         let mut placed = None;
-        let reply = if pkt.seq == rx.expected {
+        let (in_order, new_data) = (pkt.seq == rx.expected, pkt.seq >= rx.expected);
+        let reply = if in_order {
             rx.expected += pkt.payload as u64;
             rx.unacked_packets += 1;
             self.counters.payload_bytes_delivered += pkt.payload as u64;
@@ -233,6 +236,7 @@ impl Simulation {
         if let Some((app, bytes)) = placed {
             self.app_recv_done(app, pkt.qp, pkt.app_hdr, bytes);
         }
+        let share_kbps = self.dasr_on_data(&pkt, new_data, in_order);
         let Some(kind) = reply else {
             if pkt.int_slot != NO_INT {
                 self.int.release(pkt.int_slot);
@@ -264,6 +268,8 @@ impl Simulation {
             ce: false,
             cnp,
             last_of_msg: false,
+            share_kbps,
+            deflections: 0,
         };
         let nic = self.nic_of[pkt.dst.idx()];
         self.nics[nic as usize].acks.push_back(ack);
@@ -330,7 +336,9 @@ impl Simulation {
                 ideal: self.ideal[m.flow as usize],
             });
             self.flows_done += 1;
-            self.nics[qp.nic as usize].cq.push_back(Completion { flow: m.flow, time: self.now });
+            let nic = qp.nic as usize;
+            self.nics[nic].cq.push_back(Completion { flow: m.flow, time: self.now });
+            self.note_work_done();
         }
         self.close_if_idle(qp_id);
     }

@@ -9,9 +9,11 @@
 //! ACK processing, timeouts) and `switch` (forwarding, MMU, PFC, ECN, INT).
 
 mod app;
+mod blitz;
 mod cc;
 pub mod config;
 mod host;
+mod iofd;
 mod results;
 mod sampling;
 mod setup;
@@ -108,6 +110,15 @@ pub struct Simulation {
     global_rtt_bdp: (Time, u64),
     /// Host applications (multipath connections) and their headers in flight.
     apps: app::Apps,
+    /// Every flow and message is complete but some application connection is still open
+    /// (`run` returns `Finished` at its next event instead of idling through timers).
+    all_done_but_idle_apps: bool,
+    /// Blitz's DASR receivers (`None` unless `cc = "blitz"`: no state, one test per packet).
+    dasr: Option<Box<crate::cc::dasr::DasrReceivers>>,
+    /// Switches do not ECN-mark at host-facing ports (Blitz with `dasr_edge_ecn = false`).
+    no_edge_ecn: bool,
+    /// In-order flow deflection (`None` unless `[fabric.iofd]`: one test per packet).
+    iofd: Option<Box<crate::fabric::deflection::Iofd>>,
 }
 
 impl Simulation {
@@ -124,6 +135,12 @@ impl Simulation {
             }
             if budget == 0 {
                 return StopReason::Paused;
+            }
+            if self.all_done_but_idle_apps {
+                // Everything posted is complete; connections left open keep only their idle
+                // timers (congestion control) alive, which would run forever.
+                self.all_done_but_idle_apps = false;
+                return StopReason::Finished;
             }
             budget -= 1;
             let Some((t, ev)) = self.queue.pop() else { unreachable!() };

@@ -52,6 +52,8 @@ pub struct Results {
     pub mp_paths: Vec<crate::multipath::MpPathRecord>,
     /// Every WR the Virtuoso senders posted, by connection then post order.
     pub mp_wrs: Vec<crate::multipath::MpWrRecord>,
+    /// Packets still held by IOFD re-sequencers when the run ended (0 without IOFD).
+    pub reseq_held: usize,
 }
 
 impl Simulation {
@@ -64,13 +66,15 @@ impl Simulation {
                 0
             }
         };
-        self.ports
+        let held = self.iofd.as_ref().map_or(0, |i| i.held_payload());
+        held + self
+            .ports
             .iter()
             .map(|st| {
                 let parked = st.in_flight.iter().map(|(_, r)| r).chain(st.queues.iter().flatten());
                 parked.map(|&r| data(self.packets.get(r))).sum::<u64>()
             })
-            .sum()
+            .sum::<u64>()
     }
 
     /// Checks byte conservation: every payload byte a host sent was delivered in order,
@@ -127,6 +131,7 @@ impl Simulation {
             mp_chunks: self.mp_chunk_records(),
             mp_paths: self.mp_path_records(),
             mp_wrs: self.mp_wr_records(),
+            reseq_held: self.iofd.as_ref().map_or(0, |i| i.held_packets()),
         }
     }
 

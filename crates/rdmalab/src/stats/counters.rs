@@ -50,4 +50,10 @@ pub struct Counters {
     pub qp_cache_hits: u64,
     /// QP-context cache lookups that missed (each delays that QP's packet by the penalty).
     pub qp_cache_misses: u64,
+    /// IOFD: deflection decisions (a packet deflected at two switches counts twice).
+    pub deflections: u64,
+    /// IOFD: packets a last hop held and released in order.
+    pub resequenced: u64,
+    /// IOFD: packets a last hop let through out of order (buffer full, or lossy timeout).
+    pub reseq_escapes: u64,
 }
