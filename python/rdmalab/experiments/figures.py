@@ -15,7 +15,7 @@ from typing import Any, Callable
 import numpy as np
 import polars as pl
 
-from rdmalab.experiments import figures_mp
+from rdmalab.experiments import figures_mp, figures_virtuoso
 from rdmalab.experiments.store import Store, param_value
 from rdmalab.experiments.sweep import MP_PLOT_KINDS, PLOT_KINDS
 from rdmalab.plots import _save, plt, slowdown_by_size_frames
@@ -228,6 +228,8 @@ FIGURES: dict[str, Callable[..., list[Path]]] = {
     "slowdown": slowdown_vs_size, "cdf": fct_cdf, "queue": queue_over_time,
     "rate": qp_rate_over_time, "pfc": pfc_pause_time,
     "mp_qps": figures_mp.fct_vs_qps, "mp_chunk": figures_mp.fct_vs_chunk,
+    "virtuoso_paths": figures_virtuoso.fct_vs_paths, "virtuoso_speedup": figures_virtuoso.speedup_vs_size,
+    "virtuoso_overhead": figures_virtuoso.wrs_vs_paths,
 }
 
 

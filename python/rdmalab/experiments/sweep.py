@@ -48,8 +48,8 @@ SWEEP_KEYS = ("name", "description", "scenario", "base", "grid", "zip", "seeds",
 PLOT_KEYS = ("by", "kinds", "where", "title")
 #: Figure kinds (see figures.py).
 PLOT_KINDS = ("slowdown", "cdf", "queue", "rate", "pfc")
-#: Figure kinds drawn only when asked for (they need multipath messages): seed 001's figures.
-MP_PLOT_KINDS = ("mp_qps", "mp_chunk")
+#: Figure kinds drawn only when asked for (they need multipath messages): seeds 001 and 003.
+MP_PLOT_KINDS = ("mp_qps", "mp_chunk", "virtuoso_paths", "virtuoso_speedup", "virtuoso_overhead")
 #: Phrases of the engine's parse errors (as opposed to errors building a valid scenario).
 _PARSE_ERRORS = ("unknown field", "invalid type", "missing field", "unknown variant",
                  "invalid value", "invalid length", "duplicate field")

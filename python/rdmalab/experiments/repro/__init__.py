@@ -264,6 +264,36 @@ REGISTRY: dict[str, Experiment] = {e.name: e for e in [
 ]}
 
 
+_VIRTUOSO_THEIRS = ("closed forms, not the paper's measurements (Tian et al. print no values for Figs. 5-8): "
+                    "FCT = 8 x size x 1048/1000 / (N x 1 Gb/s), speed-up = N, WRs = N (+1 notice for a "
+                    "large SEND; 1 below small_message)")
+
+
+def _virtuoso_experiment(name: str, title: str, figs: str, compare: Callable) -> Experiment:
+    stem = name.replace("-", "_")
+    return Experiment(
+        name=name, title=title, citation=f"Tian et al., Virtuoso (seed 003), {figs}",
+        sweep=f"{stem}.toml", quick=f"{stem}_quick.toml", figures=[stem.replace("virtuoso_sizes", "virtuoso_speedup")],
+        by="traffic[0].qps", compare=compare, theirs=_VIRTUOSO_THEIRS,
+    )
+
+
+def _virtuoso_entries() -> list[Experiment]:
+    from rdmalab.experiments.repro import virtuoso
+
+    return [
+        _virtuoso_experiment("virtuoso-paths", "Virtuoso: FCT of one WRITE vs paths, 1 Gb/s core links",
+                             "§4.3, Fig. 5", virtuoso.compare_paths),
+        _virtuoso_experiment("virtuoso-sizes", "Virtuoso: speed-up FCT(1)/FCT(N) by message size",
+                             "§4.3, Fig. 6", virtuoso.compare_sizes),
+        _virtuoso_experiment("virtuoso-overhead", "Virtuoso: WRs and CQEs per message (Fig. 8 proxy)",
+                             "§4.6, Fig. 8", virtuoso.compare_overhead),
+    ]
+
+
+REGISTRY.update({e.name: e for e in _virtuoso_entries()})
+
+
 def get(name: str) -> Experiment:
     """The experiment called `name`; ValueError listing the known ones otherwise."""
     if name not in REGISTRY:

@@ -1,0 +1,114 @@
+"""Figures of Virtuoso sweeps (seed 003): FCT against the number of paths beside the closed
+form (Fig. 5), the speed-up FCT(1)/FCT(N) by message size (Fig. 6), and the WRs the
+middleware posts per message (a proxy for Fig. 8's CPU time).
+
+All read the sweep's `messages` table; the number of paths is `traffic[0].qps`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from rdmalab.plots import _save, plt
+
+QPS = "traffic[0].qps"
+SIZE = "traffic[0].messages[0].size"
+VERB = "traffic[0].messages[0].verb"
+#: Bytes on the wire per payload byte: 1000-byte payloads with 48 bytes of headers.
+WIRE = 1048 / 1000
+
+
+def closed_form_s(size: float, paths: int, link_gbps: float = 1.0) -> float:
+    """FCT of `size` bytes split evenly over `paths` links of `link_gbps`, in seconds:
+    8 * size * (mtu + 48) / mtu / (N * rate)."""
+    return 8 * size * WIRE / (paths * link_gbps * 1e9)
+
+
+def message_table(store) -> pl.DataFrame:  # noqa: ANN001 - a Store
+    """The first message of every successful run, with `paths` (and `size`, `verb` columns
+    as swept)."""
+    from rdmalab.experiments.figures import NoData
+
+    df = store.table("messages")
+    if df.height == 0 or QPS not in df.columns:
+        raise NoData("the sweep has no Virtuoso messages varied by traffic[0].qps")
+    runs = store.runs().filter(pl.col("status") == "ok").select("run_id")
+    df = df.join(runs, on="run_id").filter(pl.col("message") == 0)
+    return df.with_columns(pl.col(QPS).cast(pl.Int64).alias("paths"))
+
+
+def _finish(fig, ax, store, title: str | None, what: str, out: Path) -> list[Path]:  # noqa: ANN001
+    """Grid, legend and title; saves the figure to `out` (.png and .pdf)."""
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    ax.set_title(f"{title or store.manifest().get('name', store.root.name)}: {what}")
+    fig.tight_layout()
+    return _save(fig, out)
+
+
+def fct_vs_paths(sweep: str | Path, by: str | None = None, out: str | Path | None = None,
+                 where: dict[str, Any] | None = None, title: str | None = None) -> list[Path]:
+    """The message's FCT against the number of paths, with the closed form (Fig. 5)."""
+    from rdmalab.experiments.store import Store
+
+    store = Store(sweep)
+    t = message_table(store).sort("paths")
+    n = t["paths"].to_numpy()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(n, t["fct_ns"].to_numpy() / 1e9, "o-", label="rdmalab (probe included)")
+    ax.plot(n, [closed_form_s(s, int(k)) for s, k in zip(t["size"], n)], "k--", label="closed form")
+    ax.set_xlabel("paths (1 Gb/s links)")
+    ax.set_ylabel("FCT (s)")
+    out = out or Path(sweep) / "figures" / "virtuoso_paths"
+    return _finish(fig, ax, store, title, f"{int(t['size'][0]):,} bytes", out)
+
+
+def speedup_table(store) -> pl.DataFrame:  # noqa: ANN001
+    """Per (size, paths): FCT, probe time and the speed-up over one path, with and without
+    the probe."""
+    t = message_table(store)
+    one = t.filter(pl.col("paths") == 1).select("size", pl.col("fct_ns").alias("fct1"),
+                                                pl.col("probe_ns").alias("probe1"))
+    t = t.join(one, on="size")
+    return t.with_columns(
+        (pl.col("fct1") / pl.col("fct_ns")).alias("speedup"),
+        ((pl.col("fct1") - pl.col("probe1")) / (pl.col("fct_ns") - pl.col("probe_ns"))).alias("speedup_data"),
+    ).select("size", "paths", "fct_ns", "probe_ns", "speedup", "speedup_data").sort("size", "paths")
+
+
+def speedup_vs_size(sweep: str | Path, by: str | None = None, out: str | Path | None = None,
+                    where: dict[str, Any] | None = None, title: str | None = None) -> list[Path]:
+    """Speed-up FCT(1)/FCT(N) against the message size, one line per N (Fig. 6)."""
+    from rdmalab.experiments.store import Store
+
+    store = Store(sweep)
+    t = speedup_table(store)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for n in sorted(set(t["paths"].to_list())):
+        sub = t.filter(pl.col("paths") == n)
+        ax.plot(sub["size"].to_numpy(), sub["speedup"].to_numpy(), "o-", label=f"{n} paths")
+        ax.axhline(n, color="grey", lw=0.5, ls=":")
+    ax.set_xscale("log")
+    ax.set_xlabel("message size (bytes)")
+    ax.set_ylabel("FCT(1 path) / FCT(N paths)")
+    out = out or Path(sweep) / "figures" / "virtuoso_speedup"
+    return _finish(fig, ax, store, title, "speed-up (dotted: N)", out)
+
+
+def wrs_vs_paths(sweep: str | Path, by: str | None = None, out: str | Path | None = None,
+                 where: dict[str, Any] | None = None, title: str | None = None) -> list[Path]:
+    """WRs posted per message against the number of paths, one line per (size, verb)."""
+    from rdmalab.experiments.store import Store
+
+    store = Store(sweep)
+    t = message_table(store).sort("paths")
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for (size, verb), sub in sorted(t.partition_by(SIZE, VERB, as_dict=True).items()):
+        ax.plot(sub["paths"].to_numpy(), sub["wrs"].to_numpy(), "o-", label=f"{verb} {int(size):,} B")
+    ax.set_xlabel("paths")
+    ax.set_ylabel("WRs per message")
+    out = out or Path(sweep) / "figures" / "virtuoso_overhead"
+    return _finish(fig, ax, store, title, "work requests per message", out)
