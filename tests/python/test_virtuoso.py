@@ -22,13 +22,13 @@ RDMALAB = Path(sys.executable).parent / "rdmalab"
 MB4 = 4 << 20
 
 
-def testbed(links: int, rates="1Gbps") -> Scenario:
+def dumbbell_bed(links: int, rates="1Gbps") -> Scenario:
     return (Scenario.dumbbell(1, host_rate="10Gbps", bottleneck_rate=rates, delay="2us", bottleneck_links=links)
             .with_ips_per_host(links).with_fabric(path_selection="source_ip", cc="none"))
 
 
 def test_virtuoso_tables_have_the_documented_columns():
-    s = testbed(4).multipath([{"src": 0, "dst": 1, "size": MB4, "verb": "send"}], split="virtuoso",
+    s = dumbbell_bed(4).multipath([{"src": 0, "dst": 1, "size": MB4, "verb": "send"}], split="virtuoso",
                              path_by="src_ip", qps=4, weights="equal")
     r = run(s, progress=False)
     assert list(r.messages.columns) == list(MESSAGE_COLUMNS)
@@ -69,7 +69,7 @@ def test_run_writes_paths_parquet_and_bad_fields_are_named(tmp_path):
     assert out.returncode == 2
     assert "field `traffic[0].qps`" in out.stderr and "ips_per_host" in out.stderr
     with pytest.raises(ValueError, match=r"traffic\[0\]\.small_path"):
-        run(testbed(2).multipath([{"src": 0, "dst": 1, "size": MB4}], split="virtuoso", qps=2, small_path=2),
+        run(dumbbell_bed(2).multipath([{"src": 0, "dst": 1, "size": MB4}], split="virtuoso", qps=2, small_path=2),
             progress=False)
 
 
@@ -96,10 +96,12 @@ def test_repro_paths_and_sizes_match_the_closed_form(tmp_path):
     exp, rows, made = _small("virtuoso-paths", tmp_path, paths)
     assert set(made) == {"virtuoso_paths"}
     for n in (1, 4):
-        c = rows[(f"{n} paths", "FCT s (100 GB)")]
+        c = rows[(f"{n} paths", "FCT s w/o probe")]
         assert c.theirs == pytest.approx(8 * 100e9 * 1.048 / (n * 1e9))
-        # The probe (4.4 ms on a 1G path) is 2-7 % of 20 MB: ours a little above.
-        assert 1.0 < c.ours / c.theirs < 1.1
+        assert c.ours == pytest.approx(c.theirs, rel=0.01)
+        # The probe (4.4 ms on any 1G path) is added once, unscaled.
+        probe = rows[(f"{n} paths", "FCT s (100 GB)")].ours - c.ours
+        assert probe == pytest.approx(512 * 1024 * 8 * 1.048 / 1e9, rel=0.02)
     assert "Tian et al." in repro.comparison_table(exp, tmp_path / "virtuoso-paths")
 
     def sizes(spec):

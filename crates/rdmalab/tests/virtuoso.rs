@@ -224,3 +224,18 @@ fn bad_input_names_the_field() {
     let e = error(&(bed.replace("source_ip", "random") + &virtuoso(4, "", msg)));
     assert!(e.contains("fabric.path_selection"), "{e}");
 }
+
+/// Probes and data reuse the connection's contexts: with a QP cache smaller than the paths
+/// every path's QP keeps missing and the message is slower than with room for all four.
+#[test]
+fn a_qp_cache_smaller_than_the_paths_slows_the_split() {
+    let msg = format!("{{ src = 0, dst = 1, size = {MIB4} }}");
+    let fct = |entries: u32| {
+        let fabric = format!("qp_cache_entries = {entries}\nqp_cache_miss_penalty = \"5us\"");
+        let r = run(scenario(&(testbed("\"1Gbps\"", 4, &fabric).replace("10Gbps", "40Gbps") + &virtuoso(4, "", &msg))));
+        (r.mp_messages[0].fct.unwrap(), r.counters.qp_cache_misses)
+    };
+    let ((roomy, few_misses), (tight, many_misses)) = (fct(8), fct(2));
+    assert!(few_misses <= 8, "8 entries: {few_misses} misses");
+    assert!(many_misses > 1000 && tight > roomy, "2 entries: {many_misses} misses, {tight} vs {roomy}");
+}
