@@ -6,7 +6,8 @@ process, so peak RSS is the engine's) and prints wall time, user time, events, e
 packet-hops/s and peak RSS. Scenarios are the ns-3 HPCC simulator's reference configs of
 `../shared/reference/hpcc/` (S1: 320-host fat tree, 9,672 flows; S2: 65-host star, 2,321
 flows) with their CC_MODE replaced as named, and native TOML scenarios kept in `bench/`
-(`MP-topo1`: seed 001's multipath experiment at 16 QPs and 1 KiB chunks).
+(`MP-topo1`: seed 001's multipath experiment at 16 QPs and 1 KiB chunks; `virtuoso-10paths`:
+seed 003's 1 GB WRITE over 10 parallel links).
 
     python3 bench/run.py                 # all scenarios
     python3 bench/run.py S1-dcqcn S2-none
@@ -42,6 +43,8 @@ SCENARIOS = {
     "S1-hpcc": ("S1_hpcc_config.txt", 3),
     # Seed 001's topology 1 at its finest split: 16 QPs, 1 KiB chunks (10,240 WRs), DCQCN.
     "MP-topo1": ("mp_topo1.toml", None),
+    # Seed 003's testbed: one 1 GB WRITE over 10 parallel 1 Gb/s links (Virtuoso, probed).
+    "virtuoso-10paths": ("virtuoso_10paths.toml", None),
 }
 INPUTS = ["fat.txt", "topology.txt", "trace.txt", "S1_flow.txt", "S2_flow.txt"]
 
