@@ -35,7 +35,7 @@ pub struct Simulation {
 }
 
 fn build(s: Scenario) -> PyResult<rdmalab::sim::Simulation> {
-    rdmalab::sim::Simulation::new(s.topology, s.flows, s.config).map_err(to_py)
+    rdmalab::sim::Simulation::from_scenario(s).map_err(to_py)
 }
 
 #[pymethods]
@@ -144,7 +144,16 @@ fn results_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict
     flows.set_item("start_ps", col(&|x| x.start.0).into_pyarray(py))?;
     flows.set_item("fct_ps", col(&|x| x.fct.0).into_pyarray(py))?;
     flows.set_item("ideal_ps", col(&|x| x.ideal.0).into_pyarray(py))?;
+    flows.set_item("tenant", col(&|x| x.tenant as u64).into_pyarray(py))?;
     d.set_item("flows", flows)?;
+    d.set_item("tenant_names", r.tenant_names.clone())?;
+    let tb = PyDict::new(py);
+    let bins = &r.tenant_bins;
+    tb.set_item("tenant", bins.iter().map(|b| b.tenant as u64).collect::<Vec<u64>>().into_pyarray(py))?;
+    tb.set_item("bin", bins.iter().map(|b| b.bin as u64).collect::<Vec<u64>>().into_pyarray(py))?;
+    tb.set_item("bytes", bins.iter().map(|b| b.bytes).collect::<Vec<u64>>().into_pyarray(py))?;
+    tb.set_item("bin_ps", rdmalab::tenancy::METER_BIN.0)?;
+    d.set_item("tenant_bins", tb)?;
     let c = &r.counters;
     let counters = PyDict::new(py);
     for (k, v) in [
@@ -161,6 +170,8 @@ fn results_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict
         ("ecn_marks", c.ecn_marks),
         ("timeouts", c.timeouts),
         ("nacks", c.nacks),
+        ("qps_opened", c.qps_opened),
+        ("qps_peak", c.qps_peak),
         ("flows_total", r.flows_total as u64),
         ("flows_completed", r.records.len() as u64),
         ("end_time_ps", r.end_time.0),
@@ -209,7 +220,16 @@ fn rate_dict<'py>(py: Python<'py>, rs: &[RateSample]) -> PyResult<Bound<'py, PyD
     Ok(d)
 }
 
+/// A time in ns-3 spelling (`"2ms"`, `"500ns"`) in picoseconds, parsed as scenarios are.
+#[pyfunction]
+fn parse_time_ps(s: &str) -> PyResult<u64> {
+    rdmalab::formats::units_parse::parse_time(s)
+        .map(|t| t.0)
+        .map_err(|e| PyValueError::new_err(format!("{s:?}: {}", e.0)))
+}
+
 /// Adds the simulator class to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<Simulation>()
+    m.add_class::<Simulation>()?;
+    m.add_function(wrap_pyfunction!(parse_time_ps, m)?)
 }

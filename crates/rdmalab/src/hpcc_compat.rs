@@ -43,7 +43,7 @@ pub fn scenario_from_config(cfg: &HpccConfig) -> Result<Scenario> {
     }
     let flows = hpcc_flow::read_flows(flow_path, &topology)?;
     let config = sim_config(cfg)?;
-    Ok(Scenario { topology, flows, config })
+    Ok(Scenario { topology, flows, apps: Vec::new(), tenants: vec![crate::tenancy::DEFAULT_TENANT.into()], config })
 }
 
 fn required<'a>(cfg: &HpccConfig, p: Option<&'a Path>, key: &str) -> Result<&'a Path> {
@@ -86,7 +86,7 @@ fn ecn_config(cfg: &HpccConfig) -> Option<EcnConfig> {
             Some((rate, EcnParams { kmin, kmax, pmax }))
         })
         .collect();
-    Some(EcnConfig { by_rate })
+    Some(EcnConfig { by_rate, overrides: Default::default() })
 }
 
 fn sim_config(cfg: &HpccConfig) -> Result<SimConfig> {
@@ -112,6 +112,8 @@ fn sim_config(cfg: &HpccConfig) -> Result<SimConfig> {
         int_multi: cfg.int_multi.max(1),
         neighbor_order: NeighborOrder::Ns3,
         stop_time: cfg.simulator_stop_time,
+        // The reference has no tenants; its runs keep nothing they do not write.
+        tenant_meter: false,
         ..SimConfig::default()
     })
 }

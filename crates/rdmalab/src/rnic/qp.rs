@@ -17,6 +17,9 @@ pub struct Message {
     pub size: u64,
     /// When it was posted.
     pub posted: Time,
+    /// The application chunk this message carries (`workload::NO_APP`: a flow of its own,
+    /// reported as a flow record when it completes; otherwise its application is told).
+    pub app: u32,
 }
 
 /// A completion queue entry: a message whose last byte the sender saw acknowledged.
@@ -96,9 +99,55 @@ pub struct Qp {
     pub close_when_idle: bool,
     /// Receiver side.
     pub rx: RxState,
+    /// Tenant of the traffic it carries (index into the scenario's tenants).
+    pub tenant: u16,
+    /// Data and ACK/NACK packets of this QP inside the network. A finished QP's slot is
+    /// reused only once this is 0, so no late packet can reach its next occupant.
+    pub in_flight: u32,
+    /// Under `fabric.defense = "tenant"`: the QP leaves its private line-rate state for
+    /// its tenant's shared one once it has sent this many bytes (0: not exempt).
+    pub exempt_until: u64,
+    /// How many QPs used this slot before (timeout events name it, so that one armed by an
+    /// earlier occupant is ignored).
+    pub gen: u16,
 }
 
 impl Qp {
+    /// An empty slot, overwritten before use.
+    pub fn placeholder() -> Qp {
+        Qp {
+            nic: 0,
+            src: NodeId(0),
+            dst: NodeId(0),
+            sip: 0,
+            dip: 0,
+            sport: 0,
+            dport: 0,
+            pg: 0,
+            posted: 0,
+            snd_nxt: 0,
+            snd_una: 0,
+            messages: VecDeque::new(),
+            next_avail: Time::ZERO,
+            rate: Rate(0),
+            max_rate: Rate(0),
+            win: 0,
+            var_win: false,
+            base_rtt: Time::ZERO,
+            last_wire: 0,
+            rto_deadline: Time::MAX,
+            rto_scheduled: false,
+            cc_group: CcGroupId(u32::MAX),
+            finished: true,
+            close_when_idle: true,
+            rx: RxState::default(),
+            tenant: 0,
+            in_flight: 0,
+            exempt_until: 0,
+            gen: 0,
+        }
+    }
+
     /// Bytes left to send (first transmissions).
     #[inline]
     pub fn has_data(&self) -> bool {
@@ -127,8 +176,13 @@ impl Qp {
 
     /// Posts a message of `size` bytes.
     pub fn post(&mut self, flow: u32, size: u64, now: Time) {
+        self.post_for(flow, crate::workload::NO_APP, size, now);
+    }
+
+    /// Posts a message of `size` bytes on behalf of application `app`.
+    pub fn post_for(&mut self, flow: u32, app: u32, size: u64, now: Time) {
         self.posted += size;
-        self.messages.push_back(Message { flow, end: self.posted, size, posted: now });
+        self.messages.push_back(Message { flow, end: self.posted, size, posted: now, app });
         self.finished = false;
     }
 }
@@ -164,6 +218,10 @@ mod tests {
             finished: false,
             close_when_idle: true,
             rx: RxState::default(),
+            tenant: 0,
+            in_flight: 0,
+            exempt_until: 0,
+            gen: 0,
         }
     }
 

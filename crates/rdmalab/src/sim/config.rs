@@ -3,6 +3,7 @@
 use crate::cc::{CcConfig, Granularity};
 use crate::fabric::EcnConfig;
 use crate::rnic::QpCacheConfig;
+use crate::tenancy::{Defense, DefenseParams};
 use crate::topology::routing::NeighborOrder;
 use crate::units::{Time, TimingModel};
 
@@ -87,6 +88,17 @@ pub struct SimConfig {
     /// Sample every active QP's rate and delivered throughput at this interval (from time
     /// zero, so samples of different runs line up). `None`: no sampling and no cost.
     pub rate_sample_interval: Option<Time>,
+    /// A shared congestion state outlives its last QP this long; a QP joining meanwhile
+    /// inherits its rate and timers (zero: forgotten at once, as in the reference).
+    pub cc_state_linger: Time,
+    /// Tenant isolation (`fabric.defense`).
+    pub defense: Defense,
+    /// Constants of the defense.
+    pub defense_params: DefenseParams,
+    /// Receivers meter in-order payload per tenant over time (`Results::tenant_bins`).
+    pub tenant_meter: bool,
+    /// Record every chunk an application posts (`Results::app_posts`; tests and figures).
+    pub trace_apps: bool,
 }
 
 impl Default for SimConfig {
@@ -121,6 +133,11 @@ impl Default for SimConfig {
             queue_sample_interval: None,
             queue_sample_start: Time::ZERO,
             rate_sample_interval: None,
+            cc_state_linger: Time::ZERO,
+            defense: Defense::None,
+            defense_params: DefenseParams::default(),
+            tenant_meter: true,
+            trace_apps: false,
         }
     }
 }

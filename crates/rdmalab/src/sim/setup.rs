@@ -14,14 +14,32 @@ use crate::stats::Counters;
 use crate::topology::routing::Routes;
 use crate::topology::{NodeKind, Topology};
 use crate::units::Time;
+use crate::workload::attacks::HostApp;
 use crate::workload::FlowSpec;
 
 impl Simulation {
     /// Validates the scenario and builds the world. Flows must be sorted by start time.
     pub fn new(topo: Topology, flows: Vec<FlowSpec>, cfg: SimConfig) -> Result<Simulation> {
+        Simulation::with_apps(topo, flows, &[], vec![crate::tenancy::DEFAULT_TENANT.into()], cfg)
+    }
+
+    /// A whole scenario: its topology, flows, host applications and tenant names.
+    pub fn from_scenario(s: crate::scenario::Scenario) -> Result<Simulation> {
+        Simulation::with_apps(s.topology, s.flows, &s.apps, s.tenants, s.config)
+    }
+
+    /// Like `new`, with the host applications that carry the flows whose `app` names them
+    /// and the tenants' names (index 0 first).
+    pub fn with_apps(
+        topo: Topology,
+        flows: Vec<FlowSpec>,
+        apps: &[HostApp],
+        tenant_names: Vec<String>,
+        cfg: SimConfig,
+    ) -> Result<Simulation> {
         validate_config(&cfg)?;
         let routes = Routes::compute(&topo, cfg.neighbor_order)?;
-        validate_flows(&topo, &flows)?;
+        validate_flows(&topo, &flows, apps.len())?;
         let mut ports = build_ports(&topo);
         let max_packet = (cfg.mtu + cfg.header_bytes + 128).max(2048) as usize;
         let clock = TxClock::new(cfg.timing, topo.links.iter().map(|l| l.rate), max_packet);
@@ -30,6 +48,7 @@ impl Simulation {
         }
         let (switch_of, mmus, ecn_rngs) = build_switches(&topo, &cfg)?;
         let (nic_of, nics) = build_nics(&topo, &cfg)?;
+        let n_nics = nics.len();
         let error_rngs: Vec<_> = (0..topo.ports.len())
             .map(|i| {
                 let link = &topo.links[topo.ports[i].link.idx()];
@@ -56,8 +75,16 @@ impl Simulation {
             error_rngs,
             nics,
             qps: Vec::new(),
+            free_qps: Vec::new(),
+            live_qps: 0,
             groups: Vec::<CcGroup>::new(),
+            free_groups: Vec::new(),
             group_of: HashMap::new(),
+            apps: Vec::new(),
+            app_posts: Vec::new(),
+            meters: vec![Default::default(); n_nics],
+            start_budgets: vec![Vec::new(); n_nics],
+            tenant_names,
             int: IntSlab::default(),
             packets: Default::default(),
             flows,
@@ -71,6 +98,7 @@ impl Simulation {
             sampler: Default::default(),
             global_rtt_bdp,
         };
+        sim.apps = sim.build_apps(apps);
         if let Some(first) = sim.flows.first() {
             sim.queue.push(first.start, Event::FlowArrival);
         }
@@ -126,7 +154,7 @@ fn validate_config(cfg: &SimConfig) -> Result<()> {
     Ok(())
 }
 
-fn validate_flows(topo: &Topology, flows: &[FlowSpec]) -> Result<()> {
+fn validate_flows(topo: &Topology, flows: &[FlowSpec], apps: usize) -> Result<()> {
     let mut last = Time::ZERO;
     for (i, f) in flows.iter().enumerate() {
         let field = |name: &str| format!("flows[{i}].{name}");
@@ -152,6 +180,9 @@ fn validate_flows(topo: &Topology, flows: &[FlowSpec]) -> Result<()> {
                 let dotted = std::net::Ipv4Addr::from(ip);
                 return Err(Error::scenario(field("src_ip"), format!("host {} does not own {dotted}", f.src)));
             }
+        }
+        if f.app != crate::workload::NO_APP && f.app as usize >= apps {
+            return Err(Error::scenario(field("app"), format!("no application {}", f.app)));
         }
         if f.start < last {
             return Err(Error::scenario(field("start"), "flows must be sorted by start time"));

@@ -46,4 +46,8 @@ pub struct Counters {
     pub timeouts: u64,
     /// NACKs sent.
     pub nacks: u64,
+    /// Queue pairs opened.
+    pub qps_opened: u64,
+    /// Most queue pairs alive at once (opened and not yet released).
+    pub qps_peak: u64,
 }
