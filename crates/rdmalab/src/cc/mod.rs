@@ -263,6 +263,8 @@ pub struct CcGroup {
     pub key: Option<(u32, u32)>,
     /// Lingering without members until then (`Time::MAX`: not lingering).
     pub linger_until: Time,
+    /// HPCC under the tenant defense: the last INT hop records per destination.
+    pub paths: Vec<(crate::ids::NodeId, [crate::fabric::int::IntHop; crate::fabric::int::MAX_HOPS])>,
 }
 
 impl CcGroup {
@@ -288,6 +290,7 @@ impl CcGroup {
             alive: true,
             key,
             linger_until: Time::MAX,
+            paths: Vec::new(),
         }
     }
 

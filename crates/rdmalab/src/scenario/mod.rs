@@ -318,6 +318,9 @@ pub struct FabricSpec {
     pub cc_state_linger: Option<String>,
     /// Tenant isolation: `none` (default) or `tenant`.
     pub defense: Option<String>,
+    /// The tenant defense's budget of line-rate starts, as a fraction of the NIC rate
+    /// (default 0.05; 0 = no line-rate starts).
+    pub defense_start_fraction: Option<f64>,
 }
 
 /// A scenario ready to simulate.
@@ -723,6 +726,12 @@ impl FabricSpec {
                     ))
                 }
             };
+        }
+        if let Some(x) = self.defense_start_fraction {
+            if !(0.0..=1.0).contains(&x) {
+                return Err(Error::input(file, 0, f("defense_start_fraction"), format!("must be in [0, 1], got {x}")));
+            }
+            c.defense_params.start_fraction = x;
         }
         self.apply_ecn_overrides(file, &mut c)?;
         Ok(c)

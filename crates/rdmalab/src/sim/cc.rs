@@ -20,8 +20,9 @@
 //! ignores it. FCTs are unaffected; only useless timer events disappear.
 
 use super::{Event, Simulation};
-use crate::cc::{AckEvent, CcConfig, CcGroup, Granularity, PathInfo};
+use crate::cc::{AckEvent, CcConfig, CcGroup, CcState, Granularity, PathInfo};
 use crate::fabric::packet::NO_INT;
+use crate::fabric::IntHeader;
 use crate::fabric::Packet;
 use crate::ids::{CcGroupId, NodeId, QpId};
 use crate::tenancy::{Defense, StartBudget};
@@ -193,9 +194,23 @@ impl Simulation {
             mtu: self.cfg.mtu,
             int_multi: self.cfg.int_multi,
         };
+        // Only the tenant defense groups QPs to several destinations.
+        let per_path = self.cfg.defense == Defense::Tenant && self.groups[g.idx()].shared && self.cfg.cc.needs_int();
+        let dst = self.qps[qp_id.idx()].dst;
         let grp = &mut self.groups[g.idx()];
+        let swapped = match per_path {
+            false => false,
+            true => match swap_path_int(dst, grp, ev.int) {
+                PathInt::Swapped => true,
+                PathInt::Baseline { run } if run => false,
+                PathInt::Baseline { .. } => return, // only this member's path baseline
+            },
+        };
         let old = grp.rate;
         grp.on_ack(&self.cfg.cc, &ev);
+        if swapped {
+            swap_path_int(dst, grp, None);
+        }
         let changed = grp.rate != old;
         self.flush_timers(g);
         if changed {
@@ -297,5 +312,35 @@ impl Simulation {
             (rtt, super::setup::bdp_bytes(rtt, self.topo.nic_rate(src)))
         };
         PathInfo { base_rtt, bdp }
+    }
+}
+
+/// What `swap_path_int` did.
+enum PathInt {
+    /// The member's records are now the group's (swap again after `on_ack`).
+    Swapped,
+    /// The member had none: `int` is stored as its baseline; `run` if the group itself
+    /// still needs its first ACK.
+    Baseline { run: bool },
+}
+
+/// A tenant's HPCC state spans destinations, so it keeps the last INT records per
+/// destination: utilisation is computed between two stamps of the same links (members to
+/// one destination are taken to share its path, as in the dumbbell and as ECMP does for
+/// most of a fat tree's hops). The destination's records are swapped with the group's
+/// around `on_ack`.
+fn swap_path_int(dst: NodeId, grp: &mut CcGroup, int: Option<&IntHeader>) -> PathInt {
+    let CcState::Hpcc(state) = &mut grp.state else { return PathInt::Baseline { run: true } };
+    match grp.paths.iter_mut().find(|(d, _)| *d == dst) {
+        Some((_, hops)) => {
+            std::mem::swap(&mut state.hops, hops);
+            PathInt::Swapped
+        }
+        None => {
+            if let Some(ih) = int {
+                grp.paths.push((dst, ih.hops));
+            }
+            PathInt::Baseline { run: state.last_update_seq == 0 }
+        }
     }
 }

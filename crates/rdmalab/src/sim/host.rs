@@ -312,14 +312,15 @@ impl Simulation {
             return;
         }
         let qp = &mut self.qps[qp_id.idx()];
-        if pkt.seq > qp.snd_una {
+        let advanced = pkt.seq > qp.snd_una;
+        if advanced {
             qp.snd_una = pkt.seq;
             if self.cfg.rto.is_some() {
                 qp.rto_deadline =
                     if qp.snd_una < qp.snd_nxt { self.now + self.cfg.rto.unwrap_or(Time::MAX) } else { Time::MAX };
             }
-            self.complete_messages(qp_id);
         }
+        let chunks_done = if advanced { self.complete_messages(qp_id) } else { None };
         let qp = &mut self.qps[qp_id.idx()];
         if pkt.kind == PacketKind::Nack && qp.snd_nxt > pkt.seq {
             qp.snd_nxt = pkt.seq.max(qp.snd_una);
@@ -329,12 +330,17 @@ impl Simulation {
             self.int.release(pkt.int_slot);
         }
         let nic = self.qps[qp_id.idx()].nic;
+        // Only now may the slot go (and an application open a QP in it).
+        self.release_if_quiet(qp_id);
+        if let Some((app, first, n)) = chunks_done {
+            self.app_chunks_done(app, first, n, qp_id);
+        }
         self.nic_kick(nic);
     }
 
     /// Reports every message whose last byte is now acknowledged (an application's chunk
     /// goes to its application instead), and closes the QP when it is done.
-    fn complete_messages(&mut self, qp_id: QpId) {
+    fn complete_messages(&mut self, qp_id: QpId) -> Option<(u32, u64, u64)> {
         // Chunks acknowledged by this ACK: (app, first chunk, how many). A QP's chunks are
         // one slot's, every `qps`-th chunk of its transfer.
         let mut chunks_done: Option<(u32, u64, u64)> = None;
@@ -376,11 +382,8 @@ impl Simulation {
             // The completion queue is drained by applications; flows have none here.
             self.nics[qp.nic as usize].cq.clear();
             self.leave_group(qp_id);
-            self.release_if_quiet(qp_id);
         }
-        if let Some((app, first, n)) = chunks_done {
-            self.app_chunks_done(app, first, n, qp_id);
-        }
+        chunks_done
     }
 
     /// Retransmission timer: go back to the oldest unacknowledged byte.
