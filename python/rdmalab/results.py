@@ -82,7 +82,8 @@ class Results:
                    queue_samples=pl.DataFrame(raw["queue_samples"]), rates=rates_frame(raw.get("rates", {})),
                    stop_reason=stop_reason,
                    interrupted=interrupted, wall_seconds=wall,
-                   extra={"tenant_names": names, "tenant_bins": raw.get("tenant_bins")})
+                   extra={"tenant_names": names, "tenant_bins": raw.get("tenant_bins"),
+                          "tenant_bin_ps": raw.get("tenant_bin_ps", 1_000_000)})
 
     def write_fct(self, path: str | Path) -> None:
         """Writes completed flows in the ns-3 HPCC simulator's FCT format."""
@@ -115,7 +116,7 @@ class Results:
         bins = self.extra.get("tenant_bins")
         totals = np.zeros(len(names), dtype=np.float64)
         if bins is not None and len(bins["bin"]):
-            t0 = np.asarray(bins["bin"], dtype=np.uint64) * np.uint64(bins["bin_ps"])
+            t0 = np.asarray(bins["bin"], dtype=np.uint64) * np.uint64(self.extra["tenant_bin_ps"])
             sel = (t0 >= lo) & (t0 < hi)
             np.add.at(totals, np.asarray(bins["tenant"], dtype=np.int64)[sel],
                       np.asarray(bins["bytes"], dtype=np.float64)[sel])

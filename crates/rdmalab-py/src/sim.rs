@@ -152,8 +152,10 @@ fn results_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict
     tb.set_item("tenant", bins.iter().map(|b| b.tenant as u64).collect::<Vec<u64>>().into_pyarray(py))?;
     tb.set_item("bin", bins.iter().map(|b| b.bin as u64).collect::<Vec<u64>>().into_pyarray(py))?;
     tb.set_item("bytes", bins.iter().map(|b| b.bytes).collect::<Vec<u64>>().into_pyarray(py))?;
-    tb.set_item("bin_ps", rdmalab::tenancy::METER_BIN.0)?;
+    let names: Vec<&str> = bins.iter().map(|b| r.tenant_names[b.tenant as usize].as_str()).collect();
+    tb.set_item("tenant_name", names)?;
     d.set_item("tenant_bins", tb)?;
+    d.set_item("tenant_bin_ps", rdmalab::tenancy::METER_BIN.0)?;
     let c = &r.counters;
     let counters = PyDict::new(py);
     for (k, v) in [

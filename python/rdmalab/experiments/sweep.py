@@ -47,7 +47,7 @@ SWEEP_KEYS = ("name", "description", "scenario", "base", "grid", "zip", "seeds",
 #: Keys of the optional [plot] table.
 PLOT_KEYS = ("by", "kinds", "where", "title")
 #: Figure kinds (see figures.py).
-PLOT_KINDS = ("slowdown", "cdf", "queue", "rate", "pfc")
+PLOT_KINDS = ("slowdown", "cdf", "queue", "rate", "pfc", "share")
 #: Phrases of the engine's parse errors (as opposed to errors building a valid scenario).
 _PARSE_ERRORS = ("unknown field", "invalid type", "missing field", "unknown variant",
                  "invalid value", "invalid length", "duplicate field")

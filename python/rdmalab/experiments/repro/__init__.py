@@ -19,6 +19,7 @@ from typing import Callable
 import numpy as np
 import polars as pl
 
+from rdmalab.experiments.attacks import attack_experiments as _attack_experiments
 from rdmalab.experiments.store import Store, load_sweep
 from rdmalab.results import SIZE_BUCKETS, percentile
 
@@ -54,6 +55,8 @@ class Experiment:
     compare: Callable[[pl.DataFrame, pl.DataFrame, Store], list[Comparison]]
     theirs: str
     needs_cc: list[str] = field(default_factory=list)
+    #: (runs, flows, store) -> text printed after the comparison rows (e.g. a table of verdicts).
+    report: Callable[[pl.DataFrame, pl.DataFrame, Store], str] | None = None
 
     def sweep_path(self, quick: bool = False) -> Path:
         """The sweep file shipped with the package."""
@@ -171,6 +174,7 @@ REGISTRY: dict[str, Experiment] = {e.name: e for e in [
         needs_cc=["dcqcn"],
     ),
 ]}
+REGISTRY.update({e.name: e for e in _attack_experiments(Experiment)})
 
 
 def get(name: str) -> Experiment:
@@ -188,4 +192,6 @@ def comparison_table(exp: Experiment, sweep_dir: str | Path) -> str:
     head = f"{'':<22}{'metric':<22}{'ours':>10}{'theirs':>10}{'ratio':>8}"
     lines = [f"{exp.title}", f"  paper:  {exp.citation}", f"  theirs: {exp.theirs}", "", head, "-" * len(head)]
     lines += [c.row() for c in rows] or ["(no successful runs to compare)"]
+    if exp.report is not None and flows.height:
+        lines += ["", exp.report(runs, flows, Store(sweep_dir))]
     return "\n".join(lines)
