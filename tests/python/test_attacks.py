@@ -31,7 +31,8 @@ def test_tenant_share_splits_the_bottleneck_by_qps():
     attacker = share.filter(share["tenant"] == "attacker").row(0, named=True)
     assert attacker["share"] == pytest.approx(0.8, abs=0.04)  # 4 of 5 per-QP states
     assert attacker["gbps"] == pytest.approx(attacker["bytes"] * 8 / 2e-3 / 1e9)
-    assert 90 < share["gbps"].sum() < 95.5  # the bottleneck's payload rate, 100 x 1000/1048
+    # At most the bottleneck's payload rate, 100 x 1000/1048; DCQCN's sawtooth leaves some unused.
+    assert 80 < share["gbps"].sum() <= 100 * 1000 / 1048
     assert set(res.flows["tenant"]) <= {"victim", "attacker"}
     # The window is half-open on the µs grid: two halves add up to the whole.
     halves = res.tenant_share("1ms", "2ms")["bytes"] + res.tenant_share("2ms", "3ms")["bytes"]
@@ -50,7 +51,7 @@ def test_builders_match_the_toml_fields():
     res = rdmalab.run(sc, progress=False)
     assert res.stop_reason == "finished"
     assert res.counters["qps_opened"] >= 400_000 // 20_000
-    with pytest.raises(ValueError, match=r"traffic\[0\]\.src.*tenant `victim`"):
+    with pytest.raises(ValueError, match=r"traffic\[0\]\.flows\[0\]\.src.*not a host of tenant `victim` \(0, 2\)"):
         rdmalab.run(dumbbell().flow(1, 2, 1000, tenant="victim"), progress=False)
     with pytest.raises(ValueError, match=r"fabric\.defense.*unknown defense"):
         rdmalab.run(dumbbell().flow(0, 2, 1000).with_fabric(defense="moat"), progress=False)
@@ -86,8 +87,11 @@ def test_quick_attack_repros_compare_with_the_paper(tmp_path, name):
     runs, flows = load_sweep(tmp_path / "o")
     rows = {(c.group, c.metric): c for c in exp.compare(runs, flows, Store(tmp_path / "o"))}
     if name == "attack-parallel":
-        assert rows[("per_qp N=16", "attacker share")].ours == pytest.approx(16 / 17, abs=0.04)
-        assert rows[("per_pair N=2", "attacker share")].ours == pytest.approx(0.5, abs=0.06)
+        assert rows[("per_qp N=2", "attacker share")].ours == pytest.approx(2 / 3, abs=0.04)
+        assert rows[("per_qp N=2", "attacker share")].theirs == pytest.approx(2 / 3)
+        assert rows[("per_qp N=16", "attacker share")].ours > 0.85
+        assert rows[("per_pair N=16", "attacker share")].ours == pytest.approx(0.5, abs=0.06)
+        assert rows[("per_destination_unsplit N=2", "attacker share")].theirs == 0.60
         assert rows[("no CC N=16", "attacker share")].ours == pytest.approx(0.5, abs=0.03)
     else:
         alone = rows[("staggered-reuse", "attacker Gb/s")].ours

@@ -26,7 +26,13 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let r = sim.results()?;
     let c = r.counters;
     let run = (wall - setup).as_secs_f64();
-    println!("stop: {reason:?}  flows {}/{}  QPs opened {} (at most {} alive)", r.records.len(), r.flows_total, c.qps_opened, c.qps_peak);
+    println!(
+        "stop: {reason:?}  flows {}/{}  QPs opened {} (at most {} alive)",
+        r.records.len(),
+        r.flows_total,
+        c.qps_opened,
+        c.qps_peak
+    );
     println!("events {} ({:.2} M/s)", c.events, c.events as f64 / run / 1e6);
     println!(
         "JSON {{\"events\": {}, \"packet_hops\": {}, \"flows\": {}, \"run_s\": {run}, \"setup_s\": {}, \"qps_opened\": {}, \"qps_peak\": {}}}",

@@ -157,7 +157,8 @@ def compare_staggered(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> 
     out = []
     for r in _ok_runs(runs):
         case = case_name(_param(r, "traffic", []))
-        kmin = int(_param(r, "fabric.ecn_kmin", 0))
+        fabric = _param(r, "fabric", {})
+        kmin = int(fabric.get("ecn_kmin", 0)) if isinstance(fabric, dict) else int(_param(r, "fabric.ecn_kmin", 0))
         label = case + (" 8KB" if kmin == 8000 else "")
         a, v = share_of(shares, r["run_id"], "attacker", "gbps"), share_of(shares, r["run_id"], "victim", "gbps")
         theirs_a = {"staggered-reuse": 74.0, "victim+staggered-reuse": 60.0, "victim+staggered-reuse 8KB": 74.0}
@@ -235,7 +236,7 @@ def attack_experiments(experiment_cls) -> list:
         experiment_cls(
             name="attack-staggered", title="Staggered-QP attack: throughput of attacker and victim (Fig. 4)",
             citation=cite + ", Fig. 4, §IV-A", sweep="attack_staggered.toml", quick="attack_staggered_quick.toml",
-            figures=["share"], by="fabric.ecn_kmin", compare=compare_staggered,
+            figures=["share"], by="fabric", compare=compare_staggered,
             theirs="the testbed's Gb/s (max 92): alone 74, with a victim 60 (victim < 40), low marking = alone; "
                    "our egress is FIFO per class, theirs round robin per port (docs/attacks.md)",
             needs_cc=["dcqcn"]),

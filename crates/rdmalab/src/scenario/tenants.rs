@@ -100,12 +100,12 @@ impl Tenants {
     /// Errors at `field` unless `host` belongs to tenant `t`.
     pub fn check_member(&self, file: &Path, field: &str, t: u16, host: NodeId) -> Result<()> {
         match self.hosts(t) {
-            Some(hs) if !hs.contains(&host) => Err(Error::input(
-                file,
-                0,
-                field,
-                format!("host {host} is not a host of tenant `{}` ({hs:?})", self.names[t as usize]),
-            )),
+            Some(hs) if !hs.contains(&host) => {
+                let list: Vec<String> = hs.iter().map(|h| h.to_string()).collect();
+                let msg =
+                    format!("host {host} is not a host of tenant `{}` ({})", self.names[t as usize], list.join(", "));
+                Err(Error::input(file, 0, field, msg))
+            }
             _ => Ok(()),
         }
     }
