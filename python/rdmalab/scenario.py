@@ -100,6 +100,12 @@ class Scenario:
         return self._add_with({"kind": "incast", "senders": senders, "receiver": receiver, "size": size,
                                "start": start}, tenant=tenant)
 
+    def incast_rounds(self, senders: list[int], receiver: int, size: int, period: str, rounds: int,
+                      jitter: str = "0ns", start: str = "0ns", tenant: str | None = None) -> "Scenario":
+        """`rounds` incasts, one every `period`, each sender starting U(0, jitter) into its round."""
+        return self._add_with({"kind": "incast_rounds", "senders": senders, "receiver": receiver, "size": size,
+                               "period": period, "rounds": rounds, "jitter": jitter, "start": start}, tenant=tenant)
+
     def permutation(self, size: int, start: str = "0ns", hosts: list[int] | None = None,
                     tenant: str | None = None) -> "Scenario":
         return self._add_with({"kind": "permutation", "size": size, "start": start}, hosts=hosts, tenant=tenant)
@@ -154,9 +160,14 @@ class Scenario:
 
     def with_fabric(self, **settings: Any) -> "Scenario":
         """Fabric settings: timing, mtu, lossless, buffer_mb, ecn, ack_high_prio,
-        ack_interval, rto, cc, granularity, window, qp_cache_entries, qp_cache_miss_penalty,
-        queue_sample_interval, rate_sample_interval (per-QP rate samples: `Results.rates`),
-        ecn_kmin, ecn_kmax, ecn_pmax, cc_state_linger, defense."""
+        ack_interval, rto, cc, granularity, cc_params, window, qp_cache_entries,
+        qp_cache_miss_penalty, queue_sample_interval, rate_sample_interval (per-QP rate
+        samples: `Results.rates`), iofd (Blitz's in-order flow deflection, a dict of the
+        `[fabric.iofd]` fields, e.g. `iofd={"max_deflections": 2}`; `{}` = on with defaults),
+        ecn_kmin, ecn_kmax, ecn_pmax, cc_state_linger, defense, defense_start_fraction
+        (seed 002, docs/attacks.md).
+
+        Blitz: `with_fabric(cc="blitz", cc_params={"dasr_count": "qp"}, iofd={})`."""
         new = copy.deepcopy(self)
         new.spec.setdefault("fabric", {}).update(settings)
         return new

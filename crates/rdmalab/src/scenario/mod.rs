@@ -14,7 +14,7 @@
 //! fabric_rate = "100Gbps"
 //! delay = "1us"
 //! [[traffic]]
-//! kind = "poisson"             # poisson | incast | permutation | flows | hpcc_flow_file | htsim_cm
+//! kind = "poisson"             # poisson | incast | incast_rounds | permutation | flows | hpcc_flow_file | htsim_cm
 //! cdf = "fb_hadoop"            # or web_search, or a CDF file path
 //! load = 0.3
 //! duration = "1ms"
@@ -24,6 +24,7 @@
 
 mod attack_traffic;
 mod cc_params;
+mod iofd;
 mod locate;
 mod source_map;
 pub mod tenants;
@@ -196,6 +197,28 @@ pub enum TrafficSpec {
         /// Tenant of its flows (default `default`).
         tenant: Option<String>,
     },
+    /// Repeated incasts (seed 004's testbed): every `period`, each sender starts a `size`-byte
+    /// flow to `receiver` after a U(0, `jitter`) delay; `rounds` times.
+    IncastRounds {
+        /// Senders.
+        senders: Vec<u32>,
+        /// Receiver.
+        receiver: u32,
+        /// Bytes per sender per round.
+        size: u64,
+        /// Time between rounds.
+        period: String,
+        /// Number of rounds.
+        rounds: u32,
+        /// Largest start delay of a sender within its round.
+        #[serde(default = "zero_time")]
+        jitter: String,
+        /// First round's start.
+        #[serde(default = "zero_time")]
+        start: String,
+        /// Tenant of its flows (default `default`).
+        tenant: Option<String>,
+    },
     /// Every host sends to one other host and receives from one.
     Permutation {
         /// Bytes per flow.
@@ -321,6 +344,8 @@ pub struct FabricSpec {
     /// The tenant defense's budget of line-rate starts, as a fraction of the NIC rate
     /// (default 0.05; 0 = no line-rate starts).
     pub defense_start_fraction: Option<f64>,
+    /// In-order flow deflection at switches (Blitz's IOFD); absent = off.
+    pub iofd: Option<iofd::IofdSpec>,
 }
 
 /// A scenario ready to simulate.
@@ -394,6 +419,9 @@ impl ScenarioSpec {
         // Stable: sources keep their internal order for equal start times.
         flows.sort_by_key(|f| f.start);
         let config = self.fabric.build(file, self.seed, self.stop_time.as_deref())?;
+        if let Some(i) = &config.iofd {
+            iofd::check_escape_class(i, &flows, file)?;
+        }
         Ok(Scenario { topology, flows, apps, tenants: tenants.names(), config })
     }
 }
@@ -563,6 +591,19 @@ impl TrafficSpec {
                 ctx.tenants.check_member(file, &f("receiver"), t, r)?;
                 Ok(with_tenant(generators::incast(&s, r, *size, field_time(file, &f("start"), start)?)?, t))
             }
+            TrafficSpec::IncastRounds { senders, receiver, size, period, rounds, jitter, start, tenant } => {
+                let t = ctx.tenant(tenant)?;
+                let s: Vec<NodeId> = host_list(ctx, &f("senders"), t, &Some(senders.clone()))?;
+                let r = check_host(file, &f("receiver"), topo, *receiver)?;
+                ctx.tenants.check_member(file, &f("receiver"), t, r)?;
+                let shape = generators::Rounds {
+                    start: field_time(file, &f("start"), start)?,
+                    period: field_time(file, &f("period"), period)?,
+                    rounds: *rounds,
+                    jitter: field_time(file, &f("jitter"), jitter)?,
+                };
+                Ok(with_tenant(generators::incast_rounds(&s, r, *size, shape, ctx.seed())?, t))
+            }
             TrafficSpec::Permutation { size, start, hosts, tenant } => {
                 let t = ctx.tenant(tenant)?;
                 let hosts = host_list(ctx, &f("hosts"), t, hosts)?;
@@ -690,6 +731,13 @@ impl FabricSpec {
         if let Some(g) = self.granularity {
             c.granularity = g;
         }
+        if let Some(d) = c.cc.dasr() {
+            // Blame the field the user wrote: the count when given, else the granularity.
+            let count_given = self.cc_params.as_ref().is_some_and(|t| t.contains_key("dasr_count"));
+            let field = if count_given || self.granularity.is_none() { "cc_params.dasr_count" } else { "granularity" };
+            crate::cc::dasr::check_granularity(d.count, c.granularity)
+                .map_err(|m| Error::input(file, 0, f(field), m))?;
+        }
         if let Some(s) = &self.cnp_interval {
             c.cnp_interval = Some(field_time(file, &f("cnp_interval"), s)?);
         }
@@ -734,6 +782,9 @@ impl FabricSpec {
             c.defense_params.start_fraction = x;
         }
         self.apply_ecn_overrides(file, &mut c)?;
+        if let Some(i) = &self.iofd {
+            c.iofd = Some(i.build(file)?);
+        }
         Ok(c)
     }
 

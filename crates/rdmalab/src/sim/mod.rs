@@ -9,9 +9,11 @@
 //! ACK processing, timeouts) and `switch` (forwarding, MMU, PFC, ECN, INT).
 
 mod apps;
+mod blitz;
 mod cc;
 pub mod config;
 mod host;
+mod iofd;
 mod results;
 mod sampling;
 mod setup;
@@ -124,6 +126,12 @@ pub struct Simulation {
     sampler: sampling::Sampler,
     /// (base RTT, BDP bytes) used for every QP when the window is global.
     global_rtt_bdp: (Time, u64),
+    /// Blitz's DASR receivers (`None` unless `cc = "blitz"`: no state, one test per packet).
+    dasr: Option<Box<crate::cc::dasr::DasrReceivers>>,
+    /// Switches do not ECN-mark at host-facing ports (Blitz with `dasr_edge_ecn = false`).
+    no_edge_ecn: bool,
+    /// In-order flow deflection (`None` unless `[fabric.iofd]`: one test per packet).
+    iofd: Option<Box<crate::fabric::deflection::Iofd>>,
 }
 
 impl Simulation {

@@ -51,6 +51,8 @@ pub struct Results {
     pub tenant_names: Vec<String>,
     /// Chunks posted by host applications (with `SimConfig::trace_apps`).
     pub app_posts: Vec<super::AppPost>,
+    /// Packets still held by IOFD re-sequencers when the run ended (0 without IOFD).
+    pub reseq_held: usize,
 }
 
 impl Simulation {
@@ -63,13 +65,15 @@ impl Simulation {
                 0
             }
         };
-        self.ports
+        let held = self.iofd.as_ref().map_or(0, |i| i.held_payload());
+        held + self
+            .ports
             .iter()
             .map(|st| {
                 let parked = st.in_flight.iter().map(|(_, r)| r).chain(st.queues.iter().flatten());
                 parked.map(|&r| data(self.packets.get(r))).sum::<u64>()
             })
-            .sum()
+            .sum::<u64>()
     }
 
     /// Checks byte conservation: every payload byte a host sent was delivered in order,
@@ -116,6 +120,7 @@ impl Simulation {
             tenant_bins: self.tenant_bins(),
             tenant_names: self.tenant_names.clone(),
             app_posts: self.app_posts.clone(),
+            reseq_held: self.iofd.as_ref().map_or(0, |i| i.held_packets()),
         }
     }
 

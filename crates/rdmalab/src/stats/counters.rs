@@ -50,4 +50,10 @@ pub struct Counters {
     pub qps_opened: u64,
     /// Most queue pairs alive at once (opened and not yet released).
     pub qps_peak: u64,
+    /// IOFD: deflection decisions (a packet deflected at two switches counts twice).
+    pub deflections: u64,
+    /// IOFD: packets a last hop held and released in order.
+    pub resequenced: u64,
+    /// IOFD: packets a last hop let through out of order (buffer full, or lossy timeout).
+    pub reseq_escapes: u64,
 }
