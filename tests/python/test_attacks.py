@@ -91,11 +91,11 @@ def test_quick_attack_repros_compare_with_the_paper(tmp_path, name):
         assert rows[("per_qp N=2", "attacker share")].theirs == pytest.approx(2 / 3)
         assert rows[("per_qp N=16", "attacker share")].ours > 0.85
         assert rows[("per_pair N=16", "attacker share")].ours == pytest.approx(0.5, abs=0.06)
-        assert rows[("per_destination_unsplit N=2", "attacker share")].theirs == 0.60
+        assert rows[("CX-5 N=2", "attacker share")].theirs == 0.60
         assert rows[("no CC N=16", "attacker share")].ours == pytest.approx(0.5, abs=0.03)
     else:
-        alone = rows[("staggered-reuse", "attacker Gb/s")].ours
+        alone = rows[("staggered alone", "attacker Gb/s")].ours
         assert alone > 90  # line rate: the attack ignores congestion control
-        assert rows[("victim+staggered-reuse", "victim Gb/s")].ours < 40
+        assert rows[("staggered+victim", "victim Gb/s")].ours < 40
     from rdmalab.experiments.figures import plot_sweep
     assert (Path(plot_sweep(tmp_path / "o", exp.figures, by=exp.by)["share"][0])).is_file()

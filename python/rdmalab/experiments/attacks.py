@@ -144,8 +144,10 @@ def compare_parallel(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> l
         theirs = {"per_qp": n / (n + 1), "per_pair": 0.5}.get(gran, NAN)
         if gran == "per_destination_unsplit":
             theirs = {2: 0.60, 16: 0.72}.get(n, NAN)
-        out.append(Comparison(f"{gran} N={n}", "attacker share", s, theirs))
-    return sorted(out, key=lambda c: c.group)
+        short = {"per_destination_unsplit": "CX-5"}.get(gran, gran)
+        out.append(Comparison(f"{short} N={n}", "attacker share", s, theirs))
+    order = {"per_qp": 0, "CX-5": 1, "per_pair": 2, "per_destination": 3, "no": 4}
+    return sorted(out, key=lambda c: (order.get(c.group.split()[0], 9), int(c.group.split("=")[-1])))
 
 
 def compare_staggered(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list:
@@ -159,13 +161,15 @@ def compare_staggered(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> 
         case = case_name(_param(r, "traffic", []))
         fabric = _param(r, "fabric", {})
         kmin = int(fabric.get("ecn_kmin", 0)) if isinstance(fabric, dict) else int(_param(r, "fabric.ecn_kmin", 0))
-        label = case + (" 8KB" if kmin == 8000 else "")
+        names = {"staggered-reuse": "staggered alone", "victim+staggered-reuse": "staggered+victim",
+                 "victim+parallel30": "parallel30+victim"}
+        label = names.get(case, case) + (" 8KB" if kmin == 8000 else "")
         a, v = share_of(shares, r["run_id"], "attacker", "gbps"), share_of(shares, r["run_id"], "victim", "gbps")
-        theirs_a = {"staggered-reuse": 74.0, "victim+staggered-reuse": 60.0, "victim+staggered-reuse 8KB": 74.0}
+        theirs_a = {"staggered alone": 74.0, "staggered+victim": 60.0, "staggered+victim 8KB": 74.0}
         out.append(Comparison(label, "attacker Gb/s", a, theirs_a.get(label, NAN)))
         if "victim" in case:
-            out.append(Comparison(label, "victim Gb/s", v, 40.0 if label == "victim+staggered-reuse" else NAN))
-    return out
+            out.append(Comparison(label, "victim Gb/s", v, 40.0 if label == "staggered+victim" else NAN))
+    return sorted(out, key=lambda c: (c.group.endswith("8KB"), c.group, c.metric))
 
 
 def _left_member_gbps(flows: pl.DataFrame, run: dict[str, Any], lo_ps: int, hi_ps: int) -> float:
@@ -210,7 +214,8 @@ def compare_defense(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> li
         else:
             a = share_of(shares, r["run_id"], "attacker", "gbps")
         share = v / (v + a) if v + a else NAN
-        out.append(Comparison(f"{cc} {case.split('+')[1]} {d}", "victim share", share, 0.45))
+        short = {"parallel16": "par16", "staggered-recreate": "recreate"}.get(case.split("+")[1], case.split("+")[1])
+        out.append(Comparison(f"{cc} {short} {d}", "victim share", share, 0.45))
     for cc in ("dcqcn", "hpcc"):
         if (cc, "none") in tails and (cc, "tenant") in tails:
             (p99n, p999n), (p99t, p999t) = tails[(cc, "none")], tails[(cc, "tenant")]
@@ -299,10 +304,11 @@ def compare_table1(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> lis
     cells = table1_cells(runs, flows, store)
     out = []
     for (row, g, d), x in sorted(cells.items()):
-        col = g if d == "none" else f"{g}+{d}"
+        short = {"per_destination_unsplit": "CX-5", "per_qp": "per_qp", "per_pair": "per_pair"}.get(g, g)
+        col = short if d == "none" else f"{short}+{d}"
         if row == "penalty":
             base = cells.get(("penalty", "per_qp", "none"), NAN)
-            out.append(Comparison(f"SF penalty {col}", "p99 <BDP / per_qp", x / base, 1.2))
+            out.append(Comparison(f"SF {col}", "p99 <BDP / per_qp", x / base, 1.2))
         else:
             theirs = float(PAPER_TABLE1[(row, g)]) if d == "none" else NAN
             out.append(Comparison(f"{row} {col}", "attacker share", x, theirs))

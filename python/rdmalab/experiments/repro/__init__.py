@@ -257,10 +257,12 @@ def comparison_table(exp: Experiment, sweep_dir: str | Path) -> str:
     """Our numbers beside theirs, as printed by `rdmalab repro run`."""
     runs, flows = load_sweep(sweep_dir)
     flows = flows.filter(pl.col("run_id").is_in(runs.filter(pl.col("status") == "ok")["run_id"].implode()))
-    rows = exp.compare(runs, flows, Store(sweep_dir)) if flows.height else []
+    # Runs of long flows may complete none and still have numbers (e.g. tenant shares).
+    ok = runs.filter(pl.col("status") == "ok").height if runs.height else 0
+    rows = exp.compare(runs, flows, Store(sweep_dir)) if ok else []
     head = f"{'':<22}{'metric':<22}{'ours':>10}{'theirs':>10}{'ratio':>8}"
     lines = [f"{exp.title}", f"  paper:  {exp.citation}", f"  theirs: {exp.theirs}", "", head, "-" * len(head)]
     lines += [c.row() for c in rows] or ["(no successful runs to compare)"]
-    if exp.report is not None and flows.height:
+    if exp.report is not None and ok:
         lines += ["", exp.report(runs, flows, Store(sweep_dir))]
     return "\n".join(lines)
