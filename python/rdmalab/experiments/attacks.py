@@ -2,7 +2,7 @@
 and the comparisons of `rdmalab repro run attack-*` (docs/attacks.md).
 
 A run's shares are measured over the last three quarters of its run time, [T/4, T) with T
-its stop time: the warm-up (slow start of the victim's rate, first RTTs at line rate) is
+its stop time (or, for a run to completion, the end of its last delivery): the warm-up (slow start of the victim's rate, first RTTs at line rate) is
 left out, as the paper's Fig. 3 window [1, 4) ms of a 4 ms run does.
 """
 
@@ -33,9 +33,13 @@ def run_shares(store: Store, runs: pl.DataFrame) -> pl.DataFrame:
     bins = store.table("tenant_bins", params=False)
     rows = []
     for r in runs.filter(pl.col("status") == "ok").iter_rows(named=True):
-        stop = _stop_ps(json.loads(r["scenario"]))
-        lo = stop // 4
         b = bins.filter(pl.col("run_id") == r["run_id"]) if bins.height else bins
+        scenario = json.loads(r["scenario"])
+        if "stop_time" in scenario or not b.height:
+            stop = _stop_ps(scenario)
+        else:  # a run to completion: up to its last delivery
+            stop = (int(b["bin"].max()) + 1) * 1_000_000
+        lo = stop // 4
         if b.height:
             t = b["bin"].to_numpy().astype(np.uint64) * np.uint64(1_000_000)
             b = b.filter(pl.Series((t >= lo) & (t < stop)))
