@@ -109,7 +109,7 @@ impl Simulation {
     /// Flow `flow` (carried by application `f.app`) starts now.
     pub(super) fn app_admit(&mut self, flow: u32, f: FlowSpec) {
         let app = f.app;
-        match &mut self.apps[app as usize] {
+        match &mut self.host_apps[app as usize] {
             AppRun::Staggered(run) => {
                 run.flow = flow;
                 self.stagger_turn(app);
@@ -124,7 +124,7 @@ impl Simulation {
                     }
                     q => q,
                 };
-                let AppRun::PairQps(run) = &mut self.apps[app as usize] else { unreachable!() };
+                let AppRun::PairQps(run) = &mut self.host_apps[app as usize] else { unreachable!() };
                 let d = &mut run.dsts[i];
                 d.2 -= 1;
                 let last = d.2 == 0;
@@ -146,7 +146,7 @@ impl Simulation {
     /// The next chunk's turn: post it on its slot (or queue it there), and wake for the
     /// one after.
     fn stagger_turn(&mut self, app: u32) {
-        let AppRun::Staggered(run) = &mut self.apps[app as usize] else { return };
+        let AppRun::Staggered(run) = &mut self.host_apps[app as usize] else { return };
         let k = run.turned;
         run.turned += 1;
         if run.turned < run.chunks {
@@ -172,7 +172,7 @@ impl Simulation {
 
     /// Posts chunk `k` on `slot`'s QP, opening one if the slot has none.
     fn stagger_post(&mut self, app: u32, slot: usize, k: u64) {
-        let AppRun::Staggered(run) = &self.apps[app as usize] else { return };
+        let AppRun::Staggered(run) = &self.host_apps[app as usize] else { return };
         let (s, flow, qps) = (run.spec, run.flow, run.spec.qps as u64);
         let size = Staggered::chunk_size(s.size, run.chunk, k);
         let last_on_slot = k + qps >= run.chunks;
@@ -180,7 +180,7 @@ impl Simulation {
             NO_QP => {
                 let f = self.flows[flow as usize];
                 let q = self.open_qp(&FlowSpec { size, ..f });
-                let AppRun::Staggered(run) = &mut self.apps[app as usize] else { unreachable!() };
+                let AppRun::Staggered(run) = &mut self.host_apps[app as usize] else { unreachable!() };
                 run.slots[slot].qp = q;
                 q
             }
@@ -188,7 +188,7 @@ impl Simulation {
         };
         let reuse = s.policy == StaggerPolicy::Reuse;
         let q = &mut self.qps[qp.idx()];
-        q.post_for(k as u32, app, size, self.now);
+        q.post_chunk(k as u32, app, size, self.now);
         // A recreate QP carries one chunk; a reused one closes after its slot's last chunk.
         q.close_when_idle = !reuse || last_on_slot;
         self.trace_post(app, k, slot as u32, qp, size);
@@ -199,7 +199,7 @@ impl Simulation {
     /// `n` chunks of application `app` from chunk `k` on, carried by `qp`, are
     /// acknowledged (its QP already closed if it was a recreate chunk).
     pub(super) fn app_chunks_done(&mut self, app: u32, k: u64, n: u64, qp: QpId) {
-        let AppRun::Staggered(run) = &mut self.apps[app as usize] else { return };
+        let AppRun::Staggered(run) = &mut self.host_apps[app as usize] else { return };
         run.done += n;
         run.last_qp = qp;
         let slot = (k % run.spec.qps as u64) as usize;
@@ -213,7 +213,7 @@ impl Simulation {
                 self.stagger_post(app, slot, next);
             }
         }
-        let AppRun::Staggered(run) = &self.apps[app as usize] else { unreachable!() };
+        let AppRun::Staggered(run) = &self.host_apps[app as usize] else { unreachable!() };
         if run.done == run.chunks {
             self.record_transfer(run.flow, run.last_qp);
         }
@@ -238,6 +238,7 @@ impl Simulation {
             tenant: f.tenant,
         });
         self.flows_done += 1;
+        self.note_work_done();
     }
 
     fn trace_post(&mut self, app: u32, chunk: u64, slot: u32, qp: QpId, size: u64) {

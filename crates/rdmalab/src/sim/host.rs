@@ -4,13 +4,14 @@
 use std::collections::VecDeque;
 
 use super::{Event, Simulation};
+use crate::app::{SendCompletion, SendDone, NO_APP};
 use crate::fabric::packet::NO_INT;
 use crate::fabric::{Packet, PacketKind};
 use crate::ids::{CcGroupId, PortId, QpId};
 use crate::rnic::{Completion, Pick, Qp, RxState};
 use crate::stats::FlowRecord;
 use crate::units::Time;
-use crate::workload::{FlowSpec, NO_APP};
+use crate::workload::FlowSpec;
 
 /// `Qp::cc_group` of a QP whose slot was released.
 const RELEASED: u32 = u32::MAX - 1;
@@ -176,9 +177,15 @@ impl Simulation {
             self.int.get_mut(int_slot).sent_at = self.now; // TIMELY's timestamp
         }
         let qp = &mut self.qps[qp_id.idx()];
-        let payload = (qp.posted - qp.snd_nxt).min(self.cfg.mtu as u64) as u32;
+        // Packets never span two messages (each WQE is segmented on its own): cut at the
+        // end of the message holding snd_nxt. A flow's QP has one message, its whole stream.
+        let msg = qp.messages.iter().find(|m| m.end > qp.snd_nxt);
+        let msg_end = msg.map_or(qp.posted, |m| m.end);
+        let payload = (msg_end - qp.snd_nxt).min(self.cfg.mtu as u64) as u32;
         let end = qp.snd_nxt + payload as u64;
-        let last_of_msg = qp.messages.iter().any(|m| m.end == end);
+        // The message this packet ends, if any: (its header slot, and whom to tell it left).
+        let ends = msg.filter(|m| m.end == end).map(|m| (m.hdr, m.notify_sent.then_some((m.app, m.cookie))));
+        let last_of_msg = ends.is_some();
         let wire = self.cfg.data_wire(payload);
         let pkt = Packet {
             seq: qp.snd_nxt,
@@ -190,6 +197,7 @@ impl Simulation {
             ingress: PortId(u32::MAX),
             ingress_local: 0,
             int_slot,
+            app_hdr: ends.map_or(NO_APP, |e| e.0),
             payload,
             wire,
             sport: qp.sport,
@@ -223,6 +231,10 @@ impl Simulation {
         self.counters.data_packets_sent += 1;
         self.counters.payload_bytes_sent += payload as u64;
         self.transmit(port, pkt);
+        if let Some((_, Some((app, cookie)))) = ends {
+            let c = SendCompletion { qp: qp_id, cookie, done: SendDone::Sent, time: self.now };
+            self.app_send_done(app, c);
+        }
     }
 
     /// A packet reached its destination host.
@@ -239,6 +251,7 @@ impl Simulation {
         let qp = &mut self.qps[pkt.qp.idx()];
         qp.in_flight -= 1;
         let rx = &mut qp.rx;
+        let mut placed = None;
         let (in_order, new_data) = (pkt.seq == rx.expected, pkt.seq >= rx.expected);
         let reply = if in_order {
             rx.expected += pkt.payload as u64;
@@ -247,6 +260,12 @@ impl Simulation {
             if self.cfg.tenant_meter {
                 let nic = self.nic_of[pkt.dst.idx()] as usize;
                 self.meters[nic].add(qp.tenant, self.now, pkt.payload);
+            }
+            if pkt.last_of_msg {
+                if pkt.app_hdr != NO_APP && rx.app != NO_APP {
+                    placed = Some((rx.app, rx.expected - rx.msg_start));
+                }
+                rx.msg_start = rx.expected;
             }
             if rx.unacked_packets >= self.cfg.ack_interval || pkt.last_of_msg {
                 rx.unacked_packets = 0;
@@ -265,6 +284,9 @@ impl Simulation {
                 self.cfg.ack_duplicates.then_some(PacketKind::Ack)
             }
         };
+        if let Some((app, bytes)) = placed {
+            self.app_recv_done(app, pkt.qp, pkt.app_hdr, bytes);
+        }
         let share_kbps = self.dasr_on_data(&pkt, new_data, in_order);
         let Some(kind) = reply else {
             if pkt.int_slot != NO_INT {
@@ -289,6 +311,7 @@ impl Simulation {
             ingress: PortId(u32::MAX),
             ingress_local: 0,
             int_slot: pkt.int_slot,
+            app_hdr: NO_APP,
             payload: 0,
             wire: self.cfg.ack_wire(),
             sport: pkt.dport,
@@ -344,23 +367,28 @@ impl Simulation {
         self.nic_kick(nic);
     }
 
-    /// Reports every message whose last byte is now acknowledged (an application's chunk
-    /// goes to its application instead), and closes the QP when it is done.
+    /// Reports every message whose last byte is now acknowledged: a flow's FCT, an
+    /// application's send completion, or a staggered transfer's chunk (returned: (app,
+    /// first chunk, how many); a QP's chunks are one slot's, every `qps`-th chunk).
     fn complete_messages(&mut self, qp_id: QpId) -> Option<(u32, u64, u64)> {
-        // Chunks acknowledged by this ACK: (app, first chunk, how many). A QP's chunks are
-        // one slot's, every `qps`-th chunk of its transfer.
         let mut chunks_done: Option<(u32, u64, u64)> = None;
-        let qp = &mut self.qps[qp_id.idx()];
-        while let Some(m) = qp.messages.front().copied() {
+        loop {
+            let qp = &mut self.qps[qp_id.idx()];
+            let Some(m) = qp.messages.front().copied() else { break };
             if m.end > qp.snd_una {
                 break;
             }
             qp.messages.pop_front();
-            if m.app != NO_APP {
+            if m.stagger != NO_APP {
                 match &mut chunks_done {
                     Some((_, _, n)) => *n += 1,
-                    None => chunks_done = Some((m.app, m.flow as u64, 1)),
+                    None => chunks_done = Some((m.stagger, m.flow as u64, 1)),
                 }
+                continue;
+            }
+            if m.app != NO_APP {
+                let c = SendCompletion { qp: qp_id, cookie: m.cookie, done: SendDone::Acked, time: self.now };
+                self.app_send_done(m.app, c);
                 continue;
             }
             let flow = &self.flows[m.flow as usize];
@@ -379,9 +407,18 @@ impl Simulation {
                 tenant: qp.tenant,
             });
             self.flows_done += 1;
-            self.nics[qp.nic as usize].cq.push_back(Completion { flow: m.flow, time: self.now });
+            let nic = qp.nic as usize;
+            self.nics[nic].cq.push_back(Completion { flow: m.flow, time: self.now });
+            self.note_work_done();
         }
-        if qp.messages.is_empty() && qp.close_when_idle && qp.snd_una >= qp.posted {
+        self.close_if_idle(qp_id);
+        chunks_done
+    }
+
+    /// Retires `qp_id` if it is to close when idle and everything posted is acknowledged.
+    pub(super) fn close_if_idle(&mut self, qp_id: QpId) {
+        let qp = &mut self.qps[qp_id.idx()];
+        if !qp.finished && qp.messages.is_empty() && qp.close_when_idle && qp.snd_una >= qp.posted {
             qp.finished = true;
             qp.rto_deadline = Time::MAX;
             self.nics[qp.nic as usize].has_finished = true;
@@ -389,7 +426,6 @@ impl Simulation {
             self.nics[qp.nic as usize].cq.clear();
             self.leave_group(qp_id);
         }
-        chunks_done
     }
 
     /// Retransmission timer: go back to the oldest unacknowledged byte.

@@ -24,9 +24,10 @@ impl Simulation {
         Simulation::with_apps(topo, flows, &[], vec![crate::tenancy::DEFAULT_TENANT.into()], cfg)
     }
 
-    /// A whole scenario: its topology, flows, host applications and tenant names.
+    /// A whole scenario: its topology, flows, host applications, tenant names and
+    /// multipath connections (`Scenario::simulation`).
     pub fn from_scenario(s: crate::scenario::Scenario) -> Result<Simulation> {
-        Simulation::with_apps(s.topology, s.flows, &s.apps, s.tenants, s.config)
+        s.simulation()
     }
 
     /// Like `new`, with the host applications that carry the flows whose `app` names them
@@ -90,7 +91,7 @@ impl Simulation {
             groups: Vec::<CcGroup>::new(),
             free_groups: Vec::new(),
             group_of: HashMap::new(),
-            apps: Vec::new(),
+            host_apps: Vec::new(),
             app_posts: Vec::new(),
             meters: vec![Default::default(); n_nics],
             start_budgets: vec![Vec::new(); n_nics],
@@ -107,11 +108,13 @@ impl Simulation {
             queue_samples: Vec::new(),
             sampler: Default::default(),
             global_rtt_bdp,
+            apps: Default::default(),
+            all_done_but_idle_apps: false,
             dasr,
             no_edge_ecn,
             iofd,
         };
-        sim.apps = sim.build_apps(apps);
+        sim.host_apps = sim.build_apps(apps);
         if let Some(first) = sim.flows.first() {
             sim.queue.push(first.start, Event::FlowArrival);
         }
