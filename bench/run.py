@@ -31,7 +31,13 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE = REPO.parent / "shared" / "reference" / "hpcc"
-BINARY = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target")) / "release" / "examples" / "hpcc_run"
+EXAMPLES = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target")) / "release" / "examples"
+BINARY = EXAMPLES / "hpcc_run"
+#: Native TOML scenarios (`bench/scenarios/`), run with the `scenario_run` example.
+NATIVE = {
+    "stagger-10k": "stagger_recreate_10k.toml",
+    "stagger-1M": "stagger_recreate_1M.toml",
+}
 
 # name -> (reference config, CC_MODE), or (native scenario file under bench/, None)
 SCENARIOS = {
@@ -50,8 +56,8 @@ INPUTS = ["fat.txt", "topology.txt", "trace.txt", "S1_flow.txt", "S2_flow.txt"]
 
 
 def build() -> None:
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "rdmalab", "--example", "hpcc_run"],
-                   cwd=REPO, check=True)
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "rdmalab", "--example", "hpcc_run",
+                    "--example", "scenario_run"], cwd=REPO, check=True)
 
 
 def prepare(workdir: Path, config: str, cc_mode: int | None) -> Path:
@@ -69,13 +75,16 @@ def prepare(workdir: Path, config: str, cc_mode: int | None) -> Path:
 
 
 def run_one(name: str) -> dict:
-    config, mode = SCENARIOS[name]
     with tempfile.TemporaryDirectory() as tmp:
-        cfg = prepare(Path(tmp), config, mode)
+        if name in NATIVE:
+            cmd = [str(EXAMPLES / "scenario_run"), str(REPO / "bench" / "scenarios" / NATIVE[name])]
+        else:
+            config, mode = SCENARIOS[name]
+            cmd = [str(BINARY), prepare(Path(tmp), config, mode).name]
         out_path = Path(tmp) / "stdout.txt"
         with open(out_path, "w") as out:
             t0 = time.perf_counter()
-            proc = subprocess.Popen([str(BINARY), cfg.name], cwd=tmp, stdout=out, stderr=subprocess.STDOUT)
+            proc = subprocess.Popen(cmd, cwd=tmp, stdout=out, stderr=subprocess.STDOUT)
             _, status, usage = os.wait4(proc.pid, 0)  # this child's own rusage
             wall = time.perf_counter() - t0
         text = out_path.read_text()
@@ -120,10 +129,10 @@ def main(argv: list[str]) -> int:
         i = argv.index("--repeat")
         repeat = int(argv[i + 1])
         argv = argv[:i] + argv[i + 2 :]
-    names = argv or list(SCENARIOS)
-    unknown = [n for n in names if n not in SCENARIOS]
+    names = argv or list(SCENARIOS) + list(NATIVE)
+    unknown = [n for n in names if n not in SCENARIOS and n not in NATIVE]
     if unknown:
-        print(f"unknown scenario(s) {unknown}; known: {list(SCENARIOS)}", file=sys.stderr)
+        print(f"unknown scenario(s) {unknown}; known: {list(SCENARIOS) + list(NATIVE)}", file=sys.stderr)
         return 2
     if not REFERENCE.is_dir():
         print(f"reference data not found at {REFERENCE}", file=sys.stderr)

@@ -123,10 +123,13 @@ class Results:
     @classmethod
     def from_core(cls, raw: dict[str, Any], stop_reason: str, interrupted: bool, wall: float) -> "Results":
         f = raw["flows"]
+        names = list(raw.get("tenant_names", ["default"]))
+        tenant_idx = f.get("tenant", np.zeros(len(f["flow"]), dtype=np.uint64))
         flows = pl.DataFrame({
             "flow": f["flow"], "src": f["src"], "dst": f["dst"], "sip": f["sip"], "dip": f["dip"],
             "sport": f["sport"], "dport": f["dport"], "size": f["size"],
             "start_ns": f["start_ps"] / 1000.0, "fct_ns": f["fct_ps"] / 1000.0, "ideal_ns": f["ideal_ps"] / 1000.0,
+            "tenant": pl.Series([names[int(i)] for i in tenant_idx], dtype=pl.Utf8),
         })
         flows = flows.with_columns((pl.col("fct_ns") / pl.col("ideal_ns")).clip(lower_bound=1.0).alias("slowdown"))
         ports = pl.DataFrame(raw["ports"]).with_row_index("port")
@@ -135,7 +138,9 @@ class Results:
                    messages=messages_frame(raw.get("messages", {})), chunks=chunks_frame(raw.get("chunks", {})),
                    paths=paths_frame(raw.get("paths", {})),
                    stop_reason=stop_reason,
-                   interrupted=interrupted, wall_seconds=wall)
+                   interrupted=interrupted, wall_seconds=wall,
+                   extra={"tenant_names": names, "tenant_bins": raw.get("tenant_bins"),
+                          "tenant_bin_ps": raw.get("tenant_bin_ps", 1_000_000)})
 
     def write_fct(self, path: str | Path) -> None:
         """Writes completed flows in the ns-3 HPCC simulator's FCT format."""
@@ -144,6 +149,44 @@ class Results:
     def write_pfc(self, path: str | Path) -> None:
         """Writes received PFC frames in the ns-3 HPCC simulator's PFC format."""
         self.extra["core"].write_pfc(str(path))
+
+    def tenant_share(self, start: str | int = 0, end: str | int | None = None) -> pl.DataFrame:
+        """Payload each tenant's receivers accepted in order during `[start, end)`.
+
+        `start`/`end` are time strings (`"1ms"`) or picoseconds; `end` defaults to the end of
+        the run. Receivers count bytes in 1 µs bins; a bin counts if it starts inside the
+        window, so windows on the µs grid are exact. Columns: tenant, bytes, gbps (bytes over
+        the window length), share (of all tenants' bytes; 0 when nothing was delivered). One
+        row per declared tenant, in declaration order (`default` first).
+        """
+        from rdmalab import _core
+
+        def ps(t: str | int | None, default: int) -> int:
+            if t is None:
+                return default
+            return int(t) if isinstance(t, (int, np.integer)) else _core.parse_time_ps(t)
+
+        lo, hi = ps(start, 0), ps(end, int(self.counters["end_time_ps"]))
+        if hi <= lo:
+            raise ValueError(f"tenant_share: end ({end}) must be after start ({start})")
+        names = self.extra.get("tenant_names", ["default"])
+        bins = self.extra.get("tenant_bins")
+        totals = np.zeros(len(names), dtype=np.float64)
+        if bins is not None and len(bins["bin"]):
+            t0 = np.asarray(bins["bin"], dtype=np.uint64) * np.uint64(self.extra["tenant_bin_ps"])
+            sel = (t0 >= lo) & (t0 < hi)
+            np.add.at(totals, np.asarray(bins["tenant"], dtype=np.int64)[sel],
+                      np.asarray(bins["bytes"], dtype=np.float64)[sel])
+        elif bins is None:
+            raise ValueError("tenant_share: this run kept no per-tenant meter (`rdmalab hpcc` runs do not)")
+        total = totals.sum()
+        seconds = (hi - lo) / 1e12
+        return pl.DataFrame({
+            "tenant": names,
+            "bytes": totals.astype(np.uint64),
+            "gbps": totals * 8 / seconds / 1e9,
+            "share": totals / total if total > 0 else np.zeros(len(names)),
+        })
 
     def slowdown_table(self) -> pl.DataFrame:
         """p50/p95/p99 FCT slowdown per size bucket, with the flow count of each bucket."""
@@ -173,6 +216,12 @@ class Results:
                f"{c['reseq_escapes']} escaped"] if c.get("deflections") or c.get("resequenced") else []),
             f"bytes sent/deliv  {c['payload_bytes_sent']:,} / {c['payload_bytes_delivered']:,}",
         ]
+        bins = self.extra.get("tenant_bins")
+        if bins is not None and len(bins["bin"]):
+            lines.append("")
+            lines.append(f"{'tenant':<16}{'bytes':>16}{'Gb/s':>9}{'share':>8}   (payload delivered, whole run)")
+            for r in self.tenant_share().iter_rows(named=True):
+                lines.append(f"{r['tenant']:<16}{r['bytes']:>16,}{r['gbps']:>9.2f}{r['share']:>8.3f}")
         table = self.slowdown_table()
         lines.append("")
         lines.append(f"{'bucket':<12}{'flows':>8}{'p50':>9}{'p95':>9}{'p99':>9}")

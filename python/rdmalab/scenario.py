@@ -93,29 +93,34 @@ class Scenario:
         new.spec.setdefault("traffic", []).append(entry)
         return new
 
-    def poisson(self, cdf: str, load: float, duration: str, start: str = "0ns",
-                hosts: list[int] | None = None) -> "Scenario":
-        """Per-host Poisson arrivals, sizes from `cdf` (`fb_hadoop`, `web_search` or a file)."""
-        e: dict[str, Any] = {"kind": "poisson", "cdf": cdf, "load": load, "duration": duration, "start": start}
-        if hosts is not None:
-            e["hosts"] = hosts
-        return self._add(e)
+    def _add_with(self, entry: dict[str, Any], **optional: Any) -> "Scenario":
+        """Adds a traffic entry with the optional fields that are not None."""
+        entry.update({k: v for k, v in optional.items() if v is not None})
+        return self._add(entry)
 
-    def incast(self, senders: list[int], receiver: int, size: int, start: str = "0ns") -> "Scenario":
-        return self._add({"kind": "incast", "senders": senders, "receiver": receiver, "size": size,
-                          "start": start})
+    def poisson(self, cdf: str, load: float, duration: str, start: str = "0ns",
+                hosts: list[int] | None = None, tenant: str | None = None,
+                split: dict[str, Any] | None = None) -> "Scenario":
+        """Per-host Poisson arrivals, sizes from `cdf` (`fb_hadoop`, `web_search` or a file).
+        `split = {"min_size", "piece", "gap", "tenant"}` cuts long flows into pieces on their
+        own QPs (seed 002 §IV-B)."""
+        e: dict[str, Any] = {"kind": "poisson", "cdf": cdf, "load": load, "duration": duration, "start": start}
+        return self._add_with(e, hosts=hosts, tenant=tenant, split=split)
+
+    def incast(self, senders: list[int], receiver: int, size: int, start: str = "0ns",
+               tenant: str | None = None) -> "Scenario":
+        return self._add_with({"kind": "incast", "senders": senders, "receiver": receiver, "size": size,
+                               "start": start}, tenant=tenant)
 
     def incast_rounds(self, senders: list[int], receiver: int, size: int, period: str, rounds: int,
-                      jitter: str = "0ns", start: str = "0ns") -> "Scenario":
+                      jitter: str = "0ns", start: str = "0ns", tenant: str | None = None) -> "Scenario":
         """`rounds` incasts, one every `period`, each sender starting U(0, jitter) into its round."""
-        return self._add({"kind": "incast_rounds", "senders": senders, "receiver": receiver, "size": size,
-                          "period": period, "rounds": rounds, "jitter": jitter, "start": start})
+        return self._add_with({"kind": "incast_rounds", "senders": senders, "receiver": receiver, "size": size,
+                               "period": period, "rounds": rounds, "jitter": jitter, "start": start}, tenant=tenant)
 
-    def permutation(self, size: int, start: str = "0ns", hosts: list[int] | None = None) -> "Scenario":
-        e: dict[str, Any] = {"kind": "permutation", "size": size, "start": start}
-        if hosts is not None:
-            e["hosts"] = hosts
-        return self._add(e)
+    def permutation(self, size: int, start: str = "0ns", hosts: list[int] | None = None,
+                    tenant: str | None = None) -> "Scenario":
+        return self._add_with({"kind": "permutation", "size": size, "start": start}, hosts=hosts, tenant=tenant)
 
     def random_pairs(self, count: int, size: int, start: str = "0ns", window: str = "0ns",
                      hosts: list[int] | None = None) -> "Scenario":
@@ -137,11 +142,41 @@ class Scenario:
         monitor_gain. Results: `Results.messages`, `Results.chunks`, `Results.paths`."""
         return self._add({"kind": "multipath", **fields, "messages": [dict(m) for m in messages]})
 
-    def flow(self, src: int, dst: int, size: int, start: str = "0ns", **extra: Any) -> "Scenario":
+    def flow(self, src: int, dst: int, size: int, start: str = "0ns", tenant: str | None = None,
+             **extra: Any) -> "Scenario":
         """One explicit flow (extra: pg, dport, sport, src_ip_index: which of the source
         host's addresses it sends from, see `with_ips_per_host`)."""
-        return self._add({"kind": "flows", "flows": [{"src": src, "dst": dst, "size": size, "start": start,
-                                                      **extra}]})
+        return self._add_with({"kind": "flows", "flows": [{"src": src, "dst": dst, "size": size, "start": start,
+                                                           **extra}]}, tenant=tenant)
+
+    # -- tenants and seed 002's attacks ---------------------------------------------------
+    def tenant(self, name: str, hosts: list[int]) -> "Scenario":
+        """Declares a tenant: a name and its hosts (a host may be in several)."""
+        new = copy.deepcopy(self)
+        new.spec.setdefault("tenants", []).append({"name": name, "hosts": list(hosts)})
+        return new
+
+    def parallel_qps(self, src: int, dst: int, qps: int, size: int, start: str = "0ns",
+                     tenant: str | None = None) -> "Scenario":
+        """`qps` QPs from `src` to `dst` opened together, `size` bytes each."""
+        return self._add_with({"kind": "parallel_qps", "src": src, "dst": dst, "qps": qps, "size": size,
+                               "start": start}, tenant=tenant)
+
+    def staggered_qps(self, src: int, dst: int, qps: int, size: int, chunk: int | None = None,
+                      interval: str | None = None, policy: str = "reuse", start: str = "0ns",
+                      tenant: str | None = None) -> "Scenario":
+        """One `size`-byte transfer cut in `chunk`s (default the path's BDP), chunk k posted at
+        start + k·interval (default the path's base RTT) on slot k mod `qps`; `policy` is
+        `reuse` or `recreate`."""
+        return self._add_with({"kind": "staggered_qps", "src": src, "dst": dst, "qps": qps, "size": size,
+                               "policy": policy, "start": start}, chunk=chunk, interval=interval, tenant=tenant)
+
+    def shuffled_overlay(self, hosts: list[int], chunk: int, interval: str, until: str, parallel: int = 1,
+                         start: str = "0ns", tenant: str | None = None) -> "Scenario":
+        """A ring all-reduce whose ring changes at every step (seeded shifts coprime to n)."""
+        return self._add_with({"kind": "shuffled_overlay", "hosts": list(hosts), "chunk": chunk,
+                               "interval": interval, "until": until, "parallel": parallel, "start": start},
+                              tenant=tenant)
 
     def hpcc_flows(self, path: str | Path) -> "Scenario":
         return self._add({"kind": "hpcc_flow_file", "path": str(Path(path).resolve())})
@@ -160,7 +195,9 @@ class Scenario:
         ack_interval, rto, path_selection (ecmp|source_ip), cc, granularity, cc_params, window, qp_cache_entries,
         qp_cache_miss_penalty, queue_sample_interval, rate_sample_interval (per-QP rate
         samples: `Results.rates`), iofd (Blitz's in-order flow deflection, a dict of the
-        `[fabric.iofd]` fields, e.g. `iofd={"max_deflections": 2}`; `{}` = on with defaults).
+        `[fabric.iofd]` fields, e.g. `iofd={"max_deflections": 2}`; `{}` = on with defaults),
+        ecn_kmin, ecn_kmax, ecn_pmax, cc_state_linger, defense, defense_start_fraction
+        (seed 002, docs/attacks.md).
 
         Blitz: `with_fabric(cc="blitz", cc_params={"dasr_count": "qp"}, iofd={})`."""
         new = copy.deepcopy(self)

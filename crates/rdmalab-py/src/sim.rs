@@ -145,7 +145,18 @@ fn results_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict
     flows.set_item("start_ps", col(&|x| x.start.0).into_pyarray(py))?;
     flows.set_item("fct_ps", col(&|x| x.fct.0).into_pyarray(py))?;
     flows.set_item("ideal_ps", col(&|x| x.ideal.0).into_pyarray(py))?;
+    flows.set_item("tenant", col(&|x| x.tenant as u64).into_pyarray(py))?;
     d.set_item("flows", flows)?;
+    d.set_item("tenant_names", r.tenant_names.clone())?;
+    let tb = PyDict::new(py);
+    let bins = &r.tenant_bins;
+    tb.set_item("tenant", bins.iter().map(|b| b.tenant as u64).collect::<Vec<u64>>().into_pyarray(py))?;
+    tb.set_item("bin", bins.iter().map(|b| b.bin as u64).collect::<Vec<u64>>().into_pyarray(py))?;
+    tb.set_item("bytes", bins.iter().map(|b| b.bytes).collect::<Vec<u64>>().into_pyarray(py))?;
+    let names: Vec<&str> = bins.iter().map(|b| r.tenant_names[b.tenant as usize].as_str()).collect();
+    tb.set_item("tenant_name", names)?;
+    d.set_item("tenant_bins", tb)?;
+    d.set_item("tenant_bin_ps", rdmalab::tenancy::METER_BIN.0)?;
     let c = &r.counters;
     let counters = PyDict::new(py);
     for (k, v) in [
@@ -162,6 +173,8 @@ fn results_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict
         ("ecn_marks", c.ecn_marks),
         ("timeouts", c.timeouts),
         ("nacks", c.nacks),
+        ("qps_opened", c.qps_opened),
+        ("qps_peak", c.qps_peak),
         ("qp_cache_hits", c.qp_cache_hits),
         ("qp_cache_misses", c.qp_cache_misses),
         ("deflections", c.deflections),
@@ -281,7 +294,16 @@ fn rate_dict<'py>(py: Python<'py>, rs: &[RateSample]) -> PyResult<Bound<'py, PyD
     Ok(d)
 }
 
+/// A time in ns-3 spelling (`"2ms"`, `"500ns"`) in picoseconds, parsed as scenarios are.
+#[pyfunction]
+fn parse_time_ps(s: &str) -> PyResult<u64> {
+    rdmalab::formats::units_parse::parse_time(s)
+        .map(|t| t.0)
+        .map_err(|e| PyValueError::new_err(format!("{s:?}: {}", e.0)))
+}
+
 /// Adds the simulator class to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<Simulation>()
+    m.add_class::<Simulation>()?;
+    m.add_function(wrap_pyfunction!(parse_time_ps, m)?)
 }

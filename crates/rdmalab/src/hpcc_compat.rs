@@ -102,7 +102,7 @@ fn ecn_config(cfg: &HpccConfig) -> Option<EcnConfig> {
             Some((rate, EcnParams { kmin, kmax, pmax }))
         })
         .collect();
-    Some(EcnConfig { by_rate })
+    Some(EcnConfig { by_rate, overrides: Default::default() })
 }
 
 fn sim_config(cfg: &HpccConfig) -> Result<SimConfig> {
@@ -134,6 +134,8 @@ fn sim_config(cfg: &HpccConfig) -> Result<SimConfig> {
         int_multi: cfg.int_multi.max(1),
         neighbor_order: NeighborOrder::Ns3,
         stop_time: cfg.simulator_stop_time,
+        // The reference has no tenants; its runs keep nothing they do not write.
+        tenant_meter: false,
         ..SimConfig::default()
     })
 }

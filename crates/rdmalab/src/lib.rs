@@ -20,6 +20,7 @@ pub mod rnic;
 pub mod scenario;
 pub mod sim;
 pub mod stats;
+pub mod tenancy;
 pub mod topology;
 pub mod units;
 pub mod workload;

@@ -224,9 +224,18 @@ def _panels(store: Store, groups: dict[str, pl.DataFrame], draw: Callable, out: 
     return _save(fig, out)
 
 
+def tenant_shares(sweep: str | Path, by: str | None = None, out: str | Path | None = None,
+                  where: dict[str, Any] | None = None, title: str | None = None) -> list[Path]:
+    """Per-tenant throughput of each run, stacked (seed 002's attacks, `experiments.attacks`)."""
+    from rdmalab.experiments.attacks import share_bars
+
+    return share_bars(sweep, by=by, out=out, where=where, title=title)
+
+
 FIGURES: dict[str, Callable[..., list[Path]]] = {
     "slowdown": slowdown_vs_size, "cdf": fct_cdf, "queue": queue_over_time,
     "rate": qp_rate_over_time, "pfc": pfc_pause_time,
+    "share": tenant_shares,
     "mp_qps": figures_mp.fct_vs_qps, "mp_chunk": figures_mp.fct_vs_chunk,
     "virtuoso_paths": figures_virtuoso.fct_vs_paths, "virtuoso_speedup": figures_virtuoso.speedup_vs_size,
     "virtuoso_overhead": figures_virtuoso.wrs_vs_paths,

@@ -41,13 +41,13 @@ except ModuleNotFoundError:  # pragma: no cover - 3.9 and 3.10: the same parser,
     import tomli as tomllib  # type: ignore[no-redef]
 
 #: Top-level keys of a scenario (crates/rdmalab/src/scenario.rs, `ScenarioSpec`).
-SCENARIO_KEYS = ("seed", "stop_time", "topology", "traffic", "fabric")
+SCENARIO_KEYS = ("seed", "stop_time", "topology", "traffic", "fabric", "tenants")
 #: Top-level keys of a sweep file.
 SWEEP_KEYS = ("name", "description", "scenario", "base", "grid", "zip", "seeds", "plot")
 #: Keys of the optional [plot] table.
 PLOT_KEYS = ("by", "kinds", "where", "title")
 #: Figure kinds (see figures.py).
-PLOT_KINDS = ("slowdown", "cdf", "queue", "rate", "pfc")
+PLOT_KINDS = ("slowdown", "cdf", "queue", "rate", "pfc", "share")
 #: Figure kinds drawn only when asked for (they need multipath messages): seeds 001 and 003.
 MP_PLOT_KINDS = ("mp_qps", "mp_chunk", "virtuoso_paths", "virtuoso_speedup", "virtuoso_overhead")
 #: Phrases of the engine's parse errors (as opposed to errors building a valid scenario).

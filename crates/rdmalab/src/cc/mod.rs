@@ -280,11 +280,17 @@ pub struct CcGroup {
     pub retired_bytes: u64,
     /// Still in use (false once its last QP completed; its timers are then dead).
     pub alive: bool,
+    /// Its key in the simulator's map of shared groups (`None`: one QP's own).
+    pub key: Option<(u32, u32)>,
+    /// Lingering without members until then (`Time::MAX`: not lingering).
+    pub linger_until: Time,
+    /// HPCC under the tenant defense: the last INT hop records per destination.
+    pub paths: Vec<(crate::ids::NodeId, [crate::fabric::int::IntHop; crate::fabric::int::MAX_HOPS])>,
 }
 
 impl CcGroup {
     /// A fresh group at line rate (MODEL.md §2.1: every algorithm starts at line rate).
-    pub fn new(cfg: &CcConfig, line: Rate, path: PathInfo, gran: Granularity) -> CcGroup {
+    pub fn new(cfg: &CcConfig, line: Rate, path: PathInfo, gran: Granularity, key: Option<(u32, u32)>) -> CcGroup {
         let state = match cfg {
             CcConfig::None => CcState::None,
             CcConfig::Dcqcn(_) => CcState::Dcqcn(DcqcnState::new(line)),
@@ -304,7 +310,17 @@ impl CcGroup {
             split: gran.splits(),
             retired_bytes: 0,
             alive: true,
+            key,
+            linger_until: Time::MAX,
+            paths: Vec::new(),
         }
+    }
+
+    /// This fresh group in a recycled slot, keeping the old member list's capacity.
+    pub fn reusing(mut self, mut members: Vec<QpId>) -> CcGroup {
+        members.clear();
+        self.members = members;
+        self
     }
 
     /// Reacts to an ACK/NACK; `self.rate` holds the result.
@@ -368,7 +384,7 @@ mod tests {
 
     fn group(g: Granularity, members: usize) -> CcGroup {
         let cfg = CcConfig::from_name("dcqcn").unwrap();
-        let mut grp = CcGroup::new(&cfg, Rate::gbps(100), PathInfo::default(), g);
+        let mut grp = CcGroup::new(&cfg, Rate::gbps(100), PathInfo::default(), g, None);
         grp.members = (0..members).map(QpId::new).collect();
         grp.rate = Rate::gbps(30);
         grp

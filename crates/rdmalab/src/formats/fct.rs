@@ -75,6 +75,7 @@ impl FctLine {
             start: ps(self.start_ns)?,
             fct: ps(self.fct_ns)?,
             ideal: ps(self.ideal_ns)?,
+            tenant: 0,
         })
     }
 }

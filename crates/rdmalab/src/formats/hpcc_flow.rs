@@ -74,7 +74,7 @@ fn read_flow(r: &mut Reader<'_>, topo: &Topology, k: u64, f: u64, prev: Time) ->
         return Err(r.err(t.line, "start", msg));
     }
     // pg <= 7 and dport <= 65535 were checked above.
-    Ok(FlowSpec { src: src.0, dst: dst.0, pg: pg as u8, dport: dport as u16, size, start, sport: None, src_ip: None })
+    Ok(FlowSpec { pg: pg as u8, dport: dport as u16, ..FlowSpec::new(src.0, dst.0, size, start) })
 }
 
 fn read_host(r: &mut Reader<'_>, topo: &Topology, field: &str, ctx: &str, k: u64) -> Result<(NodeId, usize)> {

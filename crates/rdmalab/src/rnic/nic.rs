@@ -105,20 +105,37 @@ impl Nic {
         }
     }
 
-    /// Removes finished QPs, keeping the round-robin position on the same QP.
+    /// Removes finished QPs now if any are listed (before their slots are reused).
+    pub fn forget_finished(&mut self, qps: &[Qp]) {
+        if self.has_finished {
+            self.drop_finished(qps);
+        }
+    }
+
+    /// Removes finished QPs, keeping the round-robin position: the last QP served keeps its
+    /// turn if it stays, else its successor in the list serves next.
     fn drop_finished(&mut self, qps: &[Qp]) {
-        let last = self.qps.get(self.rr_last).copied();
-        self.qps.retain(|q| !qps[q.idx()].finished);
+        let last = self.rr_last;
+        let mut kept_before = 0; // QPs kept at positions before `last`
+        let mut last_kept = false;
+        let mut pos = 0;
+        self.qps.retain(|q| {
+            let keep = !qps[q.idx()].finished;
+            if keep && pos < last {
+                kept_before += 1;
+            }
+            if pos == last {
+                last_kept = keep;
+            }
+            pos += 1;
+            keep
+        });
         let len = self.qps.len();
-        // QPs are appended in id order, so the list stays sorted: find where the last
-        // served QP is, or would be, and serve its successor next.
-        self.rr_last = match (last, len) {
-            (_, 0) | (None, _) => 0,
-            (Some(q), _) => match self.qps.iter().position(|&x| x >= q) {
-                Some(i) if self.qps[i] == q => i,
-                Some(i) => (i + len - 1) % len,
-                None => len - 1,
-            },
+        self.rr_last = match len {
+            0 => 0,
+            _ if last_kept => kept_before,
+            // The successor now sits at `kept_before`; serve it next.
+            _ => (kept_before + len - 1) % len,
         };
         self.has_finished = false;
     }

@@ -26,6 +26,9 @@ pub struct Message {
     pub hdr: u32,
     /// The application also wants to hear when its last packet leaves the NIC.
     pub notify_sent: bool,
+    /// The staggered transfer (`sim::apps`) whose chunk this is (`workload::NO_APP`:
+    /// none); its chunk number is then `flow`.
+    pub stagger: u32,
 }
 
 /// A completion queue entry: a message whose last byte the sender saw acknowledged.
@@ -124,9 +127,55 @@ pub struct Qp {
     pub close_when_idle: bool,
     /// Receiver side.
     pub rx: RxState,
+    /// Tenant of the traffic it carries (index into the scenario's tenants).
+    pub tenant: u16,
+    /// Data and ACK/NACK packets of this QP inside the network. A finished QP's slot is
+    /// reused only once this is 0, so no late packet can reach its next occupant.
+    pub in_flight: u32,
+    /// Under `fabric.defense = "tenant"`: the QP leaves its private line-rate state for
+    /// its tenant's shared one once it has sent this many bytes (0: not exempt).
+    pub exempt_until: u64,
+    /// How many QPs used this slot before (timeout events name it, so that one armed by an
+    /// earlier occupant is ignored).
+    pub gen: u16,
 }
 
 impl Qp {
+    /// An empty slot, overwritten before use.
+    pub fn placeholder() -> Qp {
+        Qp {
+            nic: 0,
+            src: NodeId(0),
+            dst: NodeId(0),
+            sip: 0,
+            dip: 0,
+            sport: 0,
+            dport: 0,
+            pg: 0,
+            posted: 0,
+            snd_nxt: 0,
+            snd_una: 0,
+            messages: VecDeque::new(),
+            next_avail: Time::ZERO,
+            rate: Rate(0),
+            max_rate: Rate(0),
+            win: 0,
+            var_win: false,
+            base_rtt: Time::ZERO,
+            last_wire: 0,
+            rto_deadline: Time::MAX,
+            rto_scheduled: false,
+            cc_group: CcGroupId(u32::MAX),
+            finished: true,
+            close_when_idle: true,
+            rx: RxState::default(),
+            tenant: 0,
+            in_flight: 0,
+            exempt_until: 0,
+            gen: 0,
+        }
+    }
+
     /// Bytes left to send (first transmissions).
     #[inline]
     pub fn has_data(&self) -> bool {
@@ -165,6 +214,7 @@ impl Qp {
             cookie: 0,
             hdr: none,
             notify_sent: false,
+            stagger: none,
         });
     }
 
@@ -173,6 +223,22 @@ impl Qp {
         self.posted += m.size;
         m.end = self.posted;
         self.messages.push_back(m);
+    }
+
+    /// Posts chunk `k` of staggered transfer `app` (`sim::apps`).
+    pub fn post_chunk(&mut self, k: u32, app: u32, size: u64, now: Time) {
+        let none = crate::app::NO_APP;
+        self.post_message(Message {
+            flow: k,
+            end: 0,
+            size,
+            posted: now,
+            app: none,
+            cookie: 0,
+            hdr: none,
+            notify_sent: false,
+            stagger: app,
+        });
         self.finished = false;
     }
 }
@@ -208,6 +274,10 @@ mod tests {
             finished: false,
             close_when_idle: true,
             rx: RxState::default(),
+            tenant: 0,
+            in_flight: 0,
+            exempt_until: 0,
+            gen: 0,
         }
     }
 

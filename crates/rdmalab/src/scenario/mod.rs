@@ -23,11 +23,13 @@
 //! lossless = true
 //! ```
 
+mod attack_traffic;
 mod cc_params;
 mod iofd;
 mod locate;
 pub mod multipath;
 mod source_map;
+pub mod tenants;
 
 use std::path::{Path, PathBuf};
 
@@ -66,6 +68,9 @@ pub struct ScenarioSpec {
     /// Fabric and RNIC settings.
     #[serde(default)]
     pub fabric: FabricSpec,
+    /// Tenants (`[[tenants]]`); tenant `default` holds every host.
+    #[serde(default)]
+    pub tenants: Vec<tenants::TenantSpec>,
 }
 
 fn default_seed() -> u64 {
@@ -204,8 +209,12 @@ pub enum TrafficSpec {
         /// Arrival window start.
         #[serde(default = "zero_time")]
         start: String,
-        /// Sending hosts (default: all).
+        /// Sending hosts (default: all, or the tenant's).
         hosts: Option<Vec<u32>>,
+        /// Tenant of its flows (default `default`).
+        tenant: Option<String>,
+        /// Cut long flows into pieces on their own QPs (seed 002 §IV-B).
+        split: Option<attack_traffic::SplitSpec>,
     },
     /// Many senders, one receiver, all at once.
     Incast {
@@ -218,6 +227,8 @@ pub enum TrafficSpec {
         /// Start time.
         #[serde(default = "zero_time")]
         start: String,
+        /// Tenant of its flows (default `default`).
+        tenant: Option<String>,
     },
     /// Repeated incasts (seed 004's testbed): every `period`, each sender starts a `size`-byte
     /// flow to `receiver` after a U(0, `jitter`) delay; `rounds` times.
@@ -238,6 +249,8 @@ pub enum TrafficSpec {
         /// First round's start.
         #[serde(default = "zero_time")]
         start: String,
+        /// Tenant of its flows (default `default`).
+        tenant: Option<String>,
     },
     /// Every host sends to one other host and receives from one.
     Permutation {
@@ -248,6 +261,8 @@ pub enum TrafficSpec {
         start: String,
         /// Participating hosts (default: all).
         hosts: Option<Vec<u32>>,
+        /// Tenant of its flows (default `default`).
+        tenant: Option<String>,
     },
     /// `count` flows of `size` bytes between uniformly random host pairs, starting
     /// uniformly in `[start, start + window]`.
@@ -262,8 +277,10 @@ pub enum TrafficSpec {
         /// Length of the arrival window.
         #[serde(default = "zero_time")]
         window: String,
-        /// Participating hosts (default: all).
+        /// Participating hosts (default: all, or the tenant's).
         hosts: Option<Vec<u32>>,
+        /// Tenant of its flows (default `default`).
+        tenant: Option<String>,
     },
     /// Messages cut into chunks over several QPs per connection (seed 001).
     Multipath(multipath::MultipathSpec),
@@ -271,17 +288,30 @@ pub enum TrafficSpec {
     Flows {
         /// The flows.
         flows: Vec<FlowEntry>,
+        /// Tenant of its flows (default `default`).
+        tenant: Option<String>,
     },
     /// The ns-3 HPCC simulator's flow file.
     HpccFlowFile {
         /// Path (relative to the scenario file).
         path: PathBuf,
+        /// Tenant of its flows (default `default`).
+        tenant: Option<String>,
     },
     /// An htsim connection matrix (`.cm`); htsim node i is the i-th host.
     HtsimCm {
         /// Path (relative to the scenario file).
         path: PathBuf,
+        /// Tenant of its flows (default `default`).
+        tenant: Option<String>,
     },
+    /// Seed 002's parallel-QP attack: `qps` flows of `size` bytes opened together.
+    ParallelQps(attack_traffic::ParallelQpsSpec),
+    /// Seed 002's staggered-QP attack: one transfer cut into chunks posted in rotation
+    /// over `qps` slots.
+    StaggeredQps(attack_traffic::StaggeredQpsSpec),
+    /// Seed 002's shuffled-overlay attack: a ring all-reduce whose ring changes each step.
+    ShuffledOverlay(attack_traffic::OverlaySpec),
 }
 
 fn zero_time() -> String {
@@ -356,6 +386,19 @@ pub struct FabricSpec {
     pub queue_sample_interval: Option<String>,
     /// Sample every active QP's rate and delivered throughput at this interval.
     pub rate_sample_interval: Option<String>,
+    /// ECN Kmin in bytes on every port (overrides the per-rate value).
+    pub ecn_kmin: Option<u64>,
+    /// ECN Kmax in bytes on every port.
+    pub ecn_kmax: Option<u64>,
+    /// ECN Pmax on every port.
+    pub ecn_pmax: Option<f64>,
+    /// A shared congestion state outlives its last QP this long (default `"0ns"`).
+    pub cc_state_linger: Option<String>,
+    /// Tenant isolation: `none` (default) or `tenant`.
+    pub defense: Option<String>,
+    /// The tenant defense's budget of line-rate starts, as a fraction of the NIC rate
+    /// (default 0.05; 0 = no line-rate starts).
+    pub defense_start_fraction: Option<f64>,
     /// In-order flow deflection at switches (Blitz's IOFD); absent = off.
     pub iofd: Option<iofd::IofdSpec>,
 }
@@ -367,6 +410,10 @@ pub struct Scenario {
     pub topology: Topology,
     /// Flows sorted by start time.
     pub flows: Vec<FlowSpec>,
+    /// Host applications that carry the flows whose `app` names them.
+    pub apps: Vec<crate::workload::attacks::HostApp>,
+    /// Tenant names by index (`default` first).
+    pub tenants: Vec<String>,
     /// Settings.
     pub config: SimConfig,
     /// Multipath traffic, set up on the simulation by [`Scenario::simulation`].
@@ -376,12 +423,20 @@ pub struct Scenario {
 impl Scenario {
     /// A scenario of plain flows.
     pub fn new(topology: Topology, flows: Vec<FlowSpec>, config: SimConfig) -> Scenario {
-        Scenario { topology, flows, config, multipath: Vec::new() }
+        Scenario {
+            topology,
+            flows,
+            apps: Vec::new(),
+            tenants: vec![crate::tenancy::DEFAULT_TENANT.into()],
+            config,
+            multipath: Vec::new(),
+        }
     }
 
     /// Builds the simulation: the flows, and the multipath connections with their messages.
     pub fn simulation(self) -> Result<crate::sim::Simulation> {
-        let mut sim = crate::sim::Simulation::new(self.topology, self.flows, self.config)?;
+        let mut sim =
+            crate::sim::Simulation::with_apps(self.topology, self.flows, &self.apps, self.tenants, self.config)?;
         for mp in &self.multipath {
             mp.set_up(&mut sim)?;
         }
@@ -433,7 +488,9 @@ impl ScenarioSpec {
     pub fn build(&self, base: &Path, file: &Path) -> Result<Scenario> {
         let topology = self.topology.build(base, file).map_err(|e| locate::in_section(e, file, "topology"))?;
         let config = self.fabric.build(file, self.seed, self.stop_time.as_deref())?;
+        let tenants = tenants::Tenants::build(&self.tenants, file, &topology)?;
         let mut flows = Vec::new();
+        let mut apps = Vec::new();
         let mut mp = Vec::new();
         for (i, t) in self.traffic.iter().enumerate() {
             let section = format!("traffic[{i}]");
@@ -441,16 +498,46 @@ impl ScenarioSpec {
                 mp.push(spec.build(&section, file, &topology, &config)?);
                 continue;
             }
-            flows.extend(
-                t.build(i, base, file, &topology, self.seed).map_err(|e| locate::in_section(e, file, &section))?,
-            );
+            let ctx = TrafficCtx { i, base, file, topo: &topology, seed: self.seed, tenants: &tenants };
+            flows.extend(t.build(&ctx, &mut apps).map_err(|e| locate::in_section(e, file, &section))?);
         }
         // Stable: sources keep their internal order for equal start times.
         flows.sort_by_key(|f| f.start);
         if let Some(i) = &config.iofd {
             iofd::check_escape_class(i, &flows, file)?;
         }
-        Ok(Scenario { topology, flows, config, multipath: mp })
+        Ok(Scenario { topology, flows, apps, tenants: tenants.names(), config, multipath: mp })
+    }
+}
+
+/// What building one traffic source needs to know.
+pub(crate) struct TrafficCtx<'a> {
+    /// Index in `traffic`.
+    pub i: usize,
+    /// Folder of relative paths.
+    pub base: &'a Path,
+    /// The scenario file (for errors).
+    pub file: &'a Path,
+    /// The network.
+    pub topo: &'a Topology,
+    /// The scenario's seed.
+    pub seed: u64,
+    /// Its tenants.
+    pub tenants: &'a tenants::Tenants,
+}
+
+impl TrafficCtx<'_> {
+    /// `traffic[i].name`.
+    pub fn field(&self, name: &str) -> String {
+        format!("traffic[{}].{name}", self.i)
+    }
+    /// The tenant named at `traffic[i].tenant`.
+    pub fn tenant(&self, name: &Option<String>) -> Result<u16> {
+        self.tenants.index(self.file, &self.field("tenant"), name.as_deref())
+    }
+    /// This source's random seed.
+    pub fn seed(&self) -> u64 {
+        self.seed.wrapping_add(self.i as u64)
     }
 }
 
@@ -550,14 +637,23 @@ fn bottleneck_params(file: &Path, links: usize, rates: &OneOrMany, delay: Time) 
     Ok(rates.into_iter().map(|rate| LinkParams { rate, delay }).collect())
 }
 
-fn host_list(file: &Path, field: &str, topo: &Topology, ids: &Option<Vec<u32>>) -> Result<Vec<NodeId>> {
+/// The hosts listed at `field`, each checked to be a host of tenant `t`; absent: the
+/// tenant's hosts (every host for `default`).
+fn host_list(ctx: &TrafficCtx<'_>, field: &str, t: u16, ids: &Option<Vec<u32>>) -> Result<Vec<NodeId>> {
     match ids {
-        None => Ok(topo.hosts().collect()),
-        Some(v) => v.iter().map(|&h| check_host(file, field, topo, h)).collect(),
+        None => Ok(ctx.tenants.hosts(t).map_or_else(|| ctx.topo.hosts().collect(), |h| h.to_vec())),
+        Some(v) => v
+            .iter()
+            .map(|&h| {
+                let n = check_host(ctx.file, field, ctx.topo, h)?;
+                ctx.tenants.check_member(ctx.file, field, t, n)?;
+                Ok(n)
+            })
+            .collect(),
     }
 }
 
-fn check_host(file: &Path, field: &str, topo: &Topology, h: u32) -> Result<NodeId> {
+pub(crate) fn check_host(file: &Path, field: &str, topo: &Topology, h: u32) -> Result<NodeId> {
     let n = NodeId(h);
     if topo.is_host(n) {
         Ok(n)
@@ -581,62 +677,92 @@ fn load_cdf(base: &Path, name: &str) -> Result<SizeCdf> {
 }
 
 impl TrafficSpec {
-    fn build(&self, i: usize, base: &Path, file: &Path, topo: &Topology, seed: u64) -> Result<Vec<FlowSpec>> {
-        let f = |name: &str| format!("traffic[{i}].{name}");
+    fn build(&self, ctx: &TrafficCtx<'_>, apps: &mut Vec<crate::workload::attacks::HostApp>) -> Result<Vec<FlowSpec>> {
+        let (file, topo) = (ctx.file, ctx.topo);
+        let f = |name: &str| ctx.field(name);
+        let with_tenant = |flows: Vec<FlowSpec>, t: u16| -> Vec<FlowSpec> {
+            flows.into_iter().map(|fl| FlowSpec { tenant: t, ..fl }).collect()
+        };
         match self {
-            TrafficSpec::Poisson { cdf, load, duration, start, hosts } => {
-                let cdf = load_cdf(base, cdf).map_err(|e| locate::unreadable(e, file, &f("cdf")))?;
-                let hosts = host_list(file, &f("hosts"), topo, hosts)?;
+            TrafficSpec::Poisson { cdf, load, duration, start, hosts, tenant, split } => {
+                let t = ctx.tenant(tenant)?;
+                let cdf = load_cdf(ctx.base, cdf).map_err(|e| locate::unreadable(e, file, &f("cdf")))?;
+                let hosts = host_list(ctx, &f("hosts"), t, hosts)?;
                 let rate = hosts.first().map(|&h| topo.nic_rate(h)).unwrap_or_default();
                 let start = field_time(file, &f("start"), start)?;
                 let dur = field_time(file, &f("duration"), duration)?;
-                generators::poisson(&hosts, &cdf, *load, rate, start, dur, seed.wrapping_add(i as u64))
+                let flows = generators::poisson(&hosts, &cdf, *load, rate, start, dur, ctx.seed())?;
+                let flows = with_tenant(flows, t);
+                match split {
+                    None => Ok(flows),
+                    Some(sp) => attack_traffic::split(ctx, sp, flows, t),
+                }
             }
-            TrafficSpec::Incast { senders, receiver, size, start } => {
-                let s: Vec<NodeId> =
-                    senders.iter().map(|&h| check_host(file, &f("senders"), topo, h)).collect::<Result<_>>()?;
+            TrafficSpec::Incast { senders, receiver, size, start, tenant } => {
+                let t = ctx.tenant(tenant)?;
+                let s: Vec<NodeId> = host_list(ctx, &f("senders"), t, &Some(senders.clone()))?;
                 let r = check_host(file, &f("receiver"), topo, *receiver)?;
-                generators::incast(&s, r, *size, field_time(file, &f("start"), start)?)
+                ctx.tenants.check_member(file, &f("receiver"), t, r)?;
+                Ok(with_tenant(generators::incast(&s, r, *size, field_time(file, &f("start"), start)?)?, t))
             }
-            TrafficSpec::IncastRounds { senders, receiver, size, period, rounds, jitter, start } => {
-                let s: Vec<NodeId> =
-                    senders.iter().map(|&h| check_host(file, &f("senders"), topo, h)).collect::<Result<_>>()?;
+            TrafficSpec::IncastRounds { senders, receiver, size, period, rounds, jitter, start, tenant } => {
+                let t = ctx.tenant(tenant)?;
+                let s: Vec<NodeId> = host_list(ctx, &f("senders"), t, &Some(senders.clone()))?;
                 let r = check_host(file, &f("receiver"), topo, *receiver)?;
+                ctx.tenants.check_member(file, &f("receiver"), t, r)?;
                 let shape = generators::Rounds {
                     start: field_time(file, &f("start"), start)?,
                     period: field_time(file, &f("period"), period)?,
                     rounds: *rounds,
                     jitter: field_time(file, &f("jitter"), jitter)?,
                 };
-                generators::incast_rounds(&s, r, *size, shape, seed.wrapping_add(i as u64))
+                Ok(with_tenant(generators::incast_rounds(&s, r, *size, shape, ctx.seed())?, t))
             }
-            TrafficSpec::Permutation { size, start, hosts } => {
-                let hosts = host_list(file, &f("hosts"), topo, hosts)?;
-                generators::permutation(
-                    &hosts,
-                    *size,
-                    field_time(file, &f("start"), start)?,
-                    seed.wrapping_add(i as u64),
-                )
+            TrafficSpec::Permutation { size, start, hosts, tenant } => {
+                let t = ctx.tenant(tenant)?;
+                let hosts = host_list(ctx, &f("hosts"), t, hosts)?;
+                let start = field_time(file, &f("start"), start)?;
+                Ok(with_tenant(generators::permutation(&hosts, *size, start, ctx.seed())?, t))
             }
-            TrafficSpec::RandomPairs { count, size, start, window, hosts } => {
-                let hosts = host_list(file, &f("hosts"), topo, hosts)?;
+            TrafficSpec::RandomPairs { count, size, start, window, hosts, tenant } => {
+                let t = ctx.tenant(tenant)?;
+                let hosts = host_list(ctx, &f("hosts"), t, hosts)?;
                 let (start, window) = (field_time(file, &f("start"), start)?, field_time(file, &f("window"), window)?);
-                generators::random_pairs(&hosts, *count, *size, start, window, seed.wrapping_add(i as u64))
+                Ok(with_tenant(generators::random_pairs(&hosts, *count, *size, start, window, ctx.seed())?, t))
             }
             TrafficSpec::Multipath(_) => Ok(Vec::new()), // set up on the simulation, not as flows
-            TrafficSpec::Flows { flows } => flows
-                .iter()
-                .enumerate()
-                .map(|(j, e)| explicit_flow(file, &f(&format!("flows[{j}]")), e, topo))
-                .collect(),
-            TrafficSpec::HpccFlowFile { path } => crate::formats::hpcc_flow::read_flows(&base.join(path), topo)
-                .map_err(|e| locate::unreadable(e, file, &f("path"))),
-            TrafficSpec::HtsimCm { path } => {
-                let hosts: Vec<NodeId> = topo.hosts().collect();
-                crate::formats::htsim_cm::read_cm(&base.join(path), &hosts)
-                    .map_err(|e| locate::unreadable(e, file, &f("path")))
+            TrafficSpec::Flows { flows, tenant } => {
+                let t = ctx.tenant(tenant)?;
+                let mut out = Vec::with_capacity(flows.len());
+                for (j, e) in flows.iter().enumerate() {
+                    let at = f(&format!("flows[{j}]"));
+                    let fl = FlowSpec { tenant: t, ..explicit_flow(file, &at, e, topo)? };
+                    ctx.tenants.check_member(file, &format!("{at}.src"), t, fl.src)?;
+                    ctx.tenants.check_member(file, &format!("{at}.dst"), t, fl.dst)?;
+                    out.push(fl);
+                }
+                Ok(out)
             }
+            TrafficSpec::HpccFlowFile { path, tenant } => {
+                let t = ctx.tenant(tenant)?;
+                let flows = crate::formats::hpcc_flow::read_flows(&ctx.base.join(path), topo)
+                    .map_err(|e| locate::unreadable(e, file, &f("path")))?;
+                let flows = with_tenant(flows, t);
+                ctx.tenants.check_flows(file, &f("tenant"), &flows)?;
+                Ok(flows)
+            }
+            TrafficSpec::HtsimCm { path, tenant } => {
+                let t = ctx.tenant(tenant)?;
+                let hosts: Vec<NodeId> = topo.hosts().collect();
+                let flows = crate::formats::htsim_cm::read_cm(&ctx.base.join(path), &hosts)
+                    .map_err(|e| locate::unreadable(e, file, &f("path")))?;
+                let flows = with_tenant(flows, t);
+                ctx.tenants.check_flows(file, &f("tenant"), &flows)?;
+                Ok(flows)
+            }
+            TrafficSpec::ParallelQps(spec) => attack_traffic::parallel(ctx, spec),
+            TrafficSpec::StaggeredQps(spec) => attack_traffic::staggered(ctx, spec, apps),
+            TrafficSpec::ShuffledOverlay(spec) => attack_traffic::overlay(ctx, spec, apps),
         }
     }
 }
@@ -663,7 +789,7 @@ fn explicit_flow(file: &Path, at: &str, e: &FlowEntry, topo: &Topology) -> Resul
         None => None,
     };
     let start = field_time(file, &g("start"), &e.start)?;
-    Ok(FlowSpec { src, dst, pg, dport: e.dport.unwrap_or(100), size: e.size, start, sport: e.sport, src_ip })
+    Ok(FlowSpec { pg, dport: e.dport.unwrap_or(100), sport: e.sport, src_ip, ..FlowSpec::new(src, dst, e.size, start) })
 }
 
 /// Address number `k` of `host`.
@@ -756,9 +882,63 @@ impl FabricSpec {
         if let Some(s) = &self.rate_sample_interval {
             c.rate_sample_interval = Some(field_time(file, &f("rate_sample_interval"), s)?);
         }
+        if let Some(s) = &self.cc_state_linger {
+            c.cc_state_linger = field_time(file, &f("cc_state_linger"), s)?;
+        }
+        if let Some(d) = &self.defense {
+            c.defense = match d.as_str() {
+                "none" => crate::tenancy::Defense::None,
+                "tenant" => crate::tenancy::Defense::Tenant,
+                other => {
+                    return Err(Error::input(
+                        file,
+                        0,
+                        f("defense"),
+                        format!("unknown defense `{other}` (known: none, tenant)"),
+                    ))
+                }
+            };
+        }
+        if let Some(x) = self.defense_start_fraction {
+            if !(0.0..=1.0).contains(&x) {
+                return Err(Error::input(file, 0, f("defense_start_fraction"), format!("must be in [0, 1], got {x}")));
+            }
+            c.defense_params.start_fraction = x;
+        }
+        self.apply_ecn_overrides(file, &mut c)?;
         if let Some(i) = &self.iofd {
             c.iofd = Some(i.build(file)?);
         }
         Ok(c)
+    }
+
+    /// `ecn_kmin`, `ecn_kmax`, `ecn_pmax`: forced on every port, checked against each other
+    /// and against the per-rate values they leave in place.
+    fn apply_ecn_overrides(&self, file: &Path, c: &mut SimConfig) -> Result<()> {
+        let o = crate::fabric::ecn::EcnOverrides { kmin: self.ecn_kmin, kmax: self.ecn_kmax, pmax: self.ecn_pmax };
+        if o == Default::default() {
+            return Ok(());
+        }
+        let first = ["ecn_kmin", "ecn_kmax", "ecn_pmax"]
+            .into_iter()
+            .zip([o.kmin.is_some(), o.kmax.is_some(), o.pmax.is_some()])
+            .find(|(_, set)| *set)
+            .map_or("ecn_kmin", |(n, _)| n);
+        let Some(ecn) = c.ecn.take() else {
+            return Err(Error::input(file, 0, format!("fabric.{first}"), "ECN marking is off (`ecn = false`)"));
+        };
+        if let Some(p) = o.pmax {
+            if !(0.0..=1.0).contains(&p) {
+                return Err(Error::input(file, 0, "fabric.ecn_pmax", format!("must be in [0, 1], got {p}")));
+            }
+        }
+        let ecn = ecn.with_overrides(o);
+        if let Some((rate, p)) = ecn.by_rate.iter().find(|(_, p)| p.kmin > p.kmax) {
+            let field = if o.kmin.is_some() { "fabric.ecn_kmin" } else { "fabric.ecn_kmax" };
+            let msg = format!("Kmin {} > Kmax {} (at {rate})", p.kmin, p.kmax);
+            return Err(Error::input(file, 0, field, msg));
+        }
+        c.ecn = Some(ecn);
+        Ok(())
     }
 }

@@ -87,6 +87,7 @@ impl Verbs for HostVerbs<'_> {
             cookie: wr.cookie,
             hdr,
             notify_sent: wr.notify_sent,
+            stagger: NO_APP,
         };
         self.sim.qps[qp.idx()].post_message(m);
     }
@@ -125,7 +126,12 @@ impl Simulation {
         let qps: Vec<QpId> = sports
             .iter()
             .map(|&sport| {
-                let qp = self.open_qp(src, None, dst, cfg.pg, cfg.dport, sport);
+                let qp = self.open_qp(&crate::workload::FlowSpec {
+                    pg: cfg.pg,
+                    dport: cfg.dport,
+                    sport,
+                    ..crate::workload::FlowSpec::new(src, dst, 0, self.now)
+                });
                 let q = &mut self.qps[qp.idx()];
                 q.close_when_idle = false;
                 q.rx.app = receiver_app;
@@ -303,6 +309,7 @@ impl Simulation {
             start,
             fct: self.now - start,
             ideal,
+            tenant: qp.tenant,
         });
         self.flows_done += 1;
         self.note_work_done();

@@ -6,6 +6,9 @@
 //! per packet) and left when a QP completes; the last QP out retires the group and its
 //! timers (MODEL.md §2.5 step 3). A retired key is forgotten, so a later QP to the same
 //! destination starts a fresh state at line rate, as a new QP does in the reference.
+//! With `cc_state_linger` a shared group instead outlives its last QP that long, timers
+//! running (DCQCN recovers while idle), and a QP joining meanwhile inherits it. Retired
+//! group slots are reused, so memory follows the groups alive at once.
 //!
 //! In a shared group, sequence-gated algorithms (HPCC, TIMELY, DCTCP) see group-wide byte
 //! counts (acknowledged and sent, summed over the members), so "once per RTT" means once
@@ -17,38 +20,65 @@
 //! ignores it. FCTs are unaffected; only useless timer events disappear.
 
 use super::{Event, Simulation};
-use crate::cc::{AckEvent, CcConfig, CcGroup, Granularity, PathInfo};
+use crate::cc::{AckEvent, CcConfig, CcGroup, CcState, Granularity, PathInfo};
 use crate::fabric::packet::NO_INT;
+use crate::fabric::IntHeader;
 use crate::fabric::Packet;
 use crate::ids::{CcGroupId, NodeId, QpId};
+use crate::tenancy::{Defense, StartBudget};
 use crate::units::{Rate, Time};
 
+/// A shared group's key: (sending NIC or host, destination address or host or tenant).
+pub(super) type GroupKey = (u32, u32);
+/// Marks the second half of a key as a tenant (addresses and host ids never reach it).
+const TENANT_KEY: u32 = 0x8000_0000;
+
 impl Simulation {
-    /// Puts a new QP in its group (found or created) and gives it the group's rate.
+    /// Puts a new QP in its group (found, lingering, or created) and gives it the group's
+    /// rate.
     pub(super) fn join_group(&mut self, qp_id: QpId, path: PathInfo) -> CcGroupId {
         let key = self.group_key(qp_id);
         let existing = key.and_then(|k| self.group_of.get(&k).copied());
         let g = match existing {
             Some(g) => g,
             None => {
-                let g = CcGroupId::new(self.groups.len());
                 let line = self.qps[qp_id.idx()].max_rate;
-                self.groups.push(CcGroup::new(&self.cfg.cc, line, path, self.cfg.granularity));
+                let mut fresh = CcGroup::new(&self.cfg.cc, line, path, self.cfg.granularity, key);
+                if self.cfg.defense == Defense::Tenant {
+                    // A tenant's state is shared and split; a line-rate start is private.
+                    (fresh.shared, fresh.split) = (key.is_some(), key.is_some());
+                }
+                let g = match self.free_groups.pop() {
+                    Some(g) => {
+                        self.groups[g.idx()] = fresh.reusing(std::mem::take(&mut self.groups[g.idx()].members));
+                        g
+                    }
+                    None => {
+                        self.groups.push(fresh);
+                        CcGroupId::new(self.groups.len() - 1)
+                    }
+                };
                 if let Some(k) = key {
                     self.group_of.insert(k, g);
                 }
                 g
             }
         };
-        self.groups[g.idx()].members.push(qp_id);
+        let grp = &mut self.groups[g.idx()];
+        grp.linger_until = Time::MAX; // a lingering group is in use again
+        grp.members.push(qp_id);
         self.qps[qp_id.idx()].cc_group = g;
         self.set_member_rates(g, false);
         g
     }
 
-    /// Which group a QP belongs to under the configured granularity (`None`: its own).
-    fn group_key(&self, qp_id: QpId) -> Option<(u32, u32)> {
+    /// Which group a QP belongs to (`None`: its own): its tenant's on its NIC under the
+    /// tenant defense (unless it is on a line-rate start), else as the granularity says.
+    fn group_key(&self, qp_id: QpId) -> Option<GroupKey> {
         let qp = &self.qps[qp_id.idx()];
+        if self.cfg.defense == Defense::Tenant {
+            return (qp.exempt_until == 0).then_some((qp.nic, TENANT_KEY | qp.tenant as u32));
+        }
         match self.cfg.granularity {
             Granularity::PerQp => None,
             Granularity::PerDestination | Granularity::PerDestinationUnsplit => Some((qp.nic, qp.dip)),
@@ -56,9 +86,18 @@ impl Simulation {
         }
     }
 
-    /// A QP completed: it leaves its group; the last one out retires the group.
+    /// How long a shared group outlives its last QP.
+    fn linger(&self) -> Time {
+        match self.cfg.defense {
+            Defense::None => self.cfg.cc_state_linger,
+            Defense::Tenant => self.cfg.cc_state_linger.max(self.cfg.defense_params.linger),
+        }
+    }
+
+    /// A QP completed: it leaves its group. The last one out retires a private group at
+    /// once and a shared one after the linger time (`on_group_linger`).
     pub(super) fn leave_group(&mut self, qp_id: QpId) {
-        let key = self.group_key(qp_id);
+        let linger = self.linger();
         let qp = &self.qps[qp_id.idx()];
         let (g, done) = (qp.cc_group, qp.snd_una);
         let grp = &mut self.groups[g.idx()];
@@ -66,17 +105,72 @@ impl Simulation {
             grp.members.remove(pos);
         }
         grp.retired_bytes += done;
-        if grp.members.is_empty() {
-            grp.alive = false;
-            grp.timers.cancel_all();
-            if let Some(k) = key {
-                if self.group_of.get(&k) == Some(&g) {
-                    self.group_of.remove(&k);
-                }
+        if !grp.members.is_empty() {
+            if grp.split {
+                self.set_member_rates(g, false);
             }
-        } else if grp.split {
-            self.set_member_rates(g, false);
+        } else if grp.key.is_some() && linger > Time::ZERO {
+            grp.linger_until = self.now + linger;
+            self.queue.push(grp.linger_until, Event::GroupLinger(g));
+        } else {
+            self.retire_group(g);
         }
+    }
+
+    /// The linger time of a group ran out: retire it if no QP joined since.
+    pub(super) fn on_group_linger(&mut self, g: CcGroupId) {
+        let grp = &self.groups[g.idx()];
+        if grp.alive && grp.members.is_empty() && grp.linger_until == self.now {
+            self.retire_group(g);
+        }
+    }
+
+    /// Forgets a group: its timers die, its key is free, its slot is reused.
+    fn retire_group(&mut self, g: CcGroupId) {
+        let grp = &mut self.groups[g.idx()];
+        grp.alive = false;
+        grp.timers.cancel_all();
+        if let Some(k) = grp.key {
+            if self.group_of.get(&k) == Some(&g) {
+                self.group_of.remove(&k);
+            }
+        }
+        self.free_groups.push(g);
+    }
+
+    /// Under the tenant defense: a new QP whose first `min(size, BDP)` bytes fit in its
+    /// (NIC, tenant) budget sends them on a private line-rate state (`join_group` then
+    /// keys it alone).
+    pub(super) fn grant_line_rate_start(&mut self, id: QpId, first_size: u64) {
+        let qp = &self.qps[id.idx()];
+        let (nic, tenant, src, dst) = (qp.nic as usize, qp.tenant as usize, qp.src, qp.dst);
+        let (_, bdp) = self.path_rtt_bdp(src, dst);
+        let want = first_size.min(bdp).max(1);
+        let p = self.cfg.defense_params;
+        let refill = crate::cc::scale(self.nics[nic].rate, p.start_fraction);
+        let budgets = &mut self.start_budgets[nic];
+        if tenant >= budgets.len() {
+            budgets.resize(tenant + 1, StartBudget::default());
+        }
+        if budgets[tenant].try_take(self.now, want, refill, p.burst_bdps * bdp) {
+            self.qps[id.idx()].exempt_until = want;
+        }
+    }
+
+    /// A QP sent the bytes of its line-rate start: it moves to its tenant's state.
+    pub(super) fn end_line_rate_start(&mut self, id: QpId) {
+        self.leave_group(id);
+        self.qps[id.idx()].exempt_until = 0;
+        let (src, dst) = (self.qps[id.idx()].src, self.qps[id.idx()].dst);
+        let path = self.path_info(src, dst);
+        self.join_group(id, path);
+    }
+
+    /// Base RTT and BDP of the first path from `src` to `dst` (at `src`'s NIC rate).
+    pub(super) fn path_rtt_bdp(&self, src: NodeId, dst: NodeId) -> (Time, u64) {
+        let path = self.routes.first_path(&self.topo, src, dst);
+        let rtt = crate::stats::ideal::base_rtt(&self.topo, &path, self.cfg.mtu as u64);
+        (rtt, super::setup::bdp_bytes(rtt, self.topo.nic_rate(src)))
     }
 
     /// Feeds an ACK/NACK of `qp_id` to its group's algorithm and applies a new rate.
@@ -101,9 +195,23 @@ impl Simulation {
             int_multi: self.cfg.int_multi,
             share: Rate(pkt.share_kbps as u64 * 1000),
         };
+        // Only the tenant defense groups QPs to several destinations.
+        let per_path = self.cfg.defense == Defense::Tenant && self.groups[g.idx()].shared && self.cfg.cc.needs_int();
+        let dst = self.qps[qp_id.idx()].dst;
         let grp = &mut self.groups[g.idx()];
+        let swapped = match per_path {
+            false => false,
+            true => match swap_path_int(dst, grp, ev.int) {
+                PathInt::Swapped => true,
+                PathInt::Baseline { run } if run => false,
+                PathInt::Baseline { .. } => return, // only this member's path baseline
+            },
+        };
         let old = grp.rate;
         grp.on_ack(&self.cfg.cc, &ev);
+        if swapped {
+            swap_path_int(dst, grp, None);
+        }
         let changed = grp.rate != old;
         self.flush_timers(g);
         if changed {
@@ -205,5 +313,35 @@ impl Simulation {
             (rtt, super::setup::bdp_bytes(rtt, self.topo.nic_rate(src)))
         };
         PathInfo { base_rtt, bdp }
+    }
+}
+
+/// What `swap_path_int` did.
+enum PathInt {
+    /// The member's records are now the group's (swap again after `on_ack`).
+    Swapped,
+    /// The member had none: `int` is stored as its baseline; `run` if the group itself
+    /// still needs its first ACK.
+    Baseline { run: bool },
+}
+
+/// A tenant's HPCC state spans destinations, so it keeps the last INT records per
+/// destination: utilisation is computed between two stamps of the same links (members to
+/// one destination are taken to share its path, as in the dumbbell and as ECMP does for
+/// most of a fat tree's hops). The destination's records are swapped with the group's
+/// around `on_ack`.
+fn swap_path_int(dst: NodeId, grp: &mut CcGroup, int: Option<&IntHeader>) -> PathInt {
+    let CcState::Hpcc(state) = &mut grp.state else { return PathInt::Baseline { run: true } };
+    match grp.paths.iter_mut().find(|(d, _)| *d == dst) {
+        Some((_, hops)) => {
+            std::mem::swap(&mut state.hops, hops);
+            PathInt::Swapped
+        }
+        None => {
+            if let Some(ih) = int {
+                grp.paths.push((dst, ih.hops));
+            }
+            PathInt::Baseline { run: state.last_update_seq == 0 }
+        }
     }
 }

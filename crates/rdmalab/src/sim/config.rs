@@ -3,6 +3,7 @@
 use crate::cc::{CcConfig, Granularity};
 use crate::fabric::{EcnConfig, IofdConfig};
 use crate::rnic::QpCacheConfig;
+use crate::tenancy::{Defense, DefenseParams};
 use crate::topology::routing::{NeighborOrder, PathSelection};
 use crate::units::{Time, TimingModel};
 
@@ -91,6 +92,17 @@ pub struct SimConfig {
     /// Sample every active QP's rate and delivered throughput at this interval (from time
     /// zero, so samples of different runs line up). `None`: no sampling and no cost.
     pub rate_sample_interval: Option<Time>,
+    /// A shared congestion state outlives its last QP this long; a QP joining meanwhile
+    /// inherits its rate and timers (zero: forgotten at once, as in the reference).
+    pub cc_state_linger: Time,
+    /// Tenant isolation (`fabric.defense`).
+    pub defense: Defense,
+    /// Constants of the defense.
+    pub defense_params: DefenseParams,
+    /// Receivers meter in-order payload per tenant over time (`Results::tenant_bins`).
+    pub tenant_meter: bool,
+    /// Record every chunk an application posts (`Results::app_posts`; tests and figures).
+    pub trace_apps: bool,
 }
 
 impl Default for SimConfig {
@@ -127,6 +139,11 @@ impl Default for SimConfig {
             queue_sample_interval: None,
             queue_sample_start: Time::ZERO,
             rate_sample_interval: None,
+            cc_state_linger: Time::ZERO,
+            defense: Defense::None,
+            defense_params: DefenseParams::default(),
+            tenant_meter: true,
+            trace_apps: false,
         }
     }
 }

@@ -11,9 +11,14 @@ use crate::ids::{CcGroupId, PortId, QpId};
 use crate::rnic::{Completion, Pick, Qp, RxState};
 use crate::stats::FlowRecord;
 use crate::units::Time;
+use crate::workload::FlowSpec;
+
+/// `Qp::cc_group` of a QP whose slot was released.
+const RELEASED: u32 = u32::MAX - 1;
 
 impl Simulation {
-    /// Admits every flow starting now, one QP each, then schedules the next arrival.
+    /// Admits every flow starting now, one QP each (or to the application that carries
+    /// it), then schedules the next arrival.
     pub(super) fn on_flow_arrival(&mut self) {
         while let Some(&f) = self.flows.get(self.next_flow) {
             if f.start > self.now {
@@ -22,43 +27,54 @@ impl Simulation {
             }
             let flow = self.next_flow as u32;
             self.next_flow += 1;
-            let qp = self.open_qp(f.src, f.src_ip, f.dst, f.pg, f.dport, f.sport);
+            if f.app != NO_APP {
+                self.app_admit(flow, f);
+                continue;
+            }
+            let qp = self.open_qp(&f);
             self.qps[qp.idx()].post(flow, f.size, self.now);
             let nic = self.qps[qp.idx()].nic;
             self.nic_kick(nic);
         }
     }
 
-    /// Creates a QP from `src` (sending from `src_ip`, one of its addresses, or its first)
-    /// to `dst` and puts it in its congestion-control group.
-    pub(super) fn open_qp(
-        &mut self,
-        src: crate::ids::NodeId,
-        src_ip: Option<u32>,
-        dst: crate::ids::NodeId,
-        pg: u8,
-        dport: u16,
-        sport: Option<u16>,
-    ) -> QpId {
-        let nic_idx = self.nic_of[src.idx()];
+    /// Creates a QP for traffic like `f` (its source address, ports, class and tenant;
+    /// `f.size` is the first message's size) and puts it in its congestion-control group.
+    /// A released slot is reused when there is one, so memory follows the QPs alive at
+    /// once, not the QPs ever opened.
+    pub(super) fn open_qp(&mut self, f: &FlowSpec) -> QpId {
+        let nic_idx = self.nic_of[f.src.idx()];
         let nic = &mut self.nics[nic_idx as usize];
-        let sport = sport.unwrap_or_else(|| nic.allocate_sport(dst));
+        let sport = f.sport.unwrap_or_else(|| nic.allocate_sport(f.dst));
         let line = nic.rate;
-        let path = self.path_info(src, dst);
-        let id = QpId::new(self.qps.len());
-        self.qps.push(Qp {
+        let path = self.path_info(f.src, f.dst);
+        let (id, messages, gen) = match self.free_qps.pop() {
+            Some(id) => {
+                // Its NIC may still list the old occupant until its next arbitration.
+                let old_nic = self.qps[id.idx()].nic as usize;
+                self.nics[old_nic].forget_finished(&self.qps);
+                let mut m = std::mem::take(&mut self.qps[id.idx()].messages);
+                m.clear();
+                (id, m, self.qps[id.idx()].gen.wrapping_add(1))
+            }
+            None => {
+                self.qps.push(Qp::placeholder());
+                (QpId::new(self.qps.len() - 1), VecDeque::new(), 0)
+            }
+        };
+        self.qps[id.idx()] = Qp {
             nic: nic_idx,
-            src,
-            dst,
-            sip: src_ip.unwrap_or(self.topo.nodes[src.idx()].ips[0]),
-            dip: self.topo.nodes[dst.idx()].ips[0],
+            src: f.src,
+            dst: f.dst,
+            sip: f.src_ip.unwrap_or(self.topo.nodes[f.src.idx()].ips[0]),
+            dip: self.topo.nodes[f.dst.idx()].ips[0],
             sport,
-            dport,
-            pg,
+            dport: f.dport,
+            pg: f.pg,
             posted: 0,
             snd_nxt: 0,
             snd_una: 0,
-            messages: VecDeque::new(),
+            messages,
             next_avail: self.now,
             rate: line,
             max_rate: line,
@@ -72,10 +88,35 @@ impl Simulation {
             finished: false,
             close_when_idle: true,
             rx: RxState::default(),
-        });
+            tenant: f.tenant,
+            in_flight: 0,
+            exempt_until: 0,
+            gen,
+        };
+        self.counters.qps_opened += 1;
+        self.live_qps += 1;
+        self.counters.qps_peak = self.counters.qps_peak.max(self.live_qps);
+        if self.cfg.defense != crate::tenancy::Defense::None {
+            self.grant_line_rate_start(id, f.size);
+        }
         self.join_group(id, path);
         self.nics[nic_idx as usize].qps.push(id);
         id
+    }
+
+    /// Puts a finished QP's slot on the free list once no packet of it is in the network
+    /// (a timeout event still pending carries the old generation and is ignored). Slots are not reused while
+    /// per-QP rate sampling or the QP-context cache name QPs by id.
+    pub(super) fn release_if_quiet(&mut self, id: QpId) {
+        let qp = &self.qps[id.idx()];
+        if !qp.finished || qp.in_flight != 0 || qp.cc_group.0 == RELEASED {
+            return;
+        }
+        self.qps[id.idx()].cc_group = CcGroupId(RELEASED);
+        self.live_qps -= 1;
+        if self.cfg.rate_sample_interval.is_none() && self.cfg.qp_cache.is_none() {
+            self.free_qps.push(id);
+        }
     }
 
     pub(super) fn on_nic_wake(&mut self, nic: u32) {
@@ -170,6 +211,11 @@ impl Simulation {
             deflections: 0,
         };
         qp.snd_nxt = end;
+        qp.in_flight += 1;
+        if qp.exempt_until != 0 && end >= qp.exempt_until {
+            self.end_line_rate_start(qp_id);
+        }
+        let qp = &mut self.qps[qp_id.idx()];
         let pace = if self.cfg.rate_bound { qp.rate } else { qp.max_rate };
         qp.next_avail = self.now + self.cfg.timing.tx_time(pace, wire as u64);
         qp.last_wire = wire;
@@ -179,7 +225,7 @@ impl Simulation {
             }
             if !qp.rto_scheduled {
                 qp.rto_scheduled = true;
-                self.queue.push(qp.rto_deadline, Event::Rto(qp_id));
+                self.queue.push(qp.rto_deadline, Event::Rto(qp_id, qp.gen));
             }
         }
         self.counters.data_packets_sent += 1;
@@ -203,6 +249,7 @@ impl Simulation {
     /// The receiver: accept in order, NACK a gap (go-back-N), discard duplicates.
     fn receive_data(&mut self, pkt: Packet) {
         let qp = &mut self.qps[pkt.qp.idx()];
+        qp.in_flight -= 1;
         let rx = &mut qp.rx;
         let mut placed = None;
         let (in_order, new_data) = (pkt.seq == rx.expected, pkt.seq >= rx.expected);
@@ -210,6 +257,10 @@ impl Simulation {
             rx.expected += pkt.payload as u64;
             rx.unacked_packets += 1;
             self.counters.payload_bytes_delivered += pkt.payload as u64;
+            if self.cfg.tenant_meter {
+                let nic = self.nic_of[pkt.dst.idx()] as usize;
+                self.meters[nic].add(qp.tenant, self.now, pkt.payload);
+            }
             if pkt.last_of_msg {
                 if pkt.app_hdr != NO_APP && rx.app != NO_APP {
                     placed = Some((rx.app, rx.expected - rx.msg_start));
@@ -241,8 +292,10 @@ impl Simulation {
             if pkt.int_slot != NO_INT {
                 self.int.release(pkt.int_slot);
             }
+            self.release_if_quiet(pkt.qp);
             return;
         };
+        self.qps[pkt.qp.idx()].in_flight += 1;
         if kind == PacketKind::Nack {
             self.counters.nacks += 1;
         }
@@ -279,21 +332,24 @@ impl Simulation {
     /// The sender: advance snd_una, complete messages, go back on NACK, run CC.
     fn receive_ack(&mut self, pkt: Packet) {
         let qp_id = pkt.qp;
+        self.qps[qp_id.idx()].in_flight -= 1;
         if self.qps[qp_id.idx()].finished {
             if pkt.int_slot != NO_INT {
                 self.int.release(pkt.int_slot);
             }
+            self.release_if_quiet(qp_id);
             return;
         }
         let qp = &mut self.qps[qp_id.idx()];
-        if pkt.seq > qp.snd_una {
+        let advanced = pkt.seq > qp.snd_una;
+        if advanced {
             qp.snd_una = pkt.seq;
             if self.cfg.rto.is_some() {
                 qp.rto_deadline =
                     if qp.snd_una < qp.snd_nxt { self.now + self.cfg.rto.unwrap_or(Time::MAX) } else { Time::MAX };
             }
-            self.complete_messages(qp_id);
         }
+        let chunks_done = if advanced { self.complete_messages(qp_id) } else { None };
         let qp = &mut self.qps[qp_id.idx()];
         if pkt.kind == PacketKind::Nack && qp.snd_nxt > pkt.seq {
             qp.snd_nxt = pkt.seq.max(qp.snd_una);
@@ -303,12 +359,19 @@ impl Simulation {
             self.int.release(pkt.int_slot);
         }
         let nic = self.qps[qp_id.idx()].nic;
+        // Only now may the slot go (and an application open a QP in it).
+        self.release_if_quiet(qp_id);
+        if let Some((app, first, n)) = chunks_done {
+            self.app_chunks_done(app, first, n, qp_id);
+        }
         self.nic_kick(nic);
     }
 
-    /// Reports every message whose last byte is now acknowledged: a flow's FCT, or an
-    /// application's send completion.
-    fn complete_messages(&mut self, qp_id: QpId) {
+    /// Reports every message whose last byte is now acknowledged: a flow's FCT, an
+    /// application's send completion, or a staggered transfer's chunk (returned: (app,
+    /// first chunk, how many); a QP's chunks are one slot's, every `qps`-th chunk).
+    fn complete_messages(&mut self, qp_id: QpId) -> Option<(u32, u64, u64)> {
+        let mut chunks_done: Option<(u32, u64, u64)> = None;
         loop {
             let qp = &mut self.qps[qp_id.idx()];
             let Some(m) = qp.messages.front().copied() else { break };
@@ -316,6 +379,13 @@ impl Simulation {
                 break;
             }
             qp.messages.pop_front();
+            if m.stagger != NO_APP {
+                match &mut chunks_done {
+                    Some((_, _, n)) => *n += 1,
+                    None => chunks_done = Some((m.stagger, m.flow as u64, 1)),
+                }
+                continue;
+            }
             if m.app != NO_APP {
                 let c = SendCompletion { qp: qp_id, cookie: m.cookie, done: SendDone::Acked, time: self.now };
                 self.app_send_done(m.app, c);
@@ -334,6 +404,7 @@ impl Simulation {
                 start: flow.start,
                 fct: self.now - m.posted,
                 ideal: self.ideal[m.flow as usize],
+                tenant: qp.tenant,
             });
             self.flows_done += 1;
             let nic = qp.nic as usize;
@@ -341,6 +412,7 @@ impl Simulation {
             self.note_work_done();
         }
         self.close_if_idle(qp_id);
+        chunks_done
     }
 
     /// Retires `qp_id` if it is to close when idle and everything posted is acknowledged.
@@ -357,17 +429,23 @@ impl Simulation {
     }
 
     /// Retransmission timer: go back to the oldest unacknowledged byte.
-    pub(super) fn on_rto(&mut self, qp_id: QpId) {
+    pub(super) fn on_rto(&mut self, qp_id: QpId, gen: u16) {
         let (Some(rto), qp) = (self.cfg.rto, &mut self.qps[qp_id.idx()]) else {
             return;
         };
+        if qp.gen != gen {
+            return; // armed by an earlier occupant of this slot
+        }
         qp.rto_scheduled = false;
-        if qp.finished || qp.rto_deadline == Time::MAX {
+        if qp.finished {
+            return;
+        }
+        if qp.rto_deadline == Time::MAX {
             return;
         }
         if self.now < qp.rto_deadline {
             qp.rto_scheduled = true;
-            self.queue.push(qp.rto_deadline, Event::Rto(qp_id));
+            self.queue.push(qp.rto_deadline, Event::Rto(qp_id, qp.gen));
             return;
         }
         if qp.snd_una < qp.snd_nxt {
@@ -376,7 +454,7 @@ impl Simulation {
         }
         qp.rto_deadline = self.now + rto;
         qp.rto_scheduled = true;
-        self.queue.push(qp.rto_deadline, Event::Rto(qp_id));
+        self.queue.push(qp.rto_deadline, Event::Rto(qp_id, qp.gen));
         let nic = qp.nic;
         self.nic_kick(nic);
     }

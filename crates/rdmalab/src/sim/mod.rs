@@ -9,6 +9,7 @@
 //! ACK processing, timeouts) and `switch` (forwarding, MMU, PFC, ECN, INT).
 
 mod app;
+mod apps;
 mod blitz;
 mod cc;
 pub mod config;
@@ -20,6 +21,7 @@ mod setup;
 mod switch;
 mod virtuoso;
 
+pub use apps::AppPost;
 pub use config::{SimConfig, WindowConfig};
 pub use results::{Results, StopReason};
 
@@ -46,12 +48,16 @@ enum Event {
     Arrive(PortId),
     /// A NIC's pacing timer.
     NicWake(u32),
-    /// A QP's retransmission timer.
-    Rto(QpId),
+    /// A QP's retransmission timer (for the occupant of that generation of the slot).
+    Rto(QpId, u16),
     /// Periodic queue-length sampling.
     Sample,
     /// A congestion-control timer of a group (kind as the algorithm numbers them).
     CcTimer(CcGroupId, u8),
+    /// A host application's next step (`sim::apps`).
+    AppWake(u32),
+    /// A shared group's linger time may have run out (`sim::cc`).
+    GroupLinger(CcGroupId),
     /// A host application's timer (application, its token).
     App(u32, u32),
 }
@@ -91,9 +97,25 @@ pub struct Simulation {
     error_rngs: Vec<Option<Rng>>,
     nics: Vec<Nic>,
     qps: Vec<Qp>,
+    /// Released QP slots, reused by the next QP opened.
+    free_qps: Vec<QpId>,
+    /// QPs opened and not yet released.
+    live_qps: u64,
     groups: Vec<CcGroup>,
+    /// Retired group slots.
+    free_groups: Vec<CcGroupId>,
     /// Shared groups by (sender, destination) key (see `sim::cc`); QP creation only.
-    group_of: std::collections::HashMap<(u32, u32), CcGroupId>,
+    group_of: std::collections::HashMap<cc::GroupKey, CcGroupId>,
+    /// Host applications (staggered transfers, overlay members).
+    host_apps: Vec<apps::AppRun>,
+    /// Chunks posted by applications, with `SimConfig::trace_apps`.
+    app_posts: Vec<AppPost>,
+    /// Per receiving NIC: payload delivered per tenant over time.
+    meters: Vec<crate::tenancy::TenantMeter>,
+    /// Per sending NIC, per tenant: the defense's budget of line-rate starts.
+    start_budgets: Vec<Vec<crate::tenancy::StartBudget>>,
+    /// Tenant names, by index.
+    tenant_names: Vec<String>,
     int: IntSlab,
     /// Packets waiting in egress queues and on wires.
     packets: PacketPool,
@@ -170,9 +192,11 @@ impl Simulation {
             Event::TxDone(p) => self.on_tx_done(p),
             Event::Arrive(p) => self.on_arrive(p),
             Event::NicWake(n) => self.on_nic_wake(n),
-            Event::Rto(q) => self.on_rto(q),
+            Event::Rto(q, gen) => self.on_rto(q, gen),
             Event::Sample => self.on_sample(),
             Event::CcTimer(g, k) => self.on_cc_timer(g, k),
+            Event::AppWake(a) => self.on_app_wake(a),
+            Event::GroupLinger(g) => self.on_group_linger(g),
             Event::App(a, t) => self.on_app_timer(a, t),
         }
     }
@@ -286,6 +310,13 @@ impl Simulation {
     fn drop_packet(&mut self, at: PortId, pkt: &Packet) {
         self.counters.drops += 1;
         self.ports[at.idx()].counters.drops += 1;
+        if matches!(
+            pkt.kind,
+            crate::fabric::PacketKind::Data | crate::fabric::PacketKind::Ack | crate::fabric::PacketKind::Nack
+        ) {
+            self.qps[pkt.qp.idx()].in_flight -= 1;
+            self.release_if_quiet(pkt.qp);
+        }
         if pkt.kind == crate::fabric::PacketKind::Data {
             self.counters.payload_bytes_dropped += pkt.payload as u64;
         }

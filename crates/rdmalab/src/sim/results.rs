@@ -44,6 +44,13 @@ pub struct Results {
     pub flows_total: usize,
     /// Payload bytes still inside the network when the run ended.
     pub payload_in_flight: u64,
+    /// In-order payload delivered per tenant per 1 µs bin, merged over receivers (empty
+    /// when `SimConfig::tenant_meter` is off).
+    pub tenant_bins: Vec<crate::tenancy::TenantBin>,
+    /// Tenant names by index.
+    pub tenant_names: Vec<String>,
+    /// Chunks posted by host applications (with `SimConfig::trace_apps`).
+    pub app_posts: Vec<super::AppPost>,
     /// Every message posted on a multipath connection, in id order.
     pub mp_messages: Vec<crate::multipath::MpMessageRecord>,
     /// Every chunk of those messages, by message then chunk number.
@@ -127,12 +134,24 @@ impl Simulation {
             end_time: now,
             flows_total: self.work_total(),
             payload_in_flight: self.payload_in_network(),
+            tenant_bins: self.tenant_bins(),
+            tenant_names: self.tenant_names.clone(),
+            app_posts: self.app_posts.clone(),
             mp_messages: self.mp_message_records(),
             mp_chunks: self.mp_chunk_records(),
             mp_paths: self.mp_path_records(),
             mp_wrs: self.mp_wr_records(),
             reseq_held: self.iofd.as_ref().map_or(0, |i| i.held_packets()),
         }
+    }
+
+    /// Every receiver's meter, merged.
+    fn tenant_bins(&self) -> Vec<crate::tenancy::TenantBin> {
+        let mut all = Vec::new();
+        for m in &self.meters {
+            m.drain_into(&mut all);
+        }
+        crate::tenancy::meter::merge(all)
     }
 
     /// The topology being simulated.

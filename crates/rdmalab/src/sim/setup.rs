@@ -15,15 +15,34 @@ use crate::stats::Counters;
 use crate::topology::routing::Routes;
 use crate::topology::{NodeKind, Topology};
 use crate::units::Time;
+use crate::workload::attacks::HostApp;
 use crate::workload::FlowSpec;
 
 impl Simulation {
     /// Validates the scenario and builds the world. Flows must be sorted by start time.
     pub fn new(topo: Topology, flows: Vec<FlowSpec>, cfg: SimConfig) -> Result<Simulation> {
+        Simulation::with_apps(topo, flows, &[], vec![crate::tenancy::DEFAULT_TENANT.into()], cfg)
+    }
+
+    /// A whole scenario: its topology, flows, host applications, tenant names and
+    /// multipath connections (`Scenario::simulation`).
+    pub fn from_scenario(s: crate::scenario::Scenario) -> Result<Simulation> {
+        s.simulation()
+    }
+
+    /// Like `new`, with the host applications that carry the flows whose `app` names them
+    /// and the tenants' names (index 0 first).
+    pub fn with_apps(
+        topo: Topology,
+        flows: Vec<FlowSpec>,
+        apps: &[HostApp],
+        tenant_names: Vec<String>,
+        cfg: SimConfig,
+    ) -> Result<Simulation> {
         validate_config(&cfg)?;
         let mut routes = Routes::compute(&topo, cfg.neighbor_order)?;
         routes.set_path_selection(cfg.path_selection);
-        validate_flows(&topo, &flows)?;
+        validate_flows(&topo, &flows, apps.len())?;
         if let Some(i) = &cfg.iofd {
             validate_iofd(i, &flows)?;
         }
@@ -35,6 +54,7 @@ impl Simulation {
         }
         let (switch_of, mmus, ecn_rngs) = build_switches(&topo, &cfg)?;
         let (nic_of, nics) = build_nics(&topo, &cfg)?;
+        let n_nics = nics.len();
         let error_rngs: Vec<_> = (0..topo.ports.len())
             .map(|i| {
                 let link = &topo.links[topo.ports[i].link.idx()];
@@ -67,8 +87,16 @@ impl Simulation {
             error_rngs,
             nics,
             qps: Vec::new(),
+            free_qps: Vec::new(),
+            live_qps: 0,
             groups: Vec::<CcGroup>::new(),
+            free_groups: Vec::new(),
             group_of: HashMap::new(),
+            host_apps: Vec::new(),
+            app_posts: Vec::new(),
+            meters: vec![Default::default(); n_nics],
+            start_budgets: vec![Vec::new(); n_nics],
+            tenant_names,
             int: IntSlab::default(),
             packets: Default::default(),
             flows,
@@ -87,6 +115,7 @@ impl Simulation {
             no_edge_ecn,
             iofd,
         };
+        sim.host_apps = sim.build_apps(apps);
         if let Some(first) = sim.flows.first() {
             sim.queue.push(first.start, Event::FlowArrival);
         }
@@ -149,7 +178,7 @@ fn validate_config(cfg: &SimConfig) -> Result<()> {
     Ok(())
 }
 
-fn validate_flows(topo: &Topology, flows: &[FlowSpec]) -> Result<()> {
+fn validate_flows(topo: &Topology, flows: &[FlowSpec], apps: usize) -> Result<()> {
     let mut last = Time::ZERO;
     for (i, f) in flows.iter().enumerate() {
         let field = |name: &str| format!("flows[{i}].{name}");
@@ -175,6 +204,9 @@ fn validate_flows(topo: &Topology, flows: &[FlowSpec]) -> Result<()> {
                 let dotted = std::net::Ipv4Addr::from(ip);
                 return Err(Error::scenario(field("src_ip"), format!("host {} does not own {dotted}", f.src)));
             }
+        }
+        if f.app != crate::workload::NO_APP && f.app as usize >= apps {
+            return Err(Error::scenario(field("app"), format!("no application {}", f.app)));
         }
         if f.start < last {
             return Err(Error::scenario(field("start"), "flows must be sorted by start time"));

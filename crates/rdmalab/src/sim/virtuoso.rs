@@ -80,7 +80,13 @@ impl Simulation {
         sport: Option<u16>,
         rx_app: u32,
     ) -> QpId {
-        let qp = self.open_qp(from, sip, to, cfg.pg, cfg.dport, sport);
+        let qp = self.open_qp(&crate::workload::FlowSpec {
+            pg: cfg.pg,
+            dport: cfg.dport,
+            sport,
+            src_ip: sip,
+            ..crate::workload::FlowSpec::new(from, to, 0, self.now)
+        });
         let q = &mut self.qps[qp.idx()];
         q.close_when_idle = false;
         q.rx.app = rx_app;

@@ -46,6 +46,10 @@ pub struct Counters {
     pub timeouts: u64,
     /// NACKs sent.
     pub nacks: u64,
+    /// Queue pairs opened.
+    pub qps_opened: u64,
+    /// Most queue pairs alive at once (opened and not yet released).
+    pub qps_peak: u64,
     /// QP-context cache lookups that hit, over all NICs (0 when the cache is not modelled).
     pub qp_cache_hits: u64,
     /// QP-context cache lookups that missed (each delays that QP's packet by the penalty).

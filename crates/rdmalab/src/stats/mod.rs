@@ -33,6 +33,8 @@ pub struct FlowRecord {
     pub fct: Time,
     /// The flow's FCT alone on an idle network, by the reference's formula.
     pub ideal: Time,
+    /// Tenant index.
+    pub tenant: u16,
 }
 
 /// One sample of a QP's sending state (`SimConfig::rate_sample_interval`).

@@ -3,6 +3,7 @@
 //! A flow is one message on its own QP, the ns-3 HPCC simulator's unit of work. Generators
 //! produce `FlowSpec`s sorted by start time; the simulator admits them in that order.
 
+pub mod attacks;
 pub mod cdf;
 pub mod generators;
 
@@ -29,11 +30,19 @@ pub struct FlowSpec {
     /// Source IPv4 address, one of `src`'s (`Node::ips`); `None` = its first, default one.
     /// Flows that differ only in source address may take different ECMP paths.
     pub src_ip: Option<u32>,
+    /// Tenant index (0 = the implicit `default` tenant; see `scenario::tenants`).
+    pub tenant: u16,
+    /// The host application that carries this flow ([`NO_APP`]: its own QP, opened at
+    /// `start` and closed when it completes).
+    pub app: u32,
 }
+
+/// A flow that is not handed to an application.
+pub const NO_APP: u32 = u32::MAX;
 
 impl FlowSpec {
     /// A flow with the reference's defaults (pg 3, dport 100, automatic sport).
     pub fn new(src: NodeId, dst: NodeId, size: u64, start: Time) -> FlowSpec {
-        FlowSpec { src, dst, pg: 3, dport: 100, size, start, sport: None, src_ip: None }
+        FlowSpec { src, dst, pg: 3, dport: 100, size, start, sport: None, src_ip: None, tenant: 0, app: NO_APP }
     }
 }

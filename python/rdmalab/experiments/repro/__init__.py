@@ -19,6 +19,7 @@ from typing import Callable
 import numpy as np
 import polars as pl
 
+from rdmalab.experiments.attacks import attack_experiments as _attack_experiments
 from rdmalab.experiments.store import Store, load_sweep
 from rdmalab.results import SIZE_BUCKETS, percentile
 
@@ -54,6 +55,8 @@ class Experiment:
     compare: Callable[[pl.DataFrame, pl.DataFrame, Store], list[Comparison]]
     theirs: str
     needs_cc: list[str] = field(default_factory=list)
+    #: (runs, flows, store) -> text printed after the comparison rows (e.g. a table of verdicts).
+    report: Callable[[pl.DataFrame, pl.DataFrame, Store], str] | None = None
     #: (sweep folder, figure folder) -> files: a figure the generic kinds do not draw.
     extra_figures: Callable[[Path, Path], list[Path]] | None = None
 
@@ -262,6 +265,7 @@ REGISTRY: dict[str, Experiment] = {e.name: e for e in [
     _mp_experiment(3, "Figs. 9, 12", "leaf-spine 8x16 hosts, 4 spines"),
     *BLITZ_EXPERIMENTS,
 ]}
+REGISTRY.update({e.name: e for e in _attack_experiments(Experiment)})
 
 
 _VIRTUOSO_THEIRS = ("closed forms, not the paper's measurements (Tian et al. print no values for Figs. 5-8): "
@@ -305,8 +309,12 @@ def comparison_table(exp: Experiment, sweep_dir: str | Path) -> str:
     """Our numbers beside theirs, as printed by `rdmalab repro run`."""
     runs, flows = load_sweep(sweep_dir)
     flows = flows.filter(pl.col("run_id").is_in(runs.filter(pl.col("status") == "ok")["run_id"].implode()))
-    rows = exp.compare(runs, flows, Store(sweep_dir)) if flows.height else []
+    # Runs of long flows may complete none and still have numbers (e.g. tenant shares).
+    ok = runs.filter(pl.col("status") == "ok").height if runs.height else 0
+    rows = exp.compare(runs, flows, Store(sweep_dir)) if ok else []
     head = f"{'':<22}{'metric':<22}{'ours':>10}{'theirs':>10}{'ratio':>8}"
     lines = [f"{exp.title}", f"  paper:  {exp.citation}", f"  theirs: {exp.theirs}", "", head, "-" * len(head)]
     lines += [c.row() for c in rows] or ["(no successful runs to compare)"]
+    if exp.report is not None and ok:
+        lines += ["", exp.report(runs, flows, Store(sweep_dir))]
     return "\n".join(lines)

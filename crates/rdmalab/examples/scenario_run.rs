@@ -1,0 +1,47 @@
+//! Runs a TOML scenario with the Rust engine alone (no Python), for benchmarks:
+//! `cargo run --release --example scenario_run -- SCENARIO.toml`. Prints counters, timing and a
+//! `JSON {...}` line that `bench/run.py` reads.
+
+use std::path::Path;
+use std::time::Instant;
+
+use rdmalab::scenario::Scenario;
+use rdmalab::sim::Simulation;
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("scenario_run: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
+    let path = std::env::args().nth(1).ok_or("usage: scenario_run SCENARIO.toml")?;
+    let t0 = Instant::now();
+    let s = Scenario::from_file(Path::new(&path))?;
+    let mut sim = Simulation::from_scenario(s)?;
+    let setup = t0.elapsed();
+    let reason = sim.run_to_end();
+    let wall = t0.elapsed();
+    let r = sim.results()?;
+    let c = r.counters;
+    let run = (wall - setup).as_secs_f64();
+    println!(
+        "stop: {reason:?}  flows {}/{}  QPs opened {} (at most {} alive)",
+        r.records.len(),
+        r.flows_total,
+        c.qps_opened,
+        c.qps_peak
+    );
+    println!("events {} ({:.2} M/s)", c.events, c.events as f64 / run / 1e6);
+    println!(
+        "JSON {{\"events\": {}, \"packet_hops\": {}, \"flows\": {}, \"run_s\": {run}, \"setup_s\": {}, \"qps_opened\": {}, \"qps_peak\": {}}}",
+        c.events,
+        c.packet_hops,
+        r.records.len(),
+        setup.as_secs_f64(),
+        c.qps_opened,
+        c.qps_peak
+    );
+    Ok(())
+}

@@ -1,0 +1,249 @@
+//! Host applications: schedules that post messages on QPs their host opens and closes
+//! over time (seed 002's staggered transfers and shuffled-overlay members,
+//! `workload::attacks`).
+//!
+//! An application belongs to one sending host and touches only that host's QPs. It wakes
+//! on its own events (`Event::AppWake`) and hears of its chunks' completions from its own
+//! host's ACK processing (`app_chunk_done`), so nothing here reaches into another node.
+//! A chunk message carries its chunk number in `Message::flow` and the app in
+//! `Message::app`; the transfer as a whole is the one flow the scenario listed, and is
+//! reported once, when its last chunk completes.
+
+use super::{Event, Simulation};
+use crate::ids::{NodeId, QpId};
+use crate::stats::FlowRecord;
+use crate::units::Time;
+use crate::workload::attacks::{HostApp, StaggerPolicy, Staggered};
+use crate::workload::FlowSpec;
+
+const NO_QP: QpId = QpId(u32::MAX);
+
+/// A chunk an application posted (recorded with `SimConfig::trace_apps`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AppPost {
+    /// The application (index in the scenario's list).
+    pub app: u32,
+    /// Chunk number (staggered) or flow index (overlay).
+    pub chunk: u64,
+    /// Slot (staggered) or destination host (overlay).
+    pub slot: u32,
+    /// When the chunk was posted on a QP (a recreate chunk waiting for its slot: later
+    /// than its turn).
+    pub time: Time,
+    /// The QP it went on.
+    pub qp: QpId,
+    /// Bytes.
+    pub size: u64,
+}
+
+/// A running application.
+#[derive(Debug)]
+pub(super) enum AppRun {
+    Staggered(StaggeredRun),
+    PairQps(PairRun),
+}
+
+#[derive(Debug)]
+pub(super) struct StaggeredRun {
+    spec: Staggered,
+    chunk: u64,
+    interval: Time,
+    /// The transfer's flow index (set when it is admitted).
+    flow: u32,
+    chunks: u64,
+    /// Chunks whose turn has come.
+    turned: u64,
+    done: u64,
+    slots: Vec<Slot>,
+    /// The QP of the chunk that completed last (names the transfer in its record).
+    last_qp: QpId,
+}
+
+/// One slot of a staggered transfer.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    /// Its QP (`reuse`: for the whole transfer; `recreate`: the current chunk's).
+    qp: QpId,
+    /// `recreate`: chunks whose turn came while the slot was busy, oldest first from
+    /// `next_waiting` (they are every `qps`-th chunk).
+    waiting: u64,
+    next_waiting: u64,
+}
+
+#[derive(Debug)]
+pub(super) struct PairRun {
+    /// Per destination: its reused QP (opened at its first message) and messages still to post.
+    dsts: Vec<(NodeId, QpId, u32)>,
+}
+
+impl Simulation {
+    /// The applications of a scenario, with staggered defaults resolved on the path.
+    pub(super) fn build_apps(&self, specs: &[HostApp]) -> Vec<AppRun> {
+        specs
+            .iter()
+            .map(|a| match a {
+                HostApp::Staggered(s) => {
+                    let (rtt, bdp) = self.path_rtt_bdp(s.src, s.dst);
+                    let chunk = s.chunk.unwrap_or(bdp.max(1));
+                    let interval = s.interval.unwrap_or(rtt);
+                    let slot = Slot { qp: NO_QP, waiting: 0, next_waiting: 0 };
+                    AppRun::Staggered(StaggeredRun {
+                        spec: *s,
+                        chunk,
+                        interval,
+                        flow: u32::MAX,
+                        chunks: Staggered::chunks(s.size, chunk),
+                        turned: 0,
+                        done: 0,
+                        slots: vec![slot; s.qps as usize],
+                        last_qp: NO_QP,
+                    })
+                }
+                HostApp::PairQps { planned, .. } => {
+                    AppRun::PairQps(PairRun { dsts: planned.iter().map(|&(d, n)| (d, NO_QP, n)).collect() })
+                }
+            })
+            .collect()
+    }
+
+    /// Flow `flow` (carried by application `f.app`) starts now.
+    pub(super) fn app_admit(&mut self, flow: u32, f: FlowSpec) {
+        let app = f.app;
+        match &mut self.host_apps[app as usize] {
+            AppRun::Staggered(run) => {
+                run.flow = flow;
+                self.stagger_turn(app);
+            }
+            AppRun::PairQps(run) => {
+                let i = run.dsts.iter().position(|d| d.0 == f.dst).expect("overlay flow to a planned member");
+                let qp = match run.dsts[i].1 {
+                    NO_QP => {
+                        let q = self.open_qp(&f);
+                        self.qps[q.idx()].close_when_idle = false;
+                        q
+                    }
+                    q => q,
+                };
+                let AppRun::PairQps(run) = &mut self.host_apps[app as usize] else { unreachable!() };
+                let d = &mut run.dsts[i];
+                d.2 -= 1;
+                let last = d.2 == 0;
+                d.1 = if last { NO_QP } else { qp };
+                let q = &mut self.qps[qp.idx()];
+                q.post(flow, f.size, self.now);
+                q.close_when_idle = last;
+                self.trace_post(app, flow as u64, f.dst.0, qp, f.size);
+                let nic = self.qps[qp.idx()].nic;
+                self.nic_kick(nic);
+            }
+        }
+    }
+
+    pub(super) fn on_app_wake(&mut self, app: u32) {
+        self.stagger_turn(app);
+    }
+
+    /// The next chunk's turn: post it on its slot (or queue it there), and wake for the
+    /// one after.
+    fn stagger_turn(&mut self, app: u32) {
+        let AppRun::Staggered(run) = &mut self.host_apps[app as usize] else { return };
+        let k = run.turned;
+        run.turned += 1;
+        if run.turned < run.chunks {
+            let (at, _) = Staggered::post(self.flows[run.flow as usize].start, run.interval, run.spec.qps, run.turned);
+            self.queue.push(at, Event::AppWake(app));
+        }
+        let slot = (k % run.spec.qps as u64) as usize;
+        match run.spec.policy {
+            StaggerPolicy::Reuse => self.stagger_post(app, slot, k),
+            StaggerPolicy::Recreate => {
+                let s = &mut run.slots[slot];
+                if s.qp == NO_QP {
+                    self.stagger_post(app, slot, k);
+                } else {
+                    if s.waiting == 0 {
+                        s.next_waiting = k;
+                    }
+                    s.waiting += 1;
+                }
+            }
+        }
+    }
+
+    /// Posts chunk `k` on `slot`'s QP, opening one if the slot has none.
+    fn stagger_post(&mut self, app: u32, slot: usize, k: u64) {
+        let AppRun::Staggered(run) = &self.host_apps[app as usize] else { return };
+        let (s, flow, qps) = (run.spec, run.flow, run.spec.qps as u64);
+        let size = Staggered::chunk_size(s.size, run.chunk, k);
+        let last_on_slot = k + qps >= run.chunks;
+        let qp = match run.slots[slot].qp {
+            NO_QP => {
+                let f = self.flows[flow as usize];
+                let q = self.open_qp(&FlowSpec { size, ..f });
+                let AppRun::Staggered(run) = &mut self.host_apps[app as usize] else { unreachable!() };
+                run.slots[slot].qp = q;
+                q
+            }
+            q => q,
+        };
+        let reuse = s.policy == StaggerPolicy::Reuse;
+        let q = &mut self.qps[qp.idx()];
+        q.post_chunk(k as u32, app, size, self.now);
+        // A recreate QP carries one chunk; a reused one closes after its slot's last chunk.
+        q.close_when_idle = !reuse || last_on_slot;
+        self.trace_post(app, k, slot as u32, qp, size);
+        let nic = self.qps[qp.idx()].nic;
+        self.nic_kick(nic);
+    }
+
+    /// `n` chunks of application `app` from chunk `k` on, carried by `qp`, are
+    /// acknowledged (its QP already closed if it was a recreate chunk).
+    pub(super) fn app_chunks_done(&mut self, app: u32, k: u64, n: u64, qp: QpId) {
+        let AppRun::Staggered(run) = &mut self.host_apps[app as usize] else { return };
+        run.done += n;
+        run.last_qp = qp;
+        let slot = (k % run.spec.qps as u64) as usize;
+        if run.spec.policy == StaggerPolicy::Recreate {
+            let s = &mut run.slots[slot];
+            s.qp = NO_QP;
+            if s.waiting > 0 {
+                let next = s.next_waiting;
+                s.waiting -= 1;
+                s.next_waiting += run.spec.qps as u64;
+                self.stagger_post(app, slot, next);
+            }
+        }
+        let AppRun::Staggered(run) = &self.host_apps[app as usize] else { unreachable!() };
+        if run.done == run.chunks {
+            self.record_transfer(run.flow, run.last_qp);
+        }
+    }
+
+    /// The staggered transfer `flow` is complete: one record for all its chunks.
+    fn record_transfer(&mut self, flow: u32, last_qp: QpId) {
+        let f = self.flows[flow as usize];
+        let qp = &self.qps[last_qp.idx()];
+        self.records.push(FlowRecord {
+            flow,
+            src: f.src,
+            dst: f.dst,
+            sip: qp.sip,
+            dip: qp.dip,
+            sport: qp.sport,
+            dport: qp.dport,
+            size: f.size,
+            start: f.start,
+            fct: self.now - f.start,
+            ideal: self.ideal[flow as usize],
+            tenant: f.tenant,
+        });
+        self.flows_done += 1;
+        self.note_work_done();
+    }
+
+    fn trace_post(&mut self, app: u32, chunk: u64, slot: u32, qp: QpId, size: u64) {
+        if self.cfg.trace_apps {
+            self.app_posts.push(AppPost { app, chunk, slot, time: self.now, qp, size });
+        }
+    }
+}

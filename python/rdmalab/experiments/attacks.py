@@ -1,0 +1,353 @@
+"""Seed 002's attack experiments: per-tenant shares from a sweep store, the share figure,
+and the comparisons of `rdmalab repro run attack-*` (docs/attacks.md).
+
+A run's shares are measured over the last three quarters of its run time, [T/4, T) with T
+its stop time (or, for a run to completion, the end of its last delivery): the warm-up (slow start of the victim's rate, first RTTs at line rate) is
+left out, as the paper's Fig. 3 window [1, 4) ms of a 4 ms run does.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from rdmalab.experiments.store import Store
+
+#: Payload over wire bytes of a full data packet (1000 B payload, 48 B headers).
+PAYLOAD_FRACTION = 1000 / 1048
+
+
+def _stop_ps(scenario: dict[str, Any]) -> int:
+    from rdmalab import _core
+
+    return _core.parse_time_ps(scenario.get("stop_time", "4ms"))
+
+
+def run_shares(store: Store, runs: pl.DataFrame) -> pl.DataFrame:
+    """Per run and tenant: payload delivered in [T/4, T), Gb/s and share of all tenants.
+    Columns: run_id, tenant, bytes, gbps, share."""
+    bins = store.table("tenant_bins", params=False)
+    rows = []
+    for r in runs.filter(pl.col("status") == "ok").iter_rows(named=True):
+        b = bins.filter(pl.col("run_id") == r["run_id"]) if bins.height else bins
+        scenario = json.loads(r["scenario"])
+        if "stop_time" in scenario or not b.height:
+            stop = _stop_ps(scenario)
+        else:  # a run to completion: up to its last delivery
+            stop = (int(b["bin"].max()) + 1) * 1_000_000
+        lo = stop // 4
+        if b.height:
+            t = b["bin"].to_numpy().astype(np.uint64) * np.uint64(1_000_000)
+            b = b.filter(pl.Series((t >= lo) & (t < stop)))
+        per = {} if not b.height else dict(b.group_by("tenant_name").agg(pl.col("bytes").sum()).iter_rows())
+        total = sum(per.values())
+        for name, n in sorted(per.items()):
+            rows.append({"run_id": r["run_id"], "tenant": name, "bytes": int(n),
+                         "gbps": n * 8 / ((stop - lo) / 1e12) / 1e9, "share": n / total if total else 0.0})
+    return pl.DataFrame(rows, schema={"run_id": pl.Utf8, "tenant": pl.Utf8, "bytes": pl.Int64,
+                                      "gbps": pl.Float64, "share": pl.Float64})
+
+
+def share_of(shares: pl.DataFrame, run_id: str, tenant: str, col: str = "share") -> float:
+    """One run's value of `col` for `tenant` (0 when it delivered nothing)."""
+    x = shares.filter((pl.col("run_id") == run_id) & (pl.col("tenant") == tenant))[col]
+    return float(x[0]) if len(x) else 0.0
+
+
+def _label(run: dict[str, Any], dims: list[str]) -> str:
+    parts = []
+    for d in dims:
+        v = run.get(d)
+        if d == "traffic" or (isinstance(v, str) and v.startswith("[")):
+            v = case_name(json.loads(v) if isinstance(v, str) else v)
+        parts.append(f"{d.split('.')[-1]}={v}")
+    return "\n".join(parts)
+
+
+def case_name(traffic: list[dict[str, Any]]) -> str:
+    """A short name of a list of traffic entries (`staggered+victim`, ...)."""
+    kinds = {"staggered_qps": "staggered", "parallel_qps": "parallel", "shuffled_overlay": "overlay",
+             "flows": "victim", "poisson": "benign"}
+    names = []
+    for t in traffic:
+        k = kinds.get(t.get("kind"), t.get("kind"))
+        if t.get("kind") == "parallel_qps":
+            k = f"parallel{t.get('qps')}"
+        if t.get("kind") == "staggered_qps":
+            k = f"staggered-{t.get('policy', 'reuse')}"
+        names.append(k)
+    return "+".join(names)
+
+
+def share_bars(sweep: str | Path, by: str | None = None, out: str | Path | None = None,
+               where: dict[str, Any] | None = None, title: str | None = None) -> list[Path]:
+    """Stacked bars of each run's per-tenant throughput over [T/4, T), one bar per run."""
+    from rdmalab.experiments.figures import NoData, _out, _runs, _title, default_by
+    from rdmalab.plots import _save, plt
+
+    store = Store(sweep)
+    runs = _runs(store, by or default_by(store), where)
+    shares = run_shares(store, runs)
+    if shares.height == 0:
+        raise NoData("no tenant meter in this sweep")
+    dims = [d for d in store.dimensions() if d != "seed"]
+    tenants = sorted(set(shares["tenant"]) - {"default"}) or ["default"]
+    ids = runs["run_id"].to_list()
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(ids) + 2), 4.2))
+    bottom = np.zeros(len(ids))
+    for t in tenants:
+        v = np.array([share_of(shares, rid, t, "gbps") for rid in ids])
+        ax.bar(range(len(ids)), v, bottom=bottom, label=t)
+        bottom += v
+    ax.set_xticks(range(len(ids)))
+    ax.set_xticklabels([_label(r, dims) for r in runs.iter_rows(named=True)], fontsize=6, rotation=90)
+    ax.set_ylabel("payload delivered, Gb/s")
+    ax.legend(fontsize=8)
+    ax.set_title(_title(store, title, "throughput per tenant"))
+    fig.tight_layout()
+    return _save(fig, _out(store, out, "share"))
+
+
+# -- comparisons ---------------------------------------------------------------------------
+NAN = float("nan")
+
+
+def _ok_runs(runs: pl.DataFrame) -> list[dict[str, Any]]:
+    return list(runs.filter(pl.col("status") == "ok").iter_rows(named=True))
+
+
+def _param(run: dict[str, Any], path: str, default: Any = None) -> Any:
+    v = run.get(path, None)
+    if v is None:
+        return default
+    try:
+        return json.loads(v) if isinstance(v, str) and v[:1] in "[{" else v
+    except json.JSONDecodeError:
+        return v
+
+
+def compare_parallel(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list:
+    """The attacker's share per granularity and N beside seed 002's: per-QP N/(N+1) (the IB
+    specification, the paper's multi-address emulation), per-pair 1/2, ConnectX-5 0.60 at N=2
+    (§IV-A) and at most 0.72 (§I), no CC 0.50 at N=16."""
+    from rdmalab.experiments.repro import Comparison
+
+    shares = run_shares(store, runs)
+    out = []
+    for r in _ok_runs(runs):
+        n, gran, cc = int(_param(r, "traffic[1].qps", 1)), _param(r, "fabric.granularity", "per_qp"), _param(r, "fabric.cc")
+        s = share_of(shares, r["run_id"], "attacker")
+        if cc == "none":
+            if n == 16 and gran == "per_qp":
+                out.append(Comparison("no CC N=16", "attacker share", s, 0.50))
+            continue
+        theirs = {"per_qp": n / (n + 1), "per_pair": 0.5}.get(gran, NAN)
+        if gran == "per_destination_unsplit":
+            theirs = {2: 0.60, 16: 0.72}.get(n, NAN)
+        short = {"per_destination_unsplit": "CX-5"}.get(gran, gran)
+        out.append(Comparison(f"{short} N={n}", "attacker share", s, theirs))
+    order = {"per_qp": 0, "CX-5": 1, "per_pair": 2, "per_destination": 3, "no": 4}
+    return sorted(out, key=lambda c: (order.get(c.group.split()[0], 9), int(c.group.split("=")[-1])))
+
+
+def compare_staggered(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list:
+    """Attacker and victim Gb/s per case beside Fig. 4 (their testbed peaks at 92 Gb/s of
+    payload, ours at 95.4: 100 x 1000/1048)."""
+    from rdmalab.experiments.repro import Comparison
+
+    shares = run_shares(store, runs)
+    out = []
+    for r in _ok_runs(runs):
+        case = case_name(_param(r, "traffic", []))
+        fabric = _param(r, "fabric", {})
+        kmin = int(fabric.get("ecn_kmin", 0)) if isinstance(fabric, dict) else int(_param(r, "fabric.ecn_kmin", 0))
+        names = {"staggered-reuse": "staggered alone", "victim+staggered-reuse": "staggered+victim",
+                 "victim+parallel30": "parallel30+victim"}
+        label = names.get(case, case) + (" 8KB" if kmin == 8000 else "")
+        a, v = share_of(shares, r["run_id"], "attacker", "gbps"), share_of(shares, r["run_id"], "victim", "gbps")
+        theirs_a = {"staggered alone": 74.0, "staggered+victim": 60.0, "staggered+victim 8KB": 74.0}
+        out.append(Comparison(label, "attacker Gb/s", a, theirs_a.get(label, NAN)))
+        if "victim" in case:
+            out.append(Comparison(label, "victim Gb/s", v, 40.0 if label == "staggered+victim" else NAN))
+    return sorted(out, key=lambda c: (c.group.endswith("8KB"), c.group, c.metric))
+
+
+def _left_member_gbps(flows: pl.DataFrame, run: dict[str, Any], lo_ps: int, hi_ps: int) -> float:
+    """Attacker payload posted from the bottleneck's left side (hosts 0..7) in [lo, hi): what
+    the ring sends across the bottleneck (chunks are 6 us long, so the window edges cost at
+    most a chunk each)."""
+    f = flows.filter((pl.col("run_id") == run["run_id"]) & (pl.col("tenant") == "attacker") & (pl.col("src") < 8)
+                     & (pl.col("start_ns") >= lo_ps / 1000) & (pl.col("start_ns") < hi_ps / 1000))
+    return float(f["size"].sum()) * 8 / ((hi_ps - lo_ps) / 1e12) / 1e9
+
+
+#: BDP of the defense dumbbell (3 links of 1 us each way at 100 Gb/s): 75 KB.
+DEFENSE_BDP = 75_000
+
+
+def small_flow_tail(flows: pl.DataFrame, run_id: str, bdp: int = DEFENSE_BDP) -> tuple[float, float]:
+    """p99 and p99.9 FCT slowdown of the run's flows smaller than the BDP."""
+    from rdmalab.results import percentile
+
+    s = flows.filter((pl.col("run_id") == run_id) & (pl.col("size") < bdp))["slowdown"].to_numpy()
+    return percentile(s, 0.99), percentile(s, 0.999)
+
+
+def compare_defense(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list:
+    """Against the goals (theirs = the goal): victim share >= 0.45 under each attack with the
+    defense; benign p99 slowdown of flows < BDP at most 1.2x the undefended run's."""
+    from rdmalab.experiments.repro import Comparison
+
+    shares = run_shares(store, runs)
+    out = []
+    tails: dict[tuple[str, str], tuple[float, float]] = {}
+    for r in _ok_runs(runs):
+        case = case_name(_param(r, "traffic", []))
+        cc, d = _param(r, "fabric.cc"), _param(r, "fabric.defense")
+        if case.startswith("benign"):
+            tails[(cc, d)] = small_flow_tail(flows, r["run_id"])
+            continue
+        v = share_of(shares, r["run_id"], "victim", "gbps")
+        if "overlay" in case:
+            stop = _stop_ps(json.loads(r["scenario"]))
+            a = _left_member_gbps(flows, r, stop // 4, stop)
+        else:
+            a = share_of(shares, r["run_id"], "attacker", "gbps")
+        share = v / (v + a) if v + a else NAN
+        short = {"parallel16": "par16", "staggered-recreate": "recreate"}.get(case.split("+")[1], case.split("+")[1])
+        out.append(Comparison(f"{cc} {short} {d}", "victim share", share, 0.45))
+    for cc in ("dcqcn", "hpcc"):
+        if (cc, "none") in tails and (cc, "tenant") in tails:
+            (p99n, p999n), (p99t, p999t) = tails[(cc, "none")], tails[(cc, "tenant")]
+            out.append(Comparison(f"{cc} benign", "p99 <BDP vs none", p99t / p99n, 1.2))
+            out.append(Comparison(f"{cc} benign", "p99.9 <BDP vs none", p999t / p999n, NAN))
+            out.append(Comparison(f"{cc} benign none", "p99 <BDP", p99n, NAN))
+            out.append(Comparison(f"{cc} benign tenant", "p99 <BDP", p99t, NAN))
+    return sorted(out, key=lambda c: c.group)
+
+
+def attack_experiments(experiment_cls) -> list:
+    """The seed 002 entries of `rdmalab repro`."""
+    cite = "Snyder, Lebeck, Zhuo, RDMA Congestion Control: It's Only for the Compliant (seed 002)"
+    return [
+        experiment_cls(
+            name="attack-parallel", title="Parallel-QP attack: attacker share vs QPs, per granularity (Fig. 3)",
+            citation=cite + ", Fig. 3, §I, §IV-A", sweep="attack_parallel.toml", quick="attack_parallel_quick.toml",
+            figures=["share"], by="traffic[1].qps", compare=compare_parallel,
+            theirs="per_qp: N/(N+1), the IB specification the paper emulates with one address per QP; "
+                   "per_pair 1/2 (§V); CX-5 (per_destination_unsplit) 0.60 at N=2 (§IV-A), 0.72 the most "
+                   "it saw (§I); no CC 0.50 (Fig. 3's `16 No CC`)",
+            needs_cc=["dcqcn", "none"]),
+        experiment_cls(
+            name="attack-staggered", title="Staggered-QP attack: throughput of attacker and victim (Fig. 4)",
+            citation=cite + ", Fig. 4, §IV-A", sweep="attack_staggered.toml", quick="attack_staggered_quick.toml",
+            figures=["share"], by="fabric", compare=compare_staggered,
+            theirs="the testbed's Gb/s (max 92): alone 74, with a victim 60 (victim < 40), low marking = alone; "
+                   "our egress is FIFO per class, theirs round robin per port (docs/attacks.md)",
+            needs_cc=["dcqcn"]),
+        experiment_cls(
+            name="attack-defense", title="The tenant defense: victim share under three attacks, benign tail",
+            citation=cite + " (§V leaves the overlay attack open; the defense is ours, docs/attacks.md)",
+            sweep="attack_defense.toml", quick="attack_defense_quick.toml",
+            figures=["share", "slowdown"], by="fabric.defense", compare=compare_defense,
+            theirs="the issue's goals: victim share >= 0.45 with the defense; benign p99 slowdown of flows "
+                   "< BDP <= 1.2x without it",
+            needs_cc=["dcqcn", "hpcc"]),
+        experiment_cls(
+            name="attack-table1", title="Table I: vulnerability per attack and enforcement, short-flow penalty",
+            citation=cite + ", Table I", sweep="attack_table1.toml", quick="attack_table1_quick.toml",
+            figures=["share"], by="fabric.granularity", compare=compare_table1,
+            theirs="Table I (1 = vulnerable, 0 = secure; ours: attacker share, vulnerable above 0.55); "
+                   "short-flow penalty when benign p99 slowdown of flows < BDP exceeds 1.2x per_qp's",
+            needs_cc=["dcqcn"], report=table1_report),
+    ]
+
+
+# -- Table I ------------------------------------------------------------------------------
+#: Seed 002's Table I: (attack, enforcement) -> vulnerable; and the short-flow penalty.
+PAPER_TABLE1 = {
+    ("parallel", "per_qp"): True, ("parallel", "per_destination_unsplit"): True, ("parallel", "per_pair"): False,
+    ("staggered", "per_qp"): True, ("staggered", "per_destination_unsplit"): False,
+    ("staggered", "per_pair"): False,
+    ("overlay", "per_qp"): True, ("overlay", "per_destination_unsplit"): True, ("overlay", "per_pair"): True,
+}
+PAPER_PENALTY = {"per_qp": False, "per_destination_unsplit": True, "per_pair": True}
+TABLE1_COLUMNS = [("per_qp", "none"), ("per_destination_unsplit", "none"), ("per_pair", "none"), ("per_qp", "tenant")]
+
+
+def table1_cells(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> dict[tuple[str, str, str], float]:
+    """(row, granularity, defense) -> attacker share (attack rows) or benign p99 of flows < BDP."""
+    shares = run_shares(store, runs)
+    cells = {}
+    for r in _ok_runs(runs):
+        case = case_name(_param(r, "traffic", []))
+        g, d = _param(r, "fabric.granularity", "per_qp"), _param(r, "fabric.defense", "none")
+        if case.startswith("benign"):
+            cells[("penalty", g, d)] = small_flow_tail(flows, r["run_id"])[0]
+            continue
+        v = share_of(shares, r["run_id"], "victim", "gbps")
+        if "overlay" in case:
+            stop = _stop_ps(json.loads(r["scenario"]))
+            a = _left_member_gbps(flows, r, stop // 4, stop)
+        else:
+            a = share_of(shares, r["run_id"], "attacker", "gbps")
+        row = case.split("+")[1].split("-")[0].rstrip("0123456789")
+        cells[(row, g, d)] = a / (a + v) if a + v else NAN
+    return cells
+
+
+def compare_table1(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list:
+    """Attacker share per attack and enforcement (theirs: 1 = vulnerable in Table I, 0 =
+    secure), and benign p99 < BDP over per_qp's (theirs: 1.2 = the penalty threshold)."""
+    from rdmalab.experiments.repro import Comparison
+
+    cells = table1_cells(runs, flows, store)
+    out = []
+    for (row, g, d), x in sorted(cells.items()):
+        short = {"per_destination_unsplit": "CX-5", "per_qp": "per_qp", "per_pair": "per_pair"}.get(g, g)
+        col = short if d == "none" else f"{short}+{d}"
+        if row == "penalty":
+            base = cells.get(("penalty", "per_qp", "none"), NAN)
+            out.append(Comparison(f"SF {col}", "p99 <BDP / per_qp", x / base, 1.2))
+        else:
+            theirs = float(PAPER_TABLE1[(row, g)]) if d == "none" else NAN
+            out.append(Comparison(f"{row} {col}", "attacker share", x, theirs))
+    return out
+
+
+def table1_report(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> str:
+    """Both tables: the paper's Table I and ours (vulnerable: attacker share > 0.55; short-
+    flow penalty: benign p99 slowdown of flows < BDP > 1.2x per_qp's)."""
+    cells = table1_cells(runs, flows, store)
+    names = {"per_qp": "IB spec (per_qp)", "per_destination_unsplit": "CX-5", "per_pair": "per src/dst"}
+    head = f"{'':<18}" + "".join(f"{names[g] if d == 'none' else 'tenant defense':>20}" for g, d in TABLE1_COLUMNS)
+    paper = ["Seed 002 Table I", head]
+    ours = ["Ours", head]
+    for row in ("parallel", "staggered", "overlay"):
+        paper.append(f"{row:<18}" + "".join(
+            f"{('Vulner.' if PAPER_TABLE1[(row, g)] else 'Secure') if d == 'none' else '-':>20}"
+            for g, d in TABLE1_COLUMNS))
+        ours.append(f"{row:<18}" + "".join(
+            f"{_verdict(cells.get((row, g, d))):>20}" for g, d in TABLE1_COLUMNS))
+    paper.append(f"{'SF penalty?':<18}" + "".join(
+        f"{('Yes' if PAPER_PENALTY[g] else 'No') if d == 'none' else '-':>20}" for g, d in TABLE1_COLUMNS))
+    base = cells.get(("penalty", "per_qp", "none"), NAN)
+    ours.append(f"{'SF penalty?':<18}" + "".join(
+        f"{_penalty(cells.get(('penalty', g, d)), base):>20}" for g, d in TABLE1_COLUMNS))
+    return "\n".join(paper + [""] + ours)
+
+
+def _verdict(share: float | None) -> str:
+    if share is None or share != share:
+        return "n/a"
+    return f"{'Vulner.' if share > 0.55 else 'Secure'} ({share:.2f})"
+
+
+def _penalty(p99: float | None, base: float) -> str:
+    if p99 is None or p99 != p99 or base != base:
+        return "n/a"
+    return f"{'Yes' if p99 > 1.2 * base else 'No'} ({p99 / base:.2f}x)"
