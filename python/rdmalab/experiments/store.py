@@ -11,6 +11,8 @@ Layout of a sweep folder::
     queues/<run_id>.parquet   switch queue samples when `fabric.queue_sample_interval` is set
     rates/<run_id>.parquet    per-QP rate and throughput samples when `fabric.rate_sample_interval`
                               is set (time_ps, qp, flow, src, dst, rate_gbps, throughput_gbps)
+    deadlock/<run_id>.parquet the first PFC deadlock's cycle, one row per hop (node, port,
+                              priority, formed_ns, detected_ns); no rows when there was none
 
 Every file is written to a temporary name and renamed into place, and a run's row in
 `runs/` is written last: a run is finished exactly when its `runs/` file exists, so a sweep
@@ -30,10 +32,10 @@ import polars as pl
 from rdmalab.experiments.sweep import RunSpec, Sweep, canonical_json
 
 #: Per-run tables besides `runs`.
-TABLES = ("flows", "ports", "pfc", "queues", "rates")
+TABLES = ("flows", "ports", "pfc", "queues", "rates", "deadlock")
 #: Columns of the runs table that are not parameters or counters.
-RUN_COLUMNS = ("run_id", "sweep", "label", "status", "error", "wall_s", "stop_reason", "host",
-               "finished_at", "flows", "scenario")
+RUN_COLUMNS = ("run_id", "sweep", "label", "status", "error", "wall_s", "stop_reason", "stall_cause",
+               "host", "finished_at", "flows", "scenario")
 
 
 def atomic_write_parquet(df: pl.DataFrame, path: Path) -> None:
@@ -100,6 +102,7 @@ class Store:
             "run_id": spec.run_id, "sweep": sweep_name, "label": spec.label(),
             "status": result["status"], "error": result.get("error"),
             "wall_s": float(result.get("wall_s") or 0.0), "stop_reason": result.get("stop_reason"),
+            "stall_cause": result.get("stall_cause"),
             "host": result.get("host"), "finished_at": dt.datetime.now(dt.timezone.utc).isoformat(),
             "flows": flows.height if isinstance(flows, pl.DataFrame) else 0,
             "scenario": canonical_json(spec.scenario),

@@ -57,9 +57,11 @@ def _simulate(task: dict[str, Any], out: dict[str, Any], report: Reporter | None
     res = Results.from_core(raw, reason, False, time.perf_counter() - t0)
     out["stop_reason"] = reason
     out["counters"] = dict(res.counters)
+    out["stall_cause"] = res.stall_cause
     out["tables"] = {"flows": res.flows, "ports": res.ports, "pfc": res.pfc, "queues": res.queue_samples,
-                     "rates": res.rates}
-    for extra in sorted(set(raw) - {"flows", "counters", "ports", "pfc", "queue_samples", "rates"}):
+                     "rates": res.rates, "deadlock": res.deadlock}
+    known = {"flows", "counters", "ports", "pfc", "queue_samples", "rates", "deadlock", "stall_cause"}
+    for extra in sorted(set(raw) - known):
         out["tables"].update(_extra_table(extra, raw[extra]))
 
 

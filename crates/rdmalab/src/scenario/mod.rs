@@ -282,6 +282,10 @@ pub struct FabricSpec {
     pub queue_sample_interval: Option<String>,
     /// Sample every active QP's rate and delivered throughput at this interval.
     pub rate_sample_interval: Option<String>,
+    /// A cycle of switch ports paused this long is a PFC deadlock (default `"1ms"`).
+    pub deadlock_timeout: Option<String>,
+    /// `stop` (default) ends the run at a PFC deadlock; `continue` counts it and goes on.
+    pub on_deadlock: Option<crate::sim::OnDeadlock>,
 }
 
 /// A scenario ready to simulate.
@@ -597,6 +601,12 @@ impl FabricSpec {
         }
         if let Some(s) = &self.rate_sample_interval {
             c.rate_sample_interval = Some(field_time(file, &f("rate_sample_interval"), s)?);
+        }
+        if let Some(s) = &self.deadlock_timeout {
+            c.deadlock_timeout = positive_time(file, &f("deadlock_timeout"), s)?;
+        }
+        if let Some(o) = self.on_deadlock {
+            c.on_deadlock = o;
         }
         Ok(c)
     }

@@ -15,9 +15,11 @@ mod results;
 mod sampling;
 mod setup;
 mod switch;
+mod watch;
 
 pub use config::{SimConfig, WindowConfig};
 pub use results::{Results, StopReason};
+pub use watch::{CycleHop, Deadlock, OnDeadlock};
 
 use crate::cc::CcGroup;
 use crate::engine::{EventQueue, Rng};
@@ -102,6 +104,8 @@ pub struct Simulation {
     sampler: sampling::Sampler,
     /// (base RTT, BDP bytes) used for every QP when the window is global.
     global_rtt_bdp: (Time, u64),
+    /// PFC deadlock detection and the stall watchdog (`sim::watch`).
+    watch: watch::Watch,
 }
 
 impl Simulation {
@@ -119,6 +123,11 @@ impl Simulation {
             if budget == 0 {
                 return StopReason::Paused;
             }
+            if t >= self.watch.next_check {
+                if let Some(stop) = self.on_watch(t) {
+                    return stop;
+                }
+            }
             budget -= 1;
             let Some((t, ev)) = self.queue.pop() else { unreachable!() };
             self.now = t;
@@ -130,14 +139,6 @@ impl Simulation {
     /// Runs to the end (stop time, or every flow done).
     pub fn run_to_end(&mut self) -> StopReason {
         self.run(RunLimit::default())
-    }
-
-    fn idle_reason(&self) -> StopReason {
-        if self.flows_done == self.flows.len() {
-            StopReason::Finished
-        } else {
-            StopReason::Stalled
-        }
     }
 
     #[inline]

@@ -20,6 +20,22 @@ pub enum StopReason {
     /// Nothing is scheduled but flows are unfinished: a deadlock (e.g. PFC) or a loss
     /// that nothing will repair.
     Stalled,
+    /// A cycle of switch ports paused past `SimConfig::deadlock_timeout` (with
+    /// `OnDeadlock::Stop`): `Results::deadlock` names it.
+    PfcDeadlock,
+}
+
+impl StopReason {
+    /// The reason's name in summaries, the store and the bindings.
+    pub fn name(self) -> &'static str {
+        match self {
+            StopReason::Finished => "finished",
+            StopReason::StopTime => "stop_time",
+            StopReason::Paused => "paused",
+            StopReason::Stalled => "stalled",
+            StopReason::PfcDeadlock => "pfc_deadlock",
+        }
+    }
 }
 
 /// Everything measured in a run.
@@ -44,6 +60,12 @@ pub struct Results {
     pub flows_total: usize,
     /// Payload bytes still inside the network when the run ended.
     pub payload_in_flight: u64,
+    /// The first PFC deadlock found, if any.
+    pub deadlock: Option<super::Deadlock>,
+    /// PFC deadlocks found (more than one only with `OnDeadlock::Continue`).
+    pub deadlocks: u64,
+    /// Why the run stalled, in one line, when it did.
+    pub stall_cause: Option<String>,
 }
 
 impl Simulation {
@@ -106,6 +128,9 @@ impl Simulation {
             end_time: now,
             flows_total: self.flows.len(),
             payload_in_flight: self.payload_in_network(),
+            deadlock: self.watch.first.clone(),
+            deadlocks: self.watch.count,
+            stall_cause: self.watch.stall_cause.clone(),
         }
     }
 

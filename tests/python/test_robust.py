@@ -1,0 +1,165 @@
+"""Robustness through the user's interfaces: PFC deadlocks named with exit status 3, stalled
+runs with exit status 4, sweeps that record both and go on.
+
+The deadlock is the ring of `crates/rdmalab/tests/deadlock.rs`: five switches in a ring, a
+host on each, every host sending to the host two switches further on, no congestion control,
+a small buffer. Cut open (the last ring link removed) the same flows cannot deadlock.
+"""
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import rdmalab
+from rdmalab.experiments import load_table, run_sweep
+from rdmalab.experiments.executors import LocalExecutor
+from rdmalab.experiments.sweep import Sweep
+
+RDMALAB = Path(sys.executable).parent / "rdmalab"
+N = 5
+
+
+def ring_topology(closed: bool = True) -> str:
+    """An ns-3 HPCC topology file: hosts 0..N-1, switches N..2N-1, host i on switch N+i."""
+    links = [f"{i} {N + i} 100Gbps 0.001ms 0" for i in range(N)]
+    links += [f"{N + i} {N + (i + 1) % N} 100Gbps 0.001ms 0" for i in range(N if closed else N - 1)]
+    return f"{2 * N} {N} {len(links)}\n" + " ".join(str(N + i) for i in range(N)) + "\n" + "\n".join(links) + "\n"
+
+
+def write_ring_scenario(tmp: Path, closed: bool = True, extra: str = "") -> Path:
+    """A scenario on the ring (or, not `closed`, the line) with both topology files beside it."""
+    (tmp / "ring.txt").write_text(ring_topology(True))
+    (tmp / "line.txt").write_text(ring_topology(False))
+    name = "ring" if closed else "line"
+    flows = ", ".join(f"{{ src = {i}, dst = {(i + 2) % N}, size = 5000000 }}" for i in range(N))
+    scen = tmp / f"{name}.toml"
+    scen.write_text(textwrap.dedent(f"""
+        [topology]
+        kind = "hpcc_file"
+        path = "{name}.txt"
+        [[traffic]]
+        kind = "flows"
+        flows = [{flows}]
+        [fabric]
+        buffer_mb = 0.25
+        ecn = false
+        {extra}
+    """))
+    return scen
+
+
+def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([str(RDMALAB), *args], capture_output=True, text=True, timeout=120, cwd=cwd)
+
+
+def test_ring_deadlock_exits_3_naming_the_cycle(tmp_path):
+    out = cli("run", str(write_ring_scenario(tmp_path)), "--out", str(tmp_path / "o"), "--quiet")
+    assert out.returncode == 3, out.stdout + out.stderr
+    last = out.stdout.strip().splitlines()[-1]
+    assert "PFC deadlock" in last, out.stdout
+    # The five clockwise ring ports (switch N+i's port towards N+i+1), priority 3.
+    for i in range(N):
+        assert f"({N + i}, " in last
+    assert "stop reason       pfc_deadlock" in out.stdout
+    assert (tmp_path / "o" / "fct.txt").exists(), "outputs are still written"
+
+
+def test_results_name_the_cycle(tmp_path):
+    res = rdmalab.run(write_ring_scenario(tmp_path), progress=False)
+    assert res.stop_reason == "pfc_deadlock"
+    assert res.counters["deadlocks"] == 1
+    cyc = res.cycle()
+    assert sorted(n for n, _, _ in cyc) == list(range(N, 2 * N))
+    assert {q for _, _, q in cyc} == {3}
+    d = res.deadlock.row(0, named=True)
+    assert d["formed_ns"] + 1e6 <= d["detected_ns"] <= d["formed_ns"] + 2e6  # timeout 1 ms (+ 1 ms)
+    assert "PFC deadlock" in res.summary()
+
+
+def test_ring_cut_open_completes_with_exit_0(tmp_path):
+    out = cli("run", str(write_ring_scenario(tmp_path, closed=False)), "--out", str(tmp_path / "o"), "--quiet")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "flows completed   5 / 5" in out.stdout
+    assert "PFC deadlock" not in out.stdout
+
+
+def test_continue_runs_to_the_stop_time_and_still_exits_3(tmp_path):
+    scen = write_ring_scenario(tmp_path, extra='on_deadlock = "continue"')
+    scen.write_text('stop_time = "4ms"\n' + scen.read_text())
+    res = rdmalab.run(scen, progress=False)
+    assert res.stop_reason == "stop_time" and res.counters["deadlocks"] == 1
+    out = cli("run", str(scen), "--out", str(tmp_path / "o"), "--quiet")
+    assert out.returncode == 3 and "PFC deadlock" in out.stdout.strip().splitlines()[-1]
+
+
+def test_bad_deadlock_fields_are_named(tmp_path):
+    scen = write_ring_scenario(tmp_path, extra='on_deadlock = "pray"')
+    with pytest.raises(ValueError, match=r"fabric.on_deadlock"):
+        rdmalab.run(scen, progress=False)
+    scen = write_ring_scenario(tmp_path, extra='deadlock_timeout = "0ms"')
+    with pytest.raises(ValueError, match=r"fabric.deadlock_timeout.*positive"):
+        rdmalab.run(scen, progress=False)
+
+
+def test_a_run_that_cannot_progress_exits_4_with_its_cause(tmp_path):
+    # Every packet from host 0 is corrupted and the fabric is lossy: the RTO resends forever.
+    (tmp_path / "star.txt").write_text("3 1 2\n2\n0 2 100Gbps 0.001ms 1.0\n1 2 100Gbps 0.001ms 0\n")
+    scen = tmp_path / "lost.toml"
+    scen.write_text(textwrap.dedent("""
+        [topology]
+        kind = "hpcc_file"
+        path = "star.txt"
+        [[traffic]]
+        kind = "flows"
+        flows = [{ src = 0, dst = 1, size = 10000 }]
+        [fabric]
+        lossless = false
+    """))
+    out = cli("run", str(scen), "--out", str(tmp_path / "o"), "--quiet")
+    assert out.returncode == 4, out.stdout + out.stderr
+    last = out.stdout.strip().splitlines()[-1]
+    assert last.startswith("rdmalab: stalled:") and "no payload byte delivered" in last
+
+
+def test_hpcc_drop_in_exits_3_on_a_deadlocked_ring(reference_copy):
+    (reference_copy / "ring.txt").write_text(ring_topology())
+    flows = [f"{i} {(i + 2) % N} 3 100 5000000 2.0" for i in range(N)]
+    (reference_copy / "ring_flow.txt").write_text(f"{N}\n" + "\n".join(flows) + "\n")
+    text = (reference_copy / "S2_dcqcn_config.txt").read_text()
+    text = (text.replace("topology.txt", "ring.txt").replace("S2_flow.txt", "ring_flow.txt")
+            .replace("CC_MODE 1", "CC_MODE 0").replace("BUFFER_SIZE 32", "BUFFER_SIZE 1")
+            .replace("ENABLE_QCN 1", "ENABLE_QCN 0"))
+    (reference_copy / "ring_config.txt").write_text(text)
+    out = cli("hpcc", "ring_config.txt", "--quiet", cwd=reference_copy)
+    assert out.returncode == 3, out.stdout + out.stderr
+    assert "PFC deadlock" in out.stdout.strip().splitlines()[-1]
+
+
+def test_sweep_records_the_deadlock_per_run_and_goes_on(tmp_path):
+    write_ring_scenario(tmp_path)
+    sweep_file = tmp_path / "s.toml"
+    sweep_file.write_text(textwrap.dedent(f"""
+        name = "ring-or-line"
+        [base.topology]
+        kind = "hpcc_file"
+        path = "ring.txt"
+        [[base.traffic]]
+        kind = "flows"
+        flows = [{", ".join(f"{{ src = {i}, dst = {(i + 2) % N}, size = 2000000 }}" for i in range(N))}]
+        [base.fabric]
+        buffer_mb = 0.25
+        ecn = false
+        [grid]
+        "topology.path" = ["ring.txt", "line.txt"]
+    """))
+    report = run_sweep(Sweep.from_file(sweep_file), tmp_path / "out", executor=LocalExecutor(workers=1),
+                       progress=False)
+    assert report.ok == 2 and report.failed == 0
+    runs = rdmalab.experiments.load_sweep(tmp_path / "out")[0].sort("topology.path")
+    assert runs["stop_reason"].to_list() == ["finished", "pfc_deadlock"]
+    cycles = load_table(tmp_path / "out", "deadlock")
+    assert cycles.height == N and cycles["topology.path"].unique().to_list() == ["ring.txt"]
+    assert "pfc deadlock in" in report.table()
