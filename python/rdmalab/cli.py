@@ -103,7 +103,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _print_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+    """Warnings on the command line: one `rdmalab: warning:` line each, no source location."""
+    print(f"rdmalab: warning: {message}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
+    import warnings
+
+    warnings.showwarning = _print_warning
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)

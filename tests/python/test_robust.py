@@ -6,6 +6,7 @@ host on each, every host sending to the host two switches further on, no congest
 a small buffer. Cut open (the last ring link removed) the same flows cannot deadlock.
 """
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -163,3 +164,86 @@ def test_sweep_records_the_deadlock_per_run_and_goes_on(tmp_path):
     cycles = load_table(tmp_path / "out", "deadlock")
     assert cycles.height == N and cycles["topology.path"].unique().to_list() == ["ring.txt"]
     assert "pfc deadlock in" in report.table()
+
+
+# -- bad input -----------------------------------------------------------------------------
+@pytest.mark.parametrize("fabric, field, what", [
+    ({"buffer_mb": float("nan")}, "fabric.buffer_mb", "not a finite number"),
+    ({"buffer_mb": float("inf")}, "fabric.buffer_mb", "not a finite number"),
+    ({"mtu": 2**64}, "fabric.mtu", "does not fit in 64 bits"),
+    ({"cc_params": {"rate_ai": -(2**70)}}, "fabric.cc_params.rate_ai", "does not fit in 64 bits"),
+])
+def test_python_numbers_without_a_json_form_name_their_field(fabric, field, what):
+    sc = rdmalab.Scenario.star(3).incast([1, 2], 0, 1000).with_fabric(**fabric)
+    with pytest.raises(ValueError, match=rf"^<python scenario>: field `{field}`: .*{what}"):
+        rdmalab.run(sc, progress=False)
+
+
+def test_python_flow_of_2_64_names_the_size():
+    sc = rdmalab.Scenario.star(3).incast([1, 2], 0, 2**64)
+    with pytest.raises(ValueError, match=r"field `traffic\[0\]\.size`: integer `18446744073709551616`"):
+        rdmalab.run(sc, progress=False)
+    sc = rdmalab.Scenario.star(3).incast([1, 2], 0, 2**64 - 1)
+    with pytest.raises(ValueError, match=r"field `traffic\[0\]\.size`: .*larger than the largest flow"):
+        rdmalab.run(sc, progress=False)
+
+
+def test_hypothesis_bad_numbers_anywhere_name_their_field():
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+    from rdmalab.scenario import check_numbers
+
+    bad = st.one_of(st.sampled_from([float("nan"), float("inf"), float("-inf")]),
+                    st.integers(min_value=2**64, max_value=2**80), st.integers(max_value=-(2**63) - 1))
+    fine = st.one_of(st.integers(-(2**63), 2**64 - 1), st.floats(allow_nan=False, allow_infinity=False),
+                     st.text(max_size=3), st.booleans(), st.none())
+    steps = st.lists(st.one_of(st.sampled_from(["fabric", "size", "flows"]), st.integers(0, 2)), max_size=4)
+
+    @hypothesis.settings(max_examples=200, deadline=None)
+    @hypothesis.given(bad, fine, steps)
+    def check(value, neighbour, path):
+        # Nest the bad value along `path` (a key: a table; an index: a list with fine values
+        # before it), and name the field as the engine does: `a.b[1].c`.
+        doc, field = value, ""
+        for step in reversed(path):
+            if isinstance(step, int):
+                doc, field = [neighbour] * step + [doc], f"[{step}]{field}"
+            else:
+                doc, field = {"ok": neighbour, step: doc}, f".{step}{field}"
+        spec = {"top": doc}
+        with pytest.raises(ValueError, match="^<python scenario>: field `" + re.escape("top" + field) + "`: "):
+            check_numbers(spec)
+
+    check()
+
+
+def test_empty_hpcc_config_says_so(tmp_path):
+    (tmp_path / "empty.txt").write_text("\n  \n")
+    out = cli("hpcc", "empty.txt", "--quiet", cwd=tmp_path)
+    assert out.returncode == 2
+    assert "empty.txt: field `TOPOLOGY_FILE`: the config file is empty" in out.stderr, out.stderr
+
+
+def test_warnings_are_printed_and_the_run_goes_on(tmp_path):
+    # A duplicated link (a parallel link, used by ECMP) and a stop time before every flow.
+    (tmp_path / "dup.txt").write_text("4 2 4\n2 3\n0 2 100Gbps 0.001ms 0\n1 3 100Gbps 0.001ms 0\n"
+                                      "2 3 100Gbps 0.001ms 0\n3 2 100Gbps 0.001ms 0\n")
+    scen = tmp_path / "dup.toml"
+    scen.write_text(textwrap.dedent("""
+        stop_time = "1us"
+        [topology]
+        kind = "hpcc_file"
+        path = "dup.txt"
+        [[traffic]]
+        kind = "flows"
+        flows = [{ src = 0, dst = 1, size = 1000, start = "2us" }]
+    """))
+    with pytest.warns(rdmalab.RdmalabWarning) as caught:
+        res = rdmalab.run(scen, progress=False)
+    texts = [str(w.message) for w in caught]
+    assert any("nodes 2 and 3 are joined by 2 links" in t and "parallel equal-cost" in t for t in texts), texts
+    assert any("no flow" in t for t in texts), texts
+    assert res.counters["flows_completed"] == 0
+    out = cli("run", str(scen), "--out", str(tmp_path / "o"), "--quiet")
+    assert out.returncode == 0
+    assert out.stderr.count("rdmalab: warning:") == 2, out.stderr

@@ -81,6 +81,11 @@ impl Simulation {
         reason.name()
     }
 
+    /// Settings that are valid but probably unintended, each saying what the run will do.
+    fn warnings(&self) -> Vec<String> {
+        self.inner.warnings().to_vec()
+    }
+
     /// (flows completed, flows total).
     fn progress(&self) -> (usize, usize) {
         self.inner.progress()

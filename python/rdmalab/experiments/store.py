@@ -35,7 +35,7 @@ from rdmalab.experiments.sweep import RunSpec, Sweep, canonical_json
 TABLES = ("flows", "ports", "pfc", "queues", "rates", "deadlock")
 #: Columns of the runs table that are not parameters or counters.
 RUN_COLUMNS = ("run_id", "sweep", "label", "status", "error", "wall_s", "stop_reason", "stall_cause",
-               "host", "finished_at", "flows", "scenario")
+               "warnings", "host", "finished_at", "flows", "scenario")
 
 
 def atomic_write_parquet(df: pl.DataFrame, path: Path) -> None:
@@ -102,7 +102,7 @@ class Store:
             "run_id": spec.run_id, "sweep": sweep_name, "label": spec.label(),
             "status": result["status"], "error": result.get("error"),
             "wall_s": float(result.get("wall_s") or 0.0), "stop_reason": result.get("stop_reason"),
-            "stall_cause": result.get("stall_cause"),
+            "stall_cause": result.get("stall_cause"), "warnings": result.get("warnings"),
             "host": result.get("host"), "finished_at": dt.datetime.now(dt.timezone.utc).isoformat(),
             "flows": flows.height if isinstance(flows, pl.DataFrame) else 0,
             "scenario": canonical_json(spec.scenario),

@@ -45,7 +45,11 @@ def _simulate(task: dict[str, Any], out: dict[str, Any], report: Reporter | None
     from rdmalab import _core
     from rdmalab.results import Results
 
+    from rdmalab.scenario import check_numbers
+
+    check_numbers(task["scenario"])
     sim = _core.Simulation.from_json(json.dumps(task["scenario"]), task["base_dir"])
+    out["warnings"] = "\n".join(sim.warnings()) or None
     t0 = time.perf_counter()
     reason = "paused"
     while reason == "paused":

@@ -510,6 +510,9 @@ fn explicit_flow(file: &Path, at: &str, e: &FlowEntry, topo: &Topology) -> Resul
     if e.size == 0 {
         return bad("size", "must be at least 1 byte".into());
     }
+    if e.size > crate::workload::MAX_FLOW_BYTES {
+        return bad("size", crate::workload::too_large(e.size));
+    }
     let pg = e.pg.unwrap_or(3);
     if pg == 0 || pg as usize >= crate::fabric::NUM_PRIOS {
         return bad("pg", format!("{pg} is not a data class (1..{})", crate::fabric::NUM_PRIOS - 1));

@@ -15,6 +15,7 @@ mod results;
 mod sampling;
 mod setup;
 mod switch;
+mod warnings;
 mod watch;
 
 pub use config::{SimConfig, WindowConfig};
@@ -106,6 +107,8 @@ pub struct Simulation {
     global_rtt_bdp: (Time, u64),
     /// PFC deadlock detection and the stall watchdog (`sim::watch`).
     watch: watch::Watch,
+    /// What the scenario sets that is valid but probably unintended (`sim::warnings`).
+    warnings: Vec<String>,
 }
 
 impl Simulation {
@@ -152,6 +155,12 @@ impl Simulation {
             Event::Sample => self.on_sample(),
             Event::CcTimer(g, k) => self.on_cc_timer(g, k),
         }
+    }
+
+    /// Settings of the scenario that are valid but probably unintended, each saying what the
+    /// run will do (see `sim::warnings`).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// Current simulated time.
