@@ -91,7 +91,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_run)
-    p = sub.add_parser("hpcc", help="run an ns-3 HPCC simulator config (drop-in for `third CONFIG`)")
+    p = sub.add_parser("hpcc", help="run an ns-3 HPCC simulator config (drop-in for `third CONFIG`)",
+                       description="Runs an ns-3 HPCC simulator config like the reference's `third CONFIG`: "
+                       "paths relative to the current directory, FCT_OUTPUT_FILE and PFC_OUTPUT_FILE "
+                       "written at the end. Like the reference, existing output files are overwritten; "
+                       "rdmalab warns before the run when they exist.")
     p.add_argument("config")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_hpcc)

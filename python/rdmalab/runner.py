@@ -75,8 +75,12 @@ def run_hpcc(config: str | Path, progress: bool = True) -> tuple[Results, str, s
     """
     sim = _core.Simulation.from_hpcc_config(str(config))
     warn_scenario(sim)
-    results = drive(sim, progress=progress)
     fct_path, pfc_path = sim.output_paths()
+    for key, path in (("FCT_OUTPUT_FILE", fct_path), ("PFC_OUTPUT_FILE", pfc_path)):
+        if path and Path(path).exists():  # said before the run, so there is time to stop it
+            warnings.warn(f"{config}: {key} {path} exists and will be overwritten at the end of the run, as the "
+                          "reference simulator does (copy it first to keep it)", RdmalabWarning, stacklevel=2)
+    results = drive(sim, progress=progress)
     results.write_fct(fct_path)
     results.write_pfc(pfc_path)
     return results, fct_path, pfc_path

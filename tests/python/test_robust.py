@@ -6,6 +6,7 @@ host on each, every host sending to the host two switches further on, no congest
 a small buffer. Cut open (the last ring link removed) the same flows cannot deadlock.
 """
 
+import os
 import re
 import subprocess
 import sys
@@ -137,6 +138,9 @@ def test_hpcc_drop_in_exits_3_on_a_deadlocked_ring(reference_copy):
     out = cli("hpcc", "ring_config.txt", "--quiet", cwd=reference_copy)
     assert out.returncode == 3, out.stdout + out.stderr
     assert "PFC deadlock" in out.stdout.strip().splitlines()[-1]
+    # The config names the reference's own FCT file, which is there: said before it goes.
+    assert "FCT_OUTPUT_FILE S2_dcqcn_fct.txt exists and will be overwritten" in out.stderr, out.stderr
+    assert "overwritten" in cli("hpcc", "--help").stdout
 
 
 def test_sweep_records_the_deadlock_per_run_and_goes_on(tmp_path):
@@ -247,3 +251,70 @@ def test_warnings_are_printed_and_the_run_goes_on(tmp_path):
     out = cli("run", str(scen), "--out", str(tmp_path / "o"), "--quiet")
     assert out.returncode == 0
     assert out.stderr.count("rdmalab: warning:") == 2, out.stderr
+
+
+# -- processes -----------------------------------------------------------------------------
+def _children(pid: int) -> list[int]:
+    """Live processes whose parent is `pid` (Linux /proc)."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                stat = (d / "stat").read_text()
+            except OSError:
+                continue
+            fields = stat.rsplit(")", 1)[1].split()
+            if int(fields[1]) == pid and fields[0] != "Z":
+                out.append(int(d.name))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie nobody reaps has ended)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+def test_sweep_workers_die_with_a_killed_driver(tmp_path):
+    import signal
+    import time
+
+    # Sixteen 10 GB flows: built at once, simulated for minutes (the GIL released).
+    sweep = tmp_path / "long.toml"
+    sweep.write_text(textwrap.dedent("""
+        name = "long"
+        [base.topology]
+        kind = "fat_tree"
+        k = 4
+        [[base.traffic]]
+        kind = "permutation"
+        size = 10000000000
+        [grid]
+        seed = [1, 2, 3, 4]
+    """))
+    driver = subprocess.Popen([str(RDMALAB), "sweep", str(sweep), "--out", str(tmp_path / "o"), "--workers", "2",
+                               "--quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 60
+        kids: list[int] = []
+        while time.time() < deadline and len(kids) < 3:  # two workers and the resource tracker
+            time.sleep(0.5)
+            kids = _children(driver.pid)
+        assert len(kids) >= 3, f"the sweep did not start its workers: {kids}"
+        time.sleep(2.0)  # the workers are simulating
+        assert all(_alive(k) for k in kids)
+        driver.send_signal(signal.SIGKILL)
+        driver.wait(timeout=10)
+        deadline = time.time() + 30  # they poll every 0.2 s; the machine may be loaded
+        while time.time() < deadline and any(_alive(k) for k in kids):
+            time.sleep(0.2)
+        assert not any(_alive(k) for k in kids), f"orphans after kill -9: {[k for k in kids if _alive(k)]}"
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+        for k in _children(driver.pid):
+            os.kill(k, signal.SIGKILL)
