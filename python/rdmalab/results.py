@@ -137,6 +137,8 @@ class Results:
             f"packet hops       {c['packet_hops']:,}",
             f"drops / pauses    {c['drops']} / {c['pauses']}",
             f"ECN marks         {c['ecn_marks']}",
+            *([f"IOFD              {c['deflections']} deflections, {c['resequenced']} re-sequenced, "
+               f"{c['reseq_escapes']} escaped"] if c.get("deflections") or c.get("resequenced") else []),
             f"bytes sent/deliv  {c['payload_bytes_sent']:,} / {c['payload_bytes_delivered']:,}",
         ]
         table = self.slowdown_table()

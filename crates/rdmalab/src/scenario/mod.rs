@@ -14,7 +14,7 @@
 //! fabric_rate = "100Gbps"
 //! delay = "1us"
 //! [[traffic]]
-//! kind = "poisson"             # poisson | incast | permutation | flows | hpcc_flow_file | htsim_cm
+//! kind = "poisson"             # poisson | incast | incast_rounds | permutation | flows | hpcc_flow_file | htsim_cm
 //! cdf = "fb_hadoop"            # or web_search, or a CDF file path
 //! load = 0.3
 //! duration = "1ms"
@@ -23,6 +23,7 @@
 //! ```
 
 mod cc_params;
+mod iofd;
 mod locate;
 mod source_map;
 
@@ -185,6 +186,26 @@ pub enum TrafficSpec {
         #[serde(default = "zero_time")]
         start: String,
     },
+    /// Repeated incasts (seed 004's testbed): every `period`, each sender starts a `size`-byte
+    /// flow to `receiver` after a U(0, `jitter`) delay; `rounds` times.
+    IncastRounds {
+        /// Senders.
+        senders: Vec<u32>,
+        /// Receiver.
+        receiver: u32,
+        /// Bytes per sender per round.
+        size: u64,
+        /// Time between rounds.
+        period: String,
+        /// Number of rounds.
+        rounds: u32,
+        /// Largest start delay of a sender within its round.
+        #[serde(default = "zero_time")]
+        jitter: String,
+        /// First round's start.
+        #[serde(default = "zero_time")]
+        start: String,
+    },
     /// Every host sends to one other host and receives from one.
     Permutation {
         /// Bytes per flow.
@@ -286,6 +307,8 @@ pub struct FabricSpec {
     pub deadlock_timeout: Option<String>,
     /// `stop` (default) ends the run at a PFC deadlock; `continue` counts it and goes on.
     pub on_deadlock: Option<crate::sim::OnDeadlock>,
+    /// In-order flow deflection at switches (Blitz's IOFD); absent = off.
+    pub iofd: Option<iofd::IofdSpec>,
 }
 
 /// A scenario ready to simulate.
@@ -354,6 +377,9 @@ impl ScenarioSpec {
         // Stable: sources keep their internal order for equal start times.
         flows.sort_by_key(|f| f.start);
         let config = self.fabric.build(file, self.seed, self.stop_time.as_deref())?;
+        if let Some(i) = &config.iofd {
+            iofd::check_escape_class(i, &flows, file)?;
+        }
         Ok(Scenario { topology, flows, config })
     }
 }
@@ -472,6 +498,18 @@ impl TrafficSpec {
                 let r = check_host(file, &f("receiver"), topo, *receiver)?;
                 generators::incast(&s, r, *size, field_time(file, &f("start"), start)?)
             }
+            TrafficSpec::IncastRounds { senders, receiver, size, period, rounds, jitter, start } => {
+                let s: Vec<NodeId> =
+                    senders.iter().map(|&h| check_host(file, &f("senders"), topo, h)).collect::<Result<_>>()?;
+                let r = check_host(file, &f("receiver"), topo, *receiver)?;
+                let shape = generators::Rounds {
+                    start: field_time(file, &f("start"), start)?,
+                    period: field_time(file, &f("period"), period)?,
+                    rounds: *rounds,
+                    jitter: field_time(file, &f("jitter"), jitter)?,
+                };
+                generators::incast_rounds(&s, r, *size, shape, seed.wrapping_add(i as u64))
+            }
             TrafficSpec::Permutation { size, start, hosts } => {
                 let hosts = host_list(file, &f("hosts"), topo, hosts)?;
                 generators::permutation(
@@ -585,6 +623,13 @@ impl FabricSpec {
         if let Some(g) = self.granularity {
             c.granularity = g;
         }
+        if let Some(d) = c.cc.dasr() {
+            // Blame the field the user wrote: the count when given, else the granularity.
+            let count_given = self.cc_params.as_ref().is_some_and(|t| t.contains_key("dasr_count"));
+            let field = if count_given || self.granularity.is_none() { "cc_params.dasr_count" } else { "granularity" };
+            crate::cc::dasr::check_granularity(d.count, c.granularity)
+                .map_err(|m| Error::input(file, 0, f(field), m))?;
+        }
         if let Some(s) = &self.cnp_interval {
             c.cnp_interval = Some(field_time(file, &f("cnp_interval"), s)?);
         }
@@ -610,6 +655,9 @@ impl FabricSpec {
         }
         if let Some(o) = self.on_deadlock {
             c.on_deadlock = o;
+        }
+        if let Some(i) = &self.iofd {
+            c.iofd = Some(i.build(file)?);
         }
         Ok(c)
     }

@@ -8,9 +8,11 @@
 //! The handlers are split by where they run: `host` (RNIC: transmit arbitration, receiver,
 //! ACK processing, timeouts) and `switch` (forwarding, MMU, PFC, ECN, INT).
 
+mod blitz;
 mod cc;
 pub mod config;
 mod host;
+mod iofd;
 mod results;
 mod sampling;
 mod setup;
@@ -109,6 +111,12 @@ pub struct Simulation {
     watch: watch::Watch,
     /// What the scenario sets that is valid but probably unintended (`sim::warnings`).
     warnings: Vec<String>,
+    /// Blitz's DASR receivers (`None` unless `cc = "blitz"`: no state, one test per packet).
+    dasr: Option<Box<crate::cc::dasr::DasrReceivers>>,
+    /// Switches do not ECN-mark at host-facing ports (Blitz with `dasr_edge_ecn = false`).
+    no_edge_ecn: bool,
+    /// In-order flow deflection (`None` unless `[fabric.iofd]`: one test per packet).
+    iofd: Option<Box<crate::fabric::deflection::Iofd>>,
 }
 
 impl Simulation {

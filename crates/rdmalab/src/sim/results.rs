@@ -66,6 +66,8 @@ pub struct Results {
     pub deadlocks: u64,
     /// Why the run stalled, in one line, when it did.
     pub stall_cause: Option<String>,
+    /// Packets still held by IOFD re-sequencers when the run ended (0 without IOFD).
+    pub reseq_held: usize,
 }
 
 impl Simulation {
@@ -78,13 +80,15 @@ impl Simulation {
                 0
             }
         };
-        self.ports
+        let held = self.iofd.as_ref().map_or(0, |i| i.held_payload());
+        held + self
+            .ports
             .iter()
             .map(|st| {
                 let parked = st.in_flight.iter().map(|(_, r)| r).chain(st.queues.iter().flatten());
                 parked.map(|&r| data(self.packets.get(r))).sum::<u64>()
             })
-            .sum()
+            .sum::<u64>()
     }
 
     /// Checks byte conservation: every payload byte a host sent was delivered in order,
@@ -131,6 +135,7 @@ impl Simulation {
             deadlock: self.watch.first.clone(),
             deadlocks: self.watch.count,
             stall_cause: self.watch.stall_cause.clone(),
+            reseq_held: self.iofd.as_ref().map_or(0, |i| i.held_packets()),
         }
     }
 
