@@ -13,6 +13,8 @@ Layout of a sweep folder::
                               is set (time_ps, qp, flow, src, dst, rate_gbps, throughput_gbps)
     deadlock/<run_id>.parquet the first PFC deadlock's cycle, one row per hop (node, port,
                               priority, formed_ns, detected_ns); no rows when there was none
+    messages/<run_id>.parquet multipath messages (`Results.messages`), empty without multipath
+    chunks/<run_id>.parquet   multipath chunks (`Results.chunks`)
 
 Every file is written to a temporary name and renamed into place, and a run's row in
 `runs/` is written last: a run is finished exactly when its `runs/` file exists, so a sweep
@@ -32,7 +34,7 @@ import polars as pl
 from rdmalab.experiments.sweep import RunSpec, Sweep, canonical_json
 
 #: Per-run tables besides `runs`.
-TABLES = ("flows", "ports", "pfc", "queues", "rates", "deadlock")
+TABLES = ("flows", "ports", "pfc", "queues", "rates", "deadlock", "messages", "chunks")
 #: Columns of the runs table that are not parameters or counters.
 RUN_COLUMNS = ("run_id", "sweep", "label", "status", "error", "wall_s", "stop_reason", "stall_cause",
                "warnings", "host", "finished_at", "flows", "scenario")
@@ -142,7 +144,7 @@ class Store:
         return _concat(frames)
 
     def table(self, name: str, runs: pl.DataFrame | None = None, params: bool = True) -> pl.DataFrame:
-        """A per-run table (`flows`, `ports`, `pfc`, `queues`, `rates`) of every run, with `run_id` and,
+        """A per-run table (`flows`, `ports`, `pfc`, `queues`, `rates`, `messages`, `chunks`) of every run, with `run_id` and,
         when `params`, the sweep's parameter columns joined on."""
         d = self.root / name
         files = sorted(p for p in d.glob("*.parquet") if not p.name.startswith(".")) if d.is_dir() else []
@@ -182,5 +184,6 @@ def load_sweep(root: str | Path) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 
 def load_table(root: str | Path, name: str) -> pl.DataFrame:
-    """One per-run table of a sweep (`flows`, `ports`, `pfc`, `queues`, `rates`), parameters joined."""
+    """One per-run table of a sweep (`flows`, `ports`, `pfc`, `queues`, `rates`, `messages`,
+    `chunks`), parameters joined."""
     return Store(root).table(name)

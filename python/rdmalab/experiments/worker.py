@@ -65,8 +65,10 @@ def _simulate(task: dict[str, Any], out: dict[str, Any], report: Reporter | None
     out["counters"] = dict(res.counters)
     out["stall_cause"] = res.stall_cause
     out["tables"] = {"flows": res.flows, "ports": res.ports, "pfc": res.pfc, "queues": res.queue_samples,
-                     "rates": res.rates, "deadlock": res.deadlock}
-    known = {"flows", "counters", "ports", "pfc", "queue_samples", "rates", "deadlock", "stall_cause"}
+                     "rates": res.rates, "deadlock": res.deadlock, "messages": res.messages,
+                     "chunks": res.chunks}
+    known = {"flows", "counters", "ports", "pfc", "queue_samples", "rates", "deadlock", "stall_cause", "messages",
+             "chunks"}
     for extra in sorted(set(raw) - known):
         out["tables"].update(_extra_table(extra, raw[extra]))
 

@@ -86,6 +86,8 @@ impl Simulation {
             global_rtt_bdp,
             watch,
             warnings,
+            apps: Default::default(),
+            all_done_but_idle_apps: false,
             dasr,
             no_edge_ecn,
             iofd,

@@ -181,7 +181,7 @@ impl Simulation {
     /// Why the run ends when no event is left: finished, or stalled with its cause (a
     /// deadlock if the paused ports form one: nothing will ever resume them).
     pub(super) fn idle_reason(&mut self) -> StopReason {
-        if self.flows_done == self.flows.len() {
+        if self.flows_done == self.work_total() {
             return StopReason::Finished;
         }
         if self.watch.paused_pairs > 0 {
@@ -196,7 +196,7 @@ impl Simulation {
     }
 
     fn idle_cause(&self) -> String {
-        let left = self.flows.len() - self.flows_done;
+        let left = self.work_total() - self.flows_done;
         let mut cause = format!("nothing left to simulate at {} with {left} flow(s) unfinished", us(self.now));
         if let Some(d) = &self.watch.first {
             cause += &format!("; a PFC deadlock formed at {}", us(d.formed));
@@ -213,7 +213,7 @@ impl Simulation {
     /// `Some(cause)` when the run made no progress since the last check and cannot.
     fn stall_check(&mut self, t: Time) -> Option<String> {
         let mark = (self.counters.payload_bytes_delivered, self.flows_done, self.next_flow);
-        let unfinished = self.flows_done < self.flows.len();
+        let unfinished = self.flows_done < self.work_total();
         let all_started = self.next_flow == self.flows.len();
         if mark != self.watch.progress_mark || !unfinished || !all_started {
             self.watch.progress_mark = mark;
@@ -224,7 +224,7 @@ impl Simulation {
             "no payload byte delivered for {} (until {}) with {} flow(s) unfinished; only timers were left",
             us(self.watch.stall_window),
             us(t),
-            self.flows.len() - self.flows_done
+            self.work_total() - self.flows_done
         );
         if let Some(d) = &self.watch.first {
             cause += &format!(" (a PFC deadlock formed at {})", us(d.formed));
