@@ -356,6 +356,10 @@ pub struct FabricSpec {
     pub queue_sample_interval: Option<String>,
     /// Sample every active QP's rate and delivered throughput at this interval.
     pub rate_sample_interval: Option<String>,
+    /// A cycle of switch ports paused this long is a PFC deadlock (default `"1ms"`).
+    pub deadlock_timeout: Option<String>,
+    /// `stop` (default) ends the run at a PFC deadlock; `continue` counts it and goes on.
+    pub on_deadlock: Option<crate::sim::OnDeadlock>,
     /// In-order flow deflection at switches (Blitz's IOFD); absent = off.
     pub iofd: Option<iofd::IofdSpec>,
 }
@@ -654,6 +658,9 @@ fn explicit_flow(file: &Path, at: &str, e: &FlowEntry, topo: &Topology) -> Resul
     if e.size == 0 {
         return bad("size", "must be at least 1 byte".into());
     }
+    if e.size > crate::workload::MAX_FLOW_BYTES {
+        return bad("size", crate::workload::too_large(e.size));
+    }
     let pg = e.pg.unwrap_or(3);
     if pg == 0 || pg as usize >= crate::fabric::NUM_PRIOS {
         return bad("pg", format!("{pg} is not a data class (1..{})", crate::fabric::NUM_PRIOS - 1));
@@ -755,6 +762,12 @@ impl FabricSpec {
         }
         if let Some(s) = &self.rate_sample_interval {
             c.rate_sample_interval = Some(field_time(file, &f("rate_sample_interval"), s)?);
+        }
+        if let Some(s) = &self.deadlock_timeout {
+            c.deadlock_timeout = positive_time(file, &f("deadlock_timeout"), s)?;
+        }
+        if let Some(o) = self.on_deadlock {
+            c.on_deadlock = o;
         }
         if let Some(i) = &self.iofd {
             c.iofd = Some(i.build(file)?);

@@ -91,6 +91,10 @@ pub struct SimConfig {
     /// Sample every active QP's rate and delivered throughput at this interval (from time
     /// zero, so samples of different runs line up). `None`: no sampling and no cost.
     pub rate_sample_interval: Option<Time>,
+    /// A cycle of switch ports paused at least this long is a PFC deadlock (`sim::watch`).
+    pub deadlock_timeout: Time,
+    /// What a run does when it finds a PFC deadlock.
+    pub on_deadlock: crate::sim::OnDeadlock,
 }
 
 impl Default for SimConfig {
@@ -127,6 +131,8 @@ impl Default for SimConfig {
             queue_sample_interval: None,
             queue_sample_start: Time::ZERO,
             rate_sample_interval: None,
+            deadlock_timeout: Time::from_ms(1),
+            on_deadlock: crate::sim::OnDeadlock::Stop,
         }
     }
 }

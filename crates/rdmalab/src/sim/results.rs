@@ -20,6 +20,22 @@ pub enum StopReason {
     /// Nothing is scheduled but flows are unfinished: a deadlock (e.g. PFC) or a loss
     /// that nothing will repair.
     Stalled,
+    /// A cycle of switch ports paused past `SimConfig::deadlock_timeout` (with
+    /// `OnDeadlock::Stop`): `Results::deadlock` names it.
+    PfcDeadlock,
+}
+
+impl StopReason {
+    /// The reason's name in summaries, the store and the bindings.
+    pub fn name(self) -> &'static str {
+        match self {
+            StopReason::Finished => "finished",
+            StopReason::StopTime => "stop_time",
+            StopReason::Paused => "paused",
+            StopReason::Stalled => "stalled",
+            StopReason::PfcDeadlock => "pfc_deadlock",
+        }
+    }
 }
 
 /// Everything measured in a run.
@@ -44,6 +60,12 @@ pub struct Results {
     pub flows_total: usize,
     /// Payload bytes still inside the network when the run ended.
     pub payload_in_flight: u64,
+    /// The first PFC deadlock found, if any.
+    pub deadlock: Option<super::Deadlock>,
+    /// PFC deadlocks found (more than one only with `OnDeadlock::Continue`).
+    pub deadlocks: u64,
+    /// Why the run stalled, in one line, when it did.
+    pub stall_cause: Option<String>,
     /// Every message posted on a multipath connection, in id order.
     pub mp_messages: Vec<crate::multipath::MpMessageRecord>,
     /// Every chunk of those messages, by message then chunk number.
@@ -127,6 +149,9 @@ impl Simulation {
             end_time: now,
             flows_total: self.work_total(),
             payload_in_flight: self.payload_in_network(),
+            deadlock: self.watch.first.clone(),
+            deadlocks: self.watch.count,
+            stall_cause: self.watch.stall_cause.clone(),
             mp_messages: self.mp_message_records(),
             mp_chunks: self.mp_chunk_records(),
             mp_paths: self.mp_path_records(),
