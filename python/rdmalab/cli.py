@@ -4,6 +4,10 @@
     rdmalab run SCENARIO.toml --out DIR  a scenario file
     rdmalab hpcc CONFIG                  drop-in for the ns-3 HPCC simulator's `third CONFIG`
     rdmalab drum ...                     the DRUM resource-scheduling solver
+
+Exit status of `run` and `hpcc`: 0 the run ended normally (finished or at its stop time);
+2 bad input; 3 a PFC deadlock was found (its cycle is printed last); 4 the run stalled (no
+progress possible; the cause is printed last); 5 the run failed an internal check; 130 Ctrl-C.
 """
 
 from __future__ import annotations
@@ -30,6 +34,26 @@ def _write_outputs(results, out: Path, title: str) -> None:
     print(f"\nwrote {out / 'fct.txt'}, {out / 'pfc.txt'}, {out / 'flows.parquet'}{mp}, {figs[0]} (+ .pdf)")
 
 
+#: Exit statuses (see the module doc).
+EXIT_BAD_INPUT, EXIT_DEADLOCK, EXIT_STALLED, EXIT_FAILED, EXIT_INTERRUPTED = 2, 3, 4, 5, 130
+
+
+def run_status(results) -> int:
+    """Prints the run's last line when it did not end normally, and returns its exit status."""
+    if results.interrupted:
+        return EXIT_INTERRUPTED
+    if results.counters.get("deadlocks", 0) > 0:
+        d = results.deadlock.row(0, named=True)
+        hops = ", ".join(f"({n}, {p}, {q})" for n, p, q in results.cycle())
+        print(f"rdmalab: PFC deadlock formed at {d['formed_ns'] / 1e3:.3f} us: cycle of (node, port, priority) "
+              f"{hops}")
+        return EXIT_DEADLOCK
+    if results.stop_reason == "stalled":
+        print(f"rdmalab: stalled: {results.stall_cause or 'no progress possible'}")
+        return EXIT_STALLED
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from rdmalab import Scenario, run
 
@@ -47,7 +71,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     results = run(args.scenario, progress=not args.quiet)
     print(results.summary())
     _write_outputs(results, Path(args.out), Path(args.scenario).stem)
-    return 130 if results.interrupted else 0
+    return run_status(results)
 
 
 def cmd_hpcc(args: argparse.Namespace) -> int:
@@ -56,7 +80,7 @@ def cmd_hpcc(args: argparse.Namespace) -> int:
     results, fct, pfc = run_hpcc(args.config, progress=not args.quiet)
     print(results.summary())
     print(f"\nwrote {fct} and {pfc}")
-    return 130 if results.interrupted else 0
+    return run_status(results)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -72,7 +96,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_run)
-    p = sub.add_parser("hpcc", help="run an ns-3 HPCC simulator config (drop-in for `third CONFIG`)")
+    p = sub.add_parser("hpcc", help="run an ns-3 HPCC simulator config (drop-in for `third CONFIG`)",
+                       description="Runs an ns-3 HPCC simulator config like the reference's `third CONFIG`: "
+                       "paths relative to the current directory, FCT_OUTPUT_FILE and PFC_OUTPUT_FILE "
+                       "written at the end. Like the reference, existing output files are overwritten; "
+                       "rdmalab warns before the run when they exist.")
     p.add_argument("config")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_hpcc)
@@ -84,16 +112,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _print_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+    """Warnings on the command line: one `rdmalab: warning:` line each, no source location."""
+    print(f"rdmalab: warning: {message}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
+    import warnings
+
+    warnings.showwarning = _print_warning
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except (ValueError, OSError) as e:
         print(f"rdmalab: error: {e}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
     except RuntimeError as e:
         print(f"rdmalab: run failed: {e}", file=sys.stderr)
-        return 3
+        return EXIT_FAILED
 
 
 if __name__ == "__main__":

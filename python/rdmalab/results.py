@@ -31,6 +31,22 @@ RATE_COLUMNS = {"time_ps": pl.UInt64, "qp": pl.UInt32, "flow": pl.UInt32, "src":
                 "rate_gbps": pl.Float64, "throughput_gbps": pl.Float64}
 
 
+#: Columns of the deadlock cycle: one row per hop (node, port as its ifindex, priority), with when
+#: the cycle formed and was found.
+DEADLOCK_COLUMNS = {"node": pl.UInt32, "port": pl.UInt32, "priority": pl.UInt8, "formed_ns": pl.Float64,
+                    "detected_ns": pl.Float64}
+
+
+def deadlock_frame(raw: dict[str, Any] | None) -> pl.DataFrame:
+    """The engine's deadlock cycle as a DataFrame (empty when no deadlock was found)."""
+    if not raw or len(raw.get("node", [])) == 0:
+        return pl.DataFrame(schema=DEADLOCK_COLUMNS)
+    return pl.DataFrame({
+        "node": raw["node"], "port": raw["port"], "priority": raw["priority"],
+        "formed_ns": raw["formed_ps"] / 1000.0, "detected_ns": raw["detected_ps"] / 1000.0,
+    }).cast(DEADLOCK_COLUMNS)
+
+
 def rates_frame(raw: dict[str, Any]) -> pl.DataFrame:
     """The engine's rate samples (bit/s integers) as a DataFrame in Gb/s."""
     if not raw or len(raw.get("time_ps", [])) == 0:
@@ -92,6 +108,11 @@ class Results:
     (what congestion control allows) and throughput_gbps (payload acknowledged since the
     previous sample, over the interval). Both are empty when not sampled.
 
+    `stop_reason` is `finished`, `stop_time`, `stalled` (with `stall_cause` saying why, in
+    one line) or `pfc_deadlock`. `deadlock` is the first PFC deadlock found, one row per hop of
+    its cycle: node, port (its ifindex), priority, formed_ns, detected_ns; empty when none.
+    `counters["deadlocks"]` counts them (more than one only with `fabric.on_deadlock = "continue"`).
+
     Multipath traffic (`Scenario.multipath`) adds `messages`, one row per message: message,
     src, dst, size, qps, chunks, start_ns, fct_ns (last chunk's completion at the sender,
     from start), recv_done_ns (last byte placed at the receiver, from start), ideal_ns,
@@ -112,6 +133,8 @@ class Results:
     pfc: pl.DataFrame
     queue_samples: pl.DataFrame
     rates: pl.DataFrame = field(default_factory=lambda: rates_frame({}))
+    deadlock: pl.DataFrame = field(default_factory=lambda: deadlock_frame(None))
+    stall_cause: str | None = None
     messages: pl.DataFrame = field(default_factory=lambda: messages_frame({}))
     chunks: pl.DataFrame = field(default_factory=lambda: chunks_frame({}))
     paths: pl.DataFrame = field(default_factory=lambda: paths_frame({}))
@@ -135,6 +158,7 @@ class Results:
         ports = pl.DataFrame(raw["ports"]).with_row_index("port")
         return cls(flows=flows, counters=dict(raw["counters"]), ports=ports, pfc=pl.DataFrame(raw["pfc"]),
                    queue_samples=pl.DataFrame(raw["queue_samples"]), rates=rates_frame(raw.get("rates", {})),
+                   deadlock=deadlock_frame(raw.get("deadlock")), stall_cause=raw.get("stall_cause"),
                    messages=messages_frame(raw.get("messages", {})), chunks=chunks_frame(raw.get("chunks", {})),
                    paths=paths_frame(raw.get("paths", {})),
                    stop_reason=stop_reason,
@@ -206,7 +230,8 @@ class Results:
         lines = [
             f"flows completed   {c['flows_completed']} / {c['flows_total']}"
             + ("  (interrupted)" if self.interrupted else ""),
-            f"stop reason       {self.stop_reason}",
+            f"stop reason       {self.stop_reason}"
+            + (f": {self.stall_cause}" if self.stop_reason == "stalled" and self.stall_cause else ""),
             f"simulated time    {c['end_time_ps'] / 1e6:.3f} us",
             f"events            {c['events']:,}  ({c['events'] / max(self.wall_seconds, 1e-9) / 1e6:.2f} M/s wall)",
             f"packet hops       {c['packet_hops']:,}",
@@ -227,4 +252,20 @@ class Results:
         lines.append(f"{'bucket':<12}{'flows':>8}{'p50':>9}{'p95':>9}{'p99':>9}")
         for r in table.iter_rows(named=True):
             lines.append(f"{r['bucket']:<12}{r['flows']:>8}{r['p50']:>9.3f}{r['p95']:>9.3f}{r['p99']:>9.3f}")
+        lines.extend(self.deadlock_lines())
         return "\n".join(lines)
+
+    def cycle(self) -> list[tuple[int, int, int]]:
+        """The deadlock cycle as (node, port ifindex, priority) hops; empty when none."""
+        return [(r["node"], r["port"], r["priority"]) for r in self.deadlock.iter_rows(named=True)]
+
+    def deadlock_lines(self) -> list[str]:
+        """Lines naming the PFC deadlock, when one was found (none otherwise)."""
+        if self.deadlock.height == 0:
+            return []
+        d = self.deadlock.row(0, named=True)
+        hops = " -> ".join(f"node {n} port {p} prio {q}" for n, p, q in self.cycle())
+        n = self.counters.get("deadlocks", 1)
+        return ["", f"PFC deadlock: formed at {d['formed_ns'] / 1e3:.3f} us, found at {d['detected_ns'] / 1e3:.3f} us"
+                + (f" ({n} deadlocks in all)" if n > 1 else ""),
+                f"  cycle (each paused port waits on the next): {hops} -> back to the first"]

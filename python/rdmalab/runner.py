@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import warnings
 from pathlib import Path
 
 from tqdm import tqdm
@@ -13,6 +14,17 @@ from rdmalab.scenario import Scenario
 
 #: Events per slice between progress updates (about 0.1-0.3 s of work).
 SLICE_EVENTS = 1_000_000
+
+
+class RdmalabWarning(UserWarning):
+    """A scenario setting that is valid but probably unintended; the message says what the
+    run does with it (a duplicate link, a stop time before every flow, ...)."""
+
+
+def warn_scenario(sim: "_core.Simulation") -> None:
+    """Issues the engine's warnings about the scenario as `RdmalabWarning`s."""
+    for text in sim.warnings():
+        warnings.warn(text, RdmalabWarning, stacklevel=3)
 
 
 def drive(sim: "_core.Simulation", progress: bool = True, check: bool = True) -> Results:
@@ -52,6 +64,7 @@ def run(scenario: Scenario | str | Path, progress: bool = True) -> Results:
         sim = _core.Simulation.from_toml_file(str(scenario))
     else:
         sim = _core.Simulation.from_json(scenario.to_json(), scenario.base_dir())
+    warn_scenario(sim)
     return drive(sim, progress=progress)
 
 
@@ -61,8 +74,13 @@ def run_hpcc(config: str | Path, progress: bool = True) -> tuple[Results, str, s
     Returns the results and the two output paths.
     """
     sim = _core.Simulation.from_hpcc_config(str(config))
-    results = drive(sim, progress=progress)
+    warn_scenario(sim)
     fct_path, pfc_path = sim.output_paths()
+    for key, path in (("FCT_OUTPUT_FILE", fct_path), ("PFC_OUTPUT_FILE", pfc_path)):
+        if path and Path(path).exists():  # said before the run, so there is time to stop it
+            warnings.warn(f"{config}: {key} {path} exists and will be overwritten at the end of the run, as the "
+                          "reference simulator does (copy it first to keep it)", RdmalabWarning, stacklevel=2)
+    results = drive(sim, progress=progress)
     results.write_fct(fct_path)
     results.write_pfc(pfc_path)
     return results, fct_path, pfc_path

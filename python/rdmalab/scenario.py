@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,25 @@ try:  # Python >= 3.11
     import tomllib
 except ModuleNotFoundError:  # pragma: no cover - 3.9 and 3.10: the same parser, from PyPI
     import tomli as tomllib  # type: ignore[no-redef]
+
+
+#: Where a scenario built in Python comes from, in error messages (as the engine names it).
+PYTHON_SCENARIO = "<python scenario>"
+
+
+def check_numbers(value: Any, path: str = "") -> None:
+    """Raises ValueError naming the field of the first NaN, infinity or integer that no
+    64-bit field can hold (below -2^63 or at least 2^64), as a TOML scenario's error would."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            check_numbers(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            check_numbers(v, f"{path}[{i}]")
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{PYTHON_SCENARIO}: field `{path}`: `{value}` is not a finite number")
+    elif isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**64:
+        raise ValueError(f"{PYTHON_SCENARIO}: field `{path}`: integer `{value}` does not fit in 64 bits")
 
 
 class Scenario:
@@ -217,7 +237,10 @@ class Scenario:
         return new
 
     def to_json(self) -> str:
-        return json.dumps(self.spec)
+        """The scenario as the engine reads it. NaN, infinities and integers outside 64 bits
+        have no JSON form: they are refused here, naming the field as the engine would."""
+        check_numbers(self.spec)
+        return json.dumps(self.spec, allow_nan=False)
 
     def base_dir(self) -> str:
         return str(self.path.parent if self.path else Path.cwd())

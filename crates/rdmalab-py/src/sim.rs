@@ -73,18 +73,18 @@ impl Simulation {
     }
 
     /// Runs at most `max_events` events, not past `until_ps`. Returns why it stopped:
-    /// "finished", "stop_time", "paused" or "stalled".
+    /// "finished", "stop_time", "paused", "stalled" or "pfc_deadlock".
     #[pyo3(signature = (max_events=None, until_ps=None))]
     fn run(&mut self, py: Python<'_>, max_events: Option<u64>, until_ps: Option<u64>) -> &'static str {
         let limit = RunLimit { until: until_ps.map_or(Time::MAX, Time), max_events: max_events.unwrap_or(u64::MAX) };
         let inner = &mut self.inner;
-        let reason = py.allow_threads(|| inner.run(limit));
-        match reason {
-            StopReason::Finished => "finished",
-            StopReason::StopTime => "stop_time",
-            StopReason::Paused => "paused",
-            StopReason::Stalled => "stalled",
-        }
+        let reason: StopReason = py.allow_threads(|| inner.run(limit));
+        reason.name()
+    }
+
+    /// Settings that are valid but probably unintended, each saying what the run will do.
+    fn warnings(&self) -> Vec<String> {
+        self.inner.warnings().to_vec()
     }
 
     /// (flows completed, flows total).
@@ -184,6 +184,7 @@ fn results_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict
         ("flows_total", r.flows_total as u64),
         ("flows_completed", r.records.len() as u64),
         ("end_time_ps", r.end_time.0),
+        ("deadlocks", r.deadlocks),
     ] {
         counters.set_item(k, v)?;
     }
@@ -212,9 +213,26 @@ fn results_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict
     q.set_item("bytes", qs.iter().map(|s| s.2).collect::<Vec<u64>>().into_pyarray(py))?;
     d.set_item("queue_samples", q)?;
     d.set_item("rates", rate_dict(py, &r.rate_samples)?)?;
+    d.set_item("deadlock", deadlock_dict(py, r)?)?;
+    d.set_item("stall_cause", r.stall_cause.clone())?;
     d.set_item("messages", message_dict(py, &r.mp_messages)?)?;
     d.set_item("chunks", chunk_dict(py, &r.mp_chunks)?)?;
     d.set_item("paths", path_dict(py, &r.mp_paths)?)?;
+    Ok(d)
+}
+
+/// The first PFC deadlock's cycle as columns (one row per hop; empty when none), with
+/// when it formed and was found on every row.
+fn deadlock_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let hops = r.deadlock.as_ref().map_or(&[][..], |x| &x.cycle[..]);
+    let (formed, detected) = r.deadlock.as_ref().map_or((0, 0), |x| (x.formed.0, x.detected.0));
+    let col = |f: &dyn Fn(&rdmalab::sim::CycleHop) -> u64| hops.iter().map(f).collect::<Vec<u64>>().into_pyarray(py);
+    d.set_item("node", col(&|h| h.node.0 as u64))?;
+    d.set_item("port", col(&|h| h.ifindex as u64))?;
+    d.set_item("priority", col(&|h| h.priority as u64))?;
+    d.set_item("formed_ps", col(&|_| formed))?;
+    d.set_item("detected_ps", col(&|_| detected))?;
     Ok(d)
 }
 

@@ -278,8 +278,14 @@ const STAR4_PERMUTATION_EMPTY: &str =
 /// (reader, input, line, field, substring of the message).
 const BAD_INPUTS: &[(Reader, &str, usize, &str, &str)] = &[
     (Reader::Topology, "", 1, "N", "truncated"),
-    (Reader::Topology, "3 1\n", 1, "L", "truncated"),
-    (Reader::Topology, "3 1 1\n0\n0 1 100Gbps\n", 3, "DELAY", "truncated"),
+    (Reader::Topology, "3 1\n", 1, "L", "`L` is missing"),
+    (Reader::Topology, "3 1 1\n0\n0 1 100Gbps\n", 3, "DELAY", "`DELAY` is missing"),
+    (Reader::Topology, "3 1 2\n0\n0 1 100Gbps 1us\n0 2 100Gbps 1us 0\n", 3, "ERR", "has 4 field(s)"),
+    (Reader::Topology, "3 1 2\n0\n0 1 100Gbps 1us 0 0\n0 2 100Gbps 1us 0\n", 3, "ERR", "are extra"),
+    (Reader::Flow, "2\n1 2 3 100 10\n2 1 3 100 10 2.0\n", 2, "start", "`start` is missing"),
+    (Reader::Flow, "2\n1 2 3 100 10 2.0 9\n2 1 3 100 10 2.0\n", 2, "start", "are extra"),
+    (Reader::Flow, "1\n1 2 3 100 18446744073709551615 2.0\n", 2, "size", "larger than the largest flow"),
+    (Reader::Config, "BUFFER_SIZE 0\n", 1, "BUFFER_SIZE", "at least 1"),
     (Reader::Topology, "3 1 1\nzero\n", 2, "switch id", "not a non-negative integer"),
     (Reader::Topology, "3 -1 1\n", 1, "S", "negative"),
     (Reader::Topology, "3 1 1\n7\n", 2, "switch id", "out of range"),

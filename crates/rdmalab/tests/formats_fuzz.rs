@@ -2,6 +2,9 @@
 //! (truncation, token swaps, character changes, token deletion and duplication) of the real
 //! reference files must give `Ok` or `Err`, never a panic, and each parse must stay fast.
 //!
+//! Every `Err` must name where: the file, and the field (a key, a column, a scenario field),
+//! as every input error of rdmalab does.
+//!
 //! proptest drives the inputs; the run is kept to a few seconds in total. Mutations start
 //! from the reference files so that most inputs get deep into the parsers instead of failing
 //! on the first token.
@@ -15,8 +18,16 @@ use proptest::test_runner::{Config, TestRunner};
 
 use rdmalab::formats::{fct, hpcc_config, hpcc_flow, hpcc_topology, htsim_cm, pfc, units_parse};
 use rdmalab::scenario::Scenario;
+use rdmalab::sim::Simulation;
 use rdmalab::topology::Topology;
-use rdmalab::NodeId;
+use rdmalab::{Error, NodeId};
+
+/// The simulator's checks of a built scenario name the field (they know no file).
+fn names_a_scenario_field<T>(r: rdmalab::Result<T>, text: &str) {
+    if let Err(e) = r {
+        assert!(matches!(&e, Error::Scenario { field, .. } if !field.is_empty()), "error naming no field: {e}\n{text}");
+    }
+}
 
 /// The longest one parse of a fuzzed input may take (generous: debug builds, shared CPU).
 const BUDGET: Duration = Duration::from_secs(2);
@@ -146,21 +157,35 @@ fn apply(text: &str, m: &Mutation) -> String {
     toks.concat()
 }
 
-/// Feeds `text` to every reader; they must return (`Ok` or `Err`) within the budget.
+/// An error must be an input error naming the file and a field.
+fn names_a_field<T>(r: rdmalab::Result<T>, file: &Path, text: &str) {
+    if let Err(e) = r {
+        match &e {
+            Error::Input { loc, .. } if loc.file == file && !loc.field.is_empty() => {}
+            // Features of a format we do not simulate, named with file, line and keyword.
+            Error::Unsupported(m) if m.starts_with(&format!("{}:", file.display())) => {}
+            _ => panic!("error naming no field of {}: {e}\ninput:\n{text}", file.display()),
+        }
+    }
+}
+
+/// Feeds `text` to every reader; they must return (`Ok` or `Err` naming a field) within the
+/// budget.
 fn feed_all(text: &str) {
     let s = seeds();
     let p = Path::new("fuzz.txt");
     let hosts: Vec<NodeId> = (0..128).map(NodeId).collect();
     let t0 = Instant::now();
-    let _ = hpcc_topology::parse_topology(text, p);
-    let _ = hpcc_flow::parse_flows(text, p, &s.fat);
-    if let Ok(c) = hpcc_config::parse_config(text, p) {
-        let _ = c.check_ecn_maps(&s.fat);
+    names_a_field(hpcc_topology::parse_topology(text, p), p, text);
+    names_a_field(hpcc_flow::parse_flows(text, p, &s.fat), p, text);
+    match hpcc_config::parse_config(text, p) {
+        Ok(c) => names_a_field(c.check_ecn_maps(&s.fat), p, text),
+        e => names_a_field(e, p, text),
     }
-    let _ = htsim_cm::parse_cm(text, p, &hosts);
-    let _ = htsim_cm::parse_cm(text, p, &hosts[..3]);
-    let _ = fct::read_fct(text, p);
-    let _ = pfc::parse_pfc(text, p);
+    names_a_field(htsim_cm::parse_cm(text, p, &hosts), p, text);
+    names_a_field(htsim_cm::parse_cm(text, p, &hosts[..3]), p, text);
+    names_a_field(fct::read_fct(text, p), p, text);
+    names_a_field(pfc::parse_pfc(text, p), p, text);
     for tok in text.split_whitespace().take(50) {
         let _ = units_parse::parse_rate(tok);
         let _ = units_parse::parse_time(tok);
@@ -315,7 +340,12 @@ fn mutated_scenarios_never_panic() {
                 text = apply(&text, m);
             }
             let t0 = Instant::now();
-            let _ = Scenario::from_toml(&text, p);
+            // A scenario that builds must also pass or fail the simulator's own checks
+            // with a named field.
+            match Scenario::from_toml(&text, p) {
+                Ok(sc) => names_a_scenario_field(Simulation::new(sc.topology, sc.flows, sc.config), &text),
+                e => names_a_field(e, p, &text),
+            }
             let _ = Scenario::from_json(&text, Path::new(""));
             assert!(t0.elapsed() < BUDGET, "building took {:?}:\n{text}", t0.elapsed());
             Ok(())

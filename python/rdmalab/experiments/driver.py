@@ -50,6 +50,8 @@ class SweepReport:
                      + ("  (interrupted: rerun with --resume)" if self.interrupted else ""))
         lines.extend(f"  error in {r['label']}: {r['error'].splitlines()[0]}" for r in self.rows
                      if r["status"] == "error" and r["error"])
+        lines.extend(f"  {r['stop_reason'].replace('_', ' ')} in {r['label']}" for r in self.rows
+                     if r.get("stop_reason") in ("pfc_deadlock", "stalled"))
         lines.append(f"results in {self.out} (wall {self.wall_s:.1f} s)")
         return "\n".join(lines)
 
@@ -121,7 +123,8 @@ def _summary_rows(store: Store, runs: list[RunSpec]) -> list[dict[str, Any]]:
             p50, p99 = percentile(slow, 0.5), percentile(slow, 0.99)
         rows.append({"run_id": spec.run_id, "label": spec.label(), "status": r["status"] if r else "not run",
                      "flows": (r or {}).get("flows") or 0, "p50": p50, "p99": p99,
-                     "wall_s": (r or {}).get("wall_s") or 0.0, "error": (r or {}).get("error")})
+                     "wall_s": (r or {}).get("wall_s") or 0.0, "error": (r or {}).get("error"),
+                     "stop_reason": (r or {}).get("stop_reason")})
     return rows
 
 

@@ -48,7 +48,7 @@ class LocalExecutor:
         ctx = mp.get_context("spawn")
         q = ctx.Queue()
         pool = cf.ProcessPoolExecutor(max_workers=min(self.workers, len(tasks)), mp_context=ctx,
-                                      initializer=worker.init_pool_worker, initargs=(q,))
+                                      initializer=worker.init_pool_worker, initargs=(q, os.getpid()))
         futures = {pool.submit(worker.execute_in_pool, t): t for t in tasks}
         try:
             yield from self._collect(futures, q, events)

@@ -11,6 +11,8 @@ Layout of a sweep folder::
     queues/<run_id>.parquet   switch queue samples when `fabric.queue_sample_interval` is set
     rates/<run_id>.parquet    per-QP rate and throughput samples when `fabric.rate_sample_interval`
                               is set (time_ps, qp, flow, src, dst, rate_gbps, throughput_gbps)
+    deadlock/<run_id>.parquet the first PFC deadlock's cycle, one row per hop (node, port,
+                              priority, formed_ns, detected_ns); no rows when there was none
     messages/<run_id>.parquet multipath messages (`Results.messages`), empty without multipath
     chunks/<run_id>.parquet   multipath chunks (`Results.chunks`)
     paths/<run_id>.parquet    Virtuoso paths (`Results.paths`), empty without split = "virtuoso"
@@ -33,10 +35,10 @@ import polars as pl
 from rdmalab.experiments.sweep import RunSpec, Sweep, canonical_json
 
 #: Per-run tables besides `runs`.
-TABLES = ("flows", "ports", "pfc", "queues", "rates", "messages", "chunks", "paths")
+TABLES = ("flows", "ports", "pfc", "queues", "rates", "deadlock", "messages", "chunks", "paths")
 #: Columns of the runs table that are not parameters or counters.
-RUN_COLUMNS = ("run_id", "sweep", "label", "status", "error", "wall_s", "stop_reason", "host",
-               "finished_at", "flows", "scenario")
+RUN_COLUMNS = ("run_id", "sweep", "label", "status", "error", "wall_s", "stop_reason", "stall_cause",
+               "warnings", "host", "finished_at", "flows", "scenario")
 
 
 def atomic_write_parquet(df: pl.DataFrame, path: Path) -> None:
@@ -103,6 +105,7 @@ class Store:
             "run_id": spec.run_id, "sweep": sweep_name, "label": spec.label(),
             "status": result["status"], "error": result.get("error"),
             "wall_s": float(result.get("wall_s") or 0.0), "stop_reason": result.get("stop_reason"),
+            "stall_cause": result.get("stall_cause"), "warnings": result.get("warnings"),
             "host": result.get("host"), "finished_at": dt.datetime.now(dt.timezone.utc).isoformat(),
             "flows": flows.height if isinstance(flows, pl.DataFrame) else 0,
             "scenario": canonical_json(spec.scenario),

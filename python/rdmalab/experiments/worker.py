@@ -9,8 +9,10 @@ run cannot stop a sweep.
 from __future__ import annotations
 
 import json
+import os
 import platform
 import signal
+import threading
 import time
 import traceback
 from typing import Any, Callable
@@ -45,7 +47,11 @@ def _simulate(task: dict[str, Any], out: dict[str, Any], report: Reporter | None
     from rdmalab import _core
     from rdmalab.results import Results
 
+    from rdmalab.scenario import check_numbers
+
+    check_numbers(task["scenario"])
     sim = _core.Simulation.from_json(json.dumps(task["scenario"]), task["base_dir"])
+    out["warnings"] = "\n".join(sim.warnings()) or None
     t0 = time.perf_counter()
     reason = "paused"
     while reason == "paused":
@@ -57,10 +63,12 @@ def _simulate(task: dict[str, Any], out: dict[str, Any], report: Reporter | None
     res = Results.from_core(raw, reason, False, time.perf_counter() - t0)
     out["stop_reason"] = reason
     out["counters"] = dict(res.counters)
+    out["stall_cause"] = res.stall_cause
     out["tables"] = {"flows": res.flows, "ports": res.ports, "pfc": res.pfc, "queues": res.queue_samples,
-                     "rates": res.rates, "messages": res.messages, "chunks": res.chunks,
-                     "paths": res.paths}
-    known = {"flows", "counters", "ports", "pfc", "queue_samples", "rates", "messages", "chunks", "paths"}
+                     "rates": res.rates, "deadlock": res.deadlock, "messages": res.messages,
+                     "chunks": res.chunks, "paths": res.paths}
+    known = {"flows", "counters", "ports", "pfc", "queue_samples", "rates", "deadlock", "stall_cause", "messages",
+             "chunks", "paths"}
     for extra in sorted(set(raw) - known):
         out["tables"].update(_extra_table(extra, raw[extra]))
 
@@ -89,11 +97,42 @@ def _error_text(e: BaseException) -> str:
 _QUEUE = None
 
 
-def init_pool_worker(queue) -> None:  # noqa: ANN001
-    """Pool initializer: remember the progress queue; leave Ctrl-C to the parent."""
+#: How often a pool worker checks that its driver is still alive, seconds.
+PARENT_POLL_S = 0.2
+
+
+def init_pool_worker(queue, driver_pid: int | None = None) -> None:  # noqa: ANN001
+    """Pool initializer: remember the progress queue; leave Ctrl-C to the parent; die with
+    the driver (`driver_pid`, the process that made the pool)."""
     global _QUEUE
     _QUEUE = queue
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent(driver_pid if driver_pid is not None else os.getppid())
+
+
+def die_with_parent(parent: int) -> None:
+    """Ends this process as soon as `parent`, the process that started it, is gone, even
+    when that one was killed with SIGKILL and could clean nothing up.
+
+    A pool worker waits on a pipe that it holds both ends of (a spawned child inherits the
+    queue whole), so it never sees the driver's end close: without this it would wait, or
+    finish its run, forever orphaned, and keep multiprocessing's resource tracker alive.
+    A daemon thread polls the parent's id, which changes when the process is re-parented;
+    the simulation releases the GIL, so the thread runs during a run too. (Linux's
+    `PR_SET_PDEATHSIG` is not used: it fires when the parent *thread* that started the
+    worker ends, which need not be the driver's end.) The parent's id comes from the parent
+    itself: a worker still starting up when the driver died is already re-parented when this
+    runs, and must not take its new parent for the driver.
+    """
+    if os.getppid() != parent:
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_S)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="rdmalab-parent-watch", daemon=True).start()
 
 
 def execute_in_pool(task: dict[str, Any]) -> dict[str, Any]:

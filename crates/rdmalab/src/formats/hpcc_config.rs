@@ -421,11 +421,27 @@ pub fn parse_config(text: &str, path: &Path) -> Result<HpccConfig> {
     Ok(c)
 }
 
-/// Reads and parses the config file at `path`.
+/// Reads and parses the config file at `path`. A file with no key at all is an error (the
+/// reference would run its defaults, with no topology or flows: surely the wrong file).
 pub fn read_config(path: impl AsRef<Path>) -> Result<HpccConfig> {
     let path = path.as_ref();
     let text = std::fs::read_to_string(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+    if super::tokens::Tokens::new(&text).next().is_none() {
+        let msg = "the config file is empty (no keys): it names no TOPOLOGY_FILE or FLOW_FILE";
+        return Err(Error::input(path, 0, "TOPOLOGY_FILE", msg));
+    }
     parse_config(&text, path)
+}
+
+/// `BUFFER_SIZE` in MB: at least 1. A zero buffer leaves the dynamic threshold at zero, so
+/// a lossless switch would pause on every packet past its reserve.
+fn buffer_size(r: &mut Reader<'_>, key: &str) -> Result<u32> {
+    let line = r.peek_line();
+    let mb = u32_value(r, key)?;
+    if mb == 0 {
+        return Err(r.err(line, key, "must be at least 1 (MB): a switch needs a buffer"));
+    }
+    Ok(mb)
 }
 
 fn set_key(c: &mut HpccConfig, r: &mut Reader<'_>, key: &'static str) -> Result<()> {
@@ -517,7 +533,7 @@ fn set_switch_key(c: &mut HpccConfig, r: &mut Reader<'_>, key: &str) -> Result<(
         "ENABLE_QCN" => c.enable_qcn = flag(r, key)?,
         "USE_DYNAMIC_PFC_THRESHOLD" => c.use_dynamic_pfc_threshold = flag(r, key)?,
         "PACKET_PAYLOAD_SIZE" => c.packet_payload_size = payload_size(r, key)?,
-        "BUFFER_SIZE" => c.buffer_size_mb = u32_value(r, key)?,
+        "BUFFER_SIZE" => c.buffer_size_mb = buffer_size(r, key)?,
         "ERROR_RATE_PER_LINK" => c.error_rate_per_link = probability(r, key)?,
         "PAUSE_TIME" => c.pause_time = float(r, key)?,
         "DATA_RATE" => c.data_rate = Some(rate_value(r, key)?),
@@ -704,6 +720,7 @@ mod tests {
             ("KMIN_MAP 2 100000000000 400\n", "c.txt:1: field `KMIN_MAP`", "truncated"),
             ("PMAX_MAP 1 100000000000 1.5\n", "c.txt:1: field `PMAX_MAP`", "probability"),
             ("ALPHA_RESUME_INTERVAL x\n", "c.txt:1: field `ALPHA_RESUME_INTERVAL`", "not a decimal"),
+            ("CC_MODE 1\nBUFFER_SIZE 0\n", "c.txt:2: field `BUFFER_SIZE`", "at least 1"),
         ];
         for (text, loc, msg) in cases {
             let e = parse(text).unwrap_err().to_string();

@@ -32,6 +32,7 @@ pub const MAX_PG: u64 = 7;
 /// earlier than the previous record's.
 pub fn parse_flows(text: &str, path: &Path, topo: &Topology) -> Result<Vec<FlowSpec>> {
     let mut r = Reader::new(text, path);
+    r.check_record("the header", "F")?;
     let (f, _) = r.u64("F", "the flow count F")?;
     let mut flows = Vec::new();
     let mut prev = Time::ZERO;
@@ -52,6 +53,7 @@ pub fn read_flows(path: impl AsRef<Path>, topo: &Topology) -> Result<Vec<FlowSpe
 
 fn read_flow(r: &mut Reader<'_>, topo: &Topology, k: u64, f: u64, prev: Time) -> Result<FlowSpec> {
     let ctx = |field: &str| format!("`{field}` of flow {k} of F = {f}");
+    r.check_record(&format!("flow {k}"), "src dst pg dport size start")?;
     let src = read_host(r, topo, "src", &ctx("src"), k)?;
     let dst = read_host(r, topo, "dst", &ctx("dst"), k)?;
     if src.0 == dst.0 {
@@ -62,6 +64,9 @@ fn read_flow(r: &mut Reader<'_>, topo: &Topology, k: u64, f: u64, prev: Time) ->
     let (size, line) = r.u64("size", &ctx("size"))?;
     if size == 0 {
         return Err(r.err(line, "size", format!("flow {k} has size 0; sizes are at least 1 byte")));
+    }
+    if size > crate::workload::MAX_FLOW_BYTES {
+        return Err(r.err(line, "size", format!("flow {k}: {}", crate::workload::too_large(size))));
     }
     let t = r.next("start", &ctx("start"))?;
     let start = parse_start_seconds(t.text).map_err(|e| r.err(t.line, "start", format!("flow {k}: {e}")))?;
@@ -123,6 +128,11 @@ mod tests {
             ("2\n1 2 3 100 5 2.1\n2 1 3 100 5 2.0", "f:3: field `start`", "non-decreasing"),
             ("2\n1 2 3 100 5 2.1\n", "f:2: field `src`", "truncated"),
             ("1\n1 2 3 100 5 2.0x", "f:2: field `start`", "not a finite"),
+            ("1\n1 2 3 18446744073709551615 2.0", "f:2: field `start`", "`start` is missing"),
+            ("1\n1 2 3 100 18446744073709551615 2.0", "f:2: field `size`", "2^53"),
+            ("2\n1 2 3 100 5\n2 1 3 100 5 2.0", "f:2: field `start`", "has 5 field(s)"),
+            ("2\n1 2 3 100 5 2.0 7\n2 1 3 100 5 2.0", "f:2: field `start`", "has 7 field(s)"),
+            ("1\n1 2 3 100 5 2.0 7", "f:2: field `start`", "extra"),
         ];
         for (text, loc, msg) in cases {
             let e = parse_flows(text, Path::new("f"), &star()).unwrap_err().to_string();

@@ -42,6 +42,7 @@ struct LinkRec {
 /// malformed delay, a loss rate outside [0, 1], and a host with no link.
 pub fn parse_topology(text: &str, path: &Path) -> Result<Topology> {
     let mut r = Reader::new(text, path);
+    r.check_record("the header", "N S L")?;
     let (n, n_line) = r.u64_max("N", "the node count N", MAX_NODES)?;
     let (s, s_line) = r.u64("S", "the switch count S")?;
     if s > n {
@@ -88,6 +89,7 @@ fn read_links(r: &mut Reader<'_>, n: u64, l: u64) -> Result<Vec<LinkRec>> {
 
 fn read_link(r: &mut Reader<'_>, n: u64, k: u64, l: u64) -> Result<LinkRec> {
     let ctx = |f: &str| format!("`{f}` of link {k} of L = {l}");
+    r.check_record(&format!("link {k}"), "a b RATE DELAY ERR")?;
     let (a, line) = read_end(r, "a", &ctx("a"), n, k)?;
     let (b, b_line) = read_end(r, "b", &ctx("b"), n, k)?;
     if a == b {
@@ -173,6 +175,12 @@ mod tests {
         assert!(e.contains("t.txt:2: field `switch id`") && e.contains("twice"), "{e}");
         let e = parse("3 1 1\n0\n0 1 1Gbps 1ns 0\n").unwrap_err().to_string();
         assert!(e.contains("t.txt:1: field `N`") && e.contains("host 2 has no link"), "{e}");
+        let e = parse("3 1 2\n0\n0 1 100Gbps 1000ns\n0 2 100Gbps 1000ns 0\n").unwrap_err().to_string();
+        assert!(e.contains("t.txt:3: field `ERR`") && e.contains("has 4 field(s)"), "{e}");
+        let e = parse("3 1 2\n0\n0 1 100Gbps 1000ns 0 0\n0 2 100Gbps 1000ns 0\n").unwrap_err().to_string();
+        assert!(e.contains("t.txt:3: field `ERR`") && e.contains("has 6 field(s)"), "{e}");
+        let e = parse("3 1\n2\n0\n0 1 100Gbps 1000ns 0\n").unwrap_err().to_string();
+        assert!(e.contains("t.txt:1: field `L`") && e.contains("missing"), "{e}");
         let e = parse("99999999 0 0").unwrap_err().to_string();
         assert!(e.contains("field `N`") && e.contains("maximum"), "{e}");
     }

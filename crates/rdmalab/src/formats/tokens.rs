@@ -25,7 +25,7 @@ pub(crate) const fn is_space(b: u8) -> bool {
 }
 
 /// Yields the tokens of a text in order, with their line numbers.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Tokens<'a> {
     text: &'a str,
     pos: usize,
@@ -123,6 +123,11 @@ impl<'a> Reader<'a> {
         Error::input(self.path, line, field, msg)
     }
 
+    /// The line of the next token (of the last one when the file has ended).
+    pub fn peek_line(&self) -> usize {
+        self.toks.clone().next().map_or(self.toks.last_line(), |t| t.line)
+    }
+
     /// The next token, if any.
     pub fn next_opt(&mut self) -> Option<Token<'a>> {
         self.toks.next()
@@ -149,6 +154,32 @@ impl<'a> Reader<'a> {
             return Err(self.err(line, field, format!("{v} is larger than the maximum {max}")));
         }
         Ok((v, line))
+    }
+
+    /// Checks that the record about to be read, `what` with the fields named in `names`
+    /// (space-separated), has exactly that many fields on its line. The reference reads any
+    /// layout, but its files hold one record per line; a missing or extra field would
+    /// otherwise shift every later field and be reported on another line, about another
+    /// field. Nothing to check when the file has ended (the field reads report that).
+    pub fn check_record(&self, what: &str, names: &str) -> Result<()> {
+        let mut look = self.toks.clone();
+        let Some(first) = look.next() else {
+            return Ok(());
+        };
+        let names: Vec<&str> = names.split(' ').collect();
+        let found = 1 + look.take_while(|t| t.line == first.line).count();
+        let expected = format!("{} field(s) expected: {}", names.len(), names.join(" "));
+        if found < names.len() {
+            let msg = format!("{what} has {found} field(s) on this line, {expected}; `{}` is missing", names[found]);
+            return Err(self.err(first.line, names[found], msg));
+        }
+        if found > names.len() {
+            let last = names[names.len() - 1];
+            let msg =
+                format!("{what} has {found} field(s) on this line, {expected}; the fields after `{last}` are extra");
+            return Err(self.err(first.line, last, msg));
+        }
+        Ok(())
     }
 
     /// The next token as a finite non-negative float.
@@ -178,6 +209,18 @@ mod tests {
         assert!(parse_f64("inf").is_err());
         assert!(parse_f64("1e999").is_err());
         assert_eq!(parse_f64("0.000000"), Ok(0.0));
+    }
+
+    #[test]
+    fn records_must_have_their_fields_on_one_line() {
+        let p = Path::new("f");
+        let r = Reader::new("1 2 3\n4 5 6\n", p);
+        assert!(r.check_record("record 1", "a b c").is_ok());
+        let e = Reader::new("1 2\n3 4 5\n", p).check_record("record 1", "a b c").unwrap_err().to_string();
+        assert!(e.contains("f:1: field `c`") && e.contains("has 2 field(s)") && e.contains("`c` is missing"), "{e}");
+        let e = Reader::new("\n\n1 2 3 4\n", p).check_record("record 1", "a b c").unwrap_err().to_string();
+        assert!(e.contains("f:3: field `c`") && e.contains("has 4 field(s)") && e.contains("extra"), "{e}");
+        assert!(Reader::new("  \n", p).check_record("record 1", "a b c").is_ok());
     }
 
     #[test]

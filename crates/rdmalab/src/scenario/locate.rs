@@ -107,14 +107,20 @@ fn literal(msg: &str) -> Option<&str> {
     between(msg, "`", "`")
 }
 
-/// The key assigned (or the table opened) on `line`, for syntax errors.
+/// The key assigned (or the table opened) on `line`, for syntax errors; on a line that is
+/// neither, its text (cut to 40 characters), so that the error always names something.
 fn key_on_line(text: &str, line: usize) -> String {
     let l = text.lines().nth(line.saturating_sub(1)).unwrap_or("").trim();
     let key = match l.strip_prefix('[') {
         Some(header) => header.trim_matches(['[', ']', ' ']),
-        None => l.split_once('=').map_or("", |(k, _)| k.trim()),
+        None => l.split_once('=').map_or(l, |(k, _)| k.trim()),
     };
-    key.to_string()
+    let key = if key.is_empty() { l } else { key };
+    if key.is_empty() {
+        "(end of file)".to_string()
+    } else {
+        key.chars().take(40).collect()
+    }
 }
 
 #[cfg(test)]
@@ -134,6 +140,7 @@ mod tests {
         let text = "seed = 1\n[topology\nk = = 3\n";
         assert_eq!(key_on_line(text, 2), "topology");
         assert_eq!(key_on_line(text, 3), "k");
-        assert_eq!(key_on_line(text, 9), "");
+        assert_eq!(key_on_line(text, 9), "(end of file)");
+        assert_eq!(key_on_line("kind \"star\"\n", 1), "kind \"star\"");
     }
 }

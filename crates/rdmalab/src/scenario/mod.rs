@@ -399,6 +399,10 @@ pub struct FabricSpec {
     /// The tenant defense's budget of line-rate starts, as a fraction of the NIC rate
     /// (default 0.05; 0 = no line-rate starts).
     pub defense_start_fraction: Option<f64>,
+    /// A cycle of switch ports paused this long is a PFC deadlock (default `"1ms"`).
+    pub deadlock_timeout: Option<String>,
+    /// `stop` (default) ends the run at a PFC deadlock; `continue` counts it and goes on.
+    pub on_deadlock: Option<crate::sim::OnDeadlock>,
     /// In-order flow deflection at switches (Blitz's IOFD); absent = off.
     pub iofd: Option<iofd::IofdSpec>,
 }
@@ -780,6 +784,9 @@ fn explicit_flow(file: &Path, at: &str, e: &FlowEntry, topo: &Topology) -> Resul
     if e.size == 0 {
         return bad("size", "must be at least 1 byte".into());
     }
+    if e.size > crate::workload::MAX_FLOW_BYTES {
+        return bad("size", crate::workload::too_large(e.size));
+    }
     let pg = e.pg.unwrap_or(3);
     if pg == 0 || pg as usize >= crate::fabric::NUM_PRIOS {
         return bad("pg", format!("{pg} is not a data class (1..{})", crate::fabric::NUM_PRIOS - 1));
@@ -906,6 +913,12 @@ impl FabricSpec {
             c.defense_params.start_fraction = x;
         }
         self.apply_ecn_overrides(file, &mut c)?;
+        if let Some(s) = &self.deadlock_timeout {
+            c.deadlock_timeout = positive_time(file, &f("deadlock_timeout"), s)?;
+        }
+        if let Some(o) = self.on_deadlock {
+            c.on_deadlock = o;
+        }
         if let Some(i) = &self.iofd {
             c.iofd = Some(i.build(file)?);
         }

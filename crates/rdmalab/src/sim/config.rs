@@ -103,6 +103,10 @@ pub struct SimConfig {
     pub tenant_meter: bool,
     /// Record every chunk an application posts (`Results::app_posts`; tests and figures).
     pub trace_apps: bool,
+    /// A cycle of switch ports paused at least this long is a PFC deadlock (`sim::watch`).
+    pub deadlock_timeout: Time,
+    /// What a run does when it finds a PFC deadlock.
+    pub on_deadlock: crate::sim::OnDeadlock,
 }
 
 impl Default for SimConfig {
@@ -144,6 +148,8 @@ impl Default for SimConfig {
             defense_params: DefenseParams::default(),
             tenant_meter: true,
             trace_apps: false,
+            deadlock_timeout: Time::from_ms(1),
+            on_deadlock: crate::sim::OnDeadlock::Stop,
         }
     }
 }

@@ -20,10 +20,13 @@ mod sampling;
 mod setup;
 mod switch;
 mod virtuoso;
+mod warnings;
+mod watch;
 
 pub use apps::AppPost;
 pub use config::{SimConfig, WindowConfig};
 pub use results::{Results, StopReason};
+pub use watch::{CycleHop, Deadlock, OnDeadlock};
 
 use crate::cc::CcGroup;
 use crate::engine::{EventQueue, Rng};
@@ -130,6 +133,10 @@ pub struct Simulation {
     sampler: sampling::Sampler,
     /// (base RTT, BDP bytes) used for every QP when the window is global.
     global_rtt_bdp: (Time, u64),
+    /// PFC deadlock detection and the stall watchdog (`sim::watch`).
+    watch: watch::Watch,
+    /// What the scenario sets that is valid but probably unintended (`sim::warnings`).
+    warnings: Vec<String>,
     /// Host applications (multipath connections) and their headers in flight.
     apps: app::Apps,
     /// Every flow and message is complete but some application connection is still open
@@ -164,6 +171,11 @@ impl Simulation {
                 self.all_done_but_idle_apps = false;
                 return StopReason::Finished;
             }
+            if t >= self.watch.next_check {
+                if let Some(stop) = self.on_watch(t) {
+                    return stop;
+                }
+            }
             budget -= 1;
             let Some((t, ev)) = self.queue.pop() else { unreachable!() };
             self.now = t;
@@ -175,14 +187,6 @@ impl Simulation {
     /// Runs to the end (stop time, or every flow done).
     pub fn run_to_end(&mut self) -> StopReason {
         self.run(RunLimit::default())
-    }
-
-    fn idle_reason(&self) -> StopReason {
-        if self.flows_done == self.work_total() {
-            StopReason::Finished
-        } else {
-            StopReason::Stalled
-        }
     }
 
     #[inline]
@@ -199,6 +203,12 @@ impl Simulation {
             Event::GroupLinger(g) => self.on_group_linger(g),
             Event::App(a, t) => self.on_app_timer(a, t),
         }
+    }
+
+    /// Settings of the scenario that are valid but probably unintended, each saying what the
+    /// run will do (see `sim::warnings`).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// Flows plus multipath messages: what must complete for the run to finish.

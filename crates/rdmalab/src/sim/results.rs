@@ -20,6 +20,22 @@ pub enum StopReason {
     /// Nothing is scheduled but flows are unfinished: a deadlock (e.g. PFC) or a loss
     /// that nothing will repair.
     Stalled,
+    /// A cycle of switch ports paused past `SimConfig::deadlock_timeout` (with
+    /// `OnDeadlock::Stop`): `Results::deadlock` names it.
+    PfcDeadlock,
+}
+
+impl StopReason {
+    /// The reason's name in summaries, the store and the bindings.
+    pub fn name(self) -> &'static str {
+        match self {
+            StopReason::Finished => "finished",
+            StopReason::StopTime => "stop_time",
+            StopReason::Paused => "paused",
+            StopReason::Stalled => "stalled",
+            StopReason::PfcDeadlock => "pfc_deadlock",
+        }
+    }
 }
 
 /// Everything measured in a run.
@@ -51,6 +67,12 @@ pub struct Results {
     pub tenant_names: Vec<String>,
     /// Chunks posted by host applications (with `SimConfig::trace_apps`).
     pub app_posts: Vec<super::AppPost>,
+    /// The first PFC deadlock found, if any.
+    pub deadlock: Option<super::Deadlock>,
+    /// PFC deadlocks found (more than one only with `OnDeadlock::Continue`).
+    pub deadlocks: u64,
+    /// Why the run stalled, in one line, when it did.
+    pub stall_cause: Option<String>,
     /// Every message posted on a multipath connection, in id order.
     pub mp_messages: Vec<crate::multipath::MpMessageRecord>,
     /// Every chunk of those messages, by message then chunk number.
@@ -137,6 +159,9 @@ impl Simulation {
             tenant_bins: self.tenant_bins(),
             tenant_names: self.tenant_names.clone(),
             app_posts: self.app_posts.clone(),
+            deadlock: self.watch.first.clone(),
+            deadlocks: self.watch.count,
+            stall_cause: self.watch.stall_cause.clone(),
             mp_messages: self.mp_message_records(),
             mp_chunks: self.mp_chunk_records(),
             mp_paths: self.mp_path_records(),

@@ -53,6 +53,7 @@ impl Simulation {
             p.rate_class = clock.class_of(p.rate);
         }
         let (switch_of, mmus, ecn_rngs) = build_switches(&topo, &cfg)?;
+        let warnings = super::warnings::scenario_warnings(&topo, &flows, &cfg, &mmus);
         let (nic_of, nics) = build_nics(&topo, &cfg)?;
         let n_nics = nics.len();
         let error_rngs: Vec<_> = (0..topo.ports.len())
@@ -63,9 +64,12 @@ impl Simulation {
             .collect();
         mark_port_roles(&mut ports, &topo, &error_rngs, &switch_of, &nic_of);
         let ideal = ideal_fcts(&topo, &routes, &flows, &cfg);
+        check_completable(&flows, &ideal)?;
         let needs_rtt = cfg.window.enabled || cfg.cc.needs_int();
         let global_rtt_bdp =
             if needs_rtt && cfg.window.global { global_rtt_bdp(&topo, &routes, &cfg) } else { (Time::ZERO, 0) };
+        let total_delay = Time(topo.links.iter().map(|l| l.delay.0).fold(0u64, u64::saturating_add));
+        let watch = super::watch::Watch::new(&cfg, ports.len(), total_delay, flows.first().map(|f| f.start));
         let dasr = cfg.cc.dasr().map(|p| {
             let rates = nics.iter().map(|n| n.rate);
             Box::new(crate::cc::dasr::DasrReceivers::new(*p, rates))
@@ -109,6 +113,8 @@ impl Simulation {
             queue_samples: Vec::new(),
             sampler: Default::default(),
             global_rtt_bdp,
+            watch,
+            warnings,
             apps: Default::default(),
             all_done_but_idle_apps: false,
             dasr,
@@ -196,6 +202,9 @@ fn validate_flows(topo: &Topology, flows: &[FlowSpec], apps: usize) -> Result<()
         if f.size == 0 {
             return Err(Error::scenario(field("size"), "must be at least 1 byte"));
         }
+        if f.size > crate::workload::MAX_FLOW_BYTES {
+            return Err(Error::scenario(field("size"), crate::workload::too_large(f.size)));
+        }
         if f.pg as usize >= NUM_PRIOS || f.pg == 0 {
             return Err(Error::scenario(field("pg"), format!("{} is not a data class (1..7)", f.pg)));
         }
@@ -212,6 +221,19 @@ fn validate_flows(topo: &Topology, flows: &[FlowSpec], apps: usize) -> Result<()
             return Err(Error::scenario(field("start"), "flows must be sorted by start time"));
         }
         last = f.start;
+    }
+    Ok(())
+}
+
+/// A flow that could not finish within the longest simulated time (2^64 ps, 213 days) even
+/// alone on the network: slow links, not just large sizes, make one.
+fn check_completable(flows: &[FlowSpec], ideal: &[Time]) -> Result<()> {
+    for (i, (f, t)) in flows.iter().zip(ideal).enumerate() {
+        if f.start.0.checked_add(t.0).is_none_or(|end| end == u64::MAX) {
+            let msg =
+                format!("{} bytes cannot be delivered within the simulator's 213 days at this path's rate", f.size);
+            return Err(Error::scenario(format!("flows[{i}].size"), msg));
+        }
     }
     Ok(())
 }

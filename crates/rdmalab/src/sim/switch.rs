@@ -151,7 +151,13 @@ impl Simulation {
     pub(super) fn on_pfc(&mut self, at: PortId, pkt: Packet) {
         let pause = pkt.kind == PacketKind::Pause;
         let st = &mut self.ports[at.idx()];
-        st.set_paused(pkt.pg as usize, pause, self.now);
+        let q = pkt.pg as usize;
+        let changed = st.paused[q] != pause;
+        st.set_paused(q, pause, self.now);
+        if changed && !st.on_host {
+            self.watch.pause_changed(at, q, pause, self.now, self.cfg.deadlock_timeout);
+        }
+        let st = &mut self.ports[at.idx()];
         if pause {
             st.counters.pause_received += 1;
         }

@@ -40,6 +40,9 @@ fn check_size(field: &str, size: u64) -> Result<()> {
     if size == 0 {
         return Err(Error::scenario(field, "flow size must be at least 1 byte"));
     }
+    if size > super::MAX_FLOW_BYTES {
+        return Err(Error::scenario(field, super::too_large(size)));
+    }
     Ok(())
 }
 

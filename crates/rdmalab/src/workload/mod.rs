@@ -10,6 +10,16 @@ pub mod generators;
 use crate::ids::NodeId;
 use crate::units::Time;
 
+/// The largest flow, in payload bytes: 2^53 (9 PB, about eight days at 100 Gb/s). Sizes go
+/// into float columns (slowdowns, Parquet, Python), which hold integers exactly only up to
+/// 2^53; a larger "flow" is a typo (2^64 - 1 is `-1` read as unsigned), not an experiment.
+pub const MAX_FLOW_BYTES: u64 = 1 << 53;
+
+/// The complaint about a size above [`MAX_FLOW_BYTES`].
+pub fn too_large(size: u64) -> String {
+    format!("{size} bytes is larger than the largest flow, 2^53 = {MAX_FLOW_BYTES} bytes")
+}
+
 /// One flow to simulate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FlowSpec {

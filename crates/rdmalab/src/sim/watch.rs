@@ -1,0 +1,377 @@
+//! The run's watch: PFC deadlock detection and the stall watchdog.
+//!
+//! Both are observers of the whole fabric, like the counters: they read the PAUSE state of
+//! the ports and the contents of switch queues, and decide only whether the run goes on.
+//! No node acts on what they find, so they do not break locality (a parallel engine runs
+//! them at a synchronisation barrier).
+//!
+//! They touch the event loop through one comparison per event (`Simulation::run` looks at
+//! `Watch::next_check`) and one call per PFC frame that changes a pause (`pause_changed`).
+//! Nothing is scheduled in the event queue, so a run's events, their order and its end time
+//! are the same with and without them.
+//!
+//! *Deadlock.* A switch port paused for class `q` cannot send the packets of `q` it holds.
+//! It waits on the peer switch's ingress buffer for `q`, which drains only through the
+//! peer's egress queues holding those packets. If every such queue is itself paused (and
+//! holds packets), the wait goes on; the wait-for graph has an edge from the first port to
+//! each of them. A cycle in this graph, among ports paused for at least
+//! `SimConfig::deadlock_timeout`, is a deadlock: nothing in the cycle can ever send again.
+//! An ingress with any packet in a queue that is not paused (or not paused long enough)
+//! still drains, so its upstream port gets no edge; a long but recovering pause (a heavy
+//! incast) has such a queue, and no cycle (see `docs/physics.md`).
+//!
+//! *Stall.* A run whose flows cannot finish may still have timers that re-arm forever (a
+//! retransmission timer firing into a paused NIC). The watchdog ends the run when no payload
+//! byte was delivered, no flow completed and none started for a whole `stall_window`, with
+//! unfinished flows and none left to start.
+
+use super::{SimConfig, Simulation, StopReason};
+use crate::fabric::NUM_PRIOS;
+use crate::ids::{NodeId, PortId};
+use crate::units::Time;
+
+/// What a run does when it finds a PFC deadlock.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnDeadlock {
+    /// End the run with `StopReason::PfcDeadlock` (default).
+    #[default]
+    Stop,
+    /// Count it and keep running to the stop time (or until the run stalls).
+    Continue,
+}
+
+/// One hop of a deadlock cycle: a switch port paused for a class, holding packets it
+/// cannot send. The next hop of the cycle is a port of the switch that paused this one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CycleHop {
+    /// The switch owning the port.
+    pub node: NodeId,
+    /// The port (global id).
+    pub port: PortId,
+    /// The port's interface number on its node (1-based, as in PFC files).
+    pub ifindex: u16,
+    /// The paused priority class.
+    pub priority: u8,
+}
+
+/// A PFC deadlock found in a run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Deadlock {
+    /// The cycle, each hop waiting on the next and the last on the first.
+    pub cycle: Vec<CycleHop>,
+    /// When the cycle formed: the latest of its pauses began.
+    pub formed: Time,
+    /// When it was found.
+    pub detected: Time,
+}
+
+/// State of the watch (see the module doc).
+#[derive(Debug)]
+pub(super) struct Watch {
+    /// The earliest time at which either check is due (`Time::MAX`: neither).
+    pub next_check: Time,
+    next_deadlock_check: Time,
+    next_stall_check: Time,
+    /// Since when each (switch port, class) is paused; meaningful while it is.
+    paused_at: Vec<[Time; NUM_PRIOS]>,
+    /// (Switch port, class) pairs paused now.
+    paused_pairs: u32,
+    /// Bit `q` of port `p`: (p, q) belongs to a deadlock already counted.
+    reported: Vec<u8>,
+    /// How long a run may go without progress before it is stalled.
+    stall_window: Time,
+    /// (bytes delivered, flows done, flows started) at the last stall check.
+    progress_mark: (u64, usize, usize),
+    /// The first deadlock found.
+    pub first: Option<Deadlock>,
+    /// Deadlocks found (more than one only with `OnDeadlock::Continue`).
+    pub count: u64,
+    /// Why the run stalled, when it did.
+    pub stall_cause: Option<String>,
+}
+
+/// The stall window: ten retransmission timeouts or 100 ms, whichever is longer, plus
+/// twice the sum of every link's delay (more than any round trip). A healthy run, even one
+/// losing packets and waiting for its timeouts, delivers something in far less.
+fn stall_window(cfg: &SimConfig, total_link_delay: Time) -> Time {
+    let rto = cfg.rto.map_or(Time::ZERO, |r| Time(r.0.saturating_mul(10)));
+    later(rto.max(Time::from_ms(100)), Time(total_link_delay.0.saturating_mul(2)))
+}
+
+/// `t + d`, saturating at `Time::MAX` (a huge timeout means never).
+fn later(t: Time, d: Time) -> Time {
+    Time(t.0.saturating_add(d.0))
+}
+
+/// A time for messages, in microseconds.
+pub fn us(t: Time) -> String {
+    format!("{:.3} us", t.0 as f64 / 1e6)
+}
+
+impl Watch {
+    pub(super) fn new(cfg: &SimConfig, ports: usize, total_link_delay: Time, first_start: Option<Time>) -> Watch {
+        let window = stall_window(cfg, total_link_delay);
+        let next_stall_check = first_start.map_or(Time::MAX, |t| later(t, window));
+        Watch {
+            next_check: next_stall_check,
+            next_deadlock_check: Time::MAX,
+            next_stall_check,
+            paused_at: vec![[Time::ZERO; NUM_PRIOS]; ports],
+            paused_pairs: 0,
+            reported: Vec::new(),
+            stall_window: window,
+            progress_mark: (0, 0, 0),
+            first: None,
+            count: 0,
+            stall_cause: None,
+        }
+    }
+
+    /// How often the deadlock check looks while something is paused: a quarter of the
+    /// timeout, at most 1 ms, so a cycle is found within the timeout plus that.
+    fn period(timeout: Time) -> Time {
+        Time((timeout.0 / 4).clamp(1, Time::from_us(1000).0))
+    }
+
+    /// A switch port's class `q` became paused (or resumed) at `now`.
+    pub(super) fn pause_changed(&mut self, port: PortId, q: usize, paused: bool, now: Time, timeout: Time) {
+        if paused {
+            self.paused_at[port.idx()][q] = now;
+            self.paused_pairs += 1;
+            if self.next_deadlock_check == Time::MAX {
+                self.next_deadlock_check = later(now, timeout);
+                self.next_check = self.next_check.min(self.next_deadlock_check);
+            }
+        } else {
+            self.paused_pairs -= 1;
+        }
+    }
+
+    fn rearm(&mut self) {
+        self.next_check = self.next_deadlock_check.min(self.next_stall_check);
+    }
+}
+
+impl Simulation {
+    /// Runs the checks due at `t` (before the event at `t`). Returns why the run must stop,
+    /// if it must.
+    pub(super) fn on_watch(&mut self, t: Time) -> Option<StopReason> {
+        if t >= self.watch.next_deadlock_check {
+            self.watch.next_deadlock_check = Time::MAX;
+            if self.watch.paused_pairs > 0 {
+                if let Some(stop) = self.look_for_deadlock(t, self.cfg.deadlock_timeout) {
+                    self.now = t;
+                    return Some(stop);
+                }
+                self.watch.next_deadlock_check = later(t, Watch::period(self.cfg.deadlock_timeout));
+            }
+        }
+        if t >= self.watch.next_stall_check {
+            if let Some(cause) = self.stall_check(t) {
+                self.now = t;
+                self.watch.stall_cause = Some(cause);
+                return Some(StopReason::Stalled);
+            }
+        }
+        self.watch.rearm();
+        None
+    }
+
+    /// Why the run ends when no event is left: finished, or stalled with its cause (a
+    /// deadlock if the paused ports form one: nothing will ever resume them).
+    pub(super) fn idle_reason(&mut self) -> StopReason {
+        if self.flows_done == self.work_total() {
+            return StopReason::Finished;
+        }
+        if self.watch.paused_pairs > 0 {
+            if let Some(stop) = self.look_for_deadlock(self.now, Time::ZERO) {
+                return stop;
+            }
+        }
+        if self.watch.stall_cause.is_none() {
+            self.watch.stall_cause = Some(self.idle_cause());
+        }
+        StopReason::Stalled
+    }
+
+    fn idle_cause(&self) -> String {
+        let left = self.work_total() - self.flows_done;
+        let mut cause = format!("nothing left to simulate at {} with {left} flow(s) unfinished", us(self.now));
+        if let Some(d) = &self.watch.first {
+            cause += &format!("; a PFC deadlock formed at {}", us(d.formed));
+        } else if self.cfg.rto.is_none() && self.counters.drops > 0 {
+            cause += &format!("; {} packet(s) were dropped and fabric.rto is none: nothing retransmits them", {
+                self.counters.drops
+            });
+        } else if self.watch.paused_pairs > 0 {
+            cause += &format!("; {} switch port class(es) stay paused", self.watch.paused_pairs);
+        }
+        cause
+    }
+
+    /// `Some(cause)` when the run made no progress since the last check and cannot.
+    fn stall_check(&mut self, t: Time) -> Option<String> {
+        let mark = (self.counters.payload_bytes_delivered, self.flows_done, self.next_flow);
+        let unfinished = self.flows_done < self.work_total();
+        let all_started = self.next_flow == self.flows.len();
+        if mark != self.watch.progress_mark || !unfinished || !all_started {
+            self.watch.progress_mark = mark;
+            self.watch.next_stall_check = later(t, self.watch.stall_window);
+            return None;
+        }
+        let mut cause = format!(
+            "no payload byte delivered for {} (until {}) with {} flow(s) unfinished; only timers were left",
+            us(self.watch.stall_window),
+            us(t),
+            self.work_total() - self.flows_done
+        );
+        if let Some(d) = &self.watch.first {
+            cause += &format!(" (a PFC deadlock formed at {})", us(d.formed));
+        }
+        Some(cause)
+    }
+
+    /// Looks for a cycle among ports paused for at least `min_age`. A new one is recorded;
+    /// returns the stop reason when the run must end for it.
+    fn look_for_deadlock(&mut self, t: Time, min_age: Time) -> Option<StopReason> {
+        let cycle = self.wait_for_cycle(t, min_age)?;
+        let hops: Vec<CycleHop> = cycle
+            .iter()
+            .map(|&(port, q)| CycleHop {
+                node: self.ports[port.idx()].node,
+                port,
+                ifindex: self.topo.ports[port.idx()].ifindex,
+                priority: q as u8,
+            })
+            .collect();
+        let formed = cycle.iter().map(|&(p, q)| self.watch.paused_at[p.idx()][q]).max().unwrap_or(t);
+        if self.watch.reported.is_empty() {
+            self.watch.reported = vec![0; self.ports.len()];
+        }
+        for &(p, q) in &cycle {
+            self.watch.reported[p.idx()] |= 1 << q;
+        }
+        self.watch.count += 1;
+        if self.watch.first.is_none() {
+            self.watch.first = Some(Deadlock { cycle: hops, formed, detected: t });
+        }
+        match self.cfg.on_deadlock {
+            super::OnDeadlock::Stop => Some(StopReason::PfcDeadlock),
+            super::OnDeadlock::Continue => None,
+        }
+    }
+
+    /// (Switch port, class) waits: paused at least `min_age` before `t`, holding packets
+    /// of the class, and not part of a deadlock already counted.
+    fn stuck(&self, p: usize, q: usize, t: Time, min_age: Time) -> bool {
+        let st = &self.ports[p];
+        !st.on_host
+            && st.paused[q]
+            && !st.queues[q].is_empty()
+            && t.saturating_sub(self.watch.paused_at[p][q]) >= min_age
+            && self.watch.reported.get(p).is_none_or(|m| m & (1 << q) == 0)
+    }
+
+    /// The wait-for graph of stuck (port, class) pairs and a cycle in it, if any.
+    fn wait_for_cycle(&self, t: Time, min_age: Time) -> Option<Vec<(PortId, usize)>> {
+        let key = |p: usize, q: usize| (p * NUM_PRIOS + q) as u32;
+        let mut edges: Vec<(u32, u32)> = Vec::new();
+        let mut draining: Vec<u32> = Vec::new();
+        for (e, st) in self.ports.iter().enumerate() {
+            if st.on_host {
+                continue;
+            }
+            for q in 1..NUM_PRIOS {
+                if st.queues[q].is_empty() {
+                    continue;
+                }
+                let stuck = self.stuck(e, q, t, min_age);
+                let mut last = u32::MAX;
+                for &r in &st.queues[q] {
+                    let ingress = self.packets.get(r).ingress;
+                    if ingress.0 == last {
+                        continue;
+                    }
+                    last = ingress.0;
+                    let upstream = key(self.ports[ingress.idx()].peer.idx(), q);
+                    if stuck {
+                        edges.push((upstream, key(e, q)));
+                    } else {
+                        draining.push(upstream);
+                    }
+                }
+            }
+        }
+        draining.sort_unstable();
+        edges.retain(|&(from, _)| {
+            let (p, q) = (from as usize / NUM_PRIOS, from as usize % NUM_PRIOS);
+            self.stuck(p, q, t, min_age) && draining.binary_search(&from).is_err()
+        });
+        edges.sort_unstable();
+        edges.dedup();
+        find_cycle(&edges)
+            .map(|c| c.into_iter().map(|k| (PortId(k / NUM_PRIOS as u32), k as usize % NUM_PRIOS)).collect())
+    }
+}
+
+/// A cycle of the directed graph given by its sorted edge list, as the vertices in order,
+/// starting from the smallest vertex on it that the search reaches first. Iterative DFS.
+fn find_cycle(edges: &[(u32, u32)]) -> Option<Vec<u32>> {
+    let out = |v: u32| {
+        let lo = edges.partition_point(|&(a, _)| a < v);
+        let hi = edges.partition_point(|&(a, _)| a <= v);
+        &edges[lo..hi]
+    };
+    let mut state: std::collections::HashMap<u32, u8> = std::collections::HashMap::new(); // 1 open, 2 done
+    let mut starts: Vec<u32> = edges.iter().map(|e| e.0).collect();
+    starts.dedup();
+    for &s in &starts {
+        if state.contains_key(&s) {
+            continue;
+        }
+        // Stack of (vertex, next edge index); the path is the stack's vertices.
+        let mut stack: Vec<(u32, usize)> = vec![(s, 0)];
+        state.insert(s, 1);
+        while let Some(&(v, i)) = stack.last() {
+            let succ = out(v);
+            if i == succ.len() {
+                state.insert(v, 2);
+                stack.pop();
+                continue;
+            }
+            let w = succ[i].1;
+            if let Some(top) = stack.last_mut() {
+                top.1 += 1;
+            }
+            match state.get(&w) {
+                None => {
+                    state.insert(w, 1);
+                    stack.push((w, 0));
+                }
+                Some(1) => {
+                    let at = stack.iter().position(|&(u, _)| u == w).expect("open vertex is on the path");
+                    return Some(stack[at..].iter().map(|&(u, _)| u).collect());
+                }
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::find_cycle;
+
+    #[test]
+    fn finds_a_cycle_and_only_a_cycle() {
+        assert_eq!(find_cycle(&[(1, 2), (2, 3)]), None);
+        let mut e = vec![(1, 2), (2, 3), (3, 4), (4, 2), (5, 1)];
+        e.sort_unstable();
+        assert_eq!(find_cycle(&e), Some(vec![2, 3, 4]));
+        // A diamond is not a cycle.
+        assert_eq!(find_cycle(&[(1, 2), (1, 3), (2, 4), (3, 4)]), None);
+        assert_eq!(find_cycle(&[(7, 7)]), Some(vec![7]));
+    }
+}
