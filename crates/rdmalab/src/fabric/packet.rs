@@ -38,7 +38,9 @@ pub struct Packet {
     pub ingress_local: u16,
     /// Slot of this packet's INT header in the `IntSlab`, or `u32::MAX`.
     pub int_slot: u32,
-    /// Payload bytes.
+    /// Payload bytes of a data packet. An ACK/NACK carries none, so under Blitz the field
+    /// holds the receiver's rate share instead (`ack_share_kbps`): a separate field would
+    /// grow the packet past 56 bytes, which every copy of every packet pays for.
     pub payload: u32,
     /// Bytes on the wire (payload plus headers).
     pub wire: u32,
@@ -57,10 +59,7 @@ pub struct Packet {
     /// On data: last packet of a message (asks the receiver for an ACK whatever the
     /// ACK interval, like RoCE's AckReq bit).
     pub last_of_msg: bool,
-    /// On an ACK/NACK under Blitz: the receiver's rate share for this QP in kb/s (DASR,
-    /// `cc::dasr`); 0 = none. kb/s keeps it in 32 bits up to 4 Tb/s.
-    pub share_kbps: u32,
-    /// On data: times a switch deflected it off its ECMP path (IOFD, `fabric::deflection`).
+    /// On data: IOFD's deflection count and flags (`fabric::deflection`); 0 without IOFD.
     pub deflections: u8,
 }
 
@@ -89,7 +88,6 @@ impl Packet {
             ce: false,
             cnp: false,
             last_of_msg: false,
-            share_kbps: 0,
             deflections: 0,
         }
     }
@@ -105,13 +103,25 @@ impl Packet {
     pub fn is_ack(&self) -> bool {
         matches!(self.kind, PacketKind::Ack | PacketKind::Nack)
     }
+
+    /// On an ACK/NACK: the receiver's rate share for its QP in kb/s (Blitz's DASR,
+    /// `cc::dasr`; kb/s fits 32 bits up to 4 Tb/s); 0 = none. Kept in `payload`, which an
+    /// ACK does not use.
+    #[inline]
+    pub fn ack_share_kbps(&self) -> u32 {
+        if self.is_ack() {
+            self.payload
+        } else {
+            0
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
     fn packet_stays_small() {
-        // One cache line, with Blitz's share and deflection count in it.
-        assert!(std::mem::size_of::<super::Packet>() <= 64, "{}", std::mem::size_of::<super::Packet>());
+        // Under one cache line, with Blitz's deflection count in the last padding byte.
+        assert!(std::mem::size_of::<super::Packet>() <= 56, "{}", std::mem::size_of::<super::Packet>());
     }
 }
