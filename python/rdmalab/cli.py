@@ -21,8 +21,11 @@ def _write_outputs(results, out: Path, title: str) -> None:
     results.write_pfc(out / "pfc.txt")
     results.flows.write_parquet(out / "flows.parquet")
     results.ports.write_parquet(out / "ports.parquet")
+    results.messages.write_parquet(out / "messages.parquet")
+    results.chunks.write_parquet(out / "chunks.parquet")
     figs = slowdown_by_size(results, out / "slowdown", title=title)
-    print(f"\nwrote {out / 'fct.txt'}, {out / 'pfc.txt'}, {out / 'flows.parquet'}, {figs[0]} (+ .pdf)")
+    mp = f", {out / 'messages.parquet'}, {out / 'chunks.parquet'}" if results.messages.height else ""
+    print(f"\nwrote {out / 'fct.txt'}, {out / 'pfc.txt'}, {out / 'flows.parquet'}{mp}, {figs[0]} (+ .pdf)")
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

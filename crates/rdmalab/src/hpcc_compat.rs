@@ -59,7 +59,7 @@ pub fn scenario_from_config(cfg: &HpccConfig) -> Result<Scenario> {
         }
     }
     let config = sim_config(cfg)?;
-    Ok(Scenario { topology, flows, config })
+    Ok(Scenario::new(topology, flows, config))
 }
 
 fn required<'a>(cfg: &HpccConfig, p: Option<&'a Path>, key: &str) -> Result<&'a Path> {

@@ -58,8 +58,9 @@ def _simulate(task: dict[str, Any], out: dict[str, Any], report: Reporter | None
     out["stop_reason"] = reason
     out["counters"] = dict(res.counters)
     out["tables"] = {"flows": res.flows, "ports": res.ports, "pfc": res.pfc, "queues": res.queue_samples,
-                     "rates": res.rates}
-    for extra in sorted(set(raw) - {"flows", "counters", "ports", "pfc", "queue_samples", "rates"}):
+                     "rates": res.rates, "messages": res.messages, "chunks": res.chunks}
+    known = {"flows", "counters", "ports", "pfc", "queue_samples", "rates", "messages", "chunks"}
+    for extra in sorted(set(raw) - known):
         out["tables"].update(_extra_table(extra, raw[extra]))
 
 
