@@ -38,7 +38,7 @@
 //! Blitz ([`dasr`], `cc = "blitz"`) is the one scheme with receiver-side state: each
 //! receiving host keeps its set of active senders ([`dasr::DasrReceivers`], owned by the
 //! simulator and touched only in the receiver handler, behind one `Option` test), and every
-//! ACK/NACK carries the share it computes (`Packet::share`, [`AckEvent::share`]). The
+//! ACK/NACK carries the share it computes (`Packet::ack_share_kbps`, [`AckEvent::share`]). The
 //! sender's `on_ack` adopts min(share, DCQCN's rate); grouping, splitting, pacing and
 //! windows stay as they are.
 //!

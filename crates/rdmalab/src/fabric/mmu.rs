@@ -120,8 +120,9 @@ impl SwitchMmu {
         self.ports[p].class[q].ingress.saturating_sub(self.cfg.reserve)
     }
 
-    /// Admits `size` bytes arriving on ingress port `p`, class `q` (q != 0).
-    #[inline]
+    /// Admits `size` bytes arriving on ingress port `p`, class `q` (q != 0). Always inlined:
+    /// it runs on every switch hop.
+    #[inline(always)]
     pub fn admit(&mut self, p: usize, q: usize, size: u64) -> Admission {
         let th = self.threshold(p);
         let n = self.ports[p].class[q].ingress + size;

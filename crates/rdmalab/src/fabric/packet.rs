@@ -42,7 +42,9 @@ pub struct Packet {
     /// header in `app::Headers` (packet content stored out of line, like INT), else
     /// `app::NO_APP`.
     pub app_hdr: u32,
-    /// Payload bytes.
+    /// Payload bytes of a data packet. An ACK/NACK carries none, so under Blitz the field
+    /// holds the receiver's rate share instead (`ack_share_kbps`) rather than a field of its
+    /// own, which every copy of every packet would pay for.
     pub payload: u32,
     /// Bytes on the wire (payload plus headers).
     pub wire: u32,
@@ -61,10 +63,7 @@ pub struct Packet {
     /// On data: last packet of a message (asks the receiver for an ACK whatever the
     /// ACK interval, like RoCE's AckReq bit).
     pub last_of_msg: bool,
-    /// On an ACK/NACK under Blitz: the receiver's rate share for this QP in kb/s (DASR,
-    /// `cc::dasr`); 0 = none. kb/s keeps it in 32 bits up to 4 Tb/s.
-    pub share_kbps: u32,
-    /// On data: times a switch deflected it off its ECMP path (IOFD, `fabric::deflection`).
+    /// On data: IOFD's deflection count and flags (`fabric::deflection`); 0 without IOFD.
     pub deflections: u8,
 }
 
@@ -94,7 +93,6 @@ impl Packet {
             ce: false,
             cnp: false,
             last_of_msg: false,
-            share_kbps: 0,
             deflections: 0,
         }
     }
@@ -110,13 +108,26 @@ impl Packet {
     pub fn is_ack(&self) -> bool {
         matches!(self.kind, PacketKind::Ack | PacketKind::Nack)
     }
+
+    /// On an ACK/NACK: the receiver's rate share for its QP in kb/s (Blitz's DASR,
+    /// `cc::dasr`; kb/s fits 32 bits up to 4 Tb/s); 0 = none. Kept in `payload`, which an
+    /// ACK does not use.
+    #[inline]
+    pub fn ack_share_kbps(&self) -> u32 {
+        if self.is_ack() {
+            self.payload
+        } else {
+            0
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
     fn packet_stays_small() {
-        // One cache line, with Blitz's share and deflection count in it.
+        // One cache line at most; Blitz's share rides in an ACK's payload field and its
+        // deflection count in a padding byte, so it adds nothing.
         assert!(std::mem::size_of::<super::Packet>() <= 64, "{}", std::mem::size_of::<super::Packet>());
     }
 }

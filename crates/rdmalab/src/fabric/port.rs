@@ -104,8 +104,8 @@ impl PortState {
         self.occupied != 0
     }
 
-    /// Appends a packet to class `q`.
-    #[inline]
+    /// Appends a packet to class `q`. Always inlined: a call would copy the packet.
+    #[inline(always)]
     pub fn enqueue(&mut self, q: usize, pkt: Packet, pool: &mut PacketPool) {
         self.queue_bytes[q] += pkt.wire as u64;
         self.queues[q].push_back(pool.park(pkt));

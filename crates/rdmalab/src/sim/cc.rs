@@ -193,7 +193,7 @@ impl Simulation {
             int: (pkt.int_slot != NO_INT).then(|| self.int.get(pkt.int_slot)),
             mtu: self.cfg.mtu,
             int_multi: self.cfg.int_multi,
-            share: Rate(pkt.share_kbps as u64 * 1000),
+            share: Rate(pkt.ack_share_kbps() as u64 * 1000),
         };
         // Only the tenant defense groups QPs to several destinations.
         let per_path = self.cfg.defense == Defense::Tenant && self.groups[g.idx()].shared && self.cfg.cc.needs_int();

@@ -207,7 +207,6 @@ impl Simulation {
             ce: false,
             cnp: false,
             last_of_msg,
-            share_kbps: 0,
             deflections: 0,
         };
         qp.snd_nxt = end;
@@ -312,7 +311,7 @@ impl Simulation {
             ingress_local: 0,
             int_slot: pkt.int_slot,
             app_hdr: NO_APP,
-            payload: 0,
+            payload: share_kbps, // an ACK's payload field carries the DASR share
             wire: self.cfg.ack_wire(),
             sport: pkt.dport,
             dport: pkt.sport,
@@ -321,7 +320,6 @@ impl Simulation {
             ce: false,
             cnp,
             last_of_msg: false,
-            share_kbps,
             deflections: 0,
         };
         let nic = self.nic_of[pkt.dst.idx()];

@@ -21,7 +21,7 @@ impl Simulation {
             return self.iofd_last_hop(at, sw, ecmp, pkt);
         }
         let egress = self.iofd_route(at, node, sw, ecmp, &mut pkt);
-        self.switch_enqueue(at, egress, pkt);
+        self.iofd_enqueue(at, egress, pkt);
     }
 
     /// The deflection decision (a pinned flow follows its pin).
@@ -77,7 +77,7 @@ impl Simulation {
             pkt.deflections &= !CLASS_MASK;
         }
         if !iofd.cfg.resequence {
-            return self.switch_enqueue(at, egress, pkt);
+            return self.iofd_enqueue(at, egress, pkt);
         }
         pkt.ingress = at;
         pkt.ingress_local = self.ports[at.idx()].local;
@@ -85,13 +85,13 @@ impl Simulation {
         match iofd.switches[sw].reseq.arrive(&pkt, self.now, cap, timeout) {
             Verdict::Held => {}
             Verdict::Forward => {
-                self.switch_enqueue(at, egress, pkt);
+                self.iofd_enqueue(at, egress, pkt);
                 self.forward_released(sw, egress, false);
             }
             Verdict::Escape => {
                 self.counters.reseq_escapes += 1;
                 self.forward_released(sw, egress, true);
-                self.switch_enqueue(at, egress, pkt);
+                self.iofd_enqueue(at, egress, pkt);
             }
         }
     }
@@ -106,7 +106,7 @@ impl Simulation {
             } else {
                 self.counters.resequenced += 1;
             }
-            self.switch_enqueue(p.ingress, egress, *p);
+            self.iofd_enqueue(p.ingress, egress, *p);
         }
         if let Some(iofd) = self.iofd.as_deref_mut() {
             iofd.switches[sw].reseq.restore_released(released);
@@ -115,8 +115,19 @@ impl Simulation {
 
     /// A packet with IOFD flags leaves switch `sw` (or is dropped there): its pin is
     /// released; an escaping packet takes the escape class and no more deflections.
-    pub(super) fn iofd_dequeue(&mut self, sw: usize, pkt: &mut Packet) {
-        let Some(iofd) = self.iofd.as_deref_mut() else { return };
+    /// `switch_enqueue` for IOFD's paths: one out-of-line copy, so that the forwarding fast
+    /// path alone inlines it.
+    #[inline(never)]
+    fn iofd_enqueue(&mut self, at: PortId, egress: PortId, pkt: Packet) {
+        self.switch_enqueue(at, egress, pkt);
+    }
+
+    /// Out of line and by value, so that the scheduler's fast path keeps its packet in
+    /// registers.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn iofd_dequeue(&mut self, sw: usize, mut pkt: Packet) -> Packet {
+        let Some(iofd) = self.iofd.as_deref_mut() else { return pkt };
         if pkt.deflections & PINNED != 0 {
             iofd.switches[sw].release_pin(pkt.qp);
         }
@@ -126,5 +137,6 @@ impl Simulation {
             pkt.deflections = iofd.cfg.max_deflections | saved;
         }
         pkt.deflections &= !ON_DEQUEUE;
+        pkt
     }
 }

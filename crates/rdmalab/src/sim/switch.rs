@@ -33,7 +33,8 @@ impl Simulation {
     }
 
     /// MMU admission (PFC, or a drop) at ingress `at`, then the egress queue of `egress`.
-    #[inline]
+    /// Always inlined: on every switch hop, and a call would copy the packet twice.
+    #[inline(always)]
     pub(super) fn switch_enqueue(&mut self, at: PortId, egress: PortId, mut pkt: Packet) {
         let (sw, local) = {
             let st = &self.ports[at.idx()];
@@ -45,7 +46,7 @@ impl Simulation {
             match self.mmus[sw].admit(local as usize, class, pkt.wire as u64) {
                 Admission::Drop => {
                     if pkt.deflections & ON_DEQUEUE != 0 {
-                        self.iofd_dequeue(sw, &mut pkt);
+                        pkt = self.iofd_dequeue(sw, pkt);
                     }
                     self.drop_packet(at, &pkt);
                     return;
@@ -102,7 +103,7 @@ impl Simulation {
                 self.mark_ecn(port, sw, class, &mut pkt);
             }
             if pkt.deflections & ON_DEQUEUE != 0 {
-                self.iofd_dequeue(sw, &mut pkt);
+                pkt = self.iofd_dequeue(sw, pkt);
             }
         }
         if pkt.int_slot != NO_INT && pkt.kind == PacketKind::Data && self.cfg.cc.needs_int() {
