@@ -6,6 +6,8 @@
 //! its ECMP next-hop order, no retransmission timeout, duplicates left unacknowledged,
 //! and ACKs sharing the data queue at switches whatever ACK_HIGH_PRIO says (the reference
 //! applies that key to hosts only; see `SimConfig::ack_prio_at_switches`).
+//! `LINK_DOWN a b c` takes link b-c down at 2 s + a µs with routes recomputed at once, as
+//! the reference's `TakeDownLink` does (`sim::failures`).
 //! Keys whose behaviour is not implemented are errors naming the key and line, never
 //! silently ignored.
 //!
@@ -42,7 +44,15 @@ pub fn scenario_from_config(cfg: &HpccConfig) -> Result<Scenario> {
         cfg.check_ecn_maps(&topology)?;
     }
     let flows = hpcc_flow::read_flows(flow_path, &topology)?;
-    let config = sim_config(cfg)?;
+    let mut config = sim_config(cfg)?;
+    if let Some(ld) = cfg.link_down {
+        if crate::sim::failures::links_between(&topology, ld.a, ld.b).is_empty() {
+            let msg = format!("no link joins nodes {} and {} in the topology", ld.a, ld.b);
+            return Err(bad(cfg, "LINK_DOWN", &msg));
+        }
+        // The reference recomputes every route in the same event (`TakeDownLink`): delay 0.
+        config.link_events.push(crate::sim::LinkEvent { at: ld.at, a: ld.a, b: ld.b, up: false });
+    }
     Ok(Scenario { topology, flows, config })
 }
 
@@ -58,9 +68,6 @@ fn reject_unsupported(cfg: &HpccConfig) -> Result<()> {
     if matches!(cfg.cc_mode, CcMode::HpccPint) {
         let modes = crate::formats::hpcc_config::supported_cc_modes();
         return Err(unsupported(cfg, "CC_MODE", &format!("CC_MODE 10 (HPCC-PINT); supported modes: {modes}")));
-    }
-    if cfg.link_down.is_some() {
-        return Err(unsupported(cfg, "LINK_DOWN", "link failures"));
     }
     if cfg.enable_trace {
         return Err(unsupported(cfg, "ENABLE_TRACE", "the binary packet trace"));

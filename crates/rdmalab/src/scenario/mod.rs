@@ -23,6 +23,7 @@
 //! ```
 
 mod cc_params;
+mod links;
 mod locate;
 mod source_map;
 
@@ -39,6 +40,7 @@ use crate::topology::Topology;
 use crate::units::{Rate, Time, TimingModel};
 use crate::workload::cdf::SizeCdf;
 use crate::workload::{generators, FlowSpec};
+pub use links::{EventSpec, LinkSpec};
 use source_map::SourceMap;
 
 /// The Facebook Hadoop flow-size CDF shipped with the HPCC simulator.
@@ -63,6 +65,12 @@ pub struct ScenarioSpec {
     /// Fabric and RNIC settings.
     #[serde(default)]
     pub fabric: FabricSpec,
+    /// Per-link settings that override the fabric-wide ones.
+    #[serde(default)]
+    pub links: Vec<LinkSpec>,
+    /// Things that happen during the run (links going down and up).
+    #[serde(default)]
+    pub events: Vec<EventSpec>,
 }
 
 fn default_seed() -> u64 {
@@ -282,6 +290,10 @@ pub struct FabricSpec {
     pub queue_sample_interval: Option<String>,
     /// Sample every active QP's rate and delivered throughput at this interval.
     pub rate_sample_interval: Option<String>,
+    /// Per-packet loss probability of every link (`[[links]]` overrides one link).
+    pub error_rate: Option<f64>,
+    /// Time from a link going down or up to the new routes (default 0, as the reference).
+    pub reroute_delay: Option<String>,
 }
 
 /// A scenario ready to simulate.
@@ -339,7 +351,8 @@ pub(crate) fn field_rate(file: &Path, field: &str, s: &str) -> Result<Rate> {
 impl ScenarioSpec {
     /// Builds the topology, the flows and the config.
     pub fn build(&self, base: &Path, file: &Path) -> Result<Scenario> {
-        let topology = self.topology.build(base, file).map_err(|e| locate::in_section(e, file, "topology"))?;
+        let mut topology = self.topology.build(base, file).map_err(|e| locate::in_section(e, file, "topology"))?;
+        links::set_error_rates(&mut topology, self.fabric.error_rate, &self.links, file)?;
         let mut flows = Vec::new();
         for (i, t) in self.traffic.iter().enumerate() {
             let section = format!("traffic[{i}]");
@@ -349,7 +362,8 @@ impl ScenarioSpec {
         }
         // Stable: sources keep their internal order for equal start times.
         flows.sort_by_key(|f| f.start);
-        let config = self.fabric.build(file, self.seed, self.stop_time.as_deref())?;
+        let mut config = self.fabric.build(file, self.seed, self.stop_time.as_deref())?;
+        config.link_events = links::link_events(&self.events, &topology, file)?;
         Ok(Scenario { topology, flows, config })
     }
 }
@@ -597,6 +611,9 @@ impl FabricSpec {
         }
         if let Some(s) = &self.rate_sample_interval {
             c.rate_sample_interval = Some(field_time(file, &f("rate_sample_interval"), s)?);
+        }
+        if let Some(s) = &self.reroute_delay {
+            c.reroute_delay = field_time(file, &f("reroute_delay"), s)?;
         }
         Ok(c)
     }

@@ -21,6 +21,11 @@ impl Simulation {
             }
             let flow = self.next_flow as u32;
             self.next_flow += 1;
+            if !self.reachable(f.src, f.dst) {
+                self.record_unreachable(flow);
+                self.last_completion = self.now;
+                continue;
+            }
             let qp = self.open_qp(f.src, f.src_ip, f.dst, f.pg, f.dport, f.sport);
             self.qps[qp.idx()].post(flow, f.size, self.now);
             let nic = self.qps[qp.idx()].nic;
@@ -91,7 +96,7 @@ impl Simulation {
         let nic = &mut self.nics[nic_idx as usize];
         let port = nic.port;
         let st = &self.ports[port.idx()];
-        if st.busy {
+        if st.busy || st.down {
             return;
         }
         let ack_class = if self.cfg.ack_high_prio { 0 } else { 3 };
@@ -300,6 +305,7 @@ impl Simulation {
                 ideal: self.ideal[m.flow as usize],
             });
             self.flows_done += 1;
+            self.last_completion = self.now;
             self.nics[qp.nic as usize].cq.push_back(Completion { flow: m.flow, time: self.now });
         }
         if qp.messages.is_empty() && qp.close_when_idle && qp.snd_una >= qp.posted {

@@ -10,6 +10,7 @@
 
 mod cc;
 pub mod config;
+pub mod failures;
 mod host;
 mod results;
 mod sampling;
@@ -17,13 +18,14 @@ mod setup;
 mod switch;
 
 pub use config::{SimConfig, WindowConfig};
+pub use failures::{LinkEvent, UnreachableFlow};
 pub use results::{Results, StopReason};
 
 use crate::cc::CcGroup;
 use crate::engine::{EventQueue, Rng};
 use crate::fabric::{IntSlab, Packet, PacketPool, PortState, SwitchMmu, TxClock};
 use crate::formats::pfc::PfcEvent;
-use crate::ids::{CcGroupId, PortId, QpId};
+use crate::ids::{CcGroupId, LinkId, PortId, QpId};
 use crate::rnic::{Nic, Qp};
 use crate::stats::{Counters, FlowRecord};
 use crate::topology::routing::Routes;
@@ -48,6 +50,12 @@ enum Event {
     Sample,
     /// A congestion-control timer of a group (kind as the algorithm numbers them).
     CcTimer(CcGroupId, u8),
+    /// A link fails (`failures`).
+    LinkDown(LinkId),
+    /// A failed link is repaired.
+    LinkUp(LinkId),
+    /// The control plane recomputes every node's routes over the links that are up.
+    Reroute,
 }
 
 /// Limits for one call to `run`.
@@ -96,6 +104,10 @@ pub struct Simulation {
     next_flow: usize,
     flows_done: usize,
     records: Vec<FlowRecord>,
+    /// Flows given up because their destination became unreachable (`failures`).
+    unreachable: Vec<UnreachableFlow>,
+    /// When the last flow completed (or was given up).
+    last_completion: Time,
     pfc_events: Vec<PfcEvent>,
     counters: Counters,
     queue_samples: Vec<(Time, PortId, u64)>,
@@ -150,6 +162,9 @@ impl Simulation {
             Event::Rto(q) => self.on_rto(q),
             Event::Sample => self.on_sample(),
             Event::CcTimer(g, k) => self.on_cc_timer(g, k),
+            Event::LinkDown(l) => self.on_link_down(l),
+            Event::LinkUp(l) => self.on_link_up(l),
+            Event::Reroute => self.on_reroute(),
         }
     }
 
@@ -219,15 +234,22 @@ impl Simulation {
 
     fn on_arrive(&mut self, port: PortId) {
         let st = &mut self.ports[port.idx()];
-        let Some((_, parked)) = st.in_flight.pop_front() else {
+        // A wire emptied by a link failure leaves its `Arrive` event behind: it finds the
+        // wire empty, or a packet sent after the repair that is not due yet.
+        let Some(&(due, parked)) = st.in_flight.front() else {
             return;
         };
+        if due != self.now {
+            return;
+        }
+        st.in_flight.pop_front();
         if let Some(&(next, _)) = st.in_flight.front() {
             self.queue.push(next, Event::Arrive(port));
         }
         let (at, to_host) = (st.peer, st.peer_on_host);
         let pkt = self.packets.take(parked);
         if st.peer_lossy && self.lost_on_link(at) {
+            self.counters.link_error_losses += 1;
             self.drop_packet(at, &pkt);
             return;
         }
@@ -253,7 +275,8 @@ impl Simulation {
         }
     }
 
-    /// Accounts a packet lost in the network (buffer overflow, link error, no route).
+    /// Accounts a packet lost in the network (buffer overflow, link error or failure, no
+    /// route).
     fn drop_packet(&mut self, at: PortId, pkt: &Packet) {
         self.counters.drops += 1;
         self.ports[at.idx()].counters.drops += 1;

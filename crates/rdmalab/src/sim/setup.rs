@@ -65,6 +65,8 @@ impl Simulation {
             next_flow: 0,
             flows_done: 0,
             records: Vec::new(),
+            unreachable: Vec::new(),
+            last_completion: Time::ZERO,
             pfc_events: Vec::new(),
             counters: Counters::default(),
             queue_samples: Vec::new(),
@@ -75,6 +77,7 @@ impl Simulation {
             sim.queue.push(first.start, Event::FlowArrival);
         }
         sim.schedule_first_sample()?;
+        sim.schedule_link_events()?;
         Ok(sim)
     }
 }

@@ -20,6 +20,7 @@ impl Simulation {
         let hops = self.routes.next_hops(node, pkt.dst);
         let egress = match hops.len() {
             0 => {
+                self.counters.no_route_drops += 1;
                 self.drop_packet(at, &pkt);
                 return;
             }
@@ -29,6 +30,12 @@ impl Simulation {
                 hops[h as usize % n]
             }
         };
+        if self.ports[egress.idx()].down {
+            // Routes still point at a failed link (`failures`): the packet is lost.
+            self.counters.link_down_losses += 1;
+            self.drop_packet(at, &pkt);
+            return;
+        }
         let ack_first = self.cfg.ack_high_prio && self.cfg.ack_prio_at_switches;
         let class = if pkt.is_ack() && ack_first { 0 } else { pkt.pg as usize };
         if class != 0 {
@@ -50,8 +57,12 @@ impl Simulation {
         self.switch_kick(egress);
     }
 
-    /// Sends a PFC frame out of `port` (queue 0: ahead of all data).
-    fn send_pfc(&mut self, port: PortId, kind: PacketKind, class: u8) {
+    /// Sends a PFC frame out of `port` (queue 0: ahead of all data); none crosses a
+    /// failed link.
+    pub(super) fn send_pfc(&mut self, port: PortId, kind: PacketKind, class: u8) {
+        if self.ports[port.idx()].down {
+            return;
+        }
         let frame = Packet::pfc(kind, class, self.cfg.pfc_bytes);
         let st = &mut self.ports[port.idx()];
         if kind == PacketKind::Pause {
