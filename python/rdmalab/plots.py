@@ -14,13 +14,26 @@ import polars as pl  # noqa: E402
 from rdmalab.results import Results, percentile  # noqa: E402
 
 
+def describe(scenario, results: Results | None = None) -> str:  # noqa: ANN001
+    """What a run is, for titles and legends: its congestion control, offered load(s) and
+    flow count, e.g. `CC dcqcn, load 0.3, 2,321 flows`."""
+    spec = scenario.spec if hasattr(scenario, "spec") else dict(scenario)
+    parts = [f"CC {(spec.get('fabric') or {}).get('cc', 'none')}"]
+    loads = [t["load"] for t in spec.get("traffic", []) if "load" in t]
+    if loads:
+        parts.append("load " + "/".join(f"{x:g}" for x in loads))
+    if results is not None:
+        parts.append(f"{results.counters['flows_total']:,} flows")
+    return ", ".join(parts)
+
+
 def slowdown_by_size(results: dict[str, Results] | Results, out: str | Path, title: str = "") -> list[Path]:
     """FCT slowdown vs flow size (HPCC paper style): flows sorted by size in 5 %-of-flows
     buckets; p50, p95 and p99 of each bucket against the bucket's largest size.
-    Writes PNG and PDF; returns their paths."""
+    Writes PNG and PDF; returns their paths. A lone `Results` is labelled by its flow count."""
     if isinstance(results, Results):
-        results = {"rdmalab": results}
-    return slowdown_by_size_frames({label: res.flows for label, res in results.items()}, out, title)
+        results = {f"{results.counters['flows_completed']:,} flows": results}
+    return slowdown_by_size_frames({label: res.completed for label, res in results.items()}, out, title)
 
 
 def slowdown_by_size_frames(frames: dict[str, pl.DataFrame], out: str | Path, title: str = "") -> list[Path]:
@@ -46,6 +59,8 @@ def slowdown_by_size_frames(frames: dict[str, pl.DataFrame], out: str | Path, ti
 def slowdown_buckets(flows: pl.DataFrame, buckets: int = 20) -> tuple[list[float], list[list[float]]]:
     """Flows sorted by size in `buckets` equal-count buckets (5 % of flows each by default):
     the largest size of each bucket, and the p50, p95 and p99 slowdown of each bucket."""
+    if "status" in flows.columns:
+        flows = flows.filter(pl.col("status") == "completed")
     df = flows.sort("size")
     sizes, slow = df["size"].to_numpy(), df["slowdown"].to_numpy()
     edges = np.linspace(0, len(sizes), buckets + 1).astype(int)

@@ -12,7 +12,7 @@ use pyo3::types::PyDict;
 
 use rdmalab::formats::{fct, hpcc_config, pfc};
 use rdmalab::scenario::Scenario;
-use rdmalab::sim::{Results, RunLimit, StopReason};
+use rdmalab::sim::{Results, RunLimit, StopReason, UnreachableFlow};
 use rdmalab::stats::RateSample;
 use rdmalab::{Error, Time};
 
@@ -101,7 +101,9 @@ impl Simulation {
     #[pyo3(signature = (check=true))]
     fn results<'py>(&mut self, py: Python<'py>, check: bool) -> PyResult<Bound<'py, PyDict>> {
         let r = if check { self.inner.results().map_err(to_py)? } else { self.inner.snapshot() };
-        results_dict(py, &r)
+        let d = results_dict(py, &r)?;
+        d.set_item("port_info", port_info(py, self.inner.topology())?)?;
+        Ok(d)
     }
 
     /// Writes the completed flows in the reference's FCT format.
@@ -161,13 +163,21 @@ fn results_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict
         ("ecn_marks", c.ecn_marks),
         ("timeouts", c.timeouts),
         ("nacks", c.nacks),
+        ("link_error_losses", c.link_error_losses),
+        ("link_down_losses", c.link_down_losses),
+        ("no_route_drops", c.no_route_drops),
+        ("link_failures", c.link_failures),
+        ("reroutes", c.reroutes),
         ("flows_total", r.flows_total as u64),
         ("flows_completed", r.records.len() as u64),
+        ("flows_unreachable", r.unreachable.len() as u64),
+        ("last_completion_ps", r.last_completion.0),
         ("end_time_ps", r.end_time.0),
     ] {
         counters.set_item(k, v)?;
     }
     d.set_item("counters", counters)?;
+    d.set_item("unreachable", unreachable_dict(py, &r.unreachable)?)?;
     let ports = PyDict::new(py);
     let pc = |f: &dyn Fn(&rdmalab::stats::PortCounters) -> u64| r.ports.iter().map(f).collect::<Vec<u64>>();
     ports.set_item("tx_bytes", pc(&|p| p.tx_bytes).into_pyarray(py))?;
@@ -192,6 +202,35 @@ fn results_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict
     q.set_item("bytes", qs.iter().map(|s| s.2).collect::<Vec<u64>>().into_pyarray(py))?;
     d.set_item("queue_samples", q)?;
     d.set_item("rates", rate_dict(py, &r.rate_samples)?)?;
+    Ok(d)
+}
+
+/// Flows given up because their destination became unreachable.
+fn unreachable_dict<'py>(py: Python<'py>, u: &[UnreachableFlow]) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let col = |f: &dyn Fn(&UnreachableFlow) -> u64| u.iter().map(f).collect::<Vec<u64>>().into_pyarray(py);
+    d.set_item("flow", col(&|x| x.flow as u64))?;
+    d.set_item("src", col(&|x| x.src.0 as u64))?;
+    d.set_item("dst", col(&|x| x.dst.0 as u64))?;
+    d.set_item("size", col(&|x| x.size))?;
+    d.set_item("start_ps", col(&|x| x.start.0))?;
+    d.set_item("at_ps", col(&|x| x.at.0))?;
+    Ok(d)
+}
+
+/// What names every port: its node and kind (0 host, 1 switch), its index on the node,
+/// the peer's node and port index, its rate and its link, indexed by port id.
+fn port_info<'py>(py: Python<'py>, t: &rdmalab::topology::Topology) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let col = |f: &dyn Fn(&rdmalab::topology::Port) -> u64| t.ports.iter().map(f).collect::<Vec<u64>>();
+    d.set_item("node", col(&|p| p.node.0 as u64).into_pyarray(py))?;
+    d.set_item("switch", col(&|p| !t.is_host(p.node) as u64).into_pyarray(py))?;
+    d.set_item("port", col(&|p| p.ifindex as u64 - 1).into_pyarray(py))?;
+    d.set_item("peer_node", col(&|p| p.peer_node.0 as u64).into_pyarray(py))?;
+    d.set_item("peer_switch", col(&|p| !t.is_host(p.peer_node) as u64).into_pyarray(py))?;
+    d.set_item("peer_port", col(&|p| t.ports[p.peer.idx()].ifindex as u64 - 1).into_pyarray(py))?;
+    d.set_item("rate_bps", col(&|p| t.links[p.link.idx()].rate.0).into_pyarray(py))?;
+    d.set_item("link_index", col(&|p| p.link.0 as u64).into_pyarray(py))?;
     Ok(d)
 }
 
