@@ -90,6 +90,21 @@ def with_port_names(df: pl.DataFrame, names: pl.DataFrame, on: str = "port_id") 
     return joined.select(lead + PORT_COLUMNS + rest)
 
 
+def links_frame(raw: dict[str, Any], names: pl.DataFrame) -> pl.DataFrame:
+    """Bytes each port (one direction of a link) sent per `fabric.link_sample_interval`,
+    with the port named and its utilisation: bytes x 8 / (interval x rate). A row's
+    `time_ps` ends its interval; the first interval starts at time zero."""
+    df = pl.DataFrame(raw or {"time_ps": [], "port": [], "bytes": []}).rename({"port": "port_id"}).cast(
+        {"time_ps": pl.UInt64, "port_id": pl.UInt32, "bytes": pl.UInt64})
+    df = with_port_names(df, names)
+    if df.height == 0 or "rate_bps" not in df.columns:
+        return df.with_columns(pl.lit(None, dtype=pl.Float64).alias("utilization"))
+    start = pl.col("time_ps").shift(1).over("port_id").fill_null(0)
+    interval = (pl.col("time_ps") - start).cast(pl.Float64)
+    return df.with_columns((pl.col("bytes").cast(pl.Float64) * 8e12 / (interval * pl.col("rate_bps")))
+                           .alias("utilization"))
+
+
 def flows_frame(f: dict[str, Any], unreachable: dict[str, Any] | None) -> pl.DataFrame:
     """Completed flows (`status` "completed"), then the flows given up because their
     destination became unreachable (`status` "unreachable", no FCT)."""
@@ -138,7 +153,10 @@ class Results:
     received; `queue_samples` switch queue lengths when sampling was asked for; `rates` one row
     per active QP per `fabric.rate_sample_interval`: time_ps, qp, flow, src, dst, rate_gbps
     (what congestion control allows) and throughput_gbps (payload acknowledged since the
-    previous sample, over the interval). Both are empty when not sampled.
+    previous sample, over the interval); `links` one row per port (one direction of a link)
+    per `fabric.link_sample_interval`: time_ps (end of the interval), the port's names, bytes
+    sent in the interval and utilization (of the port's rate). All three are empty when not
+    sampled.
     """
 
     flows: pl.DataFrame
@@ -147,6 +165,7 @@ class Results:
     pfc: pl.DataFrame
     queue_samples: pl.DataFrame
     rates: pl.DataFrame = field(default_factory=lambda: rates_frame({}))
+    links: pl.DataFrame = field(default_factory=lambda: links_frame({}, pl.DataFrame()))
     stop_reason: str = "finished"
     interrupted: bool = False
     wall_seconds: float = 0.0
@@ -160,17 +179,20 @@ class Results:
         queues = pl.DataFrame(raw["queue_samples"]).rename({"port": "port_id"}).cast({"port_id": pl.UInt32})
         return cls(flows=flows, counters=dict(raw["counters"]), ports=ports, pfc=pfc_frame(raw["pfc"], names),
                    queue_samples=with_port_names(queues, names), rates=rates_frame(raw.get("rates", {})),
+                   links=links_frame(raw.get("link_samples"), names),
                    stop_reason=stop_reason,
                    interrupted=interrupted, wall_seconds=wall)
 
     def tables(self) -> dict[str, pl.DataFrame]:
-        """Every table of the run by its file name: `flows`, `ports`, `pfc`, and `queues` /
-        `rates` when they were sampled (what `rdmalab run` writes as Parquet)."""
+        """Every table of the run by its file name: `flows`, `ports`, `pfc`, and `queues`,
+        `rates` and `links` when they were sampled (what `rdmalab run` writes as Parquet)."""
         out = {"flows": self.flows, "ports": self.ports, "pfc": self.pfc}
         if self.queue_samples.height:
             out["queues"] = self.queue_samples
         if self.rates.height:
             out["rates"] = self.rates
+        if self.links.height:
+            out["links"] = self.links
         return out
 
     @property

@@ -211,3 +211,35 @@ def test_hpcc_link_down_cuts_a_host_off_the_star(reference_copy, monkeypatch):
     assert lost.height > 0 and ((lost["src"] == 5) | (lost["dst"] == 5)).all()
     assert (lost["start_ns"] + 0 >= 0).all()
     assert len(Path(fct).read_text().splitlines()) == c["flows_completed"]
+
+
+# -- 2. link utilisation -----------------------------------------------------------------------
+def test_link_utilisation_of_a_lone_flow_is_line_rate_on_its_path_and_zero_elsewhere(tmp_path):
+    # A lone 2 MB flow on a star at 100 Gb/s sends back to back: every 10 us interval inside
+    # the transfer carries interval x rate bytes, give or take the packet that straddles a
+    # boundary (1,048 B of 125,000: 0.84 %).
+    sc = Scenario.star(3).flow(0, 1, 2_000_000).with_fabric(link_sample_interval="10us")
+    res = run(sc, progress=False)
+    links = res.links
+    assert {"time_ps", "link", "node", "port", "bytes", "utilization"} <= set(links.columns)
+    assert links.height % res.ports.height == 0  # every port at every sample
+    inside = links.filter((pl.col("time_ps") >= 20_000_000) & (pl.col("time_ps") <= 150_000_000))
+    path = inside.filter(pl.col("link").is_in(["h0:0-sw3:0", "h1:0-sw3:1"])
+                         & (((pl.col("node") == 0)) | (pl.col("node") == 3) & (pl.col("port") == 1)))
+    assert path.height == 2 * 14
+    assert ((path["utilization"] - 1.0).abs() <= 1048 / 125_000 + 1e-9).all(), path["utilization"].to_list()
+    idle = inside.filter(pl.col("link") == "h2:0-sw3:2")
+    assert (idle["bytes"] == 0).all()
+    write(tmp_path, "u.toml", """
+        [topology]
+        kind = "star"
+        hosts = 2
+        [[traffic]]
+        kind = "flows"
+        flows = [{ src = 0, dst = 1, size = 100000 }]
+        [fabric]
+        link_sample_interval = "1us"
+    """)
+    out = cli("run", "u.toml", "--quiet", "--out", tmp_path / "o", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert pl.read_parquet(tmp_path / "o" / "links.parquet").height > 0

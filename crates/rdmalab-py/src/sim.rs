@@ -201,6 +201,12 @@ fn results_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict
     q.set_item("port", qs.iter().map(|s| s.1 .0 as u64).collect::<Vec<u64>>().into_pyarray(py))?;
     q.set_item("bytes", qs.iter().map(|s| s.2).collect::<Vec<u64>>().into_pyarray(py))?;
     d.set_item("queue_samples", q)?;
+    let l = PyDict::new(py);
+    let ls = &r.link_samples;
+    l.set_item("time_ps", ls.iter().map(|s| s.0 .0).collect::<Vec<u64>>().into_pyarray(py))?;
+    l.set_item("port", ls.iter().map(|s| s.1 .0 as u64).collect::<Vec<u64>>().into_pyarray(py))?;
+    l.set_item("bytes", ls.iter().map(|s| s.2).collect::<Vec<u64>>().into_pyarray(py))?;
+    d.set_item("link_samples", l)?;
     d.set_item("rates", rate_dict(py, &r.rate_samples)?)?;
     Ok(d)
 }

@@ -30,7 +30,7 @@ import polars as pl
 from rdmalab.experiments.sweep import RunSpec, Sweep, canonical_json
 
 #: Per-run tables besides `runs`.
-TABLES = ("flows", "ports", "pfc", "queues", "rates")
+TABLES = ("flows", "ports", "pfc", "queues", "rates", "links")
 #: Columns of the runs table that are not parameters or counters.
 RUN_COLUMNS = ("run_id", "sweep", "label", "status", "error", "wall_s", "stop_reason", "host",
                "finished_at", "flows", "scenario")

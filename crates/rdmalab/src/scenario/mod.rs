@@ -290,6 +290,8 @@ pub struct FabricSpec {
     pub queue_sample_interval: Option<String>,
     /// Sample every active QP's rate and delivered throughput at this interval.
     pub rate_sample_interval: Option<String>,
+    /// Record the bytes every port sends per this interval (link utilisation, `res.links`).
+    pub link_sample_interval: Option<String>,
     /// Per-packet loss probability of every link (`[[links]]` overrides one link).
     pub error_rate: Option<f64>,
     /// Time from a link going down or up to the new routes (default 0, as the reference).
@@ -611,6 +613,9 @@ impl FabricSpec {
         }
         if let Some(s) = &self.rate_sample_interval {
             c.rate_sample_interval = Some(field_time(file, &f("rate_sample_interval"), s)?);
+        }
+        if let Some(s) = &self.link_sample_interval {
+            c.link_sample_interval = Some(field_time(file, &f("link_sample_interval"), s)?);
         }
         if let Some(s) = &self.reroute_delay {
             c.reroute_delay = field_time(file, &f("reroute_delay"), s)?;

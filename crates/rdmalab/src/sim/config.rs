@@ -87,6 +87,8 @@ pub struct SimConfig {
     /// Sample every active QP's rate and delivered throughput at this interval (from time
     /// zero, so samples of different runs line up). `None`: no sampling and no cost.
     pub rate_sample_interval: Option<Time>,
+    /// Record the bytes every port sends per interval (link utilisation per direction).
+    pub link_sample_interval: Option<Time>,
     /// Links that go down or come up during the run (`sim::failures`).
     pub link_events: Vec<crate::sim::failures::LinkEvent>,
     /// Time from a link's change of state to the new routes (the reference: 0).
@@ -125,6 +127,7 @@ impl Default for SimConfig {
             queue_sample_interval: None,
             queue_sample_start: Time::ZERO,
             rate_sample_interval: None,
+            link_sample_interval: None,
             link_events: Vec::new(),
             reroute_delay: Time::ZERO,
         }

@@ -38,6 +38,9 @@ pub struct Results {
     /// Per-QP rate and throughput samples in time order (QP id order within a time), when
     /// `SimConfig::rate_sample_interval` asks for them.
     pub rate_samples: Vec<RateSample>,
+    /// Bytes each port sent per `SimConfig::link_sample_interval`: (end of the interval,
+    /// port, bytes), in time order, port order within a time.
+    pub link_samples: Vec<(Time, PortId, u64)>,
     /// Flows given up because their destination became unreachable, in the order given up.
     pub unreachable: Vec<crate::sim::UnreachableFlow>,
     /// When the last flow completed or was given up (zero if none did): the run's
@@ -111,6 +114,7 @@ impl Simulation {
             pfc_events: self.pfc_events.clone(),
             queue_samples: self.queue_samples.clone(),
             rate_samples: self.sampler.rates.clone(),
+            link_samples: self.sampler.links.clone(),
             unreachable: self.unreachable.clone(),
             last_completion: self.last_completion,
             end_time: now,
