@@ -39,6 +39,8 @@ def _write_outputs(results, out: Path, title: str) -> None:
         path = out / f"{name}.parquet"
         table.write_parquet(path)
         written.append(path)
+    if results.trace is not None:
+        written.append(results.extra["trace_path"])
     figs = slowdown_by_size(results, out / "slowdown", title=title)
     print(f"\nwrote {', '.join(p.name for p in written)}, {figs[0].name} (+ .pdf) in {out}")
 
@@ -60,11 +62,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     from rdmalab import run
 
     from rdmalab import Scenario
-    from rdmalab.plots import describe
+    from rdmalab.results import describe
 
     out = Path(args.out) if args.out else Path("out") / Path(args.scenario).stem
     _prepare_out(out, args.force)
-    results = run(args.scenario, progress=not args.quiet)
+    results = run(args.scenario, progress=not args.quiet, trace_path=out / "trace.parquet")
     print(results.summary())
     title = f"{Path(args.scenario).stem}: {describe(Scenario.from_toml(args.scenario), results)}"
     _write_outputs(results, out, title)

@@ -11,20 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
-from rdmalab.results import Results, percentile  # noqa: E402
-
-
-def describe(scenario, results: Results | None = None) -> str:  # noqa: ANN001
-    """What a run is, for titles and legends: its congestion control, offered load(s) and
-    flow count, e.g. `CC dcqcn, load 0.3, 2,321 flows`."""
-    spec = scenario.spec if hasattr(scenario, "spec") else dict(scenario)
-    parts = [f"CC {(spec.get('fabric') or {}).get('cc', 'none')}"]
-    loads = [t["load"] for t in spec.get("traffic", []) if "load" in t]
-    if loads:
-        parts.append("load " + "/".join(f"{x:g}" for x in loads))
-    if results is not None:
-        parts.append(f"{results.counters['flows_total']:,} flows")
-    return ", ".join(parts)
+from rdmalab.results import Results, describe, percentile  # noqa: E402,F401 (describe: re-exported)
 
 
 def slowdown_by_size(results: dict[str, Results] | Results, out: str | Path, title: str = "") -> list[Path]:

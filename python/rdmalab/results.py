@@ -135,6 +135,19 @@ def pfc_frame(raw: dict[str, Any], names: pl.DataFrame) -> pl.DataFrame:
     return with_port_names(pfc.drop("node"), names)
 
 
+def describe(scenario, results: Results | None = None) -> str:  # noqa: ANN001
+    """What a run is, for titles and legends: its congestion control, offered load(s) and
+    flow count, e.g. `CC dcqcn, load 0.3, 2,321 flows`."""
+    spec = scenario.spec if hasattr(scenario, "spec") else dict(scenario)
+    parts = [f"CC {(spec.get('fabric') or {}).get('cc', 'none')}"]
+    loads = [t["load"] for t in spec.get("traffic", []) if "load" in t]
+    if loads:
+        parts.append("load " + "/".join(f"{x:g}" for x in loads))
+    if results is not None:
+        parts.append(f"{results.counters['flows_total']:,} flows")
+    return ", ".join(parts)
+
+
 @dataclass
 class Results:
     """What a run measured.
@@ -182,6 +195,13 @@ class Results:
                    links=links_frame(raw.get("link_samples"), names),
                    stop_reason=stop_reason,
                    interrupted=interrupted, wall_seconds=wall)
+
+    @property
+    def trace(self) -> pl.LazyFrame | None:
+        """The per-packet trace (`[trace]`), scanned lazily from its Parquet file (filter
+        before `collect()`: a trace can be large); None when the run had none."""
+        path = self.extra.get("trace_path")
+        return pl.scan_parquet(path) if path else None
 
     def tables(self) -> dict[str, pl.DataFrame]:
         """Every table of the run by its file name: `flows`, `ports`, `pfc`, and `queues`,
@@ -265,6 +285,9 @@ class Results:
                 c["payload_bytes_sent"], c["payload_bytes_delivered"], c["payload_bytes_dropped"],
                 c["payload_bytes_in_flight"]),
         ]
+        if "trace_records" in c:
+            lines.append(f"trace             {c['trace_records']:,} records"
+                         + ("  (TRUNCATED at trace.max_bytes)" if c.get("trace_truncated") else ""))
         table = self.slowdown_table()
         lines.append("")
         lines.append(f"{'bucket':<12}{'flows':>8}{'p50':>9}{'p95':>9}{'p99':>9}")

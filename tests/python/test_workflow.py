@@ -243,3 +243,33 @@ def test_link_utilisation_of_a_lone_flow_is_line_rate_on_its_path_and_zero_elsew
     out = cli("run", "u.toml", "--quiet", "--out", tmp_path / "o", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert pl.read_parquet(tmp_path / "o" / "links.parquet").height > 0
+
+
+# -- 2. the per-packet trace ---------------------------------------------------------------------
+def test_trace_of_a_lone_flow_has_the_closed_form_event_counts(tmp_path):
+    # h0 -> h1 through switch 2, 100 packets, an ACK per packet. Data: a dequeue at h0, an
+    # enqueue and a dequeue at the switch; ACKs the same backwards; then the sender's `ack`.
+    sc = Scenario.star(2).flow(0, 1, 100_000)
+    sc.spec["trace"] = {"flows": [0]}
+    res = run(sc, progress=False, trace_path=tmp_path / "t.parquet")
+    t = res.trace.collect()
+    counts = dict(t.group_by("event").len().iter_rows())
+    assert counts == {"dequeue": 400, "enqueue": 200, "ack": 100}
+    assert res.counters["trace_records"] == 700 and not res.counters["trace_truncated"]
+    data_at_switch = t.filter((pl.col("event") == "dequeue") & (pl.col("kind") == "data") & (pl.col("node") == 2))
+    assert set(data_at_switch["link"]) == {"h1:0-sw2:1"} and data_at_switch["payload"].sum() == 100_000
+    assert t["time_ps"].is_sorted()
+
+
+def test_trace_filters_by_port_and_window_and_refuses_above_its_cap(tmp_path):
+    sc = Scenario.star(3).flow(0, 2, 100_000).flow(1, 2, 100_000)
+    sc.spec["trace"] = {"ports": ["h1:0-sw3:1"], "start": "2us", "end": "5us"}
+    t = run(sc, progress=False).trace.collect()
+    assert t.height > 0 and set(t["link"]) == {"h1:0-sw3:1"}
+    assert t["time_ps"].min() >= 2_000_000 and t["time_ps"].max() < 5_000_000
+    sc.spec["trace"] = {"max_bytes": 10_000}
+    with pytest.raises(ValueError, match=r"trace.max_bytes.*about \d+ bytes"):
+        run(sc, progress=False)
+    sc.spec["trace"] = {"ports": ["h1:0-sw3:2"]}
+    with pytest.raises(ValueError, match=r"trace.ports\[0\].*not the two ends of one link"):
+        run(sc, progress=False)

@@ -120,6 +120,22 @@ impl Simulation {
         pfc::write_pfc(&mut w, &r.pfc_events).map_err(|e| PyOSError::new_err(format!("{path}: {e}")))
     }
 
+    /// True when the scenario has a `[trace]` table.
+    fn trace_requested(&self) -> bool {
+        self.inner.trace_requested()
+    }
+
+    /// Starts the per-packet trace into the CSV spool file `path`; returns its estimated
+    /// size in bytes. A ValueError when the estimate exceeds `trace.max_bytes`.
+    fn start_trace(&mut self, path: &str) -> PyResult<u64> {
+        self.inner.start_trace(Path::new(path)).map_err(to_py)
+    }
+
+    /// Flushes the trace: (records written, truncated at the cap).
+    fn finish_trace(&mut self) -> PyResult<(u64, bool)> {
+        self.inner.finish_trace().map_err(to_py)
+    }
+
     /// Number of hosts, switches and links.
     fn topology_size(&self) -> (usize, usize, usize) {
         let t = self.inner.topology();

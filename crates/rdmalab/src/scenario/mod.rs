@@ -26,6 +26,7 @@ mod cc_params;
 mod links;
 mod locate;
 mod source_map;
+mod trace_spec;
 
 use std::path::{Path, PathBuf};
 
@@ -42,6 +43,7 @@ use crate::workload::cdf::SizeCdf;
 use crate::workload::{generators, FlowSpec};
 pub use links::{EventSpec, LinkSpec};
 use source_map::SourceMap;
+pub use trace_spec::{parse_link, TraceSpec};
 
 /// The Facebook Hadoop flow-size CDF shipped with the HPCC simulator.
 pub const FB_HADOOP_CDF: &str = include_str!("../../data/FbHdp_distribution.txt");
@@ -71,6 +73,8 @@ pub struct ScenarioSpec {
     /// Things that happen during the run (links going down and up).
     #[serde(default)]
     pub events: Vec<EventSpec>,
+    /// The per-packet event trace (absent: none).
+    pub trace: Option<TraceSpec>,
 }
 
 fn default_seed() -> u64 {
@@ -366,6 +370,9 @@ impl ScenarioSpec {
         flows.sort_by_key(|f| f.start);
         let mut config = self.fabric.build(file, self.seed, self.stop_time.as_deref())?;
         config.link_events = links::link_events(&self.events, &topology, file)?;
+        if let Some(t) = &self.trace {
+            config.trace = Some(t.build(&topology, flows.len(), file)?);
+        }
         Ok(Scenario { topology, flows, config })
     }
 }

@@ -89,6 +89,8 @@ pub struct SimConfig {
     pub rate_sample_interval: Option<Time>,
     /// Record the bytes every port sends per interval (link utilisation per direction).
     pub link_sample_interval: Option<Time>,
+    /// The per-packet trace (`[trace]`); `None`: no trace and no cost.
+    pub trace: Option<crate::sim::trace::TraceConfig>,
     /// Links that go down or come up during the run (`sim::failures`).
     pub link_events: Vec<crate::sim::failures::LinkEvent>,
     /// Time from a link's change of state to the new routes (the reference: 0).
@@ -128,6 +130,7 @@ impl Default for SimConfig {
             queue_sample_start: Time::ZERO,
             rate_sample_interval: None,
             link_sample_interval: None,
+            trace: None,
             link_events: Vec::new(),
             reroute_delay: Time::ZERO,
         }

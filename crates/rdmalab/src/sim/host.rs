@@ -27,6 +27,7 @@ impl Simulation {
                 continue;
             }
             let qp = self.open_qp(f.src, f.src_ip, f.dst, f.pg, f.dport, f.sport);
+            self.note_qp_flow(qp, flow);
             self.qps[qp.idx()].post(flow, f.size, self.now);
             let nic = self.qps[qp.idx()].nic;
             self.nic_kick(nic);
@@ -255,6 +256,9 @@ impl Simulation {
     /// The sender: advance snd_una, complete messages, go back on NACK, run CC.
     fn receive_ack(&mut self, pkt: Packet) {
         let qp_id = pkt.qp;
+        if self.trace.is_some() {
+            self.trace_ack(&pkt);
+        }
         if self.qps[qp_id.idx()].finished {
             if pkt.int_slot != NO_INT {
                 self.int.release(pkt.int_slot);
@@ -280,6 +284,18 @@ impl Simulation {
         }
         let nic = self.qps[qp_id.idx()].nic;
         self.nic_kick(nic);
+    }
+
+    /// Traces an ACK or NACK (and its CNP flag) at the sender's NIC port.
+    #[cold]
+    fn trace_ack(&mut self, pkt: &Packet) {
+        use super::trace::TraceEvent;
+        let port = self.nics[self.nic_of[pkt.dst.idx()] as usize].port;
+        let ev = if pkt.kind == PacketKind::Nack { TraceEvent::Nack } else { TraceEvent::Ack };
+        self.trace_event(ev, port, pkt);
+        if pkt.cnp {
+            self.trace_event(TraceEvent::Cnp, port, pkt);
+        }
     }
 
     /// Reports every message whose last byte is now acknowledged.

@@ -16,6 +16,7 @@ mod results;
 mod sampling;
 mod setup;
 mod switch;
+pub mod trace;
 
 pub use config::{SimConfig, WindowConfig};
 pub use failures::{LinkEvent, UnreachableFlow};
@@ -108,6 +109,10 @@ pub struct Simulation {
     unreachable: Vec<UnreachableFlow>,
     /// When the last flow completed (or was given up).
     last_completion: Time,
+    /// The flow each QP was opened for (`trace`).
+    qp_flow: Vec<u32>,
+    /// The per-packet trace, when one is being written.
+    trace: Option<Box<trace::Trace>>,
     pfc_events: Vec<PfcEvent>,
     counters: Counters,
     queue_samples: Vec<(Time, PortId, u64)>,
@@ -194,6 +199,9 @@ impl Simulation {
     /// fabric at moderate load are skipped this way. Host ports always push it: the RNIC's
     /// arbiter runs at each one.
     fn transmit(&mut self, port: PortId, pkt: Packet) {
+        if self.trace.is_some() {
+            self.trace_event(trace::TraceEvent::Dequeue, port, &pkt);
+        }
         let seq = self.queue.reserve_seq();
         let st = &mut self.ports[port.idx()];
         debug_assert!(!st.busy);
@@ -278,6 +286,9 @@ impl Simulation {
     /// Accounts a packet lost in the network (buffer overflow, link error or failure, no
     /// route).
     fn drop_packet(&mut self, at: PortId, pkt: &Packet) {
+        if self.trace.is_some() {
+            self.trace_event(trace::TraceEvent::Drop, at, pkt);
+        }
         self.counters.drops += 1;
         self.ports[at.idx()].counters.drops += 1;
         if pkt.kind == crate::fabric::PacketKind::Data {

@@ -67,6 +67,8 @@ impl Simulation {
             records: Vec::new(),
             unreachable: Vec::new(),
             last_completion: Time::ZERO,
+            qp_flow: Vec::new(),
+            trace: None,
             pfc_events: Vec::new(),
             counters: Counters::default(),
             queue_samples: Vec::new(),

@@ -53,6 +53,9 @@ impl Simulation {
         }
         pkt.ingress = at;
         pkt.ingress_local = local;
+        if self.trace.is_some() {
+            self.trace_event(super::trace::TraceEvent::Enqueue, egress, &pkt);
+        }
         self.ports[egress.idx()].enqueue(class, pkt, &mut self.packets);
         self.switch_kick(egress);
     }
@@ -122,6 +125,9 @@ impl Simulation {
             pkt.ce = true;
             self.counters.ecn_marks += 1;
             self.ports[port.idx()].counters.ecn_marks += 1;
+            if self.trace.is_some() {
+                self.trace_event(super::trace::TraceEvent::Ecn, port, pkt);
+            }
         }
     }
 
@@ -142,6 +148,10 @@ impl Simulation {
     /// A PFC frame arrived at port `at`: pause or resume that port's transmitter.
     pub(super) fn on_pfc(&mut self, at: PortId, pkt: Packet) {
         let pause = pkt.kind == PacketKind::Pause;
+        if self.trace.is_some() {
+            use super::trace::TraceEvent::{Pause, Resume};
+            self.trace_event(if pause { Pause } else { Resume }, at, &pkt);
+        }
         let st = &mut self.ports[at.idx()];
         st.set_paused(pkt.pg as usize, pause, self.now);
         if pause {
