@@ -78,7 +78,8 @@ def cmd_hpcc(args: argparse.Namespace) -> int:
 
     results, fct, pfc = run_hpcc(args.config, progress=not args.quiet)
     print(results.summary())
-    print(f"\nwrote {fct} and {pfc}")
+    extra = [str(p) for p in (results.extra.get("trace_path"), results.extra.get("qlen_path")) if p]
+    print(f"\nwrote {', '.join([fct, pfc] + extra)}")
     return 130 if results.interrupted else 0
 
 

@@ -95,13 +95,19 @@ def run(scenario: Scenario | str | Path, progress: bool = True, trace_path: str 
 
 
 def run_hpcc(config: str | Path, progress: bool = True) -> tuple[Results, str, str]:
-    """Runs an ns-3 HPCC simulator config; writes its FCT and PFC files like `third` does.
+    """Runs an ns-3 HPCC simulator config; writes its FCT and PFC files like `third` does,
+    and with ENABLE_TRACE its packet trace (as Parquet) to TRACE_OUTPUT_FILE, with
+    QLEN_MON_START < QLEN_MON_END the queue-length monitor to QLEN_MON_FILE.
 
     Returns the results and the two output paths.
     """
     sim = _core.Simulation.from_hpcc_config(str(config))
-    results = drive(sim, progress=progress)
+    trace_path, qlen_path = sim.monitor_paths()
+    results = drive(sim, progress=progress, trace_path=trace_path)
     fct_path, pfc_path = sim.output_paths()
     results.write_fct(fct_path)
     results.write_pfc(pfc_path)
+    if qlen_path:
+        sim.write_qlen_monitor(qlen_path)
+        results.extra["qlen_path"] = qlen_path
     return results, fct_path, pfc_path

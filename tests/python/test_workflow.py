@@ -273,3 +273,26 @@ def test_trace_filters_by_port_and_window_and_refuses_above_its_cap(tmp_path):
     sc.spec["trace"] = {"ports": ["h1:0-sw3:2"]}
     with pytest.raises(ValueError, match=r"trace.ports\[0\].*not the two ends of one link"):
         run(sc, progress=False)
+
+
+def test_hpcc_trace_and_queue_monitor_keys(reference_copy, monkeypatch):
+    monkeypatch.chdir(reference_copy)
+    (reference_copy / "nodes.txt").write_text("2\n1 2\n")
+    cfg = reference_copy / "S2_dcqcn_config.txt"
+    text = cfg.read_text().replace("CC_MODE 1", "CC_MODE 0").replace("TRACE_FILE trace.txt", "TRACE_FILE nodes.txt")
+    text = text.replace("ENABLE_TRACE 0", "ENABLE_TRACE 1").replace("QLEN_MON_END 2000000000", "QLEN_MON_END 2000100000")
+    cfg.write_text(text)
+    res, _, _ = rdmalab.run_hpcc(cfg.name, progress=False)
+    trace = pl.read_parquet(reference_copy / "S2_dcqcn_mix.tr")
+    assert trace.height == res.counters["trace_records"] > 0 and set(trace["node"]) == {1, 2}
+    # Every data packet host 1 sent appears once as a dequeue at its port.
+    sent = trace.filter((pl.col("event") == "dequeue") & (pl.col("kind") == "data") & (pl.col("node") == 1))
+    assert sent["payload"].sum() == res.flows.filter(pl.col("src") == 1)["size"].sum()
+    # The monitor: a block at 2 s (one sample) and one at the end; 100 us of 100 ns samples.
+    blocks = (reference_copy / "S2_dcqcn_qlen.txt").read_text().split("time: ")[1:]
+    assert [b.splitlines()[0] for b in blocks][0] == "2000000000" and len(blocks) == 2
+    for block, samples in zip(blocks, (1, 1001)):
+        lines = block.splitlines()[1:]
+        assert len(lines) == 65 and all(l.split()[0] == "0" for l in lines)  # switch 0, ports 1..65
+        assert [int(l.split()[1]) for l in lines] == list(range(1, 66))
+        assert all(sum(map(int, l.split()[2:])) == samples for l in lines)

@@ -32,6 +32,9 @@ pub struct Simulation {
     inner: rdmalab::sim::Simulation,
     fct_path: Option<String>,
     pfc_path: Option<String>,
+    /// TRACE_OUTPUT_FILE and QLEN_MON_FILE of an HPCC config, when it asks for them.
+    trace_path: Option<String>,
+    qlen_path: Option<String>,
 }
 
 fn build(s: Scenario) -> PyResult<rdmalab::sim::Simulation> {
@@ -44,14 +47,14 @@ impl Simulation {
     #[staticmethod]
     fn from_toml_file(path: &str) -> PyResult<Self> {
         let s = Scenario::from_file(Path::new(path)).map_err(to_py)?;
-        Ok(Simulation { inner: build(s)?, fct_path: None, pfc_path: None })
+        Ok(Simulation { inner: build(s)?, fct_path: None, pfc_path: None, trace_path: None, qlen_path: None })
     }
 
     /// From a JSON scenario (what `rdmalab.Scenario` produces); `base` resolves paths.
     #[staticmethod]
     fn from_json(text: &str, base: &str) -> PyResult<Self> {
         let s = Scenario::from_json(text, Path::new(base)).map_err(to_py)?;
-        Ok(Simulation { inner: build(s)?, fct_path: None, pfc_path: None })
+        Ok(Simulation { inner: build(s)?, fct_path: None, pfc_path: None, trace_path: None, qlen_path: None })
     }
 
     /// From an ns-3 HPCC simulator config file (paths relative to the current directory).
@@ -59,16 +62,33 @@ impl Simulation {
     fn from_hpcc_config(path: &str) -> PyResult<Self> {
         let cfg = hpcc_config::read_config(path).map_err(to_py)?;
         let s = rdmalab::hpcc_compat::scenario_from_config(&cfg).map_err(to_py)?;
+        let monitor = s.config.qlen_monitor.is_some();
+        let trace = s.config.trace.is_some();
+        let show = |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| p.display().to_string());
         Ok(Simulation {
             inner: build(s)?,
             fct_path: Some(cfg.fct_output_file.display().to_string()),
             pfc_path: Some(cfg.pfc_output_file.display().to_string()),
+            trace_path: if trace { show(&cfg.trace_output_file) } else { None },
+            qlen_path: if monitor { show(&cfg.qlen_mon_file) } else { None },
         })
     }
 
     /// Output paths named by an HPCC config: (FCT_OUTPUT_FILE, PFC_OUTPUT_FILE).
     fn output_paths(&self) -> (Option<String>, Option<String>) {
         (self.fct_path.clone(), self.pfc_path.clone())
+    }
+
+    /// The optional outputs of an HPCC config: (TRACE_OUTPUT_FILE when ENABLE_TRACE is on,
+    /// QLEN_MON_FILE when QLEN_MON_START < QLEN_MON_END).
+    fn monitor_paths(&self) -> (Option<String>, Option<String>) {
+        (self.trace_path.clone(), self.qlen_path.clone())
+    }
+
+    /// Writes the queue-length monitor's blocks (the reference's QLEN_MON_FILE format).
+    fn write_qlen_monitor(&mut self, path: &str) -> PyResult<()> {
+        let text = self.inner.qlen_monitor_text();
+        std::fs::write(path, text).map_err(|e| PyOSError::new_err(format!("{path}: {e}")))
     }
 
     /// Runs at most `max_events` events, not past `until_ps`. Returns why it stopped:

@@ -43,7 +43,7 @@ use crate::workload::cdf::SizeCdf;
 use crate::workload::{generators, FlowSpec};
 pub use links::{EventSpec, LinkSpec};
 use source_map::SourceMap;
-pub use trace_spec::{parse_link, TraceSpec};
+pub use trace_spec::{parse_link, TraceSpec, DEFAULT_MAX_BYTES as DEFAULT_TRACE_MAX_BYTES};
 
 /// The Facebook Hadoop flow-size CDF shipped with the HPCC simulator.
 pub const FB_HADOOP_CDF: &str = include_str!("../../data/FbHdp_distribution.txt");

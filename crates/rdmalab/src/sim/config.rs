@@ -91,6 +91,8 @@ pub struct SimConfig {
     pub link_sample_interval: Option<Time>,
     /// The per-packet trace (`[trace]`); `None`: no trace and no cost.
     pub trace: Option<crate::sim::trace::TraceConfig>,
+    /// The reference's queue-length monitor (`rdmalab hpcc` QLEN_MON_*); `None`: off.
+    pub qlen_monitor: Option<crate::sim::qlen_monitor::QlenMonitorConfig>,
     /// Links that go down or come up during the run (`sim::failures`).
     pub link_events: Vec<crate::sim::failures::LinkEvent>,
     /// Time from a link's change of state to the new routes (the reference: 0).
@@ -131,6 +133,7 @@ impl Default for SimConfig {
             rate_sample_interval: None,
             link_sample_interval: None,
             trace: None,
+            qlen_monitor: None,
             link_events: Vec::new(),
             reroute_delay: Time::ZERO,
         }

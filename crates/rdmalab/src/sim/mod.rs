@@ -12,6 +12,7 @@ mod cc;
 pub mod config;
 pub mod failures;
 mod host;
+pub mod qlen_monitor;
 mod results;
 mod sampling;
 mod setup;
@@ -57,6 +58,8 @@ enum Event {
     LinkUp(LinkId),
     /// The control plane recomputes every node's routes over the links that are up.
     Reroute,
+    /// A sample of the reference's queue-length monitor (`qlen_monitor`).
+    QlenMonitor,
 }
 
 /// Limits for one call to `run`.
@@ -113,6 +116,8 @@ pub struct Simulation {
     qp_flow: Vec<u32>,
     /// The per-packet trace, when one is being written.
     trace: Option<Box<trace::Trace>>,
+    /// The reference's queue-length monitor, when asked for.
+    qlen_monitor: Option<Box<qlen_monitor::QlenMonitor>>,
     pfc_events: Vec<PfcEvent>,
     counters: Counters,
     queue_samples: Vec<(Time, PortId, u64)>,
@@ -170,6 +175,7 @@ impl Simulation {
             Event::LinkDown(l) => self.on_link_down(l),
             Event::LinkUp(l) => self.on_link_up(l),
             Event::Reroute => self.on_reroute(),
+            Event::QlenMonitor => self.on_qlen_monitor(),
         }
     }
 

@@ -69,6 +69,7 @@ impl Simulation {
             last_completion: Time::ZERO,
             qp_flow: Vec::new(),
             trace: None,
+            qlen_monitor: None,
             pfc_events: Vec::new(),
             counters: Counters::default(),
             queue_samples: Vec::new(),
@@ -80,6 +81,7 @@ impl Simulation {
         }
         sim.schedule_first_sample()?;
         sim.schedule_link_events()?;
+        sim.schedule_qlen_monitor();
         Ok(sim)
     }
 }
