@@ -264,6 +264,16 @@ class Results:
                                                    ("no_route_drops", "no route")) if c.get(k)]
         return f"  ({', '.join(parts)})" if parts else ""
 
+    def _repr_html_(self) -> str:
+        """A notebook's view: the summary's counters and the slowdown table."""
+        from html import escape
+
+        head, _, _ = self.summary().partition("\n\n")
+        rows = "".join(f"<tr><th style='text-align:left'>{escape(line[:18].strip())}</th>"
+                       f"<td style='text-align:left'>{escape(line[18:].strip())}</td></tr>"
+                       for line in head.splitlines())
+        return f"<div><table>{rows}</table>{self.slowdown_table()._repr_html_()}</div>"
+
     def summary(self) -> str:
         """A human-readable summary: counters and the slowdown table."""
         c = self.counters

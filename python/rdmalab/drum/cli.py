@@ -139,7 +139,7 @@ def cmd_bench_one(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
+    from tqdm.auto import tqdm
 
     scales = [tuple(int(v) for v in s.lower().split("x")) for s in args.scales.split(",") if s]
     results = []

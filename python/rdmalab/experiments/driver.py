@@ -10,7 +10,7 @@ from typing import Any, TextIO
 
 import numpy as np
 import polars as pl
-from tqdm import tqdm
+from tqdm.auto import tqdm
 
 from rdmalab.experiments.executors import LocalExecutor
 from rdmalab.experiments.store import Store
