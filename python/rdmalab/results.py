@@ -291,6 +291,8 @@ class Results:
             f"packet hops       {c['packet_hops']:,}",
             f"drops / pauses    {c['drops']} / {c['pauses']}" + self._loss_note(),
             f"ECN marks         {c['ecn_marks']}",
+            *([f"IOFD              {c['deflections']} deflections, {c['resequenced']} re-sequenced, "
+               f"{c['reseq_escapes']} escaped"] if c.get("deflections") or c.get("resequenced") else []),
             "payload bytes     sent {:,} = delivered {:,} + dropped {:,} + in flight {:,}".format(
                 c["payload_bytes_sent"], c["payload_bytes_delivered"], c["payload_bytes_dropped"],
                 c["payload_bytes_in_flight"]),

@@ -93,6 +93,12 @@ class Scenario:
         return self._add({"kind": "incast", "senders": senders, "receiver": receiver, "size": size,
                           "start": start})
 
+    def incast_rounds(self, senders: list[int], receiver: int, size: int, period: str, rounds: int,
+                      jitter: str = "0ns", start: str = "0ns") -> "Scenario":
+        """`rounds` incasts, one every `period`, each sender starting U(0, jitter) into its round."""
+        return self._add({"kind": "incast_rounds", "senders": senders, "receiver": receiver, "size": size,
+                          "period": period, "rounds": rounds, "jitter": jitter, "start": start})
+
     def permutation(self, size: int, start: str = "0ns", hosts: list[int] | None = None) -> "Scenario":
         e: dict[str, Any] = {"kind": "permutation", "size": size, "start": start}
         if hosts is not None:
@@ -119,8 +125,12 @@ class Scenario:
 
     def with_fabric(self, **settings: Any) -> "Scenario":
         """Fabric settings: timing, mtu, lossless, buffer_mb, ecn, ack_high_prio,
-        ack_interval, rto, cc, window, qp_cache_entries, qp_cache_miss_penalty,
-        queue_sample_interval, rate_sample_interval (per-QP rate samples: `Results.rates`)."""
+        ack_interval, rto, cc, granularity, cc_params, window, qp_cache_entries,
+        qp_cache_miss_penalty, queue_sample_interval, rate_sample_interval (per-QP rate
+        samples: `Results.rates`), iofd (Blitz's in-order flow deflection, a dict of the
+        `[fabric.iofd]` fields, e.g. `iofd={"max_deflections": 2}`; `{}` = on with defaults).
+
+        Blitz: `with_fabric(cc="blitz", cc_params={"dasr_count": "qp"}, iofd={})`."""
         new = copy.deepcopy(self)
         new.spec.setdefault("fabric", {}).update(settings)
         return new

@@ -13,12 +13,21 @@
 //!
 //! `CC_MODE 0` is our extension: no congestion control, every QP at line rate. Modes 1
 //! (DCQCN), 3 (HPCC), 7 (TIMELY) and 8 (DCTCP) map every CC key to the algorithm's
-//! parameters (`cc_config`); mode 10 (HPCC-PINT) is not supported yet.
+//! parameters (`cc_config`); mode 10 (HPCC-PINT) is not supported yet. `CC_MODE 20` is our
+//! Blitz (seed 004): the DCQCN keys plus `DASR_UTILIZATION`, `DASR_COUNT` (0 QPs, 1 hosts,
+//! which implies per-pair groups) and `DASR_EDGE_ECN`; with any mode, `IOFD_ENABLE 1` turns
+//! on in-order flow deflection with `IOFD_MAX_DEFLECTIONS`, `IOFD_THRESHOLD` (bytes, 0 =
+//! KMIN), `IOFD_NONMINIMAL` and `IOFD_RESEQ_KB`. Misplaced or out-of-range keys are errors
+//! naming the key and its line.
 
 use std::path::Path;
 
-use crate::cc::{CcConfig, DcqcnParams, DctcpParams, HpccParams, TimelyParams};
+use crate::cc::{
+    BlitzParams, CcConfig, DasrCount, DasrParams, DcqcnParams, DctcpParams, Granularity, HpccParams, TimelyParams,
+};
 use crate::error::{Error, Result};
+use crate::fabric::deflection::MAX_DEFLECTIONS;
+use crate::fabric::IofdConfig;
 use crate::fabric::{EcnConfig, EcnParams};
 use crate::formats::hpcc_config::{CcMode, HpccConfig};
 use crate::formats::{hpcc_flow, hpcc_topology};
@@ -44,6 +53,13 @@ pub fn scenario_from_config(cfg: &HpccConfig) -> Result<Scenario> {
         cfg.check_ecn_maps(&topology)?;
     }
     let flows = hpcc_flow::read_flows(flow_path, &topology)?;
+    if let Some(i) = iofd_config(cfg)? {
+        if let Some(f) = flows.iter().find(|f| f.pg == i.escape_pg) {
+            let key = if cfg.iofd_nonminimal { "IOFD_NONMINIMAL" } else { "IOFD_ENABLE" };
+            let msg = format!("IOFD's escape class {} carries data (a flow has pg {})", i.escape_pg, f.pg);
+            return Err(bad(cfg, key, &msg));
+        }
+    }
     let mut config = sim_config(cfg)?;
     if cfg.enable_trace {
         config.trace = Some(trace_config(cfg, &topology)?);
@@ -124,7 +140,11 @@ fn ecn_config(cfg: &HpccConfig) -> Option<EcnConfig> {
 }
 
 fn sim_config(cfg: &HpccConfig) -> Result<SimConfig> {
+    reject_misplaced_keys(cfg)?;
     let cc = cc_config(cfg)?;
+    // Per-host shares need the per-pair group that splits a host's rate among its QPs.
+    let host_count = matches!(cc.dasr(), Some(d) if d.count == DasrCount::Host);
+    let granularity = if host_count { Granularity::PerPair } else { Granularity::PerQp };
     Ok(SimConfig {
         timing: TimingModel::Ns3,
         mtu: cfg.packet_payload_size,
@@ -140,6 +160,8 @@ fn sim_config(cfg: &HpccConfig) -> Result<SimConfig> {
         buffer_bytes: cfg.buffer_bytes(),
         ecn: ecn_config(cfg),
         cc,
+        granularity,
+        iofd: iofd_config(cfg)?,
         window: WindowConfig { enabled: cfg.has_win, variable: cfg.var_win, global: cfg.global_t },
         rate_bound: cfg.rate_bound,
         rto: None,
@@ -154,18 +176,8 @@ fn sim_config(cfg: &HpccConfig) -> Result<SimConfig> {
 pub fn cc_config(cfg: &HpccConfig) -> Result<CcConfig> {
     Ok(match cfg.cc_mode {
         CcMode::None => CcConfig::None,
-        CcMode::Dcqcn => CcConfig::Dcqcn(DcqcnParams {
-            g: cfg.ewma_gain,
-            alpha_interval: positive(cfg, cfg.alpha_resume_interval, "ALPHA_RESUME_INTERVAL")?,
-            decrease_interval: positive(cfg, cfg.rate_decrease_interval, "RATE_DECREASE_INTERVAL")?,
-            rp_timer: positive(cfg, cfg.rp_timer, "RP_TIMER")?,
-            fast_recovery_times: cfg.fast_recovery_times,
-            rate_ai: step(cfg, cfg.rate_ai, "RATE_AI")?,
-            rate_hai: step(cfg, cfg.rate_hai, "RATE_HAI")?,
-            min_rate: min_rate(cfg)?,
-            clamp_target: cfg.clamp_target_rate,
-            rate_on_first_cnp: 1.0,
-        }),
+        CcMode::Dcqcn => CcConfig::Dcqcn(dcqcn_params(cfg)?),
+        CcMode::Blitz => CcConfig::Blitz(BlitzParams { dcqcn: dcqcn_params(cfg)?, dasr: dasr_params(cfg)? }),
         CcMode::Hpcc => CcConfig::Hpcc(HpccParams {
             eta: u_target(cfg)?,
             max_stage: cfg.mi_thresh,
@@ -186,6 +198,73 @@ pub fn cc_config(cfg: &HpccConfig) -> Result<CcConfig> {
         }
         CcMode::HpccPint => return Err(unsupported(cfg, "CC_MODE", "CC_MODE 10 (HPCC-PINT)")),
     })
+}
+
+fn dcqcn_params(cfg: &HpccConfig) -> Result<DcqcnParams> {
+    Ok(DcqcnParams {
+        g: cfg.ewma_gain,
+        alpha_interval: positive(cfg, cfg.alpha_resume_interval, "ALPHA_RESUME_INTERVAL")?,
+        decrease_interval: positive(cfg, cfg.rate_decrease_interval, "RATE_DECREASE_INTERVAL")?,
+        rp_timer: positive(cfg, cfg.rp_timer, "RP_TIMER")?,
+        fast_recovery_times: cfg.fast_recovery_times,
+        rate_ai: step(cfg, cfg.rate_ai, "RATE_AI")?,
+        rate_hai: step(cfg, cfg.rate_hai, "RATE_HAI")?,
+        min_rate: min_rate(cfg)?,
+        clamp_target: cfg.clamp_target_rate,
+        rate_on_first_cnp: 1.0,
+    })
+}
+
+/// CC_MODE 20's DASR keys (their presence under other modes is refused by
+/// `reject_misplaced_keys`).
+fn dasr_params(cfg: &HpccConfig) -> Result<DasrParams> {
+    let u = cfg.dasr_utilization;
+    if !(u > 0.0 && u <= 1.0) {
+        return Err(bad(cfg, "DASR_UTILIZATION", &format!("{u} is not a fraction in (0, 1]")));
+    }
+    let count = match cfg.dasr_count {
+        0 => DasrCount::Qp,
+        1 => DasrCount::Host,
+        n => return Err(bad(cfg, "DASR_COUNT", &format!("{n}: 0 counts QPs, 1 sending hosts"))),
+    };
+    Ok(DasrParams { utilization: u, count, edge_ecn: cfg.dasr_edge_ecn })
+}
+
+/// DASR keys belong to CC_MODE 20, and IOFD's settings to `IOFD_ENABLE 1`.
+fn reject_misplaced_keys(cfg: &HpccConfig) -> Result<()> {
+    if cfg.cc_mode != CcMode::Blitz {
+        for key in ["DASR_UTILIZATION", "DASR_COUNT", "DASR_EDGE_ECN"] {
+            if cfg.line_of(key).is_some() {
+                return Err(bad(cfg, key, "a Blitz key: only with CC_MODE 20"));
+            }
+        }
+    }
+    if !cfg.iofd_enable {
+        for key in ["IOFD_MAX_DEFLECTIONS", "IOFD_THRESHOLD", "IOFD_NONMINIMAL", "IOFD_RESEQ_KB"] {
+            if cfg.line_of(key).is_some() {
+                return Err(bad(cfg, key, "an IOFD setting: only with IOFD_ENABLE 1"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `IOFD_*` as the switch feature's settings; `None` unless `IOFD_ENABLE 1`.
+fn iofd_config(cfg: &HpccConfig) -> Result<Option<IofdConfig>> {
+    if !cfg.iofd_enable {
+        return Ok(None);
+    }
+    let max = cfg.iofd_max_deflections;
+    if max > MAX_DEFLECTIONS as u32 {
+        return Err(bad(cfg, "IOFD_MAX_DEFLECTIONS", &format!("{max} is more than {MAX_DEFLECTIONS}")));
+    }
+    Ok(Some(IofdConfig {
+        max_deflections: max as u8,
+        threshold: cfg.iofd_threshold,
+        nonminimal: cfg.iofd_nonminimal,
+        resequence_bytes: u64::from(cfg.iofd_reseq_kb) * 1024,
+        ..IofdConfig::default()
+    }))
 }
 
 fn bad(cfg: &HpccConfig, key: &str, msg: &str) -> Error {

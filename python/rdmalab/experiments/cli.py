@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 
@@ -148,6 +149,9 @@ def cmd_repro_run(args: argparse.Namespace) -> int:
         return 1
     for kind, paths in plot_sweep(out, exp.figures, by=exp.by).items():
         print(f"figure {kind:<9} {paths[0]} (+ .pdf)")
+    if exp.extra_figures is not None:
+        paths = exp.extra_figures(Path(out), Path(out) / "figures")
+        print(f"figure {'(own)':<9} {paths[0]} (+ .pdf)")
     print()
     print(repro.comparison_table(exp, out))
     if args.quick:

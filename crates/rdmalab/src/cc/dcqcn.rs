@@ -173,7 +173,7 @@ mod tests {
     const LINE: Rate = Rate::gbps(100);
 
     fn ack(now: Time, cnp: bool) -> AckEvent<'static> {
-        AckEvent { now, seq: 1000, snd_nxt: 2000, cnp, nack: false, int: None, mtu: 1000, int_multi: 1 }
+        AckEvent { now, seq: 1000, snd_nxt: 2000, cnp, nack: false, int: None, mtu: 1000, int_multi: 1, share: Rate(0) }
     }
 
     fn fire(s: &mut DcqcnState, p: &DcqcnParams, t: &mut CcTimers, rate: &mut Rate, kind: usize) -> Time {

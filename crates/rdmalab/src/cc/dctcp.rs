@@ -90,7 +90,7 @@ mod tests {
     const LINE: Rate = Rate::gbps(100);
 
     fn ack(seq: u64, snd_nxt: u64, cnp: bool) -> AckEvent<'static> {
-        AckEvent { now: Time::ZERO, seq, snd_nxt, cnp, nack: false, int: None, mtu: 1000, int_multi: 1 }
+        AckEvent { now: Time::ZERO, seq, snd_nxt, cnp, nack: false, int: None, mtu: 1000, int_multi: 1, share: Rate(0) }
     }
 
     #[test]

@@ -242,7 +242,17 @@ mod tests {
     }
 
     fn ack(seq: u64, snd_nxt: u64, ih: &IntHeader) -> AckEvent<'_> {
-        AckEvent { now: Time::ZERO, seq, snd_nxt, cnp: false, nack: false, int: Some(ih), mtu: 1000, int_multi: 1 }
+        AckEvent {
+            now: Time::ZERO,
+            seq,
+            snd_nxt,
+            cnp: false,
+            nack: false,
+            int: Some(ih),
+            mtu: 1000,
+            int_multi: 1,
+            share: Rate(0),
+        }
     }
 
     #[test]

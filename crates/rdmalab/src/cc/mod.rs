@@ -33,22 +33,26 @@
 //! gap of the packet already sent (`ChangeRate`, MODEL.md §2.3); the others write the
 //! rate and the next gap uses it.
 //!
-//! # Hooks for later schemes
+//! # Receiver-driven rates
 //!
-//! * A receiver-driven scheme (Blitz's DASR: the receiver tells each sender its share)
-//!   adds a variant whose receiver side fills a rate field in the ACK (the receiver
-//!   handler in `sim::host` already builds every ACK; a `rate_hint` next to `cnp` on
-//!   `Packet`/[`AckEvent`] carries it) and whose `on_ack` simply adopts that rate. Nothing
-//!   else changes: grouping, splitting, pacing and windows stay as they are.
-//! * Switch-side actions (marking policies, INT variants) live in `sim::switch` behind
-//!   [`CcConfig::needs_int`] and the ECN config; a new switch behaviour is another
-//!   predicate here and a branch there, the sender side only sees the ACK fields.
+//! Blitz ([`dasr`], `cc = "blitz"`) is the one scheme with receiver-side state: each
+//! receiving host keeps its set of active senders ([`dasr::DasrReceivers`], owned by the
+//! simulator and touched only in the receiver handler, behind one `Option` test), and every
+//! ACK/NACK carries the share it computes (`Packet::share`, [`AckEvent::share`]). The
+//! sender's `on_ack` adopts min(share, DCQCN's rate); grouping, splitting, pacing and
+//! windows stay as they are.
+//!
+//! Switch-side actions (marking policies, INT variants) live in `sim::switch` behind
+//! [`CcConfig::needs_int`] and the ECN config; Blitz's deflection (IOFD) changes forwarding,
+//! not marking, and is a fabric feature independent of the algorithm (`fabric::deflection`).
 
+pub mod dasr;
 pub mod dcqcn;
 pub mod dctcp;
 pub mod hpcc;
 pub mod timely;
 
+pub use dasr::{BlitzParams, BlitzState, DasrCount, DasrParams};
 pub use dcqcn::{DcqcnParams, DcqcnState};
 pub use dctcp::{DctcpParams, DctcpState};
 pub use hpcc::{HpccParams, HpccState};
@@ -73,6 +77,8 @@ pub enum CcConfig {
     Timely(TimelyParams),
     /// Rate-based DCTCP (CC_MODE 8, MODEL.md §5).
     Dctcp(DctcpParams),
+    /// Blitz: DASR's receiver-given share over DCQCN (our CC_MODE 20, seed 004).
+    Blitz(BlitzParams),
 }
 
 impl CcConfig {
@@ -81,7 +87,7 @@ impl CcConfig {
         match self {
             CcConfig::Hpcc(_) => 42,
             CcConfig::Timely(_) => 8,
-            CcConfig::None | CcConfig::Dcqcn(_) | CcConfig::Dctcp(_) => 0,
+            CcConfig::None | CcConfig::Dcqcn(_) | CcConfig::Dctcp(_) | CcConfig::Blitz(_) => 0,
         }
     }
     /// Whether switches must stamp INT hop records (HPCC only, MODEL.md §4.1).
@@ -107,7 +113,10 @@ impl CcConfig {
             "hpcc" => Ok(CcConfig::Hpcc(HpccParams::default())),
             "timely" => Ok(CcConfig::Timely(TimelyParams::default())),
             "dctcp" => Ok(CcConfig::Dctcp(DctcpParams::default())),
-            other => Err(format!("unknown congestion control `{other}` (known: none, dcqcn, hpcc, timely, dctcp)")),
+            "blitz" => Ok(CcConfig::Blitz(BlitzParams::default())),
+            other => {
+                Err(format!("unknown congestion control `{other}` (known: none, dcqcn, hpcc, timely, dctcp, blitz)"))
+            }
         }
     }
     /// A display name.
@@ -118,6 +127,14 @@ impl CcConfig {
             CcConfig::Hpcc(_) => "hpcc",
             CcConfig::Timely(_) => "timely",
             CcConfig::Dctcp(_) => "dctcp",
+            CcConfig::Blitz(_) => "blitz",
+        }
+    }
+    /// DASR's parameters when the receivers apportion rates (Blitz).
+    pub fn dasr(&self) -> Option<&DasrParams> {
+        match self {
+            CcConfig::Blitz(p) => Some(&p.dasr),
+            _ => None,
         }
     }
 }
@@ -171,6 +188,8 @@ pub struct AckEvent<'a> {
     pub mtu: u32,
     /// INT unit multiplier (HPCC's field read-back, MODEL.md §4.1).
     pub int_multi: u32,
+    /// The rate share the receiver gives (DASR); `Rate(0)` when the ACK carries none.
+    pub share: Rate,
 }
 
 /// Number of timer kinds a group can have (DCQCN uses three).
@@ -225,6 +244,8 @@ pub enum CcState {
     Timely(TimelyState),
     /// DCTCP sender.
     Dctcp(DctcpState),
+    /// Blitz sender (DCQCN plus the receiver's share).
+    Blitz(BlitzState),
 }
 
 /// Constants of a group fixed at creation: the path's base RTT and BDP (HPCC's T and W).
@@ -270,6 +291,7 @@ impl CcGroup {
             CcConfig::Hpcc(_) => CcState::Hpcc(Box::new(HpccState::new(line))),
             CcConfig::Timely(_) => CcState::Timely(TimelyState::new(line)),
             CcConfig::Dctcp(_) => CcState::Dctcp(DctcpState::new()),
+            CcConfig::Blitz(_) => CcState::Blitz(BlitzState::new(line)),
         };
         CcGroup {
             rate: line,
@@ -298,6 +320,7 @@ impl CcGroup {
             }
             (CcConfig::Timely(p), CcState::Timely(s)) => s.on_ack(p, &mut self.rate, line, ack),
             (CcConfig::Dctcp(p), CcState::Dctcp(s)) => s.on_ack(p, &mut self.rate, line, ack),
+            (CcConfig::Blitz(p), CcState::Blitz(s)) => self.rate = s.on_ack(&p.dcqcn, &mut self.timers, ack),
             _ => {}
         }
     }
@@ -305,8 +328,12 @@ impl CcGroup {
     /// Timer `kind` fired at `now` (its due time matched); `self.rate` holds the result.
     pub fn on_timer(&mut self, cfg: &CcConfig, kind: usize, now: Time) {
         let line = self.max_rate;
-        if let (CcConfig::Dcqcn(p), CcState::Dcqcn(s)) = (cfg, &mut self.state) {
-            s.on_timer(p, &mut self.timers, &mut self.rate, line, kind, now);
+        match (cfg, &mut self.state) {
+            (CcConfig::Dcqcn(p), CcState::Dcqcn(s)) => s.on_timer(p, &mut self.timers, &mut self.rate, line, kind, now),
+            (CcConfig::Blitz(p), CcState::Blitz(s)) => {
+                self.rate = s.on_timer(&p.dcqcn, &mut self.timers, line, kind, now)
+            }
+            _ => {}
         }
     }
 
@@ -358,7 +385,7 @@ mod tests {
 
     #[test]
     fn names_round_trip_and_header_sizes() {
-        for n in ["none", "dcqcn", "hpcc", "timely", "dctcp"] {
+        for n in ["none", "dcqcn", "hpcc", "timely", "dctcp", "blitz"] {
             assert_eq!(CcConfig::from_name(n).unwrap().name(), n);
         }
         assert!(CcConfig::from_name("pint").is_err());

@@ -129,6 +129,7 @@ mod tests {
             int: Some(ih),
             mtu: 1000,
             int_multi: 1,
+            share: Rate(0),
         }
     }
 

@@ -2,14 +2,17 @@
 //! ECN marking and INT stamping. The per-event handlers that move packets between these
 //! pieces live in `sim`; this module holds the state and the decisions.
 
+pub mod deflection;
 pub mod ecn;
 pub mod int;
 pub mod mmu;
 pub mod packet;
 pub mod pool;
 pub mod port;
+pub mod resequencer;
 pub mod txclock;
 
+pub use deflection::IofdConfig;
 pub use ecn::{EcnConfig, EcnParams};
 pub use int::{IntHeader, IntHop, IntSlab};
 pub use mmu::{Admission, MmuConfig, SwitchMmu};

@@ -57,6 +57,11 @@ pub struct Packet {
     /// On data: last packet of a message (asks the receiver for an ACK whatever the
     /// ACK interval, like RoCE's AckReq bit).
     pub last_of_msg: bool,
+    /// On an ACK/NACK under Blitz: the receiver's rate share for this QP in kb/s (DASR,
+    /// `cc::dasr`); 0 = none. kb/s keeps it in 32 bits up to 4 Tb/s.
+    pub share_kbps: u32,
+    /// On data: times a switch deflected it off its ECMP path (IOFD, `fabric::deflection`).
+    pub deflections: u8,
 }
 
 /// No INT header.
@@ -84,6 +89,8 @@ impl Packet {
             ce: false,
             cnp: false,
             last_of_msg: false,
+            share_kbps: 0,
+            deflections: 0,
         }
     }
 
@@ -104,6 +111,7 @@ impl Packet {
 mod tests {
     #[test]
     fn packet_stays_small() {
-        assert!(std::mem::size_of::<super::Packet>() <= 64);
+        // One cache line, with Blitz's share and deflection count in it.
+        assert!(std::mem::size_of::<super::Packet>() <= 64, "{}", std::mem::size_of::<super::Packet>());
     }
 }

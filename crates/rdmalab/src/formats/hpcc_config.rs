@@ -36,6 +36,8 @@ pub enum CcMode {
     Dctcp,
     /// 10: HPCC-PINT.
     HpccPint,
+    /// 20: Blitz, DASR over DCQCN (rdmalab's extension, seed 004).
+    Blitz,
 }
 
 impl CcMode {
@@ -48,6 +50,7 @@ impl CcMode {
             7 => Some(CcMode::Timely),
             8 => Some(CcMode::Dctcp),
             10 => Some(CcMode::HpccPint),
+            20 => Some(CcMode::Blitz),
             _ => None,
         }
     }
@@ -60,6 +63,7 @@ impl CcMode {
             CcMode::Timely => 7,
             CcMode::Dctcp => 8,
             CcMode::HpccPint => 10,
+            CcMode::Blitz => 20,
         }
     }
 }
@@ -75,7 +79,8 @@ pub struct LinkDown {
     pub b: NodeId,
 }
 
-/// Every key the reference's config reader knows, in its order.
+/// Every key the reference's config reader knows, in its order, then rdmalab's own
+/// (Blitz's `DASR_*` and `IOFD_*`).
 pub const KEYS: &[&str] = &[
     "ENABLE_QCN",
     "USE_DYNAMIC_PFC_THRESHOLD",
@@ -127,6 +132,15 @@ pub const KEYS: &[&str] = &[
     "SAMPLE_FEEDBACK",
     "PINT_LOG_BASE",
     "PINT_PROB",
+    // rdmalab's extensions (the reference knows none of these): Blitz, seed 004.
+    "DASR_UTILIZATION",
+    "DASR_COUNT",
+    "DASR_EDGE_ECN",
+    "IOFD_ENABLE",
+    "IOFD_MAX_DEFLECTIONS",
+    "IOFD_THRESHOLD",
+    "IOFD_NONMINIMAL",
+    "IOFD_RESEQ_KB",
 ];
 
 /// A parsed config file. Field docs give the key, the unit and the default when absent.
@@ -234,6 +248,22 @@ pub struct HpccConfig {
     pub data_rate: Option<Rate>,
     /// `LINK_DELAY` (read but unused by the reference); default none.
     pub link_delay: Option<Time>,
+    /// `DASR_UTILIZATION` (CC_MODE 20 only): fraction of the receiver's rate shared; default 1.
+    pub dasr_utilization: f64,
+    /// `DASR_COUNT` (CC_MODE 20 only): 0 counts QPs, 1 sending hosts; default 0.
+    pub dasr_count: u32,
+    /// `DASR_EDGE_ECN` (CC_MODE 20 only, 0/1): mark at host-facing ports; default 0.
+    pub dasr_edge_ecn: bool,
+    /// `IOFD_ENABLE` (0/1, any mode): in-order flow deflection at switches; default 0.
+    pub iofd_enable: bool,
+    /// `IOFD_MAX_DEFLECTIONS`: deflections per packet; default 2.
+    pub iofd_max_deflections: u32,
+    /// `IOFD_THRESHOLD` (bytes; 0 = each port's KMIN); default 0.
+    pub iofd_threshold: u64,
+    /// `IOFD_NONMINIMAL` (0/1): also deflect off the minimal paths; default 0.
+    pub iofd_nonminimal: bool,
+    /// `IOFD_RESEQ_KB` (KiB): last-hop re-sequencing buffer; default 1024.
+    pub iofd_reseq_kb: u32,
     /// Line of each key given in the file.
     lines: BTreeMap<&'static str, usize>,
 }
@@ -299,6 +329,14 @@ impl HpccConfig {
             pause_time: 5.0,
             data_rate: None,
             link_delay: None,
+            dasr_utilization: 1.0,
+            dasr_count: 0,
+            dasr_edge_ecn: false,
+            iofd_enable: false,
+            iofd_max_deflections: 2,
+            iofd_threshold: 0,
+            iofd_nonminimal: false,
+            iofd_reseq_kb: 1024,
             lines: BTreeMap::new(),
         }
     }
@@ -391,7 +429,7 @@ pub fn read_config(path: impl AsRef<Path>) -> Result<HpccConfig> {
 }
 
 fn set_key(c: &mut HpccConfig, r: &mut Reader<'_>, key: &'static str) -> Result<()> {
-    if set_file_key(c, r, key)? || set_cc_key(c, r, key)? || set_hpcc_key(c, r, key)? {
+    if set_file_key(c, r, key)? || set_cc_key(c, r, key)? || set_hpcc_key(c, r, key)? || set_blitz_key(c, r, key)? {
         return Ok(());
     }
     set_switch_key(c, r, key)
@@ -452,6 +490,23 @@ fn set_hpcc_key(c: &mut HpccConfig, r: &mut Reader<'_>, key: &str) -> Result<boo
         "SAMPLE_FEEDBACK" => c.sample_feedback = flag(r, key)?,
         "PINT_LOG_BASE" => c.pint_log_base = float(r, key)?,
         "PINT_PROB" => c.pint_prob = probability(r, key)?,
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// rdmalab's Blitz keys; their ranges and the modes they apply to are checked when the
+/// run is built (`hpcc_compat`).
+fn set_blitz_key(c: &mut HpccConfig, r: &mut Reader<'_>, key: &str) -> Result<bool> {
+    match key {
+        "DASR_UTILIZATION" => c.dasr_utilization = float(r, key)?,
+        "DASR_COUNT" => c.dasr_count = u32_value(r, key)?,
+        "DASR_EDGE_ECN" => c.dasr_edge_ecn = flag(r, key)?,
+        "IOFD_ENABLE" => c.iofd_enable = flag(r, key)?,
+        "IOFD_MAX_DEFLECTIONS" => c.iofd_max_deflections = u32_value(r, key)?,
+        "IOFD_THRESHOLD" => c.iofd_threshold = r.u64(key, &ctx(key))?.0,
+        "IOFD_NONMINIMAL" => c.iofd_nonminimal = flag(r, key)?,
+        "IOFD_RESEQ_KB" => c.iofd_reseq_kb = u32_value(r, key)?,
         _ => return Ok(false),
     }
     Ok(true)
@@ -529,8 +584,14 @@ fn cc_mode(r: &mut Reader<'_>, key: &str) -> Result<CcMode> {
 
 /// The `CC_MODE` values rdmalab runs, with their algorithms. Mode 10 (HPCC-PINT) parses but
 /// is refused when the run is built, so it is not listed.
-pub const SUPPORTED_CC_MODES: [(u32, &str); 5] =
-    [(0, "no congestion control, an rdmalab extension"), (1, "DCQCN"), (3, "HPCC"), (7, "TIMELY"), (8, "DCTCP")];
+pub const SUPPORTED_CC_MODES: [(u32, &str); 6] = [
+    (0, "no congestion control, an rdmalab extension"),
+    (1, "DCQCN"),
+    (3, "HPCC"),
+    (7, "TIMELY"),
+    (8, "DCTCP"),
+    (20, "Blitz: DASR over DCQCN, an rdmalab extension"),
+];
 
 /// `0 (no congestion control, ...), 1 (DCQCN), ...` for error messages.
 pub fn supported_cc_modes() -> String {
@@ -627,9 +688,9 @@ mod tests {
     fn supported_modes_are_the_ones_that_run() {
         let listed: Vec<u32> = SUPPORTED_CC_MODES.iter().map(|m| m.0).collect();
         let runs: Vec<u32> =
-            (0..=20).filter_map(CcMode::from_code).filter(|&m| m != CcMode::HpccPint).map(CcMode::code).collect();
+            (0..=40).filter_map(CcMode::from_code).filter(|&m| m != CcMode::HpccPint).map(CcMode::code).collect();
         assert_eq!(listed, runs);
-        assert_eq!(listed, [0, 1, 3, 7, 8]);
+        assert_eq!(listed, [0, 1, 3, 7, 8, 20]);
     }
 
     #[test]

@@ -28,17 +28,12 @@ pub fn apply(cc: &mut CcConfig, table: &CcParamTable, file: &Path) -> Result<()>
         let v = Value { file, key, value };
         let known = match cc {
             CcConfig::None => false,
-            CcConfig::Dcqcn(p) => match key.as_str() {
-                "ewma_gain" => set(&mut p.g, v.fraction()?),
-                "alpha_resume_interval" => set(&mut p.alpha_interval, v.time()?),
-                "rate_decrease_interval" => set(&mut p.decrease_interval, v.time()?),
-                "rp_timer" => set(&mut p.rp_timer, v.time()?),
-                "fast_recovery_times" => set(&mut p.fast_recovery_times, v.count()?),
-                "rate_ai" => set(&mut p.rate_ai, v.rate()?),
-                "rate_hai" => set(&mut p.rate_hai, v.rate()?),
-                "min_rate" => set(&mut p.min_rate, v.rate()?),
-                "clamp_target_rate" => set(&mut p.clamp_target, v.flag()?),
-                _ => false,
+            CcConfig::Dcqcn(p) => dcqcn_key(p, &v)?,
+            CcConfig::Blitz(p) => match key.as_str() {
+                "dasr_utilization" => set(&mut p.dasr.utilization, v.fraction()?),
+                "dasr_count" => set(&mut p.dasr.count, v.dasr_count()?),
+                "dasr_edge_ecn" => set(&mut p.dasr.edge_ecn, v.flag()?),
+                _ => dcqcn_key(&mut p.dcqcn, &v)?,
             },
             CcConfig::Hpcc(p) => match key.as_str() {
                 "u_target" => set(&mut p.eta, v.fraction()?),
@@ -73,6 +68,22 @@ pub fn apply(cc: &mut CcConfig, table: &CcParamTable, file: &Path) -> Result<()>
         }
     }
     Ok(())
+}
+
+/// A DCQCN key (also Blitz's fall-back); false when `v` names none.
+fn dcqcn_key(p: &mut crate::cc::DcqcnParams, v: &Value<'_>) -> Result<bool> {
+    Ok(match v.key {
+        "ewma_gain" => set(&mut p.g, v.fraction()?),
+        "alpha_resume_interval" => set(&mut p.alpha_interval, v.time()?),
+        "rate_decrease_interval" => set(&mut p.decrease_interval, v.time()?),
+        "rp_timer" => set(&mut p.rp_timer, v.time()?),
+        "fast_recovery_times" => set(&mut p.fast_recovery_times, v.count()?),
+        "rate_ai" => set(&mut p.rate_ai, v.rate()?),
+        "rate_hai" => set(&mut p.rate_hai, v.rate()?),
+        "min_rate" => set(&mut p.min_rate, v.rate()?),
+        "clamp_target_rate" => set(&mut p.clamp_target, v.flag()?),
+        _ => false,
+    })
 }
 
 fn set<T>(slot: &mut T, value: T) -> bool {
@@ -111,6 +122,10 @@ impl Value<'_> {
             .as_bool()
             .or_else(|| self.value.as_integer().filter(|i| *i == 0 || *i == 1).map(|i| i == 1))
             .ok_or_else(|| self.bad("true/false"))
+    }
+    fn dasr_count(&self) -> Result<crate::cc::DasrCount> {
+        let s = self.value.as_str().ok_or_else(|| self.bad("\"qp\" or \"host\""))?;
+        crate::cc::DasrCount::from_name(s).map_err(|_| self.bad("\"qp\" or \"host\""))
     }
     fn rate(&self) -> Result<Rate> {
         let s = self.value.as_str().ok_or_else(|| self.bad("a rate string such as \"20Mb/s\""))?;

@@ -14,7 +14,7 @@
 //! fabric_rate = "100Gbps"
 //! delay = "1us"
 //! [[traffic]]
-//! kind = "poisson"             # poisson | incast | permutation | flows | hpcc_flow_file | htsim_cm
+//! kind = "poisson"             # poisson | incast | incast_rounds | permutation | flows | hpcc_flow_file | htsim_cm
 //! cdf = "fb_hadoop"            # or web_search, or a CDF file path
 //! load = 0.3
 //! duration = "1ms"
@@ -23,6 +23,7 @@
 //! ```
 
 mod cc_params;
+mod iofd;
 mod links;
 mod locate;
 mod source_map;
@@ -197,6 +198,26 @@ pub enum TrafficSpec {
         #[serde(default = "zero_time")]
         start: String,
     },
+    /// Repeated incasts (seed 004's testbed): every `period`, each sender starts a `size`-byte
+    /// flow to `receiver` after a U(0, `jitter`) delay; `rounds` times.
+    IncastRounds {
+        /// Senders.
+        senders: Vec<u32>,
+        /// Receiver.
+        receiver: u32,
+        /// Bytes per sender per round.
+        size: u64,
+        /// Time between rounds.
+        period: String,
+        /// Number of rounds.
+        rounds: u32,
+        /// Largest start delay of a sender within its round.
+        #[serde(default = "zero_time")]
+        jitter: String,
+        /// First round's start.
+        #[serde(default = "zero_time")]
+        start: String,
+    },
     /// Every host sends to one other host and receives from one.
     Permutation {
         /// Bytes per flow.
@@ -300,6 +321,8 @@ pub struct FabricSpec {
     pub error_rate: Option<f64>,
     /// Time from a link going down or up to the new routes (default 0, as the reference).
     pub reroute_delay: Option<String>,
+    /// In-order flow deflection at switches (Blitz's IOFD); absent = off.
+    pub iofd: Option<iofd::IofdSpec>,
 }
 
 /// A scenario ready to simulate.
@@ -372,6 +395,9 @@ impl ScenarioSpec {
         config.link_events = links::link_events(&self.events, &topology, file)?;
         if let Some(t) = &self.trace {
             config.trace = Some(t.build(&topology, flows.len(), file)?);
+        }
+        if let Some(i) = &config.iofd {
+            iofd::check_escape_class(i, &flows, file)?;
         }
         Ok(Scenario { topology, flows, config })
     }
@@ -491,6 +517,18 @@ impl TrafficSpec {
                 let r = check_host(file, &f("receiver"), topo, *receiver)?;
                 generators::incast(&s, r, *size, field_time(file, &f("start"), start)?)
             }
+            TrafficSpec::IncastRounds { senders, receiver, size, period, rounds, jitter, start } => {
+                let s: Vec<NodeId> =
+                    senders.iter().map(|&h| check_host(file, &f("senders"), topo, h)).collect::<Result<_>>()?;
+                let r = check_host(file, &f("receiver"), topo, *receiver)?;
+                let shape = generators::Rounds {
+                    start: field_time(file, &f("start"), start)?,
+                    period: field_time(file, &f("period"), period)?,
+                    rounds: *rounds,
+                    jitter: field_time(file, &f("jitter"), jitter)?,
+                };
+                generators::incast_rounds(&s, r, *size, shape, seed.wrapping_add(i as u64))
+            }
             TrafficSpec::Permutation { size, start, hosts } => {
                 let hosts = host_list(file, &f("hosts"), topo, hosts)?;
                 generators::permutation(
@@ -601,6 +639,13 @@ impl FabricSpec {
         if let Some(g) = self.granularity {
             c.granularity = g;
         }
+        if let Some(d) = c.cc.dasr() {
+            // Blame the field the user wrote: the count when given, else the granularity.
+            let count_given = self.cc_params.as_ref().is_some_and(|t| t.contains_key("dasr_count"));
+            let field = if count_given || self.granularity.is_none() { "cc_params.dasr_count" } else { "granularity" };
+            crate::cc::dasr::check_granularity(d.count, c.granularity)
+                .map_err(|m| Error::input(file, 0, f(field), m))?;
+        }
         if let Some(s) = &self.cnp_interval {
             c.cnp_interval = Some(field_time(file, &f("cnp_interval"), s)?);
         }
@@ -626,6 +671,9 @@ impl FabricSpec {
         }
         if let Some(s) = &self.reroute_delay {
             c.reroute_delay = field_time(file, &f("reroute_delay"), s)?;
+        }
+        if let Some(i) = &self.iofd {
+            c.iofd = Some(i.build(file)?);
         }
         Ok(c)
     }

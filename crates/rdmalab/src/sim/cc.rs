@@ -99,6 +99,7 @@ impl Simulation {
             int: (pkt.int_slot != NO_INT).then(|| self.int.get(pkt.int_slot)),
             mtu: self.cfg.mtu,
             int_multi: self.cfg.int_multi,
+            share: Rate(pkt.share_kbps as u64 * 1000),
         };
         let grp = &mut self.groups[g.idx()];
         let old = grp.rate;

@@ -1,7 +1,7 @@
 //! Run parameters of the simulated fabric, with the reference's defaults.
 
 use crate::cc::{CcConfig, Granularity};
-use crate::fabric::EcnConfig;
+use crate::fabric::{EcnConfig, IofdConfig};
 use crate::rnic::QpCacheConfig;
 use crate::topology::routing::NeighborOrder;
 use crate::units::{Time, TimingModel};
@@ -56,6 +56,8 @@ pub struct SimConfig {
     pub ecn: Option<EcnConfig>,
     /// Congestion control.
     pub cc: CcConfig,
+    /// In-order flow deflection at switches (Blitz's IOFD); `None` = off.
+    pub iofd: Option<IofdConfig>,
     /// Which QPs share a congestion-control state.
     pub granularity: Granularity,
     /// Window limiting.
@@ -117,6 +119,7 @@ impl Default for SimConfig {
             resume_offset_bytes: 3072,
             ecn: Some(EcnConfig::hpcc_default()),
             cc: CcConfig::None,
+            iofd: None,
             granularity: Granularity::PerQp,
             window: WindowConfig::default(),
             rate_bound: true,

@@ -164,6 +164,8 @@ impl Simulation {
             ce: false,
             cnp: false,
             last_of_msg,
+            share_kbps: 0,
+            deflections: 0,
         };
         qp.snd_nxt = end;
         let pace = if self.cfg.rate_bound { qp.rate } else { qp.max_rate };
@@ -196,7 +198,8 @@ impl Simulation {
     fn receive_data(&mut self, pkt: Packet) {
         let qp = &mut self.qps[pkt.qp.idx()];
         let rx = &mut qp.rx;
-        let reply = if pkt.seq == rx.expected {
+        let (in_order, new_data) = (pkt.seq == rx.expected, pkt.seq >= rx.expected);
+        let reply = if in_order {
             rx.expected += pkt.payload as u64;
             rx.unacked_packets += 1;
             self.counters.payload_bytes_delivered += pkt.payload as u64;
@@ -217,6 +220,7 @@ impl Simulation {
                 self.cfg.ack_duplicates.then_some(PacketKind::Ack)
             }
         };
+        let share_kbps = self.dasr_on_data(&pkt, new_data, in_order);
         let Some(kind) = reply else {
             if pkt.int_slot != NO_INT {
                 self.int.release(pkt.int_slot);
@@ -247,6 +251,8 @@ impl Simulation {
             ce: false,
             cnp,
             last_of_msg: false,
+            share_kbps,
+            deflections: 0,
         };
         let nic = self.nic_of[pkt.dst.idx()];
         self.nics[nic as usize].acks.push_back(ack);

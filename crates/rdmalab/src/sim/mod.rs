@@ -8,10 +8,12 @@
 //! The handlers are split by where they run: `host` (RNIC: transmit arbitration, receiver,
 //! ACK processing, timeouts) and `switch` (forwarding, MMU, PFC, ECN, INT).
 
+mod blitz;
 mod cc;
 pub mod config;
 pub mod failures;
 mod host;
+mod iofd;
 pub mod qlen_monitor;
 mod results;
 mod sampling;
@@ -124,6 +126,12 @@ pub struct Simulation {
     sampler: sampling::Sampler,
     /// (base RTT, BDP bytes) used for every QP when the window is global.
     global_rtt_bdp: (Time, u64),
+    /// Blitz's DASR receivers (`None` unless `cc = "blitz"`: no state, one test per packet).
+    dasr: Option<Box<crate::cc::dasr::DasrReceivers>>,
+    /// Switches do not ECN-mark at host-facing ports (Blitz with `dasr_edge_ecn = false`).
+    no_edge_ecn: bool,
+    /// In-order flow deflection (`None` unless `[fabric.iofd]`: one test per packet).
+    iofd: Option<Box<crate::fabric::deflection::Iofd>>,
 }
 
 impl Simulation {

@@ -53,6 +53,8 @@ pub struct Results {
     pub flows_total: usize,
     /// Payload bytes still inside the network when the run ended.
     pub payload_in_flight: u64,
+    /// Packets still held by IOFD re-sequencers when the run ended (0 without IOFD).
+    pub reseq_held: usize,
 }
 
 impl Simulation {
@@ -65,13 +67,15 @@ impl Simulation {
                 0
             }
         };
-        self.ports
+        let held = self.iofd.as_ref().map_or(0, |i| i.held_payload());
+        held + self
+            .ports
             .iter()
             .map(|st| {
                 let parked = st.in_flight.iter().map(|(_, r)| r).chain(st.queues.iter().flatten());
                 parked.map(|&r| data(self.packets.get(r))).sum::<u64>()
             })
-            .sum()
+            .sum::<u64>()
     }
 
     /// Checks byte conservation: every payload byte a host sent was delivered in order,
@@ -120,6 +124,7 @@ impl Simulation {
             end_time: now,
             flows_total: self.flows.len(),
             payload_in_flight: self.payload_in_network(),
+            reseq_held: self.iofd.as_ref().map_or(0, |i| i.held_packets()),
         }
     }
 

@@ -6,6 +6,7 @@ use super::{Event, SimConfig, Simulation};
 use crate::cc::CcGroup;
 use crate::engine::{stream, EventQueue, StreamKind};
 use crate::error::{Error, Result};
+use crate::fabric::deflection::Iofd;
 use crate::fabric::{IntSlab, MmuConfig, PortState, SwitchMmu, TxClock, NUM_PRIOS};
 use crate::ids::{NodeId, PortId};
 use crate::rnic::{Nic, QpCache};
@@ -22,6 +23,9 @@ impl Simulation {
         validate_config(&cfg)?;
         let routes = Routes::compute(&topo, cfg.neighbor_order)?;
         validate_flows(&topo, &flows)?;
+        if let Some(i) = &cfg.iofd {
+            validate_iofd(i, &flows)?;
+        }
         let mut ports = build_ports(&topo);
         let max_packet = (cfg.mtu + cfg.header_bytes + 128).max(2048) as usize;
         let clock = TxClock::new(cfg.timing, topo.links.iter().map(|l| l.rate), max_packet);
@@ -41,6 +45,12 @@ impl Simulation {
         let needs_rtt = cfg.window.enabled || cfg.cc.needs_int();
         let global_rtt_bdp =
             if needs_rtt && cfg.window.global { global_rtt_bdp(&topo, &routes, &cfg) } else { (Time::ZERO, 0) };
+        let dasr = cfg.cc.dasr().map(|p| {
+            let rates = nics.iter().map(|n| n.rate);
+            Box::new(crate::cc::dasr::DasrReceivers::new(*p, rates))
+        });
+        let no_edge_ecn = cfg.cc.dasr().is_some_and(|p| !p.edge_ecn);
+        let iofd = cfg.iofd.map(|i| Box::new(build_iofd(i, &topo, &cfg, mmus.len())));
         let mut sim = Simulation {
             now: Time::ZERO,
             queue: event_queue_for(&topo, &clock, max_packet as u32),
@@ -75,6 +85,9 @@ impl Simulation {
             queue_samples: Vec::new(),
             sampler: Default::default(),
             global_rtt_bdp,
+            dasr,
+            no_edge_ecn,
+            iofd,
         };
         if let Some(first) = sim.flows.first() {
             sim.queue.push(first.start, Event::FlowArrival);
@@ -126,6 +139,13 @@ fn validate_config(cfg: &SimConfig) -> Result<()> {
     }
     if cfg.int_multi == 0 {
         return Err(Error::scenario("int_multi", "must be at least 1"));
+    }
+    if let Some(d) = cfg.cc.dasr() {
+        if !(d.utilization > 0.0 && d.utilization <= 1.0) {
+            return Err(Error::scenario("cc_params.dasr_utilization", "must be in (0, 1]"));
+        }
+        crate::cc::dasr::check_granularity(d.count, cfg.granularity)
+            .map_err(|m| Error::scenario("cc_params.dasr_count", m))?;
     }
     if cfg.rto == Some(Time::ZERO) {
         return Err(Error::scenario("rto", "must be positive (or absent for no timeout)"));
@@ -258,4 +278,42 @@ fn global_rtt_bdp(topo: &Topology, routes: &Routes, cfg: &SimConfig) -> (Time, u
 /// Bytes a link of `rate` carries during `rtt` (whole ns, as the reference computes it).
 pub(super) fn bdp_bytes(rtt: Time, rate: crate::units::Rate) -> u64 {
     (rtt.ns() as u128 * rate.0 as u128 / 8 / 1_000_000_000) as u64
+}
+
+/// IOFD's per-port thresholds (the given one, or the port's ECN Kmin: deflect before
+/// marking; without ECN, the Kmin marking would use) and an empty state per switch.
+fn build_iofd(cfg: crate::fabric::IofdConfig, topo: &Topology, sim: &SimConfig, switches: usize) -> Iofd {
+    let ecn = sim.ecn.clone().unwrap_or_else(crate::fabric::EcnConfig::hpcc_default);
+    let thresholds = topo
+        .ports
+        .iter()
+        .map(|p| match cfg.threshold {
+            0 => ecn.for_rate_or_scaled(topo.links[p.link.idx()].rate).map_or(u64::MAX, |e| e.kmin),
+            t => t,
+        })
+        .collect();
+    let lossy = !sim.lossless || topo.links.iter().any(|l| l.error_rate > 0.0);
+    Iofd {
+        cfg,
+        thresholds,
+        switches: vec![Default::default(); switches],
+        timeout: lossy.then_some(cfg.resequence_timeout),
+    }
+}
+
+fn validate_iofd(i: &crate::fabric::IofdConfig, flows: &[FlowSpec]) -> Result<()> {
+    use crate::fabric::deflection::MAX_DEFLECTIONS;
+    if i.max_deflections > MAX_DEFLECTIONS {
+        return Err(Error::scenario("iofd.max_deflections", format!("at most {MAX_DEFLECTIONS}")));
+    }
+    if i.escape_pg == 0 || i.escape_pg as usize >= NUM_PRIOS {
+        return Err(Error::scenario("iofd.escape_pg", format!("{} is not a class (1..7)", i.escape_pg)));
+    }
+    if let Some(k) = flows.iter().position(|f| f.pg == i.escape_pg) {
+        return Err(Error::scenario(
+            "iofd.escape_pg",
+            format!("class {} carries data (flows[{k}].pg): the escape class must be free", i.escape_pg),
+        ));
+    }
+    Ok(())
 }

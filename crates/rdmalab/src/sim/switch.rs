@@ -3,6 +3,7 @@
 
 use super::Simulation;
 use crate::engine::rng::RngExt;
+use crate::fabric::deflection::ON_DEQUEUE;
 use crate::fabric::int::IntHop;
 use crate::fabric::packet::NO_INT;
 use crate::fabric::{Admission, Packet, PacketKind};
@@ -12,11 +13,8 @@ use crate::topology::ecmp::ecmp_hash;
 
 impl Simulation {
     /// A packet arrived at a switch through port `at`.
-    pub(super) fn switch_receive(&mut self, at: PortId, mut pkt: Packet) {
-        let (node, sw, local) = {
-            let st = &self.ports[at.idx()];
-            (st.node, st.unit as usize, st.local)
-        };
+    pub(super) fn switch_receive(&mut self, at: PortId, pkt: Packet) {
+        let node = self.ports[at.idx()].node;
         let hops = self.routes.next_hops(node, pkt.dst);
         let egress = match hops.len() {
             0 => {
@@ -30,9 +28,25 @@ impl Simulation {
                 hops[h as usize % n]
             }
         };
+        if self.iofd.is_some() && pkt.kind == PacketKind::Data {
+            return self.iofd_receive(at, node, egress, pkt);
+        }
+        self.switch_enqueue(at, egress, pkt);
+    }
+
+    /// MMU admission (PFC, or a drop) at ingress `at`, then the egress queue of `egress`.
+    #[inline]
+    pub(super) fn switch_enqueue(&mut self, at: PortId, egress: PortId, mut pkt: Packet) {
+        let (sw, local) = {
+            let st = &self.ports[at.idx()];
+            (st.unit as usize, st.local)
+        };
         if self.ports[egress.idx()].down {
             // Routes still point at a failed link (`failures`): the packet is lost.
             self.counters.link_down_losses += 1;
+            if pkt.deflections & ON_DEQUEUE != 0 {
+                self.iofd_dequeue(sw, &mut pkt);
+            }
             self.drop_packet(at, &pkt);
             return;
         }
@@ -41,6 +55,9 @@ impl Simulation {
         if class != 0 {
             match self.mmus[sw].admit(local as usize, class, pkt.wire as u64) {
                 Admission::Drop => {
+                    if pkt.deflections & ON_DEQUEUE != 0 {
+                        self.iofd_dequeue(sw, &mut pkt);
+                    }
                     self.drop_packet(at, &pkt);
                     return;
                 }
@@ -102,6 +119,9 @@ impl Simulation {
             if pkt.kind == PacketKind::Data {
                 self.mark_ecn(port, sw, class, &mut pkt);
             }
+            if pkt.deflections & ON_DEQUEUE != 0 {
+                self.iofd_dequeue(sw, &mut pkt);
+            }
         }
         if pkt.int_slot != NO_INT && pkt.kind == PacketKind::Data && self.cfg.cc.needs_int() {
             self.stamp_int(port, &pkt);
@@ -117,6 +137,9 @@ impl Simulation {
     fn mark_ecn(&mut self, port: PortId, sw: usize, class: usize, pkt: &mut Packet) {
         let Some(ecn) = &self.cfg.ecn else { return };
         let st = &self.ports[port.idx()];
+        if self.no_edge_ecn && st.peer_on_host {
+            return; // Blitz: receiver congestion is DASR's (`dasr_edge_ecn`)
+        }
         let Some(params) = ecn.for_rate_or_scaled(st.rate) else {
             return;
         };

@@ -58,4 +58,10 @@ pub struct Counters {
     pub link_failures: u64,
     /// Route recomputations by the control plane.
     pub reroutes: u64,
+    /// IOFD: deflection decisions (a packet deflected at two switches counts twice).
+    pub deflections: u64,
+    /// IOFD: packets a last hop held and released in order.
+    pub resequenced: u64,
+    /// IOFD: packets a last hop let through out of order (buffer full, or lossy timeout).
+    pub reseq_escapes: u64,
 }

@@ -153,6 +153,44 @@ pub fn incast(senders: &[NodeId], receiver: NodeId, size: u64, start: Time) -> R
     Ok(sorted(flows))
 }
 
+/// The shape of repeated incasts (`incast_rounds`).
+#[derive(Clone, Copy, Debug)]
+pub struct Rounds {
+    /// First round's start.
+    pub start: Time,
+    /// Time between round starts.
+    pub period: Time,
+    /// Number of rounds.
+    pub rounds: u32,
+    /// Each sender starts U(0, jitter) after its round's start (uniform over whole ps).
+    pub jitter: Time,
+}
+
+/// `rounds` incasts of `size` bytes from every sender to `receiver` (seed 004's testbed
+/// workload: rounds every `period`, each sender jittered), dport 200 as `incast`.
+pub fn incast_rounds(senders: &[NodeId], receiver: NodeId, size: u64, r: Rounds, seed: u64) -> Result<Vec<FlowSpec>> {
+    let one = incast(senders, receiver, size, Time::ZERO)?;
+    if r.rounds == 0 {
+        return Err(Error::scenario("incast_rounds.rounds", "must be at least 1"));
+    }
+    if r.period.0 == 0 {
+        return Err(Error::scenario("incast_rounds.period", "must be positive"));
+    }
+    if r.jitter > r.period {
+        return Err(Error::scenario("incast_rounds.jitter", "must not exceed the period"));
+    }
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let mut flows = Vec::with_capacity(one.len() * r.rounds as usize);
+    for k in 0..r.rounds as u64 {
+        let base = r.start + Time(r.period.0 * k);
+        for f in &one {
+            let jitter = if r.jitter.0 == 0 { 0 } else { rng.gen_range(0..=r.jitter.0) };
+            flows.push(FlowSpec { start: base + Time(jitter), ..*f });
+        }
+    }
+    Ok(sorted(flows))
+}
+
 /// A uniformly random derangement of `hosts`: every host sends one `size`-byte flow at
 /// `start` to exactly one other host and receives exactly one. Errors: fewer than two
 /// hosts, a host listed twice, size 0.

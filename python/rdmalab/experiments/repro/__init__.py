@@ -54,6 +54,8 @@ class Experiment:
     compare: Callable[[pl.DataFrame, pl.DataFrame, Store], list[Comparison]]
     theirs: str
     needs_cc: list[str] = field(default_factory=list)
+    #: (sweep folder, figure folder) -> files: a figure the generic kinds do not draw.
+    extra_figures: Callable[[Path, Path], list[Path]] | None = None
 
     def sweep_path(self, quick: bool = False) -> Path:
         """The sweep file shipped with the package."""
@@ -146,6 +148,72 @@ def compare_convergence(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -
     return sorted(out, key=lambda c: (int(c.group[2:]), c.metric))
 
 
+# -- Blitz (seed 004): DASR and IOFD ---------------------------------------------------------
+from rdmalab.experiments.repro import blitz as _blitz  # noqa: E402
+
+_BLITZ_CITATION = ("Xue et al., Fast Congestion Control in RDMA-based Datacenter Networks, SIGCOMM 2018 "
+                   "poster (seed 004)")
+_BLITZ_ASSUMPTIONS = ("InfiniBand CC -> DCQCN (reference defaults); the testbed's DASR was application-level "
+                      "staggering (section 3), ours is in the NIC; 20-host star (20 nodes on a 36-port SX6025) at "
+                      "56 Gb/s, 1 us links, 32 MB buffer; rounds every 5 ms, not 100 ms; 256 KiB per sender; "
+                      "U(0, 100 us) jitter")
+
+BLITZ_EXPERIMENTS = [
+    Experiment(
+        name="blitz-incast",
+        title="Blitz DASR vs DCQCN: incast FCT by degree beside a long flow (Fig. 1a)",
+        citation=_BLITZ_CITATION,
+        sweep="blitz_incast.toml", quick="blitz_incast_quick.toml",
+        figures=["cdf"], by="fabric.cc", compare=_blitz.compare_incast,
+        theirs="the poster's testbed: DCQCN/DASR median and p99 ratios 2.5-3.3x over degrees (midpoint shown), "
+               "InfiniBand p99 about 1.2x its median, long-flow throughput within 0.5 %. Assumptions: "
+               + _BLITZ_ASSUMPTIONS,
+        needs_cc=["dcqcn", "blitz"], extra_figures=_blitz.incast_figure,
+    ),
+    Experiment(
+        name="blitz-incast-cdf",
+        title="Blitz DASR vs DCQCN: incast FCT distribution at degree 16 (Fig. 1b)",
+        citation=_BLITZ_CITATION,
+        sweep="blitz_incast_cdf.toml", quick="blitz_incast_cdf_quick.toml",
+        figures=["cdf"], by="fabric.cc", compare=_blitz.compare_incast_cdf,
+        theirs="the poster's Fig. 1b gives curves only; beside the median, its 2.5-3.3x (midpoint). Assumptions: "
+               + _BLITZ_ASSUMPTIONS,
+        needs_cc=["dcqcn", "blitz"],
+    ),
+    Experiment(
+        name="blitz-ecn",
+        title="Blitz (DASR + IOFD) vs DCQCN: ECN marks, pauses and p99 slowdown under web search + incast",
+        citation=_BLITZ_CITATION,
+        sweep="blitz_fabric.toml", quick="blitz_fabric_quick.toml",
+        figures=["slowdown", "pfc"], by="fabric.cc", compare=_blitz.compare_ecn,
+        theirs="the poster's section 2 end: about 4x fewer ECN marks 'for typical workloads' (workload, fabric and "
+               "scale unstated). Ours: k=8 fat tree and a 2:1 leaf-spine at 100 Gb/s, web search at 30 and 50 % "
+               "load plus a 16->1 incast of 64 KB per sender every 1 ms; DCQCN runs carry IOFD with "
+               "max_deflections = 0, identical to IOFD off (the sweep's TIMELY runs serve blitz-scale)",
+        needs_cc=["dcqcn", "timely", "blitz"],
+    ),
+    Experiment(
+        name="blitz-scale",
+        title="Blitz vs DCQCN and TIMELY at scale: p99 slowdown and throughput",
+        citation=_BLITZ_CITATION + "; numbers from its longer version (not in our seeds, unverified)",
+        sweep="blitz_fabric.toml", quick="blitz_fabric_quick.toml",
+        figures=["slowdown", "cdf"], by="fabric.cc", compare=_blitz.compare_scale,
+        theirs="the longer version's simulation (unverified): 4.8x lower p99 and 58 % more throughput than "
+               "TIMELY/DCQCN; its workload is not ours (same sweep as blitz-ecn). Throughput: payload delivered per "
+               "simulated second over the whole run",
+        needs_cc=["dcqcn", "timely", "blitz"],
+    ),
+    Experiment(
+        name="blitz-iofd",
+        title="IOFD: ECMP-colliding long flows on a leaf-spine, deflection off and on (ours)",
+        citation=_BLITZ_CITATION + " (section 2: in-order flow deflection; no number in the poster)",
+        sweep="blitz_iofd.toml", quick="blitz_iofd_quick.toml",
+        figures=["slowdown", "cdf"], by="fabric.iofd.max_deflections", compare=_blitz.compare_iofd,
+        theirs="no paper number: slowdown 1 is a collision-free path, 0 NACKs is IOFD's in-order promise",
+        needs_cc=["dcqcn"],
+    ),
+]
+
 REGISTRY: dict[str, Experiment] = {e.name: e for e in [
     Experiment(
         name="hpcc-fb-hadoop",
@@ -170,6 +238,7 @@ REGISTRY: dict[str, Experiment] = {e.name: e for e in [
                "of the window in which all N flows send, from the per-QP rate samples",
         needs_cc=["dcqcn"],
     ),
+    *BLITZ_EXPERIMENTS,
 ]}
 
 

@@ -1,0 +1,28 @@
+//! Blitz's hooks into the event loop (seed 004, `docs/blitz.md`): the DASR receiver, called
+//! once per data packet from the receiver handler, and nothing else. The sender side is an
+//! ordinary congestion-control variant (`cc::dasr::BlitzState`), the switch side (IOFD) a
+//! fabric feature.
+
+use super::Simulation;
+use crate::cc::dasr::DataSeen;
+use crate::fabric::Packet;
+
+impl Simulation {
+    /// DASR at the receiver: updates the receiving host's set of active senders for this
+    /// data packet and returns the share (kb/s) its ACK/NACK carries; 0 without Blitz.
+    #[inline]
+    pub(super) fn dasr_on_data(&mut self, pkt: &Packet, new_data: bool, delivered: bool) -> u32 {
+        let Some(dasr) = self.dasr.as_deref_mut() else {
+            return 0;
+        };
+        let seen = DataSeen {
+            nic: self.nic_of[pkt.dst.idx()],
+            qp: pkt.qp,
+            from: pkt.src,
+            new_data,
+            ends_message: delivered && pkt.last_of_msg,
+        };
+        let share = dasr.on_data(seen);
+        (share.0 / 1000).clamp(1, u32::MAX as u64) as u32
+    }
+}

@@ -1,0 +1,130 @@
+//! IOFD's hooks into the switch handlers (`fabric::deflection`, `fabric::resequencer`):
+//! `switch_receive` hands data packets here when IOFD is on, and `switch_kick` calls
+//! [`Simulation::iofd_dequeue`] for a packet carrying one of the IOFD flags. Everything
+//! read or written is the current switch's: its ports' queues, its pins, its
+//! re-sequencer.
+
+use super::Simulation;
+use crate::fabric::deflection::{
+    choose, Choice, Load, CLASS_MASK, CLASS_SHIFT, COUNT_MASK, ESCAPE, ON_DEQUEUE, PINNED,
+};
+use crate::fabric::resequencer::Verdict;
+use crate::fabric::Packet;
+use crate::ids::{NodeId, PortId};
+
+impl Simulation {
+    /// A data packet at switch `sw` (node `node`) whose ECMP port is `ecmp`: re-sequenced
+    /// at the last hop, possibly deflected elsewhere.
+    pub(super) fn iofd_receive(&mut self, at: PortId, node: NodeId, ecmp: PortId, mut pkt: Packet) {
+        let sw = self.ports[at.idx()].unit as usize;
+        if self.ports[ecmp.idx()].peer_on_host {
+            return self.iofd_last_hop(at, sw, ecmp, pkt);
+        }
+        let egress = self.iofd_route(at, node, sw, ecmp, &mut pkt);
+        self.switch_enqueue(at, egress, pkt);
+    }
+
+    /// The deflection decision (a pinned flow follows its pin).
+    fn iofd_route(&mut self, at: PortId, node: NodeId, sw: usize, ecmp: PortId, pkt: &mut Packet) -> PortId {
+        let Simulation { iofd, ports, routes, topo, counters, .. } = self;
+        let Some(iofd) = iofd.as_deref_mut() else { return ecmp };
+        let class = pkt.pg as usize;
+        let count = pkt.deflections & COUNT_MASK;
+        let max = iofd.cfg.max_deflections;
+        let state = &mut iofd.switches[sw];
+        let choice = match state.pin(pkt.qp) {
+            Some((port, _)) if port == ecmp => Choice::Ecmp,
+            Some((port, escape)) if count < max => Choice::Deflect { port, escape },
+            _ => {
+                let th = &iofd.thresholds;
+                let load =
+                    |p: PortId| Load { port: p, queued: ports[p.idx()].queue_bytes[class], threshold: th[p.idx()] };
+                let hops = routes.next_hops(node, pkt.dst);
+                let far = iofd.cfg.nonminimal.then(|| {
+                    topo.nodes[node.idx()].ports.iter().copied().filter(|&p| {
+                        let peer = topo.ports[p.idx()].peer_node;
+                        p != at
+                            && !ports[p.idx()].peer_on_host
+                            && !hops.contains(&p)
+                            && routes.next_hops(peer, pkt.dst).iter().any(|q| topo.ports[q.idx()].peer_node != node)
+                    })
+                });
+                choose(load(ecmp), count, max, hops.iter().map(|&p| load(p)), far.into_iter().flatten().map(load))
+            }
+        };
+        let (port, escape) = match choice {
+            Choice::Ecmp => {
+                if state.pin(pkt.qp).is_some_and(|(p, _)| p == ecmp) {
+                    state.hold_pin(pkt.qp, ecmp, false);
+                    pkt.deflections |= PINNED;
+                }
+                return ecmp;
+            }
+            Choice::Deflect { port, escape } => (port, escape),
+        };
+        counters.deflections += 1;
+        state.hold_pin(pkt.qp, port, escape);
+        pkt.deflections = (count + 1) | (pkt.deflections & !COUNT_MASK) | PINNED | if escape { ESCAPE } else { 0 };
+        port
+    }
+
+    /// The last hop: forward in order, hold what is ahead, release what now follows.
+    fn iofd_last_hop(&mut self, at: PortId, sw: usize, egress: PortId, mut pkt: Packet) {
+        let Some(iofd) = self.iofd.as_deref_mut() else { return };
+        let saved = (pkt.deflections & CLASS_MASK) >> CLASS_SHIFT;
+        if saved != 0 {
+            pkt.pg = saved; // back from the escape class
+            pkt.deflections &= !CLASS_MASK;
+        }
+        if !iofd.cfg.resequence {
+            return self.switch_enqueue(at, egress, pkt);
+        }
+        pkt.ingress = at;
+        pkt.ingress_local = self.ports[at.idx()].local;
+        let (cap, timeout) = (iofd.cfg.resequence_bytes, iofd.timeout);
+        match iofd.switches[sw].reseq.arrive(&pkt, self.now, cap, timeout) {
+            Verdict::Held => {}
+            Verdict::Forward => {
+                self.switch_enqueue(at, egress, pkt);
+                self.forward_released(sw, egress, false);
+            }
+            Verdict::Escape => {
+                self.counters.reseq_escapes += 1;
+                self.forward_released(sw, egress, true);
+                self.switch_enqueue(at, egress, pkt);
+            }
+        }
+    }
+
+    /// Forwards the packets the last `arrive` released (`escaped`: out of order).
+    fn forward_released(&mut self, sw: usize, egress: PortId, escaped: bool) {
+        let Some(iofd) = self.iofd.as_deref_mut() else { return };
+        let released = iofd.switches[sw].reseq.take_released();
+        for p in &released {
+            if escaped {
+                self.counters.reseq_escapes += 1;
+            } else {
+                self.counters.resequenced += 1;
+            }
+            self.switch_enqueue(p.ingress, egress, *p);
+        }
+        if let Some(iofd) = self.iofd.as_deref_mut() {
+            iofd.switches[sw].reseq.restore_released(released);
+        }
+    }
+
+    /// A packet with IOFD flags leaves switch `sw` (or is dropped there): its pin is
+    /// released; an escaping packet takes the escape class and no more deflections.
+    pub(super) fn iofd_dequeue(&mut self, sw: usize, pkt: &mut Packet) {
+        let Some(iofd) = self.iofd.as_deref_mut() else { return };
+        if pkt.deflections & PINNED != 0 {
+            iofd.switches[sw].release_pin(pkt.qp);
+        }
+        if pkt.deflections & ESCAPE != 0 {
+            let saved = (pkt.pg << CLASS_SHIFT) & CLASS_MASK;
+            pkt.pg = iofd.cfg.escape_pg;
+            pkt.deflections = iofd.cfg.max_deflections | saved;
+        }
+        pkt.deflections &= !ON_DEQUEUE;
+    }
+}
