@@ -5,7 +5,8 @@ Runs each scenario in its own process with the pure-Rust runner (no Python in th
 process, so peak RSS is the engine's) and prints wall time, user time, events, events/s,
 packet-hops/s and peak RSS. Scenarios are the ns-3 HPCC simulator's reference configs of
 `../shared/reference/hpcc/` (S1: 320-host fat tree, 9,672 flows; S2: 65-host star, 2,321
-flows) with their CC_MODE replaced as named.
+flows) with their CC_MODE replaced as named, and native TOML scenarios kept in `bench/`
+(`MP-topo1`: seed 001's multipath experiment at 16 QPs and 1 KiB chunks).
 
     python3 bench/run.py                 # all scenarios
     python3 bench/run.py S1-dcqcn S2-none
@@ -31,7 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 REFERENCE = REPO.parent / "shared" / "reference" / "hpcc"
 BINARY = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target")) / "release" / "examples" / "hpcc_run"
 
-# name -> (reference config, CC_MODE)
+# name -> (reference config, CC_MODE), or (native scenario file under bench/, None)
 SCENARIOS = {
     "S2-none": ("S2_dcqcn_config.txt", 0),
     "S1-none": ("S1_dcqcn_config.txt", 0),
@@ -39,6 +40,8 @@ SCENARIOS = {
     "S2-hpcc": ("S2_hpcc_config.txt", 3),
     "S1-dcqcn": ("S1_dcqcn_config.txt", 1),
     "S1-hpcc": ("S1_hpcc_config.txt", 3),
+    # Seed 001's topology 1 at its finest split: 16 QPs, 1 KiB chunks (10,240 WRs), DCQCN.
+    "MP-topo1": ("mp_topo1.toml", None),
 }
 INPUTS = ["fat.txt", "topology.txt", "trace.txt", "S1_flow.txt", "S2_flow.txt"]
 
@@ -48,7 +51,11 @@ def build() -> None:
                    cwd=REPO, check=True)
 
 
-def prepare(workdir: Path, config: str, cc_mode: int) -> Path:
+def prepare(workdir: Path, config: str, cc_mode: int | None) -> Path:
+    if cc_mode is None:  # a native scenario: self-contained
+        out = workdir / config
+        shutil.copy(REPO / "bench" / config, out)
+        return out
     for name in INPUTS:
         shutil.copy(REFERENCE / name, workdir / name)
     text = (REFERENCE / config).read_text()

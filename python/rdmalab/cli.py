@@ -32,7 +32,7 @@ def _write_outputs(results, out: Path, title: str) -> None:
     """Every table the run produced, the reference's text files, and the slowdown figure."""
     from rdmalab.plots import slowdown_by_size
 
-    written = [out / "fct.txt", out / "pfc.txt"]
+    written = [out / "fct.txt", out / "pfc.txt"]  # and messages/chunks with multipath traffic
     results.write_fct(written[0])
     results.write_pfc(written[1])
     for name, table in results.tables().items():

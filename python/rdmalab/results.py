@@ -148,6 +148,36 @@ def describe(scenario, results: Results | None = None) -> str:  # noqa: ANN001
     return ", ".join(parts)
 
 
+#: Columns of the multipath tables (so an empty table has them too). Times in ns:
+#: messages' start_ns is absolute, fct_ns and recv_done_ns are durations from start_ns
+#: (NaN while unfinished); chunks' post_ns, done_ns, recv_ns are absolute.
+MESSAGE_COLUMNS = {"message": pl.UInt32, "src": pl.UInt32, "dst": pl.UInt32, "size": pl.UInt64, "qps": pl.UInt32,
+                   "chunks": pl.UInt64, "start_ns": pl.Float64, "fct_ns": pl.Float64, "recv_done_ns": pl.Float64,
+                   "ideal_ns": pl.Float64, "bytes_placed": pl.UInt64}
+CHUNK_COLUMNS = {"message": pl.UInt32, "chunk": pl.UInt32, "qp": pl.UInt32, "sport": pl.UInt32, "sip": pl.UInt32,
+                 "offset": pl.UInt64, "size": pl.UInt64, "post_ns": pl.Float64, "done_ns": pl.Float64,
+                 "recv_ns": pl.Float64, "path": pl.Utf8}
+
+
+def _ps_columns_frame(raw: dict[str, Any], schema: dict[str, Any]) -> pl.DataFrame:
+    """The engine's columns as a DataFrame with `schema`: every `*_ns` column is the engine's
+    `*_ps` column over 1000, the others are taken as they are."""
+    if not raw or len(raw.get(next(iter(schema)), [])) == 0:
+        return pl.DataFrame(schema=schema)
+    cols = {k: raw[k[:-3] + "_ps"] / 1000.0 if k.endswith("_ns") else raw[k] for k in schema}
+    return pl.DataFrame(cols).cast(schema)
+
+
+def messages_frame(raw: dict[str, Any]) -> pl.DataFrame:
+    """Multipath messages (one row per message posted) as a DataFrame."""
+    return _ps_columns_frame(raw, MESSAGE_COLUMNS)
+
+
+def chunks_frame(raw: dict[str, Any]) -> pl.DataFrame:
+    """Multipath chunks (one row per chunk posted) as a DataFrame."""
+    return _ps_columns_frame(raw, CHUNK_COLUMNS)
+
+
 @dataclass
 class Results:
     """What a run measured.
@@ -170,6 +200,13 @@ class Results:
     per `fabric.link_sample_interval`: time_ps (end of the interval), the port's names, bytes
     sent in the interval and utilization (of the port's rate). All three are empty when not
     sampled.
+
+    Multipath traffic (`Scenario.multipath`) adds `messages`, one row per message: message,
+    src, dst, size, qps, chunks, start_ns, fct_ns (last chunk's completion at the sender,
+    from start), recv_done_ns (last byte placed at the receiver, from start), ideal_ns,
+    bytes_placed; and `chunks`, one row per chunk: message, chunk, qp (0-based within the
+    connection), sport, sip, offset, size, post_ns, done_ns, recv_ns (absolute times) and
+    path (node ids joined by `-`). Each message is also one row of `flows`; its chunks are not.
     """
 
     flows: pl.DataFrame
@@ -179,6 +216,8 @@ class Results:
     queue_samples: pl.DataFrame
     rates: pl.DataFrame = field(default_factory=lambda: rates_frame({}))
     links: pl.DataFrame = field(default_factory=lambda: links_frame({}, pl.DataFrame()))
+    messages: pl.DataFrame = field(default_factory=lambda: messages_frame({}))
+    chunks: pl.DataFrame = field(default_factory=lambda: chunks_frame({}))
     stop_reason: str = "finished"
     interrupted: bool = False
     wall_seconds: float = 0.0
@@ -193,6 +232,7 @@ class Results:
         return cls(flows=flows, counters=dict(raw["counters"]), ports=ports, pfc=pfc_frame(raw["pfc"], names),
                    queue_samples=with_port_names(queues, names), rates=rates_frame(raw.get("rates", {})),
                    links=links_frame(raw.get("link_samples"), names),
+                   messages=messages_frame(raw.get("messages", {})), chunks=chunks_frame(raw.get("chunks", {})),
                    stop_reason=stop_reason,
                    interrupted=interrupted, wall_seconds=wall)
 
@@ -205,7 +245,8 @@ class Results:
 
     def tables(self) -> dict[str, pl.DataFrame]:
         """Every table of the run by its file name: `flows`, `ports`, `pfc`, and `queues`,
-        `rates` and `links` when they were sampled (what `rdmalab run` writes as Parquet)."""
+        `rates` and `links` when they were sampled, `messages` and `chunks` with multipath
+        traffic (what `rdmalab run` writes as Parquet)."""
         out = {"flows": self.flows, "ports": self.ports, "pfc": self.pfc}
         if self.queue_samples.height:
             out["queues"] = self.queue_samples
@@ -213,6 +254,9 @@ class Results:
             out["rates"] = self.rates
         if self.links.height:
             out["links"] = self.links
+        if self.messages.height:  # multipath traffic
+            out["messages"] = self.messages
+            out["chunks"] = self.chunks
         return out
 
     @property

@@ -60,6 +60,13 @@ class Scenario:
                                  "fabric_rate": fabric_rate, "delay": delay}})
 
     @classmethod
+    def full_mesh(cls, switches: int, hosts_per_switch: int, rate: str = "100Gbps",
+                  delay: str = "1us") -> "Scenario":
+        """Switches joined pairwise, `hosts_per_switch` hosts on each (hosts first, then switches)."""
+        return cls({"topology": {"kind": "full_mesh", "switches": switches, "hosts_per_switch": hosts_per_switch,
+                                 "rate": rate, "delay": delay}})
+
+    @classmethod
     def hpcc_topology(cls, path: str | Path) -> "Scenario":
         """A topology in the ns-3 HPCC simulator's format."""
         return cls({"topology": {"kind": "hpcc_file", "path": str(Path(path).resolve())}})
@@ -104,6 +111,23 @@ class Scenario:
         if hosts is not None:
             e["hosts"] = hosts
         return self._add(e)
+
+    def random_pairs(self, count: int, size: int, start: str = "0ns", window: str = "0ns",
+                     hosts: list[int] | None = None) -> "Scenario":
+        """`count` flows of `size` bytes between uniformly random host pairs, starting
+        uniformly in [start, start + window]."""
+        e: dict[str, Any] = {"kind": "random_pairs", "count": count, "size": size, "start": start, "window": window}
+        if hosts is not None:
+            e["hosts"] = hosts
+        return self._add(e)
+
+    def multipath(self, messages: list[dict[str, Any]], **fields: Any) -> "Scenario":
+        """Messages cut into chunks over several QPs per connection (seed 001). `messages`:
+        dicts of src, dst, size and optionally start. Fields: split, qps, chunk_size,
+        chunk_header, outstanding, allocation (dynamic|static), refill_on (ack|sent),
+        post_delay, sport_policy (sequential|distinct_paths|explicit), sports, pg, dport.
+        Results: `Results.messages` and `Results.chunks`."""
+        return self._add({"kind": "multipath", **fields, "messages": [dict(m) for m in messages]})
 
     def flow(self, src: int, dst: int, size: int, start: str = "0ns", **extra: Any) -> "Scenario":
         """One explicit flow (extra: pg, dport, sport, src_ip_index: which of the source

@@ -11,6 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use rdmalab::formats::{fct, hpcc_config, pfc};
+use rdmalab::multipath::{MpChunkRecord, MpMessageRecord};
 use rdmalab::scenario::Scenario;
 use rdmalab::sim::{Results, RunLimit, StopReason, UnreachableFlow};
 use rdmalab::stats::RateSample;
@@ -38,7 +39,7 @@ pub struct Simulation {
 }
 
 fn build(s: Scenario) -> PyResult<rdmalab::sim::Simulation> {
-    rdmalab::sim::Simulation::new(s.topology, s.flows, s.config).map_err(to_py)
+    s.simulation().map_err(to_py)
 }
 
 #[pymethods]
@@ -204,6 +205,8 @@ fn results_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict
         ("no_route_drops", c.no_route_drops),
         ("link_failures", c.link_failures),
         ("reroutes", c.reroutes),
+        ("qp_cache_hits", c.qp_cache_hits),
+        ("qp_cache_misses", c.qp_cache_misses),
         ("deflections", c.deflections),
         ("resequenced", c.resequenced),
         ("reseq_escapes", c.reseq_escapes),
@@ -248,6 +251,53 @@ fn results_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict
     l.set_item("bytes", ls.iter().map(|s| s.2).collect::<Vec<u64>>().into_pyarray(py))?;
     d.set_item("link_samples", l)?;
     d.set_item("rates", rate_dict(py, &r.rate_samples)?)?;
+    d.set_item("messages", message_dict(py, &r.mp_messages)?)?;
+    d.set_item("chunks", chunk_dict(py, &r.mp_chunks)?)?;
+    Ok(d)
+}
+
+/// A time in ps as a float, NaN when absent (unfinished).
+fn opt_ps(t: Option<Time>) -> f64 {
+    t.map_or(f64::NAN, |t| t.0 as f64)
+}
+
+/// Multipath messages as columns (times in ps; NaN where not finished).
+fn message_dict<'py>(py: Python<'py>, ms: &[MpMessageRecord]) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let col = |f: &dyn Fn(&MpMessageRecord) -> u64| ms.iter().map(f).collect::<Vec<u64>>().into_pyarray(py);
+    let fcol = |f: &dyn Fn(&MpMessageRecord) -> f64| ms.iter().map(f).collect::<Vec<f64>>().into_pyarray(py);
+    d.set_item("message", col(&|m| m.message.0 as u64))?;
+    d.set_item("src", col(&|m| m.src.0 as u64))?;
+    d.set_item("dst", col(&|m| m.dst.0 as u64))?;
+    d.set_item("size", col(&|m| m.size))?;
+    d.set_item("qps", col(&|m| m.qps as u64))?;
+    d.set_item("chunks", col(&|m| m.chunks))?;
+    d.set_item("start_ps", col(&|m| m.start.0))?;
+    d.set_item("fct_ps", fcol(&|m| opt_ps(m.fct)))?;
+    d.set_item("recv_done_ps", fcol(&|m| opt_ps(m.recv_done)))?;
+    d.set_item("ideal_ps", col(&|m| m.ideal.0))?;
+    d.set_item("bytes_placed", col(&|m| m.bytes_placed))?;
+    Ok(d)
+}
+
+/// Multipath chunks as columns; `path` as node ids joined by `-`.
+fn chunk_dict<'py>(py: Python<'py>, cs: &[MpChunkRecord]) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let col = |f: &dyn Fn(&MpChunkRecord) -> u64| cs.iter().map(f).collect::<Vec<u64>>().into_pyarray(py);
+    let fcol = |f: &dyn Fn(&MpChunkRecord) -> f64| cs.iter().map(f).collect::<Vec<f64>>().into_pyarray(py);
+    d.set_item("message", col(&|c| c.message.0 as u64))?;
+    d.set_item("chunk", col(&|c| c.chunk as u64))?;
+    d.set_item("qp", col(&|c| c.qp as u64))?;
+    d.set_item("sport", col(&|c| c.sport as u64))?;
+    d.set_item("sip", col(&|c| c.sip as u64))?;
+    d.set_item("offset", col(&|c| c.offset))?;
+    d.set_item("size", col(&|c| c.size))?;
+    d.set_item("post_ps", col(&|c| c.post.0))?;
+    d.set_item("done_ps", fcol(&|c| opt_ps(c.done)))?;
+    d.set_item("recv_ps", fcol(&|c| opt_ps(c.recv)))?;
+    let paths: Vec<String> =
+        cs.iter().map(|c| c.path.iter().map(|n| n.0.to_string()).collect::<Vec<_>>().join("-")).collect();
+    d.set_item("path", paths)?;
     Ok(d)
 }
 

@@ -1,5 +1,6 @@
-//! Runs an ns-3 HPCC config with the Rust engine alone (no Python), for profiling:
-//! `cargo run --release --example hpcc_run -- CONFIG`. Prints counters and timing.
+//! Runs an ns-3 HPCC config, or a native TOML scenario, with the Rust engine alone (no
+//! Python), for profiling: `cargo run --release --example hpcc_run -- CONFIG|SCENARIO.toml`.
+//! Prints counters and timing; writes the FCT file (the config's, or `fct.txt`).
 
 use std::time::Instant;
 
@@ -16,14 +17,18 @@ fn main() {
 fn run() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::env::args().nth(1).ok_or("usage: hpcc_run CONFIG")?;
     let t0 = Instant::now();
-    let cfg = hpcc_config::read_config(&path)?;
-    let s = rdmalab::hpcc_compat::scenario_from_config(&cfg)?;
-    let mut sim = Simulation::new(s.topology, s.flows, s.config)?;
+    let (mut sim, fct_path): (Simulation, std::path::PathBuf) = if path.ends_with(".toml") {
+        (rdmalab::scenario::Scenario::from_file(path.as_ref())?.simulation()?, "fct.txt".into())
+    } else {
+        let cfg = hpcc_config::read_config(&path)?;
+        let s = rdmalab::hpcc_compat::scenario_from_config(&cfg)?;
+        (Simulation::new(s.topology, s.flows, s.config)?, cfg.fct_output_file.clone())
+    };
     let setup = t0.elapsed();
     let reason = sim.run_to_end();
     let wall = t0.elapsed();
     let r = sim.results()?;
-    let mut out = std::io::BufWriter::new(std::fs::File::create(&cfg.fct_output_file)?);
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&fct_path)?);
     fct::write_fct(&mut out, &r.records)?;
     let c = r.counters;
     println!("stop: {reason:?}  flows {}/{}", r.records.len(), r.flows_total);

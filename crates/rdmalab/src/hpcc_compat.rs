@@ -76,7 +76,7 @@ pub fn scenario_from_config(cfg: &HpccConfig) -> Result<Scenario> {
         // The reference recomputes every route in the same event (`TakeDownLink`): delay 0.
         config.link_events.push(crate::sim::LinkEvent { at: ld.at, a: ld.a, b: ld.b, up: false });
     }
-    Ok(Scenario { topology, flows, config })
+    Ok(Scenario::new(topology, flows, config))
 }
 
 /// `ENABLE_TRACE 1`: the nodes listed in `TRACE_FILE` (a count, then node ids), every

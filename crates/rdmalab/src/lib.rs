@@ -6,6 +6,7 @@
 //! `drum` is a solver library used by host agents; it does not depend on the fabric.
 #![warn(missing_debug_implementations)]
 
+pub mod app;
 pub mod cc;
 pub mod drum;
 pub mod engine;
@@ -14,6 +15,7 @@ pub mod fabric;
 pub mod formats;
 pub mod hpcc_compat;
 pub mod ids;
+pub mod multipath;
 pub mod rnic;
 pub mod scenario;
 pub mod sim;

@@ -15,8 +15,9 @@ from typing import Any, Callable
 import numpy as np
 import polars as pl
 
+from rdmalab.experiments import figures_mp
 from rdmalab.experiments.store import Store, param_value
-from rdmalab.experiments.sweep import PLOT_KINDS
+from rdmalab.experiments.sweep import MP_PLOT_KINDS, PLOT_KINDS
 from rdmalab.plots import _save, plt, slowdown_by_size_frames
 from rdmalab.results import port_label
 
@@ -230,6 +231,7 @@ def _panels(store: Store, groups: dict[str, pl.DataFrame], draw: Callable, out: 
 FIGURES: dict[str, Callable[..., list[Path]]] = {
     "slowdown": slowdown_vs_size, "cdf": fct_cdf, "queue": queue_over_time,
     "rate": qp_rate_over_time, "pfc": pfc_pause_time,
+    "mp_qps": figures_mp.fct_vs_qps, "mp_chunk": figures_mp.fct_vs_chunk,
 }
 
 
@@ -246,7 +248,7 @@ def plot_sweep(sweep: str | Path, kinds: list[str] | tuple[str, ...] | None = No
     made: dict[str, list[Path]] = {}
     for kind in kinds:
         if kind not in FIGURES:
-            raise ValueError(f"unknown figure kind `{kind}` (known: {', '.join(KINDS)})")
+            raise ValueError(f"unknown figure kind `{kind}` (known: {', '.join(KINDS + MP_PLOT_KINDS)})")
         try:
             made[kind] = FIGURES[kind](sweep, by=by, out=out_dir / kind, where=where, title=defaults.get("title"))
         except NoData:

@@ -11,6 +11,8 @@ Layout of a sweep folder::
     queues/<run_id>.parquet   switch queue samples when `fabric.queue_sample_interval` is set
     rates/<run_id>.parquet    per-QP rate and throughput samples when `fabric.rate_sample_interval`
                               is set (time_ps, qp, flow, src, dst, rate_gbps, throughput_gbps)
+    messages/<run_id>.parquet multipath messages (`Results.messages`), empty without multipath
+    chunks/<run_id>.parquet   multipath chunks (`Results.chunks`)
 
 Every file is written to a temporary name and renamed into place, and a run's row in
 `runs/` is written last: a run is finished exactly when its `runs/` file exists, so a sweep
@@ -30,7 +32,7 @@ import polars as pl
 from rdmalab.experiments.sweep import RunSpec, Sweep, canonical_json
 
 #: Per-run tables besides `runs`.
-TABLES = ("flows", "ports", "pfc", "queues", "rates", "links")
+TABLES = ("flows", "ports", "pfc", "queues", "rates", "links", "messages", "chunks")
 #: Columns of the runs table that are not parameters or counters.
 RUN_COLUMNS = ("run_id", "sweep", "label", "status", "error", "wall_s", "stop_reason", "host",
                "finished_at", "flows", "scenario")
@@ -139,7 +141,7 @@ class Store:
         return _concat(frames)
 
     def table(self, name: str, runs: pl.DataFrame | None = None, params: bool = True) -> pl.DataFrame:
-        """A per-run table (`flows`, `ports`, `pfc`, `queues`, `rates`) of every run, with `run_id` and,
+        """A per-run table (`flows`, `ports`, `pfc`, `queues`, `rates`, `messages`, `chunks`) of every run, with `run_id` and,
         when `params`, the sweep's parameter columns joined on."""
         d = self.root / name
         files = sorted(p for p in d.glob("*.parquet") if not p.name.startswith(".")) if d.is_dir() else []
@@ -179,5 +181,6 @@ def load_sweep(root: str | Path) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 
 def load_table(root: str | Path, name: str) -> pl.DataFrame:
-    """One per-run table of a sweep (`flows`, `ports`, `pfc`, `queues`, `rates`), parameters joined."""
+    """One per-run table of a sweep (`flows`, `ports`, `pfc`, `queues`, `rates`, `messages`,
+    `chunks`), parameters joined."""
     return Store(root).table(name)

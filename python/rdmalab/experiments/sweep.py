@@ -48,6 +48,8 @@ SWEEP_KEYS = ("name", "description", "scenario", "base", "grid", "zip", "seeds",
 PLOT_KEYS = ("by", "kinds", "where", "title")
 #: Figure kinds (see figures.py).
 PLOT_KINDS = ("slowdown", "cdf", "queue", "rate", "pfc")
+#: Figure kinds drawn only when asked for (they need multipath messages): seed 001's figures.
+MP_PLOT_KINDS = ("mp_qps", "mp_chunk")
 #: Phrases of the engine's parse errors (as opposed to errors building a valid scenario).
 _PARSE_ERRORS = ("unknown field", "invalid type", "missing field", "unknown variant",
                  "invalid value", "invalid length", "duplicate field")
@@ -358,9 +360,10 @@ def _plot_table(doc: dict[str, Any]) -> dict[str, Any]:
     _typed(plot, "title", str, "", "plot.")
     _typed(plot, "where", dict, {}, "plot.")
     kinds = _typed(plot, "kinds", list, [], "plot.")
-    bad = [k for k in kinds if k not in PLOT_KINDS]
+    bad = [k for k in kinds if k not in PLOT_KINDS + MP_PLOT_KINDS]
     if bad:
-        raise SweepError(f"plot.kinds: unknown figure kind {bad[0]!r} (known: {', '.join(PLOT_KINDS)})")
+        known = ", ".join(PLOT_KINDS + MP_PLOT_KINDS)
+        raise SweepError(f"plot.kinds: unknown figure kind {bad[0]!r} (known: {known})")
     return plot
 
 

@@ -58,10 +58,10 @@ def _simulate(task: dict[str, Any], out: dict[str, Any], report: Reporter | None
     out["stop_reason"] = reason
     out["counters"] = dict(res.counters)
     out["tables"] = {"flows": res.flows, "ports": res.ports, "pfc": res.pfc, "queues": res.queue_samples,
-                     "rates": res.rates, "links": res.links}
+                     "rates": res.rates, "links": res.links, "messages": res.messages, "chunks": res.chunks}
     # `port_info` names the ports of the tables above, `unreachable` is part of `flows`.
     known = {"flows", "counters", "ports", "pfc", "queue_samples", "rates", "port_info", "unreachable",
-             "link_samples"}
+             "link_samples", "messages", "chunks"}
     for extra in sorted(set(raw) - known):
         out["tables"].update(_extra_table(extra, raw[extra]))
 

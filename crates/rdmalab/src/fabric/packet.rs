@@ -38,6 +38,10 @@ pub struct Packet {
     pub ingress_local: u16,
     /// Slot of this packet's INT header in the `IntSlab`, or `u32::MAX`.
     pub int_slot: u32,
+    /// On the last data packet of an application's WR: the slot of the WR's in-payload
+    /// header in `app::Headers` (packet content stored out of line, like INT), else
+    /// `app::NO_APP`.
+    pub app_hdr: u32,
     /// Payload bytes.
     pub payload: u32,
     /// Bytes on the wire (payload plus headers).
@@ -80,6 +84,7 @@ impl Packet {
             ingress: PortId(u32::MAX),
             ingress_local: 0,
             int_slot: NO_INT,
+            app_hdr: crate::app::NO_APP,
             payload: 0,
             wire,
             sport: 0,

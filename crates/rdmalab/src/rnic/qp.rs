@@ -17,6 +17,15 @@ pub struct Message {
     pub size: u64,
     /// When it was posted.
     pub posted: Time,
+    /// The application that posted it (`app::NO_APP` for a plain flow, which records its
+    /// own FCT instead of completing to an application).
+    pub app: u32,
+    /// The application's cookie for this WR.
+    pub cookie: u32,
+    /// Slot of its in-payload header (`app::NO_APP`: none), carried by its last packet.
+    pub hdr: u32,
+    /// The application also wants to hear when its last packet leaves the NIC.
+    pub notify_sent: bool,
 }
 
 /// A completion queue entry: a message whose last byte the sender saw acknowledged.
@@ -29,7 +38,7 @@ pub struct Completion {
 }
 
 /// Receiver state of the connection (lives with the QP: one QP, one connection).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct RxState {
     /// Next in-order byte expected.
     pub expected: u64,
@@ -41,6 +50,25 @@ pub struct RxState {
     pub unacked_packets: u32,
     /// No CNP flag before this time (only with `SimConfig::cnp_interval`).
     pub cnp_quiet_until: Time,
+    /// Stream offset where the message being received began.
+    pub msg_start: u64,
+    /// The receiving host's application for this QP (`app::NO_APP`: none), told when a
+    /// message carrying an application header is placed.
+    pub app: u32,
+}
+
+impl Default for RxState {
+    fn default() -> Self {
+        RxState {
+            expected: 0,
+            last_nack: 0,
+            nack_quiet_until: Time::ZERO,
+            unacked_packets: 0,
+            cnp_quiet_until: Time::ZERO,
+            msg_start: 0,
+            app: crate::app::NO_APP,
+        }
+    }
 }
 
 /// A queue pair.
@@ -125,10 +153,26 @@ impl Qp {
         w != 0 && self.snd_nxt - self.snd_una >= w
     }
 
-    /// Posts a message of `size` bytes.
+    /// Posts a message of `size` bytes for flow `flow`.
     pub fn post(&mut self, flow: u32, size: u64, now: Time) {
-        self.posted += size;
-        self.messages.push_back(Message { flow, end: self.posted, size, posted: now });
+        let none = crate::app::NO_APP;
+        self.post_message(Message {
+            flow,
+            end: 0,
+            size,
+            posted: now,
+            app: none,
+            cookie: 0,
+            hdr: none,
+            notify_sent: false,
+        });
+    }
+
+    /// Posts `m` (its `end` is set here) at the end of the stream.
+    pub fn post_message(&mut self, mut m: Message) {
+        self.posted += m.size;
+        m.end = self.posted;
+        self.messages.push_back(m);
         self.finished = false;
     }
 }

@@ -8,13 +8,14 @@
 //! ```toml
 //! seed = 1
 //! [topology]
-//! kind = "fat_tree"            # star | dumbbell | leaf_spine | fat_tree | hpcc_file
+//! kind = "fat_tree"            # star | dumbbell | leaf_spine | fat_tree | full_mesh | hpcc_file
 //! k = 4
 //! host_rate = "100Gbps"
 //! fabric_rate = "100Gbps"
 //! delay = "1us"
 //! [[traffic]]
-//! kind = "poisson"             # poisson | incast | incast_rounds | permutation | flows | hpcc_flow_file | htsim_cm
+//! kind = "poisson"             # poisson | incast | incast_rounds | permutation | random_pairs
+//!                              # | flows | multipath | hpcc_flow_file | htsim_cm
 //! cdf = "fb_hadoop"            # or web_search, or a CDF file path
 //! load = 0.3
 //! duration = "1ms"
@@ -26,6 +27,7 @@ mod cc_params;
 mod iofd;
 mod links;
 mod locate;
+pub mod multipath;
 mod source_map;
 mod trace_spec;
 
@@ -159,6 +161,21 @@ pub enum TopologySpec {
         /// Addresses per host (default 1): the extra ones let flows pick a source address.
         ips_per_host: Option<u32>,
     },
+    /// Switches joined pairwise, hosts on each (seed 001's second topology).
+    FullMesh {
+        /// Switches.
+        switches: usize,
+        /// Hosts per switch.
+        hosts_per_switch: usize,
+        /// Rate of every link.
+        #[serde(default = "default_rate")]
+        rate: String,
+        /// Delay of every link.
+        #[serde(default = "default_delay")]
+        delay: String,
+        /// Addresses per host (default 1): the extra ones let flows pick a source address.
+        ips_per_host: Option<u32>,
+    },
     /// The ns-3 HPCC simulator's topology file.
     HpccFile {
         /// Path (relative to the scenario file).
@@ -228,6 +245,24 @@ pub enum TrafficSpec {
         /// Participating hosts (default: all).
         hosts: Option<Vec<u32>>,
     },
+    /// `count` flows of `size` bytes between uniformly random host pairs, starting
+    /// uniformly in `[start, start + window]`.
+    RandomPairs {
+        /// Number of flows.
+        count: usize,
+        /// Bytes per flow.
+        size: u64,
+        /// Start of the arrival window.
+        #[serde(default = "zero_time")]
+        start: String,
+        /// Length of the arrival window.
+        #[serde(default = "zero_time")]
+        window: String,
+        /// Participating hosts (default: all).
+        hosts: Option<Vec<u32>>,
+    },
+    /// Messages cut into chunks over several QPs per connection (seed 001).
+    Multipath(multipath::MultipathSpec),
     /// Explicit flows.
     Flows {
         /// The flows.
@@ -334,9 +369,25 @@ pub struct Scenario {
     pub flows: Vec<FlowSpec>,
     /// Settings.
     pub config: SimConfig,
+    /// Multipath traffic, set up on the simulation by [`Scenario::simulation`].
+    pub multipath: Vec<multipath::MpTraffic>,
 }
 
 impl Scenario {
+    /// A scenario of plain flows.
+    pub fn new(topology: Topology, flows: Vec<FlowSpec>, config: SimConfig) -> Scenario {
+        Scenario { topology, flows, config, multipath: Vec::new() }
+    }
+
+    /// Builds the simulation: the flows, and the multipath connections with their messages.
+    pub fn simulation(self) -> Result<crate::sim::Simulation> {
+        let mut sim = crate::sim::Simulation::new(self.topology, self.flows, self.config)?;
+        for mp in &self.multipath {
+            mp.set_up(&mut sim)?;
+        }
+        Ok(sim)
+    }
+
     /// Reads a TOML scenario file.
     pub fn from_file(path: &Path) -> Result<Scenario> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::Io { path: path.into(), source: e })?;
@@ -383,8 +434,13 @@ impl ScenarioSpec {
         let mut topology = self.topology.build(base, file).map_err(|e| locate::in_section(e, file, "topology"))?;
         links::set_error_rates(&mut topology, self.fabric.error_rate, &self.links, file)?;
         let mut flows = Vec::new();
+        let mut mp = Vec::new();
         for (i, t) in self.traffic.iter().enumerate() {
             let section = format!("traffic[{i}]");
+            if let TrafficSpec::Multipath(spec) = t {
+                mp.push(spec.build(&section, file, &topology)?);
+                continue;
+            }
             flows.extend(
                 t.build(i, base, file, &topology, self.seed).map_err(|e| locate::in_section(e, file, &section))?,
             );
@@ -399,7 +455,7 @@ impl ScenarioSpec {
         if let Some(i) = &config.iofd {
             iofd::check_escape_class(i, &flows, file)?;
         }
-        Ok(Scenario { topology, flows, config })
+        Ok(Scenario { topology, flows, config, multipath: mp })
     }
 }
 
@@ -418,6 +474,7 @@ impl TopologySpec {
             | TopologySpec::Dumbbell { ips_per_host, .. }
             | TopologySpec::LeafSpine { ips_per_host, .. }
             | TopologySpec::FatTree { ips_per_host, .. }
+            | TopologySpec::FullMesh { ips_per_host, .. }
             | TopologySpec::HpccFile { ips_per_host, .. } => *ips_per_host,
         }
     }
@@ -462,6 +519,9 @@ impl TopologySpec {
             }
             TopologySpec::FatTree { k, host_rate, fabric_rate, delay, .. } => {
                 builders::fat_tree(*k, r("host_rate", host_rate)?, r("fabric_rate", fabric_rate)?, t("delay", delay)?)
+            }
+            TopologySpec::FullMesh { switches, hosts_per_switch, rate, delay, .. } => {
+                builders::full_mesh(*switches, *hosts_per_switch, r("rate", rate)?, t("delay", delay)?)
             }
             TopologySpec::HpccFile { path, .. } => crate::formats::hpcc_topology::read_topology(&base.join(path))
                 .map_err(|e| locate::unreadable(e, file, "topology.path")),
@@ -538,6 +598,12 @@ impl TrafficSpec {
                     seed.wrapping_add(i as u64),
                 )
             }
+            TrafficSpec::RandomPairs { count, size, start, window, hosts } => {
+                let hosts = host_list(file, &f("hosts"), topo, hosts)?;
+                let (start, window) = (field_time(file, &f("start"), start)?, field_time(file, &f("window"), window)?);
+                generators::random_pairs(&hosts, *count, *size, start, window, seed.wrapping_add(i as u64))
+            }
+            TrafficSpec::Multipath(_) => Ok(Vec::new()), // set up on the simulation, not as flows
             TrafficSpec::Flows { flows } => flows
                 .iter()
                 .enumerate()

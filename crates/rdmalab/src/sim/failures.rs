@@ -197,10 +197,16 @@ impl Simulation {
             at: self.now,
         });
         self.flows_done += 1;
+        self.note_work_done();
     }
 
-    /// Gives up every message of `q` (its destination is partitioned away).
+    /// Gives up every message of `q` (its destination is partitioned away). A QP carrying
+    /// an application's messages (multipath) is left alone: applications have no failed
+    /// completion yet, so such a run ends stalled or at its stop time instead.
     fn abandon_qp(&mut self, q: QpId) {
+        if self.qps[q.idx()].messages.iter().any(|m| m.app != crate::app::NO_APP) {
+            return;
+        }
         let flows: Vec<u32> = self.qps[q.idx()].messages.drain(..).map(|m| m.flow).collect();
         for f in flows {
             self.record_unreachable(f);

@@ -4,6 +4,7 @@
 use std::collections::VecDeque;
 
 use super::{Event, Simulation};
+use crate::app::{SendCompletion, SendDone, NO_APP};
 use crate::fabric::packet::NO_INT;
 use crate::fabric::{Packet, PacketKind};
 use crate::ids::{CcGroupId, PortId, QpId};
@@ -141,9 +142,15 @@ impl Simulation {
             self.int.get_mut(int_slot).sent_at = self.now; // TIMELY's timestamp
         }
         let qp = &mut self.qps[qp_id.idx()];
-        let payload = (qp.posted - qp.snd_nxt).min(self.cfg.mtu as u64) as u32;
+        // Packets never span two messages (each WQE is segmented on its own): cut at the
+        // end of the message holding snd_nxt. A flow's QP has one message, its whole stream.
+        let msg = qp.messages.iter().find(|m| m.end > qp.snd_nxt);
+        let msg_end = msg.map_or(qp.posted, |m| m.end);
+        let payload = (msg_end - qp.snd_nxt).min(self.cfg.mtu as u64) as u32;
         let end = qp.snd_nxt + payload as u64;
-        let last_of_msg = qp.messages.iter().any(|m| m.end == end);
+        // The message this packet ends, if any: (its header slot, and whom to tell it left).
+        let ends = msg.filter(|m| m.end == end).map(|m| (m.hdr, m.notify_sent.then_some((m.app, m.cookie))));
+        let last_of_msg = ends.is_some();
         let wire = self.cfg.data_wire(payload);
         let pkt = Packet {
             seq: qp.snd_nxt,
@@ -155,6 +162,7 @@ impl Simulation {
             ingress: PortId(u32::MAX),
             ingress_local: 0,
             int_slot,
+            app_hdr: ends.map_or(NO_APP, |e| e.0),
             payload,
             wire,
             sport: qp.sport,
@@ -183,6 +191,10 @@ impl Simulation {
         self.counters.data_packets_sent += 1;
         self.counters.payload_bytes_sent += payload as u64;
         self.transmit(port, pkt);
+        if let Some((_, Some((app, cookie)))) = ends {
+            let c = SendCompletion { qp: qp_id, cookie, done: SendDone::Sent, time: self.now };
+            self.app_send_done(app, c);
+        }
     }
 
     /// A packet reached its destination host.
@@ -198,11 +210,18 @@ impl Simulation {
     fn receive_data(&mut self, pkt: Packet) {
         let qp = &mut self.qps[pkt.qp.idx()];
         let rx = &mut qp.rx;
+        let mut placed = None;
         let (in_order, new_data) = (pkt.seq == rx.expected, pkt.seq >= rx.expected);
         let reply = if in_order {
             rx.expected += pkt.payload as u64;
             rx.unacked_packets += 1;
             self.counters.payload_bytes_delivered += pkt.payload as u64;
+            if pkt.last_of_msg {
+                if pkt.app_hdr != NO_APP && rx.app != NO_APP {
+                    placed = Some((rx.app, rx.expected - rx.msg_start));
+                }
+                rx.msg_start = rx.expected;
+            }
             if rx.unacked_packets >= self.cfg.ack_interval || pkt.last_of_msg {
                 rx.unacked_packets = 0;
                 Some(PacketKind::Ack)
@@ -220,6 +239,9 @@ impl Simulation {
                 self.cfg.ack_duplicates.then_some(PacketKind::Ack)
             }
         };
+        if let Some((app, bytes)) = placed {
+            self.app_recv_done(app, pkt.qp, pkt.app_hdr, bytes);
+        }
         let share_kbps = self.dasr_on_data(&pkt, new_data, in_order);
         let Some(kind) = reply else {
             if pkt.int_slot != NO_INT {
@@ -242,6 +264,7 @@ impl Simulation {
             ingress: PortId(u32::MAX),
             ingress_local: 0,
             int_slot: pkt.int_slot,
+            app_hdr: NO_APP,
             payload: 0,
             wire: self.cfg.ack_wire(),
             sport: pkt.dport,
@@ -304,14 +327,21 @@ impl Simulation {
         }
     }
 
-    /// Reports every message whose last byte is now acknowledged.
+    /// Reports every message whose last byte is now acknowledged: a flow's FCT, or an
+    /// application's send completion.
     fn complete_messages(&mut self, qp_id: QpId) {
-        let qp = &mut self.qps[qp_id.idx()];
-        while let Some(m) = qp.messages.front().copied() {
+        loop {
+            let qp = &mut self.qps[qp_id.idx()];
+            let Some(m) = qp.messages.front().copied() else { break };
             if m.end > qp.snd_una {
                 break;
             }
             qp.messages.pop_front();
+            if m.app != NO_APP {
+                let c = SendCompletion { qp: qp_id, cookie: m.cookie, done: SendDone::Acked, time: self.now };
+                self.app_send_done(m.app, c);
+                continue;
+            }
             let flow = &self.flows[m.flow as usize];
             self.records.push(FlowRecord {
                 flow: m.flow,
@@ -327,10 +357,18 @@ impl Simulation {
                 ideal: self.ideal[m.flow as usize],
             });
             self.flows_done += 1;
+            let nic = qp.nic as usize;
+            self.nics[nic].cq.push_back(Completion { flow: m.flow, time: self.now });
             self.last_completion = self.now;
-            self.nics[qp.nic as usize].cq.push_back(Completion { flow: m.flow, time: self.now });
+            self.note_work_done();
         }
-        if qp.messages.is_empty() && qp.close_when_idle && qp.snd_una >= qp.posted {
+        self.close_if_idle(qp_id);
+    }
+
+    /// Retires `qp_id` if it is to close when idle and everything posted is acknowledged.
+    pub(super) fn close_if_idle(&mut self, qp_id: QpId) {
+        let qp = &mut self.qps[qp_id.idx()];
+        if !qp.finished && qp.messages.is_empty() && qp.close_when_idle && qp.snd_una >= qp.posted {
             qp.finished = true;
             qp.rto_deadline = Time::MAX;
             self.nics[qp.nic as usize].has_finished = true;

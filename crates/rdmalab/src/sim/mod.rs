@@ -8,6 +8,7 @@
 //! The handlers are split by where they run: `host` (RNIC: transmit arbitration, receiver,
 //! ACK processing, timeouts) and `switch` (forwarding, MMU, PFC, ECN, INT).
 
+mod app;
 mod blitz;
 mod cc;
 pub mod config;
@@ -62,6 +63,8 @@ enum Event {
     Reroute,
     /// A sample of the reference's queue-length monitor (`qlen_monitor`).
     QlenMonitor,
+    /// A host application's timer (application, its token).
+    App(u32, u32),
 }
 
 /// Limits for one call to `run`.
@@ -126,6 +129,11 @@ pub struct Simulation {
     sampler: sampling::Sampler,
     /// (base RTT, BDP bytes) used for every QP when the window is global.
     global_rtt_bdp: (Time, u64),
+    /// Host applications (multipath connections) and their headers in flight.
+    apps: app::Apps,
+    /// Every flow and message is complete but some application connection is still open
+    /// (`run` returns `Finished` at its next event instead of idling through timers).
+    all_done_but_idle_apps: bool,
     /// Blitz's DASR receivers (`None` unless `cc = "blitz"`: no state, one test per packet).
     dasr: Option<Box<crate::cc::dasr::DasrReceivers>>,
     /// Switches do not ECN-mark at host-facing ports (Blitz with `dasr_edge_ecn = false`).
@@ -149,6 +157,12 @@ impl Simulation {
             if budget == 0 {
                 return StopReason::Paused;
             }
+            if self.all_done_but_idle_apps {
+                // Everything posted is complete; connections left open keep only their idle
+                // timers (congestion control) alive, which would run forever.
+                self.all_done_but_idle_apps = false;
+                return StopReason::Finished;
+            }
             budget -= 1;
             let Some((t, ev)) = self.queue.pop() else { unreachable!() };
             self.now = t;
@@ -163,7 +177,7 @@ impl Simulation {
     }
 
     fn idle_reason(&self) -> StopReason {
-        if self.flows_done == self.flows.len() {
+        if self.flows_done == self.work_total() {
             StopReason::Finished
         } else {
             StopReason::Stalled
@@ -184,7 +198,13 @@ impl Simulation {
             Event::LinkUp(l) => self.on_link_up(l),
             Event::Reroute => self.on_reroute(),
             Event::QlenMonitor => self.on_qlen_monitor(),
+            Event::App(a, t) => self.on_app_timer(a, t),
         }
+    }
+
+    /// Flows plus multipath messages: what must complete for the run to finish.
+    fn work_total(&self) -> usize {
+        self.flows.len() + self.apps.message_count()
     }
 
     /// Current simulated time.
@@ -194,7 +214,7 @@ impl Simulation {
 
     /// Flows completed so far and flows in the scenario.
     pub fn progress(&self) -> (usize, usize) {
-        (self.flows_done, self.flows.len())
+        (self.flows_done, self.work_total())
     }
 
     /// Start time of the first flow (for progress displays).

@@ -53,6 +53,10 @@ pub struct Results {
     pub flows_total: usize,
     /// Payload bytes still inside the network when the run ended.
     pub payload_in_flight: u64,
+    /// Every message posted on a multipath connection, in id order.
+    pub mp_messages: Vec<crate::multipath::MpMessageRecord>,
+    /// Every chunk of those messages, by message then chunk number.
+    pub mp_chunks: Vec<crate::multipath::MpChunkRecord>,
     /// Packets still held by IOFD re-sequencers when the run ended (0 without IOFD).
     pub reseq_held: usize,
 }
@@ -90,6 +94,10 @@ impl Simulation {
                 c.payload_bytes_sent, c.payload_bytes_delivered, c.payload_bytes_dropped, in_net
             )));
         }
+        let anomalies = self.mp_anomalies();
+        if anomalies > 0 {
+            return Err(Error::Invariant(format!("{anomalies} multipath chunk(s) placed beyond their message")));
+        }
         // Links lose packets by configuration (error rate) or failure, and a failure may
         // leave packets without a route; buffers must not drop.
         let buffer_drops = c.drops - c.link_error_losses - c.link_down_losses - c.no_route_drops;
@@ -111,9 +119,14 @@ impl Simulation {
         for p in &mut self.ports {
             p.finish(now);
         }
+        let mut counters = self.counters;
+        for cache in self.nics.iter().filter_map(|n| n.cache.as_ref()) {
+            counters.qp_cache_hits += cache.hits;
+            counters.qp_cache_misses += cache.misses;
+        }
         Results {
             records: self.records.clone(),
-            counters: self.counters,
+            counters,
             ports: self.ports.iter().map(|p| p.counters).collect(),
             pfc_events: self.pfc_events.clone(),
             queue_samples: self.queue_samples.clone(),
@@ -122,8 +135,10 @@ impl Simulation {
             unreachable: self.unreachable.clone(),
             last_completion: self.last_completion,
             end_time: now,
-            flows_total: self.flows.len(),
+            flows_total: self.work_total(),
             payload_in_flight: self.payload_in_network(),
+            mp_messages: self.mp_message_records(),
+            mp_chunks: self.mp_chunk_records(),
             reseq_held: self.iofd.as_ref().map_or(0, |i| i.held_packets()),
         }
     }

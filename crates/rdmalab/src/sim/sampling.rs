@@ -117,7 +117,7 @@ impl Simulation {
             }
         }
         let next = self.sampler.next_queue.min(self.sampler.next_rate).min(self.sampler.next_link);
-        if self.flows_done < self.flows.len() && next != Time::MAX {
+        if self.flows_done < self.work_total() && next != Time::MAX {
             self.queue.push(next, Event::Sample);
         }
     }
@@ -150,8 +150,10 @@ impl Simulation {
         let s = &mut self.sampler;
         for (i, qp) in self.qps.iter().enumerate().skip(s.seen) {
             // One QP per flow: QP i was opened for flow i (`on_flow_arrival`); its first
-            // message says so while it has one.
-            let flow = qp.messages.front().map_or(i as u32, |m| m.flow);
+            // message says so while it has one. An application's QP (open before its
+            // first WR) is labelled by the flow row of the message it carries, once it has one.
+            let unknown = if qp.close_when_idle { i as u32 } else { u32::MAX };
+            let flow = qp.messages.front().map_or(unknown, |m| m.flow);
             s.watched.push(Watched { qp: QpId::new(i), flow, acked: 0 });
         }
         s.seen = self.qps.len();
@@ -159,6 +161,9 @@ impl Simulation {
         let (qps, rates) = (&self.qps, &mut s.rates);
         s.watched.retain_mut(|w| {
             let qp = &qps[w.qp.idx()];
+            if w.flow == u32::MAX {
+                w.flow = qp.messages.front().map_or(u32::MAX, |m| m.flow);
+            }
             let bytes = qp.snd_una.saturating_sub(w.acked);
             w.acked = qp.snd_una;
             let bps = bytes as u128 * 8 * 1_000_000_000_000 / interval_ps;

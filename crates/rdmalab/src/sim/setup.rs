@@ -85,6 +85,8 @@ impl Simulation {
             queue_samples: Vec::new(),
             sampler: Default::default(),
             global_rtt_bdp,
+            apps: Default::default(),
+            all_done_but_idle_apps: false,
             dasr,
             no_edge_ecn,
             iofd,

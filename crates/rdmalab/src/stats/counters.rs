@@ -58,6 +58,10 @@ pub struct Counters {
     pub link_failures: u64,
     /// Route recomputations by the control plane.
     pub reroutes: u64,
+    /// QP-context cache lookups that hit, over all NICs (0 when the cache is not modelled).
+    pub qp_cache_hits: u64,
+    /// QP-context cache lookups that missed (each delays that QP's packet by the penalty).
+    pub qp_cache_misses: u64,
     /// IOFD: deflection decisions (a packet deflected at two switches counts twice).
     pub deflections: u64,
     /// IOFD: packets a last hop held and released in order.

@@ -137,6 +137,32 @@ pub fn leaf_spine(
     Ok(t)
 }
 
+/// `switches` switches, every two joined by one link, with `hosts_per_switch` hosts on
+/// each (seed 001's second topology). Node ids: hosts, then switches; host `i` is on switch
+/// `H + i / hosts_per_switch`. All links share `rate` and `delay`. Between hosts on two
+/// different switches there is exactly one shortest path (the direct switch link).
+pub fn full_mesh(switches: usize, hosts_per_switch: usize, rate: Rate, delay: Time) -> Result<Topology> {
+    const B: &str = "full_mesh";
+    check_count(B, "switches", switches)?;
+    check_count(B, "hosts_per_switch", hosts_per_switch)?;
+    check_rate(B, "rate", rate)?;
+    let h = host_total(B, "hosts_per_switch", &[switches, hosts_per_switch])?;
+    if switches > 4096 {
+        return Err(bad(B, "switches", "more than 4096 switches (a full mesh of them has millions of links)".into()));
+    }
+    let mut t = skeleton(h, switches);
+    let p = LinkParams::new(rate, delay);
+    for i in 0..h {
+        link(&mut t, i, h + i / hosts_per_switch, p)?;
+    }
+    for a in 0..switches {
+        for b in a + 1..switches {
+            link(&mut t, h + a, h + b, p)?;
+        }
+    }
+    Ok(t)
+}
+
 /// The number of spines that gives a leaf the oversubscription ratio `oversubscription`
 /// (downlink capacity `hosts_per_leaf * host_rate` over uplink capacity `spines *
 /// fabric_rate`). An error unless that number is a whole number of at least 1 (to a

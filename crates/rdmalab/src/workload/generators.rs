@@ -210,6 +210,34 @@ pub fn permutation(hosts: &[NodeId], size: u64, start: Time, seed: u64) -> Resul
     Ok(sorted(flows))
 }
 
+/// `count` flows of `size` bytes, each between a uniformly drawn pair of distinct hosts of
+/// `hosts`, starting at a time uniform in `[start, start + window]` (whole picoseconds).
+/// Background traffic of seed 001's experiments, whose paper says only "200 background
+/// flows added randomly".
+pub fn random_pairs(
+    hosts: &[NodeId],
+    count: usize,
+    size: u64,
+    start: Time,
+    window: Time,
+    seed: u64,
+) -> Result<Vec<FlowSpec>> {
+    check_hosts("random_pairs.hosts", hosts, 2)?;
+    check_size("random_pairs.size", size)?;
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let n = hosts.len();
+    let flows = (0..count)
+        .map(|_| {
+            let a = rng.gen_range(0..n);
+            // Uniform over the other n - 1 hosts.
+            let b = (a + 1 + rng.gen_range(0..n - 1)) % n;
+            let at = start + Time(rng.gen_range(0..=window.0));
+            FlowSpec::new(hosts[a], hosts[b], size, at)
+        })
+        .collect();
+    Ok(sorted(flows))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -148,6 +148,25 @@ def compare_convergence(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -
     return sorted(out, key=lambda c: (int(c.group[2:]), c.metric))
 
 
+# -- Seed 001: multipath by data partition ----------------------------------------------
+_MP_THEIRS = ("Wang et al.'s ns-3 numbers as printed in §IV (ms; topology 3's 1-QP value is topology 1's "
+              "plus the 'about 200000 ns' the text gives). Quick variants shrink every size by 4 and our "
+              "times are scaled back by 4. 'msg / bg throughput' is the message's throughput over the median "
+              "background flow's in the same run, against one share per QP (theory, not the paper)")
+
+
+def _mp_experiment(topo: int, figs: str, what: str) -> Experiment:
+    from rdmalab.experiments.repro import multipath
+
+    return Experiment(
+        name=f"mp-partition-topo{topo}",
+        title=f"Multipath by data partition, topology {topo} ({figs}): {what}",
+        citation="Wang et al., RDMA Load Balancing via Data Partition (seed 001), §IV",
+        sweep=f"mp_partition_topo{topo}.toml", quick=f"mp_partition_topo{topo}_quick.toml",
+        figures=["mp_qps", "mp_chunk"], by="traffic[0].qps", compare=multipath.compare(topo),
+        theirs=_MP_THEIRS, needs_cc=["dcqcn"],
+    )
+
 # -- Blitz (seed 004): DASR and IOFD ---------------------------------------------------------
 from rdmalab.experiments.repro import blitz as _blitz  # noqa: E402
 
@@ -238,6 +257,9 @@ REGISTRY: dict[str, Experiment] = {e.name: e for e in [
                "of the window in which all N flows send, from the per-QP rate samples",
         needs_cc=["dcqcn"],
     ),
+    _mp_experiment(1, "Figs. 7, 10", "leaf-spine 5x4 hosts, 5 spines, 10 MiB from host 0 to 19"),
+    _mp_experiment(2, "Figs. 8, 11", "full mesh of 5 switches x 4 hosts"),
+    _mp_experiment(3, "Figs. 9, 12", "leaf-spine 8x16 hosts, 4 spines"),
     *BLITZ_EXPERIMENTS,
 ]}
 

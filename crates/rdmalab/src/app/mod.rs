@@ -1,0 +1,146 @@
+//! The host-application interface: what software on a host sees of its RNIC.
+//!
+//! An application opens QPs, posts work requests (WRs) on them and consumes completions,
+//! as a verbs program does. The simulator hands it three things, all outside the
+//! per-packet path:
+//!
+//! - a **send completion** when a WR it posted is done: its last byte acknowledged (RC
+//!   semantics, [`SendDone::Acked`]) or, when the WR asked for it, its last packet handed
+//!   to the wire ([`SendDone::Sent`]);
+//! - a **receive completion** on the receiving host when a WR's last byte is placed in
+//!   order, with the in-payload header the sender wrote ([`RecvCompletion`]);
+//! - a **timer** it set itself ([`Verbs::wake`]).
+//!
+//! Locality: an application instance lives on one host. The sender and receiver ends of a
+//! connection are two instances that learn of each other only through what crosses the
+//! network: the bytes of a WR (its header travels in the packets, see [`Headers`]) and
+//! completions on their own host. A later parallel engine can cut the fabric between hosts
+//! without touching an application.
+//!
+//! Applications built on this: `multipath` (seed 001's data partition). DRUM host agents
+//! and Virtuoso's MP verbs are meant to plug in the same way: one more [`AppKind`] variant
+//! and its handlers in `sim/app.rs`.
+
+use crate::ids::QpId;
+use crate::units::Time;
+
+/// No application: a plain flow's WQE, or a packet carrying no application header.
+pub const NO_APP: u32 = u32::MAX;
+
+/// An application instance (index into the simulator's application table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct AppId(pub u32);
+
+/// The kinds of application, each an index into its own arena.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AppKind {
+    /// The sending half of a multipath connection (`multipath::MpSender`).
+    MpSender(u32),
+    /// The receiving half of a multipath connection (`multipath::MpReceiver`).
+    MpReceiver(u32),
+}
+
+/// An application's header at the start of a WR's payload. Seed 001 names three fields and
+/// not their width; we take 8 bytes each (24 B, `chunk_header`'s default). The bytes count
+/// as payload on the wire: the WR's size includes them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AppHeader {
+    /// Which message (data id) the WR carries a piece of.
+    pub data_id: u64,
+    /// Size of the whole message in bytes (lets the receiver allocate and know when done).
+    pub total: u64,
+    /// Offset of this piece in the message.
+    pub offset: u64,
+}
+
+/// One work request to post on a QP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wr {
+    /// Bytes of the WR, header included.
+    pub bytes: u64,
+    /// The application's own tag, returned in the send completion.
+    pub cookie: u32,
+    /// In-payload header, if the application writes one.
+    pub header: Option<AppHeader>,
+    /// Also report when the last packet leaves the NIC, not only when it is acknowledged.
+    pub notify_sent: bool,
+}
+
+/// What a send completion reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendDone {
+    /// The WR's last packet left the NIC for the first time (only if `notify_sent`).
+    Sent,
+    /// The WR's last byte was acknowledged (the RC work completion).
+    Acked,
+}
+
+/// A send completion on the sending host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SendCompletion {
+    /// The QP the WR was posted on.
+    pub qp: QpId,
+    /// The WR's cookie.
+    pub cookie: u32,
+    /// Which event.
+    pub done: SendDone,
+    /// When.
+    pub time: Time,
+}
+
+/// A receive completion on the receiving host: a whole WR placed in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecvCompletion {
+    /// The QP it arrived on.
+    pub qp: QpId,
+    /// Bytes of the WR, header included.
+    pub bytes: u64,
+    /// The header the sender wrote at the start of the payload.
+    pub header: AppHeader,
+    /// When its last byte was placed.
+    pub time: Time,
+}
+
+/// The verbs an application calls, implemented by the simulator for one host.
+pub trait Verbs {
+    /// Current simulated time.
+    fn now(&self) -> Time;
+    /// Posts `wr` on `qp` (one of the application's QPs) and lets the NIC send it.
+    fn post(&mut self, qp: QpId, wr: Wr);
+    /// Calls the application back with `token` at `at` (not before now).
+    fn wake(&mut self, at: Time, token: u32);
+}
+
+/// The in-payload headers of WRs in flight, referenced by a slot number that the packets
+/// of the WR carry (`Packet::app_hdr`). This is packet content stored out of line, as the
+/// INT headers are: written once by the sender when it posts the WR, read by the receiver
+/// when the WR's last byte is placed, never changed. Append-only: one slot per WR that has
+/// a header, 24 bytes each, so growth is amortised and nothing is freed during a run.
+#[derive(Clone, Debug, Default)]
+pub struct Headers {
+    slots: Vec<AppHeader>,
+}
+
+impl Headers {
+    /// Stores a header; returns the slot the packets carry.
+    pub fn write(&mut self, h: AppHeader) -> u32 {
+        self.slots.push(h);
+        (self.slots.len() - 1) as u32
+    }
+
+    /// The header in `slot`.
+    #[inline]
+    pub fn read(&self, slot: u32) -> AppHeader {
+        self.slots[slot as usize]
+    }
+
+    /// Slots written so far.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// True when no header was written.
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+}

@@ -1,0 +1,254 @@
+//! Multipath by data partition (seed 001: Wang et al., *RDMA Load Balancing via Data
+//! Partition*): one message cut into chunks sent over several QPs of one connection, each
+//! QP with its own UDP source port so that ECMP may put it on its own path.
+//!
+//! A connection is two applications (see `app`): the **sender half** ([`MpSender`]) owns
+//! the allocation of chunks to QPs and refills a QP when one of its chunks completes
+//! (Alg. 1); the **receiver half** ([`MpReceiver`]) reassembles messages by the (data id,
+//! offset) header each chunk carries in its payload (Alg. 2). They share nothing: the
+//! receiver learns of a chunk from its receive completion and the header in its bytes.
+//!
+//! Everything here runs on completions and timers, never per packet.
+//! `docs/multipath.md` is the guide: mechanisms, assumptions, experiments.
+
+mod ports;
+mod receiver;
+mod sender;
+
+pub use ports::{count_equal_cost_paths, distinct_path_ports, path_nodes};
+pub use receiver::{MpReceiver, Placement};
+pub use sender::{ChunkLog, MpSender, SendOutcome, SenderMessage};
+
+use crate::error::{Error, Result};
+use crate::ids::NodeId;
+use crate::units::Time;
+
+/// How a message is cut up (seed 003 adds Virtuoso's split).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Split {
+    /// Fixed-size chunks, each a WR on one QP of the connection (seed 001).
+    #[default]
+    Partition,
+}
+
+/// Which QP a chunk goes to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Allocation {
+    /// One chunk per QP at the start, the next chunk (in offset order) to whichever QP
+    /// completes one (Alg. 1, Fig. 3).
+    #[default]
+    Dynamic,
+    /// The message split evenly over the QPs up front, each QP sending its own contiguous
+    /// share chunk by chunk (Fig. 2's baseline).
+    Static,
+}
+
+/// When a QP's chunk counts as done for the purpose of posting the next one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RefillOn {
+    /// The RC work completion: the chunk's last byte acknowledged.
+    #[default]
+    Ack,
+    /// The chunk's last packet handed to the wire (no round trip per chunk).
+    Sent,
+}
+
+/// How each QP of a connection gets its UDP source port.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum SportPolicy {
+    /// The NIC's per-destination counter (10000, 10001, ...), as for any new QP.
+    #[default]
+    Sequential,
+    /// Ports chosen with the switches' known ECMP hash so that the QPs' paths are pairwise
+    /// different; an error when there are fewer equal-cost paths than QPs.
+    DistinctPaths,
+    /// These ports, one per QP, all different.
+    Explicit(Vec<u16>),
+}
+
+/// A multipath connection's parameters (the `kind = "multipath"` traffic fields).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MpConfig {
+    /// How messages are cut.
+    pub split: Split,
+    /// QPs of the connection, at least 1.
+    pub qps: u32,
+    /// Data bytes per chunk, at least 1 and at most the message size.
+    pub chunk_size: u64,
+    /// In-payload header bytes per chunk (data id, total size, offset; 24 by assumption).
+    pub chunk_header: u64,
+    /// Chunks in flight per QP, at least 1 (Alg. 1: one).
+    pub outstanding: u32,
+    /// Dynamic or static allocation.
+    pub allocation: Allocation,
+    /// What frees a QP for its next chunk.
+    pub refill_on: RefillOn,
+    /// Time from a completion to the post of the next chunk (the host's reaction time).
+    pub post_delay: Time,
+    /// Source ports of the QPs.
+    pub sport_policy: SportPolicy,
+    /// Priority class of the data (default 3, as flows).
+    pub pg: u8,
+    /// Destination UDP port (default 100, as flows).
+    pub dport: u16,
+}
+
+impl Default for MpConfig {
+    fn default() -> Self {
+        MpConfig {
+            split: Split::Partition,
+            qps: 4,
+            chunk_size: 32 * 1024,
+            chunk_header: 24,
+            outstanding: 1,
+            allocation: Allocation::Dynamic,
+            refill_on: RefillOn::Ack,
+            post_delay: Time::ZERO,
+            sport_policy: SportPolicy::Sequential,
+            pg: 3,
+            dport: 100,
+        }
+    }
+}
+
+impl MpConfig {
+    /// Checks what can be checked without the topology; errors name the field.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |field: &str, msg: String| Err(Error::scenario(field, msg));
+        if self.qps == 0 {
+            return bad("qps", "must be at least 1".into());
+        }
+        if self.chunk_size == 0 {
+            return bad("chunk_size", "must be at least 1 byte".into());
+        }
+        if self.outstanding == 0 {
+            return bad("outstanding", "must be at least 1 chunk per QP".into());
+        }
+        if self.pg == 0 || self.pg as usize >= crate::fabric::NUM_PRIOS {
+            return bad("pg", format!("{} is not a data class (1..{})", self.pg, crate::fabric::NUM_PRIOS - 1));
+        }
+        if let SportPolicy::Explicit(ports) = &self.sport_policy {
+            if ports.len() != self.qps as usize {
+                return bad("sports", format!("{} port(s) for {} QPs: give one per QP", ports.len(), self.qps));
+            }
+            let mut sorted = ports.clone();
+            sorted.sort_unstable();
+            if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
+                return bad("sports", format!("port {} appears twice: each QP needs its own", w[0]));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks a message of `size` bytes against the chunk size.
+    pub fn check_message(&self, size: u64) -> Result<()> {
+        check_message_size(self.chunk_size, size)
+    }
+
+    /// Chunks of a message of `size` bytes.
+    pub fn chunks_of(&self, size: u64) -> u64 {
+        size.div_ceil(self.chunk_size)
+    }
+}
+
+/// A message must have at least one byte and at least one chunk's worth.
+pub fn check_message_size(chunk_size: u64, size: u64) -> Result<()> {
+    if size == 0 {
+        return Err(Error::scenario("size", "must be at least 1 byte"));
+    }
+    if chunk_size > size {
+        return Err(Error::scenario(
+            "chunk_size",
+            format!("{chunk_size} bytes is larger than the message ({size} bytes)"),
+        ));
+    }
+    Ok(())
+}
+
+/// What to do with a message (seed 003 adds SEND and READ).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MpOp {
+    /// An RDMA WRITE of the message's bytes to the receiver.
+    Write,
+}
+
+/// One message posted on a multipath connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MpWr {
+    /// The operation.
+    pub op: MpOp,
+    /// Data bytes (headers not included).
+    pub size: u64,
+}
+
+impl MpWr {
+    /// Writes `size` bytes to the receiver.
+    pub fn write(size: u64) -> MpWr {
+        MpWr { op: MpOp::Write, size }
+    }
+}
+
+/// A multipath connection (index in the simulator's connection list).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct MpConnId(pub u32);
+
+/// A message posted on a multipath connection, numbered across all connections in post
+/// order; also its data id in the chunk headers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct MpMsgId(pub u32);
+
+/// One message of a multipath connection, as measured.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MpMessageRecord {
+    /// The message.
+    pub message: MpMsgId,
+    /// Its connection.
+    pub conn: MpConnId,
+    /// Sending host.
+    pub src: NodeId,
+    /// Receiving host.
+    pub dst: NodeId,
+    /// Data bytes.
+    pub size: u64,
+    /// QPs of the connection.
+    pub qps: u32,
+    /// Chunks it was cut into.
+    pub chunks: u64,
+    /// When it was posted (absolute).
+    pub start: Time,
+    /// Last chunk's completion (RC ACK at the sender) minus `start`; `None` if unfinished.
+    pub fct: Option<Time>,
+    /// Last byte placed at the receiver minus `start`; `None` if not all placed.
+    pub recv_done: Option<Time>,
+    /// The single-path ideal FCT of `size` bytes (the flows' `ideal`).
+    pub ideal: Time,
+    /// Data bytes the receiver placed (headers excluded).
+    pub bytes_placed: u64,
+}
+
+/// One chunk, as measured.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MpChunkRecord {
+    /// Its message.
+    pub message: MpMsgId,
+    /// Chunk number in the message (offset order).
+    pub chunk: u32,
+    /// Which QP of the connection carried it (0-based).
+    pub qp: u32,
+    /// That QP's UDP source port.
+    pub sport: u16,
+    /// That QP's source address.
+    pub sip: u32,
+    /// Offset of its data in the message.
+    pub offset: u64,
+    /// Data bytes (header excluded).
+    pub size: u64,
+    /// When the sender posted it (absolute).
+    pub post: Time,
+    /// When its RC completion came back (absolute); `None` if not yet.
+    pub done: Option<Time>,
+    /// When the receiver had it placed (absolute); `None` if not yet.
+    pub recv: Option<Time>,
+    /// Nodes of the ECMP path its QP's packets take, sender first.
+    pub path: Vec<NodeId>,
+}

@@ -1,0 +1,330 @@
+//! The one hook between the RNIC and host applications (`app`), and the multipath verbs
+//! (`Simulation::mp_connect`, `mp_post_send`, `mp_disconnect`) that set such applications
+//! up.
+//!
+//! The RNIC calls in at three places, none per packet: a WR of an application completes at
+//! the sender (`complete_messages`, or `send_data` for the last packet of a WR that asked
+//! for it), a WR carrying an application header is placed at the receiver (the in-order
+//! last packet, `receive_data`), and an application's timer fires (`Event::App`). Each
+//! call is routed by application id to that application's handler, which acts on its own
+//! host through [`Verbs`] only.
+
+use super::{Event, Simulation};
+use crate::app::{AppHeader, AppKind, Headers, RecvCompletion, SendCompletion, Verbs, Wr, NO_APP};
+use crate::error::{Error, Result};
+use crate::ids::{NodeId, QpId};
+use crate::multipath::{
+    distinct_path_ports, path_nodes, MpChunkRecord, MpConfig, MpConnId, MpMessageRecord, MpMsgId, MpReceiver, MpSender,
+    MpWr, SportPolicy,
+};
+use crate::rnic::Message;
+use crate::stats::FlowRecord;
+use crate::units::Time;
+
+/// Every application instance of the run and what they share with the RNIC (their
+/// headers in flight). Setup-time bookkeeping (`conns`, `messages`) is read only to
+/// report results.
+#[derive(Debug, Default)]
+pub(super) struct Apps {
+    kinds: Vec<AppKind>,
+    headers: Headers,
+    senders: Vec<MpSender>,
+    receivers: Vec<MpReceiver>,
+    conns: Vec<Conn>,
+    /// Global message id -> (connection, index in its sender, ideal FCT).
+    messages: Vec<(u32, u32, Time)>,
+}
+
+/// A multipath connection as set up.
+#[derive(Debug)]
+struct Conn {
+    src: NodeId,
+    dst: NodeId,
+    sender: u32,
+    qps: Vec<QpId>,
+    disconnected: bool,
+}
+
+impl Apps {
+    /// Messages posted on multipath connections (each counts as a flow of the run).
+    pub(super) fn message_count(&self) -> usize {
+        self.messages.len()
+    }
+}
+
+/// The verbs of one application on its host.
+struct HostVerbs<'a> {
+    sim: &'a mut Simulation,
+    app: u32,
+}
+
+impl Verbs for HostVerbs<'_> {
+    fn now(&self) -> Time {
+        self.sim.now
+    }
+
+    fn post(&mut self, qp: QpId, wr: Wr) {
+        let hdr = wr.header.map_or(NO_APP, |h| self.sim.apps.headers.write(h));
+        // A WR with a header carries part of message `data_id`, which is flow row
+        // `flows + data_id` of the results (rate samples label QPs by it).
+        let flow = wr.header.map_or(u32::MAX, |h| (self.sim.flows.len() as u64 + h.data_id) as u32);
+        let m = Message {
+            flow,
+            end: 0,
+            size: wr.bytes,
+            posted: self.sim.now,
+            app: self.app,
+            cookie: wr.cookie,
+            hdr,
+            notify_sent: wr.notify_sent,
+        };
+        self.sim.qps[qp.idx()].post_message(m);
+    }
+
+    fn wake(&mut self, at: Time, token: u32) {
+        self.sim.queue.push(at.max(self.sim.now), Event::App(self.app, token));
+    }
+}
+
+impl Simulation {
+    /// Opens a multipath connection from host `src` to host `dst`: `cfg.qps` QPs with their
+    /// source ports, a sender half on `src` and a receiver half on `dst`. Errors name the
+    /// offending field of `cfg` (or `src`/`dst`).
+    pub fn mp_connect(&mut self, src: NodeId, dst: NodeId, cfg: &MpConfig) -> Result<MpConnId> {
+        cfg.validate()?;
+        for (name, node) in [("src", src), ("dst", dst)] {
+            if node.idx() >= self.topo.len() {
+                return Err(Error::scenario(
+                    name,
+                    format!("unknown host {node} (the topology has {} nodes)", self.topo.len()),
+                ));
+            }
+            if !self.topo.is_host(node) {
+                return Err(Error::scenario(name, format!("node {node} is a switch, not a host")));
+            }
+        }
+        if src == dst {
+            return Err(Error::scenario("dst", format!("connection from host {src} to itself")));
+        }
+        let sports = self.mp_sports(src, dst, cfg)?;
+        let conn = self.apps.conns.len() as u32;
+        let (sender_app, receiver_app) = (self.apps.kinds.len() as u32, self.apps.kinds.len() as u32 + 1);
+        let qps: Vec<QpId> = sports
+            .iter()
+            .map(|&sport| {
+                let qp = self.open_qp(src, None, dst, cfg.pg, cfg.dport, sport);
+                let q = &mut self.qps[qp.idx()];
+                q.close_when_idle = false;
+                q.rx.app = receiver_app;
+                qp
+            })
+            .collect();
+        self.apps.kinds.push(AppKind::MpSender(conn));
+        self.apps.kinds.push(AppKind::MpReceiver(conn));
+        self.apps.senders.push(MpSender::new(cfg, qps.clone()));
+        self.apps.receivers.push(MpReceiver::new(cfg.chunk_header));
+        self.apps.conns.push(Conn { src, dst, sender: sender_app, qps, disconnected: false });
+        Ok(MpConnId(conn))
+    }
+
+    /// The source port of each QP under the connection's policy (`None`: the NIC's counter).
+    fn mp_sports(&self, src: NodeId, dst: NodeId, cfg: &MpConfig) -> Result<Vec<Option<u16>>> {
+        Ok(match &cfg.sport_policy {
+            SportPolicy::Sequential => vec![None; cfg.qps as usize],
+            SportPolicy::Explicit(ports) => ports.iter().map(|&p| Some(p)).collect(),
+            SportPolicy::DistinctPaths => {
+                let (sip, dip) = (self.topo.nodes[src.idx()].ips[0], self.topo.nodes[dst.idx()].ips[0]);
+                distinct_path_ports(&self.topo, &self.routes, src, dst, sip, dip, cfg.dport, cfg.qps)
+                    .map_err(|m| Error::scenario("qps", m))?
+                    .into_iter()
+                    .map(Some)
+                    .collect()
+            }
+        })
+    }
+
+    /// Posts a message on `conn`, to start at `at`. Returns its id (its data id on the wire).
+    pub fn mp_post_send(&mut self, conn: MpConnId, wr: MpWr, at: Time) -> Result<MpMsgId> {
+        let Some(c) = self.apps.conns.get(conn.0 as usize) else {
+            return Err(Error::scenario("conn", format!("no multipath connection {}", conn.0)));
+        };
+        if c.disconnected {
+            return Err(Error::scenario("conn", format!("connection {} is disconnected", conn.0)));
+        }
+        if at < self.now {
+            return Err(Error::scenario("start", format!("{at} is before the current time {}", self.now)));
+        }
+        let sender = &mut self.apps.senders[conn.0 as usize];
+        sender.check_size(wr.size)?;
+        let id = self.apps.messages.len() as u32;
+        let (local, token) = sender.add_message(id, wr.size, at);
+        let path = self.routes.first_path(&self.topo, c.src, c.dst);
+        let ideal = crate::stats::ideal::ideal_fct(
+            &self.topo,
+            &path,
+            wr.size,
+            self.cfg.mtu as u64,
+            self.cfg.header_bytes as u64,
+        );
+        self.apps.messages.push((conn.0, local, ideal));
+        let app = c.sender;
+        self.queue.push(at, Event::App(app, token));
+        Ok(MpMsgId(id))
+    }
+
+    /// No more messages on `conn`: its QPs close once everything posted is acknowledged.
+    pub fn mp_disconnect(&mut self, conn: MpConnId) -> Result<()> {
+        let Some(c) = self.apps.conns.get_mut(conn.0 as usize) else {
+            return Err(Error::scenario("conn", format!("no multipath connection {}", conn.0)));
+        };
+        c.disconnected = true;
+        if self.apps.senders[conn.0 as usize].disconnect() {
+            self.close_conn(conn.0);
+        }
+        Ok(())
+    }
+
+    fn close_conn(&mut self, conn: u32) {
+        for i in 0..self.apps.conns[conn as usize].qps.len() {
+            let qp = self.apps.conns[conn as usize].qps[i];
+            self.qps[qp.idx()].close_when_idle = true;
+            self.close_if_idle(qp);
+        }
+    }
+
+    /// A WR of application `app` completed at its sender.
+    pub(super) fn app_send_done(&mut self, app: u32, c: SendCompletion) {
+        let AppKind::MpSender(i) = self.apps.kinds[app as usize] else { return };
+        let mut sender = std::mem::take(&mut self.apps.senders[i as usize]);
+        let out = sender.on_completion(c, &mut HostVerbs { sim: self, app });
+        self.apps.senders[i as usize] = sender;
+        if let Some(local) = out.message_done {
+            self.record_mp_message(i, local);
+        }
+        if out.close {
+            self.close_conn(i);
+        }
+    }
+
+    /// A WR with header slot `hdr` was placed at the receiver's application `app`.
+    pub(super) fn app_recv_done(&mut self, app: u32, qp: QpId, hdr: u32, bytes: u64) {
+        let header: AppHeader = self.apps.headers.read(hdr);
+        let c = RecvCompletion { qp, bytes, header, time: self.now };
+        if let AppKind::MpReceiver(i) = self.apps.kinds[app as usize] {
+            self.apps.receivers[i as usize].on_receive(c);
+        }
+    }
+
+    /// A timer of application `app` fired.
+    pub(super) fn on_app_timer(&mut self, app: u32, token: u32) {
+        let AppKind::MpSender(i) = self.apps.kinds[app as usize] else { return };
+        let mut sender = std::mem::take(&mut self.apps.senders[i as usize]);
+        sender.on_timer(token, &mut HostVerbs { sim: self, app });
+        let first = sender.qps.first().copied();
+        self.apps.senders[i as usize] = sender;
+        if let Some(qp) = first {
+            let nic = self.qps[qp.idx()].nic;
+            self.nic_kick(nic);
+        }
+    }
+
+    /// A message completed at its sender: one row of the flow records, as a flow would.
+    fn record_mp_message(&mut self, conn: u32, local: u32) {
+        let m = &self.apps.senders[conn as usize].messages[local as usize];
+        let c = &self.apps.conns[conn as usize];
+        let qp = &self.qps[c.qps[0].idx()];
+        let ideal = self.apps.messages[m.id as usize].2;
+        self.records.push(FlowRecord {
+            flow: (self.flows.len() + m.id as usize) as u32,
+            src: c.src,
+            dst: c.dst,
+            sip: qp.sip,
+            dip: qp.dip,
+            sport: qp.sport,
+            dport: qp.dport,
+            size: m.size,
+            start: m.start,
+            fct: self.now - m.start,
+            ideal,
+        });
+        self.flows_done += 1;
+        self.note_work_done();
+    }
+
+    /// After a flow or message completed: if that was the last and a connection is still
+    /// open (not `mp_disconnect`ed), ask `run` to stop rather than idle through its timers.
+    pub(super) fn note_work_done(&mut self) {
+        if self.flows_done == self.work_total() && self.apps.conns.iter().any(|c| !c.disconnected) {
+            self.all_done_but_idle_apps = true;
+        }
+    }
+
+    /// Per-message records of every multipath message, in id order.
+    pub(super) fn mp_message_records(&self) -> Vec<MpMessageRecord> {
+        let a = &self.apps;
+        a.messages
+            .iter()
+            .map(|&(conn, local, ideal)| {
+                let m = &a.senders[conn as usize].messages[local as usize];
+                let r = a.receivers[conn as usize].messages.get(&(m.id as u64)).copied().unwrap_or_default();
+                let c = &a.conns[conn as usize];
+                MpMessageRecord {
+                    message: MpMsgId(m.id),
+                    conn: MpConnId(conn),
+                    src: c.src,
+                    dst: c.dst,
+                    size: m.size,
+                    qps: c.qps.len() as u32,
+                    chunks: m.chunks as u64,
+                    start: m.start,
+                    fct: m.done.map(|t| t - m.start),
+                    recv_done: r.done.map(|t| t - m.start),
+                    ideal,
+                    bytes_placed: r.placed,
+                }
+            })
+            .collect()
+    }
+
+    /// Per-chunk records of every multipath message, by message then chunk number.
+    pub(super) fn mp_chunk_records(&self) -> Vec<MpChunkRecord> {
+        let mut out = Vec::new();
+        for (conn, c) in self.apps.conns.iter().enumerate() {
+            let sender = &self.apps.senders[conn];
+            let placed: std::collections::HashMap<(u64, u64), Time> =
+                self.apps.receivers[conn].placements.iter().map(|p| ((p.data_id, p.offset), p.time)).collect();
+            let paths: Vec<Vec<NodeId>> = c
+                .qps
+                .iter()
+                .map(|q| {
+                    let q = &self.qps[q.idx()];
+                    path_nodes(&self.topo, &self.routes, (q.sip, q.dip, q.sport, q.dport), c.src, c.dst)
+                })
+                .collect();
+            for ch in &sender.chunks {
+                let m = &sender.messages[ch.msg as usize];
+                let qp = &self.qps[c.qps[ch.slot as usize].idx()];
+                out.push(MpChunkRecord {
+                    message: MpMsgId(m.id),
+                    chunk: ch.index,
+                    qp: ch.slot,
+                    sport: qp.sport,
+                    sip: qp.sip,
+                    offset: ch.offset,
+                    size: ch.size,
+                    post: ch.post,
+                    done: ch.done,
+                    recv: placed.get(&(m.id as u64, ch.offset)).copied(),
+                    path: paths[ch.slot as usize].clone(),
+                });
+            }
+        }
+        out.sort_by_key(|r| (r.message, r.chunk));
+        out
+    }
+
+    /// Chunks whose headers contradicted their message at a receiver (0 in a correct run).
+    pub(super) fn mp_anomalies(&self) -> u64 {
+        self.apps.receivers.iter().map(|r| r.anomalies).sum()
+    }
+}

@@ -1,0 +1,98 @@
+"""Multipath by data partition through Python: Scenario.multipath, the messages and chunks
+tables, the CLI's and the store's outputs, field-naming errors, and the repro entries."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from rdmalab import Scenario, run
+from rdmalab.experiments import repro
+from rdmalab.experiments.executors import LocalExecutor
+from rdmalab.experiments.figures import plot_sweep
+from rdmalab.experiments.store import Store, load_sweep, load_table
+from rdmalab.experiments.driver import run_sweep
+from rdmalab.experiments.sweep import Sweep
+from rdmalab.results import CHUNK_COLUMNS, MESSAGE_COLUMNS
+
+RDMALAB = Path(sys.executable).parent / "rdmalab"
+MSG = 1 << 20
+
+
+def clos():
+    return Scenario.leaf_spine(2, 2, spines=4, host_rate="100Gbps", fabric_rate="25Gbps")
+
+
+def test_multipath_tables_have_the_documented_columns():
+    s = clos().multipath([{"src": 0, "dst": 2, "size": MSG}], qps=4, chunk_size=MSG // 8,
+                         sport_policy="distinct_paths")
+    r = run(s, progress=False)
+    assert list(r.messages.columns) == list(MESSAGE_COLUMNS)
+    assert list(r.chunks.columns) == list(CHUNK_COLUMNS)
+    m = r.messages.row(0, named=True)
+    assert (m["size"], m["qps"], m["chunks"], m["bytes_placed"]) == (MSG, 4, 8, MSG)
+    assert m["recv_done_ns"] < m["fct_ns"]
+    # The message is one row of flows, its chunks are not.
+    assert r.flows.height == 1 and r.flows["fct_ns"][0] == pytest.approx(m["fct_ns"])
+    assert r.chunks.height == 8 and r.chunks["path"].n_unique() == 4
+    assert all(p.startswith("0-4-") and p.endswith("-5-2") for p in r.chunks["path"])
+    assert sorted(r.chunks["offset"]) == [i * MSG // 8 for i in range(8)]
+
+
+def test_run_writes_messages_and_chunks(tmp_path):
+    scen = tmp_path / "mp.toml"
+    scen.write_text(
+        '[topology]\nkind = "full_mesh"\nswitches = 3\nhosts_per_switch = 2\nrate = "40Gbps"\n'
+        '[[traffic]]\nkind = "multipath"\nqps = 2\nchunk_size = 65536\n'
+        'messages = [{ src = 0, dst = 5, size = 1048576 }, { src = 0, dst = 5, size = 262144, start = "10us" }]\n'
+        '[[traffic]]\nkind = "random_pairs"\ncount = 4\nsize = 100000\nwindow = "20us"\n'
+    )
+    out = subprocess.run([str(RDMALAB), "run", str(scen), "--out", str(tmp_path / "o"), "--quiet"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    msgs = pl.read_parquet(tmp_path / "o" / "messages.parquet")
+    chunks = pl.read_parquet(tmp_path / "o" / "chunks.parquet")
+    assert msgs["message"].to_list() == [0, 1] and msgs["chunks"].to_list() == [16, 4]
+    assert chunks.height == 20
+    # Full mesh: one shortest path between two switches, whatever the port.
+    assert chunks["path"].unique().to_list() == ["0-6-8-5"]
+    assert len((tmp_path / "o" / "fct.txt").read_text().splitlines()) == 6
+
+
+def test_bad_multipath_fields_are_named(tmp_path):
+    scen = tmp_path / "bad.toml"
+    scen.write_text('[topology]\nkind = "star"\nhosts = 2\n[[traffic]]\nkind = "multipath"\nqps = 2\n'
+                    'sport_policy = "explicit"\nsports = [5, 5]\nmessages = [{ src = 0, dst = 1, size = 1000 }]\n')
+    out = subprocess.run([str(RDMALAB), "run", str(scen), "--out", str(tmp_path / "o"), "--quiet"],
+                         capture_output=True, text=True)
+    assert out.returncode == 2
+    assert "bad.toml:8: field `traffic[0].sports`" in out.stderr and "twice" in out.stderr
+    with pytest.raises(ValueError, match=r"traffic\[0\]\.chunk_size"):
+        run(Scenario.star(2).multipath([{"src": 0, "dst": 1, "size": 1000}], chunk_size=1001), progress=False)
+
+
+def test_a_small_repro_sweep_stores_tables_draws_and_compares(tmp_path):
+    exp = repro.get("mp-partition-topo1")
+    import tomllib
+
+    spec = tomllib.loads(exp.sweep_path(quick=True).read_text())
+    spec["base"]["traffic"][0]["messages"][0]["size"] = 262144
+    spec["base"]["traffic"][1].update(count=20, size=262144, window="20us")
+    spec["grid"] = {"traffic[0].qps": [1, 2], "traffic[0].chunk_size": [16384, 65536]}
+    sweep = Sweep.from_dict(spec)
+    run_sweep(sweep, tmp_path / "o", LocalExecutor(2), progress=False)
+    msgs = load_table(tmp_path / "o", "messages")
+    assert msgs.height == 4 and "traffic[0].qps" in msgs.columns
+    assert load_table(tmp_path / "o", "chunks").height == 16 + 4 + 16 + 4
+    assert set(plot_sweep(tmp_path / "o", exp.figures, by=exp.by)) == {"mp_qps", "mp_chunk"}
+    runs, flows = load_sweep(tmp_path / "o")
+    rows = {(c.group, c.metric): c for c in exp.compare(runs, flows, Store(tmp_path / "o"))}
+    one = rows[("1 QP", "FCT ms")]
+    assert one.theirs == pytest.approx(20.639592)
+    # Ours are scaled by 40 (10 MiB over 256 KiB) to the paper's message.
+    raw = msgs.filter(pl.col("traffic[0].qps") == 1)["fct_ns"].mean() / 1e6
+    assert one.ours == pytest.approx(40 * raw)
+    assert rows[("2 QPs", "msg / bg throughput")].theirs == 2.0
+    assert "Wang et al." in repro.comparison_table(exp, tmp_path / "o")
