@@ -84,16 +84,17 @@ def slowdown_figure(results: dict[str, Results | pl.DataFrame] | Results | pl.Da
     if len(edges) < 2:
         return fig
     x = np.arange(len(edges) - 1)
-    counts: list[int] = []
+    counts = np.zeros(len(x), dtype=int)
     for style, group in (("-", frames), ("--", refs)):
         for label, flows in group.items():
             _, cols, n = slowdown_buckets(flows, edges)
-            counts = counts or n
+            if style == "-":
+                counts += np.array(n)
             for a, name in zip(axes, percentiles):
                 k = [p for p, _ in PERCENTILES].index(name)
                 _plot_percentile(a, x, cols[k], n, PERCENTILES[k][1], style, label)
     for a, name in zip(axes, percentiles):
-        _slowdown_axes(a, edges, counts, name)
+        _slowdown_axes(a, edges, counts.tolist(), name)
     axes[0].legend(fontsize=8)
     if title:
         fig.suptitle(title)
@@ -115,14 +116,14 @@ def _plot_percentile(ax: Any, x: np.ndarray, ys: list[float], n: list[int], p: f
 def _slowdown_axes(ax: Any, edges: np.ndarray, counts: list[int], name: str) -> None:
     x = np.arange(len(edges) - 1)
     ax.set_xticks(x, [size_label(e) for e in edges[1:]], rotation=90, fontsize=7)
-    ax.set_xlabel("flow size (bucket's largest, bytes); buckets of equal flow count")
+    ax.set_xlabel("flow size (bytes, largest of the bucket)")
     ax.set_ylabel(f"{name} FCT slowdown")
     ax.set_yscale("log")
     ax.grid(True, which="both", alpha=0.3)
     if counts:
         top = ax.secondary_xaxis("top")
         top.set_xticks(x, [str(c) for c in counts], rotation=90, fontsize=6)
-        top.set_xlabel("flows per bucket (hollow: < %d flows above the percentile)" % MIN_TAIL_FLOWS, fontsize=7)
+        top.set_xlabel("flows per bucket, all runs (hollow: < %d above the percentile)" % MIN_TAIL_FLOWS, fontsize=7)
 
 
 def slowdown_by_size(results: dict[str, Results] | Results, out: str | Path, title: str = "") -> list[Path]:
