@@ -10,7 +10,7 @@ from typing import Any, TextIO
 
 import numpy as np
 import polars as pl
-from tqdm import tqdm
+from tqdm.auto import tqdm
 
 from rdmalab.experiments.executors import LocalExecutor
 from rdmalab.experiments.store import Store
@@ -196,6 +196,7 @@ def slowdown_summary(flows: pl.DataFrame, by: list[str]) -> pl.DataFrame:
     rows = []
     for key, g in flows.group_by(by, maintain_order=True):
         s = g["slowdown"].to_numpy()
+        s = s[~np.isnan(s)]  # unreachable flows have no slowdown
         rows.append({**dict(zip(by, key)), "flows": len(s), "p50": percentile(s, 0.5),
                      "p95": percentile(s, 0.95), "p99": percentile(s, 0.99),
                      "mean": float(np.mean(s)) if len(s) else float("nan")})

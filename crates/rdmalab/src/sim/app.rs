@@ -315,9 +315,11 @@ impl Simulation {
         self.note_work_done();
     }
 
-    /// After a flow or message completed: if that was the last and a connection is still
+    /// After a flow or message completed (or was given up): notes the time as the last
+    /// completion, and if that was the last and a connection is still
     /// open (not `mp_disconnect`ed), ask `run` to stop rather than idle through its timers.
     pub(super) fn note_work_done(&mut self) {
+        self.last_completion = self.now;
         if self.flows_done == self.work_total() && self.apps.conns.iter().any(|c| !c.disconnected) {
             self.all_done_but_idle_apps = true;
         }

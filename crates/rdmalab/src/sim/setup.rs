@@ -108,6 +108,11 @@ impl Simulation {
             next_flow: 0,
             flows_done: 0,
             records: Vec::new(),
+            unreachable: Vec::new(),
+            last_completion: Time::ZERO,
+            qp_flow: Vec::new(),
+            trace: None,
+            qlen_monitor: None,
             pfc_events: Vec::new(),
             counters: Counters::default(),
             queue_samples: Vec::new(),
@@ -126,6 +131,8 @@ impl Simulation {
             sim.queue.push(first.start, Event::FlowArrival);
         }
         sim.schedule_first_sample()?;
+        sim.schedule_link_events()?;
+        sim.schedule_qlen_monitor();
         Ok(sim)
     }
 }
