@@ -81,6 +81,12 @@ pub enum SendDone {
     Sent,
     /// The WR's last byte was acknowledged (the RC work completion).
     Acked,
+    /// Error status: the WR made `fabric.retry_limit` go-back-N rounds without progress
+    /// and one more was due (verbs' retry-exceeded error). Its QP is now in the error state.
+    Failed,
+    /// Error status: the WR was behind a failed one on its QP and was never completed
+    /// (verbs' flush error).
+    Flushed,
 }
 
 /// A send completion on the sending host.
@@ -117,6 +123,13 @@ pub trait Verbs {
     fn post(&mut self, qp: QpId, wr: Wr);
     /// Calls the application back with `token` at `at` (not before now).
     fn wake(&mut self, at: Time, token: u32);
+    /// Go-back-N rounds `qp` (one of the application's QPs) made so far: a WR whose
+    /// completion finds this changed since its post was retransmitted (in part).
+    fn retransmissions(&self, qp: QpId) -> u32;
+    /// Brings `qp` back from the error state (after a [`SendDone::Failed`]): both ends
+    /// reset and agree on where the stream resumes. The exchange that does this takes a
+    /// round trip, which the caller models by posting again no sooner than that.
+    fn reconnect(&mut self, qp: QpId);
 }
 
 /// The in-payload headers of WRs in flight, referenced by a slot number that the packets

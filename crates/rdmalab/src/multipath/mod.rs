@@ -19,7 +19,7 @@ pub mod virtuoso;
 pub use ports::{count_equal_cost_paths, distinct_path_ports, path_nodes};
 pub use receiver::{MpReceiver, Placement};
 pub use sender::{ChunkLog, MpSender, SendOutcome, SenderMessage};
-pub use virtuoso::{MpVerb, PathBy, VirtuosoConfig, Weights};
+pub use virtuoso::{ChunkProbeConfig, ChunkSignal, MpVerb, PathBy, VirtuosoConfig, Weights};
 
 use crate::error::{Error, Result};
 use crate::ids::NodeId;
@@ -249,6 +249,9 @@ pub struct MpWrRecord {
     pub post: Time,
     /// When it completed (absolute): its ACK, or for a READ its data back.
     pub done: Option<Time>,
+    /// It failed (retry exceeded, flushed), or a size-search WR was retransmitted under
+    /// `chunk_probe_signal = "retransmission"`.
+    pub failed: bool,
 }
 
 /// One path of a Virtuoso connection, as measured.

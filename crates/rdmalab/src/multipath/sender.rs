@@ -160,6 +160,9 @@ impl MpSender {
                 }
                 self.refill_on == RefillOn::Ack
             }
+            // Seed 001 has no recovery: a chunk that fails (`fabric.retry_limit`) leaves its
+            // message unfinished and its QP in the error state.
+            SendDone::Failed | SendDone::Flushed => false,
         };
         if frees {
             self.busy[slot] -= 1;

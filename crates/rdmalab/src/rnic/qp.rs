@@ -138,6 +138,14 @@ pub struct Qp {
     /// How many QPs used this slot before (timeout events name it, so that one armed by an
     /// earlier occupant is ignored).
     pub gen: u16,
+    /// Go-back-N rounds (NACK or timeout) since the last acknowledged progress
+    /// (`fabric.retry_limit` counts these).
+    pub retries: u32,
+    /// Go-back-N rounds over the QP's life (what an application reads as "retransmitted").
+    pub rewinds: u32,
+    /// The QP is in the error state: a WR exceeded the retry limit, the rest were flushed,
+    /// nothing is sent until the application reconnects it.
+    pub error: bool,
 }
 
 impl Qp {
@@ -173,6 +181,9 @@ impl Qp {
             in_flight: 0,
             exempt_until: 0,
             gen: 0,
+            retries: 0,
+            rewinds: 0,
+            error: false,
         }
     }
 
@@ -278,6 +289,9 @@ mod tests {
             in_flight: 0,
             exempt_until: 0,
             gen: 0,
+            retries: 0,
+            rewinds: 0,
+            error: false,
         }
     }
 

@@ -374,6 +374,8 @@ pub struct FabricSpec {
     pub ack_interval: Option<u32>,
     /// Retransmission timeout (`"none"` to disable).
     pub rto: Option<String>,
+    /// Go-back-N rounds without progress before a WR fails (absent: unlimited).
+    pub retry_limit: Option<u32>,
     /// `ecmp` (default) or `source_ip` (seed 003's rule: hop = alias index mod n).
     pub path_selection: Option<crate::topology::routing::PathSelection>,
     /// Congestion control: `none`, `dcqcn`, `hpcc`, `timely` or `dctcp`, with run.py's
@@ -875,6 +877,13 @@ impl FabricSpec {
         }
         if let Some(p) = self.path_selection {
             c.path_selection = p;
+        }
+        if let Some(n) = self.retry_limit {
+            if n == 0 {
+                let m = "must be at least 1 go-back-N round (leave it out for no limit)";
+                return Err(Error::input(file, 0, f("retry_limit"), m));
+            }
+            c.retry_limit = Some(n);
         }
         if let Some(cc) = &self.cc {
             c.cc = crate::cc::CcConfig::from_name(cc).map_err(|m| Error::input(file, 0, f("cc"), m))?;

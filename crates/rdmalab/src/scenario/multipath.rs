@@ -10,7 +10,9 @@ use super::{check_host, field_time, zero_time};
 use crate::error::{Error, Result};
 use crate::ids::NodeId;
 use crate::multipath::{
-    self, Allocation, MpConfig, MpVerb, MpWr, PathBy, RefillOn, Split, SportPolicy, VirtuosoConfig, Weights,
+    self,
+    virtuoso::{ChunkProbeConfig, ChunkSignal},
+    Allocation, MpConfig, MpVerb, MpWr, PathBy, RefillOn, Split, SportPolicy, VirtuosoConfig, Weights,
 };
 use crate::sim::{SimConfig, Simulation};
 use crate::topology::routing::Routes;
@@ -35,6 +37,16 @@ pub enum PathByName {
     Sport,
     /// One source address per QP.
     SrcIp,
+}
+
+/// `chunk_probe_signal`.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChunkSignalName {
+    /// The WR failed with the retry limit exceeded.
+    RetryExceeded,
+    /// The WR was retransmitted (in part).
+    Retransmission,
 }
 
 /// `weights`: `"probe"`, `"equal"` or a list.
@@ -144,6 +156,14 @@ pub struct MultipathSpec {
     pub block: Option<u64>,
     /// Virtuoso: EWMA gain of the capacity monitor (our extension; 0 = off).
     pub monitor_gain: Option<f64>,
+    /// Virtuoso, lossy fabrics: search each path's largest WR first (§3.5, Fig. 3b).
+    pub chunk_probe: Option<bool>,
+    /// Virtuoso: the search's first WR size (default 65536; our assumption).
+    pub chunk_probe_start: Option<u64>,
+    /// Virtuoso: the search's linear step (default 16384; our assumption).
+    pub chunk_probe_step: Option<u64>,
+    /// Virtuoso: `retry_exceeded` (default) or `retransmission`.
+    pub chunk_probe_signal: Option<ChunkSignalName>,
     /// The messages; one connection per distinct (src, dst), messages posted in order.
     pub messages: Vec<MessageEntry>,
 }
@@ -303,7 +323,32 @@ impl MultipathSpec {
             small_path: self.small_path.unwrap_or(d.small_path),
             block: self.block.unwrap_or(d.block),
             monitor_gain: self.monitor_gain.unwrap_or(d.monitor_gain),
+            chunk_probe: self.chunk_probe(file, g)?,
         })
+    }
+
+    /// The size search's fields: only with `chunk_probe = true`.
+    fn chunk_probe(&self, file: &Path, g: &dyn Fn(&str) -> String) -> Result<Option<ChunkProbeConfig>> {
+        if self.chunk_probe != Some(true) {
+            let given = [
+                ("chunk_probe_start", self.chunk_probe_start.is_some()),
+                ("chunk_probe_step", self.chunk_probe_step.is_some()),
+                ("chunk_probe_signal", self.chunk_probe_signal.is_some()),
+            ];
+            return match given.iter().find(|(_, set)| *set) {
+                Some((name, _)) => Err(Error::input(file, 0, g(name), "only with chunk_probe = true")),
+                None => Ok(None),
+            };
+        }
+        let d = ChunkProbeConfig::default();
+        Ok(Some(ChunkProbeConfig {
+            start: self.chunk_probe_start.unwrap_or(d.start),
+            step: self.chunk_probe_step.unwrap_or(d.step),
+            signal: match self.chunk_probe_signal {
+                Some(ChunkSignalName::Retransmission) => ChunkSignal::Retransmission,
+                _ => ChunkSignal::RetryExceeded,
+            },
+        }))
     }
 
     /// Virtuoso's fields mean nothing to `split = "partition"`: say so rather than ignore.
@@ -316,6 +361,10 @@ impl MultipathSpec {
             ("small_path", self.small_path.is_some()),
             ("block", self.block.is_some()),
             ("monitor_gain", self.monitor_gain.is_some()),
+            ("chunk_probe", self.chunk_probe.is_some()),
+            ("chunk_probe_start", self.chunk_probe_start.is_some()),
+            ("chunk_probe_step", self.chunk_probe_step.is_some()),
+            ("chunk_probe_signal", self.chunk_probe_signal.is_some()),
         ];
         match given.iter().find(|(_, set)| *set) {
             Some((name, _)) => Err(Error::input(file, 0, g(name), "only with split = \"virtuoso\"")),
@@ -346,6 +395,11 @@ fn check_virtuoso(
     messages: &[(NodeId, NodeId, u64, Time)],
 ) -> Result<()> {
     v.validate(cfg.qps, fabric.mtu).map_err(|e| super::locate::in_section(e, file, at))?;
+    if let Some(c) = &v.chunk_probe {
+        if let Some(m) = multipath::virtuoso::chunk_probe_fabric_error(c, fabric) {
+            return Err(Error::input(file, 0, g("chunk_probe"), m));
+        }
+    }
     if v.path_by == PathBy::SrcIp {
         for &(src, ..) in messages {
             let have = topo.nodes[src.idx()].ips.len();

@@ -92,11 +92,23 @@ impl Verbs for HostVerbs<'_> {
             notify_sent: wr.notify_sent,
             stagger: NO_APP,
         };
-        self.sim.qps[qp.idx()].post_message(m);
+        let q = &mut self.sim.qps[qp.idx()];
+        q.post_message(m);
+        if q.error {
+            q.snd_nxt = q.posted; // held until the QP is reconnected (`sim::retry`)
+        }
     }
 
     fn wake(&mut self, at: Time, token: u32) {
         self.sim.queue.push(at.max(self.sim.now), Event::App(self.app, token));
+    }
+
+    fn retransmissions(&self, qp: QpId) -> u32 {
+        self.sim.qps[qp.idx()].rewinds
+    }
+
+    fn reconnect(&mut self, qp: QpId) {
+        self.sim.reconnect_qp(qp);
     }
 }
 

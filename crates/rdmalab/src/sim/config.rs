@@ -71,6 +71,9 @@ pub struct SimConfig {
     pub cnp_interval: Option<Time>,
     /// Retransmission timeout; `None` = none (the reference has none).
     pub rto: Option<Time>,
+    /// Go-back-N rounds (NACK or timeout) a QP may make without progress; one more and its
+    /// WR fails (`fabric.retry_limit`, `sim::retry`). `None`: retry forever.
+    pub retry_limit: Option<u32>,
     /// The receiver sends at most one NACK per expected sequence within this interval.
     pub nack_interval: Time,
     /// INT units multiplier (the reference's INT_MULTI).
@@ -143,6 +146,7 @@ impl Default for SimConfig {
             rate_bound: true,
             cnp_interval: None,
             rto: Some(Time::from_us(1000)),
+            retry_limit: None,
             nack_interval: Time::from_us(500),
             int_multi: 1,
             qp_cache: None,

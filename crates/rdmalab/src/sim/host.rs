@@ -97,6 +97,9 @@ impl Simulation {
             in_flight: 0,
             exempt_until: 0,
             gen,
+            retries: 0,
+            rewinds: 0,
+            error: false,
         };
         self.counters.qps_opened += 1;
         self.live_qps += 1;
@@ -339,7 +342,8 @@ impl Simulation {
         if self.trace.is_some() {
             self.trace_ack(&pkt);
         }
-        if self.qps[qp_id.idx()].finished {
+        let q = &self.qps[qp_id.idx()];
+        if q.finished || q.error {
             if pkt.int_slot != NO_INT {
                 self.int.release(pkt.int_slot);
             }
@@ -350,6 +354,7 @@ impl Simulation {
         let advanced = pkt.seq > qp.snd_una;
         if advanced {
             qp.snd_una = pkt.seq;
+            qp.retries = 0;
             if self.cfg.rto.is_some() {
                 qp.rto_deadline =
                     if qp.snd_una < qp.snd_nxt { self.now + self.cfg.rto.unwrap_or(Time::MAX) } else { Time::MAX };
@@ -357,7 +362,8 @@ impl Simulation {
         }
         let chunks_done = if advanced { self.complete_messages(qp_id) } else { None };
         let qp = &mut self.qps[qp_id.idx()];
-        if pkt.kind == PacketKind::Nack && qp.snd_nxt > pkt.seq {
+        if pkt.kind == PacketKind::Nack && qp.snd_nxt > pkt.seq.max(qp.snd_una) && self.go_back(qp_id) {
+            let qp = &mut self.qps[qp_id.idx()];
             qp.snd_nxt = pkt.seq.max(qp.snd_una);
         }
         self.cc_on_ack(qp_id, &pkt);
@@ -467,9 +473,14 @@ impl Simulation {
             return;
         }
         if qp.snd_una < qp.snd_nxt {
-            qp.snd_nxt = qp.snd_una;
             self.counters.timeouts += 1;
+            if !self.go_back(qp_id) {
+                return; // retry exceeded: the QP is in the error state
+            }
+            let qp = &mut self.qps[qp_id.idx()];
+            qp.snd_nxt = qp.snd_una;
         }
+        let qp = &mut self.qps[qp_id.idx()];
         qp.rto_deadline = self.now + rto;
         qp.rto_scheduled = true;
         self.queue.push(qp.rto_deadline, Event::Rto(qp_id, qp.gen));

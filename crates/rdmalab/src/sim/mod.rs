@@ -18,13 +18,14 @@ mod host;
 mod iofd;
 pub mod qlen_monitor;
 mod results;
+mod retry;
 mod sampling;
 mod setup;
 mod switch;
+pub mod trace;
 mod virtuoso;
 mod warnings;
 mod watch;
-pub mod trace;
 
 pub use apps::AppPost;
 pub use config::{SimConfig, WindowConfig};

@@ -7,7 +7,7 @@ use super::Simulation;
 use crate::app::{AppKind, RecvCompletion, SendCompletion};
 use crate::error::{Error, Result};
 use crate::ids::{NodeId, QpId};
-use crate::multipath::virtuoso::{VOutcome, VirtuosoReceiver, VirtuosoSender};
+use crate::multipath::virtuoso::{chunk_probe_fabric_error, VOutcome, VirtuosoReceiver, VirtuosoSender};
 use crate::multipath::{
     MpConfig, MpConnId, MpMessageRecord, MpMsgId, MpPathRecord, MpVerb, MpWrRecord, PathBy, VirtuosoConfig,
 };
@@ -25,6 +25,9 @@ impl Simulation {
         v: &VirtuosoConfig,
     ) -> Result<MpConnId> {
         v.validate(cfg.qps, self.cfg.mtu)?;
+        if let Some(m) = v.chunk_probe.as_ref().and_then(|c| chunk_probe_fabric_error(c, &self.cfg)) {
+            return Err(Error::scenario("chunk_probe", m));
+        }
         let src_ips = self.topo.nodes[src.idx()].ips.clone();
         if v.path_by == PathBy::SrcIp && cfg.qps as usize > src_ips.len() {
             let msg = format!(
@@ -54,7 +57,9 @@ impl Simulation {
         self.apps.kinds.push(AppKind::VSender(conn));
         self.apps.kinds.push(AppKind::VReceiver(conn));
         let half = self.apps.vsenders.len() as u32;
-        self.apps.vsenders.push(VirtuosoSender::new(v, forward.clone(), cfg.chunk_header));
+        let path = self.routes.first_path(&self.topo, src, dst);
+        let rtt = crate::stats::ideal::base_rtt(&self.topo, &path, self.cfg.mtu as u64);
+        self.apps.vsenders.push(VirtuosoSender::new(v, forward.clone(), cfg.chunk_header, rtt));
         self.apps.vreceivers.push(VirtuosoReceiver::new(forward.clone(), reverse.clone()));
         self.apps.conns.push(Conn {
             src,
@@ -203,6 +208,7 @@ impl Simulation {
                 size: w.size,
                 post: w.post,
                 done: w.done,
+                failed: w.failed,
             }));
         }
         out

@@ -46,6 +46,9 @@ pub struct Counters {
     pub timeouts: u64,
     /// NACKs sent.
     pub nacks: u64,
+    /// WRs that failed with the retry limit exceeded (`fabric.retry_limit`); the WRs
+    /// flushed behind them are not counted.
+    pub wr_failures: u64,
     /// Queue pairs opened.
     pub qps_opened: u64,
     /// Most queue pairs alive at once (opened and not yet released).

@@ -18,9 +18,11 @@
 //! requests, as the responder's RNIC does) on the destination host; they meet only
 //! through WRs on the wire. `docs/virtuoso.md` is the guide.
 
+mod chunk;
 mod receiver;
 mod sender;
 
+pub use chunk::{ChunkSearch, SEARCH_CAP};
 pub use receiver::VirtuosoReceiver;
 pub use sender::{VMessage, VOutcome, VirtuosoSender, WrKind, WrLog};
 
@@ -61,6 +63,35 @@ pub enum MpVerb {
     Read,
 }
 
+/// What tells the lossy-mode WR size search that a WR was too large (§3.5).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ChunkSignal {
+    /// The WR failed: its QP exceeded `fabric.retry_limit` (the paper's "retry exceeded").
+    #[default]
+    RetryExceeded,
+    /// Any part of the WR was retransmitted (a go-back-N round on its QP while it was out).
+    Retransmission,
+}
+
+/// The lossy-mode WR size search (§3.5, Fig. 3b): per path, double the WR size while WRs
+/// succeed, then add `step` to the last good size until the next failure; data is then
+/// cut into WRs of at most that size per path, one outstanding per path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChunkProbeConfig {
+    /// First WR size (our assumption: the paper gives none), >= 1.
+    pub start: u64,
+    /// Linear step after the first failure (our assumption), >= 1.
+    pub step: u64,
+    /// What counts as a failure.
+    pub signal: ChunkSignal,
+}
+
+impl Default for ChunkProbeConfig {
+    fn default() -> Self {
+        ChunkProbeConfig { start: 65536, step: 16384, signal: ChunkSignal::RetryExceeded }
+    }
+}
+
 /// Virtuoso's parameters (`split = "virtuoso"`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct VirtuosoConfig {
@@ -79,6 +110,8 @@ pub struct VirtuosoConfig {
     /// Gain of the EWMA that updates `cap_i` from finished sub-WRs; 0 = probe once.
     /// Our extension, not in the paper.
     pub monitor_gain: f64,
+    /// Lossy mode: find each path's largest WR first (`chunk_probe = true`); `None`: off.
+    pub chunk_probe: Option<ChunkProbeConfig>,
 }
 
 impl Default for VirtuosoConfig {
@@ -91,6 +124,7 @@ impl Default for VirtuosoConfig {
             small_path: 0,
             block: 4096,
             monitor_gain: 0.0,
+            chunk_probe: None,
         }
     }
 }
@@ -114,6 +148,14 @@ impl VirtuosoConfig {
         if !(0.0..=1.0).contains(&self.monitor_gain) {
             return bad("monitor_gain", format!("{} is not in [0, 1]", self.monitor_gain));
         }
+        if let Some(c) = &self.chunk_probe {
+            if c.start == 0 {
+                return bad("chunk_probe_start", "must be at least 1 byte".into());
+            }
+            if c.step == 0 {
+                return bad("chunk_probe_step", "must be at least 1 byte".into());
+            }
+        }
         if let Weights::List(w) = &self.weights {
             if w.len() != qps as usize {
                 return bad("weights", format!("{} weight(s) for {qps} QPs: give one per path", w.len()));
@@ -124,6 +166,20 @@ impl VirtuosoConfig {
         }
         Ok(())
     }
+}
+
+/// Why the size search cannot run on this fabric (`None`: it can). The search needs
+/// losses to stop it, and `retry_exceeded` needs a retry limit to fail a WR.
+pub fn chunk_probe_fabric_error(c: &ChunkProbeConfig, fabric: &crate::sim::SimConfig) -> Option<String> {
+    if fabric.lossless {
+        return Some("needs a lossy fabric: set fabric.lossless = false (PFC never lets a WR fail)".into());
+    }
+    if c.signal == ChunkSignal::RetryExceeded && fabric.retry_limit.is_none() {
+        let m = "chunk_probe_signal = \"retry_exceeded\" needs fabric.retry_limit (without it no WR fails); \
+                 or use chunk_probe_signal = \"retransmission\"";
+        return Some(m.into());
+    }
+    None
 }
 
 /// Eq. 1: `data_i = total * w_i / sum(w)`, with every boundary between two paths' shares

@@ -3,7 +3,8 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use super::{split_by_weights, MpVerb, VirtuosoConfig, Weights};
+use super::chunk::ChunkSearch;
+use super::{split_by_weights, ChunkSignal, MpVerb, VirtuosoConfig, Weights};
 use crate::app::{AppHeader, RecvCompletion, SendCompletion, SendDone, Verbs, Wr};
 use crate::ids::QpId;
 use crate::units::Time;
@@ -37,6 +38,8 @@ pub enum WrKind {
     Notice,
     /// A READ request; its data comes back on the reverse QP of the same path.
     ReadRequest,
+    /// A WR of the lossy-mode size search (no message, no header).
+    ChunkProbe,
 }
 
 /// One WR posted by the sender (its index is the WR's cookie).
@@ -54,6 +57,13 @@ pub struct WrLog {
     pub post: Time,
     /// When it completed (ACK, or for a READ the last data byte back); `None` if not yet.
     pub done: Option<Time>,
+    /// It completed with an error status (retry exceeded or flushed), or, for a size
+    /// search WR under `chunk_probe_signal = "retransmission"`, was retransmitted.
+    pub failed: bool,
+    /// Its QP's go-back-N rounds when it was posted.
+    rtx: u32,
+    /// Offset of its data in the message (data and READ requests).
+    offset: u64,
 }
 
 /// A message as the sender tracks it.
@@ -97,21 +107,61 @@ enum Probe {
 
 /// Token of a timer that starts message `local`.
 const START: u32 = 1 << 31;
+/// Token of a timer at which path `p`'s QP is reconnected after a failed WR.
+const RECONNECT: u32 = 1 << 30;
+
+/// Lossy-mode size search state of a connection.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Search {
+    /// Not configured, or finished.
+    #[default]
+    Off,
+    /// To run at the first message.
+    Pending,
+    /// Running.
+    Running,
+}
+
+/// A piece of a message waiting for its path (lossy mode: one WR out per path).
+#[derive(Clone, Copy, Debug)]
+struct Piece {
+    local: u32,
+    offset: u64,
+    len: u64,
+    verb: MpVerb,
+    whole: bool,
+}
 
 /// The sending half of a Virtuoso connection.
 #[derive(Clone, Debug, Default)]
 pub struct VirtuosoSender {
     cfg: VirtuosoConfig,
     notice_bytes: u64,
+    /// Base RTT of the connection: what reconnecting a failed QP takes (the exchange of
+    /// the connection manager).
+    rtt: Time,
     /// One QP per path, by slot.
     pub qps: Vec<QpId>,
     /// Capacity estimate per path (Gb/s for probe and monitor; the weights otherwise).
     pub caps: Vec<f64>,
     /// Data bytes sent per path (probes excluded).
     pub path_bytes: Vec<u64>,
-    /// Largest data WR posted per path.
+    /// Largest data WR posted per path; with `chunk_probe`, the size the search found.
     pub path_max_wr: Vec<u64>,
     probe: Probe,
+    search: Search,
+    /// The size search (lossy mode only), its round's WRs not yet over and whether all
+    /// of them succeeded so far.
+    sizer: ChunkSearch,
+    round_open: u32,
+    round_ok: bool,
+    /// Per path: the largest WR data may use (`u64::MAX` without `chunk_probe`).
+    limits: Vec<u64>,
+    /// Lossy mode, per path: pieces not yet posted, and whether one is out.
+    backlog: Vec<VecDeque<Piece>>,
+    busy: Vec<bool>,
+    /// Per path: WRs that failed or were flushed, posted again once the QP is back.
+    redo: Vec<Vec<WrLog>>,
     /// When the probes were posted.
     probe_start: Time,
     /// Messages posted before the probe finished, oldest first.
@@ -136,8 +186,9 @@ pub struct VOutcome {
 }
 
 impl VirtuosoSender {
-    /// A sender over `qps` (open, one per path). `notice_bytes`: payload of the notice SEND.
-    pub fn new(cfg: &VirtuosoConfig, qps: Vec<QpId>, notice_bytes: u64) -> VirtuosoSender {
+    /// A sender over `qps` (open, one per path). `notice_bytes`: payload of the notice SEND;
+    /// `rtt`: the connection's base RTT.
+    pub fn new(cfg: &VirtuosoConfig, qps: Vec<QpId>, notice_bytes: u64, rtt: Time) -> VirtuosoSender {
         let n = qps.len();
         let (caps, probe) = match &cfg.weights {
             Weights::Probe => (vec![0.0; n], Probe::Pending),
@@ -147,11 +198,17 @@ impl VirtuosoSender {
         VirtuosoSender {
             cfg: cfg.clone(),
             notice_bytes,
+            rtt,
             qps,
             caps,
             path_bytes: vec![0; n],
             path_max_wr: vec![0; n],
             probe,
+            search: if cfg.chunk_probe.is_some() { Search::Pending } else { Search::Off },
+            limits: vec![u64::MAX; n],
+            backlog: vec![VecDeque::new(); n],
+            busy: vec![false; n],
+            redo: vec![Vec::new(); n],
             ..Default::default()
         }
     }
@@ -183,16 +240,90 @@ impl VirtuosoSender {
         self.pending == 0
     }
 
-    /// A timer of this sender fired: a message starts (after the probe, if one is due).
+    /// A timer of this sender fired: a message starts (after the connection's set-up:
+    /// the size search and the probe, if due), or a reconnected path goes on.
     pub fn on_timer(&mut self, token: u32, v: &mut impl Verbs) {
+        if token & START == 0 && token & RECONNECT != 0 {
+            return self.on_reconnected((token & !RECONNECT) as usize, v);
+        }
         let local = token & !START;
-        match self.probe {
-            Probe::Done => self.start_message(local, v),
-            Probe::Running(_) => self.waiting.push_back(local),
-            Probe::Pending => {
-                self.waiting.push_back(local);
-                self.start_probe(v);
+        if self.search == Search::Off && self.probe == Probe::Done {
+            return self.start_message(local, v);
+        }
+        self.waiting.push_back(local);
+        self.set_up(v);
+    }
+
+    /// Moves the connection's set-up on: the size search, then the capacity probe, then
+    /// the messages that waited for them.
+    fn set_up(&mut self, v: &mut impl Verbs) {
+        match (self.search, self.probe) {
+            (Search::Pending, _) => self.start_search(v),
+            (Search::Running, _) | (_, Probe::Running(_)) => {}
+            (Search::Off, Probe::Pending) => self.start_probe(v),
+            (Search::Off, Probe::Done) => {
+                let now = v.now();
+                while let Some(local) = self.waiting.pop_front() {
+                    let m = &mut self.messages[local as usize];
+                    m.probe = now - m.start;
+                    self.start_message(local, v);
+                }
             }
+        }
+    }
+
+    /// §3.5 lossy mode: the size search, all paths in lockstep (one size for all: a
+    /// round posts it on every path at once and succeeds only if every path's WR did).
+    fn start_search(&mut self, v: &mut impl Verbs) {
+        let c = self.cfg.chunk_probe.unwrap_or_default();
+        self.search = Search::Running;
+        self.sizer = ChunkSearch::new(c.start, c.step);
+        self.post_round(v);
+    }
+
+    fn post_round(&mut self, v: &mut impl Verbs) {
+        self.round_open = self.qps.len() as u32;
+        self.round_ok = true;
+        for path in 0..self.qps.len() {
+            self.post(u32::MAX, path, WrKind::ChunkProbe, self.sizer.size, None, v);
+        }
+    }
+
+    /// A size search WR succeeded (`ok`) or not; `errored`: it failed and left its QP in
+    /// the error state, which is reconnected before the round counts as over.
+    fn on_search_wr(&mut self, w: WrLog, ok: bool, errored: bool, v: &mut impl Verbs) {
+        self.round_ok &= ok;
+        if errored {
+            v.reconnect(self.qps[w.path as usize]);
+            v.wake(v.now() + self.rtt, RECONNECT | w.path);
+            return; // the round goes on in `on_reconnected`
+        }
+        self.round_part_done(v);
+    }
+
+    /// One path's part of the search round is over; the last one decides the next size.
+    fn round_part_done(&mut self, v: &mut impl Verbs) {
+        self.round_open -= 1;
+        if self.round_open > 0 {
+            return;
+        }
+        if self.sizer.on_result(self.round_ok).is_some() {
+            return self.post_round(v);
+        }
+        let limit = self.sizer.result();
+        self.limits.iter_mut().for_each(|l| *l = limit);
+        self.path_max_wr.iter_mut().for_each(|l| *l = limit);
+        self.search = Search::Off;
+        self.set_up(v);
+    }
+
+    /// Path `path`'s QP is ready again after a failed WR: what failed is posted again.
+    fn on_reconnected(&mut self, path: usize, v: &mut impl Verbs) {
+        if self.search == Search::Running {
+            return self.round_part_done(v);
+        }
+        for w in std::mem::take(&mut self.redo[path]) {
+            self.repost(w, v);
         }
     }
 
@@ -211,16 +342,47 @@ impl VirtuosoSender {
         let (verb, size) = (self.messages[local as usize].verb, self.messages[local as usize].size);
         if size < self.cfg.small_message {
             let path = self.cfg.small_path as usize;
-            self.post_piece(local, path, 0, size, verb, true, v);
+            self.add_piece(Piece { local, offset: 0, len: size, verb, whole: true }, path, v);
             return;
         }
         let shares = split_by_weights(size, &self.caps, self.cfg.block);
         let mut offset = 0;
         for (path, &share) in shares.iter().enumerate() {
-            if share > 0 {
-                self.post_piece(local, path, offset, share, verb, false, v);
+            // Lossy mode: at most the path's limit per WR (one WR without a limit).
+            let limit = self.limits[path];
+            let mut at = offset;
+            while at < offset + share {
+                let len = (offset + share - at).min(limit);
+                self.add_piece(Piece { local, offset: at, len, verb, whole: false }, path, v);
+                at += len;
             }
             offset += share;
+        }
+    }
+
+    /// Counts a piece for its message and path and posts it, or in lossy mode queues it
+    /// behind the path's WR in flight (§3.5: the next WR after the previous CQE).
+    fn add_piece(&mut self, p: Piece, path: usize, v: &mut impl Verbs) {
+        let m = &mut self.messages[p.local as usize];
+        m.open += 1;
+        m.pieces += 1;
+        self.path_bytes[path] += p.len;
+        if self.cfg.chunk_probe.is_none() {
+            self.path_max_wr[path] = self.path_max_wr[path].max(p.len);
+            return self.post_piece(p.local, path, p.offset, p.len, p.verb, p.whole, v);
+        }
+        self.backlog[path].push_back(p);
+        self.pump(path, v);
+    }
+
+    /// Lossy mode: posts path `path`'s next piece if none is out.
+    fn pump(&mut self, path: usize, v: &mut impl Verbs) {
+        if self.busy[path] {
+            return;
+        }
+        if let Some(p) = self.backlog[path].pop_front() {
+            self.busy[path] = true;
+            self.post_piece(p.local, path, p.offset, p.len, p.verb, p.whole, v);
         }
     }
 
@@ -247,10 +409,6 @@ impl VirtuosoSender {
         if kind == WrKind::ReadRequest {
             self.open_reads.insert((m.id as u64, offset), self.wrs.len() as u32);
         }
-        self.messages[local as usize].open += 1;
-        self.messages[local as usize].pieces += 1;
-        self.path_bytes[path] += len;
-        self.path_max_wr[path] = self.path_max_wr[path].max(len);
         self.post_wr(local, path, kind, len, wire, Some(header), v);
     }
 
@@ -278,7 +436,11 @@ impl VirtuosoSender {
         v: &mut impl Verbs,
     ) {
         let cookie = self.wrs.len() as u32;
-        self.wrs.push(WrLog { msg: local, path: path as u32, kind, size, post: v.now(), done: None });
+        let rtx = v.retransmissions(self.qps[path]);
+        let offset = header.map_or(0, |h| h.offset);
+        let log =
+            WrLog { msg: local, path: path as u32, kind, size, post: v.now(), done: None, failed: false, rtx, offset };
+        self.wrs.push(log);
         if let Some(m) = self.messages.get_mut(local as usize) {
             m.wrs += 1;
         }
@@ -287,10 +449,21 @@ impl VirtuosoSender {
 
     /// A WR of this sender was acknowledged.
     pub fn on_completion(&mut self, c: SendCompletion, v: &mut impl Verbs) -> VOutcome {
-        if c.done != SendDone::Acked {
-            return VOutcome::default();
+        match c.done {
+            SendDone::Acked => {}
+            SendDone::Sent => return VOutcome::default(),
+            SendDone::Failed | SendDone::Flushed => return self.on_failure(c, v),
         }
         let w = &mut self.wrs[c.cookie as usize];
+        if w.kind == WrKind::ChunkProbe {
+            w.done = Some(c.time);
+            let retransmitted = v.retransmissions(self.qps[w.path as usize]) != w.rtx;
+            let signal = self.cfg.chunk_probe.map(|p| p.signal).unwrap_or_default();
+            w.failed = signal == ChunkSignal::Retransmission && retransmitted;
+            let w = *w;
+            self.on_search_wr(w, !w.failed, false, v);
+            return VOutcome::default();
+        }
         if w.kind == WrKind::ReadRequest {
             return VOutcome::default(); // the READ completes when its data is back
         }
@@ -325,6 +498,10 @@ impl VirtuosoSender {
     /// a large SEND post the notice once every WRITE is done.
     fn on_piece_done(&mut self, w: WrLog, now: Time, v: &mut impl Verbs) -> VOutcome {
         self.monitor(w, now);
+        if self.cfg.chunk_probe.is_some() {
+            self.busy[w.path as usize] = false;
+            self.pump(w.path as usize, v);
+        }
         let m = &mut self.messages[w.msg as usize];
         m.cqes += 1;
         m.open -= 1;
@@ -360,11 +537,50 @@ impl VirtuosoSender {
             return;
         }
         self.probe = Probe::Done;
-        while let Some(local) = self.waiting.pop_front() {
-            let m = &mut self.messages[local as usize];
-            m.probe = now - m.start;
-            self.start_message(local, v);
+        self.set_up(v);
+    }
+
+    /// A WR failed (retry exceeded) or was flushed behind one. A size search WR is a
+    /// finding. Anything else is posted again once its QP is reconnected (the middleware
+    /// retries; the WRs flushed behind it go again in their order).
+    fn on_failure(&mut self, c: SendCompletion, v: &mut impl Verbs) -> VOutcome {
+        let w = &mut self.wrs[c.cookie as usize];
+        w.failed = true;
+        w.done = Some(c.time);
+        let w = *w;
+        if w.kind == WrKind::ChunkProbe {
+            self.on_search_wr(w, false, c.done == SendDone::Failed, v);
+            return VOutcome::default();
         }
+        self.redo[w.path as usize].push(w);
+        if c.done == SendDone::Failed {
+            v.reconnect(self.qps[w.path as usize]);
+            v.wake(v.now() + self.rtt, RECONNECT | w.path);
+        }
+        VOutcome::default()
+    }
+
+    /// Posts failed WR `w` again, as a new WR with the same content.
+    fn repost(&mut self, w: WrLog, v: &mut impl Verbs) {
+        let path = w.path as usize;
+        let Some(m) = self.messages.get(w.msg as usize) else {
+            // A capacity probe: measured again from the original start (the failure counts).
+            return self.post(u32::MAX, path, w.kind, w.size, None, v);
+        };
+        let (id, total, verb) = (m.id as u64, m.size, m.verb);
+        let header = match w.kind {
+            WrKind::Notice => AppHeader { data_id: id, total, offset: 0, length: 0, op: op::NOTICE },
+            WrKind::ReadRequest => {
+                self.open_reads.insert((id, w.offset), self.wrs.len() as u32);
+                AppHeader { data_id: id, total, offset: w.offset, length: w.size, op: op::READ_REQ }
+            }
+            _ if verb == MpVerb::Send && total < self.cfg.small_message => {
+                AppHeader { data_id: id, total, offset: 0, length: w.size, op: op::SEND }
+            }
+            _ => AppHeader { data_id: id, total, offset: w.offset, length: w.size, op: op::WRITE },
+        };
+        let wire = if w.kind == WrKind::ReadRequest { READ_REQUEST_BYTES } else { w.size };
+        self.post_wr(w.msg, path, w.kind, w.size, wire, Some(header), v);
     }
 
     fn finish(&mut self, local: u32, now: Time) -> VOutcome {
