@@ -126,3 +126,56 @@ def test_repro_overhead_counts_wrs_as_designed(tmp_path):
     for c in rows.values():
         assert c.ours == c.theirs, c
     assert rows[("send 1 MB 3p", "WRs")].ours == 4
+
+
+def lossy_bed(links: int, buffer_mb: float, **fabric) -> Scenario:
+    return (Scenario.dumbbell(1, host_rate="10Gbps", bottleneck_rate="1Gbps", delay="2us", bottleneck_links=links)
+            .with_ips_per_host(links)
+            .with_fabric(path_selection="source_ip", cc="none", lossless=False, buffer_mb=buffer_mb, **fabric))
+
+
+def test_chunk_probe_caps_data_wrs_and_retry_limit_errors_are_named():
+    s = lossy_bed(2, 1.0).multipath([{"src": 0, "dst": 1, "size": 2_000_000}], split="virtuoso", path_by="src_ip",
+                                    qps=2, weights="equal", chunk_probe=True, chunk_probe_signal="retransmission")
+    r = run(s, progress=False)
+    m = r.messages.row(0, named=True)
+    found = r.paths["max_wr"].to_list()
+    # One size for both paths, below one path's (126 KB at 1 MiB) and above a third of it.
+    assert found[0] == found[1] and 40_000 < found[0] < 126_000
+    assert m["bytes_placed"] == 2_000_000 and m["wrs"] >= 2 * (1_000_000 // found[0])
+    assert m["probe_ns"] > 0 and r.counters["wr_failures"] == 0
+    with pytest.raises(ValueError, match=r"fabric\.retry_limit"):
+        run(lossy_bed(1, 1.0, retry_limit=0).multipath([{"src": 0, "dst": 1, "size": MB4}], split="virtuoso"),
+            progress=False)
+    with pytest.raises(ValueError, match=r"traffic\[0\]\.chunk_probe.*lossless"):
+        run(dumbbell_bed(1).multipath([{"src": 0, "dst": 1, "size": MB4}], split="virtuoso", chunk_probe=True),
+            progress=False)
+
+
+def test_repro_chunk_and_mice(tmp_path):
+    def chunk(spec):
+        spec["base"]["traffic"][0]["chunk_probe_step"] = 16384
+        _paths(spec, [1, 4])
+
+    exp, rows, made = _small("virtuoso-chunk", tmp_path, chunk)
+    assert set(made) == {"virtuoso_chunk"}
+    # buffer_mb is fitted so that one path's bound is Table 2's 700,417 bytes: found within a step.
+    one = rows[("1 paths", "per path KB")]
+    assert one.theirs == pytest.approx(700.417) and one.theirs - 16.384 < one.ours <= one.theirs
+    # The bound counts the backlog as N S (1 - N/10) and leaves out the extra ports' headroom
+    # and reserves (-0.6 KB at 4 paths): exact to within one packet on the wire (1.048 KB).
+    four = rows[("4 paths", "per path KB vs bound")]
+    assert four.theirs - 16.384 < four.ours <= four.theirs + 1.048
+    assert rows[("4 paths", "total KB")].ours == pytest.approx(4 * four.ours)
+    assert "Table 2" in repro.comparison_table(exp, tmp_path / "virtuoso-chunk")
+
+    def mice(spec):
+        spec["base"]["traffic"][0]["messages"] = [{"src": 0, "dst": 1, "size": 30_000_000}]
+        spec["base"]["traffic"][1]["messages"] = spec["base"]["traffic"][1]["messages"][:5]
+
+    exp, rows, made = _small("virtuoso-mice", tmp_path, mice)
+    assert set(made) == {"virtuoso_mice"}
+    alone = rows[("elephant on path 0", "mouse mean ms")].theirs
+    assert alone == pytest.approx(8 * 262144 * 1.048 / 1e9 * 1e3)
+    single, split = rows[("elephant on path 0", "mouse mean ms")].ours, rows[("elephant on 10 paths", "mouse mean ms")].ours
+    assert alone < split < single

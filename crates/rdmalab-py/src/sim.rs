@@ -211,6 +211,7 @@ fn results_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict
         ("ecn_marks", c.ecn_marks),
         ("timeouts", c.timeouts),
         ("nacks", c.nacks),
+        ("wr_failures", c.wr_failures),
         ("qps_opened", c.qps_opened),
         ("qps_peak", c.qps_peak),
         ("link_error_losses", c.link_error_losses),

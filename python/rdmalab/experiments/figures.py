@@ -243,6 +243,7 @@ FIGURES: dict[str, Callable[..., list[Path]]] = {
     "mp_qps": figures_mp.fct_vs_qps, "mp_chunk": figures_mp.fct_vs_chunk,
     "virtuoso_paths": figures_virtuoso.fct_vs_paths, "virtuoso_speedup": figures_virtuoso.speedup_vs_size,
     "virtuoso_overhead": figures_virtuoso.wrs_vs_paths,
+    "virtuoso_chunk": figures_virtuoso.chunk_vs_paths, "virtuoso_mice": figures_virtuoso.mice_fct,
 }
 
 

@@ -112,3 +112,92 @@ def wrs_vs_paths(sweep: str | Path, by: str | None = None, out: str | Path | Non
     ax.set_ylabel("WRs per message")
     out = out or Path(sweep) / "figures" / "virtuoso_overhead"
     return _finish(fig, ax, store, title, "work requests per message", out)
+
+
+# -- lossy mode (Table 2) and mice (Fig. 7) --------------------------------------------------
+
+#: Table 2 of the paper: paths -> (largest WR summed over the paths, average per path), bytes.
+TABLE2 = {1: (700_417, 700_417), 2: (1_300_482, 650_241), 4: (2_537_172, 634_293),
+          6: (4_405_660, 734_280), 8: (9_371_656, 1_171_457), 9: (18_984_993, 2_109_400)}
+#: The mice of `virtuoso-mice`.
+MOUSE = 262_144
+
+
+def chunk_table(store) -> pl.DataFrame:  # noqa: ANN001
+    """Per run: `paths`, the size search's result per path (`avg`, all paths share it) and
+    summed over the paths (`total`)."""
+    from rdmalab.experiments.figures import NoData
+
+    df = store.table("paths")
+    if df.height == 0 or QPS not in df.columns:
+        raise NoData("the sweep has no Virtuoso paths varied by traffic[0].qps")
+    runs = store.runs().filter(pl.col("status") == "ok").select("run_id")
+    return (df.join(runs, on="run_id").group_by("run_id", QPS)
+            .agg(pl.col("max_wr").sum().alias("total"), pl.col("max_wr").mean().alias("avg"))
+            .with_columns(pl.col(QPS).cast(pl.Int64).alias("paths")).sort("paths"))
+
+
+def ingress_bound(paths: int, one_path: float, core_gbps: float = 1.0, host_gbps: float = 10.0) -> float:
+    """Largest WR per path that our ToR takes, scaled from one path's: every path's data
+    enters through the host's one ingress port, whose drop threshold bounds the backlog of
+    all paths together; a round of N WRs of S bytes leaves N S (1 - N R_core / R_host)
+    queued (one path: S (1 - R_core / R_host))."""
+    left = lambda n: 1 - n * core_gbps / host_gbps  # noqa: E731
+    return one_path * left(1) / (paths * left(paths))
+
+
+def chunk_vs_paths(sweep: str | Path, by: str | None = None, out: str | Path | None = None,
+                   where: dict[str, Any] | None = None, title: str | None = None) -> list[Path]:
+    """Largest WR per path against the number of paths: ours, Table 2's, and the bound of
+    a shared ingress threshold fitted at one path."""
+    from rdmalab.experiments.store import Store
+
+    store = Store(sweep)
+    t = chunk_table(store)
+    n = t["paths"].to_numpy()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(n, t["avg"].to_numpy() / 1e3, "o-", label="rdmalab (size search)")
+    paper = sorted(TABLE2.items())
+    ax.plot([k for k, _ in paper], [v[1] / 1e3 for _, v in paper], "s--", label="paper, Table 2")
+    one = TABLE2[1][1]  # the buffer is fitted so that this is one path's bound
+    ax.plot(n, [ingress_bound(int(k), one) / 1e3 for k in n], "k:", label="shared-ingress bound (fitted)")
+    ax.set_xlabel("paths (1 Gb/s links, 10 Gb/s host)")
+    ax.set_ylabel("largest WR per path (KB)")
+    out = out or Path(sweep) / "figures" / "virtuoso_chunk"
+    return _finish(fig, ax, store, title, "lossy WR size search", out)
+
+
+def mice_table(store) -> pl.DataFrame:  # noqa: ANN001
+    """The mice (`MOUSE`-byte messages) of every run, with `paths` (the elephant's QPs)."""
+    from rdmalab.experiments.figures import NoData
+
+    df = store.table("messages")
+    if df.height == 0 or QPS not in df.columns:
+        raise NoData("the sweep has no Virtuoso messages varied by traffic[0].qps")
+    runs = store.runs().filter(pl.col("status") == "ok").select("run_id")
+    df = df.join(runs, on="run_id").filter(pl.col("size") == MOUSE)
+    return df.with_columns(pl.col(QPS).cast(pl.Int64).alias("paths"))
+
+
+def mouse_alone_s(link_gbps: float = 1.0) -> float:
+    """A mouse alone on one link: its bytes on the wire at the link's rate."""
+    return closed_form_s(MOUSE, 1, link_gbps)
+
+
+def mice_fct(sweep: str | Path, by: str | None = None, out: str | Path | None = None,
+             where: dict[str, Any] | None = None, title: str | None = None) -> list[Path]:
+    """FCT of each mouse in post order, with the elephant on path 0 only or split."""
+    from rdmalab.experiments.store import Store
+
+    store = Store(sweep)
+    t = mice_table(store).sort("paths", "start_ns")
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for n, sub in sorted(t.partition_by("paths", as_dict=True).items()):
+        label = "elephant on path 0 only" if n[0] == 1 else f"elephant split over {n[0]} paths"
+        ax.plot(range(1, sub.height + 1), sub["fct_ns"].to_numpy() / 1e6, "o-", label=label)
+    ax.axhline(mouse_alone_s() * 1e3, color="k", ls=":", label="mouse alone")
+    ax.set_yscale("log")
+    ax.set_xlabel("mouse (one every 2 ms)")
+    ax.set_ylabel("mouse FCT (ms)")
+    out = out or Path(sweep) / "figures" / "virtuoso_mice"
+    return _finish(fig, ax, store, title, "256 KB mice on path 0", out)

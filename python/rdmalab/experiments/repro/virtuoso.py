@@ -1,14 +1,18 @@
 """Seed 003 (Tian et al., Virtuoso): the paper prints no values for Figs. 5-8, so ours are
 set beside closed forms: the FCT of a message split evenly over N 1 Gb/s links
 (8 * size * 1048/1000 / (N * 1 Gb/s)), the speed-up N, and the WRs the design posts
-(N sub-WRs, one more for a large SEND's notice, one for a small message).
+(N sub-WRs, one more for a large SEND's notice, one for a small message). Table 2 (the
+lossy WR size search) has numbers: ours beside them, the buffer fitted at one path. Fig. 7
+(mice) has none: ours beside a mouse alone on its link.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
-from rdmalab.experiments.figures_virtuoso import SIZE, VERB, closed_form_s, message_table, speedup_table
+from rdmalab.experiments.figures_virtuoso import (SIZE, TABLE2, VERB, chunk_table, closed_form_s, ingress_bound,
+                                                  message_table, mice_table, mouse_alone_s, speedup_table)
 
 #: Fig. 5's message: 100 GB.
 PAPER_BYTES = 100e9
@@ -63,4 +67,37 @@ def compare_overhead(runs: pl.DataFrame, flows: pl.DataFrame, store) -> list:  #
         want = expected_wrs(size, verb, n)
         rows.append(Comparison(group, "WRs", float(m["wrs"]), float(want)))
         rows.append(Comparison(group, "CQEs", float(m["cqes"]), float(want)))
+    return rows
+
+
+def compare_chunk(runs: pl.DataFrame, flows: pl.DataFrame, store) -> list:  # noqa: ANN001
+    """Table 2: the largest WR summed over the paths and per path, KB, beside the paper's;
+    per path also beside the shared-ingress bound of the fitted buffer (whose one-path bound
+    is Table 2's first row)."""
+    from rdmalab.experiments.repro import Comparison
+
+    rows = []
+    t = chunk_table(store)
+    one = TABLE2[1][1]
+    for r in t.iter_rows(named=True):
+        n = r["paths"]
+        total, avg = TABLE2.get(n, (float("nan"), float("nan")))
+        rows.append(Comparison(f"{n} paths", "total KB", r["total"] / 1e3, total / 1e3))
+        rows.append(Comparison(f"{n} paths", "per path KB", r["avg"] / 1e3, avg / 1e3))
+        rows.append(Comparison(f"{n} paths", "per path KB vs bound", r["avg"] / 1e3, ingress_bound(n, one) / 1e3))
+    return rows
+
+
+def compare_mice(runs: pl.DataFrame, flows: pl.DataFrame, store) -> list:  # noqa: ANN001
+    """Fig. 7: mean and p99 FCT of the mice (ms) with the elephant on one path or split,
+    beside a mouse alone on its 1 Gb/s link (the paper prints no values: lower with split)."""
+    from rdmalab.experiments.repro import Comparison
+
+    rows = []
+    alone = mouse_alone_s() * 1e3
+    for (n,), sub in sorted(mice_table(store).partition_by("paths", as_dict=True).items()):
+        fct = sub["fct_ns"].to_numpy() / 1e6
+        group = "elephant on path 0" if n == 1 else f"elephant on {n} paths"
+        rows.append(Comparison(group, "mouse mean ms", float(fct.mean()), alone))
+        rows.append(Comparison(group, "mouse p99 ms", float(np.percentile(fct, 99)), alone))
     return rows
