@@ -298,14 +298,15 @@ def _virtuoso_entries() -> list[Experiment]:
             quick="virtuoso_chunk_quick.toml", figures=["virtuoso_chunk"], by="traffic[0].qps",
             compare=virtuoso.compare_chunk,
             theirs="Table 2 of the paper (bytes, shown in KB); buffer_mb fitted once to its 1-path row; "
-                   "'vs bound': our ToR's shared-ingress bound scaled from our 1-path result"),
+                   "'vs bound': our ToR's shared-ingress bound for the fitted buffer"),
         Experiment(
             name="virtuoso-mice", title="Virtuoso: 256 KB mice beside an elephant on path 0 or split",
             citation="Tian et al., Virtuoso (seed 003), §4.4, Fig. 7", sweep="virtuoso_mice.toml",
             quick="virtuoso_mice_quick.toml", figures=["virtuoso_mice"], by="traffic[0].qps",
             compare=virtuoso.compare_mice,
-            theirs="a mouse alone on its 1 Gb/s link (8 x 262144 x 1048/1000 / 1 Gb/s); the paper prints "
-                   "no values, only that mice are faster with the elephant split"),
+            theirs="a mouse alone on its 1 Gb/s link (8 x 262144 x 1048/1000 / 1 Gb/s); 'vs PFC model': "
+                   "the PFC backlog of the fitted buffer, then the link shared with the elephant; the paper "
+                   "prints no values, only that mice are faster with the elephant split"),
     ]
 
 

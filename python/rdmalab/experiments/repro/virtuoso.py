@@ -12,7 +12,8 @@ import numpy as np
 import polars as pl
 
 from rdmalab.experiments.figures_virtuoso import (SIZE, TABLE2, VERB, chunk_table, closed_form_s, ingress_bound,
-                                                  message_table, mice_table, mouse_alone_s, speedup_table)
+                                                  message_table, mice_table, mouse_alone_s, mouse_behind_pfc_s,
+                                                  speedup_table)
 
 #: Fig. 5's message: 100 GB.
 PAPER_BYTES = 100e9
@@ -100,4 +101,6 @@ def compare_mice(runs: pl.DataFrame, flows: pl.DataFrame, store) -> list:  # noq
         group = "elephant on path 0" if n == 1 else f"elephant on {n} paths"
         rows.append(Comparison(group, "mouse mean ms", float(fct.mean()), alone))
         rows.append(Comparison(group, "mouse p99 ms", float(np.percentile(fct, 99)), alone))
+        if n == 1:
+            rows.append(Comparison(group, "mean vs PFC model", float(fct.mean()), mouse_behind_pfc_s() * 1e3))
     return rows
