@@ -60,7 +60,7 @@ impl ChunkSearch {
             (Phase::Linear, false) => None,
         };
         match next {
-            Some(s) if s >= 1 && s <= SEARCH_CAP => {
+            Some(s) if (1..=SEARCH_CAP).contains(&s) => {
                 self.size = s;
                 Some(s)
             }

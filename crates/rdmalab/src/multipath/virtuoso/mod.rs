@@ -13,6 +13,9 @@
 //! - **Load balancer** (§3.5, eq. 1): at the first message a `probe_size` WRITE on every
 //!   path at once; `cap_i = bytes / FCT_i`. `monitor_gain` (an EWMA of `cap_i` over
 //!   finished sub-WRs) is our extension, not the paper's.
+//! - **Lossy mode** (§3.5, Fig. 3b, `chunk_probe`): a WR size search (doubling, then linear
+//!   steps; `chunk.rs`) before the first message, then data in WRs of at most that size,
+//!   one out per path; WRs failed at `fabric.retry_limit` are posted again after a reconnect.
 //!
 //! The sender half lives on the source host, the receiver half (which also answers READ
 //! requests, as the responder's RNIC does) on the destination host; they meet only
