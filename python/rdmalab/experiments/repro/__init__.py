@@ -94,6 +94,30 @@ def compare_hpcc(runs: pl.DataFrame, flows: pl.DataFrame, store: Store | None = 
     return out
 
 
+def hpcc_reference_flows() -> pl.DataFrame:
+    """Every S1 flow of the reference simulator's runs: cc, size, slowdown (from its FCT
+    files, shared/reference/hpcc/S1_{dcqcn,hpcc}_fct.txt, normal flows only)."""
+    return pl.read_parquet(HERE / "data" / "hpcc_reference_s1_flows.parquet")
+
+
+def hpcc_reference_figure(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
+    """The slowdown figure with the reference simulator's S1 curves dashed beside ours. Our
+    flows are the reference's flow for flow only in the full sweep (S1's flow file); a quick
+    run is drawn alone, titled so."""
+    from rdmalab.experiments.figures import _groups, default_by
+    from rdmalab.plots import slowdown_by_size_frames
+
+    store = Store(sweep_dir)
+    ours = _groups(store, "flows", "fabric.cc", None) if default_by(store) else {}
+    full = store.manifest().get("name") == "hpcc-fb-hadoop"
+    ref = hpcc_reference_flows()
+    reference = {f"ns-3 {cc}": ref.filter(pl.col("cc") == cc) for cc in ours} if full else None
+    title = ("S1 (320-host fat tree, FB Hadoop 30 %): rdmalab solid, ns-3 reference dashed" if full
+             else "quick variant (k=4 fat tree): no reference curve at this scale")
+    return slowdown_by_size_frames({f"rdmalab {k}": v for k, v in ours.items()},
+                                   Path(out_dir) / "slowdown_vs_reference", title, reference=reference)
+
+
 # -- DCQCN paper: convergence of N flows on one bottleneck --------------------------------
 BOTTLENECK_GBPS = 40.0
 #: Header bytes of a data packet without INT (`SimConfig::header_bytes`; DCQCN carries no INT).
@@ -246,7 +270,7 @@ REGISTRY: dict[str, Experiment] = {e.name: e for e in [
         figures=["slowdown", "cdf", "pfc"], by="fabric.cc", compare=compare_hpcc,
         theirs="the reference ns-3 HPCC simulator on the same topology and flows (its S1 runs, "
                "data/hpcc_reference_s1.csv), not numbers read off the paper's figure",
-        needs_cc=["dcqcn", "hpcc"],
+        needs_cc=["dcqcn", "hpcc"], extra_figures=hpcc_reference_figure,
     ),
     Experiment(
         name="dcqcn-convergence",
