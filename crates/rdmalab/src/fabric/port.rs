@@ -6,6 +6,7 @@
 
 use std::collections::VecDeque;
 
+use crate::fabric::classes::ClassSched;
 use crate::fabric::{Packet, PacketPool, PacketRef, NUM_PRIOS};
 use crate::ids::{NodeId, PortId};
 use crate::stats::PortCounters;
@@ -50,6 +51,9 @@ pub struct PortState {
     pub queue_bytes: [u64; NUM_PRIOS],
     /// Last class served by the round robin over classes 1..8.
     pub rr_last: u8,
+    /// The class scheduler of a switch port when the run has `[[fabric.classes]]`
+    /// (`fabric::classes`); `None`: the built-in one.
+    pub classes: Option<Box<ClassSched>>,
     /// Bit `q` set: class `q` holds packets (mirrors `queues`, so that the scheduler
     /// finds the next class with two bit operations instead of a loop).
     occupied: u8,
@@ -86,6 +90,7 @@ impl PortState {
             queues: Default::default(),
             queue_bytes: [0; NUM_PRIOS],
             rr_last: 0,
+            classes: None,
             occupied: 0,
             paused: [false; NUM_PRIOS],
             paused_mask: 0,
@@ -118,8 +123,13 @@ impl PortState {
     /// Picks the next packet to send: class 0 first (strict priority, never paused), then
     /// round robin over classes 1..8 after the last served one, skipping paused and empty
     /// classes. Returns the class and the packet.
+    /// With a class table the port's [`ClassSched`] decides instead (out of line: runs
+    /// without one pay a single untaken branch).
     #[inline]
     pub fn dequeue(&mut self, pool: &mut PacketPool) -> Option<(usize, Packet)> {
+        if self.classes.is_some() {
+            return self.dequeue_by_class(pool);
+        }
         let q = if self.occupied & 1 != 0 {
             0
         } else {
@@ -138,6 +148,27 @@ impl PortState {
         if self.queues[q].is_empty() {
             self.occupied &= !(1 << q);
         }
+        Some((q, p))
+    }
+
+    /// `dequeue` under the port's class scheduler.
+    #[cold]
+    #[inline(never)]
+    fn dequeue_by_class(&mut self, pool: &mut PacketPool) -> Option<(usize, Packet)> {
+        let ready = self.occupied & !self.paused_mask | (self.occupied & 1);
+        if ready == 0 {
+            return None;
+        }
+        let queues = &self.queues;
+        let sched = self.classes.as_deref_mut()?;
+        let q = sched.pick(ready, |q| queues[q].front().map_or(0, |&r| pool.get(r).wire));
+        let p = pool.take(self.queues[q].pop_front()?);
+        self.queue_bytes[q] -= p.wire as u64;
+        let emptied = self.queues[q].is_empty();
+        if emptied {
+            self.occupied &= !(1 << q);
+        }
+        sched.sent(q, p.wire, emptied);
         Some((q, p))
     }
 

@@ -58,6 +58,9 @@ impl Simulation {
                     if pkt.deflections & ON_DEQUEUE != 0 {
                         pkt = self.iofd_dequeue(sw, pkt);
                     }
+                    if let Some(c) = self.ports[at.idx()].classes.as_deref_mut() {
+                        c.stats[class].drops += 1;
+                    }
                     self.drop_packet(at, &pkt);
                     return;
                 }
@@ -88,6 +91,9 @@ impl Simulation {
         if kind == PacketKind::Pause {
             st.counters.pause_sent += 1;
             self.counters.pauses += 1;
+            if let Some(c) = st.classes.as_deref_mut() {
+                c.stats[class as usize].pauses += 1;
+            }
         } else {
             self.counters.resumes += 1;
         }
@@ -140,14 +146,21 @@ impl Simulation {
         if self.no_edge_ecn && st.peer_on_host {
             return; // Blitz: receiver congestion is DASR's (`dasr_edge_ecn`)
         }
-        let Some(params) = ecn.for_rate_or_scaled(st.rate) else {
+        let Some(mut params) = ecn.for_rate_or_scaled(st.rate) else {
             return;
         };
+        if let Some(t) = &self.cfg.classes {
+            params = t.classes[class].ecn.apply(params);
+        }
         let p = params.mark_probability(st.queue_bytes[class]);
         if p > 0.0 && (p >= 1.0 || self.ecn_rngs[sw].gen::<f64>() < p) {
             pkt.ce = true;
             self.counters.ecn_marks += 1;
-            self.ports[port.idx()].counters.ecn_marks += 1;
+            let st = &mut self.ports[port.idx()];
+            st.counters.ecn_marks += 1;
+            if let Some(c) = st.classes.as_deref_mut() {
+                c.stats[class].ecn_marks += 1;
+            }
             if self.trace.is_some() {
                 self.trace_event(super::trace::TraceEvent::Ecn, port, pkt);
             }
