@@ -69,8 +69,6 @@ pub struct SwitchMmu {
     total_hdrm: u64,
     total_rsrv: u64,
     shared_used: u64,
-    /// Bit `q` set: class `q` pauses (PFC); clear: it drops at the threshold.
-    pfc: u8,
     /// Per ingress port, everything admission touches, together: one or two cache lines
     /// per packet instead of one per field (this is on every switch hop).
     ports: Vec<IngressPort>,
@@ -95,6 +93,9 @@ struct ClassAcct {
     hdrm: u64,
     /// This class has paused its upstream.
     paused: bool,
+    /// PFC on for the class (kept here, beside what admission reads anyway, rather than
+    /// in the config: no extra load per packet).
+    pfc: bool,
 }
 
 impl SwitchMmu {
@@ -102,12 +103,17 @@ impl SwitchMmu {
     pub fn new(cfg: MmuConfig, ports: &[(Rate, u64)]) -> SwitchMmu {
         // Headroom: three times the bytes in flight on the link during one propagation
         // delay, which covers the PAUSE frame's trip and the packets already sent.
+        let pfc = cfg.pfc_classes.unwrap_or(if cfg.lossless { u8::MAX } else { 0 });
+        let mut class = [ClassAcct::default(); NUM_PRIOS];
+        for (q, c) in class.iter_mut().enumerate() {
+            c.pfc = pfc & (1 << q) != 0;
+        }
         let ports: Vec<IngressPort> = ports
             .iter()
             .map(|&(rate, delay_ns)| IngressPort {
                 headroom: (rate.0 as u128 * delay_ns as u128 / 8 / 1_000_000_000 * 3) as u64,
                 shift: threshold_shift(rate, cfg.nic_rate),
-                class: Default::default(),
+                class,
             })
             .collect();
         SwitchMmu {
@@ -116,7 +122,6 @@ impl SwitchMmu {
             // As in the reference: one reserve per port, although each (port, class) has one.
             total_rsrv: ports.len() as u64 * cfg.reserve,
             shared_used: 0,
-            pfc: cfg.pfc_classes.unwrap_or(if cfg.lossless { u8::MAX } else { 0 }),
             ports,
         }
     }
@@ -140,7 +145,7 @@ impl SwitchMmu {
         let th = self.threshold(p);
         let n = self.ports[p].class[q].ingress + size;
         let over = n > self.cfg.reserve && n - self.cfg.reserve > th;
-        let lossless = self.pfc & (1 << q) != 0;
+        let lossless = self.ports[p].class[q].pfc;
         if !lossless {
             if over {
                 return Admission::Drop;

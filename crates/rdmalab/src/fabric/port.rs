@@ -123,13 +123,9 @@ impl PortState {
     /// Picks the next packet to send: class 0 first (strict priority, never paused), then
     /// round robin over classes 1..8 after the last served one, skipping paused and empty
     /// classes. Returns the class and the packet.
-    /// With a class table the port's [`ClassSched`] decides instead (out of line: runs
-    /// without one pay a single untaken branch).
+    /// A port with a class table uses [`PortState::dequeue_by_class`] instead.
     #[inline]
     pub fn dequeue(&mut self, pool: &mut PacketPool) -> Option<(usize, Packet)> {
-        if self.classes.is_some() {
-            return self.dequeue_by_class(pool);
-        }
         let q = if self.occupied & 1 != 0 {
             0
         } else {
@@ -151,10 +147,10 @@ impl PortState {
         Some((q, p))
     }
 
-    /// `dequeue` under the port's class scheduler.
-    #[cold]
-    #[inline(never)]
-    fn dequeue_by_class(&mut self, pool: &mut PacketPool) -> Option<(usize, Packet)> {
+    /// `dequeue` under the port's class scheduler (`fabric::classes`); `None` also when the
+    /// port has none.
+    #[inline]
+    pub fn dequeue_by_class(&mut self, pool: &mut PacketPool) -> Option<(usize, Packet)> {
         let ready = self.occupied & !self.paused_mask | (self.occupied & 1);
         if ready == 0 {
             return None;
