@@ -74,6 +74,7 @@ fn bad_blitz_scenarios_name_file_line_and_field() {
         ("[fabric]\n[fabric.iofd]\nescape_pg = 0\n", "escape_pg", "not a class"),
         ("[fabric]\n[fabric.iofd]\nresequence_timeout = \"0us\"\n", "resequence_timeout", "positive"),
         ("[fabric]\n[fabric.iofd]\nspray = true\n", "spray", "unknown field"),
+        ("[fabric]\ncc = \"blitz\"\ndefense = \"tenant\"\n", "defense", "fabric.cc = \"blitz\""),
     ];
     for (extra, key, msg) in cases {
         let text = format!("{STAR}\n{extra}");

@@ -179,6 +179,13 @@ impl FabricSpec {
                 }
             };
         }
+        if matches!(c.cc, crate::cc::CcConfig::Blitz(_)) && c.defense != crate::tenancy::Defense::None {
+            // DASR already apportions each receiver's rate; stacking the tenant defense on it
+            // would need a joint rule neither paper gives.
+            let msg = "does not compose with `fabric.cc = \"blitz\"` (Blitz apportions rates at the receiver; \
+                       use cc = \"dcqcn\" with the defense, or blitz with defense = \"none\")";
+            return Err(Error::input(file, 0, f("defense"), msg));
+        }
         if let Some(x) = self.defense_start_fraction {
             if !(0.0..=1.0).contains(&x) {
                 return Err(Error::input(file, 0, f("defense_start_fraction"), format!("must be in [0, 1], got {x}")));

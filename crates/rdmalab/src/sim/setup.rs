@@ -385,3 +385,30 @@ fn validate_iofd(i: &crate::fabric::IofdConfig, flows: &[FlowSpec]) -> Result<()
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fabric::{ecn::EcnOverrides, EcnConfig, IofdConfig};
+    use crate::topology::builders;
+    use crate::units::Rate;
+
+    fn thresholds(sim: &SimConfig, threshold: u64) -> Vec<u64> {
+        let topo = builders::star(3, Rate::gbps(100), Time::from_us(1)).expect("star");
+        let cfg = IofdConfig { threshold, ..IofdConfig::default() };
+        build_iofd(cfg, &topo, sim, 1).thresholds
+    }
+
+    #[test]
+    fn iofd_threshold_defaults_to_the_ports_kmin_with_the_fabric_override() {
+        // The reference's 100 Gb/s Kmin, then `fabric.ecn_kmin` (issue 11) where it is set:
+        // IOFD deflects before the port would mark.
+        let plain = SimConfig::default();
+        assert!(thresholds(&plain, 0).iter().all(|&t| t == 400_000));
+        let o = EcnOverrides { kmin: Some(20_000), kmax: None, pmax: None };
+        let overridden = SimConfig { ecn: Some(EcnConfig::hpcc_default().with_overrides(o)), ..SimConfig::default() };
+        assert!(thresholds(&overridden, 0).iter().all(|&t| t == 20_000));
+        // An explicit threshold wins over both.
+        assert!(thresholds(&overridden, 7_000).iter().all(|&t| t == 7_000));
+    }
+}
