@@ -468,7 +468,8 @@ class Results:
                          f"{'ECN':>8}")
             for r in self.classes.filter(pl.col("tx_packets") + pl.col("drops") > 0).iter_rows(named=True):
                 sched = r["scheduler"] + (f" {r['weight']}" if r["scheduler"] == "dwrr" else "")
-                lines.append(f"{r['pg']:<7}{sched:<11}{'on' if r['pfc'] else 'off':<6}{r['tx_bytes']:>16,}"
+                pfc = "-" if r["pg"] == 0 else "on" if r["pfc"] else "off"  # class 0 is outside the MMU
+                lines.append(f"{r['pg']:<7}{sched:<11}{pfc:<6}{r['tx_bytes']:>16,}"
                              f"{r['drops']:>9}{r['pauses']:>8}{r['ecn_marks']:>8}")
         if "trace_records" in c:
             lines.append(f"trace             {c['trace_records']:,} records"

@@ -237,3 +237,20 @@ fn a_run_with_classes_is_deterministic() {
     assert_eq!(a.counters, b.counters);
     assert_eq!(a.classes, b.classes);
 }
+
+#[test]
+fn classes_survive_a_link_failure() {
+    // A leaf-spine (hosts 0..7, leaves 8, 9, spines 10, 11) losing a leaf-spine link while
+    // two classes cross it: queued packets are discarded, their classes' deficits with them,
+    // and every flow completes on the remaining spine.
+    let toml = "[topology]\nkind = \"leaf_spine\"\nleaves = 2\nspines = 2\nhosts_per_leaf = 4\n\
+                [[traffic]]\nkind = \"flows\"\nflows = [\
+                { src = 0, dst = 4, size = 2000000, pg = 1 }, { src = 1, dst = 5, size = 2000000, pg = 2 },\
+                { src = 2, dst = 6, size = 2000000, pg = 1, sport = 7 }, { src = 3, dst = 7, size = 2000000, pg = 2, sport = 9 }]\n\
+                [[events]]\nkind = \"link_down\"\nat = \"40us\"\na = 8\nb = 10\n\
+                [[fabric.classes]]\npg = 1\nweight = 1\n[[fabric.classes]]\npg = 2\nweight = 3\n";
+    let r = run(toml);
+    assert_eq!(r.records.len(), 4);
+    assert_eq!(r.counters.link_failures, 1);
+    assert_eq!(r.classes[1].counters.drops + r.classes[2].counters.drops, 0);
+}

@@ -150,6 +150,11 @@ impl ClassSched {
         }
     }
 
+    /// Every queue of the port was emptied at once (its link failed): no deficit stays.
+    pub fn all_emptied(&mut self) {
+        self.deficit = [0; NUM_PRIOS];
+    }
+
     /// A packet of `wire` bytes left class `q`; `emptied`: the class has no more.
     pub fn sent(&mut self, q: usize, wire: u32, emptied: bool) {
         let s = &mut self.stats[q];

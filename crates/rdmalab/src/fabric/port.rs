@@ -123,7 +123,9 @@ impl PortState {
     /// Picks the next packet to send: class 0 first (strict priority, never paused), then
     /// round robin over classes 1..8 after the last served one, skipping paused and empty
     /// classes. Returns the class and the packet.
-    /// A port with a class table uses [`PortState::dequeue_by_class`] instead.
+    ///
+    /// A port with a class table is served by [`PortState::dequeue_by_class`] instead (this
+    /// one still drains it when its link fails).
     #[inline]
     pub fn dequeue(&mut self, pool: &mut PacketPool) -> Option<(usize, Packet)> {
         let q = if self.occupied & 1 != 0 {
