@@ -270,4 +270,25 @@ mod tests {
         assert_eq!(port.counters.paused_ps, 500);
         assert_eq!(port.dequeue(&mut pool).map(|(q, _)| q), Some(3));
     }
+
+    #[test]
+    fn class_scheduler_skips_a_paused_strict_class_and_serves_it_after_resume() {
+        use crate::fabric::classes::{ClassTable, Scheduler};
+        let mut t = ClassTable::uniform(true);
+        t.classes[2].scheduler = Scheduler::Strict;
+        let mut pool = PacketPool::default();
+        let mut port = PortState::new(NodeId(0), PortId(1), 0, Rate::gbps(100), Time::from_ns(1000));
+        port.classes = Some(Box::new(t.port_state(1048)));
+        for q in [2, 2, 3, 3] {
+            port.enqueue(q, pkt(q as u8), &mut pool);
+        }
+        port.set_paused(2, true, Time(0));
+        assert_eq!(port.dequeue_by_class(&mut pool).map(|(q, _)| q), Some(3), "paused strict class skipped");
+        port.set_paused(2, false, Time(10));
+        let order: Vec<usize> = std::iter::from_fn(|| port.dequeue_by_class(&mut pool).map(|(q, _)| q)).collect();
+        assert_eq!(order, vec![2, 2, 3]);
+        let s = &port.classes.as_ref().unwrap().stats;
+        assert_eq!((s[2].tx_packets, s[3].tx_packets, s[3].tx_bytes), (2, 2, 200));
+        assert!(!port.has_queued());
+    }
 }
