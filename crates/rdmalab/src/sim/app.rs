@@ -36,6 +36,9 @@ pub(super) struct Apps {
     pub(super) conns: Vec<Conn>,
     /// Global message id -> (connection, index in its sender, ideal FCT).
     pub(super) messages: Vec<(u32, u32, Time)>,
+    /// The latest time a message is posted at: until then more work may start, so the
+    /// stall watchdog must not call the run stuck (`sim::watch`).
+    pub(super) last_post: Time,
 }
 
 /// A multipath connection as set up. Its two halves sit at index `half` of the arenas of
@@ -206,6 +209,8 @@ impl Simulation {
             self.cfg.header_bytes as u64,
         );
         self.apps.messages.push((conn.0, local, ideal));
+        self.apps.last_post = self.apps.last_post.max(at);
+        self.watch.arm_stall_check(at);
         let app = c.sender;
         self.queue.push(at, Event::App(app, token));
         Ok(MpMsgId(id))
