@@ -139,3 +139,27 @@ def test_bad_toml_class_names_file_and_line(tmp_path):
                        text=True, timeout=300)
     assert p.returncode == 2
     assert f"{path}:7: field `fabric.classes[0].scheduler`" in p.stderr, p.stderr
+
+
+def test_every_traffic_builder_takes_pg(tmp_path):
+    (tmp_path / "flows.txt").write_text("1\n1 0 3 100 5000 0.000001\n")
+    (tmp_path / "t.cm").write_text("Nodes 4\nConnections 1\n2->0 id 1 start 0 size 5000\n")
+    sc = (Scenario.star(4)
+          .poisson("fb_hadoop", load=0.2, duration="10us", pg=6)
+          .incast([1, 2], 0, 2000, pg=6)
+          .incast_rounds([1, 2], 0, 2000, period="5us", rounds=2, pg=6)
+          .permutation(2000, pg=6)
+          .random_pairs(3, 2000, pg=6)
+          .flow(1, 0, 2000, pg=6)
+          .hpcc_flows(tmp_path / "flows.txt", pg=6)
+          .htsim_cm(tmp_path / "t.cm", pg=6)
+          .parallel_qps(1, 0, 2, 2000, pg=6)
+          .staggered_qps(1, 0, 2, 4000, chunk=1000, interval="1us", pg=6)
+          .shuffled_overlay([0, 1, 2], 1000, "5us", "15us", pg=6)
+          .multipath([{"src": 3, "dst": 0, "size": 4000}], qps=2, chunk_size=1000, pg=6)
+          .with_class(6, weight=2))
+    assert all(t.get("pg") == 6 or t["kind"] == "flows" for t in sc.spec["traffic"])
+    res = run(sc, progress=False)
+    c = {r["pg"]: r for r in res.classes.iter_rows(named=True)}
+    assert c[6]["tx_packets"] > 0
+    assert sum(c[q]["tx_packets"] for q in range(1, 8) if q != 6) == 0, "every data packet in class 6"
