@@ -21,15 +21,15 @@ mod results;
 mod sampling;
 mod setup;
 mod switch;
+pub mod trace;
 mod virtuoso;
 mod warnings;
 mod watch;
-pub mod trace;
 
 pub use apps::AppPost;
 pub use config::{SimConfig, WindowConfig};
 pub use failures::{LinkEvent, UnreachableFlow};
-pub use results::{Results, StopReason};
+pub use results::{ClassRecord, Results, StopReason};
 pub use watch::{CycleHop, Deadlock, OnDeadlock};
 
 use crate::cc::CcGroup;
