@@ -130,6 +130,30 @@ def payload_fraction(scenario: dict) -> float:
     return mtu / (mtu + DATA_HEADER_BYTES)
 
 
+def convergence_figure(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
+    """Each flow's throughput over time, one panel per N, with the fair share of theory
+    (40 x 1000/1048 / N Gb/s of payload) dashed."""
+    from rdmalab.experiments.figures import _first_runs, _panels, default_by
+
+    store = Store(sweep_dir)
+    groups = _first_runs(store, "rates", default_by(store), None)
+    scenario = json.loads(store.runs()["scenario"][0]) if store.runs().height else {}
+
+    def draw(ax, df: pl.DataFrame) -> None:  # noqa: ANN001
+        flows = sorted(set(df["flow"].to_list()))
+        for f in flows:
+            d = df.filter(pl.col("flow") == f).sort("time_ps")
+            ax.step(d["time_ps"].to_numpy() / 1e6, d["throughput_gbps"].to_numpy(), where="pre", lw=1,
+                    label=f"flow {f}")
+        fair = BOTTLENECK_GBPS * payload_fraction(scenario) / len(flows)
+        ax.axhline(fair, color="k", ls="--", lw=1, label=f"fair share {fair:.1f} Gb/s (theory)")
+        ax.set_ylabel("throughput (Gb/s)")
+        ax.set_ylim(bottom=0)
+
+    return _panels(store, groups, draw, Path(out_dir) / "convergence_vs_fair_share",
+                   "DCQCN flows on one 40 Gb/s bottleneck against the fair share")
+
+
 def converged_throughputs(rates: pl.DataFrame) -> np.ndarray:
     """Each flow's mean throughput (Gb/s) over the second half of the window in which every
     flow of the run is active: where a converged algorithm should hold the fair share.
@@ -282,7 +306,7 @@ REGISTRY: dict[str, Experiment] = {e.name: e for e in [
                "to a fair share, i.e. 40/N Gb/s of wire rate each, here in payload (40 x 1000/1048 / N "
                "Gb/s), and a Jain index of 1. Ours: each flow's mean throughput over the second half "
                "of the window in which all N flows send, from the per-QP rate samples",
-        needs_cc=["dcqcn"],
+        needs_cc=["dcqcn"], extra_figures=convergence_figure,
     ),
     _mp_experiment(1, "Figs. 7, 10", "leaf-spine 5x4 hosts, 5 spines, 10 MiB from host 0 to 19"),
     _mp_experiment(2, "Figs. 8, 11", "full mesh of 5 switches x 4 hosts"),
