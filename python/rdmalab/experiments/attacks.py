@@ -79,6 +79,9 @@ def case_name(traffic: list[dict[str, Any]]) -> str:
             k = f"parallel{t.get('qps')}"
         if t.get("kind") == "staggered_qps":
             k = f"staggered-{t.get('policy', 'reuse')}"
+        if t.get("kind") == "poisson" and t.get("split"):
+            gap = t["split"].get("gap", "0ns")
+            k = "split-parallel" if gap in ("0ns", "0us", "0") else f"split-staggered-{gap}"
         names.append(k)
     return "+".join(names)
 
@@ -152,6 +155,36 @@ def compare_parallel(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> l
         out.append(Comparison(f"{short} N={n}", "attacker share", s, theirs))
     order = {"per_qp": 0, "CX-5": 1, "per_pair": 2, "per_destination": 3, "no": 4}
     return sorted(out, key=lambda c: (order.get(c.group.split()[0], 9), int(c.group.split("=")[-1])))
+
+
+def parallel_figure(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
+    """Fig. 3's question as a curve: the attacker's share against its QPs, per granularity,
+    with the closed forms (per QP N/(N+1), per pair 1/2) and the paper's ConnectX-5 points."""
+    from rdmalab.experiments.store import load_sweep
+    from rdmalab.plots import _save, plt
+
+    store = Store(sweep_dir)
+    runs, flows = load_sweep(sweep_dir)
+    rows = [c for c in compare_parallel(runs, flows, store) if not c.group.startswith("no CC")]
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for gran, color in (("per_qp", "tab:red"), ("CX-5", "tab:orange"), ("per_pair", "tab:blue")):
+        pts = sorted((int(c.group.split("=")[1]), c.ours) for c in rows if c.group.split()[0] == gran)
+        if pts:
+            ax.plot(*zip(*pts), "-o", color=color, label=f"rdmalab {gran}")
+    n = np.arange(1, 17)
+    ax.plot(n, n / (n + 1), "k--", lw=1, label="per QP, theory N/(N+1)")
+    ax.axhline(0.5, color="k", ls=":", lw=1, label="per pair, theory 1/2")
+    ax.plot([2], [0.60], "s", mfc="none", color="tab:orange", label="paper CX-5 (N=2, §IV-A)")
+    ax.axhline(0.72, color="tab:orange", ls="-.", lw=0.8, label="paper CX-5 maximum (§I)")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("attacker QPs (N), victim one QP")
+    ax.set_ylabel("attacker share of the bottleneck")
+    ax.set_ylim(0.3, 1.0)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    ax.set_title("parallel-QP attack, DCQCN, 100G dumbbell")
+    fig.tight_layout()
+    return _save(fig, Path(out_dir) / "share_vs_qps")
 
 
 def compare_staggered(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list:
@@ -237,7 +270,7 @@ def attack_experiments(experiment_cls) -> list:
         experiment_cls(
             name="attack-parallel", title="Parallel-QP attack: attacker share vs QPs, per granularity (Fig. 3)",
             citation=cite + ", Fig. 3, §I, §IV-A", sweep="attack_parallel.toml", quick="attack_parallel_quick.toml",
-            figures=["share"], by="traffic[1].qps", compare=compare_parallel,
+            figures=["share"], by="traffic[1].qps", compare=compare_parallel, extra_figures=parallel_figure,
             theirs="per_qp: N/(N+1), the IB specification the paper emulates with one address per QP; "
                    "per_pair 1/2 (§V); CX-5 (per_destination_unsplit) 0.60 at N=2 (§IV-A), 0.72 the most "
                    "it saw (§I); no CC 0.50 (Fig. 3's `16 No CC`)",
@@ -264,7 +297,97 @@ def attack_experiments(experiment_cls) -> list:
             theirs="Table I (1 = vulnerable, 0 = secure; ours: attacker share, vulnerable above 0.55); "
                    "short-flow penalty when benign p99 slowdown of flows < BDP exceeds 1.2x per_qp's",
             needs_cc=["dcqcn"], report=table1_report),
+        experiment_cls(
+            name="attack-datacenter", title="Split attacks in a datacenter: victim FCT slowdown (Fig. 5)",
+            citation=cite + ", Fig. 5, §I, §IV-B", sweep="attack_datacenter.toml",
+            quick="attack_datacenter_quick.toml", figures=["slowdown"], by="traffic", compare=compare_datacenter,
+            theirs="DCQCN, p99 slowdown of victim flows < BDP: about 20x without attack, over 80x split in "
+                   "parallel, about 140x staggered (§IV-B); small-flow p99.9 7x larger under attack (§I); "
+                   "HPCC: 'similar trends' (no values)",
+            needs_cc=["dcqcn", "hpcc"]),
+        experiment_cls(
+            name="attack-hpcc-enforcement", title="HPCC tail latency per CC enforcement (Fig. 6)",
+            citation=cite + ", Fig. 6, §V", sweep="attack_hpcc_enforcement.toml",
+            quick="attack_hpcc_enforcement_quick.toml", figures=["slowdown"], by="fabric.granularity",
+            compare=compare_enforcement,
+            theirs="p99.9 slowdown of flows of 20-110 KB: 5-10x per QP, 6-34x per src/dst pair; p99 'less "
+                   "pronounced' (no values)",
+            needs_cc=["hpcc"]),
     ]
+
+
+# -- Fig. 5 and Fig. 6: the datacenter ------------------------------------------------------
+#: BDP of seed 002's fat tree: 100 Gb/s hosts and its 13 us RTT (§IV-B) give 162.5 KB.
+DC_BDP = 162_500
+#: Fig. 5's p99 slowdown of victim flows < BDP with DCQCN (§IV-B: "about 20x ... over 80x ...
+#: 140x"); with HPCC the paper reports only "similar trends".
+PAPER_FIG5 = {"baseline": 20.0, "split-parallel": 80.0, "split-staggered": 140.0}
+#: §I: the 99.9 % tail of small-flow FCTs "increases by 7 times" under attack (DCQCN).
+PAPER_TAIL_GROWTH = 7.0
+#: Fig. 6: p99.9 slowdown of flows of 20-110 KB, HPCC, per enforcement: (lowest, highest).
+PAPER_FIG6 = {"per_qp": (5.0, 10.0), "per_pair": (6.0, 34.0)}
+#: Size bins of Fig. 6's 20-110 KB range (the paper's own bins are not given).
+FIG6_BINS = [(20_000, 40_000), (40_000, 70_000), (70_000, 110_000)]
+
+
+def dc_case(run: dict[str, Any]) -> str:
+    """`baseline`, `split-parallel` or `split-staggered` (Fig. 5's three experiments)."""
+    name = case_name(_param(run, "traffic", []))
+    return "split-staggered" if name.startswith("split-staggered") else ("baseline" if name == "benign" else name)
+
+
+def victim_tail(flows: pl.DataFrame, run_id: str, q: float, below: int = DC_BDP) -> float:
+    """Slowdown percentile `q` of one run's victim flows (tenant `default`, never split) below `below` bytes."""
+    f = flows.filter((pl.col("run_id") == run_id) & (pl.col("tenant") == "default") & (pl.col("size") < below))
+    s = f["slowdown"].drop_nulls().to_numpy()
+    return float(np.quantile(s, q)) if len(s) else NAN
+
+
+def compare_datacenter(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list:
+    """Fig. 5: p99 slowdown of victim flows < BDP per case and CC beside the paper's DCQCN
+    values, and the growth of their p99.9 under attack beside §I's 7x."""
+    from rdmalab.experiments.repro import Comparison
+
+    out, base999 = [], {}
+    ok = sorted(_ok_runs(runs), key=lambda r: (r["fabric.cc"], list(PAPER_FIG5).index(dc_case(r))))
+    for r in ok:
+        cc, case = r["fabric.cc"], dc_case(r)
+        theirs = PAPER_FIG5[case] if cc == "dcqcn" else NAN
+        out.append(Comparison(f"{cc} {case}", "victim p99 <BDP", victim_tail(flows, r["run_id"], 0.99), theirs))
+        p999 = victim_tail(flows, r["run_id"], 0.999)
+        if case == "baseline":
+            base999[cc] = p999
+        elif cc in base999:
+            theirs = PAPER_TAIL_GROWTH if cc == "dcqcn" else NAN
+            out.append(Comparison(f"{cc} {case}", "p99.9 / baseline", p999 / base999[cc], theirs))
+    return out
+
+
+def fig6_tails(flows: pl.DataFrame, run_id: str, q: float = 0.999) -> list[float]:
+    """Slowdown percentile `q` of one run's flows in each of Fig. 6's 20-110 KB bins."""
+    out = []
+    for lo, hi in FIG6_BINS:
+        s = flows.filter((pl.col("run_id") == run_id) & (pl.col("size") >= lo) & (pl.col("size") < hi))
+        v = s["slowdown"].drop_nulls().to_numpy()
+        out.append(float(np.quantile(v, q)) if len(v) else NAN)
+    return out
+
+
+def compare_enforcement(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list:
+    """Fig. 6: the lowest and highest p99.9 slowdown over the 20-110 KB bins per enforcement
+    beside the paper's range, and each bin's p99."""
+    from rdmalab.experiments.repro import Comparison
+
+    out = []
+    for r in sorted(_ok_runs(runs), key=lambda r: list(PAPER_FIG6).index(r["fabric.granularity"])):
+        g = r["fabric.granularity"]
+        tails = fig6_tails(flows, r["run_id"])
+        lo, hi = PAPER_FIG6[g]
+        out.append(Comparison(f"hpcc {g}", "p99.9 20-110KB min", float(np.nanmin(tails)), lo))
+        out.append(Comparison(f"hpcc {g}", "p99.9 20-110KB max", float(np.nanmax(tails)), hi))
+        for (a, b), v in zip(FIG6_BINS, fig6_tails(flows, r["run_id"], 0.99)):
+            out.append(Comparison(f"hpcc {g}", f"p99 {a // 1000}-{b // 1000}KB", v, NAN))
+    return out
 
 
 # -- Table I ------------------------------------------------------------------------------
