@@ -161,7 +161,9 @@ class Scenario:
         post_delay, sport_policy (sequential|distinct_paths|explicit), sports, pg, dport;
         with split = "virtuoso" (seed 003, docs/virtuoso.md): path_by (sport|src_ip),
         weights (probe|equal|[w1, ..]), probe_size, small_message, small_path, block,
-        monitor_gain. Results: `Results.messages`, `Results.chunks`, `Results.paths`."""
+        monitor_gain, and on a lossy fabric chunk_probe, chunk_probe_start, chunk_probe_step,
+        chunk_probe_signal (retry_exceeded|retransmission). Results: `Results.messages`,
+        `Results.chunks`, `Results.paths`."""
         return self._add({"kind": "multipath", **fields, "messages": [dict(m) for m in messages]})
 
     def flow(self, src: int, dst: int, size: int, start: str = "0ns", tenant: str | None = None,
@@ -217,7 +219,8 @@ class Scenario:
 
     def with_fabric(self, **settings: Any) -> "Scenario":
         """Fabric settings: timing, mtu, lossless, buffer_mb, ecn, ack_high_prio,
-        ack_interval, rto, path_selection (ecmp|source_ip), cc, granularity, cc_params, window, qp_cache_entries,
+        ack_interval, rto, retry_limit (go-back-N rounds without progress before a WR fails),
+        path_selection (ecmp|source_ip), cc, granularity, cc_params, window, qp_cache_entries,
         qp_cache_miss_penalty, queue_sample_interval, rate_sample_interval (per-QP rate
         samples: `Results.rates`), iofd (Blitz's in-order flow deflection, a dict of the
         `[fabric.iofd]` fields, e.g. `iofd={"max_deflections": 2}`; `{}` = on with defaults),
