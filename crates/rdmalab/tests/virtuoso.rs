@@ -239,3 +239,30 @@ fn a_qp_cache_smaller_than_the_paths_slows_the_split() {
     assert!(few_misses <= 8, "8 entries: {few_misses} misses");
     assert!(many_misses > 1000 && tight > roomy, "2 entries: {many_misses} misses, {tight} vs {roomy}");
 }
+
+/// Under `per_destination` the connection's QPs share one congestion state keyed on the
+/// receiver, so a mark on one path slows every path alike; under `per_qp` each path keeps
+/// its own rate (docs/virtuoso.md, "Congestion control").
+#[test]
+fn per_destination_cc_gives_every_path_one_rate_and_per_qp_keeps_them_apart() {
+    let msg = format!("{{ src = 0, dst = 1, size = {MIB4} }}");
+    let rates = |granularity: &str| {
+        let fabric = format!("granularity = \"{granularity}\"\nrate_sample_interval = \"20us\"");
+        let bed = testbed("[\"1Gbps\", \"1Gbps\", \"2Gbps\", \"4Gbps\"]", 4, &fabric).replace("\"none\"", "\"dcqcn\"");
+        let r = run(scenario(&(bed + &virtuoso(4, "weights = \"equal\"", &msg))));
+        // Per sample time, the distinct CC rates of the sender's four data QPs.
+        let mut by_time: std::collections::BTreeMap<Time, Vec<u64>> = Default::default();
+        for s in r.rate_samples.iter().filter(|s| s.src == NodeId(0)) {
+            by_time.entry(s.time).or_default().push(s.rate.0);
+        }
+        assert!(by_time.values().any(|v| v.len() == 4), "all four paths sampled at once");
+        // The last sample is taken as sub-flows end and leave the shared state: left out.
+        by_time.pop_last();
+        by_time.into_values().filter(|v| v.len() == 4).collect::<Vec<_>>()
+    };
+    let shared = rates("per_destination");
+    assert!(shared.iter().all(|v| v.iter().all(|&x| x == v[0])), "one state: {shared:?}");
+    assert!(shared.iter().any(|v| v[0] < 10_000_000_000), "the shared state was cut by marks");
+    let apart = rates("per_qp");
+    assert!(apart.iter().any(|v| v.iter().any(|&x| x != v[0])), "per path: {apart:?}");
+}
