@@ -21,10 +21,10 @@ mod results;
 mod sampling;
 mod setup;
 mod switch;
+pub mod trace;
 mod virtuoso;
 mod warnings;
 mod watch;
-pub mod trace;
 
 pub use apps::AppPost;
 pub use config::{SimConfig, WindowConfig};
