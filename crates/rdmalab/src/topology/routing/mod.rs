@@ -193,7 +193,8 @@ impl Routes {
     /// Egress ports of `node` on a shortest path to `dst_host`, in the order ECMP indexes
     /// them. For a host this is its own NIC port(s). Empty when `node == dst_host`, when
     /// `dst_host` is not a host, or when an id is out of range. Allocates nothing.
-    #[inline]
+    /// Always inlined: it runs at every switch hop.
+    #[inline(always)]
     pub fn next_hops(&self, node: NodeId, dst_host: NodeId) -> &[PortId] {
         let c = match self.class.get(dst_host.idx()) {
             Some(&c) if c != NOT_A_HOST && node != dst_host => c as usize,
@@ -209,6 +210,9 @@ impl Routes {
     }
 
     /// A single-switch host's list: its ports to the switch, when the switch reaches class `c`.
+    /// Out of line: hosts look routes up at setup, not per packet.
+    #[cold]
+    #[inline(never)]
     fn uplinks(&self, node: NodeId, c: usize) -> (u32, u32) {
         let (s, start, len) = self.up[node.idx()];
         if s == NO_ROW {
@@ -222,7 +226,9 @@ impl Routes {
         }
     }
 
-    /// The list of a neighbour of `dst`: its ports towards `dst`.
+    /// The list of a neighbour of `dst`: its ports towards `dst`. Out of line, so that the
+    /// common case of `next_hops` stays small enough to inline into the forwarding path.
+    #[inline(never)]
     fn down_ports(&self, node: NodeId, dst: NodeId) -> (u32, u32) {
         let r = self.rank[dst.idx()] as usize;
         let own = &self.down[self.down_at[r] as usize..self.down_at[r + 1] as usize];
