@@ -159,6 +159,13 @@ impl Routes {
         self.n_classes
     }
 
+    /// Destination class of `host` (hosts attached to the same nodes in the same order
+    /// share one): every node other than the class's hosts and their neighbours has the
+    /// same list towards all of them. `None` for a switch or an unknown id.
+    pub fn class_of(&self, host: NodeId) -> Option<usize> {
+        self.class.get(host.idx()).filter(|&&c| c != NOT_A_HOST).map(|&c| c as usize)
+    }
+
     /// The neighbour order the tables were built with.
     pub fn order(&self) -> NeighborOrder {
         self.order
