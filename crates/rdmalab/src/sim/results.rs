@@ -2,7 +2,8 @@
 
 use super::Simulation;
 use crate::error::{Error, Result};
-use crate::fabric::PacketKind;
+use crate::fabric::classes::ClassCounters;
+use crate::fabric::{PacketKind, NUM_PRIOS};
 use crate::formats::pfc::PfcEvent;
 use crate::ids::PortId;
 use crate::stats::{Counters, FlowRecord, PortCounters, RateSample};
@@ -92,6 +93,19 @@ pub struct Results {
     pub mp_wrs: Vec<crate::multipath::MpWrRecord>,
     /// Packets still held by IOFD re-sequencers when the run ended (0 without IOFD).
     pub reseq_held: usize,
+    /// One row per class 0..8 with `[[fabric.classes]]` (empty without).
+    pub classes: Vec<ClassRecord>,
+}
+
+/// A traffic class's settings and what every switch port counted for it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClassRecord {
+    /// The class (priority group).
+    pub pg: u8,
+    /// Its settings.
+    pub config: crate::fabric::classes::ClassConfig,
+    /// Counters summed over switch ports.
+    pub counters: ClassCounters,
 }
 
 impl Simulation {
@@ -134,8 +148,20 @@ impl Simulation {
         // Links lose packets by configuration (error rate) or failure, and a failure may
         // leave packets without a route; buffers must not drop.
         let buffer_drops = c.drops - c.link_error_losses - c.link_down_losses - c.no_route_drops;
-        if self.cfg.lossless && buffer_drops > 0 {
-            return Err(Error::Invariant(format!("{buffer_drops} packets dropped in lossless mode")));
+        match &self.cfg.classes {
+            None if self.cfg.lossless && buffer_drops > 0 => {
+                return Err(Error::Invariant(format!("{buffer_drops} packets dropped in lossless mode")));
+            }
+            None => {}
+            Some(t) => {
+                // Classes with PFC off may drop at admission; nothing else may.
+                let lossy: u64 =
+                    (0..NUM_PRIOS).filter(|&q| !t.classes[q].pfc).map(|q| self.class_counters(q).drops).sum();
+                if buffer_drops > lossy {
+                    let n = buffer_drops - lossy;
+                    return Err(Error::Invariant(format!("{n} packets dropped in lossless classes")));
+                }
+            }
         }
         Ok(())
     }
@@ -181,7 +207,29 @@ impl Simulation {
             mp_paths: self.mp_path_records(),
             mp_wrs: self.mp_wr_records(),
             reseq_held: self.iofd.as_ref().map_or(0, |i| i.held_packets()),
+            classes: self.class_records(),
         }
+    }
+
+    /// Class `q`'s counters summed over the switch ports.
+    fn class_counters(&self, q: usize) -> ClassCounters {
+        self.ports.iter().filter_map(|p| p.classes.as_deref()).map(|c| c.stats[q]).fold(
+            ClassCounters::default(),
+            |a, b| ClassCounters {
+                tx_bytes: a.tx_bytes + b.tx_bytes,
+                tx_packets: a.tx_packets + b.tx_packets,
+                drops: a.drops + b.drops,
+                pauses: a.pauses + b.pauses,
+                ecn_marks: a.ecn_marks + b.ecn_marks,
+            },
+        )
+    }
+
+    fn class_records(&self) -> Vec<ClassRecord> {
+        let Some(t) = &self.cfg.classes else { return Vec::new() };
+        (0..NUM_PRIOS)
+            .map(|q| ClassRecord { pg: q as u8, config: t.classes[q], counters: self.class_counters(q) })
+            .collect()
     }
 
     /// Every receiver's meter, merged.
