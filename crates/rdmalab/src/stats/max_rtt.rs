@@ -192,9 +192,12 @@ fn class_max(w: &mut Walker<'_>, class: &[NodeId], types: &HashMap<Source, u64>,
     best
 }
 
+/// A pooled cost: (meeting node, cost so far) and how many sources have it.
+type Pooled = ((NodeId, Cost), u64);
+
 /// Per meeting node, the costs on the first and second Pareto fronts of the two sums.
-fn fronts(pooled: &HashMap<(NodeId, Cost), u64>) -> Vec<((NodeId, Cost), u64)> {
-    let mut all: Vec<((NodeId, Cost), u64)> = pooled.iter().map(|(&k, &n)| (k, n)).collect();
+fn fronts(pooled: &HashMap<(NodeId, Cost), u64>) -> Vec<Pooled> {
+    let mut all: Vec<Pooled> = pooled.iter().map(|(&k, &n)| (k, n)).collect();
     // By meeting node, then propagation and serialisation both descending.
     all.sort_by(|a, b| (a.0 .0, b.0 .1).cmp(&(b.0 .0, a.0 .1)));
     let mut out = Vec::new();
@@ -207,7 +210,7 @@ fn fronts(pooled: &HashMap<(NodeId, Cost), u64>) -> Vec<((NodeId, Cost), u64)> {
 }
 
 /// Splits costs sorted by descending (prop, ser) into the undominated ones and the rest.
-fn front(sorted: &[((NodeId, Cost), u64)]) -> (Vec<((NodeId, Cost), u64)>, Vec<((NodeId, Cost), u64)>) {
+fn front(sorted: &[Pooled]) -> (Vec<Pooled>, Vec<Pooled>) {
     let (mut on, mut off) = (Vec::new(), Vec::new());
     let mut best_ser: Option<u128> = None;
     for &x in sorted {

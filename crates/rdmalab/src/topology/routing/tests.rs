@@ -202,9 +202,9 @@ fn assert_same_as_per_host(topo: &Topology, up: &dyn Fn(usize) -> bool, what: &s
         let r = Routes::compute_without_down_links(topo, order, up).unwrap();
         let want = per_host_tables(topo, order, up);
         for (rank, dst) in topo.hosts().enumerate() {
-            for n in 0..topo.len() {
+            for (n, list) in want[rank].iter().enumerate() {
                 let node = NodeId::new(n);
-                assert_eq!(r.next_hops(node, dst), want[rank][n].as_slice(), "{what} {order:?}: {node} -> {dst}");
+                assert_eq!(r.next_hops(node, dst), list.as_slice(), "{what} {order:?}: {node} -> {dst}");
             }
         }
     }
