@@ -7,7 +7,12 @@ packet-hops/s and peak RSS. Scenarios are the ns-3 HPCC simulator's reference co
 `../shared/reference/hpcc/` (S1: 320-host fat tree, 9,672 flows; S2: 65-host star, 2,321
 flows) with their CC_MODE replaced as named, and native TOML scenarios kept in `bench/`
 (`MP-topo1`: seed 001's multipath experiment at 16 QPs and 1 KiB chunks; `virtuoso-10paths`:
-seed 003's 1 GB WRITE over 10 parallel links).
+seed 003's 1 GB WRITE over 10 parallel links; `fat-tree-10k` and `fat-tree-100k`: k = 36 and
+k = 74 fat trees, 11,664 and 101,306 hosts, under a 10 KB permutation).
+
+For the fat trees the fabric alone (one flow) runs too, and the memory is split: bytes per
+host = the fabric's peak RSS / hosts, bytes per flow = (the run's peak RSS - the fabric's) /
+flows, all flows being live at once.
 
     python3 bench/run.py                 # all scenarios
     python3 bench/run.py S1-dcqcn S2-none
@@ -37,6 +42,13 @@ BINARY = EXAMPLES / "hpcc_run"
 NATIVE = {
     "stagger-10k": "stagger_recreate_10k.toml",
     "stagger-1M": "stagger_recreate_1M.toml",
+    "fat-tree-10k": "fat_tree_10k.toml",
+    "fat-tree-100k": "fat_tree_100k.toml",
+}
+#: Native scenarios whose memory is split per host and per flow: (fabric-only scenario, hosts).
+FABRIC_ONLY = {
+    "fat-tree-10k": ("fat_tree_10k_fabric.toml", 36**3 // 4),
+    "fat-tree-100k": ("fat_tree_100k_fabric.toml", 74**3 // 4),
 }
 
 # name -> (reference config, CC_MODE), or (native scenario file under bench/, None)
@@ -74,10 +86,11 @@ def prepare(workdir: Path, config: str, cc_mode: int | None) -> Path:
     return out
 
 
-def run_one(name: str) -> dict:
+def run_one(name: str, native_file: str | None = None) -> dict:
+    native_file = native_file or NATIVE.get(name)
     with tempfile.TemporaryDirectory() as tmp:
-        if name in NATIVE:
-            cmd = [str(EXAMPLES / "scenario_run"), str(REPO / "bench" / "scenarios" / NATIVE[name])]
+        if native_file:
+            cmd = [str(EXAMPLES / "scenario_run"), str(REPO / "bench" / "scenarios" / native_file)]
         else:
             config, mode = SCENARIOS[name]
             cmd = [str(BINARY), prepare(Path(tmp), config, mode).name]
@@ -100,6 +113,7 @@ def run_one(name: str) -> dict:
         "packet_hops_per_s": stats["packet_hops"] / stats["run_s"],
         "peak_rss_mb": usage.ru_maxrss / 1024,
         "flows": stats["flows"],
+        "setup_s": stats["setup_s"],
     }
 
 
@@ -123,6 +137,20 @@ def best_of(name: str, repeat: int) -> dict:
     return min(ok, key=lambda r: r["user_s"]) if ok else runs[0]
 
 
+def memory_split(name: str, run: dict) -> str:
+    """Bytes per host (the fabric alone) and per flow (the rest) of a FABRIC_ONLY scenario."""
+    fabric_file, hosts = FABRIC_ONLY[name]
+    fabric = run_one(name, fabric_file)
+    if "error" in fabric:
+        return f"  fabric-only run failed: {fabric['error']}"
+    fabric_mb = fabric["peak_rss_mb"]
+    per_host = fabric_mb * 2**20 / hosts
+    per_flow = (run["peak_rss_mb"] - fabric_mb) * 2**20 / max(run["flows"], 1)
+    return (f"  memory: fabric alone {fabric_mb:.1f} MB = {per_host:,.0f} B per host ({hosts:,} hosts, "
+            f"setup {fabric['setup_s']:.1f} s); flows {run['peak_rss_mb'] - fabric_mb:.1f} MB = "
+            f"{per_flow:,.0f} B per flow")
+
+
 def main(argv: list[str]) -> int:
     repeat = 1
     if "--repeat" in argv:
@@ -139,17 +167,19 @@ def main(argv: list[str]) -> int:
         return 2
     build()
     ref = reference_user_s()
-    print(f"{'scenario':<10}{'wall s':>8}{'user s':>8}{'events':>12}{'Mev/s':>8}{'Mhops/s':>9}{'RSS MB':>8}"
+    print(f"{'scenario':<14}{'wall s':>8}{'user s':>8}{'events':>12}{'Mev/s':>8}{'Mhops/s':>9}{'RSS MB':>8}"
           f"{'flows':>7}{'ref user s':>11}{'speed-up':>9}")
     for name in names:
         r = best_of(name, repeat)
         if "error" in r:
-            print(f"{name:<10}  error: {r['error']}")
+            print(f"{name:<14}  error: {r['error']}")
             continue
         theirs = ref.get(name)
         vs = f"{theirs:>11.1f}{theirs / r['user_s']:>8.1f}x" if theirs else f"{'-':>11}{'-':>9}"
-        print(f"{name:<10}{r['wall_s']:>8.2f}{r['user_s']:>8.2f}{r['events']:>12,}{r['events_per_s'] / 1e6:>8.2f}"
+        print(f"{name:<14}{r['wall_s']:>8.2f}{r['user_s']:>8.2f}{r['events']:>12,}{r['events_per_s'] / 1e6:>8.2f}"
               f"{r['packet_hops_per_s'] / 1e6:>9.2f}{r['peak_rss_mb']:>8.1f}{r['flows']:>7}{vs}")
+        if name in FABRIC_ONLY:
+            print(memory_split(name, r))
     return 0
 
 

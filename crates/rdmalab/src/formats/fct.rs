@@ -39,9 +39,10 @@ pub struct FctLine {
     pub ideal_ns: u64,
 }
 
-/// The node id the reference encodes in a host address: `(ip >> 8) & 0xFFFF`.
+/// The node id the reference encodes in a host address: `(ip >> 8) & 0xFFFF`, continued
+/// past 65,536 hosts as [`host_of_ip`](crate::topology::host_of_ip) says.
 pub const fn ip_to_node(ip: u32) -> NodeId {
-    NodeId((ip >> 8) & 0xFFFF)
+    NodeId(crate::topology::host_of_ip(ip))
 }
 
 impl FctLine {

@@ -329,17 +329,8 @@ fn ideal_fcts(topo: &Topology, routes: &Routes, flows: &[FlowSpec], cfg: &SimCon
 
 /// The largest base RTT over all host pairs and the matching BDP at the NIC rate.
 fn global_rtt_bdp(topo: &Topology, routes: &Routes, cfg: &SimConfig) -> (Time, u64) {
-    let hosts: Vec<NodeId> = topo.hosts().collect();
-    let mut max_rtt = Time::ZERO;
-    for &a in &hosts {
-        for &b in &hosts {
-            if a != b {
-                let path = routes.first_path(topo, a, b);
-                max_rtt = max_rtt.max(ideal::base_rtt(topo, &path, cfg.mtu as u64));
-            }
-        }
-    }
-    let rate = hosts.first().map(|&h| topo.nic_rate(h)).unwrap_or_default();
+    let max_rtt = crate::stats::max_rtt::max_base_rtt(topo, routes, cfg.mtu as u64);
+    let rate = topo.hosts().next().map(|h| topo.nic_rate(h)).unwrap_or_default();
     (max_rtt, bdp_bytes(max_rtt, rate))
 }
 

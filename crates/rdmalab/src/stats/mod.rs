@@ -2,6 +2,7 @@
 
 pub mod counters;
 pub mod ideal;
+pub mod max_rtt;
 
 pub use counters::{Counters, PortCounters};
 

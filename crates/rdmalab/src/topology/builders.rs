@@ -12,9 +12,12 @@ use crate::ids::NodeId;
 use crate::topology::Topology;
 use crate::units::{Rate, Time};
 
-/// Largest number of hosts a builder makes: the reference's address scheme
-/// `11.<id/256>.<id%256>.1` and its reverse mapping `(ip >> 8) & 0xFFFF` stop at 65,536.
-pub const MAX_HOSTS: u64 = 1 << 16;
+/// Largest number of hosts a builder makes: host `id`'s address `11.0.0.1 + id * 256`
+/// ([`default_host_ip`](crate::topology::default_host_ip)) must fit in 32 bits, so the last
+/// host is `255.255.255.1` (16,056,320 hosts).
+pub const MAX_HOSTS: u64 = crate::topology::MAX_HOST_ID as u64 + 1;
+/// Largest number of switches in one tier of a leaf-spine (a sanity bound).
+const MAX_TIER: usize = 1 << 16;
 
 /// Rate and propagation delay of one class of links.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -135,8 +138,8 @@ pub fn leaf_spine(
     check_rate(B, "host_rate", host_rate)?;
     check_rate(B, "fabric_rate", fabric_rate)?;
     let h = host_total(B, "hosts_per_leaf", &[leaves, hosts_per_leaf])?;
-    if spines > MAX_HOSTS as usize || leaves > MAX_HOSTS as usize {
-        return Err(bad(B, "spines", format!("more than {MAX_HOSTS} switches per tier")));
+    if spines > MAX_TIER || leaves > MAX_TIER {
+        return Err(bad(B, "spines", format!("more than {MAX_TIER} switches per tier")));
     }
     let mut t = skeleton(h, leaves + spines);
     for i in 0..h {
@@ -368,8 +371,10 @@ mod tests {
             assert!(e.contains("fat_tree.k"), "{e}");
         }
         assert!(fat_tree(4, G100, Rate(0), US).is_err());
-        // k = 66 would make 71,874 hosts, past the address scheme.
-        assert!(fat_tree(66, G100, G100, US).is_err());
+        // k = 402 would make 16,241,202 hosts, past the address scheme (k = 66, 71,874
+        // hosts, is past the reference's 65,536 but fine: see `default_host_ip`).
+        let e = fat_tree(402, G100, G100, US).unwrap_err().to_string();
+        assert!(e.contains("more than 16056320 hosts"), "{e}");
         assert!(star(usize::MAX, G100, US).is_err());
     }
 }

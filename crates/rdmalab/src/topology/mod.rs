@@ -74,17 +74,38 @@ pub struct Topology {
     pub ports: Vec<Port>,
 }
 
-/// The reference's default address of host `id`: `11.<id/256>.<id%256>.1`.
+/// The default address of host `id`: the reference's `11.<id/256>.<id%256>.1` for the
+/// 65,536 hosts its scheme covers, which is `11.0.0.1 + id * 256`; past them the same sum
+/// goes on into `12.0.0.1`, `13.0.0.1`, ... up to `255.255.255.1` ([`MAX_HOST_ID`]). The
+/// reference never has that many hosts, so its addresses are unchanged; the last byte stays
+/// free for a host's extra addresses (`set_ips_per_host`).
 pub const fn default_host_ip(id: u32) -> u32 {
     0x0B00_0001 + (id / 256) * 0x1_0000 + (id % 256) * 0x100
+}
+
+/// Largest host id with a default address (`255.255.255.1`).
+pub const MAX_HOST_ID: u32 = (u32::MAX - 0x0B00_0001) / 256;
+
+/// The host id of a default address ([`default_host_ip`]'s inverse, ignoring the last
+/// byte). Inside `11.x.y.z` this is the reference's `(ip >> 8) & 0xFFFF`, so its FCT files
+/// read the same; addresses above continue the count.
+pub const fn host_of_ip(ip: u32) -> u32 {
+    if ip >> 24 <= 0x0B {
+        (ip >> 8) & 0xFFFF
+    } else {
+        (ip >> 8) - 0x0B_0000
+    }
 }
 
 impl Topology {
     /// `n` nodes; those listed in `switches` are switches, all others hosts with their
     /// default address.
     pub fn new(n: usize, switches: &[NodeId]) -> Topology {
+        // Ids past MAX_HOST_ID have no address: builders keep hosts below it, and a switch's
+        // address is cleared below.
+        let ip = |i: usize| u32::try_from(i).ok().filter(|&i| i <= MAX_HOST_ID).map(default_host_ip);
         let mut nodes: Vec<Node> = (0..n)
-            .map(|i| Node { kind: NodeKind::Host, ports: Vec::new(), ips: vec![default_host_ip(i as u32)] })
+            .map(|i| Node { kind: NodeKind::Host, ports: Vec::new(), ips: ip(i).into_iter().collect() })
             .collect();
         for s in switches {
             if let Some(node) = nodes.get_mut(s.idx()) {

@@ -1,0 +1,358 @@
+//! Building the routing tables: one breadth-first search per destination class.
+//!
+//! A destination host's route search starts at the host, reaches its neighbours (the
+//! switches it is attached to) at distance 1 and from then on never expands another host.
+//! Two hosts whose neighbours are the same nodes in the same visiting order therefore give
+//! the same search from distance 1 on: every node other than the two hosts and their shared
+//! neighbours gets the same next-hop list towards either. Such hosts form a *class* (in a
+//! fat tree: the hosts of one edge switch), one search per class fills the table for all of
+//! them, and only two kinds of entry are per host:
+//! - at a neighbour of the destination, the ports back to it (its *down* ports, read off
+//!   the destination's own adjacency: the search's first step);
+//! - at the class's first member when it has a row of its own (a host with several
+//!   neighbours), the list towards the other members: a second search, from the class's
+//!   second member, supplies it.
+
+use std::collections::HashMap;
+
+use super::{Routes, ATTACH, NOT_A_HOST, NO_ROW};
+use crate::error::{Error, Result};
+use crate::ids::{NodeId, PortId};
+use crate::topology::Topology;
+
+const UNSEEN: u32 = u32::MAX;
+/// Classes whose spans are gathered before being copied into the row-major table, so that
+/// the copies land in runs of consecutive entries rather than one cache miss each.
+const BLOCK: usize = 64;
+
+/// Neighbour lists in visiting order, flat: `(neighbour, the neighbour's port back to us)`.
+pub(super) struct Adjacency {
+    start: Vec<u32>,
+    edges: Vec<(NodeId, PortId)>,
+}
+
+impl Adjacency {
+    /// Neighbours over the links for which `up(link index)` holds.
+    pub(super) fn new(topo: &Topology, order: super::NeighborOrder, up: &dyn Fn(usize) -> bool) -> Adjacency {
+        let mut start = Vec::with_capacity(topo.len() + 1);
+        let mut edges = Vec::with_capacity(topo.ports.len());
+        let mut list = Vec::new();
+        for node in &topo.nodes {
+            start.push(edges.len() as u32);
+            list.clear();
+            list.extend(node.ports.iter().filter(|&&p| up(topo.ports[p.idx()].link.idx())).map(|&p| {
+                let port = &topo.ports[p.idx()];
+                (port.peer_node, port.peer)
+            }));
+            match order {
+                super::NeighborOrder::Ascending => list.sort_by_key(|&(n, p)| (n, p)),
+                super::NeighborOrder::Ns3 => {
+                    // Keep the last link to each neighbour, then order hosts up, switches down.
+                    list.sort_by_key(|&(n, p)| (n, std::cmp::Reverse(p)));
+                    list.dedup_by_key(|&mut (n, _)| n);
+                    list.sort_by_key(|&(n, _)| if topo.is_host(n) { (0, n.0) } else { (1, u32::MAX - n.0) });
+                }
+            }
+            edges.extend_from_slice(&list);
+        }
+        start.push(edges.len() as u32);
+        Adjacency { start, edges }
+    }
+
+    pub(super) fn of(&self, n: NodeId) -> &[(NodeId, PortId)] {
+        &self.edges[self.start[n.idx()] as usize..self.start[n.idx() + 1] as usize]
+    }
+
+    /// `n`'s distinct neighbours in first-visit order: the order its search queues them.
+    fn distinct(&self, n: NodeId) -> Vec<NodeId> {
+        let mut out: Vec<NodeId> = Vec::new();
+        for &(nb, _) in self.of(n) {
+            if !out.contains(&nb) {
+                out.push(nb);
+            }
+        }
+        out
+    }
+}
+
+/// Reusable buffers of one route search.
+struct Search {
+    dist: Vec<u32>,
+    queue: Vec<NodeId>,
+    /// `(node, egress port)` next hops in discovery order.
+    found: Vec<(NodeId, PortId)>,
+    /// Per-node counters of the counting sort (all zeros between uses).
+    cursor: Vec<u32>,
+    /// `found`'s ports grouped by node.
+    sorted: Vec<PortId>,
+}
+
+impl Search {
+    fn new(v: usize) -> Search {
+        Search { dist: vec![UNSEEN; v], queue: Vec::new(), found: Vec::new(), cursor: vec![0; v], sorted: Vec::new() }
+    }
+
+    /// Breadth-first search from `dst`; fills `dist` and `found`.
+    fn run(&mut self, topo: &Topology, adj: &Adjacency, dst: NodeId) {
+        self.dist.fill(UNSEEN);
+        self.queue.clear();
+        self.found.clear();
+        self.dist[dst.idx()] = 0;
+        self.queue.push(dst);
+        let mut i = 0;
+        while let Some(&now) = self.queue.get(i) {
+            i += 1;
+            let d = self.dist[now.idx()];
+            for &(nb, back) in adj.of(now) {
+                if self.dist[nb.idx()] == UNSEEN {
+                    self.dist[nb.idx()] = d + 1;
+                    // Paths never pass through a host: only switches are expanded.
+                    if !topo.is_host(nb) {
+                        self.queue.push(nb);
+                    }
+                }
+                if self.dist[nb.idx()] == d + 1 {
+                    self.found.push((nb, back));
+                }
+            }
+        }
+    }
+
+    /// Groups `found` by node with a counting sort, which keeps the discovery order within
+    /// a node, and calls `each(node, ports)` for every node with next hops.
+    fn grouped(&mut self, mut each: impl FnMut(usize, &[PortId]) -> Result<()>) -> Result<()> {
+        let Search { found, cursor, sorted, .. } = self;
+        for &(n, _) in found.iter() {
+            cursor[n.idx()] += 1;
+        }
+        let mut offset = 0;
+        for c in cursor.iter_mut() {
+            (offset, *c) = (offset + *c, offset);
+        }
+        sorted.resize(found.len(), PortId(0));
+        for &(n, p) in found.iter() {
+            sorted[cursor[n.idx()] as usize] = p;
+            cursor[n.idx()] += 1;
+        }
+        // cursor[n] is now the end of node n's group; its start is the previous end.
+        let mut start = 0;
+        for (node, end) in cursor.iter_mut().enumerate() {
+            let group = &sorted[start as usize..*end as usize];
+            start = std::mem::take(end);
+            if !group.is_empty() {
+                each(node, group)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Destination classes of the hosts (in ascending host order, so a class's first member
+/// is its lowest id).
+struct Classes {
+    /// Class of each node (`NOT_A_HOST` for switches).
+    of: Vec<u32>,
+    /// Each class's first and (if any) second member.
+    members: Vec<(NodeId, Option<NodeId>)>,
+    /// Each class's shared neighbours, concatenated (`at[c]..at[c + 1]`).
+    attach: Vec<NodeId>,
+    at: Vec<u32>,
+}
+
+fn classes(topo: &Topology, adj: &Adjacency, hosts: &[NodeId]) -> Classes {
+    let mut by_key: HashMap<Vec<NodeId>, u32> = HashMap::new();
+    let mut c = Classes { of: vec![NOT_A_HOST; topo.len()], members: Vec::new(), attach: Vec::new(), at: vec![0] };
+    for &h in hosts {
+        let key = adj.distinct(h);
+        let next = by_key.len() as u32;
+        let class = *by_key.entry(key.clone()).or_insert(next);
+        if class == next {
+            c.members.push((h, None));
+            c.attach.extend_from_slice(&key);
+            c.at.push(c.attach.len() as u32);
+        } else if c.members[class as usize].1.is_none() {
+            c.members[class as usize].1 = Some(h);
+        }
+        c.of[h.idx()] = class;
+    }
+    c
+}
+
+/// A host whose links all lead to one switch (or to nothing) needs no row: its list is
+/// its own ports to that switch towards every destination the switch reaches.
+fn single_switch(topo: &Topology, adj: &Adjacency, h: NodeId) -> Option<Option<NodeId>> {
+    let d = adj.distinct(h);
+    match d.as_slice() {
+        [] => Some(None),
+        [s] if !topo.is_host(*s) => Some(Some(*s)),
+        _ => None,
+    }
+}
+
+impl Routes {
+    pub(super) fn build(
+        topo: &Topology,
+        order: super::NeighborOrder,
+        up: &dyn Fn(usize) -> bool,
+        strict: bool,
+    ) -> Result<Routes> {
+        let hosts: Vec<NodeId> = topo.hosts().collect();
+        super::validate_hosts(topo, &hosts)?;
+        let adj = Adjacency::new(topo, order, up);
+        let cls = classes(topo, &adj, &hosts);
+        let mut r = Routes::empty(topo, order, hosts, &cls.of, cls.members.len());
+        r.lay_out_hosts(topo, &adj);
+        r.fill_rows(topo, &adj, &cls, strict)?;
+        Ok(r)
+    }
+
+    fn empty(
+        topo: &Topology,
+        order: super::NeighborOrder,
+        hosts: Vec<NodeId>,
+        class: &[u32],
+        n_classes: usize,
+    ) -> Routes {
+        let mut rank = vec![NOT_A_HOST; topo.len()];
+        for (i, h) in hosts.iter().enumerate() {
+            rank[h.idx()] = i as u32;
+        }
+        Routes {
+            order,
+            selection: super::PathSelection::Ecmp,
+            rank,
+            hosts,
+            class: class.to_vec(),
+            n_classes,
+            row: vec![NO_ROW; topo.len()],
+            n_rows: 0,
+            up: vec![(NO_ROW, 0, 0); topo.len()],
+            down_at: Vec::new(),
+            down: Vec::new(),
+            spans: Vec::new(),
+            hops: Vec::new(),
+        }
+    }
+
+    /// Rows for switches and multi-homed hosts; uplinks for single-switch hosts; every
+    /// host's down ports at each neighbour.
+    fn lay_out_hosts(&mut self, topo: &Topology, adj: &Adjacency) {
+        for n in (0..topo.len()).map(NodeId::new) {
+            match topo.is_host(n).then(|| single_switch(topo, adj, n)).flatten() {
+                Some(Some(s)) => {
+                    let start = self.hops.len() as u32;
+                    self.hops.extend(adj.of(s).iter().filter(|&&(nb, _)| nb == n).map(|&(_, back)| back));
+                    self.up[n.idx()] = (s.0, start, self.hops.len() as u32 - start);
+                }
+                Some(None) => {}
+                None => {
+                    self.row[n.idx()] = self.n_rows as u32;
+                    self.n_rows += 1;
+                }
+            }
+        }
+        self.down_at.push(0);
+        for &h in &self.hosts {
+            for nb in adj.distinct(h) {
+                let start = self.hops.len() as u32;
+                self.hops.extend(adj.of(h).iter().filter(|&&(x, _)| x == nb).map(|&(_, back)| back));
+                self.down.push((nb, start, self.hops.len() as u32 - start));
+            }
+            self.down_at.push(self.down.len() as u32);
+        }
+    }
+
+    /// One search per class fills its column of every row; the class's shared neighbours
+    /// get the `ATTACH` mark (their lists are the destination's down ports).
+    fn fill_rows(&mut self, topo: &Topology, adj: &Adjacency, cls: &Classes, strict: bool) -> Result<()> {
+        let (v, rows, nc) = (topo.len(), self.n_rows, self.n_classes);
+        match rows.checked_mul(nc) {
+            Some(n) if n <= super::MAX_SPANS => self.spans = vec![(0, 0); n],
+            _ => {
+                return Err(Error::Topology(format!(
+                    "{rows} switches x {nc} destination classes (hosts on distinct switches) is too large for \
+                     the routing table (limit {} entries)",
+                    super::MAX_SPANS
+                )))
+            }
+        }
+        let mut search = Search::new(v);
+        let mut last = vec![(0u32, 0u32); rows];
+        let mut block = vec![(0u32, 0u32); BLOCK * rows];
+        let mut unreachable: Option<(NodeId, NodeId)> = None;
+        for c0 in (0..nc).step_by(BLOCK) {
+            let b = BLOCK.min(nc - c0);
+            block.fill((0, 0));
+            for (j, column) in block.chunks_exact_mut(rows.max(1)).take(b).enumerate() {
+                let c = c0 + j;
+                let (first, second) = cls.members[c];
+                search.run(topo, adj, first);
+                // Every member sees the same unreached hosts (the first is reached from the others).
+                if let Some(&src) = self.hosts.iter().find(|h| search.dist[h.idx()] == UNSEEN) {
+                    if strict && unreachable.is_none_or(|(_, d)| first < d) {
+                        unreachable = Some((src, first));
+                    }
+                }
+                let row = &self.row;
+                let (hops, cols) = (&mut self.hops, &mut *column);
+                search.grouped(|node, group| {
+                    if row[node] != NO_ROW {
+                        let r = row[node] as usize;
+                        cols[r] = store(hops, &mut last[r], group)?;
+                    }
+                    Ok(())
+                })?;
+                if let (Some(other), true) = (second, self.row[first.idx()] != NO_ROW) {
+                    // The first member's own row towards the rest of its class.
+                    search.run(topo, adj, other);
+                    let (want, r) = (first.idx(), self.row[first.idx()] as usize);
+                    let hops = &mut self.hops;
+                    search.grouped(|node, group| {
+                        if node == want {
+                            cols[r] = store(hops, &mut last[r], group)?;
+                        }
+                        Ok(())
+                    })?;
+                }
+                for s in &cls.attach[cls.at[c] as usize..cls.at[c + 1] as usize] {
+                    if self.row[s.idx()] != NO_ROW {
+                        cols[self.row[s.idx()] as usize] = (0, ATTACH);
+                    }
+                }
+            }
+            self.flush(c0, b, &block);
+        }
+        match unreachable {
+            Some((src, dst)) => Err(Error::Topology(format!(
+                "host {src} cannot reach host {dst}: no path through switches (disconnected topology)"
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// Copies the spans of classes `c0..c0+b` (one column of `block` each) into the
+    /// row-major table, a run of `b` consecutive entries per row.
+    fn flush(&mut self, c0: usize, b: usize, block: &[(u32, u32)]) {
+        let (nc, rows) = (self.n_classes, self.n_rows);
+        for r in 0..rows {
+            let out = &mut self.spans[r * nc + c0..r * nc + c0 + b];
+            for (j, e) in out.iter_mut().enumerate() {
+                *e = block[j * rows + r];
+            }
+        }
+    }
+}
+
+/// Stores one row's list for one class. A row whose list equals its list for the previous
+/// class (`last`) reuses that span: neighbouring classes mostly share their routes (a
+/// switch's uplinks), which keeps `hops` small.
+fn store(hops: &mut Vec<PortId>, last: &mut (u32, u32), group: &[PortId]) -> Result<(u32, u32)> {
+    let (ls, ll) = *last;
+    if hops[ls as usize..(ls + ll) as usize] != *group {
+        let at = u32::try_from(hops.len() + group.len())
+            .map_err(|_| Error::Topology("more than 2^32 next-hop entries".into()))?;
+        *last = (at - group.len() as u32, group.len() as u32);
+        hops.extend_from_slice(group);
+    }
+    Ok(*last)
+}

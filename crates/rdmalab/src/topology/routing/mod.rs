@@ -1,0 +1,357 @@
+//! Shortest-path routing tables with every equal-cost next hop (ECMP), built the way the
+//! reference simulator builds them.
+//!
+//! For each destination host a breadth-first search runs from that host over the graph,
+//! never passing through another host. When the search takes node `now` (at hop distance
+//! `d`) off its queue, every neighbour at distance `d+1` gets `now` appended to its list of
+//! next hops. The order of a list is therefore the order in which the search dequeued the
+//! nodes one hop closer, and that order decides which path `hash % len` picks. The order in
+//! which a node's neighbours are visited is the only free choice: see [`NeighborOrder`].
+//!
+//! Hosts attached to the same switches (in the same order) share every list except at those
+//! switches, so the tables hold one column per such *destination class* (`build`): a row
+//! of `(start, len)` spans per switch (and per host with links to several switches), the
+//! few per-host lists beside it. A k-ary fat tree has `k^2/2` classes (its edge switches),
+//! so the table grows with switches x edge switches, not nodes x hosts: 150 MB for k = 74
+//! (101,306 hosts) where a per-host table would need 88 GB. A lookup on the packet path is
+//! three indexings, no hashing and no allocation.
+
+use crate::error::{Error, Result};
+use crate::ids::{NodeId, PortId};
+use crate::topology::ecmp::ecmp_hash;
+use crate::topology::Topology;
+
+mod build;
+#[cfg(test)]
+mod tests;
+
+/// Order in which the route search visits a node's neighbours.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NeighborOrder {
+    /// Plain ascending node id; parallel links to one neighbour are all next hops, in port
+    /// order. The native default.
+    #[default]
+    Ascending,
+    /// The reference binary's order (MODEL.md §6.1): hosts first in ascending id, then
+    /// switches in descending id (it iterates neighbours by object address, and its switch
+    /// objects are mapped at decreasing addresses). Of parallel links to one neighbour only
+    /// the last one in link order is used, as in the reference's neighbour map. Used by the
+    /// `rdmalab hpcc` drop-in.
+    Ns3,
+}
+
+/// How a switch picks one of several equal-cost next hops.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PathSelection {
+    /// `ecmp_hash(sip, dip, sport, dport, seed = switch id) % n` (the reference's ECMP).
+    #[default]
+    Ecmp,
+    /// Seed 003's SDN rule (§4.2): hop `alias % n`, where `alias` is the index of the
+    /// connection's virtual-NIC address among its host's addresses (`ips_per_host`
+    /// numbers them `x.y.1`, `x.y.2`, ...: index = last byte - 1). Of the two addresses of
+    /// a packet the larger index is taken: the source's going out and the destination's on
+    /// the way back (ACKs, READ responses), so both directions of a path use the same link.
+    SourceIp,
+}
+
+impl PathSelection {
+    /// Index (before `% n`) of the next hop for a packet with this 5-tuple at `node`.
+    #[inline]
+    pub fn key(self, sip: u32, dip: u32, sport: u16, dport: u16, node: NodeId) -> usize {
+        match self {
+            PathSelection::Ecmp => ecmp_hash(sip, dip, sport, dport, node.0) as usize,
+            PathSelection::SourceIp => alias_index(sip).max(alias_index(dip)),
+        }
+    }
+}
+
+/// Index of an address among its host's aliases (`x.y.1` is 0, `x.y.2` is 1, ...).
+#[inline]
+pub fn alias_index(ip: u32) -> usize {
+    ((ip & 0xFF) as usize).saturating_sub(1)
+}
+
+/// Largest span table accepted (rows x classes), 2 GiB of spans.
+const MAX_SPANS: usize = 1 << 28;
+const NOT_A_HOST: u32 = u32::MAX;
+/// `row` of a node without one (a host whose links all go to one switch).
+const NO_ROW: u32 = u32::MAX;
+/// Span length marking a destination's neighbour: its list is the destination's down ports.
+const ATTACH: u32 = u32::MAX;
+
+/// Routing tables: for every node and destination host, the egress ports of all
+/// shortest-path next hops, in the order the route search found them.
+#[derive(Clone, Debug)]
+pub struct Routes {
+    order: NeighborOrder,
+    /// How switches choose among equal-cost next hops.
+    selection: PathSelection,
+    /// Host rank of each node (`NOT_A_HOST` for switches).
+    rank: Vec<u32>,
+    /// Host id of each rank.
+    hosts: Vec<NodeId>,
+    /// Destination class of each node (`NOT_A_HOST` for switches).
+    class: Vec<u32>,
+    n_classes: usize,
+    /// Row of each node in `spans`: switches and hosts linked to several nodes; `NO_ROW`
+    /// for the other hosts, whose list is `up`.
+    row: Vec<u32>,
+    n_rows: usize,
+    /// Per node without a row: `(its switch, start, len)` of its ports to that switch, its
+    /// list towards every destination the switch reaches (`NO_ROW`: no link at all).
+    up: Vec<(u32, u32, u32)>,
+    /// Per host rank, its range in `down`.
+    down_at: Vec<u32>,
+    /// `(neighbour, start, len)`: a host's ports as seen from each neighbour, the
+    /// neighbour's list towards that host.
+    down: Vec<(NodeId, u32, u32)>,
+    /// `(start, len)` into `hops`, indexed by `row * n_classes + class(dst)`; `len ==
+    /// ATTACH` where the row's node is a neighbour of the class's hosts.
+    spans: Vec<(u32, u32)>,
+    /// Next-hop lists (egress ports), concatenated; spans may share a list.
+    hops: Vec<PortId>,
+}
+
+fn validate_hosts(topo: &Topology, hosts: &[NodeId]) -> Result<()> {
+    if hosts.is_empty() {
+        return Err(Error::Topology("no hosts: routing needs at least one host".into()));
+    }
+    if let Some(h) = hosts.iter().find(|h| topo.nodes[h.idx()].ports.is_empty()) {
+        return Err(Error::Topology(format!("host {h} has no link")));
+    }
+    Ok(())
+}
+
+impl Routes {
+    /// Builds the tables of `topo`, visiting neighbours in `order`.
+    ///
+    /// Errors when there are no hosts, when a host has no link, when some host cannot reach
+    /// some other host without passing through a third host (the first such pair is
+    /// named), or when the table would be unreasonably large.
+    pub fn compute(topo: &Topology, order: NeighborOrder) -> Result<Routes> {
+        Routes::build(topo, order, &|_| true, true)
+    }
+
+    /// The tables over the links for which `up(link index)` holds (after link failures).
+    /// A host that cannot reach another gets no next hop towards it (an empty list) instead
+    /// of an error: a partitioned destination is the caller's to report.
+    pub fn compute_without_down_links(
+        topo: &Topology,
+        order: NeighborOrder,
+        up: &dyn Fn(usize) -> bool,
+    ) -> Result<Routes> {
+        Routes::build(topo, order, up, false)
+    }
+
+    /// Bytes the tables hold (for memory reports).
+    pub fn table_bytes(&self) -> usize {
+        use std::mem::size_of;
+        (self.rank.len() + self.hosts.len() + self.class.len() + self.row.len() + self.down_at.len()) * 4
+            + self.up.len() * size_of::<(u32, u32, u32)>()
+            + self.down.len() * size_of::<(NodeId, u32, u32)>()
+            + self.spans.len() * size_of::<(u32, u32)>()
+            + self.hops.len() * size_of::<PortId>()
+    }
+
+    /// Number of destination classes (columns of the table).
+    pub fn n_classes(&self) -> usize {
+        self.n_classes
+    }
+
+    /// Destination class of `host` (hosts attached to the same nodes in the same order
+    /// share one): every node other than the class's hosts and their neighbours has the
+    /// same list towards all of them. `None` for a switch or an unknown id.
+    pub fn class_of(&self, host: NodeId) -> Option<usize> {
+        self.class.get(host.idx()).filter(|&&c| c != NOT_A_HOST).map(|&c| c as usize)
+    }
+
+    /// The neighbour order the tables were built with.
+    pub fn order(&self) -> NeighborOrder {
+        self.order
+    }
+
+    /// Number of hosts (destinations).
+    pub fn n_hosts(&self) -> usize {
+        self.hosts.len()
+    }
+
+    /// Rank of `node` among the hosts (its index in ascending host order), `None` for a
+    /// switch or an unknown id.
+    #[inline]
+    pub fn host_rank(&self, node: NodeId) -> Option<usize> {
+        match self.rank.get(node.idx()) {
+            Some(&r) if r != NOT_A_HOST => Some(r as usize),
+            _ => None,
+        }
+    }
+
+    /// Switches choose among equal-cost next hops by `selection` (default ECMP).
+    pub fn set_path_selection(&mut self, selection: PathSelection) {
+        self.selection = selection;
+    }
+
+    /// How switches choose among equal-cost next hops.
+    #[inline]
+    pub fn path_selection(&self) -> PathSelection {
+        self.selection
+    }
+
+    /// Egress ports of `node` on a shortest path to `dst_host`, in the order ECMP indexes
+    /// them. For a host this is its own NIC port(s). Empty when `node == dst_host`, when
+    /// `dst_host` is not a host, or when an id is out of range. Allocates nothing.
+    /// Always inlined: it runs at every switch hop.
+    #[inline(always)]
+    pub fn next_hops(&self, node: NodeId, dst_host: NodeId) -> &[PortId] {
+        let c = match self.class.get(dst_host.idx()) {
+            Some(&c) if c != NOT_A_HOST && node != dst_host => c as usize,
+            _ => return &[],
+        };
+        let Some(&row) = self.row.get(node.idx()) else {
+            return &[];
+        };
+        let (start, len) =
+            if row != NO_ROW { self.spans[row as usize * self.n_classes + c] } else { self.uplinks(node, c) };
+        let (start, len) = if len == ATTACH { self.down_ports(node, dst_host) } else { (start, len) };
+        &self.hops[start as usize..(start + len) as usize]
+    }
+
+    /// A single-switch host's list: its ports to the switch, when the switch reaches class `c`.
+    /// Out of line: hosts look routes up at setup, not per packet.
+    #[cold]
+    #[inline(never)]
+    fn uplinks(&self, node: NodeId, c: usize) -> (u32, u32) {
+        let (s, start, len) = self.up[node.idx()];
+        if s == NO_ROW {
+            return (0, 0);
+        }
+        let at_switch = self.spans[self.row[s as usize] as usize * self.n_classes + c].1;
+        if at_switch == 0 {
+            (0, 0)
+        } else {
+            (start, len)
+        }
+    }
+
+    /// The list of a neighbour of `dst`: its ports towards `dst`. Out of line, so that the
+    /// common case of `next_hops` stays small enough to inline into the forwarding path.
+    #[inline(never)]
+    fn down_ports(&self, node: NodeId, dst: NodeId) -> (u32, u32) {
+        let r = self.rank[dst.idx()] as usize;
+        let own = &self.down[self.down_at[r] as usize..self.down_at[r + 1] as usize];
+        own.iter().find(|e| e.0 == node).map_or((0, 0), |e| (e.1, e.2))
+    }
+
+    /// The egress port `node` picks for a packet with this 5-tuple: at a switch
+    /// `ecmp_hash(.., seed = node id) % len`, at a host its first next hop (as
+    /// [`ecmp_path`](Routes::ecmp_path)). `None` when there is no route. Allocates nothing.
+    #[inline]
+    pub fn ecmp_port(
+        &self,
+        node: NodeId,
+        dst_host: NodeId,
+        sip: u32,
+        dip: u32,
+        sport: u16,
+        dport: u16,
+    ) -> Option<PortId> {
+        let hops = self.next_hops(node, dst_host);
+        match hops.len() {
+            0 => None,
+            1 => Some(hops[0]),
+            _ if self.host_rank(node).is_some() => Some(hops[0]),
+            n => Some(hops[self.selection.key(sip, dip, sport, dport, node) % n]),
+        }
+    }
+
+    /// Egress ports along a path from `src` to `dst`, where `pick(node, hops)` chooses the
+    /// index of the next hop at each node (taken modulo the number of hops, so any value is
+    /// safe). Empty when `src == dst`, when `dst` is not a host, or when there is no route.
+    pub fn path(
+        &self,
+        topo: &Topology,
+        src: NodeId,
+        dst: NodeId,
+        mut pick: impl FnMut(NodeId, &[PortId]) -> usize,
+    ) -> Vec<PortId> {
+        let mut path = Vec::new();
+        let mut node = src;
+        while node != dst {
+            let hops = self.next_hops(node, dst);
+            // A shortest path visits each node once; a longer walk means a broken table.
+            if hops.is_empty() || path.len() > topo.len() {
+                return Vec::new();
+            }
+            let port = hops[pick(node, hops) % hops.len()];
+            let Some(p) = topo.ports.get(port.idx()) else {
+                return Vec::new();
+            };
+            path.push(port);
+            node = p.peer_node;
+        }
+        path
+    }
+
+    /// The path that always takes the first next hop: the reference's path for the ideal
+    /// FCT and the base RTT.
+    pub fn first_path(&self, topo: &Topology, src: NodeId, dst: NodeId) -> Vec<PortId> {
+        self.path(topo, src, dst, |_, _| 0)
+    }
+
+    /// The path a packet with this 5-tuple takes: at each switch the next hop is
+    /// `ecmp_hash(sip, dip, sport, dport, seed = switch id) % len`; a host with several
+    /// next hops takes the first (the reference's hosts have one NIC).
+    #[allow(clippy::too_many_arguments)]
+    pub fn ecmp_path(
+        &self,
+        topo: &Topology,
+        sip: u32,
+        dip: u32,
+        sport: u16,
+        dport: u16,
+        src: NodeId,
+        dst: NodeId,
+    ) -> Vec<PortId> {
+        self.path(topo, src, dst, |node, hops| {
+            if topo.is_host(node) {
+                0
+            } else {
+                self.selection.key(sip, dip, sport, dport, node) % hops.len()
+            }
+        })
+    }
+}
+
+/// Test fixtures shared with other modules' tests.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use crate::ids::NodeId;
+    use crate::topology::Topology;
+    use crate::units::{Rate, Time};
+    use std::path::PathBuf;
+
+    /// `../shared/reference/hpcc` beside the repository.
+    pub(crate) fn reference_dir() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/hpcc")
+    }
+
+    /// Reads the reference's `fat.txt` (test-only reader: `Gbps` rates and `ns` delays, the
+    /// only units that file uses; the real parser lives in `formats`).
+    pub(crate) fn reference_fat_tree() -> Topology {
+        let path = reference_dir().join("fat.txt");
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let mut tok = text.split_whitespace();
+        let mut num = || tok.next().unwrap().parse::<usize>().unwrap();
+        let (n, s, l) = (num(), num(), num());
+        let switches: Vec<NodeId> = (0..s).map(|_| NodeId::new(num())).collect();
+        let mut topo = Topology::new(n, &switches);
+        let recs: Vec<&str> = text.split_whitespace().skip(3 + s).take(5 * l).collect();
+        for r in recs.chunks(5) {
+            let rate = Rate::gbps(r[2].strip_suffix("Gbps").unwrap().parse().unwrap());
+            let delay = Time::from_ns(r[3].strip_suffix("ns").unwrap().parse().unwrap());
+            let (a, b) = (NodeId::new(r[0].parse().unwrap()), NodeId::new(r[1].parse().unwrap()));
+            topo.add_link(a, b, rate, delay, 0.0).unwrap();
+        }
+        topo
+    }
+}

@@ -1,0 +1,287 @@
+use super::*;
+use crate::topology::builders::{dumbbell, fat_tree, star, LinkParams};
+use crate::topology::default_host_ip;
+use crate::units::{Rate, Time};
+
+const G100: Rate = Rate::gbps(100);
+const US: Time = Time::from_us(1);
+
+fn peers(topo: &Topology, ports: &[PortId]) -> Vec<u32> {
+    ports.iter().map(|p| topo.ports[p.idx()].peer_node.0).collect()
+}
+
+fn k4() -> (Topology, Routes) {
+    let t = fat_tree(4, G100, Rate::gbps(400), US).unwrap();
+    let r = Routes::compute(&t, NeighborOrder::Ascending).unwrap();
+    (t, r)
+}
+
+#[test]
+fn star_routes_are_single_hops() {
+    let t = star(4, G100, US).unwrap();
+    let r = Routes::compute(&t, NeighborOrder::Ascending).unwrap();
+    for d in 0..4u32 {
+        assert_eq!(r.next_hops(NodeId(4), NodeId(d)), &[PortId(2 * d + 1)]);
+        for s in (0..4u32).filter(|&s| s != d) {
+            assert_eq!(r.next_hops(NodeId(s), NodeId(d)), &[PortId(2 * s)]);
+        }
+        assert!(r.next_hops(NodeId(d), NodeId(d)).is_empty());
+    }
+    // Switches are not destinations; unknown ids give no route.
+    assert!(r.next_hops(NodeId(0), NodeId(4)).is_empty());
+    assert!(r.next_hops(NodeId(99), NodeId(0)).is_empty());
+    assert!(r.next_hops(NodeId(0), NodeId(99)).is_empty());
+}
+
+#[test]
+fn dumbbell_crosses_the_bottleneck() {
+    let p = LinkParams::new(G100, US);
+    let t = dumbbell(2, p, p).unwrap();
+    let r = Routes::compute(&t, NeighborOrder::Ascending).unwrap();
+    // Bottleneck is link 4: port 8 at the left switch (node 4).
+    assert_eq!(r.next_hops(NodeId(4), NodeId(3)), &[PortId(8)]);
+    assert_eq!(r.first_path(&t, NodeId(0), NodeId(3)), vec![PortId(0), PortId(8), PortId(7)]);
+    assert_eq!(r.first_path(&t, NodeId(0), NodeId(1)), vec![PortId(0), PortId(3)]);
+}
+
+#[test]
+fn fat_tree_k4_equal_cost_counts() {
+    let (t, r) = k4();
+    // Hosts 0..16, edges 16..24, aggs 24..32, cores 32..36. Host 15 is in pod 3.
+    let (h0, far, same_pod, same_edge) = (NodeId(0), NodeId(15), NodeId(2), NodeId(1));
+    assert_eq!(r.next_hops(h0, far).len(), 1);
+    assert_eq!(r.next_hops(NodeId(16), far).len(), 2); // edge -> 2 aggs
+    assert_eq!(r.next_hops(NodeId(24), far).len(), 2); // agg -> 2 cores
+    assert_eq!(r.next_hops(NodeId(32), far).len(), 1); // core -> the pod's agg
+    assert_eq!(r.next_hops(NodeId(16), same_pod).len(), 2);
+    assert_eq!(r.next_hops(NodeId(24), same_pod).len(), 1);
+    assert_eq!(r.next_hops(NodeId(16), same_edge).len(), 1);
+    for s in t.hosts() {
+        for d in t.hosts().filter(|&d| d != s) {
+            let path = r.first_path(&t, s, d);
+            let want = if s.0 / 2 == d.0 / 2 {
+                2
+            } else if s.0 / 4 == d.0 / 4 {
+                4
+            } else {
+                6
+            };
+            assert_eq!(path.len(), want, "{s}->{d}");
+            // Consecutive ports chain node to node and end at d.
+            let mut at = s;
+            for p in &path {
+                assert_eq!(t.ports[p.idx()].node, at);
+                at = t.ports[p.idx()].peer_node;
+            }
+            assert_eq!(at, d);
+        }
+    }
+}
+
+#[test]
+fn ns3_order_lists_switches_descending_on_reference_fat_tree() {
+    let t = fixtures::reference_fat_tree();
+    assert_eq!((t.len(), t.switches().count(), t.links.len()), (376, 56, 480));
+    let ns3 = Routes::compute(&t, NeighborOrder::Ns3).unwrap();
+    let asc = Routes::compute(&t, NeighborOrder::Ascending).unwrap();
+    // Host 0 is under ToR 320 (pod 0: aggs 340..344); host 319 under ToR 339 (pod 4).
+    let tor = NodeId(320);
+    assert_eq!(peers(&t, ns3.next_hops(tor, NodeId(319))), vec![343, 342, 341, 340]);
+    assert_eq!(peers(&t, asc.next_hops(tor, NodeId(319))), vec![340, 341, 342, 343]);
+    assert_eq!(peers(&t, ns3.next_hops(NodeId(340), NodeId(319))), vec![363, 362, 361, 360]);
+    assert_eq!(peers(&t, asc.next_hops(NodeId(340), NodeId(319))), vec![360, 361, 362, 363]);
+    // Every multi-hop list of every switch is strictly descending in Ns3 order.
+    for sw in t.switches() {
+        for d in t.hosts() {
+            let p = peers(&t, ns3.next_hops(sw, d));
+            assert!(p.windows(2).all(|w| w[0] > w[1]), "switch {sw} to {d}: {p:?}");
+        }
+    }
+}
+
+#[test]
+fn ns3_order_keeps_only_the_last_parallel_link() {
+    let mut t = Topology::new(4, &[NodeId(2), NodeId(3)]);
+    t.add_link(NodeId(0), NodeId(2), G100, US, 0.0).unwrap();
+    t.add_link(NodeId(1), NodeId(3), G100, US, 0.0).unwrap();
+    t.add_link(NodeId(2), NodeId(3), G100, US, 0.0).unwrap(); // ports 4, 5
+    t.add_link(NodeId(2), NodeId(3), G100, US, 0.0).unwrap(); // ports 6, 7
+    let asc = Routes::compute(&t, NeighborOrder::Ascending).unwrap();
+    let ns3 = Routes::compute(&t, NeighborOrder::Ns3).unwrap();
+    assert_eq!(asc.next_hops(NodeId(2), NodeId(1)), &[PortId(4), PortId(6)]);
+    assert_eq!(ns3.next_hops(NodeId(2), NodeId(1)), &[PortId(6)]);
+}
+
+#[test]
+fn bad_topologies_are_errors() {
+    // Two separate stars: hosts 0,1 on switch 4; hosts 2,3 on switch 5.
+    let mut t = Topology::new(6, &[NodeId(4), NodeId(5)]);
+    for (h, s) in [(0, 4), (1, 4), (2, 5), (3, 5)] {
+        t.add_link(NodeId(h), NodeId(s), G100, US, 0.0).unwrap();
+    }
+    let e = Routes::compute(&t, NeighborOrder::Ascending).unwrap_err().to_string();
+    assert!(e.contains("cannot reach host") && e.contains("disconnected"), "{e}");
+    // A path through a host does not count: join the stars via host 1.
+    t.add_link(NodeId(1), NodeId(5), G100, US, 0.0).unwrap();
+    assert!(Routes::compute(&t, NeighborOrder::Ns3).is_err());
+    let mut lonely = star(2, G100, US).unwrap();
+    lonely.nodes.push(crate::topology::Node {
+        kind: crate::topology::NodeKind::Host,
+        ports: Vec::new(),
+        ips: vec![default_host_ip(3)],
+    });
+    let e = Routes::compute(&lonely, NeighborOrder::Ascending).unwrap_err().to_string();
+    assert!(e.contains("host 3 has no link"), "{e}");
+    let switches_only = Topology::new(2, &[NodeId(0), NodeId(1)]);
+    assert!(Routes::compute(&switches_only, NeighborOrder::Ascending).unwrap_err().to_string().contains("no hosts"));
+}
+
+#[test]
+fn ecmp_spreads_sports_over_all_cores_and_is_stable() {
+    let (t, r) = k4();
+    let (src, dst) = (NodeId(0), NodeId(15));
+    let (sip, dip) = (default_host_ip(0), default_host_ip(15));
+    let mut per_core = [0usize; 4];
+    for sport in 10000..10064u16 {
+        let path = r.ecmp_path(&t, sip, dip, sport, 100, src, dst);
+        assert_eq!(path, r.ecmp_path(&t, sip, dip, sport, 100, src, dst));
+        assert_eq!(path.len(), 6);
+        // The third egress port leaves an aggregation switch towards a core (32..36).
+        let core = t.ports[path[2].idx()].peer_node.idx();
+        per_core[core - 32] += 1;
+        // The hot-path lookup agrees with the path walk at every switch.
+        for &p in &path[1..] {
+            let node = t.ports[p.idx()].node;
+            assert_eq!(r.ecmp_port(node, dst, sip, dip, sport, 100), Some(p));
+        }
+    }
+    assert!(per_core.iter().all(|&c| c > 0), "{per_core:?}");
+}
+
+#[test]
+fn path_tolerates_any_pick() {
+    let (t, r) = k4();
+    let path = r.path(&t, NodeId(0), NodeId(15), |_, _| usize::MAX);
+    assert_eq!(path.len(), 6);
+    assert!(r.path(&t, NodeId(3), NodeId(3), |_, _| 0).is_empty());
+    assert!(r.path(&t, NodeId(3), NodeId(33), |_, _| 0).is_empty());
+}
+
+/// The tables the class scheme replaced, built the plain way: one search per destination
+/// host, every node's list read off it. Returns `[dst rank][node]`.
+fn per_host_tables(topo: &Topology, order: NeighborOrder, up: &dyn Fn(usize) -> bool) -> Vec<Vec<Vec<PortId>>> {
+    let adj = build::Adjacency::new(topo, order, up);
+    let hosts: Vec<NodeId> = topo.hosts().collect();
+    hosts
+        .iter()
+        .map(|&dst| {
+            let mut dist = vec![u32::MAX; topo.len()];
+            let mut lists = vec![Vec::new(); topo.len()];
+            let mut queue = std::collections::VecDeque::from([dst]);
+            dist[dst.idx()] = 0;
+            while let Some(now) = queue.pop_front() {
+                for &(nb, back) in adj.of(now) {
+                    if dist[nb.idx()] == u32::MAX {
+                        dist[nb.idx()] = dist[now.idx()] + 1;
+                        if !topo.is_host(nb) {
+                            queue.push_back(nb);
+                        }
+                    }
+                    if dist[nb.idx()] == dist[now.idx()] + 1 {
+                        lists[nb.idx()].push(back);
+                    }
+                }
+            }
+            lists
+        })
+        .collect()
+}
+
+fn assert_same_as_per_host(topo: &Topology, up: &dyn Fn(usize) -> bool, what: &str) {
+    for order in [NeighborOrder::Ascending, NeighborOrder::Ns3] {
+        let r = Routes::compute_without_down_links(topo, order, up).unwrap();
+        let want = per_host_tables(topo, order, up);
+        for (rank, dst) in topo.hosts().enumerate() {
+            for (n, list) in want[rank].iter().enumerate() {
+                let node = NodeId::new(n);
+                assert_eq!(r.next_hops(node, dst), list.as_slice(), "{what} {order:?}: {node} -> {dst}");
+            }
+        }
+    }
+}
+
+/// A tiny deterministic generator (64-bit LCG) for the random topologies below.
+struct Lcg(u64);
+impl Lcg {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((self.0 >> 33) % n as u64) as usize
+    }
+}
+
+#[test]
+fn class_tables_equal_per_host_tables_on_the_builders() {
+    let p = LinkParams::new(G100, US);
+    let all = |_| true;
+    let cases = [
+        ("fat tree k=4", fat_tree(4, G100, Rate::gbps(400), US).unwrap()),
+        ("fat tree k=6", fat_tree(6, G100, G100, US).unwrap()),
+        ("leaf-spine", crate::topology::builders::leaf_spine(3, 2, 4, G100, G100, US).unwrap()),
+        ("parallel dumbbell", crate::topology::builders::dumbbell_parallel(2, p, &[p, p, p]).unwrap()),
+        ("full mesh", crate::topology::builders::full_mesh(4, 2, G100, US).unwrap()),
+        ("star", star(5, G100, US).unwrap()),
+        ("reference fat tree", fixtures::reference_fat_tree()),
+    ];
+    for (what, t) in &cases {
+        assert_same_as_per_host(t, &all, what);
+    }
+    // After failures: an aggregation-core link, an edge-aggregation link and a host's only link.
+    let (t, _) = k4();
+    let down = [47usize, 20, 5];
+    assert_same_as_per_host(&t, &|l| !down.contains(&l), "fat tree k=4 with failures");
+}
+
+#[test]
+fn class_tables_equal_per_host_tables_on_random_graphs() {
+    // Hosts on one to three switches (some over parallel links, some to another host),
+    // switches joined at random; some links down. Multi-homed hosts exercise the rows of
+    // hosts and the second search of a class's first member.
+    for seed in 1..40u64 {
+        let mut g = Lcg(seed);
+        let (hosts, switches) = (3 + g.below(8), 2 + g.below(5));
+        let ids: Vec<NodeId> = (hosts..hosts + switches).map(NodeId::new).collect();
+        let mut t = Topology::new(hosts + switches, &ids);
+        for h in 0..hosts {
+            for _ in 0..1 + g.below(3) {
+                let reach = switches.min(2 + g.below(switches));
+                let s = hosts + g.below(reach);
+                t.add_link(NodeId::new(h), NodeId::new(s), G100, US, 0.0).unwrap();
+            }
+            if h > 0 && g.below(6) == 0 {
+                t.add_link(NodeId::new(h), NodeId::new(g.below(h)), G100, US, 0.0).unwrap();
+            }
+        }
+        for a in 0..switches {
+            for b in a + 1..switches {
+                for _ in 0..g.below(3) {
+                    t.add_link(NodeId::new(hosts + a), NodeId::new(hosts + b), G100, US, 0.0).unwrap();
+                }
+            }
+        }
+        let links = t.links.len();
+        let down: Vec<usize> = (0..g.below(3)).map(|_| g.below(links)).collect();
+        assert_same_as_per_host(&t, &|_| true, &format!("seed {seed}"));
+        assert_same_as_per_host(&t, &|l| !down.contains(&l), &format!("seed {seed} with {down:?} down"));
+    }
+}
+
+#[test]
+fn a_fat_tree_has_one_class_per_edge_switch() {
+    let t = fat_tree(8, G100, G100, US).unwrap();
+    let r = Routes::compute(&t, NeighborOrder::Ascending).unwrap();
+    assert_eq!(r.n_classes(), 8 * 4);
+    // Rows only for the 80 switches: 80 x 32 spans of 8 B (20 KiB) plus a few words per
+    // node, where one span per (node, host) took 208 x 128 x 8 B = 208 KiB.
+    assert_eq!(r.spans.len(), 80 * 32);
+    assert!(r.table_bytes() < 208 * 128 * 8 / 5, "{}", r.table_bytes());
+}
