@@ -25,6 +25,7 @@
 
 mod attack_traffic;
 mod cc_params;
+pub mod host_apps;
 mod iofd;
 mod locate;
 pub mod multipath;
@@ -71,6 +72,13 @@ pub struct ScenarioSpec {
     /// Tenants (`[[tenants]]`); tenant `default` holds every host.
     #[serde(default)]
     pub tenants: Vec<tenants::TenantSpec>,
+    /// Seed 000's host model (`[host]`), used by `[[app]]`.
+    pub host: Option<host_apps::HostSpec>,
+    /// Closed-loop applications (`[[app]]`).
+    #[serde(default)]
+    pub app: Vec<host_apps::AppSpec>,
+    /// DRUM's scheduler (`[drum]`; ignored unless `host.mechanism = "drum"`).
+    pub drum: Option<host_apps::DrumSpec>,
 }
 
 fn default_seed() -> u64 {
@@ -382,6 +390,8 @@ pub struct FabricSpec {
     pub qp_cache_entries: Option<u32>,
     /// QP-context miss penalty.
     pub qp_cache_miss_penalty: Option<String>,
+    /// `parallel` (default) or `serial` context fetches (seed 000 Fig 2c's knee).
+    pub qp_cache_fetch: Option<crate::rnic::FetchMode>,
     /// Sample switch queue lengths at this interval.
     pub queue_sample_interval: Option<String>,
     /// Sample every active QP's rate and delivered throughput at this interval.
@@ -422,6 +432,8 @@ pub struct Scenario {
     pub config: SimConfig,
     /// Multipath traffic, set up on the simulation by [`Scenario::simulation`].
     pub multipath: Vec<multipath::MpTraffic>,
+    /// Closed-loop applications and their host model, set up by [`Scenario::simulation`].
+    pub host_model: Option<crate::app::host_model::HostModelSpec>,
 }
 
 impl Scenario {
@@ -434,6 +446,7 @@ impl Scenario {
             tenants: vec![crate::tenancy::DEFAULT_TENANT.into()],
             config,
             multipath: Vec::new(),
+            host_model: None,
         }
     }
 
@@ -443,6 +456,9 @@ impl Scenario {
             crate::sim::Simulation::with_apps(self.topology, self.flows, &self.apps, self.tenants, self.config)?;
         for mp in &self.multipath {
             mp.set_up(&mut sim)?;
+        }
+        if let Some(h) = &self.host_model {
+            sim.host_model_set_up(h)?;
         }
         Ok(sim)
     }
@@ -510,7 +526,15 @@ impl ScenarioSpec {
         if let Some(i) = &config.iofd {
             iofd::check_escape_class(i, &flows, file)?;
         }
-        Ok(Scenario { topology, flows, apps, tenants: tenants.names(), config, multipath: mp })
+        let host_model = host_apps::build(
+            self.host.as_ref(),
+            &self.app,
+            self.drum.as_ref(),
+            file,
+            &topology,
+            self.stop_time.as_deref(),
+        )?;
+        Ok(Scenario { topology, flows, apps, tenants: tenants.names(), config, multipath: mp, host_model })
     }
 }
 
@@ -881,7 +905,10 @@ impl FabricSpec {
         if let Some(n) = self.qp_cache_entries {
             let pen = self.qp_cache_miss_penalty.as_deref().unwrap_or("500ns");
             let pen = field_time(file, &f("qp_cache_miss_penalty"), pen)?;
-            c.qp_cache = Some(crate::rnic::QpCacheConfig { entries: n, miss_penalty_ns: pen.ns() });
+            let fetch = self.qp_cache_fetch.unwrap_or_default();
+            c.qp_cache = Some(crate::rnic::QpCacheConfig { entries: n, miss_penalty_ns: pen.ns(), fetch });
+        } else if self.qp_cache_fetch.is_some() {
+            return Err(Error::input(file, 0, f("qp_cache_fetch"), "needs `qp_cache_entries` (no cache is modelled)"));
         }
         if let Some(s) = &self.queue_sample_interval {
             c.queue_sample_interval = Some(field_time(file, &f("queue_sample_interval"), s)?);

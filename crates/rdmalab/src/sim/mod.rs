@@ -14,6 +14,7 @@ mod blitz;
 mod cc;
 pub mod config;
 mod host;
+mod hostapps;
 mod iofd;
 mod results;
 mod sampling;
@@ -63,6 +64,10 @@ enum Event {
     GroupLinger(CcGroupId),
     /// A host application's timer (application, its token).
     App(u32, u32),
+    /// A NIC's WQE engine finished the WQE at the head of its FIFO (`sim::hostapps`).
+    WqeDone(u32),
+    /// A DRUM scheduler's release, poll or control period (`sim::hostapps`).
+    Drum(u32, u8),
 }
 
 /// Limits for one call to `run`.
@@ -148,6 +153,8 @@ pub struct Simulation {
     no_edge_ecn: bool,
     /// In-order flow deflection (`None` unless `[fabric.iofd]`: one test per packet).
     iofd: Option<Box<crate::fabric::deflection::Iofd>>,
+    /// Seed 000's host model (`None` unless the scenario has `[[app]]`).
+    hostm: Option<Box<hostapps::HostModel>>,
 }
 
 impl Simulation {
@@ -202,6 +209,8 @@ impl Simulation {
             Event::AppWake(a) => self.on_app_wake(a),
             Event::GroupLinger(g) => self.on_group_linger(g),
             Event::App(a, t) => self.on_app_timer(a, t),
+            Event::WqeDone(n) => self.on_wqe_done(n),
+            Event::Drum(a, k) => self.on_drum(a, k),
         }
     }
 
