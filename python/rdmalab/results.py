@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from rdmalab.host_results import apps_frame, drum_frame, wqes_frame
+
 #: Size buckets of the fidelity report (FORMATS.md §5 style), in payload bytes.
 SIZE_BUCKETS: list[tuple[str, int, float]] = [
     ("all", 0, float("inf")),
@@ -125,6 +127,11 @@ class Results:
     probe_ns (time waiting for Virtuoso's path probe). `split = "virtuoso"` adds `paths`,
     one row per path of each connection: connection, path, sip, cap_gbps (the capacity
     estimate eq. 1 used last), bytes (data sent over it) and max_wr (its largest WR).
+
+    Closed-loop applications (`Scenario.app`, seed 000, docs/drum-fabric.md) add `wqes`
+    (one row per WQE: app, name, host, batch, size, posted_ns, ct_ns), `apps` (per app:
+    wqes, bytes, wqe_per_us, gbps, p50/p80/p99_ct_ns) and, under DRUM, `drum` (per control
+    period and app: t_ns, app, x, z, a, active, rate); see `rdmalab.host_results`.
     """
 
     flows: pl.DataFrame
@@ -138,6 +145,9 @@ class Results:
     messages: pl.DataFrame = field(default_factory=lambda: messages_frame({}))
     chunks: pl.DataFrame = field(default_factory=lambda: chunks_frame({}))
     paths: pl.DataFrame = field(default_factory=lambda: paths_frame({}))
+    wqes: pl.DataFrame = field(default_factory=lambda: wqes_frame(None))
+    apps: pl.DataFrame = field(default_factory=lambda: apps_frame(None, wqes_frame(None), 0.0))
+    drum: pl.DataFrame = field(default_factory=lambda: drum_frame(None))
     stop_reason: str = "finished"
     interrupted: bool = False
     wall_seconds: float = 0.0
@@ -156,11 +166,15 @@ class Results:
         })
         flows = flows.with_columns((pl.col("fct_ns") / pl.col("ideal_ns")).clip(lower_bound=1.0).alias("slowdown"))
         ports = pl.DataFrame(raw["ports"]).with_row_index("port")
+        hm = raw.get("host_model")
+        wqes = wqes_frame(hm)
         return cls(flows=flows, counters=dict(raw["counters"]), ports=ports, pfc=pl.DataFrame(raw["pfc"]),
                    queue_samples=pl.DataFrame(raw["queue_samples"]), rates=rates_frame(raw.get("rates", {})),
                    deadlock=deadlock_frame(raw.get("deadlock")), stall_cause=raw.get("stall_cause"),
                    messages=messages_frame(raw.get("messages", {})), chunks=chunks_frame(raw.get("chunks", {})),
                    paths=paths_frame(raw.get("paths", {})),
+                   wqes=wqes, apps=apps_frame(hm, wqes, float(raw["counters"]["end_time_ps"])),
+                   drum=drum_frame(hm),
                    stop_reason=stop_reason,
                    interrupted=interrupted, wall_seconds=wall,
                    extra={"tenant_names": names, "tenant_bins": raw.get("tenant_bins"),

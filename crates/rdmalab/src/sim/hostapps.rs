@@ -124,13 +124,18 @@ impl Simulation {
                 }
             }
         }
+        let entries = self.cfg.qp_cache.map(|c| c.entries);
         for (a, ag) in m.agents.iter_mut().enumerate() {
+            // Dedicated QPs plus the shared ones must fit the QP-context cache.
+            let shared = m.shared_qp[a].len() as u32;
+            let k = entries.map_or(spec.drum.k, |e| spec.drum.k.min(e.saturating_sub(shared).max(1)));
+            let drum = crate::app::host_model::DrumConfig { k, ..spec.drum };
             let mean_wr = |i: u32| {
                 let (lo, hi) = m.apps[i as usize].spec.wr_num;
                 (lo as f64 + hi as f64) / 2.0
             };
             let a0: Vec<f64> = ag.apps.iter().map(|&i| 1.0 / mean_wr(i)).collect();
-            *ag = DrumAgent::new(spec.drum, std::mem::take(&mut ag.apps), a0, cfg.wqe_cost, cfg.poll_cost);
+            *ag = DrumAgent::new(drum, std::mem::take(&mut ag.apps), a0, cfg.wqe_cost, cfg.poll_cost);
             self.queue.push(self.now, Event::Drum(a as u32, PERIOD));
         }
         self.hostm = Some(Box::new(m));
