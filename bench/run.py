@@ -37,6 +37,10 @@ BINARY = EXAMPLES / "hpcc_run"
 NATIVE = {
     "stagger-10k": "stagger_recreate_10k.toml",
     "stagger-1M": "stagger_recreate_1M.toml",
+    # Issue 13: one host, 1000 closed-loop apps, 10 ms, each mechanism (target: 5 s wall each).
+    "drum-1000-raw": "drum_1000_raw.toml",
+    "drum-1000-share": "drum_1000_share.toml",
+    "drum-1000-drum": "drum_1000_drum.toml",
 }
 
 # name -> (reference config, CC_MODE), or (native scenario file under bench/, None)

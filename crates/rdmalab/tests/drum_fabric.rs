@@ -196,7 +196,7 @@ fn cache_run(qps: u32, fetch: &str) -> f64 {
         &format!("mtu = 1024\nqp_cache_entries = 20\nqp_cache_miss_penalty = \"1us\"\nqp_cache_fetch = \"{fetch}\""),
     );
     toml += "[host]\nwqe_cost = \"0ns\"\npoll_cost = \"10ns\"\n";
-    toml += &format!("[[app]]\nhost = 0\ndst = 6\ncount = {qps}\nsize = 65536\nwr_num = 16\n");
+    toml += &format!("[[app]]\nhost = 0\ndst = 6\ncount = {qps}\nsize = 1048576\nwr_num = 1\n");
     let r = run(&toml);
     r.counters.payload_bytes_delivered as f64 * 8.0 / (r.end_time.0 as f64 / 1e12) / 1e9
 }
