@@ -17,10 +17,13 @@ import polars as pl
 WQE_COLUMNS = {"app": pl.UInt32, "name": pl.Utf8, "host": pl.UInt32, "batch": pl.UInt32, "size": pl.UInt64,
                "posted_ns": pl.Float64, "ct_ns": pl.Float64}
 #: One row per application: completed WQEs and their bytes, WQE rate per µs and Gb/s over
-#: the time from its first post to the end of the run, and WQE completion-time percentiles.
+#: the time from its first post to the end of the run, WQE completion-time percentiles,
+#: its first post and, for an application that posted its `total_bytes` and saw the last
+#: CQE, when it saw it (`done_ns`; NaN otherwise).
 APP_COLUMNS = {"app": pl.UInt32, "name": pl.Utf8, "host": pl.UInt32, "dst": pl.UInt32, "wqes": pl.UInt64,
                "bytes": pl.UInt64, "wqe_per_us": pl.Float64, "gbps": pl.Float64, "p50_ct_ns": pl.Float64,
-               "p80_ct_ns": pl.Float64, "p99_ct_ns": pl.Float64}
+               "p80_ct_ns": pl.Float64, "p99_ct_ns": pl.Float64, "first_post_ns": pl.Float64,
+               "done_ns": pl.Float64}
 #: One row per DRUM control period and application: t_ns (period start), x (WQE rate per
 #: µs enforced from t on), z (its CQE rate, the poller's weight), a (CQEs per WQE used),
 #: active (holds a dedicated QP), rate (WQEs released per µs over the period ending at t).
@@ -64,11 +67,14 @@ def apps_frame(raw: dict[str, Any] | None, wqes: pl.DataFrame, end_ps: float) ->
         nbytes = int(d["size"].sum()) if d.height else 0
         first = float(mine["posted_ns"].min()) if mine.height else float("nan")
         span_us = (end_ps / 1000.0 - first) / 1000.0 if mine.height else float("nan")
+        finished = bool(raw["app_done"][i]) and d.height == mine.height and d.height > 0
+        done_ns = float((d["posted_ns"] + d["ct_ns"]).max()) if finished else float("nan")
         rows.append({"app": i, "name": name, "host": int(raw["app_host"][i]), "dst": int(raw["app_dst"][i]),
                      "wqes": d.height, "bytes": nbytes,
                      "wqe_per_us": d.height / span_us if span_us and span_us > 0 else float("nan"),
                      "gbps": nbytes * 8 / (span_us * 1e3) if span_us and span_us > 0 else float("nan"),
-                     "p50_ct_ns": _pct(ct, 0.5), "p80_ct_ns": _pct(ct, 0.8), "p99_ct_ns": _pct(ct, 0.99)})
+                     "p50_ct_ns": _pct(ct, 0.5), "p80_ct_ns": _pct(ct, 0.8), "p99_ct_ns": _pct(ct, 0.99),
+                     "first_post_ns": first, "done_ns": done_ns})
     return pl.DataFrame(rows).cast(APP_COLUMNS)
 
 

@@ -80,7 +80,7 @@ def test_python_api_and_toml_give_the_same_run(tmp_path, mech):
     assert a.wqes.height > 100 and a.wqes.equals(b.wqes)
     assert list(a.wqes.columns) == ["app", "name", "host", "batch", "size", "posted_ns", "ct_ns"]
     assert list(a.apps.columns) == ["app", "name", "host", "dst", "wqes", "bytes", "wqe_per_us", "gbps",
-                                    "p50_ct_ns", "p80_ct_ns", "p99_ct_ns"]
+                                    "p50_ct_ns", "p80_ct_ns", "p99_ct_ns", "first_post_ns", "done_ns"]
     assert a.apps["name"].to_list() == ["fg"] + [f"bg#{k}" for k in range(6)]
     done = a.wqes.filter(~a.wqes["ct_ns"].is_nan())
     assert (done["ct_ns"] > 0).all()

@@ -229,6 +229,7 @@ fn host_model_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyD
     d.set_item("app_name", r.host_apps.iter().map(|a| a.0.clone()).collect::<Vec<String>>())?;
     d.set_item("app_host", r.host_apps.iter().map(|a| a.1 .0 as u64).collect::<Vec<u64>>().into_pyarray(py))?;
     d.set_item("app_dst", r.host_apps.iter().map(|a| a.2 .0 as u64).collect::<Vec<u64>>().into_pyarray(py))?;
+    d.set_item("app_done", r.host_apps.iter().map(|a| a.3 as u64).collect::<Vec<u64>>().into_pyarray(py))?;
     let b = &r.host_batches;
     let col = |f: &dyn Fn(&rdmalab::app::closed_loop::BatchRecord) -> u64| {
         b.iter().map(f).collect::<Vec<u64>>().into_pyarray(py)

@@ -66,7 +66,8 @@ def _simulate(task: dict[str, Any], out: dict[str, Any], report: Reporter | None
     out["stall_cause"] = res.stall_cause
     out["tables"] = {"flows": res.flows, "ports": res.ports, "pfc": res.pfc, "queues": res.queue_samples,
                      "rates": res.rates, "deadlock": res.deadlock, "messages": res.messages,
-                     "chunks": res.chunks, "paths": res.paths, "apps": res.apps, "drum": res.drum}
+                     "chunks": res.chunks, "paths": res.paths, "apps": res.apps, "drum": res.drum,
+                     "wqes": res.wqes}
     known = {"flows", "counters", "ports", "pfc", "queue_samples", "rates", "deadlock", "stall_cause", "messages",
              "chunks", "paths", "host_model"}
     for extra in sorted(set(raw) - known):

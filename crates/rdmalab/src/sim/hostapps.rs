@@ -371,10 +371,10 @@ impl Simulation {
         }
     }
 
-    /// (name, host, dst) of every closed-loop application, for the results.
-    pub(super) fn host_app_table(&self) -> Vec<(String, NodeId, NodeId)> {
-        self.hostm
-            .as_ref()
-            .map_or_else(Vec::new, |m| m.apps.iter().map(|a| (a.spec.name.clone(), a.spec.host, a.spec.dst)).collect())
+    /// (name, host, dst, posted all its `total_bytes` and saw the last CQE) of every
+    /// closed-loop application, for the results.
+    pub(super) fn host_app_table(&self) -> Vec<(String, NodeId, NodeId, bool)> {
+        let row = |a: &ClosedLoop| (a.spec.name.clone(), a.spec.host, a.spec.dst, a.phase == Phase::Done);
+        self.hostm.as_ref().map_or_else(Vec::new, |m| m.apps.iter().map(row).collect())
     }
 }

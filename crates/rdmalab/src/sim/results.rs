@@ -83,8 +83,8 @@ pub struct Results {
     pub mp_wrs: Vec<crate::multipath::MpWrRecord>,
     /// Packets still held by IOFD re-sequencers when the run ended (0 without IOFD).
     pub reseq_held: usize,
-    /// Closed-loop applications (seed 000): (name, host, dst), by application index.
-    pub host_apps: Vec<(String, crate::ids::NodeId, crate::ids::NodeId)>,
+    /// Closed-loop applications (seed 000): (name, host, dst, finished), by application index.
+    pub host_apps: Vec<(String, crate::ids::NodeId, crate::ids::NodeId, bool)>,
     /// Every batch they posted, in post order (`seen` = `Time::MAX` while unfinished).
     pub host_batches: Vec<crate::app::closed_loop::BatchRecord>,
     /// DRUM's allocations: one row per control period and application.

@@ -193,22 +193,129 @@ def figure_tc1(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
     from rdmalab.experiments.store import Store
 
     store = Store(sweep_dir)
-    pts = tc1_points(store, store.runs())
+    return _bars(tc1_points(store, store.runs()), FIG8, "32 B WQE p80 completion (µs)", out_dir, "drum_tc1")
+
+
+# -- Test case 2 (Fig. 9) -----------------------------------------------------------------
+#: Fig. 9 (text): ms to send 1 MB of 32 B WQEs at cc = 20; ratios at cc = 100.
+FIG9 = {("raw", 20): 53.1, ("share", 20): 82.8, ("drum", 20): 62.9}
+FIG9_RAW_OVER_DRUM, FIG9_SHARE_OVER_DRUM = 3.75, 1.4
+FG_WQES = 1048576 // 32
+
+
+def tc2_points(store: "Store", runs: pl.DataFrame) -> dict[tuple[str, int], float]:
+    """(mechanism, cc) -> ms to send the foreground's 1 MB: measured when it finished,
+    else projected from its WQE rate (32768 WQEs / rate)."""
+    fg = _apps(store, runs).filter(pl.col("name") == "fg")
+    out = {}
+    for m, n, rate, first, done in fg.select("host.mechanism", "app[1].count", "wqe_per_us", "first_post_ns",
+                                             "done_ns").iter_rows():
+        ms = (done - first) / 1e6 if done == done else (FG_WQES / rate / 1e3 if rate and rate > 0 else NAN)
+        out[(str(m), int(n) + 1)] = ms
+    return out
+
+
+def compare_tc2(runs: pl.DataFrame, flows: pl.DataFrame, store: "Store") -> list["Comparison"]:
+    pts = tc2_points(store, runs)
+    rows = [_cmp(m.upper(), f"1 MB ms, cc {cc}", pts.get((m, cc), NAN), FIG9.get((m, cc), NAN))
+            for m in ("raw", "share", "drum") for cc in (20, 50, 100)]
+    d = pts.get(("drum", 100), NAN)
+    rows.append(_cmp("cc 100", "RAW / DRUM", pts.get(("raw", 100), NAN) / d, FIG9_RAW_OVER_DRUM))
+    rows.append(_cmp("cc 100", "SHARE / DRUM", pts.get(("share", 100), NAN) / d, FIG9_SHARE_OVER_DRUM))
+    return rows
+
+
+def figure_tc2(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
+    from rdmalab.experiments.store import Store
+
+    store = Store(sweep_dir)
+    return _bars(tc2_points(store, store.runs()), FIG9, "1 MB of 32 B WQEs: completion (ms)", out_dir, "drum_tc2")
+
+
+# -- Test case 3 (Figs. 10-11) --------------------------------------------------------------
+#: "larger than 300 connections": DRUM throughput 1.8x SHARE's; SHARE latency 67.3 % above DRUM's.
+FIG10_DRUM_OVER_SHARE, FIG11_SHARE_OVER_DRUM = 1.8, 1.673
+#: "most of the requests within extremely low latency less than 18 us".
+FIG11_LOW_US = 18.0
+
+
+def tc3_points(store: "Store", runs: pl.DataFrame) -> dict[tuple[str, int], tuple[float, float, float]]:
+    """(mechanism, connections) -> (mean Gb/s per connection, mean batch latency µs,
+    fraction of batches under 18 µs)."""
+    ok = runs.filter(pl.col("status") == "ok")
+    apps = store.table("apps", ok)
+    wqes = store.table("wqes", ok).filter(~pl.col("ct_ns").is_nan())
+    out = {}
+    for run_id, mech in ok.select("run_id", "host.mechanism").iter_rows():
+        a = apps.filter(pl.col("run_id") == run_id)
+        # wr_num = 1: every WQE row is one batch.
+        ct = wqes.filter(pl.col("run_id") == run_id)["ct_ns"].to_numpy() / 1e3
+        out[(str(mech), a.height)] = (float(a["gbps"].mean()), float(ct.mean()) if len(ct) else NAN,
+                                      float((ct < FIG11_LOW_US).mean()) if len(ct) else NAN)
+    return out
+
+
+def compare_tc3(runs: pl.DataFrame, flows: pl.DataFrame, store: "Store") -> list["Comparison"]:
+    pts = tc3_points(store, runs)
+    rows = []
+    for n in sorted({n for _, n in pts if n >= 300}):
+        d, s = pts.get(("drum", n)), pts.get(("share", n))
+        if d and s:
+            rows.append(_cmp(f"N = {n}", "thpt DRUM / SHARE", d[0] / s[0], FIG10_DRUM_OVER_SHARE))
+            rows.append(_cmp(f"N = {n}", "latency SHARE / DRUM", s[1] / d[1], FIG11_SHARE_OVER_DRUM))
+            rows.append(_cmp(f"N = {n}", "DRUM share < 18 us", d[2], NAN))
+    for (m, n), v in sorted(pts.items()):
+        rows.append(_cmp(f"{m.upper()} N = {n}", "Gb/s per conn | us", v[0], v[1]))
+    return rows
+
+
+def figure_tc3(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
+    from rdmalab.experiments.store import Store
+
+    store = Store(sweep_dir)
+    pts = tc3_points(store, store.runs())
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4))
+    for m in ("raw", "share", "drum"):
+        ns = sorted(n for mm, n in pts if mm == m)
+        a1.plot(ns, [pts[m, n][0] for n in ns], "-o", label=m.upper())
+        a2.plot(ns, [pts[m, n][1] for n in ns], "-o", label=m.upper())
+    a1.set_ylabel("average throughput per connection (Gb/s)")
+    a2.set_ylabel("average batch latency (µs)")
+    a2.set_yscale("log")
+    for a in (a1, a2):
+        a.set_xlabel("client connections")
+        a.grid(True, alpha=0.3)
+        a.legend()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / "drum_tc3.png", out / "drum_tc3.pdf"]
+    for p in paths:
+        fig.savefig(p, dpi=120)
+    plt.close(fig)
+    return paths
+
+
+# -- drawing --------------------------------------------------------------------------------
+def _bars(pts: dict[tuple[str, int], float], paper: dict[tuple[str, int], float], ylabel: str,
+          out_dir: str | Path, stem: str) -> list[Path]:
     fig, ax, plt = _axes()
     ccs = sorted({cc for _, cc in pts})
     for k, m in enumerate(("raw", "share", "drum")):
         x = np.arange(len(ccs)) + (k - 1) * 0.27
         ax.bar(x, [pts.get((m, c), NAN) for c in ccs], width=0.25, label=f"ours, {m.upper()}")
-        paper = [FIG8.get((m, c), NAN) for c in ccs]
-        ax.plot(x, paper, "k_", markersize=14, mew=2)
+        ax.plot(x, [paper.get((m, c), NAN) for c in ccs], "k_", markersize=14, mew=2)
     ax.plot([], [], "k_", markersize=14, mew=2, label="paper (text)")
     ax.set_xticks(np.arange(len(ccs)), [str(c) for c in ccs])
     ax.set_xlabel("concurrent connections cc")
-    ax.set_ylabel("32 B WQE p80 completion (µs)")
-    return _save(fig, plt, out_dir, "drum_tc1")
+    ax.set_ylabel(ylabel)
+    return _save(fig, plt, out_dir, stem)
 
 
-# -- drawing --------------------------------------------------------------------------------
 def _axes() -> tuple[Any, Any, Any]:
     import matplotlib
 
