@@ -262,3 +262,32 @@ fn bad_input_names_the_field_and_line() {
         assert!(e.contains(&format!(":{line}")), "{to}: line {line} expected in {e}");
     }
 }
+
+#[test]
+fn drum_poll_shares_follow_z() {
+    // The CQ budget binds (one 10 us poll at a time, C = 0.1 CQE/us): the poller's stride
+    // schedule over the completion rings gives each application polls in proportion to ẑ
+    // (z ∝ 1/a = wr_num here). A ring refills ~8 us after its poll, so no app may need
+    // more than every other poll: with five apps the largest share is 1/3.
+    let mut toml = format!(
+        "{}\n[host]\nmechanism = \"drum\"\npoll_cost = \"10us\"\n[drum]\nbeta = 1e-6\nperiod = \"500us\"\n",
+        testbed("40ms")
+    );
+    for w in [1, 2, 3, 4, 5] {
+        toml += &format!("[[app]]\nhost = 0\ndst = 6\nsize = 64\nwr_num = {w}\n");
+    }
+    let r = run(&toml);
+    let warm = 2_000_000u64; // ns
+    let polls: Vec<f64> = (0..5)
+        .map(|a| r.host_batches.iter().filter(|b| b.app == a && b.seen.0 != u64::MAX && b.seen.ns() >= warm).count() as f64)
+        .collect();
+    let late: Vec<_> = r.drum_rows.iter().filter(|d| d.t.ns() >= warm).collect();
+    let z: Vec<f64> = (0..5).map(|a| late.iter().filter(|d| d.app == a).map(|d| d.z).sum::<f64>()).collect();
+    let (sp, sz) = (polls.iter().sum::<f64>(), z.iter().sum::<f64>());
+    let spread = z.iter().cloned().fold(0.0, f64::max) / z.iter().cloned().fold(f64::MAX, f64::min);
+    assert!(spread > 1.2, "ẑ should differ here: {z:?}");
+    for j in 0..5 {
+        let (share, target) = (polls[j] / sp, z[j] / sz);
+        assert!((share - target).abs() <= 0.02 * target, "app {j}: poll share {share:.4} vs ẑ share {target:.4} ({polls:?}, {z:?})");
+    }
+}
