@@ -203,14 +203,21 @@ FIG9_RAW_OVER_DRUM, FIG9_SHARE_OVER_DRUM = 3.75, 1.4
 FG_WQES = 1048576 // 32
 
 
-def tc2_points(store: "Store", runs: pl.DataFrame) -> dict[tuple[str, int], float]:
-    """(mechanism, cc) -> ms to send the foreground's 1 MB: measured when it finished,
-    else projected from its WQE rate (32768 WQEs / rate)."""
-    fg = _apps(store, runs).filter(pl.col("name") == "fg")
+#: Fig. 7's foreground: 1 GB in 1 MB WQEs; alone it takes 1 GB of 1 KB packets at 40 Gb/s.
+FG1G_WQES = 1024
+FG1G_ALONE_MS = 1073741824 * 8 * (1024 + 48) / 1024 / 40e9 * 1e3
+
+
+def tc2_points(store: "Store", runs: pl.DataFrame, name: str = "fg") -> dict[tuple[str, int], float]:
+    """(mechanism, cc) -> ms for the foreground `name` (fg: 1 MB of 32 B WQEs; fg1g: 1 GB
+    of 1 MB WQEs) to send everything: measured when it finished, else projected from its
+    WQE rate."""
+    fg = _apps(store, runs).filter(pl.col("name") == name)
+    total = FG_WQES if name == "fg" else FG1G_WQES
     out = {}
     for m, n, rate, first, done in fg.select("host.mechanism", "app[1].count", "wqe_per_us", "first_post_ns",
                                              "done_ns").iter_rows():
-        ms = (done - first) / 1e6 if done == done else (FG_WQES / rate / 1e3 if rate and rate > 0 else NAN)
+        ms = (done - first) / 1e6 if done == done else (total / rate / 1e3 if rate and rate > 0 else NAN)
         out[(str(m), int(n) + 1)] = ms
     return out
 
@@ -222,6 +229,11 @@ def compare_tc2(runs: pl.DataFrame, flows: pl.DataFrame, store: "Store") -> list
     d = pts.get(("drum", 100), NAN)
     rows.append(_cmp("cc 100", "RAW / DRUM", pts.get(("raw", 100), NAN) / d, FIG9_RAW_OVER_DRUM))
     rows.append(_cmp("cc 100", "SHARE / DRUM", pts.get(("share", 100), NAN) / d, FIG9_SHARE_OVER_DRUM))
+    g = tc2_points(store, runs, "fg1g")
+    for m in ("raw", "share", "drum"):
+        for cc in (20, 100):
+            rows.append(_cmp(f"Fig. 7 {m.upper()}", f"1 GB / alone, cc {cc}", g.get((m, cc), NAN) / FG1G_ALONE_MS,
+                             1.0 if m == "drum" else NAN))
     return rows
 
 
