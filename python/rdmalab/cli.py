@@ -29,8 +29,15 @@ def _write_outputs(results, out: Path, title: str) -> None:
     results.chunks.write_parquet(out / "chunks.parquet")
     if results.paths.height:
         results.paths.write_parquet(out / "paths.parquet")
+    host = []
+    for name in ("wqes", "apps", "drum"):  # closed-loop applications (docs/drum-fabric.md)
+        table = getattr(results, name)
+        if table.height:
+            table.write_parquet(out / f"{name}.parquet")
+            host.append(str(out / f"{name}.parquet"))
     figs = slowdown_by_size(results, out / "slowdown", title=title)
     mp = f", {out / 'messages.parquet'}, {out / 'chunks.parquet'}" if results.messages.height else ""
+    mp += "".join(f", {p}" for p in host)
     print(f"\nwrote {out / 'fct.txt'}, {out / 'pfc.txt'}, {out / 'flows.parquet'}{mp}, {figs[0]} (+ .pdf)")
 
 

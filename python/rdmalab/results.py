@@ -261,6 +261,13 @@ class Results:
             lines.append(f"{'tenant':<16}{'bytes':>16}{'Gb/s':>9}{'share':>8}   (payload delivered, whole run)")
             for r in self.tenant_share().iter_rows(named=True):
                 lines.append(f"{r['tenant']:<16}{r['bytes']:>16,}{r['gbps']:>9.2f}{r['share']:>8.3f}")
+        if self.apps.height:
+            lines.append("")
+            lines.append(f"{'application':<16}{'WQEs':>10}{'Gb/s':>9}{'p50 us':>10}{'p80 us':>10}{'p99 us':>10}"
+                         "   (closed-loop apps; first 20)")
+            for r in self.apps.head(20).iter_rows(named=True):
+                lines.append(f"{r['name']:<16}{r['wqes']:>10}{r['gbps']:>9.3f}{r['p50_ct_ns'] / 1e3:>10.2f}"
+                             f"{r['p80_ct_ns'] / 1e3:>10.2f}{r['p99_ct_ns'] / 1e3:>10.2f}")
         table = self.slowdown_table()
         lines.append("")
         lines.append(f"{'bucket':<12}{'flows':>8}{'p50':>9}{'p95':>9}{'p99':>9}")

@@ -291,7 +291,7 @@ def figure_tc3(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4))
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4), layout="constrained")
     for m in ("raw", "share", "drum"):
         ns = sorted(n for mm, n in pts if mm == m)
         a1.plot(ns, [pts[m, n][0] for n in ns], "-o", label=m.upper())
