@@ -127,6 +127,7 @@ def test_polling_threads_share_the_cores():
     ("host.mechanism", {"mechanism": "fifo"}),
     ("drum.period", {"period": "0ns"}),
     ("drum.control", {"control": "telepathy"}),
+    ("drum.control", {"control": "in_band"}),
     ("drum.control_delay", {"control_delay": "0us"}),
     ("app[0].total_bytes", {"total_bytes": None}),
 ])

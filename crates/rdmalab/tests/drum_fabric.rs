@@ -279,7 +279,9 @@ fn drum_poll_shares_follow_z() {
     let r = run(&toml);
     let warm = 2_000_000u64; // ns
     let polls: Vec<f64> = (0..5)
-        .map(|a| r.host_batches.iter().filter(|b| b.app == a && b.seen.0 != u64::MAX && b.seen.ns() >= warm).count() as f64)
+        .map(|a| {
+            r.host_batches.iter().filter(|b| b.app == a && b.seen.0 != u64::MAX && b.seen.ns() >= warm).count() as f64
+        })
         .collect();
     let late: Vec<_> = r.drum_rows.iter().filter(|d| d.t.ns() >= warm).collect();
     let z: Vec<f64> = (0..5).map(|a| late.iter().filter(|d| d.app == a).map(|d| d.z).sum::<f64>()).collect();
@@ -288,6 +290,60 @@ fn drum_poll_shares_follow_z() {
     assert!(spread > 1.2, "ẑ should differ here: {z:?}");
     for j in 0..5 {
         let (share, target) = (polls[j] / sp, z[j] / sz);
-        assert!((share - target).abs() <= 0.02 * target, "app {j}: poll share {share:.4} vs ẑ share {target:.4} ({polls:?}, {z:?})");
+        assert!(
+            (share - target).abs() <= 0.02 * target,
+            "app {j}: poll share {share:.4} vs ẑ share {target:.4} ({polls:?}, {z:?})"
+        );
     }
+}
+
+/// Six hosts, two backlogged apps each (2 KB WQEs), all to host 6: every host's own budget
+/// Q = 0.9/0.68 WQE/µs is 21.7 Gb/s, so the six together ask 3x the 40 Gb/s link into host 6.
+fn shared_link(control: &str) -> Results {
+    let mut toml = format!(
+        "{}\n[host]\nmechanism = \"drum\"\n[drum]\ncontrol = \"{control}\"\ncontrol_delay = \"2us\"\n\
+         period = \"100us\"\niterations = 5\nbeta = 1e-6\n",
+        testbed("3ms")
+    );
+    for h in 0..6 {
+        toml += &format!("[[app]]\nhost = {h}\ndst = 6\ncount = 2\nsize = 2048\nwr_num = 50\n");
+    }
+    run(&toml)
+}
+
+/// Payload bytes per µs the last period's allocation sends into host 6, and that period's start.
+fn last_allocation(r: &Results) -> (f64, u64) {
+    let t = r.drum_rows.iter().map(|d| d.t.0).max().unwrap();
+    (r.drum_rows.iter().filter(|d| d.t.0 == t).map(|d| d.x * 2048.0).sum(), t)
+}
+
+#[test]
+fn out_of_band_control_shares_the_fabric_link() {
+    let cap = 40e9 / 8.0 / 1e6 * 1024.0 / 1072.0; // payload bytes per µs of the link into host 6
+    let (local, _) = last_allocation(&shared_link("local"));
+    assert!(local > 2.5 * cap, "local solves ignore the shared link: {local:.0} B/us vs {cap:.0}");
+    let r = shared_link("out_of_band");
+    let (coupled, t) = last_allocation(&r);
+    assert!(coupled <= cap * (1.0 + 1e-9) && coupled >= 0.9 * cap, "coupled {coupled:.0} B/us vs cap {cap:.0}");
+    // Allocations take effect after 5 rounds of 2 x 2 us: 20 us into each 100 us period.
+    assert_eq!(t % 100_000_000, 20_000_000, "last allocation at {t} ps");
+    // Every host gets about the same share of the link (same apps, same paths).
+    let per_host: Vec<f64> =
+        (0..6).map(|h| r.drum_rows.iter().filter(|d| d.t.0 == t && d.app / 2 == h).map(|d| d.x).sum()).collect();
+    assert!(jain(&per_host) > 0.999, "{per_host:?}");
+}
+
+#[test]
+fn out_of_band_inputs_are_checked() {
+    let base = format!(
+        "{}\n[host]\nmechanism = \"drum\"\n[drum]\ncontrol = \"out_of_band\"\ncontrol_delay = \"2us\"\n\
+         period = \"100us\"\n[[app]]\nhost = 0\ndst = 6\ncount = 2\nsize = 64\nwr_num = 4\n\
+         [[app]]\nhost = 1\ndst = 6\ncount = 2\nsize = 64\nwr_num = 4\n",
+        testbed("1ms")
+    );
+    assert!(error(&base.replace("control_delay = \"2us\"", "control_delay = \"20us\"")).contains("drum.period"));
+    assert!(
+        error(&base.replace("host = 1\ndst = 6\ncount = 2", "host = 1\ndst = 6\ncount = 3")).contains("drum.control")
+    );
+    assert!(error(&base.replace("\"out_of_band\"", "\"in_band\"")).contains("not implemented"));
 }

@@ -178,22 +178,13 @@ impl DrumAgent {
         self.polling = None;
     }
 
-    /// One control period: measure, solve (warm-started), set the weights. Returns the
-    /// rows for `res.drum`; `t` is now, `period_us` the length of the period that ended.
+    /// One control period solved on the host alone (`control = "local"`): measure, solve
+    /// (warm-started), set the weights. Returns the rows for `res.drum`; `t` is now,
+    /// `period_us` the length of the period that ended.
     pub fn control(&mut self, t: Time, period_us: f64) -> Vec<DrumRow> {
         let m = self.apps.len();
-        for j in 0..m {
-            // CQEs per WQE over the WQEs submitted this period (each batch asks for one
-            // CQE); kept from before when nothing was submitted. Counting completions
-            // instead would split large batches across period boundaries.
-            if self.submitted[j] > 0 {
-                self.a[j] = self.signalled[j] as f64 / self.submitted[j] as f64;
-            }
-        }
-        let k = self.cfg.k as usize;
-        let active =
-            if m > k { ActiveSet::top_k(1, m, &self.a, k) } else { ActiveSet::from_mask(1, m, &vec![true; m]) }
-                .expect("shapes checked at setup");
+        let rates = self.measure(period_us);
+        let active = self.active_set();
         let (qv, cv) = ([self.q], [self.c]);
         let p = Problem::new(1, m, &self.a, &qv, &cv, self.cfg.alpha, self.cfg.beta, active.clone())
             .expect("parameters checked at setup");
@@ -212,6 +203,51 @@ impl DrumAgent {
         let xs: Vec<f64> = admm.state.x.iter().map(|x| x * scale).collect();
         self.state = Some(admm.state);
         self.active = active.to_mask(1, m);
+        self.apply(t, &xs, &rates)
+    }
+
+    /// Ends a measurement period: updates `a` and returns the WQEs each application released
+    /// per µs during it (the counters restart).
+    pub fn measure(&mut self, period_us: f64) -> Vec<f64> {
+        let m = self.apps.len();
+        for j in 0..m {
+            // CQEs per WQE over the WQEs submitted this period (each batch asks for one
+            // CQE); kept from before when nothing was submitted. Counting completions
+            // instead would split large batches across period boundaries.
+            if self.submitted[j] > 0 {
+                self.a[j] = self.signalled[j] as f64 / self.submitted[j] as f64;
+            }
+        }
+        let rates = self.released.iter().map(|&r| if period_us > 0.0 { r as f64 / period_us } else { 0.0 }).collect();
+        self.released.fill(0);
+        self.submitted.fill(0);
+        self.signalled.fill(0);
+        rates
+    }
+
+    /// The top-k active set for the current `a` (every application when m ≤ k).
+    pub fn active_set(&self) -> ActiveSet {
+        let (m, k) = (self.apps.len(), self.cfg.k as usize);
+        if m > k { ActiveSet::top_k(1, m, &self.a, k) } else { ActiveSet::from_mask(1, m, &vec![true; m]) }
+            .expect("shapes checked at setup")
+    }
+
+    /// The CQE-per-WQE ratios, the budgets `(Q, C)` and the model parameters `(α, β)`.
+    pub fn data(&self) -> (&[f64], f64, f64, f64, f64) {
+        (&self.a, self.q, self.c, self.cfg.alpha, self.cfg.beta)
+    }
+
+    /// Enforces the feasible allocation `xs` (release weights x̂, poll weights a x̂) with the
+    /// active set `active` (None: keep it); returns the rows for `res.drum`.
+    pub fn allocate(&mut self, t: Time, xs: &[f64], active: Option<Vec<bool>>, rates: &[f64]) -> Vec<DrumRow> {
+        if let Some(a) = active {
+            self.active = a;
+        }
+        self.apply(t, xs, rates)
+    }
+
+    fn apply(&mut self, t: Time, xs: &[f64], rates: &[f64]) -> Vec<DrumRow> {
+        let m = self.apps.len();
         let mut rows = Vec::with_capacity(m);
         for j in 0..m {
             let z = self.a[j] * xs[j];
@@ -224,12 +260,9 @@ impl DrumAgent {
                 z,
                 a: self.a[j],
                 active: self.active[j],
-                rate: if period_us > 0.0 { self.released[j] as f64 / period_us } else { 0.0 },
+                rate: rates[j],
             });
         }
-        self.released.fill(0);
-        self.submitted.fill(0);
-        self.signalled.fill(0);
         rows
     }
 }

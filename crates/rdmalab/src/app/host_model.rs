@@ -58,11 +58,15 @@ impl Default for HostConfig {
     }
 }
 
-/// Where DRUM's sharing-ADMM rounds run (FORMULATION.md §9); only `Local` is implemented.
+/// Where DRUM's ADMM rounds run (FORMULATION.md §9).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Control {
     /// Per-host problems are independent: each scheduler solves its own.
     Local,
+    /// One network-wide problem (the hosts' shared fabric links), solved by sharing ADMM
+    /// between the schedulers and a coordinator; each round is a report and a price
+    /// message, `control_delay` each way (`sim/drum_control.rs`).
+    OutOfBand,
 }
 
 /// `[drum]`: the scheduler's control loop (ignored under RAW and SHARE).

@@ -162,6 +162,16 @@ pub(super) fn build(
             });
         }
     }
+    if hc.mechanism == Mechanism::Drum && dc.control == Control::OutOfBand {
+        // The network model has one row of m applications per host.
+        let mut per: std::collections::BTreeMap<u32, usize> = Default::default();
+        out.iter().for_each(|a| *per.entry(a.host.0).or_default() += 1);
+        let (lo, hi) = (per.values().min(), per.values().max());
+        if lo != hi {
+            let msg = format!("out_of_band needs the same number of applications on every host, got {per:?}");
+            return Err(Error::input(file, 0, "drum.control", msg));
+        }
+    }
     Ok(Some(HostModelSpec { host: hc, drum: dc, apps: out }))
 }
 
@@ -234,8 +244,9 @@ fn drum_config(s: DrumSpec, file: &Path) -> Result<DrumConfig> {
     }
     let control = match s.control.as_deref().unwrap_or("local") {
         "local" => Control::Local,
-        m @ ("out_of_band" | "in_band") => {
-            return bad("control", format!("`{m}` is not implemented yet (only `local`; docs/drum-fabric.md)"))
+        "out_of_band" => Control::OutOfBand,
+        "in_band" => {
+            return bad("control", "`in_band` is not implemented yet (local, out_of_band; docs/drum-fabric.md)".into())
         }
         other => return bad("control", format!("unknown control `{other}` (known: local, out_of_band, in_band)")),
     };
@@ -260,6 +271,11 @@ fn drum_config(s: DrumSpec, file: &Path) -> Result<DrumConfig> {
     }
     if !(c.q_fraction > 0.0 && c.q_fraction <= 1.0) {
         return bad("q_fraction", format!("{} must lie in (0, 1]", c.q_fraction));
+    }
+    let rounds = Time(2 * c.control_delay.0.saturating_mul(c.iterations as u64));
+    if c.control == Control::OutOfBand && rounds >= c.period {
+        let msg = format!("{} rounds of 2 x control_delay take {rounds}, not less than the period", c.iterations);
+        return bad("period", msg);
     }
     Ok(c)
 }

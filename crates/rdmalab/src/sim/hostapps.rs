@@ -12,7 +12,7 @@ use super::app::HostVerbs;
 use super::{Event, Simulation};
 use crate::app::closed_loop::{poll_sees, BatchRecord, ClosedLoop, Phase};
 use crate::app::drum_agent::{DrumAgent, DrumRow};
-use crate::app::host_model::{HostConfig, HostModelSpec, Mechanism};
+use crate::app::host_model::{Control, HostConfig, HostModelSpec, Mechanism};
 use crate::app::{AppKind, SendCompletion, SendDone, Verbs, Wr};
 use crate::engine::{stream, StreamKind};
 use crate::error::Result;
@@ -29,6 +29,11 @@ const SEEN: u32 = 2;
 pub(super) const RELEASE: u8 = 0;
 pub(super) const POLL: u8 = 1;
 pub(super) const PERIOD: u8 = 2;
+/// `control = "out_of_band"` (`sim::drum_control`): a period of every scheduler, the
+/// coordinator's round, and new prices at the schedulers.
+pub(super) const NET_PERIOD: u8 = 3;
+pub(super) const COORD: u8 = 4;
+pub(super) const ROUND: u8 = 5;
 /// The cookie of a batch's signalled (last) WQE.
 const SIGNALLED: u32 = 1;
 
@@ -48,9 +53,11 @@ pub(super) struct HostModel {
     locks: Vec<Time>,
     /// DRUM: per application (agent, local index); the agents; their shared QPs by dst.
     agent_of: Vec<(u32, u32)>,
-    agents: Vec<DrumAgent>,
+    pub(super) agents: Vec<DrumAgent>,
     shared_qp: Vec<Vec<(NodeId, QpId)>>,
     pub(super) drum_rows: Vec<DrumRow>,
+    /// The network-wide control loop (`control = "out_of_band"`).
+    pub(super) net: Option<super::drum_control::DrumNet>,
 }
 
 impl Simulation {
@@ -77,6 +84,7 @@ impl Simulation {
             agents: Vec::new(),
             shared_qp: Vec::new(),
             drum_rows: Vec::new(),
+            net: None,
         };
         // SHARE groups: (host, dst) -> (QP, lock, members so far).
         let mut groups: Vec<(NodeId, NodeId, QpId, u32, u32)> = Vec::new();
@@ -136,9 +144,17 @@ impl Simulation {
             };
             let a0: Vec<f64> = ag.apps.iter().map(|&i| 1.0 / mean_wr(i)).collect();
             *ag = DrumAgent::new(drum, std::mem::take(&mut ag.apps), a0, cfg.wqe_cost, cfg.poll_cost);
-            self.queue.push(self.now, Event::Drum(a as u32, PERIOD));
+            if spec.drum.control == Control::Local {
+                self.queue.push(self.now, Event::Drum(a as u32, PERIOD));
+            }
         }
+        let network = !m.agents.is_empty() && spec.drum.control == Control::OutOfBand;
         self.hostm = Some(Box::new(m));
+        if network {
+            let net = self.drum_net_new(spec.drum);
+            self.hostm.as_mut().expect("just set").net = Some(net);
+            self.queue.push(self.now, Event::Drum(0, NET_PERIOD));
+        }
         Ok(())
     }
 
@@ -298,7 +314,10 @@ impl Simulation {
         match kind {
             RELEASE => self.drum_release(ag),
             POLL => self.drum_poll_done(ag),
-            _ => self.drum_period(ag),
+            PERIOD => self.drum_period(ag),
+            NET_PERIOD => self.drum_net_period(),
+            COORD => self.drum_net_coord(),
+            _ => self.drum_net_round(),
         }
     }
 

@@ -13,6 +13,7 @@ mod apps;
 mod blitz;
 mod cc;
 pub mod config;
+mod drum_control;
 mod host;
 mod hostapps;
 mod iofd;
