@@ -311,10 +311,12 @@ fn shared_link(control: &str) -> Results {
     run(&toml)
 }
 
-/// Payload bytes per µs the last period's allocation sends into host 6, and that period's start.
+/// Payload bytes per µs the last period's allocation sends into host 6 (rows of the 100 us
+/// period in which the last one was made), and when the last one was made.
 fn last_allocation(r: &Results) -> (f64, u64) {
     let t = r.drum_rows.iter().map(|d| d.t.0).max().unwrap();
-    (r.drum_rows.iter().filter(|d| d.t.0 == t).map(|d| d.x * 2048.0).sum(), t)
+    let same = |d: &&rdmalab::app::drum_agent::DrumRow| d.t.0 / 100_000_000 == t / 100_000_000;
+    (r.drum_rows.iter().filter(same).map(|d| d.x * 2048.0).sum(), t)
 }
 
 #[test]
@@ -345,5 +347,33 @@ fn out_of_band_inputs_are_checked() {
     assert!(
         error(&base.replace("host = 1\ndst = 6\ncount = 2", "host = 1\ndst = 6\ncount = 3")).contains("drum.control")
     );
-    assert!(error(&base.replace("\"out_of_band\"", "\"in_band\"")).contains("not implemented"));
+    // In band, the coordinator needs a host of its own.
+    let everywhere = base
+        .replace("hosts = 7", "hosts = 2")
+        .replace("host = 0\ndst = 6", "host = 0\ndst = 1")
+        .replace("host = 1\ndst = 6", "host = 1\ndst = 0")
+        .replace("\"out_of_band\"", "\"in_band\"");
+    let e = Scenario::from_toml(&everywhere, Path::new("drum.toml")).unwrap().simulation().unwrap_err().to_string();
+    assert!(e.contains("drum.control") && e.contains("coordinator"), "{e}");
+}
+
+#[test]
+fn in_band_control_carries_the_rounds_through_the_fabric() {
+    let cap = 40e9 / 8.0 / 1e6 * 1024.0 / 1072.0;
+    let r = shared_link("in_band");
+    let (coupled, t) = last_allocation(&r);
+    assert!(coupled <= cap * (1.0 + 1e-9) && coupled >= 0.9 * cap, "coupled {coupled:.0} B/us vs cap {cap:.0}");
+    // A round: a report through its host's WQE engine (0.68 us, behind at most one app WQE),
+    // the NIC's round robin and two 1 us hops in class 0 (2.04 us); then the coordinator's
+    // six answers through its own engine one after the other (6 x 0.68 us) and two hops
+    // back: 8.8 to 10.3 us; five rounds, not the fixed 20 us of out_of_band.
+    let offset = (t % 100_000_000) as f64 / 1e6;
+    assert!((44.0..52.0).contains(&offset), "allocation {offset} us into the period");
+    // Every host enforces its allocation when its final answer arrives; all equal here.
+    let per_host: Vec<f64> = (0..6)
+        .map(|h| {
+            r.drum_rows.iter().filter(|d| d.t.0 / 100_000_000 == t / 100_000_000 && d.app / 2 == h).map(|d| d.x).sum()
+        })
+        .collect();
+    assert!(jain(&per_host) > 0.999, "{per_host:?}");
 }

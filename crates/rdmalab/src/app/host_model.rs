@@ -67,6 +67,9 @@ pub enum Control {
     /// between the schedulers and a coordinator; each round is a report and a price
     /// message, `control_delay` each way (`sim/drum_control.rs`).
     OutOfBand,
+    /// The same rounds as 64 B messages in the highest class through the fabric
+    /// (`sim/drum_inband.rs`).
+    InBand,
 }
 
 /// `[drum]`: the scheduler's control loop (ignored under RAW and SHARE).

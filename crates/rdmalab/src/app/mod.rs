@@ -49,6 +49,9 @@ pub enum AppKind {
     VReceiver(u32),
     /// A closed-loop application of seed 000 (`closed_loop::ClosedLoop`, `sim/hostapps.rs`).
     Closed(u32),
+    /// An end of DRUM's in-band control: scheduler `h`, or `u32::MAX` for the coordinator
+    /// (`sim/drum_inband.rs`).
+    DrumCtl(u32),
 }
 
 /// An application's header at the start of a WR's payload. Seed 001 names three fields and

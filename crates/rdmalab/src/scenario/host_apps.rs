@@ -162,13 +162,14 @@ pub(super) fn build(
             });
         }
     }
-    if hc.mechanism == Mechanism::Drum && dc.control == Control::OutOfBand {
+    if hc.mechanism == Mechanism::Drum && dc.control != Control::Local {
         // The network model has one row of m applications per host.
         let mut per: std::collections::BTreeMap<u32, usize> = Default::default();
         out.iter().for_each(|a| *per.entry(a.host.0).or_default() += 1);
         let (lo, hi) = (per.values().min(), per.values().max());
         if lo != hi {
-            let msg = format!("out_of_band needs the same number of applications on every host, got {per:?}");
+            let msg =
+                format!("{:?} control needs the same number of applications on every host, got {per:?}", dc.control);
             return Err(Error::input(file, 0, "drum.control", msg));
         }
     }
@@ -245,9 +246,7 @@ fn drum_config(s: DrumSpec, file: &Path) -> Result<DrumConfig> {
     let control = match s.control.as_deref().unwrap_or("local") {
         "local" => Control::Local,
         "out_of_band" => Control::OutOfBand,
-        "in_band" => {
-            return bad("control", "`in_band` is not implemented yet (local, out_of_band; docs/drum-fabric.md)".into())
-        }
+        "in_band" => Control::InBand,
         other => return bad("control", format!("unknown control `{other}` (known: local, out_of_band, in_band)")),
     };
     let c = DrumConfig {

@@ -265,6 +265,7 @@ impl Simulation {
                 self.apps.receivers[h].on_receive(c)
             }
             AppKind::VReceiver(_) | AppKind::VSender(_) => self.virtuoso_recv_done(app, c),
+            AppKind::DrumCtl(who) => self.drum_inband_recv(who, c),
             AppKind::MpSender(_) | AppKind::Closed(_) => {}
         }
     }

@@ -15,6 +15,7 @@
 //! the loads being those the coordinator summed in the last round. The schedulers of one
 //! period act at the same instant, so one event serves all of them; nothing a host does
 //! depends on another host's data except through the reports and prices.
+//! `control = "in_band"` carries the same rounds as messages (`sim::drum_inband`).
 
 use super::hostapps::{COORD, NET_PERIOD, ROUND};
 use super::{Event, Simulation};
@@ -32,8 +33,13 @@ pub(super) struct DrumNet {
     rho: f64,
     agents: Vec<Option<Agent>>,
     coord: Option<Coordinator>,
-    reports: Vec<AgentReport>,
+    /// This round's report of each scheduler.
+    reports: Vec<Option<AgentReport>>,
     round: u32,
+    /// The feasible allocation of the period, once its last round is done.
+    final_x: Vec<f64>,
+    /// `control = "in_band"`: the control connections.
+    pub(super) inband: Option<super::drum_inband::InBand>,
     /// Measured release rates of the period that ended, per host.
     rates: Vec<Vec<f64>>,
     data: NetData,
@@ -101,8 +107,10 @@ impl Simulation {
             rho: NetworkSettings::default().rho,
             agents: (0..n).map(|_| None).collect(),
             coord: None,
-            reports: Vec::new(),
+            reports: (0..n).map(|_| None).collect(),
             round: 0,
+            final_x: Vec::new(),
+            inband: None,
             rates: Vec::new(),
             data: NetData {
                 m: m.agents.first().map_or(0, |a| a.apps.len()),
@@ -118,11 +126,21 @@ impl Simulation {
         }
     }
 
-    /// A period starts: every scheduler measures and steps; reports go out.
+    /// A period starts: every scheduler measures, rebuilds its agent and steps; reports go out.
     pub(super) fn drum_net_period(&mut self) {
         let now = self.now;
         let hm = self.hostm.as_mut().expect("host model");
-        let mut net = hm.net.take().expect("out_of_band control");
+        let mut net = hm.net.take().expect("network control");
+        let running = hm.apps.iter().any(|a| a.phase != crate::app::closed_loop::Phase::Done);
+        if running {
+            self.queue.push(now + net.period, Event::Drum(0, NET_PERIOD));
+        }
+        if net.inband.as_ref().is_some_and(|ib| ib.busy()) {
+            // The last period's messages are still in flight: skip this solve.
+            self.hostm.as_mut().expect("host model").net = Some(net);
+            return;
+        }
+        let hm = self.hostm.as_mut().expect("host model");
         let period_us = if now == Time::ZERO { 0.0 } else { net.period.0 as f64 / 1e6 };
         let d = &mut net.data;
         d.a.clear();
@@ -153,64 +171,87 @@ impl Simulation {
             }
         }
         net.round = 0;
-        let running = hm.apps.iter().any(|a| a.phase != crate::app::closed_loop::Phase::Done);
-        if running {
-            self.queue.push(now + net.period, Event::Drum(0, NET_PERIOD));
-        }
-        if net.iterations == 0 {
-            self.drum_net_allocate(&mut net);
-        } else {
-            self.drum_net_step(&mut net);
-        }
+        let n = net.agents.len();
+        let inband = net.inband.is_some();
         self.hostm.as_mut().expect("host model").net = Some(net);
+        if self.net().iterations == 0 {
+            self.drum_net_finish();
+            (0..n).for_each(|h| self.drum_net_allocate_host(h));
+            return;
+        }
+        (0..n).for_each(|h| self.drum_net_step_host(h));
+        if inband {
+            self.drum_inband_start(n, 0);
+        } else {
+            let at = now + self.net().delay;
+            self.queue.push(at, Event::Drum(0, COORD));
+        }
     }
 
-    /// Every scheduler steps with the last prices; its report reaches the coordinator later.
-    fn drum_net_step(&mut self, net: &mut DrumNet) {
+    fn net(&mut self) -> &mut DrumNet {
+        self.hostm.as_mut().and_then(|m| m.net.as_mut()).expect("network control")
+    }
+
+    /// Scheduler `h` steps with the prices it last received; its report is kept for the
+    /// coordinator.
+    pub(super) fn drum_net_step_host(&mut self, h: usize) {
+        let net = self.net();
         let (u_prev, u) = net.coord.as_ref().expect("coordinator").prices();
-        net.reports = net
-            .agents
-            .iter_mut()
-            .map(|a| a.as_mut().expect("agent").step(&u_prev, &u).expect("prices of every resource"))
-            .collect();
-        self.queue.push(self.now + net.delay, Event::Drum(0, COORD));
+        let rep = net.agents[h].as_mut().expect("agent").step(&u_prev, &u).expect("prices of every resource");
+        net.reports[h] = Some(rep);
     }
 
-    /// The coordinator sums the reports and sends new prices back.
-    pub(super) fn drum_net_coord(&mut self) {
-        let now = self.now;
-        let net = self.hostm.as_mut().expect("host model").net.as_mut().expect("out_of_band control");
-        let reports = std::mem::take(&mut net.reports);
+    /// The coordinator sums the reports (in scheduler order) and updates the prices. True
+    /// when that was the period's last round (the allocation is then ready).
+    pub(super) fn drum_net_update(&mut self) -> bool {
+        let net = self.net();
+        let reports: Vec<AgentReport> = net.reports.iter_mut().map(|r| r.take().expect("every report")).collect();
         net.coord.as_mut().expect("coordinator").update(&reports).expect("a report from every agent");
-        net.reports = reports; // kept: the last loads serve the feasible recovery
-        let at = now + net.delay;
+        net.round += 1;
+        let last = net.round >= net.iterations;
+        if last {
+            self.drum_net_finish();
+        }
+        last
+    }
+
+    /// Out of band: the coordinator's answer leaves; it reaches the schedulers later.
+    pub(super) fn drum_net_coord(&mut self) {
+        self.drum_net_update();
+        let at = self.now + self.net().delay;
         self.queue.push(at, Event::Drum(0, ROUND));
     }
 
-    /// New prices reached the schedulers: another round, or enforce the result.
+    /// Out of band: new prices (or the final answer) reached every scheduler.
     pub(super) fn drum_net_round(&mut self) {
-        let mut net = self.hostm.as_mut().expect("host model").net.take().expect("out_of_band control");
-        net.round += 1;
-        if net.round < net.iterations {
-            self.drum_net_step(&mut net);
+        let n = self.net().agents.len();
+        if self.net().round >= self.net().iterations {
+            (0..n).for_each(|h| self.drum_net_allocate_host(h));
         } else {
-            self.drum_net_allocate(&mut net);
+            (0..n).for_each(|h| self.drum_net_step_host(h));
+            let at = self.now + self.net().delay;
+            self.queue.push(at, Event::Drum(0, COORD));
         }
-        self.hostm.as_mut().expect("host model").net = Some(net);
     }
 
-    /// Each scheduler enforces its share of the feasible recovery of the last iterate.
-    fn drum_net_allocate(&mut self, net: &mut DrumNet) {
-        let now = self.now;
+    /// The feasible recovery of the last iterate: each host's rates scaled by
+    /// `min(1, Q/Σx, cap_k/load_k)` over the resources it loads. It needs only the loads the
+    /// coordinator summed and each host's own rows, so the answer each host receives can
+    /// carry its factor.
+    fn drum_net_finish(&mut self) {
+        let net = self.net();
         let x: Vec<f64> = net.agents.iter().flat_map(|a| a.as_ref().expect("agent").x().to_vec()).collect();
-        // The recovery uses only loads the coordinator summed and each host's own rows.
-        let (xs, _) = net.data.problem().recover(&x);
+        net.final_x = net.data.problem().recover(&x).0;
+    }
+
+    /// Scheduler `h` enforces its rows of the period's allocation.
+    pub(super) fn drum_net_allocate_host(&mut self, h: usize) {
+        let now = self.now;
         let hm = self.hostm.as_mut().expect("host model");
+        let net = hm.net.as_ref().expect("network control");
         let m = net.data.m;
-        for (h, ag) in hm.agents.iter_mut().enumerate() {
-            let active = net.data.mask[h * m..(h + 1) * m].to_vec();
-            let rows = ag.allocate(now, &xs[h * m..(h + 1) * m], Some(active), &net.rates[h]);
-            hm.drum_rows.extend(rows);
-        }
+        let active = net.data.mask[h * m..(h + 1) * m].to_vec();
+        let rows = hm.agents[h].allocate(now, &net.final_x[h * m..(h + 1) * m], Some(active), &net.rates[h]);
+        hm.drum_rows.extend(rows);
     }
 }

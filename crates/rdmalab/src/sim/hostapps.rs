@@ -148,10 +148,14 @@ impl Simulation {
                 self.queue.push(self.now, Event::Drum(a as u32, PERIOD));
             }
         }
-        let network = !m.agents.is_empty() && spec.drum.control == Control::OutOfBand;
+        let network = !m.agents.is_empty() && spec.drum.control != Control::Local;
+        let hosts: Vec<NodeId> = m.agents.iter().map(|a| m.apps[a.apps[0] as usize].spec.host).collect();
         self.hostm = Some(Box::new(m));
         if network {
-            let net = self.drum_net_new(spec.drum);
+            let mut net = self.drum_net_new(spec.drum);
+            if spec.drum.control == Control::InBand {
+                net.inband = Some(self.drum_inband_new(&hosts)?);
+            }
             self.hostm.as_mut().expect("just set").net = Some(net);
             self.queue.push(self.now, Event::Drum(0, NET_PERIOD));
         }

@@ -14,6 +14,7 @@ mod blitz;
 mod cc;
 pub mod config;
 mod drum_control;
+mod drum_inband;
 mod host;
 mod hostapps;
 mod iofd;
