@@ -377,3 +377,13 @@ fn in_band_control_carries_the_rounds_through_the_fabric() {
         .collect();
     assert!(jain(&per_host) > 0.999, "{per_host:?}");
 }
+
+#[test]
+fn coupled_controls_are_deterministic() {
+    for control in ["out_of_band", "in_band"] {
+        let (a, b) = (shared_link(control), shared_link(control));
+        assert_eq!(a.host_batches, b.host_batches, "{control}");
+        assert_eq!(a.drum_rows, b.drum_rows, "{control}");
+        assert!(a.host_batches.len() > 100);
+    }
+}
