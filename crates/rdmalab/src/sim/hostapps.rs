@@ -10,7 +10,7 @@
 
 use super::app::HostVerbs;
 use super::{Event, Simulation};
-use crate::app::closed_loop::{poll_sees, BatchRecord, ClosedLoop, Phase};
+use crate::app::closed_loop::{poll_sees, BatchRecord, ClosedLoop, ClosedLoopSpec, Phase};
 use crate::app::drum_agent::{DrumAgent, DrumRow};
 use crate::app::host_model::{Control, HostConfig, HostModelSpec, Mechanism};
 use crate::app::{AppKind, SendCompletion, SendDone, Verbs, Wr};
@@ -70,12 +70,11 @@ impl Simulation {
                 nic.engine = Some(WqeEngine::new(cfg.wqe_cost));
             }
         }
-        let n = spec.apps.len();
         let mut m = HostModel {
             cfg,
             period: spec.drum.period,
-            apps: Vec::with_capacity(n),
-            ids: Vec::with_capacity(n),
+            apps: Vec::with_capacity(spec.apps.len()),
+            ids: Vec::with_capacity(spec.apps.len()),
             batches: Vec::new(),
             polling: vec![0; self.nics.len()],
             lock_of: Vec::new(),
@@ -86,30 +85,12 @@ impl Simulation {
             drum_rows: Vec::new(),
             net: None,
         };
-        // SHARE groups: (host, dst) -> (QP, lock, members so far).
-        let mut groups: Vec<(NodeId, NodeId, QpId, u32, u32)> = Vec::new();
+        let mut groups = Vec::new();
         let mut agent_of_nic: Vec<Option<u32>> = vec![None; self.nics.len()];
         for (i, s) in spec.apps.iter().enumerate() {
             let qp = match cfg.mechanism {
                 Mechanism::Raw | Mechanism::Drum => self.host_qp(s.host, s.dst),
-                Mechanism::Share => {
-                    let open = groups.iter_mut().find(|g| g.0 == s.host && g.1 == s.dst && g.4 < cfg.share_ratio);
-                    let (qp, lock) = match open {
-                        Some(g) => {
-                            g.4 += 1;
-                            (g.2, g.3)
-                        }
-                        None => {
-                            let qp = self.host_qp(s.host, s.dst);
-                            m.locks.push(Time::ZERO);
-                            groups.retain(|g| !(g.0 == s.host && g.1 == s.dst));
-                            groups.push((s.host, s.dst, qp, m.locks.len() as u32 - 1, 1));
-                            (qp, m.locks.len() as u32 - 1)
-                        }
-                    };
-                    m.lock_of.push(lock);
-                    qp
-                }
+                Mechanism::Share => self.share_qp(&mut m, &mut groups, s),
             };
             let rng = stream(self.cfg.seed, StreamKind::Other, 0xC105_ED00 + i as u64);
             let id = self.apps.kinds.len() as u32;
@@ -118,21 +99,76 @@ impl Simulation {
             m.apps.push(ClosedLoop::new(s.clone(), rng, qp));
             self.queue.push(s.start.max(self.now), Event::App(id, START));
             if cfg.mechanism == Mechanism::Drum {
-                let nic = self.nic_of[s.host.idx()] as usize;
-                let ag = *agent_of_nic[nic].get_or_insert_with(|| {
-                    m.agents.push(DrumAgent::new(spec.drum, Vec::new(), Vec::new(), cfg.wqe_cost, cfg.poll_cost));
-                    m.shared_qp.push(Vec::new());
-                    m.agents.len() as u32 - 1
-                });
-                m.agent_of.push((ag, m.agents[ag as usize].apps.len() as u32));
-                m.agents[ag as usize].apps.push(i as u32);
-                if !m.shared_qp[ag as usize].iter().any(|&(d, _)| d == s.dst) {
-                    let q = self.host_qp(s.host, s.dst);
-                    m.shared_qp[ag as usize].push((s.dst, q));
-                }
+                self.drum_register(&mut m, &mut agent_of_nic, spec, i as u32);
             }
         }
+        self.drum_start_agents(&mut m, spec);
+        let network = !m.agents.is_empty() && spec.drum.control != Control::Local;
+        let hosts: Vec<NodeId> = m.agents.iter().map(|a| m.apps[a.apps[0] as usize].spec.host).collect();
+        self.hostm = Some(Box::new(m));
+        if network {
+            let mut net = self.drum_net_new(spec.drum);
+            if spec.drum.control == Control::InBand {
+                net.inband = Some(self.drum_inband_new(&hosts)?);
+            }
+            self.hostm.as_mut().expect("just set").net = Some(net);
+            self.queue.push(self.now, Event::Drum(0, NET_PERIOD));
+        }
+        Ok(())
+    }
+
+    /// SHARE: the QP of the open group of `s`'s (host, destination), or a new group (QP and
+    /// lock) when that one holds `share_ratio` connections. `groups`: (host, dst, QP, lock,
+    /// members) of the open group per pair.
+    fn share_qp(
+        &mut self,
+        m: &mut HostModel,
+        groups: &mut Vec<(NodeId, NodeId, QpId, u32, u32)>,
+        s: &ClosedLoopSpec,
+    ) -> QpId {
+        let ratio = m.cfg.share_ratio;
+        let (qp, lock) = match groups.iter_mut().find(|g| g.0 == s.host && g.1 == s.dst && g.4 < ratio) {
+            Some(g) => {
+                g.4 += 1;
+                (g.2, g.3)
+            }
+            None => {
+                let qp = self.host_qp(s.host, s.dst);
+                m.locks.push(Time::ZERO);
+                let lock = m.locks.len() as u32 - 1;
+                groups.retain(|g| !(g.0 == s.host && g.1 == s.dst));
+                groups.push((s.host, s.dst, qp, lock, 1));
+                (qp, lock)
+            }
+        };
+        m.lock_of.push(lock);
+        qp
+    }
+
+    /// DRUM: application `i` joins its host's scheduler (made at the host's first
+    /// application), which opens one shared QP per destination.
+    fn drum_register(&mut self, m: &mut HostModel, agent_of_nic: &mut [Option<u32>], spec: &HostModelSpec, i: u32) {
+        let s = &spec.apps[i as usize];
+        let nic = self.nic_of[s.host.idx()] as usize;
+        let cfg = spec.host;
+        let ag = *agent_of_nic[nic].get_or_insert_with(|| {
+            m.agents.push(DrumAgent::new(spec.drum, Vec::new(), Vec::new(), cfg.wqe_cost, cfg.poll_cost));
+            m.shared_qp.push(Vec::new());
+            m.agents.len() as u32 - 1
+        });
+        m.agent_of.push((ag, m.agents[ag as usize].apps.len() as u32));
+        m.agents[ag as usize].apps.push(i);
+        if !m.shared_qp[ag as usize].iter().any(|&(d, _)| d == s.dst) {
+            let q = self.host_qp(s.host, s.dst);
+            m.shared_qp[ag as usize].push((s.dst, q));
+        }
+    }
+
+    /// DRUM: every scheduler gets its final settings (k fitted to the QP cache, a = 1/wr_num)
+    /// and, under local control, its first control period now.
+    fn drum_start_agents(&mut self, m: &mut HostModel, spec: &HostModelSpec) {
         let entries = self.cfg.qp_cache.map(|c| c.entries);
+        let cfg = spec.host;
         for (a, ag) in m.agents.iter_mut().enumerate() {
             // Dedicated QPs plus the shared ones must fit the QP-context cache.
             let shared = m.shared_qp[a].len() as u32;
@@ -148,18 +184,6 @@ impl Simulation {
                 self.queue.push(self.now, Event::Drum(a as u32, PERIOD));
             }
         }
-        let network = !m.agents.is_empty() && spec.drum.control != Control::Local;
-        let hosts: Vec<NodeId> = m.agents.iter().map(|a| m.apps[a.apps[0] as usize].spec.host).collect();
-        self.hostm = Some(Box::new(m));
-        if network {
-            let mut net = self.drum_net_new(spec.drum);
-            if spec.drum.control == Control::InBand {
-                net.inband = Some(self.drum_inband_new(&hosts)?);
-            }
-            self.hostm.as_mut().expect("just set").net = Some(net);
-            self.queue.push(self.now, Event::Drum(0, NET_PERIOD));
-        }
-        Ok(())
     }
 
     /// A QP that lives as long as the run (an application's connection).
