@@ -1,64 +1,278 @@
-"""Figures in the field's usual style."""
+"""Figures of a run, for papers and notebooks.
+
+Every `*_figure` / plotting function draws into the axes it is given (`ax=`) or into a new
+figure, and returns the matplotlib `Figure` (a notebook shows it). The `slowdown_by_size*`
+functions also write PNG and PDF files, byte-reproducible (no creation date in the PDF).
+
+The slowdown layout is the HPCC paper's (Li et al., SIGCOMM 2019, figures 11-13): flows sorted
+by size into buckets of equal flow count, the buckets evenly spaced on the x axis and labelled
+with their largest size, so that the many small flows get as much room as the few large ones.
+The flow count of each bucket is on the top axis; a percentile backed by fewer than
+`MIN_TAIL_FLOWS` flows at or above it is drawn hollow.
+"""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+from typing import Any, Sequence
 
 import matplotlib
 
-matplotlib.use("Agg")
+if not hasattr(sys, "ps1") and "ipykernel" not in sys.modules:
+    matplotlib.use("Agg")  # scripts and the CLI draw to files; notebooks keep their backend
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 
-from rdmalab.results import Results, percentile  # noqa: E402
+from rdmalab.results import Results, describe, percentile, port_label  # noqa: E402,F401 (re-exported)
+
+#: Percentiles of the slowdown figure: (column name, fraction).
+PERCENTILES = (("p50", 0.5), ("p95", 0.95), ("p99", 0.99))
+#: A percentile point needs this many flows at or above it to be drawn filled: p99 of a
+#: bucket of 200 flows rests on 2 flows, and is drawn hollow.
+MIN_TAIL_FLOWS = 5
+#: Fixed metadata, so that rerunning a figure gives the same bytes.
+_METADATA = {"png": {"Software": None}, "pdf": {"CreationDate": None, "Creator": None, "Producer": None}}
 
 
-def slowdown_by_size(results: dict[str, Results] | Results, out: str | Path, title: str = "") -> list[Path]:
-    """FCT slowdown vs flow size (HPCC paper style): flows sorted by size in 5 %-of-flows
-    buckets; p50, p95 and p99 of each bucket against the bucket's largest size.
-    Writes PNG and PDF; returns their paths."""
-    if isinstance(results, Results):
-        results = {"rdmalab": results}
-    return slowdown_by_size_frames({label: res.flows for label, res in results.items()}, out, title)
+# -- FCT slowdown against flow size -------------------------------------------------------------
+def size_label(size: float) -> str:
+    """`1.2K`, `10K`, `1M`: a flow size as the HPCC paper labels its buckets (10^3 steps)."""
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("K", 1e3)):
+        if size >= scale:
+            v = size / scale
+            return f"{v:.3g}{unit}"
+    return f"{int(size)}"
 
 
-def slowdown_by_size_frames(frames: dict[str, pl.DataFrame], out: str | Path, title: str = "") -> list[Path]:
-    """`slowdown_by_size` for flow tables (any DataFrame with `size` and `slowdown`), one
-    line per label. Writes PNG and PDF; returns their paths."""
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8), sharex=True)
-    for label, flows in frames.items():
-        xs, cols = slowdown_buckets(flows)
-        for ax, ys in zip(axes, cols):
-            ax.plot(xs, ys, marker="o", ms=3, label=label)
-    for ax, p in zip(axes, ("p50", "p95", "p99")):
-        ax.set_xscale("log")
-        ax.set_xlabel("flow size (bytes)")
-        ax.set_ylabel(f"{p} FCT slowdown")
-        ax.grid(True, which="both", alpha=0.3)
-    axes[0].legend()
+def bucket_edges(flows: Sequence[pl.DataFrame], buckets: int = 20) -> np.ndarray:
+    """Size thresholds splitting the pooled flows of `flows` into `buckets` of equal flow
+    count (by percentile of the flow count): bucket i holds sizes in (edge[i], edge[i+1]]."""
+    sizes = np.sort(np.concatenate([_completed(f)["size"].to_numpy() for f in flows] or [np.zeros(0)]))
+    if len(sizes) == 0:
+        return np.zeros(0)
+    cuts = np.linspace(0, len(sizes), buckets + 1).astype(int)[1:]
+    uppers = np.unique(sizes[np.maximum(cuts - 1, 0)])  # equal sizes never straddle two buckets
+    return np.concatenate([[-1], uppers]).astype(float)
+
+
+def slowdown_buckets(flows: pl.DataFrame, edges: np.ndarray | None = None,
+                     buckets: int = 20) -> tuple[list[float], list[list[float]], list[int]]:
+    """Per size bucket (`edges` from `bucket_edges`, default this table's own): the largest
+    size, the p50/p95/p99 slowdown and the flow count."""
+    flows = _completed(flows)
+    edges = bucket_edges([flows], buckets) if edges is None else edges
+    sizes, slow = flows["size"].to_numpy(), flows["slowdown"].to_numpy()
+    which = np.searchsorted(edges, sizes, side="left") - 1  # (edge[i], edge[i+1]] -> i
+    sel = [slow[which == i] for i in range(len(edges) - 1)]
+    cols = [[percentile(s, p) for s in sel] for _, p in PERCENTILES]
+    return [float(e) for e in edges[1:]], cols, [len(s) for s in sel]
+
+
+def slowdown_figure(results: dict[str, Results | pl.DataFrame] | Results | pl.DataFrame, title: str = "",
+                    ax: Any = None, percentiles: Sequence[str] = ("p50", "p95", "p99"), buckets: int = 20,
+                    reference: dict[str, pl.DataFrame] | None = None) -> Figure:
+    """FCT slowdown against flow size in the HPCC paper's layout (module doc), one panel per
+    percentile (`ax`: one Axes per percentile, or one Axes for a single percentile), one line
+    per run. `reference` adds curves drawn dashed (e.g. the ns-3 reference's flows)."""
+    frames = _frames(results)
+    refs = {k: _completed(v) for k, v in (reference or {}).items()}
+    fig, axes = _axes(ax, len(percentiles), figsize=(4.4 * len(percentiles), 3.9))
+    edges = bucket_edges(list(frames.values()) + list(refs.values()), buckets)
+    if len(edges) < 2:
+        return fig
+    x = np.arange(len(edges) - 1)
+    counts = np.zeros(len(x), dtype=int)
+    for style, group in (("-", frames), ("--", refs)):
+        for label, flows in group.items():
+            _, cols, n = slowdown_buckets(flows, edges)
+            if style == "-":
+                counts += np.array(n)
+            for a, name in zip(axes, percentiles):
+                k = [p for p, _ in PERCENTILES].index(name)
+                _plot_percentile(a, x, cols[k], n, PERCENTILES[k][1], style, label)
+    for a, name in zip(axes, percentiles):
+        _slowdown_axes(a, edges, counts.tolist(), name)
+    axes[0].legend(fontsize=8)
     if title:
         fig.suptitle(title)
     fig.tight_layout()
-    return _save(fig, out)
+    return fig
 
 
-def slowdown_buckets(flows: pl.DataFrame, buckets: int = 20) -> tuple[list[float], list[list[float]]]:
-    """Flows sorted by size in `buckets` equal-count buckets (5 % of flows each by default):
-    the largest size of each bucket, and the p50, p95 and p99 slowdown of each bucket."""
-    df = flows.sort("size")
-    sizes, slow = df["size"].to_numpy(), df["slowdown"].to_numpy()
-    edges = np.linspace(0, len(sizes), buckets + 1).astype(int)
-    spans = [(lo, hi) for lo, hi in zip(edges[:-1], edges[1:]) if hi > lo]
-    xs = [float(sizes[hi - 1]) for _, hi in spans]
-    return xs, [[percentile(slow[lo:hi], p) for lo, hi in spans] for p in (0.5, 0.95, 0.99)]
+def _plot_percentile(ax: Any, x: np.ndarray, ys: list[float], n: list[int], p: float, style: str,
+                     label: str) -> None:
+    """One curve; points resting on fewer than MIN_TAIL_FLOWS flows are hollow."""
+    ys_arr = np.array(ys, dtype=float)
+    line = ax.plot(x, ys_arr, style, lw=1.2, label=label)[0]
+    backed = np.array([c * (1 - p) >= MIN_TAIL_FLOWS for c in n])
+    color = line.get_color()
+    ax.plot(x[backed], ys_arr[backed], "o", ms=3.5, color=color)
+    ax.plot(x[~backed], ys_arr[~backed], "o", ms=3.5, mfc="none", color=color)
 
 
-def _save(fig, out: str | Path) -> list[Path]:
+def _slowdown_axes(ax: Any, edges: np.ndarray, counts: list[int], name: str) -> None:
+    x = np.arange(len(edges) - 1)
+    ax.set_xticks(x, [size_label(e) for e in edges[1:]], rotation=90, fontsize=7)
+    ax.set_xlabel("flow size (bytes, largest of the bucket)")
+    ax.set_ylabel(f"{name} FCT slowdown")
+    ax.set_yscale("log")
+    ax.grid(True, which="both", alpha=0.3)
+    if counts:
+        top = ax.secondary_xaxis("top")
+        top.set_xticks(x, [str(c) for c in counts], rotation=90, fontsize=6)
+        top.set_xlabel("flows per bucket, all runs (hollow: < %d above the percentile)" % MIN_TAIL_FLOWS, fontsize=7)
+
+
+def slowdown_by_size(results: dict[str, Results] | Results, out: str | Path, title: str = "") -> list[Path]:
+    """`slowdown_figure` written as PNG and PDF; returns their paths. A lone `Results` is
+    labelled by its flow count."""
+    return _save(slowdown_figure(results, title), out)
+
+
+def slowdown_by_size_frames(frames: dict[str, pl.DataFrame], out: str | Path, title: str = "",
+                            reference: dict[str, pl.DataFrame] | None = None) -> list[Path]:
+    """`slowdown_by_size` for flow tables (any DataFrame with `size` and `slowdown`), one
+    line per label. Writes PNG and PDF; returns their paths."""
+    return _save(slowdown_figure(frames, title, reference=reference), out)
+
+
+# -- over time: queues, links, PFC, rates ---------------------------------------------------------
+def queue_lengths(res: Results, ports: Sequence[str] | None = None, top: int = 4, ax: Any = None) -> Figure:
+    """Queue length (KB) over time (µs) of switch ports named as figure legends name them
+    (`sw8:2→h1:0`) or by `link`, default the `top` busiest. Needs `queue_sample_interval`."""
+    q = res.queue_samples
+    _need(q, "queue samples: set fabric.queue_sample_interval")
+    fig, (a,) = _axes(ax, 1)
+    for pid in _pick_ports(q, ports, "bytes", top):
+        d = q.filter(pl.col("port_id") == pid).sort("time_ps")
+        a.plot(d["time_ps"].to_numpy() / 1e6, d["bytes"].to_numpy() / 1e3, lw=1, label=port_label(d.row(0, named=True)))
+    return _finish(fig, a, "queue length (KB)", "switch queue length")
+
+
+def link_utilisation(res: Results, links: Sequence[str] | None = None, top: int = 4, ax: Any = None) -> Figure:
+    """Utilisation (of the port's rate) over time (µs) per direction of the named links
+    (default: the `top` busiest directions). Needs `fabric.link_sample_interval`."""
+    lk = res.links
+    _need(lk, "link samples: set fabric.link_sample_interval")
+    fig, (a,) = _axes(ax, 1)
+    for pid in _pick_ports(lk, links, "bytes", top, how="sum"):
+        d = lk.filter(pl.col("port_id") == pid).sort("time_ps")
+        a.step(d["time_ps"].to_numpy() / 1e6, d["utilization"].to_numpy(), where="pre", lw=1,
+               label=port_label(d.row(0, named=True)))
+    a.set_ylim(0, 1.05)
+    return _finish(fig, a, "utilisation", "link utilisation")
+
+
+def pfc_timeline(res: Results, ax: Any = None) -> Figure:
+    """When each port was paused: one row per port that received a PAUSE, a bar from each
+    PAUSE to the RESUME that ended it (or the end of the run)."""
+    pfc = res.pfc
+    _need(pfc, "PFC frames: this run paused nothing")
+    fig, (a,) = _axes(ax, 1)
+    end = res.counters["end_time_ps"]
+    names = []
+    for i, ((pid,), d) in enumerate(pfc.sort("time_ps").group_by(["port_id"], maintain_order=True)):
+        since, spans = None, []
+        for t, pause in zip(d["time_ps"].to_list(), d["pause"].to_list()):
+            if pause and since is None:
+                since = t
+            elif not pause and since is not None:
+                spans.append((since / 1e6, (t - since) / 1e6))
+                since = None
+        if since is not None:
+            spans.append((since / 1e6, (end - since) / 1e6))
+        a.broken_barh(spans, (i - 0.4, 0.8))
+        names.append(port_label(d.row(0, named=True)))
+    a.set_yticks(range(len(names)), names, fontsize=7)
+    return _finish(fig, a, "paused port (receiver of PAUSE)", "PFC pauses", legend=False)
+
+
+def flow_rates(res: Results, flows: Sequence[int] | None = None, top: int = 8, metric: str = "throughput",
+               ax: Any = None) -> Figure:
+    """Per-flow throughput (or CC rate) in Gb/s over time (µs), the named `flows` or the
+    `top` that moved most. Needs `fabric.rate_sample_interval`."""
+    col = {"throughput": "throughput_gbps", "rate": "rate_gbps"}[metric]
+    r = res.rates
+    _need(r, "rate samples: set fabric.rate_sample_interval")
+    fig, (a,) = _axes(ax, 1)
+    if flows is None:
+        tot = r.group_by("flow").agg(pl.col("throughput_gbps").sum()).sort(["throughput_gbps", "flow"],
+                                                                          descending=[True, False])
+        flows = sorted(tot["flow"].head(top).to_list())
+    for f in flows:
+        d = r.filter(pl.col("flow") == f).sort("time_ps")
+        if d.height:
+            a.step(d["time_ps"].to_numpy() / 1e6, d[col].to_numpy(), where="pre", lw=1,
+                   label=f"flow {f} (h{d['src'][0]}→h{d['dst'][0]})")
+    a.set_ylim(bottom=0)
+    return _finish(fig, a, f"{metric} (Gb/s)", f"per-flow {metric}")
+
+
+# -- helpers ----------------------------------------------------------------------------------------
+def _completed(flows: pl.DataFrame) -> pl.DataFrame:
+    return flows.filter(pl.col("status") == "completed") if "status" in flows.columns else flows
+
+
+def _frames(results: Any) -> dict[str, pl.DataFrame]:
+    if isinstance(results, Results):
+        return {f"{results.counters['flows_completed']:,} flows": results.completed}
+    if isinstance(results, pl.DataFrame):
+        return {f"{results.height:,} flows": _completed(results)}
+    return {k: (v.completed if isinstance(v, Results) else _completed(v)) for k, v in results.items()}
+
+
+def _axes(ax: Any, n: int, figsize: tuple[float, float] = (9, 3.6)) -> tuple[Figure, list[Any]]:
+    """The axes to draw into: `ax` (one Axes or a sequence of `n`) or a new figure's."""
+    if ax is None:
+        fig = Figure(figsize=figsize)
+        axes = fig.subplots(1, n, squeeze=False)[0]
+        return fig, list(axes)
+    axes = list(ax) if isinstance(ax, (list, tuple, np.ndarray)) else [ax]
+    if len(axes) != n:
+        raise ValueError(f"ax: expected {n} Axes, got {len(axes)}")
+    return axes[0].figure, axes
+
+
+def _need(df: pl.DataFrame, what: str) -> None:
+    if df.height == 0:
+        raise ValueError(f"no {what}")
+
+
+def _pick_ports(df: pl.DataFrame, wanted: Sequence[str] | None, col: str, top: int, how: str = "max") -> list[int]:
+    """Port ids named in `wanted` (figure names `sw8:2→h1:0` or link names), else the top."""
+    if wanted:
+        rows = df.select("port_id", "node", "node_kind", "port", "link").unique().iter_rows(named=True)
+        ids = [r["port_id"] for r in rows if r["link"] in wanted or port_label(r) in wanted]
+        if not ids:
+            raise ValueError(f"none of {list(wanted)} is a port or link of this run")
+        return sorted(ids)
+    agg = pl.col(col).max() if how == "max" else pl.col(col).sum()
+    ranked = df.group_by("port_id").agg(agg).sort([col, "port_id"], descending=[True, False])
+    return ranked["port_id"].head(top).to_list()
+
+
+def _finish(fig: Figure, ax: Any, ylabel: str, title: str, legend: bool = True) -> Figure:
+    ax.set_xlabel("time (µs)")
+    ax.set_ylabel(ylabel)
+    ax.grid(True, alpha=0.3)
+    if legend and ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7, loc="upper right", ncol=2)
+    if not ax.get_title():
+        ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def _save(fig: Any, out: str | Path) -> list[Path]:
+    """PNG (150 dpi) and PDF beside `out`, with fixed metadata: rerunning gives the same bytes."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     paths = [out.with_suffix(".png"), out.with_suffix(".pdf")]
     for p in paths:
-        fig.savefig(p, dpi=150)
-    plt.close(fig)
+        fig.savefig(p, dpi=150, metadata=_METADATA[p.suffix[1:]])
+    if plt.fignum_exists(getattr(fig, "number", -1)):
+        plt.close(fig)
     return paths

@@ -21,7 +21,10 @@ SIZE_BUCKETS: list[tuple[str, int, float]] = [
 
 
 def percentile(values: np.ndarray, p: float) -> float:
-    """The reference analysis script's rule: sort, take element int(n * p)."""
+    """The reference analysis script's rule: sort, take element int(n * p). NaN values
+    (flows that did not complete, e.g. `unreachable` ones) are left out."""
+    values = np.asarray(values, dtype=float)
+    values = values[~np.isnan(values)]
     if len(values) == 0:
         return float("nan")
     s = np.sort(values)
@@ -57,6 +60,114 @@ def rates_frame(raw: dict[str, Any]) -> pl.DataFrame:
         "time_ps": raw["time_ps"], "qp": raw["qp"], "flow": raw["flow"], "src": raw["src"], "dst": raw["dst"],
         "rate_gbps": raw["rate_bps"] / 1e9, "throughput_gbps": raw["throughput_bps"] / 1e9,
     }).cast(RATE_COLUMNS)
+
+
+#: Columns naming a port, in every port-level table (`ports`, `queue_samples`, `pfc`, `links`).
+PORT_COLUMNS = ["node", "node_kind", "port", "peer_node", "peer_port", "rate_bps", "link"]
+
+
+def _node_name(node: int, switch: int) -> str:
+    return f"sw{node}" if switch else f"h{node}"
+
+
+def port_names(info: dict[str, Any]) -> pl.DataFrame:
+    """One row per port id: `node`, `node_kind` (host/switch), `port` (its index on the
+    node), `peer_node`, `peer_port`, `rate_bps`, `link` and `port_id`. A link is named by
+    its two ends, `sw12:3-h40:0`: the end the topology lists first (its `a`) first, so both
+    directions of a link carry the same name."""
+    if not info or len(info.get("node", [])) == 0:
+        return pl.DataFrame(schema={"port_id": pl.UInt32, "node": pl.UInt32, "node_kind": pl.Utf8,
+                                    "port": pl.UInt32, "peer_node": pl.UInt32, "peer_port": pl.UInt32,
+                                    "rate_bps": pl.UInt64, "link": pl.Utf8})
+    node, sw, port = info["node"], info["switch"], info["port"]
+    peer, peer_sw, peer_port = info["peer_node"], info["peer_switch"], info["peer_port"]
+    ends = [f"{_node_name(n, s)}:{p}" for n, s, p in zip(node.tolist(), sw.tolist(), port.tolist())]
+    # Port 2l is link l's `a` end, port 2l+1 its `b` end.
+    links = [f"{ends[i & ~1]}-{ends[i | 1]}" for i in range(len(ends))]
+    return pl.DataFrame({
+        "port_id": np.arange(len(ends)), "node": node, "node_kind": ["switch" if s else "host" for s in sw.tolist()],
+        "port": port, "peer_node": peer, "peer_port": peer_port, "rate_bps": info["rate_bps"], "link": links,
+    }).cast({"port_id": pl.UInt32, "node": pl.UInt32, "port": pl.UInt32, "peer_node": pl.UInt32,
+             "peer_port": pl.UInt32, "rate_bps": pl.UInt64})
+
+
+def port_label(row: dict[str, Any]) -> str:
+    """A port as figure legends name it: `sw8:2→h1:0` (egress node:port → peer node:port)."""
+    own = f"{_node_name(row['node'], row['node_kind'] == 'switch')}:{row['port']}"
+    a, b = row["link"].split("-")
+    return f"{own}→{b if a == own else a}"
+
+
+def with_port_names(df: pl.DataFrame, names: pl.DataFrame, on: str = "port_id") -> pl.DataFrame:
+    """`df` (with a port id column `on`) with the naming columns first after time."""
+    if names.height == 0 or on not in df.columns:
+        return df
+    joined = df.join(names.rename({"port_id": on}) if on != "port_id" else names, on=on, how="left")
+    lead = [c for c in ("time_ps",) if c in df.columns]
+    rest = [c for c in joined.columns if c not in lead + PORT_COLUMNS]
+    return joined.select(lead + PORT_COLUMNS + rest)
+
+
+def links_frame(raw: dict[str, Any], names: pl.DataFrame) -> pl.DataFrame:
+    """Bytes each port (one direction of a link) sent per `fabric.link_sample_interval`,
+    with the port named and its utilisation: bytes x 8 / (interval x rate). A row's
+    `time_ps` ends its interval; the first interval starts at time zero."""
+    df = pl.DataFrame(raw or {"time_ps": [], "port": [], "bytes": []}).rename({"port": "port_id"}).cast(
+        {"time_ps": pl.UInt64, "port_id": pl.UInt32, "bytes": pl.UInt64})
+    df = with_port_names(df, names)
+    if df.height == 0 or "rate_bps" not in df.columns:
+        return df.with_columns(pl.lit(None, dtype=pl.Float64).alias("utilization"))
+    start = pl.col("time_ps").shift(1).over("port_id").fill_null(0)
+    interval = (pl.col("time_ps") - start).cast(pl.Float64)
+    return df.with_columns((pl.col("bytes").cast(pl.Float64) * 8e12 / (interval * pl.col("rate_bps")))
+                           .alias("utilization"))
+
+
+def flows_frame(f: dict[str, Any], unreachable: dict[str, Any] | None,
+                tenant_names: list[str] | None = None) -> pl.DataFrame:
+    """Completed flows (`status` "completed"), then the flows given up because their
+    destination became unreachable (`status` "unreachable", no FCT, no tenant)."""
+    names = tenant_names or ["default"]
+    tenant_idx = f.get("tenant", np.zeros(len(f["flow"]), dtype=np.uint64))
+    flows = pl.DataFrame({
+        "flow": f["flow"], "src": f["src"], "dst": f["dst"], "sip": f["sip"], "dip": f["dip"],
+        "sport": f["sport"], "dport": f["dport"], "size": f["size"],
+        "start_ns": f["start_ps"] / 1000.0, "fct_ns": f["fct_ps"] / 1000.0, "ideal_ns": f["ideal_ps"] / 1000.0,
+        "tenant": pl.Series([names[int(i)] for i in tenant_idx], dtype=pl.Utf8),
+    })
+    flows = flows.with_columns((pl.col("fct_ns") / pl.col("ideal_ns")).clip(lower_bound=1.0).alias("slowdown"),
+                               pl.lit("completed").alias("status"))
+    if not unreachable or len(unreachable.get("flow", [])) == 0:
+        return flows
+    lost = pl.DataFrame({"flow": unreachable["flow"], "src": unreachable["src"], "dst": unreachable["dst"],
+                         "size": unreachable["size"], "start_ns": unreachable["start_ps"] / 1000.0,
+                         "status": ["unreachable"] * len(unreachable["flow"])})
+    return pl.concat([flows, lost.cast({c: flows.schema[c] for c in lost.columns})], how="diagonal")
+
+
+def pfc_frame(raw: dict[str, Any], names: pl.DataFrame) -> pl.DataFrame:
+    """PFC frames received, with the receiving port named (`ifindex` is the reference's
+    1-based port number, kept for its PFC file)."""
+    pfc = pl.DataFrame(raw)
+    if names.height == 0:
+        return pfc
+    keyed = names.with_columns((pl.col("port") + 1).cast(pl.UInt64).alias("ifindex")).select(
+        pl.col("node").cast(pl.UInt64).alias("_node"), "ifindex", "port_id")
+    pfc = pfc.join(keyed, left_on=["node", "ifindex"], right_on=["_node", "ifindex"], how="left")
+    return with_port_names(pfc.drop("node"), names)
+
+
+def describe(scenario, results: Results | None = None) -> str:  # noqa: ANN001
+    """What a run is, for titles and legends: its congestion control, offered load(s) and
+    flow count, e.g. `CC dcqcn, load 0.3, 2,321 flows`."""
+    spec = scenario.spec if hasattr(scenario, "spec") else dict(scenario)
+    parts = [f"CC {(spec.get('fabric') or {}).get('cc', 'none')}"]
+    loads = [t["load"] for t in spec.get("traffic", []) if "load" in t]
+    if loads:
+        parts.append("load " + "/".join(f"{x:g}" for x in loads))
+    if results is not None:
+        parts.append(f"{results.counters['flows_total']:,} flows")
+    return ", ".join(parts)
 
 
 #: Columns of the multipath tables (so an empty table has them too). Times in ns:
@@ -103,12 +214,23 @@ class Results:
     """What a run measured.
 
     `flows` has one row per completed flow: src, dst, sip, dip, sport, dport, size,
-    start_ns, fct_ns, ideal_ns and slowdown (fct/ideal clamped below at 1, as the reference's
-    analysis does). `counters` holds run totals; `ports` per-port counters; `pfc` the PFC frames
+    start_ns, fct_ns, ideal_ns, slowdown (fct/ideal clamped below at 1, as the reference's
+    analysis does) and status "completed"; then one row per flow given up because a link
+    failure cut its destination off (status "unreachable", no FCT or slowdown).
+    `counters` holds run totals, among them `last_completion_ps` (when the last flow completed
+    or was given up: the run's makespan, what the summary calls simulated time) and
+    `end_time_ps` (the time of the last event, which a leftover timer may set later than
+    the last completion, or the stop time). Every port-level table (`ports`, `queue_samples`,
+    `pfc`) names its port with `node`, `node_kind` (host/switch), `port` (index on the node),
+    `peer_node`, `peer_port`, `rate_bps` and `link` (e.g. `sw8:2-h1:0`), plus the engine's
+    `port_id`. `ports` holds per-port counters; `pfc` the PFC frames
     received; `queue_samples` switch queue lengths when sampling was asked for; `rates` one row
     per active QP per `fabric.rate_sample_interval`: time_ps, qp, flow, src, dst, rate_gbps
     (what congestion control allows) and throughput_gbps (payload acknowledged since the
-    previous sample, over the interval). Both are empty when not sampled.
+    previous sample, over the interval); `links` one row per port (one direction of a link)
+    per `fabric.link_sample_interval`: time_ps (end of the interval), the port's names, bytes
+    sent in the interval and utilization (of the port's rate). All three are empty when not
+    sampled.
 
     `stop_reason` is `finished`, `stop_time`, `stalled` (with `stall_cause` saying why, in
     one line) or `pfc_deadlock`. `deadlock` is the first PFC deadlock found, one row per hop of
@@ -142,6 +264,7 @@ class Results:
     rates: pl.DataFrame = field(default_factory=lambda: rates_frame({}))
     deadlock: pl.DataFrame = field(default_factory=lambda: deadlock_frame(None))
     stall_cause: str | None = None
+    links: pl.DataFrame = field(default_factory=lambda: links_frame({}, pl.DataFrame()))
     messages: pl.DataFrame = field(default_factory=lambda: messages_frame({}))
     chunks: pl.DataFrame = field(default_factory=lambda: chunks_frame({}))
     paths: pl.DataFrame = field(default_factory=lambda: paths_frame({}))
@@ -155,21 +278,16 @@ class Results:
 
     @classmethod
     def from_core(cls, raw: dict[str, Any], stop_reason: str, interrupted: bool, wall: float) -> "Results":
-        f = raw["flows"]
-        names = list(raw.get("tenant_names", ["default"]))
-        tenant_idx = f.get("tenant", np.zeros(len(f["flow"]), dtype=np.uint64))
-        flows = pl.DataFrame({
-            "flow": f["flow"], "src": f["src"], "dst": f["dst"], "sip": f["sip"], "dip": f["dip"],
-            "sport": f["sport"], "dport": f["dport"], "size": f["size"],
-            "start_ns": f["start_ps"] / 1000.0, "fct_ns": f["fct_ps"] / 1000.0, "ideal_ns": f["ideal_ps"] / 1000.0,
-            "tenant": pl.Series([names[int(i)] for i in tenant_idx], dtype=pl.Utf8),
-        })
-        flows = flows.with_columns((pl.col("fct_ns") / pl.col("ideal_ns")).clip(lower_bound=1.0).alias("slowdown"))
-        ports = pl.DataFrame(raw["ports"]).with_row_index("port")
+        tenant_names = list(raw.get("tenant_names", ["default"]))
+        flows = flows_frame(raw["flows"], raw.get("unreachable"), tenant_names)
+        names = port_names(raw.get("port_info", {}))
+        ports = with_port_names(pl.DataFrame(raw["ports"]).with_row_index("port_id"), names)
+        queues = pl.DataFrame(raw["queue_samples"]).rename({"port": "port_id"}).cast({"port_id": pl.UInt32})
         hm = raw.get("host_model")
         wqes = wqes_frame(hm)
-        return cls(flows=flows, counters=dict(raw["counters"]), ports=ports, pfc=pl.DataFrame(raw["pfc"]),
-                   queue_samples=pl.DataFrame(raw["queue_samples"]), rates=rates_frame(raw.get("rates", {})),
+        return cls(flows=flows, counters=dict(raw["counters"]), ports=ports, pfc=pfc_frame(raw["pfc"], names),
+                   queue_samples=with_port_names(queues, names), rates=rates_frame(raw.get("rates", {})),
+                   links=links_frame(raw.get("link_samples"), names),
                    deadlock=deadlock_frame(raw.get("deadlock")), stall_cause=raw.get("stall_cause"),
                    messages=messages_frame(raw.get("messages", {})), chunks=chunks_frame(raw.get("chunks", {})),
                    paths=paths_frame(raw.get("paths", {})),
@@ -177,8 +295,44 @@ class Results:
                    drum=drum_frame(hm),
                    stop_reason=stop_reason,
                    interrupted=interrupted, wall_seconds=wall,
-                   extra={"tenant_names": names, "tenant_bins": raw.get("tenant_bins"),
+                   extra={"tenant_names": tenant_names, "tenant_bins": raw.get("tenant_bins"),
                           "tenant_bin_ps": raw.get("tenant_bin_ps", 1_000_000)})
+
+    @property
+    def trace(self) -> pl.LazyFrame | None:
+        """The per-packet trace (`[trace]`), scanned lazily from its Parquet file (filter
+        before `collect()`: a trace can be large); None when the run had none."""
+        path = self.extra.get("trace_path")
+        return pl.scan_parquet(path) if path else None
+
+    def tables(self) -> dict[str, pl.DataFrame]:
+        """Every table of the run by its file name: `flows`, `ports`, `pfc`, and `queues`,
+        `rates` and `links` when they were sampled, `messages` and `chunks` with multipath
+        traffic, `paths` with Virtuoso, `deadlock` when one was found, `wqes`, `apps` and
+        `drum` with closed-loop applications (what `rdmalab run` writes as Parquet)."""
+        out = {"flows": self.flows, "ports": self.ports, "pfc": self.pfc}
+        if self.queue_samples.height:
+            out["queues"] = self.queue_samples
+        if self.rates.height:
+            out["rates"] = self.rates
+        if self.links.height:
+            out["links"] = self.links
+        if self.messages.height:  # multipath traffic
+            out["messages"] = self.messages
+            out["chunks"] = self.chunks
+        if self.paths.height:
+            out["paths"] = self.paths
+        if self.deadlock.height:
+            out["deadlock"] = self.deadlock
+        for name in ("wqes", "apps", "drum"):  # closed-loop applications (docs/drum-fabric.md)
+            if getattr(self, name).height:
+                out[name] = getattr(self, name)
+        return out
+
+    @property
+    def completed(self) -> pl.DataFrame:
+        """The completed flows only (`flows` minus unreachable ones)."""
+        return self.flows.filter(pl.col("status") == "completed")
 
     def write_fct(self, path: str | Path) -> None:
         """Writes completed flows in the ns-3 HPCC simulator's FCT format."""
@@ -229,8 +383,9 @@ class Results:
     def slowdown_table(self) -> pl.DataFrame:
         """p50/p95/p99 FCT slowdown per size bucket, with the flow count of each bucket."""
         rows = []
-        sizes = self.flows["size"].to_numpy()
-        slow = self.flows["slowdown"].to_numpy()
+        done = self.completed
+        sizes = done["size"].to_numpy()
+        slow = done["slowdown"].to_numpy()
         for name, lo, hi in SIZE_BUCKETS:
             sel = slow[(sizes >= lo) & (sizes < hi)]
             rows.append({"bucket": name, "flows": len(sel), "p50": percentile(sel, 0.5),
@@ -238,22 +393,62 @@ class Results:
                          "mean": float(sel.mean()) if len(sel) else float("nan")})
         return pl.DataFrame(rows)
 
+    @property
+    def simulated_ps(self) -> int:
+        """The run's simulated time: the stop time if it stopped there, else when the last
+        flow completed (`last_completion_ps`), not when the last leftover timer fired."""
+        c = self.counters
+        if self.stop_reason == "stop_time" or self.interrupted:
+            return int(c["end_time_ps"])
+        return int(c.get("last_completion_ps", c["end_time_ps"]))
+
+    def _time_note(self) -> str:
+        if self.stop_reason == "stop_time":
+            return "the stop time"
+        if self.interrupted:
+            return "when interrupted"
+        return "last flow completed"
+
+    def _loss_note(self) -> str:
+        c = self.counters
+        parts = [f"{c[k]} {what}" for k, what in (("link_error_losses", "link errors"),
+                                                   ("link_down_losses", "link failures"),
+                                                   ("no_route_drops", "no route")) if c.get(k)]
+        return f"  ({', '.join(parts)})" if parts else ""
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the summary's counters and the slowdown table."""
+        from html import escape
+
+        head, _, _ = self.summary().partition("\n\n")
+        rows = "".join(f"<tr><th style='text-align:left'>{escape(line[:18].strip())}</th>"
+                       f"<td style='text-align:left'>{escape(line[18:].strip())}</td></tr>"
+                       for line in head.splitlines())
+        return f"<div><table>{rows}</table>{self.slowdown_table()._repr_html_()}</div>"
+
     def summary(self) -> str:
         """A human-readable summary: counters and the slowdown table."""
         c = self.counters
         lines = [
             f"flows completed   {c['flows_completed']} / {c['flows_total']}"
             + ("  (interrupted)" if self.interrupted else ""),
+        ]
+        if c.get("flows_unreachable"):
+            lines.append(f"flows unreachable {c['flows_unreachable']}  (destination cut off by link failures; "
+                         "status column of flows)")
+        lines += [
             f"stop reason       {self.stop_reason}"
             + (f": {self.stall_cause}" if self.stop_reason == "stalled" and self.stall_cause else ""),
-            f"simulated time    {c['end_time_ps'] / 1e6:.3f} us",
+            f"simulated time    {self.simulated_ps / 1e6:.3f} us  ({self._time_note()})",
             f"events            {c['events']:,}  ({c['events'] / max(self.wall_seconds, 1e-9) / 1e6:.2f} M/s wall)",
             f"packet hops       {c['packet_hops']:,}",
-            f"drops / pauses    {c['drops']} / {c['pauses']}",
+            f"drops / pauses    {c['drops']} / {c['pauses']}" + self._loss_note(),
             f"ECN marks         {c['ecn_marks']}",
             *([f"IOFD              {c['deflections']} deflections, {c['resequenced']} re-sequenced, "
                f"{c['reseq_escapes']} escaped"] if c.get("deflections") or c.get("resequenced") else []),
-            f"bytes sent/deliv  {c['payload_bytes_sent']:,} / {c['payload_bytes_delivered']:,}",
+            "payload bytes     sent {:,} = delivered {:,} + dropped {:,} + in flight {:,}".format(
+                c["payload_bytes_sent"], c["payload_bytes_delivered"], c["payload_bytes_dropped"],
+                c["payload_bytes_in_flight"]),
         ]
         bins = self.extra.get("tenant_bins")
         if bins is not None and len(bins["bin"]):
@@ -268,6 +463,9 @@ class Results:
             for r in self.apps.head(20).iter_rows(named=True):
                 lines.append(f"{r['name']:<16}{r['wqes']:>10}{r['gbps']:>9.3f}{r['p50_ct_ns'] / 1e3:>10.2f}"
                              f"{r['p80_ct_ns'] / 1e3:>10.2f}{r['p99_ct_ns'] / 1e3:>10.2f}")
+        if "trace_records" in c:
+            lines.append(f"trace             {c['trace_records']:,} records"
+                         + ("  (TRUNCATED at trace.max_bytes)" if c.get("trace_truncated") else ""))
         table = self.slowdown_table()
         lines.append("")
         lines.append(f"{'bucket':<12}{'flows':>8}{'p50':>9}{'p95':>9}{'p99':>9}")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import tempfile
 import time
 import warnings
 from pathlib import Path
 
-from tqdm import tqdm
+import polars as pl
+from tqdm.auto import tqdm
 
 from rdmalab import _core
 from rdmalab.results import Results
@@ -27,12 +29,21 @@ def warn_scenario(sim: "_core.Simulation") -> None:
         warnings.warn(text, RdmalabWarning, stacklevel=3)
 
 
-def drive(sim: "_core.Simulation", progress: bool = True, check: bool = True) -> Results:
+#: Columns of the per-packet trace, in the engine's spool order (`sim::trace::COLUMNS`).
+TRACE_SCHEMA = {"time_ps": pl.UInt64, "event": pl.Utf8, "node": pl.UInt32, "port_id": pl.UInt32,
+                "flow": pl.UInt32, "qp": pl.UInt32, "kind": pl.Utf8, "seq": pl.UInt64, "pg": pl.UInt8,
+                "wire": pl.UInt32, "payload": pl.UInt32, "qlen": pl.UInt64}
+
+
+def drive(sim: "_core.Simulation", progress: bool = True, check: bool = True,
+          trace_path: str | Path | None = None) -> Results:
     """Runs `sim` to the end in slices, showing a progress bar after one second.
 
     Ctrl-C stops the run cleanly: the results hold every flow completed so far and
-    `interrupted` is set.
+    `interrupted` is set. A scenario with `[trace]` writes its trace to `trace_path`
+    (default: a temporary folder), streamed: `Results.trace` scans it lazily.
     """
+    spool = _start_trace(sim, trace_path)
     t0 = time.perf_counter()
     done, total = sim.progress()
     bar = tqdm(total=total, unit="flow", delay=1.0, disable=not progress, leave=False)
@@ -55,32 +66,66 @@ def drive(sim: "_core.Simulation", progress: bool = True, check: bool = True) ->
     raw = sim.results(check=check and not interrupted)
     results = Results.from_core(raw, reason, interrupted, wall)
     results.extra["core"] = sim
+    if spool is not None:
+        _finish_trace(sim, spool, results)
     return results
 
 
-def run(scenario: Scenario | str | Path, progress: bool = True) -> Results:
-    """Simulates a scenario (a `Scenario` or a TOML path) and returns its results."""
+def _start_trace(sim: "_core.Simulation", trace_path: str | Path | None) -> tuple[Path, Path] | None:
+    """Starts the engine's trace into a CSV spool beside the Parquet file it becomes."""
+    if not sim.trace_requested():
+        return None
+    dest = Path(trace_path) if trace_path else Path(tempfile.mkdtemp(prefix="rdmalab-trace-")) / "trace.parquet"
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    spool = dest.with_suffix(".csv.part")
+    sim.start_trace(str(spool))
+    return spool, dest
+
+
+def _finish_trace(sim: "_core.Simulation", spool: tuple[Path, Path], results: Results) -> None:
+    """Converts the spool to Parquet by streaming (never the whole trace in memory), the
+    port named by its `link` and its index on the node."""
+    csv, dest = spool
+    records, truncated = sim.finish_trace()
+    names = results.ports.select("port_id", "port", "link").lazy()
+    trace = pl.scan_csv(csv, schema=TRACE_SCHEMA).join(names, on="port_id", how="left", maintain_order="left")
+    trace.select(list(TRACE_SCHEMA)[:3] + ["port", "link"] + list(TRACE_SCHEMA)[3:]).sink_parquet(dest)
+    csv.unlink()
+    results.counters["trace_records"] = records
+    results.counters["trace_truncated"] = int(truncated)
+    results.extra["trace_path"] = dest
+
+
+def run(scenario: Scenario | str | Path, progress: bool = True, trace_path: str | Path | None = None) -> Results:
+    """Simulates a scenario (a `Scenario` or a TOML path) and returns its results. With a
+    `[trace]` table, the trace goes to `trace_path` (default: a temporary folder)."""
     if isinstance(scenario, (str, Path)):
         sim = _core.Simulation.from_toml_file(str(scenario))
     else:
         sim = _core.Simulation.from_json(scenario.to_json(), scenario.base_dir())
     warn_scenario(sim)
-    return drive(sim, progress=progress)
+    return drive(sim, progress=progress, trace_path=trace_path)
 
 
 def run_hpcc(config: str | Path, progress: bool = True) -> tuple[Results, str, str]:
-    """Runs an ns-3 HPCC simulator config; writes its FCT and PFC files like `third` does.
+    """Runs an ns-3 HPCC simulator config; writes its FCT and PFC files like `third` does,
+    and with ENABLE_TRACE its packet trace (as Parquet) to TRACE_OUTPUT_FILE, with
+    QLEN_MON_START < QLEN_MON_END the queue-length monitor to QLEN_MON_FILE.
 
     Returns the results and the two output paths.
     """
     sim = _core.Simulation.from_hpcc_config(str(config))
     warn_scenario(sim)
+    trace_path, qlen_path = sim.monitor_paths()
     fct_path, pfc_path = sim.output_paths()
     for key, path in (("FCT_OUTPUT_FILE", fct_path), ("PFC_OUTPUT_FILE", pfc_path)):
         if path and Path(path).exists():  # said before the run, so there is time to stop it
             warnings.warn(f"{config}: {key} {path} exists and will be overwritten at the end of the run, as the "
                           "reference simulator does (copy it first to keep it)", RdmalabWarning, stacklevel=2)
-    results = drive(sim, progress=progress)
+    results = drive(sim, progress=progress, trace_path=trace_path)
     results.write_fct(fct_path)
     results.write_pfc(pfc_path)
+    if qlen_path:
+        sim.write_qlen_monitor(qlen_path)
+        results.extra["qlen_path"] = qlen_path
     return results, fct_path, pfc_path

@@ -270,6 +270,36 @@ class Scenario:
         check_numbers(self.spec)
         return json.dumps(self.spec, allow_nan=False)
 
+    def to_toml(self, path: str | Path | None = None) -> str:
+        """The scenario as the TOML text that `Scenario.from_toml` reads back to the same
+        scenario (written to `path` too when given)."""
+        from rdmalab.toml_writer import dumps
+
+        text = dumps(self.spec)
+        if path is not None:
+            Path(path).write_text(text)
+        return text
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: topology, traffic and settings as tables."""
+        from html import escape
+
+        def row(k: str, v: Any) -> str:
+            return f"<tr><th style='text-align:left'>{escape(str(k))}</th><td style='text-align:left'>{escape(str(v))}</td></tr>"
+
+        def table(title: str, d: dict[str, Any]) -> str:
+            return f"<table><caption style='text-align:left'><b>{escape(title)}</b></caption>" + "".join(
+                row(k, v) for k, v in d.items()) + "</table>"
+
+        spec = self.spec
+        parts = [table("topology", spec.get("topology", {}))]
+        for i, t in enumerate(spec.get("traffic", [])):
+            parts.append(table(f"traffic[{i}]", t))
+        rest = {k: v for k, v in spec.items() if k not in ("topology", "traffic")}
+        for k, v in rest.items():
+            parts.append(table(k, v) if isinstance(v, dict) else table(k, {"value": v}))
+        return "<div>" + "".join(parts) + "</div>"
+
     def base_dir(self) -> str:
         return str(self.path.parent if self.path else Path.cwd())
 

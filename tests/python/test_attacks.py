@@ -3,6 +3,7 @@ tenant table, and the quick attack reproductions end to end (docs/attacks.md).""
 
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 import rdmalab
@@ -99,3 +100,32 @@ def test_quick_attack_repros_compare_with_the_paper(tmp_path, name):
         assert rows[("staggered+victim", "victim Gb/s")].ours < 40
     from rdmalab.experiments.figures import plot_sweep
     assert (Path(plot_sweep(tmp_path / "o", exp.figures, by=exp.by)["share"][0])).is_file()
+
+
+def test_quick_datacenter_attacks_hurt_the_victims(tmp_path):
+    # Fig. 5 at laptop scale: splitting big flows into pieces that each start at line rate
+    # (per-QP CC) must raise the tail of the victims' short flows, under DCQCN and HPCC.
+    exp = repro.get("attack-datacenter")
+    run_sweep(Sweep.from_file(exp.sweep_path(quick=True)), tmp_path / "o", LocalExecutor(2), progress=False)
+    runs, flows = load_sweep(tmp_path / "o")
+    rows = {(c.group, c.metric): c for c in exp.compare(runs, flows, Store(tmp_path / "o"))}
+    for cc in ("dcqcn", "hpcc"):
+        base = rows[(f"{cc} baseline", "victim p99 <BDP")].ours
+        for case in ("split-parallel", "split-staggered"):
+            assert rows[(f"{cc} {case}", "victim p99 <BDP")].ours > 2 * base, (cc, case, base)
+    assert rows[("dcqcn split-staggered", "victim p99 <BDP")].theirs == 140.0
+    # The pieces are the attacker's, at most one piece (150 KB) each.
+    pieces = flows.filter(pl.col("tenant") == "attacker")
+    assert pieces.height > 0 and pieces["size"].max() <= 150_000
+
+
+def test_quick_enforcement_per_pair_costs_short_flows(tmp_path):
+    # Fig. 6 at laptop scale: under HPCC per src/dst pair, a short flow that joins a pair
+    # whose long flow is running shares that pair's window instead of starting at line
+    # rate: the p99.9 of short flows rises.
+    exp = repro.get("attack-hpcc-enforcement")
+    run_sweep(Sweep.from_file(exp.sweep_path(quick=True)), tmp_path / "o", LocalExecutor(2), progress=False)
+    runs, flows = load_sweep(tmp_path / "o")
+    rows = {(c.group, c.metric): c for c in exp.compare(runs, flows, Store(tmp_path / "o"))}
+    assert rows[("hpcc per_pair", "p99.9 20-110KB max")].ours > rows[("hpcc per_qp", "p99.9 20-110KB max")].ours
+    assert rows[("hpcc per_qp", "p99.9 20-110KB min")].theirs == 5.0

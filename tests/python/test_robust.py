@@ -318,3 +318,61 @@ def test_sweep_workers_die_with_a_killed_driver(tmp_path):
             driver.kill()
         for k in _children(driver.pid):
             os.kill(k, signal.SIGKILL)
+
+
+def _descendants(pid: int) -> list[int]:
+    out, stack = [], [pid]
+    while stack:
+        kids = _children(stack.pop())
+        out += kids
+        stack += kids
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+def test_a_local_ray_instance_dies_with_a_killed_driver(tmp_path):
+    pytest.importorskip("ray")
+    import signal
+    import time
+
+    sweep = tmp_path / "long.toml"
+    sweep.write_text(textwrap.dedent("""
+        name = "long"
+        [base.topology]
+        kind = "fat_tree"
+        k = 4
+        [[base.traffic]]
+        kind = "permutation"
+        size = 10000000000
+        [grid]
+        seed = [1, 2]
+    """))
+    driver = subprocess.Popen([str(RDMALAB), "sweep", str(sweep), "--out", str(tmp_path / "o"), "--ray", "--quiet"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    seen: set[int] = set()
+    try:
+        deadline = time.time() + 120
+        tasks: list[int] = []
+        while time.time() < deadline and not tasks:  # Ray is up and runs the sweep's tasks
+            time.sleep(0.5)
+            kids = _descendants(driver.pid)
+            seen.update(kids)
+            tasks = [k for k in kids if Path(f"/proc/{k}/cmdline").read_bytes().startswith(b"ray::execute")]
+        assert tasks, "the sweep's Ray tasks did not start"
+        time.sleep(1.0)
+        seen.update(_descendants(driver.pid))
+        assert len(seen) >= 4, seen  # GCS, raylet, agents, tasks
+        driver.send_signal(signal.SIGKILL)
+        driver.wait(timeout=10)
+        # Without the reaper, Ray's agents wait a minute or more on the dead GCS.
+        deadline = time.time() + 20
+        while time.time() < deadline and any(_alive(k) for k in seen):
+            time.sleep(0.2)
+        left = {k: Path(f"/proc/{k}/cmdline").read_bytes()[:60] for k in seen if _alive(k)}
+        assert not left, f"Ray processes left after kill -9 of the driver: {left}"
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+        for k in seen:
+            if _alive(k):
+                os.kill(k, signal.SIGKILL)

@@ -64,7 +64,7 @@ def test_run_writes_paths_parquet_and_bad_fields_are_named(tmp_path):
     paths = pl.read_parquet(tmp_path / "o" / "paths.parquet")
     assert paths.height == 2 and paths["bytes"].sum() == 2000000
     scen.write_text(base + 'qps = 3\nmessages = [{ src = 0, dst = 1, size = 2000000 }]\n')
-    out = subprocess.run([str(RDMALAB), "run", str(scen), "--out", str(tmp_path / "o"), "--quiet"],
+    out = subprocess.run([str(RDMALAB), "run", str(scen), "--out", str(tmp_path / "o2"), "--quiet"],
                          capture_output=True, text=True)
     assert out.returncode == 2
     assert "field `traffic[0].qps`" in out.stderr and "ips_per_host" in out.stderr

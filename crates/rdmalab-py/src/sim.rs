@@ -13,7 +13,7 @@ use pyo3::types::PyDict;
 use rdmalab::formats::{fct, hpcc_config, pfc};
 use rdmalab::multipath::{MpChunkRecord, MpMessageRecord, MpPathRecord};
 use rdmalab::scenario::Scenario;
-use rdmalab::sim::{Results, RunLimit, StopReason};
+use rdmalab::sim::{Results, RunLimit, StopReason, UnreachableFlow};
 use rdmalab::stats::RateSample;
 use rdmalab::{Error, Time};
 
@@ -33,6 +33,9 @@ pub struct Simulation {
     inner: rdmalab::sim::Simulation,
     fct_path: Option<String>,
     pfc_path: Option<String>,
+    /// TRACE_OUTPUT_FILE and QLEN_MON_FILE of an HPCC config, when it asks for them.
+    trace_path: Option<String>,
+    qlen_path: Option<String>,
 }
 
 fn build(s: Scenario) -> PyResult<rdmalab::sim::Simulation> {
@@ -45,14 +48,14 @@ impl Simulation {
     #[staticmethod]
     fn from_toml_file(path: &str) -> PyResult<Self> {
         let s = Scenario::from_file(Path::new(path)).map_err(to_py)?;
-        Ok(Simulation { inner: build(s)?, fct_path: None, pfc_path: None })
+        Ok(Simulation { inner: build(s)?, fct_path: None, pfc_path: None, trace_path: None, qlen_path: None })
     }
 
     /// From a JSON scenario (what `rdmalab.Scenario` produces); `base` resolves paths.
     #[staticmethod]
     fn from_json(text: &str, base: &str) -> PyResult<Self> {
         let s = Scenario::from_json(text, Path::new(base)).map_err(to_py)?;
-        Ok(Simulation { inner: build(s)?, fct_path: None, pfc_path: None })
+        Ok(Simulation { inner: build(s)?, fct_path: None, pfc_path: None, trace_path: None, qlen_path: None })
     }
 
     /// From an ns-3 HPCC simulator config file (paths relative to the current directory).
@@ -60,16 +63,33 @@ impl Simulation {
     fn from_hpcc_config(path: &str) -> PyResult<Self> {
         let cfg = hpcc_config::read_config(path).map_err(to_py)?;
         let s = rdmalab::hpcc_compat::scenario_from_config(&cfg).map_err(to_py)?;
+        let monitor = s.config.qlen_monitor.is_some();
+        let trace = s.config.trace.is_some();
+        let show = |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| p.display().to_string());
         Ok(Simulation {
             inner: build(s)?,
             fct_path: Some(cfg.fct_output_file.display().to_string()),
             pfc_path: Some(cfg.pfc_output_file.display().to_string()),
+            trace_path: if trace { show(&cfg.trace_output_file) } else { None },
+            qlen_path: if monitor { show(&cfg.qlen_mon_file) } else { None },
         })
     }
 
     /// Output paths named by an HPCC config: (FCT_OUTPUT_FILE, PFC_OUTPUT_FILE).
     fn output_paths(&self) -> (Option<String>, Option<String>) {
         (self.fct_path.clone(), self.pfc_path.clone())
+    }
+
+    /// The optional outputs of an HPCC config: (TRACE_OUTPUT_FILE when ENABLE_TRACE is on,
+    /// QLEN_MON_FILE when QLEN_MON_START < QLEN_MON_END).
+    fn monitor_paths(&self) -> (Option<String>, Option<String>) {
+        (self.trace_path.clone(), self.qlen_path.clone())
+    }
+
+    /// Writes the queue-length monitor's blocks (the reference's QLEN_MON_FILE format).
+    fn write_qlen_monitor(&mut self, path: &str) -> PyResult<()> {
+        let text = self.inner.qlen_monitor_text();
+        std::fs::write(path, text).map_err(|e| PyOSError::new_err(format!("{path}: {e}")))
     }
 
     /// Runs at most `max_events` events, not past `until_ps`. Returns why it stopped:
@@ -102,7 +122,9 @@ impl Simulation {
     #[pyo3(signature = (check=true))]
     fn results<'py>(&mut self, py: Python<'py>, check: bool) -> PyResult<Bound<'py, PyDict>> {
         let r = if check { self.inner.results().map_err(to_py)? } else { self.inner.snapshot() };
-        results_dict(py, &r)
+        let d = results_dict(py, &r)?;
+        d.set_item("port_info", port_info(py, self.inner.topology())?)?;
+        Ok(d)
     }
 
     /// Writes the completed flows in the reference's FCT format.
@@ -117,6 +139,22 @@ impl Simulation {
         let r = self.inner.snapshot();
         let mut w = create(path)?;
         pfc::write_pfc(&mut w, &r.pfc_events).map_err(|e| PyOSError::new_err(format!("{path}: {e}")))
+    }
+
+    /// True when the scenario has a `[trace]` table.
+    fn trace_requested(&self) -> bool {
+        self.inner.trace_requested()
+    }
+
+    /// Starts the per-packet trace into the CSV spool file `path`; returns its estimated
+    /// size in bytes. A ValueError when the estimate exceeds `trace.max_bytes`.
+    fn start_trace(&mut self, path: &str) -> PyResult<u64> {
+        self.inner.start_trace(Path::new(path)).map_err(to_py)
+    }
+
+    /// Flushes the trace: (records written, truncated at the cap).
+    fn finish_trace(&mut self) -> PyResult<(u64, bool)> {
+        self.inner.finish_trace().map_err(to_py)
     }
 
     /// Number of hosts, switches and links.
@@ -175,6 +213,11 @@ fn results_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict
         ("nacks", c.nacks),
         ("qps_opened", c.qps_opened),
         ("qps_peak", c.qps_peak),
+        ("link_error_losses", c.link_error_losses),
+        ("link_down_losses", c.link_down_losses),
+        ("no_route_drops", c.no_route_drops),
+        ("link_failures", c.link_failures),
+        ("reroutes", c.reroutes),
         ("qp_cache_hits", c.qp_cache_hits),
         ("qp_cache_misses", c.qp_cache_misses),
         ("deflections", c.deflections),
@@ -183,12 +226,15 @@ fn results_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict
         ("reseq_held", r.reseq_held as u64),
         ("flows_total", r.flows_total as u64),
         ("flows_completed", r.records.len() as u64),
+        ("flows_unreachable", r.unreachable.len() as u64),
+        ("last_completion_ps", r.last_completion.0),
         ("end_time_ps", r.end_time.0),
         ("deadlocks", r.deadlocks),
     ] {
         counters.set_item(k, v)?;
     }
     d.set_item("counters", counters)?;
+    d.set_item("unreachable", unreachable_dict(py, &r.unreachable)?)?;
     let ports = PyDict::new(py);
     let pc = |f: &dyn Fn(&rdmalab::stats::PortCounters) -> u64| r.ports.iter().map(f).collect::<Vec<u64>>();
     ports.set_item("tx_bytes", pc(&|p| p.tx_bytes).into_pyarray(py))?;
@@ -212,6 +258,12 @@ fn results_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict
     q.set_item("port", qs.iter().map(|s| s.1 .0 as u64).collect::<Vec<u64>>().into_pyarray(py))?;
     q.set_item("bytes", qs.iter().map(|s| s.2).collect::<Vec<u64>>().into_pyarray(py))?;
     d.set_item("queue_samples", q)?;
+    let l = PyDict::new(py);
+    let ls = &r.link_samples;
+    l.set_item("time_ps", ls.iter().map(|s| s.0 .0).collect::<Vec<u64>>().into_pyarray(py))?;
+    l.set_item("port", ls.iter().map(|s| s.1 .0 as u64).collect::<Vec<u64>>().into_pyarray(py))?;
+    l.set_item("bytes", ls.iter().map(|s| s.2).collect::<Vec<u64>>().into_pyarray(py))?;
+    d.set_item("link_samples", l)?;
     d.set_item("rates", rate_dict(py, &r.rate_samples)?)?;
     d.set_item("deadlock", deadlock_dict(py, r)?)?;
     d.set_item("stall_cause", r.stall_cause.clone())?;
@@ -334,6 +386,35 @@ fn chunk_dict<'py>(py: Python<'py>, cs: &[MpChunkRecord]) -> PyResult<Bound<'py,
     let paths: Vec<String> =
         cs.iter().map(|c| c.path.iter().map(|n| n.0.to_string()).collect::<Vec<_>>().join("-")).collect();
     d.set_item("path", paths)?;
+    Ok(d)
+}
+
+/// Flows given up because their destination became unreachable.
+fn unreachable_dict<'py>(py: Python<'py>, u: &[UnreachableFlow]) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let col = |f: &dyn Fn(&UnreachableFlow) -> u64| u.iter().map(f).collect::<Vec<u64>>().into_pyarray(py);
+    d.set_item("flow", col(&|x| x.flow as u64))?;
+    d.set_item("src", col(&|x| x.src.0 as u64))?;
+    d.set_item("dst", col(&|x| x.dst.0 as u64))?;
+    d.set_item("size", col(&|x| x.size))?;
+    d.set_item("start_ps", col(&|x| x.start.0))?;
+    d.set_item("at_ps", col(&|x| x.at.0))?;
+    Ok(d)
+}
+
+/// What names every port: its node and kind (0 host, 1 switch), its index on the node,
+/// the peer's node and port index, its rate and its link, indexed by port id.
+fn port_info<'py>(py: Python<'py>, t: &rdmalab::topology::Topology) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let col = |f: &dyn Fn(&rdmalab::topology::Port) -> u64| t.ports.iter().map(f).collect::<Vec<u64>>();
+    d.set_item("node", col(&|p| p.node.0 as u64).into_pyarray(py))?;
+    d.set_item("switch", col(&|p| !t.is_host(p.node) as u64).into_pyarray(py))?;
+    d.set_item("port", col(&|p| p.ifindex as u64 - 1).into_pyarray(py))?;
+    d.set_item("peer_node", col(&|p| p.peer_node.0 as u64).into_pyarray(py))?;
+    d.set_item("peer_switch", col(&|p| !t.is_host(p.peer_node) as u64).into_pyarray(py))?;
+    d.set_item("peer_port", col(&|p| t.ports[p.peer.idx()].ifindex as u64 - 1).into_pyarray(py))?;
+    d.set_item("rate_bps", col(&|p| t.links[p.link.idx()].rate.0).into_pyarray(py))?;
+    d.set_item("link_index", col(&|p| p.link.0 as u64).into_pyarray(py))?;
     Ok(d)
 }
 

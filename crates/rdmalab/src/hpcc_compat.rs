@@ -6,6 +6,8 @@
 //! its ECMP next-hop order, no retransmission timeout, duplicates left unacknowledged,
 //! and ACKs sharing the data queue at switches whatever ACK_HIGH_PRIO says (the reference
 //! applies that key to hosts only; see `SimConfig::ack_prio_at_switches`).
+//! `LINK_DOWN a b c` takes link b-c down at 2 s + a µs with routes recomputed at once, as
+//! the reference's `TakeDownLink` does (`sim::failures`).
 //! Keys whose behaviour is not implemented are errors naming the key and line, never
 //! silently ignored.
 //!
@@ -58,8 +60,43 @@ pub fn scenario_from_config(cfg: &HpccConfig) -> Result<Scenario> {
             return Err(bad(cfg, key, &msg));
         }
     }
-    let config = sim_config(cfg)?;
+    let mut config = sim_config(cfg)?;
+    if cfg.enable_trace {
+        config.trace = Some(trace_config(cfg, &topology)?);
+    }
+    if cfg.qlen_mon_start < cfg.qlen_mon_end && cfg.qlen_mon_file.is_some() {
+        let (start, end) = (cfg.qlen_mon_start, cfg.qlen_mon_end);
+        config.qlen_monitor = Some(crate::sim::qlen_monitor::QlenMonitorConfig { start, end });
+    }
+    if let Some(ld) = cfg.link_down {
+        if crate::sim::failures::links_between(&topology, ld.a, ld.b).is_empty() {
+            let msg = format!("no link joins nodes {} and {} in the topology", ld.a, ld.b);
+            return Err(bad(cfg, "LINK_DOWN", &msg));
+        }
+        // The reference recomputes every route in the same event (`TakeDownLink`): delay 0.
+        config.link_events.push(crate::sim::LinkEvent { at: ld.at, a: ld.a, b: ld.b, up: false });
+    }
     Ok(Scenario::new(topology, flows, config))
+}
+
+/// `ENABLE_TRACE 1`: the nodes listed in `TRACE_FILE` (a count, then node ids), every
+/// event, no cap beyond the default (written as Parquet to `TRACE_OUTPUT_FILE`).
+fn trace_config(cfg: &HpccConfig, topo: &crate::topology::Topology) -> Result<crate::sim::trace::TraceConfig> {
+    let path = required(cfg, cfg.trace_file.as_deref(), "TRACE_FILE")?;
+    let text = std::fs::read_to_string(path).map_err(|e| Error::Io { path: path.into(), source: e })?;
+    let mut r = crate::formats::tokens::Reader::new(&text, path);
+    let (n, _) = r.u64_max("count", "the number of nodes to trace", topo.len() as u64)?;
+    let mut nodes = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let (id, _) = r.u64_max("node", "a node id", topo.len() as u64 - 1)?;
+        nodes.push(crate::ids::NodeId(id as u32));
+    }
+    Ok(crate::sim::trace::TraceConfig {
+        nodes,
+        end: crate::units::Time::MAX,
+        max_bytes: crate::scenario::DEFAULT_TRACE_MAX_BYTES,
+        ..Default::default()
+    })
 }
 
 fn required<'a>(cfg: &HpccConfig, p: Option<&'a Path>, key: &str) -> Result<&'a Path> {
@@ -75,17 +112,17 @@ fn reject_unsupported(cfg: &HpccConfig) -> Result<()> {
         let modes = crate::formats::hpcc_config::supported_cc_modes();
         return Err(unsupported(cfg, "CC_MODE", &format!("CC_MODE 10 (HPCC-PINT); supported modes: {modes}")));
     }
-    if cfg.link_down.is_some() {
-        return Err(unsupported(cfg, "LINK_DOWN", "link failures"));
-    }
-    if cfg.enable_trace {
-        return Err(unsupported(cfg, "ENABLE_TRACE", "the binary packet trace"));
-    }
     if cfg.l2_back_to_zero {
         return Err(unsupported(cfg, "L2_BACK_TO_ZERO", "chunk-granular go-back"));
     }
-    if cfg.qlen_mon_start < cfg.qlen_mon_end {
-        return Err(unsupported(cfg, "QLEN_MON_START", "the queue-length monitor file (set START = END)"));
+    // The reference's defaults (2.0 s to 2.1 s) ask for a monitor too, but a config that
+    // names no monitor key at all means "no monitor", not a missing file.
+    let asks_monitor = cfg.line_of("QLEN_MON_START").is_some() || cfg.line_of("QLEN_MON_END").is_some();
+    if asks_monitor && cfg.qlen_mon_start < cfg.qlen_mon_end && cfg.qlen_mon_file.is_none() {
+        return Err(bad(cfg, "QLEN_MON_FILE", "missing: QLEN_MON_START < QLEN_MON_END asks for the monitor file"));
+    }
+    if cfg.enable_trace && (cfg.trace_file.is_none() || cfg.trace_output_file.is_none()) {
+        return Err(bad(cfg, "ENABLE_TRACE", "needs TRACE_FILE (the nodes to trace) and TRACE_OUTPUT_FILE"));
     }
     Ok(())
 }

@@ -74,6 +74,7 @@ fn bad_blitz_scenarios_name_file_line_and_field() {
         ("[fabric]\n[fabric.iofd]\nescape_pg = 0\n", "escape_pg", "not a class"),
         ("[fabric]\n[fabric.iofd]\nresequence_timeout = \"0us\"\n", "resequence_timeout", "positive"),
         ("[fabric]\n[fabric.iofd]\nspray = true\n", "spray", "unknown field"),
+        ("[fabric]\ncc = \"blitz\"\ndefense = \"tenant\"\n", "defense", "fabric.cc = \"blitz\""),
     ];
     for (extra, key, msg) in cases {
         let text = format!("{STAR}\n{extra}");
@@ -180,4 +181,20 @@ start = "1ms"
     let bad = text.replace("jitter = \"100us\"", "jitter = \"6ms\"");
     let e = Scenario::from_toml(&bad, Path::new("s.toml")).unwrap_err().to_string();
     assert!(e.contains("traffic[0].jitter"), "{e}");
+}
+
+#[test]
+fn the_queue_monitor_needs_its_file_only_when_asked_for() {
+    // A config that names no QLEN_MON_* key has no monitor (the reference's 2.0-2.1 s
+    // defaults do not make a file name mandatory); giving the window without the file is
+    // an error naming QLEN_MON_FILE.
+    let dir = hpcc_files("qlen");
+    let without = hpcc_config(&dir, "").replace("QLEN_MON_START 0\nQLEN_MON_END 0\n", "");
+    let cfg = parse_config(&without, &dir.join("config.txt")).expect("parses");
+    let sc = scenario_from_config(&cfg).expect("no monitor keys: no error");
+    assert!(sc.config.qlen_monitor.is_none(), "and no monitor");
+    let window = hpcc_config(&dir, "").replace("QLEN_MON_END 0", "QLEN_MON_END 1000");
+    let cfg = parse_config(&window, &dir.join("config.txt")).expect("parses");
+    let e = scenario_from_config(&cfg).expect_err("a window without a file").to_string();
+    assert!(e.contains("QLEN_MON_FILE"), "{e}");
 }

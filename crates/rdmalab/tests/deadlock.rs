@@ -7,6 +7,7 @@
 //! The same flows on the ring cut open (a line: routing can no longer go round) cannot
 //! deadlock and must complete.
 
+use rdmalab::multipath::{MpConfig, MpWr};
 use rdmalab::sim::{OnDeadlock, Results, SimConfig, Simulation, StopReason};
 use rdmalab::topology::{builders, Topology};
 use rdmalab::workload::FlowSpec;
@@ -172,4 +173,36 @@ fn an_ordinary_run_is_the_same_with_a_timeout_too_short_to_matter() {
         b.records.iter().map(|r| r.fct).collect::<Vec<_>>()
     );
     assert_eq!(b.deadlocks, 0);
+}
+
+#[test]
+fn a_multipath_only_run_that_cannot_finish_stalls_too() {
+    // No plain flow arms the watchdog: the posted message must.
+    let mut topo = builders::star(2, Rate::gbps(100), D).unwrap();
+    topo.links[0].error_rate = 1.0;
+    let cfg = SimConfig { lossless: false, ..SimConfig::default() };
+    let mut sim = Simulation::new(topo, vec![], cfg).unwrap();
+    let conn = sim.mp_connect(NodeId(0), NodeId(1), &MpConfig::default()).unwrap();
+    sim.mp_post_send(conn, MpWr::write(100_000), Time::from_us(5)).unwrap();
+    sim.mp_disconnect(conn).unwrap();
+    assert_eq!(sim.run_to_end(), StopReason::Stalled);
+    let r = sim.snapshot();
+    assert!(r.end_time < Time::from_ms(250), "{}", r.end_time);
+    assert!(r.stall_cause.unwrap().contains("no payload byte delivered"));
+}
+
+#[test]
+fn a_quiet_spell_before_a_later_multipath_message_is_not_a_stall() {
+    // A flow finishes at once; a message is posted 400 ms later (four stall windows of
+    // silence in between). Work is still to start, so the run waits for it and finishes.
+    let topo = builders::star(2, Rate::gbps(100), D).unwrap();
+    let flows = vec![FlowSpec::new(NodeId(0), NodeId(1), 10_000, Time::ZERO)];
+    let mut sim = Simulation::new(topo, flows, SimConfig::default()).unwrap();
+    let conn = sim.mp_connect(NodeId(0), NodeId(1), &MpConfig::default()).unwrap();
+    sim.mp_post_send(conn, MpWr::write(100_000), Time::from_ms(400)).unwrap();
+    sim.mp_disconnect(conn).unwrap();
+    assert_eq!(sim.run_to_end(), StopReason::Finished);
+    let r = sim.results().unwrap();
+    assert_eq!(r.records.len(), 2);
+    assert!(r.last_completion > Time::from_ms(400));
 }

@@ -79,6 +79,9 @@ def case_name(traffic: list[dict[str, Any]]) -> str:
             k = f"parallel{t.get('qps')}"
         if t.get("kind") == "staggered_qps":
             k = f"staggered-{t.get('policy', 'reuse')}"
+        if t.get("kind") == "poisson" and t.get("split"):
+            gap = t["split"].get("gap", "0ns")
+            k = "split-parallel" if gap in ("0ns", "0us", "0") else f"split-staggered-{gap}"
         names.append(k)
     return "+".join(names)
 
@@ -264,7 +267,97 @@ def attack_experiments(experiment_cls) -> list:
             theirs="Table I (1 = vulnerable, 0 = secure; ours: attacker share, vulnerable above 0.55); "
                    "short-flow penalty when benign p99 slowdown of flows < BDP exceeds 1.2x per_qp's",
             needs_cc=["dcqcn"], report=table1_report),
+        experiment_cls(
+            name="attack-datacenter", title="Split attacks in a datacenter: victim FCT slowdown (Fig. 5)",
+            citation=cite + ", Fig. 5, §I, §IV-B", sweep="attack_datacenter.toml",
+            quick="attack_datacenter_quick.toml", figures=["slowdown"], by="traffic", compare=compare_datacenter,
+            theirs="DCQCN, p99 slowdown of victim flows < BDP: about 20x without attack, over 80x split in "
+                   "parallel, about 140x staggered (§IV-B); small-flow p99.9 7x larger under attack (§I); "
+                   "HPCC: 'similar trends' (no values)",
+            needs_cc=["dcqcn", "hpcc"]),
+        experiment_cls(
+            name="attack-hpcc-enforcement", title="HPCC tail latency per CC enforcement (Fig. 6)",
+            citation=cite + ", Fig. 6, §V", sweep="attack_hpcc_enforcement.toml",
+            quick="attack_hpcc_enforcement_quick.toml", figures=["slowdown"], by="fabric.granularity",
+            compare=compare_enforcement,
+            theirs="p99.9 slowdown of flows of 20-110 KB: 5-10x per QP, 6-34x per src/dst pair; p99 'less "
+                   "pronounced' (no values)",
+            needs_cc=["hpcc"]),
     ]
+
+
+# -- Fig. 5 and Fig. 6: the datacenter ------------------------------------------------------
+#: BDP of seed 002's fat tree: 100 Gb/s hosts and its 13 us RTT (§IV-B) give 162.5 KB.
+DC_BDP = 162_500
+#: Fig. 5's p99 slowdown of victim flows < BDP with DCQCN (§IV-B: "about 20x ... over 80x ...
+#: 140x"); with HPCC the paper reports only "similar trends".
+PAPER_FIG5 = {"baseline": 20.0, "split-parallel": 80.0, "split-staggered": 140.0}
+#: §I: the 99.9 % tail of small-flow FCTs "increases by 7 times" under attack (DCQCN).
+PAPER_TAIL_GROWTH = 7.0
+#: Fig. 6: p99.9 slowdown of flows of 20-110 KB, HPCC, per enforcement: (lowest, highest).
+PAPER_FIG6 = {"per_qp": (5.0, 10.0), "per_pair": (6.0, 34.0)}
+#: Size bins of Fig. 6's 20-110 KB range (the paper's own bins are not given).
+FIG6_BINS = [(20_000, 40_000), (40_000, 70_000), (70_000, 110_000)]
+
+
+def dc_case(run: dict[str, Any]) -> str:
+    """`baseline`, `split-parallel` or `split-staggered` (Fig. 5's three experiments)."""
+    name = case_name(_param(run, "traffic", []))
+    return "split-staggered" if name.startswith("split-staggered") else ("baseline" if name == "benign" else name)
+
+
+def victim_tail(flows: pl.DataFrame, run_id: str, q: float, below: int = DC_BDP) -> float:
+    """Slowdown percentile `q` of one run's victim flows (tenant `default`, never split) below `below` bytes."""
+    f = flows.filter((pl.col("run_id") == run_id) & (pl.col("tenant") == "default") & (pl.col("size") < below))
+    s = f["slowdown"].drop_nulls().to_numpy()
+    return float(np.quantile(s, q)) if len(s) else NAN
+
+
+def compare_datacenter(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list:
+    """Fig. 5: p99 slowdown of victim flows < BDP per case and CC beside the paper's DCQCN
+    values, and the growth of their p99.9 under attack beside §I's 7x."""
+    from rdmalab.experiments.repro import Comparison
+
+    out, base999 = [], {}
+    ok = sorted(_ok_runs(runs), key=lambda r: (r["fabric.cc"], list(PAPER_FIG5).index(dc_case(r))))
+    for r in ok:
+        cc, case = r["fabric.cc"], dc_case(r)
+        theirs = PAPER_FIG5[case] if cc == "dcqcn" else NAN
+        out.append(Comparison(f"{cc} {case}", "victim p99 <BDP", victim_tail(flows, r["run_id"], 0.99), theirs))
+        p999 = victim_tail(flows, r["run_id"], 0.999)
+        if case == "baseline":
+            base999[cc] = p999
+        elif cc in base999:
+            theirs = PAPER_TAIL_GROWTH if cc == "dcqcn" else NAN
+            out.append(Comparison(f"{cc} {case}", "p99.9 / baseline", p999 / base999[cc], theirs))
+    return out
+
+
+def fig6_tails(flows: pl.DataFrame, run_id: str, q: float = 0.999) -> list[float]:
+    """Slowdown percentile `q` of one run's flows in each of Fig. 6's 20-110 KB bins."""
+    out = []
+    for lo, hi in FIG6_BINS:
+        s = flows.filter((pl.col("run_id") == run_id) & (pl.col("size") >= lo) & (pl.col("size") < hi))
+        v = s["slowdown"].drop_nulls().to_numpy()
+        out.append(float(np.quantile(v, q)) if len(v) else NAN)
+    return out
+
+
+def compare_enforcement(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list:
+    """Fig. 6: the lowest and highest p99.9 slowdown over the 20-110 KB bins per enforcement
+    beside the paper's range, and each bin's p99."""
+    from rdmalab.experiments.repro import Comparison
+
+    out = []
+    for r in sorted(_ok_runs(runs), key=lambda r: list(PAPER_FIG6).index(r["fabric.granularity"])):
+        g = r["fabric.granularity"]
+        tails = fig6_tails(flows, r["run_id"])
+        lo, hi = PAPER_FIG6[g]
+        out.append(Comparison(f"hpcc {g}", "p99.9 20-110KB min", float(np.nanmin(tails)), lo))
+        out.append(Comparison(f"hpcc {g}", "p99.9 20-110KB max", float(np.nanmax(tails)), hi))
+        for (a, b), v in zip(FIG6_BINS, fig6_tails(flows, r["run_id"], 0.99)):
+            out.append(Comparison(f"hpcc {g}", f"p99 {a // 1000}-{b // 1000}KB", v, NAN))
+    return out
 
 
 # -- Table I ------------------------------------------------------------------------------

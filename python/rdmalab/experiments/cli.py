@@ -35,11 +35,11 @@ def register(sub) -> None:  # noqa: ANN001
     p.set_defaults(func=cmd_plot)
 
     p = sub.add_parser("repro", help="paper experiments: list, or run one with its figure and numbers")
-    rsub = p.add_subparsers(dest="repro_command", required=True)
+    rsub = p.add_subparsers(dest="repro_command", required=True, metavar="COMMAND", help="one of:")
     r = rsub.add_parser("list", help="the registered experiments")
     r.set_defaults(func=cmd_repro_list)
     r = rsub.add_parser("run", help="run an experiment: sweep, figures, comparison with the paper")
-    r.add_argument("name")
+    r.add_argument("name", help="the experiment's name (see `rdmalab repro list`)")
     r.add_argument("--quick", action="store_true", help="the scaled-down variant (minutes, not hours)")
     r.add_argument("--out", help="results folder (default out/repro/NAME[-quick])")
     _executor_args(r)

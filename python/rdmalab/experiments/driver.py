@@ -10,7 +10,7 @@ from typing import Any, TextIO
 
 import numpy as np
 import polars as pl
-from tqdm import tqdm
+from tqdm.auto import tqdm
 
 from rdmalab.experiments.executors import LocalExecutor
 from rdmalab.experiments.store import Store
@@ -136,6 +136,9 @@ class _Progress:
         self.enabled = enabled
         self.executor = executor
         self.started: set[str] = set()
+        # Runs already finished: a worker's "start" event travels on another queue than
+        # its result and can arrive after it; it must not count the run as running again.
+        self.ended: set[str] = set()
         self.running_bars: dict[str, tqdm] = {}
         self.done = self.failed = 0
         self.submitted = total - skipped
@@ -160,6 +163,8 @@ class _Progress:
         """A worker's start or progress event."""
         kind, rid = ev[0], ev[1]
         if kind == "start":
+            if rid in self.ended:
+                return
             self.started.add(rid)
             if self.enabled:
                 used = {b.pos for b in self.running_bars.values()}
@@ -176,6 +181,7 @@ class _Progress:
     def finished(self, rid: str, failed: bool, counted: bool = True) -> None:
         """A run ended (and was stored unless `counted` is False)."""
         self.started.discard(rid)
+        self.ended.add(rid)
         b = self.running_bars.pop(rid, None)
         if b is not None:
             b.close()
@@ -196,6 +202,7 @@ def slowdown_summary(flows: pl.DataFrame, by: list[str]) -> pl.DataFrame:
     rows = []
     for key, g in flows.group_by(by, maintain_order=True):
         s = g["slowdown"].to_numpy()
+        s = s[~np.isnan(s)]  # unreachable flows have no slowdown
         rows.append({**dict(zip(by, key)), "flows": len(s), "p50": percentile(s, 0.5),
                      "p95": percentile(s, 0.95), "p99": percentile(s, 0.99),
                      "mean": float(np.mean(s)) if len(s) else float("nan")})

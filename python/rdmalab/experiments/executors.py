@@ -14,7 +14,7 @@ import os
 import queue as queue_mod
 from typing import Any, Callable, Iterable, Iterator
 
-from rdmalab.experiments import worker
+from rdmalab.experiments import reaper, worker
 
 #: Called with ("start", run_id) and ("progress", run_id, done, total) events.
 EventSink = Callable[[tuple], None]
@@ -110,6 +110,7 @@ class RayExecutor:
         self.address = address
         self.num_cpus = num_cpus
         self._started_here = False
+        self._reaper = None
 
     def _ray(self):
         try:
@@ -122,6 +123,9 @@ class RayExecutor:
                 kw["address"] = self.address
             elif self.num_cpus:
                 kw["num_cpus"] = self.num_cpus
+            if not self.address:
+                # A local instance is ours: it must not outlive this process (`reaper`).
+                self._reaper = reaper.start()
             ray.init(**kw)
             self._started_here = True
         return ray
@@ -156,6 +160,8 @@ class RayExecutor:
 
             ray.shutdown()
             self._started_here = False
+        reaper.stop(self._reaper)
+        self._reaper = None
 
 
 def _ray_result(ray, ref, task: dict[str, Any]) -> dict[str, Any]:  # noqa: ANN001

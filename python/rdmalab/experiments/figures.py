@@ -19,6 +19,7 @@ from rdmalab.experiments import figures_mp, figures_virtuoso
 from rdmalab.experiments.store import Store, param_value
 from rdmalab.experiments.sweep import MP_PLOT_KINDS, PLOT_KINDS
 from rdmalab.plots import _save, plt, slowdown_by_size_frames
+from rdmalab.results import port_label
 
 #: Figure kinds of `rdmalab plot`, in order.
 KINDS = PLOT_KINDS
@@ -111,7 +112,8 @@ def fct_cdf(sweep: str | Path, by: str | None = None, out: str | Path | None = N
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 3.8))
     for g, df in _groups(store, "flows", by, where).items():
         for ax, col, scale in ((a, "fct_ns", 1e-3), (b, "slowdown", 1.0)):
-            x = np.sort(df[col].to_numpy() * scale)
+            x = df[col].to_numpy() * scale
+            x = np.sort(x[~np.isnan(x)])  # unreachable flows have no FCT
             ax.step(x, np.arange(1, len(x) + 1) / len(x), where="post", label=g)
     a.set_xlabel("flow completion time (µs)")
     b.set_xlabel("FCT slowdown (FCT / ideal FCT)")
@@ -138,11 +140,13 @@ def queue_over_time(sweep: str | Path, by: str | None = None, out: str | Path | 
         raise NoData("the sweep has no queue samples: set fabric.queue_sample_interval (e.g. \"1us\")") from None
 
     def draw(ax, df: pl.DataFrame) -> None:  # noqa: ANN001
-        top = df.group_by("port").agg(pl.col("bytes").max()).sort(["bytes", "port"], descending=[True, False])
+        key = "port_id" if "port_id" in df.columns else "port"  # stores written before ports had names
+        top = df.group_by(key).agg(pl.col("bytes").max()).sort(["bytes", key], descending=[True, False])
         busy = top.filter(pl.col("bytes") > 0)
-        for port in (busy if busy.height else top)["port"].head(ports).to_list():
-            d = df.filter(pl.col("port") == port).sort("time_ps")
-            ax.plot(d["time_ps"].to_numpy() / 1e6, d["bytes"].to_numpy() / 1e3, lw=1, label=f"port {port}")
+        for port in (busy if busy.height else top)[key].head(ports).to_list():
+            d = df.filter(pl.col(key) == port).sort("time_ps")
+            label = port_label(d.row(0, named=True)) if "link" in d.columns else f"port {port}"
+            ax.plot(d["time_ps"].to_numpy() / 1e6, d["bytes"].to_numpy() / 1e3, lw=1, label=label)
         ax.set_ylabel("queue length (KB)")
 
     return _panels(store, groups, draw, _out(store, out, "queue"), _title(store, title, "switch queue length"))

@@ -37,6 +37,8 @@ pub struct PortState {
     pub peer_lossy: bool,
     /// A `TxDone` event is pending: the transmitter is serialising a packet.
     pub busy: bool,
+    /// The link is down (`sim::failures`): nothing is sent or received on it.
+    pub down: bool,
     /// When the last transmission ends, and the sequence number its `TxDone` event had
     /// (or would have had: see `Simulation::transmit`).
     pub tx_end: (Time, u64),
@@ -78,6 +80,7 @@ impl PortState {
             peer_on_host: false,
             peer_lossy: false,
             busy: false,
+            down: false,
             tx_end: (Time::ZERO, 0),
             in_flight: VecDeque::new(),
             queues: Default::default(),

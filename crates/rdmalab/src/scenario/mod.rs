@@ -27,10 +27,12 @@ mod attack_traffic;
 mod cc_params;
 pub mod host_apps;
 mod iofd;
+mod links;
 mod locate;
 pub mod multipath;
 mod source_map;
 pub mod tenants;
+mod trace_spec;
 
 use std::path::{Path, PathBuf};
 
@@ -45,7 +47,9 @@ use crate::topology::Topology;
 use crate::units::{Rate, Time, TimingModel};
 use crate::workload::cdf::SizeCdf;
 use crate::workload::{generators, FlowSpec};
+pub use links::{EventSpec, LinkSpec};
 use source_map::SourceMap;
+pub use trace_spec::{parse_link, TraceSpec, DEFAULT_MAX_BYTES as DEFAULT_TRACE_MAX_BYTES};
 
 /// The Facebook Hadoop flow-size CDF shipped with the HPCC simulator.
 pub const FB_HADOOP_CDF: &str = include_str!("../../data/FbHdp_distribution.txt");
@@ -79,6 +83,14 @@ pub struct ScenarioSpec {
     pub app: Vec<host_apps::AppSpec>,
     /// DRUM's scheduler (`[drum]`; ignored unless `host.mechanism = "drum"`).
     pub drum: Option<host_apps::DrumSpec>,
+    /// Per-link settings that override the fabric-wide ones.
+    #[serde(default)]
+    pub links: Vec<LinkSpec>,
+    /// Things that happen during the run (links going down and up).
+    #[serde(default)]
+    pub events: Vec<EventSpec>,
+    /// The per-packet event trace (absent: none).
+    pub trace: Option<TraceSpec>,
 }
 
 fn default_seed() -> u64 {
@@ -413,6 +425,12 @@ pub struct FabricSpec {
     pub deadlock_timeout: Option<String>,
     /// `stop` (default) ends the run at a PFC deadlock; `continue` counts it and goes on.
     pub on_deadlock: Option<crate::sim::OnDeadlock>,
+    /// Record the bytes every port sends per this interval (link utilisation, `res.links`).
+    pub link_sample_interval: Option<String>,
+    /// Per-packet loss probability of every link (`[[links]]` overrides one link).
+    pub error_rate: Option<f64>,
+    /// Time from a link going down or up to the new routes (default 0, as the reference).
+    pub reroute_delay: Option<String>,
     /// In-order flow deflection at switches (Blitz's IOFD); absent = off.
     pub iofd: Option<iofd::IofdSpec>,
 }
@@ -506,8 +524,9 @@ pub(crate) fn field_rate(file: &Path, field: &str, s: &str) -> Result<Rate> {
 impl ScenarioSpec {
     /// Builds the topology, the flows and the config.
     pub fn build(&self, base: &Path, file: &Path) -> Result<Scenario> {
-        let topology = self.topology.build(base, file).map_err(|e| locate::in_section(e, file, "topology"))?;
-        let config = self.fabric.build(file, self.seed, self.stop_time.as_deref())?;
+        let mut topology = self.topology.build(base, file).map_err(|e| locate::in_section(e, file, "topology"))?;
+        links::set_error_rates(&mut topology, self.fabric.error_rate, &self.links, file)?;
+        let mut config = self.fabric.build(file, self.seed, self.stop_time.as_deref())?;
         let tenants = tenants::Tenants::build(&self.tenants, file, &topology)?;
         let mut flows = Vec::new();
         let mut apps = Vec::new();
@@ -523,6 +542,10 @@ impl ScenarioSpec {
         }
         // Stable: sources keep their internal order for equal start times.
         flows.sort_by_key(|f| f.start);
+        config.link_events = links::link_events(&self.events, &topology, file)?;
+        if let Some(t) = &self.trace {
+            config.trace = Some(t.build(&topology, flows.len(), file)?);
+        }
         if let Some(i) = &config.iofd {
             iofd::check_escape_class(i, &flows, file)?;
         }
@@ -933,6 +956,13 @@ impl FabricSpec {
                 }
             };
         }
+        if matches!(c.cc, crate::cc::CcConfig::Blitz(_)) && c.defense != crate::tenancy::Defense::None {
+            // DASR already apportions each receiver's rate; stacking the tenant defense on it
+            // would need a joint rule neither paper gives.
+            let msg = "does not compose with `fabric.cc = \"blitz\"` (Blitz apportions rates at the receiver; \
+                       use cc = \"dcqcn\" with the defense, or blitz with defense = \"none\")";
+            return Err(Error::input(file, 0, f("defense"), msg));
+        }
         if let Some(x) = self.defense_start_fraction {
             if !(0.0..=1.0).contains(&x) {
                 return Err(Error::input(file, 0, f("defense_start_fraction"), format!("must be in [0, 1], got {x}")));
@@ -945,6 +975,12 @@ impl FabricSpec {
         }
         if let Some(o) = self.on_deadlock {
             c.on_deadlock = o;
+        }
+        if let Some(s) = &self.link_sample_interval {
+            c.link_sample_interval = Some(field_time(file, &f("link_sample_interval"), s)?);
+        }
+        if let Some(s) = &self.reroute_delay {
+            c.reroute_delay = field_time(file, &f("reroute_delay"), s)?;
         }
         if let Some(i) = &self.iofd {
             c.iofd = Some(i.build(file)?);

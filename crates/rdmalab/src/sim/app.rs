@@ -36,6 +36,9 @@ pub(super) struct Apps {
     pub(super) conns: Vec<Conn>,
     /// Global message id -> (connection, index in its sender, ideal FCT).
     pub(super) messages: Vec<(u32, u32, Time)>,
+    /// The latest time a message is posted at: until then more work may start, so the
+    /// stall watchdog must not call the run stuck (`sim::watch`).
+    pub(super) last_post: Time,
 }
 
 /// A multipath connection as set up. Its two halves sit at index `half` of the arenas of
@@ -206,6 +209,8 @@ impl Simulation {
             self.cfg.header_bytes as u64,
         );
         self.apps.messages.push((conn.0, local, ideal));
+        self.apps.last_post = self.apps.last_post.max(at);
+        self.watch.arm_stall_check(at);
         let app = c.sender;
         self.queue.push(at, Event::App(app, token));
         Ok(MpMsgId(id))
@@ -320,9 +325,11 @@ impl Simulation {
         self.note_work_done();
     }
 
-    /// After a flow or message completed: if that was the last and a connection is still
+    /// After a flow or message completed (or was given up): notes the time as the last
+    /// completion, and if that was the last and a connection is still
     /// open (not `mp_disconnect`ed), ask `run` to stop rather than idle through its timers.
     pub(super) fn note_work_done(&mut self) {
+        self.last_completion = self.now;
         if self.flows_done == self.work_total() && self.apps.conns.iter().any(|c| !c.disconnected) {
             self.all_done_but_idle_apps = true;
         }

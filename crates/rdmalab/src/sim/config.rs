@@ -107,6 +107,16 @@ pub struct SimConfig {
     pub deadlock_timeout: Time,
     /// What a run does when it finds a PFC deadlock.
     pub on_deadlock: crate::sim::OnDeadlock,
+    /// Record the bytes every port sends per interval (link utilisation per direction).
+    pub link_sample_interval: Option<Time>,
+    /// The per-packet trace (`[trace]`); `None`: no trace and no cost.
+    pub trace: Option<crate::sim::trace::TraceConfig>,
+    /// The reference's queue-length monitor (`rdmalab hpcc` QLEN_MON_*); `None`: off.
+    pub qlen_monitor: Option<crate::sim::qlen_monitor::QlenMonitorConfig>,
+    /// Links that go down or come up during the run (`sim::failures`).
+    pub link_events: Vec<crate::sim::failures::LinkEvent>,
+    /// Time from a link's change of state to the new routes (the reference: 0).
+    pub reroute_delay: Time,
 }
 
 impl Default for SimConfig {
@@ -150,6 +160,11 @@ impl Default for SimConfig {
             trace_apps: false,
             deadlock_timeout: Time::from_ms(1),
             on_deadlock: crate::sim::OnDeadlock::Stop,
+            link_sample_interval: None,
+            trace: None,
+            qlen_monitor: None,
+            link_events: Vec::new(),
+            reroute_delay: Time::ZERO,
         }
     }
 }

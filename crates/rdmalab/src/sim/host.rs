@@ -27,11 +27,16 @@ impl Simulation {
             }
             let flow = self.next_flow as u32;
             self.next_flow += 1;
+            if !self.reachable(f.src, f.dst) {
+                self.record_unreachable(flow);
+                continue;
+            }
             if f.app != NO_APP {
                 self.app_admit(flow, f);
                 continue;
             }
             let qp = self.open_qp(&f);
+            self.note_qp_flow(qp, flow);
             self.qps[qp.idx()].post(flow, f.size, self.now);
             let nic = self.qps[qp.idx()].nic;
             self.nic_kick(nic);
@@ -133,7 +138,7 @@ impl Simulation {
         let nic = &mut self.nics[nic_idx as usize];
         let port = nic.port;
         let st = &self.ports[port.idx()];
-        if st.busy {
+        if st.busy || st.down {
             return;
         }
         let ack_class = if self.cfg.ack_high_prio { 0 } else { 3 };
@@ -377,6 +382,9 @@ impl Simulation {
     fn receive_ack(&mut self, pkt: Packet) {
         let qp_id = pkt.qp;
         self.qps[qp_id.idx()].in_flight -= 1;
+        if self.trace.is_some() {
+            self.trace_ack(&pkt);
+        }
         if self.qps[qp_id.idx()].finished {
             if pkt.int_slot != NO_INT {
                 self.int.release(pkt.int_slot);
@@ -409,6 +417,18 @@ impl Simulation {
             self.app_chunks_done(app, first, n, qp_id);
         }
         self.nic_kick(nic);
+    }
+
+    /// Traces an ACK or NACK (and its CNP flag) at the sender's NIC port.
+    #[cold]
+    fn trace_ack(&mut self, pkt: &Packet) {
+        use super::trace::TraceEvent;
+        let port = self.nics[self.nic_of[pkt.dst.idx()] as usize].port;
+        let ev = if pkt.kind == PacketKind::Nack { TraceEvent::Nack } else { TraceEvent::Ack };
+        self.trace_event(ev, port, pkt);
+        if pkt.cnp {
+            self.trace_event(TraceEvent::Cnp, port, pkt);
+        }
     }
 
     /// Reports every message whose last byte is now acknowledged: a flow's FCT, an

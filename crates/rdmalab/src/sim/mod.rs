@@ -15,19 +15,23 @@ mod cc;
 pub mod config;
 mod drum_control;
 mod drum_inband;
+pub mod failures;
 mod host;
 mod hostapps;
 mod iofd;
+pub mod qlen_monitor;
 mod results;
 mod sampling;
 mod setup;
 mod switch;
+pub mod trace;
 mod virtuoso;
 mod warnings;
 mod watch;
 
 pub use apps::AppPost;
 pub use config::{SimConfig, WindowConfig};
+pub use failures::{LinkEvent, UnreachableFlow};
 pub use results::{Results, StopReason};
 pub use watch::{CycleHop, Deadlock, OnDeadlock};
 
@@ -35,7 +39,7 @@ use crate::cc::CcGroup;
 use crate::engine::{EventQueue, Rng};
 use crate::fabric::{IntSlab, Packet, PacketPool, PortState, SwitchMmu, TxClock};
 use crate::formats::pfc::PfcEvent;
-use crate::ids::{CcGroupId, PortId, QpId};
+use crate::ids::{CcGroupId, LinkId, PortId, QpId};
 use crate::rnic::{Nic, Qp};
 use crate::stats::{Counters, FlowRecord};
 use crate::topology::routing::Routes;
@@ -64,6 +68,14 @@ enum Event {
     AppWake(u32),
     /// A shared group's linger time may have run out (`sim::cc`).
     GroupLinger(CcGroupId),
+    /// A link fails (`failures`).
+    LinkDown(LinkId),
+    /// A failed link is repaired.
+    LinkUp(LinkId),
+    /// The control plane recomputes every node's routes over the links that are up.
+    Reroute,
+    /// A sample of the reference's queue-length monitor (`qlen_monitor`).
+    QlenMonitor,
     /// A host application's timer (application, its token).
     App(u32, u32),
     /// A NIC's WQE engine finished the WQE at the head of its FIFO (`sim::hostapps`).
@@ -134,6 +146,16 @@ pub struct Simulation {
     next_flow: usize,
     flows_done: usize,
     records: Vec<FlowRecord>,
+    /// Flows given up because their destination became unreachable (`failures`).
+    unreachable: Vec<UnreachableFlow>,
+    /// When the last flow completed (or was given up).
+    last_completion: Time,
+    /// The flow each QP was opened for (`trace`).
+    qp_flow: Vec<u32>,
+    /// The per-packet trace, when one is being written.
+    trace: Option<Box<trace::Trace>>,
+    /// The reference's queue-length monitor, when asked for.
+    qlen_monitor: Option<Box<qlen_monitor::QlenMonitor>>,
     pfc_events: Vec<PfcEvent>,
     counters: Counters,
     queue_samples: Vec<(Time, PortId, u64)>,
@@ -210,6 +232,10 @@ impl Simulation {
             Event::CcTimer(g, k) => self.on_cc_timer(g, k),
             Event::AppWake(a) => self.on_app_wake(a),
             Event::GroupLinger(g) => self.on_group_linger(g),
+            Event::LinkDown(l) => self.on_link_down(l),
+            Event::LinkUp(l) => self.on_link_up(l),
+            Event::Reroute => self.on_reroute(),
+            Event::QlenMonitor => self.on_qlen_monitor(),
             Event::App(a, t) => self.on_app_timer(a, t),
             Event::WqeDone(n) => self.on_wqe_done(n),
             Event::Drum(a, k) => self.on_drum(a, k),
@@ -253,6 +279,9 @@ impl Simulation {
     /// fabric at moderate load are skipped this way. Host ports always push it: the RNIC's
     /// arbiter runs at each one.
     fn transmit(&mut self, port: PortId, pkt: Packet) {
+        if self.trace.is_some() {
+            self.trace_event(trace::TraceEvent::Dequeue, port, &pkt);
+        }
         let seq = self.queue.reserve_seq();
         let st = &mut self.ports[port.idx()];
         debug_assert!(!st.busy);
@@ -293,15 +322,22 @@ impl Simulation {
 
     fn on_arrive(&mut self, port: PortId) {
         let st = &mut self.ports[port.idx()];
-        let Some((_, parked)) = st.in_flight.pop_front() else {
+        // A wire emptied by a link failure leaves its `Arrive` event behind: it finds the
+        // wire empty, or a packet sent after the repair that is not due yet.
+        let Some(&(due, parked)) = st.in_flight.front() else {
             return;
         };
+        if due != self.now {
+            return;
+        }
+        st.in_flight.pop_front();
         if let Some(&(next, _)) = st.in_flight.front() {
             self.queue.push(next, Event::Arrive(port));
         }
         let (at, to_host) = (st.peer, st.peer_on_host);
         let pkt = self.packets.take(parked);
         if st.peer_lossy && self.lost_on_link(at) {
+            self.counters.link_error_losses += 1;
             self.drop_packet(at, &pkt);
             return;
         }
@@ -327,8 +363,12 @@ impl Simulation {
         }
     }
 
-    /// Accounts a packet lost in the network (buffer overflow, link error, no route).
+    /// Accounts a packet lost in the network (buffer overflow, link error or failure, no
+    /// route).
     fn drop_packet(&mut self, at: PortId, pkt: &Packet) {
+        if self.trace.is_some() {
+            self.trace_event(trace::TraceEvent::Drop, at, pkt);
+        }
         self.counters.drops += 1;
         self.ports[at.idx()].counters.drops += 1;
         if matches!(

@@ -1,11 +1,13 @@
-//! Periodic sampling: switch queue lengths (`SimConfig::queue_sample_interval`) and the
-//! rate and delivered throughput of every active QP (`SimConfig::rate_sample_interval`).
+//! Periodic sampling: switch queue lengths (`SimConfig::queue_sample_interval`), the rate
+//! and delivered throughput of every active QP (`SimConfig::rate_sample_interval`) and the
+//! bytes every port sent per interval (`SimConfig::link_sample_interval`: link utilisation
+//! per direction).
 //!
-//! One `Sample` event serves both: it fires at the earlier of the two next sample times,
-//! takes the samples that are due and schedules the next one. With both intervals off no
-//! event is ever scheduled, and nothing here runs per packet: the rate sampler reads each
-//! QP's cumulative acknowledged bytes (`snd_una`) when it fires and keeps the previous
-//! value, so a QP's throughput is the difference over the interval.
+//! One `Sample` event serves all three: it fires at the earliest of the next sample times,
+//! takes the samples that are due and schedules the next one. With every interval off no
+//! event is ever scheduled, and nothing here runs per packet: the samplers read cumulative
+//! counters (a QP's acknowledged bytes `snd_una`, a port's transmitted bytes) when they
+//! fire and keep the previous value, so a rate is the difference over the interval.
 
 use super::{Event, Simulation};
 use crate::error::{Error, Result};
@@ -28,6 +30,11 @@ pub(super) struct Sampler {
     /// When the next queue / rate sample is due (`Time::MAX`: that sampling is off).
     next_queue: Time,
     next_rate: Time,
+    next_link: Time,
+    /// Every port's transmitted bytes at the previous link sample.
+    link_bytes: Vec<u64>,
+    /// The link samples so far: (end of the interval, port, bytes sent in the interval).
+    pub(super) links: Vec<(Time, PortId, u64)>,
     /// QPs `[0, seen)` have been picked up. QPs are only ever appended, so picking up the
     /// new ones is a walk over the tail, not a scan of every QP of the run.
     seen: usize,
@@ -44,6 +51,9 @@ impl Default for Sampler {
         Sampler {
             next_queue: Time::MAX,
             next_rate: Time::MAX,
+            next_link: Time::MAX,
+            link_bytes: Vec::new(),
+            links: Vec::new(),
             seen: 0,
             watched: Vec::new(),
             last_rate: Time::ZERO,
@@ -59,6 +69,7 @@ impl Simulation {
         for (name, every) in [
             ("queue_sample_interval", self.cfg.queue_sample_interval),
             ("rate_sample_interval", self.cfg.rate_sample_interval),
+            ("link_sample_interval", self.cfg.link_sample_interval),
         ] {
             if every == Some(Time::ZERO) {
                 // A zero interval would re-fire at the same instant forever.
@@ -73,7 +84,12 @@ impl Simulation {
             // (time zero, when nothing has been acknowledged).
             self.sampler.next_rate = every;
         }
-        let first = self.sampler.next_queue.min(self.sampler.next_rate);
+        if let Some(every) = self.cfg.link_sample_interval {
+            // Like rates: the first sample closes the first interval.
+            self.sampler.next_link = every;
+            self.sampler.link_bytes = vec![0; self.ports.len()];
+        }
+        let first = self.sampler.next_queue.min(self.sampler.next_rate).min(self.sampler.next_link);
         if first != Time::MAX {
             self.queue.push(first, Event::Sample);
         }
@@ -94,7 +110,13 @@ impl Simulation {
                 self.sampler.next_rate = self.now + every;
             }
         }
-        let next = self.sampler.next_queue.min(self.sampler.next_rate);
+        if let Some(every) = self.cfg.link_sample_interval {
+            if self.now >= self.sampler.next_link {
+                self.sample_links();
+                self.sampler.next_link = self.now + every;
+            }
+        }
+        let next = self.sampler.next_queue.min(self.sampler.next_rate).min(self.sampler.next_link);
         if self.flows_done < self.work_total() && next != Time::MAX {
             self.queue.push(next, Event::Sample);
         }
@@ -106,6 +128,17 @@ impl Simulation {
             if self.switch_of[p.node.idx()] != u32::MAX {
                 self.queue_samples.push((self.now, PortId::new(i), p.total_queued()));
             }
+        }
+    }
+
+    /// Bytes every port sent since the previous link sample (one row per port, both
+    /// directions of every link, idle ones included so that a table shows the zeros).
+    fn sample_links(&mut self) {
+        let s = &mut self.sampler;
+        for (i, p) in self.ports.iter().enumerate() {
+            let sent = p.counters.tx_bytes - s.link_bytes[i];
+            s.link_bytes[i] = p.counters.tx_bytes;
+            s.links.push((self.now, PortId::new(i), sent));
         }
     }
 

@@ -108,6 +108,11 @@ impl Simulation {
             next_flow: 0,
             flows_done: 0,
             records: Vec::new(),
+            unreachable: Vec::new(),
+            last_completion: Time::ZERO,
+            qp_flow: Vec::new(),
+            trace: None,
+            qlen_monitor: None,
             pfc_events: Vec::new(),
             counters: Counters::default(),
             queue_samples: Vec::new(),
@@ -127,6 +132,8 @@ impl Simulation {
             sim.queue.push(first.start, Event::FlowArrival);
         }
         sim.schedule_first_sample()?;
+        sim.schedule_link_events()?;
+        sim.schedule_qlen_monitor();
         Ok(sim)
     }
 }
@@ -367,4 +374,31 @@ fn validate_iofd(i: &crate::fabric::IofdConfig, flows: &[FlowSpec]) -> Result<()
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fabric::{ecn::EcnOverrides, EcnConfig, IofdConfig};
+    use crate::topology::builders;
+    use crate::units::Rate;
+
+    fn thresholds(sim: &SimConfig, threshold: u64) -> Vec<u64> {
+        let topo = builders::star(3, Rate::gbps(100), Time::from_us(1)).expect("star");
+        let cfg = IofdConfig { threshold, ..IofdConfig::default() };
+        build_iofd(cfg, &topo, sim, 1).thresholds
+    }
+
+    #[test]
+    fn iofd_threshold_defaults_to_the_ports_kmin_with_the_fabric_override() {
+        // The reference's 100 Gb/s Kmin, then `fabric.ecn_kmin` (issue 11) where it is set:
+        // IOFD deflects before the port would mark.
+        let plain = SimConfig::default();
+        assert!(thresholds(&plain, 0).iter().all(|&t| t == 400_000));
+        let o = EcnOverrides { kmin: Some(20_000), kmax: None, pmax: None };
+        let overridden = SimConfig { ecn: Some(EcnConfig::hpcc_default().with_overrides(o)), ..SimConfig::default() };
+        assert!(thresholds(&overridden, 0).iter().all(|&t| t == 20_000));
+        // An explicit threshold wins over both.
+        assert!(thresholds(&overridden, 7_000).iter().all(|&t| t == 7_000));
+    }
 }

@@ -17,6 +17,7 @@ impl Simulation {
         let hops = self.routes.next_hops(node, pkt.dst);
         let egress = match hops.len() {
             0 => {
+                self.counters.no_route_drops += 1;
                 self.drop_packet(at, &pkt);
                 return;
             }
@@ -40,6 +41,15 @@ impl Simulation {
             let st = &self.ports[at.idx()];
             (st.unit as usize, st.local)
         };
+        if self.ports[egress.idx()].down {
+            // Routes still point at a failed link (`failures`): the packet is lost.
+            self.counters.link_down_losses += 1;
+            if pkt.deflections & ON_DEQUEUE != 0 {
+                pkt = self.iofd_dequeue(sw, pkt);
+            }
+            self.drop_packet(at, &pkt);
+            return;
+        }
         let ack_first = self.cfg.ack_high_prio && self.cfg.ack_prio_at_switches;
         let class = if pkt.is_ack() && ack_first { 0 } else { pkt.pg as usize };
         if class != 0 {
@@ -60,12 +70,19 @@ impl Simulation {
         }
         pkt.ingress = at;
         pkt.ingress_local = local;
+        if self.trace.is_some() {
+            self.trace_event(super::trace::TraceEvent::Enqueue, egress, &pkt);
+        }
         self.ports[egress.idx()].enqueue(class, pkt, &mut self.packets);
         self.switch_kick(egress);
     }
 
-    /// Sends a PFC frame out of `port` (queue 0: ahead of all data).
-    fn send_pfc(&mut self, port: PortId, kind: PacketKind, class: u8) {
+    /// Sends a PFC frame out of `port` (queue 0: ahead of all data); none crosses a
+    /// failed link.
+    pub(super) fn send_pfc(&mut self, port: PortId, kind: PacketKind, class: u8) {
+        if self.ports[port.idx()].down {
+            return;
+        }
         let frame = Packet::pfc(kind, class, self.cfg.pfc_bytes);
         let st = &mut self.ports[port.idx()];
         if kind == PacketKind::Pause {
@@ -131,6 +148,9 @@ impl Simulation {
             pkt.ce = true;
             self.counters.ecn_marks += 1;
             self.ports[port.idx()].counters.ecn_marks += 1;
+            if self.trace.is_some() {
+                self.trace_event(super::trace::TraceEvent::Ecn, port, pkt);
+            }
         }
     }
 
@@ -151,6 +171,10 @@ impl Simulation {
     /// A PFC frame arrived at port `at`: pause or resume that port's transmitter.
     pub(super) fn on_pfc(&mut self, at: PortId, pkt: Packet) {
         let pause = pkt.kind == PacketKind::Pause;
+        if self.trace.is_some() {
+            use super::trace::TraceEvent::{Pause, Resume};
+            self.trace_event(if pause { Pause } else { Resume }, at, &pkt);
+        }
         let st = &mut self.ports[at.idx()];
         let q = pkt.pg as usize;
         let changed = st.paused[q] != pause;

@@ -23,7 +23,7 @@
 //! *Stall.* A run whose flows cannot finish may still have timers that re-arm forever (a
 //! retransmission timer firing into a paused NIC). The watchdog ends the run when no payload
 //! byte was delivered, no flow completed and none started for a whole `stall_window`, with
-//! unfinished flows and none left to start.
+//! unfinished flows (or multipath messages) and none left to start.
 
 use super::{SimConfig, Simulation, StopReason};
 use crate::fabric::NUM_PRIOS;
@@ -148,6 +148,15 @@ impl Watch {
         }
     }
 
+    /// Work starts at `at` (a message posted by an application after setup): the stall
+    /// check runs a window after it at the latest.
+    pub(super) fn arm_stall_check(&mut self, at: Time) {
+        if self.next_stall_check == Time::MAX {
+            self.next_stall_check = later(at, self.stall_window);
+            self.rearm();
+        }
+    }
+
     fn rearm(&mut self) {
         self.next_check = self.next_deadlock_check.min(self.next_stall_check);
     }
@@ -214,7 +223,7 @@ impl Simulation {
     fn stall_check(&mut self, t: Time) -> Option<String> {
         let mark = (self.counters.payload_bytes_delivered, self.flows_done, self.next_flow);
         let unfinished = self.flows_done < self.work_total();
-        let all_started = self.next_flow == self.flows.len();
+        let all_started = self.next_flow == self.flows.len() && t >= self.apps.last_post;
         if mark != self.watch.progress_mark || !unfinished || !all_started {
             self.watch.progress_mark = mark;
             self.watch.next_stall_check = later(t, self.watch.stall_window);

@@ -50,6 +50,18 @@ pub struct Counters {
     pub qps_opened: u64,
     /// Most queue pairs alive at once (opened and not yet released).
     pub qps_peak: u64,
+    /// Packets (any kind) corrupted on a lossy link (`error_rate`); part of `drops`.
+    pub link_error_losses: u64,
+    /// Packets (any kind) lost to link failures: on the wire or queued for the link when
+    /// it went down, or sent to a dead port before routes changed; part of `drops`.
+    pub link_down_losses: u64,
+    /// Packets a switch had no route for (their destination cut off by link failures);
+    /// part of `drops`.
+    pub no_route_drops: u64,
+    /// Links that went down.
+    pub link_failures: u64,
+    /// Route recomputations by the control plane.
+    pub reroutes: u64,
     /// QP-context cache lookups that hit, over all NICs (0 when the cache is not modelled).
     pub qp_cache_hits: u64,
     /// QP-context cache lookups that missed (each delays that QP's packet by the penalty).

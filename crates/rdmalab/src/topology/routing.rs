@@ -99,14 +99,15 @@ struct Adjacency {
 }
 
 impl Adjacency {
-    fn new(topo: &Topology, order: NeighborOrder) -> Adjacency {
+    /// Neighbours over the links for which `up(link index)` holds.
+    fn new(topo: &Topology, order: NeighborOrder, up: &dyn Fn(usize) -> bool) -> Adjacency {
         let mut start = Vec::with_capacity(topo.len() + 1);
         let mut edges = Vec::with_capacity(topo.ports.len());
         let mut list = Vec::new();
         for node in &topo.nodes {
             start.push(edges.len() as u32);
             list.clear();
-            list.extend(node.ports.iter().map(|&p| {
+            list.extend(node.ports.iter().filter(|&&p| up(topo.ports[p.idx()].link.idx())).map(|&p| {
                 let port = &topo.ports[p.idx()];
                 (port.peer_node, port.peer)
             }));
@@ -194,13 +195,28 @@ impl Routes {
     /// some other host without passing through a third host (the first such pair is
     /// named), or when the table would be unreasonably large.
     pub fn compute(topo: &Topology, order: NeighborOrder) -> Result<Routes> {
+        Routes::build(topo, order, &|_| true, true)
+    }
+
+    /// The tables over the links for which `up(link index)` holds (after link failures).
+    /// A host that cannot reach another gets no next hop towards it (an empty list) instead
+    /// of an error: a partitioned destination is the caller's to report.
+    pub fn compute_without_down_links(
+        topo: &Topology,
+        order: NeighborOrder,
+        up: &dyn Fn(usize) -> bool,
+    ) -> Result<Routes> {
+        Routes::build(topo, order, up, false)
+    }
+
+    fn build(topo: &Topology, order: NeighborOrder, up: &dyn Fn(usize) -> bool, strict: bool) -> Result<Routes> {
         let hosts: Vec<NodeId> = topo.hosts().collect();
         validate_hosts(topo, &hosts)?;
         let mut rank = vec![NOT_A_HOST; topo.len()];
         for (r, h) in hosts.iter().enumerate() {
             rank[h.idx()] = r as u32;
         }
-        let adj = Adjacency::new(topo, order);
+        let adj = Adjacency::new(topo, order, up);
         let (v, n_hosts) = (topo.len(), hosts.len());
         let mut routes = Routes {
             order,
@@ -225,7 +241,8 @@ impl Routes {
             for (j, column) in block.chunks_exact_mut(v).take(b).enumerate() {
                 let dst = routes.hosts[r0 + j];
                 search.run(topo, &adj, dst);
-                if let Some(&src) = routes.hosts.iter().find(|h| search.dist[h.idx()] == UNSEEN) {
+                let unreached = routes.hosts.iter().find(|h| search.dist[h.idx()] == UNSEEN);
+                if let (true, Some(&src)) = (strict, unreached) {
                     return Err(Error::Topology(format!(
                         "host {src} cannot reach host {dst}: no path through switches (disconnected topology)"
                     )));
