@@ -180,3 +180,12 @@ def test_drum_quick_entries_run_and_compare(tmp_path, capsys, name):
         got = {r.metric: r.ours for r in rows}
         assert got["knee: last n at 95 %"] == 20 and got["thpt max n / min n"] == pytest.approx(1.0, rel=0.02)
     assert any(Path(tmp_path / "o" / "figures").glob("drum_*.png"))
+
+
+def test_the_documented_scenario_runs(tmp_path):
+    text = (Path(__file__).resolve().parents[2] / "docs" / "drum-fabric.md").read_text()
+    block = text.split("```toml", 1)[1].split("```", 1)[0]
+    path = tmp_path / "doc.toml"
+    path.write_text(block)
+    res = rdmalab.run(Scenario.from_toml(path), progress=False)
+    assert res.stop_reason in ("stop_time", "finished") and res.apps.height == 10 and res.drum.height > 0
