@@ -120,7 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="run a scenario TOML file",
                        description="Runs a scenario file (README, 'Scenario files'), prints the summary and "
                                    "writes fct.txt and pfc.txt (the ns-3 HPCC formats), flows/ports.parquet, "
-                                   "queues.parquet and rates.parquet when sampled, and slowdown.png/.pdf.")
+                                   "queues.parquet and rates.parquet when sampled, classes.parquet with "
+                                   "[[fabric.classes]], and slowdown.png/.pdf (docs/outputs.md).")
     p.add_argument("scenario", help="scenario TOML file")
     p.add_argument("--out", help="output folder (default out/<scenario file stem>/); must be empty or new")
     p.add_argument("--force", action="store_true", help="write into a non-empty --out folder, replacing its files")

@@ -185,6 +185,20 @@ CHUNK_COLUMNS = {"message": pl.UInt32, "chunk": pl.UInt32, "qp": pl.UInt32, "spo
                  "recv_ns": pl.Float64, "path": pl.Utf8}
 
 
+#: Columns of the traffic-class table (one row per class with `[[fabric.classes]]`).
+CLASS_COLUMNS = {"pg": pl.UInt8, "scheduler": pl.Utf8, "weight": pl.UInt32, "pfc": pl.Boolean,
+                 "tx_bytes": pl.UInt64, "tx_packets": pl.UInt64, "drops": pl.UInt64, "pauses": pl.UInt64,
+                 "ecn_marks": pl.UInt64}
+
+
+def classes_frame(raw: dict[str, Any] | None) -> pl.DataFrame:
+    """Traffic classes (`[[fabric.classes]]`), one row per class 0..7: its settings and what
+    the switch ports counted for it; empty when the run has no class table."""
+    if not raw or len(raw.get("pg", [])) == 0:
+        return pl.DataFrame(schema=CLASS_COLUMNS)
+    return pl.DataFrame({k: raw[k] for k in CLASS_COLUMNS}).cast(CLASS_COLUMNS)
+
+
 def _ps_columns_frame(raw: dict[str, Any], schema: dict[str, Any]) -> pl.DataFrame:
     """The engine's columns as a DataFrame with `schema`: every `*_ns` column is the engine's
     `*_ps` column over 1000, the others are taken as they are."""
@@ -254,6 +268,12 @@ class Results:
     (one row per WQE: app, name, host, batch, size, posted_ns, ct_ns), `apps` (per app:
     wqes, bytes, wqe_per_us, gbps, p50/p80/p99_ct_ns) and, under DRUM, `drum` (per control
     period and app: t_ns, app, x, z, a, active, rate); see `rdmalab.host_results`.
+
+    With `[[fabric.classes]]`, `classes` has one row per class 0..7: pg, scheduler
+    (strict|dwrr), weight (0 for strict), pfc, and summed over switch ports tx_bytes and
+    tx_packets (sent out of egress queues), drops (at admission: lossy classes), pauses
+    (PAUSE frames sent for the class) and ecn_marks. Class 0 is the control class (ACKs,
+    PFC frames). Empty without a class table.
     """
 
     flows: pl.DataFrame
@@ -271,6 +291,7 @@ class Results:
     wqes: pl.DataFrame = field(default_factory=lambda: wqes_frame(None))
     apps: pl.DataFrame = field(default_factory=lambda: apps_frame(None, wqes_frame(None), 0.0))
     drum: pl.DataFrame = field(default_factory=lambda: drum_frame(None))
+    classes: pl.DataFrame = field(default_factory=lambda: classes_frame(None))
     stop_reason: str = "finished"
     interrupted: bool = False
     wall_seconds: float = 0.0
@@ -290,7 +311,7 @@ class Results:
                    links=links_frame(raw.get("link_samples"), names),
                    deadlock=deadlock_frame(raw.get("deadlock")), stall_cause=raw.get("stall_cause"),
                    messages=messages_frame(raw.get("messages", {})), chunks=chunks_frame(raw.get("chunks", {})),
-                   paths=paths_frame(raw.get("paths", {})),
+                   paths=paths_frame(raw.get("paths", {})), classes=classes_frame(raw.get("classes")),
                    wqes=wqes, apps=apps_frame(hm, wqes, float(raw["counters"]["end_time_ps"])),
                    drum=drum_frame(hm),
                    stop_reason=stop_reason,
@@ -308,8 +329,9 @@ class Results:
     def tables(self) -> dict[str, pl.DataFrame]:
         """Every table of the run by its file name: `flows`, `ports`, `pfc`, and `queues`,
         `rates` and `links` when they were sampled, `messages` and `chunks` with multipath
-        traffic, `paths` with Virtuoso, `deadlock` when one was found, `wqes`, `apps` and
-        `drum` with closed-loop applications (what `rdmalab run` writes as Parquet)."""
+        traffic, `paths` with Virtuoso, `deadlock` when one was found, `classes` with
+        `[[fabric.classes]]`, `wqes`, `apps` and `drum` with closed-loop applications (what
+        `rdmalab run` writes as Parquet)."""
         out = {"flows": self.flows, "ports": self.ports, "pfc": self.pfc}
         if self.queue_samples.height:
             out["queues"] = self.queue_samples
@@ -324,6 +346,8 @@ class Results:
             out["paths"] = self.paths
         if self.deadlock.height:
             out["deadlock"] = self.deadlock
+        if self.classes.height:
+            out["classes"] = self.classes
         for name in ("wqes", "apps", "drum"):  # closed-loop applications (docs/drum-fabric.md)
             if getattr(self, name).height:
                 out[name] = getattr(self, name)
@@ -463,6 +487,15 @@ class Results:
             for r in self.apps.head(20).iter_rows(named=True):
                 lines.append(f"{r['name']:<16}{r['wqes']:>10}{r['gbps']:>9.3f}{r['p50_ct_ns'] / 1e3:>10.2f}"
                              f"{r['p80_ct_ns'] / 1e3:>10.2f}{r['p99_ct_ns'] / 1e3:>10.2f}")
+        if self.classes.height:
+            lines.append("")
+            lines.append(f"{'class':<7}{'scheduler':<11}{'pfc':<6}{'tx bytes':>16}{'drops':>9}{'pauses':>8}"
+                         f"{'ECN':>8}")
+            for r in self.classes.filter(pl.col("tx_packets") + pl.col("drops") > 0).iter_rows(named=True):
+                sched = r["scheduler"] + (f" {r['weight']}" if r["scheduler"] == "dwrr" else "")
+                pfc = "-" if r["pg"] == 0 else "on" if r["pfc"] else "off"  # class 0 is outside the MMU
+                lines.append(f"{r['pg']:<7}{sched:<11}{pfc:<6}{r['tx_bytes']:>16,}"
+                             f"{r['drops']:>9}{r['pauses']:>8}{r['ecn_marks']:>8}")
         if "trace_records" in c:
             lines.append(f"trace             {c['trace_records']:,} records"
                          + ("  (TRUNCATED at trace.max_bytes)" if c.get("trace_truncated") else ""))

@@ -120,36 +120,38 @@ class Scenario:
 
     def poisson(self, cdf: str, load: float, duration: str, start: str = "0ns",
                 hosts: list[int] | None = None, tenant: str | None = None,
-                split: dict[str, Any] | None = None) -> "Scenario":
+                split: dict[str, Any] | None = None, pg: int | None = None) -> "Scenario":
         """Per-host Poisson arrivals, sizes from `cdf` (`fb_hadoop`, `web_search` or a file).
         `split = {"min_size", "piece", "gap", "tenant"}` cuts long flows into pieces on their
         own QPs (seed 002 §IV-B)."""
         e: dict[str, Any] = {"kind": "poisson", "cdf": cdf, "load": load, "duration": duration, "start": start}
-        return self._add_with(e, hosts=hosts, tenant=tenant, split=split)
+        return self._add_with(e, hosts=hosts, tenant=tenant, split=split, pg=pg)
 
     def incast(self, senders: list[int], receiver: int, size: int, start: str = "0ns",
-               tenant: str | None = None) -> "Scenario":
+               tenant: str | None = None, pg: int | None = None) -> "Scenario":
         return self._add_with({"kind": "incast", "senders": senders, "receiver": receiver, "size": size,
-                               "start": start}, tenant=tenant)
+                               "start": start}, tenant=tenant, pg=pg)
 
     def incast_rounds(self, senders: list[int], receiver: int, size: int, period: str, rounds: int,
-                      jitter: str = "0ns", start: str = "0ns", tenant: str | None = None) -> "Scenario":
+                      jitter: str = "0ns", start: str = "0ns", tenant: str | None = None,
+                      pg: int | None = None) -> "Scenario":
         """`rounds` incasts, one every `period`, each sender starting U(0, jitter) into its round."""
         return self._add_with({"kind": "incast_rounds", "senders": senders, "receiver": receiver, "size": size,
-                               "period": period, "rounds": rounds, "jitter": jitter, "start": start}, tenant=tenant)
+                               "period": period, "rounds": rounds, "jitter": jitter, "start": start}, tenant=tenant,
+                              pg=pg)
 
     def permutation(self, size: int, start: str = "0ns", hosts: list[int] | None = None,
-                    tenant: str | None = None) -> "Scenario":
-        return self._add_with({"kind": "permutation", "size": size, "start": start}, hosts=hosts, tenant=tenant)
+                    tenant: str | None = None, pg: int | None = None) -> "Scenario":
+        return self._add_with({"kind": "permutation", "size": size, "start": start}, hosts=hosts, tenant=tenant,
+                              pg=pg)
 
     def random_pairs(self, count: int, size: int, start: str = "0ns", window: str = "0ns",
-                     hosts: list[int] | None = None) -> "Scenario":
+                     hosts: list[int] | None = None, tenant: str | None = None,
+                     pg: int | None = None) -> "Scenario":
         """`count` flows of `size` bytes between uniformly random host pairs, starting
         uniformly in [start, start + window]."""
         e: dict[str, Any] = {"kind": "random_pairs", "count": count, "size": size, "start": start, "window": window}
-        if hosts is not None:
-            e["hosts"] = hosts
-        return self._add(e)
+        return self._add_with(e, hosts=hosts, tenant=tenant, pg=pg)
 
     def multipath(self, messages: list[dict[str, Any]], **fields: Any) -> "Scenario":
         """Messages cut into chunks over several QPs per connection (seed 001). `messages`:
@@ -164,8 +166,9 @@ class Scenario:
 
     def flow(self, src: int, dst: int, size: int, start: str = "0ns", tenant: str | None = None,
              **extra: Any) -> "Scenario":
-        """One explicit flow (extra: pg, dport, sport, src_ip_index: which of the source
-        host's addresses it sends from, see `with_ips_per_host`)."""
+        """One explicit flow (extra: pg, the traffic class, default 3; dport, sport,
+        src_ip_index: which of the source host's addresses it sends from, see
+        `with_ips_per_host`)."""
         return self._add_with({"kind": "flows", "flows": [{"src": src, "dst": dst, "size": size, "start": start,
                                                            **extra}]}, tenant=tenant)
 
@@ -177,32 +180,34 @@ class Scenario:
         return new
 
     def parallel_qps(self, src: int, dst: int, qps: int, size: int, start: str = "0ns",
-                     tenant: str | None = None) -> "Scenario":
+                     tenant: str | None = None, pg: int | None = None) -> "Scenario":
         """`qps` QPs from `src` to `dst` opened together, `size` bytes each."""
         return self._add_with({"kind": "parallel_qps", "src": src, "dst": dst, "qps": qps, "size": size,
-                               "start": start}, tenant=tenant)
+                               "start": start}, tenant=tenant, pg=pg)
 
     def staggered_qps(self, src: int, dst: int, qps: int, size: int, chunk: int | None = None,
                       interval: str | None = None, policy: str = "reuse", start: str = "0ns",
-                      tenant: str | None = None) -> "Scenario":
+                      tenant: str | None = None, pg: int | None = None) -> "Scenario":
         """One `size`-byte transfer cut in `chunk`s (default the path's BDP), chunk k posted at
         start + k·interval (default the path's base RTT) on slot k mod `qps`; `policy` is
         `reuse` or `recreate`."""
         return self._add_with({"kind": "staggered_qps", "src": src, "dst": dst, "qps": qps, "size": size,
-                               "policy": policy, "start": start}, chunk=chunk, interval=interval, tenant=tenant)
+                               "policy": policy, "start": start}, chunk=chunk, interval=interval, tenant=tenant,
+                              pg=pg)
 
     def shuffled_overlay(self, hosts: list[int], chunk: int, interval: str, until: str, parallel: int = 1,
-                         start: str = "0ns", tenant: str | None = None) -> "Scenario":
+                         start: str = "0ns", tenant: str | None = None, pg: int | None = None) -> "Scenario":
         """A ring all-reduce whose ring changes at every step (seeded shifts coprime to n)."""
         return self._add_with({"kind": "shuffled_overlay", "hosts": list(hosts), "chunk": chunk,
                                "interval": interval, "until": until, "parallel": parallel, "start": start},
-                              tenant=tenant)
+                              tenant=tenant, pg=pg)
 
-    def hpcc_flows(self, path: str | Path) -> "Scenario":
-        return self._add({"kind": "hpcc_flow_file", "path": str(Path(path).resolve())})
+    def hpcc_flows(self, path: str | Path, tenant: str | None = None, pg: int | None = None) -> "Scenario":
+        """An ns-3 HPCC flow file; `pg` replaces every line's own class."""
+        return self._add_with({"kind": "hpcc_flow_file", "path": str(Path(path).resolve())}, tenant=tenant, pg=pg)
 
-    def htsim_cm(self, path: str | Path) -> "Scenario":
-        return self._add({"kind": "htsim_cm", "path": str(Path(path).resolve())})
+    def htsim_cm(self, path: str | Path, tenant: str | None = None, pg: int | None = None) -> "Scenario":
+        return self._add_with({"kind": "htsim_cm", "path": str(Path(path).resolve())}, tenant=tenant, pg=pg)
 
     # -- seed 000's host model (docs/drum-fabric.md) -------------------------------------------
     def app(self, host: int, dst: int, size: int | list[int], wr_num: int | list[int], count: int | None = None,
@@ -245,11 +250,27 @@ class Scenario:
         samples: `Results.rates`), iofd (Blitz's in-order flow deflection, a dict of the
         `[fabric.iofd]` fields, e.g. `iofd={"max_deflections": 2}`; `{}` = on with defaults),
         ecn_kmin, ecn_kmax, ecn_pmax, cc_state_linger, defense, defense_start_fraction
-        (seed 002, docs/attacks.md).
+        (seed 002, docs/attacks.md), classes (a list of `[[fabric.classes]]` tables; or
+        `with_class`).
 
         Blitz: `with_fabric(cc="blitz", cc_params={"dasr_count": "qp"}, iofd={})`."""
         new = copy.deepcopy(self)
         new.spec.setdefault("fabric", {}).update(settings)
+        return new
+
+    def with_class(self, pg: int, scheduler: str | None = None, weight: int | None = None,
+                   pfc: bool | None = None, ecn_kmin: int | None = None, ecn_kmax: int | None = None,
+                   ecn_pmax: float | None = None) -> "Scenario":
+        """Settings of traffic class `pg` (1..7): one `[[fabric.classes]]` table. `scheduler`
+        is `strict` (before every DWRR class; among strict classes the lower number first) or
+        `dwrr` (the default) with `weight` (default 1); `pfc` defaults to `fabric.lossless`;
+        the ECN thresholds default to the fabric-wide ones. Traffic picks its class with
+        `pg=` (every traffic builder takes it). See docs/physics.md, "Traffic classes"."""
+        entry = {"pg": pg, **{k: v for k, v in (("scheduler", scheduler), ("weight", weight), ("pfc", pfc),
+                                                 ("ecn_kmin", ecn_kmin), ("ecn_kmax", ecn_kmax),
+                                                 ("ecn_pmax", ecn_pmax)) if v is not None}}
+        new = copy.deepcopy(self)
+        new.spec.setdefault("fabric", {}).setdefault("classes", []).append(entry)
         return new
 
     def with_ips_per_host(self, n: int) -> "Scenario":

@@ -245,6 +245,7 @@ fn results_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict
     ports.set_item("ecn_marks", pc(&|p| p.ecn_marks).into_pyarray(py))?;
     ports.set_item("drops", pc(&|p| p.drops).into_pyarray(py))?;
     d.set_item("ports", ports)?;
+    d.set_item("classes", class_dict(py, &r.classes)?)?;
     let pfcd = PyDict::new(py);
     let ev = &r.pfc_events;
     pfcd.set_item("time_ps", ev.iter().map(|e| e.time.0).collect::<Vec<u64>>().into_pyarray(py))?;
@@ -309,6 +310,27 @@ fn host_model_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyD
     drum.set_item("active", rows.iter().map(|x| x.active as u64).collect::<Vec<u64>>().into_pyarray(py))?;
     d.set_item("drum", drum)?;
     d.set_item("wqes_processed", r.wqes_processed)?;
+    Ok(d)
+}
+
+/// Traffic classes as columns, one row per class (empty without `[[fabric.classes]]`).
+fn class_dict<'py>(py: Python<'py>, cs: &[rdmalab::sim::ClassRecord]) -> PyResult<Bound<'py, PyDict>> {
+    use rdmalab::fabric::classes::Scheduler;
+    let d = PyDict::new(py);
+    let col = |f: &dyn Fn(&rdmalab::sim::ClassRecord) -> u64| cs.iter().map(f).collect::<Vec<u64>>().into_pyarray(py);
+    d.set_item("pg", col(&|c| c.pg as u64))?;
+    d.set_item("scheduler", cs.iter().map(|c| c.config.scheduler.name()).collect::<Vec<&str>>())?;
+    let weight = |c: &rdmalab::sim::ClassRecord| match c.config.scheduler {
+        Scheduler::Dwrr(w) => w as u64,
+        Scheduler::Strict => 0,
+    };
+    d.set_item("weight", col(&weight))?;
+    d.set_item("pfc", cs.iter().map(|c| c.config.pfc).collect::<Vec<bool>>())?;
+    d.set_item("tx_bytes", col(&|c| c.counters.tx_bytes))?;
+    d.set_item("tx_packets", col(&|c| c.counters.tx_packets))?;
+    d.set_item("drops", col(&|c| c.counters.drops))?;
+    d.set_item("pauses", col(&|c| c.counters.pauses))?;
+    d.set_item("ecn_marks", col(&|c| c.counters.ecn_marks))?;
     Ok(d)
 }
 

@@ -157,6 +157,36 @@ def compare_parallel(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> l
     return sorted(out, key=lambda c: (order.get(c.group.split()[0], 9), int(c.group.split("=")[-1])))
 
 
+def parallel_figure(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
+    """Fig. 3's question as a curve: the attacker's share against its QPs, per granularity,
+    with the closed forms (per QP N/(N+1), per pair 1/2) and the paper's ConnectX-5 points."""
+    from rdmalab.experiments.store import load_sweep
+    from rdmalab.plots import _save, plt
+
+    store = Store(sweep_dir)
+    runs, flows = load_sweep(sweep_dir)
+    rows = [c for c in compare_parallel(runs, flows, store) if not c.group.startswith("no CC")]
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for gran, color in (("per_qp", "tab:red"), ("CX-5", "tab:orange"), ("per_pair", "tab:blue")):
+        pts = sorted((int(c.group.split("=")[1]), c.ours) for c in rows if c.group.split()[0] == gran)
+        if pts:
+            ax.plot(*zip(*pts), "-o", color=color, label=f"rdmalab {gran}")
+    n = np.arange(1, 17)
+    ax.plot(n, n / (n + 1), "k--", lw=1, label="per QP, theory N/(N+1)")
+    ax.axhline(0.5, color="k", ls=":", lw=1, label="per pair, theory 1/2")
+    ax.plot([2], [0.60], "s", mfc="none", color="tab:orange", label="paper CX-5 (N=2, §IV-A)")
+    ax.axhline(0.72, color="tab:orange", ls="-.", lw=0.8, label="paper CX-5 maximum (§I)")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("attacker QPs (N), victim one QP")
+    ax.set_ylabel("attacker share of the bottleneck")
+    ax.set_ylim(0.3, 1.0)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    ax.set_title("parallel-QP attack, DCQCN, 100G dumbbell")
+    fig.tight_layout()
+    return _save(fig, Path(out_dir) / "share_vs_qps")
+
+
 def compare_staggered(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list:
     """Attacker and victim Gb/s per case beside Fig. 4 (their testbed peaks at 92 Gb/s of
     payload, ours at 95.4: 100 x 1000/1048)."""
@@ -240,7 +270,7 @@ def attack_experiments(experiment_cls) -> list:
         experiment_cls(
             name="attack-parallel", title="Parallel-QP attack: attacker share vs QPs, per granularity (Fig. 3)",
             citation=cite + ", Fig. 3, §I, §IV-A", sweep="attack_parallel.toml", quick="attack_parallel_quick.toml",
-            figures=["share"], by="traffic[1].qps", compare=compare_parallel,
+            figures=["share"], by="traffic[1].qps", compare=compare_parallel, extra_figures=parallel_figure,
             theirs="per_qp: N/(N+1), the IB specification the paper emulates with one address per QP; "
                    "per_pair 1/2 (§V); CX-5 (per_destination_unsplit) 0.60 at N=2 (§IV-A), 0.72 the most "
                    "it saw (§I); no CC 0.50 (Fig. 3's `16 No CC`)",

@@ -9,6 +9,12 @@
 //! `resume_offset` below the threshold. In lossy mode the same threshold drops instead.
 //!
 //! Queue 0 (PFC frames, and ACKs when they have high priority) bypasses the MMU.
+//!
+//! With `[[fabric.classes]]`, PFC is a per-class choice: a class without it is admitted by
+//! the same rules as a lossy fabric's (reserve, then shared buffer under the dynamic
+//! threshold, then a drop; never headroom), while the other classes of the same port pause.
+//! Both draw on one shared pool, so a lossy class's backlog lowers the lossless classes'
+//! threshold and the other way round.
 
 use crate::fabric::NUM_PRIOS;
 use crate::units::Rate;
@@ -24,6 +30,9 @@ pub struct MmuConfig {
     pub resume_offset: u64,
     /// PFC on (lossless). Off: the threshold drops packets instead of pausing.
     pub lossless: bool,
+    /// Per-class PFC (`[[fabric.classes]]`): bit `q` set, class `q` is lossless; replaces
+    /// `lossless` when given.
+    pub pfc_classes: Option<u8>,
     /// The hosts' NIC rate: ports faster than it get a smaller threshold shift.
     pub nic_rate: Rate,
 }
@@ -35,6 +44,7 @@ impl Default for MmuConfig {
             reserve: 4096,
             resume_offset: 3072,
             lossless: true,
+            pfc_classes: None,
             nic_rate: Rate::gbps(100),
         }
     }
@@ -83,6 +93,9 @@ struct ClassAcct {
     hdrm: u64,
     /// This class has paused its upstream.
     paused: bool,
+    /// PFC on for the class (kept here, beside what admission reads anyway, rather than
+    /// in the config: no extra load per packet).
+    pfc: bool,
 }
 
 impl SwitchMmu {
@@ -90,12 +103,17 @@ impl SwitchMmu {
     pub fn new(cfg: MmuConfig, ports: &[(Rate, u64)]) -> SwitchMmu {
         // Headroom: three times the bytes in flight on the link during one propagation
         // delay, which covers the PAUSE frame's trip and the packets already sent.
+        let pfc = cfg.pfc_classes.unwrap_or(if cfg.lossless { u8::MAX } else { 0 });
+        let mut class = [ClassAcct::default(); NUM_PRIOS];
+        for (q, c) in class.iter_mut().enumerate() {
+            c.pfc = pfc & (1 << q) != 0;
+        }
         let ports: Vec<IngressPort> = ports
             .iter()
             .map(|&(rate, delay_ns)| IngressPort {
                 headroom: (rate.0 as u128 * delay_ns as u128 / 8 / 1_000_000_000 * 3) as u64,
                 shift: threshold_shift(rate, cfg.nic_rate),
-                class: Default::default(),
+                class,
             })
             .collect();
         SwitchMmu {
@@ -127,7 +145,8 @@ impl SwitchMmu {
         let th = self.threshold(p);
         let n = self.ports[p].class[q].ingress + size;
         let over = n > self.cfg.reserve && n - self.cfg.reserve > th;
-        if !self.cfg.lossless {
+        let lossless = self.ports[p].class[q].pfc;
+        if !lossless {
             if over {
                 return Admission::Drop;
             }
@@ -142,7 +161,7 @@ impl SwitchMmu {
             self.shared_used += size.min(n - self.cfg.reserve);
             self.ports[p].class[q].ingress = n;
         }
-        let pause = self.cfg.lossless
+        let pause = lossless
             && !self.ports[p].class[q].paused
             && (self.ports[p].class[q].hdrm > 0 || self.shared_of(p, q) >= self.threshold(p));
         if pause {
@@ -242,5 +261,26 @@ mod tests {
             }
         }
         assert!(drops > 0);
+    }
+
+    #[test]
+    fn a_lossy_class_drops_beside_a_lossless_one() {
+        // Class 3 lossless, class 4 lossy, on the same ingress port and shared buffer.
+        let cfg = MmuConfig { buffer: 200_000, pfc_classes: Some(1 << 3), ..MmuConfig::default() };
+        let mut m = SwitchMmu::new(cfg, &[(Rate::gbps(100), 1000), (Rate::gbps(100), 1000)]);
+        let (mut drops, mut pauses) = ([0; 2], [0; 2]);
+        // 40 KB each: more than class 4's share of the buffer, less than class 3's share
+        // plus its headroom (the upstream would have stopped at the PAUSE anyway).
+        for _ in 0..40 {
+            for (k, q) in [3, 4].into_iter().enumerate() {
+                match m.admit(0, q, 1000) {
+                    Admission::Drop => drops[k] += 1,
+                    Admission::Accept { pause } => pauses[k] += pause as u32,
+                }
+            }
+        }
+        assert_eq!((drops[0], pauses[0]), (0, 1), "class 3 pauses once, then lives on headroom");
+        assert!(drops[1] > 0 && pauses[1] == 0, "class 4: {drops:?} {pauses:?}");
+        assert_eq!(m.ports[0].class[4].hdrm, 0, "a lossy class never takes headroom");
     }
 }

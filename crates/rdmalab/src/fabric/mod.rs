@@ -2,6 +2,7 @@
 //! ECN marking and INT stamping. The per-event handlers that move packets between these
 //! pieces live in `sim`; this module holds the state and the decisions.
 
+pub mod classes;
 pub mod deflection;
 pub mod ecn;
 pub mod int;

@@ -6,6 +6,7 @@
 
 use std::collections::VecDeque;
 
+use crate::fabric::classes::ClassSched;
 use crate::fabric::{Packet, PacketPool, PacketRef, NUM_PRIOS};
 use crate::ids::{NodeId, PortId};
 use crate::stats::PortCounters;
@@ -50,6 +51,9 @@ pub struct PortState {
     pub queue_bytes: [u64; NUM_PRIOS],
     /// Last class served by the round robin over classes 1..8.
     pub rr_last: u8,
+    /// The class scheduler of a switch port when the run has `[[fabric.classes]]`
+    /// (`fabric::classes`); `None`: the built-in one.
+    pub classes: Option<Box<ClassSched>>,
     /// Bit `q` set: class `q` holds packets (mirrors `queues`, so that the scheduler
     /// finds the next class with two bit operations instead of a loop).
     occupied: u8,
@@ -86,6 +90,7 @@ impl PortState {
             queues: Default::default(),
             queue_bytes: [0; NUM_PRIOS],
             rr_last: 0,
+            classes: None,
             occupied: 0,
             paused: [false; NUM_PRIOS],
             paused_mask: 0,
@@ -118,6 +123,9 @@ impl PortState {
     /// Picks the next packet to send: class 0 first (strict priority, never paused), then
     /// round robin over classes 1..8 after the last served one, skipping paused and empty
     /// classes. Returns the class and the packet.
+    ///
+    /// A port with a class table is served by [`PortState::dequeue_by_class`] instead (this
+    /// one still drains it when its link fails).
     #[inline]
     pub fn dequeue(&mut self, pool: &mut PacketPool) -> Option<(usize, Packet)> {
         let q = if self.occupied & 1 != 0 {
@@ -138,6 +146,27 @@ impl PortState {
         if self.queues[q].is_empty() {
             self.occupied &= !(1 << q);
         }
+        Some((q, p))
+    }
+
+    /// `dequeue` under the port's class scheduler (`fabric::classes`); `None` also when the
+    /// port has none.
+    #[inline]
+    pub fn dequeue_by_class(&mut self, pool: &mut PacketPool) -> Option<(usize, Packet)> {
+        let ready = self.occupied & !self.paused_mask | (self.occupied & 1);
+        if ready == 0 {
+            return None;
+        }
+        let queues = &self.queues;
+        let sched = self.classes.as_deref_mut()?;
+        let q = sched.pick(ready, |q| queues[q].front().map_or(0, |&r| pool.get(r).wire));
+        let p = pool.take(self.queues[q].pop_front()?);
+        self.queue_bytes[q] -= p.wire as u64;
+        let emptied = self.queues[q].is_empty();
+        if emptied {
+            self.occupied &= !(1 << q);
+        }
+        sched.sent(q, p.wire, emptied);
         Some((q, p))
     }
 
@@ -240,5 +269,26 @@ mod tests {
         port.set_paused(3, false, Time(500));
         assert_eq!(port.counters.paused_ps, 500);
         assert_eq!(port.dequeue(&mut pool).map(|(q, _)| q), Some(3));
+    }
+
+    #[test]
+    fn class_scheduler_skips_a_paused_strict_class_and_serves_it_after_resume() {
+        use crate::fabric::classes::{ClassTable, Scheduler};
+        let mut t = ClassTable::uniform(true);
+        t.classes[2].scheduler = Scheduler::Strict;
+        let mut pool = PacketPool::default();
+        let mut port = PortState::new(NodeId(0), PortId(1), 0, Rate::gbps(100), Time::from_ns(1000));
+        port.classes = Some(Box::new(t.port_state(1048)));
+        for q in [2, 2, 3, 3] {
+            port.enqueue(q, pkt(q as u8), &mut pool);
+        }
+        port.set_paused(2, true, Time(0));
+        assert_eq!(port.dequeue_by_class(&mut pool).map(|(q, _)| q), Some(3), "paused strict class skipped");
+        port.set_paused(2, false, Time(10));
+        let order: Vec<usize> = std::iter::from_fn(|| port.dequeue_by_class(&mut pool).map(|(q, _)| q)).collect();
+        assert_eq!(order, vec![2, 2, 3]);
+        let s = &port.classes.as_ref().unwrap().stats;
+        assert_eq!((s[2].tx_packets, s[3].tx_packets, s[3].tx_bytes), (2, 2, 200));
+        assert!(!port.has_queued());
     }
 }

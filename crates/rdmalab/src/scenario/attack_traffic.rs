@@ -28,6 +28,8 @@ pub struct ParallelQpsSpec {
     pub start: String,
     /// Tenant.
     pub tenant: Option<String>,
+    /// Priority class of its QPs (1..7, default 3).
+    pub pg: Option<u8>,
 }
 
 /// `kind = "staggered_qps"`.
@@ -53,6 +55,8 @@ pub struct StaggeredQpsSpec {
     pub start: String,
     /// Tenant.
     pub tenant: Option<String>,
+    /// Priority class of its QPs (1..7, default 3).
+    pub pg: Option<u8>,
 }
 
 /// `kind = "shuffled_overlay"`.
@@ -74,6 +78,8 @@ pub struct OverlaySpec {
     pub start: String,
     /// Tenant.
     pub tenant: Option<String>,
+    /// Priority class of its QPs (1..7, default 3).
+    pub pg: Option<u8>,
 }
 
 /// Poisson's `split = {...}`.

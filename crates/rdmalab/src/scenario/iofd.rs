@@ -19,6 +19,7 @@ use super::field_time;
 use crate::error::{Error, Result};
 use crate::fabric::deflection::MAX_DEFLECTIONS;
 use crate::fabric::{IofdConfig, NUM_PRIOS};
+use crate::sim::SimConfig;
 use crate::units::Time;
 use crate::workload::FlowSpec;
 
@@ -83,15 +84,17 @@ impl IofdSpec {
 }
 
 /// The escape class must carry no data: a flow in it would share the channel that keeps
-/// deflected packets deadlock-free.
-pub fn check_escape_class(c: &IofdConfig, flows: &[FlowSpec], file: &Path) -> Result<()> {
-    match flows.iter().find(|f| f.pg == c.escape_pg) {
+/// deflected packets deadlock-free. And it must be a PFC class when any class is: deflected
+/// packets of lossless flows travel in it.
+pub fn check_escape_class(c: &SimConfig, flows: &[FlowSpec], file: &Path) -> Result<()> {
+    let Some(i) = &c.iofd else { return Ok(()) };
+    let field = "fabric.iofd.escape_pg";
+    if flows.iter().any(|f| f.pg == i.escape_pg) {
+        let msg = format!("class {} carries data flows; choose a class no flow uses", i.escape_pg);
+        return Err(Error::input(file, 0, field, msg));
+    }
+    match c.lossy_escape_class(i.escape_pg) {
+        Some(msg) => Err(Error::input(file, 0, field, msg)),
         None => Ok(()),
-        Some(_) => Err(Error::input(
-            file,
-            0,
-            "fabric.iofd.escape_pg",
-            format!("class {} carries data flows; choose a class no flow uses", c.escape_pg),
-        )),
     }
 }

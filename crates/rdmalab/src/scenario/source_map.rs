@@ -11,7 +11,6 @@ use std::collections::HashMap;
 use std::fmt;
 
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use toml::Spanned;
 
 /// Line and literal of every value in a TOML document, by field path.
 #[derive(Debug, Default)]
@@ -24,8 +23,8 @@ pub struct SourceMap {
 
 /// A parsed value with the spans of its parts.
 enum Node {
-    Table(Vec<(String, Spanned<Node>)>),
-    Array(Vec<Spanned<Node>>),
+    Table(Vec<(String, Located)>),
+    Array(Vec<Located>),
     Leaf(String),
 }
 
@@ -56,14 +55,18 @@ impl SourceMap {
         }
     }
 
-    fn add(&mut self, path: String, value: &Spanned<Node>, starts: &[usize]) {
-        let line = 1 + starts.partition_point(|&s| s <= value.span().start);
-        let literal = match value.get_ref() {
-            Node::Leaf(l) => l.clone(),
-            _ => String::new(),
-        };
-        self.push(path.clone(), line, literal);
-        self.add_children(&path, value.get_ref(), starts);
+    fn add(&mut self, path: String, value: &Located, starts: &[usize]) {
+        // A table the document only implies (`[a.b]` with no `[a]`) has no line of its own;
+        // its fields do.
+        if let Some(start) = value.start {
+            let line = 1 + starts.partition_point(|&s| s <= start);
+            let literal = match &value.node {
+                Node::Leaf(l) => l.clone(),
+                _ => String::new(),
+            };
+            self.push(path.clone(), line, literal);
+        }
+        self.add_children(&path, &value.node, starts);
     }
 
     fn push(&mut self, path: String, line: usize, literal: String) {
@@ -202,21 +205,90 @@ impl<'de> Visitor<'de> for NodeVisitor {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
         let mut items = Vec::new();
-        while let Some(v) = seq.next_element::<Spanned<Node>>()? {
+        while let Some(v) = seq.next_element::<Located>()? {
             items.push(v);
         }
         Ok(Node::Array(items))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
-        let mut items = Vec::new();
-        while let Some(key) = map.next_key::<String>()? {
-            if key == DATETIME_KEY {
-                map.next_value::<IgnoredAny>()?;
-                return Ok(Node::Leaf(String::new()));
-            }
-            items.push((key, map.next_value::<Spanned<Node>>()?));
+        let first = map.next_key::<String>()?;
+        table(first, map)
+    }
+}
+
+/// The rest of a table whose first key (if any) has been read.
+fn table<'de, A: MapAccess<'de>>(mut key: Option<String>, mut map: A) -> Result<Node, A::Error> {
+    let mut items = Vec::new();
+    while let Some(k) = key {
+        if k == DATETIME_KEY {
+            map.next_value::<IgnoredAny>()?;
+            return Ok(Node::Leaf(String::new()));
         }
-        Ok(Node::Table(items))
+        items.push((k, map.next_value::<Located>()?));
+        key = map.next_key::<String>()?;
+    }
+    Ok(Node::Table(items))
+}
+
+/// A value and the byte offset where it starts: `toml::Spanned<Node>`, except that a table
+/// the document only implies (`[[fabric.classes]]` with no `[fabric]`) has no span, on which
+/// `Spanned` fails and this gives `None`.
+struct Located {
+    start: Option<usize>,
+    node: Node,
+}
+
+/// The `toml` crate's span protocol (serde_spanned 0.6, what `toml::Spanned` asks for): a
+/// struct of these fields, which the deserializer fills with the value's span when it has
+/// one, and otherwise answers with the value itself.
+const SPANNED: &str = "$__serde_spanned_private_Spanned";
+const SPANNED_FIELDS: [&str; 3] =
+    ["$__serde_spanned_private_start", "$__serde_spanned_private_end", "$__serde_spanned_private_value"];
+
+impl<'de> Deserialize<'de> for Located {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Located, D::Error> {
+        d.deserialize_struct(SPANNED, &SPANNED_FIELDS, LocatedVisitor)
+    }
+}
+
+struct LocatedVisitor;
+
+impl<'de> Visitor<'de> for LocatedVisitor {
+    type Value = Located;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any TOML value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Located, A::Error> {
+        let first = map.next_key::<String>()?;
+        if first.as_deref() != Some(SPANNED_FIELDS[0]) {
+            return Ok(Located { start: None, node: table(first, map)? });
+        }
+        let start: usize = map.next_value()?;
+        map.next_key::<IgnoredAny>()?;
+        map.next_value::<IgnoredAny>()?; // the end
+        map.next_key::<IgnoredAny>()?;
+        Ok(Located { start: Some(start), node: map.next_value()? })
+    }
+    // Anything else without a span (not seen from the `toml` crate, but harmless).
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Located, E> {
+        NodeVisitor.visit_bool(v).map(|node| Located { start: None, node })
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Located, E> {
+        NodeVisitor.visit_i64(v).map(|node| Located { start: None, node })
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Located, E> {
+        NodeVisitor.visit_u64(v).map(|node| Located { start: None, node })
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Located, E> {
+        NodeVisitor.visit_f64(v).map(|node| Located { start: None, node })
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Located, E> {
+        NodeVisitor.visit_str(v).map(|node| Located { start: None, node })
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Located, A::Error> {
+        NodeVisitor.visit_seq(seq).map(|node| Located { start: None, node })
     }
 }
 
@@ -246,6 +318,16 @@ mod tests {
         assert_eq!(m.find_literal("topology", "star"), Some(("topology.kind", 4)));
         assert_eq!(m.find_literal("topology", "-5"), None);
         assert_eq!(m.find_literal("", "4"), Some(("topology.hosts", 5)));
+    }
+
+    #[test]
+    fn fields_of_implied_tables_have_lines() {
+        // `[fabric]` never written: the table is implied by the headers below it.
+        let m = SourceMap::parse("seed = 1\n[fabric.iofd]\npaths = \"x\"\n[[fabric.classes]]\npg = 2\n");
+        assert_eq!((m.line("fabric.iofd.paths"), m.line("fabric.classes[0].pg")), (3, 5));
+        assert_eq!(m.line("fabric.classes[0]"), 4);
+        assert_eq!(m.line("fabric.mtu"), 0, "an implied table has no line of its own");
+        assert_eq!(m.find_literal("fabric", "2"), Some(("fabric.classes[0].pg", 5)));
     }
 
     #[test]

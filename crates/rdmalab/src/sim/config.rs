@@ -55,6 +55,9 @@ pub struct SimConfig {
     pub resume_offset_bytes: u64,
     /// ECN marking thresholds per port rate; `None` = no marking.
     pub ecn: Option<EcnConfig>,
+    /// Traffic classes (`[[fabric.classes]]`): per-class scheduling, PFC and ECN; `None`:
+    /// the built-in scheduler, PFC on every class as `lossless` says, fabric-wide ECN.
+    pub classes: Option<Box<crate::fabric::classes::ClassTable>>,
     /// Congestion control.
     pub cc: CcConfig,
     /// In-order flow deflection at switches (Blitz's IOFD); `None` = off.
@@ -136,6 +139,7 @@ impl Default for SimConfig {
             reserve_bytes: 4096,
             resume_offset_bytes: 3072,
             ecn: Some(EcnConfig::hpcc_default()),
+            classes: None,
             cc: CcConfig::None,
             iofd: None,
             granularity: Granularity::PerQp,
@@ -174,6 +178,24 @@ impl SimConfig {
     #[inline]
     pub fn data_wire(&self, payload: u32) -> u32 {
         payload + self.header_bytes + self.cc.int_bytes()
+    }
+    /// Class `q` is lossless (PFC pauses it rather than dropping).
+    pub fn pfc_on(&self, q: usize) -> bool {
+        match &self.classes {
+            Some(t) => t.classes[q].pfc,
+            None => self.lossless,
+        }
+    }
+    /// Why class `escape` cannot be IOFD's escape class: it drops (PFC off) while some
+    /// other class is lossless, so deflected packets of lossless flows could be lost.
+    pub fn lossy_escape_class(&self, escape: u8) -> Option<String> {
+        let lossless = (1..crate::fabric::NUM_PRIOS).find(|&q| q != escape as usize && self.pfc_on(q))?;
+        (!self.pfc_on(escape as usize)).then(|| {
+            format!(
+                "class {escape} has PFC off (`fabric.classes`) but class {lossless} is lossless: the escape \
+                 class must be a PFC class, or deflected packets of lossless flows are dropped"
+            )
+        })
     }
     /// Wire bytes of an ACK/NACK (INT echoed when on, padded to the ACK minimum).
     #[inline]

@@ -148,6 +148,9 @@ impl Simulation {
                 self.send_pfc(pkt.ingress, PacketKind::Resume, class as u8);
             }
         }
+        if let Some(c) = self.ports[p.idx()].classes.as_deref_mut() {
+            c.all_emptied(); // DWRR classes that empty lose their deficit
+        }
     }
 
     /// Accounts a packet lost to a link failure.

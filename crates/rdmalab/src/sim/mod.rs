@@ -32,7 +32,7 @@ mod watch;
 pub use apps::AppPost;
 pub use config::{SimConfig, WindowConfig};
 pub use failures::{LinkEvent, UnreachableFlow};
-pub use results::{Results, StopReason};
+pub use results::{ClassRecord, Results, StopReason};
 pub use watch::{CycleHop, Deadlock, OnDeadlock};
 
 use crate::cc::CcGroup;

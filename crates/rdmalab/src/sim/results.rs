@@ -2,7 +2,8 @@
 
 use super::Simulation;
 use crate::error::{Error, Result};
-use crate::fabric::PacketKind;
+use crate::fabric::classes::ClassCounters;
+use crate::fabric::{PacketKind, NUM_PRIOS};
 use crate::formats::pfc::PfcEvent;
 use crate::ids::PortId;
 use crate::stats::{Counters, FlowRecord, PortCounters, RateSample};
@@ -100,6 +101,19 @@ pub struct Results {
     pub drum_rows: Vec<crate::app::drum_agent::DrumRow>,
     /// WQEs processed by the NICs' WQE engines.
     pub wqes_processed: u64,
+    /// One row per class 0..8 with `[[fabric.classes]]` (empty without).
+    pub classes: Vec<ClassRecord>,
+}
+
+/// A traffic class's settings and what every switch port counted for it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClassRecord {
+    /// The class (priority group).
+    pub pg: u8,
+    /// Its settings.
+    pub config: crate::fabric::classes::ClassConfig,
+    /// Counters summed over switch ports.
+    pub counters: ClassCounters,
 }
 
 impl Simulation {
@@ -142,8 +156,20 @@ impl Simulation {
         // Links lose packets by configuration (error rate) or failure, and a failure may
         // leave packets without a route; buffers must not drop.
         let buffer_drops = c.drops - c.link_error_losses - c.link_down_losses - c.no_route_drops;
-        if self.cfg.lossless && buffer_drops > 0 {
-            return Err(Error::Invariant(format!("{buffer_drops} packets dropped in lossless mode")));
+        match &self.cfg.classes {
+            None if self.cfg.lossless && buffer_drops > 0 => {
+                return Err(Error::Invariant(format!("{buffer_drops} packets dropped in lossless mode")));
+            }
+            None => {}
+            Some(t) => {
+                // Classes with PFC off may drop at admission; nothing else may.
+                let lossy: u64 =
+                    (0..NUM_PRIOS).filter(|&q| !t.classes[q].pfc).map(|q| self.class_counters(q).drops).sum();
+                if buffer_drops > lossy {
+                    let n = buffer_drops - lossy;
+                    return Err(Error::Invariant(format!("{n} packets dropped in lossless classes")));
+                }
+            }
         }
         Ok(())
     }
@@ -193,7 +219,29 @@ impl Simulation {
             host_batches: self.hostm.as_ref().map_or_else(Vec::new, |m| m.batches.clone()),
             drum_rows: self.hostm.as_ref().map_or_else(Vec::new, |m| m.drum_rows.clone()),
             wqes_processed: self.nics.iter().filter_map(|n| n.engine.as_ref()).map(|e| e.processed).sum(),
+            classes: self.class_records(),
         }
+    }
+
+    /// Class `q`'s counters summed over the switch ports.
+    fn class_counters(&self, q: usize) -> ClassCounters {
+        self.ports.iter().filter_map(|p| p.classes.as_deref()).map(|c| c.stats[q]).fold(
+            ClassCounters::default(),
+            |a, b| ClassCounters {
+                tx_bytes: a.tx_bytes + b.tx_bytes,
+                tx_packets: a.tx_packets + b.tx_packets,
+                drops: a.drops + b.drops,
+                pauses: a.pauses + b.pauses,
+                ecn_marks: a.ecn_marks + b.ecn_marks,
+            },
+        )
+    }
+
+    fn class_records(&self) -> Vec<ClassRecord> {
+        let Some(t) = &self.cfg.classes else { return Vec::new() };
+        (0..NUM_PRIOS)
+            .map(|q| ClassRecord { pg: q as u8, config: t.classes[q], counters: self.class_counters(q) })
+            .collect()
     }
 
     /// Every receiver's meter, merged.

@@ -45,6 +45,9 @@ impl Simulation {
         validate_flows(&topo, &flows, apps.len())?;
         if let Some(i) = &cfg.iofd {
             validate_iofd(i, &flows)?;
+            if let Some(m) = cfg.lossy_escape_class(i.escape_pg) {
+                return Err(Error::scenario("iofd.escape_pg", m));
+            }
         }
         let mut ports = build_ports(&topo);
         let max_packet = (cfg.mtu + cfg.header_bytes + 128).max(2048) as usize;
@@ -63,6 +66,13 @@ impl Simulation {
             })
             .collect();
         mark_port_roles(&mut ports, &topo, &error_rngs, &switch_of, &nic_of);
+        if let Some(t) = &cfg.classes {
+            // DWRR quantum: the largest data packet, so that every turn sends one.
+            let quantum = cfg.data_wire(cfg.mtu);
+            for p in ports.iter_mut().filter(|p| !p.on_host) {
+                p.classes = Some(Box::new(t.port_state(quantum)));
+            }
+        }
         let ideal = ideal_fcts(&topo, &routes, &flows, &cfg);
         check_completable(&flows, &ideal)?;
         let needs_rtt = cfg.window.enabled || cfg.cc.needs_int();
@@ -265,6 +275,7 @@ fn build_switches(topo: &Topology, cfg: &SimConfig) -> Result<SwitchParts> {
         reserve: cfg.reserve_bytes,
         resume_offset: cfg.resume_offset_bytes,
         lossless: cfg.lossless,
+        pfc_classes: cfg.classes.as_ref().map(|t| t.pfc_mask()),
         nic_rate,
     };
     let mut switch_of = vec![u32::MAX; topo.len()];
@@ -350,7 +361,7 @@ fn build_iofd(cfg: crate::fabric::IofdConfig, topo: &Topology, sim: &SimConfig, 
             t => t,
         })
         .collect();
-    let lossy = !sim.lossless || topo.links.iter().any(|l| l.error_rate > 0.0);
+    let lossy = !(1..NUM_PRIOS).all(|q| sim.pfc_on(q)) || topo.links.iter().any(|l| l.error_rate > 0.0);
     Iofd {
         cfg,
         thresholds,

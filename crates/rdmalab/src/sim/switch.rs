@@ -58,6 +58,7 @@ impl Simulation {
                     if pkt.deflections & ON_DEQUEUE != 0 {
                         pkt = self.iofd_dequeue(sw, pkt);
                     }
+                    self.count_class_drop(at, class);
                     self.drop_packet(at, &pkt);
                     return;
                 }
@@ -77,6 +78,15 @@ impl Simulation {
         self.switch_kick(egress);
     }
 
+    /// A packet of `class` refused at ingress `at`: counted for the class table, if any.
+    #[cold]
+    #[inline(never)]
+    fn count_class_drop(&mut self, at: PortId, class: usize) {
+        if let Some(c) = self.ports[at.idx()].classes.as_deref_mut() {
+            c.stats[class].drops += 1;
+        }
+    }
+
     /// Sends a PFC frame out of `port` (queue 0: ahead of all data); none crosses a
     /// failed link.
     pub(super) fn send_pfc(&mut self, port: PortId, kind: PacketKind, class: u8) {
@@ -88,6 +98,9 @@ impl Simulation {
         if kind == PacketKind::Pause {
             st.counters.pause_sent += 1;
             self.counters.pauses += 1;
+            if let Some(c) = st.classes.as_deref_mut() {
+                c.stats[class as usize].pauses += 1;
+            }
         } else {
             self.counters.resumes += 1;
         }
@@ -109,15 +122,38 @@ impl Simulation {
             }
             return;
         }
-        let Some((class, mut pkt)) = st.dequeue(&mut self.packets) else {
+        if st.classes.is_some() {
+            return self.switch_send_by_class(port);
+        }
+        let sw = st.unit as usize;
+        let Some((class, pkt)) = st.dequeue(&mut self.packets) else {
             return;
         };
+        self.switch_send::<false>(port, sw, class, pkt);
+    }
+
+    /// `switch_kick` on a port with a class table (`fabric::classes`): a copy of its second
+    /// half out of line, so that runs without classes carry none of the class code.
+    #[cold]
+    #[inline(never)]
+    fn switch_send_by_class(&mut self, port: PortId) {
+        let st = &mut self.ports[port.idx()];
+        let sw = st.unit as usize;
+        let Some((class, pkt)) = st.dequeue_by_class(&mut self.packets) else {
+            return;
+        };
+        self.switch_send::<true>(port, sw, class, pkt);
+    }
+
+    /// Sends the packet `switch_kick` took from class `class` of `port` (of switch `sw`):
+    /// buffer release (and RESUME), ECN, IOFD, INT.
+    #[inline(always)]
+    fn switch_send<const CLASSES: bool>(&mut self, port: PortId, sw: usize, class: usize, mut pkt: Packet) {
         let mut resume = false;
         if class != 0 {
-            let sw = st.unit as usize;
             resume = self.mmus[sw].release(pkt.ingress_local as usize, class, pkt.wire as u64);
             if pkt.kind == PacketKind::Data {
-                self.mark_ecn(port, sw, class, &mut pkt);
+                self.mark_ecn::<CLASSES>(port, sw, class, &mut pkt);
             }
             if pkt.deflections & ON_DEQUEUE != 0 {
                 pkt = self.iofd_dequeue(sw, pkt);
@@ -132,22 +168,30 @@ impl Simulation {
         }
     }
 
-    /// RED-style marking on the queue the packet leaves (its own bytes excluded).
+    /// RED-style marking on the queue the packet leaves (its own bytes excluded), with the
+    /// class's thresholds when the run has a class table (`CLASSES`).
     #[inline]
-    fn mark_ecn(&mut self, port: PortId, sw: usize, class: usize, pkt: &mut Packet) {
+    fn mark_ecn<const CLASSES: bool>(&mut self, port: PortId, sw: usize, class: usize, pkt: &mut Packet) {
         let Some(ecn) = &self.cfg.ecn else { return };
         let st = &self.ports[port.idx()];
         if self.no_edge_ecn && st.peer_on_host {
             return; // Blitz: receiver congestion is DASR's (`dasr_edge_ecn`)
         }
-        let Some(params) = ecn.for_rate_or_scaled(st.rate) else {
+        let Some(mut params) = ecn.for_rate_or_scaled(st.rate) else {
             return;
         };
+        if let (true, Some(t)) = (CLASSES, &self.cfg.classes) {
+            params = t.classes[class].ecn.apply(params);
+        }
         let p = params.mark_probability(st.queue_bytes[class]);
         if p > 0.0 && (p >= 1.0 || self.ecn_rngs[sw].gen::<f64>() < p) {
             pkt.ce = true;
             self.counters.ecn_marks += 1;
-            self.ports[port.idx()].counters.ecn_marks += 1;
+            let st = &mut self.ports[port.idx()];
+            st.counters.ecn_marks += 1;
+            if let (true, Some(c)) = (CLASSES, st.classes.as_deref_mut()) {
+                c.stats[class].ecn_marks += 1;
+            }
             if self.trace.is_some() {
                 self.trace_event(super::trace::TraceEvent::Ecn, port, pkt);
             }

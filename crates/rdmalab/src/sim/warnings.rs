@@ -47,8 +47,8 @@ fn parallel_links(topo: &Topology) -> Vec<String> {
 
 /// A lossless switch whose buffer is all headroom and reserves: its PFC threshold is 0.
 fn zero_pause_threshold(topo: &Topology, cfg: &SimConfig, mmus: &[SwitchMmu]) -> Option<String> {
-    if !cfg.lossless {
-        return None;
+    if !(1..crate::fabric::NUM_PRIOS).any(|q| cfg.pfc_on(q)) {
+        return None; // no class pauses
     }
     let starved: Vec<_> = topo.switches().zip(mmus).filter(|(_, m)| m.threshold(0) == 0).map(|(s, _)| s).collect();
     let first = starved.first()?;

@@ -94,6 +94,30 @@ def compare_hpcc(runs: pl.DataFrame, flows: pl.DataFrame, store: Store | None = 
     return out
 
 
+def hpcc_reference_flows() -> pl.DataFrame:
+    """Every S1 flow of the reference simulator's runs: cc, size, slowdown (from its FCT
+    files, shared/reference/hpcc/S1_{dcqcn,hpcc}_fct.txt, normal flows only)."""
+    return pl.read_parquet(HERE / "data" / "hpcc_reference_s1_flows.parquet")
+
+
+def hpcc_reference_figure(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
+    """The slowdown figure with the reference simulator's S1 curves dashed beside ours. Our
+    flows are the reference's flow for flow only in the full sweep (S1's flow file); a quick
+    run is drawn alone, titled so."""
+    from rdmalab.experiments.figures import _groups, default_by
+    from rdmalab.plots import slowdown_by_size_frames
+
+    store = Store(sweep_dir)
+    ours = _groups(store, "flows", "fabric.cc", None) if default_by(store) else {}
+    full = store.manifest().get("name") == "hpcc-fb-hadoop"
+    ref = hpcc_reference_flows()
+    reference = {f"ns-3 {cc}": ref.filter(pl.col("cc") == cc) for cc in ours} if full else None
+    title = ("S1 (320-host fat tree, FB Hadoop 30 %): rdmalab solid, ns-3 reference dashed" if full
+             else "quick variant (k=4 fat tree): no reference curve at this scale")
+    return slowdown_by_size_frames({f"rdmalab {k}": v for k, v in ours.items()},
+                                   Path(out_dir) / "slowdown_vs_reference", title, reference=reference)
+
+
 # -- DCQCN paper: convergence of N flows on one bottleneck --------------------------------
 BOTTLENECK_GBPS = 40.0
 #: Header bytes of a data packet without INT (`SimConfig::header_bytes`; DCQCN carries no INT).
@@ -104,6 +128,30 @@ def payload_fraction(scenario: dict) -> float:
     """The share of a link's bits that are payload when it carries full data packets."""
     mtu = scenario.get("fabric", {}).get("mtu", 1000)
     return mtu / (mtu + DATA_HEADER_BYTES)
+
+
+def convergence_figure(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
+    """Each flow's throughput over time, one panel per N, with the fair share of theory
+    (40 x 1000/1048 / N Gb/s of payload) dashed."""
+    from rdmalab.experiments.figures import _first_runs, _panels, default_by
+
+    store = Store(sweep_dir)
+    groups = _first_runs(store, "rates", default_by(store), None)
+    scenario = json.loads(store.runs()["scenario"][0]) if store.runs().height else {}
+
+    def draw(ax, df: pl.DataFrame) -> None:  # noqa: ANN001
+        flows = sorted(set(df["flow"].to_list()))
+        for f in flows:
+            d = df.filter(pl.col("flow") == f).sort("time_ps")
+            ax.step(d["time_ps"].to_numpy() / 1e6, d["throughput_gbps"].to_numpy(), where="pre", lw=1,
+                    label=f"flow {f}")
+        fair = BOTTLENECK_GBPS * payload_fraction(scenario) / len(flows)
+        ax.axhline(fair, color="k", ls="--", lw=1, label=f"fair share {fair:.1f} Gb/s (theory)")
+        ax.set_ylabel("throughput (Gb/s)")
+        ax.set_ylim(bottom=0)
+
+    return _panels(store, groups, draw, Path(out_dir) / "convergence_vs_fair_share",
+                   "DCQCN flows on one 40 Gb/s bottleneck against the fair share")
 
 
 def converged_throughputs(rates: pl.DataFrame) -> np.ndarray:
@@ -246,7 +294,7 @@ REGISTRY: dict[str, Experiment] = {e.name: e for e in [
         figures=["slowdown", "cdf", "pfc"], by="fabric.cc", compare=compare_hpcc,
         theirs="the reference ns-3 HPCC simulator on the same topology and flows (its S1 runs, "
                "data/hpcc_reference_s1.csv), not numbers read off the paper's figure",
-        needs_cc=["dcqcn", "hpcc"],
+        needs_cc=["dcqcn", "hpcc"], extra_figures=hpcc_reference_figure,
     ),
     Experiment(
         name="dcqcn-convergence",
@@ -258,7 +306,7 @@ REGISTRY: dict[str, Experiment] = {e.name: e for e in [
                "to a fair share, i.e. 40/N Gb/s of wire rate each, here in payload (40 x 1000/1048 / N "
                "Gb/s), and a Jain index of 1. Ours: each flow's mean throughput over the second half "
                "of the window in which all N flows send, from the per-QP rate samples",
-        needs_cc=["dcqcn"],
+        needs_cc=["dcqcn"], extra_figures=convergence_figure,
     ),
     _mp_experiment(1, "Figs. 7, 10", "leaf-spine 5x4 hosts, 5 spines, 10 MiB from host 0 to 19"),
     _mp_experiment(2, "Figs. 8, 11", "full mesh of 5 switches x 4 hosts"),

@@ -1,0 +1,249 @@
+//! `[fabric]`: fabric and RNIC settings, checked and turned into a [`SimConfig`].
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::{cc_params, classes, field_time, iofd, positive_time};
+use crate::error::{Error, Result};
+use crate::sim::{SimConfig, WindowConfig};
+use crate::units::TimingModel;
+
+/// Fabric and RNIC settings (defaults as in the reference's configs).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FabricSpec {
+    /// `exact` (picoseconds) or `ns3` (the reference's truncated nanoseconds).
+    pub timing: Option<TimingModel>,
+    /// Payload bytes per packet.
+    pub mtu: Option<u32>,
+    /// PFC on (true, default) or drop on overflow (false).
+    pub lossless: Option<bool>,
+    /// Shared buffer per switch in MiB.
+    pub buffer_mb: Option<f64>,
+    /// ECN marking on.
+    pub ecn: Option<bool>,
+    /// ACKs in the strict-priority class.
+    pub ack_high_prio: Option<bool>,
+    /// ACK every N packets.
+    pub ack_interval: Option<u32>,
+    /// Retransmission timeout (`"none"` to disable).
+    pub rto: Option<String>,
+    /// `ecmp` (default) or `source_ip` (seed 003's rule: hop = alias index mod n).
+    pub path_selection: Option<crate::topology::routing::PathSelection>,
+    /// Congestion control: `none`, `dcqcn`, `hpcc`, `timely` or `dctcp`, with run.py's
+    /// parameters (`hpcc` also turns on its rate-scaled window unless `window` is given).
+    pub cc: Option<String>,
+    /// Which QPs share a congestion-control state: `per_qp` (default), `per_destination`,
+    /// `per_pair`, `per_destination_unsplit`.
+    pub granularity: Option<crate::cc::Granularity>,
+    /// Parameters of the congestion control, named as the reference's config keys in lower
+    /// case (`ewma_gain`, `rate_ai`, `rp_timer`, `u_target`, ...).
+    pub cc_params: Option<cc_params::CcParamTable>,
+    /// At most one CNP per QP per this interval at the receiver (absent: every marked
+    /// packet's ACK carries one, as in the reference).
+    pub cnp_interval: Option<String>,
+    /// Window limiting at one BDP.
+    pub window: Option<bool>,
+    /// QP-context cache entries per NIC (absent: not modelled).
+    pub qp_cache_entries: Option<u32>,
+    /// QP-context miss penalty.
+    pub qp_cache_miss_penalty: Option<String>,
+    /// `parallel` (default) or `serial` context fetches (seed 000 Fig. 2c's knee).
+    pub qp_cache_fetch: Option<crate::rnic::FetchMode>,
+    /// Sample switch queue lengths at this interval.
+    pub queue_sample_interval: Option<String>,
+    /// Sample every active QP's rate and delivered throughput at this interval.
+    pub rate_sample_interval: Option<String>,
+    /// ECN Kmin in bytes on every port (overrides the per-rate value).
+    pub ecn_kmin: Option<u64>,
+    /// ECN Kmax in bytes on every port.
+    pub ecn_kmax: Option<u64>,
+    /// ECN Pmax on every port.
+    pub ecn_pmax: Option<f64>,
+    /// A shared congestion state outlives its last QP this long (default `"0ns"`).
+    pub cc_state_linger: Option<String>,
+    /// Tenant isolation: `none` (default) or `tenant`.
+    pub defense: Option<String>,
+    /// The tenant defense's budget of line-rate starts, as a fraction of the NIC rate
+    /// (default 0.05; 0 = no line-rate starts).
+    pub defense_start_fraction: Option<f64>,
+    /// A cycle of switch ports paused this long is a PFC deadlock (default `"1ms"`).
+    pub deadlock_timeout: Option<String>,
+    /// `stop` (default) ends the run at a PFC deadlock; `continue` counts it and goes on.
+    pub on_deadlock: Option<crate::sim::OnDeadlock>,
+    /// Record the bytes every port sends per this interval (link utilisation, `res.links`).
+    pub link_sample_interval: Option<String>,
+    /// Per-packet loss probability of every link (`[[links]]` overrides one link).
+    pub error_rate: Option<f64>,
+    /// Time from a link going down or up to the new routes (default 0, as the reference).
+    pub reroute_delay: Option<String>,
+    /// In-order flow deflection at switches (Blitz's IOFD); absent = off.
+    pub iofd: Option<iofd::IofdSpec>,
+    /// Traffic classes (`[[fabric.classes]]`): per-class scheduling, PFC and ECN.
+    #[serde(default)]
+    pub classes: Vec<classes::ClassSpec>,
+}
+
+impl FabricSpec {
+    pub(super) fn build(&self, file: &Path, seed: u64, stop: Option<&str>) -> Result<SimConfig> {
+        let mut c = SimConfig { seed, ..SimConfig::default() };
+        let f = |name: &str| format!("fabric.{name}");
+        if let Some(s) = stop {
+            c.stop_time = field_time(file, "stop_time", s)?;
+        }
+        if let Some(t) = self.timing {
+            c.timing = t;
+        }
+        if let Some(m) = self.mtu {
+            if m == 0 {
+                return Err(Error::input(file, 0, f("mtu"), "must be at least 1 byte"));
+            }
+            c.mtu = m;
+        }
+        if let Some(l) = self.lossless {
+            c.lossless = l;
+        }
+        if let Some(mb) = self.buffer_mb {
+            if !(mb.is_finite() && mb > 0.0) {
+                return Err(Error::input(file, 0, f("buffer_mb"), "must be a positive number of MiB"));
+            }
+            c.buffer_bytes = (mb * 1024.0 * 1024.0) as u64;
+        }
+        if self.ecn == Some(false) {
+            c.ecn = None;
+        }
+        if let Some(a) = self.ack_high_prio {
+            c.ack_high_prio = a;
+        }
+        if let Some(n) = self.ack_interval {
+            if n == 0 {
+                return Err(Error::input(file, 0, f("ack_interval"), "must be at least 1"));
+            }
+            c.ack_interval = n;
+        }
+        if let Some(r) = &self.rto {
+            c.rto = if r == "none" { None } else { Some(positive_time(file, &f("rto"), r)?) };
+        }
+        if let Some(p) = self.path_selection {
+            c.path_selection = p;
+        }
+        if let Some(cc) = &self.cc {
+            c.cc = crate::cc::CcConfig::from_name(cc).map_err(|m| Error::input(file, 0, f("cc"), m))?;
+        }
+        if let Some(table) = &self.cc_params {
+            cc_params::apply(&mut c.cc, table, file)?;
+        }
+        if let Some(g) = self.granularity {
+            c.granularity = g;
+        }
+        if let Some(d) = c.cc.dasr() {
+            // Blame the field the user wrote: the count when given, else the granularity.
+            let count_given = self.cc_params.as_ref().is_some_and(|t| t.contains_key("dasr_count"));
+            let field = if count_given || self.granularity.is_none() { "cc_params.dasr_count" } else { "granularity" };
+            crate::cc::dasr::check_granularity(d.count, c.granularity)
+                .map_err(|m| Error::input(file, 0, f(field), m))?;
+        }
+        if let Some(s) = &self.cnp_interval {
+            c.cnp_interval = Some(field_time(file, &f("cnp_interval"), s)?);
+        }
+        let hpcc = matches!(c.cc, crate::cc::CcConfig::Hpcc(_));
+        match self.window {
+            Some(true) => c.window = WindowConfig { enabled: true, variable: hpcc, global: true },
+            None if hpcc => c.window = WindowConfig { enabled: true, variable: true, global: true },
+            _ => {}
+        }
+        if let Some(n) = self.qp_cache_entries {
+            let pen = self.qp_cache_miss_penalty.as_deref().unwrap_or("500ns");
+            let pen = field_time(file, &f("qp_cache_miss_penalty"), pen)?;
+            let fetch = self.qp_cache_fetch.unwrap_or_default();
+            c.qp_cache = Some(crate::rnic::QpCacheConfig { entries: n, miss_penalty_ns: pen.ns(), fetch });
+        } else if self.qp_cache_fetch.is_some() {
+            return Err(Error::input(file, 0, f("qp_cache_fetch"), "needs `qp_cache_entries` (no cache is modelled)"));
+        }
+        if let Some(s) = &self.queue_sample_interval {
+            c.queue_sample_interval = Some(field_time(file, &f("queue_sample_interval"), s)?);
+        }
+        if let Some(s) = &self.rate_sample_interval {
+            c.rate_sample_interval = Some(field_time(file, &f("rate_sample_interval"), s)?);
+        }
+        if let Some(s) = &self.cc_state_linger {
+            c.cc_state_linger = field_time(file, &f("cc_state_linger"), s)?;
+        }
+        if let Some(d) = &self.defense {
+            c.defense = match d.as_str() {
+                "none" => crate::tenancy::Defense::None,
+                "tenant" => crate::tenancy::Defense::Tenant,
+                other => {
+                    return Err(Error::input(
+                        file,
+                        0,
+                        f("defense"),
+                        format!("unknown defense `{other}` (known: none, tenant)"),
+                    ))
+                }
+            };
+        }
+        if matches!(c.cc, crate::cc::CcConfig::Blitz(_)) && c.defense != crate::tenancy::Defense::None {
+            // DASR already apportions each receiver's rate; stacking the tenant defense on it
+            // would need a joint rule neither paper gives.
+            let msg = "does not compose with `fabric.cc = \"blitz\"` (Blitz apportions rates at the receiver; \
+                       use cc = \"dcqcn\" with the defense, or blitz with defense = \"none\")";
+            return Err(Error::input(file, 0, f("defense"), msg));
+        }
+        if let Some(x) = self.defense_start_fraction {
+            if !(0.0..=1.0).contains(&x) {
+                return Err(Error::input(file, 0, f("defense_start_fraction"), format!("must be in [0, 1], got {x}")));
+            }
+            c.defense_params.start_fraction = x;
+        }
+        self.apply_ecn_overrides(file, &mut c)?;
+        if let Some(s) = &self.deadlock_timeout {
+            c.deadlock_timeout = positive_time(file, &f("deadlock_timeout"), s)?;
+        }
+        if let Some(o) = self.on_deadlock {
+            c.on_deadlock = o;
+        }
+        if let Some(s) = &self.link_sample_interval {
+            c.link_sample_interval = Some(field_time(file, &f("link_sample_interval"), s)?);
+        }
+        if let Some(s) = &self.reroute_delay {
+            c.reroute_delay = field_time(file, &f("reroute_delay"), s)?;
+        }
+        if let Some(i) = &self.iofd {
+            c.iofd = Some(i.build(file)?);
+        }
+        c.classes = classes::build(&self.classes, &c, file)?;
+        Ok(c)
+    }
+
+    /// `ecn_kmin`, `ecn_kmax`, `ecn_pmax`: forced on every port, checked against each other
+    /// and against the per-rate values they leave in place.
+    fn apply_ecn_overrides(&self, file: &Path, c: &mut SimConfig) -> Result<()> {
+        let o = crate::fabric::ecn::EcnOverrides { kmin: self.ecn_kmin, kmax: self.ecn_kmax, pmax: self.ecn_pmax };
+        if o == Default::default() {
+            return Ok(());
+        }
+        let first = ["ecn_kmin", "ecn_kmax", "ecn_pmax"]
+            .into_iter()
+            .zip([o.kmin.is_some(), o.kmax.is_some(), o.pmax.is_some()])
+            .find(|(_, set)| *set)
+            .map_or("ecn_kmin", |(n, _)| n);
+        let Some(ecn) = c.ecn.take() else {
+            return Err(Error::input(file, 0, format!("fabric.{first}"), "ECN marking is off (`ecn = false`)"));
+        };
+        if let Some(p) = o.pmax {
+            if !(0.0..=1.0).contains(&p) {
+                return Err(Error::input(file, 0, "fabric.ecn_pmax", format!("must be in [0, 1], got {p}")));
+            }
+        }
+        let ecn = ecn.with_overrides(o);
+        if let Some((rate, p)) = ecn.by_rate.iter().find(|(_, p)| p.kmin > p.kmax) {
+            let field = if o.kmin.is_some() { "fabric.ecn_kmin" } else { "fabric.ecn_kmax" };
+            let msg = format!("Kmin {} > Kmax {} (at {rate})", p.kmin, p.kmax);
+            return Err(Error::input(file, 0, field, msg));
+        }
+        c.ecn = Some(ecn);
+        Ok(())
+    }
+}

@@ -1,0 +1,399 @@
+//! `[[traffic]]`: the sources of flows, each checked and turned into `FlowSpec`s.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::{attack_traffic, check_host, field_time, locate, multipath, tenants, FB_HADOOP_CDF, WEB_SEARCH_CDF};
+use crate::error::{Error, Result};
+use crate::ids::NodeId;
+use crate::topology::Topology;
+use crate::workload::cdf::SizeCdf;
+use crate::workload::{generators, FlowSpec};
+
+/// One source of flows.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TrafficSpec {
+    /// Per-host Poisson arrivals with sizes from a CDF, at a target load of the NIC rate.
+    Poisson {
+        /// `fb_hadoop`, `web_search`, or a CDF file path.
+        cdf: String,
+        /// Offered load per host, fraction of its NIC rate.
+        load: f64,
+        /// Arrival window length.
+        duration: String,
+        /// Arrival window start.
+        #[serde(default = "zero_time")]
+        start: String,
+        /// Sending hosts (default: all, or the tenant's).
+        hosts: Option<Vec<u32>>,
+        /// Tenant of its flows (default `default`).
+        tenant: Option<String>,
+        /// Priority class of its flows (1..7, default 3).
+        pg: Option<u8>,
+        /// Cut long flows into pieces on their own QPs (seed 002 §IV-B).
+        split: Option<attack_traffic::SplitSpec>,
+    },
+    /// Many senders, one receiver, all at once.
+    Incast {
+        /// Senders.
+        senders: Vec<u32>,
+        /// Receiver.
+        receiver: u32,
+        /// Bytes per sender.
+        size: u64,
+        /// Start time.
+        #[serde(default = "zero_time")]
+        start: String,
+        /// Tenant of its flows (default `default`).
+        tenant: Option<String>,
+        /// Priority class of its flows (1..7, default 3).
+        pg: Option<u8>,
+    },
+    /// Repeated incasts (seed 004's testbed): every `period`, each sender starts a `size`-byte
+    /// flow to `receiver` after a U(0, `jitter`) delay; `rounds` times.
+    IncastRounds {
+        /// Senders.
+        senders: Vec<u32>,
+        /// Receiver.
+        receiver: u32,
+        /// Bytes per sender per round.
+        size: u64,
+        /// Time between rounds.
+        period: String,
+        /// Number of rounds.
+        rounds: u32,
+        /// Largest start delay of a sender within its round.
+        #[serde(default = "zero_time")]
+        jitter: String,
+        /// First round's start.
+        #[serde(default = "zero_time")]
+        start: String,
+        /// Tenant of its flows (default `default`).
+        tenant: Option<String>,
+        /// Priority class of its flows (1..7, default 3).
+        pg: Option<u8>,
+    },
+    /// Every host sends to one other host and receives from one.
+    Permutation {
+        /// Bytes per flow.
+        size: u64,
+        /// Start time.
+        #[serde(default = "zero_time")]
+        start: String,
+        /// Participating hosts (default: all).
+        hosts: Option<Vec<u32>>,
+        /// Tenant of its flows (default `default`).
+        tenant: Option<String>,
+        /// Priority class of its flows (1..7, default 3).
+        pg: Option<u8>,
+    },
+    /// `count` flows of `size` bytes between uniformly random host pairs, starting
+    /// uniformly in `[start, start + window]`.
+    RandomPairs {
+        /// Number of flows.
+        count: usize,
+        /// Bytes per flow.
+        size: u64,
+        /// Start of the arrival window.
+        #[serde(default = "zero_time")]
+        start: String,
+        /// Length of the arrival window.
+        #[serde(default = "zero_time")]
+        window: String,
+        /// Participating hosts (default: all, or the tenant's).
+        hosts: Option<Vec<u32>>,
+        /// Tenant of its flows (default `default`).
+        tenant: Option<String>,
+        /// Priority class of its flows (1..7, default 3).
+        pg: Option<u8>,
+    },
+    /// Messages cut into chunks over several QPs per connection (seed 001).
+    Multipath(multipath::MultipathSpec),
+    /// Explicit flows.
+    Flows {
+        /// The flows.
+        flows: Vec<FlowEntry>,
+        /// Tenant of its flows (default `default`).
+        tenant: Option<String>,
+        /// Class of the entries that give none (1..7, default 3).
+        pg: Option<u8>,
+    },
+    /// The ns-3 HPCC simulator's flow file.
+    HpccFlowFile {
+        /// Path (relative to the scenario file).
+        path: PathBuf,
+        /// Tenant of its flows (default `default`).
+        tenant: Option<String>,
+        /// Class of every flow (1..7; default: each line's own).
+        pg: Option<u8>,
+    },
+    /// An htsim connection matrix (`.cm`); htsim node i is the i-th host.
+    HtsimCm {
+        /// Path (relative to the scenario file).
+        path: PathBuf,
+        /// Tenant of its flows (default `default`).
+        tenant: Option<String>,
+        /// Priority class of its flows (1..7, default 3).
+        pg: Option<u8>,
+    },
+    /// Seed 002's parallel-QP attack: `qps` flows of `size` bytes opened together.
+    ParallelQps(attack_traffic::ParallelQpsSpec),
+    /// Seed 002's staggered-QP attack: one transfer cut into chunks posted in rotation
+    /// over `qps` slots.
+    StaggeredQps(attack_traffic::StaggeredQpsSpec),
+    /// Seed 002's shuffled-overlay attack: a ring all-reduce whose ring changes each step.
+    ShuffledOverlay(attack_traffic::OverlaySpec),
+}
+
+pub(crate) fn zero_time() -> String {
+    "0ns".into()
+}
+
+/// One explicit flow.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowEntry {
+    /// Source host.
+    pub src: u32,
+    /// Destination host.
+    pub dst: u32,
+    /// Bytes.
+    pub size: u64,
+    /// Start time.
+    #[serde(default = "zero_time")]
+    pub start: String,
+    /// Priority class (default 3).
+    pub pg: Option<u8>,
+    /// Destination port (default 100).
+    pub dport: Option<u16>,
+    /// Source port (default: the reference's per-pair counter).
+    pub sport: Option<u16>,
+    /// Which of the source host's addresses the flow sends from (default 0, the host's own
+    /// address; more with `[topology] ips_per_host`). ECMP hashes the source address.
+    pub src_ip_index: Option<u32>,
+}
+
+/// What building one traffic source needs to know.
+pub(crate) struct TrafficCtx<'a> {
+    /// Index in `traffic`.
+    pub i: usize,
+    /// Folder of relative paths.
+    pub base: &'a Path,
+    /// The scenario file (for errors).
+    pub file: &'a Path,
+    /// The network.
+    pub topo: &'a Topology,
+    /// The scenario's seed.
+    pub seed: u64,
+    /// Its tenants.
+    pub tenants: &'a tenants::Tenants,
+}
+
+impl TrafficCtx<'_> {
+    /// `traffic[i].name`.
+    pub fn field(&self, name: &str) -> String {
+        format!("traffic[{}].{name}", self.i)
+    }
+    /// The tenant named at `traffic[i].tenant`.
+    pub fn tenant(&self, name: &Option<String>) -> Result<u16> {
+        self.tenants.index(self.file, &self.field("tenant"), name.as_deref())
+    }
+    /// This source's random seed.
+    pub fn seed(&self) -> u64 {
+        self.seed.wrapping_add(self.i as u64)
+    }
+}
+
+/// The hosts listed at `field`, each checked to be a host of tenant `t`; absent: the
+/// tenant's hosts (every host for `default`).
+fn host_list(ctx: &TrafficCtx<'_>, field: &str, t: u16, ids: &Option<Vec<u32>>) -> Result<Vec<NodeId>> {
+    match ids {
+        None => Ok(ctx.tenants.hosts(t).map_or_else(|| ctx.topo.hosts().collect(), |h| h.to_vec())),
+        Some(v) => v
+            .iter()
+            .map(|&h| {
+                let n = check_host(ctx.file, field, ctx.topo, h)?;
+                ctx.tenants.check_member(ctx.file, field, t, n)?;
+                Ok(n)
+            })
+            .collect(),
+    }
+}
+
+fn load_cdf(base: &Path, name: &str) -> Result<SizeCdf> {
+    match name {
+        "fb_hadoop" => SizeCdf::parse(FB_HADOOP_CDF, Path::new("<builtin fb_hadoop>")),
+        "web_search" => SizeCdf::parse(WEB_SEARCH_CDF, Path::new("<builtin web_search>")),
+        path => {
+            let p = base.join(path);
+            let text = std::fs::read_to_string(&p).map_err(|e| Error::Io { path: p.clone(), source: e })?;
+            SizeCdf::parse(&text, &p)
+        }
+    }
+}
+
+impl TrafficSpec {
+    /// The class the entry gives all its flows, if any (`flows` entries and `multipath`
+    /// connections apply theirs themselves).
+    fn pg(&self) -> Option<u8> {
+        match self {
+            TrafficSpec::Poisson { pg, .. }
+            | TrafficSpec::Incast { pg, .. }
+            | TrafficSpec::IncastRounds { pg, .. }
+            | TrafficSpec::Permutation { pg, .. }
+            | TrafficSpec::RandomPairs { pg, .. }
+            | TrafficSpec::HpccFlowFile { pg, .. }
+            | TrafficSpec::HtsimCm { pg, .. } => *pg,
+            TrafficSpec::ParallelQps(s) => s.pg,
+            TrafficSpec::StaggeredQps(s) => s.pg,
+            TrafficSpec::ShuffledOverlay(s) => s.pg,
+            TrafficSpec::Flows { .. } | TrafficSpec::Multipath(_) => None,
+        }
+    }
+
+    /// Flows of class `self.pg()`, checked to be a data class (`traffic[i].pg`).
+    pub(super) fn with_class(&self, ctx: &TrafficCtx<'_>, mut flows: Vec<FlowSpec>) -> Result<Vec<FlowSpec>> {
+        if let Some(pg) = self.pg() {
+            if pg == 0 || pg as usize >= crate::fabric::NUM_PRIOS {
+                let msg = format!("{pg} is not a data class (1..{})", crate::fabric::NUM_PRIOS - 1);
+                return Err(Error::input(ctx.file, 0, ctx.field("pg"), msg));
+            }
+            flows.iter_mut().for_each(|f| f.pg = pg);
+        }
+        Ok(flows)
+    }
+
+    pub(super) fn build(
+        &self,
+        ctx: &TrafficCtx<'_>,
+        apps: &mut Vec<crate::workload::attacks::HostApp>,
+    ) -> Result<Vec<FlowSpec>> {
+        let (file, topo) = (ctx.file, ctx.topo);
+        let f = |name: &str| ctx.field(name);
+        let with_tenant = |flows: Vec<FlowSpec>, t: u16| -> Vec<FlowSpec> {
+            flows.into_iter().map(|fl| FlowSpec { tenant: t, ..fl }).collect()
+        };
+        match self {
+            TrafficSpec::Poisson { cdf, load, duration, start, hosts, tenant, split, .. } => {
+                let t = ctx.tenant(tenant)?;
+                let cdf = load_cdf(ctx.base, cdf).map_err(|e| locate::unreadable(e, file, &f("cdf")))?;
+                let hosts = host_list(ctx, &f("hosts"), t, hosts)?;
+                let rate = hosts.first().map(|&h| topo.nic_rate(h)).unwrap_or_default();
+                let start = field_time(file, &f("start"), start)?;
+                let dur = field_time(file, &f("duration"), duration)?;
+                let flows = generators::poisson(&hosts, &cdf, *load, rate, start, dur, ctx.seed())?;
+                let flows = with_tenant(flows, t);
+                match split {
+                    None => Ok(flows),
+                    Some(sp) => attack_traffic::split(ctx, sp, flows, t),
+                }
+            }
+            TrafficSpec::Incast { senders, receiver, size, start, tenant, .. } => {
+                let t = ctx.tenant(tenant)?;
+                let s: Vec<NodeId> = host_list(ctx, &f("senders"), t, &Some(senders.clone()))?;
+                let r = check_host(file, &f("receiver"), topo, *receiver)?;
+                ctx.tenants.check_member(file, &f("receiver"), t, r)?;
+                Ok(with_tenant(generators::incast(&s, r, *size, field_time(file, &f("start"), start)?)?, t))
+            }
+            TrafficSpec::IncastRounds { senders, receiver, size, period, rounds, jitter, start, tenant, .. } => {
+                let t = ctx.tenant(tenant)?;
+                let s: Vec<NodeId> = host_list(ctx, &f("senders"), t, &Some(senders.clone()))?;
+                let r = check_host(file, &f("receiver"), topo, *receiver)?;
+                ctx.tenants.check_member(file, &f("receiver"), t, r)?;
+                let shape = generators::Rounds {
+                    start: field_time(file, &f("start"), start)?,
+                    period: field_time(file, &f("period"), period)?,
+                    rounds: *rounds,
+                    jitter: field_time(file, &f("jitter"), jitter)?,
+                };
+                Ok(with_tenant(generators::incast_rounds(&s, r, *size, shape, ctx.seed())?, t))
+            }
+            TrafficSpec::Permutation { size, start, hosts, tenant, .. } => {
+                let t = ctx.tenant(tenant)?;
+                let hosts = host_list(ctx, &f("hosts"), t, hosts)?;
+                let start = field_time(file, &f("start"), start)?;
+                Ok(with_tenant(generators::permutation(&hosts, *size, start, ctx.seed())?, t))
+            }
+            TrafficSpec::RandomPairs { count, size, start, window, hosts, tenant, .. } => {
+                let t = ctx.tenant(tenant)?;
+                let hosts = host_list(ctx, &f("hosts"), t, hosts)?;
+                let (start, window) = (field_time(file, &f("start"), start)?, field_time(file, &f("window"), window)?);
+                Ok(with_tenant(generators::random_pairs(&hosts, *count, *size, start, window, ctx.seed())?, t))
+            }
+            TrafficSpec::Multipath(_) => Ok(Vec::new()), // set up on the simulation, not as flows
+            TrafficSpec::Flows { flows, tenant, pg } => {
+                let t = ctx.tenant(tenant)?;
+                let mut out = Vec::with_capacity(flows.len());
+                for (j, e) in flows.iter().enumerate() {
+                    let at = f(&format!("flows[{j}]"));
+                    let fl = FlowSpec { tenant: t, ..explicit_flow(file, &at, e, *pg, topo)? };
+                    ctx.tenants.check_member(file, &format!("{at}.src"), t, fl.src)?;
+                    ctx.tenants.check_member(file, &format!("{at}.dst"), t, fl.dst)?;
+                    out.push(fl);
+                }
+                Ok(out)
+            }
+            TrafficSpec::HpccFlowFile { path, tenant, .. } => {
+                let t = ctx.tenant(tenant)?;
+                let flows = crate::formats::hpcc_flow::read_flows(&ctx.base.join(path), topo)
+                    .map_err(|e| locate::unreadable(e, file, &f("path")))?;
+                let flows = with_tenant(flows, t);
+                ctx.tenants.check_flows(file, &f("tenant"), &flows)?;
+                Ok(flows)
+            }
+            TrafficSpec::HtsimCm { path, tenant, .. } => {
+                let t = ctx.tenant(tenant)?;
+                let hosts: Vec<NodeId> = topo.hosts().collect();
+                let flows = crate::formats::htsim_cm::read_cm(&ctx.base.join(path), &hosts)
+                    .map_err(|e| locate::unreadable(e, file, &f("path")))?;
+                let flows = with_tenant(flows, t);
+                ctx.tenants.check_flows(file, &f("tenant"), &flows)?;
+                Ok(flows)
+            }
+            TrafficSpec::ParallelQps(spec) => attack_traffic::parallel(ctx, spec),
+            TrafficSpec::StaggeredQps(spec) => attack_traffic::staggered(ctx, spec, apps),
+            TrafficSpec::ShuffledOverlay(spec) => attack_traffic::overlay(ctx, spec, apps),
+        }
+    }
+}
+
+/// One `flows` entry. Checked here rather than left to the simulator, whose check only
+/// knows the merged, sorted flow list, so that errors name the entry the user wrote.
+fn explicit_flow(file: &Path, at: &str, e: &FlowEntry, pg: Option<u8>, topo: &Topology) -> Result<FlowSpec> {
+    let g = |name: &str| format!("{at}.{name}");
+    let bad = |name: &str, msg: String| Err(Error::input(file, 0, g(name), msg));
+    let src = check_host(file, &g("src"), topo, e.src)?;
+    let dst = check_host(file, &g("dst"), topo, e.dst)?;
+    if src == dst {
+        return bad("dst", format!("flow from host {src} to itself"));
+    }
+    if e.size == 0 {
+        return bad("size", "must be at least 1 byte".into());
+    }
+    if e.size > crate::workload::MAX_FLOW_BYTES {
+        return bad("size", crate::workload::too_large(e.size));
+    }
+    let pg = e.pg.or(pg).unwrap_or(3);
+    if pg == 0 || pg as usize >= crate::fabric::NUM_PRIOS {
+        return bad("pg", format!("{pg} is not a data class (1..{})", crate::fabric::NUM_PRIOS - 1));
+    }
+    let src_ip = match e.src_ip_index {
+        Some(k) => Some(source_ip(topo, src, k).map_err(|m| Error::input(file, 0, g("src_ip_index"), m))?),
+        None => None,
+    };
+    let start = field_time(file, &g("start"), &e.start)?;
+    Ok(FlowSpec { pg, dport: e.dport.unwrap_or(100), sport: e.sport, src_ip, ..FlowSpec::new(src, dst, e.size, start) })
+}
+
+/// Address number `k` of `host`.
+fn source_ip(topo: &Topology, host: NodeId, k: u32) -> std::result::Result<u32, String> {
+    let ips = &topo.nodes[host.idx()].ips;
+    ips.get(k as usize).copied().ok_or_else(|| {
+        format!(
+            "host {host} owns {} address(es), numbered from 0; `[topology] ips_per_host` gives hosts more",
+            ips.len()
+        )
+    })
+}
