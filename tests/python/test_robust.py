@@ -278,14 +278,11 @@ def _alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
-def test_sweep_workers_die_with_a_killed_driver(tmp_path):
-    import signal
-    import time
-
-    # Sixteen 10 GB flows: built at once, simulated for minutes (the GIL released).
+def _start_long_sweep(tmp_path: Path, seeds: list[int], *executor: str) -> subprocess.Popen:
+    """A sweep driver whose runs take minutes: per seed, sixteen 10 GB flows on a k=4 fat
+    tree, built at once and simulated with the GIL released."""
     sweep = tmp_path / "long.toml"
-    sweep.write_text(textwrap.dedent("""
+    sweep.write_text(textwrap.dedent(f"""
         name = "long"
         [base.topology]
         kind = "fat_tree"
@@ -294,10 +291,18 @@ def test_sweep_workers_die_with_a_killed_driver(tmp_path):
         kind = "permutation"
         size = 10000000000
         [grid]
-        seed = [1, 2, 3, 4]
+        seed = {seeds}
     """))
-    driver = subprocess.Popen([str(RDMALAB), "sweep", str(sweep), "--out", str(tmp_path / "o"), "--workers", "2",
-                               "--quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return subprocess.Popen([str(RDMALAB), "sweep", str(sweep), "--out", str(tmp_path / "o"), *executor, "--quiet"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+def test_sweep_workers_die_with_a_killed_driver(tmp_path):
+    import signal
+    import time
+
+    driver = _start_long_sweep(tmp_path, [1, 2, 3, 4], "--workers", "2")
     try:
         deadline = time.time() + 60
         kids: list[int] = []
@@ -335,20 +340,7 @@ def test_a_local_ray_instance_dies_with_a_killed_driver(tmp_path):
     import signal
     import time
 
-    sweep = tmp_path / "long.toml"
-    sweep.write_text(textwrap.dedent("""
-        name = "long"
-        [base.topology]
-        kind = "fat_tree"
-        k = 4
-        [[base.traffic]]
-        kind = "permutation"
-        size = 10000000000
-        [grid]
-        seed = [1, 2]
-    """))
-    driver = subprocess.Popen([str(RDMALAB), "sweep", str(sweep), "--out", str(tmp_path / "o"), "--ray", "--quiet"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    driver = _start_long_sweep(tmp_path, [1, 2], "--ray")
     seen: set[int] = set()
     try:
         deadline = time.time() + 120
