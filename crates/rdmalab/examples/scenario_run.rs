@@ -33,6 +33,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         c.qps_opened,
         c.qps_peak
     );
+    if let Some(cause) = &r.stall_cause {
+        println!("stalled: {cause}");
+    }
     println!("events {} ({:.2} M/s)", c.events, c.events as f64 / run / 1e6);
     println!(
         "JSON {{\"events\": {}, \"packet_hops\": {}, \"flows\": {}, \"run_s\": {run}, \"setup_s\": {}, \"qps_opened\": {}, \"qps_peak\": {}}}",

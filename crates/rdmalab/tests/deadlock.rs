@@ -155,6 +155,20 @@ fn a_flow_that_can_never_arrive_stalls_instead_of_spinning() {
 }
 
 #[test]
+fn an_emptied_queue_with_work_left_names_the_stuck_qp() {
+    // Without retransmission a dropped packet leaves its QP waiting for an ACK that never
+    // comes: the queue empties and the cause names the QP and what holds it.
+    let mut topo = builders::star(2, Rate::gbps(100), D).unwrap();
+    topo.links[0].error_rate = 1.0;
+    let cfg = SimConfig { lossless: false, rto: None, ..SimConfig::default() };
+    let (reason, r) = run(topo, vec![FlowSpec::new(NodeId(0), NodeId(1), 10_000, Time::ZERO)], cfg);
+    assert_eq!(reason, StopReason::Stalled);
+    let cause = r.stall_cause.unwrap();
+    assert!(cause.contains("nothing left to simulate") && cause.contains("first stuck QP: 0 (0->1)"), "{cause}");
+    assert!(cause.contains("acked 0 of 10000 bytes"), "{cause}");
+}
+
+#[test]
 fn an_ordinary_run_is_the_same_with_a_timeout_too_short_to_matter() {
     // The watch schedules nothing: the events and results of a run that never pauses
     // long are identical whatever the timeout.

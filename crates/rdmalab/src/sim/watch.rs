@@ -216,7 +216,33 @@ impl Simulation {
         } else if self.watch.paused_pairs > 0 {
             cause += &format!("; {} switch port class(es) stay paused", self.watch.paused_pairs);
         }
+        if let Some(q) = self.stuck_qp() {
+            cause += &format!("; first stuck QP: {q}");
+        }
         cause
+    }
+
+    /// The first QP with unacknowledged work, described by what could hold it (for a
+    /// stall's cause: what a user, or a bug report, needs to see why it stopped).
+    fn stuck_qp(&self) -> Option<String> {
+        let (i, qp) = self.qps.iter().enumerate().find(|(_, q)| !q.finished && q.snd_una < q.posted)?;
+        let nic = &self.nics[qp.nic as usize];
+        let listed = nic.qps.iter().any(|&x| x.idx() == i);
+        Some(format!(
+            "{i} ({}->{}): acked {} of {} bytes, sent {}, {} packet(s) in the network, window {} bytes, \
+             rate {}, next send at {}, NIC wake {}, listed by its NIC {listed}, group {}",
+            qp.src.0,
+            qp.dst.0,
+            qp.snd_una,
+            qp.posted,
+            qp.snd_nxt,
+            qp.in_flight,
+            qp.window(),
+            qp.rate,
+            us(qp.next_avail),
+            if nic.wake_at == Time::MAX { "none".to_string() } else { us(nic.wake_at) },
+            qp.cc_group.0,
+        ))
     }
 
     /// `Some(cause)` when the run made no progress since the last check and cannot.
