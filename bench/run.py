@@ -44,6 +44,10 @@ NATIVE = {
     "stagger-1M": "stagger_recreate_1M.toml",
     "fat-tree-10k": "fat_tree_10k.toml",
     "fat-tree-100k": "fat_tree_100k.toml",
+    # Issue 13: one host, 1000 closed-loop apps, 10 ms, each mechanism (target: 5 s wall each).
+    "drum-1000-raw": "drum_1000_raw.toml",
+    "drum-1000-share": "drum_1000_share.toml",
+    "drum-1000-drum": "drum_1000_drum.toml",
 }
 #: Native scenarios whose memory is split per host and per flow: (fabric-only scenario, hosts).
 FABRIC_ONLY = {

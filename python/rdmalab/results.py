@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from rdmalab.host_results import apps_frame, drum_frame, wqes_frame
+
 #: Size buckets of the fidelity report (FORMATS.md §5 style), in payload bytes.
 SIZE_BUCKETS: list[tuple[str, int, float]] = [
     ("all", 0, float("inf")),
@@ -262,6 +264,11 @@ class Results:
     one row per path of each connection: connection, path, sip, cap_gbps (the capacity
     estimate eq. 1 used last), bytes (data sent over it) and max_wr (its largest WR).
 
+    Closed-loop applications (`Scenario.app`, seed 000, docs/drum-fabric.md) add `wqes`
+    (one row per WQE: app, name, host, batch, size, posted_ns, ct_ns), `apps` (per app:
+    wqes, bytes, wqe_per_us, gbps, p50/p80/p99_ct_ns) and, under DRUM, `drum` (per control
+    period and app: t_ns, app, x, z, a, active, rate); see `rdmalab.host_results`.
+
     With `[[fabric.classes]]`, `classes` has one row per class 0..7: pg, scheduler
     (strict|dwrr), weight (0 for strict), pfc, and summed over switch ports tx_bytes and
     tx_packets (sent out of egress queues), drops (at admission: lossy classes), pauses
@@ -281,6 +288,9 @@ class Results:
     messages: pl.DataFrame = field(default_factory=lambda: messages_frame({}))
     chunks: pl.DataFrame = field(default_factory=lambda: chunks_frame({}))
     paths: pl.DataFrame = field(default_factory=lambda: paths_frame({}))
+    wqes: pl.DataFrame = field(default_factory=lambda: wqes_frame(None))
+    apps: pl.DataFrame = field(default_factory=lambda: apps_frame(None, wqes_frame(None), 0.0))
+    drum: pl.DataFrame = field(default_factory=lambda: drum_frame(None))
     classes: pl.DataFrame = field(default_factory=lambda: classes_frame(None))
     stop_reason: str = "finished"
     interrupted: bool = False
@@ -294,12 +304,16 @@ class Results:
         names = port_names(raw.get("port_info", {}))
         ports = with_port_names(pl.DataFrame(raw["ports"]).with_row_index("port_id"), names)
         queues = pl.DataFrame(raw["queue_samples"]).rename({"port": "port_id"}).cast({"port_id": pl.UInt32})
+        hm = raw.get("host_model")
+        wqes = wqes_frame(hm)
         return cls(flows=flows, counters=dict(raw["counters"]), ports=ports, pfc=pfc_frame(raw["pfc"], names),
                    queue_samples=with_port_names(queues, names), rates=rates_frame(raw.get("rates", {})),
                    links=links_frame(raw.get("link_samples"), names),
                    deadlock=deadlock_frame(raw.get("deadlock")), stall_cause=raw.get("stall_cause"),
                    messages=messages_frame(raw.get("messages", {})), chunks=chunks_frame(raw.get("chunks", {})),
                    paths=paths_frame(raw.get("paths", {})), classes=classes_frame(raw.get("classes")),
+                   wqes=wqes, apps=apps_frame(hm, wqes, float(raw["counters"]["end_time_ps"])),
+                   drum=drum_frame(hm),
                    stop_reason=stop_reason,
                    interrupted=interrupted, wall_seconds=wall,
                    extra={"tenant_names": tenant_names, "tenant_bins": raw.get("tenant_bins"),
@@ -316,7 +330,8 @@ class Results:
         """Every table of the run by its file name: `flows`, `ports`, `pfc`, and `queues`,
         `rates` and `links` when they were sampled, `messages` and `chunks` with multipath
         traffic, `paths` with Virtuoso, `deadlock` when one was found, `classes` with
-        `[[fabric.classes]]` (what `rdmalab run` writes as Parquet)."""
+        `[[fabric.classes]]`, `wqes`, `apps` and `drum` with closed-loop applications (what
+        `rdmalab run` writes as Parquet)."""
         out = {"flows": self.flows, "ports": self.ports, "pfc": self.pfc}
         if self.queue_samples.height:
             out["queues"] = self.queue_samples
@@ -333,6 +348,9 @@ class Results:
             out["deadlock"] = self.deadlock
         if self.classes.height:
             out["classes"] = self.classes
+        for name in ("wqes", "apps", "drum"):  # closed-loop applications (docs/drum-fabric.md)
+            if getattr(self, name).height:
+                out[name] = getattr(self, name)
         return out
 
     @property
@@ -462,6 +480,13 @@ class Results:
             lines.append(f"{'tenant':<16}{'bytes':>16}{'Gb/s':>9}{'share':>8}   (payload delivered, whole run)")
             for r in self.tenant_share().iter_rows(named=True):
                 lines.append(f"{r['tenant']:<16}{r['bytes']:>16,}{r['gbps']:>9.2f}{r['share']:>8.3f}")
+        if self.apps.height:
+            lines.append("")
+            lines.append(f"{'application':<16}{'WQEs':>10}{'Gb/s':>9}{'p50 us':>10}{'p80 us':>10}{'p99 us':>10}"
+                         "   (closed-loop apps; first 20)")
+            for r in self.apps.head(20).iter_rows(named=True):
+                lines.append(f"{r['name']:<16}{r['wqes']:>10}{r['gbps']:>9.3f}{r['p50_ct_ns'] / 1e3:>10.2f}"
+                             f"{r['p80_ct_ns'] / 1e3:>10.2f}{r['p99_ct_ns'] / 1e3:>10.2f}")
         if self.classes.height:
             lines.append("")
             lines.append(f"{'class':<7}{'scheduler':<11}{'pfc':<6}{'tx bytes':>16}{'drops':>9}{'pauses':>8}"

@@ -211,6 +211,34 @@ class Scenario:
     def htsim_cm(self, path: str | Path, tenant: str | None = None, pg: int | None = None) -> "Scenario":
         return self._add_with({"kind": "htsim_cm", "path": str(Path(path).resolve())}, tenant=tenant, pg=pg)
 
+    # -- seed 000's host model (docs/drum-fabric.md) -------------------------------------------
+    def app(self, host: int, dst: int, size: int | list[int], wr_num: int | list[int], count: int | None = None,
+            name: str | None = None, think: str | None = None, start: str | None = None,
+            total_bytes: int | None = None) -> "Scenario":
+        """A closed-loop application (`[[app]]`): batches of `wr_num` WQEs of `size` bytes to
+        `dst`, the last one signalled; waits for that CQE, thinks, repeats. `size` and `wr_num`
+        take a number or `[lo, hi]` (size log-uniform, wr_num uniform, drawn per batch);
+        `count` identical instances, each its own connection. Results: `wqes`, `apps`, `drum`."""
+        e: dict[str, Any] = {"host": host, "dst": dst, "size": size, "wr_num": wr_num}
+        e.update({k: v for k, v in dict(count=count, name=name, think=think, start=start,
+                                         total_bytes=total_bytes).items() if v is not None})
+        new = copy.deepcopy(self)
+        new.spec.setdefault("app", []).append(e)
+        return new
+
+    def with_host(self, **settings: Any) -> "Scenario":
+        """`[host]`: mechanism (raw|share|drum), wqe_cost, poll_cost, cores, share_ratio, lock_cost."""
+        new = copy.deepcopy(self)
+        new.spec.setdefault("host", {}).update(settings)
+        return new
+
+    def with_drum(self, **settings: Any) -> "Scenario":
+        """`[drum]`: period, iterations, alpha, beta, k, q_fraction, control, control_delay
+        (ignored unless `with_host(mechanism="drum")`)."""
+        new = copy.deepcopy(self)
+        new.spec.setdefault("drum", {}).update(settings)
+        return new
+
     # -- settings -----------------------------------------------------------------------
     def with_seed(self, seed: int) -> "Scenario":
         new = copy.deepcopy(self)

@@ -272,6 +272,45 @@ fn results_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict
     d.set_item("messages", message_dict(py, &r.mp_messages)?)?;
     d.set_item("chunks", chunk_dict(py, &r.mp_chunks)?)?;
     d.set_item("paths", path_dict(py, &r.mp_paths)?)?;
+    d.set_item("host_model", host_model_dict(py, r)?)?;
+    Ok(d)
+}
+
+/// Seed 000's host model: applications, their batches (ps; `seen_ps` NaN while
+/// unfinished) and DRUM's per-period allocations.
+fn host_model_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("app_name", r.host_apps.iter().map(|a| a.0.clone()).collect::<Vec<String>>())?;
+    d.set_item("app_host", r.host_apps.iter().map(|a| a.1 .0 as u64).collect::<Vec<u64>>().into_pyarray(py))?;
+    d.set_item("app_dst", r.host_apps.iter().map(|a| a.2 .0 as u64).collect::<Vec<u64>>().into_pyarray(py))?;
+    d.set_item("app_done", r.host_apps.iter().map(|a| a.3 as u64).collect::<Vec<u64>>().into_pyarray(py))?;
+    let b = &r.host_batches;
+    let col = |f: &dyn Fn(&rdmalab::app::closed_loop::BatchRecord) -> u64| {
+        b.iter().map(f).collect::<Vec<u64>>().into_pyarray(py)
+    };
+    let batches = PyDict::new(py);
+    batches.set_item("app", col(&|x| x.app as u64))?;
+    batches.set_item("batch", col(&|x| x.batch as u64))?;
+    batches.set_item("wr_num", col(&|x| x.wr_num as u64))?;
+    batches.set_item("size", col(&|x| x.size))?;
+    batches.set_item("posted_ps", col(&|x| x.posted.0))?;
+    let seen: Vec<f64> = b.iter().map(|x| if x.seen == Time::MAX { f64::NAN } else { x.seen.0 as f64 }).collect();
+    batches.set_item("seen_ps", seen.into_pyarray(py))?;
+    d.set_item("batches", batches)?;
+    let rows = &r.drum_rows;
+    let drum = PyDict::new(py);
+    drum.set_item("t_ps", rows.iter().map(|x| x.t.0).collect::<Vec<u64>>().into_pyarray(py))?;
+    drum.set_item("app", rows.iter().map(|x| x.app as u64).collect::<Vec<u64>>().into_pyarray(py))?;
+    let fcol = |f: &dyn Fn(&rdmalab::app::drum_agent::DrumRow) -> f64| {
+        rows.iter().map(f).collect::<Vec<f64>>().into_pyarray(py)
+    };
+    drum.set_item("x", fcol(&|x| x.x))?;
+    drum.set_item("z", fcol(&|x| x.z))?;
+    drum.set_item("a", fcol(&|x| x.a))?;
+    drum.set_item("rate", fcol(&|x| x.rate))?;
+    drum.set_item("active", rows.iter().map(|x| x.active as u64).collect::<Vec<u64>>().into_pyarray(py))?;
+    d.set_item("drum", drum)?;
+    d.set_item("wqes_processed", r.wqes_processed)?;
     Ok(d)
 }
 

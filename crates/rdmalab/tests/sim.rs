@@ -212,8 +212,10 @@ fn qp_context_cache_misses_slow_down_many_qps() {
         r.records.iter().map(|x| x.fct).max().unwrap()
     };
     let ideal = run(None);
-    let fits = run(Some(rdmalab::rnic::QpCacheConfig { entries: 32, miss_penalty_ns: 1000 }));
-    let thrash = run(Some(rdmalab::rnic::QpCacheConfig { entries: 16, miss_penalty_ns: 1000 }));
+    let fits =
+        run(Some(rdmalab::rnic::QpCacheConfig { entries: 32, miss_penalty_ns: 1000, fetch: Default::default() }));
+    let thrash =
+        run(Some(rdmalab::rnic::QpCacheConfig { entries: 16, miss_penalty_ns: 1000, fetch: Default::default() }));
     // When all contexts fit, only the 32 first touches miss: at most 1 µs later.
     assert!(fits.0 - ideal.0 <= 1_000_000, "fits {fits} vs {ideal}");
     // Thrashing: 1,600 packets each wait 1 µs behind a fetch, 16 fetches overlapping at most;

@@ -147,7 +147,9 @@ def cmd_repro_run(args: argparse.Namespace) -> int:
     if report.ok + report.skipped == 0:
         print("no run succeeded: nothing to plot or compare", file=sys.stderr)
         return 1
-    for kind, paths in plot_sweep(out, exp.figures, by=exp.by).items():
+    # An experiment with only its own figures draws none of the generic kinds.
+    generic = plot_sweep(out, exp.figures, by=exp.by) if exp.figures else {}
+    for kind, paths in generic.items():
         print(f"figure {kind:<9} {paths[0]} (+ .pdf)")
     if exp.extra_figures is not None:
         paths = exp.extra_figures(Path(out), Path(out) / "figures")

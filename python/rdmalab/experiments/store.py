@@ -16,6 +16,9 @@ Layout of a sweep folder::
     messages/<run_id>.parquet multipath messages (`Results.messages`), empty without multipath
     chunks/<run_id>.parquet   multipath chunks (`Results.chunks`)
     paths/<run_id>.parquet    Virtuoso paths (`Results.paths`), empty without split = "virtuoso"
+    apps/<run_id>.parquet     closed-loop applications (`Results.apps`), empty without `[[app]]`
+    drum/<run_id>.parquet     DRUM's allocations per period (`Results.drum`)
+    wqes/<run_id>.parquet     one row per WQE of those applications (`Results.wqes`)
 
 Every file is written to a temporary name and renamed into place, and a run's row in
 `runs/` is written last: a run is finished exactly when its `runs/` file exists, so a sweep
@@ -35,7 +38,8 @@ import polars as pl
 from rdmalab.experiments.sweep import RunSpec, Sweep, canonical_json
 
 #: Per-run tables besides `runs`.
-TABLES = ("flows", "ports", "pfc", "queues", "rates", "links", "deadlock", "messages", "chunks", "paths")
+TABLES = ("flows", "ports", "pfc", "queues", "rates", "links", "deadlock", "messages", "chunks", "paths", "apps",
+          "drum", "wqes")
 #: Columns of the runs table that are not parameters or counters.
 RUN_COLUMNS = ("run_id", "sweep", "label", "status", "error", "wall_s", "stop_reason", "stall_cause",
                "warnings", "host", "finished_at", "flows", "scenario")

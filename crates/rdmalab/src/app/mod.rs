@@ -17,9 +17,14 @@
 //! completions on their own host. A later parallel engine can cut the fabric between hosts
 //! without touching an application.
 //!
-//! Applications built on this: `multipath` (seed 001's data partition). DRUM host agents
-//! and Virtuoso's MP verbs are meant to plug in the same way: one more [`AppKind`] variant
-//! and its handlers in `sim/app.rs`.
+//! Applications built on this: `multipath` (seed 001's data partition), Virtuoso's MP
+//! verbs, and seed 000's closed-loop applications with the host model around them
+//! ([`closed_loop`], [`host_model`], [`drum_agent`]; simulator side in `sim/hostapps.rs`).
+//! Each is one [`AppKind`] variant and its handlers.
+
+pub mod closed_loop;
+pub mod drum_agent;
+pub mod host_model;
 
 use crate::ids::QpId;
 use crate::units::Time;
@@ -42,6 +47,11 @@ pub enum AppKind {
     VSender(u32),
     /// The receiving half of a Virtuoso connection, which also answers READs.
     VReceiver(u32),
+    /// A closed-loop application of seed 000 (`closed_loop::ClosedLoop`, `sim/hostapps.rs`).
+    Closed(u32),
+    /// An end of DRUM's in-band control: scheduler `h`, or `u32::MAX` for the coordinator
+    /// (`sim/drum_inband.rs`).
+    DrumCtl(u32),
 }
 
 /// An application's header at the start of a WR's payload. Seed 001 names three fields and

@@ -2,9 +2,11 @@
 //! windows, the receiver's go-back-N state, completion queues, and the QP-context cache.
 
 pub mod cache;
+pub mod engine;
 pub mod nic;
 pub mod qp;
 
-pub use cache::{QpCache, QpCacheConfig};
+pub use cache::{FetchMode, QpCache, QpCacheConfig};
+pub use engine::WqeEngine;
 pub use nic::{Nic, Pick};
 pub use qp::{Completion, Message, Qp, RxState};

@@ -49,6 +49,10 @@ pub struct Nic {
     pub next_sport: HashMap<NodeId, u16>,
     /// Completion queue (drained by applications or by the results collector).
     pub cq: VecDeque<Completion>,
+    /// WQE engine (doorbell FIFO), with a host model (`[host]`); `None`: posting is immediate.
+    pub engine: Option<crate::rnic::WqeEngine>,
+    /// Serial context fetches: the arbiter waits for this QP's context until this time.
+    pub stall: Option<(QpId, Time)>,
 }
 
 impl Nic {
@@ -66,6 +70,8 @@ impl Nic {
             cache: None,
             next_sport: HashMap::new(),
             cq: VecDeque::new(),
+            engine: None,
+            stall: None,
         }
     }
 

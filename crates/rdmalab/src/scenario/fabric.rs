@@ -51,6 +51,8 @@ pub struct FabricSpec {
     pub qp_cache_entries: Option<u32>,
     /// QP-context miss penalty.
     pub qp_cache_miss_penalty: Option<String>,
+    /// `parallel` (default) or `serial` context fetches (seed 000 Fig. 2c's knee).
+    pub qp_cache_fetch: Option<crate::rnic::FetchMode>,
     /// Sample switch queue lengths at this interval.
     pub queue_sample_interval: Option<String>,
     /// Sample every active QP's rate and delivered throughput at this interval.
@@ -163,7 +165,10 @@ impl FabricSpec {
         if let Some(n) = self.qp_cache_entries {
             let pen = self.qp_cache_miss_penalty.as_deref().unwrap_or("500ns");
             let pen = field_time(file, &f("qp_cache_miss_penalty"), pen)?;
-            c.qp_cache = Some(crate::rnic::QpCacheConfig { entries: n, miss_penalty_ns: pen.ns() });
+            let fetch = self.qp_cache_fetch.unwrap_or_default();
+            c.qp_cache = Some(crate::rnic::QpCacheConfig { entries: n, miss_penalty_ns: pen.ns(), fetch });
+        } else if self.qp_cache_fetch.is_some() {
+            return Err(Error::input(file, 0, f("qp_cache_fetch"), "needs `qp_cache_entries` (no cache is modelled)"));
         }
         if let Some(s) = &self.queue_sample_interval {
             c.queue_sample_interval = Some(field_time(file, &f("queue_sample_interval"), s)?);

@@ -27,6 +27,7 @@ mod attack_traffic;
 mod cc_params;
 pub mod classes;
 mod fabric;
+pub mod host_apps;
 mod iofd;
 mod links;
 mod locate;
@@ -88,6 +89,13 @@ pub struct ScenarioSpec {
     pub events: Vec<EventSpec>,
     /// The per-packet event trace (absent: none).
     pub trace: Option<TraceSpec>,
+    /// Seed 000's host model (`[host]`), used by `[[app]]`.
+    pub host: Option<host_apps::HostSpec>,
+    /// Closed-loop applications (`[[app]]`).
+    #[serde(default)]
+    pub app: Vec<host_apps::AppSpec>,
+    /// DRUM's scheduler (`[drum]`; ignored unless `host.mechanism = "drum"`).
+    pub drum: Option<host_apps::DrumSpec>,
 }
 
 fn default_seed() -> u64 {
@@ -226,6 +234,8 @@ pub struct Scenario {
     pub config: SimConfig,
     /// Multipath traffic, set up on the simulation by [`Scenario::simulation`].
     pub multipath: Vec<multipath::MpTraffic>,
+    /// Closed-loop applications and their host model, set up by [`Scenario::simulation`].
+    pub host_model: Option<crate::app::host_model::HostModelSpec>,
 }
 
 impl Scenario {
@@ -238,6 +248,7 @@ impl Scenario {
             tenants: vec![crate::tenancy::DEFAULT_TENANT.into()],
             config,
             multipath: Vec::new(),
+            host_model: None,
         }
     }
 
@@ -247,6 +258,9 @@ impl Scenario {
             crate::sim::Simulation::with_apps(self.topology, self.flows, &self.apps, self.tenants, self.config)?;
         for mp in &self.multipath {
             mp.set_up(&mut sim)?;
+        }
+        if let Some(h) = &self.host_model {
+            sim.host_model_set_up(h)?;
         }
         Ok(sim)
     }
@@ -318,7 +332,15 @@ impl ScenarioSpec {
             config.trace = Some(t.build(&topology, flows.len(), file)?);
         }
         iofd::check_escape_class(&config, &flows, file)?;
-        Ok(Scenario { topology, flows, apps, tenants: tenants.names(), config, multipath: mp })
+        let host_model = host_apps::build(
+            self.host.as_ref(),
+            &self.app,
+            self.drum.as_ref(),
+            file,
+            &topology,
+            self.stop_time.as_deref(),
+        )?;
+        Ok(Scenario { topology, flows, apps, tenants: tenants.names(), config, multipath: mp, host_model })
     }
 }
 

@@ -92,11 +92,7 @@ impl Verbs for HostVerbs<'_> {
             notify_sent: wr.notify_sent,
             stagger: NO_APP,
         };
-        let q = &mut self.sim.qps[qp.idx()];
-        q.post_message(m);
-        if q.error {
-            q.snd_nxt = q.posted; // held until the QP is reconnected (`sim::retry`)
-        }
+        self.sim.post_wqe(qp, m);
     }
 
     fn wake(&mut self, at: Time, token: u32) {
@@ -254,8 +250,10 @@ impl Simulation {
 
     /// A WR of application `app` completed at its sender.
     pub(super) fn app_send_done(&mut self, app: u32, c: SendCompletion) {
-        if let AppKind::VSender(i) = self.apps.kinds[app as usize] {
-            return self.virtuoso_send_done(app, i, c);
+        match self.apps.kinds[app as usize] {
+            AppKind::VSender(i) => return self.virtuoso_send_done(app, i, c),
+            AppKind::Closed(i) => return self.closed_send_done(i, c),
+            _ => {}
         }
         let AppKind::MpSender(i) = self.apps.kinds[app as usize] else { return };
         let h = self.apps.conns[i as usize].half as usize;
@@ -280,14 +278,17 @@ impl Simulation {
                 self.apps.receivers[h].on_receive(c)
             }
             AppKind::VReceiver(_) | AppKind::VSender(_) => self.virtuoso_recv_done(app, c),
-            AppKind::MpSender(_) => {}
+            AppKind::DrumCtl(who) => self.drum_inband_recv(who, c),
+            AppKind::MpSender(_) | AppKind::Closed(_) => {}
         }
     }
 
     /// A timer of application `app` fired.
     pub(super) fn on_app_timer(&mut self, app: u32, token: u32) {
-        if let AppKind::VSender(i) = self.apps.kinds[app as usize] {
-            return self.virtuoso_timer(app, i, token);
+        match self.apps.kinds[app as usize] {
+            AppKind::VSender(i) => return self.virtuoso_timer(app, i, token),
+            AppKind::Closed(i) => return self.closed_timer(i, token),
+            _ => {}
         }
         let AppKind::MpSender(i) = self.apps.kinds[app as usize] else { return };
         let h = self.apps.conns[i as usize].half as usize;

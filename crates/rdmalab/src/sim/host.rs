@@ -151,15 +151,20 @@ impl Simulation {
                 return;
             }
         }
+        if nic.stall.is_some() && self.serial_stall(nic_idx, port) {
+            return;
+        }
         loop {
             let nic = &mut self.nics[nic_idx as usize];
             match nic.select(&self.qps, &self.ports[port.idx()].paused, self.now) {
                 Pick::Send(qp) => {
                     if let Some(cache) = nic.cache.as_mut() {
                         if !cache.touch(qp) {
+                            if cache.serial() {
+                                return self.serial_miss(nic_idx, qp);
+                            }
                             // Context fetch: this QP waits, the NIC serves others meanwhile.
-                            let penalty = cache.penalty();
-                            self.qps[qp.idx()].next_avail = self.now + penalty;
+                            self.qps[qp.idx()].next_avail = cache.fetched_at(self.now, Time::ZERO);
                             continue;
                         }
                     }
@@ -175,6 +180,47 @@ impl Simulation {
                 }
                 Pick::Idle => return,
             }
+        }
+    }
+
+    /// Serial context fetches: the arbiter handles one QP at a time, so a miss stalls it
+    /// until the context is loaded (seed 000 Fig 2c's knee).
+    #[cold]
+    fn serial_miss(&mut self, nic_idx: u32, qp: QpId) {
+        let nic = &mut self.nics[nic_idx as usize];
+        let look = self.cfg.timing.tx_time(nic.rate, self.cfg.data_wire(self.cfg.mtu) as u64);
+        let t = nic.cache.as_mut().expect("serial miss without cache").fetched_at(self.now, look);
+        nic.stall = Some((qp, t));
+        self.arm_nic_wake(nic_idx, t);
+    }
+
+    /// A stalled arbiter: wait, or send the packet whose context was fetched. True when
+    /// the NIC has nothing more to do now.
+    #[cold]
+    fn serial_stall(&mut self, nic_idx: u32, port: PortId) -> bool {
+        let nic = &mut self.nics[nic_idx as usize];
+        let Some((qp, t)) = nic.stall else { return false };
+        if self.now < t {
+            self.arm_nic_wake(nic_idx, t);
+            return true;
+        }
+        nic.stall = None;
+        let q = &self.qps[qp.idx()];
+        if q.finished || !q.has_data() || q.window_bound() || self.ports[port.idx()].paused[q.pg as usize] {
+            return false;
+        }
+        if let Some(c) = nic.cache.as_mut() {
+            c.touch(qp); // served by the fetch that just completed
+        }
+        self.send_data(qp, port);
+        true
+    }
+
+    fn arm_nic_wake(&mut self, nic_idx: u32, t: Time) {
+        let nic = &mut self.nics[nic_idx as usize];
+        if t < nic.wake_at {
+            nic.wake_at = t;
+            self.queue.push(t, Event::NicWake(nic_idx));
         }
     }
 

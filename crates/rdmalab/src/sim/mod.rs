@@ -13,8 +13,11 @@ mod apps;
 mod blitz;
 mod cc;
 pub mod config;
+mod drum_control;
+mod drum_inband;
 pub mod failures;
 mod host;
+mod hostapps;
 mod iofd;
 pub mod qlen_monitor;
 mod results;
@@ -76,6 +79,10 @@ enum Event {
     QlenMonitor,
     /// A host application's timer (application, its token).
     App(u32, u32),
+    /// A NIC's WQE engine finished the WQE at the head of its FIFO (`sim::hostapps`).
+    WqeDone(u32),
+    /// A DRUM scheduler's release, poll or control period (`sim::hostapps`).
+    Drum(u32, u8),
 }
 
 /// Limits for one call to `run`.
@@ -171,6 +178,8 @@ pub struct Simulation {
     no_edge_ecn: bool,
     /// In-order flow deflection (`None` unless `[fabric.iofd]`: one test per packet).
     iofd: Option<Box<crate::fabric::deflection::Iofd>>,
+    /// Seed 000's host model (`None` unless the scenario has `[[app]]`).
+    hostm: Option<Box<hostapps::HostModel>>,
 }
 
 impl Simulation {
@@ -229,6 +238,8 @@ impl Simulation {
             Event::Reroute => self.on_reroute(),
             Event::QlenMonitor => self.on_qlen_monitor(),
             Event::App(a, t) => self.on_app_timer(a, t),
+            Event::WqeDone(n) => self.on_wqe_done(n),
+            Event::Drum(a, k) => self.on_drum(a, k),
         }
     }
 

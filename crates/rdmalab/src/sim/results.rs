@@ -93,6 +93,14 @@ pub struct Results {
     pub mp_wrs: Vec<crate::multipath::MpWrRecord>,
     /// Packets still held by IOFD re-sequencers when the run ended (0 without IOFD).
     pub reseq_held: usize,
+    /// Closed-loop applications (seed 000): (name, host, dst, finished), by application index.
+    pub host_apps: Vec<(String, crate::ids::NodeId, crate::ids::NodeId, bool)>,
+    /// Every batch they posted, in post order (`seen` = `Time::MAX` while unfinished).
+    pub host_batches: Vec<crate::app::closed_loop::BatchRecord>,
+    /// DRUM's allocations: one row per control period and application.
+    pub drum_rows: Vec<crate::app::drum_agent::DrumRow>,
+    /// WQEs processed by the NICs' WQE engines.
+    pub wqes_processed: u64,
     /// One row per class 0..8 with `[[fabric.classes]]` (empty without).
     pub classes: Vec<ClassRecord>,
 }
@@ -207,6 +215,10 @@ impl Simulation {
             mp_paths: self.mp_path_records(),
             mp_wrs: self.mp_wr_records(),
             reseq_held: self.iofd.as_ref().map_or(0, |i| i.held_packets()),
+            host_apps: self.host_app_table(),
+            host_batches: self.hostm.as_ref().map_or_else(Vec::new, |m| m.batches.clone()),
+            drum_rows: self.hostm.as_ref().map_or_else(Vec::new, |m| m.drum_rows.clone()),
+            wqes_processed: self.nics.iter().filter_map(|n| n.engine.as_ref()).map(|e| e.processed).sum(),
             classes: self.class_records(),
         }
     }

@@ -132,6 +132,7 @@ impl Simulation {
             warnings,
             apps: Default::default(),
             all_done_but_idle_apps: false,
+            hostm: None,
             dasr,
             no_edge_ecn,
             iofd,

@@ -85,6 +85,22 @@ impl Agent {
         (0..g).map(|k| Agent::new(np, k * n / g, (k + 1) * n / g, rho)).collect()
     }
 
+    /// Continues from `prev`'s iterate (rates, copies, duals, multipliers): the warm start of
+    /// a host agent whose data (`a`, the active set) changed between two control periods.
+    pub fn warm_from(&mut self, prev: &Agent) -> Result<()> {
+        if (prev.h0, prev.nh, prev.m, prev.k_total) != (self.h0, self.nh, self.m, self.k_total) {
+            return Err(Error::drum("warm_start", "the previous agent has another shape"));
+        }
+        self.x.copy_from_slice(&prev.x);
+        self.z.copy_from_slice(&prev.z);
+        self.w.copy_from_slice(&prev.w);
+        self.dx.copy_from_slice(&prev.dx);
+        self.lam.copy_from_slice(&prev.lam);
+        self.u_prev2.copy_from_slice(&prev.u_prev2);
+        self.have_dx = prev.have_dx;
+        Ok(())
+    }
+
     /// The agent's current rates (its hosts' rows, host-major).
     pub fn x(&self) -> &[f64] {
         &self.x

@@ -1,0 +1,317 @@
+//! DRUM's per-host scheduler (seed 000 §IV-A): the only software that posts WQEs and
+//! polls completions on its host. Every control period it solves its host's row of (P)
+//! with the library's ADMM (`drum::Admm`, warm-started) and enforces the feasible recovery:
+//!
+//! - **release**: WQEs leave the per-application queues at total rate `Q` in
+//!   work-conserving weighted fair order, weights `x̂_j` (stride scheduling over the
+//!   backlogged applications; an application that was idle restarts at the current pass,
+//!   so idling earns no credit);
+//! - **polling**: one poller thread polls per-application completion rings back to back,
+//!   choosing among non-empty rings by stride scheduling with weights `ẑ_j`;
+//! - **active set**: the top-k rule of `drum::ActiveSet::top_k` (all applications when
+//!   m ≤ k) picks who keeps a dedicated QP; the rest post on one shared QP per destination.
+//!
+//! Rates are in WQEs (x) and CQEs (z) per microsecond: `Q = q_fraction / wqe_cost`,
+//! `C = 1 / poll_cost`, both O(1), the scale the solver's default ρ suits.
+//! This file is pure bookkeeping; the simulator (`sim/hostapps.rs`) owns time and QPs.
+
+use super::host_model::DrumConfig;
+use crate::drum::admm::recovery_scales;
+use crate::drum::{ActiveSet, Admm, AdmmSettings, AdmmState, Problem};
+use crate::units::Time;
+
+/// One line of `res.drum`: an application's allocation over one period.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DrumRow {
+    /// Start of the period the allocation applies to.
+    pub t: Time,
+    /// Application index.
+    pub app: u32,
+    /// Feasible WQE rate x̂ (per µs) enforced this period.
+    pub x: f64,
+    /// Its CQE rate ẑ = a x̂ (per µs): the poller's weight.
+    pub z: f64,
+    /// The CQE-per-WQE ratio the solve used.
+    pub a: f64,
+    /// Holds a dedicated QP.
+    pub active: bool,
+    /// WQEs released per µs over the period that just ended.
+    pub rate: f64,
+}
+
+/// Stride scheduling over a set of weighted queues.
+#[derive(Clone, Debug, Default)]
+struct Stride {
+    pass: Vec<f64>,
+    weight: Vec<f64>,
+    /// Pass of the last queue served: where a queue that was empty rejoins.
+    now: f64,
+}
+
+impl Stride {
+    fn new(m: usize, w: f64) -> Stride {
+        Stride { pass: vec![0.0; m], weight: vec![w; m], now: 0.0 }
+    }
+
+    /// Queue `j` becomes non-empty: it must not bank the passes it missed while empty.
+    fn wake(&mut self, j: usize) {
+        self.pass[j] = self.pass[j].max(self.now);
+    }
+
+    /// The non-empty queue with the smallest pass (ties: lower index); advances it.
+    fn pick(&mut self, nonempty: impl Fn(usize) -> bool) -> Option<usize> {
+        let mut best: Option<usize> = None;
+        for j in 0..self.pass.len() {
+            if nonempty(j) && best.is_none_or(|b| self.pass[j] < self.pass[b]) {
+                best = Some(j);
+            }
+        }
+        let j = best?;
+        self.now = self.pass[j];
+        self.pass[j] += 1.0 / self.weight[j].max(1e-12);
+        Some(j)
+    }
+}
+
+/// The scheduler of one host.
+#[derive(Debug)]
+pub struct DrumAgent {
+    cfg: DrumConfig,
+    /// Application indices (of the run) on this host; local index j.
+    pub apps: Vec<u32>,
+    q: f64,
+    c: f64,
+    /// Time between two releases at rate Q.
+    pub gap: Time,
+    /// WQEs waiting to be released, per application, and their size.
+    backlog: Vec<(u32, u64)>,
+    release: Stride,
+    /// A release event is pending.
+    pub release_armed: bool,
+    /// When the last WQE was released.
+    pub last_release: Time,
+    /// CQEs waiting in each application's ring.
+    ring: Vec<u32>,
+    poll: Stride,
+    /// The ring the poller is reading (`None`: poller idle).
+    pub polling: Option<usize>,
+    /// Dedicated QP (true) or the shared one (false), per application.
+    pub active: Vec<bool>,
+    a: Vec<f64>,
+    released: Vec<u64>,
+    submitted: Vec<u64>,
+    signalled: Vec<u64>,
+    state: Option<AdmmState>,
+}
+
+impl DrumAgent {
+    /// A scheduler for `apps` (with their initial CQE/WQE ratios 1/wr_num) under `cfg`.
+    pub fn new(cfg: DrumConfig, apps: Vec<u32>, a0: Vec<f64>, wqe_cost: Time, poll_cost: Time) -> DrumAgent {
+        let m = apps.len();
+        let q = cfg.q_fraction / (wqe_cost.0 as f64 / 1e6);
+        let c = 1.0 / (poll_cost.0 as f64 / 1e6);
+        let gap = Time((wqe_cost.0 as f64 / cfg.q_fraction).round() as u64);
+        DrumAgent {
+            cfg,
+            apps,
+            q,
+            c,
+            gap,
+            backlog: vec![(0, 0); m],
+            release: Stride::new(m, 1.0),
+            release_armed: false,
+            last_release: Time::ZERO,
+            ring: vec![0; m],
+            poll: Stride::new(m, 1.0),
+            polling: None,
+            active: vec![true; m],
+            a: a0,
+            released: vec![0; m],
+            submitted: vec![0; m],
+            signalled: vec![0; m],
+            state: None,
+        }
+    }
+
+    /// Application `j` submits a batch of `n` WQEs of `size` bytes.
+    pub fn submit(&mut self, j: usize, n: u32, size: u64) {
+        if self.backlog[j].0 == 0 {
+            self.release.wake(j);
+        }
+        self.backlog[j] = (self.backlog[j].0 + n, size);
+        self.submitted[j] += n as u64;
+        self.signalled[j] += 1;
+    }
+
+    /// Any WQE waiting.
+    pub fn backlogged(&self) -> bool {
+        self.backlog.iter().any(|b| b.0 > 0)
+    }
+
+    /// The next WQE to release: (application j, size, last of its batch = signalled).
+    pub fn release_one(&mut self) -> Option<(usize, u64, bool)> {
+        let backlog = &self.backlog;
+        let j = self.release.pick(|j| backlog[j].0 > 0)?;
+        self.backlog[j].0 -= 1;
+        self.released[j] += 1;
+        Some((j, self.backlog[j].1, self.backlog[j].0 == 0))
+    }
+
+    /// A signalled CQE of application `j` lands in its ring.
+    pub fn cqe(&mut self, j: usize) {
+        if self.ring[j] == 0 {
+            self.poll.wake(j);
+        }
+        self.ring[j] += 1;
+    }
+
+    /// The poller starts its next poll: the ring it reads, if any is non-empty.
+    pub fn start_poll(&mut self) -> Option<usize> {
+        let ring = &self.ring;
+        self.polling = self.poll.pick(|j| ring[j] > 0);
+        self.polling
+    }
+
+    /// The poll of ring `j` ends: one CQE is taken.
+    pub fn end_poll(&mut self, j: usize) {
+        self.ring[j] -= 1;
+        self.polling = None;
+    }
+
+    /// One control period solved on the host alone (`control = "local"`): measure, solve
+    /// (warm-started), set the weights. Returns the rows for `res.drum`; `t` is now,
+    /// `period_us` the length of the period that ended.
+    pub fn control(&mut self, t: Time, period_us: f64) -> Vec<DrumRow> {
+        let m = self.apps.len();
+        let rates = self.measure(period_us);
+        let active = self.active_set();
+        let (qv, cv) = ([self.q], [self.c]);
+        let p = Problem::new(1, m, &self.a, &qv, &cv, self.cfg.alpha, self.cfg.beta, active.clone())
+            .expect("parameters checked at setup");
+        let settings = AdmmSettings { adaptive_rho: true, ..AdmmSettings::default() };
+        let mut admm = Admm::new(&p, settings, self.state.take()).expect("warm start of the same shape");
+        let mut last = None;
+        for _ in 0..self.cfg.iterations {
+            last = Some(admm.step());
+        }
+        if let Some(r) = last {
+            // Residual balancing across periods (the solver's own rule looks at every
+            // tenth iteration of one solve; a period runs only a few).
+            balance_rho(&mut admm.state, r.r_norm, r.s_norm);
+        }
+        let scale = recovery_scales(&p, &admm.state.x)[0];
+        let xs: Vec<f64> = admm.state.x.iter().map(|x| x * scale).collect();
+        self.state = Some(admm.state);
+        self.active = active.to_mask(1, m);
+        self.apply(t, &xs, &rates)
+    }
+
+    /// Ends a measurement period: updates `a` and returns the WQEs each application released
+    /// per µs during it (the counters restart).
+    pub fn measure(&mut self, period_us: f64) -> Vec<f64> {
+        let m = self.apps.len();
+        for j in 0..m {
+            // CQEs per WQE over the WQEs submitted this period (each batch asks for one
+            // CQE); kept from before when nothing was submitted. Counting completions
+            // instead would split large batches across period boundaries.
+            if self.submitted[j] > 0 {
+                self.a[j] = self.signalled[j] as f64 / self.submitted[j] as f64;
+            }
+        }
+        let rates = self.released.iter().map(|&r| if period_us > 0.0 { r as f64 / period_us } else { 0.0 }).collect();
+        self.released.fill(0);
+        self.submitted.fill(0);
+        self.signalled.fill(0);
+        rates
+    }
+
+    /// The top-k active set for the current `a` (every application when m ≤ k).
+    pub fn active_set(&self) -> ActiveSet {
+        let (m, k) = (self.apps.len(), self.cfg.k as usize);
+        if m > k { ActiveSet::top_k(1, m, &self.a, k) } else { ActiveSet::from_mask(1, m, &vec![true; m]) }
+            .expect("shapes checked at setup")
+    }
+
+    /// The CQE-per-WQE ratios, the budgets `(Q, C)` and the model parameters `(α, β)`.
+    pub fn data(&self) -> (&[f64], f64, f64, f64, f64) {
+        (&self.a, self.q, self.c, self.cfg.alpha, self.cfg.beta)
+    }
+
+    /// Enforces the feasible allocation `xs` (release weights x̂, poll weights a x̂) with the
+    /// active set `active` (None: keep it); returns the rows for `res.drum`.
+    pub fn allocate(&mut self, t: Time, xs: &[f64], active: Option<Vec<bool>>, rates: &[f64]) -> Vec<DrumRow> {
+        if let Some(a) = active {
+            self.active = a;
+        }
+        self.apply(t, xs, rates)
+    }
+
+    fn apply(&mut self, t: Time, xs: &[f64], rates: &[f64]) -> Vec<DrumRow> {
+        let m = self.apps.len();
+        let mut rows = Vec::with_capacity(m);
+        for j in 0..m {
+            let z = self.a[j] * xs[j];
+            self.release.weight[j] = xs[j];
+            self.poll.weight[j] = z;
+            rows.push(DrumRow {
+                t,
+                app: self.apps[j],
+                x: xs[j],
+                z,
+                a: self.a[j],
+                active: self.active[j],
+                rate: rates[j],
+            });
+        }
+        rows
+    }
+}
+
+/// Boyd §3.4.1: double ρ when the primal residual is ten times the dual one, halve it in
+/// the opposite case, rescaling the scaled dual so that `u = ρ w` is unchanged.
+fn balance_rho(st: &mut AdmmState, r: f64, s: f64) {
+    let f = if r > 10.0 * s {
+        2.0
+    } else if s > 10.0 * r {
+        0.5
+    } else {
+        return;
+    };
+    st.rho *= f;
+    st.w.iter_mut().for_each(|w| *w /= f);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stride_shares_follow_weights_and_idle_queues_bank_nothing() {
+        let mut s = Stride::new(3, 1.0);
+        s.weight = vec![1.0, 2.0, 4.0];
+        let mut n = [0u32; 3];
+        for _ in 0..700 {
+            n[s.pick(|_| true).unwrap()] += 1;
+        }
+        assert_eq!(n, [100, 200, 400]);
+        // Queue 0 idles for a while, then rejoins at the current pass, not before it.
+        for _ in 0..600 {
+            s.pick(|j| j != 0);
+        }
+        s.wake(0);
+        let mut first = [0u32; 3];
+        for _ in 0..70 {
+            first[s.pick(|_| true).unwrap()] += 1;
+        }
+        assert!(first[0] <= 11, "an idle queue must not catch up in a burst: {first:?}");
+    }
+
+    #[test]
+    fn zero_iterations_keep_equal_rates() {
+        let cfg = DrumConfig { iterations: 0, ..DrumConfig::default() };
+        let mut ag = DrumAgent::new(cfg, vec![0, 1, 2], vec![1.0, 0.1, 0.01], Time::from_ns(680), Time::from_ns(100));
+        let rows = ag.control(Time::ZERO, 0.0);
+        assert!(rows.iter().all(|r| (r.x - rows[0].x).abs() < 1e-12));
+        assert!((rows.iter().map(|r| r.x).sum::<f64>() - 0.9 / 0.68).abs() < 1e-9);
+    }
+}

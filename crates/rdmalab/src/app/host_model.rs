@@ -1,0 +1,120 @@
+//! The host side of seed 000's testbed: how applications reach the RNIC (`mechanism`) and
+//! what posting and polling cost. Settings only; the simulator's glue is `sim/hostapps.rs`.
+
+use crate::units::Time;
+
+/// How a host's applications share the RNIC (seed 000 §IV-B).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mechanism {
+    /// Each application posts on its own QP and busy-polls its own CQ (FaRM-style).
+    Raw,
+    /// Every `share_ratio` connections to one destination share a QP behind a FIFO lock.
+    Share,
+    /// A per-host scheduler is the sole poster and poller (`app::drum_agent`).
+    Drum,
+}
+
+impl Mechanism {
+    /// From the TOML spelling.
+    pub fn parse(s: &str) -> Result<Mechanism, String> {
+        match s {
+            "raw" => Ok(Mechanism::Raw),
+            "share" => Ok(Mechanism::Share),
+            "drum" => Ok(Mechanism::Drum),
+            other => Err(format!("unknown mechanism `{other}` (known: raw, share, drum)")),
+        }
+    }
+}
+
+/// `[host]`: the same for every host of the scenario.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HostConfig {
+    /// RAW, SHARE or DRUM.
+    pub mechanism: Mechanism,
+    /// RNIC time to process one WQE (doorbell order, FIFO across QPs).
+    pub wqe_cost: Time,
+    /// CPU time of one CQ poll.
+    pub poll_cost: Time,
+    /// Cores the application threads share (processor sharing).
+    pub cores: u32,
+    /// SHARE: connections to one destination per shared QP.
+    pub share_ratio: u32,
+    /// SHARE: time the QP's lock is held per WQE posted.
+    pub lock_cost: Time,
+}
+
+impl Default for HostConfig {
+    /// Calibrated on seed 000's Fig 2a (docs/drum-fabric.md): 0.68 µs per WQE is the
+    /// slope (74.3 − 19.8)/80; 24 cores are the testbed's two 12-core E5-2650 v4.
+    fn default() -> Self {
+        HostConfig {
+            mechanism: Mechanism::Raw,
+            wqe_cost: Time::from_ns(680),
+            poll_cost: Time::from_ns(100),
+            cores: 24,
+            share_ratio: 5,
+            lock_cost: Time::from_ns(200),
+        }
+    }
+}
+
+/// Where DRUM's ADMM rounds run (FORMULATION.md §9).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Control {
+    /// Per-host problems are independent: each scheduler solves its own.
+    Local,
+    /// One network-wide problem (the hosts' shared fabric links), solved by sharing ADMM
+    /// between the schedulers and a coordinator; each round is a report and a price
+    /// message, `control_delay` each way (`sim/drum_control.rs`).
+    OutOfBand,
+    /// The same rounds as 64 B messages in the highest class through the fabric
+    /// (`sim/drum_inband.rs`).
+    InBand,
+}
+
+/// `[drum]`: the scheduler's control loop (ignored under RAW and SHARE).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DrumConfig {
+    /// Control period: one solve (of `iterations` ADMM steps) per period.
+    pub period: Time,
+    /// ADMM steps per period, warm-started from the previous period (0: keep the start).
+    pub iterations: u32,
+    /// α of the α-fair utility.
+    pub alpha: f64,
+    /// β of the CQ latency penalty.
+    pub beta: f64,
+    /// Dedicated QPs (the top-k active set).
+    pub k: u32,
+    /// WQE release budget as a fraction of the RNIC's WQE rate: `Q = q_fraction / wqe_cost`.
+    pub q_fraction: f64,
+    /// Where the coordination runs.
+    pub control: Control,
+    /// One-way delay of a control message (used by the coupled modes only).
+    pub control_delay: Time,
+}
+
+impl Default for DrumConfig {
+    fn default() -> Self {
+        DrumConfig {
+            period: Time::from_us(100),
+            iterations: 5,
+            alpha: 0.5,
+            beta: 1.0,
+            k: 20,
+            q_fraction: 0.9,
+            control: Control::Local,
+            control_delay: Time::from_us(1),
+        }
+    }
+}
+
+/// Everything the host model needs: settings and every application instance.
+#[derive(Clone, Debug, Default)]
+pub struct HostModelSpec {
+    /// `[host]`.
+    pub host: HostConfig,
+    /// `[drum]`.
+    pub drum: DrumConfig,
+    /// `[[app]]`, with `count` expanded, in file order.
+    pub apps: Vec<super::closed_loop::ClosedLoopSpec>,
+}

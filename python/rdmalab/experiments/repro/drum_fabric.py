@@ -1,0 +1,351 @@
+"""DRUM in the fabric (seed 000, §II and §IV): comparisons and figures of the testbed
+experiments, run on the host model of docs/drum-fabric.md.
+
+Calibrated: `wqe_cost` (680 ns, Fig. 2a's slope). Everything else is a prediction; the
+choices the paper leaves open are written in the sweep files and docs/drum-fabric.md.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import polars as pl
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rdmalab.experiments.repro import Comparison
+    from rdmalab.experiments.store import Store
+
+NAN = float("nan")
+CITATION = ("Shen et al., Distributed and Optimal RDMA Resource Scheduling in Shared Data Center "
+            "Networks (seed 000)")
+#: Fig. 2a caption: foreground p80 at background batch 20 and 100, in µs.
+FIG2A = {20: 19.8, 100: 74.3}
+#: Fig. 8 (text): p80 of a 32 B WQE in µs by (mechanism, cc); SHARE only at cc = 20.
+FIG8 = {("raw", 20): 7.1, ("share", 20): 7.2, ("drum", 20): 8.8, ("raw", 50): 26.5, ("raw", 100): 90.4,
+        ("drum", 50): 14.5, ("drum", 100): 24.0}
+#: "when cc = 100, DRUM completes the WQE 3.1x faster than RAW and 1.7x than SHARE".
+FIG8_RAW_OVER_DRUM, FIG8_SHARE_OVER_DRUM = 3.1, 1.7
+
+
+def _cmp(group: str, metric: str, ours: float, theirs: float) -> "Comparison":
+    from rdmalab.experiments.repro import Comparison
+
+    return Comparison(group, metric, float(ours), float(theirs))
+
+
+def _apps(store: "Store", runs: pl.DataFrame) -> pl.DataFrame:
+    ok = runs.filter(pl.col("status") == "ok")
+    return store.table("apps", ok)
+
+
+def _value(df: pl.DataFrame, col: str, **eq: Any) -> float:
+    for k, v in eq.items():
+        df = df.filter(pl.col(k) == v)
+    return float(df[col].mean()) if df.height else NAN
+
+
+# -- Fig. 2a ------------------------------------------------------------------------------
+def fig2a_points(store: "Store", runs: pl.DataFrame) -> dict[str, dict[int, float]]:
+    """mechanism -> {background batch: foreground p80 in µs}."""
+    fg = _apps(store, runs).filter(pl.col("name") == "fg")
+    out: dict[str, dict[int, float]] = {}
+    for mech, batch, p80 in fg.select("host.mechanism", "app[1].wr_num", "p80_ct_ns").iter_rows():
+        out.setdefault(str(mech), {})[int(batch)] = p80 / 1e3
+    return out
+
+
+def compare_fig2a(runs: pl.DataFrame, flows: pl.DataFrame, store: "Store") -> list["Comparison"]:
+    pts = fig2a_points(store, runs)
+    raw, drum = pts.get("raw", {}), pts.get("drum", {})
+    rows = [_cmp("RAW", f"fg p80 us, batch {b}", raw.get(b, NAN), FIG2A[b]) for b in (20, 100)]
+    lo, hi = raw.get(20, NAN), raw.get(100, NAN)
+    rows.append(_cmp("RAW", "slope us/WQE", (hi - lo) / 80, (FIG2A[100] - FIG2A[20]) / 80))
+    rows.append(_cmp("RAW", "p80(100)/p80(20)", hi / lo, FIG2A[100] / FIG2A[20]))
+    rows.append(_cmp("RAW", "p80(100)/p80(20) text", hi / lo, 78.0 / 20.0))
+    rows.append(_cmp("DRUM (Fig. 6)", "p80(100)/p80(20)", drum.get(100, NAN) / drum.get(20, NAN), 1.0))
+    return rows
+
+
+def figure_fig2a(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
+    from rdmalab.experiments.store import Store
+
+    store = Store(sweep_dir)
+    pts = fig2a_points(store, store.runs())
+    fig, ax, plt = _axes()
+    for mech, style in (("raw", "-o"), ("drum", "-s")):
+        if mech in pts:
+            b = sorted(pts[mech])
+            ax.plot(b, [pts[mech][x] for x in b], style, label=f"ours, {mech.upper()}")
+    ax.plot(list(FIG2A), list(FIG2A.values()), "k^", label="paper (Fig. 2a caption)")
+    ax.set_xlabel("background batch size (WQEs)")
+    ax.set_ylabel("foreground 1 KB WQE p80 completion (µs)")
+    return _save(fig, plt, out_dir, "drum_fig2a")
+
+
+# -- Fig. 2b ------------------------------------------------------------------------------
+def fig2b_points(store: "Store", runs: pl.DataFrame) -> dict[int, dict[float, float]]:
+    """wr_num -> {polling rate in polls/µs: throughput in Gb/s}."""
+    from rdmalab import _core
+
+    a = _apps(store, runs)
+    out: dict[int, dict[float, float]] = {}
+    for pc, wr, gbps in a.select("host.poll_cost", "app[0].wr_num", "gbps").iter_rows():
+        rate = 1e6 / _core.parse_time_ps(str(pc))
+        out.setdefault(int(wr), {})[rate] = gbps
+    return out
+
+
+def compare_fig2b(runs: pl.DataFrame, flows: pl.DataFrame, store: "Store") -> list["Comparison"]:
+    pts = fig2b_points(store, runs)
+    rows = []
+    for wr in sorted(pts):
+        r = sorted(pts[wr])
+        if len(r) >= 2:
+            rows.append(_cmp(f"wr_num {wr}", "thpt x2 polling (slow)", pts[wr][r[1]] / pts[wr][r[0]], r[1] / r[0]))
+    if 1 in pts and 10 in pts:
+        slow = min(pts[1])
+        rows.append(_cmp("slowest polling", "thpt wr10 / wr1", pts[10][slow] / pts[1][slow], 10.0))
+    return rows
+
+
+def figure_fig2b(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
+    from rdmalab.experiments.store import Store
+
+    store = Store(sweep_dir)
+    pts = fig2b_points(store, store.runs())
+    fig, ax, plt = _axes()
+    for wr in sorted(pts):
+        r = sorted(pts[wr])
+        ax.plot(r, [pts[wr][x] for x in r], "-o", label=f"wr_num = {wr}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("CQ polling rate (polls/µs)")
+    ax.set_ylabel("throughput (Gb/s)")
+    return _save(fig, plt, out_dir, "drum_fig2b")
+
+
+# -- Fig. 2c ------------------------------------------------------------------------------
+def fig2c_points(store: "Store", runs: pl.DataFrame) -> dict[str, dict[int, float]]:
+    """mechanism -> {connections: aggregate payload Gb/s delivered over the run}."""
+    ok = runs.filter(pl.col("status") == "ok")
+    out: dict[str, dict[int, float]] = {}
+    for mech, n, b, t in ok.select("host.mechanism", "app[0].count", "payload_bytes_delivered", "end_time_ps") \
+            .iter_rows():
+        out.setdefault(str(mech), {})[int(n)] = b * 8 / (t / 1e12) / 1e9
+    return out
+
+
+def compare_fig2c(runs: pl.DataFrame, flows: pl.DataFrame, store: "Store") -> list["Comparison"]:
+    pts = fig2c_points(store, runs)
+    rc, ud = pts.get("raw", {}), pts.get("share", {})
+    rows = []
+    if rc:
+        top = max(rc.values())
+        knee = max((n for n, g in rc.items() if g >= 0.95 * top), default=NAN)
+        rows.append(_cmp("RC (own QPs)", "knee: last n at 95 %", knee, 20))
+        past = [g for n, g in rc.items() if n > 20]
+        rows.append(_cmp("RC (own QPs)", "Gb/s past the knee", max(past) if past else NAN, NAN))
+        rows.append(_cmp("RC (own QPs)", "Gb/s at the knee", rc.get(20, NAN), NAN))
+    if ud:
+        ns = sorted(ud)
+        rows.append(_cmp("UD (one QP)", "thpt max n / min n", ud[ns[-1]] / ud[ns[0]], 1.0))
+    return rows
+
+
+def figure_fig2c(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
+    from rdmalab.experiments.store import Store
+
+    store = Store(sweep_dir)
+    pts = fig2c_points(store, store.runs())
+    fig, ax, plt = _axes()
+    for mech, label in (("raw", "RC: one QP per connection"), ("share", "UD-like: one QP for all")):
+        if mech in pts:
+            n = sorted(pts[mech])
+            ax.plot(n, [pts[mech][x] for x in n], "-o", label=label)
+    ax.axvline(20, color="grey", ls=":", label="cache entries")
+    ax.set_xlabel("concurrent connections")
+    ax.set_ylabel("aggregate throughput (Gb/s)")
+    return _save(fig, plt, out_dir, "drum_fig2c")
+
+
+# -- Test case 1 (Fig. 8) -----------------------------------------------------------------
+def tc1_points(store: "Store", runs: pl.DataFrame) -> dict[tuple[str, int], float]:
+    """(mechanism, cc) -> foreground p80 in µs (cc counts the foreground)."""
+    fg = _apps(store, runs).filter(pl.col("name") == "fg")
+    return {(str(m), int(n) + 1): p / 1e3 for m, n, p in fg.select("host.mechanism", "app[1].count", "p80_ct_ns")
+            .iter_rows()}
+
+
+def compare_tc1(runs: pl.DataFrame, flows: pl.DataFrame, store: "Store") -> list["Comparison"]:
+    pts = tc1_points(store, runs)
+    rows = [_cmp(m.upper(), f"p80 us, cc {cc}", pts.get((m, cc), NAN), FIG8.get((m, cc), NAN))
+            for m in ("raw", "share", "drum") for cc in (20, 50, 100)]
+    d = pts.get(("drum", 100), NAN)
+    rows.append(_cmp("cc 100", "RAW / DRUM (text)", pts.get(("raw", 100), NAN) / d, FIG8_RAW_OVER_DRUM))
+    rows.append(_cmp("cc 100", "RAW / DRUM (numbers)", pts.get(("raw", 100), NAN) / d, 90.4 / 24.0))
+    rows.append(_cmp("cc 100", "SHARE / DRUM", pts.get(("share", 100), NAN) / d, FIG8_SHARE_OVER_DRUM))
+    return rows
+
+
+def figure_tc1(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
+    from rdmalab.experiments.store import Store
+
+    store = Store(sweep_dir)
+    return _bars(tc1_points(store, store.runs()), FIG8, "32 B WQE p80 completion (µs)", out_dir, "drum_tc1")
+
+
+# -- Test case 2 (Fig. 9) -----------------------------------------------------------------
+#: Fig. 9 (text): ms to send 1 MB of 32 B WQEs at cc = 20; ratios at cc = 100.
+FIG9 = {("raw", 20): 53.1, ("share", 20): 82.8, ("drum", 20): 62.9}
+FIG9_RAW_OVER_DRUM, FIG9_SHARE_OVER_DRUM = 3.75, 1.4
+FG_WQES = 1048576 // 32
+
+
+#: Fig. 7's foreground: 1 GB in 1 MB WQEs; alone it takes 1 GB of 1 KB packets at 40 Gb/s.
+FG1G_WQES = 1024
+FG1G_ALONE_MS = 1073741824 * 8 * (1024 + 48) / 1024 / 40e9 * 1e3
+
+
+def tc2_points(store: "Store", runs: pl.DataFrame, name: str = "fg") -> dict[tuple[str, int], float]:
+    """(mechanism, cc) -> ms for the foreground `name` (fg: 1 MB of 32 B WQEs; fg1g: 1 GB
+    of 1 MB WQEs) to send everything: measured when it finished, else projected from its
+    WQE rate."""
+    fg = _apps(store, runs).filter(pl.col("name") == name)
+    total = FG_WQES if name == "fg" else FG1G_WQES
+    out = {}
+    for m, n, rate, first, done in fg.select("host.mechanism", "app[1].count", "wqe_per_us", "first_post_ns",
+                                             "done_ns").iter_rows():
+        ms = (done - first) / 1e6 if done == done else (total / rate / 1e3 if rate and rate > 0 else NAN)
+        out[(str(m), int(n) + 1)] = ms
+    return out
+
+
+def compare_tc2(runs: pl.DataFrame, flows: pl.DataFrame, store: "Store") -> list["Comparison"]:
+    pts = tc2_points(store, runs)
+    rows = [_cmp(m.upper(), f"1 MB ms, cc {cc}", pts.get((m, cc), NAN), FIG9.get((m, cc), NAN))
+            for m in ("raw", "share", "drum") for cc in (20, 50, 100)]
+    d = pts.get(("drum", 100), NAN)
+    rows.append(_cmp("cc 100", "RAW / DRUM", pts.get(("raw", 100), NAN) / d, FIG9_RAW_OVER_DRUM))
+    rows.append(_cmp("cc 100", "SHARE / DRUM", pts.get(("share", 100), NAN) / d, FIG9_SHARE_OVER_DRUM))
+    g = tc2_points(store, runs, "fg1g")
+    for m in ("raw", "share", "drum"):
+        for cc in (20, 100):
+            rows.append(_cmp(f"Fig. 7 {m.upper()}", f"1 GB / alone, cc {cc}", g.get((m, cc), NAN) / FG1G_ALONE_MS,
+                             1.0 if m == "drum" else NAN))
+    return rows
+
+
+def figure_tc2(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
+    from rdmalab.experiments.store import Store
+
+    store = Store(sweep_dir)
+    return _bars(tc2_points(store, store.runs()), FIG9, "1 MB of 32 B WQEs: completion (ms)", out_dir, "drum_tc2")
+
+
+# -- Test case 3 (Figs. 10-11) --------------------------------------------------------------
+#: "larger than 300 connections": DRUM throughput 1.8x SHARE's; SHARE latency 67.3 % above DRUM's.
+FIG10_DRUM_OVER_SHARE, FIG11_SHARE_OVER_DRUM = 1.8, 1.673
+#: "most of the requests within extremely low latency less than 18 us".
+FIG11_LOW_US = 18.0
+
+
+def tc3_points(store: "Store", runs: pl.DataFrame) -> dict[tuple[str, int], tuple[float, float, float]]:
+    """(mechanism, connections) -> (mean Gb/s per connection, mean batch latency µs,
+    fraction of batches under 18 µs)."""
+    ok = runs.filter(pl.col("status") == "ok")
+    apps = store.table("apps", ok)
+    wqes = store.table("wqes", ok).filter(~pl.col("ct_ns").is_nan())
+    out = {}
+    for run_id, mech in ok.select("run_id", "host.mechanism").iter_rows():
+        a = apps.filter(pl.col("run_id") == run_id)
+        # wr_num = 1: every WQE row is one batch.
+        ct = wqes.filter(pl.col("run_id") == run_id)["ct_ns"].to_numpy() / 1e3
+        out[(str(mech), a.height)] = (float(a["gbps"].mean()), float(ct.mean()) if len(ct) else NAN,
+                                      float((ct < FIG11_LOW_US).mean()) if len(ct) else NAN)
+    return out
+
+
+def compare_tc3(runs: pl.DataFrame, flows: pl.DataFrame, store: "Store") -> list["Comparison"]:
+    pts = tc3_points(store, runs)
+    rows = []
+    for n in sorted({n for _, n in pts if n >= 300}):
+        d, s = pts.get(("drum", n)), pts.get(("share", n))
+        if d and s:
+            rows.append(_cmp(f"N = {n}", "thpt DRUM / SHARE", d[0] / s[0], FIG10_DRUM_OVER_SHARE))
+            rows.append(_cmp(f"N = {n}", "latency SHARE / DRUM", s[1] / d[1], FIG11_SHARE_OVER_DRUM))
+            rows.append(_cmp(f"N = {n}", "DRUM share < 18 us", d[2], NAN))
+    for (m, n), v in sorted(pts.items()):
+        rows.append(_cmp(f"{m.upper()} N = {n}", "Gb/s per conn | us", v[0], v[1]))
+    return rows
+
+
+def figure_tc3(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
+    from rdmalab.experiments.store import Store
+
+    store = Store(sweep_dir)
+    pts = tc3_points(store, store.runs())
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4), layout="constrained")
+    for m in ("raw", "share", "drum"):
+        ns = sorted(n for mm, n in pts if mm == m)
+        a1.plot(ns, [pts[m, n][0] for n in ns], "-o", label=m.upper())
+        a2.plot(ns, [pts[m, n][1] for n in ns], "-o", label=m.upper())
+    a1.set_ylabel("average throughput per connection (Gb/s)")
+    a2.set_ylabel("average batch latency (µs)")
+    a2.set_yscale("log")
+    for a in (a1, a2):
+        a.set_xlabel("client connections")
+        a.grid(True, alpha=0.3)
+        a.legend()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / "drum_tc3.png", out / "drum_tc3.pdf"]
+    for p in paths:
+        fig.savefig(p, dpi=120)
+    plt.close(fig)
+    return paths
+
+
+# -- drawing --------------------------------------------------------------------------------
+def _bars(pts: dict[tuple[str, int], float], paper: dict[tuple[str, int], float], ylabel: str,
+          out_dir: str | Path, stem: str) -> list[Path]:
+    fig, ax, plt = _axes()
+    ccs = sorted({cc for _, cc in pts})
+    for k, m in enumerate(("raw", "share", "drum")):
+        x = np.arange(len(ccs)) + (k - 1) * 0.27
+        ax.bar(x, [pts.get((m, c), NAN) for c in ccs], width=0.25, label=f"ours, {m.upper()}")
+        ax.plot(x, [paper.get((m, c), NAN) for c in ccs], "k_", markersize=14, mew=2)
+    ax.plot([], [], "k_", markersize=14, mew=2, label="paper (text)")
+    ax.set_xticks(np.arange(len(ccs)), [str(c) for c in ccs])
+    ax.set_xlabel("concurrent connections cc")
+    ax.set_ylabel(ylabel)
+    return _save(fig, plt, out_dir, stem)
+
+
+def _axes() -> tuple[Any, Any, Any]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    return fig, ax, plt
+
+
+def _save(fig: Any, plt: Any, out_dir: str | Path, stem: str) -> list[Path]:
+    ax = fig.axes[0]
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / f"{stem}.png", out / f"{stem}.pdf"]
+    for p in paths:
+        fig.savefig(p, dpi=120)
+    plt.close(fig)
+    return paths

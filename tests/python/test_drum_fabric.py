@@ -1,0 +1,191 @@
+"""Seed 000's host model from Python (docs/drum-fabric.md): the interface names of issue 13,
+a closed form for a lone application, the results tables, errors, and the repro entries."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+import rdmalab
+from rdmalab import Scenario
+from rdmalab.experiments import repro
+from rdmalab.cli import main
+from rdmalab.experiments.store import Store, load_sweep
+
+TESTBED_TOML = """
+stop_time = "500us"
+[topology]
+kind = "star"
+hosts = 7
+rate = "40Gbps"
+delay = "1us"
+[fabric]
+mtu = 1024
+[host]
+mechanism = "MECH"
+wqe_cost = "680ns"
+poll_cost = "100ns"
+cores = 24
+share_ratio = 5
+lock_cost = "200ns"
+[drum]
+period = "50us"
+iterations = 5
+alpha = 0.5
+beta = 1.0
+k = 20
+q_fraction = 0.9
+control = "local"
+control_delay = "1us"
+[[app]]
+host = 0
+dst = 6
+name = "fg"
+size = 1024
+wr_num = 1
+[[app]]
+host = 0
+dst = 6
+count = 6
+name = "bg"
+size = [32, 65536]
+wr_num = [20, 100]
+think = "5us"
+start = "1us"
+"""
+
+
+def python_testbed(mech: str) -> Scenario:
+    """The same scenario as TESTBED_TOML, built with the Python API."""
+    return (Scenario.star(7, rate="40Gbps", delay="1us").with_fabric(mtu=1024).with_stop_time("500us")
+            .with_host(mechanism=mech, wqe_cost="680ns", poll_cost="100ns", cores=24, share_ratio=5,
+                       lock_cost="200ns")
+            .with_drum(period="50us", iterations=5, alpha=0.5, beta=1.0, k=20, q_fraction=0.9, control="local",
+                       control_delay="1us")
+            .app(0, 6, size=1024, wr_num=1, name="fg")
+            .app(0, 6, size=[32, 65536], wr_num=[20, 100], count=6, name="bg", think="5us", start="1us"))
+
+
+@pytest.mark.parametrize("control", ["local", "out_of_band", "in_band"])
+def test_every_control_runs_from_python(control):
+    res = rdmalab.run(python_testbed("drum").with_drum(control=control), progress=False)
+    assert res.drum.height > 0 and res.wqes.height > 100
+    # Local and out-of-band allocations start at period boundaries; in-band ones when the
+    # last answer crossed the fabric.
+    offsets = (res.drum["t_ns"].to_numpy() % 50_000)
+    assert (offsets == 0).all() if control == "local" else (offsets > 0).any()
+
+
+@pytest.mark.parametrize("mech", ["raw", "share", "drum"])
+def test_python_api_and_toml_give_the_same_run(tmp_path, mech):
+    path = tmp_path / "s.toml"
+    path.write_text(TESTBED_TOML.replace("MECH", mech))
+    a = rdmalab.run(Scenario.from_toml(path), progress=False)
+    b = rdmalab.run(python_testbed(mech), progress=False)
+    assert a.wqes.height > 100 and a.wqes.equals(b.wqes)
+    assert list(a.wqes.columns) == ["app", "name", "host", "batch", "size", "posted_ns", "ct_ns"]
+    assert list(a.apps.columns) == ["app", "name", "host", "dst", "wqes", "bytes", "wqe_per_us", "gbps",
+                                    "p50_ct_ns", "p80_ct_ns", "p99_ct_ns", "first_post_ns", "done_ns"]
+    assert a.apps["name"].to_list() == ["fg"] + [f"bg#{k}" for k in range(6)]
+    done = a.wqes.filter(~a.wqes["ct_ns"].is_nan())
+    assert (done["ct_ns"] > 0).all()
+    assert a.apps["wqes"].sum() == done.height
+    if mech == "drum":
+        assert list(a.drum.columns) == ["t_ns", "app", "x", "z", "a", "active", "rate"]
+        # One row per period (0, 50, ..., 500 us) and application; x̂ within Q = 0.9/0.68 per µs.
+        assert a.drum.height == 11 * 7
+        sums = a.drum.group_by("t_ns").agg(pl.col("x").sum())["x"].to_numpy()
+        assert (sums <= 0.9 / 0.68 * (1 + 1e-9)).all()
+    else:
+        assert a.drum.height == 0
+
+
+def test_a_lone_raw_application_matches_the_closed_form():
+    # One 32 B WQE per batch, nothing else on the host: WQE engine (680 ns) + data over two
+    # store-and-forward hops of 1 us + ACK back, then the poll that ends next (100 ns grid
+    # from the post). 32 B + 48 B header = 80 B = 16 ns at 40 Gb/s; ACK 60 B = 12 ns.
+    sc = (Scenario.star(7, rate="40Gbps", delay="1us").with_stop_time("200us")
+          .with_host(mechanism="raw", wqe_cost="680ns", poll_cost="100ns")
+          .app(0, 6, size=32, wr_num=1))
+    res = rdmalab.run(sc, progress=False)
+    cqe = 680 + 2 * (16 + 1000) + 2 * (12 + 1000)
+    seen = math.ceil(cqe / 100) * 100
+    ct = res.wqes["ct_ns"].drop_nans().to_numpy()
+    assert len(ct) > 30 and np.all(ct == seen), (cqe, seen, np.unique(ct))
+
+
+def test_polling_threads_share_the_cores():
+    # 8 busy-polling applications on 2 cores: a poll takes 4x poll_cost of wall time, so
+    # completions are seen later than with 8 cores.
+    def p50(cores: int) -> float:
+        sc = (Scenario.star(7, rate="40Gbps").with_stop_time("300us")
+              .with_host(mechanism="raw", poll_cost="2us", cores=cores)
+              .app(0, 6, size=32, wr_num=1, count=8, think="3us"))
+        return float(rdmalab.run(sc, progress=False).apps["p50_ct_ns"].mean())
+    assert p50(2) > p50(8) + 2000
+
+
+@pytest.mark.parametrize("field,settings", [
+    ("app[0].wr_num", {"wr_num": 0}),
+    ("app[0].size", {"size": [100, 10]}),
+    ("host.share_ratio", {"share_ratio": 0}),
+    ("host.mechanism", {"mechanism": "fifo"}),
+    ("drum.period", {"period": "0ns"}),
+    ("drum.control", {"control": "telepathy"}),
+    ("drum.control_delay", {"control_delay": "0us"}),
+    ("app[0].total_bytes", {"total_bytes": None}),
+])
+def test_bad_input_names_the_field(field, settings):
+    app = {"size": 1024, "wr_num": 4, "total_bytes": 10_000}
+    host: dict = {}
+    drum: dict = {}
+    for k, v in settings.items():
+        target = app if k in app else host if k in ("share_ratio", "mechanism") else drum
+        target[k] = v
+    app = {k: v for k, v in app.items() if v is not None}
+    sc = Scenario.star(7).with_host(**host).with_drum(**drum).app(0, 6, **app)
+    with pytest.raises(ValueError, match=re.escape(f"field `{field}`")):
+        rdmalab.run(sc, progress=False)
+
+
+def test_drum_fig2a_quick_reproduces_the_calibrated_slope(tmp_path, capsys):
+    assert main(["repro", "run", "drum-fig2a", "--quick", "--out", str(tmp_path / "o"), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "slope us/WQE" in out and "19.800" in out and "74.300" in out
+    exp = repro.get("drum-fig2a")
+    runs, flows = load_sweep(tmp_path / "o")
+    rows = {(c.group, c.metric): c for c in exp.compare(runs, flows, Store(tmp_path / "o"))}
+    assert rows[("RAW", "slope us/WQE")].ours == pytest.approx(0.68, rel=0.1)
+    # Fig. 6: under DRUM the foreground does not feel the background's batch size.
+    assert rows[("DRUM (Fig. 6)", "p80(100)/p80(20)")].ours < 1.1
+    assert (tmp_path / "o" / "figures" / "drum_fig2a.png").is_file()
+
+
+@pytest.mark.parametrize("name", ["drum-fig2b", "drum-fig2c", "drum-tc1"])
+def test_drum_quick_entries_run_and_compare(tmp_path, capsys, name):
+    assert main(["repro", "run", name, "--quick", "--out", str(tmp_path / "o"), "--quiet"]) == 0
+    exp = repro.get(name)
+    runs, flows = load_sweep(tmp_path / "o")
+    rows = exp.compare(runs, flows, Store(tmp_path / "o"))
+    assert rows and all(math.isfinite(r.ours) for r in rows)
+    if name == "drum-fig2b":  # linear while polling binds: x2 polls -> x2 throughput, x10 wr_num -> x10
+        for r in rows:
+            assert r.ours == pytest.approx(r.theirs, rel=0.02), r
+    if name == "drum-fig2c":
+        got = {r.metric: r.ours for r in rows}
+        assert got["knee: last n at 95 %"] == 20 and got["thpt max n / min n"] == pytest.approx(1.0, rel=0.02)
+    assert any(Path(tmp_path / "o" / "figures").glob("drum_*.png"))
+
+
+def test_the_documented_scenario_runs(tmp_path):
+    text = (Path(__file__).resolve().parents[2] / "docs" / "drum-fabric.md").read_text()
+    block = text.split("```toml", 1)[1].split("```", 1)[0]
+    path = tmp_path / "doc.toml"
+    path.write_text(block)
+    res = rdmalab.run(Scenario.from_toml(path), progress=False)
+    assert res.stop_reason in ("stop_time", "finished") and res.apps.height == 10 and res.drum.height > 0
