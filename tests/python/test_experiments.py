@@ -492,3 +492,15 @@ def test_the_documented_sweep_is_valid():
     block = text.split("```toml", 1)[1].split("```", 1)[0]
     s = Sweep.from_dict(tomllib.loads(block))
     assert s.name == "fat-tree-load" and len(s.expand()) == 6
+
+
+def test_every_top_level_scenario_table_is_a_sweepable_base_field(tmp_path):
+    # Link overrides, link events and the trace are scenario tables like any other: a sweep
+    # takes them in its base and varies their fields.
+    base = {**STAR, "links": [{"a": 1, "b": 5, "error_rate": 0.0}],
+            "events": [{"kind": "link_down", "at": "1ms", "a": 2, "b": 5}],
+            "trace": {"flows": [0], "max_bytes": 1_000_000}}
+    sw = sweep_of({"links[0].error_rate": [0.0, 0.001]}, base=base)
+    assert len(sw.expand()) == 2
+    with pytest.raises(SweepError, match="unknown field `base.bogus`"):
+        sweep_of(base={**STAR, "bogus": 1})

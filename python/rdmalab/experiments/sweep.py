@@ -41,7 +41,8 @@ except ModuleNotFoundError:  # pragma: no cover - 3.9 and 3.10: the same parser,
     import tomli as tomllib  # type: ignore[no-redef]
 
 #: Top-level keys of a scenario (crates/rdmalab/src/scenario.rs, `ScenarioSpec`).
-SCENARIO_KEYS = ("seed", "stop_time", "topology", "traffic", "fabric", "tenants", "host", "app", "drum")
+SCENARIO_KEYS = ("seed", "stop_time", "topology", "traffic", "fabric", "tenants", "links", "events", "trace", "host",
+                 "app", "drum")
 #: Top-level keys of a sweep file.
 SWEEP_KEYS = ("name", "description", "scenario", "base", "grid", "zip", "seeds", "plot")
 #: Keys of the optional [plot] table.
