@@ -204,8 +204,9 @@ impl Simulation {
     }
 
     /// Gives up every message of `q` (its destination is partitioned away). A QP carrying
-    /// an application's messages (multipath) is left alone: applications have no failed
-    /// completion yet, so such a run ends stalled or at its stop time instead.
+    /// an application's messages (multipath) is left alone here: an application learns of
+    /// failed WRs only through `fabric.retry_limit` (`sim::retry`), so without it such a run
+    /// ends stalled or at its stop time instead.
     fn abandon_qp(&mut self, q: QpId) {
         if self.qps[q.idx()].messages.iter().any(|m| m.app != crate::app::NO_APP) {
             return;
