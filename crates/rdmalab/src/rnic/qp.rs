@@ -149,7 +149,8 @@ pub struct Qp {
 }
 
 impl Qp {
-    /// An empty slot, overwritten before use.
+    /// An empty, finished slot with every counter at zero: `open_qp` sets what a new QP
+    /// needs and takes the rest from here.
     pub fn placeholder() -> Qp {
         Qp {
             nic: 0,
@@ -260,38 +261,17 @@ mod tests {
 
     fn qp() -> Qp {
         Qp {
-            nic: 0,
-            src: NodeId(0),
             dst: NodeId(1),
-            sip: 0,
-            dip: 0,
             sport: 10000,
             dport: 100,
             pg: 3,
-            posted: 0,
-            snd_nxt: 0,
-            snd_una: 0,
-            messages: VecDeque::new(),
-            next_avail: Time(0),
             rate: Rate::gbps(50),
             max_rate: Rate::gbps(100),
             win: 10_000,
             var_win: true,
-            base_rtt: Time(0),
-            last_wire: 0,
-            rto_deadline: Time::MAX,
-            rto_scheduled: false,
             cc_group: CcGroupId(0),
             finished: false,
-            close_when_idle: true,
-            rx: RxState::default(),
-            tenant: 0,
-            in_flight: 0,
-            exempt_until: 0,
-            gen: 0,
-            retries: 0,
-            rewinds: 0,
-            error: false,
+            ..Qp::placeholder()
         }
     }
 

@@ -343,6 +343,38 @@ impl Simulation {
         }
     }
 
+    /// What every multipath message record holds whichever split sent the message (`done`:
+    /// its completion at the sender); the split fills in its own counts.
+    pub(super) fn mp_record_base(
+        &self,
+        conn: u32,
+        id: u32,
+        size: u64,
+        start: Time,
+        done: Option<Time>,
+        ideal: Time,
+    ) -> MpMessageRecord {
+        let c = &self.apps.conns[conn as usize];
+        MpMessageRecord {
+            message: MpMsgId(id),
+            conn: MpConnId(conn),
+            src: c.src,
+            dst: c.dst,
+            size,
+            qps: c.qps.len() as u32,
+            chunks: 0,
+            start,
+            fct: done.map(|t| t - start),
+            recv_done: None,
+            ideal,
+            bytes_placed: 0,
+            wrs: 0,
+            cqes: 0,
+            recv_cqe: None,
+            probe: Time::ZERO,
+        }
+    }
+
     /// Per-message records of every multipath message, in id order.
     pub(super) fn mp_message_records(&self) -> Vec<MpMessageRecord> {
         let a = &self.apps;
@@ -356,23 +388,15 @@ impl Simulation {
                 let h = c.half as usize;
                 let m = &a.senders[h].messages[local as usize];
                 let r = a.receivers[h].messages.get(&(m.id as u64)).copied().unwrap_or_default();
+                let since = |t: Time| t - m.start;
                 MpMessageRecord {
-                    message: MpMsgId(m.id),
-                    conn: MpConnId(conn),
-                    src: c.src,
-                    dst: c.dst,
-                    size: m.size,
-                    qps: c.qps.len() as u32,
                     chunks: m.chunks as u64,
-                    start: m.start,
-                    fct: m.done.map(|t| t - m.start),
-                    recv_done: r.done.map(|t| t - m.start),
-                    ideal,
+                    recv_done: r.done.map(since),
                     bytes_placed: r.placed,
                     wrs: m.chunks as u64,
                     cqes: m.acked as u64,
-                    recv_cqe: r.done.map(|t| t - m.start),
-                    probe: Time::ZERO,
+                    recv_cqe: r.done.map(since),
+                    ..self.mp_record_base(conn, m.id, m.size, m.start, m.done, ideal)
                 }
             })
             .collect()

@@ -8,7 +8,7 @@ use crate::app::{SendCompletion, SendDone, NO_APP};
 use crate::fabric::packet::NO_INT;
 use crate::fabric::{Packet, PacketKind};
 use crate::ids::{CcGroupId, PortId, QpId};
-use crate::rnic::{Completion, Pick, Qp, RxState};
+use crate::rnic::{Completion, Pick, Qp};
 use crate::stats::FlowRecord;
 use crate::units::Time;
 use crate::workload::FlowSpec;
@@ -76,9 +76,6 @@ impl Simulation {
             sport,
             dport: f.dport,
             pg: f.pg,
-            posted: 0,
-            snd_nxt: 0,
-            snd_una: 0,
             messages,
             next_avail: self.now,
             rate: line,
@@ -86,20 +83,10 @@ impl Simulation {
             win: if self.cfg.window.enabled { path.bdp } else { 0 },
             var_win: self.cfg.window.variable,
             base_rtt: path.base_rtt,
-            last_wire: 0,
-            rto_deadline: Time::MAX,
-            rto_scheduled: false,
-            cc_group: CcGroupId(u32::MAX),
             finished: false,
-            close_when_idle: true,
-            rx: RxState::default(),
             tenant: f.tenant,
-            in_flight: 0,
-            exempt_until: 0,
             gen,
-            retries: 0,
-            rewinds: 0,
-            error: false,
+            ..Qp::placeholder()
         };
         self.counters.qps_opened += 1;
         self.live_qps += 1;

@@ -157,22 +157,14 @@ impl Simulation {
             _ => (r.placed, r.done.map(since)),
         };
         MpMessageRecord {
-            message: MpMsgId(m.id),
-            conn: MpConnId(conn),
-            src: c.src,
-            dst: c.dst,
-            size: m.size,
-            qps: c.qps.len() as u32,
             chunks: m.pieces as u64,
-            start: m.start,
-            fct: m.done.map(since),
             recv_done,
-            ideal,
             bytes_placed: placed,
             wrs: m.wrs as u64,
             cqes: m.cqes as u64,
             recv_cqe: r.cqe.map(since),
             probe: m.probe,
+            ..self.mp_record_base(conn, m.id, m.size, m.start, m.done, ideal)
         }
     }
 
