@@ -17,6 +17,7 @@ flows, all flows being live at once.
     python3 bench/run.py                 # all scenarios
     python3 bench/run.py S1-dcqcn S2-none
     python3 bench/run.py --repeat 3      # best of three runs per scenario (a shared machine)
+    python3 bench/run.py --threads 1     # the parallel engine's event order (SimConfig::threads)
 
 Where the reference simulator has a run of the same scenario and CC
 (`reference/hpcc/run_stats.csv`), its best user time is printed beside ours with the ratio.
@@ -44,6 +45,8 @@ NATIVE = {
     "stagger-1M": "stagger_recreate_1M.toml",
     "fat-tree-10k": "fat_tree_10k.toml",
     "fat-tree-100k": "fat_tree_100k.toml",
+    # Issue 16 §2's scaling case: k = 16 (1,024 hosts), WebSearch at 50 % load, DCQCN.
+    "fat-tree-1k-ws": "fat_tree_1k_websearch.toml",
     # Issue 13: one host, 1000 closed-loop apps, 10 ms, each mechanism (target: 5 s wall each).
     "drum-1000-raw": "drum_1000_raw.toml",
     "drum-1000-share": "drum_1000_share.toml",
@@ -90,6 +93,10 @@ def prepare(workdir: Path, config: str, cc_mode: int | None) -> Path:
     return out
 
 
+#: `--threads N` for every run (None: the sequential engine).
+THREADS: int | None = None
+
+
 def run_one(name: str, native_file: str | None = None) -> dict:
     native_file = native_file or NATIVE.get(name)
     with tempfile.TemporaryDirectory() as tmp:
@@ -98,6 +105,8 @@ def run_one(name: str, native_file: str | None = None) -> dict:
         else:
             config, mode = SCENARIOS[name]
             cmd = [str(BINARY), prepare(Path(tmp), config, mode).name]
+        if THREADS is not None:
+            cmd += ["--threads", str(THREADS)]
         out_path = Path(tmp) / "stdout.txt"
         with open(out_path, "w") as out:
             t0 = time.perf_counter()
@@ -156,10 +165,15 @@ def memory_split(name: str, run: dict) -> str:
 
 
 def main(argv: list[str]) -> int:
+    global THREADS
     repeat = 1
     if "--repeat" in argv:
         i = argv.index("--repeat")
         repeat = int(argv[i + 1])
+        argv = argv[:i] + argv[i + 2 :]
+    if "--threads" in argv:
+        i = argv.index("--threads")
+        THREADS = int(argv[i + 1])
         argv = argv[:i] + argv[i + 2 :]
     names = argv or list(SCENARIOS) + list(NATIVE)
     unknown = [n for n in names if n not in SCENARIOS and n not in NATIVE]

@@ -5,6 +5,7 @@ compares FCT slowdowns with the reference's FCT files. Writes docs/validation.md
     .venv/bin/python bench/validate.py                  # all four runs, tables to stdout
     .venv/bin/python bench/validate.py --out report.md  # and to a file
     .venv/bin/python bench/validate.py S2:dcqcn
+    .venv/bin/python bench/validate.py --threads 1      # the parallel engine's event order
 """
 
 from __future__ import annotations
@@ -20,17 +21,18 @@ REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "hpcc
 RUNS = ["S1:dcqcn", "S1:hpcc", "S2:dcqcn", "S2:hpcc"]
 
 
-def report(run: str) -> str:
+def report(run: str, threads: int | None = None) -> str:
     scenario, cc = run.split(":")
     t0 = time.perf_counter()
-    ours = FctFile.read(run_reference_config(REFERENCE, f"{scenario}_{cc}_config.txt"))
+    ours = FctFile.read(run_reference_config(REFERENCE, f"{scenario}_{cc}_config.txt", threads=threads))
     wall = time.perf_counter() - t0
     ref = FctFile.read(REFERENCE / f"{scenario}_{cc}_fct.txt")
     noise = [FctFile.read(p) for p in sorted((REFERENCE / "noise").glob(f"{scenario}_{cc}_rng*_fct.txt"))]
     rows = compare(ours, ref, noise)
     med, matched = per_flow_agreement(ours, ref)
     misses = sum(r["verdict"] == "MISS" for r in rows)
-    head = (f"### {scenario} {cc.upper()}\n\n{len(ours.keys)} flows completed (reference {len(ref.keys)}); "
+    order = "" if threads is None else f" (--threads {threads}: the parallel engine's event order)"
+    head = (f"### {scenario} {cc.upper()}{order}\n\n{len(ours.keys)} flows completed (reference {len(ref.keys)}); "
             f"per-flow agreement: median |ours/ref − 1| = {100 * med:.2f} % over {matched} matched flows; "
             f"reference spread from {len(noise)} other random-number runs; run took {wall:.1f} s wall; "
             f"{misses} cell(s) outside tolerance.\n")
@@ -41,8 +43,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs", nargs="*", default=RUNS, help="scenario:cc pairs (default: all four)")
     ap.add_argument("--out", help="also write the tables to this file")
+    ap.add_argument("--threads", type=int, help="run with the parallel engine's event order (SimConfig::threads)")
     args = ap.parse_args()
-    text = "\n".join(report(r) for r in args.runs)
+    text = "\n".join(report(r, args.threads) for r in args.runs)
     print(text)
     if args.out:
         Path(args.out).write_text(text)

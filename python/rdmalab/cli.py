@@ -90,7 +90,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     out = Path(args.out) if args.out else Path("out") / Path(args.scenario).stem
     _prepare_out(out, args.force)
-    results = run(args.scenario, progress=not args.quiet, trace_path=out / "trace.parquet")
+    results = run(args.scenario, progress=not args.quiet, trace_path=out / "trace.parquet", threads=args.threads)
     print(results.summary())
     title = f"{Path(args.scenario).stem}: {describe(Scenario.from_toml(args.scenario), results)}"
     _write_outputs(results, out, title)
@@ -100,11 +100,24 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_hpcc(args: argparse.Namespace) -> int:
     from rdmalab import run_hpcc
 
-    results, fct, pfc = run_hpcc(args.config, progress=not args.quiet)
+    results, fct, pfc = run_hpcc(args.config, progress=not args.quiet, threads=args.threads)
     print(results.summary())
     extra = [str(p) for p in (results.extra.get("trace_path"), results.extra.get("qlen_path")) if p]
     print(f"\nwrote {', '.join([fct, pfc] + extra)}")
     return run_status(results)
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _threads_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--threads", type=_positive_int, metavar="N",
+                   help="the parallel engine's event order, whose results do not depend on N (default: the "
+                        "sequential engine with the reference's order); only 1 runs so far")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -126,6 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="output folder (default out/<scenario file stem>/); must be empty or new")
     p.add_argument("--force", action="store_true", help="write into a non-empty --out folder, replacing its files")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    _threads_option(p)
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("hpcc", help="run an ns-3 HPCC simulator config (drop-in for `third CONFIG`)",
                        description="Reads the reference's config keys (paths relative to the current folder, "
@@ -135,6 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "the run when they exist.")
     p.add_argument("config", help="the reference's config file (e.g. config.txt)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    _threads_option(p)
     p.set_defaults(func=cmd_hpcc)
     from rdmalab.drum import cli as drum_cli
     from rdmalab.experiments import cli as experiments_cli

@@ -96,25 +96,32 @@ def _finish_trace(sim: "_core.Simulation", spool: tuple[Path, Path], results: Re
     results.extra["trace_path"] = dest
 
 
-def run(scenario: Scenario | str | Path, progress: bool = True, trace_path: str | Path | None = None) -> Results:
+def run(scenario: Scenario | str | Path, progress: bool = True, trace_path: str | Path | None = None,
+        threads: int | None = None) -> Results:
     """Simulates a scenario (a `Scenario` or a TOML path) and returns its results. With a
-    `[trace]` table, the trace goes to `trace_path` (default: a temporary folder)."""
+    `[trace]` table, the trace goes to `trace_path` (default: a temporary folder).
+
+    `threads`: the parallel engine's partition-independent event order (results do not depend
+    on the number); `None` keeps the scenario's `threads` or, absent, the sequential engine with
+    the reference's order. Only 1 runs so far (docs/physics.md, "Parallel engine")."""
     if isinstance(scenario, (str, Path)):
-        sim = _core.Simulation.from_toml_file(str(scenario))
+        sim = _core.Simulation.from_toml_file(str(scenario), threads)
     else:
-        sim = _core.Simulation.from_json(scenario.to_json(), scenario.base_dir())
+        sim = _core.Simulation.from_json(scenario.to_json(), scenario.base_dir(), threads)
     warn_scenario(sim)
     return drive(sim, progress=progress, trace_path=trace_path)
 
 
-def run_hpcc(config: str | Path, progress: bool = True) -> tuple[Results, str, str]:
+def run_hpcc(config: str | Path, progress: bool = True, threads: int | None = None) -> tuple[Results, str, str]:
     """Runs an ns-3 HPCC simulator config; writes its FCT and PFC files like `third` does,
     and with ENABLE_TRACE its packet trace (as Parquet) to TRACE_OUTPUT_FILE, with
     QLEN_MON_START < QLEN_MON_END the queue-length monitor to QLEN_MON_FILE.
 
+    `threads` as in `run`: `None` (the default) runs the reference's event order.
+
     Returns the results and the two output paths.
     """
-    sim = _core.Simulation.from_hpcc_config(str(config))
+    sim = _core.Simulation.from_hpcc_config(str(config), threads)
     warn_scenario(sim)
     trace_path, qlen_path = sim.monitor_paths()
     fct_path, pfc_path = sim.output_paths()

@@ -61,7 +61,8 @@ def per_flow_agreement(ours: FctFile, ref: FctFile) -> tuple[float, int]:
     return (float(np.median(ratios)) if ratios else float("nan")), len(ratios)
 
 
-def run_reference_config(reference_dir: Path, config: str, cc_mode: int | None = None) -> Path:
+def run_reference_config(reference_dir: Path, config: str, cc_mode: int | None = None,
+                         threads: int | None = None) -> Path:
     """Runs one reference config with rdmalab in a scratch copy; returns our FCT file."""
     import rdmalab
 
@@ -75,7 +76,7 @@ def run_reference_config(reference_dir: Path, config: str, cc_mode: int | None =
     cwd = os.getcwd()
     try:
         os.chdir(work)
-        _, fct, _ = rdmalab.run_hpcc(config, progress=False)
+        _, fct, _ = rdmalab.run_hpcc(config, progress=False, threads=threads)
     finally:
         os.chdir(cwd)
     return work / fct

@@ -38,7 +38,11 @@ pub struct Simulation {
     qlen_path: Option<String>,
 }
 
-fn build(s: Scenario) -> PyResult<rdmalab::sim::Simulation> {
+/// `threads` (when given) overrides the scenario's own (`SimConfig::threads`).
+fn build(mut s: Scenario, threads: Option<u32>) -> PyResult<rdmalab::sim::Simulation> {
+    if threads.is_some() {
+        s.config.threads = threads;
+    }
     s.simulation().map_err(to_py)
 }
 
@@ -46,28 +50,31 @@ fn build(s: Scenario) -> PyResult<rdmalab::sim::Simulation> {
 impl Simulation {
     /// From a TOML scenario file.
     #[staticmethod]
-    fn from_toml_file(path: &str) -> PyResult<Self> {
+    #[pyo3(signature = (path, threads=None))]
+    fn from_toml_file(path: &str, threads: Option<u32>) -> PyResult<Self> {
         let s = Scenario::from_file(Path::new(path)).map_err(to_py)?;
-        Ok(Simulation { inner: build(s)?, fct_path: None, pfc_path: None, trace_path: None, qlen_path: None })
+        Ok(Simulation { inner: build(s, threads)?, fct_path: None, pfc_path: None, trace_path: None, qlen_path: None })
     }
 
     /// From a JSON scenario (what `rdmalab.Scenario` produces); `base` resolves paths.
     #[staticmethod]
-    fn from_json(text: &str, base: &str) -> PyResult<Self> {
+    #[pyo3(signature = (text, base, threads=None))]
+    fn from_json(text: &str, base: &str, threads: Option<u32>) -> PyResult<Self> {
         let s = Scenario::from_json(text, Path::new(base)).map_err(to_py)?;
-        Ok(Simulation { inner: build(s)?, fct_path: None, pfc_path: None, trace_path: None, qlen_path: None })
+        Ok(Simulation { inner: build(s, threads)?, fct_path: None, pfc_path: None, trace_path: None, qlen_path: None })
     }
 
     /// From an ns-3 HPCC simulator config file (paths relative to the current directory).
     #[staticmethod]
-    fn from_hpcc_config(path: &str) -> PyResult<Self> {
+    #[pyo3(signature = (path, threads=None))]
+    fn from_hpcc_config(path: &str, threads: Option<u32>) -> PyResult<Self> {
         let cfg = hpcc_config::read_config(path).map_err(to_py)?;
         let s = rdmalab::hpcc_compat::scenario_from_config(&cfg).map_err(to_py)?;
         let monitor = s.config.qlen_monitor.is_some();
         let trace = s.config.trace.is_some();
         let show = |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| p.display().to_string());
         Ok(Simulation {
-            inner: build(s)?,
+            inner: build(s, threads)?,
             fct_path: Some(cfg.fct_output_file.display().to_string()),
             pfc_path: Some(cfg.pfc_output_file.display().to_string()),
             trace_path: if trace { show(&cfg.trace_output_file) } else { None },

@@ -1,6 +1,8 @@
 //! Runs an ns-3 HPCC config, or a native TOML scenario, with the Rust engine alone (no
-//! Python), for profiling: `cargo run --release --example hpcc_run -- CONFIG|SCENARIO.toml`.
-//! Prints counters and timing; writes the FCT file (the config's, or `fct.txt`).
+//! Python), for profiling: `cargo run --release --example hpcc_run -- CONFIG|SCENARIO.toml
+//! [--threads N]` (`--threads`: the parallel engine's event order, `SimConfig::threads`).
+//! Prints counters and timing; writes the FCT file (the config's, or `fct.txt`) and an HPCC
+//! config's PFC file.
 
 use std::time::Instant;
 
@@ -15,21 +17,37 @@ fn main() {
 }
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let path = std::env::args().nth(1).ok_or("usage: hpcc_run CONFIG")?;
-    let t0 = Instant::now();
-    let (mut sim, fct_path): (Simulation, std::path::PathBuf) = if path.ends_with(".toml") {
-        (rdmalab::scenario::Scenario::from_file(path.as_ref())?.simulation()?, "fct.txt".into())
-    } else {
-        let cfg = hpcc_config::read_config(&path)?;
-        let s = rdmalab::hpcc_compat::scenario_from_config(&cfg)?;
-        (Simulation::new(s.topology, s.flows, s.config)?, cfg.fct_output_file.clone())
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let usage = "usage: hpcc_run CONFIG|SCENARIO.toml [--threads N]";
+    let path = args.first().ok_or(usage)?.clone();
+    let threads = match args.get(1).map(String::as_str) {
+        Some("--threads") => Some(args.get(2).ok_or(usage)?.parse::<u32>()?),
+        Some(_) => return Err(usage.into()),
+        None => None,
     };
+    let t0 = Instant::now();
+    let (mut sim, fct_path, pfc_path): (Simulation, std::path::PathBuf, Option<std::path::PathBuf>) =
+        if path.ends_with(".toml") {
+            let mut s = rdmalab::scenario::Scenario::from_file(path.as_ref())?;
+            s.config.threads = threads.or(s.config.threads);
+            (s.simulation()?, "fct.txt".into(), None)
+        } else {
+            let cfg = hpcc_config::read_config(&path)?;
+            let mut s = rdmalab::hpcc_compat::scenario_from_config(&cfg)?;
+            s.config.threads = threads;
+            let sim = Simulation::new(s.topology, s.flows, s.config)?;
+            (sim, cfg.fct_output_file.clone(), Some(cfg.pfc_output_file.clone()))
+        };
     let setup = t0.elapsed();
     let reason = sim.run_to_end();
     let wall = t0.elapsed();
     let r = sim.results()?;
     let mut out = std::io::BufWriter::new(std::fs::File::create(&fct_path)?);
     fct::write_fct(&mut out, &r.records)?;
+    if let Some(pfc_path) = pfc_path {
+        let mut out = std::io::BufWriter::new(std::fs::File::create(pfc_path)?);
+        rdmalab::formats::pfc::write_pfc(&mut out, &r.pfc_events)?;
+    }
     let c = r.counters;
     println!("stop: {reason:?}  flows {}/{}", r.records.len(), r.flows_total);
     println!("setup {:.3}s  total {:.3}s", setup.as_secs_f64(), wall.as_secs_f64());

@@ -1,5 +1,6 @@
 //! Runs a TOML scenario with the Rust engine alone (no Python), for benchmarks:
-//! `cargo run --release --example scenario_run -- SCENARIO.toml`. Prints counters, timing and a
+//! `cargo run --release --example scenario_run -- SCENARIO.toml
+//! [--threads N]`. Prints counters, timing and a
 //! `JSON {...}` line that `bench/run.py` reads.
 
 use std::path::Path;
@@ -16,9 +17,16 @@ fn main() {
 }
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let path = std::env::args().nth(1).ok_or("usage: scenario_run SCENARIO.toml")?;
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let usage = "usage: scenario_run SCENARIO.toml [--threads N]";
+    let path = args.first().ok_or(usage)?;
     let t0 = Instant::now();
-    let s = Scenario::from_file(Path::new(&path))?;
+    let mut s = Scenario::from_file(Path::new(path))?;
+    match args.get(1).map(String::as_str) {
+        Some("--threads") => s.config.threads = Some(args.get(2).ok_or(usage)?.parse()?),
+        Some(_) => return Err(usage.into()),
+        None => {}
+    }
     let mut sim = Simulation::from_scenario(s)?;
     let setup = t0.elapsed();
     let reason = sim.run_to_end();

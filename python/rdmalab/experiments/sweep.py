@@ -42,7 +42,7 @@ except ModuleNotFoundError:  # pragma: no cover - 3.9 and 3.10: the same parser,
 
 #: Top-level keys of a scenario (crates/rdmalab/src/scenario.rs, `ScenarioSpec`).
 SCENARIO_KEYS = ("seed", "stop_time", "topology", "traffic", "fabric", "tenants", "links", "events", "trace", "host",
-                 "app", "drum")
+                 "app", "drum", "threads")
 #: Top-level keys of a sweep file.
 SWEEP_KEYS = ("name", "description", "scenario", "base", "grid", "zip", "seeds", "plot")
 #: Keys of the optional [plot] table.

@@ -282,6 +282,8 @@ pub struct CcGroup {
     pub alive: bool,
     /// Its key in the simulator's map of shared groups (`None`: one QP's own).
     pub key: Option<(u32, u32)>,
+    /// The sending node whose QPs it serves (its timers run there).
+    pub owner: u32,
     /// Lingering without members until then (`Time::MAX`: not lingering).
     pub linger_until: Time,
     /// HPCC under the tenant defense: the last INT hop records per destination.
@@ -311,6 +313,7 @@ impl CcGroup {
             retired_bytes: 0,
             alive: true,
             key,
+            owner: u32::MAX,
             linger_until: Time::MAX,
             paths: Vec::new(),
         }

@@ -18,6 +18,16 @@
 //! becomes current, so the order is exactly that of a heap: the choice of shift and slots
 //! changes speed, never results.
 //!
+//! # Two tie orders
+//!
+//! By default the tie key is that global insertion counter (FIFO, the reference's order).
+//! [`EventQueue::use_origin_order`] switches a fresh queue to a second order that does not
+//! depend on how the world is cut into partitions (the parallel engine's, `docs/physics.md`
+//! "Parallel engine"): the key is `origin << ORIGIN_SHIFT | counter`, where the origin is the
+//! component (a node, or a global mechanism) whose handler pushes the event
+//! ([`EventQueue::set_origin`]) and the counter is that origin's own. Only the key changes:
+//! the calendar, the reserved keys and `popped_seq` work the same in both orders.
+//!
 //! An event can also be pushed with a sequence number reserved earlier
 //! ([`EventQueue::reserve_seq`]): it then runs exactly where it would have run had it been
 //! pushed at reservation time. The simulator uses this to skip events that would have done
@@ -75,6 +85,18 @@ pub const DEFAULT_SHIFT: u32 = 10;
 /// Default ring size: 4,096 buckets ≈ 4.2 µs of near future.
 pub const DEFAULT_SLOTS: usize = 4096;
 
+/// Bits of an origin-order key below the origin: each origin may push 2^40 events.
+pub const ORIGIN_SHIFT: u32 = 40;
+/// Origins an origin-order queue can tell apart (the key's upper 24 bits).
+pub const MAX_ORIGINS: u32 = 1 << (64 - ORIGIN_SHIFT);
+
+/// The key of an event whose place among ties is fixed by its origin and a number of its
+/// own (not by a counter), in the origin order; push it with `push_reserved`.
+#[inline]
+pub const fn origin_key(origin: u32, low: u64) -> u64 {
+    ((origin as u64) << ORIGIN_SHIFT) | low
+}
+
 /// A min-queue of events keyed by (time, insertion order).
 #[derive(Debug)]
 pub struct EventQueue<E> {
@@ -106,6 +128,11 @@ pub struct EventQueue<E> {
     next_seq: u64,
     /// Sequence number of the event popped last (the one being handled).
     popped_seq: u64,
+    /// Origin order only (empty in FIFO order): each origin's next key while it is not
+    /// the current one (the current origin's lives in `next_seq`).
+    origin_next: Vec<u64>,
+    /// The origin whose counter `next_seq` holds.
+    origin: u32,
 }
 
 impl<E: Copy> Default for EventQueue<E> {
@@ -139,7 +166,38 @@ impl<E: Copy> EventQueue<E> {
             mask: slots as u64 - 1,
             next_seq: 0,
             popped_seq: 0,
+            origin_next: Vec::new(),
+            origin: 0,
         }
+    }
+
+    /// Switches a queue that has not taken any key yet to the origin order with origins
+    /// `0..origins`; origin 0 is current until [`set_origin`](Self::set_origin).
+    pub fn use_origin_order(&mut self, origins: u32) {
+        assert!(self.next_seq == 0 && self.is_empty(), "the tie order is chosen before the first push");
+        assert!(origins > 0 && origins <= MAX_ORIGINS, "{origins} origins: at most {MAX_ORIGINS}");
+        self.origin_next = (0..origins).map(|o| origin_key(o, 0)).collect();
+        self.origin = 0;
+        self.next_seq = self.origin_next[0];
+    }
+
+    /// True in the origin order.
+    #[inline]
+    pub fn origin_order(&self) -> bool {
+        !self.origin_next.is_empty()
+    }
+
+    /// Origin order: events pushed from now on come from `origin` and take its counter's
+    /// keys. FIFO order: nothing.
+    #[inline]
+    pub fn set_origin(&mut self, origin: u32) {
+        if self.origin_next.is_empty() || origin == self.origin {
+            return;
+        }
+        debug_assert!(self.next_seq & ((1 << ORIGIN_SHIFT) - 1) != (1 << ORIGIN_SHIFT) - 1, "origin counter overflow");
+        self.origin_next[self.origin as usize] = self.next_seq;
+        self.origin = origin;
+        self.next_seq = self.origin_next[origin as usize];
     }
 
     /// Schedules `event` at `time`.
@@ -384,6 +442,52 @@ mod tests {
         q.push_reserved(Time(10), seq, 'b');
         let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, vec!['x', 'a', 'b', 'c']);
+    }
+
+    #[test]
+    fn origin_order_breaks_ties_by_origin_then_its_own_counter() {
+        let mut q = EventQueue::new();
+        q.use_origin_order(3);
+        q.set_origin(2);
+        q.push(Time(5), 'a');
+        q.set_origin(1);
+        q.push(Time(5), 'b');
+        q.push(Time(4), 'c');
+        q.set_origin(2);
+        q.push(Time(5), 'd');
+        q.set_origin(1);
+        q.push(Time(5), 'e');
+        q.push_reserved(Time(5), origin_key(0, 99), 'f');
+        let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        assert_eq!(order, vec!['c', 'f', 'b', 'e', 'a', 'd']);
+    }
+
+    /// The order of one origin's events among ties does not depend on what other origins
+    /// push, or in which interleaving: the property the parallel engine stands on.
+    #[test]
+    fn origin_order_does_not_depend_on_other_origins_or_interleaving() {
+        let pushes: Vec<(u32, u64, u32)> = (0..300u32).map(|i| (i % 4, (i as u64 * 7) % 5, i)).collect();
+        let run = |keep: &dyn Fn(u32) -> bool, reverse_origins: bool| {
+            let mut q = EventQueue::new();
+            q.use_origin_order(4);
+            // Each origin's pushes in its own order; origins interleaved differently.
+            let mut order: Vec<u32> = (0..4).collect();
+            if reverse_origins {
+                order.reverse();
+            }
+            for o in order.into_iter().filter(|&o| keep(o)) {
+                q.set_origin(o);
+                for &(po, t, id) in pushes.iter().filter(|p| p.0 == o) {
+                    debug_assert_eq!(po, o);
+                    q.push(Time(t), id);
+                }
+            }
+            std::iter::from_fn(|| q.pop().map(|(_, e)| e)).filter(|id| id % 4 == 1).collect::<Vec<_>>()
+        };
+        let all = run(&|_| true, false);
+        assert_eq!(all, run(&|_| true, true));
+        assert_eq!(all, run(&|o| o == 1, false));
+        assert_eq!(all, run(&|o| o != 2, true));
     }
 
     #[test]

@@ -96,6 +96,9 @@ pub struct ScenarioSpec {
     pub app: Vec<host_apps::AppSpec>,
     /// DRUM's scheduler (`[drum]`; ignored unless `host.mechanism = "drum"`).
     pub drum: Option<host_apps::DrumSpec>,
+    /// Threads of the parallel engine (`SimConfig::threads`; absent: the sequential engine
+    /// and the reference's event order).
+    pub threads: Option<u32>,
 }
 
 fn default_seed() -> u64 {
@@ -311,6 +314,7 @@ impl ScenarioSpec {
         let mut topology = self.topology.build(base, file).map_err(|e| locate::in_section(e, file, "topology"))?;
         links::set_error_rates(&mut topology, self.fabric.error_rate, &self.links, file)?;
         let mut config = self.fabric.build(file, self.seed, self.stop_time.as_deref())?;
+        config.threads = self.threads;
         let tenants = tenants::Tenants::build(&self.tenants, file, &topology)?;
         let mut flows = Vec::new();
         let mut apps = Vec::new();

@@ -44,6 +44,7 @@ impl Simulation {
             None => {
                 let line = self.qps[qp_id.idx()].max_rate;
                 let mut fresh = CcGroup::new(&self.cfg.cc, line, path, self.cfg.granularity, key);
+                fresh.owner = self.qps[qp_id.idx()].src.0;
                 if self.cfg.defense == Defense::Tenant {
                     // A tenant's state is shared and split; a line-rate start is private.
                     (fresh.shared, fresh.split) = (key.is_some(), key.is_some());

@@ -123,6 +123,11 @@ pub struct SimConfig {
     pub link_events: Vec<crate::sim::failures::LinkEvent>,
     /// Time from a link's change of state to the new routes (the reference: 0).
     pub reroute_delay: Time,
+    /// Threads of the parallel engine (`--threads N`). `None`: the sequential engine with
+    /// the reference's FIFO tie order (the default). `Some(n)`: the partition-independent
+    /// origin order (`sim::order`), whose results do not depend on `n`. Only `Some(1)`
+    /// runs so far: the partitioned engine is not built yet.
+    pub threads: Option<u32>,
 }
 
 impl Default for SimConfig {
@@ -173,6 +178,7 @@ impl Default for SimConfig {
             qlen_monitor: None,
             link_events: Vec::new(),
             reroute_delay: Time::ZERO,
+            threads: None,
         }
     }
 }

@@ -22,9 +22,12 @@ impl Simulation {
     pub(super) fn on_flow_arrival(&mut self) {
         while let Some(&f) = self.flows.get(self.next_flow) {
             if f.start > self.now {
+                self.set_global_origin(super::order::Global::Flows);
                 self.queue.push(f.start, Event::FlowArrival);
                 break;
             }
+            // What admitting the flow pushes comes from its source host.
+            self.set_node_origin(f.src.0);
             let flow = self.next_flow as u32;
             self.next_flow += 1;
             if !self.reachable(f.src, f.dst) {

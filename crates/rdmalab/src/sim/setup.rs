@@ -89,6 +89,7 @@ impl Simulation {
         let mut sim = Simulation {
             now: Time::ZERO,
             queue: event_queue_for(&topo, &clock, max_packet as u32),
+            origin_order: false,
             cfg,
             topo,
             routes,
@@ -137,6 +138,9 @@ impl Simulation {
             no_edge_ecn,
             iofd,
         };
+        if sim.cfg.threads.is_some() {
+            sim.use_origin_order();
+        }
         sim.host_apps = sim.build_apps(apps);
         if let Some(first) = sim.flows.first() {
             sim.queue.push(first.start, Event::FlowArrival);
@@ -180,6 +184,19 @@ fn event_queue_for(topo: &Topology, clock: &TxClock, packet_bytes: u32) -> Event
 }
 
 fn validate_config(cfg: &SimConfig) -> Result<()> {
+    match cfg.threads {
+        Some(0) => return Err(Error::scenario("threads", "must be at least 1")),
+        Some(n) if n > 1 => {
+            return Err(Error::scenario(
+                "threads",
+                format!(
+                    "{n} threads: the partitioned parallel engine is not built yet; --threads 1 runs its \
+                     partition-independent event order on one core (docs/physics.md, \"Parallel engine\")"
+                ),
+            ))
+        }
+        _ => {}
+    }
     if cfg.mtu == 0 {
         return Err(Error::scenario("mtu", "must be at least 1 byte"));
     }

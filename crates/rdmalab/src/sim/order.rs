@@ -1,0 +1,114 @@
+//! The partition-independent event order (`--threads N`, `SimConfig::threads`).
+//!
+//! The reference breaks ties at equal time by one global insertion counter. A parallel run
+//! cannot keep that counter: which partition pushed first is an accident of the cut. In
+//! the origin order (`engine::queue`) an event's tie key is instead its *origin*, the node
+//! whose handler pushed it, and that node's own counter. Once every handler touches only
+//! its own node's state (`docs/physics.md`, "Parallel engine"), the order in which one
+//! node's handlers run, and so every result, is then the same however the nodes are
+//! spread over partitions.
+//!
+//! Origins are the nodes `0..N`, then a few pseudo-origins for what no node owns: arrivals
+//! (keyed by their wire, not by a counter: the event that delivers the head packet of a
+//! wire is pushed by the sender when the wire was empty and by the receiver otherwise, and
+//! its key must not depend on which), flow admission, sampling, link events, the queue
+//! monitor, host applications not yet tied to a host, DRUM's coordinator, and setup. Each
+//! has at most one chain of events in flight, so among ties they are ordered by kind.
+//! They sort after every node's events at the same picosecond.
+//!
+//! In the FIFO order (the default) nothing here runs: `run` has a loop for each order, and
+//! the one place that pushes differently (`push_arrive`) tests one flag per packet-hop.
+
+use super::{Event, Simulation};
+use crate::engine::queue::origin_key;
+use crate::ids::PortId;
+use crate::units::Time;
+
+/// Pseudo-origins, numbered after the nodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub(super) enum Global {
+    /// Keys of `Arrive` events (low bits: the port whose wire delivers).
+    Arrivals,
+    /// The flow list (`FlowArrival`).
+    Flows,
+    /// Queue, rate and link sampling.
+    Samples,
+    /// Link failures, repairs and rerouting.
+    Links,
+    /// The reference's queue-length monitor.
+    Monitor,
+    /// Host applications (staggered transfers, multipath, closed loops, Virtuoso).
+    Apps,
+    /// DRUM's scheduler and coordinator.
+    Drum,
+    /// Events pushed while the world is built.
+    Setup,
+}
+
+/// Pseudo-origins in all.
+const GLOBALS: u32 = Global::Setup as u32 + 1;
+
+impl Simulation {
+    /// Switches a freshly built simulation's queue to the origin order (before any push).
+    pub(super) fn use_origin_order(&mut self) {
+        let nodes = self.topo.nodes.len() as u32;
+        self.queue.use_origin_order(nodes + GLOBALS);
+        self.origin_order = true;
+        self.set_global_origin(Global::Setup);
+    }
+
+    #[inline]
+    fn global_origin(&self, g: Global) -> u32 {
+        self.topo.nodes.len() as u32 + g as u32
+    }
+
+    /// Events pushed from now on come from the pseudo-origin `g` (origin order only).
+    #[inline]
+    pub(super) fn set_global_origin(&mut self, g: Global) {
+        let o = self.global_origin(g);
+        self.queue.set_origin(o);
+    }
+
+    /// Events pushed from now on come from node `node` (origin order only).
+    #[inline]
+    pub(super) fn set_node_origin(&mut self, node: u32) {
+        self.queue.set_origin(node);
+    }
+
+    /// Before handling `ev`: its handler runs at this origin.
+    #[cold]
+    pub(super) fn enter_origin(&mut self, ev: Event) {
+        let node = match ev {
+            Event::TxDone(p) => Some(self.ports[p.idx()].node.0),
+            Event::Arrive(p) => Some(self.ports[self.ports[p.idx()].peer.idx()].node.0),
+            Event::NicWake(n) | Event::WqeDone(n) => Some(self.nics[n as usize].node.0),
+            Event::Rto(q, _) => Some(self.qps[q.idx()].src.0),
+            Event::CcTimer(g, _) | Event::GroupLinger(g) => Some(self.groups[g.idx()].owner),
+            _ => None,
+        };
+        match node {
+            Some(n) => self.set_node_origin(n),
+            None => self.set_global_origin(match ev {
+                Event::FlowArrival => Global::Flows,
+                Event::Sample => Global::Samples,
+                Event::LinkDown(_) | Event::LinkUp(_) | Event::Reroute => Global::Links,
+                Event::QlenMonitor => Global::Monitor,
+                Event::AppWake(_) | Event::App(..) => Global::Apps,
+                _ => Global::Drum,
+            }),
+        }
+    }
+
+    /// Schedules the arrival of the head packet of `port`'s wire at `at`. In the origin
+    /// order its key is the wire's own, whoever pushes it.
+    #[inline(always)]
+    pub(super) fn push_arrive(&mut self, at: Time, port: PortId) {
+        if self.origin_order {
+            let key = origin_key(self.global_origin(Global::Arrivals), port.0 as u64);
+            self.queue.push_reserved(at, key, Event::Arrive(port));
+        } else {
+            self.queue.push(at, Event::Arrive(port));
+        }
+    }
+}
