@@ -7,7 +7,8 @@
 use std::time::Instant;
 
 use rdmalab::formats::{fct, hpcc_config};
-use rdmalab::sim::Simulation;
+use rdmalab::scenario::Scenario;
+use rdmalab::sim::parallel::Runner;
 
 fn main() {
     if let Err(e) = run() {
@@ -26,21 +27,25 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         None => None,
     };
     let t0 = Instant::now();
-    let (mut sim, fct_path, pfc_path): (Simulation, std::path::PathBuf, Option<std::path::PathBuf>) =
+    let (mut s, fct_path, pfc_path): (Scenario, std::path::PathBuf, Option<std::path::PathBuf>) =
         if path.ends_with(".toml") {
-            let mut s = rdmalab::scenario::Scenario::from_file(path.as_ref())?;
-            s.config.threads = threads.or(s.config.threads);
-            (s.simulation()?, "fct.txt".into(), None)
+            (Scenario::from_file(path.as_ref())?, "fct.txt".into(), None)
         } else {
             let cfg = hpcc_config::read_config(&path)?;
-            let mut s = rdmalab::hpcc_compat::scenario_from_config(&cfg)?;
-            s.config.threads = threads;
-            let sim = Simulation::new(s.topology, s.flows, s.config)?;
-            (sim, cfg.fct_output_file.clone(), Some(cfg.pfc_output_file.clone()))
+            let s = rdmalab::hpcc_compat::scenario_from_config(&cfg)?;
+            (s, cfg.fct_output_file.clone(), Some(cfg.pfc_output_file.clone()))
         };
+    s.config.threads = threads.or(s.config.threads);
+    let mut sim = Runner::new(s)?;
+    if let Runner::Many(p) = &sim {
+        println!("parallel: {} partitions, windows of {} ps", p.partitions(), p.lookahead().0);
+    }
     let setup = t0.elapsed();
     let reason = sim.run_to_end();
     let wall = t0.elapsed();
+    if let Runner::Many(p) = &sim {
+        println!("parallel: events per partition {:?}", p.events_per_partition());
+    }
     let r = sim.results()?;
     let mut out = std::io::BufWriter::new(std::fs::File::create(&fct_path)?);
     fct::write_fct(&mut out, &r.records)?;

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use rdmalab::scenario::Scenario;
-use rdmalab::sim::Simulation;
+use rdmalab::sim::parallel::Runner;
 
 fn main() {
     if let Err(e) = run() {
@@ -27,10 +27,16 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         Some(_) => return Err(usage.into()),
         None => {}
     }
-    let mut sim = Simulation::from_scenario(s)?;
+    let mut sim = Runner::new(s)?;
+    if let Runner::Many(p) = &sim {
+        println!("parallel: {} partitions, windows of {} ps", p.partitions(), p.lookahead().0);
+    }
     let setup = t0.elapsed();
     let reason = sim.run_to_end();
     let wall = t0.elapsed();
+    if let Runner::Many(p) = &sim {
+        println!("parallel: events per partition {:?}", p.events_per_partition());
+    }
     let r = sim.results()?;
     let c = r.counters;
     let run = (wall - setup).as_secs_f64();

@@ -26,10 +26,13 @@ impl Simulation {
                 self.queue.push(f.start, Event::FlowArrival);
                 break;
             }
-            // What admitting the flow pushes comes from its source host.
-            self.set_node_origin(f.src.0);
             let flow = self.next_flow as u32;
             self.next_flow += 1;
+            if !self.owns(f.src) {
+                continue; // another partition's flow
+            }
+            // What admitting the flow pushes comes from its source host.
+            self.set_node_origin(f.src.0);
             if !self.reachable(f.src, f.dst) {
                 self.record_unreachable(flow);
                 continue;
@@ -38,7 +41,8 @@ impl Simulation {
                 self.app_admit(flow, f);
                 continue;
             }
-            let qp = self.open_qp(&f);
+            let slot = self.origin_order.then_some(QpId(flow));
+            let qp = self.open_qp_in(&f, slot);
             self.note_qp_flow(qp, flow);
             self.qps[qp.idx()].post(flow, f.size, self.now);
             let nic = self.qps[qp.idx()].nic;
@@ -51,16 +55,25 @@ impl Simulation {
     /// A released slot is reused when there is one, so memory follows the QPs alive at
     /// once, not the QPs ever opened.
     pub(super) fn open_qp(&mut self, f: &FlowSpec) -> QpId {
+        self.open_qp_in(f, None)
+    }
+
+    /// `open_qp` into a given slot (the origin order puts flow `i`'s QP in slot `i`, set up
+    /// by `Simulation::with_apps`), or a free or new one.
+    fn open_qp_in(&mut self, f: &FlowSpec, slot: Option<QpId>) -> QpId {
         let nic_idx = self.nic_of[f.src.idx()];
         let nic = &mut self.nics[nic_idx as usize];
         let sport = f.sport.unwrap_or_else(|| nic.allocate_sport(f.dst));
         let line = nic.rate;
         let path = self.path_info(f.src, f.dst);
-        let (id, messages, gen) = match self.free_qps.pop() {
+        let (id, messages, gen) = match slot.or_else(|| self.free_qps.pop()) {
             Some(id) => {
-                // Its NIC may still list the old occupant until its next arbitration.
-                let old_nic = self.qps[id.idx()].nic as usize;
-                self.nics[old_nic].forget_finished(&self.qps);
+                // Its NIC may still list the old occupant until its next arbitration (a
+                // given slot never had one: it holds a placeholder).
+                if slot.is_none() {
+                    let old_nic = self.qps[id.idx()].nic as usize;
+                    self.nics[old_nic].forget_finished(&self.qps);
+                }
                 let mut m = std::mem::take(&mut self.qps[id.idx()].messages);
                 m.clear();
                 (id, m, self.qps[id.idx()].gen.wrapping_add(1))
@@ -112,7 +125,8 @@ impl Simulation {
         }
         self.qps[id.idx()].cc_group = CcGroupId(RELEASED);
         self.live_qps -= 1;
-        if self.cfg.rate_sample_interval.is_none() && self.cfg.qp_cache.is_none() {
+        // The origin order keeps ids apart from other nodes' history: no reuse.
+        if self.cfg.rate_sample_interval.is_none() && self.cfg.qp_cache.is_none() && !self.origin_order {
             self.free_qps.push(id);
         }
     }
@@ -292,7 +306,8 @@ impl Simulation {
     /// The receiver: accept in order, NACK a gap (go-back-N), discard duplicates.
     fn receive_data(&mut self, pkt: Packet) {
         let qp = &mut self.qps[pkt.qp.idx()];
-        qp.in_flight -= 1;
+        // Wrapping: in a parallel run the sender's count lives in its own partition.
+        qp.in_flight = qp.in_flight.wrapping_sub(1);
         let rx = &mut qp.rx;
         let mut placed = None;
         let (in_order, new_data) = (pkt.seq == rx.expected, pkt.seq >= rx.expected);

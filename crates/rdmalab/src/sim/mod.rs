@@ -20,6 +20,7 @@ mod host;
 mod hostapps;
 mod iofd;
 mod order;
+pub mod parallel;
 pub mod qlen_monitor;
 mod results;
 mod retry;
@@ -108,6 +109,9 @@ pub struct Simulation {
     queue: EventQueue<Event>,
     /// Ties are broken in the origin order (`sim::order`; `SimConfig::threads` set), not FIFO.
     origin_order: bool,
+    /// The nodes this simulation owns when it is one partition of a parallel run
+    /// (`sim::parallel`); `None`: all of them.
+    part: Option<Box<parallel::Partition>>,
     cfg: SimConfig,
     topo: Topology,
     routes: Routes,
@@ -393,7 +397,8 @@ impl Simulation {
             pkt.kind,
             crate::fabric::PacketKind::Data | crate::fabric::PacketKind::Ack | crate::fabric::PacketKind::Nack
         ) {
-            self.qps[pkt.qp.idx()].in_flight -= 1;
+            // Wrapping: in a parallel run this may be another partition's copy of the QP.
+            self.qps[pkt.qp.idx()].in_flight = self.qps[pkt.qp.idx()].in_flight.wrapping_sub(1);
             self.release_if_quiet(pkt.qp);
         }
         if pkt.kind == crate::fabric::PacketKind::Data {

@@ -105,6 +105,9 @@ impl Simulation {
     #[inline(always)]
     pub(super) fn push_arrive(&mut self, at: Time, port: PortId) {
         if self.origin_order {
+            if self.part.is_some() && !self.owns(self.ports[self.ports[port.idx()].peer.idx()].node) {
+                return; // the packet crosses a cut: the receiving partition schedules it
+            }
             let key = origin_key(self.global_origin(Global::Arrivals), port.0 as u64);
             self.queue.push_reserved(at, key, Event::Arrive(port));
         } else {

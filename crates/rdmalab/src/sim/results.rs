@@ -191,11 +191,17 @@ impl Simulation {
             counters.qp_cache_hits += cache.hits;
             counters.qp_cache_misses += cache.misses;
         }
+        let (mut records, mut pfc_events) = (self.records.clone(), self.pfc_events.clone());
+        if self.origin_order {
+            // An order that does not depend on how the nodes were partitioned (`sim::parallel`).
+            records.sort_by_key(|r| (r.start + r.fct, r.flow));
+            pfc_events.sort_by_key(|e| (e.time, e.node, e.ifindex, e.pause));
+        }
         Results {
-            records: self.records.clone(),
+            records,
             counters,
             ports: self.ports.iter().map(|p| p.counters).collect(),
-            pfc_events: self.pfc_events.clone(),
+            pfc_events,
             queue_samples: self.queue_samples.clone(),
             rate_samples: self.sampler.rates.clone(),
             link_samples: self.sampler.links.clone(),

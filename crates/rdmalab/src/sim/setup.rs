@@ -90,6 +90,7 @@ impl Simulation {
             now: Time::ZERO,
             queue: event_queue_for(&topo, &clock, max_packet as u32),
             origin_order: false,
+            part: None,
             cfg,
             topo,
             routes,
@@ -140,6 +141,9 @@ impl Simulation {
         };
         if sim.cfg.threads.is_some() {
             sim.use_origin_order();
+            // Flow `i`'s QP is slot `i` in every partition (the receiver's state lives there;
+            // its tenant, which the receiver meters, is known from the flow list).
+            sim.qps = sim.flows.iter().map(|f| crate::rnic::Qp { tenant: f.tenant, ..crate::rnic::Qp::placeholder() }).collect();
         }
         sim.host_apps = sim.build_apps(apps);
         if let Some(first) = sim.flows.first() {

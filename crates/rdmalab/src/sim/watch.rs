@@ -166,6 +166,11 @@ impl Simulation {
     /// Runs the checks due at `t` (before the event at `t`). Returns why the run must stop,
     /// if it must.
     pub(super) fn on_watch(&mut self, t: Time) -> Option<StopReason> {
+        if self.part.is_some() {
+            // One partition sees part of the fabric: the parallel driver watches instead.
+            self.watch.next_check = Time::MAX;
+            return None;
+        }
         if t >= self.watch.next_deadlock_check {
             self.watch.next_deadlock_check = Time::MAX;
             if self.watch.paused_pairs > 0 {
@@ -190,6 +195,9 @@ impl Simulation {
     /// Why the run ends when no event is left: finished, or stalled with its cause (a
     /// deadlock if the paused ports form one: nothing will ever resume them).
     pub(super) fn idle_reason(&mut self) -> StopReason {
+        if self.part.is_some() {
+            return StopReason::Paused; // the parallel driver decides when the run is over
+        }
         if self.flows_done == self.work_total() {
             return StopReason::Finished;
         }

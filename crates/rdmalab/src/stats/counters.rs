@@ -76,3 +76,36 @@ pub struct Counters {
     /// IOFD: packets a last hop let through out of order (buffer full, or lossy timeout).
     pub reseq_escapes: u64,
 }
+
+impl Counters {
+    /// Adds another part's counters (a parallel run's partitions; `qps_peak` becomes the
+    /// sum of the partitions' peaks, an upper bound).
+    pub fn add(&mut self, o: &Counters) {
+        self.events += o.events;
+        self.data_packets_sent += o.data_packets_sent;
+        self.payload_bytes_sent += o.payload_bytes_sent;
+        self.payload_bytes_delivered += o.payload_bytes_delivered;
+        self.payload_bytes_dropped += o.payload_bytes_dropped;
+        self.packet_hops += o.packet_hops;
+        self.drops += o.drops;
+        self.pauses += o.pauses;
+        self.resumes += o.resumes;
+        self.ecn_marks += o.ecn_marks;
+        self.timeouts += o.timeouts;
+        self.nacks += o.nacks;
+        self.wr_failures += o.wr_failures;
+        self.qps_opened += o.qps_opened;
+        self.qps_peak += o.qps_peak;
+        self.link_error_losses += o.link_error_losses;
+        self.link_down_losses += o.link_down_losses;
+        self.no_route_drops += o.no_route_drops;
+        self.link_failures += o.link_failures;
+        self.reroutes += o.reroutes;
+        self.qp_cache_hits += o.qp_cache_hits;
+        self.qp_cache_misses += o.qp_cache_misses;
+        self.deflections += o.deflections;
+        self.resequenced += o.resequenced;
+        self.reseq_escapes += o.reseq_escapes;
+    }
+}
+

@@ -1,0 +1,81 @@
+//! A partition's side of the exchange: packets leave the wires of its cut at the end of a
+//! window and join the receiving partition's copy of the same wire.
+
+use super::Partition;
+use crate::fabric::packet::NO_INT;
+use crate::fabric::{IntHeader, Packet};
+use crate::ids::{NodeId, PortId};
+use crate::sim::Simulation;
+use crate::units::Time;
+
+/// A packet crossing a cut: it left `port`'s wire and reaches the peer at `at`.
+#[derive(Clone, Copy, Debug)]
+pub struct Crossing {
+    port: PortId,
+    at: Time,
+    pkt: Packet,
+    /// Its INT header (the slab slot is the sender partition's).
+    int: Option<IntHeader>,
+}
+
+impl Simulation {
+    /// Makes this simulation one partition of a parallel run.
+    pub(super) fn make_partition(&mut self, part: Partition) {
+        self.part = Some(Box::new(part));
+        // Deadlock and stall detection need the whole fabric: the driver watches instead.
+        self.watch.next_check = Time::MAX;
+    }
+
+    /// True if this simulation handles `node` (every node when it is not partitioned).
+    #[inline]
+    pub(in crate::sim) fn owns(&self, node: NodeId) -> bool {
+        self.part.as_ref().map_or(true, |p| p.owns(node))
+    }
+
+    /// Moves every packet on a wire towards another partition into `out[that partition]`.
+    pub(super) fn export_crossings(&mut self, out: &mut [Vec<Crossing>]) {
+        let Some(part) = self.part.take() else { return };
+        for &(port, to) in &part.cut_out {
+            while let Some((at, parked)) = self.ports[port.idx()].in_flight.pop_front() {
+                let mut pkt = self.packets.take(parked);
+                let int = (pkt.int_slot != NO_INT).then(|| {
+                    let h = *self.int.get(pkt.int_slot);
+                    self.int.release(pkt.int_slot);
+                    h
+                });
+                pkt.int_slot = NO_INT;
+                out[to as usize].push(Crossing { port, at, pkt, int });
+            }
+        }
+        self.part = Some(part);
+    }
+
+    /// Puts a packet from another partition on this partition's copy of its wire. Its
+    /// arrival is keyed by the wire (`sim::order`), so it takes the place it would have
+    /// had in one partition.
+    pub(super) fn import_crossing(&mut self, c: Crossing) {
+        let mut pkt = c.pkt;
+        if let Some(h) = c.int {
+            let slot = self.int.alloc();
+            *self.int.get_mut(slot) = h;
+            pkt.int_slot = slot;
+        }
+        let parked = self.packets.park(pkt);
+        let wire = &mut self.ports[c.port.idx()].in_flight;
+        let was_empty = wire.is_empty();
+        wire.push_back((c.at, parked));
+        if was_empty {
+            self.push_arrive(c.at, c.port);
+        }
+    }
+
+    /// When this partition's next event is due.
+    pub(super) fn next_event_time(&mut self) -> Option<Time> {
+        self.queue.peek_time()
+    }
+
+    /// Flows completed and payload delivered so far (the driver's progress test).
+    pub(super) fn progress_mark(&self) -> u64 {
+        self.flows_done as u64 + self.counters.payload_bytes_delivered
+    }
+}

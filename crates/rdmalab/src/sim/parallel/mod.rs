@@ -1,0 +1,292 @@
+//! The parallel engine: conservative synchronous windows over partitions of the fabric.
+//!
+//! Every partition is a whole `Simulation` built from the same scenario, in the origin
+//! event order (`sim::order`), that handles only the events of the nodes it owns. Time
+//! advances in windows no longer than the lookahead, the smallest link delay between two
+//! partitions: a packet sent in a window reaches another partition no earlier than the
+//! window's end. Each thread runs its partition's queue to the end of the window; at a
+//! barrier the packets on wires that cross a cut move to the receiving partition's copy of
+//! the wire, keyed as they would have been in one partition; the next window starts at the
+//! earliest pending event of any partition. The order of every node's events, hence every
+//! result, is the same for any number of partitions (`docs/physics.md`, "Parallel engine").
+//!
+//! Memory grows with the partition count: each holds the whole topology, routes and flow
+//! list (but only its own nodes' packets and events).
+
+mod exchange;
+mod partition;
+
+use std::sync::{Barrier, Mutex};
+
+pub use exchange::Crossing;
+pub use partition::{auto_map, lookahead, Partition};
+
+use super::{Results, RunLimit, Simulation, StopReason};
+use crate::error::{Error, Result};
+use crate::scenario::Scenario;
+use crate::units::Time;
+
+/// A run stops as stalled when flows are unfinished and nothing was delivered for this long
+/// (re-arming timers would otherwise keep a deadlocked run going forever; one partition
+/// cannot tell, so the driver watches the sum).
+const NO_PROGRESS: Time = Time::from_ms(100);
+
+/// A scenario cut into partitions, run by one thread each.
+#[derive(Debug)]
+pub struct ParallelRun {
+    parts: Vec<Simulation>,
+    part_of: Vec<u16>,
+    lookahead: Time,
+    stop_time: Time,
+    flows_total: usize,
+    stall_cause: Option<String>,
+}
+
+/// What a mechanism the parallel engine cannot split yet is called in its refusal.
+fn unsupported(s: &Scenario) -> Option<&'static str> {
+    let c = &s.config;
+    let checks: [(bool, &'static str); 13] = [
+        (!s.apps.is_empty(), "attack applications (staggered, paired QPs)"),
+        (!s.multipath.is_empty(), "multipath connections (partition, Virtuoso)"),
+        (s.host_model.is_some(), "host applications ([[app]], DRUM)"),
+        (c.trace.is_some(), "the packet trace"),
+        (c.qlen_monitor.is_some(), "the queue-length monitor"),
+        (!c.link_events.is_empty(), "link failures"),
+        (c.queue_sample_interval.is_some(), "queue sampling"),
+        (c.rate_sample_interval.is_some(), "rate sampling"),
+        (c.link_sample_interval.is_some(), "link sampling"),
+        (c.defense != crate::tenancy::Defense::None, "the tenant defense"),
+        (c.iofd.is_some(), "IOFD"),
+        (c.cc.dasr().is_some(), "Blitz (DASR)"),
+        (c.trace_apps, "application tracing"),
+    ];
+    checks.into_iter().find(|(on, _)| *on).map(|(_, name)| name)
+}
+
+impl ParallelRun {
+    /// Cuts `s` into at most `threads` partitions (the automatic map, `auto_map`) and builds
+    /// one simulation per partition.
+    pub fn new(s: Scenario, threads: u32) -> Result<ParallelRun> {
+        let (part_of, _) = auto_map(&s.topology, threads.max(1));
+        ParallelRun::with_map(s, part_of)
+    }
+
+    /// Like `new`, with a given partition of every node (partitions numbered from 0).
+    pub fn with_map(mut s: Scenario, part_of: Vec<u16>) -> Result<ParallelRun> {
+        if let Some(what) = unsupported(&s) {
+            return Err(Error::scenario("threads", format!("--threads > 1 does not support {what} yet")));
+        }
+        if part_of.len() != s.topology.nodes.len() {
+            return Err(Error::scenario(
+                "threads",
+                format!("the partition map names {} nodes, the topology has {}", part_of.len(), s.topology.nodes.len()),
+            ));
+        }
+        let parts = part_of.iter().map(|&p| p as usize + 1).max().unwrap_or(1);
+        let lookahead = lookahead(&s.topology, &part_of)?;
+        s.config.threads = Some(1); // each partition runs in the origin order on its own
+        let (stop_time, flows_total) = (s.config.stop_time, s.flows.len());
+        let mut sims = Vec::with_capacity(parts);
+        for me in 0..parts {
+            let mut sim = s.clone().simulation()?;
+            sim.make_partition(Partition::new(&s.topology, me as u16, part_of.clone()));
+            sims.push(sim);
+        }
+        Ok(ParallelRun { parts: sims, part_of, lookahead, stop_time, flows_total, stall_cause: None })
+    }
+
+    /// Partitions (and threads) of the run.
+    pub fn partitions(&self) -> usize {
+        self.parts.len()
+    }
+
+    /// Events each partition ran (how evenly the map split the work).
+    pub fn events_per_partition(&self) -> Vec<u64> {
+        self.parts.iter().map(|p| p.counters.events).collect()
+    }
+
+    /// The window length.
+    pub fn lookahead(&self) -> Time {
+        self.lookahead
+    }
+
+    /// Runs every partition to the end: every flow done, the stop time, or no progress.
+    pub fn run_to_end(&mut self) -> StopReason {
+        let n = self.parts.len();
+        let first = self.parts.iter_mut().filter_map(|p| p.next_event_time()).min().unwrap_or(Time::MAX);
+        let shared = Shared {
+            barrier: Barrier::new(n),
+            mail: (0..n * n).map(|_| Mutex::new(Vec::new())).collect(),
+            next: (0..n).map(|_| Mutex::new((Time::MAX, 0))).collect(),
+            lookahead: self.lookahead,
+            stop_time: self.stop_time,
+        };
+        let ends: Vec<Window> = std::thread::scope(|scope| {
+            let handles: Vec<_> = self
+                .parts
+                .iter_mut()
+                .enumerate()
+                .map(|(me, sim)| {
+                    let shared = &shared;
+                    scope.spawn(move || shared.work(me, sim, first))
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().expect("a partition's thread panicked")).collect()
+        });
+        let end = ends[0];
+        let done: usize = self.parts.iter().map(|p| p.flows_done).sum();
+        if done == self.flows_total {
+            StopReason::Finished
+        } else if end.start > self.stop_time {
+            StopReason::StopTime
+        } else {
+            let left = self.flows_total - done;
+            let why = if end.stalled { "nothing delivered for 100 ms" } else { "nothing left to simulate" };
+            self.stall_cause = Some(format!("{why} with {left} flow(s) unfinished (parallel run)"));
+            StopReason::Stalled
+        }
+    }
+
+    /// The partitions' results merged in an order that does not depend on the partition
+    /// count, with the conservation check over the whole fabric.
+    pub fn results(&mut self) -> Result<Results> {
+        let snaps: Vec<Results> = self.parts.iter_mut().map(|p| p.snapshot()).collect();
+        let mut it = snaps.into_iter();
+        let mut r = it.next().expect("at least one partition");
+        let topo = &self.parts[0].topo;
+        let owner = |port: usize| self.part_of[topo.ports[port].node.idx()] as usize;
+        let mut ports = r.ports.clone();
+        let mut tenant_bins = std::mem::take(&mut r.tenant_bins);
+        for (i, other) in it.enumerate() {
+            let me = i + 1;
+            r.counters.add(&other.counters);
+            r.records.extend(other.records);
+            r.pfc_events.extend(other.pfc_events);
+            r.last_completion = r.last_completion.max(other.last_completion);
+            r.end_time = r.end_time.max(other.end_time);
+            r.payload_in_flight += other.payload_in_flight;
+            tenant_bins.extend(other.tenant_bins);
+            for (p, c) in ports.iter_mut().enumerate() {
+                if owner(p) == me {
+                    *c = other.ports[p];
+                }
+            }
+        }
+        r.ports = ports;
+        r.tenant_bins = crate::tenancy::meter::merge(tenant_bins);
+        r.records.sort_by_key(|x| (x.start + x.fct, x.flow));
+        r.pfc_events.sort_by_key(|e| (e.time, e.node, e.ifindex, e.pause));
+        r.stall_cause = self.stall_cause.clone();
+        let c = &r.counters;
+        if c.payload_bytes_sent != c.payload_bytes_delivered + c.payload_bytes_dropped + r.payload_in_flight {
+            return Err(Error::Invariant(format!(
+                "byte conservation (parallel run): sent {} != delivered {} + dropped {} + in flight {}",
+                c.payload_bytes_sent, c.payload_bytes_delivered, c.payload_bytes_dropped, r.payload_in_flight
+            )));
+        }
+        let buffer_drops = c.drops - c.link_error_losses - c.link_down_losses - c.no_route_drops;
+        if self.parts[0].cfg.lossless && self.parts[0].cfg.classes.is_none() && buffer_drops > 0 {
+            return Err(Error::Invariant(format!("{buffer_drops} packets dropped in lossless mode")));
+        }
+        Ok(r)
+    }
+}
+
+/// Where the windows ended: the next window's start (past the last event or the stop
+/// time), and whether the run was stopped for making no progress.
+#[derive(Clone, Copy, Debug)]
+struct Window {
+    start: Time,
+    stalled: bool,
+}
+
+/// What the threads share: the barrier, the mailboxes (`mail[from * n + to]`) and each
+/// partition's next event time and progress after the exchange.
+struct Shared {
+    barrier: Barrier,
+    mail: Vec<Mutex<Vec<Crossing>>>,
+    next: Vec<Mutex<(Time, u64)>>,
+    lookahead: Time,
+    stop_time: Time,
+}
+
+impl Shared {
+    /// One partition's thread: window after window until every partition is idle, past the
+    /// stop time, or stuck. Every thread computes the same windows from the same shared
+    /// numbers, so they stop together.
+    fn work(&self, me: usize, sim: &mut Simulation, first: Time) -> Window {
+        let n = self.next.len();
+        let mut out: Vec<Vec<Crossing>> = vec![Vec::new(); n];
+        let mut start = first;
+        let (mut progress, mut progress_at) = (u64::MAX, start);
+        loop {
+            if start == Time::MAX || start > self.stop_time {
+                return Window { start, stalled: false };
+            }
+            let end = Time(start.0.saturating_add(self.lookahead.0));
+            sim.run(RunLimit { until: Time(end.0 - 1), max_events: u64::MAX });
+            sim.export_crossings(&mut out);
+            for (to, v) in out.iter_mut().enumerate().filter(|(_, v)| !v.is_empty()) {
+                self.mail[me * n + to].lock().expect("mailbox").append(v);
+            }
+            self.barrier.wait();
+            for from in 0..n {
+                let mut inbox = self.mail[from * n + me].lock().expect("mailbox");
+                for c in inbox.drain(..) {
+                    sim.import_crossing(c);
+                }
+            }
+            *self.next[me].lock().expect("next") = (sim.next_event_time().unwrap_or(Time::MAX), sim.progress_mark());
+            self.barrier.wait();
+            let (mut next, mut mark) = (Time::MAX, 0u64);
+            for slot in &self.next {
+                let (t, p) = *slot.lock().expect("next");
+                next = next.min(t);
+                mark = mark.wrapping_add(p);
+            }
+            // No third wait: nobody writes `next` or a mailbox again before the next
+            // window's first wait, which every thread reaches only after reading these.
+            if mark != progress {
+                (progress, progress_at) = (mark, end);
+            } else if next != Time::MAX && next.0.saturating_sub(progress_at.0) > NO_PROGRESS.0 {
+                return Window { start: next, stalled: true };
+            }
+            start = if next == Time::MAX { Time::MAX } else { next.max(end) };
+        }
+    }
+}
+
+/// A scenario run as its `threads` asks: one simulation (absent or 1), or partitions.
+#[derive(Debug)]
+pub enum Runner {
+    /// The sequential engine (`threads` absent: the reference's order; 1: the origin order).
+    One(Box<Simulation>),
+    /// The parallel engine.
+    Many(ParallelRun),
+}
+
+impl Runner {
+    /// Builds the run `s.config.threads` asks for.
+    pub fn new(s: Scenario) -> Result<Runner> {
+        match s.config.threads {
+            Some(n) if n > 1 => Ok(Runner::Many(ParallelRun::new(s, n)?)),
+            _ => Ok(Runner::One(Box::new(s.simulation()?))),
+        }
+    }
+
+    /// Runs to the end.
+    pub fn run_to_end(&mut self) -> StopReason {
+        match self {
+            Runner::One(s) => s.run_to_end(),
+            Runner::Many(p) => p.run_to_end(),
+        }
+    }
+
+    /// The results, conservation checked.
+    pub fn results(&mut self) -> Result<Results> {
+        match self {
+            Runner::One(s) => s.results(),
+            Runner::Many(p) => p.results(),
+        }
+    }
+}

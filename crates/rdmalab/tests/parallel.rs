@@ -1,0 +1,111 @@
+//! The parallel engine (`sim::parallel`): results do not depend on the thread count.
+//!
+//! Issue 16 §4: `--threads 1`, 2 and 4 give byte-identical FCT and PFC files on a small fat
+//! tree, with sources and receivers in different partitions. Covered here: no congestion
+//! control, DCQCN and HPCC, lossless with PFC pauses and lossy with drops and retransmission
+//! timeouts; the mechanisms the engine cannot split yet are refused by name (multipath,
+//! attack applications, Blitz, DRUM hosts: the test of §4 for them waits on that work).
+
+use std::path::Path;
+
+use rdmalab::formats::{fct::write_fct, pfc::write_pfc};
+use rdmalab::scenario::Scenario;
+use rdmalab::sim::parallel::{auto_map, lookahead, ParallelRun, Runner};
+use rdmalab::sim::StopReason;
+use rdmalab::Time;
+
+/// A k = 4 fat tree (16 hosts, 4 pods) under WebSearch at 60 % load plus an incast of 12
+/// senders into host 0 (PFC pauses in lossless mode, drops in lossy mode).
+fn scenario(cc: &str, fabric: &str, threads: u32) -> Scenario {
+    let toml = format!(
+        "seed = 5\n[topology]\nkind = \"fat_tree\"\nk = 4\n\
+         [[traffic]]\nkind = \"poisson\"\ncdf = \"web_search\"\nload = 0.6\nduration = \"600us\"\n\
+         [[traffic]]\nkind = \"incast\"\nsenders = [4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]\nreceiver = 0\n\
+         size = 400000\nstart = \"100us\"\n\
+         [fabric]\ncc = \"{cc}\"\nbuffer_mb = 0.5\n{fabric}\n"
+    );
+    let mut s = Scenario::from_toml(&toml, Path::new("parallel.toml")).expect("valid scenario");
+    s.config.threads = Some(threads);
+    s
+}
+
+/// The FCT and PFC files of a run, as text.
+fn files(s: Scenario) -> (String, String, usize) {
+    let flows = s.flows.len();
+    let mut run = Runner::new(s).expect("builds");
+    assert_eq!(run.run_to_end(), StopReason::Finished);
+    let r = run.results().expect("bytes conserved");
+    assert_eq!(r.records.len(), flows);
+    let (mut fct, mut pfc) = (Vec::new(), Vec::new());
+    write_fct(&mut fct, &r.records).unwrap();
+    write_pfc(&mut pfc, &r.pfc_events).unwrap();
+    (String::from_utf8(fct).unwrap(), String::from_utf8(pfc).unwrap(), r.pfc_events.len())
+}
+
+fn same_for_1_2_4_threads(cc: &str, fabric: &str) -> usize {
+    let one = files(scenario(cc, fabric, 1));
+    for threads in [2, 4] {
+        let many = files(scenario(cc, fabric, threads));
+        assert!(one.0 == many.0, "{cc} {fabric}: FCT file differs with {threads} threads");
+        assert!(one.1 == many.1, "{cc} {fabric}: PFC file differs with {threads} threads");
+    }
+    one.2
+}
+
+#[test]
+fn lossless_runs_are_the_same_for_any_thread_count() {
+    for cc in ["none", "dcqcn", "hpcc"] {
+        let pfc = same_for_1_2_4_threads(cc, "");
+        assert!(pfc > 0, "{cc}: the incast should pause links ({pfc} PFC events)");
+    }
+}
+
+#[test]
+fn lossy_runs_with_retransmission_are_the_same_for_any_thread_count() {
+    // Two incasts across pods into small lossy buffers: drops, go-back-N, timeouts.
+    let toml = |threads: u32| {
+        let text = "seed = 5\n[topology]\nkind = \"fat_tree\"\nk = 4\n\
+            [[traffic]]\nkind = \"incast\"\nsenders = [4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]\nreceiver = 0\n\
+            size = 100000\nstart = \"10us\"\n\
+            [[traffic]]\nkind = \"incast\"\nsenders = [0, 1, 2, 3]\nreceiver = 12\nsize = 100000\nstart = \"10us\"\n\
+            [fabric]\ncc = \"dcqcn\"\nbuffer_mb = 0.3\nlossless = false\nrto = \"50us\"\n";
+        let mut s = Scenario::from_toml(text, Path::new("lossy.toml")).unwrap();
+        s.config.threads = Some(threads);
+        s
+    };
+    let mut run = Runner::new(toml(1)).unwrap();
+    run.run_to_end();
+    assert!(run.results().unwrap().counters.drops > 1000, "the incasts overflow the buffers");
+    let one = files(toml(1));
+    for threads in [2, 4] {
+        assert!(one == files(toml(threads)), "lossy: files differ with {threads} threads");
+    }
+}
+
+#[test]
+fn the_automatic_map_keeps_pods_whole_and_flows_cross_it() {
+    let s = scenario("dcqcn", "", 2);
+    let (map, parts) = auto_map(&s.topology, 2);
+    assert_eq!(parts, 2);
+    // Hosts 0..8 are pods 0 and 1, hosts 8..16 pods 2 and 3 (the builder's numbering).
+    assert!((0..8).all(|h| map[h] == map[0]) && (8..16).all(|h| map[h] == map[8]) && map[0] != map[8]);
+    assert_eq!(lookahead(&s.topology, &map).unwrap(), Time::from_us(1));
+    let crossing = s.flows.iter().filter(|f| map[f.src.idx()] != map[f.dst.idx()]).count();
+    assert!(crossing * 4 > s.flows.len(), "{crossing} of {} flows cross the cut", s.flows.len());
+    let run = ParallelRun::new(s, 4).unwrap();
+    assert_eq!(run.partitions(), 4);
+}
+
+#[test]
+fn mechanisms_not_split_yet_are_refused_by_name() {
+    for (extra, what) in [
+        ("queue_sample_interval = \"10us\"", "queue sampling"),
+        ("[fabric.iofd]\nmax_deflections = 2", "IOFD"),
+    ] {
+        let toml = format!("[topology]\nkind = \"fat_tree\"\nk = 4\n[fabric]\n{extra}\n");
+        let mut s = Scenario::from_toml(&toml, Path::new("t.toml")).unwrap();
+        s.config.threads = Some(2);
+        let err = Runner::new(s).unwrap_err().to_string();
+        assert!(err.contains("--threads > 1 does not support") && err.contains(what), "{err}");
+    }
+}
