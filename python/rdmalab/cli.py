@@ -116,8 +116,8 @@ def _positive_int(text: str) -> int:
 
 def _threads_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=_positive_int, metavar="N",
-                   help="the parallel engine's event order, whose results do not depend on N (default: the "
-                        "sequential engine with the reference's order); only 1 runs so far")
+                   help="the parallel engine: up to N partitions, one thread each, results identical for "
+                        "every N (default: the sequential engine with the reference's event order)")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -103,7 +103,8 @@ def run(scenario: Scenario | str | Path, progress: bool = True, trace_path: str 
 
     `threads`: the parallel engine's partition-independent event order (results do not depend
     on the number); `None` keeps the scenario's `threads` or, absent, the sequential engine with
-    the reference's order. Only 1 runs so far (docs/physics.md, "Parallel engine")."""
+    the reference's order. More than 1 cuts the fabric into up to that many partitions, one
+    thread each (docs/physics.md, "Parallel engine"); mechanisms not split yet are refused."""
     if isinstance(scenario, (str, Path)):
         sim = _core.Simulation.from_toml_file(str(scenario), threads)
     else:

@@ -13,6 +13,7 @@ use pyo3::types::PyDict;
 use rdmalab::formats::{fct, hpcc_config, pfc};
 use rdmalab::multipath::{MpChunkRecord, MpMessageRecord, MpPathRecord};
 use rdmalab::scenario::Scenario;
+use rdmalab::sim::parallel::{ParallelRun, Runner};
 use rdmalab::sim::{Results, RunLimit, StopReason, UnreachableFlow};
 use rdmalab::stats::RateSample;
 use rdmalab::{Error, Time};
@@ -30,7 +31,7 @@ pub fn to_py(e: Error) -> PyErr {
 /// A simulation in progress.
 #[pyclass(module = "rdmalab._core", unsendable)]
 pub struct Simulation {
-    inner: rdmalab::sim::Simulation,
+    inner: Engine,
     fct_path: Option<String>,
     pfc_path: Option<String>,
     /// TRACE_OUTPUT_FILE and QLEN_MON_FILE of an HPCC config, when it asks for them.
@@ -39,11 +40,87 @@ pub struct Simulation {
 }
 
 /// `threads` (when given) overrides the scenario's own (`SimConfig::threads`).
-fn build(mut s: Scenario, threads: Option<u32>) -> PyResult<rdmalab::sim::Simulation> {
+fn build(mut s: Scenario, threads: Option<u32>) -> PyResult<Engine> {
     if threads.is_some() {
         s.config.threads = threads;
     }
-    s.simulation().map_err(to_py)
+    match Runner::new(s).map_err(to_py)? {
+        Runner::One(sim) => Ok(Engine::One(sim)),
+        Runner::Many(p) => Ok(Engine::Many(p)),
+    }
+}
+
+/// The sequential engine, or the parallel one (`threads` > 1), behind one interface.
+enum Engine {
+    One(Box<rdmalab::sim::Simulation>),
+    Many(ParallelRun),
+}
+
+impl Engine {
+    fn run(&mut self, limit: RunLimit) -> StopReason {
+        match self {
+            Engine::One(s) => s.run(limit),
+            Engine::Many(p) => p.run(limit),
+        }
+    }
+    fn warnings(&self) -> &[String] {
+        match self {
+            Engine::One(s) => s.warnings(),
+            Engine::Many(p) => p.warnings(),
+        }
+    }
+    fn progress(&self) -> (usize, usize) {
+        match self {
+            Engine::One(s) => s.progress(),
+            Engine::Many(p) => p.progress(),
+        }
+    }
+    fn now(&self) -> Time {
+        match self {
+            Engine::One(s) => s.now(),
+            Engine::Many(p) => p.now(),
+        }
+    }
+    fn results(&mut self) -> rdmalab::Result<Results> {
+        match self {
+            Engine::One(s) => s.results(),
+            Engine::Many(p) => p.results(),
+        }
+    }
+    fn snapshot(&mut self) -> Results {
+        match self {
+            Engine::One(s) => s.snapshot(),
+            Engine::Many(p) => p.snapshot(),
+        }
+    }
+    fn topology(&self) -> &rdmalab::topology::Topology {
+        match self {
+            Engine::One(s) => s.topology(),
+            Engine::Many(p) => p.topology(),
+        }
+    }
+    /// The parallel engine refuses the monitor and the trace, so it has neither.
+    fn qlen_monitor_text(&mut self) -> Vec<u8> {
+        match self {
+            Engine::One(s) => s.qlen_monitor_text(),
+            Engine::Many(_) => Vec::new(),
+        }
+    }
+    fn trace_requested(&self) -> bool {
+        matches!(self, Engine::One(s) if s.trace_requested())
+    }
+    fn start_trace(&mut self, path: &Path) -> rdmalab::Result<u64> {
+        match self {
+            Engine::One(s) => s.start_trace(path),
+            Engine::Many(_) => Ok(0),
+        }
+    }
+    fn finish_trace(&mut self) -> rdmalab::Result<(u64, bool)> {
+        match self {
+            Engine::One(s) => s.finish_trace(),
+            Engine::Many(_) => Ok((0, false)),
+        }
+    }
 }
 
 #[pymethods]

@@ -4,7 +4,7 @@
 //! What is checked here: the order changes only which of two simultaneous events runs
 //! first, never the physics (a lone flow's FCT is the closed form's in both orders); runs
 //! are reproducible bit for bit; every flow completes with bytes conserved on a loaded fat
-//! tree; and thread counts the engine cannot run yet are refused by name. Fidelity against
+//! tree; and a lone `Simulation` refuses more than one thread (`sim::parallel` runs those). Fidelity against
 //! the reference under this order is `bench/validate.py --threads 1` (docs/validation.md).
 
 use std::path::Path;
@@ -75,12 +75,12 @@ fn the_origin_order_is_reproducible_and_conserves_bytes() {
 }
 
 #[test]
-fn thread_counts_the_engine_cannot_run_yet_are_refused_by_name() {
+fn a_lone_simulation_refuses_more_than_one_thread_by_name() {
     for n in [0, 2, 16] {
         let err = loaded_fat_tree("dcqcn", Some(n)).simulation().unwrap_err().to_string();
         assert!(err.contains("threads"), "{n}: {err}");
     }
     let toml = "threads = 4\n[topology]\nkind = \"star\"\nhosts = 2\n";
     let err = Scenario::from_toml(toml, Path::new("t.toml")).unwrap().simulation().unwrap_err().to_string();
-    assert!(err.contains("threads") && err.contains("not built yet"), "{err}");
+    assert!(err.contains("threads") && err.contains("Runner"), "{err}");
 }

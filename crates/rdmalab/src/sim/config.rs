@@ -125,8 +125,8 @@ pub struct SimConfig {
     pub reroute_delay: Time,
     /// Threads of the parallel engine (`--threads N`). `None`: the sequential engine with
     /// the reference's FIFO tie order (the default). `Some(n)`: the partition-independent
-    /// origin order (`sim::order`), whose results do not depend on `n`. Only `Some(1)`
-    /// runs so far: the partitioned engine is not built yet.
+    /// origin order (`sim::order`), whose results do not depend on `n`; `n` > 1 is run by
+    /// `sim::parallel::Runner` in up to `n` partitions, one thread each.
     pub threads: Option<u32>,
 }
 

@@ -194,8 +194,8 @@ fn validate_config(cfg: &SimConfig) -> Result<()> {
             return Err(Error::scenario(
                 "threads",
                 format!(
-                    "{n} threads: the partitioned parallel engine is not built yet; --threads 1 runs its \
-                     partition-independent event order on one core (docs/physics.md, \"Parallel engine\")"
+                    "{n} threads: one Simulation is one partition; a parallel run is built by \
+                     sim::parallel::Runner (docs/physics.md, \"Parallel engine\")"
                 ),
             ))
         }

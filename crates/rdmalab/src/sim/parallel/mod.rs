@@ -40,6 +40,10 @@ pub struct ParallelRun {
     stop_time: Time,
     flows_total: usize,
     stall_cause: Option<String>,
+    /// Where the windows stand between calls to `run`.
+    state: Window,
+    /// How the run ended, once it has.
+    over: Option<StopReason>,
 }
 
 /// What a mechanism the parallel engine cannot split yet is called in its refusal.
@@ -92,7 +96,16 @@ impl ParallelRun {
             sim.make_partition(Partition::new(&s.topology, me as u16, part_of.clone()));
             sims.push(sim);
         }
-        Ok(ParallelRun { parts: sims, part_of, lookahead, stop_time, flows_total, stall_cause: None })
+        Ok(ParallelRun {
+            parts: sims,
+            part_of,
+            lookahead,
+            stop_time,
+            flows_total,
+            stall_cause: None,
+            state: Window::default(),
+            over: None,
+        })
     }
 
     /// Partitions (and threads) of the run.
@@ -112,15 +125,32 @@ impl ParallelRun {
 
     /// Runs every partition to the end: every flow done, the stop time, or no progress.
     pub fn run_to_end(&mut self) -> StopReason {
+        self.run(RunLimit::default())
+    }
+
+    /// Runs windows until the run is over or a window ends past `limit.until` or after
+    /// `limit.max_events` events (summed over partitions; checked once per window), then
+    /// `Paused` (call again to go on).
+    pub fn run(&mut self, limit: RunLimit) -> StopReason {
+        if let Some(done) = self.over {
+            return done;
+        }
         let n = self.parts.len();
-        let first = self.parts.iter_mut().filter_map(|p| p.next_event_time()).min().unwrap_or(Time::MAX);
+        if self.state.progress == u64::MAX && self.state.start == Time::ZERO {
+            self.state.start = self.parts.iter_mut().filter_map(|p| p.next_event_time()).min().unwrap_or(Time::MAX);
+        }
+        let events_before: u64 = self.parts.iter().map(|p| p.counters.events).sum();
         let shared = Shared {
             barrier: Barrier::new(n),
             mail: (0..n * n).map(|_| Mutex::new(Vec::new())).collect(),
-            next: (0..n).map(|_| Mutex::new((Time::MAX, 0))).collect(),
+            next: (0..n).map(|_| Mutex::new((Time::MAX, 0, 0))).collect(),
             lookahead: self.lookahead,
             stop_time: self.stop_time,
+            until: limit.until,
+            budget: limit.max_events,
+            events_before,
         };
+        let state = self.state;
         let ends: Vec<Window> = std::thread::scope(|scope| {
             let handles: Vec<_> = self
                 .parts
@@ -128,28 +158,70 @@ impl ParallelRun {
                 .enumerate()
                 .map(|(me, sim)| {
                     let shared = &shared;
-                    scope.spawn(move || shared.work(me, sim, first))
+                    scope.spawn(move || shared.work(me, sim, state))
                 })
                 .collect();
             handles.into_iter().map(|h| h.join().expect("a partition's thread panicked")).collect()
         });
-        let end = ends[0];
+        self.state = ends[0];
+        if self.state.paused {
+            return StopReason::Paused;
+        }
         let done: usize = self.parts.iter().map(|p| p.flows_done).sum();
-        if done == self.flows_total {
+        let reason = if done == self.flows_total {
             StopReason::Finished
-        } else if end.start > self.stop_time {
+        } else if self.state.start > self.stop_time {
             StopReason::StopTime
         } else {
             let left = self.flows_total - done;
-            let why = if end.stalled { "nothing delivered for 100 ms" } else { "nothing left to simulate" };
+            let why = if self.state.stalled { "nothing delivered for 100 ms" } else { "nothing left to simulate" };
             self.stall_cause = Some(format!("{why} with {left} flow(s) unfinished (parallel run)"));
             StopReason::Stalled
-        }
+        };
+        self.over = Some(reason);
+        reason
+    }
+
+    /// Flows completed so far and flows in the scenario.
+    pub fn progress(&self) -> (usize, usize) {
+        (self.parts.iter().map(|p| p.flows_done).sum(), self.flows_total)
+    }
+
+    /// Where the run stands: the start of the next window.
+    pub fn now(&self) -> Time {
+        self.parts.iter().map(|p| p.now).max().unwrap_or(Time::ZERO)
+    }
+
+    /// The topology being simulated.
+    pub fn topology(&self) -> &crate::topology::Topology {
+        &self.parts[0].topo
+    }
+
+    /// Settings of the scenario that are valid but probably unintended.
+    pub fn warnings(&self) -> &[String] {
+        self.parts[0].warnings()
     }
 
     /// The partitions' results merged in an order that does not depend on the partition
     /// count, with the conservation check over the whole fabric.
     pub fn results(&mut self) -> Result<Results> {
+        let r = self.snapshot();
+        let c = &r.counters;
+        if c.payload_bytes_sent != c.payload_bytes_delivered + c.payload_bytes_dropped + r.payload_in_flight {
+            return Err(Error::Invariant(format!(
+                "byte conservation (parallel run): sent {} != delivered {} + dropped {} + in flight {}",
+                c.payload_bytes_sent, c.payload_bytes_delivered, c.payload_bytes_dropped, r.payload_in_flight
+            )));
+        }
+        let buffer_drops = c.drops - c.link_error_losses - c.link_down_losses - c.no_route_drops;
+        if self.parts[0].cfg.lossless && self.parts[0].cfg.classes.is_none() && buffer_drops > 0 {
+            return Err(Error::Invariant(format!("{buffer_drops} packets dropped in lossless mode")));
+        }
+        Ok(r)
+    }
+
+    /// The merged results so far, without the conservation check.
+    pub fn snapshot(&mut self) -> Results {
         let snaps: Vec<Results> = self.parts.iter_mut().map(|p| p.snapshot()).collect();
         let mut it = snaps.into_iter();
         let mut r = it.next().expect("at least one partition");
@@ -177,53 +249,56 @@ impl ParallelRun {
         r.records.sort_by_key(|x| (x.start + x.fct, x.flow));
         r.pfc_events.sort_by_key(|e| (e.time, e.node, e.ifindex, e.pause));
         r.stall_cause = self.stall_cause.clone();
-        let c = &r.counters;
-        if c.payload_bytes_sent != c.payload_bytes_delivered + c.payload_bytes_dropped + r.payload_in_flight {
-            return Err(Error::Invariant(format!(
-                "byte conservation (parallel run): sent {} != delivered {} + dropped {} + in flight {}",
-                c.payload_bytes_sent, c.payload_bytes_delivered, c.payload_bytes_dropped, r.payload_in_flight
-            )));
-        }
-        let buffer_drops = c.drops - c.link_error_losses - c.link_down_losses - c.no_route_drops;
-        if self.parts[0].cfg.lossless && self.parts[0].cfg.classes.is_none() && buffer_drops > 0 {
-            return Err(Error::Invariant(format!("{buffer_drops} packets dropped in lossless mode")));
-        }
-        Ok(r)
+        r
     }
 }
 
-/// Where the windows ended: the next window's start (past the last event or the stop
-/// time), and whether the run was stopped for making no progress.
+/// Where the windows stand between calls: the next window's start, the progress mark
+/// and when it last moved, and why the last call returned.
 #[derive(Clone, Copy, Debug)]
 struct Window {
     start: Time,
+    progress: u64,
+    progress_at: Time,
+    /// The caller's limit was reached.
+    paused: bool,
+    /// No progress for `NO_PROGRESS`.
     stalled: bool,
 }
 
-/// What the threads share: the barrier, the mailboxes (`mail[from * n + to]`) and each
-/// partition's next event time and progress after the exchange.
+impl Default for Window {
+    fn default() -> Self {
+        Window { start: Time::ZERO, progress: u64::MAX, progress_at: Time::ZERO, paused: false, stalled: false }
+    }
+}
+
+/// What the threads share: the barrier, the mailboxes (`mail[from * n + to]`), each
+/// partition's (next event time, progress mark, events run) after the exchange, and the
+/// limits of this call.
 struct Shared {
     barrier: Barrier,
     mail: Vec<Mutex<Vec<Crossing>>>,
-    next: Vec<Mutex<(Time, u64)>>,
+    next: Vec<Mutex<(Time, u64, u64)>>,
     lookahead: Time,
     stop_time: Time,
+    until: Time,
+    budget: u64,
+    events_before: u64,
 }
 
 impl Shared {
     /// One partition's thread: window after window until every partition is idle, past the
-    /// stop time, or stuck. Every thread computes the same windows from the same shared
-    /// numbers, so they stop together.
-    fn work(&self, me: usize, sim: &mut Simulation, first: Time) -> Window {
+    /// stop time, stuck, or at the caller's limit. Every thread computes the same decisions
+    /// from the same shared numbers, so they stop together.
+    fn work(&self, me: usize, sim: &mut Simulation, mut w: Window) -> Window {
         let n = self.next.len();
         let mut out: Vec<Vec<Crossing>> = vec![Vec::new(); n];
-        let mut start = first;
-        let (mut progress, mut progress_at) = (u64::MAX, start);
+        w.paused = false;
         loop {
-            if start == Time::MAX || start > self.stop_time {
-                return Window { start, stalled: false };
+            if w.start == Time::MAX || w.start > self.stop_time {
+                return w;
             }
-            let end = Time(start.0.saturating_add(self.lookahead.0));
+            let end = Time(w.start.0.saturating_add(self.lookahead.0));
             sim.run(RunLimit { until: Time(end.0 - 1), max_events: u64::MAX });
             sim.export_crossings(&mut out);
             for (to, v) in out.iter_mut().enumerate().filter(|(_, v)| !v.is_empty()) {
@@ -236,22 +311,32 @@ impl Shared {
                     sim.import_crossing(c);
                 }
             }
-            *self.next[me].lock().expect("next") = (sim.next_event_time().unwrap_or(Time::MAX), sim.progress_mark());
+            let mine = (sim.next_event_time().unwrap_or(Time::MAX), sim.progress_mark(), sim.counters.events);
+            *self.next[me].lock().expect("next") = mine;
             self.barrier.wait();
-            let (mut next, mut mark) = (Time::MAX, 0u64);
-            for slot in &self.next {
-                let (t, p) = *slot.lock().expect("next");
-                next = next.min(t);
-                mark = mark.wrapping_add(p);
-            }
             // No third wait: nobody writes `next` or a mailbox again before the next
             // window's first wait, which every thread reaches only after reading these.
-            if mark != progress {
-                (progress, progress_at) = (mark, end);
-            } else if next != Time::MAX && next.0.saturating_sub(progress_at.0) > NO_PROGRESS.0 {
-                return Window { start: next, stalled: true };
+            let (mut next, mut mark, mut events) = (Time::MAX, 0u64, 0u64);
+            for slot in &self.next {
+                let (t, p, e) = *slot.lock().expect("next");
+                next = next.min(t);
+                mark = mark.wrapping_add(p);
+                events += e;
             }
-            start = if next == Time::MAX { Time::MAX } else { next.max(end) };
+            if mark != w.progress {
+                (w.progress, w.progress_at) = (mark, end);
+            } else if next != Time::MAX && next.0.saturating_sub(w.progress_at.0) > NO_PROGRESS.0 {
+                w.stalled = true;
+                w.start = next;
+                return w;
+            }
+            w.start = if next == Time::MAX { Time::MAX } else { next.max(end) };
+            if w.start != Time::MAX && (w.start > self.until || events - self.events_before >= self.budget) {
+                w.paused = w.start <= self.stop_time;
+                if w.paused {
+                    return w;
+                }
+            }
         }
     }
 }

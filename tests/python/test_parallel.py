@@ -1,0 +1,70 @@
+"""The parallel engine through Python and the command line (issue 16 §2): `threads=N` and
+`--threads N` give the same FCT and PFC files for every N; what it cannot split is refused
+with a clear error. The engine's own tests are crates/rdmalab/tests/parallel.rs."""
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from rdmalab import Scenario, run
+
+RDMALAB = Path(sys.executable).parent / "rdmalab"
+
+FAT_TREE = """
+seed = 9
+[topology]
+kind = "fat_tree"
+k = 4
+[[traffic]]
+kind = "poisson"
+cdf = "web_search"
+load = 0.5
+duration = "300us"
+[[traffic]]
+kind = "incast"
+senders = [4, 8, 12, 13]
+receiver = 0
+size = 300000
+start = "50us"
+[fabric]
+cc = "dcqcn"
+buffer_mb = 1
+"""
+
+
+def files(results, folder: Path, name: str) -> tuple[bytes, bytes]:
+    results.write_fct(folder / f"{name}.fct")
+    results.write_pfc(folder / f"{name}.pfc")
+    return (folder / f"{name}.fct").read_bytes(), (folder / f"{name}.pfc").read_bytes()
+
+
+def test_run_gives_the_same_files_for_any_thread_count(tmp_path):
+    path = tmp_path / "ft.toml"
+    path.write_text(FAT_TREE)
+    one = files(run(path, progress=False, threads=1), tmp_path, "one")
+    assert len(one[0].splitlines()) > 10 and len(one[1].splitlines()) > 0
+    for n in (2, 4):
+        assert files(run(path, progress=False, threads=n), tmp_path, f"t{n}") == one, f"{n} threads"
+
+
+def test_the_scenario_and_the_command_line_take_threads(tmp_path):
+    (tmp_path / "ft.toml").write_text("threads = 2\n" + FAT_TREE)
+    (tmp_path / "ft1.toml").write_text(FAT_TREE)
+    for args, out in ((["ft.toml"], "a"), (["ft1.toml", "--threads", "3"], "b"), (["ft1.toml", "--threads", "1"], "c")):
+        done = subprocess.run([str(RDMALAB), "run", *args, "--quiet", "--out", out], capture_output=True, text=True,
+                              timeout=300, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+    fct = [(tmp_path / o / "fct.txt").read_bytes() for o in "abc"]
+    assert fct[0] == fct[1] == fct[2]
+    bad = subprocess.run([str(RDMALAB), "run", "ft1.toml", "--threads", "0", "--quiet"], capture_output=True, text=True,
+                         cwd=tmp_path)
+    assert bad.returncode == 2 and "--threads" in bad.stderr
+
+
+def test_what_is_not_split_yet_is_refused_by_name():
+    sc = Scenario.fat_tree(4).poisson("web_search", load=0.3, duration="50us").with_fabric(queue_sample_interval="5us")
+    with pytest.raises(ValueError, match="--threads > 1 does not support queue sampling"):
+        run(sc, progress=False, threads=2)
