@@ -118,6 +118,16 @@ impl ParallelRun {
         self.parts.iter().map(|p| p.counters.events).collect()
     }
 
+    /// The critical path in events: per window, the most events one partition ran.
+    pub fn critical_path_events(&self) -> u64 {
+        self.state.critical
+    }
+
+    /// Windows run so far (two barrier waits each).
+    pub fn windows(&self) -> u64 {
+        self.state.windows
+    }
+
     /// The window length.
     pub fn lookahead(&self) -> Time {
         self.lookahead
@@ -264,11 +274,16 @@ struct Window {
     paused: bool,
     /// No progress for `NO_PROGRESS`.
     stalled: bool,
+    /// Windows run so far.
+    windows: u64,
+    /// Sum over windows of the most events one partition ran in it: the run's critical
+    /// path in events (total events / this = the speed-up the map allows, sync aside).
+    critical: u64,
 }
 
 impl Default for Window {
     fn default() -> Self {
-        Window { start: Time::ZERO, progress: u64::MAX, progress_at: Time::ZERO, paused: false, stalled: false }
+        Window { start: Time::ZERO, progress: u64::MAX, progress_at: Time::ZERO, paused: false, stalled: false, windows: 0, critical: 0 }
     }
 }
 
@@ -293,12 +308,17 @@ impl Shared {
     fn work(&self, me: usize, sim: &mut Simulation, mut w: Window) -> Window {
         let n = self.next.len();
         let mut out: Vec<Vec<Crossing>> = vec![Vec::new(); n];
+        // Every partition's events so far, for the critical path (one more wait per call).
+        *self.next[me].lock().expect("next") = (Time::MAX, 0, sim.counters.events);
+        self.barrier.wait();
+        let mut last: Vec<u64> = self.next.iter().map(|s| s.lock().expect("next").2).collect();
         w.paused = false;
         loop {
             if w.start == Time::MAX || w.start > self.stop_time {
                 return w;
             }
             let end = Time(w.start.0.saturating_add(self.lookahead.0));
+            w.windows += 1;
             sim.run(RunLimit { until: Time(end.0 - 1), max_events: u64::MAX });
             sim.export_crossings(&mut out);
             for (to, v) in out.iter_mut().enumerate().filter(|(_, v)| !v.is_empty()) {
@@ -316,13 +336,16 @@ impl Shared {
             self.barrier.wait();
             // No third wait: nobody writes `next` or a mailbox again before the next
             // window's first wait, which every thread reaches only after reading these.
-            let (mut next, mut mark, mut events) = (Time::MAX, 0u64, 0u64);
-            for slot in &self.next {
+            let (mut next, mut mark, mut events, mut most) = (Time::MAX, 0u64, 0u64, 0u64);
+            for (i, slot) in self.next.iter().enumerate() {
                 let (t, p, e) = *slot.lock().expect("next");
                 next = next.min(t);
                 mark = mark.wrapping_add(p);
                 events += e;
+                most = most.max(e - last[i]);
+                last[i] = e;
             }
+            w.critical += most;
             if mark != w.progress {
                 (w.progress, w.progress_at) = (mark, end);
             } else if next != Time::MAX && next.0.saturating_sub(w.progress_at.0) > NO_PROGRESS.0 {
