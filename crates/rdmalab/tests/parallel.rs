@@ -98,10 +98,9 @@ fn the_automatic_map_keeps_pods_whole_and_flows_cross_it() {
 
 #[test]
 fn mechanisms_not_split_yet_are_refused_by_name() {
-    for (extra, what) in [
-        ("queue_sample_interval = \"10us\"", "queue sampling"),
-        ("[fabric.iofd]\nmax_deflections = 2", "IOFD"),
-    ] {
+    for (extra, what) in
+        [("queue_sample_interval = \"10us\"", "queue sampling"), ("[fabric.iofd]\nmax_deflections = 2", "IOFD")]
+    {
         let toml = format!("[topology]\nkind = \"fat_tree\"\nk = 4\n[fabric]\n{extra}\n");
         let mut s = Scenario::from_toml(&toml, Path::new("t.toml")).unwrap();
         s.config.threads = Some(2);

@@ -143,7 +143,11 @@ impl Simulation {
             sim.use_origin_order();
             // Flow `i`'s QP is slot `i` in every partition (the receiver's state lives there;
             // its tenant, which the receiver meters, is known from the flow list).
-            sim.qps = sim.flows.iter().map(|f| crate::rnic::Qp { tenant: f.tenant, ..crate::rnic::Qp::placeholder() }).collect();
+            sim.qps = sim
+                .flows
+                .iter()
+                .map(|f| crate::rnic::Qp { tenant: f.tenant, ..crate::rnic::Qp::placeholder() })
+                .collect();
         }
         sim.host_apps = sim.build_apps(apps);
         if let Some(first) = sim.flows.first() {

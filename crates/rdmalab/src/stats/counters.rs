@@ -108,4 +108,3 @@ impl Counters {
         self.reseq_escapes += o.reseq_escapes;
     }
 }
-

@@ -29,7 +29,7 @@ impl Simulation {
     /// True if this simulation handles `node` (every node when it is not partitioned).
     #[inline]
     pub(in crate::sim) fn owns(&self, node: NodeId) -> bool {
-        self.part.as_ref().map_or(true, |p| p.owns(node))
+        self.part.as_ref().is_none_or(|p| p.owns(node))
     }
 
     /// Moves every packet on a wire towards another partition into `out[that partition]`.

@@ -283,7 +283,15 @@ struct Window {
 
 impl Default for Window {
     fn default() -> Self {
-        Window { start: Time::ZERO, progress: u64::MAX, progress_at: Time::ZERO, paused: false, stalled: false, windows: 0, critical: 0 }
+        Window {
+            start: Time::ZERO,
+            progress: u64::MAX,
+            progress_at: Time::ZERO,
+            paused: false,
+            stalled: false,
+            windows: 0,
+            critical: 0,
+        }
     }
 }
 

@@ -83,7 +83,8 @@ pub fn auto_map(topo: &Topology, parts: u32) -> (Vec<u16>, u32) {
                     votes[part_of[u] as usize] += 1;
                 }
             }
-            let best = (0..parts as usize).filter(|&p| votes[p] > 0).max_by_key(|&p| (votes[p], std::cmp::Reverse(load[p])));
+            let best =
+                (0..parts as usize).filter(|&p| votes[p] > 0).max_by_key(|&p| (votes[p], std::cmp::Reverse(load[p])));
             if let Some(p) = best {
                 part_of[v] = p as u16;
                 load[p] += 1;
