@@ -68,3 +68,13 @@ def test_what_is_not_split_yet_is_refused_by_name():
     sc = Scenario.fat_tree(4).poisson("web_search", load=0.3, duration="50us").with_fabric(queue_sample_interval="5us")
     with pytest.raises(ValueError, match="--threads > 1 does not support queue sampling"):
         run(sc, progress=False, threads=2)
+
+
+def test_a_sweep_shares_the_cores_between_workers_and_threads():
+    from rdmalab.experiments.executors import LocalExecutor
+
+    tasks = [{"scenario": {"threads": 4}}, {"scenario": {}}]
+    assert LocalExecutor(8).pool_size(tasks) == 8  # --workers given: as given
+    auto = LocalExecutor()
+    auto.workers = 8
+    assert auto.pool_size(tasks) == 2 and auto.pool_size([{"scenario": {}}]) == 8

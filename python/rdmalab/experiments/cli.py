@@ -47,7 +47,8 @@ def register(sub) -> None:  # noqa: ANN001
 
 
 def _executor_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--workers", type=int, help="local worker processes (default: one per core)")
+    p.add_argument("--workers", type=int, help="local worker processes (default: one per core, divided by the "
+                                               "runs' `threads`)")
     p.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
                    help="run on Ray: a local instance, or the cluster at ADDRESS (needs rdmalab[ray])")
     p.add_argument("--resume", action="store_true", help="continue a sweep in --out, skipping finished runs")

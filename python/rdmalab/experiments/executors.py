@@ -35,6 +35,8 @@ class LocalExecutor:
 
     def __init__(self, workers: int | None = None):
         self.workers = max(1, workers or default_workers())
+        #: Given on the command line (else: shared with the runs' `threads`, see `pool_size`).
+        self.explicit = workers is not None
 
     def capacity(self) -> int:
         """How many runs execute at once."""
@@ -47,7 +49,7 @@ class LocalExecutor:
             return
         ctx = mp.get_context("spawn")
         q = ctx.Queue()
-        pool = cf.ProcessPoolExecutor(max_workers=min(self.workers, len(tasks)), mp_context=ctx,
+        pool = cf.ProcessPoolExecutor(max_workers=min(self.pool_size(tasks), len(tasks)), mp_context=ctx,
                                       initializer=worker.init_pool_worker, initargs=(q, os.getpid()))
         futures = {pool.submit(worker.execute_in_pool, t): t for t in tasks}
         try:
@@ -55,6 +57,15 @@ class LocalExecutor:
         finally:
             _stop_pool(pool)
             q.close()
+
+    def pool_size(self, tasks: list[dict[str, Any]]) -> int:
+        """Worker processes for these runs: `--workers` when given, else the cores divided by
+        the most threads one run asks for (the parallel engine's `threads`), so that workers
+        and threads share the cores without oversubscribing them."""
+        if self.explicit:
+            return self.workers
+        threads = max((int(t.get("scenario", {}).get("threads") or 1) for t in tasks), default=1)
+        return max(1, self.workers // max(1, threads))
 
     def _collect(self, futures: dict, q, events: EventSink | None) -> Iterator[dict[str, Any]]:  # noqa: ANN001
         pending = set(futures)
