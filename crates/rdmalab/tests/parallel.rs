@@ -3,8 +3,8 @@
 //! Issue 16 §4: `--threads 1`, 2 and 4 give byte-identical FCT and PFC files on a small fat
 //! tree, with sources and receivers in different partitions. Covered here: no congestion
 //! control, DCQCN and HPCC, lossless with PFC pauses and lossy with drops and retransmission
-//! timeouts; the mechanisms the engine cannot split yet are refused by name (multipath,
-//! attack applications, Blitz, DRUM hosts: the test of §4 for them waits on that work).
+//! timeouts, Blitz (DASR) with IOFD; the mechanisms the engine cannot split yet are refused by
+//! name (multipath, attack applications, DRUM hosts: the test of §4 for them waits on that work).
 
 use std::path::Path;
 
@@ -15,14 +15,14 @@ use rdmalab::sim::StopReason;
 use rdmalab::Time;
 
 /// A k = 4 fat tree (16 hosts, 4 pods) under WebSearch at 60 % load plus an incast of 12
-/// senders into host 0 (PFC pauses in lossless mode, drops in lossy mode).
+/// senders into host 0 (PFC pauses with a small buffer); `fabric` adds fabric settings.
 fn scenario(cc: &str, fabric: &str, threads: u32) -> Scenario {
     let toml = format!(
         "seed = 5\n[topology]\nkind = \"fat_tree\"\nk = 4\n\
          [[traffic]]\nkind = \"poisson\"\ncdf = \"web_search\"\nload = 0.6\nduration = \"600us\"\n\
          [[traffic]]\nkind = \"incast\"\nsenders = [4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]\nreceiver = 0\n\
          size = 400000\nstart = \"100us\"\n\
-         [fabric]\ncc = \"{cc}\"\nbuffer_mb = 0.5\n{fabric}\n"
+         [fabric]\ncc = \"{cc}\"\n{fabric}\n"
     );
     let mut s = Scenario::from_toml(&toml, Path::new("parallel.toml")).expect("valid scenario");
     s.config.threads = Some(threads);
@@ -44,6 +44,12 @@ fn files(s: Scenario) -> (String, String, usize) {
 
 fn same_for_1_2_4_threads(cc: &str, fabric: &str) -> usize {
     let one = files(scenario(cc, fabric, 1));
+    let mut probe = Runner::new(scenario(cc, fabric, 2)).unwrap();
+    probe.run_to_end();
+    let c = probe.results().unwrap().counters;
+    if fabric.contains("iofd") {
+        assert!(c.deflections > 0, "{cc} {fabric}: IOFD should deflect ({c:?})");
+    }
     for threads in [2, 4] {
         let many = files(scenario(cc, fabric, threads));
         assert!(one.0 == many.0, "{cc} {fabric}: FCT file differs with {threads} threads");
@@ -55,9 +61,18 @@ fn same_for_1_2_4_threads(cc: &str, fabric: &str) -> usize {
 #[test]
 fn lossless_runs_are_the_same_for_any_thread_count() {
     for cc in ["none", "dcqcn", "hpcc"] {
-        let pfc = same_for_1_2_4_threads(cc, "");
+        let pfc = same_for_1_2_4_threads(cc, "buffer_mb = 0.5");
         assert!(pfc > 0, "{cc}: the incast should pause links ({pfc} PFC events)");
     }
+}
+
+#[test]
+fn blitz_with_iofd_is_the_same_for_any_thread_count() {
+    // DASR's receiver sets are per receiving NIC, IOFD's deflection and re-sequencing per
+    // switch: both stay inside a partition.
+    // (The default 32 MB buffer: IOFD with a 0.5 MB one drops packets in lossless mode, in
+    // the sequential engine too.)
+    same_for_1_2_4_threads("blitz", "[fabric.iofd]\nmax_deflections = 2\nthreshold = 5000");
 }
 
 #[test]
@@ -99,7 +114,7 @@ fn the_automatic_map_keeps_pods_whole_and_flows_cross_it() {
 #[test]
 fn mechanisms_not_split_yet_are_refused_by_name() {
     for (extra, what) in
-        [("queue_sample_interval = \"10us\"", "queue sampling"), ("[fabric.iofd]\nmax_deflections = 2", "IOFD")]
+        [("queue_sample_interval = \"10us\"", "queue sampling"), ("link_sample_interval = \"10us\"", "link sampling")]
     {
         let toml = format!("[topology]\nkind = \"fat_tree\"\nk = 4\n[fabric]\n{extra}\n");
         let mut s = Scenario::from_toml(&toml, Path::new("t.toml")).unwrap();

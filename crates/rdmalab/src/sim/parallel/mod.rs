@@ -49,7 +49,7 @@ pub struct ParallelRun {
 /// What a mechanism the parallel engine cannot split yet is called in its refusal.
 fn unsupported(s: &Scenario) -> Option<&'static str> {
     let c = &s.config;
-    let checks: [(bool, &'static str); 13] = [
+    let checks: [(bool, &'static str); 11] = [
         (!s.apps.is_empty(), "attack applications (staggered, paired QPs)"),
         (!s.multipath.is_empty(), "multipath connections (partition, Virtuoso)"),
         (s.host_model.is_some(), "host applications ([[app]], DRUM)"),
@@ -60,8 +60,6 @@ fn unsupported(s: &Scenario) -> Option<&'static str> {
         (c.rate_sample_interval.is_some(), "rate sampling"),
         (c.link_sample_interval.is_some(), "link sampling"),
         (c.defense != crate::tenancy::Defense::None, "the tenant defense"),
-        (c.iofd.is_some(), "IOFD"),
-        (c.cc.dasr().is_some(), "Blitz (DASR)"),
         (c.trace_apps, "application tracing"),
     ];
     checks.into_iter().find(|(on, _)| *on).map(|(_, name)| name)
