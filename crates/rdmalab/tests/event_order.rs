@@ -84,3 +84,30 @@ fn a_lone_simulation_refuses_more_than_one_thread_by_name() {
     let err = Scenario::from_toml(toml, Path::new("t.toml")).unwrap().simulation().unwrap_err().to_string();
     assert!(err.contains("threads") && err.contains("Runner"), "{err}");
 }
+
+#[test]
+fn rate_sampling_is_refused_in_the_origin_order() {
+    let mut s = loaded_fat_tree("dcqcn", Some(1));
+    s.config.rate_sample_interval = Some(Time::from_us(10));
+    let err = s.simulation().unwrap_err().to_string();
+    assert!(err.contains("rate sampling"), "{err}");
+}
+
+#[test]
+fn a_link_failure_runs_in_the_origin_order() {
+    // Flow slots exist from the start in the origin order (placeholders until their flow
+    // starts); a failure and its reroute must leave every flow to complete, as in FIFO.
+    let toml = "seed = 2\n[topology]\nkind = \"fat_tree\"\nk = 4\n\
+        [[traffic]]\nkind = \"poisson\"\ncdf = \"web_search\"\nload = 0.3\nduration = \"500us\"\n\
+        [[events]]\nkind = \"link_down\"\nat = \"100us\"\na = 16\nb = 24\n";
+    for threads in [None, Some(1)] {
+        let mut s = Scenario::from_toml(toml, Path::new("f.toml")).expect("valid scenario");
+        s.config.threads = threads;
+        let total = s.flows.len();
+        let r = finish(s);
+        assert_eq!(r.records.len() + r.unreachable.len(), total, "{threads:?}");
+        // An edge-aggregation link: every host keeps a route, so nothing is given up.
+        assert_eq!(r.unreachable.len(), 0, "{threads:?}: {:?}", r.unreachable);
+        assert_eq!(r.counters.link_failures, 1);
+    }
+}

@@ -174,7 +174,8 @@ impl Simulation {
             .map(QpId::new)
             .filter(|&q| {
                 let qp = &self.qps[q.idx()];
-                !qp.finished && self.routes.next_hops(qp.src, qp.dst).is_empty()
+                // (A slot never opened, as the origin order sets them up per flow, has no group.)
+                !qp.finished && qp.cc_group.0 != u32::MAX && self.routes.next_hops(qp.src, qp.dst).is_empty()
             })
             .collect();
         for q in stranded {
