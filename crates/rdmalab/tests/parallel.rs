@@ -98,6 +98,35 @@ fn lossy_runs_with_retransmission_are_the_same_for_any_thread_count() {
 }
 
 #[test]
+fn a_long_quiet_stretch_between_flows_is_not_a_stall() {
+    // Two flows across pods, 300 ms apart: the windows skip the gap, and the run finishes.
+    let toml = "[topology]\nkind = \"fat_tree\"\nk = 4\n[[traffic]]\nkind = \"flows\"\nflows = [\
+        { src = 0, dst = 15, size = 100000 }, { src = 15, dst = 0, size = 100000, start = \"300ms\" }]\n";
+    let mut s = Scenario::from_toml(toml, Path::new("gap.toml")).unwrap();
+    s.config.threads = Some(2);
+    let mut run = Runner::new(s).unwrap();
+    assert_eq!(run.run_to_end(), StopReason::Finished);
+    assert_eq!(run.results().unwrap().records.len(), 2);
+}
+
+#[test]
+fn a_run_that_cannot_finish_stops_as_stalled() {
+    // Lossy, no retransmission: the incast's drops are never repaired while DCQCN's timers
+    // keep re-arming. The driver's no-progress guard ends it (deadlock detection is off in
+    // partitions).
+    let toml = "[topology]\nkind = \"fat_tree\"\nk = 4\n[[traffic]]\nkind = \"incast\"\n\
+        senders = [4, 5, 6, 7, 8, 9, 10, 11]\nreceiver = 0\nsize = 200000\n\
+        [fabric]\ncc = \"dcqcn\"\nbuffer_mb = 0.2\nlossless = false\nrto = \"none\"\n";
+    let mut s = Scenario::from_toml(toml, Path::new("stuck.toml")).unwrap();
+    s.config.threads = Some(2);
+    let mut run = Runner::new(s).unwrap();
+    assert_eq!(run.run_to_end(), StopReason::Stalled);
+    let r = run.results().unwrap();
+    assert!(r.counters.drops > 0 && r.records.len() < 8);
+    assert!(r.stall_cause.unwrap().contains("unfinished"));
+}
+
+#[test]
 fn the_automatic_map_keeps_pods_whole_and_flows_cross_it() {
     let s = scenario("dcqcn", "", 2);
     let (map, parts) = auto_map(&s.topology, 2);

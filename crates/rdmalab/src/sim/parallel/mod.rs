@@ -26,10 +26,12 @@ use crate::error::{Error, Result};
 use crate::scenario::Scenario;
 use crate::units::Time;
 
-/// A run stops as stalled when flows are unfinished and nothing was delivered for this long
-/// (re-arming timers would otherwise keep a deadlocked run going forever; one partition
-/// cannot tell, so the driver watches the sum).
+/// A run stops as stalled when flows are unfinished and nothing was delivered for this long,
+/// over at least `BUSY_WINDOWS` windows (re-arming timers would otherwise keep a deadlocked
+/// run going forever; one partition cannot tell, so the driver watches the sum). The window
+/// count keeps a quiet stretch between flows, skipped in one window, from counting.
 const NO_PROGRESS: Time = Time::from_ms(100);
+const BUSY_WINDOWS: u64 = 1000;
 
 /// A scenario cut into partitions, run by one thread each.
 #[derive(Debug)]
@@ -268,6 +270,8 @@ struct Window {
     start: Time,
     progress: u64,
     progress_at: Time,
+    /// Windows run since the progress mark last moved.
+    idle_windows: u64,
     /// The caller's limit was reached.
     paused: bool,
     /// No progress for `NO_PROGRESS`.
@@ -285,6 +289,7 @@ impl Default for Window {
             start: Time::ZERO,
             progress: u64::MAX,
             progress_at: Time::ZERO,
+            idle_windows: 0,
             paused: false,
             stalled: false,
             windows: 0,
@@ -353,12 +358,16 @@ impl Shared {
             }
             w.critical += most;
             if mark != w.progress {
-                (w.progress, w.progress_at) = (mark, end);
-            } else if next != Time::MAX && next.0.saturating_sub(w.progress_at.0) > NO_PROGRESS.0 {
+                (w.progress, w.progress_at, w.idle_windows) = (mark, end, 0);
+            } else if next != Time::MAX
+                && next.0.saturating_sub(w.progress_at.0) > NO_PROGRESS.0
+                && w.idle_windows >= BUSY_WINDOWS
+            {
                 w.stalled = true;
                 w.start = next;
                 return w;
             }
+            w.idle_windows += 1;
             w.start = if next == Time::MAX { Time::MAX } else { next.max(end) };
             if w.start != Time::MAX && (w.start > self.until || events - self.events_before >= self.budget) {
                 w.paused = w.start <= self.stop_time;
