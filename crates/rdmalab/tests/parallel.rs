@@ -76,6 +76,30 @@ fn blitz_with_iofd_is_the_same_for_any_thread_count() {
 }
 
 #[test]
+fn the_tenant_defense_is_the_same_for_any_thread_count() {
+    // Tenant-keyed CC states and line-rate start budgets live at the sending NICs. Each
+    // tenant has hosts in every pod, so its flows cross the cut.
+    let tenants = "[[tenants]]\nname = \"a\"\nhosts = [0, 2, 4, 6, 8, 10, 12, 14]\n\
+        [[tenants]]\nname = \"b\"\nhosts = [1, 3, 5, 7, 9, 11, 13, 15]\n";
+    let toml = |threads: u32| {
+        let text = format!(
+            "seed = 4\n{tenants}[topology]\nkind = \"fat_tree\"\nk = 4\n\
+             [[traffic]]\nkind = \"poisson\"\ncdf = \"web_search\"\nload = 0.5\nduration = \"300us\"\ntenant = \"a\"\n\
+             [[traffic]]\nkind = \"poisson\"\ncdf = \"web_search\"\nload = 0.5\nduration = \"300us\"\ntenant = \"b\"\n\
+             [fabric]\ncc = \"dcqcn\"\ndefense = \"tenant\"\n"
+        );
+        let mut s = Scenario::from_toml(&text, Path::new("tenants.toml")).unwrap();
+        s.config.threads = Some(threads);
+        s
+    };
+    let one = files(toml(1));
+    assert!(one.0.lines().count() > 10);
+    for threads in [2, 4] {
+        assert!(one == files(toml(threads)), "tenant defense: files differ with {threads} threads");
+    }
+}
+
+#[test]
 fn lossy_runs_with_retransmission_are_the_same_for_any_thread_count() {
     // Two incasts across pods into small lossy buffers: drops, go-back-N, timeouts.
     let toml = |threads: u32| {

@@ -51,7 +51,7 @@ pub struct ParallelRun {
 /// What a mechanism the parallel engine cannot split yet is called in its refusal.
 fn unsupported(s: &Scenario) -> Option<&'static str> {
     let c = &s.config;
-    let checks: [(bool, &'static str); 11] = [
+    let checks: [(bool, &'static str); 10] = [
         (!s.apps.is_empty(), "attack applications (staggered, paired QPs)"),
         (!s.multipath.is_empty(), "multipath connections (partition, Virtuoso)"),
         (s.host_model.is_some(), "host applications ([[app]], DRUM)"),
@@ -61,7 +61,6 @@ fn unsupported(s: &Scenario) -> Option<&'static str> {
         (c.queue_sample_interval.is_some(), "queue sampling"),
         (c.rate_sample_interval.is_some(), "rate sampling"),
         (c.link_sample_interval.is_some(), "link sampling"),
-        (c.defense != crate::tenancy::Defense::None, "the tenant defense"),
         (c.trace_apps, "application tracing"),
     ];
     checks.into_iter().find(|(on, _)| *on).map(|(_, name)| name)
