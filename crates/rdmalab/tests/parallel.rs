@@ -100,6 +100,43 @@ fn the_tenant_defense_is_the_same_for_any_thread_count() {
 }
 
 #[test]
+fn link_failures_are_the_same_for_any_thread_count() {
+    // An aggregation-core link (between partitions with 4 threads) fails and comes back, and
+    // host 5's only link fails for good: packets lost, routes recomputed, flows given up.
+    let toml = |threads: u32| {
+        let text = "seed = 6\n[topology]\nkind = \"fat_tree\"\nk = 4\n\
+            [[traffic]]\nkind = \"poisson\"\ncdf = \"web_search\"\nload = 0.5\nduration = \"400us\"\n\
+            [[traffic]]\nkind = \"incast\"\nsenders = [8, 9, 10, 11, 12, 13, 14, 15]\nreceiver = 0\nsize = 1000000\n\
+            start = \"50us\"\n\
+            [[events]]\nkind = \"link_down\"\nat = \"100us\"\na = 24\nb = 32\n\
+            [[events]]\nkind = \"link_up\"\nat = \"250us\"\na = 24\nb = 32\n\
+            [[events]]\nkind = \"link_down\"\nat = \"150us\"\na = 5\nb = 18\n\
+            [fabric]\ncc = \"dcqcn\"\nrto = \"200us\"\n";
+        let mut s = Scenario::from_toml(text, Path::new("fail.toml")).unwrap();
+        s.config.threads = Some(threads);
+        s
+    };
+    let run = |threads| {
+        let mut r = Runner::new(toml(threads)).unwrap();
+        r.run_to_end();
+        let res = r.results().unwrap();
+        let gone: Vec<u32> = res.unreachable.iter().map(|u| u.flow).collect();
+        let (mut fct, mut pfc) = (Vec::new(), Vec::new());
+        write_fct(&mut fct, &res.records).unwrap();
+        write_pfc(&mut pfc, &res.pfc_events).unwrap();
+        (fct, pfc, gone, res.counters.link_failures, res.counters.link_down_losses)
+    };
+    let one = run(1);
+    assert!(!one.2.is_empty() && one.3 == 2 && one.4 > 0, "given up {:?}, failures {}, lost {}", one.2, one.3, one.4);
+    for threads in [2, 4] {
+        let many = run(threads);
+        assert!(one.0 == many.0, "link failures: FCT file differs with {threads} threads");
+        assert!(one.1 == many.1, "link failures: PFC file differs with {threads} threads");
+        assert_eq!((&one.2, one.3, one.4), (&many.2, many.3, many.4), "{threads} threads");
+    }
+}
+
+#[test]
 fn lossy_runs_with_retransmission_are_the_same_for_any_thread_count() {
     // Two incasts across pods into small lossy buffers: drops, go-back-N, timeouts.
     let toml = |threads: u32| {

@@ -192,10 +192,12 @@ impl Simulation {
             counters.qp_cache_misses += cache.misses;
         }
         let (mut records, mut pfc_events) = (self.records.clone(), self.pfc_events.clone());
+        let mut unreachable = self.unreachable.clone();
         if self.origin_order {
             // An order that does not depend on how the nodes were partitioned (`sim::parallel`).
             records.sort_by_key(|r| (r.start + r.fct, r.flow));
             pfc_events.sort_by_key(|e| (e.time, e.node, e.ifindex, e.pause));
+            unreachable.sort_by_key(|u| u.flow);
         }
         Results {
             records,
@@ -205,7 +207,7 @@ impl Simulation {
             queue_samples: self.queue_samples.clone(),
             rate_samples: self.sampler.rates.clone(),
             link_samples: self.sampler.links.clone(),
-            unreachable: self.unreachable.clone(),
+            unreachable,
             last_completion: self.last_completion,
             end_time: now,
             flows_total: self.work_total(),

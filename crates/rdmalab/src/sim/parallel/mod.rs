@@ -51,13 +51,12 @@ pub struct ParallelRun {
 /// What a mechanism the parallel engine cannot split yet is called in its refusal.
 fn unsupported(s: &Scenario) -> Option<&'static str> {
     let c = &s.config;
-    let checks: [(bool, &'static str); 10] = [
+    let checks: [(bool, &'static str); 9] = [
         (!s.apps.is_empty(), "attack applications (staggered, paired QPs)"),
         (!s.multipath.is_empty(), "multipath connections (partition, Virtuoso)"),
         (s.host_model.is_some(), "host applications ([[app]], DRUM)"),
         (c.trace.is_some(), "the packet trace"),
         (c.qlen_monitor.is_some(), "the queue-length monitor"),
-        (!c.link_events.is_empty(), "link failures"),
         (c.queue_sample_interval.is_some(), "queue sampling"),
         (c.rate_sample_interval.is_some(), "rate sampling"),
         (c.link_sample_interval.is_some(), "link sampling"),
@@ -238,11 +237,14 @@ impl ParallelRun {
         let owner = |port: usize| self.part_of[topo.ports[port].node.idx()] as usize;
         let mut ports = r.ports.clone();
         let mut tenant_bins = std::mem::take(&mut r.tenant_bins);
+        // Every partition runs the same link events: count them once.
+        let (link_failures, reroutes) = (r.counters.link_failures, r.counters.reroutes);
         for (i, other) in it.enumerate() {
             let me = i + 1;
             r.counters.add(&other.counters);
             r.records.extend(other.records);
             r.pfc_events.extend(other.pfc_events);
+            r.unreachable.extend(other.unreachable);
             r.last_completion = r.last_completion.max(other.last_completion);
             r.end_time = r.end_time.max(other.end_time);
             r.payload_in_flight += other.payload_in_flight;
@@ -254,9 +256,11 @@ impl ParallelRun {
             }
         }
         r.ports = ports;
+        (r.counters.link_failures, r.counters.reroutes) = (link_failures, reroutes);
         r.tenant_bins = crate::tenancy::meter::merge(tenant_bins);
         r.records.sort_by_key(|x| (x.start + x.fct, x.flow));
         r.pfc_events.sort_by_key(|e| (e.time, e.node, e.ifindex, e.pause));
+        r.unreachable.sort_by_key(|u| u.flow);
         r.stall_cause = self.stall_cause.clone();
         r
     }
