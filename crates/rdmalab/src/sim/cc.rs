@@ -384,8 +384,9 @@ impl Simulation {
 /// The first ACK of a tenant's HPCC state for a packet sent after a pause (no member had
 /// data, `tenancy::pacing`): a sample from it would span the pause, measure only the
 /// others' traffic and read it as room for the tenant's rate (a staggered tenant idle
-/// between chunks came back at line rate every chunk). It only records the hops again, as
-/// a new QP's first ACK does; rate, EWMA and stage stay.
+/// between chunks raised its rate at the start of every chunk, e.g. u = 0.88: 84 -> 91
+/// Gb/s). It only records the hops again, as a new QP's first ACK does; rate, EWMA and
+/// stage stay.
 fn forget_int_baselines(grp: &mut CcGroup) {
     if let CcState::Hpcc(state) = &mut grp.state {
         state.last_update_seq = 0;
