@@ -288,6 +288,8 @@ pub struct CcGroup {
     pub linger_until: Time,
     /// HPCC under the tenant defense: the last INT hop records per destination.
     pub paths: Vec<(crate::ids::NodeId, [crate::fabric::int::IntHop; crate::fabric::int::MAX_HOPS])>,
+    /// Under the tenant defense: the one pacing clock of the state's members.
+    pub pacer: crate::tenancy::TenantPacer,
 }
 
 impl CcGroup {
@@ -316,6 +318,7 @@ impl CcGroup {
             owner: u32::MAX,
             linger_until: Time::MAX,
             paths: Vec::new(),
+            pacer: Default::default(),
         }
     }
 
