@@ -37,6 +37,10 @@ pub const CLASS_SHIFT: u8 = 3;
 pub const CLASS_MASK: u8 = 0x38;
 /// Flag on a packet queued here under a pin (its dequeue releases the pin).
 pub const PINNED: u8 = 0x40;
+/// At the last hop (where no pins exist) the same bit marks a packet the re-sequencer let
+/// go: its departure frees MMU space that packets waiting there may need
+/// (`sim::iofd::iofd_wake`); releasing its (absent) pin does nothing.
+pub const WAKE: u8 = PINNED;
 /// Flag on a packet deflected off the minimal paths: it leaves in the escape class.
 pub const ESCAPE: u8 = 0x80;
 /// Flags that ask for work when the packet leaves the switch.

@@ -170,6 +170,26 @@ impl SwitchMmu {
         Admission::Accept { pause }
     }
 
+    /// Whether `admit` would refuse `size` bytes on (p, q) now, without admitting them: its
+    /// drop rule, for a holder that can wait instead of dropping (IOFD's re-sequencer, whose
+    /// packets must not be lost in a lossless class). Kept apart from `admit` so that the
+    /// hot path stays as it is; `refuses_as_admit_drops` checks that the two agree.
+    pub fn refuses(&self, p: usize, q: usize, size: u64) -> bool {
+        let th = self.threshold(p);
+        let c = &self.ports[p].class[q];
+        if c.pfc {
+            size + c.hdrm > self.ports[p].headroom && size + self.shared_of(p, q) > th
+        } else {
+            let n = c.ingress + size;
+            n > self.cfg.reserve && n - self.cfg.reserve > th
+        }
+    }
+
+    /// Whether class `q` has PFC (the same on every port).
+    pub fn lossless(&self, q: usize) -> bool {
+        self.ports.first().is_some_and(|p| p.class[q].pfc)
+    }
+
     /// Releases `size` bytes of ingress (p, q) when the packet leaves the switch.
     /// Returns true when the caller should send RESUME for (p, q) upstream.
     #[inline]
@@ -226,6 +246,22 @@ mod tests {
         let m = SwitchMmu::new(MmuConfig::default(), &[(Rate::gbps(100), 1000), (Rate::gbps(400), 1000)]);
         assert_eq!(m.ports.iter().map(|p| p.headroom).collect::<Vec<_>>(), vec![37_500, 150_000]);
         assert_eq!(m.ports.iter().map(|p| p.shift).collect::<Vec<_>>(), vec![3, 1]);
+    }
+
+    #[test]
+    fn refuses_as_admit_drops() {
+        for lossless in [true, false] {
+            let mut m = mmu(lossless);
+            let mut refused = false;
+            for _ in 0..200 {
+                let predicted = m.refuses(0, 3, 1000);
+                let got = m.admit(0, 3, 1000) == Admission::Drop;
+                assert_eq!(predicted, got, "lossless {lossless}");
+                refused |= got;
+            }
+            assert!(refused, "200 kB into a 200 kB buffer must reach the drop rule");
+            assert_eq!(m.lossless(3), lossless);
+        }
     }
 
     #[test]

@@ -9,11 +9,19 @@
 //! the QP has waited `timeout`, packets go as they are and are counted as escapes; the
 //! timeout is checked when the QP's next packet arrives (a sender with data in flight
 //! always sends one: its go-back-N timer retransmits the gap).
+//!
+//! Packets it lets go (in order or escaping) enter the MMU at their ingress like any
+//! arrival. In a lossless class the MMU may have no room for them then: upstream was never
+//! paused for bytes held here, and a gap that fills releases a burst at once. Such packets
+//! must not be dropped, so they wait in this buffer's *waiting line*, in order and still
+//! outside PFC accounting, until the MMU admits them (the switch retries when one of its
+//! packets leaves). While anything waits, every packet the re-sequencer lets go queues
+//! behind it, so each QP stays in order.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use super::Packet;
-use crate::ids::QpId;
+use crate::ids::{PortId, QpId};
 use crate::units::Time;
 
 /// One QP's order at this switch.
@@ -45,6 +53,8 @@ pub struct Resequencer {
     /// Packets released in order by the last arrival, for the caller to forward (kept
     /// allocated between calls).
     released: Vec<Packet>,
+    /// Let go but not yet admitted by the MMU (lossless classes): packet and egress port.
+    waiting: VecDeque<(Packet, PortId)>,
 }
 
 impl Resequencer {
@@ -124,9 +134,37 @@ impl Resequencer {
         self.held_payload
     }
 
-    /// Packets held now.
+    /// Packets held now (waiting for the MMU included).
     pub fn held_packets(&self) -> usize {
-        self.flows.values().map(|f| f.held.len()).sum()
+        self.flows.values().map(|f| f.held.len()).sum::<usize>() + self.waiting.len()
+    }
+
+    /// Whether packets wait for the MMU.
+    pub fn has_waiting(&self) -> bool {
+        !self.waiting.is_empty()
+    }
+
+    /// A packet the MMU refused joins the end of the waiting line; it keeps its buffer
+    /// space (it counts against the capacity, which may go over it by what PFC lets in).
+    pub fn wait(&mut self, pkt: Packet, egress: PortId) {
+        self.held_bytes += pkt.wire as u64;
+        self.held_payload += pkt.payload as u64;
+        self.waiting.push_back((pkt, egress));
+    }
+
+    /// The head of the waiting line, taken out to offer it to the MMU.
+    pub fn next_waiting(&mut self) -> Option<(Packet, PortId)> {
+        let (p, e) = self.waiting.pop_front()?;
+        self.held_bytes -= p.wire as u64;
+        self.held_payload -= p.payload as u64;
+        Some((p, e))
+    }
+
+    /// Puts back the head `next_waiting` took (the MMU still refuses it).
+    pub fn put_back(&mut self, pkt: Packet, egress: PortId) {
+        self.held_bytes += pkt.wire as u64;
+        self.held_payload += pkt.payload as u64;
+        self.waiting.push_front((pkt, egress));
     }
 }
 
@@ -169,6 +207,20 @@ mod tests {
         assert_eq!(arrive(&mut r, 1000, 1048), (Verdict::Held, vec![]));
         assert_eq!(arrive(&mut r, 2000, 1048), (Verdict::Escape, vec![]));
         assert_eq!(arrive(&mut r, 0, 1048), (Verdict::Forward, vec![1000]));
+    }
+
+    #[test]
+    fn the_waiting_line_keeps_order_and_counts() {
+        let mut r = Resequencer::default();
+        r.wait(data(0), PortId(1));
+        r.wait(data(1000), PortId(1));
+        assert_eq!((r.held_packets(), r.held_payload()), (2, 2000));
+        let (p, e) = r.next_waiting().unwrap();
+        assert_eq!((p.seq, r.held_payload()), (0, 1000));
+        r.put_back(p, e);
+        assert_eq!(r.next_waiting().map(|(p, _)| p.seq), Some(0));
+        assert_eq!(r.next_waiting().map(|(p, _)| p.seq), Some(1000));
+        assert!(!r.has_waiting() && r.held_payload() == 0);
     }
 
     #[test]

@@ -2,11 +2,13 @@
 //! `switch_receive` hands data packets here when IOFD is on, and `switch_kick` calls
 //! [`Simulation::iofd_dequeue`] for a packet carrying one of the IOFD flags. Everything
 //! read or written is the current switch's: its ports' queues, its pins, its
-//! re-sequencer.
+//! re-sequencer. After such a packet has left, `switch_send` calls
+//! [`Simulation::iofd_wake`]: its departure freed MMU space that packets waiting in the
+//! re-sequencer may need.
 
 use super::Simulation;
 use crate::fabric::deflection::{
-    choose, Choice, Load, CLASS_MASK, CLASS_SHIFT, COUNT_MASK, ESCAPE, ON_DEQUEUE, PINNED,
+    choose, Choice, Load, CLASS_MASK, CLASS_SHIFT, COUNT_MASK, ESCAPE, ON_DEQUEUE, PINNED, WAKE,
 };
 use crate::fabric::resequencer::Verdict;
 use crate::fabric::Packet;
@@ -85,13 +87,13 @@ impl Simulation {
         match iofd.switches[sw].reseq.arrive(&pkt, self.now, cap, timeout) {
             Verdict::Held => {}
             Verdict::Forward => {
-                self.iofd_enqueue(at, egress, pkt);
+                self.iofd_admit(sw, at, egress, pkt);
                 self.forward_released(sw, egress, false);
             }
             Verdict::Escape => {
                 self.counters.reseq_escapes += 1;
                 self.forward_released(sw, egress, true);
-                self.iofd_enqueue(at, egress, pkt);
+                self.iofd_admit(sw, at, egress, pkt);
             }
         }
     }
@@ -106,15 +108,63 @@ impl Simulation {
             } else {
                 self.counters.resequenced += 1;
             }
-            self.iofd_enqueue(p.ingress, egress, *p);
+            self.iofd_admit(sw, p.ingress, egress, *p);
         }
         if let Some(iofd) = self.iofd.as_deref_mut() {
             iofd.switches[sw].reseq.restore_released(released);
         }
     }
 
-    /// A packet with IOFD flags leaves switch `sw` (or is dropped there): its pin is
-    /// released; an escaping packet takes the escape class and no more deflections.
+    /// A packet the re-sequencer lets go at switch `sw` enters the MMU at its ingress `at`
+    /// like any arrival, unless its class is lossless and the MMU has no room for it (or
+    /// packets already wait: order): then it waits in the re-sequencer instead of being
+    /// dropped. Upstream was never paused for it while it was held, so a burst released by
+    /// a filled gap can exceed the ingress's headroom; dropping it would make a lossless
+    /// fabric lossy (issue 12's rule: held packets must not cause drops either). It is
+    /// flagged `WAKE` so that its own departure retries the waiting line.
+    fn iofd_admit(&mut self, sw: usize, at: PortId, egress: PortId, mut pkt: Packet) {
+        pkt.deflections |= WAKE;
+        let waits = self.iofd.as_deref().is_some_and(|i| i.switches[sw].reseq.has_waiting());
+        if waits || self.refused_losslessly(sw, at, egress, &pkt) {
+            if let Some(i) = self.iofd.as_deref_mut() {
+                i.switches[sw].reseq.wait(pkt, egress);
+            }
+            return;
+        }
+        self.iofd_enqueue(at, egress, pkt);
+    }
+
+    /// Whether the MMU of `sw` would drop `pkt` arriving on `at` in a lossless class (a
+    /// lossy class drops as it would without IOFD; a failed egress loses it as always).
+    fn refused_losslessly(&self, sw: usize, at: PortId, egress: PortId, pkt: &Packet) -> bool {
+        let class = pkt.pg as usize;
+        let mmu = &self.mmus[sw];
+        class != 0
+            && !self.ports[egress.idx()].down
+            && mmu.lossless(class)
+            && mmu.refuses(self.ports[at.idx()].local as usize, class, pkt.wire as u64)
+    }
+
+    /// A `WAKE` packet has left switch `sw` (after `transmit`, so every port's scheduler is
+    /// at rest): offers the waiting line to the MMU, head first, until it refuses one. A
+    /// packet admitted here may start another port, whose departure calls this again: the
+    /// head is taken out before it is offered, so no packet is offered twice.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn iofd_wake(&mut self, sw: usize) {
+        loop {
+            let Some(iofd) = self.iofd.as_deref_mut() else { return };
+            let Some((pkt, egress)) = iofd.switches[sw].reseq.next_waiting() else { return };
+            if self.refused_losslessly(sw, pkt.ingress, egress, &pkt) {
+                if let Some(i) = self.iofd.as_deref_mut() {
+                    i.switches[sw].reseq.put_back(pkt, egress);
+                }
+                return;
+            }
+            self.iofd_enqueue(pkt.ingress, egress, pkt);
+        }
+    }
+
     /// `switch_enqueue` for IOFD's paths: one out-of-line copy, so that the forwarding fast
     /// path alone inlines it.
     #[inline(never)]
@@ -122,6 +172,8 @@ impl Simulation {
         self.switch_enqueue(at, egress, pkt);
     }
 
+    /// A packet with IOFD flags leaves switch `sw` (or is dropped there): its pin is
+    /// released; an escaping packet takes the escape class and no more deflections.
     /// Out of line and by value, so that the scheduler's fast path keeps its packet in
     /// registers.
     #[cold]

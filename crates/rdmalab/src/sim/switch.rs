@@ -150,6 +150,7 @@ impl Simulation {
     #[inline(always)]
     fn switch_send<const CLASSES: bool>(&mut self, port: PortId, sw: usize, class: usize, mut pkt: Packet) {
         let mut resume = false;
+        let mut iofd = false;
         if class != 0 {
             resume = self.mmus[sw].release(pkt.ingress_local as usize, class, pkt.wire as u64);
             if pkt.kind == PacketKind::Data {
@@ -157,6 +158,7 @@ impl Simulation {
             }
             if pkt.deflections & ON_DEQUEUE != 0 {
                 pkt = self.iofd_dequeue(sw, pkt);
+                iofd = true;
             }
         }
         if pkt.int_slot != NO_INT && pkt.kind == PacketKind::Data && self.cfg.cc.needs_int() {
@@ -165,6 +167,9 @@ impl Simulation {
         self.transmit(port, pkt);
         if resume {
             self.send_pfc(pkt.ingress, PacketKind::Resume, class as u8);
+        }
+        if iofd {
+            self.iofd_wake(sw); // the space it freed may admit packets the re-sequencer holds
         }
     }
 
