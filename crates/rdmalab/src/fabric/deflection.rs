@@ -134,6 +134,8 @@ pub struct SwitchIofd {
     pins: HashMap<QpId, Pin>,
     /// The last-hop re-sequencer (used only for packets to this switch's hosts).
     pub reseq: Resequencer,
+    /// A retry of the re-sequencer's waiting line is scheduled (`sim::iofd`).
+    pub retry_pending: bool,
 }
 
 /// What the decision needs to know about one candidate port.

@@ -23,7 +23,14 @@ impl Simulation {
             return self.iofd_last_hop(at, sw, ecmp, pkt);
         }
         let egress = self.iofd_route(at, node, sw, ecmp, &mut pkt);
-        self.iofd_enqueue(at, egress, pkt);
+        // An escaping packet queues in the escape class, so that the next switch's PAUSE
+        // of that class (the class it arrives in there) holds it; it is admitted here in the
+        // class it came in, whose PAUSE holds its upstream.
+        let queue = match self.iofd.as_deref() {
+            Some(i) if pkt.deflections & ESCAPE != 0 => i.cfg.escape_pg,
+            _ => pkt.pg,
+        };
+        self.iofd_enqueue(at, egress, pkt, queue);
     }
 
     /// The deflection decision (a pinned flow follows its pin).
@@ -73,13 +80,9 @@ impl Simulation {
     /// The last hop: forward in order, hold what is ahead, release what now follows.
     fn iofd_last_hop(&mut self, at: PortId, sw: usize, egress: PortId, mut pkt: Packet) {
         let Some(iofd) = self.iofd.as_deref_mut() else { return };
-        let saved = (pkt.deflections & CLASS_MASK) >> CLASS_SHIFT;
-        if saved != 0 {
-            pkt.pg = saved; // back from the escape class
-            pkt.deflections &= !CLASS_MASK;
-        }
         if !iofd.cfg.resequence {
-            return self.iofd_enqueue(at, egress, pkt);
+            pkt.deflections |= WAKE;
+            return self.iofd_enqueue(at, egress, pkt, last_hop_queue(&pkt));
         }
         pkt.ingress = at;
         pkt.ingress_local = self.ports[at.idx()].local;
@@ -116,9 +119,9 @@ impl Simulation {
     }
 
     /// A packet the re-sequencer lets go at switch `sw` enters the MMU at its ingress `at`
-    /// like any arrival, unless its class is lossless and the MMU has no room for it (or
-    /// packets already wait: order): then it waits in the re-sequencer instead of being
-    /// dropped. Upstream was never paused for it while it was held, so a burst released by
+    /// like any arrival, unless its class is lossless and the MMU has no room for it below
+    /// the PFC threshold (or packets already wait: order): then it waits in the
+    /// re-sequencer instead of being dropped or taking headroom. Upstream was never paused for it while it was held, so a burst released by
     /// a filled gap can exceed the ingress's headroom; dropping it would make a lossless
     /// fabric lossy (issue 12's rule: held packets must not cause drops either). It is
     /// flagged `WAKE` so that its own departure retries the waiting line.
@@ -129,20 +132,22 @@ impl Simulation {
             if let Some(i) = self.iofd.as_deref_mut() {
                 i.switches[sw].reseq.wait(pkt, egress);
             }
-            return;
+            return self.iofd_retry_later(sw, egress, pkt.wire);
         }
-        self.iofd_enqueue(at, egress, pkt);
+        self.iofd_enqueue(at, egress, pkt, last_hop_queue(&pkt));
     }
 
-    /// Whether the MMU of `sw` would drop `pkt` arriving on `at` in a lossless class (a
-    /// lossy class drops as it would without IOFD; a failed egress loses it as always).
+    /// Whether the MMU of `sw` has no room below the PFC threshold for `pkt` arriving on
+    /// `at` in a lossless class: the headroom is for what upstream sends after a PAUSE, not
+    /// for packets already in the switch. (A lossy class drops as it would without IOFD; a
+    /// failed egress loses the packet as always.)
     fn refused_losslessly(&self, sw: usize, at: PortId, egress: PortId, pkt: &Packet) -> bool {
         let class = pkt.pg as usize;
         let mmu = &self.mmus[sw];
         class != 0
             && !self.ports[egress.idx()].down
             && mmu.lossless(class)
-            && mmu.refuses(self.ports[at.idx()].local as usize, class, pkt.wire as u64)
+            && mmu.over_threshold(self.ports[at.idx()].local as usize, class, pkt.wire as u64)
     }
 
     /// A `WAKE` packet has left switch `sw` (after `transmit`, so every port's scheduler is
@@ -159,17 +164,40 @@ impl Simulation {
                 if let Some(i) = self.iofd.as_deref_mut() {
                     i.switches[sw].reseq.put_back(pkt, egress);
                 }
-                return;
+                return self.iofd_retry_later(sw, egress, pkt.wire);
             }
-            self.iofd_enqueue(pkt.ingress, egress, pkt);
+            self.iofd_enqueue(pkt.ingress, egress, pkt, last_hop_queue(&pkt));
         }
+    }
+
+    /// Schedules a retry of the waiting line of switch `sw` one packet time (`wire` bytes
+    /// at `egress`) from now, unless one is pending. The departures of `WAKE` packets retry
+    /// as soon as they free space; this covers room freed by any other packet (the dynamic
+    /// threshold rises whenever the switch's shared buffer drains), which carries no flag.
+    fn iofd_retry_later(&mut self, sw: usize, egress: PortId, wire: u32) {
+        let Some(iofd) = self.iofd.as_deref_mut() else { return };
+        if std::mem::replace(&mut iofd.switches[sw].retry_pending, true) {
+            return;
+        }
+        let st = &self.ports[egress.idx()];
+        let at = self.now + self.clock.tx(st.rate_class, st.rate, wire);
+        self.queue.push(at, super::Event::IofdRetry(egress));
+    }
+
+    /// The retry `iofd_retry_later` scheduled.
+    pub(super) fn on_iofd_retry(&mut self, egress: PortId) {
+        let sw = self.ports[egress.idx()].unit as usize;
+        if let Some(iofd) = self.iofd.as_deref_mut() {
+            iofd.switches[sw].retry_pending = false;
+        }
+        self.iofd_wake(sw);
     }
 
     /// `switch_enqueue` for IOFD's paths: one out-of-line copy, so that the forwarding fast
     /// path alone inlines it.
     #[inline(never)]
-    fn iofd_enqueue(&mut self, at: PortId, egress: PortId, pkt: Packet) {
-        self.switch_enqueue(at, egress, pkt);
+    fn iofd_enqueue(&mut self, at: PortId, egress: PortId, pkt: Packet, queue: u8) {
+        self.switch_enqueue_to(at, egress, pkt, Some(queue));
     }
 
     /// A packet with IOFD flags leaves switch `sw` (or is dropped there): its pin is
@@ -178,7 +206,7 @@ impl Simulation {
     /// registers.
     #[cold]
     #[inline(never)]
-    pub(super) fn iofd_dequeue(&mut self, sw: usize, mut pkt: Packet) -> Packet {
+    pub(super) fn iofd_dequeue(&mut self, sw: usize, queue: usize, mut pkt: Packet) -> Packet {
         let Some(iofd) = self.iofd.as_deref_mut() else { return pkt };
         if pkt.deflections & PINNED != 0 {
             iofd.switches[sw].release_pin(pkt.qp);
@@ -187,8 +215,22 @@ impl Simulation {
             let saved = (pkt.pg << CLASS_SHIFT) & CLASS_MASK;
             pkt.pg = iofd.cfg.escape_pg;
             pkt.deflections = iofd.cfg.max_deflections | saved;
+        } else if pkt.pg as usize != queue {
+            // The last hop: admitted in the escape class it came in, sent in its own.
+            pkt.pg = queue as u8;
+            pkt.deflections &= !CLASS_MASK;
         }
         pkt.deflections &= !ON_DEQUEUE;
         pkt
+    }
+}
+
+/// The queue of a packet at its last hop: its own class, which an escaped packet carries in
+/// its flags (it is admitted in the escape class it arrives in, and leaves in its own, so
+/// that all of a QP's packets leave through one queue, in order).
+fn last_hop_queue(pkt: &Packet) -> u8 {
+    match (pkt.deflections & CLASS_MASK) >> CLASS_SHIFT {
+        0 => pkt.pg,
+        saved => saved,
     }
 }

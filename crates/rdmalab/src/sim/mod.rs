@@ -85,6 +85,9 @@ enum Event {
     WqeDone(u32),
     /// A DRUM scheduler's release, poll or control period (`sim::hostapps`).
     Drum(u32, u8),
+    /// IOFD: the switch of this port retries the packets its re-sequencer could not yet
+    /// hand to the MMU (`sim::iofd`).
+    IofdRetry(PortId),
 }
 
 /// Limits for one call to `run`.
@@ -259,6 +262,7 @@ impl Simulation {
             Event::QlenMonitor => self.on_qlen_monitor(),
             Event::App(a, t) => self.on_app_timer(a, t),
             Event::WqeDone(n) => self.on_wqe_done(n),
+            Event::IofdRetry(p) => self.on_iofd_retry(p),
             Event::Drum(a, k) => self.on_drum(a, k),
         }
     }

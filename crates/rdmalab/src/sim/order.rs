@@ -80,7 +80,7 @@ impl Simulation {
     #[cold]
     pub(super) fn enter_origin(&mut self, ev: Event) {
         let node = match ev {
-            Event::TxDone(p) => Some(self.ports[p.idx()].node.0),
+            Event::TxDone(p) | Event::IofdRetry(p) => Some(self.ports[p.idx()].node.0),
             Event::Arrive(p) => Some(self.ports[self.ports[p.idx()].peer.idx()].node.0),
             Event::NicWake(n) | Event::WqeDone(n) => Some(self.nics[n as usize].node.0),
             Event::Rto(q, _) => Some(self.qps[q.idx()].src.0),

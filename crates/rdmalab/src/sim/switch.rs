@@ -36,7 +36,15 @@ impl Simulation {
     /// MMU admission (PFC, or a drop) at ingress `at`, then the egress queue of `egress`.
     /// Always inlined: on every switch hop, and a call would copy the packet twice.
     #[inline(always)]
-    pub(super) fn switch_enqueue(&mut self, at: PortId, egress: PortId, mut pkt: Packet) {
+    pub(super) fn switch_enqueue(&mut self, at: PortId, egress: PortId, pkt: Packet) {
+        self.switch_enqueue_to(at, egress, pkt, None);
+    }
+
+    /// `switch_enqueue`, with the egress queue given apart from the class the packet is
+    /// admitted in (IOFD's class changes; `None`: its own class). The packet keeps its
+    /// admitted class in `pg` while queued: its departure releases that class.
+    #[inline(always)]
+    pub(super) fn switch_enqueue_to(&mut self, at: PortId, egress: PortId, mut pkt: Packet, queue: Option<u8>) {
         let (sw, local) = {
             let st = &self.ports[at.idx()];
             (st.unit as usize, st.local)
@@ -45,7 +53,7 @@ impl Simulation {
             // Routes still point at a failed link (`failures`): the packet is lost.
             self.counters.link_down_losses += 1;
             if pkt.deflections & ON_DEQUEUE != 0 {
-                pkt = self.iofd_dequeue(sw, pkt);
+                pkt = self.iofd_dequeue(sw, pkt.pg as usize, pkt);
             }
             self.drop_packet(at, &pkt);
             return;
@@ -56,7 +64,7 @@ impl Simulation {
             match self.mmus[sw].admit(local as usize, class, pkt.wire as u64) {
                 Admission::Drop => {
                     if pkt.deflections & ON_DEQUEUE != 0 {
-                        pkt = self.iofd_dequeue(sw, pkt);
+                        pkt = self.iofd_dequeue(sw, class, pkt);
                     }
                     self.count_class_drop(at, class);
                     self.drop_packet(at, &pkt);
@@ -74,7 +82,8 @@ impl Simulation {
         if self.trace.is_some() {
             self.trace_event(super::trace::TraceEvent::Enqueue, egress, &pkt);
         }
-        self.ports[egress.idx()].enqueue(class, pkt, &mut self.packets);
+        let queue = queue.map_or(class, usize::from);
+        self.ports[egress.idx()].enqueue(queue, pkt, &mut self.packets);
         self.switch_kick(egress);
     }
 
@@ -151,13 +160,15 @@ impl Simulation {
     fn switch_send<const CLASSES: bool>(&mut self, port: PortId, sw: usize, class: usize, mut pkt: Packet) {
         let mut resume = false;
         let mut iofd = false;
+        // The class it was admitted in: its queue's, except for IOFD's class changes.
+        let admitted = pkt.pg;
         if class != 0 {
-            resume = self.mmus[sw].release(pkt.ingress_local as usize, class, pkt.wire as u64);
+            resume = self.mmus[sw].release(pkt.ingress_local as usize, admitted as usize, pkt.wire as u64);
             if pkt.kind == PacketKind::Data {
                 self.mark_ecn::<CLASSES>(port, sw, class, &mut pkt);
             }
             if pkt.deflections & ON_DEQUEUE != 0 {
-                pkt = self.iofd_dequeue(sw, pkt);
+                pkt = self.iofd_dequeue(sw, class, pkt);
                 iofd = true;
             }
         }
@@ -166,7 +177,7 @@ impl Simulation {
         }
         self.transmit(port, pkt);
         if resume {
-            self.send_pfc(pkt.ingress, PacketKind::Resume, class as u8);
+            self.send_pfc(pkt.ingress, PacketKind::Resume, admitted);
         }
         if iofd {
             self.iofd_wake(sw); // the space it freed may admit packets the re-sequencer holds
