@@ -90,6 +90,7 @@ impl ParallelRun {
         let parts = part_of.iter().map(|&p| p as usize + 1).max().unwrap_or(1);
         let lookahead = lookahead(&s.topology, &part_of)?;
         s.config.threads = Some(1); // each partition runs in the origin order on its own
+        s.config.partition_map = None; // (and is not itself cut again)
         let (stop_time, flows_total) = (s.config.stop_time, s.flows.len());
         let mut sims = Vec::with_capacity(parts);
         for me in 0..parts {
@@ -429,7 +430,10 @@ impl Runner {
     /// Builds the run `s.config.threads` asks for.
     pub fn new(s: Scenario) -> Result<Runner> {
         match s.config.threads {
-            Some(n) if n > 1 => Ok(Runner::Many(ParallelRun::new(s, n)?)),
+            Some(n) if n > 1 => match s.config.partition_map.clone() {
+                Some(map) => Ok(Runner::Many(ParallelRun::with_map(s, map)?)),
+                None => Ok(Runner::Many(ParallelRun::new(s, n)?)),
+            },
             _ => Ok(Runner::One(Box::new(s.simulation()?))),
         }
     }
