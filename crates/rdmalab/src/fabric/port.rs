@@ -13,25 +13,40 @@ use crate::stats::PortCounters;
 use crate::units::{Rate, Time};
 
 /// Runtime state of one port (one direction of a link).
+///
+/// The fields are laid out by hand (`repr(C)`), each port on cache lines of its own, in
+/// the order a packet hop touches them: the first line holds the wire and the transmitter
+/// (`on_arrive`, `transmit`), the second the addressing, flags and transmit counters
+/// (every hop), the third the per-class byte counts (enqueue, dequeue, ECN, INT); the
+/// queues, one per class, follow, and what a packet never touches comes last. With Rust's
+/// own order a hop touched six or seven of the port's eight lines.
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct PortState {
+    // --- line 0: the wire and the transmitter
+    /// Packets on the wire with their arrival time at the peer.
+    pub in_flight: VecDeque<(Time, PacketRef)>,
+    /// When the last transmission ends, and the sequence number its `TxDone` event had
+    /// (or would have had: see `Simulation::transmit`).
+    pub tx_end: (Time, u64),
+    /// Line rate.
+    pub rate: Rate,
+    /// Propagation delay.
+    pub delay: Time,
+    // --- line 1: addressing, flags, transmit counters
     /// Owning node.
     pub node: NodeId,
     /// The peer's port (where packets sent here arrive).
     pub peer: PortId,
-    /// Position of this port on its node (ifindex - 1); indexes the switch MMU.
-    pub local: u16,
-    /// Line rate.
-    pub rate: Rate,
-    /// Index of the rate's transmission-time table in the `TxClock`.
-    pub rate_class: u8,
-    /// Propagation delay.
-    pub delay: Time,
-    /// The port belongs to a host (its transmitter is an RNIC's).
-    pub on_host: bool,
     /// Index of the owner's NIC (on a host) or switch (its MMU), copied from the
     /// simulation's side tables.
     pub unit: u32,
+    /// Position of this port on its node (ifindex - 1); indexes the switch MMU.
+    pub local: u16,
+    /// Index of the rate's transmission-time table in the `TxClock`.
+    pub rate_class: u8,
+    /// The port belongs to a host (its transmitter is an RNIC's).
+    pub on_host: bool,
     /// The peer port belongs to a host: what arrives there is received, not forwarded.
     pub peer_on_host: bool,
     /// The link towards the peer corrupts packets at random (an error rate is set).
@@ -40,34 +55,41 @@ pub struct PortState {
     pub busy: bool,
     /// The link is down (`sim::failures`): nothing is sent or received on it.
     pub down: bool,
-    /// When the last transmission ends, and the sequence number its `TxDone` event had
-    /// (or would have had: see `Simulation::transmit`).
-    pub tx_end: (Time, u64),
-    /// Packets on the wire with their arrival time at the peer.
-    pub in_flight: VecDeque<(Time, PacketRef)>,
-    /// Egress queues (switches only; hosts arbitrate in the RNIC).
-    pub queues: [VecDeque<PacketRef>; NUM_PRIOS],
-    /// Bytes in each egress queue.
-    pub queue_bytes: [u64; NUM_PRIOS],
-    /// Last class served by the round robin over classes 1..8.
-    pub rr_last: u8,
-    /// The class scheduler of a switch port when the run has `[[fabric.classes]]`
-    /// (`fabric::classes`); `None`: the built-in one.
-    pub classes: Option<Box<ClassSched>>,
     /// Bit `q` set: class `q` holds packets (mirrors `queues`, so that the scheduler
     /// finds the next class with two bit operations instead of a loop).
     occupied: u8,
-    /// Classes the peer has paused (we must not send them).
-    pub paused: [bool; NUM_PRIOS],
     /// `paused` as a bit mask.
     paused_mask: u8,
+    /// Last class served by the round robin over classes 1..8.
+    pub rr_last: u8,
+    /// Bytes transmitted so far (all kinds), for INT and `PortCounters::tx_bytes`.
+    pub tx_bytes: u64,
+    /// Packets transmitted so far (`PortCounters::tx_packets`).
+    pub tx_packets: u64,
+    /// The class scheduler of a switch port when the run has `[[fabric.classes]]`
+    /// (`fabric::classes`); `None`: the built-in one.
+    pub classes: Option<Box<ClassSched>>,
+    /// Classes the peer has paused (we must not send them).
+    pub paused: [bool; NUM_PRIOS],
+    _line2: LineStart,
+    // --- line 2
+    /// Bytes in each egress queue.
+    pub queue_bytes: [u64; NUM_PRIOS],
+    // --- lines 3-6
+    /// Egress queues (switches only; hosts arbitrate in the RNIC).
+    pub queues: [VecDeque<PacketRef>; NUM_PRIOS],
+    // --- cold
     /// Since when at least one class has been paused (for the paused-time counter).
     pub paused_since: Option<Time>,
-    /// Counters.
+    /// Counters other than `tx_bytes` and `tx_packets` (kept beside the transmitter and
+    /// merged in by [`PortState::port_counters`]).
     pub counters: PortCounters,
-    /// Bytes transmitted so far (all kinds), for INT.
-    pub tx_bytes: u64,
 }
+
+/// A zero-sized field that starts a new cache line in a `repr(C)` struct.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(align(64))]
+struct LineStart;
 
 impl PortState {
     /// An idle port.
@@ -97,7 +119,14 @@ impl PortState {
             paused_since: None,
             counters: PortCounters::default(),
             tx_bytes: 0,
+            tx_packets: 0,
+            _line2: LineStart,
         }
+    }
+
+    /// The port's counters, transmit counts included.
+    pub fn port_counters(&self) -> PortCounters {
+        PortCounters { tx_bytes: self.tx_bytes, tx_packets: self.tx_packets, ..self.counters }
     }
 
     /// Bytes queued over all classes.
@@ -290,5 +319,20 @@ mod tests {
         let s = &port.classes.as_ref().unwrap().stats;
         assert_eq!((s[2].tx_packets, s[3].tx_packets, s[3].tx_bytes), (2, 2, 200));
         assert!(!port.has_queued());
+    }
+}
+#[cfg(test)]
+mod layout {
+    use super::PortState;
+    use std::mem::offset_of;
+
+    #[test]
+    fn a_packet_hop_touches_the_first_lines() {
+        // The per-hop fields stay within the first three lines (see the struct's comment).
+        assert_eq!(std::mem::align_of::<PortState>(), 64);
+        assert!(offset_of!(PortState, delay) + 8 <= 64);
+        assert!(offset_of!(PortState, node) >= 64 && offset_of!(PortState, paused) + 8 <= 128);
+        assert_eq!(offset_of!(PortState, queue_bytes), 128);
+        assert_eq!(offset_of!(PortState, queues), 192);
     }
 }

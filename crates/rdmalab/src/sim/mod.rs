@@ -290,8 +290,7 @@ impl Simulation {
         let done = self.now + tx;
         let arrival = done + st.delay;
         st.tx_bytes += pkt.wire as u64;
-        st.counters.tx_bytes += pkt.wire as u64;
-        st.counters.tx_packets += 1;
+        st.tx_packets += 1;
         let was_empty = st.in_flight.is_empty();
         st.in_flight.push_back((arrival, self.packets.park(pkt)));
         self.counters.packet_hops += 1;

@@ -194,7 +194,7 @@ impl Simulation {
         Results {
             records: self.records.clone(),
             counters,
-            ports: self.ports.iter().map(|p| p.counters).collect(),
+            ports: self.ports.iter().map(|p| p.port_counters()).collect(),
             pfc_events: self.pfc_events.clone(),
             queue_samples: self.queue_samples.clone(),
             rate_samples: self.sampler.rates.clone(),
