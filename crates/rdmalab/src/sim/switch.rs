@@ -160,7 +160,7 @@ impl Simulation {
             }
         }
         if pkt.int_slot != NO_INT && pkt.kind == PacketKind::Data && self.cfg.cc.needs_int() {
-            self.stamp_int(port, &pkt);
+            self.stamp_int(port, &mut pkt);
         }
         self.transmit(port, pkt);
         if resume {
@@ -200,16 +200,24 @@ impl Simulation {
 
     /// Appends this hop's INT record (the reference's field units and widths).
     #[inline]
-    fn stamp_int(&mut self, port: PortId, pkt: &Packet) {
+    fn stamp_int(&mut self, port: PortId, pkt: &mut Packet) {
         let st = &self.ports[port.idx()];
         let multi = self.cfg.int_multi as u64;
+        // INT_MULTI is 1 in every reference config: constant divisors there (a shift and a
+        // multiply) instead of two 64-bit divisions per hop.
+        let (tx_units, q_units) = if multi == 1 {
+            (st.tx_bytes / 128, st.total_queued() / 80)
+        } else {
+            (st.tx_bytes / (128 * multi), st.total_queued() / (80 * multi))
+        };
         let hop = IntHop {
             line_rate: st.rate.0,
             time_ns: (self.now.ns() & 0xFF_FFFF) as u32,
-            tx_bytes: ((st.tx_bytes / (128 * multi)) & 0xF_FFFF) as u32,
-            qlen: ((st.total_queued() / (80 * multi)) & 0x1_FFFF) as u32,
+            tx_bytes: (tx_units & 0xF_FFFF) as u32,
+            qlen: (q_units & 0x1_FFFF) as u32,
         };
-        self.int.get_mut(pkt.int_slot).push(hop);
+        self.int.get_mut(pkt.int_slot).put(pkt.int_hops, hop);
+        pkt.int_hops += 1;
     }
 
     /// A PFC frame arrived at port `at`: pause or resume that port's transmitter.
