@@ -62,6 +62,10 @@ pub struct PortState {
     paused_mask: u8,
     /// Last class served by the round robin over classes 1..8.
     pub rr_last: u8,
+    /// The egress runs its out-of-line variant (`Simulation::switch_send_special`): the
+    /// run has a class table, IOFD or Blitz's no-marking rule at host-facing ports. One
+    /// test per dequeue, on a line the dequeue reads anyway, instead of one per mechanism.
+    pub special: bool,
     /// Bytes transmitted so far (all kinds), for INT and `PortCounters::tx_bytes`.
     pub tx_bytes: u64,
     /// Packets transmitted so far (`PortCounters::tx_packets`).
@@ -112,6 +116,7 @@ impl PortState {
             queues: Default::default(),
             queue_bytes: [0; NUM_PRIOS],
             rr_last: 0,
+            special: false,
             classes: None,
             occupied: 0,
             paused: [false; NUM_PRIOS],

@@ -122,8 +122,8 @@ impl Simulation {
             }
             return;
         }
-        if st.classes.is_some() {
-            return self.switch_send_by_class(port);
+        if st.special {
+            return self.switch_send_special(port);
         }
         let sw = st.unit as usize;
         let Some((class, pkt)) = st.dequeue(&mut self.packets) else {
@@ -132,30 +132,37 @@ impl Simulation {
         self.switch_send::<false>(port, sw, class, pkt);
     }
 
-    /// `switch_kick` on a port with a class table (`fabric::classes`): a copy of its second
-    /// half out of line, so that runs without classes carry none of the class code.
+    /// `switch_kick` on a port with a mechanism's egress hook (`PortState::special`): a
+    /// class table (`fabric::classes`), IOFD's flags, Blitz's edge rule. A copy of its
+    /// second half out of line, so that runs without them carry none of their code.
     #[cold]
     #[inline(never)]
-    fn switch_send_by_class(&mut self, port: PortId) {
+    fn switch_send_special(&mut self, port: PortId) {
         let st = &mut self.ports[port.idx()];
         let sw = st.unit as usize;
-        let Some((class, pkt)) = st.dequeue_by_class(&mut self.packets) else {
+        let next = if st.classes.is_some() {
+            st.dequeue_by_class(&mut self.packets)
+        } else {
+            st.dequeue(&mut self.packets)
+        };
+        let Some((class, pkt)) = next else {
             return;
         };
         self.switch_send::<true>(port, sw, class, pkt);
     }
 
     /// Sends the packet `switch_kick` took from class `class` of `port` (of switch `sw`):
-    /// buffer release (and RESUME), ECN, IOFD, INT.
+    /// buffer release (and RESUME), ECN, IOFD, INT. `SPECIAL`: the port's mechanism hooks
+    /// (class table, IOFD, Blitz's edge rule) run; without, none of them is tested.
     #[inline(always)]
-    fn switch_send<const CLASSES: bool>(&mut self, port: PortId, sw: usize, class: usize, mut pkt: Packet) {
+    fn switch_send<const SPECIAL: bool>(&mut self, port: PortId, sw: usize, class: usize, mut pkt: Packet) {
         let mut resume = false;
         if class != 0 {
             resume = self.mmus[sw].release(pkt.ingress_local as usize, class, pkt.wire as u64);
             if pkt.kind == PacketKind::Data {
-                self.mark_ecn::<CLASSES>(port, sw, class, &mut pkt);
+                self.mark_ecn::<SPECIAL>(port, sw, class, &mut pkt);
             }
-            if pkt.deflections & ON_DEQUEUE != 0 {
+            if SPECIAL && pkt.deflections & ON_DEQUEUE != 0 {
                 pkt = self.iofd_dequeue(sw, pkt);
             }
         }
@@ -169,18 +176,18 @@ impl Simulation {
     }
 
     /// RED-style marking on the queue the packet leaves (its own bytes excluded), with the
-    /// class's thresholds when the run has a class table (`CLASSES`).
+    /// class's thresholds when the run has a class table and Blitz's edge rule (`SPECIAL`).
     #[inline]
-    fn mark_ecn<const CLASSES: bool>(&mut self, port: PortId, sw: usize, class: usize, pkt: &mut Packet) {
+    fn mark_ecn<const SPECIAL: bool>(&mut self, port: PortId, sw: usize, class: usize, pkt: &mut Packet) {
         let Some(ecn) = &self.cfg.ecn else { return };
         let st = &self.ports[port.idx()];
-        if self.no_edge_ecn && st.peer_on_host {
+        if SPECIAL && self.no_edge_ecn && st.peer_on_host {
             return; // Blitz: receiver congestion is DASR's (`dasr_edge_ecn`)
         }
         let Some(mut params) = ecn.for_rate_or_scaled(st.rate) else {
             return;
         };
-        if let (true, Some(t)) = (CLASSES, &self.cfg.classes) {
+        if let (true, Some(t)) = (SPECIAL, &self.cfg.classes) {
             params = t.classes[class].ecn.apply(params);
         }
         let p = params.mark_probability(st.queue_bytes[class]);
@@ -189,7 +196,7 @@ impl Simulation {
             self.counters.ecn_marks += 1;
             let st = &mut self.ports[port.idx()];
             st.counters.ecn_marks += 1;
-            if let (true, Some(c)) = (CLASSES, st.classes.as_deref_mut()) {
+            if let (true, Some(c)) = (SPECIAL, st.classes.as_deref_mut()) {
                 c.stats[class].ecn_marks += 1;
             }
             if self.trace.is_some() {
