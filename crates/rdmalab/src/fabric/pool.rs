@@ -55,6 +55,12 @@ impl PacketPool {
         &self.slots[r.0 as usize].0
     }
 
+    /// A parked packet, to change in place (a switch hop moves only its reference).
+    #[inline]
+    pub fn get_mut(&mut self, r: PacketRef) -> &mut Packet {
+        &mut self.slots[r.0 as usize].0
+    }
+
     /// Packets parked now.
     pub fn len(&self) -> usize {
         self.slots.len() - self.free.len()

@@ -154,6 +154,26 @@ impl PortState {
         self.occupied |= 1 << q;
     }
 
+    /// Appends the packet parked at `r` (of `wire` bytes) to class `q`.
+    #[inline(always)]
+    pub fn enqueue_parked(&mut self, q: usize, r: PacketRef, wire: u32) {
+        self.queue_bytes[q] += wire as u64;
+        self.queues[q].push_back(r);
+        self.occupied |= 1 << q;
+    }
+
+    /// `dequeue`, leaving the packet parked: returns its class and reference.
+    #[inline]
+    pub fn dequeue_parked(&mut self, pool: &PacketPool) -> Option<(usize, PacketRef)> {
+        let q = self.next_class()?;
+        let r = self.queues[q].pop_front()?;
+        self.queue_bytes[q] -= pool.get(r).wire as u64;
+        if self.queues[q].is_empty() {
+            self.occupied &= !(1 << q);
+        }
+        Some((q, r))
+    }
+
     /// Picks the next packet to send: class 0 first (strict priority, never paused), then
     /// round robin over classes 1..8 after the last served one, skipping paused and empty
     /// classes. Returns the class and the packet.
@@ -162,25 +182,30 @@ impl PortState {
     /// one still drains it when its link fails).
     #[inline]
     pub fn dequeue(&mut self, pool: &mut PacketPool) -> Option<(usize, Packet)> {
-        let q = if self.occupied & 1 != 0 {
-            0
-        } else {
-            let ready = self.occupied & !self.paused_mask & !1;
-            if ready == 0 {
-                return None;
-            }
-            // The first ready class after the last served one, else the first ready one.
-            let after = ready & !((2u16 << self.rr_last) - 1) as u8;
-            let q = if after != 0 { after.trailing_zeros() } else { ready.trailing_zeros() };
-            self.rr_last = q as u8;
-            q as usize
-        };
+        let q = self.next_class()?;
         let p = pool.take(self.queues[q].pop_front()?);
         self.queue_bytes[q] -= p.wire as u64;
         if self.queues[q].is_empty() {
             self.occupied &= !(1 << q);
         }
         Some((q, p))
+    }
+
+    /// The class `dequeue` serves next (and the round robin's step to it).
+    #[inline(always)]
+    fn next_class(&mut self) -> Option<usize> {
+        if self.occupied & 1 != 0 {
+            return Some(0);
+        }
+        let ready = self.occupied & !self.paused_mask & !1;
+        if ready == 0 {
+            return None;
+        }
+        // The first ready class after the last served one, else the first ready one.
+        let after = ready & !((2u16 << self.rr_last) - 1) as u8;
+        let q = if after != 0 { after.trailing_zeros() } else { ready.trailing_zeros() };
+        self.rr_last = q as u8;
+        Some(q as usize)
     }
 
     /// `dequeue` under the port's class scheduler (`fabric::classes`); `None` also when the

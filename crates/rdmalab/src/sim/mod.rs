@@ -38,7 +38,7 @@ pub use watch::{CycleHop, Deadlock, OnDeadlock};
 
 use crate::cc::CcGroup;
 use crate::engine::{EventQueue, Rng};
-use crate::fabric::{IntSlab, Packet, PacketPool, PortState, SwitchMmu, TxClock};
+use crate::fabric::{IntSlab, Packet, PacketPool, PacketRef, PortState, SwitchMmu, TxClock};
 use crate::formats::pfc::PfcEvent;
 use crate::ids::{CcGroupId, LinkId, PortId, QpId};
 use crate::rnic::{Nic, Qp};
@@ -280,19 +280,28 @@ impl Simulation {
     /// fabric at moderate load are skipped this way. Host ports always push it: the RNIC's
     /// arbiter runs at each one.
     fn transmit(&mut self, port: PortId, pkt: Packet) {
+        let r = self.packets.park(pkt);
+        self.transmit_parked(port, r);
+    }
+
+    /// `transmit` for the packet parked at `r`.
+    #[inline(always)]
+    fn transmit_parked(&mut self, port: PortId, r: PacketRef) {
         if self.trace.is_some() {
+            let pkt = *self.packets.get(r);
             self.trace_event(trace::TraceEvent::Dequeue, port, &pkt);
         }
+        let wire = self.packets.get(r).wire;
         let seq = self.queue.reserve_seq();
         let st = &mut self.ports[port.idx()];
         debug_assert!(!st.busy);
-        let tx = self.clock.tx(st.rate_class, st.rate, pkt.wire);
+        let tx = self.clock.tx(st.rate_class, st.rate, wire);
         let done = self.now + tx;
         let arrival = done + st.delay;
-        st.tx_bytes += pkt.wire as u64;
+        st.tx_bytes += wire as u64;
         st.tx_packets += 1;
         let was_empty = st.in_flight.is_empty();
-        st.in_flight.push_back((arrival, self.packets.park(pkt)));
+        st.in_flight.push_back((arrival, r));
         self.counters.packet_hops += 1;
         st.tx_end = (done, seq);
         if st.on_host || st.has_queued() {
@@ -335,18 +344,20 @@ impl Simulation {
             self.queue.push(next, Event::Arrive(port));
         }
         let (at, to_host) = (st.peer, st.peer_on_host);
-        let pkt = self.packets.take(parked);
         if st.peer_lossy && self.lost_on_link(at) {
             self.counters.link_error_losses += 1;
+            let pkt = self.packets.take(parked);
             self.drop_packet(at, &pkt);
             return;
         }
-        if pkt.is_pfc() {
+        if self.packets.get(parked).is_pfc() {
+            let pkt = self.packets.take(parked);
             self.on_pfc(at, pkt);
         } else if to_host {
+            let pkt = self.packets.take(parked);
             self.host_receive(pkt);
         } else {
-            self.switch_receive(at, pkt);
+            self.switch_receive(at, parked); // stays parked: a switch moves only the reference
         }
     }
 
