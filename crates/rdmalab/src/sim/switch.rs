@@ -27,7 +27,7 @@ impl Simulation {
             1 => hops[0],
             n => {
                 let key = self.routes.path_selection().key(pkt.sip, pkt.dip, pkt.sport, pkt.dport, node);
-                hops[key % n]
+                hops[crate::topology::routing::pick(key, n)]
             }
         };
         if self.iofd.is_some() && pkt.kind == PacketKind::Data {
