@@ -69,33 +69,41 @@ pub struct SwitchMmu {
     total_hdrm: u64,
     total_rsrv: u64,
     shared_used: u64,
-    /// Per ingress port, everything admission touches, together: one or two cache lines
-    /// per packet instead of one per field (this is on every switch hop).
+    /// Per ingress port and class, everything admission touches, together: one cache
+    /// line per packet instead of one per field (this is on every switch hop).
     ports: Vec<IngressPort>,
 }
 
-/// Accounting of one ingress port.
+/// Accounting of one ingress port: per class, with the port's own parameters copied
+/// into each class's record so that admitting a packet reads one 32-byte record.
 #[derive(Clone, Debug)]
 struct IngressPort {
-    /// PFC headroom of the port, bytes.
-    headroom: u64,
-    /// Threshold shift of the port (faster ports get a smaller share).
-    shift: u32,
     class: [ClassAcct; NUM_PRIOS],
 }
 
-/// Accounting of one (ingress port, class).
+/// Accounting of one (ingress port, class). 32 bytes, 32-aligned: never across a line.
 #[derive(Clone, Copy, Debug, Default)]
+#[repr(align(32))]
 struct ClassAcct {
     /// Bytes held in reserve and shared buffer.
     ingress: u64,
     /// Bytes held in headroom.
     hdrm: u64,
+    /// PFC headroom of the port, bytes (the same in every class of the port).
+    headroom: u64,
+    /// Threshold shift of the port (faster ports get a smaller share).
+    shift: u32,
     /// This class has paused its upstream.
     paused: bool,
     /// PFC on for the class (kept here, beside what admission reads anyway, rather than
     /// in the config: no extra load per packet).
     pfc: bool,
+}
+
+impl IngressPort {
+    fn headroom(&self) -> u64 {
+        self.class[0].headroom
+    }
 }
 
 impl SwitchMmu {
@@ -110,15 +118,15 @@ impl SwitchMmu {
         }
         let ports: Vec<IngressPort> = ports
             .iter()
-            .map(|&(rate, delay_ns)| IngressPort {
-                headroom: (rate.0 as u128 * delay_ns as u128 / 8 / 1_000_000_000 * 3) as u64,
-                shift: threshold_shift(rate, cfg.nic_rate),
-                class,
+            .map(|&(rate, delay_ns)| {
+                let headroom = (rate.0 as u128 * delay_ns as u128 / 8 / 1_000_000_000 * 3) as u64;
+                let shift = threshold_shift(rate, cfg.nic_rate);
+                IngressPort { class: class.map(|c| ClassAcct { headroom, shift, ..c }) }
             })
             .collect();
         SwitchMmu {
             cfg,
-            total_hdrm: ports.iter().map(|p| p.headroom).sum(),
+            total_hdrm: ports.iter().map(|p| p.headroom()).sum(),
             // As in the reference: one reserve per port, although each (port, class) has one.
             total_rsrv: ports.len() as u64 * cfg.reserve,
             shared_used: 0,
@@ -129,8 +137,14 @@ impl SwitchMmu {
     /// The dynamic PFC (or drop) threshold of ingress port `p`.
     #[inline]
     pub fn threshold(&self, p: usize) -> u64 {
+        self.threshold_of(p, 0)
+    }
+
+    /// `threshold(p)`, read from class `q`'s record (the one admission touches anyway).
+    #[inline]
+    fn threshold_of(&self, p: usize, q: usize) -> u64 {
         let free = self.cfg.buffer.saturating_sub(self.total_hdrm + self.total_rsrv + self.shared_used);
-        free >> self.ports[p].shift
+        free >> self.ports[p].class[q].shift
     }
 
     #[inline]
@@ -142,7 +156,7 @@ impl SwitchMmu {
     /// it runs on every switch hop.
     #[inline(always)]
     pub fn admit(&mut self, p: usize, q: usize, size: u64) -> Admission {
-        let th = self.threshold(p);
+        let th = self.threshold_of(p, q);
         let n = self.ports[p].class[q].ingress + size;
         let over = n > self.cfg.reserve && n - self.cfg.reserve > th;
         let lossless = self.ports[p].class[q].pfc;
@@ -150,7 +164,8 @@ impl SwitchMmu {
             if over {
                 return Admission::Drop;
             }
-        } else if size + self.ports[p].class[q].hdrm > self.ports[p].headroom && size + self.shared_of(p, q) > th {
+        } else if size + self.ports[p].class[q].hdrm > self.ports[p].class[q].headroom && size + self.shared_of(p, q) > th
+        {
             return Admission::Drop;
         }
         if n <= self.cfg.reserve {
@@ -163,7 +178,7 @@ impl SwitchMmu {
         }
         let pause = lossless
             && !self.ports[p].class[q].paused
-            && (self.ports[p].class[q].hdrm > 0 || self.shared_of(p, q) >= self.threshold(p));
+            && (self.ports[p].class[q].hdrm > 0 || self.shared_of(p, q) >= self.threshold_of(p, q));
         if pause {
             self.ports[p].class[q].paused = true;
         }
@@ -182,7 +197,7 @@ impl SwitchMmu {
         self.ports[p].class[q].ingress -= rest.min(self.ports[p].class[q].ingress);
         if self.ports[p].class[q].paused && self.ports[p].class[q].hdrm == 0 {
             let sh = self.shared_of(p, q);
-            if sh == 0 || sh + self.cfg.resume_offset <= self.threshold(p) {
+            if sh == 0 || sh + self.cfg.resume_offset <= self.threshold_of(p, q) {
                 self.ports[p].class[q].paused = false;
                 return true;
             }
@@ -224,8 +239,8 @@ mod tests {
     #[test]
     fn headroom_and_shift_follow_the_reference() {
         let m = SwitchMmu::new(MmuConfig::default(), &[(Rate::gbps(100), 1000), (Rate::gbps(400), 1000)]);
-        assert_eq!(m.ports.iter().map(|p| p.headroom).collect::<Vec<_>>(), vec![37_500, 150_000]);
-        assert_eq!(m.ports.iter().map(|p| p.shift).collect::<Vec<_>>(), vec![3, 1]);
+        assert_eq!(m.ports.iter().map(|p| p.headroom()).collect::<Vec<_>>(), vec![37_500, 150_000]);
+        assert_eq!(m.ports.iter().map(|p| p.class[5].shift).collect::<Vec<_>>(), vec![3, 1]);
     }
 
     #[test]

@@ -15,25 +15,19 @@ use crate::units::{Rate, Time};
 /// Runtime state of one port (one direction of a link).
 ///
 /// The fields are laid out by hand (`repr(C)`), each port on cache lines of its own, in
-/// the order a packet hop touches them: the first line holds the wire and the transmitter
-/// (`on_arrive`, `transmit`), the second the addressing, flags and transmit counters
-/// (every hop), the third the per-class byte counts (enqueue, dequeue, ECN, INT); the
-/// queues, one per class, follow, and what a packet never touches comes last. With Rust's
-/// own order a hop touched six or seven of the port's eight lines.
+/// the order a packet hop touches them: the first line holds the wire, addressing and
+/// flags (all that a packet's arrival reads), the second the transmitter and its counters,
+/// the third the per-class byte counts (enqueue, dequeue, ECN, INT); the queues, one per
+/// class, follow, and what a packet never touches comes last. With Rust's own order a hop
+/// touched six or seven of the port's eight lines.
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct PortState {
-    // --- line 0: the wire and the transmitter
+    // --- line 0: the wire, addressing and flags (all that `on_arrive` reads)
     /// Packets on the wire with their arrival time at the peer.
     pub in_flight: VecDeque<(Time, PacketRef)>,
-    /// When the last transmission ends, and the sequence number its `TxDone` event had
-    /// (or would have had: see `Simulation::transmit`).
-    pub tx_end: (Time, u64),
-    /// Line rate.
-    pub rate: Rate,
     /// Propagation delay.
     pub delay: Time,
-    // --- line 1: addressing, flags, transmit counters
     /// Owning node.
     pub node: NodeId,
     /// The peer's port (where packets sent here arrive).
@@ -66,6 +60,12 @@ pub struct PortState {
     /// run has a class table, IOFD or Blitz's no-marking rule at host-facing ports. One
     /// test per dequeue, on a line the dequeue reads anyway, instead of one per mechanism.
     pub special: bool,
+    // --- line 1: the transmitter
+    /// Line rate.
+    pub rate: Rate,
+    /// When the last transmission ends, and the sequence number its `TxDone` event had
+    /// (or would have had: see `Simulation::transmit`).
+    pub tx_end: (Time, u64),
     /// Bytes transmitted so far (all kinds), for INT and `PortCounters::tx_bytes`.
     pub tx_bytes: u64,
     /// Packets transmitted so far (`PortCounters::tx_packets`).
@@ -360,8 +360,8 @@ mod layout {
     fn a_packet_hop_touches_the_first_lines() {
         // The per-hop fields stay within the first three lines (see the struct's comment).
         assert_eq!(std::mem::align_of::<PortState>(), 64);
-        assert!(offset_of!(PortState, delay) + 8 <= 64);
-        assert!(offset_of!(PortState, node) >= 64 && offset_of!(PortState, paused) + 8 <= 128);
+        assert!(offset_of!(PortState, special) < 64 && offset_of!(PortState, peer_lossy) < 64);
+        assert!(offset_of!(PortState, rate) >= 64 && offset_of!(PortState, paused) + 8 <= 128);
         assert_eq!(offset_of!(PortState, queue_bytes), 128);
         assert_eq!(offset_of!(PortState, queues), 192);
     }
