@@ -66,8 +66,9 @@ pub enum Admission {
 #[derive(Clone, Debug)]
 pub struct SwitchMmu {
     cfg: MmuConfig,
-    total_hdrm: u64,
-    total_rsrv: u64,
+    /// The buffer less every port's headroom and reserve (at least 0): what the shared
+    /// pool can hold.
+    pool: u64,
     shared_used: u64,
     /// Per ingress port and class, everything admission touches, together: one cache
     /// line per packet instead of one per field (this is on every switch hop).
@@ -124,11 +125,12 @@ impl SwitchMmu {
                 IngressPort { class: class.map(|c| ClassAcct { headroom, shift, ..c }) }
             })
             .collect();
+        let total_hdrm: u64 = ports.iter().map(|p| p.headroom()).sum();
+        // As in the reference: one reserve per port, although each (port, class) has one.
+        let total_rsrv = ports.len() as u64 * cfg.reserve;
         SwitchMmu {
             cfg,
-            total_hdrm: ports.iter().map(|p| p.headroom()).sum(),
-            // As in the reference: one reserve per port, although each (port, class) has one.
-            total_rsrv: ports.len() as u64 * cfg.reserve,
+            pool: cfg.buffer.saturating_sub(total_hdrm + total_rsrv),
             shared_used: 0,
             ports,
         }
@@ -141,13 +143,12 @@ impl SwitchMmu {
     }
 
     /// `threshold(p)`, read from class `q`'s record (the one admission touches anyway).
-    #[inline]
+    #[inline(always)]
     fn threshold_of(&self, p: usize, q: usize) -> u64 {
-        let free = self.cfg.buffer.saturating_sub(self.total_hdrm + self.total_rsrv + self.shared_used);
-        free >> self.ports[p].class[q].shift
+        self.pool.saturating_sub(self.shared_used) >> self.ports[p].class[q].shift
     }
 
-    #[inline]
+    #[cfg(test)]
     fn shared_of(&self, p: usize, q: usize) -> u64 {
         self.ports[p].class[q].ingress.saturating_sub(self.cfg.reserve)
     }
@@ -156,32 +157,34 @@ impl SwitchMmu {
     /// it runs on every switch hop.
     #[inline(always)]
     pub fn admit(&mut self, p: usize, q: usize, size: u64) -> Admission {
-        let th = self.threshold_of(p, q);
-        let n = self.ports[p].class[q].ingress + size;
-        let over = n > self.cfg.reserve && n - self.cfg.reserve > th;
-        let lossless = self.ports[p].class[q].pfc;
+        let (reserve, fixed) = (self.cfg.reserve, self.pool);
+        let mut shared_used = self.shared_used;
+        let c = &mut self.ports[p].class[q];
+        let th = fixed.saturating_sub(shared_used) >> c.shift;
+        let n = c.ingress + size;
+        let over = n > reserve && n - reserve > th;
+        let lossless = c.pfc;
         if !lossless {
             if over {
                 return Admission::Drop;
             }
-        } else if size + self.ports[p].class[q].hdrm > self.ports[p].class[q].headroom && size + self.shared_of(p, q) > th
-        {
+        } else if size + c.hdrm > c.headroom && size + c.ingress.saturating_sub(reserve) > th {
             return Admission::Drop;
         }
-        if n <= self.cfg.reserve {
-            self.ports[p].class[q].ingress = n;
+        if n <= reserve {
+            c.ingress = n;
         } else if over {
-            self.ports[p].class[q].hdrm += size;
+            c.hdrm += size;
         } else {
-            self.shared_used += size.min(n - self.cfg.reserve);
-            self.ports[p].class[q].ingress = n;
+            shared_used += size.min(n - reserve);
+            c.ingress = n;
         }
-        let pause = lossless
-            && !self.ports[p].class[q].paused
-            && (self.ports[p].class[q].hdrm > 0 || self.shared_of(p, q) >= self.threshold_of(p, q));
+        let th = fixed.saturating_sub(shared_used) >> c.shift;
+        let pause = lossless && !c.paused && (c.hdrm > 0 || c.ingress.saturating_sub(reserve) >= th);
         if pause {
-            self.ports[p].class[q].paused = true;
+            c.paused = true;
         }
+        self.shared_used = shared_used;
         Admission::Accept { pause }
     }
 
@@ -189,16 +192,19 @@ impl SwitchMmu {
     /// Returns true when the caller should send RESUME for (p, q) upstream.
     #[inline]
     pub fn release(&mut self, p: usize, q: usize, size: u64) -> bool {
-        let from_hdrm = size.min(self.ports[p].class[q].hdrm);
-        self.ports[p].class[q].hdrm -= from_hdrm;
+        let (reserve, fixed) = (self.cfg.reserve, self.pool);
+        let c = &mut self.ports[p].class[q];
+        let from_hdrm = size.min(c.hdrm);
+        c.hdrm -= from_hdrm;
         let rest = size - from_hdrm;
-        let shared = self.shared_of(p, q);
+        let shared = c.ingress.saturating_sub(reserve);
         self.shared_used -= rest.min(shared);
-        self.ports[p].class[q].ingress -= rest.min(self.ports[p].class[q].ingress);
-        if self.ports[p].class[q].paused && self.ports[p].class[q].hdrm == 0 {
-            let sh = self.shared_of(p, q);
-            if sh == 0 || sh + self.cfg.resume_offset <= self.threshold_of(p, q) {
-                self.ports[p].class[q].paused = false;
+        c.ingress -= rest.min(c.ingress);
+        if c.paused && c.hdrm == 0 {
+            let sh = c.ingress.saturating_sub(reserve);
+            let th = fixed.saturating_sub(self.shared_used) >> c.shift;
+            if sh == 0 || sh + self.cfg.resume_offset <= th {
+                c.paused = false;
                 return true;
             }
         }
