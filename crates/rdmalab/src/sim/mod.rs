@@ -111,6 +111,9 @@ pub struct Simulation {
     ports: Vec<PortState>,
     /// Transmission times per link rate and packet size.
     clock: TxClock,
+    /// ECN thresholds per link rate, by the clock's rate index (`PortState::rate_class`):
+    /// looked up once at setup, not per marked packet.
+    ecn_of_class: Vec<Option<crate::fabric::EcnParams>>,
     /// Switch index of each node (`u32::MAX` for hosts).
     switch_of: Vec<u32>,
     /// NIC index of each node (`u32::MAX` for switches).

@@ -90,6 +90,8 @@ impl Simulation {
             let rates = nics.iter().map(|n| n.rate);
             Box::new(crate::cc::dasr::DasrReceivers::new(*p, rates))
         });
+        let ecn_of_class =
+            cfg.ecn.as_ref().map_or(Vec::new(), |e| clock.rates().iter().map(|&r| e.for_rate_or_scaled(r)).collect());
         let iofd = cfg.iofd.map(|i| Box::new(build_iofd(i, &topo, &cfg, mmus.len())));
         let mut sim = Simulation {
             now: Time::ZERO,
@@ -98,6 +100,7 @@ impl Simulation {
             topo,
             routes,
             ports,
+            ecn_of_class,
             clock,
             switch_of,
             nic_of,

@@ -206,7 +206,11 @@ impl Simulation {
         if SPECIAL && self.no_edge_ecn && st.peer_on_host {
             return; // Blitz: receiver congestion is DASR's (`dasr_edge_ecn`)
         }
-        let Some(mut params) = ecn.for_rate_or_scaled(st.rate) else {
+        let params = match self.ecn_of_class.get(st.rate_class as usize) {
+            Some(&p) => p,
+            None => ecn.for_rate_or_scaled(st.rate),
+        };
+        let Some(mut params) = params else {
             return;
         };
         if let (true, Some(t)) = (SPECIAL, &self.cfg.classes) {
