@@ -13,6 +13,11 @@ use super::Packet;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PacketRef(u32);
 
+impl PacketRef {
+    /// No packet (a placeholder where an `Option` would cost more room).
+    pub(crate) const NONE: PacketRef = PacketRef(u32::MAX);
+}
+
 /// A pool slot: one packet on one cache line of its own (a `Vec<Packet>` is only 8-byte
 /// aligned, so most of its 64-byte packets would straddle two lines).
 #[derive(Clone, Copy, Debug)]

@@ -25,16 +25,9 @@ use crate::units::{Rate, Time};
 pub struct PortState {
     // --- line 0: the wire, addressing and flags (all that `on_arrive` reads)
     /// Packets on the wire with their arrival time at the peer.
-    pub in_flight: VecDeque<(Time, PacketRef)>,
-    /// Propagation delay.
-    pub delay: Time,
-    /// Owning node.
-    pub node: NodeId,
+    pub in_flight: Wire,
     /// The peer's port (where packets sent here arrive).
     pub peer: PortId,
-    /// Index of the owner's NIC (on a host) or switch (its MMU), copied from the
-    /// simulation's side tables.
-    pub unit: u32,
     /// Position of this port on its node (ifindex - 1); indexes the switch MMU.
     pub local: u16,
     /// Index of the rate's transmission-time table in the `TxClock`.
@@ -60,7 +53,7 @@ pub struct PortState {
     /// run has a class table, IOFD or Blitz's no-marking rule at host-facing ports. One
     /// test per dequeue, on a line the dequeue reads anyway, instead of one per mechanism.
     pub special: bool,
-    // --- line 1: the transmitter
+    // --- line 1: the transmitter, the owner
     /// Line rate.
     pub rate: Rate,
     /// When the last transmission ends, and the sequence number its `TxDone` event had
@@ -70,9 +63,13 @@ pub struct PortState {
     pub tx_bytes: u64,
     /// Packets transmitted so far (`PortCounters::tx_packets`).
     pub tx_packets: u64,
-    /// The class scheduler of a switch port when the run has `[[fabric.classes]]`
-    /// (`fabric::classes`); `None`: the built-in one.
-    pub classes: Option<Box<ClassSched>>,
+    /// Propagation delay.
+    pub delay: Time,
+    /// Owning node.
+    pub node: NodeId,
+    /// Index of the owner's NIC (on a host) or switch (its MMU), copied from the
+    /// simulation's side tables.
+    pub unit: u32,
     /// Classes the peer has paused (we must not send them).
     pub paused: [bool; NUM_PRIOS],
     _line2: LineStart,
@@ -83,11 +80,73 @@ pub struct PortState {
     /// Egress queues (switches only; hosts arbitrate in the RNIC).
     pub queues: [VecDeque<PacketRef>; NUM_PRIOS],
     // --- cold
+    /// The class scheduler of a switch port when the run has `[[fabric.classes]]`
+    /// (`fabric::classes`); `None`: the built-in one. (Read only on the out-of-line
+    /// egress, `special`.)
+    pub classes: Option<Box<ClassSched>>,
     /// Since when at least one class has been paused (for the paused-time counter).
     pub paused_since: Option<Time>,
     /// Counters other than `tx_bytes` and `tx_packets` (kept beside the transmitter and
     /// merged in by [`PortState::port_counters`]).
     pub counters: PortCounters,
+}
+
+/// The packets on a wire, in arrival order: the first one inline (with the port's other
+/// per-arrival fields, so that an arrival reads one line of the port), the rest behind it.
+#[derive(Debug)]
+pub struct Wire {
+    /// The first packet (`due == Time::MAX`: none), 16 bytes where an `Option` takes 24.
+    head: (Time, PacketRef),
+    rest: VecDeque<(Time, PacketRef)>,
+}
+
+const NO_HEAD: (Time, PacketRef) = (Time::MAX, PacketRef::NONE);
+
+impl Default for Wire {
+    fn default() -> Self {
+        Wire { head: NO_HEAD, rest: VecDeque::new() }
+    }
+}
+
+impl Wire {
+    /// The first packet and its arrival time.
+    #[inline(always)]
+    pub fn front(&self) -> Option<&(Time, PacketRef)> {
+        (self.head.0 != Time::MAX).then_some(&self.head)
+    }
+
+    /// Removes the first packet.
+    #[inline(always)]
+    pub fn pop_front(&mut self) -> Option<(Time, PacketRef)> {
+        if self.head.0 == Time::MAX {
+            return None;
+        }
+        let head = self.head;
+        self.head = self.rest.pop_front().unwrap_or(NO_HEAD);
+        Some(head)
+    }
+
+    /// Appends a packet arriving at `due` (not before those already on the wire).
+    #[inline(always)]
+    pub fn push_back(&mut self, entry: (Time, PacketRef)) {
+        debug_assert!(entry.0 != Time::MAX);
+        if self.head.0 == Time::MAX {
+            self.head = entry;
+        } else {
+            self.rest.push_back(entry);
+        }
+    }
+
+    /// True when nothing is on the wire.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.head.0 == Time::MAX
+    }
+
+    /// The packets on the wire, first to arrive first.
+    pub fn iter(&self) -> impl Iterator<Item = &(Time, PacketRef)> {
+        self.front().into_iter().chain(self.rest.iter())
+    }
 }
 
 /// A zero-sized field that starts a new cache line in a `repr(C)` struct.
@@ -112,7 +171,7 @@ impl PortState {
             busy: false,
             down: false,
             tx_end: (Time::ZERO, 0),
-            in_flight: VecDeque::new(),
+            in_flight: Wire::default(),
             queues: Default::default(),
             queue_bytes: [0; NUM_PRIOS],
             rr_last: 0,
@@ -352,6 +411,30 @@ mod tests {
     }
 }
 #[cfg(test)]
+mod wire {
+    use super::*;
+
+    #[test]
+    fn a_wire_is_a_fifo_with_its_head_inline() {
+        let mut pool = PacketPool::default();
+        let refs: Vec<PacketRef> =
+            (0..5).map(|i| pool.park(Packet::pfc(crate::fabric::PacketKind::Pause, i, 64))).collect();
+        let mut w = Wire::default();
+        assert!(w.is_empty() && w.front().is_none() && w.pop_front().is_none());
+        for (i, &r) in refs.iter().enumerate().take(3) {
+            w.push_back((Time(i as u64), r));
+        }
+        assert_eq!(w.pop_front(), Some((Time(0), refs[0])));
+        w.push_back((Time(3), refs[3]));
+        assert_eq!(w.iter().map(|e| e.0 .0).collect::<Vec<_>>(), vec![1, 2, 3]);
+        assert_eq!(w.front(), Some(&(Time(1), refs[1])));
+        let drained: Vec<u64> = std::iter::from_fn(|| w.pop_front()).map(|e| e.0 .0).collect();
+        assert_eq!(drained, vec![1, 2, 3]);
+        assert!(w.is_empty());
+    }
+}
+
+#[cfg(test)]
 mod layout {
     use super::PortState;
     use std::mem::offset_of;
@@ -362,6 +445,8 @@ mod layout {
         assert_eq!(std::mem::align_of::<PortState>(), 64);
         assert!(offset_of!(PortState, special) < 64 && offset_of!(PortState, peer_lossy) < 64);
         assert!(offset_of!(PortState, rate) >= 64 && offset_of!(PortState, paused) + 8 <= 128);
+        let (ws, ps) = (std::mem::size_of::<super::Wire>(), std::mem::size_of::<super::PacketRef>());
+        assert!(ws <= 48 && ps == 4, "{ws} {ps}");
         assert_eq!(offset_of!(PortState, queue_bytes), 128);
         assert_eq!(offset_of!(PortState, queues), 192);
     }
