@@ -91,16 +91,19 @@ pub struct PortState {
     pub counters: PortCounters,
 }
 
-/// The packets on a wire, in arrival order: the first one inline (with the port's other
-/// per-arrival fields, so that an arrival reads one line of the port), the rest behind it.
+/// The packets on a wire, in arrival order, each with its arrival time and destination
+/// host: the first one inline (with the port's other per-arrival fields, so that an
+/// arrival reads one line of the port), the rest behind it. The destination rides beside
+/// the reference (in what would be padding) so that a switch starts its route lookup
+/// while the packet itself is still being fetched.
 #[derive(Debug)]
 pub struct Wire {
     /// The first packet (`due == Time::MAX`: none), 16 bytes where an `Option` takes 24.
-    head: (Time, PacketRef),
-    rest: VecDeque<(Time, PacketRef)>,
+    head: (Time, PacketRef, NodeId),
+    rest: VecDeque<(Time, PacketRef, NodeId)>,
 }
 
-const NO_HEAD: (Time, PacketRef) = (Time::MAX, PacketRef::NONE);
+const NO_HEAD: (Time, PacketRef, NodeId) = (Time::MAX, PacketRef::NONE, NodeId(u32::MAX));
 
 impl Default for Wire {
     fn default() -> Self {
@@ -111,13 +114,13 @@ impl Default for Wire {
 impl Wire {
     /// The first packet and its arrival time.
     #[inline(always)]
-    pub fn front(&self) -> Option<&(Time, PacketRef)> {
+    pub fn front(&self) -> Option<&(Time, PacketRef, NodeId)> {
         (self.head.0 != Time::MAX).then_some(&self.head)
     }
 
     /// Removes the first packet.
     #[inline(always)]
-    pub fn pop_front(&mut self) -> Option<(Time, PacketRef)> {
+    pub fn pop_front(&mut self) -> Option<(Time, PacketRef, NodeId)> {
         if self.head.0 == Time::MAX {
             return None;
         }
@@ -128,7 +131,7 @@ impl Wire {
 
     /// Appends a packet arriving at `due` (not before those already on the wire).
     #[inline(always)]
-    pub fn push_back(&mut self, entry: (Time, PacketRef)) {
+    pub fn push_back(&mut self, entry: (Time, PacketRef, NodeId)) {
         debug_assert!(entry.0 != Time::MAX);
         if self.head.0 == Time::MAX {
             self.head = entry;
@@ -144,7 +147,7 @@ impl Wire {
     }
 
     /// The packets on the wire, first to arrive first.
-    pub fn iter(&self) -> impl Iterator<Item = &(Time, PacketRef)> {
+    pub fn iter(&self) -> impl Iterator<Item = &(Time, PacketRef, NodeId)> {
         self.front().into_iter().chain(self.rest.iter())
     }
 }
@@ -422,12 +425,12 @@ mod wire {
         let mut w = Wire::default();
         assert!(w.is_empty() && w.front().is_none() && w.pop_front().is_none());
         for (i, &r) in refs.iter().enumerate().take(3) {
-            w.push_back((Time(i as u64), r));
+            w.push_back((Time(i as u64), r, NodeId(7)));
         }
-        assert_eq!(w.pop_front(), Some((Time(0), refs[0])));
-        w.push_back((Time(3), refs[3]));
+        assert_eq!(w.pop_front(), Some((Time(0), refs[0], NodeId(7))));
+        w.push_back((Time(3), refs[3], NodeId(7)));
         assert_eq!(w.iter().map(|e| e.0 .0).collect::<Vec<_>>(), vec![1, 2, 3]);
-        assert_eq!(w.front(), Some(&(Time(1), refs[1])));
+        assert_eq!(w.front(), Some(&(Time(1), refs[1], NodeId(7))));
         let drained: Vec<u64> = std::iter::from_fn(|| w.pop_front()).map(|e| e.0 .0).collect();
         assert_eq!(drained, vec![1, 2, 3]);
         assert!(w.is_empty());
@@ -445,8 +448,8 @@ mod layout {
         assert_eq!(std::mem::align_of::<PortState>(), 64);
         assert!(offset_of!(PortState, special) < 64 && offset_of!(PortState, peer_lossy) < 64);
         assert!(offset_of!(PortState, rate) >= 64 && offset_of!(PortState, paused) + 8 <= 128);
-        let (ws, ps) = (std::mem::size_of::<super::Wire>(), std::mem::size_of::<super::PacketRef>());
-        assert!(ws <= 48 && ps == 4, "{ws} {ps}");
+        let ws = std::mem::size_of::<super::Wire>();
+        assert!(ws <= 48, "{ws}");
         assert_eq!(offset_of!(PortState, queue_bytes), 128);
         assert_eq!(offset_of!(PortState, queues), 192);
     }

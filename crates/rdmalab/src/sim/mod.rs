@@ -294,7 +294,10 @@ impl Simulation {
             let pkt = *self.packets.get(r);
             self.trace_event(trace::TraceEvent::Dequeue, port, &pkt);
         }
-        let wire = self.packets.get(r).wire;
+        let (wire, dst) = {
+            let pkt = self.packets.get(r);
+            (pkt.wire, pkt.dst)
+        };
         let seq = self.queue.reserve_seq();
         let st = &mut self.ports[port.idx()];
         debug_assert!(!st.busy);
@@ -304,7 +307,7 @@ impl Simulation {
         st.tx_bytes += wire as u64;
         st.tx_packets += 1;
         let was_empty = st.in_flight.is_empty();
-        st.in_flight.push_back((arrival, r));
+        st.in_flight.push_back((arrival, r, dst));
         self.counters.packet_hops += 1;
         st.tx_end = (done, seq);
         if st.on_host || st.has_queued() {
@@ -336,14 +339,14 @@ impl Simulation {
         let st = &mut self.ports[port.idx()];
         // A wire emptied by a link failure leaves its `Arrive` event behind: it finds the
         // wire empty, or a packet sent after the repair that is not due yet.
-        let Some(&(due, parked)) = st.in_flight.front() else {
+        let Some(&(due, parked, dst)) = st.in_flight.front() else {
             return;
         };
         if due != self.now {
             return;
         }
         st.in_flight.pop_front();
-        if let Some(&(next, _)) = st.in_flight.front() {
+        if let Some(&(next, _, _)) = st.in_flight.front() {
             self.queue.push(next, Event::Arrive(port));
         }
         let (at, to_host) = (st.peer, st.peer_on_host);
@@ -360,7 +363,7 @@ impl Simulation {
             let pkt = self.packets.take(parked);
             self.host_receive(pkt);
         } else {
-            self.switch_receive(at, parked); // stays parked: a switch moves only the reference
+            self.switch_receive(at, parked, dst); // stays parked: a switch moves only the reference
         }
     }
 

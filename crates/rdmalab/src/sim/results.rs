@@ -131,7 +131,7 @@ impl Simulation {
             .ports
             .iter()
             .map(|st| {
-                let parked = st.in_flight.iter().map(|(_, r)| r).chain(st.queues.iter().flatten());
+                let parked = st.in_flight.iter().map(|(_, r, _)| r).chain(st.queues.iter().flatten());
                 parked.map(|&r| data(self.packets.get(r))).sum::<u64>()
             })
             .sum::<u64>()

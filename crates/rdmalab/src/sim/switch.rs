@@ -8,15 +8,15 @@ use crate::fabric::int::IntHop;
 use crate::fabric::packet::NO_INT;
 use crate::fabric::{Admission, Packet, PacketKind, PacketRef};
 use crate::formats::pfc::PfcEvent;
-use crate::ids::PortId;
+use crate::ids::{NodeId, PortId};
 
 impl Simulation {
-    /// A packet arrived at a switch through port `at`; it stays parked in the pool (`r`)
-    /// from the wire to the egress queue: only its reference moves.
-    pub(super) fn switch_receive(&mut self, at: PortId, r: PacketRef) {
+    /// A packet for host `dst` arrived at a switch through port `at`; it stays parked in
+    /// the pool (`r`) from the wire to the egress queue: only its reference moves.
+    pub(super) fn switch_receive(&mut self, at: PortId, r: PacketRef, dst: NodeId) {
         let node = self.ports[at.idx()].node;
+        let hops = self.routes.next_hops(node, dst);
         let pkt = self.packets.get(r);
-        let hops = self.routes.next_hops(node, pkt.dst);
         let egress = match hops.len() {
             0 => {
                 self.counters.no_route_drops += 1;
