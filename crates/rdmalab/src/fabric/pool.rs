@@ -60,6 +60,14 @@ impl PacketPool {
         &self.slots[r.0 as usize].0
     }
 
+    /// Starts fetching a parked packet's line (`fabric::prefetch`).
+    #[inline(always)]
+    pub fn prefetch(&self, r: PacketRef) {
+        if let Some(slot) = self.slots.get(r.0 as usize) {
+            super::prefetch(slot);
+        }
+    }
+
     /// A parked packet, to change in place (a switch hop moves only its reference).
     #[inline]
     pub fn get_mut(&mut self, r: PacketRef) -> &mut Packet {

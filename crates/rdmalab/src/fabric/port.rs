@@ -126,6 +126,9 @@ impl Wire {
         }
         let head = self.head;
         self.head = self.rest.pop_front().unwrap_or(NO_HEAD);
+        if let Some(next) = self.rest.front() {
+            super::prefetch(next); // read at the arrival after next, a packet time away
+        }
         Some(head)
     }
 

@@ -346,7 +346,8 @@ impl Simulation {
             return;
         }
         st.in_flight.pop_front();
-        if let Some(&(next, _, _)) = st.in_flight.front() {
+        if let Some(&(next, next_pkt, _)) = st.in_flight.front() {
+            self.packets.prefetch(next_pkt); // that arrival reads it, a packet time from now
             self.queue.push(next, Event::Arrive(port));
         }
         let (at, to_host) = (st.peer, st.peer_on_host);
