@@ -233,8 +233,9 @@ impl PortState {
         let q = self.next_class()?;
         let r = self.queues[q].pop_front()?;
         self.queue_bytes[q] -= pool.get(r).wire as u64;
-        if self.queues[q].is_empty() {
-            self.occupied &= !(1 << q);
+        match self.queues[q].front() {
+            Some(&next) => pool.prefetch(next), // sent a packet time from now
+            None => self.occupied &= !(1 << q),
         }
         Some((q, r))
     }
