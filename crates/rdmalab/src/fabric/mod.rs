@@ -12,6 +12,7 @@ pub mod pool;
 pub mod port;
 pub mod resequencer;
 pub mod txclock;
+pub mod wire;
 
 pub use deflection::IofdConfig;
 pub use ecn::{EcnConfig, EcnParams};
@@ -21,6 +22,7 @@ pub use packet::{Packet, PacketKind};
 pub use pool::{PacketPool, PacketRef};
 pub use port::PortState;
 pub use txclock::TxClock;
+pub use wire::Wire;
 
 /// Asks the CPU to bring the cache line of `*p` closer: a hint with no effect on results.
 /// Used where the event loop knows which packet and wire entry the next arrival on a link
