@@ -286,6 +286,8 @@ pub struct CcGroup {
     pub linger_until: Time,
     /// HPCC under the tenant defense: the last INT hop records per destination.
     pub paths: Vec<(crate::ids::NodeId, [crate::fabric::int::IntHop; crate::fabric::int::MAX_HOPS])>,
+    /// Under the tenant defense: the one pacing clock of the state's members.
+    pub pacer: crate::tenancy::TenantPacer,
 }
 
 impl CcGroup {
@@ -313,6 +315,7 @@ impl CcGroup {
             key,
             linger_until: Time::MAX,
             paths: Vec::new(),
+            pacer: Default::default(),
         }
     }
 

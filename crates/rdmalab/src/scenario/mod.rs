@@ -413,7 +413,7 @@ impl TopologySpec {
             TopologySpec::FullMesh { switches, hosts_per_switch, rate, delay, .. } => {
                 builders::full_mesh(*switches, *hosts_per_switch, r("rate", rate)?, t("delay", delay)?)
             }
-            TopologySpec::HpccFile { path, .. } => crate::formats::hpcc_topology::read_topology(&base.join(path))
+            TopologySpec::HpccFile { path, .. } => crate::formats::hpcc_topology::read_topology(base.join(path))
                 .map_err(|e| locate::unreadable(e, file, "topology.path")),
         }
     }

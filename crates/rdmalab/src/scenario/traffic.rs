@@ -337,7 +337,7 @@ impl TrafficSpec {
             }
             TrafficSpec::HpccFlowFile { path, tenant, .. } => {
                 let t = ctx.tenant(tenant)?;
-                let flows = crate::formats::hpcc_flow::read_flows(&ctx.base.join(path), topo)
+                let flows = crate::formats::hpcc_flow::read_flows(ctx.base.join(path), topo)
                     .map_err(|e| locate::unreadable(e, file, &f("path")))?;
                 let flows = with_tenant(flows, t);
                 ctx.tenants.check_flows(file, &f("tenant"), &flows)?;
@@ -346,7 +346,7 @@ impl TrafficSpec {
             TrafficSpec::HtsimCm { path, tenant, .. } => {
                 let t = ctx.tenant(tenant)?;
                 let hosts: Vec<NodeId> = topo.hosts().collect();
-                let flows = crate::formats::htsim_cm::read_cm(&ctx.base.join(path), &hosts)
+                let flows = crate::formats::htsim_cm::read_cm(ctx.base.join(path), &hosts)
                     .map_err(|e| locate::unreadable(e, file, &f("path")))?;
                 let flows = with_tenant(flows, t);
                 ctx.tenants.check_flows(file, &f("tenant"), &flows)?;

@@ -25,6 +25,7 @@ use crate::fabric::packet::NO_INT;
 use crate::fabric::IntHeader;
 use crate::fabric::Packet;
 use crate::ids::{CcGroupId, NodeId, QpId};
+use crate::tenancy::pacing::IntSample;
 use crate::tenancy::{Defense, StartBudget};
 use crate::units::{Rate, Time};
 
@@ -68,8 +69,59 @@ impl Simulation {
         grp.linger_until = Time::MAX; // a lingering group is in use again
         grp.members.push(qp_id);
         self.qps[qp_id.idx()].cc_group = g;
+        if self.tenant_paced(g) {
+            // A newcomer waits for the tenant's clock like the members already there.
+            let qp = &mut self.qps[qp_id.idx()];
+            qp.next_avail = qp.next_avail.max(self.groups[g.idx()].pacer.next);
+        }
         self.set_member_rates(g, false);
         g
+    }
+
+    /// Whether `g` is a tenant state whose members share one pacing clock
+    /// (`tenancy::pacing`): the tenant defense's shared states, when rates pace at all.
+    fn tenant_paced(&self, g: CcGroupId) -> bool {
+        self.cfg.defense == Defense::Tenant && self.cfg.rate_bound && self.groups[g.idx()].key.is_some()
+    }
+
+    /// Under the tenant defense, a QP sent a packet of `wire` bytes: if it belongs to a
+    /// tenant state, every member waits that packet's time at the state's rate (one clock
+    /// per tenant state instead of one per QP at rate / n), and the state notes whether it
+    /// still has data (a pause, see `forget_int_baselines`).
+    pub(super) fn pace_tenant_state(&mut self, qp_id: QpId, wire: u32) {
+        let g = self.qps[qp_id.idx()].cc_group;
+        if !self.tenant_paced(g) {
+            return; // a line-rate start keeps its own clock
+        }
+        let grp = &mut self.groups[g.idx()];
+        let more = grp.members.iter().any(|&m| self.qps[m.idx()].has_data());
+        let gap = self.cfg.timing.tx_time(grp.rate.max(Rate(1)), wire as u64);
+        let next = grp.pacer.sent(self.now, wire, gap, more);
+        for &m in &grp.members {
+            self.qps[m.idx()].next_avail = next;
+        }
+    }
+
+    /// HPCC's `ChangeRate` for a tenant state: the pending gap of its last packet is
+    /// re-timed at the new rate, for every member, and the NIC woken earlier if needed.
+    fn retime_tenant_state(&mut self, g: CcGroupId) {
+        let grp = &mut self.groups[g.idx()];
+        let Some(&first) = grp.members.first() else { return };
+        if grp.pacer.wire == 0 {
+            return; // nothing sent yet
+        }
+        let gap = self.cfg.timing.tx_time(grp.rate.max(Rate(1)), grp.pacer.wire as u64);
+        let next = grp.pacer.retime(gap);
+        for &m in &grp.members {
+            self.qps[m.idx()].next_avail = next;
+        }
+        let nic_idx = self.qps[first.idx()].nic;
+        let nic = &mut self.nics[nic_idx as usize];
+        if nic.wake_at != Time::MAX && next < nic.wake_at {
+            let at = next.max(self.now);
+            nic.wake_at = at;
+            self.queue.push(at, Event::NicWake(nic_idx));
+        }
     }
 
     /// Which group a QP belongs to (`None`: its own): its tenant's on its NIC under the
@@ -200,6 +252,13 @@ impl Simulation {
         let per_path = self.cfg.defense == Defense::Tenant && self.groups[g.idx()].shared && self.cfg.cc.needs_int();
         let dst = self.qps[qp_id.idx()].dst;
         let grp = &mut self.groups[g.idx()];
+        if let (true, Some(ih)) = (per_path, ev.int) {
+            match grp.pacer.classify(ih.sent_at) {
+                IntSample::Use => {}
+                IntSample::Rebase => forget_int_baselines(grp),
+                IntSample::Skip => return,
+            }
+        }
         let swapped = match per_path {
             false => false,
             true => match swap_path_int(dst, grp, ev.int) {
@@ -267,6 +326,12 @@ impl Simulation {
     /// the new rate and the NIC's wake-up moved earlier if needed; otherwise the new rate
     /// applies from the next packet.
     fn set_member_rates(&mut self, g: CcGroupId, retime: bool) {
+        let retime = if retime && self.tenant_paced(g) {
+            self.retime_tenant_state(g);
+            false
+        } else {
+            retime
+        };
         let rate = self.groups[g.idx()].member_rate().max(Rate(1));
         for i in 0..self.groups[g.idx()].members.len() {
             let q = self.groups[g.idx()].members[i];
@@ -314,6 +379,19 @@ impl Simulation {
             (rtt, super::setup::bdp_bytes(rtt, self.topo.nic_rate(src)))
         };
         PathInfo { base_rtt, bdp }
+    }
+}
+
+/// The first ACK of a tenant's HPCC state for a packet sent after a pause (no member had
+/// data, `tenancy::pacing`): a sample from it would span the pause, measure only the
+/// others' traffic and read it as room for the tenant's rate (a staggered tenant idle
+/// between chunks raised its rate at the start of every chunk, e.g. u = 0.88: 84 -> 91
+/// Gb/s). It only records the hops again, as a new QP's first ACK does; rate, EWMA and
+/// stage stay.
+fn forget_int_baselines(grp: &mut CcGroup) {
+    if let CcState::Hpcc(state) = &mut grp.state {
+        state.last_update_seq = 0;
+        grp.paths.clear();
     }
 }
 

@@ -269,6 +269,9 @@ impl Simulation {
                 self.queue.push(qp.rto_deadline, Event::Rto(qp_id, qp.gen));
             }
         }
+        if self.cfg.defense != crate::tenancy::Defense::None {
+            self.pace_tenant_state(qp_id, wire);
+        }
         self.counters.data_packets_sent += 1;
         self.counters.payload_bytes_sent += payload as u64;
         self.transmit(port, pkt);

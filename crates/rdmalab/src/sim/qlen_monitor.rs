@@ -62,7 +62,7 @@ impl Simulation {
             }
             counts[kb] += 1;
         }
-        if self.now.ns() % DUMP_EVERY_NS == 0 && self.now.0 % 1000 == 0 {
+        if self.now.ns().is_multiple_of(DUMP_EVERY_NS) && self.now.0.is_multiple_of(1000) {
             mon.write_block(self.now);
         }
         let next = self.now + INTERVAL;

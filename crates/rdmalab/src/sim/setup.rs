@@ -183,7 +183,7 @@ fn event_queue_for(topo: &Topology, clock: &TxClock, packet_bytes: u32) -> Event
     let shortest_tx = topo.links.iter().map(|l| tx(l.rate)).min().unwrap_or(1 << 16);
     let longest_hop = topo.links.iter().map(|l| l.delay.0 + tx(l.rate)).max().unwrap_or(1 << 20);
     let shift = (shortest_tx / 64).max(1).ilog2().clamp(6, 24);
-    let slots = (4 * longest_hop >> shift).clamp(1024, 1 << 16) as usize;
+    let slots = ((4 * longest_hop) >> shift).clamp(1024, 1 << 16) as usize;
     EventQueue::with_resolution(shift, slots)
 }
 

@@ -2,9 +2,9 @@
 //!
 //! `tenant` makes the tenant the unit of congestion control at each sending NIC: every QP
 //! of tenant `t` on NIC `n` joins one shared state keyed (n, t), whatever the destination
-//! and whatever `fabric.granularity` says, with the rate split evenly among its QPs. More
-//! QPs (parallel), fresh QPs (staggered) or new destinations (shuffled overlay) then add
-//! nothing: they share the state the tenant already has.
+//! and whatever `fabric.granularity` says; its QPs share the state's rate under one pacing
+//! clock ([`super::pacing`]). More QPs (parallel), fresh QPs (staggered) or new destinations
+//! (shuffled overlay) then add nothing: they share the state the tenant already has.
 //!
 //! Short flows keep their line-rate start through a per-(NIC, tenant) byte budget of
 //! line-rate starts ([`StartBudget`]): a new QP whose first `min(size, BDP)` bytes fit in

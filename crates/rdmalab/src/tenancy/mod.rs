@@ -7,9 +7,11 @@
 
 pub mod defense;
 pub mod meter;
+pub mod pacing;
 
 pub use defense::{Defense, DefenseParams, StartBudget};
 pub use meter::{TenantBin, TenantMeter, METER_BIN};
+pub use pacing::TenantPacer;
 
 /// Name of tenant 0, which every host belongs to unless the scenario says otherwise.
 pub const DEFAULT_TENANT: &str = "default";
