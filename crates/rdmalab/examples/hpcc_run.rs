@@ -17,7 +17,8 @@ fn main() {
 fn run() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::env::args().nth(1).ok_or("usage: hpcc_run CONFIG")?;
     let t0 = Instant::now();
-    let (mut sim, fct_path, pfc_path): (Simulation, std::path::PathBuf, std::path::PathBuf) = if path.ends_with(".toml") {
+    let (mut sim, fct_path, pfc_path): (Simulation, std::path::PathBuf, std::path::PathBuf) = if path.ends_with(".toml")
+    {
         (rdmalab::scenario::Scenario::from_file(path.as_ref())?.simulation()?, "fct.txt".into(), "pfc.txt".into())
     } else {
         let cfg = hpcc_config::read_config(&path)?;

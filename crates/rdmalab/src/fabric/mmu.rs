@@ -128,12 +128,7 @@ impl SwitchMmu {
         let total_hdrm: u64 = ports.iter().map(|p| p.headroom()).sum();
         // As in the reference: one reserve per port, although each (port, class) has one.
         let total_rsrv = ports.len() as u64 * cfg.reserve;
-        SwitchMmu {
-            cfg,
-            pool: cfg.buffer.saturating_sub(total_hdrm + total_rsrv),
-            shared_used: 0,
-            ports,
-        }
+        SwitchMmu { cfg, pool: cfg.buffer.saturating_sub(total_hdrm + total_rsrv), shared_used: 0, ports }
     }
 
     /// The dynamic PFC (or drop) threshold of ingress port `p`.

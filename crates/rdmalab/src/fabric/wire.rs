@@ -95,4 +95,3 @@ mod tests {
         assert!(w.is_empty());
     }
 }
-

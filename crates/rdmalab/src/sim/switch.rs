@@ -157,11 +157,8 @@ impl Simulation {
     fn switch_send_special(&mut self, port: PortId) {
         let st = &mut self.ports[port.idx()];
         let sw = st.unit as usize;
-        let next = if st.classes.is_some() {
-            st.dequeue_by_class(&mut self.packets)
-        } else {
-            st.dequeue(&mut self.packets)
-        };
+        let next =
+            if st.classes.is_some() { st.dequeue_by_class(&mut self.packets) } else { st.dequeue(&mut self.packets) };
         let Some((class, pkt)) = next else {
             return;
         };
@@ -176,7 +173,8 @@ impl Simulation {
     #[inline(always)]
     fn switch_send<const SPECIAL: bool>(&mut self, port: PortId, sw: usize, class: usize, r: PacketRef) {
         let pkt = self.packets.get(r);
-        let (ingress, ingress_local, wire, kind, int_slot) = (pkt.ingress, pkt.ingress_local, pkt.wire, pkt.kind, pkt.int_slot);
+        let (ingress, ingress_local, wire, kind, int_slot) =
+            (pkt.ingress, pkt.ingress_local, pkt.wire, pkt.kind, pkt.int_slot);
         let mut resume = false;
         if class != 0 {
             resume = self.mmus[sw].release(ingress_local as usize, class, wire as u64);
