@@ -34,10 +34,20 @@ pub fn parse_partition_map(text: &str, path: &Path, nodes: usize) -> Result<Vec<
             return Err(Error::input(path, line, "partition", format!("unexpected `{extra}` after `node partition`")));
         }
         let Some(slot) = usize::try_from(node).ok().filter(|&n| n < nodes).map(|n| &mut part_of[n]) else {
-            return Err(Error::input(path, line, "node", format!("node {node} is not in the topology (ids 0..{nodes})")));
+            return Err(Error::input(
+                path,
+                line,
+                "node",
+                format!("node {node} is not in the topology (ids 0..{nodes})"),
+            ));
         };
         if part > MAX_PARTITIONS {
-            return Err(Error::input(path, line, "partition", format!("{part} is past the largest partition number, {MAX_PARTITIONS}")));
+            return Err(Error::input(
+                path,
+                line,
+                "partition",
+                format!("{part} is past the largest partition number, {MAX_PARTITIONS}"),
+            ));
         }
         if let Some((_, first)) = *slot {
             return Err(Error::input(path, line, "node", format!("node {node} is already placed on line {first}")));
