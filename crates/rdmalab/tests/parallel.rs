@@ -213,3 +213,31 @@ fn mechanisms_not_split_yet_are_refused_by_name() {
         assert!(err.contains("--threads > 1 does not support") && err.contains(what), "{err}");
     }
 }
+
+#[test]
+fn a_user_partition_map_gives_the_same_files() {
+    // Any cut works, even one that separates hosts from their edge switch: nodes dealt to
+    // three partitions by id (k = 4 fat tree: 16 hosts and 20 switches).
+    let dir = std::env::temp_dir().join(format!("rdmalab-partition-map-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let map: String = (0..36).map(|v| format!("{v} {}\n", v % 3)).collect();
+    std::fs::write(dir.join("map.txt"), format!("# node partition\n{map}")).unwrap();
+    let toml = |extra: &str| {
+        format!(
+            "seed = 5\n{extra}\n[topology]\nkind = \"fat_tree\"\nk = 4\n\
+             [[traffic]]\nkind = \"poisson\"\ncdf = \"web_search\"\nload = 0.6\nduration = \"300us\"\n\
+             [fabric]\ncc = \"dcqcn\"\n"
+        )
+    };
+    let load = |extra: &str| Scenario::from_toml(&toml(extra), &dir.join("map_run.toml"));
+    let mapped = load("threads = 2\npartition_map = \"map.txt\"").expect("valid map");
+    assert_eq!(mapped.config.partition_map.as_ref().map(|m| m.len()), Some(36));
+    let one = files(load("threads = 1").unwrap());
+    assert!(one == files(mapped), "a user map must give the files of one partition");
+    let sequential = load("partition_map = \"map.txt\"").unwrap().simulation().unwrap();
+    assert!(sequential.warnings().iter().any(|w| w.contains("partition_map") && w.contains("not used")));
+    std::fs::write(dir.join("map.txt"), "0 0\n").unwrap();
+    let err = load("threads = 2\npartition_map = \"map.txt\"").unwrap_err().to_string();
+    assert!(err.contains("map.txt") && err.contains("node 1 has no partition"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}

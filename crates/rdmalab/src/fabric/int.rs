@@ -39,8 +39,15 @@ impl IntHeader {
     /// Appends a hop record.
     #[inline]
     pub fn push(&mut self, hop: IntHop) {
-        self.hops[self.nhop as usize % MAX_HOPS] = hop;
+        self.put(self.nhop, hop);
         self.nhop += 1;
+    }
+
+    /// Writes the record of hop number `n` (counted from 0) without touching `nhop`: the
+    /// packet counts its hops (`Packet::int_hops`) and the receiver sets `nhop`.
+    #[inline]
+    pub fn put(&mut self, n: u16, hop: IntHop) {
+        self.hops[n as usize % MAX_HOPS] = hop;
     }
 }
 

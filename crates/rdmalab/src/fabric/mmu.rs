@@ -66,36 +66,45 @@ pub enum Admission {
 #[derive(Clone, Debug)]
 pub struct SwitchMmu {
     cfg: MmuConfig,
-    total_hdrm: u64,
-    total_rsrv: u64,
+    /// The buffer less every port's headroom and reserve (at least 0): what the shared
+    /// pool can hold.
+    pool: u64,
     shared_used: u64,
-    /// Per ingress port, everything admission touches, together: one or two cache lines
-    /// per packet instead of one per field (this is on every switch hop).
+    /// Per ingress port and class, everything admission touches, together: one cache
+    /// line per packet instead of one per field (this is on every switch hop).
     ports: Vec<IngressPort>,
 }
 
-/// Accounting of one ingress port.
+/// Accounting of one ingress port: per class, with the port's own parameters copied
+/// into each class's record so that admitting a packet reads one 32-byte record.
 #[derive(Clone, Debug)]
 struct IngressPort {
-    /// PFC headroom of the port, bytes.
-    headroom: u64,
-    /// Threshold shift of the port (faster ports get a smaller share).
-    shift: u32,
     class: [ClassAcct; NUM_PRIOS],
 }
 
-/// Accounting of one (ingress port, class).
+/// Accounting of one (ingress port, class). 32 bytes, 32-aligned: never across a line.
 #[derive(Clone, Copy, Debug, Default)]
+#[repr(align(32))]
 struct ClassAcct {
     /// Bytes held in reserve and shared buffer.
     ingress: u64,
     /// Bytes held in headroom.
     hdrm: u64,
+    /// PFC headroom of the port, bytes (the same in every class of the port).
+    headroom: u64,
+    /// Threshold shift of the port (faster ports get a smaller share).
+    shift: u32,
     /// This class has paused its upstream.
     paused: bool,
     /// PFC on for the class (kept here, beside what admission reads anyway, rather than
     /// in the config: no extra load per packet).
     pfc: bool,
+}
+
+impl IngressPort {
+    fn headroom(&self) -> u64 {
+        self.class[0].headroom
+    }
 }
 
 impl SwitchMmu {
@@ -110,30 +119,31 @@ impl SwitchMmu {
         }
         let ports: Vec<IngressPort> = ports
             .iter()
-            .map(|&(rate, delay_ns)| IngressPort {
-                headroom: (rate.0 as u128 * delay_ns as u128 / 8 / 1_000_000_000 * 3) as u64,
-                shift: threshold_shift(rate, cfg.nic_rate),
-                class,
+            .map(|&(rate, delay_ns)| {
+                let headroom = (rate.0 as u128 * delay_ns as u128 / 8 / 1_000_000_000 * 3) as u64;
+                let shift = threshold_shift(rate, cfg.nic_rate);
+                IngressPort { class: class.map(|c| ClassAcct { headroom, shift, ..c }) }
             })
             .collect();
-        SwitchMmu {
-            cfg,
-            total_hdrm: ports.iter().map(|p| p.headroom).sum(),
-            // As in the reference: one reserve per port, although each (port, class) has one.
-            total_rsrv: ports.len() as u64 * cfg.reserve,
-            shared_used: 0,
-            ports,
-        }
+        let total_hdrm: u64 = ports.iter().map(|p| p.headroom()).sum();
+        // As in the reference: one reserve per port, although each (port, class) has one.
+        let total_rsrv = ports.len() as u64 * cfg.reserve;
+        SwitchMmu { cfg, pool: cfg.buffer.saturating_sub(total_hdrm + total_rsrv), shared_used: 0, ports }
     }
 
     /// The dynamic PFC (or drop) threshold of ingress port `p`.
     #[inline]
     pub fn threshold(&self, p: usize) -> u64 {
-        let free = self.cfg.buffer.saturating_sub(self.total_hdrm + self.total_rsrv + self.shared_used);
-        free >> self.ports[p].shift
+        self.threshold_of(p, 0)
     }
 
-    #[inline]
+    /// `threshold(p)`, read from class `q`'s record (the one admission touches anyway).
+    #[inline(always)]
+    fn threshold_of(&self, p: usize, q: usize) -> u64 {
+        self.pool.saturating_sub(self.shared_used) >> self.ports[p].class[q].shift
+    }
+
+    #[cfg(test)]
     fn shared_of(&self, p: usize, q: usize) -> u64 {
         self.ports[p].class[q].ingress.saturating_sub(self.cfg.reserve)
     }
@@ -142,31 +152,34 @@ impl SwitchMmu {
     /// it runs on every switch hop.
     #[inline(always)]
     pub fn admit(&mut self, p: usize, q: usize, size: u64) -> Admission {
-        let th = self.threshold(p);
-        let n = self.ports[p].class[q].ingress + size;
-        let over = n > self.cfg.reserve && n - self.cfg.reserve > th;
-        let lossless = self.ports[p].class[q].pfc;
+        let (reserve, fixed) = (self.cfg.reserve, self.pool);
+        let mut shared_used = self.shared_used;
+        let c = &mut self.ports[p].class[q];
+        let th = fixed.saturating_sub(shared_used) >> c.shift;
+        let n = c.ingress + size;
+        let over = n > reserve && n - reserve > th;
+        let lossless = c.pfc;
         if !lossless {
             if over {
                 return Admission::Drop;
             }
-        } else if size + self.ports[p].class[q].hdrm > self.ports[p].headroom && size + self.shared_of(p, q) > th {
+        } else if size + c.hdrm > c.headroom && size + c.ingress.saturating_sub(reserve) > th {
             return Admission::Drop;
         }
-        if n <= self.cfg.reserve {
-            self.ports[p].class[q].ingress = n;
+        if n <= reserve {
+            c.ingress = n;
         } else if over {
-            self.ports[p].class[q].hdrm += size;
+            c.hdrm += size;
         } else {
-            self.shared_used += size.min(n - self.cfg.reserve);
-            self.ports[p].class[q].ingress = n;
+            shared_used += size.min(n - reserve);
+            c.ingress = n;
         }
-        let pause = lossless
-            && !self.ports[p].class[q].paused
-            && (self.ports[p].class[q].hdrm > 0 || self.shared_of(p, q) >= self.threshold(p));
+        let th = fixed.saturating_sub(shared_used) >> c.shift;
+        let pause = lossless && !c.paused && (c.hdrm > 0 || c.ingress.saturating_sub(reserve) >= th);
         if pause {
-            self.ports[p].class[q].paused = true;
+            c.paused = true;
         }
+        self.shared_used = shared_used;
         Admission::Accept { pause }
     }
 
@@ -190,16 +203,19 @@ impl SwitchMmu {
     /// Returns true when the caller should send RESUME for (p, q) upstream.
     #[inline]
     pub fn release(&mut self, p: usize, q: usize, size: u64) -> bool {
-        let from_hdrm = size.min(self.ports[p].class[q].hdrm);
-        self.ports[p].class[q].hdrm -= from_hdrm;
+        let (reserve, fixed) = (self.cfg.reserve, self.pool);
+        let c = &mut self.ports[p].class[q];
+        let from_hdrm = size.min(c.hdrm);
+        c.hdrm -= from_hdrm;
         let rest = size - from_hdrm;
-        let shared = self.shared_of(p, q);
+        let shared = c.ingress.saturating_sub(reserve);
         self.shared_used -= rest.min(shared);
-        self.ports[p].class[q].ingress -= rest.min(self.ports[p].class[q].ingress);
-        if self.ports[p].class[q].paused && self.ports[p].class[q].hdrm == 0 {
-            let sh = self.shared_of(p, q);
-            if sh == 0 || sh + self.cfg.resume_offset <= self.threshold(p) {
-                self.ports[p].class[q].paused = false;
+        c.ingress -= rest.min(c.ingress);
+        if c.paused && c.hdrm == 0 {
+            let sh = c.ingress.saturating_sub(reserve);
+            let th = fixed.saturating_sub(self.shared_used) >> c.shift;
+            if sh == 0 || sh + self.cfg.resume_offset <= th {
+                c.paused = false;
                 return true;
             }
         }
@@ -240,8 +256,8 @@ mod tests {
     #[test]
     fn headroom_and_shift_follow_the_reference() {
         let m = SwitchMmu::new(MmuConfig::default(), &[(Rate::gbps(100), 1000), (Rate::gbps(400), 1000)]);
-        assert_eq!(m.ports.iter().map(|p| p.headroom).collect::<Vec<_>>(), vec![37_500, 150_000]);
-        assert_eq!(m.ports.iter().map(|p| p.shift).collect::<Vec<_>>(), vec![3, 1]);
+        assert_eq!(m.ports.iter().map(|p| p.headroom()).collect::<Vec<_>>(), vec![37_500, 150_000]);
+        assert_eq!(m.ports.iter().map(|p| p.class[5].shift).collect::<Vec<_>>(), vec![3, 1]);
     }
 
     #[test]

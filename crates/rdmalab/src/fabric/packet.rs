@@ -65,6 +65,10 @@ pub struct Packet {
     pub last_of_msg: bool,
     /// On data: IOFD's deflection count and flags (`fabric::deflection`); 0 without IOFD.
     pub deflections: u8,
+    /// On data with an INT header: hop records stamped so far. The header's own count is
+    /// set from it at the receiver, so that a switch writes its record without first
+    /// reading the header (a cache miss on every hop; the write alone does not stall).
+    pub int_hops: u16,
 }
 
 /// No INT header.
@@ -94,6 +98,7 @@ impl Packet {
             cnp: false,
             last_of_msg: false,
             deflections: 0,
+            int_hops: 0,
         }
     }
 

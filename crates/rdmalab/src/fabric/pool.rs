@@ -13,10 +13,21 @@ use super::Packet;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PacketRef(u32);
 
+impl PacketRef {
+    /// No packet (a placeholder where an `Option` would cost more room).
+    pub(crate) const NONE: PacketRef = PacketRef(u32::MAX);
+}
+
+/// A pool slot: one packet on one cache line of its own (a `Vec<Packet>` is only 8-byte
+/// aligned, so most of its 64-byte packets would straddle two lines).
+#[derive(Clone, Copy, Debug)]
+#[repr(align(64))]
+struct Slot(Packet);
+
 /// Slab of parked packets with a LIFO free list.
 #[derive(Debug, Default)]
 pub struct PacketPool {
-    slots: Vec<Packet>,
+    slots: Vec<Slot>,
     free: Vec<u32>,
 }
 
@@ -26,11 +37,11 @@ impl PacketPool {
     pub fn park(&mut self, pkt: Packet) -> PacketRef {
         match self.free.pop() {
             Some(i) => {
-                self.slots[i as usize] = pkt;
+                self.slots[i as usize] = Slot(pkt);
                 PacketRef(i)
             }
             None => {
-                self.slots.push(pkt);
+                self.slots.push(Slot(pkt));
                 PacketRef((self.slots.len() - 1) as u32)
             }
         }
@@ -40,13 +51,27 @@ impl PacketPool {
     #[inline]
     pub fn take(&mut self, r: PacketRef) -> Packet {
         self.free.push(r.0);
-        self.slots[r.0 as usize]
+        self.slots[r.0 as usize].0
     }
 
     /// A parked packet.
     #[inline]
     pub fn get(&self, r: PacketRef) -> &Packet {
-        &self.slots[r.0 as usize]
+        &self.slots[r.0 as usize].0
+    }
+
+    /// Starts fetching a parked packet's line (`fabric::prefetch`).
+    #[inline(always)]
+    pub fn prefetch(&self, r: PacketRef) {
+        if let Some(slot) = self.slots.get(r.0 as usize) {
+            super::prefetch(slot);
+        }
+    }
+
+    /// A parked packet, to change in place (a switch hop moves only its reference).
+    #[inline]
+    pub fn get_mut(&mut self, r: PacketRef) -> &mut Packet {
+        &mut self.slots[r.0 as usize].0
     }
 
     /// Packets parked now.

@@ -7,31 +7,33 @@
 use std::collections::VecDeque;
 
 use crate::fabric::classes::ClassSched;
-use crate::fabric::{Packet, PacketPool, PacketRef, NUM_PRIOS};
+use crate::fabric::{Packet, PacketPool, PacketRef, Wire, NUM_PRIOS};
 use crate::ids::{NodeId, PortId};
 use crate::stats::PortCounters;
 use crate::units::{Rate, Time};
 
 /// Runtime state of one port (one direction of a link).
+///
+/// The fields are laid out by hand (`repr(C)`), each port on cache lines of its own, in
+/// the order a packet hop touches them: the first line holds the wire, addressing and
+/// flags (all that a packet's arrival reads), the second the transmitter and its counters,
+/// the third the per-class byte counts (enqueue, dequeue, ECN, INT); the queues, one per
+/// class, follow, and what a packet never touches comes last. With Rust's own order a hop
+/// touched six or seven of the port's eight lines.
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct PortState {
-    /// Owning node.
-    pub node: NodeId,
+    // --- line 0: the wire, addressing and flags (all that `on_arrive` reads)
+    /// Packets on the wire with their arrival time at the peer.
+    pub in_flight: Wire,
     /// The peer's port (where packets sent here arrive).
     pub peer: PortId,
     /// Position of this port on its node (ifindex - 1); indexes the switch MMU.
     pub local: u16,
-    /// Line rate.
-    pub rate: Rate,
     /// Index of the rate's transmission-time table in the `TxClock`.
     pub rate_class: u8,
-    /// Propagation delay.
-    pub delay: Time,
     /// The port belongs to a host (its transmitter is an RNIC's).
     pub on_host: bool,
-    /// Index of the owner's NIC (on a host) or switch (its MMU), copied from the
-    /// simulation's side tables.
-    pub unit: u32,
     /// The peer port belongs to a host: what arrives there is received, not forwarded.
     pub peer_on_host: bool,
     /// The link towards the peer corrupts packets at random (an error rate is set).
@@ -40,34 +42,59 @@ pub struct PortState {
     pub busy: bool,
     /// The link is down (`sim::failures`): nothing is sent or received on it.
     pub down: bool,
-    /// When the last transmission ends, and the sequence number its `TxDone` event had
-    /// (or would have had: see `Simulation::transmit`).
-    pub tx_end: (Time, u64),
-    /// Packets on the wire with their arrival time at the peer.
-    pub in_flight: VecDeque<(Time, PacketRef)>,
-    /// Egress queues (switches only; hosts arbitrate in the RNIC).
-    pub queues: [VecDeque<PacketRef>; NUM_PRIOS],
-    /// Bytes in each egress queue.
-    pub queue_bytes: [u64; NUM_PRIOS],
-    /// Last class served by the round robin over classes 1..8.
-    pub rr_last: u8,
-    /// The class scheduler of a switch port when the run has `[[fabric.classes]]`
-    /// (`fabric::classes`); `None`: the built-in one.
-    pub classes: Option<Box<ClassSched>>,
     /// Bit `q` set: class `q` holds packets (mirrors `queues`, so that the scheduler
     /// finds the next class with two bit operations instead of a loop).
     occupied: u8,
-    /// Classes the peer has paused (we must not send them).
-    pub paused: [bool; NUM_PRIOS],
     /// `paused` as a bit mask.
     paused_mask: u8,
+    /// Last class served by the round robin over classes 1..8.
+    pub rr_last: u8,
+    /// The egress runs its out-of-line variant (`Simulation::switch_send_special`): the
+    /// run has a class table, IOFD or Blitz's no-marking rule at host-facing ports. One
+    /// test per dequeue, on a line the dequeue reads anyway, instead of one per mechanism.
+    pub special: bool,
+    // --- line 1: the transmitter, the owner
+    /// Line rate.
+    pub rate: Rate,
+    /// When the last transmission ends, and the sequence number its `TxDone` event had
+    /// (or would have had: see `Simulation::transmit`).
+    pub tx_end: (Time, u64),
+    /// Bytes transmitted so far (all kinds), for INT and `PortCounters::tx_bytes`.
+    pub tx_bytes: u64,
+    /// Packets transmitted so far (`PortCounters::tx_packets`).
+    pub tx_packets: u64,
+    /// Propagation delay.
+    pub delay: Time,
+    /// Owning node.
+    pub node: NodeId,
+    /// Index of the owner's NIC (on a host) or switch (its MMU), copied from the
+    /// simulation's side tables.
+    pub unit: u32,
+    /// Classes the peer has paused (we must not send them).
+    pub paused: [bool; NUM_PRIOS],
+    _line2: LineStart,
+    // --- line 2
+    /// Bytes in each egress queue.
+    pub queue_bytes: [u64; NUM_PRIOS],
+    // --- lines 3-6
+    /// Egress queues (switches only; hosts arbitrate in the RNIC).
+    pub queues: [VecDeque<PacketRef>; NUM_PRIOS],
+    // --- cold
+    /// The class scheduler of a switch port when the run has `[[fabric.classes]]`
+    /// (`fabric::classes`); `None`: the built-in one. (Read only on the out-of-line
+    /// egress, `special`.)
+    pub classes: Option<Box<ClassSched>>,
     /// Since when at least one class has been paused (for the paused-time counter).
     pub paused_since: Option<Time>,
-    /// Counters.
+    /// Counters other than `tx_bytes` and `tx_packets` (kept beside the transmitter and
+    /// merged in by [`PortState::port_counters`]).
     pub counters: PortCounters,
-    /// Bytes transmitted so far (all kinds), for INT.
-    pub tx_bytes: u64,
 }
+
+/// A zero-sized field that starts a new cache line in a `repr(C)` struct.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(align(64))]
+struct LineStart;
 
 impl PortState {
     /// An idle port.
@@ -86,10 +113,11 @@ impl PortState {
             busy: false,
             down: false,
             tx_end: (Time::ZERO, 0),
-            in_flight: VecDeque::new(),
+            in_flight: Wire::default(),
             queues: Default::default(),
             queue_bytes: [0; NUM_PRIOS],
             rr_last: 0,
+            special: false,
             classes: None,
             occupied: 0,
             paused: [false; NUM_PRIOS],
@@ -97,7 +125,14 @@ impl PortState {
             paused_since: None,
             counters: PortCounters::default(),
             tx_bytes: 0,
+            tx_packets: 0,
+            _line2: LineStart,
         }
+    }
+
+    /// The port's counters, transmit counts included.
+    pub fn port_counters(&self) -> PortCounters {
+        PortCounters { tx_bytes: self.tx_bytes, tx_packets: self.tx_packets, ..self.counters }
     }
 
     /// Bytes queued over all classes.
@@ -120,6 +155,27 @@ impl PortState {
         self.occupied |= 1 << q;
     }
 
+    /// Appends the packet parked at `r` (of `wire` bytes) to class `q`.
+    #[inline(always)]
+    pub fn enqueue_parked(&mut self, q: usize, r: PacketRef, wire: u32) {
+        self.queue_bytes[q] += wire as u64;
+        self.queues[q].push_back(r);
+        self.occupied |= 1 << q;
+    }
+
+    /// `dequeue`, leaving the packet parked: returns its class and reference.
+    #[inline]
+    pub fn dequeue_parked(&mut self, pool: &PacketPool) -> Option<(usize, PacketRef)> {
+        let q = self.next_class()?;
+        let r = self.queues[q].pop_front()?;
+        self.queue_bytes[q] -= pool.get(r).wire as u64;
+        match self.queues[q].front() {
+            Some(&next) => pool.prefetch(next), // sent a packet time from now
+            None => self.occupied &= !(1 << q),
+        }
+        Some((q, r))
+    }
+
     /// Picks the next packet to send: class 0 first (strict priority, never paused), then
     /// round robin over classes 1..8 after the last served one, skipping paused and empty
     /// classes. Returns the class and the packet.
@@ -128,25 +184,30 @@ impl PortState {
     /// one still drains it when its link fails).
     #[inline]
     pub fn dequeue(&mut self, pool: &mut PacketPool) -> Option<(usize, Packet)> {
-        let q = if self.occupied & 1 != 0 {
-            0
-        } else {
-            let ready = self.occupied & !self.paused_mask & !1;
-            if ready == 0 {
-                return None;
-            }
-            // The first ready class after the last served one, else the first ready one.
-            let after = ready & !((2u16 << self.rr_last) - 1) as u8;
-            let q = if after != 0 { after.trailing_zeros() } else { ready.trailing_zeros() };
-            self.rr_last = q as u8;
-            q as usize
-        };
+        let q = self.next_class()?;
         let p = pool.take(self.queues[q].pop_front()?);
         self.queue_bytes[q] -= p.wire as u64;
         if self.queues[q].is_empty() {
             self.occupied &= !(1 << q);
         }
         Some((q, p))
+    }
+
+    /// The class `dequeue` serves next (and the round robin's step to it).
+    #[inline(always)]
+    fn next_class(&mut self) -> Option<usize> {
+        if self.occupied & 1 != 0 {
+            return Some(0);
+        }
+        let ready = self.occupied & !self.paused_mask & !1;
+        if ready == 0 {
+            return None;
+        }
+        // The first ready class after the last served one, else the first ready one.
+        let after = ready & !((2u16 << self.rr_last) - 1) as u8;
+        let q = if after != 0 { after.trailing_zeros() } else { ready.trailing_zeros() };
+        self.rr_last = q as u8;
+        Some(q as usize)
     }
 
     /// `dequeue` under the port's class scheduler (`fabric::classes`); `None` also when the
@@ -290,5 +351,22 @@ mod tests {
         let s = &port.classes.as_ref().unwrap().stats;
         assert_eq!((s[2].tx_packets, s[3].tx_packets, s[3].tx_bytes), (2, 2, 200));
         assert!(!port.has_queued());
+    }
+}
+#[cfg(test)]
+mod layout {
+    use super::PortState;
+    use std::mem::offset_of;
+
+    #[test]
+    fn a_packet_hop_touches_the_first_lines() {
+        // The per-hop fields stay within the first three lines (see the struct's comment).
+        assert_eq!(std::mem::align_of::<PortState>(), 64);
+        assert!(offset_of!(PortState, special) < 64 && offset_of!(PortState, peer_lossy) < 64);
+        assert!(offset_of!(PortState, rate) >= 64 && offset_of!(PortState, paused) + 8 <= 128);
+        let ws = std::mem::size_of::<super::Wire>();
+        assert!(ws <= 48, "{ws}");
+        assert_eq!(offset_of!(PortState, queue_bytes), 128);
+        assert_eq!(offset_of!(PortState, queues), 192);
     }
 }

@@ -30,6 +30,11 @@ impl TxClock {
         self.rates.iter().position(|&r| r == rate).map_or(u8::MAX, |i| i as u8)
     }
 
+    /// The rates with a table, by table index.
+    pub fn rates(&self) -> &[Rate] {
+        &self.rates
+    }
+
     /// Time to send `bytes` at `rate`, whose table index is `class`.
     #[inline]
     pub fn tx(&self, class: u8, rate: Rate, bytes: u32) -> Time {

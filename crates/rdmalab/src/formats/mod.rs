@@ -11,6 +11,7 @@ pub mod hpcc_config;
 pub mod hpcc_flow;
 pub mod hpcc_topology;
 pub mod htsim_cm;
+pub mod partition_map;
 pub mod pfc;
 pub(crate) mod tokens;
 pub mod units_parse;

@@ -99,6 +99,10 @@ pub struct ScenarioSpec {
     /// Threads of the parallel engine (`SimConfig::threads`; absent: the sequential engine
     /// and the reference's event order).
     pub threads: Option<u32>,
+    /// A file giving the parallel engine's partition of every node (`formats::partition_map`;
+    /// absent: the automatic map). Used when the run has 2 or more threads (here or from
+    /// `--threads`); a sequential run warns that it is not used.
+    pub partition_map: Option<String>,
 }
 
 fn default_seed() -> u64 {
@@ -309,12 +313,21 @@ pub(crate) fn field_rate(file: &Path, field: &str, s: &str) -> Result<Rate> {
 }
 
 impl ScenarioSpec {
+    /// The user's partition map, read against the topology's nodes.
+    fn partition_map(&self, base: &Path, file: &Path, topology: &Topology) -> Result<Option<Vec<u16>>> {
+        let Some(path) = &self.partition_map else { return Ok(None) };
+        crate::formats::partition_map::read_partition_map(base.join(path), topology.nodes.len())
+            .map(Some)
+            .map_err(|e| locate::unreadable(e, file, "partition_map"))
+    }
+
     /// Builds the topology, the flows and the config.
     pub fn build(&self, base: &Path, file: &Path) -> Result<Scenario> {
         let mut topology = self.topology.build(base, file).map_err(|e| locate::in_section(e, file, "topology"))?;
         links::set_error_rates(&mut topology, self.fabric.error_rate, &self.links, file)?;
         let mut config = self.fabric.build(file, self.seed, self.stop_time.as_deref())?;
         config.threads = self.threads;
+        config.partition_map = self.partition_map(base, file, &topology)?;
         let tenants = tenants::Tenants::build(&self.tenants, file, &topology)?;
         let mut flows = Vec::new();
         let mut apps = Vec::new();

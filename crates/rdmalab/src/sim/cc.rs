@@ -246,7 +246,8 @@ impl Simulation {
             int: (pkt.int_slot != NO_INT).then(|| self.int.get(pkt.int_slot)),
             mtu: self.cfg.mtu,
             int_multi: self.cfg.int_multi,
-            share: Rate(pkt.ack_share_kbps() as u64 * 1000),
+            // `pkt` is an ACK/NACK here: its payload field is the DASR share (0 without Blitz).
+            share: Rate(pkt.payload as u64 * 1000),
         };
         // Only the tenant defense groups QPs to several destinations.
         let per_path = self.cfg.defense == Defense::Tenant && self.groups[g.idx()].shared && self.cfg.cc.needs_int();

@@ -128,6 +128,9 @@ pub struct SimConfig {
     /// origin order (`sim::order`), whose results do not depend on `n`; `n` > 1 is run by
     /// `sim::parallel::Runner` in up to `n` partitions, one thread each.
     pub threads: Option<u32>,
+    /// The parallel engine's partition of every node, by node id (`partition_map` in a
+    /// scenario file); `None`: the automatic map (`sim::parallel::auto_map`).
+    pub partition_map: Option<Vec<u16>>,
 }
 
 impl Default for SimConfig {
@@ -179,6 +182,7 @@ impl Default for SimConfig {
             link_events: Vec::new(),
             reroute_delay: Time::ZERO,
             threads: None,
+            partition_map: None,
         }
     }
 }

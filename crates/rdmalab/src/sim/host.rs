@@ -265,6 +265,7 @@ impl Simulation {
             ce: false,
             cnp: false,
             last_of_msg,
+            int_hops: 0,
             deflections: 0,
         };
         qp.snd_nxt = end;
@@ -383,7 +384,11 @@ impl Simulation {
             cnp,
             last_of_msg: false,
             deflections: 0,
+            int_hops: 0,
         };
+        if pkt.int_slot != NO_INT {
+            self.int.get_mut(pkt.int_slot).nhop = pkt.int_hops; // what the switches stamped
+        }
         let nic = self.nic_of[pkt.dst.idx()];
         self.nics[nic as usize].acks.push_back(ack);
         self.nic_kick(nic);

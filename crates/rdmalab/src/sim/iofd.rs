@@ -193,11 +193,11 @@ impl Simulation {
         self.iofd_wake(sw);
     }
 
-    /// `switch_enqueue` for IOFD's paths: one out-of-line copy, so that the forwarding fast
-    /// path alone inlines it.
+    /// `switch_enqueue_to` for IOFD's paths, into egress queue `queue`: one out-of-line
+    /// copy, so that the forwarding fast path alone inlines the admission.
     #[inline(never)]
     fn iofd_enqueue(&mut self, at: PortId, egress: PortId, pkt: Packet, queue: u8) {
-        self.switch_enqueue_to(at, egress, pkt, Some(queue));
+        self.switch_enqueue_to(at, egress, pkt, queue);
     }
 
     /// A packet with IOFD flags leaves switch `sw` (or is dropped there): its pin is

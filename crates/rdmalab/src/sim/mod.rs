@@ -40,7 +40,7 @@ pub use watch::{CycleHop, Deadlock, OnDeadlock};
 
 use crate::cc::CcGroup;
 use crate::engine::{EventQueue, Rng};
-use crate::fabric::{IntSlab, Packet, PacketPool, PortState, SwitchMmu, TxClock};
+use crate::fabric::{IntSlab, Packet, PacketPool, PacketRef, PortState, SwitchMmu, TxClock};
 use crate::formats::pfc::PfcEvent;
 use crate::ids::{CcGroupId, LinkId, PortId, QpId};
 use crate::rnic::{Nic, Qp};
@@ -121,6 +121,9 @@ pub struct Simulation {
     ports: Vec<PortState>,
     /// Transmission times per link rate and packet size.
     clock: TxClock,
+    /// ECN thresholds per link rate, by the clock's rate index (`PortState::rate_class`):
+    /// looked up once at setup, not per marked packet.
+    ecn_of_class: Vec<Option<crate::fabric::EcnParams>>,
     /// Switch index of each node (`u32::MAX` for hosts).
     switch_of: Vec<u32>,
     /// NIC index of each node (`u32::MAX` for switches).
@@ -304,20 +307,31 @@ impl Simulation {
     /// fabric at moderate load are skipped this way. Host ports always push it: the RNIC's
     /// arbiter runs at each one.
     fn transmit(&mut self, port: PortId, pkt: Packet) {
+        let r = self.packets.park(pkt);
+        self.transmit_parked(port, r);
+    }
+
+    /// `transmit` for the packet parked at `r`.
+    #[inline(always)]
+    fn transmit_parked(&mut self, port: PortId, r: PacketRef) {
         if self.trace.is_some() {
+            let pkt = *self.packets.get(r);
             self.trace_event(trace::TraceEvent::Dequeue, port, &pkt);
         }
+        let (wire, dst) = {
+            let pkt = self.packets.get(r);
+            (pkt.wire, pkt.dst)
+        };
         let seq = self.queue.reserve_seq();
         let st = &mut self.ports[port.idx()];
         debug_assert!(!st.busy);
-        let tx = self.clock.tx(st.rate_class, st.rate, pkt.wire);
+        let tx = self.clock.tx(st.rate_class, st.rate, wire);
         let done = self.now + tx;
         let arrival = done + st.delay;
-        st.tx_bytes += pkt.wire as u64;
-        st.counters.tx_bytes += pkt.wire as u64;
-        st.counters.tx_packets += 1;
+        st.tx_bytes += wire as u64;
+        st.tx_packets += 1;
         let was_empty = st.in_flight.is_empty();
-        st.in_flight.push_back((arrival, self.packets.park(pkt)));
+        st.in_flight.push_back((arrival, r, dst));
         self.counters.packet_hops += 1;
         st.tx_end = (done, seq);
         if st.on_host || st.has_queued() {
@@ -349,30 +363,33 @@ impl Simulation {
         let st = &mut self.ports[port.idx()];
         // A wire emptied by a link failure leaves its `Arrive` event behind: it finds the
         // wire empty, or a packet sent after the repair that is not due yet.
-        let Some(&(due, parked)) = st.in_flight.front() else {
+        let Some(&(due, parked, dst)) = st.in_flight.front() else {
             return;
         };
         if due != self.now {
             return;
         }
         st.in_flight.pop_front();
-        let next = st.in_flight.front().map(|&(next, _)| next);
+        let next = st.in_flight.front().map(|&(next, next_pkt, _)| (next, next_pkt));
         let (at, to_host, lossy) = (st.peer, st.peer_on_host, st.peer_lossy);
-        if let Some(next) = next {
+        if let Some((next, next_pkt)) = next {
+            self.packets.prefetch(next_pkt); // that arrival reads it, a packet time from now
             self.push_arrive(next, port);
         }
-        let pkt = self.packets.take(parked);
         if lossy && self.lost_on_link(at) {
             self.counters.link_error_losses += 1;
+            let pkt = self.packets.take(parked);
             self.drop_packet(at, &pkt);
             return;
         }
-        if pkt.is_pfc() {
+        if self.packets.get(parked).is_pfc() {
+            let pkt = self.packets.take(parked);
             self.on_pfc(at, pkt);
         } else if to_host {
+            let pkt = self.packets.take(parked);
             self.host_receive(pkt);
         } else {
-            self.switch_receive(at, pkt);
+            self.switch_receive(at, parked, dst); // stays parked: a switch moves only the reference
         }
     }
 

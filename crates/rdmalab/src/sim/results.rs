@@ -131,7 +131,7 @@ impl Simulation {
             .ports
             .iter()
             .map(|st| {
-                let parked = st.in_flight.iter().map(|(_, r)| r).chain(st.queues.iter().flatten());
+                let parked = st.in_flight.iter().map(|(_, r, _)| r).chain(st.queues.iter().flatten());
                 parked.map(|&r| data(self.packets.get(r))).sum::<u64>()
             })
             .sum::<u64>()
@@ -202,7 +202,7 @@ impl Simulation {
         Results {
             records,
             counters,
-            ports: self.ports.iter().map(|p| p.counters).collect(),
+            ports: self.ports.iter().map(|p| p.port_counters()).collect(),
             pfc_events,
             queue_samples: self.queue_samples.clone(),
             rate_samples: self.sampler.rates.clone(),

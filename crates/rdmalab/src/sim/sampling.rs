@@ -136,8 +136,8 @@ impl Simulation {
     fn sample_links(&mut self) {
         let s = &mut self.sampler;
         for (i, p) in self.ports.iter().enumerate() {
-            let sent = p.counters.tx_bytes - s.link_bytes[i];
-            s.link_bytes[i] = p.counters.tx_bytes;
+            let sent = p.tx_bytes - s.link_bytes[i];
+            s.link_bytes[i] = p.tx_bytes;
             s.links.push((self.now, PortId::new(i), sent));
         }
     }

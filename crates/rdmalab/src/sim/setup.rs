@@ -73,6 +73,12 @@ impl Simulation {
                 p.classes = Some(Box::new(t.port_state(quantum)));
             }
         }
+        let no_edge_ecn = cfg.cc.dasr().is_some_and(|p| !p.edge_ecn);
+        // Switch egresses with a mechanism's hook take the out-of-line path (`switch_kick`).
+        let special = cfg.classes.is_some() || cfg.iofd.is_some() || no_edge_ecn;
+        for p in ports.iter_mut().filter(|p| !p.on_host) {
+            p.special = special;
+        }
         let ideal = ideal_fcts(&topo, &routes, &flows, &cfg);
         check_completable(&flows, &ideal)?;
         let needs_rtt = cfg.window.enabled || cfg.cc.needs_int();
@@ -84,7 +90,8 @@ impl Simulation {
             let rates = nics.iter().map(|n| n.rate);
             Box::new(crate::cc::dasr::DasrReceivers::new(*p, rates))
         });
-        let no_edge_ecn = cfg.cc.dasr().is_some_and(|p| !p.edge_ecn);
+        let ecn_of_class =
+            cfg.ecn.as_ref().map_or(Vec::new(), |e| clock.rates().iter().map(|&r| e.for_rate_or_scaled(r)).collect());
         let iofd = cfg.iofd.map(|i| Box::new(build_iofd(i, &topo, &cfg, mmus.len())));
         let mut sim = Simulation {
             now: Time::ZERO,
@@ -95,6 +102,7 @@ impl Simulation {
             topo,
             routes,
             ports,
+            ecn_of_class,
             clock,
             switch_of,
             nic_of,

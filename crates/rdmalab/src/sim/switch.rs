@@ -6,45 +6,49 @@ use crate::engine::rng::RngExt;
 use crate::fabric::deflection::ON_DEQUEUE;
 use crate::fabric::int::IntHop;
 use crate::fabric::packet::NO_INT;
-use crate::fabric::{Admission, Packet, PacketKind};
+use crate::fabric::{Admission, Packet, PacketKind, PacketRef};
 use crate::formats::pfc::PfcEvent;
-use crate::ids::PortId;
+use crate::ids::{NodeId, PortId};
 
 impl Simulation {
-    /// A packet arrived at a switch through port `at`.
-    pub(super) fn switch_receive(&mut self, at: PortId, pkt: Packet) {
+    /// A packet for host `dst` arrived at a switch through port `at`; it stays parked in
+    /// the pool (`r`) from the wire to the egress queue: only its reference moves.
+    pub(super) fn switch_receive(&mut self, at: PortId, r: PacketRef, dst: NodeId) {
         let node = self.ports[at.idx()].node;
-        let hops = self.routes.next_hops(node, pkt.dst);
+        let hops = self.routes.next_hops(node, dst);
+        let pkt = self.packets.get(r);
         let egress = match hops.len() {
             0 => {
                 self.counters.no_route_drops += 1;
+                let pkt = self.packets.take(r);
                 self.drop_packet(at, &pkt);
                 return;
             }
             1 => hops[0],
             n => {
                 let key = self.routes.path_selection().key(pkt.sip, pkt.dip, pkt.sport, pkt.dport, node);
-                hops[key % n]
+                hops[crate::topology::routing::pick(key, n)]
             }
         };
         if self.iofd.is_some() && pkt.kind == PacketKind::Data {
+            let pkt = self.packets.take(r);
             return self.iofd_receive(at, node, egress, pkt);
         }
-        self.switch_enqueue(at, egress, pkt);
+        self.switch_enqueue_parked(at, egress, r, None);
     }
 
-    /// MMU admission (PFC, or a drop) at ingress `at`, then the egress queue of `egress`.
-    /// Always inlined: on every switch hop, and a call would copy the packet twice.
-    #[inline(always)]
-    pub(super) fn switch_enqueue(&mut self, at: PortId, egress: PortId, pkt: Packet) {
-        self.switch_enqueue_to(at, egress, pkt, None);
+    /// `switch_enqueue` for a packet not yet parked (IOFD's paths), into egress queue
+    /// `queue`, which IOFD's class changes set apart from the class it is admitted in. The
+    /// packet keeps its admitted class in `pg` while queued: its departure releases that.
+    pub(super) fn switch_enqueue_to(&mut self, at: PortId, egress: PortId, pkt: Packet, queue: u8) {
+        let r = self.packets.park(pkt);
+        self.switch_enqueue_parked(at, egress, r, Some(queue));
     }
 
-    /// `switch_enqueue`, with the egress queue given apart from the class the packet is
-    /// admitted in (IOFD's class changes; `None`: its own class). The packet keeps its
-    /// admitted class in `pg` while queued: its departure releases that class.
+    /// MMU admission (PFC, or a drop) at ingress `at`, then the egress queue of `egress`
+    /// (its class's, or `queue`), for the packet parked at `r`.
     #[inline(always)]
-    pub(super) fn switch_enqueue_to(&mut self, at: PortId, egress: PortId, mut pkt: Packet, queue: Option<u8>) {
+    fn switch_enqueue_parked(&mut self, at: PortId, egress: PortId, r: PacketRef, queue: Option<u8>) {
         let (sw, local) = {
             let st = &self.ports[at.idx()];
             (st.unit as usize, st.local)
@@ -52,24 +56,17 @@ impl Simulation {
         if self.ports[egress.idx()].down {
             // Routes still point at a failed link (`failures`): the packet is lost.
             self.counters.link_down_losses += 1;
-            if pkt.deflections & ON_DEQUEUE != 0 {
-                pkt = self.iofd_dequeue(sw, pkt.pg as usize, pkt);
-            }
-            self.drop_packet(at, &pkt);
-            return;
+            return self.drop_at_ingress(at, sw, None, r);
         }
         let ack_first = self.cfg.ack_high_prio && self.cfg.ack_prio_at_switches;
+        let pkt = self.packets.get_mut(r);
         let class = if pkt.is_ack() && ack_first { 0 } else { pkt.pg as usize };
+        let wire = pkt.wire;
+        pkt.ingress = at;
+        pkt.ingress_local = local;
         if class != 0 {
-            match self.mmus[sw].admit(local as usize, class, pkt.wire as u64) {
-                Admission::Drop => {
-                    if pkt.deflections & ON_DEQUEUE != 0 {
-                        pkt = self.iofd_dequeue(sw, class, pkt);
-                    }
-                    self.count_class_drop(at, class);
-                    self.drop_packet(at, &pkt);
-                    return;
-                }
+            match self.mmus[sw].admit(local as usize, class, wire as u64) {
+                Admission::Drop => return self.drop_at_ingress(at, sw, Some(class), r),
                 Admission::Accept { pause } => {
                     if pause {
                         self.send_pfc(at, PacketKind::Pause, class as u8);
@@ -77,14 +74,28 @@ impl Simulation {
                 }
             }
         }
-        pkt.ingress = at;
-        pkt.ingress_local = local;
         if self.trace.is_some() {
+            let pkt = *self.packets.get(r);
             self.trace_event(super::trace::TraceEvent::Enqueue, egress, &pkt);
         }
         let queue = queue.map_or(class, usize::from);
-        self.ports[egress.idx()].enqueue(queue, pkt, &mut self.packets);
+        self.ports[egress.idx()].enqueue_parked(queue, r, wire);
         self.switch_kick(egress);
+    }
+
+    /// The packet parked at `r` is lost at ingress `at` of switch `sw`: its egress link is
+    /// down (`class` None) or the MMU refused it.
+    #[cold]
+    #[inline(never)]
+    fn drop_at_ingress(&mut self, at: PortId, sw: usize, class: Option<usize>, r: PacketRef) {
+        let mut pkt = self.packets.take(r);
+        if pkt.deflections & ON_DEQUEUE != 0 {
+            pkt = self.iofd_dequeue(sw, pkt.pg as usize, pkt);
+        }
+        if let Some(class) = class {
+            self.count_class_drop(at, class);
+        }
+        self.drop_packet(at, &pkt);
     }
 
     /// A packet of `class` refused at ingress `at`: counted for the class table, if any.
@@ -131,101 +142,126 @@ impl Simulation {
             }
             return;
         }
-        if st.classes.is_some() {
-            return self.switch_send_by_class(port);
+        if st.special {
+            return self.switch_send_special(port);
         }
         let sw = st.unit as usize;
-        let Some((class, pkt)) = st.dequeue(&mut self.packets) else {
+        let Some((class, r)) = st.dequeue_parked(&self.packets) else {
             return;
         };
-        self.switch_send::<false>(port, sw, class, pkt);
+        self.switch_send::<false>(port, sw, class, r);
     }
 
-    /// `switch_kick` on a port with a class table (`fabric::classes`): a copy of its second
-    /// half out of line, so that runs without classes carry none of the class code.
+    /// `switch_kick` on a port with a mechanism's egress hook (`PortState::special`): a
+    /// class table (`fabric::classes`), IOFD's flags, Blitz's edge rule. A copy of its
+    /// second half out of line, so that runs without them carry none of their code.
     #[cold]
     #[inline(never)]
-    fn switch_send_by_class(&mut self, port: PortId) {
+    fn switch_send_special(&mut self, port: PortId) {
         let st = &mut self.ports[port.idx()];
         let sw = st.unit as usize;
-        let Some((class, pkt)) = st.dequeue_by_class(&mut self.packets) else {
+        let next =
+            if st.classes.is_some() { st.dequeue_by_class(&mut self.packets) } else { st.dequeue(&mut self.packets) };
+        let Some((class, pkt)) = next else {
             return;
         };
-        self.switch_send::<true>(port, sw, class, pkt);
+        let r = self.packets.park(pkt);
+        self.switch_send::<true>(port, sw, class, r);
     }
 
-    /// Sends the packet `switch_kick` took from class `class` of `port` (of switch `sw`):
-    /// buffer release (and RESUME), ECN, IOFD, INT.
+    /// Sends the packet `switch_kick` took from class `class` of `port` (of switch `sw`),
+    /// parked at `r`: buffer release (and RESUME), ECN, INT. `SPECIAL`: the port's
+    /// mechanism hooks (class table, IOFD's flags, Blitz's edge rule) run; without, none
+    /// is tested.
     #[inline(always)]
-    fn switch_send<const CLASSES: bool>(&mut self, port: PortId, sw: usize, class: usize, mut pkt: Packet) {
+    fn switch_send<const SPECIAL: bool>(&mut self, port: PortId, sw: usize, class: usize, r: PacketRef) {
+        let pkt = self.packets.get(r);
+        let (ingress, ingress_local, wire, kind, int_slot) =
+            (pkt.ingress, pkt.ingress_local, pkt.wire, pkt.kind, pkt.int_slot);
+        // The class it was admitted in: its queue's, but for IOFD's class changes (which
+        // need a special port).
+        let admitted = if SPECIAL { pkt.pg as usize } else { class };
         let mut resume = false;
         let mut iofd = false;
-        // The class it was admitted in: its queue's, except for IOFD's class changes.
-        let admitted = pkt.pg;
         if class != 0 {
-            resume = self.mmus[sw].release(pkt.ingress_local as usize, admitted as usize, pkt.wire as u64);
-            if pkt.kind == PacketKind::Data {
-                self.mark_ecn::<CLASSES>(port, sw, class, &mut pkt);
+            resume = self.mmus[sw].release(ingress_local as usize, admitted, wire as u64);
+            if kind == PacketKind::Data {
+                self.mark_ecn::<SPECIAL>(port, sw, class, r);
             }
-            if pkt.deflections & ON_DEQUEUE != 0 {
-                pkt = self.iofd_dequeue(sw, class, pkt);
+            if SPECIAL && self.packets.get(r).deflections & ON_DEQUEUE != 0 {
+                let pkt = self.iofd_dequeue(sw, class, *self.packets.get(r));
+                *self.packets.get_mut(r) = pkt;
                 iofd = true;
             }
         }
-        if pkt.int_slot != NO_INT && pkt.kind == PacketKind::Data && self.cfg.cc.needs_int() {
-            self.stamp_int(port, &pkt);
+        if int_slot != NO_INT && kind == PacketKind::Data && self.cfg.cc.needs_int() {
+            self.stamp_int(port, r);
         }
-        self.transmit(port, pkt);
+        self.transmit_parked(port, r);
         if resume {
-            self.send_pfc(pkt.ingress, PacketKind::Resume, admitted);
+            self.send_pfc(ingress, PacketKind::Resume, admitted as u8);
         }
-        if iofd {
+        if SPECIAL && iofd {
             self.iofd_wake(sw); // the space it freed may admit packets the re-sequencer holds
         }
     }
 
     /// RED-style marking on the queue the packet leaves (its own bytes excluded), with the
-    /// class's thresholds when the run has a class table (`CLASSES`).
+    /// class's thresholds when the run has a class table and Blitz's edge rule (`SPECIAL`).
     #[inline]
-    fn mark_ecn<const CLASSES: bool>(&mut self, port: PortId, sw: usize, class: usize, pkt: &mut Packet) {
+    fn mark_ecn<const SPECIAL: bool>(&mut self, port: PortId, sw: usize, class: usize, r: PacketRef) {
         let Some(ecn) = &self.cfg.ecn else { return };
         let st = &self.ports[port.idx()];
-        if self.no_edge_ecn && st.peer_on_host {
+        if SPECIAL && self.no_edge_ecn && st.peer_on_host {
             return; // Blitz: receiver congestion is DASR's (`dasr_edge_ecn`)
         }
-        let Some(mut params) = ecn.for_rate_or_scaled(st.rate) else {
+        let params = match self.ecn_of_class.get(st.rate_class as usize) {
+            Some(&p) => p,
+            None => ecn.for_rate_or_scaled(st.rate),
+        };
+        let Some(mut params) = params else {
             return;
         };
-        if let (true, Some(t)) = (CLASSES, &self.cfg.classes) {
+        if let (true, Some(t)) = (SPECIAL, &self.cfg.classes) {
             params = t.classes[class].ecn.apply(params);
         }
         let p = params.mark_probability(st.queue_bytes[class]);
         if p > 0.0 && (p >= 1.0 || self.ecn_rngs[sw].gen::<f64>() < p) {
-            pkt.ce = true;
+            self.packets.get_mut(r).ce = true;
             self.counters.ecn_marks += 1;
             let st = &mut self.ports[port.idx()];
             st.counters.ecn_marks += 1;
-            if let (true, Some(c)) = (CLASSES, st.classes.as_deref_mut()) {
+            if let (true, Some(c)) = (SPECIAL, st.classes.as_deref_mut()) {
                 c.stats[class].ecn_marks += 1;
             }
             if self.trace.is_some() {
-                self.trace_event(super::trace::TraceEvent::Ecn, port, pkt);
+                let pkt = *self.packets.get(r);
+                self.trace_event(super::trace::TraceEvent::Ecn, port, &pkt);
             }
         }
     }
 
     /// Appends this hop's INT record (the reference's field units and widths).
     #[inline]
-    fn stamp_int(&mut self, port: PortId, pkt: &Packet) {
+    fn stamp_int(&mut self, port: PortId, r: PacketRef) {
         let st = &self.ports[port.idx()];
         let multi = self.cfg.int_multi as u64;
+        // INT_MULTI is 1 in every reference config: constant divisors there (a shift and a
+        // multiply) instead of two 64-bit divisions per hop.
+        let (tx_units, q_units) = if multi == 1 {
+            (st.tx_bytes / 128, st.total_queued() / 80)
+        } else {
+            (st.tx_bytes / (128 * multi), st.total_queued() / (80 * multi))
+        };
         let hop = IntHop {
             line_rate: st.rate.0,
             time_ns: (self.now.ns() & 0xFF_FFFF) as u32,
-            tx_bytes: ((st.tx_bytes / (128 * multi)) & 0xF_FFFF) as u32,
-            qlen: ((st.total_queued() / (80 * multi)) & 0x1_FFFF) as u32,
+            tx_bytes: (tx_units & 0xF_FFFF) as u32,
+            qlen: (q_units & 0x1_FFFF) as u32,
         };
-        self.int.get_mut(pkt.int_slot).push(hop);
+        let pkt = self.packets.get_mut(r);
+        self.int.get_mut(pkt.int_slot).put(pkt.int_hops, hop);
+        pkt.int_hops += 1;
     }
 
     /// A PFC frame arrived at port `at`: pause or resume that port's transmitter.

@@ -20,7 +20,18 @@ pub(super) fn scenario_warnings(
     let mut out = parallel_links(topo);
     out.extend(zero_pause_threshold(topo, cfg, mmus));
     out.extend(stop_before_every_flow(flows, cfg));
+    out.extend(unused_partition_map(cfg));
     out
+}
+
+/// A partition map on a sequential run (`threads` absent or 1), which has no partitions.
+fn unused_partition_map(cfg: &SimConfig) -> Option<String> {
+    cfg.partition_map.as_ref()?;
+    Some(
+        "the scenario gives a partition_map but the run is sequential (threads absent or 1): the map \
+         is not used; run with threads = 2 or more (or --threads) for the parallel engine"
+            .into(),
+    )
 }
 
 /// Two or more links between the same two nodes. Issue 7's bottleneck builders make them

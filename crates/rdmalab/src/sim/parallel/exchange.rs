@@ -13,6 +13,8 @@ use crate::units::Time;
 pub struct Crossing {
     port: PortId,
     at: Time,
+    /// The destination host the wire carries beside the packet (`fabric::wire`).
+    dst: NodeId,
     pkt: Packet,
     /// Its INT header (the slab slot is the sender partition's).
     int: Option<IntHeader>,
@@ -36,7 +38,7 @@ impl Simulation {
     pub(super) fn export_crossings(&mut self, out: &mut [Vec<Crossing>]) {
         let Some(part) = self.part.take() else { return };
         for &(port, to) in &part.cut_out {
-            while let Some((at, parked)) = self.ports[port.idx()].in_flight.pop_front() {
+            while let Some((at, parked, dst)) = self.ports[port.idx()].in_flight.pop_front() {
                 let mut pkt = self.packets.take(parked);
                 let int = (pkt.int_slot != NO_INT).then(|| {
                     let h = *self.int.get(pkt.int_slot);
@@ -44,7 +46,7 @@ impl Simulation {
                     h
                 });
                 pkt.int_slot = NO_INT;
-                out[to as usize].push(Crossing { port, at, pkt, int });
+                out[to as usize].push(Crossing { port, at, dst, pkt, int });
             }
         }
         self.part = Some(part);
@@ -63,7 +65,7 @@ impl Simulation {
         let parked = self.packets.park(pkt);
         let wire = &mut self.ports[c.port.idx()].in_flight;
         let was_empty = wire.is_empty();
-        wire.push_back((c.at, parked));
+        wire.push_back((c.at, parked, c.dst));
         if was_empty {
             self.push_arrive(c.at, c.port);
         }

@@ -16,6 +16,9 @@
 mod exchange;
 mod partition;
 
+use std::any::Any;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Barrier, Mutex};
 
 pub use exchange::Crossing;
@@ -87,6 +90,7 @@ impl ParallelRun {
         let parts = part_of.iter().map(|&p| p as usize + 1).max().unwrap_or(1);
         let lookahead = lookahead(&s.topology, &part_of)?;
         s.config.threads = Some(1); // each partition runs in the origin order on its own
+        s.config.partition_map = None; // (and is not itself cut again)
         let (stop_time, flows_total) = (s.config.stop_time, s.flows.len());
         let mut sims = Vec::with_capacity(parts);
         for me in 0..parts {
@@ -157,6 +161,8 @@ impl ParallelRun {
             until: limit.until,
             budget: limit.max_events,
             events_before,
+            failed: AtomicBool::new(false),
+            panic: Mutex::new(None),
         };
         let state = self.state;
         let ends: Vec<Window> = std::thread::scope(|scope| {
@@ -171,6 +177,11 @@ impl ParallelRun {
                 .collect();
             handles.into_iter().map(|h| h.join().expect("a partition's thread panicked")).collect()
         });
+        // A partition that panicked made every thread leave at the same window's end; the
+        // panic goes on from here, as it would in the sequential engine.
+        if let Some(payload) = shared.panic.lock().expect("panic slot").take() {
+            resume_unwind(payload);
+        }
         self.state = ends[0];
         if self.state.paused {
             return StopReason::Paused;
@@ -313,9 +324,26 @@ struct Shared {
     until: Time,
     budget: u64,
     events_before: u64,
+    /// Some partition panicked: every thread leaves after this window's exchange instead of
+    /// waiting at a barrier the panicked thread would never reach.
+    failed: AtomicBool,
+    /// The first panic's payload, re-raised by the driver once every thread has left.
+    panic: Mutex<Option<Box<dyn Any + Send>>>,
 }
 
 impl Shared {
+    /// Runs a partition's step; a panic is kept for the driver and flags the run as failed,
+    /// and the thread goes on to the barriers so that the others are not left waiting.
+    fn guard(&self, step: impl FnOnce()) {
+        if self.failed.load(Ordering::Acquire) {
+            return;
+        }
+        if let Err(payload) = catch_unwind(AssertUnwindSafe(step)) {
+            self.failed.store(true, Ordering::Release);
+            self.panic.lock().expect("panic slot").get_or_insert(payload);
+        }
+    }
+
     /// One partition's thread: window after window until every partition is idle, past the
     /// stop time, stuck, or at the caller's limit. Every thread computes the same decisions
     /// from the same shared numbers, so they stop together.
@@ -333,23 +361,30 @@ impl Shared {
             }
             let end = Time(w.start.0.saturating_add(self.lookahead.0));
             w.windows += 1;
-            sim.run(RunLimit { until: Time(end.0 - 1), max_events: u64::MAX });
-            sim.export_crossings(&mut out);
+            self.guard(|| {
+                sim.run(RunLimit { until: Time(end.0 - 1), max_events: u64::MAX });
+                sim.export_crossings(&mut out);
+            });
             for (to, v) in out.iter_mut().enumerate().filter(|(_, v)| !v.is_empty()) {
                 self.mail[me * n + to].lock().expect("mailbox").append(v);
             }
             self.barrier.wait();
-            for from in 0..n {
-                let mut inbox = self.mail[from * n + me].lock().expect("mailbox");
-                for c in inbox.drain(..) {
-                    sim.import_crossing(c);
+            self.guard(|| {
+                for from in 0..n {
+                    let mut inbox = self.mail[from * n + me].lock().expect("mailbox");
+                    for c in inbox.drain(..) {
+                        sim.import_crossing(c);
+                    }
                 }
-            }
+            });
             let mine = (sim.next_event_time().unwrap_or(Time::MAX), sim.progress_mark(), sim.counters.events);
             *self.next[me].lock().expect("next") = mine;
             self.barrier.wait();
             // No third wait: nobody writes `next` or a mailbox again before the next
             // window's first wait, which every thread reaches only after reading these.
+            if self.failed.load(Ordering::Acquire) {
+                return w;
+            }
             let (mut next, mut mark, mut events, mut most) = (Time::MAX, 0u64, 0u64, 0u64);
             for (i, slot) in self.next.iter().enumerate() {
                 let (t, p, e) = *slot.lock().expect("next");
@@ -395,7 +430,10 @@ impl Runner {
     /// Builds the run `s.config.threads` asks for.
     pub fn new(s: Scenario) -> Result<Runner> {
         match s.config.threads {
-            Some(n) if n > 1 => Ok(Runner::Many(ParallelRun::new(s, n)?)),
+            Some(n) if n > 1 => match s.config.partition_map.clone() {
+                Some(map) => Ok(Runner::Many(ParallelRun::with_map(s, map)?)),
+                None => Ok(Runner::Many(ParallelRun::new(s, n)?)),
+            },
             _ => Ok(Runner::One(Box::new(s.simulation()?))),
         }
     }
@@ -414,5 +452,54 @@ impl Runner {
             Runner::One(s) => s.results(),
             Runner::Many(p) => p.results(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shared(n: usize) -> Shared {
+        Shared {
+            barrier: Barrier::new(n),
+            mail: (0..n * n).map(|_| Mutex::new(Vec::new())).collect(),
+            next: (0..n).map(|_| Mutex::new((Time::MAX, 0, 0))).collect(),
+            lookahead: Time::from_ns(1),
+            stop_time: Time::MAX,
+            until: Time::MAX,
+            budget: u64::MAX,
+            events_before: 0,
+            failed: AtomicBool::new(false),
+            panic: Mutex::new(None),
+        }
+    }
+
+    /// A panic in one thread's step is kept, and the other thread still gets through the
+    /// same barriers and sees the failure after them (before the fix it waited forever).
+    #[test]
+    fn a_panicking_partition_releases_the_others() {
+        let s = shared(2);
+        let seen: Vec<bool> = std::thread::scope(|scope| {
+            let hs: Vec<_> = (0..2)
+                .map(|me| {
+                    let s = &s;
+                    scope.spawn(move || {
+                        s.guard(|| {
+                            if me == 1 {
+                                panic!("partition 1 fails");
+                            }
+                        });
+                        s.barrier.wait();
+                        s.guard(|| {});
+                        s.barrier.wait();
+                        s.failed.load(Ordering::Acquire)
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().expect("no thread may die")).collect()
+        });
+        assert_eq!(seen, vec![true, true]);
+        let payload = s.panic.lock().unwrap().take().expect("the panic is kept");
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"partition 1 fails"));
     }
 }

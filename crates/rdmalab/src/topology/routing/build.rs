@@ -229,6 +229,7 @@ impl Routes {
             up: vec![(NO_ROW, 0, 0); topo.len()],
             down_at: Vec::new(),
             down: Vec::new(),
+            first_down: vec![(NodeId(u32::MAX), 0, 0); topo.len()],
             spans: Vec::new(),
             hops: Vec::new(),
         }
@@ -259,6 +260,9 @@ impl Routes {
                 self.down.push((nb, start, self.hops.len() as u32 - start));
             }
             self.down_at.push(self.down.len() as u32);
+            if let Some(&first) = self.down[self.down_at[self.down_at.len() - 2] as usize..].first() {
+                self.first_down[h.idx()] = first;
+            }
         }
     }
 

@@ -55,6 +55,31 @@ pub enum PathSelection {
     SourceIp,
 }
 
+/// `u64::MAX / n + 1` (wrapping) for n = 0..=64: the multipliers of [`pick`].
+const FASTMOD: [u64; 65] = {
+    let mut t = [0u64; 65];
+    let mut n = 1;
+    while n < 65 {
+        t[n] = (u64::MAX / n as u64).wrapping_add(1);
+        n += 1;
+    }
+    t
+};
+
+/// `key % n` for a 32-bit `key`, without a division when `n <= 64` (every ECMP group in
+/// practice): Lemire, Kaser and Kurz's direct remainder ("Faster remainder by direct
+/// computation", 2019), exact for all 32-bit keys and divisors. A hardware division sits
+/// on every switch hop's critical path, between the hash and the egress port's state.
+#[inline(always)]
+pub fn pick(key: usize, n: usize) -> usize {
+    if n <= 64 && key <= u32::MAX as usize {
+        let low = FASTMOD[n].wrapping_mul(key as u64);
+        ((low as u128 * n as u128) >> 64) as usize
+    } else {
+        key % n
+    }
+}
+
 impl PathSelection {
     /// Index (before `% n`) of the next hop for a packet with this 5-tuple at `node`.
     #[inline]
@@ -106,6 +131,9 @@ pub struct Routes {
     /// `(neighbour, start, len)`: a host's ports as seen from each neighbour, the
     /// neighbour's list towards that host.
     down: Vec<(NodeId, u32, u32)>,
+    /// Per node (hosts only), the first entry of its `down` range: the last hop of a
+    /// packet finds its list here with one load (`down_ports` searches the rest).
+    first_down: Vec<(NodeId, u32, u32)>,
     /// `(start, len)` into `hops`, indexed by `row * n_classes + class(dst)`; `len ==
     /// ATTACH` where the row's node is a neighbour of the class's hosts.
     spans: Vec<(u32, u32)>,
@@ -149,7 +177,7 @@ impl Routes {
         use std::mem::size_of;
         (self.rank.len() + self.hosts.len() + self.class.len() + self.row.len() + self.down_at.len()) * 4
             + self.up.len() * size_of::<(u32, u32, u32)>()
-            + self.down.len() * size_of::<(NodeId, u32, u32)>()
+            + (self.down.len() + self.first_down.len()) * size_of::<(NodeId, u32, u32)>()
             + self.spans.len() * size_of::<(u32, u32)>()
             + self.hops.len() * size_of::<PortId>()
     }
@@ -212,7 +240,14 @@ impl Routes {
         };
         let (start, len) =
             if row != NO_ROW { self.spans[row as usize * self.n_classes + c] } else { self.uplinks(node, c) };
-        let (start, len) = if len == ATTACH { self.down_ports(node, dst_host) } else { (start, len) };
+        let (start, len) = if len != ATTACH {
+            (start, len)
+        } else {
+            match self.first_down[dst_host.idx()] {
+                (nb, start, len) if nb == node => (start, len),
+                _ => self.down_ports(node, dst_host),
+            }
+        };
         &self.hops[start as usize..(start + len) as usize]
     }
 
@@ -260,7 +295,7 @@ impl Routes {
             0 => None,
             1 => Some(hops[0]),
             _ if self.host_rank(node).is_some() => Some(hops[0]),
-            n => Some(hops[self.selection.key(sip, dip, sport, dport, node) % n]),
+            n => Some(hops[pick(self.selection.key(sip, dip, sport, dport, node), n)]),
         }
     }
 

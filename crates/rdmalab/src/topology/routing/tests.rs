@@ -285,3 +285,18 @@ fn a_fat_tree_has_one_class_per_edge_switch() {
     assert_eq!(r.spans.len(), 80 * 32);
     assert!(r.table_bytes() < 208 * 128 * 8 / 5, "{}", r.table_bytes());
 }
+
+#[test]
+fn pick_is_the_remainder() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(16);
+    for n in 1..=70usize {
+        for key in [0usize, 1, n - 1, n, n + 1, u32::MAX as usize, u32::MAX as usize - 1, 1 << 40] {
+            assert_eq!(super::pick(key, n), key % n, "{key} % {n}");
+        }
+        for _ in 0..20_000 {
+            let key = rng.gen::<u32>() as usize;
+            assert_eq!(super::pick(key, n), key % n, "{key} % {n}");
+        }
+    }
+}
