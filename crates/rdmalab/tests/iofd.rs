@@ -153,10 +153,10 @@ fn nonminimal_deflection_completes_in_order() {
 
 /// The reported case: `cc = "blitz"`, threshold 5000 B, a 0.5 MiB buffer and a 12 → 1
 /// incast on a k = 4 fat tree (flows of 200 kB: the quick size), here with cross traffic
-/// inside pod 1. A lossless fabric must drop nothing, with IOFD as without. Before the fix
-/// the last hop dropped 155 packets (minimal paths): a filled gap released a burst of held
-/// packets into an ingress whose PFC had never seen them, past its headroom; with
-/// non-minimal paths 152 more went at the aggregation switches: escaped packets were queued
+/// from pod 1 to the receiver's neighbours. A lossless fabric must drop nothing, with IOFD
+/// as without. Before the fix the last hop dropped 52 packets (minimal paths): a filled gap
+/// released a burst of held packets into an ingress whose PFC had never seen them, past its
+/// headroom; with non-minimal paths 789 went, mostly escaped packets: they were queued
 /// upstream in their own class, so the PAUSE of the escape class did not hold them
 /// (docs/blitz.md, "Lossless").
 fn small_buffer_incast(iofd: Option<IofdConfig>) -> Results {
