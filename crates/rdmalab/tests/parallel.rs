@@ -243,3 +243,40 @@ fn a_user_partition_map_gives_the_same_files() {
     assert!(err.contains("map.txt") && err.contains("node 1 has no partition"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_deadlock_across_partitions_stops_as_stalled_after_the_guard() {
+    // The textbook PFC deadlock (tests/deadlock.rs): five switches in a ring, a host on each,
+    // every host sending to the one two switches on, a small buffer and no CC. Retransmission
+    // timeouts keep firing into paused queues, so events never run out; deadlock detection
+    // is off inside partitions, and only the driver's no-progress guard can end the run.
+    use rdmalab::sim::SimConfig;
+    use rdmalab::topology::Topology;
+    use rdmalab::workload::FlowSpec;
+    use rdmalab::{NodeId, Rate};
+    let n = 5u32;
+    let switches: Vec<NodeId> = (n..2 * n).map(NodeId).collect();
+    let mut topo = Topology::new(2 * n as usize, &switches);
+    for i in 0..n {
+        topo.add_link(NodeId(i), NodeId(n + i), Rate::gbps(100), Time::from_us(1), 0.0).unwrap();
+    }
+    for i in 0..n {
+        topo.add_link(NodeId(n + i), NodeId(n + (i + 1) % n), Rate::gbps(100), Time::from_us(1), 0.0).unwrap();
+    }
+    let flows: Vec<FlowSpec> =
+        (0..n).map(|i| FlowSpec::new(NodeId(i), NodeId((i + 2) % n), 10_000_000, Time::ZERO)).collect();
+    let cfg = SimConfig { buffer_bytes: 256 * 1024, ecn: None, threads: Some(2), ..SimConfig::default() };
+    assert!(cfg.rto.is_some(), "the timeouts are what keep the stuck run busy");
+    let mut run = Runner::new(Scenario::new(topo, flows, cfg)).unwrap();
+    let Runner::Many(p) = &run else { panic!("two partitions expected") };
+    assert_eq!(p.partitions(), 2);
+    assert_eq!(run.run_to_end(), StopReason::Stalled);
+    let r = run.results().unwrap();
+    assert!(r.records.len() < n as usize, "a deadlocked ring cannot finish every flow");
+    let cause = r.stall_cause.expect("a stall names its cause");
+    assert!(cause.contains("nothing delivered for 100 ms"), "{cause}");
+    // Stopped by the guard: at least 100 ms of simulated time and 1,000 windows after the last
+    // delivery. Here the windows are the timeouts' (1 ms apart, the idle time between them
+    // skipped), so the 1,000 windows take about a second; not forever.
+    assert!(r.end_time > Time::from_ms(100) && r.end_time < Time::from_ms(1500), "{:?}", r.end_time);
+}
