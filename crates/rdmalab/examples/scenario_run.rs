@@ -29,20 +29,13 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     }
     let mut sim = Runner::new(s)?;
     if let Runner::Many(p) = &sim {
-        println!("parallel: {} partitions, windows of {} ps", p.partitions(), p.lookahead().0);
+        println!("{}", p.describe_cut());
     }
     let setup = t0.elapsed();
     let reason = sim.run_to_end();
     let wall = t0.elapsed();
     if let Runner::Many(p) = &sim {
-        let (events, critical) = (p.events_per_partition(), p.critical_path_events());
-        let total: u64 = events.iter().sum();
-        println!(
-            "parallel: events per partition {events:?}, {} windows, critical path {critical} events \
-             (speed-up bound {:.2}x)",
-            p.windows(),
-            total as f64 / critical.max(1) as f64
-        );
+        println!("{}", p.describe_split());
     }
     let r = sim.results()?;
     let c = r.counters;

@@ -46,22 +46,30 @@ fn attacker_share(r: &Results) -> f64 {
 }
 
 fn dumbbell(fabric: &str, attack: &str) -> String {
+    two_tenant_dumbbell(2, "4ms", 100_000_000, attack, fabric)
+}
+
+/// A dumbbell of `per_side` hosts per side: the victim tenant sends `victim_bytes` from
+/// host 0 to the first host on the right on one QP; the attacker tenant (host 1 and the
+/// second on the right) runs `attack`.
+fn two_tenant_dumbbell(per_side: u32, stop: &str, victim_bytes: u64, attack: &str, fabric: &str) -> String {
+    let (v_dst, a_dst) = (per_side, per_side + 1);
     format!(
         r#"
-stop_time = "4ms"
+stop_time = "{stop}"
 [topology]
 kind = "dumbbell"
-hosts_per_side = 2
+hosts_per_side = {per_side}
 [[tenants]]
 name = "victim"
-hosts = [0, 2]
+hosts = [0, {v_dst}]
 [[tenants]]
 name = "attacker"
-hosts = [1, 3]
+hosts = [1, {a_dst}]
 [[traffic]]
 kind = "flows"
 tenant = "victim"
-flows = [{{ src = 0, dst = 2, size = 100000000 }}]
+flows = [{{ src = 0, dst = {v_dst}, size = {victim_bytes} }}]
 [[traffic]]
 tenant = "attacker"
 {attack}
@@ -283,33 +291,8 @@ fn tenant_defense_holds_the_victim_share() {
 /// attack-defense's layout (8 hosts per side, 1 us links, 2 ms) under the tenant defense:
 /// the victim 0 -> 8 on one QP against the attacker tenant on host 1 sending to 9.
 fn defense_scenario(cc: &str, attack: &str) -> String {
-    format!(
-        r#"
-stop_time = "2ms"
-[topology]
-kind = "dumbbell"
-hosts_per_side = 8
-delay = "1us"
-[[tenants]]
-name = "victim"
-hosts = [0, 8]
-[[tenants]]
-name = "attacker"
-hosts = [1, 9]
-[[traffic]]
-kind = "flows"
-tenant = "victim"
-flows = [{{ src = 0, dst = 8, size = 1000000000 }}]
-[[traffic]]
-tenant = "attacker"
-src = 1
-dst = 9
-{attack}
-[fabric]
-cc = "{cc}"
-defense = "tenant"
-"#
-    )
+    let fabric = format!("cc = \"{cc}\"\ndefense = \"tenant\"");
+    two_tenant_dumbbell(8, "2ms", 1_000_000_000, &format!("src = 1\ndst = 9\n{attack}"), &fabric)
 }
 
 /// The victim's share of the victim's and attacker's bytes over [0.5, 2) ms.

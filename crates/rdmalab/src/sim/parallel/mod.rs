@@ -135,6 +135,24 @@ impl ParallelRun {
         self.lookahead
     }
 
+    /// One line on the cut: partitions and window length.
+    pub fn describe_cut(&self) -> String {
+        format!("parallel: {} partitions, windows of {} ps", self.partitions(), self.lookahead.0)
+    }
+
+    /// One line on how the work split: events per partition, windows, and the speed-up the
+    /// critical path allows (total events over the critical path; synchronisation aside).
+    pub fn describe_split(&self) -> String {
+        let (events, critical) = (self.events_per_partition(), self.critical_path_events());
+        let total: u64 = events.iter().sum();
+        format!(
+            "parallel: events per partition {events:?}, {} windows, critical path {critical} events \
+             (speed-up bound {:.2}x)",
+            self.windows(),
+            total as f64 / critical.max(1) as f64
+        )
+    }
+
     /// Runs every partition to the end: every flow done, the stop time, or no progress.
     pub fn run_to_end(&mut self) -> StopReason {
         self.run(RunLimit::default())
