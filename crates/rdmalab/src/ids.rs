@@ -46,6 +46,13 @@ identifier!(
     /// A queue pair.
     QpId
 );
+/// A QP named across the whole fabric: its sending host and that host's slot for it. A
+/// slot alone names a QP only within one partition of a parallel run (a QP opened while
+/// running takes the next slot of its own partition), so state a switch keeps per QP is
+/// keyed by this.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct QpKey(pub NodeId, pub QpId);
+
 identifier!(
     /// A flow (one message of one QP, as the ns-3 flow file defines it) or a message.
     FlowId

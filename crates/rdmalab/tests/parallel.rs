@@ -3,8 +3,8 @@
 //! Issue 16 §4: `--threads 1`, 2 and 4 give byte-identical FCT and PFC files on a small fat
 //! tree, with sources and receivers in different partitions. Covered here: no congestion
 //! control, DCQCN and HPCC, lossless with PFC pauses and lossy with drops and retransmission
-//! timeouts, Blitz (DASR) with IOFD; the mechanisms the engine cannot split yet are refused by
-//! name (multipath, attack applications, DRUM hosts: the test of §4 for them waits on that work).
+//! timeouts, Blitz (DASR) with IOFD, seed 002's attack applications with tenants; the
+//! mechanisms the engine cannot split yet are refused by name.
 
 use std::path::Path;
 
@@ -98,6 +98,56 @@ fn the_tenant_defense_is_the_same_for_any_thread_count() {
     assert!(one.0.lines().count() > 10);
     for threads in [2, 4] {
         assert!(one == files(toml(threads)), "tenant defense: files differ with {threads} threads");
+    }
+}
+
+#[test]
+fn attack_applications_are_the_same_for_any_thread_count() {
+    // Seed 002's attacker tenant: a staggered `recreate` transfer opens a fresh QP per chunk
+    // while running (a slot of its own partition; the receiver's half is made in the
+    // receiver's partition from the first packet), and a shuffled overlay over one host of
+    // each pod reuses a QP per (member, successor). The victim tenant runs WebSearch flows.
+    // Under the tenant defense every QP of a tenant state at a NIC paces as one, and the
+    // receivers meter each tenant (the tenant travels in the packet).
+    let toml = |cc: &str, defense: &str, threads: u32| {
+        let text = format!(
+            "seed = 9\n[[tenants]]\nname = \"attacker\"\nhosts = [1, 5, 9, 13]\n\
+             [[tenants]]\nname = \"victim\"\nhosts = [0, 2, 3, 4, 6, 7, 8, 10, 11, 12, 14, 15]\n\
+             [topology]\nkind = \"fat_tree\"\nk = 4\n\
+             [[traffic]]\nkind = \"staggered_qps\"\nsrc = 5\ndst = 9\nqps = 8\nsize = 3000000\n\
+             chunk = 40000\ninterval = \"3us\"\npolicy = \"recreate\"\ntenant = \"attacker\"\n\
+             [[traffic]]\nkind = \"shuffled_overlay\"\nhosts = [1, 5, 9, 13]\nchunk = 20000\n\
+             interval = \"10us\"\nuntil = \"200us\"\ntenant = \"attacker\"\n\
+             [[traffic]]\nkind = \"poisson\"\ncdf = \"web_search\"\nload = 0.4\nduration = \"300us\"\n\
+             tenant = \"victim\"\n\
+             [fabric]\ncc = \"{cc}\"\ndefense = \"{defense}\"\n"
+        );
+        let mut s = Scenario::from_toml(&text, Path::new("attacks.toml")).unwrap();
+        s.config.threads = Some(threads);
+        s
+    };
+    for (cc, defense) in [("dcqcn", "none"), ("hpcc", "tenant")] {
+        let run = |threads| {
+            let s = toml(cc, defense, threads);
+            let flows = s.flows.len();
+            let mut run = Runner::new(s).expect("builds");
+            assert_eq!(run.run_to_end(), StopReason::Finished, "{cc}: {threads} threads");
+            let r = run.results().expect("bytes conserved");
+            assert_eq!(r.records.len(), flows);
+            let mut fct = Vec::new();
+            write_fct(&mut fct, &r.records).unwrap();
+            (String::from_utf8(fct).unwrap(), format!("{:?}", r.tenant_bins), r.counters.qps_opened)
+        };
+        let one = run(1);
+        // The 75 recreate chunks each opened a QP while running, and the overlay one per
+        // (member, successor) pair: 8 with shifts 1 and 3 (those coprime to 4).
+        assert!(one.2 >= 75 + 8, "{cc}: {} QPs opened", one.2);
+        assert!(one.1.contains("TenantBin"), "{cc}: the meter should have bins");
+        for threads in [2, 4] {
+            let many = run(threads);
+            assert!(one.0 == many.0, "{cc}/{defense}: FCT file differs with {threads} threads");
+            assert!(one.1 == many.1, "{cc}/{defense}: tenant meter differs with {threads} threads");
+        }
     }
 }
 

@@ -25,7 +25,7 @@
 use std::collections::HashMap;
 
 use super::resequencer::Resequencer;
-use crate::ids::{PortId, QpId};
+use crate::ids::{PortId, QpKey};
 use crate::units::Time;
 
 /// The deflection count lives in the low bits of `Packet::deflections`.
@@ -131,7 +131,7 @@ struct Pin {
 /// One switch's IOFD state: pins and the re-sequencing buffer.
 #[derive(Clone, Debug, Default)]
 pub struct SwitchIofd {
-    pins: HashMap<QpId, Pin>,
+    pins: HashMap<QpKey, Pin>,
     /// The last-hop re-sequencer (used only for packets to this switch's hosts).
     pub reseq: Resequencer,
     /// A retry of the re-sequencer's waiting line is scheduled (`sim::iofd`).
@@ -162,12 +162,12 @@ pub fn least_loaded(cands: impl Iterator<Item = Load>) -> Option<Load> {
 
 impl SwitchIofd {
     /// The pinned port of `qp`, if it has packets queued under a pin here.
-    pub fn pin(&self, qp: QpId) -> Option<(PortId, bool)> {
+    pub fn pin(&self, qp: QpKey) -> Option<(PortId, bool)> {
         self.pins.get(&qp).map(|p| (p.port, p.escape))
     }
 
     /// One more packet of `qp` queued at `port` under a pin (creating it).
-    pub fn hold_pin(&mut self, qp: QpId, port: PortId, escape: bool) {
+    pub fn hold_pin(&mut self, qp: QpKey, port: PortId, escape: bool) {
         let pin = self.pins.entry(qp).or_insert(Pin { port, queued: 0, escape });
         pin.port = port;
         pin.escape = escape;
@@ -175,7 +175,7 @@ impl SwitchIofd {
     }
 
     /// A pinned packet of `qp` left (or was dropped); the last one removes the pin.
-    pub fn release_pin(&mut self, qp: QpId) {
+    pub fn release_pin(&mut self, qp: QpKey) {
         if let Some(pin) = self.pins.get_mut(&qp) {
             pin.queued -= 1;
             if pin.queued == 0 {
@@ -215,6 +215,7 @@ pub fn choose(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::{NodeId, QpId};
 
     fn load(port: u32, queued: u64) -> Load {
         Load { port: PortId(port), queued, threshold: 100 }
@@ -236,7 +237,7 @@ mod tests {
     #[test]
     fn pins_count_queued_packets() {
         let mut s = SwitchIofd::default();
-        let q = QpId(3);
+        let q = QpKey(NodeId(0), QpId(3));
         s.hold_pin(q, PortId(9), false);
         s.hold_pin(q, PortId(9), false);
         assert_eq!(s.pin(q), Some((PortId(9), false)));

@@ -1,6 +1,6 @@
 //! The packet as the simulator carries it: a small `Copy` struct, never bytes.
 
-use crate::ids::{NodeId, PortId, QpId};
+use crate::ids::{NodeId, PortId, QpId, QpKey};
 
 /// What a packet is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,12 +69,24 @@ pub struct Packet {
     /// set from it at the receiver, so that a switch writes its record without first
     /// reading the header (a cache miss on every hop; the write alone does not stall).
     pub int_hops: u16,
+    /// The tenant the QP's traffic belongs to (a VNI-like tag, as an overlay would carry).
+    /// The receiver's meter reads it from its own half of the QP; a parallel run makes that
+    /// half from the first packet, whose sender may live in another partition.
+    pub tenant: u16,
 }
 
 /// No INT header.
 pub const NO_INT: u32 = u32::MAX;
 
 impl Packet {
+    /// The fabric-wide name of the packet's QP: data names its sender, an ACK or NACK the
+    /// sender it goes back to.
+    #[inline]
+    pub fn qp_key(&self) -> QpKey {
+        let sender = if self.kind == PacketKind::Data { self.src } else { self.dst };
+        QpKey(sender, self.qp)
+    }
+
     /// A PFC frame of `kind` for class `pg`. Its addressing fields are unused.
     pub fn pfc(kind: PacketKind, pg: u8, wire: u32) -> Packet {
         Packet {
@@ -99,6 +111,7 @@ impl Packet {
             last_of_msg: false,
             deflections: 0,
             int_hops: 0,
+            tenant: 0,
         }
     }
 

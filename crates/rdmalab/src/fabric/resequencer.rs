@@ -21,7 +21,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use super::Packet;
-use crate::ids::{PortId, QpId};
+use crate::ids::{PortId, QpKey};
 use crate::units::Time;
 
 /// One QP's order at this switch.
@@ -47,7 +47,7 @@ pub enum Verdict {
 /// A switch's re-sequencing buffer.
 #[derive(Clone, Debug, Default)]
 pub struct Resequencer {
-    flows: HashMap<QpId, FlowOrder>,
+    flows: HashMap<QpKey, FlowOrder>,
     held_bytes: u64,
     held_payload: u64,
     /// Packets released in order by the last arrival, for the caller to forward (kept
@@ -60,18 +60,19 @@ pub struct Resequencer {
 impl Resequencer {
     /// Handles an arriving data packet. `timeout` only in lossy runs.
     pub fn arrive(&mut self, pkt: &Packet, now: Time, capacity: u64, timeout: Option<Time>) -> Verdict {
-        let flow = self.flows.entry(pkt.qp).or_default();
+        let key = pkt.qp_key();
+        let flow = self.flows.entry(key).or_default();
         if pkt.seq < flow.expected {
             return Verdict::Forward; // a retransmission: the receiver sorts it out
         }
         if pkt.seq == flow.expected {
             flow.expected += pkt.payload as u64;
-            self.release_in_order(pkt.qp);
+            self.release_in_order(key);
             return Verdict::Forward;
         }
         let timed_out = timeout.is_some_and(|t| flow.held.first().is_some_and(|h| now >= h.1 + t));
         if timed_out {
-            self.flush(pkt.qp, pkt.seq + pkt.payload as u64);
+            self.flush(key, pkt.seq + pkt.payload as u64);
             return Verdict::Escape;
         }
         if self.held_bytes + pkt.wire as u64 > capacity {
@@ -85,7 +86,7 @@ impl Resequencer {
     }
 
     /// Moves every held packet of `qp` that now follows in order to `released`.
-    fn release_in_order(&mut self, qp: QpId) {
+    fn release_in_order(&mut self, qp: QpKey) {
         let Some(flow) = self.flows.get_mut(&qp) else { return };
         let mut n = 0;
         for (p, _) in &flow.held {
@@ -106,7 +107,7 @@ impl Resequencer {
 
     /// Gives up on the gap of `qp`: every held packet goes as is, and forwarding resumes
     /// after `upto` (the end of the packet that found the gap timed out).
-    fn flush(&mut self, qp: QpId, upto: u64) {
+    fn flush(&mut self, qp: QpKey, upto: u64) {
         let Some(flow) = self.flows.get_mut(&qp) else { return };
         let end = flow.held.last().map_or(0, |(p, _)| p.seq + p.payload as u64);
         flow.expected = end.max(upto);
@@ -172,6 +173,7 @@ impl Resequencer {
 mod tests {
     use super::*;
     use crate::fabric::PacketKind;
+    use crate::ids::QpId;
 
     fn data(seq: u64) -> Packet {
         let mut p = Packet::pfc(PacketKind::Data, 3, 1048);

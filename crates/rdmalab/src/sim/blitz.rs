@@ -6,18 +6,19 @@
 use super::Simulation;
 use crate::cc::dasr::DataSeen;
 use crate::fabric::Packet;
+use crate::ids::QpId;
 
 impl Simulation {
     /// DASR at the receiver: updates the receiving host's set of active senders for this
-    /// data packet and returns the share (kb/s) its ACK/NACK carries; 0 without Blitz.
+    /// data packet (`rx`: the receiver's slot of its QP) and returns the share (kb/s) its ACK/NACK carries; 0 without Blitz.
     #[inline]
-    pub(super) fn dasr_on_data(&mut self, pkt: &Packet, new_data: bool, delivered: bool) -> u32 {
+    pub(super) fn dasr_on_data(&mut self, pkt: &Packet, rx: QpId, new_data: bool, delivered: bool) -> u32 {
         let Some(dasr) = self.dasr.as_deref_mut() else {
             return 0;
         };
         let seen = DataSeen {
             nic: self.nic_of[pkt.dst.idx()],
-            qp: pkt.qp,
+            qp: rx,
             from: pkt.src,
             new_data,
             ends_message: delivered && pkt.last_of_msg,

@@ -267,6 +267,7 @@ impl Simulation {
             last_of_msg,
             int_hops: 0,
             deflections: 0,
+            tenant: qp.tenant,
         };
         qp.snd_nxt = end;
         qp.in_flight += 1;
@@ -309,7 +310,10 @@ impl Simulation {
 
     /// The receiver: accept in order, NACK a gap (go-back-N), discard duplicates.
     fn receive_data(&mut self, pkt: Packet) {
-        let qp = &mut self.qps[pkt.qp.idx()];
+        // The receiver's half of the QP (the packet names the sender's slot, which the ACK
+        // echoes back).
+        let rx_id = self.rx_slot(&pkt);
+        let qp = &mut self.qps[rx_id.idx()];
         // Wrapping: in a parallel run the sender's count lives in its own partition.
         qp.in_flight = qp.in_flight.wrapping_sub(1);
         let rx = &mut qp.rx;
@@ -347,22 +351,22 @@ impl Simulation {
             }
         };
         if let Some((app, bytes)) = placed {
-            self.app_recv_done(app, pkt.qp, pkt.app_hdr, bytes);
+            self.app_recv_done(app, rx_id, pkt.app_hdr, bytes);
         }
-        let share_kbps = self.dasr_on_data(&pkt, new_data, in_order);
+        let share_kbps = self.dasr_on_data(&pkt, rx_id, new_data, in_order);
         let Some(kind) = reply else {
             if pkt.int_slot != NO_INT {
                 self.int.release(pkt.int_slot);
             }
-            self.release_if_quiet(pkt.qp);
+            self.release_if_quiet(rx_id);
             return;
         };
-        self.qps[pkt.qp.idx()].in_flight += 1;
+        self.qps[rx_id.idx()].in_flight += 1;
         if kind == PacketKind::Nack {
             self.counters.nacks += 1;
         }
-        let cnp = pkt.ce && self.cnp_allowed(pkt.qp);
-        let qp = &self.qps[pkt.qp.idx()];
+        let cnp = pkt.ce && self.cnp_allowed(rx_id);
+        let qp = &self.qps[rx_id.idx()];
         let ack = Packet {
             seq: qp.rx.expected,
             qp: pkt.qp,
@@ -385,6 +389,7 @@ impl Simulation {
             last_of_msg: false,
             deflections: 0,
             int_hops: 0,
+            tenant: pkt.tenant,
         };
         if pkt.int_slot != NO_INT {
             self.int.get_mut(pkt.int_slot).nhop = pkt.int_hops; // what the switches stamped

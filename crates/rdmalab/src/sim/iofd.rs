@@ -41,7 +41,7 @@ impl Simulation {
         let count = pkt.deflections & COUNT_MASK;
         let max = iofd.cfg.max_deflections;
         let state = &mut iofd.switches[sw];
-        let choice = match state.pin(pkt.qp) {
+        let choice = match state.pin(pkt.qp_key()) {
             Some((port, _)) if port == ecmp => Choice::Ecmp,
             Some((port, escape)) if count < max => Choice::Deflect { port, escape },
             _ => {
@@ -63,8 +63,8 @@ impl Simulation {
         };
         let (port, escape) = match choice {
             Choice::Ecmp => {
-                if state.pin(pkt.qp).is_some_and(|(p, _)| p == ecmp) {
-                    state.hold_pin(pkt.qp, ecmp, false);
+                if state.pin(pkt.qp_key()).is_some_and(|(p, _)| p == ecmp) {
+                    state.hold_pin(pkt.qp_key(), ecmp, false);
                     pkt.deflections |= PINNED;
                 }
                 return ecmp;
@@ -72,7 +72,7 @@ impl Simulation {
             Choice::Deflect { port, escape } => (port, escape),
         };
         counters.deflections += 1;
-        state.hold_pin(pkt.qp, port, escape);
+        state.hold_pin(pkt.qp_key(), port, escape);
         pkt.deflections = (count + 1) | (pkt.deflections & !COUNT_MASK) | PINNED | if escape { ESCAPE } else { 0 };
         port
     }
@@ -209,7 +209,7 @@ impl Simulation {
     pub(super) fn iofd_dequeue(&mut self, sw: usize, queue: usize, mut pkt: Packet) -> Packet {
         let Some(iofd) = self.iofd.as_deref_mut() else { return pkt };
         if pkt.deflections & PINNED != 0 {
-            iofd.switches[sw].release_pin(pkt.qp);
+            iofd.switches[sw].release_pin(pkt.qp_key());
         }
         if pkt.deflections & ESCAPE != 0 {
             let saved = (pkt.pg << CLASS_SHIFT) & CLASS_MASK;

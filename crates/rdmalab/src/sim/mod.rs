@@ -418,9 +418,12 @@ impl Simulation {
             pkt.kind,
             crate::fabric::PacketKind::Data | crate::fabric::PacketKind::Ack | crate::fabric::PacketKind::Nack
         ) {
-            // Wrapping: in a parallel run this may be another partition's copy of the QP.
-            self.qps[pkt.qp.idx()].in_flight = self.qps[pkt.qp.idx()].in_flight.wrapping_sub(1);
-            self.release_if_quiet(pkt.qp);
+            // Only the sender's partition has the QP's count (a parallel run reuses no slot,
+            // so the others need none).
+            if self.holds_sender_of(pkt) {
+                self.qps[pkt.qp.idx()].in_flight = self.qps[pkt.qp.idx()].in_flight.wrapping_sub(1);
+                self.release_if_quiet(pkt.qp);
+            }
         }
         if pkt.kind == crate::fabric::PacketKind::Data {
             self.counters.payload_bytes_dropped += pkt.payload as u64;

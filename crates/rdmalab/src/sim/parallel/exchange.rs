@@ -4,7 +4,8 @@
 use super::Partition;
 use crate::fabric::packet::NO_INT;
 use crate::fabric::{IntHeader, Packet};
-use crate::ids::{NodeId, PortId};
+use crate::ids::{NodeId, PortId, QpId};
+use crate::rnic::Qp;
 use crate::sim::Simulation;
 use crate::units::Time;
 
@@ -22,7 +23,8 @@ pub struct Crossing {
 
 impl Simulation {
     /// Makes this simulation one partition of a parallel run.
-    pub(super) fn make_partition(&mut self, part: Partition) {
+    pub(super) fn make_partition(&mut self, mut part: Partition) {
+        part.shared_qps = self.qps.len() as u32;
         self.part = Some(Box::new(part));
         // Deadlock and stall detection need the whole fabric: the driver watches instead.
         self.watch.next_check = Time::MAX;
@@ -32,6 +34,51 @@ impl Simulation {
     #[inline]
     pub(in crate::sim) fn owns(&self, node: NodeId) -> bool {
         self.part.as_ref().is_none_or(|p| p.owns(node))
+    }
+
+    /// The slot holding the receiver's state of data packet `pkt`'s QP here: the QP's own
+    /// slot, unless a host of another partition opened it while running; then the receiver
+    /// half this partition keeps for it (made on its first packet, like a responder QP).
+    #[inline]
+    pub(in crate::sim) fn rx_slot(&mut self, pkt: &Packet) -> QpId {
+        match self.part.as_deref() {
+            Some(p) if pkt.qp.0 >= p.shared_qps && !p.owns(pkt.src) => self.mirror_slot(pkt),
+            _ => pkt.qp,
+        }
+    }
+
+    #[cold]
+    fn mirror_slot(&mut self, pkt: &Packet) -> QpId {
+        let key = (pkt.src, pkt.qp);
+        let part = self.part.as_deref_mut().expect("a partition");
+        if let Some(&slot) = part.mirrors.get(&key) {
+            return slot;
+        }
+        let slot = QpId::new(self.qps.len());
+        part.mirrors.insert(key, slot);
+        // Only the receiver's fields are used; `finished: false` keeps it off the free list,
+        // and it joins no CC group, so nothing takes it for a sending QP.
+        self.qps.push(Qp {
+            src: pkt.src,
+            dst: pkt.dst,
+            sip: pkt.sip,
+            dip: pkt.dip,
+            sport: pkt.sport,
+            dport: pkt.dport,
+            pg: pkt.pg,
+            tenant: pkt.tenant,
+            finished: false,
+            ..Qp::placeholder()
+        });
+        slot
+    }
+
+    /// True if this simulation keeps the sender's state of the QP whose packet `pkt` is
+    /// (data goes from the sender, ACKs and NACKs to it).
+    #[inline]
+    pub(in crate::sim) fn holds_sender_of(&self, pkt: &Packet) -> bool {
+        let sender = if pkt.kind == crate::fabric::PacketKind::Data { pkt.src } else { pkt.dst };
+        self.owns(sender)
     }
 
     /// Moves every packet on a wire towards another partition into `out[that partition]`.

@@ -54,8 +54,7 @@ pub struct ParallelRun {
 /// What a mechanism the parallel engine cannot split yet is called in its refusal.
 fn unsupported(s: &Scenario) -> Option<&'static str> {
     let c = &s.config;
-    let checks: [(bool, &'static str); 9] = [
-        (!s.apps.is_empty(), "attack applications (staggered, paired QPs)"),
+    let checks: [(bool, &'static str); 8] = [
         (!s.multipath.is_empty(), "multipath connections (partition, Virtuoso)"),
         (s.host_model.is_some(), "host applications ([[app]], DRUM)"),
         (c.trace.is_some(), "the packet trace"),

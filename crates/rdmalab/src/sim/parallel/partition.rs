@@ -1,7 +1,9 @@
 //! Cutting the fabric into partitions: the automatic map, and the lookahead it allows.
 
+use std::collections::HashMap;
+
 use crate::error::{Error, Result};
-use crate::ids::{NodeId, PortId};
+use crate::ids::{NodeId, PortId, QpId};
 use crate::topology::Topology;
 use crate::units::Time;
 
@@ -14,6 +16,12 @@ pub struct Partition {
     pub part_of: Vec<u16>,
     /// Ports this partition owns whose peer another one owns: (port, the peer's partition).
     pub cut_out: Vec<(PortId, u16)>,
+    /// QP slots below this were opened at setup, which every partition runs alike, so a slot
+    /// names the same QP in each. A slot opened while running is the sender partition's own.
+    pub shared_qps: u32,
+    /// The receiver's slot of each QP opened while running by a host of another partition,
+    /// keyed by (sending host, the sender's slot): the receiver half of the connection.
+    pub mirrors: HashMap<(NodeId, QpId), QpId>,
 }
 
 impl Partition {
@@ -26,7 +34,7 @@ impl Partition {
             .filter(|(_, p)| part_of[p.node.idx()] == me && part_of[p.peer_node.idx()] != me)
             .map(|(i, p)| (PortId(i as u32), part_of[p.peer_node.idx()]))
             .collect();
-        Partition { me, part_of, cut_out }
+        Partition { me, part_of, cut_out, shared_qps: 0, mirrors: HashMap::new() }
     }
 
     /// True if this partition owns `node`.
