@@ -92,6 +92,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     _prepare_out(out, args.force)
     results = run(args.scenario, progress=not args.quiet, trace_path=out / "trace.parquet", threads=args.threads)
     print(results.summary())
+    print(f"engine: {results.extra['engine']}")
     title = f"{Path(args.scenario).stem}: {describe(Scenario.from_toml(args.scenario), results)}"
     _write_outputs(results, out, title)
     return run_status(results)
@@ -114,10 +115,20 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _threads_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--threads", type=_positive_int, metavar="N",
+def _threads(text: str) -> int | str:
+    return "auto" if text == "auto" else _positive_int(text)
+
+
+def _threads_option(p: argparse.ArgumentParser, default: str | None) -> None:
+    auto = ("'auto': the machine's cores, capped by the partitions, or the sequential engine for a scenario "
+            "the parallel one refuses")
+    if default == "auto":
+        said = f"default {auto}"
+    else:
+        said = f"default: the sequential engine with the reference's event order; {auto}"
+    p.add_argument("--threads", type=_threads, metavar="N", default=default,
                    help="the parallel engine: up to N partitions, one thread each, results identical for "
-                        "every N (default: the sequential engine with the reference's event order)")
+                        f"every N ({said})")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -139,7 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="output folder (default out/<scenario file stem>/); must be empty or new")
     p.add_argument("--force", action="store_true", help="write into a non-empty --out folder, replacing its files")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    _threads_option(p)
+    _threads_option(p, None)
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("hpcc", help="run an ns-3 HPCC simulator config (drop-in for `third CONFIG`)",
                        description="Reads the reference's config keys (paths relative to the current folder, "
@@ -149,7 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "the run when they exist.")
     p.add_argument("config", help="the reference's config file (e.g. config.txt)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    _threads_option(p)
+    _threads_option(p, None)
     p.set_defaults(func=cmd_hpcc)
     from rdmalab.drum import cli as drum_cli
     from rdmalab.experiments import cli as experiments_cli

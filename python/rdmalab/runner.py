@@ -66,6 +66,7 @@ def drive(sim: "_core.Simulation", progress: bool = True, check: bool = True,
     raw = sim.results(check=check and not interrupted)
     results = Results.from_core(raw, reason, interrupted, wall)
     results.extra["core"] = sim
+    results.extra["engine"] = sim.engine()
     if spool is not None:
         _finish_trace(sim, spool, results)
     return results
@@ -97,14 +98,18 @@ def _finish_trace(sim: "_core.Simulation", spool: tuple[Path, Path], results: Re
 
 
 def run(scenario: Scenario | str | Path, progress: bool = True, trace_path: str | Path | None = None,
-        threads: int | None = None) -> Results:
+        threads: int | str | None = None) -> Results:
     """Simulates a scenario (a `Scenario` or a TOML path) and returns its results. With a
     `[trace]` table, the trace goes to `trace_path` (default: a temporary folder).
 
     `threads`: the parallel engine's partition-independent event order (results do not depend
     on the number); `None` keeps the scenario's `threads` or, absent, the sequential engine with
     the reference's order. More than 1 cuts the fabric into up to that many partitions, one
-    thread each (docs/physics.md, "Parallel engine"); mechanisms not split yet are refused."""
+    thread each (docs/physics.md, "Parallel engine"); mechanisms not split yet are refused.
+    `"auto"` (what `rdmalab run` does without `--threads`): the scenario's `threads` if it names
+    one, else the machine's cores capped by the partitions, falling back to the sequential
+    engine for a scenario the parallel one refuses; `results.extra["engine"]` says which ran."""
+    threads = _threads_arg(threads)
     if isinstance(scenario, (str, Path)):
         sim = _core.Simulation.from_toml_file(str(scenario), threads)
     else:
@@ -113,7 +118,16 @@ def run(scenario: Scenario | str | Path, progress: bool = True, trace_path: str 
     return drive(sim, progress=progress, trace_path=trace_path)
 
 
-def run_hpcc(config: str | Path, progress: bool = True, threads: int | None = None) -> tuple[Results, str, str]:
+def _threads_arg(threads: int | str | None) -> int | None:
+    """`threads` for the core: a count of at least 1, `None`, or 0 for "auto"."""
+    if threads == "auto":
+        return 0
+    if threads is not None and (not isinstance(threads, int) or threads < 1):
+        raise ValueError(f"threads must be a count of at least 1 or 'auto', got {threads!r}")
+    return threads
+
+
+def run_hpcc(config: str | Path, progress: bool = True, threads: int | str | None = None) -> tuple[Results, str, str]:
     """Runs an ns-3 HPCC simulator config; writes its FCT and PFC files like `third` does,
     and with ENABLE_TRACE its packet trace (as Parquet) to TRACE_OUTPUT_FILE, with
     QLEN_MON_START < QLEN_MON_END the queue-length monitor to QLEN_MON_FILE.
@@ -122,7 +136,7 @@ def run_hpcc(config: str | Path, progress: bool = True, threads: int | None = No
 
     Returns the results and the two output paths.
     """
-    sim = _core.Simulation.from_hpcc_config(str(config), threads)
+    sim = _core.Simulation.from_hpcc_config(str(config), _threads_arg(threads))
     warn_scenario(sim)
     trace_path, qlen_path = sim.monitor_paths()
     fct_path, pfc_path = sim.output_paths()

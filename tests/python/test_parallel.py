@@ -78,3 +78,36 @@ def test_a_sweep_shares_the_cores_between_workers_and_threads():
     auto = LocalExecutor()
     auto.workers = 8
     assert auto.pool_size(tasks) == 2 and auto.pool_size([{"scenario": {}}]) == 8
+
+
+def test_auto_takes_the_cores_and_falls_back_where_the_engine_refuses(tmp_path):
+    """`threads="auto"` (`--threads auto`): up to the machine's cores, capped by the partitions,
+    in the origin order, so the files equal `threads=1` whatever the machine; a scenario the
+    parallel engine refuses runs on the sequential engine instead of failing."""
+    import os
+
+    path = tmp_path / "ft.toml"
+    path.write_text(FAT_TREE)
+    auto = run(path, progress=False, threads="auto")
+    cores = min(os.cpu_count() or 1, 4)  # a k = 4 fat tree has 4 pods: at most 4 partitions
+    expected = f"parallel: {cores} partitions" if cores > 1 else "sequential, origin order"
+    assert auto.extra["engine"].startswith(expected), auto.extra["engine"]
+    assert files(auto, tmp_path, "auto") == files(run(path, progress=False, threads=1), tmp_path, "one")
+    # Links of zero delay leave no lookahead to cut at: the parallel engine refuses them.
+    instant = tmp_path / "instant.toml"
+    instant.write_text(textwrap.dedent("""
+        [topology]
+        kind = "fat_tree"
+        k = 4
+        delay = "0us"
+        [[traffic]]
+        kind = "incast"
+        senders = [4, 8, 12]
+        receiver = 0
+        size = 30000
+        """))
+    fallback = run(instant, progress=False, threads="auto")
+    assert fallback.extra["engine"] == "sequential, the reference's event order"
+    assert files(fallback, tmp_path, "fb") == files(run(instant, progress=False), tmp_path, "seq")
+    with pytest.raises(ValueError, match="threads must be"):
+        run(path, progress=False, threads=0)

@@ -32,6 +32,8 @@ pub fn to_py(e: Error) -> PyErr {
 #[pyclass(module = "rdmalab._core", unsendable)]
 pub struct Simulation {
     inner: Engine,
+    /// Which engine runs it (`Runner::describe`).
+    engine: String,
     fct_path: Option<String>,
     pfc_path: Option<String>,
     /// TRACE_OUTPUT_FILE and QLEN_MON_FILE of an HPCC config, when it asks for them.
@@ -39,14 +41,22 @@ pub struct Simulation {
     qlen_path: Option<String>,
 }
 
-/// `threads` (when given) overrides the scenario's own (`SimConfig::threads`).
-fn build(mut s: Scenario, threads: Option<u32>) -> PyResult<Engine> {
-    if threads.is_some() {
-        s.config.threads = threads;
+/// `threads` (when given) overrides the scenario's own (`SimConfig::threads`); 0 asks for
+/// the command line's default (`Runner::auto`).
+fn build(mut s: Scenario, threads: Option<u32>) -> PyResult<(Engine, String)> {
+    let runner = match threads {
+        Some(0) => Runner::auto(s),
+        Some(n) => {
+            s.config.threads = Some(n);
+            Runner::new(s)
+        }
+        None => Runner::new(s),
     }
-    match Runner::new(s).map_err(to_py)? {
-        Runner::One(sim) => Ok(Engine::One(sim)),
-        Runner::Many(p) => Ok(Engine::Many(p)),
+    .map_err(to_py)?;
+    let engine = runner.describe();
+    match runner {
+        Runner::One(sim) => Ok((Engine::One(sim), engine)),
+        Runner::Many(p) => Ok((Engine::Many(p), engine)),
     }
 }
 
@@ -130,7 +140,8 @@ impl Simulation {
     #[pyo3(signature = (path, threads=None))]
     fn from_toml_file(path: &str, threads: Option<u32>) -> PyResult<Self> {
         let s = Scenario::from_file(Path::new(path)).map_err(to_py)?;
-        Ok(Simulation { inner: build(s, threads)?, fct_path: None, pfc_path: None, trace_path: None, qlen_path: None })
+        let (inner, engine) = build(s, threads)?;
+        Ok(Simulation { inner, engine, fct_path: None, pfc_path: None, trace_path: None, qlen_path: None })
     }
 
     /// From a JSON scenario (what `rdmalab.Scenario` produces); `base` resolves paths.
@@ -138,7 +149,8 @@ impl Simulation {
     #[pyo3(signature = (text, base, threads=None))]
     fn from_json(text: &str, base: &str, threads: Option<u32>) -> PyResult<Self> {
         let s = Scenario::from_json(text, Path::new(base)).map_err(to_py)?;
-        Ok(Simulation { inner: build(s, threads)?, fct_path: None, pfc_path: None, trace_path: None, qlen_path: None })
+        let (inner, engine) = build(s, threads)?;
+        Ok(Simulation { inner, engine, fct_path: None, pfc_path: None, trace_path: None, qlen_path: None })
     }
 
     /// From an ns-3 HPCC simulator config file (paths relative to the current directory).
@@ -150,13 +162,21 @@ impl Simulation {
         let monitor = s.config.qlen_monitor.is_some();
         let trace = s.config.trace.is_some();
         let show = |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| p.display().to_string());
+        let (inner, engine) = build(s, threads)?;
         Ok(Simulation {
-            inner: build(s, threads)?,
+            inner,
+            engine,
             fct_path: Some(cfg.fct_output_file.display().to_string()),
             pfc_path: Some(cfg.pfc_output_file.display().to_string()),
             trace_path: if trace { show(&cfg.trace_output_file) } else { None },
             qlen_path: if monitor { show(&cfg.qlen_mon_file) } else { None },
         })
+    }
+
+    /// Which engine runs the simulation: sequential (and its event order) or the parallel
+    /// cut (partitions and window).
+    fn engine(&self) -> String {
+        self.engine.clone()
     }
 
     /// Output paths named by an HPCC config: (FCT_OUTPUT_FILE, PFC_OUTPUT_FILE).
