@@ -5,6 +5,7 @@
 //! control, DCQCN and HPCC, lossless with PFC pauses and lossy with drops and retransmission
 //! timeouts, Blitz (DASR) with IOFD; the mechanisms the engine cannot split yet are refused by
 //! name (multipath, attack applications, DRUM hosts: the test of §4 for them waits on that work).
+//! Samples, the packet trace and the queue monitor: `parallel_observers.rs`.
 
 use std::path::Path;
 
@@ -205,10 +206,10 @@ fn the_automatic_map_keeps_pods_whole_and_flows_cross_it() {
 
 #[test]
 fn mechanisms_not_split_yet_are_refused_by_name() {
-    for (extra, what) in
-        [("queue_sample_interval = \"10us\"", "queue sampling"), ("link_sample_interval = \"10us\"", "link sampling")]
-    {
-        let toml = format!("[topology]\nkind = \"fat_tree\"\nk = 4\n[fabric]\n{extra}\n");
+    // (Samples, the trace and the queue monitor are split: tests/parallel_observers.rs.)
+    let app = "[[app]]\nhost = 0\ndst = 6\nsize = 1024\nwr_num = 1\ntotal_bytes = 4096";
+    for (extra, what) in [(app, "host applications")] {
+        let toml = format!("[topology]\nkind = \"fat_tree\"\nk = 4\n{extra}\n");
         let mut s = Scenario::from_toml(&toml, Path::new("t.toml")).unwrap();
         s.config.threads = Some(2);
         let err = Runner::new(s).unwrap_err().to_string();
