@@ -231,24 +231,25 @@ fn the_queue_monitor_is_the_same_for_any_thread_count() {
 fn the_trace_of_a_link_failure_is_the_same_for_any_thread_count() {
     // An aggregation-core link between partitions (with 4 threads) fails at 100 µs under load:
     // the packets on its wires are lost, some held by the receiving partition (sent in an
-    // earlier window), some by the sender's; the trace lists them as one simulation does.
+    // earlier window), some by the sender's; the trace lists them as one simulation does,
+    // with the sender port's queue length, which only the sender's partition knows.
     let dir = std::env::temp_dir().join(format!("rdmalab-ptrace-fail-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let toml = |threads: u32| {
         let text = "seed = 6\n[trace]\nstart = \"99us\"\nend = \"101us\"\n\
             [topology]\nkind = \"fat_tree\"\nk = 4\n\
-            [[traffic]]\nkind = \"poisson\"\ncdf = \"web_search\"\nload = 0.5\nduration = \"400us\"\n\
+            [[traffic]]\nkind = \"poisson\"\ncdf = \"web_search\"\nload = 0.7\nduration = \"400us\"\n\
             [[traffic]]\nkind = \"incast\"\nsenders = [8, 9, 10, 11, 12, 13, 14, 15]\nreceiver = 0\nsize = 1000000\n\
             start = \"50us\"\n\
-            [[events]]\nkind = \"link_down\"\nat = \"100us\"\na = 24\nb = 32\n\
+            [[events]]\nkind = \"link_down\"\nat = \"100us\"\na = 24\nb = 33\n\
             [fabric]\ncc = \"dcqcn\"\nrto = \"200us\"\n";
         let mut s = Scenario::from_toml(text, Path::new("fail.toml")).unwrap();
         s.config.threads = Some(threads);
         s
     };
     let one = trace(toml(1), &dir, "one.csv");
-    let lost = one.0.lines().filter(|l| l.starts_with("100000000,drop,")).count();
-    assert!(lost > 0, "packets lost on the failed link are traced");
+    let lost: Vec<&str> = one.0.lines().filter(|l| l.starts_with("100000000,drop,")).collect();
+    assert!(lost.iter().filter(|l| !l.ends_with(",0")).count() > 100, "packets lost behind queues: {lost:?}");
     for threads in [2, 4] {
         let many = trace(toml(threads), &dir, &format!("t{threads}.csv"));
         assert!(one == many, "link failure: the trace differs with {threads} threads");

@@ -114,16 +114,22 @@ struct Row {
 }
 
 /// Where a record stands in the origin order: the key of the event that made it, its node,
-/// and whether another partition owns the node (a packet lost on a wire that crossed a cut:
-/// the receiving partition held it, and in one simulation its record comes before those of
-/// the packets the sender still held, which were sent later).
+/// and its rank.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) struct RowKey {
     event: u64,
     node: u32,
-    /// 0: not the node's owner; 1: its owner.
-    owner: u8,
+    /// `OWNER`, or `NOT_OWNER` for a packet lost with a failed link while on a wire that
+    /// crosses a cut and held by the receiving partition (sent in an earlier window): in one
+    /// simulation its record comes before those of the packets the sender still held, sent
+    /// later, and its `qlen` is the sender port's, which only the owner knows: the owner
+    /// writes it in a `QLEN` line that the merge reads, not a record.
+    rank: u8,
 }
+
+const QLEN: u8 = 0;
+const NOT_OWNER: u8 = 1;
+const OWNER: u8 = 2;
 
 /// The records of the current picosecond, in the origin order (sorted when it ends).
 #[derive(Debug, Default)]
@@ -216,13 +222,24 @@ impl Trace {
     }
 
     fn emit(&mut self, row: &Row, key: RowKey) {
+        if key.rank == QLEN {
+            let r = writeln!(
+                self.out,
+                "{},{QLEN},{},qlen,{},{},{}",
+                key.event, row.time.0, row.node.0, row.port.0, row.qlen
+            );
+            if let Err(e) = r {
+                self.error.get_or_insert_with(|| e.to_string());
+            }
+            return;
+        }
         if (self.records + 1) * RECORD_BYTES > self.cfg.max_bytes {
             self.truncated = true;
             return;
         }
         self.records += 1;
         if self.keyed {
-            if let Err(e) = write!(self.out, "{},{},", key.event, key.owner) {
+            if let Err(e) = write!(self.out, "{},{},", key.event, key.rank) {
                 self.error.get_or_insert_with(|| e.to_string());
             }
         }
@@ -263,7 +280,7 @@ impl Trace {
 
 /// Interleaves the keyed spools of a parallel run's partitions (each in the origin order)
 /// into the trace file `dest`, as one simulation would have written it: by time, the key
-/// of the event, node, owner last; at most `max_bytes` (`RECORD_BYTES` a record). Returns
+/// of the event, node, rank (`RowKey`); at most `max_bytes` (`RECORD_BYTES` a record). Returns
 /// (records written, truncated). `truncated`: some partition already stopped at the cap.
 pub fn merge_spools(parts: &[PathBuf], dest: &Path, max_bytes: u64, truncated: bool) -> Result<(u64, bool)> {
     use std::cmp::Reverse;
@@ -276,18 +293,18 @@ pub fn merge_spools(parts: &[PathBuf], dest: &Path, max_bytes: u64, truncated: b
         let path = path.to_path_buf();
         move |e| Error::Io { path, source: e }
     };
-    // The key of a spool line (`event,owner,time,kind,node,...`) and where the record starts.
+    // The key of a spool line (`event,rank,time,kind,node,...`) and where the record starts.
     let key_of = |path: &Path, line: &str| -> Result<(Key, usize)> {
         let mut f = line.splitn(6, ',');
         let mut num = || f.next().and_then(|v| v.parse::<u64>().ok());
-        let (event, owner, time) = (num(), num(), num());
+        let (event, rank, time) = (num(), num(), num());
         let _kind = f.next();
         let node = f.next().and_then(|v| v.parse::<u32>().ok());
-        let (Some(event), Some(owner), Some(time), Some(node)) = (event, owner, time, node) else {
+        let (Some(event), Some(rank), Some(time), Some(node)) = (event, rank, time, node) else {
             return Err(bad(path, line));
         };
         let start = line.match_indices(',').nth(1).map(|(i, _)| i + 1).ok_or_else(|| bad(path, line))?;
-        Ok(((time, event, node, owner as u8), start))
+        Ok(((time, event, node, rank as u8), start))
     };
     let mut readers = Vec::with_capacity(parts.len());
     let mut heap = BinaryHeap::new();
@@ -304,15 +321,30 @@ pub fn merge_spools(parts: &[PathBuf], dest: &Path, max_bytes: u64, truncated: b
     let mut out = BufWriter::with_capacity(1 << 16, File::create(dest).map_err(io(dest))?);
     writeln!(out, "{COLUMNS}").map_err(io(dest))?;
     let (mut records, mut cut) = (0u64, truncated);
-    while let Some(Reverse((_, k))) = heap.pop() {
-        if (records + 1) * RECORD_BYTES > max_bytes {
-            cut = true;
-            break;
-        }
+    // The owner's queue length at a port whose wire a failure emptied: (time, event, port).
+    let mut qlen: Option<((u64, u64, u32), String)> = None;
+    while let Some(Reverse((key, k))) = heap.pop() {
         let path = &parts[k];
         let (_, start) = key_of(path, lines[k].trim_end())?;
-        out.write_all(lines[k][start..].as_bytes()).map_err(io(dest))?;
-        records += 1;
+        let record = lines[k][start..].trim_end();
+        let field = |i: usize| record.split(',').nth(i).ok_or_else(|| bad(path, record));
+        let port = || field(3).and_then(|p| p.parse::<u32>().map_err(|_| bad(path, record)));
+        if key.3 == QLEN {
+            qlen = Some(((key.0, key.1, port()?), field(4)?.to_string()));
+        } else if (records + 1) * RECORD_BYTES > max_bytes {
+            cut = true;
+            break;
+        } else {
+            let fix = qlen.as_ref().filter(|(at, _)| key.3 == NOT_OWNER && *at == (key.0, key.1, port().unwrap_or(0)));
+            match fix {
+                Some((_, q)) => {
+                    let head = &record[..record.rfind(',').ok_or_else(|| bad(path, record))?];
+                    writeln!(out, "{head},{q}").map_err(io(dest))?;
+                }
+                None => out.write_all(lines[k][start..].as_bytes()).map_err(io(dest))?,
+            }
+            records += 1;
+        }
         lines[k].clear();
         if readers[k].read_line(&mut lines[k]).map_err(io(path))? > 0 {
             heap.push(Reverse((key_of(path, lines[k].trim_end())?.0, k)));
@@ -401,11 +433,28 @@ impl Simulation {
         };
         let flow = self.flow_of(pkt.qp);
         let now = self.now;
-        let key = RowKey { event: self.queue.popped_seq(), node: node.0, owner: self.owns(node) as u8 };
+        let rank = if self.owns(node) { OWNER } else { NOT_OWNER };
+        let key = RowKey { event: self.queue.popped_seq(), node: node.0, rank };
         if let Some(t) = self.trace.as_mut() {
             if t.wants(now, node, port, flow) {
                 t.write(Row { time: now, ev, node, port, flow, pkt: *pkt, qlen }, key);
             }
+        }
+    }
+
+    /// A partition's link failure empties the wire of `port`, one it owns that crosses a cut:
+    /// its records of packets the receiving partition held need this port's queue length
+    /// (see `RowKey`).
+    #[cold]
+    pub(super) fn trace_cut_wire_lost(&mut self, port: PortId) {
+        let (node, qlen) = (self.ports[port.idx()].node, self.ports[port.idx()].total_queued());
+        let peer = self.ports[self.ports[port.idx()].peer.idx()].node;
+        let crosses = self.part.as_ref().is_some_and(|p| p.owns(node) && !p.owns(peer));
+        let (now, event) = (self.now, self.queue.popped_seq());
+        if let Some(t) = self.trace.as_mut().filter(|t| t.keyed && crosses) {
+            let pkt = Packet::pfc(PacketKind::Pause, 0, 0); // (not written)
+            let row = Row { time: now, ev: TraceEvent::Drop, node, port, flow: u32::MAX, pkt, qlen };
+            t.write(row, RowKey { event, node: node.0, rank: QLEN });
         }
     }
 
@@ -443,13 +492,50 @@ mod tests {
                 pkt,
                 qlen: 0,
             };
-            t.write(row, RowKey { event: 0, node: 0, owner: 1 });
+            t.write(row, RowKey { event: 0, node: 0, rank: OWNER });
         }
         t.finish().unwrap();
         assert_eq!((t.records, t.truncated), (3, true));
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(text.lines().count(), 4, "header and three records");
         assert_eq!(text.lines().nth(1).unwrap(), "0,pause,0,0,,,pause,0,3,64,0,0");
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    /// Two partitions' keyed spools interleave by (time, event key, node, rank), the owner's
+    /// queue length goes into the records the other partition wrote for its port, and the
+    /// cap applies to the merged order.
+    #[test]
+    fn spools_merge_in_the_origin_order_under_the_cap() {
+        let dir = std::env::temp_dir().join(format!("rdmalab-trace-merge-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let spool = |name: &str, lines: &[&str]| {
+            let path = dir.join(name);
+            std::fs::write(&path, format!("{COLUMNS}\n{}\n", lines.join("\n"))).unwrap();
+            path
+        };
+        let a = spool(
+            "a",
+            &[
+                "7,2,10,dequeue,3,5,,,pause,0,3,64,0,0",
+                "4,0,20,qlen,1,2,9000",
+                "4,2,20,drop,1,2,0,0,data,2,3,1048,1000,9000",
+            ],
+        );
+        let b = spool("b", &["2,2,10,enqueue,8,9,,,pause,0,3,64,0,0", "4,1,20,drop,1,2,0,0,data,1,3,1048,1000,0"]);
+        let dest = dir.join("t.csv");
+        let all = merge_spools(&[a.clone(), b.clone()], &dest, 100 * RECORD_BYTES, false).unwrap();
+        assert_eq!(all, (4, false));
+        let text = std::fs::read_to_string(&dest).unwrap();
+        let want = [
+            "10,enqueue,8,9,,,pause,0,3,64,0,0",
+            "10,dequeue,3,5,,,pause,0,3,64,0,0",
+            "20,drop,1,2,0,0,data,1,3,1048,1000,9000",
+            "20,drop,1,2,0,0,data,2,3,1048,1000,9000",
+        ];
+        assert_eq!(text.lines().skip(1).collect::<Vec<_>>(), want);
+        assert_eq!(merge_spools(&[a, b], &dest, 3 * RECORD_BYTES, false).unwrap(), (3, true));
+        assert_eq!(std::fs::read_to_string(&dest).unwrap().lines().count(), 4, "header and three records");
         std::fs::remove_dir_all(dir).ok();
     }
 }
