@@ -208,13 +208,11 @@ fn the_automatic_map_keeps_pods_whole_and_flows_cross_it() {
 fn mechanisms_not_split_yet_are_refused_by_name() {
     // (Samples, the trace and the queue monitor are split: tests/parallel_observers.rs.)
     let app = "[[app]]\nhost = 0\ndst = 6\nsize = 1024\nwr_num = 1\ntotal_bytes = 4096";
-    for (extra, what) in [(app, "host applications")] {
-        let toml = format!("[topology]\nkind = \"fat_tree\"\nk = 4\n{extra}\n");
-        let mut s = Scenario::from_toml(&toml, Path::new("t.toml")).unwrap();
-        s.config.threads = Some(2);
-        let err = Runner::new(s).unwrap_err().to_string();
-        assert!(err.contains("--threads > 1 does not support") && err.contains(what), "{err}");
-    }
+    let toml = format!("[topology]\nkind = \"fat_tree\"\nk = 4\n{app}\n");
+    let mut s = Scenario::from_toml(&toml, Path::new("t.toml")).unwrap();
+    s.config.threads = Some(2);
+    let err = Runner::new(s).unwrap_err().to_string();
+    assert!(err.contains("--threads > 1 does not support") && err.contains("host applications"), "{err}");
 }
 
 #[test]

@@ -341,7 +341,7 @@ pub fn merge_spools(parts: &[PathBuf], dest: &Path, max_bytes: u64, truncated: b
                     let head = &record[..record.rfind(',').ok_or_else(|| bad(path, record))?];
                     writeln!(out, "{head},{q}").map_err(io(dest))?;
                 }
-                None => out.write_all(lines[k][start..].as_bytes()).map_err(io(dest))?,
+                None => out.write_all(&lines[k].as_bytes()[start..]).map_err(io(dest))?,
             }
             records += 1;
         }

@@ -51,7 +51,7 @@ pub struct ParallelRun {
     /// How the run ended, once it has.
     over: Option<StopReason>,
     /// The partitions' trace spools, while a trace is written.
-    trace: Option<observe::TraceSpools>,
+    trace: Option<Box<observe::TraceSpools>>,
 }
 
 /// What a mechanism the parallel engine cannot split yet is called in its refusal.

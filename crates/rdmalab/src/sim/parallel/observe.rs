@@ -67,7 +67,7 @@ impl ParallelRun {
             estimate = sim.start_trace(&spool)?;
             spools.push(spool);
         }
-        self.trace = Some(TraceSpools { dest: path.to_path_buf(), parts: spools, max_bytes });
+        self.trace = Some(Box::new(TraceSpools { dest: path.to_path_buf(), parts: spools, max_bytes }));
         Ok(estimate)
     }
 
