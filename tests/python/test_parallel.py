@@ -1,6 +1,6 @@
 """The parallel engine through Python and the command line (issue 16 §2): `threads=N` and
-`--threads N` give the same FCT and PFC files for every N; what it cannot split is refused
-with a clear error. The engine's own tests are crates/rdmalab/tests/parallel.rs."""
+`--threads N` give the same FCT and PFC files, samples and trace for every N; what it cannot
+split is refused with a clear error. The engine's own tests are crates/rdmalab/tests/parallel.rs."""
 
 import subprocess
 import sys
@@ -64,10 +64,27 @@ def test_the_scenario_and_the_command_line_take_threads(tmp_path):
     assert bad.returncode == 2 and "--threads" in bad.stderr
 
 
-def test_what_is_not_split_yet_is_refused_by_name():
-    sc = Scenario.fat_tree(4).poisson("web_search", load=0.3, duration="50us").with_fabric(queue_sample_interval="5us")
-    with pytest.raises(ValueError, match="--threads > 1 does not support queue sampling"):
-        run(sc, progress=False, threads=2)
+def test_samples_and_the_trace_are_the_same_for_any_thread_count(tmp_path):
+    path = tmp_path / "ft.toml"
+    path.write_text(FAT_TREE.replace("[fabric]", '[trace]\nstart = "50us"\nend = "60us"\n[fabric]')
+                    + 'queue_sample_interval = "500ns"\nrate_sample_interval = "5us"\nlink_sample_interval = "2us"\n')
+    tables = {}
+    for n in (1, 2, 4):
+        res = run(path, progress=False, threads=n, trace_path=tmp_path / f"trace{n}.parquet")
+        tables[n] = (res.queue_samples, res.rates, res.links, res.trace.collect())
+    one = tables[1]
+    assert all(t.height > 100 for t in one), [t.height for t in one]
+    assert one[1]["flow"].n_unique() > 10  # rows for the flows, each from its start
+    for n in (2, 4):
+        for a, b in zip(one, tables[n]):
+            assert a.equals(b), f"{n} threads"
+
+
+def test_what_is_not_split_yet_is_refused_by_name(tmp_path):
+    path = tmp_path / "apps.toml"
+    path.write_text(FAT_TREE + "[[app]]\nhost = 0\ndst = 6\nsize = 1024\nwr_num = 1\ntotal_bytes = 4096\n")
+    with pytest.raises(ValueError, match="--threads > 1 does not support host applications"):
+        run(path, progress=False, threads=2)
 
 
 def test_a_sweep_shares_the_cores_between_workers_and_threads():

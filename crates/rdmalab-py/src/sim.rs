@@ -109,26 +109,28 @@ impl Engine {
             Engine::Many(p) => p.topology(),
         }
     }
-    /// The parallel engine refuses the monitor and the trace, so it has neither.
     fn qlen_monitor_text(&mut self) -> Vec<u8> {
         match self {
             Engine::One(s) => s.qlen_monitor_text(),
-            Engine::Many(_) => Vec::new(),
+            Engine::Many(p) => p.qlen_monitor_text(),
         }
     }
     fn trace_requested(&self) -> bool {
-        matches!(self, Engine::One(s) if s.trace_requested())
+        match self {
+            Engine::One(s) => s.trace_requested(),
+            Engine::Many(p) => p.trace_requested(),
+        }
     }
     fn start_trace(&mut self, path: &Path) -> rdmalab::Result<u64> {
         match self {
             Engine::One(s) => s.start_trace(path),
-            Engine::Many(_) => Ok(0),
+            Engine::Many(p) => p.start_trace(path),
         }
     }
     fn finish_trace(&mut self) -> rdmalab::Result<(u64, bool)> {
         match self {
             Engine::One(s) => s.finish_trace(),
-            Engine::Many(_) => Ok((0, false)),
+            Engine::Many(p) => p.finish_trace(),
         }
     }
 }

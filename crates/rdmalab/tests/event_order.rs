@@ -86,11 +86,26 @@ fn a_lone_simulation_refuses_more_than_one_thread_by_name() {
 }
 
 #[test]
-fn rate_sampling_is_refused_in_the_origin_order() {
-    let mut s = loaded_fat_tree("dcqcn", Some(1));
-    s.config.rate_sample_interval = Some(Time::from_us(10));
-    let err = s.simulation().unwrap_err().to_string();
-    assert!(err.contains("rate sampling"), "{err}");
+fn rate_sampling_follows_each_flow_from_its_start_in_both_orders() {
+    // The origin order sets up every flow's QP slot at the start; the sampler must still pick
+    // a flow up at the first sample at or after its start (not before), as in FIFO order.
+    let every = Time::from_us(10);
+    for threads in [None, Some(1)] {
+        let mut s = loaded_fat_tree("dcqcn", threads);
+        s.config.rate_sample_interval = Some(every);
+        let flows = s.flows.clone();
+        let r = finish(s);
+        let mut first = vec![Time::MAX; flows.len()];
+        for row in &r.rate_samples {
+            let f = &flows[row.flow as usize];
+            assert_eq!((row.src, row.dst), (f.src, f.dst), "{threads:?}: a row names its flow");
+            first[row.flow as usize] = first[row.flow as usize].min(row.time);
+        }
+        for (i, f) in flows.iter().enumerate() {
+            let due = Time(f.start.0.div_ceil(every.0).max(1) * every.0);
+            assert!(first[i] == due || (f.start == due && first[i] == due + every), "{threads:?}: flow {i}");
+        }
+    }
 }
 
 #[test]

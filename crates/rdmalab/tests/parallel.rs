@@ -4,7 +4,8 @@
 //! tree, with sources and receivers in different partitions. Covered here: no congestion
 //! control, DCQCN and HPCC, lossless with PFC pauses and lossy with drops and retransmission
 //! timeouts, Blitz (DASR) with IOFD, seed 002's attack applications with tenants; the
-//! mechanisms the engine cannot split yet are refused by name.
+//! mechanisms the engine cannot split yet are refused by name. Samples, the packet trace and
+//! the queue monitor: `parallel_observers.rs`.
 
 use std::path::Path;
 
@@ -255,15 +256,13 @@ fn the_automatic_map_keeps_pods_whole_and_flows_cross_it() {
 
 #[test]
 fn mechanisms_not_split_yet_are_refused_by_name() {
-    for (extra, what) in
-        [("queue_sample_interval = \"10us\"", "queue sampling"), ("link_sample_interval = \"10us\"", "link sampling")]
-    {
-        let toml = format!("[topology]\nkind = \"fat_tree\"\nk = 4\n[fabric]\n{extra}\n");
-        let mut s = Scenario::from_toml(&toml, Path::new("t.toml")).unwrap();
-        s.config.threads = Some(2);
-        let err = Runner::new(s).unwrap_err().to_string();
-        assert!(err.contains("--threads > 1 does not support") && err.contains(what), "{err}");
-    }
+    // (Samples, the trace and the queue monitor are split: tests/parallel_observers.rs.)
+    let app = "[[app]]\nhost = 0\ndst = 6\nsize = 1024\nwr_num = 1\ntotal_bytes = 4096";
+    let toml = format!("[topology]\nkind = \"fat_tree\"\nk = 4\n{app}\n");
+    let mut s = Scenario::from_toml(&toml, Path::new("t.toml")).unwrap();
+    s.config.threads = Some(2);
+    let err = Runner::new(s).unwrap_err().to_string();
+    assert!(err.contains("--threads > 1 does not support") && err.contains("host applications"), "{err}");
 }
 
 #[test]

@@ -125,6 +125,9 @@ impl Simulation {
     /// The packets on the wire leaving `p` never arrive (their `Arrive` event finds the
     /// wire empty, or a later packet not yet due, and does nothing).
     fn lose_wire(&mut self, p: PortId) {
+        if self.trace.is_some() && self.part.is_some() {
+            self.trace_cut_wire_lost(p);
+        }
         while let Some((_, parked, _)) = self.ports[p.idx()].in_flight.pop_front() {
             let pkt = self.packets.take(parked);
             self.lose(p, &pkt);

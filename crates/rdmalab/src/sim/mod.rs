@@ -109,6 +109,9 @@ impl Default for RunLimit {
 #[derive(Debug)]
 pub struct Simulation {
     now: Time,
+    /// Origin order: the time of the latest event that was not an observer's (`Sample`,
+    /// `QlenMonitor`), whose chains a partition may run past the run's end (`sim::parallel`).
+    real_now: Time,
     queue: EventQueue<Event>,
     /// Ties are broken in the origin order (`sim::order`; `SimConfig::threads` set), not FIFO.
     origin_order: bool,

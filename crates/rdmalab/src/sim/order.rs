@@ -79,6 +79,9 @@ impl Simulation {
     /// Before handling `ev`: its handler runs at this origin.
     #[cold]
     pub(super) fn enter_origin(&mut self, ev: Event) {
+        if !matches!(ev, Event::Sample | Event::QlenMonitor) {
+            self.real_now = self.now;
+        }
         let node = match ev {
             Event::TxDone(p) | Event::IofdRetry(p) => Some(self.ports[p.idx()].node.0),
             Event::Arrive(p) => Some(self.ports[self.ports[p.idx()].peer.idx()].node.0),

@@ -192,12 +192,13 @@ impl Simulation {
             counters.qp_cache_misses += cache.misses;
         }
         let (mut records, mut pfc_events) = (self.records.clone(), self.pfc_events.clone());
-        let mut unreachable = self.unreachable.clone();
+        let (mut unreachable, mut rate_samples) = (self.unreachable.clone(), self.sampler.rates.clone());
         if self.origin_order {
             // An order that does not depend on how the nodes were partitioned (`sim::parallel`).
             records.sort_by_key(|r| (r.start + r.fct, r.flow));
             pfc_events.sort_by_key(|e| (e.time, e.node, e.ifindex, e.pause));
             unreachable.sort_by_key(|u| u.flow);
+            rate_samples.sort_by_key(|s| (s.time, s.qp));
         }
         Results {
             records,
@@ -205,7 +206,7 @@ impl Simulation {
             ports: self.ports.iter().map(|p| p.port_counters()).collect(),
             pfc_events,
             queue_samples: self.queue_samples.clone(),
-            rate_samples: self.sampler.rates.clone(),
+            rate_samples,
             link_samples: self.sampler.links.clone(),
             unreachable,
             last_completion: self.last_completion,

@@ -8,6 +8,13 @@
 //! event is ever scheduled, and nothing here runs per packet: the samplers read cumulative
 //! counters (a QP's acknowledged bytes `snd_una`, a port's transmitted bytes) when they
 //! fire and keep the previous value, so a rate is the difference over the interval.
+//!
+//! The chain of `Sample` events ends at the first one after the last flow completed. One
+//! partition of a parallel run cannot know that instant: there, every partition runs the
+//! chain on the same schedule, sampling only its own ports and QPs, until the driver tells
+//! it (at the end of a window) when the last flow completed; the samples it took past the
+//! chain's end in that window are then dropped (`Simulation::end_observers`), so the rows
+//! are those of one partition.
 
 use super::{Event, Simulation};
 use crate::error::{Error, Result};
@@ -44,6 +51,15 @@ pub(super) struct Sampler {
     last_rate: Time,
     /// The rate samples so far.
     pub(super) rates: Vec<RateSample>,
+    /// Origin order: QPs opened for flows since the previous rate sample, with their flow
+    /// (a flow's QP has a slot set up in advance, not appended: `seen` cannot find it).
+    opened: Vec<(QpId, u32)>,
+    /// A partition of a parallel run: when the last flow completed (`Time::MAX` while the
+    /// driver has not said), and the time of the chain's last event then (`Time::MAX`: not known).
+    flows_end: Time,
+    last_sample: Time,
+    /// When the latest `Sample` event fired.
+    fired: Time,
 }
 
 impl Default for Sampler {
@@ -58,6 +74,10 @@ impl Default for Sampler {
             watched: Vec::new(),
             last_rate: Time::ZERO,
             rates: Vec::new(),
+            opened: Vec::new(),
+            flows_end: Time::MAX,
+            last_sample: Time::MAX,
+            fired: Time::ZERO,
         }
     }
 }
@@ -98,6 +118,10 @@ impl Simulation {
 
     /// Takes the samples due now and schedules the next, while flows remain.
     pub(super) fn on_sample(&mut self) {
+        if self.now > self.sampler.last_sample {
+            return; // a partition's chain ran on past its end (see `end_observers`)
+        }
+        self.sampler.fired = self.now;
         if let Some(every) = self.cfg.queue_sample_interval {
             if self.now >= self.sampler.next_queue {
                 self.sample_queues();
@@ -117,25 +141,81 @@ impl Simulation {
             }
         }
         let next = self.sampler.next_queue.min(self.sampler.next_rate).min(self.sampler.next_link);
-        if self.flows_done < self.work_total() && next != Time::MAX {
+        // A partition cannot count the others' flows: it goes on until the driver says.
+        let flows_remain =
+            if self.part.is_some() { self.now < self.sampler.flows_end } else { self.flows_done < self.work_total() };
+        if flows_remain && next != Time::MAX {
             self.queue.push(next, Event::Sample);
         }
     }
 
-    /// Every switch port's queued bytes.
+    /// The first `Sample` event at or after `t`: where the chain ends when the last flow
+    /// completes at `t` (every schedule is a fixed progression: `next = now + every`).
+    fn first_sample_at_or_after(&self, t: Time) -> Time {
+        let first = |from: Time, every: Option<Time>| match every {
+            None => Time::MAX,
+            Some(_) if t <= from => from,
+            Some(e) => Time(from.0 + (t.0 - from.0).div_ceil(e.0) * e.0),
+        };
+        let c = &self.cfg;
+        let queue = if c.queue_sample_interval.is_some() { c.queue_sample_start } else { Time::MAX };
+        first(queue, c.queue_sample_interval)
+            .min(first(c.rate_sample_interval.unwrap_or(Time::MAX), c.rate_sample_interval))
+            .min(first(c.link_sample_interval.unwrap_or(Time::MAX), c.link_sample_interval))
+    }
+
+    /// A partition learns that the last flow of the run completed at `t`: its chain ends at
+    /// the first sample at or after `t`, as one simulation's would, and rows it took later
+    /// in the window that just ended are dropped.
+    pub(super) fn end_sampling(&mut self, t: Time) {
+        let last = self.first_sample_at_or_after(t);
+        let s = &mut self.sampler;
+        (s.flows_end, s.last_sample) = (t, last);
+        let late = |time: Time| time > last;
+        while self.queue_samples.last().is_some_and(|r| late(r.0)) {
+            self.queue_samples.pop();
+        }
+        while s.rates.last().is_some_and(|r| late(r.time)) {
+            s.rates.pop();
+        }
+        while s.links.last().is_some_and(|r| late(r.0)) {
+            s.links.pop();
+        }
+        s.fired = s.fired.min(last);
+    }
+
+    /// When the latest `Sample` event that counts fired (zero if none).
+    pub(super) fn last_sample_fired(&self) -> Time {
+        self.sampler.fired
+    }
+
+    /// Origin order, rate sampling on: the sampler picks QP `qp` (flow `flow`) up at its
+    /// next sample.
+    pub(super) fn note_opened_for_sampling(&mut self, qp: QpId, flow: u32) {
+        if self.cfg.rate_sample_interval.is_some() && self.origin_order {
+            self.sampler.opened.push((qp, flow));
+        }
+    }
+
+    /// Every switch port's queued bytes (a partition's own).
     fn sample_queues(&mut self) {
         for (i, p) in self.ports.iter().enumerate() {
-            if self.switch_of[p.node.idx()] != u32::MAX {
+            if self.switch_of[p.node.idx()] != u32::MAX && self.owns(p.node) {
                 self.queue_samples.push((self.now, PortId::new(i), p.total_queued()));
             }
         }
     }
 
     /// Bytes every port sent since the previous link sample (one row per port, both
-    /// directions of every link, idle ones included so that a table shows the zeros).
+    /// directions of every link, idle ones included so that a table shows the zeros; a
+    /// partition's own ports: the sender counts).
     fn sample_links(&mut self) {
         let s = &mut self.sampler;
+        let part = self.part.as_deref();
         for (i, p) in self.ports.iter().enumerate() {
+            if part.is_some_and(|part| !part.owns(p.node)) {
+                continue;
+            }
             let sent = p.tx_bytes - s.link_bytes[i];
             s.link_bytes[i] = p.tx_bytes;
             s.links.push((self.now, PortId::new(i), sent));
@@ -148,7 +228,19 @@ impl Simulation {
     fn sample_rates(&mut self) {
         let now = self.now;
         let s = &mut self.sampler;
-        for (i, qp) in self.qps.iter().enumerate().skip(s.seen) {
+        // The origin order sets up flow i's QP in slot i: those come through `opened`, the
+        // walk below finds only what is appended after them (applications' QPs).
+        let first = if self.origin_order { s.seen.max(self.flows.len()) } else { s.seen };
+        for (qp, flow) in s.opened.drain(..) {
+            s.watched.push(Watched { qp, flow, acked: 0 });
+        }
+        let part = self.part.as_deref();
+        for (i, qp) in self.qps.iter().enumerate().skip(first) {
+            // A partition watches the QPs its hosts send on: not another partition's setup
+            // QPs, nor the receiver halves it keeps (`rx_slot`).
+            if part.is_some_and(|p| !p.owns(qp.src)) {
+                continue;
+            }
             // One QP per flow: QP i was opened for flow i (`on_flow_arrival`); its first
             // message says so while it has one. An application's QP (open before its
             // first WR) is labelled by the flow row of the message it carries, once it has one.

@@ -97,6 +97,7 @@ impl Simulation {
             now: Time::ZERO,
             queue: event_queue_for(&topo, &clock, max_packet as u32),
             origin_order: false,
+            real_now: Time::ZERO,
             part: None,
             cfg,
             topo,
@@ -156,6 +157,8 @@ impl Simulation {
                 .iter()
                 .map(|f| crate::rnic::Qp { tenant: f.tenant, ..crate::rnic::Qp::placeholder() })
                 .collect();
+            // Every partition names a packet's flow in its trace, the sender's or not.
+            sim.qp_flow = (0..sim.flows.len() as u32).collect();
         }
         sim.host_apps = sim.build_apps(apps);
         if let Some(first) = sim.flows.first() {
@@ -202,11 +205,6 @@ fn event_queue_for(topo: &Topology, clock: &TxClock, packet_bytes: u32) -> Event
 fn validate_config(cfg: &SimConfig) -> Result<()> {
     match cfg.threads {
         Some(0) => return Err(Error::scenario("threads", "must be at least 1")),
-        // Rate samples watch QP slots as they appear; the origin order sets up one per flow
-        // at the start, so the rows would not be the flows'.
-        Some(_) if cfg.rate_sample_interval.is_some() => {
-            return Err(Error::scenario("threads", "--threads does not support rate sampling yet"))
-        }
         Some(n) if n > 1 => {
             return Err(Error::scenario(
                 "threads",

@@ -14,6 +14,7 @@
 //! list (but only its own nodes' packets and events).
 
 mod exchange;
+mod observe;
 mod partition;
 
 use std::any::Any;
@@ -49,20 +50,16 @@ pub struct ParallelRun {
     state: Window,
     /// How the run ended, once it has.
     over: Option<StopReason>,
+    /// The partitions' trace spools, while a trace is written.
+    trace: Option<Box<observe::TraceSpools>>,
 }
 
 /// What a mechanism the parallel engine cannot split yet is called in its refusal.
 fn unsupported(s: &Scenario) -> Option<&'static str> {
-    let c = &s.config;
-    let checks: [(bool, &'static str); 8] = [
+    // Samples, the trace and the queue monitor are split (`observe`).
+    let checks: [(bool, &'static str); 2] = [
         (!s.multipath.is_empty(), "multipath connections (partition, Virtuoso)"),
         (s.host_model.is_some(), "host applications ([[app]], DRUM)"),
-        (c.trace.is_some(), "the packet trace"),
-        (c.qlen_monitor.is_some(), "the queue-length monitor"),
-        (c.queue_sample_interval.is_some(), "queue sampling"),
-        (c.rate_sample_interval.is_some(), "rate sampling"),
-        (c.link_sample_interval.is_some(), "link sampling"),
-        (c.trace_apps, "application tracing"),
     ];
     checks.into_iter().find(|(on, _)| *on).map(|(_, name)| name)
 }
@@ -95,6 +92,7 @@ impl ParallelRun {
         for me in 0..parts {
             let mut sim = s.clone().simulation()?;
             sim.make_partition(Partition::new(&s.topology, me as u16, part_of.clone()));
+            sim.monitor_own_switches();
             sims.push(sim);
         }
         Ok(ParallelRun {
@@ -106,6 +104,7 @@ impl ParallelRun {
             stall_cause: None,
             state: Window::default(),
             over: None,
+            trace: None,
         })
     }
 
@@ -172,9 +171,10 @@ impl ParallelRun {
         let shared = Shared {
             barrier: Barrier::new(n),
             mail: (0..n * n).map(|_| Mutex::new(Vec::new())).collect(),
-            next: (0..n).map(|_| Mutex::new((Time::MAX, 0, 0))).collect(),
+            next: (0..n).map(|_| Mutex::new(Mark::default())).collect(),
             lookahead: self.lookahead,
             stop_time: self.stop_time,
+            flows_total: self.flows_total,
             until: limit.until,
             budget: limit.max_events,
             events_before,
@@ -258,7 +258,10 @@ impl ParallelRun {
 
     /// The merged results so far, without the conservation check.
     pub fn snapshot(&mut self) -> Results {
-        let snaps: Vec<Results> = self.parts.iter_mut().map(|p| p.snapshot()).collect();
+        let end_time = self.end_time();
+        let mut snaps: Vec<Results> = self.parts.iter_mut().map(|p| p.snapshot()).collect();
+        let (first, others) = snaps.split_first_mut().expect("at least one partition");
+        observe::merge_samples(first, others);
         let mut it = snaps.into_iter();
         let mut r = it.next().expect("at least one partition");
         let topo = &self.parts[0].topo;
@@ -274,7 +277,6 @@ impl ParallelRun {
             r.pfc_events.extend(other.pfc_events);
             r.unreachable.extend(other.unreachable);
             r.last_completion = r.last_completion.max(other.last_completion);
-            r.end_time = r.end_time.max(other.end_time);
             r.payload_in_flight += other.payload_in_flight;
             tenant_bins.extend(other.tenant_bins);
             for (p, c) in ports.iter_mut().enumerate() {
@@ -290,6 +292,7 @@ impl ParallelRun {
         r.pfc_events.sort_by_key(|e| (e.time, e.node, e.ifindex, e.pause));
         r.unreachable.sort_by_key(|u| u.flow);
         r.stall_cause = self.stall_cause.clone();
+        r.end_time = end_time;
         r
     }
 }
@@ -312,6 +315,8 @@ struct Window {
     /// Sum over windows of the most events one partition ran in it: the run's critical
     /// path in events (total events / this = the speed-up the map allows, sync aside).
     critical: u64,
+    /// Every flow is done and the partitions know when the last completed (`observe`).
+    flows_ended: bool,
 }
 
 impl Default for Window {
@@ -325,19 +330,40 @@ impl Default for Window {
             stalled: false,
             windows: 0,
             critical: 0,
+            flows_ended: false,
         }
     }
 }
 
+/// A partition's numbers after a window's exchange.
+#[derive(Clone, Copy, Debug)]
+struct Mark {
+    /// Its next event.
+    next: Time,
+    /// Its progress mark (`progress_mark`).
+    progress: u64,
+    /// Events it ran so far.
+    events: u64,
+    /// Flows it completed (or gave up), and when the last of them did.
+    done: usize,
+    last_completion: Time,
+}
+
+impl Default for Mark {
+    fn default() -> Self {
+        Mark { next: Time::MAX, progress: 0, events: 0, done: 0, last_completion: Time::ZERO }
+    }
+}
+
 /// What the threads share: the barrier, the mailboxes (`mail[from * n + to]`), each
-/// partition's (next event time, progress mark, events run) after the exchange, and the
-/// limits of this call.
+/// partition's `Mark` after the exchange, and the limits of this call.
 struct Shared {
     barrier: Barrier,
     mail: Vec<Mutex<Vec<Crossing>>>,
-    next: Vec<Mutex<(Time, u64, u64)>>,
+    next: Vec<Mutex<Mark>>,
     lookahead: Time,
     stop_time: Time,
+    flows_total: usize,
     until: Time,
     budget: u64,
     events_before: u64,
@@ -368,9 +394,9 @@ impl Shared {
         let n = self.next.len();
         let mut out: Vec<Vec<Crossing>> = vec![Vec::new(); n];
         // Every partition's events so far, for the critical path (one more wait per call).
-        *self.next[me].lock().expect("next") = (Time::MAX, 0, sim.counters.events);
+        *self.next[me].lock().expect("next") = Mark { events: sim.counters.events, ..Mark::default() };
         self.barrier.wait();
-        let mut last: Vec<u64> = self.next.iter().map(|s| s.lock().expect("next").2).collect();
+        let mut last: Vec<u64> = self.next.iter().map(|s| s.lock().expect("next").events).collect();
         w.paused = false;
         loop {
             if w.start == Time::MAX || w.start > self.stop_time {
@@ -394,7 +420,13 @@ impl Shared {
                     }
                 }
             });
-            let mine = (sim.next_event_time().unwrap_or(Time::MAX), sim.progress_mark(), sim.counters.events);
+            let mine = Mark {
+                next: sim.next_event_time().unwrap_or(Time::MAX),
+                progress: sim.progress_mark(),
+                events: sim.counters.events,
+                done: sim.flows_done,
+                last_completion: sim.last_completion,
+            };
             *self.next[me].lock().expect("next") = mine;
             self.barrier.wait();
             // No third wait: nobody writes `next` or a mailbox again before the next
@@ -403,15 +435,24 @@ impl Shared {
                 return w;
             }
             let (mut next, mut mark, mut events, mut most) = (Time::MAX, 0u64, 0u64, 0u64);
+            let (mut done, mut last_completion) = (0usize, Time::ZERO);
             for (i, slot) in self.next.iter().enumerate() {
-                let (t, p, e) = *slot.lock().expect("next");
-                next = next.min(t);
-                mark = mark.wrapping_add(p);
-                events += e;
-                most = most.max(e - last[i]);
-                last[i] = e;
+                let m = *slot.lock().expect("next");
+                next = next.min(m.next);
+                mark = mark.wrapping_add(m.progress);
+                events += m.events;
+                most = most.max(m.events - last[i]);
+                last[i] = m.events;
+                done += m.done;
+                last_completion = last_completion.max(m.last_completion);
             }
             w.critical += most;
+            // The sample and monitor chains end once every flow is done (`observe`).
+            if !w.flows_ended {
+                w.flows_ended = done == self.flows_total;
+                let end = w.flows_ended.then_some(last_completion);
+                self.guard(|| sim.observers_at_window_end(end));
+            }
             if mark != w.progress {
                 (w.progress, w.progress_at, w.idle_windows) = (mark, end, 0);
             } else if next != Time::MAX
@@ -509,9 +550,10 @@ mod tests {
         Shared {
             barrier: Barrier::new(n),
             mail: (0..n * n).map(|_| Mutex::new(Vec::new())).collect(),
-            next: (0..n).map(|_| Mutex::new((Time::MAX, 0, 0))).collect(),
+            next: (0..n).map(|_| Mutex::new(Mark::default())).collect(),
             lookahead: Time::from_ns(1),
             stop_time: Time::MAX,
+            flows_total: 0,
             until: Time::MAX,
             budget: u64::MAX,
             events_before: 0,
