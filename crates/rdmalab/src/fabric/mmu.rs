@@ -35,6 +35,10 @@ pub struct MmuConfig {
     pub pfc_classes: Option<u8>,
     /// The hosts' NIC rate: ports faster than it get a smaller threshold shift.
     pub nic_rate: Rate,
+    /// Bytes a PAUSE's serialisation lets through besides the link's flight: the largest
+    /// frame this port's egress may be sending when the PAUSE is decided, the one the
+    /// upstream finishes after it arrives, and the PAUSE frame itself.
+    pub serialisation: u64,
 }
 
 impl Default for MmuConfig {
@@ -46,6 +50,7 @@ impl Default for MmuConfig {
             lossless: true,
             pfc_classes: None,
             nic_rate: Rate::gbps(100),
+            serialisation: 2 * 1048 + 64,
         }
     }
 }
@@ -111,7 +116,11 @@ impl SwitchMmu {
     /// A switch whose ports have the given (rate, propagation delay in ns) links.
     pub fn new(cfg: MmuConfig, ports: &[(Rate, u64)]) -> SwitchMmu {
         // Headroom: three times the bytes in flight on the link during one propagation
-        // delay, which covers the PAUSE frame's trip and the packets already sent.
+        // delay (the reference's rule), but at least what can arrive after the PAUSE is
+        // decided: a round trip's flight plus `serialisation`. The reference's rule holds
+        // that whenever one delay's flight exceeds two frames (100 Gb/s, 1 µs: 12.5 KB); on
+        // slow or short links it did not (10 Gb/s and 1 µs: 3.75 KB against 4.7 KB; a
+        // zero-delay link got no headroom at all) and PFC dropped packets.
         let pfc = cfg.pfc_classes.unwrap_or(if cfg.lossless { u8::MAX } else { 0 });
         let mut class = [ClassAcct::default(); NUM_PRIOS];
         for (q, c) in class.iter_mut().enumerate() {
@@ -120,7 +129,8 @@ impl SwitchMmu {
         let ports: Vec<IngressPort> = ports
             .iter()
             .map(|&(rate, delay_ns)| {
-                let headroom = (rate.0 as u128 * delay_ns as u128 / 8 / 1_000_000_000 * 3) as u64;
+                let flight = (rate.0 as u128 * delay_ns as u128 / 8 / 1_000_000_000) as u64;
+                let headroom = (3 * flight).max(2 * flight + cfg.serialisation);
                 let shift = threshold_shift(rate, cfg.nic_rate);
                 IngressPort { class: class.map(|c| ClassAcct { headroom, shift, ..c }) }
             })

@@ -313,6 +313,7 @@ fn build_switches(topo: &Topology, cfg: &SimConfig) -> Result<SwitchParts> {
         lossless: cfg.lossless,
         pfc_classes: cfg.classes.as_ref().map(|t| t.pfc_mask()),
         nic_rate,
+        serialisation: 2 * cfg.data_wire(cfg.mtu) as u64 + cfg.pfc_bytes as u64,
     };
     let mut switch_of = vec![u32::MAX; topo.len()];
     let mut mmus = Vec::new();
