@@ -130,7 +130,10 @@ impl SwitchMmu {
             .iter()
             .map(|&(rate, delay_ns)| {
                 let flight = (rate.0 as u128 * delay_ns as u128 / 8 / 1_000_000_000) as u64;
-                let headroom = (3 * flight).max(2 * flight + cfg.serialisation);
+                // A port without PFC never takes headroom; it keeps the reference's
+                // reservation so that lossy buffers (and the sizes fitted to them) stay put.
+                let floor = if pfc == 0 { 0 } else { 2 * flight + cfg.serialisation };
+                let headroom = (3 * flight).max(floor);
                 let shift = threshold_shift(rate, cfg.nic_rate);
                 IngressPort { class: class.map(|c| ClassAcct { headroom, shift, ..c }) }
             })
