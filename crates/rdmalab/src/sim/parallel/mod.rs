@@ -13,6 +13,7 @@
 //! Memory grows with the partition count: each holds the whole topology, routes and flow
 //! list (but only its own nodes' packets and events).
 
+mod apps;
 mod exchange;
 mod observe;
 mod partition;
@@ -22,6 +23,7 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Barrier, Mutex};
 
+pub(in crate::sim) use apps::sort_app_tables;
 pub use exchange::Crossing;
 pub use partition::{auto_map, lookahead, Partition};
 
@@ -52,14 +54,23 @@ pub struct ParallelRun {
     over: Option<StopReason>,
     /// The partitions' trace spools, while a trace is written.
     trace: Option<Box<observe::TraceSpools>>,
+    /// Multipath chunks placed beyond their message, as of the last snapshot (0 when correct).
+    mp_anomalies: u64,
 }
 
 /// What a mechanism the parallel engine cannot split yet is called in its refusal.
 fn unsupported(s: &Scenario) -> Option<&'static str> {
-    // Samples, the trace and the queue monitor are split (`observe`).
+    use crate::app::host_model::{Control, Mechanism};
+    // Samples, the trace and the queue monitor are split (`observe`), host applications
+    // and multipath connections too (`apps`).
+    let drum_network =
+        s.host_model.as_ref().is_some_and(|h| h.host.mechanism == Mechanism::Drum && h.drum.control != Control::Local);
+    let virtuoso = s.multipath.iter().any(|m| matches!(m.config.split, crate::multipath::Split::Virtuoso(_)));
     let checks: [(bool, &'static str); 2] = [
-        (!s.multipath.is_empty(), "multipath connections (partition, Virtuoso)"),
-        (s.host_model.is_some(), "host applications ([[app]], DRUM)"),
+        // One event serves every scheduler and the coordinator reads every host's report.
+        (drum_network, "DRUM's network-wide control (drum.control = \"out_of_band\" or \"in_band\")"),
+        // Reconnecting a QP after a failed WR resets both of its ends at once.
+        (virtuoso && s.config.retry_limit.is_some(), "Virtuoso connections with fabric.retry_limit"),
     ];
     checks.into_iter().find(|(on, _)| *on).map(|(_, name)| name)
 }
@@ -87,14 +98,16 @@ impl ParallelRun {
         let lookahead = lookahead(&s.topology, &part_of)?;
         s.config.threads = Some(1); // each partition runs in the origin order on its own
         s.config.partition_map = None; // (and is not itself cut again)
-        let (stop_time, flows_total) = (s.config.stop_time, s.flows.len());
+        let stop_time = s.config.stop_time;
         let mut sims = Vec::with_capacity(parts);
         for me in 0..parts {
             let mut sim = s.clone().simulation()?;
             sim.make_partition(Partition::new(&s.topology, me as u16, part_of.clone()));
             sim.monitor_own_switches();
+            sim.drop_foreign_setup_events();
             sims.push(sim);
         }
+        let flows_total = sims[0].work_total(); // flows and multipath messages
         Ok(ParallelRun {
             parts: sims,
             part_of,
@@ -105,6 +118,7 @@ impl ParallelRun {
             state: Window::default(),
             over: None,
             trace: None,
+            mp_anomalies: 0,
         })
     }
 
@@ -242,6 +256,10 @@ impl ParallelRun {
     /// count, with the conservation check over the whole fabric.
     pub fn results(&mut self) -> Result<Results> {
         let r = self.snapshot();
+        if self.mp_anomalies > 0 {
+            let n = self.mp_anomalies;
+            return Err(Error::Invariant(format!("{n} multipath chunk(s) placed beyond their message")));
+        }
         let c = &r.counters;
         if c.payload_bytes_sent != c.payload_bytes_delivered + c.payload_bytes_dropped + r.payload_in_flight {
             return Err(Error::Invariant(format!(
@@ -262,6 +280,7 @@ impl ParallelRun {
         let mut snaps: Vec<Results> = self.parts.iter_mut().map(|p| p.snapshot()).collect();
         let (first, others) = snaps.split_first_mut().expect("at least one partition");
         observe::merge_samples(first, others);
+        self.mp_anomalies = apps::merge_app_tables(&mut self.parts, &self.part_of, &mut snaps);
         let mut it = snaps.into_iter();
         let mut r = it.next().expect("at least one partition");
         let topo = &self.parts[0].topo;
