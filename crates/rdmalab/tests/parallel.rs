@@ -266,15 +266,20 @@ fn app_scenario(seed: u64, extra: &str, threads: u32) -> Scenario {
     s
 }
 
-/// The FCT file and every application table of a run (how it stopped included).
+/// The FCT file and every application table of a run (how it stopped, and what the hosts
+/// sent and the ports carried, included: a half running where it does not belong would
+/// send packets that never arrive).
 fn app_files(s: Scenario) -> (String, String) {
     let mut run = Runner::new(s).expect("builds");
     let stop = run.run_to_end();
     let r = run.results().expect("bytes conserved");
     let mut fct = Vec::new();
     write_fct(&mut fct, &r.records).unwrap();
+    let c = &r.counters;
+    let sent = (c.data_packets_sent, c.payload_bytes_sent, c.payload_bytes_delivered, c.packet_hops, c.drops, c.nacks);
     let tables = format!(
-        "{stop:?}\nmessages {:?}\nchunks {:?}\npaths {:?}\nwrs {:?}\napps {:?}\nbatches {:?}\ndrum {:?}\nwqes {}",
+        "{stop:?}\nmessages {:?}\nchunks {:?}\npaths {:?}\nwrs {:?}\napps {:?}\nbatches {:?}\ndrum {:?}\nwqes {}\n\
+         sent, delivered, hops, drops, nacks {sent:?}",
         r.mp_messages, r.mp_chunks, r.mp_paths, r.mp_wrs, r.host_apps, r.host_batches, r.drum_rows, r.wqes_processed
     );
     (String::from_utf8(fct).unwrap(), tables)
