@@ -278,9 +278,17 @@ fn app_files(s: Scenario) -> (String, String) {
     let c = &r.counters;
     let sent = (c.data_packets_sent, c.payload_bytes_sent, c.payload_bytes_delivered, c.packet_hops, c.drops, c.nacks);
     let tables = format!(
-        "{stop:?}\nmessages {:?}\nchunks {:?}\npaths {:?}\nwrs {:?}\napps {:?}\nbatches {:?}\ndrum {:?}\nwqes {}\n\
+        "{stop:?} at {:?}\nmessages {:?}\nchunks {:?}\npaths {:?}\nwrs {:?}\napps {:?}\nbatches {:?}\ndrum {:?}\nwqes {}\n\
          sent, delivered, hops, drops, nacks {sent:?}",
-        r.mp_messages, r.mp_chunks, r.mp_paths, r.mp_wrs, r.host_apps, r.host_batches, r.drum_rows, r.wqes_processed
+        r.end_time,
+        r.mp_messages,
+        r.mp_chunks,
+        r.mp_paths,
+        r.mp_wrs,
+        r.host_apps,
+        r.host_batches,
+        r.drum_rows,
+        r.wqes_processed
     );
     (String::from_utf8(fct).unwrap(), tables)
 }
@@ -320,11 +328,11 @@ fn multipath_partition_is_the_same_for_any_thread_count() {
 fn virtuoso_is_the_same_for_any_thread_count() {
     // Seed 003: the sender half probes and splits by path, the receiver half places writes
     // and answers reads on its own reverse QPs, which close when the sender's close reaches
-    // it (a path's propagation delay later).
+    // it (a path's propagation delay later): until then DCQCN's timers of those QPs run.
     let v = "[[traffic]]\nkind = \"multipath\"\nsplit = \"virtuoso\"\npath_by = \"sport\"\nqps = 4\n\
              sport_policy = \"distinct_paths\"\n\
              messages = [{ src = 1, dst = 10, size = 2000000 }, { src = 14, dst = 3, size = 500000, verb = \"read\" },\n\
-             { src = 1, dst = 10, size = 100000, start = \"40us\" }]\n[fabric]\ncc = \"hpcc\"\n";
+             { src = 1, dst = 10, size = 100000, start = \"40us\" }]\n[fabric]\ncc = \"dcqcn\"\n";
     let tables = apps_same_for_1_2_4_threads("virtuoso", 12, v, &[(1, 10), (14, 3)]);
     assert!(tables.contains("Read") && !tables.contains("paths []"), "{tables}");
 }
