@@ -3,9 +3,11 @@
 //! Issue 16 §4: `--threads 1`, 2 and 4 give byte-identical FCT and PFC files on a small fat
 //! tree, with sources and receivers in different partitions. Covered here: no congestion
 //! control, DCQCN and HPCC, lossless with PFC pauses and lossy with drops and retransmission
-//! timeouts, Blitz (DASR) with IOFD, seed 002's attack applications with tenants; the
-//! mechanisms the engine cannot split yet are refused by name. Samples, the packet trace and
-//! the queue monitor: `parallel_observers.rs`.
+//! timeouts, Blitz (DASR) with IOFD, seed 002's attack applications with tenants, multipath
+//! connections (seed 001's partition, seed 003's Virtuoso with a read), seed 000's closed-loop
+//! applications (SHARE) and DRUM with local control, each with its tables; the mechanisms the
+//! engine cannot split yet (DRUM's network-wide control, Virtuoso with a retry limit) are
+//! refused by name. Samples, the packet trace and the queue monitor: `parallel_observers.rs`.
 
 use std::path::Path;
 
