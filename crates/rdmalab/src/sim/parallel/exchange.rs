@@ -15,6 +15,9 @@ use crate::units::Time;
 #[derive(Clone, Copy, Debug)]
 pub struct Crossing(Carried);
 
+// Packets are nearly all of what crosses: boxing one would allocate per crossing packet,
+// for an event now and then that needs less room.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Copy, Debug)]
 enum Carried {
     /// A packet that left `port`'s wire and reaches the peer at `at`.
