@@ -145,3 +145,37 @@ pub(in crate::sim) fn sort_app_tables(r: &mut Results) {
     r.host_batches.sort_by_key(|b| (b.posted, b.app, b.batch));
     r.drum_rows.sort_by_key(|d| (d.t, d.app));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::ParallelRun;
+    use crate::scenario::Scenario;
+    use crate::sim::StopReason;
+
+    /// A Virtuoso connection's close reaches the READ QPs its receiver sends on, in the
+    /// receiver's partition: at the end every application QP is closed where it is owned
+    /// (the tables do not show it; the receiver's timers would run on otherwise).
+    #[test]
+    fn a_virtuoso_close_closes_the_receivers_qps_in_its_partition() {
+        let toml = "[topology]\nkind = \"fat_tree\"\nk = 4\n\
+                    [[traffic]]\nkind = \"multipath\"\nsplit = \"virtuoso\"\npath_by = \"sport\"\nqps = 2\n\
+                    messages = [{ src = 1, dst = 10, size = 300000, verb = \"read\" }]\n[fabric]\ncc = \"dcqcn\"\n";
+        let s = Scenario::from_toml(toml, std::path::Path::new("v.toml")).unwrap();
+        let mut run = ParallelRun::new(s, 2).unwrap();
+        assert_eq!(run.partitions(), 2);
+        assert_eq!(run.run_to_end(), StopReason::Finished);
+        let mut checked = 0;
+        for sim in &run.parts {
+            for c in &sim.apps.conns {
+                assert_ne!(sim.owns(c.src), sim.owns(c.dst), "the connection crosses the cut");
+                for q in c.qps.iter().chain(&c.reverse).map(|q| &sim.qps[q.idx()]) {
+                    if sim.owns(q.src) {
+                        assert!(q.close_when_idle && q.finished, "QP from {} to {} left open", q.src, q.dst);
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, 4, "two paths, a QP each way");
+    }
+}
