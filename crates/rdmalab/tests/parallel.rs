@@ -330,7 +330,7 @@ fn multipath_partition_is_the_same_for_any_thread_count() {
 fn virtuoso_is_the_same_for_any_thread_count() {
     // Seed 003: the sender half probes and splits by path, the receiver half places writes
     // and answers reads on its own reverse QPs, which close when the sender's close reaches
-    // it (a path's propagation delay later): until then DCQCN's timers of those QPs run.
+    // it (a path's propagation delay later; checked in `sim::parallel::apps`'s unit test).
     let v = "[[traffic]]\nkind = \"multipath\"\nsplit = \"virtuoso\"\npath_by = \"sport\"\nqps = 4\n\
              sport_policy = \"distinct_paths\"\n\
              messages = [{ src = 1, dst = 10, size = 2000000 }, { src = 14, dst = 3, size = 500000, verb = \"read\" },\n\

@@ -154,7 +154,7 @@ mod tests {
 
     /// A Virtuoso connection's close reaches the READ QPs its receiver sends on, in the
     /// receiver's partition: at the end every application QP is closed where it is owned
-    /// (the tables do not show it; the receiver's timers would run on otherwise).
+    /// (no table shows it: `tests/parallel.rs` cannot catch a close that goes astray).
     #[test]
     fn a_virtuoso_close_closes_the_receivers_qps_in_its_partition() {
         let toml = "[topology]\nkind = \"fat_tree\"\nk = 4\n\
