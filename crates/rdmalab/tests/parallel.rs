@@ -122,7 +122,7 @@ fn attack_applications_are_the_same_for_any_thread_count() {
              interval = \"10us\"\nuntil = \"200us\"\ntenant = \"attacker\"\n\
              [[traffic]]\nkind = \"poisson\"\ncdf = \"web_search\"\nload = 0.4\nduration = \"300us\"\n\
              tenant = \"victim\"\n\
-             [fabric]\ncc = \"{cc}\"\ndefense = \"{defense}\"\n"
+             [fabric]\ncc = \"{cc}\"\ndefense = \"{defense}\"\nrate_sample_interval = \"5us\"\n"
         );
         let mut s = Scenario::from_toml(&text, Path::new("attacks.toml")).unwrap();
         s.config.threads = Some(threads);
@@ -138,7 +138,13 @@ fn attack_applications_are_the_same_for_any_thread_count() {
             assert_eq!(r.records.len(), flows);
             let mut fct = Vec::new();
             write_fct(&mut fct, &r.records).unwrap();
-            (String::from_utf8(fct).unwrap(), format!("{:?}", r.tenant_bins), r.counters.qps_opened)
+            // Rate rows name a QP opened while running by its rank among those opened
+            // while running (`sim::qp_names`), not by its partition's slot.
+            let rates: Vec<_> =
+                r.rate_samples.iter().map(|s| (s.time, s.qp, s.flow, s.src, s.dst, s.rate, s.throughput)).collect();
+            let opened_running = r.rate_samples.iter().filter(|s| s.qp.idx() >= flows).count();
+            assert!(opened_running > 100, "{cc}: {opened_running} rate rows of QPs opened while running");
+            (String::from_utf8(fct).unwrap(), format!("{:?}", r.tenant_bins), r.counters.qps_opened, rates)
         };
         let one = run(1);
         // The 75 recreate chunks each opened a QP while running, and the overlay one per
@@ -149,6 +155,7 @@ fn attack_applications_are_the_same_for_any_thread_count() {
             let many = run(threads);
             assert!(one.0 == many.0, "{cc}/{defense}: FCT file differs with {threads} threads");
             assert!(one.1 == many.1, "{cc}/{defense}: tenant meter differs with {threads} threads");
+            assert!(one.3 == many.3, "{cc}/{defense}: rate rows differ with {threads} threads");
         }
     }
 }

@@ -198,6 +198,9 @@ impl Simulation {
             records.sort_by_key(|r| (r.start + r.fct, r.flow));
             pfc_events.sort_by_key(|e| (e.time, e.node, e.ifindex, e.pause));
             unreachable.sort_by_key(|u| u.flow);
+            if self.part.is_none() {
+                super::qp_names::rename_runtime_qps(&[&self.runtime_qps], &mut [&mut rate_samples]);
+            }
             rate_samples.sort_by_key(|s| (s.time, s.qp));
         }
         Results {

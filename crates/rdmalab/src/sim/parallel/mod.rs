@@ -283,6 +283,9 @@ impl ParallelRun {
     pub fn snapshot(&mut self) -> Results {
         let end_time = self.end_time();
         let mut snaps: Vec<Results> = self.parts.iter_mut().map(|p| p.snapshot()).collect();
+        let names: Vec<_> = self.parts.iter().map(|p| &p.runtime_qps).collect();
+        let mut rows: Vec<_> = snaps.iter_mut().map(|r| &mut r.rate_samples).collect();
+        crate::sim::qp_names::rename_runtime_qps(&names, &mut rows);
         let (first, others) = snaps.split_first_mut().expect("at least one partition");
         observe::merge_samples(first, others);
         let mut it = snaps.into_iter();
