@@ -150,7 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="output folder (default out/<scenario file stem>/); must be empty or new")
     p.add_argument("--force", action="store_true", help="write into a non-empty --out folder, replacing its files")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    _threads_option(p, None)
+    _threads_option(p, "auto")
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("hpcc", help="run an ns-3 HPCC simulator config (drop-in for `third CONFIG`)",
                        description="Reads the reference's config keys (paths relative to the current folder, "

@@ -368,3 +368,17 @@ def test_a_local_ray_instance_dies_with_a_killed_driver(tmp_path):
         for k in seen:
             if _alive(k):
                 os.kill(k, signal.SIGKILL)
+
+
+def test_ring_deadlock_is_named_alike_for_any_thread_count(tmp_path):
+    # The cycle crosses every partition's cut: the parallel engine finds it from the merged
+    # wait-for graph, at the same time and with the same hops as one partition.
+    scen = write_ring_scenario(tmp_path)
+    seen = {}
+    for threads in ("1", "2", "4"):
+        out = cli("run", str(scen), "--out", str(tmp_path / threads), "--quiet", "--threads", threads)
+        assert out.returncode == 3, out.stdout + out.stderr
+        last = out.stdout.strip().splitlines()[-1]
+        assert "PFC deadlock" in last
+        seen[threads] = (last, (tmp_path / threads / "fct.txt").read_text(), (tmp_path / threads / "pfc.txt").read_text())
+    assert seen["1"] == seen["2"] == seen["4"]

@@ -3,11 +3,12 @@
 //! Issue 16 §4: `--threads 1`, 2 and 4 give byte-identical FCT and PFC files on a small fat
 //! tree, with sources and receivers in different partitions. Covered here: no congestion
 //! control, DCQCN and HPCC, lossless with PFC pauses and lossy with drops and retransmission
-//! timeouts, Blitz (DASR) with IOFD, seed 002's attack applications with tenants, multipath
-//! connections (seed 001's partition, seed 003's Virtuoso with a read), seed 000's closed-loop
-//! applications (SHARE) and DRUM with local control, each with its tables; the mechanisms the
-//! engine cannot split yet (DRUM's network-wide control, Virtuoso with a retry limit) are
-//! refused by name. Samples, the packet trace and the queue monitor: `parallel_observers.rs`.
+//! timeouts, Blitz (DASR) with IOFD, seed 002's attack applications with tenants, a PFC
+//! deadlock whose cycle crosses every cut, multipath connections (seed 001's partition, seed
+//! 003's Virtuoso with a read), seed 000's closed-loop applications (SHARE) and DRUM with local
+//! control, each with its tables; the mechanisms the engine cannot split yet (DRUM's
+//! network-wide control, Virtuoso with a retry limit) are refused by name. Samples, the packet
+//! trace and the queue monitor: `parallel_observers.rs`.
 
 use std::path::Path;
 
@@ -123,7 +124,7 @@ fn attack_applications_are_the_same_for_any_thread_count() {
              interval = \"10us\"\nuntil = \"200us\"\ntenant = \"attacker\"\n\
              [[traffic]]\nkind = \"poisson\"\ncdf = \"web_search\"\nload = 0.4\nduration = \"300us\"\n\
              tenant = \"victim\"\n\
-             [fabric]\ncc = \"{cc}\"\ndefense = \"{defense}\"\n"
+             [fabric]\ncc = \"{cc}\"\ndefense = \"{defense}\"\nrate_sample_interval = \"5us\"\n"
         );
         let mut s = Scenario::from_toml(&text, Path::new("attacks.toml")).unwrap();
         s.config.threads = Some(threads);
@@ -139,7 +140,13 @@ fn attack_applications_are_the_same_for_any_thread_count() {
             assert_eq!(r.records.len(), flows);
             let mut fct = Vec::new();
             write_fct(&mut fct, &r.records).unwrap();
-            (String::from_utf8(fct).unwrap(), format!("{:?}", r.tenant_bins), r.counters.qps_opened)
+            // Rate rows name a QP opened while running by its rank among those opened
+            // while running (`sim::qp_names`), not by its partition's slot.
+            let rates: Vec<_> =
+                r.rate_samples.iter().map(|s| (s.time, s.qp, s.flow, s.src, s.dst, s.rate, s.throughput)).collect();
+            let opened_running = r.rate_samples.iter().filter(|s| s.qp.idx() >= flows).count();
+            assert!(opened_running > 100, "{cc}: {opened_running} rate rows of QPs opened while running");
+            (String::from_utf8(fct).unwrap(), format!("{:?}", r.tenant_bins), r.counters.qps_opened, rates)
         };
         let one = run(1);
         // The 75 recreate chunks each opened a QP while running, and the overlay one per
@@ -150,6 +157,7 @@ fn attack_applications_are_the_same_for_any_thread_count() {
             let many = run(threads);
             assert!(one.0 == many.0, "{cc}/{defense}: FCT file differs with {threads} threads");
             assert!(one.1 == many.1, "{cc}/{defense}: tenant meter differs with {threads} threads");
+            assert!(one.3 == many.3, "{cc}/{defense}: rate rows differ with {threads} threads");
         }
     }
 }
@@ -228,8 +236,7 @@ fn a_long_quiet_stretch_between_flows_is_not_a_stall() {
 #[test]
 fn a_run_that_cannot_finish_stops_as_stalled() {
     // Lossy, no retransmission: the incast's drops are never repaired while DCQCN's timers
-    // keep re-arming. The driver's no-progress guard ends it (deadlock detection is off in
-    // partitions).
+    // keep re-arming. The driver's no-progress guard ends it (a partition cannot tell alone).
     let toml = "[topology]\nkind = \"fat_tree\"\nk = 4\n[[traffic]]\nkind = \"incast\"\n\
         senders = [4, 5, 6, 7, 8, 9, 10, 11]\nreceiver = 0\nsize = 200000\n\
         [fabric]\ncc = \"dcqcn\"\nbuffer_mb = 0.2\nlossless = false\nrto = \"none\"\n";
@@ -410,12 +417,11 @@ fn a_user_partition_map_gives_the_same_files() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-#[test]
-fn a_deadlock_across_partitions_stops_as_stalled_after_the_guard() {
-    // The textbook PFC deadlock (tests/deadlock.rs): five switches in a ring, a host on each,
-    // every host sending to the one two switches on, a small buffer and no CC. Retransmission
-    // timeouts keep firing into paused queues, so events never run out; deadlock detection
-    // is off inside partitions, and only the driver's no-progress guard can end the run.
+/// The textbook PFC deadlock (tests/deadlock.rs): five switches in a ring, a host on each,
+/// every host sending to the one two switches on, a small buffer and no CC; `threads`
+/// partitions (the automatic map puts each switch with its host, so the cycle crosses
+/// every cut).
+fn ring_deadlock(threads: u32, tweak: impl Fn(&mut rdmalab::sim::SimConfig)) -> Runner {
     use rdmalab::sim::SimConfig;
     use rdmalab::topology::Topology;
     use rdmalab::workload::FlowSpec;
@@ -431,14 +437,61 @@ fn a_deadlock_across_partitions_stops_as_stalled_after_the_guard() {
     }
     let flows: Vec<FlowSpec> =
         (0..n).map(|i| FlowSpec::new(NodeId(i), NodeId((i + 2) % n), 10_000_000, Time::ZERO)).collect();
-    let cfg = SimConfig { buffer_bytes: 256 * 1024, ecn: None, threads: Some(2), ..SimConfig::default() };
-    assert!(cfg.rto.is_some(), "the timeouts are what keep the stuck run busy");
-    let mut run = Runner::new(Scenario::new(topo, flows, cfg)).unwrap();
-    let Runner::Many(p) = &run else { panic!("two partitions expected") };
-    assert_eq!(p.partitions(), 2);
+    let mut cfg = SimConfig { buffer_bytes: 256 * 1024, ecn: None, threads: Some(threads), ..SimConfig::default() };
+    tweak(&mut cfg);
+    let run = Runner::new(Scenario::new(topo, flows, cfg)).unwrap();
+    if threads > 1 {
+        let Runner::Many(p) = &run else { panic!("partitions expected") };
+        assert_eq!(p.partitions(), threads as usize);
+    }
+    run
+}
+
+/// The stop reason, the first deadlock and the count, the end time and the FCT and PFC
+/// files of a run.
+fn deadlock_outcome(mut run: Runner) -> (StopReason, String, u64, Time, String, String) {
+    let reason = run.run_to_end();
+    let r = run.results().unwrap();
+    let (mut fct, mut pfc) = (Vec::new(), Vec::new());
+    write_fct(&mut fct, &r.records).unwrap();
+    write_pfc(&mut pfc, &r.pfc_events).unwrap();
+    let (fct, pfc) = (String::from_utf8(fct).unwrap(), String::from_utf8(pfc).unwrap());
+    (reason, format!("{:?}", r.deadlock), r.deadlocks, r.end_time, fct, pfc)
+}
+
+#[test]
+fn a_deadlock_across_partitions_is_found_as_in_one_simulation() {
+    // The cycle runs through every partition; the merged wait-for graph finds it at the
+    // same simulated time, with the same hops, as one simulation in the same order.
+    let one = deadlock_outcome(ring_deadlock(1, |_| {}));
+    assert_eq!(one.0, StopReason::PfcDeadlock);
+    assert!(one.1.contains("cycle"), "{}", one.1);
+    for threads in [2, 4] {
+        let many = deadlock_outcome(ring_deadlock(threads, |_| {}));
+        assert_eq!(one, many, "{threads} threads");
+    }
+    // Going on past it (`OnDeadlock::Continue`) to a stop time: the same count and files.
+    let go_on = |c: &mut rdmalab::sim::SimConfig| {
+        c.on_deadlock = rdmalab::sim::OnDeadlock::Continue;
+        c.stop_time = Time::from_ms(4);
+    };
+    let one = deadlock_outcome(ring_deadlock(1, go_on));
+    assert_eq!((one.0, one.2), (StopReason::StopTime, 1));
+    assert_eq!(one, deadlock_outcome(ring_deadlock(4, go_on)));
+}
+
+#[test]
+fn a_run_that_never_gets_unstuck_stops_as_stalled_after_the_guard() {
+    // The ring with a deadlock timeout longer than the run can go: retransmission timeouts
+    // keep firing into paused queues, so events never run out, and only the driver's
+    // no-progress guard can end the run.
+    let mut run = ring_deadlock(2, |c| c.deadlock_timeout = Time::from_ms(10_000));
+    let rto = |c: &rdmalab::sim::SimConfig| c.rto.is_some();
+    assert!(rto(&rdmalab::sim::SimConfig::default()), "the timeouts are what keep the stuck run busy");
     assert_eq!(run.run_to_end(), StopReason::Stalled);
     let r = run.results().unwrap();
-    assert!(r.records.len() < n as usize, "a deadlocked ring cannot finish every flow");
+    assert!(r.records.len() < 5, "a deadlocked ring cannot finish every flow");
+    assert_eq!(r.deadlocks, 0);
     let cause = r.stall_cause.expect("a stall names its cause");
     assert!(cause.contains("nothing delivered for 100 ms"), "{cause}");
     // Stopped by the guard: at least 100 ms of simulated time and 1,000 windows after the last

@@ -104,6 +104,9 @@ impl Simulation {
             gen,
             ..Qp::placeholder()
         };
+        if self.opens_while_running(slot.is_some()) {
+            self.note_runtime_open(id, f.src);
+        }
         self.counters.qps_opened += 1;
         self.live_qps += 1;
         self.counters.qps_peak = self.counters.qps_peak.max(self.live_qps);

@@ -22,6 +22,7 @@ mod iofd;
 mod order;
 pub mod parallel;
 pub mod qlen_monitor;
+mod qp_names;
 mod results;
 mod retry;
 mod sampling;
@@ -142,6 +143,8 @@ pub struct Simulation {
     free_qps: Vec<QpId>,
     /// QPs opened and not yet released.
     live_qps: u64,
+    /// QPs opened while running, renamed in the outputs (`sim::qp_names`).
+    runtime_qps: qp_names::RuntimeQps,
     groups: Vec<CcGroup>,
     /// Retired group slots.
     free_groups: Vec<CcGroupId>,

@@ -198,6 +198,9 @@ impl Simulation {
             records.sort_by_key(|r| (r.start + r.fct, r.flow));
             pfc_events.sort_by_key(|e| (e.time, e.node, e.ifindex, e.pause));
             unreachable.sort_by_key(|u| u.flow);
+            if self.part.is_none() {
+                super::qp_names::rename_runtime_qps(&[&self.runtime_qps], &mut [&mut rate_samples]);
+            }
             rate_samples.sort_by_key(|s| (s.time, s.qp));
         }
         let mut r = Results {
@@ -216,8 +219,8 @@ impl Simulation {
             tenant_bins: self.tenant_bins(),
             tenant_names: self.tenant_names.clone(),
             app_posts: self.app_posts.clone(),
-            deadlock: self.watch.first.clone(),
-            deadlocks: self.watch.count,
+            deadlock: self.watch.found.first.clone(),
+            deadlocks: self.watch.found.count,
             stall_cause: self.watch.stall_cause.clone(),
             mp_messages: self.mp_message_records(),
             mp_chunks: self.mp_chunk_records(),

@@ -114,6 +114,7 @@ impl Simulation {
             qps: Vec::new(),
             free_qps: Vec::new(),
             live_qps: 0,
+            runtime_qps: Default::default(),
             groups: Vec::<CcGroup>::new(),
             free_groups: Vec::new(),
             group_of: HashMap::new(),

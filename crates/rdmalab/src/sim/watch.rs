@@ -68,7 +68,7 @@ pub struct Deadlock {
 
 /// State of the watch (see the module doc).
 #[derive(Debug)]
-pub(super) struct Watch {
+pub(crate) struct Watch {
     /// The earliest time at which either check is due (`Time::MAX`: neither).
     pub next_check: Time,
     next_deadlock_check: Time,
@@ -77,16 +77,12 @@ pub(super) struct Watch {
     paused_at: Vec<[Time; NUM_PRIOS]>,
     /// (Switch port, class) pairs paused now.
     paused_pairs: u32,
-    /// Bit `q` of port `p`: (p, q) belongs to a deadlock already counted.
-    reported: Vec<u8>,
     /// How long a run may go without progress before it is stalled.
     stall_window: Time,
     /// (bytes delivered, flows done, flows started) at the last stall check.
     progress_mark: (u64, usize, usize),
-    /// The first deadlock found.
-    pub first: Option<Deadlock>,
-    /// Deadlocks found (more than one only with `OnDeadlock::Continue`).
-    pub count: u64,
+    /// Deadlocks found.
+    pub found: Found,
     /// Why the run stalled, when it did.
     pub stall_cause: Option<String>,
 }
@@ -100,7 +96,7 @@ fn stall_window(cfg: &SimConfig, total_link_delay: Time) -> Time {
 }
 
 /// `t + d`, saturating at `Time::MAX` (a huge timeout means never).
-fn later(t: Time, d: Time) -> Time {
+pub(crate) fn later(t: Time, d: Time) -> Time {
     Time(t.0.saturating_add(d.0))
 }
 
@@ -119,18 +115,16 @@ impl Watch {
             next_stall_check,
             paused_at: vec![[Time::ZERO; NUM_PRIOS]; ports],
             paused_pairs: 0,
-            reported: Vec::new(),
             stall_window: window,
             progress_mark: (0, 0, 0),
-            first: None,
-            count: 0,
+            found: Found::default(),
             stall_cause: None,
         }
     }
 
     /// How often the deadlock check looks while something is paused: a quarter of the
     /// timeout, at most 1 ms, so a cycle is found within the timeout plus that.
-    fn period(timeout: Time) -> Time {
+    pub(crate) fn period(timeout: Time) -> Time {
         Time((timeout.0 / 4).clamp(1, Time::from_us(1000).0))
     }
 
@@ -215,7 +209,7 @@ impl Simulation {
     fn idle_cause(&self) -> String {
         let left = self.work_total() - self.flows_done;
         let mut cause = format!("nothing left to simulate at {} with {left} flow(s) unfinished", us(self.now));
-        if let Some(d) = &self.watch.first {
+        if let Some(d) = &self.watch.found.first {
             cause += &format!("; a PFC deadlock formed at {}", us(d.formed));
         } else if self.cfg.rto.is_none() && self.counters.drops > 0 {
             cause += &format!("; {} packet(s) were dropped and fabric.rto is none: nothing retransmits them", {
@@ -269,7 +263,7 @@ impl Simulation {
             us(t),
             self.work_total() - self.flows_done
         );
-        if let Some(d) = &self.watch.first {
+        if let Some(d) = &self.watch.found.first {
             cause += &format!(" (a PFC deadlock formed at {})", us(d.formed));
         }
         Some(cause)
@@ -278,83 +272,129 @@ impl Simulation {
     /// Looks for a cycle among ports paused for at least `min_age`. A new one is recorded;
     /// returns the stop reason when the run must end for it.
     fn look_for_deadlock(&mut self, t: Time, min_age: Time) -> Option<StopReason> {
-        let cycle = self.wait_for_cycle(t, min_age)?;
-        let hops: Vec<CycleHop> = cycle
-            .iter()
-            .map(|&(port, q)| CycleHop {
-                node: self.ports[port.idx()].node,
-                port,
-                ifindex: self.topo.ports[port.idx()].ifindex,
-                priority: q as u8,
-            })
-            .collect();
-        let formed = cycle.iter().map(|&(p, q)| self.watch.paused_at[p.idx()][q]).max().unwrap_or(t);
-        if self.watch.reported.is_empty() {
-            self.watch.reported = vec![0; self.ports.len()];
-        }
-        for &(p, q) in &cycle {
-            self.watch.reported[p.idx()] |= 1 << q;
-        }
-        self.watch.count += 1;
-        if self.watch.first.is_none() {
-            self.watch.first = Some(Deadlock { cycle: hops, formed, detected: t });
-        }
+        let share = self.wait_share(t, min_age);
+        self.watch.found.search(&self.topo, std::slice::from_ref(&share), t)?;
         match self.cfg.on_deadlock {
             super::OnDeadlock::Stop => Some(StopReason::PfcDeadlock),
             super::OnDeadlock::Continue => None,
         }
     }
 
-    /// (Switch port, class) waits: paused at least `min_age` before `t`, holding packets
-    /// of the class, and not part of a deadlock already counted.
-    fn stuck(&self, p: usize, q: usize, t: Time, min_age: Time) -> bool {
-        let st = &self.ports[p];
-        !st.on_host
-            && st.paused[q]
-            && !st.queues[q].is_empty()
-            && t.saturating_sub(self.watch.paused_at[p][q]) >= min_age
-            && self.watch.reported.get(p).is_none_or(|m| m & (1 << q) == 0)
-    }
-
-    /// The wait-for graph of stuck (port, class) pairs and a cycle in it, if any.
-    fn wait_for_cycle(&self, t: Time, min_age: Time) -> Option<Vec<(PortId, usize)>> {
-        let key = |p: usize, q: usize| (p * NUM_PRIOS + q) as u32;
-        let mut edges: Vec<(u32, u32)> = Vec::new();
-        let mut draining: Vec<u32> = Vec::new();
+    /// This simulation's part of the wait-for graph at `t`: the (switch port, class) pairs
+    /// of its own switches paused at least `min_age` and holding packets of the class, and
+    /// for every class queue that holds packets, the upstream port of each ingress they
+    /// came through. A partition sees only its own switches; the parts of every partition
+    /// together are what one simulation sees.
+    pub(in crate::sim) fn wait_share(&self, t: Time, min_age: Time) -> WaitShare {
+        let mut share = WaitShare::default();
         for (e, st) in self.ports.iter().enumerate() {
-            if st.on_host {
+            if st.on_host || !self.owns(st.node) {
                 continue;
             }
             for q in 1..NUM_PRIOS {
                 if st.queues[q].is_empty() {
                     continue;
                 }
-                let stuck = self.stuck(e, q, t, min_age);
+                let at = key(e, q);
+                let paused_at = self.watch.paused_at[e][q];
+                if st.paused[q] && t.saturating_sub(paused_at) >= min_age {
+                    share.stuck.push((at, paused_at));
+                }
                 let mut last = u32::MAX;
                 for &r in &st.queues[q] {
                     let ingress = self.packets.get(r).ingress;
-                    if ingress.0 == last {
-                        continue;
-                    }
-                    last = ingress.0;
-                    let upstream = key(self.ports[ingress.idx()].peer.idx(), q);
-                    if stuck {
-                        edges.push((upstream, key(e, q)));
-                    } else {
-                        draining.push(upstream);
+                    if ingress.0 != last {
+                        last = ingress.0;
+                        share.waits.push((key(self.ports[ingress.idx()].peer.idx(), q), at));
                     }
                 }
             }
         }
+        share
+    }
+
+    /// The earliest time this simulation's own pauses ask for a deadlock check (`Time::MAX`:
+    /// none since the last disarm), for the parallel driver.
+    pub(in crate::sim) fn deadlock_check_due(&self) -> Time {
+        self.watch.next_deadlock_check
+    }
+
+    /// Switch (port, class) pairs this simulation has paused now.
+    pub(in crate::sim) fn paused_pairs(&self) -> u32 {
+        self.watch.paused_pairs
+    }
+
+    /// The parallel driver's global check schedule, so that a pause re-arms only when the
+    /// whole run's schedule is disarmed (as in one simulation).
+    pub(in crate::sim) fn set_deadlock_check(&mut self, at: Time) {
+        self.watch.next_deadlock_check = at;
+    }
+}
+
+/// The key of (port, class) in the wait-for graph.
+fn key(port: usize, q: usize) -> u32 {
+    (port * NUM_PRIOS + q) as u32
+}
+
+/// One simulation's (or partition's) part of the wait-for graph (`Simulation::wait_share`).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct WaitShare {
+    /// (port, class) pairs paused long enough and holding packets, with when they paused.
+    pub stuck: Vec<(u32, Time)>,
+    /// (upstream (port, class), (port, class)): the queue of the second holds packets that
+    /// came from the first.
+    pub waits: Vec<(u32, u32)>,
+}
+
+/// Deadlocks found so far: the first, how many, and the pairs already counted.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Found {
+    pub first: Option<Deadlock>,
+    pub count: u64,
+    /// Sorted keys of the (port, class) pairs of every deadlock counted.
+    reported: Vec<u32>,
+}
+
+impl Found {
+    /// Looks for a new cycle in the graph the shares make and records it; `Some` if found.
+    /// A queue whose own pair is not stuck (or already counted) drains, so its upstreams
+    /// get no edge; a pair stuck behind a drained queue is not in a cycle.
+    pub(crate) fn search(&mut self, topo: &crate::topology::Topology, shares: &[WaitShare], t: Time) -> Option<()> {
+        let mut stuck: Vec<(u32, Time)> = shares
+            .iter()
+            .flat_map(|s| s.stuck.iter().copied())
+            .filter(|(k, _)| self.reported.binary_search(k).is_err())
+            .collect();
+        stuck.sort_unstable();
+        let is_stuck = |k: u32| stuck.binary_search_by_key(&k, |x| x.0).is_ok();
+        let (mut edges, mut draining) = (Vec::new(), Vec::new());
+        for &(upstream, at) in shares.iter().flat_map(|s| s.waits.iter()) {
+            if is_stuck(at) {
+                edges.push((upstream, at));
+            } else {
+                draining.push(upstream);
+            }
+        }
         draining.sort_unstable();
-        edges.retain(|&(from, _)| {
-            let (p, q) = (from as usize / NUM_PRIOS, from as usize % NUM_PRIOS);
-            self.stuck(p, q, t, min_age) && draining.binary_search(&from).is_err()
-        });
+        edges.retain(|&(from, _)| is_stuck(from) && draining.binary_search(&from).is_err());
         edges.sort_unstable();
         edges.dedup();
-        find_cycle(&edges)
-            .map(|c| c.into_iter().map(|k| (PortId(k / NUM_PRIOS as u32), k as usize % NUM_PRIOS)).collect())
+        let cycle = find_cycle(&edges)?;
+        let paused_at = |k: u32| stuck[stuck.binary_search_by_key(&k, |x| x.0).expect("stuck")].1;
+        let formed = cycle.iter().map(|&k| paused_at(k)).max().unwrap_or(t);
+        let hops = cycle
+            .iter()
+            .map(|&k| {
+                let port = PortId(k / NUM_PRIOS as u32);
+                let p = &topo.ports[port.idx()];
+                CycleHop { node: p.node, port, ifindex: p.ifindex, priority: (k as usize % NUM_PRIOS) as u8 }
+            })
+            .collect();
+        self.reported.extend_from_slice(&cycle);
+        self.reported.sort_unstable();
+        self.count += 1;
+        self.first.get_or_insert(Deadlock { cycle: hops, formed, detected: t });
+        Some(())
     }
 }
 

@@ -22,6 +22,7 @@ use super::super::hostapps::PERIOD;
 use super::super::{Event, Results, Simulation};
 use crate::app::AppKind;
 use crate::ids::NodeId;
+use crate::scenario::Scenario;
 use crate::units::Time;
 
 impl Simulation {
@@ -75,6 +76,24 @@ impl Simulation {
             _ => self.queue.push_reserved(at, key, ev),
         }
     }
+}
+
+/// What a mechanism the parallel engine cannot split yet is called in its refusal (all of
+/// them host applications now).
+pub(super) fn unsupported(s: &Scenario) -> Option<&'static str> {
+    use crate::app::host_model::{Control, Mechanism};
+    // Samples, the trace and the queue monitor are split (`observe`), host applications
+    // and multipath connections too (`apps`).
+    let drum_network =
+        s.host_model.as_ref().is_some_and(|h| h.host.mechanism == Mechanism::Drum && h.drum.control != Control::Local);
+    let virtuoso = s.multipath.iter().any(|m| matches!(m.config.split, crate::multipath::Split::Virtuoso(_)));
+    let checks: [(bool, &'static str); 2] = [
+        // One event serves every scheduler and the coordinator reads every host's report.
+        (drum_network, "DRUM's network-wide control (drum.control = \"out_of_band\" or \"in_band\")"),
+        // Reconnecting a QP after a failed WR resets both of its ends at once.
+        (virtuoso && s.config.retry_limit.is_some(), "Virtuoso connections with fabric.retry_limit"),
+    ];
+    checks.into_iter().find(|(on, _)| *on).map(|(_, name)| name)
 }
 
 /// Swaps every application half held by a partition other than 0 with partition 0's copy

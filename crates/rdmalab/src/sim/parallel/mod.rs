@@ -14,9 +14,11 @@
 //! list (but only its own nodes' packets and events).
 
 mod apps;
+mod deadlock;
 mod exchange;
 mod observe;
 mod partition;
+mod runner;
 
 use std::any::Any;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
@@ -26,6 +28,10 @@ use std::sync::{Barrier, Mutex};
 pub(in crate::sim) use apps::sort_app_tables;
 pub use exchange::Crossing;
 pub use partition::{auto_map, lookahead, Partition};
+pub use runner::Runner;
+
+use crate::sim::watch::WaitShare;
+use deadlock::WatchMarks;
 
 use super::{Results, RunLimit, Simulation, StopReason};
 use crate::error::{Error, Result};
@@ -56,23 +62,8 @@ pub struct ParallelRun {
     trace: Option<Box<observe::TraceSpools>>,
     /// Multipath chunks placed beyond their message, as of the last snapshot (0 when correct).
     mp_anomalies: u64,
-}
-
-/// What a mechanism the parallel engine cannot split yet is called in its refusal.
-fn unsupported(s: &Scenario) -> Option<&'static str> {
-    use crate::app::host_model::{Control, Mechanism};
-    // Samples, the trace and the queue monitor are split (`observe`), host applications
-    // and multipath connections too (`apps`).
-    let drum_network =
-        s.host_model.as_ref().is_some_and(|h| h.host.mechanism == Mechanism::Drum && h.drum.control != Control::Local);
-    let virtuoso = s.multipath.iter().any(|m| matches!(m.config.split, crate::multipath::Split::Virtuoso(_)));
-    let checks: [(bool, &'static str); 2] = [
-        // One event serves every scheduler and the coordinator reads every host's report.
-        (drum_network, "DRUM's network-wide control (drum.control = \"out_of_band\" or \"in_band\")"),
-        // Reconnecting a QP after a failed WR resets both of its ends at once.
-        (virtuoso && s.config.retry_limit.is_some(), "Virtuoso connections with fabric.retry_limit"),
-    ];
-    checks.into_iter().find(|(on, _)| *on).map(|(_, name)| name)
+    /// PFC deadlock detection over the whole fabric (`deadlock`).
+    watch: deadlock::DeadlockWatch,
 }
 
 impl ParallelRun {
@@ -85,7 +76,7 @@ impl ParallelRun {
 
     /// Like `new`, with a given partition of every node (partitions numbered from 0).
     pub fn with_map(mut s: Scenario, part_of: Vec<u16>) -> Result<ParallelRun> {
-        if let Some(what) = unsupported(&s) {
+        if let Some(what) = apps::unsupported(&s) {
             return Err(Error::scenario("threads", format!("--threads > 1 does not support {what} yet")));
         }
         if part_of.len() != s.topology.nodes.len() {
@@ -99,6 +90,11 @@ impl ParallelRun {
         s.config.threads = Some(1); // each partition runs in the origin order on its own
         s.config.partition_map = None; // (and is not itself cut again)
         let stop_time = s.config.stop_time;
+        let watch = deadlock::DeadlockWatch {
+            timeout: s.config.deadlock_timeout,
+            on_deadlock: s.config.on_deadlock,
+            ..Default::default()
+        };
         let mut sims = Vec::with_capacity(parts);
         for me in 0..parts {
             let mut sim = s.clone().simulation()?;
@@ -119,6 +115,7 @@ impl ParallelRun {
             over: None,
             trace: None,
             mp_anomalies: 0,
+            watch,
         })
     }
 
@@ -194,6 +191,10 @@ impl ParallelRun {
             events_before,
             failed: AtomicBool::new(false),
             panic: Mutex::new(None),
+            watch_timeout: self.watch.timeout,
+            shares: (0..n).map(|_| Mutex::new(WaitShare::default())).collect(),
+            watch: Mutex::new(std::mem::take(&mut self.watch)),
+            verdict: Mutex::new(false),
         };
         let state = self.state;
         let ends: Vec<Window> = std::thread::scope(|scope| {
@@ -213,9 +214,14 @@ impl ParallelRun {
         if let Some(payload) = shared.panic.lock().expect("panic slot").take() {
             resume_unwind(payload);
         }
+        self.watch = shared.watch.into_inner().expect("watch");
         self.state = ends[0];
         if self.state.paused {
             return StopReason::Paused;
+        }
+        if self.state.deadlock_at.is_some() {
+            self.over = Some(StopReason::PfcDeadlock);
+            return StopReason::PfcDeadlock;
         }
         let done: usize = self.parts.iter().map(|p| p.flows_done).sum();
         let reason = if done == self.flows_total {
@@ -278,6 +284,9 @@ impl ParallelRun {
     pub fn snapshot(&mut self) -> Results {
         let end_time = self.end_time();
         let mut snaps: Vec<Results> = self.parts.iter_mut().map(|p| p.snapshot()).collect();
+        let names: Vec<_> = self.parts.iter().map(|p| &p.runtime_qps).collect();
+        let mut rows: Vec<_> = snaps.iter_mut().map(|r| &mut r.rate_samples).collect();
+        crate::sim::qp_names::rename_runtime_qps(&names, &mut rows);
         let (first, others) = snaps.split_first_mut().expect("at least one partition");
         observe::merge_samples(first, others);
         self.mp_anomalies = apps::merge_app_tables(&mut self.parts, &self.part_of, &mut snaps);
@@ -311,7 +320,10 @@ impl ParallelRun {
         r.pfc_events.sort_by_key(|e| (e.time, e.node, e.ifindex, e.pause));
         r.unreachable.sort_by_key(|u| u.flow);
         r.stall_cause = self.stall_cause.clone();
-        r.end_time = end_time;
+        // A run stopped for a deadlock ends when it was found, as one simulation does.
+        r.end_time = self.state.deadlock_at.unwrap_or(end_time);
+        r.deadlock = self.watch.found.first.clone();
+        r.deadlocks = self.watch.found.count;
         r
     }
 }
@@ -336,6 +348,10 @@ struct Window {
     critical: u64,
     /// Every flow is done and the partitions know when the last completed (`observe`).
     flows_ended: bool,
+    /// The next PFC deadlock check (`deadlock`; `Time::MAX`: none armed).
+    check: Time,
+    /// The run stopped for a PFC deadlock found at this time.
+    deadlock_at: Option<Time>,
 }
 
 impl Default for Window {
@@ -350,6 +366,8 @@ impl Default for Window {
             windows: 0,
             critical: 0,
             flows_ended: false,
+            check: Time::MAX,
+            deadlock_at: None,
         }
     }
 }
@@ -366,11 +384,25 @@ struct Mark {
     /// Flows it completed (or gave up), and when the last of them did.
     done: usize,
     last_completion: Time,
+    /// The deadlock check its own pauses armed, the switch (port, class) pairs it has
+    /// paused, and its latest event (`deadlock`).
+    check_due: Time,
+    paused_pairs: u32,
+    now: Time,
 }
 
 impl Default for Mark {
     fn default() -> Self {
-        Mark { next: Time::MAX, progress: 0, events: 0, done: 0, last_completion: Time::ZERO }
+        Mark {
+            next: Time::MAX,
+            progress: 0,
+            events: 0,
+            done: 0,
+            last_completion: Time::ZERO,
+            check_due: Time::MAX,
+            paused_pairs: 0,
+            now: Time::ZERO,
+        }
     }
 }
 
@@ -391,6 +423,12 @@ struct Shared {
     failed: AtomicBool,
     /// The first panic's payload, re-raised by the driver once every thread has left.
     panic: Mutex<Option<Box<dyn Any + Send>>>,
+    /// PFC deadlock detection: the timeout, each partition's part of the wait-for graph,
+    /// what was found, and thread 0's verdict (`deadlock`).
+    watch_timeout: Time,
+    shares: Vec<Mutex<WaitShare>>,
+    watch: Mutex<deadlock::DeadlockWatch>,
+    verdict: Mutex<bool>,
 }
 
 impl Shared {
@@ -421,7 +459,7 @@ impl Shared {
             if w.start == Time::MAX || w.start > self.stop_time {
                 return w;
             }
-            let end = Time(w.start.0.saturating_add(self.lookahead.0));
+            let end = w.end(w.start, self.lookahead, self.watch_timeout);
             w.windows += 1;
             self.guard(|| {
                 sim.run(RunLimit { until: Time(end.0 - 1), max_events: u64::MAX });
@@ -445,6 +483,9 @@ impl Shared {
                 events: sim.counters.events,
                 done: sim.flows_done,
                 last_completion: sim.last_completion,
+                check_due: sim.deadlock_check_due(),
+                paused_pairs: sim.paused_pairs(),
+                now: sim.now,
             };
             *self.next[me].lock().expect("next") = mine;
             self.barrier.wait();
@@ -455,8 +496,13 @@ impl Shared {
             }
             let (mut next, mut mark, mut events, mut most) = (Time::MAX, 0u64, 0u64, 0u64);
             let (mut done, mut last_completion) = (0usize, Time::ZERO);
+            let mut watch =
+                WatchMarks { due: Time::MAX, paused: 0, last_event: Time::ZERO, next: Time::MAX, unfinished: false };
             for (i, slot) in self.next.iter().enumerate() {
                 let m = *slot.lock().expect("next");
+                watch.due = watch.due.min(m.check_due);
+                watch.paused += m.paused_pairs;
+                watch.last_event = watch.last_event.max(m.now);
                 next = next.min(m.next);
                 mark = mark.wrapping_add(m.progress);
                 events += m.events;
@@ -466,6 +512,11 @@ impl Shared {
                 last_completion = last_completion.max(m.last_completion);
             }
             w.critical += most;
+            (watch.next, watch.unfinished) = (next, done < self.flows_total);
+            if self.deadlock_check(me, sim, &mut w, watch) {
+                return w;
+            }
+            w.check = sim.deadlock_check_due();
             // The sample and monitor chains end once every flow is done (`observe`).
             if !w.flows_ended {
                 w.flows_ended = done == self.flows_total;
@@ -494,73 +545,6 @@ impl Shared {
     }
 }
 
-/// A scenario run as its `threads` asks: one simulation (absent or 1), or partitions.
-#[derive(Debug)]
-pub enum Runner {
-    /// The sequential engine (`threads` absent: the reference's order; 1: the origin order).
-    One(Box<Simulation>),
-    /// The parallel engine.
-    Many(ParallelRun),
-}
-
-impl Runner {
-    /// Builds the run `s.config.threads` asks for.
-    pub fn new(s: Scenario) -> Result<Runner> {
-        match s.config.threads {
-            Some(n) if n > 1 => match s.config.partition_map.clone() {
-                Some(map) => Ok(Runner::Many(ParallelRun::with_map(s, map)?)),
-                None => Ok(Runner::Many(ParallelRun::new(s, n)?)),
-            },
-            _ => Ok(Runner::One(Box::new(s.simulation()?))),
-        }
-    }
-
-    /// What the command line runs when no thread count is given: the scenario's own
-    /// `threads` if it names one; else the machine's cores, capped by the partitions the
-    /// automatic map makes, in the origin order (one partition included, so the results do
-    /// not depend on the machine); and the sequential engine, in the reference's order, when
-    /// the parallel engine refuses a mechanism of the scenario.
-    pub fn auto(s: Scenario) -> Result<Runner> {
-        if s.config.threads.is_some() {
-            return Runner::new(s);
-        }
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-        let (_, parts) = auto_map(&s.topology, cores);
-        let mut parallel = s.clone();
-        // A user map decides the partitions itself; any count above 1 selects it.
-        parallel.config.threads = Some(if s.config.partition_map.is_some() { 2 } else { parts.max(1) });
-        match Runner::new(parallel) {
-            Err(Error::Scenario { field, .. }) if field == "threads" => Runner::new(s),
-            built => built,
-        }
-    }
-
-    /// One line on the engine: sequential (and its order) or the parallel cut.
-    pub fn describe(&self) -> String {
-        match self {
-            Runner::One(s) if s.origin_order => "sequential, origin order (--threads 1)".to_string(),
-            Runner::One(_) => "sequential, the reference's event order".to_string(),
-            Runner::Many(p) => p.describe_cut(),
-        }
-    }
-
-    /// Runs to the end.
-    pub fn run_to_end(&mut self) -> StopReason {
-        match self {
-            Runner::One(s) => s.run_to_end(),
-            Runner::Many(p) => p.run_to_end(),
-        }
-    }
-
-    /// The results, conservation checked.
-    pub fn results(&mut self) -> Result<Results> {
-        match self {
-            Runner::One(s) => s.results(),
-            Runner::Many(p) => p.results(),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -578,6 +562,10 @@ mod tests {
             events_before: 0,
             failed: AtomicBool::new(false),
             panic: Mutex::new(None),
+            watch_timeout: Time::from_ms(1),
+            shares: (0..n).map(|_| Mutex::new(WaitShare::default())).collect(),
+            watch: Mutex::new(deadlock::DeadlockWatch::default()),
+            verdict: Mutex::new(false),
         }
     }
 

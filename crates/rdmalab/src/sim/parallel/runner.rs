@@ -1,0 +1,73 @@
+//! `Runner`: a scenario run on the engine its `threads` asks for, sequential or parallel.
+
+use super::{auto_map, ParallelRun};
+use crate::error::{Error, Result};
+use crate::scenario::Scenario;
+use crate::sim::{Results, Simulation, StopReason};
+
+/// A scenario run as its `threads` asks: one simulation (absent or 1), or partitions.
+#[derive(Debug)]
+pub enum Runner {
+    /// The sequential engine (`threads` absent: the reference's order; 1: the origin order).
+    One(Box<Simulation>),
+    /// The parallel engine.
+    Many(ParallelRun),
+}
+
+impl Runner {
+    /// Builds the run `s.config.threads` asks for.
+    pub fn new(s: Scenario) -> Result<Runner> {
+        match s.config.threads {
+            Some(n) if n > 1 => match s.config.partition_map.clone() {
+                Some(map) => Ok(Runner::Many(ParallelRun::with_map(s, map)?)),
+                None => Ok(Runner::Many(ParallelRun::new(s, n)?)),
+            },
+            _ => Ok(Runner::One(Box::new(s.simulation()?))),
+        }
+    }
+
+    /// What the command line runs when no thread count is given: the scenario's own
+    /// `threads` if it names one; else the machine's cores, capped by the partitions the
+    /// automatic map makes, in the origin order (one partition included, so the results do
+    /// not depend on the machine); and the sequential engine, in the reference's order, when
+    /// the parallel engine refuses a mechanism of the scenario.
+    pub fn auto(s: Scenario) -> Result<Runner> {
+        if s.config.threads.is_some() {
+            return Runner::new(s);
+        }
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+        let (_, parts) = auto_map(&s.topology, cores);
+        let mut parallel = s.clone();
+        // A user map decides the partitions itself; any count above 1 selects it.
+        parallel.config.threads = Some(if s.config.partition_map.is_some() { 2 } else { parts.max(1) });
+        match Runner::new(parallel) {
+            Err(Error::Scenario { field, .. }) if field == "threads" => Runner::new(s),
+            built => built,
+        }
+    }
+
+    /// One line on the engine: sequential (and its order) or the parallel cut.
+    pub fn describe(&self) -> String {
+        match self {
+            Runner::One(s) if s.origin_order => "sequential, origin order (--threads 1)".to_string(),
+            Runner::One(_) => "sequential, the reference's event order".to_string(),
+            Runner::Many(p) => p.describe_cut(),
+        }
+    }
+
+    /// Runs to the end.
+    pub fn run_to_end(&mut self) -> StopReason {
+        match self {
+            Runner::One(s) => s.run_to_end(),
+            Runner::Many(p) => p.run_to_end(),
+        }
+    }
+
+    /// The results, conservation checked.
+    pub fn results(&mut self) -> Result<Results> {
+        match self {
+            Runner::One(s) => s.results(),
+            Runner::Many(p) => p.results(),
+        }
+    }
+}
