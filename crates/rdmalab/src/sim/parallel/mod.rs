@@ -60,8 +60,6 @@ pub struct ParallelRun {
     over: Option<StopReason>,
     /// The partitions' trace spools, while a trace is written.
     trace: Option<Box<observe::TraceSpools>>,
-    /// Multipath chunks placed beyond their message, as of the last snapshot (0 when correct).
-    mp_anomalies: u64,
     /// PFC deadlock detection over the whole fabric (`deadlock`).
     watch: deadlock::DeadlockWatch,
 }
@@ -114,7 +112,6 @@ impl ParallelRun {
             state: Window::default(),
             over: None,
             trace: None,
-            mp_anomalies: 0,
             watch,
         })
     }
@@ -261,9 +258,9 @@ impl ParallelRun {
     /// The partitions' results merged in an order that does not depend on the partition
     /// count, with the conservation check over the whole fabric.
     pub fn results(&mut self) -> Result<Results> {
-        let r = self.snapshot();
-        if self.mp_anomalies > 0 {
-            let n = self.mp_anomalies;
+        let (r, anomalies) = self.merged();
+        if anomalies > 0 {
+            let n = anomalies;
             return Err(Error::Invariant(format!("{n} multipath chunk(s) placed beyond their message")));
         }
         let c = &r.counters;
@@ -282,6 +279,12 @@ impl ParallelRun {
 
     /// The merged results so far, without the conservation check.
     pub fn snapshot(&mut self) -> Results {
+        self.merged().0
+    }
+
+    /// The merged results, and the multipath chunks placed beyond their message (0 in a
+    /// correct run).
+    fn merged(&mut self) -> (Results, u64) {
         let end_time = self.end_time();
         let mut snaps: Vec<Results> = self.parts.iter_mut().map(|p| p.snapshot()).collect();
         let names: Vec<_> = self.parts.iter().map(|p| &p.runtime_qps).collect();
@@ -289,7 +292,7 @@ impl ParallelRun {
         crate::sim::qp_names::rename_runtime_qps(&names, &mut rows);
         let (first, others) = snaps.split_first_mut().expect("at least one partition");
         observe::merge_samples(first, others);
-        self.mp_anomalies = apps::merge_app_tables(&mut self.parts, &self.part_of, &mut snaps);
+        let anomalies = apps::merge_app_tables(&mut self.parts, &self.part_of, &mut snaps);
         let mut it = snaps.into_iter();
         let mut r = it.next().expect("at least one partition");
         let topo = &self.parts[0].topo;
@@ -324,7 +327,7 @@ impl ParallelRun {
         r.end_time = self.state.deadlock_at.unwrap_or(end_time);
         r.deadlock = self.watch.found.first.clone();
         r.deadlocks = self.watch.found.count;
-        r
+        (r, anomalies)
     }
 }
 
