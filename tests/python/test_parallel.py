@@ -82,8 +82,9 @@ def test_samples_and_the_trace_are_the_same_for_any_thread_count(tmp_path):
 
 def test_what_is_not_split_yet_is_refused_by_name(tmp_path):
     path = tmp_path / "apps.toml"
-    path.write_text(FAT_TREE + "[[app]]\nhost = 0\ndst = 6\nsize = 1024\nwr_num = 1\ntotal_bytes = 4096\n")
-    with pytest.raises(ValueError, match="--threads > 1 does not support host applications"):
+    drum = '[host]\nmechanism = "drum"\n[drum]\ncontrol = "out_of_band"\n'
+    path.write_text(FAT_TREE + drum + "[[app]]\nhost = 0\ndst = 6\nsize = 1024\nwr_num = 1\ntotal_bytes = 4096\n")
+    with pytest.raises(ValueError, match="--threads > 1 does not support DRUM's network-wide control"):
         run(path, progress=False, threads=2)
 
 

@@ -4,9 +4,11 @@
 //! tree, with sources and receivers in different partitions. Covered here: no congestion
 //! control, DCQCN and HPCC, lossless with PFC pauses and lossy with drops and retransmission
 //! timeouts, Blitz (DASR) with IOFD, seed 002's attack applications with tenants, a PFC
-//! deadlock whose cycle crosses every cut; the mechanisms the engine cannot split yet are
-//! refused by name. Samples, the packet trace and
-//! the queue monitor: `parallel_observers.rs`.
+//! deadlock whose cycle crosses every cut, multipath connections (seed 001's partition, seed
+//! 003's Virtuoso with a read), seed 000's closed-loop applications (SHARE) and DRUM with local
+//! control, each with its tables; the mechanisms the engine cannot split yet (DRUM's
+//! network-wide control, Virtuoso with a retry limit) are refused by name. Samples, the packet
+//! trace and the queue monitor: `parallel_observers.rs`.
 
 use std::path::Path;
 
@@ -261,15 +263,130 @@ fn the_automatic_map_keeps_pods_whole_and_flows_cross_it() {
     assert_eq!(run.partitions(), 4);
 }
 
+/// A scenario of host applications on the k = 4 fat tree with WebSearch background flows
+/// (`extra`: the applications' own sections), built for `threads`.
+fn app_scenario(seed: u64, extra: &str, threads: u32) -> Scenario {
+    let text = format!(
+        "seed = {seed}\n[topology]\nkind = \"fat_tree\"\nk = 4\n\
+         [[traffic]]\nkind = \"poisson\"\ncdf = \"web_search\"\nload = 0.3\nduration = \"200us\"\n{extra}\n"
+    );
+    let mut s = Scenario::from_toml(&text, Path::new("apps.toml")).unwrap_or_else(|e| panic!("{e}"));
+    s.config.threads = Some(threads);
+    s
+}
+
+/// The FCT file and every application table of a run (how it stopped, and what the hosts
+/// sent and the ports carried, included: a half running where it does not belong would
+/// send packets that never arrive).
+fn app_files(s: Scenario) -> (String, String) {
+    let mut run = Runner::new(s).expect("builds");
+    let stop = run.run_to_end();
+    let r = run.results().expect("bytes conserved");
+    let mut fct = Vec::new();
+    write_fct(&mut fct, &r.records).unwrap();
+    let c = &r.counters;
+    let sent = (c.data_packets_sent, c.payload_bytes_sent, c.payload_bytes_delivered, c.packet_hops, c.drops, c.nacks);
+    let tables = format!(
+        "{stop:?} at {:?}\nmessages {:?}\nchunks {:?}\npaths {:?}\nwrs {:?}\napps {:?}\nbatches {:?}\ndrum {:?}\nwqes {}\n\
+         sent, delivered, hops, drops, nacks {sent:?}",
+        r.end_time,
+        r.mp_messages,
+        r.mp_chunks,
+        r.mp_paths,
+        r.mp_wrs,
+        r.host_apps,
+        r.host_batches,
+        r.drum_rows,
+        r.wqes_processed
+    );
+    (String::from_utf8(fct).unwrap(), tables)
+}
+
+/// Runs `extra` with 1, 2 and 4 threads, each (src, dst) of `pairs` split by the 2- and
+/// 4-partition maps; returns the one-thread tables.
+fn apps_same_for_1_2_4_threads(what: &str, seed: u64, extra: &str, pairs: &[(usize, usize)]) -> String {
+    let topo = app_scenario(seed, extra, 1).topology;
+    for parts in [2, 4] {
+        let (map, _) = auto_map(&topo, parts);
+        for &(src, dst) in pairs {
+            assert_ne!(map[src], map[dst], "{what}: {src} -> {dst} should cross the {parts}-partition cut");
+        }
+    }
+    let one = app_files(app_scenario(seed, extra, 1));
+    for threads in [2, 4] {
+        let many = app_files(app_scenario(seed, extra, threads));
+        assert!(one.0 == many.0, "{what}: FCT file differs with {threads} threads");
+        assert!(one.1 == many.1, "{what}: tables differ with {threads} threads:\n{}\n{}", one.1, many.1);
+    }
+    one.1
+}
+
+#[test]
+fn multipath_partition_is_the_same_for_any_thread_count() {
+    // Seed 001's data partition: each connection's sender half (chunking, refill on
+    // completions) in the sender's partition, its receiver half (placement by offset, from
+    // the chunk header that crosses the cut in the packet) in the receiver's.
+    let mp = "[[traffic]]\nkind = \"multipath\"\nqps = 4\nchunk_size = 32768\nsport_policy = \"distinct_paths\"\n\
+              messages = [{ src = 0, dst = 9, size = 1048576 }, { src = 13, dst = 6, size = 600000, start = \"20us\" },\n\
+              { src = 0, dst = 9, size = 300000, start = \"50us\" }]\n[fabric]\ncc = \"dcqcn\"\n";
+    let tables = apps_same_for_1_2_4_threads("multipath", 11, mp, &[(0, 9), (13, 6)]);
+    assert!(tables.contains("recv_done: Some"), "every message should be placed:\n{tables}");
+}
+
+#[test]
+fn virtuoso_is_the_same_for_any_thread_count() {
+    // Seed 003: the sender half probes and splits by path, the receiver half places writes
+    // and answers reads on its own reverse QPs, which close when the sender's close reaches
+    // it (a path's propagation delay later; checked in `sim::parallel::apps`'s unit test).
+    let v = "[[traffic]]\nkind = \"multipath\"\nsplit = \"virtuoso\"\npath_by = \"sport\"\nqps = 4\n\
+             sport_policy = \"distinct_paths\"\n\
+             messages = [{ src = 1, dst = 10, size = 2000000 }, { src = 14, dst = 3, size = 500000, verb = \"read\" },\n\
+             { src = 1, dst = 10, size = 100000, start = \"40us\" }]\n[fabric]\ncc = \"dcqcn\"\n";
+    let tables = apps_same_for_1_2_4_threads("virtuoso", 12, v, &[(1, 10), (14, 3)]);
+    assert!(tables.contains("Read") && !tables.contains("paths []"), "{tables}");
+}
+
+#[test]
+fn host_applications_are_the_same_for_any_thread_count() {
+    // Seed 000's closed loops under SHARE: each application, its lock and its host's
+    // pollers stay on its host; its batches reach the other partition only as packets.
+    let apps = "[host]\nmechanism = \"share\"\nshare_ratio = 2\n\
+                [[app]]\nhost = 2\ndst = 12\ncount = 3\nsize = [512, 4096]\nwr_num = [1, 8]\nthink = \"1us\"\ntotal_bytes = 200000\n\
+                [[app]]\nhost = 11\ndst = 4\nsize = 2048\nwr_num = 4\ntotal_bytes = 100000\n";
+    let tables = apps_same_for_1_2_4_threads("host apps", 13, apps, &[(2, 12), (11, 4)]);
+    assert!(tables.contains("BatchRecord"), "{tables}");
+}
+
+#[test]
+fn drum_with_local_control_is_the_same_for_any_thread_count() {
+    // DRUM's schedulers are per host (release, poll, control period); local control solves
+    // on the host's own measurements.
+    let drum = "[host]\nmechanism = \"drum\"\n[drum]\nperiod = \"20us\"\n\
+                [[app]]\nhost = 0\ndst = 15\ncount = 2\nsize = 1024\nwr_num = [1, 16]\ntotal_bytes = 300000\n\
+                [[app]]\nhost = 0\ndst = 7\nsize = 4096\nwr_num = 2\ntotal_bytes = 150000\n\
+                [[app]]\nhost = 9\ndst = 1\nsize = 2048\nwr_num = 8\ntotal_bytes = 200000\n";
+    let tables = apps_same_for_1_2_4_threads("drum", 14, drum, &[(0, 15), (9, 1)]);
+    assert!(tables.contains("DrumRow"), "{tables}");
+}
+
 #[test]
 fn mechanisms_not_split_yet_are_refused_by_name() {
     // (Samples, the trace and the queue monitor are split: tests/parallel_observers.rs.)
+    let refused = |extra: &str, name: &str| {
+        let toml = format!("[topology]\nkind = \"fat_tree\"\nk = 4\n{extra}\n");
+        let mut s = Scenario::from_toml(&toml, Path::new("t.toml")).unwrap_or_else(|e| panic!("{e}"));
+        s.config.threads = Some(2);
+        let err = Runner::new(s).unwrap_err().to_string();
+        assert!(err.contains("--threads > 1 does not support") && err.contains(name), "{err}");
+    };
     let app = "[[app]]\nhost = 0\ndst = 6\nsize = 1024\nwr_num = 1\ntotal_bytes = 4096";
-    let toml = format!("[topology]\nkind = \"fat_tree\"\nk = 4\n{app}\n");
-    let mut s = Scenario::from_toml(&toml, Path::new("t.toml")).unwrap();
-    s.config.threads = Some(2);
-    let err = Runner::new(s).unwrap_err().to_string();
-    assert!(err.contains("--threads > 1 does not support") && err.contains("host applications"), "{err}");
+    for control in ["out_of_band", "in_band"] {
+        let drum = format!("[host]\nmechanism = \"drum\"\n[drum]\ncontrol = \"{control}\"\n{app}");
+        refused(&drum, "DRUM's network-wide control");
+    }
+    let virtuoso = "[[traffic]]\nkind = \"multipath\"\nsplit = \"virtuoso\"\npath_by = \"sport\"\nqps = 2\n\
+                    messages = [{ src = 0, dst = 9, size = 100000 }]\n[fabric]\nretry_limit = 7";
+    refused(virtuoso, "Virtuoso connections with fabric.retry_limit");
 }
 
 #[test]

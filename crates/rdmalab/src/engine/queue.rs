@@ -268,6 +268,30 @@ impl<E: Copy> EventQueue<E> {
         self.len() == 0
     }
 
+    /// Keeps only the pending events `keep` accepts, each with its time and key (so it
+    /// runs where it would have). Not for the hot loop: it empties and refills the queue.
+    /// The parallel engine drops, once after setup, what the nodes of other partitions
+    /// were scheduled to do (`sim::parallel`).
+    pub fn retain(&mut self, mut keep: impl FnMut(&E) -> bool) {
+        let mut kept = Vec::with_capacity(self.len());
+        while self.head < self.current.len() || self.advance() {
+            let e = self.current[self.head];
+            self.head += 1;
+            if keep(&e.event) {
+                kept.push(e);
+            }
+        }
+        // Empty now: restart the window at the earliest kept event and refill in key order.
+        self.current.clear();
+        self.head = 0;
+        if let Some(first) = kept.first() {
+            self.cur_bucket = first.time >> self.shift;
+        }
+        for e in kept {
+            self.push_reserved(Time(e.time), e.seq, e.event);
+        }
+    }
+
     /// Inserts into the sorted, not yet popped part of the current bucket.
     #[inline]
     fn insert_current(&mut self, entry: Entry<E>) {
@@ -460,6 +484,32 @@ mod tests {
         q.push_reserved(Time(5), origin_key(0, 99), 'f');
         let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, vec!['c', 'f', 'b', 'e', 'a', 'd']);
+    }
+
+    #[test]
+    fn retain_keeps_the_order_of_what_it_keeps() {
+        let mut q = EventQueue::with_resolution(2, 64);
+        for i in 0..500u64 {
+            q.push(Time((i * 37) % 1000), i);
+        }
+        q.pop();
+        let mut expect: Vec<(u64, u64)> = Vec::new();
+        let mut copy = EventQueue::with_resolution(2, 64);
+        for i in 0..500u64 {
+            copy.push(Time((i * 37) % 1000), i);
+        }
+        copy.pop();
+        while let Some((t, e)) = copy.pop() {
+            if e % 3 != 0 {
+                expect.push((t.0, e));
+            }
+        }
+        q.retain(|e| e % 3 != 0);
+        q.push(Time(999), 1000); // a later push still finds its place
+        expect.push((999, 1000));
+        expect.sort_by_key(|&(t, _)| t); // stable: ties stay in push order
+        let got: Vec<(u64, u64)> = std::iter::from_fn(|| q.pop().map(|(t, e)| (t.0, e))).collect();
+        assert_eq!(got, expect);
     }
 
     /// The order of one origin's events among ties does not depend on what other origins

@@ -28,9 +28,9 @@ use crate::units::Time;
 #[derive(Debug, Default)]
 pub(super) struct Apps {
     pub(super) kinds: Vec<AppKind>,
-    headers: Headers,
-    senders: Vec<MpSender>,
-    receivers: Vec<MpReceiver>,
+    pub(super) headers: Headers,
+    pub(super) senders: Vec<MpSender>,
+    pub(super) receivers: Vec<MpReceiver>,
     pub(super) vsenders: Vec<VirtuosoSender>,
     pub(super) vreceivers: Vec<VirtuosoReceiver>,
     pub(super) conns: Vec<Conn>,
@@ -56,6 +56,10 @@ pub(super) struct Conn {
     pub(super) disconnected: bool,
     pub(super) virtuoso: bool,
     pub(super) half: u32,
+    /// How long `dst` takes to learn that the connection closed (the first path's
+    /// propagation delay): in the origin order its own QPs (`reverse`) close that much
+    /// later, since one host never changes another's state at once (`sim::parallel`).
+    pub(super) notice: Time,
 }
 
 impl Apps {
@@ -163,6 +167,7 @@ impl Simulation {
             disconnected: false,
             virtuoso: false,
             half,
+            notice: Time::ZERO, // no QP of `dst` to close
         });
         Ok(MpConnId(conn))
     }
@@ -241,11 +246,22 @@ impl Simulation {
 
     pub(super) fn close_conn(&mut self, conn: u32) {
         let c = &self.apps.conns[conn as usize];
+        let (src, notice) = (c.src, c.notice);
         let all: Vec<QpId> = c.qps.iter().chain(&c.reverse).copied().collect();
         for qp in all {
-            self.qps[qp.idx()].close_when_idle = true;
-            self.close_if_idle(qp);
+            let owner = self.qps[qp.idx()].src;
+            if self.origin_order && owner != src {
+                self.push_to_node(owner, self.now + notice, Event::CloseQp(qp));
+                continue;
+            }
+            self.close_app_qp(qp);
         }
+    }
+
+    /// A QP of a connection that closed: it closes once everything posted is acknowledged.
+    pub(super) fn close_app_qp(&mut self, qp: QpId) {
+        self.qps[qp.idx()].close_when_idle = true;
+        self.close_if_idle(qp);
     }
 
     /// A WR of application `app` completed at its sender.
@@ -338,7 +354,9 @@ impl Simulation {
     /// open (not `mp_disconnect`ed), ask `run` to stop rather than idle through its timers.
     pub(super) fn note_work_done(&mut self) {
         self.last_completion = self.now;
-        if self.flows_done == self.work_total() && self.apps.conns.iter().any(|c| !c.disconnected) {
+        // (A partition sees only its own completions: the parallel driver decides.)
+        let all_done = self.flows_done == self.work_total() && self.part.is_none();
+        if all_done && self.apps.conns.iter().any(|c| !c.disconnected) {
             self.all_done_but_idle_apps = true;
         }
     }

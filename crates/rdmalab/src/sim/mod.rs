@@ -89,6 +89,8 @@ enum Event {
     /// IOFD: the switch of this port retries the packets its re-sequencer could not yet
     /// hand to the MMU (`sim::iofd`).
     IofdRetry(PortId),
+    /// The QP's host learns that its application connection closed (`sim::app`).
+    CloseQp(QpId),
 }
 
 /// Limits for one call to `run`.
@@ -273,6 +275,7 @@ impl Simulation {
             Event::WqeDone(n) => self.on_wqe_done(n),
             Event::IofdRetry(p) => self.on_iofd_retry(p),
             Event::Drum(a, k) => self.on_drum(a, k),
+            Event::CloseQp(q) => self.close_app_qp(q),
         }
     }
 

@@ -203,7 +203,7 @@ impl Simulation {
             }
             rate_samples.sort_by_key(|s| (s.time, s.qp));
         }
-        Results {
+        let mut r = Results {
             records,
             counters,
             ports: self.ports.iter().map(|p| p.port_counters()).collect(),
@@ -232,7 +232,11 @@ impl Simulation {
             drum_rows: self.hostm.as_ref().map_or_else(Vec::new, |m| m.drum_rows.clone()),
             wqes_processed: self.nics.iter().filter_map(|n| n.engine.as_ref()).map(|e| e.processed).sum(),
             classes: self.class_records(),
+        };
+        if self.origin_order {
+            super::parallel::sort_app_tables(&mut r); // tables several hosts append to
         }
+        r
     }
 
     /// Class `q`'s counters summed over the switch ports.

@@ -59,6 +59,8 @@ impl Simulation {
         let half = self.apps.vsenders.len() as u32;
         let path = self.routes.first_path(&self.topo, src, dst);
         let rtt = crate::stats::ideal::base_rtt(&self.topo, &path, self.cfg.mtu as u64);
+        let link_delay = |p: &crate::ids::PortId| self.topo.links[self.topo.ports[p.idx()].link.idx()].delay;
+        let notice = path.iter().map(link_delay).fold(Time::ZERO, |a, d| a + d);
         self.apps.vsenders.push(VirtuosoSender::new(v, forward.clone(), cfg.chunk_header, rtt));
         self.apps.vreceivers.push(VirtuosoReceiver::new(forward.clone(), reverse.clone()));
         self.apps.conns.push(Conn {
@@ -70,6 +72,7 @@ impl Simulation {
             disconnected: false,
             virtuoso: true,
             half,
+            notice,
         });
         Ok(MpConnId(conn))
     }

@@ -2,23 +2,38 @@
 //! window and join the receiving partition's copy of the same wire.
 
 use super::Partition;
+use crate::app::{AppHeader, NO_APP};
 use crate::fabric::packet::NO_INT;
 use crate::fabric::{IntHeader, Packet};
 use crate::ids::{NodeId, PortId, QpId};
 use crate::rnic::Qp;
-use crate::sim::Simulation;
+use crate::sim::{Event, Simulation};
 use crate::units::Time;
 
-/// A packet crossing a cut: it left `port`'s wire and reaches the peer at `at`.
+/// What crosses a cut at a barrier: a packet, or an event for a node of the receiving
+/// partition (`Simulation::push_to_node`).
 #[derive(Clone, Copy, Debug)]
-pub struct Crossing {
-    port: PortId,
-    at: Time,
-    /// The destination host the wire carries beside the packet (`fabric::wire`).
-    dst: NodeId,
-    pkt: Packet,
-    /// Its INT header (the slab slot is the sender partition's).
-    int: Option<IntHeader>,
+pub struct Crossing(Carried);
+
+// Packets are nearly all of what crosses: boxing one would allocate per crossing packet,
+// for an event now and then that needs less room.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Copy, Debug)]
+enum Carried {
+    /// A packet that left `port`'s wire and reaches the peer at `at`.
+    Packet {
+        port: PortId,
+        at: Time,
+        /// The destination host the wire carries beside the packet (`fabric::wire`).
+        dst: NodeId,
+        pkt: Packet,
+        /// Its INT header (the slab slot is the sender partition's).
+        int: Option<IntHeader>,
+        /// Its application header (`app::Headers`; the slot is the sender partition's).
+        app: Option<AppHeader>,
+    },
+    /// An event at `at` with the tie key `key` it took where it was pushed.
+    Event { at: Time, key: u64, ev: Event },
 }
 
 impl Simulation {
@@ -81,9 +96,10 @@ impl Simulation {
         self.owns(sender)
     }
 
-    /// Moves every packet on a wire towards another partition into `out[that partition]`.
+    /// Moves every packet on a wire towards another partition, and every event pushed for
+    /// one of its nodes, into `out[that partition]`.
     pub(super) fn export_crossings(&mut self, out: &mut [Vec<Crossing>]) {
-        let Some(part) = self.part.take() else { return };
+        let Some(mut part) = self.part.take() else { return };
         for &(port, to) in &part.cut_out {
             while let Some((at, parked, dst)) = self.ports[port.idx()].in_flight.pop_front() {
                 let mut pkt = self.packets.take(parked);
@@ -93,28 +109,44 @@ impl Simulation {
                     h
                 });
                 pkt.int_slot = NO_INT;
-                out[to as usize].push(Crossing { port, at, dst, pkt, int });
+                // The headers are append-only: the sender's slot simply stays behind.
+                let app = (pkt.app_hdr != NO_APP).then(|| self.apps.headers.read(pkt.app_hdr));
+                pkt.app_hdr = NO_APP;
+                out[to as usize].push(Crossing(Carried::Packet { port, at, dst, pkt, int, app }));
             }
+        }
+        for (to, at, key, ev) in part.outbox.drain(..) {
+            out[to as usize].push(Crossing(Carried::Event { at, key, ev }));
         }
         self.part = Some(part);
     }
 
-    /// Puts a packet from another partition on this partition's copy of its wire. Its
-    /// arrival is keyed by the wire (`sim::order`), so it takes the place it would have
-    /// had in one partition.
+    /// Puts a packet from another partition on this partition's copy of its wire (its
+    /// arrival is keyed by the wire, `sim::order`, so it takes the place it would have had
+    /// in one partition), or an event in the queue under the key it was pushed with.
     pub(super) fn import_crossing(&mut self, c: Crossing) {
-        let mut pkt = c.pkt;
-        if let Some(h) = c.int {
+        let (port, at, dst, mut pkt, int, app) = match c.0 {
+            Carried::Packet { port, at, dst, pkt, int, app } => (port, at, dst, pkt, int, app),
+            Carried::Event { at, key, ev } => {
+                debug_assert!(at >= self.now, "an event from another partition arrives late");
+                self.queue.push_reserved(at, key, ev);
+                return;
+            }
+        };
+        if let Some(h) = int {
             let slot = self.int.alloc();
             *self.int.get_mut(slot) = h;
             pkt.int_slot = slot;
         }
+        if let Some(h) = app {
+            pkt.app_hdr = self.apps.headers.write(h);
+        }
         let parked = self.packets.park(pkt);
-        let wire = &mut self.ports[c.port.idx()].in_flight;
+        let wire = &mut self.ports[port.idx()].in_flight;
         let was_empty = wire.is_empty();
-        wire.push_back((c.at, parked, c.dst));
+        wire.push_back((at, parked, dst));
         if was_empty {
-            self.push_arrive(c.at, c.port);
+            self.push_arrive(at, port);
         }
     }
 

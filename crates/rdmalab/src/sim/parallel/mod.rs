@@ -13,6 +13,7 @@
 //! Memory grows with the partition count: each holds the whole topology, routes and flow
 //! list (but only its own nodes' packets and events).
 
+mod apps;
 mod deadlock;
 mod exchange;
 mod observe;
@@ -24,6 +25,7 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Barrier, Mutex};
 
+pub(in crate::sim) use apps::sort_app_tables;
 pub use exchange::Crossing;
 pub use partition::{auto_map, lookahead, Partition};
 pub use runner::Runner;
@@ -62,16 +64,6 @@ pub struct ParallelRun {
     watch: deadlock::DeadlockWatch,
 }
 
-/// What a mechanism the parallel engine cannot split yet is called in its refusal.
-fn unsupported(s: &Scenario) -> Option<&'static str> {
-    // Samples, the trace and the queue monitor are split (`observe`).
-    let checks: [(bool, &'static str); 2] = [
-        (!s.multipath.is_empty(), "multipath connections (partition, Virtuoso)"),
-        (s.host_model.is_some(), "host applications ([[app]], DRUM)"),
-    ];
-    checks.into_iter().find(|(on, _)| *on).map(|(_, name)| name)
-}
-
 impl ParallelRun {
     /// Cuts `s` into at most `threads` partitions (the automatic map, `auto_map`) and builds
     /// one simulation per partition.
@@ -82,7 +74,7 @@ impl ParallelRun {
 
     /// Like `new`, with a given partition of every node (partitions numbered from 0).
     pub fn with_map(mut s: Scenario, part_of: Vec<u16>) -> Result<ParallelRun> {
-        if let Some(what) = unsupported(&s) {
+        if let Some(what) = apps::unsupported(&s) {
             return Err(Error::scenario("threads", format!("--threads > 1 does not support {what} yet")));
         }
         if part_of.len() != s.topology.nodes.len() {
@@ -95,7 +87,7 @@ impl ParallelRun {
         let lookahead = lookahead(&s.topology, &part_of)?;
         s.config.threads = Some(1); // each partition runs in the origin order on its own
         s.config.partition_map = None; // (and is not itself cut again)
-        let (stop_time, flows_total) = (s.config.stop_time, s.flows.len());
+        let stop_time = s.config.stop_time;
         let watch = deadlock::DeadlockWatch {
             timeout: s.config.deadlock_timeout,
             on_deadlock: s.config.on_deadlock,
@@ -106,8 +98,10 @@ impl ParallelRun {
             let mut sim = s.clone().simulation()?;
             sim.make_partition(Partition::new(&s.topology, me as u16, part_of.clone()));
             sim.monitor_own_switches();
+            sim.drop_foreign_setup_events();
             sims.push(sim);
         }
+        let flows_total = sims[0].work_total(); // flows and multipath messages
         Ok(ParallelRun {
             parts: sims,
             part_of,
@@ -264,7 +258,11 @@ impl ParallelRun {
     /// The partitions' results merged in an order that does not depend on the partition
     /// count, with the conservation check over the whole fabric.
     pub fn results(&mut self) -> Result<Results> {
-        let r = self.snapshot();
+        let (r, anomalies) = self.merged();
+        if anomalies > 0 {
+            let n = anomalies;
+            return Err(Error::Invariant(format!("{n} multipath chunk(s) placed beyond their message")));
+        }
         let c = &r.counters;
         if c.payload_bytes_sent != c.payload_bytes_delivered + c.payload_bytes_dropped + r.payload_in_flight {
             return Err(Error::Invariant(format!(
@@ -281,6 +279,12 @@ impl ParallelRun {
 
     /// The merged results so far, without the conservation check.
     pub fn snapshot(&mut self) -> Results {
+        self.merged().0
+    }
+
+    /// The merged results, and the multipath chunks placed beyond their message (0 in a
+    /// correct run).
+    fn merged(&mut self) -> (Results, u64) {
         let end_time = self.end_time();
         let mut snaps: Vec<Results> = self.parts.iter_mut().map(|p| p.snapshot()).collect();
         let names: Vec<_> = self.parts.iter().map(|p| &p.runtime_qps).collect();
@@ -288,6 +292,7 @@ impl ParallelRun {
         crate::sim::qp_names::rename_runtime_qps(&names, &mut rows);
         let (first, others) = snaps.split_first_mut().expect("at least one partition");
         observe::merge_samples(first, others);
+        let anomalies = apps::merge_app_tables(&mut self.parts, &self.part_of, &mut snaps);
         let mut it = snaps.into_iter();
         let mut r = it.next().expect("at least one partition");
         let topo = &self.parts[0].topo;
@@ -322,7 +327,7 @@ impl ParallelRun {
         r.end_time = self.state.deadlock_at.unwrap_or(end_time);
         r.deadlock = self.watch.found.first.clone();
         r.deadlocks = self.watch.found.count;
-        r
+        (r, anomalies)
     }
 }
 

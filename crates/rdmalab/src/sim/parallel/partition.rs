@@ -22,6 +22,9 @@ pub struct Partition {
     /// The receiver's slot of each QP opened while running by a host of another partition,
     /// keyed by (sending host, the sender's slot): the receiver half of the connection.
     pub mirrors: HashMap<(NodeId, QpId), QpId>,
+    /// Events pushed for nodes of other partitions since the last barrier: (their
+    /// partition, time, tie key, event) (`Simulation::push_to_node`).
+    pub(in crate::sim) outbox: Vec<(u16, Time, u64, super::super::Event)>,
 }
 
 impl Partition {
@@ -34,7 +37,7 @@ impl Partition {
             .filter(|(_, p)| part_of[p.node.idx()] == me && part_of[p.peer_node.idx()] != me)
             .map(|(i, p)| (PortId(i as u32), part_of[p.peer_node.idx()]))
             .collect();
-        Partition { me, part_of, cut_out, shared_qps: 0, mirrors: HashMap::new() }
+        Partition { me, part_of, cut_out, shared_qps: 0, mirrors: HashMap::new(), outbox: Vec::new() }
     }
 
     /// True if this partition owns `node`.
