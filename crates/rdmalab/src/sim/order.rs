@@ -12,9 +12,11 @@
 //! (keyed by their wire, not by a counter: the event that delivers the head packet of a
 //! wire is pushed by the sender when the wire was empty and by the receiver otherwise, and
 //! its key must not depend on which), flow admission, sampling, link events, the queue
-//! monitor, host applications not yet tied to a host, DRUM's coordinator, and setup. Each
-//! has at most one chain of events in flight, so among ties they are ordered by kind.
-//! They sort after every node's events at the same picosecond.
+//! monitor, host applications, DRUM's coordinator, and setup. They sort after every node's
+//! events at the same picosecond, and among ties by kind, then by their own counter. An
+//! application event acts at one host, and a partition runs only its own hosts' (the
+//! others' are dropped after setup), so two hosts' application events that tie cannot
+//! change each other's outcome, whichever partition's counter orders them.
 //!
 //! In the FIFO order (the default) nothing here runs: `run` has a loop for each order, and
 //! the one place that pushes differently (`push_arrive`) tests one flag per packet-hop.
