@@ -10,28 +10,24 @@
 
 mod app;
 mod apps;
-mod blitz;
-mod cc;
 pub mod config;
 mod drum_control;
 mod drum_inband;
-pub mod failures;
 mod host;
 mod hostapps;
-mod iofd;
+pub mod mech;
+pub mod observe;
 mod order;
 pub mod parallel;
-pub mod qlen_monitor;
-mod qp_names;
 mod results;
-mod retry;
-mod sampling;
 mod setup;
 mod switch;
-pub mod trace;
 mod virtuoso;
-mod warnings;
-mod watch;
+
+// Paths kept from before the observers and mechanisms had folders of their own.
+pub use mech::failures;
+pub use observe::{qlen_monitor, trace};
+use observe::{qp_names, sampling, warnings, watch};
 
 pub use apps::AppPost;
 pub use config::{SimConfig, WindowConfig};
@@ -149,7 +145,7 @@ pub struct Simulation {
     /// Retired group slots.
     free_groups: Vec<CcGroupId>,
     /// Shared groups by (sender, destination) key (see `sim::cc`); QP creation only.
-    group_of: std::collections::HashMap<cc::GroupKey, CcGroupId>,
+    group_of: std::collections::HashMap<host::GroupKey, CcGroupId>,
     /// Host applications (staggered transfers, overlay members).
     host_apps: Vec<apps::AppRun>,
     /// Chunks posted by applications, with `SimConfig::trace_apps`.

@@ -23,10 +23,10 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use super::Simulation;
 use crate::error::{Error, Result};
 use crate::fabric::{Packet, PacketKind};
 use crate::ids::{NodeId, PortId, QpId};
+use crate::sim::Simulation;
 use crate::units::Time;
 
 /// Bytes a record is counted for against `max_bytes` (a CSV line is about this long).
@@ -116,7 +116,7 @@ struct Row {
 /// Where a record stands in the origin order: the key of the event that made it, its node,
 /// and its rank.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) struct RowKey {
+pub(in crate::sim) struct RowKey {
     event: u64,
     node: u32,
     /// `OWNER`, or `NOT_OWNER` for a packet lost with a failed link while on a wire that
@@ -426,7 +426,7 @@ impl Simulation {
 
     /// Records `ev` for `pkt` at `port` (on `port`'s node) if the trace selects it.
     #[cold]
-    pub(super) fn trace_event(&mut self, ev: TraceEvent, port: PortId, pkt: &Packet) {
+    pub(in crate::sim) fn trace_event(&mut self, ev: TraceEvent, port: PortId, pkt: &Packet) {
         let (node, qlen) = {
             let st = &self.ports[port.idx()];
             (st.node, st.total_queued())
@@ -446,7 +446,7 @@ impl Simulation {
     /// its records of packets the receiving partition held need this port's queue length
     /// (see `RowKey`).
     #[cold]
-    pub(super) fn trace_cut_wire_lost(&mut self, port: PortId) {
+    pub(in crate::sim) fn trace_cut_wire_lost(&mut self, port: PortId) {
         let (node, qlen) = (self.ports[port.idx()].node, self.ports[port.idx()].total_queued());
         let peer = self.ports[self.ports[port.idx()].peer.idx()].node;
         let crosses = self.part.as_ref().is_some_and(|p| p.owns(node) && !p.owns(peer));
@@ -460,7 +460,7 @@ impl Simulation {
 
     /// Remembers which flow QP `qp` was opened for (the trace's `flow` column, the rate
     /// sampler's rows).
-    pub(super) fn note_qp_flow(&mut self, qp: QpId, flow: u32) {
+    pub(in crate::sim) fn note_qp_flow(&mut self, qp: QpId, flow: u32) {
         self.note_opened_for_sampling(qp, flow);
         if self.qp_flow.len() <= qp.idx() {
             self.qp_flow.resize(qp.idx() + 1, u32::MAX);

@@ -7,15 +7,15 @@
 //! Hooks: `go_back` is called where the sender rewinds (NACK, timeout), never per packet;
 //! progress resets the count in `receive_ack`. Without a limit nothing here fails.
 
-use super::Simulation;
 use crate::app::{SendCompletion, SendDone, NO_APP};
 use crate::ids::QpId;
+use crate::sim::Simulation;
 use crate::units::Time;
 
 impl Simulation {
     /// The sender of `qp_id` is about to go back to `to` (NACK or timeout). Counts the
     /// round; returns false, having failed the QP, when the limit is exceeded.
-    pub(super) fn go_back(&mut self, qp_id: QpId) -> bool {
+    pub(in crate::sim) fn go_back(&mut self, qp_id: QpId) -> bool {
         let qp = &mut self.qps[qp_id.idx()];
         qp.rewinds = qp.rewinds.wrapping_add(1);
         match self.cfg.retry_limit {
@@ -59,7 +59,7 @@ impl Simulation {
     /// Brings a QP in the error state back to ready to send: both ends agree that the
     /// stream goes on after everything the failed WRs used (so none of their packets can be
     /// taken for new data); WRs posted meanwhile are sent then. The caller models the handshake's time (`Verbs::reconnect`).
-    pub(super) fn reconnect_qp(&mut self, qp_id: QpId) {
+    pub(in crate::sim) fn reconnect_qp(&mut self, qp_id: QpId) {
         let qp = &mut self.qps[qp_id.idx()];
         if !qp.error {
             return;

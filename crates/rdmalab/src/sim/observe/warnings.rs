@@ -5,13 +5,13 @@
 use std::collections::BTreeMap;
 
 use super::watch::us;
-use super::SimConfig;
 use crate::fabric::SwitchMmu;
+use crate::sim::SimConfig;
 use crate::topology::Topology;
 use crate::workload::FlowSpec;
 
 /// Every warning of a scenario, in a fixed order.
-pub(super) fn scenario_warnings(
+pub(in crate::sim) fn scenario_warnings(
     topo: &Topology,
     flows: &[FlowSpec],
     cfg: &SimConfig,

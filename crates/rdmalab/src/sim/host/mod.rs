@@ -1,14 +1,18 @@
 //! Host-side handlers: flow admission, RNIC transmit arbitration, the receiver (ACK,
 //! NACK, go-back-N), ACK processing at the sender, and retransmission timeouts.
 
+mod cc;
+
+pub(super) use cc::GroupKey;
+
 use std::collections::VecDeque;
 
-use super::{Event, Simulation};
 use crate::app::{SendCompletion, SendDone, NO_APP};
 use crate::fabric::packet::NO_INT;
 use crate::fabric::{Packet, PacketKind};
 use crate::ids::{CcGroupId, PortId, QpId};
 use crate::rnic::{Completion, Pick, Qp};
+use crate::sim::{Event, Simulation};
 use crate::stats::FlowRecord;
 use crate::units::Time;
 use crate::workload::FlowSpec;
@@ -19,10 +23,10 @@ const RELEASED: u32 = u32::MAX - 1;
 impl Simulation {
     /// Admits every flow starting now, one QP each (or to the application that carries
     /// it), then schedules the next arrival.
-    pub(super) fn on_flow_arrival(&mut self) {
+    pub(in crate::sim) fn on_flow_arrival(&mut self) {
         while let Some(&f) = self.flows.get(self.next_flow) {
             if f.start > self.now {
-                self.set_global_origin(super::order::Global::Flows);
+                self.set_global_origin(crate::sim::order::Global::Flows);
                 self.queue.push(f.start, Event::FlowArrival);
                 break;
             }
@@ -54,7 +58,7 @@ impl Simulation {
     /// `f.size` is the first message's size) and puts it in its congestion-control group.
     /// A released slot is reused when there is one, so memory follows the QPs alive at
     /// once, not the QPs ever opened.
-    pub(super) fn open_qp(&mut self, f: &FlowSpec) -> QpId {
+    pub(in crate::sim) fn open_qp(&mut self, f: &FlowSpec) -> QpId {
         self.open_qp_in(f, None)
     }
 
@@ -121,7 +125,7 @@ impl Simulation {
     /// Puts a finished QP's slot on the free list once no packet of it is in the network
     /// (a timeout event still pending carries the old generation and is ignored). Slots are not reused while
     /// per-QP rate sampling or the QP-context cache name QPs by id.
-    pub(super) fn release_if_quiet(&mut self, id: QpId) {
+    pub(in crate::sim) fn release_if_quiet(&mut self, id: QpId) {
         let qp = &self.qps[id.idx()];
         if !qp.finished || qp.in_flight != 0 || qp.cc_group.0 == RELEASED {
             return;
@@ -134,7 +138,7 @@ impl Simulation {
         }
     }
 
-    pub(super) fn on_nic_wake(&mut self, nic: u32) {
+    pub(in crate::sim) fn on_nic_wake(&mut self, nic: u32) {
         let n = &mut self.nics[nic as usize];
         if n.wake_at != self.now {
             return; // superseded by an earlier wake-up
@@ -144,7 +148,7 @@ impl Simulation {
     }
 
     /// The RNIC's transmitter: ACKs first, then one data packet by round robin.
-    pub(super) fn nic_kick(&mut self, nic_idx: u32) {
+    pub(in crate::sim) fn nic_kick(&mut self, nic_idx: u32) {
         let nic = &mut self.nics[nic_idx as usize];
         let port = nic.port;
         let st = &self.ports[port.idx()];
@@ -303,7 +307,7 @@ impl Simulation {
     }
 
     /// A packet reached its destination host.
-    pub(super) fn host_receive(&mut self, pkt: Packet) {
+    pub(in crate::sim) fn host_receive(&mut self, pkt: Packet) {
         match pkt.kind {
             PacketKind::Data => self.receive_data(pkt),
             PacketKind::Ack | PacketKind::Nack => self.receive_ack(pkt),
@@ -449,7 +453,7 @@ impl Simulation {
     /// Traces an ACK or NACK (and its CNP flag) at the sender's NIC port.
     #[cold]
     fn trace_ack(&mut self, pkt: &Packet) {
-        use super::trace::TraceEvent;
+        use crate::sim::trace::TraceEvent;
         let port = self.nics[self.nic_of[pkt.dst.idx()] as usize].port;
         let ev = if pkt.kind == PacketKind::Nack { TraceEvent::Nack } else { TraceEvent::Ack };
         self.trace_event(ev, port, pkt);
@@ -507,7 +511,7 @@ impl Simulation {
     }
 
     /// Retires `qp_id` if it is to close when idle and everything posted is acknowledged.
-    pub(super) fn close_if_idle(&mut self, qp_id: QpId) {
+    pub(in crate::sim) fn close_if_idle(&mut self, qp_id: QpId) {
         let qp = &mut self.qps[qp_id.idx()];
         if !qp.finished && qp.messages.is_empty() && qp.close_when_idle && qp.snd_una >= qp.posted {
             qp.finished = true;
@@ -520,7 +524,7 @@ impl Simulation {
     }
 
     /// Retransmission timer: go back to the oldest unacknowledged byte.
-    pub(super) fn on_rto(&mut self, qp_id: QpId, gen: u16) {
+    pub(in crate::sim) fn on_rto(&mut self, qp_id: QpId, gen: u16) {
         let (Some(rto), qp) = (self.cfg.rto, &mut self.qps[qp_id.idx()]) else {
             return;
         };

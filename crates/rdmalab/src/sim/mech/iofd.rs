@@ -6,18 +6,18 @@
 //! [`Simulation::iofd_wake`]: its departure freed MMU space that packets waiting in the
 //! re-sequencer may need.
 
-use super::Simulation;
 use crate::fabric::deflection::{
     choose, Choice, Load, CLASS_MASK, CLASS_SHIFT, COUNT_MASK, ESCAPE, ON_DEQUEUE, PINNED, WAKE,
 };
 use crate::fabric::resequencer::Verdict;
 use crate::fabric::Packet;
 use crate::ids::{NodeId, PortId};
+use crate::sim::Simulation;
 
 impl Simulation {
     /// A data packet at switch `sw` (node `node`) whose ECMP port is `ecmp`: re-sequenced
     /// at the last hop, possibly deflected elsewhere.
-    pub(super) fn iofd_receive(&mut self, at: PortId, node: NodeId, ecmp: PortId, mut pkt: Packet) {
+    pub(in crate::sim) fn iofd_receive(&mut self, at: PortId, node: NodeId, ecmp: PortId, mut pkt: Packet) {
         let sw = self.ports[at.idx()].unit as usize;
         if self.ports[ecmp.idx()].peer_on_host {
             return self.iofd_last_hop(at, sw, ecmp, pkt);
@@ -156,7 +156,7 @@ impl Simulation {
     /// head is taken out before it is offered, so no packet is offered twice.
     #[cold]
     #[inline(never)]
-    pub(super) fn iofd_wake(&mut self, sw: usize) {
+    pub(in crate::sim) fn iofd_wake(&mut self, sw: usize) {
         loop {
             let Some(iofd) = self.iofd.as_deref_mut() else { return };
             let Some((pkt, egress)) = iofd.switches[sw].reseq.next_waiting() else { return };
@@ -181,11 +181,11 @@ impl Simulation {
         }
         let st = &self.ports[egress.idx()];
         let at = self.now + self.clock.tx(st.rate_class, st.rate, wire);
-        self.queue.push(at, super::Event::IofdRetry(egress));
+        self.queue.push(at, crate::sim::Event::IofdRetry(egress));
     }
 
     /// The retry `iofd_retry_later` scheduled.
-    pub(super) fn on_iofd_retry(&mut self, egress: PortId) {
+    pub(in crate::sim) fn on_iofd_retry(&mut self, egress: PortId) {
         let sw = self.ports[egress.idx()].unit as usize;
         if let Some(iofd) = self.iofd.as_deref_mut() {
             iofd.switches[sw].retry_pending = false;
@@ -206,7 +206,7 @@ impl Simulation {
     /// registers.
     #[cold]
     #[inline(never)]
-    pub(super) fn iofd_dequeue(&mut self, sw: usize, queue: usize, mut pkt: Packet) -> Packet {
+    pub(in crate::sim) fn iofd_dequeue(&mut self, sw: usize, queue: usize, mut pkt: Packet) -> Packet {
         let Some(iofd) = self.iofd.as_deref_mut() else { return pkt };
         if pkt.deflections & PINNED != 0 {
             iofd.switches[sw].release_pin(pkt.qp_key());

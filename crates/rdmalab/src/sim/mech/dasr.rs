@@ -3,16 +3,16 @@
 //! ordinary congestion-control variant (`cc::dasr::BlitzState`), the switch side (IOFD) a
 //! fabric feature.
 
-use super::Simulation;
 use crate::cc::dasr::DataSeen;
 use crate::fabric::Packet;
 use crate::ids::QpId;
+use crate::sim::Simulation;
 
 impl Simulation {
     /// DASR at the receiver: updates the receiving host's set of active senders for this
     /// data packet (`rx`: the receiver's slot of its QP) and returns the share (kb/s) its ACK/NACK carries; 0 without Blitz.
     #[inline]
-    pub(super) fn dasr_on_data(&mut self, pkt: &Packet, rx: QpId, new_data: bool, delivered: bool) -> u32 {
+    pub(in crate::sim) fn dasr_on_data(&mut self, pkt: &Packet, rx: QpId, new_data: bool, delivered: bool) -> u32 {
         let Some(dasr) = self.dasr.as_deref_mut() else {
             return 0;
         };

@@ -10,8 +10,8 @@
 
 use std::collections::HashMap;
 
-use super::Simulation;
 use crate::ids::{NodeId, QpId};
+use crate::sim::Simulation;
 use crate::stats::RateSample;
 use crate::units::Time;
 
@@ -37,7 +37,7 @@ pub(crate) struct RuntimeQps {
 impl Simulation {
     /// Notes a QP opened while running into `slot` (origin order; rare: not on the packet path).
     #[cold]
-    pub(super) fn note_runtime_open(&mut self, slot: QpId, src: NodeId) {
+    pub(in crate::sim) fn note_runtime_open(&mut self, slot: QpId, src: NodeId) {
         let shared = self.part.as_ref().map(|p| p.shared_qps);
         let names = &mut self.runtime_qps;
         names.base.get_or_insert(shared.unwrap_or(slot.0));
@@ -51,7 +51,7 @@ impl Simulation {
 
     /// True if a QP opened into `slot` now is named apart from its slot.
     #[inline]
-    pub(super) fn opens_while_running(&self, given_slot: bool) -> bool {
+    pub(in crate::sim) fn opens_while_running(&self, given_slot: bool) -> bool {
         self.origin_order && !given_slot && self.counters.events > 0
     }
 }

@@ -19,10 +19,10 @@
 //! handler. A run without link events schedules nothing here and pays one flag test per
 //! packet forwarded by a switch.
 
-use super::{Event, Simulation};
 use crate::error::{Error, Result};
 use crate::fabric::PacketKind;
 use crate::ids::{LinkId, NodeId, PortId, QpId};
+use crate::sim::{Event, Simulation};
 use crate::topology::routing::Routes;
 use crate::topology::Topology;
 use crate::units::Time;
@@ -70,7 +70,7 @@ pub fn links_between(topo: &Topology, a: NodeId, b: NodeId) -> Vec<LinkId> {
 
 impl Simulation {
     /// Checks the link events against the topology and schedules them (from `new`).
-    pub(super) fn schedule_link_events(&mut self) -> Result<()> {
+    pub(in crate::sim) fn schedule_link_events(&mut self) -> Result<()> {
         for (i, ev) in self.cfg.link_events.clone().iter().enumerate() {
             let links = links_between(&self.topo, ev.a, ev.b);
             if links.is_empty() {
@@ -88,7 +88,7 @@ impl Simulation {
     }
 
     /// Link `l` fails: both ends lose what is on the wire and what is queued for it.
-    pub(super) fn on_link_down(&mut self, l: LinkId) {
+    pub(in crate::sim) fn on_link_down(&mut self, l: LinkId) {
         let (pa, pb) = (PortId::new(2 * l.idx()), PortId::new(2 * l.idx() + 1));
         if self.ports[pa.idx()].down {
             return;
@@ -108,7 +108,7 @@ impl Simulation {
     }
 
     /// Link `l` is repaired: its ends may send again; routes take it back after the delay.
-    pub(super) fn on_link_up(&mut self, l: LinkId) {
+    pub(in crate::sim) fn on_link_up(&mut self, l: LinkId) {
         let (pa, pb) = (PortId::new(2 * l.idx()), PortId::new(2 * l.idx() + 1));
         if !self.ports[pa.idx()].down {
             return;
@@ -164,7 +164,7 @@ impl Simulation {
 
     /// The control plane: new routes over the links that are up; flows whose source has
     /// no route left are given up.
-    pub(super) fn on_reroute(&mut self) {
+    pub(in crate::sim) fn on_reroute(&mut self) {
         let ports = &self.ports;
         let up = |l: usize| !ports[2 * l].down;
         match Routes::compute_without_down_links(&self.topo, self.cfg.neighbor_order, &up) {
@@ -188,12 +188,12 @@ impl Simulation {
     }
 
     /// True if `src` has a route to `dst` now (checked when a flow starts).
-    pub(super) fn reachable(&self, src: NodeId, dst: NodeId) -> bool {
+    pub(in crate::sim) fn reachable(&self, src: NodeId, dst: NodeId) -> bool {
         !self.routes.next_hops(src, dst).is_empty()
     }
 
     /// Records flow `flow` as unreachable now.
-    pub(super) fn record_unreachable(&mut self, flow: u32) {
+    pub(in crate::sim) fn record_unreachable(&mut self, flow: u32) {
         let f = &self.flows[flow as usize];
         self.unreachable.push(UnreachableFlow {
             flow,

@@ -19,25 +19,25 @@
 //! (and may then start DCQCN timers on the dead QP, MODEL.md §2.5); here a retired group
 //! ignores it. FCTs are unaffected; only useless timer events disappear.
 
-use super::{Event, Simulation};
-use crate::cc::{AckEvent, CcConfig, CcGroup, CcState, Granularity, PathInfo};
+use crate::cc::{AckEvent, CcConfig, CcGroup, Granularity, PathInfo};
 use crate::fabric::packet::NO_INT;
-use crate::fabric::IntHeader;
 use crate::fabric::Packet;
 use crate::ids::{CcGroupId, NodeId, QpId};
+use crate::sim::mech::tenancy::{forget_int_baselines, swap_path_int, PathInt};
+use crate::sim::{Event, Simulation};
 use crate::tenancy::pacing::IntSample;
-use crate::tenancy::{Defense, StartBudget};
+use crate::tenancy::Defense;
 use crate::units::{Rate, Time};
 
 /// A shared group's key: (sending NIC or host, destination address or host or tenant).
-pub(super) type GroupKey = (u32, u32);
+pub(in crate::sim) type GroupKey = (u32, u32);
 /// Marks the second half of a key as a tenant (addresses and host ids never reach it).
 const TENANT_KEY: u32 = 0x8000_0000;
 
 impl Simulation {
     /// Puts a new QP in its group (found, lingering, or created) and gives it the group's
     /// rate.
-    pub(super) fn join_group(&mut self, qp_id: QpId, path: PathInfo) -> CcGroupId {
+    pub(in crate::sim) fn join_group(&mut self, qp_id: QpId, path: PathInfo) -> CcGroupId {
         let key = self.group_key(qp_id);
         let existing = key.and_then(|k| self.group_of.get(&k).copied());
         let g = match existing {
@@ -79,52 +79,6 @@ impl Simulation {
         g
     }
 
-    /// Whether `g` is a tenant state whose members share one pacing clock
-    /// (`tenancy::pacing`): the tenant defense's shared states, when rates pace at all.
-    fn tenant_paced(&self, g: CcGroupId) -> bool {
-        self.cfg.defense == Defense::Tenant && self.cfg.rate_bound && self.groups[g.idx()].key.is_some()
-    }
-
-    /// Under the tenant defense, a QP sent a packet of `wire` bytes: if it belongs to a
-    /// tenant state, every member waits that packet's time at the state's rate (one clock
-    /// per tenant state instead of one per QP at rate / n), and the state notes whether it
-    /// still has data (a pause, see `forget_int_baselines`).
-    pub(super) fn pace_tenant_state(&mut self, qp_id: QpId, wire: u32) {
-        let g = self.qps[qp_id.idx()].cc_group;
-        if !self.tenant_paced(g) {
-            return; // a line-rate start keeps its own clock
-        }
-        let grp = &mut self.groups[g.idx()];
-        let more = grp.members.iter().any(|&m| self.qps[m.idx()].has_data());
-        let gap = self.cfg.timing.tx_time(grp.rate.max(Rate(1)), wire as u64);
-        let next = grp.pacer.sent(self.now, wire, gap, more);
-        for &m in &grp.members {
-            self.qps[m.idx()].next_avail = next;
-        }
-    }
-
-    /// HPCC's `ChangeRate` for a tenant state: the pending gap of its last packet is
-    /// re-timed at the new rate, for every member, and the NIC woken earlier if needed.
-    fn retime_tenant_state(&mut self, g: CcGroupId) {
-        let grp = &mut self.groups[g.idx()];
-        let Some(&first) = grp.members.first() else { return };
-        if grp.pacer.wire == 0 {
-            return; // nothing sent yet
-        }
-        let gap = self.cfg.timing.tx_time(grp.rate.max(Rate(1)), grp.pacer.wire as u64);
-        let next = grp.pacer.retime(gap);
-        for &m in &grp.members {
-            self.qps[m.idx()].next_avail = next;
-        }
-        let nic_idx = self.qps[first.idx()].nic;
-        let nic = &mut self.nics[nic_idx as usize];
-        if nic.wake_at != Time::MAX && next < nic.wake_at {
-            let at = next.max(self.now);
-            nic.wake_at = at;
-            self.queue.push(at, Event::NicWake(nic_idx));
-        }
-    }
-
     /// Which group a QP belongs to (`None`: its own): its tenant's on its NIC under the
     /// tenant defense (unless it is on a line-rate start), else as the granularity says.
     fn group_key(&self, qp_id: QpId) -> Option<GroupKey> {
@@ -149,7 +103,7 @@ impl Simulation {
 
     /// A QP completed: it leaves its group. The last one out retires a private group at
     /// once and a shared one after the linger time (`on_group_linger`).
-    pub(super) fn leave_group(&mut self, qp_id: QpId) {
+    pub(in crate::sim) fn leave_group(&mut self, qp_id: QpId) {
         let linger = self.linger();
         let qp = &self.qps[qp_id.idx()];
         let (g, done) = (qp.cc_group, qp.snd_una);
@@ -171,7 +125,7 @@ impl Simulation {
     }
 
     /// The linger time of a group ran out: retire it if no QP joined since.
-    pub(super) fn on_group_linger(&mut self, g: CcGroupId) {
+    pub(in crate::sim) fn on_group_linger(&mut self, g: CcGroupId) {
         let grp = &self.groups[g.idx()];
         if grp.alive && grp.members.is_empty() && grp.linger_until == self.now {
             self.retire_group(g);
@@ -191,43 +145,15 @@ impl Simulation {
         self.free_groups.push(g);
     }
 
-    /// Under the tenant defense: a new QP whose first `min(size, BDP)` bytes fit in its
-    /// (NIC, tenant) budget sends them on a private line-rate state (`join_group` then
-    /// keys it alone).
-    pub(super) fn grant_line_rate_start(&mut self, id: QpId, first_size: u64) {
-        let qp = &self.qps[id.idx()];
-        let (nic, tenant, src, dst) = (qp.nic as usize, qp.tenant as usize, qp.src, qp.dst);
-        let (_, bdp) = self.path_rtt_bdp(src, dst);
-        let want = first_size.min(bdp).max(1);
-        let p = self.cfg.defense_params;
-        let refill = crate::cc::scale(self.nics[nic].rate, p.start_fraction);
-        let budgets = &mut self.start_budgets[nic];
-        if tenant >= budgets.len() {
-            budgets.resize(tenant + 1, StartBudget::default());
-        }
-        if budgets[tenant].try_take(self.now, want, refill, p.burst_bdps * bdp) {
-            self.qps[id.idx()].exempt_until = want;
-        }
-    }
-
-    /// A QP sent the bytes of its line-rate start: it moves to its tenant's state.
-    pub(super) fn end_line_rate_start(&mut self, id: QpId) {
-        self.leave_group(id);
-        self.qps[id.idx()].exempt_until = 0;
-        let (src, dst) = (self.qps[id.idx()].src, self.qps[id.idx()].dst);
-        let path = self.path_info(src, dst);
-        self.join_group(id, path);
-    }
-
     /// Base RTT and BDP of the first path from `src` to `dst` (at `src`'s NIC rate).
-    pub(super) fn path_rtt_bdp(&self, src: NodeId, dst: NodeId) -> (Time, u64) {
+    pub(in crate::sim) fn path_rtt_bdp(&self, src: NodeId, dst: NodeId) -> (Time, u64) {
         let path = self.routes.first_path(&self.topo, src, dst);
         let rtt = crate::stats::ideal::base_rtt(&self.topo, &path, self.cfg.mtu as u64);
-        (rtt, super::setup::bdp_bytes(rtt, self.topo.nic_rate(src)))
+        (rtt, crate::sim::setup::bdp_bytes(rtt, self.topo.nic_rate(src)))
     }
 
     /// Feeds an ACK/NACK of `qp_id` to its group's algorithm and applies a new rate.
-    pub(super) fn cc_on_ack(&mut self, qp_id: QpId, pkt: &Packet) {
+    pub(in crate::sim) fn cc_on_ack(&mut self, qp_id: QpId, pkt: &Packet) {
         if matches!(self.cfg.cc, CcConfig::None) {
             return;
         }
@@ -292,7 +218,7 @@ impl Simulation {
     }
 
     /// A CC timer event: runs the handler if the timer is still armed for now.
-    pub(super) fn on_cc_timer(&mut self, g: CcGroupId, kind: u8) {
+    pub(in crate::sim) fn on_cc_timer(&mut self, g: CcGroupId, kind: u8) {
         let kind = kind as usize;
         let grp = &mut self.groups[g.idx()];
         if !grp.alive || grp.timers.due[kind] != self.now {
@@ -354,7 +280,7 @@ impl Simulation {
 
     /// The receiver may flag this ACK as a CNP (always, unless `cnp_interval` paces CNPs
     /// per QP).
-    pub(super) fn cnp_allowed(&mut self, qp: QpId) -> bool {
+    pub(in crate::sim) fn cnp_allowed(&mut self, qp: QpId) -> bool {
         let Some(interval) = self.cfg.cnp_interval else {
             return true;
         };
@@ -368,7 +294,7 @@ impl Simulation {
 
     /// The base RTT and BDP a QP from `src` to `dst` uses (global when GLOBAL_T), needed
     /// by windows and by HPCC's T and W.
-    pub(super) fn path_info(&self, src: NodeId, dst: NodeId) -> PathInfo {
+    pub(in crate::sim) fn path_info(&self, src: NodeId, dst: NodeId) -> PathInfo {
         if !self.cfg.window.enabled && !self.cfg.cc.needs_int() {
             return PathInfo::default();
         }
@@ -377,51 +303,8 @@ impl Simulation {
         } else {
             let path = self.routes.first_path(&self.topo, src, dst);
             let rtt = crate::stats::ideal::base_rtt(&self.topo, &path, self.cfg.mtu as u64);
-            (rtt, super::setup::bdp_bytes(rtt, self.topo.nic_rate(src)))
+            (rtt, crate::sim::setup::bdp_bytes(rtt, self.topo.nic_rate(src)))
         };
         PathInfo { base_rtt, bdp }
-    }
-}
-
-/// The first ACK of a tenant's HPCC state for a packet sent after a pause (no member had
-/// data, `tenancy::pacing`): a sample from it would span the pause, measure only the
-/// others' traffic and read it as room for the tenant's rate (a staggered tenant idle
-/// between chunks raised its rate at the start of every chunk, e.g. u = 0.88: 84 -> 91
-/// Gb/s). It only records the hops again, as a new QP's first ACK does; rate, EWMA and
-/// stage stay.
-fn forget_int_baselines(grp: &mut CcGroup) {
-    if let CcState::Hpcc(state) = &mut grp.state {
-        state.last_update_seq = 0;
-        grp.paths.clear();
-    }
-}
-
-/// What `swap_path_int` did.
-enum PathInt {
-    /// The member's records are now the group's (swap again after `on_ack`).
-    Swapped,
-    /// The member had none: `int` is stored as its baseline; `run` if the group itself
-    /// still needs its first ACK.
-    Baseline { run: bool },
-}
-
-/// A tenant's HPCC state spans destinations, so it keeps the last INT records per
-/// destination: utilisation is computed between two stamps of the same links (members to
-/// one destination are taken to share its path, as in the dumbbell and as ECMP does for
-/// most of a fat tree's hops). The destination's records are swapped with the group's
-/// around `on_ack`.
-fn swap_path_int(dst: NodeId, grp: &mut CcGroup, int: Option<&IntHeader>) -> PathInt {
-    let CcState::Hpcc(state) = &mut grp.state else { return PathInt::Baseline { run: true } };
-    match grp.paths.iter_mut().find(|(d, _)| *d == dst) {
-        Some((_, hops)) => {
-            std::mem::swap(&mut state.hops, hops);
-            PathInt::Swapped
-        }
-        None => {
-            if let Some(ih) = int {
-                grp.paths.push((dst, ih.hops));
-            }
-            PathInt::Baseline { run: state.last_update_seq == 0 }
-        }
     }
 }

@@ -25,9 +25,9 @@
 //! byte was delivered, no flow completed and none started for a whole `stall_window`, with
 //! unfinished flows (or multipath messages) and none left to start.
 
-use super::{SimConfig, Simulation, StopReason};
 use crate::fabric::NUM_PRIOS;
 use crate::ids::{NodeId, PortId};
+use crate::sim::{SimConfig, Simulation, StopReason};
 use crate::units::Time;
 
 /// What a run does when it finds a PFC deadlock.
@@ -106,7 +106,12 @@ pub fn us(t: Time) -> String {
 }
 
 impl Watch {
-    pub(super) fn new(cfg: &SimConfig, ports: usize, total_link_delay: Time, first_start: Option<Time>) -> Watch {
+    pub(in crate::sim) fn new(
+        cfg: &SimConfig,
+        ports: usize,
+        total_link_delay: Time,
+        first_start: Option<Time>,
+    ) -> Watch {
         let window = stall_window(cfg, total_link_delay);
         let next_stall_check = first_start.map_or(Time::MAX, |t| later(t, window));
         Watch {
@@ -129,7 +134,7 @@ impl Watch {
     }
 
     /// A switch port's class `q` became paused (or resumed) at `now`.
-    pub(super) fn pause_changed(&mut self, port: PortId, q: usize, paused: bool, now: Time, timeout: Time) {
+    pub(in crate::sim) fn pause_changed(&mut self, port: PortId, q: usize, paused: bool, now: Time, timeout: Time) {
         if paused {
             self.paused_at[port.idx()][q] = now;
             self.paused_pairs += 1;
@@ -144,7 +149,7 @@ impl Watch {
 
     /// Work starts at `at` (a message posted by an application after setup): the stall
     /// check runs a window after it at the latest.
-    pub(super) fn arm_stall_check(&mut self, at: Time) {
+    pub(in crate::sim) fn arm_stall_check(&mut self, at: Time) {
         if self.next_stall_check == Time::MAX {
             self.next_stall_check = later(at, self.stall_window);
             self.rearm();
@@ -159,7 +164,7 @@ impl Watch {
 impl Simulation {
     /// Runs the checks due at `t` (before the event at `t`). Returns why the run must stop,
     /// if it must.
-    pub(super) fn on_watch(&mut self, t: Time) -> Option<StopReason> {
+    pub(in crate::sim) fn on_watch(&mut self, t: Time) -> Option<StopReason> {
         if self.part.is_some() {
             // One partition sees part of the fabric: the parallel driver watches instead.
             self.watch.next_check = Time::MAX;
@@ -188,7 +193,7 @@ impl Simulation {
 
     /// Why the run ends when no event is left: finished, or stalled with its cause (a
     /// deadlock if the paused ports form one: nothing will ever resume them).
-    pub(super) fn idle_reason(&mut self) -> StopReason {
+    pub(in crate::sim) fn idle_reason(&mut self) -> StopReason {
         if self.part.is_some() {
             return StopReason::Paused; // the parallel driver decides when the run is over
         }
@@ -275,8 +280,8 @@ impl Simulation {
         let share = self.wait_share(t, min_age);
         self.watch.found.search(&self.topo, std::slice::from_ref(&share), t)?;
         match self.cfg.on_deadlock {
-            super::OnDeadlock::Stop => Some(StopReason::PfcDeadlock),
-            super::OnDeadlock::Continue => None,
+            crate::sim::OnDeadlock::Stop => Some(StopReason::PfcDeadlock),
+            crate::sim::OnDeadlock::Continue => None,
         }
     }
 

@@ -16,9 +16,9 @@
 //! chain's end in that window are then dropped (`Simulation::end_observers`), so the rows
 //! are those of one partition.
 
-use super::{Event, Simulation};
 use crate::error::{Error, Result};
 use crate::ids::{PortId, QpId};
+use crate::sim::{Event, Simulation};
 use crate::stats::RateSample;
 use crate::units::{Rate, Time};
 
@@ -33,7 +33,7 @@ struct Watched {
 
 /// Sampling state of a run.
 #[derive(Debug)]
-pub(super) struct Sampler {
+pub(in crate::sim) struct Sampler {
     /// When the next queue / rate sample is due (`Time::MAX`: that sampling is off).
     next_queue: Time,
     next_rate: Time,
@@ -41,7 +41,7 @@ pub(super) struct Sampler {
     /// Every port's transmitted bytes at the previous link sample.
     link_bytes: Vec<u64>,
     /// The link samples so far: (end of the interval, port, bytes sent in the interval).
-    pub(super) links: Vec<(Time, PortId, u64)>,
+    pub(in crate::sim) links: Vec<(Time, PortId, u64)>,
     /// QPs `[0, seen)` have been picked up. QPs are only ever appended, so picking up the
     /// new ones is a walk over the tail, not a scan of every QP of the run.
     seen: usize,
@@ -50,7 +50,7 @@ pub(super) struct Sampler {
     /// When the previous rate sample was taken.
     last_rate: Time,
     /// The rate samples so far.
-    pub(super) rates: Vec<RateSample>,
+    pub(in crate::sim) rates: Vec<RateSample>,
     /// Origin order: QPs opened for flows since the previous rate sample, with their flow
     /// (a flow's QP has a slot set up in advance, not appended: `seen` cannot find it).
     opened: Vec<(QpId, u32)>,
@@ -85,7 +85,7 @@ impl Default for Sampler {
 impl Simulation {
     /// Checks the intervals and schedules the first sample if any sampling is on (once,
     /// from `Simulation::new`).
-    pub(super) fn schedule_first_sample(&mut self) -> Result<()> {
+    pub(in crate::sim) fn schedule_first_sample(&mut self) -> Result<()> {
         for (name, every) in [
             ("queue_sample_interval", self.cfg.queue_sample_interval),
             ("rate_sample_interval", self.cfg.rate_sample_interval),
@@ -117,7 +117,7 @@ impl Simulation {
     }
 
     /// Takes the samples due now and schedules the next, while flows remain.
-    pub(super) fn on_sample(&mut self) {
+    pub(in crate::sim) fn on_sample(&mut self) {
         if self.now > self.sampler.last_sample {
             return; // a partition's chain ran on past its end (see `end_observers`)
         }
@@ -167,7 +167,7 @@ impl Simulation {
     /// A partition learns that the last flow of the run completed at `t`: its chain ends at
     /// the first sample at or after `t`, as one simulation's would, and rows it took later
     /// in the window that just ended are dropped.
-    pub(super) fn end_sampling(&mut self, t: Time) {
+    pub(in crate::sim) fn end_sampling(&mut self, t: Time) {
         let last = self.first_sample_at_or_after(t);
         let s = &mut self.sampler;
         (s.flows_end, s.last_sample) = (t, last);
@@ -185,13 +185,13 @@ impl Simulation {
     }
 
     /// When the latest `Sample` event that counts fired (zero if none).
-    pub(super) fn last_sample_fired(&self) -> Time {
+    pub(in crate::sim) fn last_sample_fired(&self) -> Time {
         self.sampler.fired
     }
 
     /// Origin order, rate sampling on: the sampler picks QP `qp` (flow `flow`) up at its
     /// next sample.
-    pub(super) fn note_opened_for_sampling(&mut self, qp: QpId, flow: u32) {
+    pub(in crate::sim) fn note_opened_for_sampling(&mut self, qp: QpId, flow: u32) {
         if self.cfg.rate_sample_interval.is_some() && self.origin_order {
             self.sampler.opened.push((qp, flow));
         }

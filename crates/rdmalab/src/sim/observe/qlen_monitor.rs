@@ -11,7 +11,7 @@
 
 use std::io::Write;
 
-use super::{Event, Simulation};
+use crate::sim::{Event, Simulation};
 use crate::units::Time;
 
 /// Sampling period (the reference's `qlen_mon_interval`).
@@ -65,7 +65,7 @@ pub struct QlenMonitor {
 
 impl Simulation {
     /// Schedules the first sample (from `new`, when the scenario asks for the monitor).
-    pub(super) fn schedule_qlen_monitor(&mut self) {
+    pub(in crate::sim) fn schedule_qlen_monitor(&mut self) {
         let Some(cfg) = self.cfg.qlen_monitor else { return };
         let mut mon = QlenMonitor { flows_end: Time::MAX, last_sample: Time::MAX, ..QlenMonitor::default() };
         let mut row = 0;
@@ -83,7 +83,7 @@ impl Simulation {
     }
 
     /// One sample; a block on every 100 ms boundary; the next sample while flows remain.
-    pub(super) fn on_qlen_monitor(&mut self) {
+    pub(in crate::sim) fn on_qlen_monitor(&mut self) {
         let (Some(cfg), Some(mon)) = (self.cfg.qlen_monitor, self.qlen_monitor.as_mut()) else { return };
         if self.now > mon.last_sample {
             return; // a partition's chain ran on past its end
@@ -113,7 +113,7 @@ impl Simulation {
     }
 
     /// A partition monitors its own switches only (their rows keep their place in the file).
-    pub(super) fn monitor_own_switches(&mut self) {
+    pub(in crate::sim) fn monitor_own_switches(&mut self) {
         let Some(mon) = self.qlen_monitor.as_mut() else { return };
         let part = self.part.as_deref();
         let ports = &self.ports;
@@ -122,7 +122,7 @@ impl Simulation {
 
     /// A partition: the driver saw flows unfinished at a window's end, so every sample
     /// so far counts (the undo log restarts).
-    pub(super) fn monitor_goes_on(&mut self) {
+    pub(in crate::sim) fn monitor_goes_on(&mut self) {
         if let Some(mon) = self.qlen_monitor.as_mut() {
             mon.undo.get_or_insert_with(Vec::new).clear();
         }
@@ -130,7 +130,7 @@ impl Simulation {
 
     /// A partition learns that the last flow completed at `t`: the chain ends at the first
     /// sample at or after `t`, and the samples and blocks taken after it are undone.
-    pub(super) fn end_monitor(&mut self, t: Time) {
+    pub(in crate::sim) fn end_monitor(&mut self, t: Time) {
         let (Some(cfg), Some(mon)) = (self.cfg.qlen_monitor, self.qlen_monitor.as_mut()) else { return };
         let after = t.0.saturating_sub(cfg.start.0).div_ceil(INTERVAL.0);
         let last = Time(cfg.start.0.saturating_add(after.saturating_mul(INTERVAL.0)));
@@ -147,7 +147,7 @@ impl Simulation {
     }
 
     /// When the monitor's latest sample that counts was taken (zero if none).
-    pub(super) fn last_monitor_sample(&self) -> Time {
+    pub(in crate::sim) fn last_monitor_sample(&self) -> Time {
         self.qlen_monitor.as_ref().map_or(Time::ZERO, |m| m.fired)
     }
 
@@ -159,7 +159,7 @@ impl Simulation {
     }
 
     /// The monitor, when the scenario asks for one.
-    pub(super) fn qlen_monitor(&self) -> Option<&QlenMonitor> {
+    pub(in crate::sim) fn qlen_monitor(&self) -> Option<&QlenMonitor> {
         self.qlen_monitor.as_deref()
     }
 }
@@ -172,7 +172,7 @@ impl QlenMonitor {
     /// The file's text from the monitors of every partition (one for a sequential run):
     /// their blocks, ports merged by row, and a last block at `end`, the end of the run,
     /// unless one was written then or nothing was sampled.
-    pub(super) fn render(parts: &[&QlenMonitor], end: Time) -> Vec<u8> {
+    pub(in crate::sim) fn render(parts: &[&QlenMonitor], end: Time) -> Vec<u8> {
         let mut rows: Vec<(u32, usize, usize)> = Vec::new(); // (row, partition, port index)
         for (k, m) in parts.iter().enumerate() {
             rows.extend(m.ports.iter().enumerate().map(|(i, p)| (p.row, k, i)));

@@ -1,0 +1,130 @@
+//! The tenant defense's hooks in the sender (seed 002's defense, ours: docs/attacks.md):
+//! under `defense = "tenant"` a tenant's QPs on one NIC share one CC state and one pacing
+//! clock (`tenancy::pacing`), and a new QP may take a private line-rate start from its
+//! (NIC, tenant) budget. Reached from `host_cc` only when the defense is on.
+
+use crate::cc::{CcGroup, CcState};
+use crate::fabric::IntHeader;
+use crate::ids::{CcGroupId, NodeId, QpId};
+use crate::sim::{Event, Simulation};
+use crate::tenancy::{Defense, StartBudget};
+use crate::units::{Rate, Time};
+
+impl Simulation {
+    /// Whether `g` is a tenant state whose members share one pacing clock
+    /// (`tenancy::pacing`): the tenant defense's shared states, when rates pace at all.
+    pub(in crate::sim) fn tenant_paced(&self, g: CcGroupId) -> bool {
+        self.cfg.defense == Defense::Tenant && self.cfg.rate_bound && self.groups[g.idx()].key.is_some()
+    }
+
+    /// Under the tenant defense, a QP sent a packet of `wire` bytes: if it belongs to a
+    /// tenant state, every member waits that packet's time at the state's rate (one clock
+    /// per tenant state instead of one per QP at rate / n), and the state notes whether it
+    /// still has data (a pause, see `forget_int_baselines`).
+    pub(in crate::sim) fn pace_tenant_state(&mut self, qp_id: QpId, wire: u32) {
+        let g = self.qps[qp_id.idx()].cc_group;
+        if !self.tenant_paced(g) {
+            return; // a line-rate start keeps its own clock
+        }
+        let grp = &mut self.groups[g.idx()];
+        let more = grp.members.iter().any(|&m| self.qps[m.idx()].has_data());
+        let gap = self.cfg.timing.tx_time(grp.rate.max(Rate(1)), wire as u64);
+        let next = grp.pacer.sent(self.now, wire, gap, more);
+        for &m in &grp.members {
+            self.qps[m.idx()].next_avail = next;
+        }
+    }
+
+    /// HPCC's `ChangeRate` for a tenant state: the pending gap of its last packet is
+    /// re-timed at the new rate, for every member, and the NIC woken earlier if needed.
+    pub(in crate::sim) fn retime_tenant_state(&mut self, g: CcGroupId) {
+        let grp = &mut self.groups[g.idx()];
+        let Some(&first) = grp.members.first() else { return };
+        if grp.pacer.wire == 0 {
+            return; // nothing sent yet
+        }
+        let gap = self.cfg.timing.tx_time(grp.rate.max(Rate(1)), grp.pacer.wire as u64);
+        let next = grp.pacer.retime(gap);
+        for &m in &grp.members {
+            self.qps[m.idx()].next_avail = next;
+        }
+        let nic_idx = self.qps[first.idx()].nic;
+        let nic = &mut self.nics[nic_idx as usize];
+        if nic.wake_at != Time::MAX && next < nic.wake_at {
+            let at = next.max(self.now);
+            nic.wake_at = at;
+            self.queue.push(at, Event::NicWake(nic_idx));
+        }
+    }
+
+    /// Under the tenant defense: a new QP whose first `min(size, BDP)` bytes fit in its
+    /// (NIC, tenant) budget sends them on a private line-rate state (`join_group` then
+    /// keys it alone).
+    pub(in crate::sim) fn grant_line_rate_start(&mut self, id: QpId, first_size: u64) {
+        let qp = &self.qps[id.idx()];
+        let (nic, tenant, src, dst) = (qp.nic as usize, qp.tenant as usize, qp.src, qp.dst);
+        let (_, bdp) = self.path_rtt_bdp(src, dst);
+        let want = first_size.min(bdp).max(1);
+        let p = self.cfg.defense_params;
+        let refill = crate::cc::scale(self.nics[nic].rate, p.start_fraction);
+        let budgets = &mut self.start_budgets[nic];
+        if tenant >= budgets.len() {
+            budgets.resize(tenant + 1, StartBudget::default());
+        }
+        if budgets[tenant].try_take(self.now, want, refill, p.burst_bdps * bdp) {
+            self.qps[id.idx()].exempt_until = want;
+        }
+    }
+
+    /// A QP sent the bytes of its line-rate start: it moves to its tenant's state.
+    pub(in crate::sim) fn end_line_rate_start(&mut self, id: QpId) {
+        self.leave_group(id);
+        self.qps[id.idx()].exempt_until = 0;
+        let (src, dst) = (self.qps[id.idx()].src, self.qps[id.idx()].dst);
+        let path = self.path_info(src, dst);
+        self.join_group(id, path);
+    }
+}
+
+/// The first ACK of a tenant's HPCC state for a packet sent after a pause (no member had
+/// data, `tenancy::pacing`): a sample from it would span the pause, measure only the
+/// others' traffic and read it as room for the tenant's rate (a staggered tenant idle
+/// between chunks raised its rate at the start of every chunk, e.g. u = 0.88: 84 -> 91
+/// Gb/s). It only records the hops again, as a new QP's first ACK does; rate, EWMA and
+/// stage stay.
+pub(in crate::sim) fn forget_int_baselines(grp: &mut CcGroup) {
+    if let CcState::Hpcc(state) = &mut grp.state {
+        state.last_update_seq = 0;
+        grp.paths.clear();
+    }
+}
+
+/// What `swap_path_int` did.
+pub(in crate::sim) enum PathInt {
+    /// The member's records are now the group's (swap again after `on_ack`).
+    Swapped,
+    /// The member had none: `int` is stored as its baseline; `run` if the group itself
+    /// still needs its first ACK.
+    Baseline { run: bool },
+}
+
+/// A tenant's HPCC state spans destinations, so it keeps the last INT records per
+/// destination: utilisation is computed between two stamps of the same links (members to
+/// one destination are taken to share its path, as in the dumbbell and as ECMP does for
+/// most of a fat tree's hops). The destination's records are swapped with the group's
+/// around `on_ack`.
+pub(in crate::sim) fn swap_path_int(dst: NodeId, grp: &mut CcGroup, int: Option<&IntHeader>) -> PathInt {
+    let CcState::Hpcc(state) = &mut grp.state else { return PathInt::Baseline { run: true } };
+    match grp.paths.iter_mut().find(|(d, _)| *d == dst) {
+        Some((_, hops)) => {
+            std::mem::swap(&mut state.hops, hops);
+            PathInt::Swapped
+        }
+        None => {
+            if let Some(ih) = int {
+                grp.paths.push((dst, ih.hops));
+            }
+            PathInt::Baseline { run: state.last_update_seq == 0 }
+        }
+    }
+}
