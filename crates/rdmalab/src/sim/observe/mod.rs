@@ -3,9 +3,12 @@
 //! scenario, and the names of QPs opened while running. None of them changes the physics:
 //! a run with every observer off computes the same events.
 
+pub(crate) mod deadlock;
 pub mod qlen_monitor;
 pub(crate) mod qp_names;
 pub(crate) mod sampling;
 pub mod trace;
+mod trace_merge;
+mod trace_points;
 pub(crate) mod warnings;
 pub(crate) mod watch;
