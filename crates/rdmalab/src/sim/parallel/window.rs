@@ -1,0 +1,288 @@
+//! The driver's loop: conservative windows of one lookahead each. Every partition runs its
+//! events up to the window's end, posts the packets that cross the cut into the others'
+//! mailboxes, and waits at the barrier; the mark of the earliest next event decides the
+//! next window (or that the run is over). `ParallelRun` (the module above) owns the
+//! partitions between calls; this module owns what the threads share during one.
+
+use std::any::Any;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Barrier, Mutex};
+
+use super::deadlock::{self, WatchMarks};
+use super::Crossing;
+use super::{BUSY_WINDOWS, NO_PROGRESS};
+use crate::sim::watch::WaitShare;
+use crate::sim::{RunLimit, Simulation};
+use crate::units::Time;
+
+/// Where the windows stand between calls: the next window's start, the progress mark
+/// and when it last moved, and why the last call returned.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Window {
+    pub(super) start: Time,
+    pub(super) progress: u64,
+    pub(super) progress_at: Time,
+    /// Windows run since the progress mark last moved.
+    pub(super) idle_windows: u64,
+    /// The caller's limit was reached.
+    pub(super) paused: bool,
+    /// No progress for `NO_PROGRESS`.
+    pub(super) stalled: bool,
+    /// Windows run so far.
+    pub(super) windows: u64,
+    /// Sum over windows of the most events one partition ran in it: the run's critical
+    /// path in events (total events / this = the speed-up the map allows, sync aside).
+    pub(super) critical: u64,
+    /// Every flow is done and the partitions know when the last completed (`observe`).
+    pub(super) flows_ended: bool,
+    /// The next PFC deadlock check (`deadlock`; `Time::MAX`: none armed).
+    pub(super) check: Time,
+    /// The run stopped for a PFC deadlock found at this time.
+    pub(super) deadlock_at: Option<Time>,
+}
+
+impl Default for Window {
+    fn default() -> Self {
+        Window {
+            start: Time::ZERO,
+            progress: u64::MAX,
+            progress_at: Time::ZERO,
+            idle_windows: 0,
+            paused: false,
+            stalled: false,
+            windows: 0,
+            critical: 0,
+            flows_ended: false,
+            check: Time::MAX,
+            deadlock_at: None,
+        }
+    }
+}
+
+/// A partition's numbers after a window's exchange.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Mark {
+    /// Its next event.
+    pub(super) next: Time,
+    /// Its progress mark (`progress_mark`).
+    pub(super) progress: u64,
+    /// Events it ran so far.
+    pub(super) events: u64,
+    /// Flows it completed (or gave up), and when the last of them did.
+    pub(super) done: usize,
+    pub(super) last_completion: Time,
+    /// The deadlock check its own pauses armed, the switch (port, class) pairs it has
+    /// paused, and its latest event (`deadlock`).
+    pub(super) check_due: Time,
+    pub(super) paused_pairs: u32,
+    pub(super) now: Time,
+}
+
+impl Default for Mark {
+    fn default() -> Self {
+        Mark {
+            next: Time::MAX,
+            progress: 0,
+            events: 0,
+            done: 0,
+            last_completion: Time::ZERO,
+            check_due: Time::MAX,
+            paused_pairs: 0,
+            now: Time::ZERO,
+        }
+    }
+}
+
+/// What the threads share: the barrier, the mailboxes (`mail[from * n + to]`), each
+/// partition's `Mark` after the exchange, and the limits of this call.
+pub(super) struct Shared {
+    pub(super) barrier: Barrier,
+    pub(super) mail: Vec<Mutex<Vec<Crossing>>>,
+    pub(super) next: Vec<Mutex<Mark>>,
+    pub(super) lookahead: Time,
+    pub(super) stop_time: Time,
+    pub(super) flows_total: usize,
+    pub(super) until: Time,
+    pub(super) budget: u64,
+    pub(super) events_before: u64,
+    /// Some partition panicked: every thread leaves after this window's exchange instead of
+    /// waiting at a barrier the panicked thread would never reach.
+    pub(super) failed: AtomicBool,
+    /// The first panic's payload, re-raised by the driver once every thread has left.
+    pub(super) panic: Mutex<Option<Box<dyn Any + Send>>>,
+    /// PFC deadlock detection: the timeout, each partition's part of the wait-for graph,
+    /// what was found, and thread 0's verdict (`deadlock`).
+    pub(super) watch_timeout: Time,
+    pub(super) shares: Vec<Mutex<WaitShare>>,
+    pub(super) watch: Mutex<deadlock::DeadlockWatch>,
+    pub(super) verdict: Mutex<bool>,
+}
+
+impl Shared {
+    /// Runs a partition's step; a panic is kept for the driver and flags the run as failed,
+    /// and the thread goes on to the barriers so that the others are not left waiting.
+    pub(super) fn guard(&self, step: impl FnOnce()) {
+        if self.failed.load(Ordering::Acquire) {
+            return;
+        }
+        if let Err(payload) = catch_unwind(AssertUnwindSafe(step)) {
+            self.failed.store(true, Ordering::Release);
+            self.panic.lock().expect("panic slot").get_or_insert(payload);
+        }
+    }
+
+    /// One partition's thread: window after window until every partition is idle, past the
+    /// stop time, stuck, or at the caller's limit. Every thread computes the same decisions
+    /// from the same shared numbers, so they stop together.
+    pub(super) fn work(&self, me: usize, sim: &mut Simulation, mut w: Window) -> Window {
+        let n = self.next.len();
+        let mut out: Vec<Vec<Crossing>> = vec![Vec::new(); n];
+        // Every partition's events so far, for the critical path (one more wait per call).
+        *self.next[me].lock().expect("next") = Mark { events: sim.counters.events, ..Mark::default() };
+        self.barrier.wait();
+        let mut last: Vec<u64> = self.next.iter().map(|s| s.lock().expect("next").events).collect();
+        w.paused = false;
+        loop {
+            if w.start == Time::MAX || w.start > self.stop_time {
+                return w;
+            }
+            let end = w.end(w.start, self.lookahead, self.watch_timeout);
+            w.windows += 1;
+            self.guard(|| {
+                sim.run(RunLimit { until: Time(end.0 - 1), max_events: u64::MAX });
+                sim.export_crossings(&mut out);
+            });
+            for (to, v) in out.iter_mut().enumerate().filter(|(_, v)| !v.is_empty()) {
+                self.mail[me * n + to].lock().expect("mailbox").append(v);
+            }
+            self.barrier.wait();
+            self.guard(|| {
+                for from in 0..n {
+                    let mut inbox = self.mail[from * n + me].lock().expect("mailbox");
+                    for c in inbox.drain(..) {
+                        sim.import_crossing(c);
+                    }
+                }
+            });
+            let mine = Mark {
+                next: sim.next_event_time().unwrap_or(Time::MAX),
+                progress: sim.progress_mark(),
+                events: sim.counters.events,
+                done: sim.flows_done,
+                last_completion: sim.last_completion,
+                check_due: sim.deadlock_check_due(),
+                paused_pairs: sim.paused_pairs(),
+                now: sim.now,
+            };
+            *self.next[me].lock().expect("next") = mine;
+            self.barrier.wait();
+            // No third wait: nobody writes `next` or a mailbox again before the next
+            // window's first wait, which every thread reaches only after reading these.
+            if self.failed.load(Ordering::Acquire) {
+                return w;
+            }
+            let (mut next, mut mark, mut events, mut most) = (Time::MAX, 0u64, 0u64, 0u64);
+            let (mut done, mut last_completion) = (0usize, Time::ZERO);
+            let mut watch =
+                WatchMarks { due: Time::MAX, paused: 0, last_event: Time::ZERO, next: Time::MAX, unfinished: false };
+            for (i, slot) in self.next.iter().enumerate() {
+                let m = *slot.lock().expect("next");
+                watch.due = watch.due.min(m.check_due);
+                watch.paused += m.paused_pairs;
+                watch.last_event = watch.last_event.max(m.now);
+                next = next.min(m.next);
+                mark = mark.wrapping_add(m.progress);
+                events += m.events;
+                most = most.max(m.events - last[i]);
+                last[i] = m.events;
+                done += m.done;
+                last_completion = last_completion.max(m.last_completion);
+            }
+            w.critical += most;
+            (watch.next, watch.unfinished) = (next, done < self.flows_total);
+            if self.deadlock_check(me, sim, &mut w, watch) {
+                return w;
+            }
+            w.check = sim.deadlock_check_due();
+            // The sample and monitor chains end once every flow is done (`observe`).
+            if !w.flows_ended {
+                w.flows_ended = done == self.flows_total;
+                let end = w.flows_ended.then_some(last_completion);
+                self.guard(|| sim.observers_at_window_end(end));
+            }
+            if mark != w.progress {
+                (w.progress, w.progress_at, w.idle_windows) = (mark, end, 0);
+            } else if next != Time::MAX
+                && next.0.saturating_sub(w.progress_at.0) > NO_PROGRESS.0
+                && w.idle_windows >= BUSY_WINDOWS
+            {
+                w.stalled = true;
+                w.start = next;
+                return w;
+            }
+            w.idle_windows += 1;
+            w.start = if next == Time::MAX { Time::MAX } else { next.max(end) };
+            if w.start != Time::MAX && (w.start > self.until || events - self.events_before >= self.budget) {
+                w.paused = w.start <= self.stop_time;
+                if w.paused {
+                    return w;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shared(n: usize) -> Shared {
+        Shared {
+            barrier: Barrier::new(n),
+            mail: (0..n * n).map(|_| Mutex::new(Vec::new())).collect(),
+            next: (0..n).map(|_| Mutex::new(Mark::default())).collect(),
+            lookahead: Time::from_ns(1),
+            stop_time: Time::MAX,
+            flows_total: 0,
+            until: Time::MAX,
+            budget: u64::MAX,
+            events_before: 0,
+            failed: AtomicBool::new(false),
+            panic: Mutex::new(None),
+            watch_timeout: Time::from_ms(1),
+            shares: (0..n).map(|_| Mutex::new(WaitShare::default())).collect(),
+            watch: Mutex::new(deadlock::DeadlockWatch::default()),
+            verdict: Mutex::new(false),
+        }
+    }
+
+    /// A panic in one thread's step is kept, and the other thread still gets through the
+    /// same barriers and sees the failure after them (before the fix it waited forever).
+    #[test]
+    fn a_panicking_partition_releases_the_others() {
+        let s = shared(2);
+        let seen: Vec<bool> = std::thread::scope(|scope| {
+            let hs: Vec<_> = (0..2)
+                .map(|me| {
+                    let s = &s;
+                    scope.spawn(move || {
+                        s.guard(|| {
+                            if me == 1 {
+                                panic!("partition 1 fails");
+                            }
+                        });
+                        s.barrier.wait();
+                        s.guard(|| {});
+                        s.barrier.wait();
+                        s.failed.load(Ordering::Acquire)
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().expect("no thread may die")).collect()
+        });
+        assert_eq!(seen, vec![true, true]);
+        let payload = s.panic.lock().unwrap().take().expect("the panic is kept");
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"partition 1 fails"));
+    }
+}
