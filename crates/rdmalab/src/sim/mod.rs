@@ -5,8 +5,10 @@
 //! by one `match`. Per-packet work allocates nothing: packets are values moved between
 //! `VecDeque`s that keep their capacity, and INT headers live in a recycled slab.
 //!
-//! The handlers are split by where they run: `host` (RNIC: transmit arbitration, receiver,
-//! ACK processing, timeouts) and `switch` (forwarding, MMU, PFC, ECN, INT).
+//! The handlers are split by where they run: `wire` (a port's transmitter and its link),
+//! `host` (RNIC: transmit arbitration, receiver, ACK processing, timeouts, the CC glue),
+//! `switch` (forwarding, MMU, PFC, ECN, INT). Optional mechanisms sit in `mech` behind the
+//! hook points ARCHITECTURE.md lists; observers (trace, samplers, watch) in `observe`.
 
 mod app;
 mod apps;
@@ -23,6 +25,7 @@ mod results;
 mod setup;
 mod switch;
 mod virtuoso;
+mod wire;
 
 // Paths kept from before the observers and mechanisms had folders of their own.
 pub use mech::failures;
@@ -37,7 +40,7 @@ pub use watch::{CycleHop, Deadlock, OnDeadlock};
 
 use crate::cc::CcGroup;
 use crate::engine::{EventQueue, Rng};
-use crate::fabric::{IntSlab, Packet, PacketPool, PacketRef, PortState, SwitchMmu, TxClock};
+use crate::fabric::{IntSlab, PacketPool, PortState, SwitchMmu, TxClock};
 use crate::formats::pfc::PfcEvent;
 use crate::ids::{CcGroupId, LinkId, PortId, QpId};
 use crate::rnic::{Nic, Qp};
@@ -299,142 +302,5 @@ impl Simulation {
     /// Start time of the first flow (for progress displays).
     pub fn first_start(&self) -> Time {
         self.flows.first().map_or(Time::ZERO, |f| f.start)
-    }
-
-    /// Puts `pkt` on the wire of `port`, which must be idle.
-    #[inline]
-    ///
-    /// The `TxDone` event that ends the transmission takes its place in the event order now,
-    /// but a switch port with nothing queued does not push it: it would only find the port
-    /// empty. Such a port is still busy until `tx_end` (see `switch_kick`), and the first
-    /// packet queued before then pushes the event with the reserved sequence number, so
-    /// every event runs exactly where it would have run. About half the TxDone events of a
-    /// fabric at moderate load are skipped this way. Host ports always push it: the RNIC's
-    /// arbiter runs at each one.
-    fn transmit(&mut self, port: PortId, pkt: Packet) {
-        let r = self.packets.park(pkt);
-        self.transmit_parked(port, r);
-    }
-
-    /// `transmit` for the packet parked at `r`.
-    #[inline(always)]
-    fn transmit_parked(&mut self, port: PortId, r: PacketRef) {
-        if self.trace.is_some() {
-            let pkt = *self.packets.get(r);
-            self.trace_event(trace::TraceEvent::Dequeue, port, &pkt);
-        }
-        let (wire, dst) = {
-            let pkt = self.packets.get(r);
-            (pkt.wire, pkt.dst)
-        };
-        let seq = self.queue.reserve_seq();
-        let st = &mut self.ports[port.idx()];
-        debug_assert!(!st.busy);
-        let tx = self.clock.tx(st.rate_class, st.rate, wire);
-        let done = self.now + tx;
-        let arrival = done + st.delay;
-        st.tx_bytes += wire as u64;
-        st.tx_packets += 1;
-        let was_empty = st.in_flight.is_empty();
-        st.in_flight.push_back((arrival, r, dst));
-        self.counters.packet_hops += 1;
-        st.tx_end = (done, seq);
-        if st.on_host || st.has_queued() {
-            st.busy = true;
-            self.queue.push_reserved(done, seq, Event::TxDone(port));
-        }
-        if was_empty {
-            self.push_arrive(arrival, port);
-        }
-    }
-
-    fn on_tx_done(&mut self, port: PortId) {
-        self.ports[port.idx()].busy = false;
-        self.kick(port);
-    }
-
-    /// Lets the transmitter of `port` send its next packet if it is idle.
-    #[inline]
-    fn kick(&mut self, port: PortId) {
-        let st = &self.ports[port.idx()];
-        if st.on_host {
-            self.nic_kick(st.unit);
-        } else {
-            self.switch_kick(port);
-        }
-    }
-
-    fn on_arrive(&mut self, port: PortId) {
-        let st = &mut self.ports[port.idx()];
-        // A wire emptied by a link failure leaves its `Arrive` event behind: it finds the
-        // wire empty, or a packet sent after the repair that is not due yet.
-        let Some(&(due, parked, dst)) = st.in_flight.front() else {
-            return;
-        };
-        if due != self.now {
-            return;
-        }
-        st.in_flight.pop_front();
-        let next = st.in_flight.front().map(|&(next, next_pkt, _)| (next, next_pkt));
-        let (at, to_host, lossy) = (st.peer, st.peer_on_host, st.peer_lossy);
-        if let Some((next, next_pkt)) = next {
-            self.packets.prefetch(next_pkt); // that arrival reads it, a packet time from now
-            self.push_arrive(next, port);
-        }
-        if lossy && self.lost_on_link(at) {
-            self.counters.link_error_losses += 1;
-            let pkt = self.packets.take(parked);
-            self.drop_packet(at, &pkt);
-            return;
-        }
-        if self.packets.get(parked).is_pfc() {
-            let pkt = self.packets.take(parked);
-            self.on_pfc(at, pkt);
-        } else if to_host {
-            let pkt = self.packets.take(parked);
-            self.host_receive(pkt);
-        } else {
-            self.switch_receive(at, parked, dst); // stays parked: a switch moves only the reference
-        }
-    }
-
-    /// The link's error model: true if the packet arriving at `at` is corrupted.
-    #[inline]
-    fn lost_on_link(&mut self, at: PortId) -> bool {
-        use crate::engine::rng::RngExt;
-        match &mut self.error_rngs[at.idx()] {
-            None => false,
-            Some(rng) => {
-                let link = self.topo.ports[at.idx()].link;
-                rng.gen::<f64>() < self.topo.links[link.idx()].error_rate
-            }
-        }
-    }
-
-    /// Accounts a packet lost in the network (buffer overflow, link error or failure, no
-    /// route).
-    fn drop_packet(&mut self, at: PortId, pkt: &Packet) {
-        if self.trace.is_some() {
-            self.trace_event(trace::TraceEvent::Drop, at, pkt);
-        }
-        self.counters.drops += 1;
-        self.ports[at.idx()].counters.drops += 1;
-        if matches!(
-            pkt.kind,
-            crate::fabric::PacketKind::Data | crate::fabric::PacketKind::Ack | crate::fabric::PacketKind::Nack
-        ) {
-            // Only the sender's partition has the QP's count (a parallel run reuses no slot,
-            // so the others need none).
-            if self.holds_sender_of(pkt) {
-                self.qps[pkt.qp.idx()].in_flight = self.qps[pkt.qp.idx()].in_flight.wrapping_sub(1);
-                self.release_if_quiet(pkt.qp);
-            }
-        }
-        if pkt.kind == crate::fabric::PacketKind::Data {
-            self.counters.payload_bytes_dropped += pkt.payload as u64;
-        }
-        if pkt.int_slot != crate::fabric::packet::NO_INT {
-            self.int.release(pkt.int_slot);
-        }
     }
 }
