@@ -19,6 +19,8 @@
 //!   while something is paused, every quarter of the timeout at most: the extra barriers
 //!   cost nothing a run without PFC pauses would notice.
 
+use std::sync::atomic::Ordering;
+
 use super::{Shared, Window};
 use crate::sim::watch::{later, Found, WaitShare, Watch};
 use crate::sim::{OnDeadlock, Simulation};
@@ -82,12 +84,12 @@ impl Shared {
                     self.shares.iter().map(|s| std::mem::take(&mut *s.lock().expect("share"))).collect();
                 let mut watch = self.watch.lock().expect("watch");
                 let found = watch.found.search(sim.topology(), &shares, t).is_some();
-                *self.verdict.lock().expect("verdict") = found && watch.on_deadlock == OnDeadlock::Stop;
+                // The barrier below orders this store before every thread's load.
+                self.verdict.store(found && watch.on_deadlock == OnDeadlock::Stop, Ordering::Relaxed);
             });
         }
         self.barrier.wait();
-        let stop = *self.verdict.lock().expect("verdict");
-        stop
+        self.verdict.load(Ordering::Relaxed)
     }
 }
 

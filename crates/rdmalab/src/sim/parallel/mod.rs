@@ -191,7 +191,7 @@ impl ParallelRun {
             watch_timeout: self.watch.timeout,
             shares: (0..n).map(|_| Mutex::new(WaitShare::default())).collect(),
             watch: Mutex::new(std::mem::take(&mut self.watch)),
-            verdict: Mutex::new(false),
+            verdict: AtomicBool::new(false),
         };
         let state = self.state;
         let ends: Vec<Window> = std::thread::scope(|scope| {

@@ -116,7 +116,7 @@ pub(super) struct Shared {
     pub(super) watch_timeout: Time,
     pub(super) shares: Vec<Mutex<WaitShare>>,
     pub(super) watch: Mutex<deadlock::DeadlockWatch>,
-    pub(super) verdict: Mutex<bool>,
+    pub(super) verdict: AtomicBool,
 }
 
 impl Shared {
@@ -253,7 +253,7 @@ mod tests {
             watch_timeout: Time::from_ms(1),
             shares: (0..n).map(|_| Mutex::new(WaitShare::default())).collect(),
             watch: Mutex::new(deadlock::DeadlockWatch::default()),
-            verdict: Mutex::new(false),
+            verdict: AtomicBool::new(false),
         }
     }
 
