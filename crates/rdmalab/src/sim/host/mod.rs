@@ -295,7 +295,14 @@ impl Simulation {
             }
         }
         if self.cfg.defense != crate::tenancy::Defense::None {
-            self.pace_tenant_state(qp_id, wire);
+            let g = self.qps[qp_id.idx()].cc_group;
+            crate::sim::mech::tenancy::on_packet_sent(
+                &self.cfg,
+                self.now,
+                &mut self.groups[g.idx()],
+                &mut self.qps,
+                wire,
+            );
         }
         self.counters.data_packets_sent += 1;
         self.counters.payload_bytes_sent += payload as u64;
@@ -360,7 +367,8 @@ impl Simulation {
         if let Some((app, bytes)) = placed {
             self.app_recv_done(app, rx_id, pkt.app_hdr, bytes);
         }
-        let share_kbps = self.dasr_on_data(&pkt, rx_id, new_data, in_order);
+        let dasr = self.dasr.as_deref_mut();
+        let share_kbps = crate::sim::mech::dasr::share_for_ack(dasr, &self.nic_of, &pkt, rx_id, new_data, in_order);
         let Some(kind) = reply else {
             if pkt.int_slot != NO_INT {
                 self.int.release(pkt.int_slot);

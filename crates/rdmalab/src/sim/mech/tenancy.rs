@@ -6,33 +6,16 @@
 use crate::cc::{CcGroup, CcState};
 use crate::fabric::IntHeader;
 use crate::ids::{CcGroupId, NodeId, QpId};
+use crate::rnic::Qp;
+use crate::sim::SimConfig;
 use crate::sim::{Event, Simulation};
 use crate::tenancy::{Defense, StartBudget};
 use crate::units::{Rate, Time};
 
 impl Simulation {
-    /// Whether `g` is a tenant state whose members share one pacing clock
-    /// (`tenancy::pacing`): the tenant defense's shared states, when rates pace at all.
+    /// Whether `g` is a tenant state whose members share one pacing clock.
     pub(in crate::sim) fn tenant_paced(&self, g: CcGroupId) -> bool {
-        self.cfg.defense == Defense::Tenant && self.cfg.rate_bound && self.groups[g.idx()].key.is_some()
-    }
-
-    /// Under the tenant defense, a QP sent a packet of `wire` bytes: if it belongs to a
-    /// tenant state, every member waits that packet's time at the state's rate (one clock
-    /// per tenant state instead of one per QP at rate / n), and the state notes whether it
-    /// still has data (a pause, see `forget_int_baselines`).
-    pub(in crate::sim) fn pace_tenant_state(&mut self, qp_id: QpId, wire: u32) {
-        let g = self.qps[qp_id.idx()].cc_group;
-        if !self.tenant_paced(g) {
-            return; // a line-rate start keeps its own clock
-        }
-        let grp = &mut self.groups[g.idx()];
-        let more = grp.members.iter().any(|&m| self.qps[m.idx()].has_data());
-        let gap = self.cfg.timing.tx_time(grp.rate.max(Rate(1)), wire as u64);
-        let next = grp.pacer.sent(self.now, wire, gap, more);
-        for &m in &grp.members {
-            self.qps[m.idx()].next_avail = next;
-        }
+        tenant_paced(&self.cfg, &self.groups[g.idx()])
     }
 
     /// HPCC's `ChangeRate` for a tenant state: the pending gap of its last packet is
@@ -126,5 +109,27 @@ pub(in crate::sim) fn swap_path_int(dst: NodeId, grp: &mut CcGroup, int: Option<
             }
             PathInt::Baseline { run: state.last_update_seq == 0 }
         }
+    }
+}
+
+/// Whether `grp` is a tenant state whose members share one pacing clock
+/// (`tenancy::pacing`): the tenant defense's shared states, when rates pace at all.
+pub(in crate::sim) fn tenant_paced(cfg: &SimConfig, grp: &CcGroup) -> bool {
+    cfg.defense == Defense::Tenant && cfg.rate_bound && grp.key.is_some()
+}
+
+/// Hook "sender, per data packet sent" (under `defense != none`): the QP's group `grp` sent
+/// a packet of `wire` bytes. If it is a tenant state, every member waits that packet's time
+/// at the state's rate (one clock per tenant state instead of one per QP at rate / n), and
+/// the state notes whether it still has data (a pause, see `forget_int_baselines`).
+pub(in crate::sim) fn on_packet_sent(cfg: &SimConfig, now: Time, grp: &mut CcGroup, qps: &mut [Qp], wire: u32) {
+    if !tenant_paced(cfg, grp) {
+        return; // a line-rate start keeps its own clock
+    }
+    let more = grp.members.iter().any(|&m| qps[m.idx()].has_data());
+    let gap = cfg.timing.tx_time(grp.rate.max(Rate(1)), wire as u64);
+    let next = grp.pacer.sent(now, wire, gap, more);
+    for &m in &grp.members {
+        qps[m.idx()].next_avail = next;
     }
 }
