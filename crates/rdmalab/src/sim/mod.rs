@@ -24,6 +24,7 @@ pub mod parallel;
 mod results;
 mod setup;
 mod switch;
+mod validate;
 mod virtuoso;
 mod wire;
 
