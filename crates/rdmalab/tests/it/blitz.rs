@@ -14,6 +14,7 @@
 //! Topology: stars of 100 Gb/s, 1 µs links unless said otherwise: base RTT 4.16 µs (4 µs of
 //! propagation, two 1000-byte serialisations of 80 ns), C·RTT = 52,000 bytes.
 
+use crate::fixtures::{self, port_to};
 use rdmalab::cc::{BlitzParams, CcConfig, DasrCount, DasrParams, Granularity};
 use rdmalab::sim::{Results, RunLimit, SimConfig, Simulation};
 use rdmalab::topology::{builders, Topology};
@@ -29,11 +30,7 @@ const FOREVER: u64 = 10_000_000_000;
 const WIRE: u64 = 1048;
 
 fn star(hosts: usize) -> Topology {
-    builders::star(hosts, C, Time::from_us(1)).expect("valid star")
-}
-
-fn port_to(topo: &Topology, from: NodeId, to: NodeId) -> PortId {
-    *topo.nodes[from.idx()].ports.iter().find(|p| topo.ports[p.idx()].peer_node == to).expect("adjacent")
+    fixtures::star(hosts, C)
 }
 
 fn blitz(dasr: DasrParams) -> SimConfig {

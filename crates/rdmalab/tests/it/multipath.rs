@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use crate::fixtures;
 use rdmalab::multipath::{MpConfig, MpWr, SportPolicy};
 use rdmalab::scenario::Scenario;
 use rdmalab::sim::{Results, SimConfig, Simulation, StopReason};
@@ -12,20 +13,15 @@ use rdmalab::workload::FlowSpec;
 use rdmalab::{NodeId, Rate, Time};
 
 fn scenario(toml: &str) -> Scenario {
-    Scenario::from_toml(toml, Path::new("mp.toml")).unwrap_or_else(|e| panic!("{e}"))
+    fixtures::scenario(toml, "mp.toml")
 }
 
 fn run(s: Scenario) -> Results {
-    let mut sim = s.simulation().expect("valid scenario");
-    assert_eq!(sim.run_to_end(), StopReason::Finished);
-    sim.results().expect("conservation holds")
+    fixtures::run_finished(s)
 }
 
 fn error(toml: &str) -> String {
-    match Scenario::from_toml(toml, Path::new("mp.toml")).and_then(|s| s.simulation().map(|_| ())) {
-        Ok(()) => panic!("accepted:\n{toml}"),
-        Err(e) => e.to_string(),
-    }
+    fixtures::build_error(toml, "mp.toml")
 }
 
 /// 2 leaves x 4 spines, 100G hosts, 25G fabric: four equal-cost 25G paths between leaves.

@@ -4,26 +4,22 @@
 
 use std::path::Path;
 
+use crate::fixtures;
 use rdmalab::multipath::virtuoso::WrKind;
 use rdmalab::scenario::Scenario;
 use rdmalab::sim::{Results, StopReason};
 use rdmalab::{NodeId, PortId, Time};
 
 fn scenario(toml: &str) -> Scenario {
-    Scenario::from_toml(toml, Path::new("v.toml")).unwrap_or_else(|e| panic!("{e}"))
+    fixtures::scenario(toml, "v.toml")
 }
 
 fn run(s: Scenario) -> Results {
-    let mut sim = s.simulation().expect("valid scenario");
-    assert_eq!(sim.run_to_end(), StopReason::Finished);
-    sim.results().expect("conservation holds")
+    fixtures::run_finished(s)
 }
 
 fn error(toml: &str) -> String {
-    match Scenario::from_toml(toml, Path::new("v.toml")).and_then(|s| s.simulation().map(|_| ())) {
-        Ok(()) => panic!("accepted:\n{toml}"),
-        Err(e) => e.to_string(),
-    }
+    fixtures::build_error(toml, "v.toml")
 }
 
 /// The testbed of §4.2: two hosts on two ToRs joined by `links` parallel links.

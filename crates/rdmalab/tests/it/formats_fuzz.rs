@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
+use crate::fixtures::reference;
 use rdmalab::formats::{fct, hpcc_config, hpcc_flow, hpcc_topology, htsim_cm, pfc, units_parse};
 use rdmalab::scenario::Scenario;
 use rdmalab::sim::Simulation;
@@ -31,14 +32,6 @@ fn names_a_scenario_field<T>(r: rdmalab::Result<T>, text: &str) {
 
 /// The longest one parse of a fuzzed input may take (generous: debug builds, shared CPU).
 const BUDGET: Duration = Duration::from_secs(2);
-
-fn reference() -> PathBuf {
-    let dir = std::env::var_os("RDMALAB_REFERENCE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference"));
-    assert!(dir.join("hpcc/FORMATS.md").exists(), "reference files not found at {}", dir.display());
-    dir
-}
 
 /// Seed texts per reader: the small real files whole, the large ones cut to their head.
 struct Seeds {

@@ -9,6 +9,7 @@
 
 use std::path::Path;
 
+use crate::fixtures;
 use rdmalab::scenario::Scenario;
 use rdmalab::sim::{Results, SimConfig, Simulation, StopReason};
 use rdmalab::topology::builders;
@@ -27,9 +28,7 @@ fn loaded_fat_tree(cc: &str, threads: Option<u32>) -> Scenario {
 }
 
 fn finish(s: Scenario) -> Results {
-    let mut sim = s.simulation().expect("builds");
-    assert_eq!(sim.run_to_end(), StopReason::Finished);
-    sim.results().expect("bytes conserved")
+    fixtures::run_finished(s)
 }
 
 fn fcts(r: &Results) -> Vec<(u32, u64)> {

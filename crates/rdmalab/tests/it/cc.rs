@@ -10,6 +10,7 @@
 //! Topology: a star of 100 Gb/s links with 1 us delay; host 0 receives, the switch port
 //! towards host 0 is the bottleneck.
 
+use crate::fixtures::{self, port_to};
 use rdmalab::cc::{CcConfig, Granularity};
 use rdmalab::sim::{Results, RunLimit, SimConfig, Simulation, StopReason, WindowConfig};
 use rdmalab::topology::{builders, Topology};
@@ -24,14 +25,10 @@ const KMAX: u64 = 1_600_000;
 const FOREVER: u64 = 10_000_000_000;
 
 fn star(hosts: usize) -> Topology {
-    builders::star(hosts, LINK, Time::from_us(1)).expect("valid star")
+    fixtures::star(hosts, LINK)
 }
 
 /// The port of `from` whose link leads to `to`.
-fn port_to(topo: &Topology, from: NodeId, to: NodeId) -> PortId {
-    *topo.nodes[from.idx()].ports.iter().find(|p| topo.ports[p.idx()].peer_node == to).expect("adjacent")
-}
-
 fn cfg(cc: &str) -> SimConfig {
     SimConfig { cc: CcConfig::from_name(cc).expect("known cc"), ..SimConfig::default() }
 }
