@@ -11,9 +11,9 @@
 use std::path::Path;
 
 use rdmalab::scenario::Scenario;
-use rdmalab::sim::{Results, SimConfig, Simulation};
+use rdmalab::sim::Results;
 use rdmalab::tenancy::METER_BIN;
-use rdmalab::{Error, Time};
+use rdmalab::Time;
 
 use crate::fixtures::{input_error, line_of, run_toml_with};
 

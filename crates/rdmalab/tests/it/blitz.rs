@@ -14,12 +14,13 @@
 //! Topology: stars of 100 Gb/s, 1 µs links unless said otherwise: base RTT 4.16 µs (4 µs of
 //! propagation, two 1000-byte serialisations of 80 ns), C·RTT = 52,000 bytes.
 
-use crate::fixtures::{self, port_to};
 use rdmalab::cc::{BlitzParams, CcConfig, DasrCount, DasrParams, Granularity};
 use rdmalab::sim::{Results, RunLimit, SimConfig, Simulation};
 use rdmalab::topology::{builders, Topology};
 use rdmalab::workload::FlowSpec;
 use rdmalab::{NodeId, PortId, Rate, Time};
+
+use crate::fixtures::{self, port_to};
 
 const C: Rate = Rate::gbps(100);
 const RTT: Time = Time::from_ns(4_160);

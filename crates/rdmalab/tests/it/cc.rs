@@ -10,12 +10,13 @@
 //! Topology: a star of 100 Gb/s links with 1 us delay; host 0 receives, the switch port
 //! towards host 0 is the bottleneck.
 
-use crate::fixtures::{self, port_to};
 use rdmalab::cc::{CcConfig, Granularity};
 use rdmalab::sim::{Results, RunLimit, SimConfig, Simulation, StopReason, WindowConfig};
-use rdmalab::topology::{builders, Topology};
+use rdmalab::topology::Topology;
 use rdmalab::workload::FlowSpec;
 use rdmalab::{NodeId, PortId, Rate, Time};
+
+use crate::fixtures::{self, port_to};
 
 const LINK: Rate = Rate::gbps(100);
 /// ECN band at 100G (`EcnConfig::hpcc_default`, the reference's run.py values).

@@ -13,7 +13,6 @@ use std::path::Path;
 
 use rdmalab::scenario::Scenario;
 use rdmalab::sim::{Results, Simulation};
-use rdmalab::Error;
 
 use crate::fixtures::{input_error, line_of, run_toml_with};
 

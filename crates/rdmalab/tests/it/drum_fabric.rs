@@ -3,10 +3,11 @@
 
 use std::path::Path;
 
-use crate::fixtures;
 use rdmalab::app::closed_loop::BatchRecord;
 use rdmalab::scenario::Scenario;
 use rdmalab::sim::{Results, StopReason};
+
+use crate::fixtures;
 
 fn scenario(toml: &str) -> Scenario {
     fixtures::scenario(toml, "drum.toml")

@@ -9,12 +9,13 @@
 
 use std::path::Path;
 
-use crate::fixtures;
 use rdmalab::scenario::Scenario;
 use rdmalab::sim::{Results, SimConfig, Simulation, StopReason};
 use rdmalab::topology::builders;
 use rdmalab::workload::FlowSpec;
 use rdmalab::{NodeId, Rate, Time};
+
+use crate::fixtures;
 
 fn loaded_fat_tree(cc: &str, threads: Option<u32>) -> Scenario {
     let toml = format!(

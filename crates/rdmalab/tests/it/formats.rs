@@ -8,7 +8,6 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use crate::fixtures::reference;
 use rdmalab::formats::fct::{read_fct, read_fct_file, write_fct, FctLine};
 use rdmalab::formats::hpcc_config::{parse_config, read_config, CcMode};
 use rdmalab::formats::hpcc_flow::{parse_flows, read_flows};
@@ -17,6 +16,8 @@ use rdmalab::formats::htsim_cm::{parse_cm, read_cm};
 use rdmalab::formats::pfc::{parse_pfc, write_pfc, PfcEvent};
 use rdmalab::topology::{default_host_ip, Topology};
 use rdmalab::{Error, NodeId, Rate, Time};
+
+use crate::fixtures::reference;
 
 /// A file of the reference's `hpcc` folder.
 fn hpcc(name: &str) -> PathBuf {

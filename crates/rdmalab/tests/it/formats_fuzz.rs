@@ -9,19 +9,20 @@
 //! from the reference files so that most inputs get deep into the parsers instead of failing
 //! on the first token.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
-use crate::fixtures::reference;
 use rdmalab::formats::{fct, hpcc_config, hpcc_flow, hpcc_topology, htsim_cm, pfc, units_parse};
 use rdmalab::scenario::Scenario;
 use rdmalab::sim::Simulation;
 use rdmalab::topology::Topology;
 use rdmalab::{Error, NodeId};
+
+use crate::fixtures::reference;
 
 /// The simulator's checks of a built scenario name the field (they know no file).
 fn names_a_scenario_field<T>(r: rdmalab::Result<T>, text: &str) {

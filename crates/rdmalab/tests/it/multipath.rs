@@ -2,15 +2,14 @@
 //! reassembly, allocation, determinism, bad input, and the interactions with the QP cache
 //! and congestion-control granularity.
 
-use std::path::Path;
-
-use crate::fixtures;
 use rdmalab::multipath::{MpConfig, MpWr, SportPolicy};
 use rdmalab::scenario::Scenario;
 use rdmalab::sim::{Results, SimConfig, Simulation, StopReason};
 use rdmalab::topology::builders;
 use rdmalab::workload::FlowSpec;
 use rdmalab::{NodeId, Rate, Time};
+
+use crate::fixtures;
 
 fn scenario(toml: &str) -> Scenario {
     fixtures::scenario(toml, "mp.toml")

@@ -2,13 +2,12 @@
 //! verbs' completions (SEND after the last byte, READ data flowing back), small messages,
 //! determinism, conservation and bad input.
 
-use std::path::Path;
-
-use crate::fixtures;
 use rdmalab::multipath::virtuoso::WrKind;
 use rdmalab::scenario::Scenario;
-use rdmalab::sim::{Results, StopReason};
+use rdmalab::sim::Results;
 use rdmalab::{NodeId, PortId, Time};
+
+use crate::fixtures;
 
 fn scenario(toml: &str) -> Scenario {
     fixtures::scenario(toml, "v.toml")

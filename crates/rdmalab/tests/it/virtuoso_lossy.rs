@@ -3,13 +3,12 @@
 //! puts its QP in the error state; `chunk_probe` doubles the WR size while WRs succeed,
 //! then steps linearly from the last good size, and cuts data into WRs of at most that.
 
-use std::path::Path;
-
-use crate::fixtures;
 use rdmalab::multipath::virtuoso::WrKind;
 use rdmalab::scenario::Scenario;
 use rdmalab::sim::{Results, StopReason};
 use rdmalab::Time;
+
+use crate::fixtures;
 
 fn scenario(toml: &str) -> Scenario {
     fixtures::scenario(toml, "v.toml")
