@@ -1,7 +1,10 @@
 //! PyO3 bindings: scenario in, columnar results out. No simulation logic lives here.
 use pyo3::prelude::*;
 
+mod columns;
 mod drum;
+mod drum_network;
+mod results;
 mod sim;
 
 /// The compiled core of the `rdmalab` Python package.

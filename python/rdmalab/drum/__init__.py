@@ -103,6 +103,11 @@ def _inputs(a, Q, C, active, k):  # noqa: ANN001, ANN202
     return a, Q, C, active, k
 
 
+def _problem(a, Q, C, alpha, beta, active, k):  # noqa: ANN001, ANN202
+    """Checked inputs as the solvers take them (``_core.DrumProblem``, no copies)."""
+    return _core.DrumProblem(a, Q, C, float(alpha), float(beta), active=active, k=k)
+
+
 def solve(
     a,
     Q,
@@ -148,7 +153,7 @@ def _admm(a, Q, C, alpha, beta, active, k, rho, tol, max_iter, adaptive_rho, war
         warm = {key: np.ascontiguousarray(warm_start[key], dtype=np.float64) for key in ("x", "z", "w", "lam", "mu")}
         warm["rho"] = float(warm_start["rho"])
     r = _core.drum_solve_admm(
-        a, Q, C, float(alpha), float(beta), active=active, k=k, rho=float(rho), eps_abs=tol, eps_rel=tol,
+        _problem(a, Q, C, alpha, beta, active, k), rho=float(rho), eps_abs=tol, eps_rel=tol,
         max_iter=int(max_iter), adaptive_rho=bool(adaptive_rho), warm=warm,
     )
     hist = {key[2:]: r[key] for key in r if key.startswith("h_")}
@@ -160,7 +165,7 @@ def _admm(a, Q, C, alpha, beta, active, k, rho, tol, max_iter, adaptive_rho, war
 
 
 def _dd(a, Q, C, alpha, beta, active, k, step0, iterations):  # noqa: ANN001, ANN202
-    r = _core.drum_solve_dual(a, Q, C, float(alpha), float(beta), active=active, k=k, step0=float(step0), iterations=int(iterations))
+    r = _core.drum_solve_dual(_problem(a, Q, C, alpha, beta, active, k), step0=float(step0), iterations=int(iterations))
     hist = {key[2:]: r[key] for key in r if key.startswith("h_")}
     x = r["x_best"]
     act = active if active is not None else top_k_mask(a, k)
@@ -180,7 +185,7 @@ def kkt(a, Q, C, x, *, alpha: float, beta: float, active=None, k=None, lam=None,
     x = _f64("x", x, 2)
     lam = None if lam is None else _f64("lam", lam, 1)
     mu = None if mu is None else _f64("mu", mu, 1)
-    return _core.drum_kkt(a, Q, C, float(alpha), float(beta), x, active=active, k=k, lam=lam, mu=mu)
+    return _core.drum_kkt(_problem(a, Q, C, alpha, beta, active, k), x, lam=lam, mu=mu)
 
 
 def top_k_mask(a, k: int) -> np.ndarray:

@@ -134,7 +134,7 @@ def solve_network(
     ``backend`` is ``"local"`` (agents in this process) or ``"ray"`` (one actor per group;
     ``ray_address=None`` starts a local Ray instance); both give identical iterates.
     """
-    from . import _inputs
+    from . import _inputs, _problem
 
     a, Q, C, active, k = _inputs(a, Q, C, active, k)
     if backend not in ("local", "ray"):
@@ -145,9 +145,8 @@ def solve_network(
     if (links is None) != (route is None):
         raise ValueError("drum: give link_cap and route together")
     coord = _core.DrumCoordinator(
-        a, Q, C, float(alpha), float(beta), active=active, k=k, recv=_rows("recv", recv, (0, 1, 2, 3)),
-        link_cap=links, route=_rows("route", route, (1, 2, 0, 3)), rho=float(rho), eps_abs=tol, eps_rel=tol,
-        max_iter=int(max_iter),
+        _problem(a, Q, C, alpha, beta, active, k), recv=_rows("recv", recv, (0, 1, 2, 3)), link_cap=links,
+        route=_rows("route", route, (1, 2, 0, 3)), rho=float(rho), eps_abs=tol, eps_rel=tol, max_iter=int(max_iter),
     )
     blobs = coord.agents(int(groups))
     agents = _LocalAgents(blobs) if backend == "local" else _RayAgents(blobs, ray_address)

@@ -3,7 +3,9 @@
 use super::{auto_map, ParallelRun};
 use crate::error::{Error, Result};
 use crate::scenario::Scenario;
-use crate::sim::{Results, Simulation, StopReason};
+use crate::sim::{Results, RunLimit, Simulation, StopReason};
+use crate::topology::Topology;
+use crate::Time;
 
 /// A scenario run as its `threads` asks: one simulation (absent or 1), or partitions.
 // One per run, never in a collection: the driver's few hundred bytes inline cost nothing.
@@ -25,6 +27,19 @@ impl Runner {
                 None => Ok(Runner::Many(ParallelRun::new(s, n)?)),
             },
             _ => Ok(Runner::One(Box::new(s.simulation()?))),
+        }
+    }
+
+    /// The run a caller's thread count asks for: `None` keeps the scenario's own `threads`,
+    /// `Some(0)` the command line's default ([`Runner::auto`]), `Some(n)` overrides it.
+    pub fn with_threads(mut s: Scenario, threads: Option<u32>) -> Result<Runner> {
+        match threads {
+            Some(0) => Runner::auto(s),
+            Some(n) => {
+                s.config.threads = Some(n);
+                Runner::new(s)
+            }
+            None => Runner::new(s),
         }
     }
 
@@ -57,6 +72,15 @@ impl Runner {
         }
     }
 
+    /// Runs until `limit` or the end, whichever comes first (so a caller can show progress
+    /// and stop between slices).
+    pub fn run(&mut self, limit: RunLimit) -> StopReason {
+        match self {
+            Runner::One(s) => s.run(limit),
+            Runner::Many(p) => p.run(limit),
+        }
+    }
+
     /// Runs to the end.
     pub fn run_to_end(&mut self) -> StopReason {
         match self {
@@ -70,6 +94,46 @@ impl Runner {
         match self {
             Runner::One(s) => s.results(),
             Runner::Many(p) => p.results(),
+        }
+    }
+
+    /// The results so far, unchecked (what a paused or stopped run has).
+    pub fn snapshot(&mut self) -> Results {
+        match self {
+            Runner::One(s) => s.snapshot(),
+            Runner::Many(p) => p.snapshot(),
+        }
+    }
+
+    /// Settings that are valid but probably unintended, each saying what the run will do.
+    pub fn warnings(&self) -> &[String] {
+        match self {
+            Runner::One(s) => s.warnings(),
+            Runner::Many(p) => p.warnings(),
+        }
+    }
+
+    /// (flows completed, flows total).
+    pub fn progress(&self) -> (usize, usize) {
+        match self {
+            Runner::One(s) => s.progress(),
+            Runner::Many(p) => p.progress(),
+        }
+    }
+
+    /// The simulated time reached.
+    pub fn now(&self) -> Time {
+        match self {
+            Runner::One(s) => s.now(),
+            Runner::Many(p) => p.now(),
+        }
+    }
+
+    /// The topology the run simulates.
+    pub fn topology(&self) -> &Topology {
+        match self {
+            Runner::One(s) => s.topology(),
+            Runner::Many(p) => p.topology(),
         }
     }
 }

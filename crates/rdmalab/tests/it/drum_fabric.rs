@@ -7,8 +7,10 @@ use rdmalab::app::closed_loop::BatchRecord;
 use rdmalab::scenario::Scenario;
 use rdmalab::sim::{Results, StopReason};
 
+use crate::fixtures;
+
 fn scenario(toml: &str) -> Scenario {
-    Scenario::from_toml(toml, Path::new("drum.toml")).unwrap_or_else(|e| panic!("{e}"))
+    fixtures::scenario(toml, "drum.toml")
 }
 
 fn run(toml: &str) -> Results {
@@ -19,10 +21,7 @@ fn run(toml: &str) -> Results {
 }
 
 fn error(toml: &str) -> String {
-    match Scenario::from_toml(toml, Path::new("drum.toml")).and_then(|s| s.simulation().map(|_| ())) {
-        Ok(()) => panic!("accepted:\n{toml}"),
-        Err(e) => e.to_string(),
-    }
+    fixtures::build_error(toml, "drum.toml")
 }
 
 /// Seed 000's testbed: 7 hosts on one switch, 40 Gb/s.

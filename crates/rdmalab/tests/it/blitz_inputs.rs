@@ -10,6 +10,8 @@ use rdmalab::hpcc_compat::scenario_from_config;
 use rdmalab::scenario::Scenario;
 use rdmalab::sim::Simulation;
 
+use crate::fixtures::line_of;
+
 const STAR: &str = r#"
 [topology]
 kind = "star"
@@ -22,10 +24,6 @@ flows = [{ src = 1, dst = 0, size = 100000 }, { src = 2, dst = 0, size = 100000 
 
 fn scenario(extra: &str) -> rdmalab::Result<Scenario> {
     Scenario::from_toml(&format!("{STAR}\n{extra}"), Path::new("s.toml"))
-}
-
-fn line_of(text: &str, needle: &str) -> usize {
-    1 + text.lines().position(|l| l.contains(needle)).expect("needle in text")
 }
 
 #[test]

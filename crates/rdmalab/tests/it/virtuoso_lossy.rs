@@ -3,21 +3,19 @@
 //! puts its QP in the error state; `chunk_probe` doubles the WR size while WRs succeed,
 //! then steps linearly from the last good size, and cuts data into WRs of at most that.
 
-use std::path::Path;
-
 use rdmalab::multipath::virtuoso::WrKind;
 use rdmalab::scenario::Scenario;
 use rdmalab::sim::{Results, StopReason};
 use rdmalab::Time;
 
+use crate::fixtures;
+
 fn scenario(toml: &str) -> Scenario {
-    Scenario::from_toml(toml, Path::new("v.toml")).unwrap_or_else(|e| panic!("{e}"))
+    fixtures::scenario(toml, "v.toml")
 }
 
 fn run(s: Scenario) -> Results {
-    let mut sim = s.simulation().expect("valid scenario");
-    assert_eq!(sim.run_to_end(), StopReason::Finished);
-    sim.results().expect("conservation holds")
+    fixtures::run_finished(s)
 }
 
 /// §4.2's testbed, lossy: `links` 1G links between the ToRs, 10G hosts.
@@ -37,10 +35,7 @@ fn virtuoso(qps: u32, fields: &str, messages: &str) -> String {
 }
 
 fn error(toml: &str) -> String {
-    match Scenario::from_toml(toml, Path::new("v.toml")).and_then(|s| s.simulation().map(|_| ())) {
-        Ok(()) => panic!("accepted:\n{toml}"),
-        Err(e) => e.to_string(),
-    }
+    fixtures::build_error(toml, "v.toml")
 }
 
 const RTO_MS: u64 = 1; // the default fabric.rto

@@ -12,9 +12,11 @@
 
 use rdmalab::cc::{CcConfig, Granularity};
 use rdmalab::sim::{Results, RunLimit, SimConfig, Simulation, StopReason, WindowConfig};
-use rdmalab::topology::{builders, Topology};
+use rdmalab::topology::Topology;
 use rdmalab::workload::FlowSpec;
 use rdmalab::{NodeId, PortId, Rate, Time};
+
+use crate::fixtures::{self, port_to};
 
 const LINK: Rate = Rate::gbps(100);
 /// ECN band at 100G (`EcnConfig::hpcc_default`, the reference's run.py values).
@@ -24,14 +26,10 @@ const KMAX: u64 = 1_600_000;
 const FOREVER: u64 = 10_000_000_000;
 
 fn star(hosts: usize) -> Topology {
-    builders::star(hosts, LINK, Time::from_us(1)).expect("valid star")
+    fixtures::star(hosts, LINK)
 }
 
 /// The port of `from` whose link leads to `to`.
-fn port_to(topo: &Topology, from: NodeId, to: NodeId) -> PortId {
-    *topo.nodes[from.idx()].ports.iter().find(|p| topo.ports[p.idx()].peer_node == to).expect("adjacent")
-}
-
 fn cfg(cc: &str) -> SimConfig {
     SimConfig { cc: CcConfig::from_name(cc).expect("known cc"), ..SimConfig::default() }
 }

@@ -9,7 +9,7 @@
 //! from the reference files so that most inputs get deep into the parsers instead of failing
 //! on the first token.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -22,6 +22,8 @@ use rdmalab::sim::Simulation;
 use rdmalab::topology::Topology;
 use rdmalab::{Error, NodeId};
 
+use crate::fixtures::reference;
+
 /// The simulator's checks of a built scenario name the field (they know no file).
 fn names_a_scenario_field<T>(r: rdmalab::Result<T>, text: &str) {
     if let Err(e) = r {
@@ -31,14 +33,6 @@ fn names_a_scenario_field<T>(r: rdmalab::Result<T>, text: &str) {
 
 /// The longest one parse of a fuzzed input may take (generous: debug builds, shared CPU).
 const BUDGET: Duration = Duration::from_secs(2);
-
-fn reference() -> PathBuf {
-    let dir = std::env::var_os("RDMALAB_REFERENCE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference"));
-    assert!(dir.join("hpcc/FORMATS.md").exists(), "reference files not found at {}", dir.display());
-    dir
-}
 
 /// Seed texts per reader: the small real files whole, the large ones cut to their head.
 struct Seeds {

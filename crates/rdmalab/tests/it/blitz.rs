@@ -20,6 +20,8 @@ use rdmalab::topology::{builders, Topology};
 use rdmalab::workload::FlowSpec;
 use rdmalab::{NodeId, PortId, Rate, Time};
 
+use crate::fixtures::{self, port_to};
+
 const C: Rate = Rate::gbps(100);
 const RTT: Time = Time::from_ns(4_160);
 /// C·RTT in bytes.
@@ -29,11 +31,7 @@ const FOREVER: u64 = 10_000_000_000;
 const WIRE: u64 = 1048;
 
 fn star(hosts: usize) -> Topology {
-    builders::star(hosts, C, Time::from_us(1)).expect("valid star")
-}
-
-fn port_to(topo: &Topology, from: NodeId, to: NodeId) -> PortId {
-    *topo.nodes[from.idx()].ports.iter().find(|p| topo.ports[p.idx()].peer_node == to).expect("adjacent")
+    fixtures::star(hosts, C)
 }
 
 fn blitz(dasr: DasrParams) -> SimConfig {

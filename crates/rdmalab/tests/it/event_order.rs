@@ -15,6 +15,8 @@ use rdmalab::topology::builders;
 use rdmalab::workload::FlowSpec;
 use rdmalab::{NodeId, Rate, Time};
 
+use crate::fixtures;
+
 fn loaded_fat_tree(cc: &str, threads: Option<u32>) -> Scenario {
     let toml = format!(
         "seed = 3\n[topology]\nkind = \"fat_tree\"\nk = 4\n\
@@ -27,9 +29,7 @@ fn loaded_fat_tree(cc: &str, threads: Option<u32>) -> Scenario {
 }
 
 fn finish(s: Scenario) -> Results {
-    let mut sim = s.simulation().expect("builds");
-    assert_eq!(sim.run_to_end(), StopReason::Finished);
-    sim.results().expect("bytes conserved")
+    fixtures::run_finished(s)
 }
 
 fn fcts(r: &Results) -> Vec<(u32, u64)> {

@@ -2,8 +2,6 @@
 //! reassembly, allocation, determinism, bad input, and the interactions with the QP cache
 //! and congestion-control granularity.
 
-use std::path::Path;
-
 use rdmalab::multipath::{MpConfig, MpWr, SportPolicy};
 use rdmalab::scenario::Scenario;
 use rdmalab::sim::{Results, SimConfig, Simulation, StopReason};
@@ -11,21 +9,18 @@ use rdmalab::topology::builders;
 use rdmalab::workload::FlowSpec;
 use rdmalab::{NodeId, Rate, Time};
 
+use crate::fixtures;
+
 fn scenario(toml: &str) -> Scenario {
-    Scenario::from_toml(toml, Path::new("mp.toml")).unwrap_or_else(|e| panic!("{e}"))
+    fixtures::scenario(toml, "mp.toml")
 }
 
 fn run(s: Scenario) -> Results {
-    let mut sim = s.simulation().expect("valid scenario");
-    assert_eq!(sim.run_to_end(), StopReason::Finished);
-    sim.results().expect("conservation holds")
+    fixtures::run_finished(s)
 }
 
 fn error(toml: &str) -> String {
-    match Scenario::from_toml(toml, Path::new("mp.toml")).and_then(|s| s.simulation().map(|_| ())) {
-        Ok(()) => panic!("accepted:\n{toml}"),
-        Err(e) => e.to_string(),
-    }
+    fixtures::build_error(toml, "mp.toml")
 }
 
 /// 2 leaves x 4 spines, 100G hosts, 25G fabric: four equal-cost 25G paths between leaves.

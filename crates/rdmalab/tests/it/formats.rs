@@ -17,15 +17,9 @@ use rdmalab::formats::pfc::{parse_pfc, write_pfc, PfcEvent};
 use rdmalab::topology::{default_host_ip, Topology};
 use rdmalab::{Error, NodeId, Rate, Time};
 
-/// `shared/reference`, beside the repository (override with `RDMALAB_REFERENCE`).
-fn reference() -> PathBuf {
-    let dir = std::env::var_os("RDMALAB_REFERENCE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference"));
-    assert!(dir.join("hpcc/FORMATS.md").exists(), "reference files not found at {}", dir.display());
-    dir
-}
+use crate::fixtures::reference;
 
+/// A file of the reference's `hpcc` folder.
 fn hpcc(name: &str) -> PathBuf {
     reference().join("hpcc").join(name)
 }

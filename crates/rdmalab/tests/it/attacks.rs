@@ -11,20 +11,14 @@
 use std::path::Path;
 
 use rdmalab::scenario::Scenario;
-use rdmalab::sim::{Results, SimConfig, Simulation};
+use rdmalab::sim::Results;
 use rdmalab::tenancy::METER_BIN;
-use rdmalab::{Error, Time};
+use rdmalab::Time;
+
+use crate::fixtures::{input_error, line_of, run_toml_with};
 
 fn run(toml: &str) -> Results {
-    run_with(toml, |_| {})
-}
-
-fn run_with(toml: &str, tweak: impl FnOnce(&mut SimConfig)) -> Results {
-    let mut s = Scenario::from_toml(toml, Path::new("t.toml")).expect("valid scenario");
-    tweak(&mut s.config);
-    let mut sim = Simulation::from_scenario(s).unwrap();
-    sim.run_to_end();
-    sim.results().expect("bytes conserved")
+    run_toml_with(toml, |_| {})
 }
 
 /// Bytes each tenant received in [start, end) µs, by tenant index.
@@ -112,7 +106,7 @@ fn staggered_posts_on_schedule_and_slot() {
         &staggered("reuse", "size = 2000000\nchunk = 30000\ninterval = \"2us\"\nstart = \"5us\"")
             .replace("size = 1000000000\n", ""),
     );
-    let r = run_with(&toml, |c| c.trace_apps = true);
+    let r = run_toml_with(&toml, |c| c.trace_apps = true);
     let chunks = 2_000_000u64.div_ceil(30_000);
     assert_eq!(r.app_posts.len() as u64, chunks);
     for (k, p) in r.app_posts.iter().enumerate() {
@@ -131,7 +125,7 @@ fn staggered_posts_on_schedule_and_slot() {
 fn recreate_opens_a_qp_per_chunk_and_reuses_slots() {
     let extra = "size = 3000000\nchunk = 20000\ninterval = \"1us\"";
     let toml = dumbbell("cc = \"dcqcn\"", &staggered("recreate", extra).replace("size = 1000000000\n", ""));
-    let r = run_with(&toml, |c| c.trace_apps = true);
+    let r = run_toml_with(&toml, |c| c.trace_apps = true);
     let chunks = 3_000_000u64.div_ceil(20_000);
     assert_eq!(r.counters.qps_opened, 1 + chunks);
     assert!(r.counters.qps_peak <= 1 + 30 + 1, "peak {} live QPs", r.counters.qps_peak);
@@ -166,7 +160,7 @@ interval = "2us"
 until = "60us"
 "#
     );
-    run_with(&toml, |c| c.trace_apps = true)
+    run_toml_with(&toml, |c| c.trace_apps = true)
 }
 
 /// Recovers each step's shift from the posts: member i sent to member (i + k) mod n.
@@ -334,18 +328,9 @@ fn same_seed_same_results() {
     assert_eq!(a.counters, b.counters);
 }
 
-fn error_of(toml: &str) -> String {
-    match Scenario::from_toml(toml, Path::new("bad.toml")) {
-        Err(e @ Error::Input { .. }) => e.to_string(),
-        Err(e) => panic!("not an input error: {e}"),
-        Ok(_) => panic!("accepted:\n{toml}"),
-    }
-}
-
 #[test]
 fn bad_input_names_file_line_and_field() {
     let base = dumbbell("cc = \"dcqcn\"", &parallel(2));
-    let line_of = |text: &str, needle: &str| 1 + text[..text.find(needle).unwrap()].matches('\n').count();
     let cases: Vec<(String, &str, &str)> = vec![
         (base.replace("qps = 2", "qps = 0"), "traffic[1].qps", "qps = 0"),
         (base.replace("qps = 2", "qps = -3"), "traffic[1].qps", "qps = -3"),
@@ -385,7 +370,7 @@ fn bad_input_names_file_line_and_field() {
         ),
     ];
     for (toml, field, needle) in cases {
-        let e = error_of(&toml);
+        let e = input_error(&toml);
         let want = format!("bad.toml:{}", line_of(&toml, needle));
         assert!(e.starts_with(&want) && e.contains(field), "want {want} and {field}, got: {e}");
     }

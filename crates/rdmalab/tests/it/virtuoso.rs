@@ -2,28 +2,23 @@
 //! verbs' completions (SEND after the last byte, READ data flowing back), small messages,
 //! determinism, conservation and bad input.
 
-use std::path::Path;
-
 use rdmalab::multipath::virtuoso::WrKind;
 use rdmalab::scenario::Scenario;
-use rdmalab::sim::{Results, StopReason};
+use rdmalab::sim::Results;
 use rdmalab::{NodeId, PortId, Time};
 
+use crate::fixtures;
+
 fn scenario(toml: &str) -> Scenario {
-    Scenario::from_toml(toml, Path::new("v.toml")).unwrap_or_else(|e| panic!("{e}"))
+    fixtures::scenario(toml, "v.toml")
 }
 
 fn run(s: Scenario) -> Results {
-    let mut sim = s.simulation().expect("valid scenario");
-    assert_eq!(sim.run_to_end(), StopReason::Finished);
-    sim.results().expect("conservation holds")
+    fixtures::run_finished(s)
 }
 
 fn error(toml: &str) -> String {
-    match Scenario::from_toml(toml, Path::new("v.toml")).and_then(|s| s.simulation().map(|_| ())) {
-        Ok(()) => panic!("accepted:\n{toml}"),
-        Err(e) => e.to_string(),
-    }
+    fixtures::build_error(toml, "v.toml")
 }
 
 /// The testbed of §4.2: two hosts on two ToRs joined by `links` parallel links.

@@ -13,13 +13,12 @@ use std::path::Path;
 
 use rdmalab::scenario::Scenario;
 use rdmalab::sim::{Results, Simulation};
-use rdmalab::Error;
 
+use crate::fixtures::{input_error, line_of, run_toml_with};
+
+/// Runs to the end: bytes conserved, no drop in a lossless class.
 fn run(toml: &str) -> Results {
-    let s = Scenario::from_toml(toml, Path::new("t.toml")).expect("valid scenario");
-    let mut sim = Simulation::from_scenario(s).unwrap();
-    sim.run_to_end();
-    sim.results().expect("bytes conserved, no drop in a lossless class")
+    run_toml_with(toml, |_| {})
 }
 
 /// A star of `hosts` hosts at 100 Gb/s, the fabric settings `fabric` (TOML lines) and
@@ -177,7 +176,7 @@ fn iofd_escape_class_must_be_a_pfc_class() {
     let base = "[topology]\nkind = \"star\"\nhosts = 3\n[[traffic]]\nkind = \"flows\"\n\
                 flows = [{ src = 1, dst = 0, size = 1000 }]\n[fabric.iofd]\nescape_pg = 5\n";
     let bad = format!("{base}[[fabric.classes]]\npg = 5\npfc = false\n");
-    let e = error_of(&bad);
+    let e = input_error(&bad);
     assert!(e.starts_with("bad.toml:") && e.contains("fabric.iofd.escape_pg") && e.contains("PFC"), "{e}");
     // A PFC escape class, or a fabric with no PFC class at all, is fine.
     Scenario::from_toml(&format!("{base}[[fabric.classes]]\npg = 5\npfc = true\n"), Path::new("ok.toml")).unwrap();
@@ -185,19 +184,10 @@ fn iofd_escape_class_must_be_a_pfc_class() {
     Scenario::from_toml(&lossy, Path::new("ok.toml")).unwrap();
 }
 
-fn error_of(toml: &str) -> String {
-    match Scenario::from_toml(toml, Path::new("bad.toml")) {
-        Err(e @ Error::Input { .. }) => e.to_string(),
-        Err(e) => panic!("not an input error: {e}"),
-        Ok(_) => panic!("accepted:\n{toml}"),
-    }
-}
-
 #[test]
 fn bad_classes_name_file_line_and_field() {
     let base = "[topology]\nkind = \"star\"\nhosts = 3\n[[traffic]]\nkind = \"flows\"\n\
                 flows = [{ src = 1, dst = 0, size = 1000 }]\n";
-    let line_of = |text: &str, needle: &str| 1 + text[..text.find(needle).unwrap()].matches('\n').count();
     let cases: Vec<(String, &str, &str, &str)> = vec![
         (class(2, "scheduler = \"wfq\""), "fabric.classes[0].scheduler", "wfq", "unknown scheduler"),
         (class(2, "weight = 0"), "fabric.classes[0].weight", "weight = 0", "at least 1"),
@@ -212,18 +202,18 @@ fn bad_classes_name_file_line_and_field() {
     ];
     for (tail, field, needle, what) in cases {
         let toml = format!("{base}{tail}");
-        let e = error_of(&toml);
+        let e = input_error(&toml);
         let want = format!("bad.toml:{}", line_of(&toml, needle));
         assert!(e.starts_with(&want) && e.contains(field) && e.contains(what), "want {want}, {field}, {what}: {e}");
     }
     // ECN off: a class threshold has nothing to set.
     let toml = format!("{base}[fabric]\necn = false\n{}", class(3, "ecn_kmin = 1000"));
-    let e = error_of(&toml);
+    let e = input_error(&toml);
     assert!(e.contains("fabric.classes[0].ecn_kmin") && e.contains("ECN marking is off"), "{e}");
     // A traffic entry's class out of range.
     let toml = "[topology]\nkind = \"star\"\nhosts = 3\n[[traffic]]\nkind = \"incast\"\nsenders = [1]\n\
                 receiver = 0\nsize = 10\npg = 9\n";
-    let e = error_of(toml);
+    let e = input_error(toml);
     assert!(e.starts_with(&format!("bad.toml:{}", line_of(toml, "pg = 9"))) && e.contains("traffic[0].pg"), "{e}");
 }
 

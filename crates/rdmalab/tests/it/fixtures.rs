@@ -1,0 +1,74 @@
+//! Helpers shared by the integration tests: scenarios from TOML text, runs to their
+//! results, the errors bad input gives, small topologies and the reference files.
+
+use std::path::{Path, PathBuf};
+
+use rdmalab::scenario::Scenario;
+use rdmalab::sim::{Results, SimConfig, StopReason};
+use rdmalab::topology::{builders, Topology};
+use rdmalab::{Error, NodeId, PortId, Rate, Time};
+
+/// The validated scenario of `toml`, named `file` in its errors; panics on bad input.
+pub fn scenario(toml: &str, file: &str) -> Scenario {
+    Scenario::from_toml(toml, Path::new(file)).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Runs `s` to the end, which must be `Finished`; the results, conservation checked.
+pub fn run_finished(s: Scenario) -> Results {
+    let mut sim = s.simulation().expect("valid scenario");
+    assert_eq!(sim.run_to_end(), StopReason::Finished);
+    sim.results().expect("conservation holds")
+}
+
+/// Runs `toml` (named `t.toml`) to the end, however it stops, with `tweak` applied to its
+/// configuration first; the results, conservation checked.
+pub fn run_toml_with(toml: &str, tweak: impl FnOnce(&mut SimConfig)) -> Results {
+    let mut s = Scenario::from_toml(toml, Path::new("t.toml")).expect("valid scenario");
+    tweak(&mut s.config);
+    let mut sim = s.simulation().unwrap();
+    sim.run_to_end();
+    sim.results().expect("bytes conserved")
+}
+
+/// The error that building `toml` (named `file`) into a simulation gives; panics if it builds.
+pub fn build_error(toml: &str, file: &str) -> String {
+    match Scenario::from_toml(toml, Path::new(file)).and_then(|s| s.simulation().map(|_| ())) {
+        Ok(()) => panic!("accepted:\n{toml}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// The input error (file, line and field) that parsing `toml` as `bad.toml` gives; panics
+/// on any other outcome.
+pub fn input_error(toml: &str) -> String {
+    match Scenario::from_toml(toml, Path::new("bad.toml")) {
+        Err(e @ Error::Input { .. }) => e.to_string(),
+        Err(e) => panic!("not an input error: {e}"),
+        Ok(_) => panic!("accepted:\n{toml}"),
+    }
+}
+
+/// The 1-based line of `text` where `needle` first occurs.
+pub fn line_of(text: &str, needle: &str) -> usize {
+    1 + text[..text.find(needle).expect("needle in text")].matches('\n').count()
+}
+
+/// A star of `hosts` hosts on links of `rate` and 1 µs.
+pub fn star(hosts: usize, rate: Rate) -> Topology {
+    builders::star(hosts, rate, Time::from_us(1)).expect("valid star")
+}
+
+/// The port of `from` whose link leads to `to`.
+pub fn port_to(topo: &Topology, from: NodeId, to: NodeId) -> PortId {
+    *topo.nodes[from.idx()].ports.iter().find(|p| topo.ports[p.idx()].peer_node == to).expect("adjacent")
+}
+
+/// The shared reference folder (`RDMALAB_REFERENCE`, else `../shared/reference` beside
+/// the checkout).
+pub fn reference() -> PathBuf {
+    let dir = std::env::var_os("RDMALAB_REFERENCE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference"));
+    assert!(dir.join("hpcc/FORMATS.md").exists(), "reference files not found at {}", dir.display());
+    dir
+}

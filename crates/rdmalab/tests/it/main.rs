@@ -1,0 +1,31 @@
+//! The integration tests in one binary (one link, one build): a module per subject, named
+//! as its file, and `fixtures` for the helpers they share. Run one subject with
+//! `cargo test --release -p rdmalab --test it attacks::`.
+//!
+//! Two stay binaries of their own: `alloc.rs` installs a counting global allocator (here it
+//! would count every concurrent test's allocations), and `hpcc_s1.rs` changes the working
+//! directory of its process.
+
+mod fixtures;
+
+mod attacks;
+mod blitz;
+mod blitz_inputs;
+mod cc;
+mod classes;
+mod deadlock;
+mod drum;
+mod drum_fabric;
+mod event_order;
+mod failures;
+mod formats;
+mod formats_fuzz;
+mod iofd;
+mod multipath;
+mod parallel;
+mod parallel_observers;
+mod sampling;
+mod scale;
+mod sim;
+mod virtuoso;
+mod virtuoso_lossy;
