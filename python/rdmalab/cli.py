@@ -19,7 +19,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
+
+from rdmalab import Scenario, run, run_hpcc
+from rdmalab.drum import cli as drum_cli
+from rdmalab.experiments import cli as experiments_cli
+from rdmalab.results import describe
 
 
 def _prepare_out(out: Path, force: bool) -> None:
@@ -34,6 +40,7 @@ def _prepare_out(out: Path, force: bool) -> None:
 
 def _write_outputs(results, out: Path, title: str) -> None:
     """Every table the run produced, the reference's text files, and the slowdown figure."""
+    # Lazy on purpose: matplotlib only for the commands that draw (not `--help`, `hpcc`, `sweep`).
     from rdmalab.plots import slowdown_by_size
 
     written = [out / "fct.txt", out / "pfc.txt"]  # and messages/chunks with multipath traffic
@@ -70,8 +77,6 @@ def run_status(results) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from rdmalab import Scenario, run
-
     scenario = Scenario.default()
     print("rdmalab demo: k=4 fat tree (16 hosts, 100G), FB Hadoop sizes, 30% load, 5 ms of arrivals, no CC")
     out = Path(args.out)
@@ -83,11 +88,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from rdmalab import run
-
-    from rdmalab import Scenario
-    from rdmalab.results import describe
-
     out = Path(args.out) if args.out else Path("out") / Path(args.scenario).stem
     _prepare_out(out, args.force)
     results = run(args.scenario, progress=not args.quiet, trace_path=out / "trace.parquet", threads=args.threads)
@@ -99,8 +99,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_hpcc(args: argparse.Namespace) -> int:
-    from rdmalab import run_hpcc
-
     results, fct, pfc = run_hpcc(args.config, progress=not args.quiet, threads=args.threads)
     print(results.summary())
     extra = [str(p) for p in (results.extra.get("trace_path"), results.extra.get("qlen_path")) if p]
@@ -162,9 +160,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     _threads_option(p, None)
     p.set_defaults(func=cmd_hpcc)
-    from rdmalab.drum import cli as drum_cli
-    from rdmalab.experiments import cli as experiments_cli
-
     drum_cli.register(sub)
     experiments_cli.register(sub)
     return parser
@@ -176,8 +171,6 @@ def _print_warning(message, category, filename, lineno, file=None, line=None) ->
 
 
 def main(argv: list[str] | None = None) -> int:
-    import warnings
-
     warnings.showwarning = _print_warning
     args = build_parser().parse_args(argv)
     try:

@@ -129,14 +129,14 @@ def _slowdown_axes(ax: Any, edges: np.ndarray, counts: list[int], name: str) -> 
 def slowdown_by_size(results: dict[str, Results] | Results, out: str | Path, title: str = "") -> list[Path]:
     """`slowdown_figure` written as PNG and PDF; returns their paths. A lone `Results` is
     labelled by its flow count."""
-    return _save(slowdown_figure(results, title), out)
+    return save_figure(slowdown_figure(results, title), out)
 
 
 def slowdown_by_size_frames(frames: dict[str, pl.DataFrame], out: str | Path, title: str = "",
                             reference: dict[str, pl.DataFrame] | None = None) -> list[Path]:
     """`slowdown_by_size` for flow tables (any DataFrame with `size` and `slowdown`), one
     line per label. Writes PNG and PDF; returns their paths."""
-    return _save(slowdown_figure(frames, title, reference=reference), out)
+    return save_figure(slowdown_figure(frames, title, reference=reference), out)
 
 
 # -- over time: queues, links, PFC, rates ---------------------------------------------------------
@@ -266,13 +266,19 @@ def _finish(fig: Figure, ax: Any, ylabel: str, title: str, legend: bool = True) 
     return fig
 
 
-def _save(fig: Any, out: str | Path) -> list[Path]:
-    """PNG (150 dpi) and PDF beside `out`, with fixed metadata: rerunning gives the same bytes."""
+def save_figure(fig: Any, out: str | Path, dpi: int = 150) -> list[Path]:
+    """Writes `out`.png (at `dpi`) and `out`.pdf with fixed metadata, so that drawing the same
+    figure again gives the same bytes; closes the figure. Every figure rdmalab writes goes
+    through here."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     paths = [out.with_suffix(".png"), out.with_suffix(".pdf")]
     for p in paths:
-        fig.savefig(p, dpi=150, metadata=_METADATA[p.suffix[1:]])
+        fig.savefig(p, dpi=dpi, metadata=_METADATA[p.suffix[1:]])
     if plt.fignum_exists(getattr(fig, "number", -1)):
         plt.close(fig)
     return paths
+
+
+#: The old private name of `save_figure`.
+_save = save_figure

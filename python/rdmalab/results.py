@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from html import escape
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import polars as pl
 
+from rdmalab import _core
 from rdmalab.host_results import apps_frame, drum_frame, wqes_frame
 
 #: Size buckets of the fidelity report (FORMATS.md §5 style), in payload bytes.
@@ -375,8 +377,6 @@ class Results:
         the window length), share (of all tenants' bytes; 0 when nothing was delivered). One
         row per declared tenant, in declaration order (`default` first).
         """
-        from rdmalab import _core
-
         def ps(t: str | int | None, default: int) -> int:
             if t is None:
                 return default
@@ -442,8 +442,6 @@ class Results:
 
     def _repr_html_(self) -> str:
         """A notebook's view: the summary's counters and the slowdown table."""
-        from html import escape
-
         head, _, _ = self.summary().partition("\n\n")
         rows = "".join(f"<tr><th style='text-align:left'>{escape(line[:18].strip())}</th>"
                        f"<td style='text-align:left'>{escape(line[18:].strip())}</td></tr>"

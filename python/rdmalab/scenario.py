@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,8 @@ try:  # Python >= 3.11
     import tomllib
 except ModuleNotFoundError:  # pragma: no cover - 3.9 and 3.10: the same parser, from PyPI
     import tomli as tomllib  # type: ignore[no-redef]
+
+from rdmalab.toml_writer import dumps
 
 
 #: Where a scenario built in Python comes from, in error messages (as the engine names it).
@@ -297,8 +300,6 @@ class Scenario:
     def to_toml(self, path: str | Path | None = None) -> str:
         """The scenario as the TOML text that `Scenario.from_toml` reads back to the same
         scenario (written to `path` too when given)."""
-        from rdmalab.toml_writer import dumps
-
         text = dumps(self.spec)
         if path is not None:
             Path(path).write_text(text)
@@ -306,8 +307,6 @@ class Scenario:
 
     def _repr_html_(self) -> str:
         """A notebook's view: topology, traffic and settings as tables."""
-        from html import escape
-
         def row(k: str, v: Any) -> str:
             return f"<tr><th style='text-align:left'>{escape(str(k))}</th><td style='text-align:left'>{escape(str(v))}</td></tr>"
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+import rdmalab
 from rdmalab.results import SIZE_BUCKETS, percentile
 
 #: Percentiles compared, their base tolerance and the flows a bucket needs for each.
@@ -64,8 +65,6 @@ def per_flow_agreement(ours: FctFile, ref: FctFile) -> tuple[float, int]:
 def run_reference_config(reference_dir: Path, config: str, cc_mode: int | None = None,
                          threads: int | None = None) -> Path:
     """Runs one reference config with rdmalab in a scratch copy; returns our FCT file."""
-    import rdmalab
-
     work = Path(tempfile.mkdtemp(prefix="rdmalab-validate-"))
     for name in INPUTS:
         shutil.copy(reference_dir / name, work / name)

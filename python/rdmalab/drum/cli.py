@@ -12,6 +12,11 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+from tqdm.auto import tqdm
+
+from rdmalab.drum import paper_instance
+
 PAPER_SCALES = "100x50,1000x500,10000x5000"
 
 
@@ -73,7 +78,7 @@ def _shown(n: int) -> list[int]:
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
-    from . import paper_instance
+    # Lazy on purpose: the figures load matplotlib, which `bench` and `--help` do not need.
     from .figures import convergence_figure, gap, iterations_to
 
     inst = paper_instance(args.hosts, args.apps, args.k, args.alpha, args.beta, args.seed)
@@ -108,11 +113,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_one(args: argparse.Namespace) -> int:
-    import resource
-
-    import numpy as np
-
-    from . import paper_instance
+    import resource  # lazy on purpose: Unix only, and only `bench` measures memory
 
     t0 = time.perf_counter()
     inst = paper_instance(args.n, args.m, args.k, args.alpha, args.beta, args.seed)
@@ -139,8 +140,6 @@ def cmd_bench_one(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from tqdm.auto import tqdm
-
     scales = [tuple(int(v) for v in s.lower().split("x")) for s in args.scales.split(",") if s]
     results = []
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
+from rdmalab.plots import plt, save_figure
+
 
 def gap(values: np.ndarray, p_star: float) -> np.ndarray:
     """Relative gap ``(p* − f)/|p*|`` (0 at the optimum, ≤ 0.005 means "99.5 %")."""
@@ -25,11 +27,6 @@ def iterations_to(values: np.ndarray, p_star: float, level: float) -> int | None
 
 def convergence_figure(admm, dd, p_star: float, title: str, out: Path) -> list[Path]:
     """Writes ``out``.png and .pdf: (a) objective / p*, (b) residuals, per iteration."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
     it = np.arange(1, admm.iterations + 1)
     floor = 1e-16
@@ -55,9 +52,4 @@ def convergence_figure(admm, dd, p_star: float, title: str, out: Path) -> list[P
     ax2.legend(fontsize=8)
     fig.suptitle(title)
     fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    paths = [out.with_suffix(".png"), out.with_suffix(".pdf")]
-    for p in paths:
-        fig.savefig(p, dpi=130)
-    plt.close(fig)
-    return paths
+    return save_figure(fig, out, dpi=130)

@@ -14,6 +14,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from rdmalab.experiments.driver import run_sweep
+from rdmalab.experiments.executors import LocalExecutor, RayExecutor
+from rdmalab.experiments.store import Store
+from rdmalab.experiments.sweep import Sweep
+
 
 def register(sub) -> None:  # noqa: ANN001
     """Adds the experiment subcommands to the `rdmalab` parser."""
@@ -57,8 +62,6 @@ def _executor_args(p: argparse.ArgumentParser) -> None:
 
 
 def _executor(args: argparse.Namespace) -> Any:
-    from rdmalab.experiments.executors import LocalExecutor, RayExecutor
-
     if args.ray is not None:
         if args.workers:
             raise ValueError("give --workers or --ray, not both")
@@ -69,8 +72,6 @@ def _executor(args: argparse.Namespace) -> Any:
 
 
 def _run(sweep: Any, out: str, args: argparse.Namespace) -> Any:
-    from rdmalab.experiments.driver import run_sweep
-
     executor = _executor(args)
     try:
         report = run_sweep(sweep, out, executor, resume=args.resume, retry_failed=args.retry_failed,
@@ -83,8 +84,6 @@ def _run(sweep: Any, out: str, args: argparse.Namespace) -> Any:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from rdmalab.experiments.sweep import Sweep
-
     sweep = Sweep.from_file(args.sweep)
     if args.dry_run:
         for r in sweep.expand():
@@ -109,8 +108,8 @@ def _where(items: list[str]) -> dict[str, Any]:
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
+    # Lazy on purpose: figures load matplotlib, which `rdmalab --help` and the other commands do not need.
     from rdmalab.experiments.figures import KINDS, plot_sweep
-    from rdmalab.experiments.store import Store
 
     kinds = None if args.kind == "all" else [k.strip() for k in args.kind.split(",") if k.strip()]
     made = plot_sweep(args.dir, kinds, by=args.by, where=_where(args.where) or None, out_dir=args.out,
@@ -125,6 +124,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 
 def cmd_repro_list(args: argparse.Namespace) -> int:
+    # Lazy on purpose: the experiments' modules load matplotlib (their figures).
     from rdmalab.experiments.repro import REGISTRY
 
     for exp in REGISTRY.values():
@@ -136,10 +136,9 @@ def cmd_repro_list(args: argparse.Namespace) -> int:
 
 
 def cmd_repro_run(args: argparse.Namespace) -> int:
+    # Lazy on purpose: figures load matplotlib, which `rdmalab --help` and the other commands do not need.
     from rdmalab.experiments import repro
-    from rdmalab.experiments.figures import KINDS, plot_sweep
-    from rdmalab.experiments.store import Store
-    from rdmalab.experiments.sweep import Sweep
+    from rdmalab.experiments.figures import plot_sweep
 
     exp = repro.get(args.name)
     sweep = Sweep.from_file(exp.sweep_path(args.quick))

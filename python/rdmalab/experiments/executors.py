@@ -125,7 +125,7 @@ class RayExecutor:
 
     def _ray(self):
         try:
-            import ray
+            import ray  # lazy on purpose: an optional dependency, and slow to import
         except ImportError:
             raise RuntimeError("the Ray executor needs Ray: pip install 'rdmalab[ray]'") from None
         if not ray.is_initialized():
@@ -167,7 +167,7 @@ class RayExecutor:
     def close(self) -> None:
         """Shuts down the Ray instance if this executor started it."""
         if self._started_here:
-            import ray
+            import ray  # lazy on purpose: an optional dependency (imported by `_ray` already)
 
             ray.shutdown()
             self._started_here = False

@@ -40,6 +40,8 @@ try:  # Python >= 3.11
 except ModuleNotFoundError:  # pragma: no cover - 3.9 and 3.10: the same parser, from PyPI
     import tomli as tomllib  # type: ignore[no-redef]
 
+from rdmalab import _core
+
 #: Top-level keys of a scenario (crates/rdmalab/src/scenario.rs, `ScenarioSpec`).
 SCENARIO_KEYS = ("seed", "stop_time", "topology", "traffic", "fabric", "tenants", "links", "events", "trace", "host",
                  "app", "drum", "threads")
@@ -407,8 +409,6 @@ def _probe(spec: dict[str, Any], base_dir: str, name: Callable[[str], str]) -> N
     """Parses `spec` with the engine; a field error raises `SweepError` under `name(path)`,
     `path` being the dotted path of the offending field within the scenario, which the
     engine's message names (`<python scenario>: field `topology.colour`: ...`)."""
-    from rdmalab import _core
-
     try:
         _core.Simulation.from_json(json.dumps(spec), base_dir)
     except ValueError as e:

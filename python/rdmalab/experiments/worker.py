@@ -17,6 +17,12 @@ import time
 import traceback
 from typing import Any, Callable
 
+import polars as pl
+
+from rdmalab import _core
+from rdmalab.results import Results
+from rdmalab.scenario import check_numbers
+
 #: Events per slice between progress reports.
 SLICE_EVENTS = 1_000_000
 #: Error text kept per run (the end of a traceback is the informative part).
@@ -44,11 +50,6 @@ def execute(task: dict[str, Any], report: Reporter | None = None) -> dict[str, A
 
 
 def _simulate(task: dict[str, Any], out: dict[str, Any], report: Reporter | None) -> None:
-    from rdmalab import _core
-    from rdmalab.results import Results
-
-    from rdmalab.scenario import check_numbers
-
     check_numbers(task["scenario"])
     sim = _core.Simulation.from_json(json.dumps(task["scenario"]), task["base_dir"])
     out["warnings"] = "\n".join(sim.warnings()) or None
@@ -78,8 +79,6 @@ def _simulate(task: dict[str, Any], out: dict[str, Any], report: Reporter | None
 
 def _extra_table(name: str, value: Any) -> dict[str, Any]:
     """Tables the engine may add later, kept when they are columns."""
-    import polars as pl
-
     if isinstance(value, dict):
         try:
             return {name: pl.DataFrame(value)}

@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
 
+from rdmalab.experiments.repro.base import Comparison, Experiment
+from rdmalab.experiments.store import Store, load_sweep
+from rdmalab.plots import plt, save_figure
 from rdmalab.results import percentile
-
-if TYPE_CHECKING:  # pragma: no cover
-    from rdmalab.experiments.repro import Comparison
-    from rdmalab.experiments.store import Store
 
 NAN = float("nan")
 #: The poster's DCQCN/DASR reduction of median and p99 incast FCT, over degrees (§3).
@@ -34,9 +32,7 @@ LONG_P99_RATIO, LONG_THROUGHPUT_RATIO = 4.8, 1.58
 INCAST_DPORT = 200
 
 
-def _cmp(group: str, metric: str, ours: float, theirs: float) -> "Comparison":
-    from rdmalab.experiments.repro import Comparison
-
+def _cmp(group: str, metric: str, ours: float, theirs: float) -> Comparison:
     return Comparison(group, metric, float(ours), float(theirs))
 
 
@@ -55,7 +51,7 @@ def incast_fcts(runs: pl.DataFrame, flows: pl.DataFrame) -> dict[tuple[int, str]
     return out
 
 
-def long_flow_gbps(store: "Store", runs: pl.DataFrame) -> dict[str, float]:
+def long_flow_gbps(store: Store, runs: pl.DataFrame) -> dict[str, float]:
     """cc -> the long flow's mean delivered throughput (Gb/s) over all runs: from the per-QP
     rate samples of the flow that is not an incast flow (the background flow never ends)."""
     rates = store.table("rates", params=False)
@@ -67,7 +63,7 @@ def long_flow_gbps(store: "Store", runs: pl.DataFrame) -> dict[str, float]:
     return {cc: float(d["throughput_gbps"].mean()) for (cc,), d in long.group_by("fabric.cc")}
 
 
-def compare_incast(runs: pl.DataFrame, flows: pl.DataFrame, store: "Store") -> list["Comparison"]:
+def compare_incast(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
     """Per incast degree: DCQCN/Blitz ratios of median and p99 FCT beside the poster's
     2.5-3.3x (its range over degrees; the theirs column holds the midpoint), DCQCN's p99/median
     beside ~1.2, our absolute medians; then the long flow's throughput Blitz/DCQCN beside 1
@@ -95,7 +91,7 @@ def compare_incast(runs: pl.DataFrame, flows: pl.DataFrame, store: "Store") -> l
     return out
 
 
-def compare_incast_cdf(runs: pl.DataFrame, flows: pl.DataFrame, store: "Store") -> list["Comparison"]:
+def compare_incast_cdf(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
     """Deciles of the incast FCT distribution at the largest degree, DCQCN and Blitz (the
     poster's Fig. 1b shows the curves only: no number to put beside them, except its
     2.5-3.3x shift of the median)."""
@@ -146,7 +142,7 @@ def _by_setting(runs: pl.DataFrame) -> dict[tuple[str, str], pl.DataFrame]:
     return {k: pl.DataFrame(v) for k, v in out.items()}
 
 
-def compare_ecn(runs: pl.DataFrame, flows: pl.DataFrame, store: "Store") -> list["Comparison"]:
+def compare_ecn(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
     """Per fabric and load: ECN marks DCQCN / Blitz+IOFD beside the poster's 4x; PAUSE
     frames and p99 slowdown of each."""
     groups = _by_setting(runs)
@@ -167,7 +163,7 @@ def compare_ecn(runs: pl.DataFrame, flows: pl.DataFrame, store: "Store") -> list
     return out
 
 
-def compare_scale(runs: pl.DataFrame, flows: pl.DataFrame, store: "Store") -> list["Comparison"]:
+def compare_scale(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
     """Per fabric and load: p99 slowdown of DCQCN and TIMELY over Blitz+IOFD beside the longer
     version's 4.8x, and delivered throughput Blitz / DCQCN beside its 1.58 (both from a
     simulation we cannot check; its workload and scale are not ours)."""
@@ -189,7 +185,7 @@ def compare_scale(runs: pl.DataFrame, flows: pl.DataFrame, store: "Store") -> li
     return out
 
 
-def compare_iofd(runs: pl.DataFrame, flows: pl.DataFrame, store: "Store") -> list["Comparison"]:
+def compare_iofd(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
     """ECMP-colliding long flows on a leaf-spine, IOFD off and on (no paper number: ours). Mean
     and max FCT slowdown beside 1 (no collision), ECN marks, NACKs beside 0 (IOFD keeps order
     while the last hop's buffer holds the overtaken packets; escapes say when it did not),
@@ -212,13 +208,6 @@ def compare_iofd(runs: pl.DataFrame, flows: pl.DataFrame, store: "Store") -> lis
 
 def incast_figure(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
     """Fig. 1a's shape: median and p99 incast FCT against the incast degree, DCQCN and Blitz."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from rdmalab.experiments.store import load_sweep
-
     runs, flows = load_sweep(sweep_dir)
     fcts = incast_fcts(runs, flows)
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -232,10 +221,71 @@ def incast_figure(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
     ax.set_title("256 KiB incasts beside a long flow, 56 Gb/s star")
     ax.grid(True, alpha=0.3)
     ax.legend()
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = [out / "incast_fct.png", out / "incast_fct.pdf"]
-    for p in paths:
-        fig.savefig(p, dpi=120)
-    plt.close(fig)
-    return paths
+    return save_figure(fig, Path(out_dir) / "incast_fct", dpi=120)
+
+
+_BLITZ_CITATION = ("Xue et al., Fast Congestion Control in RDMA-based Datacenter Networks, SIGCOMM 2018 "
+                   "poster (seed 004)")
+_BLITZ_ASSUMPTIONS = ("InfiniBand CC -> DCQCN (reference defaults); the testbed's DASR was application-level "
+                      "staggering (section 3), ours is in the NIC; 20-host star (20 nodes on a 36-port SX6025) at "
+                      "56 Gb/s, 1 us links, 32 MB buffer; rounds every 5 ms, not 100 ms; 256 KiB per sender; "
+                      "U(0, 100 us) jitter")
+
+EXPERIMENTS = [
+    Experiment(
+        name="blitz-incast",
+        title="Blitz DASR vs DCQCN: incast FCT by degree beside a long flow (Fig. 1a)",
+        citation=_BLITZ_CITATION,
+        sweep="blitz_incast.toml", quick="blitz_incast_quick.toml",
+        figures=["cdf"], by="fabric.cc", compare=compare_incast,
+        theirs="the poster's testbed: DCQCN/DASR median and p99 ratios 2.5-3.3x over degrees (midpoint shown), "
+               "InfiniBand p99 about 1.2x its median, long-flow throughput within 0.5 %. Assumptions: "
+               + _BLITZ_ASSUMPTIONS,
+        needs_cc=["dcqcn", "blitz"], extra_figures=incast_figure,
+    ),
+    Experiment(
+        name="blitz-incast-cdf",
+        title="Blitz DASR vs DCQCN: incast FCT distribution at degree 16 (Fig. 1b)",
+        citation=_BLITZ_CITATION,
+        sweep="blitz_incast_cdf.toml", quick="blitz_incast_cdf_quick.toml",
+        figures=["cdf"], by="fabric.cc", compare=compare_incast_cdf,
+        theirs="the poster's Fig. 1b gives curves only; beside the median, its 2.5-3.3x (midpoint). Assumptions: "
+               + _BLITZ_ASSUMPTIONS,
+        needs_cc=["dcqcn", "blitz"],
+    ),
+    Experiment(
+        name="blitz-ecn",
+        title="Blitz (DASR + IOFD) vs DCQCN: ECN marks, pauses and p99 slowdown under web search + incast",
+        citation=_BLITZ_CITATION,
+        sweep="blitz_fabric.toml", quick="blitz_fabric_quick.toml",
+        figures=["slowdown", "pfc"], by="fabric.cc", compare=compare_ecn,
+        theirs="the poster's section 2 end: about 4x fewer ECN marks 'for typical workloads' (workload, fabric and "
+               "scale unstated). Ours: k=8 fat tree and a 2:1 leaf-spine at 100 Gb/s, web search at 30 and 50 % "
+               "load plus a 16->1 incast of 64 KB per sender every 1 ms; DCQCN runs carry IOFD with "
+               "max_deflections = 0, identical to IOFD off (the sweep's TIMELY runs serve blitz-scale)",
+        needs_cc=["dcqcn", "timely", "blitz"],
+    ),
+    Experiment(
+        name="blitz-scale",
+        title="Blitz vs DCQCN and TIMELY at scale: p99 slowdown and throughput",
+        citation=_BLITZ_CITATION + "; numbers from its longer version (not in our seeds, unverified)",
+        sweep="blitz_fabric.toml", quick="blitz_fabric_quick.toml",
+        figures=["slowdown", "cdf"], by="fabric.cc", compare=compare_scale,
+        theirs="the longer version's simulation (unverified): 4.8x lower p99 and 58 % more throughput than "
+               "TIMELY/DCQCN; its workload is not ours (same sweep as blitz-ecn). Throughput: payload delivered per "
+               "simulated second over the whole run",
+        needs_cc=["dcqcn", "timely", "blitz"],
+    ),
+    Experiment(
+        name="blitz-iofd",
+        title="IOFD: ECMP-colliding long flows on a leaf-spine, deflection off and on (ours)",
+        citation=_BLITZ_CITATION + " (section 2: in-order flow deflection; no number in the poster)",
+        sweep="blitz_iofd.toml", quick="blitz_iofd_quick.toml",
+        figures=["slowdown", "cdf"], by="fabric.iofd.max_deflections", compare=compare_iofd,
+        theirs="no paper number: slowdown 1 is a collision-free path, 0 NACKs is IOFD's in-order promise",
+        needs_cc=["dcqcn"],
+    ),
+]
+
+#: The name `repro` exported them by.
+BLITZ_EXPERIMENTS = EXPERIMENTS

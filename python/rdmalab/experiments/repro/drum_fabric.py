@@ -8,14 +8,15 @@ choices the paper leaves open are written in the sweep files and docs/drum-fabri
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import polars as pl
 
-if TYPE_CHECKING:  # pragma: no cover
-    from rdmalab.experiments.repro import Comparison
-    from rdmalab.experiments.store import Store
+from rdmalab import _core
+from rdmalab.experiments.repro.base import Comparison, Experiment
+from rdmalab.experiments.store import Store
+from rdmalab.plots import plt, save_figure
 
 NAN = float("nan")
 CITATION = ("Shen et al., Distributed and Optimal RDMA Resource Scheduling in Shared Data Center "
@@ -29,13 +30,11 @@ FIG8 = {("raw", 20): 7.1, ("share", 20): 7.2, ("drum", 20): 8.8, ("raw", 50): 26
 FIG8_RAW_OVER_DRUM, FIG8_SHARE_OVER_DRUM = 3.1, 1.7
 
 
-def _cmp(group: str, metric: str, ours: float, theirs: float) -> "Comparison":
-    from rdmalab.experiments.repro import Comparison
-
+def _cmp(group: str, metric: str, ours: float, theirs: float) -> Comparison:
     return Comparison(group, metric, float(ours), float(theirs))
 
 
-def _apps(store: "Store", runs: pl.DataFrame) -> pl.DataFrame:
+def _apps(store: Store, runs: pl.DataFrame) -> pl.DataFrame:
     ok = runs.filter(pl.col("status") == "ok")
     return store.table("apps", ok)
 
@@ -47,7 +46,7 @@ def _value(df: pl.DataFrame, col: str, **eq: Any) -> float:
 
 
 # -- Fig. 2a ------------------------------------------------------------------------------
-def fig2a_points(store: "Store", runs: pl.DataFrame) -> dict[str, dict[int, float]]:
+def fig2a_points(store: Store, runs: pl.DataFrame) -> dict[str, dict[int, float]]:
     """mechanism -> {background batch: foreground p80 in µs}."""
     fg = _apps(store, runs).filter(pl.col("name") == "fg")
     out: dict[str, dict[int, float]] = {}
@@ -56,7 +55,7 @@ def fig2a_points(store: "Store", runs: pl.DataFrame) -> dict[str, dict[int, floa
     return out
 
 
-def compare_fig2a(runs: pl.DataFrame, flows: pl.DataFrame, store: "Store") -> list["Comparison"]:
+def compare_fig2a(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
     pts = fig2a_points(store, runs)
     raw, drum = pts.get("raw", {}), pts.get("drum", {})
     rows = [_cmp("RAW", f"fg p80 us, batch {b}", raw.get(b, NAN), FIG2A[b]) for b in (20, 100)]
@@ -69,11 +68,9 @@ def compare_fig2a(runs: pl.DataFrame, flows: pl.DataFrame, store: "Store") -> li
 
 
 def figure_fig2a(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
-    from rdmalab.experiments.store import Store
-
     store = Store(sweep_dir)
     pts = fig2a_points(store, store.runs())
-    fig, ax, plt = _axes()
+    fig, ax = _axes()
     for mech, style in (("raw", "-o"), ("drum", "-s")):
         if mech in pts:
             b = sorted(pts[mech])
@@ -81,14 +78,12 @@ def figure_fig2a(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
     ax.plot(list(FIG2A), list(FIG2A.values()), "k^", label="paper (Fig. 2a caption)")
     ax.set_xlabel("background batch size (WQEs)")
     ax.set_ylabel("foreground 1 KB WQE p80 completion (µs)")
-    return _save(fig, plt, out_dir, "drum_fig2a")
+    return _legend_and_save(fig, out_dir, "drum_fig2a")
 
 
 # -- Fig. 2b ------------------------------------------------------------------------------
-def fig2b_points(store: "Store", runs: pl.DataFrame) -> dict[int, dict[float, float]]:
+def fig2b_points(store: Store, runs: pl.DataFrame) -> dict[int, dict[float, float]]:
     """wr_num -> {polling rate in polls/µs: throughput in Gb/s}."""
-    from rdmalab import _core
-
     a = _apps(store, runs)
     out: dict[int, dict[float, float]] = {}
     for pc, wr, gbps in a.select("host.poll_cost", "app[0].wr_num", "gbps").iter_rows():
@@ -97,7 +92,7 @@ def fig2b_points(store: "Store", runs: pl.DataFrame) -> dict[int, dict[float, fl
     return out
 
 
-def compare_fig2b(runs: pl.DataFrame, flows: pl.DataFrame, store: "Store") -> list["Comparison"]:
+def compare_fig2b(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
     pts = fig2b_points(store, runs)
     rows = []
     for wr in sorted(pts):
@@ -111,11 +106,9 @@ def compare_fig2b(runs: pl.DataFrame, flows: pl.DataFrame, store: "Store") -> li
 
 
 def figure_fig2b(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
-    from rdmalab.experiments.store import Store
-
     store = Store(sweep_dir)
     pts = fig2b_points(store, store.runs())
-    fig, ax, plt = _axes()
+    fig, ax = _axes()
     for wr in sorted(pts):
         r = sorted(pts[wr])
         ax.plot(r, [pts[wr][x] for x in r], "-o", label=f"wr_num = {wr}")
@@ -123,11 +116,11 @@ def figure_fig2b(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
     ax.set_yscale("log")
     ax.set_xlabel("CQ polling rate (polls/µs)")
     ax.set_ylabel("throughput (Gb/s)")
-    return _save(fig, plt, out_dir, "drum_fig2b")
+    return _legend_and_save(fig, out_dir, "drum_fig2b")
 
 
 # -- Fig. 2c ------------------------------------------------------------------------------
-def fig2c_points(store: "Store", runs: pl.DataFrame) -> dict[str, dict[int, float]]:
+def fig2c_points(store: Store, runs: pl.DataFrame) -> dict[str, dict[int, float]]:
     """mechanism -> {connections: aggregate payload Gb/s delivered over the run}."""
     ok = runs.filter(pl.col("status") == "ok")
     out: dict[str, dict[int, float]] = {}
@@ -137,7 +130,7 @@ def fig2c_points(store: "Store", runs: pl.DataFrame) -> dict[str, dict[int, floa
     return out
 
 
-def compare_fig2c(runs: pl.DataFrame, flows: pl.DataFrame, store: "Store") -> list["Comparison"]:
+def compare_fig2c(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
     pts = fig2c_points(store, runs)
     rc, ud = pts.get("raw", {}), pts.get("share", {})
     rows = []
@@ -155,11 +148,9 @@ def compare_fig2c(runs: pl.DataFrame, flows: pl.DataFrame, store: "Store") -> li
 
 
 def figure_fig2c(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
-    from rdmalab.experiments.store import Store
-
     store = Store(sweep_dir)
     pts = fig2c_points(store, store.runs())
-    fig, ax, plt = _axes()
+    fig, ax = _axes()
     for mech, label in (("raw", "RC: one QP per connection"), ("share", "UD-like: one QP for all")):
         if mech in pts:
             n = sorted(pts[mech])
@@ -167,18 +158,18 @@ def figure_fig2c(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
     ax.axvline(20, color="grey", ls=":", label="cache entries")
     ax.set_xlabel("concurrent connections")
     ax.set_ylabel("aggregate throughput (Gb/s)")
-    return _save(fig, plt, out_dir, "drum_fig2c")
+    return _legend_and_save(fig, out_dir, "drum_fig2c")
 
 
 # -- Test case 1 (Fig. 8) -----------------------------------------------------------------
-def tc1_points(store: "Store", runs: pl.DataFrame) -> dict[tuple[str, int], float]:
+def tc1_points(store: Store, runs: pl.DataFrame) -> dict[tuple[str, int], float]:
     """(mechanism, cc) -> foreground p80 in µs (cc counts the foreground)."""
     fg = _apps(store, runs).filter(pl.col("name") == "fg")
     return {(str(m), int(n) + 1): p / 1e3 for m, n, p in fg.select("host.mechanism", "app[1].count", "p80_ct_ns")
             .iter_rows()}
 
 
-def compare_tc1(runs: pl.DataFrame, flows: pl.DataFrame, store: "Store") -> list["Comparison"]:
+def compare_tc1(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
     pts = tc1_points(store, runs)
     rows = [_cmp(m.upper(), f"p80 us, cc {cc}", pts.get((m, cc), NAN), FIG8.get((m, cc), NAN))
             for m in ("raw", "share", "drum") for cc in (20, 50, 100)]
@@ -190,8 +181,6 @@ def compare_tc1(runs: pl.DataFrame, flows: pl.DataFrame, store: "Store") -> list
 
 
 def figure_tc1(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
-    from rdmalab.experiments.store import Store
-
     store = Store(sweep_dir)
     return _bars(tc1_points(store, store.runs()), FIG8, "32 B WQE p80 completion (µs)", out_dir, "drum_tc1")
 
@@ -208,7 +197,7 @@ FG1G_WQES = 1024
 FG1G_ALONE_MS = 1073741824 * 8 * (1024 + 48) / 1024 / 40e9 * 1e3
 
 
-def tc2_points(store: "Store", runs: pl.DataFrame, name: str = "fg") -> dict[tuple[str, int], float]:
+def tc2_points(store: Store, runs: pl.DataFrame, name: str = "fg") -> dict[tuple[str, int], float]:
     """(mechanism, cc) -> ms for the foreground `name` (fg: 1 MB of 32 B WQEs; fg1g: 1 GB
     of 1 MB WQEs) to send everything: measured when it finished, else projected from its
     WQE rate."""
@@ -222,7 +211,7 @@ def tc2_points(store: "Store", runs: pl.DataFrame, name: str = "fg") -> dict[tup
     return out
 
 
-def compare_tc2(runs: pl.DataFrame, flows: pl.DataFrame, store: "Store") -> list["Comparison"]:
+def compare_tc2(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
     pts = tc2_points(store, runs)
     rows = [_cmp(m.upper(), f"1 MB ms, cc {cc}", pts.get((m, cc), NAN), FIG9.get((m, cc), NAN))
             for m in ("raw", "share", "drum") for cc in (20, 50, 100)]
@@ -238,8 +227,6 @@ def compare_tc2(runs: pl.DataFrame, flows: pl.DataFrame, store: "Store") -> list
 
 
 def figure_tc2(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
-    from rdmalab.experiments.store import Store
-
     store = Store(sweep_dir)
     return _bars(tc2_points(store, store.runs()), FIG9, "1 MB of 32 B WQEs: completion (ms)", out_dir, "drum_tc2")
 
@@ -251,7 +238,7 @@ FIG10_DRUM_OVER_SHARE, FIG11_SHARE_OVER_DRUM = 1.8, 1.673
 FIG11_LOW_US = 18.0
 
 
-def tc3_points(store: "Store", runs: pl.DataFrame) -> dict[tuple[str, int], tuple[float, float, float]]:
+def tc3_points(store: Store, runs: pl.DataFrame) -> dict[tuple[str, int], tuple[float, float, float]]:
     """(mechanism, connections) -> (mean Gb/s per connection, mean batch latency µs,
     fraction of batches under 18 µs)."""
     ok = runs.filter(pl.col("status") == "ok")
@@ -267,7 +254,7 @@ def tc3_points(store: "Store", runs: pl.DataFrame) -> dict[tuple[str, int], tupl
     return out
 
 
-def compare_tc3(runs: pl.DataFrame, flows: pl.DataFrame, store: "Store") -> list["Comparison"]:
+def compare_tc3(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
     pts = tc3_points(store, runs)
     rows = []
     for n in sorted({n for _, n in pts if n >= 300}):
@@ -282,15 +269,8 @@ def compare_tc3(runs: pl.DataFrame, flows: pl.DataFrame, store: "Store") -> list
 
 
 def figure_tc3(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
-    from rdmalab.experiments.store import Store
-
     store = Store(sweep_dir)
     pts = tc3_points(store, store.runs())
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4), layout="constrained")
     for m in ("raw", "share", "drum"):
         ns = sorted(n for mm, n in pts if mm == m)
@@ -303,19 +283,13 @@ def figure_tc3(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
         a.set_xlabel("client connections")
         a.grid(True, alpha=0.3)
         a.legend()
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = [out / "drum_tc3.png", out / "drum_tc3.pdf"]
-    for p in paths:
-        fig.savefig(p, dpi=120)
-    plt.close(fig)
-    return paths
+    return save_figure(fig, Path(out_dir) / "drum_tc3", dpi=120)
 
 
 # -- drawing --------------------------------------------------------------------------------
 def _bars(pts: dict[tuple[str, int], float], paper: dict[tuple[str, int], float], ylabel: str,
           out_dir: str | Path, stem: str) -> list[Path]:
-    fig, ax, plt = _axes()
+    fig, ax = _axes()
     ccs = sorted({cc for _, cc in pts})
     for k, m in enumerate(("raw", "share", "drum")):
         x = np.arange(len(ccs)) + (k - 1) * 0.27
@@ -325,27 +299,50 @@ def _bars(pts: dict[tuple[str, int], float], paper: dict[tuple[str, int], float]
     ax.set_xticks(np.arange(len(ccs)), [str(c) for c in ccs])
     ax.set_xlabel("concurrent connections cc")
     ax.set_ylabel(ylabel)
-    return _save(fig, plt, out_dir, stem)
+    return _legend_and_save(fig, out_dir, stem)
 
 
-def _axes() -> tuple[Any, Any, Any]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
-    return fig, ax, plt
+def _axes() -> tuple[Any, Any]:
+    return plt.subplots(figsize=(6, 4))
 
 
-def _save(fig: Any, plt: Any, out_dir: str | Path, stem: str) -> list[Path]:
+def _legend_and_save(fig: Any, out_dir: str | Path, stem: str) -> list[Path]:
+    """Grid and legend on the figure's one axes, then `out_dir`/`stem`.png and .pdf."""
     ax = fig.axes[0]
     ax.grid(True, alpha=0.3)
     ax.legend()
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = [out / f"{stem}.png", out / f"{stem}.pdf"]
-    for p in paths:
-        fig.savefig(p, dpi=120)
-    plt.close(fig)
-    return paths
+    return save_figure(fig, Path(out_dir) / stem, dpi=120)
+
+
+# -- the experiments ------------------------------------------------------------------------
+def _experiment(name: str, title: str, figs: str, theirs: str, key: str, by: str = "host.mechanism") -> Experiment:
+    """Experiment `name`, compared by `compare_KEY` and drawn by `figure_KEY` of this module."""
+    stem = name.replace("-", "_")
+    return Experiment(
+        name=name, title=title, citation=f"{CITATION}, {figs}", sweep=f"{stem}.toml",
+        quick=f"{stem}_quick.toml", figures=[], by=by, compare=globals()[f"compare_{key}"],
+        theirs=theirs, extra_figures=globals()[f"figure_{key}"])
+
+
+EXPERIMENTS = [
+    _experiment("drum-fig2a", "DRUM Fig. 2a: a batch-posting neighbour delays a 1 KB WQE (RAW); DRUM rows: Fig. 6",
+        "§II-A, Fig. 2a", "the caption's 19.8 and 74.3 us (text: 20 -> 78 us, 3.9x); wqe_cost is calibrated "
+        "on this slope, the rest is a prediction", "fig2a"),
+    _experiment("drum-fig2b", "DRUM Fig. 2b: throughput vs CQ polling rate, wr_num 1/5/10 (RAW)", "§II-C, Fig. 2b",
+        "the figure's shape, not its values (none printed): throughput linear in the polling rate "
+        "(x2 polls -> x2) and in wr_num (x10) until a budget binds", "fig2b", by="app[0].wr_num"),
+    _experiment("drum-fig2c", "DRUM Fig. 2c: aggregate throughput vs connections, QP-cache knee; one QP flat",
+        "§II-D, Fig. 2c", "the knee at 20 connections (no throughput values printed); UD flat. Miss "
+        "penalty 1 us is our choice, so the level past the knee is a prediction", "fig2c"),
+    _experiment("drum-tc1", "DRUM test case 1 (Fig. 8): 32 B WQE p80 vs cc, RAW / SHARE / DRUM", "§IV-C, Fig. 8",
+        "the text's p80 values (SHARE given only at cc = 20) and ratios at cc = 100; the background "
+        "workload is our choice (drum_tc1.toml)", "tc1"),
+    _experiment("drum-tc2", "DRUM test case 2 (Figs. 9, 7): 1 MB of 32 B WQEs, and 1 GB of 1 MB WQEs, vs cc",
+        "§IV-C, Figs. 7 and 9", "the text's 53.1 / 82.8 / 62.9 ms at cc = 20 and its ratios at cc = 100; "
+        "Fig. 7: DRUM's 1 GB 'unaffected by the background' (1.0 x its time alone at line rate). The "
+        "foreground's batch size is our choice; unfinished transfers are projected from their WQE rate", "tc2"),
+    _experiment("drum-tc3", "DRUM test case 3 (Figs. 10-11): KV store throughput and latency vs clients",
+        "§IV-C, Figs. 10-11", "above 300 connections: DRUM 1.8x SHARE's throughput, SHARE 67.3 % more "
+        "latency, DRUM 'mostly' under 18 us (no number: nan); the last rows are ours only, as "
+        "'Gb/s per connection | mean batch latency us'. Client behaviour is our choice (drum_tc3.toml)", "tc3"),
+]

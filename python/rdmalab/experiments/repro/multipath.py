@@ -14,7 +14,8 @@ import math
 import numpy as np
 import polars as pl
 
-from rdmalab.experiments.figures_mp import fct_table
+from rdmalab.experiments.figures.multipath import fct_table
+from rdmalab.experiments.repro.base import Comparison, Experiment
 
 #: The paper's message: 10 MB read as 10 MiB (10 MB / 64K = 160 WRs, §IV).
 PAPER_BYTES = 10 * 1024 * 1024
@@ -46,8 +47,6 @@ def _mean(t: pl.DataFrame, q: int, chunks: list[int] | None = None) -> float:
 
 def _rows(topo: int, t: pl.DataFrame, scale: float):  # noqa: ANN202
     """(group, metric, ours, theirs) of the FCT curves."""
-    from rdmalab.experiments.repro import Comparison
-
     p = PAPER[topo]
     t = t.with_columns(pl.col("mean") * scale, pl.col("min") * scale, pl.col("max") * scale)
     chunks = sorted(set(t["chunk"].to_list()))
@@ -96,8 +95,6 @@ def _knee(t: pl.DataFrame, chunks: list[int]) -> float:
 
 def _shares(runs: pl.DataFrame, flows: pl.DataFrame, store):  # noqa: ANN001, ANN202
     """Per QP count: the message's throughput over the median background flow's, against q."""
-    from rdmalab.experiments.repro import Comparison
-
     msgs = store.table("messages")
     if msgs.height == 0 or "traffic[0].qps" not in msgs.columns:
         return []
@@ -124,3 +121,27 @@ def compare(topo: int):  # noqa: ANN201
         return rows + _shares(runs, flows, store)
 
     return run
+
+
+_MP_THEIRS = ("Wang et al.'s ns-3 numbers as printed in §IV (ms; topology 3's 1-QP value is topology 1's "
+              "plus the 'about 200000 ns' the text gives). Quick variants shrink every size by 4 and our "
+              "times are scaled back by 4. 'msg / bg throughput' is the message's throughput over the median "
+              "background flow's in the same run, against one share per QP (theory, not the paper)")
+
+
+def _mp_experiment(topo: int, figs: str, what: str) -> Experiment:
+    return Experiment(
+        name=f"mp-partition-topo{topo}",
+        title=f"Multipath by data partition, topology {topo} ({figs}): {what}",
+        citation="Wang et al., RDMA Load Balancing via Data Partition (seed 001), §IV",
+        sweep=f"mp_partition_topo{topo}.toml", quick=f"mp_partition_topo{topo}_quick.toml",
+        figures=["mp_qps", "mp_chunk"], by="traffic[0].qps", compare=compare(topo),
+        theirs=_MP_THEIRS, needs_cc=["dcqcn"],
+    )
+
+
+EXPERIMENTS = [
+    _mp_experiment(1, "Figs. 7, 10", "leaf-spine 5x4 hosts, 5 spines, 10 MiB from host 0 to 19"),
+    _mp_experiment(2, "Figs. 8, 11", "full mesh of 5 switches x 4 hosts"),
+    _mp_experiment(3, "Figs. 9, 12", "leaf-spine 8x16 hosts, 4 spines"),
+]

@@ -8,12 +8,15 @@ lossy WR size search) has numbers: ours beside them, the buffer fitted at one pa
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 import polars as pl
 
-from rdmalab.experiments.figures_virtuoso import (SIZE, TABLE2, VERB, chunk_table, closed_form_s, ingress_bound,
+from rdmalab.experiments.figures.virtuoso import (SIZE, TABLE2, VERB, chunk_table, closed_form_s, ingress_bound,
                                                   message_table, mice_table, mouse_alone_s, mouse_behind_pfc_s,
                                                   speedup_table)
+from rdmalab.experiments.repro.base import Comparison, Experiment
 
 #: Fig. 5's message: 100 GB.
 PAPER_BYTES = 100e9
@@ -24,8 +27,6 @@ SMALL = 512 * 1024
 def compare_paths(runs: pl.DataFrame, flows: pl.DataFrame, store) -> list:  # noqa: ANN001
     """FCT of the 100 GB message (ours scaled from the simulated size) against the closed
     form, with and without the probe (which does not grow with the size: not scaled)."""
-    from rdmalab.experiments.repro import Comparison
-
     rows = []
     for m in message_table(store).sort("paths").iter_rows(named=True):
         scale = PAPER_BYTES / m["size"]
@@ -38,8 +39,6 @@ def compare_paths(runs: pl.DataFrame, flows: pl.DataFrame, store) -> list:  # no
 
 def compare_sizes(runs: pl.DataFrame, flows: pl.DataFrame, store) -> list:  # noqa: ANN001
     """Speed-up FCT(1)/FCT(N) per size against N; the probe's share shows at small sizes."""
-    from rdmalab.experiments.repro import Comparison
-
     rows = []
     for r in speedup_table(store).filter(pl.col("paths") > 1).iter_rows(named=True):
         group = f"{r['size'] / 1e6:g} MB, {r['paths']} paths"
@@ -58,8 +57,6 @@ def expected_wrs(size: int, verb: str, paths: int) -> int:
 
 def compare_overhead(runs: pl.DataFrame, flows: pl.DataFrame, store) -> list:  # noqa: ANN001
     """WRs and CQEs per message against what the design implies."""
-    from rdmalab.experiments.repro import Comparison
-
     rows = []
     t = message_table(store).sort(SIZE, VERB, "paths")
     for m in t.iter_rows(named=True):
@@ -75,8 +72,6 @@ def compare_chunk(runs: pl.DataFrame, flows: pl.DataFrame, store) -> list:  # no
     """Table 2: the largest WR summed over the paths and per path, KB, beside the paper's;
     per path also beside the shared-ingress bound of the fitted buffer (whose one-path bound
     is Table 2's first row)."""
-    from rdmalab.experiments.repro import Comparison
-
     rows = []
     t = chunk_table(store)
     one = TABLE2[1][1]
@@ -92,8 +87,6 @@ def compare_chunk(runs: pl.DataFrame, flows: pl.DataFrame, store) -> list:  # no
 def compare_mice(runs: pl.DataFrame, flows: pl.DataFrame, store) -> list:  # noqa: ANN001
     """Fig. 7: mean and p99 FCT of the mice (ms) with the elephant on one path or split,
     beside a mouse alone on its 1 Gb/s link (the paper prints no values: lower with split)."""
-    from rdmalab.experiments.repro import Comparison
-
     rows = []
     alone = mouse_alone_s() * 1e3
     for (n,), sub in sorted(mice_table(store).partition_by("paths", as_dict=True).items()):
@@ -104,3 +97,42 @@ def compare_mice(runs: pl.DataFrame, flows: pl.DataFrame, store) -> list:  # noq
         if n == 1:
             rows.append(Comparison(group, "mean vs PFC model", float(fct.mean()), mouse_behind_pfc_s() * 1e3))
     return rows
+
+
+_VIRTUOSO_THEIRS = ("closed forms, not the paper's measurements (Tian et al. print no values for Figs. 5-8): "
+                    "FCT = 8 x size x 1048/1000 / (N x 1 Gb/s), speed-up = N, WRs = N (+1 notice for a "
+                    "large SEND; 1 below small_message)")
+
+
+def _virtuoso_experiment(name: str, title: str, figs: str, compare: Callable) -> Experiment:
+    stem = name.replace("-", "_")
+    return Experiment(
+        name=name, title=title, citation=f"Tian et al., Virtuoso (seed 003), {figs}",
+        sweep=f"{stem}.toml", quick=f"{stem}_quick.toml", figures=[stem.replace("virtuoso_sizes", "virtuoso_speedup")],
+        by="traffic[0].qps", compare=compare, theirs=_VIRTUOSO_THEIRS,
+    )
+
+
+EXPERIMENTS = [
+    _virtuoso_experiment("virtuoso-paths", "Virtuoso: FCT of one WRITE vs paths, 1 Gb/s core links",
+                         "§4.3, Fig. 5", compare_paths),
+    _virtuoso_experiment("virtuoso-sizes", "Virtuoso: speed-up FCT(1)/FCT(N) by message size",
+                         "§4.3, Fig. 6", compare_sizes),
+    _virtuoso_experiment("virtuoso-overhead", "Virtuoso: WRs and CQEs per message (Fig. 8 proxy)",
+                         "§4.6, Fig. 8", compare_overhead),
+    Experiment(
+        name="virtuoso-chunk", title="Virtuoso: largest WR per path vs paths, lossy fabric",
+        citation="Tian et al., Virtuoso (seed 003), §3.5, Table 2", sweep="virtuoso_chunk.toml",
+        quick="virtuoso_chunk_quick.toml", figures=["virtuoso_chunk"], by="traffic[0].qps",
+        compare=compare_chunk,
+        theirs="Table 2 of the paper (bytes, shown in KB); buffer_mb fitted once to its 1-path row; "
+               "'vs bound': our ToR's shared-ingress bound for the fitted buffer"),
+    Experiment(
+        name="virtuoso-mice", title="Virtuoso: 256 KB mice beside an elephant on path 0 or split",
+        citation="Tian et al., Virtuoso (seed 003), §4.4, Fig. 7", sweep="virtuoso_mice.toml",
+        quick="virtuoso_mice_quick.toml", figures=["virtuoso_mice"], by="traffic[0].qps",
+        compare=compare_mice,
+        theirs="a mouse alone on its 1 Gb/s link (8 x 262144 x 1048/1000 / 1 Gb/s); 'vs PFC model': "
+               "the PFC backlog of the fitted buffer, then the link shared with the elephant; the paper "
+               "prints no values, only that mice are faster with the elephant split"),
+]

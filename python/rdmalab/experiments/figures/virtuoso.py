@@ -1,0 +1,198 @@
+"""Figures of Virtuoso sweeps (seed 003): FCT against the number of paths beside the closed
+form (Fig. 5), the speed-up FCT(1)/FCT(N) by message size (Fig. 6), and the WRs the
+middleware posts per message (a proxy for Fig. 8's CPU time).
+
+All read the sweep's `messages` table; the number of paths is `traffic[0].qps`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from rdmalab.experiments.figures.base import NoData, figure_title
+from rdmalab.experiments.store import Store
+from rdmalab.plots import plt, save_figure
+
+QPS = "traffic[0].qps"
+SIZE = "traffic[0].messages[0].size"
+VERB = "traffic[0].messages[0].verb"
+#: Bytes on the wire per payload byte: 1000-byte payloads with 48 bytes of headers.
+WIRE = 1048 / 1000
+
+
+def closed_form_s(size: float, paths: int, link_gbps: float = 1.0) -> float:
+    """FCT of `size` bytes split evenly over `paths` links of `link_gbps`, in seconds:
+    8 * size * (mtu + 48) / mtu / (N * rate)."""
+    return 8 * size * WIRE / (paths * link_gbps * 1e9)
+
+
+def message_table(store: Store) -> pl.DataFrame:
+    """The first message of every successful run, with `paths` (and `size`, `verb` columns
+    as swept)."""
+    df = store.table("messages")
+    if df.height == 0 or QPS not in df.columns:
+        raise NoData("the sweep has no Virtuoso messages varied by traffic[0].qps")
+    runs = store.runs().filter(pl.col("status") == "ok").select("run_id")
+    df = df.join(runs, on="run_id").filter(pl.col("message") == 0)
+    return df.with_columns(pl.col(QPS).cast(pl.Int64).alias("paths"))
+
+
+def _finish(fig, ax, store: Store, title: str | None, what: str, out: Path) -> list[Path]:  # noqa: ANN001
+    """Grid, legend and title; saves the figure to `out` (.png and .pdf)."""
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    ax.set_title(figure_title(store, title, what))
+    fig.tight_layout()
+    return save_figure(fig, out)
+
+
+def fct_vs_paths(sweep: str | Path, by: str | None = None, out: str | Path | None = None,
+                 where: dict[str, Any] | None = None, title: str | None = None) -> list[Path]:
+    """The message's FCT against the number of paths, with the closed form (Fig. 5)."""
+    store = Store(sweep)
+    t = message_table(store).sort("paths")
+    n = t["paths"].to_numpy()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(n, t["fct_ns"].to_numpy() / 1e9, "o-", label="rdmalab (probe included)")
+    ax.plot(n, [closed_form_s(s, int(k)) for s, k in zip(t["size"], n)], "k--", label="closed form")
+    ax.set_xlabel("paths (1 Gb/s links)")
+    ax.set_ylabel("FCT (s)")
+    out = out or Path(sweep) / "figures" / "virtuoso_paths"
+    return _finish(fig, ax, store, title, f"{int(t['size'][0]):,} bytes", out)
+
+
+def speedup_table(store: Store) -> pl.DataFrame:
+    """Per (size, paths): FCT, probe time and the speed-up over one path, with and without
+    the probe."""
+    t = message_table(store)
+    one = t.filter(pl.col("paths") == 1).select("size", pl.col("fct_ns").alias("fct1"),
+                                                pl.col("probe_ns").alias("probe1"))
+    t = t.join(one, on="size")
+    return t.with_columns(
+        (pl.col("fct1") / pl.col("fct_ns")).alias("speedup"),
+        ((pl.col("fct1") - pl.col("probe1")) / (pl.col("fct_ns") - pl.col("probe_ns"))).alias("speedup_data"),
+    ).select("size", "paths", "fct_ns", "probe_ns", "speedup", "speedup_data").sort("size", "paths")
+
+
+def speedup_vs_size(sweep: str | Path, by: str | None = None, out: str | Path | None = None,
+                    where: dict[str, Any] | None = None, title: str | None = None) -> list[Path]:
+    """Speed-up FCT(1)/FCT(N) against the message size, one line per N (Fig. 6)."""
+    store = Store(sweep)
+    t = speedup_table(store)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for n in sorted(set(t["paths"].to_list())):
+        sub = t.filter(pl.col("paths") == n)
+        ax.plot(sub["size"].to_numpy(), sub["speedup"].to_numpy(), "o-", label=f"{n} paths")
+        ax.axhline(n, color="grey", lw=0.5, ls=":")
+    ax.set_xscale("log")
+    ax.set_xlabel("message size (bytes)")
+    ax.set_ylabel("FCT(1 path) / FCT(N paths)")
+    out = out or Path(sweep) / "figures" / "virtuoso_speedup"
+    return _finish(fig, ax, store, title, "speed-up (dotted: N)", out)
+
+
+def wrs_vs_paths(sweep: str | Path, by: str | None = None, out: str | Path | None = None,
+                 where: dict[str, Any] | None = None, title: str | None = None) -> list[Path]:
+    """WRs posted per message against the number of paths, one line per (size, verb)."""
+    store = Store(sweep)
+    t = message_table(store).sort("paths")
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for (size, verb), sub in sorted(t.partition_by(SIZE, VERB, as_dict=True).items()):
+        ax.plot(sub["paths"].to_numpy(), sub["wrs"].to_numpy(), "o-", label=f"{verb} {int(size):,} B")
+    ax.set_xlabel("paths")
+    ax.set_ylabel("WRs per message")
+    out = out or Path(sweep) / "figures" / "virtuoso_overhead"
+    return _finish(fig, ax, store, title, "work requests per message", out)
+
+
+# -- lossy mode (Table 2) and mice (Fig. 7) --------------------------------------------------
+
+#: Table 2 of the paper: paths -> (largest WR summed over the paths, average per path), bytes.
+TABLE2 = {1: (700_417, 700_417), 2: (1_300_482, 650_241), 4: (2_537_172, 634_293),
+          6: (4_405_660, 734_280), 8: (9_371_656, 1_171_457), 9: (18_984_993, 2_109_400)}
+#: The mice of `virtuoso-mice`.
+MOUSE = 262_144
+
+
+def chunk_table(store: Store) -> pl.DataFrame:
+    """Per run: `paths`, the size search's result per path (`avg`, all paths share it) and
+    summed over the paths (`total`)."""
+    df = store.table("paths")
+    if df.height == 0 or QPS not in df.columns:
+        raise NoData("the sweep has no Virtuoso paths varied by traffic[0].qps")
+    runs = store.runs().filter(pl.col("status") == "ok").select("run_id")
+    return (df.join(runs, on="run_id").group_by("run_id", QPS)
+            .agg(pl.col("max_wr").sum().alias("total"), pl.col("max_wr").mean().alias("avg"))
+            .with_columns(pl.col(QPS).cast(pl.Int64).alias("paths")).sort("paths"))
+
+
+def ingress_bound(paths: int, one_path: float, core_gbps: float = 1.0, host_gbps: float = 10.0) -> float:
+    """Largest WR per path that our ToR takes, scaled from one path's: every path's data
+    enters through the host's one ingress port, whose drop threshold bounds the backlog of
+    all paths together; a round of N WRs of S bytes leaves N S (1 - N R_core / R_host)
+    queued (one path: S (1 - R_core / R_host))."""
+    left = lambda n: 1 - n * core_gbps / host_gbps  # noqa: E731
+    return one_path * left(1) / (paths * left(paths))
+
+
+def chunk_vs_paths(sweep: str | Path, by: str | None = None, out: str | Path | None = None,
+                   where: dict[str, Any] | None = None, title: str | None = None) -> list[Path]:
+    """Largest WR per path against the number of paths: ours, Table 2's, and the bound of
+    a shared ingress threshold fitted at one path."""
+    store = Store(sweep)
+    t = chunk_table(store)
+    n = t["paths"].to_numpy()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(n, t["avg"].to_numpy() / 1e3, "o-", label="rdmalab (size search)")
+    paper = sorted(TABLE2.items())
+    ax.plot([k for k, _ in paper], [v[1] / 1e3 for _, v in paper], "s--", label="paper, Table 2")
+    one = TABLE2[1][1]  # the buffer is fitted so that this is one path's bound
+    ax.plot(n, [ingress_bound(int(k), one) / 1e3 for k in n], "k:", label="shared-ingress bound (fitted)")
+    ax.set_xlabel("paths (1 Gb/s links, 10 Gb/s host)")
+    ax.set_ylabel("largest WR per path (KB)")
+    out = out or Path(sweep) / "figures" / "virtuoso_chunk"
+    return _finish(fig, ax, store, title, "lossy WR size search", out)
+
+
+def mice_table(store: Store) -> pl.DataFrame:
+    """The mice (`MOUSE`-byte messages) of every run, with `paths` (the elephant's QPs)."""
+    df = store.table("messages")
+    if df.height == 0 or QPS not in df.columns:
+        raise NoData("the sweep has no Virtuoso messages varied by traffic[0].qps")
+    runs = store.runs().filter(pl.col("status") == "ok").select("run_id")
+    df = df.join(runs, on="run_id").filter(pl.col("size") == MOUSE)
+    return df.with_columns(pl.col(QPS).cast(pl.Int64).alias("paths"))
+
+
+def mouse_alone_s(link_gbps: float = 1.0) -> float:
+    """A mouse alone on one link: its bytes on the wire at the link's rate."""
+    return closed_form_s(MOUSE, 1, link_gbps)
+
+
+def mouse_behind_pfc_s(link_gbps: float = 1.0) -> float:
+    """A mouse on a link that an elephant keeps at the ToR's PFC threshold: it waits for the
+    backlog ahead of it (the threshold, 0.9 x 1048/1000 x Table 2's one-path WR for the
+    buffer fitted in virtuoso-chunk) and then shares the link with the elephant, one packet
+    each (the NIC's round robin), so its own bytes take twice their time."""
+    backlog = 0.9 * TABLE2[1][1] * WIRE
+    return (backlog + 2 * MOUSE * WIRE) * 8 / (link_gbps * 1e9)
+
+
+def mice_fct(sweep: str | Path, by: str | None = None, out: str | Path | None = None,
+             where: dict[str, Any] | None = None, title: str | None = None) -> list[Path]:
+    """FCT of each mouse in post order, with the elephant on path 0 only or split."""
+    store = Store(sweep)
+    t = mice_table(store).sort("paths", "start_ns")
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for n, sub in sorted(t.partition_by("paths", as_dict=True).items()):
+        label = "elephant on path 0 only" if n[0] == 1 else f"elephant split over {n[0]} paths"
+        ax.plot(range(1, sub.height + 1), sub["fct_ns"].to_numpy() / 1e6, "o-", label=label)
+    ax.axhline(mouse_alone_s() * 1e3, color="k", ls=":", label="mouse alone")
+    ax.set_yscale("log")
+    ax.set_xlabel("mouse (one every 20 ms)")
+    ax.set_ylabel("mouse FCT (ms)")
+    out = out or Path(sweep) / "figures" / "virtuoso_mice"
+    return _finish(fig, ax, store, title, "256 KB mice on path 0", out)
