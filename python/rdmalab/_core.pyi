@@ -64,14 +64,24 @@ class Simulation:
 
 # -- DRUM (drum.rs) ----------------------------------------------------------------------------
 
+class DrumProblem:
+    """One DRUM instance (seed 000, problem (P)): the (n, m) array `a`, the per-host limits `q`
+    and `c` (length n: sum_j x <= Q, sum_j a x <= C), the objective's alpha and beta, and the
+    active mask or the k of the optimal top-k rule. Holds the NumPy arrays without copying."""
+
+    def __init__(
+        self,
+        a: _F64,
+        q: _F64,
+        c: _F64,
+        alpha: float,
+        beta: float,
+        active: Optional[_Bool] = None,
+        k: Optional[int] = None,
+    ) -> None: ...
+
 def drum_solve_admm(
-    a: _F64,
-    q: _F64,
-    c: _F64,
-    alpha: float,
-    beta: float,
-    active: Optional[_Bool] = None,
-    k: Optional[int] = None,
+    problem: DrumProblem,
     rho: float = 0.3,
     eps_abs: float = 1e-9,
     eps_rel: float = 1e-9,
@@ -83,27 +93,15 @@ def drum_solve_admm(
     """The ADMM solver: state (x, z, w, lam, mu), objective, convergence and `h_*` histories."""
 
 def drum_solve_dual(
-    a: _F64,
-    q: _F64,
-    c: _F64,
-    alpha: float,
-    beta: float,
-    active: Optional[_Bool] = None,
-    k: Optional[int] = None,
+    problem: DrumProblem,
     step0: float = 1e-3,
     iterations: int = 100,
 ) -> dict[str, Any]:
     """The dual-decomposition baseline: `h_*` histories, x_best and y."""
 
 def drum_kkt(
-    a: _F64,
-    q: _F64,
-    c: _F64,
-    alpha: float,
-    beta: float,
+    problem: DrumProblem,
     x: _F64,
-    active: Optional[_Bool] = None,
-    k: Optional[int] = None,
     lam: Optional[_F64] = None,
     mu: Optional[_F64] = None,
 ) -> dict[str, Any]:
@@ -139,13 +137,7 @@ class DrumCoordinator:
 
     def __init__(
         self,
-        a: _F64,
-        q: _F64,
-        c: _F64,
-        alpha: float,
-        beta: float,
-        active: Optional[_Bool] = None,
-        k: Optional[int] = None,
+        problem: DrumProblem,
         recv: Optional[_F64] = None,
         link_cap: Optional[_F64] = None,
         route: Optional[_F64] = None,

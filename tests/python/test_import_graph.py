@@ -16,10 +16,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2] / "python" / "rdmalab"
 
-#: Files whose lazy imports are not ours to document here: they call the bindings' DRUM API,
-#: which issue 22's bindings work rewrites (drum/network.py imports `_inputs` of drum/__init__,
-#: which imports it: the lazy import dodges that cycle until the argument list becomes a class).
-UNDOCUMENTED_OK = {"drum/network.py"}
+#: Files whose lazy imports need no comment (none today).
+UNDOCUMENTED_OK: set[str] = set()
 
 
 def module_names(root: Path) -> dict[str, Path]:

@@ -16,6 +16,7 @@ from typing import Any, Optional
 import numpy as np
 
 from rdmalab import _core
+from rdmalab.drum._inputs import _inputs, _problem
 
 
 @dataclass
@@ -65,7 +66,7 @@ class _RayAgents:
     """One Ray actor per agent; starts a local Ray instance if none is running."""
 
     def __init__(self, blobs: list[bytes], address: Optional[str]) -> None:
-        import ray
+        import ray  # lazy on purpose: Ray is an optional dependency (rdmalab[ray])
 
         self.ray = ray
         self.started = False
@@ -79,7 +80,7 @@ class _RayAgents:
         @ray.remote(num_cpus=0)
         class AgentActor:
             def __init__(self, blob: bytes) -> None:
-                from rdmalab import _core as core
+                from rdmalab import _core as core  # runs in the Ray worker process
 
                 self.agent = core.DrumAgent.from_bytes(blob)
 
@@ -134,8 +135,6 @@ def solve_network(
     ``backend`` is ``"local"`` (agents in this process) or ``"ray"`` (one actor per group;
     ``ray_address=None`` starts a local Ray instance); both give identical iterates.
     """
-    from . import _inputs, _problem
-
     a, Q, C, active, k = _inputs(a, Q, C, active, k)
     if backend not in ("local", "ray"):
         raise ValueError(f"drum: backend {backend!r} is not one of 'local', 'ray'")
@@ -199,7 +198,7 @@ def _topology_json(topology) -> tuple[str, str]:
     """The JSON scenario holding only ``topology``'s table, and the folder its paths are
     relative to. Accepts a :class:`rdmalab.Scenario`, a topology table (``{"kind":
     "fat_tree", "k": 4}``) or a whole scenario dict, or the path of a TOML scenario."""
-    from rdmalab.scenario import Scenario
+    from rdmalab.scenario import Scenario  # lazy: only this entry point reads scenarios
 
     if isinstance(topology, (str, os.PathLike)):
         topology = Scenario.from_toml(topology)
