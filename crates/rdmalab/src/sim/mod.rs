@@ -12,10 +12,10 @@ mod app;
 mod apps;
 mod blitz;
 mod cc;
-pub mod config;
 mod drum_control;
 mod drum_inband;
 pub mod failures;
+mod from_scenario;
 mod host;
 mod hostapps;
 mod iofd;
@@ -33,19 +33,20 @@ mod virtuoso;
 mod warnings;
 mod watch;
 
+/// The settings moved to `config` (a leaf that `scenario` and `sim` both read); these
+/// re-exports keep `sim::SimConfig` and the old `sim::config` paths working.
+pub use crate::config::{self, LinkEvent, OnDeadlock, SimConfig, WindowConfig};
 pub use apps::AppPost;
-pub use config::{SimConfig, WindowConfig};
-pub use failures::{LinkEvent, UnreachableFlow};
+pub use failures::UnreachableFlow;
 pub use results::{ClassRecord, Results, StopReason};
-pub use watch::{CycleHop, Deadlock, OnDeadlock};
+pub use watch::{CycleHop, Deadlock};
 
 use crate::cc::CcGroup;
 use crate::engine::{EventQueue, Rng};
 use crate::fabric::{IntSlab, Packet, PacketPool, PacketRef, PortState, SwitchMmu, TxClock};
-use crate::formats::pfc::PfcEvent;
 use crate::ids::{CcGroupId, LinkId, PortId, QpId};
 use crate::rnic::{Nic, Qp};
-use crate::stats::{Counters, FlowRecord};
+use crate::stats::{Counters, FlowRecord, PfcEvent};
 use crate::topology::routing::Routes;
 use crate::topology::Topology;
 use crate::units::Time;

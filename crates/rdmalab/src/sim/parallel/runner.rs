@@ -1,8 +1,8 @@
 //! `Runner`: a scenario run on the engine its `threads` asks for, sequential or parallel.
 
 use super::{auto_map, ParallelRun};
+use crate::config::Scenario;
 use crate::error::{Error, Result};
-use crate::scenario::Scenario;
 use crate::sim::{Results, Simulation, StopReason};
 
 /// A scenario run as its `threads` asks: one simulation (absent or 1), or partitions.
