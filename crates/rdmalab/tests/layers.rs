@@ -164,7 +164,10 @@ fn string_end(b: &[u8], mut i: usize) -> usize {
 /// the `r` at `i` does not start one (it ends an identifier, or no quote follows).
 fn raw_string_end(b: &[u8], i: usize) -> Option<usize> {
     let before = |k: usize| i >= k && is_ident(b[i - k]);
-    if before(1) && !(b[i - 1] == b'b' && !before(2)) {
+    // An `r` that ends an identifier (`for`) starts nothing, unless it follows the lone `b`
+    // of a raw byte string (`br"..."`).
+    let raw_bytes = before(1) && b[i - 1] == b'b' && !before(2);
+    if before(1) && !raw_bytes {
         return None;
     }
     let hashes = b[i + 1..].iter().take_while(|&&c| c == b'#').count();
