@@ -25,14 +25,13 @@ use std::path::Path;
 use crate::cc::{
     BlitzParams, CcConfig, DasrCount, DasrParams, DcqcnParams, DctcpParams, Granularity, HpccParams, TimelyParams,
 };
+use crate::config::{Scenario, SimConfig, WindowConfig};
 use crate::error::{Error, Result};
 use crate::fabric::deflection::MAX_DEFLECTIONS;
 use crate::fabric::IofdConfig;
 use crate::fabric::{EcnConfig, EcnParams};
 use crate::formats::hpcc_config::{CcMode, HpccConfig};
 use crate::formats::{hpcc_flow, hpcc_topology};
-use crate::scenario::Scenario;
-use crate::sim::{SimConfig, WindowConfig};
 use crate::topology::routing::NeighborOrder;
 use crate::units::TimingModel;
 
@@ -66,22 +65,22 @@ pub fn scenario_from_config(cfg: &HpccConfig) -> Result<Scenario> {
     }
     if cfg.qlen_mon_start < cfg.qlen_mon_end && cfg.qlen_mon_file.is_some() {
         let (start, end) = (cfg.qlen_mon_start, cfg.qlen_mon_end);
-        config.qlen_monitor = Some(crate::sim::qlen_monitor::QlenMonitorConfig { start, end });
+        config.qlen_monitor = Some(crate::config::QlenMonitorConfig { start, end });
     }
     if let Some(ld) = cfg.link_down {
-        if crate::sim::failures::links_between(&topology, ld.a, ld.b).is_empty() {
+        if crate::topology::links_between(&topology, ld.a, ld.b).is_empty() {
             let msg = format!("no link joins nodes {} and {} in the topology", ld.a, ld.b);
             return Err(bad(cfg, "LINK_DOWN", &msg));
         }
         // The reference recomputes every route in the same event (`TakeDownLink`): delay 0.
-        config.link_events.push(crate::sim::LinkEvent { at: ld.at, a: ld.a, b: ld.b, up: false });
+        config.link_events.push(crate::config::LinkEvent { at: ld.at, a: ld.a, b: ld.b, up: false });
     }
     Ok(Scenario::new(topology, flows, config))
 }
 
 /// `ENABLE_TRACE 1`: the nodes listed in `TRACE_FILE` (a count, then node ids), every
 /// event, no cap beyond the default (written as Parquet to `TRACE_OUTPUT_FILE`).
-fn trace_config(cfg: &HpccConfig, topo: &crate::topology::Topology) -> Result<crate::sim::trace::TraceConfig> {
+fn trace_config(cfg: &HpccConfig, topo: &crate::topology::Topology) -> Result<crate::config::TraceConfig> {
     let path = required(cfg, cfg.trace_file.as_deref(), "TRACE_FILE")?;
     let text = std::fs::read_to_string(path).map_err(|e| Error::Io { path: path.into(), source: e })?;
     let mut r = crate::formats::tokens::Reader::new(&text, path);
@@ -91,10 +90,10 @@ fn trace_config(cfg: &HpccConfig, topo: &crate::topology::Topology) -> Result<cr
         let (id, _) = r.u64_max("node", "a node id", topo.len() as u64 - 1)?;
         nodes.push(crate::ids::NodeId(id as u32));
     }
-    Ok(crate::sim::trace::TraceConfig {
+    Ok(crate::config::TraceConfig {
         nodes,
         end: crate::units::Time::MAX,
-        max_bytes: crate::scenario::DEFAULT_TRACE_MAX_BYTES,
+        max_bytes: crate::config::DEFAULT_TRACE_MAX_BYTES,
         ..Default::default()
     })
 }

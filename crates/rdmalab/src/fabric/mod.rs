@@ -20,7 +20,7 @@ pub use int::{IntHeader, IntHop, IntSlab};
 pub use mmu::{Admission, MmuConfig, SwitchMmu};
 pub use packet::{Packet, PacketKind};
 pub use pool::{PacketPool, PacketRef};
-pub use port::PortState;
+pub use port::{PortCounters, PortState};
 pub use txclock::TxClock;
 pub use wire::Wire;
 

@@ -9,8 +9,26 @@ use std::collections::VecDeque;
 use crate::fabric::classes::ClassSched;
 use crate::fabric::{Packet, PacketPool, PacketRef, Wire, NUM_PRIOS};
 use crate::ids::{NodeId, PortId};
-use crate::stats::PortCounters;
 use crate::units::{Rate, Time};
+
+/// Counters of one egress port.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PortCounters {
+    /// Bytes transmitted.
+    pub tx_bytes: u64,
+    /// Packets transmitted.
+    pub tx_packets: u64,
+    /// PFC PAUSE frames this port's node sent out of this port (towards the upstream).
+    pub pause_sent: u64,
+    /// PFC PAUSE frames received on this port.
+    pub pause_received: u64,
+    /// Picoseconds during which at least one priority of this port was paused.
+    pub paused_ps: u64,
+    /// Packets ECN-marked at this egress port.
+    pub ecn_marks: u64,
+    /// Packets dropped at this port (buffer overflow on ingress, or link error on receive).
+    pub drops: u64,
+}
 
 /// Runtime state of one port (one direction of a link).
 ///

@@ -8,22 +8,9 @@ use std::path::Path;
 use super::tokens::{is_space, parse_u64};
 use crate::error::{Error, Result};
 use crate::ids::NodeId;
+/// The record lives in `stats` (the simulator makes it); this module reads and writes it.
+pub use crate::stats::PfcEvent;
 use crate::units::Time;
-
-/// One PFC frame received by a device.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PfcEvent {
-    /// When it was received (written in whole ns, truncated).
-    pub time: Time,
-    /// The receiving node.
-    pub node: NodeId,
-    /// Whether that node is a switch (node_type 1) or a host (0).
-    pub node_is_switch: bool,
-    /// The receiving port's ns-3 interface index (1-based).
-    pub ifindex: u16,
-    /// PAUSE (kind 1) or RESUME (kind 0).
-    pub pause: bool,
-}
 
 /// Writes one line per event, in the order given.
 pub fn write_pfc(w: &mut impl Write, events: &[PfcEvent]) -> std::io::Result<()> {

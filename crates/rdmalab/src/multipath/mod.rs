@@ -185,6 +185,18 @@ impl MpWr {
     }
 }
 
+/// A checked multipath entry, ready to set up in a simulation (`scenario` checks it;
+/// `MpTraffic::set_up` in `sim` opens its connections).
+#[derive(Clone, Debug)]
+pub struct MpTraffic {
+    /// The connections' parameters.
+    pub config: MpConfig,
+    /// (src, dst, size, start) of each message, as written.
+    pub messages: Vec<(NodeId, NodeId, u64, Time)>,
+    /// The verb of each message.
+    pub verbs: Vec<MpVerb>,
+}
+
 /// A multipath connection (index in the simulator's connection list).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct MpConnId(pub u32);

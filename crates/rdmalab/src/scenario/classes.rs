@@ -15,11 +15,11 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use crate::config::SimConfig;
 use crate::error::{Error, Result};
 use crate::fabric::classes::{ClassTable, Scheduler};
 use crate::fabric::ecn::EcnOverrides;
 use crate::fabric::NUM_PRIOS;
-use crate::sim::SimConfig;
 
 /// One `[[fabric.classes]]` table as written.
 #[derive(Clone, Debug, Deserialize, PartialEq)]

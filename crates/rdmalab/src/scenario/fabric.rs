@@ -5,8 +5,8 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::{cc_params, classes, field_time, iofd, positive_time};
+use crate::config::{SimConfig, WindowConfig};
 use crate::error::{Error, Result};
-use crate::sim::{SimConfig, WindowConfig};
 use crate::units::TimingModel;
 
 /// Fabric and RNIC settings (defaults as in the reference's configs).
@@ -73,7 +73,7 @@ pub struct FabricSpec {
     /// A cycle of switch ports paused this long is a PFC deadlock (default `"1ms"`).
     pub deadlock_timeout: Option<String>,
     /// `stop` (default) ends the run at a PFC deadlock; `continue` counts it and goes on.
-    pub on_deadlock: Option<crate::sim::OnDeadlock>,
+    pub on_deadlock: Option<crate::config::OnDeadlock>,
     /// Record the bytes every port sends per this interval (link utilisation, `res.links`).
     pub link_sample_interval: Option<String>,
     /// Per-packet loss probability of every link (`[[links]]` overrides one link).

@@ -16,10 +16,10 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::field_time;
+use crate::config::SimConfig;
 use crate::error::{Error, Result};
 use crate::fabric::deflection::MAX_DEFLECTIONS;
 use crate::fabric::{IofdConfig, NUM_PRIOS};
-use crate::sim::SimConfig;
 use crate::units::Time;
 use crate::workload::FlowSpec;
 

@@ -67,7 +67,7 @@ pub(super) fn set_error_rates(topo: &mut Topology, all: Option<f64>, specs: &[Li
 }
 
 /// The `[[events]]` as the simulator's link events.
-pub(super) fn link_events(events: &[EventSpec], topo: &Topology, file: &Path) -> Result<Vec<crate::sim::LinkEvent>> {
+pub(super) fn link_events(events: &[EventSpec], topo: &Topology, file: &Path) -> Result<Vec<crate::config::LinkEvent>> {
     let mut out = Vec::new();
     for (i, ev) in events.iter().enumerate() {
         let (at, a, b, up) = match ev {
@@ -76,7 +76,7 @@ pub(super) fn link_events(events: &[EventSpec], topo: &Topology, file: &Path) ->
         };
         let at = field_time(file, &format!("events[{i}].at"), at)?;
         link_ends(file, &format!("events[{i}]"), topo, *a, *b)?;
-        out.push(crate::sim::LinkEvent { at, a: NodeId(*a), b: NodeId(*b), up });
+        out.push(crate::config::LinkEvent { at, a: NodeId(*a), b: NodeId(*b), up });
     }
     Ok(out)
 }
@@ -96,7 +96,7 @@ fn link_ends(file: &Path, at: &str, topo: &Topology, a: u32, b: u32) -> Result<V
             return Err(Error::input(file, 0, format!("{at}.{name}"), msg));
         }
     }
-    let links = crate::sim::failures::links_between(topo, NodeId(a), NodeId(b));
+    let links = crate::topology::links_between(topo, NodeId(a), NodeId(b));
     if links.is_empty() {
         return Err(Error::input(file, 0, format!("{at}.b"), format!("no link joins nodes {a} and {b}")));
     }

@@ -1,6 +1,10 @@
 //! The native scenario: one TOML document (or the same structure built in Python) that
 //! says which topology, which traffic and which fabric settings to simulate.
 //!
+//! This module is the parser: it turns the document into the validated
+//! `config::Scenario` that a run consumes (`Scenario::from_toml`, `from_json`, `from_file`
+//! are written here; the struct lives in `config`, `Scenario::simulation` in `sim`).
+//!
 //! Parsing is strict: unknown fields, wrong types and bad units are errors naming the
 //! file, line and field. Quantities with units are strings in ns-3's spelling
 //! (`"100Gbps"`, `"1us"`), parsed exactly.
@@ -41,18 +45,19 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+/// The validated scenario and the trace cap live in `config`; re-exported so that
+/// `scenario::Scenario` keeps working.
+pub use crate::config::{Scenario, DEFAULT_TRACE_MAX_BYTES};
 use crate::error::{Error, Result};
 use crate::formats::units_parse::{parse_nonzero_rate, parse_time};
 use crate::ids::NodeId;
-use crate::sim::SimConfig;
 use crate::topology::builders::{self, LinkParams};
 use crate::topology::Topology;
 use crate::units::{Rate, Time};
-use crate::workload::FlowSpec;
 pub use fabric::FabricSpec;
 pub use links::{EventSpec, LinkSpec};
 use source_map::SourceMap;
-pub use trace_spec::{parse_link, TraceSpec, DEFAULT_MAX_BYTES as DEFAULT_TRACE_MAX_BYTES};
+pub use trace_spec::{parse_link, TraceSpec};
 pub(crate) use traffic::{zero_time, TrafficCtx};
 pub use traffic::{FlowEntry, TrafficSpec};
 
@@ -226,52 +231,9 @@ pub enum TopologySpec {
     },
 }
 
-/// A scenario ready to simulate.
-#[derive(Clone, Debug)]
-pub struct Scenario {
-    /// The network.
-    pub topology: Topology,
-    /// Flows sorted by start time.
-    pub flows: Vec<FlowSpec>,
-    /// Host applications that carry the flows whose `app` names them.
-    pub apps: Vec<crate::workload::attacks::HostApp>,
-    /// Tenant names by index (`default` first).
-    pub tenants: Vec<String>,
-    /// Settings.
-    pub config: SimConfig,
-    /// Multipath traffic, set up on the simulation by [`Scenario::simulation`].
-    pub multipath: Vec<multipath::MpTraffic>,
-    /// Closed-loop applications and their host model, set up by [`Scenario::simulation`].
-    pub host_model: Option<crate::app::host_model::HostModelSpec>,
-}
-
+/// The parser's half of `Scenario`: reading a file, TOML or JSON (the struct and
+/// `Scenario::new` live in `config`, `Scenario::simulation` in `sim`).
 impl Scenario {
-    /// A scenario of plain flows.
-    pub fn new(topology: Topology, flows: Vec<FlowSpec>, config: SimConfig) -> Scenario {
-        Scenario {
-            topology,
-            flows,
-            apps: Vec::new(),
-            tenants: vec![crate::tenancy::DEFAULT_TENANT.into()],
-            config,
-            multipath: Vec::new(),
-            host_model: None,
-        }
-    }
-
-    /// Builds the simulation: the flows, and the multipath connections with their messages.
-    pub fn simulation(self) -> Result<crate::sim::Simulation> {
-        let mut sim =
-            crate::sim::Simulation::with_apps(self.topology, self.flows, &self.apps, self.tenants, self.config)?;
-        for mp in &self.multipath {
-            mp.set_up(&mut sim)?;
-        }
-        if let Some(h) = &self.host_model {
-            sim.host_model_set_up(h)?;
-        }
-        Ok(sim)
-    }
-
     /// Reads a TOML scenario file.
     pub fn from_file(path: &Path) -> Result<Scenario> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::Io { path: path.into(), source: e })?;

@@ -1,20 +1,22 @@
-//! The `kind = "multipath"` traffic source: its fields, their checks (each error names
-//! the field), and its desugaring into `Simulation::mp_connect` / `mp_post_send` /
-//! `mp_disconnect` calls.
+//! The `kind = "multipath"` traffic source: its fields and their checks (each error names
+//! the field). It becomes a `multipath::MpTraffic`, which `sim` desugars into
+//! `Simulation::mp_connect` / `mp_post_send` / `mp_disconnect` calls (`MpTraffic::set_up`).
 
 use std::path::Path;
 
 use serde::Deserialize;
 
 use super::{check_host, field_time, zero_time};
+use crate::config::SimConfig;
 use crate::error::{Error, Result};
 use crate::ids::NodeId;
+/// The checked entry lives in `multipath`; kept here so the old path still works.
+pub use crate::multipath::MpTraffic;
 use crate::multipath::{
     self,
     virtuoso::{ChunkProbeConfig, ChunkSignal},
-    Allocation, MpConfig, MpVerb, MpWr, PathBy, RefillOn, Split, SportPolicy, VirtuosoConfig, Weights,
+    Allocation, MpConfig, MpVerb, PathBy, RefillOn, Split, SportPolicy, VirtuosoConfig, Weights,
 };
-use crate::sim::{SimConfig, Simulation};
 use crate::topology::routing::Routes;
 use crate::topology::Topology;
 use crate::units::Time;
@@ -211,17 +213,6 @@ pub struct MessageEntry {
     pub verb: VerbName,
 }
 
-/// A checked multipath entry, ready to set up in a simulation.
-#[derive(Clone, Debug)]
-pub struct MpTraffic {
-    /// The connections' parameters.
-    pub config: MpConfig,
-    /// (src, dst, size, start) of each message, as written.
-    pub messages: Vec<(NodeId, NodeId, u64, Time)>,
-    /// The verb of each message.
-    pub verbs: Vec<MpVerb>,
-}
-
 impl MultipathSpec {
     /// Checks every field; `at` is the entry's path (`traffic[2]`).
     pub(super) fn build(&self, at: &str, file: &Path, topo: &Topology, fabric: &SimConfig) -> Result<MpTraffic> {
@@ -396,7 +387,7 @@ fn check_virtuoso(
 ) -> Result<()> {
     v.validate(cfg.qps, fabric.mtu).map_err(|e| super::locate::in_section(e, file, at))?;
     if let Some(c) = &v.chunk_probe {
-        if let Some(m) = multipath::virtuoso::chunk_probe_fabric_error(c, fabric) {
+        if let Some(m) = multipath::virtuoso::chunk_probe_fabric_error(c, fabric.lossless, fabric.retry_limit) {
             return Err(Error::input(file, 0, g("chunk_probe"), m));
         }
     }
@@ -434,27 +425,4 @@ fn check_distinct_paths(
         }
     }
     Ok(())
-}
-
-impl MpTraffic {
-    /// Opens one connection per distinct (src, dst) in order of first appearance, posts
-    /// every message on its pair's connection, and disconnects them once all are posted.
-    pub fn set_up(&self, sim: &mut Simulation) -> Result<()> {
-        let mut conns: Vec<((NodeId, NodeId), multipath::MpConnId)> = Vec::new();
-        for (i, &(src, dst, size, start)) in self.messages.iter().enumerate() {
-            let conn = match conns.iter().find(|(k, _)| *k == (src, dst)) {
-                Some(&(_, c)) => c,
-                None => {
-                    let c = sim.mp_connect(src, dst, &self.config)?;
-                    conns.push(((src, dst), c));
-                    c
-                }
-            };
-            sim.mp_post_send(conn, MpWr { verb: self.verbs[i], size }, start)?;
-        }
-        for (_, c) in conns {
-            sim.mp_disconnect(c)?;
-        }
-        Ok(())
-    }
 }

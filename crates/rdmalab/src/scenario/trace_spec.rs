@@ -5,14 +5,11 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::field_time;
+use crate::config::{TraceConfig, DEFAULT_TRACE_MAX_BYTES};
 use crate::error::{Error, Result};
 use crate::ids::{NodeId, PortId};
-use crate::sim::trace::TraceConfig;
 use crate::topology::Topology;
 use crate::units::Time;
-
-/// Default cap of a trace: 1 GB of records.
-pub const DEFAULT_MAX_BYTES: u64 = 1_000_000_000;
 
 /// `[trace]` as written.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -61,7 +58,7 @@ impl TraceSpec {
         if end <= start {
             return Err(bad("trace.end".into(), "must be after `start`".into()));
         }
-        let max_bytes = self.max_bytes.unwrap_or(DEFAULT_MAX_BYTES);
+        let max_bytes = self.max_bytes.unwrap_or(DEFAULT_TRACE_MAX_BYTES);
         if max_bytes == 0 {
             return Err(bad("trace.max_bytes".into(), "must be positive".into()));
         }

@@ -12,9 +12,9 @@
 
 mod app;
 mod apps;
-pub mod config;
 mod drum_control;
 mod drum_inband;
+mod from_scenario;
 mod host;
 mod hostapps;
 pub mod mech;
@@ -33,19 +33,20 @@ pub use mech::failures;
 pub use observe::{qlen_monitor, trace};
 use observe::{qp_names, sampling, warnings, watch};
 
+/// The settings moved to `config` (a leaf that `scenario` and `sim` both read); these
+/// re-exports keep `sim::SimConfig` and the old `sim::config` paths working.
+pub use crate::config::{self, LinkEvent, OnDeadlock, SimConfig, WindowConfig};
 pub use apps::AppPost;
-pub use config::{SimConfig, WindowConfig};
-pub use failures::{LinkEvent, UnreachableFlow};
+pub use failures::UnreachableFlow;
 pub use results::{ClassRecord, Results, StopReason};
-pub use watch::{CycleHop, Deadlock, OnDeadlock};
+pub use watch::{CycleHop, Deadlock};
 
 use crate::cc::CcGroup;
 use crate::engine::{EventQueue, Rng};
 use crate::fabric::{IntSlab, PacketPool, PortState, SwitchMmu, TxClock};
-use crate::formats::pfc::PfcEvent;
 use crate::ids::{CcGroupId, LinkId, PortId, QpId};
 use crate::rnic::{Nic, Qp};
-use crate::stats::{Counters, FlowRecord};
+use crate::stats::{Counters, FlowRecord, PfcEvent};
 use crate::topology::routing::Routes;
 use crate::topology::Topology;
 use crate::units::Time;

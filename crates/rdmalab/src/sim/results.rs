@@ -4,8 +4,8 @@ use super::Simulation;
 use crate::error::{Error, Result};
 use crate::fabric::classes::ClassCounters;
 use crate::fabric::{PacketKind, NUM_PRIOS};
-use crate::formats::pfc::PfcEvent;
 use crate::ids::PortId;
+use crate::stats::PfcEvent;
 use crate::stats::{Counters, FlowRecord, PortCounters, RateSample};
 use crate::units::Time;
 

@@ -25,12 +25,6 @@ impl Simulation {
         Simulation::with_apps(topo, flows, &[], vec![crate::tenancy::DEFAULT_TENANT.into()], cfg)
     }
 
-    /// A whole scenario: its topology, flows, host applications, tenant names and
-    /// multipath connections (`Scenario::simulation`).
-    pub fn from_scenario(s: crate::scenario::Scenario) -> Result<Simulation> {
-        s.simulation()
-    }
-
     /// Like `new`, with the host applications that carry the flows whose `app` names them
     /// and the tenants' names (index 0 first).
     pub fn with_apps(

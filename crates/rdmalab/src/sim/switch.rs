@@ -7,8 +7,8 @@ use crate::fabric::deflection::ON_DEQUEUE;
 use crate::fabric::int::IntHop;
 use crate::fabric::packet::NO_INT;
 use crate::fabric::{Admission, Packet, PacketKind, PacketRef};
-use crate::formats::pfc::PfcEvent;
 use crate::ids::{NodeId, PortId};
+use crate::stats::PfcEvent;
 
 impl Simulation {
     /// A packet for host `dst` arrived at a switch through port `at`; it stays parked in

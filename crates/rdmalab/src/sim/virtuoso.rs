@@ -25,7 +25,9 @@ impl Simulation {
         v: &VirtuosoConfig,
     ) -> Result<MpConnId> {
         v.validate(cfg.qps, self.cfg.mtu)?;
-        if let Some(m) = v.chunk_probe.as_ref().and_then(|c| chunk_probe_fabric_error(c, &self.cfg)) {
+        if let Some(m) =
+            v.chunk_probe.as_ref().and_then(|c| chunk_probe_fabric_error(c, self.cfg.lossless, self.cfg.retry_limit))
+        {
             return Err(Error::scenario("chunk_probe", m));
         }
         let src_ips = self.topo.nodes[src.idx()].ips.clone();

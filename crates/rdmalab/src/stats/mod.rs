@@ -38,6 +38,21 @@ pub struct FlowRecord {
     pub tenant: u16,
 }
 
+/// One PFC frame received by a device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PfcEvent {
+    /// When it was received (written in whole ns, truncated).
+    pub time: Time,
+    /// The receiving node.
+    pub node: NodeId,
+    /// Whether that node is a switch (node_type 1) or a host (0).
+    pub node_is_switch: bool,
+    /// The receiving port's ns-3 interface index (1-based).
+    pub ifindex: u16,
+    /// PAUSE (kind 1) or RESUME (kind 0).
+    pub pause: bool,
+}
+
 /// One sample of a QP's sending state (`SimConfig::rate_sample_interval`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RateSample {

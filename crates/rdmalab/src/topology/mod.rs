@@ -215,3 +215,15 @@ impl Topology {
         Ok(())
     }
 }
+
+/// Every link joining `a` and `b` (parallel links all change together when a link event
+/// names the pair).
+pub fn links_between(topo: &Topology, a: NodeId, b: NodeId) -> Vec<LinkId> {
+    (0..topo.links.len())
+        .filter(|&i| {
+            let l = &topo.links[i];
+            (l.a == a && l.b == b) || (l.a == b && l.b == a)
+        })
+        .map(LinkId::new)
+        .collect()
+}

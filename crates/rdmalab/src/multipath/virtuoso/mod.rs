@@ -171,13 +171,14 @@ impl VirtuosoConfig {
     }
 }
 
-/// Why the size search cannot run on this fabric (`None`: it can). The search needs
-/// losses to stop it, and `retry_exceeded` needs a retry limit to fail a WR.
-pub fn chunk_probe_fabric_error(c: &ChunkProbeConfig, fabric: &crate::sim::SimConfig) -> Option<String> {
-    if fabric.lossless {
+/// Why the size search cannot run on a fabric with these `lossless` and `retry_limit`
+/// settings (`SimConfig`'s fields; `None`: it can). The search needs losses to stop it,
+/// and `retry_exceeded` needs a retry limit to fail a WR.
+pub fn chunk_probe_fabric_error(c: &ChunkProbeConfig, lossless: bool, retry_limit: Option<u32>) -> Option<String> {
+    if lossless {
         return Some("needs a lossy fabric: set fabric.lossless = false (PFC never lets a WR fail)".into());
     }
-    if c.signal == ChunkSignal::RetryExceeded && fabric.retry_limit.is_none() {
+    if c.signal == ChunkSignal::RetryExceeded && retry_limit.is_none() {
         let m = "chunk_probe_signal = \"retry_exceeded\" needs fabric.retry_limit (without it no WR fails); \
                  or use chunk_probe_signal = \"retransmission\"";
         return Some(m.into());

@@ -23,22 +23,13 @@ use crate::error::{Error, Result};
 use crate::fabric::PacketKind;
 use crate::ids::{LinkId, NodeId, PortId, QpId};
 use crate::sim::{Event, Simulation};
+/// Moved to `topology`; kept here so the old path still works.
+pub use crate::topology::links_between;
 use crate::topology::routing::Routes;
-use crate::topology::Topology;
 use crate::units::Time;
 
-/// A scheduled change of a link's state, by the nodes it joins.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LinkEvent {
-    /// When it happens.
-    pub at: Time,
-    /// One end.
-    pub a: NodeId,
-    /// The other end.
-    pub b: NodeId,
-    /// true: the link comes up; false: it goes down.
-    pub up: bool,
-}
+/// Link events are configuration (`config`); kept here so the old path still works.
+pub use crate::config::LinkEvent;
 
 /// A flow abandoned because its destination became unreachable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,17 +46,6 @@ pub struct UnreachableFlow {
     pub start: Time,
     /// When its source found no route and gave it up.
     pub at: Time,
-}
-
-/// Every link joining `a` and `b` (parallel links all change together).
-pub fn links_between(topo: &Topology, a: NodeId, b: NodeId) -> Vec<LinkId> {
-    (0..topo.links.len())
-        .filter(|&i| {
-            let l = &topo.links[i];
-            (l.a == a && l.b == b) || (l.a == b && l.b == a)
-        })
-        .map(LinkId::new)
-        .collect()
 }
 
 impl Simulation {

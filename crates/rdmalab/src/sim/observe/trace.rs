@@ -34,22 +34,8 @@ pub const RECORD_BYTES: u64 = 64;
 /// The CSV header of the spool file, in record order.
 pub const COLUMNS: &str = "time_ps,event,node,port_id,flow,qp,kind,seq,pg,wire,payload,qlen";
 
-/// What to trace.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct TraceConfig {
-    /// Only packets of these flows (indices in the scenario's sorted flow list); empty: all.
-    pub flows: Vec<u32>,
-    /// Only events at these nodes or ports (either matches); both empty: everywhere.
-    pub nodes: Vec<NodeId>,
-    /// Ports (both ends of the links named in `[trace] ports`).
-    pub ports: Vec<PortId>,
-    /// From this time on.
-    pub start: Time,
-    /// Until this time (exclusive).
-    pub end: Time,
-    /// Cap on the trace, bytes counted at `RECORD_BYTES` per record.
-    pub max_bytes: u64,
-}
+/// What to trace lives in `config`; kept here so the old path still works.
+pub use crate::config::TraceConfig;
 
 /// Kinds of traced events, as written in the `event` column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -32,17 +32,6 @@ use crate::ids::{NodeId, PortId};
 use crate::sim::{SimConfig, Simulation, StopReason};
 use crate::units::Time;
 
-/// What a run does when it finds a PFC deadlock.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OnDeadlock {
-    /// End the run with `StopReason::PfcDeadlock` (default).
-    #[default]
-    Stop,
-    /// Count it and keep running to the stop time (or until the run stalls).
-    Continue,
-}
-
 /// One hop of a deadlock cycle: a switch port paused for a class, holding packets it
 /// cannot send. The next hop of the cycle is a port of the switch that paused this one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -21,8 +21,8 @@ use std::mem::swap;
 use super::super::hostapps::PERIOD;
 use super::super::{Event, Results, Simulation};
 use crate::app::AppKind;
+use crate::config::Scenario;
 use crate::ids::NodeId;
-use crate::scenario::Scenario;
 use crate::units::Time;
 
 impl Simulation {
@@ -168,7 +168,7 @@ pub(in crate::sim) fn sort_app_tables(r: &mut Results) {
 #[cfg(test)]
 mod tests {
     use super::super::ParallelRun;
-    use crate::scenario::Scenario;
+    use crate::config::Scenario;
     use crate::sim::StopReason;
 
     /// A Virtuoso connection's close reaches the READ QPs its receiver sends on, in the

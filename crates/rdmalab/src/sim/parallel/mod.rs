@@ -34,8 +34,8 @@ use crate::sim::watch::WaitShare;
 use window::{Mark, Shared, Window};
 
 use super::{Results, RunLimit, Simulation, StopReason};
+use crate::config::Scenario;
 use crate::error::{Error, Result};
-use crate::scenario::Scenario;
 use crate::units::Time;
 
 /// A run stops as stalled when flows are unfinished and nothing was delivered for this long,

@@ -1,8 +1,8 @@
 //! `Runner`: a scenario run on the engine its `threads` asks for, sequential or parallel.
 
 use super::{auto_map, ParallelRun};
+use crate::config::Scenario;
 use crate::error::{Error, Result};
-use crate::scenario::Scenario;
 use crate::sim::{Results, RunLimit, Simulation, StopReason};
 use crate::topology::Topology;
 use crate::Time;

@@ -1,7 +1,9 @@
 //! Run parameters of the simulated fabric, with the reference's defaults.
 
+use super::{OnDeadlock, QlenMonitorConfig, TraceConfig};
 use crate::cc::{CcConfig, Granularity};
 use crate::fabric::{EcnConfig, IofdConfig};
+use crate::ids::NodeId;
 use crate::rnic::QpCacheConfig;
 use crate::tenancy::{Defense, DefenseParams};
 use crate::topology::routing::{NeighborOrder, PathSelection};
@@ -16,6 +18,19 @@ pub struct WindowConfig {
     pub variable: bool,
     /// Use the largest base RTT (and BDP) of the whole topology for every QP.
     pub global: bool,
+}
+
+/// A scheduled change of a link's state, by the nodes it joins (`sim::failures`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinkEvent {
+    /// When it happens.
+    pub at: Time,
+    /// One end.
+    pub a: NodeId,
+    /// The other end.
+    pub b: NodeId,
+    /// true: the link comes up; false: it goes down.
+    pub up: bool,
 }
 
 /// Everything about a run that is not topology or traffic.
@@ -112,15 +127,15 @@ pub struct SimConfig {
     /// A cycle of switch ports paused at least this long is a PFC deadlock (`sim::watch`).
     pub deadlock_timeout: Time,
     /// What a run does when it finds a PFC deadlock.
-    pub on_deadlock: crate::sim::OnDeadlock,
+    pub on_deadlock: OnDeadlock,
     /// Record the bytes every port sends per interval (link utilisation per direction).
     pub link_sample_interval: Option<Time>,
     /// The per-packet trace (`[trace]`); `None`: no trace and no cost.
-    pub trace: Option<crate::sim::trace::TraceConfig>,
+    pub trace: Option<TraceConfig>,
     /// The reference's queue-length monitor (`rdmalab hpcc` QLEN_MON_*); `None`: off.
-    pub qlen_monitor: Option<crate::sim::qlen_monitor::QlenMonitorConfig>,
+    pub qlen_monitor: Option<QlenMonitorConfig>,
     /// Links that go down or come up during the run (`sim::failures`).
-    pub link_events: Vec<crate::sim::failures::LinkEvent>,
+    pub link_events: Vec<LinkEvent>,
     /// Time from a link's change of state to the new routes (the reference: 0).
     pub reroute_delay: Time,
     /// Threads of the parallel engine (`--threads N`). `None`: the sequential engine with
@@ -175,7 +190,7 @@ impl Default for SimConfig {
             tenant_meter: true,
             trace_apps: false,
             deadlock_timeout: Time::from_ms(1),
-            on_deadlock: crate::sim::OnDeadlock::Stop,
+            on_deadlock: OnDeadlock::Stop,
             link_sample_interval: None,
             trace: None,
             qlen_monitor: None,

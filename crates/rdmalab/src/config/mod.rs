@@ -1,0 +1,15 @@
+//! What a run is asked to do: the validated scenario and its settings.
+//!
+//! A leaf above the domain types (topology, fabric, congestion control, workload,
+//! applications, multipath) and below everything that reads it: `sim` runs a [`Scenario`],
+//! and `scenario` (TOML, JSON), `hpcc_compat` (the reference's config) and the Python
+//! bindings produce one. It never imports `sim` or `scenario` (`tests/layers.rs` checks),
+//! so the parser and the simulator depend on it and not on each other.
+
+mod observe;
+mod scenario;
+mod sim_config;
+
+pub use observe::{OnDeadlock, QlenMonitorConfig, TraceConfig, DEFAULT_TRACE_MAX_BYTES};
+pub use scenario::Scenario;
+pub use sim_config::{LinkEvent, SimConfig, WindowConfig};

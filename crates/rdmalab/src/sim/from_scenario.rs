@@ -1,0 +1,56 @@
+//! Building a `Simulation` from a validated `config::Scenario`: its flows and host
+//! applications, then the multipath connections and closed loops it asks for.
+//!
+//! These are inherent methods of `config`'s types written here, so that `config` never
+//! names `Simulation` and `sim` never needs the parser (`scenario`).
+
+use super::Simulation;
+use crate::config::Scenario;
+use crate::error::Result;
+use crate::ids::NodeId;
+use crate::multipath::{MpConnId, MpTraffic, MpWr};
+
+impl Simulation {
+    /// A whole scenario: its topology, flows, host applications, tenant names and
+    /// multipath connections (`Scenario::simulation`).
+    pub fn from_scenario(s: Scenario) -> Result<Simulation> {
+        s.simulation()
+    }
+}
+
+impl Scenario {
+    /// Builds the simulation: the flows, and the multipath connections with their messages.
+    pub fn simulation(self) -> Result<Simulation> {
+        let mut sim = Simulation::with_apps(self.topology, self.flows, &self.apps, self.tenants, self.config)?;
+        for mp in &self.multipath {
+            mp.set_up(&mut sim)?;
+        }
+        if let Some(h) = &self.host_model {
+            sim.host_model_set_up(h)?;
+        }
+        Ok(sim)
+    }
+}
+
+impl MpTraffic {
+    /// Opens one connection per distinct (src, dst) in order of first appearance, posts
+    /// every message on its pair's connection, and disconnects them once all are posted.
+    pub fn set_up(&self, sim: &mut Simulation) -> Result<()> {
+        let mut conns: Vec<((NodeId, NodeId), MpConnId)> = Vec::new();
+        for (i, &(src, dst, size, start)) in self.messages.iter().enumerate() {
+            let conn = match conns.iter().find(|(k, _)| *k == (src, dst)) {
+                Some(&(_, c)) => c,
+                None => {
+                    let c = sim.mp_connect(src, dst, &self.config)?;
+                    conns.push(((src, dst), c));
+                    c
+                }
+            };
+            sim.mp_post_send(conn, MpWr { verb: self.verbs[i], size }, start)?;
+        }
+        for (_, c) in conns {
+            sim.mp_disconnect(c)?;
+        }
+        Ok(())
+    }
+}
