@@ -17,8 +17,8 @@
 //! completions on their own host. A later parallel engine can cut the fabric between hosts
 //! without touching an application.
 //!
-//! Applications built on this: `multipath` (seed 001's data partition), Virtuoso's MP
-//! verbs, and seed 000's closed-loop applications with the host model around them
+//! Applications built on this: seed 002's attack generators, `multipath` (seed 001's
+//! data partition), Virtuoso's MP verbs, and seed 000's closed-loop applications with the host model around them
 //! ([`closed_loop`], [`host_model`], [`drum_agent`]; simulator side in `sim/hostapps.rs`).
 //! Each is one [`AppKind`] variant and its handlers.
 
@@ -27,18 +27,15 @@ pub mod drum_agent;
 pub mod host_model;
 
 use crate::ids::QpId;
+pub use crate::ids::{AppId, HeaderSlot};
 use crate::units::Time;
-
-/// No application: a plain flow's WQE, or a packet carrying no application header.
-pub const NO_APP: u32 = u32::MAX;
-
-/// An application instance (index into the simulator's application table).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct AppId(pub u32);
 
 /// The kinds of application, each an index into its own arena.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AppKind {
+    /// An attack generator of seed 002 (`workload::attacks::HostApp`: a staggered transfer
+    /// or a shuffled-overlay member), by its index in the scenario's list.
+    Attack(u32),
     /// The sending half of a multipath connection (`multipath::MpSender`).
     MpSender(u32),
     /// The receiving half of a multipath connection (`multipath::MpReceiver`).
@@ -154,15 +151,15 @@ pub struct Headers {
 
 impl Headers {
     /// Stores a header; returns the slot the packets carry.
-    pub fn write(&mut self, h: AppHeader) -> u32 {
+    pub fn write(&mut self, h: AppHeader) -> HeaderSlot {
         self.slots.push(h);
-        (self.slots.len() - 1) as u32
+        HeaderSlot::new(self.slots.len() - 1)
     }
 
     /// The header in `slot`.
     #[inline]
-    pub fn read(&self, slot: u32) -> AppHeader {
-        self.slots[slot as usize]
+    pub fn read(&self, slot: HeaderSlot) -> AppHeader {
+        self.slots[slot.idx()]
     }
 
     /// Slots written so far.

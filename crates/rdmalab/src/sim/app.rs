@@ -10,7 +10,7 @@
 //! host through [`Verbs`] only.
 
 use super::{Event, Simulation};
-use crate::app::{AppHeader, AppKind, Headers, RecvCompletion, SendCompletion, Verbs, Wr, NO_APP};
+use crate::app::{AppHeader, AppId, AppKind, HeaderSlot, Headers, RecvCompletion, SendCompletion, Verbs, Wr};
 use crate::error::{Error, Result};
 use crate::ids::{NodeId, QpId};
 use crate::multipath::virtuoso::{VirtuosoReceiver, VirtuosoSender};
@@ -48,7 +48,7 @@ pub(super) struct Conn {
     pub(super) src: NodeId,
     pub(super) dst: NodeId,
     /// Application id of the sending half.
-    pub(super) sender: u32,
+    pub(super) sender: AppId,
     /// QPs from `src` to `dst`, by slot (path).
     pub(super) qps: Vec<QpId>,
     /// QPs from `dst` back to `src` by path (Virtuoso's READ data); empty otherwise.
@@ -67,12 +67,37 @@ impl Apps {
     pub(super) fn message_count(&self) -> usize {
         self.messages.len()
     }
+
+    /// Adds an application of kind `kind` to the table; returns its id.
+    pub(super) fn add(&mut self, kind: AppKind) -> AppId {
+        self.kinds.push(kind);
+        AppId::new(self.kinds.len() - 1)
+    }
+
+    /// The id the next application added will get.
+    pub(super) fn next_id(&self) -> AppId {
+        AppId::new(self.kinds.len())
+    }
+
+    /// True when `app` is an attack generator, which hears of its acknowledged chunks
+    /// together, after its QP's slot may have been released (`sim::host`).
+    #[inline]
+    pub(super) fn hears_chunks(&self, app: AppId) -> bool {
+        !app.is_none() && matches!(self.kinds[app.idx()], AppKind::Attack(_))
+    }
+
+    /// True when `app` learns of its failed WRs (`sim::retry`), so that a QP carrying them is
+    /// left to it rather than abandoned as a flow's (`sim::failures`). An attack generator's
+    /// chunks are given up as flows are.
+    pub(super) fn learns_of_failures(&self, app: AppId) -> bool {
+        !app.is_none() && !matches!(self.kinds[app.idx()], AppKind::Attack(_))
+    }
 }
 
 /// The verbs of one application on its host.
 pub(super) struct HostVerbs<'a> {
     pub(super) sim: &'a mut Simulation,
-    pub(super) app: u32,
+    pub(super) app: AppId,
 }
 
 impl Verbs for HostVerbs<'_> {
@@ -81,7 +106,7 @@ impl Verbs for HostVerbs<'_> {
     }
 
     fn post(&mut self, qp: QpId, wr: Wr) {
-        let hdr = wr.header.map_or(NO_APP, |h| self.sim.apps.headers.write(h));
+        let hdr = wr.header.map_or(HeaderSlot::NONE, |h| self.sim.apps.headers.write(h));
         // A WR with a header carries part of message `data_id`, which is flow row
         // `flows + data_id` of the results (rate samples label QPs by it).
         let flow = wr.header.map_or(u32::MAX, |h| (self.sim.flows.len() as u64 + h.data_id) as u32);
@@ -94,7 +119,6 @@ impl Verbs for HostVerbs<'_> {
             cookie: wr.cookie,
             hdr,
             notify_sent: wr.notify_sent,
-            stagger: NO_APP,
         };
         self.sim.post_wqe(qp, m);
     }
@@ -137,7 +161,7 @@ impl Simulation {
         }
         let sports = self.mp_sports(src, dst, cfg)?;
         let conn = self.apps.conns.len() as u32;
-        let (sender_app, receiver_app) = (self.apps.kinds.len() as u32, self.apps.kinds.len() as u32 + 1);
+        let (sender_app, receiver_app) = (self.apps.next_id(), AppId(self.apps.next_id().0 + 1));
         let qps: Vec<QpId> = sports
             .iter()
             .map(|&sport| {
@@ -153,8 +177,8 @@ impl Simulation {
                 qp
             })
             .collect();
-        self.apps.kinds.push(AppKind::MpSender(conn));
-        self.apps.kinds.push(AppKind::MpReceiver(conn));
+        self.apps.add(AppKind::MpSender(conn));
+        self.apps.add(AppKind::MpReceiver(conn));
         let half = self.apps.senders.len() as u32;
         self.apps.senders.push(MpSender::new(cfg, qps.clone()));
         self.apps.receivers.push(MpReceiver::new(cfg.chunk_header));
@@ -265,13 +289,13 @@ impl Simulation {
     }
 
     /// A WR of application `app` completed at its sender.
-    pub(super) fn app_send_done(&mut self, app: u32, c: SendCompletion) {
-        match self.apps.kinds[app as usize] {
+    pub(super) fn app_send_done(&mut self, app: AppId, c: SendCompletion) {
+        match self.apps.kinds[app.idx()] {
             AppKind::VSender(i) => return self.virtuoso_send_done(app, i, c),
             AppKind::Closed(i) => return self.closed_send_done(i, c),
             _ => {}
         }
-        let AppKind::MpSender(i) = self.apps.kinds[app as usize] else { return };
+        let AppKind::MpSender(i) = self.apps.kinds[app.idx()] else { return };
         let h = self.apps.conns[i as usize].half as usize;
         let mut sender = std::mem::take(&mut self.apps.senders[h]);
         let out = sender.on_completion(c, &mut HostVerbs { sim: self, app });
@@ -285,28 +309,29 @@ impl Simulation {
     }
 
     /// A WR with header slot `hdr` was placed at the receiver's application `app`.
-    pub(super) fn app_recv_done(&mut self, app: u32, qp: QpId, hdr: u32, bytes: u64) {
+    pub(super) fn app_recv_done(&mut self, app: AppId, qp: QpId, hdr: HeaderSlot, bytes: u64) {
         let header: AppHeader = self.apps.headers.read(hdr);
         let c = RecvCompletion { qp, bytes, header, time: self.now };
-        match self.apps.kinds[app as usize] {
+        match self.apps.kinds[app.idx()] {
             AppKind::MpReceiver(i) => {
                 let h = self.apps.conns[i as usize].half as usize;
                 self.apps.receivers[h].on_receive(c)
             }
             AppKind::VReceiver(_) | AppKind::VSender(_) => self.virtuoso_recv_done(app, c),
             AppKind::DrumCtl(who) => self.drum_inband_recv(who, c),
-            AppKind::MpSender(_) | AppKind::Closed(_) => {}
+            AppKind::MpSender(_) | AppKind::Closed(_) | AppKind::Attack(_) => {}
         }
     }
 
     /// A timer of application `app` fired.
-    pub(super) fn on_app_timer(&mut self, app: u32, token: u32) {
-        match self.apps.kinds[app as usize] {
+    pub(super) fn on_app_timer(&mut self, app: AppId, token: u32) {
+        match self.apps.kinds[app.idx()] {
             AppKind::VSender(i) => return self.virtuoso_timer(app, i, token),
             AppKind::Closed(i) => return self.closed_timer(i, token),
+            AppKind::Attack(i) => return self.stagger_turn(i),
             _ => {}
         }
-        let AppKind::MpSender(i) = self.apps.kinds[app as usize] else { return };
+        let AppKind::MpSender(i) = self.apps.kinds[app.idx()] else { return };
         let h = self.apps.conns[i as usize].half as usize;
         let mut sender = std::mem::take(&mut self.apps.senders[h]);
         sender.on_timer(token, &mut HostVerbs { sim: self, app });

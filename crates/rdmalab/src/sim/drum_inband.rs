@@ -14,7 +14,7 @@
 
 use super::app::HostVerbs;
 use super::Simulation;
-use crate::app::{AppHeader, AppKind, RecvCompletion, Verbs, Wr};
+use crate::app::{AppHeader, AppId, AppKind, RecvCompletion, Verbs, Wr};
 use crate::error::{Error, Result};
 use crate::ids::{NodeId, QpId};
 use crate::workload::FlowSpec;
@@ -35,8 +35,8 @@ pub(super) struct InBand {
     up: Vec<QpId>,
     down: Vec<QpId>,
     /// Application ids: the coordinator's, and each scheduler's control endpoint.
-    coord_app: u32,
-    host_app: Vec<u32>,
+    coord_app: AppId,
+    host_app: Vec<AppId>,
     /// Reports received this round.
     arrived: usize,
     /// Schedulers that have not yet enforced this period's allocation.
@@ -56,12 +56,10 @@ impl Simulation {
         let coord = self.topo.hosts().find(|h| !hosts.contains(h)).ok_or_else(|| {
             Error::scenario("drum.control", "in_band needs a host without a DRUM scheduler to run the coordinator")
         })?;
-        let coord_app = self.apps.kinds.len() as u32;
-        self.apps.kinds.push(AppKind::DrumCtl(COORDINATOR));
+        let coord_app = self.apps.add(AppKind::DrumCtl(COORDINATOR));
         let (mut up, mut down, mut host_app) = (Vec::new(), Vec::new(), Vec::new());
         for (h, &host) in hosts.iter().enumerate() {
-            let app = self.apps.kinds.len() as u32;
-            self.apps.kinds.push(AppKind::DrumCtl(h as u32));
+            let app = self.apps.add(AppKind::DrumCtl(h as u32));
             up.push(self.control_qp(host, coord, coord_app));
             down.push(self.control_qp(coord, host, app));
             host_app.push(app);
@@ -70,7 +68,7 @@ impl Simulation {
     }
 
     /// A connection in class 0 whose messages complete at application `to` on `dst`.
-    fn control_qp(&mut self, src: NodeId, dst: NodeId, to: u32) -> QpId {
+    fn control_qp(&mut self, src: NodeId, dst: NodeId, to: AppId) -> QpId {
         let qp = self.open_qp(&FlowSpec { pg: 0, ..FlowSpec::new(src, dst, 0, self.now) });
         let q = &mut self.qps[qp.idx()];
         q.close_when_idle = false;
@@ -79,7 +77,7 @@ impl Simulation {
     }
 
     /// Sends one control message on `qp` from application `app`.
-    fn control_send(&mut self, qp: QpId, app: u32, op: u8, round: u32) {
+    fn control_send(&mut self, qp: QpId, app: AppId, op: u8, round: u32) {
         let header = AppHeader { data_id: round as u64, total: CONTROL_BYTES, offset: 0, length: 0, op };
         let wr = Wr { bytes: CONTROL_BYTES, cookie: 0, header: Some(header), notify_sent: false };
         HostVerbs { sim: self, app }.post(qp, wr);

@@ -13,7 +13,7 @@ use super::{Event, Simulation};
 use crate::app::closed_loop::{poll_sees, BatchRecord, ClosedLoop, ClosedLoopSpec, Phase};
 use crate::app::drum_agent::{DrumAgent, DrumRow};
 use crate::app::host_model::{Control, HostConfig, HostModelSpec, Mechanism};
-use crate::app::{AppKind, SendCompletion, SendDone, Verbs, Wr};
+use crate::app::{AppId, AppKind, SendCompletion, SendDone, Verbs, Wr};
 use crate::engine::{stream, StreamKind};
 use crate::error::Result;
 use crate::ids::{NodeId, QpId};
@@ -44,7 +44,7 @@ pub(super) struct HostModel {
     period: Time,
     pub(super) apps: Vec<ClosedLoop>,
     /// Application id (in `apps.kinds`) of each closed-loop application.
-    ids: Vec<u32>,
+    ids: Vec<AppId>,
     pub(super) batches: Vec<BatchRecord>,
     /// Per NIC: application threads busy-polling now (RAW, SHARE).
     polling: Vec<u32>,
@@ -93,8 +93,7 @@ impl Simulation {
                 Mechanism::Share => self.share_qp(&mut m, &mut groups, s),
             };
             let rng = stream(self.cfg.seed, StreamKind::Other, 0xC105_ED00 + i as u64);
-            let id = self.apps.kinds.len() as u32;
-            self.apps.kinds.push(AppKind::Closed(i as u32));
+            let id = self.apps.add(AppKind::Closed(i as u32));
             m.ids.push(id);
             m.apps.push(ClosedLoop::new(s.clone(), rng, qp));
             self.queue.push(s.start.max(self.now), Event::App(id, START));

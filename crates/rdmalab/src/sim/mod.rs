@@ -68,8 +68,6 @@ enum Event {
     Sample,
     /// A congestion-control timer of a group (kind as the algorithm numbers them).
     CcTimer(CcGroupId, u8),
-    /// A host application's next step (`sim::apps`).
-    AppWake(u32),
     /// A shared group's linger time may have run out (`sim::cc`).
     GroupLinger(CcGroupId),
     /// A link fails (`failures`).
@@ -80,8 +78,9 @@ enum Event {
     Reroute,
     /// A sample of the reference's queue-length monitor (`qlen_monitor`).
     QlenMonitor,
-    /// A host application's timer (application, its token).
-    App(u32, u32),
+    /// A host application's timer (application, its token): every application's own
+    /// steps, an attack generator's next chunk among them.
+    App(crate::ids::AppId, u32),
     /// A NIC's WQE engine finished the WQE at the head of its FIFO (`sim::hostapps`).
     WqeDone(u32),
     /// A DRUM scheduler's release, poll or control period (`sim::hostapps`).
@@ -265,7 +264,6 @@ impl Simulation {
             Event::Rto(q, gen) => self.on_rto(q, gen),
             Event::Sample => self.on_sample(),
             Event::CcTimer(g, k) => self.on_cc_timer(g, k),
-            Event::AppWake(a) => self.on_app_wake(a),
             Event::GroupLinger(g) => self.on_group_linger(g),
             Event::LinkDown(l) => self.on_link_down(l),
             Event::LinkUp(l) => self.on_link_up(l),

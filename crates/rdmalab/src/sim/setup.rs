@@ -161,7 +161,7 @@ impl Simulation {
             // Every partition names a packet's flow in its trace, the sender's or not.
             sim.qp_flow = (0..sim.flows.len() as u32).collect();
         }
-        sim.host_apps = sim.build_apps(apps);
+        sim.set_up_attack_apps(apps);
         if let Some(first) = sim.flows.first() {
             sim.queue.push(first.start, Event::FlowArrival);
         }
@@ -269,7 +269,7 @@ fn validate_flows(topo: &Topology, flows: &[FlowSpec], apps: usize) -> Result<()
                 return Err(Error::scenario(field("src_ip"), format!("host {} does not own {dotted}", f.src)));
             }
         }
-        if f.app != crate::workload::NO_APP && f.app as usize >= apps {
+        if !f.app.is_none() && f.app.idx() >= apps {
             return Err(Error::scenario(field("app"), format!("no application {}", f.app)));
         }
         if f.start < last {

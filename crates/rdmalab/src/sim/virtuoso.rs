@@ -4,7 +4,7 @@
 
 use super::app::{Conn, HostVerbs};
 use super::Simulation;
-use crate::app::{AppKind, RecvCompletion, SendCompletion};
+use crate::app::{AppId, AppKind, RecvCompletion, SendCompletion};
 use crate::error::{Error, Result};
 use crate::ids::{NodeId, QpId};
 use crate::multipath::virtuoso::{chunk_probe_fabric_error, VOutcome, VirtuosoReceiver, VirtuosoSender};
@@ -42,7 +42,7 @@ impl Simulation {
             PathBy::SrcIp => vec![None; cfg.qps as usize],
         };
         let conn = self.apps.conns.len() as u32;
-        let (sender_app, receiver_app) = (self.apps.kinds.len() as u32, self.apps.kinds.len() as u32 + 1);
+        let (sender_app, receiver_app) = (self.apps.next_id(), AppId(self.apps.next_id().0 + 1));
         let mut forward = Vec::with_capacity(sports.len());
         let mut reverse = Vec::with_capacity(sports.len());
         for (i, &sport) in sports.iter().enumerate() {
@@ -54,8 +54,8 @@ impl Simulation {
             forward.push(fwd);
             reverse.push(back);
         }
-        self.apps.kinds.push(AppKind::VSender(conn));
-        self.apps.kinds.push(AppKind::VReceiver(conn));
+        self.apps.add(AppKind::VSender(conn));
+        self.apps.add(AppKind::VReceiver(conn));
         let half = self.apps.vsenders.len() as u32;
         let path = self.routes.first_path(&self.topo, src, dst);
         let rtt = crate::stats::ideal::base_rtt(&self.topo, &path, self.cfg.mtu as u64);
@@ -86,7 +86,7 @@ impl Simulation {
         to: NodeId,
         cfg: &MpConfig,
         sport: Option<u16>,
-        rx_app: u32,
+        rx_app: AppId,
     ) -> QpId {
         let qp = self.open_qp(&crate::workload::FlowSpec {
             pg: cfg.pg,
@@ -102,7 +102,7 @@ impl Simulation {
     }
 
     /// A WR of Virtuoso sender `conn` completed.
-    pub(super) fn virtuoso_send_done(&mut self, app: u32, conn: u32, c: SendCompletion) {
+    pub(super) fn virtuoso_send_done(&mut self, app: AppId, conn: u32, c: SendCompletion) {
         let h = self.apps.conns[conn as usize].half as usize;
         let mut sender = std::mem::take(&mut self.apps.vsenders[h]);
         let out = sender.on_completion(c, &mut HostVerbs { sim: self, app });
@@ -111,8 +111,8 @@ impl Simulation {
     }
 
     /// A WR with a Virtuoso header was placed at application `app` (either half).
-    pub(super) fn virtuoso_recv_done(&mut self, app: u32, c: RecvCompletion) {
-        match self.apps.kinds[app as usize] {
+    pub(super) fn virtuoso_recv_done(&mut self, app: AppId, c: RecvCompletion) {
+        match self.apps.kinds[app.idx()] {
             AppKind::VReceiver(conn) => {
                 let h = self.apps.conns[conn as usize].half as usize;
                 let mut receiver = std::mem::take(&mut self.apps.vreceivers[h]);
@@ -131,7 +131,7 @@ impl Simulation {
     }
 
     /// A timer of Virtuoso sender `conn` fired.
-    pub(super) fn virtuoso_timer(&mut self, app: u32, conn: u32, token: u32) {
+    pub(super) fn virtuoso_timer(&mut self, app: AppId, conn: u32, token: u32) {
         let h = self.apps.conns[conn as usize].half as usize;
         let mut sender = std::mem::take(&mut self.apps.vsenders[h]);
         sender.on_timer(token, &mut HostVerbs { sim: self, app });
