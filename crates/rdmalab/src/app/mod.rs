@@ -19,7 +19,7 @@
 //!
 //! Applications built on this: seed 002's attack generators, `multipath` (seed 001's
 //! data partition), Virtuoso's MP verbs, and seed 000's closed-loop applications with the host model around them
-//! ([`closed_loop`], [`host_model`], [`drum_agent`]; simulator side in `sim/hostapps.rs`).
+//! ([`closed_loop`], [`host_model`], [`drum_agent`]). The simulator side is `sim/apps/`.
 //! Each is one [`AppKind`] variant and its handlers.
 
 pub mod closed_loop;
@@ -29,6 +29,7 @@ pub mod host_model;
 use crate::ids::QpId;
 pub use crate::ids::{AppId, HeaderSlot};
 use crate::units::Time;
+use crate::workload::FlowSpec;
 
 /// The kinds of application, each an index into its own arena.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,10 +45,10 @@ pub enum AppKind {
     VSender(u32),
     /// The receiving half of a Virtuoso connection, which also answers READs.
     VReceiver(u32),
-    /// A closed-loop application of seed 000 (`closed_loop::ClosedLoop`, `sim/hostapps.rs`).
+    /// A closed-loop application of seed 000 (`closed_loop::ClosedLoop`, `sim/apps/closed_loop.rs`).
     Closed(u32),
     /// An end of DRUM's in-band control: scheduler `h`, or `u32::MAX` for the coordinator
-    /// (`sim/drum_inband.rs`).
+    /// (`sim/apps/drum_inband.rs`).
     DrumCtl(u32),
 }
 
@@ -137,6 +138,13 @@ pub trait Verbs {
     /// reset and agree on where the stream resumes. The exchange that does this takes a
     /// round trip, which the caller models by posting again no sooner than that.
     fn reconnect(&mut self, qp: QpId);
+    /// Opens a QP from this host for traffic like `f` (its destination, class, ports) that
+    /// stays open until [`Verbs::close_qp`]; what it delivers is heard of by application
+    /// `rx` on the destination host ([`AppId::NONE`]: by none).
+    fn open_qp(&mut self, f: &FlowSpec, rx: AppId) -> QpId;
+    /// The application is done with `qp`: it closes once everything posted on it is
+    /// acknowledged.
+    fn close_qp(&mut self, qp: QpId);
 }
 
 /// The in-payload headers of WRs in flight, referenced by a slot number that the packets

@@ -8,16 +8,12 @@
 //! The handlers are split by where they run: `host` (RNIC: transmit arbitration, receiver,
 //! ACK processing, timeouts) and `switch` (forwarding, MMU, PFC, ECN, INT).
 
-mod app;
 mod apps;
 mod blitz;
 mod cc;
 pub mod config;
-mod drum_control;
-mod drum_inband;
 pub mod failures;
 mod host;
-mod hostapps;
 mod iofd;
 mod order;
 pub mod parallel;
@@ -29,7 +25,6 @@ mod sampling;
 mod setup;
 mod switch;
 pub mod trace;
-mod virtuoso;
 mod warnings;
 mod watch;
 
@@ -81,14 +76,14 @@ enum Event {
     /// A host application's timer (application, its token): every application's own
     /// steps, an attack generator's next chunk among them.
     App(crate::ids::AppId, u32),
-    /// A NIC's WQE engine finished the WQE at the head of its FIFO (`sim::hostapps`).
+    /// A NIC's WQE engine finished the WQE at the head of its FIFO (`sim::apps`).
     WqeDone(u32),
-    /// A DRUM scheduler's release, poll or control period (`sim::hostapps`).
+    /// A DRUM scheduler's release, poll or control period (`sim::apps`).
     Drum(u32, u8),
     /// IOFD: the switch of this port retries the packets its re-sequencer could not yet
     /// hand to the MMU (`sim::iofd`).
     IofdRetry(PortId),
-    /// The QP's host learns that its application connection closed (`sim::app`).
+    /// The QP's host learns that its application connection closed (`sim::apps`).
     CloseQp(QpId),
 }
 
@@ -188,7 +183,7 @@ pub struct Simulation {
     /// What the scenario sets that is valid but probably unintended (`sim::warnings`).
     warnings: Vec<String>,
     /// Host applications (multipath connections) and their headers in flight.
-    apps: app::Apps,
+    apps: apps::Apps,
     /// Every flow and message is complete but some application connection is still open
     /// (`run` returns `Finished` at its next event instead of idling through timers).
     all_done_but_idle_apps: bool,
@@ -199,7 +194,7 @@ pub struct Simulation {
     /// In-order flow deflection (`None` unless `[fabric.iofd]`: one test per packet).
     iofd: Option<Box<crate::fabric::deflection::Iofd>>,
     /// Seed 000's host model (`None` unless the scenario has `[[app]]`).
-    hostm: Option<Box<hostapps::HostModel>>,
+    hostm: Option<Box<apps::HostModel>>,
 }
 
 impl Simulation {

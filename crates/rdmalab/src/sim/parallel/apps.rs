@@ -18,7 +18,7 @@
 
 use std::mem::swap;
 
-use super::super::hostapps::PERIOD;
+use super::super::apps::PERIOD;
 use super::super::{Event, Results, Simulation};
 use crate::app::{AppId, AppKind};
 use crate::ids::NodeId;

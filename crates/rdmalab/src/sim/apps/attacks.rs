@@ -10,10 +10,11 @@
 //! number; the transfer as a whole is the one flow the scenario listed, and is reported
 //! once, when its last chunk completes.
 
-use super::{Event, Simulation};
-use crate::app::{AppId, AppKind};
+use super::HostVerbs;
+use crate::app::{AppId, AppKind, Verbs};
 use crate::ids::{HeaderSlot, NodeId, QpId};
 use crate::rnic::Message;
+use crate::sim::{Event, Simulation};
 use crate::stats::FlowRecord;
 use crate::units::Time;
 use crate::workload::attacks::{HostApp, StaggerPolicy, Staggered};
@@ -50,13 +51,13 @@ pub struct AppPost {
 
 /// A running application.
 #[derive(Debug)]
-pub(super) enum AppRun {
+pub(in crate::sim) enum AppRun {
     Staggered(StaggeredRun),
     PairQps(PairRun),
 }
 
 #[derive(Debug)]
-pub(super) struct StaggeredRun {
+pub(in crate::sim) struct StaggeredRun {
     spec: Staggered,
     chunk: u64,
     interval: Time,
@@ -83,7 +84,7 @@ struct Slot {
 }
 
 #[derive(Debug)]
-pub(super) struct PairRun {
+pub(in crate::sim) struct PairRun {
     /// The sending host.
     host: NodeId,
     /// Per destination: its reused QP (opened at its first message) and messages still to post.
@@ -93,7 +94,7 @@ pub(super) struct PairRun {
 impl Simulation {
     /// The attack generators of a scenario, with staggered defaults resolved on the path:
     /// the first rows of the application table.
-    pub(super) fn set_up_attack_apps(&mut self, specs: &[HostApp]) {
+    pub(in crate::sim) fn set_up_attack_apps(&mut self, specs: &[HostApp]) {
         debug_assert!(self.apps.kinds.is_empty(), "generators take the first application ids");
         for i in 0..specs.len() {
             self.apps.add(AppKind::Attack(i as u32));
@@ -131,7 +132,7 @@ impl Simulation {
     }
 
     /// The host attack generator `i` sends from.
-    pub(super) fn attack_host(&self, i: u32) -> NodeId {
+    pub(in crate::sim) fn attack_host(&self, i: u32) -> NodeId {
         match &self.host_apps[i as usize] {
             AppRun::Staggered(run) => run.spec.src,
             AppRun::PairQps(run) => run.host,
@@ -139,7 +140,7 @@ impl Simulation {
     }
 
     /// Flow `flow` (carried by application `f.app`) starts now.
-    pub(super) fn app_admit(&mut self, flow: u32, f: FlowSpec) {
+    pub(in crate::sim) fn app_admit(&mut self, flow: u32, f: FlowSpec) {
         let AppKind::Attack(app) = self.apps.kinds[f.app.idx()] else { unreachable!("a flow names a generator") };
         match &mut self.host_apps[app as usize] {
             AppRun::Staggered(run) => {
@@ -149,11 +150,7 @@ impl Simulation {
             AppRun::PairQps(run) => {
                 let i = run.dsts.iter().position(|d| d.0 == f.dst).expect("overlay flow to a planned member");
                 let qp = match run.dsts[i].1 {
-                    NO_QP => {
-                        let q = self.open_qp(&f);
-                        self.qps[q.idx()].close_when_idle = false;
-                        q
-                    }
+                    NO_QP => HostVerbs { sim: self, app: f.app }.open_qp(&f, AppId::NONE),
                     q => q,
                 };
                 let AppRun::PairQps(run) = &mut self.host_apps[app as usize] else { unreachable!() };
@@ -161,9 +158,10 @@ impl Simulation {
                 d.2 -= 1;
                 let last = d.2 == 0;
                 d.1 = if last { NO_QP } else { qp };
-                let q = &mut self.qps[qp.idx()];
-                q.post(flow, f.size, self.now);
-                q.close_when_idle = last;
+                self.qps[qp.idx()].post(flow, f.size, self.now);
+                if last {
+                    HostVerbs { sim: self, app: f.app }.close_qp(qp);
+                }
                 self.trace_post(app, flow as u64, f.dst.0, qp, f.size);
                 let nic = self.qps[qp.idx()].nic;
                 self.nic_kick(nic);
@@ -173,7 +171,7 @@ impl Simulation {
 
     /// The next chunk's turn (generator `app`'s timer): post it on its slot (or queue it
     /// there), and wake for the one after.
-    pub(super) fn stagger_turn(&mut self, app: u32) {
+    pub(in crate::sim) fn stagger_turn(&mut self, app: u32) {
         let AppRun::Staggered(run) = &mut self.host_apps[app as usize] else { return };
         let k = run.turned;
         run.turned += 1;
@@ -207,7 +205,7 @@ impl Simulation {
         let qp = match run.slots[slot].qp {
             NO_QP => {
                 let f = self.flows[flow as usize];
-                let q = self.open_qp(&FlowSpec { size, ..f });
+                let q = HostVerbs { sim: self, app: AppId(app) }.open_qp(&FlowSpec { size, ..f }, AppId::NONE);
                 let AppRun::Staggered(run) = &mut self.host_apps[app as usize] else { unreachable!() };
                 run.slots[slot].qp = q;
                 q
@@ -219,7 +217,9 @@ impl Simulation {
         q.post_message(chunk_wr(AppId(app), k, size, self.now));
         q.finished = false;
         // A recreate QP carries one chunk; a reused one closes after its slot's last chunk.
-        q.close_when_idle = !reuse || last_on_slot;
+        if !reuse || last_on_slot {
+            HostVerbs { sim: self, app: AppId(app) }.close_qp(qp);
+        }
         self.trace_post(app, k, slot as u32, qp, size);
         let nic = self.qps[qp.idx()].nic;
         self.nic_kick(nic);
@@ -227,7 +227,7 @@ impl Simulation {
 
     /// `n` chunks of application `app` from chunk `k` on, carried by `qp`, are
     /// acknowledged (its QP already closed if it was a recreate chunk).
-    pub(super) fn app_chunks_done(&mut self, app: AppId, k: u64, n: u64, qp: QpId) {
+    pub(in crate::sim) fn app_chunks_done(&mut self, app: AppId, k: u64, n: u64, qp: QpId) {
         let AppKind::Attack(app) = self.apps.kinds[app.idx()] else { return };
         let AppRun::Staggered(run) = &mut self.host_apps[app as usize] else { return };
         run.done += n;

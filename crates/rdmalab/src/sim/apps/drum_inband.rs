@@ -1,4 +1,4 @@
-//! DRUM with `control = "in_band"`: the rounds of `sim::drum_control` carried by 64 B
+//! DRUM with `control = "in_band"`: the rounds of `drum_control` carried by 64 B
 //! control messages in the highest class (class 0, strict priority, never paused) through
 //! the simulated fabric, instead of fixed-delay events.
 //!
@@ -12,11 +12,11 @@
 //! period that starts while the previous one's rounds are still in flight is skipped (its
 //! measurement then spans two periods).
 
-use super::app::HostVerbs;
-use super::Simulation;
+use super::HostVerbs;
 use crate::app::{AppHeader, AppId, AppKind, RecvCompletion, Verbs, Wr};
 use crate::error::{Error, Result};
 use crate::ids::{NodeId, QpId};
+use crate::sim::Simulation;
 use crate::workload::FlowSpec;
 
 /// Bytes of a control message (the 64 B).
@@ -26,11 +26,11 @@ const REPORT: u8 = 1;
 const PRICES: u8 = 2;
 const FINAL: u8 = 3;
 /// `AppKind::DrumCtl` of the coordinator.
-pub(super) const COORDINATOR: u32 = u32::MAX;
+pub(in crate::sim) const COORDINATOR: u32 = u32::MAX;
 
 /// The control connections.
 #[derive(Debug)]
-pub(super) struct InBand {
+pub(in crate::sim) struct InBand {
     /// Per scheduler: its connection to the coordinator, and back.
     up: Vec<QpId>,
     down: Vec<QpId>,
@@ -45,14 +45,14 @@ pub(super) struct InBand {
 
 impl InBand {
     /// Rounds of the current period still in flight.
-    pub(super) fn busy(&self) -> bool {
+    pub(in crate::sim) fn busy(&self) -> bool {
         self.pending > 0
     }
 }
 
 impl Simulation {
     /// Opens the control connections of the schedulers on `hosts` (agent order).
-    pub(super) fn drum_inband_new(&mut self, hosts: &[NodeId]) -> Result<InBand> {
+    pub(in crate::sim) fn drum_inband_new(&mut self, hosts: &[NodeId]) -> Result<InBand> {
         let coord = self.topo.hosts().find(|h| !hosts.contains(h)).ok_or_else(|| {
             Error::scenario("drum.control", "in_band needs a host without a DRUM scheduler to run the coordinator")
         })?;
@@ -69,11 +69,7 @@ impl Simulation {
 
     /// A connection in class 0 whose messages complete at application `to` on `dst`.
     fn control_qp(&mut self, src: NodeId, dst: NodeId, to: AppId) -> QpId {
-        let qp = self.open_qp(&FlowSpec { pg: 0, ..FlowSpec::new(src, dst, 0, self.now) });
-        let q = &mut self.qps[qp.idx()];
-        q.close_when_idle = false;
-        q.rx.app = to;
-        qp
+        self.open_kept_qp(&FlowSpec { pg: 0, ..FlowSpec::new(src, dst, 0, self.now) }, to)
     }
 
     /// Sends one control message on `qp` from application `app`.
@@ -86,7 +82,7 @@ impl Simulation {
     }
 
     /// Scheduler `h` reports its loads to the coordinator.
-    pub(super) fn drum_inband_report(&mut self, h: usize, round: u32) {
+    pub(in crate::sim) fn drum_inband_report(&mut self, h: usize, round: u32) {
         let net = self.hostm.as_ref().and_then(|m| m.net.as_ref()).expect("in-band control");
         let ib = net.inband.as_ref().expect("in-band control");
         let (qp, app) = (ib.up[h], ib.host_app[h]);
@@ -94,7 +90,7 @@ impl Simulation {
     }
 
     /// A period's rounds begin: every scheduler has stepped and reports.
-    pub(super) fn drum_inband_start(&mut self, n: usize, round: u32) {
+    pub(in crate::sim) fn drum_inband_start(&mut self, n: usize, round: u32) {
         let ib = self.inband_mut();
         ib.arrived = 0;
         ib.pending = n;
@@ -104,7 +100,7 @@ impl Simulation {
     }
 
     /// A control message reached application `who` (the coordinator or scheduler `h`).
-    pub(super) fn drum_inband_recv(&mut self, who: u32, c: RecvCompletion) {
+    pub(in crate::sim) fn drum_inband_recv(&mut self, who: u32, c: RecvCompletion) {
         let round = c.header.data_id as u32;
         if who == COORDINATOR {
             return self.drum_inband_coordinator(round);
