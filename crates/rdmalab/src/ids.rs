@@ -61,3 +61,36 @@ identifier!(
     /// A congestion-control state shared by one or more QPs (enforcement granularity).
     CcGroupId
 );
+identifier!(
+    /// A host application: its row in the simulator's one application table (`sim::apps`).
+    /// The attack generators of a scenario take the first rows, in the order its traffic
+    /// lists them, so a flow names the generator that carries it by this id.
+    AppId
+);
+identifier!(
+    /// Where a WR's in-payload application header is stored (`app::Headers`): the packets
+    /// of the WR carry this slot instead of the header.
+    HeaderSlot
+);
+
+impl AppId {
+    /// No application: a plain flow's message, or a QP whose deliveries nobody hears of.
+    pub const NONE: AppId = AppId(u32::MAX);
+
+    /// True for [`AppId::NONE`].
+    #[inline]
+    pub const fn is_none(self) -> bool {
+        self.0 == u32::MAX
+    }
+}
+
+impl HeaderSlot {
+    /// No header: a packet that does not end a WR written by an application.
+    pub const NONE: HeaderSlot = HeaderSlot(u32::MAX);
+
+    /// True for [`HeaderSlot::NONE`].
+    #[inline]
+    pub const fn is_none(self) -> bool {
+        self.0 == u32::MAX
+    }
+}

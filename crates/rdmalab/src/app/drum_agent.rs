@@ -13,7 +13,7 @@
 //!
 //! Rates are in WQEs (x) and CQEs (z) per microsecond: `Q = q_fraction / wqe_cost`,
 //! `C = 1 / poll_cost`, both O(1), the scale the solver's default ρ suits.
-//! This file is pure bookkeeping; the simulator (`sim/hostapps.rs`) owns time and QPs.
+//! This file is pure bookkeeping; the simulator (`sim/apps/drum.rs`) owns time and QPs.
 
 use super::host_model::DrumConfig;
 use crate::drum::admm::recovery_scales;

@@ -1,5 +1,5 @@
 //! The host side of seed 000's testbed: how applications reach the RNIC (`mechanism`) and
-//! what posting and polling cost. Settings only; the simulator's glue is `sim/hostapps.rs`.
+//! what posting and polling cost. Settings only; the simulator's glue is `sim/apps/closed_loop.rs`.
 
 use crate::units::Time;
 
@@ -65,10 +65,10 @@ pub enum Control {
     Local,
     /// One network-wide problem (the hosts' shared fabric links), solved by sharing ADMM
     /// between the schedulers and a coordinator; each round is a report and a price
-    /// message, `control_delay` each way (`sim/drum_control.rs`).
+    /// message, `control_delay` each way (`sim/apps/drum_control.rs`).
     OutOfBand,
     /// The same rounds as 64 B messages in the highest class through the fabric
-    /// (`sim/drum_inband.rs`).
+    /// (`sim/apps/drum_inband.rs`).
     InBand,
 }
 

@@ -17,9 +17,9 @@
 //! completions on their own host. A later parallel engine can cut the fabric between hosts
 //! without touching an application.
 //!
-//! Applications built on this: `multipath` (seed 001's data partition), Virtuoso's MP
-//! verbs, and seed 000's closed-loop applications with the host model around them
-//! ([`closed_loop`], [`host_model`], [`drum_agent`]; simulator side in `sim/hostapps.rs`).
+//! Applications built on this: seed 002's attack generators, `multipath` (seed 001's
+//! data partition), Virtuoso's MP verbs, and seed 000's closed-loop applications with the host model around them
+//! ([`closed_loop`], [`host_model`], [`drum_agent`]). The simulator side is `sim/apps/`.
 //! Each is one [`AppKind`] variant and its handlers.
 
 pub mod closed_loop;
@@ -27,18 +27,16 @@ pub mod drum_agent;
 pub mod host_model;
 
 use crate::ids::QpId;
+pub use crate::ids::{AppId, HeaderSlot};
 use crate::units::Time;
-
-/// No application: a plain flow's WQE, or a packet carrying no application header.
-pub const NO_APP: u32 = u32::MAX;
-
-/// An application instance (index into the simulator's application table).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct AppId(pub u32);
+use crate::workload::FlowSpec;
 
 /// The kinds of application, each an index into its own arena.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AppKind {
+    /// An attack generator of seed 002 (`workload::attacks::HostApp`: a staggered transfer
+    /// or a shuffled-overlay member), by its index in the scenario's list.
+    Attack(u32),
     /// The sending half of a multipath connection (`multipath::MpSender`).
     MpSender(u32),
     /// The receiving half of a multipath connection (`multipath::MpReceiver`).
@@ -47,10 +45,10 @@ pub enum AppKind {
     VSender(u32),
     /// The receiving half of a Virtuoso connection, which also answers READs.
     VReceiver(u32),
-    /// A closed-loop application of seed 000 (`closed_loop::ClosedLoop`, `sim/hostapps.rs`).
+    /// A closed-loop application of seed 000 (`closed_loop::ClosedLoop`, `sim/apps/closed_loop.rs`).
     Closed(u32),
     /// An end of DRUM's in-band control: scheduler `h`, or `u32::MAX` for the coordinator
-    /// (`sim/drum_inband.rs`).
+    /// (`sim/apps/drum_inband.rs`).
     DrumCtl(u32),
 }
 
@@ -140,6 +138,13 @@ pub trait Verbs {
     /// reset and agree on where the stream resumes. The exchange that does this takes a
     /// round trip, which the caller models by posting again no sooner than that.
     fn reconnect(&mut self, qp: QpId);
+    /// Opens a QP from this host for traffic like `f` (its destination, class, ports) that
+    /// stays open until [`Verbs::close_qp`]; what it delivers is heard of by application
+    /// `rx` on the destination host ([`AppId::NONE`]: by none).
+    fn open_qp(&mut self, f: &FlowSpec, rx: AppId) -> QpId;
+    /// The application is done with `qp`: it closes once everything posted on it is
+    /// acknowledged.
+    fn close_qp(&mut self, qp: QpId);
 }
 
 /// The in-payload headers of WRs in flight, referenced by a slot number that the packets
@@ -154,15 +159,15 @@ pub struct Headers {
 
 impl Headers {
     /// Stores a header; returns the slot the packets carry.
-    pub fn write(&mut self, h: AppHeader) -> u32 {
+    pub fn write(&mut self, h: AppHeader) -> HeaderSlot {
         self.slots.push(h);
-        (self.slots.len() - 1) as u32
+        HeaderSlot::new(self.slots.len() - 1)
     }
 
     /// The header in `slot`.
     #[inline]
-    pub fn read(&self, slot: u32) -> AppHeader {
-        self.slots[slot as usize]
+    pub fn read(&self, slot: HeaderSlot) -> AppHeader {
+        self.slots[slot.idx()]
     }
 
     /// Slots written so far.

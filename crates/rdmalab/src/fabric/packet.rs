@@ -40,8 +40,8 @@ pub struct Packet {
     pub int_slot: u32,
     /// On the last data packet of an application's WR: the slot of the WR's in-payload
     /// header in `app::Headers` (packet content stored out of line, like INT), else
-    /// `app::NO_APP`.
-    pub app_hdr: u32,
+    /// `HeaderSlot::NONE`.
+    pub app_hdr: crate::ids::HeaderSlot,
     /// Payload bytes of a data packet. An ACK/NACK carries none, so under Blitz the field
     /// holds the receiver's rate share instead (`ack_share_kbps`) rather than a field of its
     /// own, which every copy of every packet would pay for.
@@ -99,7 +99,7 @@ impl Packet {
             ingress: PortId(u32::MAX),
             ingress_local: 0,
             int_slot: NO_INT,
-            app_hdr: crate::app::NO_APP,
+            app_hdr: crate::ids::HeaderSlot::NONE,
             payload: 0,
             wire,
             sport: 0,

@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 
-use crate::ids::{CcGroupId, NodeId};
+use crate::ids::{AppId, CcGroupId, HeaderSlot, NodeId};
 use crate::units::{Rate, Time};
 
 /// One posted WQE (a message): bytes `[end - size, end)` of the QP's stream.
@@ -17,18 +17,23 @@ pub struct Message {
     pub size: u64,
     /// When it was posted.
     pub posted: Time,
-    /// The application that posted it (`app::NO_APP` for a plain flow, which records its
+    /// The application that posted it ([`AppId::NONE`] for a plain flow, which records its
     /// own FCT instead of completing to an application).
-    pub app: u32,
+    pub app: AppId,
     /// The application's cookie for this WR.
     pub cookie: u32,
-    /// Slot of its in-payload header (`app::NO_APP`: none), carried by its last packet.
-    pub hdr: u32,
+    /// Slot of its in-payload header, carried by its last packet.
+    pub hdr: HeaderSlot,
     /// The application also wants to hear when its last packet leaves the NIC.
     pub notify_sent: bool,
-    /// The staggered transfer (`sim::apps`) whose chunk this is (`workload::NO_APP`:
-    /// none); its chunk number is then `flow`.
-    pub stagger: u32,
+}
+
+impl Message {
+    /// A message of flow `flow` that no application posted (its `end` is set when posted).
+    pub fn plain(flow: u32, size: u64, now: Time) -> Message {
+        let (app, hdr) = (AppId::NONE, HeaderSlot::NONE);
+        Message { flow, end: 0, size, posted: now, app, cookie: 0, hdr, notify_sent: false }
+    }
 }
 
 /// A completion queue entry: a message whose last byte the sender saw acknowledged.
@@ -55,9 +60,9 @@ pub struct RxState {
     pub cnp_quiet_until: Time,
     /// Stream offset where the message being received began.
     pub msg_start: u64,
-    /// The receiving host's application for this QP (`app::NO_APP`: none), told when a
+    /// The receiving host's application for this QP ([`AppId::NONE`]: none), told when a
     /// message carrying an application header is placed.
-    pub app: u32,
+    pub app: AppId,
 }
 
 impl Default for RxState {
@@ -69,7 +74,7 @@ impl Default for RxState {
             unacked_packets: 0,
             cnp_quiet_until: Time::ZERO,
             msg_start: 0,
-            app: crate::app::NO_APP,
+            app: AppId::NONE,
         }
     }
 }
@@ -216,18 +221,7 @@ impl Qp {
 
     /// Posts a message of `size` bytes for flow `flow`.
     pub fn post(&mut self, flow: u32, size: u64, now: Time) {
-        let none = crate::app::NO_APP;
-        self.post_message(Message {
-            flow,
-            end: 0,
-            size,
-            posted: now,
-            app: none,
-            cookie: 0,
-            hdr: none,
-            notify_sent: false,
-            stagger: none,
-        });
+        self.post_message(Message::plain(flow, size, now));
     }
 
     /// Posts `m` (its `end` is set here) at the end of the stream.
@@ -235,23 +229,6 @@ impl Qp {
         self.posted += m.size;
         m.end = self.posted;
         self.messages.push_back(m);
-    }
-
-    /// Posts chunk `k` of staggered transfer `app` (`sim::apps`).
-    pub fn post_chunk(&mut self, k: u32, app: u32, size: u64, now: Time) {
-        let none = crate::app::NO_APP;
-        self.post_message(Message {
-            flow: k,
-            end: 0,
-            size,
-            posted: now,
-            app: none,
-            cookie: 0,
-            hdr: none,
-            notify_sent: false,
-            stagger: app,
-        });
-        self.finished = false;
     }
 }
 

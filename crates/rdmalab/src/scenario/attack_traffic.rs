@@ -164,7 +164,7 @@ pub(super) fn staggered(ctx: &TrafficCtx<'_>, s: &StaggeredQpsSpec, apps: &mut V
         start,
         tenant: t,
     };
-    let app = apps.len() as u32;
+    let app = crate::ids::AppId::new(apps.len());
     apps.push(HostApp::Staggered(spec));
     Ok(vec![FlowSpec { tenant: t, app, ..FlowSpec::new(src, dst, size, start) }])
 }

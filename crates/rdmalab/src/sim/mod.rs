@@ -10,13 +10,9 @@
 //! `switch` (forwarding, MMU, PFC, ECN, INT). Optional mechanisms sit in `mech` behind the
 //! hook points ARCHITECTURE.md lists; observers (trace, samplers, watch) in `observe`.
 
-mod app;
 mod apps;
-mod drum_control;
-mod drum_inband;
 mod from_scenario;
 mod host;
-mod hostapps;
 pub mod mech;
 pub mod observe;
 mod order;
@@ -25,7 +21,6 @@ mod results;
 mod setup;
 mod switch;
 mod validate;
-mod virtuoso;
 mod wire;
 
 // Paths kept from before the observers and mechanisms had folders of their own.
@@ -69,8 +64,6 @@ enum Event {
     Sample,
     /// A congestion-control timer of a group (kind as the algorithm numbers them).
     CcTimer(CcGroupId, u8),
-    /// A host application's next step (`sim::apps`).
-    AppWake(u32),
     /// A shared group's linger time may have run out (`sim::cc`).
     GroupLinger(CcGroupId),
     /// A link fails (`failures`).
@@ -81,16 +74,17 @@ enum Event {
     Reroute,
     /// A sample of the reference's queue-length monitor (`qlen_monitor`).
     QlenMonitor,
-    /// A host application's timer (application, its token).
-    App(u32, u32),
-    /// A NIC's WQE engine finished the WQE at the head of its FIFO (`sim::hostapps`).
+    /// A host application's timer (application, its token): every application's own
+    /// steps, an attack generator's next chunk among them.
+    App(crate::ids::AppId, u32),
+    /// A NIC's WQE engine finished the WQE at the head of its FIFO (`sim::apps`).
     WqeDone(u32),
-    /// A DRUM scheduler's release, poll or control period (`sim::hostapps`).
+    /// A DRUM scheduler's release, poll or control period (`sim::apps`).
     Drum(u32, u8),
     /// IOFD: the switch of this port retries the packets its re-sequencer could not yet
     /// hand to the MMU (`sim::iofd`).
     IofdRetry(PortId),
-    /// The QP's host learns that its application connection closed (`sim::app`).
+    /// The QP's host learns that its application connection closed (`sim::apps`).
     CloseQp(QpId),
 }
 
@@ -190,7 +184,7 @@ pub struct Simulation {
     /// What the scenario sets that is valid but probably unintended (`sim::warnings`).
     warnings: Vec<String>,
     /// Host applications (multipath connections) and their headers in flight.
-    apps: app::Apps,
+    apps: apps::Apps,
     /// Every flow and message is complete but some application connection is still open
     /// (`run` returns `Finished` at its next event instead of idling through timers).
     all_done_but_idle_apps: bool,
@@ -201,7 +195,7 @@ pub struct Simulation {
     /// In-order flow deflection (`None` unless `[fabric.iofd]`: one test per packet).
     iofd: Option<Box<crate::fabric::deflection::Iofd>>,
     /// Seed 000's host model (`None` unless the scenario has `[[app]]`).
-    hostm: Option<Box<hostapps::HostModel>>,
+    hostm: Option<Box<apps::HostModel>>,
 }
 
 impl Simulation {
@@ -266,7 +260,6 @@ impl Simulation {
             Event::Rto(q, gen) => self.on_rto(q, gen),
             Event::Sample => self.on_sample(),
             Event::CcTimer(g, k) => self.on_cc_timer(g, k),
-            Event::AppWake(a) => self.on_app_wake(a),
             Event::GroupLinger(g) => self.on_group_linger(g),
             Event::LinkDown(l) => self.on_link_down(l),
             Event::LinkUp(l) => self.on_link_up(l),

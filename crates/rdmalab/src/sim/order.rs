@@ -99,7 +99,7 @@ impl Simulation {
                 Event::Sample => Global::Samples,
                 Event::LinkDown(_) | Event::LinkUp(_) | Event::Reroute => Global::Links,
                 Event::QlenMonitor => Global::Monitor,
-                Event::AppWake(_) | Event::App(..) => Global::Apps,
+                Event::App(..) => Global::Apps,
                 _ => Global::Drum,
             }),
         }

@@ -156,7 +156,7 @@ impl Simulation {
             // Every partition names a packet's flow in its trace, the sender's or not.
             sim.qp_flow = (0..sim.flows.len() as u32).collect();
         }
-        sim.host_apps = sim.build_apps(apps);
+        sim.set_up_attack_apps(apps);
         if let Some(first) = sim.flows.first() {
             sim.queue.push(first.start, Event::FlowArrival);
         }

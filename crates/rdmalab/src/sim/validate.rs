@@ -75,7 +75,7 @@ pub(super) fn validate_flows(topo: &Topology, flows: &[FlowSpec], apps: usize) -
                 return Err(Error::scenario(field("src_ip"), format!("host {} does not own {dotted}", f.src)));
             }
         }
-        if f.app != crate::workload::NO_APP && f.app as usize >= apps {
+        if !f.app.is_none() && f.app.idx() >= apps {
             return Err(Error::scenario(field("app"), format!("no application {}", f.app)));
         }
         if f.start < last {

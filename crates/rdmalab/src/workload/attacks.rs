@@ -18,9 +18,9 @@ use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::error::{Error, Result};
-use crate::ids::NodeId;
+use crate::ids::{AppId, NodeId};
 use crate::units::Time;
-use crate::workload::{FlowSpec, NO_APP};
+use crate::workload::FlowSpec;
 
 /// What a staggered transfer does with a slot's QP between chunks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
@@ -157,7 +157,7 @@ pub fn overlay_flows(
             for i in 0..n {
                 let j = (i + k as usize) % n;
                 per_pair[i][j] += 1;
-                let app = first_app + i as u32;
+                let app = AppId(first_app + i as u32);
                 flows.push(FlowSpec { tenant, app, ..FlowSpec::new(members[i], members[j], chunk, at) });
             }
         }
@@ -195,7 +195,7 @@ pub fn split_flows(flows: Vec<FlowSpec>, min_size: u64, piece: u64, gap: Time, t
         let pieces = f.size.div_ceil(piece);
         for j in 0..pieces {
             let size = piece.min(f.size - j * piece);
-            out.push(FlowSpec { size, start: Time(f.start.0 + j * gap.0), tenant, app: NO_APP, ..f });
+            out.push(FlowSpec { size, start: Time(f.start.0 + j * gap.0), tenant, app: AppId::NONE, ..f });
         }
     }
     out.sort_by_key(|f| (f.start, f.src));

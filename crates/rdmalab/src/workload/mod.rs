@@ -7,7 +7,7 @@ pub mod attacks;
 pub mod cdf;
 pub mod generators;
 
-use crate::ids::NodeId;
+use crate::ids::{AppId, NodeId};
 use crate::units::Time;
 
 /// The largest flow, in payload bytes: 2^53 (9 PB, about eight days at 100 Gb/s). Sizes go
@@ -42,17 +42,14 @@ pub struct FlowSpec {
     pub src_ip: Option<u32>,
     /// Tenant index (0 = the implicit `default` tenant; see `scenario::tenants`).
     pub tenant: u16,
-    /// The host application that carries this flow ([`NO_APP`]: its own QP, opened at
-    /// `start` and closed when it completes).
-    pub app: u32,
+    /// The host application that carries this flow ([`AppId::NONE`]: its own QP, opened
+    /// at `start` and closed when it completes).
+    pub app: AppId,
 }
-
-/// A flow that is not handed to an application.
-pub const NO_APP: u32 = u32::MAX;
 
 impl FlowSpec {
     /// A flow with the reference's defaults (pg 3, dport 100, automatic sport).
     pub fn new(src: NodeId, dst: NodeId, size: u64, start: Time) -> FlowSpec {
-        FlowSpec { src, dst, pg: 3, dport: 100, size, start, sport: None, src_ip: None, tenant: 0, app: NO_APP }
+        FlowSpec { src, dst, pg: 3, dport: 100, size, start, sport: None, src_ip: None, tenant: 0, app: AppId::NONE }
     }
 }

@@ -7,10 +7,10 @@ pub(super) use cc::GroupKey;
 
 use std::collections::VecDeque;
 
-use crate::app::{SendCompletion, SendDone, NO_APP};
+use crate::app::{SendCompletion, SendDone};
 use crate::fabric::packet::NO_INT;
 use crate::fabric::{Packet, PacketKind};
-use crate::ids::{CcGroupId, PortId, QpId};
+use crate::ids::{AppId, CcGroupId, HeaderSlot, PortId, QpId};
 use crate::rnic::{Completion, Pick, Qp};
 use crate::sim::{Event, Simulation};
 use crate::stats::FlowRecord;
@@ -41,7 +41,7 @@ impl Simulation {
                 self.record_unreachable(flow);
                 continue;
             }
-            if f.app != NO_APP {
+            if !f.app.is_none() {
                 self.app_admit(flow, f);
                 continue;
             }
@@ -262,7 +262,7 @@ impl Simulation {
             ingress: PortId(u32::MAX),
             ingress_local: 0,
             int_slot,
-            app_hdr: ends.map_or(NO_APP, |e| e.0),
+            app_hdr: ends.map_or(HeaderSlot::NONE, |e| e.0),
             payload,
             wire,
             sport: qp.sport,
@@ -342,7 +342,7 @@ impl Simulation {
                 self.meters[nic].add(qp.tenant, self.now, pkt.payload);
             }
             if pkt.last_of_msg {
-                if pkt.app_hdr != NO_APP && rx.app != NO_APP {
+                if !pkt.app_hdr.is_none() && !rx.app.is_none() {
                     placed = Some((rx.app, rx.expected - rx.msg_start));
                 }
                 rx.msg_start = rx.expected;
@@ -392,7 +392,7 @@ impl Simulation {
             ingress: PortId(u32::MAX),
             ingress_local: 0,
             int_slot: pkt.int_slot,
-            app_hdr: NO_APP,
+            app_hdr: HeaderSlot::NONE,
             payload: share_kbps, // an ACK's payload field carries the DASR share
             wire: self.cfg.ack_wire(),
             sport: pkt.dport,
@@ -471,10 +471,12 @@ impl Simulation {
     }
 
     /// Reports every message whose last byte is now acknowledged: a flow's FCT, an
-    /// application's send completion, or a staggered transfer's chunk (returned: (app,
-    /// first chunk, how many); a QP's chunks are one slot's, every `qps`-th chunk).
-    fn complete_messages(&mut self, qp_id: QpId) -> Option<(u32, u64, u64)> {
-        let mut chunks_done: Option<(u32, u64, u64)> = None;
+    /// application's send completion, or an attack generator's chunks (returned: (app,
+    /// first chunk, how many); a QP's chunks are one slot's, every `qps`-th chunk). The
+    /// generator hears of them only once the QP's slot may be released, since the next
+    /// chunk of its slot may open a QP in it.
+    fn complete_messages(&mut self, qp_id: QpId) -> Option<(AppId, u64, u64)> {
+        let mut chunks_done: Option<(AppId, u64, u64)> = None;
         loop {
             let qp = &mut self.qps[qp_id.idx()];
             let Some(m) = qp.messages.front().copied() else { break };
@@ -482,14 +484,14 @@ impl Simulation {
                 break;
             }
             qp.messages.pop_front();
-            if m.stagger != NO_APP {
+            if self.apps.hears_chunks(m.app) {
                 match &mut chunks_done {
                     Some((_, _, n)) => *n += 1,
-                    None => chunks_done = Some((m.stagger, m.flow as u64, 1)),
+                    None => chunks_done = Some((m.app, m.cookie as u64, 1)),
                 }
                 continue;
             }
-            if m.app != NO_APP {
+            if !m.app.is_none() {
                 let c = SendCompletion { qp: qp_id, cookie: m.cookie, done: SendDone::Acked, time: self.now };
                 self.app_send_done(m.app, c);
                 continue;

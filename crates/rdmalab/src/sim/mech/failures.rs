@@ -192,7 +192,7 @@ impl Simulation {
     /// failed WRs only through `fabric.retry_limit` (`sim::retry`), so without it such a run
     /// ends stalled or at its stop time instead.
     fn abandon_qp(&mut self, q: QpId) {
-        if self.qps[q.idx()].messages.iter().any(|m| m.app != crate::app::NO_APP) {
+        if self.qps[q.idx()].messages.iter().any(|m| self.apps.learns_of_failures(m.app)) {
             return;
         }
         let flows: Vec<u32> = self.qps[q.idx()].messages.drain(..).map(|m| m.flow).collect();

@@ -7,7 +7,7 @@
 //! Hooks: `go_back` is called where the sender rewinds (NACK, timeout), never per packet;
 //! progress resets the count in `receive_ack`. Without a limit nothing here fails.
 
-use crate::app::{SendCompletion, SendDone, NO_APP};
+use crate::app::{SendCompletion, SendDone};
 use crate::ids::QpId;
 use crate::sim::Simulation;
 use crate::units::Time;
@@ -42,10 +42,8 @@ impl Simulation {
         qp.rto_deadline = Time::MAX;
         let failed: Vec<_> = qp.messages.drain(..).collect();
         for (i, m) in failed.into_iter().enumerate() {
-            if m.stagger != NO_APP {
-                continue; // a staggered chunk: its transfer never completes
-            }
-            if m.app == NO_APP {
+            // (An attack generator ignores it: its transfer never completes.)
+            if m.app.is_none() {
                 // A plain flow is abandoned, as one whose destination became unreachable.
                 self.record_unreachable(m.flow);
                 continue;

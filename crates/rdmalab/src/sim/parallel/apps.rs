@@ -18,9 +18,9 @@
 
 use std::mem::swap;
 
-use super::super::hostapps::PERIOD;
+use super::super::apps::PERIOD;
 use super::super::{Event, Results, Simulation};
-use crate::app::AppKind;
+use crate::app::{AppId, AppKind};
 use crate::config::Scenario;
 use crate::ids::NodeId;
 use crate::units::Time;
@@ -44,9 +44,10 @@ impl Simulation {
     }
 
     /// The host application `app` runs on (`None`: DRUM's in-band coordinator, refused).
-    fn app_host(&self, app: u32) -> Option<NodeId> {
+    fn app_host(&self, app: AppId) -> Option<NodeId> {
         let conn = |c: u32| &self.apps.conns[c as usize];
-        match *self.apps.kinds.get(app as usize)? {
+        match *self.apps.kinds.get(app.idx())? {
+            AppKind::Attack(i) => Some(self.attack_host(i)),
             AppKind::MpSender(c) | AppKind::VSender(c) => Some(conn(c).src),
             AppKind::MpReceiver(c) | AppKind::VReceiver(c) => Some(conn(c).dst),
             AppKind::Closed(i) => self.hostm.as_ref().map(|m| m.apps[i as usize].spec.host),

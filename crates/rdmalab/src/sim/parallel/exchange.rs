@@ -2,10 +2,10 @@
 //! window and join the receiving partition's copy of the same wire.
 
 use super::Partition;
-use crate::app::{AppHeader, NO_APP};
+use crate::app::AppHeader;
 use crate::fabric::packet::NO_INT;
 use crate::fabric::{IntHeader, Packet};
-use crate::ids::{NodeId, PortId, QpId};
+use crate::ids::{HeaderSlot, NodeId, PortId, QpId};
 use crate::rnic::Qp;
 use crate::sim::{Event, Simulation};
 use crate::units::Time;
@@ -110,8 +110,8 @@ impl Simulation {
                 });
                 pkt.int_slot = NO_INT;
                 // The headers are append-only: the sender's slot simply stays behind.
-                let app = (pkt.app_hdr != NO_APP).then(|| self.apps.headers.read(pkt.app_hdr));
-                pkt.app_hdr = NO_APP;
+                let app = (!pkt.app_hdr.is_none()).then(|| self.apps.headers.read(pkt.app_hdr));
+                pkt.app_hdr = HeaderSlot::NONE;
                 out[to as usize].push(Crossing(Carried::Packet { port, at, dst, pkt, int, app }));
             }
         }

@@ -2,21 +2,34 @@
 //! over time (seed 002's staggered transfers and shuffled-overlay members,
 //! `workload::attacks`).
 //!
-//! An application belongs to one sending host and touches only that host's QPs. It wakes
-//! on its own events (`Event::AppWake`) and hears of its chunks' completions from its own
-//! host's ACK processing (`app_chunk_done`), so nothing here reaches into another node.
-//! A chunk message carries its chunk number in `Message::flow` and the app in
-//! `Message::app`; the transfer as a whole is the one flow the scenario listed, and is
-//! reported once, when its last chunk completes.
+//! A generator is a row of the one application table (`AppKind::Attack`, its id its index
+//! in the scenario's list). It belongs to one sending host and touches only that host's
+//! QPs. It wakes on its own timer (`Event::App`) and hears of its chunks' completions from
+//! its own host's ACK processing (`app_chunks_done`), so nothing here reaches into another
+//! node. A chunk is a WR of the generator whose cookie (and `Message::flow`) is its chunk
+//! number; the transfer as a whole is the one flow the scenario listed, and is reported
+//! once, when its last chunk completes.
 
-use super::{Event, Simulation};
-use crate::ids::{NodeId, QpId};
+use super::HostVerbs;
+use crate::app::{AppId, AppKind, Verbs};
+use crate::ids::{HeaderSlot, NodeId, QpId};
+use crate::rnic::Message;
+use crate::sim::{Event, Simulation};
 use crate::stats::FlowRecord;
 use crate::units::Time;
 use crate::workload::attacks::{HostApp, StaggerPolicy, Staggered};
 use crate::workload::FlowSpec;
 
 const NO_QP: QpId = QpId(u32::MAX);
+/// A generator's only timer token: the next chunk's turn.
+const TURN: u32 = 0;
+
+/// Chunk `k` of generator `app`, a WR of `size` bytes posted at `now`: its cookie, and the
+/// flow its message reports, is the chunk number.
+fn chunk_wr(app: AppId, k: u64, size: u64, now: Time) -> Message {
+    let cookie = k as u32;
+    Message { flow: cookie, end: 0, size, posted: now, app, cookie, hdr: HeaderSlot::NONE, notify_sent: false }
+}
 
 /// A chunk an application posted (recorded with `SimConfig::trace_apps`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,13 +51,13 @@ pub struct AppPost {
 
 /// A running application.
 #[derive(Debug)]
-pub(super) enum AppRun {
+pub(in crate::sim) enum AppRun {
     Staggered(StaggeredRun),
     PairQps(PairRun),
 }
 
 #[derive(Debug)]
-pub(super) struct StaggeredRun {
+pub(in crate::sim) struct StaggeredRun {
     spec: Staggered,
     chunk: u64,
     interval: Time,
@@ -71,14 +84,25 @@ struct Slot {
 }
 
 #[derive(Debug)]
-pub(super) struct PairRun {
+pub(in crate::sim) struct PairRun {
+    /// The sending host.
+    host: NodeId,
     /// Per destination: its reused QP (opened at its first message) and messages still to post.
     dsts: Vec<(NodeId, QpId, u32)>,
 }
 
 impl Simulation {
-    /// The applications of a scenario, with staggered defaults resolved on the path.
-    pub(super) fn build_apps(&self, specs: &[HostApp]) -> Vec<AppRun> {
+    /// The attack generators of a scenario, with staggered defaults resolved on the path:
+    /// the first rows of the application table.
+    pub(in crate::sim) fn set_up_attack_apps(&mut self, specs: &[HostApp]) {
+        debug_assert!(self.apps.kinds.is_empty(), "generators take the first application ids");
+        for i in 0..specs.len() {
+            self.apps.add(AppKind::Attack(i as u32));
+        }
+        self.host_apps = self.build_apps(specs);
+    }
+
+    fn build_apps(&self, specs: &[HostApp]) -> Vec<AppRun> {
         specs
             .iter()
             .map(|a| match a {
@@ -99,16 +123,25 @@ impl Simulation {
                         last_qp: NO_QP,
                     })
                 }
-                HostApp::PairQps { planned, .. } => {
-                    AppRun::PairQps(PairRun { dsts: planned.iter().map(|&(d, n)| (d, NO_QP, n)).collect() })
-                }
+                HostApp::PairQps { host, planned } => AppRun::PairQps(PairRun {
+                    host: *host,
+                    dsts: planned.iter().map(|&(d, n)| (d, NO_QP, n)).collect(),
+                }),
             })
             .collect()
     }
 
+    /// The host attack generator `i` sends from.
+    pub(in crate::sim) fn attack_host(&self, i: u32) -> NodeId {
+        match &self.host_apps[i as usize] {
+            AppRun::Staggered(run) => run.spec.src,
+            AppRun::PairQps(run) => run.host,
+        }
+    }
+
     /// Flow `flow` (carried by application `f.app`) starts now.
-    pub(super) fn app_admit(&mut self, flow: u32, f: FlowSpec) {
-        let app = f.app;
+    pub(in crate::sim) fn app_admit(&mut self, flow: u32, f: FlowSpec) {
+        let AppKind::Attack(app) = self.apps.kinds[f.app.idx()] else { unreachable!("a flow names a generator") };
         match &mut self.host_apps[app as usize] {
             AppRun::Staggered(run) => {
                 run.flow = flow;
@@ -117,11 +150,7 @@ impl Simulation {
             AppRun::PairQps(run) => {
                 let i = run.dsts.iter().position(|d| d.0 == f.dst).expect("overlay flow to a planned member");
                 let qp = match run.dsts[i].1 {
-                    NO_QP => {
-                        let q = self.open_qp(&f);
-                        self.qps[q.idx()].close_when_idle = false;
-                        q
-                    }
+                    NO_QP => HostVerbs { sim: self, app: f.app }.open_qp(&f, AppId::NONE),
                     q => q,
                 };
                 let AppRun::PairQps(run) = &mut self.host_apps[app as usize] else { unreachable!() };
@@ -129,9 +158,10 @@ impl Simulation {
                 d.2 -= 1;
                 let last = d.2 == 0;
                 d.1 = if last { NO_QP } else { qp };
-                let q = &mut self.qps[qp.idx()];
-                q.post(flow, f.size, self.now);
-                q.close_when_idle = last;
+                self.qps[qp.idx()].post(flow, f.size, self.now);
+                if last {
+                    HostVerbs { sim: self, app: f.app }.close_qp(qp);
+                }
                 self.trace_post(app, flow as u64, f.dst.0, qp, f.size);
                 let nic = self.qps[qp.idx()].nic;
                 self.nic_kick(nic);
@@ -139,19 +169,15 @@ impl Simulation {
         }
     }
 
-    pub(super) fn on_app_wake(&mut self, app: u32) {
-        self.stagger_turn(app);
-    }
-
-    /// The next chunk's turn: post it on its slot (or queue it there), and wake for the
-    /// one after.
-    fn stagger_turn(&mut self, app: u32) {
+    /// The next chunk's turn (generator `app`'s timer): post it on its slot (or queue it
+    /// there), and wake for the one after.
+    pub(in crate::sim) fn stagger_turn(&mut self, app: u32) {
         let AppRun::Staggered(run) = &mut self.host_apps[app as usize] else { return };
         let k = run.turned;
         run.turned += 1;
         if run.turned < run.chunks {
             let (at, _) = Staggered::post(self.flows[run.flow as usize].start, run.interval, run.spec.qps, run.turned);
-            self.queue.push(at, Event::AppWake(app));
+            self.queue.push(at, Event::App(AppId(app), TURN));
         }
         let slot = (k % run.spec.qps as u64) as usize;
         match run.spec.policy {
@@ -179,7 +205,7 @@ impl Simulation {
         let qp = match run.slots[slot].qp {
             NO_QP => {
                 let f = self.flows[flow as usize];
-                let q = self.open_qp(&FlowSpec { size, ..f });
+                let q = HostVerbs { sim: self, app: AppId(app) }.open_qp(&FlowSpec { size, ..f }, AppId::NONE);
                 let AppRun::Staggered(run) = &mut self.host_apps[app as usize] else { unreachable!() };
                 run.slots[slot].qp = q;
                 q
@@ -188,9 +214,12 @@ impl Simulation {
         };
         let reuse = s.policy == StaggerPolicy::Reuse;
         let q = &mut self.qps[qp.idx()];
-        q.post_chunk(k as u32, app, size, self.now);
+        q.post_message(chunk_wr(AppId(app), k, size, self.now));
+        q.finished = false;
         // A recreate QP carries one chunk; a reused one closes after its slot's last chunk.
-        q.close_when_idle = !reuse || last_on_slot;
+        if !reuse || last_on_slot {
+            HostVerbs { sim: self, app: AppId(app) }.close_qp(qp);
+        }
         self.trace_post(app, k, slot as u32, qp, size);
         let nic = self.qps[qp.idx()].nic;
         self.nic_kick(nic);
@@ -198,7 +227,8 @@ impl Simulation {
 
     /// `n` chunks of application `app` from chunk `k` on, carried by `qp`, are
     /// acknowledged (its QP already closed if it was a recreate chunk).
-    pub(super) fn app_chunks_done(&mut self, app: u32, k: u64, n: u64, qp: QpId) {
+    pub(in crate::sim) fn app_chunks_done(&mut self, app: AppId, k: u64, n: u64, qp: QpId) {
+        let AppKind::Attack(app) = self.apps.kinds[app.idx()] else { return };
         let AppRun::Staggered(run) = &mut self.host_apps[app as usize] else { return };
         run.done += n;
         run.last_qp = qp;

@@ -1,118 +1,50 @@
-//! The one hook between the RNIC and host applications (`app`), and the multipath verbs
-//! (`Simulation::mp_connect`, `mp_post_send`, `mp_disconnect`) that set such applications
-//! up.
-//!
-//! The RNIC calls in at three places, none per packet: a WR of an application completes at
-//! the sender (`complete_messages`, or `send_data` for the last packet of a WR that asked
-//! for it), a WR carrying an application header is placed at the receiver (the in-order
-//! last packet, `receive_data`), and an application's timer fires (`Event::App`). Each
-//! call is routed by application id to that application's handler, which acts on its own
-//! host through [`Verbs`] only.
+//! Multipath connections of seed 001's partition split (`multipath::MpSender`,
+//! `MpReceiver`) and the verbs that set up every multipath connection, Virtuoso's too
+//! (`Simulation::mp_connect`, `mp_post_send`, `mp_disconnect`), with the records of their
+//! messages and chunks.
 
-use super::{Event, Simulation};
-use crate::app::{AppHeader, AppKind, Headers, RecvCompletion, SendCompletion, Verbs, Wr, NO_APP};
+use super::Conn;
+use crate::app::{AppId, AppKind, SendCompletion};
 use crate::error::{Error, Result};
 use crate::ids::{NodeId, QpId};
-use crate::multipath::virtuoso::{VirtuosoReceiver, VirtuosoSender};
 use crate::multipath::{
     distinct_path_ports, path_nodes, MpChunkRecord, MpConfig, MpConnId, MpMessageRecord, MpMsgId, MpReceiver, MpSender,
     MpVerb, MpWr, Split, SportPolicy,
 };
-use crate::rnic::Message;
+use crate::sim::{Event, Simulation};
 use crate::stats::FlowRecord;
 use crate::units::Time;
 
-/// Every application instance of the run and what they share with the RNIC (their
-/// headers in flight). Setup-time bookkeeping (`conns`, `messages`) is read only to
-/// report results.
-#[derive(Debug, Default)]
-pub(super) struct Apps {
-    pub(super) kinds: Vec<AppKind>,
-    pub(super) headers: Headers,
-    pub(super) senders: Vec<MpSender>,
-    pub(super) receivers: Vec<MpReceiver>,
-    pub(super) vsenders: Vec<VirtuosoSender>,
-    pub(super) vreceivers: Vec<VirtuosoReceiver>,
-    pub(super) conns: Vec<Conn>,
-    /// Global message id -> (connection, index in its sender, ideal FCT).
-    pub(super) messages: Vec<(u32, u32, Time)>,
-    /// The latest time a message is posted at: until then more work may start, so the
-    /// stall watchdog must not call the run stuck (`sim::watch`).
-    pub(super) last_post: Time,
-}
-
-/// A multipath connection as set up. Its two halves sit at index `half` of the arenas of
-/// its split (`senders`/`receivers`, or `vsenders`/`vreceivers`).
-#[derive(Debug)]
-pub(super) struct Conn {
-    pub(super) src: NodeId,
-    pub(super) dst: NodeId,
-    /// Application id of the sending half.
-    pub(super) sender: u32,
-    /// QPs from `src` to `dst`, by slot (path).
-    pub(super) qps: Vec<QpId>,
-    /// QPs from `dst` back to `src` by path (Virtuoso's READ data); empty otherwise.
-    pub(super) reverse: Vec<QpId>,
-    pub(super) disconnected: bool,
-    pub(super) virtuoso: bool,
-    pub(super) half: u32,
-    /// How long `dst` takes to learn that the connection closed (the first path's
-    /// propagation delay): in the origin order its own QPs (`reverse`) close that much
-    /// later, since one host never changes another's state at once (`sim::parallel`).
-    pub(super) notice: Time,
-}
-
-impl Apps {
-    /// Messages posted on multipath connections (each counts as a flow of the run).
-    pub(super) fn message_count(&self) -> usize {
-        self.messages.len()
-    }
-}
-
-/// The verbs of one application on its host.
-pub(super) struct HostVerbs<'a> {
-    pub(super) sim: &'a mut Simulation,
-    pub(super) app: u32,
-}
-
-impl Verbs for HostVerbs<'_> {
-    fn now(&self) -> Time {
-        self.sim.now
-    }
-
-    fn post(&mut self, qp: QpId, wr: Wr) {
-        let hdr = wr.header.map_or(NO_APP, |h| self.sim.apps.headers.write(h));
-        // A WR with a header carries part of message `data_id`, which is flow row
-        // `flows + data_id` of the results (rate samples label QPs by it).
-        let flow = wr.header.map_or(u32::MAX, |h| (self.sim.flows.len() as u64 + h.data_id) as u32);
-        let m = Message {
-            flow,
-            end: 0,
-            size: wr.bytes,
-            posted: self.sim.now,
-            app: self.app,
-            cookie: wr.cookie,
-            hdr,
-            notify_sent: wr.notify_sent,
-            stagger: NO_APP,
-        };
-        self.sim.post_wqe(qp, m);
-    }
-
-    fn wake(&mut self, at: Time, token: u32) {
-        self.sim.queue.push(at.max(self.sim.now), Event::App(self.app, token));
-    }
-
-    fn retransmissions(&self, qp: QpId) -> u32 {
-        self.sim.qps[qp.idx()].rewinds
-    }
-
-    fn reconnect(&mut self, qp: QpId) {
-        self.sim.reconnect_qp(qp);
-    }
-}
-
 impl Simulation {
+    /// A WR of multipath sender `conn` (application `app`) completed.
+    pub(super) fn mp_send_done(&mut self, app: AppId, conn: u32, c: SendCompletion) {
+        let h = self.apps.conns[conn as usize].half as usize;
+        let out = self.with_app(app, |a| &mut a.senders[h], |s, v| s.on_completion(c, v));
+        if let Some(local) = out.message_done {
+            self.record_mp_message(conn, local);
+        }
+        if out.close {
+            self.close_conn(conn);
+        }
+    }
+
+    /// A timer of multipath sender `conn` (application `app`) fired.
+    pub(super) fn mp_timer(&mut self, app: AppId, conn: u32, token: u32) {
+        let h = self.apps.conns[conn as usize].half as usize;
+        let first = self.with_app(
+            app,
+            |a| &mut a.senders[h],
+            |s, v| {
+                s.on_timer(token, v);
+                s.qps.first().copied()
+            },
+        );
+        if let Some(qp) = first {
+            let nic = self.qps[qp.idx()].nic;
+            self.nic_kick(nic);
+        }
+    }
+
     /// Opens a multipath connection from host `src` to host `dst`: `cfg.qps` QPs with their
     /// source ports, a sender half on `src` and a receiver half on `dst`. Errors name the
     /// offending field of `cfg` (or `src`/`dst`).
@@ -137,24 +69,16 @@ impl Simulation {
         }
         let sports = self.mp_sports(src, dst, cfg)?;
         let conn = self.apps.conns.len() as u32;
-        let (sender_app, receiver_app) = (self.apps.kinds.len() as u32, self.apps.kinds.len() as u32 + 1);
+        let (sender_app, receiver_app) = (self.apps.next_id(), AppId(self.apps.next_id().0 + 1));
         let qps: Vec<QpId> = sports
             .iter()
             .map(|&sport| {
-                let qp = self.open_qp(&crate::workload::FlowSpec {
-                    pg: cfg.pg,
-                    dport: cfg.dport,
-                    sport,
-                    ..crate::workload::FlowSpec::new(src, dst, 0, self.now)
-                });
-                let q = &mut self.qps[qp.idx()];
-                q.close_when_idle = false;
-                q.rx.app = receiver_app;
-                qp
+                let f = crate::workload::FlowSpec::new(src, dst, 0, self.now);
+                self.open_kept_qp(&crate::workload::FlowSpec { pg: cfg.pg, dport: cfg.dport, sport, ..f }, receiver_app)
             })
             .collect();
-        self.apps.kinds.push(AppKind::MpSender(conn));
-        self.apps.kinds.push(AppKind::MpReceiver(conn));
+        self.apps.add(AppKind::MpSender(conn));
+        self.apps.add(AppKind::MpReceiver(conn));
         let half = self.apps.senders.len() as u32;
         self.apps.senders.push(MpSender::new(cfg, qps.clone()));
         self.apps.receivers.push(MpReceiver::new(cfg.chunk_header));
@@ -173,7 +97,7 @@ impl Simulation {
     }
 
     /// The source port of each QP under the connection's policy (`None`: the NIC's counter).
-    pub(super) fn mp_sports(&self, src: NodeId, dst: NodeId, cfg: &MpConfig) -> Result<Vec<Option<u16>>> {
+    pub(in crate::sim) fn mp_sports(&self, src: NodeId, dst: NodeId, cfg: &MpConfig) -> Result<Vec<Option<u16>>> {
         Ok(match &cfg.sport_policy {
             SportPolicy::Sequential => vec![None; cfg.qps as usize],
             SportPolicy::Explicit(ports) => ports.iter().map(|&p| Some(p)).collect(),
@@ -244,7 +168,7 @@ impl Simulation {
         Ok(())
     }
 
-    pub(super) fn close_conn(&mut self, conn: u32) {
+    pub(in crate::sim) fn close_conn(&mut self, conn: u32) {
         let c = &self.apps.conns[conn as usize];
         let (src, notice) = (c.src, c.notice);
         let all: Vec<QpId> = c.qps.iter().chain(&c.reverse).copied().collect();
@@ -258,68 +182,8 @@ impl Simulation {
         }
     }
 
-    /// A QP of a connection that closed: it closes once everything posted is acknowledged.
-    pub(super) fn close_app_qp(&mut self, qp: QpId) {
-        self.qps[qp.idx()].close_when_idle = true;
-        self.close_if_idle(qp);
-    }
-
-    /// A WR of application `app` completed at its sender.
-    pub(super) fn app_send_done(&mut self, app: u32, c: SendCompletion) {
-        match self.apps.kinds[app as usize] {
-            AppKind::VSender(i) => return self.virtuoso_send_done(app, i, c),
-            AppKind::Closed(i) => return self.closed_send_done(i, c),
-            _ => {}
-        }
-        let AppKind::MpSender(i) = self.apps.kinds[app as usize] else { return };
-        let h = self.apps.conns[i as usize].half as usize;
-        let mut sender = std::mem::take(&mut self.apps.senders[h]);
-        let out = sender.on_completion(c, &mut HostVerbs { sim: self, app });
-        self.apps.senders[h] = sender;
-        if let Some(local) = out.message_done {
-            self.record_mp_message(i, local);
-        }
-        if out.close {
-            self.close_conn(i);
-        }
-    }
-
-    /// A WR with header slot `hdr` was placed at the receiver's application `app`.
-    pub(super) fn app_recv_done(&mut self, app: u32, qp: QpId, hdr: u32, bytes: u64) {
-        let header: AppHeader = self.apps.headers.read(hdr);
-        let c = RecvCompletion { qp, bytes, header, time: self.now };
-        match self.apps.kinds[app as usize] {
-            AppKind::MpReceiver(i) => {
-                let h = self.apps.conns[i as usize].half as usize;
-                self.apps.receivers[h].on_receive(c)
-            }
-            AppKind::VReceiver(_) | AppKind::VSender(_) => self.virtuoso_recv_done(app, c),
-            AppKind::DrumCtl(who) => self.drum_inband_recv(who, c),
-            AppKind::MpSender(_) | AppKind::Closed(_) => {}
-        }
-    }
-
-    /// A timer of application `app` fired.
-    pub(super) fn on_app_timer(&mut self, app: u32, token: u32) {
-        match self.apps.kinds[app as usize] {
-            AppKind::VSender(i) => return self.virtuoso_timer(app, i, token),
-            AppKind::Closed(i) => return self.closed_timer(i, token),
-            _ => {}
-        }
-        let AppKind::MpSender(i) = self.apps.kinds[app as usize] else { return };
-        let h = self.apps.conns[i as usize].half as usize;
-        let mut sender = std::mem::take(&mut self.apps.senders[h]);
-        sender.on_timer(token, &mut HostVerbs { sim: self, app });
-        let first = sender.qps.first().copied();
-        self.apps.senders[h] = sender;
-        if let Some(qp) = first {
-            let nic = self.qps[qp.idx()].nic;
-            self.nic_kick(nic);
-        }
-    }
-
     /// A message completed at its sender: one row of the flow records, as a flow would.
-    pub(super) fn record_mp_message(&mut self, conn: u32, local: u32) {
+    pub(in crate::sim) fn record_mp_message(&mut self, conn: u32, local: u32) {
         let c = &self.apps.conns[conn as usize];
         let h = c.half as usize;
         let (id, size, start) = if c.virtuoso {
@@ -349,21 +213,9 @@ impl Simulation {
         self.note_work_done();
     }
 
-    /// After a flow or message completed (or was given up): notes the time as the last
-    /// completion, and if that was the last and a connection is still
-    /// open (not `mp_disconnect`ed), ask `run` to stop rather than idle through its timers.
-    pub(super) fn note_work_done(&mut self) {
-        self.last_completion = self.now;
-        // (A partition sees only its own completions: the parallel driver decides.)
-        let all_done = self.flows_done == self.work_total() && self.part.is_none();
-        if all_done && self.apps.conns.iter().any(|c| !c.disconnected) {
-            self.all_done_but_idle_apps = true;
-        }
-    }
-
     /// What every multipath message record holds whichever split sent the message (`done`:
     /// its completion at the sender); the split fills in its own counts.
-    pub(super) fn mp_record_base(
+    pub(in crate::sim) fn mp_record_base(
         &self,
         conn: u32,
         id: u32,
@@ -394,7 +246,7 @@ impl Simulation {
     }
 
     /// Per-message records of every multipath message, in id order.
-    pub(super) fn mp_message_records(&self) -> Vec<MpMessageRecord> {
+    pub(in crate::sim) fn mp_message_records(&self) -> Vec<MpMessageRecord> {
         let a = &self.apps;
         a.messages
             .iter()
@@ -421,7 +273,7 @@ impl Simulation {
     }
 
     /// Per-chunk records of every multipath message, by message then chunk number.
-    pub(super) fn mp_chunk_records(&self) -> Vec<MpChunkRecord> {
+    pub(in crate::sim) fn mp_chunk_records(&self) -> Vec<MpChunkRecord> {
         let mut out = Vec::new();
         for c in self.apps.conns.iter().filter(|c| !c.virtuoso) {
             let sender = &self.apps.senders[c.half as usize];
@@ -461,7 +313,7 @@ impl Simulation {
     }
 
     /// Chunks whose headers contradicted their message at a receiver (0 in a correct run).
-    pub(super) fn mp_anomalies(&self) -> u64 {
+    pub(in crate::sim) fn mp_anomalies(&self) -> u64 {
         let v: u64 = self.apps.vreceivers.iter().map(|r| r.anomalies).sum();
         self.apps.receivers.iter().map(|r| r.anomalies).sum::<u64>() + v
     }

@@ -15,18 +15,18 @@
 //! the loads being those the coordinator summed in the last round. The schedulers of one
 //! period act at the same instant, so one event serves all of them; nothing a host does
 //! depends on another host's data except through the reports and prices.
-//! `control = "in_band"` carries the same rounds as messages (`sim::drum_inband`).
+//! `control = "in_band"` carries the same rounds as messages (`drum_inband`).
 
-use super::hostapps::{COORD, NET_PERIOD, ROUND};
-use super::{Event, Simulation};
+use super::drum::{COORD, NET_PERIOD, ROUND};
 use crate::drum::network::{Coupling, NetworkSettings};
 use crate::drum::{ActiveSet, Agent, AgentReport, Coordinator, NetworkProblem, Problem};
 use crate::ids::PortId;
+use crate::sim::{Event, Simulation};
 use crate::units::Time;
 
 /// The network-wide control loop.
 #[derive(Debug)]
-pub(super) struct DrumNet {
+pub(in crate::sim) struct DrumNet {
     delay: Time,
     iterations: u32,
     period: Time,
@@ -39,7 +39,7 @@ pub(super) struct DrumNet {
     /// The feasible allocation of the period, once its last round is done.
     final_x: Vec<f64>,
     /// `control = "in_band"`: the control connections.
-    pub(super) inband: Option<super::drum_inband::InBand>,
+    pub(in crate::sim) inband: Option<super::drum_inband::InBand>,
     /// Measured release rates of the period that ended, per host.
     rates: Vec<Vec<f64>>,
     data: NetData,
@@ -81,7 +81,7 @@ fn mean_size((lo, hi): (u64, u64)) -> f64 {
 impl Simulation {
     /// The coupling of every application (agent order, then application order) with the
     /// links of its path.
-    pub(super) fn drum_net_new(&self, drum: crate::app::host_model::DrumConfig) -> DrumNet {
+    pub(in crate::sim) fn drum_net_new(&self, drum: crate::app::host_model::DrumConfig) -> DrumNet {
         let m = self.hostm.as_ref().expect("host model");
         let mut links: Vec<PortId> = Vec::new();
         let mut route = Vec::new();
@@ -127,7 +127,7 @@ impl Simulation {
     }
 
     /// A period starts: every scheduler measures, rebuilds its agent and steps; reports go out.
-    pub(super) fn drum_net_period(&mut self) {
+    pub(in crate::sim) fn drum_net_period(&mut self) {
         let now = self.now;
         let hm = self.hostm.as_mut().expect("host model");
         let mut net = hm.net.take().expect("network control");
@@ -194,7 +194,7 @@ impl Simulation {
 
     /// Scheduler `h` steps with the prices it last received; its report is kept for the
     /// coordinator.
-    pub(super) fn drum_net_step_host(&mut self, h: usize) {
+    pub(in crate::sim) fn drum_net_step_host(&mut self, h: usize) {
         let net = self.net();
         let (u_prev, u) = net.coord.as_ref().expect("coordinator").prices();
         let rep = net.agents[h].as_mut().expect("agent").step(&u_prev, &u).expect("prices of every resource");
@@ -203,7 +203,7 @@ impl Simulation {
 
     /// The coordinator sums the reports (in scheduler order) and updates the prices. True
     /// when that was the period's last round (the allocation is then ready).
-    pub(super) fn drum_net_update(&mut self) -> bool {
+    pub(in crate::sim) fn drum_net_update(&mut self) -> bool {
         let net = self.net();
         let reports: Vec<AgentReport> = net.reports.iter_mut().map(|r| r.take().expect("every report")).collect();
         net.coord.as_mut().expect("coordinator").update(&reports).expect("a report from every agent");
@@ -216,14 +216,14 @@ impl Simulation {
     }
 
     /// Out of band: the coordinator's answer leaves; it reaches the schedulers later.
-    pub(super) fn drum_net_coord(&mut self) {
+    pub(in crate::sim) fn drum_net_coord(&mut self) {
         self.drum_net_update();
         let at = self.now + self.net().delay;
         self.queue.push(at, Event::Drum(0, ROUND));
     }
 
     /// Out of band: new prices (or the final answer) reached every scheduler.
-    pub(super) fn drum_net_round(&mut self) {
+    pub(in crate::sim) fn drum_net_round(&mut self) {
         let n = self.net().agents.len();
         if self.net().round >= self.net().iterations {
             (0..n).for_each(|h| self.drum_net_allocate_host(h));
@@ -245,7 +245,7 @@ impl Simulation {
     }
 
     /// Scheduler `h` enforces its rows of the period's allocation.
-    pub(super) fn drum_net_allocate_host(&mut self, h: usize) {
+    pub(in crate::sim) fn drum_net_allocate_host(&mut self, h: usize) {
         let now = self.now;
         let hm = self.hostm.as_mut().expect("host model");
         let net = hm.net.as_ref().expect("network control");

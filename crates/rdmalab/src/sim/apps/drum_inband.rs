@@ -1,4 +1,4 @@
-//! DRUM with `control = "in_band"`: the rounds of `sim::drum_control` carried by 64 B
+//! DRUM with `control = "in_band"`: the rounds of `drum_control` carried by 64 B
 //! control messages in the highest class (class 0, strict priority, never paused) through
 //! the simulated fabric, instead of fixed-delay events.
 //!
@@ -12,11 +12,11 @@
 //! period that starts while the previous one's rounds are still in flight is skipped (its
 //! measurement then spans two periods).
 
-use super::app::HostVerbs;
-use super::Simulation;
-use crate::app::{AppHeader, AppKind, RecvCompletion, Verbs, Wr};
+use super::HostVerbs;
+use crate::app::{AppHeader, AppId, AppKind, RecvCompletion, Verbs, Wr};
 use crate::error::{Error, Result};
 use crate::ids::{NodeId, QpId};
+use crate::sim::Simulation;
 use crate::workload::FlowSpec;
 
 /// Bytes of a control message (the 64 B).
@@ -26,17 +26,17 @@ const REPORT: u8 = 1;
 const PRICES: u8 = 2;
 const FINAL: u8 = 3;
 /// `AppKind::DrumCtl` of the coordinator.
-pub(super) const COORDINATOR: u32 = u32::MAX;
+pub(in crate::sim) const COORDINATOR: u32 = u32::MAX;
 
 /// The control connections.
 #[derive(Debug)]
-pub(super) struct InBand {
+pub(in crate::sim) struct InBand {
     /// Per scheduler: its connection to the coordinator, and back.
     up: Vec<QpId>,
     down: Vec<QpId>,
     /// Application ids: the coordinator's, and each scheduler's control endpoint.
-    coord_app: u32,
-    host_app: Vec<u32>,
+    coord_app: AppId,
+    host_app: Vec<AppId>,
     /// Reports received this round.
     arrived: usize,
     /// Schedulers that have not yet enforced this period's allocation.
@@ -45,23 +45,21 @@ pub(super) struct InBand {
 
 impl InBand {
     /// Rounds of the current period still in flight.
-    pub(super) fn busy(&self) -> bool {
+    pub(in crate::sim) fn busy(&self) -> bool {
         self.pending > 0
     }
 }
 
 impl Simulation {
     /// Opens the control connections of the schedulers on `hosts` (agent order).
-    pub(super) fn drum_inband_new(&mut self, hosts: &[NodeId]) -> Result<InBand> {
+    pub(in crate::sim) fn drum_inband_new(&mut self, hosts: &[NodeId]) -> Result<InBand> {
         let coord = self.topo.hosts().find(|h| !hosts.contains(h)).ok_or_else(|| {
             Error::scenario("drum.control", "in_band needs a host without a DRUM scheduler to run the coordinator")
         })?;
-        let coord_app = self.apps.kinds.len() as u32;
-        self.apps.kinds.push(AppKind::DrumCtl(COORDINATOR));
+        let coord_app = self.apps.add(AppKind::DrumCtl(COORDINATOR));
         let (mut up, mut down, mut host_app) = (Vec::new(), Vec::new(), Vec::new());
         for (h, &host) in hosts.iter().enumerate() {
-            let app = self.apps.kinds.len() as u32;
-            self.apps.kinds.push(AppKind::DrumCtl(h as u32));
+            let app = self.apps.add(AppKind::DrumCtl(h as u32));
             up.push(self.control_qp(host, coord, coord_app));
             down.push(self.control_qp(coord, host, app));
             host_app.push(app);
@@ -70,16 +68,12 @@ impl Simulation {
     }
 
     /// A connection in class 0 whose messages complete at application `to` on `dst`.
-    fn control_qp(&mut self, src: NodeId, dst: NodeId, to: u32) -> QpId {
-        let qp = self.open_qp(&FlowSpec { pg: 0, ..FlowSpec::new(src, dst, 0, self.now) });
-        let q = &mut self.qps[qp.idx()];
-        q.close_when_idle = false;
-        q.rx.app = to;
-        qp
+    fn control_qp(&mut self, src: NodeId, dst: NodeId, to: AppId) -> QpId {
+        self.open_kept_qp(&FlowSpec { pg: 0, ..FlowSpec::new(src, dst, 0, self.now) }, to)
     }
 
     /// Sends one control message on `qp` from application `app`.
-    fn control_send(&mut self, qp: QpId, app: u32, op: u8, round: u32) {
+    fn control_send(&mut self, qp: QpId, app: AppId, op: u8, round: u32) {
         let header = AppHeader { data_id: round as u64, total: CONTROL_BYTES, offset: 0, length: 0, op };
         let wr = Wr { bytes: CONTROL_BYTES, cookie: 0, header: Some(header), notify_sent: false };
         HostVerbs { sim: self, app }.post(qp, wr);
@@ -88,7 +82,7 @@ impl Simulation {
     }
 
     /// Scheduler `h` reports its loads to the coordinator.
-    pub(super) fn drum_inband_report(&mut self, h: usize, round: u32) {
+    pub(in crate::sim) fn drum_inband_report(&mut self, h: usize, round: u32) {
         let net = self.hostm.as_ref().and_then(|m| m.net.as_ref()).expect("in-band control");
         let ib = net.inband.as_ref().expect("in-band control");
         let (qp, app) = (ib.up[h], ib.host_app[h]);
@@ -96,7 +90,7 @@ impl Simulation {
     }
 
     /// A period's rounds begin: every scheduler has stepped and reports.
-    pub(super) fn drum_inband_start(&mut self, n: usize, round: u32) {
+    pub(in crate::sim) fn drum_inband_start(&mut self, n: usize, round: u32) {
         let ib = self.inband_mut();
         ib.arrived = 0;
         ib.pending = n;
@@ -106,7 +100,7 @@ impl Simulation {
     }
 
     /// A control message reached application `who` (the coordinator or scheduler `h`).
-    pub(super) fn drum_inband_recv(&mut self, who: u32, c: RecvCompletion) {
+    pub(in crate::sim) fn drum_inband_recv(&mut self, who: u32, c: RecvCompletion) {
         let round = c.header.data_id as u32;
         if who == COORDINATOR {
             return self.drum_inband_coordinator(round);

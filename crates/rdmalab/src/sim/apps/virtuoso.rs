@@ -1,23 +1,23 @@
-//! Virtuoso connections (seed 003) on the application hook of `sim/app.rs`: opening the
+//! Virtuoso connections (seed 003) on the application hook (`sim::apps`): opening the
 //! per-path QPs (and their reverse QPs for READ data), routing completions and timers to
 //! the two halves, and the per-message and per-path records.
 
-use super::app::{Conn, HostVerbs};
-use super::Simulation;
-use crate::app::{AppKind, RecvCompletion, SendCompletion};
+use super::Conn;
+use crate::app::{AppId, AppKind, RecvCompletion, SendCompletion};
 use crate::error::{Error, Result};
 use crate::ids::{NodeId, QpId};
 use crate::multipath::virtuoso::{chunk_probe_fabric_error, VOutcome, VirtuosoReceiver, VirtuosoSender};
 use crate::multipath::{
     MpConfig, MpConnId, MpMessageRecord, MpMsgId, MpPathRecord, MpVerb, MpWrRecord, PathBy, VirtuosoConfig,
 };
+use crate::sim::Simulation;
 use crate::units::Time;
 
 impl Simulation {
     /// Opens a Virtuoso connection: one QP per path from `src` (from address `i` with
     /// `path_by = src_ip`), one reverse QP per path for READ data, a sender half on `src`
     /// and a receiver half on `dst`.
-    pub(super) fn virtuoso_connect(
+    pub(in crate::sim) fn virtuoso_connect(
         &mut self,
         src: NodeId,
         dst: NodeId,
@@ -44,7 +44,7 @@ impl Simulation {
             PathBy::SrcIp => vec![None; cfg.qps as usize],
         };
         let conn = self.apps.conns.len() as u32;
-        let (sender_app, receiver_app) = (self.apps.kinds.len() as u32, self.apps.kinds.len() as u32 + 1);
+        let (sender_app, receiver_app) = (self.apps.next_id(), AppId(self.apps.next_id().0 + 1));
         let mut forward = Vec::with_capacity(sports.len());
         let mut reverse = Vec::with_capacity(sports.len());
         for (i, &sport) in sports.iter().enumerate() {
@@ -56,8 +56,8 @@ impl Simulation {
             forward.push(fwd);
             reverse.push(back);
         }
-        self.apps.kinds.push(AppKind::VSender(conn));
-        self.apps.kinds.push(AppKind::VReceiver(conn));
+        self.apps.add(AppKind::VSender(conn));
+        self.apps.add(AppKind::VReceiver(conn));
         let half = self.apps.vsenders.len() as u32;
         let path = self.routes.first_path(&self.topo, src, dst);
         let rtt = crate::stats::ideal::base_rtt(&self.topo, &path, self.cfg.mtu as u64);
@@ -88,44 +88,30 @@ impl Simulation {
         to: NodeId,
         cfg: &MpConfig,
         sport: Option<u16>,
-        rx_app: u32,
+        rx_app: AppId,
     ) -> QpId {
-        let qp = self.open_qp(&crate::workload::FlowSpec {
-            pg: cfg.pg,
-            dport: cfg.dport,
-            sport,
-            src_ip: sip,
-            ..crate::workload::FlowSpec::new(from, to, 0, self.now)
-        });
-        let q = &mut self.qps[qp.idx()];
-        q.close_when_idle = false;
-        q.rx.app = rx_app;
-        qp
+        let f = crate::workload::FlowSpec::new(from, to, 0, self.now);
+        let spec = crate::workload::FlowSpec { pg: cfg.pg, dport: cfg.dport, sport, src_ip: sip, ..f };
+        self.open_kept_qp(&spec, rx_app)
     }
 
     /// A WR of Virtuoso sender `conn` completed.
-    pub(super) fn virtuoso_send_done(&mut self, app: u32, conn: u32, c: SendCompletion) {
+    pub(in crate::sim) fn virtuoso_send_done(&mut self, app: AppId, conn: u32, c: SendCompletion) {
         let h = self.apps.conns[conn as usize].half as usize;
-        let mut sender = std::mem::take(&mut self.apps.vsenders[h]);
-        let out = sender.on_completion(c, &mut HostVerbs { sim: self, app });
-        self.apps.vsenders[h] = sender;
+        let out = self.with_app(app, |a| &mut a.vsenders[h], |s, v| s.on_completion(c, v));
         self.virtuoso_outcome(conn, out);
     }
 
     /// A WR with a Virtuoso header was placed at application `app` (either half).
-    pub(super) fn virtuoso_recv_done(&mut self, app: u32, c: RecvCompletion) {
-        match self.apps.kinds[app as usize] {
+    pub(in crate::sim) fn virtuoso_recv_done(&mut self, app: AppId, c: RecvCompletion) {
+        match self.apps.kinds[app.idx()] {
             AppKind::VReceiver(conn) => {
                 let h = self.apps.conns[conn as usize].half as usize;
-                let mut receiver = std::mem::take(&mut self.apps.vreceivers[h]);
-                receiver.on_receive(c, &mut HostVerbs { sim: self, app });
-                self.apps.vreceivers[h] = receiver;
+                self.with_app(app, |a| &mut a.vreceivers[h], |r, v| r.on_receive(c, v));
             }
             AppKind::VSender(conn) => {
                 let h = self.apps.conns[conn as usize].half as usize;
-                let mut sender = std::mem::take(&mut self.apps.vsenders[h]);
-                let out = sender.on_receive(c, &mut HostVerbs { sim: self, app });
-                self.apps.vsenders[h] = sender;
+                let out = self.with_app(app, |a| &mut a.vsenders[h], |s, v| s.on_receive(c, v));
                 self.virtuoso_outcome(conn, out);
             }
             _ => {}
@@ -133,11 +119,9 @@ impl Simulation {
     }
 
     /// A timer of Virtuoso sender `conn` fired.
-    pub(super) fn virtuoso_timer(&mut self, app: u32, conn: u32, token: u32) {
+    pub(in crate::sim) fn virtuoso_timer(&mut self, app: AppId, conn: u32, token: u32) {
         let h = self.apps.conns[conn as usize].half as usize;
-        let mut sender = std::mem::take(&mut self.apps.vsenders[h]);
-        sender.on_timer(token, &mut HostVerbs { sim: self, app });
-        self.apps.vsenders[h] = sender;
+        self.with_app(app, |a| &mut a.vsenders[h], |s, v| s.on_timer(token, v));
         let nic = self.qps[self.apps.conns[conn as usize].qps[0].idx()].nic;
         self.nic_kick(nic);
     }
@@ -152,7 +136,7 @@ impl Simulation {
     }
 
     /// The record of message `local` of Virtuoso connection `conn`.
-    pub(super) fn virtuoso_message_record(&self, conn: u32, local: u32, ideal: Time) -> MpMessageRecord {
+    pub(in crate::sim) fn virtuoso_message_record(&self, conn: u32, local: u32, ideal: Time) -> MpMessageRecord {
         let c = &self.apps.conns[conn as usize];
         let m = &self.apps.vsenders[c.half as usize].messages[local as usize];
         let r = self.apps.vreceivers[c.half as usize].messages.get(&(m.id as u64)).copied().unwrap_or_default();
@@ -174,7 +158,7 @@ impl Simulation {
     }
 
     /// One record per path of every Virtuoso connection.
-    pub(super) fn mp_path_records(&self) -> Vec<MpPathRecord> {
+    pub(in crate::sim) fn mp_path_records(&self) -> Vec<MpPathRecord> {
         let mut out = Vec::new();
         for (conn, c) in self.apps.conns.iter().enumerate().filter(|(_, c)| c.virtuoso) {
             let s = &self.apps.vsenders[c.half as usize];
@@ -193,7 +177,7 @@ impl Simulation {
     }
 
     /// Every WR of every Virtuoso sender, by connection then post order.
-    pub(super) fn mp_wr_records(&self) -> Vec<MpWrRecord> {
+    pub(in crate::sim) fn mp_wr_records(&self) -> Vec<MpWrRecord> {
         let mut out = Vec::new();
         for (conn, c) in self.apps.conns.iter().enumerate().filter(|(_, c)| c.virtuoso) {
             let s = &self.apps.vsenders[c.half as usize];

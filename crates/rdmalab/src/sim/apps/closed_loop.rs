@@ -2,22 +2,23 @@
 //! posting through the RNIC's WQE engine, CQ polling on shared cores, and the three ways
 //! of reaching the RNIC (`app::host_model::Mechanism`): RAW, SHARE and DRUM
 //! (`app::drum_agent`). Everything here acts on one host's own NIC and QPs; completions
-//! arrive from that host's ACK processing through the application hook (`sim/app.rs`).
+//! arrive from that host's ACK processing through the application hook (`sim::apps`).
 //!
 //! Events: `Event::App(app, token)` for an application's own steps (start of a batch,
 //! a SHARE lock released, its CQE seen), `Event::WqeDone(nic)` for the WQE engine and
-//! `Event::Drum(agent, kind)` for a DRUM scheduler (release, poll, control period).
+//! `Event::Drum(agent, kind)` for a DRUM scheduler (`drum`).
 
-use super::app::HostVerbs;
-use super::{Event, Simulation};
+use super::drum::NET_PERIOD;
+use super::HostVerbs;
 use crate::app::closed_loop::{poll_sees, BatchRecord, ClosedLoop, ClosedLoopSpec, Phase};
 use crate::app::drum_agent::{DrumAgent, DrumRow};
 use crate::app::host_model::{Control, HostConfig, HostModelSpec, Mechanism};
-use crate::app::{AppKind, SendCompletion, SendDone, Verbs, Wr};
+use crate::app::{AppId, AppKind, SendCompletion, SendDone, Verbs, Wr};
 use crate::engine::{stream, StreamKind};
 use crate::error::Result;
 use crate::ids::{NodeId, QpId};
 use crate::rnic::{Message, WqeEngine};
+use crate::sim::{Event, Simulation};
 use crate::units::Time;
 use crate::workload::FlowSpec;
 
@@ -25,39 +26,30 @@ use crate::workload::FlowSpec;
 const START: u32 = 0;
 const POSTED: u32 = 1;
 const SEEN: u32 = 2;
-/// DRUM scheduler event kinds.
-pub(super) const RELEASE: u8 = 0;
-pub(super) const POLL: u8 = 1;
-pub(super) const PERIOD: u8 = 2;
-/// `control = "out_of_band"` (`sim::drum_control`): a period of every scheduler, the
-/// coordinator's round, and new prices at the schedulers.
-pub(super) const NET_PERIOD: u8 = 3;
-pub(super) const COORD: u8 = 4;
-pub(super) const ROUND: u8 = 5;
 /// The cookie of a batch's signalled (last) WQE.
-const SIGNALLED: u32 = 1;
+pub(super) const SIGNALLED: u32 = 1;
 
 /// The run's closed-loop applications and their hosts.
 #[derive(Debug)]
-pub(super) struct HostModel {
-    cfg: HostConfig,
-    period: Time,
-    pub(super) apps: Vec<ClosedLoop>,
+pub(in crate::sim) struct HostModel {
+    pub(super) cfg: HostConfig,
+    pub(super) period: Time,
+    pub(in crate::sim) apps: Vec<ClosedLoop>,
     /// Application id (in `apps.kinds`) of each closed-loop application.
-    ids: Vec<u32>,
-    pub(super) batches: Vec<BatchRecord>,
+    pub(super) ids: Vec<AppId>,
+    pub(in crate::sim) batches: Vec<BatchRecord>,
     /// Per NIC: application threads busy-polling now (RAW, SHARE).
-    polling: Vec<u32>,
+    pub(super) polling: Vec<u32>,
     /// SHARE: per application its shared QP's lock; per lock when it is free.
-    lock_of: Vec<u32>,
-    locks: Vec<Time>,
+    pub(super) lock_of: Vec<u32>,
+    pub(super) locks: Vec<Time>,
     /// DRUM: per application (agent, local index); the agents; their shared QPs by dst.
-    agent_of: Vec<(u32, u32)>,
-    pub(super) agents: Vec<DrumAgent>,
-    shared_qp: Vec<Vec<(NodeId, QpId)>>,
-    pub(super) drum_rows: Vec<DrumRow>,
+    pub(super) agent_of: Vec<(u32, u32)>,
+    pub(in crate::sim) agents: Vec<DrumAgent>,
+    pub(super) shared_qp: Vec<Vec<(NodeId, QpId)>>,
+    pub(in crate::sim) drum_rows: Vec<DrumRow>,
     /// The network-wide control loop (`control = "out_of_band"`).
-    pub(super) net: Option<super::drum_control::DrumNet>,
+    pub(in crate::sim) net: Option<super::drum_control::DrumNet>,
 }
 
 impl Simulation {
@@ -93,8 +85,7 @@ impl Simulation {
                 Mechanism::Share => self.share_qp(&mut m, &mut groups, s),
             };
             let rng = stream(self.cfg.seed, StreamKind::Other, 0xC105_ED00 + i as u64);
-            let id = self.apps.kinds.len() as u32;
-            self.apps.kinds.push(AppKind::Closed(i as u32));
+            let id = self.apps.add(AppKind::Closed(i as u32));
             m.ids.push(id);
             m.apps.push(ClosedLoop::new(s.clone(), rng, qp));
             self.queue.push(s.start.max(self.now), Event::App(id, START));
@@ -145,56 +136,13 @@ impl Simulation {
         qp
     }
 
-    /// DRUM: application `i` joins its host's scheduler (made at the host's first
-    /// application), which opens one shared QP per destination.
-    fn drum_register(&mut self, m: &mut HostModel, agent_of_nic: &mut [Option<u32>], spec: &HostModelSpec, i: u32) {
-        let s = &spec.apps[i as usize];
-        let nic = self.nic_of[s.host.idx()] as usize;
-        let cfg = spec.host;
-        let ag = *agent_of_nic[nic].get_or_insert_with(|| {
-            m.agents.push(DrumAgent::new(spec.drum, Vec::new(), Vec::new(), cfg.wqe_cost, cfg.poll_cost));
-            m.shared_qp.push(Vec::new());
-            m.agents.len() as u32 - 1
-        });
-        m.agent_of.push((ag, m.agents[ag as usize].apps.len() as u32));
-        m.agents[ag as usize].apps.push(i);
-        if !m.shared_qp[ag as usize].iter().any(|&(d, _)| d == s.dst) {
-            let q = self.host_qp(s.host, s.dst);
-            m.shared_qp[ag as usize].push((s.dst, q));
-        }
-    }
-
-    /// DRUM: every scheduler gets its final settings (k fitted to the QP cache, a = 1/wr_num)
-    /// and, under local control, its first control period now.
-    fn drum_start_agents(&mut self, m: &mut HostModel, spec: &HostModelSpec) {
-        let entries = self.cfg.qp_cache.map(|c| c.entries);
-        let cfg = spec.host;
-        for (a, ag) in m.agents.iter_mut().enumerate() {
-            // Dedicated QPs plus the shared ones must fit the QP-context cache.
-            let shared = m.shared_qp[a].len() as u32;
-            let k = entries.map_or(spec.drum.k, |e| spec.drum.k.min(e.saturating_sub(shared).max(1)));
-            let drum = crate::app::host_model::DrumConfig { k, ..spec.drum };
-            let mean_wr = |i: u32| {
-                let (lo, hi) = m.apps[i as usize].spec.wr_num;
-                (lo as f64 + hi as f64) / 2.0
-            };
-            let a0: Vec<f64> = ag.apps.iter().map(|&i| 1.0 / mean_wr(i)).collect();
-            *ag = DrumAgent::new(drum, std::mem::take(&mut ag.apps), a0, cfg.wqe_cost, cfg.poll_cost);
-            if spec.drum.control == Control::Local {
-                self.queue.push(self.now, Event::Drum(a as u32, PERIOD));
-            }
-        }
-    }
-
     /// A QP that lives as long as the run (an application's connection).
-    fn host_qp(&mut self, src: NodeId, dst: NodeId) -> QpId {
-        let qp = self.open_qp(&FlowSpec::new(src, dst, 0, self.now));
-        self.qps[qp.idx()].close_when_idle = false;
-        qp
+    pub(super) fn host_qp(&mut self, src: NodeId, dst: NodeId) -> QpId {
+        self.open_kept_qp(&FlowSpec::new(src, dst, 0, self.now), AppId::NONE)
     }
 
     /// Posts WQE `m` on `qp`: through the NIC's WQE engine when it has one.
-    pub(super) fn post_wqe(&mut self, qp: QpId, m: Message) {
+    pub(in crate::sim) fn post_wqe(&mut self, qp: QpId, m: Message) {
         let nic = self.qps[qp.idx()].nic;
         let now = self.now;
         let Some(e) = self.nics[nic as usize].engine.as_mut() else {
@@ -210,7 +158,7 @@ impl Simulation {
     }
 
     /// The WQE engine finished the head of its FIFO: its bytes join the QP's stream.
-    pub(super) fn on_wqe_done(&mut self, nic: u32) {
+    pub(in crate::sim) fn on_wqe_done(&mut self, nic: u32) {
         let now = self.now;
         let e = self.nics[nic as usize].engine.as_mut().expect("engine event without engine");
         let Some((qp, m)) = e.fifo.pop_front() else { return };
@@ -236,7 +184,7 @@ impl Simulation {
     }
 
     /// A timer of closed-loop application `i`.
-    pub(super) fn closed_timer(&mut self, i: u32, token: u32) {
+    pub(in crate::sim) fn closed_timer(&mut self, i: u32, token: u32) {
         match token {
             START => self.closed_start(i),
             POSTED => self.closed_ring(i),
@@ -301,7 +249,7 @@ impl Simulation {
     }
 
     /// A WQE of application `i` completed at the RNIC; only the signalled one makes a CQE.
-    pub(super) fn closed_send_done(&mut self, i: u32, c: SendCompletion) {
+    pub(in crate::sim) fn closed_send_done(&mut self, i: u32, c: SendCompletion) {
         if c.cookie != SIGNALLED || c.done != SendDone::Acked {
             return;
         }
@@ -327,7 +275,7 @@ impl Simulation {
     }
 
     /// Application `i` sees its batch's CQE: record it, think, go again.
-    fn closed_seen(&mut self, i: u32) {
+    pub(super) fn closed_seen(&mut self, i: u32) {
         let now = self.now;
         let m = self.hostm.as_mut().expect("host model");
         let app = &mut m.apps[i as usize];
@@ -346,90 +294,9 @@ impl Simulation {
         }
     }
 
-    /// A DRUM scheduler's event.
-    pub(super) fn on_drum(&mut self, ag: u32, kind: u8) {
-        match kind {
-            RELEASE => self.drum_release(ag),
-            POLL => self.drum_poll_done(ag),
-            PERIOD => self.drum_period(ag),
-            NET_PERIOD => self.drum_net_period(),
-            COORD => self.drum_net_coord(),
-            _ => self.drum_net_round(),
-        }
-    }
-
-    /// Schedules the next release at rate Q if WQEs wait and none is scheduled.
-    fn drum_arm_release(&mut self, ag: u32) {
-        let now = self.now;
-        let a = &mut self.hostm.as_mut().expect("host model").agents[ag as usize];
-        if a.release_armed || !a.backlogged() {
-            return;
-        }
-        a.release_armed = true;
-        let at = (a.last_release + a.gap).max(now);
-        self.queue.push(at, Event::Drum(ag, RELEASE));
-    }
-
-    /// Releases one WQE by weighted fair order onto its application's QP.
-    fn drum_release(&mut self, ag: u32) {
-        let now = self.now;
-        let m = self.hostm.as_mut().expect("host model");
-        let a = &mut m.agents[ag as usize];
-        a.release_armed = false;
-        let Some((j, size, last)) = a.release_one() else { return };
-        a.last_release = now;
-        let i = a.apps[j];
-        let app = &m.apps[i as usize];
-        let qp = if a.active[j] {
-            app.qp
-        } else {
-            m.shared_qp[ag as usize].iter().find(|&&(d, _)| d == app.spec.dst).expect("shared QP per destination").1
-        };
-        let id = m.ids[i as usize];
-        let cookie = if last { SIGNALLED } else { 0 };
-        HostVerbs { sim: self, app: id }.post(qp, Wr { bytes: size, cookie, header: None, notify_sent: false });
-        let nic = self.qps[qp.idx()].nic;
-        self.nic_kick(nic);
-        self.drum_arm_release(ag);
-    }
-
-    /// The poller starts reading the next non-empty ring (stride order), if any.
-    fn drum_start_poll(&mut self, ag: u32) {
-        let m = self.hostm.as_mut().expect("host model");
-        if m.agents[ag as usize].start_poll().is_some() {
-            let at = self.now + m.cfg.poll_cost;
-            self.queue.push(at, Event::Drum(ag, POLL));
-        }
-    }
-
-    /// A poll ended: its CQE reaches the application, and the poller goes on.
-    fn drum_poll_done(&mut self, ag: u32) {
-        let m = self.hostm.as_mut().expect("host model");
-        let a = &mut m.agents[ag as usize];
-        let Some(j) = a.polling else { return };
-        a.end_poll(j);
-        let i = a.apps[j];
-        self.closed_seen(i);
-        self.drum_start_poll(ag);
-    }
-
-    /// A control period: solve, re-weight, record; again after `period` while apps run.
-    fn drum_period(&mut self, ag: u32) {
-        let now = self.now;
-        let m = self.hostm.as_mut().expect("host model");
-        let period_us = if now == Time::ZERO { 0.0 } else { m.period.0 as f64 / 1e6 };
-        let rows = m.agents[ag as usize].control(now, period_us);
-        m.drum_rows.extend(rows);
-        let a = &m.agents[ag as usize];
-        if a.apps.iter().any(|&i| m.apps[i as usize].phase != Phase::Done) {
-            let at = now + m.period;
-            self.queue.push(at, Event::Drum(ag, PERIOD));
-        }
-    }
-
     /// (name, host, dst, posted all its `total_bytes` and saw the last CQE) of every
     /// closed-loop application, for the results.
-    pub(super) fn host_app_table(&self) -> Vec<(String, NodeId, NodeId, bool)> {
+    pub(in crate::sim) fn host_app_table(&self) -> Vec<(String, NodeId, NodeId, bool)> {
         let row = |a: &ClosedLoop| (a.spec.name.clone(), a.spec.host, a.spec.dst, a.phase == Phase::Done);
         self.hostm.as_ref().map_or_else(Vec::new, |m| m.apps.iter().map(row).collect())
     }
