@@ -9,7 +9,7 @@
 //! → `scenario`/`hpcc_compat` (what builds a `config::Scenario` from a file).
 //! `drum` is a solver library used by host agents; it does not depend on the fabric.
 //! `sim` never imports `scenario`, and `config` imports neither.
-#![warn(missing_debug_implementations)]
+#![warn(missing_debug_implementations, missing_docs, unreachable_pub)]
 
 pub mod app;
 pub mod cc;

@@ -35,13 +35,13 @@ pub(crate) struct Tokens<'a> {
 
 impl<'a> Tokens<'a> {
     /// Tokens of `text`, starting on line 1.
-    pub fn new(text: &'a str) -> Tokens<'a> {
+    pub(crate) fn new(text: &'a str) -> Tokens<'a> {
         Tokens { text, pos: 0, line: 1, last_line: 1 }
     }
 
     /// The line of the last token returned (1 before the first): where a truncated file
     /// is reported.
-    pub fn last_line(&self) -> usize {
+    pub(crate) fn last_line(&self) -> usize {
         self.last_line
     }
 }
@@ -114,27 +114,27 @@ pub(crate) struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     /// A reader over `text`, which came from `path`.
-    pub fn new(text: &'a str, path: &'a Path) -> Reader<'a> {
+    pub(crate) fn new(text: &'a str, path: &'a Path) -> Reader<'a> {
         Reader { toks: Tokens::new(text), path }
     }
 
     /// An input error at `line` about `field`.
-    pub fn err(&self, line: usize, field: &str, msg: impl Into<String>) -> Error {
+    pub(crate) fn err(&self, line: usize, field: &str, msg: impl Into<String>) -> Error {
         Error::input(self.path, line, field, msg)
     }
 
     /// The line of the next token (of the last one when the file has ended).
-    pub fn peek_line(&self) -> usize {
+    pub(crate) fn peek_line(&self) -> usize {
         self.toks.clone().next().map_or(self.toks.last_line(), |t| t.line)
     }
 
     /// The next token, if any.
-    pub fn next_opt(&mut self) -> Option<Token<'a>> {
+    pub(crate) fn next_opt(&mut self) -> Option<Token<'a>> {
         self.toks.next()
     }
 
     /// The next token; an error naming `field` when the file ends first.
-    pub fn next(&mut self, field: &str, context: &str) -> Result<Token<'a>> {
+    pub(crate) fn next(&mut self, field: &str, context: &str) -> Result<Token<'a>> {
         match self.toks.next() {
             Some(t) => Ok(t),
             None => Err(self.err(self.toks.last_line(), field, format!("file ends before {context}: truncated file"))),
@@ -142,13 +142,13 @@ impl<'a> Reader<'a> {
     }
 
     /// The next token as a non-negative integer.
-    pub fn u64(&mut self, field: &str, context: &str) -> Result<(u64, usize)> {
+    pub(crate) fn u64(&mut self, field: &str, context: &str) -> Result<(u64, usize)> {
         let t = self.next(field, context)?;
         parse_u64(t.text).map(|v| (v, t.line)).map_err(|m| self.err(t.line, field, m))
     }
 
     /// The next token as a non-negative integer no larger than `max`.
-    pub fn u64_max(&mut self, field: &str, context: &str, max: u64) -> Result<(u64, usize)> {
+    pub(crate) fn u64_max(&mut self, field: &str, context: &str, max: u64) -> Result<(u64, usize)> {
         let (v, line) = self.u64(field, context)?;
         if v > max {
             return Err(self.err(line, field, format!("{v} is larger than the maximum {max}")));
@@ -161,7 +161,7 @@ impl<'a> Reader<'a> {
     /// layout, but its files hold one record per line; a missing or extra field would
     /// otherwise shift every later field and be reported on another line, about another
     /// field. Nothing to check when the file has ended (the field reads report that).
-    pub fn check_record(&self, what: &str, names: &str) -> Result<()> {
+    pub(crate) fn check_record(&self, what: &str, names: &str) -> Result<()> {
         let mut look = self.toks.clone();
         let Some(first) = look.next() else {
             return Ok(());
@@ -183,7 +183,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The next token as a finite non-negative float.
-    pub fn f64(&mut self, field: &str, context: &str) -> Result<(f64, usize)> {
+    pub(crate) fn f64(&mut self, field: &str, context: &str) -> Result<(f64, usize)> {
         let t = self.next(field, context)?;
         parse_f64(t.text).map(|v| (v, t.line)).map_err(|m| self.err(t.line, field, m))
     }

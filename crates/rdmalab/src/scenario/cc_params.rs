@@ -19,11 +19,11 @@ use crate::error::{Error, Result};
 use crate::units::{Rate, Time};
 
 /// The raw table: key → TOML value.
-pub type CcParamTable = BTreeMap<String, toml::Value>;
+pub(super) type CcParamTable = BTreeMap<String, toml::Value>;
 
 /// Applies `table` to the parameters of `cc`; unknown keys and wrong types are errors naming
 /// `fabric.cc_params.KEY`.
-pub fn apply(cc: &mut CcConfig, table: &CcParamTable, file: &Path) -> Result<()> {
+pub(super) fn apply(cc: &mut CcConfig, table: &CcParamTable, file: &Path) -> Result<()> {
     for (key, value) in table {
         let v = Value { file, key, value };
         let known = match cc {

@@ -86,7 +86,7 @@ impl IofdSpec {
 /// The escape class must carry no data: a flow in it would share the channel that keeps
 /// deflected packets deadlock-free. And it must be a PFC class when any class is: deflected
 /// packets of lossless flows travel in it.
-pub fn check_escape_class(c: &SimConfig, flows: &[FlowSpec], file: &Path) -> Result<()> {
+pub(super) fn check_escape_class(c: &SimConfig, flows: &[FlowSpec], file: &Path) -> Result<()> {
     let Some(i) = &c.iofd else { return Ok(()) };
     let field = "fabric.iofd.escape_pg";
     if flows.iter().any(|f| f.pg == i.escape_pg) {

@@ -14,7 +14,7 @@ use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Vis
 
 /// Line and literal of every value in a TOML document, by field path.
 #[derive(Debug, Default)]
-pub struct SourceMap {
+pub(super) struct SourceMap {
     /// Path → (1-based line of the value's first character, the value as serde's messages
     /// print it; empty for tables and arrays). In document order.
     entries: Vec<(String, usize, String)>,
@@ -30,7 +30,7 @@ enum Node {
 
 impl SourceMap {
     /// The map of `text`; empty when `text` is not valid TOML (the parser reports that).
-    pub fn parse(text: &str) -> SourceMap {
+    pub(super) fn parse(text: &str) -> SourceMap {
         let mut map = SourceMap::default();
         if let Ok(root) = toml::from_str::<Node>(text) {
             let starts: Vec<usize> = line_starts(text);
@@ -76,7 +76,7 @@ impl SourceMap {
 
     /// The map of a JSON scenario (what Python sends): paths and literals, no lines, since
     /// the JSON is machine-written and its lines mean nothing to the user.
-    pub fn from_json(text: &str) -> SourceMap {
+    pub(super) fn from_json(text: &str) -> SourceMap {
         let mut map = SourceMap::default();
         if let Ok(root) = serde_json::from_str::<serde_json::Value>(text) {
             map.add_json("", &root);
@@ -109,13 +109,13 @@ impl SourceMap {
     }
 
     /// True when nothing was read (the text was not valid TOML).
-    pub fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
     /// The line of `field`, or of its nearest enclosing table or array that the document
     /// has (a missing field points at its table); 0 when none is known.
-    pub fn line(&self, field: &str) -> usize {
+    pub(super) fn line(&self, field: &str) -> usize {
         let mut path = field;
         loop {
             if let Some(&i) = self.index.get(path) {
@@ -130,7 +130,7 @@ impl SourceMap {
 
     /// The first field at or below `prefix` (all fields when empty) whose value prints as
     /// `literal`, with its line: how a type error inside a tagged table is pinned to its key.
-    pub fn find_literal(&self, prefix: &str, literal: &str) -> Option<(&str, usize)> {
+    pub(super) fn find_literal(&self, prefix: &str, literal: &str) -> Option<(&str, usize)> {
         let below = |p: &str| {
             prefix.is_empty()
                 || p.strip_prefix(prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
@@ -143,7 +143,7 @@ impl SourceMap {
 }
 
 /// `path.key`, or `key` at the top.
-pub fn join(path: &str, key: &str) -> String {
+pub(super) fn join(path: &str, key: &str) -> String {
     if path.is_empty() {
         key.to_string()
     } else {

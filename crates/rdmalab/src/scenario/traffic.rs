@@ -193,15 +193,15 @@ pub(crate) struct TrafficCtx<'a> {
 
 impl TrafficCtx<'_> {
     /// `traffic[i].name`.
-    pub fn field(&self, name: &str) -> String {
+    pub(crate) fn field(&self, name: &str) -> String {
         format!("traffic[{}].{name}", self.i)
     }
     /// The tenant named at `traffic[i].tenant`.
-    pub fn tenant(&self, name: &Option<String>) -> Result<u16> {
+    pub(crate) fn tenant(&self, name: &Option<String>) -> Result<u16> {
         self.tenants.index(self.file, &self.field("tenant"), name.as_deref())
     }
     /// This source's random seed.
-    pub fn seed(&self) -> u64 {
+    pub(crate) fn seed(&self) -> u64 {
         self.seed.wrapping_add(self.i as u64)
     }
 }

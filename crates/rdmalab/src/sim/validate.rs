@@ -3,8 +3,8 @@
 //! against the topology, a config's parts against each other, IOFD against the flows).
 
 use crate::error::{Error, Result};
-use crate::sim::SimConfig;
 use crate::fabric::NUM_PRIOS;
+use crate::sim::SimConfig;
 use crate::topology::Topology;
 use crate::units::Time;
 use crate::workload::FlowSpec;

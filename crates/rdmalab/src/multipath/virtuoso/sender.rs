@@ -13,22 +13,22 @@ use crate::ids::QpId;
 use crate::units::Time;
 
 /// Opcodes Virtuoso writes in its WRs' headers (`AppHeader::op`), read by the other half.
-pub mod op {
+pub(super) mod op {
     /// A WRITE sub-flow (placed at `offset`; the receiver's CPU is not told).
-    pub const WRITE: u8 = 1;
+    pub(crate) const WRITE: u8 = 1;
     /// A SEND carrying a whole small message (one receive completion).
-    pub const SEND: u8 = 2;
+    pub(crate) const SEND: u8 = 2;
     /// The notice SEND after a large SEND's WRITE sub-flows (one receive completion).
-    pub const NOTICE: u8 = 3;
+    pub(crate) const NOTICE: u8 = 3;
     /// A READ request for `length` bytes at `offset`.
-    pub const READ_REQ: u8 = 4;
+    pub(crate) const READ_REQ: u8 = 4;
     /// READ response data, flowing back to the requester.
-    pub const READ_DATA: u8 = 5;
+    pub(crate) const READ_DATA: u8 = 5;
 }
 
 /// Bytes of a READ request on the wire: its RETH (address 8, key 4, length 4). A real
 /// request has no payload; ours carries these 16 B so that it is a packet of its own.
-pub const READ_REQUEST_BYTES: u64 = 16;
+pub(super) const READ_REQUEST_BYTES: u64 = 16;
 
 /// What a WR was posted for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -92,7 +92,7 @@ pub(crate) fn later(t: Time, d: Time) -> Time {
 }
 
 /// A time for messages, in microseconds.
-pub fn us(t: Time) -> String {
+pub(crate) fn us(t: Time) -> String {
     format!("{:.3} us", t.0 as f64 / 1e6)
 }
 

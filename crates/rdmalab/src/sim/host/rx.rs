@@ -1,0 +1,234 @@
+//! The receiving side of a QP and the sender's side of its ACKs: in-order placement, ACK,
+//! NACK and CNP at the receiver; at the sender, ACK processing, completions and the end of a
+//! flow.
+
+use crate::app::{SendCompletion, SendDone};
+use crate::fabric::packet::NO_INT;
+use crate::fabric::{Packet, PacketKind};
+use crate::ids::{AppId, HeaderSlot, PortId, QpId};
+use crate::rnic::Completion;
+use crate::sim::Simulation;
+use crate::stats::FlowRecord;
+use crate::units::Time;
+
+impl Simulation {
+    /// A packet reached its destination host.
+    pub(in crate::sim) fn host_receive(&mut self, pkt: Packet) {
+        match pkt.kind {
+            PacketKind::Data => self.receive_data(pkt),
+            PacketKind::Ack | PacketKind::Nack => self.receive_ack(pkt),
+            PacketKind::Pause | PacketKind::Resume => unreachable!("PFC handled before"),
+        }
+    }
+
+    /// The receiver: accept in order, NACK a gap (go-back-N), discard duplicates.
+    pub(super) fn receive_data(&mut self, pkt: Packet) {
+        // The receiver's half of the QP (the packet names the sender's slot, which the ACK
+        // echoes back).
+        let rx_id = self.rx_slot(&pkt);
+        let qp = &mut self.qps[rx_id.idx()];
+        // Wrapping: in a parallel run the sender's count lives in its own partition.
+        qp.in_flight = qp.in_flight.wrapping_sub(1);
+        let rx = &mut qp.rx;
+        let mut placed = None;
+        let (in_order, new_data) = (pkt.seq == rx.expected, pkt.seq >= rx.expected);
+        let reply = if in_order {
+            rx.expected += pkt.payload as u64;
+            rx.unacked_packets += 1;
+            self.counters.payload_bytes_delivered += pkt.payload as u64;
+            if self.cfg.tenant_meter {
+                let nic = self.nic_of[pkt.dst.idx()] as usize;
+                self.meters[nic].add(qp.tenant, self.now, pkt.payload);
+            }
+            if pkt.last_of_msg {
+                if !pkt.app_hdr.is_none() && !rx.app.is_none() {
+                    placed = Some((rx.app, rx.expected - rx.msg_start));
+                }
+                rx.msg_start = rx.expected;
+            }
+            if rx.unacked_packets >= self.cfg.ack_interval || pkt.last_of_msg {
+                rx.unacked_packets = 0;
+                Some(PacketKind::Ack)
+            } else {
+                None
+            }
+        } else {
+            self.counters.payload_bytes_dropped += pkt.payload as u64;
+            if pkt.seq > rx.expected {
+                let quiet = self.now < rx.nack_quiet_until && rx.last_nack == rx.expected;
+                rx.nack_quiet_until = self.now + self.cfg.nack_interval;
+                rx.last_nack = rx.expected;
+                (!quiet).then_some(PacketKind::Nack)
+            } else {
+                self.cfg.ack_duplicates.then_some(PacketKind::Ack)
+            }
+        };
+        if let Some((app, bytes)) = placed {
+            self.app_recv_done(app, rx_id, pkt.app_hdr, bytes);
+        }
+        let dasr = self.dasr.as_deref_mut();
+        let share_kbps = crate::sim::mech::dasr::share_for_ack(dasr, &self.nic_of, &pkt, rx_id, new_data, in_order);
+        let Some(kind) = reply else {
+            if pkt.int_slot != NO_INT {
+                self.int.release(pkt.int_slot);
+            }
+            self.release_if_quiet(rx_id);
+            return;
+        };
+        self.qps[rx_id.idx()].in_flight += 1;
+        if kind == PacketKind::Nack {
+            self.counters.nacks += 1;
+        }
+        let cnp = pkt.ce && self.cnp_allowed(rx_id);
+        let qp = &self.qps[rx_id.idx()];
+        let ack = Packet {
+            seq: qp.rx.expected,
+            qp: pkt.qp,
+            src: pkt.dst,
+            dst: pkt.src,
+            sip: pkt.dip,
+            dip: pkt.sip,
+            ingress: PortId(u32::MAX),
+            ingress_local: 0,
+            int_slot: pkt.int_slot,
+            app_hdr: HeaderSlot::NONE,
+            payload: share_kbps, // an ACK's payload field carries the DASR share
+            wire: self.cfg.ack_wire(),
+            sport: pkt.dport,
+            dport: pkt.sport,
+            kind,
+            pg: pkt.pg,
+            ce: false,
+            cnp,
+            last_of_msg: false,
+            deflections: 0,
+            int_hops: 0,
+            tenant: pkt.tenant,
+        };
+        if pkt.int_slot != NO_INT {
+            self.int.get_mut(pkt.int_slot).nhop = pkt.int_hops; // what the switches stamped
+        }
+        let nic = self.nic_of[pkt.dst.idx()];
+        self.nics[nic as usize].acks.push_back(ack);
+        self.nic_kick(nic);
+    }
+
+    /// The sender: advance snd_una, complete messages, go back on NACK, run CC.
+    pub(super) fn receive_ack(&mut self, pkt: Packet) {
+        let qp_id = pkt.qp;
+        self.qps[qp_id.idx()].in_flight -= 1;
+        if self.trace.is_some() {
+            self.trace_ack(&pkt);
+        }
+        let q = &self.qps[qp_id.idx()];
+        if q.finished || q.error {
+            if pkt.int_slot != NO_INT {
+                self.int.release(pkt.int_slot);
+            }
+            self.release_if_quiet(qp_id);
+            return;
+        }
+        let qp = &mut self.qps[qp_id.idx()];
+        let advanced = pkt.seq > qp.snd_una;
+        if advanced {
+            qp.snd_una = pkt.seq;
+            qp.retries = 0;
+            if self.cfg.rto.is_some() {
+                qp.rto_deadline =
+                    if qp.snd_una < qp.snd_nxt { self.now + self.cfg.rto.unwrap_or(Time::MAX) } else { Time::MAX };
+            }
+        }
+        let chunks_done = if advanced { self.complete_messages(qp_id) } else { None };
+        let qp = &mut self.qps[qp_id.idx()];
+        if pkt.kind == PacketKind::Nack && qp.snd_nxt > pkt.seq.max(qp.snd_una) && self.go_back(qp_id) {
+            let qp = &mut self.qps[qp_id.idx()];
+            qp.snd_nxt = pkt.seq.max(qp.snd_una);
+        }
+        self.cc_on_ack(qp_id, &pkt);
+        if pkt.int_slot != NO_INT {
+            self.int.release(pkt.int_slot);
+        }
+        let nic = self.qps[qp_id.idx()].nic;
+        // Only now may the slot go (and an application open a QP in it).
+        self.release_if_quiet(qp_id);
+        if let Some((app, first, n)) = chunks_done {
+            self.app_chunks_done(app, first, n, qp_id);
+        }
+        self.nic_kick(nic);
+    }
+
+    /// Traces an ACK or NACK (and its CNP flag) at the sender's NIC port.
+    #[cold]
+    pub(super) fn trace_ack(&mut self, pkt: &Packet) {
+        use crate::sim::trace::TraceEvent;
+        let port = self.nics[self.nic_of[pkt.dst.idx()] as usize].port;
+        let ev = if pkt.kind == PacketKind::Nack { TraceEvent::Nack } else { TraceEvent::Ack };
+        self.trace_event(ev, port, pkt);
+        if pkt.cnp {
+            self.trace_event(TraceEvent::Cnp, port, pkt);
+        }
+    }
+
+    /// Reports every message whose last byte is now acknowledged: a flow's FCT, an
+    /// application's send completion, or an attack generator's chunks (returned: (app,
+    /// first chunk, how many); a QP's chunks are one slot's, every `qps`-th chunk). The
+    /// generator hears of them only once the QP's slot may be released, since the next
+    /// chunk of its slot may open a QP in it.
+    pub(super) fn complete_messages(&mut self, qp_id: QpId) -> Option<(AppId, u64, u64)> {
+        let mut chunks_done: Option<(AppId, u64, u64)> = None;
+        loop {
+            let qp = &mut self.qps[qp_id.idx()];
+            let Some(m) = qp.messages.front().copied() else { break };
+            if m.end > qp.snd_una {
+                break;
+            }
+            qp.messages.pop_front();
+            if self.apps.hears_chunks(m.app) {
+                match &mut chunks_done {
+                    Some((_, _, n)) => *n += 1,
+                    None => chunks_done = Some((m.app, m.cookie as u64, 1)),
+                }
+                continue;
+            }
+            if !m.app.is_none() {
+                let c = SendCompletion { qp: qp_id, cookie: m.cookie, done: SendDone::Acked, time: self.now };
+                self.app_send_done(m.app, c);
+                continue;
+            }
+            let flow = &self.flows[m.flow as usize];
+            self.records.push(FlowRecord {
+                flow: m.flow,
+                src: qp.src,
+                dst: qp.dst,
+                sip: qp.sip,
+                dip: qp.dip,
+                sport: qp.sport,
+                dport: qp.dport,
+                size: m.size,
+                start: flow.start,
+                fct: self.now - m.posted,
+                ideal: self.ideal[m.flow as usize],
+                tenant: qp.tenant,
+            });
+            self.flows_done += 1;
+            let nic = qp.nic as usize;
+            self.nics[nic].cq.push_back(Completion { flow: m.flow, time: self.now });
+            self.note_work_done();
+        }
+        self.close_if_idle(qp_id);
+        chunks_done
+    }
+
+    /// Retires `qp_id` if it is to close when idle and everything posted is acknowledged.
+    pub(in crate::sim) fn close_if_idle(&mut self, qp_id: QpId) {
+        let qp = &mut self.qps[qp_id.idx()];
+        if !qp.finished && qp.messages.is_empty() && qp.close_when_idle && qp.snd_una >= qp.posted {
+            qp.finished = true;
+            qp.rto_deadline = Time::MAX;
+            self.nics[qp.nic as usize].has_finished = true;
+            // The completion queue is drained by applications; flows have none here.
+            self.nics[qp.nic as usize].cq.clear();
+            self.leave_group(qp_id);
+        }
+    }
+}

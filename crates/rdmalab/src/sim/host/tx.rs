@@ -1,0 +1,187 @@
+//! The RNIC's transmitter: wake-ups, arbitration among ACKs and QPs with data, the QP
+//! context cache's serial fetch, and building a data packet for the wire.
+
+use crate::app::{SendCompletion, SendDone};
+use crate::fabric::packet::NO_INT;
+use crate::fabric::{Packet, PacketKind};
+use crate::ids::{HeaderSlot, PortId, QpId};
+use crate::rnic::Pick;
+use crate::sim::{Event, Simulation};
+use crate::units::Time;
+
+impl Simulation {
+    pub(in crate::sim) fn on_nic_wake(&mut self, nic: u32) {
+        let n = &mut self.nics[nic as usize];
+        if n.wake_at != self.now {
+            return; // superseded by an earlier wake-up
+        }
+        n.wake_at = Time::MAX;
+        self.nic_kick(nic);
+    }
+
+    /// The RNIC's transmitter: ACKs first, then one data packet by round robin.
+    pub(in crate::sim) fn nic_kick(&mut self, nic_idx: u32) {
+        let nic = &mut self.nics[nic_idx as usize];
+        let port = nic.port;
+        let st = &self.ports[port.idx()];
+        if st.busy || st.down {
+            return;
+        }
+        let ack_class = if self.cfg.ack_high_prio { 0 } else { 3 };
+        if !nic.acks.is_empty() && (ack_class == 0 || !st.paused[ack_class]) {
+            if let Some(ack) = nic.acks.pop_front() {
+                self.transmit(port, ack);
+                return;
+            }
+        }
+        if nic.stall.is_some() && self.serial_stall(nic_idx, port) {
+            return;
+        }
+        loop {
+            let nic = &mut self.nics[nic_idx as usize];
+            match nic.select(&self.qps, &self.ports[port.idx()].paused, self.now) {
+                Pick::Send(qp) => {
+                    if let Some(cache) = nic.cache.as_mut() {
+                        if !cache.touch(qp) {
+                            if cache.serial() {
+                                return self.serial_miss(nic_idx, qp);
+                            }
+                            // Context fetch: this QP waits, the NIC serves others meanwhile.
+                            self.qps[qp.idx()].next_avail = cache.fetched_at(self.now, Time::ZERO);
+                            continue;
+                        }
+                    }
+                    self.send_data(qp, port);
+                    return;
+                }
+                Pick::Wait(t) => {
+                    if t < nic.wake_at {
+                        nic.wake_at = t;
+                        self.queue.push(t, Event::NicWake(nic_idx));
+                    }
+                    return;
+                }
+                Pick::Idle => return,
+            }
+        }
+    }
+
+    /// Serial context fetches: the arbiter handles one QP at a time, so a miss stalls it
+    /// until the context is loaded (seed 000 Fig 2c's knee).
+    #[cold]
+    pub(super) fn serial_miss(&mut self, nic_idx: u32, qp: QpId) {
+        let nic = &mut self.nics[nic_idx as usize];
+        let look = self.cfg.timing.tx_time(nic.rate, self.cfg.data_wire(self.cfg.mtu) as u64);
+        let t = nic.cache.as_mut().expect("serial miss without cache").fetched_at(self.now, look);
+        nic.stall = Some((qp, t));
+        self.arm_nic_wake(nic_idx, t);
+    }
+
+    /// A stalled arbiter: wait, or send the packet whose context was fetched. True when
+    /// the NIC has nothing more to do now.
+    #[cold]
+    pub(super) fn serial_stall(&mut self, nic_idx: u32, port: PortId) -> bool {
+        let nic = &mut self.nics[nic_idx as usize];
+        let Some((qp, t)) = nic.stall else { return false };
+        if self.now < t {
+            self.arm_nic_wake(nic_idx, t);
+            return true;
+        }
+        nic.stall = None;
+        let q = &self.qps[qp.idx()];
+        if q.finished || !q.has_data() || q.window_bound() || self.ports[port.idx()].paused[q.pg as usize] {
+            return false;
+        }
+        if let Some(c) = nic.cache.as_mut() {
+            c.touch(qp); // served by the fetch that just completed
+        }
+        self.send_data(qp, port);
+        true
+    }
+
+    pub(super) fn arm_nic_wake(&mut self, nic_idx: u32, t: Time) {
+        let nic = &mut self.nics[nic_idx as usize];
+        if t < nic.wake_at {
+            nic.wake_at = t;
+            self.queue.push(t, Event::NicWake(nic_idx));
+        }
+    }
+
+    /// Cuts the next segment of `qp` and puts it on the wire.
+    pub(super) fn send_data(&mut self, qp_id: QpId, port: PortId) {
+        let int_slot = if self.cfg.cc.carries_header() { self.int.alloc() } else { NO_INT };
+        if int_slot != NO_INT {
+            self.int.get_mut(int_slot).sent_at = self.now; // TIMELY's timestamp
+        }
+        let qp = &mut self.qps[qp_id.idx()];
+        // Packets never span two messages (each WQE is segmented on its own): cut at the
+        // end of the message holding snd_nxt. A flow's QP has one message, its whole stream.
+        let msg = qp.messages.iter().find(|m| m.end > qp.snd_nxt);
+        let msg_end = msg.map_or(qp.posted, |m| m.end);
+        let payload = (msg_end - qp.snd_nxt).min(self.cfg.mtu as u64) as u32;
+        let end = qp.snd_nxt + payload as u64;
+        // The message this packet ends, if any: (its header slot, and whom to tell it left).
+        let ends = msg.filter(|m| m.end == end).map(|m| (m.hdr, m.notify_sent.then_some((m.app, m.cookie))));
+        let last_of_msg = ends.is_some();
+        let wire = self.cfg.data_wire(payload);
+        let pkt = Packet {
+            seq: qp.snd_nxt,
+            qp: qp_id,
+            src: qp.src,
+            dst: qp.dst,
+            sip: qp.sip,
+            dip: qp.dip,
+            ingress: PortId(u32::MAX),
+            ingress_local: 0,
+            int_slot,
+            app_hdr: ends.map_or(HeaderSlot::NONE, |e| e.0),
+            payload,
+            wire,
+            sport: qp.sport,
+            dport: qp.dport,
+            kind: PacketKind::Data,
+            pg: qp.pg,
+            ce: false,
+            cnp: false,
+            last_of_msg,
+            int_hops: 0,
+            deflections: 0,
+            tenant: qp.tenant,
+        };
+        qp.snd_nxt = end;
+        qp.in_flight += 1;
+        if qp.exempt_until != 0 && end >= qp.exempt_until {
+            self.end_line_rate_start(qp_id);
+        }
+        let qp = &mut self.qps[qp_id.idx()];
+        let pace = if self.cfg.rate_bound { qp.rate } else { qp.max_rate };
+        qp.next_avail = self.now + self.cfg.timing.tx_time(pace, wire as u64);
+        qp.last_wire = wire;
+        if let Some(rto) = self.cfg.rto {
+            if qp.rto_deadline == Time::MAX {
+                qp.rto_deadline = self.now + rto;
+            }
+            if !qp.rto_scheduled {
+                qp.rto_scheduled = true;
+                self.queue.push(qp.rto_deadline, Event::Rto(qp_id, qp.gen));
+            }
+        }
+        if self.cfg.defense != crate::tenancy::Defense::None {
+            let g = self.qps[qp_id.idx()].cc_group;
+            crate::sim::mech::tenancy::on_packet_sent(
+                &self.cfg,
+                self.now,
+                &mut self.groups[g.idx()],
+                &mut self.qps,
+                wire,
+            );
+        }
+        self.counters.data_packets_sent += 1;
+        self.counters.payload_bytes_sent += payload as u64;
+        self.transmit(port, pkt);
+        if let Some((_, Some((app, cookie)))) = ends {
+            let c = SendCompletion { qp: qp_id, cookie, done: SendDone::Sent, time: self.now };
+            self.app_send_done(app, c);
+        }
+    }
+}
