@@ -278,7 +278,3 @@ def save_figure(fig: Any, out: str | Path, dpi: int = 150) -> list[Path]:
     if plt.fignum_exists(getattr(fig, "number", -1)):
         plt.close(fig)
     return paths
-
-
-#: The old private name of `save_figure`.
-_save = save_figure

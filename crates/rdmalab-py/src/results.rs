@@ -7,9 +7,10 @@ use pyo3::types::PyDict;
 use rdmalab::app::closed_loop::BatchRecord;
 use rdmalab::app::drum_agent::DrumRow;
 use rdmalab::fabric::classes::Scheduler;
+use rdmalab::fabric::PortCounters;
 use rdmalab::multipath::{MpChunkRecord, MpMessageRecord, MpPathRecord};
 use rdmalab::sim::{ClassRecord, CycleHop, Results, UnreachableFlow};
-use rdmalab::stats::{FlowRecord, PortCounters, RateSample};
+use rdmalab::stats::{FlowRecord, RateSample};
 use rdmalab::topology::{Port, Topology};
 use rdmalab::{PortId, Time};
 

@@ -9,7 +9,7 @@ use super::tokens::{is_space, parse_u64};
 use crate::error::{Error, Result};
 use crate::ids::NodeId;
 /// The record lives in `stats` (the simulator makes it); this module reads and writes it.
-pub use crate::stats::PfcEvent;
+use crate::stats::PfcEvent;
 use crate::units::Time;
 
 /// Writes one line per event, in the order given.

@@ -10,8 +10,7 @@ use super::{check_host, field_time, zero_time};
 use crate::config::SimConfig;
 use crate::error::{Error, Result};
 use crate::ids::NodeId;
-/// The checked entry lives in `multipath`; kept here so the old path still works.
-pub use crate::multipath::MpTraffic;
+use crate::multipath::MpTraffic;
 use crate::multipath::{
     self,
     virtuoso::{ChunkProbeConfig, ChunkSignal},

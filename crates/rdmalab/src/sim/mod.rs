@@ -28,9 +28,9 @@ pub use mech::failures;
 pub use observe::{qlen_monitor, trace};
 use observe::{qp_names, sampling, warnings, watch};
 
-/// The settings moved to `config` (a leaf that `scenario` and `sim` both read); these
-/// re-exports keep `sim::SimConfig` and the old `sim::config` paths working.
-pub use crate::config::{self, LinkEvent, OnDeadlock, SimConfig, WindowConfig};
+/// The settings `Simulation::new` takes (they live in `config`, a leaf that `scenario` and
+/// `sim` both read).
+pub use crate::config::{OnDeadlock, SimConfig, WindowConfig};
 pub use apps::AppPost;
 pub use failures::UnreachableFlow;
 pub use results::{ClassRecord, Results, StopReason};

@@ -3,10 +3,11 @@
 use super::Simulation;
 use crate::error::{Error, Result};
 use crate::fabric::classes::ClassCounters;
+use crate::fabric::PortCounters;
 use crate::fabric::{PacketKind, NUM_PRIOS};
 use crate::ids::PortId;
 use crate::stats::PfcEvent;
-use crate::stats::{Counters, FlowRecord, PortCounters, RateSample};
+use crate::stats::{Counters, FlowRecord, RateSample};
 use crate::units::Time;
 
 /// Why `run` returned.

@@ -1,8 +1,5 @@
 //! Run and per-port counters.
 
-/// Per-port counters live with the port (`fabric::port`); kept here so the old path works.
-pub use crate::fabric::PortCounters;
-
 /// Whole-run counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counters {

@@ -4,7 +4,7 @@ pub mod counters;
 pub mod ideal;
 pub mod max_rtt;
 
-pub use counters::{Counters, PortCounters};
+pub use counters::Counters;
 
 use crate::ids::{NodeId, QpId};
 use crate::units::{Rate, Time};

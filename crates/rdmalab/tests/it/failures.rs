@@ -3,8 +3,9 @@
 //! The leaf-spine here has 2 leaves with 4 hosts each and 2 spines: hosts 0..8, leaves 8
 //! and 9, spines 10 and 11 (builders number hosts first).
 
+use rdmalab::config::LinkEvent;
 use rdmalab::ids::LinkId;
-use rdmalab::sim::{LinkEvent, RunLimit, SimConfig, Simulation, StopReason};
+use rdmalab::sim::{RunLimit, SimConfig, Simulation, StopReason};
 use rdmalab::topology::{builders, Topology};
 use rdmalab::workload::FlowSpec;
 use rdmalab::{NodeId, Rate, Time};

@@ -13,7 +13,8 @@ use rdmalab::formats::hpcc_config::{parse_config, read_config, CcMode};
 use rdmalab::formats::hpcc_flow::{parse_flows, read_flows};
 use rdmalab::formats::hpcc_topology::{parse_topology, read_topology};
 use rdmalab::formats::htsim_cm::{parse_cm, read_cm};
-use rdmalab::formats::pfc::{parse_pfc, write_pfc, PfcEvent};
+use rdmalab::formats::pfc::{parse_pfc, write_pfc};
+use rdmalab::stats::PfcEvent;
 use rdmalab::topology::{default_host_ip, Topology};
 use rdmalab::{Error, NodeId, Rate, Time};
 

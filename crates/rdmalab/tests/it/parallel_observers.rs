@@ -8,10 +8,11 @@
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
+use rdmalab::config::QlenMonitorConfig;
 use rdmalab::formats::fct::write_fct;
 use rdmalab::scenario::Scenario;
 use rdmalab::sim::parallel::Runner;
-use rdmalab::sim::qlen_monitor::{QlenMonitorConfig, INTERVAL};
+use rdmalab::sim::qlen_monitor::INTERVAL;
 use rdmalab::sim::{Results, StopReason};
 use rdmalab::Time;
 

@@ -29,10 +29,6 @@ from rdmalab.experiments.sweep import MP_PLOT_KINDS, PLOT_KINDS
 #: Figure kinds of `rdmalab plot`, in order.
 KINDS = PLOT_KINDS
 
-#: The names these helpers had when they were private to one module.
-_runs, _groups, _first_runs, _out, _title, _panels = (select_runs, group_tables, first_run_tables, out_path,
-                                                      figure_title, draw_panels)
-
 FIGURES: dict[str, Callable[..., list[Path]]] = {
     "slowdown": slowdown_vs_size, "cdf": fct_cdf, "queue": queue_over_time,
     "rate": qp_rate_over_time, "pfc": pfc_pause_time,

@@ -156,11 +156,11 @@ def compare_defense(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> li
     return sorted(out, key=lambda c: c.group)
 
 
-def attack_experiments(experiment_cls: type = Experiment) -> list:
+def attack_experiments() -> list[Experiment]:
     """The seed 002 entries of `rdmalab repro`."""
     cite = "Snyder, Lebeck, Zhuo, RDMA Congestion Control: It's Only for the Compliant (seed 002)"
     return [
-        experiment_cls(
+        Experiment(
             name="attack-parallel", title="Parallel-QP attack: attacker share vs QPs, per granularity (Fig. 3)",
             citation=cite + ", Fig. 3, §I, §IV-A", sweep="attack_parallel.toml", quick="attack_parallel_quick.toml",
             figures=["share"], by="traffic[1].qps", compare=compare_parallel, extra_figures=parallel_figure,
@@ -168,14 +168,14 @@ def attack_experiments(experiment_cls: type = Experiment) -> list:
                    "per_pair 1/2 (§V); CX-5 (per_destination_unsplit) 0.60 at N=2 (§IV-A), 0.72 the most "
                    "it saw (§I); no CC 0.50 (Fig. 3's `16 No CC`)",
             needs_cc=["dcqcn", "none"]),
-        experiment_cls(
+        Experiment(
             name="attack-staggered", title="Staggered-QP attack: throughput of attacker and victim (Fig. 4)",
             citation=cite + ", Fig. 4, §IV-A", sweep="attack_staggered.toml", quick="attack_staggered_quick.toml",
             figures=["share"], by="fabric", compare=compare_staggered,
             theirs="the testbed's Gb/s (max 92): alone 74, with a victim 60 (victim < 40), low marking = alone; "
                    "our egress is FIFO per class, theirs round robin per port (docs/attacks.md)",
             needs_cc=["dcqcn"]),
-        experiment_cls(
+        Experiment(
             name="attack-defense", title="The tenant defense: victim share under three attacks, benign tail",
             citation=cite + " (§V leaves the overlay attack open; the defense is ours, docs/attacks.md)",
             sweep="attack_defense.toml", quick="attack_defense_quick.toml",
@@ -183,14 +183,14 @@ def attack_experiments(experiment_cls: type = Experiment) -> list:
             theirs="the issue's goals: victim share >= 0.45 with the defense; benign p99 slowdown of flows "
                    "< BDP <= 1.2x without it",
             needs_cc=["dcqcn", "hpcc"]),
-        experiment_cls(
+        Experiment(
             name="attack-table1", title="Table I: vulnerability per attack and enforcement, short-flow penalty",
             citation=cite + ", Table I", sweep="attack_table1.toml", quick="attack_table1_quick.toml",
             figures=["share"], by="fabric.granularity", compare=compare_table1,
             theirs="Table I (1 = vulnerable, 0 = secure; ours: attacker share, vulnerable above 0.55); "
                    "short-flow penalty when benign p99 slowdown of flows < BDP exceeds 1.2x per_qp's",
             needs_cc=["dcqcn"], report=table1_report),
-        experiment_cls(
+        Experiment(
             name="attack-datacenter", title="Split attacks in a datacenter: victim FCT slowdown (Fig. 5)",
             citation=cite + ", Fig. 5, §I, §IV-B", sweep="attack_datacenter.toml",
             quick="attack_datacenter_quick.toml", figures=["slowdown"], by="traffic", compare=compare_datacenter,
@@ -198,7 +198,7 @@ def attack_experiments(experiment_cls: type = Experiment) -> list:
                    "parallel, about 140x staggered (§IV-B); small-flow p99.9 7x larger under attack (§I); "
                    "HPCC: 'similar trends' (no values)",
             needs_cc=["dcqcn", "hpcc"]),
-        experiment_cls(
+        Experiment(
             name="attack-hpcc-enforcement", title="HPCC tail latency per CC enforcement (Fig. 6)",
             citation=cite + ", Fig. 6, §V", sweep="attack_hpcc_enforcement.toml",
             quick="attack_hpcc_enforcement_quick.toml", figures=["slowdown"], by="fabric.granularity",

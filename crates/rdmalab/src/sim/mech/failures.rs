@@ -23,13 +23,9 @@ use crate::error::{Error, Result};
 use crate::fabric::PacketKind;
 use crate::ids::{LinkId, NodeId, PortId, QpId};
 use crate::sim::{Event, Simulation};
-/// Moved to `topology`; kept here so the old path still works.
-pub use crate::topology::links_between;
+use crate::topology::links_between;
 use crate::topology::routing::Routes;
 use crate::units::Time;
-
-/// Link events are configuration (`config`); kept here so the old path still works.
-pub use crate::config::LinkEvent;
 
 /// A flow abandoned because its destination became unreachable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

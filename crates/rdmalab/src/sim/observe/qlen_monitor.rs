@@ -19,9 +19,6 @@ pub const INTERVAL: Time = Time::from_ns(100);
 /// Block period (the reference's `qlen_dump_interval`, 100 ms).
 pub const DUMP_EVERY_NS: u64 = 100_000_000;
 
-/// What to monitor lives in `config`; kept here so the old path still works.
-pub use crate::config::QlenMonitorConfig;
-
 /// One monitored switch port.
 #[derive(Debug)]
 struct MonPort {

@@ -34,8 +34,7 @@ pub const RECORD_BYTES: u64 = 64;
 /// The CSV header of the spool file, in record order.
 pub const COLUMNS: &str = "time_ps,event,node,port_id,flow,qp,kind,seq,pg,wire,payload,qlen";
 
-/// What to trace lives in `config`; kept here so the old path still works.
-pub use crate::config::TraceConfig;
+use crate::config::TraceConfig;
 
 /// Kinds of traced events, as written in the `event` column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,7 +4,8 @@
 
 use std::path::Path;
 
-use super::trace::{Row, RowKey, Tick, Trace, TraceConfig, TraceEvent, NOT_OWNER, OWNER, QLEN, RECORD_BYTES};
+use super::trace::{Row, RowKey, Tick, Trace, TraceEvent, NOT_OWNER, OWNER, QLEN, RECORD_BYTES};
+use crate::config::TraceConfig;
 use crate::error::{Error, Result};
 use crate::fabric::{Packet, PacketKind};
 use crate::ids::{PortId, QpId};
