@@ -25,6 +25,7 @@ mod layers;
 mod multipath;
 mod parallel;
 mod parallel_observers;
+mod parallel_outputs;
 mod sampling;
 mod scale;
 mod sim;

@@ -481,21 +481,26 @@ fn a_deadlock_across_partitions_is_found_as_in_one_simulation() {
 }
 
 #[test]
-fn a_run_that_never_gets_unstuck_stops_as_stalled_after_the_guard() {
+fn a_run_that_never_gets_unstuck_stops_as_stalled_as_one_simulation_does() {
     // The ring with a deadlock timeout longer than the run can go: retransmission timeouts
-    // keep firing into paused queues, so events never run out, and only the driver's
-    // no-progress guard can end the run.
-    let mut run = ring_deadlock(2, |c| c.deadlock_timeout = Time::from_ms(10_000));
+    // keep firing into paused queues, so events never run out, and only the stall watchdog
+    // can end the run. The driver runs one simulation's checks on the whole run's progress,
+    // so it stops at the same time, for the same cause, as with one thread.
     let rto = |c: &rdmalab::sim::SimConfig| c.rto.is_some();
     assert!(rto(&rdmalab::sim::SimConfig::default()), "the timeouts are what keep the stuck run busy");
-    assert_eq!(run.run_to_end(), StopReason::Stalled);
-    let r = run.results().unwrap();
-    assert!(r.records.len() < 5, "a deadlocked ring cannot finish every flow");
-    assert_eq!(r.deadlocks, 0);
-    let cause = r.stall_cause.expect("a stall names its cause");
-    assert!(cause.contains("nothing delivered for 100 ms"), "{cause}");
-    // Stopped by the guard: at least 100 ms of simulated time and 1,000 windows after the last
-    // delivery. Here the windows are the timeouts' (1 ms apart, the idle time between them
-    // skipped), so the 1,000 windows take about a second; not forever.
-    assert!(r.end_time > Time::from_ms(100) && r.end_time < Time::from_ms(1500), "{:?}", r.end_time);
+    let outcome = |threads| {
+        let mut run = ring_deadlock(threads, |c| c.deadlock_timeout = Time::from_ms(10_000));
+        assert_eq!(run.run_to_end(), StopReason::Stalled, "{threads} threads");
+        let r = run.results().unwrap();
+        assert!(r.records.len() < 5, "a deadlocked ring cannot finish every flow");
+        assert_eq!(r.deadlocks, 0);
+        (r.stall_cause.expect("a stall names its cause"), r.end_time, r.records.len())
+    };
+    let one = outcome(1);
+    assert!(one.0.starts_with("no payload byte delivered for"), "{}", one.0);
+    // A stall window (100 ms and twice the links' delays) after the last progress at the
+    // latest, two after it at most; not forever.
+    assert!(one.1 > Time::from_ms(100) && one.1 < Time::from_ms(300), "{:?}", one.1);
+    assert_eq!(outcome(2), one);
+    assert_eq!(outcome(4), one);
 }

@@ -86,6 +86,20 @@ fn stall_window(cfg: &SimConfig, total_link_delay: Time) -> Time {
     later(rto.max(Time::from_ms(100)), Time(total_link_delay.0.saturating_mul(2)))
 }
 
+/// Why a run whose stall check at `t` found no progress stopped (`left`: flows unfinished;
+/// `formed`: when the first PFC deadlock found formed). The parallel driver says the same.
+pub(crate) fn stall_cause(window: Time, t: Time, left: usize, formed: Option<Time>) -> String {
+    let mut cause = format!(
+        "no payload byte delivered for {} (until {}) with {left} flow(s) unfinished; only timers were left",
+        us(window),
+        us(t),
+    );
+    if let Some(formed) = formed {
+        cause += &format!(" (a PFC deadlock formed at {})", us(formed));
+    }
+    cause
+}
+
 /// `t + d`, saturating at `Time::MAX` (a huge timeout means never).
 pub(crate) fn later(t: Time, d: Time) -> Time {
     Time(t.0.saturating_add(d.0))
@@ -253,16 +267,8 @@ impl Simulation {
             self.watch.next_stall_check = later(t, self.watch.stall_window);
             return None;
         }
-        let mut cause = format!(
-            "no payload byte delivered for {} (until {}) with {} flow(s) unfinished; only timers were left",
-            us(self.watch.stall_window),
-            us(t),
-            self.work_total() - self.flows_done
-        );
-        if let Some(d) = &self.watch.found.first {
-            cause += &format!(" (a PFC deadlock formed at {})", us(d.formed));
-        }
-        Some(cause)
+        let formed = self.watch.found.first.as_ref().map(|d| d.formed);
+        Some(stall_cause(self.watch.stall_window, t, self.work_total() - self.flows_done, formed))
     }
 
     /// Looks for a cycle among ports paused for at least `min_age`. A new one is recorded;
@@ -318,6 +324,13 @@ impl Simulation {
     /// Switch (port, class) pairs this simulation has paused now.
     pub(in crate::sim) fn paused_pairs(&self) -> u32 {
         self.watch.paused_pairs
+    }
+
+    /// The stall check this simulation armed (at its first flow's start or its first
+    /// message's post, a stall window later; `Time::MAX`: none) and the window, for the
+    /// parallel driver, which runs the checks on the whole run's progress.
+    pub(in crate::sim) fn stall_schedule(&self) -> (Time, Time) {
+        (self.watch.next_stall_check, self.watch.stall_window)
     }
 
     /// The parallel driver's global check schedule, so that a pause re-arms only when the

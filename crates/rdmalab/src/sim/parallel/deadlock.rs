@@ -95,9 +95,10 @@ impl Shared {
 
 impl Window {
     /// Where a window starting at `start` ends: a lookahead later, but no later than the next
-    /// deadlock check nor a deadlock timeout later (a pause in it arms a check no earlier).
+    /// deadlock or stall check nor a deadlock timeout later (a pause in it arms a check no
+    /// earlier).
     pub(super) fn end(&self, start: Time, lookahead: Time, timeout: Time) -> Time {
         let end = Time(start.0.saturating_add(lookahead.min(timeout).0));
-        end.min(self.check).max(Time(start.0.saturating_add(1)))
+        end.min(self.check).min(self.stall_next).max(Time(start.0.saturating_add(1)))
     }
 }

@@ -154,9 +154,4 @@ impl Simulation {
     pub(super) fn next_event_time(&mut self) -> Option<Time> {
         self.queue.peek_time()
     }
-
-    /// Flows completed and payload delivered so far (the driver's progress test).
-    pub(super) fn progress_mark(&self) -> u64 {
-        self.flows_done as u64 + self.counters.payload_bytes_delivered
-    }
 }

@@ -19,6 +19,7 @@ mod exchange;
 mod observe;
 mod partition;
 mod runner;
+mod stall;
 mod window;
 
 use std::panic::resume_unwind;
@@ -30,20 +31,14 @@ pub use exchange::Crossing;
 pub use partition::{auto_map, lookahead, Partition};
 pub use runner::Runner;
 
-use crate::sim::watch::WaitShare;
+use crate::sim::watch::{stall_cause, WaitShare};
+use stall::StallRule;
 use window::{Mark, Shared, Window};
 
 use super::{Results, RunLimit, Simulation, StopReason};
 use crate::config::Scenario;
 use crate::error::{Error, Result};
 use crate::units::Time;
-
-/// A run stops as stalled when flows are unfinished and nothing was delivered for this long,
-/// over at least `BUSY_WINDOWS` windows (re-arming timers would otherwise keep a deadlocked
-/// run going forever; one partition cannot tell, so the driver watches the sum). The window
-/// count keeps a quiet stretch between flows, skipped in one window, from counting.
-const NO_PROGRESS: Time = Time::from_ms(100);
-const BUSY_WINDOWS: u64 = 1000;
 
 /// A scenario cut into partitions, run by one thread each.
 #[derive(Debug)]
@@ -53,6 +48,10 @@ pub struct ParallelRun {
     lookahead: Time,
     stop_time: Time,
     flows_total: usize,
+    /// The stall watchdog's window and counts (`stall`).
+    stall_rule: StallRule,
+    /// QPs opened at setup, alike in every partition (applications' connections).
+    setup_qps: u64,
     stall_cause: Option<String>,
     /// Where the windows stand between calls to `run`.
     state: Window,
@@ -102,12 +101,21 @@ impl ParallelRun {
             sims.push(sim);
         }
         let flows_total = sims[0].work_total(); // flows and multipath messages
+        let setup_qps = sims[0].counters.qps_opened;
+        let stall_rule = StallRule {
+            window: sims[0].stall_schedule().1,
+            flows_listed: sims[0].flows.len(),
+            work_total: flows_total,
+            stop_time,
+        };
         Ok(ParallelRun {
             parts: sims,
             part_of,
             lookahead,
             stop_time,
             flows_total,
+            stall_rule,
+            setup_qps,
             stall_cause: None,
             state: Window::default(),
             over: None,
@@ -172,7 +180,7 @@ impl ParallelRun {
             return done;
         }
         let n = self.parts.len();
-        if self.state.progress == u64::MAX && self.state.start == Time::ZERO {
+        if self.state.windows == 0 && self.state.start == Time::ZERO {
             self.state.start = self.parts.iter_mut().filter_map(|p| p.next_event_time()).min().unwrap_or(Time::MAX);
         }
         let events_before: u64 = self.parts.iter().map(|p| p.counters.events).sum();
@@ -183,6 +191,7 @@ impl ParallelRun {
             lookahead: self.lookahead,
             stop_time: self.stop_time,
             flows_total: self.flows_total,
+            stall_rule: self.stall_rule,
             until: limit.until,
             budget: limit.max_events,
             events_before,
@@ -220,15 +229,21 @@ impl ParallelRun {
             self.over = Some(StopReason::PfcDeadlock);
             return StopReason::PfcDeadlock;
         }
+        // The reasons one simulation gives, in its order (`Simulation::run_loop`).
         let done: usize = self.parts.iter().map(|p| p.flows_done).sum();
-        let reason = if done == self.flows_total {
+        let left = self.flows_total - done;
+        let reason = if let Some(t) = self.state.stall_at {
+            let formed = self.watch.found.first.as_ref().map(|d| d.formed);
+            self.stall_cause = Some(stall_cause(self.stall_rule.window, t, left, formed));
+            StopReason::Stalled
+        } else if self.state.idle_apps_at.is_some() {
             StopReason::Finished
-        } else if self.state.start > self.stop_time {
-            StopReason::StopTime
+        } else if self.state.start != Time::MAX {
+            StopReason::StopTime // the next event is past the stop time
+        } else if left == 0 {
+            StopReason::Finished
         } else {
-            let left = self.flows_total - done;
-            let why = if self.state.stalled { "nothing delivered for 100 ms" } else { "nothing left to simulate" };
-            self.stall_cause = Some(format!("{why} with {left} flow(s) unfinished (parallel run)"));
+            self.stall_cause = Some(format!("nothing left to simulate with {left} flow(s) unfinished (parallel run)"));
             StopReason::Stalled
         };
         self.over = Some(reason);
@@ -274,6 +289,12 @@ impl ParallelRun {
         if self.parts[0].cfg.lossless && self.parts[0].cfg.classes.is_none() && buffer_drops > 0 {
             return Err(Error::Invariant(format!("{buffer_drops} packets dropped in lossless mode")));
         }
+        // Classes with PFC off may drop at admission; nothing else may (as in one simulation).
+        let lossy: u64 = r.classes.iter().filter(|c| !c.config.pfc).map(|c| c.counters.drops).sum();
+        if self.parts[0].cfg.classes.is_some() && buffer_drops > lossy {
+            let n = buffer_drops - lossy;
+            return Err(Error::Invariant(format!("{n} packets dropped in lossless classes")));
+        }
         Ok(r)
     }
 
@@ -299,8 +320,10 @@ impl ParallelRun {
         let owner = |port: usize| self.part_of[topo.ports[port].node.idx()] as usize;
         let mut ports = r.ports.clone();
         let mut tenant_bins = std::mem::take(&mut r.tenant_bins);
-        // Every partition runs the same link events: count them once.
+        // Every partition runs the same link events and opens the same QPs at setup: count
+        // them once.
         let (link_failures, reroutes) = (r.counters.link_failures, r.counters.reroutes);
+        let setup_qps_again = self.setup_qps * (self.parts.len() as u64 - 1);
         for (i, other) in it.enumerate() {
             let me = i + 1;
             r.counters.add(&other.counters);
@@ -310,6 +333,7 @@ impl ParallelRun {
             r.last_completion = r.last_completion.max(other.last_completion);
             r.payload_in_flight += other.payload_in_flight;
             tenant_bins.extend(other.tenant_bins);
+            add_class_counters(&mut r.classes, &other.classes);
             for (p, c) in ports.iter_mut().enumerate() {
                 if owner(p) == me {
                     *c = other.ports[p];
@@ -318,15 +342,29 @@ impl ParallelRun {
         }
         r.ports = ports;
         (r.counters.link_failures, r.counters.reroutes) = (link_failures, reroutes);
+        r.counters.qps_opened -= setup_qps_again;
         r.tenant_bins = crate::tenancy::meter::merge(tenant_bins);
         r.records.sort_by_key(|x| (x.start + x.fct, x.flow));
         r.pfc_events.sort_by_key(|e| (e.time, e.node, e.ifindex, e.pause));
         r.unreachable.sort_by_key(|u| u.flow);
         r.stall_cause = self.stall_cause.clone();
-        // A run stopped for a deadlock ends when it was found, as one simulation does.
-        r.end_time = self.state.deadlock_at.unwrap_or(end_time);
+        // A run stopped for a deadlock or a stall ends when it was found, one whose work is done
+        // with connections left open at its last completion, as one simulation does.
+        let idle_apps_end = self.state.idle_apps_at.map(|_| r.last_completion);
+        r.end_time = self.state.deadlock_at.or(self.state.stall_at).or(idle_apps_end).unwrap_or(end_time);
         r.deadlock = self.watch.found.first.clone();
         r.deadlocks = self.watch.found.count;
         (r, anomalies)
+    }
+}
+
+/// Adds a partition's class counters to the run's: each counts only its own switches' ports.
+fn add_class_counters(run: &mut [super::ClassRecord], part: &[super::ClassRecord]) {
+    for (c, p) in run.iter_mut().zip(part).map(|(a, b)| (&mut a.counters, b.counters)) {
+        c.tx_bytes += p.tx_bytes;
+        c.tx_packets += p.tx_packets;
+        c.drops += p.drops;
+        c.pauses += p.pauses;
+        c.ecn_marks += p.ecn_marks;
     }
 }

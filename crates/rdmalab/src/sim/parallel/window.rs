@@ -10,25 +10,27 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Barrier, Mutex};
 
 use super::deadlock::{self, WatchMarks};
+use super::stall::{RunMarks, StallMark, StallRule};
 use super::Crossing;
-use super::{BUSY_WINDOWS, NO_PROGRESS};
 use crate::sim::watch::WaitShare;
 use crate::sim::{RunLimit, Simulation};
 use crate::units::Time;
 
-/// Where the windows stand between calls: the next window's start, the progress mark
-/// and when it last moved, and why the last call returned.
+/// Where the windows stand between calls: the next window's start, the stall watchdog's
+/// schedule and mark (`stall`), and why the last call returned.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Window {
     pub(super) start: Time,
-    pub(super) progress: u64,
-    pub(super) progress_at: Time,
-    /// Windows run since the progress mark last moved.
-    pub(super) idle_windows: u64,
+    /// The next stall check (`Time::MAX`: none armed) and the progress it compares with:
+    /// (bytes delivered, work done, flows started) at the previous check.
+    pub(super) stall_next: Time,
+    pub(super) stall_mark: (u64, usize, usize),
     /// The caller's limit was reached.
     pub(super) paused: bool,
-    /// No progress for `NO_PROGRESS`.
-    pub(super) stalled: bool,
+    /// The run stopped as stalled at this time (the watchdog found no progress).
+    pub(super) stall_at: Option<Time>,
+    /// The run's work is done but a connection is left open: it stops (finished) here.
+    pub(super) idle_apps_at: Option<Time>,
     /// Windows run so far.
     pub(super) windows: u64,
     /// Sum over windows of the most events one partition ran in it: the run's critical
@@ -46,11 +48,11 @@ impl Default for Window {
     fn default() -> Self {
         Window {
             start: Time::ZERO,
-            progress: u64::MAX,
-            progress_at: Time::ZERO,
-            idle_windows: 0,
+            stall_next: Time::MAX,
+            stall_mark: (0, 0, 0),
             paused: false,
-            stalled: false,
+            stall_at: None,
+            idle_apps_at: None,
             windows: 0,
             critical: 0,
             flows_ended: false,
@@ -65,8 +67,8 @@ impl Default for Window {
 pub(super) struct Mark {
     /// Its next event.
     pub(super) next: Time,
-    /// Its progress mark (`progress_mark`).
-    pub(super) progress: u64,
+    /// Its numbers for the stall watchdog (`stall`).
+    pub(super) stall: StallMark,
     /// Events it ran so far.
     pub(super) events: u64,
     /// Flows it completed (or gave up), and when the last of them did.
@@ -83,7 +85,7 @@ impl Default for Mark {
     fn default() -> Self {
         Mark {
             next: Time::MAX,
-            progress: 0,
+            stall: StallMark::default(),
             events: 0,
             done: 0,
             last_completion: Time::ZERO,
@@ -103,6 +105,8 @@ pub(super) struct Shared {
     pub(super) lookahead: Time,
     pub(super) stop_time: Time,
     pub(super) flows_total: usize,
+    /// The stall watchdog's window and the scenario's flow counts (`stall`).
+    pub(super) stall_rule: StallRule,
     pub(super) until: Time,
     pub(super) budget: u64,
     pub(super) events_before: u64,
@@ -167,7 +171,7 @@ impl Shared {
             });
             let mine = Mark {
                 next: sim.next_event_time().unwrap_or(Time::MAX),
-                progress: sim.progress_mark(),
+                stall: sim.stall_mark(),
                 events: sim.counters.events,
                 done: sim.flows_done,
                 last_completion: sim.last_completion,
@@ -182,8 +186,8 @@ impl Shared {
             if self.failed.load(Ordering::Acquire) {
                 return w;
             }
-            let (mut next, mut mark, mut events, mut most) = (Time::MAX, 0u64, 0u64, 0u64);
-            let (mut done, mut last_completion) = (0usize, Time::ZERO);
+            let (mut next, mut events, mut most) = (Time::MAX, 0u64, 0u64);
+            let (mut done, mut last_completion, mut run) = (0usize, Time::ZERO, RunMarks::new());
             let mut watch =
                 WatchMarks { due: Time::MAX, paused: 0, last_event: Time::ZERO, next: Time::MAX, unfinished: false };
             for (i, slot) in self.next.iter().enumerate() {
@@ -192,7 +196,7 @@ impl Shared {
                 watch.paused += m.paused_pairs;
                 watch.last_event = watch.last_event.max(m.now);
                 next = next.min(m.next);
-                mark = mark.wrapping_add(m.progress);
+                run.add(&m);
                 events += m.events;
                 most = most.max(m.events - last[i]);
                 last[i] = m.events;
@@ -211,17 +215,13 @@ impl Shared {
                 let end = w.flows_ended.then_some(last_completion);
                 self.guard(|| sim.observers_at_window_end(end));
             }
-            if mark != w.progress {
-                (w.progress, w.progress_at, w.idle_windows) = (mark, end, 0);
-            } else if next != Time::MAX
-                && next.0.saturating_sub(w.progress_at.0) > NO_PROGRESS.0
-                && w.idle_windows >= BUSY_WINDOWS
-            {
-                w.stalled = true;
+            if w.stall_check(run, next, self.stall_rule) {
+                // One simulation stops before that event (stalled) or right after the last
+                // completion (idle connections): its clock, for the ports' counters.
+                sim.now = w.stall_at.unwrap_or(last_completion);
                 w.start = next;
                 return w;
             }
-            w.idle_windows += 1;
             w.start = if next == Time::MAX { Time::MAX } else { next.max(end) };
             if w.start != Time::MAX && (w.start > self.until || events - self.events_before >= self.budget) {
                 w.paused = w.start <= self.stop_time;
@@ -245,6 +245,7 @@ mod tests {
             lookahead: Time::from_ns(1),
             stop_time: Time::MAX,
             flows_total: 0,
+            stall_rule: StallRule { window: Time::MAX, flows_listed: 0, work_total: 0, stop_time: Time::MAX },
             until: Time::MAX,
             budget: u64::MAX,
             events_before: 0,

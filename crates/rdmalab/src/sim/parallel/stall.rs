@@ -1,0 +1,121 @@
+//! The stall watchdog and the end of a run's work across partitions (`sim::watch` for one
+//! simulation): the same checks, at the same simulated times, on the whole run's numbers.
+//!
+//! - **Stall.** One simulation arms a check a stall window after its first flow's start (or
+//!   first message's post) and, before its first event at or after the check time, stops
+//!   as stalled if nothing was delivered, completed or started since the previous check
+//!   while work is unfinished and every flow has started; else it checks again a window
+//!   later. Each partition arms its own copy at setup or at its hosts' first post; the
+//!   driver takes the earliest, ends windows at the check time, and checks the sums of the
+//!   partitions' marks before the run's next event (no partition can tell alone: its own
+//!   hosts may be idle while others deliver). A stalled run therefore ends at the same time,
+//!   with the same files, for any thread count.
+//! - **Idle connections.** One simulation stops (`finished`) at the event after the last
+//!   work completed when a multipath connection is still open, rather than idling through
+//!   its congestion-control timers; the driver stops at the end of that window.
+
+use super::window::{Mark, Window};
+use crate::sim::watch::later;
+use crate::sim::Simulation;
+use crate::units::Time;
+
+/// A partition's numbers for the watchdog.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct StallMark {
+    /// Payload bytes delivered in order at its hosts.
+    pub delivered: u64,
+    /// Flows of the scenario admitted so far (every partition admits every flow's arrival).
+    pub started: usize,
+    /// The latest post of a message (posts are made at setup, alike in every partition).
+    pub last_post: Time,
+    /// The stall check it armed (`Time::MAX`: none).
+    pub armed: Time,
+    /// A multipath connection is still open (`mp_disconnect` is a setup call: alike everywhere).
+    pub open_conns: bool,
+}
+
+impl Default for StallMark {
+    fn default() -> Self {
+        StallMark { delivered: 0, started: 0, last_post: Time::ZERO, armed: Time::MAX, open_conns: false }
+    }
+}
+
+impl Simulation {
+    /// This partition's numbers for the watchdog, after a window.
+    pub(super) fn stall_mark(&self) -> StallMark {
+        StallMark {
+            delivered: self.counters.payload_bytes_delivered,
+            started: self.next_flow,
+            last_post: self.apps.last_post,
+            armed: self.stall_schedule().0,
+            open_conns: self.apps.conns.iter().any(|c| !c.disconnected),
+        }
+    }
+}
+
+/// The whole run's numbers after a window, summed from every partition's `Mark`.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct RunMarks {
+    pub delivered: u64,
+    pub done: usize,
+    pub started: usize,
+    pub last_post: Time,
+    pub armed: Time,
+    pub open_conns: bool,
+}
+
+impl RunMarks {
+    pub(super) fn new() -> RunMarks {
+        RunMarks { armed: Time::MAX, ..RunMarks::default() }
+    }
+
+    pub(super) fn add(&mut self, m: &Mark) {
+        self.delivered += m.stall.delivered;
+        self.done += m.done;
+        self.started = self.started.max(m.stall.started);
+        self.last_post = self.last_post.max(m.stall.last_post);
+        self.armed = self.armed.min(m.stall.armed);
+        self.open_conns |= m.stall.open_conns;
+    }
+}
+
+/// The scenario's numbers the watchdog needs.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct StallRule {
+    pub window: Time,
+    pub flows_listed: usize,
+    pub work_total: usize,
+    pub stop_time: Time,
+}
+
+impl Window {
+    /// After a window's exchange, before the run's next event at `next`: runs the stall
+    /// check one simulation would run there, and stops the run when its work is done but a
+    /// connection is left open. Returns true if the run ends here (`stall_at` or
+    /// `idle_apps_at` set).
+    pub(super) fn stall_check(&mut self, m: RunMarks, next: Time, rule: StallRule) -> bool {
+        if next == Time::MAX || next > rule.stop_time {
+            return false; // the run ends anyway: idle or at the stop time
+        }
+        if m.done == rule.work_total && m.open_conns {
+            self.idle_apps_at = Some(next);
+            return true;
+        }
+        if self.stall_next == Time::MAX {
+            self.stall_next = m.armed; // the first arm of any partition, as in one simulation
+        }
+        if next < self.stall_next {
+            return false;
+        }
+        let mark = (m.delivered, m.done, m.started);
+        let unfinished = m.done < rule.work_total;
+        let all_started = m.started == rule.flows_listed && next >= m.last_post;
+        if mark != self.stall_mark || !unfinished || !all_started {
+            self.stall_mark = mark;
+            self.stall_next = later(next, rule.window);
+            return false;
+        }
+        self.stall_at = Some(next);
+        true
+    }
+}
