@@ -135,6 +135,10 @@ impl Simulation {
             if self.holds_sender_of(pkt) {
                 self.qps[pkt.qp.idx()].in_flight = self.qps[pkt.qp.idx()].in_flight.wrapping_sub(1);
                 self.release_if_quiet(pkt.qp);
+            } else if self.shares_slot(pkt.qp) {
+                // Partitions' counts of a setup QP sum to its packets in the network (a
+                // stall's cause names them; `sim::parallel::stall`).
+                self.qps[pkt.qp.idx()].in_flight = self.qps[pkt.qp.idx()].in_flight.wrapping_sub(1);
             }
         }
         if pkt.kind == crate::fabric::PacketKind::Data {

@@ -103,3 +103,17 @@ fn a_stalled_run_stops_when_one_simulation_would() {
     assert!(r.counters.drops > 0 && r.records.len() < 8);
     assert!(r.stall_cause.as_deref().is_some_and(|c| c.contains("unfinished")), "{:?}", r.stall_cause);
 }
+
+#[test]
+fn a_run_that_runs_out_of_events_stalls_as_one_simulation_does() {
+    // Lossy without retransmission or congestion control: once the incast's drops are lost,
+    // nothing is left to run. The cause names the time, the drops and the first stuck QP.
+    let toml = format!(
+        "{FAT_TREE}[[traffic]]\nkind = \"incast\"\nsenders = [4, 5, 6, 7, 8, 9, 10, 11]\nreceiver = 0\nsize = 200000\n\
+         [fabric]\ncc = \"none\"\nbuffer_mb = 0.2\nlossless = false\nrto = \"none\"\n"
+    );
+    let (stop, r) = same_for_1_2_4_threads("idle", &toml);
+    assert_eq!(stop, StopReason::Stalled);
+    let cause = r.stall_cause.unwrap_or_default();
+    assert!(cause.starts_with("nothing left to simulate at") && cause.contains("first stuck QP"), "{cause}");
+}

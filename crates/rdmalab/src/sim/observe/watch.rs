@@ -100,6 +100,32 @@ pub(crate) fn stall_cause(window: Time, t: Time, left: usize, formed: Option<Tim
     cause
 }
 
+/// Why a run with unfinished work ran out of events at `now` (`left`: flows unfinished;
+/// `formed`: when the first PFC deadlock found formed; `unrepaired`: packets dropped, when
+/// `fabric.rto` is none; `paused`: switch port classes paused; `stuck`: the first stuck QP).
+/// The parallel driver says the same from the partitions' numbers.
+pub(crate) fn idle_cause(
+    now: Time,
+    left: usize,
+    formed: Option<Time>,
+    unrepaired: Option<u64>,
+    paused: u32,
+    stuck: Option<String>,
+) -> String {
+    let mut cause = format!("nothing left to simulate at {} with {left} flow(s) unfinished", us(now));
+    if let Some(formed) = formed {
+        cause += &format!("; a PFC deadlock formed at {}", us(formed));
+    } else if let Some(drops) = unrepaired.filter(|&d| d > 0) {
+        cause += &format!("; {drops} packet(s) were dropped and fabric.rto is none: nothing retransmits them");
+    } else if paused > 0 {
+        cause += &format!("; {paused} switch port class(es) stay paused");
+    }
+    if let Some(q) = stuck {
+        cause += &format!("; first stuck QP: {q}");
+    }
+    cause
+}
+
 /// `t + d`, saturating at `Time::MAX` (a huge timeout means never).
 pub(crate) fn later(t: Time, d: Time) -> Time {
     Time(t.0.saturating_add(d.0))
@@ -217,44 +243,38 @@ impl Simulation {
     }
 
     fn idle_cause(&self) -> String {
+        let formed = self.watch.found.first.as_ref().map(|d| d.formed);
         let left = self.work_total() - self.flows_done;
-        let mut cause = format!("nothing left to simulate at {} with {left} flow(s) unfinished", us(self.now));
-        if let Some(d) = &self.watch.found.first {
-            cause += &format!("; a PFC deadlock formed at {}", us(d.formed));
-        } else if self.cfg.rto.is_none() && self.counters.drops > 0 {
-            cause += &format!("; {} packet(s) were dropped and fabric.rto is none: nothing retransmits them", {
-                self.counters.drops
-            });
-        } else if self.watch.paused_pairs > 0 {
-            cause += &format!("; {} switch port class(es) stay paused", self.watch.paused_pairs);
-        }
-        if let Some(q) = self.stuck_qp() {
-            cause += &format!("; first stuck QP: {q}");
-        }
-        cause
+        let unrepaired = self.cfg.rto.is_none().then_some(self.counters.drops);
+        let stuck = self.stuck_qp().map(|i| self.describe_stuck_qp(i, self.qps[i].in_flight));
+        idle_cause(self.now, left, formed, unrepaired, self.watch.paused_pairs, stuck)
     }
 
-    /// The first QP with unacknowledged work, described by what could hold it (for a
-    /// stall's cause: what a user, or a bug report, needs to see why it stopped).
-    fn stuck_qp(&self) -> Option<String> {
-        let (i, qp) = self.qps.iter().enumerate().find(|(_, q)| !q.finished && q.snd_una < q.posted)?;
+    /// The first QP of this simulation's hosts with unacknowledged work (its slot).
+    pub(in crate::sim) fn stuck_qp(&self) -> Option<usize> {
+        self.qps.iter().position(|q| !q.finished && q.snd_una < q.posted && self.owns(q.src))
+    }
+
+    /// QP `i` described by what could hold it, `in_flight` of its packets in the network
+    /// (for a stall's cause: what a user, or a bug report, needs to see why it stopped).
+    pub(in crate::sim) fn describe_stuck_qp(&self, i: usize, in_flight: u32) -> String {
+        let qp = &self.qps[i];
         let nic = &self.nics[qp.nic as usize];
         let listed = nic.qps.iter().any(|&x| x.idx() == i);
-        Some(format!(
-            "{i} ({}->{}): acked {} of {} bytes, sent {}, {} packet(s) in the network, window {} bytes, \
+        format!(
+            "{i} ({}->{}): acked {} of {} bytes, sent {}, {in_flight} packet(s) in the network, window {} bytes, \
              rate {}, next send at {}, NIC wake {}, listed by its NIC {listed}, group {}",
             qp.src.0,
             qp.dst.0,
             qp.snd_una,
             qp.posted,
             qp.snd_nxt,
-            qp.in_flight,
             qp.window(),
             qp.rate,
             us(qp.next_avail),
             if nic.wake_at == Time::MAX { "none".to_string() } else { us(nic.wake_at) },
             qp.cc_group.0,
-        ))
+        )
     }
 
     /// `Some(cause)` when the run made no progress since the last check and cannot.

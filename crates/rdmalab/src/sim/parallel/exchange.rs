@@ -96,6 +96,13 @@ impl Simulation {
         self.owns(sender)
     }
 
+    /// True in a partition if QP slot `qp` was opened at setup, so names the same QP in every
+    /// partition.
+    #[inline]
+    pub(in crate::sim) fn shares_slot(&self, qp: QpId) -> bool {
+        self.part.as_ref().is_some_and(|p| qp.0 < p.shared_qps)
+    }
+
     /// Moves every packet on a wire towards another partition, and every event pushed for
     /// one of its nodes, into `out[that partition]`.
     pub(super) fn export_crossings(&mut self, out: &mut [Vec<Crossing>]) {

@@ -243,7 +243,7 @@ impl ParallelRun {
         } else if left == 0 {
             StopReason::Finished
         } else {
-            self.stall_cause = Some(format!("nothing left to simulate with {left} flow(s) unfinished (parallel run)"));
+            self.stall_cause = Some(self.idle_cause(left));
             StopReason::Stalled
         };
         self.over = Some(reason);

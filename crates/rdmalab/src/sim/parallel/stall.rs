@@ -15,7 +15,8 @@
 //!   its congestion-control timers; the driver stops at the end of that window.
 
 use super::window::{Mark, Window};
-use crate::sim::watch::later;
+use super::ParallelRun;
+use crate::sim::watch::{idle_cause, later};
 use crate::sim::Simulation;
 use crate::units::Time;
 
@@ -117,5 +118,32 @@ impl Window {
         }
         self.stall_at = Some(next);
         true
+    }
+}
+
+impl ParallelRun {
+    /// Why the run, with `left` flows unfinished, ran out of events: one simulation's words,
+    /// from the partitions' numbers (the first stuck QP is the lowest slot of any partition's
+    /// own hosts).
+    pub(super) fn idle_cause(&self, left: usize) -> String {
+        let formed = self.watch.found.first.as_ref().map(|d| d.formed);
+        let drops: u64 = self.parts.iter().map(|p| p.counters.drops).sum();
+        let unrepaired = self.parts[0].cfg.rto.is_none().then_some(drops);
+        let paused = self.parts.iter().map(|p| p.paused_pairs()).sum();
+        let first = self.parts.iter().enumerate().filter_map(|(k, p)| Some((p.stuck_qp()?, k))).min();
+        let stuck = first.map(|(i, k)| self.parts[k].describe_stuck_qp(i, self.packets_in_network(i, k)));
+        idle_cause(self.end_time(), left, formed, unrepaired, paused, stuck)
+    }
+
+    /// Packets of QP slot `i` (owned by partition `k`) in the network: a QP opened at setup
+    /// has its slot everywhere, and each partition counts what it sent, received and
+    /// dropped of it, so the counts sum (wrapping) to one simulation's; a QP opened while
+    /// running is counted by its sender's partition alone.
+    fn packets_in_network(&self, i: usize, k: usize) -> u32 {
+        let shared = self.parts[k].part.as_ref().is_some_and(|p| i < p.shared_qps as usize);
+        if !shared {
+            return self.parts[k].qps[i].in_flight;
+        }
+        self.parts.iter().fold(0u32, |n, p| n.wrapping_add(p.qps[i].in_flight))
     }
 }
