@@ -99,17 +99,15 @@ def test_a_sweep_shares_the_cores_between_workers_and_threads():
 
 
 def test_auto_takes_the_cores_and_falls_back_where_the_engine_refuses(tmp_path):
-    """`threads="auto"` (`--threads auto`): up to the machine's cores, capped by the partitions,
-    in the origin order, so the files equal `threads=1` whatever the machine; a scenario the
-    parallel engine refuses runs on the sequential engine instead of failing."""
-    import os
-
+    """`threads="auto"` (`--threads auto`): in the origin order, so the files equal `threads=1`
+    whatever the machine and the choice; up to the machine's cores, capped by the partitions,
+    where the cut is expected to pay, else one thread (issue 29: this small fat tree ran at
+    0.39x one thread's speed when cut; the estimate's own test is in tests/it/parallel.rs); a
+    scenario the parallel engine refuses runs on the sequential engine instead of failing."""
     path = tmp_path / "ft.toml"
     path.write_text(FAT_TREE)
     auto = run(path, progress=False, threads="auto")
-    cores = min(os.cpu_count() or 1, 4)  # a k = 4 fat tree has 4 pods: at most 4 partitions
-    expected = f"parallel: {cores} partitions" if cores > 1 else "sequential, origin order"
-    assert auto.extra["engine"].startswith(expected), auto.extra["engine"]
+    assert auto.extra["engine"].startswith("sequential, origin order"), auto.extra["engine"]
     assert files(auto, tmp_path, "auto") == files(run(path, progress=False, threads=1), tmp_path, "one")
     # Links of zero delay leave no lookahead to cut at: the parallel engine refuses them.
     instant = tmp_path / "instant.toml"
@@ -129,3 +127,92 @@ def test_auto_takes_the_cores_and_falls_back_where_the_engine_refuses(tmp_path):
     assert files(fallback, tmp_path, "fb") == files(run(instant, progress=False), tmp_path, "seq")
     with pytest.raises(ValueError, match="threads must be"):
         run(path, progress=False, threads=0)
+
+
+# Issue 29 §2: every table and the summary are the same for 1, 2 and 4 threads, in scenarios
+# that use traffic classes, closed-loop applications under DRUM (applications only, ending at
+# the stop time), samples, and a run that stalls.
+CLASSES = FAT_TREE.replace("load = 0.5", "load = 0.5\npg = 3").replace("start = \"50us\"", "start = \"50us\"\npg = 1") + """
+queue_sample_interval = "2us"
+rate_sample_interval = "10us"
+link_sample_interval = "5us"
+[[fabric.classes]]
+pg = 1
+scheduler = "strict"
+[[fabric.classes]]
+pg = 3
+weight = 1
+ecn_kmin = 20000
+ecn_kmax = 100000
+"""
+DRUM_APPS_ONLY = """
+stop_time = "400us"
+[topology]
+kind = "fat_tree"
+k = 4
+[host]
+mechanism = "drum"
+[drum]
+period = "50us"
+control = "local"
+[[app]]
+host = 0
+dst = 15
+count = 2
+size = 1024
+wr_num = [1, 8]
+think = "1us"
+[[app]]
+host = 9
+dst = 1
+size = 4096
+wr_num = 4
+"""
+STALLS = """
+[topology]
+kind = "fat_tree"
+k = 4
+[[traffic]]
+kind = "incast"
+senders = [4, 5, 6, 7, 8, 9, 10, 11]
+receiver = 0
+size = 200000
+[fabric]
+cc = "dcqcn"
+buffer_mb = 0.2
+lossless = false
+rto = "none"
+link_sample_interval = "10ms"
+"""
+
+
+def everything(path: Path, threads: int) -> tuple[dict, str, str]:
+    res = run(path, progress=False, threads=threads)
+    assert res.extra["engine"].startswith("parallel" if threads > 1 else "sequential, origin order")
+    # The events counter may differ by a few (each partition admits flows), and the rate is wall time.
+    summary = "\n".join(line for line in res.summary().splitlines() if not line.startswith("events "))
+    return res.tables(), summary, res.stop_reason
+
+
+@pytest.mark.parametrize("name,text,stop", [("classes", CLASSES, "finished"),
+                                            ("drum", DRUM_APPS_ONLY, "stop_time"),
+                                            ("stalls", STALLS, "stalled")])
+def test_every_table_and_the_summary_are_the_same_for_any_thread_count(tmp_path, name, text, stop):
+    path = tmp_path / f"{name}.toml"
+    path.write_text(text)
+    tables, summary, reason = everything(path, 1)
+    assert reason == stop, summary
+    expected = {"classes": {"classes", "queues", "rates", "links"}, "drum": {"apps", "drum", "wqes"},
+                "stalls": {"links"}}[name]
+    assert expected <= set(tables), sorted(tables)
+    for n in (2, 4):
+        tables_n, summary_n, reason_n = everything(path, n)
+        assert reason_n == reason and summary_n == summary, f"{name}, {n} threads:\n{summary}\n---\n{summary_n}"
+        assert sorted(tables_n) == sorted(tables)
+        for key, table in tables.items():
+            assert table.equals(tables_n[key]), f"{name}, {n} threads: table {key} differs"
+    if name == "drum":
+        assert "simulated time    400.000 us  (the stop time)" in summary
+    if name == "classes":
+        marks = tables["classes"]["ecn_marks"].sum()
+        assert marks > 0 and f"ECN marks         {marks}" in summary

@@ -1,13 +1,13 @@
 //! Runs a TOML scenario with the Rust engine alone (no Python), for benchmarks:
 //! `cargo run --release --example scenario_run -- SCENARIO.toml
-//! [--threads N]`. Prints counters, timing and a
+//! [--threads N|auto]`. Prints auto's estimate, counters, timing and a
 //! `JSON {...}` line that `bench/run.py` reads.
 
 use std::path::Path;
 use std::time::Instant;
 
 use rdmalab::scenario::Scenario;
-use rdmalab::sim::parallel::Runner;
+use rdmalab::sim::parallel::{auto_map, lookahead, Estimate, Runner};
 
 fn main() {
     if let Err(e) = run() {
@@ -18,19 +18,28 @@ fn main() {
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: scenario_run SCENARIO.toml [--threads N]";
+    let usage = "usage: scenario_run SCENARIO.toml [--threads N|auto]";
     let path = args.first().ok_or(usage)?;
     let t0 = Instant::now();
-    let mut s = Scenario::from_file(Path::new(path))?;
-    match args.get(1).map(String::as_str) {
-        Some("--threads") => s.config.threads = Some(args.get(2).ok_or(usage)?.parse()?),
+    let s = Scenario::from_file(Path::new(path))?;
+    let threads = match args.get(1).map(String::as_str) {
+        Some("--threads") => args.get(2).ok_or(usage)?.as_str(),
         Some(_) => return Err(usage.into()),
-        None => {}
+        None => "",
+    };
+    // `auto`'s cut on this machine: its cores, capped by the map.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    let (map, parts) = auto_map(&s.topology, cores);
+    if let (true, Ok(l)) = (parts > 1, lookahead(&s.topology, &map)) {
+        let e = Estimate::new(&s, &map, l);
+        println!("auto's estimate ({parts} partitions): {e:?}, speed-up {:.2}", e.speed_up());
     }
-    let mut sim = Runner::new(s)?;
-    if let Runner::Many(p) = &sim {
-        println!("{}", p.describe_cut());
-    }
+    let mut sim = match threads {
+        "auto" => Runner::auto(s)?,
+        "" => Runner::new(s)?,
+        n => Runner::with_threads(s, Some(n.parse()?))?,
+    };
+    println!("engine: {}", sim.describe());
     let setup = t0.elapsed();
     let reason = sim.run_to_end();
     let wall = t0.elapsed();
@@ -50,7 +59,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(cause) = &r.stall_cause {
         println!("stalled: {cause}");
     }
-    println!("events {} ({:.2} M/s)", c.events, c.events as f64 / run / 1e6);
+    println!("events {} ({:.2} M/s), data packets {}", c.events, c.events as f64 / run / 1e6, c.data_packets_sent);
     println!(
         "JSON {{\"events\": {}, \"packet_hops\": {}, \"flows\": {}, \"run_s\": {run}, \"setup_s\": {}, \"qps_opened\": {}, \"qps_peak\": {}}}",
         c.events,

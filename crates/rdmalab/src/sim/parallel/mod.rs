@@ -15,6 +15,7 @@
 
 mod apps;
 mod deadlock;
+mod estimate;
 mod exchange;
 mod observe;
 mod partition;
@@ -27,6 +28,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Barrier, Mutex};
 
 pub(in crate::sim) use apps::sort_app_tables;
+pub use estimate::Estimate;
 pub use exchange::Crossing;
 pub use partition::{auto_map, lookahead, Partition};
 pub use runner::Runner;

@@ -1,6 +1,6 @@
 //! `Runner`: a scenario run on the engine its `threads` asks for, sequential or parallel.
 
-use super::{auto_map, ParallelRun};
+use super::{auto_map, lookahead, Estimate, ParallelRun};
 use crate::config::Scenario;
 use crate::error::{Error, Result};
 use crate::sim::{Results, RunLimit, Simulation, StopReason};
@@ -44,16 +44,22 @@ impl Runner {
     }
 
     /// What the command line runs when no thread count is given: the scenario's own
-    /// `threads` if it names one; else the machine's cores, capped by the partitions the
-    /// automatic map makes, in the origin order (one partition included, so the results do
-    /// not depend on the machine); and the sequential engine, in the reference's order, when
-    /// the parallel engine refuses a mechanism of the scenario.
+    /// `threads` if it names one; else, in the origin order (so the results do not depend on
+    /// the machine nor on the choice), the machine's cores capped by the partitions the
+    /// automatic map makes when that cut is expected to run faster than one thread
+    /// ([`Estimate`]), one thread otherwise; and the sequential engine, in the reference's
+    /// order, when the parallel engine refuses a mechanism of the scenario.
     pub fn auto(s: Scenario) -> Result<Runner> {
         if s.config.threads.is_some() {
             return Runner::new(s);
         }
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-        let (_, parts) = auto_map(&s.topology, cores);
+        let (map, mut parts) = auto_map(&s.topology, cores);
+        if parts > 1 && s.config.partition_map.is_none() {
+            // A zero-delay cut is refused below; a cut not expected to pay runs whole.
+            let pays = lookahead(&s.topology, &map).map_or(true, |l| Estimate::new(&s, &map, l).cut_pays());
+            parts = if pays { parts } else { 1 };
+        }
         let mut parallel = s.clone();
         // A user map decides the partitions itself; any count above 1 selects it.
         parallel.config.threads = Some(if s.config.partition_map.is_some() { 2 } else { parts.max(1) });
