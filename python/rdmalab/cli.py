@@ -118,8 +118,8 @@ def _threads(text: str) -> int | str:
 
 
 def _threads_option(p: argparse.ArgumentParser, default: str | None) -> None:
-    auto = ("'auto': the machine's cores, capped by the partitions, or the sequential engine for a scenario "
-            "the parallel one refuses")
+    auto = ("'auto': the machine's cores, capped by the partitions, where that is expected to be faster than one "
+            "thread (else one), or the sequential engine for a scenario the parallel one refuses")
     if default == "auto":
         said = f"default {auto}"
     else:

@@ -107,8 +107,10 @@ def run(scenario: Scenario | str | Path, progress: bool = True, trace_path: str 
     the reference's order. More than 1 cuts the fabric into up to that many partitions, one
     thread each (docs/physics.md, "Parallel engine"); mechanisms not split yet are refused.
     `"auto"` (what `rdmalab run` does without `--threads`): the scenario's `threads` if it names
-    one, else the machine's cores capped by the partitions, falling back to the sequential
-    engine for a scenario the parallel one refuses; `results.extra["engine"]` says which ran."""
+    one, else the machine's cores capped by the partitions where that is expected to be faster
+    than one thread (else one thread; docs/parallel.md, "When `auto` cuts"), falling back to the
+    sequential engine for a scenario the parallel one refuses; `results.extra["engine"]` says
+    which ran."""
     threads = _threads_arg(threads)
     if isinstance(scenario, (str, Path)):
         sim = _core.Simulation.from_toml_file(str(scenario), threads)
