@@ -109,6 +109,7 @@ impl ParallelRun {
             flows_listed: sims[0].flows.len(),
             work_total: flows_total,
             stop_time,
+            open_conns: sims[0].apps.conns.iter().any(|c| !c.disconnected),
         };
         Ok(ParallelRun {
             parts: sims,

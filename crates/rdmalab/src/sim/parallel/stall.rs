@@ -31,13 +31,11 @@ pub(super) struct StallMark {
     pub last_post: Time,
     /// The stall check it armed (`Time::MAX`: none).
     pub armed: Time,
-    /// A multipath connection is still open (`mp_disconnect` is a setup call: alike everywhere).
-    pub open_conns: bool,
 }
 
 impl Default for StallMark {
     fn default() -> Self {
-        StallMark { delivered: 0, started: 0, last_post: Time::ZERO, armed: Time::MAX, open_conns: false }
+        StallMark { delivered: 0, started: 0, last_post: Time::ZERO, armed: Time::MAX }
     }
 }
 
@@ -49,7 +47,6 @@ impl Simulation {
             started: self.next_flow,
             last_post: self.apps.last_post,
             armed: self.stall_schedule().0,
-            open_conns: self.apps.conns.iter().any(|c| !c.disconnected),
         }
     }
 }
@@ -62,7 +59,6 @@ pub(super) struct RunMarks {
     pub started: usize,
     pub last_post: Time,
     pub armed: Time,
-    pub open_conns: bool,
 }
 
 impl RunMarks {
@@ -76,7 +72,6 @@ impl RunMarks {
         self.started = self.started.max(m.stall.started);
         self.last_post = self.last_post.max(m.stall.last_post);
         self.armed = self.armed.min(m.stall.armed);
-        self.open_conns |= m.stall.open_conns;
     }
 }
 
@@ -87,6 +82,9 @@ pub(super) struct StallRule {
     pub flows_listed: usize,
     pub work_total: usize,
     pub stop_time: Time,
+    /// A multipath connection is left open (`mp_disconnect` is a setup call, made alike in
+    /// every partition before the run).
+    pub open_conns: bool,
 }
 
 impl Window {
@@ -98,7 +96,7 @@ impl Window {
         if next == Time::MAX || next > rule.stop_time {
             return false; // the run ends anyway: idle or at the stop time
         }
-        if m.done == rule.work_total && m.open_conns {
+        if rule.open_conns && rule.work_total > 0 && m.done == rule.work_total {
             self.idle_apps_at = Some(next);
             return true;
         }
