@@ -197,6 +197,9 @@ impl Simulation {
         if int_slot != NO_INT && kind == PacketKind::Data && self.cfg.cc.needs_int() {
             self.stamp_int(port, r);
         }
+        if SPECIAL && self.ib.is_some() {
+            self.ib_on_dequeue(ingress, r); // InfiniBand: the input buffer's credits return
+        }
         self.transmit_parked(port, r);
         if resume {
             self.send_pfc(ingress, PacketKind::Resume, admitted as u8);
@@ -266,6 +269,9 @@ impl Simulation {
 
     /// A PFC frame arrived at port `at`: pause or resume that port's transmitter.
     pub(super) fn on_pfc(&mut self, at: PortId, pkt: Packet) {
+        if pkt.kind == PacketKind::FlowControl {
+            return self.ib_on_flow_control(at, pkt);
+        }
         let pause = pkt.kind == PacketKind::Pause;
         if self.trace.is_some() {
             use super::trace::TraceEvent::{Pause, Resume};

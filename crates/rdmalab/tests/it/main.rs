@@ -21,6 +21,7 @@ mod failures;
 mod formats;
 mod formats_fuzz;
 mod iofd;
+mod infiniband;
 mod layers;
 mod multipath;
 mod parallel;

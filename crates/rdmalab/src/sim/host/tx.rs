@@ -27,6 +27,11 @@ impl Simulation {
         if st.busy || st.down {
             return;
         }
+        if st.has_queued() && self.nic_send_link_control(port) {
+            return; // InfiniBand's flow-control packets (`mech::ib`); RoCE hosts queue none
+        }
+        let nic = &mut self.nics[nic_idx as usize];
+        let st = &self.ports[port.idx()];
         let ack_class = if self.cfg.ack_high_prio { 0 } else { 3 };
         if !nic.acks.is_empty() && (ack_class == 0 || !st.paused[ack_class]) {
             if let Some(ack) = nic.acks.pop_front() {

@@ -4,6 +4,7 @@
 //! "Hooks").
 
 pub(crate) mod dasr;
+pub(crate) mod ib;
 pub mod failures;
 pub(crate) mod iofd;
 pub(crate) mod retry;
