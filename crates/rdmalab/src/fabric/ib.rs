@@ -232,8 +232,7 @@ mod tests {
         assert_eq!(pkt, 33);
         assert!(!c.on_send(1, pkt, pkt, t));
         assert!(!c.on_send(1, pkt, pkt, t));
-        assert!(!c.on_send(1, pkt, pkt, t));
-        assert!(c.on_send(1, pkt, pkt, Time::from_ns(10)), "29 blocks left of 128");
+        assert!(c.on_send(1, pkt, pkt, Time::from_ns(10)), "29 blocks left of 128: n = 3");
         assert!(!c.on_credit(1, 128 + 3, pkt, Time::from_ns(20)), "32 blocks: still short");
         assert!(c.on_credit(1, 128 + pkt, pkt, Time::from_ns(30)));
         assert_eq!(c.stall_ps(Time::from_ns(99)), 20_000);

@@ -197,10 +197,12 @@ impl Simulation {
         if int_slot != NO_INT && kind == PacketKind::Data && self.cfg.cc.needs_int() {
             self.stamp_int(port, r);
         }
-        if SPECIAL && self.ib.is_some() {
-            self.ib_on_dequeue(ingress, r); // InfiniBand: the input buffer's credits return
-        }
         self.transmit_parked(port, r);
+        if SPECIAL && self.ib.is_some() {
+            // InfiniBand: the input buffer's credits return (after the send: the ingress
+            // may be this very port, whose transmitter must be busy by then).
+            self.ib_on_dequeue(ingress, r);
+        }
         if resume {
             self.send_pfc(ingress, PacketKind::Resume, admitted as u8);
         }

@@ -53,11 +53,12 @@ pub(crate) fn build(cfg: &SimConfig, ports: &mut [PortState]) -> Option<Box<IbLi
 }
 
 impl Simulation {
-    /// The VL whose credits `pkt` takes, if any: link control frames and ACKs in the
-    /// strict-priority queue 0 (`ack_high_prio`) travel outside flow control, as IB's VL15.
+    /// The VL whose credits `pkt` takes, if any: data packets only. Link control frames
+    /// and ACKs travel outside flow control, as IB's VL15 (a choice, docs/physics.md: the
+    /// RNIC's ACK queue obeys no VL's credits, and an ACK is 30 bytes).
     #[inline]
     fn ib_vl(&self, pkt: &Packet) -> Option<usize> {
-        let uncredited = pkt.is_pfc() || pkt.pg == 0 || (pkt.is_ack() && self.cfg.ack_high_prio);
+        let uncredited = pkt.kind != PacketKind::Data || pkt.pg == 0;
         (!uncredited).then_some(pkt.pg as usize)
     }
 
