@@ -52,6 +52,10 @@ fn refuse_roce_keys(spec: &FabricSpec, file: &Path) -> Result<()> {
     if spec.lossless == Some(false) {
         return Err(Error::input(file, 0, "fabric.lossless", why("an InfiniBand fabric is lossless")));
     }
+    if spec.ack_high_prio == Some(false) {
+        let m = "InfiniBand's ACKs and flow-control packets go ahead of data, outside credits";
+        return Err(Error::input(file, 0, "fabric.ack_high_prio", m));
+    }
     if spec.buffer_mb.is_some() {
         return Err(Error::input(file, 0, "fabric.buffer_mb", why("a shared buffer is RoCE's")));
     }

@@ -199,9 +199,9 @@ impl Simulation {
         }
         self.transmit_parked(port, r);
         if SPECIAL && self.ib.is_some() {
-            // InfiniBand: the input buffer's credits return (after the send: the ingress
-            // may be this very port, whose transmitter must be busy by then).
-            self.ib_on_dequeue(ingress, r);
+            // InfiniBand: this port spends credits, the input buffer's return (after the
+            // send: the ingress may be this very port, whose transmitter must be busy).
+            self.ib_on_switch_send(port, ingress, r);
         }
         if resume {
             self.send_pfc(ingress, PacketKind::Resume, admitted as u8);

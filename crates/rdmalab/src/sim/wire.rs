@@ -30,9 +30,6 @@ impl Simulation {
             let pkt = *self.packets.get(r);
             self.trace_event(trace::TraceEvent::Dequeue, port, &pkt);
         }
-        if self.ib.is_some() {
-            self.ib_on_transmit(port, r); // InfiniBand: credits (`mech::ib`)
-        }
         let (wire, dst) = {
             let pkt = self.packets.get(r);
             (pkt.wire, pkt.dst)

@@ -151,6 +151,7 @@ fn roce_keys_and_impossible_sizes_are_refused_by_field() {
         ("lossless = false\n", "fabric.lossless", "lossless = false", "lossless"),
         ("mtu = 1000\n", "fabric.mtu", "mtu = 1000", "not an InfiniBand MTU"),
         ("buffer_mb = 1\n", "fabric.buffer_mb", "buffer_mb", "RoCE"),
+        ("ack_high_prio = false\n", "fabric.ack_high_prio", "ack_high_prio", "outside credits"),
         ("ecn = true\n", "fabric.ecn", "ecn = true", "ECN"),
         ("deadlock_timeout = \"1ms\"\n", "fabric.deadlock_timeout", "deadlock_timeout", "PFC"),
     ];

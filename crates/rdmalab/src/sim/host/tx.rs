@@ -27,11 +27,6 @@ impl Simulation {
         if st.busy || st.down {
             return;
         }
-        if st.has_queued() && self.nic_send_link_control(port) {
-            return; // InfiniBand's flow-control packets (`mech::ib`); RoCE hosts queue none
-        }
-        let nic = &mut self.nics[nic_idx as usize];
-        let st = &self.ports[port.idx()];
         let ack_class = if self.cfg.ack_high_prio { 0 } else { 3 };
         if !nic.acks.is_empty() && (ack_class == 0 || !st.paused[ack_class]) {
             if let Some(ack) = nic.acks.pop_front() {
@@ -183,6 +178,10 @@ impl Simulation {
         }
         self.counters.data_packets_sent += 1;
         self.counters.payload_bytes_sent += payload as u64;
+        let mut pkt = pkt;
+        if self.ib.is_some() {
+            self.ib_on_send_data(port, &mut pkt); // InfiniBand: RETH, credits (`mech::ib`)
+        }
         self.transmit(port, pkt);
         if let Some((_, Some((app, cookie)))) = ends {
             let c = SendCompletion { qp: qp_id, cookie, done: SendDone::Sent, time: self.now };

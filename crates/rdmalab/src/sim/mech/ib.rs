@@ -1,9 +1,10 @@
 //! InfiniBand's credit-based link-level flow control in the event loop (`fabric::ib` holds
-//! the per-port state and its rules). Reached through three hooks, none of them on a RoCE
-//! run's path: every transmission (`wire.rs::transmit_parked`, one test of `self.ib`), the
+//! the per-port state and its rules). Reached through hooks off a RoCE run's path: the
+//! RNIC's data packet (`host/tx.rs::send_data`, one test of `self.ib` per data packet), the
 //! out-of-line arrival (`wire.rs::arrival_hook`, taken because every IB port is marked
 //! `peer_lossy`), and the special egress of switch ports (`switch.rs::switch_send::<true>`).
-//! Flow-control packets are frames of queue 0 that end at the link's far end (`on_pfc`).
+//! Flow-control packets go ahead of data (a switch's queue 0, the front of an RNIC's ACK
+//! queue) and end at the link's far end (`on_pfc`).
 //!
 //! A sender stalls a VL (the port's class mask, `PortState::set_credit_blocked`) once its
 //! credits fall short of the largest packet, so that any order of service among the packets
@@ -62,18 +63,20 @@ impl Simulation {
         (!uncredited).then_some(pkt.pg as usize)
     }
 
-    /// Hook: `port` starts sending the packet at `r`. A WRITE's first packet gains its
-    /// RETH; the packet's VL spends its credits and stalls when they run short.
-    pub(in crate::sim) fn ib_on_transmit(&mut self, port: PortId, r: PacketRef) {
-        if self.ports[port.idx()].on_host && self.packets.get(r).kind == PacketKind::Data {
-            let pkt = self.packets.get(r);
-            let q = &self.qps[pkt.qp.idx()];
-            if q.messages.iter().any(|m| m.end - m.size == pkt.seq) {
-                self.packets.get_mut(r).wire += ib::RETH;
-            }
+    /// Hook: an RNIC sends data packet `pkt` out of `port`. A WRITE's first packet gains
+    /// its RETH; the packet's VL spends its credits.
+    pub(in crate::sim) fn ib_on_send_data(&mut self, port: PortId, pkt: &mut Packet) {
+        let q = &self.qps[pkt.qp.idx()];
+        if q.messages.iter().any(|m| m.end - m.size == pkt.seq) {
+            pkt.wire += ib::RETH;
         }
-        let pkt = *self.packets.get(r);
-        let Some(vl) = self.ib_vl(&pkt) else { return };
+        self.ib_spend(port, pkt);
+    }
+
+    /// The VL of `pkt` spends its blocks of `port`'s credits, and stalls when what is left
+    /// falls short of the largest packet.
+    fn ib_spend(&mut self, port: PortId, pkt: &Packet) {
+        let Some(vl) = self.ib_vl(pkt) else { return };
         let ib = self.ib.as_deref_mut().expect("IB hook without IB state");
         if ib.ports[port.idx()].on_send(vl, ib::blocks(pkt.wire), ib.need, self.now) {
             self.ports[port.idx()].set_credit_blocked(vl, true);
@@ -96,25 +99,32 @@ impl Simulation {
         }
     }
 
-    /// Hook: a switch's egress took the packet at `r` from the input buffer of `ingress`:
-    /// its blocks are free, and the upstream hears so.
-    pub(in crate::sim) fn ib_on_dequeue(&mut self, ingress: PortId, r: PacketRef) {
+    /// Hook: a switch's egress `port` started sending the packet at `r`, which it took
+    /// from the input buffer of `ingress`: `port` spends credits, the input buffer's blocks
+    /// are free and the upstream hears so.
+    pub(in crate::sim) fn ib_on_switch_send(&mut self, port: PortId, ingress: PortId, r: PacketRef) {
         let pkt = *self.packets.get(r);
         let Some(vl) = self.ib_vl(&pkt) else { return };
+        self.ib_spend(port, &pkt);
         let ib = self.ib.as_deref_mut().expect("IB hook without IB state");
         let fccl = ib.ports[ingress.idx()].free(vl, ib::blocks(pkt.wire), ib.capacity);
         self.send_flow_control(ingress, vl, fccl);
     }
 
     /// Sends a flow-control packet for `vl` with credit limit `fccl` out of `port`, ahead
-    /// of any data (queue 0).
+    /// of any data: a switch's queue 0, or the front of an RNIC's ACK queue.
     fn send_flow_control(&mut self, port: PortId, vl: usize, fccl: u64) {
-        if self.ports[port.idx()].down {
+        let st = &mut self.ports[port.idx()];
+        if st.down {
             return;
         }
         let mut frame = Packet::pfc(PacketKind::FlowControl, vl as u8, self.cfg.pfc_bytes);
         frame.seq = fccl;
-        self.ports[port.idx()].enqueue(0, frame, &mut self.packets);
+        if st.on_host {
+            self.nics[st.unit as usize].acks.push_front(frame);
+        } else {
+            st.enqueue(0, frame, &mut self.packets);
+        }
         self.kick(port);
     }
 
@@ -126,14 +136,6 @@ impl Simulation {
             self.ports[at.idx()].set_credit_blocked(vl, false);
             self.kick(at);
         }
-    }
-
-    /// A host port's link control frames (queue 0) go before the RNIC's packets. True if
-    /// one was sent.
-    pub(in crate::sim) fn nic_send_link_control(&mut self, port: PortId) -> bool {
-        let Some((_, r)) = self.ports[port.idx()].dequeue_parked(&self.packets) else { return false };
-        self.transmit_parked(port, r);
-        true
     }
 
     /// Credit stalls per port (`PortCounters::credit_stall_ps`) up to now, into `ports`.
