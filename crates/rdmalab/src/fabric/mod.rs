@@ -4,8 +4,8 @@
 
 pub mod classes;
 pub mod deflection;
-pub mod ib;
 pub mod ecn;
+pub mod ib;
 pub mod int;
 pub mod mmu;
 pub mod packet;

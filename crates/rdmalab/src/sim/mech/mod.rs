@@ -4,8 +4,8 @@
 //! "Hooks").
 
 pub(crate) mod dasr;
-pub(crate) mod ib;
 pub mod failures;
+pub(crate) mod ib;
 pub(crate) mod iofd;
 pub(crate) mod retry;
 pub(crate) mod tenancy;
