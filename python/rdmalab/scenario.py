@@ -257,7 +257,10 @@ class Scenario:
         `[fabric.iofd]` fields, e.g. `iofd={"max_deflections": 2}`; `{}` = on with defaults),
         ecn_kmin, ecn_kmax, ecn_pmax, cc_state_linger, defense, defense_start_fraction
         (seed 002, docs/attacks.md), classes (a list of `[[fabric.classes]]` tables; or
-        `with_class`).
+        `with_class`), link_layer (roce|infiniband: credit-based flow control per VL, IB
+        headers, MTU 256..4096 default 2048) and ib_vl_buffer (bytes per input port and VL;
+        docs/physics.md, "InfiniBand link layer"). Link rates also take "QDR4x", "FDR4x",
+        "EDR4x", "HDR4x".
 
         Blitz: `with_fabric(cc="blitz", cc_params={"dasr_count": "qp"}, iofd={})`."""
         new = copy.deepcopy(self)

@@ -112,6 +112,7 @@ fn port_counter_dict<'py>(py: Python<'py>, ps: &[PortCounters]) -> PyResult<Boun
     t.u64("tx_bytes", |p| p.tx_bytes)?.u64("tx_packets", |p| p.tx_packets)?;
     t.u64("pause_sent", |p| p.pause_sent)?.u64("pause_received", |p| p.pause_received)?;
     t.u64("paused_ps", |p| p.paused_ps)?.u64("ecn_marks", |p| p.ecn_marks)?.u64("drops", |p| p.drops)?;
+    t.u64("credit_stall_ps", |p| p.credit_stall_ps)?;
     Ok(t.dict())
 }
 

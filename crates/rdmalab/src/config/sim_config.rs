@@ -62,6 +62,11 @@ pub struct SimConfig {
     pub ack_duplicates: bool,
     /// PFC on (lossless). Off: buffer overflow drops packets.
     pub lossless: bool,
+    /// The link layer (`fabric.link_layer`): RoCE's PFC and shared buffer, or InfiniBand's
+    /// credits per VL (`fabric::ib`, `sim::mech::ib`).
+    pub link_layer: crate::fabric::LinkLayer,
+    /// InfiniBand: input buffer per port and VL, bytes (`fabric.ib_vl_buffer`).
+    pub ib_vl_buffer: u64,
     /// Switch shared buffer in bytes.
     pub buffer_bytes: u64,
     /// Reserve per (port, class), bytes.
@@ -161,6 +166,8 @@ impl Default for SimConfig {
             ack_prio_at_switches: true,
             ack_duplicates: true,
             lossless: true,
+            link_layer: crate::fabric::LinkLayer::Roce,
+            ib_vl_buffer: crate::fabric::ib::DEFAULT_VL_BUFFER,
             buffer_bytes: 32 * 1024 * 1024,
             reserve_bytes: 4096,
             resume_offset_bytes: 3072,
@@ -225,6 +232,11 @@ impl SimConfig {
                  class must be a PFC class, or deflected packets of lossless flows are dropped"
             )
         })
+    }
+    /// The link layer is InfiniBand's.
+    #[inline]
+    pub fn infiniband(&self) -> bool {
+        self.link_layer == crate::fabric::LinkLayer::Infiniband
     }
     /// Wire bytes of an ACK/NACK (INT echoed when on, padded to the ACK minimum).
     #[inline]

@@ -5,6 +5,7 @@
 pub mod classes;
 pub mod deflection;
 pub mod ecn;
+pub mod ib;
 pub mod int;
 pub mod mmu;
 pub mod packet;
@@ -16,6 +17,7 @@ pub mod wire;
 
 pub use deflection::IofdConfig;
 pub use ecn::{EcnConfig, EcnParams};
+pub use ib::LinkLayer;
 pub use int::{IntHeader, IntHop, IntSlab};
 pub use mmu::{Admission, MmuConfig, SwitchMmu};
 pub use packet::{Packet, PacketKind};

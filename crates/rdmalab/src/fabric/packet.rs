@@ -15,6 +15,8 @@ pub enum PacketKind {
     Pause,
     /// PFC RESUME for priority `pg`.
     Resume,
+    /// InfiniBand flow-control packet for VL `pg`, its FCCL in `seq` (`fabric::ib`).
+    FlowControl,
 }
 
 /// A packet in flight. 64 bytes, copied by value along its path.
@@ -115,10 +117,11 @@ impl Packet {
         }
     }
 
-    /// True for PFC PAUSE and RESUME frames.
+    /// True for link-level control frames: PFC PAUSE and RESUME, IB flow control. They
+    /// end at the link's far end (`Simulation::on_pfc`).
     #[inline]
     pub fn is_pfc(&self) -> bool {
-        matches!(self.kind, PacketKind::Pause | PacketKind::Resume)
+        matches!(self.kind, PacketKind::Pause | PacketKind::Resume | PacketKind::FlowControl)
     }
 
     /// True for ACK and NACK.

@@ -28,6 +28,9 @@ pub struct PortCounters {
     pub ecn_marks: u64,
     /// Packets dropped at this port (buffer overflow on ingress, or link error on receive).
     pub drops: u64,
+    /// InfiniBand: picoseconds during which some VL of this port lacked credits for a
+    /// full packet (`fabric::ib`).
+    pub credit_stall_ps: u64,
 }
 
 /// Runtime state of one port (one direction of a link).
@@ -54,7 +57,8 @@ pub struct PortState {
     pub on_host: bool,
     /// The peer port belongs to a host: what arrives there is received, not forwarded.
     pub peer_on_host: bool,
-    /// The link towards the peer corrupts packets at random (an error rate is set).
+    /// Arrivals at the peer take the out-of-line path (`Simulation::arrival_hook`): the
+    /// link corrupts packets at random (an error rate is set), or the fabric is InfiniBand.
     pub peer_lossy: bool,
     /// A `TxDone` event is pending: the transmitter is serialising a packet.
     pub busy: bool,
@@ -265,6 +269,17 @@ impl PortState {
             if let Some(t) = self.paused_since.take() {
                 self.counters.paused_ps += (now - t).0;
             }
+        }
+    }
+
+    /// InfiniBand: class `q` lacks (true) or has again (false) the credits to send. Under
+    /// InfiniBand there is no PFC, so the PAUSE mask stands for credits (`sim::mech::ib`).
+    pub fn set_credit_blocked(&mut self, q: usize, blocked: bool) {
+        self.paused[q] = blocked;
+        if blocked {
+            self.paused_mask |= 1 << q;
+        } else {
+            self.paused_mask &= !(1 << q);
         }
     }
 

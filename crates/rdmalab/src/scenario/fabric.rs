@@ -85,6 +85,10 @@ pub struct FabricSpec {
     /// Traffic classes (`[[fabric.classes]]`): per-class scheduling, PFC and ECN.
     #[serde(default)]
     pub classes: Vec<classes::ClassSpec>,
+    /// `roce` (default) or `infiniband` (`scenario::ib`).
+    pub link_layer: Option<crate::fabric::LinkLayer>,
+    /// InfiniBand: input buffer per port and VL, bytes.
+    pub ib_vl_buffer: Option<u64>,
 }
 
 impl FabricSpec {
@@ -223,6 +227,7 @@ impl FabricSpec {
             c.iofd = Some(i.build(file)?);
         }
         c.classes = classes::build(&self.classes, &c, file)?;
+        super::ib::apply(self, file, &mut c)?;
         Ok(c)
     }
 

@@ -32,6 +32,7 @@ mod cc_params;
 pub mod classes;
 mod fabric;
 pub mod host_apps;
+mod ib;
 mod iofd;
 mod links;
 mod locate;
@@ -271,6 +272,9 @@ fn positive_time(file: &Path, field: &str, s: &str) -> Result<Time> {
     }
 }
 pub(crate) fn field_rate(file: &Path, field: &str, s: &str) -> Result<Rate> {
+    if let Some(r) = crate::fabric::ib::rate_by_name(s) {
+        return Ok(r); // `"FDR4x"`: the IB link's data rate
+    }
     parse_nonzero_rate(s).map_err(|e| Error::input(file, 0, field, e.0))
 }
 

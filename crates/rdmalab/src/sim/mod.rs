@@ -196,6 +196,8 @@ pub struct Simulation {
     iofd: Option<Box<crate::fabric::deflection::Iofd>>,
     /// Seed 000's host model (`None` unless the scenario has `[[app]]`).
     hostm: Option<Box<apps::HostModel>>,
+    /// InfiniBand's credits per port and VL (`None` on RoCE: one test per transmission).
+    ib: Option<Box<mech::ib::IbLinks>>,
 }
 
 impl Simulation {

@@ -150,6 +150,9 @@ impl Simulation {
                 c.payload_bytes_sent, c.payload_bytes_delivered, c.payload_bytes_dropped, in_net
             )));
         }
+        if let Some(n) = self.ib.as_deref().map(|ib| ib.overruns()).filter(|&n| n > 0) {
+            return Err(Error::Invariant(format!("{n} packets arrived at a full InfiniBand input buffer")));
+        }
         let anomalies = self.mp_anomalies();
         if anomalies > 0 {
             return Err(Error::Invariant(format!("{anomalies} multipath chunk(s) placed beyond their message")));
@@ -204,10 +207,12 @@ impl Simulation {
             }
             rate_samples.sort_by_key(|s| (s.time, s.qp));
         }
+        let mut ports: Vec<_> = self.ports.iter().map(|p| p.port_counters()).collect();
+        self.ib_stall_counters(&mut ports);
         let mut r = Results {
             records,
             counters,
-            ports: self.ports.iter().map(|p| p.port_counters()).collect(),
+            ports,
             pfc_events,
             queue_samples: self.queue_samples.clone(),
             rate_samples,

@@ -74,6 +74,7 @@ impl Simulation {
         for p in ports.iter_mut().filter(|p| !p.on_host) {
             p.special = special;
         }
+        let ib = super::mech::ib::build(&cfg, &mut ports);
         let ideal = ideal_fcts(&topo, &routes, &flows, &cfg);
         check_completable(&flows, &ideal)?;
         let needs_rtt = cfg.window.enabled || cfg.cc.needs_int();
@@ -140,6 +141,7 @@ impl Simulation {
             apps: Default::default(),
             all_done_but_idle_apps: false,
             hostm: None,
+            ib,
             dasr,
             no_edge_ecn,
             iofd,
@@ -221,6 +223,7 @@ fn build_switches(topo: &Topology, cfg: &SimConfig) -> Result<SwitchParts> {
         nic_rate,
         serialisation: 2 * cfg.data_wire(cfg.mtu) as u64 + cfg.pfc_bytes as u64,
     };
+    let mmu_cfg = super::mech::ib::mmu_config(cfg, mmu_cfg);
     let mut switch_of = vec![u32::MAX; topo.len()];
     let mut mmus = Vec::new();
     let mut rngs = Vec::new();

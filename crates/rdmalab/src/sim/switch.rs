@@ -198,6 +198,11 @@ impl Simulation {
             self.stamp_int(port, r);
         }
         self.transmit_parked(port, r);
+        if SPECIAL && self.ib.is_some() {
+            // InfiniBand: this port spends credits, the input buffer's return (after the
+            // send: the ingress may be this very port, whose transmitter must be busy).
+            self.ib_on_switch_send(port, ingress, r);
+        }
         if resume {
             self.send_pfc(ingress, PacketKind::Resume, admitted as u8);
         }
@@ -266,6 +271,9 @@ impl Simulation {
 
     /// A PFC frame arrived at port `at`: pause or resume that port's transmitter.
     pub(super) fn on_pfc(&mut self, at: PortId, pkt: Packet) {
+        if pkt.kind == PacketKind::FlowControl {
+            return self.ib_on_flow_control(at, pkt);
+        }
         let pause = pkt.kind == PacketKind::Pause;
         if self.trace.is_some() {
             use super::trace::TraceEvent::{Pause, Resume};

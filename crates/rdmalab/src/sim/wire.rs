@@ -88,7 +88,7 @@ impl Simulation {
             self.packets.prefetch(next_pkt); // that arrival reads it, a packet time from now
             self.push_arrive(next, port);
         }
-        if lossy && self.lost_on_link(at) {
+        if lossy && self.arrival_hook(at, parked) {
             self.counters.link_error_losses += 1;
             let pkt = self.packets.take(parked);
             self.drop_packet(at, &pkt);
@@ -103,6 +103,19 @@ impl Simulation {
         } else {
             self.switch_receive(at, parked, dst); // stays parked: a switch moves only the reference
         }
+    }
+
+    /// The out-of-line part of an arrival at `at`, for ports marked `peer_lossy`: the
+    /// link's error model, then InfiniBand's input buffer (`mech::ib`). True if the packet
+    /// is lost on the link.
+    #[cold]
+    #[inline(never)]
+    fn arrival_hook(&mut self, at: PortId, parked: PacketRef) -> bool {
+        let lost = self.lost_on_link(at);
+        if self.ib.is_some() {
+            self.ib_on_arrive(at, parked, lost);
+        }
+        lost
     }
 
     /// The link's error model: true if the packet arriving at `at` is corrupted.

@@ -533,3 +533,28 @@ fn auto_cuts_only_where_the_estimate_says_it_pays() {
         panic!("auto should run applications alone on one thread");
     };
 }
+
+#[test]
+fn infiniband_runs_are_the_same_for_any_thread_count() {
+    // Credits cross the cut as flow-control packets on the wires; the incast stalls senders
+    // on credits (4 MTUs of VL buffer) instead of pausing them.
+    let fabric = "link_layer = \"infiniband\"\nib_vl_buffer = 8192";
+    let run = |threads| {
+        let mut run = Runner::new(scenario("none", fabric, threads)).expect("builds");
+        assert_eq!(run.run_to_end(), StopReason::Finished);
+        let r = run.results().expect("bytes conserved");
+        let mut fct = Vec::new();
+        write_fct(&mut fct, &r.records).unwrap();
+        let stalls: Vec<u64> = r.ports.iter().map(|p| p.credit_stall_ps).collect();
+        assert!(r.pfc_events.is_empty() && r.counters.drops == 0);
+        (fct, stalls, r.counters.packet_hops)
+    };
+    let one = run(1);
+    assert!(one.1.iter().sum::<u64>() > 0, "the incast should stall on credits");
+    for threads in [2, 4] {
+        let many = run(threads);
+        assert!(one.0 == many.0, "FCT file differs with {threads} threads");
+        assert_eq!(one.1, many.1, "credit stalls differ with {threads} threads");
+        assert_eq!(one.2, many.2, "packet hops differ with {threads} threads");
+    }
+}

@@ -17,7 +17,7 @@ impl Simulation {
         match pkt.kind {
             PacketKind::Data => self.receive_data(pkt),
             PacketKind::Ack | PacketKind::Nack => self.receive_ack(pkt),
-            PacketKind::Pause | PacketKind::Resume => unreachable!("PFC handled before"),
+            PacketKind::Pause | PacketKind::Resume | PacketKind::FlowControl => unreachable!("PFC handled before"),
         }
     }
 

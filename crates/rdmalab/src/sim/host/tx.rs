@@ -178,6 +178,10 @@ impl Simulation {
         }
         self.counters.data_packets_sent += 1;
         self.counters.payload_bytes_sent += payload as u64;
+        let mut pkt = pkt;
+        if self.ib.is_some() {
+            self.ib_on_send_data(port, &mut pkt); // InfiniBand: RETH, credits (`mech::ib`)
+        }
         self.transmit(port, pkt);
         if let Some((_, Some((app, cookie)))) = ends {
             let c = SendCompletion { qp: qp_id, cookie, done: SendDone::Sent, time: self.now };

@@ -82,6 +82,7 @@ pub(super) fn kind_name(k: PacketKind) -> &'static str {
         PacketKind::Nack => "nack",
         PacketKind::Pause => "pause",
         PacketKind::Resume => "resume",
+        PacketKind::FlowControl => "flow_control",
     }
 }
 

@@ -1,0 +1,195 @@
+//! InfiniBand's link layer (`fabric.link_layer = "infiniband"`, issue 23 §1) on a star of
+//! FDR 4x links: credit-based flow control per VL, the IB packet format, bad input.
+//!
+//! Closed forms: a sender on one link holds at most `n = ⌊(C − P)/b⌋ + 1` packets of `b`
+//! blocks unacknowledged by credits (C the receiver's VL buffer, P the largest packet), and
+//! credits return one credit round trip `tp + 2d + t_fc` after a packet starts (its
+//! serialisation, the link's delay both ways, the 6-byte flow-control packet). Its rate is
+//! therefore `min(line, n·wire / rtt)`. Header bytes per packet are the IBA's sums.
+
+use std::path::Path;
+
+use rdmalab::scenario::Scenario;
+use rdmalab::sim::{Results, RunLimit, StopReason};
+use rdmalab::{NodeId, Time};
+
+use crate::fixtures::{input_error, line_of};
+
+/// FDR 4x: 4 × 14.0625 Gb/s signalling, 64b/66b.
+const FDR_DATA_BPS: f64 = 56.25e9 * 64.0 / 66.0;
+/// IB headers: LRH 8 + BTH 12 + ICRC 4 + VCRC 2; RETH 16 on a WRITE's first packet.
+const HDR: u64 = 26;
+const RETH: u64 = 16;
+
+/// A star of `hosts` FDR 4x hosts with link delay `delay`, IB with a VL buffer of
+/// `buffer` bytes, and the flows `(src, dst, size)`.
+fn ib_star(hosts: usize, delay: &str, buffer: u64, flows: &[(u32, u32, u64)]) -> String {
+    let flows: Vec<String> =
+        flows.iter().map(|&(s, d, size)| format!("{{ src = {s}, dst = {d}, size = {size} }}")).collect();
+    format!(
+        "[topology]\nkind = \"star\"\nhosts = {hosts}\nrate = \"FDR4x\"\ndelay = \"{delay}\"\n\
+         [[traffic]]\nkind = \"flows\"\nflows = [{}]\n\
+         [fabric]\ncc = \"none\"\nlink_layer = \"infiniband\"\nib_vl_buffer = {buffer}\n",
+        flows.join(", ")
+    )
+}
+
+fn scenario(toml: &str) -> Scenario {
+    Scenario::from_toml(toml, Path::new("ib.toml")).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn run(toml: &str) -> Results {
+    let mut sim = scenario(toml).simulation().unwrap();
+    assert_eq!(sim.run_to_end(), StopReason::Finished);
+    let (overruns, max_held) = sim.ib_buffer_check().expect("an IB run");
+    assert_eq!(overruns, 0, "a packet found its input buffer full");
+    assert!(max_held <= 8192 || toml.contains("ib_vl_buffer = 32768"), "held {max_held}");
+    sim.results().expect("bytes conserved")
+}
+
+/// The port of the star's switch (node `hosts`) towards host `h`, and host `h`'s own port.
+fn ports_of(s: &Scenario, h: u32) -> (usize, usize) {
+    let t = &s.topology;
+    let own = t.nodes[h as usize].ports[0];
+    (t.ports[own.idx()].peer.idx(), own.idx())
+}
+
+#[test]
+fn a_4_to_1_incast_on_credits_never_drops_or_pauses_and_keeps_the_receiver_busy() {
+    // 4 MTUs of VL buffer (4 × 2048 B); 100 ns links (20 m): the credit round trip (305 +
+    // 200 + 1 ns) is shorter than the 3 packets the buffer lets a sender have unacknowledged.
+    let size = 2_000_000;
+    let toml = ib_star(5, "100ns", 4 * 2048, &[(1, 0, size), (2, 0, size), (3, 0, size), (4, 0, size)]);
+    let s = scenario(&toml);
+    let (to_receiver, _) = ports_of(&s, 0);
+    let r = run(&toml);
+    assert_eq!(r.counters.drops, 0);
+    assert_eq!(r.counters.pauses, 0);
+    assert!(r.pfc_events.is_empty());
+    assert_eq!(r.ports.iter().map(|p| p.pause_sent + p.pause_received).sum::<u64>(), 0);
+    // Busy once started: the first packet reaches the switch one packet time and one delay
+    // after time zero; the last one lands one delay (plus its ACK's way back) before the end.
+    let first_in = 2090.0 * 8.0 / FDR_DATA_BPS + 100e-9;
+    let end = r.records.iter().map(|f| (f.start + f.fct).0).max().unwrap() as f64 * 1e-12;
+    let busy = r.ports[to_receiver].tx_bytes as f64 * 8.0 / FDR_DATA_BPS / (end - first_in);
+    assert!(busy >= 0.98, "receiver's link busy {:.4} of the time", busy);
+    // Each sender was held back by credits (the switch's input buffers filled).
+    assert!(r.ports.iter().map(|p| p.credit_stall_ps).sum::<u64>() > 0);
+}
+
+#[test]
+fn a_long_link_is_limited_to_the_buffer_per_credit_round_trip() {
+    // 1 µs links: a credit round trip of tp + 2d + t_fc, three packets per trip.
+    let size: u64 = 4_096_000; // 2000 packets of 2048 B
+    let r = run(&ib_star(2, "1us", 4 * 2048, &[(1, 0, size)]));
+    let wire = (2048 + HDR) as f64;
+    let tp = wire * 8.0 / FDR_DATA_BPS;
+    let rtt = tp + 2e-6 + 6.0 * 8.0 / FDR_DATA_BPS;
+    let rate = 3.0 * wire * 8.0 / rtt; // bit/s on the wire
+    let want = size as f64 / 2048.0 * wire * 8.0 / rate;
+    let fct = r.records[0].fct.0 as f64 * 1e-12;
+    assert!((fct / want - 1.0).abs() < 0.01, "FCT {fct:.6e} s, closed form {want:.6e} s");
+    assert!(rate < 0.5 * FDR_DATA_BPS, "the case must be credit-bound");
+}
+
+#[test]
+fn a_receiver_that_stops_draining_stalls_its_sender() {
+    // One line-rate flow; at T the receiving HCA stops returning credits. Three phases of T
+    // against the packet train.
+    for t_hold_ps in [50_000_000, 50_100_000, 50_230_000] {
+        receiver_stops_draining_at(Time(t_hold_ps));
+    }
+}
+
+fn receiver_stops_draining_at(t_hold: Time) {
+    let (d, buffer) = (100e-9, 4 * 2048u64);
+    let toml = ib_star(2, "100ns", buffer, &[(1, 0, 100_000_000)]);
+    let s = scenario(&toml);
+    let (to_receiver, _) = ports_of(&s, 0);
+    let mut sim = s.simulation().unwrap();
+    sim.run(RunLimit { until: t_hold, max_events: u64::MAX });
+    let before = sim.snapshot();
+    assert_eq!(before.ports[to_receiver].credit_stall_ps, 0, "line rate needs no stall before");
+    sim.ib_hold_credits(NodeId(0));
+    let t_end = Time::from_us(80);
+    sim.run(RunLimit { until: t_end, max_events: u64::MAX });
+    let after = sim.snapshot();
+    let stall_ps = after.ports[to_receiver].credit_stall_ps;
+    // The stall is still open: it began `stall_ps` before the simulation's clock.
+    let stalled_at = (sim.now().0 - stall_ps) as f64 * 1e-12;
+    // Closed form: packets that started by s* = T − tp − d had landed by T and are credited;
+    // the switch (back to back at line rate) may start n = 3 more, at s* + tp, + 2tp, + 3tp,
+    // and the third leaves it short: it stalls in (T + tp − d, T + 2tp − d], and that packet
+    // fills the receiver's buffer one packet time and one link delay later.
+    let tp = (2048 + HDR) as f64 * 8.0 / FDR_DATA_BPS;
+    let t = t_hold.0 as f64 * 1e-12;
+    let since_hold = stalled_at - t;
+    let ok = since_hold > tp - d && since_hold <= 2.0 * tp - d + 1e-9;
+    assert!(ok, "stalled {:.1} ns after T", since_hold * 1e9);
+    // Nothing more crossed: what it sent after T fits the buffer.
+    let sent_after = after.ports[to_receiver].tx_bytes - before.ports[to_receiver].tx_bytes;
+    assert!(sent_after <= buffer, "{sent_after} bytes after T");
+    let (overruns, held) = sim.ib_buffer_check().unwrap();
+    assert_eq!(overruns, 0);
+    assert!(held > buffer - (2048 + HDR + RETH) && held <= buffer, "the buffer filled: {held}");
+}
+
+#[test]
+fn header_bytes_per_packet_are_the_specs_sums() {
+    // 3 full packets and one of 100 bytes: RETH once, LRH+BTH+ICRC+VCRC on each.
+    let size = 3 * 2048 + 100;
+    let toml = ib_star(2, "1us", 32768, &[(1, 0, size)]);
+    let s = scenario(&toml);
+    let (to_receiver, sender) = ports_of(&s, 0);
+    let (_, from_sender) = ports_of(&s, 1);
+    assert_eq!(from_sender, ports_of(&s, 1).1);
+    let r = run(&toml);
+    let host1 = ports_of(&s, 1).1;
+    assert_eq!(r.ports[host1].tx_bytes, size + 4 * HDR + RETH, "sender's wire bytes");
+    assert_eq!(r.ports[to_receiver].tx_bytes, size + 4 * HDR + RETH, "switch to receiver");
+    // The receiver's port carries its ACKs (30 B: LRH, BTH, AETH, ICRC, VCRC) and a 6-byte
+    // flow-control packet per data packet it received.
+    let acks = r.ports[sender].tx_packets - 4;
+    assert_eq!(r.ports[sender].tx_bytes, acks * 30 + 4 * 6);
+}
+
+#[test]
+fn roce_keys_and_impossible_sizes_are_refused_by_field() {
+    let base = ib_star(2, "1us", 32768, &[(1, 0, 1000)]);
+    let cases = [
+        ("lossless = false\n", "fabric.lossless", "lossless = false", "lossless"),
+        ("mtu = 1000\n", "fabric.mtu", "mtu = 1000", "not an InfiniBand MTU"),
+        ("buffer_mb = 1\n", "fabric.buffer_mb", "buffer_mb", "RoCE"),
+        ("ack_high_prio = false\n", "fabric.ack_high_prio", "ack_high_prio", "outside credits"),
+        ("ecn = true\n", "fabric.ecn", "ecn = true", "ECN"),
+        ("deadlock_timeout = \"1ms\"\n", "fabric.deadlock_timeout", "deadlock_timeout", "PFC"),
+    ];
+    for (line, field, needle, what) in cases {
+        let toml = format!("{base}{line}");
+        let e = input_error(&toml);
+        let want = format!("bad.toml:{}", line_of(&toml, needle));
+        assert!(e.starts_with(&want) && e.contains(field) && e.contains(what), "want {want} {field}: {e}");
+    }
+    let small = base.replace("ib_vl_buffer = 32768", "ib_vl_buffer = 2048");
+    let e = input_error(&small);
+    assert!(e.contains("fabric.ib_vl_buffer") && e.contains("2090"), "{e}");
+    let pfc_class = format!("{base}[[fabric.classes]]\npg = 3\npfc = true\n");
+    let e = input_error(&pfc_class);
+    assert!(e.contains("fabric.classes[0].pfc"), "{e}");
+    let roce = base.replace("link_layer = \"infiniband\"\n", "");
+    let e = input_error(&roce);
+    assert!(e.contains("fabric.ib_vl_buffer") && e.contains("infiniband"), "{e}");
+    // MTU 4096 is one IB allows; a 4 KiB buffer is then too small.
+    let e = input_error(&format!("{}mtu = 4096\n", base.replace("32768", "4096")));
+    assert!(e.contains("fabric.ib_vl_buffer"), "{e}");
+}
+
+#[test]
+fn rate_names_are_the_data_rates() {
+    for (name, bps) in [("QDR4x", 32e9), ("FDR4x", FDR_DATA_BPS), ("EDR4x", 100e9), ("HDR4x", 200e9)] {
+        let toml = ib_star(2, "1us", 32768, &[(1, 0, 1000)]).replace("FDR4x", name);
+        let s = scenario(&toml);
+        let got = s.topology.links[0].rate.0 as f64;
+        assert!((got - bps).abs() < 1.0, "{name}: {got}");
+    }
+}
