@@ -92,7 +92,8 @@ fn marking_rate_zero_marks_every_eligible_packet_and_no_other() {
         .flat_map(|i| (1..=2).map(move |src| format!("{{ src = {src}, dst = 0, size = 100300, start = \"{}us\" }}", 3 * i)))
         .collect();
     let params = format!("marking_rate = 0\nthreshold = {threshold}\npacket_size = {packet_size}\ncct = [0]");
-    let s = scenario(&star_toml(3, &flows.join(", "), &params, "", "[trace]"));
+    // ACKs every 4 packets: a marked packet is still answered at once.
+    let s = scenario(&star_toml(3, &flows.join(", "), &params, "ack_interval = 4", "[trace]"));
     let down = port_to(&s.topology, NodeId(3), NodeId(0)).0;
     let (r, rows) = run_traced(s, "marks.csv");
     let key = |row: &Vec<String>| (num(row, FLOW), num(row, SEQ));
@@ -111,6 +112,8 @@ fn marking_rate_zero_marks_every_eligible_packet_and_no_other() {
     assert_eq!(marked, eligible, "marked packets are exactly the eligible ones, in order");
     assert_eq!(r.counters.fecn_marks, marked.len() as u64);
     assert_eq!(r.counters.becns, r.counters.fecn_marks, "each FECN returns as one BECN");
+    let becn_rows = rows.iter().filter(|r| r[EVENT] == "cnp").count() as u64;
+    assert_eq!(becn_rows, r.counters.becns, "the trace's BECNs");
     assert_eq!(r.counters.ecn_marks, 0, "RED ECN is off");
 }
 
