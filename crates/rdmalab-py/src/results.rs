@@ -78,6 +78,8 @@ fn counter_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict
         ("pauses", c.pauses),
         ("resumes", c.resumes),
         ("ecn_marks", c.ecn_marks),
+        ("fecn_marks", c.fecn_marks),
+        ("becns", c.becns),
         ("timeouts", c.timeouts),
         ("nacks", c.nacks),
         ("wr_failures", c.wr_failures),
@@ -231,6 +233,6 @@ fn rate_dict<'py>(py: Python<'py>, rs: &[RateSample]) -> PyResult<Bound<'py, PyD
     let t = Columns::new(py, rs);
     t.u64("time_ps", |s| s.time.0)?.u64("qp", |s| s.qp.0 as u64)?.u64("flow", |s| s.flow as u64)?;
     t.u64("src", |s| s.src.0 as u64)?.u64("dst", |s| s.dst.0 as u64)?;
-    t.u64("rate_bps", |s| s.rate.0)?.u64("throughput_bps", |s| s.throughput.0)?;
+    t.u64("rate_bps", |s| s.rate.0)?.u64("throughput_bps", |s| s.throughput.0)?.u64("ccti", |s| s.ccti as u64)?;
     Ok(t.dict())
 }

@@ -181,7 +181,11 @@ pub fn cc_config(cfg: &HpccConfig) -> Result<CcConfig> {
     Ok(match cfg.cc_mode {
         CcMode::None => CcConfig::None,
         CcMode::Dcqcn => CcConfig::Dcqcn(dcqcn_params(cfg)?),
-        CcMode::Blitz => CcConfig::Blitz(BlitzParams { dcqcn: dcqcn_params(cfg)?, dasr: dasr_params(cfg)? }),
+        CcMode::Blitz => CcConfig::Blitz(BlitzParams {
+            dcqcn: dcqcn_params(cfg)?,
+            dasr: dasr_params(cfg)?,
+            ..BlitzParams::default()
+        }),
         CcMode::Hpcc => CcConfig::Hpcc(HpccParams {
             eta: u_target(cfg)?,
             max_stage: cfg.mi_thresh,

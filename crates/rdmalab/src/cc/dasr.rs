@@ -15,6 +15,7 @@
 //! when every NIC runs at one rate and spares the sender knowing the receiver's rate.
 
 use super::dcqcn::{DcqcnParams, DcqcnState};
+use super::ib::{IbParams, IbState};
 use super::{AckEvent, CcTimers};
 use crate::ids::{NodeId, QpId};
 use crate::units::{Rate, Time};
@@ -67,6 +68,7 @@ fn granularity_name(g: super::Granularity) -> &'static str {
         super::Granularity::PerDestination => "per_destination",
         super::Granularity::PerPair => "per_pair",
         super::Granularity::PerDestinationUnsplit => "per_destination_unsplit",
+        super::Granularity::PerSl => "per_sl",
     }
 }
 
@@ -88,20 +90,47 @@ impl Default for DasrParams {
     }
 }
 
-/// Blitz: DASR's share on top of DCQCN.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+/// What throttles in-network congestion under DASR's share [dasr_fallback].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DasrFallback {
+    /// DCQCN on the CNP flags (the poster's RoCE design).
+    #[default]
+    Dcqcn,
+    /// InfiniBand congestion control on the BECNs (the poster's testbed, seed 004 §3).
+    Ib,
+}
+
+impl DasrFallback {
+    /// From the scenario's spelling.
+    pub fn from_name(s: &str) -> Result<DasrFallback, String> {
+        match s {
+            "dcqcn" => Ok(DasrFallback::Dcqcn),
+            "ib" => Ok(DasrFallback::Ib),
+            other => Err(format!("unknown dasr_fallback `{other}` (known: dcqcn, ib)")),
+        }
+    }
+}
+
+/// Blitz: DASR's share on top of DCQCN or InfiniBand CC.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct BlitzParams {
     /// The DCQCN fall-back (its keys and defaults unchanged).
     pub dcqcn: DcqcnParams,
     /// DASR.
     pub dasr: DasrParams,
+    /// Which fall-back runs.
+    pub fallback: DasrFallback,
+    /// The InfiniBand fall-back's settings (used when `fallback` is `Ib`).
+    pub ib: IbParams,
 }
 
-/// A Blitz sender: DCQCN's state and rate Rc, and the last share heard.
+/// A Blitz sender: the fall-back's state and rate Rc, and the last share heard.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BlitzState {
     /// DCQCN reaction point.
     pub dcqcn: DcqcnState,
+    /// InfiniBand CC source (the `ib` fall-back).
+    pub ib: IbState,
     /// DCQCN's current rate Rc, kept apart from the share.
     pub rc: Rate,
     /// The last share an ACK carried (line rate until the first ACK).
@@ -110,8 +139,13 @@ pub struct BlitzState {
 
 impl BlitzState {
     /// A new sender: line rate until the first ACK brings a share.
-    pub fn new(line: Rate) -> BlitzState {
-        BlitzState { dcqcn: DcqcnState::new(line), rc: line, share: line }
+    pub fn new(p: &BlitzParams, line: Rate) -> BlitzState {
+        let ib = IbState::new(&p.ib);
+        let rc = match p.fallback {
+            DasrFallback::Dcqcn => line,
+            DasrFallback::Ib => p.ib.rate_at(ib.ccti, line),
+        };
+        BlitzState { dcqcn: DcqcnState::new(line), ib, rc, share: line }
     }
 
     /// The rate the group may send at.
@@ -123,10 +157,15 @@ impl BlitzState {
     /// An ACK/NACK: adopt its share, then let DCQCN see its CNP flag. Before a CNP, Rc is
     /// brought down to the rate actually sent (†): DCQCN's cut then acts on that rate, not
     /// on a line-rate Rc that the share hides (which would take several cuts to matter).
-    pub fn on_ack(&mut self, p: &DcqcnParams, timers: &mut CcTimers, ack: &AckEvent<'_>) -> Rate {
+    pub fn on_ack(&mut self, p: &BlitzParams, timers: &mut CcTimers, line: Rate, ack: &AckEvent<'_>) -> Rate {
         if ack.share.0 > 0 {
             self.share = ack.share;
         }
+        if p.fallback == DasrFallback::Ib {
+            self.rc = self.ib.on_ack(&p.ib, timers, line, ack);
+            return self.rate();
+        }
+        let p = &p.dcqcn;
         if ack.cnp {
             self.rc = self.rc.min(self.share);
         }
@@ -134,9 +173,12 @@ impl BlitzState {
         self.rate()
     }
 
-    /// A DCQCN timer fired.
-    pub fn on_timer(&mut self, p: &DcqcnParams, timers: &mut CcTimers, line: Rate, kind: usize, now: Time) -> Rate {
-        self.dcqcn.on_timer(p, timers, &mut self.rc, line, kind, now);
+    /// A timer of the fall-back fired.
+    pub fn on_timer(&mut self, p: &BlitzParams, timers: &mut CcTimers, line: Rate, kind: usize, now: Time) -> Rate {
+        match p.fallback {
+            DasrFallback::Dcqcn => self.dcqcn.on_timer(&p.dcqcn, timers, &mut self.rc, line, kind, now),
+            DasrFallback::Ib => self.rc = self.ib.on_timer(&p.ib, timers, line, now),
+        }
         self.rate()
     }
 }
@@ -283,8 +325,8 @@ mod tests {
 
     #[test]
     fn sender_takes_the_smaller_of_share_and_dcqcn() {
-        let p = DcqcnParams::default();
-        let mut s = BlitzState::new(C);
+        let p = BlitzParams::default();
+        let mut s = BlitzState::new(&p, C);
         let mut t = CcTimers::default();
         let ack = |share: Rate, cnp: bool| AckEvent {
             now: Time::from_us(1),
@@ -297,13 +339,38 @@ mod tests {
             int_multi: 1,
             share,
         };
-        assert_eq!(s.on_ack(&p, &mut t, &ack(Rate::gbps(25), false)), Rate::gbps(25));
+        assert_eq!(s.on_ack(&p, &mut t, C, &ack(Rate::gbps(25), false)), Rate::gbps(25));
         assert_eq!(s.rc, C, "DCQCN untouched without a CNP");
         // A CNP: Rc comes down to the rate sent, DCQCN's timers start.
-        assert_eq!(s.on_ack(&p, &mut t, &ack(Rate(0), true)), Rate::gbps(25), "no share field: keep");
+        assert_eq!(s.on_ack(&p, &mut t, C, &ack(Rate(0), true)), Rate::gbps(25), "no share field: keep");
         assert_eq!(s.rc, Rate::gbps(25));
         assert_ne!(t.dirty, 0);
         // The share rises (a sender left), but Rc now holds the rate.
-        assert_eq!(s.on_ack(&p, &mut t, &ack(Rate::gbps(50), false)), Rate::gbps(25));
+        assert_eq!(s.on_ack(&p, &mut t, C, &ack(Rate::gbps(50), false)), Rate::gbps(25));
+    }
+
+    #[test]
+    fn ib_fallback_takes_the_smaller_of_share_and_cct_rate() {
+        let p = BlitzParams { fallback: DasrFallback::Ib, ..BlitzParams::default() };
+        let mut s = BlitzState::new(&p, C);
+        let mut t = CcTimers::default();
+        let ack = |share: Rate, cnp: bool| AckEvent {
+            now: Time::from_us(1),
+            seq: 0,
+            snd_nxt: 0,
+            cnp,
+            nack: false,
+            int: None,
+            mtu: 1000,
+            int_multi: 1,
+            share,
+        };
+        assert_eq!(s.on_ack(&p, &mut t, C, &ack(Rate::gbps(80), false)), Rate::gbps(80));
+        for _ in 0..8 {
+            s.on_ack(&p, &mut t, C, &ack(Rate(0), true));
+        }
+        // Index 8 of the default table: half the line, below the share.
+        assert_eq!((s.ib.ccti, s.rate()), (8, Rate(C.0 / 2)));
+        assert_eq!(s.dcqcn, DcqcnState::new(C), "DCQCN never runs");
     }
 }

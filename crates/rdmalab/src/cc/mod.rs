@@ -50,12 +50,14 @@ pub mod dasr;
 pub mod dcqcn;
 pub mod dctcp;
 pub mod hpcc;
+pub mod ib;
 pub mod timely;
 
-pub use dasr::{BlitzParams, BlitzState, DasrCount, DasrParams};
+pub use dasr::{BlitzParams, BlitzState, DasrCount, DasrFallback, DasrParams};
 pub use dcqcn::{DcqcnParams, DcqcnState};
 pub use dctcp::{DctcpParams, DctcpState};
 pub use hpcc::{HpccParams, HpccState};
+pub use ib::{CctEntry, IbParams, IbState};
 pub use timely::{TimelyParams, TimelyState};
 
 use crate::fabric::IntHeader;
@@ -79,6 +81,8 @@ pub enum CcConfig {
     Dctcp(DctcpParams),
     /// Blitz: DASR's receiver-given share over DCQCN (our CC_MODE 20, seed 004).
     Blitz(BlitzParams),
+    /// InfiniBand congestion control (IBA annex A10): FECN marks, BECNs, the CCT index.
+    Ib(IbParams),
 }
 
 impl CcConfig {
@@ -87,7 +91,7 @@ impl CcConfig {
         match self {
             CcConfig::Hpcc(_) => 42,
             CcConfig::Timely(_) => 8,
-            CcConfig::None | CcConfig::Dcqcn(_) | CcConfig::Dctcp(_) | CcConfig::Blitz(_) => 0,
+            CcConfig::None | CcConfig::Dcqcn(_) | CcConfig::Dctcp(_) | CcConfig::Blitz(_) | CcConfig::Ib(_) => 0,
         }
     }
     /// Whether switches must stamp INT hop records (HPCC only, MODEL.md §4.1).
@@ -114,9 +118,10 @@ impl CcConfig {
             "timely" => Ok(CcConfig::Timely(TimelyParams::default())),
             "dctcp" => Ok(CcConfig::Dctcp(DctcpParams::default())),
             "blitz" => Ok(CcConfig::Blitz(BlitzParams::default())),
-            other => {
-                Err(format!("unknown congestion control `{other}` (known: none, dcqcn, hpcc, timely, dctcp, blitz)"))
-            }
+            "ib" => Ok(CcConfig::Ib(IbParams::default())),
+            other => Err(format!(
+                "unknown congestion control `{other}` (known: none, dcqcn, hpcc, timely, dctcp, blitz, ib)"
+            )),
         }
     }
     /// A display name.
@@ -128,7 +133,22 @@ impl CcConfig {
             CcConfig::Timely(_) => "timely",
             CcConfig::Dctcp(_) => "dctcp",
             CcConfig::Blitz(_) => "blitz",
+            CcConfig::Ib(_) => "ib",
         }
+    }
+    /// InfiniBand CC's settings when it runs (`cc = "ib"`, or Blitz's `ib` fall-back).
+    pub fn ib_params(&self) -> Option<&IbParams> {
+        match self {
+            CcConfig::Ib(p) => Some(p),
+            CcConfig::Blitz(b) if b.fallback == DasrFallback::Ib => Some(&b.ib),
+            _ => None,
+        }
+    }
+    /// The switches' FECN settings when InfiniBand CC runs (`cc = "ib"`, or Blitz with
+    /// `dasr_fallback = "ib"`).
+    #[inline]
+    pub fn fecn(&self) -> Option<crate::fabric::fecn::FecnParams> {
+        self.ib_params().map(|p| p.marking)
     }
     /// DASR's parameters when the receivers apportion rates (Blitz).
     pub fn dasr(&self) -> Option<&DasrParams> {
@@ -155,6 +175,9 @@ pub enum Granularity {
     /// Per destination, but the rate applied to every QP unsplit (seed 002's ConnectX-5:
     /// k QPs to one destination together send k times the computed rate).
     PerDestinationUnsplit,
+    /// One state per (sending NIC, service level = priority group), its rate split evenly:
+    /// InfiniBand CC's SL-based mode (A10 `Port_Control` bit 0).
+    PerSl,
 }
 
 impl Granularity {
@@ -164,7 +187,7 @@ impl Granularity {
     }
     /// Whether the group rate is divided among the group's QPs.
     pub fn splits(self) -> bool {
-        matches!(self, Granularity::PerDestination | Granularity::PerPair)
+        matches!(self, Granularity::PerDestination | Granularity::PerPair | Granularity::PerSl)
     }
 }
 
@@ -246,6 +269,8 @@ pub enum CcState {
     Dctcp(DctcpState),
     /// Blitz sender (DCQCN plus the receiver's share).
     Blitz(BlitzState),
+    /// InfiniBand CC source.
+    Ib(IbState),
 }
 
 /// Constants of a group fixed at creation: the path's base RTT and BDP (HPCC's T and W).
@@ -301,10 +326,16 @@ impl CcGroup {
             CcConfig::Hpcc(_) => CcState::Hpcc(Box::new(HpccState::new(line))),
             CcConfig::Timely(_) => CcState::Timely(TimelyState::new(line)),
             CcConfig::Dctcp(_) => CcState::Dctcp(DctcpState::new()),
-            CcConfig::Blitz(_) => CcState::Blitz(BlitzState::new(line)),
+            CcConfig::Blitz(p) => CcState::Blitz(BlitzState::new(p, line)),
+            CcConfig::Ib(p) => CcState::Ib(IbState::new(p)),
+        };
+        let rate = match (&state, cfg) {
+            (CcState::Blitz(s), _) => s.rate(),
+            (CcState::Ib(s), CcConfig::Ib(p)) => p.rate_at(s.ccti, line),
+            _ => line,
         };
         CcGroup {
-            rate: line,
+            rate,
             max_rate: line,
             path,
             state,
@@ -342,7 +373,8 @@ impl CcGroup {
             }
             (CcConfig::Timely(p), CcState::Timely(s)) => s.on_ack(p, &mut self.rate, line, ack),
             (CcConfig::Dctcp(p), CcState::Dctcp(s)) => s.on_ack(p, &mut self.rate, line, ack),
-            (CcConfig::Blitz(p), CcState::Blitz(s)) => self.rate = s.on_ack(&p.dcqcn, &mut self.timers, ack),
+            (CcConfig::Blitz(p), CcState::Blitz(s)) => self.rate = s.on_ack(p, &mut self.timers, line, ack),
+            (CcConfig::Ib(p), CcState::Ib(s)) => self.rate = s.on_ack(p, &mut self.timers, line, ack),
             _ => {}
         }
     }
@@ -352,10 +384,18 @@ impl CcGroup {
         let line = self.max_rate;
         match (cfg, &mut self.state) {
             (CcConfig::Dcqcn(p), CcState::Dcqcn(s)) => s.on_timer(p, &mut self.timers, &mut self.rate, line, kind, now),
-            (CcConfig::Blitz(p), CcState::Blitz(s)) => {
-                self.rate = s.on_timer(&p.dcqcn, &mut self.timers, line, kind, now)
-            }
+            (CcConfig::Blitz(p), CcState::Blitz(s)) => self.rate = s.on_timer(p, &mut self.timers, line, kind, now),
+            (CcConfig::Ib(p), CcState::Ib(s)) => self.rate = s.on_timer(p, &mut self.timers, line, now),
             _ => {}
+        }
+    }
+
+    /// The InfiniBand CC index, when the group runs it under `cfg`.
+    pub fn cct_index(&self, cfg: &CcConfig) -> Option<u16> {
+        match (&self.state, cfg) {
+            (CcState::Ib(s), _) => Some(s.ccti),
+            (CcState::Blitz(s), CcConfig::Blitz(p)) if p.fallback == DasrFallback::Ib => Some(s.ib.ccti),
+            _ => None,
         }
     }
 
@@ -407,7 +447,7 @@ mod tests {
 
     #[test]
     fn names_round_trip_and_header_sizes() {
-        for n in ["none", "dcqcn", "hpcc", "timely", "dctcp", "blitz"] {
+        for n in ["none", "dcqcn", "hpcc", "timely", "dctcp", "blitz", "ib"] {
             assert_eq!(CcConfig::from_name(n).unwrap().name(), n);
         }
         assert!(CcConfig::from_name("pint").is_err());

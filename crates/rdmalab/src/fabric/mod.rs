@@ -5,6 +5,7 @@
 pub mod classes;
 pub mod deflection;
 pub mod ecn;
+pub mod fecn;
 pub mod ib;
 pub mod int;
 pub mod mmu;

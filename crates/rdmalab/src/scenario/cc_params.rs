@@ -14,7 +14,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::{field_rate, field_time};
-use crate::cc::CcConfig;
+use crate::cc::ib::{CctEntry, IbParams, MAX_CCTI_TIMER, MAX_CCT_ENTRIES};
+use crate::cc::{CcConfig, DasrFallback};
 use crate::error::{Error, Result};
 use crate::units::{Rate, Time};
 
@@ -33,8 +34,10 @@ pub(super) fn apply(cc: &mut CcConfig, table: &CcParamTable, file: &Path) -> Res
                 "dasr_utilization" => set(&mut p.dasr.utilization, v.fraction()?),
                 "dasr_count" => set(&mut p.dasr.count, v.dasr_count()?),
                 "dasr_edge_ecn" => set(&mut p.dasr.edge_ecn, v.flag()?),
-                _ => dcqcn_key(&mut p.dcqcn, &v)?,
+                "dasr_fallback" => set(&mut p.fallback, v.dasr_fallback()?),
+                _ => ib_key(&mut p.ib, &v)? || dcqcn_key(&mut p.dcqcn, &v)?,
             },
+            CcConfig::Ib(p) => ib_key(p, &v)?,
             CcConfig::Hpcc(p) => match key.as_str() {
                 "u_target" => set(&mut p.eta, v.fraction()?),
                 "mi_thresh" => set(&mut p.max_stage, v.count()?),
@@ -67,7 +70,62 @@ pub(super) fn apply(cc: &mut CcConfig, table: &CcParamTable, file: &Path) -> Res
             ));
         }
     }
+    check_blitz_fallback(cc, table, file)?;
+    let Some(p) = ib_params_mut(cc) else {
+        return Ok(());
+    };
+    if table.contains_key("cct") && !table.contains_key("ccti_limit") {
+        p.ccti_limit = p.cct.len().saturating_sub(1) as u16; // OpenSM: the table's last entry
+    }
+    p.check().map_err(|(key, m)| Error::input(file, 0, format!("fabric.cc_params.{key}"), m))
+}
+
+fn ib_params_mut(cc: &mut CcConfig) -> Option<&mut IbParams> {
+    match cc {
+        CcConfig::Ib(p) => Some(p),
+        CcConfig::Blitz(b) if b.fallback == DasrFallback::Ib => Some(&mut b.ib),
+        _ => None,
+    }
+}
+
+/// Blitz's keys must belong to the fall-back it runs: InfiniBand keys need
+/// `dasr_fallback = "ib"`, DCQCN keys the DCQCN fall-back.
+fn check_blitz_fallback(cc: &CcConfig, table: &CcParamTable, file: &Path) -> Result<()> {
+    let CcConfig::Blitz(b) = cc else {
+        return Ok(());
+    };
+    for key in table.keys() {
+        let is_ib = IB_KEYS.contains(&key.as_str());
+        let wrong = match b.fallback {
+            DasrFallback::Dcqcn if is_ib => "an InfiniBand CC key: needs `dasr_fallback = \"ib\"`",
+            DasrFallback::Ib if !is_ib && !key.starts_with("dasr_") => {
+                "a DCQCN key, but `dasr_fallback = \"ib\"` runs InfiniBand CC"
+            }
+            _ => continue,
+        };
+        return Err(Error::input(file, 0, format!("fabric.cc_params.{key}"), wrong));
+    }
     Ok(())
+}
+
+/// The keys of InfiniBand congestion control.
+const IB_KEYS: [&str; 8] =
+    ["threshold", "marking_rate", "packet_size", "ccti_increase", "ccti_limit", "ccti_min", "ccti_timer", "cct"];
+
+/// An InfiniBand CC key (`cc = "ib"`, Blitz's `ib` fall-back); false when `v` names none.
+/// Ranges are the fields' widths in annex A10 (Mellanox's for `packet_size`, in bytes).
+fn ib_key(p: &mut IbParams, v: &Value<'_>) -> Result<bool> {
+    Ok(match v.key {
+        "threshold" => set(&mut p.marking.threshold, v.int_in(0, u32::MAX as i64)? as u64),
+        "marking_rate" => set(&mut p.marking.marking_rate, v.int_in(0, u16::MAX as i64)? as u16),
+        "packet_size" => set(&mut p.marking.packet_size, v.int_in(0, 0x3FC0)? as u32),
+        "ccti_increase" => set(&mut p.ccti_increase, v.int_in(1, 255)? as u16),
+        "ccti_limit" => set(&mut p.ccti_limit, v.int_in(0, MAX_CCT_ENTRIES as i64 - 1)? as u16),
+        "ccti_min" => set(&mut p.ccti_min, v.int_in(0, 255)? as u16),
+        "ccti_timer" => set(&mut p.ccti_timer, v.ccti_timer()?),
+        "cct" => set(&mut p.cct, v.cct()?),
+        _ => false,
+    })
 }
 
 /// A DCQCN key (also Blitz's fall-back); false when `v` names none.
@@ -122,6 +180,47 @@ impl Value<'_> {
             .as_bool()
             .or_else(|| self.value.as_integer().filter(|i| *i == 0 || *i == 1).map(|i| i == 1))
             .ok_or_else(|| self.bad("true/false"))
+    }
+    fn int_in(&self, lo: i64, hi: i64) -> Result<i64> {
+        match self.value.as_integer() {
+            Some(i) if (lo..=hi).contains(&i) => Ok(i),
+            _ => Err(self.bad(&format!("an integer in [{lo}, {hi}]"))),
+        }
+    }
+    fn dasr_fallback(&self) -> Result<DasrFallback> {
+        let s = self.value.as_str().ok_or_else(|| self.bad("\"dcqcn\" or \"ib\""))?;
+        DasrFallback::from_name(s).map_err(|_| self.bad("\"dcqcn\" or \"ib\""))
+    }
+    fn ccti_timer(&self) -> Result<Time> {
+        let t = self.time()?;
+        if t > MAX_CCTI_TIMER {
+            return Err(self.bad("a time of at most 65535 x 1.024us (the spec's 16-bit field)"));
+        }
+        Ok(t)
+    }
+    /// The table: entries as the spec encodes them (16-bit integers, shift in bits 15-14)
+    /// or as OpenSM writes them (\"shift:multiplier\").
+    fn cct(&self) -> Result<Vec<CctEntry>> {
+        let list = self.value.as_array().ok_or_else(|| self.bad("a list of CCT entries"))?;
+        if list.len() > MAX_CCT_ENTRIES {
+            return Err(self.bad(&format!("at most {MAX_CCT_ENTRIES} entries")));
+        }
+        list.iter().enumerate().map(|(i, e)| self.cct_entry(i, e)).collect()
+    }
+    fn cct_entry(&self, i: usize, e: &toml::Value) -> Result<CctEntry> {
+        let parsed = match e {
+            toml::Value::Integer(n) => u16::try_from(*n).ok().map(CctEntry::from_bits),
+            toml::Value::String(s) => s.split_once(':').and_then(|(sh, m)| {
+                let (sh, m) = (sh.trim().parse::<u8>().ok()?, m.trim().parse::<u16>().ok()?);
+                (sh <= 3 && m <= 0x3FFF).then_some(CctEntry { shift: sh, multiplier: m })
+            }),
+            _ => None,
+        };
+        parsed.ok_or_else(|| {
+            let want =
+                "a 16-bit entry (shift << 14 | multiplier) or \"shift:multiplier\" (shift 0..3, multiplier 0..16383)";
+            Error::input(self.file, 0, self.field(), format!("entry {i}: expected {want}, got {e}"))
+        })
     }
     fn dasr_count(&self) -> Result<crate::cc::DasrCount> {
         let s = self.value.as_str().ok_or_else(|| self.bad("\"qp\" or \"host\""))?;

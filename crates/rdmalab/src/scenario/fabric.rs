@@ -150,6 +150,13 @@ impl FabricSpec {
         if let Some(g) = self.granularity {
             c.granularity = g;
         }
+        if c.cc.fecn().is_some() {
+            // InfiniBand CC's switches mark FECN (annex A10), not RED ECN.
+            if self.ecn == Some(true) {
+                return Err(Error::input(file, 0, f("ecn"), "InfiniBand congestion control marks FECN, not ECN"));
+            }
+            c.ecn = None;
+        }
         if let Some(d) = c.cc.dasr() {
             // Blame the field the user wrote: the count when given, else the granularity.
             let count_given = self.cc_params.as_ref().is_some_and(|t| t.contains_key("dasr_count"));

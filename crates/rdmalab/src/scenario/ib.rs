@@ -17,6 +17,21 @@ pub(super) fn apply(spec: &FabricSpec, file: &Path, c: &mut SimConfig) -> Result
             let m = "needs `fabric.link_layer = \"infiniband\"` (RoCE has a shared buffer: `buffer_mb`)";
             return Err(Error::input(file, 0, "fabric.ib_vl_buffer", m));
         }
+        if c.cc.fecn().is_some() {
+            // Annex A10 is InfiniBand's: FECN/BECN bits live in IB's BTH, and its switches
+            // mark them; RoCE's counterpart is ECN with DCQCN.
+            let (field, m) = match c.cc {
+                crate::cc::CcConfig::Blitz(_) => (
+                    "fabric.cc_params.dasr_fallback",
+                    "`dasr_fallback = \"ib\"` needs `fabric.link_layer = \"infiniband\"` (on RoCE use \"dcqcn\")",
+                ),
+                _ => (
+                    "fabric.cc",
+                    "`cc = \"ib\"` needs `fabric.link_layer = \"infiniband\"` (on RoCE use dcqcn or hpcc)",
+                ),
+            };
+            return Err(Error::input(file, 0, field, m));
+        }
         return Ok(());
     }
     refuse_roce_keys(spec, file)?;

@@ -192,6 +192,8 @@ pub struct Simulation {
     dasr: Option<Box<crate::cc::dasr::DasrReceivers>>,
     /// Switches do not ECN-mark at host-facing ports (Blitz with `dasr_edge_ecn = false`).
     no_edge_ecn: bool,
+    /// InfiniBand CC's FECN marking (`None` unless it runs; tested only where RED ECN is off).
+    fecn: Option<Box<crate::fabric::fecn::FecnMarker>>,
     /// In-order flow deflection (`None` unless `[fabric.iofd]`: one test per packet).
     iofd: Option<Box<crate::fabric::deflection::Iofd>>,
     /// Seed 000's host model (`None` unless the scenario has `[[app]]`).

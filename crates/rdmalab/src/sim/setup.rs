@@ -89,6 +89,7 @@ impl Simulation {
         let ecn_of_class =
             cfg.ecn.as_ref().map_or(Vec::new(), |e| clock.rates().iter().map(|&r| e.for_rate_or_scaled(r)).collect());
         let iofd = cfg.iofd.map(|i| Box::new(build_iofd(i, &topo, &cfg, mmus.len())));
+        let fecn = cfg.cc.fecn().map(|p| Box::new(crate::fabric::fecn::FecnMarker::new(p, ports.len())));
         let mut sim = Simulation {
             now: Time::ZERO,
             queue: event_queue_for(&topo, &clock, max_packet as u32),
@@ -144,6 +145,7 @@ impl Simulation {
             ib,
             dasr,
             no_edge_ecn,
+            fecn,
             iofd,
         };
         if sim.cfg.threads.is_some() {

@@ -215,7 +215,9 @@ impl Simulation {
     /// class's thresholds when the run has a class table and Blitz's edge rule (`SPECIAL`).
     #[inline]
     fn mark_ecn<const SPECIAL: bool>(&mut self, port: PortId, sw: usize, class: usize, r: PacketRef) {
-        let Some(ecn) = &self.cfg.ecn else { return };
+        let Some(ecn) = &self.cfg.ecn else {
+            return self.mark_fecn::<SPECIAL>(port, class, r); // InfiniBand CC, if it runs
+        };
         let st = &self.ports[port.idx()];
         if SPECIAL && self.no_edge_ecn && st.peer_on_host {
             return; // Blitz: receiver congestion is DASR's (`dasr_edge_ecn`)

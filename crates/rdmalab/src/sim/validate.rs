@@ -39,6 +39,13 @@ pub(super) fn validate_config(cfg: &SimConfig) -> Result<()> {
         crate::cc::dasr::check_granularity(d.count, cfg.granularity)
             .map_err(|m| Error::scenario("cc_params.dasr_count", m))?;
     }
+    if let Some(p) = cfg.cc.ib_params() {
+        p.check().map_err(|(key, m)| Error::scenario(format!("cc_params.{key}"), m))?;
+        if cfg.ecn.is_some() {
+            let m = "InfiniBand congestion control marks FECN by its own rule (annex A10): RED ECN must be off";
+            return Err(Error::scenario("ecn", m));
+        }
+    }
     if cfg.rto == Some(Time::ZERO) {
         return Err(Error::scenario("rto", "must be positive (or absent for no timeout)"));
     }

@@ -23,6 +23,10 @@ pub struct Counters {
     pub resumes: u64,
     /// ECN marks.
     pub ecn_marks: u64,
+    /// InfiniBand CC: FECN marks set by switches.
+    pub fecn_marks: u64,
+    /// InfiniBand CC: ACKs carrying a BECN that reached their sender.
+    pub becns: u64,
     /// Retransmission timeouts that fired.
     pub timeouts: u64,
     /// NACKs sent.
@@ -72,6 +76,8 @@ impl Counters {
         self.pauses += o.pauses;
         self.resumes += o.resumes;
         self.ecn_marks += o.ecn_marks;
+        self.fecn_marks += o.fecn_marks;
+        self.becns += o.becns;
         self.timeouts += o.timeouts;
         self.nacks += o.nacks;
         self.wr_failures += o.wr_failures;

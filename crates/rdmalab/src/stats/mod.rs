@@ -71,6 +71,8 @@ pub struct RateSample {
     /// Payload bytes newly acknowledged since the previous sample, over the interval: what
     /// the flow actually got through, which is what convergence plots show.
     pub throughput: Rate,
+    /// InfiniBand CC: its group's congestion control table index (0 under other schemes).
+    pub ccti: u16,
 }
 
 impl FlowRecord {

@@ -20,6 +20,7 @@ mod event_order;
 mod failures;
 mod formats;
 mod formats_fuzz;
+mod ibcc;
 mod infiniband;
 mod iofd;
 mod layers;

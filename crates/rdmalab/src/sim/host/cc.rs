@@ -90,6 +90,7 @@ impl Simulation {
             Granularity::PerQp => None,
             Granularity::PerDestination | Granularity::PerDestinationUnsplit => Some((qp.nic, qp.dip)),
             Granularity::PerPair => Some((qp.src.0, qp.dst.0)),
+            Granularity::PerSl => Some((qp.nic, qp.pg as u32)),
         }
     }
 
@@ -163,6 +164,9 @@ impl Simulation {
         }
         let (seq, snd_nxt) =
             if self.groups[g.idx()].shared { self.group_seqs(g) } else { (pkt.seq, self.qps[qp_id.idx()].snd_nxt) };
+        if pkt.cnp {
+            self.counters.becns += self.cfg.cc.fecn().is_some() as u64;
+        }
         let ev = AckEvent {
             now: self.now,
             seq,

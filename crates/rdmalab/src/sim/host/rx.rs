@@ -46,7 +46,9 @@ impl Simulation {
                 }
                 rx.msg_start = rx.expected;
             }
-            if rx.unacked_packets >= self.cfg.ack_interval || pkt.last_of_msg {
+            // InfiniBand CC: a FECN is answered at once by a BECN (annex A10).
+            let becn_now = pkt.ce && self.fecn.is_some();
+            if rx.unacked_packets >= self.cfg.ack_interval || pkt.last_of_msg || becn_now {
                 rx.unacked_packets = 0;
                 Some(PacketKind::Ack)
             } else {

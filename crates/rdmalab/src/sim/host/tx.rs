@@ -123,7 +123,10 @@ impl Simulation {
         // The message this packet ends, if any: (its header slot, and whom to tell it left).
         let ends = msg.filter(|m| m.end == end).map(|m| (m.hdr, m.notify_sent.then_some((m.app, m.cookie))));
         let last_of_msg = ends.is_some();
-        let wire = self.cfg.data_wire(payload);
+        let mut wire = self.cfg.data_wire(payload);
+        if self.ib.is_some() && msg.is_some_and(|m| m.end - m.size == qp.snd_nxt) {
+            wire += crate::fabric::ib::RETH; // InfiniBand: a WRITE's first packet (paced with it)
+        }
         let pkt = Packet {
             seq: qp.snd_nxt,
             qp: qp_id,
@@ -178,9 +181,8 @@ impl Simulation {
         }
         self.counters.data_packets_sent += 1;
         self.counters.payload_bytes_sent += payload as u64;
-        let mut pkt = pkt;
         if self.ib.is_some() {
-            self.ib_on_send_data(port, &mut pkt); // InfiniBand: RETH, credits (`mech::ib`)
+            self.ib_on_send_data(port, &pkt); // InfiniBand: the VL's credits (`mech::ib`)
         }
         self.transmit(port, pkt);
         if let Some((_, Some((app, cookie)))) = ends {

@@ -63,13 +63,10 @@ impl Simulation {
         (!uncredited).then_some(pkt.pg as usize)
     }
 
-    /// Hook: an RNIC sends data packet `pkt` out of `port`. A WRITE's first packet gains
-    /// its RETH; the packet's VL spends its credits.
-    pub(in crate::sim) fn ib_on_send_data(&mut self, port: PortId, pkt: &mut Packet) {
-        let q = &self.qps[pkt.qp.idx()];
-        if q.messages.iter().any(|m| m.end - m.size == pkt.seq) {
-            pkt.wire += ib::RETH;
-        }
+    /// Hook: an RNIC sends data packet `pkt` out of `port` (a WRITE's first packet already
+    /// carries its RETH: `host/tx.rs::send_data` adds it before pacing); the packet's VL
+    /// spends its credits.
+    pub(in crate::sim) fn ib_on_send_data(&mut self, port: PortId, pkt: &Packet) {
         self.ib_spend(port, pkt);
     }
 

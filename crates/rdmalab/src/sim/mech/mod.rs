@@ -6,6 +6,7 @@
 pub(crate) mod dasr;
 pub mod failures;
 pub(crate) mod ib;
+pub(crate) mod ibcc;
 pub(crate) mod iofd;
 pub(crate) mod retry;
 pub(crate) mod tenancy;

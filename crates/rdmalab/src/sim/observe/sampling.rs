@@ -250,7 +250,7 @@ impl Simulation {
         }
         s.seen = self.qps.len();
         let interval_ps = (now - s.last_rate).0.max(1) as u128;
-        let (qps, rates) = (&self.qps, &mut s.rates);
+        let (qps, rates, groups, cc) = (&self.qps, &mut s.rates, &self.groups, &self.cfg.cc);
         s.watched.retain_mut(|w| {
             let qp = &qps[w.qp.idx()];
             if w.flow == u32::MAX {
@@ -267,6 +267,7 @@ impl Simulation {
                 dst: qp.dst,
                 rate: qp.rate,
                 throughput: Rate(bps as u64),
+                ccti: groups.get(qp.cc_group.idx()).and_then(|g| g.cct_index(cc)).unwrap_or(0),
             });
             !qp.finished
         });
