@@ -85,6 +85,13 @@ pub struct FabricSpec {
     /// Traffic classes (`[[fabric.classes]]`): per-class scheduling, PFC and ECN.
     #[serde(default)]
     pub classes: Vec<classes::ClassSpec>,
+    /// `fifo` (default) or `input_fair`: deficit round robin among a switch egress's input
+    /// ports (`fabric::arbitration`).
+    pub egress_arbitration: Option<crate::fabric::EgressArbitration>,
+    /// `shared` (default) or `per_port`: static buffers per egress port (`fabric::buffer_model`).
+    pub buffer_model: Option<crate::fabric::BufferModel>,
+    /// KiB each egress port owns under `per_port` (absent: `buffer_mb` split among the ports).
+    pub port_buffer_kb: Option<f64>,
 }
 
 impl FabricSpec {
@@ -223,6 +230,7 @@ impl FabricSpec {
             c.iofd = Some(i.build(file)?);
         }
         c.classes = classes::build(&self.classes, &c, file)?;
+        super::switch_model::apply(self, file, &mut c)?;
         Ok(c)
     }
 

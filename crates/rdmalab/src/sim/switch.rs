@@ -65,7 +65,12 @@ impl Simulation {
         pkt.ingress = at;
         pkt.ingress_local = local;
         if class != 0 {
-            match self.mmus[sw].admit(local as usize, class, wire as u64) {
+            let admission = if self.port_buffers.is_none() {
+                self.mmus[sw].admit(local as usize, class, wire as u64)
+            } else {
+                self.port_buffer_admit(sw, local, egress, class, wire)
+            };
+            match admission {
                 Admission::Drop => return self.drop_at_ingress(at, sw, Some(class), r),
                 Admission::Accept { pause } => {
                     if pause {
@@ -79,7 +84,12 @@ impl Simulation {
             self.trace_event(super::trace::TraceEvent::Enqueue, egress, &pkt);
         }
         let queue = queue.map_or(class, usize::from);
-        self.ports[egress.idx()].enqueue_parked(queue, r, wire);
+        let st = &mut self.ports[egress.idx()];
+        if st.special {
+            st.enqueue_special(queue, r, wire, local); // the input-port arbiter's hook
+        } else {
+            st.enqueue_parked(queue, r, wire);
+        }
         self.switch_kick(egress);
     }
 
@@ -184,7 +194,11 @@ impl Simulation {
         let mut resume = false;
         let mut iofd = false;
         if class != 0 {
-            resume = self.mmus[sw].release(ingress_local as usize, admitted, wire as u64);
+            resume = if self.port_buffers.is_none() {
+                self.mmus[sw].release(ingress_local as usize, admitted, wire as u64)
+            } else {
+                self.port_buffer_release(sw, ingress_local, port, admitted, wire)
+            };
             if kind == PacketKind::Data {
                 self.mark_ecn::<SPECIAL>(port, sw, class, r);
             }
@@ -199,7 +213,7 @@ impl Simulation {
         }
         self.transmit_parked(port, r);
         if resume {
-            self.send_pfc(ingress, PacketKind::Resume, admitted as u8);
+            self.send_resumes(sw, port, ingress, admitted as u8);
         }
         if SPECIAL && iofd {
             self.iofd_wake(sw); // the space it freed may admit packets the re-sequencer holds

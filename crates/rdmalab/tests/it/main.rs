@@ -28,5 +28,6 @@ mod parallel_observers;
 mod sampling;
 mod scale;
 mod sim;
+mod switch_models;
 mod virtuoso;
 mod virtuoso_lossy;

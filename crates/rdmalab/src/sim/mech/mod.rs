@@ -6,5 +6,6 @@
 pub(crate) mod dasr;
 pub mod failures;
 pub(crate) mod iofd;
+pub(crate) mod port_buffers;
 pub(crate) mod retry;
 pub(crate) mod tenancy;
