@@ -257,7 +257,9 @@ class Scenario:
         `[fabric.iofd]` fields, e.g. `iofd={"max_deflections": 2}`; `{}` = on with defaults),
         ecn_kmin, ecn_kmax, ecn_pmax, cc_state_linger, defense, defense_start_fraction
         (seed 002, docs/attacks.md), classes (a list of `[[fabric.classes]]` tables; or
-        `with_class`).
+        `with_class`), egress_arbitration (fifo|input_fair: DRR among a switch egress's input
+        ports), buffer_model (shared|per_port) and port_buffer_kb (per_port only;
+        docs/physics.md, "Fair arbitration among input ports", "Per-port buffers").
 
         Blitz: `with_fabric(cc="blitz", cc_params={"dasr_count": "qp"}, iofd={})`."""
         new = copy.deepcopy(self)
