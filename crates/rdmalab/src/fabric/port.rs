@@ -68,9 +68,10 @@ pub struct PortState {
     paused_mask: u8,
     /// Last class served by the round robin over classes 1..8.
     pub rr_last: u8,
-    /// The egress runs its out-of-line variant (`Simulation::switch_send_special`): the
-    /// run has a class table, IOFD or Blitz's no-marking rule at host-facing ports. One
-    /// test per dequeue, on a line the dequeue reads anyway, instead of one per mechanism.
+    /// The egress runs its out-of-line variants (`Simulation::switch_send_special`,
+    /// `switch_enqueue_special`): the run has a class table, IOFD, Blitz's no-marking rule
+    /// at host-facing ports, input-fair arbitration or per-port buffers. One test per
+    /// enqueue and per dequeue, on a line both read anyway, instead of one per mechanism.
     pub special: bool,
     // --- line 1: the transmitter, the owner
     /// Line rate.
