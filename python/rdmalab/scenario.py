@@ -260,7 +260,9 @@ class Scenario:
         `with_class`), link_layer (roce|infiniband: credit-based flow control per VL, IB
         headers, MTU 256..4096 default 2048) and ib_vl_buffer (bytes per input port and VL;
         docs/physics.md, "InfiniBand link layer"). Link rates also take "QDR4x", "FDR4x",
-        "EDR4x", "HDR4x".
+        "EDR4x", "HDR4x". egress_arbitration (fifo|input_fair: DRR among a switch egress's
+        input ports; InfiniBand's default is input_fair), buffer_model (shared|per_port) and port_buffer_kb (per_port only;
+        docs/physics.md, "Fair arbitration among input ports", "Per-port buffers").
 
         Blitz: `with_fabric(cc="blitz", cc_params={"dasr_count": "qp"}, iofd={})`.
         InfiniBand CC (IBA annex A10): `with_fabric(cc="ib", cc_params={"ccti_timer": "20us",

@@ -69,6 +69,15 @@ pub struct SimConfig {
     pub ib_vl_buffer: u64,
     /// Switch shared buffer in bytes.
     pub buffer_bytes: u64,
+    /// Where a switch's buffer is counted: one shared pool (the reference) or a fixed share
+    /// per egress port (`fabric::buffer_model`).
+    pub buffer_model: crate::fabric::BufferModel,
+    /// Under `BufferModel::PerPort`: bytes each egress port owns (`None`: `buffer_bytes`
+    /// less the PFC headroom, split evenly among the switch's ports).
+    pub port_buffer_bytes: Option<u64>,
+    /// The order a switch egress queue serves its packets in: arrival order (the
+    /// reference) or fair among input ports (`fabric::arbitration`).
+    pub egress_arbitration: crate::fabric::EgressArbitration,
     /// Reserve per (port, class), bytes.
     pub reserve_bytes: u64,
     /// PFC resume hysteresis, bytes.
@@ -169,6 +178,9 @@ impl Default for SimConfig {
             link_layer: crate::fabric::LinkLayer::Roce,
             ib_vl_buffer: crate::fabric::ib::DEFAULT_VL_BUFFER,
             buffer_bytes: 32 * 1024 * 1024,
+            buffer_model: Default::default(),
+            port_buffer_bytes: None,
+            egress_arbitration: Default::default(),
             reserve_bytes: 4096,
             resume_offset_bytes: 3072,
             ecn: Some(EcnConfig::hpcc_default()),

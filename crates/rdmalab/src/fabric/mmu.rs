@@ -207,6 +207,11 @@ impl SwitchMmu {
         n > self.cfg.reserve && n - self.cfg.reserve > self.threshold(p)
     }
 
+    /// The PFC headroom of ingress port `p`, bytes (per-port buffers keep the same).
+    pub fn headroom(&self, p: usize) -> u64 {
+        self.ports[p].headroom()
+    }
+
     /// Whether class `q` has PFC (the same on every port).
     pub fn lossless(&self, q: usize) -> bool {
         self.ports.first().is_some_and(|p| p.class[q].pfc)

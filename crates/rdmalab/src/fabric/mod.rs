@@ -2,6 +2,8 @@
 //! ECN marking and INT stamping. The per-event handlers that move packets between these
 //! pieces live in `sim`; this module holds the state and the decisions.
 
+pub mod arbitration;
+pub mod buffer_model;
 pub mod classes;
 pub mod deflection;
 pub mod ecn;
@@ -16,6 +18,8 @@ pub mod resequencer;
 pub mod txclock;
 pub mod wire;
 
+pub use arbitration::EgressArbitration;
+pub use buffer_model::BufferModel;
 pub use deflection::IofdConfig;
 pub use ecn::{EcnConfig, EcnParams};
 pub use ib::LinkLayer;

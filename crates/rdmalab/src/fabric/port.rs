@@ -6,6 +6,7 @@
 
 use std::collections::VecDeque;
 
+use crate::fabric::arbitration::InputArbiter;
 use crate::fabric::classes::ClassSched;
 use crate::fabric::{Packet, PacketPool, PacketRef, Wire, NUM_PRIOS};
 use crate::ids::{NodeId, PortId};
@@ -71,9 +72,10 @@ pub struct PortState {
     paused_mask: u8,
     /// Last class served by the round robin over classes 1..8.
     pub rr_last: u8,
-    /// The egress runs its out-of-line variant (`Simulation::switch_send_special`): the
-    /// run has a class table, IOFD or Blitz's no-marking rule at host-facing ports. One
-    /// test per dequeue, on a line the dequeue reads anyway, instead of one per mechanism.
+    /// The egress runs its out-of-line variants (`Simulation::switch_send_special`,
+    /// `switch_enqueue_special`): the run has a class table, IOFD, Blitz's no-marking rule
+    /// at host-facing ports, input-fair arbitration or per-port buffers. One test per
+    /// enqueue and per dequeue, on a line both read anyway, instead of one per mechanism.
     pub special: bool,
     // --- line 1: the transmitter, the owner
     /// Line rate.
@@ -106,6 +108,10 @@ pub struct PortState {
     /// (`fabric::classes`); `None`: the built-in one. (Read only on the out-of-line
     /// egress, `special`.)
     pub classes: Option<Box<ClassSched>>,
+    /// The input-port arbiter of a switch port under `egress_arbitration = "input_fair"`
+    /// (`fabric::arbitration`); `None`: arrival order. (Read only on the out-of-line
+    /// egress, `special`.)
+    pub arbiter: Option<Box<InputArbiter>>,
     /// Since when at least one class has been paused (for the paused-time counter).
     pub paused_since: Option<Time>,
     /// Counters other than `tx_bytes` and `tx_packets` (kept beside the transmitter and
@@ -141,6 +147,7 @@ impl PortState {
             rr_last: 0,
             special: false,
             classes: None,
+            arbiter: None,
             occupied: 0,
             paused: [false; NUM_PRIOS],
             paused_mask: 0,
@@ -185,6 +192,39 @@ impl PortState {
         self.occupied |= 1 << q;
     }
 
+    /// `enqueue_parked` on a port with a mechanism's hook (`special`), for a packet that
+    /// came in through input port `input` of the switch: the input-port arbiter, if any,
+    /// decides when it joins the class's queue.
+    #[cold]
+    #[inline(never)]
+    pub fn enqueue_special(&mut self, q: usize, r: PacketRef, wire: u32, input: u16) {
+        match self.arbiter.as_deref_mut() {
+            Some(a) if InputArbiter::arbitrates(q) => {
+                self.queue_bytes[q] += wire as u64;
+                self.occupied |= 1 << q;
+                a.push(q, input, r, wire);
+                if self.queues[q].is_empty() {
+                    self.queues[q].extend(a.pop(q));
+                }
+            }
+            _ => self.enqueue_parked(q, r, wire),
+        }
+    }
+
+    /// After class `q` sent its head packet: the arbiter, if any, picks the next one.
+    #[inline]
+    fn refill(&mut self, q: usize) {
+        if let Some(a) = self.arbiter.as_deref_mut() {
+            self.queues[q].extend(a.pop(q));
+        }
+    }
+
+    /// The packets class `q` holds: the queue's, then those its arbiter has not yet picked.
+    pub fn queued(&self, q: usize) -> impl Iterator<Item = PacketRef> + '_ {
+        let held = self.arbiter.as_deref().into_iter().flat_map(move |a| a.held(q));
+        self.queues[q].iter().copied().chain(held)
+    }
+
     /// `dequeue`, leaving the packet parked: returns its class and reference.
     #[inline]
     pub fn dequeue_parked(&mut self, pool: &PacketPool) -> Option<(usize, PacketRef)> {
@@ -209,6 +249,7 @@ impl PortState {
         let q = self.next_class()?;
         let p = pool.take(self.queues[q].pop_front()?);
         self.queue_bytes[q] -= p.wire as u64;
+        self.refill(q);
         if self.queues[q].is_empty() {
             self.occupied &= !(1 << q);
         }
@@ -245,6 +286,9 @@ impl PortState {
         let q = sched.pick(ready, |q| queues[q].front().map_or(0, |&r| pool.get(r).wire));
         let p = pool.take(self.queues[q].pop_front()?);
         self.queue_bytes[q] -= p.wire as u64;
+        if let Some(a) = self.arbiter.as_deref_mut() {
+            self.queues[q].extend(a.pop(q)); // `refill`, beside the borrowed scheduler
+        }
         let emptied = self.queues[q].is_empty();
         if emptied {
             self.occupied &= !(1 << q);

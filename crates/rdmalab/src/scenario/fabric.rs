@@ -89,6 +89,13 @@ pub struct FabricSpec {
     pub link_layer: Option<crate::fabric::LinkLayer>,
     /// InfiniBand: input buffer per port and VL, bytes.
     pub ib_vl_buffer: Option<u64>,
+    /// `fifo` (default) or `input_fair`: deficit round robin among a switch egress's input
+    /// ports (`fabric::arbitration`).
+    pub egress_arbitration: Option<crate::fabric::EgressArbitration>,
+    /// `shared` (default) or `per_port`: static buffers per egress port (`fabric::buffer_model`).
+    pub buffer_model: Option<crate::fabric::BufferModel>,
+    /// KiB each egress port owns under `per_port` (absent: `buffer_mb` split among the ports).
+    pub port_buffer_kb: Option<f64>,
 }
 
 impl FabricSpec {
@@ -235,6 +242,7 @@ impl FabricSpec {
         }
         c.classes = classes::build(&self.classes, &c, file)?;
         super::ib::apply(self, file, &mut c)?;
+        super::switch_model::apply(self, file, &mut c)?;
         Ok(c)
     }
 

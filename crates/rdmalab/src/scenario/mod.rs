@@ -38,6 +38,7 @@ mod links;
 mod locate;
 pub mod multipath;
 mod source_map;
+mod switch_model;
 pub mod tenants;
 mod trace_spec;
 mod traffic;
@@ -315,6 +316,7 @@ impl ScenarioSpec {
             config.trace = Some(t.build(&topology, flows.len(), file)?);
         }
         iofd::check_escape_class(&config, &flows, file)?;
+        switch_model::check_port_capacity(&config, &topology, file)?;
         let host_model = host_apps::build(
             self.host.as_ref(),
             &self.app,

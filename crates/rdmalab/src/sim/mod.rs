@@ -130,6 +130,9 @@ pub struct Simulation {
     /// NIC index of each node (`u32::MAX` for switches).
     nic_of: Vec<u32>,
     mmus: Vec<SwitchMmu>,
+    /// Static per-port buffers per switch (`fabric.buffer_model = "per_port"`), used in
+    /// place of `mmus`; `None`: the shared MMU (one test per admission and release).
+    port_buffers: Option<Box<[crate::fabric::buffer_model::PortBuffers]>>,
     ecn_rngs: Vec<Rng>,
     error_rngs: Vec<Option<Rng>>,
     nics: Vec<Nic>,

@@ -132,8 +132,9 @@ impl Simulation {
             .ports
             .iter()
             .map(|st| {
-                let parked = st.in_flight.iter().map(|(_, r, _)| r).chain(st.queues.iter().flatten());
-                parked.map(|&r| data(self.packets.get(r))).sum::<u64>()
+                let queued = (0..crate::fabric::NUM_PRIOS).flat_map(|q| st.queued(q));
+                let parked = st.in_flight.iter().map(|&(_, r, _)| r).chain(queued);
+                parked.map(|r| data(self.packets.get(r))).sum::<u64>()
             })
             .sum::<u64>()
     }

@@ -7,6 +7,7 @@ use super::{Event, SimConfig, Simulation};
 use crate::cc::CcGroup;
 use crate::engine::{stream, EventQueue, StreamKind};
 use crate::error::{Error, Result};
+use crate::fabric::arbitration::{EgressArbitration, InputArbiter};
 use crate::fabric::deflection::Iofd;
 use crate::fabric::{IntSlab, MmuConfig, PortState, SwitchMmu, TxClock, NUM_PRIOS};
 use crate::ids::{NodeId, PortId};
@@ -68,9 +69,19 @@ impl Simulation {
                 p.classes = Some(Box::new(t.port_state(quantum)));
             }
         }
+        let input_fair = cfg.egress_arbitration == EgressArbitration::InputFair;
+        if input_fair {
+            // DRR quantum: the largest data packet, so that every turn sends one.
+            let quantum = cfg.data_wire(cfg.mtu);
+            for p in ports.iter_mut().filter(|p| !p.on_host) {
+                let inputs = topo.nodes[p.node.idx()].ports.len();
+                p.arbiter = Some(Box::new(InputArbiter::new(inputs, quantum)));
+            }
+        }
         let no_edge_ecn = cfg.cc.dasr().is_some_and(|p| !p.edge_ecn);
         // Switch egresses with a mechanism's hook take the out-of-line path (`switch_kick`).
-        let special = cfg.classes.is_some() || cfg.iofd.is_some() || no_edge_ecn;
+        let per_port = cfg.buffer_model == crate::fabric::BufferModel::PerPort;
+        let special = cfg.classes.is_some() || cfg.iofd.is_some() || no_edge_ecn || input_fair || per_port;
         for p in ports.iter_mut().filter(|p| !p.on_host) {
             p.special = special;
         }
@@ -88,6 +99,7 @@ impl Simulation {
         });
         let ecn_of_class =
             cfg.ecn.as_ref().map_or(Vec::new(), |e| clock.rates().iter().map(|&r| e.for_rate_or_scaled(r)).collect());
+        let port_buffers = super::mech::port_buffers::build(&topo, &cfg, &mmus);
         let iofd = cfg.iofd.map(|i| Box::new(build_iofd(i, &topo, &cfg, mmus.len())));
         let fecn = cfg.cc.fecn().map(|p| Box::new(crate::fabric::fecn::FecnMarker::new(p, ports.len())));
         let mut sim = Simulation {
@@ -105,6 +117,7 @@ impl Simulation {
             switch_of,
             nic_of,
             mmus,
+            port_buffers,
             ecn_rngs,
             error_rngs,
             nics,

@@ -46,9 +46,27 @@ impl Simulation {
     }
 
     /// MMU admission (PFC, or a drop) at ingress `at`, then the egress queue of `egress`
-    /// (its class's, or `queue`), for the packet parked at `r`.
+    /// (its class's, or `queue`), for the packet parked at `r`. An egress with a
+    /// mechanism's hook (`special`) takes the out-of-line copy.
     #[inline(always)]
     fn switch_enqueue_parked(&mut self, at: PortId, egress: PortId, r: PacketRef, queue: Option<u8>) {
+        if self.ports[egress.idx()].special {
+            return self.switch_enqueue_special(at, egress, r, queue);
+        }
+        self.switch_enqueue_as::<false>(at, egress, r, queue);
+    }
+
+    /// `switch_enqueue_parked` on a `special` egress, out of line.
+    #[cold]
+    #[inline(never)]
+    fn switch_enqueue_special(&mut self, at: PortId, egress: PortId, r: PacketRef, queue: Option<u8>) {
+        self.switch_enqueue_as::<true>(at, egress, r, queue);
+    }
+
+    /// `switch_enqueue_parked`'s work. `SPECIAL`: the hooks of a special egress run (per-port
+    /// buffers in place of the MMU, the input-port arbiter); without, none is tested.
+    #[inline(always)]
+    fn switch_enqueue_as<const SPECIAL: bool>(&mut self, at: PortId, egress: PortId, r: PacketRef, queue: Option<u8>) {
         let (sw, local) = {
             let st = &self.ports[at.idx()];
             (st.unit as usize, st.local)
@@ -65,7 +83,12 @@ impl Simulation {
         pkt.ingress = at;
         pkt.ingress_local = local;
         if class != 0 {
-            match self.mmus[sw].admit(local as usize, class, wire as u64) {
+            let admission = if SPECIAL && self.port_buffers.is_some() {
+                self.port_buffer_admit(sw, local, egress, class, wire)
+            } else {
+                self.mmus[sw].admit(local as usize, class, wire as u64)
+            };
+            match admission {
                 Admission::Drop => return self.drop_at_ingress(at, sw, Some(class), r),
                 Admission::Accept { pause } => {
                     if pause {
@@ -79,7 +102,12 @@ impl Simulation {
             self.trace_event(super::trace::TraceEvent::Enqueue, egress, &pkt);
         }
         let queue = queue.map_or(class, usize::from);
-        self.ports[egress.idx()].enqueue_parked(queue, r, wire);
+        let st = &mut self.ports[egress.idx()];
+        if SPECIAL {
+            st.enqueue_special(queue, r, wire, local); // the input-port arbiter's hook
+        } else {
+            st.enqueue_parked(queue, r, wire);
+        }
         self.switch_kick(egress);
     }
 
@@ -184,7 +212,11 @@ impl Simulation {
         let mut resume = false;
         let mut iofd = false;
         if class != 0 {
-            resume = self.mmus[sw].release(ingress_local as usize, admitted, wire as u64);
+            resume = if SPECIAL && self.port_buffers.is_some() {
+                self.port_buffer_release(sw, ingress_local, port, admitted, wire)
+            } else {
+                self.mmus[sw].release(ingress_local as usize, admitted, wire as u64)
+            };
             if kind == PacketKind::Data {
                 self.mark_ecn::<SPECIAL>(port, sw, class, r);
             }
@@ -204,7 +236,11 @@ impl Simulation {
             self.ib_on_switch_send(port, ingress, r);
         }
         if resume {
-            self.send_pfc(ingress, PacketKind::Resume, admitted as u8);
+            if SPECIAL {
+                self.send_resumes(sw, port, ingress, admitted as u8); // per-port buffers may free several
+            } else {
+                self.send_pfc(ingress, PacketKind::Resume, admitted as u8);
+            }
         }
         if SPECIAL && iofd {
             self.iofd_wake(sw); // the space it freed may admit packets the re-sequencer holds

@@ -185,6 +185,21 @@ fn roce_keys_and_impossible_sizes_are_refused_by_field() {
 }
 
 #[test]
+fn infiniband_switches_arbitrate_among_input_ports_unless_told_and_refuse_per_port_buffers() {
+    use rdmalab::fabric::EgressArbitration;
+    let base = ib_star(2, "1us", 32768, &[(1, 0, 1000)]);
+    assert_eq!(scenario(&base).config.egress_arbitration, EgressArbitration::InputFair);
+    let fifo = format!("{base}egress_arbitration = \"fifo\"\n");
+    assert_eq!(scenario(&fifo).config.egress_arbitration, EgressArbitration::Fifo);
+    let roce = base.replace("link_layer = \"infiniband\"\nib_vl_buffer = 32768\n", "");
+    assert_eq!(scenario(&roce).config.egress_arbitration, EgressArbitration::Fifo);
+    let per_port = format!("{base}buffer_model = \"per_port\"\n");
+    let e = input_error(&per_port);
+    let want = format!("bad.toml:{}", line_of(&per_port, "buffer_model"));
+    assert!(e.starts_with(&want) && e.contains("fabric.buffer_model") && e.contains("ib_vl_buffer"), "{e}");
+}
+
+#[test]
 fn rate_names_are_the_data_rates() {
     for (name, bps) in [("QDR4x", 32e9), ("FDR4x", FDR_DATA_BPS), ("EDR4x", 100e9), ("HDR4x", 200e9)] {
         let toml = ib_star(2, "1us", 32768, &[(1, 0, 1000)]).replace("FDR4x", name);

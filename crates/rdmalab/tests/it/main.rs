@@ -31,5 +31,6 @@ mod parallel_outputs;
 mod sampling;
 mod scale;
 mod sim;
+mod switch_models;
 mod virtuoso;
 mod virtuoso_lossy;

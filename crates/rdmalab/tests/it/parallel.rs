@@ -71,6 +71,20 @@ fn lossless_runs_are_the_same_for_any_thread_count() {
 }
 
 #[test]
+fn input_fair_arbitration_and_per_port_buffers_are_the_same_for_any_thread_count() {
+    // Issue 23: the arbiter is per egress port, the port buffers per switch: both stay
+    // inside a partition. Lossless per-port buffers pause (several inputs at a time).
+    for fabric in [
+        "buffer_mb = 0.5\negress_arbitration = \"input_fair\"",
+        "buffer_mb = 0.5\nbuffer_model = \"per_port\"",
+        "buffer_mb = 0.5\nbuffer_model = \"per_port\"\negress_arbitration = \"input_fair\"",
+    ] {
+        let pfc = same_for_1_2_4_threads("dcqcn", fabric);
+        assert!(pfc > 0, "{fabric}: the incast should pause links");
+    }
+}
+
+#[test]
 fn blitz_with_iofd_is_the_same_for_any_thread_count() {
     // DASR's receiver sets are per receiving NIC, IOFD's deflection and re-sequencing per
     // switch: both stay inside a partition. The 0.5 MB buffer makes the re-sequencer's
@@ -218,6 +232,17 @@ fn lossy_runs_with_retransmission_are_the_same_for_any_thread_count() {
     let one = files(toml(1));
     for threads in [2, 4] {
         assert!(one == files(toml(threads)), "lossy: files differ with {threads} threads");
+    }
+    // The same with per-port buffers and input-fair arbitration (issue 23).
+    let per_port = |threads: u32| {
+        let mut s = toml(threads);
+        s.config.buffer_model = rdmalab::fabric::BufferModel::PerPort;
+        s.config.egress_arbitration = rdmalab::fabric::EgressArbitration::InputFair;
+        s
+    };
+    let one = files(per_port(1));
+    for threads in [2, 4] {
+        assert!(one == files(per_port(threads)), "lossy per-port: files differ with {threads} threads");
     }
 }
 

@@ -20,7 +20,6 @@
 //! packet forwarded by a switch.
 
 use crate::error::{Error, Result};
-use crate::fabric::PacketKind;
 use crate::ids::{LinkId, NodeId, PortId, QpId};
 use crate::sim::{Event, Simulation};
 use crate::topology::links_between;
@@ -120,11 +119,15 @@ impl Simulation {
         while let Some((class, pkt)) = self.ports[p.idx()].dequeue(&mut self.packets) {
             let mut resume = false;
             if class != 0 {
-                resume = self.mmus[sw].release(pkt.ingress_local as usize, class, pkt.wire as u64);
+                resume = if self.port_buffers.is_none() {
+                    self.mmus[sw].release(pkt.ingress_local as usize, class, pkt.wire as u64)
+                } else {
+                    self.port_buffer_release(sw, pkt.ingress_local, p, class, pkt.wire)
+                };
             }
             self.lose(p, &pkt);
             if resume {
-                self.send_pfc(pkt.ingress, PacketKind::Resume, class as u8);
+                self.send_resumes(sw, p, pkt.ingress, class as u8);
             }
         }
         if let Some(c) = self.ports[p.idx()].classes.as_deref_mut() {

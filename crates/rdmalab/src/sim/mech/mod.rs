@@ -8,5 +8,6 @@ pub mod failures;
 pub(crate) mod ib;
 pub(crate) mod ibcc;
 pub(crate) mod iofd;
+pub(crate) mod port_buffers;
 pub(crate) mod retry;
 pub(crate) mod tenancy;

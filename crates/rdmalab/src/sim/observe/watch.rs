@@ -323,7 +323,7 @@ impl Simulation {
                     share.stuck.push((at, paused_at));
                 }
                 let mut last = u32::MAX;
-                for &r in &st.queues[q] {
+                for r in st.queued(q) {
                     let ingress = self.packets.get(r).ingress;
                     if ingress.0 != last {
                         last = ingress.0;

@@ -1,0 +1,212 @@
+//! Static per-port switch buffers (`fabric.buffer_model = "per_port"`).
+//!
+//! The default MMU (`fabric::mmu`, the reference's) pools one switch's buffer among all its
+//! ports and admits a packet while its ingress stays under a dynamic threshold, a fraction of
+//! what the pool has left: a port's admission depends on how full the others are. Older
+//! switches and NIC-based testbeds partition the memory statically instead; `docs/virtuoso.md`
+//! hypothesises that seed 003's ConnectX-3 testbed did ("each path (egress queue) had most
+//! of a buffer of its own"). Here each egress port owns `capacity` bytes and decides on its
+//! own occupancy alone, with no dynamic threshold:
+//!
+//! - a lossy class drops a packet that would take the port over its capacity;
+//! - a lossless class (PFC) that finds the port full pauses the ingress the packet came
+//!   from; what that upstream sends before the PAUSE takes effect lands in the ingress's
+//!   PFC headroom (the MMU's rule: three link flights, at least a round trip's flight plus
+//!   two frames and the PAUSE), counted per (ingress, class) as the reference counts it.
+//!   The egress records which (ingress, class) it paused; once it has drained
+//!   `resume_offset` below its capacity it lets them go, and an ingress resumes when no
+//!   egress holds it and its headroom is empty.
+//!
+//! Queue 0 (PFC frames, high-priority ACKs) bypasses it, as it bypasses the MMU.
+
+use crate::fabric::mmu::Admission;
+use crate::fabric::NUM_PRIOS;
+
+/// Where a switch's buffer is counted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BufferModel {
+    /// One pool per switch with the reference's dynamic threshold per ingress (`fabric::mmu`).
+    #[default]
+    Shared,
+    /// A fixed share per egress port, admission on that port's occupancy alone.
+    PerPort,
+}
+
+/// Static per-port buffers of one switch. Ports are indexed by their position on the switch.
+#[derive(Clone, Debug)]
+pub struct PortBuffers {
+    /// Bytes each egress port may hold.
+    capacity: u64,
+    /// Hysteresis below the capacity before a paused ingress may go again.
+    resume_offset: u64,
+    /// Bit `q` set: class `q` is lossless.
+    pfc: u8,
+    /// Bytes queued per egress port (all classes but 0), headroom included.
+    used: Vec<u64>,
+    /// PFC headroom of each ingress port, bytes.
+    headroom: Vec<u64>,
+    /// Per ingress port and class: headroom bytes in use, how many egresses hold it
+    /// paused, and whether it has paused its upstream.
+    ingress: Vec<[IngressClass; NUM_PRIOS]>,
+    /// Per egress port: the (ingress, class) pairs it paused.
+    holding: Vec<Vec<(u16, u8)>>,
+    /// (ingress, class) pairs to resume, filled by `release` and emptied by `next_resume`.
+    resumes: Vec<(u16, u8)>,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct IngressClass {
+    hdrm: u64,
+    holds: u16,
+    paused: bool,
+}
+
+impl PortBuffers {
+    /// Buffers of `capacity` bytes per port for a switch whose ports have the given PFC
+    /// `headroom`s; `pfc`: the lossless classes as a bit mask.
+    pub fn new(capacity: u64, headroom: Vec<u64>, pfc: u8, resume_offset: u64) -> PortBuffers {
+        let n = headroom.len();
+        PortBuffers {
+            capacity,
+            resume_offset,
+            pfc,
+            used: vec![0; n],
+            headroom,
+            ingress: vec![Default::default(); n],
+            holding: vec![Vec::new(); n],
+            resumes: Vec::new(),
+        }
+    }
+
+    /// Bytes each egress port may hold.
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// Bytes queued at egress port `e`.
+    pub fn used(&self, e: usize) -> u64 {
+        self.used[e]
+    }
+
+    /// Admits `size` bytes of class `q` (q != 0) arriving on ingress `i` for egress `e`.
+    pub fn admit(&mut self, i: usize, e: usize, q: usize, size: u64) -> Admission {
+        let fits = self.used[e] + size <= self.capacity;
+        if self.pfc & (1 << q) == 0 {
+            if !fits {
+                return Admission::Drop;
+            }
+            self.used[e] += size;
+            return Admission::Accept { pause: false };
+        }
+        let c = &mut self.ingress[i][q];
+        if !fits {
+            if c.hdrm + size > self.headroom[i] {
+                return Admission::Drop; // more than the headroom: the upstream ignored a PAUSE
+            }
+            c.hdrm += size;
+        }
+        self.used[e] += size;
+        if self.used[e] < self.capacity {
+            return Admission::Accept { pause: false };
+        }
+        // The port is full: it holds this ingress paused until it drains.
+        let key = (i as u16, q as u8);
+        if !self.holding[e].contains(&key) {
+            self.holding[e].push(key);
+            c.holds += 1;
+        }
+        let pause = !c.paused;
+        c.paused = true;
+        Admission::Accept { pause }
+    }
+
+    /// Releases `size` bytes of class `q` from ingress `i` leaving egress `e`. True when
+    /// some ingress should resume its upstream: take them with `next_resume`.
+    pub fn release(&mut self, i: usize, e: usize, q: usize, size: u64) -> bool {
+        self.used[e] -= size;
+        let c = &mut self.ingress[i][q];
+        c.hdrm -= size.min(c.hdrm);
+        if !self.holding[e].is_empty() && self.used[e] + self.resume_offset <= self.capacity {
+            for (j, k) in self.holding[e].drain(..) {
+                let h = &mut self.ingress[j as usize][k as usize];
+                h.holds -= 1;
+                if h.holds == 0 && h.hdrm == 0 && h.paused {
+                    h.paused = false;
+                    self.resumes.push((j, k));
+                }
+            }
+        }
+        let c = &mut self.ingress[i][q];
+        if c.paused && c.holds == 0 && c.hdrm == 0 {
+            c.paused = false;
+            self.resumes.push((i as u16, q as u8));
+        }
+        !self.resumes.is_empty()
+    }
+
+    /// The next (ingress, class) to resume after `release`.
+    pub fn next_resume(&mut self) -> Option<(u16, u8)> {
+        self.resumes.pop()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lossy(capacity: u64) -> PortBuffers {
+        PortBuffers::new(capacity, vec![0; 4], 0, 3072)
+    }
+
+    #[test]
+    fn a_lossy_port_drops_at_its_own_capacity_whatever_the_others_hold() {
+        let mut b = lossy(10_000);
+        // Port 2 full...
+        for _ in 0..10 {
+            assert_eq!(b.admit(0, 2, 3, 1000), Admission::Accept { pause: false });
+        }
+        assert_eq!(b.admit(1, 2, 3, 1000), Admission::Drop);
+        // ...port 3 still takes its whole capacity.
+        for _ in 0..10 {
+            assert_eq!(b.admit(1, 3, 3, 1000), Admission::Accept { pause: false });
+        }
+        assert_eq!(b.admit(0, 3, 3, 1), Admission::Drop);
+        assert!(!b.release(0, 2, 3, 1000));
+        assert_eq!(b.admit(1, 2, 3, 1000), Admission::Accept { pause: false });
+    }
+
+    #[test]
+    fn a_full_lossless_port_pauses_its_inputs_and_resumes_them_after_draining() {
+        let mut b = PortBuffers::new(10_000, vec![5000; 4], 1 << 3, 3000);
+        let mut pauses = 0;
+        for k in 0..10 {
+            let i = k % 2; // two inputs feed egress 3
+            if let Admission::Accept { pause: true } = b.admit(i, 3, 3, 1000) {
+                pauses += 1;
+            }
+        }
+        assert_eq!(pauses, 1, "the input that filled the port");
+        // Both keep sending (their PAUSE is in flight): headroom, and a PAUSE for input 0.
+        assert_eq!(b.admit(0, 3, 3, 1000), Admission::Accept { pause: true });
+        assert_eq!(b.admit(1, 3, 3, 1000), Admission::Accept { pause: false });
+        for _ in 0..4 {
+            assert!(matches!(b.admit(1, 3, 3, 1000), Admission::Accept { .. }));
+        }
+        assert_eq!(b.admit(1, 3, 3, 1000), Admission::Drop, "headroom of input 1 exhausted");
+        assert_eq!(b.used(3), 16_000);
+        // Drain: both resume once the port is 3 KB below capacity and their headroom empty.
+        let mut resumed = Vec::new();
+        for k in 0..16 {
+            if b.release(if k < 6 { 1 } else { k % 2 }, 3, 3, 1000) {
+                while let Some(r) = b.next_resume() {
+                    resumed.push((b.used(3), r));
+                }
+            }
+        }
+        resumed.sort();
+        assert_eq!(resumed.len(), 2, "{resumed:?}");
+        assert!(resumed.iter().all(|&(used, _)| used + 3000 <= 10_000), "{resumed:?}");
+        assert_eq!(b.used(3), 0);
+    }
+}

@@ -1,0 +1,70 @@
+//! `fabric.egress_arbitration`, `fabric.buffer_model` and `fabric.port_buffer_kb`: how a
+//! switch orders an egress queue and where it counts its buffer (issue 23 §2 and §3).
+
+use std::path::Path;
+
+use super::fabric::FabricSpec;
+use crate::config::SimConfig;
+use crate::error::{Error, Result};
+use crate::fabric::BufferModel;
+use crate::topology::Topology;
+
+/// Copies the three settings into `c`, refusing combinations that mean nothing.
+pub(super) fn apply(spec: &FabricSpec, file: &Path, c: &mut SimConfig) -> Result<()> {
+    if let Some(a) = spec.egress_arbitration {
+        c.egress_arbitration = a;
+    } else if c.infiniband() {
+        // An IB switch holds packets in input buffers per port and VL, and each output port
+        // arbitrates among the inputs that hold a packet for it: the closest our egress
+        // queues come is DRR among input ports (docs/physics.md, InfiniBand link layer).
+        c.egress_arbitration = crate::fabric::EgressArbitration::InputFair;
+    }
+    if let Some(m) = spec.buffer_model {
+        if c.infiniband() && m == BufferModel::PerPort {
+            let msg = "InfiniBand switches buffer per input port and VL (`ib_vl_buffer`), not per egress port";
+            return Err(Error::input(file, 0, "fabric.buffer_model", msg));
+        }
+        c.buffer_model = m;
+    }
+    if let Some(kb) = spec.port_buffer_kb {
+        if c.buffer_model != BufferModel::PerPort {
+            let msg = "sets the buffer of each egress port: it needs `buffer_model = \"per_port\"`";
+            return Err(Error::input(file, 0, "fabric.port_buffer_kb", msg));
+        }
+        if !(kb.is_finite() && kb > 0.0) {
+            return Err(Error::input(file, 0, "fabric.port_buffer_kb", "must be a positive number of KiB"));
+        }
+        c.port_buffer_bytes = Some((kb * 1024.0) as u64);
+    }
+    if c.buffer_model == BufferModel::PerPort && spec.iofd.is_some() {
+        // IOFD's re-sequencer waits on the shared MMU's threshold, which per-port buffers
+        // do not have.
+        let msg = "`per_port` does not compose with `[fabric.iofd]` (its re-sequencer waits on the shared \
+                   buffer's threshold)";
+        return Err(Error::input(file, 0, "fabric.buffer_model", msg));
+    }
+    Ok(())
+}
+
+/// Under per-port buffers: every egress port of every switch must hold one full data frame,
+/// or a lossy port drops everything it is sent.
+pub(super) fn check_port_capacity(c: &SimConfig, topo: &Topology, file: &Path) -> Result<()> {
+    if c.buffer_model != BufferModel::PerPort {
+        return Ok(());
+    }
+    let frame = c.data_wire(c.mtu) as u64;
+    let (field, each) = match c.port_buffer_bytes {
+        Some(b) => ("fabric.port_buffer_kb", b),
+        None => {
+            let most_ports = topo.switches().map(|s| topo.nodes[s.idx()].ports.len()).max().unwrap_or(1);
+            ("fabric.buffer_mb", c.buffer_bytes / most_ports.max(1) as u64)
+        }
+    };
+    if each < frame {
+        let msg = format!(
+            "each egress port gets {each} bytes under `buffer_model = \"per_port\"`, less than one {frame}-byte frame"
+        );
+        return Err(Error::input(file, 0, field, msg));
+    }
+    Ok(())
+}
