@@ -26,8 +26,8 @@ pub mod closed_loop;
 pub mod drum_agent;
 pub mod host_model;
 
+pub use crate::ids::{AgentId, AppId, HeaderSlot};
 use crate::ids::QpId;
-pub use crate::ids::{AppId, HeaderSlot};
 use crate::units::Time;
 use crate::workload::FlowSpec;
 
@@ -47,9 +47,16 @@ pub enum AppKind {
     VReceiver(u32),
     /// A closed-loop application of seed 000 (`closed_loop::ClosedLoop`, `sim/apps/closed_loop.rs`).
     Closed(u32),
-    /// An end of DRUM's in-band control: scheduler `h`, or `u32::MAX` for the coordinator
-    /// (`sim/apps/drum_inband.rs`).
-    DrumCtl(u32),
+    /// DRUM's scheduler of one host (`drum_agent::DrumAgent`, `sim/apps/drum.rs`): its
+    /// releases, polls and local control periods are its timers.
+    DrumAgent(AgentId),
+    /// DRUM's network-wide control loop (`control = "out_of_band"` or `"in_band"`,
+    /// `sim/apps/drum_control.rs`): a period of every scheduler, the coordinator's round
+    /// and new prices at the schedulers are its timers. It belongs to no one host.
+    DrumNet,
+    /// An end of DRUM's in-band control: scheduler `h`'s, or the coordinator's
+    /// ([`AgentId::NONE`], `sim/apps/drum_inband.rs`).
+    DrumCtl(AgentId),
 }
 
 /// An application's header at the start of a WR's payload. Seed 001 names three fields and

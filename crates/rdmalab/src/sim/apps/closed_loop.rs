@@ -5,15 +5,16 @@
 //! arrive from that host's ACK processing through the application hook (`sim::apps`).
 //!
 //! Events: `Event::App(app, token)` for an application's own steps (start of a batch,
-//! a SHARE lock released, its CQE seen), `Event::WqeDone(nic)` for the WQE engine and
-//! `Event::Drum(agent, kind)` for a DRUM scheduler (`drum`).
+//! a SHARE lock released, its CQE seen) and a DRUM scheduler's (`drum`) or control loop's
+//! (`drum_control`), each a row of the application table; `Event::WqeDone(nic)` for the
+//! RNIC's WQE engine, which is hardware, not an application.
 
-use super::drum::NET_PERIOD;
+use super::drum_control::NET_PERIOD;
 use super::HostVerbs;
 use crate::app::closed_loop::{poll_sees, BatchRecord, ClosedLoop, ClosedLoopSpec, Phase};
 use crate::app::drum_agent::{DrumAgent, DrumRow};
 use crate::app::host_model::{Control, HostConfig, HostModelSpec, Mechanism};
-use crate::app::{AppId, AppKind, SendCompletion, SendDone, Verbs, Wr};
+use crate::app::{AgentId, AppId, AppKind, SendCompletion, SendDone, Verbs, Wr};
 use crate::engine::{stream, StreamKind};
 use crate::error::Result;
 use crate::ids::{NodeId, QpId};
@@ -43,9 +44,11 @@ pub(in crate::sim) struct HostModel {
     /// SHARE: per application its shared QP's lock; per lock when it is free.
     pub(super) lock_of: Vec<u32>,
     pub(super) locks: Vec<Time>,
-    /// DRUM: per application (agent, local index); the agents; their shared QPs by dst.
-    pub(super) agent_of: Vec<(u32, u32)>,
+    /// DRUM: per application (agent, local index); the agents and their application ids;
+    /// their shared QPs by dst.
+    pub(super) agent_of: Vec<(AgentId, u32)>,
     pub(in crate::sim) agents: Vec<DrumAgent>,
+    pub(in crate::sim) agent_ids: Vec<AppId>,
     pub(super) shared_qp: Vec<Vec<(NodeId, QpId)>>,
     pub(in crate::sim) drum_rows: Vec<DrumRow>,
     /// The network-wide control loop (`control = "out_of_band"`).
@@ -73,12 +76,13 @@ impl Simulation {
             locks: Vec::new(),
             agent_of: Vec::new(),
             agents: Vec::new(),
+            agent_ids: Vec::new(),
             shared_qp: Vec::new(),
             drum_rows: Vec::new(),
             net: None,
         };
         let mut groups = Vec::new();
-        let mut agent_of_nic: Vec<Option<u32>> = vec![None; self.nics.len()];
+        let mut agent_of_nic: Vec<Option<AgentId>> = vec![None; self.nics.len()];
         for (i, s) in spec.apps.iter().enumerate() {
             let qp = match cfg.mechanism {
                 Mechanism::Raw | Mechanism::Drum => self.host_qp(s.host, s.dst),
@@ -102,8 +106,9 @@ impl Simulation {
             if spec.drum.control == Control::InBand {
                 net.inband = Some(self.drum_inband_new(&hosts)?);
             }
+            let id = net.id();
             self.hostm.as_mut().expect("just set").net = Some(net);
-            self.queue.push(self.now, Event::Drum(0, NET_PERIOD));
+            self.queue.push(self.now, Event::App(id, NET_PERIOD));
         }
         Ok(())
     }
@@ -224,7 +229,7 @@ impl Simulation {
             Mechanism::Drum => {
                 app.phase = Phase::Waiting;
                 let (ag, j) = m.agent_of[i as usize];
-                m.agents[ag as usize].submit(j as usize, wr, size);
+                m.agents[ag.idx()].submit(j as usize, wr, size);
                 self.drum_arm_release(ag);
             }
         }
@@ -257,7 +262,7 @@ impl Simulation {
         let m = self.hostm.as_mut().expect("host model");
         if m.cfg.mechanism == Mechanism::Drum {
             let (ag, j) = m.agent_of[i as usize];
-            let a = &mut m.agents[ag as usize];
+            let a = &mut m.agents[ag.idx()];
             a.cqe(j as usize);
             if a.polling.is_none() {
                 self.drum_start_poll(ag);

@@ -25,7 +25,6 @@ mod virtuoso;
 pub use attacks::AppPost;
 pub(super) use attacks::AppRun;
 pub(super) use closed_loop::HostModel;
-pub(super) use drum::PERIOD;
 
 use crate::app::{AppHeader, AppId, AppKind, HeaderSlot, Headers, RecvCompletion, SendCompletion, Verbs, Wr};
 use crate::ids::{NodeId, QpId};
@@ -98,6 +97,12 @@ impl Apps {
     #[inline]
     pub(in crate::sim) fn hears_chunks(&self, app: AppId) -> bool {
         !app.is_none() && matches!(self.kinds[app.idx()], AppKind::Attack(_))
+    }
+
+    /// True when `app` is one of DRUM's schedulers or its network-wide control loop (the
+    /// origin order keeps their events apart from the other applications', `sim::order`).
+    pub(in crate::sim) fn is_drum(&self, app: AppId) -> bool {
+        matches!(self.kinds[app.idx()], AppKind::DrumAgent(_) | AppKind::DrumNet)
     }
 
     /// True when `app` learns of its failed WRs (`sim::retry`), so that a QP carrying them is
@@ -199,7 +204,12 @@ impl Simulation {
             AppKind::VSender(i) => self.virtuoso_send_done(app, i, c),
             AppKind::Closed(i) => self.closed_send_done(i, c),
             // (A generator hears of its chunks together: `app_chunks_done`.)
-            AppKind::Attack(_) | AppKind::MpReceiver(_) | AppKind::VReceiver(_) | AppKind::DrumCtl(_) => {}
+            AppKind::Attack(_)
+            | AppKind::MpReceiver(_)
+            | AppKind::VReceiver(_)
+            | AppKind::DrumAgent(_)
+            | AppKind::DrumNet
+            | AppKind::DrumCtl(_) => {}
         }
     }
 
@@ -214,7 +224,11 @@ impl Simulation {
             }
             AppKind::VReceiver(_) | AppKind::VSender(_) => self.virtuoso_recv_done(app, c),
             AppKind::DrumCtl(who) => self.drum_inband_recv(who, c),
-            AppKind::MpSender(_) | AppKind::Closed(_) | AppKind::Attack(_) => {}
+            AppKind::MpSender(_)
+            | AppKind::Closed(_)
+            | AppKind::Attack(_)
+            | AppKind::DrumAgent(_)
+            | AppKind::DrumNet => {}
         }
     }
 
@@ -225,6 +239,8 @@ impl Simulation {
             AppKind::VSender(i) => self.virtuoso_timer(app, i, token),
             AppKind::Closed(i) => self.closed_timer(i, token),
             AppKind::Attack(i) => self.stagger_turn(i),
+            AppKind::DrumAgent(ag) => self.drum_timer(ag, token),
+            AppKind::DrumNet => self.drum_net_timer(token),
             AppKind::MpReceiver(_) | AppKind::VReceiver(_) | AppKind::DrumCtl(_) => {}
         }
     }

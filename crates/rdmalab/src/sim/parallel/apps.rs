@@ -18,7 +18,6 @@
 
 use std::mem::swap;
 
-use super::super::apps::PERIOD;
 use super::super::{Event, Results, Simulation};
 use crate::app::{AppId, AppKind};
 use crate::config::Scenario;
@@ -32,18 +31,14 @@ impl Simulation {
     fn home(&self, ev: Event) -> Option<NodeId> {
         match ev {
             Event::App(app, _) => self.app_host(app),
-            Event::Drum(ag, kind) if kind <= PERIOD => {
-                let m = self.hostm.as_ref()?;
-                let first = *m.agents.get(ag as usize)?.apps.first()?;
-                Some(m.apps[first as usize].spec.host)
-            }
             Event::CloseQp(q) => Some(self.qps[q.idx()].src),
             Event::WqeDone(nic) => Some(self.nics[nic as usize].node),
             _ => None,
         }
     }
 
-    /// The host application `app` runs on (`None`: DRUM's in-band coordinator, refused).
+    /// The host application `app` runs on (`None`: DRUM's network-wide control loop and its
+    /// in-band ends, which the parallel engine refuses).
     fn app_host(&self, app: AppId) -> Option<NodeId> {
         let conn = |c: u32| &self.apps.conns[c as usize];
         match *self.apps.kinds.get(app.idx())? {
@@ -51,7 +46,12 @@ impl Simulation {
             AppKind::MpSender(c) | AppKind::VSender(c) => Some(conn(c).src),
             AppKind::MpReceiver(c) | AppKind::VReceiver(c) => Some(conn(c).dst),
             AppKind::Closed(i) => self.hostm.as_ref().map(|m| m.apps[i as usize].spec.host),
-            AppKind::DrumCtl(_) => None,
+            AppKind::DrumAgent(ag) => {
+                let m = self.hostm.as_ref()?;
+                let first = *m.agents.get(ag.idx())?.apps.first()?;
+                Some(m.apps[first as usize].spec.host)
+            }
+            AppKind::DrumNet | AppKind::DrumCtl(_) => None,
         }
     }
 
