@@ -154,6 +154,57 @@ pub trait Verbs {
     fn close_qp(&mut self, qp: QpId);
 }
 
+/// A verb an application issued from a handler. The simulator carries the verbs of one
+/// handler out after it returns, in the order it issued them ([`VerbQueue`]); what a
+/// handler reads meanwhile (the time, a QP's go-back-N rounds) none of them changes, so a
+/// handler sees its host as if each verb had acted at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verb {
+    /// [`Verbs::post`].
+    Post(QpId, Wr),
+    /// [`Verbs::wake`].
+    Wake(Time, u32),
+    /// [`Verbs::reconnect`].
+    Reconnect(QpId),
+    /// [`Verbs::close_qp`].
+    CloseQp(QpId),
+}
+
+/// The verbs a handler issued and the simulator has not yet carried out, oldest first.
+/// Kept by the simulator between handlers so that its buffer is allocated once.
+#[derive(Clone, Debug, Default)]
+pub struct VerbQueue {
+    verbs: Vec<Verb>,
+}
+
+impl VerbQueue {
+    /// Issues `v` after the verbs already waiting.
+    #[inline]
+    pub fn push(&mut self, v: Verb) {
+        self.verbs.push(v);
+    }
+
+    /// Hands the waiting verbs over, oldest first, and leaves `self` empty (with its
+    /// buffer): give the buffer back with [`VerbQueue::restore`].
+    pub fn take(&mut self) -> Vec<Verb> {
+        std::mem::take(&mut self.verbs)
+    }
+
+    /// Takes back a buffer from [`VerbQueue::take`], emptied, unless verbs were issued
+    /// meanwhile.
+    pub fn restore(&mut self, mut buf: Vec<Verb>) {
+        if self.verbs.is_empty() {
+            buf.clear();
+            self.verbs = buf;
+        }
+    }
+
+    /// True when no verb waits.
+    pub fn is_empty(&self) -> bool {
+        self.verbs.is_empty()
+    }
+}
+
 /// The in-payload headers of WRs in flight, referenced by a slot number that the packets
 /// of the WR carry (`Packet::app_hdr`). This is packet content stored out of line, as the
 /// INT headers are: written once by the sender when it posts the WR, read by the receiver

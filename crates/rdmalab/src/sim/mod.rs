@@ -145,8 +145,6 @@ pub struct Simulation {
     free_groups: Vec<CcGroupId>,
     /// Shared groups by (sender, destination) key (see `sim::cc`); QP creation only.
     group_of: std::collections::HashMap<host::GroupKey, CcGroupId>,
-    /// Host applications (staggered transfers, overlay members).
-    host_apps: Vec<apps::AppRun>,
     /// Chunks posted by applications, with `SimConfig::trace_apps`.
     app_posts: Vec<AppPost>,
     /// Per receiving NIC: payload delivered per tenant over time.
@@ -183,7 +181,8 @@ pub struct Simulation {
     watch: watch::Watch,
     /// What the scenario sets that is valid but probably unintended (`sim::warnings`).
     warnings: Vec<String>,
-    /// Host applications (multipath connections) and their headers in flight.
+    /// The application table (every kind of host application; `sim::apps`) and their
+    /// headers in flight.
     apps: apps::Apps,
     /// Every flow and message is complete but some application connection is still open
     /// (`run` returns `Finished` at its next event instead of idling through timers).

@@ -10,10 +10,10 @@
 //! RNIC's WQE engine, which is hardware, not an application.
 
 use super::drum_control::NET_PERIOD;
-use super::HostVerbs;
 use crate::app::closed_loop::{poll_sees, BatchRecord, ClosedLoop, ClosedLoopSpec, Phase};
 use crate::app::drum_agent::{DrumAgent, DrumRow};
 use crate::app::host_model::{Control, HostConfig, HostModelSpec, Mechanism};
+use super::AppState;
 use crate::app::{AgentId, AppId, AppKind, SendCompletion, SendDone, Verbs, Wr};
 use crate::engine::{stream, StreamKind};
 use crate::error::Result;
@@ -89,7 +89,7 @@ impl Simulation {
                 Mechanism::Share => self.share_qp(&mut m, &mut groups, s),
             };
             let rng = stream(self.cfg.seed, StreamKind::Other, 0xC105_ED00 + i as u64);
-            let id = self.apps.add(AppKind::Closed(i as u32));
+            let id = self.apps.add(AppKind::Closed(i as u32), AppState::Elsewhere);
             m.ids.push(id);
             m.apps.push(ClosedLoop::new(s.clone(), rng, qp));
             self.queue.push(s.start.max(self.now), Event::App(id, START));
@@ -246,10 +246,12 @@ impl Simulation {
         app.poll_start = self.now;
         let nic = self.qps[qp.idx()].nic;
         m.polling[nic as usize] += 1;
-        for k in 0..b.wr_num {
-            let cookie = if k + 1 == b.wr_num { SIGNALLED } else { 0 };
-            HostVerbs { sim: self, app: id }.post(qp, Wr { bytes: b.size, cookie, header: None, notify_sent: false });
-        }
+        self.app_verbs(id, |v| {
+            for k in 0..b.wr_num {
+                let cookie = if k + 1 == b.wr_num { SIGNALLED } else { 0 };
+                v.post(qp, Wr { bytes: b.size, cookie, header: None, notify_sent: false });
+            }
+        });
         self.nic_kick(nic);
     }
 

@@ -9,10 +9,10 @@
 //! control loop is one row of its own (`AppKind::DrumNet`, `drum_control`).
 
 use super::closed_loop::{HostModel, SIGNALLED};
-use super::HostVerbs;
 use crate::app::closed_loop::Phase;
 use crate::app::drum_agent::DrumAgent;
 use crate::app::host_model::{Control, HostModelSpec};
+use super::AppState;
 use crate::app::{AgentId, AppId, AppKind, Verbs, Wr};
 use crate::sim::{Event, Simulation};
 use crate::units::Time;
@@ -65,7 +65,7 @@ impl Simulation {
             };
             let a0: Vec<f64> = ag.apps.iter().map(|&i| 1.0 / mean_wr(i)).collect();
             *ag = DrumAgent::new(drum, std::mem::take(&mut ag.apps), a0, cfg.wqe_cost, cfg.poll_cost);
-            let id = self.apps.add(AppKind::DrumAgent(AgentId::new(a)));
+            let id = self.apps.add(AppKind::DrumAgent(AgentId::new(a)), AppState::Elsewhere);
             m.agent_ids.push(id);
             if spec.drum.control == Control::Local {
                 self.queue.push(self.now, Event::App(id, PERIOD));
@@ -116,7 +116,7 @@ impl Simulation {
         };
         let id = m.ids[i as usize];
         let cookie = if last { SIGNALLED } else { 0 };
-        HostVerbs { sim: self, app: id }.post(qp, Wr { bytes: size, cookie, header: None, notify_sent: false });
+        self.app_verbs(id, |v| v.post(qp, Wr { bytes: size, cookie, header: None, notify_sent: false }));
         let nic = self.qps[qp.idx()].nic;
         self.nic_kick(nic);
         self.drum_arm_release(ag);

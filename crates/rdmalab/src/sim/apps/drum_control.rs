@@ -100,7 +100,7 @@ impl Simulation {
     /// The coupling of every application (agent order, then application order) with the
     /// links of its path; the loop takes its row in the application table.
     pub(in crate::sim) fn drum_net_new(&mut self, drum: crate::app::host_model::DrumConfig) -> DrumNet {
-        let id = self.apps.add(AppKind::DrumNet);
+        let id = self.apps.add(AppKind::DrumNet, super::AppState::Elsewhere);
         let m = self.hostm.as_ref().expect("host model");
         let mut links: Vec<PortId> = Vec::new();
         let mut route = Vec::new();

@@ -12,7 +12,6 @@
 //! period that starts while the previous one's rounds are still in flight is skipped (its
 //! measurement then spans two periods).
 
-use super::HostVerbs;
 use crate::app::{AgentId, AppHeader, AppId, AppKind, RecvCompletion, Verbs, Wr};
 use crate::error::{Error, Result};
 use crate::ids::{NodeId, QpId};
@@ -54,10 +53,10 @@ impl Simulation {
         let coord = self.topo.hosts().find(|h| !hosts.contains(h)).ok_or_else(|| {
             Error::scenario("drum.control", "in_band needs a host without a DRUM scheduler to run the coordinator")
         })?;
-        let coord_app = self.apps.add(AppKind::DrumCtl(AgentId::NONE));
+        let coord_app = self.apps.add(AppKind::DrumCtl(AgentId::NONE), super::AppState::Elsewhere);
         let (mut up, mut down, mut host_app) = (Vec::new(), Vec::new(), Vec::new());
         for (h, &host) in hosts.iter().enumerate() {
-            let app = self.apps.add(AppKind::DrumCtl(AgentId::new(h)));
+            let app = self.apps.add(AppKind::DrumCtl(AgentId::new(h)), super::AppState::Elsewhere);
             up.push(self.control_qp(host, coord, coord_app));
             down.push(self.control_qp(coord, host, app));
             host_app.push(app);
@@ -74,7 +73,7 @@ impl Simulation {
     fn control_send(&mut self, qp: QpId, app: AppId, op: u8, round: u32) {
         let header = AppHeader { data_id: round as u64, total: CONTROL_BYTES, offset: 0, length: 0, op };
         let wr = Wr { bytes: CONTROL_BYTES, cookie: 0, header: Some(header), notify_sent: false };
-        HostVerbs { sim: self, app }.post(qp, wr);
+        self.app_verbs(app, |v| v.post(qp, wr));
         let nic = self.qps[qp.idx()].nic;
         self.nic_kick(nic);
     }

@@ -14,7 +14,8 @@
 //!   application sends to another outside the data (a Virtuoso connection's close, which
 //!   closes the receiver's READ QPs) is an event pushed to that host a path's propagation
 //!   delay later (`push_to_node`, at least the lookahead whenever it crosses a cut);
-//! - the results take each half from its owner (`merge_app_tables`).
+//! - the results take each application's row of the table from its host's partition
+//!   (`merge_app_tables`).
 
 use std::mem::swap;
 
@@ -41,7 +42,7 @@ impl Simulation {
     /// in-band ends, which the parallel engine refuses).
     fn app_host(&self, app: AppId) -> Option<NodeId> {
         let conn = |c: u32| &self.apps.conns[c as usize];
-        match *self.apps.kinds.get(app.idx())? {
+        match self.apps.rows.get(app.idx())?.kind {
             AppKind::Attack(i) => Some(self.attack_host(i)),
             AppKind::MpSender(c) | AppKind::VSender(c) => Some(conn(c).src),
             AppKind::MpReceiver(c) | AppKind::VReceiver(c) => Some(conn(c).dst),
@@ -97,30 +98,17 @@ pub(super) fn unsupported(s: &Scenario) -> Option<&'static str> {
     checks.into_iter().find(|(on, _)| *on).map(|(_, name)| name)
 }
 
-/// Swaps every application half held by a partition other than 0 with partition 0's copy
-/// of it (a sender half from its sending host's partition, a receiver half from its
-/// receiving host's); a second call swaps them back.
-fn swap_halves(parts: &mut [Simulation], part_of: &[u16]) {
+/// Swaps the state of every application row held by a partition other than 0 (the one
+/// that owns the application's host) with partition 0's copy of it; a second call swaps
+/// them back. Rows of no one host (DRUM's network-wide control) stay.
+fn swap_rows(parts: &mut [Simulation], part_of: &[u16]) {
     let (first, rest) = parts.split_first_mut().expect("at least one partition");
-    let owners = |src: NodeId, dst: NodeId| (part_of[src.idx()] as usize, part_of[dst.idx()] as usize);
-    let conns: Vec<_> = first.apps.conns.iter().map(|c| (owners(c.src, c.dst), c.half as usize, c.virtuoso)).collect();
-    for ((sender, receiver), h, virtuoso) in conns {
-        if sender != 0 {
-            let other = &mut rest[sender - 1].apps;
-            if virtuoso {
-                swap(&mut first.apps.vsenders[h], &mut other.vsenders[h]);
-            } else {
-                swap(&mut first.apps.senders[h], &mut other.senders[h]);
-            }
-        }
-        if receiver != 0 {
-            let other = &mut rest[receiver - 1].apps;
-            if virtuoso {
-                swap(&mut first.apps.vreceivers[h], &mut other.vreceivers[h]);
-            } else {
-                swap(&mut first.apps.receivers[h], &mut other.receivers[h]);
-            }
-        }
+    let owners: Vec<(usize, usize)> = (0..first.apps.len())
+        .filter_map(|i| Some((i, part_of[first.app_host(AppId::new(i))?.idx()] as usize)))
+        .filter(|&(_, owner)| owner != 0)
+        .collect();
+    for (i, owner) in owners {
+        swap(&mut first.apps.rows[i].state, &mut rest[owner - 1].apps.rows[i].state);
     }
 }
 
@@ -131,7 +119,7 @@ fn swap_halves(parts: &mut [Simulation], part_of: &[u16]) {
 pub(super) fn merge_app_tables(parts: &mut [Simulation], part_of: &[u16], snaps: &mut [Results]) -> u64 {
     let mut anomalies = 0;
     if !parts[0].apps.conns.is_empty() {
-        swap_halves(parts, part_of);
+        swap_rows(parts, part_of);
         let first = &parts[0];
         let r = &mut snaps[0];
         r.mp_messages = first.mp_message_records();
@@ -139,7 +127,7 @@ pub(super) fn merge_app_tables(parts: &mut [Simulation], part_of: &[u16], snaps:
         r.mp_paths = first.mp_path_records();
         r.mp_wrs = first.mp_wr_records();
         anomalies = first.mp_anomalies();
-        swap_halves(parts, part_of);
+        swap_rows(parts, part_of);
     }
     let (first, others) = snaps.split_first_mut().expect("at least one partition");
     if let Some(m) = parts[0].hostm.as_ref() {
