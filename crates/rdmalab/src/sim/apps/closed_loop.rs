@@ -35,9 +35,9 @@ pub(super) const SIGNALLED: u32 = 1;
 pub(in crate::sim) struct HostModel {
     pub(super) cfg: HostConfig,
     pub(super) period: Time,
-    pub(in crate::sim) apps: Vec<ClosedLoop>,
-    /// Application id (in `apps.kinds`) of each closed-loop application.
-    pub(super) ids: Vec<AppId>,
+    /// Application id (row of the table, which holds its state) of each closed-loop
+    /// application, by its index in the scenario.
+    pub(in crate::sim) ids: Vec<AppId>,
     pub(in crate::sim) batches: Vec<BatchRecord>,
     /// Per NIC: application threads busy-polling now (RAW, SHARE).
     pub(super) polling: Vec<u32>,
@@ -68,7 +68,6 @@ impl Simulation {
         let mut m = HostModel {
             cfg,
             period: spec.drum.period,
-            apps: Vec::with_capacity(spec.apps.len()),
             ids: Vec::with_capacity(spec.apps.len()),
             batches: Vec::new(),
             polling: vec![0; self.nics.len()],
@@ -89,9 +88,9 @@ impl Simulation {
                 Mechanism::Share => self.share_qp(&mut m, &mut groups, s),
             };
             let rng = stream(self.cfg.seed, StreamKind::Other, 0xC105_ED00 + i as u64);
-            let id = self.apps.add(AppKind::Closed(i as u32), AppState::Elsewhere);
+            let app = ClosedLoop::new(s.clone(), rng, qp);
+            let id = self.apps.add(AppKind::Closed(i as u32), AppState::Closed(app));
             m.ids.push(id);
-            m.apps.push(ClosedLoop::new(s.clone(), rng, qp));
             self.queue.push(s.start.max(self.now), Event::App(id, START));
             if cfg.mechanism == Mechanism::Drum {
                 self.drum_register(&mut m, &mut agent_of_nic, spec, i as u32);
@@ -99,7 +98,7 @@ impl Simulation {
         }
         self.drum_start_agents(&mut m, spec);
         let network = !m.agents.is_empty() && spec.drum.control != Control::Local;
-        let hosts: Vec<NodeId> = m.agents.iter().map(|a| m.apps[a.apps[0] as usize].spec.host).collect();
+        let hosts: Vec<NodeId> = m.agents.iter().map(|a| self.apps.state(m.ids[a.apps[0] as usize]).closed().spec.host).collect();
         self.hostm = Some(Box::new(m));
         if network {
             let mut net = self.drum_net_new(spec.drum);
@@ -201,7 +200,7 @@ impl Simulation {
     fn closed_start(&mut self, i: u32) {
         let now = self.now;
         let m = self.hostm.as_mut().expect("closed-loop app without host model");
-        let app = &mut m.apps[i as usize];
+        let app = self.apps.state_mut(m.ids[i as usize]).closed_mut();
         let Some((wr, size)) = app.next_batch() else {
             app.phase = Phase::Done;
             return;
@@ -239,9 +238,9 @@ impl Simulation {
     /// signalled) and its thread starts busy-polling.
     fn closed_ring(&mut self, i: u32) {
         let m = self.hostm.as_mut().expect("host model");
-        let (id, qp) = (m.ids[i as usize], m.apps[i as usize].qp);
-        let b = m.batches[m.apps[i as usize].current as usize];
-        let app = &mut m.apps[i as usize];
+        let id = m.ids[i as usize];
+        let app = self.apps.state_mut(id).closed_mut();
+        let (qp, b) = (app.qp, m.batches[app.current as usize]);
         app.phase = Phase::Waiting;
         app.poll_start = self.now;
         let nic = self.qps[qp.idx()].nic;
@@ -276,7 +275,7 @@ impl Simulation {
         let nic = self.qps[c.qp.idx()].nic as usize;
         let (threads, cores) = (m.polling[nic] as u64, m.cfg.cores.max(1) as u64);
         let period = Time(m.cfg.poll_cost.0 * threads.max(cores) / cores);
-        let seen = poll_sees(m.apps[i as usize].poll_start, now, period);
+        let seen = poll_sees(self.apps.state(m.ids[i as usize]).closed().poll_start, now, period);
         let id = m.ids[i as usize];
         self.queue.push(seen, Event::App(id, SEEN));
     }
@@ -285,7 +284,7 @@ impl Simulation {
     pub(super) fn closed_seen(&mut self, i: u32) {
         let now = self.now;
         let m = self.hostm.as_mut().expect("host model");
-        let app = &mut m.apps[i as usize];
+        let app = self.apps.state_mut(m.ids[i as usize]).closed_mut();
         m.batches[app.current as usize].seen = now;
         app.phase = Phase::Idle;
         if m.cfg.mechanism != Mechanism::Drum {
@@ -305,6 +304,6 @@ impl Simulation {
     /// closed-loop application, for the results.
     pub(in crate::sim) fn host_app_table(&self) -> Vec<(String, NodeId, NodeId, bool)> {
         let row = |a: &ClosedLoop| (a.spec.name.clone(), a.spec.host, a.spec.dst, a.phase == Phase::Done);
-        self.hostm.as_ref().map_or_else(Vec::new, |m| m.apps.iter().map(row).collect())
+        self.hostm.as_ref().map_or_else(Vec::new, |m| m.ids.iter().map(|&id| row(self.apps.state(id).closed())).collect())
     }
 }

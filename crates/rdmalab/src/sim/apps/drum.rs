@@ -60,7 +60,7 @@ impl Simulation {
             let k = entries.map_or(spec.drum.k, |e| spec.drum.k.min(e.saturating_sub(shared).max(1)));
             let drum = crate::app::host_model::DrumConfig { k, ..spec.drum };
             let mean_wr = |i: u32| {
-                let (lo, hi) = m.apps[i as usize].spec.wr_num;
+                let (lo, hi) = self.apps.state(m.ids[i as usize]).closed().spec.wr_num;
                 (lo as f64 + hi as f64) / 2.0
             };
             let a0: Vec<f64> = ag.apps.iter().map(|&i| 1.0 / mean_wr(i)).collect();
@@ -108,7 +108,7 @@ impl Simulation {
         let Some((j, size, last)) = a.release_one() else { return };
         a.last_release = now;
         let i = a.apps[j];
-        let app = &m.apps[i as usize];
+        let app = self.apps.state(m.ids[i as usize]).closed();
         let qp = if a.active[j] {
             app.qp
         } else {
@@ -150,7 +150,7 @@ impl Simulation {
         let rows = m.agents[ag.idx()].control(now, period_us);
         m.drum_rows.extend(rows);
         let a = &m.agents[ag.idx()];
-        if a.apps.iter().any(|&i| m.apps[i as usize].phase != Phase::Done) {
+        if a.apps.iter().any(|&i| self.apps.state(m.ids[i as usize]).closed().phase != Phase::Done) {
             let at = now + m.period;
             self.queue.push(at, Event::App(m.agent_ids[ag.idx()], PERIOD));
         }

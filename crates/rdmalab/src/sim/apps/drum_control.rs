@@ -106,7 +106,7 @@ impl Simulation {
         let mut route = Vec::new();
         for (h, ag) in m.agents.iter().enumerate() {
             for (j, &i) in ag.apps.iter().enumerate() {
-                let s = &m.apps[i as usize].spec;
+                let s = &self.apps.state(m.ids[i as usize]).closed().spec;
                 for p in self.routes.first_path(&self.topo, s.host, s.dst) {
                     let l = links.iter().position(|&q| q == p).unwrap_or_else(|| {
                         links.push(p);
@@ -165,7 +165,8 @@ impl Simulation {
         let now = self.now;
         let hm = self.hostm.as_mut().expect("host model");
         let mut net = hm.net.take().expect("network control");
-        let running = hm.apps.iter().any(|a| a.phase != crate::app::closed_loop::Phase::Done);
+        let done = |id: &AppId| self.apps.state(*id).closed().phase == crate::app::closed_loop::Phase::Done;
+        let running = !hm.ids.iter().all(done);
         if running {
             self.queue.push(now + net.period, Event::App(net.id, NET_PERIOD));
         }

@@ -1,10 +1,11 @@
 //! The one application table: a row per application instance of the run, indexed by
 //! `AppId`, holding its kind (how the simulator routes its completions and timers) and its
-//! state. Seed 000's closed loops and DRUM's schedulers keep their state in the host model
-//! (`closed_loop::HostModel`), which the applications of one host share (a SHARE group's
-//! lock, the NIC's busy-polling threads, the scheduler's queues of every application).
+//! state. What several applications share stays with the host model
+//! (`closed_loop::HostModel`: a SHARE group's lock, a NIC's busy-polling threads, the
+//! batch records), and DRUM's schedulers and control loop keep theirs there too.
 
 use super::AppRun;
+use crate::app::closed_loop::ClosedLoop;
 use crate::app::{AppId, AppKind, Headers, VerbQueue};
 use crate::ids::{NodeId, QpId};
 use crate::multipath::virtuoso::{VirtuosoReceiver, VirtuosoSender};
@@ -25,6 +26,8 @@ pub(in crate::sim) enum AppState {
     MpReceiver(MpReceiver),
     /// The sending half of a Virtuoso connection.
     VSender(VirtuosoSender),
+    /// A closed-loop application of seed 000.
+    Closed(ClosedLoop),
     /// The receiving half of a Virtuoso connection.
     VReceiver(VirtuosoReceiver),
 }
@@ -57,6 +60,7 @@ impl AppState {
     state_of!(mp_receiver, mp_receiver_mut, MpReceiver, MpReceiver);
     state_of!(v_sender, v_sender_mut, VSender, VirtuosoSender);
     state_of!(v_receiver, v_receiver_mut, VReceiver, VirtuosoReceiver);
+    state_of!(closed, closed_mut, Closed, ClosedLoop);
 }
 
 /// One row of the table.

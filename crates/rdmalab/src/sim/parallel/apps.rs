@@ -46,11 +46,11 @@ impl Simulation {
             AppKind::Attack(i) => Some(self.attack_host(i)),
             AppKind::MpSender(c) | AppKind::VSender(c) => Some(conn(c).src),
             AppKind::MpReceiver(c) | AppKind::VReceiver(c) => Some(conn(c).dst),
-            AppKind::Closed(i) => self.hostm.as_ref().map(|m| m.apps[i as usize].spec.host),
+            AppKind::Closed(_) => Some(self.apps.state(app).closed().spec.host),
             AppKind::DrumAgent(ag) => {
                 let m = self.hostm.as_ref()?;
                 let first = *m.agents.get(ag.idx())?.apps.first()?;
-                Some(m.apps[first as usize].spec.host)
+                Some(self.apps.state(m.ids[first as usize]).closed().spec.host)
             }
             AppKind::DrumNet | AppKind::DrumCtl(_) => None,
         }
@@ -131,8 +131,8 @@ pub(super) fn merge_app_tables(parts: &mut [Simulation], part_of: &[u16], snaps:
     }
     let (first, others) = snaps.split_first_mut().expect("at least one partition");
     if let Some(m) = parts[0].hostm.as_ref() {
-        for (i, a) in m.apps.iter().enumerate() {
-            let owner = part_of[a.spec.host.idx()] as usize;
+        for (i, &id) in m.ids.iter().enumerate() {
+            let owner = part_of[parts[0].apps.state(id).closed().spec.host.idx()] as usize;
             if owner != 0 {
                 first.host_apps[i] = others[owner - 1].host_apps[i].clone();
             }
