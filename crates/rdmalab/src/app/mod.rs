@@ -26,8 +26,8 @@ pub mod closed_loop;
 pub mod drum_agent;
 pub mod host_model;
 
-pub use crate::ids::{AgentId, AppId, HeaderSlot};
 use crate::ids::QpId;
+pub use crate::ids::{AgentId, AppId, HeaderSlot};
 use crate::units::Time;
 use crate::workload::FlowSpec;
 

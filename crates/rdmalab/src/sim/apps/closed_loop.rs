@@ -10,10 +10,10 @@
 //! RNIC's WQE engine, which is hardware, not an application.
 
 use super::drum_control::NET_PERIOD;
-use crate::app::closed_loop::{poll_sees, BatchRecord, ClosedLoop, ClosedLoopSpec, Phase};
-use crate::app::drum_agent::{DrumAgent, DrumRow};
-use crate::app::host_model::{Control, HostConfig, HostModelSpec, Mechanism};
 use super::AppState;
+use crate::app::closed_loop::{poll_sees, BatchRecord, ClosedLoop, ClosedLoopSpec, Phase};
+use crate::app::drum_agent::DrumRow;
+use crate::app::host_model::{Control, HostConfig, HostModelSpec, Mechanism};
 use crate::app::{AgentId, AppId, AppKind, SendCompletion, SendDone, Verbs, Wr};
 use crate::engine::{stream, StreamKind};
 use crate::error::Result;
@@ -47,7 +47,6 @@ pub(in crate::sim) struct HostModel {
     /// DRUM: per application (agent, local index); the agents and their application ids;
     /// their shared QPs by dst.
     pub(super) agent_of: Vec<(AgentId, u32)>,
-    pub(in crate::sim) agents: Vec<DrumAgent>,
     pub(in crate::sim) agent_ids: Vec<AppId>,
     pub(super) shared_qp: Vec<Vec<(NodeId, QpId)>>,
     pub(in crate::sim) drum_rows: Vec<DrumRow>,
@@ -74,7 +73,6 @@ impl Simulation {
             lock_of: Vec::new(),
             locks: Vec::new(),
             agent_of: Vec::new(),
-            agents: Vec::new(),
             agent_ids: Vec::new(),
             shared_qp: Vec::new(),
             drum_rows: Vec::new(),
@@ -82,6 +80,7 @@ impl Simulation {
         };
         let mut groups = Vec::new();
         let mut agent_of_nic: Vec<Option<AgentId>> = vec![None; self.nics.len()];
+        let mut agents = Vec::new();
         for (i, s) in spec.apps.iter().enumerate() {
             let qp = match cfg.mechanism {
                 Mechanism::Raw | Mechanism::Drum => self.host_qp(s.host, s.dst),
@@ -93,12 +92,16 @@ impl Simulation {
             m.ids.push(id);
             self.queue.push(s.start.max(self.now), Event::App(id, START));
             if cfg.mechanism == Mechanism::Drum {
-                self.drum_register(&mut m, &mut agent_of_nic, spec, i as u32);
+                self.drum_register(&mut m, &mut agents, &mut agent_of_nic, spec, i as u32);
             }
         }
-        self.drum_start_agents(&mut m, spec);
-        let network = !m.agents.is_empty() && spec.drum.control != Control::Local;
-        let hosts: Vec<NodeId> = m.agents.iter().map(|a| self.apps.state(m.ids[a.apps[0] as usize]).closed().spec.host).collect();
+        self.drum_start_agents(&mut m, agents, spec);
+        let network = !m.agent_ids.is_empty() && spec.drum.control != Control::Local;
+        let host_of = |id: &AppId| {
+            let first = self.apps.state(*id).drum_agent().apps[0];
+            self.apps.state(m.ids[first as usize]).closed().spec.host
+        };
+        let hosts: Vec<NodeId> = m.agent_ids.iter().map(host_of).collect();
         self.hostm = Some(Box::new(m));
         if network {
             let mut net = self.drum_net_new(spec.drum);
@@ -228,7 +231,7 @@ impl Simulation {
             Mechanism::Drum => {
                 app.phase = Phase::Waiting;
                 let (ag, j) = m.agent_of[i as usize];
-                m.agents[ag.idx()].submit(j as usize, wr, size);
+                self.apps.state_mut(m.agent_ids[ag.idx()]).drum_agent_mut().submit(j as usize, wr, size);
                 self.drum_arm_release(ag);
             }
         }
@@ -263,7 +266,7 @@ impl Simulation {
         let m = self.hostm.as_mut().expect("host model");
         if m.cfg.mechanism == Mechanism::Drum {
             let (ag, j) = m.agent_of[i as usize];
-            let a = &mut m.agents[ag.idx()];
+            let a = self.apps.state_mut(m.agent_ids[ag.idx()]).drum_agent_mut();
             a.cqe(j as usize);
             if a.polling.is_none() {
                 self.drum_start_poll(ag);
@@ -304,6 +307,8 @@ impl Simulation {
     /// closed-loop application, for the results.
     pub(in crate::sim) fn host_app_table(&self) -> Vec<(String, NodeId, NodeId, bool)> {
         let row = |a: &ClosedLoop| (a.spec.name.clone(), a.spec.host, a.spec.dst, a.phase == Phase::Done);
-        self.hostm.as_ref().map_or_else(Vec::new, |m| m.ids.iter().map(|&id| row(self.apps.state(id).closed())).collect())
+        self.hostm
+            .as_ref()
+            .map_or_else(Vec::new, |m| m.ids.iter().map(|&id| row(self.apps.state(id).closed())).collect())
     }
 }

@@ -9,10 +9,10 @@
 //! control loop is one row of its own (`AppKind::DrumNet`, `drum_control`).
 
 use super::closed_loop::{HostModel, SIGNALLED};
+use super::AppState;
 use crate::app::closed_loop::Phase;
 use crate::app::drum_agent::DrumAgent;
 use crate::app::host_model::{Control, HostModelSpec};
-use super::AppState;
 use crate::app::{AgentId, AppId, AppKind, Verbs, Wr};
 use crate::sim::{Event, Simulation};
 use crate::units::Time;
@@ -28,6 +28,7 @@ impl Simulation {
     pub(super) fn drum_register(
         &mut self,
         m: &mut HostModel,
+        agents: &mut Vec<DrumAgent>,
         agent_of_nic: &mut [Option<AgentId>],
         spec: &HostModelSpec,
         i: u32,
@@ -36,25 +37,25 @@ impl Simulation {
         let nic = self.nic_of[s.host.idx()] as usize;
         let cfg = spec.host;
         let ag = *agent_of_nic[nic].get_or_insert_with(|| {
-            m.agents.push(DrumAgent::new(spec.drum, Vec::new(), Vec::new(), cfg.wqe_cost, cfg.poll_cost));
+            agents.push(DrumAgent::new(spec.drum, Vec::new(), Vec::new(), cfg.wqe_cost, cfg.poll_cost));
             m.shared_qp.push(Vec::new());
-            AgentId::new(m.agents.len() - 1)
+            AgentId::new(agents.len() - 1)
         });
-        m.agent_of.push((ag, m.agents[ag.idx()].apps.len() as u32));
-        m.agents[ag.idx()].apps.push(i);
+        m.agent_of.push((ag, agents[ag.idx()].apps.len() as u32));
+        agents[ag.idx()].apps.push(i);
         if !m.shared_qp[ag.idx()].iter().any(|&(d, _)| d == s.dst) {
             let q = self.host_qp(s.host, s.dst);
             m.shared_qp[ag.idx()].push((s.dst, q));
         }
     }
 
-    /// DRUM: every scheduler gets its row in the application table, its final settings (k
-    /// fitted to the QP cache, a = 1/wr_num) and, under local control, its first control
-    /// period now.
-    pub(super) fn drum_start_agents(&mut self, m: &mut HostModel, spec: &HostModelSpec) {
+    /// DRUM: every scheduler (`agents`, as `drum_register` gathered them) gets its final
+    /// settings (k fitted to the QP cache, a = 1/wr_num), its row in the application table
+    /// and, under local control, its first control period now.
+    pub(super) fn drum_start_agents(&mut self, m: &mut HostModel, agents: Vec<DrumAgent>, spec: &HostModelSpec) {
         let entries = self.cfg.qp_cache.map(|c| c.entries);
         let cfg = spec.host;
-        for (a, ag) in m.agents.iter_mut().enumerate() {
+        for (a, ag) in agents.into_iter().enumerate() {
             // Dedicated QPs plus the shared ones must fit the QP-context cache.
             let shared = m.shared_qp[a].len() as u32;
             let k = entries.map_or(spec.drum.k, |e| spec.drum.k.min(e.saturating_sub(shared).max(1)));
@@ -64,8 +65,8 @@ impl Simulation {
                 (lo as f64 + hi as f64) / 2.0
             };
             let a0: Vec<f64> = ag.apps.iter().map(|&i| 1.0 / mean_wr(i)).collect();
-            *ag = DrumAgent::new(drum, std::mem::take(&mut ag.apps), a0, cfg.wqe_cost, cfg.poll_cost);
-            let id = self.apps.add(AppKind::DrumAgent(AgentId::new(a)), AppState::Elsewhere);
+            let ag = DrumAgent::new(drum, ag.apps, a0, cfg.wqe_cost, cfg.poll_cost);
+            let id = self.apps.add(AppKind::DrumAgent(AgentId::new(a)), AppState::DrumAgent(ag));
             m.agent_ids.push(id);
             if spec.drum.control == Control::Local {
                 self.queue.push(self.now, Event::App(id, PERIOD));
@@ -87,29 +88,36 @@ impl Simulation {
         self.hostm.as_ref().expect("host model").agent_ids[ag.idx()]
     }
 
+    /// Scheduler `ag`'s state (in its row of the application table).
+    pub(super) fn agent_mut(&mut self, ag: AgentId) -> &mut DrumAgent {
+        let id = self.agent_app(ag);
+        self.apps.state_mut(id).drum_agent_mut()
+    }
+
     /// Schedules the next release at rate Q if WQEs wait and none is scheduled.
     pub(super) fn drum_arm_release(&mut self, ag: AgentId) {
         let now = self.now;
-        let a = &mut self.hostm.as_mut().expect("host model").agents[ag.idx()];
+        let id = self.agent_app(ag);
+        let a = self.apps.state_mut(id).drum_agent_mut();
         if a.release_armed || !a.backlogged() {
             return;
         }
         a.release_armed = true;
         let at = (a.last_release + a.gap).max(now);
-        self.queue.push(at, Event::App(self.agent_app(ag), RELEASE));
+        self.queue.push(at, Event::App(id, RELEASE));
     }
 
     /// Releases one WQE by weighted fair order onto its application's QP.
     pub(super) fn drum_release(&mut self, ag: AgentId) {
         let now = self.now;
-        let m = self.hostm.as_mut().expect("host model");
-        let a = &mut m.agents[ag.idx()];
+        let a = self.agent_mut(ag);
         a.release_armed = false;
         let Some((j, size, last)) = a.release_one() else { return };
         a.last_release = now;
-        let i = a.apps[j];
+        let (i, active) = (a.apps[j], a.active[j]);
+        let m = self.hostm.as_ref().expect("host model");
         let app = self.apps.state(m.ids[i as usize]).closed();
-        let qp = if a.active[j] {
+        let qp = if active {
             app.qp
         } else {
             m.shared_qp[ag.idx()].iter().find(|&&(d, _)| d == app.spec.dst).expect("shared QP per destination").1
@@ -124,8 +132,8 @@ impl Simulation {
 
     /// The poller starts reading the next non-empty ring (stride order), if any.
     pub(super) fn drum_start_poll(&mut self, ag: AgentId) {
-        let m = self.hostm.as_mut().expect("host model");
-        if m.agents[ag.idx()].start_poll().is_some() {
+        if self.agent_mut(ag).start_poll().is_some() {
+            let m = self.hostm.as_ref().expect("host model");
             let at = self.now + m.cfg.poll_cost;
             self.queue.push(at, Event::App(m.agent_ids[ag.idx()], POLL));
         }
@@ -133,8 +141,7 @@ impl Simulation {
 
     /// A poll ended: its CQE reaches the application, and the poller goes on.
     pub(super) fn drum_poll_done(&mut self, ag: AgentId) {
-        let m = self.hostm.as_mut().expect("host model");
-        let a = &mut m.agents[ag.idx()];
+        let a = self.agent_mut(ag);
         let Some(j) = a.polling else { return };
         a.end_poll(j);
         let i = a.apps[j];
@@ -147,9 +154,9 @@ impl Simulation {
         let now = self.now;
         let m = self.hostm.as_mut().expect("host model");
         let period_us = if now == Time::ZERO { 0.0 } else { m.period.0 as f64 / 1e6 };
-        let rows = m.agents[ag.idx()].control(now, period_us);
-        m.drum_rows.extend(rows);
-        let a = &m.agents[ag.idx()];
+        let a = self.apps.state_mut(m.agent_ids[ag.idx()]).drum_agent_mut();
+        m.drum_rows.extend(a.control(now, period_us));
+        let a = self.apps.state(m.agent_ids[ag.idx()]).drum_agent();
         if a.apps.iter().any(|&i| self.apps.state(m.ids[i as usize]).closed().phase != Phase::Done) {
             let at = now + m.period;
             self.queue.push(at, Event::App(m.agent_ids[ag.idx()], PERIOD));

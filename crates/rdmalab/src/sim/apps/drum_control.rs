@@ -104,8 +104,8 @@ impl Simulation {
         let m = self.hostm.as_ref().expect("host model");
         let mut links: Vec<PortId> = Vec::new();
         let mut route = Vec::new();
-        for (h, ag) in m.agents.iter().enumerate() {
-            for (j, &i) in ag.apps.iter().enumerate() {
+        for (h, &ag) in m.agent_ids.iter().enumerate() {
+            for (j, &i) in self.apps.state(ag).drum_agent().apps.iter().enumerate() {
                 let s = &self.apps.state(m.ids[i as usize]).closed().spec;
                 for p in self.routes.first_path(&self.topo, s.host, s.dst) {
                     let l = links.iter().position(|&q| q == p).unwrap_or_else(|| {
@@ -118,7 +118,8 @@ impl Simulation {
         }
         let payload = self.cfg.mtu as f64 / (self.cfg.mtu + self.cfg.header_bytes) as f64;
         let link_cap = links.iter().map(|&p| self.topo.port_rate(p).0 as f64 / 8.0 / 1e6 * payload).collect();
-        let n = m.agents.len();
+        let n = m.agent_ids.len();
+        let first = m.agent_ids.first().map(|&ag| self.apps.state(ag).drum_agent());
         DrumNet {
             delay: drum.control_delay,
             iterations: drum.iterations,
@@ -133,7 +134,7 @@ impl Simulation {
             inband: None,
             rates: Vec::new(),
             data: NetData {
-                m: m.agents.first().map_or(0, |a| a.apps.len()),
+                m: first.map_or(0, |a| a.apps.len()),
                 route,
                 link_cap,
                 a: Vec::new(),
@@ -183,7 +184,8 @@ impl Simulation {
         d.c.clear();
         d.mask.clear();
         net.rates.clear();
-        for ag in hm.agents.iter_mut() {
+        for &id in &hm.agent_ids {
+            let ag = self.apps.state_mut(id).drum_agent_mut();
             net.rates.push(ag.measure(period_us));
             let (a, q, c, _, _) = ag.data();
             d.a.extend_from_slice(a);
@@ -286,7 +288,8 @@ impl Simulation {
         let net = hm.net.as_ref().expect("network control");
         let m = net.data.m;
         let active = net.data.mask[h * m..(h + 1) * m].to_vec();
-        let rows = hm.agents[h].allocate(now, &net.final_x[h * m..(h + 1) * m], Some(active), &net.rates[h]);
+        let ag = self.apps.state_mut(hm.agent_ids[h]).drum_agent_mut();
+        let rows = ag.allocate(now, &net.final_x[h * m..(h + 1) * m], Some(active), &net.rates[h]);
         hm.drum_rows.extend(rows);
     }
 }

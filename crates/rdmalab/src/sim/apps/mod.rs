@@ -28,9 +28,7 @@ pub(super) use attacks::AppRun;
 pub(super) use closed_loop::HostModel;
 pub(in crate::sim) use table::{AppState, Apps, Conn};
 
-use crate::app::{
-    AppHeader, AppId, AppKind, HeaderSlot, RecvCompletion, SendCompletion, Verb, Verbs, Wr,
-};
+use crate::app::{AppHeader, AppId, AppKind, HeaderSlot, RecvCompletion, SendCompletion, Verb, Verbs, Wr};
 use crate::ids::QpId;
 use crate::rnic::Message;
 use crate::sim::{Event, Simulation};

@@ -29,14 +29,10 @@ impl Simulation {
 
     /// A timer of multipath sender `app` fired.
     pub(super) fn mp_timer(&mut self, app: AppId, token: u32) {
-        let first = self.with_app(
-            app,
-            AppState::mp_sender_mut,
-            |s, v| {
-                s.on_timer(token, v);
-                s.qps.first().copied()
-            },
-        );
+        let first = self.with_app(app, AppState::mp_sender_mut, |s, v| {
+            s.on_timer(token, v);
+            s.qps.first().copied()
+        });
         if let Some(qp) = first {
             let nic = self.qps[qp.idx()].nic;
             self.nic_kick(nic);

@@ -2,10 +2,12 @@
 //! `AppId`, holding its kind (how the simulator routes its completions and timers) and its
 //! state. What several applications share stays with the host model
 //! (`closed_loop::HostModel`: a SHARE group's lock, a NIC's busy-polling threads, the
-//! batch records), and DRUM's schedulers and control loop keep theirs there too.
+//! batch records, each scheduler's shared QPs), and so does DRUM's network-wide control
+//! loop, which belongs to no one host.
 
 use super::AppRun;
 use crate::app::closed_loop::ClosedLoop;
+use crate::app::drum_agent::DrumAgent;
 use crate::app::{AppId, AppKind, Headers, VerbQueue};
 use crate::ids::{NodeId, QpId};
 use crate::multipath::virtuoso::{VirtuosoReceiver, VirtuosoSender};
@@ -28,6 +30,8 @@ pub(in crate::sim) enum AppState {
     VSender(VirtuosoSender),
     /// A closed-loop application of seed 000.
     Closed(ClosedLoop),
+    /// DRUM's scheduler of one host.
+    DrumAgent(DrumAgent),
     /// The receiving half of a Virtuoso connection.
     VReceiver(VirtuosoReceiver),
 }
@@ -61,6 +65,7 @@ impl AppState {
     state_of!(v_sender, v_sender_mut, VSender, VirtuosoSender);
     state_of!(v_receiver, v_receiver_mut, VReceiver, VirtuosoReceiver);
     state_of!(closed, closed_mut, Closed, ClosedLoop);
+    state_of!(drum_agent, drum_agent_mut, DrumAgent, DrumAgent);
 }
 
 /// One row of the table.

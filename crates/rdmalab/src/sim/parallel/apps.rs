@@ -47,10 +47,10 @@ impl Simulation {
             AppKind::MpSender(c) | AppKind::VSender(c) => Some(conn(c).src),
             AppKind::MpReceiver(c) | AppKind::VReceiver(c) => Some(conn(c).dst),
             AppKind::Closed(_) => Some(self.apps.state(app).closed().spec.host),
-            AppKind::DrumAgent(ag) => {
-                let m = self.hostm.as_ref()?;
-                let first = *m.agents.get(ag.idx())?.apps.first()?;
-                Some(self.apps.state(m.ids[first as usize]).closed().spec.host)
+            AppKind::DrumAgent(_) => {
+                let first = *self.apps.state(app).drum_agent().apps.first()?;
+                let closed = self.hostm.as_ref()?.ids[first as usize];
+                Some(self.apps.state(closed).closed().spec.host)
             }
             AppKind::DrumNet | AppKind::DrumCtl(_) => None,
         }
