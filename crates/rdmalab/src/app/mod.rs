@@ -11,6 +11,10 @@
 //!   order, with the in-payload header the sender wrote ([`RecvCompletion`]);
 //! - a **timer** it set itself ([`Verbs::wake`]).
 //!
+//! A handler issues its verbs; it does not run them. The simulator carries out the verbs of
+//! one handler after it returns, in the order issued ([`Verb`], [`VerbQueue`]); only
+//! opening a QP acts at once, since the handler needs the QP it gets back.
+//!
 //! Locality: an application instance lives on one host. The sender and receiver ends of a
 //! connection are two instances that learn of each other only through what crosses the
 //! network: the bytes of a WR (its header travels in the packets, see [`Headers`]) and

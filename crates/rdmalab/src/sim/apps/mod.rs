@@ -1,13 +1,16 @@
 //! The simulator side of the one application layer (`app`): the table of every
-//! application of the run (`Apps`, indexed by `AppId`), the verbs an application calls on
-//! its host (`HostVerbs`), and the hook between the RNIC and the applications.
+//! application of the run (`Apps`, a row per `AppId` with its kind and state: `table`),
+//! the verbs an application calls on its host (`HostVerbs`), and the hook between the RNIC
+//! and the applications.
 //!
 //! The RNIC calls in at three places, none per packet: a WR of an application completes at
 //! the sender (`complete_messages`, or `send_data` for the last packet of a WR that asked
 //! for it), a WR carrying an application header is placed at the receiver (the in-order
-//! last packet, `receive_data`), and an application's timer fires (`Event::App`). Each
-//! call is routed by application id to that application's handler, which acts on its own
-//! host through [`Verbs`] only.
+//! last packet, `receive_data`), and an application's timer fires (`Event::App`: every
+//! kind's, DRUM's schedulers and control loop included). Each call is routed by
+//! application id to that application's handler, which acts on its own host through
+//! [`Verbs`] only: the verbs it issues wait in the run's `VerbQueue` and the simulator
+//! carries them out, in order, once the handler returns (`carry_out_verbs`).
 //!
 //! One file per kind of application: `attacks` (seed 002's staggered transfers and
 //! overlay members), `multipath` (seed 001's partition) and `virtuoso` (seed 003),
