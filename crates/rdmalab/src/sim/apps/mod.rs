@@ -171,7 +171,9 @@ impl Simulation {
         }
     }
 
-    /// A WR with header slot `hdr` was placed at the receiver's application `app`.
+    /// A WR with header slot `hdr` was placed at the receiver's application `app`. (Out of
+    /// line: once per WR, called from the per-packet receive path, which must not grow.)
+    #[inline(never)]
     pub(in crate::sim) fn app_recv_done(&mut self, app: AppId, qp: QpId, hdr: HeaderSlot, bytes: u64) {
         let header: AppHeader = self.apps.headers.read(hdr);
         let c = RecvCompletion { qp, bytes, header, time: self.now };
