@@ -230,9 +230,7 @@ impl Simulation {
     }
 
     /// `n` chunks of application `app` from chunk `k` on, carried by `qp`, are
-    /// acknowledged (its QP already closed if it was a recreate chunk). (Out of line: called
-    /// from the per-ACK path, which must not grow.)
-    #[inline(never)]
+    /// acknowledged (its QP already closed if it was a recreate chunk).
     pub(in crate::sim) fn app_chunks_done(&mut self, app: AppId, k: u64, n: u64, qp: QpId) {
         let AppKind::Attack(app) = self.apps.kind(app) else { return };
         let AppRun::Staggered(run) = self.attack_run(app) else { return };
