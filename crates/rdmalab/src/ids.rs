@@ -73,6 +73,23 @@ identifier!(
     HeaderSlot
 );
 
+identifier!(
+    /// A DRUM scheduler (seed 000): one per host whose applications it posts and polls for,
+    /// numbered in the order the hosts' first applications appear (`sim::apps::drum`).
+    AgentId
+);
+
+impl AgentId {
+    /// No scheduler: in DRUM's in-band control, the coordinator's end of a connection.
+    pub const NONE: AgentId = AgentId(u32::MAX);
+
+    /// True for [`AgentId::NONE`].
+    #[inline]
+    pub const fn is_none(self) -> bool {
+        self.0 == u32::MAX
+    }
+}
+
 impl AppId {
     /// No application: a plain flow's message, or a QP whose deliveries nobody hears of.
     pub const NONE: AppId = AppId(u32::MAX);

@@ -11,6 +11,10 @@
 //!   order, with the in-payload header the sender wrote ([`RecvCompletion`]);
 //! - a **timer** it set itself ([`Verbs::wake`]).
 //!
+//! A handler issues its verbs; it does not run them. The simulator carries out the verbs of
+//! one handler after it returns, in the order issued ([`Verb`], [`VerbQueue`]); only
+//! opening a QP acts at once, since the handler needs the QP it gets back.
+//!
 //! Locality: an application instance lives on one host. The sender and receiver ends of a
 //! connection are two instances that learn of each other only through what crosses the
 //! network: the bytes of a WR (its header travels in the packets, see [`Headers`]) and
@@ -27,7 +31,7 @@ pub mod drum_agent;
 pub mod host_model;
 
 use crate::ids::QpId;
-pub use crate::ids::{AppId, HeaderSlot};
+pub use crate::ids::{AgentId, AppId, HeaderSlot};
 use crate::units::Time;
 use crate::workload::FlowSpec;
 
@@ -47,9 +51,16 @@ pub enum AppKind {
     VReceiver(u32),
     /// A closed-loop application of seed 000 (`closed_loop::ClosedLoop`, `sim/apps/closed_loop.rs`).
     Closed(u32),
-    /// An end of DRUM's in-band control: scheduler `h`, or `u32::MAX` for the coordinator
-    /// (`sim/apps/drum_inband.rs`).
-    DrumCtl(u32),
+    /// DRUM's scheduler of one host (`drum_agent::DrumAgent`, `sim/apps/drum.rs`): its
+    /// releases, polls and local control periods are its timers.
+    DrumAgent(AgentId),
+    /// DRUM's network-wide control loop (`control = "out_of_band"` or `"in_band"`,
+    /// `sim/apps/drum_control.rs`): a period of every scheduler, the coordinator's round
+    /// and new prices at the schedulers are its timers. It belongs to no one host.
+    DrumNet,
+    /// An end of DRUM's in-band control: scheduler `h`'s, or the coordinator's
+    /// ([`AgentId::NONE`], `sim/apps/drum_inband.rs`).
+    DrumCtl(AgentId),
 }
 
 /// An application's header at the start of a WR's payload. Seed 001 names three fields and
@@ -145,6 +156,57 @@ pub trait Verbs {
     /// The application is done with `qp`: it closes once everything posted on it is
     /// acknowledged.
     fn close_qp(&mut self, qp: QpId);
+}
+
+/// A verb an application issued from a handler. The simulator carries the verbs of one
+/// handler out after it returns, in the order it issued them ([`VerbQueue`]); what a
+/// handler reads meanwhile (the time, a QP's go-back-N rounds) none of them changes, so a
+/// handler sees its host as if each verb had acted at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verb {
+    /// [`Verbs::post`].
+    Post(QpId, Wr),
+    /// [`Verbs::wake`].
+    Wake(Time, u32),
+    /// [`Verbs::reconnect`].
+    Reconnect(QpId),
+    /// [`Verbs::close_qp`].
+    CloseQp(QpId),
+}
+
+/// The verbs a handler issued and the simulator has not yet carried out, oldest first.
+/// Kept by the simulator between handlers so that its buffer is allocated once.
+#[derive(Clone, Debug, Default)]
+pub struct VerbQueue {
+    verbs: Vec<Verb>,
+}
+
+impl VerbQueue {
+    /// Issues `v` after the verbs already waiting.
+    #[inline]
+    pub fn push(&mut self, v: Verb) {
+        self.verbs.push(v);
+    }
+
+    /// Hands the waiting verbs over, oldest first, and leaves `self` empty (with its
+    /// buffer): give the buffer back with [`VerbQueue::restore`].
+    pub fn take(&mut self) -> Vec<Verb> {
+        std::mem::take(&mut self.verbs)
+    }
+
+    /// Takes back a buffer from [`VerbQueue::take`], emptied, unless verbs were issued
+    /// meanwhile.
+    pub fn restore(&mut self, mut buf: Vec<Verb>) {
+        if self.verbs.is_empty() {
+            buf.clear();
+            self.verbs = buf;
+        }
+    }
+
+    /// True when no verb waits.
+    pub fn is_empty(&self) -> bool {
+        self.verbs.is_empty()
+    }
 }
 
 /// The in-payload headers of WRs in flight, referenced by a slot number that the packets

@@ -74,13 +74,13 @@ enum Event {
     Reroute,
     /// A sample of the reference's queue-length monitor (`qlen_monitor`).
     QlenMonitor,
-    /// A host application's timer (application, its token): every application's own
-    /// steps, an attack generator's next chunk among them.
+    /// A host application's timer (its row in the application table, its token): every
+    /// application's own steps, an attack generator's next chunk, a DRUM scheduler's
+    /// release, poll and control period, and DRUM's network-wide rounds among them.
     App(crate::ids::AppId, u32),
-    /// A NIC's WQE engine finished the WQE at the head of its FIFO (`sim::apps`).
+    /// A NIC's WQE engine finished the WQE at the head of its FIFO (`sim::apps`): the
+    /// RNIC's own hardware, not an application.
     WqeDone(u32),
-    /// A DRUM scheduler's release, poll or control period (`sim::apps`).
-    Drum(u32, u8),
     /// IOFD: the switch of this port retries the packets its re-sequencer could not yet
     /// hand to the MMU (`sim::iofd`).
     IofdRetry(PortId),
@@ -148,8 +148,6 @@ pub struct Simulation {
     free_groups: Vec<CcGroupId>,
     /// Shared groups by (sender, destination) key (see `sim::cc`); QP creation only.
     group_of: std::collections::HashMap<host::GroupKey, CcGroupId>,
-    /// Host applications (staggered transfers, overlay members).
-    host_apps: Vec<apps::AppRun>,
     /// Chunks posted by applications, with `SimConfig::trace_apps`.
     app_posts: Vec<AppPost>,
     /// Per receiving NIC: payload delivered per tenant over time.
@@ -186,7 +184,8 @@ pub struct Simulation {
     watch: watch::Watch,
     /// What the scenario sets that is valid but probably unintended (`sim::warnings`).
     warnings: Vec<String>,
-    /// Host applications (multipath connections) and their headers in flight.
+    /// The application table (every kind of host application; `sim::apps`) and their
+    /// headers in flight.
     apps: apps::Apps,
     /// Every flow and message is complete but some application connection is still open
     /// (`run` returns `Finished` at its next event instead of idling through timers).
@@ -275,7 +274,6 @@ impl Simulation {
             Event::App(a, t) => self.on_app_timer(a, t),
             Event::WqeDone(n) => self.on_wqe_done(n),
             Event::IofdRetry(p) => self.on_iofd_retry(p),
-            Event::Drum(a, k) => self.on_drum(a, k),
             Event::CloseQp(q) => self.close_app_qp(q),
         }
     }

@@ -42,7 +42,8 @@ pub(super) enum Global {
     Monitor,
     /// Host applications (staggered transfers, multipath, closed loops, Virtuoso).
     Apps,
-    /// DRUM's scheduler and coordinator.
+    /// DRUM's schedulers and control loop (application events of those rows: they keep the
+    /// origin they had as events of their own, so that no tie changes).
     Drum,
     /// Events pushed while the world is built.
     Setup,
@@ -99,8 +100,9 @@ impl Simulation {
                 Event::Sample => Global::Samples,
                 Event::LinkDown(_) | Event::LinkUp(_) | Event::Reroute => Global::Links,
                 Event::QlenMonitor => Global::Monitor,
+                Event::App(app, _) if self.apps.is_drum(app) => Global::Drum,
                 Event::App(..) => Global::Apps,
-                _ => Global::Drum,
+                _ => unreachable!("every other event acts at a node"),
             }),
         }
     }

@@ -128,7 +128,6 @@ impl Simulation {
             groups: Vec::<CcGroup>::new(),
             free_groups: Vec::new(),
             group_of: HashMap::new(),
-            host_apps: Vec::new(),
             app_posts: Vec::new(),
             meters: vec![Default::default(); n_nics],
             start_budgets: vec![Vec::new(); n_nics],

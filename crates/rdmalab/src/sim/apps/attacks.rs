@@ -10,7 +10,7 @@
 //! number; the transfer as a whole is the one flow the scenario listed, and is reported
 //! once, when its last chunk completes.
 
-use super::HostVerbs;
+use super::AppState;
 use crate::app::{AppId, AppKind, Verbs};
 use crate::ids::{HeaderSlot, NodeId, QpId};
 use crate::rnic::Message;
@@ -95,11 +95,15 @@ impl Simulation {
     /// The attack generators of a scenario, with staggered defaults resolved on the path:
     /// the first rows of the application table.
     pub(in crate::sim) fn set_up_attack_apps(&mut self, specs: &[HostApp]) {
-        debug_assert!(self.apps.kinds.is_empty(), "generators take the first application ids");
-        for i in 0..specs.len() {
-            self.apps.add(AppKind::Attack(i as u32));
+        debug_assert!(self.apps.len() == 0, "generators take the first application ids");
+        for (i, run) in self.build_apps(specs).into_iter().enumerate() {
+            self.apps.add(AppKind::Attack(i as u32), AppState::Attack(run));
         }
-        self.host_apps = self.build_apps(specs);
+    }
+
+    /// The state of attack generator `app` (its row and its index in the scenario's list).
+    fn attack_run(&mut self, app: u32) -> &mut AppRun {
+        self.apps.state_mut(AppId(app)).attack_mut()
     }
 
     fn build_apps(&self, specs: &[HostApp]) -> Vec<AppRun> {
@@ -133,7 +137,7 @@ impl Simulation {
 
     /// The host attack generator `i` sends from.
     pub(in crate::sim) fn attack_host(&self, i: u32) -> NodeId {
-        match &self.host_apps[i as usize] {
+        match self.apps.state(AppId(i)).attack() {
             AppRun::Staggered(run) => run.spec.src,
             AppRun::PairQps(run) => run.host,
         }
@@ -141,8 +145,8 @@ impl Simulation {
 
     /// Flow `flow` (carried by application `f.app`) starts now.
     pub(in crate::sim) fn app_admit(&mut self, flow: u32, f: FlowSpec) {
-        let AppKind::Attack(app) = self.apps.kinds[f.app.idx()] else { unreachable!("a flow names a generator") };
-        match &mut self.host_apps[app as usize] {
+        let AppKind::Attack(app) = self.apps.kind(f.app) else { unreachable!("a flow names a generator") };
+        match self.attack_run(app) {
             AppRun::Staggered(run) => {
                 run.flow = flow;
                 self.stagger_turn(app);
@@ -150,17 +154,17 @@ impl Simulation {
             AppRun::PairQps(run) => {
                 let i = run.dsts.iter().position(|d| d.0 == f.dst).expect("overlay flow to a planned member");
                 let qp = match run.dsts[i].1 {
-                    NO_QP => HostVerbs { sim: self, app: f.app }.open_qp(&f, AppId::NONE),
+                    NO_QP => self.app_verbs(f.app, |v| v.open_qp(&f, AppId::NONE)),
                     q => q,
                 };
-                let AppRun::PairQps(run) = &mut self.host_apps[app as usize] else { unreachable!() };
+                let AppRun::PairQps(run) = self.attack_run(app) else { unreachable!() };
                 let d = &mut run.dsts[i];
                 d.2 -= 1;
                 let last = d.2 == 0;
                 d.1 = if last { NO_QP } else { qp };
                 self.qps[qp.idx()].post(flow, f.size, self.now);
                 if last {
-                    HostVerbs { sim: self, app: f.app }.close_qp(qp);
+                    self.app_verbs(f.app, |v| v.close_qp(qp));
                 }
                 self.trace_post(app, flow as u64, f.dst.0, qp, f.size);
                 let nic = self.qps[qp.idx()].nic;
@@ -172,7 +176,7 @@ impl Simulation {
     /// The next chunk's turn (generator `app`'s timer): post it on its slot (or queue it
     /// there), and wake for the one after.
     pub(in crate::sim) fn stagger_turn(&mut self, app: u32) {
-        let AppRun::Staggered(run) = &mut self.host_apps[app as usize] else { return };
+        let AppRun::Staggered(run) = self.apps.rows[app as usize].state.attack_mut() else { return };
         let k = run.turned;
         run.turned += 1;
         if run.turned < run.chunks {
@@ -198,15 +202,15 @@ impl Simulation {
 
     /// Posts chunk `k` on `slot`'s QP, opening one if the slot has none.
     fn stagger_post(&mut self, app: u32, slot: usize, k: u64) {
-        let AppRun::Staggered(run) = &self.host_apps[app as usize] else { return };
+        let AppRun::Staggered(run) = self.apps.state(AppId(app)).attack() else { return };
         let (s, flow, qps) = (run.spec, run.flow, run.spec.qps as u64);
         let size = Staggered::chunk_size(s.size, run.chunk, k);
         let last_on_slot = k + qps >= run.chunks;
         let qp = match run.slots[slot].qp {
             NO_QP => {
                 let f = self.flows[flow as usize];
-                let q = HostVerbs { sim: self, app: AppId(app) }.open_qp(&FlowSpec { size, ..f }, AppId::NONE);
-                let AppRun::Staggered(run) = &mut self.host_apps[app as usize] else { unreachable!() };
+                let q = self.app_verbs(AppId(app), |v| v.open_qp(&FlowSpec { size, ..f }, AppId::NONE));
+                let AppRun::Staggered(run) = self.attack_run(app) else { unreachable!() };
                 run.slots[slot].qp = q;
                 q
             }
@@ -218,7 +222,7 @@ impl Simulation {
         q.finished = false;
         // A recreate QP carries one chunk; a reused one closes after its slot's last chunk.
         if !reuse || last_on_slot {
-            HostVerbs { sim: self, app: AppId(app) }.close_qp(qp);
+            self.app_verbs(AppId(app), |v| v.close_qp(qp));
         }
         self.trace_post(app, k, slot as u32, qp, size);
         let nic = self.qps[qp.idx()].nic;
@@ -228,8 +232,8 @@ impl Simulation {
     /// `n` chunks of application `app` from chunk `k` on, carried by `qp`, are
     /// acknowledged (its QP already closed if it was a recreate chunk).
     pub(in crate::sim) fn app_chunks_done(&mut self, app: AppId, k: u64, n: u64, qp: QpId) {
-        let AppKind::Attack(app) = self.apps.kinds[app.idx()] else { return };
-        let AppRun::Staggered(run) = &mut self.host_apps[app as usize] else { return };
+        let AppKind::Attack(app) = self.apps.kind(app) else { return };
+        let AppRun::Staggered(run) = self.attack_run(app) else { return };
         run.done += n;
         run.last_qp = qp;
         let slot = (k % run.spec.qps as u64) as usize;
@@ -243,7 +247,7 @@ impl Simulation {
                 self.stagger_post(app, slot, next);
             }
         }
-        let AppRun::Staggered(run) = &self.host_apps[app as usize] else { unreachable!() };
+        let AppRun::Staggered(run) = self.apps.state(AppId(app)).attack() else { unreachable!() };
         if run.done == run.chunks {
             self.record_transfer(run.flow, run.last_qp);
         }

@@ -5,15 +5,16 @@
 //! arrive from that host's ACK processing through the application hook (`sim::apps`).
 //!
 //! Events: `Event::App(app, token)` for an application's own steps (start of a batch,
-//! a SHARE lock released, its CQE seen), `Event::WqeDone(nic)` for the WQE engine and
-//! `Event::Drum(agent, kind)` for a DRUM scheduler (`drum`).
+//! a SHARE lock released, its CQE seen) and a DRUM scheduler's (`drum`) or control loop's
+//! (`drum_control`), each a row of the application table; `Event::WqeDone(nic)` for the
+//! RNIC's WQE engine, which is hardware, not an application.
 
-use super::drum::NET_PERIOD;
-use super::HostVerbs;
+use super::drum_control::NET_PERIOD;
+use super::AppState;
 use crate::app::closed_loop::{poll_sees, BatchRecord, ClosedLoop, ClosedLoopSpec, Phase};
-use crate::app::drum_agent::{DrumAgent, DrumRow};
+use crate::app::drum_agent::DrumRow;
 use crate::app::host_model::{Control, HostConfig, HostModelSpec, Mechanism};
-use crate::app::{AppId, AppKind, SendCompletion, SendDone, Verbs, Wr};
+use crate::app::{AgentId, AppId, AppKind, SendCompletion, SendDone, Verbs, Wr};
 use crate::engine::{stream, StreamKind};
 use crate::error::Result;
 use crate::ids::{NodeId, QpId};
@@ -34,18 +35,19 @@ pub(super) const SIGNALLED: u32 = 1;
 pub(in crate::sim) struct HostModel {
     pub(super) cfg: HostConfig,
     pub(super) period: Time,
-    pub(in crate::sim) apps: Vec<ClosedLoop>,
-    /// Application id (in `apps.kinds`) of each closed-loop application.
-    pub(super) ids: Vec<AppId>,
+    /// Application id (row of the table, which holds its state) of each closed-loop
+    /// application, by its index in the scenario.
+    pub(in crate::sim) ids: Vec<AppId>,
     pub(in crate::sim) batches: Vec<BatchRecord>,
     /// Per NIC: application threads busy-polling now (RAW, SHARE).
     pub(super) polling: Vec<u32>,
     /// SHARE: per application its shared QP's lock; per lock when it is free.
     pub(super) lock_of: Vec<u32>,
     pub(super) locks: Vec<Time>,
-    /// DRUM: per application (agent, local index); the agents; their shared QPs by dst.
-    pub(super) agent_of: Vec<(u32, u32)>,
-    pub(in crate::sim) agents: Vec<DrumAgent>,
+    /// DRUM: per application (agent, local index); the agents and their application ids;
+    /// their shared QPs by dst.
+    pub(super) agent_of: Vec<(AgentId, u32)>,
+    pub(in crate::sim) agent_ids: Vec<AppId>,
     pub(super) shared_qp: Vec<Vec<(NodeId, QpId)>>,
     pub(in crate::sim) drum_rows: Vec<DrumRow>,
     /// The network-wide control loop (`control = "out_of_band"`).
@@ -65,45 +67,50 @@ impl Simulation {
         let mut m = HostModel {
             cfg,
             period: spec.drum.period,
-            apps: Vec::with_capacity(spec.apps.len()),
             ids: Vec::with_capacity(spec.apps.len()),
             batches: Vec::new(),
             polling: vec![0; self.nics.len()],
             lock_of: Vec::new(),
             locks: Vec::new(),
             agent_of: Vec::new(),
-            agents: Vec::new(),
+            agent_ids: Vec::new(),
             shared_qp: Vec::new(),
             drum_rows: Vec::new(),
             net: None,
         };
         let mut groups = Vec::new();
-        let mut agent_of_nic: Vec<Option<u32>> = vec![None; self.nics.len()];
+        let mut agent_of_nic: Vec<Option<AgentId>> = vec![None; self.nics.len()];
+        let mut agents = Vec::new();
         for (i, s) in spec.apps.iter().enumerate() {
             let qp = match cfg.mechanism {
                 Mechanism::Raw | Mechanism::Drum => self.host_qp(s.host, s.dst),
                 Mechanism::Share => self.share_qp(&mut m, &mut groups, s),
             };
             let rng = stream(self.cfg.seed, StreamKind::Other, 0xC105_ED00 + i as u64);
-            let id = self.apps.add(AppKind::Closed(i as u32));
+            let app = ClosedLoop::new(s.clone(), rng, qp);
+            let id = self.apps.add(AppKind::Closed(i as u32), AppState::Closed(app));
             m.ids.push(id);
-            m.apps.push(ClosedLoop::new(s.clone(), rng, qp));
             self.queue.push(s.start.max(self.now), Event::App(id, START));
             if cfg.mechanism == Mechanism::Drum {
-                self.drum_register(&mut m, &mut agent_of_nic, spec, i as u32);
+                self.drum_register(&mut m, &mut agents, &mut agent_of_nic, spec, i as u32);
             }
         }
-        self.drum_start_agents(&mut m, spec);
-        let network = !m.agents.is_empty() && spec.drum.control != Control::Local;
-        let hosts: Vec<NodeId> = m.agents.iter().map(|a| m.apps[a.apps[0] as usize].spec.host).collect();
+        self.drum_start_agents(&mut m, agents, spec);
+        let network = !m.agent_ids.is_empty() && spec.drum.control != Control::Local;
+        let host_of = |id: &AppId| {
+            let first = self.apps.state(*id).drum_agent().apps[0];
+            self.apps.state(m.ids[first as usize]).closed().spec.host
+        };
+        let hosts: Vec<NodeId> = m.agent_ids.iter().map(host_of).collect();
         self.hostm = Some(Box::new(m));
         if network {
             let mut net = self.drum_net_new(spec.drum);
             if spec.drum.control == Control::InBand {
                 net.inband = Some(self.drum_inband_new(&hosts)?);
             }
+            let id = net.id();
             self.hostm.as_mut().expect("just set").net = Some(net);
-            self.queue.push(self.now, Event::Drum(0, NET_PERIOD));
+            self.queue.push(self.now, Event::App(id, NET_PERIOD));
         }
         Ok(())
     }
@@ -196,7 +203,7 @@ impl Simulation {
     fn closed_start(&mut self, i: u32) {
         let now = self.now;
         let m = self.hostm.as_mut().expect("closed-loop app without host model");
-        let app = &mut m.apps[i as usize];
+        let app = self.apps.state_mut(m.ids[i as usize]).closed_mut();
         let Some((wr, size)) = app.next_batch() else {
             app.phase = Phase::Done;
             return;
@@ -224,7 +231,7 @@ impl Simulation {
             Mechanism::Drum => {
                 app.phase = Phase::Waiting;
                 let (ag, j) = m.agent_of[i as usize];
-                m.agents[ag as usize].submit(j as usize, wr, size);
+                self.apps.state_mut(m.agent_ids[ag.idx()]).drum_agent_mut().submit(j as usize, wr, size);
                 self.drum_arm_release(ag);
             }
         }
@@ -234,17 +241,19 @@ impl Simulation {
     /// signalled) and its thread starts busy-polling.
     fn closed_ring(&mut self, i: u32) {
         let m = self.hostm.as_mut().expect("host model");
-        let (id, qp) = (m.ids[i as usize], m.apps[i as usize].qp);
-        let b = m.batches[m.apps[i as usize].current as usize];
-        let app = &mut m.apps[i as usize];
+        let id = m.ids[i as usize];
+        let app = self.apps.state_mut(id).closed_mut();
+        let (qp, b) = (app.qp, m.batches[app.current as usize]);
         app.phase = Phase::Waiting;
         app.poll_start = self.now;
         let nic = self.qps[qp.idx()].nic;
         m.polling[nic as usize] += 1;
-        for k in 0..b.wr_num {
-            let cookie = if k + 1 == b.wr_num { SIGNALLED } else { 0 };
-            HostVerbs { sim: self, app: id }.post(qp, Wr { bytes: b.size, cookie, header: None, notify_sent: false });
-        }
+        self.app_verbs(id, |v| {
+            for k in 0..b.wr_num {
+                let cookie = if k + 1 == b.wr_num { SIGNALLED } else { 0 };
+                v.post(qp, Wr { bytes: b.size, cookie, header: None, notify_sent: false });
+            }
+        });
         self.nic_kick(nic);
     }
 
@@ -257,7 +266,7 @@ impl Simulation {
         let m = self.hostm.as_mut().expect("host model");
         if m.cfg.mechanism == Mechanism::Drum {
             let (ag, j) = m.agent_of[i as usize];
-            let a = &mut m.agents[ag as usize];
+            let a = self.apps.state_mut(m.agent_ids[ag.idx()]).drum_agent_mut();
             a.cqe(j as usize);
             if a.polling.is_none() {
                 self.drum_start_poll(ag);
@@ -269,7 +278,7 @@ impl Simulation {
         let nic = self.qps[c.qp.idx()].nic as usize;
         let (threads, cores) = (m.polling[nic] as u64, m.cfg.cores.max(1) as u64);
         let period = Time(m.cfg.poll_cost.0 * threads.max(cores) / cores);
-        let seen = poll_sees(m.apps[i as usize].poll_start, now, period);
+        let seen = poll_sees(self.apps.state(m.ids[i as usize]).closed().poll_start, now, period);
         let id = m.ids[i as usize];
         self.queue.push(seen, Event::App(id, SEEN));
     }
@@ -278,7 +287,7 @@ impl Simulation {
     pub(super) fn closed_seen(&mut self, i: u32) {
         let now = self.now;
         let m = self.hostm.as_mut().expect("host model");
-        let app = &mut m.apps[i as usize];
+        let app = self.apps.state_mut(m.ids[i as usize]).closed_mut();
         m.batches[app.current as usize].seen = now;
         app.phase = Phase::Idle;
         if m.cfg.mechanism != Mechanism::Drum {
@@ -298,6 +307,8 @@ impl Simulation {
     /// closed-loop application, for the results.
     pub(in crate::sim) fn host_app_table(&self) -> Vec<(String, NodeId, NodeId, bool)> {
         let row = |a: &ClosedLoop| (a.spec.name.clone(), a.spec.host, a.spec.dst, a.phase == Phase::Done);
-        self.hostm.as_ref().map_or_else(Vec::new, |m| m.apps.iter().map(row).collect())
+        self.hostm
+            .as_ref()
+            .map_or_else(Vec::new, |m| m.ids.iter().map(|&id| row(self.apps.state(id).closed())).collect())
     }
 }

@@ -16,13 +16,22 @@
 //! period act at the same instant, so one event serves all of them; nothing a host does
 //! depends on another host's data except through the reports and prices.
 //! `control = "in_band"` carries the same rounds as messages (`drum_inband`).
+//!
+//! The loop is one row of the application table (`AppKind::DrumNet`), of no one host: a
+//! period, the coordinator's round and new prices at the schedulers are its timers.
 
-use super::drum::{COORD, NET_PERIOD, ROUND};
+use crate::app::{AppId, AppKind};
 use crate::drum::network::{Coupling, NetworkSettings};
 use crate::drum::{ActiveSet, Agent, AgentReport, Coordinator, NetworkProblem, Problem};
 use crate::ids::PortId;
 use crate::sim::{Event, Simulation};
 use crate::units::Time;
+
+/// The control loop's timer tokens: a period of every scheduler, the coordinator's round
+/// (out of band), and new prices at the schedulers (out of band).
+pub(super) const NET_PERIOD: u32 = 3;
+const COORD: u32 = 4;
+const ROUND: u32 = 5;
 
 /// The network-wide control loop.
 #[derive(Debug)]
@@ -38,6 +47,8 @@ pub(in crate::sim) struct DrumNet {
     round: u32,
     /// The feasible allocation of the period, once its last round is done.
     final_x: Vec<f64>,
+    /// Its row in the application table.
+    id: AppId,
     /// `control = "in_band"`: the control connections.
     pub(in crate::sim) inband: Option<super::drum_inband::InBand>,
     /// Measured release rates of the period that ended, per host.
@@ -57,6 +68,13 @@ struct NetData {
     mask: Vec<bool>,
     alpha: f64,
     beta: f64,
+}
+
+impl DrumNet {
+    /// Its row in the application table.
+    pub(super) fn id(&self) -> AppId {
+        self.id
+    }
 }
 
 impl NetData {
@@ -80,14 +98,15 @@ fn mean_size((lo, hi): (u64, u64)) -> f64 {
 
 impl Simulation {
     /// The coupling of every application (agent order, then application order) with the
-    /// links of its path.
-    pub(in crate::sim) fn drum_net_new(&self, drum: crate::app::host_model::DrumConfig) -> DrumNet {
+    /// links of its path; the loop takes its row in the application table.
+    pub(in crate::sim) fn drum_net_new(&mut self, drum: crate::app::host_model::DrumConfig) -> DrumNet {
+        let id = self.apps.add(AppKind::DrumNet, super::AppState::Elsewhere);
         let m = self.hostm.as_ref().expect("host model");
         let mut links: Vec<PortId> = Vec::new();
         let mut route = Vec::new();
-        for (h, ag) in m.agents.iter().enumerate() {
-            for (j, &i) in ag.apps.iter().enumerate() {
-                let s = &m.apps[i as usize].spec;
+        for (h, &ag) in m.agent_ids.iter().enumerate() {
+            for (j, &i) in self.apps.state(ag).drum_agent().apps.iter().enumerate() {
+                let s = &self.apps.state(m.ids[i as usize]).closed().spec;
                 for p in self.routes.first_path(&self.topo, s.host, s.dst) {
                     let l = links.iter().position(|&q| q == p).unwrap_or_else(|| {
                         links.push(p);
@@ -99,7 +118,8 @@ impl Simulation {
         }
         let payload = self.cfg.mtu as f64 / (self.cfg.mtu + self.cfg.header_bytes) as f64;
         let link_cap = links.iter().map(|&p| self.topo.port_rate(p).0 as f64 / 8.0 / 1e6 * payload).collect();
-        let n = m.agents.len();
+        let n = m.agent_ids.len();
+        let first = m.agent_ids.first().map(|&ag| self.apps.state(ag).drum_agent());
         DrumNet {
             delay: drum.control_delay,
             iterations: drum.iterations,
@@ -110,10 +130,11 @@ impl Simulation {
             reports: (0..n).map(|_| None).collect(),
             round: 0,
             final_x: Vec::new(),
+            id,
             inband: None,
             rates: Vec::new(),
             data: NetData {
-                m: m.agents.first().map_or(0, |a| a.apps.len()),
+                m: first.map_or(0, |a| a.apps.len()),
                 route,
                 link_cap,
                 a: Vec::new(),
@@ -126,14 +147,29 @@ impl Simulation {
         }
     }
 
+    /// A timer of the control loop.
+    pub(in crate::sim) fn drum_net_timer(&mut self, token: u32) {
+        match token {
+            NET_PERIOD => self.drum_net_period(),
+            COORD => self.drum_net_coord(),
+            _ => self.drum_net_round(),
+        }
+    }
+
+    /// The control loop's row in the application table.
+    pub(super) fn drum_net_id(&self) -> AppId {
+        self.hostm.as_ref().and_then(|m| m.net.as_ref()).expect("network control").id
+    }
+
     /// A period starts: every scheduler measures, rebuilds its agent and steps; reports go out.
     pub(in crate::sim) fn drum_net_period(&mut self) {
         let now = self.now;
         let hm = self.hostm.as_mut().expect("host model");
         let mut net = hm.net.take().expect("network control");
-        let running = hm.apps.iter().any(|a| a.phase != crate::app::closed_loop::Phase::Done);
+        let done = |id: &AppId| self.apps.state(*id).closed().phase == crate::app::closed_loop::Phase::Done;
+        let running = !hm.ids.iter().all(done);
         if running {
-            self.queue.push(now + net.period, Event::Drum(0, NET_PERIOD));
+            self.queue.push(now + net.period, Event::App(net.id, NET_PERIOD));
         }
         if net.inband.as_ref().is_some_and(|ib| ib.busy()) {
             // The last period's messages are still in flight: skip this solve.
@@ -148,7 +184,8 @@ impl Simulation {
         d.c.clear();
         d.mask.clear();
         net.rates.clear();
-        for ag in hm.agents.iter_mut() {
+        for &id in &hm.agent_ids {
+            let ag = self.apps.state_mut(id).drum_agent_mut();
             net.rates.push(ag.measure(period_us));
             let (a, q, c, _, _) = ag.data();
             d.a.extend_from_slice(a);
@@ -184,7 +221,7 @@ impl Simulation {
             self.drum_inband_start(n, 0);
         } else {
             let at = now + self.net().delay;
-            self.queue.push(at, Event::Drum(0, COORD));
+            self.queue.push(at, Event::App(self.drum_net_id(), COORD));
         }
     }
 
@@ -219,7 +256,7 @@ impl Simulation {
     pub(in crate::sim) fn drum_net_coord(&mut self) {
         self.drum_net_update();
         let at = self.now + self.net().delay;
-        self.queue.push(at, Event::Drum(0, ROUND));
+        self.queue.push(at, Event::App(self.drum_net_id(), ROUND));
     }
 
     /// Out of band: new prices (or the final answer) reached every scheduler.
@@ -230,7 +267,7 @@ impl Simulation {
         } else {
             (0..n).for_each(|h| self.drum_net_step_host(h));
             let at = self.now + self.net().delay;
-            self.queue.push(at, Event::Drum(0, COORD));
+            self.queue.push(at, Event::App(self.drum_net_id(), COORD));
         }
     }
 
@@ -251,7 +288,8 @@ impl Simulation {
         let net = hm.net.as_ref().expect("network control");
         let m = net.data.m;
         let active = net.data.mask[h * m..(h + 1) * m].to_vec();
-        let rows = hm.agents[h].allocate(now, &net.final_x[h * m..(h + 1) * m], Some(active), &net.rates[h]);
+        let ag = self.apps.state_mut(hm.agent_ids[h]).drum_agent_mut();
+        let rows = ag.allocate(now, &net.final_x[h * m..(h + 1) * m], Some(active), &net.rates[h]);
         hm.drum_rows.extend(rows);
     }
 }

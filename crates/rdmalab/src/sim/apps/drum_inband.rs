@@ -12,8 +12,7 @@
 //! period that starts while the previous one's rounds are still in flight is skipped (its
 //! measurement then spans two periods).
 
-use super::HostVerbs;
-use crate::app::{AppHeader, AppId, AppKind, RecvCompletion, Verbs, Wr};
+use crate::app::{AgentId, AppHeader, AppId, AppKind, RecvCompletion, Verbs, Wr};
 use crate::error::{Error, Result};
 use crate::ids::{NodeId, QpId};
 use crate::sim::Simulation;
@@ -25,8 +24,6 @@ const CONTROL_BYTES: u64 = 64;
 const REPORT: u8 = 1;
 const PRICES: u8 = 2;
 const FINAL: u8 = 3;
-/// `AppKind::DrumCtl` of the coordinator.
-pub(in crate::sim) const COORDINATOR: u32 = u32::MAX;
 
 /// The control connections.
 #[derive(Debug)]
@@ -56,10 +53,10 @@ impl Simulation {
         let coord = self.topo.hosts().find(|h| !hosts.contains(h)).ok_or_else(|| {
             Error::scenario("drum.control", "in_band needs a host without a DRUM scheduler to run the coordinator")
         })?;
-        let coord_app = self.apps.add(AppKind::DrumCtl(COORDINATOR));
+        let coord_app = self.apps.add(AppKind::DrumCtl(AgentId::NONE), super::AppState::Elsewhere);
         let (mut up, mut down, mut host_app) = (Vec::new(), Vec::new(), Vec::new());
         for (h, &host) in hosts.iter().enumerate() {
-            let app = self.apps.add(AppKind::DrumCtl(h as u32));
+            let app = self.apps.add(AppKind::DrumCtl(AgentId::new(h)), super::AppState::Elsewhere);
             up.push(self.control_qp(host, coord, coord_app));
             down.push(self.control_qp(coord, host, app));
             host_app.push(app);
@@ -76,7 +73,7 @@ impl Simulation {
     fn control_send(&mut self, qp: QpId, app: AppId, op: u8, round: u32) {
         let header = AppHeader { data_id: round as u64, total: CONTROL_BYTES, offset: 0, length: 0, op };
         let wr = Wr { bytes: CONTROL_BYTES, cookie: 0, header: Some(header), notify_sent: false };
-        HostVerbs { sim: self, app }.post(qp, wr);
+        self.app_verbs(app, |v| v.post(qp, wr));
         let nic = self.qps[qp.idx()].nic;
         self.nic_kick(nic);
     }
@@ -99,13 +96,14 @@ impl Simulation {
         }
     }
 
-    /// A control message reached application `who` (the coordinator or scheduler `h`).
-    pub(in crate::sim) fn drum_inband_recv(&mut self, who: u32, c: RecvCompletion) {
+    /// A control message reached the control end of scheduler `who` (the coordinator's:
+    /// [`AgentId::NONE`]).
+    pub(in crate::sim) fn drum_inband_recv(&mut self, who: AgentId, c: RecvCompletion) {
         let round = c.header.data_id as u32;
-        if who == COORDINATOR {
+        if who.is_none() {
             return self.drum_inband_coordinator(round);
         }
-        let h = who as usize;
+        let h = who.idx();
         match c.header.op {
             FINAL => {
                 self.drum_net_allocate_host(h);

@@ -1,13 +1,16 @@
 //! The simulator side of the one application layer (`app`): the table of every
-//! application of the run (`Apps`, indexed by `AppId`), the verbs an application calls on
-//! its host (`HostVerbs`), and the hook between the RNIC and the applications.
+//! application of the run (`Apps`, a row per `AppId` with its kind and state: `table`),
+//! the verbs an application calls on its host (`HostVerbs`), and the hook between the RNIC
+//! and the applications.
 //!
 //! The RNIC calls in at three places, none per packet: a WR of an application completes at
 //! the sender (`complete_messages`, or `send_data` for the last packet of a WR that asked
 //! for it), a WR carrying an application header is placed at the receiver (the in-order
-//! last packet, `receive_data`), and an application's timer fires (`Event::App`). Each
-//! call is routed by application id to that application's handler, which acts on its own
-//! host through [`Verbs`] only.
+//! last packet, `receive_data`), and an application's timer fires (`Event::App`: every
+//! kind's, DRUM's schedulers and control loop included). Each call is routed by
+//! application id to that application's handler, which acts on its own host through
+//! [`Verbs`] only: the verbs it issues wait in the run's `VerbQueue` and the simulator
+//! carries them out, in order, once the handler returns (`carry_out_verbs`).
 //!
 //! One file per kind of application: `attacks` (seed 002's staggered transfers and
 //! overlay members), `multipath` (seed 001's partition) and `virtuoso` (seed 003),
@@ -20,98 +23,27 @@ mod drum;
 mod drum_control;
 mod drum_inband;
 mod multipath;
+mod table;
 mod virtuoso;
 
 pub use attacks::AppPost;
 pub(super) use attacks::AppRun;
 pub(super) use closed_loop::HostModel;
-pub(super) use drum::PERIOD;
+pub(in crate::sim) use table::{AppState, Apps, Conn};
 
-use crate::app::{AppHeader, AppId, AppKind, HeaderSlot, Headers, RecvCompletion, SendCompletion, Verbs, Wr};
-use crate::ids::{NodeId, QpId};
-use crate::multipath::virtuoso::{VirtuosoReceiver, VirtuosoSender};
-use crate::multipath::{MpReceiver, MpSender};
+use crate::app::{AppHeader, AppId, AppKind, HeaderSlot, RecvCompletion, SendCompletion, Verb, Verbs, Wr};
+use crate::ids::QpId;
 use crate::rnic::Message;
 use crate::sim::{Event, Simulation};
 use crate::units::Time;
 use crate::workload::FlowSpec;
 
-/// Every application instance of the run and what they share with the RNIC (their
-/// headers in flight). Setup-time bookkeeping (`conns`, `messages`) is read only to
-/// report results.
-#[derive(Debug, Default)]
-pub(in crate::sim) struct Apps {
-    pub(in crate::sim) kinds: Vec<AppKind>,
-    pub(in crate::sim) headers: Headers,
-    pub(in crate::sim) senders: Vec<MpSender>,
-    pub(in crate::sim) receivers: Vec<MpReceiver>,
-    pub(in crate::sim) vsenders: Vec<VirtuosoSender>,
-    pub(in crate::sim) vreceivers: Vec<VirtuosoReceiver>,
-    pub(in crate::sim) conns: Vec<Conn>,
-    /// Global message id -> (connection, index in its sender, ideal FCT).
-    pub(in crate::sim) messages: Vec<(u32, u32, Time)>,
-    /// The latest time a message is posted at: until then more work may start, so the
-    /// stall watchdog must not call the run stuck (`sim::watch`).
-    pub(in crate::sim) last_post: Time,
-}
-
-/// A multipath connection as set up. Its two halves sit at index `half` of the arenas of
-/// its split (`senders`/`receivers`, or `vsenders`/`vreceivers`).
-#[derive(Debug)]
-pub(in crate::sim) struct Conn {
-    pub(in crate::sim) src: NodeId,
-    pub(in crate::sim) dst: NodeId,
-    /// Application id of the sending half.
-    pub(in crate::sim) sender: AppId,
-    /// QPs from `src` to `dst`, by slot (path).
-    pub(in crate::sim) qps: Vec<QpId>,
-    /// QPs from `dst` back to `src` by path (Virtuoso's READ data); empty otherwise.
-    pub(in crate::sim) reverse: Vec<QpId>,
-    pub(in crate::sim) disconnected: bool,
-    pub(in crate::sim) virtuoso: bool,
-    pub(in crate::sim) half: u32,
-    /// How long `dst` takes to learn that the connection closed (the first path's
-    /// propagation delay): in the origin order its own QPs (`reverse`) close that much
-    /// later, since one host never changes another's state at once (`sim::parallel`).
-    pub(in crate::sim) notice: Time,
-}
-
-impl Apps {
-    /// Messages posted on multipath connections (each counts as a flow of the run).
-    pub(in crate::sim) fn message_count(&self) -> usize {
-        self.messages.len()
-    }
-
-    /// Adds an application of kind `kind` to the table; returns its id.
-    pub(in crate::sim) fn add(&mut self, kind: AppKind) -> AppId {
-        self.kinds.push(kind);
-        AppId::new(self.kinds.len() - 1)
-    }
-
-    /// The id the next application added will get.
-    pub(in crate::sim) fn next_id(&self) -> AppId {
-        AppId::new(self.kinds.len())
-    }
-
-    /// True when `app` is an attack generator, which hears of its acknowledged chunks
-    /// together, after its QP's slot may have been released (`sim::host`).
-    #[inline]
-    pub(in crate::sim) fn hears_chunks(&self, app: AppId) -> bool {
-        !app.is_none() && matches!(self.kinds[app.idx()], AppKind::Attack(_))
-    }
-
-    /// True when `app` learns of its failed WRs (`sim::retry`), so that a QP carrying them is
-    /// left to it rather than abandoned as a flow's (`sim::failures`). An attack generator's
-    /// chunks are given up as flows are.
-    pub(in crate::sim) fn learns_of_failures(&self, app: AppId) -> bool {
-        !app.is_none() && !matches!(self.kinds[app.idx()], AppKind::Attack(_))
-    }
-}
-
-/// The verbs of one application on its host.
+/// The verbs of one application on its host, as its handler sees them: it reads the time
+/// and its QPs' go-back-N rounds, opens QPs at once (as `ibv_create_qp` returns the QP),
+/// and issues every other verb into the run's [`VerbQueue`], which the simulator carries
+/// out in order once the handler returns (`carry_out_verbs`).
 pub(in crate::sim) struct HostVerbs<'a> {
-    pub(in crate::sim) sim: &'a mut Simulation,
-    pub(in crate::sim) app: AppId,
+    sim: &'a mut Simulation,
 }
 
 impl Verbs for HostVerbs<'_> {
@@ -120,25 +52,11 @@ impl Verbs for HostVerbs<'_> {
     }
 
     fn post(&mut self, qp: QpId, wr: Wr) {
-        let hdr = wr.header.map_or(HeaderSlot::NONE, |h| self.sim.apps.headers.write(h));
-        // A WR with a header carries part of message `data_id`, which is flow row
-        // `flows + data_id` of the results (rate samples label QPs by it).
-        let flow = wr.header.map_or(u32::MAX, |h| (self.sim.flows.len() as u64 + h.data_id) as u32);
-        let m = Message {
-            flow,
-            end: 0,
-            size: wr.bytes,
-            posted: self.sim.now,
-            app: self.app,
-            cookie: wr.cookie,
-            hdr,
-            notify_sent: wr.notify_sent,
-        };
-        self.sim.post_wqe(qp, m);
+        self.sim.apps.verbs.push(Verb::Post(qp, wr));
     }
 
     fn wake(&mut self, at: Time, token: u32) {
-        self.sim.queue.push(at.max(self.sim.now), Event::App(self.app, token));
+        self.sim.apps.verbs.push(Verb::Wake(at, token));
     }
 
     fn retransmissions(&self, qp: QpId) -> u32 {
@@ -146,7 +64,7 @@ impl Verbs for HostVerbs<'_> {
     }
 
     fn reconnect(&mut self, qp: QpId) {
-        self.sim.reconnect_qp(qp);
+        self.sim.apps.verbs.push(Verb::Reconnect(qp));
     }
 
     fn open_qp(&mut self, f: &FlowSpec, rx: AppId) -> QpId {
@@ -154,7 +72,7 @@ impl Verbs for HostVerbs<'_> {
     }
 
     fn close_qp(&mut self, qp: QpId) {
-        self.sim.close_app_qp(qp);
+        self.sim.apps.verbs.push(Verb::CloseQp(qp));
     }
 }
 
@@ -171,19 +89,64 @@ impl Simulation {
         qp
     }
 
-    /// Runs `f` on the state of application `app` (what `pick` selects in the table),
-    /// taken out of the table for the call so that `f` can act through the application's
-    /// verbs, and puts it back: the one way a handler holding state runs.
-    pub(super) fn with_app<T: Default, R>(
+    /// Runs `f` on the state of application `app` (of the kind `pick` expects), taken out
+    /// of its row for the call so that `f` can issue the application's verbs, puts it back,
+    /// and carries the verbs out: the one way a handler holding state runs.
+    pub(super) fn with_app<T, R>(
         &mut self,
         app: AppId,
-        pick: impl Fn(&mut Apps) -> &mut T,
+        pick: impl FnOnce(&mut AppState) -> &mut T,
         f: impl FnOnce(&mut T, &mut HostVerbs<'_>) -> R,
     ) -> R {
-        let mut state = std::mem::take(pick(&mut self.apps));
-        let out = f(&mut state, &mut HostVerbs { sim: self, app });
-        *pick(&mut self.apps) = state;
+        let mut state = std::mem::take(self.apps.state_mut(app));
+        let out = f(pick(&mut state), &mut HostVerbs { sim: self });
+        *self.apps.state_mut(app) = state;
+        self.carry_out_verbs(app);
         out
+    }
+
+    /// Runs `f` with the verbs of application `app` (a handler whose state the simulator
+    /// keeps), then carries out what it issued.
+    pub(super) fn app_verbs<R>(&mut self, app: AppId, f: impl FnOnce(&mut HostVerbs<'_>) -> R) -> R {
+        let out = f(&mut HostVerbs { sim: self });
+        self.carry_out_verbs(app);
+        out
+    }
+
+    /// Carries out the verbs application `app`'s handler issued, in its order. (Carrying
+    /// out a verb runs no handler, so none is issued meanwhile.)
+    fn carry_out_verbs(&mut self, app: AppId) {
+        let verbs = self.apps.verbs.take();
+        for &v in &verbs {
+            match v {
+                Verb::Post(qp, wr) => self.app_post(app, qp, wr),
+                Verb::Wake(at, token) => self.queue.push(at.max(self.now), Event::App(app, token)),
+                Verb::Reconnect(qp) => self.reconnect_qp(qp),
+                Verb::CloseQp(qp) => self.close_app_qp(qp),
+            }
+        }
+        debug_assert!(self.apps.verbs.is_empty(), "a verb ran a handler");
+        self.apps.verbs.restore(verbs);
+    }
+
+    /// Posts `wr` of application `app` on `qp`: its header into the slab, its bytes
+    /// through the NIC's WQE engine onto the QP.
+    fn app_post(&mut self, app: AppId, qp: QpId, wr: Wr) {
+        let hdr = wr.header.map_or(HeaderSlot::NONE, |h| self.apps.headers.write(h));
+        // A WR with a header carries part of message `data_id`, which is flow row
+        // `flows + data_id` of the results (rate samples label QPs by it).
+        let flow = wr.header.map_or(u32::MAX, |h| (self.flows.len() as u64 + h.data_id) as u32);
+        let m = Message {
+            flow,
+            end: 0,
+            size: wr.bytes,
+            posted: self.now,
+            app,
+            cookie: wr.cookie,
+            hdr,
+            notify_sent: wr.notify_sent,
+        };
+        self.post_wqe(qp, m);
     }
 
     /// A QP of a connection that closed: it closes once everything posted is acknowledged.
@@ -194,37 +157,47 @@ impl Simulation {
 
     /// A WR of application `app` completed at its sender.
     pub(in crate::sim) fn app_send_done(&mut self, app: AppId, c: SendCompletion) {
-        match self.apps.kinds[app.idx()] {
+        match self.apps.kind(app) {
             AppKind::MpSender(i) => self.mp_send_done(app, i, c),
             AppKind::VSender(i) => self.virtuoso_send_done(app, i, c),
             AppKind::Closed(i) => self.closed_send_done(i, c),
             // (A generator hears of its chunks together: `app_chunks_done`.)
-            AppKind::Attack(_) | AppKind::MpReceiver(_) | AppKind::VReceiver(_) | AppKind::DrumCtl(_) => {}
+            AppKind::Attack(_)
+            | AppKind::MpReceiver(_)
+            | AppKind::VReceiver(_)
+            | AppKind::DrumAgent(_)
+            | AppKind::DrumNet
+            | AppKind::DrumCtl(_) => {}
         }
     }
 
-    /// A WR with header slot `hdr` was placed at the receiver's application `app`.
+    /// A WR with header slot `hdr` was placed at the receiver's application `app`. (Out of
+    /// line: once per WR, called from the per-packet receive path, which must not grow.)
+    #[inline(never)]
     pub(in crate::sim) fn app_recv_done(&mut self, app: AppId, qp: QpId, hdr: HeaderSlot, bytes: u64) {
         let header: AppHeader = self.apps.headers.read(hdr);
         let c = RecvCompletion { qp, bytes, header, time: self.now };
-        match self.apps.kinds[app.idx()] {
-            AppKind::MpReceiver(i) => {
-                let h = self.apps.conns[i as usize].half as usize;
-                self.apps.receivers[h].on_receive(c)
-            }
+        match self.apps.kind(app) {
+            AppKind::MpReceiver(_) => self.apps.state_mut(app).mp_receiver_mut().on_receive(c),
             AppKind::VReceiver(_) | AppKind::VSender(_) => self.virtuoso_recv_done(app, c),
             AppKind::DrumCtl(who) => self.drum_inband_recv(who, c),
-            AppKind::MpSender(_) | AppKind::Closed(_) | AppKind::Attack(_) => {}
+            AppKind::MpSender(_)
+            | AppKind::Closed(_)
+            | AppKind::Attack(_)
+            | AppKind::DrumAgent(_)
+            | AppKind::DrumNet => {}
         }
     }
 
     /// A timer of application `app` fired.
     pub(in crate::sim) fn on_app_timer(&mut self, app: AppId, token: u32) {
-        match self.apps.kinds[app.idx()] {
-            AppKind::MpSender(i) => self.mp_timer(app, i, token),
+        match self.apps.kind(app) {
+            AppKind::MpSender(_) => self.mp_timer(app, token),
             AppKind::VSender(i) => self.virtuoso_timer(app, i, token),
             AppKind::Closed(i) => self.closed_timer(i, token),
             AppKind::Attack(i) => self.stagger_turn(i),
+            AppKind::DrumAgent(ag) => self.drum_timer(ag, token),
+            AppKind::DrumNet => self.drum_net_timer(token),
             AppKind::MpReceiver(_) | AppKind::VReceiver(_) | AppKind::DrumCtl(_) => {}
         }
     }

@@ -3,7 +3,7 @@
 //! (`Simulation::mp_connect`, `mp_post_send`, `mp_disconnect`), with the records of their
 //! messages and chunks.
 
-use super::Conn;
+use super::{AppState, Conn};
 use crate::app::{AppId, AppKind, SendCompletion};
 use crate::error::{Error, Result};
 use crate::ids::{NodeId, QpId};
@@ -18,8 +18,7 @@ use crate::units::Time;
 impl Simulation {
     /// A WR of multipath sender `conn` (application `app`) completed.
     pub(super) fn mp_send_done(&mut self, app: AppId, conn: u32, c: SendCompletion) {
-        let h = self.apps.conns[conn as usize].half as usize;
-        let out = self.with_app(app, |a| &mut a.senders[h], |s, v| s.on_completion(c, v));
+        let out = self.with_app(app, AppState::mp_sender_mut, |s, v| s.on_completion(c, v));
         if let Some(local) = out.message_done {
             self.record_mp_message(conn, local);
         }
@@ -28,17 +27,12 @@ impl Simulation {
         }
     }
 
-    /// A timer of multipath sender `conn` (application `app`) fired.
-    pub(super) fn mp_timer(&mut self, app: AppId, conn: u32, token: u32) {
-        let h = self.apps.conns[conn as usize].half as usize;
-        let first = self.with_app(
-            app,
-            |a| &mut a.senders[h],
-            |s, v| {
-                s.on_timer(token, v);
-                s.qps.first().copied()
-            },
-        );
+    /// A timer of multipath sender `app` fired.
+    pub(super) fn mp_timer(&mut self, app: AppId, token: u32) {
+        let first = self.with_app(app, AppState::mp_sender_mut, |s, v| {
+            s.on_timer(token, v);
+            s.qps.first().copied()
+        });
         if let Some(qp) = first {
             let nic = self.qps[qp.idx()].nic;
             self.nic_kick(nic);
@@ -77,20 +71,17 @@ impl Simulation {
                 self.open_kept_qp(&crate::workload::FlowSpec { pg: cfg.pg, dport: cfg.dport, sport, ..f }, receiver_app)
             })
             .collect();
-        self.apps.add(AppKind::MpSender(conn));
-        self.apps.add(AppKind::MpReceiver(conn));
-        let half = self.apps.senders.len() as u32;
-        self.apps.senders.push(MpSender::new(cfg, qps.clone()));
-        self.apps.receivers.push(MpReceiver::new(cfg.chunk_header));
+        self.apps.add(AppKind::MpSender(conn), AppState::MpSender(MpSender::new(cfg, qps.clone())));
+        self.apps.add(AppKind::MpReceiver(conn), AppState::MpReceiver(MpReceiver::new(cfg.chunk_header)));
         self.apps.conns.push(Conn {
             src,
             dst,
             sender: sender_app,
+            receiver: receiver_app,
             qps,
             reverse: Vec::new(),
             disconnected: false,
             virtuoso: false,
-            half,
             notice: Time::ZERO, // no QP of `dst` to close
         });
         Ok(MpConnId(conn))
@@ -124,20 +115,21 @@ impl Simulation {
             return Err(Error::scenario("start", format!("{at} is before the current time {}", self.now)));
         }
         let id = self.apps.messages.len() as u32;
-        let half = c.half as usize;
+        let (src, dst, app) = (c.src, c.dst, c.sender);
         let (local, token) = if c.virtuoso {
             if wr.size == 0 {
                 return Err(Error::scenario("size", "must be at least 1 byte"));
             }
-            self.apps.vsenders[half].add_message(id, wr.verb, wr.size, at)
+            self.apps.state_mut(app).v_sender_mut().add_message(id, wr.verb, wr.size, at)
         } else {
             if wr.verb != MpVerb::Write {
                 return Err(Error::scenario("verb", format!("{:?}: split = \"partition\" only writes", wr.verb)));
             }
-            self.apps.senders[half].check_size(wr.size)?;
-            self.apps.senders[half].add_message(id, wr.size, at)
+            let sender = self.apps.state_mut(app).mp_sender_mut();
+            sender.check_size(wr.size)?;
+            sender.add_message(id, wr.size, at)
         };
-        let path = self.routes.first_path(&self.topo, c.src, c.dst);
+        let path = self.routes.first_path(&self.topo, src, dst);
         let ideal = crate::stats::ideal::ideal_fct(
             &self.topo,
             &path,
@@ -148,7 +140,6 @@ impl Simulation {
         self.apps.messages.push((conn.0, local, ideal));
         self.apps.last_post = self.apps.last_post.max(at);
         self.watch.arm_stall_check(at);
-        let app = c.sender;
         self.queue.push(at, Event::App(app, token));
         Ok(MpMsgId(id))
     }
@@ -159,9 +150,9 @@ impl Simulation {
             return Err(Error::scenario("conn", format!("no multipath connection {}", conn.0)));
         };
         c.disconnected = true;
-        let half = c.half as usize;
-        let idle =
-            if c.virtuoso { self.apps.vsenders[half].disconnect() } else { self.apps.senders[half].disconnect() };
+        let (app, virtuoso) = (c.sender, c.virtuoso);
+        let sender = self.apps.state_mut(app);
+        let idle = if virtuoso { sender.v_sender_mut().disconnect() } else { sender.mp_sender_mut().disconnect() };
         if idle {
             self.close_conn(conn.0);
         }
@@ -185,12 +176,12 @@ impl Simulation {
     /// A message completed at its sender: one row of the flow records, as a flow would.
     pub(in crate::sim) fn record_mp_message(&mut self, conn: u32, local: u32) {
         let c = &self.apps.conns[conn as usize];
-        let h = c.half as usize;
+        let sender = self.apps.state(c.sender);
         let (id, size, start) = if c.virtuoso {
-            let m = &self.apps.vsenders[h].messages[local as usize];
+            let m = &sender.v_sender().messages[local as usize];
             (m.id, m.size, m.start)
         } else {
-            let m = &self.apps.senders[h].messages[local as usize];
+            let m = &sender.mp_sender().messages[local as usize];
             (m.id, m.size, m.start)
         };
         let qp = &self.qps[c.qps[0].idx()];
@@ -255,9 +246,8 @@ impl Simulation {
                 if c.virtuoso {
                     return self.virtuoso_message_record(conn, local, ideal);
                 }
-                let h = c.half as usize;
-                let m = &a.senders[h].messages[local as usize];
-                let r = a.receivers[h].messages.get(&(m.id as u64)).copied().unwrap_or_default();
+                let m = &a.state(c.sender).mp_sender().messages[local as usize];
+                let r = a.state(c.receiver).mp_receiver().messages.get(&(m.id as u64)).copied().unwrap_or_default();
                 let since = |t: Time| t - m.start;
                 MpMessageRecord {
                     chunks: m.chunks as u64,
@@ -276,8 +266,8 @@ impl Simulation {
     pub(in crate::sim) fn mp_chunk_records(&self) -> Vec<MpChunkRecord> {
         let mut out = Vec::new();
         for c in self.apps.conns.iter().filter(|c| !c.virtuoso) {
-            let sender = &self.apps.senders[c.half as usize];
-            let placed: std::collections::HashMap<(u64, u64), Time> = self.apps.receivers[c.half as usize]
+            let sender = self.apps.state(c.sender).mp_sender();
+            let placed: std::collections::HashMap<(u64, u64), Time> = (self.apps.state(c.receiver).mp_receiver())
                 .placements
                 .iter()
                 .map(|p| ((p.data_id, p.offset), p.time))
@@ -314,7 +304,11 @@ impl Simulation {
 
     /// Chunks whose headers contradicted their message at a receiver (0 in a correct run).
     pub(in crate::sim) fn mp_anomalies(&self) -> u64 {
-        let v: u64 = self.apps.vreceivers.iter().map(|r| r.anomalies).sum();
-        self.apps.receivers.iter().map(|r| r.anomalies).sum::<u64>() + v
+        let anomalies = |a: &super::table::App| match &a.state {
+            AppState::MpReceiver(r) => r.anomalies,
+            AppState::VReceiver(r) => r.anomalies,
+            _ => 0,
+        };
+        self.apps.rows.iter().map(anomalies).sum()
     }
 }

@@ -2,7 +2,7 @@
 //! per-path QPs (and their reverse QPs for READ data), routing completions and timers to
 //! the two halves, and the per-message and per-path records.
 
-use super::Conn;
+use super::{AppState, Conn};
 use crate::app::{AppId, AppKind, RecvCompletion, SendCompletion};
 use crate::error::{Error, Result};
 use crate::ids::{NodeId, QpId};
@@ -56,24 +56,23 @@ impl Simulation {
             forward.push(fwd);
             reverse.push(back);
         }
-        self.apps.add(AppKind::VSender(conn));
-        self.apps.add(AppKind::VReceiver(conn));
-        let half = self.apps.vsenders.len() as u32;
         let path = self.routes.first_path(&self.topo, src, dst);
         let rtt = crate::stats::ideal::base_rtt(&self.topo, &path, self.cfg.mtu as u64);
         let link_delay = |p: &crate::ids::PortId| self.topo.links[self.topo.ports[p.idx()].link.idx()].delay;
         let notice = path.iter().map(link_delay).fold(Time::ZERO, |a, d| a + d);
-        self.apps.vsenders.push(VirtuosoSender::new(v, forward.clone(), cfg.chunk_header, rtt));
-        self.apps.vreceivers.push(VirtuosoReceiver::new(forward.clone(), reverse.clone()));
+        let sender = VirtuosoSender::new(v, forward.clone(), cfg.chunk_header, rtt);
+        self.apps.add(AppKind::VSender(conn), AppState::VSender(sender));
+        let receiver = VirtuosoReceiver::new(forward.clone(), reverse.clone());
+        self.apps.add(AppKind::VReceiver(conn), AppState::VReceiver(receiver));
         self.apps.conns.push(Conn {
             src,
             dst,
             sender: sender_app,
+            receiver: receiver_app,
             qps: forward,
             reverse,
             disconnected: false,
             virtuoso: true,
-            half,
             notice,
         });
         Ok(MpConnId(conn))
@@ -97,21 +96,16 @@ impl Simulation {
 
     /// A WR of Virtuoso sender `conn` completed.
     pub(in crate::sim) fn virtuoso_send_done(&mut self, app: AppId, conn: u32, c: SendCompletion) {
-        let h = self.apps.conns[conn as usize].half as usize;
-        let out = self.with_app(app, |a| &mut a.vsenders[h], |s, v| s.on_completion(c, v));
+        let out = self.with_app(app, AppState::v_sender_mut, |s, v| s.on_completion(c, v));
         self.virtuoso_outcome(conn, out);
     }
 
     /// A WR with a Virtuoso header was placed at application `app` (either half).
     pub(in crate::sim) fn virtuoso_recv_done(&mut self, app: AppId, c: RecvCompletion) {
-        match self.apps.kinds[app.idx()] {
-            AppKind::VReceiver(conn) => {
-                let h = self.apps.conns[conn as usize].half as usize;
-                self.with_app(app, |a| &mut a.vreceivers[h], |r, v| r.on_receive(c, v));
-            }
+        match self.apps.kind(app) {
+            AppKind::VReceiver(_) => self.with_app(app, AppState::v_receiver_mut, |r, v| r.on_receive(c, v)),
             AppKind::VSender(conn) => {
-                let h = self.apps.conns[conn as usize].half as usize;
-                let out = self.with_app(app, |a| &mut a.vsenders[h], |s, v| s.on_receive(c, v));
+                let out = self.with_app(app, AppState::v_sender_mut, |s, v| s.on_receive(c, v));
                 self.virtuoso_outcome(conn, out);
             }
             _ => {}
@@ -120,8 +114,7 @@ impl Simulation {
 
     /// A timer of Virtuoso sender `conn` fired.
     pub(in crate::sim) fn virtuoso_timer(&mut self, app: AppId, conn: u32, token: u32) {
-        let h = self.apps.conns[conn as usize].half as usize;
-        self.with_app(app, |a| &mut a.vsenders[h], |s, v| s.on_timer(token, v));
+        self.with_app(app, AppState::v_sender_mut, |s, v| s.on_timer(token, v));
         let nic = self.qps[self.apps.conns[conn as usize].qps[0].idx()].nic;
         self.nic_kick(nic);
     }
@@ -138,8 +131,8 @@ impl Simulation {
     /// The record of message `local` of Virtuoso connection `conn`.
     pub(in crate::sim) fn virtuoso_message_record(&self, conn: u32, local: u32, ideal: Time) -> MpMessageRecord {
         let c = &self.apps.conns[conn as usize];
-        let m = &self.apps.vsenders[c.half as usize].messages[local as usize];
-        let r = self.apps.vreceivers[c.half as usize].messages.get(&(m.id as u64)).copied().unwrap_or_default();
+        let m = &self.apps.state(c.sender).v_sender().messages[local as usize];
+        let r = self.apps.state(c.receiver).v_receiver().messages.get(&(m.id as u64)).copied().unwrap_or_default();
         let since = |t: Time| t - m.start;
         let (placed, recv_done) = match m.verb {
             MpVerb::Read => (m.placed, m.done.map(since)),
@@ -161,7 +154,7 @@ impl Simulation {
     pub(in crate::sim) fn mp_path_records(&self) -> Vec<MpPathRecord> {
         let mut out = Vec::new();
         for (conn, c) in self.apps.conns.iter().enumerate().filter(|(_, c)| c.virtuoso) {
-            let s = &self.apps.vsenders[c.half as usize];
+            let s = self.apps.state(c.sender).v_sender();
             for (path, qp) in c.qps.iter().enumerate() {
                 out.push(MpPathRecord {
                     conn: MpConnId(conn as u32),
@@ -180,7 +173,7 @@ impl Simulation {
     pub(in crate::sim) fn mp_wr_records(&self) -> Vec<MpWrRecord> {
         let mut out = Vec::new();
         for (conn, c) in self.apps.conns.iter().enumerate().filter(|(_, c)| c.virtuoso) {
-            let s = &self.apps.vsenders[c.half as usize];
+            let s = self.apps.state(c.sender).v_sender();
             out.extend(s.wrs.iter().map(|w| MpWrRecord {
                 conn: MpConnId(conn as u32),
                 message: s.messages.get(w.msg as usize).map(|m| MpMsgId(m.id)),

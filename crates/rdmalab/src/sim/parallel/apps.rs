@@ -14,11 +14,11 @@
 //!   application sends to another outside the data (a Virtuoso connection's close, which
 //!   closes the receiver's READ QPs) is an event pushed to that host a path's propagation
 //!   delay later (`push_to_node`, at least the lookahead whenever it crosses a cut);
-//! - the results take each half from its owner (`merge_app_tables`).
+//! - the results take each application's row of the table from its host's partition
+//!   (`merge_app_tables`).
 
 use std::mem::swap;
 
-use super::super::apps::PERIOD;
 use super::super::{Event, Results, Simulation};
 use crate::app::{AppId, AppKind};
 use crate::config::Scenario;
@@ -32,26 +32,27 @@ impl Simulation {
     fn home(&self, ev: Event) -> Option<NodeId> {
         match ev {
             Event::App(app, _) => self.app_host(app),
-            Event::Drum(ag, kind) if kind <= PERIOD => {
-                let m = self.hostm.as_ref()?;
-                let first = *m.agents.get(ag as usize)?.apps.first()?;
-                Some(m.apps[first as usize].spec.host)
-            }
             Event::CloseQp(q) => Some(self.qps[q.idx()].src),
             Event::WqeDone(nic) => Some(self.nics[nic as usize].node),
             _ => None,
         }
     }
 
-    /// The host application `app` runs on (`None`: DRUM's in-band coordinator, refused).
+    /// The host application `app` runs on (`None`: DRUM's network-wide control loop and its
+    /// in-band ends, which the parallel engine refuses).
     fn app_host(&self, app: AppId) -> Option<NodeId> {
         let conn = |c: u32| &self.apps.conns[c as usize];
-        match *self.apps.kinds.get(app.idx())? {
+        match self.apps.rows.get(app.idx())?.kind {
             AppKind::Attack(i) => Some(self.attack_host(i)),
             AppKind::MpSender(c) | AppKind::VSender(c) => Some(conn(c).src),
             AppKind::MpReceiver(c) | AppKind::VReceiver(c) => Some(conn(c).dst),
-            AppKind::Closed(i) => self.hostm.as_ref().map(|m| m.apps[i as usize].spec.host),
-            AppKind::DrumCtl(_) => None,
+            AppKind::Closed(_) => Some(self.apps.state(app).closed().spec.host),
+            AppKind::DrumAgent(_) => {
+                let first = *self.apps.state(app).drum_agent().apps.first()?;
+                let closed = self.hostm.as_ref()?.ids[first as usize];
+                Some(self.apps.state(closed).closed().spec.host)
+            }
+            AppKind::DrumNet | AppKind::DrumCtl(_) => None,
         }
     }
 
@@ -97,30 +98,17 @@ pub(super) fn unsupported(s: &Scenario) -> Option<&'static str> {
     checks.into_iter().find(|(on, _)| *on).map(|(_, name)| name)
 }
 
-/// Swaps every application half held by a partition other than 0 with partition 0's copy
-/// of it (a sender half from its sending host's partition, a receiver half from its
-/// receiving host's); a second call swaps them back.
-fn swap_halves(parts: &mut [Simulation], part_of: &[u16]) {
+/// Swaps the state of every application row held by a partition other than 0 (the one
+/// that owns the application's host) with partition 0's copy of it; a second call swaps
+/// them back. Rows of no one host (DRUM's network-wide control) stay.
+fn swap_rows(parts: &mut [Simulation], part_of: &[u16]) {
     let (first, rest) = parts.split_first_mut().expect("at least one partition");
-    let owners = |src: NodeId, dst: NodeId| (part_of[src.idx()] as usize, part_of[dst.idx()] as usize);
-    let conns: Vec<_> = first.apps.conns.iter().map(|c| (owners(c.src, c.dst), c.half as usize, c.virtuoso)).collect();
-    for ((sender, receiver), h, virtuoso) in conns {
-        if sender != 0 {
-            let other = &mut rest[sender - 1].apps;
-            if virtuoso {
-                swap(&mut first.apps.vsenders[h], &mut other.vsenders[h]);
-            } else {
-                swap(&mut first.apps.senders[h], &mut other.senders[h]);
-            }
-        }
-        if receiver != 0 {
-            let other = &mut rest[receiver - 1].apps;
-            if virtuoso {
-                swap(&mut first.apps.vreceivers[h], &mut other.vreceivers[h]);
-            } else {
-                swap(&mut first.apps.receivers[h], &mut other.receivers[h]);
-            }
-        }
+    let owners: Vec<(usize, usize)> = (0..first.apps.len())
+        .filter_map(|i| Some((i, part_of[first.app_host(AppId::new(i))?.idx()] as usize)))
+        .filter(|&(_, owner)| owner != 0)
+        .collect();
+    for (i, owner) in owners {
+        swap(&mut first.apps.rows[i].state, &mut rest[owner - 1].apps.rows[i].state);
     }
 }
 
@@ -131,7 +119,7 @@ fn swap_halves(parts: &mut [Simulation], part_of: &[u16]) {
 pub(super) fn merge_app_tables(parts: &mut [Simulation], part_of: &[u16], snaps: &mut [Results]) -> u64 {
     let mut anomalies = 0;
     if !parts[0].apps.conns.is_empty() {
-        swap_halves(parts, part_of);
+        swap_rows(parts, part_of);
         let first = &parts[0];
         let r = &mut snaps[0];
         r.mp_messages = first.mp_message_records();
@@ -139,12 +127,12 @@ pub(super) fn merge_app_tables(parts: &mut [Simulation], part_of: &[u16], snaps:
         r.mp_paths = first.mp_path_records();
         r.mp_wrs = first.mp_wr_records();
         anomalies = first.mp_anomalies();
-        swap_halves(parts, part_of);
+        swap_rows(parts, part_of);
     }
     let (first, others) = snaps.split_first_mut().expect("at least one partition");
     if let Some(m) = parts[0].hostm.as_ref() {
-        for (i, a) in m.apps.iter().enumerate() {
-            let owner = part_of[a.spec.host.idx()] as usize;
+        for (i, &id) in m.ids.iter().enumerate() {
+            let owner = part_of[parts[0].apps.state(id).closed().spec.host.idx()] as usize;
             if owner != 0 {
                 first.host_apps[i] = others[owner - 1].host_apps[i].clone();
             }
