@@ -44,6 +44,7 @@ def drive(sim: "_core.Simulation", progress: bool = True, check: bool = True,
     (default: a temporary folder), streamed: `Results.trace` scans it lazily.
     """
     spool = _start_trace(sim, trace_path)
+    before = len(sim.warnings())
     t0 = time.perf_counter()
     done, total = sim.progress()
     bar = tqdm(total=total, unit="flow", delay=1.0, disable=not progress, leave=False)
@@ -61,6 +62,7 @@ def drive(sim: "_core.Simulation", progress: bool = True, check: bool = True,
     finally:
         bar.close()
     wall = time.perf_counter() - t0
+    _warn_new(sim, before)
     if reason == "stalled":
         check = False
     raw = sim.results(check=check and not interrupted)
@@ -70,6 +72,12 @@ def drive(sim: "_core.Simulation", progress: bool = True, check: bool = True,
     if spool is not None:
         _finish_trace(sim, spool, results)
     return results
+
+
+def _warn_new(sim: "_core.Simulation", before: int) -> None:
+    """Warnings the engine raised during the run (sampling stopped at its memory cap)."""
+    for text in sim.warnings()[before:]:
+        warnings.warn(text, RdmalabWarning, stacklevel=3)
 
 
 def _start_trace(sim: "_core.Simulation", trace_path: str | Path | None) -> tuple[Path, Path] | None:

@@ -33,6 +33,7 @@ pub mod classes;
 mod fabric;
 pub mod host_apps;
 mod iofd;
+mod limits;
 mod links;
 mod locate;
 pub mod multipath;
@@ -319,7 +320,9 @@ impl ScenarioSpec {
             &topology,
             self.stop_time.as_deref(),
         )?;
-        Ok(Scenario { topology, flows, apps, tenants: tenants.names(), config, multipath: mp, host_model })
+        let mut s = Scenario { topology, flows, apps, tenants: tenants.names(), config, multipath: mp, host_model };
+        s.config.input_warnings = limits::check(self, &s, file)?;
+        Ok(s)
     }
 }
 

@@ -22,6 +22,7 @@ mod formats;
 mod formats_fuzz;
 mod iofd;
 mod layers;
+mod limits;
 mod multipath;
 mod parallel;
 mod parallel_observers;
