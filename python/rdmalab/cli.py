@@ -114,7 +114,12 @@ def _positive_int(text: str) -> int:
 
 
 def _threads(text: str) -> int | str:
-    return "auto" if text == "auto" else _positive_int(text)
+    if text == "auto":
+        return "auto"
+    try:
+        return _positive_int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a thread count of at least 1 or 'auto', got {text!r}") from None
 
 
 def _threads_option(p: argparse.ArgumentParser, default: str | None) -> None:

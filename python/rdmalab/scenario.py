@@ -50,8 +50,14 @@ class Scenario:
     """
 
     def __init__(self, spec: dict[str, Any], path: str | Path | None = None):
+        if not isinstance(spec, dict):
+            raise TypeError(f"Scenario() takes the scenario as a dict (the TOML's structure), got "
+                            f"{type(spec).__name__}; for a TOML file use Scenario.from_toml(path)")
         self.spec = spec
         self.path = Path(path) if path is not None else None
+        #: The TOML text read, while `spec` is still what it says: the engine then parses the
+        #: text itself, so that errors name the file's lines.
+        self.source: tuple[str, dict[str, Any]] | None = None
 
     # -- topologies ---------------------------------------------------------------------
     @classmethod
@@ -101,9 +107,27 @@ class Scenario:
 
     @classmethod
     def from_toml(cls, path: str | Path) -> "Scenario":
+        """Reads a TOML scenario file (errors name its lines, as `rdmalab run` does)."""
         path = Path(path)
-        with open(path, "rb") as f:
-            return cls(tomllib.load(f), path)
+        return cls.from_toml_text(path.read_text(), path)
+
+    @classmethod
+    def from_toml_text(cls, text: str, path: str | Path = "<toml string>") -> "Scenario":
+        """A scenario from TOML text; `path` names it in errors and resolves relative paths
+        inside it (default: the current folder)."""
+        try:
+            spec = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise ValueError(f"{path}: {e}") from None
+        new = cls(spec, path)
+        new.source = (text, copy.deepcopy(spec))
+        return new
+
+    def toml_source(self) -> str | None:
+        """The TOML text this scenario was read from, while no builder has changed it."""
+        if self.source is not None and self.source[1] == self.spec:
+            return self.source[0]
+        return None
 
     @classmethod
     def default(cls) -> "Scenario":

@@ -3,7 +3,8 @@
 //! what it costs (`SimConfig::input_warnings`, printed before the run).
 //!
 //! The sampling estimate is a lower bound: it takes the run to last until the last flow,
-//! message or application could end at line rate with nothing in its way (or until
+//! message or application could end at line rate with nothing in its way, plus a round trip
+//! over the shortest link for a flow's last ACK (or until
 //! `stop_time`, if earlier); congestion only makes a run longer. The engine enforces the
 //! same cap while it runs (`sim::observe::sampling`), for runs the bound underestimates.
 
@@ -61,9 +62,12 @@ fn later(t: Time, d: Time) -> Time {
 fn earliest_end(s: &Scenario) -> Time {
     let topo = &s.topology;
     let nic = |h: NodeId| if topo.is_host(h) { topo.nic_rate(h) } else { Rate(u64::MAX) };
+    // A flow completes when its last ACK is back: at least one round trip over the
+    // shortest link.
+    let rtt = topo.links.iter().map(|l| l.delay).min().map_or(Time::ZERO, |d| Time(d.0.saturating_mul(2)));
     let mut end = Time::ZERO;
     for f in &s.flows {
-        end = end.max(later(f.start, at_line_rate(nic(f.src), f.size)));
+        end = end.max(later(f.start, later(rtt, at_line_rate(nic(f.src), f.size))));
     }
     for mp in &s.multipath {
         for &(src, _, size, start) in &mp.messages {

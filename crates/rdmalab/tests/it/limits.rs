@@ -27,14 +27,14 @@ fn warned(toml: &str, needle: &str) -> bool {
 
 #[test]
 fn a_picosecond_sample_interval_is_refused_with_its_estimate() {
-    // 1 MB at 100G takes 80 us: 8e7 samples of the star's 2 switch ports at 24 B each is
-    // 3.84 GB, over the 1 GiB cap.
+    // 1 MB at 100G takes 80 us (plus a 2 us round trip): 8.2e7 samples of the star's 2
+    // switch ports at 24 B each is 3.9 GB, over the 256 MiB cap.
     for field in ["queue_sample_interval", "link_sample_interval", "rate_sample_interval"] {
         let toml = star(1_000_000, &format!("[fabric]\n{field} = \"1ps\"\n"));
         let e = input_error(&toml);
         let line = line_of(&toml, field);
         assert!(e.starts_with(&format!("bad.toml:{line}: field `fabric.{field}`")), "{e}");
-        assert!(e.contains("over the cap of 1073741824 bytes") && e.contains("at least"), "{e}");
+        assert!(e.contains("over the cap of 268435456 bytes") && e.contains("at least"), "{e}");
     }
     // The interval the message proposes fits; a thousand times coarser than 1 ps is fine.
     let e = input_error(&star(1_000_000, "[fabric]\nqueue_sample_interval = \"1ps\"\n"));
@@ -160,4 +160,22 @@ fn a_run_that_outlasts_its_estimate_stops_sampling_at_the_cap() {
     // 9 switch ports per sample: the chain stops at the first sample past 1000 rows.
     assert!(full > 2000 && (1000..1009).contains(&kept), "full {full}, kept {kept}");
     assert!(sim.warnings().iter().any(|w| w.contains("sampling stopped") && w.contains("24000 bytes")));
+}
+
+#[test]
+fn threads_take_a_count_or_auto_and_errors_found_later_name_the_line() {
+    let toml = |threads: &str| format!("threads = {threads}\n{}", star(1000, ""));
+    let e = input_error(&toml("0"));
+    assert!(e.starts_with("bad.toml:1: field `threads`: 0: must be a count"), "{e}");
+    let s = Scenario::from_toml(&toml("\"auto\""), Path::new("a.toml")).unwrap();
+    let runner = rdmalab::sim::parallel::Runner::new(s).unwrap();
+    assert!(runner.describe().contains("--threads 1"), "a star is one partition: {}", runner.describe());
+    // An error the engine finds after parsing, located in the file by its field.
+    let text = star(1000, "[fabric]\nqueue_sample_interval = \"2ns\"\n");
+    let e = rdmalab::scenario::in_scenario_file(
+        rdmalab::Error::Scenario { field: "queue_sample_interval".into(), msg: "m".into() },
+        &text,
+        Path::new("x.toml"),
+    );
+    assert_eq!(e.to_string(), format!("x.toml:{}: field `fabric.queue_sample_interval`: m", line_of(&text, "queue_")));
 }
