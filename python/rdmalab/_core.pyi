@@ -23,6 +23,9 @@ class Simulation:
     def from_toml_file(path: str, threads: Optional[int] = None) -> Simulation:
         """From a TOML scenario file."""
     @staticmethod
+    def from_toml(text: str, path: str, threads: Optional[int] = None) -> Simulation:
+        """From TOML text; `path` names it in errors and resolves relative paths."""
+    @staticmethod
     def from_json(text: str, base: str, threads: Optional[int] = None) -> Simulation:
         """From a JSON scenario (what `rdmalab.Scenario` produces); `base` resolves paths."""
     @staticmethod

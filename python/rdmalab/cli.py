@@ -114,7 +114,12 @@ def _positive_int(text: str) -> int:
 
 
 def _threads(text: str) -> int | str:
-    return "auto" if text == "auto" else _positive_int(text)
+    if text == "auto":
+        return "auto"
+    try:
+        return _positive_int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a thread count of at least 1 or 'auto', got {text!r}") from None
 
 
 def _threads_option(p: argparse.ArgumentParser, default: str | None) -> None:
@@ -141,9 +146,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_demo)
     p = sub.add_parser("run", help="run a scenario TOML file",
                        description="Runs a scenario file (README, 'Scenario files'), prints the summary and "
-                                   "writes fct.txt and pfc.txt (the ns-3 HPCC formats), flows/ports.parquet, "
-                                   "queues.parquet and rates.parquet when sampled, classes.parquet with "
-                                   "[[fabric.classes]], and slowdown.png/.pdf (docs/outputs.md).")
+                                   "writes fct.txt and pfc.txt (the ns-3 HPCC formats), flows/ports/pfc.parquet, "
+                                   "queues/rates/links.parquet when sampled, trace.parquet with [trace], "
+                                   "classes.parquet with [[fabric.classes]], messages/chunks.parquet with "
+                                   "multipath traffic (paths.parquet with Virtuoso), wqes/apps/drum.parquet "
+                                   "with [[app]], deadlock.parquet when one was found, and "
+                                   "slowdown.png/.pdf (docs/outputs.md lists every table).")
     p.add_argument("scenario", help="scenario TOML file")
     p.add_argument("--out", help="output folder (default out/<scenario file stem>/); must be empty or new")
     p.add_argument("--force", action="store_true", help="write into a non-empty --out folder, replacing its files")

@@ -424,16 +424,29 @@ class Results:
         """The run's simulated time: the stop time if it stopped there, else when the last
         flow completed (`last_completion_ps`), not when the last leftover timer fired."""
         c = self.counters
-        if self.stop_reason == "stop_time" or self.interrupted:
+        if self.stop_reason in ("stop_time", "pfc_deadlock", "stalled") or self.interrupted:
             return int(c["end_time_ps"])
-        return int(c.get("last_completion_ps", c["end_time_ps"]))
+        # A run of applications only completes no flow: its last event ends it.
+        return int(c.get("last_completion_ps") or c["end_time_ps"])
 
     def _time_note(self) -> str:
-        if self.stop_reason == "stop_time":
-            return "the stop time"
+        notes = {"stop_time": "the stop time", "pfc_deadlock": "when the deadlock was found",
+                 "stalled": "when the run stalled"}
         if self.interrupted:
             return "when interrupted"
-        return "last flow completed"
+        if self.stop_reason in notes:
+            return notes[self.stop_reason]
+        return "last flow completed" if self.counters.get("last_completion_ps") else "last event"
+
+    def _flows_span(self) -> tuple[int, int]:
+        """[first flow start, rounded down to the tenant bins, simulated time): the window over
+        which the summary's tenant Gb/s are averaged (not the leftover timers after it)."""
+        hi = max(self.simulated_ps, 1)
+        if not self.flows.height or "start_ns" not in self.flows.columns:
+            return 0, hi
+        bin_ps = int(self.extra.get("tenant_bin_ps", 1_000_000))
+        lo = int(self.flows["start_ns"].min()) * 1000 // bin_ps * bin_ps
+        return (lo, hi) if lo < hi else (0, hi)
 
     def _loss_note(self) -> str:
         c = self.counters
@@ -478,8 +491,10 @@ class Results:
         bins = self.extra.get("tenant_bins")
         if bins is not None and len(bins["bin"]):
             lines.append("")
-            lines.append(f"{'tenant':<16}{'bytes':>16}{'Gb/s':>9}{'share':>8}   (payload delivered, whole run)")
-            for r in self.tenant_share().iter_rows(named=True):
+            lo, hi = self._flows_span()
+            lines.append(f"{'tenant':<16}{'bytes':>16}{'Gb/s':>9}{'share':>8}   (payload delivered; Gb/s over "
+                         f"{lo / 1e6:.3f}-{hi / 1e6:.3f} us, first flow start to the simulated time)")
+            for r in self.tenant_share(lo, hi).iter_rows(named=True):
                 lines.append(f"{r['tenant']:<16}{r['bytes']:>16,}{r['gbps']:>9.2f}{r['share']:>8.3f}")
         if self.apps.height:
             lines.append("")

@@ -44,6 +44,7 @@ def drive(sim: "_core.Simulation", progress: bool = True, check: bool = True,
     (default: a temporary folder), streamed: `Results.trace` scans it lazily.
     """
     spool = _start_trace(sim, trace_path)
+    before = len(sim.warnings())
     t0 = time.perf_counter()
     done, total = sim.progress()
     bar = tqdm(total=total, unit="flow", delay=1.0, disable=not progress, leave=False)
@@ -61,6 +62,7 @@ def drive(sim: "_core.Simulation", progress: bool = True, check: bool = True,
     finally:
         bar.close()
     wall = time.perf_counter() - t0
+    _warn_new(sim, before)
     if reason == "stalled":
         check = False
     raw = sim.results(check=check and not interrupted)
@@ -70,6 +72,12 @@ def drive(sim: "_core.Simulation", progress: bool = True, check: bool = True,
     if spool is not None:
         _finish_trace(sim, spool, results)
     return results
+
+
+def _warn_new(sim: "_core.Simulation", before: int) -> None:
+    """Warnings the engine raised during the run (sampling stopped at its memory cap)."""
+    for text in sim.warnings()[before:]:
+        warnings.warn(text, RdmalabWarning, stacklevel=3)
 
 
 def _start_trace(sim: "_core.Simulation", trace_path: str | Path | None) -> tuple[Path, Path] | None:
@@ -97,9 +105,10 @@ def _finish_trace(sim: "_core.Simulation", spool: tuple[Path, Path], results: Re
     results.extra["trace_path"] = dest
 
 
-def run(scenario: Scenario | str | Path, progress: bool = True, trace_path: str | Path | None = None,
+def run(scenario: Scenario | dict | str | Path, progress: bool = True, trace_path: str | Path | None = None,
         threads: int | str | None = None) -> Results:
-    """Simulates a scenario (a `Scenario` or a TOML path) and returns its results. With a
+    """Simulates a scenario (a `Scenario`, a dict of the TOML's structure, a TOML file's path
+    or TOML text) and returns its results. With a
     `[trace]` table, the trace goes to `trace_path` (default: a temporary folder).
 
     `threads`: the parallel engine's partition-independent event order (results do not depend
@@ -112,12 +121,37 @@ def run(scenario: Scenario | str | Path, progress: bool = True, trace_path: str 
     sequential engine for a scenario the parallel one refuses; `results.extra["engine"]` says
     which ran."""
     threads = _threads_arg(threads)
-    if isinstance(scenario, (str, Path)):
-        sim = _core.Simulation.from_toml_file(str(scenario), threads)
-    else:
-        sim = _core.Simulation.from_json(scenario.to_json(), scenario.base_dir(), threads)
+    sim = _simulation(scenario, threads)
     warn_scenario(sim)
     return drive(sim, progress=progress, trace_path=trace_path)
+
+
+def _simulation(scenario: Scenario | dict | str | Path, threads: int | None) -> "_core.Simulation":
+    """The engine's simulation of a `Scenario`, a dict of the TOML's structure, a TOML file's
+    path, or TOML text (a string with a newline or `=` that names no file)."""
+    if isinstance(scenario, dict):
+        scenario = Scenario(scenario)
+    if isinstance(scenario, Path) or (isinstance(scenario, str) and not _looks_like_toml(scenario)):
+        return _core.Simulation.from_toml_file(str(scenario), threads)
+    if isinstance(scenario, str):
+        return _core.Simulation.from_toml(scenario, "<toml string>", threads)  # paths inside: the current folder
+    if not isinstance(scenario, Scenario):
+        raise TypeError(f"run() takes a Scenario, a dict, a TOML file's path or TOML text, "
+                        f"got {type(scenario).__name__}")
+    text = scenario.toml_source()
+    if text is not None and scenario.path is not None:
+        return _core.Simulation.from_toml(text, str(scenario.path), threads)
+    return _core.Simulation.from_json(scenario.to_json(), scenario.base_dir(), threads)
+
+
+def _looks_like_toml(text: str) -> bool:
+    """TOML text rather than a path: several lines, or a `key = value`, and no such file."""
+    if "\n" not in text and "=" not in text:
+        return False
+    try:
+        return not Path(text).exists()
+    except (OSError, ValueError):  # too long or a NUL: no file has that name
+        return True
 
 
 def _threads_arg(threads: int | str | None) -> int | None:

@@ -50,8 +50,14 @@ class Scenario:
     """
 
     def __init__(self, spec: dict[str, Any], path: str | Path | None = None):
+        if not isinstance(spec, dict):
+            raise TypeError(f"Scenario() takes the scenario as a dict (the TOML's structure), got "
+                            f"{type(spec).__name__}; for a TOML file use Scenario.from_toml(path)")
         self.spec = spec
         self.path = Path(path) if path is not None else None
+        #: The TOML text read, while `spec` is still what it says: the engine then parses the
+        #: text itself, so that errors name the file's lines.
+        self.source: tuple[str, dict[str, Any]] | None = None
 
     # -- topologies ---------------------------------------------------------------------
     @classmethod
@@ -101,9 +107,27 @@ class Scenario:
 
     @classmethod
     def from_toml(cls, path: str | Path) -> "Scenario":
+        """Reads a TOML scenario file (errors name its lines, as `rdmalab run` does)."""
         path = Path(path)
-        with open(path, "rb") as f:
-            return cls(tomllib.load(f), path)
+        return cls.from_toml_text(path.read_text(), path)
+
+    @classmethod
+    def from_toml_text(cls, text: str, path: str | Path = "<toml string>") -> "Scenario":
+        """A scenario from TOML text; `path` names it in errors and resolves relative paths
+        inside it (default: the current folder)."""
+        try:
+            spec = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise ValueError(f"{path}: {e}") from None
+        new = cls(spec, path)
+        new.source = (text, copy.deepcopy(spec))
+        return new
+
+    def toml_source(self) -> str | None:
+        """The TOML text this scenario was read from, while no builder has changed it."""
+        if self.source is not None and self.source[1] == self.spec:
+            return self.source[0]
+        return None
 
     @classmethod
     def default(cls) -> "Scenario":
@@ -298,6 +322,49 @@ class Scenario:
     def with_stop_time(self, t: str) -> "Scenario":
         new = copy.deepcopy(self)
         new.spec["stop_time"] = t
+        return new
+
+    # -- the rest of the TOML's top level (same names as the file's keys) --------------------
+    def link(self, a: int, b: int, error_rate: float | None = None) -> "Scenario":
+        """`[[links]]`: settings of the link(s) joining nodes `a` and `b` that override the
+        fabric-wide ones (today `error_rate`, the per-packet loss probability)."""
+        entry: dict[str, Any] = {"a": a, "b": b}
+        if error_rate is not None:
+            entry["error_rate"] = error_rate
+        return self._append("links", entry)
+
+    def event(self, kind: str, at: str, a: int, b: int) -> "Scenario":
+        """`[[events]]`: `kind` is `link_down` or `link_up`, the link(s) joining nodes `a` and
+        `b` at time `at` (packets on the wire are lost, routes recomputed after
+        `fabric.reroute_delay`)."""
+        return self._append("events", {"kind": kind, "at": at, "a": a, "b": b})
+
+    def with_trace(self, flows: list[int] | None = None, nodes: list[int] | None = None,
+                   ports: list[str] | None = None, start: str | None = None, end: str | None = None,
+                   max_bytes: int | None = None) -> "Scenario":
+        """`[trace]`: the per-packet events of these flows, nodes or links (`h0:0-sw16:0`;
+        none given: everywhere) in [start, end), refused above an estimate of `max_bytes`
+        (docs/outputs.md). `Results.trace` reads it."""
+        fields = dict(flows=flows, nodes=nodes, ports=ports, start=start, end=end, max_bytes=max_bytes)
+        new = copy.deepcopy(self)
+        new.spec["trace"] = {k: v for k, v in fields.items() if v is not None}
+        return new
+
+    def with_threads(self, threads: int | str) -> "Scenario":
+        """`threads`: the parallel engine's thread count, or `"auto"` (docs/parallel.md)."""
+        new = copy.deepcopy(self)
+        new.spec["threads"] = threads
+        return new
+
+    def with_partition_map(self, path: str | Path) -> "Scenario":
+        """`partition_map`: a file of `node partition` lines, the parallel engine's cut."""
+        new = copy.deepcopy(self)
+        new.spec["partition_map"] = str(Path(path).resolve())
+        return new
+
+    def _append(self, section: str, entry: dict[str, Any]) -> "Scenario":
+        new = copy.deepcopy(self)
+        new.spec.setdefault(section, []).append(entry)
         return new
 
     def to_json(self) -> str:

@@ -39,6 +39,31 @@ pub struct Simulation {
     /// TRACE_OUTPUT_FILE and QLEN_MON_FILE of an HPCC config, when it asks for them.
     trace_path: Option<String>,
     qlen_path: Option<String>,
+    /// A TOML scenario's text and path: errors found after parsing name its line.
+    source: Option<(String, std::path::PathBuf)>,
+}
+
+impl Simulation {
+    fn plain(inner: Runner, engine: String, source: Option<(String, std::path::PathBuf)>) -> Self {
+        Simulation { inner, engine, fct_path: None, pfc_path: None, trace_path: None, qlen_path: None, source }
+    }
+
+    /// An engine error as an error of the scenario's file, when it came from one.
+    fn locate(&self, e: Error) -> Error {
+        match &self.source {
+            Some((text, path)) => rdmalab::scenario::in_scenario_file(e, text, path),
+            None => e,
+        }
+    }
+}
+
+/// A TOML scenario's text at `path` into a simulation, every error naming file and line.
+fn from_toml_text(text: String, path: &Path, threads: Option<u32>) -> PyResult<Simulation> {
+    let s = Scenario::from_toml(&text, path).map_err(to_py)?;
+    let runner =
+        Runner::with_threads(s, threads).map_err(|e| to_py(rdmalab::scenario::in_scenario_file(e, &text, path)))?;
+    let engine = runner.describe();
+    Ok(Simulation::plain(runner, engine, Some((text, path.to_path_buf()))))
 }
 
 /// The run `threads` asks for (`Runner::with_threads`) and its one-line description.
@@ -54,9 +79,15 @@ impl Simulation {
     #[staticmethod]
     #[pyo3(signature = (path, threads=None))]
     fn from_toml_file(path: &str, threads: Option<u32>) -> PyResult<Self> {
-        let s = Scenario::from_file(Path::new(path)).map_err(to_py)?;
-        let (inner, engine) = build(s, threads)?;
-        Ok(Simulation { inner, engine, fct_path: None, pfc_path: None, trace_path: None, qlen_path: None })
+        let text = std::fs::read_to_string(path).map_err(|e| to_py(Error::Io { path: path.into(), source: e }))?;
+        from_toml_text(text, Path::new(path), threads)
+    }
+
+    /// From TOML text; `path` names it in errors and resolves the relative paths inside.
+    #[staticmethod]
+    #[pyo3(signature = (text, path, threads=None))]
+    fn from_toml(text: &str, path: &str, threads: Option<u32>) -> PyResult<Self> {
+        from_toml_text(text.to_string(), Path::new(path), threads)
     }
 
     /// From a JSON scenario (what `rdmalab.Scenario` produces); `base` resolves paths.
@@ -65,7 +96,7 @@ impl Simulation {
     fn from_json(text: &str, base: &str, threads: Option<u32>) -> PyResult<Self> {
         let s = Scenario::from_json(text, Path::new(base)).map_err(to_py)?;
         let (inner, engine) = build(s, threads)?;
-        Ok(Simulation { inner, engine, fct_path: None, pfc_path: None, trace_path: None, qlen_path: None })
+        Ok(Simulation::plain(inner, engine, None))
     }
 
     /// From an ns-3 HPCC simulator config file (paths relative to the current directory).
@@ -85,6 +116,7 @@ impl Simulation {
             pfc_path: Some(cfg.pfc_output_file.display().to_string()),
             trace_path: if trace { show(&cfg.trace_output_file) } else { None },
             qlen_path: if monitor { show(&cfg.qlen_mon_file) } else { None },
+            source: None,
         })
     }
 
@@ -168,7 +200,11 @@ impl Simulation {
     /// Starts the per-packet trace into the CSV spool file `path`; returns its estimated
     /// size in bytes. A ValueError when the estimate exceeds `trace.max_bytes`.
     fn start_trace(&mut self, path: &str) -> PyResult<u64> {
-        self.inner.start_trace(Path::new(path)).map_err(to_py)
+        let e = match self.inner.start_trace(Path::new(path)) {
+            Ok(estimate) => return Ok(estimate),
+            Err(e) => e,
+        };
+        Err(to_py(self.locate(e)))
     }
 
     /// Flushes the trace: (records written, truncated at the cap).

@@ -32,7 +32,7 @@ def register(sub) -> None:  # noqa: ANN001
     p = sub.add_parser("plot", help="figures of a sweep's results (PNG + PDF)")
     p.add_argument("dir", help="a sweep's results folder")
     p.add_argument("--kind", default="all",
-                   help="comma-separated: slowdown,cdf,queue,rate,pfc (default: the sweep's [plot] kinds, else all)")
+                   help="comma-separated: slowdown,cdf,queue,rate,pfc,share (default: the sweep's [plot] kinds, else all)")
     p.add_argument("--by", help="the parameter to compare along (default: the sweep's [plot] by)")
     p.add_argument("--where", action="append", default=[], metavar="PATH=VALUE",
                    help="only runs with this parameter value (repeatable)")
@@ -45,7 +45,7 @@ def register(sub) -> None:  # noqa: ANN001
     r.set_defaults(func=cmd_repro_list)
     r = rsub.add_parser("run", help="run an experiment: sweep, figures, comparison with the paper")
     r.add_argument("name", help="the experiment's name (see `rdmalab repro list`)")
-    r.add_argument("--quick", action="store_true", help="the scaled-down variant (minutes, not hours)")
+    r.add_argument("--quick", action="store_true", help="the scaled-down variant (each experiment's own, `rdmalab repro list` names it; seconds to minutes)")
     r.add_argument("--out", help="results folder (default out/repro/NAME[-quick])")
     _executor_args(r)
     r.set_defaults(func=cmd_repro_run)
@@ -112,6 +112,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
     from rdmalab.experiments.figures import KINDS, plot_sweep
 
     kinds = None if args.kind == "all" else [k.strip() for k in args.kind.split(",") if k.strip()]
+    if not (Path(args.dir) / "sweep.json").is_file():
+        raise ValueError(f"{args.dir}: not a sweep's output folder (no sweep.json); give the --out of `rdmalab sweep`")
     made = plot_sweep(args.dir, kinds, by=args.by, where=_where(args.where) or None, out_dir=args.out,
                       skip_missing=kinds is None)
     wanted = kinds or (Store(args.dir).manifest().get("plot") or {}).get("kinds") or list(KINDS)

@@ -10,6 +10,6 @@ mod observe;
 mod scenario;
 mod sim_config;
 
-pub use observe::{OnDeadlock, QlenMonitorConfig, TraceConfig, DEFAULT_TRACE_MAX_BYTES};
+pub use observe::{OnDeadlock, QlenMonitorConfig, TraceConfig, DEFAULT_TRACE_MAX_BYTES, SAMPLE_MAX_BYTES};
 pub use scenario::Scenario;
 pub use sim_config::{LinkEvent, SimConfig, WindowConfig};

@@ -8,6 +8,13 @@ use crate::units::Time;
 /// Default cap of a trace: 1 GB of records.
 pub const DEFAULT_TRACE_MAX_BYTES: u64 = 1_000_000_000;
 
+/// The most memory a run's queue, link and rate samples may take together (256 MiB, about
+/// ten million rows): a scenario whose sampling implies more is refused before the run
+/// (`scenario::limits`), and a run that reaches it anyway stops sampling with a warning.
+/// Our choice: Python turns the rows into arrays and then tables, about four times this at
+/// the peak, which a shared machine with a few GB per user still holds.
+pub const SAMPLE_MAX_BYTES: u64 = 1 << 28;
+
 /// What to trace.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TraceConfig {

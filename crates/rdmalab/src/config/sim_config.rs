@@ -160,6 +160,11 @@ pub struct SimConfig {
     /// The parallel engine's partition of every node, by node id (`partition_map` in a
     /// scenario file); `None`: the automatic map (`sim::parallel::auto_map`).
     pub partition_map: Option<Vec<u16>>,
+    /// What the scenario parser found valid but costly or probably unintended (a field and
+    /// what it costs: `scenario::limits`); the simulation's own warnings follow them.
+    pub input_warnings: Vec<String>,
+    /// The most bytes of queue, link and rate samples a run keeps (`SAMPLE_MAX_BYTES`).
+    pub sample_max_bytes: u64,
 }
 
 impl Default for SimConfig {
@@ -217,6 +222,8 @@ impl Default for SimConfig {
             reroute_delay: Time::ZERO,
             threads: None,
             partition_map: None,
+            input_warnings: Vec::new(),
+            sample_max_bytes: super::SAMPLE_MAX_BYTES,
         }
     }
 }

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::{cc_params, classes, field_time, iofd, positive_time};
+use super::{cc_params, classes, field_time, iofd, positive_time, sample_interval};
 use crate::config::{SimConfig, WindowConfig};
 use crate::error::{Error, Result};
 use crate::units::TimingModel;
@@ -189,10 +189,10 @@ impl FabricSpec {
             return Err(Error::input(file, 0, f("qp_cache_fetch"), "needs `qp_cache_entries` (no cache is modelled)"));
         }
         if let Some(s) = &self.queue_sample_interval {
-            c.queue_sample_interval = Some(field_time(file, &f("queue_sample_interval"), s)?);
+            c.queue_sample_interval = Some(sample_interval(file, &f("queue_sample_interval"), s)?);
         }
         if let Some(s) = &self.rate_sample_interval {
-            c.rate_sample_interval = Some(field_time(file, &f("rate_sample_interval"), s)?);
+            c.rate_sample_interval = Some(sample_interval(file, &f("rate_sample_interval"), s)?);
         }
         if let Some(s) = &self.cc_state_linger {
             c.cc_state_linger = field_time(file, &f("cc_state_linger"), s)?;
@@ -232,7 +232,7 @@ impl FabricSpec {
             c.on_deadlock = o;
         }
         if let Some(s) = &self.link_sample_interval {
-            c.link_sample_interval = Some(field_time(file, &f("link_sample_interval"), s)?);
+            c.link_sample_interval = Some(sample_interval(file, &f("link_sample_interval"), s)?);
         }
         if let Some(s) = &self.reroute_delay {
             c.reroute_delay = field_time(file, &f("reroute_delay"), s)?;

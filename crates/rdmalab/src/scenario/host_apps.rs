@@ -133,6 +133,12 @@ pub(super) fn build(
             return bad("count", "must be at least 1".into());
         }
         let size = range(a.size, file, &f("size"))?;
+        if size.1 > crate::workload::MAX_FLOW_BYTES {
+            return bad("size", crate::workload::too_large(size.1));
+        }
+        if let Some(b) = a.total_bytes.filter(|&b| b > crate::workload::MAX_FLOW_BYTES) {
+            return bad("total_bytes", crate::workload::too_large(b));
+        }
         let wr = range(a.wr_num, file, &f("wr_num"))?;
         if wr.1 > u32::MAX as u64 {
             return bad("wr_num", format!("{} is too many WQEs per batch", wr.1));

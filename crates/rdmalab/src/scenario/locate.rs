@@ -12,13 +12,13 @@ pub(super) fn toml_error(e: serde_path_to_error::Error<toml::de::Error>, text: &
     let at = e.path().to_string();
     let inner = e.into_inner();
     let span_line = inner.span().map_or(0, |s| 1 + text[..s.start.min(text.len())].matches('\n').count());
-    let msg = inner.message().trim();
+    let msg = plain(inner.message().trim());
     let map = SourceMap::parse(text);
     if map.is_empty() {
         // Not valid TOML at all: the parser's position is all there is.
         return Error::input(file, span_line, key_on_line(text, span_line), msg);
     }
-    de_error(&clean_path(&at), msg, span_line, file, &map)
+    de_error(&clean_path(&at), &msg, span_line, file, &map)
 }
 
 /// A JSON parse or type error (a scenario built in Python). No line: the JSON is ours.
@@ -26,8 +26,37 @@ pub(super) fn json_error(e: serde_path_to_error::Error<serde_json::Error>, text:
     let at = e.path().to_string();
     let full = e.into_inner().to_string();
     // serde_json appends the position in its own text, which the user never wrote.
-    let msg = full.rsplit_once(" at line ").map_or(full.as_str(), |(m, _)| m);
-    de_error(&clean_path(&at), msg, 0, file, &SourceMap::from_json(text))
+    let msg = plain(full.rsplit_once(" at line ").map_or(full.as_str(), |(m, _)| m));
+    de_error(&clean_path(&at), &msg, 0, file, &SourceMap::from_json(text))
+}
+
+/// serde names an untagged enum by its Rust type when no form fits; say which forms the
+/// field takes instead.
+fn plain(msg: &str) -> String {
+    let Some(ty) = msg.strip_prefix("data did not match any variant of untagged enum ") else {
+        return msg.to_string();
+    };
+    let forms = match ty.trim() {
+        "NumOrRange" => "a positive number, or a range [lo, hi] of two numbers",
+        "OneOrMany" => "one value, or a list with one value per item",
+        "WeightsSpec" => "\"probe\", \"equal\", or a list with one weight per QP",
+        _ => return msg.to_string(),
+    };
+    format!("expected {forms}")
+}
+
+/// An error the engine found after parsing (`Error::Scenario`, named by the engine's own
+/// field: `queue_sample_interval`, `trace.max_bytes`, `threads`) as an input error of the
+/// scenario file at `path` whose text is `text`: the field as the file writes it
+/// (`fabric.queue_sample_interval`) and its line. Other errors pass through.
+pub fn in_scenario_file(e: Error, text: &str, path: &Path) -> Error {
+    let Error::Scenario { field, msg } = e else { return e };
+    let map = SourceMap::parse(text);
+    let full = [field.clone(), format!("fabric.{field}")].into_iter().find(|f| map.has(f));
+    match full {
+        Some(f) => Error::input(path, map.line(&f), f, msg),
+        None => Error::Scenario { field, msg },
+    }
 }
 
 /// Fills in the line of a build error that names a field of `file` but no line yet.
@@ -118,8 +147,27 @@ fn key_on_line(text: &str, line: usize) -> String {
     let key = if key.is_empty() { l } else { key };
     if key.is_empty() {
         "(end of file)".to_string()
-    } else {
+    } else if l.starts_with('[') {
         key.chars().take(40).collect()
+    } else {
+        join(&enclosing_table(text, line), &key.chars().take(40).collect::<String>())
+    }
+}
+
+/// The table a line sits in: the last `[name]` above it, or `name[i]` for the i-th
+/// `[[name]]`; empty at the top.
+fn enclosing_table(text: &str, line: usize) -> String {
+    let above: Vec<&str> = text.lines().take(line.saturating_sub(1)).map(str::trim).collect();
+    let Some(header) = above.iter().rev().find(|l| l.starts_with('[')) else { return String::new() };
+    let name = header.trim_start_matches('[').split(']').next().unwrap_or("").trim();
+    if header.starts_with("[[") {
+        let count = above
+            .iter()
+            .filter(|l| l.starts_with("[[") && l.trim_start_matches('[').split(']').next().map(str::trim) == Some(name))
+            .count();
+        format!("{name}[{}]", count - 1)
+    } else {
+        name.to_string()
     }
 }
 
@@ -139,8 +187,11 @@ mod tests {
     fn syntax_errors_name_the_key_on_their_line() {
         let text = "seed = 1\n[topology\nk = = 3\n";
         assert_eq!(key_on_line(text, 2), "topology");
-        assert_eq!(key_on_line(text, 3), "k");
+        assert_eq!(key_on_line(text, 3), "topology.k");
         assert_eq!(key_on_line(text, 9), "(end of file)");
         assert_eq!(key_on_line("kind \"star\"\n", 1), "kind \"star\"");
+        let text = "seed = 1\n[trace]\nmax_bytes = 1e\n[[app]]\nx = 1\n[[app]]\nsize = = 2\n";
+        assert_eq!(key_on_line(text, 3), "trace.max_bytes");
+        assert_eq!(key_on_line(text, 7), "app[1].size");
     }
 }

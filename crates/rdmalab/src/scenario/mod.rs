@@ -34,6 +34,7 @@ mod fabric;
 pub mod host_apps;
 mod ib;
 mod iofd;
+mod limits;
 mod links;
 mod locate;
 pub mod multipath;
@@ -58,6 +59,7 @@ use crate::topology::Topology;
 use crate::units::{Rate, Time};
 pub use fabric::FabricSpec;
 pub use links::{EventSpec, LinkSpec};
+pub use locate::in_scenario_file;
 use source_map::SourceMap;
 pub use trace_spec::{parse_link, TraceSpec};
 pub(crate) use traffic::{zero_time, TrafficCtx};
@@ -104,12 +106,64 @@ pub struct ScenarioSpec {
     /// DRUM's scheduler (`[drum]`; ignored unless `host.mechanism = "drum"`).
     pub drum: Option<host_apps::DrumSpec>,
     /// Threads of the parallel engine (`SimConfig::threads`; absent: the sequential engine
-    /// and the reference's event order).
-    pub threads: Option<u32>,
+    /// and the reference's event order; `"auto"`: what `rdmalab run` does without `--threads`).
+    pub threads: Option<ThreadsSpec>,
     /// A file giving the parallel engine's partition of every node (`formats::partition_map`;
     /// absent: the automatic map). Used when the run has 2 or more threads (here or from
     /// `--threads`); a sequential run warns that it is not used.
     pub partition_map: Option<String>,
+}
+
+/// `threads`: a count, or `"auto"` (`sim::parallel::Runner::auto`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThreadsSpec {
+    /// Up to this many partitions, one thread each (0 is refused when building).
+    Count(u64),
+    /// The machine's cores capped by the partitions, or the sequential engine for a
+    /// scenario the parallel one refuses.
+    Auto,
+}
+
+impl<'de> Deserialize<'de> for ThreadsSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = ThreadsSpec;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a thread count of at least 1, or \"auto\"")
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> std::result::Result<ThreadsSpec, E> {
+                Ok(ThreadsSpec::Count(n))
+            }
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> std::result::Result<ThreadsSpec, E> {
+                u64::try_from(n)
+                    .map(ThreadsSpec::Count)
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Signed(n), &self))
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> std::result::Result<ThreadsSpec, E> {
+                match s {
+                    "auto" => Ok(ThreadsSpec::Auto),
+                    other => Err(E::invalid_value(serde::de::Unexpected::Str(other), &self)),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl ScenarioSpec {
+    /// `SimConfig::threads`: `Some(0)` stands for `"auto"` (`sim::parallel::Runner::new`).
+    fn threads(&self, file: &Path) -> Result<Option<u32>> {
+        match self.threads {
+            None => Ok(None),
+            Some(ThreadsSpec::Auto) => Ok(Some(0)),
+            Some(ThreadsSpec::Count(n)) if n == 0 || n > u16::MAX as u64 => {
+                let msg = format!("{n}: must be a count from 1 to {} (or \"auto\")", u16::MAX);
+                Err(Error::input(file, 0, "threads", msg))
+            }
+            Some(ThreadsSpec::Count(n)) => Ok(Some(n as u32)),
+        }
+    }
 }
 
 fn default_seed() -> u64 {
@@ -272,6 +326,13 @@ fn positive_time(file: &Path, field: &str, s: &str) -> Result<Time> {
         t => Ok(t),
     }
 }
+/// A sampling interval: zero would take a sample at the same instant forever.
+fn sample_interval(file: &Path, field: &str, s: &str) -> Result<Time> {
+    match field_time(file, field, s)? {
+        Time::ZERO => Err(Error::input(file, 0, field, "must be positive (a zero interval never advances time)")),
+        t => Ok(t),
+    }
+}
 pub(crate) fn field_rate(file: &Path, field: &str, s: &str) -> Result<Rate> {
     if let Some(r) = crate::fabric::ib::rate_by_name(s) {
         return Ok(r); // `"FDR4x"`: the IB link's data rate
@@ -293,7 +354,7 @@ impl ScenarioSpec {
         let mut topology = self.topology.build(base, file).map_err(|e| locate::in_section(e, file, "topology"))?;
         links::set_error_rates(&mut topology, self.fabric.error_rate, &self.links, file)?;
         let mut config = self.fabric.build(file, self.seed, self.stop_time.as_deref())?;
-        config.threads = self.threads;
+        config.threads = self.threads(file)?;
         config.partition_map = self.partition_map(base, file, &topology)?;
         let tenants = tenants::Tenants::build(&self.tenants, file, &topology)?;
         let mut flows = Vec::new();
@@ -325,7 +386,9 @@ impl ScenarioSpec {
             &topology,
             self.stop_time.as_deref(),
         )?;
-        Ok(Scenario { topology, flows, apps, tenants: tenants.names(), config, multipath: mp, host_model })
+        let mut s = Scenario { topology, flows, apps, tenants: tenants.names(), config, multipath: mp, host_model };
+        s.config.input_warnings = limits::check(self, &s, file)?;
+        Ok(s)
     }
 }
 

@@ -229,6 +229,7 @@ impl MultipathSpec {
             if m.size == 0 {
                 return Err(Error::input(file, 0, h("size"), "must be at least 1 byte"));
             }
+            check_wire_bytes(file, &g, j, m.size, &config)?;
             let virtuoso = matches!(config.split, Split::Virtuoso(_));
             if !virtuoso && !matches!(m.verb, VerbName::Write) {
                 let msg = "only `write` with split = \"partition\"; `send` and `read` need split = \"virtuoso\"";
@@ -361,6 +362,26 @@ impl MultipathSpec {
             None => Ok(()),
         }
     }
+}
+
+/// A message, headers included, is capped as a flow is (2^53 bytes): a larger one is a typo
+/// and would run for days.
+fn check_wire_bytes(file: &Path, g: &dyn Fn(&str) -> String, j: usize, size: u64, c: &MpConfig) -> Result<()> {
+    let max = crate::workload::MAX_FLOW_BYTES;
+    if size > max {
+        return Err(Error::input(file, 0, g(&format!("messages[{j}].size")), crate::workload::too_large(size)));
+    }
+    let chunks = size.div_ceil(c.chunk_size.max(1)) as u128;
+    let wire = size as u128 + chunks * c.chunk_header as u128;
+    if wire > max as u128 {
+        let msg = format!(
+            "{chunks} chunk(s) of messages[{j}] with {} header bytes each put {wire} bytes on the wire, more than \
+             the largest flow, 2^53 = {max} bytes",
+            c.chunk_header
+        );
+        return Err(Error::input(file, 0, g("chunk_header"), msg));
+    }
+    Ok(())
 }
 
 fn verb(v: VerbName) -> MpVerb {

@@ -113,6 +113,11 @@ impl SourceMap {
         self.entries.is_empty()
     }
 
+    /// True when the document writes `field` itself.
+    pub(super) fn has(&self, field: &str) -> bool {
+        self.index.contains_key(field)
+    }
+
     /// The line of `field`, or of its nearest enclosing table or array that the document
     /// has (a missing field points at its table); 0 when none is known.
     pub(super) fn line(&self, field: &str) -> usize {

@@ -11,7 +11,10 @@ use crate::workload::FlowSpec;
 
 pub(super) fn validate_config(cfg: &SimConfig) -> Result<()> {
     match cfg.threads {
-        Some(0) => return Err(Error::scenario("threads", "must be at least 1")),
+        Some(0) => {
+            let msg = "must be at least 1 (threads = \"auto\" is resolved by sim::parallel::Runner)";
+            return Err(Error::scenario("threads", msg));
+        }
         Some(n) if n > 1 => {
             return Err(Error::scenario(
                 "threads",

@@ -24,6 +24,7 @@ mod ibcc;
 mod infiniband;
 mod iofd;
 mod layers;
+mod limits;
 mod multipath;
 mod parallel;
 mod parallel_observers;

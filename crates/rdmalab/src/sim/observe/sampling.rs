@@ -141,12 +141,34 @@ impl Simulation {
             }
         }
         let next = self.sampler.next_queue.min(self.sampler.next_rate).min(self.sampler.next_link);
+        if self.samples_over_cap() {
+            return;
+        }
         // A partition cannot count the others' flows: it goes on until the driver says.
         let flows_remain =
             if self.part.is_some() { self.now < self.sampler.flows_end } else { self.flows_done < self.work_total() };
         if flows_remain && next != Time::MAX {
             self.queue.push(next, Event::Sample);
         }
+    }
+
+    /// True (once, with a warning) when the samples kept reach `sample_max_bytes`: the chain
+    /// stops there. The scenario parser refuses what it can tell will exceed the cap before
+    /// the run; this catches runs that last far longer than their line-rate bound.
+    fn samples_over_cap(&mut self) -> bool {
+        let row = std::mem::size_of::<(Time, PortId, u64)>();
+        let bytes = (self.queue_samples.len() + self.sampler.links.len()) * row
+            + self.sampler.rates.len() * std::mem::size_of::<RateSample>();
+        if (bytes as u64) < self.cfg.sample_max_bytes {
+            return false;
+        }
+        self.warnings.push(format!(
+            "sampling stopped at {}: the queue, link and rate samples reached the cap of {} bytes; \
+             use longer sample intervals",
+            super::watch::us(self.now),
+            self.cfg.sample_max_bytes
+        ));
+        true
     }
 
     /// The first `Sample` event at or after `t`: where the chain ends when the last flow

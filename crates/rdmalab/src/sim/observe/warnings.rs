@@ -17,7 +17,8 @@ pub(in crate::sim) fn scenario_warnings(
     cfg: &SimConfig,
     mmus: &[SwitchMmu],
 ) -> Vec<String> {
-    let mut out = parallel_links(topo);
+    let mut out = cfg.input_warnings.clone();
+    out.extend(parallel_links(topo));
     out.extend(zero_pause_threshold(topo, cfg, mmus));
     out.extend(stop_before_every_flow(flows, cfg));
     out.extend(unused_partition_map(cfg));

@@ -19,9 +19,14 @@ pub enum Runner {
 }
 
 impl Runner {
-    /// Builds the run `s.config.threads` asks for.
-    pub fn new(s: Scenario) -> Result<Runner> {
+    /// Builds the run `s.config.threads` asks for (`Some(0)`: `"auto"`, [`Runner::auto`]).
+    pub fn new(mut s: Scenario) -> Result<Runner> {
         match s.config.threads {
+            Some(0) => {
+                // `threads = "auto"` in the scenario.
+                s.config.threads = None;
+                Runner::auto(s)
+            }
             Some(n) if n > 1 => match s.config.partition_map.clone() {
                 Some(map) => Ok(Runner::Many(ParallelRun::with_map(s, map)?)),
                 None => Ok(Runner::Many(ParallelRun::new(s, n)?)),

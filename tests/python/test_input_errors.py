@@ -1,0 +1,99 @@
+"""Issue 30, §2: every error names the file, the line and the full field, whichever way the
+scenario reaches the engine (a file, TOML text, a `Scenario` read from TOML, a dict)."""
+
+import re
+
+import pytest
+
+import rdmalab
+from rdmalab import cli
+
+BASE = """seed = 1
+[topology]
+kind = "star"
+hosts = 2
+[[traffic]]
+kind = "flows"
+flows = [{src = 0, dst = 1, size = 1000}]
+"""
+
+
+def error_of(tmp_path, text: str) -> str:
+    """The ValueError that running `text` as the file s.toml gives."""
+    path = tmp_path / "s.toml"
+    path.write_text(text)
+    with pytest.raises(ValueError) as e:
+        rdmalab.run(path, progress=False)
+    return str(e.value)
+
+
+def line_of(text: str, needle: str) -> int:
+    return 1 + text[: text.index(needle)].count("\n")
+
+
+@pytest.mark.parametrize("field", ["queue_sample_interval", "rate_sample_interval", "link_sample_interval"])
+def test_a_zero_sample_interval_names_file_line_and_field(tmp_path, field):
+    text = BASE + f'[fabric]\n{field} = "0ns"\n'
+    e = error_of(tmp_path, text)
+    assert re.search(rf"s\.toml:{line_of(text, field)}: field `fabric\.{field}`: must be positive", e), e
+
+
+def test_threads_zero_and_auto(tmp_path):
+    e = error_of(tmp_path, "threads = 0\n" + BASE)
+    assert re.search(r"s\.toml:1: field `threads`: 0: must be a count", e), e
+    e = error_of(tmp_path, 'threads = "many"\n' + BASE)
+    assert re.search(r"s\.toml:1: field `threads`: .*\"auto\"", e), e
+    path = tmp_path / "auto.toml"
+    path.write_text('threads = "auto"\n' + BASE)
+    res = rdmalab.run(path, progress=False)
+    assert len(res.flows) == 1 and "--threads 1" in res.extra["engine"]  # a star is one partition
+
+
+def test_trace_caps_name_the_trace_table(tmp_path):
+    text = BASE + "[trace]\nmax_bytes = 1\n"
+    e = error_of(tmp_path, text)
+    assert re.search(rf"s\.toml:{line_of(text, 'max_bytes')}: field `trace\.max_bytes`: the trace would take", e), e
+    text = BASE + "[trace]\nmax_bytes = 1000000000000000000000000000000\n"
+    e = error_of(tmp_path, text)
+    assert re.search(rf"s\.toml:{line_of(text, 'max_bytes')}: field `trace\.max_bytes`", e), e
+
+
+def test_a_list_of_three_for_a_range_says_what_it_takes(tmp_path):
+    text = BASE.replace("seed = 1", 'seed = 1\nstop_time = "10us"') + "[[app]]\nhost = 0\ndst = 1\nwr_num = 1\nsize = [1, 2, 3]\n"
+    e = error_of(tmp_path, text)
+    assert "untagged" not in e and "[lo, hi]" in e, e
+    assert re.search(rf"s\.toml:{line_of(text, 'size = [')}: field `app\[0\]\.size`", e), e
+
+
+def test_threads_on_the_command_line(capsys, tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text(BASE)
+    with pytest.raises(SystemExit) as e:
+        cli.main(["run", str(path), "--threads", "abc"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "expected a thread count of at least 1 or 'auto', got 'abc'" in err and "_threads" not in err, err
+
+
+def test_run_takes_a_dict_toml_text_or_a_scenario_read_from_toml(tmp_path):
+    spec = {"topology": {"kind": "star", "hosts": 2}, "traffic": [{"kind": "flows", "flows": [
+        {"src": 0, "dst": 1, "size": 1000}]}]}
+    assert len(rdmalab.run(spec, progress=False).flows) == 1
+    assert len(rdmalab.run(BASE, progress=False).flows) == 1
+    with pytest.raises(TypeError, match="run\\(\\) takes a Scenario, a dict"):
+        rdmalab.run(42, progress=False)
+    with pytest.raises(TypeError, match="Scenario\\(\\) takes the scenario as a dict"):
+        rdmalab.Scenario("scenario.toml")
+    # TOML text: its errors name the string and the line.
+    bad = 'stop_time = "soon"\n' + BASE
+    with pytest.raises(ValueError, match=r"^<toml string>:1: field `stop_time`"):
+        rdmalab.run(bad, progress=False)
+    # A scenario read from a file keeps the file's lines until a builder changes it.
+    text = BASE + '[fabric]\nqueue_sample_interval = "0ns"\n'
+    path = tmp_path / "read.toml"
+    path.write_text(text)
+    sc = rdmalab.Scenario.from_toml(path)
+    with pytest.raises(ValueError, match=rf"read\.toml:{line_of(text, 'queue_sample')}: field `fabric\.queue"):
+        rdmalab.run(sc, progress=False)
+    with pytest.raises(ValueError, match=r"<python scenario>: field `fabric\.queue_sample_interval`"):
+        rdmalab.run(sc.with_seed(2), progress=False)
