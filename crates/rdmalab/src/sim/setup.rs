@@ -161,7 +161,7 @@ impl Simulation {
             sim.queue.push(first.start, Event::FlowArrival);
         }
         sim.schedule_first_sample()?;
-        sim.schedule_link_events()?;
+        super::failures::schedule_link_events(&sim.cfg.link_events, &sim.topo, &mut sim.queue)?;
         sim.schedule_qlen_monitor();
         Ok(sim)
     }

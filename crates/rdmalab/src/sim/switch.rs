@@ -90,7 +90,7 @@ impl Simulation {
     fn drop_at_ingress(&mut self, at: PortId, sw: usize, class: Option<usize>, r: PacketRef) {
         let mut pkt = self.packets.take(r);
         if pkt.deflections & ON_DEQUEUE != 0 {
-            pkt = self.iofd_dequeue(sw, pkt.pg as usize, pkt);
+            pkt = super::mech::iofd::on_dequeue(self.iofd.as_deref_mut(), sw, pkt.pg as usize, pkt);
         }
         if let Some(class) = class {
             self.count_class_drop(at, class);
@@ -189,7 +189,7 @@ impl Simulation {
                 self.mark_ecn::<SPECIAL>(port, sw, class, r);
             }
             if SPECIAL && self.packets.get(r).deflections & ON_DEQUEUE != 0 {
-                let pkt = self.iofd_dequeue(sw, class, *self.packets.get(r));
+                let pkt = super::mech::iofd::on_dequeue(self.iofd.as_deref_mut(), sw, class, *self.packets.get(r));
                 *self.packets.get_mut(r) = pkt;
                 iofd = true;
             }

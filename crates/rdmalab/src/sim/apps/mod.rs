@@ -146,7 +146,7 @@ impl Verbs for HostVerbs<'_> {
     }
 
     fn reconnect(&mut self, qp: QpId) {
-        self.sim.reconnect_qp(qp);
+        crate::sim::mech::retry::reconnect(&mut self.sim.qps[qp.idx()]);
     }
 
     fn open_qp(&mut self, f: &FlowSpec, rx: AppId) -> QpId {

@@ -23,7 +23,7 @@ use crate::cc::{AckEvent, CcConfig, CcGroup, Granularity, PathInfo};
 use crate::fabric::packet::NO_INT;
 use crate::fabric::Packet;
 use crate::ids::{CcGroupId, NodeId, QpId};
-use crate::sim::mech::tenancy::{forget_int_baselines, swap_path_int, PathInt};
+use crate::sim::mech::tenancy::{self, forget_int_baselines, swap_path_int, PathInt};
 use crate::sim::{Event, Simulation};
 use crate::tenancy::pacing::IntSample;
 use crate::tenancy::Defense;
@@ -70,7 +70,7 @@ impl Simulation {
         grp.linger_until = Time::MAX; // a lingering group is in use again
         grp.members.push(qp_id);
         self.qps[qp_id.idx()].cc_group = g;
-        if self.tenant_paced(g) {
+        if tenancy::tenant_paced(&self.cfg, &self.groups[g.idx()]) {
             // A newcomer waits for the tenant's clock like the members already there.
             let qp = &mut self.qps[qp_id.idx()];
             qp.next_avail = qp.next_avail.max(self.groups[g.idx()].pacer.next);
@@ -122,6 +122,14 @@ impl Simulation {
         } else {
             self.retire_group(g);
         }
+    }
+
+    /// Moves a QP to the group its key now names (its line-rate start is over).
+    pub(in crate::sim) fn rejoin_group(&mut self, qp_id: QpId) {
+        self.leave_group(qp_id);
+        let (src, dst) = (self.qps[qp_id.idx()].src, self.qps[qp_id.idx()].dst);
+        let path = self.path_info(src, dst);
+        self.join_group(qp_id, path);
     }
 
     /// The linger time of a group ran out: retire it if no QP joined since.
@@ -253,8 +261,9 @@ impl Simulation {
     /// the new rate and the NIC's wake-up moved earlier if needed; otherwise the new rate
     /// applies from the next packet.
     fn set_member_rates(&mut self, g: CcGroupId, retime: bool) {
-        let retime = if retime && self.tenant_paced(g) {
-            self.retime_tenant_state(g);
+        let retime = if retime && tenancy::tenant_paced(&self.cfg, &self.groups[g.idx()]) {
+            let (grp, now, timing) = (&mut self.groups[g.idx()], self.now, self.cfg.timing);
+            tenancy::retime_tenant_state(timing, now, grp, &mut self.qps, &mut self.nics, &mut self.queue);
             false
         } else {
             retime

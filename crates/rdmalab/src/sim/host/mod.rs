@@ -11,6 +11,7 @@ use std::collections::VecDeque;
 
 use crate::ids::{CcGroupId, QpId};
 use crate::rnic::Qp;
+use crate::sim::mech::{retry, tenancy};
 use crate::sim::{Event, Simulation};
 use crate::units::Time;
 use crate::workload::FlowSpec;
@@ -113,7 +114,10 @@ impl Simulation {
         self.live_qps += 1;
         self.counters.qps_peak = self.counters.qps_peak.max(self.live_qps);
         if self.cfg.defense != crate::tenancy::Defense::None {
-            self.grant_line_rate_start(id, f.size);
+            let (_, bdp) = self.path_rtt_bdp(f.src, f.dst);
+            let (p, now, qp) = (&self.cfg.defense_params, self.now, &mut self.qps[id.idx()]);
+            let (rate, budgets) = (self.nics[qp.nic as usize].rate, &mut self.start_budgets[qp.nic as usize]);
+            tenancy::grant_line_rate_start(p, now, rate, budgets, qp, bdp, f.size);
         }
         self.join_group(id, path);
         self.nics[nic_idx as usize].qps.push(id);
@@ -158,10 +162,11 @@ impl Simulation {
         }
         if qp.snd_una < qp.snd_nxt {
             self.counters.timeouts += 1;
-            if !self.go_back(qp_id) {
+            let qp = &mut self.qps[qp_id.idx()];
+            if !retry::go_back(self.cfg.retry_limit, qp) {
+                self.fail_qp(qp_id);
                 return; // retry exceeded: the QP is in the error state
             }
-            let qp = &mut self.qps[qp_id.idx()];
             qp.snd_nxt = qp.snd_una;
         }
         let qp = &mut self.qps[qp_id.idx()];

@@ -7,6 +7,7 @@ use crate::fabric::packet::NO_INT;
 use crate::fabric::{Packet, PacketKind};
 use crate::ids::{AppId, HeaderSlot, PortId, QpId};
 use crate::rnic::Completion;
+use crate::sim::mech::retry;
 use crate::sim::Simulation;
 use crate::stats::FlowRecord;
 use crate::units::Time;
@@ -140,9 +141,12 @@ impl Simulation {
         }
         let chunks_done = if advanced { self.complete_messages(qp_id) } else { None };
         let qp = &mut self.qps[qp_id.idx()];
-        if pkt.kind == PacketKind::Nack && qp.snd_nxt > pkt.seq.max(qp.snd_una) && self.go_back(qp_id) {
-            let qp = &mut self.qps[qp_id.idx()];
-            qp.snd_nxt = pkt.seq.max(qp.snd_una);
+        if pkt.kind == PacketKind::Nack && qp.snd_nxt > pkt.seq.max(qp.snd_una) {
+            if retry::go_back(self.cfg.retry_limit, qp) {
+                qp.snd_nxt = pkt.seq.max(qp.snd_una);
+            } else {
+                self.fail_qp(qp_id);
+            }
         }
         self.cc_on_ack(qp_id, &pkt);
         if pkt.int_slot != NO_INT {

@@ -151,7 +151,8 @@ impl Simulation {
         qp.snd_nxt = end;
         qp.in_flight += 1;
         if qp.exempt_until != 0 && end >= qp.exempt_until {
-            self.end_line_rate_start(qp_id);
+            crate::sim::mech::tenancy::end_line_rate_start(qp);
+            self.rejoin_group(qp_id);
         }
         let qp = &mut self.qps[qp_id.idx()];
         let pace = if self.cfg.rate_bound { qp.rate } else { qp.max_rate };
