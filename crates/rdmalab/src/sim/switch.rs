@@ -286,7 +286,7 @@ impl Simulation {
         self.pfc_events.push(PfcEvent {
             time: self.now,
             node,
-            node_is_switch: self.switch_of[node.idx()] != u32::MAX,
+            node_is_switch: !self.switch_of[node.idx()].is_none(),
             ifindex: self.topo.ports[at.idx()].ifindex,
             pause,
         });

@@ -28,7 +28,7 @@ pub(super) use closed_loop::HostModel;
 pub(super) use drum::PERIOD;
 
 use crate::app::{AppHeader, AppId, AppKind, HeaderSlot, Headers, RecvCompletion, SendCompletion, Verbs, Wr};
-use crate::ids::{NodeId, QpId};
+use crate::ids::{FlowId, NodeId, QpId};
 use crate::multipath::virtuoso::{VirtuosoReceiver, VirtuosoSender};
 use crate::multipath::{MpReceiver, MpSender};
 use crate::rnic::Message;
@@ -123,7 +123,7 @@ impl Verbs for HostVerbs<'_> {
         let hdr = wr.header.map_or(HeaderSlot::NONE, |h| self.sim.apps.headers.write(h));
         // A WR with a header carries part of message `data_id`, which is flow row
         // `flows + data_id` of the results (rate samples label QPs by it).
-        let flow = wr.header.map_or(u32::MAX, |h| (self.sim.flows.len() as u64 + h.data_id) as u32);
+        let flow = wr.header.map_or(FlowId::NONE, |h| FlowId((self.sim.flows.len() as u64 + h.data_id) as u32));
         let m = Message {
             flow,
             end: 0,

@@ -84,11 +84,11 @@ impl Simulation {
     fn group_key(&self, qp_id: QpId) -> Option<GroupKey> {
         let qp = &self.qps[qp_id.idx()];
         if self.cfg.defense == Defense::Tenant {
-            return (qp.exempt_until == 0).then_some((qp.nic, TENANT_KEY | qp.tenant as u32));
+            return (qp.exempt_until == 0).then_some((qp.nic.0, TENANT_KEY | qp.tenant as u32));
         }
         match self.cfg.granularity {
             Granularity::PerQp => None,
-            Granularity::PerDestination | Granularity::PerDestinationUnsplit => Some((qp.nic, qp.dip)),
+            Granularity::PerDestination | Granularity::PerDestinationUnsplit => Some((qp.nic.0, qp.dip)),
             Granularity::PerPair => Some((qp.src.0, qp.dst.0)),
         }
     }
@@ -276,7 +276,7 @@ impl Simulation {
                 let old_gap = self.cfg.timing.tx_time(qp.rate, qp.last_wire as u64);
                 let new_gap = self.cfg.timing.tx_time(rate, qp.last_wire as u64);
                 qp.next_avail = Time((qp.next_avail.0 + new_gap.0).saturating_sub(old_gap.0));
-                let nic = &mut self.nics[qp.nic as usize];
+                let nic = &mut self.nics[qp.nic.idx()];
                 if nic.wake_at != Time::MAX && qp.next_avail < nic.wake_at {
                     let at = qp.next_avail.max(self.now);
                     nic.wake_at = at;

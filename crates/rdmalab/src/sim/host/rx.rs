@@ -38,7 +38,7 @@ impl Simulation {
             rx.unacked_packets += 1;
             self.counters.payload_bytes_delivered += pkt.payload as u64;
             if self.cfg.tenant_meter {
-                let nic = self.nic_of[pkt.dst.idx()] as usize;
+                let nic = self.nic_of[pkt.dst.idx()].idx();
                 self.meters[nic].add(qp.tenant, self.now, pkt.payload);
             }
             if pkt.last_of_msg {
@@ -89,7 +89,7 @@ impl Simulation {
             dst: pkt.src,
             sip: pkt.dip,
             dip: pkt.sip,
-            ingress: PortId(u32::MAX),
+            ingress: PortId::NONE,
             ingress_local: 0,
             int_slot: pkt.int_slot,
             app_hdr: HeaderSlot::NONE,
@@ -110,7 +110,7 @@ impl Simulation {
             self.int.get_mut(pkt.int_slot).nhop = pkt.int_hops; // what the switches stamped
         }
         let nic = self.nic_of[pkt.dst.idx()];
-        self.nics[nic as usize].acks.push_back(ack);
+        self.nics[nic.idx()].acks.push_back(ack);
         self.nic_kick(nic);
     }
 
@@ -165,7 +165,7 @@ impl Simulation {
     #[cold]
     pub(super) fn trace_ack(&mut self, pkt: &Packet) {
         use crate::sim::trace::TraceEvent;
-        let port = self.nics[self.nic_of[pkt.dst.idx()] as usize].port;
+        let port = self.nics[self.nic_of[pkt.dst.idx()].idx()].port;
         let ev = if pkt.kind == PacketKind::Nack { TraceEvent::Nack } else { TraceEvent::Ack };
         self.trace_event(ev, port, pkt);
         if pkt.cnp {
@@ -199,9 +199,9 @@ impl Simulation {
                 self.app_send_done(m.app, c);
                 continue;
             }
-            let flow = &self.flows[m.flow as usize];
+            let flow = &self.flows[m.flow.idx()];
             self.records.push(FlowRecord {
-                flow: m.flow,
+                flow: m.flow.0,
                 src: qp.src,
                 dst: qp.dst,
                 sip: qp.sip,
@@ -211,11 +211,11 @@ impl Simulation {
                 size: m.size,
                 start: flow.start,
                 fct: self.now - m.posted,
-                ideal: self.ideal[m.flow as usize],
+                ideal: self.ideal[m.flow.idx()],
                 tenant: qp.tenant,
             });
             self.flows_done += 1;
-            let nic = qp.nic as usize;
+            let nic = qp.nic.idx();
             self.nics[nic].cq.push_back(Completion { flow: m.flow, time: self.now });
             self.note_work_done();
         }
@@ -229,9 +229,9 @@ impl Simulation {
         if !qp.finished && qp.messages.is_empty() && qp.close_when_idle && qp.snd_una >= qp.posted {
             qp.finished = true;
             qp.rto_deadline = Time::MAX;
-            self.nics[qp.nic as usize].has_finished = true;
+            self.nics[qp.nic.idx()].has_finished = true;
             // The completion queue is drained by applications; flows have none here.
-            self.nics[qp.nic as usize].cq.clear();
+            self.nics[qp.nic.idx()].cq.clear();
             self.leave_group(qp_id);
         }
     }

@@ -28,7 +28,7 @@ use crate::config::LinkEvent;
 use crate::engine::EventQueue;
 use crate::error::{Error, Result};
 use crate::fabric::{PacketKind, PortState};
-use crate::ids::{LinkId, NodeId, PortId, QpId};
+use crate::ids::{FlowId, LinkId, NodeId, PortId, QpId};
 use crate::rnic::Qp;
 use crate::sim::{Event, Simulation};
 use crate::topology::routing::{NeighborOrder, Routes};
@@ -108,14 +108,14 @@ pub(in crate::sim) fn stranded(qps: &[Qp], routes: &Routes) -> Vec<QpId> {
         .filter(|&q| {
             let qp = &qps[q.idx()];
             // (A slot never opened, as the origin order sets them up per flow, has no group.)
-            !qp.finished && qp.cc_group.0 != u32::MAX && routes.next_hops(qp.src, qp.dst).is_empty()
+            !qp.finished && !qp.cc_group.is_none() && routes.next_hops(qp.src, qp.dst).is_empty()
         })
         .collect()
 }
 
 /// The record of flow `flow` (its spec `f`) given up at `now`.
-pub(in crate::sim) fn unreachable_flow(flow: u32, f: &FlowSpec, now: Time) -> UnreachableFlow {
-    UnreachableFlow { flow, src: f.src, dst: f.dst, size: f.size, start: f.start, at: now }
+pub(in crate::sim) fn unreachable_flow(flow: FlowId, f: &FlowSpec, now: Time) -> UnreachableFlow {
+    UnreachableFlow { flow: flow.0, src: f.src, dst: f.dst, size: f.size, start: f.start, at: now }
 }
 
 /// Gives up every message of `qp` (its destination is partitioned away): returns their
@@ -123,7 +123,7 @@ pub(in crate::sim) fn unreachable_flow(flow: u32, f: &FlowSpec, now: Time) -> Un
 /// WRs (`learns`) is left alone (`None`): such an application hears of failures only
 /// through `fabric.retry_limit` (`mech::retry`), so without it such a run ends stalled or at
 /// its stop time instead.
-pub(in crate::sim) fn abandon(qp: &mut Qp, learns: impl Fn(crate::ids::AppId) -> bool) -> Option<Vec<u32>> {
+pub(in crate::sim) fn abandon(qp: &mut Qp, learns: impl Fn(crate::ids::AppId) -> bool) -> Option<Vec<FlowId>> {
     if qp.messages.iter().any(|m| learns(m.app)) {
         return None;
     }
@@ -213,8 +213,8 @@ impl Simulation {
     }
 
     /// Records flow `flow` as unreachable now.
-    pub(in crate::sim) fn record_unreachable(&mut self, flow: u32) {
-        self.unreachable.push(unreachable_flow(flow, &self.flows[flow as usize], self.now));
+    pub(in crate::sim) fn record_unreachable(&mut self, flow: FlowId) {
+        self.unreachable.push(unreachable_flow(flow, &self.flows[flow.idx()], self.now));
         self.flows_done += 1;
         self.note_work_done();
     }
@@ -227,7 +227,7 @@ impl Simulation {
             self.record_unreachable(f);
         }
         let nic = self.qps[q.idx()].nic;
-        self.nics[nic as usize].has_finished = true;
+        self.nics[nic.idx()].has_finished = true;
         self.leave_group(q);
     }
 }

@@ -35,7 +35,7 @@ pub(in crate::sim) fn retime_tenant_state(
         qps[m.idx()].next_avail = next;
     }
     let nic_idx = qps[first.idx()].nic;
-    let nic = &mut nics[nic_idx as usize];
+    let nic = &mut nics[nic_idx.idx()];
     if nic.wake_at != Time::MAX && next < nic.wake_at {
         let at = next.max(now);
         nic.wake_at = at;

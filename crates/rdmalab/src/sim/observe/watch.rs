@@ -224,7 +224,7 @@ impl Simulation {
     /// stall's cause: what a user, or a bug report, needs to see why it stopped).
     fn stuck_qp(&self) -> Option<String> {
         let (i, qp) = self.qps.iter().enumerate().find(|(_, q)| !q.finished && q.snd_una < q.posted)?;
-        let nic = &self.nics[qp.nic as usize];
+        let nic = &self.nics[qp.nic.idx()];
         let listed = nic.qps.iter().any(|&x| x.idx() == i);
         Some(format!(
             "{i} ({}->{}): acked {} of {} bytes, sent {}, {} packet(s) in the network, window {} bytes, \
@@ -296,11 +296,11 @@ impl Simulation {
                 if st.paused[q] && t.saturating_sub(paused_at) >= min_age {
                     share.stuck.push((at, paused_at));
                 }
-                let mut last = u32::MAX;
+                let mut last = PortId::NONE;
                 for &r in &st.queues[q] {
                     let ingress = self.packets.get(r).ingress;
-                    if ingress.0 != last {
-                        last = ingress.0;
+                    if ingress != last {
+                        last = ingress;
                         share.waits.push((key(self.ports[ingress.idx()].peer.idx(), q), at));
                     }
                 }

@@ -38,7 +38,7 @@ impl Simulation {
                 Some(m.apps[first as usize].spec.host)
             }
             Event::CloseQp(q) => Some(self.qps[q.idx()].src),
-            Event::WqeDone(nic) => Some(self.nics[nic as usize].node),
+            Event::WqeDone(nic) => Some(self.nics[nic.idx()].node),
             _ => None,
         }
     }
