@@ -162,7 +162,10 @@ fn last_hop_queue(pkt: &Packet) -> u8 {
 
 impl Simulation {
     /// A data packet at switch node `node` arrived on `at`, whose ECMP port is `ecmp`:
-    /// re-sequenced at the last hop, possibly deflected elsewhere.
+    /// re-sequenced at the last hop, possibly deflected elsewhere. Out of line, so that the
+    /// forwarding path of a run without IOFD carries none of its code.
+    #[cold]
+    #[inline(never)]
     pub(in crate::sim) fn iofd_receive(&mut self, at: PortId, node: NodeId, ecmp: PortId, mut pkt: Packet) {
         let sw = self.ports[at.idx()].unit as usize;
         if self.ports[ecmp.idx()].peer_on_host {
