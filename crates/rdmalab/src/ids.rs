@@ -7,9 +7,20 @@ macro_rules! identifier {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
         #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        #[repr(transparent)]
         pub struct $name(pub u32);
 
         impl $name {
+            /// No such item: the sentinel where an id is optional (`u32::MAX`, never an
+            /// arena slot).
+            pub const NONE: $name = $name(u32::MAX);
+
+            /// True for the `NONE` sentinel.
+            #[inline]
+            pub const fn is_none(self) -> bool {
+                self.0 == u32::MAX
+            }
+
             /// The index into the owning arena.
             #[inline]
             pub const fn idx(self) -> usize {
@@ -33,6 +44,15 @@ macro_rules! identifier {
 identifier!(
     /// A node (host or switch); equal to the node id of the ns-3 topology file.
     NodeId
+);
+identifier!(
+    /// A host's RNIC: its row in the simulator's NIC arena (`NONE` for a switch node).
+    NicId
+);
+identifier!(
+    /// A switch: its row in the simulator's switch arenas (MMUs, ECN RNGs, IOFD state;
+    /// `NONE` for a host node).
+    SwitchId
 );
 identifier!(
     /// A full-duplex link.
@@ -64,50 +84,20 @@ identifier!(
 identifier!(
     /// A host application: its row in the simulator's one application table (`sim::apps`).
     /// The attack generators of a scenario take the first rows, in the order its traffic
-    /// lists them, so a flow names the generator that carries it by this id.
+    /// lists them, so a flow names the generator that carries it by this id. `NONE`: no
+    /// application (a plain flow's message, or a QP whose deliveries nobody hears of).
     AppId
 );
 identifier!(
     /// Where a WR's in-payload application header is stored (`app::Headers`): the packets
-    /// of the WR carry this slot instead of the header.
+    /// of the WR carry this slot instead of the header. `NONE`: no header (a packet that
+    /// does not end a WR written by an application).
     HeaderSlot
 );
 
 identifier!(
     /// A DRUM scheduler (seed 000): one per host whose applications it posts and polls for,
     /// numbered in the order the hosts' first applications appear (`sim::apps::drum`).
+    /// `NONE`: no scheduler (in DRUM's in-band control, the coordinator's end of a connection).
     AgentId
 );
-
-impl AgentId {
-    /// No scheduler: in DRUM's in-band control, the coordinator's end of a connection.
-    pub const NONE: AgentId = AgentId(u32::MAX);
-
-    /// True for [`AgentId::NONE`].
-    #[inline]
-    pub const fn is_none(self) -> bool {
-        self.0 == u32::MAX
-    }
-}
-
-impl AppId {
-    /// No application: a plain flow's message, or a QP whose deliveries nobody hears of.
-    pub const NONE: AppId = AppId(u32::MAX);
-
-    /// True for [`AppId::NONE`].
-    #[inline]
-    pub const fn is_none(self) -> bool {
-        self.0 == u32::MAX
-    }
-}
-
-impl HeaderSlot {
-    /// No header: a packet that does not end a WR written by an application.
-    pub const NONE: HeaderSlot = HeaderSlot(u32::MAX);
-
-    /// True for [`HeaderSlot::NONE`].
-    #[inline]
-    pub const fn is_none(self) -> bool {
-        self.0 == u32::MAX
-    }
-}

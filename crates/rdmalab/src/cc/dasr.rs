@@ -17,7 +17,7 @@
 use super::dcqcn::{DcqcnParams, DcqcnState};
 use super::ib::{IbParams, IbState};
 use super::{AckEvent, CcTimers};
-use crate::ids::{NodeId, QpId};
+use crate::ids::{NicId, NodeId, QpId};
 use crate::units::{Rate, Time};
 
 /// What the receiver counts in n.
@@ -236,7 +236,7 @@ impl ReceiverSet {
 #[derive(Clone, Copy, Debug)]
 pub struct DataSeen {
     /// The receiving host's NIC index.
-    pub nic: u32,
+    pub nic: NicId,
     /// The QP it belongs to.
     pub qp: QpId,
     /// Its sending host.
@@ -260,7 +260,7 @@ impl DasrReceivers {
         if q >= self.member.len() {
             self.member.resize(q + 1, false); // once per QP, not per packet
         }
-        let set = &mut self.hosts[seen.nic as usize];
+        let set = &mut self.hosts[seen.nic.idx()];
         if seen.new_data && !self.member[q] {
             self.member[q] = true;
             set.join(seen.from);
@@ -274,15 +274,15 @@ impl DasrReceivers {
 
     /// The share u·C/n host `nic` gives now (n = 0 counts as 1: a late ACK of a QP that
     /// already left).
-    pub fn share(&self, nic: u32) -> Rate {
-        let set = &self.hosts[nic as usize];
+    pub fn share(&self, nic: NicId) -> Rate {
+        let set = &self.hosts[nic.idx()];
         let n = set.n(self.params.count).max(1) as f64;
         Rate((set.rate.0 as f64 * self.params.utilization / n) as u64)
     }
 
     /// The size of host `nic`'s set A as the configured count sees it.
-    pub fn active(&self, nic: u32) -> u32 {
-        self.hosts[nic as usize].n(self.params.count)
+    pub fn active(&self, nic: NicId) -> u32 {
+        self.hosts[nic.idx()].n(self.params.count)
     }
 }
 
@@ -293,7 +293,7 @@ mod tests {
     const C: Rate = Rate::gbps(100);
 
     fn seen(qp: usize, from: u32, new_data: bool, ends: bool) -> DataSeen {
-        DataSeen { nic: 0, qp: QpId::new(qp), from: NodeId(from), new_data, ends_message: ends }
+        DataSeen { nic: NicId(0), qp: QpId::new(qp), from: NodeId(from), new_data, ends_message: ends }
     }
 
     #[test]
@@ -305,7 +305,7 @@ mod tests {
         // A duplicate of a QP that left never rejoins.
         assert_eq!(r.on_data(seen(0, 1, true, true)), Rate(C.0 / 2));
         assert_eq!(r.on_data(seen(0, 1, false, false)), Rate(C.0 / 2));
-        assert_eq!(r.active(0), 2);
+        assert_eq!(r.active(NicId(0)), 2);
     }
 
     #[test]
@@ -319,8 +319,8 @@ mod tests {
         for q in 0..4 {
             r.on_data(seen(q, 1, true, true));
         }
-        assert_eq!(r.active(0), 1);
-        assert_eq!(r.share(0), Rate(C.0 / 2));
+        assert_eq!(r.active(NicId(0)), 1);
+        assert_eq!(r.share(NicId(0)), Rate(C.0 / 2));
     }
 
     #[test]

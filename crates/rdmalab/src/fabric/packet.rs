@@ -93,12 +93,12 @@ impl Packet {
     pub fn pfc(kind: PacketKind, pg: u8, wire: u32) -> Packet {
         Packet {
             seq: 0,
-            qp: QpId(u32::MAX),
-            src: NodeId(u32::MAX),
-            dst: NodeId(u32::MAX),
+            qp: QpId::NONE,
+            src: NodeId::NONE,
+            dst: NodeId::NONE,
             sip: 0,
             dip: 0,
-            ingress: PortId(u32::MAX),
+            ingress: PortId::NONE,
             ingress_local: 0,
             int_slot: NO_INT,
             app_hdr: crate::ids::HeaderSlot::NONE,

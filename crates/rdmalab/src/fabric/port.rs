@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use crate::fabric::arbitration::InputArbiter;
 use crate::fabric::classes::ClassSched;
 use crate::fabric::{Packet, PacketPool, PacketRef, Wire, NUM_PRIOS};
-use crate::ids::{NodeId, PortId};
+use crate::ids::{NicId, NodeId, PortId, SwitchId};
 use crate::units::{Rate, Time};
 
 /// Counters of one egress port.
@@ -125,6 +125,18 @@ pub struct PortState {
 struct LineStart;
 
 impl PortState {
+    /// The NIC that owns this port (a host's port).
+    #[inline]
+    pub fn nic(&self) -> NicId {
+        NicId(self.unit)
+    }
+
+    /// The switch that owns this port (a switch's port).
+    #[inline]
+    pub fn switch(&self) -> SwitchId {
+        SwitchId(self.unit)
+    }
+
     /// An idle port.
     pub fn new(node: NodeId, peer: PortId, local: u16, rate: Rate, delay: Time) -> PortState {
         PortState {
@@ -135,7 +147,7 @@ impl PortState {
             rate_class: u8::MAX,
             delay,
             on_host: false,
-            unit: u32::MAX,
+            unit: NicId::NONE.0,
             peer_on_host: false,
             peer_lossy: false,
             busy: false,

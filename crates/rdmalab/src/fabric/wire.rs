@@ -19,7 +19,7 @@ pub struct Wire {
     rest: VecDeque<(Time, PacketRef, NodeId)>,
 }
 
-const NO_HEAD: (Time, PacketRef, NodeId) = (Time::MAX, PacketRef::NONE, NodeId(u32::MAX));
+const NO_HEAD: (Time, PacketRef, NodeId) = (Time::MAX, PacketRef::NONE, NodeId::NONE);
 
 impl Default for Wire {
     fn default() -> Self {

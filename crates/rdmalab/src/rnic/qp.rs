@@ -3,14 +3,14 @@
 
 use std::collections::VecDeque;
 
-use crate::ids::{AppId, CcGroupId, HeaderSlot, NodeId};
+use crate::ids::{AppId, CcGroupId, FlowId, HeaderSlot, NicId, NodeId};
 use crate::units::{Rate, Time};
 
 /// One posted WQE (a message): bytes `[end - size, end)` of the QP's stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Message {
     /// Index of the flow/message in the scenario (reported in results).
-    pub flow: u32,
+    pub flow: FlowId,
     /// Offset one past the message's last byte in the QP's stream.
     pub end: u64,
     /// Payload bytes.
@@ -30,7 +30,7 @@ pub struct Message {
 
 impl Message {
     /// A message of flow `flow` that no application posted (its `end` is set when posted).
-    pub fn plain(flow: u32, size: u64, now: Time) -> Message {
+    pub fn plain(flow: FlowId, size: u64, now: Time) -> Message {
         let (app, hdr) = (AppId::NONE, HeaderSlot::NONE);
         Message { flow, end: 0, size, posted: now, app, cookie: 0, hdr, notify_sent: false }
     }
@@ -40,7 +40,7 @@ impl Message {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Completion {
     /// The message.
-    pub flow: u32,
+    pub flow: FlowId,
     /// When the ACK covering its last byte arrived.
     pub time: Time,
 }
@@ -83,7 +83,7 @@ impl Default for RxState {
 #[derive(Clone, Debug)]
 pub struct Qp {
     /// Index of the sending host's NIC.
-    pub nic: u32,
+    pub nic: NicId,
     /// Sending host.
     pub src: NodeId,
     /// Receiving host.
@@ -158,7 +158,7 @@ impl Qp {
     /// needs and takes the rest from here.
     pub fn placeholder() -> Qp {
         Qp {
-            nic: 0,
+            nic: NicId(0),
             src: NodeId(0),
             dst: NodeId(0),
             sip: 0,
@@ -179,7 +179,7 @@ impl Qp {
             last_wire: 0,
             rto_deadline: Time::MAX,
             rto_scheduled: false,
-            cc_group: CcGroupId(u32::MAX),
+            cc_group: CcGroupId::NONE,
             finished: true,
             close_when_idle: true,
             rx: RxState::default(),
@@ -220,7 +220,7 @@ impl Qp {
     }
 
     /// Posts a message of `size` bytes for flow `flow`.
-    pub fn post(&mut self, flow: u32, size: u64, now: Time) {
+    pub fn post(&mut self, flow: FlowId, size: u64, now: Time) {
         self.post_message(Message::plain(flow, size, now));
     }
 
@@ -255,7 +255,7 @@ mod tests {
     #[test]
     fn variable_window_follows_rate() {
         let mut q = qp();
-        q.post(0, 100_000, Time(0));
+        q.post(FlowId(0), 100_000, Time(0));
         assert_eq!(q.window(), 5_000);
         q.snd_nxt = 4_999;
         assert!(!q.window_bound());

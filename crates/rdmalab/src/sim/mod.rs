@@ -39,7 +39,7 @@ pub use watch::{CycleHop, Deadlock};
 use crate::cc::CcGroup;
 use crate::engine::{EventQueue, Rng};
 use crate::fabric::{IntSlab, PacketPool, PortState, SwitchMmu, TxClock};
-use crate::ids::{CcGroupId, LinkId, PortId, QpId};
+use crate::ids::{CcGroupId, FlowId, LinkId, NicId, PortId, QpId, SwitchId};
 use crate::rnic::{Nic, Qp};
 use crate::stats::{Counters, FlowRecord, PfcEvent};
 use crate::topology::routing::Routes;
@@ -57,7 +57,7 @@ enum Event {
     /// The head packet on the wire leaving this port reaches the peer.
     Arrive(PortId),
     /// A NIC's pacing timer.
-    NicWake(u32),
+    NicWake(NicId),
     /// A QP's retransmission timer (for the occupant of that generation of the slot).
     Rto(QpId, u16),
     /// Periodic queue-length sampling.
@@ -80,7 +80,7 @@ enum Event {
     App(crate::ids::AppId, u32),
     /// A NIC's WQE engine finished the WQE at the head of its FIFO (`sim::apps`): the
     /// RNIC's own hardware, not an application.
-    WqeDone(u32),
+    WqeDone(NicId),
     /// IOFD: the switch of this port retries the packets its re-sequencer could not yet
     /// hand to the MMU (`sim::iofd`).
     IofdRetry(PortId),
@@ -125,10 +125,10 @@ pub struct Simulation {
     /// ECN thresholds per link rate, by the clock's rate index (`PortState::rate_class`):
     /// looked up once at setup, not per marked packet.
     ecn_of_class: Vec<Option<crate::fabric::EcnParams>>,
-    /// Switch index of each node (`u32::MAX` for hosts).
-    switch_of: Vec<u32>,
-    /// NIC index of each node (`u32::MAX` for switches).
-    nic_of: Vec<u32>,
+    /// Switch of each node (`NONE` for hosts).
+    switch_of: Vec<SwitchId>,
+    /// NIC of each node (`NONE` for switches).
+    nic_of: Vec<NicId>,
     mmus: Vec<SwitchMmu>,
     /// Static per-port buffers per switch (`fabric.buffer_model = "per_port"`), used in
     /// place of `mmus`; `None`: the shared MMU (one test per admission and release).
@@ -169,7 +169,7 @@ pub struct Simulation {
     /// When the last flow completed (or was given up).
     last_completion: Time,
     /// The flow each QP was opened for (`trace`).
-    qp_flow: Vec<u32>,
+    qp_flow: Vec<FlowId>,
     /// The per-packet trace, when one is being written.
     trace: Option<Box<trace::Trace>>,
     /// The reference's queue-length monitor, when asked for.

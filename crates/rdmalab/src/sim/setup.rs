@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::fabric::arbitration::{EgressArbitration, InputArbiter};
 use crate::fabric::deflection::Iofd;
 use crate::fabric::{IntSlab, MmuConfig, PortState, SwitchMmu, TxClock, NUM_PRIOS};
-use crate::ids::{NodeId, PortId};
+use crate::ids::{FlowId, NicId, NodeId, PortId, SwitchId};
 use crate::rnic::{Nic, QpCache};
 use crate::stats::ideal;
 use crate::stats::Counters;
@@ -170,14 +170,14 @@ impl Simulation {
                 .map(|f| crate::rnic::Qp { tenant: f.tenant, ..crate::rnic::Qp::placeholder() })
                 .collect();
             // Every partition names a packet's flow in its trace, the sender's or not.
-            sim.qp_flow = (0..sim.flows.len() as u32).collect();
+            sim.qp_flow = (0..sim.flows.len()).map(FlowId::new).collect();
         }
         sim.set_up_attack_apps(apps);
         if let Some(first) = sim.flows.first() {
             sim.queue.push(first.start, Event::FlowArrival);
         }
         sim.schedule_first_sample()?;
-        sim.schedule_link_events()?;
+        super::failures::schedule_link_events(&sim.cfg.link_events, &sim.topo, &mut sim.queue)?;
         sim.schedule_qlen_monitor();
         Ok(sim)
     }
@@ -189,13 +189,13 @@ fn mark_port_roles(
     ports: &mut [PortState],
     topo: &Topology,
     error_rngs: &[Option<crate::engine::Rng>],
-    switch_of: &[u32],
-    nic_of: &[u32],
+    switch_of: &[SwitchId],
+    nic_of: &[NicId],
 ) {
     for i in 0..ports.len() {
         let (node, peer) = (ports[i].node.idx(), ports[i].peer.idx());
         ports[i].on_host = topo.is_host(ports[i].node);
-        ports[i].unit = if ports[i].on_host { nic_of[node] } else { switch_of[node] };
+        ports[i].unit = if ports[i].on_host { nic_of[node].0 } else { switch_of[node].0 };
         ports[i].peer_on_host = topo.is_host(ports[peer].node);
         ports[i].peer_lossy = error_rngs[peer].is_some();
     }
@@ -224,7 +224,7 @@ fn build_ports(topo: &Topology) -> Vec<PortState> {
         .collect()
 }
 
-type SwitchParts = (Vec<u32>, Vec<SwitchMmu>, Vec<crate::engine::Rng>);
+type SwitchParts = (Vec<SwitchId>, Vec<SwitchMmu>, Vec<crate::engine::Rng>);
 
 fn build_switches(topo: &Topology, cfg: &SimConfig) -> Result<SwitchParts> {
     let nic_rate = topo.hosts().next().map(|h| topo.nic_rate(h)).unwrap_or_default();
@@ -238,7 +238,7 @@ fn build_switches(topo: &Topology, cfg: &SimConfig) -> Result<SwitchParts> {
         serialisation: 2 * cfg.data_wire(cfg.mtu) as u64 + cfg.pfc_bytes as u64,
     };
     let mmu_cfg = super::mech::ib::mmu_config(cfg, mmu_cfg);
-    let mut switch_of = vec![u32::MAX; topo.len()];
+    let mut switch_of = vec![SwitchId::NONE; topo.len()];
     let mut mmus = Vec::new();
     let mut rngs = Vec::new();
     for s in topo.switches() {
@@ -252,15 +252,15 @@ fn build_switches(topo: &Topology, cfg: &SimConfig) -> Result<SwitchParts> {
                 }
             }
         }
-        switch_of[s.idx()] = mmus.len() as u32;
+        switch_of[s.idx()] = SwitchId::new(mmus.len());
         mmus.push(SwitchMmu::new(mmu_cfg, &ports));
         rngs.push(stream(cfg.seed, StreamKind::Ecn, s.0 as u64));
     }
     Ok((switch_of, mmus, rngs))
 }
 
-fn build_nics(topo: &Topology, cfg: &SimConfig) -> Result<(Vec<u32>, Vec<Nic>)> {
-    let mut nic_of = vec![u32::MAX; topo.len()];
+fn build_nics(topo: &Topology, cfg: &SimConfig) -> Result<(Vec<NicId>, Vec<Nic>)> {
+    let mut nic_of = vec![NicId::NONE; topo.len()];
     let mut nics = Vec::new();
     for h in topo.hosts() {
         let node = &topo.nodes[h.idx()];
@@ -270,7 +270,7 @@ fn build_nics(topo: &Topology, cfg: &SimConfig) -> Result<(Vec<u32>, Vec<Nic>)> 
         };
         let mut nic = Nic::new(h, port, topo.port_rate(port));
         nic.cache = cfg.qp_cache.map(QpCache::new);
-        nic_of[h.idx()] = nics.len() as u32;
+        nic_of[h.idx()] = NicId::new(nics.len());
         nics.push(nic);
     }
     Ok((nic_of, nics))

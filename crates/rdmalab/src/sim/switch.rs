@@ -118,7 +118,7 @@ impl Simulation {
     fn drop_at_ingress(&mut self, at: PortId, sw: usize, class: Option<usize>, r: PacketRef) {
         let mut pkt = self.packets.take(r);
         if pkt.deflections & ON_DEQUEUE != 0 {
-            pkt = self.iofd_dequeue(sw, pkt.pg as usize, pkt);
+            pkt = super::mech::iofd::on_dequeue(self.iofd.as_deref_mut(), sw, pkt.pg as usize, pkt);
         }
         if let Some(class) = class {
             self.count_class_drop(at, class);
@@ -221,7 +221,7 @@ impl Simulation {
                 self.mark_ecn::<SPECIAL>(port, sw, class, r);
             }
             if SPECIAL && self.packets.get(r).deflections & ON_DEQUEUE != 0 {
-                let pkt = self.iofd_dequeue(sw, class, *self.packets.get(r));
+                let pkt = super::mech::iofd::on_dequeue(self.iofd.as_deref_mut(), sw, class, *self.packets.get(r));
                 *self.packets.get_mut(r) = pkt;
                 iofd = true;
             }
@@ -332,7 +332,7 @@ impl Simulation {
         self.pfc_events.push(PfcEvent {
             time: self.now,
             node,
-            node_is_switch: self.switch_of[node.idx()] != u32::MAX,
+            node_is_switch: !self.switch_of[node.idx()].is_none(),
             ifindex: self.topo.ports[at.idx()].ifindex,
             pause,
         });

@@ -65,7 +65,7 @@ impl Simulation {
     pub(in crate::sim) fn kick(&mut self, port: PortId) {
         let st = &self.ports[port.idx()];
         if st.on_host {
-            self.nic_kick(st.unit);
+            self.nic_kick(st.nic());
         } else {
             self.switch_kick(port);
         }

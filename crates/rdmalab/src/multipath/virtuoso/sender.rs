@@ -45,10 +45,13 @@ pub enum WrKind {
     ChunkProbe,
 }
 
+/// The message of a probe WR, which carries none (`WrLog::msg`).
+const NO_MESSAGE: u32 = u32::MAX;
+
 /// One WR posted by the sender (its index is the WR's cookie).
 #[derive(Clone, Copy, Debug)]
 pub struct WrLog {
-    /// Its message (local index), or `u32::MAX` for a probe.
+    /// Its message (local index), or `NO_MESSAGE` for a probe.
     pub msg: u32,
     /// Path (QP slot).
     pub path: u32,
@@ -281,7 +284,7 @@ impl VirtuosoSender {
         self.probe_start = v.now();
         for path in 0..self.qps.len() {
             let size = self.cfg.probe_size;
-            self.post(u32::MAX, path, WrKind::Probe, size, None, v);
+            self.post(NO_MESSAGE, path, WrKind::Probe, size, None, v);
         }
     }
 

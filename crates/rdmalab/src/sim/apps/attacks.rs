@@ -12,7 +12,7 @@
 
 use super::AppState;
 use crate::app::{AppId, AppKind, Verbs};
-use crate::ids::{HeaderSlot, NodeId, QpId};
+use crate::ids::{FlowId, HeaderSlot, NodeId, QpId};
 use crate::rnic::Message;
 use crate::sim::{Event, Simulation};
 use crate::stats::FlowRecord;
@@ -20,7 +20,7 @@ use crate::units::Time;
 use crate::workload::attacks::{HostApp, StaggerPolicy, Staggered};
 use crate::workload::FlowSpec;
 
-const NO_QP: QpId = QpId(u32::MAX);
+const NO_QP: QpId = QpId::NONE;
 /// A generator's only timer token: the next chunk's turn.
 const TURN: u32 = 0;
 
@@ -28,7 +28,7 @@ const TURN: u32 = 0;
 /// flow its message reports, is the chunk number.
 fn chunk_wr(app: AppId, k: u64, size: u64, now: Time) -> Message {
     let cookie = k as u32;
-    Message { flow: cookie, end: 0, size, posted: now, app, cookie, hdr: HeaderSlot::NONE, notify_sent: false }
+    Message { flow: FlowId(cookie), end: 0, size, posted: now, app, cookie, hdr: HeaderSlot::NONE, notify_sent: false }
 }
 
 /// A chunk an application posted (recorded with `SimConfig::trace_apps`).
@@ -62,7 +62,7 @@ pub(in crate::sim) struct StaggeredRun {
     chunk: u64,
     interval: Time,
     /// The transfer's flow index (set when it is admitted).
-    flow: u32,
+    flow: FlowId,
     chunks: u64,
     /// Chunks whose turn has come.
     turned: u64,
@@ -119,7 +119,7 @@ impl Simulation {
                         spec: *s,
                         chunk,
                         interval,
-                        flow: u32::MAX,
+                        flow: FlowId::NONE,
                         chunks: Staggered::chunks(s.size, chunk),
                         turned: 0,
                         done: 0,
@@ -144,7 +144,7 @@ impl Simulation {
     }
 
     /// Flow `flow` (carried by application `f.app`) starts now.
-    pub(in crate::sim) fn app_admit(&mut self, flow: u32, f: FlowSpec) {
+    pub(in crate::sim) fn app_admit(&mut self, flow: FlowId, f: FlowSpec) {
         let AppKind::Attack(app) = self.apps.kind(f.app) else { unreachable!("a flow names a generator") };
         match self.attack_run(app) {
             AppRun::Staggered(run) => {
@@ -166,7 +166,7 @@ impl Simulation {
                 if last {
                     self.app_verbs(f.app, |v| v.close_qp(qp));
                 }
-                self.trace_post(app, flow as u64, f.dst.0, qp, f.size);
+                self.trace_post(app, flow.0 as u64, f.dst.0, qp, f.size);
                 let nic = self.qps[qp.idx()].nic;
                 self.nic_kick(nic);
             }
@@ -180,7 +180,7 @@ impl Simulation {
         let k = run.turned;
         run.turned += 1;
         if run.turned < run.chunks {
-            let (at, _) = Staggered::post(self.flows[run.flow as usize].start, run.interval, run.spec.qps, run.turned);
+            let (at, _) = Staggered::post(self.flows[run.flow.idx()].start, run.interval, run.spec.qps, run.turned);
             self.queue.push(at, Event::App(AppId(app), TURN));
         }
         let slot = (k % run.spec.qps as u64) as usize;
@@ -208,7 +208,7 @@ impl Simulation {
         let last_on_slot = k + qps >= run.chunks;
         let qp = match run.slots[slot].qp {
             NO_QP => {
-                let f = self.flows[flow as usize];
+                let f = self.flows[flow.idx()];
                 let q = self.app_verbs(AppId(app), |v| v.open_qp(&FlowSpec { size, ..f }, AppId::NONE));
                 let AppRun::Staggered(run) = self.attack_run(app) else { unreachable!() };
                 run.slots[slot].qp = q;
@@ -254,11 +254,11 @@ impl Simulation {
     }
 
     /// The staggered transfer `flow` is complete: one record for all its chunks.
-    fn record_transfer(&mut self, flow: u32, last_qp: QpId) {
-        let f = self.flows[flow as usize];
+    fn record_transfer(&mut self, flow: FlowId, last_qp: QpId) {
+        let f = self.flows[flow.idx()];
         let qp = &self.qps[last_qp.idx()];
         self.records.push(FlowRecord {
-            flow,
+            flow: flow.0,
             src: f.src,
             dst: f.dst,
             sip: qp.sip,
@@ -268,7 +268,7 @@ impl Simulation {
             size: f.size,
             start: f.start,
             fct: self.now - f.start,
-            ideal: self.ideal[flow as usize],
+            ideal: self.ideal[flow.idx()],
             tenant: f.tenant,
         });
         self.flows_done += 1;

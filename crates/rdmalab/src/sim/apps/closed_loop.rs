@@ -17,7 +17,7 @@ use crate::app::host_model::{Control, HostConfig, HostModelSpec, Mechanism};
 use crate::app::{AgentId, AppId, AppKind, SendCompletion, SendDone, Verbs, Wr};
 use crate::engine::{stream, StreamKind};
 use crate::error::Result;
-use crate::ids::{NodeId, QpId};
+use crate::ids::{NicId, NodeId, QpId};
 use crate::rnic::{Message, WqeEngine};
 use crate::sim::{Event, Simulation};
 use crate::units::Time;
@@ -152,7 +152,7 @@ impl Simulation {
     pub(in crate::sim) fn post_wqe(&mut self, qp: QpId, m: Message) {
         let nic = self.qps[qp.idx()].nic;
         let now = self.now;
-        let Some(e) = self.nics[nic as usize].engine.as_mut() else {
+        let Some(e) = self.nics[nic.idx()].engine.as_mut() else {
             self.post_to_qp(qp, m);
             return;
         };
@@ -165,9 +165,9 @@ impl Simulation {
     }
 
     /// The WQE engine finished the head of its FIFO: its bytes join the QP's stream.
-    pub(in crate::sim) fn on_wqe_done(&mut self, nic: u32) {
+    pub(in crate::sim) fn on_wqe_done(&mut self, nic: NicId) {
         let now = self.now;
-        let e = self.nics[nic as usize].engine.as_mut().expect("engine event without engine");
+        let e = self.nics[nic.idx()].engine.as_mut().expect("engine event without engine");
         let Some((qp, m)) = e.fifo.pop_front() else { return };
         e.processed += 1;
         e.busy = !e.fifo.is_empty();
@@ -247,7 +247,7 @@ impl Simulation {
         app.phase = Phase::Waiting;
         app.poll_start = self.now;
         let nic = self.qps[qp.idx()].nic;
-        m.polling[nic as usize] += 1;
+        m.polling[nic.idx()] += 1;
         self.app_verbs(id, |v| {
             for k in 0..b.wr_num {
                 let cookie = if k + 1 == b.wr_num { SIGNALLED } else { 0 };
@@ -275,7 +275,7 @@ impl Simulation {
         }
         // Busy-polling threads share the cores: each poll takes poll_cost of CPU, so
         // poll_cost · max(1, threads/cores) of wall time.
-        let nic = self.qps[c.qp.idx()].nic as usize;
+        let nic = self.qps[c.qp.idx()].nic.idx();
         let (threads, cores) = (m.polling[nic] as u64, m.cfg.cores.max(1) as u64);
         let period = Time(m.cfg.poll_cost.0 * threads.max(cores) / cores);
         let seen = poll_sees(self.apps.state(m.ids[i as usize]).closed().poll_start, now, period);
@@ -291,7 +291,7 @@ impl Simulation {
         m.batches[app.current as usize].seen = now;
         app.phase = Phase::Idle;
         if m.cfg.mechanism != Mechanism::Drum {
-            let nic = self.nic_of[app.spec.host.idx()] as usize;
+            let nic = self.nic_of[app.spec.host.idx()].idx();
             m.polling[nic] -= 1;
         }
         if app.spec.think == Time::ZERO {

@@ -34,7 +34,7 @@ impl Simulation {
         i: u32,
     ) {
         let s = &spec.apps[i as usize];
-        let nic = self.nic_of[s.host.idx()] as usize;
+        let nic = self.nic_of[s.host.idx()].idx();
         let cfg = spec.host;
         let ag = *agent_of_nic[nic].get_or_insert_with(|| {
             agents.push(DrumAgent::new(spec.drum, Vec::new(), Vec::new(), cfg.wqe_cost, cfg.poll_cost));

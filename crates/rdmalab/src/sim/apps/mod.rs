@@ -32,7 +32,7 @@ pub(super) use closed_loop::HostModel;
 pub(in crate::sim) use table::{AppState, Apps, Conn};
 
 use crate::app::{AppHeader, AppId, AppKind, HeaderSlot, RecvCompletion, SendCompletion, Verb, Verbs, Wr};
-use crate::ids::QpId;
+use crate::ids::{FlowId, QpId};
 use crate::rnic::Message;
 use crate::sim::{Event, Simulation};
 use crate::units::Time;
@@ -121,7 +121,7 @@ impl Simulation {
             match v {
                 Verb::Post(qp, wr) => self.app_post(app, qp, wr),
                 Verb::Wake(at, token) => self.queue.push(at.max(self.now), Event::App(app, token)),
-                Verb::Reconnect(qp) => self.reconnect_qp(qp),
+                Verb::Reconnect(qp) => crate::sim::mech::retry::reconnect(&mut self.qps[qp.idx()]),
                 Verb::CloseQp(qp) => self.close_app_qp(qp),
             }
         }
@@ -135,7 +135,7 @@ impl Simulation {
         let hdr = wr.header.map_or(HeaderSlot::NONE, |h| self.apps.headers.write(h));
         // A WR with a header carries part of message `data_id`, which is flow row
         // `flows + data_id` of the results (rate samples label QPs by it).
-        let flow = wr.header.map_or(u32::MAX, |h| (self.flows.len() as u64 + h.data_id) as u32);
+        let flow = wr.header.map_or(FlowId::NONE, |h| FlowId((self.flows.len() as u64 + h.data_id) as u32));
         let m = Message {
             flow,
             end: 0,

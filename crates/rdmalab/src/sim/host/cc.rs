@@ -23,7 +23,7 @@ use crate::cc::{AckEvent, CcConfig, CcGroup, Granularity, PathInfo};
 use crate::fabric::packet::NO_INT;
 use crate::fabric::Packet;
 use crate::ids::{CcGroupId, NodeId, QpId};
-use crate::sim::mech::tenancy::{forget_int_baselines, swap_path_int, PathInt};
+use crate::sim::mech::tenancy::{self, forget_int_baselines, swap_path_int, PathInt};
 use crate::sim::{Event, Simulation};
 use crate::tenancy::pacing::IntSample;
 use crate::tenancy::Defense;
@@ -70,7 +70,7 @@ impl Simulation {
         grp.linger_until = Time::MAX; // a lingering group is in use again
         grp.members.push(qp_id);
         self.qps[qp_id.idx()].cc_group = g;
-        if self.tenant_paced(g) {
+        if tenancy::tenant_paced(&self.cfg, &self.groups[g.idx()]) {
             // A newcomer waits for the tenant's clock like the members already there.
             let qp = &mut self.qps[qp_id.idx()];
             qp.next_avail = qp.next_avail.max(self.groups[g.idx()].pacer.next);
@@ -84,13 +84,13 @@ impl Simulation {
     fn group_key(&self, qp_id: QpId) -> Option<GroupKey> {
         let qp = &self.qps[qp_id.idx()];
         if self.cfg.defense == Defense::Tenant {
-            return (qp.exempt_until == 0).then_some((qp.nic, TENANT_KEY | qp.tenant as u32));
+            return (qp.exempt_until == 0).then_some((qp.nic.0, TENANT_KEY | qp.tenant as u32));
         }
         match self.cfg.granularity {
             Granularity::PerQp => None,
-            Granularity::PerDestination | Granularity::PerDestinationUnsplit => Some((qp.nic, qp.dip)),
+            Granularity::PerDestination | Granularity::PerDestinationUnsplit => Some((qp.nic.0, qp.dip)),
             Granularity::PerPair => Some((qp.src.0, qp.dst.0)),
-            Granularity::PerSl => Some((qp.nic, qp.pg as u32)),
+            Granularity::PerSl => Some((qp.nic.0, qp.pg as u32)),
         }
     }
 
@@ -123,6 +123,14 @@ impl Simulation {
         } else {
             self.retire_group(g);
         }
+    }
+
+    /// Moves a QP to the group its key now names (its line-rate start is over).
+    pub(in crate::sim) fn rejoin_group(&mut self, qp_id: QpId) {
+        self.leave_group(qp_id);
+        let (src, dst) = (self.qps[qp_id.idx()].src, self.qps[qp_id.idx()].dst);
+        let path = self.path_info(src, dst);
+        self.join_group(qp_id, path);
     }
 
     /// The linger time of a group ran out: retire it if no QP joined since.
@@ -257,8 +265,9 @@ impl Simulation {
     /// the new rate and the NIC's wake-up moved earlier if needed; otherwise the new rate
     /// applies from the next packet.
     fn set_member_rates(&mut self, g: CcGroupId, retime: bool) {
-        let retime = if retime && self.tenant_paced(g) {
-            self.retime_tenant_state(g);
+        let retime = if retime && tenancy::tenant_paced(&self.cfg, &self.groups[g.idx()]) {
+            let (grp, now, timing) = (&mut self.groups[g.idx()], self.now, self.cfg.timing);
+            tenancy::retime_tenant_state(timing, now, grp, &mut self.qps, &mut self.nics, &mut self.queue);
             false
         } else {
             retime
@@ -271,7 +280,7 @@ impl Simulation {
                 let old_gap = self.cfg.timing.tx_time(qp.rate, qp.last_wire as u64);
                 let new_gap = self.cfg.timing.tx_time(rate, qp.last_wire as u64);
                 qp.next_avail = Time((qp.next_avail.0 + new_gap.0).saturating_sub(old_gap.0));
-                let nic = &mut self.nics[qp.nic as usize];
+                let nic = &mut self.nics[qp.nic.idx()];
                 if nic.wake_at != Time::MAX && qp.next_avail < nic.wake_at {
                     let at = qp.next_avail.max(self.now);
                     nic.wake_at = at;

@@ -9,8 +9,9 @@ pub(super) use cc::GroupKey;
 
 use std::collections::VecDeque;
 
-use crate::ids::{CcGroupId, QpId};
+use crate::ids::{CcGroupId, FlowId, QpId};
 use crate::rnic::Qp;
+use crate::sim::mech::{retry, tenancy};
 use crate::sim::{Event, Simulation};
 use crate::units::Time;
 use crate::workload::FlowSpec;
@@ -28,7 +29,7 @@ impl Simulation {
                 self.queue.push(f.start, Event::FlowArrival);
                 break;
             }
-            let flow = self.next_flow as u32;
+            let flow = FlowId::new(self.next_flow);
             self.next_flow += 1;
             if !self.owns(f.src) {
                 continue; // another partition's flow
@@ -43,7 +44,7 @@ impl Simulation {
                 self.app_admit(flow, f);
                 continue;
             }
-            let slot = self.origin_order.then_some(QpId(flow));
+            let slot = self.origin_order.then_some(QpId(flow.0));
             let qp = self.open_qp_in(&f, slot);
             self.note_qp_flow(qp, flow);
             self.qps[qp.idx()].post(flow, f.size, self.now);
@@ -64,7 +65,7 @@ impl Simulation {
     /// by `Simulation::with_apps`), or a free or new one.
     fn open_qp_in(&mut self, f: &FlowSpec, slot: Option<QpId>) -> QpId {
         let nic_idx = self.nic_of[f.src.idx()];
-        let nic = &mut self.nics[nic_idx as usize];
+        let nic = &mut self.nics[nic_idx.idx()];
         let sport = f.sport.unwrap_or_else(|| nic.allocate_sport(f.dst));
         let line = nic.rate;
         let path = self.path_info(f.src, f.dst);
@@ -73,7 +74,7 @@ impl Simulation {
                 // Its NIC may still list the old occupant until its next arbitration (a
                 // given slot never had one: it holds a placeholder).
                 if slot.is_none() {
-                    let old_nic = self.qps[id.idx()].nic as usize;
+                    let old_nic = self.qps[id.idx()].nic.idx();
                     self.nics[old_nic].forget_finished(&self.qps);
                 }
                 let mut m = std::mem::take(&mut self.qps[id.idx()].messages);
@@ -113,10 +114,13 @@ impl Simulation {
         self.live_qps += 1;
         self.counters.qps_peak = self.counters.qps_peak.max(self.live_qps);
         if self.cfg.defense != crate::tenancy::Defense::None {
-            self.grant_line_rate_start(id, f.size);
+            let (_, bdp) = self.path_rtt_bdp(f.src, f.dst);
+            let (p, now, qp) = (&self.cfg.defense_params, self.now, &mut self.qps[id.idx()]);
+            let (rate, budgets) = (self.nics[qp.nic.idx()].rate, &mut self.start_budgets[qp.nic.idx()]);
+            tenancy::grant_line_rate_start(p, now, rate, budgets, qp, bdp, f.size);
         }
         self.join_group(id, path);
-        self.nics[nic_idx as usize].qps.push(id);
+        self.nics[nic_idx.idx()].qps.push(id);
         id
     }
 
@@ -158,10 +162,11 @@ impl Simulation {
         }
         if qp.snd_una < qp.snd_nxt {
             self.counters.timeouts += 1;
-            if !self.go_back(qp_id) {
+            let qp = &mut self.qps[qp_id.idx()];
+            if !retry::go_back(self.cfg.retry_limit, qp) {
+                self.fail_qp(qp_id);
                 return; // retry exceeded: the QP is in the error state
             }
-            let qp = &mut self.qps[qp_id.idx()];
             qp.snd_nxt = qp.snd_una;
         }
         let qp = &mut self.qps[qp_id.idx()];

@@ -7,6 +7,7 @@ use crate::fabric::packet::NO_INT;
 use crate::fabric::{Packet, PacketKind};
 use crate::ids::{AppId, HeaderSlot, PortId, QpId};
 use crate::rnic::Completion;
+use crate::sim::mech::retry;
 use crate::sim::Simulation;
 use crate::stats::FlowRecord;
 use crate::units::Time;
@@ -37,7 +38,7 @@ impl Simulation {
             rx.unacked_packets += 1;
             self.counters.payload_bytes_delivered += pkt.payload as u64;
             if self.cfg.tenant_meter {
-                let nic = self.nic_of[pkt.dst.idx()] as usize;
+                let nic = self.nic_of[pkt.dst.idx()].idx();
                 self.meters[nic].add(qp.tenant, self.now, pkt.payload);
             }
             if pkt.last_of_msg {
@@ -90,7 +91,7 @@ impl Simulation {
             dst: pkt.src,
             sip: pkt.dip,
             dip: pkt.sip,
-            ingress: PortId(u32::MAX),
+            ingress: PortId::NONE,
             ingress_local: 0,
             int_slot: pkt.int_slot,
             app_hdr: HeaderSlot::NONE,
@@ -111,7 +112,7 @@ impl Simulation {
             self.int.get_mut(pkt.int_slot).nhop = pkt.int_hops; // what the switches stamped
         }
         let nic = self.nic_of[pkt.dst.idx()];
-        self.nics[nic as usize].acks.push_back(ack);
+        self.nics[nic.idx()].acks.push_back(ack);
         self.nic_kick(nic);
     }
 
@@ -142,9 +143,12 @@ impl Simulation {
         }
         let chunks_done = if advanced { self.complete_messages(qp_id) } else { None };
         let qp = &mut self.qps[qp_id.idx()];
-        if pkt.kind == PacketKind::Nack && qp.snd_nxt > pkt.seq.max(qp.snd_una) && self.go_back(qp_id) {
-            let qp = &mut self.qps[qp_id.idx()];
-            qp.snd_nxt = pkt.seq.max(qp.snd_una);
+        if pkt.kind == PacketKind::Nack && qp.snd_nxt > pkt.seq.max(qp.snd_una) {
+            if retry::go_back(self.cfg.retry_limit, qp) {
+                qp.snd_nxt = pkt.seq.max(qp.snd_una);
+            } else {
+                self.fail_qp(qp_id);
+            }
         }
         self.cc_on_ack(qp_id, &pkt);
         if pkt.int_slot != NO_INT {
@@ -163,7 +167,7 @@ impl Simulation {
     #[cold]
     pub(super) fn trace_ack(&mut self, pkt: &Packet) {
         use crate::sim::trace::TraceEvent;
-        let port = self.nics[self.nic_of[pkt.dst.idx()] as usize].port;
+        let port = self.nics[self.nic_of[pkt.dst.idx()].idx()].port;
         let ev = if pkt.kind == PacketKind::Nack { TraceEvent::Nack } else { TraceEvent::Ack };
         self.trace_event(ev, port, pkt);
         if pkt.cnp {
@@ -197,9 +201,9 @@ impl Simulation {
                 self.app_send_done(m.app, c);
                 continue;
             }
-            let flow = &self.flows[m.flow as usize];
+            let flow = &self.flows[m.flow.idx()];
             self.records.push(FlowRecord {
-                flow: m.flow,
+                flow: m.flow.0,
                 src: qp.src,
                 dst: qp.dst,
                 sip: qp.sip,
@@ -209,11 +213,11 @@ impl Simulation {
                 size: m.size,
                 start: flow.start,
                 fct: self.now - m.posted,
-                ideal: self.ideal[m.flow as usize],
+                ideal: self.ideal[m.flow.idx()],
                 tenant: qp.tenant,
             });
             self.flows_done += 1;
-            let nic = qp.nic as usize;
+            let nic = qp.nic.idx();
             self.nics[nic].cq.push_back(Completion { flow: m.flow, time: self.now });
             self.note_work_done();
         }
@@ -227,9 +231,9 @@ impl Simulation {
         if !qp.finished && qp.messages.is_empty() && qp.close_when_idle && qp.snd_una >= qp.posted {
             qp.finished = true;
             qp.rto_deadline = Time::MAX;
-            self.nics[qp.nic as usize].has_finished = true;
+            self.nics[qp.nic.idx()].has_finished = true;
             // The completion queue is drained by applications; flows have none here.
-            self.nics[qp.nic as usize].cq.clear();
+            self.nics[qp.nic.idx()].cq.clear();
             self.leave_group(qp_id);
         }
     }

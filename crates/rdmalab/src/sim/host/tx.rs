@@ -4,14 +4,14 @@
 use crate::app::{SendCompletion, SendDone};
 use crate::fabric::packet::NO_INT;
 use crate::fabric::{Packet, PacketKind};
-use crate::ids::{HeaderSlot, PortId, QpId};
+use crate::ids::{HeaderSlot, NicId, PortId, QpId};
 use crate::rnic::Pick;
 use crate::sim::{Event, Simulation};
 use crate::units::Time;
 
 impl Simulation {
-    pub(in crate::sim) fn on_nic_wake(&mut self, nic: u32) {
-        let n = &mut self.nics[nic as usize];
+    pub(in crate::sim) fn on_nic_wake(&mut self, nic: NicId) {
+        let n = &mut self.nics[nic.idx()];
         if n.wake_at != self.now {
             return; // superseded by an earlier wake-up
         }
@@ -20,8 +20,8 @@ impl Simulation {
     }
 
     /// The RNIC's transmitter: ACKs first, then one data packet by round robin.
-    pub(in crate::sim) fn nic_kick(&mut self, nic_idx: u32) {
-        let nic = &mut self.nics[nic_idx as usize];
+    pub(in crate::sim) fn nic_kick(&mut self, nic_idx: NicId) {
+        let nic = &mut self.nics[nic_idx.idx()];
         let port = nic.port;
         let st = &self.ports[port.idx()];
         if st.busy || st.down {
@@ -38,7 +38,7 @@ impl Simulation {
             return;
         }
         loop {
-            let nic = &mut self.nics[nic_idx as usize];
+            let nic = &mut self.nics[nic_idx.idx()];
             match nic.select(&self.qps, &self.ports[port.idx()].paused, self.now) {
                 Pick::Send(qp) => {
                     if let Some(cache) = nic.cache.as_mut() {
@@ -69,8 +69,8 @@ impl Simulation {
     /// Serial context fetches: the arbiter handles one QP at a time, so a miss stalls it
     /// until the context is loaded (seed 000 Fig 2c's knee).
     #[cold]
-    pub(super) fn serial_miss(&mut self, nic_idx: u32, qp: QpId) {
-        let nic = &mut self.nics[nic_idx as usize];
+    pub(super) fn serial_miss(&mut self, nic_idx: NicId, qp: QpId) {
+        let nic = &mut self.nics[nic_idx.idx()];
         let look = self.cfg.timing.tx_time(nic.rate, self.cfg.data_wire(self.cfg.mtu) as u64);
         let t = nic.cache.as_mut().expect("serial miss without cache").fetched_at(self.now, look);
         nic.stall = Some((qp, t));
@@ -80,8 +80,8 @@ impl Simulation {
     /// A stalled arbiter: wait, or send the packet whose context was fetched. True when
     /// the NIC has nothing more to do now.
     #[cold]
-    pub(super) fn serial_stall(&mut self, nic_idx: u32, port: PortId) -> bool {
-        let nic = &mut self.nics[nic_idx as usize];
+    pub(super) fn serial_stall(&mut self, nic_idx: NicId, port: PortId) -> bool {
+        let nic = &mut self.nics[nic_idx.idx()];
         let Some((qp, t)) = nic.stall else { return false };
         if self.now < t {
             self.arm_nic_wake(nic_idx, t);
@@ -99,8 +99,8 @@ impl Simulation {
         true
     }
 
-    pub(super) fn arm_nic_wake(&mut self, nic_idx: u32, t: Time) {
-        let nic = &mut self.nics[nic_idx as usize];
+    pub(super) fn arm_nic_wake(&mut self, nic_idx: NicId, t: Time) {
+        let nic = &mut self.nics[nic_idx.idx()];
         if t < nic.wake_at {
             nic.wake_at = t;
             self.queue.push(t, Event::NicWake(nic_idx));
@@ -134,7 +134,7 @@ impl Simulation {
             dst: qp.dst,
             sip: qp.sip,
             dip: qp.dip,
-            ingress: PortId(u32::MAX),
+            ingress: PortId::NONE,
             ingress_local: 0,
             int_slot,
             app_hdr: ends.map_or(HeaderSlot::NONE, |e| e.0),
@@ -154,7 +154,8 @@ impl Simulation {
         qp.snd_nxt = end;
         qp.in_flight += 1;
         if qp.exempt_until != 0 && end >= qp.exempt_until {
-            self.end_line_rate_start(qp_id);
+            crate::sim::mech::tenancy::end_line_rate_start(qp);
+            self.rejoin_group(qp_id);
         }
         let qp = &mut self.qps[qp_id.idx()];
         let pace = if self.cfg.rate_bound { qp.rate } else { qp.max_rate };

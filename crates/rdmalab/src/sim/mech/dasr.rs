@@ -5,7 +5,7 @@
 
 use crate::cc::dasr::{DasrReceivers, DataSeen};
 use crate::fabric::Packet;
-use crate::ids::QpId;
+use crate::ids::{NicId, QpId};
 
 /// Hook "receiver, per data packet": updates the receiving host's set of active senders for
 /// this data packet (`rx`: the receiver's slot of its QP; `nic_of`: NIC index by node) and
@@ -13,7 +13,7 @@ use crate::ids::QpId;
 #[inline]
 pub(in crate::sim) fn share_for_ack(
     dasr: Option<&mut DasrReceivers>,
-    nic_of: &[u32],
+    nic_of: &[NicId],
     pkt: &Packet,
     rx: QpId,
     new_data: bool,

@@ -18,13 +18,23 @@
 //! changes at the same instant, reached by an event with a delay, never from a packet
 //! handler. A run without link events schedules nothing here and pays one flag test per
 //! packet forwarded by a switch.
+//!
+//! The mechanism's steps are functions of the state they change (the ports, the routes,
+//! one QP), each handed only that; the event handlers (`on_link_down`, `on_link_up`,
+//! `on_reroute`) sequence them with what the simulator itself does to a lost packet
+//! (`drop_packet`, a RESUME, a kick) and to a flow given up.
 
+use crate::config::LinkEvent;
+use crate::engine::EventQueue;
 use crate::error::{Error, Result};
-use crate::ids::{LinkId, NodeId, PortId, QpId};
+use crate::fabric::PortState;
+use crate::ids::{FlowId, LinkId, NodeId, PortId, QpId};
+use crate::rnic::Qp;
 use crate::sim::{Event, Simulation};
-use crate::topology::links_between;
-use crate::topology::routing::Routes;
+use crate::topology::routing::{NeighborOrder, Routes};
+use crate::topology::{links_between, Topology};
 use crate::units::Time;
+use crate::workload::FlowSpec;
 
 /// A flow abandoned because its destination became unreachable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,39 +53,94 @@ pub struct UnreachableFlow {
     pub at: Time,
 }
 
-impl Simulation {
-    /// Checks the link events against the topology and schedules them (from `new`).
-    pub(in crate::sim) fn schedule_link_events(&mut self) -> Result<()> {
-        for (i, ev) in self.cfg.link_events.clone().iter().enumerate() {
-            let links = links_between(&self.topo, ev.a, ev.b);
-            if links.is_empty() {
-                return Err(Error::scenario(
-                    format!("events[{i}]"),
-                    format!("no link joins nodes {} and {}", ev.a, ev.b),
-                ));
-            }
-            for l in links {
-                let e = if ev.up { Event::LinkUp(l) } else { Event::LinkDown(l) };
-                self.queue.push(ev.at, e);
+/// Checks the link events against the topology and schedules them on `queue` (from `new`).
+pub(in crate::sim) fn schedule_link_events(
+    events: &[LinkEvent],
+    topo: &Topology,
+    queue: &mut EventQueue<Event>,
+) -> Result<()> {
+    for (i, ev) in events.iter().enumerate() {
+        let links = links_between(topo, ev.a, ev.b);
+        if links.is_empty() {
+            return Err(Error::scenario(format!("events[{i}]"), format!("no link joins nodes {} and {}", ev.a, ev.b)));
+        }
+        for l in links {
+            let e = if ev.up { Event::LinkUp(l) } else { Event::LinkDown(l) };
+            queue.push(ev.at, e);
+        }
+    }
+    Ok(())
+}
+
+/// The two ends of link `l`: carrier goes (`down`) or comes back at both at once; a port
+/// losing carrier forgets its PFC state (no PAUSE or RESUME can cross any more). Returns
+/// the ends, or `None` if the link already was in that state.
+pub(in crate::sim) fn set_carrier(ports: &mut [PortState], l: LinkId, down: bool, now: Time) -> Option<[PortId; 2]> {
+    let ends = [PortId::new(2 * l.idx()), PortId::new(2 * l.idx() + 1)];
+    if ports[ends[0].idx()].down == down {
+        return None;
+    }
+    for p in ends {
+        ports[p.idx()].down = down;
+        if down {
+            for q in 0..crate::fabric::NUM_PRIOS {
+                ports[p.idx()].set_paused(q, false, now);
             }
         }
-        Ok(())
     }
+    Some(ends)
+}
 
+/// The control plane's routes over the links that are up.
+pub(in crate::sim) fn routes_over_live_links(topo: &Topology, order: NeighborOrder, ports: &[PortState]) -> Routes {
+    let up = |l: usize| !ports[2 * l].down;
+    match Routes::compute_without_down_links(topo, order, &up) {
+        Ok(r) => r,
+        // The same topology built the first tables: this cannot fail on size or shape.
+        Err(e) => unreachable!("routes were computable at start: {e}"),
+    }
+}
+
+/// The open QPs whose source has no route to their destination any more.
+pub(in crate::sim) fn stranded(qps: &[Qp], routes: &Routes) -> Vec<QpId> {
+    (0..qps.len())
+        .map(QpId::new)
+        .filter(|&q| {
+            let qp = &qps[q.idx()];
+            // (A slot never opened, as the origin order sets them up per flow, has no group.)
+            !qp.finished && !qp.cc_group.is_none() && routes.next_hops(qp.src, qp.dst).is_empty()
+        })
+        .collect()
+}
+
+/// The record of flow `flow` (its spec `f`) given up at `now`.
+pub(in crate::sim) fn unreachable_flow(flow: FlowId, f: &FlowSpec, now: Time) -> UnreachableFlow {
+    UnreachableFlow { flow: flow.0, src: f.src, dst: f.dst, size: f.size, start: f.start, at: now }
+}
+
+/// Gives up every message of `qp` (its destination is partitioned away): returns their
+/// flows, the QP finished. A QP carrying messages of an application that learns of failed
+/// WRs (`learns`) is left alone (`None`): such an application hears of failures only
+/// through `fabric.retry_limit` (`mech::retry`), so without it such a run ends stalled or at
+/// its stop time instead.
+pub(in crate::sim) fn abandon(qp: &mut Qp, learns: impl Fn(crate::ids::AppId) -> bool) -> Option<Vec<FlowId>> {
+    if qp.messages.iter().any(|m| learns(m.app)) {
+        return None;
+    }
+    let flows = qp.messages.drain(..).map(|m| m.flow).collect();
+    qp.finished = true;
+    qp.rto_deadline = Time::MAX;
+    Some(flows)
+}
+
+impl Simulation {
     /// Link `l` fails: both ends lose what is on the wire and what is queued for it.
     pub(in crate::sim) fn on_link_down(&mut self, l: LinkId) {
-        let (pa, pb) = (PortId::new(2 * l.idx()), PortId::new(2 * l.idx() + 1));
-        if self.ports[pa.idx()].down {
-            return;
-        }
-        for p in [pa, pb] {
-            self.ports[p.idx()].down = true;
+        let Some(ends) = set_carrier(&mut self.ports, l, true, self.now) else { return };
+        for p in ends {
             self.lose_wire(p);
-            for q in 0..crate::fabric::NUM_PRIOS {
-                self.ports[p.idx()].set_paused(q, false, self.now);
-            }
         }
-        for p in [pa, pb] {
+        for p in ends {
             self.discard_queued(p);
         }
         self.counters.link_failures += 1;
@@ -84,15 +149,9 @@ impl Simulation {
 
     /// Link `l` is repaired: its ends may send again; routes take it back after the delay.
     pub(in crate::sim) fn on_link_up(&mut self, l: LinkId) {
-        let (pa, pb) = (PortId::new(2 * l.idx()), PortId::new(2 * l.idx() + 1));
-        if !self.ports[pa.idx()].down {
-            return;
-        }
-        for p in [pa, pb] {
-            self.ports[p.idx()].down = false;
-        }
+        let Some(ends) = set_carrier(&mut self.ports, l, false, self.now) else { return };
         self.queue.push(self.now + self.cfg.reroute_delay, Event::Reroute);
-        for p in [pa, pb] {
+        for p in ends {
             self.kick(p);
         }
     }
@@ -144,23 +203,9 @@ impl Simulation {
     /// The control plane: new routes over the links that are up; flows whose source has
     /// no route left are given up.
     pub(in crate::sim) fn on_reroute(&mut self) {
-        let ports = &self.ports;
-        let up = |l: usize| !ports[2 * l].down;
-        match Routes::compute_without_down_links(&self.topo, self.cfg.neighbor_order, &up) {
-            Ok(r) => self.routes = r,
-            // The same topology built the first tables: this cannot fail on size or shape.
-            Err(e) => unreachable!("routes were computable at start: {e}"),
-        }
+        self.routes = routes_over_live_links(&self.topo, self.cfg.neighbor_order, &self.ports);
         self.counters.reroutes += 1;
-        let stranded: Vec<QpId> = (0..self.qps.len())
-            .map(QpId::new)
-            .filter(|&q| {
-                let qp = &self.qps[q.idx()];
-                // (A slot never opened, as the origin order sets them up per flow, has no group.)
-                !qp.finished && qp.cc_group.0 != u32::MAX && self.routes.next_hops(qp.src, qp.dst).is_empty()
-            })
-            .collect();
-        for q in stranded {
+        for q in stranded(&self.qps, &self.routes) {
             self.abandon_qp(q);
             self.last_completion = self.now;
         }
@@ -172,36 +217,21 @@ impl Simulation {
     }
 
     /// Records flow `flow` as unreachable now.
-    pub(in crate::sim) fn record_unreachable(&mut self, flow: u32) {
-        let f = &self.flows[flow as usize];
-        self.unreachable.push(UnreachableFlow {
-            flow,
-            src: f.src,
-            dst: f.dst,
-            size: f.size,
-            start: f.start,
-            at: self.now,
-        });
+    pub(in crate::sim) fn record_unreachable(&mut self, flow: FlowId) {
+        self.unreachable.push(unreachable_flow(flow, &self.flows[flow.idx()], self.now));
         self.flows_done += 1;
         self.note_work_done();
     }
 
-    /// Gives up every message of `q` (its destination is partitioned away). A QP carrying
-    /// an application's messages (multipath) is left alone here: an application learns of
-    /// failed WRs only through `fabric.retry_limit` (`sim::retry`), so without it such a run
-    /// ends stalled or at its stop time instead.
+    /// Gives up the messages of `q` ([`abandon`]) and takes it out of its group.
     fn abandon_qp(&mut self, q: QpId) {
-        if self.qps[q.idx()].messages.iter().any(|m| self.apps.learns_of_failures(m.app)) {
-            return;
-        }
-        let flows: Vec<u32> = self.qps[q.idx()].messages.drain(..).map(|m| m.flow).collect();
+        let apps = &self.apps;
+        let Some(flows) = abandon(&mut self.qps[q.idx()], |a| apps.learns_of_failures(a)) else { return };
         for f in flows {
             self.record_unreachable(f);
         }
-        let qp = &mut self.qps[q.idx()];
-        qp.finished = true;
-        qp.rto_deadline = Time::MAX;
-        self.nics[qp.nic as usize].has_finished = true;
+        let nic = self.qps[q.idx()].nic;
+        self.nics[nic.idx()].has_finished = true;
         self.leave_group(q);
     }
 }

@@ -1,80 +1,183 @@
 //! IOFD's hooks into the switch handlers (`fabric::deflection`, `fabric::resequencer`):
-//! `switch_receive` hands data packets here when IOFD is on, and `switch_kick` calls
-//! [`Simulation::iofd_dequeue`] for a packet carrying one of the IOFD flags. Everything
-//! read or written is the current switch's: its ports' queues, its pins, its
-//! re-sequencer. After such a packet has left, `switch_send` calls
-//! [`Simulation::iofd_wake`]: its departure freed MMU space that packets waiting in the
-//! re-sequencer may need.
+//! `switch_receive` hands data packets here when IOFD is on, and `switch_send` calls
+//! [`on_dequeue`] for a packet carrying one of the IOFD flags. Everything read or written is
+//! the current switch's: its ports' queues, its pins, its re-sequencer. After such a packet
+//! has left, `switch_send` calls [`Simulation::iofd_wake`]: its departure freed MMU space
+//! that packets waiting in the re-sequencer may need.
+//!
+//! The mechanism's decisions are functions of the IOFD state and what they read of the
+//! switch (its ports, its MMU, the routes), never of the simulation. What it decides to
+//! forward re-enters the switch's own admission (`switch_enqueue_to`), so the handlers under
+//! `impl Simulation` below only sequence those decisions with that admission.
 
+use crate::engine::EventQueue;
 use crate::fabric::deflection::{
-    choose, Choice, Load, CLASS_MASK, CLASS_SHIFT, COUNT_MASK, ESCAPE, ON_DEQUEUE, PINNED, WAKE,
+    choose, Choice, Iofd, Load, CLASS_MASK, CLASS_SHIFT, COUNT_MASK, ESCAPE, ON_DEQUEUE, PINNED, WAKE,
 };
 use crate::fabric::resequencer::Verdict;
-use crate::fabric::Packet;
+use crate::fabric::{Packet, PortState, SwitchMmu, TxClock};
 use crate::ids::{NodeId, PortId};
-use crate::sim::Simulation;
+use crate::sim::{Event, Simulation};
+use crate::stats::Counters;
+use crate::topology::routing::Routes;
+use crate::topology::Topology;
+use crate::units::Time;
+
+/// What the deflection decision reads of the fabric at one switch.
+struct SwitchView<'a> {
+    /// Every port's state (queue lengths, which face hosts).
+    pub ports: &'a [PortState],
+    /// The routing tables (equal-cost next hops).
+    pub routes: &'a Routes,
+    /// The graph (a port's peer, a node's ports).
+    pub topo: &'a Topology,
+}
+
+/// Hook "switch ingress", the deflection decision for a data packet at switch `sw` (node
+/// `node`, arrived on `at`) whose ECMP port is `ecmp`: a pinned flow follows its pin, else
+/// the least loaded port under the thresholds. Returns the egress; marks the packet's
+/// flags.
+fn deflect(
+    iofd: &mut Iofd,
+    view: SwitchView<'_>,
+    counters: &mut Counters,
+    (at, node, sw): (PortId, NodeId, usize),
+    ecmp: PortId,
+    pkt: &mut Packet,
+) -> PortId {
+    let SwitchView { ports, routes, topo } = view;
+    let class = pkt.pg as usize;
+    let count = pkt.deflections & COUNT_MASK;
+    let max = iofd.cfg.max_deflections;
+    let state = &mut iofd.switches[sw];
+    let choice = match state.pin(pkt.qp_key()) {
+        Some((port, _)) if port == ecmp => Choice::Ecmp,
+        Some((port, escape)) if count < max => Choice::Deflect { port, escape },
+        _ => {
+            let th = &iofd.thresholds;
+            let load = |p: PortId| Load { port: p, queued: ports[p.idx()].queue_bytes[class], threshold: th[p.idx()] };
+            let hops = routes.next_hops(node, pkt.dst);
+            let far = iofd.cfg.nonminimal.then(|| {
+                topo.nodes[node.idx()].ports.iter().copied().filter(|&p| {
+                    let peer = topo.ports[p.idx()].peer_node;
+                    p != at
+                        && !ports[p.idx()].peer_on_host
+                        && !hops.contains(&p)
+                        && routes.next_hops(peer, pkt.dst).iter().any(|q| topo.ports[q.idx()].peer_node != node)
+                })
+            });
+            choose(load(ecmp), count, max, hops.iter().map(|&p| load(p)), far.into_iter().flatten().map(load))
+        }
+    };
+    let (port, escape) = match choice {
+        Choice::Ecmp => {
+            if state.pin(pkt.qp_key()).is_some_and(|(p, _)| p == ecmp) {
+                state.hold_pin(pkt.qp_key(), ecmp, false);
+                pkt.deflections |= PINNED;
+            }
+            return ecmp;
+        }
+        Choice::Deflect { port, escape } => (port, escape),
+    };
+    counters.deflections += 1;
+    state.hold_pin(pkt.qp_key(), port, escape);
+    pkt.deflections = (count + 1) | (pkt.deflections & !COUNT_MASK) | PINNED | if escape { ESCAPE } else { 0 };
+    port
+}
+
+/// The egress queue of a deflected packet: an escaping packet queues in the escape class,
+/// so that the next switch's PAUSE of that class (the class it arrives in there) holds it;
+/// it is admitted here in the class it came in, whose PAUSE holds its upstream.
+fn queue_after_deflection(iofd: Option<&Iofd>, pkt: &Packet) -> u8 {
+    match iofd {
+        Some(i) if pkt.deflections & ESCAPE != 0 => i.cfg.escape_pg,
+        _ => pkt.pg,
+    }
+}
+
+/// Whether `mmu` (a switch's) has no room below the PFC threshold for `pkt` arriving on
+/// `at` in a lossless class: the headroom is for what upstream sends after a PAUSE, not for
+/// packets already in the switch. (A lossy class drops as it would without IOFD; a failed
+/// egress loses the packet as always.)
+fn refused_losslessly(mmu: &SwitchMmu, ports: &[PortState], at: PortId, egress: PortId, pkt: &Packet) -> bool {
+    let class = pkt.pg as usize;
+    class != 0
+        && !ports[egress.idx()].down
+        && mmu.lossless(class)
+        && mmu.over_threshold(ports[at.idx()].local as usize, class, pkt.wire as u64)
+}
+
+/// Schedules on `queue` a retry of the waiting line of switch `sw` one packet time (`wire`
+/// bytes at `egress`, whose state is `st`) after `now`, unless one is pending. The
+/// departures of `WAKE` packets retry as soon as they free space; this covers room freed by
+/// any other packet (the dynamic threshold rises whenever the switch's shared buffer
+/// drains), which carries no flag.
+fn retry_later(
+    iofd: &mut Iofd,
+    sw: usize,
+    (egress, st): (PortId, &PortState),
+    wire: u32,
+    (clock, now): (&TxClock, Time),
+    queue: &mut EventQueue<Event>,
+) {
+    if std::mem::replace(&mut iofd.switches[sw].retry_pending, true) {
+        return;
+    }
+    queue.push(now + clock.tx(st.rate_class, st.rate, wire), Event::IofdRetry(egress));
+}
+
+/// Hook "switch egress, on dequeue": a packet with IOFD flags leaves switch `sw` (or is
+/// dropped there): its pin is released; an escaping packet takes the escape class and no
+/// more deflections. Out of line and by value, so that the scheduler's fast path keeps its
+/// packet in registers.
+#[cold]
+#[inline(never)]
+pub(in crate::sim) fn on_dequeue(iofd: Option<&mut Iofd>, sw: usize, queue: usize, mut pkt: Packet) -> Packet {
+    let Some(iofd) = iofd else { return pkt };
+    if pkt.deflections & PINNED != 0 {
+        iofd.switches[sw].release_pin(pkt.qp_key());
+    }
+    if pkt.deflections & ESCAPE != 0 {
+        let saved = (pkt.pg << CLASS_SHIFT) & CLASS_MASK;
+        pkt.pg = iofd.cfg.escape_pg;
+        pkt.deflections = iofd.cfg.max_deflections | saved;
+    } else if pkt.pg as usize != queue {
+        // The last hop: admitted in the escape class it came in, sent in its own.
+        pkt.pg = queue as u8;
+        pkt.deflections &= !CLASS_MASK;
+    }
+    pkt.deflections &= !ON_DEQUEUE;
+    pkt
+}
+
+/// The queue of a packet at its last hop: its own class, which an escaped packet carries in
+/// its flags (it is admitted in the escape class it arrives in, and leaves in its own, so
+/// that all of a QP's packets leave through one queue, in order).
+fn last_hop_queue(pkt: &Packet) -> u8 {
+    match (pkt.deflections & CLASS_MASK) >> CLASS_SHIFT {
+        0 => pkt.pg,
+        saved => saved,
+    }
+}
 
 impl Simulation {
-    /// A data packet at switch `sw` (node `node`) whose ECMP port is `ecmp`: re-sequenced
-    /// at the last hop, possibly deflected elsewhere.
+    /// A data packet at switch node `node` arrived on `at`, whose ECMP port is `ecmp`:
+    /// re-sequenced at the last hop, possibly deflected elsewhere. Out of line, so that the
+    /// forwarding path of a run without IOFD carries none of its code.
+    #[cold]
+    #[inline(never)]
     pub(in crate::sim) fn iofd_receive(&mut self, at: PortId, node: NodeId, ecmp: PortId, mut pkt: Packet) {
         let sw = self.ports[at.idx()].unit as usize;
         if self.ports[ecmp.idx()].peer_on_host {
             return self.iofd_last_hop(at, sw, ecmp, pkt);
         }
-        let egress = self.iofd_route(at, node, sw, ecmp, &mut pkt);
-        // An escaping packet queues in the escape class, so that the next switch's PAUSE
-        // of that class (the class it arrives in there) holds it; it is admitted here in the
-        // class it came in, whose PAUSE holds its upstream.
-        let queue = match self.iofd.as_deref() {
-            Some(i) if pkt.deflections & ESCAPE != 0 => i.cfg.escape_pg,
-            _ => pkt.pg,
-        };
-        self.iofd_enqueue(at, egress, pkt, queue);
-    }
-
-    /// The deflection decision (a pinned flow follows its pin).
-    fn iofd_route(&mut self, at: PortId, node: NodeId, sw: usize, ecmp: PortId, pkt: &mut Packet) -> PortId {
         let Simulation { iofd, ports, routes, topo, counters, .. } = self;
-        let Some(iofd) = iofd.as_deref_mut() else { return ecmp };
-        let class = pkt.pg as usize;
-        let count = pkt.deflections & COUNT_MASK;
-        let max = iofd.cfg.max_deflections;
-        let state = &mut iofd.switches[sw];
-        let choice = match state.pin(pkt.qp_key()) {
-            Some((port, _)) if port == ecmp => Choice::Ecmp,
-            Some((port, escape)) if count < max => Choice::Deflect { port, escape },
-            _ => {
-                let th = &iofd.thresholds;
-                let load =
-                    |p: PortId| Load { port: p, queued: ports[p.idx()].queue_bytes[class], threshold: th[p.idx()] };
-                let hops = routes.next_hops(node, pkt.dst);
-                let far = iofd.cfg.nonminimal.then(|| {
-                    topo.nodes[node.idx()].ports.iter().copied().filter(|&p| {
-                        let peer = topo.ports[p.idx()].peer_node;
-                        p != at
-                            && !ports[p.idx()].peer_on_host
-                            && !hops.contains(&p)
-                            && routes.next_hops(peer, pkt.dst).iter().any(|q| topo.ports[q.idx()].peer_node != node)
-                    })
-                });
-                choose(load(ecmp), count, max, hops.iter().map(|&p| load(p)), far.into_iter().flatten().map(load))
-            }
+        let egress = match iofd.as_deref_mut() {
+            Some(iofd) => deflect(iofd, SwitchView { ports, routes, topo }, counters, (at, node, sw), ecmp, &mut pkt),
+            None => ecmp,
         };
-        let (port, escape) = match choice {
-            Choice::Ecmp => {
-                if state.pin(pkt.qp_key()).is_some_and(|(p, _)| p == ecmp) {
-                    state.hold_pin(pkt.qp_key(), ecmp, false);
-                    pkt.deflections |= PINNED;
-                }
-                return ecmp;
-            }
-            Choice::Deflect { port, escape } => (port, escape),
-        };
-        counters.deflections += 1;
-        state.hold_pin(pkt.qp_key(), port, escape);
-        pkt.deflections = (count + 1) | (pkt.deflections & !COUNT_MASK) | PINNED | if escape { ESCAPE } else { 0 };
-        port
+        let queue = queue_after_deflection(self.iofd.as_deref(), &pkt);
+        self.iofd_enqueue(at, egress, pkt, queue);
     }
 
     /// The last hop: forward in order, hold what is ahead, release what now follows.
@@ -121,33 +224,21 @@ impl Simulation {
     /// A packet the re-sequencer lets go at switch `sw` enters the MMU at its ingress `at`
     /// like any arrival, unless its class is lossless and the MMU has no room for it below
     /// the PFC threshold (or packets already wait: order): then it waits in the
-    /// re-sequencer instead of being dropped or taking headroom. Upstream was never paused for it while it was held, so a burst released by
-    /// a filled gap can exceed the ingress's headroom; dropping it would make a lossless
-    /// fabric lossy (issue 12's rule: held packets must not cause drops either). It is
-    /// flagged `WAKE` so that its own departure retries the waiting line.
+    /// re-sequencer instead of being dropped or taking headroom. Upstream was never paused
+    /// for it while it was held, so a burst released by a filled gap can exceed the
+    /// ingress's headroom; dropping it would make a lossless fabric lossy (issue 12's rule:
+    /// held packets must not cause drops either). It is flagged `WAKE` so that its own
+    /// departure retries the waiting line.
     fn iofd_admit(&mut self, sw: usize, at: PortId, egress: PortId, mut pkt: Packet) {
         pkt.deflections |= WAKE;
-        let waits = self.iofd.as_deref().is_some_and(|i| i.switches[sw].reseq.has_waiting());
-        if waits || self.refused_losslessly(sw, at, egress, &pkt) {
-            if let Some(i) = self.iofd.as_deref_mut() {
-                i.switches[sw].reseq.wait(pkt, egress);
-            }
-            return self.iofd_retry_later(sw, egress, pkt.wire);
+        let Some(iofd) = self.iofd.as_deref_mut() else { return };
+        let st = &mut iofd.switches[sw];
+        if st.reseq.has_waiting() || refused_losslessly(&self.mmus[sw], &self.ports, at, egress, &pkt) {
+            st.reseq.wait(pkt, egress);
+            let egress_state = (egress, &self.ports[egress.idx()]);
+            return retry_later(iofd, sw, egress_state, pkt.wire, (&self.clock, self.now), &mut self.queue);
         }
         self.iofd_enqueue(at, egress, pkt, last_hop_queue(&pkt));
-    }
-
-    /// Whether the MMU of `sw` has no room below the PFC threshold for `pkt` arriving on
-    /// `at` in a lossless class: the headroom is for what upstream sends after a PAUSE, not
-    /// for packets already in the switch. (A lossy class drops as it would without IOFD; a
-    /// failed egress loses the packet as always.)
-    fn refused_losslessly(&self, sw: usize, at: PortId, egress: PortId, pkt: &Packet) -> bool {
-        let class = pkt.pg as usize;
-        let mmu = &self.mmus[sw];
-        class != 0
-            && !self.ports[egress.idx()].down
-            && mmu.lossless(class)
-            && mmu.over_threshold(self.ports[at.idx()].local as usize, class, pkt.wire as u64)
     }
 
     /// A `WAKE` packet has left switch `sw` (after `transmit`, so every port's scheduler is
@@ -160,31 +251,16 @@ impl Simulation {
         loop {
             let Some(iofd) = self.iofd.as_deref_mut() else { return };
             let Some((pkt, egress)) = iofd.switches[sw].reseq.next_waiting() else { return };
-            if self.refused_losslessly(sw, pkt.ingress, egress, &pkt) {
-                if let Some(i) = self.iofd.as_deref_mut() {
-                    i.switches[sw].reseq.put_back(pkt, egress);
-                }
-                return self.iofd_retry_later(sw, egress, pkt.wire);
+            if refused_losslessly(&self.mmus[sw], &self.ports, pkt.ingress, egress, &pkt) {
+                iofd.switches[sw].reseq.put_back(pkt, egress);
+                let egress_state = (egress, &self.ports[egress.idx()]);
+                return retry_later(iofd, sw, egress_state, pkt.wire, (&self.clock, self.now), &mut self.queue);
             }
             self.iofd_enqueue(pkt.ingress, egress, pkt, last_hop_queue(&pkt));
         }
     }
 
-    /// Schedules a retry of the waiting line of switch `sw` one packet time (`wire` bytes
-    /// at `egress`) from now, unless one is pending. The departures of `WAKE` packets retry
-    /// as soon as they free space; this covers room freed by any other packet (the dynamic
-    /// threshold rises whenever the switch's shared buffer drains), which carries no flag.
-    fn iofd_retry_later(&mut self, sw: usize, egress: PortId, wire: u32) {
-        let Some(iofd) = self.iofd.as_deref_mut() else { return };
-        if std::mem::replace(&mut iofd.switches[sw].retry_pending, true) {
-            return;
-        }
-        let st = &self.ports[egress.idx()];
-        let at = self.now + self.clock.tx(st.rate_class, st.rate, wire);
-        self.queue.push(at, crate::sim::Event::IofdRetry(egress));
-    }
-
-    /// The retry `iofd_retry_later` scheduled.
+    /// The retry `retry_later` scheduled.
     pub(in crate::sim) fn on_iofd_retry(&mut self, egress: PortId) {
         let sw = self.ports[egress.idx()].unit as usize;
         if let Some(iofd) = self.iofd.as_deref_mut() {
@@ -198,39 +274,5 @@ impl Simulation {
     #[inline(never)]
     fn iofd_enqueue(&mut self, at: PortId, egress: PortId, pkt: Packet, queue: u8) {
         self.switch_enqueue_to(at, egress, pkt, queue);
-    }
-
-    /// A packet with IOFD flags leaves switch `sw` (or is dropped there): its pin is
-    /// released; an escaping packet takes the escape class and no more deflections.
-    /// Out of line and by value, so that the scheduler's fast path keeps its packet in
-    /// registers.
-    #[cold]
-    #[inline(never)]
-    pub(in crate::sim) fn iofd_dequeue(&mut self, sw: usize, queue: usize, mut pkt: Packet) -> Packet {
-        let Some(iofd) = self.iofd.as_deref_mut() else { return pkt };
-        if pkt.deflections & PINNED != 0 {
-            iofd.switches[sw].release_pin(pkt.qp_key());
-        }
-        if pkt.deflections & ESCAPE != 0 {
-            let saved = (pkt.pg << CLASS_SHIFT) & CLASS_MASK;
-            pkt.pg = iofd.cfg.escape_pg;
-            pkt.deflections = iofd.cfg.max_deflections | saved;
-        } else if pkt.pg as usize != queue {
-            // The last hop: admitted in the escape class it came in, sent in its own.
-            pkt.pg = queue as u8;
-            pkt.deflections &= !CLASS_MASK;
-        }
-        pkt.deflections &= !ON_DEQUEUE;
-        pkt
-    }
-}
-
-/// The queue of a packet at its last hop: its own class, which an escaped packet carries in
-/// its flags (it is admitted in the escape class it arrives in, and leaves in its own, so
-/// that all of a QP's packets leave through one queue, in order).
-fn last_hop_queue(pkt: &Packet) -> u8 {
-    match (pkt.deflections & CLASS_MASK) >> CLASS_SHIFT {
-        0 => pkt.pg,
-        saved => saved,
     }
 }

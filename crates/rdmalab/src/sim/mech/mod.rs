@@ -1,7 +1,10 @@
 //! Optional mechanisms of the fabric and the RNIC, each off unless the scenario asks for it:
-//! Blitz's DASR receiver, in-order flow deflection, the retry limit and link failures.
+//! Blitz's DASR receiver, in-order flow deflection, the tenant defense, the retry limit and link
+//! failures.
 //! A run without one pays at most a flag test per packet for it (see ARCHITECTURE.md,
-//! "Hooks").
+//! "Hooks"). Each hook is a function handed the state it touches, not the simulation; what
+//! only the simulator can carry out (a drop, a PFC frame, a switch admission, a completion)
+//! stays with the simulator's own handlers.
 
 pub(crate) mod dasr;
 pub mod failures;

@@ -1,72 +1,76 @@
 //! The tenant defense's hooks in the sender (seed 002's defense, ours: docs/attacks.md):
 //! under `defense = "tenant"` a tenant's QPs on one NIC share one CC state and one pacing
 //! clock (`tenancy::pacing`), and a new QP may take a private line-rate start from its
-//! (NIC, tenant) budget. Reached from `host_cc` only when the defense is on.
+//! (NIC, tenant) budget. Reached from `host_cc` only when the defense is on; each hook is
+//! handed the state it touches, never the simulation.
 
 use crate::cc::{CcGroup, CcState};
+use crate::engine::EventQueue;
 use crate::fabric::IntHeader;
-use crate::ids::{CcGroupId, NodeId, QpId};
-use crate::rnic::Qp;
+use crate::ids::NodeId;
+use crate::rnic::{Nic, Qp};
+use crate::sim::Event;
 use crate::sim::SimConfig;
-use crate::sim::{Event, Simulation};
-use crate::tenancy::{Defense, StartBudget};
-use crate::units::{Rate, Time};
+use crate::tenancy::{Defense, DefenseParams, StartBudget};
+use crate::units::{Rate, Time, TimingModel};
 
-impl Simulation {
-    /// Whether `g` is a tenant state whose members share one pacing clock.
-    pub(in crate::sim) fn tenant_paced(&self, g: CcGroupId) -> bool {
-        tenant_paced(&self.cfg, &self.groups[g.idx()])
+/// Hook "CC group rate applied" (HPCC's `ChangeRate` for a tenant state `grp`): the
+/// pending gap of its last packet is re-timed at the new rate, for every member, and the
+/// NIC woken earlier if needed (pushed on `queue`).
+pub(in crate::sim) fn retime_tenant_state(
+    timing: TimingModel,
+    now: Time,
+    grp: &mut CcGroup,
+    qps: &mut [Qp],
+    nics: &mut [Nic],
+    queue: &mut EventQueue<Event>,
+) {
+    let Some(&first) = grp.members.first() else { return };
+    if grp.pacer.wire == 0 {
+        return; // nothing sent yet
     }
+    let gap = timing.tx_time(grp.rate.max(Rate(1)), grp.pacer.wire as u64);
+    let next = grp.pacer.retime(gap);
+    for &m in &grp.members {
+        qps[m.idx()].next_avail = next;
+    }
+    let nic_idx = qps[first.idx()].nic;
+    let nic = &mut nics[nic_idx.idx()];
+    if nic.wake_at != Time::MAX && next < nic.wake_at {
+        let at = next.max(now);
+        nic.wake_at = at;
+        queue.push(at, Event::NicWake(nic_idx));
+    }
+}
 
-    /// HPCC's `ChangeRate` for a tenant state: the pending gap of its last packet is
-    /// re-timed at the new rate, for every member, and the NIC woken earlier if needed.
-    pub(in crate::sim) fn retime_tenant_state(&mut self, g: CcGroupId) {
-        let grp = &mut self.groups[g.idx()];
-        let Some(&first) = grp.members.first() else { return };
-        if grp.pacer.wire == 0 {
-            return; // nothing sent yet
-        }
-        let gap = self.cfg.timing.tx_time(grp.rate.max(Rate(1)), grp.pacer.wire as u64);
-        let next = grp.pacer.retime(gap);
-        for &m in &grp.members {
-            self.qps[m.idx()].next_avail = next;
-        }
-        let nic_idx = self.qps[first.idx()].nic;
-        let nic = &mut self.nics[nic_idx as usize];
-        if nic.wake_at != Time::MAX && next < nic.wake_at {
-            let at = next.max(self.now);
-            nic.wake_at = at;
-            self.queue.push(at, Event::NicWake(nic_idx));
-        }
+/// Hook "sender, QP opened" (under a defense): a new QP whose first `min(size, bdp)` bytes
+/// fit in its (NIC, tenant) budget (`budgets`: its NIC's, by tenant; `nic_rate`: that NIC's
+/// line rate) sends them on a private line-rate state (`join_group` then keys it alone).
+pub(in crate::sim) fn grant_line_rate_start(
+    p: &DefenseParams,
+    now: Time,
+    nic_rate: Rate,
+    budgets: &mut Vec<StartBudget>,
+    qp: &mut Qp,
+    bdp: u64,
+    first_size: u64,
+) {
+    let want = first_size.min(bdp).max(1);
+    let refill = crate::cc::scale(nic_rate, p.start_fraction);
+    let tenant = qp.tenant as usize;
+    if tenant >= budgets.len() {
+        budgets.resize(tenant + 1, StartBudget::default());
     }
+    if budgets[tenant].try_take(now, want, refill, p.burst_bdps * bdp) {
+        qp.exempt_until = want;
+    }
+}
 
-    /// Under the tenant defense: a new QP whose first `min(size, BDP)` bytes fit in its
-    /// (NIC, tenant) budget sends them on a private line-rate state (`join_group` then
-    /// keys it alone).
-    pub(in crate::sim) fn grant_line_rate_start(&mut self, id: QpId, first_size: u64) {
-        let qp = &self.qps[id.idx()];
-        let (nic, tenant, src, dst) = (qp.nic as usize, qp.tenant as usize, qp.src, qp.dst);
-        let (_, bdp) = self.path_rtt_bdp(src, dst);
-        let want = first_size.min(bdp).max(1);
-        let p = self.cfg.defense_params;
-        let refill = crate::cc::scale(self.nics[nic].rate, p.start_fraction);
-        let budgets = &mut self.start_budgets[nic];
-        if tenant >= budgets.len() {
-            budgets.resize(tenant + 1, StartBudget::default());
-        }
-        if budgets[tenant].try_take(self.now, want, refill, p.burst_bdps * bdp) {
-            self.qps[id.idx()].exempt_until = want;
-        }
-    }
-
-    /// A QP sent the bytes of its line-rate start: it moves to its tenant's state.
-    pub(in crate::sim) fn end_line_rate_start(&mut self, id: QpId) {
-        self.leave_group(id);
-        self.qps[id.idx()].exempt_until = 0;
-        let (src, dst) = (self.qps[id.idx()].src, self.qps[id.idx()].dst);
-        let path = self.path_info(src, dst);
-        self.join_group(id, path);
-    }
+/// Hook "sender, line-rate start over": the QP sent the bytes of its line-rate start; the
+/// caller moves it to its tenant's state (`Simulation::rejoin_group`).
+#[cold]
+pub(in crate::sim) fn end_line_rate_start(qp: &mut Qp) {
+    qp.exempt_until = 0;
 }
 
 /// The first ACK of a tenant's HPCC state for a packet sent after a pause (no member had

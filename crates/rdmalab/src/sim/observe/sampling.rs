@@ -17,7 +17,7 @@
 //! are those of one partition.
 
 use crate::error::{Error, Result};
-use crate::ids::{PortId, QpId};
+use crate::ids::{FlowId, PortId, QpId};
 use crate::sim::{Event, Simulation};
 use crate::stats::RateSample;
 use crate::units::{Rate, Time};
@@ -26,7 +26,7 @@ use crate::units::{Rate, Time};
 #[derive(Clone, Copy, Debug)]
 struct Watched {
     qp: QpId,
-    flow: u32,
+    flow: FlowId,
     /// `snd_una` at the previous sample.
     acked: u64,
 }
@@ -53,7 +53,7 @@ pub(in crate::sim) struct Sampler {
     pub(in crate::sim) rates: Vec<RateSample>,
     /// Origin order: QPs opened for flows since the previous rate sample, with their flow
     /// (a flow's QP has a slot set up in advance, not appended: `seen` cannot find it).
-    opened: Vec<(QpId, u32)>,
+    opened: Vec<(QpId, FlowId)>,
     /// A partition of a parallel run: when the last flow completed (`Time::MAX` while the
     /// driver has not said), and the time of the chain's last event then (`Time::MAX`: not known).
     flows_end: Time,
@@ -213,7 +213,7 @@ impl Simulation {
 
     /// Origin order, rate sampling on: the sampler picks QP `qp` (flow `flow`) up at its
     /// next sample.
-    pub(in crate::sim) fn note_opened_for_sampling(&mut self, qp: QpId, flow: u32) {
+    pub(in crate::sim) fn note_opened_for_sampling(&mut self, qp: QpId, flow: FlowId) {
         if self.cfg.rate_sample_interval.is_some() && self.origin_order {
             self.sampler.opened.push((qp, flow));
         }
@@ -222,7 +222,7 @@ impl Simulation {
     /// Every switch port's queued bytes (a partition's own).
     fn sample_queues(&mut self) {
         for (i, p) in self.ports.iter().enumerate() {
-            if self.switch_of[p.node.idx()] != u32::MAX && self.owns(p.node) {
+            if !self.switch_of[p.node.idx()].is_none() && self.owns(p.node) {
                 self.queue_samples.push((self.now, PortId::new(i), p.total_queued()));
             }
         }
@@ -266,7 +266,7 @@ impl Simulation {
             // One QP per flow: QP i was opened for flow i (`on_flow_arrival`); its first
             // message says so while it has one. An application's QP (open before its
             // first WR) is labelled by the flow row of the message it carries, once it has one.
-            let unknown = if qp.close_when_idle { i as u32 } else { u32::MAX };
+            let unknown = if qp.close_when_idle { FlowId::new(i) } else { FlowId::NONE };
             let flow = qp.messages.front().map_or(unknown, |m| m.flow);
             s.watched.push(Watched { qp: QpId::new(i), flow, acked: 0 });
         }
@@ -275,8 +275,8 @@ impl Simulation {
         let (qps, rates, groups, cc) = (&self.qps, &mut s.rates, &self.groups, &self.cfg.cc);
         s.watched.retain_mut(|w| {
             let qp = &qps[w.qp.idx()];
-            if w.flow == u32::MAX {
-                w.flow = qp.messages.front().map_or(u32::MAX, |m| m.flow);
+            if w.flow.is_none() {
+                w.flow = qp.messages.front().map_or(FlowId::NONE, |m| m.flow);
             }
             let bytes = qp.snd_una.saturating_sub(w.acked);
             w.acked = qp.snd_una;
@@ -284,7 +284,7 @@ impl Simulation {
             rates.push(RateSample {
                 time: now,
                 qp: w.qp,
-                flow: w.flow,
+                flow: w.flow.0,
                 src: qp.src,
                 dst: qp.dst,
                 rate: qp.rate,

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::fabric::{Packet, PacketKind};
-use crate::ids::{NodeId, PortId};
+use crate::ids::{FlowId, NodeId, PortId};
 use crate::units::Time;
 
 /// Bytes a record is counted for against `max_bytes` (a CSV line is about this long).
@@ -93,7 +93,7 @@ pub(super) struct Row {
     pub(super) ev: TraceEvent,
     pub(super) node: NodeId,
     pub(super) port: PortId,
-    pub(super) flow: u32,
+    pub(super) flow: FlowId,
     pub(super) pkt: Packet,
     pub(super) qlen: u64,
 }
@@ -172,11 +172,11 @@ impl Trace {
         })
     }
 
-    pub(super) fn wants(&self, now: Time, node: NodeId, port: PortId, flow: u32) -> bool {
+    pub(super) fn wants(&self, now: Time, node: NodeId, port: PortId, flow: FlowId) -> bool {
         if now < self.cfg.start || now >= self.cfg.end || self.truncated {
             return false;
         }
-        let flow_ok = self.cfg.flows.is_empty() || self.flow_on.get(flow as usize).copied().unwrap_or(false);
+        let flow_ok = self.cfg.flows.is_empty() || self.flow_on.get(flow.idx()).copied().unwrap_or(false);
         let place_ok = (self.cfg.nodes.is_empty() && self.cfg.ports.is_empty())
             || self.node_on.get(node.idx()).copied().unwrap_or(false)
             || self.port_on.get(port.idx()).copied().unwrap_or(false);
@@ -237,7 +237,7 @@ impl Trace {
             row.ev.name(),
             row.node.0,
             row.port.0,
-            opt(row.flow),
+            opt(row.flow.0),
             opt(pkt.qp.0),
             kind_name(pkt.kind),
             pkt.seq,
@@ -278,13 +278,13 @@ mod tests {
         let mut t = Trace::open(cfg, &path, 1, 1, 1).unwrap();
         let pkt = Packet::pfc(PacketKind::Pause, 3, 64);
         for i in 0..5 {
-            assert_eq!(t.wants(Time(i), NodeId(0), PortId(0), u32::MAX), i < 3 || !t.truncated);
+            assert_eq!(t.wants(Time(i), NodeId(0), PortId(0), FlowId::NONE), i < 3 || !t.truncated);
             let row = Row {
                 time: Time(i),
                 ev: TraceEvent::Pause,
                 node: NodeId(0),
                 port: PortId(0),
-                flow: u32::MAX,
+                flow: FlowId::NONE,
                 pkt,
                 qlen: 0,
             };

@@ -8,7 +8,7 @@ use super::trace::{Row, RowKey, Tick, Trace, TraceEvent, NOT_OWNER, OWNER, QLEN,
 use crate::config::TraceConfig;
 use crate::error::{Error, Result};
 use crate::fabric::{Packet, PacketKind};
-use crate::ids::{PortId, QpId};
+use crate::ids::{FlowId, PortId, QpId};
 use crate::sim::Simulation;
 
 impl Simulation {
@@ -76,9 +76,9 @@ impl Simulation {
         }
     }
 
-    /// The flow a QP carries (`u32::MAX` when none: PFC frames, unknown QPs).
-    fn flow_of(&self, qp: QpId) -> u32 {
-        self.qp_flow.get(qp.idx()).copied().unwrap_or(u32::MAX)
+    /// The flow a QP carries (`NONE` when none: PFC frames, unknown QPs).
+    fn flow_of(&self, qp: QpId) -> FlowId {
+        self.qp_flow.get(qp.idx()).copied().unwrap_or(FlowId::NONE)
     }
 
     /// Records `ev` for `pkt` at `port` (on `port`'s node) if the trace selects it.
@@ -110,17 +110,17 @@ impl Simulation {
         let (now, event) = (self.now, self.queue.popped_seq());
         if let Some(t) = self.trace.as_mut().filter(|t| t.keyed && crosses) {
             let pkt = Packet::pfc(PacketKind::Pause, 0, 0); // (not written)
-            let row = Row { time: now, ev: TraceEvent::Drop, node, port, flow: u32::MAX, pkt, qlen };
+            let row = Row { time: now, ev: TraceEvent::Drop, node, port, flow: FlowId::NONE, pkt, qlen };
             t.write(row, RowKey { event, node: node.0, rank: QLEN });
         }
     }
 
     /// Remembers which flow QP `qp` was opened for (the trace's `flow` column, the rate
     /// sampler's rows).
-    pub(in crate::sim) fn note_qp_flow(&mut self, qp: QpId, flow: u32) {
+    pub(in crate::sim) fn note_qp_flow(&mut self, qp: QpId, flow: FlowId) {
         self.note_opened_for_sampling(qp, flow);
         if self.qp_flow.len() <= qp.idx() {
-            self.qp_flow.resize(qp.idx() + 1, u32::MAX);
+            self.qp_flow.resize(qp.idx() + 1, FlowId::NONE);
         }
         self.qp_flow[qp.idx()] = flow;
     }

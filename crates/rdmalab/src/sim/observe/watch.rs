@@ -259,7 +259,7 @@ impl Simulation {
     /// (for a stall's cause: what a user, or a bug report, needs to see why it stopped).
     pub(in crate::sim) fn describe_stuck_qp(&self, i: usize, in_flight: u32) -> String {
         let qp = &self.qps[i];
-        let nic = &self.nics[qp.nic as usize];
+        let nic = &self.nics[qp.nic.idx()];
         let listed = nic.qps.iter().any(|&x| x.idx() == i);
         format!(
             "{i} ({}->{}): acked {} of {} bytes, sent {}, {in_flight} packet(s) in the network, window {} bytes, \
@@ -322,11 +322,11 @@ impl Simulation {
                 if st.paused[q] && t.saturating_sub(paused_at) >= min_age {
                     share.stuck.push((at, paused_at));
                 }
-                let mut last = u32::MAX;
+                let mut last = PortId::NONE;
                 for r in st.queued(q) {
                     let ingress = self.packets.get(r).ingress;
-                    if ingress.0 != last {
-                        last = ingress.0;
+                    if ingress != last {
+                        last = ingress;
                         share.waits.push((key(self.ports[ingress.idx()].peer.idx(), q), at));
                     }
                 }

@@ -33,7 +33,7 @@ impl Simulation {
         match ev {
             Event::App(app, _) => self.app_host(app),
             Event::CloseQp(q) => Some(self.qps[q.idx()].src),
-            Event::WqeDone(nic) => Some(self.nics[nic as usize].node),
+            Event::WqeDone(nic) => Some(self.nics[nic.idx()].node),
             _ => None,
         }
     }

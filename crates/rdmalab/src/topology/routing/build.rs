@@ -229,7 +229,7 @@ impl Routes {
             up: vec![(NO_ROW, 0, 0); topo.len()],
             down_at: Vec::new(),
             down: Vec::new(),
-            first_down: vec![(NodeId(u32::MAX), 0, 0); topo.len()],
+            first_down: vec![(NodeId::NONE, 0, 0); topo.len()],
             spans: Vec::new(),
             hops: Vec::new(),
         }

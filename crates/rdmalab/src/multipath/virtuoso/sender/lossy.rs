@@ -1,7 +1,7 @@
 //! The sender's lossy-mode parts: the WR size search of §3.5 (all paths in lockstep) and
 //! the repost of WRs that completed with an error (`fabric.retry_limit`).
 
-use super::{op, Search, VOutcome, VirtuosoSender, WrKind, WrLog, READ_REQUEST_BYTES, RECONNECT};
+use super::{op, Search, VOutcome, VirtuosoSender, WrKind, WrLog, NO_MESSAGE, READ_REQUEST_BYTES, RECONNECT};
 use crate::app::{AppHeader, SendCompletion, SendDone, Verbs};
 use crate::multipath::virtuoso::chunk::ChunkSearch;
 use crate::multipath::virtuoso::MpVerb;
@@ -20,7 +20,7 @@ impl VirtuosoSender {
         self.round_open = self.qps.len() as u32;
         self.round_ok = true;
         for path in 0..self.qps.len() {
-            self.post(u32::MAX, path, WrKind::ChunkProbe, self.sizer.size, None, v);
+            self.post(NO_MESSAGE, path, WrKind::ChunkProbe, self.sizer.size, None, v);
         }
     }
 
@@ -87,7 +87,7 @@ impl VirtuosoSender {
         let path = w.path as usize;
         let Some(m) = self.messages.get(w.msg as usize) else {
             // A capacity probe: measured again from the original start (the failure counts).
-            return self.post(u32::MAX, path, w.kind, w.size, None, v);
+            return self.post(NO_MESSAGE, path, w.kind, w.size, None, v);
         };
         let (id, total, verb) = (m.id as u64, m.size, m.verb);
         let header = match w.kind {
