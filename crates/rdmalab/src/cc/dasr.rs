@@ -323,12 +323,9 @@ mod tests {
         assert_eq!(r.share(NicId(0)), Rate(C.0 / 2));
     }
 
-    #[test]
-    fn sender_takes_the_smaller_of_share_and_dcqcn() {
-        let p = BlitzParams::default();
-        let mut s = BlitzState::new(&p, C);
-        let mut t = CcTimers::default();
-        let ack = |share: Rate, cnp: bool| AckEvent {
+    /// An ACK at 1 µs carrying DASR's `share` and, if `cnp`, a congestion notification.
+    fn ack(share: Rate, cnp: bool) -> AckEvent<'static> {
+        AckEvent {
             now: Time::from_us(1),
             seq: 0,
             snd_nxt: 0,
@@ -338,7 +335,14 @@ mod tests {
             mtu: 1000,
             int_multi: 1,
             share,
-        };
+        }
+    }
+
+    #[test]
+    fn sender_takes_the_smaller_of_share_and_dcqcn() {
+        let p = BlitzParams::default();
+        let mut s = BlitzState::new(&p, C);
+        let mut t = CcTimers::default();
         assert_eq!(s.on_ack(&p, &mut t, C, &ack(Rate::gbps(25), false)), Rate::gbps(25));
         assert_eq!(s.rc, C, "DCQCN untouched without a CNP");
         // A CNP: Rc comes down to the rate sent, DCQCN's timers start.
@@ -354,17 +358,6 @@ mod tests {
         let p = BlitzParams { fallback: DasrFallback::Ib, ..BlitzParams::default() };
         let mut s = BlitzState::new(&p, C);
         let mut t = CcTimers::default();
-        let ack = |share: Rate, cnp: bool| AckEvent {
-            now: Time::from_us(1),
-            seq: 0,
-            snd_nxt: 0,
-            cnp,
-            nack: false,
-            int: None,
-            mtu: 1000,
-            int_multi: 1,
-            share,
-        };
         assert_eq!(s.on_ack(&p, &mut t, C, &ack(Rate::gbps(80), false)), Rate::gbps(80));
         for _ in 0..8 {
             s.on_ack(&p, &mut t, C, &ack(Rate(0), true));
