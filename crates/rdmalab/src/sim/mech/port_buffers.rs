@@ -30,6 +30,13 @@ pub(in crate::sim) fn build(topo: &Topology, cfg: &SimConfig, mmus: &[SwitchMmu]
 }
 
 impl Simulation {
+    /// Switch `sw`'s port buffers and `egress`'s index among that switch's ports.
+    #[inline]
+    fn port_buffer_of(&mut self, sw: usize, egress: PortId) -> (&mut PortBuffers, usize) {
+        let e = self.ports[egress.idx()].local as usize;
+        (&mut self.port_buffers.as_deref_mut().expect("per-port buffers")[sw], e)
+    }
+
     /// Admission of `wire` bytes of `class` from ingress `ingress_local` of switch `sw` into
     /// the buffer of `egress`.
     #[inline(never)]
@@ -41,8 +48,7 @@ impl Simulation {
         class: usize,
         wire: u32,
     ) -> Admission {
-        let e = self.ports[egress.idx()].local as usize;
-        let b = &mut self.port_buffers.as_deref_mut().expect("per-port buffers")[sw];
+        let (b, e) = self.port_buffer_of(sw, egress);
         b.admit(ingress_local as usize, e, class, wire as u64)
     }
 
@@ -57,8 +63,7 @@ impl Simulation {
         class: usize,
         wire: u32,
     ) -> bool {
-        let e = self.ports[egress.idx()].local as usize;
-        let b = &mut self.port_buffers.as_deref_mut().expect("per-port buffers")[sw];
+        let (b, e) = self.port_buffer_of(sw, egress);
         b.release(ingress_local as usize, e, class, wire as u64)
     }
 
