@@ -179,29 +179,17 @@ def test_repro_chunk_and_mice(tmp_path):
     assert "Table 2" in repro.comparison_table(exp, tmp_path / "virtuoso-chunk")
 
     def mice(spec):
-        spec["base"]["traffic"][0]["messages"] = [{"src": 0, "dst": 1, "size": 150_000_000}]
-        spec["base"]["traffic"][1]["messages"] = spec["base"]["traffic"][1]["messages"][:5]
+        spec["zip"]["traffic[0].messages[0].size"] = [150_000_000, 150_000_001]
+        spec["grid"] = {"topology.host_rate": ["10Gbps"]}
+        spec["base"]["traffic"][1]["messages"] = [{"src": 0, "dst": 1, "size": 262144, "start": f"{t}ms"}
+                                                  for t in (20, 60)]
 
     exp, rows, made = _small("virtuoso-mice", tmp_path, mice)
     assert set(made) == {"virtuoso_mice"}
-    alone = rows[("elephant on path 0", "mouse mean ms")].theirs
+    alone = rows[("10G host, path 0", "mouse mean ms")].theirs
     assert alone == pytest.approx(8 * 262144 * 1.048 / 1e9 * 1e3)
-    single, split = rows[("elephant on path 0", "mouse mean ms")].ours, rows[("elephant on 10 paths", "mouse mean ms")].ours
+    single, split = rows[("10G host, path 0", "mouse mean ms")].ours, rows[("10G host, 10 paths", "mouse mean ms")].ours
     assert alone < split < single
     # On one path the mouse waits for the PFC backlog, then gets every other packet slot.
-    model = rows[("elephant on path 0", "mean vs PFC model")]
+    model = rows[("10G host, path 0", "mean vs PFC model")]
     assert model.ours == pytest.approx(model.theirs, rel=0.02)
-
-
-@pytest.mark.parametrize("links", [1, 4])
-def test_per_port_buffers_bound_each_path_on_its_own(links):
-    # Each 1 Gb/s link's egress owns C bytes: a round of WRs of S per path from the 10 Gb/s host
-    # leaves S x 1048/1000 x (1 - N/10) at each egress, so S(N) = C / (1.048 (1 - N/10)),
-    # whatever the other paths carry (the shared pool's bound falls with N instead).
-    c = 645.15 * 1024
-    s = (lossy_bed(links, 5.6508, buffer_model="per_port", port_buffer_kb=645.15, retry_limit=7)
-         .multipath([{"src": 0, "dst": 1, "size": 4_000_000}], split="virtuoso", path_by="src_ip", qps=links,
-                    weights="equal", chunk_probe=True, chunk_probe_step=16384, chunk_probe_signal="retransmission"))
-    found = run(s, progress=False).paths["max_wr"].to_list()
-    bound = c / (1.048 * (1 - links / 10))
-    assert all(bound - 16384 < f <= bound + 1048 for f in found), (found, bound)

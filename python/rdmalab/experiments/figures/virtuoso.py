@@ -230,6 +230,7 @@ def mice_fct(sweep: str | Path, by: str | None = None, out: str | Path | None = 
     t = mice_table(store).sort("paths", "start_ns")
     host = "topology.host_rate"
     keys = [host, "paths"] if host in t.columns else ["paths"]
+    fig, ax = plt.subplots(figsize=(6, 4))
     for key, sub in sorted(t.partition_by(keys, as_dict=True).items()):
         rate, n = (key if len(key) == 2 else ("", key[0]))
         where = "on path 0 only" if n == 1 else f"split over {n} paths"

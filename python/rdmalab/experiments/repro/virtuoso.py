@@ -96,7 +96,7 @@ def compare_mice(runs: pl.DataFrame, flows: pl.DataFrame, store) -> list:  # noq
         rate, n = (key if len(key) == 2 else ("10Gbps", key[0]))
         fct = sub["fct_ns"].to_numpy() / 1e6
         where = "path 0" if n == 1 else f"{n} paths"
-        group = f"{rate} host, eleph. {where}"
+        group = f"{rate.replace('bps', '')} host, {where}"
         rows.append(Comparison(group, "mouse mean ms", float(fct.mean()), alone))
         rows.append(Comparison(group, "mouse p99 ms", float(np.percentile(fct, 99)), alone))
         if n == 1 and rate == "10Gbps":
