@@ -83,9 +83,8 @@ def _rows(topo: int, t: pl.DataFrame, scale: float):  # noqa: ANN202
     red = _reductions(t)
     if red:
         best = max(red, key=red.get)
-        rows.append(Comparison("best vs 1 QP, same chunk", "FCT reduction %", red[best],
-                               p.get("best_reduction_pct", NAN)))
-        rows.append(Comparison("best vs 1 QP, same chunk", "at chunk KiB", best / 1024, NAN))
+        rows.append(Comparison("vs 1 QP, same chunk", "best reduction %", red[best], p.get("best_reduction_pct", NAN)))
+        rows.append(Comparison("vs 1 QP, same chunk", "best at chunk KiB", best / 1024, NAN))
     effects = []
     for q in sorted(q for q in set(t["qps"].to_list()) if q >= 2):
         c = t.filter(pl.col("qps") == q)["mean"].to_numpy()
