@@ -112,3 +112,12 @@ def test_one_qp_fct_does_not_depend_on_the_chunk_size_when_refilled_on_sent():
     # Refilled on the RC completion, a QP idles a round trip per chunk: 256 of them at 4K.
     ack = [_one_qp_fct("ack", c) for c in (4096, 131072)]
     assert ack[0] > 1.5 * ack[1], ack
+
+
+def test_the_reduction_is_against_the_one_qp_fct_at_the_same_chunk_size():
+    from rdmalab.experiments.repro.multipath import _reductions
+
+    # An RTT-bound 1-QP point (40 ms at 4K) must not lend its slowness to the 128K chunks:
+    # against a baseline averaged over chunk sizes (30 ms) 128K would show 73 %, not 60 %.
+    t = pl.DataFrame({"qps": [1, 1, 4, 4], "chunk": [4096, 131072, 4096, 131072], "mean": [40.0, 20.0, 10.0, 8.0]})
+    assert _reductions(t) == {4096: pytest.approx(75.0), 131072: pytest.approx(60.0)}
