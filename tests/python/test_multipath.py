@@ -96,3 +96,28 @@ def test_a_small_repro_sweep_stores_tables_draws_and_compares(tmp_path):
     assert one.ours == pytest.approx(40 * raw)
     assert rows[("2 QPs", "msg / bg throughput")].theirs == 2.0
     assert "Wang et al." in repro.comparison_table(exp, tmp_path / "o")
+
+
+def _one_qp_fct(refill: str, chunk: int) -> float:
+    s = Scenario.star(2).multipath([{"src": 0, "dst": 1, "size": 1 << 20}], qps=1, chunk_size=chunk, refill_on=refill)
+    return float(run(s, progress=False).messages["fct_ns"][0])
+
+
+def test_one_qp_fct_does_not_depend_on_the_chunk_size_when_refilled_on_sent():
+    # Seed 001's flat 1-QP curve: a QP refilled as its chunk leaves never idles, so the FCT is
+    # the bytes on the wire at line rate, which the chunk size changes only through headers
+    # (24 B per chunk, 48 B per packet: 6.4 % extra at 4K, 4.9 % at 128K).
+    sent = [_one_qp_fct("sent", c) for c in (4096, 32768, 131072)]
+    assert max(sent) / min(sent) - 1 < 0.02, sent
+    # Refilled on the RC completion, a QP idles a round trip per chunk: 256 of them at 4K.
+    ack = [_one_qp_fct("ack", c) for c in (4096, 131072)]
+    assert ack[0] > 1.5 * ack[1], ack
+
+
+def test_the_reduction_is_against_the_one_qp_fct_at_the_same_chunk_size():
+    from rdmalab.experiments.repro.multipath import _reductions
+
+    # An RTT-bound 1-QP point (40 ms at 4K) must not lend its slowness to the 128K chunks:
+    # against a baseline averaged over chunk sizes (30 ms) 128K would show 73 %, not 60 %.
+    t = pl.DataFrame({"qps": [1, 1, 4, 4], "chunk": [4096, 131072, 4096, 131072], "mean": [40.0, 20.0, 10.0, 8.0]})
+    assert _reductions(t) == {4096: pytest.approx(75.0), 131072: pytest.approx(60.0)}

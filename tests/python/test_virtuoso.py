@@ -14,6 +14,7 @@ from rdmalab.experiments import repro
 from rdmalab.experiments.driver import run_sweep
 from rdmalab.experiments.executors import LocalExecutor
 from rdmalab.experiments.figures import plot_sweep
+from rdmalab.experiments.figures.virtuoso import lossy_wrs
 from rdmalab.experiments.store import Store, load_sweep, load_table
 from rdmalab.experiments.sweep import Sweep
 from rdmalab.results import MESSAGE_COLUMNS, PATH_COLUMNS
@@ -114,18 +115,26 @@ def test_repro_paths_and_sizes_match_the_closed_form(tmp_path):
     assert rows[("5 MB, 2 paths", "speed-up")].ours < rows[("20 MB, 2 paths", "speed-up")].ours < 2.0
 
 
-def test_repro_overhead_counts_wrs_as_designed(tmp_path):
+def test_repro_overhead_prices_the_work_of_each_message_with_the_cited_costs(tmp_path):
     def overhead(spec):
         spec["grid"] = {"traffic[0].messages[0].size": [100_000, 1_000_000],
-                        "traffic[0].messages[0].verb": ["write", "send", "read"]}
+                        "traffic[0].messages[0].verb": ["write", "send"]}
         _paths(spec, [1, 3])
 
     exp, rows, made = _small("virtuoso-overhead", tmp_path, overhead)
     assert set(made) == {"virtuoso_overhead"}
-    assert len(rows) == 2 * 2 * 3 * 2
-    for c in rows.values():
-        assert c.ours == c.theirs, c
-    assert rows[("send 1 MB 3p", "WRs")].ours == 4
+    # By hand, at 2.4 GHz: a 1 MB SEND over 3 paths posts 3 WRITEs and the notice and polls 4
+    # CQEs: 4 x 0.68 us + 4 x (0.1 + 3.8) us = 18.32 us = 43,968 cycles.
+    assert rows[("send 1 MB 3p", "k cycles / message")].ours == pytest.approx(43.968)
+    # A message below small_message is one SEND on one path whatever the path count.
+    one = rows[("send 0.1 MB 1p", "k cycles / message")].ours
+    assert one == pytest.approx(2.4 * (0.68 + 3.9)) and rows[("send 0.1 MB 3p", "k cycles / message")].ours == one
+
+
+def test_lossy_wrs_follow_the_size_search():
+    # §3.5: each path's share is cut into WRs of at most the searched size.
+    assert lossy_wrs(100e6, 1, 700_417) == 143
+    assert lossy_wrs(100e6, 9, 2_109_400) == 9 * 6
 
 
 def lossy_bed(links: int, buffer_mb: float, **fabric) -> Scenario:
@@ -170,15 +179,17 @@ def test_repro_chunk_and_mice(tmp_path):
     assert "Table 2" in repro.comparison_table(exp, tmp_path / "virtuoso-chunk")
 
     def mice(spec):
-        spec["base"]["traffic"][0]["messages"] = [{"src": 0, "dst": 1, "size": 150_000_000}]
-        spec["base"]["traffic"][1]["messages"] = spec["base"]["traffic"][1]["messages"][:5]
+        spec["zip"]["traffic[0].messages[0].size"] = [150_000_000, 150_000_001]
+        spec["grid"] = {"topology.host_rate": ["10Gbps"]}
+        spec["base"]["traffic"][1]["messages"] = [{"src": 0, "dst": 1, "size": 262144, "start": f"{t}ms"}
+                                                  for t in (20, 60)]
 
     exp, rows, made = _small("virtuoso-mice", tmp_path, mice)
     assert set(made) == {"virtuoso_mice"}
-    alone = rows[("elephant on path 0", "mouse mean ms")].theirs
+    alone = rows[("10G host, path 0", "mouse mean ms")].theirs
     assert alone == pytest.approx(8 * 262144 * 1.048 / 1e9 * 1e3)
-    single, split = rows[("elephant on path 0", "mouse mean ms")].ours, rows[("elephant on 10 paths", "mouse mean ms")].ours
+    single, split = rows[("10G host, path 0", "mouse mean ms")].ours, rows[("10G host, 10 paths", "mouse mean ms")].ours
     assert alone < split < single
     # On one path the mouse waits for the PFC backlog, then gets every other packet slot.
-    model = rows[("elephant on path 0", "mean vs PFC model")]
+    model = rows[("10G host, path 0", "mean vs PFC model")]
     assert model.ours == pytest.approx(model.theirs, rel=0.02)

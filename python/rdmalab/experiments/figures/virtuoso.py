@@ -1,12 +1,13 @@
 """Figures of Virtuoso sweeps (seed 003): FCT against the number of paths beside the closed
-form (Fig. 5), the speed-up FCT(1)/FCT(N) by message size (Fig. 6), and the WRs the
-middleware posts per message (a proxy for Fig. 8's CPU time).
+form (Fig. 5), the speed-up FCT(1)/FCT(N) by message size (Fig. 6), and the CPU cycles per
+message a cost model predicts from the WRs posted and CQEs polled (Fig. 8).
 
 All read the sweep's `messages` table; the number of paths is `traffic[0].qps`.
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -94,18 +95,50 @@ def speedup_vs_size(sweep: str | Path, by: str | None = None, out: str | Path | 
     return _finish(fig, ax, store, title, "speed-up (dotted: N)", out)
 
 
+# -- CPU cost model (Fig. 8) -------------------------------------------------------------------
+# The paper measures the middleware's CPU cycles (§4.6); a simulator has no CPU, so we predict
+# them from the work it does, priced with the host model's costs (`app/host_model.rs`) and
+# one published measurement. Nothing here is fitted to Fig. 8.
+
+#: The testbed's CPU clock: Xeon E5-2620 v3 @ 2.40 GHz (§4.2).
+CPU_GHZ = 2.4
+#: Posting one WR: the host model's `wqe_cost`, 0.68 µs per WQE (seed 000's Fig. 2a slope,
+#: (74.3 - 19.8) / 80 µs, docs/drum-fabric.md).
+POST_NS = 680.0
+#: Polling one CQE: the host model's `poll_cost`, 100 ns.
+POLL_NS = 100.0
+#: §4.6 polls by event (`ibv_get_cq_event`: the thread sleeps until the CQ's interrupt): one
+#: wake-up per completion, priced as one context switch's direct cost, 3.8 µs (Li, Ding and
+#: Shen, "Quantifying the Cost of Context Switch", ExpCS 2007). An upper bound: completions
+#: that land while the thread is awake share its wake-up.
+EVENT_NS = 3800.0
+
+
+def cpu_cycles(wrs: float, cqes: float) -> float:
+    """Predicted CPU cycles of one message: every WR posted, every CQE polled and woken for."""
+    return CPU_GHZ * (wrs * POST_NS + cqes * (POLL_NS + EVENT_NS))
+
+
+def lossy_wrs(size: float, paths: int, max_wr: float) -> int:
+    """WRs of one message in lossy mode: each path's eq.-1 share (equal links) cut into WRs of
+    at most `max_wr` bytes (§3.5: "the maximum chunk size value is used to determine the number
+    of WRs")."""
+    return paths * math.ceil(size / paths / max_wr)
+
+
 def wrs_vs_paths(sweep: str | Path, by: str | None = None, out: str | Path | None = None,
                  where: dict[str, Any] | None = None, title: str | None = None) -> list[Path]:
-    """WRs posted per message against the number of paths, one line per (size, verb)."""
+    """Predicted CPU cycles per message against the number of paths, one line per (size, verb)."""
     store = Store(sweep)
     t = message_table(store).sort("paths")
     fig, ax = plt.subplots(figsize=(6, 4))
     for (size, verb), sub in sorted(t.partition_by(SIZE, VERB, as_dict=True).items()):
-        ax.plot(sub["paths"].to_numpy(), sub["wrs"].to_numpy(), "o-", label=f"{verb} {int(size):,} B")
+        cycles = [cpu_cycles(w, c) for w, c in zip(sub["wrs"], sub["cqes"])]
+        ax.plot(sub["paths"].to_numpy(), cycles, "o-", label=f"{verb} {int(size):,} B")
     ax.set_xlabel("paths")
-    ax.set_ylabel("WRs per message")
+    ax.set_ylabel("predicted CPU cycles per message")
     out = out or Path(sweep) / "figures" / "virtuoso_overhead"
-    return _finish(fig, ax, store, title, "work requests per message", out)
+    return _finish(fig, ax, store, title, "CPU cost model (posts, polls, wake-ups)", out)
 
 
 # -- lossy mode (Table 2) and mice (Fig. 7) --------------------------------------------------
@@ -138,6 +171,14 @@ def ingress_bound(paths: int, one_path: float, core_gbps: float = 1.0, host_gbps
     return one_path * left(1) / (paths * left(paths))
 
 
+def egress_bound(paths: int, one_path: float, core_gbps: float = 1.0, host_gbps: float = 10.0) -> float:
+    """Largest WR per path under static per-port buffers, scaled from one path's: each path
+    has its own egress port and buffer, and a round leaves S (1 - N R_core / R_host) queued
+    at each (the host's rate split N ways, each link draining R_core)."""
+    left = lambda n: 1 - n * core_gbps / host_gbps  # noqa: E731
+    return one_path * left(1) / left(paths)
+
+
 def chunk_vs_paths(sweep: str | Path, by: str | None = None, out: str | Path | None = None,
                    where: dict[str, Any] | None = None, title: str | None = None) -> list[Path]:
     """Largest WR per path against the number of paths: ours, Table 2's, and the bound of
@@ -151,6 +192,7 @@ def chunk_vs_paths(sweep: str | Path, by: str | None = None, out: str | Path | N
     ax.plot([k for k, _ in paper], [v[1] / 1e3 for _, v in paper], "s--", label="paper, Table 2")
     one = TABLE2[1][1]  # the buffer is fitted so that this is one path's bound
     ax.plot(n, [ingress_bound(int(k), one) / 1e3 for k in n], "k:", label="shared-ingress bound (fitted)")
+    ax.plot(n, [egress_bound(int(k), one) / 1e3 for k in n], "k-.", label="per-port bound (fitted)")
     ax.set_xlabel("paths (1 Gb/s links, 10 Gb/s host)")
     ax.set_ylabel("largest WR per path (KB)")
     out = out or Path(sweep) / "figures" / "virtuoso_chunk"
@@ -186,13 +228,17 @@ def mice_fct(sweep: str | Path, by: str | None = None, out: str | Path | None = 
     """FCT of each mouse in post order, with the elephant on path 0 only or split."""
     store = Store(sweep)
     t = mice_table(store).sort("paths", "start_ns")
+    host = "topology.host_rate"
+    keys = [host, "paths"] if host in t.columns else ["paths"]
     fig, ax = plt.subplots(figsize=(6, 4))
-    for n, sub in sorted(t.partition_by("paths", as_dict=True).items()):
-        label = "elephant on path 0 only" if n[0] == 1 else f"elephant split over {n[0]} paths"
+    for key, sub in sorted(t.partition_by(keys, as_dict=True).items()):
+        rate, n = (key if len(key) == 2 else ("", key[0]))
+        where = "on path 0 only" if n == 1 else f"split over {n} paths"
+        label = f"elephant {where}" + (f", {rate} host" if rate else "")
         ax.plot(range(1, sub.height + 1), sub["fct_ns"].to_numpy() / 1e6, "o-", label=label)
     ax.axhline(mouse_alone_s() * 1e3, color="k", ls=":", label="mouse alone")
     ax.set_yscale("log")
-    ax.set_xlabel("mouse (one every 20 ms)")
+    ax.set_xlabel("mouse, in post order")
     ax.set_ylabel("mouse FCT (ms)")
     out = out or Path(sweep) / "figures" / "virtuoso_mice"
     return _finish(fig, ax, store, title, "256 KB mice on path 0", out)
