@@ -22,7 +22,7 @@ pub fn results_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, Py
     d.set_item("flows", flow_dict(py, &r.records)?)?;
     d.set_item("tenant_names", r.tenant_names.clone())?;
     d.set_item("tenant_bins", tenant_bin_dict(py, r)?)?;
-    d.set_item("tenant_bin_ps", rdmalab::tenancy::METER_BIN.0)?;
+    d.set_item("tenant_bin_ps", r.tenant_bin.0)?;
     d.set_item("counters", counter_dict(py, r)?)?;
     d.set_item("unreachable", unreachable_dict(py, &r.unreachable)?)?;
     d.set_item("ports", port_counter_dict(py, &r.ports)?)?;

@@ -71,9 +71,12 @@ pub struct Results {
     pub flows_total: usize,
     /// Payload bytes still inside the network when the run ended.
     pub payload_in_flight: u64,
-    /// In-order payload delivered per tenant per 1 µs bin, merged over receivers (empty
-    /// when `SimConfig::tenant_meter` is off).
+    /// In-order payload delivered per tenant per bin of `tenant_bin`, merged over
+    /// receivers (empty when `SimConfig::tenant_meter` is off).
     pub tenant_bins: Vec<crate::tenancy::TenantBin>,
+    /// Width of `tenant_bins`' bins: 1 µs, doubled as often as the busiest receiver had to
+    /// (`tenancy::meter`).
+    pub tenant_bin: Time,
     /// Tenant names by index.
     pub tenant_names: Vec<String>,
     /// Chunks posted by host applications (with `SimConfig::trace_apps`).
@@ -198,6 +201,7 @@ impl Simulation {
         }
         let (mut records, mut pfc_events) = (self.records.clone(), self.pfc_events.clone());
         let (mut unreachable, mut rate_samples) = (self.unreachable.clone(), self.sampler.rates.clone());
+        let (tenant_bins, tenant_bin) = crate::tenancy::meter::merge_meters(&self.meters);
         if self.origin_order {
             // An order that does not depend on how the nodes were partitioned (`sim::parallel`).
             records.sort_by_key(|r| (r.start + r.fct, r.flow));
@@ -223,7 +227,8 @@ impl Simulation {
             end_time: now,
             flows_total: self.work_total(),
             payload_in_flight: self.payload_in_network(),
-            tenant_bins: self.tenant_bins(),
+            tenant_bins,
+            tenant_bin,
             tenant_names: self.tenant_names.clone(),
             app_posts: self.app_posts.clone(),
             deadlock: self.watch.found.first.clone(),
@@ -267,14 +272,6 @@ impl Simulation {
             .collect()
     }
 
-    /// Every receiver's meter, merged.
-    fn tenant_bins(&self) -> Vec<crate::tenancy::TenantBin> {
-        let mut all = Vec::new();
-        for m in &self.meters {
-            m.drain_into(&mut all);
-        }
-        crate::tenancy::meter::merge(all)
-    }
 
     /// The topology being simulated.
     pub fn topology(&self) -> &crate::topology::Topology {

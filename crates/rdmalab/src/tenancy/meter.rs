@@ -1,22 +1,32 @@
 //! Payload delivered per tenant over time, kept by each receiving host.
 //!
-//! Each host appends to one series per tenant: (bin, bytes) for every 1 µs bin in which it
-//! accepted in-order payload of that tenant. A series grows only in bins with traffic, so
-//! memory follows delivery activity, not run length times tenants. The results merge the
-//! hosts' series (sum per tenant and bin); a window `[start, end)` counts the bins whose
-//! start lies inside it, so windows on the µs grid are exact.
+//! Each host appends to one series per tenant: (bin, bytes) for every bin in which it
+//! accepted in-order payload of that tenant. Bins start 1 µs wide. A series grows only in
+//! bins with traffic, so memory follows delivery activity, not run length times tenants;
+//! and a host that has kept `METER_HOST_CAP` bins doubles its bin width (adjacent pairs
+//! summed), so a long run (a 100 GB transfer is 800 s at 1 Gb/s) keeps at most that many
+//! bins per host instead of one per microsecond. Each host coarsens on its own deliveries
+//! only, so the widths do not depend on how the hosts are partitioned among threads. The
+//! results merge the hosts' series at the widest width any host reached (sum per tenant and
+//! bin); a window `[start, end)` counts the bins whose start lies inside it, so windows on
+//! that grid are exact.
 
 use crate::units::Time;
 
-/// Width of a meter bin.
+/// Width of a meter bin before any coarsening.
 pub const METER_BIN: Time = Time(1_000_000);
+
+/// Bins one host keeps before it doubles its bin width: 16 B each, 1 MiB per host. 2^16
+/// one-µs bins are 65 ms of continuous delivery, longer than the runs that read
+/// microsecond windows (the attack experiments run 2-5 ms).
+pub const METER_HOST_CAP: usize = 1 << 16;
 
 /// Payload of one tenant delivered in one bin (merged over hosts in the results).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TenantBin {
     /// Tenant index.
     pub tenant: u16,
-    /// Bin number (bin `b` covers `[b, b + 1)` µs).
+    /// Bin number (bin `b` covers `[b, b + 1)` bin widths, `Results::tenant_bin`).
     pub bin: u32,
     /// Payload bytes.
     pub bytes: u64,
@@ -26,7 +36,11 @@ pub struct TenantBin {
 #[derive(Clone, Debug, Default)]
 pub struct TenantMeter {
     /// Per tenant, (bin, bytes) in increasing bin order.
-    series: Vec<Vec<(u32, u32)>>,
+    series: Vec<Vec<(u32, u64)>>,
+    /// Bins are `METER_BIN << shift` wide.
+    shift: u32,
+    /// Bins kept over all tenants.
+    kept: usize,
 }
 
 impl TenantMeter {
@@ -37,20 +51,71 @@ impl TenantMeter {
         if t >= self.series.len() {
             self.series.resize_with(t + 1, Vec::new);
         }
-        let bin = (now.0 / METER_BIN.0) as u32;
+        let bin = ((now.0 / METER_BIN.0) >> self.shift) as u32;
         let s = &mut self.series[t];
         match s.last_mut() {
-            // A bin holds at most 1 µs of line rate (50 KB at 400 Gb/s): no overflow.
-            Some((b, n)) if *b == bin => *n += bytes,
-            _ => s.push((bin, bytes)),
+            Some((b, n)) if *b == bin => *n += bytes as u64,
+            _ => {
+                s.push((bin, bytes as u64));
+                self.kept += 1;
+                if self.kept > METER_HOST_CAP {
+                    self.coarsen();
+                }
+            }
         }
     }
 
-    /// Appends this host's bins to `out`.
-    pub fn drain_into(&self, out: &mut Vec<TenantBin>) {
-        for (t, s) in self.series.iter().enumerate() {
-            out.extend(s.iter().map(|&(bin, n)| TenantBin { tenant: t as u16, bin, bytes: n as u64 }));
+    /// Doubles the bin width: adjacent pairs of bins become one.
+    fn coarsen(&mut self) {
+        self.shift += 1;
+        self.kept = 0;
+        for s in &mut self.series {
+            let mut w = 0;
+            for r in 0..s.len() {
+                let (bin, n) = (s[r].0 >> 1, s[r].1);
+                if w > 0 && s[w - 1].0 == bin {
+                    s[w - 1].1 += n;
+                } else {
+                    s[w] = (bin, n);
+                    w += 1;
+                }
+            }
+            s.truncate(w);
+            self.kept += w;
         }
+    }
+
+    /// How many times this meter has doubled its bin width.
+    pub fn shift(&self) -> u32 {
+        self.shift
+    }
+
+    /// Appends this host's bins to `out`, re-binned to width `METER_BIN << shift` (at least
+    /// this meter's own).
+    pub fn drain_into(&self, out: &mut Vec<TenantBin>, shift: u32) {
+        let down = shift - self.shift;
+        for (t, s) in self.series.iter().enumerate() {
+            out.extend(s.iter().map(|&(bin, n)| TenantBin { tenant: t as u16, bin: bin >> down, bytes: n }));
+        }
+    }
+}
+
+/// Every meter's bins at the widest width among them: (bins merged, bin width).
+pub fn merge_meters(meters: &[TenantMeter]) -> (Vec<TenantBin>, Time) {
+    let shift = meters.iter().map(TenantMeter::shift).max().unwrap_or(0);
+    let mut all = Vec::new();
+    for m in meters {
+        m.drain_into(&mut all, shift);
+    }
+    (merge(all), Time(METER_BIN.0 << shift))
+}
+
+/// Re-bins merged bins of width `from` to the wider `to` (both `METER_BIN` times a power of
+/// two), as the parallel engine needs when partitions reached different widths.
+pub fn rebin(bins: &mut [TenantBin], from: Time, to: Time) {
+    let down = (to.0 / from.0).trailing_zeros();
+    for b in bins {
+        b.bin >>= down;
     }
 }
 
@@ -79,10 +144,8 @@ mod tests {
         a.add(1, Time::from_ns(1000), 500);
         a.add(0, Time::from_ns(5), 7);
         b.add(1, Time::from_ns(200), 1);
-        let mut all = Vec::new();
-        a.drain_into(&mut all);
-        b.drain_into(&mut all);
-        let m = merge(all);
+        let (m, width) = merge_meters(&[a, b]);
+        assert_eq!(width, METER_BIN);
         assert_eq!(
             m,
             vec![
@@ -91,5 +154,29 @@ mod tests {
                 TenantBin { tenant: 1, bin: 1, bytes: 500 },
             ]
         );
+    }
+
+    /// A host delivering every microsecond for longer than its cap keeps at most the cap,
+    /// and no byte is lost on the way: the bytes per coarse bin equal the sum of the fine
+    /// bins it covers, and the merge re-bins a finer host to the coarser width.
+    #[test]
+    fn a_long_run_coarsens_without_losing_bytes() {
+        let (mut long, mut short) = (TenantMeter::default(), TenantMeter::default());
+        let n = 3 * METER_HOST_CAP as u64;
+        for us in 0..n {
+            long.add(0, Time::from_ns(us * 1000 + 10), 100);
+        }
+        short.add(0, Time::from_ns(5_000), 1);
+        assert_eq!(long.shift(), 2, "3 x cap one-µs bins need two doublings");
+        let kept: usize = long.series.iter().map(Vec::len).sum();
+        assert!(kept <= METER_HOST_CAP, "{kept} bins kept");
+        let (m, width) = merge_meters(&[long, short]);
+        assert_eq!(width, Time(4 * METER_BIN.0));
+        assert_eq!(m.iter().map(|b| b.bytes).sum::<u64>(), n * 100 + 1);
+        assert_eq!(m[0], TenantBin { tenant: 0, bin: 0, bytes: 400 });
+        assert_eq!(m[1], TenantBin { tenant: 0, bin: 1, bytes: 401 }, "µs 5 falls in bin 1 of 4 µs");
+        let mut again = m.clone();
+        rebin(&mut again, width, Time(8 * METER_BIN.0));
+        assert_eq!((again[0].bin, again[1].bin, again[2].bin), (0, 0, 1));
     }
 }

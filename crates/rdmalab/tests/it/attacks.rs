@@ -12,7 +12,6 @@ use std::path::Path;
 
 use rdmalab::scenario::Scenario;
 use rdmalab::sim::Results;
-use rdmalab::tenancy::METER_BIN;
 use rdmalab::Time;
 
 use crate::fixtures::{input_error, line_of, run_toml_with};
@@ -25,7 +24,7 @@ fn run(toml: &str) -> Results {
 fn tenant_bytes(r: &Results, start_us: u64, end_us: u64) -> Vec<u64> {
     let mut out = vec![0; r.tenant_names.len()];
     for b in &r.tenant_bins {
-        let t = b.bin as u64 * METER_BIN.0 / 1_000_000;
+        let t = b.bin as u64 * r.tenant_bin.0 / 1_000_000;
         if t >= start_us && t < end_us {
             out[b.tenant as usize] += b.bytes;
         }

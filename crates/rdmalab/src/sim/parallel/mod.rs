@@ -317,12 +317,17 @@ impl ParallelRun {
         let (first, others) = snaps.split_first_mut().expect("at least one partition");
         observe::merge_samples(first, others);
         let anomalies = apps::merge_app_tables(&mut self.parts, &self.part_of, &mut snaps);
+        let widest_bin = snaps.iter().map(|s| s.tenant_bin).max().unwrap_or(crate::tenancy::METER_BIN);
         let mut it = snaps.into_iter();
         let mut r = it.next().expect("at least one partition");
         let topo = &self.parts[0].topo;
         let owner = |port: usize| self.part_of[topo.ports[port].node.idx()] as usize;
         let mut ports = r.ports.clone();
+        // Partitions may have coarsened their meters to different widths: re-bin all to the
+        // widest.
+        let tenant_bin = widest_bin;
         let mut tenant_bins = std::mem::take(&mut r.tenant_bins);
+        crate::tenancy::meter::rebin(&mut tenant_bins, r.tenant_bin, tenant_bin);
         // Every partition runs the same link events and opens the same QPs at setup: count
         // them once.
         let (link_failures, reroutes) = (r.counters.link_failures, r.counters.reroutes);
@@ -335,7 +340,9 @@ impl ParallelRun {
             r.unreachable.extend(other.unreachable);
             r.last_completion = r.last_completion.max(other.last_completion);
             r.payload_in_flight += other.payload_in_flight;
-            tenant_bins.extend(other.tenant_bins);
+            let mut bins = other.tenant_bins;
+            crate::tenancy::meter::rebin(&mut bins, other.tenant_bin, tenant_bin);
+            tenant_bins.extend(bins);
             add_class_counters(&mut r.classes, &other.classes);
             for (p, c) in ports.iter_mut().enumerate() {
                 if owner(p) == me {
@@ -347,6 +354,7 @@ impl ParallelRun {
         (r.counters.link_failures, r.counters.reroutes) = (link_failures, reroutes);
         r.counters.qps_opened -= setup_qps_again;
         r.tenant_bins = crate::tenancy::meter::merge(tenant_bins);
+        r.tenant_bin = tenant_bin;
         r.records.sort_by_key(|x| (x.start + x.fct, x.flow));
         r.pfc_events.sort_by_key(|e| (e.time, e.node, e.ifindex, e.pause));
         r.unreachable.sort_by_key(|u| u.flow);
