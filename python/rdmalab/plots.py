@@ -147,9 +147,8 @@ def queue_lengths(res: Results, ports: Sequence[str] | None = None, top: int = 4
     q = res.queue_samples
     _need(q, "queue samples: set fabric.queue_sample_interval")
     fig, (a,) = _axes(ax, 1)
-    if not ports:  # the busiest ports that queued anything (all of them idle: the top ones still)
-        q = q.filter(pl.col("port_id").is_in(q.filter(pl.col("bytes") > 0)["port_id"].unique())) \
-            if q["bytes"].max() else q
+    if not ports and q["bytes"].max():  # only ports that queued anything (all idle: the top ones still)
+        q = q.filter((pl.col("bytes").max() > 0).over("port_id"))
     for pid in _pick_ports(q, ports, "bytes", top):
         d = q.filter(pl.col("port_id") == pid).sort("time_ps")
         a.plot(d["time_ps"].to_numpy() / 1e6, d["bytes"].to_numpy() / 1e3, lw=1, label=port_label(d.row(0, named=True)))
