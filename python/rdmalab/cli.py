@@ -4,7 +4,7 @@
     rdmalab run SCENARIO.toml [--out DIR]  a scenario file: summary, every table, figure
     rdmalab hpcc CONFIG                    drop-in for the ns-3 HPCC simulator's `third CONFIG`
     rdmalab sweep SWEEP.toml --out DIR     a grid of scenarios into a Parquet results store
-    rdmalab plot DIR                       figures of a sweep (slowdown, CDF, queues, rates, PFC)
+    rdmalab plot DIR                       figures of a sweep (slowdown, CDF, queues, rates, PFC, shares)
     rdmalab repro list | run NAME          paper experiments: sweep, figure, numbers beside the paper's
     rdmalab drum solve | bench             the DRUM resource-scheduling solver
 
