@@ -119,3 +119,14 @@ def test_an_apps_only_run_draws_no_empty_slowdown_figure(tmp_path, capsys):
     assert not (tmp_path / "o" / "slowdown.png").exists()
     assert "no slowdown figure: no flow completed" in capsys.readouterr().out
     assert (tmp_path / "o" / "apps.parquet").is_file()
+
+
+def test_the_sweep_summary_gives_messages_and_applications_what_they_measured(tmp_path):
+    star = {"topology": {"kind": "star", "hosts": 3}}
+    mp = {**star, "traffic": [{"kind": "multipath", "qps": 2, "chunk_size": 10_000,
+                               "messages": [{"src": 1, "dst": 0, "size": 100_000}]}]}
+    table = REPORTS[sweep(tmp_path, {"traffic[0].qps": [2]}, mp, name="mp").name].table()
+    assert re.search(r"1 messages, FCT p50 \d+\.\d us", table) and "nan" not in table, table
+    apps = {**star, "stop_time": "30us", "app": [{"host": 0, "dst": 1, "size": 4096, "wr_num": 4}]}
+    table = REPORTS[sweep(tmp_path, {"app[0].wr_num": [4]}, apps, name="apps").name].table()
+    assert re.search(r"1 apps, \d+\.\d Gb/s", table) and "nan" not in table, table

@@ -129,18 +129,13 @@ def _summary_rows(store: Store, runs: list[RunSpec]) -> list[dict[str, Any]]:
 
 def run_result(store: Store, run: dict[str, Any], shares: pl.DataFrame | None = None) -> str:
     """What a successful run measured, in one short line: each tenant's Gb/s when the run has
-    tenants (attacks), else the flows' p50 and p99 FCT slowdown, the multipath messages'
-    median completion time, or the applications' throughput. `shares`: `_tenant_shares`."""
+    tenants (attacks), else the multipath messages' median completion time, the
+    applications' throughput, or the flows' p50 and p99 FCT slowdown. `shares`: `_tenant_shares`."""
     rid = run["run_id"]
     if shares is not None and shares.height:
         mine = shares.filter((pl.col("run_id") == rid) & (pl.col("tenant") != "default"))
         if mine.height:
             return ", ".join(f"{t} {g:.1f}" for t, g in mine.select("tenant", "gbps").iter_rows()) + " Gb/s"
-    if store.path("flows", rid).is_file():
-        slow = pl.read_parquet(store.path("flows", rid), columns=["slowdown"])["slowdown"].to_numpy()
-        slow = slow[~np.isnan(slow)]  # unreachable flows have no slowdown
-        if len(slow):
-            return f"slowdown p50 {percentile(slow, 0.5):.3f}  p99 {percentile(slow, 0.99):.3f}"
     if store.path("messages", rid).is_file():
         fct = pl.read_parquet(store.path("messages", rid), columns=["fct_ns"])["fct_ns"].drop_nulls().to_numpy()
         fct = fct[~np.isnan(fct)]
@@ -152,6 +147,11 @@ def run_result(store: Store, run: dict[str, Any], shares: pl.DataFrame | None = 
             p99 = apps["p99_ct_ns"].max()
             return f"{apps.height} apps, {apps['gbps'].sum():.1f} Gb/s" + (
                 f", p99 completion {p99 / 1e3:,.1f} us" if p99 is not None and p99 == p99 else "")
+    if store.path("flows", rid).is_file():
+        slow = pl.read_parquet(store.path("flows", rid), columns=["slowdown"])["slowdown"].to_numpy()
+        slow = slow[~np.isnan(slow)]  # unreachable flows have no slowdown
+        if len(slow):
+            return f"slowdown p50 {percentile(slow, 0.5):.3f}  p99 {percentile(slow, 0.99):.3f}"
     return "nothing completed"
 
 
