@@ -4,7 +4,7 @@
     rdmalab run SCENARIO.toml [--out DIR]  a scenario file: summary, every table, figure
     rdmalab hpcc CONFIG                    drop-in for the ns-3 HPCC simulator's `third CONFIG`
     rdmalab sweep SWEEP.toml --out DIR     a grid of scenarios into a Parquet results store
-    rdmalab plot DIR                       figures of a sweep (slowdown, CDF, queues, rates, PFC)
+    rdmalab plot DIR                       figures of a sweep (slowdown, CDF, queues, rates, PFC, shares)
     rdmalab repro list | run NAME          paper experiments: sweep, figure, numbers beside the paper's
     rdmalab drum solve | bench             the DRUM resource-scheduling solver
 
@@ -39,10 +39,8 @@ def _prepare_out(out: Path, force: bool) -> None:
 
 
 def _write_outputs(results, out: Path, title: str) -> None:
-    """Every table the run produced, the reference's text files, and the slowdown figure."""
-    # Lazy on purpose: matplotlib only for the commands that draw (not `--help`, `hpcc`, `sweep`).
-    from rdmalab.plots import slowdown_by_size
-
+    """Every table the run produced, the reference's text files, and the figures of what the
+    run has (`run_figures`)."""
     written = [out / "fct.txt", out / "pfc.txt"]  # and messages/chunks with multipath traffic
     results.write_fct(written[0])
     results.write_pfc(written[1])
@@ -52,8 +50,37 @@ def _write_outputs(results, out: Path, title: str) -> None:
         written.append(path)
     if results.trace is not None:
         written.append(results.extra["trace_path"])
-    figs = slowdown_by_size(results, out / "slowdown", title=title)
-    print(f"\nwrote {', '.join(p.name for p in written)}, {figs[0].name} (+ .pdf) in {out}")
+    figures, notes = run_figures(results, out, title)
+    drawn = f", {', '.join(p.name for p in figures)} (each + .pdf)" if figures else ""
+    print(f"\nwrote {', '.join(p.name for p in written)}{drawn} in {out}")
+    for note in notes:
+        print(f"no {note}")
+
+
+def run_figures(results, out: Path, title: str) -> tuple[list[Path], list[str]]:
+    """The figures of one run that its data supports: the FCT slowdown when flows completed,
+    queue lengths, link utilisation and flow rates when sampled, PFC pauses when a port was
+    paused. Returns the PNG paths and, for each figure left out, why."""
+    # Lazy on purpose: matplotlib only for the commands that draw (not `--help`, `hpcc`, `sweep`).
+    from rdmalab import plots
+
+    made, notes = [], []
+    if results.completed.height:
+        made.append(plots.slowdown_by_size(results, out / "slowdown", title=title)[0])
+    else:
+        notes.append("slowdown figure: no flow completed (applications and multipath messages have their own tables)")
+    drawn = (("queues", plots.queue_lengths, results.queue_samples), ("links", plots.link_utilisation, results.links),
+             ("rates", plots.flow_rates, results.rates), ("pfc", plots.pfc_timeline, results.pfc))
+    for name, draw, table in drawn:
+        if table.height:
+            fig = draw(results)
+            ax = fig.axes[0]
+            ax.set_title(f"{title}: {ax.get_title()}", fontsize=9)
+            fig.tight_layout()
+            made.append(plots.save_figure(fig, out / name)[0])
+    if not results.pfc.height:
+        notes.append("pfc figure: no port was paused")
+    return made, notes
 
 
 #: Exit statuses (see the module doc).
@@ -150,8 +177,10 @@ def build_parser() -> argparse.ArgumentParser:
                                    "queues/rates/links.parquet when sampled, trace.parquet with [trace], "
                                    "classes.parquet with [[fabric.classes]], messages/chunks.parquet with "
                                    "multipath traffic (paths.parquet with Virtuoso), wqes/apps/drum.parquet "
-                                   "with [[app]], deadlock.parquet when one was found, and "
-                                   "slowdown.png/.pdf (docs/outputs.md lists every table).")
+                                   "with [[app]], deadlock.parquet when one was found (docs/outputs.md describes each), "
+                                   "and the figures (PNG + PDF) of what the run has: slowdown when flows "
+                                   "completed; queues, links and rates when sampled; pfc when a port was "
+                                   "paused.")
     p.add_argument("scenario", help="scenario TOML file")
     p.add_argument("--out", help="output folder (default out/<scenario file stem>/); must be empty or new")
     p.add_argument("--force", action="store_true", help="write into a non-empty --out folder, replacing its files")

@@ -24,6 +24,7 @@ if not hasattr(sys, "ps1") and "ipykernel" not in sys.modules:
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
+from matplotlib import ticker  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from rdmalab.results import Results, describe, percentile, port_label  # noqa: E402,F401 (re-exported)
@@ -118,7 +119,7 @@ def _slowdown_axes(ax: Any, edges: np.ndarray, counts: list[int], name: str) -> 
     ax.set_xticks(x, [size_label(e) for e in edges[1:]], rotation=90, fontsize=7)
     ax.set_xlabel("flow size (bytes, largest of the bucket)")
     ax.set_ylabel(f"{name} FCT slowdown")
-    ax.set_yscale("log")
+    log_axis(ax, "y")
     ax.grid(True, which="both", alpha=0.3)
     if counts:
         top = ax.secondary_xaxis("top")
@@ -146,9 +147,12 @@ def queue_lengths(res: Results, ports: Sequence[str] | None = None, top: int = 4
     q = res.queue_samples
     _need(q, "queue samples: set fabric.queue_sample_interval")
     fig, (a,) = _axes(ax, 1)
+    if not ports and q["bytes"].max():  # only ports that queued anything (all idle: the top ones still)
+        q = q.filter((pl.col("bytes").max() > 0).over("port_id"))
     for pid in _pick_ports(q, ports, "bytes", top):
         d = q.filter(pl.col("port_id") == pid).sort("time_ps")
         a.plot(d["time_ps"].to_numpy() / 1e6, d["bytes"].to_numpy() / 1e3, lw=1, label=port_label(d.row(0, named=True)))
+    a.set_ylim(bottom=0)
     return _finish(fig, a, "queue length (KB)", "switch queue length")
 
 
@@ -160,7 +164,7 @@ def link_utilisation(res: Results, links: Sequence[str] | None = None, top: int 
     fig, (a,) = _axes(ax, 1)
     for pid in _pick_ports(lk, links, "bytes", top, how="sum"):
         d = lk.filter(pl.col("port_id") == pid).sort("time_ps")
-        a.step(d["time_ps"].to_numpy() / 1e6, d["utilization"].to_numpy(), where="pre", lw=1,
+        a.step(*interval_steps(d["time_ps"].to_numpy() / 1e6, d["utilization"].to_numpy()), where="pre", lw=1,
                label=port_label(d.row(0, named=True)))
     a.set_ylim(0, 1.05)
     return _finish(fig, a, "utilisation", "link utilisation")
@@ -205,13 +209,45 @@ def flow_rates(res: Results, flows: Sequence[int] | None = None, top: int = 8, m
     for f in flows:
         d = r.filter(pl.col("flow") == f).sort("time_ps")
         if d.height:
-            a.step(d["time_ps"].to_numpy() / 1e6, d[col].to_numpy(), where="pre", lw=1,
+            a.step(*interval_steps(d["time_ps"].to_numpy() / 1e6, d[col].to_numpy()), where="pre", lw=1,
                    label=f"flow {f} (h{d['src'][0]}→h{d['dst'][0]})")
     a.set_ylim(bottom=0)
     return _finish(fig, a, f"{metric} (Gb/s)", f"per-flow {metric}")
 
 
 # -- helpers ----------------------------------------------------------------------------------------
+def plain_number(x: float) -> str:
+    """A tick value as a reader writes it: `2.75`, `40`, `1,000`, `0.005` (never `2.75×10⁰`)."""
+    if x >= 1000 and float(x).is_integer():
+        return f"{int(x):,}"
+    return np.format_float_positional(float(x), precision=3, unique=True, fractional=False, trim="-")
+
+
+class PlainLogFormatter(ticker.LogFormatterSciNotation):
+    """matplotlib's choice of which log ticks to label (every decade; minor ticks too when
+    the axis spans less than a few decades), each label a plain number."""
+
+    def __call__(self, x: float, pos: int | None = None) -> str:
+        return plain_number(x) if super().__call__(x, pos) else ""
+
+
+def log_axis(ax: Any, axis: str = "y", base: float = 10) -> None:
+    """Puts `ax`'s `axis` ("x" or "y") on a log scale labelled with plain numbers."""
+    getattr(ax, f"set_{axis}scale")("log", base=base)
+    target = ax.yaxis if axis == "y" else ax.xaxis
+    target.set_major_formatter(PlainLogFormatter(base=base))
+    target.set_minor_formatter(PlainLogFormatter(base=base, labelOnlyBase=False))
+
+
+def interval_steps(t: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Samples that each cover the interval ending at their time, as `step(where="pre")`
+    draws them: the first one gets its interval's start too (one interval earlier), so that
+    its value is drawn over its interval, not as a lone vertical edge."""
+    if len(t) < 2:
+        return t, y
+    return np.concatenate([[max(t[0] - (t[1] - t[0]), 0.0)], t]), np.concatenate([[y[0]], y])
+
+
 def _completed(flows: pl.DataFrame) -> pl.DataFrame:
     return flows.filter(pl.col("status") == "completed") if "status" in flows.columns else flows
 
@@ -259,7 +295,7 @@ def _finish(fig: Figure, ax: Any, ylabel: str, title: str, legend: bool = True) 
     ax.set_ylabel(ylabel)
     ax.grid(True, alpha=0.3)
     if legend and ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=7, loc="upper right", ncol=2)
+        ax.legend(fontsize=7, loc="best", ncol=2)
     if not ax.get_title():
         ax.set_title(title, fontsize=9)
     fig.tight_layout()

@@ -101,9 +101,12 @@ class Scenario:
                                  "rate": rate, "delay": delay}})
 
     @classmethod
-    def hpcc_topology(cls, path: str | Path) -> "Scenario":
-        """A topology in the ns-3 HPCC simulator's format."""
+    def hpcc_file(cls, path: str | Path) -> "Scenario":
+        """A topology in the ns-3 HPCC simulator's format (`kind = "hpcc_file"`)."""
         return cls({"topology": {"kind": "hpcc_file", "path": str(Path(path).resolve())}})
+
+    #: The name `hpcc_file` had first.
+    hpcc_topology = hpcc_file
 
     @classmethod
     def from_toml(cls, path: str | Path) -> "Scenario":
@@ -193,6 +196,12 @@ class Scenario:
         `Results.chunks`, `Results.paths`."""
         return self._add({"kind": "multipath", **fields, "messages": [dict(m) for m in messages]})
 
+    def flows(self, flows: list[dict[str, Any]], tenant: str | None = None, pg: int | None = None) -> "Scenario":
+        """One `kind = "flows"` entry: explicit flows, each a dict of src, dst, size and
+        optionally start, pg (its traffic class, winning over the entry's `pg`), dport, sport
+        and src_ip_index (which of the source's addresses, see `with_ips_per_host`)."""
+        return self._add_with({"kind": "flows", "flows": [dict(f) for f in flows]}, tenant=tenant, pg=pg)
+
     def flow(self, src: int, dst: int, size: int, start: str = "0ns", tenant: str | None = None,
              **extra: Any) -> "Scenario":
         """One explicit flow (extra: pg, the traffic class, default 3; dport, sport,
@@ -231,9 +240,12 @@ class Scenario:
                                "interval": interval, "until": until, "parallel": parallel, "start": start},
                               tenant=tenant, pg=pg)
 
-    def hpcc_flows(self, path: str | Path, tenant: str | None = None, pg: int | None = None) -> "Scenario":
-        """An ns-3 HPCC flow file; `pg` replaces every line's own class."""
+    def hpcc_flow_file(self, path: str | Path, tenant: str | None = None, pg: int | None = None) -> "Scenario":
+        """An ns-3 HPCC flow file (`kind = "hpcc_flow_file"`); `pg` replaces every line's own class."""
         return self._add_with({"kind": "hpcc_flow_file", "path": str(Path(path).resolve())}, tenant=tenant, pg=pg)
+
+    #: The name `hpcc_flow_file` had first.
+    hpcc_flows = hpcc_flow_file
 
     def htsim_cm(self, path: str | Path, tenant: str | None = None, pg: int | None = None) -> "Scenario":
         return self._add_with({"kind": "htsim_cm", "path": str(Path(path).resolve())}, tenant=tenant, pg=pg)
@@ -287,6 +299,11 @@ class Scenario:
         "EDR4x", "HDR4x". egress_arbitration (fifo|input_fair: DRR among a switch egress's
         input ports; InfiniBand's default is input_fair), buffer_model (shared|per_port) and port_buffer_kb (per_port only;
         docs/physics.md, "Fair arbitration among input ports", "Per-port buffers").
+        Also cnp_interval (CNP pacing at the receiver), qp_cache_fetch (parallel|serial),
+        deadlock_timeout and on_deadlock (stop|continue; docs/physics.md, "PFC deadlocks"),
+        link_sample_interval (bytes and utilisation per link direction: `Results.links`),
+        error_rate (per-packet loss probability of every link) and reroute_delay (link
+        down/up to new routes). The README's scenario block lists every key with its default.
 
         Blitz: `with_fabric(cc="blitz", cc_params={"dasr_count": "qp"}, iofd={})`.
         InfiniBand CC (IBA annex A10): `with_fabric(cc="ib", cc_params={"ccti_timer": "20us",

@@ -418,7 +418,9 @@ def test_sweep_progress_bar_and_summary_table(tmp_path, capfd):
     assert "4/4" in last, err
     assert "done=2" in last and "failed=2" in last and "running=0" in last, last
     assert re.search(r"\[\d\d:\d\d<\d\d:\d\d", last), f"no elapsed<ETA field in {last!r}"
-    assert re.search(r"^run +status +flows +p50 +p99 +wall s$", out, re.M), out
+    assert re.search(r"^status +flows +result +wall s +run$", out, re.M), out
+    assert re.search(r"^ok +3 +slowdown p50 \d+\.\d+ +p99 \d+\.\d+ +\d+\.\d+ +receiver=0 size=10000 seed=1$",
+                     out, re.M), out
     assert "receiver=0 size=10000 seed=1" in out and "4 runs: 2 ok, 2 failed, 0 not run" in out
     assert "error in receiver=9" in out and "unknown host 9" in out
 

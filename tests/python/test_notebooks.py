@@ -101,6 +101,14 @@ def test_examples_run(tmp_path):
     out = subprocess.run([str(RDMALAB), "sweep", str(EXAMPLES / "load_sweep.toml"), "--out", str(tmp_path / "sw"),
                           "--workers", "1", "--quiet"], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
+    # What the example advertises: hundreds of flows per run and data for every figure kind.
+    from rdmalab.experiments.figures import plot_sweep
+    from rdmalab.experiments.store import Store
+
+    runs = Store(tmp_path / "sw").runs()
+    assert runs.height == 4 and (runs["status"] == "ok").all() and runs["flows"].min() >= 200, runs
+    made = plot_sweep(tmp_path / "sw", skip_missing=False)  # NoData for any kind without data
+    assert list(made) == ["slowdown", "cdf", "queue", "rate", "pfc"]
     import os
     cwd = os.getcwd()
     os.chdir(tmp_path)

@@ -1,7 +1,7 @@
 """`rdmalab sweep`, `rdmalab plot`, `rdmalab repro`.
 
     rdmalab sweep SWEEP.toml --out DIR [--workers N | --ray [ADDRESS]] [--resume] [--dry-run]
-    rdmalab plot DIR [--kind slowdown,cdf,queue,rate,pfc] [--by PATH] [--where PATH=VALUE] [--out DIR]
+    rdmalab plot DIR [--kind slowdown,cdf,queue,rate,pfc,share] [--by PATH] [--where PATH=VALUE] [--out DIR]
     rdmalab repro list
     rdmalab repro run NAME [--quick] [--out DIR] [--workers N | --ray [ADDRESS]] [--resume]
 """

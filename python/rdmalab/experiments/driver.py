@@ -35,12 +35,13 @@ class SweepReport:
     rows: list[dict[str, Any]] = field(default_factory=list)
 
     def table(self, max_rows: int = 40) -> str:
-        """The end-of-sweep summary table."""
-        head = f"{'run':<40} {'status':<11} {'flows':>7} {'p50':>7} {'p99':>7} {'wall s':>8}"
-        lines = [head, "-" * len(head)]
+        """The end-of-sweep summary table: per run its status, flow count, what it measured
+        (`run_result`) and wall time, then its full label (never cut: runs that differ only
+        at the end of a long label must stay apart)."""
+        head = f"{'status':<11} {'flows':>7}  {'result':<46} {'wall s':>7}  run"
+        lines = [head, "-" * (len(head) + 37)]
         for r in self.rows[:max_rows]:
-            lines.append(f"{r['label'][:40]:<40} {r['status']:<11} {r['flows']:>7} {r['p50']:>7.3f} "
-                         f"{r['p99']:>7.3f} {r['wall_s']:>8.2f}")
+            lines.append(f"{r['status']:<11} {r['flows']:>7}  {r['result']:<46} {r['wall_s']:>7.2f}  {r['label']}")
         if len(self.rows) > max_rows:
             lines.append(f"... and {len(self.rows) - max_rows} more runs")
         lines.append("")
@@ -114,18 +115,53 @@ def _summary_rows(store: Store, runs: list[RunSpec]) -> list[dict[str, Any]]:
     """One row per run of the sweep, from the store (so resumed runs are included)."""
     stored = store.runs()
     info = {r["run_id"]: r for r in stored.iter_rows(named=True)} if stored.height else {}
+    shares = _tenant_shares(store, stored)
     rows = []
     for spec in runs:
         r = info.get(spec.run_id)
-        p50 = p99 = float("nan")
-        if r and r["status"] == "ok" and store.path("flows", spec.run_id).is_file():
-            slow = pl.read_parquet(store.path("flows", spec.run_id), columns=["slowdown"])["slowdown"].to_numpy()
-            p50, p99 = percentile(slow, 0.5), percentile(slow, 0.99)
+        ok = bool(r) and r["status"] == "ok"
         rows.append({"run_id": spec.run_id, "label": spec.label(), "status": r["status"] if r else "not run",
-                     "flows": (r or {}).get("flows") or 0, "p50": p50, "p99": p99,
+                     "flows": (r or {}).get("flows") or 0, "result": run_result(store, r, shares) if ok else "",
                      "wall_s": (r or {}).get("wall_s") or 0.0, "error": (r or {}).get("error"),
                      "stop_reason": (r or {}).get("stop_reason")})
     return rows
+
+
+def run_result(store: Store, run: dict[str, Any], shares: pl.DataFrame | None = None) -> str:
+    """What a successful run measured, in one short line: each tenant's Gb/s when the run has
+    tenants (attacks), else the multipath messages' median completion time, the
+    applications' throughput, or the flows' p50 and p99 FCT slowdown. `shares`: `_tenant_shares`."""
+    rid = run["run_id"]
+    if shares is not None and shares.height:
+        mine = shares.filter((pl.col("run_id") == rid) & (pl.col("tenant") != "default"))
+        if mine.height:
+            return ", ".join(f"{t} {g:.1f}" for t, g in mine.select("tenant", "gbps").iter_rows()) + " Gb/s"
+    if store.path("messages", rid).is_file():
+        fct = pl.read_parquet(store.path("messages", rid), columns=["fct_ns"])["fct_ns"].drop_nulls().to_numpy()
+        fct = fct[~np.isnan(fct)]
+        if len(fct):
+            return f"{len(fct)} messages, FCT p50 {percentile(fct, 0.5) / 1e3:,.1f} us"
+    if store.path("apps", rid).is_file():
+        apps = pl.read_parquet(store.path("apps", rid), columns=["gbps", "p99_ct_ns"])
+        if apps.height:
+            p99 = apps["p99_ct_ns"].max()
+            return f"{apps.height} apps, {apps['gbps'].sum():.1f} Gb/s" + (
+                f", p99 completion {p99 / 1e3:,.1f} us" if p99 is not None and p99 == p99 else "")
+    if store.path("flows", rid).is_file():
+        slow = pl.read_parquet(store.path("flows", rid), columns=["slowdown"])["slowdown"].to_numpy()
+        slow = slow[~np.isnan(slow)]  # unreachable flows have no slowdown
+        if len(slow):
+            return f"slowdown p50 {percentile(slow, 0.5):.3f}  p99 {percentile(slow, 0.99):.3f}"
+    return "nothing completed"
+
+
+def _tenant_shares(store: Store, runs: pl.DataFrame) -> pl.DataFrame | None:
+    """Per run and tenant, Gb/s over [T/4, T) (`run_shares`), when the sweep metered tenants."""
+    if runs.height == 0 or not (store.root / "tenant_bins").is_dir():
+        return None
+    from rdmalab.experiments.tenants import run_shares  # lazy: it loads the engine module
+
+    return run_shares(store, runs)
 
 
 class _Progress:

@@ -157,6 +157,12 @@ class RunSpec:
 
 
 def _short(v: Any) -> str:
+    """A parameter value in a run's label; a list of traffic entries by its kinds
+    (`victim+parallel30`), not its JSON."""
+    if isinstance(v, list) and v and all(isinstance(t, dict) and "kind" in t for t in v):
+        from rdmalab.experiments.tenants import case_name  # lazy: it loads the engine module
+
+        return case_name(v)
     return v if isinstance(v, str) else json.dumps(v)
 
 

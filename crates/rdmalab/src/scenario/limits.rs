@@ -253,7 +253,15 @@ fn large_tenant_states(s: &Scenario) -> Option<String> {
         return None;
     }
     let mut members: std::collections::BTreeMap<(NodeId, u16), usize> = Default::default();
-    s.flows.iter().for_each(|f| *members.entry((f.src, f.tenant)).or_default() += 1);
+    let mut counted = vec![false; s.apps.len()];
+    for f in &s.flows {
+        *members.entry((f.src, f.tenant)).or_default() += match s.apps.get(f.app.idx()) {
+            // An application's flows share its QPs: count those once, not its flows.
+            Some(app) if !std::mem::replace(&mut counted[f.app.idx()], true) => app_qps(app),
+            Some(_) => 0,
+            None => 1,
+        };
+    }
     let (&(host, tenant), &n) = members.iter().max_by_key(|(_, n)| **n)?;
     (n > TENANT_MEMBERS_WARN).then(|| {
         let name = s.tenants.get(tenant as usize).map_or_else(|| tenant.to_string(), |t| t.clone());
@@ -263,4 +271,14 @@ fn large_tenant_states(s: &Scenario) -> Option<String> {
              packet of a one-QP tenant (256 members measured 3.2x the wall time)"
         )
     })
+}
+
+/// The QPs an application keeps open together: a staggered transfer's slots, a shuffled-
+/// overlay member's one QP per destination.
+fn app_qps(app: &crate::workload::attacks::HostApp) -> usize {
+    use crate::workload::attacks::HostApp;
+    match app {
+        HostApp::Staggered(st) => st.qps as usize,
+        HostApp::PairQps { planned, .. } => planned.len(),
+    }
 }

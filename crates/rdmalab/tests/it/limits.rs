@@ -146,6 +146,26 @@ fn a_large_tenant_under_the_defense_is_warned() {
 }
 
 #[test]
+fn a_large_tenant_built_from_applications_is_warned_by_its_qps() {
+    let tenant = |traffic: &str| {
+        format!(
+            "[topology]\nkind = \"star\"\nhosts = 4\n[fabric]\ncc = \"dcqcn\"\ndefense = \"tenant\"\n\
+             [[tenants]]\nname = \"attacker\"\nhosts = [0, 1, 2, 3]\n[[traffic]]\ntenant = \"attacker\"\n{traffic}"
+        )
+    };
+    // A staggered transfer is one flow carried by an application that keeps `qps` QPs.
+    let staggered = |qps: u32| {
+        tenant(&format!("kind = \"staggered_qps\"\nsrc = 0\ndst = 1\nqps = {qps}\nsize = 100000000\nchunk = 1000\n"))
+    };
+    assert!(warned(&staggered(1000), "tenant `attacker` has 1000 QPs on host 0"));
+    assert!(!warned(&staggered(256), "O(members)"));
+    // A ring member posts its many steps' flows on one QP per destination: 3 QPs here,
+    // however many flows (2,000 steps of 4 members).
+    let overlay = tenant("kind = \"shuffled_overlay\"\nhosts = [0, 1, 2, 3]\nchunk = 1000\ninterval = \"1us\"\nuntil = \"2ms\"\n");
+    assert!(!warned(&overlay, "O(members)"), "{:?}", warnings(&overlay));
+}
+
+#[test]
 fn a_run_that_outlasts_its_estimate_stops_sampling_at_the_cap() {
     // An 8-to-1 incast lasts 8x its line-rate bound; with a 24 kB cap the queue samples
     // (one 24-byte row per switch port and sample) stop once they reach it, with a warning.

@@ -105,3 +105,25 @@ fn a_zero_interval_is_refused() {
     let err = Simulation::new(topo, flows, cfg).unwrap_err().to_string();
     assert!(err.contains("rate_sample_interval"), "{err}");
 }
+
+#[test]
+fn link_samples_count_the_bytes_serialized_in_their_interval_never_more_than_the_line_rate() {
+    // Two 1 MB flows into host 0 without CC keep its switch port busy for ~168 us. 3.3 us at
+    // 100 Gb/s is 41,250 bytes: 39.3 packets of 1,048, so most samples fall mid-packet.
+    let every = Time::from_ns(3300);
+    let line = 41_250u64;
+    let r = run(&[1_000_000, 1_000_000], SimConfig { link_sample_interval: Some(every), ..SimConfig::default() });
+    assert!(!r.link_samples.is_empty());
+    for &(t, p, bytes) in &r.link_samples {
+        assert!(bytes <= line, "port {p:?} sent {bytes} bytes in the 3.3 us ending at {t}, over the line rate");
+    }
+    // The busy port sends exactly its line rate (to the byte, floor of a fraction) while busy.
+    let busiest = r.link_samples.iter().max_by_key(|s| s.2).map(|s| s.1).unwrap();
+    let busy: Vec<u64> = r
+        .link_samples
+        .iter()
+        .filter(|s| s.1 == busiest && s.0 > Time::from_us(10) && s.0 < Time::from_us(150))
+        .map(|s| s.2)
+        .collect();
+    assert!(busy.len() > 40 && busy.iter().all(|&b| b + 1 >= line), "{busy:?}");
+}

@@ -14,7 +14,7 @@ import polars as pl
 
 from rdmalab.experiments.figures.base import NoData, figure_title
 from rdmalab.experiments.store import Store
-from rdmalab.plots import plt, save_figure
+from rdmalab.plots import log_axis, plt, save_figure
 
 QPS = "traffic[0].qps"
 CHUNK = "traffic[0].chunk_size"
@@ -67,7 +67,7 @@ def fct_vs_chunk(sweep: str | Path, by: str | None = None, out: str | Path | Non
     fig, ax = plt.subplots(figsize=(7, 4.2))
     for q in qps:
         _line(ax, t.filter(pl.col("qps") == q), "chunk", f"{q} QPs")
-    ax.set_xscale("log", base=2)
+    log_axis(ax, "x", base=2)
     ax.set_xlabel("chunk size (bytes)")
     ax.set_ylabel("message completion time (ms)")
     ax.grid(True, which="both", alpha=0.3)

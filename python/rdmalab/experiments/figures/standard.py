@@ -14,11 +14,12 @@ from typing import Any
 
 import numpy as np
 import polars as pl
+from matplotlib.ticker import MaxNLocator
 
 from rdmalab.experiments.figures.base import (NoData, default_by, draw_panels, figure_title, first_run_tables,
                                               group_tables, out_path)
 from rdmalab.experiments.store import Store
-from rdmalab.plots import plt, save_figure, slowdown_by_size_frames
+from rdmalab.plots import interval_steps, log_axis, plt, save_figure, slowdown_by_size_frames
 from rdmalab.results import port_label
 
 
@@ -46,7 +47,7 @@ def fct_cdf(sweep: str | Path, by: str | None = None, out: str | Path | None = N
     a.set_xlabel("flow completion time (µs)")
     b.set_xlabel("FCT slowdown (FCT / ideal FCT)")
     for ax in (a, b):
-        ax.set_xscale("log")
+        log_axis(ax, "x")
         ax.set_ylabel("fraction of flows (CDF)")
         ax.set_ylim(0, 1.01)
         ax.grid(True, which="both", alpha=0.3)
@@ -107,7 +108,7 @@ def qp_rate_over_time(sweep: str | Path, by: str | None = None, out: str | Path 
             d = df.filter(pl.col("flow") == f).sort("time_ps")
             src, dst = d["src"][0], d["dst"][0]
             # A sample covers the interval before it: draw it as a step ending at its time.
-            ax.step(d["time_ps"].to_numpy() / 1e6, d[column].to_numpy(), where="pre", lw=1,
+            ax.step(*interval_steps(d["time_ps"].to_numpy() / 1e6, d[column].to_numpy()), where="pre", lw=1,
                     label=f"flow {f} ({src}→{dst})")
         ax.set_ylabel("throughput (Gb/s)" if metric == "throughput" else "CC rate (Gb/s)")
         ax.set_ylim(bottom=0)
@@ -119,7 +120,8 @@ def qp_rate_over_time(sweep: str | Path, by: str | None = None, out: str | Path 
 def pfc_pause_time(sweep: str | Path, by: str | None = None, out: str | Path | None = None,
                    where: dict[str, Any] | None = None, title: str | None = None) -> list[Path]:
     """Total PFC pause time (µs, summed over ports) and PAUSE frames sent, per value of `by`:
-    mean over the runs of each value, bars spanning their min and max."""
+    mean over the runs of each value, bars spanning their min and max. Both axes start at
+    zero; frame counts get whole-number ticks; runs that paused nothing say so on the panel."""
     store = Store(sweep)
     by = by or default_by(store)
     per_run = {g: df.group_by("run_id").agg((pl.col("paused_ps").sum() / 1e6).alias("us"),
@@ -131,11 +133,23 @@ def pfc_pause_time(sweep: str | Path, by: str | None = None, out: str | Path | N
         vals = [per_run[g][col].to_numpy().astype(float) for g in labels]
         mean = np.array([v.mean() for v in vals])
         err = np.array([[m - v.min() for v, m in zip(vals, mean)], [v.max() - m for v, m in zip(vals, mean)]])
-        ax.bar(range(len(labels)), mean, yerr=err, capsize=3, color="tab:blue")
-        ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right")
+        ax.bar(range(len(labels)), mean, yerr=err if any(len(v) > 1 for v in vals) else None, capsize=3,
+               color="tab:blue")
+        ax.set_xticks(range(len(labels)), labels, rotation=30 if len(labels) > 4 else 0,
+                      ha="right" if len(labels) > 4 else "center")
         ax.set_ylabel(ylabel)
         ax.set_xlabel(by)
         ax.grid(True, axis="y", alpha=0.3)
+        top = float(max((v.max() for v in vals), default=0.0))
+        if top <= 0:
+            # Nothing paused: an empty axis from 0 to 1 and the statement, not a +-0.05 band.
+            ax.set_ylim(0, 1)
+            ax.set_yticks([0])
+            ax.text(0.5, 0.5, "no PFC pauses in these runs", transform=ax.transAxes, ha="center", va="center")
+        else:
+            ax.set_ylim(0, top * 1.1)
+            if col == "frames":
+                ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     fig.suptitle(figure_title(store, title, "PFC pauses"))
     fig.tight_layout()
     return save_figure(fig, out_path(store, out, "pfc"))

@@ -15,7 +15,7 @@ import polars as pl
 
 from rdmalab.experiments.figures.base import NoData, figure_title
 from rdmalab.experiments.store import Store
-from rdmalab.plots import plt, save_figure
+from rdmalab.plots import log_axis, plt, save_figure
 
 QPS = "traffic[0].qps"
 SIZE = "traffic[0].messages[0].size"
@@ -88,7 +88,7 @@ def speedup_vs_size(sweep: str | Path, by: str | None = None, out: str | Path | 
         sub = t.filter(pl.col("paths") == n)
         ax.plot(sub["size"].to_numpy(), sub["speedup"].to_numpy(), "o-", label=f"{n} paths")
         ax.axhline(n, color="grey", lw=0.5, ls=":")
-    ax.set_xscale("log")
+    log_axis(ax, "x")
     ax.set_xlabel("message size (bytes)")
     ax.set_ylabel("FCT(1 path) / FCT(N paths)")
     out = out or Path(sweep) / "figures" / "virtuoso_speedup"
@@ -237,7 +237,7 @@ def mice_fct(sweep: str | Path, by: str | None = None, out: str | Path | None = 
         label = f"elephant {where}" + (f", {rate} host" if rate else "")
         ax.plot(range(1, sub.height + 1), sub["fct_ns"].to_numpy() / 1e6, "o-", label=label)
     ax.axhline(mouse_alone_s() * 1e3, color="k", ls=":", label="mouse alone")
-    ax.set_yscale("log")
+    log_axis(ax, "y")
     ax.set_xlabel("mouse, in post order")
     ax.set_ylabel("mouse FCT (ms)")
     out = out or Path(sweep) / "figures" / "virtuoso_mice"

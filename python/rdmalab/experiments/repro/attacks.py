@@ -15,7 +15,7 @@ import polars as pl
 from rdmalab.experiments.repro.base import Comparison, Experiment
 from rdmalab.experiments.store import Store, load_sweep
 from rdmalab.experiments.tenants import case_name, run_shares, share_of, stop_ps
-from rdmalab.plots import plt, save_figure
+from rdmalab.plots import log_axis, plt, save_figure
 from rdmalab.results import percentile
 
 
@@ -75,7 +75,7 @@ def parallel_figure(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
     ax.axhline(0.5, color="k", ls=":", lw=1, label="per pair, theory 1/2")
     ax.plot([2], [0.60], "s", mfc="none", color="tab:orange", label="paper CX-5 (N=2, §IV-A)")
     ax.axhline(0.72, color="tab:orange", ls="-.", lw=0.8, label="paper CX-5 maximum (§I)")
-    ax.set_xscale("log", base=2)
+    log_axis(ax, "x", base=2)
     ax.set_xlabel("attacker QPs (N), victim one QP")
     ax.set_ylabel("attacker share of the bottleneck")
     ax.set_ylim(0.3, 1.0)

@@ -16,7 +16,7 @@ import polars as pl
 from rdmalab import _core
 from rdmalab.experiments.repro.base import Comparison, Experiment
 from rdmalab.experiments.store import Store
-from rdmalab.plots import plt, save_figure
+from rdmalab.plots import log_axis, plt, save_figure
 
 NAN = float("nan")
 CITATION = ("Shen et al., Distributed and Optimal RDMA Resource Scheduling in Shared Data Center "
@@ -112,8 +112,8 @@ def figure_fig2b(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
     for wr in sorted(pts):
         r = sorted(pts[wr])
         ax.plot(r, [pts[wr][x] for x in r], "-o", label=f"wr_num = {wr}")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+    log_axis(ax, "x")
+    log_axis(ax, "y")
     ax.set_xlabel("CQ polling rate (polls/µs)")
     ax.set_ylabel("throughput (Gb/s)")
     return _legend_and_save(fig, out_dir, "drum_fig2b")
@@ -278,7 +278,7 @@ def figure_tc3(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
         a2.plot(ns, [pts[m, n][1] for n in ns], "-o", label=m.upper())
     a1.set_ylabel("average throughput per connection (Gb/s)")
     a2.set_ylabel("average batch latency (µs)")
-    a2.set_yscale("log")
+    log_axis(a2, "y")
     for a in (a1, a2):
         a.set_xlabel("client connections")
         a.grid(True, alpha=0.3)

@@ -232,14 +232,19 @@ impl Simulation {
     /// directions of every link, idle ones included so that a table shows the zeros; a
     /// partition's own ports: the sender counts).
     fn sample_links(&mut self) {
-        let s = &mut self.sampler;
         let part = self.part.as_deref();
         for (i, p) in self.ports.iter().enumerate() {
             if part.is_some_and(|part| !part.owns(p.node)) {
                 continue;
             }
-            let sent = p.tx_bytes - s.link_bytes[i];
-            s.link_bytes[i] = p.tx_bytes;
+            // A port counts a packet's bytes when its transmission starts; a sample counts
+            // only what has left by its time, so that no interval holds more than its line
+            // rate's worth (a packet begun just before a sample would count whole in it).
+            let unsent = p.tx_end.0.0.saturating_sub(self.now.0) as u128 * p.rate.0 as u128 / 8_000_000_000_000;
+            let serialized = p.tx_bytes.saturating_sub(unsent as u64);
+            let s = &mut self.sampler;
+            let sent = serialized.saturating_sub(s.link_bytes[i]);
+            s.link_bytes[i] = s.link_bytes[i].max(serialized);
             s.links.push((self.now, PortId::new(i), sent));
         }
     }
