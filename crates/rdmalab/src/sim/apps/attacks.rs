@@ -102,10 +102,10 @@ impl Simulation {
     pub(in crate::sim) fn set_up_attack_apps(&mut self, specs: &[HostApp]) {
         debug_assert!(self.apps.len() == 0, "generators take the first application ids");
         for (i, run) in self.build_apps(specs).into_iter().enumerate() {
-            let aggregator = matches!(run, AppRun::Aggregator(_));
+            let serial = matches!(run, AppRun::Aggregator(_) | AppRun::Sender(_));
             let app = self.apps.add(AppKind::Attack(i as u32), AppState::Attack(run));
-            if aggregator {
-                self.serial_first_round(app);
+            if serial {
+                self.serial_set_up(app);
             }
         }
     }

@@ -26,7 +26,7 @@ const DATA: u8 = 2;
 #[derive(Debug)]
 pub(in crate::sim) struct AggregatorRun {
     pub(super) spec: GrantAggregator,
-    /// Its QP to each member (opened at the member's first grant).
+    /// Its QP to each member (opened at setup).
     grant_qps: Vec<QpId>,
     /// Grants sent so far (the next one's index, `grant_target`).
     granted: u64,
@@ -40,7 +40,7 @@ pub(in crate::sim) struct AggregatorRun {
 #[derive(Debug)]
 pub(in crate::sim) struct SenderRun {
     pub(super) spec: GrantSender,
-    /// Its QP to the aggregator (opened with its first message).
+    /// Its QP to the aggregator (opened at setup).
     qp: QpId,
     /// Grants not yet used.
     grants: u32,
@@ -78,10 +78,39 @@ impl Simulation {
         self.serial_grant(app);
     }
 
-    /// The aggregator's first round, at setup.
-    pub(super) fn serial_first_round(&mut self, app: AppId) {
-        let AppRun::Aggregator(run) = self.apps.state(app).attack() else { return };
-        self.queue.push(run.spec.round_start(0), Event::App(app, 0));
+    /// Sets up serial application `app` (a row of the table): its QPs, opened here so that
+    /// every partition of a parallel run names them alike and knows which application
+    /// hears what they deliver, and the aggregator's first round.
+    pub(super) fn serial_set_up(&mut self, app: AppId) {
+        match self.apps.state(app).attack() {
+            AppRun::Aggregator(run) => {
+                let s = &run.spec;
+                let first = s.round_start(0);
+                let grants: Vec<FlowSpec> = s
+                    .senders
+                    .iter()
+                    .map(|&(member, _)| FlowSpec {
+                        pg: s.pg,
+                        dport: crate::workload::generators::INCAST_DPORT,
+                        tenant: s.tenant,
+                        ..FlowSpec::new(s.host, member, GRANT_BYTES, first)
+                    })
+                    .collect();
+                let members: Vec<AppId> = s.senders.iter().map(|&(_, a)| a).collect();
+                let qps = grants.iter().zip(members).map(|(f, to)| self.open_kept_qp(f, to)).collect();
+                let AppRun::Aggregator(run) = self.apps.state_mut(app).attack_mut() else { unreachable!() };
+                run.grant_qps = qps;
+                self.queue.push(first, Event::App(app, 0));
+            }
+            AppRun::Sender(run) => {
+                let to = run.spec.aggregator_app;
+                let Some(&f) = self.flows.iter().find(|f| f.app == app) else { return };
+                let qp = self.open_kept_qp(&f, to);
+                let AppRun::Sender(run) = self.apps.state_mut(app).attack_mut() else { unreachable!() };
+                run.qp = qp;
+            }
+            _ => {}
+        }
     }
 
     /// Sends the next due grant unless a granted message is still on its way.
@@ -93,24 +122,8 @@ impl Simulation {
         let (round, i) = grant_target(run.granted, run.spec.senders.len());
         run.granted += 1;
         run.waiting = true;
-        let (member, member_app) = run.spec.senders[i];
         let last_round = round + 1 == run.spec.rounds;
-        let qp = match run.grant_qps[i] {
-            QpId::NONE => {
-                let s = &run.spec;
-                let f = FlowSpec {
-                    pg: s.pg,
-                    dport: crate::workload::generators::INCAST_DPORT,
-                    tenant: s.tenant,
-                    ..FlowSpec::new(s.host, member, GRANT_BYTES, self.now)
-                };
-                let q = self.open_kept_qp(&f, member_app);
-                let AppRun::Aggregator(run) = self.apps.state_mut(app).attack_mut() else { unreachable!() };
-                run.grant_qps[i] = q;
-                q
-            }
-            q => q,
-        };
+        let qp = run.grant_qps[i];
         let header = AppHeader { data_id: round as u64, op: GRANT, ..AppHeader::default() };
         self.qps[qp.idx()].finished = false;
         self.serial_post(app, qp, GRANT_BYTES, round, header, FlowId::NONE);
@@ -162,17 +175,8 @@ impl Simulation {
         run.sent.push_back(flow);
         let (cookie, last) = (run.posted, run.posted + 1 == run.spec.messages);
         run.posted += 1;
-        let (to, qp) = (run.spec.aggregator_app, run.qp);
+        let qp = run.qp;
         let f = self.flows[flow.idx()];
-        let qp = match qp {
-            QpId::NONE => {
-                let q = self.open_kept_qp(&f, to);
-                let AppRun::Sender(run) = self.apps.state_mut(app).attack_mut() else { unreachable!() };
-                run.qp = q;
-                q
-            }
-            q => q,
-        };
         let header = AppHeader { data_id: cookie as u64, total: f.size, op: DATA, ..AppHeader::default() };
         self.qps[qp.idx()].finished = false;
         self.serial_post(app, qp, f.size, cookie, header, flow);
