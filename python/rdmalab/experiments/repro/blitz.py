@@ -241,8 +241,9 @@ def compare_ecn(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[C
             bz = groups.get((setting, name))
             if bz is None:
                 continue
-            out.append(_cmp(setting, f"marks/GB dcqcn/{name}", _marks_per_gb(dc) / max(_marks_per_gb(bz), 1e-9),
-                            PAPER_MARK_RATIO))
+            m_dc, m_bz = _marks_per_gb(dc), _marks_per_gb(bz)
+            ratio = m_dc / m_bz if m_bz > 0 else (float("inf") if m_dc > 0 else NAN)
+            out.append(_cmp(setting, f"marks/GB dcqcn/{name}", ratio, PAPER_MARK_RATIO))
             out.append(_cmp(setting, f"marks/GB {name}", _marks_per_gb(bz), NAN))
             out.append(_cmp(setting, f"pauses {name}", float(bz["pauses"].sum()), NAN))
             out.append(_cmp(setting, f"deflections {name}", float(bz["deflections"].sum()), NAN))
