@@ -126,3 +126,39 @@ fn stagger_inputs_are_checked() {
     let bad = toml(2, 1, "0us", "stagger = \"sideways\"");
     assert!(e(&bad).contains("stagger"), "{}", e(&bad));
 }
+
+/// DASR in the NIC on the same fabric (`cc = "blitz"`, `dasr_fallback = "ib"`): n senders start
+/// together at line rate until their first ACK brings C/n, so the aggregator's queue peaks at
+/// most at n·C·RTT + n²·MTU (the bound `tests/it/blitz.rs` derives for RoCE; the n² term is
+/// each first packet's wait behind the other first packets). VL buffers of 1 MiB keep credits
+/// from bounding the queue first; without CC the same incast queues far above the bound.
+#[test]
+fn dasr_in_the_nic_keeps_the_aggregator_queue_under_the_overshoot_bound_on_ib() {
+    let n = 8u64;
+    let senders: Vec<String> = (1..=n).map(|h| h.to_string()).collect();
+    let text = |cc: &str| {
+        format!(
+            "stop_time = \"300us\"\n[topology]\nkind = \"star\"\nhosts = {}\nrate = \"FDR4x\"\ndelay = \"1us\"\n\
+             [[traffic]]\nkind = \"incast\"\nsenders = [{}]\nreceiver = 0\nsize = 2000000\n\
+             [fabric]\nlink_layer = \"infiniband\"\nib_vl_buffer = 1048576\nqueue_sample_interval = \"200ns\"\n{cc}",
+            n + 1,
+            senders.join(", ")
+        )
+    };
+    let peak = |cc: &str| {
+        let s = fixtures::scenario(&text(cc), "dasr_ib.toml");
+        let down = fixtures::port_to(&s.topology, rdmalab::NodeId(n as u32 + 1), rdmalab::NodeId(0));
+        let mut sim = s.simulation().expect("valid");
+        sim.run_to_end();
+        let r = sim.snapshot();
+        r.queue_samples.iter().filter(|q| q.1 == down).map(|q| q.2).max().unwrap_or(0)
+    };
+    // Base RTT: two hops each way of 1 us, a full packet's store-and-forward twice, an ACK's.
+    let wire = MTU + HDR;
+    let rtt = 4e-6 + 2.0 * wire * 8.0 / FDR_DATA_BPS + 2.0 * 30.0 * 8.0 / FDR_DATA_BPS;
+    let bound = n as f64 * FDR_DATA_BPS / 8.0 * rtt + (n * n) as f64 * wire;
+    let blitz = peak("cc = \"blitz\"\n[fabric.cc_params]\ndasr_fallback = \"ib\"\n") as f64;
+    assert!(blitz > 0.0 && blitz <= bound, "DASR in the NIC: queue peak {blitz} B above {bound} B");
+    let none = peak("cc = \"none\"\n") as f64;
+    assert!(none > 2.0 * bound, "without CC the queue should pass the bound: {none} B");
+}
