@@ -164,11 +164,17 @@ class Scenario:
 
     def incast_rounds(self, senders: list[int], receiver: int, size: int, period: str, rounds: int,
                       jitter: str = "0ns", start: str = "0ns", tenant: str | None = None,
-                      pg: int | None = None) -> "Scenario":
-        """`rounds` incasts, one every `period`, each sender starting U(0, jitter) into its round."""
-        return self._add_with({"kind": "incast_rounds", "senders": senders, "receiver": receiver, "size": size,
-                               "period": period, "rounds": rounds, "jitter": jitter, "start": start}, tenant=tenant,
-                              pg=pg)
+                      pg: int | None = None, stagger: str | None = None, piece: int | None = None) -> "Scenario":
+        """`rounds` incasts, one every `period`, each sender starting U(0, jitter) into its round.
+        `stagger = "serial" | "paced"`: seed 004's application-layer DASR (the aggregator grants
+        one sender at a time; or each message in `piece`-byte pieces held to 1/n of the link)."""
+        e: dict[str, Any] = {"kind": "incast_rounds", "senders": senders, "receiver": receiver, "size": size,
+                             "period": period, "rounds": rounds, "jitter": jitter, "start": start}
+        if stagger is not None:
+            e["stagger"] = stagger
+        if piece is not None:
+            e["piece"] = piece
+        return self._add_with(e, tenant=tenant, pg=pg)
 
     def permutation(self, size: int, start: str = "0ns", hosts: list[int] | None = None,
                     tenant: str | None = None, pg: int | None = None) -> "Scenario":

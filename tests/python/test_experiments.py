@@ -83,6 +83,10 @@ def test_zip_varies_paths_together_and_seed_lists():
     assert len(runs) == 2 * 2 * 2
     assert all(len(r.scenario["traffic"][0]["senders"]) == r.scenario["topology"]["hosts"] - 1 for r in runs)
     assert sorted({r.params["seed"] for r in runs}) == [7, 9]
+    # A value may repeat down one path of a zip: its rows, the runs, still differ.
+    s = sweep_of(None, zip={"topology.hosts": [3, 3, 5], "traffic[0].size": [1, 2, 1]})
+    assert [(r.scenario["topology"]["hosts"], r.scenario["traffic"][0]["size"]) for r in s.expand()] == \
+        [(3, 1), (3, 2), (5, 1)]
 
 
 def test_run_id_is_a_stable_hash_of_the_expanded_scenario():
@@ -133,6 +137,7 @@ BAD_SWEEPS = [
     ("seeds wrong type", {"seeds": "three"}, ["seeds"]),
     ("seeds empty", {"seeds": []}, ["seeds", "empty"]),
     ("zip lengths differ", {"zip": {"topology.hosts": [3, 4], "traffic[0].size": [1]}}, ["zip", "same length"]),
+    ("zip rows repeat", {"zip": {"topology.hosts": [3, 3], "traffic[0].size": [1, 1]}}, ["zip", "same values"]),
     ("duplicate values", {"grid": {"traffic[0].size": [1, 1]}}, ["traffic[0].size", "twice"]),
     ("unknown plot field", {"plot": {"colour": "red"}}, ["plot.colour"]),
     ("plot.by not varied", {"plot": {"by": "fabric.cc"}}, ["plot.by", "fabric.cc"]),

@@ -56,9 +56,9 @@ def test_a_repro_draws_the_same_figures_twice(tmp_path, monkeypatch, capsys):
 
 
 def test_the_generic_kinds_and_an_experiments_own_figure_are_reproducible(tmp_path, monkeypatch, capsys):
-    """blitz-incast's own figure (incast FCT against the degree) and the generic CDF, twice."""
+    """blitz-incast-roce's own figure (incast FCT against the degree) and the generic CDF, twice."""
     out = tmp_path / "o"
-    exp = repro.get("blitz-incast")
+    exp = repro.get("blitz-incast-roce")
     assert main(["repro", "run", exp.name, "--quick", "--out", str(out), "--quiet"]) == 0
     for epoch, folder in ((0, tmp_path / "a"), (1_000_000_000, tmp_path / "b")):
         _draw(monkeypatch, epoch, lambda: (exp.extra_figures(out, folder),

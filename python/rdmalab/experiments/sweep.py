@@ -237,7 +237,7 @@ def _build(doc: dict[str, Any], base_dir: Path, source: str | None) -> Sweep:
     description = _typed(doc, "description", str, "")
     base, scenario_dir = _base_scenario(doc, base_dir)
     grid = _value_lists(doc, "grid")
-    zipped = _value_lists(doc, "zip")
+    zipped = _value_lists(doc, "zip", distinct=False)
     _check_zip_lengths(zipped)
     seeds = _seeds(doc)
     _check_overlaps(grid, zipped, seeds)
@@ -291,8 +291,9 @@ def _merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _value_lists(doc: dict[str, Any], table: str) -> dict[str, list[Any]]:
-    """`[grid]` or `[zip]`: dotted paths to non-empty lists of distinct values.
+def _value_lists(doc: dict[str, Any], table: str, distinct: bool = True) -> dict[str, list[Any]]:
+    """`[grid]` or `[zip]`: dotted paths to non-empty lists of values, distinct in a grid (in
+    a zip a row is one run: its rows must differ, a value may repeat down one path).
 
     Leaving the table out is fine (a sweep of seeds alone, or of `[zip]` alone), but a table
     that is there and empty is a mistake (values forgotten, or written under another table
@@ -316,7 +317,7 @@ def _value_lists(doc: dict[str, Any], table: str) -> dict[str, list[Any]]:
             raise SweepError(f"{table}.{path!r}: unknown field `{parts[0]}` "
                              f"(a scenario has: {', '.join(SCENARIO_KEYS)})")
         seen = [canonical_json({"v": v}) for v in values]
-        if len(set(seen)) != len(seen):
+        if distinct and len(set(seen)) != len(seen):
             raise SweepError(f"{table}.{path!r} lists the same value twice")
         out[path] = values
     return out
@@ -327,6 +328,9 @@ def _check_zip_lengths(zipped: dict[str, list[Any]]) -> None:
     if len(set(lengths.values())) > 1:
         raise SweepError("zip: all lists must have the same length, got "
                          + ", ".join(f"{k!r}: {n}" for k, n in lengths.items()))
+    rows = [canonical_json(dict(zip(zipped, row))) for row in zip(*zipped.values())]
+    if len(set(rows)) != len(rows):
+        raise SweepError("zip: two rows give the same values (a row is one run)")
 
 
 def _seeds(doc: dict[str, Any]) -> list[int]:

@@ -22,7 +22,9 @@
 //! without touching an application.
 //!
 //! Applications built on this: seed 002's attack generators, `multipath` (seed 001's
-//! data partition), Virtuoso's MP verbs, and seed 000's closed-loop applications with the host model around them
+//! data partition), Virtuoso's MP verbs, seed 004's serial incast
+//! (`sim/apps/serial_incast.rs`, rows of `AppKind::Attack`: the scenario's host
+//! applications), and seed 000's closed-loop applications with the host model around them
 //! ([`closed_loop`], [`host_model`], [`drum_agent`]). The simulator side is `sim/apps/`.
 //! Each is one [`AppKind`] variant and its handlers.
 
@@ -38,8 +40,9 @@ use crate::workload::FlowSpec;
 /// The kinds of application, each an index into its own arena.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AppKind {
-    /// An attack generator of seed 002 (`workload::attacks::HostApp`: a staggered transfer
-    /// or a shuffled-overlay member), by its index in the scenario's list.
+    /// A host application of the scenario's list (`workload::attacks::HostApp`: seed 002's
+    /// staggered transfer or shuffled-overlay member, seed 004's paced message or serial
+    /// incast aggregator and sender), by its index in that list.
     Attack(u32),
     /// The sending half of a multipath connection (`multipath::MpSender`).
     MpSender(u32),

@@ -163,6 +163,7 @@ pub(super) fn staggered(ctx: &TrafficCtx<'_>, s: &StaggeredQpsSpec, apps: &mut V
         policy: s.policy.unwrap_or(StaggerPolicy::Reuse),
         start,
         tenant: t,
+        paced: None,
     };
     let app = crate::ids::AppId::new(apps.len());
     apps.push(HostApp::Staggered(spec));

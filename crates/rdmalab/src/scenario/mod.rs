@@ -39,6 +39,7 @@ mod links;
 mod locate;
 pub mod multipath;
 mod source_map;
+mod staggered_incast;
 mod switch_model;
 pub mod tenants;
 mod trace_spec;

@@ -11,6 +11,24 @@ use crate::topology::Topology;
 use crate::workload::cdf::SizeCdf;
 use crate::workload::{generators, FlowSpec};
 
+/// How the senders of `incast_rounds` stagger their messages (seed 004 §3: DASR emulated
+/// "by staggering the messages in time at the application layer").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stagger {
+    /// Each sender posts its whole message at its (jittered) start.
+    #[default]
+    None,
+    /// The aggregator grants one sender at a time (`workload::serial_incast`).
+    Serial,
+    /// Each sender posts its message in pieces held to 1/n of the aggregator's link.
+    Paced,
+}
+
+/// `incast_rounds`' default piece under `stagger = "paced"`: 4096 bytes, the largest
+/// InfiniBand MTU (IBTA vol. 1 §7.7.2), so a piece is one packet on the poster's fabric.
+const DEFAULT_PIECE: u64 = 4096;
+
 /// One source of flows.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
@@ -74,6 +92,11 @@ pub enum TrafficSpec {
         tenant: Option<String>,
         /// Priority class of its flows (1..7, default 3).
         pg: Option<u8>,
+        /// Seed 004's application-layer DASR (default `none`: every sender posts at once).
+        #[serde(default)]
+        stagger: Stagger,
+        /// `stagger = "paced"`: bytes per posted piece (default 4096).
+        piece: Option<u64>,
     },
     /// Every host sends to one other host and receives from one.
     Permutation {
@@ -297,7 +320,19 @@ impl TrafficSpec {
                 ctx.tenants.check_member(file, &f("receiver"), t, r)?;
                 Ok(with_tenant(generators::incast(&s, r, *size, field_time(file, &f("start"), start)?)?, t))
             }
-            TrafficSpec::IncastRounds { senders, receiver, size, period, rounds, jitter, start, tenant, .. } => {
+            TrafficSpec::IncastRounds {
+                senders,
+                receiver,
+                size,
+                period,
+                rounds,
+                jitter,
+                start,
+                tenant,
+                pg,
+                stagger,
+                piece,
+            } => {
                 let t = ctx.tenant(tenant)?;
                 let s: Vec<NodeId> = host_list(ctx, &f("senders"), t, &Some(senders.clone()))?;
                 let r = check_host(file, &f("receiver"), topo, *receiver)?;
@@ -308,7 +343,19 @@ impl TrafficSpec {
                     rounds: *rounds,
                     jitter: field_time(file, &f("jitter"), jitter)?,
                 };
-                Ok(with_tenant(generators::incast_rounds(&s, r, *size, shape, ctx.seed())?, t))
+                let flows = with_tenant(generators::incast_rounds(&s, r, *size, shape, ctx.seed())?, t);
+                let piece = match (stagger, piece) {
+                    (Stagger::Paced, p) => p.unwrap_or(DEFAULT_PIECE),
+                    (_, None) => 0,
+                    (_, Some(_)) => {
+                        return Err(Error::input(file, 0, f("piece"), "is read only with stagger = \"paced\""));
+                    }
+                };
+                if *stagger == Stagger::Paced && piece == 0 {
+                    return Err(Error::input(file, 0, f("piece"), "must be at least 1 byte"));
+                }
+                let pg = pg.unwrap_or(3);
+                Ok(super::staggered_incast::apply(*stagger, piece, &s, shape, pg, flows, apps))
             }
             TrafficSpec::Permutation { size, start, hosts, tenant, .. } => {
                 let t = ctx.tenant(tenant)?;

@@ -56,6 +56,10 @@ pub struct Staggered {
     pub start: Time,
     /// Tenant index.
     pub tenant: u16,
+    /// Seed 004's `paced` incast: hold the transfer to 1/n of the receiver's link, the
+    /// interval being `n` times a chunk's time on that link, headers included (the
+    /// simulator resolves it; `interval` is then unused).
+    pub paced: Option<u32>,
 }
 
 impl Staggered {
@@ -86,6 +90,10 @@ pub enum HostApp {
         /// Per destination, how many flows it will carry.
         planned: Vec<(NodeId, u32)>,
     },
+    /// Seed 004's serial incast: the aggregator granting one sender at a time.
+    GrantAggregator(crate::workload::serial_incast::GrantAggregator),
+    /// Seed 004's serial incast: a sender waiting for its grants.
+    GrantSender(crate::workload::serial_incast::GrantSender),
 }
 
 /// `qps` flows of `size` bytes from `src` to `dst`, all at `start` (one QP each).

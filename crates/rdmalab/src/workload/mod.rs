@@ -6,6 +6,7 @@
 pub mod attacks;
 pub mod cdf;
 pub mod generators;
+pub mod serial_incast;
 
 use crate::ids::{AppId, NodeId};
 use crate::units::Time;

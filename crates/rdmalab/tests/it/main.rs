@@ -11,6 +11,7 @@ mod fixtures;
 mod attacks;
 mod blitz;
 mod blitz_inputs;
+mod blitz_stagger;
 mod cc;
 mod classes;
 mod deadlock;

@@ -10,6 +10,7 @@
 //! number; the transfer as a whole is the one flow the scenario listed, and is reported
 //! once, when its last chunk completes.
 
+use super::serial_incast::{AggregatorRun, SenderRun};
 use super::AppState;
 use crate::app::{AppId, AppKind, Verbs};
 use crate::ids::{FlowId, HeaderSlot, NodeId, QpId};
@@ -54,6 +55,10 @@ pub struct AppPost {
 pub(in crate::sim) enum AppRun {
     Staggered(StaggeredRun),
     PairQps(PairRun),
+    /// Seed 004's serial incast: its aggregator (`serial_incast`).
+    Aggregator(AggregatorRun),
+    /// Seed 004's serial incast: one of its senders.
+    Sender(SenderRun),
 }
 
 #[derive(Debug)]
@@ -97,7 +102,11 @@ impl Simulation {
     pub(in crate::sim) fn set_up_attack_apps(&mut self, specs: &[HostApp]) {
         debug_assert!(self.apps.len() == 0, "generators take the first application ids");
         for (i, run) in self.build_apps(specs).into_iter().enumerate() {
-            self.apps.add(AppKind::Attack(i as u32), AppState::Attack(run));
+            let serial = matches!(run, AppRun::Aggregator(_) | AppRun::Sender(_));
+            let app = self.apps.add(AppKind::Attack(i as u32), AppState::Attack(run));
+            if serial {
+                self.serial_set_up(app);
+            }
         }
     }
 
@@ -113,7 +122,10 @@ impl Simulation {
                 HostApp::Staggered(s) => {
                     let (rtt, bdp) = self.path_rtt_bdp(s.src, s.dst);
                     let chunk = s.chunk.unwrap_or(bdp.max(1));
-                    let interval = s.interval.unwrap_or(rtt);
+                    let interval = match s.paced {
+                        Some(n) => self.paced_interval(s.dst, chunk, n),
+                        None => s.interval.unwrap_or(rtt),
+                    };
                     let slot = Slot { qp: NO_QP, waiting: 0, next_waiting: 0 };
                     AppRun::Staggered(StaggeredRun {
                         spec: *s,
@@ -131,6 +143,8 @@ impl Simulation {
                     host: *host,
                     dsts: planned.iter().map(|&(d, n)| (d, NO_QP, n)).collect(),
                 }),
+                HostApp::GrantAggregator(s) => AppRun::Aggregator(AggregatorRun::new(s.clone())),
+                HostApp::GrantSender(s) => AppRun::Sender(SenderRun::new(s.clone())),
             })
             .collect()
     }
@@ -140,7 +154,17 @@ impl Simulation {
         match self.apps.state(AppId(i)).attack() {
             AppRun::Staggered(run) => run.spec.src,
             AppRun::PairQps(run) => run.host,
+            AppRun::Aggregator(run) => run.spec.host,
+            AppRun::Sender(run) => run.spec.host,
         }
+    }
+
+    /// A paced transfer's interval: `n` times a `chunk`'s time on `dst`'s link, its
+    /// packets' headers included, so that `n` such transfers fill the link and no more.
+    fn paced_interval(&self, dst: NodeId, chunk: u64, n: u32) -> Time {
+        let mtu = self.cfg.mtu as u64;
+        let wire = chunk + chunk.div_ceil(mtu) * (self.cfg.data_wire(0) as u64);
+        Time(self.topo.nic_rate(dst).tx_time(wire).0 * n as u64)
     }
 
     /// Flow `flow` (carried by application `f.app`) starts now.
@@ -149,8 +173,10 @@ impl Simulation {
         match self.attack_run(app) {
             AppRun::Staggered(run) => {
                 run.flow = flow;
-                self.stagger_turn(app);
+                self.stagger_turn(app, TURN);
             }
+            AppRun::Aggregator(_) => unreachable!("an aggregator carries no flow"),
+            AppRun::Sender(_) => self.serial_admit(f.app, flow),
             AppRun::PairQps(run) => {
                 let i = run.dsts.iter().position(|d| d.0 == f.dst).expect("overlay flow to a planned member");
                 let qp = match run.dsts[i].1 {
@@ -175,8 +201,12 @@ impl Simulation {
 
     /// The next chunk's turn (generator `app`'s timer): post it on its slot (or queue it
     /// there), and wake for the one after.
-    pub(in crate::sim) fn stagger_turn(&mut self, app: u32) {
-        let AppRun::Staggered(run) = self.apps.rows[app as usize].state.attack_mut() else { return };
+    pub(in crate::sim) fn stagger_turn(&mut self, app: u32, token: u32) {
+        let run = match self.apps.rows[app as usize].state.attack_mut() {
+            AppRun::Staggered(run) => run,
+            AppRun::Aggregator(_) => return self.serial_round(AppId(app), token),
+            _ => return,
+        };
         let k = run.turned;
         run.turned += 1;
         if run.turned < run.chunks {
@@ -232,8 +262,13 @@ impl Simulation {
     /// `n` chunks of application `app` from chunk `k` on, carried by `qp`, are
     /// acknowledged (its QP already closed if it was a recreate chunk).
     pub(in crate::sim) fn app_chunks_done(&mut self, app: AppId, k: u64, n: u64, qp: QpId) {
-        let AppKind::Attack(app) = self.apps.kind(app) else { return };
-        let AppRun::Staggered(run) = self.attack_run(app) else { return };
+        let AppKind::Attack(i) = self.apps.kind(app) else { return };
+        let run = match self.attack_run(i) {
+            AppRun::Staggered(run) => run,
+            AppRun::Sender(_) => return self.serial_sent(app, n, qp),
+            _ => return,
+        };
+        let app = i;
         run.done += n;
         run.last_qp = qp;
         let slot = (k % run.spec.qps as u64) as usize;
@@ -254,7 +289,7 @@ impl Simulation {
     }
 
     /// The staggered transfer `flow` is complete: one record for all its chunks.
-    fn record_transfer(&mut self, flow: FlowId, last_qp: QpId) {
+    pub(super) fn record_transfer(&mut self, flow: FlowId, last_qp: QpId) {
         let f = self.flows[flow.idx()];
         let qp = &self.qps[last_qp.idx()];
         self.records.push(FlowRecord {

@@ -14,7 +14,8 @@
 //!
 //! One file per kind of application: `attacks` (seed 002's staggered transfers and
 //! overlay members), `multipath` (seed 001's partition) and `virtuoso` (seed 003),
-//! `closed_loop` (seed 000's applications and host model) with `drum` (its per-host
+//! `serial_incast` (seed 004's grants), `closed_loop` (seed 000's applications and host
+//! model) with `drum` (its per-host
 //! schedulers), `drum_control` and `drum_inband` (their network-wide control).
 
 mod attacks;
@@ -23,6 +24,7 @@ mod drum;
 mod drum_control;
 mod drum_inband;
 mod multipath;
+mod serial_incast;
 mod table;
 mod virtuoso;
 
@@ -181,11 +183,8 @@ impl Simulation {
             AppKind::MpReceiver(_) => self.apps.state_mut(app).mp_receiver_mut().on_receive(c),
             AppKind::VReceiver(_) | AppKind::VSender(_) => self.virtuoso_recv_done(app, c),
             AppKind::DrumCtl(who) => self.drum_inband_recv(who, c),
-            AppKind::MpSender(_)
-            | AppKind::Closed(_)
-            | AppKind::Attack(_)
-            | AppKind::DrumAgent(_)
-            | AppKind::DrumNet => {}
+            AppKind::Attack(_) => self.serial_recv(app, c),
+            AppKind::MpSender(_) | AppKind::Closed(_) | AppKind::DrumAgent(_) | AppKind::DrumNet => {}
         }
     }
 
@@ -195,7 +194,7 @@ impl Simulation {
             AppKind::MpSender(_) => self.mp_timer(app, token),
             AppKind::VSender(i) => self.virtuoso_timer(app, i, token),
             AppKind::Closed(i) => self.closed_timer(i, token),
-            AppKind::Attack(i) => self.stagger_turn(i),
+            AppKind::Attack(i) => self.stagger_turn(i, token),
             AppKind::DrumAgent(ag) => self.drum_timer(ag, token),
             AppKind::DrumNet => self.drum_net_timer(token),
             AppKind::MpReceiver(_) | AppKind::VReceiver(_) | AppKind::DrumCtl(_) => {}
