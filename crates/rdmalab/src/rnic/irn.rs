@@ -258,10 +258,17 @@ impl IrnTable {
         &mut self.qps[i]
     }
 
-    /// The next byte QP slot `i` sends (see [`IrnQp::next_to_send`]).
+    /// QP slot `i` sent a packet ending at `end`: the next byte it sends (see
+    /// [`IrnQp::next_to_send`]).
     #[inline]
-    pub fn next_to_send(&self, i: usize, snd_una: u64, high_sent: u64) -> u64 {
-        self.qps.get(i).map_or(high_sent, |q| q.next_to_send(snd_una, high_sent))
+    pub fn after_send(&mut self, i: usize, end: u64, snd_una: u64, high_sent: u64) -> u64 {
+        match self.qps.get_mut(i) {
+            Some(q) if q.recovery => {
+                q.retx_from = q.retx_from.max(end); // the hole below `end` went out
+                q.next_to_send(snd_una, high_sent)
+            }
+            _ => high_sent,
+        }
     }
 }
 

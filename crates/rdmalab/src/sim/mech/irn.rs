@@ -6,7 +6,7 @@
 //! - QP opened (`host/mod.rs::open_qp_in`): [`on_open`], fresh state and BDP-FC's window;
 //! - receiver, per data packet (`host/rx.rs::receive_data`): [`receive`] holds an
 //!   out-of-order packet, and the NACK carries the triggering sequence ([`sack_field`]);
-//! - sender, per data packet sent (`host/tx.rs::send_data`): [`next_to_send`] moves the
+//! - sender, per data packet sent (`host/tx.rs::send_data`): [`after_send`] moves the
 //!   send pointer to the next hole or back to new data;
 //! - sender, ACK or NACK (`host/rx.rs::receive_ack`): [`on_ack`];
 //! - sender, timeout (`host/mod.rs::on_rto`): [`on_timeout`].
@@ -52,10 +52,11 @@ pub(in crate::sim) fn sack_field(seq: u64, expected: u64) -> HeaderSlot {
     HeaderSlot((seq - expected) as u32)
 }
 
-/// Hook "sender, per data packet sent": the byte the QP sends next.
+/// Hook "sender, per data packet sent": `qp` sent a packet ending at `end`; the byte it
+/// sends next.
 #[inline]
-pub(in crate::sim) fn next_to_send(irn: &IrnTable, id: QpId, qp: &Qp) -> u64 {
-    irn.next_to_send(id.idx(), qp.snd_una, qp.high_sent)
+pub(in crate::sim) fn after_send(irn: &mut IrnTable, id: QpId, qp: &Qp, end: u64) -> u64 {
+    irn.after_send(id.idx(), end, qp.snd_una, qp.high_sent)
 }
 
 /// Hook "sender, ACK or NACK", after the cumulative ACK moved `qp.snd_una` (`advanced`):
