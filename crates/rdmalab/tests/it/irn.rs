@@ -12,7 +12,8 @@ use std::path::Path;
 use rdmalab::scenario::Scenario;
 use rdmalab::sim::parallel::Runner;
 use rdmalab::sim::Results;
-use rdmalab::Time;
+use rdmalab::topology::routing::{NeighborOrder, Routes};
+use rdmalab::{NodeId, Time};
 
 use super::fixtures::{input_error, line_of, run_finished, scenario};
 
@@ -168,5 +169,65 @@ fn irn_keys_are_checked_with_file_line_and_field() {
         let e = input_error(&text);
         let at = format!("bad.toml:{}", line_of(&text, needle));
         assert!(e.contains(field) && e.contains(&at), "{extra}: {e}");
+    }
+}
+
+/// Seeds 004's forced collision (`iofd.rs`): two 3 MB flows 0→2 and 1→3 whose ECMP choice at
+/// leaf 0 is the same uplink, with IOFD deflecting and no re-sequencing at the last hop, so
+/// the receivers see packets out of order; DCQCN; `fabric` added to `[fabric]`.
+fn reordered(fabric: &str, threads: Option<u32>) -> Results {
+    let text = format!(
+        "[topology]\nkind = \"leaf_spine\"\nleaves = 2\nspines = 2\nhosts_per_leaf = 2\n\n[[traffic]]\n\
+         kind = \"flows\"\nflows = [{{ src = 0, dst = 2, size = 3000000 }}, {{ src = 1, dst = 3, size = 3000000 }}]\n\n\
+         [fabric]\ncc = \"dcqcn\"\n{fabric}\n[fabric.iofd]\n"
+    );
+    let mut s = scenario(&text, "ooo.toml");
+    let routes = Routes::compute(&s.topology, NeighborOrder::Ascending).unwrap();
+    let ip = |h: u32| s.topology.nodes[h as usize].ips[0];
+    let pick = |src: u32, dst: u32, sport: u16| routes.ecmp_port(NodeId(4), NodeId(dst), ip(src), ip(dst), sport, 100);
+    let a = pick(0, 2, 1000);
+    let sport = (1001..2000).find(|&p| pick(1, 3, p) == a).unwrap();
+    (s.flows[0].sport, s.flows[1].sport) = (Some(1000), Some(sport));
+    s.config.iofd.as_mut().unwrap().resequence = false;
+    s.config.threads = threads;
+    let mut run = Runner::new(s).unwrap();
+    run.run_to_end();
+    run.results().expect("bytes conserved")
+}
+
+#[test]
+fn a_cnp_on_out_of_order_packets_cuts_dcqcn_s_rate() {
+    // IRN's cap is widened to 1 MB so that queues reach IOFD's threshold as they do
+    // without a window.
+    for recovery in ["go_back_n", "irn\"\n[fabric.irn]\nbdp = 1000000\n#\""] {
+        let off = reordered(&format!("loss_recovery = \"{recovery}\""), None);
+        let on = reordered(&format!("cnp_on_ooo = true\nloss_recovery = \"{recovery}\""), None);
+        assert!(off.counters.ooo_packets > 0, "{recovery}: no reordering");
+        assert_eq!(off.counters.cnps_ooo, 0, "{recovery}: out-of-order CNPs without cnp_on_ooo");
+        assert!(on.counters.cnps_ooo > 0, "{recovery}: no out-of-order CNP");
+        let per_flow: u32 = on.records.iter().map(|r| r.rx.cnps_ooo).sum();
+        assert_eq!(per_flow as u64, on.counters.cnps_ooo, "{recovery}: per-flow counts add up");
+        let per_flow: u32 = on.records.iter().map(|r| r.rx.ooo_packets).sum();
+        assert_eq!(per_flow as u64, on.counters.ooo_packets);
+        // More CNPs, lower DCQCN rates: the flows take longer.
+        let fct = |r: &Results| r.records.iter().map(|f| f.fct.0).sum::<u64>();
+        assert!(fct(&on) > fct(&off), "{recovery}: the extra CNPs did not slow the flows");
+    }
+}
+
+#[test]
+fn irn_and_cnp_on_ooo_are_the_same_for_any_thread_count() {
+    let irn = "loss_recovery = \"irn\"\n[fabric.irn]\nbdp = 1000000";
+    for fabric in [format!("cnp_on_ooo = true\n{irn}"), format!("lossless = false\n{irn}")] {
+        let fabric = fabric.as_str();
+        let one = reordered(fabric, Some(1));
+        for threads in [2, 4] {
+            let many = reordered(fabric, Some(threads));
+            assert_eq!(one.records, many.records, "{fabric}: records differ with {threads} threads");
+            assert_eq!(one.counters.cnps_ooo, many.counters.cnps_ooo);
+            assert_eq!(one.counters.retx_packets, many.counters.retx_packets);
+            assert_eq!(one.counters.ooo_packets, many.counters.ooo_packets);
+        }
+        assert!(one.counters.ooo_packets > 0);
     }
 }
