@@ -287,6 +287,9 @@ class Scenario:
         "EDR4x", "HDR4x". egress_arbitration (fifo|input_fair: DRR among a switch egress's
         input ports; InfiniBand's default is input_fair), buffer_model (shared|per_port) and port_buffer_kb (per_port only;
         docs/physics.md, "Fair arbitration among input ports", "Per-port buffers").
+        loss_recovery (go_back_n|irn) with irn (a dict of the `[fabric.irn]` fields: rto_low,
+        rto_high, low_packets, bdp) and cnp_on_ooo (a CNP on an out-of-order packet);
+        docs/physics.md, "Loss recovery: go-back-N and IRN".
 
         Blitz: `with_fabric(cc="blitz", cc_params={"dasr_count": "qp"}, iofd={})`.
         InfiniBand CC (IBA annex A10): `with_fabric(cc="ib", cc_params={"ccti_timer": "20us",
