@@ -52,7 +52,10 @@ def test_python_api_mirrors_the_toml(tmp_path):
     f, c = a.flows.row(0, named=True), a.counters
     # A lossy link: IRN resends only the holes, the receiver holds what follows them.
     assert c["link_error_losses"] > 0 and f["retx_packets"] >= 1 and f["ooo_packets"] >= 1
-    assert [sum(a.flows[k]) for k in COLUMNS] == [c[k] for k in COLUMNS]
+    # The run counts NACKs sent, the flow those its sender heard: a lossy link may lose some.
+    exact = [k for k in COLUMNS if k != "nacks"]
+    assert [sum(a.flows[k]) for k in exact] == [c[k] for k in exact]
+    assert 0 < sum(a.flows["nacks"]) <= c["nacks"]
     assert c["cnps_ooo"] > 0, "cnp_on_ooo flags the NACK of every held packet"
     text = a.summary()
     assert "dropped in the fabric" in text and "discarded by receivers" in text

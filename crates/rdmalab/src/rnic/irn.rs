@@ -185,6 +185,8 @@ impl IrnQp {
         self.sacked.advance(snd_una);
         if self.recovery && snd_una >= self.recovery_point {
             self.recovery = false;
+            // The next recovery judges losses by the reports it hears, not by this one's.
+            self.lost_below = 0;
         }
     }
 

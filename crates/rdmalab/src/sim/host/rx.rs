@@ -40,13 +40,15 @@ impl Simulation {
             Some((a, _)) => (a == Arrival::InOrder, a != Arrival::Duplicate, a == Arrival::OutOfOrder),
         };
         let reply = if in_order {
+            // Under IRN the packet may join held bytes: all of them are delivered now.
             let next = irn.map_or(rx.expected + pkt.payload as u64, |(_, next)| next);
-            self.counters.payload_bytes_delivered += next - rx.expected;
+            let delivered = next - rx.expected;
+            self.counters.payload_bytes_delivered += delivered;
             rx.expected = next;
             rx.unacked_packets += 1;
             if self.cfg.tenant_meter {
                 let nic = self.nic_of[pkt.dst.idx()].idx();
-                self.meters[nic].add(qp.tenant, self.now, pkt.payload);
+                self.meters[nic].add(qp.tenant, self.now, delivered as u32);
             }
             if pkt.last_of_msg {
                 if !pkt.app_hdr.is_none() && !rx.app.is_none() {
@@ -57,7 +59,7 @@ impl Simulation {
             // InfiniBand CC: a FECN is answered at once by a BECN (annex A10).
             let becn_now = pkt.ce && self.fecn.is_some();
             // An IRN receiver that just joined held bytes tells the sender at once.
-            let joined = next != pkt.seq + pkt.payload as u64;
+            let joined = delivered != pkt.payload as u64;
             if rx.unacked_packets >= self.cfg.ack_interval || pkt.last_of_msg || becn_now || joined {
                 rx.unacked_packets = 0;
                 Some(PacketKind::Ack)
