@@ -137,6 +137,10 @@ def flows_frame(f: dict[str, Any], unreachable: dict[str, Any] | None,
         "sport": f["sport"], "dport": f["dport"], "size": f["size"],
         "start_ns": f["start_ps"] / 1000.0, "fct_ns": f["fct_ps"] / 1000.0, "ideal_ns": f["ideal_ps"] / 1000.0,
         "tenant": pl.Series([names[int(i)] for i in tenant_idx], dtype=pl.Utf8),
+        # Loss recovery and reordering: the sender's retransmissions and NACKs heard, the
+        # receiver's out-of-order arrivals and CNPs by cause (docs/physics.md, "Loss recovery").
+        **{k: f.get(k, np.zeros(len(f["flow"]), dtype=np.uint64))
+           for k in ("retx_packets", "nacks", "ooo_packets", "cnps_ecn", "cnps_ooo")},
     })
     flows = flows.with_columns((pl.col("fct_ns") / pl.col("ideal_ns")).clip(lower_bound=1.0).alias("slowdown"),
                                pl.lit("completed").alias("status"))
@@ -455,6 +459,14 @@ class Results:
                                                    ("no_route_drops", "no route")) if c.get(k)]
         return f"  ({', '.join(parts)})" if parts else ""
 
+    def _recovery_line(self) -> str:
+        """Loss recovery and reordering: what senders resent, NACKs, out-of-order arrivals,
+        and CNPs by cause (a CE mark, or an out-of-order packet under `cnp_on_ooo`)."""
+        c = self.counters
+        return (f"recovery          {c.get('retx_packets', 0):,} packets resent, {c['nacks']:,} NACKs, "
+                f"{c.get('ooo_packets', 0):,} out of order; CNPs {c.get('cnps_ecn', 0):,} ECN / "
+                f"{c.get('cnps_ooo', 0):,} out of order")
+
     def _repr_html_(self) -> str:
         """A notebook's view: the summary's counters and the slowdown table."""
         head, _, _ = self.summary().partition("\n\n")
@@ -484,9 +496,11 @@ class Results:
             *([f"FECN / BECN       {c['fecn_marks']} / {c['becns']}"] if c.get("fecn_marks") or c.get("becns") else []),
             *([f"IOFD              {c['deflections']} deflections, {c['resequenced']} re-sequenced, "
                f"{c['reseq_escapes']} escaped"] if c.get("deflections") or c.get("resequenced") else []),
-            "payload bytes     sent {:,} = delivered {:,} + dropped {:,} + in flight {:,}".format(
+            "payload bytes     sent {:,} = delivered {:,} + dropped in the fabric {:,} + discarded by "
+            "receivers {:,} + in flight {:,}".format(
                 c["payload_bytes_sent"], c["payload_bytes_delivered"], c["payload_bytes_dropped"],
-                c["payload_bytes_in_flight"]),
+                c.get("payload_bytes_discarded", 0), c["payload_bytes_in_flight"]),
+            *([self._recovery_line()] if c.get("retx_packets") or c.get("ooo_packets") or c.get("nacks") else []),
         ]
         bins = self.extra.get("tenant_bins")
         if bins is not None and len(bins["bin"]):

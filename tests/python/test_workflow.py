@@ -102,10 +102,11 @@ def test_simulated_time_is_the_last_completion_and_bytes_balance():
     assert res.simulated_ps == c["last_completion_ps"]
     text = res.summary()
     assert f"simulated time    {c['last_completion_ps'] / 1e6:.3f} us" in text
-    assert (f"sent {c['payload_bytes_sent']:,} = delivered {c['payload_bytes_delivered']:,} + dropped "
-            f"{c['payload_bytes_dropped']:,} + in flight {c['payload_bytes_in_flight']:,}") in text
+    assert (f"sent {c['payload_bytes_sent']:,} = delivered {c['payload_bytes_delivered']:,} + dropped in the "
+            f"fabric {c['payload_bytes_dropped']:,} + discarded by receivers {c['payload_bytes_discarded']:,} + in "
+            f"flight {c['payload_bytes_in_flight']:,}") in text
     assert c["payload_bytes_sent"] == (c["payload_bytes_delivered"] + c["payload_bytes_dropped"]
-                                       + c["payload_bytes_in_flight"])
+                                       + c["payload_bytes_discarded"] + c["payload_bytes_in_flight"])
 
 
 def _all_parsers(parser):

@@ -51,6 +51,9 @@ fn flow_dict<'py>(py: Python<'py>, rs: &[FlowRecord]) -> PyResult<Bound<'py, PyD
     t.u64("sport", |x| x.sport as u64)?.u64("dport", |x| x.dport as u64)?.u64("size", |x| x.size)?;
     t.u64("start_ps", |x| x.start.0)?.u64("fct_ps", |x| x.fct.0)?.u64("ideal_ps", |x| x.ideal.0)?;
     t.u64("tenant", |x| x.tenant as u64)?;
+    t.u64("retx_packets", |x| x.retx_packets as u64)?.u64("nacks", |x| x.nacks as u64)?;
+    t.u64("ooo_packets", |x| x.rx.ooo_packets as u64)?;
+    t.u64("cnps_ecn", |x| x.rx.cnps_ecn as u64)?.u64("cnps_ooo", |x| x.rx.cnps_ooo as u64)?;
     Ok(t.dict())
 }
 
@@ -72,6 +75,7 @@ fn counter_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict
         ("payload_bytes_sent", c.payload_bytes_sent),
         ("payload_bytes_delivered", c.payload_bytes_delivered),
         ("payload_bytes_dropped", c.payload_bytes_dropped),
+        ("payload_bytes_discarded", c.payload_bytes_discarded),
         ("payload_bytes_in_flight", r.payload_in_flight),
         ("packet_hops", c.packet_hops),
         ("drops", c.drops),
@@ -82,6 +86,10 @@ fn counter_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict
         ("becns", c.becns),
         ("timeouts", c.timeouts),
         ("nacks", c.nacks),
+        ("retx_packets", c.retx_packets),
+        ("ooo_packets", c.ooo_packets),
+        ("cnps_ecn", c.cnps_ecn),
+        ("cnps_ooo", c.cnps_ooo),
         ("wr_failures", c.wr_failures),
         ("qps_opened", c.qps_opened),
         ("qps_peak", c.qps_peak),

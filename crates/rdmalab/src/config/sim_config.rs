@@ -106,8 +106,15 @@ pub struct SimConfig {
     /// Go-back-N rounds (NACK or timeout) a QP may make without progress; one more and its
     /// WR fails (`fabric.retry_limit`, `sim::retry`). `None`: retry forever.
     pub retry_limit: Option<u32>,
-    /// The receiver sends at most one NACK per expected sequence within this interval.
+    /// The receiver sends at most one NACK per expected sequence within this interval
+    /// (go-back-N; IRN NACKs every out-of-order packet).
     pub nack_interval: Time,
+    /// Loss recovery (`fabric.loss_recovery`): `None` is go-back-N (the reference); `Some`
+    /// is IRN's selective retransmission with BDP-FC and two timeouts (`rnic::irn`).
+    pub irn: Option<crate::rnic::IrnConfig>,
+    /// The receiving NIC sets the CNP flag on its reply to an out-of-order packet
+    /// (`fabric.cnp_on_ooo`; off in the reference).
+    pub cnp_on_ooo: bool,
     /// INT units multiplier (the reference's INT_MULTI).
     pub int_multi: u32,
     /// QP-context cache; `None` = not modelled.
@@ -199,6 +206,8 @@ impl Default for SimConfig {
             rto: Some(Time::from_us(1000)),
             retry_limit: None,
             nack_interval: Time::from_us(500),
+            irn: None,
+            cnp_on_ooo: false,
             int_multi: 1,
             qp_cache: None,
             neighbor_order: NeighborOrder::Ascending,

@@ -42,7 +42,8 @@ pub struct Packet {
     pub int_slot: u32,
     /// On the last data packet of an application's WR: the slot of the WR's in-payload
     /// header in `app::Headers` (packet content stored out of line, like INT), else
-    /// `HeaderSlot::NONE`.
+    /// `HeaderSlot::NONE`. On an IRN NACK: the offset of the packet that triggered it past
+    /// the cumulative ACK (`sim::mech::irn::sack_field`), which keeps the packet 64 bytes.
     pub app_hdr: crate::ids::HeaderSlot,
     /// Payload bytes of a data packet. An ACK/NACK carries none, so under Blitz the field
     /// holds the receiver's rate share instead (`ack_share_kbps`) rather than a field of its

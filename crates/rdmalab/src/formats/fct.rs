@@ -77,6 +77,9 @@ impl FctLine {
             fct: ps(self.fct_ns)?,
             ideal: ps(self.ideal_ns)?,
             tenant: 0,
+            retx_packets: 0,
+            nacks: 0,
+            rx: Default::default(),
         })
     }
 }

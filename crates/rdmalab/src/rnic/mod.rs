@@ -1,12 +1,15 @@
 //! The RDMA NIC: queue pairs with send queues of WQEs, transmit arbitration with pacing and
-//! windows, the receiver's go-back-N state, completion queues, and the QP-context cache.
+//! windows, the receiver's go-back-N state, IRN's selective
+//! retransmission (`irn`), completion queues, and the QP-context cache.
 
 pub mod cache;
 pub mod engine;
+pub mod irn;
 pub mod nic;
 pub mod qp;
 
 pub use cache::{FetchMode, QpCache, QpCacheConfig};
 pub use engine::WqeEngine;
+pub use irn::{IrnConfig, IrnTable};
 pub use nic::{Nic, Pick};
 pub use qp::{Completion, Message, Qp, RxState};

@@ -63,6 +63,9 @@ pub struct RxState {
     /// The receiving host's application for this QP ([`AppId::NONE`]: none), told when a
     /// message carrying an application header is placed.
     pub app: AppId,
+    /// The plain flow this QP carries ([`FlowId::NONE`]: an application's QP), for the
+    /// receiver's per-flow counts (out-of-order arrivals, CNPs by cause).
+    pub flow: FlowId,
 }
 
 impl Default for RxState {
@@ -75,6 +78,7 @@ impl Default for RxState {
             cnp_quiet_until: Time::ZERO,
             msg_start: 0,
             app: AppId::NONE,
+            flow: FlowId::NONE,
         }
     }
 }
@@ -104,6 +108,9 @@ pub struct Qp {
     pub snd_nxt: u64,
     /// Oldest unacknowledged byte.
     pub snd_una: u64,
+    /// One past the highest byte ever sent: a packet ending at or below it is a
+    /// retransmission (IRN's new data starts here after a repaired hole).
+    pub high_sent: u64,
     /// Posted messages not yet completed, in order.
     pub messages: VecDeque<Message>,
     /// Pacing: earliest time the next packet may leave.
@@ -148,6 +155,10 @@ pub struct Qp {
     pub retries: u32,
     /// Go-back-N rounds over the QP's life (what an application reads as "retransmitted").
     pub rewinds: u32,
+    /// Data packets sent again (at or below `high_sent`), over the QP's life.
+    pub retx_packets: u32,
+    /// NACKs this sender received, over the QP's life.
+    pub nacks: u32,
     /// The QP is in the error state: a WR exceeded the retry limit, the rest were flushed,
     /// nothing is sent until the application reconnects it.
     pub error: bool,
@@ -169,6 +180,7 @@ impl Qp {
             posted: 0,
             snd_nxt: 0,
             snd_una: 0,
+            high_sent: 0,
             messages: VecDeque::new(),
             next_avail: Time::ZERO,
             rate: Rate(0),
@@ -189,6 +201,8 @@ impl Qp {
             gen: 0,
             retries: 0,
             rewinds: 0,
+            retx_packets: 0,
+            nacks: 0,
             error: false,
         }
     }

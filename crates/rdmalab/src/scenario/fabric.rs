@@ -31,6 +31,12 @@ pub struct FabricSpec {
     pub rto: Option<String>,
     /// Go-back-N rounds without progress before a WR fails (absent: unlimited).
     pub retry_limit: Option<u32>,
+    /// `go_back_n` (default) or `irn` (`scenario::irn`).
+    pub loss_recovery: Option<String>,
+    /// IRN's timeouts and BDP-FC cap (`[fabric.irn]`).
+    pub irn: Option<super::irn::IrnSpec>,
+    /// The receiving NIC sends a CNP on an out-of-order packet (default false).
+    pub cnp_on_ooo: Option<bool>,
     /// `ecmp` (default) or `source_ip` (seed 003's rule: hop = alias index mod n).
     pub path_selection: Option<crate::topology::routing::PathSelection>,
     /// Congestion control: `none`, `dcqcn`, `hpcc`, `timely` or `dctcp`, with run.py's
@@ -240,6 +246,8 @@ impl FabricSpec {
         if let Some(i) = &self.iofd {
             c.iofd = Some(i.build(file)?);
         }
+        let (recovery, irn) = (self.loss_recovery.as_deref(), self.irn.as_ref());
+        super::irn::apply(recovery, irn, self.cnp_on_ooo, self.rto.is_some(), file, &mut c)?;
         c.classes = classes::build(&self.classes, &c, file)?;
         super::ib::apply(self, file, &mut c)?;
         super::switch_model::apply(self, file, &mut c)?;

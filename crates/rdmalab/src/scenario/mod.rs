@@ -34,6 +34,7 @@ mod fabric;
 pub mod host_apps;
 mod ib;
 mod iofd;
+mod irn;
 mod limits;
 mod links;
 mod locate;
@@ -388,6 +389,7 @@ impl ScenarioSpec {
             self.stop_time.as_deref(),
         )?;
         let mut s = Scenario { topology, flows, apps, tenants: tenants.names(), config, multipath: mp, host_model };
+        irn::check_plain_flows(&s, file)?;
         s.config.input_warnings = limits::check(self, &s, file)?;
         Ok(s)
     }

@@ -202,6 +202,11 @@ pub struct Simulation {
     hostm: Option<Box<apps::HostModel>>,
     /// InfiniBand's credits per port and VL (`None` on RoCE: one test per transmission).
     ib: Option<Box<mech::ib::IbLinks>>,
+    /// IRN's loss recovery (`None` under go-back-N: one test per packet sent and per ACK).
+    irn: Option<Box<crate::rnic::IrnTable>>,
+    /// The receivers' per-flow counts (out of order, CNPs by cause), by flow; grown on the
+    /// first count, so a run that counts none keeps it empty.
+    flow_rx: Vec<crate::stats::RxFlowCounts>,
 }
 
 impl Simulation {

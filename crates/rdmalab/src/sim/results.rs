@@ -97,6 +97,9 @@ pub struct Results {
     pub mp_wrs: Vec<crate::multipath::MpWrRecord>,
     /// Packets still held by IOFD re-sequencers when the run ended (0 without IOFD).
     pub reseq_held: usize,
+    /// The receivers' per-flow counts, by flow (empty when nothing was counted); already
+    /// joined into `records`, kept for merging a parallel run's partitions.
+    pub flow_rx: Vec<crate::stats::RxFlowCounts>,
     /// Closed-loop applications (seed 000): (name, host, dst, finished), by application index.
     pub host_apps: Vec<(String, crate::ids::NodeId, crate::ids::NodeId, bool)>,
     /// Every batch they posted, in post order (`seen` = `Time::MAX` while unfinished).
@@ -130,7 +133,8 @@ impl Simulation {
                 0
             }
         };
-        let held = self.iofd.as_ref().map_or(0, |i| i.held_payload());
+        // Held, not yet delivered: at IOFD's re-sequencers and at IRN's receivers.
+        let held = self.iofd.as_ref().map_or(0, |i| i.held_payload()) + self.irn.as_ref().map_or(0, |i| i.held_bytes);
         held + self
             .ports
             .iter()
@@ -143,15 +147,21 @@ impl Simulation {
     }
 
     /// Checks byte conservation: every payload byte a host sent was delivered in order,
-    /// dropped (or discarded as out of order / duplicate), or is still in the network; and
+    /// dropped by the fabric, discarded by a receiver (out of order, duplicate), or is still
+    /// in the network or held by a receiver; and
     /// nothing was dropped in lossless mode unless links lose packets by configuration.
     pub fn check_conservation(&self) -> Result<()> {
         let c = &self.counters;
         let in_net = self.payload_in_network();
-        if c.payload_bytes_sent != c.payload_bytes_delivered + c.payload_bytes_dropped + in_net {
+        let accounted = c.payload_bytes_delivered + c.payload_bytes_dropped + c.payload_bytes_discarded + in_net;
+        if c.payload_bytes_sent != accounted {
             return Err(Error::Invariant(format!(
-                "byte conservation: sent {} != delivered {} + dropped {} + in flight {}",
-                c.payload_bytes_sent, c.payload_bytes_delivered, c.payload_bytes_dropped, in_net
+                "byte conservation: sent {} != delivered {} + dropped {} + discarded {} + in flight {}",
+                c.payload_bytes_sent,
+                c.payload_bytes_delivered,
+                c.payload_bytes_dropped,
+                c.payload_bytes_discarded,
+                in_net
             )));
         }
         if let Some(n) = self.ib.as_deref().map(|ib| ib.overruns()).filter(|&n| n > 0) {
@@ -239,6 +249,7 @@ impl Simulation {
             mp_paths: self.mp_path_records(),
             mp_wrs: self.mp_wr_records(),
             reseq_held: self.iofd.as_ref().map_or(0, |i| i.held_packets()),
+            flow_rx: self.flow_rx.clone(),
             host_apps: self.host_app_table(),
             host_batches: self.hostm.as_ref().map_or_else(Vec::new, |m| m.batches.clone()),
             drum_rows: self.hostm.as_ref().map_or_else(Vec::new, |m| m.drum_rows.clone()),
@@ -248,6 +259,7 @@ impl Simulation {
         if self.origin_order {
             super::parallel::sort_app_tables(&mut r); // tables several hosts append to
         }
+        crate::stats::attach_rx_counts(&mut r.records, &r.flow_rx);
         r
     }
 

@@ -91,6 +91,10 @@ impl Simulation {
         let needs_rtt = cfg.window.enabled || cfg.cc.needs_int();
         let global_rtt_bdp =
             if needs_rtt && cfg.window.global { global_rtt_bdp(&topo, &routes, &cfg) } else { (Time::ZERO, 0) };
+        let irn = cfg.irn.map(|c| {
+            let path_bdp = if c.bdp.is_some() { 0 } else { self::global_rtt_bdp(&topo, &routes, &cfg).1 };
+            Box::new(crate::rnic::IrnTable::new(c, c.window(path_bdp, cfg.mtu)))
+        });
         let total_delay = Time(topo.links.iter().map(|l| l.delay.0).fold(0u64, u64::saturating_add));
         let watch = super::watch::Watch::new(&cfg, ports.len(), total_delay, flows.first().map(|f| f.start));
         let dasr = cfg.cc.dasr().map(|p| {
@@ -155,6 +159,8 @@ impl Simulation {
             all_done_but_idle_apps: false,
             hostm: None,
             ib,
+            irn,
+            flow_rx: Vec::new(),
             dasr,
             no_edge_ecn,
             fecn,
@@ -167,7 +173,13 @@ impl Simulation {
             sim.qps = sim
                 .flows
                 .iter()
-                .map(|f| crate::rnic::Qp { tenant: f.tenant, ..crate::rnic::Qp::placeholder() })
+                .enumerate()
+                .map(|(i, f)| {
+                    // A plain flow's receiver counts under its flow (`RxState::flow`).
+                    let flow = if f.app.is_none() { FlowId::new(i) } else { FlowId::NONE };
+                    let rx = crate::rnic::RxState { flow, ..Default::default() };
+                    crate::rnic::Qp { tenant: f.tenant, rx, ..crate::rnic::Qp::placeholder() }
+                })
                 .collect();
             // Every partition names a packet's flow in its trace, the sender's or not.
             sim.qp_flow = (0..sim.flows.len()).map(FlowId::new).collect();

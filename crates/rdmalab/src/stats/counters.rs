@@ -11,8 +11,12 @@ pub struct Counters {
     pub payload_bytes_sent: u64,
     /// Payload bytes accepted in order by receivers.
     pub payload_bytes_delivered: u64,
-    /// Payload bytes of data packets that were dropped or discarded (out of order, duplicate).
+    /// Payload bytes of data packets the fabric dropped (buffer overflow, link errors and
+    /// failures, no route): what `drops` lost of data.
     pub payload_bytes_dropped: u64,
+    /// Payload bytes of data packets a receiver discarded: out of order under go-back-N,
+    /// or a duplicate. Not a fabric drop: a lossless run may discard.
+    pub payload_bytes_discarded: u64,
     /// Packet transmissions on any link (a packet crossing 4 links counts 4).
     pub packet_hops: u64,
     /// Packets dropped anywhere.
@@ -31,6 +35,15 @@ pub struct Counters {
     pub timeouts: u64,
     /// NACKs sent.
     pub nacks: u64,
+    /// Data packets a sender sent again (go-back-N's rewinds, IRN's holes, timeouts).
+    pub retx_packets: u64,
+    /// Data packets that reached their receiver beyond a gap (out of order).
+    pub ooo_packets: u64,
+    /// CNPs (a CNP-flagged ACK or NACK) a receiver sent for a CE-marked packet.
+    pub cnps_ecn: u64,
+    /// CNPs a receiver sent for an out-of-order packet that was not CE-marked
+    /// (`fabric.cnp_on_ooo`).
+    pub cnps_ooo: u64,
     /// WRs that failed with the retry limit exceeded (`fabric.retry_limit`); the WRs
     /// flushed behind them are not counted.
     pub wr_failures: u64,
@@ -71,6 +84,7 @@ impl Counters {
         self.payload_bytes_sent += o.payload_bytes_sent;
         self.payload_bytes_delivered += o.payload_bytes_delivered;
         self.payload_bytes_dropped += o.payload_bytes_dropped;
+        self.payload_bytes_discarded += o.payload_bytes_discarded;
         self.packet_hops += o.packet_hops;
         self.drops += o.drops;
         self.pauses += o.pauses;
@@ -80,6 +94,10 @@ impl Counters {
         self.becns += o.becns;
         self.timeouts += o.timeouts;
         self.nacks += o.nacks;
+        self.retx_packets += o.retx_packets;
+        self.ooo_packets += o.ooo_packets;
+        self.cnps_ecn += o.cnps_ecn;
+        self.cnps_ooo += o.cnps_ooo;
         self.wr_failures += o.wr_failures;
         self.qps_opened += o.qps_opened;
         self.qps_peak += o.qps_peak;

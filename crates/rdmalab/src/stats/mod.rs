@@ -36,6 +36,41 @@ pub struct FlowRecord {
     pub ideal: Time,
     /// Tenant index.
     pub tenant: u16,
+    /// The sender's counts over the flow's life: data packets sent again, NACKs received.
+    pub retx_packets: u32,
+    /// NACKs the sender received.
+    pub nacks: u32,
+    /// The receiver's counts (`RxFlowCounts`), joined in when the results are assembled.
+    pub rx: RxFlowCounts,
+}
+
+/// What the receiving host counted for one flow: its own state, kept apart from the
+/// sender's record and joined to it by flow when the results are assembled (in a parallel
+/// run the two hosts may live in different partitions).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RxFlowCounts {
+    /// Data packets that arrived beyond a gap.
+    pub ooo_packets: u32,
+    /// CNPs sent for CE-marked packets.
+    pub cnps_ecn: u32,
+    /// CNPs sent for out-of-order packets alone (`fabric.cnp_on_ooo`).
+    pub cnps_ooo: u32,
+}
+
+impl RxFlowCounts {
+    /// Adds another partition's counts of the same flow.
+    pub fn add(&mut self, o: &RxFlowCounts) {
+        self.ooo_packets += o.ooo_packets;
+        self.cnps_ecn += o.cnps_ecn;
+        self.cnps_ooo += o.cnps_ooo;
+    }
+}
+
+/// Joins the receivers' counts (indexed by flow) into the flow records.
+pub fn attach_rx_counts(records: &mut [FlowRecord], rx: &[RxFlowCounts]) {
+    for r in records {
+        r.rx = rx.get(r.flow as usize).copied().unwrap_or_default();
+    }
 }
 
 /// One PFC frame received by a device.

@@ -6,7 +6,7 @@
 //! uplink carries 200 Gb/s of demand; with it, packets go to the other spine once the queue
 //! reaches the port's Kmin (400 kB), overtake the queued ones, and the last hop must put
 //! them back in order. A receiver that sees every packet at its expected byte sends no
-//! NACK and discards nothing, so `nacks == 0` and `payload_bytes_dropped == 0` in a
+//! NACK and discards nothing, so `nacks == 0` and `payload_bytes_discarded == 0` in a
 //! lossless run say that every receiver saw each QP's PSNs strictly increasing.
 
 use rdmalab::cc::CcConfig;
@@ -66,7 +66,7 @@ fn collision_is_deflected_and_delivered_in_order() {
     assert!(on.counters.resequenced > 0, "deflected packets overtook, the last hop re-sequenced");
     assert_eq!(on.counters.reseq_escapes, 0, "1 MiB holds a 400 kB overtake");
     assert_eq!(on.counters.nacks, 0);
-    assert_eq!(on.counters.payload_bytes_dropped, 0, "a receiver saw a PSN out of order");
+    assert_eq!(on.counters.payload_bytes_discarded, 0, "a receiver saw a PSN out of order");
     let fct = |r: &Results| r.records.iter().map(|f| f.fct).max().unwrap();
     assert!(fct(&on) < fct(&off), "deflection did not shorten the collided flows");
 }
@@ -77,7 +77,7 @@ fn without_resequencing_the_receiver_sees_reordering() {
     let flows = colliding_flows(&t);
     let r = run(t, flows, with_iofd(IofdConfig { resequence: false, ..IofdConfig::default() }));
     assert!(r.counters.deflections > 0);
-    assert!(r.counters.nacks > 0 && r.counters.payload_bytes_dropped > 0, "no reordering seen");
+    assert!(r.counters.nacks > 0 && r.counters.payload_bytes_discarded > 0, "no reordering seen");
 }
 
 #[test]
@@ -148,7 +148,7 @@ fn nonminimal_deflection_completes_in_order() {
     assert!(r.counters.deflections > 0);
     assert_eq!(r.counters.reseq_escapes, 0);
     assert_eq!(r.counters.nacks, 0);
-    assert_eq!(r.counters.payload_bytes_dropped, 0);
+    assert_eq!(r.counters.payload_bytes_discarded, 0);
 }
 
 /// The reported case: `cc = "blitz"`, threshold 5000 B, a 0.5 MiB buffer and a 12 → 1

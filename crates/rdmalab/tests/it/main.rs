@@ -24,6 +24,7 @@ mod formats_fuzz;
 mod ibcc;
 mod infiniband;
 mod iofd;
+mod irn;
 mod layers;
 mod limits;
 mod multipath;

@@ -304,6 +304,10 @@ impl Simulation {
             start: f.start,
             fct: self.now - f.start,
             ideal: self.ideal[flow.idx()],
+            // Per-QP counts are kept for plain flows only.
+            retx_packets: 0,
+            nacks: 0,
+            rx: Default::default(),
             tenant: f.tenant,
         });
         self.flows_done += 1;

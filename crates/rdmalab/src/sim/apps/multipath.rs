@@ -198,6 +198,10 @@ impl Simulation {
             start,
             fct: self.now - start,
             ideal,
+            // Per-QP counts are kept for plain flows only.
+            retx_packets: 0,
+            nacks: 0,
+            rx: Default::default(),
             tenant: qp.tenant,
         });
         self.flows_done += 1;

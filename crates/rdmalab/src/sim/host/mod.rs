@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 
 use crate::ids::{CcGroupId, FlowId, QpId};
 use crate::rnic::Qp;
-use crate::sim::mech::{retry, tenancy};
+use crate::sim::mech::{irn, retry, tenancy};
 use crate::sim::{Event, Simulation};
 use crate::units::Time;
 use crate::workload::FlowSpec;
@@ -47,6 +47,7 @@ impl Simulation {
             let slot = self.origin_order.then_some(QpId(flow.0));
             let qp = self.open_qp_in(&f, slot);
             self.note_qp_flow(qp, flow);
+            self.qps[qp.idx()].rx.flow = flow; // the receiver counts under it
             self.qps[qp.idx()].post(flow, f.size, self.now);
             let nic = self.qps[qp.idx()].nic;
             self.nic_kick(nic);
@@ -107,6 +108,9 @@ impl Simulation {
             gen,
             ..Qp::placeholder()
         };
+        if let Some(irn) = self.irn.as_deref_mut() {
+            crate::sim::mech::irn::on_open(irn, id, &mut self.qps[id.idx()]);
+        }
         if self.opens_while_running(slot.is_some()) {
             self.note_runtime_open(id, f.src);
         }
@@ -160,7 +164,17 @@ impl Simulation {
             self.queue.push(qp.rto_deadline, Event::Rto(qp_id, qp.gen));
             return;
         }
-        if qp.snd_una < qp.snd_nxt {
+        if let Some(irn) = self.irn.as_deref_mut() {
+            match irn::on_timeout(irn, qp_id, qp, self.cfg.retry_limit) {
+                irn::Expired::Idle => {}
+                irn::Expired::Repair => self.counters.timeouts += 1,
+                irn::Expired::Failed => {
+                    self.counters.timeouts += 1;
+                    self.fail_qp(qp_id);
+                    return;
+                }
+            }
+        } else if qp.snd_una < qp.snd_nxt {
             self.counters.timeouts += 1;
             let qp = &mut self.qps[qp_id.idx()];
             if !retry::go_back(self.cfg.retry_limit, qp) {
@@ -170,6 +184,7 @@ impl Simulation {
             qp.snd_nxt = qp.snd_una;
         }
         let qp = &mut self.qps[qp_id.idx()];
+        let rto = self.irn.as_deref().map_or(rto, |irn| irn::rto(irn, qp, self.cfg.mtu));
         qp.rto_deadline = self.now + rto;
         qp.rto_scheduled = true;
         self.queue.push(qp.rto_deadline, Event::Rto(qp_id, qp.gen));

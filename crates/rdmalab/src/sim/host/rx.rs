@@ -7,7 +7,8 @@ use crate::fabric::packet::NO_INT;
 use crate::fabric::{Packet, PacketKind};
 use crate::ids::{AppId, HeaderSlot, PortId, QpId};
 use crate::rnic::Completion;
-use crate::sim::mech::retry;
+use crate::rnic::irn::Arrival;
+use crate::sim::mech::{irn, retry};
 use crate::sim::Simulation;
 use crate::stats::FlowRecord;
 use crate::units::Time;
@@ -32,14 +33,22 @@ impl Simulation {
         qp.in_flight = qp.in_flight.wrapping_sub(1);
         let rx = &mut qp.rx;
         let mut placed = None;
-        let (in_order, new_data) = (pkt.seq == rx.expected, pkt.seq >= rx.expected);
+        // IRN holds what comes beyond a gap (`mech::irn`); go-back-N takes only the next.
+        let irn = self.irn.as_deref_mut().map(|irn| irn::receive(irn, rx_id, &pkt, rx.expected));
+        let (in_order, new_data, ooo) = match irn {
+            None => (pkt.seq == rx.expected, pkt.seq >= rx.expected, pkt.seq > rx.expected),
+            Some((a, _)) => (a == Arrival::InOrder, a != Arrival::Duplicate, a == Arrival::OutOfOrder),
+        };
         let reply = if in_order {
-            rx.expected += pkt.payload as u64;
+            // Under IRN the packet may join held bytes: all of them are delivered now.
+            let next = irn.map_or(rx.expected + pkt.payload as u64, |(_, next)| next);
+            let delivered = next - rx.expected;
+            self.counters.payload_bytes_delivered += delivered;
+            rx.expected = next;
             rx.unacked_packets += 1;
-            self.counters.payload_bytes_delivered += pkt.payload as u64;
             if self.cfg.tenant_meter {
                 let nic = self.nic_of[pkt.dst.idx()].idx();
-                self.meters[nic].add(qp.tenant, self.now, pkt.payload);
+                self.meters[nic].add(qp.tenant, self.now, delivered as u32);
             }
             if pkt.last_of_msg {
                 if !pkt.app_hdr.is_none() && !rx.app.is_none() {
@@ -49,15 +58,19 @@ impl Simulation {
             }
             // InfiniBand CC: a FECN is answered at once by a BECN (annex A10).
             let becn_now = pkt.ce && self.fecn.is_some();
-            if rx.unacked_packets >= self.cfg.ack_interval || pkt.last_of_msg || becn_now {
+            // An IRN receiver that just joined held bytes tells the sender at once.
+            let joined = delivered != pkt.payload as u64;
+            if rx.unacked_packets >= self.cfg.ack_interval || pkt.last_of_msg || becn_now || joined {
                 rx.unacked_packets = 0;
                 Some(PacketKind::Ack)
             } else {
                 None
             }
+        } else if ooo && irn.is_some() {
+            Some(PacketKind::Nack) // IRN NACKs every packet it holds
         } else {
-            self.counters.payload_bytes_dropped += pkt.payload as u64;
-            if pkt.seq > rx.expected {
+            self.counters.payload_bytes_discarded += pkt.payload as u64;
+            if ooo {
                 let quiet = self.now < rx.nack_quiet_until && rx.last_nack == rx.expected;
                 rx.nack_quiet_until = self.now + self.cfg.nack_interval;
                 rx.last_nack = rx.expected;
@@ -66,6 +79,9 @@ impl Simulation {
                 self.cfg.ack_duplicates.then_some(PacketKind::Ack)
             }
         };
+        if ooo {
+            self.count_ooo(rx_id);
+        }
         if let Some((app, bytes)) = placed {
             self.app_recv_done(app, rx_id, pkt.app_hdr, bytes);
         }
@@ -82,8 +98,16 @@ impl Simulation {
         if kind == PacketKind::Nack {
             self.counters.nacks += 1;
         }
-        let cnp = pkt.ce && self.cnp_allowed(rx_id);
+        let ooo_cnp = ooo && self.cfg.cnp_on_ooo;
+        let cnp = (pkt.ce || ooo_cnp) && self.cnp_allowed(rx_id);
+        if cnp {
+            self.count_cnp(rx_id, pkt.ce);
+        }
         let qp = &self.qps[rx_id.idx()];
+        let sack = match irn {
+            Some((Arrival::OutOfOrder, _)) => irn::sack_field(pkt.seq, qp.rx.expected),
+            _ => HeaderSlot::NONE,
+        };
         let ack = Packet {
             seq: qp.rx.expected,
             qp: pkt.qp,
@@ -94,7 +118,7 @@ impl Simulation {
             ingress: PortId::NONE,
             ingress_local: 0,
             int_slot: pkt.int_slot,
-            app_hdr: HeaderSlot::NONE,
+            app_hdr: sack, // an IRN NACK's triggering sequence (`mech::irn::sack_field`)
             payload: share_kbps, // an ACK's payload field carries the DASR share
             wire: self.cfg.ack_wire(),
             sport: pkt.dport,
@@ -143,7 +167,15 @@ impl Simulation {
         }
         let chunks_done = if advanced { self.complete_messages(qp_id) } else { None };
         let qp = &mut self.qps[qp_id.idx()];
-        if pkt.kind == PacketKind::Nack && qp.snd_nxt > pkt.seq.max(qp.snd_una) {
+        if pkt.kind == PacketKind::Nack {
+            qp.nacks += 1;
+        }
+        if let Some(irn) = self.irn.as_deref_mut() {
+            let (now, mtu, limit) = (self.now, self.cfg.mtu, self.cfg.retry_limit);
+            if !irn::on_ack(irn, qp_id, qp, &pkt, advanced, now, mtu, limit) {
+                self.fail_qp(qp_id);
+            }
+        } else if pkt.kind == PacketKind::Nack && qp.snd_nxt > pkt.seq.max(qp.snd_una) {
             if retry::go_back(self.cfg.retry_limit, qp) {
                 qp.snd_nxt = pkt.seq.max(qp.snd_una);
             } else {
@@ -215,6 +247,9 @@ impl Simulation {
                 fct: self.now - m.posted,
                 ideal: self.ideal[m.flow.idx()],
                 tenant: qp.tenant,
+                retx_packets: qp.retx_packets,
+                nacks: qp.nacks,
+                rx: Default::default(), // the receiver's, joined in `results`
             });
             self.flows_done += 1;
             let nic = qp.nic.idx();
@@ -223,6 +258,44 @@ impl Simulation {
         }
         self.close_if_idle(qp_id);
         chunks_done
+    }
+
+    /// Counts an out-of-order arrival at receiver slot `rx_id` (run and flow).
+    #[cold]
+    fn count_ooo(&mut self, rx_id: QpId) {
+        self.counters.ooo_packets += 1;
+        if let Some(c) = self.flow_rx_counts(rx_id) {
+            c.ooo_packets += 1;
+        }
+    }
+
+    /// Counts a CNP sent by receiver slot `rx_id`, by its cause: a CE mark, else an
+    /// out-of-order arrival (`fabric.cnp_on_ooo`).
+    fn count_cnp(&mut self, rx_id: QpId, ecn: bool) {
+        if ecn {
+            self.counters.cnps_ecn += 1;
+        } else {
+            self.counters.cnps_ooo += 1;
+        }
+        if let Some(c) = self.flow_rx_counts(rx_id) {
+            if ecn {
+                c.cnps_ecn += 1;
+            } else {
+                c.cnps_ooo += 1;
+            }
+        }
+    }
+
+    /// The receiver's counts of the plain flow on slot `rx_id` (`None` for an application's QP).
+    fn flow_rx_counts(&mut self, rx_id: QpId) -> Option<&mut crate::stats::RxFlowCounts> {
+        let flow = self.qps[rx_id.idx()].rx.flow;
+        if flow.is_none() {
+            return None;
+        }
+        if self.flow_rx.len() <= flow.idx() {
+            self.flow_rx.resize(self.flows.len().max(flow.idx() + 1), Default::default());
+        }
+        Some(&mut self.flow_rx[flow.idx()])
     }
 
     /// Retires `qp_id` if it is to close when idle and everything posted is acknowledged.

@@ -152,6 +152,15 @@ impl Simulation {
             tenant: qp.tenant,
         };
         qp.snd_nxt = end;
+        if end <= qp.high_sent {
+            qp.retx_packets += 1;
+            self.counters.retx_packets += 1;
+        } else {
+            qp.high_sent = end;
+        }
+        if let Some(irn) = self.irn.as_deref_mut() {
+            qp.snd_nxt = crate::sim::mech::irn::after_send(irn, qp_id, qp, end); // a hole, else new data
+        }
         qp.in_flight += 1;
         if qp.exempt_until != 0 && end >= qp.exempt_until {
             crate::sim::mech::tenancy::end_line_rate_start(qp);

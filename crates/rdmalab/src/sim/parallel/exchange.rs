@@ -116,9 +116,13 @@ impl Simulation {
                     h
                 });
                 pkt.int_slot = NO_INT;
-                // The headers are append-only: the sender's slot simply stays behind.
-                let app = (!pkt.app_hdr.is_none()).then(|| self.apps.headers.read(pkt.app_hdr));
-                pkt.app_hdr = HeaderSlot::NONE;
+                // The headers are append-only: the sender's slot simply stays behind. Only
+                // data names a slot (an IRN NACK's field is an offset, `mech::irn::sack_field`).
+                let named = pkt.kind == crate::fabric::PacketKind::Data && !pkt.app_hdr.is_none();
+                let app = named.then(|| self.apps.headers.read(pkt.app_hdr));
+                if named {
+                    pkt.app_hdr = HeaderSlot::NONE;
+                }
                 out[to as usize].push(Crossing(Carried::Packet { port, at, dst, pkt, int, app }));
             }
         }

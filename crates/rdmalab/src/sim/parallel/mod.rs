@@ -282,10 +282,15 @@ impl ParallelRun {
             return Err(Error::Invariant(format!("{n} multipath chunk(s) placed beyond their message")));
         }
         let c = &r.counters;
-        if c.payload_bytes_sent != c.payload_bytes_delivered + c.payload_bytes_dropped + r.payload_in_flight {
+        let accounted = c.payload_bytes_delivered + c.payload_bytes_dropped + c.payload_bytes_discarded;
+        if c.payload_bytes_sent != accounted + r.payload_in_flight {
             return Err(Error::Invariant(format!(
-                "byte conservation (parallel run): sent {} != delivered {} + dropped {} + in flight {}",
-                c.payload_bytes_sent, c.payload_bytes_delivered, c.payload_bytes_dropped, r.payload_in_flight
+                "byte conservation (parallel run): sent {} != delivered {} + dropped {} + discarded {} + in flight {}",
+                c.payload_bytes_sent,
+                c.payload_bytes_delivered,
+                c.payload_bytes_dropped,
+                c.payload_bytes_discarded,
+                r.payload_in_flight
             )));
         }
         let buffer_drops = c.drops - c.link_error_losses - c.link_down_losses - c.no_route_drops;
@@ -340,6 +345,7 @@ impl ParallelRun {
             r.unreachable.extend(other.unreachable);
             r.last_completion = r.last_completion.max(other.last_completion);
             r.payload_in_flight += other.payload_in_flight;
+            merge_flow_rx(&mut r.flow_rx, &other.flow_rx);
             let mut bins = other.tenant_bins;
             crate::tenancy::meter::rebin(&mut bins, other.tenant_bin, tenant_bin);
             tenant_bins.extend(bins);
@@ -356,6 +362,7 @@ impl ParallelRun {
         r.tenant_bins = crate::tenancy::meter::merge(tenant_bins);
         r.tenant_bin = tenant_bin;
         r.records.sort_by_key(|x| (x.start + x.fct, x.flow));
+        crate::stats::attach_rx_counts(&mut r.records, &r.flow_rx); // receivers in any partition
         r.pfc_events.sort_by_key(|e| (e.time, e.node, e.ifindex, e.pause));
         r.unreachable.sort_by_key(|u| u.flow);
         r.stall_cause = self.stall_cause.clone();
@@ -377,5 +384,16 @@ fn add_class_counters(run: &mut [super::ClassRecord], part: &[super::ClassRecord
         c.drops += p.drops;
         c.pauses += p.pauses;
         c.ecn_marks += p.ecn_marks;
+    }
+}
+
+/// Adds a partition's per-flow receiver counts to the merged ones (a flow's receiver lives
+/// in one partition; the others hold zeros for it or nothing).
+fn merge_flow_rx(into: &mut Vec<crate::stats::RxFlowCounts>, other: &[crate::stats::RxFlowCounts]) {
+    if into.len() < other.len() {
+        into.resize(other.len(), Default::default());
+    }
+    for (a, b) in into.iter_mut().zip(other) {
+        a.add(b);
     }
 }

@@ -1,0 +1,122 @@
+//! `fabric.loss_recovery` and `[fabric.irn]`: go-back-N (the default, the reference's) or
+//! IRN's selective retransmission (`rnic::irn`), and `fabric.cnp_on_ooo`.
+//!
+//! ```toml
+//! [fabric]
+//! loss_recovery = "irn"     # or "go_back_n"
+//! lossless = false          # IRN's usual setting; PFC on works too
+//! [fabric.irn]
+//! rto_low = "100us"         # with at most low_packets packets outstanding
+//! rto_high = "320us"
+//! low_packets = 3
+//! bdp = 104000              # bytes; absent: the topology's largest BDP
+//! ```
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::positive_time;
+use crate::config::{Scenario, SimConfig};
+use crate::error::{Error, Result};
+use crate::rnic::IrnConfig;
+
+/// The largest BDP-FC cap accepted: a NACK carries the triggering packet's offset past the
+/// cumulative ACK in 32 bits, and no datacenter path holds 1 GiB.
+const MAX_BDP: u64 = 1 << 30;
+
+/// `[fabric.irn]` as written.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct IrnSpec {
+    /// RTO_low (default 100 µs).
+    pub rto_low: Option<String>,
+    /// RTO_high (default 320 µs).
+    pub rto_high: Option<String>,
+    /// N: RTO_low with at most this many packets outstanding (default 3).
+    pub low_packets: Option<u32>,
+    /// BDP-FC's cap in bytes (default: the topology's largest BDP).
+    pub bdp: Option<u64>,
+}
+
+/// Sets `c.irn` and `c.cnp_on_ooo` from `[fabric]`'s `loss_recovery`, `irn`, `cnp_on_ooo`
+/// (`rto_given`: the scenario set `fabric.rto`, which IRN's two timeouts replace).
+pub(super) fn apply(
+    loss_recovery: Option<&str>,
+    spec: Option<&IrnSpec>,
+    cnp_on_ooo: Option<bool>,
+    rto_given: bool,
+    file: &Path,
+    c: &mut SimConfig,
+) -> Result<()> {
+    c.cnp_on_ooo = cnp_on_ooo.unwrap_or(false);
+    match loss_recovery {
+        None | Some("go_back_n") => {
+            if spec.is_some() {
+                let m = "is set but `fabric.loss_recovery` is not \"irn\" (go-back-N has no IRN parameters)";
+                return Err(Error::input(file, 0, "fabric.irn", m));
+            }
+            Ok(())
+        }
+        Some("irn") => {
+            if rto_given {
+                let m = "IRN picks its own timeout: set `fabric.irn.rto_low` and `fabric.irn.rto_high` instead";
+                return Err(Error::input(file, 0, "fabric.rto", m));
+            }
+            let irn = build(spec.cloned().unwrap_or_default(), c.mtu, file)?;
+            // The timer armed when nothing was outstanding covers one packet: RTO_low.
+            c.rto = Some(irn.rto_low);
+            c.irn = Some(irn);
+            Ok(())
+        }
+        Some(other) => {
+            let m = format!("unknown `{other}` (known: go_back_n, irn)");
+            Err(Error::input(file, 0, "fabric.loss_recovery", m))
+        }
+    }
+}
+
+fn build(s: IrnSpec, mtu: u32, file: &Path) -> Result<IrnConfig> {
+    let f = |name: &str| format!("fabric.irn.{name}");
+    let mut c = IrnConfig::default();
+    if let Some(t) = &s.rto_low {
+        c.rto_low = positive_time(file, &f("rto_low"), t)?;
+    }
+    if let Some(t) = &s.rto_high {
+        c.rto_high = positive_time(file, &f("rto_high"), t)?;
+    }
+    if c.rto_high < c.rto_low {
+        let m = format!("{} is shorter than rto_low {}", c.rto_high, c.rto_low);
+        return Err(Error::input(file, 0, f("rto_high"), m));
+    }
+    if let Some(n) = s.low_packets {
+        if n == 0 {
+            return Err(Error::input(file, 0, f("low_packets"), "must be at least 1 packet"));
+        }
+        c.low_packets = n;
+    }
+    if let Some(b) = s.bdp {
+        if b < mtu as u64 || b > MAX_BDP {
+            let m = format!("{b} bytes is outside [{mtu} (one MTU), {MAX_BDP}]");
+            return Err(Error::input(file, 0, f("bdp"), m));
+        }
+        c.bdp = Some(b);
+    }
+    Ok(c)
+}
+
+/// IRN keeps packets out of order at the receiver; an application's receive completion is
+/// made from the in-order arrival of a message's last packet, which IRN may hold, so IRN
+/// runs carry plain flows only.
+pub(super) fn check_plain_flows(s: &Scenario, file: &Path) -> Result<()> {
+    if s.config.irn.is_none() {
+        return Ok(());
+    }
+    let apps = !s.apps.is_empty() || !s.multipath.is_empty() || s.host_model.is_some();
+    if apps || s.flows.iter().any(|f| !f.app.is_none()) {
+        let m = "\"irn\" carries plain flows only (host applications, multipath and attack traffic \
+                 need go-back-N: their receive completions are not modelled with held packets)";
+        return Err(Error::input(file, 0, "fabric.loss_recovery", m));
+    }
+    Ok(())
+}
