@@ -274,11 +274,14 @@ fn large_tenant_states(s: &Scenario) -> Option<String> {
 }
 
 /// The QPs an application keeps open together: a staggered transfer's slots, a shuffled-
-/// overlay member's one QP per destination.
+/// overlay member's one QP per destination, a serial incast's aggregator one grant QP per
+/// sender and each sender one.
 fn app_qps(app: &crate::workload::attacks::HostApp) -> usize {
     use crate::workload::attacks::HostApp;
     match app {
         HostApp::Staggered(st) => st.qps as usize,
         HostApp::PairQps { planned, .. } => planned.len(),
+        HostApp::GrantAggregator(g) => g.senders.len(),
+        HostApp::GrantSender(_) => 1,
     }
 }
