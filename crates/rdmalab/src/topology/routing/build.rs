@@ -56,6 +56,18 @@ impl Adjacency {
         Adjacency { start, edges }
     }
 
+    /// The same lists without the neighbours for which `drop(node)` holds.
+    fn without(&self, drop: impl Fn(NodeId) -> bool) -> Adjacency {
+        let mut start = Vec::with_capacity(self.start.len());
+        let mut edges = Vec::new();
+        for n in 0..self.start.len() - 1 {
+            start.push(edges.len() as u32);
+            edges.extend(self.of(NodeId::new(n)).iter().filter(|&&(nb, _)| !drop(nb)));
+        }
+        start.push(edges.len() as u32);
+        Adjacency { start, edges }
+    }
+
     pub(super) fn of(&self, n: NodeId) -> &[(NodeId, PortId)] {
         &self.edges[self.start[n.idx()] as usize..self.start[n.idx() + 1] as usize]
     }
@@ -75,26 +87,42 @@ impl Adjacency {
 /// Reusable buffers of one route search.
 struct Search {
     dist: Vec<u32>,
+    /// Nodes whose `dist` the last search set (reset before the next one).
+    touched: Vec<NodeId>,
     queue: Vec<NodeId>,
     /// `(node, egress port)` next hops in discovery order.
     found: Vec<(NodeId, PortId)>,
     /// Per-node counters of the counting sort (all zeros between uses).
     cursor: Vec<u32>,
+    /// The distinct nodes of `found`, and the start of each one's group in `sorted`.
+    nodes: Vec<(NodeId, u32)>,
     /// `found`'s ports grouped by node.
     sorted: Vec<PortId>,
 }
 
 impl Search {
     fn new(v: usize) -> Search {
-        Search { dist: vec![UNSEEN; v], queue: Vec::new(), found: Vec::new(), cursor: vec![0; v], sorted: Vec::new() }
+        Search {
+            dist: vec![UNSEEN; v],
+            touched: Vec::new(),
+            queue: Vec::new(),
+            found: Vec::new(),
+            cursor: vec![0; v],
+            nodes: Vec::new(),
+            sorted: Vec::new(),
+        }
     }
 
-    /// Breadth-first search from `dst`; fills `dist` and `found`.
+    /// Breadth-first search from `dst` over `adj`; fills `dist` and `found`. Only the
+    /// nodes it reaches are touched, so a search costs the switches' links, not the nodes.
     fn run(&mut self, topo: &Topology, adj: &Adjacency, dst: NodeId) {
-        self.dist.fill(UNSEEN);
+        for n in self.touched.drain(..) {
+            self.dist[n.idx()] = UNSEEN;
+        }
         self.queue.clear();
         self.found.clear();
         self.dist[dst.idx()] = 0;
+        self.touched.push(dst);
         self.queue.push(dst);
         let mut i = 0;
         while let Some(&now) = self.queue.get(i) {
@@ -103,6 +131,7 @@ impl Search {
             for &(nb, back) in adj.of(now) {
                 if self.dist[nb.idx()] == UNSEEN {
                     self.dist[nb.idx()] = d + 1;
+                    self.touched.push(nb);
                     // Paths never pass through a host: only switches are expanded.
                     if !topo.is_host(nb) {
                         self.queue.push(nb);
@@ -118,27 +147,28 @@ impl Search {
     /// Groups `found` by node with a counting sort, which keeps the discovery order within
     /// a node, and calls `each(node, ports)` for every node with next hops.
     fn grouped(&mut self, mut each: impl FnMut(usize, &[PortId]) -> Result<()>) -> Result<()> {
-        let Search { found, cursor, sorted, .. } = self;
+        let Search { found, cursor, nodes, sorted, .. } = self;
+        nodes.clear();
         for &(n, _) in found.iter() {
+            if cursor[n.idx()] == 0 {
+                nodes.push((n, 0));
+            }
             cursor[n.idx()] += 1;
         }
         let mut offset = 0;
-        for c in cursor.iter_mut() {
-            (offset, *c) = (offset + *c, offset);
+        for (n, start) in nodes.iter_mut() {
+            *start = offset;
+            (offset, cursor[n.idx()]) = (offset + cursor[n.idx()], offset);
         }
         sorted.resize(found.len(), PortId(0));
         for &(n, p) in found.iter() {
             sorted[cursor[n.idx()] as usize] = p;
             cursor[n.idx()] += 1;
         }
-        // cursor[n] is now the end of node n's group; its start is the previous end.
-        let mut start = 0;
-        for (node, end) in cursor.iter_mut().enumerate() {
-            let group = &sorted[start as usize..*end as usize];
-            start = std::mem::take(end);
-            if !group.is_empty() {
-                each(node, group)?;
-            }
+        // cursor[n] is now the end of node n's group.
+        for &(n, start) in nodes.iter() {
+            let end = std::mem::take(&mut cursor[n.idx()]);
+            each(n.idx(), &sorted[start as usize..end as usize])?;
         }
         Ok(())
     }
@@ -292,6 +322,10 @@ impl Routes {
         let (v, rows, nc) = (topo.len(), self.n_rows, self.n_classes);
         let mut groups = Grouper::new(rows, rows.saturating_mul(nc) <= dense_limit);
         let mut search = Search::new(v);
+        // A host without a row (all its links to one switch) is a leaf of every search:
+        // its lists are its `up` ports and its switch's down ports, so the searches skip it.
+        let adj = &adj.without(|nb| topo.is_host(nb) && self.row[nb.idx()] == NO_ROW);
+        let anchors = self.anchors();
         let mut last = vec![(0u32, 0u32); rows];
         let mut column = vec![(0u32, 0u32); rows];
         let mut class_slot = Vec::with_capacity(nc);
@@ -301,8 +335,9 @@ impl Routes {
             let (first, second) = cls.members[c];
             search.run(topo, adj, first);
             // Every member sees the same unreached hosts (the first is reached from the others).
-            if let Some(&src) = self.hosts.iter().find(|h| search.dist[h.idx()] == UNSEEN) {
-                if strict && unreachable.is_none_or(|(_, d)| first < d) {
+            if strict && anchors.iter().any(|a| search.dist[a.idx()] == UNSEEN) {
+                let src = self.hosts.iter().find(|&&h| !self.reached(&search, h, first));
+                if let (Some(&src), true) = (src, unreachable.is_none_or(|(_, d)| first < d)) {
                     unreachable = Some((src, first));
                 }
             }
@@ -342,6 +377,34 @@ impl Routes {
                 "host {src} cannot reach host {dst}: no path through switches (disconnected topology)"
             ))),
             None => Ok(()),
+        }
+    }
+}
+
+impl Routes {
+    /// The nodes every search must reach for every host to be reached: the switches of
+    /// hosts without a row, and the hosts with one.
+    fn anchors(&self) -> Vec<NodeId> {
+        let mut a: Vec<NodeId> = self
+            .hosts
+            .iter()
+            .map(|&h| match self.up[h.idx()] {
+                (s, _, _) if self.row[h.idx()] == NO_ROW && s != NO_ROW => NodeId(s),
+                _ => h,
+            })
+            .collect();
+        a.sort_unstable();
+        a.dedup();
+        a
+    }
+
+    /// Whether the search from `root` reached host `h` (directly, or through its switch
+    /// when the search skipped it).
+    fn reached(&self, search: &Search, h: NodeId, root: NodeId) -> bool {
+        match self.up[h.idx()] {
+            _ if h == root || search.dist[h.idx()] != UNSEEN => true,
+            (s, _, _) if self.row[h.idx()] == NO_ROW && s != NO_ROW => search.dist[s as usize] != UNSEEN,
+            _ => false,
         }
     }
 }
