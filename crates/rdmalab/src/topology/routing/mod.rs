@@ -105,7 +105,7 @@ pub fn alias_index(ip: u32) -> usize {
 /// Largest span table accepted (cells and per-class spans of groups), 2 GiB of spans.
 const MAX_SPANS: usize = 1 << 28;
 /// Tables of at most this many (row, class) entries keep one column per class (32 MiB of
-/// spans: every topology up to a k = 48 fat tree); larger ones group classes.
+/// spans: every topology up to a k = 50 fat tree); larger ones group classes.
 const DENSE_LIMIT: usize = 1 << 22;
 /// A host's `slot` packs its class's group and its index in the group: `group << GROUP_BITS
 /// | index`, so a group holds at most 256 classes.
