@@ -20,11 +20,20 @@ use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// How long an early thread spins before it sleeps: a few times the wake-up latency it
-/// avoids, short against a window's work on a loaded machine.
+/// avoids, short against a window's work on a loaded machine. The environment variable
+/// `RDMALAB_BARRIER_SPIN_US` overrides it (0: sleep at once, as `std::sync::Barrier`), for
+/// measuring the barrier's cost; results never depend on it.
 pub(super) const SPIN: Duration = Duration::from_micros(50);
+
+fn spin_limit() -> Duration {
+    let us = std::env::var("RDMALAB_BARRIER_SPIN_US").ok().and_then(|v| v.parse::<u64>().ok());
+    us.map_or(SPIN, Duration::from_micros)
+}
 
 pub(super) struct SpinBarrier {
     n: usize,
+    /// How long an early thread spins ([`SPIN`]).
+    spin: Duration,
     /// Threads arrived in the current generation.
     arrived: AtomicUsize,
     /// Generations completed; a change releases the waiters.
@@ -37,6 +46,7 @@ impl SpinBarrier {
     pub(super) fn new(n: usize) -> SpinBarrier {
         SpinBarrier {
             n,
+            spin: spin_limit(),
             arrived: AtomicUsize::new(0),
             generation: AtomicUsize::new(0),
             lock: Mutex::new(()),
@@ -63,7 +73,7 @@ impl SpinBarrier {
             spin_loop();
             spins += 1;
             // Reading the clock costs more than a spin: look every 64.
-            if spins.is_multiple_of(64) && since.elapsed() >= SPIN {
+            if spins.is_multiple_of(64) && since.elapsed() >= self.spin {
                 return self.sleep(generation);
             }
         }

@@ -35,9 +35,9 @@ pub use partition::{auto_map, lookahead, Partition};
 pub use runner::Runner;
 
 use crate::sim::watch::{stall_cause, WaitShare};
-use stall::StallRule;
 use barrier::SpinBarrier;
 pub use barrier::ThreadTimes;
+use stall::StallRule;
 use window::{Mark, Shared, Window};
 
 use super::{Results, RunLimit, Simulation, StopReason};

@@ -371,7 +371,8 @@ impl Routes {
         }
         groups.close();
         (self.n_groups, self.cells, self.sub) = groups.into_table();
-        self.slot = self.class.iter().map(|&c| if c == NOT_A_HOST { NOT_A_HOST } else { class_slot[c as usize] }).collect();
+        self.slot =
+            self.class.iter().map(|&c| if c == NOT_A_HOST { NOT_A_HOST } else { class_slot[c as usize] }).collect();
         match unreachable {
             Some((src, dst)) => Err(Error::Topology(format!(
                 "host {src} cannot reach host {dst}: no path through switches (disconnected topology)"
