@@ -1,6 +1,6 @@
 //! Routing tables at scale: builds a k-ary fat tree, its routes, and the routes after one
 //! aggregation-core link fails, and prints the CPU seconds of each step (the process's user
-//! + system time, which a loaded machine does not inflate as it does wall time) and the
+//! and system time, which a loaded machine does not inflate as it does wall time) and the
 //! tables' bytes.
 //!
 //! ```sh

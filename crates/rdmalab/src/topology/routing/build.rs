@@ -410,6 +410,9 @@ impl Routes {
     }
 }
 
+/// `(start, len)` into the next-hop lists.
+type Span = (u32, u32);
+
 /// Most classes in one group (a slot's index has `GROUP_BITS`).
 const GROUP_MAX: usize = 1 << super::GROUP_BITS;
 const UNIFORM: u32 = u32::MAX;
@@ -521,7 +524,7 @@ impl Grouper {
     }
 
     /// `(groups, cells row-major, sub)`.
-    fn into_table(self) -> (usize, Vec<(u32, u32)>, Vec<(u32, u32)>) {
+    fn into_table(self) -> (usize, Vec<Span>, Vec<Span>) {
         let (rows, ng) = (self.rows, self.n_groups);
         let mut cells = vec![(0, 0); rows * ng];
         for (g, column) in self.by_group.chunks_exact(rows.max(1)).enumerate() {
