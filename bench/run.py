@@ -7,8 +7,9 @@ packet-hops/s and peak RSS. Scenarios are the ns-3 HPCC simulator's reference co
 `../shared/reference/hpcc/` (S1: 320-host fat tree, 9,672 flows; S2: 65-host star, 2,321
 flows) with their CC_MODE replaced as named, and native TOML scenarios kept in `bench/`
 (`MP-topo1`: seed 001's multipath experiment at 16 QPs and 1 KiB chunks; `virtuoso-10paths`:
-seed 003's 1 GB WRITE over 10 parallel links; `fat-tree-10k` and `fat-tree-100k`: k = 36 and
-k = 74 fat trees, 11,664 and 101,306 hosts, under a 10 KB permutation).
+seed 003's 1 GB WRITE over 10 parallel links; `fat-tree-10k`, `fat-tree-100k`, `fat-tree-250k` and
+`fat-tree-1M`: k = 36, 74, 100 and 160 fat trees, 11,664 to 1,024,000 hosts, under a 10 KB
+permutation; `fat-tree-1M` needs some 11 GB and is left out of the default list).
 
 For the fat trees the fabric alone (one flow) runs too, and the memory is split: bytes per
 host = the fabric's peak RSS / hosts, bytes per flow = (the run's peak RSS - the fabric's) /
@@ -45,6 +46,9 @@ NATIVE = {
     "stagger-1M": "stagger_recreate_1M.toml",
     "fat-tree-10k": "fat_tree_10k.toml",
     "fat-tree-100k": "fat_tree_100k.toml",
+    # Issue 29 §3: k = 100 (250,000 hosts) and k = 160 (1,024,000 hosts), the same load.
+    "fat-tree-250k": "fat_tree_250k.toml",
+    "fat-tree-1M": "fat_tree_1M.toml",
     # Issue 16 §2's scaling case: k = 16 (1,024 hosts), WebSearch at 50 % load, DCQCN.
     "fat-tree-1k-ws": "fat_tree_1k_websearch.toml",
     # Issue 13: one host, 1000 closed-loop apps, 10 ms, each mechanism (target: 5 s wall each).
@@ -56,7 +60,11 @@ NATIVE = {
 FABRIC_ONLY = {
     "fat-tree-10k": ("fat_tree_10k_fabric.toml", 36**3 // 4),
     "fat-tree-100k": ("fat_tree_100k_fabric.toml", 74**3 // 4),
+    "fat-tree-250k": ("fat_tree_250k_fabric.toml", 100**3 // 4),
+    "fat-tree-1M": ("fat_tree_1M_fabric.toml", 160**3 // 4),
 }
+#: Scenarios run only when named (their memory: `fat-tree-1M` needs some 11 GB).
+NOT_BY_DEFAULT = {"fat-tree-250k", "fat-tree-1M"}
 
 # name -> (reference config, CC_MODE), or (native scenario file under bench/, None)
 SCENARIOS = {
@@ -175,7 +183,7 @@ def main(argv: list[str]) -> int:
         i = argv.index("--threads")
         THREADS = int(argv[i + 1])
         argv = argv[:i] + argv[i + 2 :]
-    names = argv or list(SCENARIOS) + list(NATIVE)
+    names = argv or [n for n in list(SCENARIOS) + list(NATIVE) if n not in NOT_BY_DEFAULT]
     unknown = [n for n in names if n not in SCENARIOS and n not in NATIVE]
     if unknown:
         print(f"unknown scenario(s) {unknown}; known: {list(SCENARIOS) + list(NATIVE)}", file=sys.stderr)

@@ -79,3 +79,30 @@ fn a_k40_fat_tree_routes_with_one_column_per_edge_switch() {
     assert_eq!(nodes[4], edge0 + 799);
     assert_eq!(nodes[5], 15_999);
 }
+
+/// Past 4 M (row, class) entries consecutive classes share a column where their lists
+/// agree: a k = 52 fat tree (35,152 hosts, the smallest past the limit) groups its 1,352
+/// classes by pod, 52 columns, in less than a sixth of the 36.6 MB of spans one column per
+/// class would take (per-node and per-host words included); a path across pods is still up
+/// through an aggregation and a core and down to the destination's edge. (Every list of the
+/// grouped tables equals the per-host search's: the unit tests of `routing`.)
+#[test]
+fn a_k52_fat_tree_groups_its_classes_by_pod() {
+    let t = builders::fat_tree(52, Rate::gbps(100), Rate::gbps(100), D).unwrap();
+    let r = Routes::compute(&t, NeighborOrder::Ascending).unwrap();
+    assert_eq!((r.n_classes(), r.n_groups()), (52 * 26, 52));
+    assert!(r.table_bytes() < 36_600_000 / 6, "{} bytes", r.table_bytes());
+    let (edge0, agg0, core0) = (35_152, 35_152 + 1_352, 35_152 + 2_704);
+    for (dst, sport) in [(35_151u32, 10_000u16), (35_151, 10_001), (20_000, 10_002)] {
+        let path = r.ecmp_path(&t, default_host_ip(0), default_host_ip(dst), sport, 100, NodeId(0), NodeId(dst));
+        let nodes: Vec<u32> = path.iter().map(|p| t.ports[p.idx()].peer_node.0).collect();
+        let pod = dst / 676;
+        assert_eq!(nodes.len(), 6, "{nodes:?}");
+        assert_eq!(nodes[0], edge0);
+        assert!((agg0..agg0 + 26).contains(&nodes[1]), "{nodes:?}");
+        assert!((core0..core0 + 676).contains(&nodes[2]), "{nodes:?}");
+        assert!((agg0 + 26 * pod..agg0 + 26 * pod + 26).contains(&nodes[3]), "{nodes:?}");
+        assert_eq!(nodes[4], edge0 + dst / 26);
+        assert_eq!(nodes[5], dst);
+    }
+}

@@ -14,6 +14,7 @@
 //! list (but only its own nodes' packets and events).
 
 mod apps;
+mod barrier;
 mod deadlock;
 mod estimate;
 mod exchange;
@@ -25,7 +26,7 @@ mod window;
 
 use std::panic::resume_unwind;
 use std::sync::atomic::AtomicBool;
-use std::sync::{Barrier, Mutex};
+use std::sync::Mutex;
 
 pub(in crate::sim) use apps::sort_app_tables;
 pub use estimate::Estimate;
@@ -34,6 +35,8 @@ pub use partition::{auto_map, lookahead, Partition};
 pub use runner::Runner;
 
 use crate::sim::watch::{stall_cause, WaitShare};
+use barrier::SpinBarrier;
+pub use barrier::ThreadTimes;
 use stall::StallRule;
 use window::{Mark, Shared, Window};
 
@@ -63,6 +66,8 @@ pub struct ParallelRun {
     trace: Option<Box<observe::TraceSpools>>,
     /// PFC deadlock detection over the whole fabric (`deadlock`).
     watch: deadlock::DeadlockWatch,
+    /// Per partition's thread, summed over the calls of `run`: CPU used, time waited.
+    times: Vec<ThreadTimes>,
 }
 
 impl ParallelRun {
@@ -112,6 +117,7 @@ impl ParallelRun {
             open_conns: sims[0].apps.conns.iter().any(|c| !c.disconnected),
         };
         Ok(ParallelRun {
+            times: vec![ThreadTimes::default(); sims.len()],
             parts: sims,
             part_of,
             lookahead,
@@ -142,6 +148,12 @@ impl ParallelRun {
         self.state.critical
     }
 
+    /// Per partition's thread, summed over the calls of `run` so far: the CPU seconds it
+    /// used and the wall seconds it waited at barriers (where the threads wait).
+    pub fn thread_times(&self) -> &[ThreadTimes] {
+        &self.times
+    }
+
     /// Windows run so far (two barrier waits each).
     pub fn windows(&self) -> u64 {
         self.state.windows
@@ -162,11 +174,15 @@ impl ParallelRun {
     pub fn describe_split(&self) -> String {
         let (events, critical) = (self.events_per_partition(), self.critical_path_events());
         let total: u64 = events.iter().sum();
+        let cpu: Vec<String> = self.times.iter().map(|t| format!("{:.2}", t.cpu_s)).collect();
+        let wait: Vec<String> = self.times.iter().map(|t| format!("{:.2}", t.wait_s)).collect();
         format!(
             "parallel: events per partition {events:?}, {} windows, critical path {critical} events \
-             (speed-up bound {:.2}x)",
+             (speed-up bound {:.2}x); CPU s per thread [{}], s waited at barriers [{}]",
             self.windows(),
-            total as f64 / critical.max(1) as f64
+            total as f64 / critical.max(1) as f64,
+            cpu.join(", "),
+            wait.join(", ")
         )
     }
 
@@ -188,7 +204,8 @@ impl ParallelRun {
         }
         let events_before: u64 = self.parts.iter().map(|p| p.counters.events).sum();
         let shared = Shared {
-            barrier: Barrier::new(n),
+            barrier: SpinBarrier::new(n),
+            times: (0..n).map(|_| Mutex::new(ThreadTimes::default())).collect(),
             mail: (0..n * n).map(|_| Mutex::new(Vec::new())).collect(),
             next: (0..n).map(|_| Mutex::new(Mark::default())).collect(),
             lookahead: self.lookahead,
@@ -224,6 +241,10 @@ impl ParallelRun {
             resume_unwind(payload);
         }
         self.watch = shared.watch.into_inner().expect("watch");
+        for (sum, t) in self.times.iter_mut().zip(&shared.times) {
+            let t = *t.lock().expect("times");
+            (sum.cpu_s, sum.wait_s) = (sum.cpu_s + t.cpu_s, sum.wait_s + t.wait_s);
+        }
         self.state = ends[0];
         if self.state.paused {
             return StopReason::Paused;

@@ -7,8 +7,10 @@
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Barrier, Mutex};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
+use super::barrier::{thread_cpu_s, SpinBarrier, ThreadTimes};
 use super::deadlock::{self, WatchMarks};
 use super::stall::{RunMarks, StallMark, StallRule};
 use super::Crossing;
@@ -99,7 +101,7 @@ impl Default for Mark {
 /// What the threads share: the barrier, the mailboxes (`mail[from * n + to]`), each
 /// partition's `Mark` after the exchange, and the limits of this call.
 pub(super) struct Shared {
-    pub(super) barrier: Barrier,
+    pub(super) barrier: SpinBarrier,
     pub(super) mail: Vec<Mutex<Vec<Crossing>>>,
     pub(super) next: Vec<Mutex<Mark>>,
     pub(super) lookahead: Time,
@@ -115,6 +117,8 @@ pub(super) struct Shared {
     pub(super) failed: AtomicBool,
     /// The first panic's payload, re-raised by the driver once every thread has left.
     pub(super) panic: Mutex<Option<Box<dyn Any + Send>>>,
+    /// Per thread, this call's CPU seconds and seconds waited at the windows' barriers.
+    pub(super) times: Vec<Mutex<ThreadTimes>>,
     /// PFC deadlock detection: the timeout, each partition's part of the wait-for graph,
     /// what was found, and thread 0's verdict (`deadlock`).
     pub(super) watch_timeout: Time,
@@ -139,12 +143,29 @@ impl Shared {
     /// One partition's thread: window after window until every partition is idle, past the
     /// stop time, stuck, or at the caller's limit. Every thread computes the same decisions
     /// from the same shared numbers, so they stop together.
-    pub(super) fn work(&self, me: usize, sim: &mut Simulation, mut w: Window) -> Window {
+    pub(super) fn work(&self, me: usize, sim: &mut Simulation, w: Window) -> Window {
+        let cpu = thread_cpu_s();
+        let mut waited = Duration::ZERO;
+        let w = self.windows(me, sim, w, &mut waited);
+        *self.times[me].lock().expect("times") =
+            ThreadTimes { cpu_s: thread_cpu_s() - cpu, wait_s: waited.as_secs_f64() };
+        w
+    }
+
+    /// The barrier's wait, its wall time added to `waited`.
+    fn wait(&self, waited: &mut Duration) {
+        let t = Instant::now();
+        self.barrier.wait();
+        *waited += t.elapsed();
+    }
+
+    /// `work`'s windows.
+    fn windows(&self, me: usize, sim: &mut Simulation, mut w: Window, waited: &mut Duration) -> Window {
         let n = self.next.len();
         let mut out: Vec<Vec<Crossing>> = vec![Vec::new(); n];
         // Every partition's events so far, for the critical path (one more wait per call).
         *self.next[me].lock().expect("next") = Mark { events: sim.counters.events, ..Mark::default() };
-        self.barrier.wait();
+        self.wait(waited);
         let mut last: Vec<u64> = self.next.iter().map(|s| s.lock().expect("next").events).collect();
         w.paused = false;
         loop {
@@ -160,7 +181,7 @@ impl Shared {
             for (to, v) in out.iter_mut().enumerate().filter(|(_, v)| !v.is_empty()) {
                 self.mail[me * n + to].lock().expect("mailbox").append(v);
             }
-            self.barrier.wait();
+            self.wait(waited);
             self.guard(|| {
                 for from in 0..n {
                     let mut inbox = self.mail[from * n + me].lock().expect("mailbox");
@@ -180,7 +201,7 @@ impl Shared {
                 now: sim.now,
             };
             *self.next[me].lock().expect("next") = mine;
-            self.barrier.wait();
+            self.wait(waited);
             // No third wait: nobody writes `next` or a mailbox again before the next
             // window's first wait, which every thread reaches only after reading these.
             if self.failed.load(Ordering::Acquire) {
@@ -239,7 +260,8 @@ mod tests {
 
     fn shared(n: usize) -> Shared {
         Shared {
-            barrier: Barrier::new(n),
+            barrier: SpinBarrier::new(n),
+            times: (0..n).map(|_| Mutex::new(ThreadTimes::default())).collect(),
             mail: (0..n * n).map(|_| Mutex::new(Vec::new())).collect(),
             next: (0..n).map(|_| Mutex::new(Mark::default())).collect(),
             lookahead: Time::from_ns(1),

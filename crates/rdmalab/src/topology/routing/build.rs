@@ -21,9 +21,6 @@ use crate::ids::{NodeId, PortId};
 use crate::topology::Topology;
 
 const UNSEEN: u32 = u32::MAX;
-/// Classes whose spans are gathered before being copied into the row-major table, so that
-/// the copies land in runs of consecutive entries rather than one cache miss each.
-const BLOCK: usize = 64;
 
 /// Neighbour lists in visiting order, flat: `(neighbour, the neighbour's port back to us)`.
 pub(super) struct Adjacency {
@@ -59,6 +56,18 @@ impl Adjacency {
         Adjacency { start, edges }
     }
 
+    /// The same lists without the neighbours for which `drop(node)` holds.
+    fn without(&self, drop: impl Fn(NodeId) -> bool) -> Adjacency {
+        let mut start = Vec::with_capacity(self.start.len());
+        let mut edges = Vec::new();
+        for n in 0..self.start.len() - 1 {
+            start.push(edges.len() as u32);
+            edges.extend(self.of(NodeId::new(n)).iter().filter(|&&(nb, _)| !drop(nb)));
+        }
+        start.push(edges.len() as u32);
+        Adjacency { start, edges }
+    }
+
     pub(super) fn of(&self, n: NodeId) -> &[(NodeId, PortId)] {
         &self.edges[self.start[n.idx()] as usize..self.start[n.idx() + 1] as usize]
     }
@@ -78,26 +87,42 @@ impl Adjacency {
 /// Reusable buffers of one route search.
 struct Search {
     dist: Vec<u32>,
+    /// Nodes whose `dist` the last search set (reset before the next one).
+    touched: Vec<NodeId>,
     queue: Vec<NodeId>,
     /// `(node, egress port)` next hops in discovery order.
     found: Vec<(NodeId, PortId)>,
     /// Per-node counters of the counting sort (all zeros between uses).
     cursor: Vec<u32>,
+    /// The distinct nodes of `found`, and the start of each one's group in `sorted`.
+    nodes: Vec<(NodeId, u32)>,
     /// `found`'s ports grouped by node.
     sorted: Vec<PortId>,
 }
 
 impl Search {
     fn new(v: usize) -> Search {
-        Search { dist: vec![UNSEEN; v], queue: Vec::new(), found: Vec::new(), cursor: vec![0; v], sorted: Vec::new() }
+        Search {
+            dist: vec![UNSEEN; v],
+            touched: Vec::new(),
+            queue: Vec::new(),
+            found: Vec::new(),
+            cursor: vec![0; v],
+            nodes: Vec::new(),
+            sorted: Vec::new(),
+        }
     }
 
-    /// Breadth-first search from `dst`; fills `dist` and `found`.
+    /// Breadth-first search from `dst` over `adj`; fills `dist` and `found`. Only the
+    /// nodes it reaches are touched, so a search costs the switches' links, not the nodes.
     fn run(&mut self, topo: &Topology, adj: &Adjacency, dst: NodeId) {
-        self.dist.fill(UNSEEN);
+        for n in self.touched.drain(..) {
+            self.dist[n.idx()] = UNSEEN;
+        }
         self.queue.clear();
         self.found.clear();
         self.dist[dst.idx()] = 0;
+        self.touched.push(dst);
         self.queue.push(dst);
         let mut i = 0;
         while let Some(&now) = self.queue.get(i) {
@@ -106,6 +131,7 @@ impl Search {
             for &(nb, back) in adj.of(now) {
                 if self.dist[nb.idx()] == UNSEEN {
                     self.dist[nb.idx()] = d + 1;
+                    self.touched.push(nb);
                     // Paths never pass through a host: only switches are expanded.
                     if !topo.is_host(nb) {
                         self.queue.push(nb);
@@ -121,27 +147,28 @@ impl Search {
     /// Groups `found` by node with a counting sort, which keeps the discovery order within
     /// a node, and calls `each(node, ports)` for every node with next hops.
     fn grouped(&mut self, mut each: impl FnMut(usize, &[PortId]) -> Result<()>) -> Result<()> {
-        let Search { found, cursor, sorted, .. } = self;
+        let Search { found, cursor, nodes, sorted, .. } = self;
+        nodes.clear();
         for &(n, _) in found.iter() {
+            if cursor[n.idx()] == 0 {
+                nodes.push((n, 0));
+            }
             cursor[n.idx()] += 1;
         }
         let mut offset = 0;
-        for c in cursor.iter_mut() {
-            (offset, *c) = (offset + *c, offset);
+        for (n, start) in nodes.iter_mut() {
+            *start = offset;
+            (offset, cursor[n.idx()]) = (offset + cursor[n.idx()], offset);
         }
         sorted.resize(found.len(), PortId(0));
         for &(n, p) in found.iter() {
             sorted[cursor[n.idx()] as usize] = p;
             cursor[n.idx()] += 1;
         }
-        // cursor[n] is now the end of node n's group; its start is the previous end.
-        let mut start = 0;
-        for (node, end) in cursor.iter_mut().enumerate() {
-            let group = &sorted[start as usize..*end as usize];
-            start = std::mem::take(end);
-            if !group.is_empty() {
-                each(node, group)?;
-            }
+        // cursor[n] is now the end of node n's group.
+        for &(n, start) in nodes.iter() {
+            let end = std::mem::take(&mut cursor[n.idx()]);
+            each(n.idx(), &sorted[start as usize..end as usize])?;
         }
         Ok(())
     }
@@ -196,13 +223,24 @@ impl Routes {
         up: &dyn Fn(usize) -> bool,
         strict: bool,
     ) -> Result<Routes> {
+        Routes::build_with(topo, order, up, strict, super::DENSE_LIMIT)
+    }
+
+    /// `build`, grouping classes when rows x classes exceeds `dense_limit` (tests force it).
+    pub(super) fn build_with(
+        topo: &Topology,
+        order: super::NeighborOrder,
+        up: &dyn Fn(usize) -> bool,
+        strict: bool,
+        dense_limit: usize,
+    ) -> Result<Routes> {
         let hosts: Vec<NodeId> = topo.hosts().collect();
         super::validate_hosts(topo, &hosts)?;
         let adj = Adjacency::new(topo, order, up);
         let cls = classes(topo, &adj, &hosts);
         let mut r = Routes::empty(topo, order, hosts, &cls.of, cls.members.len());
         r.lay_out_hosts(topo, &adj);
-        r.fill_rows(topo, &adj, &cls, strict)?;
+        r.fill_rows(topo, &adj, &cls, strict, dense_limit)?;
         Ok(r)
     }
 
@@ -224,13 +262,16 @@ impl Routes {
             hosts,
             class: class.to_vec(),
             n_classes,
+            slot: Vec::new(),
+            n_groups: 0,
             row: vec![NO_ROW; topo.len()],
             n_rows: 0,
             up: vec![(NO_ROW, 0, 0); topo.len()],
             down_at: Vec::new(),
             down: Vec::new(),
             first_down: vec![(NodeId::NONE, 0, 0); topo.len()],
-            spans: Vec::new(),
+            cells: Vec::new(),
+            sub: Vec::new(),
             hops: Vec::new(),
         }
     }
@@ -267,65 +308,71 @@ impl Routes {
     }
 
     /// One search per class fills its column of every row; the class's shared neighbours
-    /// get the `ATTACH` mark (their lists are the destination's down ports).
-    fn fill_rows(&mut self, topo: &Topology, adj: &Adjacency, cls: &Classes, strict: bool) -> Result<()> {
+    /// get the `ATTACH` mark (their lists are the destination's down ports). Columns go
+    /// to the [`Grouper`] in class order, which merges them into groups when the table is
+    /// larger than `dense_limit` entries.
+    fn fill_rows(
+        &mut self,
+        topo: &Topology,
+        adj: &Adjacency,
+        cls: &Classes,
+        strict: bool,
+        dense_limit: usize,
+    ) -> Result<()> {
         let (v, rows, nc) = (topo.len(), self.n_rows, self.n_classes);
-        match rows.checked_mul(nc) {
-            Some(n) if n <= super::MAX_SPANS => self.spans = vec![(0, 0); n],
-            _ => {
-                return Err(Error::Topology(format!(
-                    "{rows} switches x {nc} destination classes (hosts on distinct switches) is too large for \
-                     the routing table (limit {} entries)",
-                    super::MAX_SPANS
-                )))
-            }
-        }
+        let mut groups = Grouper::new(rows, rows.saturating_mul(nc) <= dense_limit);
         let mut search = Search::new(v);
+        // A host without a row (all its links to one switch) is a leaf of every search:
+        // its lists are its `up` ports and its switch's down ports, so the searches skip it.
+        let adj = &adj.without(|nb| topo.is_host(nb) && self.row[nb.idx()] == NO_ROW);
+        let anchors = self.anchors();
         let mut last = vec![(0u32, 0u32); rows];
-        let mut block = vec![(0u32, 0u32); BLOCK * rows];
+        let mut column = vec![(0u32, 0u32); rows];
+        let mut class_slot = Vec::with_capacity(nc);
         let mut unreachable: Option<(NodeId, NodeId)> = None;
-        for c0 in (0..nc).step_by(BLOCK) {
-            let b = BLOCK.min(nc - c0);
-            block.fill((0, 0));
-            for (j, column) in block.chunks_exact_mut(rows.max(1)).take(b).enumerate() {
-                let c = c0 + j;
-                let (first, second) = cls.members[c];
-                search.run(topo, adj, first);
-                // Every member sees the same unreached hosts (the first is reached from the others).
-                if let Some(&src) = self.hosts.iter().find(|h| search.dist[h.idx()] == UNSEEN) {
-                    if strict && unreachable.is_none_or(|(_, d)| first < d) {
-                        unreachable = Some((src, first));
-                    }
+        for c in 0..nc {
+            column.fill((0, 0));
+            let (first, second) = cls.members[c];
+            search.run(topo, adj, first);
+            // Every member sees the same unreached hosts (the first is reached from the others).
+            if strict && anchors.iter().any(|a| search.dist[a.idx()] == UNSEEN) {
+                let src = self.hosts.iter().find(|&&h| !self.reached(&search, h, first));
+                if let (Some(&src), true) = (src, unreachable.is_none_or(|(_, d)| first < d)) {
+                    unreachable = Some((src, first));
                 }
-                let row = &self.row;
-                let (hops, cols) = (&mut self.hops, &mut *column);
+            }
+            let row = &self.row;
+            let (hops, cols) = (&mut self.hops, &mut column);
+            search.grouped(|node, group| {
+                if row[node] != NO_ROW {
+                    let r = row[node] as usize;
+                    cols[r] = store(hops, &mut last[r], group)?;
+                }
+                Ok(())
+            })?;
+            if let (Some(other), true) = (second, self.row[first.idx()] != NO_ROW) {
+                // The first member's own row towards the rest of its class.
+                search.run(topo, adj, other);
+                let (want, r) = (first.idx(), self.row[first.idx()] as usize);
+                let hops = &mut self.hops;
                 search.grouped(|node, group| {
-                    if row[node] != NO_ROW {
-                        let r = row[node] as usize;
+                    if node == want {
                         cols[r] = store(hops, &mut last[r], group)?;
                     }
                     Ok(())
                 })?;
-                if let (Some(other), true) = (second, self.row[first.idx()] != NO_ROW) {
-                    // The first member's own row towards the rest of its class.
-                    search.run(topo, adj, other);
-                    let (want, r) = (first.idx(), self.row[first.idx()] as usize);
-                    let hops = &mut self.hops;
-                    search.grouped(|node, group| {
-                        if node == want {
-                            cols[r] = store(hops, &mut last[r], group)?;
-                        }
-                        Ok(())
-                    })?;
-                }
-                for s in &cls.attach[cls.at[c] as usize..cls.at[c + 1] as usize] {
-                    if self.row[s.idx()] != NO_ROW {
-                        cols[self.row[s.idx()] as usize] = (0, ATTACH);
-                    }
+            }
+            for s in &cls.attach[cls.at[c] as usize..cls.at[c + 1] as usize] {
+                if self.row[s.idx()] != NO_ROW {
+                    column[self.row[s.idx()] as usize] = (0, ATTACH);
                 }
             }
-            self.flush(c0, b, &block);
+            class_slot.push(groups.add(&column)?);
         }
+        groups.close();
+        (self.n_groups, self.cells, self.sub) = groups.into_table();
+        self.slot =
+            self.class.iter().map(|&c| if c == NOT_A_HOST { NOT_A_HOST } else { class_slot[c as usize] }).collect();
         match unreachable {
             Some((src, dst)) => Err(Error::Topology(format!(
                 "host {src} cannot reach host {dst}: no path through switches (disconnected topology)"
@@ -333,17 +380,159 @@ impl Routes {
             None => Ok(()),
         }
     }
+}
 
-    /// Copies the spans of classes `c0..c0+b` (one column of `block` each) into the
-    /// row-major table, a run of `b` consecutive entries per row.
-    fn flush(&mut self, c0: usize, b: usize, block: &[(u32, u32)]) {
-        let (nc, rows) = (self.n_classes, self.n_rows);
-        for r in 0..rows {
-            let out = &mut self.spans[r * nc + c0..r * nc + c0 + b];
-            for (j, e) in out.iter_mut().enumerate() {
-                *e = block[j * rows + r];
+impl Routes {
+    /// The nodes every search must reach for every host to be reached: the switches of
+    /// hosts without a row, and the hosts with one.
+    fn anchors(&self) -> Vec<NodeId> {
+        let mut a: Vec<NodeId> = self
+            .hosts
+            .iter()
+            .map(|&h| match self.up[h.idx()] {
+                (s, _, _) if self.row[h.idx()] == NO_ROW && s != NO_ROW => NodeId(s),
+                _ => h,
+            })
+            .collect();
+        a.sort_unstable();
+        a.dedup();
+        a
+    }
+
+    /// Whether the search from `root` reached host `h` (directly, or through its switch
+    /// when the search skipped it).
+    fn reached(&self, search: &Search, h: NodeId, root: NodeId) -> bool {
+        match self.up[h.idx()] {
+            _ if h == root || search.dist[h.idx()] != UNSEEN => true,
+            (s, _, _) if self.row[h.idx()] == NO_ROW && s != NO_ROW => search.dist[s as usize] != UNSEEN,
+            _ => false,
+        }
+    }
+}
+
+/// `(start, len)` into the next-hop lists.
+type Span = (u32, u32);
+
+/// Most classes in one group (a slot's index has `GROUP_BITS`).
+const GROUP_MAX: usize = 1 << super::GROUP_BITS;
+const UNIFORM: u32 = u32::MAX;
+
+/// Merges the columns of consecutive classes into groups. A class joins the open group
+/// when the rows where its column differs from the group's (made `INDIRECT`, with one span
+/// per class) cost less than a column of its own would: `rows` spans. In a fat tree the
+/// classes of one pod differ only at the pod's edge and aggregation switches (an edge's
+/// own class is `ATTACH`, an aggregation's list is its port down to the class's edge), so
+/// a group is a pod; a class of another pod differs at every core and starts a new group.
+/// Which span a (row, class) gets is never changed, only where it is stored.
+struct Grouper {
+    rows: usize,
+    /// Every class its own group (a table small enough to be dense).
+    dense: bool,
+    /// The open group's column (its first class's).
+    base: Vec<(u32, u32)>,
+    /// Classes in the open group (0: none open).
+    members: usize,
+    /// Rows that differ within the open group, and per row its index there (`UNIFORM`).
+    irregular: Vec<u32>,
+    index_of: Vec<u32>,
+    /// Per irregular row, its span for each class of the open group.
+    spans: Vec<Vec<(u32, u32)>>,
+    n_groups: usize,
+    /// The closed groups' cells, one column of `rows` after another.
+    by_group: Vec<(u32, u32)>,
+    sub: Vec<(u32, u32)>,
+}
+
+impl Grouper {
+    fn new(rows: usize, dense: bool) -> Grouper {
+        Grouper {
+            rows,
+            dense,
+            base: vec![(0, 0); rows],
+            members: 0,
+            irregular: Vec::new(),
+            index_of: vec![UNIFORM; rows],
+            spans: Vec::new(),
+            n_groups: 0,
+            by_group: Vec::new(),
+            sub: Vec::new(),
+        }
+    }
+
+    /// Takes the next class's column; returns the class's slot (group and index).
+    fn add(&mut self, column: &[(u32, u32)]) -> Result<u32> {
+        if self.members > 0 && self.members < GROUP_MAX && !self.dense && self.joins(column) {
+            for (r, &span) in column.iter().enumerate() {
+                match self.index_of[r] {
+                    UNIFORM if span == self.base[r] => {}
+                    UNIFORM => {
+                        self.index_of[r] = self.spans.len() as u32;
+                        self.irregular.push(r as u32);
+                        let mut each = vec![self.base[r]; self.members];
+                        each.push(span);
+                        self.spans.push(each);
+                    }
+                    i => self.spans[i as usize].push(span),
+                }
+            }
+            self.members += 1;
+            return Ok(((self.n_groups - 1) << super::GROUP_BITS | (self.members - 1)) as u32);
+        }
+        self.close();
+        let size = (self.n_groups + 1).saturating_mul(self.rows).saturating_add(self.sub.len());
+        if self.n_groups >= 1 << (32 - super::GROUP_BITS) || size > super::MAX_SPANS {
+            return Err(Error::Topology(format!(
+                "{} switches x {} destination groups (hosts on distinct switches) is too large for the routing \
+                 table (limit {} entries)",
+                self.rows,
+                self.n_groups + 1,
+                super::MAX_SPANS
+            )));
+        }
+        self.base.copy_from_slice(column);
+        self.members = 1;
+        self.n_groups += 1;
+        Ok(((self.n_groups - 1) << super::GROUP_BITS) as u32)
+    }
+
+    /// Whether joining the open group costs fewer spans than a column of its own.
+    fn joins(&self, column: &[(u32, u32)]) -> bool {
+        let newly = column
+            .iter()
+            .zip(&self.base)
+            .zip(&self.index_of)
+            .filter(|&((span, base), &i)| i == UNIFORM && span != base)
+            .count();
+        newly * (self.members + 1) + self.irregular.len() < self.rows
+    }
+
+    /// Stores the open group's column: its uniform rows' spans, `INDIRECT` for the others.
+    fn close(&mut self) {
+        if self.members == 0 {
+            return;
+        }
+        let at = self.by_group.len();
+        self.by_group.extend_from_slice(&self.base);
+        for (&r, each) in self.irregular.iter().zip(&self.spans) {
+            self.by_group[at + r as usize] = (self.sub.len() as u32, super::INDIRECT);
+            self.sub.extend_from_slice(each);
+            self.index_of[r as usize] = UNIFORM;
+        }
+        self.irregular.clear();
+        self.spans.clear();
+        self.members = 0;
+    }
+
+    /// `(groups, cells row-major, sub)`.
+    fn into_table(self) -> (usize, Vec<Span>, Vec<Span>) {
+        let (rows, ng) = (self.rows, self.n_groups);
+        let mut cells = vec![(0, 0); rows * ng];
+        for (g, column) in self.by_group.chunks_exact(rows.max(1)).enumerate() {
+            for (r, &span) in column.iter().enumerate() {
+                cells[r * ng + g] = span;
             }
         }
+        (ng, cells, self.sub)
     }
 }
 

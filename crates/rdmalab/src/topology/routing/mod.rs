@@ -11,10 +11,15 @@
 //! Hosts attached to the same switches (in the same order) share every list except at those
 //! switches, so the tables hold one column per such *destination class* (`build`): a row
 //! of `(start, len)` spans per switch (and per host with links to several switches), the
-//! few per-host lists beside it. A k-ary fat tree has `k^2/2` classes (its edge switches),
-//! so the table grows with switches x edge switches, not nodes x hosts: 150 MB for k = 74
-//! (101,306 hosts) where a per-host table would need 88 GB. A lookup on the packet path is
-//! three indexings, no hashing and no allocation.
+//! few per-host lists beside it. A k-ary fat tree has `k^2/2` classes (its edge switches).
+//! Past a few million (row, class) entries, consecutive classes whose columns differ in few
+//! rows share one column, a *group* (a fat tree's pod): a row that is the same for every
+//! class of the group keeps one cell, the few that differ (the pod's own switches) point to
+//! one span per class. The table then grows with switches x pods plus the pods' own
+//! switches x their classes: 57 MB of spans for k = 160 (1,024,000 hosts) where one column per
+//! class would take 3.3 GB, and a per-host table 8.7 TB. A lookup on the packet path is
+//! three indexings (four in a cell that differs within its group), no hashing and no
+//! allocation.
 
 use crate::error::{Error, Result};
 use crate::ids::{NodeId, PortId};
@@ -97,8 +102,18 @@ pub fn alias_index(ip: u32) -> usize {
     ((ip & 0xFF) as usize).saturating_sub(1)
 }
 
-/// Largest span table accepted (rows x classes), 2 GiB of spans.
+/// Largest span table accepted (cells and per-class spans of groups), 2 GiB of spans.
 const MAX_SPANS: usize = 1 << 28;
+/// Tables of at most this many (row, class) entries keep one column per class (32 MiB of
+/// spans: every topology up to a k = 50 fat tree); larger ones group classes.
+const DENSE_LIMIT: usize = 1 << 22;
+/// A host's `slot` packs its class's group and its index in the group: `group << GROUP_BITS
+/// | index`, so a group holds at most 256 classes.
+const GROUP_BITS: u32 = 8;
+const GROUP_MASK: u32 = (1 << GROUP_BITS) - 1;
+/// Span length marking a cell whose row differs within its group: its `start` is the
+/// offset in `sub` of the group's spans for that row, one per class of the group.
+const INDIRECT: u32 = u32::MAX - 1;
 const NOT_A_HOST: u32 = u32::MAX;
 /// `row` of a node without one (a host whose links all go to one switch).
 const NO_ROW: u32 = u32::MAX;
@@ -119,7 +134,12 @@ pub struct Routes {
     /// Destination class of each node (`NOT_A_HOST` for switches).
     class: Vec<u32>,
     n_classes: usize,
-    /// Row of each node in `spans`: switches and hosts linked to several nodes; `NO_ROW`
+    /// Each node's column: its class's group and index in it (`GROUP_BITS`; `NOT_A_HOST`
+    /// for switches).
+    slot: Vec<u32>,
+    /// Columns of `cells`: groups of consecutive classes (one class each in a dense table).
+    n_groups: usize,
+    /// Row of each node in `cells`: switches and hosts linked to several nodes; `NO_ROW`
     /// for the other hosts, whose list is `up`.
     row: Vec<u32>,
     n_rows: usize,
@@ -134,9 +154,12 @@ pub struct Routes {
     /// Per node (hosts only), the first entry of its `down` range: the last hop of a
     /// packet finds its list here with one load (`down_ports` searches the rest).
     first_down: Vec<(NodeId, u32, u32)>,
-    /// `(start, len)` into `hops`, indexed by `row * n_classes + class(dst)`; `len ==
-    /// ATTACH` where the row's node is a neighbour of the class's hosts.
-    spans: Vec<(u32, u32)>,
+    /// `(start, len)` into `hops`, indexed by `row * n_groups + group(dst)`; `len ==
+    /// ATTACH` where the row's node is a neighbour of the class's hosts, `len == INDIRECT`
+    /// where the row's lists differ within the group (`sub[start + index(dst)]` is the span).
+    cells: Vec<(u32, u32)>,
+    /// Per-class spans of the cells marked `INDIRECT`, one run of a group's size each.
+    sub: Vec<(u32, u32)>,
     /// Next-hop lists (egress ports), concatenated; spans may share a list.
     hops: Vec<PortId>,
 }
@@ -175,16 +198,23 @@ impl Routes {
     /// Bytes the tables hold (for memory reports).
     pub fn table_bytes(&self) -> usize {
         use std::mem::size_of;
-        (self.rank.len() + self.hosts.len() + self.class.len() + self.row.len() + self.down_at.len()) * 4
+        (self.rank.len() + self.hosts.len() + self.class.len() + self.slot.len() + self.row.len() + self.down_at.len())
+            * 4
             + self.up.len() * size_of::<(u32, u32, u32)>()
             + (self.down.len() + self.first_down.len()) * size_of::<(NodeId, u32, u32)>()
-            + self.spans.len() * size_of::<(u32, u32)>()
+            + (self.cells.len() + self.sub.len()) * size_of::<(u32, u32)>()
             + self.hops.len() * size_of::<PortId>()
     }
 
-    /// Number of destination classes (columns of the table).
+    /// Number of destination classes.
     pub fn n_classes(&self) -> usize {
         self.n_classes
+    }
+
+    /// Number of columns of the table: groups of classes (each class its own in a table of
+    /// a few million entries or fewer).
+    pub fn n_groups(&self) -> usize {
+        self.n_groups
     }
 
     /// Destination class of `host` (hosts attached to the same nodes in the same order
@@ -231,15 +261,14 @@ impl Routes {
     /// Always inlined: it runs at every switch hop.
     #[inline(always)]
     pub fn next_hops(&self, node: NodeId, dst_host: NodeId) -> &[PortId] {
-        let c = match self.class.get(dst_host.idx()) {
-            Some(&c) if c != NOT_A_HOST && node != dst_host => c as usize,
+        let slot = match self.slot.get(dst_host.idx()) {
+            Some(&s) if s != NOT_A_HOST && node != dst_host => s,
             _ => return &[],
         };
         let Some(&row) = self.row.get(node.idx()) else {
             return &[];
         };
-        let (start, len) =
-            if row != NO_ROW { self.spans[row as usize * self.n_classes + c] } else { self.uplinks(node, c) };
+        let (start, len) = if row != NO_ROW { self.cell(row, slot) } else { self.uplinks(node, slot) };
         let (start, len) = if len != ATTACH {
             (start, len)
         } else {
@@ -251,16 +280,27 @@ impl Routes {
         &self.hops[start as usize..(start + len) as usize]
     }
 
-    /// A single-switch host's list: its ports to the switch, when the switch reaches class `c`.
-    /// Out of line: hosts look routes up at setup, not per packet.
+    /// The span of `row` towards the hosts of column `slot`.
+    #[inline(always)]
+    fn cell(&self, row: u32, slot: u32) -> (u32, u32) {
+        let e = self.cells[row as usize * self.n_groups + (slot >> GROUP_BITS) as usize];
+        if e.1 != INDIRECT {
+            e
+        } else {
+            self.sub[(e.0 + (slot & GROUP_MASK)) as usize]
+        }
+    }
+
+    /// A single-switch host's list: its ports to the switch, when the switch reaches the
+    /// hosts of column `slot`. Out of line: hosts look routes up at setup, not per packet.
     #[cold]
     #[inline(never)]
-    fn uplinks(&self, node: NodeId, c: usize) -> (u32, u32) {
+    fn uplinks(&self, node: NodeId, slot: u32) -> (u32, u32) {
         let (s, start, len) = self.up[node.idx()];
         if s == NO_ROW {
             return (0, 0);
         }
-        let at_switch = self.spans[self.row[s as usize] as usize * self.n_classes + c].1;
+        let at_switch = self.cell(self.row[s as usize], slot).1;
         if at_switch == 0 {
             (0, 0)
         } else {

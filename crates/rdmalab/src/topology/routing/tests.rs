@@ -197,14 +197,19 @@ fn per_host_tables(topo: &Topology, order: NeighborOrder, up: &dyn Fn(usize) -> 
         .collect()
 }
 
+/// Both the dense table and the grouped one (forced: a dense limit of 0) give every
+/// (node, destination) the per-host search's list.
 fn assert_same_as_per_host(topo: &Topology, up: &dyn Fn(usize) -> bool, what: &str) {
     for order in [NeighborOrder::Ascending, NeighborOrder::Ns3] {
-        let r = Routes::compute_without_down_links(topo, order, up).unwrap();
         let want = per_host_tables(topo, order, up);
-        for (rank, dst) in topo.hosts().enumerate() {
-            for (n, list) in want[rank].iter().enumerate() {
-                let node = NodeId::new(n);
-                assert_eq!(r.next_hops(node, dst), list.as_slice(), "{what} {order:?}: {node} -> {dst}");
+        for dense_limit in [usize::MAX, 0] {
+            let r = Routes::build_with(topo, order, up, false, dense_limit).unwrap();
+            for (rank, dst) in topo.hosts().enumerate() {
+                for (n, list) in want[rank].iter().enumerate() {
+                    let node = NodeId::new(n);
+                    let got = r.next_hops(node, dst);
+                    assert_eq!(got, list.as_slice(), "{what} {order:?} limit {dense_limit}: {node} -> {dst}");
+                }
             }
         }
     }
@@ -282,8 +287,22 @@ fn a_fat_tree_has_one_class_per_edge_switch() {
     assert_eq!(r.n_classes(), 8 * 4);
     // Rows only for the 80 switches: 80 x 32 spans of 8 B (20 KiB) plus a few words per
     // node, where one span per (node, host) took 208 x 128 x 8 B = 208 KiB.
-    assert_eq!(r.spans.len(), 80 * 32);
+    assert_eq!(r.cells.len(), 80 * 32);
     assert!(r.table_bytes() < 208 * 128 * 8 / 5, "{}", r.table_bytes());
+}
+
+#[test]
+fn a_grouped_fat_tree_has_one_column_per_pod() {
+    // Forced to group: the 4 classes of a pod differ only at the pod's 4 edge and 4
+    // aggregation switches, a class of another pod at every core too.
+    let k = 8;
+    let t = fat_tree(k, G100, G100, US).unwrap();
+    let r = Routes::build_with(&t, NeighborOrder::Ascending, &|_| true, true, 0).unwrap();
+    assert_eq!((r.n_classes(), r.n_groups()), (k * k / 2, k));
+    assert_eq!(r.cells.len(), 80 * k);
+    assert_eq!(r.sub.len(), k * k * (k / 2), "pods x their switches x their classes");
+    let dense = Routes::compute(&t, NeighborOrder::Ascending).unwrap();
+    assert!(r.table_bytes() < dense.table_bytes());
 }
 
 #[test]
