@@ -241,14 +241,15 @@ class Scenario:
     # -- seed 000's host model (docs/drum-fabric.md) -------------------------------------------
     def app(self, host: int, dst: int, size: int | list[int], wr_num: int | list[int], count: int | None = None,
             name: str | None = None, think: str | None = None, start: str | None = None,
-            total_bytes: int | None = None) -> "Scenario":
+            total_bytes: int | None = None, size_dist: str | None = None) -> "Scenario":
         """A closed-loop application (`[[app]]`): batches of `wr_num` WQEs of `size` bytes to
         `dst`, the last one signalled; waits for that CQE, thinks, repeats. `size` and `wr_num`
-        take a number or `[lo, hi]` (size log-uniform, wr_num uniform, drawn per batch);
+        take a number or `[lo, hi]` (size log-uniform, or uniform with
+        `size_dist="uniform"`; wr_num uniform; drawn per batch);
         `count` identical instances, each its own connection. Results: `wqes`, `apps`, `drum`."""
         e: dict[str, Any] = {"host": host, "dst": dst, "size": size, "wr_num": wr_num}
         e.update({k: v for k, v in dict(count=count, name=name, think=think, start=start,
-                                         total_bytes=total_bytes).items() if v is not None})
+                                         total_bytes=total_bytes, size_dist=size_dist).items() if v is not None})
         new = copy.deepcopy(self)
         new.spec.setdefault("app", []).append(e)
         return new

@@ -12,7 +12,8 @@
 //! host = 0
 //! dst = 6
 //! count = 10
-//! size = [32, 1048576]    # bytes: a number, or [lo, hi] drawn log-uniform per batch
+//! size = [32, 1048576]    # bytes: a number, or [lo, hi] drawn per batch
+//! size_dist = "log_uniform" # or "uniform": how a size range is drawn
 //! wr_num = [20, 100]      # a number, or [lo, hi] drawn uniform per batch
 //! think = "0ns"
 //! [drum]                  # accepted and ignored under raw and share
@@ -73,6 +74,8 @@ pub struct AppSpec {
     pub name: Option<String>,
     /// Bytes per WQE.
     pub size: NumOrRange,
+    /// `log_uniform` (default) or `uniform`: how a `size` range is drawn.
+    pub size_dist: Option<String>,
     /// WQEs per batch.
     pub wr_num: NumOrRange,
     /// Pause after each batch's CQE (default `"0ns"`).
@@ -139,6 +142,11 @@ pub(super) fn build(
         if let Some(b) = a.total_bytes.filter(|&b| b > crate::workload::MAX_FLOW_BYTES) {
             return bad("total_bytes", crate::workload::too_large(b));
         }
+        let size_uniform = match a.size_dist.as_deref().unwrap_or("log_uniform") {
+            "log_uniform" => false,
+            "uniform" => true,
+            other => return bad("size_dist", format!("unknown size_dist `{other}` (known: log_uniform, uniform)")),
+        };
         let wr = range(a.wr_num, file, &f("wr_num"))?;
         if wr.1 > u32::MAX as u64 {
             return bad("wr_num", format!("{} is too many WQEs per batch", wr.1));
@@ -161,6 +169,7 @@ pub(super) fn build(
                 host: h,
                 dst: d,
                 size,
+                size_uniform,
                 wr_num: (wr.0 as u32, wr.1 as u32),
                 think,
                 start,

@@ -162,21 +162,34 @@ def figure_fig2c(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
 
 
 # -- Test case 1 (Fig. 8) -----------------------------------------------------------------
-def tc1_points(store: Store, runs: pl.DataFrame) -> dict[tuple[str, int], float]:
-    """(mechanism, cc) -> foreground p80 in µs (cc counts the foreground)."""
-    fg = _apps(store, runs).filter(pl.col("name") == "fg")
-    return {(str(m), int(n) + 1): p / 1e3 for m, n, p in fg.select("host.mechanism", "app[1].count", "p80_ct_ns")
-            .iter_rows()}
+#: The background variants of drum_tc1.toml: the main choice first, then the sensitivities.
+TC1_VARIANTS = {"bg": "KV, uniform [32 B, 1 MB], no think", "bg_log": "KV, log-uniform [32 B, 1 MB]",
+                "bg_1k": "1 KB WQE + 50 us think"}
+
+
+def tc1_points(store: Store, runs: pl.DataFrame, bg: str = "bg", by: str = "host.mechanism") \
+        -> dict[tuple[str, int], float]:
+    """(mechanism, cc) -> foreground p80 in µs (cc counts the foreground), for the
+    background variant `bg` (`by` names the column that tells the runs apart)."""
+    ok = runs.filter(pl.col("status") == "ok")
+    if "app[1].name" in ok.columns:
+        ok = ok.filter(pl.col("app[1].name") == bg)
+    fg = _apps(store, ok).filter(pl.col("name") == "fg")
+    return {(str(m), int(n) + 1): p / 1e3 for m, n, p in fg.select(by, "app[1].count", "p80_ct_ns").iter_rows()}
 
 
 def compare_tc1(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
-    pts = tc1_points(store, runs)
-    rows = [_cmp(m.upper(), f"p80 us, cc {cc}", pts.get((m, cc), NAN), FIG8.get((m, cc), NAN))
-            for m in ("raw", "share", "drum") for cc in (20, 50, 100)]
-    d = pts.get(("drum", 100), NAN)
-    rows.append(_cmp("cc 100", "RAW / DRUM (text)", pts.get(("raw", 100), NAN) / d, FIG8_RAW_OVER_DRUM))
-    rows.append(_cmp("cc 100", "RAW / DRUM (numbers)", pts.get(("raw", 100), NAN) / d, 90.4 / 24.0))
-    rows.append(_cmp("cc 100", "SHARE / DRUM", pts.get(("share", 100), NAN) / d, FIG8_SHARE_OVER_DRUM))
+    rows = []
+    for bg, label in TC1_VARIANTS.items():
+        pts = tc1_points(store, runs, bg)
+        if not pts:
+            continue
+        group = "" if bg == "bg" else f"[{label}] "
+        rows += [_cmp(f"{group}{m.upper()}", f"p80 us, cc {cc}", pts.get((m, cc), NAN), FIG8.get((m, cc), NAN))
+                 for m in ("raw", "share", "drum") for cc in (20, 50, 100)]
+        d = pts.get(("drum", 100), NAN)
+        rows.append(_cmp(f"{group}cc 100", "RAW / DRUM (text)", pts.get(("raw", 100), NAN) / d, FIG8_RAW_OVER_DRUM))
+        rows.append(_cmp(f"{group}cc 100", "SHARE / DRUM", pts.get(("share", 100), NAN) / d, FIG8_SHARE_OVER_DRUM))
     return rows
 
 
@@ -185,50 +198,87 @@ def figure_tc1(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
     return _bars(tc1_points(store, store.runs()), FIG8, "32 B WQE p80 completion (µs)", out_dir, "drum_tc1")
 
 
+def compare_tc1_inband(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
+    pts = tc1_points(store, runs, by="drum.control")
+    rows = [_cmp(f"DRUM {c}", f"p80 us, cc {cc}", pts.get((c, cc), NAN), FIG8.get(("drum", cc), NAN))
+            for c in ("local", "in_band") for cc in (20, 50, 100)]
+    for cc in (20, 50, 100):
+        rows.append(_cmp("in_band / local", f"p80, cc {cc}", pts.get(("in_band", cc), NAN) / pts.get(("local", cc), NAN),
+                         NAN))
+    return rows
+
+
+def figure_tc1_inband(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
+    store = Store(sweep_dir)
+    pts = tc1_points(store, store.runs(), by="drum.control")
+    fig, ax = _axes()
+    for c, style in (("local", "-o"), ("in_band", "-s")):
+        ccs = sorted(n for m, n in pts if m == c)
+        ax.plot(ccs, [pts[c, n] for n in ccs], style, label=f"ours, DRUM {c}")
+    ax.plot([20, 50, 100], [FIG8["drum", n] for n in (20, 50, 100)], "k^", label="paper (text), DRUM")
+    ax.set_xlabel("concurrent connections cc")
+    ax.set_ylabel("32 B WQE p80 completion (µs)")
+    return _legend_and_save(fig, out_dir, "drum_tc1_inband")
+
+
 # -- Test case 2 (Fig. 9) -----------------------------------------------------------------
 #: Fig. 9 (text): ms to send 1 MB of 32 B WQEs at cc = 20; ratios at cc = 100.
 FIG9 = {("raw", 20): 53.1, ("share", 20): 82.8, ("drum", 20): 62.9}
 FIG9_RAW_OVER_DRUM, FIG9_SHARE_OVER_DRUM = 3.75, 1.4
-FG_WQES = 1048576 // 32
+
+#: Fig. 7's foreground, made smaller so that runs end (the paper: 1 GB): 16 MB in 1 MB WQEs;
+#: alone it takes its 16 MB of 1 KB packets (48 B of headers each) at 40 Gb/s.
+FG_BIG_BYTES = 16 * 1048576
+FG_BIG_ALONE_MS = FG_BIG_BYTES * 8 * (1024 + 48) / 1024 / 40e9 * 1e3
 
 
-#: Fig. 7's foreground: 1 GB in 1 MB WQEs; alone it takes 1 GB of 1 KB packets at 40 Gb/s.
-FG1G_WQES = 1024
-FG1G_ALONE_MS = 1073741824 * 8 * (1024 + 48) / 1024 / 40e9 * 1e3
-
-
-def tc2_points(store: Store, runs: pl.DataFrame, name: str = "fg") -> dict[tuple[str, int], float]:
-    """(mechanism, cc) -> ms for the foreground `name` (fg: 1 MB of 32 B WQEs; fg1g: 1 GB
-    of 1 MB WQEs) to send everything: measured when it finished, else projected from its
-    WQE rate."""
-    fg = _apps(store, runs).filter(pl.col("name") == name)
-    total = FG_WQES if name == "fg" else FG1G_WQES
+def tc2_points(store: Store, runs: pl.DataFrame, name: str = "fg") -> dict[tuple[str, int], tuple[float, bool]]:
+    """(mechanism, cc) -> (ms, finished) for the foreground `name` (fg: 1 MB of 32 B WQEs;
+    fg16m: 16 MB of 1 MB WQEs): the measured time to its last CQE when it finished, else
+    the time it ran until the run stopped, a lower bound (nothing is projected)."""
+    ok = runs.filter(pl.col("status") == "ok")
+    fg = _apps(store, ok).filter(pl.col("name") == name)
+    ends = dict(ok.select("run_id", "end_time_ps").iter_rows())
     out = {}
-    for m, n, rate, first, done in fg.select("host.mechanism", "app[1].count", "wqe_per_us", "first_post_ns",
-                                             "done_ns").iter_rows():
-        ms = (done - first) / 1e6 if done == done else (total / rate / 1e3 if rate and rate > 0 else NAN)
-        out[(str(m), int(n) + 1)] = ms
+    for rid, m, n, first, done in fg.select("run_id", "host.mechanism", "app[1].count", "first_post_ns",
+                                            "done_ns").iter_rows():
+        finished = done == done
+        ms = ((done if finished else ends[rid] / 1e3) - first) / 1e6
+        out[(str(m), int(n) + 1)] = (ms, finished)
     return out
+
+
+def _bound(label: str, v: tuple[float, bool] | None) -> str:
+    return label if v is None or v[1] else f"{label} (unfinished: >=)"
 
 
 def compare_tc2(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
     pts = tc2_points(store, runs)
-    rows = [_cmp(m.upper(), f"1 MB ms, cc {cc}", pts.get((m, cc), NAN), FIG9.get((m, cc), NAN))
+    get = lambda m, cc: pts.get((m, cc), (NAN, True))[0]  # noqa: E731
+    rows = [_cmp(m.upper(), _bound(f"1 MB ms, cc {cc}", pts.get((m, cc))), get(m, cc), FIG9.get((m, cc), NAN))
             for m in ("raw", "share", "drum") for cc in (20, 50, 100)]
-    d = pts.get(("drum", 100), NAN)
-    rows.append(_cmp("cc 100", "RAW / DRUM", pts.get(("raw", 100), NAN) / d, FIG9_RAW_OVER_DRUM))
-    rows.append(_cmp("cc 100", "SHARE / DRUM", pts.get(("share", 100), NAN) / d, FIG9_SHARE_OVER_DRUM))
-    g = tc2_points(store, runs, "fg1g")
+    d = pts.get(("drum", 100))
+    for m, theirs in (("raw", FIG9_RAW_OVER_DRUM), ("share", FIG9_SHARE_OVER_DRUM)):
+        o = pts.get((m, 100))
+        label = f"{m.upper()} / DRUM"
+        if d is not None and not d[1]:
+            label += " (DRUM unfinished)"
+        elif o is not None and not o[1]:
+            label += " (>=)"
+        rows.append(_cmp("cc 100", label, get(m, 100) / get("drum", 100), theirs))
+    g = tc2_points(store, runs, "fg16m")
     for m in ("raw", "share", "drum"):
         for cc in (20, 100):
-            rows.append(_cmp(f"Fig. 7 {m.upper()}", f"1 GB / alone, cc {cc}", g.get((m, cc), NAN) / FG1G_ALONE_MS,
-                             1.0 if m == "drum" else NAN))
+            v = g.get((m, cc))
+            rows.append(_cmp(f"Fig. 7 {m.upper()}", _bound(f"16 MB / alone, cc {cc}", v),
+                             (v[0] if v else NAN) / FG_BIG_ALONE_MS, 1.0 if m == "drum" else NAN))
     return rows
 
 
 def figure_tc2(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
     store = Store(sweep_dir)
-    return _bars(tc2_points(store, store.runs()), FIG9, "1 MB of 32 B WQEs: completion (ms)", out_dir, "drum_tc2")
+    pts = {k: v[0] for k, v in tc2_points(store, store.runs()).items()}
+    return _bars(pts, FIG9, "1 MB of 32 B WQEs: completion (ms; unfinished: run length)", out_dir, "drum_tc2")
 
 
 # -- Test case 3 (Figs. 10-11) --------------------------------------------------------------
@@ -335,12 +385,20 @@ EXPERIMENTS = [
         "§II-D, Fig. 2c", "the knee at 20 connections (no throughput values printed); UD flat. Miss "
         "penalty 1 us is our choice, so the level past the knee is a prediction", "fig2c"),
     _experiment("drum-tc1", "DRUM test case 1 (Fig. 8): 32 B WQE p80 vs cc, RAW / SHARE / DRUM", "§IV-C, Fig. 8",
-        "the text's p80 values (SHARE given only at cc = 20) and ratios at cc = 100; the background "
-        "workload is our choice (drum_tc1.toml)", "tc1"),
-    _experiment("drum-tc2", "DRUM test case 2 (Figs. 9, 7): 1 MB of 32 B WQEs, and 1 GB of 1 MB WQEs, vs cc",
+        "the text's p80 values (SHARE given only at cc = 20) and ratios at cc = 100. Our choices where "
+        "the paper is silent: the cc - 1 other connections are KV clients, one WQE (wr_num 1) of a size "
+        "uniform in [32 B, 1 MB] each, no think time, written from host 0 to the server (host 6); "
+        "rows in [brackets] move one choice: log-uniform sizes, or 1 KB WQEs with 50 us think time", "tc1"),
+    _experiment("drum-tc1-inband", "DRUM test case 1 with control = in_band (the agents coordinate through "
+        "the fabric) beside control = local", "§IV-A, §IV-C, Fig. 8",
+        "the text's DRUM p80 values; in_band / local has no paper number (the paper's testbed runs its "
+        "coordination, it does not isolate it)", "tc1_inband", by="drum.control"),
+    _experiment("drum-tc2", "DRUM test case 2 (Figs. 9, 7): 1 MB of 32 B WQEs, and 16 MB of 1 MB WQEs, vs cc",
         "§IV-C, Figs. 7 and 9", "the text's 53.1 / 82.8 / 62.9 ms at cc = 20 and its ratios at cc = 100; "
-        "Fig. 7: DRUM's 1 GB 'unaffected by the background' (1.0 x its time alone at line rate). The "
-        "foreground's batch size is our choice; unfinished transfers are projected from their WQE rate", "tc2"),
+        "Fig. 7: DRUM's foreground 'unaffected by the background' (1.0 x its time alone at line rate), "
+        "with 16 MB instead of the paper's 1 GB so that runs end. The foreground's batch size is our "
+        "choice; a transfer unfinished when the run stops is printed as the time it ran (>=, a lower "
+        "bound), never projected", "tc2"),
     _experiment("drum-tc3", "DRUM test case 3 (Figs. 10-11): KV store throughput and latency vs clients",
         "§IV-C, Figs. 10-11", "above 300 connections: DRUM 1.8x SHARE's throughput, SHARE 67.3 % more "
         "latency, DRUM 'mostly' under 18 us (no number: nan); the last rows are ours only, as "
