@@ -21,6 +21,8 @@ pub struct ClosedLoopSpec {
     pub size: (u64, u64),
     /// How a size range is drawn: log-uniform (false, the default) or uniform (true).
     pub size_uniform: bool,
+    /// Transport of its QP: RC (default), UC or UD (`rnic::transport`).
+    pub transport: crate::rnic::transport::Transport,
     /// WQEs per batch: fixed or uniform integer in `[lo, hi]`, drawn per batch.
     pub wr_num: (u32, u32),
     /// Pause between seeing a batch's CQE and posting the next batch.
@@ -161,6 +163,7 @@ mod tests {
                 dst: NodeId(1),
                 size: (32, 1 << 20),
                 size_uniform: uniform,
+                transport: Default::default(),
                 wr_num: (1, 1),
                 think: Time::ZERO,
                 start: Time::ZERO,
@@ -181,6 +184,7 @@ mod tests {
             dst: NodeId(1),
             size: (32, 1 << 20),
             size_uniform: false,
+            transport: Default::default(),
             wr_num: (20, 100),
             think: Time::ZERO,
             start: Time::ZERO,

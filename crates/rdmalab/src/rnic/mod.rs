@@ -5,6 +5,7 @@ pub mod cache;
 pub mod engine;
 pub mod nic;
 pub mod qp;
+pub mod transport;
 
 pub use cache::{FetchMode, QpCache, QpCacheConfig};
 pub use engine::WqeEngine;

@@ -63,6 +63,8 @@ pub struct RxState {
     /// The receiving host's application for this QP ([`AppId::NONE`]: none), told when a
     /// message carrying an application header is placed.
     pub app: AppId,
+    /// UC: the message being received had a gap; its remaining packets are discarded.
+    pub discarding: bool,
 }
 
 impl Default for RxState {
@@ -75,6 +77,7 @@ impl Default for RxState {
             cnp_quiet_until: Time::ZERO,
             msg_start: 0,
             app: AppId::NONE,
+            discarding: false,
         }
     }
 }
@@ -151,6 +154,8 @@ pub struct Qp {
     /// The QP is in the error state: a WR exceeded the retry limit, the rest were flushed,
     /// nothing is sent until the application reconnects it.
     pub error: bool,
+    /// RC (default), UC or UD (`rnic::transport`).
+    pub transport: crate::rnic::transport::Transport,
 }
 
 impl Qp {
@@ -190,6 +195,7 @@ impl Qp {
             retries: 0,
             rewinds: 0,
             error: false,
+            transport: crate::rnic::transport::Transport::Rc,
         }
     }
 

@@ -385,6 +385,7 @@ impl ScenarioSpec {
             file,
             &topology,
             self.stop_time.as_deref(),
+            config.mtu,
         )?;
         let mut s = Scenario { topology, flows, apps, tenants: tenants.names(), config, multipath: mp, host_model };
         s.config.input_warnings = limits::check(self, &s, file)?;

@@ -33,5 +33,6 @@ mod sampling;
 mod scale;
 mod sim;
 mod switch_models;
+mod transport;
 mod virtuoso;
 mod virtuoso_lossy;

@@ -44,7 +44,7 @@ impl Simulation {
         m.agent_of.push((ag, agents[ag.idx()].apps.len() as u32));
         agents[ag.idx()].apps.push(i);
         if !m.shared_qp[ag.idx()].iter().any(|&(d, _)| d == s.dst) {
-            let q = self.host_qp(s.host, s.dst);
+            let q = self.host_qp(s.host, s.dst, s.transport);
             m.shared_qp[ag.idx()].push((s.dst, q));
         }
     }

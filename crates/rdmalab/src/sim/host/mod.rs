@@ -105,6 +105,7 @@ impl Simulation {
             finished: false,
             tenant: f.tenant,
             gen,
+            transport: f.transport,
             ..Qp::placeholder()
         };
         if self.opens_while_running(slot.is_some()) {

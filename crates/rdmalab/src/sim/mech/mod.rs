@@ -14,3 +14,4 @@ pub(crate) mod iofd;
 pub(crate) mod port_buffers;
 pub(crate) mod retry;
 pub(crate) mod tenancy;
+pub(crate) mod transport;
