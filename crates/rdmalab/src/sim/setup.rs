@@ -163,11 +163,12 @@ impl Simulation {
         if sim.cfg.threads.is_some() {
             sim.use_origin_order();
             // Flow `i`'s QP is slot `i` in every partition (the receiver's state lives there;
-            // its tenant, which the receiver meters, is known from the flow list).
+            // its tenant, which the receiver meters, and its transport are known from the
+            // flow list).
             sim.qps = sim
                 .flows
                 .iter()
-                .map(|f| crate::rnic::Qp { tenant: f.tenant, ..crate::rnic::Qp::placeholder() })
+                .map(|f| crate::rnic::Qp { tenant: f.tenant, transport: f.transport, ..crate::rnic::Qp::placeholder() })
                 .collect();
             // Every partition names a packet's flow in its trace, the sender's or not.
             sim.qp_flow = (0..sim.flows.len()).map(FlowId::new).collect();

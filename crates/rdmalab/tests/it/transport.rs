@@ -95,3 +95,33 @@ fn ud_is_one_context_for_every_destination_and_one_mtu_per_datagram() {
     let err = fixtures::build_error(&format!("{}[[traffic]]\nkind = \"flows\"\ntransport = \"xx\"\nflows = []\n", star(false)), "t.toml");
     assert!(err.contains("transport") && err.contains("rc, uc, ud"), "{err}");
 }
+
+/// UC and UD flows across pods of a k = 4 fat tree into small lossy buffers: the same FCT
+/// file and the same lost messages for 1, 2 and 4 threads (the parallel engine's cut).
+#[test]
+fn lossy_uc_and_ud_runs_are_the_same_for_any_thread_count() {
+    use rdmalab::formats::fct::write_fct;
+    use rdmalab::sim::parallel::Runner;
+    let run = |threads: u32| {
+        let text = "seed = 5\n[topology]\nkind = \"fat_tree\"\nk = 4\n\
+            [[traffic]]\nkind = \"incast\"\ntransport = \"uc\"\nsenders = [4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]\n\
+            receiver = 0\nsize = 100000\nstart = \"10us\"\n\
+            [[traffic]]\nkind = \"incast\"\ntransport = \"ud\"\nsenders = [0, 1, 2, 3]\nreceiver = 12\nsize = 100000\n\
+            start = \"10us\"\n[fabric]\ncc = \"none\"\nbuffer_mb = 0.3\nlossless = false\n";
+        let mut s = fixtures::scenario(text, "lossy_uc.toml");
+        s.config.threads = Some(threads);
+        let mut r = Runner::new(s).expect("builds");
+        r.run_to_end();
+        let res = r.results().expect("bytes conserved");
+        let mut fct = Vec::new();
+        write_fct(&mut fct, &res.records).unwrap();
+        (String::from_utf8(fct).unwrap(), res.counters.messages_lost, res.counters.drops, res.counters.payload_bytes_delivered)
+    };
+    let one = run(1);
+    assert!(one.2 > 100 && one.1 > 0, "the incast overflows the buffers and loses UC messages: {:?}", (one.1, one.2));
+    for threads in [2, 4] {
+        let many = run(threads);
+        assert_eq!((one.1, one.2, one.3), (many.1, many.2, many.3), "counters differ with {threads} threads");
+        assert!(one.0 == many.0, "FCT file differs with {threads} threads");
+    }
+}

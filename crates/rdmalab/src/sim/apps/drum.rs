@@ -65,7 +65,11 @@ impl Simulation {
                 (lo as f64 + hi as f64) / 2.0
             };
             let a0: Vec<f64> = ag.apps.iter().map(|&i| 1.0 / mean_wr(i)).collect();
-            let ag = DrumAgent::new(drum, ag.apps, a0, cfg.wqe_cost, cfg.poll_cost);
+            let mut ag = DrumAgent::new(drum, ag.apps, a0, cfg.wqe_cost, cfg.poll_cost);
+            // The active set is the host's own data: hold it from the start, before a
+            // coupled control's first allocation arrives (else every application would
+            // post on a dedicated QP until then and thrash the QP-context cache).
+            ag.active = ag.active_set().to_mask(1, ag.apps.len());
             let id = self.apps.add(AppKind::DrumAgent(AgentId::new(a)), AppState::DrumAgent(ag));
             m.agent_ids.push(id);
             if spec.drum.control == Control::Local {
