@@ -56,8 +56,9 @@ impl Simulation {
         let entries = self.cfg.qp_cache.map(|c| c.entries);
         let cfg = spec.host;
         for (a, ag) in agents.into_iter().enumerate() {
-            // Dedicated QPs plus the shared ones must fit the QP-context cache.
-            let shared = m.shared_qp[a].len() as u32;
+            // Dedicated QPs plus the shared ones (and in band the control connection to the
+            // coordinator) must fit the QP-context cache.
+            let shared = m.shared_qp[a].len() as u32 + (spec.drum.control == Control::InBand) as u32;
             let k = entries.map_or(spec.drum.k, |e| spec.drum.k.min(e.saturating_sub(shared).max(1)));
             let drum = crate::app::host_model::DrumConfig { k, ..spec.drum };
             let mean_wr = |i: u32| {
