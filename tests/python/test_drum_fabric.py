@@ -200,3 +200,16 @@ def test_drum_convergence_quick_runs_the_solver_at_the_paper_sizes(tmp_path, cap
         assert rows[(f"n={n} m={m}", "ADMM its to 99.5 %")] <= 20
         assert rows[(f"n={n} m={m}", "DD loss after 60")] > 0.005
     assert (tmp_path / "o" / "figures" / "drum_convergence_100x50.png").is_file()
+
+
+def test_transport_and_size_dist_are_reachable_from_the_builders():
+    sc = (Scenario.star(3).with_fabric(mtu=1024)
+          .flow(0, 1, 102400, transport="uc")
+          .app(0, 2, size=[32, 1024], wr_num=1, size_dist="uniform", transport="ud", total_bytes=8192))
+    text = sc.to_toml()
+    assert 'transport = "uc"' in text and 'transport = "ud"' in text and 'size_dist = "uniform"' in text
+    res = rdmalab.run(sc, progress=False)
+    assert res.counters["messages_lost"] == 0 and res.stop_reason == "finished"
+    with pytest.raises(ValueError, match=re.escape("field `app[0].size`")):
+        rdmalab.run(Scenario.star(3).with_fabric(mtu=1024).app(0, 2, size=4096, wr_num=1, transport="ud",
+                                                              total_bytes=8192), progress=False)
