@@ -36,13 +36,17 @@ def run_convergence(out: Path, quick: bool) -> list[Comparison]:
     rows = []
     for n, m in QUICK_SIZES if quick else SIZES:
         inst = paper_instance(n, m, 20, 0.5, 1.0, 1)
-        admm = inst.solve(rho=0.3, tol=1e-9, max_iter=2000)
+        # The largest size (5e7 variables, about 1.7 GB and seconds per iteration) runs 60
+        # iterations, where the gap is below 1e-5 (FORMULATION.md §4.6), and takes its last
+        # feasible objective as p*; the others run to 1e-9.
+        big = n * m > 10**6
+        admm = inst.solve(rho=0.3, tol=1e-9, max_iter=60 if big else 2000)
         p_star = admm.objective
         dd = inst.solve(method="dd", dd_iterations=DD_ITERATIONS)
         it995 = iterations_to(admm.history["objective"], p_star, 0.995)
         group = f"n={n} m={m}"
         rows.append(Comparison(group, "ADMM its to 99.5 %", float(it995 or np.nan), PAPER_ITERATIONS[n, m]))
-        rows.append(Comparison(group, "ADMM its to 1e-9", float(admm.iterations), np.nan))
+        rows.append(Comparison(group, "ADMM its run" if big else "ADMM its to 1e-9", float(admm.iterations), np.nan))
         loss = float(gap([dd.objective], p_star)[0])
         rows.append(Comparison(group, f"DD loss after {DD_ITERATIONS}", loss, PAPER_DD_LOSS))
         rows.append(Comparison(group, "DD its to 99.5 %",
@@ -59,7 +63,7 @@ EXPERIMENTS = [
         theirs="'< 20 iterations' (17 at n = 1000, m = 500) to 99.5 % of the optimum; DD 69.3 % below "
         "after 60 iterations. Ours: the sound (P) (linear budgets, per-(host, app) duals), rho = 0.3 "
         "(the paper's 1e-3 is not scale-free), DD on the same (P) with the paper's step 1e-3/sqrt(k) "
-        "(the paper's DD solved a different model); loss = (p* - DD's best feasible) / |p*|. Quick: "
-        "the two smaller sizes",
+        "(the paper's DD solved a different model); loss = (p* - DD's best feasible) / |p*|. At 10000 x 5000 "
+        "ADMM runs 60 iterations and p* is its last feasible objective. Quick: the two smaller sizes",
         solve=run_convergence),
 ]
