@@ -16,35 +16,7 @@ use crate::fabric::Packet;
 use crate::ids::{NicId, QpId};
 use crate::rnic::qp::RxState;
 
-/// A QP's transport service.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Transport {
-    /// Reliable connection (ACKs, retransmission): the default.
-    #[default]
-    Rc,
-    /// Unreliable connection: in-order, no ACK, a lost packet loses its message.
-    Uc,
-    /// Unreliable datagram: one-MTU messages, no ACK, one context for every destination.
-    Ud,
-}
-
-impl Transport {
-    /// From the TOML spelling.
-    pub fn parse(s: &str) -> Result<Transport, String> {
-        match s {
-            "rc" => Ok(Transport::Rc),
-            "uc" => Ok(Transport::Uc),
-            "ud" => Ok(Transport::Ud),
-            other => Err(format!("unknown transport `{other}` (known: rc, uc, ud)")),
-        }
-    }
-
-    /// RC: ACKs, NACKs, retransmission and the retransmission timer.
-    #[inline]
-    pub fn reliable(self) -> bool {
-        self == Transport::Rc
-    }
-}
+pub use crate::fabric::transport::Transport;
 
 /// The QP-context cache entry a QP uses: its own, or for UD the NIC's one datagram context
 /// (numbered from the top of the id space, where no QP slot reaches).

@@ -46,13 +46,13 @@ pub struct FlowSpec {
     /// at `start` and closed when it completes).
     pub app: AppId,
     /// The QP's transport: RC (default), UC or UD.
-    pub transport: crate::rnic::transport::Transport,
+    pub transport: crate::fabric::transport::Transport,
 }
 
 impl FlowSpec {
     /// A flow with the reference's defaults (pg 3, dport 100, automatic sport).
     pub fn new(src: NodeId, dst: NodeId, size: u64, start: Time) -> FlowSpec {
         FlowSpec { src, dst, pg: 3, dport: 100, size, start, sport: None, src_ip: None, tenant: 0, app: AppId::NONE,
-                   transport: crate::rnic::transport::Transport::Rc }
+                   transport: crate::fabric::transport::Transport::Rc }
     }
 }
