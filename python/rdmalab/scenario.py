@@ -150,21 +150,23 @@ class Scenario:
 
     def poisson(self, cdf: str, load: float, duration: str, start: str = "0ns",
                 hosts: list[int] | None = None, tenant: str | None = None,
-                split: dict[str, Any] | None = None, pg: int | None = None) -> "Scenario":
+                split: dict[str, Any] | None = None, pg: int | None = None,
+                transport: str | None = None) -> "Scenario":
         """Per-host Poisson arrivals, sizes from `cdf` (`fb_hadoop`, `web_search` or a file).
         `split = {"min_size", "piece", "gap", "tenant"}` cuts long flows into pieces on their
         own QPs (seed 002 §IV-B)."""
         e: dict[str, Any] = {"kind": "poisson", "cdf": cdf, "load": load, "duration": duration, "start": start}
-        return self._add_with(e, hosts=hosts, tenant=tenant, split=split, pg=pg)
+        return self._add_with(e, hosts=hosts, tenant=tenant, split=split, pg=pg, transport=transport)
 
     def incast(self, senders: list[int], receiver: int, size: int, start: str = "0ns",
-               tenant: str | None = None, pg: int | None = None) -> "Scenario":
+               tenant: str | None = None, pg: int | None = None, transport: str | None = None) -> "Scenario":
         return self._add_with({"kind": "incast", "senders": senders, "receiver": receiver, "size": size,
-                               "start": start}, tenant=tenant, pg=pg)
+                               "start": start}, tenant=tenant, pg=pg, transport=transport)
 
     def incast_rounds(self, senders: list[int], receiver: int, size: int, period: str, rounds: int,
                       jitter: str = "0ns", start: str = "0ns", tenant: str | None = None,
-                      pg: int | None = None, stagger: str | None = None, piece: int | None = None) -> "Scenario":
+                      pg: int | None = None, stagger: str | None = None, piece: int | None = None,
+                      transport: str | None = None) -> "Scenario":
         """`rounds` incasts, one every `period`, each sender starting U(0, jitter) into its round.
         `stagger = "serial" | "paced"`: seed 004's application-layer DASR (the aggregator grants
         one sender at a time; or each message in `piece`-byte pieces held to 1/n of the link)."""
@@ -174,20 +176,20 @@ class Scenario:
             e["stagger"] = stagger
         if piece is not None:
             e["piece"] = piece
-        return self._add_with(e, tenant=tenant, pg=pg)
+        return self._add_with(e, tenant=tenant, pg=pg, transport=transport)
 
     def permutation(self, size: int, start: str = "0ns", hosts: list[int] | None = None,
-                    tenant: str | None = None, pg: int | None = None) -> "Scenario":
+                    tenant: str | None = None, pg: int | None = None, transport: str | None = None) -> "Scenario":
         return self._add_with({"kind": "permutation", "size": size, "start": start}, hosts=hosts, tenant=tenant,
-                              pg=pg)
+                              pg=pg, transport=transport)
 
     def random_pairs(self, count: int, size: int, start: str = "0ns", window: str = "0ns",
                      hosts: list[int] | None = None, tenant: str | None = None,
-                     pg: int | None = None) -> "Scenario":
+                     pg: int | None = None, transport: str | None = None) -> "Scenario":
         """`count` flows of `size` bytes between uniformly random host pairs, starting
         uniformly in [start, start + window]."""
         e: dict[str, Any] = {"kind": "random_pairs", "count": count, "size": size, "start": start, "window": window}
-        return self._add_with(e, hosts=hosts, tenant=tenant, pg=pg)
+        return self._add_with(e, hosts=hosts, tenant=tenant, pg=pg, transport=transport)
 
     def multipath(self, messages: list[dict[str, Any]], **fields: Any) -> "Scenario":
         """Messages cut into chunks over several QPs per connection (seed 001). `messages`:
@@ -202,19 +204,22 @@ class Scenario:
         `Results.chunks`, `Results.paths`."""
         return self._add({"kind": "multipath", **fields, "messages": [dict(m) for m in messages]})
 
-    def flows(self, flows: list[dict[str, Any]], tenant: str | None = None, pg: int | None = None) -> "Scenario":
+    def flows(self, flows: list[dict[str, Any]], tenant: str | None = None, pg: int | None = None,
+              transport: str | None = None) -> "Scenario":
         """One `kind = "flows"` entry: explicit flows, each a dict of src, dst, size and
         optionally start, pg (its traffic class, winning over the entry's `pg`), dport, sport
-        and src_ip_index (which of the source's addresses, see `with_ips_per_host`)."""
-        return self._add_with({"kind": "flows", "flows": [dict(f) for f in flows]}, tenant=tenant, pg=pg)
+        and src_ip_index (which of the source's addresses, see `with_ips_per_host`);
+        `transport`: rc (default) | uc | ud."""
+        return self._add_with({"kind": "flows", "flows": [dict(f) for f in flows]}, tenant=tenant, pg=pg,
+                              transport=transport)
 
     def flow(self, src: int, dst: int, size: int, start: str = "0ns", tenant: str | None = None,
-             **extra: Any) -> "Scenario":
+             transport: str | None = None, **extra: Any) -> "Scenario":
         """One explicit flow (extra: pg, the traffic class, default 3; dport, sport,
         src_ip_index: which of the source host's addresses it sends from, see
-        `with_ips_per_host`)."""
+        `with_ips_per_host`). `transport`: rc (default) | uc | ud, as on every traffic kind."""
         return self._add_with({"kind": "flows", "flows": [{"src": src, "dst": dst, "size": size, "start": start,
-                                                           **extra}]}, tenant=tenant)
+                                                           **extra}]}, tenant=tenant, transport=transport)
 
     # -- tenants and seed 002's attacks ---------------------------------------------------
     def tenant(self, name: str, hosts: list[int]) -> "Scenario":
@@ -246,27 +251,34 @@ class Scenario:
                                "interval": interval, "until": until, "parallel": parallel, "start": start},
                               tenant=tenant, pg=pg)
 
-    def hpcc_flow_file(self, path: str | Path, tenant: str | None = None, pg: int | None = None) -> "Scenario":
+    def hpcc_flow_file(self, path: str | Path, tenant: str | None = None, pg: int | None = None,
+                       transport: str | None = None) -> "Scenario":
         """An ns-3 HPCC flow file (`kind = "hpcc_flow_file"`); `pg` replaces every line's own class."""
-        return self._add_with({"kind": "hpcc_flow_file", "path": str(Path(path).resolve())}, tenant=tenant, pg=pg)
+        return self._add_with({"kind": "hpcc_flow_file", "path": str(Path(path).resolve())}, tenant=tenant, pg=pg,
+                              transport=transport)
 
     #: The name `hpcc_flow_file` had first.
     hpcc_flows = hpcc_flow_file
 
-    def htsim_cm(self, path: str | Path, tenant: str | None = None, pg: int | None = None) -> "Scenario":
-        return self._add_with({"kind": "htsim_cm", "path": str(Path(path).resolve())}, tenant=tenant, pg=pg)
+    def htsim_cm(self, path: str | Path, tenant: str | None = None, pg: int | None = None,
+                 transport: str | None = None) -> "Scenario":
+        return self._add_with({"kind": "htsim_cm", "path": str(Path(path).resolve())}, tenant=tenant, pg=pg,
+                              transport=transport)
 
     # -- seed 000's host model (docs/drum-fabric.md) -------------------------------------------
     def app(self, host: int, dst: int, size: int | list[int], wr_num: int | list[int], count: int | None = None,
             name: str | None = None, think: str | None = None, start: str | None = None,
-            total_bytes: int | None = None) -> "Scenario":
+            total_bytes: int | None = None, size_dist: str | None = None,
+            transport: str | None = None) -> "Scenario":
         """A closed-loop application (`[[app]]`): batches of `wr_num` WQEs of `size` bytes to
         `dst`, the last one signalled; waits for that CQE, thinks, repeats. `size` and `wr_num`
-        take a number or `[lo, hi]` (size log-uniform, wr_num uniform, drawn per batch);
+        take a number or `[lo, hi]` (size log-uniform, or uniform with
+        `size_dist="uniform"`; wr_num uniform; drawn per batch);
         `count` identical instances, each its own connection. Results: `wqes`, `apps`, `drum`."""
         e: dict[str, Any] = {"host": host, "dst": dst, "size": size, "wr_num": wr_num}
         e.update({k: v for k, v in dict(count=count, name=name, think=think, start=start,
-                                         total_bytes=total_bytes).items() if v is not None})
+                                         total_bytes=total_bytes, size_dist=size_dist,
+                                         transport=transport).items() if v is not None})
         new = copy.deepcopy(self)
         new.spec.setdefault("app", []).append(e)
         return new

@@ -100,6 +100,7 @@ fn counter_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict
         ("reroutes", c.reroutes),
         ("qp_cache_hits", c.qp_cache_hits),
         ("qp_cache_misses", c.qp_cache_misses),
+        ("messages_lost", c.messages_lost),
         ("deflections", c.deflections),
         ("resequenced", c.resequenced),
         ("reseq_escapes", c.reseq_escapes),

@@ -132,6 +132,9 @@ def cmd_repro_list(args: argparse.Namespace) -> int:
     for exp in REGISTRY.values():
         print(f"{exp.name:<20} {exp.title}")
         print(f"{'':<20} {exp.citation}")
+        if exp.solve is not None:
+            print(f"{'':<20} no sweep: solves instances")
+            continue
         print(f"{'':<20} sweep {exp.sweep_path().name}" + (f", quick {exp.quick}" if exp.quick else "")
               + (f"; needs CC {', '.join(exp.needs_cc)}" if exp.needs_cc else ""))
     return 0
@@ -143,8 +146,13 @@ def cmd_repro_run(args: argparse.Namespace) -> int:
     from rdmalab.experiments.figures import plot_sweep
 
     exp = repro.get(args.name)
-    sweep = Sweep.from_file(exp.sweep_path(args.quick))
     out = args.out or f"out/repro/{exp.name}{'-quick' if args.quick else ''}"
+    if exp.solve is not None:
+        rows = exp.solve(Path(out), args.quick)
+        print("\n".join(repro.rows_table(exp, rows)))
+        print(f"figures in {Path(out) / 'figures'}")
+        return 0
+    sweep = Sweep.from_file(exp.sweep_path(args.quick))
     report = _run(sweep, out, args)
     if report.ok + report.skipped == 0:
         print("no run succeeded: nothing to plot or compare", file=sys.stderr)

@@ -17,8 +17,12 @@ pub struct ClosedLoopSpec {
     pub host: NodeId,
     /// Host its connection goes to.
     pub dst: NodeId,
-    /// WQE size in bytes: fixed (`lo == hi`) or log-uniform in `[lo, hi]`, drawn per batch.
+    /// WQE size in bytes: fixed (`lo == hi`) or drawn per batch in `[lo, hi]` by `size_dist`.
     pub size: (u64, u64),
+    /// How a size range is drawn: log-uniform (false, the default) or uniform (true).
+    pub size_uniform: bool,
+    /// Transport of its QP: RC (default), UC or UD (`rnic::transport`).
+    pub transport: crate::rnic::transport::Transport,
     /// WQEs per batch: fixed or uniform integer in `[lo, hi]`, drawn per batch.
     pub wr_num: (u32, u32),
     /// Pause between seeing a batch's CQE and posting the next batch.
@@ -95,15 +99,21 @@ impl ClosedLoop {
     }
 
     /// Draws the next batch's (wr_num, size), or `None` once `total_bytes` is posted.
-    /// Size is log-uniform (WQE sizes of KV traffic span decades, §IV-B), wr_num uniform.
+    /// Size is log-uniform by default (WQE sizes of KV traffic span decades, §IV-B) or
+    /// uniform (`size_dist = "uniform"`: the paper's "random data size ranging between
+    /// [32B, 1MB]" read literally); wr_num uniform.
     pub fn next_batch(&mut self) -> Option<(u32, u64)> {
         let (lo, hi) = self.spec.size;
         let size = if lo == hi {
             lo
         } else {
             let u: f64 = self.rng.gen();
-            ((lo as f64).ln() + u * ((hi as f64).ln() - (lo as f64).ln())).exp().round().clamp(lo as f64, hi as f64)
-                as u64
+            let v = if self.spec.size_uniform {
+                lo as f64 + u * (hi - lo) as f64
+            } else {
+                ((lo as f64).ln() + u * ((hi as f64).ln() - (lo as f64).ln())).exp()
+            };
+            v.round().clamp(lo as f64, hi as f64) as u64
         };
         let (wl, wh) = self.spec.wr_num;
         let mut wr = if wl == wh { wl } else { self.rng.gen_range(wl..=wh) };
@@ -141,6 +151,31 @@ mod tests {
         assert_eq!(poll_sees(Time(50), Time(0), p), Time(150), "one poll at least");
     }
 
+    /// The two size laws against their closed-form means over [32 B, 1 MB]: uniform
+    /// (lo + hi)/2, log-uniform (hi − lo)/ln(hi/lo).
+    #[test]
+    fn size_laws_have_their_means() {
+        let (lo, hi) = (32.0f64, (1u64 << 20) as f64);
+        for (uniform, want) in [(true, (lo + hi) / 2.0), (false, (hi - lo) / (hi / lo).ln())] {
+            let spec = ClosedLoopSpec {
+                name: "a".into(),
+                host: NodeId(0),
+                dst: NodeId(1),
+                size: (32, 1 << 20),
+                size_uniform: uniform,
+                transport: Default::default(),
+                wr_num: (1, 1),
+                think: Time::ZERO,
+                start: Time::ZERO,
+                total_bytes: None,
+            };
+            let mut a = ClosedLoop::new(spec, crate::engine::stream(7, crate::engine::StreamKind::Other, 0), QpId(0));
+            let n = 20_000;
+            let mean = (0..n).map(|_| a.next_batch().unwrap().1 as f64).sum::<f64>() / n as f64;
+            assert!((mean / want - 1.0).abs() < 0.03, "uniform {uniform}: mean {mean} want {want}");
+        }
+    }
+
     #[test]
     fn sizes_stay_in_range_and_total_cuts_the_last_batch() {
         let spec = ClosedLoopSpec {
@@ -148,6 +183,8 @@ mod tests {
             host: NodeId(0),
             dst: NodeId(1),
             size: (32, 1 << 20),
+            size_uniform: false,
+            transport: Default::default(),
             wr_num: (20, 100),
             think: Time::ZERO,
             start: Time::ZERO,

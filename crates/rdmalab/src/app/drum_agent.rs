@@ -306,6 +306,43 @@ mod tests {
         assert!(first[0] <= 11, "an idle queue must not catch up in a burst: {first:?}");
     }
 
+    /// Work conservation (docs/drum-fabric.md §3, "release"): an application below its
+    /// share x̂_j is released at the scheduler's next release slot, whatever the others
+    /// have queued; one above its share gets its share and no more.
+    #[test]
+    fn an_application_below_its_share_is_released_next() {
+        let cfg = DrumConfig { iterations: 0, ..DrumConfig::default() };
+        let m = 10;
+        let mut ag = DrumAgent::new(cfg, (0..m).collect(), vec![1.0; m as usize], Time::from_ns(680), Time::from_ns(100));
+        ag.control(Time::ZERO, 0.0);
+        for j in 1..m as usize {
+            ag.submit(j, 10_000, 1024);
+        }
+        // The foreground (app 0) posts one WQE every 25 slots: below its share of 1 in 10.
+        let mut waits = Vec::new();
+        for round in 0..40 {
+            for _ in 0..25 {
+                assert_ne!(ag.release_one().unwrap().0, 0, "nothing of app 0 is queued");
+            }
+            ag.submit(0, 1, 32);
+            let mut wait = 0;
+            while ag.release_one().unwrap().0 != 0 {
+                wait += 1;
+            }
+            waits.push((round, wait));
+        }
+        assert!(waits.iter().all(|&(_, w)| w == 0), "released at the next slot: {waits:?}");
+        // Above its share (re-posting at once after each release) it gets 1 in 10.
+        let mut fg = 0;
+        for _ in 0..1000 {
+            if ag.backlog[0].0 == 0 {
+                ag.submit(0, 1, 32);
+            }
+            fg += (ag.release_one().unwrap().0 == 0) as u32;
+        }
+        assert!((99..=101).contains(&fg), "its share of 1000 slots: {fg}");
+    }
+
     #[test]
     fn zero_iterations_keep_equal_rates() {
         let cfg = DrumConfig { iterations: 0, ..DrumConfig::default() };

@@ -15,6 +15,7 @@ pub mod packet;
 pub mod pool;
 pub mod port;
 pub mod resequencer;
+pub mod transport;
 pub mod txclock;
 pub mod wire;
 

@@ -7,6 +7,7 @@ pub mod engine;
 pub mod irn;
 pub mod nic;
 pub mod qp;
+pub mod transport;
 
 pub use cache::{FetchMode, QpCache, QpCacheConfig};
 pub use engine::WqeEngine;

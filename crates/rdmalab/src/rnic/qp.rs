@@ -66,6 +66,8 @@ pub struct RxState {
     /// The plain flow this QP carries ([`FlowId::NONE`]: an application's QP), for the
     /// receiver's per-flow counts (out-of-order arrivals, CNPs by cause).
     pub flow: FlowId,
+    /// UC: the message being received had a gap; its remaining packets are discarded.
+    pub discarding: bool,
 }
 
 impl Default for RxState {
@@ -79,6 +81,7 @@ impl Default for RxState {
             msg_start: 0,
             app: AppId::NONE,
             flow: FlowId::NONE,
+            discarding: false,
         }
     }
 }
@@ -162,6 +165,8 @@ pub struct Qp {
     /// The QP is in the error state: a WR exceeded the retry limit, the rest were flushed,
     /// nothing is sent until the application reconnects it.
     pub error: bool,
+    /// RC (default), UC or UD (`rnic::transport`).
+    pub transport: crate::rnic::transport::Transport,
 }
 
 impl Qp {
@@ -204,6 +209,7 @@ impl Qp {
             retx_packets: 0,
             nacks: 0,
             error: false,
+            transport: crate::rnic::transport::Transport::Rc,
         }
     }
 

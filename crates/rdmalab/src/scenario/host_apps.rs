@@ -12,7 +12,9 @@
 //! host = 0
 //! dst = 6
 //! count = 10
-//! size = [32, 1048576]    # bytes: a number, or [lo, hi] drawn log-uniform per batch
+//! size = [32, 1048576]    # bytes: a number, or [lo, hi] drawn per batch
+//! size_dist = "log_uniform" # or "uniform": how a size range is drawn
+//! transport = "rc"        # rc | uc | ud (ud: size at most one MTU)
 //! wr_num = [20, 100]      # a number, or [lo, hi] drawn uniform per batch
 //! think = "0ns"
 //! [drum]                  # accepted and ignored under raw and share
@@ -28,6 +30,7 @@ use super::{check_host, field_time};
 use crate::app::closed_loop::ClosedLoopSpec;
 use crate::app::host_model::{Control, DrumConfig, HostConfig, HostModelSpec, Mechanism};
 use crate::error::{Error, Result};
+use crate::rnic::transport::Transport;
 use crate::topology::Topology;
 use crate::units::Time;
 
@@ -73,6 +76,10 @@ pub struct AppSpec {
     pub name: Option<String>,
     /// Bytes per WQE.
     pub size: NumOrRange,
+    /// `log_uniform` (default) or `uniform`: how a `size` range is drawn.
+    pub size_dist: Option<String>,
+    /// `rc` (default), `uc` or `ud`: the transport of its QP (UD: `size` at most one MTU).
+    pub transport: Option<String>,
     /// WQEs per batch.
     pub wr_num: NumOrRange,
     /// Pause after each batch's CQE (default `"0ns"`).
@@ -113,6 +120,7 @@ pub(super) fn build(
     file: &Path,
     topo: &Topology,
     stop: Option<&str>,
+    mtu: u32,
 ) -> Result<Option<HostModelSpec>> {
     let hc = host_config(host.cloned().unwrap_or_default(), file)?;
     let dc = drum_config(drum.cloned().unwrap_or_default(), file)?;
@@ -139,6 +147,18 @@ pub(super) fn build(
         if let Some(b) = a.total_bytes.filter(|&b| b > crate::workload::MAX_FLOW_BYTES) {
             return bad("total_bytes", crate::workload::too_large(b));
         }
+        let size_uniform = match a.size_dist.as_deref().unwrap_or("log_uniform") {
+            "log_uniform" => false,
+            "uniform" => true,
+            other => return bad("size_dist", format!("unknown size_dist `{other}` (known: log_uniform, uniform)")),
+        };
+        let transport = match Transport::parse(a.transport.as_deref().unwrap_or("rc")) {
+            Ok(t) => t,
+            Err(m) => return bad("transport", m),
+        };
+        if transport == Transport::Ud && size.1 > mtu as u64 {
+            return bad("size", format!("a UD datagram carries at most one MTU ({mtu} B), not {} B", size.1));
+        }
         let wr = range(a.wr_num, file, &f("wr_num"))?;
         if wr.1 > u32::MAX as u64 {
             return bad("wr_num", format!("{} is too many WQEs per batch", wr.1));
@@ -161,6 +181,8 @@ pub(super) fn build(
                 host: h,
                 dst: d,
                 size,
+                size_uniform,
+                transport,
                 wr_num: (wr.0 as u32, wr.1 as u32),
                 think,
                 start,

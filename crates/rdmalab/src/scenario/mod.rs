@@ -387,6 +387,7 @@ impl ScenarioSpec {
             file,
             &topology,
             self.stop_time.as_deref(),
+            config.mtu,
         )?;
         let mut s = Scenario { topology, flows, apps, tenants: tenants.names(), config, multipath: mp, host_model };
         irn::check_plain_flows(&s, file)?;

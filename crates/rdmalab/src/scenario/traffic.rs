@@ -7,6 +7,7 @@ use serde::Deserialize;
 use super::{attack_traffic, check_host, field_time, locate, multipath, tenants, FB_HADOOP_CDF, WEB_SEARCH_CDF};
 use crate::error::{Error, Result};
 use crate::ids::NodeId;
+use crate::rnic::transport::Transport;
 use crate::topology::Topology;
 use crate::workload::cdf::SizeCdf;
 use crate::workload::{generators, FlowSpec};
@@ -52,6 +53,8 @@ pub enum TrafficSpec {
         pg: Option<u8>,
         /// Cut long flows into pieces on their own QPs (seed 002 §IV-B).
         split: Option<attack_traffic::SplitSpec>,
+        /// Transport of its flows' QPs: `rc` (default), `uc` or `ud` (`rnic::transport`).
+        transport: Option<String>,
     },
     /// Many senders, one receiver, all at once.
     Incast {
@@ -68,6 +71,8 @@ pub enum TrafficSpec {
         tenant: Option<String>,
         /// Priority class of its flows (1..7, default 3).
         pg: Option<u8>,
+        /// Transport of its flows' QPs: `rc` (default), `uc` or `ud` (`rnic::transport`).
+        transport: Option<String>,
     },
     /// Repeated incasts (seed 004's testbed): every `period`, each sender starts a `size`-byte
     /// flow to `receiver` after a U(0, `jitter`) delay; `rounds` times.
@@ -97,6 +102,8 @@ pub enum TrafficSpec {
         stagger: Stagger,
         /// `stagger = "paced"`: bytes per posted piece (default 4096).
         piece: Option<u64>,
+        /// Transport of its flows' QPs: `rc` (default), `uc` or `ud` (`rnic::transport`).
+        transport: Option<String>,
     },
     /// Every host sends to one other host and receives from one.
     Permutation {
@@ -111,6 +118,8 @@ pub enum TrafficSpec {
         tenant: Option<String>,
         /// Priority class of its flows (1..7, default 3).
         pg: Option<u8>,
+        /// Transport of its flows' QPs: `rc` (default), `uc` or `ud` (`rnic::transport`).
+        transport: Option<String>,
     },
     /// `count` flows of `size` bytes between uniformly random host pairs, starting
     /// uniformly in `[start, start + window]`.
@@ -131,6 +140,8 @@ pub enum TrafficSpec {
         tenant: Option<String>,
         /// Priority class of its flows (1..7, default 3).
         pg: Option<u8>,
+        /// Transport of its flows' QPs: `rc` (default), `uc` or `ud` (`rnic::transport`).
+        transport: Option<String>,
     },
     /// Messages cut into chunks over several QPs per connection (seed 001).
     Multipath(multipath::MultipathSpec),
@@ -142,6 +153,8 @@ pub enum TrafficSpec {
         tenant: Option<String>,
         /// Class of the entries that give none (1..7, default 3).
         pg: Option<u8>,
+        /// Transport of its flows' QPs: `rc` (default), `uc` or `ud` (`rnic::transport`).
+        transport: Option<String>,
     },
     /// The ns-3 HPCC simulator's flow file.
     HpccFlowFile {
@@ -151,6 +164,8 @@ pub enum TrafficSpec {
         tenant: Option<String>,
         /// Class of every flow (1..7; default: each line's own).
         pg: Option<u8>,
+        /// Transport of its flows' QPs: `rc` (default), `uc` or `ud` (`rnic::transport`).
+        transport: Option<String>,
     },
     /// An htsim connection matrix (`.cm`); htsim node i is the i-th host.
     HtsimCm {
@@ -160,6 +175,8 @@ pub enum TrafficSpec {
         tenant: Option<String>,
         /// Priority class of its flows (1..7, default 3).
         pg: Option<u8>,
+        /// Transport of its flows' QPs: `rc` (default), `uc` or `ud` (`rnic::transport`).
+        transport: Option<String>,
     },
     /// Seed 002's parallel-QP attack: `qps` flows of `size` bytes opened together.
     ParallelQps(attack_traffic::ParallelQpsSpec),
@@ -258,6 +275,22 @@ fn load_cdf(base: &Path, name: &str) -> Result<SizeCdf> {
 }
 
 impl TrafficSpec {
+    /// The transport the entry gives all its flows' QPs, if any (the attack generators and
+    /// `multipath` keep RC).
+    fn transport(&self) -> Option<&str> {
+        match self {
+            TrafficSpec::Poisson { transport, .. }
+            | TrafficSpec::Incast { transport, .. }
+            | TrafficSpec::IncastRounds { transport, .. }
+            | TrafficSpec::Permutation { transport, .. }
+            | TrafficSpec::RandomPairs { transport, .. }
+            | TrafficSpec::Flows { transport, .. }
+            | TrafficSpec::HpccFlowFile { transport, .. }
+            | TrafficSpec::HtsimCm { transport, .. } => transport.as_deref(),
+            _ => None,
+        }
+    }
+
     /// The class the entry gives all its flows, if any (`flows` entries and `multipath`
     /// connections apply theirs themselves).
     fn pg(&self) -> Option<u8> {
@@ -278,6 +311,10 @@ impl TrafficSpec {
 
     /// Flows of class `self.pg()`, checked to be a data class (`traffic[i].pg`).
     pub(super) fn with_class(&self, ctx: &TrafficCtx<'_>, mut flows: Vec<FlowSpec>) -> Result<Vec<FlowSpec>> {
+        if let Some(t) = self.transport() {
+            let t = Transport::parse(t).map_err(|m| Error::input(ctx.file, 0, ctx.field("transport"), m))?;
+            flows.iter_mut().for_each(|f| f.transport = t);
+        }
         if let Some(pg) = self.pg() {
             if pg == 0 || pg as usize >= crate::fabric::NUM_PRIOS {
                 let msg = format!("{pg} is not a data class (1..{})", crate::fabric::NUM_PRIOS - 1);
@@ -332,6 +369,7 @@ impl TrafficSpec {
                 pg,
                 stagger,
                 piece,
+                ..
             } => {
                 let t = ctx.tenant(tenant)?;
                 let s: Vec<NodeId> = host_list(ctx, &f("senders"), t, &Some(senders.clone()))?;
@@ -370,7 +408,7 @@ impl TrafficSpec {
                 Ok(with_tenant(generators::random_pairs(&hosts, *count, *size, start, window, ctx.seed())?, t))
             }
             TrafficSpec::Multipath(_) => Ok(Vec::new()), // set up on the simulation, not as flows
-            TrafficSpec::Flows { flows, tenant, pg } => {
+            TrafficSpec::Flows { flows, tenant, pg, .. } => {
                 let t = ctx.tenant(tenant)?;
                 let mut out = Vec::with_capacity(flows.len());
                 for (j, e) in flows.iter().enumerate() {

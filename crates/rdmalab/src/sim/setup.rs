@@ -169,7 +169,8 @@ impl Simulation {
         if sim.cfg.threads.is_some() {
             sim.use_origin_order();
             // Flow `i`'s QP is slot `i` in every partition (the receiver's state lives there;
-            // its tenant, which the receiver meters, is known from the flow list).
+            // its tenant, which the receiver meters, and its transport are known from the
+            // flow list).
             sim.qps = sim
                 .flows
                 .iter()
@@ -178,7 +179,7 @@ impl Simulation {
                     // A plain flow's receiver counts under its flow (`RxState::flow`).
                     let flow = if f.app.is_none() { FlowId::new(i) } else { FlowId::NONE };
                     let rx = crate::rnic::RxState { flow, ..Default::default() };
-                    crate::rnic::Qp { tenant: f.tenant, rx, ..crate::rnic::Qp::placeholder() }
+                    crate::rnic::Qp { tenant: f.tenant, transport: f.transport, rx, ..crate::rnic::Qp::placeholder() }
                 })
                 .collect();
             // Every partition names a packet's flow in its trace, the sender's or not.

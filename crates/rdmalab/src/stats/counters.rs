@@ -63,6 +63,8 @@ pub struct Counters {
     pub link_failures: u64,
     /// Route recomputations by the control plane.
     pub reroutes: u64,
+    /// UC messages lost: a gap in one (a dropped packet) discards the rest of it.
+    pub messages_lost: u64,
     /// QP-context cache lookups that hit, over all NICs (0 when the cache is not modelled).
     pub qp_cache_hits: u64,
     /// QP-context cache lookups that missed (each delays that QP's packet by the penalty).
@@ -108,6 +110,7 @@ impl Counters {
         self.reroutes += o.reroutes;
         self.qp_cache_hits += o.qp_cache_hits;
         self.qp_cache_misses += o.qp_cache_misses;
+        self.messages_lost += o.messages_lost;
         self.deflections += o.deflections;
         self.resequenced += o.resequenced;
         self.reseq_escapes += o.reseq_escapes;

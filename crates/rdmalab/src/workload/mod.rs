@@ -46,11 +46,14 @@ pub struct FlowSpec {
     /// The host application that carries this flow ([`AppId::NONE`]: its own QP, opened
     /// at `start` and closed when it completes).
     pub app: AppId,
+    /// The QP's transport: RC (default), UC or UD.
+    pub transport: crate::fabric::transport::Transport,
 }
 
 impl FlowSpec {
     /// A flow with the reference's defaults (pg 3, dport 100, automatic sport).
     pub fn new(src: NodeId, dst: NodeId, size: u64, start: Time) -> FlowSpec {
-        FlowSpec { src, dst, pg: 3, dport: 100, size, start, sport: None, src_ip: None, tenant: 0, app: AppId::NONE }
+        FlowSpec { src, dst, pg: 3, dport: 100, size, start, sport: None, src_ip: None, tenant: 0, app: AppId::NONE,
+                   transport: crate::fabric::transport::Transport::Rc }
     }
 }

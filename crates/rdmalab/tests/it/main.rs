@@ -35,5 +35,6 @@ mod sampling;
 mod scale;
 mod sim;
 mod switch_models;
+mod transport;
 mod virtuoso;
 mod virtuoso_lossy;

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import polars as pl
 
-from rdmalab.experiments.repro import attacks, blitz, dcqcn, drum_fabric, hpcc, multipath, virtuoso
+from rdmalab.experiments.repro import attacks, blitz, dcqcn, drum_fabric, drum_solver, hpcc, multipath, virtuoso
 from rdmalab.experiments.repro.base import HERE, Comparison, Experiment  # noqa: F401 (re-exported)
 from rdmalab.experiments.repro.blitz import BLITZ_EXPERIMENTS  # noqa: F401 (re-exported)
 from rdmalab.experiments.repro.dcqcn import (BOTTLENECK_GBPS, DATA_HEADER_BYTES,  # noqa: F401 (re-exported)
@@ -27,7 +27,7 @@ from rdmalab.experiments.repro.hpcc import (compare_hpcc, hpcc_reference, hpcc_r
 from rdmalab.experiments.store import Store, load_sweep
 
 #: The paper modules, and every experiment of `rdmalab repro` by name, in the order `repro list` prints them.
-PAPERS = (hpcc, dcqcn, multipath, blitz, attacks, virtuoso, drum_fabric)
+PAPERS = (hpcc, dcqcn, multipath, blitz, attacks, virtuoso, drum_fabric, drum_solver)
 REGISTRY: dict[str, Experiment] = {e.name: e for paper in PAPERS for e in paper.EXPERIMENTS}
 
 
@@ -45,9 +45,14 @@ def comparison_table(exp: Experiment, sweep_dir: str | Path) -> str:
     # Runs of long flows may complete none and still have numbers (e.g. tenant shares).
     ok = runs.filter(pl.col("status") == "ok").height if runs.height else 0
     rows = exp.compare(runs, flows, Store(sweep_dir)) if ok else []
-    head = f"{'':<22}{'metric':<22}{'ours':>10}{'theirs':>10}{'ratio':>8}"
-    lines = [f"{exp.title}", f"  paper:  {exp.citation}", f"  theirs: {exp.theirs}", "", head, "-" * len(head)]
-    lines += [c.row() for c in rows] or ["(no successful runs to compare)"]
+    lines = rows_table(exp, rows)
     if exp.report is not None and ok:
         lines += ["", exp.report(runs, flows, Store(sweep_dir))]
     return "\n".join(lines)
+
+
+def rows_table(exp: Experiment, rows: list[Comparison]) -> list[str]:
+    """The header and the rows of a comparison, one line each."""
+    head = f"{'':<22}{'metric':<22}{'ours':>10}{'theirs':>10}{'ratio':>8}"
+    lines = [f"{exp.title}", f"  paper:  {exp.citation}", f"  theirs: {exp.theirs}", "", head, "-" * len(head)]
+    return lines + ([c.row() for c in rows] or ["(no successful runs to compare)"])

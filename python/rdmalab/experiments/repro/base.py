@@ -50,6 +50,9 @@ class Experiment:
     report: Callable[[pl.DataFrame, pl.DataFrame, Store], str] | None = None
     #: (sweep folder, figure folder) -> files: a figure the generic kinds do not draw.
     extra_figures: Callable[[Path, Path], list[Path]] | None = None
+    #: (output folder, quick) -> rows: an experiment that runs no sweep (e.g. a solver's
+    #: convergence); `sweep` and `quick` are then empty.
+    solve: Callable[[Path, bool], list[Comparison]] | None = None
 
     def sweep_path(self, quick: bool = False) -> Path:
         """The sweep file shipped with the package."""

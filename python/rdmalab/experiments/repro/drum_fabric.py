@@ -121,29 +121,32 @@ def figure_fig2b(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
 
 # -- Fig. 2c ------------------------------------------------------------------------------
 def fig2c_points(store: Store, runs: pl.DataFrame) -> dict[str, dict[int, float]]:
-    """mechanism -> {connections: aggregate payload Gb/s delivered over the run}."""
+    """transport -> {connections: aggregate payload Gb/s delivered over the run}."""
     ok = runs.filter(pl.col("status") == "ok")
     out: dict[str, dict[int, float]] = {}
-    for mech, n, b, t in ok.select("host.mechanism", "app[0].count", "payload_bytes_delivered", "end_time_ps") \
+    for tr, n, b, t in ok.select("app[0].transport", "app[0].count", "payload_bytes_delivered", "end_time_ps") \
             .iter_rows():
-        out.setdefault(str(mech), {})[int(n)] = b * 8 / (t / 1e12) / 1e9
+        out.setdefault(str(tr), {})[int(n)] = b * 8 / (t / 1e12) / 1e9
     return out
 
 
 def compare_fig2c(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
     pts = fig2c_points(store, runs)
-    rc, ud = pts.get("raw", {}), pts.get("share", {})
     rows = []
-    if rc:
-        top = max(rc.values())
-        knee = max((n for n, g in rc.items() if g >= 0.95 * top), default=NAN)
-        rows.append(_cmp("RC (own QPs)", "knee: last n at 95 %", knee, 20))
-        past = [g for n, g in rc.items() if n > 20]
-        rows.append(_cmp("RC (own QPs)", "Gb/s past the knee", max(past) if past else NAN, NAN))
-        rows.append(_cmp("RC (own QPs)", "Gb/s at the knee", rc.get(20, NAN), NAN))
+    for tr in ("rc", "uc"):
+        line = pts.get(tr, {})
+        if line:
+            top = max(line.values())
+            knee = max((n for n, g in line.items() if g >= 0.95 * top), default=NAN)
+            rows.append(_cmp(tr.upper(), "knee: last n at 95 %", knee, 20))
+            past = [g for n, g in line.items() if n > 20]
+            rows.append(_cmp(tr.upper(), "Gb/s past the knee", max(past) if past else NAN, NAN))
+            rows.append(_cmp(tr.upper(), "Gb/s at the knee", line.get(20, NAN), NAN))
+    ud = pts.get("ud", {})
     if ud:
         ns = sorted(ud)
-        rows.append(_cmp("UD (one QP)", "thpt max n / min n", ud[ns[-1]] / ud[ns[0]], 1.0))
+        rows.append(_cmp("UD", "thpt max n / min n", ud[ns[-1]] / ud[ns[0]], 1.0))
+        rows.append(_cmp("UD", "Gb/s at max n", ud[ns[-1]], NAN))
     return rows
 
 
@@ -151,32 +154,53 @@ def figure_fig2c(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
     store = Store(sweep_dir)
     pts = fig2c_points(store, store.runs())
     fig, ax = _axes()
-    for mech, label in (("raw", "RC: one QP per connection"), ("share", "UD-like: one QP for all")):
-        if mech in pts:
-            n = sorted(pts[mech])
-            ax.plot(n, [pts[mech][x] for x in n], "-o", label=label)
-    ax.axvline(20, color="grey", ls=":", label="cache entries")
+    for tr, style in (("rc", "-o"), ("uc", "--s"), ("ud", "-^")):
+        if tr in pts:
+            n = sorted(pts[tr])
+            ax.plot(n, [pts[tr][x] for x in n], style, label=f"{tr.upper()}: one QP per connection")
+    ax.axvline(20, color="grey", ls=":", label="cache entries (input)")
     ax.set_xlabel("concurrent connections")
     ax.set_ylabel("aggregate throughput (Gb/s)")
     return _legend_and_save(fig, out_dir, "drum_fig2c")
 
 
 # -- Test case 1 (Fig. 8) -----------------------------------------------------------------
-def tc1_points(store: Store, runs: pl.DataFrame) -> dict[tuple[str, int], float]:
-    """(mechanism, cc) -> foreground p80 in µs (cc counts the foreground)."""
-    fg = _apps(store, runs).filter(pl.col("name") == "fg")
-    return {(str(m), int(n) + 1): p / 1e3 for m, n, p in fg.select("host.mechanism", "app[1].count", "p80_ct_ns")
-            .iter_rows()}
+#: The background variants of drum_tc1.toml: the main choice first, then the sensitivities.
+TC1_VARIANTS = {"bg": "KV, uniform [32 B, 1 MB], no think", "bg_log": "log-uniform sizes"}
+
+
+def tc1_points(store: Store, runs: pl.DataFrame, bg: str = "bg", by: str = "host.mechanism") \
+        -> dict[tuple[str, int], float]:
+    """(mechanism, cc) -> foreground p80 in µs (cc counts the foreground), for the
+    background variant `bg` (`by` names the column that tells the runs apart). A WQE still
+    waiting when the run stopped counts with the time it had waited (a lower bound), so that
+    a starved foreground's few early completions do not make a small p80."""
+    ok = runs.filter(pl.col("status") == "ok")
+    if "app[1].name" in ok.columns:
+        ok = ok.filter(pl.col("app[1].name") == bg)
+    ends = dict(ok.select("run_id", "end_time_ps").iter_rows())
+    wq = store.table("wqes", ok).filter((pl.col("name") == "fg") & pl.col("run_id").is_in(ok["run_id"].implode()))
+    out = {}
+    for (rid, m, n), d in wq.group_by("run_id", by, "app[1].count"):
+        ct = d["ct_ns"].to_numpy()
+        waited = ends[rid] / 1e3 - d["posted_ns"].to_numpy()
+        ct = np.sort(np.where(np.isnan(ct), waited, ct))
+        out[(str(m), int(n) + 1)] = float(ct[min(int(len(ct) * 0.8), len(ct) - 1)]) / 1e3
+    return out
 
 
 def compare_tc1(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
-    pts = tc1_points(store, runs)
-    rows = [_cmp(m.upper(), f"p80 us, cc {cc}", pts.get((m, cc), NAN), FIG8.get((m, cc), NAN))
-            for m in ("raw", "share", "drum") for cc in (20, 50, 100)]
-    d = pts.get(("drum", 100), NAN)
-    rows.append(_cmp("cc 100", "RAW / DRUM (text)", pts.get(("raw", 100), NAN) / d, FIG8_RAW_OVER_DRUM))
-    rows.append(_cmp("cc 100", "RAW / DRUM (numbers)", pts.get(("raw", 100), NAN) / d, 90.4 / 24.0))
-    rows.append(_cmp("cc 100", "SHARE / DRUM", pts.get(("share", 100), NAN) / d, FIG8_SHARE_OVER_DRUM))
+    rows = []
+    for bg, label in TC1_VARIANTS.items():
+        pts = tc1_points(store, runs, bg)
+        if not pts:
+            continue
+        group = "" if bg == "bg" else "[log] "
+        rows += [_cmp(f"{group}{m.upper()}", f"p80 us, cc {cc}", pts.get((m, cc), NAN), FIG8.get((m, cc), NAN))
+                 for m in ("raw", "share", "drum") for cc in (20, 50, 100)]
+        d = pts.get(("drum", 100), NAN)
+        rows.append(_cmp(f"{group}cc 100", "RAW / DRUM (text)", pts.get(("raw", 100), NAN) / d, FIG8_RAW_OVER_DRUM))
+        rows.append(_cmp(f"{group}cc 100", "SHARE / DRUM", pts.get(("share", 100), NAN) / d, FIG8_SHARE_OVER_DRUM))
     return rows
 
 
@@ -185,50 +209,87 @@ def figure_tc1(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
     return _bars(tc1_points(store, store.runs()), FIG8, "32 B WQE p80 completion (µs)", out_dir, "drum_tc1")
 
 
+def compare_tc1_inband(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
+    pts = tc1_points(store, runs, by="drum.control")
+    rows = [_cmp(f"DRUM {c}", f"p80 us, cc {cc}", pts.get((c, cc), NAN), FIG8.get(("drum", cc), NAN))
+            for c in ("local", "in_band") for cc in (20, 50, 100)]
+    for cc in (20, 50, 100):
+        rows.append(_cmp("in_band / local", f"p80, cc {cc}", pts.get(("in_band", cc), NAN) / pts.get(("local", cc), NAN),
+                         NAN))
+    return rows
+
+
+def figure_tc1_inband(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
+    store = Store(sweep_dir)
+    pts = tc1_points(store, store.runs(), by="drum.control")
+    fig, ax = _axes()
+    for c, style in (("local", "-o"), ("in_band", "-s")):
+        ccs = sorted(n for m, n in pts if m == c)
+        ax.plot(ccs, [pts[c, n] for n in ccs], style, label=f"ours, DRUM {c}")
+    ax.plot([20, 50, 100], [FIG8["drum", n] for n in (20, 50, 100)], "k^", label="paper (text), DRUM")
+    ax.set_xlabel("concurrent connections cc")
+    ax.set_ylabel("32 B WQE p80 completion (µs)")
+    return _legend_and_save(fig, out_dir, "drum_tc1_inband")
+
+
 # -- Test case 2 (Fig. 9) -----------------------------------------------------------------
 #: Fig. 9 (text): ms to send 1 MB of 32 B WQEs at cc = 20; ratios at cc = 100.
 FIG9 = {("raw", 20): 53.1, ("share", 20): 82.8, ("drum", 20): 62.9}
 FIG9_RAW_OVER_DRUM, FIG9_SHARE_OVER_DRUM = 3.75, 1.4
-FG_WQES = 1048576 // 32
+
+#: Fig. 7's foreground, made smaller so that runs end (the paper: 1 GB): 16 MB in 1 MB WQEs;
+#: alone it takes its 16 MB of 1 KB packets (48 B of headers each) at 40 Gb/s.
+FG_BIG_BYTES = 16 * 1048576
+FG_BIG_ALONE_MS = FG_BIG_BYTES * 8 * (1024 + 48) / 1024 / 40e9 * 1e3
 
 
-#: Fig. 7's foreground: 1 GB in 1 MB WQEs; alone it takes 1 GB of 1 KB packets at 40 Gb/s.
-FG1G_WQES = 1024
-FG1G_ALONE_MS = 1073741824 * 8 * (1024 + 48) / 1024 / 40e9 * 1e3
-
-
-def tc2_points(store: Store, runs: pl.DataFrame, name: str = "fg") -> dict[tuple[str, int], float]:
-    """(mechanism, cc) -> ms for the foreground `name` (fg: 1 MB of 32 B WQEs; fg1g: 1 GB
-    of 1 MB WQEs) to send everything: measured when it finished, else projected from its
-    WQE rate."""
-    fg = _apps(store, runs).filter(pl.col("name") == name)
-    total = FG_WQES if name == "fg" else FG1G_WQES
+def tc2_points(store: Store, runs: pl.DataFrame, name: str = "fg") -> dict[tuple[str, int], tuple[float, bool]]:
+    """(mechanism, cc) -> (ms, finished) for the foreground `name` (fg: 1 MB of 32 B WQEs;
+    fg16m: 16 MB of 1 MB WQEs): the measured time to its last CQE when it finished, else
+    the time it ran until the run stopped, a lower bound (nothing is projected)."""
+    ok = runs.filter(pl.col("status") == "ok")
+    fg = _apps(store, ok).filter(pl.col("name") == name)
+    ends = dict(ok.select("run_id", "end_time_ps").iter_rows())
     out = {}
-    for m, n, rate, first, done in fg.select("host.mechanism", "app[1].count", "wqe_per_us", "first_post_ns",
-                                             "done_ns").iter_rows():
-        ms = (done - first) / 1e6 if done == done else (total / rate / 1e3 if rate and rate > 0 else NAN)
-        out[(str(m), int(n) + 1)] = ms
+    for rid, m, n, first, done in fg.select("run_id", "host.mechanism", "app[1].count", "first_post_ns",
+                                            "done_ns").iter_rows():
+        finished = done == done
+        ms = ((done if finished else ends[rid] / 1e3) - first) / 1e6
+        out[(str(m), int(n) + 1)] = (ms, finished)
     return out
+
+
+def _bound(label: str, v: tuple[float, bool] | None) -> str:
+    return label if v is None or v[1] else f"{label} (unfinished: >=)"
 
 
 def compare_tc2(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
     pts = tc2_points(store, runs)
-    rows = [_cmp(m.upper(), f"1 MB ms, cc {cc}", pts.get((m, cc), NAN), FIG9.get((m, cc), NAN))
+    get = lambda m, cc: pts.get((m, cc), (NAN, True))[0]  # noqa: E731
+    rows = [_cmp(m.upper(), _bound(f"1 MB ms, cc {cc}", pts.get((m, cc))), get(m, cc), FIG9.get((m, cc), NAN))
             for m in ("raw", "share", "drum") for cc in (20, 50, 100)]
-    d = pts.get(("drum", 100), NAN)
-    rows.append(_cmp("cc 100", "RAW / DRUM", pts.get(("raw", 100), NAN) / d, FIG9_RAW_OVER_DRUM))
-    rows.append(_cmp("cc 100", "SHARE / DRUM", pts.get(("share", 100), NAN) / d, FIG9_SHARE_OVER_DRUM))
-    g = tc2_points(store, runs, "fg1g")
+    d = pts.get(("drum", 100))
+    for m, theirs in (("raw", FIG9_RAW_OVER_DRUM), ("share", FIG9_SHARE_OVER_DRUM)):
+        o = pts.get((m, 100))
+        label = f"{m.upper()} / DRUM"
+        if d is not None and not d[1]:
+            label += " (DRUM unfinished)"
+        elif o is not None and not o[1]:
+            label += " (>=)"
+        rows.append(_cmp("cc 100", label, get(m, 100) / get("drum", 100), theirs))
+    g = tc2_points(store, runs, "fg16m")
     for m in ("raw", "share", "drum"):
         for cc in (20, 100):
-            rows.append(_cmp(f"Fig. 7 {m.upper()}", f"1 GB / alone, cc {cc}", g.get((m, cc), NAN) / FG1G_ALONE_MS,
-                             1.0 if m == "drum" else NAN))
+            v = g.get((m, cc))
+            rows.append(_cmp(f"Fig. 7 {m.upper()}", _bound(f"16 MB / alone, cc {cc}", v),
+                             (v[0] if v else NAN) / FG_BIG_ALONE_MS, 1.0 if m == "drum" else NAN))
     return rows
 
 
 def figure_tc2(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
     store = Store(sweep_dir)
-    return _bars(tc2_points(store, store.runs()), FIG9, "1 MB of 32 B WQEs: completion (ms)", out_dir, "drum_tc2")
+    pts = {k: v[0] for k, v in tc2_points(store, store.runs()).items()}
+    return _bars(pts, FIG9, "1 MB of 32 B WQEs: completion (ms; unfinished: run length)", out_dir, "drum_tc2")
 
 
 # -- Test case 3 (Figs. 10-11) --------------------------------------------------------------
@@ -331,16 +392,26 @@ EXPERIMENTS = [
     _experiment("drum-fig2b", "DRUM Fig. 2b: throughput vs CQ polling rate, wr_num 1/5/10 (RAW)", "§II-C, Fig. 2b",
         "the figure's shape, not its values (none printed): throughput linear in the polling rate "
         "(x2 polls -> x2) and in wr_num (x10) until a budget binds", "fig2b", by="app[0].wr_num"),
-    _experiment("drum-fig2c", "DRUM Fig. 2c: aggregate throughput vs connections, QP-cache knee; one QP flat",
-        "§II-D, Fig. 2c", "the knee at 20 connections (no throughput values printed); UD flat. Miss "
-        "penalty 1 us is our choice, so the level past the knee is a prediction", "fig2c"),
+    _experiment("drum-fig2c", "DRUM Fig. 2c: aggregate throughput vs connections, RC / UC / UD queue pairs",
+        "§II-D, Fig. 2c", "RC and UC drop past 20 connections, UD flat (no throughput values printed). "
+        "The knee's position is our input qp_cache_entries = 20; the miss penalty 1 us is our choice, so "
+        "the level past the knee is a prediction; UD's flat line follows from its one context per NIC",
+        "fig2c", by="app[0].transport"),
     _experiment("drum-tc1", "DRUM test case 1 (Fig. 8): 32 B WQE p80 vs cc, RAW / SHARE / DRUM", "§IV-C, Fig. 8",
-        "the text's p80 values (SHARE given only at cc = 20) and ratios at cc = 100; the background "
-        "workload is our choice (drum_tc1.toml)", "tc1"),
-    _experiment("drum-tc2", "DRUM test case 2 (Figs. 9, 7): 1 MB of 32 B WQEs, and 1 GB of 1 MB WQEs, vs cc",
+        "the text's p80 values (SHARE given only at cc = 20) and ratios at cc = 100. Our choices where "
+        "the paper is silent: the cc - 1 other connections are KV clients, one WQE (wr_num 1) of a size "
+        "uniform in [32 B, 1 MB] each, no think time, written from host 0 to the server (host 6); "
+        "rows in [brackets] move one choice: log-uniform sizes", "tc1"),
+    _experiment("drum-tc1-inband", "DRUM test case 1 with control = in_band (the agents coordinate through "
+        "the fabric) beside control = local", "§IV-A, §IV-C, Fig. 8",
+        "the text's DRUM p80 values; in_band / local has no paper number (the paper's testbed runs its "
+        "coordination, it does not isolate it)", "tc1_inband", by="drum.control"),
+    _experiment("drum-tc2", "DRUM test case 2 (Figs. 9, 7): 1 MB of 32 B WQEs, and 16 MB of 1 MB WQEs, vs cc",
         "§IV-C, Figs. 7 and 9", "the text's 53.1 / 82.8 / 62.9 ms at cc = 20 and its ratios at cc = 100; "
-        "Fig. 7: DRUM's 1 GB 'unaffected by the background' (1.0 x its time alone at line rate). The "
-        "foreground's batch size is our choice; unfinished transfers are projected from their WQE rate", "tc2"),
+        "Fig. 7: DRUM's foreground 'unaffected by the background' (1.0 x its time alone at line rate), "
+        "with 16 MB instead of the paper's 1 GB so that runs end. The foreground's batch size is our "
+        "choice; a transfer unfinished when the run stops is printed as the time it ran (>=, a lower "
+        "bound), never projected", "tc2"),
     _experiment("drum-tc3", "DRUM test case 3 (Figs. 10-11): KV store throughput and latency vs clients",
         "§IV-C, Figs. 10-11", "above 300 connections: DRUM 1.8x SHARE's throughput, SHARE 67.3 % more "
         "latency, DRUM 'mostly' under 18 us (no number: nan); the last rows are ours only, as "

@@ -20,6 +20,7 @@ use crate::error::Result;
 use crate::ids::{NicId, NodeId, QpId};
 use crate::rnic::{Message, WqeEngine};
 use crate::sim::{Event, Simulation};
+use crate::rnic::transport::Transport;
 use crate::units::Time;
 use crate::workload::FlowSpec;
 
@@ -83,7 +84,7 @@ impl Simulation {
         let mut agents = Vec::new();
         for (i, s) in spec.apps.iter().enumerate() {
             let qp = match cfg.mechanism {
-                Mechanism::Raw | Mechanism::Drum => self.host_qp(s.host, s.dst),
+                Mechanism::Raw | Mechanism::Drum => self.host_qp(s.host, s.dst, s.transport),
                 Mechanism::Share => self.share_qp(&mut m, &mut groups, s),
             };
             let rng = stream(self.cfg.seed, StreamKind::Other, 0xC105_ED00 + i as u64);
@@ -131,7 +132,7 @@ impl Simulation {
                 (g.2, g.3)
             }
             None => {
-                let qp = self.host_qp(s.host, s.dst);
+                let qp = self.host_qp(s.host, s.dst, s.transport);
                 m.locks.push(Time::ZERO);
                 let lock = m.locks.len() as u32 - 1;
                 groups.retain(|g| !(g.0 == s.host && g.1 == s.dst));
@@ -144,8 +145,8 @@ impl Simulation {
     }
 
     /// A QP that lives as long as the run (an application's connection).
-    pub(super) fn host_qp(&mut self, src: NodeId, dst: NodeId) -> QpId {
-        self.open_kept_qp(&FlowSpec::new(src, dst, 0, self.now), AppId::NONE)
+    pub(super) fn host_qp(&mut self, src: NodeId, dst: NodeId, transport: Transport) -> QpId {
+        self.open_kept_qp(&FlowSpec { transport, ..FlowSpec::new(src, dst, 0, self.now) }, AppId::NONE)
     }
 
     /// Posts WQE `m` on `qp`: through the NIC's WQE engine when it has one.

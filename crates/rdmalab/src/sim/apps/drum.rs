@@ -44,7 +44,7 @@ impl Simulation {
         m.agent_of.push((ag, agents[ag.idx()].apps.len() as u32));
         agents[ag.idx()].apps.push(i);
         if !m.shared_qp[ag.idx()].iter().any(|&(d, _)| d == s.dst) {
-            let q = self.host_qp(s.host, s.dst);
+            let q = self.host_qp(s.host, s.dst, s.transport);
             m.shared_qp[ag.idx()].push((s.dst, q));
         }
     }
@@ -56,8 +56,9 @@ impl Simulation {
         let entries = self.cfg.qp_cache.map(|c| c.entries);
         let cfg = spec.host;
         for (a, ag) in agents.into_iter().enumerate() {
-            // Dedicated QPs plus the shared ones must fit the QP-context cache.
-            let shared = m.shared_qp[a].len() as u32;
+            // Dedicated QPs plus the shared ones (and in band the control connection to the
+            // coordinator) must fit the QP-context cache.
+            let shared = m.shared_qp[a].len() as u32 + (spec.drum.control == Control::InBand) as u32;
             let k = entries.map_or(spec.drum.k, |e| spec.drum.k.min(e.saturating_sub(shared).max(1)));
             let drum = crate::app::host_model::DrumConfig { k, ..spec.drum };
             let mean_wr = |i: u32| {
@@ -65,7 +66,11 @@ impl Simulation {
                 (lo as f64 + hi as f64) / 2.0
             };
             let a0: Vec<f64> = ag.apps.iter().map(|&i| 1.0 / mean_wr(i)).collect();
-            let ag = DrumAgent::new(drum, ag.apps, a0, cfg.wqe_cost, cfg.poll_cost);
+            let mut ag = DrumAgent::new(drum, ag.apps, a0, cfg.wqe_cost, cfg.poll_cost);
+            // The active set is the host's own data: hold it from the start, before a
+            // coupled control's first allocation arrives (else every application would
+            // post on a dedicated QP until then and thrash the QP-context cache).
+            ag.active = ag.active_set().to_mask(1, ag.apps.len());
             let id = self.apps.add(AppKind::DrumAgent(AgentId::new(a)), AppState::DrumAgent(ag));
             m.agent_ids.push(id);
             if spec.drum.control == Control::Local {

@@ -106,6 +106,7 @@ impl Simulation {
             finished: false,
             tenant: f.tenant,
             gen,
+            transport: f.transport,
             ..Qp::placeholder()
         };
         if let Some(irn) = self.irn.as_deref_mut() {

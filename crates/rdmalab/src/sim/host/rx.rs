@@ -28,6 +28,9 @@ impl Simulation {
         // The receiver's half of the QP (the packet names the sender's slot, which the ACK
         // echoes back).
         let rx_id = self.rx_slot(&pkt);
+        if !self.qps[rx_id.idx()].transport.reliable() {
+            return self.receive_unreliable(pkt, rx_id); // UC/UD (`mech::transport`)
+        }
         let qp = &mut self.qps[rx_id.idx()];
         // Wrapping: in a parallel run the sender's count lives in its own partition.
         qp.in_flight = qp.in_flight.wrapping_sub(1);
@@ -212,7 +215,7 @@ impl Simulation {
     /// first chunk, how many); a QP's chunks are one slot's, every `qps`-th chunk). The
     /// generator hears of them only once the QP's slot may be released, since the next
     /// chunk of its slot may open a QP in it.
-    pub(super) fn complete_messages(&mut self, qp_id: QpId) -> Option<(AppId, u64, u64)> {
+    pub(in crate::sim) fn complete_messages(&mut self, qp_id: QpId) -> Option<(AppId, u64, u64)> {
         let mut chunks_done: Option<(AppId, u64, u64)> = None;
         loop {
             let qp = &mut self.qps[qp_id.idx()];

@@ -5,7 +5,7 @@ use crate::app::{SendCompletion, SendDone};
 use crate::fabric::packet::NO_INT;
 use crate::fabric::{Packet, PacketKind};
 use crate::ids::{HeaderSlot, NicId, PortId, QpId};
-use crate::rnic::Pick;
+use crate::rnic::{transport, Pick};
 use crate::sim::{Event, Simulation};
 use crate::units::Time;
 
@@ -42,7 +42,8 @@ impl Simulation {
             match nic.select(&self.qps, &self.ports[port.idx()].paused, self.now) {
                 Pick::Send(qp) => {
                     if let Some(cache) = nic.cache.as_mut() {
-                        if !cache.touch(qp) {
+                        let key = transport::cache_key(qp, self.qps[qp.idx()].transport, nic_idx);
+                        if !cache.touch(key) {
                             if cache.serial() {
                                 return self.serial_miss(nic_idx, qp);
                             }
@@ -93,7 +94,7 @@ impl Simulation {
             return false;
         }
         if let Some(c) = nic.cache.as_mut() {
-            c.touch(qp); // served by the fetch that just completed
+            c.touch(transport::cache_key(qp, q.transport, nic_idx)); // served by the fetch that just completed
         }
         self.send_data(qp, port);
         true
@@ -114,6 +115,7 @@ impl Simulation {
             self.int.get_mut(int_slot).sent_at = self.now; // TIMELY's timestamp
         }
         let qp = &mut self.qps[qp_id.idx()];
+        let reliable = qp.transport.reliable();
         // Packets never span two messages (each WQE is segmented on its own): cut at the
         // end of the message holding snd_nxt. A flow's QP has one message, its whole stream.
         let msg = qp.messages.iter().find(|m| m.end > qp.snd_nxt);
@@ -145,7 +147,8 @@ impl Simulation {
             kind: PacketKind::Data,
             pg: qp.pg,
             ce: false,
-            cnp: false,
+            // UC/UD: marks a message's first packet (`transport::starts_message`).
+            cnp: !reliable && msg.is_some_and(|m| m.end - m.size == qp.snd_nxt),
             last_of_msg,
             int_hops: 0,
             deflections: 0,
@@ -170,7 +173,7 @@ impl Simulation {
         let pace = if self.cfg.rate_bound { qp.rate } else { qp.max_rate };
         qp.next_avail = self.now + self.cfg.timing.tx_time(pace, wire as u64);
         qp.last_wire = wire;
-        if let Some(rto) = self.cfg.rto {
+        if let Some(rto) = self.cfg.rto.filter(|_| reliable) {
             if qp.rto_deadline == Time::MAX {
                 qp.rto_deadline = self.now + rto;
             }
@@ -198,6 +201,9 @@ impl Simulation {
         if let Some((_, Some((app, cookie)))) = ends {
             let c = SendCompletion { qp: qp_id, cookie, done: SendDone::Sent, time: self.now };
             self.app_send_done(app, c);
+        }
+        if !reliable {
+            self.unreliable_sent(qp_id); // UC/UD: no ACK will come (`mech::transport`)
         }
     }
 }

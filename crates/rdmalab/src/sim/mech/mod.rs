@@ -15,3 +15,4 @@ pub(crate) mod irn;
 pub(crate) mod port_buffers;
 pub(crate) mod retry;
 pub(crate) mod tenancy;
+pub(crate) mod transport;
