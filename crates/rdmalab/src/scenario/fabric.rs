@@ -4,7 +4,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::{cc_params, classes, field_time, iofd, positive_time, sample_interval};
+use super::{cc_params, classes, field_time, iofd, lb, positive_time, sample_interval};
 use crate::config::{SimConfig, WindowConfig};
 use crate::error::{Error, Result};
 use crate::units::TimingModel;
@@ -31,7 +31,8 @@ pub struct FabricSpec {
     pub rto: Option<String>,
     /// Go-back-N rounds without progress before a WR fails (absent: unlimited).
     pub retry_limit: Option<u32>,
-    /// `ecmp` (default) or `source_ip` (seed 003's rule: hop = alias index mod n).
+    /// `ecmp` (default), `source_ip` (seed 003's rule: hop = alias index mod n), or a switch-side
+    /// balancer: `spray`, `drill`, `letflow`, `conga` (`fabric::lb`).
     pub path_selection: Option<crate::topology::routing::PathSelection>,
     /// Congestion control: `none`, `dcqcn`, `hpcc`, `timely` or `dctcp`, with run.py's
     /// parameters (`hpcc` also turns on its rate-scaled window unless `window` is given).
@@ -82,6 +83,8 @@ pub struct FabricSpec {
     pub reroute_delay: Option<String>,
     /// In-order flow deflection at switches (Blitz's IOFD); absent = off.
     pub iofd: Option<iofd::IofdSpec>,
+    /// Switch-side balancers' parameters (`[fabric.lb]`); with ECMP, turns on `balance.parquet`.
+    pub lb: Option<lb::LbSpec>,
     /// Traffic classes (`[[fabric.classes]]`): per-class scheduling, PFC and ECN.
     #[serde(default)]
     pub classes: Vec<classes::ClassSpec>,
@@ -239,6 +242,9 @@ impl FabricSpec {
         }
         if let Some(i) = &self.iofd {
             c.iofd = Some(i.build(file)?);
+        }
+        if let Some(l) = &self.lb {
+            c.lb = l.build(file)?;
         }
         c.classes = classes::build(&self.classes, &c, file)?;
         super::ib::apply(self, file, &mut c)?;

@@ -34,6 +34,7 @@ mod fabric;
 pub mod host_apps;
 mod ib;
 mod iofd;
+mod lb;
 mod limits;
 mod links;
 mod locate;
@@ -377,6 +378,7 @@ impl ScenarioSpec {
             config.trace = Some(t.build(&topology, flows.len(), file)?);
         }
         iofd::check_escape_class(&config, &flows, file)?;
+        lb::check(&config, &topology, file)?;
         switch_model::check_port_capacity(&config, &topology, file)?;
         let host_model = host_apps::build(
             self.host.as_ref(),

@@ -202,6 +202,9 @@ pub struct Simulation {
     hostm: Option<Box<apps::HostModel>>,
     /// InfiniBand's credits per port and VL (`None` on RoCE: one test per transmission).
     ib: Option<Box<mech::ib::IbLinks>>,
+    /// Switch-side load balancing (`None` unless `path_selection` is one of `fabric::lb`'s
+    /// schemes or `[fabric.lb]` is given: one test per switch hop).
+    lb: Option<Box<crate::fabric::lb::LoadBalancer>>,
 }
 
 impl Simulation {

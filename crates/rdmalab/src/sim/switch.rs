@@ -16,7 +16,6 @@ impl Simulation {
     pub(super) fn switch_receive(&mut self, at: PortId, r: PacketRef, dst: NodeId) {
         let node = self.ports[at.idx()].node;
         let hops = self.routes.next_hops(node, dst);
-        let pkt = self.packets.get(r);
         let egress = match hops.len() {
             0 => {
                 self.counters.no_route_drops += 1;
@@ -24,13 +23,19 @@ impl Simulation {
                 self.drop_packet(at, &pkt);
                 return;
             }
+            _ if self.lb.is_some() => {
+                // The switch-side balancer's hook (`fabric::lb`): every hop, for CONGA's DREs.
+                let lb = self.lb.as_deref_mut().expect("tested");
+                lb.route(self.now, node, hops, self.packets.get_mut(r), &self.ports)
+            }
             1 => hops[0],
             n => {
+                let pkt = self.packets.get(r);
                 let key = self.routes.path_selection().key(pkt.sip, pkt.dip, pkt.sport, pkt.dport, node);
                 hops[crate::topology::routing::pick(key, n)]
             }
         };
-        if self.iofd.is_some() && pkt.kind == PacketKind::Data {
+        if self.iofd.is_some() && self.packets.get(r).kind == PacketKind::Data {
             let pkt = self.packets.take(r);
             return self.iofd_receive(at, node, egress, pkt);
         }

@@ -53,6 +53,14 @@ pub enum PathSelection {
     /// a packet the larger index is taken: the source's going out and the destination's on
     /// the way back (ACKs, READ responses), so both directions of a path use the same link.
     SourceIp,
+    /// Per data packet, a uniformly random hop (`fabric::lb::spray`).
+    Spray,
+    /// DRILL's per-packet choice by egress queue (`fabric::lb::drill`).
+    Drill,
+    /// LetFlow: a random hop per flowlet (`fabric::lb::flowlet`).
+    Letflow,
+    /// CONGA on leaf-spine fabrics (`fabric::lb::conga`).
+    Conga,
 }
 
 /// `u64::MAX / n + 1` (wrapping) for n = 0..=64: the multipliers of [`pick`].
@@ -87,6 +95,9 @@ impl PathSelection {
         match self {
             PathSelection::Ecmp => ecmp_hash(sip, dip, sport, dport, node.0) as usize,
             PathSelection::SourceIp => alias_index(sip).max(alias_index(dip)),
+            // The switch-side balancers route data themselves (`fabric::lb`); their control
+            // packets, and any caller without the balancer, take the ECMP hash.
+            _ => ecmp_hash(sip, dip, sport, dport, node.0) as usize,
         }
     }
 }
