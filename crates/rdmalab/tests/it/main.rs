@@ -24,6 +24,7 @@ mod ibcc;
 mod infiniband;
 mod iofd;
 mod layers;
+mod lb;
 mod limits;
 mod multipath;
 mod parallel;
