@@ -137,6 +137,7 @@ def flows_frame(f: dict[str, Any], unreachable: dict[str, Any] | None,
         "sport": f["sport"], "dport": f["dport"], "size": f["size"],
         "start_ns": f["start_ps"] / 1000.0, "fct_ns": f["fct_ps"] / 1000.0, "ideal_ns": f["ideal_ps"] / 1000.0,
         "tenant": pl.Series([names[int(i)] for i in tenant_idx], dtype=pl.Utf8),
+        "ooo_packets": f.get("ooo_packets", np.zeros(len(f["flow"]), dtype=np.uint64)),
     })
     flows = flows.with_columns((pl.col("fct_ns") / pl.col("ideal_ns")).clip(lower_bound=1.0).alias("slowdown"),
                                pl.lit("completed").alias("status"))
@@ -192,6 +193,17 @@ CHUNK_COLUMNS = {"message": pl.UInt32, "chunk": pl.UInt32, "qp": pl.UInt32, "spo
 CLASS_COLUMNS = {"pg": pl.UInt8, "scheduler": pl.Utf8, "weight": pl.UInt32, "pfc": pl.Boolean,
                  "tx_bytes": pl.UInt64, "tx_packets": pl.UInt64, "drops": pl.UInt64, "pauses": pl.UInt64,
                  "ecn_marks": pl.UInt64}
+
+
+BALANCE_COLUMNS = {"window_start_ns": pl.Float64, "switch": pl.UInt32, "uplinks": pl.UInt16,
+                   "min_bytes": pl.UInt64, "max_bytes": pl.UInt64, "mean_bytes": pl.Float64,
+                   "imbalance": pl.Float64}
+
+
+def balance_frame(raw: dict[str, Any] | None) -> pl.DataFrame:
+    """Per ToR and `fabric.lb.lb_window`, its uplinks' data bytes and `(max - min) / mean`
+    (docs/load-balancing.md); empty without a switch-side balancer or `[fabric.lb]`."""
+    return _ps_columns_frame(raw or {}, BALANCE_COLUMNS)
 
 
 def classes_frame(raw: dict[str, Any] | None) -> pl.DataFrame:
@@ -278,6 +290,11 @@ class Results:
     tx_packets (sent out of egress queues), drops (at admission: lossy classes), pauses
     (PAUSE frames sent for the class) and ecn_marks. Class 0 is the control class (ACKs,
     PFC frames). Empty without a class table.
+
+    With a switch-side balancer (`fabric.path_selection` = spray|drill|letflow|conga) or a
+    `[fabric.lb]` table, `balance` has one row per ToR and `lb_window` in which data went up:
+    window_start_ns, switch (node id), uplinks, min_bytes, max_bytes, mean_bytes and
+    imbalance = (max - min) / mean (docs/load-balancing.md).
     """
 
     flows: pl.DataFrame
@@ -296,6 +313,7 @@ class Results:
     apps: pl.DataFrame = field(default_factory=lambda: apps_frame(None, wqes_frame(None), 0.0))
     drum: pl.DataFrame = field(default_factory=lambda: drum_frame(None))
     classes: pl.DataFrame = field(default_factory=lambda: classes_frame(None))
+    balance: pl.DataFrame = field(default_factory=lambda: balance_frame(None))
     stop_reason: str = "finished"
     interrupted: bool = False
     wall_seconds: float = 0.0
@@ -317,7 +335,7 @@ class Results:
                    messages=messages_frame(raw.get("messages", {})), chunks=chunks_frame(raw.get("chunks", {})),
                    paths=paths_frame(raw.get("paths", {})), classes=classes_frame(raw.get("classes")),
                    wqes=wqes, apps=apps_frame(hm, wqes, float(raw["counters"]["end_time_ps"])),
-                   drum=drum_frame(hm),
+                   drum=drum_frame(hm), balance=balance_frame(raw.get("balance")),
                    stop_reason=stop_reason,
                    interrupted=interrupted, wall_seconds=wall,
                    extra={"tenant_names": tenant_names, "tenant_bins": raw.get("tenant_bins"),
@@ -334,7 +352,8 @@ class Results:
         """Every table of the run by its file name: `flows`, `ports`, `pfc`, and `queues`,
         `rates` and `links` when they were sampled, `messages` and `chunks` with multipath
         traffic, `paths` with Virtuoso, `deadlock` when one was found, `classes` with
-        `[[fabric.classes]]`, `wqes`, `apps` and `drum` with closed-loop applications (what
+        `[[fabric.classes]]`, `balance` with a switch-side balancer or `[fabric.lb]`, `wqes`, `apps`
+        and `drum` with closed-loop applications (what
         `rdmalab run` writes as Parquet)."""
         out = {"flows": self.flows, "ports": self.ports, "pfc": self.pfc}
         if self.queue_samples.height:
@@ -352,6 +371,8 @@ class Results:
             out["deadlock"] = self.deadlock
         if self.classes.height:
             out["classes"] = self.classes
+        if self.balance.height:  # a switch-side balancer or [fabric.lb]
+            out["balance"] = self.balance
         for name in ("wqes", "apps", "drum"):  # closed-loop applications (docs/drum-fabric.md)
             if getattr(self, name).height:
                 out[name] = getattr(self, name)

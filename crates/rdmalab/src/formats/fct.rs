@@ -77,6 +77,7 @@ impl FctLine {
             fct: ps(self.fct_ns)?,
             ideal: ps(self.ideal_ns)?,
             tenant: 0,
+            ooo_packets: 0,
         })
     }
 }

@@ -170,6 +170,9 @@ pub struct Simulation {
     last_completion: Time,
     /// The flow each QP was opened for (`trace`).
     qp_flow: Vec<FlowId>,
+    /// Per flow, its data packets received beyond a hole (counted at the receiver; a
+    /// parallel run sums the partitions' at the merge).
+    ooo_by_flow: Vec<u32>,
     /// The per-packet trace, when one is being written.
     trace: Option<Box<trace::Trace>>,
     /// The reference's queue-length monitor, when asked for.

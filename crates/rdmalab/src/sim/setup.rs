@@ -143,6 +143,7 @@ impl Simulation {
             unreachable: Vec::new(),
             last_completion: Time::ZERO,
             qp_flow: Vec::new(),
+            ooo_by_flow: Vec::new(),
             trace: None,
             qlen_monitor: None,
             pfc_events: Vec::new(),
@@ -162,6 +163,7 @@ impl Simulation {
             iofd,
             lb,
         };
+        sim.ooo_by_flow = vec![0; sim.flows.len()];
         if sim.cfg.threads.is_some() {
             sim.use_origin_order();
             // Flow `i`'s QP is slot `i` in every partition (the receiver's state lives there;

@@ -31,6 +31,9 @@ pub struct Counters {
     pub timeouts: u64,
     /// NACKs sent.
     pub nacks: u64,
+    /// Data packets that reached their receiver beyond a hole (a sequence above the next
+    /// expected byte): reordered or behind a loss.
+    pub ooo_packets: u64,
     /// WRs that failed with the retry limit exceeded (`fabric.retry_limit`); the WRs
     /// flushed behind them are not counted.
     pub wr_failures: u64,
@@ -80,6 +83,7 @@ impl Counters {
         self.becns += o.becns;
         self.timeouts += o.timeouts;
         self.nacks += o.nacks;
+        self.ooo_packets += o.ooo_packets;
         self.wr_failures += o.wr_failures;
         self.qps_opened += o.qps_opened;
         self.qps_peak += o.qps_peak;

@@ -36,6 +36,8 @@ pub struct FlowRecord {
     pub ideal: Time,
     /// Tenant index.
     pub tenant: u16,
+    /// Data packets of the flow that reached the receiver beyond a hole (out of order).
+    pub ooo_packets: u32,
 }
 
 /// One PFC frame received by a device.

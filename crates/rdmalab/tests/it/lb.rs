@@ -157,8 +157,9 @@ fn conga_bytes_follow_the_uplinks_capacity_and_ecmp_bytes_do_not() {
     assert!(!close(&e0) && !close(&e1), "ecmp: leaf 0 {e0:?}, leaf 1 {e1:?}");
 }
 
-/// The FCT file and the balance rows of `toml` run with `threads` threads.
-fn outputs(toml: &str, threads: u32) -> (String, String) {
+/// The FCT file, the balance rows and every flow's out-of-order count of `toml` run with
+/// `threads` threads.
+fn outputs(toml: &str, threads: u32) -> (String, String, Vec<(u32, u32)>) {
     let mut s = Scenario::from_toml(toml, Path::new("lb.toml")).unwrap();
     s.config.threads = Some(threads);
     let mut run = Runner::new(s).unwrap();
@@ -166,7 +167,10 @@ fn outputs(toml: &str, threads: u32) -> (String, String) {
     let r = run.results().expect("bytes conserved");
     let mut fct = Vec::new();
     write_fct(&mut fct, &r.records).unwrap();
-    (String::from_utf8(fct).unwrap(), format!("{:?}", r.balance))
+    let mut ooo: Vec<(u32, u32)> = r.records.iter().map(|x| (x.flow, x.ooo_packets)).collect();
+    ooo.sort();
+    assert_eq!(ooo.iter().map(|x| x.1 as u64).sum::<u64>(), r.counters.ooo_packets);
+    (String::from_utf8(fct).unwrap(), format!("{:?}", r.balance), ooo)
 }
 
 #[test]
@@ -177,6 +181,9 @@ fn every_scheme_is_the_same_for_any_thread_count() {
         let toml = leaf_spine(4, 4, 4, &fabric, traffic);
         let one = outputs(&toml, 1);
         assert!(one.1.len() > 100, "{scheme}: balance rows recorded");
+        if scheme == "spray" {
+            assert!(one.2.iter().any(|x| x.1 > 0), "spraying reorders some flow's packets");
+        }
         for threads in [2, 4] {
             assert!(one == outputs(&toml, threads), "{scheme}: outputs differ with {threads} threads");
         }

@@ -270,6 +270,7 @@ impl Simulation {
             fct: self.now - f.start,
             ideal: self.ideal[flow.idx()],
             tenant: f.tenant,
+            ooo_packets: 0,
         });
         self.flows_done += 1;
         self.note_work_done();

@@ -199,6 +199,7 @@ impl Simulation {
             fct: self.now - start,
             ideal,
             tenant: qp.tenant,
+            ooo_packets: 0,
         });
         self.flows_done += 1;
         self.note_work_done();

@@ -58,6 +58,10 @@ impl Simulation {
         } else {
             self.counters.payload_bytes_dropped += pkt.payload as u64;
             if pkt.seq > rx.expected {
+                self.counters.ooo_packets += 1;
+                if let Some(n) = self.qp_flow.get(rx_id.idx()).and_then(|f| self.ooo_by_flow.get_mut(f.idx())) {
+                    *n += 1;
+                }
                 let quiet = self.now < rx.nack_quiet_until && rx.last_nack == rx.expected;
                 rx.nack_quiet_until = self.now + self.cfg.nack_interval;
                 rx.last_nack = rx.expected;
@@ -215,6 +219,7 @@ impl Simulation {
                 fct: self.now - m.posted,
                 ideal: self.ideal[m.flow.idx()],
                 tenant: qp.tenant,
+                ooo_packets: self.ooo_by_flow.get(m.flow.idx()).copied().unwrap_or(0),
             });
             self.flows_done += 1;
             let nic = qp.nic.idx();

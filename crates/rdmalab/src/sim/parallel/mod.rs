@@ -348,6 +348,7 @@ impl ParallelRun {
         r.counters.qps_opened -= setup_qps_again;
         r.tenant_bins = crate::tenancy::meter::merge(tenant_bins);
         r.records.sort_by_key(|x| (x.start + x.fct, x.flow));
+        self.merge_ooo_counts(&mut r.records);
         r.pfc_events.sort_by_key(|e| (e.time, e.node, e.ifindex, e.pause));
         r.unreachable.sort_by_key(|u| u.flow);
         r.stall_cause = self.stall_cause.clone();
@@ -369,5 +370,21 @@ fn add_class_counters(run: &mut [super::ClassRecord], part: &[super::ClassRecord
         c.drops += p.drops;
         c.pauses += p.pauses;
         c.ecn_marks += p.ecn_marks;
+    }
+}
+
+impl ParallelRun {
+    /// Each flow's out-of-order count is the receiver's, in whichever partition it ran:
+    /// summed over the partitions (the others counted 0) into the merged records.
+    fn merge_ooo_counts(&self, records: &mut [crate::stats::FlowRecord]) {
+        let mut total = vec![0u32; self.parts[0].ooo_by_flow.len()];
+        for p in &self.parts {
+            for (t, n) in total.iter_mut().zip(&p.ooo_by_flow) {
+                *t += n;
+            }
+        }
+        for r in records.iter_mut() {
+            r.ooo_packets = total.get(r.flow as usize).copied().unwrap_or(0);
+        }
     }
 }
