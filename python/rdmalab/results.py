@@ -195,7 +195,8 @@ CLASS_COLUMNS = {"pg": pl.UInt8, "scheduler": pl.Utf8, "weight": pl.UInt32, "pfc
                  "ecn_marks": pl.UInt64}
 
 
-BALANCE_COLUMNS = {"window_start_ns": pl.Float64, "switch": pl.UInt32, "uplinks": pl.UInt16,
+#: `switch` first: `_ps_columns_frame` tests the first column for rows, and `*_ns` ones are renamed.
+BALANCE_COLUMNS = {"switch": pl.UInt32, "window_start_ns": pl.Float64, "uplinks": pl.UInt16,
                    "min_bytes": pl.UInt64, "max_bytes": pl.UInt64, "mean_bytes": pl.Float64,
                    "imbalance": pl.Float64}
 
@@ -293,7 +294,7 @@ class Results:
 
     With a switch-side balancer (`fabric.path_selection` = spray|drill|letflow|conga) or a
     `[fabric.lb]` table, `balance` has one row per ToR and `lb_window` in which data went up:
-    window_start_ns, switch (node id), uplinks, min_bytes, max_bytes, mean_bytes and
+    switch (node id), window_start_ns, uplinks, min_bytes, max_bytes, mean_bytes and
     imbalance = (max - min) / mean (docs/load-balancing.md).
     """
 
