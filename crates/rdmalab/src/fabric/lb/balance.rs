@@ -67,7 +67,7 @@ impl BalanceRecorder {
 
     /// `wire` bytes assigned to `egress` at `now` (counted when `egress` is a ToR uplink).
     #[inline]
-    pub fn count(&mut self, now: Time, _node: NodeId, egress: PortId, wire: u32) {
+    pub fn count(&mut self, now: Time, egress: PortId, wire: u32) {
         let (tor, i) = self.slot[egress.idx()];
         if tor == 0 {
             return;

@@ -12,7 +12,7 @@
 //! packed into `Packet::int_hops`, which is free when no INT-based congestion control runs
 //! (the scenario refuses `conga` with one).
 
-use super::{LbConfig, Packet, PortState};
+use super::{LbConfig, Packet};
 use crate::engine::rng::RngExt;
 use crate::engine::Rng;
 use crate::ids::{NodeId, PortId};
@@ -175,7 +175,6 @@ impl Conga {
         pkt: &Packet,
         hops: &[PortId],
         old: PortId,
-        _ports: &[PortState],
         rng: &mut Rng,
     ) -> PortId {
         let (leaf, dst) = (self.leaf_of[node.idx()], self.leaf_of[pkt.dst.idx()]);
@@ -205,7 +204,7 @@ impl Conga {
     /// Every packet a switch forwards: the egress's DRE counts it; at its source leaf it
     /// gets the CONGA header (and a metric to feed back), at a spine its `CE` is raised, at
     /// its destination leaf the header is read and cleared.
-    pub fn on_forward(&mut self, now: Time, node: NodeId, egress: PortId, pkt: &mut Packet, _ports: &[PortState]) {
+    pub fn on_forward(&mut self, now: Time, node: NodeId, egress: PortId, pkt: &mut Packet) {
         self.decayed(egress, now).x += pkt.wire as f64;
         let (src, dst) = (self.leaf_of[pkt.src.idx()], self.leaf_of[pkt.dst.idx()]);
         if !self.is_leaf[node.idx()] {

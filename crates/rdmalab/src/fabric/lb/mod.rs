@@ -148,21 +148,21 @@ impl LoadBalancer {
                     let key = flowlet::flow_key(pkt, node);
                     let rng = &mut sw.rng;
                     let timeout = cfg.flowlet_timeout;
-                    sw.flowlets.hop(key, now, timeout, hops, |old| conga.best_uplink(now, node, pkt, hops, old, ports, rng))
+                    sw.flowlets.hop(key, now, timeout, hops, |old| conga.best_uplink(now, node, pkt, hops, old, rng))
                 }
                 other => hops[pick(other.key(pkt.sip, pkt.dip, pkt.sport, pkt.dport, node), hops.len())],
             }
         };
         if let Some(c) = self.conga.as_deref_mut() {
-            c.on_forward(now, node, egress, pkt, ports);
+            c.on_forward(now, node, egress, pkt);
         }
         if data {
-            self.balance.count(now, node, egress, pkt.wire);
+            self.balance.count(now, egress, pkt.wire);
         }
         egress
     }
 
-    /// The uplink-balance rows so far, the open windows closed at `end`, in (window, switch)
+    /// The uplink-balance rows so far, the windows still open included, in (window, switch)
     /// order.
     pub fn balance_rows(&self) -> Vec<BalanceRow> {
         self.balance.rows()
