@@ -67,7 +67,8 @@ def compare_lb(runs: pl.DataFrame, flows: pl.DataFrame, store: Store | None = No
     nan = float("nan")
     rows = [Comparison(f"{s} {size}", f"{k} slowdown", v, nan)
             for (s, size), stats in table.items() for k, v in stats.items()]
-    rows += [Comparison(s, "uplink imbalance", v, nan) for s, v in mean_imbalance(store).items()]
+    imbalance = mean_imbalance(store)
+    rows += [Comparison(s, "uplink imbalance", imbalance[s], nan) for s in SCHEMES if s in imbalance]
     base = table[("ecmp", "all")]
     for s in SCHEMES[1:]:
         for k, paper in (("avg", PAPER_AVG), ("p99", PAPER_P99)):
