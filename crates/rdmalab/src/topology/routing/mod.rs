@@ -90,7 +90,9 @@ pub fn pick(key: usize, n: usize) -> usize {
 
 impl PathSelection {
     /// Index (before `% n`) of the next hop for a packet with this 5-tuple at `node`.
-    #[inline]
+    /// Always inlined: it runs at every switch hop, and with the balancers' arms the
+    /// compiler stopped inlining it on its own (1.5 % more instructions on S1).
+    #[inline(always)]
     pub fn key(self, sip: u32, dip: u32, sport: u16, dport: u16, node: NodeId) -> usize {
         match self {
             PathSelection::Ecmp => ecmp_hash(sip, dip, sport, dport, node.0) as usize,
