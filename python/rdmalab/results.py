@@ -198,6 +198,18 @@ CLASS_COLUMNS = {"pg": pl.UInt8, "scheduler": pl.Utf8, "weight": pl.UInt32, "pfc
                  "ecn_marks": pl.UInt64}
 
 
+#: `switch` first: `_ps_columns_frame` tests the first column for rows, and `*_ns` ones are renamed.
+BALANCE_COLUMNS = {"switch": pl.UInt32, "window_start_ns": pl.Float64, "uplinks": pl.UInt16,
+                   "min_bytes": pl.UInt64, "max_bytes": pl.UInt64, "mean_bytes": pl.Float64,
+                   "imbalance": pl.Float64}
+
+
+def balance_frame(raw: dict[str, Any] | None) -> pl.DataFrame:
+    """Per ToR and `fabric.lb.lb_window`, its uplinks' data bytes and `(max - min) / mean`
+    (docs/load-balancing.md); empty without a switch-side balancer or `[fabric.lb]`."""
+    return _ps_columns_frame(raw or {}, BALANCE_COLUMNS)
+
+
 def classes_frame(raw: dict[str, Any] | None) -> pl.DataFrame:
     """Traffic classes (`[[fabric.classes]]`), one row per class 0..7: its settings and what
     the switch ports counted for it; empty when the run has no class table."""
@@ -282,6 +294,11 @@ class Results:
     tx_packets (sent out of egress queues), drops (at admission: lossy classes), pauses
     (PAUSE frames sent for the class) and ecn_marks. Class 0 is the control class (ACKs,
     PFC frames). Empty without a class table.
+
+    With a switch-side balancer (`fabric.path_selection` = spray|drill|letflow|conga) or a
+    `[fabric.lb]` table, `balance` has one row per ToR and `lb_window` in which data went up:
+    switch (node id), window_start_ns, uplinks, min_bytes, max_bytes, mean_bytes and
+    imbalance = (max - min) / mean (docs/load-balancing.md).
     """
 
     flows: pl.DataFrame
@@ -300,6 +317,7 @@ class Results:
     apps: pl.DataFrame = field(default_factory=lambda: apps_frame(None, wqes_frame(None), 0.0))
     drum: pl.DataFrame = field(default_factory=lambda: drum_frame(None))
     classes: pl.DataFrame = field(default_factory=lambda: classes_frame(None))
+    balance: pl.DataFrame = field(default_factory=lambda: balance_frame(None))
     stop_reason: str = "finished"
     interrupted: bool = False
     wall_seconds: float = 0.0
@@ -321,7 +339,7 @@ class Results:
                    messages=messages_frame(raw.get("messages", {})), chunks=chunks_frame(raw.get("chunks", {})),
                    paths=paths_frame(raw.get("paths", {})), classes=classes_frame(raw.get("classes")),
                    wqes=wqes, apps=apps_frame(hm, wqes, float(raw["counters"]["end_time_ps"])),
-                   drum=drum_frame(hm),
+                   drum=drum_frame(hm), balance=balance_frame(raw.get("balance")),
                    stop_reason=stop_reason,
                    interrupted=interrupted, wall_seconds=wall,
                    extra={"tenant_names": tenant_names, "tenant_bins": raw.get("tenant_bins"),
@@ -338,7 +356,8 @@ class Results:
         """Every table of the run by its file name: `flows`, `ports`, `pfc`, and `queues`,
         `rates` and `links` when they were sampled, `messages` and `chunks` with multipath
         traffic, `paths` with Virtuoso, `deadlock` when one was found, `classes` with
-        `[[fabric.classes]]`, `wqes`, `apps` and `drum` with closed-loop applications (what
+        `[[fabric.classes]]`, `balance` with a switch-side balancer or `[fabric.lb]`, `wqes`, `apps`
+        and `drum` with closed-loop applications (what
         `rdmalab run` writes as Parquet)."""
         out = {"flows": self.flows, "ports": self.ports, "pfc": self.pfc}
         if self.queue_samples.height:
@@ -356,6 +375,8 @@ class Results:
             out["deadlock"] = self.deadlock
         if self.classes.height:
             out["classes"] = self.classes
+        if self.balance.height:  # a switch-side balancer or [fabric.lb]
+            out["balance"] = self.balance
         for name in ("wqes", "apps", "drum"):  # closed-loop applications (docs/drum-fabric.md)
             if getattr(self, name).height:
                 out[name] = getattr(self, name)

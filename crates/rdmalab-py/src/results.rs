@@ -27,6 +27,7 @@ pub fn results_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, Py
     d.set_item("unreachable", unreachable_dict(py, &r.unreachable)?)?;
     d.set_item("ports", port_counter_dict(py, &r.ports)?)?;
     d.set_item("classes", class_dict(py, &r.classes)?)?;
+    d.set_item("balance", balance_dict(py, &r.balance)?)?;
     let pfc = Columns::new(py, &r.pfc_events);
     pfc.u64("time_ps", |e| e.time.0)?.u64("node", |e| e.node.0 as u64)?;
     pfc.u64("ifindex", |e| e.ifindex as u64)?.u64("pause", |e| e.pause as u64)?;
@@ -167,6 +168,15 @@ fn class_dict<'py>(py: Python<'py>, cs: &[ClassRecord]) -> PyResult<Bound<'py, P
     t.u64("tx_bytes", |c| c.counters.tx_bytes)?.u64("tx_packets", |c| c.counters.tx_packets)?;
     t.u64("drops", |c| c.counters.drops)?.u64("pauses", |c| c.counters.pauses)?;
     t.u64("ecn_marks", |c| c.counters.ecn_marks)?;
+    Ok(t.dict())
+}
+
+/// Per ToR and window, its uplinks' bytes and imbalance (`fabric::lb`).
+fn balance_dict<'py>(py: Python<'py>, rows: &[rdmalab::fabric::lb::BalanceRow]) -> PyResult<Bound<'py, PyDict>> {
+    let t = Columns::new(py, rows);
+    t.u64("window_start_ps", |b| b.window_start.0)?.u64("switch", |b| b.switch.0 as u64)?;
+    t.u64("uplinks", |b| b.uplinks as u64)?.u64("min_bytes", |b| b.min_bytes)?.u64("max_bytes", |b| b.max_bytes)?;
+    t.f64("mean_bytes", |b| b.mean_bytes)?.f64("imbalance", |b| b.imbalance)?;
     Ok(t.dict())
 }
 

@@ -123,6 +123,8 @@ pub struct SimConfig {
     pub neighbor_order: NeighborOrder,
     /// How switches choose among equal-cost next hops (`fabric.path_selection`).
     pub path_selection: PathSelection,
+    /// The switch-side balancers' parameters (`[fabric.lb]`, `fabric::lb`).
+    pub lb: crate::fabric::lb::LbConfig,
     /// Seed of every random stream.
     pub seed: u64,
     /// Absolute time at which the run stops whatever is left.
@@ -212,6 +214,7 @@ impl Default for SimConfig {
             qp_cache: None,
             neighbor_order: NeighborOrder::Ascending,
             path_selection: PathSelection::Ecmp,
+            lb: Default::default(),
             seed: 1,
             stop_time: Time::MAX,
             queue_sample_interval: None,

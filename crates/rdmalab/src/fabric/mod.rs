@@ -10,6 +10,7 @@ pub mod ecn;
 pub mod fecn;
 pub mod ib;
 pub mod int;
+pub mod lb;
 pub mod mmu;
 pub mod packet;
 pub mod pool;

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::{cc_params, classes, field_time, iofd, positive_time, sample_interval};
+use super::{cc_params, classes, field_time, iofd, lb, positive_time, sample_interval};
 use crate::config::{SimConfig, WindowConfig};
 use crate::error::{Error, Result};
 use crate::units::TimingModel;
@@ -37,7 +37,8 @@ pub struct FabricSpec {
     pub irn: Option<super::irn::IrnSpec>,
     /// The receiving NIC sends a CNP on an out-of-order packet (default false).
     pub cnp_on_ooo: Option<bool>,
-    /// `ecmp` (default) or `source_ip` (seed 003's rule: hop = alias index mod n).
+    /// `ecmp` (default), `source_ip` (seed 003's rule: hop = alias index mod n), or a switch-side
+    /// balancer: `spray`, `drill`, `letflow`, `conga` (`fabric::lb`).
     pub path_selection: Option<crate::topology::routing::PathSelection>,
     /// Congestion control: `none`, `dcqcn`, `hpcc`, `timely` or `dctcp`, with run.py's
     /// parameters (`hpcc` also turns on its rate-scaled window unless `window` is given).
@@ -88,6 +89,8 @@ pub struct FabricSpec {
     pub reroute_delay: Option<String>,
     /// In-order flow deflection at switches (Blitz's IOFD); absent = off.
     pub iofd: Option<iofd::IofdSpec>,
+    /// Switch-side balancers' parameters (`[fabric.lb]`); with ECMP, turns on `balance.parquet`.
+    pub lb: Option<lb::LbSpec>,
     /// Traffic classes (`[[fabric.classes]]`): per-class scheduling, PFC and ECN.
     #[serde(default)]
     pub classes: Vec<classes::ClassSpec>,
@@ -248,6 +251,9 @@ impl FabricSpec {
         }
         let (recovery, irn) = (self.loss_recovery.as_deref(), self.irn.as_ref());
         super::irn::apply(recovery, irn, self.cnp_on_ooo, self.rto.is_some(), file, &mut c)?;
+        if let Some(l) = &self.lb {
+            c.lb = l.build(file)?;
+        }
         c.classes = classes::build(&self.classes, &c, file)?;
         super::ib::apply(self, file, &mut c)?;
         super::switch_model::apply(self, file, &mut c)?;

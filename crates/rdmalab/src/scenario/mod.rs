@@ -35,6 +35,7 @@ pub mod host_apps;
 mod ib;
 mod iofd;
 mod irn;
+mod lb;
 mod limits;
 mod links;
 mod locate;
@@ -379,6 +380,7 @@ impl ScenarioSpec {
             config.trace = Some(t.build(&topology, flows.len(), file)?);
         }
         iofd::check_escape_class(&config, &flows, file)?;
+        lb::check(&config, &topology, file)?;
         switch_model::check_port_capacity(&config, &topology, file)?;
         let host_model = host_apps::build(
             self.host.as_ref(),

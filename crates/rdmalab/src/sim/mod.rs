@@ -207,6 +207,9 @@ pub struct Simulation {
     /// The receivers' per-flow counts (out of order, CNPs by cause), by flow; grown on the
     /// first count, so a run that counts none keeps it empty.
     flow_rx: Vec<crate::stats::RxFlowCounts>,
+    /// Switch-side load balancing (`None` unless `path_selection` is one of `fabric::lb`'s
+    /// schemes or `[fabric.lb]` is given: one test per switch hop).
+    lb: Option<Box<crate::fabric::lb::LoadBalancer>>,
 }
 
 impl Simulation {

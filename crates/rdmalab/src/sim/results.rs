@@ -110,6 +110,9 @@ pub struct Results {
     pub wqes_processed: u64,
     /// One row per class 0..8 with `[[fabric.classes]]` (empty without).
     pub classes: Vec<ClassRecord>,
+    /// Per ToR and `lb_window`, its uplinks' data bytes and imbalance, by (window, switch)
+    /// (empty without a switch-side balancer or `[fabric.lb]`).
+    pub balance: Vec<crate::fabric::lb::BalanceRow>,
 }
 
 /// A traffic class's settings and what every switch port counted for it.
@@ -255,6 +258,7 @@ impl Simulation {
             drum_rows: self.hostm.as_ref().map_or_else(Vec::new, |m| m.drum_rows.clone()),
             wqes_processed: self.nics.iter().filter_map(|n| n.engine.as_ref()).map(|e| e.processed).sum(),
             classes: self.class_records(),
+            balance: self.lb.as_ref().map_or_else(Vec::new, |l| l.balance_rows()),
         };
         if self.origin_order {
             super::parallel::sort_app_tables(&mut r); // tables several hosts append to

@@ -105,6 +105,7 @@ impl Simulation {
             cfg.ecn.as_ref().map_or(Vec::new(), |e| clock.rates().iter().map(|&r| e.for_rate_or_scaled(r)).collect());
         let port_buffers = super::mech::port_buffers::build(&topo, &cfg, &mmus);
         let iofd = cfg.iofd.map(|i| Box::new(build_iofd(i, &topo, &cfg, mmus.len())));
+        let lb = build_balancer(&topo, &cfg)?;
         let fecn = cfg.cc.fecn().map(|p| Box::new(crate::fabric::fecn::FecnMarker::new(p, ports.len())));
         let mut sim = Simulation {
             now: Time::ZERO,
@@ -165,6 +166,7 @@ impl Simulation {
             no_edge_ecn,
             fecn,
             iofd,
+            lb,
         };
         if sim.cfg.threads.is_some() {
             sim.use_origin_order();
@@ -359,4 +361,16 @@ mod tests {
         // An explicit threshold wins over both.
         assert!(thresholds(&overridden, 7_000).iter().all(|&t| t == 7_000));
     }
+}
+
+/// The switch-side balancer when `path_selection` names one of `fabric::lb`'s schemes or
+/// `[fabric.lb]` asks for the uplink balance under ECMP.
+fn build_balancer(topo: &Topology, cfg: &SimConfig) -> Result<Option<Box<crate::fabric::lb::LoadBalancer>>> {
+    use crate::fabric::lb::{is_switch_scheme, LoadBalancer};
+    if !is_switch_scheme(cfg.path_selection) && !cfg.lb.enabled {
+        return Ok(None);
+    }
+    let lb = LoadBalancer::new(cfg.path_selection, cfg.lb, topo, cfg.seed)
+        .map_err(|m| Error::scenario("path_selection", m))?;
+    Ok(Some(Box::new(lb)))
 }

@@ -15,6 +15,9 @@ impl Simulation {
     /// the pool (`r`) from the wire to the egress queue: only its reference moves.
     pub(super) fn switch_receive(&mut self, at: PortId, r: PacketRef, dst: NodeId) {
         let node = self.ports[at.idx()].node;
+        if self.lb.is_some() {
+            return self.switch_receive_balanced(at, r, dst, node);
+        }
         let hops = self.routes.next_hops(node, dst);
         let pkt = self.packets.get(r);
         let egress = match hops.len() {
@@ -34,6 +37,22 @@ impl Simulation {
             let pkt = self.packets.take(r);
             return self.iofd_receive(at, node, egress, pkt);
         }
+        self.switch_enqueue_parked(at, egress, r, None);
+    }
+
+    /// `switch_receive` with a switch-side balancer (`fabric::lb`, never with IOFD): its
+    /// hook picks the egress at every hop (one next hop included, for CONGA's DREs).
+    #[cold]
+    #[inline(never)]
+    fn switch_receive_balanced(&mut self, at: PortId, r: PacketRef, dst: NodeId, node: NodeId) {
+        let hops = self.routes.next_hops(node, dst);
+        if hops.is_empty() {
+            self.counters.no_route_drops += 1;
+            let pkt = self.packets.take(r);
+            return self.drop_packet(at, &pkt);
+        }
+        let lb = self.lb.as_deref_mut().expect("tested by the caller");
+        let egress = lb.route(self.now, node, hops, self.packets.get_mut(r), &self.ports);
         self.switch_enqueue_parked(at, egress, r, None);
     }
 

@@ -49,6 +49,7 @@ pub(super) fn validate_config(cfg: &SimConfig) -> Result<()> {
             return Err(Error::scenario("ecn", m));
         }
     }
+    check_balancer(cfg)?;
     if cfg.rto == Some(Time::ZERO) {
         return Err(Error::scenario("rto", "must be positive (or absent for no timeout)"));
     }
@@ -122,6 +123,29 @@ pub(super) fn validate_iofd(i: &crate::fabric::IofdConfig, flows: &[FlowSpec]) -
             "iofd.escape_pg",
             format!("class {} carries data (flows[{k}].pg): the escape class must be free", i.escape_pg),
         ));
+    }
+    Ok(())
+}
+
+/// The switch-side balancers against the rest of the config: CONGA's header lives where INT
+/// would, and IOFD deflects by its own rule at the same switches.
+fn check_balancer(cfg: &SimConfig) -> Result<()> {
+    use crate::topology::routing::PathSelection;
+    if !crate::fabric::lb::is_switch_scheme(cfg.path_selection) {
+        return Ok(());
+    }
+    if cfg.iofd.is_some() {
+        let m = "a switch-side balancer does not compose with `[fabric.iofd]` (both pick the egress)";
+        return Err(Error::scenario("path_selection", m));
+    }
+    if cfg.path_selection == PathSelection::Conga && cfg.cc.needs_int() {
+        let m = "`conga` carries its header where INT would; use a congestion control without INT (dcqcn, timely, dctcp)";
+        return Err(Error::scenario("path_selection", m));
+    }
+    let d = cfg.lb.drill_samples as usize + cfg.lb.drill_memory as usize;
+    if d > crate::fabric::lb::drill::MAX_CANDIDATES || cfg.lb.drill_samples == 0 {
+        let m = format!("drill_samples (>= 1) plus drill_memory must be at most {}", crate::fabric::lb::drill::MAX_CANDIDATES);
+        return Err(Error::scenario("lb.drill_samples", m));
     }
     Ok(())
 }

@@ -1,0 +1,132 @@
+//! `[fabric.lb]`: the switch-side balancers' parameters (`fabric::lb`); with plain ECMP the
+//! table alone turns on the uplink-balance output. Every key is optional:
+//!
+//! ```toml
+//! [fabric]
+//! path_selection = "conga"     # ecmp | source_ip | spray | drill | letflow | conga
+//! [fabric.lb]
+//! drill_samples = 2
+//! drill_memory = 1
+//! flowlet_timeout = "100us"
+//! flowlet_table = 65536        # entries per switch, a power of two
+//! conga_dre_period = "50us"
+//! conga_alpha = 0.2
+//! conga_bits = 3
+//! conga_aging = "500us"
+//! lb_window = "100us"          # balance.parquet's window
+//! ```
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::field_time;
+use crate::config::SimConfig;
+use crate::error::{Error, Result};
+use crate::fabric::lb::{conga, drill, is_switch_scheme, LbConfig};
+use crate::topology::routing::PathSelection;
+use crate::topology::Topology;
+use crate::units::Time;
+
+/// The table as written.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LbSpec {
+    /// DRILL's random samples per packet.
+    pub drill_samples: Option<u32>,
+    /// DRILL's remembered best hops.
+    pub drill_memory: Option<u32>,
+    /// Gap that starts a new flowlet.
+    pub flowlet_timeout: Option<String>,
+    /// Flowlet-table entries per switch.
+    pub flowlet_table: Option<u32>,
+    /// CONGA's DRE period.
+    pub conga_dre_period: Option<String>,
+    /// CONGA's DRE decay per period.
+    pub conga_alpha: Option<f64>,
+    /// CONGA's metric bits.
+    pub conga_bits: Option<u8>,
+    /// Age past which a remote CONGA metric counts as 0.
+    pub conga_aging: Option<String>,
+    /// Window of `balance.parquet`.
+    pub lb_window: Option<String>,
+}
+
+/// A positive time, naming `fabric.lb.FIELD` otherwise.
+fn positive(file: &Path, name: &str, s: &str) -> Result<Time> {
+    let field = format!("fabric.lb.{name}");
+    match field_time(file, &field, s)? {
+        Time::ZERO => Err(Error::input(file, 0, field, "must be positive")),
+        t => Ok(t),
+    }
+}
+
+impl LbSpec {
+    /// The settings, checked; errors name `fabric.lb.FIELD`.
+    pub fn build(&self, file: &Path) -> Result<LbConfig> {
+        let bad = |name: &str, msg: String| Err(Error::input(file, 0, format!("fabric.lb.{name}"), msg));
+        let mut c = LbConfig { enabled: true, ..LbConfig::default() };
+        if let Some(d) = self.drill_samples {
+            c.drill_samples = d;
+        }
+        if let Some(m) = self.drill_memory {
+            c.drill_memory = m;
+        }
+        let most = drill::MAX_CANDIDATES as u32;
+        if c.drill_samples == 0 || c.drill_samples.saturating_add(c.drill_memory) > most {
+            let field = if self.drill_samples.is_some() { "drill_samples" } else { "drill_memory" };
+            return bad(field, format!("drill_samples (at least 1) plus drill_memory must be at most {most}"));
+        }
+        if let Some(s) = &self.flowlet_timeout {
+            c.flowlet_timeout = positive(file, "flowlet_timeout", s)?;
+        }
+        if let Some(n) = self.flowlet_table {
+            if !n.is_power_of_two() || n > 1 << 24 {
+                return bad("flowlet_table", format!("{n}: must be a power of two, at most 2^24"));
+            }
+            c.flowlet_table = n;
+        }
+        if let Some(s) = &self.conga_dre_period {
+            c.conga_dre_period = positive(file, "conga_dre_period", s)?;
+        }
+        if let Some(a) = self.conga_alpha {
+            if !(a > 0.0 && a < 1.0) {
+                return bad("conga_alpha", format!("{a}: must be in (0, 1)"));
+            }
+            c.conga_alpha = a;
+        }
+        if let Some(b) = self.conga_bits {
+            if !(1..=4).contains(&b) {
+                return bad("conga_bits", format!("{b}: must be 1..=4 (the header field has 4 bits)"));
+            }
+            c.conga_bits = b;
+        }
+        if let Some(s) = &self.conga_aging {
+            c.conga_aging = positive(file, "conga_aging", s)?;
+        }
+        if let Some(s) = &self.lb_window {
+            c.window = positive(file, "lb_window", s)?;
+        }
+        Ok(c)
+    }
+}
+
+/// The balancer against the topology and the rest of the config, errors naming
+/// `fabric.path_selection`.
+pub(super) fn check(c: &SimConfig, topo: &Topology, file: &Path) -> Result<()> {
+    let field = "fabric.path_selection";
+    if !is_switch_scheme(c.path_selection) {
+        return Ok(());
+    }
+    if c.iofd.is_some() {
+        return Err(Error::input(file, 0, field, "a switch-side balancer does not compose with `[fabric.iofd]`"));
+    }
+    if c.path_selection == PathSelection::Conga {
+        if c.cc.needs_int() {
+            let m = "`conga` carries its header where INT would: use a congestion control without INT";
+            return Err(Error::input(file, 0, field, m));
+        }
+        conga::Conga::new(topo, &c.lb).map_err(|m| Error::input(file, 0, field, m))?;
+    }
+    Ok(())
+}
