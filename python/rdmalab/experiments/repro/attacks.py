@@ -37,26 +37,43 @@ def _param(run: dict[str, Any], path: str, default: Any = None) -> Any:
         return v
 
 
+#: Seed 002's one measured ConnectX-5 share: "an attacker can obtain 72% of the available
+#: bandwidth with a victim flow" (abstract, §I), the most Fig. 3 shows; we put it beside N = 16.
+PAPER_CX5_MAX = 0.72
+#: §IV-A's worked example (two QPs at 30 Gb/s each against one at 40): an illustration of
+#: per-destination rates applied unsplit, not a measurement; drawn, never compared.
+PAPER_CX5_EXAMPLE = (2, 0.60)
+
+
+def _arbitration(run: dict[str, Any]) -> str:
+    return _param(run, "fabric.egress_arbitration", None) or _param(run, "fabric", {}).get("egress_arbitration", "fifo")
+
+
 def compare_parallel(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list:
-    """The attacker's share per granularity and N beside seed 002's: per-QP N/(N+1) (the IB
-    specification, the paper's multi-address emulation), per-pair 1/2, ConnectX-5 0.60 at N=2
-    (§IV-A) and at most 0.72 (§I), no CC 0.50 at N=16."""
+    """The attacker's share per granularity, N and switch arbitration. Testbed rows (the
+    SN2100's fair arbitration among input ports, `input_fair`) carry the references: per-QP
+    N/(N+1) and per-pair 1/2 (closed forms of equal shares per CC state), CX-5 0.72 at N=16
+    (the paper's measured maximum), no CC 0.50 (Fig. 3's `16 No CC`). FIFO rows (a shared-
+    buffer switch without fair arbitration, suffix ` fifo`) carry the closed forms only."""
     shares = run_shares(store, runs)
     out = []
     for r in _ok_runs(runs):
         n, gran, cc = int(_param(r, "traffic[1].qps", 1)), _param(r, "fabric.granularity", "per_qp"), _param(r, "fabric.cc")
+        fair = _arbitration(r) == "input_fair"
+        suffix = "" if fair else " fifo"
         s = share_of(shares, r["run_id"], "attacker")
         if cc == "none":
-            if n == 16 and gran == "per_qp":
-                out.append(Comparison("no CC N=16", "attacker share", s, 0.50))
+            if gran == "per_qp":
+                out.append(Comparison(f"no CC N={n}{suffix}", "attacker share", s, 0.50 if fair else NAN))
             continue
         theirs = {"per_qp": n / (n + 1), "per_pair": 0.5}.get(gran, NAN)
         if gran == "per_destination_unsplit":
-            theirs = {2: 0.60, 16: 0.72}.get(n, NAN)
+            theirs = PAPER_CX5_MAX if (n == 16 and fair) else NAN
         short = {"per_destination_unsplit": "CX-5"}.get(gran, gran)
-        out.append(Comparison(f"{short} N={n}", "attacker share", s, theirs))
+        out.append(Comparison(f"{short} N={n}{suffix}", "attacker share", s, theirs))
     order = {"per_qp": 0, "CX-5": 1, "per_pair": 2, "per_destination": 3, "no": 4}
-    return sorted(out, key=lambda c: (order.get(c.group.split()[0], 9), int(c.group.split("=")[-1])))
+    return sorted(out, key=lambda c: (c.group.endswith("fifo"), order.get(c.group.split()[0], 9),
+                                      int(c.group.split("=")[-1].split()[0])))
 
 
 def parallel_figure(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
@@ -67,43 +84,69 @@ def parallel_figure(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
     rows = [c for c in compare_parallel(runs, flows, store) if not c.group.startswith("no CC")]
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for gran, color in (("per_qp", "tab:red"), ("CX-5", "tab:orange"), ("per_pair", "tab:blue")):
-        pts = sorted((int(c.group.split("=")[1]), c.ours) for c in rows if c.group.split()[0] == gran)
-        if pts:
-            ax.plot(*zip(*pts), "-o", color=color, label=f"rdmalab {gran}")
+        for fifo, style in ((False, "-o"), (True, ":x")):
+            pts = sorted((int(c.group.split("=")[1].split()[0]), c.ours) for c in rows
+                         if c.group.split()[0] == gran and c.group.endswith("fifo") == fifo)
+            if pts:
+                ax.plot(*zip(*pts), style, color=color, label=f"rdmalab {gran}" + (" (FIFO switch)" if fifo else ""))
     n = np.arange(1, 17)
     ax.plot(n, n / (n + 1), "k--", lw=1, label="per QP, theory N/(N+1)")
     ax.axhline(0.5, color="k", ls=":", lw=1, label="per pair, theory 1/2")
-    ax.plot([2], [0.60], "s", mfc="none", color="tab:orange", label="paper CX-5 (N=2, §IV-A)")
-    ax.axhline(0.72, color="tab:orange", ls="-.", lw=0.8, label="paper CX-5 maximum (§I)")
+    ax.axhline(PAPER_CX5_MAX, color="tab:orange", ls="-.", lw=0.8, label="paper CX-5, measured maximum 0.72 (§I)")
+    ax.plot([PAPER_CX5_EXAMPLE[0]], [PAPER_CX5_EXAMPLE[1]], "s", mfc="none", color="gray",
+            label="paper's worked example (§IV-A), not a measurement")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("attacker QPs (N), victim one QP")
     ax.set_ylabel("attacker share of the bottleneck")
     ax.set_ylim(0.3, 1.0)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
-    ax.set_title("parallel-QP attack, DCQCN, 100G dumbbell")
+    ax.set_title("parallel-QP attack, DCQCN, 100G dumbbell (solid: input-fair switch)")
     fig.tight_layout()
     return save_figure(fig, Path(out_dir) / "share_vs_qps")
 
 
+#: Fig. 4 (§IV-A), testbed Gb/s: the RNIC's maximum 92; staggered alone 74; with a victim the
+#: attacker 60 and the victim "less than 40" (an upper bound, the paper gives no value); with
+#: marking at 8 KB the attacker "matches the theoretical limit", i.e. its no-contention 74.
+PAPER_FIG4 = {("victim alone", "victim Gb/s"): 92.0, ("staggered alone", "attacker Gb/s"): 74.0,
+              ("staggered+victim", "attacker Gb/s"): 60.0, ("staggered+victim", "victim Gb/s (< paper)"): 40.0,
+              ("staggered+victim 8KB", "attacker Gb/s"): 74.0}
+
+
+def _staggered_label(run: dict[str, Any]) -> str:
+    traffic = _param(run, "traffic", [])
+    case = case_name(traffic)
+    fabric = _param(run, "fabric", {})
+    fabric = fabric if isinstance(fabric, dict) else {}
+    kmin = int(fabric.get("ecn_kmin", _param(run, "fabric.ecn_kmin", 0) or 0))
+    names = {"staggered-reuse": "staggered alone", "victim+staggered-reuse": "staggered+victim",
+             "victim+parallel30": "parallel30+victim", "victim": "victim alone"}
+    label = names.get(case, case)
+    if any(f.get("pg") == 4 for t in traffic for f in t.get("flows", [])):
+        label += " own class"
+    if kmin == 8000:
+        label += " 8KB"
+    if fabric.get("egress_arbitration", "fifo") != "input_fair":
+        label += " fifo"
+    return label
+
+
 def compare_staggered(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list:
-    """Attacker and victim Gb/s per case beside Fig. 4 (their testbed peaks at 92 Gb/s of
-    payload, ours at 95.4: 100 x 1000/1048)."""
+    """Attacker and victim Gb/s per case beside Fig. 4's testbed values (their RNIC peaks at
+    92 Gb/s of payload, ours at 95.4: 100 x 1000/1048). Only the input-fair rows (the SN2100)
+    carry the paper's numbers; rows marked fifo are a switch without fair arbitration."""
     shares = run_shares(store, runs)
     out = []
     for r in _ok_runs(runs):
-        case = case_name(_param(r, "traffic", []))
-        fabric = _param(r, "fabric", {})
-        kmin = int(fabric.get("ecn_kmin", 0)) if isinstance(fabric, dict) else int(_param(r, "fabric.ecn_kmin", 0))
-        names = {"staggered-reuse": "staggered alone", "victim+staggered-reuse": "staggered+victim",
-                 "victim+parallel30": "parallel30+victim"}
-        label = names.get(case, case) + (" 8KB" if kmin == 8000 else "")
+        label = _staggered_label(r)
         a, v = share_of(shares, r["run_id"], "attacker", "gbps"), share_of(shares, r["run_id"], "victim", "gbps")
-        theirs_a = {"staggered alone": 74.0, "staggered+victim": 60.0, "staggered+victim 8KB": 74.0}
-        out.append(Comparison(label, "attacker Gb/s", a, theirs_a.get(label, NAN)))
-        if "victim" in case:
-            out.append(Comparison(label, "victim Gb/s", v, 40.0 if label == "staggered+victim" else NAN))
-    return sorted(out, key=lambda c: (c.group.endswith("8KB"), c.group, c.metric))
+        if not label.startswith("victim alone"):
+            out.append(Comparison(label, "attacker Gb/s", a, PAPER_FIG4.get((label, "attacker Gb/s"), NAN)))
+        if "victim" in label:
+            metric = "victim Gb/s (< paper)" if label == "staggered+victim" else "victim Gb/s"
+            out.append(Comparison(label, metric, v, PAPER_FIG4.get((label, metric), NAN)))
+    return sorted(out, key=lambda c: (c.group.endswith("fifo"), "8KB" in c.group, c.group, c.metric))
 
 
 def _left_member_gbps(flows: pl.DataFrame, run: dict[str, Any], lo_ps: int, hi_ps: int) -> float:
@@ -164,16 +207,17 @@ def attack_experiments() -> list[Experiment]:
             name="attack-parallel", title="Parallel-QP attack: attacker share vs QPs, per granularity (Fig. 3)",
             citation=cite + ", Fig. 3, §I, §IV-A", sweep="attack_parallel.toml", quick="attack_parallel_quick.toml",
             figures=["share"], by="traffic[1].qps", compare=compare_parallel, extra_figures=parallel_figure,
-            theirs="per_qp: N/(N+1), the IB specification the paper emulates with one address per QP; "
-                   "per_pair 1/2 (§V); CX-5 (per_destination_unsplit) 0.60 at N=2 (§IV-A), 0.72 the most "
-                   "it saw (§I); no CC 0.50 (Fig. 3's `16 No CC`)",
+            theirs="testbed rows (input_fair): per_qp N/(N+1), the IB specification the paper emulates "
+                   "with one address per QP; per_pair 1/2 (§V); CX-5 (per_destination_unsplit) 0.72, the "
+                   "share the paper measured (§I), beside N=16; no CC 0.50 (Fig. 3's `16 No CC`). Rows "
+                   "marked fifo: a switch without fair arbitration, closed forms only",
             needs_cc=["dcqcn", "none"]),
         Experiment(
             name="attack-staggered", title="Staggered-QP attack: throughput of attacker and victim (Fig. 4)",
             citation=cite + ", Fig. 4, §IV-A", sweep="attack_staggered.toml", quick="attack_staggered_quick.toml",
             figures=["share"], by="fabric", compare=compare_staggered,
-            theirs="the testbed's Gb/s (max 92): alone 74, with a victim 60 (victim < 40), low marking = alone; "
-                   "our egress is FIFO per class, theirs round robin per port (docs/attacks.md)",
+            theirs="the testbed's Gb/s beside the input-fair rows: RNIC maximum 92, staggered alone 74, with a "
+                   "victim 60 (victim < 40, no value given), low marking = alone (74); FIFO rows: ours only",
             needs_cc=["dcqcn"]),
         Experiment(
             name="attack-defense", title="The tenant defense: victim share under three attacks, benign tail",
