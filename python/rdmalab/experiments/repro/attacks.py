@@ -231,9 +231,10 @@ def attack_experiments() -> list[Experiment]:
             name="attack-table1", title="Table I: vulnerability per attack and enforcement, short-flow penalty",
             citation=cite + ", Table I", sweep="attack_table1.toml", quick="attack_table1_quick.toml",
             figures=["share"], by="fabric.granularity", compare=compare_table1,
-            theirs="Table I (1 = vulnerable, 0 = secure; ours: attacker share, vulnerable above 0.55); "
-                   "short-flow penalty when benign p99 slowdown of flows < BDP exceeds 1.2x per_qp's",
-            needs_cc=["dcqcn"], report=table1_report),
+            theirs="Table I (1 = vulnerable, 0 = secure; ours: attacker share, vulnerable above 0.55) beside "
+                   "the testbed's rows (DCQCN, input_fair); short-flow penalty when benign p99 slowdown of "
+                   "flows < BDP exceeds 1.2x per_qp's",
+            needs_cc=["dcqcn", "hpcc"], report=table1_report),
         Experiment(
             name="attack-datacenter", title="Split attacks in a datacenter: victim FCT slowdown (Fig. 5)",
             citation=cite + ", Fig. 5, §I, §IV-B", sweep="attack_datacenter.toml",
@@ -332,18 +333,25 @@ PAPER_TABLE1 = {
     ("overlay", "per_qp"): True, ("overlay", "per_destination_unsplit"): True, ("overlay", "per_pair"): True,
 }
 PAPER_PENALTY = {"per_qp": False, "per_destination_unsplit": True, "per_pair": True}
-TABLE1_COLUMNS = [("per_qp", "none"), ("per_destination_unsplit", "none"), ("per_pair", "none"), ("per_qp", "tenant")]
+#: Our columns: (granularity, defense). per_sl is not in the paper's table (§II names it as an
+#: option of the IB specification); the tenant defense is ours.
+TABLE1_COLUMNS = [("per_qp", "none"), ("per_destination_unsplit", "none"), ("per_pair", "none"), ("per_sl", "none"),
+                  ("per_qp", "tenant")]
+TABLE1_NAMES = {"per_qp": "IB spec (per_qp)", "per_destination_unsplit": "CX-5", "per_pair": "per src/dst",
+                "per_sl": "per SL"}
 
 
-def table1_cells(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> dict[tuple[str, str, str], float]:
-    """(row, granularity, defense) -> attacker share (attack rows) or benign p99 of flows < BDP."""
+def table1_cells(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> dict[tuple[str, ...], float]:
+    """(cc, arbitration, row, granularity, defense) -> attacker share (attack rows) or benign
+    p99 of flows < BDP (row `penalty`)."""
     shares = run_shares(store, runs)
     cells = {}
     for r in _ok_runs(runs):
         case = case_name(_param(r, "traffic", []))
         g, d = _param(r, "fabric.granularity", "per_qp"), _param(r, "fabric.defense", "none")
+        cc, arb = _param(r, "fabric.cc", "dcqcn"), _arbitration(r)
         if case.startswith("benign"):
-            cells[("penalty", g, d)] = small_flow_tail(flows, r["run_id"])[0]
+            cells[(cc, arb, "penalty", g, d)] = small_flow_tail(flows, r["run_id"])[0]
             continue
         v = share_of(shares, r["run_id"], "victim", "gbps")
         if "overlay" in case:
@@ -352,47 +360,55 @@ def table1_cells(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> dict[
         else:
             a = share_of(shares, r["run_id"], "attacker", "gbps")
         row = case.split("+")[1].split("-")[0].rstrip("0123456789")
-        cells[(row, g, d)] = a / (a + v) if a + v else NAN
+        cells[(cc, arb, row, g, d)] = a / (a + v) if a + v else NAN
     return cells
 
 
 def compare_table1(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list:
-    """Attacker share per attack and enforcement (theirs: 1 = vulnerable in Table I, 0 =
-    secure), and benign p99 < BDP over per_qp's (theirs: 1.2 = the penalty threshold)."""
+    """Attacker share per CC, switch arbitration, attack and enforcement (theirs: 1 = vulnerable
+    in Table I, 0 = secure, on the testbed's input-fair DCQCN rows only), and benign p99 < BDP
+    over per_qp's (theirs: 1.2 = the penalty threshold)."""
     cells = table1_cells(runs, flows, store)
     out = []
-    for (row, g, d), x in sorted(cells.items()):
-        short = {"per_destination_unsplit": "CX-5", "per_qp": "per_qp", "per_pair": "per_pair"}.get(g, g)
+    for (cc, arb, row, g, d), x in sorted(cells.items()):
+        if (g, d) not in TABLE1_COLUMNS:
+            continue  # the tenant defense overrides the granularity: read at per_qp only
+        short = {"per_destination_unsplit": "CX-5"}.get(g, g)
         col = short if d == "none" else f"{short}+{d}"
+        where = f"{cc} {'fifo ' if arb != 'input_fair' else ''}"
+        testbed = cc == "dcqcn" and arb == "input_fair" and d == "none"
         if row == "penalty":
-            base = cells.get(("penalty", "per_qp", "none"), NAN)
-            out.append(Comparison(f"SF {col}", "p99 <BDP / per_qp", x / base, 1.2))
+            base = cells.get((cc, arb, "penalty", "per_qp", "none"), NAN)
+            out.append(Comparison(f"{where}SF {col}", "p99 <BDP / per_qp", x / base, 1.2))
         else:
-            theirs = float(PAPER_TABLE1[(row, g)]) if d == "none" else NAN
-            out.append(Comparison(f"{row} {col}", "attacker share", x, theirs))
+            theirs = float(PAPER_TABLE1[(row, g)]) if testbed and (row, g) in PAPER_TABLE1 else NAN
+            out.append(Comparison(f"{where}{row} {col}", "attacker share", x, theirs))
     return out
 
 
 def table1_report(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> str:
-    """Both tables: the paper's Table I and ours (vulnerable: attacker share > 0.55; short-
-    flow penalty: benign p99 slowdown of flows < BDP > 1.2x per_qp's)."""
+    """The paper's Table I, then ours per CC and switch arbitration (vulnerable: attacker share
+    > 0.55; short-flow penalty: benign p99 slowdown of flows < BDP > 1.2x per_qp's)."""
     cells = table1_cells(runs, flows, store)
-    names = {"per_qp": "IB spec (per_qp)", "per_destination_unsplit": "CX-5", "per_pair": "per src/dst"}
-    head = f"{'':<18}" + "".join(f"{names[g] if d == 'none' else 'tenant defense':>20}" for g, d in TABLE1_COLUMNS)
-    paper = ["Seed 002 Table I", head]
-    ours = ["Ours", head]
+    head = f"{'':<18}" + "".join(f"{TABLE1_NAMES[g] if d == 'none' else 'tenant defense':>18}" for g, d in TABLE1_COLUMNS)
+    out = ["Seed 002 Table I (testbed: CX-5, DCQCN, SN2100)", head]
     for row in ("parallel", "staggered", "overlay"):
-        paper.append(f"{row:<18}" + "".join(
-            f"{('Vulner.' if PAPER_TABLE1[(row, g)] else 'Secure') if d == 'none' else '-':>20}"
+        out.append(f"{row:<18}" + "".join(
+            f"{('Vulner.' if PAPER_TABLE1[(row, g)] else 'Secure') if (row, g) in PAPER_TABLE1 and d == 'none' else '-':>18}"
             for g, d in TABLE1_COLUMNS))
-        ours.append(f"{row:<18}" + "".join(
-            f"{_verdict(cells.get((row, g, d))):>20}" for g, d in TABLE1_COLUMNS))
-    paper.append(f"{'SF penalty?':<18}" + "".join(
-        f"{('Yes' if PAPER_PENALTY[g] else 'No') if d == 'none' else '-':>20}" for g, d in TABLE1_COLUMNS))
-    base = cells.get(("penalty", "per_qp", "none"), NAN)
-    ours.append(f"{'SF penalty?':<18}" + "".join(
-        f"{_penalty(cells.get(('penalty', g, d)), base):>20}" for g, d in TABLE1_COLUMNS))
-    return "\n".join(paper + [""] + ours)
+    out.append(f"{'SF penalty?':<18}" + "".join(
+        f"{('Yes' if PAPER_PENALTY[g] else 'No') if g in PAPER_PENALTY and d == 'none' else '-':>18}"
+        for g, d in TABLE1_COLUMNS))
+    combos = sorted({(k[0], k[1]) for k in cells}, key=lambda c: (c[0], c[1] != "input_fair"))
+    for cc, arb in combos:
+        out += ["", f"Ours, {cc}, switch {arb}", head]
+        for row in ("parallel", "staggered", "overlay"):
+            out.append(f"{row:<18}" + "".join(
+                f"{_verdict(cells.get((cc, arb, row, g, d))):>18}" for g, d in TABLE1_COLUMNS))
+        base = cells.get((cc, arb, "penalty", "per_qp", "none"), NAN)
+        out.append(f"{'SF penalty?':<18}" + "".join(
+            f"{_penalty(cells.get((cc, arb, 'penalty', g, d)), base):>18}" for g, d in TABLE1_COLUMNS))
+    return "\n".join(out)
 
 
 def _verdict(share: float | None) -> str:
