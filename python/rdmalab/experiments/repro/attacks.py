@@ -170,15 +170,17 @@ def small_flow_tail(flows: pl.DataFrame, run_id: str, bdp: int = DEFENSE_BDP) ->
 
 def compare_defense(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list:
     """Against the goals (theirs = the goal): victim share >= 0.45 under each attack with the
-    defense; benign p99 slowdown of flows < BDP at most 1.2x the undefended run's."""
+    defense; benign p99 slowdown of flows < BDP at most 1.2x the undefended run's. Rows of the
+    input-fair switch end in ` input_fair`; the others are FIFO (the reference's switch)."""
     shares = run_shares(store, runs)
     out = []
-    tails: dict[tuple[str, str], tuple[float, float]] = {}
+    tails: dict[tuple[str, str, str], tuple[float, float]] = {}
     for r in _ok_runs(runs):
         case = case_name(_param(r, "traffic", []))
         cc, d = _param(r, "fabric.cc"), _param(r, "fabric.defense")
+        arb = "" if _arbitration(r) == "fifo" else " input_fair"
         if case.startswith("benign"):
-            tails[(cc, d)] = small_flow_tail(flows, r["run_id"])
+            tails[(cc, d, arb)] = small_flow_tail(flows, r["run_id"])
             continue
         v = share_of(shares, r["run_id"], "victim", "gbps")
         if "overlay" in case:
@@ -188,15 +190,15 @@ def compare_defense(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> li
             a = share_of(shares, r["run_id"], "attacker", "gbps")
         share = v / (v + a) if v + a else NAN
         short = {"parallel16": "par16", "staggered-recreate": "recreate"}.get(case.split("+")[1], case.split("+")[1])
-        out.append(Comparison(f"{cc} {short} {d}", "victim share", share, 0.45))
-    for cc in ("dcqcn", "hpcc"):
-        if (cc, "none") in tails and (cc, "tenant") in tails:
-            (p99n, p999n), (p99t, p999t) = tails[(cc, "none")], tails[(cc, "tenant")]
-            out.append(Comparison(f"{cc} benign", "p99 <BDP vs none", p99t / p99n, 1.2))
-            out.append(Comparison(f"{cc} benign", "p99.9 <BDP vs none", p999t / p999n, NAN))
-            out.append(Comparison(f"{cc} benign none", "p99 <BDP", p99n, NAN))
-            out.append(Comparison(f"{cc} benign tenant", "p99 <BDP", p99t, NAN))
-    return sorted(out, key=lambda c: c.group)
+        out.append(Comparison(f"{cc} {short} {d}{arb}", "victim share", share, 0.45))
+    for cc, arb in sorted({(k[0], k[2]) for k in tails}):
+        if (cc, "none", arb) in tails and (cc, "tenant", arb) in tails:
+            (p99n, p999n), (p99t, p999t) = tails[(cc, "none", arb)], tails[(cc, "tenant", arb)]
+            out.append(Comparison(f"{cc} benign{arb}", "p99 <BDP vs none", p99t / p99n, 1.2))
+            out.append(Comparison(f"{cc} benign{arb}", "p99.9 <BDP vs none", p999t / p999n, NAN))
+            out.append(Comparison(f"{cc} benign none{arb}", "p99 <BDP", p99n, NAN))
+            out.append(Comparison(f"{cc} benign tenant{arb}", "p99 <BDP", p99t, NAN))
+    return sorted(out, key=lambda c: (c.group.endswith("input_fair"), c.group))
 
 
 def attack_experiments() -> list[Experiment]:
