@@ -100,7 +100,7 @@ def parallel_figure(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
     ax.set_ylabel("attacker share of the bottleneck")
     ax.set_ylim(0.3, 1.0)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=6.5, loc="upper left")
     ax.set_title("parallel-QP attack, DCQCN, 100G dumbbell (solid: input-fair switch)")
     fig.tight_layout()
     return save_figure(fig, Path(out_dir) / "share_vs_qps")
@@ -178,6 +178,39 @@ def compare_staggered(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> 
                                       c.group, c.metric))
 
 
+def staggered_figure(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
+    """Fig. 4's layout: attacker and victim Gb/s of the testbed cases (one 1.125 MB transfer,
+    input-fair switch) beside the paper's bars, and the long-lived repetition."""
+    store = Store(sweep_dir)
+    runs, flows = load_sweep(sweep_dir)
+    rows = {(c.group, c.metric): c for c in compare_staggered(runs, flows, store)}
+    cases = [("1.125MB staggered alone", "staggered\nalone"), ("1.125MB staggered+victim", "staggered\n+ victim"),
+             ("1.125MB parallel30+victim", "parallel 30\n+ victim"), ("1.125MB staggered+victim 8KB", "staggered\nlow marking"),
+             ("staggered+victim", "long-lived\nstaggered + victim"), ("parallel30+victim", "long-lived\nparallel + victim")]
+    fig, ax = plt.subplots(figsize=(7.4, 4.0))
+    x = np.arange(len(cases))
+    for k, (metric, color, dx) in enumerate((("attacker Gb/s", "tab:red", -0.2), ("victim Gb/s", "tab:blue", 0.2))):
+        ours = []
+        for group, _ in cases:
+            c = rows.get((group, metric)) or rows.get((group, "victim Gb/s (< paper)" if k else metric))
+            ours.append(c.ours if c else np.nan)
+        ax.bar(x + dx, ours, width=0.38, color=color, label=f"rdmalab {metric.split()[0]}")
+    paper = {0: [(74, "a")], 1: [(60, "a"), (40, "v<")], 3: [(74, "a")]}
+    for i, marks in paper.items():
+        for val, kind in marks:
+            ax.plot([x[i] + (-0.2 if kind == "a" else 0.2)], [val], "k_" if kind == "a" else "kv", ms=14 if kind == "a" else 7)
+    ax.plot([], [], "k_", ms=14, label="paper, attacker (testbed)")
+    ax.plot([], [], "kv", ms=7, label="paper, victim: less than 40")
+    ax.set_xticks(x, [n for _, n in cases], fontsize=7)
+    ax.set_ylabel("Gb/s of payload")
+    ax.set_ylim(0, 100)
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=7, loc="upper right")
+    ax.set_title("staggered-QP attack, DCQCN, input-fair switch, marking 200 KB (low: 8 KB)", fontsize=9)
+    fig.tight_layout()
+    return save_figure(fig, Path(out_dir) / "fig4_throughput")
+
+
 def _left_member_gbps(flows: pl.DataFrame, run: dict[str, Any], lo_ps: int, hi_ps: int) -> float:
     """Attacker payload posted from the bottleneck's left side (hosts 0..7) in [lo, hi): what
     the ring sends across the bottleneck (chunks are 6 us long, so the window edges cost at
@@ -246,7 +279,7 @@ def attack_experiments() -> list[Experiment]:
         Experiment(
             name="attack-staggered", title="Staggered-QP attack: throughput of attacker and victim (Fig. 4)",
             citation=cite + ", Fig. 4, §IV-A", sweep="attack_staggered.toml", quick="attack_staggered_quick.toml",
-            figures=["share"], by="fabric", compare=compare_staggered,
+            figures=["share"], by="fabric", compare=compare_staggered, extra_figures=staggered_figure,
             theirs="the testbed's Gb/s beside our single 1.125 MB transfer on the input-fair switch: RNIC "
                    "maximum 92, staggered alone 74, with a victim 60 (victim < 40, no value given), low marking "
                    "= alone (74); long-lived and FIFO rows: ours only",
