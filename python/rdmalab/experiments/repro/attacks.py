@@ -82,7 +82,7 @@ def parallel_figure(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
     store = Store(sweep_dir)
     runs, flows = load_sweep(sweep_dir)
     rows = [c for c in compare_parallel(runs, flows, store) if not c.group.startswith("no CC")]
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    fig, ax = plt.subplots(figsize=(6.4, 5.4))
     for gran, color in (("per_qp", "tab:red"), ("CX-5", "tab:orange"), ("per_pair", "tab:blue")):
         for fifo, style in ((False, "-o"), (True, ":x")):
             pts = sorted((int(c.group.split("=")[1].split()[0]), c.ours) for c in rows
@@ -100,7 +100,7 @@ def parallel_figure(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
     ax.set_ylabel("attacker share of the bottleneck")
     ax.set_ylim(0.3, 1.0)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=6.5, loc="upper left")
+    ax.legend(fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
     ax.set_title("parallel-QP attack, DCQCN, 100G dumbbell (solid: input-fair switch)")
     fig.tight_layout()
     return save_figure(fig, Path(out_dir) / "share_vs_qps")
