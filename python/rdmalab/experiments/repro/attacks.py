@@ -306,7 +306,8 @@ def attack_experiments() -> list[Experiment]:
             quick="attack_datacenter_quick.toml", figures=["slowdown"], by="traffic", compare=compare_datacenter,
             theirs="DCQCN, p99 slowdown of victim flows < BDP: about 20x without attack, over 80x split in "
                    "parallel, about 140x staggered (§IV-B); small-flow p99.9 7x larger under attack (§I); "
-                   "HPCC: 'similar trends' (no values)",
+                   "HPCC: 'similar trends' (no values). Ours at load 0.9, chosen by the baseline alone "
+                   "(the load whose no-attack p99 is nearest 20; docs/attacks.md)",
             needs_cc=["dcqcn", "hpcc"]),
         Experiment(
             name="attack-hpcc-enforcement", title="HPCC tail latency per CC enforcement (Fig. 6)",
