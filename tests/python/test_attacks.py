@@ -88,18 +88,102 @@ def test_quick_attack_repros_compare_with_the_paper(tmp_path, name):
     runs, flows = load_sweep(tmp_path / "o")
     rows = {(c.group, c.metric): c for c in exp.compare(runs, flows, Store(tmp_path / "o"))}
     if name == "attack-parallel":
-        assert rows[("per_qp N=2", "attacker share")].ours == pytest.approx(2 / 3, abs=0.04)
-        assert rows[("per_qp N=2", "attacker share")].theirs == pytest.approx(2 / 3)
-        assert rows[("per_qp N=16", "attacker share")].ours > 0.85
-        assert rows[("per_pair N=16", "attacker share")].ours == pytest.approx(0.5, abs=0.06)
-        assert rows[("CX-5 N=2", "attacker share")].theirs == 0.60
-        assert rows[("no CC N=16", "attacker share")].ours == pytest.approx(0.5, abs=0.03)
+        # Equal per-QP states: N/(N+1) (the shares sit 0.01-0.08 under it, docs/attacks.md).
+        for fifo in ("", " fifo"):
+            assert rows[(f"per_qp N=2{fifo}", "attacker share")].ours == pytest.approx(2 / 3, abs=0.05)
+            assert rows[(f"per_qp N=16{fifo}", "attacker share")].ours == pytest.approx(16 / 17, abs=0.08)
+            assert rows[(f"per_pair N=16{fifo}", "attacker share")].ours == pytest.approx(0.5, abs=0.06)
+        # Fig. 3's "16 No CC": the input-fair switch splits its egress between the two inputs.
+        assert rows[("no CC N=16", "attacker share")].ours == pytest.approx(0.5, abs=0.005)
+        # The 60/40 of §IV-A is the paper's worked example, never a reference.
+        assert all(c.theirs != c.theirs for (g, _), c in rows.items() if g.startswith("CX-5 N=2"))
     else:
-        alone = rows[("staggered alone", "attacker Gb/s")].ours
-        assert alone > 90  # line rate: the attack ignores congestion control
-        assert rows[("staggered+victim", "victim Gb/s")].ours < 40
+        # The staggered attack ignores congestion control: our payload line rate, 100 x 1000/1048.
+        for fifo in ("", " fifo"):
+            assert rows[(f"staggered alone{fifo}", "attacker Gb/s")].ours == pytest.approx(95.4, abs=0.2)
+            assert rows[(f"victim alone{fifo}", "victim Gb/s")].ours == pytest.approx(95.4, abs=0.2)
+        # Fig. 4's testbed case, one 1.125 MB transfer against a running victim: the staggered
+        # attack beats the same bytes on 30 parallel QPs (the parallel QPs' rates are cut
+        # together, docs/attacks.md), and marking at 8 KB cuts the victim earlier, so the
+        # attacker gains (the paper: 60 -> 74 Gb/s).
+        stag = rows[("1.125MB staggered+victim", "attacker Gb/s")].ours
+        assert rows[("1.125MB parallel30+victim", "attacker Gb/s")].ours < 0.8 * stag
+        assert rows[("1.125MB staggered+victim 8KB", "attacker Gb/s")].ours > 1.05 * stag
     from rdmalab.experiments.figures import plot_sweep
     assert (Path(plot_sweep(tmp_path / "o", exp.figures, by=exp.by)["share"][0])).is_file()
+
+
+def fig4_dumbbell(arbitration: str, victim_gbps: float | None = None, pg: int | None = None) -> Scenario:
+    """Fig. 4's dumbbell (500 ns links): 30 staggered reused QPs, 37.5 KB every 3 us, against a
+    victim on one QP: always backlogged, or offering `victim_gbps` of wire rate (37.5 KB chunks
+    on one reused QP), optionally in its own traffic class `pg`."""
+    sc = Scenario.dumbbell(2, delay="500ns").tenant("victim", [0, 2]).tenant("attacker", [1, 3])
+    if victim_gbps is None:
+        sc = sc.flow(0, 2, 1_000_000_000, tenant="victim", **({"pg": pg} if pg else {}))
+    else:
+        gap_ns = round(37_500 * 8 / victim_gbps)
+        sc = sc.staggered_qps(0, 2, 1, 1_000_000_000, chunk=37_500, interval=f"{gap_ns}ns", tenant="victim")
+    sc = sc.staggered_qps(1, 3, 30, 1_000_000_000, chunk=37_500, interval="3us", policy="reuse", tenant="attacker")
+    return sc.with_fabric(egress_arbitration=arbitration)
+
+
+def gbps(sc: Scenario, stop: str = "2ms") -> dict[str, float]:
+    res = rdmalab.run(sc.with_stop_time(stop), progress=False)
+    t = rdmalab._core.parse_time_ps(stop) // 1_000_000
+    return {r["tenant"]: r["gbps"] for r in res.tenant_share(f"{t // 4}us", f"{t}us").iter_rows(named=True)}
+
+
+@pytest.mark.parametrize("attacker_qps", [1, 4, 16])
+def test_input_fair_without_cc_splits_two_inputs_evenly_whatever_the_qps(attacker_qps):
+    # Fig. 3's "16 No CC" bar: without congestion control the SN2100's fair arbitration shares
+    # the bottleneck equally between the two input ports, whatever the QPs behind each. The
+    # victim offers 75 Gb/s (37.5 KB every 4 us), so both inputs are backlogged but arrive at
+    # different rates: a FIFO egress (shares by arrival) gives the attacker 0.517 here (measured),
+    # outside the tolerance.
+    sc = (dumbbell().staggered_qps(0, 2, 1, 1_000_000_000, chunk=37_500, interval="4us", tenant="victim")
+          .parallel_qps(1, 3, attacker_qps, 1_000_000_000, tenant="attacker")
+          .with_fabric(cc="none", egress_arbitration="input_fair"))
+    g = gbps(sc)
+    assert g["attacker"] / (g["attacker"] + g["victim"]) == pytest.approx(0.5, abs=0.003)
+    assert g["attacker"] + g["victim"] == pytest.approx(100 * 1000 / 1048, abs=0.3)
+
+
+def test_input_fair_gives_a_half_line_victim_its_input_against_30_staggered_qps():
+    # The paper's rule (§IV-A): "the switch only allocates more bandwidth to the attacker's port
+    # if the victim's port does not send enough traffic". Without CC a victim offering half the
+    # line (50 Gb/s of wire, 47.7 of payload) keeps all of it under input_fair; a FIFO egress
+    # shares by arrival rate and gives the line-rate attacker more.
+    offered = 50 * 1000 / 1048
+    fair = gbps(fig4_dumbbell("input_fair", victim_gbps=50).with_fabric(cc="none"))
+    fifo = gbps(fig4_dumbbell("fifo", victim_gbps=50).with_fabric(cc="none"))
+    assert fair["victim"] == pytest.approx(offered, abs=0.3)
+    assert fifo["victim"] == pytest.approx(38.6, abs=1.5)  # measured; well below its input
+
+
+def test_dcqcn_marks_on_the_shared_queue_not_arbitration_hold_the_fig4_victim():
+    # Fig. 4 on the input-fair switch with DCQCN and step marking at 200 KB: the reused slots'
+    # DCQCN states and the victim's are cut by marks on the one egress queue the attacker fills,
+    # and the victim ends near one state's share of 31 (docs/attacks.md). Without marking the
+    # fair switch splits the line; with the victim in its own class (marks see its own queue
+    # only) it keeps about half.
+    def share(sc: Scenario) -> float:
+        g = gbps(sc.with_fabric(cc="dcqcn"), "5ms")
+        return g["victim"] / (g["victim"] + g["attacker"])
+
+    marked = fig4_dumbbell("input_fair").with_fabric(ecn_kmin=200_000, ecn_kmax=200_000)
+    assert share(marked) == pytest.approx(1 / 31, abs=0.015)
+    assert share(marked.with_fabric(ecn_kmin=100_000_000, ecn_kmax=100_000_000)) == pytest.approx(0.5, abs=0.005)
+    own = fig4_dumbbell("input_fair", pg=4).with_fabric(ecn_kmin=200_000, ecn_kmax=200_000)
+    assert share(own) == pytest.approx(0.5, abs=0.05)
+
+
+@pytest.mark.xfail(strict=True, reason="issue 26: with DCQCN a victim offering half the line keeps ~4 %, not "
+                                       ">= 45 %, on our input-fair switch (docs/attacks.md, Fig. 4)")
+def test_dcqcn_victim_offering_half_the_line_keeps_its_fair_share_against_30_staggered_qps():
+    # The paper's rule (§IV-A) with DCQCN on: what the testbed's victim kept (about 30 of 90).
+    g = gbps(fig4_dumbbell("input_fair", victim_gbps=50).with_fabric(cc="dcqcn", ecn_kmin=200_000,
+                                                                          ecn_kmax=200_000), "5ms")
+    assert g["victim"] / (g["victim"] + g["attacker"]) >= 0.45
 
 
 def test_quick_defense_meets_every_goal(tmp_path):
@@ -130,7 +214,6 @@ def test_quick_datacenter_attacks_hurt_the_victims(tmp_path):
         base = rows[(f"{cc} baseline", "victim p99 <BDP")].ours
         for case in ("split-parallel", "split-staggered"):
             assert rows[(f"{cc} {case}", "victim p99 <BDP")].ours > 2 * base, (cc, case, base)
-    assert rows[("dcqcn split-staggered", "victim p99 <BDP")].theirs == 140.0
     # The pieces are the attacker's, at most one piece (150 KB) each.
     pieces = flows.filter(pl.col("tenant") == "attacker")
     assert pieces.height > 0 and pieces["size"].max() <= 150_000
@@ -145,7 +228,6 @@ def test_quick_enforcement_per_pair_costs_short_flows(tmp_path):
     runs, flows = load_sweep(tmp_path / "o")
     rows = {(c.group, c.metric): c for c in exp.compare(runs, flows, Store(tmp_path / "o"))}
     assert rows[("hpcc per_pair", "p99.9 20-110KB max")].ours > rows[("hpcc per_qp", "p99.9 20-110KB max")].ours
-    assert rows[("hpcc per_qp", "p99.9 20-110KB min")].theirs == 5.0
 
 
 def test_an_attacker_on_three_hosts_gets_three_nic_shares_under_the_defense():

@@ -37,26 +37,43 @@ def _param(run: dict[str, Any], path: str, default: Any = None) -> Any:
         return v
 
 
+#: Seed 002's one measured ConnectX-5 share: "an attacker can obtain 72% of the available
+#: bandwidth with a victim flow" (abstract, §I), the most Fig. 3 shows; we put it beside N = 16.
+PAPER_CX5_MAX = 0.72
+#: §IV-A's worked example (two QPs at 30 Gb/s each against one at 40): an illustration of
+#: per-destination rates applied unsplit, not a measurement; drawn, never compared.
+PAPER_CX5_EXAMPLE = (2, 0.60)
+
+
+def _arbitration(run: dict[str, Any]) -> str:
+    return _param(run, "fabric.egress_arbitration", None) or _param(run, "fabric", {}).get("egress_arbitration", "fifo")
+
+
 def compare_parallel(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list:
-    """The attacker's share per granularity and N beside seed 002's: per-QP N/(N+1) (the IB
-    specification, the paper's multi-address emulation), per-pair 1/2, ConnectX-5 0.60 at N=2
-    (§IV-A) and at most 0.72 (§I), no CC 0.50 at N=16."""
+    """The attacker's share per granularity, N and switch arbitration. Testbed rows (the
+    SN2100's fair arbitration among input ports, `input_fair`) carry the references: per-QP
+    N/(N+1) and per-pair 1/2 (closed forms of equal shares per CC state), CX-5 0.72 at N=16
+    (the paper's measured maximum), no CC 0.50 (Fig. 3's `16 No CC`). FIFO rows (a shared-
+    buffer switch without fair arbitration, suffix ` fifo`) carry the closed forms only."""
     shares = run_shares(store, runs)
     out = []
     for r in _ok_runs(runs):
         n, gran, cc = int(_param(r, "traffic[1].qps", 1)), _param(r, "fabric.granularity", "per_qp"), _param(r, "fabric.cc")
+        fair = _arbitration(r) == "input_fair"
+        suffix = "" if fair else " fifo"
         s = share_of(shares, r["run_id"], "attacker")
         if cc == "none":
-            if n == 16 and gran == "per_qp":
-                out.append(Comparison("no CC N=16", "attacker share", s, 0.50))
+            if gran == "per_qp":
+                out.append(Comparison(f"no CC N={n}{suffix}", "attacker share", s, 0.50 if fair else NAN))
             continue
         theirs = {"per_qp": n / (n + 1), "per_pair": 0.5}.get(gran, NAN)
         if gran == "per_destination_unsplit":
-            theirs = {2: 0.60, 16: 0.72}.get(n, NAN)
+            theirs = PAPER_CX5_MAX if (n == 16 and fair) else NAN
         short = {"per_destination_unsplit": "CX-5"}.get(gran, gran)
-        out.append(Comparison(f"{short} N={n}", "attacker share", s, theirs))
+        out.append(Comparison(f"{short} N={n}{suffix}", "attacker share", s, theirs))
     order = {"per_qp": 0, "CX-5": 1, "per_pair": 2, "per_destination": 3, "no": 4}
-    return sorted(out, key=lambda c: (order.get(c.group.split()[0], 9), int(c.group.split("=")[-1])))
+    return sorted(out, key=lambda c: (c.group.endswith("fifo"), order.get(c.group.split()[0], 9),
+                                      int(c.group.split("=")[-1].split()[0])))
 
 
 def parallel_figure(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
@@ -65,45 +82,133 @@ def parallel_figure(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
     store = Store(sweep_dir)
     runs, flows = load_sweep(sweep_dir)
     rows = [c for c in compare_parallel(runs, flows, store) if not c.group.startswith("no CC")]
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    fig, ax = plt.subplots(figsize=(6.4, 5.4))
     for gran, color in (("per_qp", "tab:red"), ("CX-5", "tab:orange"), ("per_pair", "tab:blue")):
-        pts = sorted((int(c.group.split("=")[1]), c.ours) for c in rows if c.group.split()[0] == gran)
-        if pts:
-            ax.plot(*zip(*pts), "-o", color=color, label=f"rdmalab {gran}")
+        for fifo, style in ((False, "-o"), (True, ":x")):
+            pts = sorted((int(c.group.split("=")[1].split()[0]), c.ours) for c in rows
+                         if c.group.split()[0] == gran and c.group.endswith("fifo") == fifo)
+            if pts:
+                ax.plot(*zip(*pts), style, color=color, label=f"rdmalab {gran}" + (" (FIFO switch)" if fifo else ""))
     n = np.arange(1, 17)
     ax.plot(n, n / (n + 1), "k--", lw=1, label="per QP, theory N/(N+1)")
     ax.axhline(0.5, color="k", ls=":", lw=1, label="per pair, theory 1/2")
-    ax.plot([2], [0.60], "s", mfc="none", color="tab:orange", label="paper CX-5 (N=2, §IV-A)")
-    ax.axhline(0.72, color="tab:orange", ls="-.", lw=0.8, label="paper CX-5 maximum (§I)")
+    ax.axhline(PAPER_CX5_MAX, color="tab:orange", ls="-.", lw=0.8, label="paper CX-5, measured maximum 0.72 (§I)")
+    ax.plot([PAPER_CX5_EXAMPLE[0]], [PAPER_CX5_EXAMPLE[1]], "s", mfc="none", color="gray",
+            label="paper's worked example (§IV-A), not a measurement")
     log_axis(ax, "x", base=2)
     ax.set_xlabel("attacker QPs (N), victim one QP")
     ax.set_ylabel("attacker share of the bottleneck")
     ax.set_ylim(0.3, 1.0)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7)
-    ax.set_title("parallel-QP attack, DCQCN, 100G dumbbell")
+    ax.legend(fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
+    ax.set_title("parallel-QP attack, DCQCN, 100G dumbbell (solid: input-fair switch)")
     fig.tight_layout()
     return save_figure(fig, Path(out_dir) / "share_vs_qps")
 
 
+#: Fig. 4 (§IV-A), testbed Gb/s: the RNIC's maximum 92; staggered alone 74; with a victim the
+#: attacker 60 and the victim "less than 40" (an upper bound, the paper gives no value); with
+#: marking at 8 KB the attacker "matches the theoretical limit", i.e. its no-contention 74.
+#: Beside our single 1.125 MB transfer on the input-fair switch (the testbed's rows).
+PAPER_FIG4 = {("victim alone", "victim Gb/s"): 92.0, ("1.125MB staggered alone", "attacker Gb/s"): 74.0,
+              ("1.125MB staggered+victim", "attacker Gb/s"): 60.0,
+              ("1.125MB staggered+victim", "victim Gb/s (< paper)"): 40.0,
+              ("1.125MB staggered+victim 8KB", "attacker Gb/s"): 74.0}
+
+
+def _staggered_label(run: dict[str, Any]) -> str:
+    traffic = _param(run, "traffic", [])
+    case = case_name(traffic)
+    fabric = _param(run, "fabric", {})
+    fabric = fabric if isinstance(fabric, dict) else {}
+    kmin = int(fabric.get("ecn_kmin", _param(run, "fabric.ecn_kmin", 0) or 0))
+    names = {"staggered-reuse": "staggered alone", "victim+staggered-reuse": "staggered+victim",
+             "victim+parallel30": "parallel30+victim", "victim": "victim alone"}
+    label = names.get(case, case)
+    if _one_transfer(traffic):
+        label = "1.125MB " + label
+    if any(f.get("pg") == 4 for t in traffic for f in t.get("flows", [])):
+        label += " own class"
+    if kmin == 8000:
+        label += " 8KB"
+    if fabric.get("egress_arbitration", "fifo") != "input_fair":
+        label += " fifo"
+    return label
+
+
+def _one_transfer(traffic: list[dict[str, Any]]) -> bool:
+    """Whether the attacker sends one transfer that starts late (Fig. 4's testbed cases)."""
+    return any(t.get("tenant") == "attacker" and t.get("start", "0ns") not in ("0ns", "0us", "0") for t in traffic)
+
+
+def transfer_gbps(store: Store, flows: pl.DataFrame, run_id: str) -> dict[str, float]:
+    """Per tenant, Gb/s of payload delivered while the attacker's transfer runs: from its
+    start to its last flow's completion, on the meters' 1 us grid."""
+    f = flows.filter((pl.col("run_id") == run_id) & (pl.col("tenant") == "attacker"))
+    if not f.height:
+        return {}
+    lo = int(f["start_ns"].min() // 1000)
+    hi = int((f["start_ns"] + f["fct_ns"]).max() // 1000) + 1
+    bins = store.table("tenant_bins", params=False)
+    b = bins.filter((pl.col("run_id") == run_id) & (pl.col("bin") >= lo) & (pl.col("bin") < hi))
+    per = dict(b.group_by("tenant_name").agg(pl.col("bytes").sum()).iter_rows())
+    return {name: n * 8 / ((hi - lo) * 1e-6) / 1e9 for name, n in per.items()}
+
+
 def compare_staggered(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list:
-    """Attacker and victim Gb/s per case beside Fig. 4 (their testbed peaks at 92 Gb/s of
-    payload, ours at 95.4: 100 x 1000/1048)."""
+    """Attacker and victim Gb/s per case beside Fig. 4's testbed values (their RNIC peaks at
+    92 Gb/s of payload, ours at 95.4: 100 x 1000/1048). Only the input-fair single-transfer
+    rows (the testbed) carry the paper's numbers; long-lived rows and rows marked fifo (a
+    switch without fair arbitration) are ours alone."""
     shares = run_shares(store, runs)
     out = []
     for r in _ok_runs(runs):
-        case = case_name(_param(r, "traffic", []))
-        fabric = _param(r, "fabric", {})
-        kmin = int(fabric.get("ecn_kmin", 0)) if isinstance(fabric, dict) else int(_param(r, "fabric.ecn_kmin", 0))
-        names = {"staggered-reuse": "staggered alone", "victim+staggered-reuse": "staggered+victim",
-                 "victim+parallel30": "parallel30+victim"}
-        label = names.get(case, case) + (" 8KB" if kmin == 8000 else "")
-        a, v = share_of(shares, r["run_id"], "attacker", "gbps"), share_of(shares, r["run_id"], "victim", "gbps")
-        theirs_a = {"staggered alone": 74.0, "staggered+victim": 60.0, "staggered+victim 8KB": 74.0}
-        out.append(Comparison(label, "attacker Gb/s", a, theirs_a.get(label, NAN)))
-        if "victim" in case:
-            out.append(Comparison(label, "victim Gb/s", v, 40.0 if label == "staggered+victim" else NAN))
-    return sorted(out, key=lambda c: (c.group.endswith("8KB"), c.group, c.metric))
+        label = _staggered_label(r)
+        if label.startswith("1.125MB"):
+            g = transfer_gbps(store, flows, r["run_id"])
+            a, v = g.get("attacker", 0.0), g.get("victim", 0.0)
+        else:
+            a, v = share_of(shares, r["run_id"], "attacker", "gbps"), share_of(shares, r["run_id"], "victim", "gbps")
+        if not label.startswith("victim alone"):
+            out.append(Comparison(label, "attacker Gb/s", a, PAPER_FIG4.get((label, "attacker Gb/s"), NAN)))
+        if "victim" in label:
+            metric = "victim Gb/s (< paper)" if label == "1.125MB staggered+victim" else "victim Gb/s"
+            out.append(Comparison(label, metric, v, PAPER_FIG4.get((label, metric), NAN)))
+    return sorted(out, key=lambda c: (c.group.endswith("fifo"), not c.group.startswith("1.125MB"), "8KB" in c.group,
+                                      c.group, c.metric))
+
+
+def staggered_figure(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
+    """Fig. 4's layout: attacker and victim Gb/s of the testbed cases (one 1.125 MB transfer,
+    input-fair switch) beside the paper's bars, and the long-lived repetition."""
+    store = Store(sweep_dir)
+    runs, flows = load_sweep(sweep_dir)
+    rows = {(c.group, c.metric): c for c in compare_staggered(runs, flows, store)}
+    cases = [("1.125MB staggered alone", "staggered\nalone"), ("1.125MB staggered+victim", "staggered\n+ victim"),
+             ("1.125MB parallel30+victim", "parallel 30\n+ victim"), ("1.125MB staggered+victim 8KB", "staggered\nlow marking"),
+             ("staggered+victim", "long-lived\nstaggered + victim"), ("parallel30+victim", "long-lived\nparallel + victim")]
+    fig, ax = plt.subplots(figsize=(7.4, 4.0))
+    x = np.arange(len(cases))
+    for k, (metric, color, dx) in enumerate((("attacker Gb/s", "tab:red", -0.2), ("victim Gb/s", "tab:blue", 0.2))):
+        ours = []
+        for group, _ in cases:
+            c = rows.get((group, metric)) or rows.get((group, "victim Gb/s (< paper)" if k else metric))
+            ours.append(c.ours if c else np.nan)
+        ax.bar(x + dx, ours, width=0.38, color=color, label=f"rdmalab {metric.split()[0]}")
+    paper = {0: [(74, "a")], 1: [(60, "a"), (40, "v<")], 3: [(74, "a")]}
+    for i, marks in paper.items():
+        for val, kind in marks:
+            ax.plot([x[i] + (-0.2 if kind == "a" else 0.2)], [val], "k_" if kind == "a" else "kv", ms=14 if kind == "a" else 7)
+    ax.plot([], [], "k_", ms=14, label="paper, attacker (testbed)")
+    ax.plot([], [], "kv", ms=7, label="paper, victim: less than 40")
+    ax.set_xticks(x, [n for _, n in cases], fontsize=7)
+    ax.set_ylabel("Gb/s of payload")
+    ax.set_ylim(0, 100)
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=7, loc="upper right")
+    ax.set_title("staggered-QP attack, DCQCN, input-fair switch, marking 200 KB (low: 8 KB)", fontsize=9)
+    fig.tight_layout()
+    return save_figure(fig, Path(out_dir) / "fig4_throughput")
 
 
 def _left_member_gbps(flows: pl.DataFrame, run: dict[str, Any], lo_ps: int, hi_ps: int) -> float:
@@ -127,15 +232,17 @@ def small_flow_tail(flows: pl.DataFrame, run_id: str, bdp: int = DEFENSE_BDP) ->
 
 def compare_defense(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list:
     """Against the goals (theirs = the goal): victim share >= 0.45 under each attack with the
-    defense; benign p99 slowdown of flows < BDP at most 1.2x the undefended run's."""
+    defense; benign p99 slowdown of flows < BDP at most 1.2x the undefended run's. Rows of the
+    input-fair switch end in ` input_fair`; the others are FIFO (the reference's switch)."""
     shares = run_shares(store, runs)
     out = []
-    tails: dict[tuple[str, str], tuple[float, float]] = {}
+    tails: dict[tuple[str, str, str], tuple[float, float]] = {}
     for r in _ok_runs(runs):
         case = case_name(_param(r, "traffic", []))
         cc, d = _param(r, "fabric.cc"), _param(r, "fabric.defense")
+        arb = "" if _arbitration(r) == "fifo" else " input_fair"
         if case.startswith("benign"):
-            tails[(cc, d)] = small_flow_tail(flows, r["run_id"])
+            tails[(cc, d, arb)] = small_flow_tail(flows, r["run_id"])
             continue
         v = share_of(shares, r["run_id"], "victim", "gbps")
         if "overlay" in case:
@@ -145,15 +252,15 @@ def compare_defense(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> li
             a = share_of(shares, r["run_id"], "attacker", "gbps")
         share = v / (v + a) if v + a else NAN
         short = {"parallel16": "par16", "staggered-recreate": "recreate"}.get(case.split("+")[1], case.split("+")[1])
-        out.append(Comparison(f"{cc} {short} {d}", "victim share", share, 0.45))
-    for cc in ("dcqcn", "hpcc"):
-        if (cc, "none") in tails and (cc, "tenant") in tails:
-            (p99n, p999n), (p99t, p999t) = tails[(cc, "none")], tails[(cc, "tenant")]
-            out.append(Comparison(f"{cc} benign", "p99 <BDP vs none", p99t / p99n, 1.2))
-            out.append(Comparison(f"{cc} benign", "p99.9 <BDP vs none", p999t / p999n, NAN))
-            out.append(Comparison(f"{cc} benign none", "p99 <BDP", p99n, NAN))
-            out.append(Comparison(f"{cc} benign tenant", "p99 <BDP", p99t, NAN))
-    return sorted(out, key=lambda c: c.group)
+        out.append(Comparison(f"{cc} {short} {d}{arb}", "victim share", share, 0.45))
+    for cc, arb in sorted({(k[0], k[2]) for k in tails}):
+        if (cc, "none", arb) in tails and (cc, "tenant", arb) in tails:
+            (p99n, p999n), (p99t, p999t) = tails[(cc, "none", arb)], tails[(cc, "tenant", arb)]
+            out.append(Comparison(f"{cc} benign{arb}", "p99 <BDP vs none", p99t / p99n, 1.2))
+            out.append(Comparison(f"{cc} benign{arb}", "p99.9 <BDP vs none", p999t / p999n, NAN))
+            out.append(Comparison(f"{cc} benign none{arb}", "p99 <BDP", p99n, NAN))
+            out.append(Comparison(f"{cc} benign tenant{arb}", "p99 <BDP", p99t, NAN))
+    return sorted(out, key=lambda c: (c.group.endswith("input_fair"), c.group))
 
 
 def attack_experiments() -> list[Experiment]:
@@ -164,16 +271,18 @@ def attack_experiments() -> list[Experiment]:
             name="attack-parallel", title="Parallel-QP attack: attacker share vs QPs, per granularity (Fig. 3)",
             citation=cite + ", Fig. 3, §I, §IV-A", sweep="attack_parallel.toml", quick="attack_parallel_quick.toml",
             figures=["share"], by="traffic[1].qps", compare=compare_parallel, extra_figures=parallel_figure,
-            theirs="per_qp: N/(N+1), the IB specification the paper emulates with one address per QP; "
-                   "per_pair 1/2 (§V); CX-5 (per_destination_unsplit) 0.60 at N=2 (§IV-A), 0.72 the most "
-                   "it saw (§I); no CC 0.50 (Fig. 3's `16 No CC`)",
+            theirs="testbed rows (input_fair): per_qp N/(N+1), the IB specification the paper emulates "
+                   "with one address per QP; per_pair 1/2 (§V); CX-5 (per_destination_unsplit) 0.72, the "
+                   "share the paper measured (§I), beside N=16; no CC 0.50 (Fig. 3's `16 No CC`). Rows "
+                   "marked fifo: a switch without fair arbitration, closed forms only",
             needs_cc=["dcqcn", "none"]),
         Experiment(
             name="attack-staggered", title="Staggered-QP attack: throughput of attacker and victim (Fig. 4)",
             citation=cite + ", Fig. 4, §IV-A", sweep="attack_staggered.toml", quick="attack_staggered_quick.toml",
-            figures=["share"], by="fabric", compare=compare_staggered,
-            theirs="the testbed's Gb/s (max 92): alone 74, with a victim 60 (victim < 40), low marking = alone; "
-                   "our egress is FIFO per class, theirs round robin per port (docs/attacks.md)",
+            figures=["share"], by="fabric", compare=compare_staggered, extra_figures=staggered_figure,
+            theirs="the testbed's Gb/s beside our single 1.125 MB transfer on the input-fair switch: RNIC "
+                   "maximum 92, staggered alone 74, with a victim 60 (victim < 40, no value given), low marking "
+                   "= alone (74); long-lived and FIFO rows: ours only",
             needs_cc=["dcqcn"]),
         Experiment(
             name="attack-defense", title="The tenant defense: victim share under three attacks, benign tail",
@@ -187,16 +296,18 @@ def attack_experiments() -> list[Experiment]:
             name="attack-table1", title="Table I: vulnerability per attack and enforcement, short-flow penalty",
             citation=cite + ", Table I", sweep="attack_table1.toml", quick="attack_table1_quick.toml",
             figures=["share"], by="fabric.granularity", compare=compare_table1,
-            theirs="Table I (1 = vulnerable, 0 = secure; ours: attacker share, vulnerable above 0.55); "
-                   "short-flow penalty when benign p99 slowdown of flows < BDP exceeds 1.2x per_qp's",
-            needs_cc=["dcqcn"], report=table1_report),
+            theirs="Table I (1 = vulnerable, 0 = secure; ours: attacker share, vulnerable above 0.55) beside "
+                   "the testbed's rows (DCQCN, input_fair); short-flow penalty when benign p99 slowdown of "
+                   "flows < BDP exceeds 1.2x per_qp's",
+            needs_cc=["dcqcn", "hpcc"], report=table1_report),
         Experiment(
             name="attack-datacenter", title="Split attacks in a datacenter: victim FCT slowdown (Fig. 5)",
             citation=cite + ", Fig. 5, §I, §IV-B", sweep="attack_datacenter.toml",
             quick="attack_datacenter_quick.toml", figures=["slowdown"], by="traffic", compare=compare_datacenter,
             theirs="DCQCN, p99 slowdown of victim flows < BDP: about 20x without attack, over 80x split in "
                    "parallel, about 140x staggered (§IV-B); small-flow p99.9 7x larger under attack (§I); "
-                   "HPCC: 'similar trends' (no values)",
+                   "HPCC: 'similar trends' (no values). Ours at load 0.9, chosen by the baseline alone "
+                   "(the load whose no-attack p99 is nearest 20; docs/attacks.md)",
             needs_cc=["dcqcn", "hpcc"]),
         Experiment(
             name="attack-hpcc-enforcement", title="HPCC tail latency per CC enforcement (Fig. 6)",
@@ -288,18 +399,25 @@ PAPER_TABLE1 = {
     ("overlay", "per_qp"): True, ("overlay", "per_destination_unsplit"): True, ("overlay", "per_pair"): True,
 }
 PAPER_PENALTY = {"per_qp": False, "per_destination_unsplit": True, "per_pair": True}
-TABLE1_COLUMNS = [("per_qp", "none"), ("per_destination_unsplit", "none"), ("per_pair", "none"), ("per_qp", "tenant")]
+#: Our columns: (granularity, defense). per_sl is not in the paper's table (§II names it as an
+#: option of the IB specification); the tenant defense is ours.
+TABLE1_COLUMNS = [("per_qp", "none"), ("per_destination_unsplit", "none"), ("per_pair", "none"), ("per_sl", "none"),
+                  ("per_qp", "tenant")]
+TABLE1_NAMES = {"per_qp": "IB spec (per_qp)", "per_destination_unsplit": "CX-5", "per_pair": "per src/dst",
+                "per_sl": "per SL"}
 
 
-def table1_cells(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> dict[tuple[str, str, str], float]:
-    """(row, granularity, defense) -> attacker share (attack rows) or benign p99 of flows < BDP."""
+def table1_cells(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> dict[tuple[str, ...], float]:
+    """(cc, arbitration, row, granularity, defense) -> attacker share (attack rows) or benign
+    p99 of flows < BDP (row `penalty`)."""
     shares = run_shares(store, runs)
     cells = {}
     for r in _ok_runs(runs):
         case = case_name(_param(r, "traffic", []))
         g, d = _param(r, "fabric.granularity", "per_qp"), _param(r, "fabric.defense", "none")
+        cc, arb = _param(r, "fabric.cc", "dcqcn"), _arbitration(r)
         if case.startswith("benign"):
-            cells[("penalty", g, d)] = small_flow_tail(flows, r["run_id"])[0]
+            cells[(cc, arb, "penalty", g, d)] = small_flow_tail(flows, r["run_id"])[0]
             continue
         v = share_of(shares, r["run_id"], "victim", "gbps")
         if "overlay" in case:
@@ -308,47 +426,55 @@ def table1_cells(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> dict[
         else:
             a = share_of(shares, r["run_id"], "attacker", "gbps")
         row = case.split("+")[1].split("-")[0].rstrip("0123456789")
-        cells[(row, g, d)] = a / (a + v) if a + v else NAN
+        cells[(cc, arb, row, g, d)] = a / (a + v) if a + v else NAN
     return cells
 
 
 def compare_table1(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list:
-    """Attacker share per attack and enforcement (theirs: 1 = vulnerable in Table I, 0 =
-    secure), and benign p99 < BDP over per_qp's (theirs: 1.2 = the penalty threshold)."""
+    """Attacker share per CC, switch arbitration, attack and enforcement (theirs: 1 = vulnerable
+    in Table I, 0 = secure, on the testbed's input-fair DCQCN rows only), and benign p99 < BDP
+    over per_qp's (theirs: 1.2 = the penalty threshold)."""
     cells = table1_cells(runs, flows, store)
     out = []
-    for (row, g, d), x in sorted(cells.items()):
-        short = {"per_destination_unsplit": "CX-5", "per_qp": "per_qp", "per_pair": "per_pair"}.get(g, g)
+    for (cc, arb, row, g, d), x in sorted(cells.items()):
+        if (g, d) not in TABLE1_COLUMNS:
+            continue  # the tenant defense overrides the granularity: read at per_qp only
+        short = {"per_destination_unsplit": "CX-5"}.get(g, g)
         col = short if d == "none" else f"{short}+{d}"
+        where = f"{cc} {'fifo ' if arb != 'input_fair' else ''}"
+        testbed = cc == "dcqcn" and arb == "input_fair" and d == "none"
         if row == "penalty":
-            base = cells.get(("penalty", "per_qp", "none"), NAN)
-            out.append(Comparison(f"SF {col}", "p99 <BDP / per_qp", x / base, 1.2))
+            base = cells.get((cc, arb, "penalty", "per_qp", "none"), NAN)
+            out.append(Comparison(f"{where}SF {col}", "p99 <BDP / per_qp", x / base, 1.2))
         else:
-            theirs = float(PAPER_TABLE1[(row, g)]) if d == "none" else NAN
-            out.append(Comparison(f"{row} {col}", "attacker share", x, theirs))
+            theirs = float(PAPER_TABLE1[(row, g)]) if testbed and (row, g) in PAPER_TABLE1 else NAN
+            out.append(Comparison(f"{where}{row} {col}", "attacker share", x, theirs))
     return out
 
 
 def table1_report(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> str:
-    """Both tables: the paper's Table I and ours (vulnerable: attacker share > 0.55; short-
-    flow penalty: benign p99 slowdown of flows < BDP > 1.2x per_qp's)."""
+    """The paper's Table I, then ours per CC and switch arbitration (vulnerable: attacker share
+    > 0.55; short-flow penalty: benign p99 slowdown of flows < BDP > 1.2x per_qp's)."""
     cells = table1_cells(runs, flows, store)
-    names = {"per_qp": "IB spec (per_qp)", "per_destination_unsplit": "CX-5", "per_pair": "per src/dst"}
-    head = f"{'':<18}" + "".join(f"{names[g] if d == 'none' else 'tenant defense':>20}" for g, d in TABLE1_COLUMNS)
-    paper = ["Seed 002 Table I", head]
-    ours = ["Ours", head]
+    head = f"{'':<18}" + "".join(f"{TABLE1_NAMES[g] if d == 'none' else 'tenant defense':>18}" for g, d in TABLE1_COLUMNS)
+    out = ["Seed 002 Table I (testbed: CX-5, DCQCN, SN2100)", head]
     for row in ("parallel", "staggered", "overlay"):
-        paper.append(f"{row:<18}" + "".join(
-            f"{('Vulner.' if PAPER_TABLE1[(row, g)] else 'Secure') if d == 'none' else '-':>20}"
+        out.append(f"{row:<18}" + "".join(
+            f"{('Vulner.' if PAPER_TABLE1[(row, g)] else 'Secure') if (row, g) in PAPER_TABLE1 and d == 'none' else '-':>18}"
             for g, d in TABLE1_COLUMNS))
-        ours.append(f"{row:<18}" + "".join(
-            f"{_verdict(cells.get((row, g, d))):>20}" for g, d in TABLE1_COLUMNS))
-    paper.append(f"{'SF penalty?':<18}" + "".join(
-        f"{('Yes' if PAPER_PENALTY[g] else 'No') if d == 'none' else '-':>20}" for g, d in TABLE1_COLUMNS))
-    base = cells.get(("penalty", "per_qp", "none"), NAN)
-    ours.append(f"{'SF penalty?':<18}" + "".join(
-        f"{_penalty(cells.get(('penalty', g, d)), base):>20}" for g, d in TABLE1_COLUMNS))
-    return "\n".join(paper + [""] + ours)
+    out.append(f"{'SF penalty?':<18}" + "".join(
+        f"{('Yes' if PAPER_PENALTY[g] else 'No') if g in PAPER_PENALTY and d == 'none' else '-':>18}"
+        for g, d in TABLE1_COLUMNS))
+    combos = sorted({(k[0], k[1]) for k in cells}, key=lambda c: (c[0], c[1] != "input_fair"))
+    for cc, arb in combos:
+        out += ["", f"Ours, {cc}, switch {arb}", head]
+        for row in ("parallel", "staggered", "overlay"):
+            out.append(f"{row:<18}" + "".join(
+                f"{_verdict(cells.get((cc, arb, row, g, d))):>18}" for g, d in TABLE1_COLUMNS))
+        base = cells.get((cc, arb, "penalty", "per_qp", "none"), NAN)
+        out.append(f"{'SF penalty?':<18}" + "".join(
+            f"{_penalty(cells.get((cc, arb, 'penalty', g, d)), base):>18}" for g, d in TABLE1_COLUMNS))
+    return "\n".join(out)
 
 
 def _verdict(share: float | None) -> str:
