@@ -170,25 +170,40 @@ def link_utilisation(res: Results, links: Sequence[str] | None = None, top: int 
     return _finish(fig, a, "utilisation", "link utilisation")
 
 
+def pause_spans(time_ps: np.ndarray, pause: np.ndarray, end_ps: int,
+                max_spans: int = 5000) -> list[tuple[float, float]]:
+    """(start µs, length µs) of each paused span of one port, from its PAUSE/RESUME frames in
+    time order: a span runs from a PAUSE to the RESUME that ends it (or `end_ps`); repeated
+    PAUSEs and a RESUME with nothing paused change nothing. Above `max_spans` spans, spans
+    separated by less than 1/`max_spans` of the drawn time are joined, so a run with millions
+    of pauses draws what the figure can resolve in bounded memory."""
+    t, on = np.asarray(time_ps, dtype=np.int64), np.asarray(pause).astype(bool)
+    keep = np.ones(len(on), dtype=bool)
+    keep[1:] = on[1:] != on[:-1]
+    t, on = t[keep], on[keep]
+    if len(on) and not on[0]:
+        t, on = t[1:], on[1:]
+    starts, ends = t[on], t[~on]
+    if len(ends) < len(starts):
+        ends = np.append(ends, end_ps)
+    if len(starts) > max_spans:
+        wide = np.nonzero(starts[1:] - ends[:-1] > (end_ps - starts[0]) / max_spans)[0]
+        starts = starts[np.concatenate(([0], wide + 1))]
+        ends = ends[np.concatenate((wide, [len(ends) - 1]))]
+    return list(zip((starts / 1e6).tolist(), ((ends - starts) / 1e6).tolist()))
+
+
 def pfc_timeline(res: Results, ax: Any = None) -> Figure:
     """When each port was paused: one row per port that received a PAUSE, a bar from each
-    PAUSE to the RESUME that ended it (or the end of the run)."""
+    PAUSE to the RESUME that ended it (or the end of the run); `pause_spans` joins spans the
+    figure cannot resolve."""
     pfc = res.pfc
     _need(pfc, "PFC frames: this run paused nothing")
     fig, (a,) = _axes(ax, 1)
     end = res.counters["end_time_ps"]
     names = []
     for i, ((pid,), d) in enumerate(pfc.sort("time_ps").group_by(["port_id"], maintain_order=True)):
-        since, spans = None, []
-        for t, pause in zip(d["time_ps"].to_list(), d["pause"].to_list()):
-            if pause and since is None:
-                since = t
-            elif not pause and since is not None:
-                spans.append((since / 1e6, (t - since) / 1e6))
-                since = None
-        if since is not None:
-            spans.append((since / 1e6, (end - since) / 1e6))
-        a.broken_barh(spans, (i - 0.4, 0.8))
+        a.broken_barh(pause_spans(d["time_ps"].to_numpy(), d["pause"].to_numpy(), end), (i - 0.4, 0.8))
         names.append(port_label(d.row(0, named=True)))
     a.set_yticks(range(len(names)), names, fontsize=7)
     return _finish(fig, a, "paused port (receiver of PAUSE)", "PFC pauses", legend=False)
