@@ -583,35 +583,3 @@ fn infiniband_runs_are_the_same_for_any_thread_count() {
         assert_eq!(one.2, many.2, "packet hops differ with {threads} threads");
     }
 }
-
-#[test]
-fn staggered_incasts_are_the_same_for_any_thread_count() {
-    // Seed 004's application-layer DASR on InfiniBand with its CC: the serial aggregator's
-    // grants and the senders' messages cross the cut as packets, the paced senders' pieces
-    // are their own hosts' timers.
-    let run = |threads: u32| {
-        let text = "seed = 4\n[topology]\nkind = \"fat_tree\"\nk = 4\n\
-             [[traffic]]\nkind = \"incast_rounds\"\nsenders = [4, 8, 12, 5]\nreceiver = 0\nsize = 60000\n\
-             period = \"200us\"\nrounds = 3\njitter = \"20us\"\nstagger = \"serial\"\n\
-             [[traffic]]\nkind = \"incast_rounds\"\nsenders = [1, 6, 9, 13]\nreceiver = 15\nsize = 60000\n\
-             period = \"200us\"\nrounds = 3\njitter = \"20us\"\nstagger = \"paced\"\npiece = 8000\n\
-             [[traffic]]\nkind = \"flows\"\nflows = [{ src = 10, dst = 0, size = 2000000 }]\n\
-             [fabric]\ncc = \"ib\"\nlink_layer = \"infiniband\"\n";
-        let mut s = Scenario::from_toml(text, Path::new("stagger.toml")).unwrap();
-        s.config.threads = Some(threads);
-        let flows = s.flows.len();
-        let mut run = Runner::new(s).expect("builds");
-        assert_eq!(run.run_to_end(), StopReason::Finished, "{threads} threads");
-        let r = run.results().expect("bytes conserved");
-        assert_eq!(r.records.len(), flows);
-        let mut fct = Vec::new();
-        write_fct(&mut fct, &r.records).unwrap();
-        (String::from_utf8(fct).unwrap(), r.counters.packet_hops)
-    };
-    let one = run(1);
-    for threads in [2, 4] {
-        let many = run(threads);
-        assert!(one.0 == many.0, "FCT file differs with {threads} threads");
-        assert_eq!(one.1, many.1, "packet hops differ with {threads} threads");
-    }
-}

@@ -18,6 +18,7 @@ mod barrier;
 mod deadlock;
 mod estimate;
 mod exchange;
+mod merge;
 mod observe;
 mod partition;
 mod runner;
@@ -331,90 +332,5 @@ impl ParallelRun {
     pub fn snapshot(&mut self) -> Results {
         self.merged().0
     }
-
-    /// The merged results, and the multipath chunks placed beyond their message (0 in a
-    /// correct run).
-    fn merged(&mut self) -> (Results, u64) {
-        let end_time = self.end_time();
-        let mut snaps: Vec<Results> = self.parts.iter_mut().map(|p| p.snapshot()).collect();
-        let names: Vec<_> = self.parts.iter().map(|p| &p.runtime_qps).collect();
-        let mut rows: Vec<_> = snaps.iter_mut().map(|r| &mut r.rate_samples).collect();
-        crate::sim::qp_names::rename_runtime_qps(&names, &mut rows);
-        let (first, others) = snaps.split_first_mut().expect("at least one partition");
-        observe::merge_samples(first, others);
-        let anomalies = apps::merge_app_tables(&mut self.parts, &self.part_of, &mut snaps);
-        let widest_bin = snaps.iter().map(|s| s.tenant_bin).max().unwrap_or(crate::tenancy::METER_BIN);
-        let mut it = snaps.into_iter();
-        let mut r = it.next().expect("at least one partition");
-        let topo = &self.parts[0].topo;
-        let owner = |port: usize| self.part_of[topo.ports[port].node.idx()] as usize;
-        let mut ports = r.ports.clone();
-        // Partitions may have coarsened their meters to different widths: re-bin all to the
-        // widest.
-        let tenant_bin = widest_bin;
-        let mut tenant_bins = std::mem::take(&mut r.tenant_bins);
-        crate::tenancy::meter::rebin(&mut tenant_bins, r.tenant_bin, tenant_bin);
-        // Every partition runs the same link events and opens the same QPs at setup: count
-        // them once.
-        let (link_failures, reroutes) = (r.counters.link_failures, r.counters.reroutes);
-        let setup_qps_again = self.setup_qps * (self.parts.len() as u64 - 1);
-        for (i, other) in it.enumerate() {
-            let me = i + 1;
-            r.counters.add(&other.counters);
-            r.records.extend(other.records);
-            r.pfc_events.extend(other.pfc_events);
-            r.unreachable.extend(other.unreachable);
-            r.last_completion = r.last_completion.max(other.last_completion);
-            r.payload_in_flight += other.payload_in_flight;
-            merge_flow_rx(&mut r.flow_rx, &other.flow_rx);
-            let mut bins = other.tenant_bins;
-            crate::tenancy::meter::rebin(&mut bins, other.tenant_bin, tenant_bin);
-            tenant_bins.extend(bins);
-            add_class_counters(&mut r.classes, &other.classes);
-            for (p, c) in ports.iter_mut().enumerate() {
-                if owner(p) == me {
-                    *c = other.ports[p];
-                }
-            }
-        }
-        r.ports = ports;
-        (r.counters.link_failures, r.counters.reroutes) = (link_failures, reroutes);
-        r.counters.qps_opened -= setup_qps_again;
-        r.tenant_bins = crate::tenancy::meter::merge(tenant_bins);
-        r.tenant_bin = tenant_bin;
-        r.records.sort_by_key(|x| (x.start + x.fct, x.flow));
-        crate::stats::attach_rx_counts(&mut r.records, &r.flow_rx); // receivers in any partition
-        r.pfc_events.sort_by_key(|e| (e.time, e.node, e.ifindex, e.pause));
-        r.unreachable.sort_by_key(|u| u.flow);
-        r.stall_cause = self.stall_cause.clone();
-        // A run stopped for a deadlock or a stall ends when it was found, one whose work is done
-        // with connections left open at its last completion, as one simulation does.
-        let idle_apps_end = self.state.idle_apps_at.map(|_| r.last_completion);
-        r.end_time = self.state.deadlock_at.or(self.state.stall_at).or(idle_apps_end).unwrap_or(end_time);
-        r.deadlock = self.watch.found.first.clone();
-        r.deadlocks = self.watch.found.count;
-        (r, anomalies)
-    }
 }
 
-/// Adds a partition's class counters to the run's: each counts only its own switches' ports.
-fn add_class_counters(run: &mut [super::ClassRecord], part: &[super::ClassRecord]) {
-    for (c, p) in run.iter_mut().zip(part).map(|(a, b)| (&mut a.counters, b.counters)) {
-        c.tx_bytes += p.tx_bytes;
-        c.tx_packets += p.tx_packets;
-        c.drops += p.drops;
-        c.pauses += p.pauses;
-        c.ecn_marks += p.ecn_marks;
-    }
-}
-
-/// Adds a partition's per-flow receiver counts to the merged ones (a flow's receiver lives
-/// in one partition; the others hold zeros for it or nothing).
-fn merge_flow_rx(into: &mut Vec<crate::stats::RxFlowCounts>, other: &[crate::stats::RxFlowCounts]) {
-    if into.len() < other.len() {
-        into.resize(other.len(), Default::default());
-    }
-    for (a, b) in into.iter_mut().zip(other) {
-        a.add(b);
-    }
-}
