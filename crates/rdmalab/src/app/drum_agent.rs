@@ -313,7 +313,8 @@ mod tests {
     fn an_application_below_its_share_is_released_next() {
         let cfg = DrumConfig { iterations: 0, ..DrumConfig::default() };
         let m = 10;
-        let mut ag = DrumAgent::new(cfg, (0..m).collect(), vec![1.0; m as usize], Time::from_ns(680), Time::from_ns(100));
+        let mut ag =
+            DrumAgent::new(cfg, (0..m).collect(), vec![1.0; m as usize], Time::from_ns(680), Time::from_ns(100));
         ag.control(Time::ZERO, 0.0);
         for j in 1..m as usize {
             ag.submit(j, 10_000, 1024);

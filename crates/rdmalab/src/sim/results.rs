@@ -288,7 +288,6 @@ impl Simulation {
             .collect()
     }
 
-
     /// The topology being simulated.
     pub fn topology(&self) -> &crate::topology::Topology {
         &self.topo

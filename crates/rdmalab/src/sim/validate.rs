@@ -139,12 +139,16 @@ fn check_balancer(cfg: &SimConfig) -> Result<()> {
         return Err(Error::scenario("path_selection", m));
     }
     if cfg.path_selection == PathSelection::Conga && cfg.cc.needs_int() {
-        let m = "`conga` carries its header where INT would; use a congestion control without INT (dcqcn, timely, dctcp)";
+        let m =
+            "`conga` carries its header where INT would; use a congestion control without INT (dcqcn, timely, dctcp)";
         return Err(Error::scenario("path_selection", m));
     }
     let d = cfg.lb.drill_samples as usize + cfg.lb.drill_memory as usize;
     if d > crate::fabric::lb::drill::MAX_CANDIDATES || cfg.lb.drill_samples == 0 {
-        let m = format!("drill_samples (>= 1) plus drill_memory must be at most {}", crate::fabric::lb::drill::MAX_CANDIDATES);
+        let m = format!(
+            "drill_samples (>= 1) plus drill_memory must be at most {}",
+            crate::fabric::lb::drill::MAX_CANDIDATES
+        );
         return Err(Error::scenario("lb.drill_samples", m));
     }
     Ok(())

@@ -53,7 +53,18 @@ pub struct FlowSpec {
 impl FlowSpec {
     /// A flow with the reference's defaults (pg 3, dport 100, automatic sport).
     pub fn new(src: NodeId, dst: NodeId, size: u64, start: Time) -> FlowSpec {
-        FlowSpec { src, dst, pg: 3, dport: 100, size, start, sport: None, src_ip: None, tenant: 0, app: AppId::NONE,
-                   transport: crate::fabric::transport::Transport::Rc }
+        FlowSpec {
+            src,
+            dst,
+            pg: 3,
+            dport: 100,
+            size,
+            start,
+            sport: None,
+            src_ip: None,
+            tenant: 0,
+            app: AppId::NONE,
+            transport: crate::fabric::transport::Transport::Rc,
+        }
     }
 }

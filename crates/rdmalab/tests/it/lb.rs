@@ -68,7 +68,11 @@ fn spray_splits_an_idle_symmetric_fabric_equally_and_go_back_n_pays_for_its_reor
     }
     let needed = 4 * 10_000_000u64.div_ceil(1000);
     assert!(r.counters.nacks > 0, "spraying reorders: go-back-N NACKs ({:?})", r.counters);
-    assert!(r.counters.data_packets_sent > needed, "and retransmits ({} sent, {needed} needed)", r.counters.data_packets_sent);
+    assert!(
+        r.counters.data_packets_sent > needed,
+        "and retransmits ({} sent, {needed} needed)",
+        r.counters.data_packets_sent
+    );
     // The same flows hashed (ECMP): one path each, in order, nothing resent.
     let ecmp = fixtures::run_finished(scenario(&toml.replace("path_selection = \"spray\"\n", "")));
     assert_eq!((ecmp.counters.nacks, ecmp.counters.data_packets_sent), (0, needed));
@@ -77,7 +81,8 @@ fn spray_splits_an_idle_symmetric_fabric_equally_and_go_back_n_pays_for_its_reor
 /// Share of leaf 0's bytes on its uplink to spine 0 when that link runs at a quarter of
 /// the rate (25 Gb/s), one host sending 4 MB across, under `path_selection`.
 fn share_on_slow_uplink(path_selection: &str) -> f64 {
-    let toml = leaf_spine(2, 2, 1, &format!("path_selection = \"{path_selection}\"\ncc = \"none\""), &across(1, 1, 4_000_000));
+    let toml =
+        leaf_spine(2, 2, 1, &format!("path_selection = \"{path_selection}\"\ncc = \"none\""), &across(1, 1, 4_000_000));
     let mut s = scenario(&toml);
     slow_link(&mut s, 2, 4, Rate::gbps(25));
     let r = fixtures::run_finished(s.clone());
@@ -100,7 +105,8 @@ fn letflow_keeps_a_flow_on_its_port_while_its_gaps_stay_below_the_timeout() {
     // continues the flowlet (one uplink carries it all); with a 1 ns timeout every packet
     // is a new flowlet and may move.
     let run = |timeout: &str| {
-        let fabric = format!("path_selection = \"letflow\"\ncc = \"none\"\n[fabric.lb]\nflowlet_timeout = \"{timeout}\"");
+        let fabric =
+            format!("path_selection = \"letflow\"\ncc = \"none\"\n[fabric.lb]\nflowlet_timeout = \"{timeout}\"");
         let s = scenario(&leaf_spine(2, 2, 1, &fabric, &across(1, 1, 2_000_000)));
         let r = fixtures::run_finished(s.clone());
         shares(&s, &r, NodeId(2))
@@ -199,7 +205,11 @@ fn balance_rows_measure_the_uplinks_imbalance() {
         fixtures::run_finished(scenario(&leaf_spine(2, 2, 1, &fabric, &across(1, 1, 4_000_000))))
     };
     let ecmp = run("ecmp");
-    assert!(!ecmp.balance.is_empty() && ecmp.balance.iter().all(|b| b.imbalance == 2.0 && b.uplinks == 2), "{:?}", ecmp.balance);
+    assert!(
+        !ecmp.balance.is_empty() && ecmp.balance.iter().all(|b| b.imbalance == 2.0 && b.uplinks == 2),
+        "{:?}",
+        ecmp.balance
+    );
     let spray = run("spray");
     let full: Vec<_> = spray.balance.iter().filter(|b| b.mean_bytes > 200_000.0).collect();
     assert!(!full.is_empty() && full.iter().all(|b| b.imbalance < 0.2), "{full:?}");
@@ -210,7 +220,10 @@ fn bad_balancer_input_names_the_field_and_line() {
     let toml = leaf_spine(2, 2, 1, "path_selection = \"drill\"\n[fabric.lb]\nconga_bits = 9", &across(1, 1, 1000));
     let e = fixtures::input_error(&toml);
     let line = fixtures::line_of(&toml, "conga_bits");
-    assert!(e.contains("fabric.lb.conga_bits") && e.contains(&format!("lb.toml:{line}")) || e.contains(&format!(":{line}")), "{e}");
+    assert!(
+        e.contains("fabric.lb.conga_bits") && e.contains(&format!("lb.toml:{line}")) || e.contains(&format!(":{line}")),
+        "{e}"
+    );
     let fat = "[topology]\nkind = \"fat_tree\"\nk = 4\n[[traffic]]\nkind = \"flows\"\nflows = [{ src = 0, dst = 9, size = 1000 }]\n\
                [fabric]\npath_selection = \"conga\"\n";
     let e = fixtures::input_error(fat);

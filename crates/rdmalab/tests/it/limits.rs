@@ -161,7 +161,9 @@ fn a_large_tenant_built_from_applications_is_warned_by_its_qps() {
     assert!(!warned(&staggered(256), "O(members)"));
     // A ring member posts its many steps' flows on one QP per destination: 3 QPs here,
     // however many flows (2,000 steps of 4 members).
-    let overlay = tenant("kind = \"shuffled_overlay\"\nhosts = [0, 1, 2, 3]\nchunk = 1000\ninterval = \"1us\"\nuntil = \"2ms\"\n");
+    let overlay = tenant(
+        "kind = \"shuffled_overlay\"\nhosts = [0, 1, 2, 3]\nchunk = 1000\ninterval = \"1us\"\nuntil = \"2ms\"\n",
+    );
     assert!(!warned(&overlay, "O(members)"), "{:?}", warnings(&overlay));
 }
 

@@ -199,7 +199,10 @@ fn same_seed_same_tables_and_headers_are_conserved() {
     let r = run(scenario(&clos_mp(3, "chunk_header = 24\n")));
     let chunks = r.mp_chunks.len() as u64;
     assert_eq!(r.counters.payload_bytes_delivered, MIB8 + 24 * chunks);
-    assert_eq!(r.counters.payload_bytes_sent, r.counters.payload_bytes_delivered + r.counters.payload_bytes_dropped + r.counters.payload_bytes_discarded);
+    assert_eq!(
+        r.counters.payload_bytes_sent,
+        r.counters.payload_bytes_delivered + r.counters.payload_bytes_dropped + r.counters.payload_bytes_discarded
+    );
     assert_eq!(r.mp_messages[0].bytes_placed, MIB8);
 }
 

@@ -88,11 +88,17 @@ fn ud_is_one_context_for_every_destination_and_one_mtu_per_datagram() {
     assert!(rc.counters.qp_cache_misses > 100, "six RC contexts thrash one entry: {}", rc.counters.qp_cache_misses);
     // A UD application's datagram is at most one MTU.
     let err = fixtures::build_error(
-        &format!("stop_time = \"1ms\"\n{}[[app]]\nhost = 0\ndst = 1\nsize = 2048\nwr_num = 1\ntransport = \"ud\"\n", star(false)),
+        &format!(
+            "stop_time = \"1ms\"\n{}[[app]]\nhost = 0\ndst = 1\nsize = 2048\nwr_num = 1\ntransport = \"ud\"\n",
+            star(false)
+        ),
         "transport.toml",
     );
     assert!(err.contains("app[0].size") && err.contains("one MTU"), "{err}");
-    let err = fixtures::build_error(&format!("{}[[traffic]]\nkind = \"flows\"\ntransport = \"xx\"\nflows = []\n", star(false)), "t.toml");
+    let err = fixtures::build_error(
+        &format!("{}[[traffic]]\nkind = \"flows\"\ntransport = \"xx\"\nflows = []\n", star(false)),
+        "t.toml",
+    );
     assert!(err.contains("transport") && err.contains("rc, uc, ud"), "{err}");
 }
 
@@ -115,7 +121,12 @@ fn lossy_uc_and_ud_runs_are_the_same_for_any_thread_count() {
         let res = r.results().expect("bytes conserved");
         let mut fct = Vec::new();
         write_fct(&mut fct, &res.records).unwrap();
-        (String::from_utf8(fct).unwrap(), res.counters.messages_lost, res.counters.drops, res.counters.payload_bytes_delivered)
+        (
+            String::from_utf8(fct).unwrap(),
+            res.counters.messages_lost,
+            res.counters.drops,
+            res.counters.payload_bytes_delivered,
+        )
     };
     let one = run(1);
     assert!(one.2 > 100 && one.1 > 0, "the incast overflows the buffers and loses UC messages: {:?}", (one.1, one.2));

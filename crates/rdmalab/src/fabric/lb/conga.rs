@@ -41,7 +41,8 @@ impl Header {
     }
 
     fn write(self, p: &mut Packet) {
-        p.int_hops = (self.tag as u16) << 12 | (self.ce as u16) << 8 | (self.fb_tag as u16) << 4 | self.fb_metric as u16;
+        p.int_hops =
+            (self.tag as u16) << 12 | (self.ce as u16) << 8 | (self.fb_tag as u16) << 4 | self.fb_metric as u16;
     }
 }
 
@@ -108,7 +109,11 @@ impl Conga {
             if is_leaf[s.idx()] {
                 let up: Vec<PortId> = ports.iter().copied().filter(|p| !peer_is_host(p)).collect();
                 if up.len() > MAX_UPLINKS {
-                    return Err(format!("leaf {} has {} uplinks; CONGA's 4-bit tag names at most {MAX_UPLINKS}", s.0, up.len()));
+                    return Err(format!(
+                        "leaf {} has {} uplinks; CONGA's 4-bit tag names at most {MAX_UPLINKS}",
+                        s.0,
+                        up.len()
+                    ));
                 }
                 for (i, p) in up.iter().enumerate() {
                     tag[p.idx()] = i as u8 + 1;

@@ -18,9 +18,9 @@ use crate::app::{AgentId, AppId, AppKind, SendCompletion, SendDone, Verbs, Wr};
 use crate::engine::{stream, StreamKind};
 use crate::error::Result;
 use crate::ids::{NicId, NodeId, QpId};
+use crate::rnic::transport::Transport;
 use crate::rnic::{Message, WqeEngine};
 use crate::sim::{Event, Simulation};
-use crate::rnic::transport::Transport;
 use crate::units::Time;
 use crate::workload::FlowSpec;
 

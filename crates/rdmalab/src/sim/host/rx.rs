@@ -6,8 +6,8 @@ use crate::app::{SendCompletion, SendDone};
 use crate::fabric::packet::NO_INT;
 use crate::fabric::{Packet, PacketKind};
 use crate::ids::{AppId, HeaderSlot, PortId, QpId};
-use crate::rnic::Completion;
 use crate::rnic::irn::Arrival;
+use crate::rnic::Completion;
 use crate::sim::mech::{irn, retry};
 use crate::sim::Simulation;
 use crate::stats::FlowRecord;
@@ -121,7 +121,7 @@ impl Simulation {
             ingress: PortId::NONE,
             ingress_local: 0,
             int_slot: pkt.int_slot,
-            app_hdr: sack, // an IRN NACK's triggering sequence (`mech::irn::sack_field`)
+            app_hdr: sack,       // an IRN NACK's triggering sequence (`mech::irn::sack_field`)
             payload: share_kbps, // an ACK's payload field carries the DASR share
             wire: self.cfg.ack_wire(),
             sport: pkt.dport,

@@ -162,7 +162,8 @@ impl Simulation {
             qp.high_sent = end;
         }
         if let Some(irn) = self.irn.as_deref_mut() {
-            qp.snd_nxt = crate::sim::mech::irn::after_send(irn, qp_id, qp, end); // a hole, else new data
+            qp.snd_nxt = crate::sim::mech::irn::after_send(irn, qp_id, qp, end);
+            // a hole, else new data
         }
         qp.in_flight += 1;
         if qp.exempt_until != 0 && end >= qp.exempt_until {

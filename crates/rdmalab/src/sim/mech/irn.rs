@@ -63,7 +63,16 @@ pub(in crate::sim) fn after_send(irn: &mut IrnTable, id: QpId, qp: &Qp, end: u64
 /// a NACK's selective acknowledgement, recovery's start and end, the next byte to send,
 /// and the timer re-armed by what is outstanding. False when a new recovery round exceeds
 /// `limit` (the caller fails the QP).
-pub(in crate::sim) fn on_ack(irn: &mut IrnTable, id: QpId, qp: &mut Qp, ack: &Packet, advanced: bool, now: Time, mtu: u32, limit: Option<u32>) -> bool {
+pub(in crate::sim) fn on_ack(
+    irn: &mut IrnTable,
+    id: QpId,
+    qp: &mut Qp,
+    ack: &Packet,
+    advanced: bool,
+    now: Time,
+    mtu: u32,
+    limit: Option<u32>,
+) -> bool {
     let cfg = irn.cfg;
     let st = irn.qp(id.idx());
     st.on_cumulative_ack(qp.snd_una);

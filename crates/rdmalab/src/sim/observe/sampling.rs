@@ -240,7 +240,7 @@ impl Simulation {
             // A port counts a packet's bytes when its transmission starts; a sample counts
             // only what has left by its time, so that no interval holds more than its line
             // rate's worth (a packet begun just before a sample would count whole in it).
-            let unsent = p.tx_end.0.0.saturating_sub(self.now.0) as u128 * p.rate.0 as u128 / 8_000_000_000_000;
+            let unsent = p.tx_end.0 .0.saturating_sub(self.now.0) as u128 * p.rate.0 as u128 / 8_000_000_000_000;
             let serialized = p.tx_bytes.saturating_sub(unsent as u64);
             let s = &mut self.sampler;
             let sent = serialized.saturating_sub(s.link_bytes[i]);

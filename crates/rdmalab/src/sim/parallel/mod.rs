@@ -333,4 +333,3 @@ impl ParallelRun {
         self.merged().0
     }
 }
-
