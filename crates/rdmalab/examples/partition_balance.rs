@@ -31,7 +31,8 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let path = args.first().ok_or("usage: partition_balance SCENARIO.toml|HPCC_CONFIG.txt [N]")?;
     let parts: u32 = args.get(1).map_or(Ok(2), |n| n.parse())?;
     let s = scenario(path)?;
-    let maps = [("host counts (auto_map)", auto_map(&s.topology, parts)), ("expected work (work_map)", work_map(&s, parts))];
+    let maps =
+        [("host counts (auto_map)", auto_map(&s.topology, parts)), ("expected work (work_map)", work_map(&s, parts))];
     for (name, (map, n)) in maps {
         let estimate = Estimate::new(&s, &map, lookahead(&s.topology, &map)?);
         let mut s = s.clone();

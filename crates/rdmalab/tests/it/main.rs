@@ -30,6 +30,7 @@ mod lb;
 mod limits;
 mod multipath;
 mod parallel;
+mod parallel_balance;
 mod parallel_observers;
 mod parallel_outputs;
 mod sampling;
