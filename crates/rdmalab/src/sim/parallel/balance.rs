@@ -3,11 +3,12 @@
 //!
 //! The events of a run follow its packets: a payload packet makes about 16 events (its
 //! hops, its ACK's and the timers, `estimate.rs`). Crossing a fat tree it visits seven nodes
-//! (host, edge, aggregation, core, aggregation, edge, host) and its ACK the same. Cut by host
-//! counts, the larger of two partitions ran 55.5 % of the events on the 1,024-host fat tree
-//! under WebSearch (`fat-tree-1k-ws`) and 56.0 % on S1; crediting every packet half to its
-//! source's partition and half to its destination's predicts 55.8 % and 56.0 %
-//! (`docs/benchmarks.md`). So a host weighs its packets sent and received, half each, which
+//! (host, edge, aggregation, core, aggregation, edge, host) and its ACK the same. Crediting
+//! every packet half to its source's partition and half to its destination's predicts the
+//! larger partition's share of the events to within about a point: cut by host counts, 55.8 %
+//! predicted against 55.5 % run on the 1,024-host fat tree under WebSearch (`fat-tree-1k-ws`),
+//! 53.5 % against 53.4 % on S1 (`docs/benchmarks.md`, `examples/partition_balance.rs`). So a
+//! host weighs its packets sent and received, half each, which
 //! stands for its side's switches too (an edge or aggregation switch that joins its hosts'
 //! partition adds nothing: its work follows theirs); a switch shared between partitions (a
 //! core switch) weighs, per port, a seventh of a host's mean (one node visit of seven, for the
