@@ -89,7 +89,7 @@ def numbers(path: str, text: str) -> dict:
         got["run_s"] = float(re.search(r'"run_s": ([\d.e+-]+)', text).group(1))
     if m := re.search(r"events per partition \[([\d, ]+)\]", text):
         got["events"] = [int(x) for x in m.group(1).split(",")]
-    if m := re.search(r"(\d[\d,]*) windows", text):
+    if m := re.search(r"(?:\], |; )(\d[\d,]*) windows", text):
         got["windows"] = int(m.group(1).replace(",", ""))
     if m := re.search(r"CPU s per thread \[([\d., ]+)\]", text):
         got["cpu"] = [float(x) for x in m.group(1).split(",")]
@@ -125,8 +125,9 @@ def main(argv: list[str]) -> int:
             for key in runs:
                 got = run_once(*key, workdir)
                 runs[key].append(got)
+                cpu = ", ".join(f"{c:.2f}" for c in got.get("cpu", [])) or "-"
                 print(f"round {r + 1}  {key[0]:6} {key[1]} thread(s): {got['run_s']:.3f} s engine, "
-                      f"CPU per thread {got.get('cpu', '-')}, process CPU {got['process_cpu_s']:.2f} s", flush=True)
+                      f"CPU s per thread {cpu}, process CPU {got['process_cpu_s']:.2f} s", flush=True)
         print(f"load average after: {os.getloadavg()[0]:.2f}")
     print("\n| path | threads | engine s (median) | rounds | CPU s per thread (median) | windows | events per partition |")
     print("|---|---|---|---|---|---|---|")
