@@ -1,21 +1,21 @@
 //! The work each node of a scenario is expected to make, for a map that balances the
 //! partitions' events rather than their hosts (issue 29 §1).
 //!
-//! The events of a run follow its packets: a payload packet makes about 16 events (its
-//! hops, its ACK's and the timers, `estimate.rs`). Crossing a fat tree it visits seven nodes
-//! (host, edge, aggregation, core, aggregation, edge, host) and its ACK the same. Crediting
-//! every packet half to its source's partition and half to its destination's predicts the
-//! larger partition's share of the events to within about a point: cut by host counts, 55.8 %
-//! predicted against 55.5 % run on the 1,024-host fat tree under WebSearch (`fat-tree-1k-ws`),
+//! The events of a run follow its packets: a payload packet makes about 16 events (its hops,
+//! its ACK's and the timers, `estimate.rs`). Crossing a fat tree it visits seven nodes (host,
+//! edge, aggregation, core, aggregation, edge, host) and its ACK the same. Crediting every
+//! packet half to its source's partition and half to its destination's predicts the larger
+//! partition's share of the events to within about a point: cut by host counts, 55.8 %
+//! predicted against 55.3 % run on the 1,024-host fat tree under WebSearch (`fat-tree-1k-ws`),
 //! 53.5 % against 53.4 % on S1 (`docs/benchmarks.md`, `examples/partition_balance.rs`). So a
-//! host weighs its packets sent and received, half each, which
-//! stands for its side's switches too (an edge or aggregation switch that joins its hosts'
-//! partition adds nothing: its work follows theirs); a switch shared between partitions (a
-//! core switch) weighs, per port, a seventh of a host's mean (one node visit of seven, for the
-//! traffic of one host's link on each of its ports), times the port's rate over a host's
-//! link's (a 400 Gb/s uplink carries four 100 Gb/s hosts' traffic). A host with no flows (closed-loop
-//! applications, whose load depends on the host model) weighs a twentieth of the mean, so a
-//! run without flows is cut by host counts.
+//! host weighs its packets sent and received, half each, which stands for its side's switches
+//! too (an edge or aggregation switch that joins its hosts' partition adds nothing: its work
+//! follows theirs); a switch shared between partitions (a core switch) weighs, per port, a
+//! seventh of a host's mean (one node visit of seven, for the traffic of one host's link on
+//! each of its ports), times the port's rate over a host's link's (a 400 Gb/s uplink carries
+//! four 100 Gb/s hosts' traffic). A host with no flows (closed-loop applications, whose load
+//! depends on the host model) weighs a twentieth of the mean (a choice: small against a host
+//! with flows, yet not nothing), so a run without flows is cut by host counts.
 
 use super::partition::weighted_map;
 use crate::config::Scenario;

@@ -47,9 +47,10 @@ impl Partition {
     }
 }
 
-/// Up to `parts` partitions of about equal host counts: [`weighted_map`] with every host
-/// weighing the same (what `auto_map` was before partitions were balanced by work; the
-/// scenario's own map is [`super::work_map`]).
+/// Up to `parts` partitions of about equal host counts ([`weighted_map`] with every node
+/// weighing the same): the cut before partitions were balanced by work ([`super::work_map`],
+/// what runs use), kept to compare with (`examples/partition_balance.rs`) and for tests that
+/// want pods whole.
 pub fn auto_map(topo: &Topology, parts: u32) -> (Vec<u16>, u32) {
     weighted_map(topo, parts, &vec![1.0; topo.nodes.len()])
 }
@@ -78,17 +79,9 @@ pub fn weighted_map(topo: &Topology, parts: u32, weight: &[f64]) -> (Vec<u16>, u
     }
     let edges: Vec<usize> = (0..n).filter(|&s| has_hosts[s]).collect();
     let parts = parts.clamp(1, edges.len().max(1) as u32).min(u16::MAX as u32 - 1);
-    let total: f64 = edges.iter().map(|&s| weight_at[s]).sum();
-    let (mut before, mut last) = (0f64, 0u32);
-    for (i, &s) in edges.iter().enumerate() {
-        let w = weight_at[s];
-        // The block its weight's midpoint falls in, never skipping a block and leaving one
-        // edge switch at least for each block after it (so every partition is used).
-        let wanted = if total > 0.0 { ((before + w / 2.0) * parts as f64 / total) as u32 } else { 0 };
-        let must = (parts as usize).saturating_sub(edges.len() - i) as u32;
-        last = if i == 0 { 0 } else { wanted.clamp(last, last + 1).max(must).min(parts - 1) };
-        part_of[s] = last as u16;
-        before += w;
+    let blocks = contiguous_blocks(&edges.iter().map(|&s| weight_at[s]).collect::<Vec<_>>(), parts);
+    for (&s, &b) in edges.iter().zip(&blocks) {
+        part_of[s] = b;
     }
     for h in (0..n).filter(|&v| topo.is_host(NodeId(v as u32))) {
         part_of[h] = edge_of(h).map_or(0, |s| part_of[s]);
@@ -97,21 +90,32 @@ pub fn weighted_map(topo: &Topology, parts: u32, weight: &[f64]) -> (Vec<u16>, u
     for v in (0..n).filter(|&v| topo.is_host(NodeId(v as u32))) {
         load[part_of[v] as usize] += weight[v];
     }
-    // Breadth first from what is placed: a switch joins the partition its placed neighbours
-    // are in, the least loaded of them where they are in several.
+    place_switches(topo, &mut part_of, &mut load, weight);
+    for p in part_of.iter_mut().filter(|p| **p == NONE) {
+        *p = 0; // isolated nodes
+    }
+    (part_of, parts)
+}
+
+/// Breadth first from what `part_of` has placed (`u16::MAX`: not yet): a switch joins the
+/// partition its placed neighbours are in, the least loaded of them where they are in
+/// several, which then carries its weight. Nodes no placed node leads to stay unplaced.
+fn place_switches(topo: &Topology, part_of: &mut [u16], load: &mut [f64], weight: &[f64]) {
+    let (n, parts) = (topo.nodes.len(), load.len());
+    let neighbors = |v: usize| topo.nodes[v].ports.iter().map(|p| topo.ports[p.idx()].peer_node.idx());
     loop {
         let mut placed_any = false;
         for v in 0..n {
-            if part_of[v] != NONE {
+            if part_of[v] != u16::MAX {
                 continue;
             }
-            let mut voted = vec![false; parts as usize];
-            for u in neighbors(v).filter(|&u| part_of[u] != NONE) {
+            let mut voted = vec![false; parts];
+            for u in neighbors(v).filter(|&u| part_of[u] != u16::MAX) {
                 voted[part_of[u] as usize] = true;
             }
             let least = |a: &usize, b: &usize| load[*a].total_cmp(&load[*b]).then(a.cmp(b));
             let shared = voted.iter().filter(|&&x| x).count() > 1;
-            if let Some(p) = (0..parts as usize).filter(|&p| voted[p]).min_by(least) {
+            if let Some(p) = (0..parts).filter(|&p| voted[p]).min_by(least) {
                 part_of[v] = p as u16;
                 load[p] += if shared { weight[v] } else { 0.0 };
                 placed_any = true;
@@ -121,10 +125,23 @@ pub fn weighted_map(topo: &Topology, parts: u32, weight: &[f64]) -> (Vec<u16>, u
             break;
         }
     }
-    for p in part_of.iter_mut().filter(|p| **p == NONE) {
-        *p = 0; // isolated nodes
+}
+
+/// `weights` in order cut into `parts` contiguous blocks of about equal weight: each item goes
+/// to the block its weight's midpoint falls in, never skipping a block, and leaving at least
+/// one item for each block after it (so every block is used when there are enough items).
+fn contiguous_blocks(weights: &[f64], parts: u32) -> Vec<u16> {
+    let total: f64 = weights.iter().sum();
+    let (mut before, mut last) = (0f64, 0u32);
+    let mut blocks = Vec::with_capacity(weights.len());
+    for (i, &w) in weights.iter().enumerate() {
+        let wanted = if total > 0.0 { ((before + w / 2.0) * parts as f64 / total) as u32 } else { 0 };
+        let must = (parts as usize).saturating_sub(weights.len() - i) as u32;
+        last = if i == 0 { 0 } else { wanted.clamp(last, last + 1).max(must).min(parts - 1) };
+        blocks.push(last as u16);
+        before += w;
     }
-    (part_of, parts)
+    blocks
 }
 
 /// The smallest propagation delay of a link between two partitions (`Time::MAX` when no
