@@ -72,13 +72,38 @@ pub enum Control {
     InBand,
 }
 
+/// How a DRUM scheduler under local control turns its host's problem into rates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Solve {
+    /// The exact optimum of the host's (P) every period (`drum::exact`): where the
+    /// paper's ADMM converges ("in less than 20 iterations"), this is where it arrives.
+    Exact,
+    /// `iterations` ADMM steps per period, warm-started, enforcing the feasible recovery of
+    /// the iterate as it stands (which need not have converged, and can hold rates of 0).
+    Admm,
+}
+
+impl Solve {
+    /// From the TOML spelling.
+    pub fn parse(s: &str) -> Result<Solve, String> {
+        match s {
+            "exact" => Ok(Solve::Exact),
+            "admm" => Ok(Solve::Admm),
+            other => Err(format!("unknown solve `{other}` (known: exact, admm)")),
+        }
+    }
+}
+
 /// `[drum]`: the scheduler's control loop (ignored under RAW and SHARE).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DrumConfig {
     /// Control period: one solve (of `iterations` ADMM steps) per period.
     pub period: Time,
-    /// ADMM steps per period, warm-started from the previous period (0: keep the start).
+    /// ADMM steps per period, warm-started from the previous period (0: keep the start);
+    /// under local control only with `solve = Admm`.
     pub iterations: u32,
+    /// Local control: the exact optimum or a few ADMM steps per period.
+    pub solve: Solve,
     /// α of the α-fair utility.
     pub alpha: f64,
     /// β of the CQ latency penalty.
@@ -98,6 +123,7 @@ impl Default for DrumConfig {
         DrumConfig {
             period: Time::from_us(100),
             iterations: 5,
+            solve: Solve::Exact,
             alpha: 0.5,
             beta: 1.0,
             k: 20,

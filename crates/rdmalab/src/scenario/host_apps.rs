@@ -19,6 +19,7 @@
 //! think = "0ns"
 //! [drum]                  # accepted and ignored under raw and share
 //! period = "100us"
+//! solve = "exact"         # exact (default) | admm: `iterations` ADMM steps per period
 //! iterations = 5
 //! ```
 
@@ -28,7 +29,7 @@ use serde::Deserialize;
 
 use super::{check_host, field_time};
 use crate::app::closed_loop::ClosedLoopSpec;
-use crate::app::host_model::{Control, DrumConfig, HostConfig, HostModelSpec, Mechanism};
+use crate::app::host_model::{Control, DrumConfig, HostConfig, HostModelSpec, Mechanism, Solve};
 use crate::error::{Error, Result};
 use crate::rnic::transport::Transport;
 use crate::topology::Topology;
@@ -98,6 +99,8 @@ pub struct DrumSpec {
     pub period: Option<String>,
     /// ADMM steps per period (default 5).
     pub iterations: Option<u32>,
+    /// Local control: `exact` (default) or `admm` (`iterations` steps per period).
+    pub solve: Option<String>,
     /// α (default 0.5).
     pub alpha: Option<f64>,
     /// β (default 1).
@@ -277,9 +280,17 @@ fn drum_config(s: DrumSpec, file: &Path) -> Result<DrumConfig> {
         "in_band" => Control::InBand,
         other => return bad("control", format!("unknown control `{other}` (known: local, out_of_band, in_band)")),
     };
+    let solve = match &s.solve {
+        Some(v) => match Solve::parse(v) {
+            Ok(v) => v,
+            Err(e) => return bad("solve", e),
+        },
+        None => d.solve,
+    };
     let c = DrumConfig {
         period,
         iterations: s.iterations.unwrap_or(d.iterations),
+        solve,
         alpha: s.alpha.unwrap_or(d.alpha),
         beta: s.beta.unwrap_or(d.beta),
         k: s.k.unwrap_or(d.k),
