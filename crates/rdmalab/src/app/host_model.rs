@@ -41,6 +41,10 @@ pub struct HostConfig {
     pub share_ratio: u32,
     /// SHARE: time the QP's lock is held per WQE posted.
     pub lock_cost: Time,
+    /// SHARE: one transfer of the lock's cache line between cores. A poster that finds k
+    /// others queued on the lock adds k transfers to its hold (a test-and-set lock's
+    /// hand-off costs one transfer per spinning core: Anderson, IEEE TPDS 1(1), 1990).
+    pub lock_transfer: Time,
 }
 
 impl Default for HostConfig {
@@ -54,6 +58,10 @@ impl Default for HostConfig {
             cores: 24,
             share_ratio: 5,
             lock_cost: Time::from_ns(200),
+            // Broadwell-EP (the testbed's E5-2650 v4 generation), core-to-core transfer of a
+            // modified line within a socket: 40.3-42.3 ns by Intel MLC on an E5-2660 v4
+            // (J. McCalpin, Intel forum thread 700477, 2016).
+            lock_transfer: Time::from_ns(40),
         }
     }
 }

@@ -8,6 +8,7 @@
 //! cores = 24
 //! share_ratio = 5
 //! lock_cost = "200ns"
+//! lock_transfer = "40ns"  # SHARE: per poster already queued on the lock
 //! [[app]]
 //! host = 0
 //! dst = 6
@@ -51,6 +52,8 @@ pub struct HostSpec {
     pub share_ratio: Option<u32>,
     /// SHARE: lock hold time per WQE (default `"200ns"`).
     pub lock_cost: Option<String>,
+    /// SHARE: cache-line transfer per poster already queued on the lock (default 40 ns).
+    pub lock_transfer: Option<String>,
 }
 
 /// A number, or an inclusive range `[lo, hi]`.
@@ -240,6 +243,7 @@ fn host_config(h: HostSpec, file: &Path) -> Result<HostConfig> {
         cores: h.cores.unwrap_or(d.cores),
         share_ratio: h.share_ratio.unwrap_or(d.share_ratio),
         lock_cost: t("lock_cost", &h.lock_cost, d.lock_cost)?,
+        lock_transfer: t("lock_transfer", &h.lock_transfer, d.lock_transfer)?,
     };
     if c.poll_cost == Time::ZERO {
         return Err(Error::input(file, 0, f("poll_cost"), "must be positive (one poll takes CPU time)"));

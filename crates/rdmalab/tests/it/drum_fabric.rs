@@ -424,20 +424,33 @@ fn share_blocks_a_small_wqe_behind_its_co_sharers_batch() {
     assert!((extra - 21_440.0).abs() < 0.05 * 21_440.0, "head-of-line delay {extra} ns");
 }
 
-#[test]
-fn share_lock_is_a_fifo_held_per_wqe() {
-    // Five co-sharers ring 10 WQEs each at time 0 behind one lock held 1 us per WQE: the
-    // last one gets the lock after 40 us and rings at 50 us.
+/// Five co-sharers ring 10 WQEs each at time 0 behind one lock held `lock_cost` = 1 µs per
+/// WQE; each poster that finds j others queued adds j cache-line transfers of
+/// `transfer_us`. Application a rings at 10 (a + 1) + transfer · a (a + 1) / 2 µs: the
+/// burst's last ring is n·wr·lock_cost + transfer · n (n − 1)/2, quadratic in the contenders
+/// (a test-and-set lock, Anderson 1990).
+fn share_lock_rings(transfer: &str, transfer_us: f64) {
     let toml = format!(
         "{}\n[host]\nmechanism = \"share\"\nwqe_cost = \"0ns\"\npoll_cost = \"10ns\"\nlock_cost = \"1us\"\n\
-         [[app]]\nhost = 0\ndst = 6\ncount = 5\nsize = 64\nwr_num = 10\ntotal_bytes = 640\n",
+         lock_transfer = \"{transfer}\"\n[[app]]\nhost = 0\ndst = 6\ncount = 5\nsize = 64\nwr_num = 10\ntotal_bytes = 640\n",
         testbed("1ms")
     );
     let r = run(&toml);
     let alone = cts(&run(&toml.replace("count = 5", "count = 1")), 0, 0)[0];
     for a in 0..5u32 {
         let ct = cts(&r, a, 0)[0];
-        let ring = 10_000.0 * (a + 1) as f64;
+        let k = a as f64;
+        let ring = 1000.0 * (10.0 * (k + 1.0) + transfer_us * k * (k + 1.0) / 2.0);
         assert!(ct >= ring && ct <= ring + alone + 1_000.0, "app {a}: ct {ct} ns, rings at {ring}, alone {alone}");
     }
+}
+
+#[test]
+fn share_lock_is_a_fifo_held_per_wqe() {
+    share_lock_rings("0ns", 0.0);
+}
+
+#[test]
+fn share_lock_contention_grows_with_the_queued_posters() {
+    share_lock_rings("2us", 2.0);
 }
