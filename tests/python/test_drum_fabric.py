@@ -138,6 +138,8 @@ def test_polling_threads_share_the_cores():
     ("drum.period", {"period": "0ns"}),
     ("drum.control", {"control": "telepathy"}),
     ("drum.control_delay", {"control_delay": "0us"}),
+    ("drum.solve", {"solve": "guess"}),
+    ("host.lock_transfer", {"lock_transfer": "fast"}),
     ("app[0].total_bytes", {"total_bytes": None}),
 ])
 def test_bad_input_names_the_field(field, settings):
@@ -145,7 +147,7 @@ def test_bad_input_names_the_field(field, settings):
     host: dict = {}
     drum: dict = {}
     for k, v in settings.items():
-        target = app if k in app else host if k in ("share_ratio", "mechanism") else drum
+        target = app if k in app else host if k in ("share_ratio", "mechanism", "lock_transfer") else drum
         target[k] = v
     app = {k: v for k, v in app.items() if v is not None}
     sc = Scenario.star(7).with_host(**host).with_drum(**drum).app(0, 6, **app)

@@ -65,7 +65,7 @@ def solve_cvxpy(a: np.ndarray, act: np.ndarray) -> np.ndarray | None:
     """The same (P) by a generic conic solver, in units where the equal split is 1 and the
     objective divided by its penalty there (neither changes the optimum's x); None if the
     solver fails."""
-    import cvxpy as cp
+    import cvxpy as cp  # optional (test extras) and slow to import: only this check needs it
 
     s = Q / a.size
     scale = BETA * ((a * s) ** -2.0).sum()
