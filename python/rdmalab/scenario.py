@@ -284,13 +284,14 @@ class Scenario:
         return new
 
     def with_host(self, **settings: Any) -> "Scenario":
-        """`[host]`: mechanism (raw|share|drum), wqe_cost, poll_cost, cores, share_ratio, lock_cost."""
+        """`[host]`: mechanism (raw|share|drum), wqe_cost, poll_cost, cores, share_ratio, lock_cost,
+        lock_transfer."""
         new = copy.deepcopy(self)
         new.spec.setdefault("host", {}).update(settings)
         return new
 
     def with_drum(self, **settings: Any) -> "Scenario":
-        """`[drum]`: period, iterations, alpha, beta, k, q_fraction, control, control_delay
+        """`[drum]`: period, solve (exact|admm), iterations, alpha, beta, k, q_fraction, control, control_delay
         (ignored unless `with_host(mechanism="drum")`)."""
         new = copy.deepcopy(self)
         new.spec.setdefault("drum", {}).update(settings)
