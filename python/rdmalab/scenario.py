@@ -364,12 +364,15 @@ class Scenario:
         return new
 
     # -- the rest of the TOML's top level (same names as the file's keys) --------------------
-    def link(self, a: int, b: int, error_rate: float | None = None) -> "Scenario":
+    def link(self, a: int, b: int, error_rate: float | None = None, rate: str | None = None) -> "Scenario":
         """`[[links]]`: settings of the link(s) joining nodes `a` and `b` that override the
-        fabric-wide ones (today `error_rate`, the per-packet loss probability)."""
+        fabric-wide ones and the topology's: `error_rate` (the per-packet loss probability) and
+        `rate` (the line rate of both directions, e.g. `"25Gbps"`)."""
         entry: dict[str, Any] = {"a": a, "b": b}
         if error_rate is not None:
             entry["error_rate"] = error_rate
+        if rate is not None:
+            entry["rate"] = rate
         return self._append("links", entry)
 
     def event(self, kind: str, at: str, a: int, b: int) -> "Scenario":

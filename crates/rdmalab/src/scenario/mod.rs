@@ -355,7 +355,7 @@ impl ScenarioSpec {
     /// Builds the topology, the flows and the config.
     pub fn build(&self, base: &Path, file: &Path) -> Result<Scenario> {
         let mut topology = self.topology.build(base, file).map_err(|e| locate::in_section(e, file, "topology"))?;
-        links::set_error_rates(&mut topology, self.fabric.error_rate, &self.links, file)?;
+        links::set_link_overrides(&mut topology, self.fabric.error_rate, &self.links, file)?;
         let mut config = self.fabric.build(file, self.seed, self.stop_time.as_deref())?;
         config.threads = self.threads(file)?;
         config.partition_map = self.partition_map(base, file, &topology)?;
