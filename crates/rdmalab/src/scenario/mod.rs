@@ -365,11 +365,11 @@ impl ScenarioSpec {
         let mut mp = Vec::new();
         for (i, t) in self.traffic.iter().enumerate() {
             let section = format!("traffic[{i}]");
+            let ctx = TrafficCtx { i, base, file, topo: &topology, seed: self.seed, tenants: &tenants };
             if let TrafficSpec::Multipath(spec) = t {
-                mp.push(spec.build(&section, file, &topology, &config)?);
+                mp.push(spec.build(&section, file, &topology, &config, spec.drawn(&ctx)?)?);
                 continue;
             }
-            let ctx = TrafficCtx { i, base, file, topo: &topology, seed: self.seed, tenants: &tenants };
             let built = t.build(&ctx, &mut apps).map_err(|e| locate::in_section(e, file, &section))?;
             flows.extend(t.with_class(&ctx, built)?);
         }

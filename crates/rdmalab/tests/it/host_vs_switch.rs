@@ -131,3 +131,45 @@ fn virtuoso_under_irn_completes_with_bytes_conserved() {
     assert!(m.fct.is_some_and(|t| t > Time::ZERO), "{m:?}");
     assert!(r.counters.link_error_losses > 0 && r.counters.retx_packets > 0, "the run lost nothing");
 }
+
+/// 2 leaves x 4 hosts, 2 spines; `traffic` as the only source, 1 ms of
+/// Poisson arrivals, web_search sizes.
+fn drawn(traffic: &str) -> Scenario {
+    let text = format!(
+        "seed = 5\n[topology]\n{LEAF_SPINE}\n\n[[traffic]]\n{traffic}\n\n[fabric]\ncc = \"dcqcn\"\n{IRN}"
+    );
+    scenario(&text, "drawn.toml")
+}
+
+const POISSON: &str = "{ kind = \"poisson\", cdf = \"web_search\", load = 0.3, duration = \"1ms\" }";
+
+#[test]
+fn a_multipath_workload_carries_the_very_flows_its_source_draws() {
+    let plain = drawn(&POISSON.replace(['{', '}'], "").replace(", ", "\n"));
+    let mp = drawn(&format!("kind = \"multipath\"\nqps = 4\nchunk_size = 32768\nworkload = {POISSON}"));
+    let flows: Vec<_> = plain.flows.iter().map(|f| (f.src, f.dst, f.size, f.start)).collect();
+    let mut messages = mp.multipath[0].messages.clone();
+    messages.sort_by_key(|m| m.3);
+    assert!(flows.len() > 10, "{}", flows.len());
+    assert_eq!(flows, messages, "same seed, same place in `traffic`: the same draws");
+    // Messages below a chunk are one chunk each; every one is placed, under IRN too.
+    assert!(flows.iter().any(|f| f.2 < 32768) && flows.iter().any(|f| f.2 > 4 * 32768));
+    let r = run_finished(mp);
+    assert_eq!(r.mp_messages.len(), flows.len());
+    for m in &r.mp_messages {
+        assert_eq!((m.bytes_placed, m.chunks), (m.size, m.size.div_ceil(32768)), "{m:?}");
+        assert!(m.recv_done.is_some(), "{m:?}");
+    }
+}
+
+#[test]
+fn a_multipath_workload_must_be_a_flow_source() {
+    let text = format!(
+        "[topology]\n{LEAF_SPINE}\n\n[[traffic]]\nkind = \"multipath\"\nworkload = {{ kind = \"multipath\", \
+         messages = [] }}\n"
+    );
+    let e = input_error(&text);
+    assert!(e.contains("traffic[0].workload") && e.contains("bad.toml:"), "{e}");
+    let text = format!("[topology]\n{LEAF_SPINE}\n\n[[traffic]]\nkind = \"multipath\"\nqps = 2\n");
+    assert!(input_error(&text).contains("traffic[0].messages"));
+}
