@@ -165,6 +165,8 @@ def figure(sweep_dir: Path, fig_dir: Path) -> list[Path]:
                     ax.bar(x + (k - 0.5) * 0.4, [vals.get(r, np.nan) for r in rows], 0.4, label=rec)
                 ax.set_xticks(x, rows, rotation=45, ha="right", fontsize=8)
                 ax.set_title(f"{case}, host load {load:g}", fontsize=9)
+                if col == "p99":
+                    ax.set_yscale("log")  # go-back-N under spraying is two orders above the rest
                 if j == 0:
                     ax.set_ylabel(metric, fontsize=8)
         axes[0][0].legend(fontsize=8)
