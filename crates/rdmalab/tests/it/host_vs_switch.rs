@@ -29,7 +29,10 @@ fn a_link_rate_override_sets_that_link_s_serialisation() {
     // the last frame's second hop, the ACK) is the same in both runs.
     let extra = 1000.0 * 1048.0 * 8.0 * (1.0 / 25e9 - 1.0 / 100e9);
     let got = slow - fast;
-    assert!((got - extra).abs() / extra < 0.005, "FCT {slow:.9} s - {fast:.9} s = {got:.9} s, closed form {extra:.9} s");
+    assert!(
+        (got - extra).abs() / extra < 0.005,
+        "FCT {slow:.9} s - {fast:.9} s = {got:.9} s, closed form {extra:.9} s"
+    );
 }
 
 #[test]
@@ -132,12 +135,10 @@ fn virtuoso_under_irn_completes_with_bytes_conserved() {
     assert!(r.counters.link_error_losses > 0 && r.counters.retx_packets > 0, "the run lost nothing");
 }
 
-/// 2 leaves x 4 hosts, 2 spines; `traffic` as the only source, 1 ms of
-/// Poisson arrivals, web_search sizes.
+/// 2 leaves x 4 hosts, 2 spines, IRN; `traffic` the only source.
 fn drawn(traffic: &str) -> Scenario {
-    let text = format!(
-        "seed = 5\n[topology]\n{LEAF_SPINE}\n\n[[traffic]]\n{traffic}\n\n[fabric]\ncc = \"dcqcn\"\n{IRN}"
-    );
+    let text =
+        format!("seed = 5\n[topology]\n{LEAF_SPINE}\n\n[[traffic]]\n{traffic}\n\n[fabric]\ncc = \"dcqcn\"\n{IRN}");
     scenario(&text, "drawn.toml")
 }
 
@@ -152,7 +153,8 @@ fn a_multipath_workload_carries_the_very_flows_its_source_draws() {
     messages.sort_by_key(|m| m.3);
     assert!(flows.len() > 10, "{}", flows.len());
     assert_eq!(flows, messages, "same seed, same place in `traffic`: the same draws");
-    // Messages below a chunk are one chunk each; every one is placed, under IRN too.
+    // 1 ms of web_search arrivals at 30 %: messages below a chunk are one chunk each, and
+    // every one is placed, under IRN too.
     assert!(flows.iter().any(|f| f.2 < 32768) && flows.iter().any(|f| f.2 > 4 * 32768));
     let r = run_finished(mp);
     assert_eq!(r.mp_messages.len(), flows.len());
