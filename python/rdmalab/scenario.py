@@ -200,8 +200,9 @@ class Scenario:
         with split = "virtuoso" (seed 003, docs/virtuoso.md): path_by (sport|src_ip),
         weights (probe|equal|[w1, ..]), probe_size, small_message, small_path, block,
         monitor_gain, and on a lossy fabric chunk_probe, chunk_probe_start, chunk_probe_step,
-        chunk_probe_signal (retry_exceeded|retransmission). Results: `Results.messages`,
-        `Results.chunks`, `Results.paths`."""
+        chunk_probe_signal (retry_exceeded|retransmission); workload (a flow source's table,
+        e.g. {"kind": "poisson", ...}: its flows become more messages, `messages` may then be
+        empty). Results: `Results.messages`, `Results.chunks`, `Results.paths`."""
         return self._add({"kind": "multipath", **fields, "messages": [dict(m) for m in messages]})
 
     def flows(self, flows: list[dict[str, Any]], tenant: str | None = None, pg: int | None = None,

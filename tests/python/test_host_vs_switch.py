@@ -32,6 +32,18 @@ def test_link_rate_from_python_is_the_toml_key():
     assert ports["rate_bps"].to_list() == [25_000_000_000]
 
 
+def test_a_multipath_workload_from_python_carries_the_flows_its_source_draws():
+    poisson = {"kind": "poisson", "cdf": "web_search", "load": 0.3, "duration": "200us"}
+    base = Scenario.leaf_spine(2, 4, spines=2).with_seed(3)
+    s = base.multipath([], qps=4, workload=poisson)
+    assert s.spec["traffic"][0] == {"kind": "multipath", "qps": 4, "workload": poisson, "messages": []}
+    flows = run(base.poisson("web_search", 0.3, "200us"), progress=False).flows
+    messages = run(s, progress=False).messages
+    key = ["src", "dst", "size", "start_ns"]
+    assert messages.height == flows.height > 0
+    assert messages.select(key).sort(key).equals(flows.select(key).cast(messages.select(key).schema).sort(key))
+
+
 def _quick_run(row: str, case: str = "quarter", recovery: str = "go_back_n", load: float = 0.35):
     """One run of the quick sweep, by its zipped settings (`partition`: the multipath row on
     ECMP)."""
