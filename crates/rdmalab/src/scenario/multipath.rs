@@ -231,7 +231,10 @@ impl MultipathSpec {
         drawn: Vec<FlowSpec>,
     ) -> Result<MpTraffic> {
         let g = |name: &str| format!("{at}.{name}");
-        let config = self.config(file, &g)?;
+        let mut config = self.config(file, &g)?;
+        // A drawn message smaller than a chunk is one chunk (a listed one is refused below:
+        // seed 001's partition assumes whole chunks; a workload's mice are not cut).
+        config.small_as_one_chunk = self.workload.is_some();
         config.validate().map_err(|e| super::locate::in_section(e, file, at))?;
         if self.messages.is_empty() && self.workload.is_none() {
             return Err(Error::input(file, 0, g("messages"), "no messages: list some or give a `workload`"));
@@ -259,8 +262,6 @@ impl MultipathSpec {
             }
             messages.push((src, dst, m.size, field_time(file, &h("start"), &m.start)?));
         }
-        // A drawn message smaller than a chunk is one chunk (a listed one is refused above:
-        // seed 001's partition assumes whole chunks, a workload's mice are not cut).
         messages.extend(drawn.iter().map(|f| (f.src, f.dst, f.size, f.start)));
         let mut verbs: Vec<MpVerb> = self.messages.iter().map(|m| verb(m.verb)).collect();
         verbs.resize(messages.len(), MpVerb::Write);
@@ -307,6 +308,7 @@ impl MultipathSpec {
             sport_policy,
             pg: self.pg.unwrap_or(3),
             dport: self.dport.unwrap_or(100),
+            small_as_one_chunk: false,
         })
     }
 }
