@@ -21,6 +21,7 @@ mod event_order;
 mod failures;
 mod formats;
 mod formats_fuzz;
+mod host_vs_switch;
 mod ibcc;
 mod infiniband;
 mod iofd;
