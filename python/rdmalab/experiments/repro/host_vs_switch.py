@@ -130,12 +130,12 @@ def report(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> str:
 def figure(sweep_dir: Path, fig_dir: Path) -> list[Path]:
     """p99 slowdown of all flows per row, one panel per case and load, lossless and IRN side
     by side; and the uplink imbalance the same way."""
-    import matplotlib
+    import matplotlib  # lazy: matplotlib is slow to import and only figures need it
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: as above
 
-    from rdmalab.experiments.store import load_sweep
+    from rdmalab.experiments.store import load_sweep  # lazy: the store pulls in polars
 
     store = Store(sweep_dir)
     runs, flows = load_sweep(sweep_dir)

@@ -60,7 +60,7 @@ HEADER = """# lb-host-vs-switch (issue 28 §3, ours): switch-side load balancing
 def conweave_built() -> bool:
     """True when this build knows `fabric.path_selection = "conweave"` (issue 28 §1; built
     on another branch): its rows then join the switch-side ones."""
-    from rdmalab import _core
+    from rdmalab import _core  # lazy: the extension is only needed to probe the build
 
     spec = {"topology": {"kind": "leaf_spine", "leaves": 2, "spines": 2, "hosts_per_leaf": 1},
             "traffic": [{"kind": "flows", "flows": [{"src": 0, "dst": 1, "size": 1000}]}],
