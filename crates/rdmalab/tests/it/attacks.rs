@@ -384,9 +384,8 @@ fn bad_input_names_file_line_and_field() {
 /// switch counters against the other's gave noise utilisations and minimum rates.
 #[test]
 fn per_sl_hpcc_drains_chunks_to_two_destinations_at_line_rate() {
-    let flows: Vec<String> = (0..80)
-        .map(|i| format!("{{ src = 0, dst = {}, size = 75000, start = \"{}us\" }}", 2 + i % 2, 5 * i))
-        .collect();
+    let flows: Vec<String> =
+        (0..80).map(|i| format!("{{ src = 0, dst = {}, size = 75000, start = \"{}us\" }}", 2 + i % 2, 5 * i)).collect();
     let toml = format!(
         "[topology]\nkind = \"dumbbell\"\nhosts_per_side = 2\n[[traffic]]\nkind = \"flows\"\nflows = [{}]\n\
          [fabric]\ncc = \"hpcc\"\ngranularity = \"per_sl\"\n",
