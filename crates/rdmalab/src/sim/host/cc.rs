@@ -187,11 +187,16 @@ impl Simulation {
             // `pkt` is an ACK/NACK here: its payload field is the DASR share (0 without Blitz).
             share: Rate(pkt.payload as u64 * 1000),
         };
-        // Only the tenant defense groups QPs to several destinations.
-        let per_path = self.cfg.defense == Defense::Tenant && self.groups[g.idx()].shared && self.cfg.cc.needs_int();
+        // A state spanning destinations (the tenant defense's, or `per_sl`'s: every QP of a
+        // NIC and service level) must read each ACK's INT hops against its own path's last
+        // records: compared with another path's switch counters, the 20-bit byte deltas are
+        // noise, HPCC reads a huge utilisation and cuts its rate to the minimum.
+        let tenant = self.cfg.defense == Defense::Tenant;
+        let spans = tenant || self.cfg.granularity == Granularity::PerSl;
+        let per_path = spans && self.groups[g.idx()].shared && self.cfg.cc.needs_int();
         let dst = self.qps[qp_id.idx()].dst;
         let grp = &mut self.groups[g.idx()];
-        if let (true, Some(ih)) = (per_path, ev.int) {
+        if let (true, true, Some(ih)) = (tenant, per_path, ev.int) {
             match grp.pacer.classify(ih.sent_at) {
                 IntSample::Use => {}
                 IntSample::Rebase => forget_int_baselines(grp),
