@@ -221,7 +221,7 @@ def compare_dense(runs: pl.DataFrame, flows: pl.DataFrame, store) -> list:  # no
     rows = []
     for r in t.iter_rows(named=True):
         theirs = PAPER[3]["one_qp_ms"] if r["qps"] == 1 else NAN
-        rows.append(Comparison("topo 3, bg on 20 hosts", f"{r['qps']} QPs FCT ms", r["ms"], theirs))
+        rows.append(Comparison("topo 3, bg 20 hosts", f"{r['qps']} QPs FCT ms", r["ms"], theirs))
     return rows
 
 
