@@ -169,6 +169,35 @@ fn data_goes_in_wrs_of_at_most_the_found_size_one_at_a_time_per_path() {
     assert!(m.probe > Time::ZERO, "the search delays the first message");
 }
 
+/// Per-port buffers (each ToR egress port owns `C` bytes): a round of N WRs of S bytes from
+/// the 10G host into N 1G links leaves S (1 - N/10) on each link's queue (1048 B on the wire
+/// per 1000), so a path takes WRs up to `C / (1.048 (1 - N/10))`, whatever the other paths do.
+fn per_port_bound(port_buffer_kb: f64, paths: usize) -> f64 {
+    port_buffer_kb * 1024.0 / (1.048 * (1.0 - paths as f64 / 10.0))
+}
+
+#[test]
+fn after_a_large_overshoot_the_search_still_steps_up_to_the_per_port_bound() {
+    // Six paths, 645.15 KiB per port: the bound is 1,575.9 KB per path, and doubling from
+    // 64 KiB jumps from 1 MiB (fine) to 2 MiB, a third over it. The failed round's go-back-N
+    // copies fill the queues; the next size (1 MiB + a step) is below the bound and must
+    // succeed on empty paths, and the search must go on up to the bound.
+    let (paths, kb, step) = (6, 645.15, 16384u64);
+    let fields = format!("chunk_probe = true\nchunk_probe_signal = \"retransmission\"\nchunk_probe_step = {step}");
+    let fabric = format!("buffer_model = \"per_port\"\nport_buffer_kb = {kb}\nretry_limit = 7");
+    let r = run(scenario(
+        &(lossy(paths, &fabric) + &virtuoso(paths as u32, &fields, "{ src = 0, dst = 1, size = 1000000 }")),
+    ));
+    let rounds: Vec<u64> =
+        r.mp_wrs.iter().filter(|w| w.kind == WrKind::ChunkProbe && w.path == 0).map(|w| w.size).collect();
+    assert!(rounds.contains(&(2 << 20)), "doubling overshoots to 2 MiB: {rounds:?}");
+    let bound = per_port_bound(kb, paths);
+    let found = r.mp_paths[0].max_wr;
+    assert!(r.mp_paths.iter().all(|p| p.max_wr == found), "one size for all paths");
+    assert!((found as f64) <= bound && (found + step) as f64 > bound, "found {found}, bound {bound:.0}: {rounds:?}");
+    assert_eq!(r.mp_messages[0].bytes_placed, 1_000_000);
+}
+
 #[test]
 fn same_seed_same_search() {
     let a = chunk_run(2, 1.0, 1_000_000);

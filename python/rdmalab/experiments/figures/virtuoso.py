@@ -108,9 +108,11 @@ POST_NS = 680.0
 #: Polling one CQE: the host model's `poll_cost`, 100 ns.
 POLL_NS = 100.0
 #: §4.6 polls by event (`ibv_get_cq_event`: the thread sleeps until the CQ's interrupt): one
-#: wake-up per completion, priced as one context switch's direct cost, 3.8 µs (Li, Ding and
-#: Shen, "Quantifying the Cost of Context Switch", ExpCS 2007). An upper bound: completions
-#: that land while the thread is awake share its wake-up.
+#: wake-up per completion, priced as one context switch's direct cost, 3.8 µs (Chuanpeng Li,
+#: Chen Ding and Kai Shen, "Quantifying the Cost of Context Switch", ExpCS '07, ACM FCRC, San
+#: Diego, June 2007). The value is as previously cited and has not been checked against the
+#: paper's text (docs/virtuoso.md says what was checked). An upper bound: completions that
+#: land while the thread is awake share its wake-up.
 EVENT_NS = 3800.0
 
 

@@ -193,6 +193,38 @@ def compare_background(runs: pl.DataFrame, flows: pl.DataFrame, store) -> list: 
     return rows
 
 
+def compare_shares(runs: pl.DataFrame, flows: pl.DataFrame, store) -> list:  # noqa: ANN001
+    """Per topology, with one rate per connection (`per_pair`): the message's FCT per QP count
+    and its reduction against 1 QP. What is left is the paths' gain alone; the paper's curves
+    "tend to be stable" from 3-5 QPs (topology 1 has 5 spines, topology 2 one path)."""
+    df = store.table("messages")
+    ok = store.runs().filter(pl.col("status") == "ok").select("run_id")
+    df = df.join(ok, on="run_id").filter(pl.col("message") == 0)
+    kind = pl.col("topology").str.json_path_match("$.kind")  # the grid stores the table as JSON
+    t = df.with_columns(kind.alias("topo"), (pl.col("fct_ns") / 1e6 * _scale(store)).alias("ms"))
+    rows = []
+    for (topo,), sub in sorted(t.partition_by("topo", as_dict=True).items()):
+        sub = sub.group_by("traffic[0].qps").agg(pl.col("ms").mean()).sort("traffic[0].qps")
+        one = sub.filter(pl.col("traffic[0].qps") == 1)["ms"]
+        base = float(one[0]) if one.len() else NAN
+        for q, ms in sub.iter_rows():
+            rows.append(Comparison(f"{topo}, per_pair", f"{q} QPs FCT ms", ms, NAN))
+            if q > 1:
+                rows.append(Comparison(f"{topo}, per_pair", f"{q} QPs reduction %", 100 * (1 - ms / base), NAN))
+    return rows
+
+
+def compare_dense(runs: pl.DataFrame, flows: pl.DataFrame, store) -> list:  # noqa: ANN001
+    """Topology 3 with topology 1's background density: the message's FCT per QP count (mean
+    over seeds) beside the paper's topology-3 1-QP value."""
+    t = _by(store, [])
+    rows = []
+    for r in t.iter_rows(named=True):
+        theirs = PAPER[3]["one_qp_ms"] if r["qps"] == 1 else NAN
+        rows.append(Comparison("topo 3, bg 20 hosts", f"{r['qps']} QPs FCT ms", r["ms"], theirs))
+    return rows
+
+
 _MP_THEIRS = ("Wang et al.'s ns-3 numbers as printed in §IV (ms; topology 3's 1-QP value is topology 1's "
               "plus the 'about 200000 ns' the text gives). Quick variants shrink every size by 4 and our "
               "times are scaled back by 4. 'msg / bg throughput' is the message's throughput over the median "
@@ -227,4 +259,16 @@ EXPERIMENTS = [
         by=BG_COUNT, compare=compare_background, needs_cc=["dcqcn"],
         theirs="§IV's 1-QP FCT on topology 1 (20,639,592 ns); the paper gives the background only as "
                "'200 background streams added randomly'"),
+    Experiment(
+        name="mp-partition-shares", title="Multipath by data partition, topologies 1 and 2: one rate per connection",
+        citation="Wang et al., RDMA Load Balancing via Data Partition (seed 001), §IV",
+        sweep="mp_partition_shares.toml", quick="mp_partition_shares_quick.toml", figures=[],
+        by="traffic[0].qps", compare=compare_shares, needs_cc=["dcqcn"],
+        theirs="none: the run that removes per-QP shares; set beside mp-partition-topo1/-topo2 (per_qp)"),
+    Experiment(
+        name="mp-partition-topo3-dense", title="Multipath by data partition, topology 3 with topology 1's background density",
+        citation="Wang et al., RDMA Load Balancing via Data Partition (seed 001), §IV",
+        sweep="mp_partition_topo3_dense.toml", quick="mp_partition_topo3_dense_quick.toml", figures=[],
+        by="traffic[0].qps", compare=compare_dense, needs_cc=["dcqcn"],
+        theirs="§IV's topology-3 1-QP FCT (topology 1's 20.64 ms plus 'about 200000 ns')"),
 ]

@@ -115,6 +115,8 @@ enum Probe {
 const START: u32 = 1 << 31;
 /// Token of a timer at which path `p`'s QP is reconnected after a failed WR.
 const RECONNECT: u32 = 1 << 30;
+/// Token of the timer that posts the size search's next round after a failed one.
+const SEARCH_ROUND: u32 = 1 << 29;
 
 /// Lossy-mode size search state of a connection.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -161,6 +163,8 @@ pub struct VirtuosoSender {
     sizer: ChunkSearch,
     round_open: u32,
     round_ok: bool,
+    /// When the search's current round was posted.
+    round_start: Time,
     /// Per path: the largest WR data may use (`u64::MAX` without `chunk_probe`).
     limits: Vec<u64>,
     /// Lossy mode, per path: pieces not yet posted, and whether one is out.
@@ -251,6 +255,9 @@ impl VirtuosoSender {
     pub fn on_timer(&mut self, token: u32, v: &mut impl Verbs) {
         if token & START == 0 && token & RECONNECT != 0 {
             return self.on_reconnected((token & !RECONNECT) as usize, v);
+        }
+        if token & START == 0 && token & SEARCH_ROUND != 0 {
+            return self.post_round(v);
         }
         let local = token & !START;
         if self.search == Search::Off && self.probe == Probe::Done {

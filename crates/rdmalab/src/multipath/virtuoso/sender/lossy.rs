@@ -1,7 +1,9 @@
 //! The sender's lossy-mode parts: the WR size search of §3.5 (all paths in lockstep) and
 //! the repost of WRs that completed with an error (`fabric.retry_limit`).
 
-use super::{op, Search, VOutcome, VirtuosoSender, WrKind, WrLog, NO_MESSAGE, READ_REQUEST_BYTES, RECONNECT};
+use super::{
+    op, Search, VOutcome, VirtuosoSender, WrKind, WrLog, NO_MESSAGE, READ_REQUEST_BYTES, RECONNECT, SEARCH_ROUND,
+};
 use crate::app::{AppHeader, SendCompletion, SendDone, Verbs};
 use crate::multipath::virtuoso::chunk::ChunkSearch;
 use crate::multipath::virtuoso::MpVerb;
@@ -16,9 +18,10 @@ impl VirtuosoSender {
         self.post_round(v);
     }
 
-    fn post_round(&mut self, v: &mut impl Verbs) {
+    pub(super) fn post_round(&mut self, v: &mut impl Verbs) {
         self.round_open = self.qps.len() as u32;
         self.round_ok = true;
+        self.round_start = v.now();
         for path in 0..self.qps.len() {
             self.post(NO_MESSAGE, path, WrKind::ChunkProbe, self.sizer.size, None, v);
         }
@@ -43,7 +46,18 @@ impl VirtuosoSender {
             return;
         }
         if self.sizer.on_result(self.round_ok).is_some() {
-            return self.post_round(v);
+            if self.round_ok {
+                return self.post_round(v);
+            }
+            // A failed round leaves its go-back-N copies queued on its paths (a timeout or
+            // NACK resends what still waits in the queue), up to a whole buffer, after its
+            // last byte was acknowledged. The next size must meet empty paths, or it fails
+            // on the old backlog instead of its own. A path's queue holds at most what its
+            // buffer takes, less than the failed WR put through that path (a WR fails only
+            // by overflowing it), so waiting as long as the failed round took drains it.
+            // The sender knows that time from its own completions: no fabric state read.
+            let quiet = v.now() - self.round_start;
+            return v.wake(v.now() + quiet, SEARCH_ROUND);
         }
         let limit = self.sizer.result();
         self.limits.iter_mut().for_each(|l| *l = limit);
