@@ -35,6 +35,7 @@ mod parallel_outputs;
 mod sampling;
 mod scale;
 mod sim;
+mod streamed_records;
 mod switch_models;
 mod transport;
 mod virtuoso;
