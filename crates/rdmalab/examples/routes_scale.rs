@@ -54,9 +54,12 @@ fn main() {
     // The same failures as updates of the tables (`Routes::reroute`): the first edge's link
     // to its first aggregation switch, and the first aggregation switch's links to its first
     // core (the worst case: the first parent it hears from) and to its second.
-    for (what, l) in [("edge-aggregation", hosts), ("aggregation-first core", down), ("aggregation-second core", down + 1)] {
+    for (what, l) in
+        [("edge-aggregation", hosts), ("aggregation-first core", down), ("aggregation-second core", down + 1)]
+    {
         let mut r = r.clone();
-        let work = timed(&format!("incremental reroute ({what} link down)"), || r.reroute(&t, &|x| x != l).expect("routes"));
+        let work =
+            timed(&format!("incremental reroute ({what} link down)"), || r.reroute(&t, &|x| x != l).expect("routes"));
         println!("  {work:?}, tables {:.1} MB", r.table_bytes() as f64 / 1e6);
     }
 }
