@@ -361,12 +361,13 @@ fn rerouting_after_a_failure_gives_the_lists_of_a_full_recompute() {
         let between: Vec<usize> =
             (0..t.links.len()).filter(|&l| !t.is_host(t.links[l].a) && !t.is_host(t.links[l].b)).collect();
         for order in [NeighborOrder::Ascending, NeighborOrder::Ns3] {
+            let mut updated = 0;
             for dense_limit in [usize::MAX, 0] {
                 let full = |down: &[usize]| Routes::build_with(t, order, &|l| !down.contains(&l), false, usize::MAX);
                 for (i, &l) in between.iter().enumerate() {
                     let mut r = Routes::build_with(t, order, &|_| true, false, dense_limit).unwrap();
                     let work = r.reroute(t, &|x| x != l).unwrap();
-                    assert!(!work.rebuilt, "{what}: a switch link's failure is an update");
+                    updated += usize::from(!work.rebuilt && work.patched > 0);
                     let tag = format!("{what} {order:?} limit {dense_limit} link {l} down");
                     assert_same_lists(t, &r, &full(&[l]).unwrap(), &tag);
                     // A second failure on top of the first, then the first link back.
@@ -380,6 +381,10 @@ fn rerouting_after_a_failure_gives_the_lists_of_a_full_recompute() {
                     assert_same_lists(t, &r, &full(&[m]).unwrap(), &format!("{tag}, then {m}, {l} back"));
                 }
             }
+            // The updates themselves were exercised, not only the rebuilds they may fall back on
+            // (a small mesh or random graph may need most classes searched at every failure).
+            let tiered = what.contains("fat tree") || what.contains("leaf");
+            assert!(updated > 0 || !tiered, "{what} {order:?}: every failure rebuilt the table");
         }
     }
 }
@@ -406,7 +411,8 @@ fn a_fat_tree_failure_searches_at_most_one_class_in_most_cases() {
     let w = update(link(160, 193));
     assert_eq!((w.rebuilt, w.searched, w.patched), (false, 4, 28), "{w:?}");
     // Its first core (192) is the first parent the aggregation hears from, and the pod's
-    // edges list the aggregation: those classes are searched again (the documented worst case).
+    // edges list the aggregation: every class would be searched again (the documented worst
+    // case), so the table is rebuilt whole.
     let w = update(link(160, 192));
-    assert_eq!((w.rebuilt, w.searched, w.patched), (false, 32, 0), "{w:?}");
+    assert_eq!((w.rebuilt, w.searched, w.patched), (true, 0, 0), "{w:?}");
 }

@@ -17,10 +17,11 @@
 //! the same neighbour, a multi-homed host whose own row comes from a second search) the
 //! class's column is searched again in full. A fat tree's edge–aggregation failure costs
 //! one search (the edge's own class, whose aggregation switch had it as its only parent);
-//! an aggregation–core failure costs none, or, when the core is the first its aggregation
-//! switch hears from (the lowest core of its group in ascending order), one search per
-//! class outside the pod. A link that comes back, or one with a host at an end, rebuilds
-//! every route.
+//! an aggregation–core failure costs the pod's k/2 searches (the core reached the pod through
+//! that aggregation switch alone), or, when the core is the first its aggregation switch
+//! hears from (the lowest core of its group in ascending order), a search of every class:
+//! when more than half the classes need one, the whole table is rebuilt instead. A link that
+//! comes back, or one with a host at an end, rebuilds every route.
 
 use super::build::{classes, store, Adjacency, Search};
 use super::{Routes, INDIRECT, NOT_A_HOST, NO_ROW};
@@ -101,19 +102,36 @@ impl Routes {
             }
         }
         redo.dedup();
+        if redo.len() * 2 > self.n_classes {
+            // Most classes searched again: the whole build is cheaper (the table is rebuilt
+            // compact instead of patched class by class).
+            let selection = self.selection;
+            *self = Routes::compute_without_down_links(topo, self.order, &live)?;
+            self.selection = selection;
+            work.rebuilt = true;
+            return Ok(());
+        }
+        let sizes = self.group_sizes();
         for (r, c, list) in patches.into_iter().filter(|(_, c, _)| redo.binary_search(c).is_err()) {
             let mut last = (0, 0);
             let span = store(&mut self.hops, &mut last, &list)?;
-            self.set_span(r, reps[c], span);
+            self.set_span(r, reps[c], span, &sizes);
             work.patched += 1;
         }
-        self.search_again(topo, &adj, &redo, &reps)?;
+        self.search_again(topo, &adj, &redo, &reps, &sizes)?;
         work.searched += redo.len();
         Ok(())
     }
 
     /// Searches the columns of `redo` again over `adj` and writes them into the table.
-    fn search_again(&mut self, topo: &Topology, adj: &Adjacency, redo: &[usize], reps: &[NodeId]) -> Result<()> {
+    fn search_again(
+        &mut self,
+        topo: &Topology,
+        adj: &Adjacency,
+        redo: &[usize],
+        reps: &[NodeId],
+        sizes: &[usize],
+    ) -> Result<()> {
         if redo.is_empty() {
             return Ok(());
         }
@@ -125,7 +143,7 @@ impl Routes {
         for &c in redo {
             self.class_column(topo, &adj, &cls, c, &mut search, &mut last, &mut column, |_, _, _| {})?;
             for (r, &span) in column.iter().enumerate() {
-                self.set_span(r, reps[c], span);
+                self.set_span(r, reps[c], span, sizes);
             }
         }
         Ok(())
@@ -150,7 +168,7 @@ impl Routes {
 
     /// Stores `span` as row `r`'s list towards the class of host `rep`: in its own cell in a
     /// dense table; in a grouped one, a cell shared by the group becomes one span per class.
-    fn set_span(&mut self, r: usize, rep: NodeId, span: (u32, u32)) {
+    fn set_span(&mut self, r: usize, rep: NodeId, span: (u32, u32), sizes: &[usize]) {
         let slot = self.slot[rep.idx()];
         let (g, i) = ((slot >> super::GROUP_BITS) as usize, (slot & super::GROUP_MASK) as usize);
         let at = r * self.n_groups + g;
@@ -158,7 +176,7 @@ impl Routes {
         if cell.1 == INDIRECT {
             self.sub[cell.0 as usize + i] = span;
         } else if cell != span {
-            let size = self.group_size(g);
+            let size = sizes[g];
             if size == 1 {
                 self.cells[at] = span;
                 return;
@@ -170,9 +188,13 @@ impl Routes {
         }
     }
 
-    /// Classes in group `g`.
-    fn group_size(&self, g: usize) -> usize {
-        let in_g = |&s: &u32| s != NOT_A_HOST && (s >> super::GROUP_BITS) as usize == g;
-        self.slot.iter().filter(|s| in_g(s)).map(|&s| (s & super::GROUP_MASK) as usize + 1).max().unwrap_or(1)
+    /// Classes in each group.
+    fn group_sizes(&self) -> Vec<usize> {
+        let mut sizes = vec![1; self.n_groups];
+        for &s in self.slot.iter().filter(|&&s| s != NOT_A_HOST) {
+            let g = (s >> super::GROUP_BITS) as usize;
+            sizes[g] = sizes[g].max((s & super::GROUP_MASK) as usize + 1);
+        }
+        sizes
     }
 }
