@@ -19,7 +19,9 @@ use crate::columns::Columns;
 /// Every table and counter of `r`.
 pub fn results_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    d.set_item("flows", flow_dict(py, &r.records)?)?;
+    // The whole table, read back from disk when the run wrote records out (`stats::spill`).
+    let flows = r.all_records().map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("flow records: {e}")))?;
+    d.set_item("flows", flow_dict(py, &flows)?)?;
     d.set_item("tenant_names", r.tenant_names.clone())?;
     d.set_item("tenant_bins", tenant_bin_dict(py, r)?)?;
     d.set_item("tenant_bin_ps", r.tenant_bin.0)?;
@@ -107,7 +109,7 @@ fn counter_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict
         ("reseq_escapes", c.reseq_escapes),
         ("reseq_held", r.reseq_held as u64),
         ("flows_total", r.flows_total as u64),
-        ("flows_completed", r.records.len() as u64),
+        ("flows_completed", r.flows_completed() as u64),
         ("flows_unreachable", r.unreachable.len() as u64),
         ("last_completion_ps", r.last_completion.0),
         ("end_time_ps", r.end_time.0),

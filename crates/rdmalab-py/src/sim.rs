@@ -9,7 +9,7 @@ use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use rdmalab::formats::{fct, hpcc_config, pfc};
+use rdmalab::formats::{hpcc_config, pfc};
 use rdmalab::scenario::Scenario;
 use rdmalab::sim::parallel::Runner;
 use rdmalab::sim::{RunLimit, StopReason};
@@ -200,7 +200,7 @@ impl Simulation {
     fn write_fct(&mut self, path: &str) -> PyResult<()> {
         let r = self.inner.snapshot();
         let mut w = create(path)?;
-        fct::write_fct(&mut w, &r.records).map_err(|e| PyOSError::new_err(format!("{path}: {e}")))
+        r.write_fct(&mut w).map_err(|e| PyOSError::new_err(format!("{path}: {e}")))
     }
 
     /// Writes the PFC frames received in the reference's PFC format.

@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use rdmalab::formats::{fct, hpcc_config};
+use rdmalab::formats::hpcc_config;
 use rdmalab::scenario::Scenario;
 use rdmalab::sim::parallel::Runner;
 
@@ -48,13 +48,13 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     }
     let r = sim.results()?;
     let mut out = std::io::BufWriter::new(std::fs::File::create(&fct_path)?);
-    fct::write_fct(&mut out, &r.records)?;
+    r.write_fct(&mut out)?;
     if let Some(pfc_path) = pfc_path {
         let mut out = std::io::BufWriter::new(std::fs::File::create(pfc_path)?);
         rdmalab::formats::pfc::write_pfc(&mut out, &r.pfc_events)?;
     }
     let c = r.counters;
-    println!("stop: {reason:?}  flows {}/{}", r.records.len(), r.flows_total);
+    println!("stop: {reason:?}  flows {}/{}", r.flows_completed(), r.flows_total);
     println!("setup {:.3}s  total {:.3}s", setup.as_secs_f64(), wall.as_secs_f64());
     let run = (wall - setup).as_secs_f64();
     println!(
@@ -69,7 +69,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         "JSON {{\"events\": {}, \"packet_hops\": {}, \"flows\": {}, \"run_s\": {:.6}, \"setup_s\": {:.6}, \"sim_end_ps\": {}}}",
         c.events,
         c.packet_hops,
-        r.records.len(),
+        r.flows_completed(),
         run,
         setup.as_secs_f64(),
         r.end_time.0

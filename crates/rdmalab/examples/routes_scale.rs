@@ -1,5 +1,6 @@
 //! Routing tables at scale: builds a k-ary fat tree, its routes, and the routes after one
-//! aggregation-core link fails, and prints the CPU seconds of each step (the process's user
+//! aggregation-core link fails (in full, then as an update of the tables for three kinds
+//! of failure), and prints the CPU seconds of each step (the process's user
 //! and system time, which a loaded machine does not inflate as it does wall time) and the
 //! tables' bytes.
 //!
@@ -50,4 +51,15 @@ fn main() {
         Routes::compute_without_down_links(&t, NeighborOrder::Ascending, &|l| l != down).expect("routes")
     });
     println!("tables after: {:.1} MB", after.table_bytes() as f64 / 1e6);
+    // The same failures as updates of the tables (`Routes::reroute`): the first edge's link
+    // to its first aggregation switch, and the first aggregation switch's links to its first
+    // core (the worst case: the first parent it hears from) and to its second.
+    for (what, l) in
+        [("edge-aggregation", hosts), ("aggregation-first core", down), ("aggregation-second core", down + 1)]
+    {
+        let mut r = r.clone();
+        let work =
+            timed(&format!("incremental reroute ({what} link down)"), || r.reroute(&t, &|x| x != l).expect("routes"));
+        println!("  {work:?}, tables {:.1} MB", r.table_bytes() as f64 / 1e6);
+    }
 }

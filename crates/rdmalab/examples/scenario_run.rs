@@ -51,7 +51,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let run = (wall - setup).as_secs_f64();
     println!(
         "stop: {reason:?}  flows {}/{}  QPs opened {} (at most {} alive)",
-        r.records.len(),
+        r.flows_completed(),
         r.flows_total,
         c.qps_opened,
         c.qps_peak
@@ -64,7 +64,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         "JSON {{\"events\": {}, \"packet_hops\": {}, \"flows\": {}, \"run_s\": {run}, \"setup_s\": {}, \"qps_opened\": {}, \"qps_peak\": {}}}",
         c.events,
         c.packet_hops,
-        r.records.len(),
+        r.flows_completed(),
         setup.as_secs_f64(),
         c.qps_opened,
         c.qps_peak

@@ -174,7 +174,15 @@ pub struct SimConfig {
     pub input_warnings: Vec<String>,
     /// The most bytes of queue, link and rate samples a run keeps (`SAMPLE_MAX_BYTES`).
     pub sample_max_bytes: u64,
+    /// The most completed flows' records a run (each partition) holds in memory; past it they
+    /// are written to a temporary file in runs of this many and read back in order when the
+    /// results are read (`stats::spill`; issue 29 §3). `usize::MAX` keeps them all in memory.
+    pub records_in_memory: usize,
 }
+
+/// `SimConfig::records_in_memory`'s default: 65,536 records (6 MB at their 88 B), a few
+/// hundredths of a second of writing per million flows, and a file of 66 B per flow.
+pub const RECORDS_IN_MEMORY: usize = 1 << 16;
 
 impl Default for SimConfig {
     fn default() -> Self {
@@ -236,6 +244,7 @@ impl Default for SimConfig {
             partition_map: None,
             input_warnings: Vec::new(),
             sample_max_bytes: super::SAMPLE_MAX_BYTES,
+            records_in_memory: RECORDS_IN_MEMORY,
         }
     }
 }

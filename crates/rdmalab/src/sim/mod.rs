@@ -17,6 +17,7 @@ pub mod mech;
 pub mod observe;
 mod order;
 pub mod parallel;
+mod records;
 mod results;
 mod setup;
 mod switch;
@@ -163,7 +164,10 @@ pub struct Simulation {
     ideal: Vec<Time>,
     next_flow: usize,
     flows_done: usize,
+    /// Completed flows' records held in memory (at most `SimConfig::records_in_memory`).
     records: Vec<FlowRecord>,
+    /// Those written out to disk (`sim::records`), once more completed than that.
+    spill: Option<crate::stats::spill::Spill>,
     /// Flows given up because their destination became unreachable (`failures`).
     unreachable: Vec<UnreachableFlow>,
     /// When the last flow completed (or was given up).

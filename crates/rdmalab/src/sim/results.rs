@@ -43,8 +43,12 @@ impl StopReason {
 /// Everything measured in a run.
 #[derive(Clone, Debug)]
 pub struct Results {
-    /// Completed flows in completion order.
+    /// Completed flows in completion order: all of them, or those still held in memory when
+    /// more completed than `SimConfig::records_in_memory` and the rest are in `spilled`.
+    /// Read every one with `Results::each_record` (or count them with `flows_completed`).
     pub records: Vec<FlowRecord>,
+    /// Completed flows' records written out during the run (`stats::spill`).
+    pub spilled: crate::stats::spill::SpilledRecords,
     /// Run counters.
     pub counters: Counters,
     /// Per-port counters, indexed by port id.
@@ -229,6 +233,7 @@ impl Simulation {
         self.ib_stall_counters(&mut ports);
         let mut r = Results {
             records,
+            spilled: self.spilled_records(),
             counters,
             ports,
             pfc_events,

@@ -144,6 +144,7 @@ impl Simulation {
             next_flow: 0,
             flows_done: 0,
             records: Vec::new(),
+            spill: None,
             unreachable: Vec::new(),
             last_completion: Time::ZERO,
             qp_flow: Vec::new(),

@@ -3,6 +3,7 @@
 pub mod counters;
 pub mod ideal;
 pub mod max_rtt;
+pub mod spill;
 
 pub use counters::Counters;
 

@@ -37,6 +37,7 @@ mod parallel_outputs;
 mod sampling;
 mod scale;
 mod sim;
+mod streamed_records;
 mod switch_models;
 mod transport;
 mod virtuoso;

@@ -292,7 +292,7 @@ impl Simulation {
     pub(super) fn record_transfer(&mut self, flow: FlowId, last_qp: QpId) {
         let f = self.flows[flow.idx()];
         let qp = &self.qps[last_qp.idx()];
-        self.records.push(FlowRecord {
+        self.push_record(FlowRecord {
             flow: flow.0,
             src: f.src,
             dst: f.dst,

@@ -186,7 +186,7 @@ impl Simulation {
         };
         let qp = &self.qps[c.qps[0].idx()];
         let ideal = self.apps.messages[id as usize].2;
-        self.records.push(FlowRecord {
+        self.push_record(FlowRecord {
             flow: (self.flows.len() + id as usize) as u32,
             src: c.src,
             dst: c.dst,

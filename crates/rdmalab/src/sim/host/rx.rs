@@ -246,7 +246,7 @@ impl Simulation {
                 continue;
             }
             let flow = &self.flows[m.flow.idx()];
-            self.records.push(FlowRecord {
+            let record = FlowRecord {
                 flow: m.flow.0,
                 src: qp.src,
                 dst: qp.dst,
@@ -262,9 +262,10 @@ impl Simulation {
                 retx_packets: qp.retx_packets,
                 nacks: qp.nacks,
                 rx: Default::default(), // the receiver's, joined in `results`
-            });
-            self.flows_done += 1;
+            };
             let nic = qp.nic.idx();
+            self.push_record(record);
+            self.flows_done += 1;
             self.nics[nic].cq.push_back(Completion { flow: m.flow, time: self.now });
             self.note_work_done();
         }

@@ -6,8 +6,9 @@
 //!   the PFC state of the two ports is cleared (no PAUSE or RESUME can cross any more);
 //! * until routes change, a switch that picks the dead port for a packet drops it, and a
 //!   host whose only link is dead holds its packets (the RNIC sees no carrier);
-//! * after `SimConfig::reroute_delay` the control plane recomputes every node's routes over
-//!   the links that are up (the reference does it at once, delay 0), and every flow
+//! * after `SimConfig::reroute_delay` the control plane recomputes the routes the change
+//!   affects (`topology::routing::update`; every route when a link comes back) over the
+//!   links that are up (the reference does it at once, delay 0), and every flow
 //!   resumes on the remaining paths, its losses repaired by go-back-N (NACK or timeout);
 //! * a host that then has no route to a destination reports its flows to it as
 //!   `unreachable` and abandons them, as an RC queue pair goes to the error state when its
@@ -31,7 +32,7 @@ use crate::fabric::PortState;
 use crate::ids::{FlowId, LinkId, NodeId, PortId, QpId};
 use crate::rnic::Qp;
 use crate::sim::{Event, Simulation};
-use crate::topology::routing::{NeighborOrder, Routes};
+use crate::topology::routing::Routes;
 use crate::topology::{links_between, Topology};
 use crate::units::Time;
 use crate::workload::FlowSpec;
@@ -91,13 +92,13 @@ pub(in crate::sim) fn set_carrier(ports: &mut [PortState], l: LinkId, down: bool
     Some(ends)
 }
 
-/// The control plane's routes over the links that are up.
-pub(in crate::sim) fn routes_over_live_links(topo: &Topology, order: NeighborOrder, ports: &[PortState]) -> Routes {
+/// The control plane's routes brought to the links that are up: only what the failures
+/// since the last routes change (`Routes::reroute`), every route when a link came back.
+pub(in crate::sim) fn reroute_over_live_links(routes: &mut Routes, topo: &Topology, ports: &[PortState]) {
     let up = |l: usize| !ports[2 * l].down;
-    match Routes::compute_without_down_links(topo, order, &up) {
-        Ok(r) => r,
+    if let Err(e) = routes.reroute(topo, &up) {
         // The same topology built the first tables: this cannot fail on size or shape.
-        Err(e) => unreachable!("routes were computable at start: {e}"),
+        unreachable!("routes were computable at start: {e}")
     }
 }
 
@@ -203,7 +204,7 @@ impl Simulation {
     /// The control plane: new routes over the links that are up; flows whose source has
     /// no route left are given up.
     pub(in crate::sim) fn on_reroute(&mut self) {
-        self.routes = routes_over_live_links(&self.topo, self.cfg.neighbor_order, &self.ports);
+        reroute_over_live_links(&mut self.routes, &self.topo, &self.ports);
         self.counters.reroutes += 1;
         for q in stranded(&self.qps, &self.routes) {
             self.abandon_qp(q);

@@ -35,6 +35,7 @@ impl ParallelRun {
             let me = i + 1;
             r.counters.add(&other.counters);
             r.records.extend(other.records);
+            r.spilled.parts.extend(other.spilled.parts); // each partition's runs, merged when read
             r.pfc_events.extend(other.pfc_events);
             r.unreachable.extend(other.unreachable);
             r.last_completion = r.last_completion.max(other.last_completion);

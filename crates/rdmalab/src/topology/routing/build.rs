@@ -57,7 +57,7 @@ impl Adjacency {
     }
 
     /// The same lists without the neighbours for which `drop(node)` holds.
-    fn without(&self, drop: impl Fn(NodeId) -> bool) -> Adjacency {
+    pub(super) fn without(&self, drop: impl Fn(NodeId) -> bool) -> Adjacency {
         let mut start = Vec::with_capacity(self.start.len());
         let mut edges = Vec::new();
         for n in 0..self.start.len() - 1 {
@@ -85,7 +85,7 @@ impl Adjacency {
 }
 
 /// Reusable buffers of one route search.
-struct Search {
+pub(super) struct Search {
     dist: Vec<u32>,
     /// Nodes whose `dist` the last search set (reset before the next one).
     touched: Vec<NodeId>,
@@ -101,7 +101,7 @@ struct Search {
 }
 
 impl Search {
-    fn new(v: usize) -> Search {
+    pub(super) fn new(v: usize) -> Search {
         Search {
             dist: vec![UNSEEN; v],
             touched: Vec::new(),
@@ -176,17 +176,17 @@ impl Search {
 
 /// Destination classes of the hosts (in ascending host order, so a class's first member
 /// is its lowest id).
-struct Classes {
+pub(super) struct Classes {
     /// Class of each node (`NOT_A_HOST` for switches).
     of: Vec<u32>,
     /// Each class's first and (if any) second member.
-    members: Vec<(NodeId, Option<NodeId>)>,
+    pub(super) members: Vec<(NodeId, Option<NodeId>)>,
     /// Each class's shared neighbours, concatenated (`at[c]..at[c + 1]`).
     attach: Vec<NodeId>,
     at: Vec<u32>,
 }
 
-fn classes(topo: &Topology, adj: &Adjacency, hosts: &[NodeId]) -> Classes {
+pub(super) fn classes(topo: &Topology, adj: &Adjacency, hosts: &[NodeId]) -> Classes {
     let mut by_key: HashMap<Vec<NodeId>, u32> = HashMap::new();
     let mut c = Classes { of: vec![NOT_A_HOST; topo.len()], members: Vec::new(), attach: Vec::new(), at: vec![0] };
     for &h in hosts {
@@ -241,6 +241,7 @@ impl Routes {
         let mut r = Routes::empty(topo, order, hosts, &cls.of, cls.members.len());
         r.lay_out_hosts(topo, &adj);
         r.fill_rows(topo, &adj, &cls, strict, dense_limit)?;
+        r.down_links = (0..topo.links.len()).filter(|&l| !up(l)).map(|l| l as u32).collect();
         Ok(r)
     }
 
@@ -273,6 +274,7 @@ impl Routes {
             cells: Vec::new(),
             sub: Vec::new(),
             hops: Vec::new(),
+            down_links: Vec::new(),
         }
     }
 
@@ -331,42 +333,17 @@ impl Routes {
         let mut class_slot = Vec::with_capacity(nc);
         let mut unreachable: Option<(NodeId, NodeId)> = None;
         for c in 0..nc {
-            column.fill((0, 0));
-            let (first, second) = cls.members[c];
-            search.run(topo, adj, first);
-            // Every member sees the same unreached hosts (the first is reached from the others).
-            if strict && anchors.iter().any(|a| search.dist[a.idx()] == UNSEEN) {
-                let src = self.hosts.iter().find(|&&h| !self.reached(&search, h, first));
-                if let (Some(&src), true) = (src, unreachable.is_none_or(|(_, d)| first < d)) {
-                    unreachable = Some((src, first));
-                }
-            }
-            let row = &self.row;
-            let (hops, cols) = (&mut self.hops, &mut column);
-            search.grouped(|node, group| {
-                if row[node] != NO_ROW {
-                    let r = row[node] as usize;
-                    cols[r] = store(hops, &mut last[r], group)?;
-                }
-                Ok(())
-            })?;
-            if let (Some(other), true) = (second, self.row[first.idx()] != NO_ROW) {
-                // The first member's own row towards the rest of its class.
-                search.run(topo, adj, other);
-                let (want, r) = (first.idx(), self.row[first.idx()] as usize);
-                let hops = &mut self.hops;
-                search.grouped(|node, group| {
-                    if node == want {
-                        cols[r] = store(hops, &mut last[r], group)?;
+            let (anchors, unreachable) = (&anchors, &mut unreachable);
+            let check = |this: &Routes, search: &Search, first: NodeId| {
+                // Every member sees the same unreached hosts (the first is reached from the others).
+                if strict && anchors.iter().any(|a| search.dist[a.idx()] == UNSEEN) {
+                    let src = this.hosts.iter().find(|&&h| !this.reached(search, h, first));
+                    if let (Some(&src), true) = (src, unreachable.is_none_or(|(_, d)| first < d)) {
+                        *unreachable = Some((src, first));
                     }
-                    Ok(())
-                })?;
-            }
-            for s in &cls.attach[cls.at[c] as usize..cls.at[c + 1] as usize] {
-                if self.row[s.idx()] != NO_ROW {
-                    column[self.row[s.idx()] as usize] = (0, ATTACH);
                 }
-            }
+            };
+            self.class_column(topo, adj, cls, c, &mut search, &mut last, &mut column, check)?;
             class_slot.push(groups.add(&column)?);
         }
         groups.close();
@@ -383,6 +360,55 @@ impl Routes {
 }
 
 impl Routes {
+    /// Class `c`'s column of every row: one search from its first member (a second, from
+    /// its second member, for the first member's own row when it has one), `ATTACH` at the
+    /// class's shared neighbours; `check` sees the first search. Lists go to `hops`
+    /// (`store`, reusing each row's `last` span when equal).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn class_column(
+        &mut self,
+        topo: &Topology,
+        adj: &Adjacency,
+        cls: &Classes,
+        c: usize,
+        search: &mut Search,
+        last: &mut [(u32, u32)],
+        column: &mut [(u32, u32)],
+        check: impl FnOnce(&Routes, &Search, NodeId),
+    ) -> Result<()> {
+        column.fill((0, 0));
+        let (first, second) = cls.members[c];
+        search.run(topo, adj, first);
+        check(self, search, first);
+        let row = &self.row;
+        let (hops, cols) = (&mut self.hops, &mut *column);
+        search.grouped(|node, group| {
+            if row[node] != NO_ROW {
+                let r = row[node] as usize;
+                cols[r] = store(hops, &mut last[r], group)?;
+            }
+            Ok(())
+        })?;
+        if let (Some(other), true) = (second, self.row[first.idx()] != NO_ROW) {
+            // The first member's own row towards the rest of its class.
+            search.run(topo, adj, other);
+            let (want, r) = (first.idx(), self.row[first.idx()] as usize);
+            let hops = &mut self.hops;
+            search.grouped(|node, group| {
+                if node == want {
+                    cols[r] = store(hops, &mut last[r], group)?;
+                }
+                Ok(())
+            })?;
+        }
+        for s in &cls.attach[cls.at[c] as usize..cls.at[c + 1] as usize] {
+            if self.row[s.idx()] != NO_ROW {
+                column[self.row[s.idx()] as usize] = (0, ATTACH);
+            }
+        }
+        Ok(())
+    }
+
     /// The nodes every search must reach for every host to be reached: the switches of
     /// hosts without a row, and the hosts with one.
     fn anchors(&self) -> Vec<NodeId> {
@@ -539,7 +565,7 @@ impl Grouper {
 /// Stores one row's list for one class. A row whose list equals its list for the previous
 /// class (`last`) reuses that span: neighbouring classes mostly share their routes (a
 /// switch's uplinks), which keeps `hops` small.
-fn store(hops: &mut Vec<PortId>, last: &mut (u32, u32), group: &[PortId]) -> Result<(u32, u32)> {
+pub(super) fn store(hops: &mut Vec<PortId>, last: &mut (u32, u32), group: &[PortId]) -> Result<(u32, u32)> {
     let (ls, ll) = *last;
     if hops[ls as usize..(ls + ll) as usize] != *group {
         let at = u32::try_from(hops.len() + group.len())

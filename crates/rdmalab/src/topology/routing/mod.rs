@@ -27,6 +27,8 @@ use crate::topology::ecmp::ecmp_hash;
 use crate::topology::Topology;
 
 mod build;
+mod update;
+pub use update::RerouteWork;
 #[cfg(test)]
 mod tests;
 
@@ -175,6 +177,8 @@ pub struct Routes {
     sub: Vec<(u32, u32)>,
     /// Next-hop lists (egress ports), concatenated; spans may share a list.
     hops: Vec<PortId>,
+    /// The links down when the tables were made, ascending (`reroute` compares).
+    down_links: Vec<u32>,
 }
 
 fn validate_hosts(topo: &Topology, hosts: &[NodeId]) -> Result<()> {

@@ -1,6 +1,7 @@
 use super::*;
 use crate::topology::builders::{dumbbell, fat_tree, star, LinkParams};
 use crate::topology::default_host_ip;
+use crate::topology::links_between;
 use crate::units::{Rate, Time};
 
 const G100: Rate = Rate::gbps(100);
@@ -318,4 +319,100 @@ fn pick_is_the_remainder() {
             assert_eq!(super::pick(key, n), key % n, "{key} % {n}");
         }
     }
+}
+
+/// Every (node, destination) list of `got` against a build over the same links.
+fn assert_same_lists(t: &Topology, got: &Routes, want: &Routes, what: &str) {
+    for dst in t.hosts() {
+        for node in (0..t.len()).map(NodeId::new) {
+            assert_eq!(got.next_hops(node, dst), want.next_hops(node, dst), "{what}: {node} -> {dst}");
+        }
+    }
+}
+
+#[test]
+fn rerouting_after_a_failure_gives_the_lists_of_a_full_recompute() {
+    let mut cases = vec![
+        ("fat tree k=4", fat_tree(4, G100, Rate::gbps(400), US).unwrap()),
+        ("fat tree k=6", fat_tree(6, G100, G100, US).unwrap()),
+        ("leaf-spine", crate::topology::builders::leaf_spine(3, 2, 4, G100, G100, US).unwrap()),
+        ("full mesh", crate::topology::builders::full_mesh(4, 2, G100, US).unwrap()),
+        ("reference fat tree", fixtures::reference_fat_tree()),
+    ];
+    // Single-homed hosts on random switch graphs (some parallel links between switches).
+    for seed in 1..12u64 {
+        let mut g = Lcg(seed);
+        let (hosts, switches) = (4 + g.below(8), 3 + g.below(4));
+        let ids: Vec<NodeId> = (hosts..hosts + switches).map(NodeId::new).collect();
+        let mut t = Topology::new(hosts + switches, &ids);
+        for h in 0..hosts {
+            t.add_link(NodeId::new(h), NodeId::new(hosts + g.below(switches)), G100, US, 0.0).unwrap();
+        }
+        for a in 0..switches {
+            for b in a + 1..switches {
+                for _ in 0..g.below(3) {
+                    t.add_link(NodeId::new(hosts + a), NodeId::new(hosts + b), G100, US, 0.0).unwrap();
+                }
+            }
+        }
+        cases.push(("random", t));
+    }
+    for (what, t) in &cases {
+        let between: Vec<usize> =
+            (0..t.links.len()).filter(|&l| !t.is_host(t.links[l].a) && !t.is_host(t.links[l].b)).collect();
+        for order in [NeighborOrder::Ascending, NeighborOrder::Ns3] {
+            let mut updated = 0;
+            for dense_limit in [usize::MAX, 0] {
+                let full = |down: &[usize]| Routes::build_with(t, order, &|l| !down.contains(&l), false, usize::MAX);
+                for (i, &l) in between.iter().enumerate() {
+                    let mut r = Routes::build_with(t, order, &|_| true, false, dense_limit).unwrap();
+                    let work = r.reroute(t, &|x| x != l).unwrap();
+                    updated += usize::from(!work.rebuilt && work.patched > 0);
+                    let tag = format!("{what} {order:?} limit {dense_limit} link {l} down");
+                    assert_same_lists(t, &r, &full(&[l]).unwrap(), &tag);
+                    // A second failure on top of the first, then the first link back.
+                    let m = between[(i * 7 + 3) % between.len()];
+                    if m == l {
+                        continue;
+                    }
+                    r.reroute(t, &|x| x != l && x != m).unwrap();
+                    assert_same_lists(t, &r, &full(&[l, m]).unwrap(), &format!("{tag}, then {m}"));
+                    assert!(r.reroute(t, &|x| x != m).unwrap().rebuilt);
+                    assert_same_lists(t, &r, &full(&[m]).unwrap(), &format!("{tag}, then {m}, {l} back"));
+                }
+            }
+            // The updates themselves were exercised, not only the rebuilds they may fall back on
+            // (a small mesh or random graph may need most classes searched at every failure).
+            let tiered = what.contains("fat tree") || what.contains("leaf");
+            assert!(updated > 0 || !tiered, "{what} {order:?}: every failure rebuilt the table");
+        }
+    }
+}
+
+#[test]
+fn a_fat_tree_failure_searches_at_most_one_class_in_most_cases() {
+    // k = 8: hosts 0..128, edges 128..160, aggregations 160..192, cores 192..208.
+    let t = fat_tree(8, G100, G100, US).unwrap();
+    let r0 = Routes::compute(&t, NeighborOrder::Ascending).unwrap();
+    let link = |a: u32, b: u32| links_between(&t, NodeId(a), NodeId(b))[0].idx();
+    let update = |l: usize| {
+        let mut r = r0.clone();
+        let work = r.reroute(&t, &|x| x != l).unwrap();
+        assert_same_lists(&t, &r, &Routes::compute_without_down_links(&t, r.order(), &|x| x != l).unwrap(), "k=8");
+        work
+    };
+    // Edge 128 - aggregation 160: only the edge's own class is searched again, the other
+    // 31 classes change one row (the edge's uplinks lose the aggregation).
+    let w = update(link(128, 160));
+    assert_eq!((w.rebuilt, w.searched, w.patched), (false, 1, 31), "{w:?}");
+    // Aggregation 160 - its second core (193): the 28 classes outside the pod change the
+    // aggregation's row (it loses the core); the pod's 4 classes are searched again (the
+    // core reached the pod through this aggregation alone).
+    let w = update(link(160, 193));
+    assert_eq!((w.rebuilt, w.searched, w.patched), (false, 4, 28), "{w:?}");
+    // Its first core (192) is the first parent the aggregation hears from, and the pod's
+    // edges list the aggregation: every class would be searched again (the documented worst
+    // case), so the table is rebuilt whole.
+    let w = update(link(160, 192));
+    assert_eq!((w.rebuilt, w.searched, w.patched), (true, 0, 0), "{w:?}");
 }
