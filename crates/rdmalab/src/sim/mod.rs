@@ -214,6 +214,8 @@ pub struct Simulation {
     /// Switch-side load balancing (`None` unless `path_selection` is one of `fabric::lb`'s
     /// schemes or `[fabric.lb]` is given: one test per switch hop).
     lb: Option<Box<crate::fabric::lb::LoadBalancer>>,
+    /// `lb` or `iofd` is set: the switch's forwarding takes its hooked path.
+    switch_hooks: bool,
 }
 
 impl Simulation {

@@ -166,6 +166,7 @@ impl Simulation {
             dasr,
             no_edge_ecn,
             fecn,
+            switch_hooks: iofd.is_some() || lb.is_some(),
             iofd,
             lb,
         };

@@ -15,25 +15,46 @@ impl Simulation {
     /// the pool (`r`) from the wire to the egress queue: only its reference moves.
     pub(super) fn switch_receive(&mut self, at: PortId, r: PacketRef, dst: NodeId) {
         let node = self.ports[at.idx()].node;
-        if self.lb.is_some() {
-            return self.switch_receive_balanced(at, r, dst, node);
+        // One test for both forwarding hooks (a balancer, IOFD), so that plain ECMP pays one.
+        if self.switch_hooks {
+            return self.switch_receive_hooked(at, r, dst, node);
         }
+        if let Some(egress) = self.ecmp_egress(at, r, node, dst) {
+            self.switch_enqueue_parked(at, egress, r, None);
+        }
+    }
+
+    /// The egress ECMP picks at `node` for parked packet `r`; `None` after dropping a
+    /// packet with no route.
+    #[inline(always)]
+    fn ecmp_egress(&mut self, at: PortId, r: PacketRef, node: NodeId, dst: NodeId) -> Option<PortId> {
         let hops = self.routes.next_hops(node, dst);
         let pkt = self.packets.get(r);
-        let egress = match hops.len() {
+        match hops.len() {
             0 => {
                 self.counters.no_route_drops += 1;
                 let pkt = self.packets.take(r);
                 self.drop_packet(at, &pkt);
-                return;
+                None
             }
-            1 => hops[0],
+            1 => Some(hops[0]),
             n => {
                 let key = self.routes.path_selection().key(pkt.sip, pkt.dip, pkt.sport, pkt.dport, node);
-                hops[crate::topology::routing::pick(key, n)]
+                Some(hops[crate::topology::routing::pick(key, n)])
             }
-        };
-        if self.iofd.is_some() && pkt.kind == PacketKind::Data {
+        }
+    }
+
+    /// `switch_receive` with a forwarding hook: a switch-side balancer picks the egress, or
+    /// IOFD decides what becomes of ECMP's pick for a data packet.
+    #[cold]
+    #[inline(never)]
+    fn switch_receive_hooked(&mut self, at: PortId, r: PacketRef, dst: NodeId, node: NodeId) {
+        if self.lb.is_some() {
+            return self.switch_receive_balanced(at, r, dst, node);
+        }
+        let Some(egress) = self.ecmp_egress(at, r, node, dst) else { return };
+        if self.iofd.is_some() && self.packets.get(r).kind == PacketKind::Data {
             let pkt = self.packets.take(r);
             return self.iofd_receive(at, node, egress, pkt);
         }
@@ -42,8 +63,6 @@ impl Simulation {
 
     /// `switch_receive` with a switch-side balancer (`fabric::lb`, never with IOFD): its
     /// hook picks the egress at every hop (one next hop included, for CONGA's DREs).
-    #[cold]
-    #[inline(never)]
     fn switch_receive_balanced(&mut self, at: PortId, r: PacketRef, dst: NodeId, node: NodeId) {
         let hops = self.routes.next_hops(node, dst);
         if hops.is_empty() {

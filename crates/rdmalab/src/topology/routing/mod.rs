@@ -285,14 +285,19 @@ impl Routes {
         let Some(&row) = self.row.get(node.idx()) else {
             return &[];
         };
-        let (start, len) = if row != NO_ROW { self.cell(row, slot) } else { self.uplinks(node, slot) };
-        let (start, len) = if len != ATTACH {
-            (start, len)
+        let (start, len) = if row == NO_ROW {
+            self.uplinks(node, slot)
         } else {
-            match self.first_down[dst_host.idx()] {
-                (nb, start, len) if nb == node => (start, len),
-                _ => self.down_ports(node, dst_host),
-            }
+            self.cells[row as usize * self.n_groups + (slot >> GROUP_BITS) as usize]
+        };
+        // One test keeps the common case (a plain span) as short as a dense table's: the
+        // two marks are the largest span lengths.
+        let (start, len) = if len < INDIRECT {
+            (start, len)
+        } else if len == ATTACH {
+            self.attached_ports(node, dst_host)
+        } else {
+            self.indirect(start, slot, node, dst_host)
         };
         &self.hops[start as usize..(start + len) as usize]
     }
@@ -305,6 +310,28 @@ impl Routes {
             e
         } else {
             self.sub[(e.0 + (slot & GROUP_MASK)) as usize]
+        }
+    }
+
+    /// The list of `node`, a neighbour of `dst`: the last hop finds it with one load.
+    #[inline(always)]
+    fn attached_ports(&self, node: NodeId, dst: NodeId) -> (u32, u32) {
+        match self.first_down[dst.idx()] {
+            (nb, start, len) if nb == node => (start, len),
+            _ => self.down_ports(node, dst),
+        }
+    }
+
+    /// A cell whose row differs within its group (grouped tables only): the class's own span
+    /// in `sub`, which may itself mark a neighbour of the class.
+    #[cold]
+    #[inline(never)]
+    fn indirect(&self, at: u32, slot: u32, node: NodeId, dst: NodeId) -> (u32, u32) {
+        let (start, len) = self.sub[(at + (slot & GROUP_MASK)) as usize];
+        if len == ATTACH {
+            self.attached_ports(node, dst)
+        } else {
+            (start, len)
         }
     }
 
