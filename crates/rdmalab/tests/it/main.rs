@@ -26,6 +26,7 @@ mod infiniband;
 mod iofd;
 mod irn;
 mod layers;
+mod conweave;
 mod lb;
 mod limits;
 mod multipath;
