@@ -55,18 +55,79 @@ fn congested(scheme: &str, extra: &str) -> (Scenario, Results) {
 
 #[test]
 fn conweave_delivers_in_order_where_letflow_and_spray_reorder() {
+    // Leaf 0's uplink to spine 0 runs at 25 Gb/s: flows hashed or sprayed there queue
+    // behind it. ConWeave's source ToRs see the late replies and move those flows; the
+    // destination ToRs hold what the new path brings early, so every NIC receives in order.
     let (_, cw) = congested("conweave", "");
     let c = &cw.counters;
-    eprintln!("conweave {c:?}");
-    eprintln!("reorder rows {}", cw.reorder.len());
-    let (_, lf) = congested("letflow", "");
-    eprintln!("letflow ooo {}", lf.counters.ooo_packets);
-    let (_, sp) = congested("spray", "");
-    eprintln!("spray ooo {}", sp.counters.ooo_packets);
-    let (_, ec) = congested("ecmp", "");
-    eprintln!("ecmp ooo {}", ec.counters.ooo_packets);
-    let fct = |r: &Results| r.records.iter().map(|x| x.fct.ps() as f64).sum::<f64>() / r.records.len() as f64 / 1e6;
-    eprintln!("avg fct us: cw {} lf {} sp {} ecmp {}", fct(&cw), fct(&lf), fct(&sp), fct(&ec));
-    assert!(c.lb_reroutes > 0 && c.reorder_held > 0, "{c:?}");
-    assert_eq!(c.ooo_packets, 0, "{c:?}");
+    assert!(c.lb_reroutes > 0 && c.reorder_held > 0, "rerouted and reordered: {c:?}");
+    assert_eq!(c.ooo_packets, 0, "in order at every NIC: {c:?}");
+    assert_eq!(c.ooo_packets, cw.records.iter().map(|r| r.rx.ooo_packets as u64).sum::<u64>());
+    for scheme in ["letflow", "spray"] {
+        let (_, r) = congested(scheme, "");
+        assert!(r.counters.ooo_packets > 0, "{scheme} reorders: {:?}", r.counters);
+    }
+}
+
+#[test]
+fn reorder_queues_stay_bounded() {
+    // Every held packet was admitted by the MMU: the shared buffer bounds what a ToR holds.
+    let (s, r) = congested("conweave", "");
+    assert!(!r.reorder.is_empty());
+    let most = r.reorder.iter().map(|x| x.bytes).max().unwrap_or(0);
+    assert!(most > 0 && most <= s.config.buffer_bytes, "{most} B held at most");
+    assert!(r.reorder.iter().all(|x| x.queues as usize <= 8 * 24 && x.packets * 1000 <= x.bytes));
+    // One queue per host port: a flow that finds it taken is sent on unheld (and counted),
+    // never more queues than ports.
+    let (_, one) = congested("conweave", "[fabric.lb]\nconweave_queues = 1");
+    assert!(one.counters.reorder_unheld > 0, "{:?}", one.counters);
+    assert!(one.reorder.iter().all(|x| x.queues <= 8), "one queue per host port of a leaf");
+    assert!(one.counters.ooo_packets > 0, "unheld packets arrive out of order");
+}
+
+/// The FCT file, the reorder and balance rows and the counters of `toml` run with
+/// `threads` threads.
+fn outputs(toml: &str, threads: u32) -> (String, String, (u64, u64, u64, u64, u64)) {
+    let mut s = Scenario::from_toml(toml, Path::new("cw.toml")).unwrap();
+    s.config.threads = Some(threads);
+    let mut run = Runner::new(s).unwrap();
+    assert_eq!(run.run_to_end(), StopReason::Finished);
+    let r = run.results().expect("bytes conserved");
+    let mut fct = Vec::new();
+    write_fct(&mut fct, &r.records).unwrap();
+    let c = r.counters;
+    let counts = (c.lb_reroutes, c.reorder_held, c.reorder_timeouts, c.lb_control_packets, c.ooo_packets);
+    (String::from_utf8(fct).unwrap(), format!("{:?}{:?}", r.reorder, r.balance), counts)
+}
+
+#[test]
+fn conweave_is_the_same_for_any_thread_count() {
+    let traffic = "[[traffic]]\nkind = \"poisson\"\ncdf = \"web_search\"\nload = 0.6\nduration = \"300us\"\n";
+    let toml = format!(
+        "seed = 2\n[topology]\nkind = \"leaf_spine\"\nleaves = 4\nspines = 4\nhosts_per_leaf = 4\n\
+         host_rate = \"100Gbps\"\nfabric_rate = \"100Gbps\"\ndelay = \"1us\"\n{traffic}\n[fabric]\n\
+         path_selection = \"conweave\"\ncc = \"dcqcn\"\n[fabric.lb]\nconweave_reply_extra = \"1ns\"\n"
+    );
+    let one = outputs(&toml, 1);
+    let (reroutes, held) = (one.2 .0, one.2 .1);
+    assert!(reroutes > 0 && held > 0, "a 1 ns reply margin makes replies late: {:?}", one.2);
+    for threads in [2, 4] {
+        assert!(one == outputs(&toml, threads), "outputs differ with {threads} threads");
+    }
+}
+
+#[test]
+fn bad_conweave_input_names_the_field() {
+    let flows = cross_leaf_flows(1, 1000, 0);
+    let toml = leaf_spine("path_selection = \"conweave\"\n[fabric.lb]\nconweave_table = 1000", &flows);
+    let e = fixtures::input_error(&toml);
+    assert!(e.contains("fabric.lb.conweave_table") && e.contains("power of two"), "{e}");
+    let e = fixtures::input_error(&leaf_spine("path_selection = \"conweave\"\n[fabric.lb]\nconweave_queues = 0", &flows));
+    assert!(e.contains("fabric.lb.conweave_queues"), "{e}");
+    let fat = "[topology]\nkind = \"fat_tree\"\nk = 4\n[[traffic]]\nkind = \"flows\"\nflows = [{ src = 0, dst = 9, size = 1000 }]\n\
+               [fabric]\npath_selection = \"conweave\"\n";
+    let e = fixtures::input_error(fat);
+    assert!(e.contains("fabric.path_selection") && e.contains("leaf-spine"), "{e}");
+    let hpcc = leaf_spine("path_selection = \"conweave\"\ncc = \"hpcc\"", &flows);
+    assert!(fixtures::input_error(&hpcc).contains("INT"));
 }
