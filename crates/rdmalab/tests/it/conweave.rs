@@ -47,7 +47,8 @@ fn cross_leaf_flows(n: usize, size: u64, gap_ns: u64) -> String {
 fn congested(scheme: &str, extra: &str) -> (Scenario, Results) {
     let fabric = format!("path_selection = \"{scheme}\"\ncc = \"dcqcn\"\n{extra}");
     let mut s = fixtures::scenario(&leaf_spine(&fabric, &cross_leaf_flows(300, 200_000, 26_667)), "cw.toml");
-    let l = s.topology.links.iter_mut().find(|l| (l.a.idx(), l.b.idx()) == (16, 18) || (l.a.idx(), l.b.idx()) == (18, 16));
+    let l =
+        s.topology.links.iter_mut().find(|l| (l.a.idx(), l.b.idx()) == (16, 18) || (l.a.idx(), l.b.idx()) == (18, 16));
     l.expect("leaf 0 - spine 0").rate = Rate::gbps(25);
     let r = fixtures::run_finished(s.clone());
     (s, r)
@@ -122,7 +123,8 @@ fn bad_conweave_input_names_the_field() {
     let toml = leaf_spine("path_selection = \"conweave\"\n[fabric.lb]\nconweave_table = 1000", &flows);
     let e = fixtures::input_error(&toml);
     assert!(e.contains("fabric.lb.conweave_table") && e.contains("power of two"), "{e}");
-    let e = fixtures::input_error(&leaf_spine("path_selection = \"conweave\"\n[fabric.lb]\nconweave_queues = 0", &flows));
+    let e =
+        fixtures::input_error(&leaf_spine("path_selection = \"conweave\"\n[fabric.lb]\nconweave_queues = 0", &flows));
     assert!(e.contains("fabric.lb.conweave_queues"), "{e}");
     let fat = "[topology]\nkind = \"fat_tree\"\nk = 4\n[[traffic]]\nkind = \"flows\"\nflows = [{ src = 0, dst = 9, size = 1000 }]\n\
                [fabric]\npath_selection = \"conweave\"\n";

@@ -105,7 +105,11 @@ impl Default for LbConfig {
 pub fn is_switch_scheme(scheme: PathSelection) -> bool {
     matches!(
         scheme,
-        PathSelection::Spray | PathSelection::Drill | PathSelection::Letflow | PathSelection::Conga | PathSelection::Conweave
+        PathSelection::Spray
+            | PathSelection::Drill
+            | PathSelection::Letflow
+            | PathSelection::Conga
+            | PathSelection::Conweave
     )
 }
 
