@@ -111,6 +111,7 @@ fn counter_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict
         ("reorder_timeouts", c.reorder_timeouts),
         ("reorder_unheld", c.reorder_unheld),
         ("lb_control_packets", c.lb_control_packets),
+        ("lb_untracked", c.lb_untracked),
         ("reseq_held", r.reseq_held as u64),
         ("flows_total", r.flows_total as u64),
         ("flows_completed", r.records.len() as u64),

@@ -19,7 +19,7 @@
 //! conweave_path_pause = "16us"
 //! conweave_flush_extra = "16us"
 //! conweave_default_wait = "200us"
-//! conweave_table = 4096        # flow entries per ToR, a power of two
+//! conweave_table = 65536       # flow entries per ToR, a power of two
 //! conweave_queues = 24         # reorder queues per host port of a ToR
 //! ```
 

@@ -219,6 +219,7 @@ impl Simulation {
             counters.reorder_timeouts += t.timeouts;
             counters.reorder_unheld += t.unheld;
             counters.lb_control_packets += t.control;
+            counters.lb_untracked += t.untracked;
         }
         for cache in self.nics.iter().filter_map(|n| n.cache.as_ref()) {
             counters.qp_cache_hits += cache.hits;

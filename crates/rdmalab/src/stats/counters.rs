@@ -86,6 +86,9 @@ pub struct Counters {
     pub reorder_unheld: u64,
     /// ConWeave: control packets (RTT_REPLY, CLEAR, NOTIFY) destination ToRs sent.
     pub lb_control_packets: u64,
+    /// ConWeave: data packets not tracked at a ToR, their flow's table entry being another
+    /// active flow's (hashed at the source ToR, passed unordered at the destination ToR).
+    pub lb_untracked: u64,
 }
 
 impl Counters {
@@ -130,5 +133,6 @@ impl Counters {
         self.reorder_timeouts += o.reorder_timeouts;
         self.reorder_unheld += o.reorder_unheld;
         self.lb_control_packets += o.lb_control_packets;
+        self.lb_untracked += o.lb_untracked;
     }
 }

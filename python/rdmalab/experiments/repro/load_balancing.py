@@ -24,8 +24,10 @@ WARMUP_NS = 5_000_000.0
 #: quotes them (42.3 %, 66.8 %).
 PAPER_AVG, PAPER_P99 = 42.3, 66.8
 SCHEMES = ("ecmp", "letflow", "conga", "drill", "spray", "conweave")
-#: Loss recovery of each row: lossless go-back-N (PFC on) and IRN (PFC off).
+#: Loss recovery of each row: lossless go-back-N (PFC on) and IRN (PFC off), with the short
+#: name the comparison rows carry.
 RECOVERIES = ("go_back_n", "irn")
+_TAG = {"go_back_n": "pfc", "irn": "irn"}
 
 
 def _stats(slowdown: np.ndarray) -> dict[str, float]:
@@ -90,18 +92,19 @@ def compare_lb(runs: pl.DataFrame, flows: pl.DataFrame, store: Store | None = No
     rows = []
     for rec in RECOVERIES:
         table = slowdown_table(flows, WARMUP_NS if full else 0.0, rec)
-        rows += [Comparison(f"{s} {rec} {size}", f"{k} slowdown", v, nan)
+        tag = _TAG[rec]
+        rows += [Comparison(f"{s} {tag} {size}", f"{k} slowdown", v, nan)
                  for (s, size), stats in table.items() for k, v in stats.items()]
         imbalance = mean_imbalance(store, rec)
-        rows += [Comparison(f"{s} {rec}", "uplink imbalance", imbalance[s], nan) for s in SCHEMES if s in imbalance]
+        rows += [Comparison(f"{s} {tag}", "uplink imbalance", imbalance[s], nan) for s in SCHEMES if s in imbalance]
         peak = reorder_peak(store, rec)
-        rows += [Comparison(f"{s} {rec}", "reorder peak bytes", peak[s], nan) for s in SCHEMES if s in peak]
+        rows += [Comparison(f"{s} {tag}", "reorder peak bytes", peak[s], nan) for s in SCHEMES if s in peak]
         base = table[("ecmp", "all")]
         for s in SCHEMES[1:]:
             for k, paper in (("avg", PAPER_AVG), ("p99", PAPER_P99)):
                 x, b = table[(s, "all")][k], base[k]
                 gain = 100.0 * (1.0 - x / b) if b == b and b > 0 else nan
-                rows.append(Comparison(f"{s} {rec}", f"{k} gain vs ECMP %", gain, paper))
+                rows.append(Comparison(f"{s} {tag}", f"{k} gain vs ECMP %", gain, paper))
     return rows
 
 

@@ -69,8 +69,9 @@ pub struct LbConfig {
     /// ConWeave: the wait predicted when no phase-0 timing is known (200 µs: `run.py`,
     /// `cwh_default_voq_waiting_time` for leaf-spine).
     pub conweave_default_wait: Time,
-    /// ConWeave: flow-table entries per ToR, a power of two (4096: the P4 artifact's
-    /// `CONWEAVE_TABLE_SIZE`, `conweave-project/conweave-p4`, `macro.p4`).
+    /// ConWeave: flow-table entries per ToR, a power of two (65,536, as `flowlet_table`:
+    /// the ns-3 artifact keeps exact per-flow maps, which this makes collide rarely; the P4
+    /// artifact's hardware table has 4,096, `CONWEAVE_TABLE_SIZE` in `macro.p4`).
     pub conweave_table: u32,
     /// ConWeave: reorder queues per host port of a ToR (24: the P4 artifact's 100G build,
     /// 8 queues in each of 3 stages, `macro.p4`).
@@ -95,7 +96,7 @@ impl Default for LbConfig {
             conweave_path_pause: Time::from_us(16),
             conweave_flush_extra: Time::from_us(16),
             conweave_default_wait: Time::from_us(200),
-            conweave_table: 4096,
+            conweave_table: 1 << 16,
             conweave_queues: 24,
         }
     }

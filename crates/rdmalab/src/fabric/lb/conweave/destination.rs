@@ -32,12 +32,15 @@ impl ConWeave {
         let p = self.p;
         let i = leaf * (p.table_mask + 1) + (key as usize & p.table_mask);
         if self.rx[i].key != key {
-            if self.rx[i].queue != NONE {
-                return RxAction::Forward; // the entry is busy reordering another flow
+            let idle = now.ps().saturating_sub(self.rx[i].active.ps()) > p.tx_expiry.ps();
+            if self.rx[i].queue != NONE || (self.rx[i].key != 0 && !idle) {
+                tally.untracked += 1;
+                return RxAction::Forward; // the entry is another active flow's
             }
             self.rx[i] = RxEntry { key, epoch: h.epoch.wrapping_sub(1) & EPOCH_MASK, ..RX_EMPTY };
         }
         let e = &mut self.rx[i];
+        e.active = now;
         let new_epoch = after(h.epoch, e.epoch);
         if !new_epoch && h.epoch != e.epoch {
             return RxAction::Forward; // an earlier epoch's straggler

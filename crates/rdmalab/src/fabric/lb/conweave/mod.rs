@@ -84,10 +84,21 @@ struct RxEntry {
     tail: u16,
     /// Its reorder queue while one is held (`NONE` otherwise).
     queue: u32,
+    /// Its flow's last packet here (an entry idle past `tx_expiry` may be taken over).
+    active: Time,
 }
 
-const RX_EMPTY: RxEntry =
-    RxEntry { key: 0, epoch: 0, phase: 0, phase0_tx: 0, phase0_rx: Time::ZERO, phase0: false, tail: 0, queue: NONE };
+const RX_EMPTY: RxEntry = RxEntry {
+    key: 0,
+    epoch: 0,
+    phase: 0,
+    phase0_tx: 0,
+    phase0_rx: Time::ZERO,
+    phase0: false,
+    tail: 0,
+    queue: NONE,
+    active: Time::ZERO,
+};
 
 /// One reorder queue of a destination ToR's host port: the flow's packets held, in
 /// arrival order, with the class each was admitted in.
@@ -207,6 +218,9 @@ pub struct Tally {
     pub unheld: u64,
     /// RTT_REPLY, CLEAR and NOTIFY packets sent.
     pub control: u64,
+    /// Data packets a ToR did not track because their flow's table entry was another
+    /// active flow's (hashed at the source, not reordered at the destination).
+    pub untracked: u64,
 }
 
 /// The leaf-spine structure shared with CONGA's check: leaf index of each node, whether it
@@ -254,7 +268,8 @@ fn two_tiers(topo: &Topology) -> Result<(Vec<u16>, Vec<bool>, Vec<Vec<PortId>>),
 /// The flow's key, the same at both ToRs and for the replies coming back (the data
 /// direction's 5-tuple hashed with seed 0).
 fn data_key(sip: u32, dip: u32, sport: u16, dport: u16) -> u32 {
-    ecmp_hash(sip, dip, sport, dport, 0) | 1
+    // The top bit set: never 0, the empty entry's key; the index takes the low bits.
+    ecmp_hash(sip, dip, sport, dport, 0) | 1 << 31
 }
 
 impl ConWeave {

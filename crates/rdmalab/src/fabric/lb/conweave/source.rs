@@ -7,6 +7,8 @@ use crate::engine::rng::RngExt;
 use crate::engine::Rng;
 use crate::fabric::Packet;
 use crate::ids::{NodeId, PortId};
+use crate::topology::ecmp::ecmp_hash;
+use crate::topology::routing::pick;
 use crate::units::Time;
 
 impl ConWeave {
@@ -38,6 +40,13 @@ impl ConWeave {
         let p = self.p;
         let i = leaf * (p.table_mask + 1) + (key as usize & p.table_mask);
         let e = &mut self.tx[i];
+        let live = e.path != PortId::NONE && now.ps().saturating_sub(e.active.ps()) <= p.tx_expiry.ps();
+        if e.key != key && live {
+            // The entry is another active flow's: this one is not tracked, it is hashed
+            // (in order, on one path) rather than evicting state a reroute may need.
+            tally.untracked += 1;
+            return hops[pick(ecmp_hash(pkt.sip, pkt.dip, pkt.sport, pkt.dport, node.0) as usize, hops.len())];
+        }
         let new = e.key != key || !hops.contains(&e.path);
         if new {
             *e = TxEntry { key, ..TX_EMPTY };
