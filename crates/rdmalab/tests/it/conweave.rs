@@ -61,11 +61,13 @@ fn conweave_delivers_in_order_where_letflow_and_spray_reorder() {
     // destination ToRs hold what the new path brings early, so every NIC receives in order.
     let (_, cw) = congested("conweave", "");
     let c = &cw.counters;
+    eprintln!("conweave: {} reroutes, {} held, {} out of order", c.lb_reroutes, c.reorder_held, c.ooo_packets);
     assert!(c.lb_reroutes > 0 && c.reorder_held > 0, "rerouted and reordered: {c:?}");
     assert_eq!(c.ooo_packets, 0, "in order at every NIC: {c:?}");
     assert_eq!(c.ooo_packets, cw.records.iter().map(|r| r.rx.ooo_packets as u64).sum::<u64>());
     for scheme in ["letflow", "spray"] {
         let (_, r) = congested(scheme, "");
+        eprintln!("{scheme}: {} out of order", r.counters.ooo_packets);
         assert!(r.counters.ooo_packets > 0, "{scheme} reorders: {:?}", r.counters);
     }
 }
