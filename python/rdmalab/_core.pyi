@@ -33,6 +33,10 @@ class Simulation:
         """From an ns-3 HPCC simulator config file (paths relative to the current directory)."""
     def engine(self) -> str:
         """Which engine runs the simulation: sequential or the parallel cut."""
+    def parallel_stats(self) -> Optional[dict[str, Any]]:
+        """A parallel run's partitions, window length, windows, events per partition, critical
+        path in events, and per thread CPU seconds and seconds waited at barriers (None when
+        sequential)."""
     def output_paths(self) -> tuple[Optional[str], Optional[str]]:
         """Output paths named by an HPCC config: (FCT_OUTPUT_FILE, PFC_OUTPUT_FILE)."""
     def monitor_paths(self) -> tuple[Optional[str], Optional[str]]:

@@ -119,10 +119,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     _prepare_out(out, args.force)
     results = run(args.scenario, progress=not args.quiet, trace_path=out / "trace.parquet", threads=args.threads)
     print(results.summary())
-    print(f"engine: {results.extra['engine']}")
+    print(f"engine: {results.extra['engine']}{_thread_use(results.extra.get('parallel'))}")
     title = f"{Path(args.scenario).stem}: {describe(Scenario.from_toml(args.scenario), results)}"
     _write_outputs(results, out, title)
     return run_status(results)
+
+
+def _thread_use(stats: dict | None) -> str:
+    """Where a parallel run's threads spent it (the figures `bench/threads.py` reads): windows,
+    events per partition, CPU seconds used and seconds waited at barriers per thread."""
+    if stats is None:
+        return ""
+    cpu = ", ".join(f"{c:.2f}" for c in stats["cpu_s"])
+    wait = ", ".join(f"{w:.2f}" for w in stats["wait_s"])
+    return (f"; {stats['windows']:,} windows, events per partition {stats['events_per_partition']}, "
+            f"CPU s per thread [{cpu}], s waited at barriers [{wait}]")
 
 
 def cmd_hpcc(args: argparse.Namespace) -> int:

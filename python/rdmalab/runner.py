@@ -48,10 +48,11 @@ def drive(sim: "_core.Simulation", progress: bool = True, check: bool = True,
     t0 = time.perf_counter()
     done, total = sim.progress()
     bar = tqdm(total=total, unit="flow", delay=1.0, disable=not progress, leave=False)
-    reason, interrupted = "paused", False
+    reason, interrupted, slices = "paused", False, 0
     try:
         while reason == "paused":
             reason = sim.run(max_events=SLICE_EVENTS)
+            slices += 1
             done_now, _ = sim.progress()
             bar.update(done_now - done)
             done = done_now
@@ -69,6 +70,9 @@ def drive(sim: "_core.Simulation", progress: bool = True, check: bool = True,
     results = Results.from_core(raw, reason, interrupted, wall)
     results.extra["core"] = sim
     results.extra["engine"] = sim.engine()
+    stats = sim.parallel_stats()
+    if stats is not None:  # where the threads spent the run (docs/parallel.md, "Speed")
+        results.extra["parallel"] = stats | {"slices": slices}
     if spool is not None:
         _finish_trace(sim, spool, results)
     return results

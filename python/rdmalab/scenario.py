@@ -200,8 +200,9 @@ class Scenario:
         with split = "virtuoso" (seed 003, docs/virtuoso.md): path_by (sport|src_ip),
         weights (probe|equal|[w1, ..]), probe_size, small_message, small_path, block,
         monitor_gain, and on a lossy fabric chunk_probe, chunk_probe_start, chunk_probe_step,
-        chunk_probe_signal (retry_exceeded|retransmission). Results: `Results.messages`,
-        `Results.chunks`, `Results.paths`."""
+        chunk_probe_signal (retry_exceeded|retransmission); workload (a flow source's table,
+        e.g. {"kind": "poisson", ...}: its flows become more messages, `messages` may then be
+        empty). Results: `Results.messages`, `Results.chunks`, `Results.paths`."""
         return self._add({"kind": "multipath", **fields, "messages": [dict(m) for m in messages]})
 
     def flows(self, flows: list[dict[str, Any]], tenant: str | None = None, pg: int | None = None,
@@ -284,13 +285,14 @@ class Scenario:
         return new
 
     def with_host(self, **settings: Any) -> "Scenario":
-        """`[host]`: mechanism (raw|share|drum), wqe_cost, poll_cost, cores, share_ratio, lock_cost."""
+        """`[host]`: mechanism (raw|share|drum), wqe_cost, poll_cost, cores, share_ratio, lock_cost,
+        lock_transfer."""
         new = copy.deepcopy(self)
         new.spec.setdefault("host", {}).update(settings)
         return new
 
     def with_drum(self, **settings: Any) -> "Scenario":
-        """`[drum]`: period, iterations, alpha, beta, k, q_fraction, control, control_delay
+        """`[drum]`: period, solve (exact|admm), iterations, alpha, beta, k, q_fraction, control, control_delay
         (ignored unless `with_host(mechanism="drum")`)."""
         new = copy.deepcopy(self)
         new.spec.setdefault("drum", {}).update(settings)
@@ -364,12 +366,15 @@ class Scenario:
         return new
 
     # -- the rest of the TOML's top level (same names as the file's keys) --------------------
-    def link(self, a: int, b: int, error_rate: float | None = None) -> "Scenario":
+    def link(self, a: int, b: int, error_rate: float | None = None, rate: str | None = None) -> "Scenario":
         """`[[links]]`: settings of the link(s) joining nodes `a` and `b` that override the
-        fabric-wide ones (today `error_rate`, the per-packet loss probability)."""
+        fabric-wide ones and the topology's: `error_rate` (the per-packet loss probability) and
+        `rate` (the line rate of both directions, e.g. `"25Gbps"`)."""
         entry: dict[str, Any] = {"a": a, "b": b}
         if error_rate is not None:
             entry["error_rate"] = error_rate
+        if rate is not None:
+            entry["rate"] = rate
         return self._append("links", entry)
 
     def event(self, kind: str, at: str, a: int, b: int) -> "Scenario":

@@ -216,3 +216,35 @@ def test_every_table_and_the_summary_are_the_same_for_any_thread_count(tmp_path,
     if name == "classes":
         marks = tables["classes"]["ecn_marks"].sum()
         assert marks > 0 and f"ECN marks         {marks}" in summary
+
+
+def command_line_files(path: Path, threads: int, out: Path) -> tuple[dict[str, bytes], str]:
+    """What `rdmalab run --threads N` writes, byte for byte, and its summary: every file but
+    the PDFs (their CreationDate is the wall clock); the summary less the lines that differ by
+    design (`events`: each partition admits flows, and its rate is wall time; `engine:`; the
+    `wrote ... in FOLDER` line names the folder)."""
+    done = subprocess.run([str(RDMALAB), "run", str(path), "--threads", str(threads), "--out", str(out), "--quiet"],
+                          capture_output=True, text=True, cwd=path.parent)
+    assert done.returncode in (0, 4), done.stderr  # 4: stalled, as one case is
+    files = {p.name: p.read_bytes() for p in sorted(out.iterdir()) if p.suffix != ".pdf"}
+    keep = ("events ", "engine: ", "wrote ")
+    summary = "\n".join(line for line in done.stdout.splitlines() if not line.startswith(keep))
+    return files, summary
+
+
+@pytest.mark.parametrize("name,text", [("classes", CLASSES + "[trace]\nnodes = [0, 4]\n"), ("drum", DRUM_APPS_ONLY),
+                                       ("stalls", STALLS)])
+def test_every_file_the_command_line_writes_is_the_same_for_any_thread_count(tmp_path, name, text):
+    """Issue 29 §2 through the door users take: the files of `rdmalab run` (FCT and PFC
+    text, every Parquet table, the trace, the figures' PNGs) and its summary are the same
+    bytes with 1, 2 and 4 threads."""
+    path = tmp_path / f"{name}.toml"
+    path.write_text(text)
+    one, summary = command_line_files(path, 1, tmp_path / "t1")
+    assert {"fct.txt", "pfc.txt", "flows.parquet", "ports.parquet"} <= set(one), sorted(one)
+    for n in (2, 4):
+        many, summary_n = command_line_files(path, n, tmp_path / f"t{n}")
+        assert sorted(many) == sorted(one), f"{name}, {n} threads"
+        differ = [f for f in one if one[f] != many[f]]
+        assert not differ, f"{name}, {n} threads: {differ} differ"
+        assert summary_n == summary, f"{name}, {n} threads:\n{summary}\n---\n{summary_n}"

@@ -126,6 +126,24 @@ impl Simulation {
         self.engine.clone()
     }
 
+    /// Where a parallel run's threads spent its calls of `run` so far (None for the
+    /// sequential engine): partitions, window length, windows, events per partition, the
+    /// critical path in events, and per thread the CPU seconds used and wall seconds waited
+    /// at the windows' barriers. Every figure but the last two does not depend on the
+    /// machine's load.
+    fn parallel_stats<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Runner::Many(p) = &self.inner else { return Ok(None) };
+        let d = PyDict::new(py);
+        d.set_item("partitions", p.partitions())?;
+        d.set_item("lookahead_ps", p.lookahead().0)?;
+        d.set_item("windows", p.windows())?;
+        d.set_item("events_per_partition", p.events_per_partition())?;
+        d.set_item("critical_path_events", p.critical_path_events())?;
+        d.set_item("cpu_s", p.thread_times().iter().map(|t| t.cpu_s).collect::<Vec<_>>())?;
+        d.set_item("wait_s", p.thread_times().iter().map(|t| t.wait_s).collect::<Vec<_>>())?;
+        Ok(Some(d))
+    }
+
     /// Output paths named by an HPCC config: (FCT_OUTPUT_FILE, PFC_OUTPUT_FILE).
     fn output_paths(&self) -> (Option<String>, Option<String>) {
         (self.fct_path.clone(), self.pfc_path.clone())

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use rdmalab::scenario::Scenario;
-use rdmalab::sim::parallel::{auto_map, lookahead, Estimate, Runner};
+use rdmalab::sim::parallel::{lookahead, work_map, Estimate, Runner};
 
 fn main() {
     if let Err(e) = run() {
@@ -29,7 +29,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     };
     // `auto`'s cut on this machine: its cores, capped by the map.
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    let (map, parts) = auto_map(&s.topology, cores);
+    let (map, parts) = work_map(&s, cores);
     if let (true, Ok(l)) = (parts > 1, lookahead(&s.topology, &map)) {
         let e = Estimate::new(&s, &map, l);
         println!("auto's estimate ({parts} partitions): {e:?}, speed-up {:.2}", e.speed_up());

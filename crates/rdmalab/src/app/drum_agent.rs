@@ -15,8 +15,9 @@
 //! `C = 1 / poll_cost`, both O(1), the scale the solver's default ρ suits.
 //! This file is pure bookkeeping; the simulator (`sim/apps/drum.rs`) owns time and QPs.
 
-use super::host_model::DrumConfig;
+use super::host_model::{DrumConfig, Solve};
 use crate::drum::admm::recovery_scales;
+use crate::drum::exact;
 use crate::drum::{ActiveSet, Admm, AdmmSettings, AdmmState, Problem};
 use crate::units::Time;
 
@@ -178,13 +179,28 @@ impl DrumAgent {
         self.polling = None;
     }
 
-    /// One control period solved on the host alone (`control = "local"`): measure, solve
-    /// (warm-started), set the weights. Returns the rows for `res.drum`; `t` is now,
-    /// `period_us` the length of the period that ended.
+    /// One control period solved on the host alone (`control = "local"`): measure, solve,
+    /// set the weights. Returns the rows for `res.drum`; `t` is now, `period_us` the length
+    /// of the period that ended.
     pub fn control(&mut self, t: Time, period_us: f64) -> Vec<DrumRow> {
         let m = self.apps.len();
         let rates = self.measure(period_us);
         let active = self.active_set();
+        let xs = match self.cfg.solve {
+            Solve::Exact => {
+                let mask = active.to_mask(1, m);
+                exact::solve_host(&self.a, &mask, self.q, self.c, self.cfg.alpha, self.cfg.beta).0
+            }
+            Solve::Admm => self.admm_steps(&active),
+        };
+        self.active = active.to_mask(1, m);
+        self.apply(t, &xs, &rates)
+    }
+
+    /// `iterations` ADMM steps from the previous period's state; the feasible recovery of
+    /// the iterate they reach.
+    fn admm_steps(&mut self, active: &ActiveSet) -> Vec<f64> {
+        let m = self.apps.len();
         let (qv, cv) = ([self.q], [self.c]);
         let p = Problem::new(1, m, &self.a, &qv, &cv, self.cfg.alpha, self.cfg.beta, active.clone())
             .expect("parameters checked at setup");
@@ -200,10 +216,9 @@ impl DrumAgent {
             balance_rho(&mut admm.state, r.r_norm, r.s_norm);
         }
         let scale = recovery_scales(&p, &admm.state.x)[0];
-        let xs: Vec<f64> = admm.state.x.iter().map(|x| x * scale).collect();
+        let xs = admm.state.x.iter().map(|x| x * scale).collect();
         self.state = Some(admm.state);
-        self.active = active.to_mask(1, m);
-        self.apply(t, &xs, &rates)
+        xs
     }
 
     /// Ends a measurement period: updates `a` and returns the WQEs each application released
@@ -311,7 +326,7 @@ mod tests {
     /// have queued; one above its share gets its share and no more.
     #[test]
     fn an_application_below_its_share_is_released_next() {
-        let cfg = DrumConfig { iterations: 0, ..DrumConfig::default() };
+        let cfg = DrumConfig { iterations: 0, solve: Solve::Admm, ..DrumConfig::default() };
         let m = 10;
         let mut ag =
             DrumAgent::new(cfg, (0..m).collect(), vec![1.0; m as usize], Time::from_ns(680), Time::from_ns(100));
@@ -346,10 +361,40 @@ mod tests {
 
     #[test]
     fn zero_iterations_keep_equal_rates() {
-        let cfg = DrumConfig { iterations: 0, ..DrumConfig::default() };
+        let cfg = DrumConfig { iterations: 0, solve: Solve::Admm, ..DrumConfig::default() };
         let mut ag = DrumAgent::new(cfg, vec![0, 1, 2], vec![1.0, 0.1, 0.01], Time::from_ns(680), Time::from_ns(100));
         let rows = ag.control(Time::ZERO, 0.0);
         assert!(rows.iter().all(|r| (r.x - rows[0].x).abs() < 1e-12));
         assert!((rows.iter().map(|r| r.x).sum::<f64>() - 0.9 / 0.68).abs() < 1e-9);
+    }
+
+    /// TC2 at cc = 100 (docs/drum-fabric.md §6.1): the foreground's last batch (68 WQEs,
+    /// a = 1/68) puts it on the shared QP among 99 backlogged applications (a = 1/wr_num,
+    /// wr_num 20..99), after 300 control periods. Every optimal rate
+    /// of (P) is positive (the CQ penalty is infinite at 0), so the scheduler must release
+    /// its WQE within ⌈Σx̂ / x̂_j⌉ slots of stride scheduling. Enforcing a few ADMM steps'
+    /// iterate instead (`solve = "admm"`) gives it x̂ = 0 and it waits forever.
+    #[test]
+    fn an_application_on_the_shared_qp_is_not_starved() {
+        let m = 100;
+        let mut a: Vec<f64> = (0..m).map(|j| 1.0 / (20.0 + 0.8 * j as f64)).collect();
+        a[1] = 1.0 / 68.0; // the foreground's cut last batch
+        let cfg = DrumConfig { k: 19, ..DrumConfig::default() };
+        let mut ag = DrumAgent::new(cfg, (0..m as u32).collect(), a, Time::from_ns(680), Time::from_ns(100));
+        let mut rows = Vec::new();
+        for p in 0..300 {
+            rows = ag.control(Time::from_us(100 * p), 100.0);
+        }
+        assert!(!ag.active[1], "not among the 19 smallest a: on the shared QP");
+        let total: f64 = rows.iter().map(|r| r.x).sum();
+        assert!((total / (0.9 / 0.68) - 1.0).abs() < 1e-9, "the WQE budget is used: {total}");
+        assert!(rows.iter().all(|r| r.x > 0.0), "every rate of (P)'s optimum is positive: {:?}", rows[1]);
+        let bound = (total / rows[1].x).ceil() as u32 + 1;
+        for j in (0..m).filter(|&j| j != 1) {
+            ag.submit(j, 1_000_000, 1 << 20);
+        }
+        ag.submit(1, 1, 32);
+        let waited = (0..1_000_000).take_while(|_| ag.release_one().unwrap().0 != 1).count() as u32;
+        assert!(waited <= bound, "released after {waited} slots, bound {bound} (x̂ = {})", rows[1].x);
     }
 }

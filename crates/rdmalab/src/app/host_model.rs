@@ -41,6 +41,10 @@ pub struct HostConfig {
     pub share_ratio: u32,
     /// SHARE: time the QP's lock is held per WQE posted.
     pub lock_cost: Time,
+    /// SHARE: one transfer of the lock's cache line between cores. A poster that finds k
+    /// others queued on the lock adds k transfers to its hold (a test-and-set lock's
+    /// hand-off costs one transfer per spinning core: Anderson, IEEE TPDS 1(1), 1990).
+    pub lock_transfer: Time,
 }
 
 impl Default for HostConfig {
@@ -54,6 +58,10 @@ impl Default for HostConfig {
             cores: 24,
             share_ratio: 5,
             lock_cost: Time::from_ns(200),
+            // Broadwell-EP (the testbed's E5-2650 v4 generation), core-to-core transfer of a
+            // modified line within a socket: 40.3-42.3 ns by Intel MLC on an E5-2660 v4
+            // (J. McCalpin, Intel forum thread 700477, 2016).
+            lock_transfer: Time::from_ns(40),
         }
     }
 }
@@ -72,13 +80,38 @@ pub enum Control {
     InBand,
 }
 
+/// How a DRUM scheduler under local control turns its host's problem into rates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Solve {
+    /// The exact optimum of the host's (P) every period (`drum::exact`): where the
+    /// paper's ADMM converges ("in less than 20 iterations"), this is where it arrives.
+    Exact,
+    /// `iterations` ADMM steps per period, warm-started, enforcing the feasible recovery of
+    /// the iterate as it stands (which need not have converged, and can hold rates of 0).
+    Admm,
+}
+
+impl Solve {
+    /// From the TOML spelling.
+    pub fn parse(s: &str) -> Result<Solve, String> {
+        match s {
+            "exact" => Ok(Solve::Exact),
+            "admm" => Ok(Solve::Admm),
+            other => Err(format!("unknown solve `{other}` (known: exact, admm)")),
+        }
+    }
+}
+
 /// `[drum]`: the scheduler's control loop (ignored under RAW and SHARE).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DrumConfig {
     /// Control period: one solve (of `iterations` ADMM steps) per period.
     pub period: Time,
-    /// ADMM steps per period, warm-started from the previous period (0: keep the start).
+    /// ADMM steps per period, warm-started from the previous period (0: keep the start);
+    /// under local control only with `solve = Admm`.
     pub iterations: u32,
+    /// Local control: the exact optimum or a few ADMM steps per period.
+    pub solve: Solve,
     /// α of the α-fair utility.
     pub alpha: f64,
     /// β of the CQ latency penalty.
@@ -98,6 +131,7 @@ impl Default for DrumConfig {
         DrumConfig {
             period: Time::from_us(100),
             iterations: 5,
+            solve: Solve::Exact,
             alpha: 0.5,
             beta: 1.0,
             k: 20,

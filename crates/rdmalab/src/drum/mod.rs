@@ -7,6 +7,7 @@
 //! - [`admm`]: scaled ADMM with per-(host, app) duals, parallel over hosts;
 //! - [`rows`] / [`roots`]: the safeguarded Newton kernels of the block updates;
 //! - [`dual`]: the dual-decomposition (subgradient) baseline on the same model;
+//! - [`exact`]: one host's exact optimum from its KKT system (a DRUM agent's solve);
 //! - [`kkt`]: an independent optimality certificate;
 //! - [`network`]: the network-wide model (receiver-side CQ load, fabric links) solved by
 //!   sharing ADMM between host agents and a coordinator;
@@ -15,6 +16,7 @@
 
 pub mod admm;
 pub mod dual;
+pub mod exact;
 pub mod instance;
 pub mod kkt;
 pub mod links;

@@ -95,6 +95,9 @@ pub struct MpConfig {
     pub pg: u8,
     /// Destination UDP port (default 100, as flows).
     pub dport: u16,
+    /// A message smaller than `chunk_size` is one chunk of its size rather than an error
+    /// (set for messages a `workload` draws, whose mice are not cut; default false).
+    pub small_as_one_chunk: bool,
 }
 
 impl Default for MpConfig {
@@ -111,6 +114,7 @@ impl Default for MpConfig {
             sport_policy: SportPolicy::Sequential,
             pg: 3,
             dport: 100,
+            small_as_one_chunk: false,
         }
     }
 }
@@ -146,7 +150,7 @@ impl MpConfig {
 
     /// Checks a message of `size` bytes against the chunk size.
     pub fn check_message(&self, size: u64) -> Result<()> {
-        check_message_size(self.chunk_size, size)
+        check_message_size(self.chunk_size, size, self.small_as_one_chunk)
     }
 
     /// Chunks of a message of `size` bytes.
@@ -155,12 +159,13 @@ impl MpConfig {
     }
 }
 
-/// A message must have at least one byte and at least one chunk's worth.
-pub fn check_message_size(chunk_size: u64, size: u64) -> Result<()> {
+/// A message must have at least one byte and, unless `small_as_one_chunk`, at least one
+/// chunk's worth.
+pub fn check_message_size(chunk_size: u64, size: u64, small_as_one_chunk: bool) -> Result<()> {
     if size == 0 {
         return Err(Error::scenario("size", "must be at least 1 byte"));
     }
-    if chunk_size > size {
+    if chunk_size > size && !small_as_one_chunk {
         return Err(Error::scenario(
             "chunk_size",
             format!("{chunk_size} bytes is larger than the message ({size} bytes)"),

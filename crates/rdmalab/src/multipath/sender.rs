@@ -67,6 +67,7 @@ pub struct SendOutcome {
 #[derive(Clone, Debug, Default)]
 pub struct MpSender {
     chunk_size: u64,
+    small_as_one_chunk: bool,
     header: u64,
     outstanding: u32,
     allocation: Allocation,
@@ -93,6 +94,7 @@ impl MpSender {
         let n = qps.len();
         MpSender {
             chunk_size: cfg.chunk_size,
+            small_as_one_chunk: cfg.small_as_one_chunk,
             header: cfg.chunk_header,
             outstanding: cfg.outstanding,
             allocation: cfg.allocation,
@@ -239,7 +241,7 @@ impl MpSender {
 
     /// Checks a message of `size` bytes against the chunk size.
     pub fn check_size(&self, size: u64) -> crate::error::Result<()> {
-        super::check_message_size(self.chunk_size, size)
+        super::check_message_size(self.chunk_size, size, self.small_as_one_chunk)
     }
 
     /// True when every message posted so far is complete.

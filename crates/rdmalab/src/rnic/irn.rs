@@ -9,6 +9,8 @@
 //! a packet's boundaries are the sender's segmentation (MTU cuts within a message), so the
 //! holes between held or acknowledged ranges are whole packets.
 
+use std::collections::VecDeque;
+
 use crate::units::Time;
 
 /// `[fabric.irn]`, checked.
@@ -155,6 +157,10 @@ pub struct IrnQp {
     pub retx_from: u64,
     /// Receiver: byte ranges held beyond the next expected byte.
     pub held: Ranges,
+    /// Receiver: the ends of messages whose last packet is held, with that packet's
+    /// application header slot (raw), in order of end: their receive completions wait
+    /// until the bytes before them arrive. Only QPs an application listens on record them.
+    pub held_ends: VecDeque<(u64, u32)>,
 }
 
 impl IrnQp {
@@ -162,6 +168,7 @@ impl IrnQp {
     pub fn reset(&mut self) {
         self.sacked.clear();
         self.held.clear();
+        self.held_ends.clear();
         self.recovery = false;
         self.recovery_point = 0;
         self.lost_below = 0;
@@ -229,6 +236,21 @@ impl IrnQp {
         }
         // In order: the held ranges it joins become in order too.
         (Arrival::InOrder, self.held.advance(end))
+    }
+
+    /// Receiver: a held packet ends a message at `end` (header slot `hdr`). Kept in order
+    /// of end; packets mostly arrive in order, so the search runs from the back.
+    pub fn hold_message_end(&mut self, end: u64, hdr: u32) {
+        let at = self.held_ends.iter().rposition(|e| e.0 < end).map_or(0, |i| i + 1);
+        self.held_ends.insert(at, (end, hdr));
+    }
+
+    /// Receiver: the first held message end at or below `expected` (now in order), taken.
+    pub fn take_message_end(&mut self, expected: u64) -> Option<(u64, u32)> {
+        match self.held_ends.front() {
+            Some(&(end, _)) if end <= expected => self.held_ends.pop_front(),
+            _ => None,
+        }
     }
 }
 
@@ -334,6 +356,20 @@ mod tests {
         assert_eq!(q.receive(1000, 2000, 0), (Arrival::OutOfOrder, 0));
         assert_eq!(q.receive(1000, 2000, 0), (Arrival::Duplicate, 0));
         assert_eq!(q.receive(0, 1000, 0), (Arrival::InOrder, 2000));
+    }
+
+    #[test]
+    fn held_message_ends_complete_in_order_once_in_order() {
+        let mut q = IrnQp::default();
+        q.hold_message_end(3000, 7);
+        q.hold_message_end(2000, 5); // arrived after a later message's end
+        q.hold_message_end(5000, 9);
+        assert_eq!(q.take_message_end(1000), None);
+        assert_eq!(q.take_message_end(3000), Some((2000, 5)));
+        assert_eq!(q.take_message_end(3000), Some((3000, 7)));
+        assert_eq!(q.take_message_end(3000), None);
+        q.reset();
+        assert_eq!(q.take_message_end(u64::MAX), None);
     }
 
     #[test]

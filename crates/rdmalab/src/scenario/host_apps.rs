@@ -8,6 +8,7 @@
 //! cores = 24
 //! share_ratio = 5
 //! lock_cost = "200ns"
+//! lock_transfer = "40ns"  # SHARE: per poster already queued on the lock
 //! [[app]]
 //! host = 0
 //! dst = 6
@@ -19,6 +20,7 @@
 //! think = "0ns"
 //! [drum]                  # accepted and ignored under raw and share
 //! period = "100us"
+//! solve = "exact"         # exact (default) | admm: `iterations` ADMM steps per period
 //! iterations = 5
 //! ```
 
@@ -28,7 +30,7 @@ use serde::Deserialize;
 
 use super::{check_host, field_time};
 use crate::app::closed_loop::ClosedLoopSpec;
-use crate::app::host_model::{Control, DrumConfig, HostConfig, HostModelSpec, Mechanism};
+use crate::app::host_model::{Control, DrumConfig, HostConfig, HostModelSpec, Mechanism, Solve};
 use crate::error::{Error, Result};
 use crate::rnic::transport::Transport;
 use crate::topology::Topology;
@@ -50,6 +52,8 @@ pub struct HostSpec {
     pub share_ratio: Option<u32>,
     /// SHARE: lock hold time per WQE (default `"200ns"`).
     pub lock_cost: Option<String>,
+    /// SHARE: cache-line transfer per poster already queued on the lock (default 40 ns).
+    pub lock_transfer: Option<String>,
 }
 
 /// A number, or an inclusive range `[lo, hi]`.
@@ -98,6 +102,8 @@ pub struct DrumSpec {
     pub period: Option<String>,
     /// ADMM steps per period (default 5).
     pub iterations: Option<u32>,
+    /// Local control: `exact` (default) or `admm` (`iterations` steps per period).
+    pub solve: Option<String>,
     /// α (default 0.5).
     pub alpha: Option<f64>,
     /// β (default 1).
@@ -237,6 +243,7 @@ fn host_config(h: HostSpec, file: &Path) -> Result<HostConfig> {
         cores: h.cores.unwrap_or(d.cores),
         share_ratio: h.share_ratio.unwrap_or(d.share_ratio),
         lock_cost: t("lock_cost", &h.lock_cost, d.lock_cost)?,
+        lock_transfer: t("lock_transfer", &h.lock_transfer, d.lock_transfer)?,
     };
     if c.poll_cost == Time::ZERO {
         return Err(Error::input(file, 0, f("poll_cost"), "must be positive (one poll takes CPU time)"));
@@ -277,9 +284,17 @@ fn drum_config(s: DrumSpec, file: &Path) -> Result<DrumConfig> {
         "in_band" => Control::InBand,
         other => return bad("control", format!("unknown control `{other}` (known: local, out_of_band, in_band)")),
     };
+    let solve = match &s.solve {
+        Some(v) => match Solve::parse(v) {
+            Ok(v) => v,
+            Err(e) => return bad("solve", e),
+        },
+        None => d.solve,
+    };
     let c = DrumConfig {
         period,
         iterations: s.iterations.unwrap_or(d.iterations),
+        solve,
         alpha: s.alpha.unwrap_or(d.alpha),
         beta: s.beta.unwrap_or(d.beta),
         k: s.k.unwrap_or(d.k),

@@ -20,6 +20,9 @@ pub struct LinkSpec {
     pub b: u32,
     /// Per-packet loss probability on this link (both directions).
     pub error_rate: Option<f64>,
+    /// Line rate of this link (both directions), overriding the topology's: an asymmetric
+    /// fabric (e.g. one spine link at a quarter rate, issue 28 §3).
+    pub rate: Option<String>,
 }
 
 /// `[[events]]`: a scheduled change during the run.
@@ -46,8 +49,8 @@ pub enum EventSpec {
     },
 }
 
-/// `fabric.error_rate` on every link, then the `[[links]]` overrides.
-pub(super) fn set_error_rates(topo: &mut Topology, all: Option<f64>, specs: &[LinkSpec], file: &Path) -> Result<()> {
+/// `fabric.error_rate` on every link, then the `[[links]]` overrides (loss and rate).
+pub(super) fn set_link_overrides(topo: &mut Topology, all: Option<f64>, specs: &[LinkSpec], file: &Path) -> Result<()> {
     if let Some(r) = all {
         check_probability(file, "fabric.error_rate", r)?;
         for l in &mut topo.links {
@@ -58,8 +61,14 @@ pub(super) fn set_error_rates(topo: &mut Topology, all: Option<f64>, specs: &[Li
         let links = link_ends(file, &format!("links[{i}]"), topo, spec.a, spec.b)?;
         if let Some(r) = spec.error_rate {
             check_probability(file, &format!("links[{i}].error_rate"), r)?;
-            for l in links {
+            for &l in &links {
                 topo.links[l.idx()].error_rate = r;
+            }
+        }
+        if let Some(r) = &spec.rate {
+            let rate = super::field_rate(file, &format!("links[{i}].rate"), r)?;
+            for &l in &links {
+                topo.links[l.idx()].rate = rate;
             }
         }
     }

@@ -355,7 +355,7 @@ impl ScenarioSpec {
     /// Builds the topology, the flows and the config.
     pub fn build(&self, base: &Path, file: &Path) -> Result<Scenario> {
         let mut topology = self.topology.build(base, file).map_err(|e| locate::in_section(e, file, "topology"))?;
-        links::set_error_rates(&mut topology, self.fabric.error_rate, &self.links, file)?;
+        links::set_link_overrides(&mut topology, self.fabric.error_rate, &self.links, file)?;
         let mut config = self.fabric.build(file, self.seed, self.stop_time.as_deref())?;
         config.threads = self.threads(file)?;
         config.partition_map = self.partition_map(base, file, &topology)?;
@@ -365,11 +365,11 @@ impl ScenarioSpec {
         let mut mp = Vec::new();
         for (i, t) in self.traffic.iter().enumerate() {
             let section = format!("traffic[{i}]");
+            let ctx = TrafficCtx { i, base, file, topo: &topology, seed: self.seed, tenants: &tenants };
             if let TrafficSpec::Multipath(spec) = t {
-                mp.push(spec.build(&section, file, &topology, &config)?);
+                mp.push(spec.build(&section, file, &topology, &config, spec.drawn(&ctx)?)?);
                 continue;
             }
-            let ctx = TrafficCtx { i, base, file, topo: &topology, seed: self.seed, tenants: &tenants };
             let built = t.build(&ctx, &mut apps).map_err(|e| locate::in_section(e, file, &section))?;
             flows.extend(t.with_class(&ctx, built)?);
         }

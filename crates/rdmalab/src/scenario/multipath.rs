@@ -19,6 +19,7 @@ use crate::multipath::{
 use crate::topology::routing::Routes;
 use crate::topology::Topology;
 use crate::units::Time;
+use crate::workload::FlowSpec;
 
 /// How messages are cut (`split`).
 #[derive(Clone, Copy, Debug, Deserialize)]
@@ -166,7 +167,12 @@ pub struct MultipathSpec {
     /// Virtuoso: `retry_exceeded` (default) or `retransmission`.
     pub chunk_probe_signal: Option<ChunkSignalName>,
     /// The messages; one connection per distinct (src, dst), messages posted in order.
+    #[serde(default)]
     pub messages: Vec<MessageEntry>,
+    /// More messages, drawn by a flow source (`kind = "poisson"`, ...): each of its flows
+    /// becomes a WRITE of the same source, destination, size and start, so host-side
+    /// multipath carries exactly the workload plain flows would (`lb-host-vs-switch`).
+    pub workload: Option<Box<super::TrafficSpec>>,
 }
 
 fn default_split() -> SplitName {
@@ -214,11 +220,26 @@ pub struct MessageEntry {
 
 impl MultipathSpec {
     /// Checks every field; `at` is the entry's path (`traffic[2]`).
-    pub(super) fn build(&self, at: &str, file: &Path, topo: &Topology, fabric: &SimConfig) -> Result<MpTraffic> {
+    /// `drawn`: the flows of `workload` (see [`MultipathSpec::drawn`]), as messages after
+    /// those listed.
+    pub(super) fn build(
+        &self,
+        at: &str,
+        file: &Path,
+        topo: &Topology,
+        fabric: &SimConfig,
+        drawn: Vec<FlowSpec>,
+    ) -> Result<MpTraffic> {
         let g = |name: &str| format!("{at}.{name}");
-        let config = self.config(file, &g)?;
+        let mut config = self.config(file, &g)?;
+        // A drawn message smaller than a chunk is one chunk (a listed one is refused below:
+        // seed 001's partition assumes whole chunks; a workload's mice are not cut).
+        config.small_as_one_chunk = self.workload.is_some();
         config.validate().map_err(|e| super::locate::in_section(e, file, at))?;
-        let mut messages = Vec::with_capacity(self.messages.len());
+        if self.messages.is_empty() && self.workload.is_none() {
+            return Err(Error::input(file, 0, g("messages"), "no messages: list some or give a `workload`"));
+        }
+        let mut messages = Vec::with_capacity(self.messages.len() + drawn.len());
         for (j, m) in self.messages.iter().enumerate() {
             let h = |name: &str| g(&format!("messages[{j}].{name}"));
             let src = check_host(file, &h("src"), topo, m.src)?;
@@ -241,10 +262,12 @@ impl MultipathSpec {
             }
             messages.push((src, dst, m.size, field_time(file, &h("start"), &m.start)?));
         }
+        messages.extend(drawn.iter().map(|f| (f.src, f.dst, f.size, f.start)));
+        let mut verbs: Vec<MpVerb> = self.messages.iter().map(|m| verb(m.verb)).collect();
+        verbs.resize(messages.len(), MpVerb::Write);
         if config.sport_policy == SportPolicy::DistinctPaths {
             check_distinct_paths(file, &g("qps"), topo, &config, &messages)?;
         }
-        let verbs = self.messages.iter().map(|m| verb(m.verb)).collect();
         if let Split::Virtuoso(v) = &config.split {
             check_virtuoso(file, at, &g, topo, fabric, &config, v, &messages)?;
         }
@@ -285,11 +308,29 @@ impl MultipathSpec {
             sport_policy,
             pg: self.pg.unwrap_or(3),
             dport: self.dport.unwrap_or(100),
+            small_as_one_chunk: false,
         })
     }
 }
 
 impl MultipathSpec {
+    /// The flows `workload` draws (none without one), built as that source would be at
+    /// this entry's place in `traffic` (same seed); `workload` may not be multipath itself
+    /// nor start applications.
+    pub(super) fn drawn(&self, ctx: &super::TrafficCtx<'_>) -> Result<Vec<FlowSpec>> {
+        let Some(w) = &self.workload else { return Ok(Vec::new()) };
+        let field = ctx.field("workload");
+        let mut apps = Vec::new();
+        let flows = match w.as_ref() {
+            super::TrafficSpec::Multipath(_) => Err(Error::input(ctx.file, 0, &field, "a flow source, not multipath")),
+            t => t.build(ctx, &mut apps).map_err(|e| super::locate::in_section(e, ctx.file, &field)),
+        }?;
+        if !apps.is_empty() {
+            return Err(Error::input(ctx.file, 0, field, "a flow source, not an application"));
+        }
+        Ok(flows)
+    }
+
     /// Virtuoso's fields, with the defaults of `VirtuosoConfig`.
     fn virtuoso(&self, file: &Path, g: &dyn Fn(&str) -> String) -> Result<VirtuosoConfig> {
         let d = VirtuosoConfig::default();

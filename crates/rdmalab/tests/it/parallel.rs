@@ -20,7 +20,7 @@ use rdmalab::Time;
 
 /// A k = 4 fat tree (16 hosts, 4 pods) under WebSearch at 60 % load plus an incast of 12
 /// senders into host 0 (PFC pauses with a small buffer); `fabric` adds fabric settings.
-fn scenario(cc: &str, fabric: &str, threads: u32) -> Scenario {
+pub(crate) fn scenario(cc: &str, fabric: &str, threads: u32) -> Scenario {
     let toml = format!(
         "seed = 5\n[topology]\nkind = \"fat_tree\"\nk = 4\n\
          [[traffic]]\nkind = \"poisson\"\ncdf = \"web_search\"\nload = 0.6\nduration = \"600us\"\n\
@@ -289,7 +289,8 @@ fn the_automatic_map_keeps_pods_whole_and_flows_cross_it() {
 }
 
 /// A scenario of host applications on the k = 4 fat tree with WebSearch background flows
-/// (`extra`: the applications' own sections), built for `threads`.
+/// (`extra`: the applications' own sections), built for `threads`, cut by host counts (pods
+/// whole: the pairs these tests name cross that cut whatever the background's load).
 fn app_scenario(seed: u64, extra: &str, threads: u32) -> Scenario {
     let text = format!(
         "seed = {seed}\n[topology]\nkind = \"fat_tree\"\nk = 4\n\
@@ -297,6 +298,7 @@ fn app_scenario(seed: u64, extra: &str, threads: u32) -> Scenario {
     );
     let mut s = Scenario::from_toml(&text, Path::new("apps.toml")).unwrap_or_else(|e| panic!("{e}"));
     s.config.threads = Some(threads);
+    s.config.partition_map = (threads > 1).then(|| auto_map(&s.topology, threads).0);
     s
 }
 
@@ -528,35 +530,6 @@ fn a_run_that_never_gets_unstuck_stops_as_stalled_as_one_simulation_does() {
     assert!(one.1 > Time::from_ms(100) && one.1 < Time::from_ms(300), "{:?}", one.1);
     assert_eq!(outcome(2), one);
     assert_eq!(outcome(4), one);
-}
-
-/// Issue 29 §1: `auto` cuts only where the cut is expected to pay. The estimate's inputs are
-/// checked against what the runs measured (`docs/parallel.md`, "When `auto` cuts"): the 1,024-host
-/// case (21.0 M events, 1.80x bound at 2 partitions) is cut; a k = 4 fat tree with two classes
-/// (0.6 M events in 1,141 windows: 531 events a window, against a window's ~100 us) is not.
-#[test]
-fn auto_cuts_only_where_the_estimate_says_it_pays() {
-    use rdmalab::sim::parallel::Estimate;
-    let estimate = |s: &Scenario| {
-        let (map, parts) = auto_map(&s.topology, 2);
-        assert_eq!(parts, 2);
-        Estimate::new(s, &map, lookahead(&s.topology, &map).unwrap())
-    };
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/scenarios/fat_tree_1k_websearch.toml");
-    let big = estimate(&Scenario::from_file(&path).unwrap());
-    assert!((big.events - 21.0e6).abs() < 0.1 * 21.0e6, "{big:?}");
-    assert!((big.largest_share - 0.556).abs() < 0.05, "{big:?}");
-    assert!(big.cut_pays(), "{big:?}: {:.2}", big.speed_up());
-    let small = estimate(&scenario("dcqcn", "[[fabric.classes]]\npg = 1\nscheduler = \"strict\"", 2));
-    assert!(!small.cut_pays(), "{small:?}: {:.2}", small.speed_up());
-    // Closed-loop applications alone: no estimate of their load, so the run stays whole.
-    let apps = "[host]\nmechanism = \"drum\"\n[drum]\ncontrol = \"local\"\n[[app]]\nhost = 0\ndst = 15\nsize = 1024\nwr_num = 4\n";
-    let toml = format!("stop_time = \"100us\"\n[topology]\nkind = \"fat_tree\"\nk = 4\n{apps}");
-    let only_apps = estimate(&Scenario::from_toml(&toml, Path::new("apps.toml")).unwrap());
-    assert!(!only_apps.cut_pays());
-    let Runner::One(_) = Runner::auto(Scenario::from_toml(&toml, Path::new("apps.toml")).unwrap()).unwrap() else {
-        panic!("auto should run applications alone on one thread");
-    };
 }
 
 #[test]

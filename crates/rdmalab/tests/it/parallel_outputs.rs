@@ -13,7 +13,7 @@
 use std::path::Path;
 
 use rdmalab::scenario::Scenario;
-use rdmalab::sim::parallel::{auto_map, Runner};
+use rdmalab::sim::parallel::{work_map, Runner};
 use rdmalab::sim::{Results, StopReason};
 
 fn build(toml: &str, threads: u32) -> Scenario {
@@ -39,7 +39,7 @@ fn same_for_1_2_4_threads(what: &str, toml: &str) -> (StopReason, Results) {
     let one = everything(build(toml, 1));
     for threads in [2, 4] {
         let s = build(toml, threads);
-        assert_eq!(auto_map(&s.topology, threads).1, threads, "{what}: the map should cut");
+        assert_eq!(work_map(&s, threads).1, threads, "{what}: the map should cut");
         let many = everything(s);
         if one.2 != many.2 {
             let line = one.2.lines().zip(many.2.lines()).position(|(a, b)| a != b).unwrap_or(0);

@@ -42,9 +42,10 @@ pub(in crate::sim) struct HostModel {
     pub(in crate::sim) batches: Vec<BatchRecord>,
     /// Per NIC: application threads busy-polling now (RAW, SHARE).
     pub(super) polling: Vec<u32>,
-    /// SHARE: per application its shared QP's lock; per lock when it is free.
+    /// SHARE: per application its shared QP's lock; per lock when it is free and how many
+    /// posters are queued on it (holder included).
     pub(super) lock_of: Vec<u32>,
-    pub(super) locks: Vec<Time>,
+    pub(super) locks: Vec<(Time, u32)>,
     /// DRUM: per application (agent, local index); the agents and their application ids;
     /// their shared QPs by dst.
     pub(super) agent_of: Vec<(AgentId, u32)>,
@@ -133,7 +134,7 @@ impl Simulation {
             }
             None => {
                 let qp = self.host_qp(s.host, s.dst, s.transport);
-                m.locks.push(Time::ZERO);
+                m.locks.push((Time::ZERO, 0));
                 let lock = m.locks.len() as u32 - 1;
                 groups.retain(|g| !(g.0 == s.host && g.1 == s.dst));
                 groups.push((s.host, s.dst, qp, lock, 1));
@@ -195,7 +196,11 @@ impl Simulation {
     pub(in crate::sim) fn closed_timer(&mut self, i: u32, token: u32) {
         match token {
             START => self.closed_start(i),
-            POSTED => self.closed_ring(i),
+            POSTED => {
+                let m = self.hostm.as_mut().expect("host model");
+                m.locks[m.lock_of[i as usize] as usize].1 -= 1;
+                self.closed_ring(i)
+            }
             _ => self.closed_seen(i),
         }
     }
@@ -216,15 +221,18 @@ impl Simulation {
         match m.cfg.mechanism {
             Mechanism::Raw => self.closed_ring(i),
             Mechanism::Share => {
-                // The group's FIFO lock, held `lock_cost` per WQE; the doorbell rings on release.
+                // The group's FIFO lock, held `lock_cost` per WQE plus one cache-line transfer
+                // per poster already queued on it; the doorbell rings on release.
                 let lock = m.lock_of[i as usize] as usize;
-                let start = m.locks[lock].max(now);
-                let free = start + Time(m.cfg.lock_cost.0 * wr as u64);
-                m.locks[lock] = free;
+                let (free, queued) = m.locks[lock];
+                let contention = Time(m.cfg.lock_transfer.0 * if free > now { queued as u64 } else { 0 });
+                let free = free.max(now) + contention + Time(m.cfg.lock_cost.0 * wr as u64);
+                m.locks[lock].0 = free;
                 if free == now {
                     self.closed_ring(i);
                 } else {
                     app.phase = Phase::Posting;
+                    m.locks[lock].1 += 1;
                     let id = m.ids[i as usize];
                     self.queue.push(free, Event::App(id, POSTED));
                 }

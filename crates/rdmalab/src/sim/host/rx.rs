@@ -55,10 +55,13 @@ impl Simulation {
                 self.meters[nic].add(qp.tenant, self.now, delivered as u32);
             }
             if pkt.last_of_msg {
+                // The message ends with this packet (under IRN, held bytes past it may have
+                // joined: they belong to later messages).
+                let end = pkt.seq + pkt.payload as u64;
                 if !pkt.app_hdr.is_none() && !rx.app.is_none() {
-                    placed = Some((rx.app, rx.expected - rx.msg_start));
+                    placed = Some((rx.app, end - rx.msg_start));
                 }
-                rx.msg_start = rx.expected;
+                rx.msg_start = end;
             }
             // InfiniBand CC: a FECN is answered at once by a BECN (annex A10).
             let becn_now = pkt.ce && self.fecn.is_some();
@@ -71,6 +74,9 @@ impl Simulation {
                 None
             }
         } else if ooo && irn.is_some() {
+            if pkt.last_of_msg && !rx.app.is_none() {
+                irn::hold_message_end(self.irn.as_deref_mut().unwrap(), rx_id, &pkt);
+            }
             Some(PacketKind::Nack) // IRN NACKs every packet it holds
         } else {
             self.counters.payload_bytes_discarded += pkt.payload as u64;
@@ -88,6 +94,9 @@ impl Simulation {
         }
         if let Some((app, bytes)) = placed {
             self.app_recv_done(app, rx_id, pkt.app_hdr, bytes);
+        }
+        if matches!(irn, Some((Arrival::InOrder, next)) if next != pkt.seq + pkt.payload as u64) {
+            self.complete_held_messages(rx_id);
         }
         let dasr = self.dasr.as_deref_mut();
         let share_kbps = crate::sim::mech::dasr::share_for_ack(dasr, &self.nic_of, &pkt, rx_id, new_data, in_order);

@@ -6,6 +6,9 @@
 //! - QP opened (`host/mod.rs::open_qp_in`): [`on_open`], fresh state and BDP-FC's window;
 //! - receiver, per data packet (`host/rx.rs::receive_data`): [`receive`] holds an
 //!   out-of-order packet, and the NACK carries the triggering sequence ([`sack_field`]);
+//!   a held packet that ends a message on a QP an application listens on is remembered
+//!   ([`hold_message_end`]) and its receive completion made when the bytes before it
+//!   arrive (`Simulation::complete_held_messages`);
 //! - sender, per data packet sent (`host/tx.rs::send_data`): [`after_send`] moves the
 //!   send pointer to the next hole or back to new data;
 //! - sender, ACK or NACK (`host/rx.rs::receive_ack`): [`on_ack`];
@@ -19,6 +22,7 @@ use crate::ids::{HeaderSlot, QpId};
 use crate::rnic::irn::{Arrival, IrnTable};
 use crate::rnic::Qp;
 use crate::sim::mech::retry;
+use crate::sim::Simulation;
 use crate::units::Time;
 
 /// Hook "QP opened": the slot's IRN state starts fresh, and BDP-FC caps the bytes past the
@@ -40,6 +44,34 @@ pub(in crate::sim) fn receive(irn: &mut IrnTable, rx_id: QpId, pkt: &Packet, exp
         Arrival::Duplicate => {}
     }
     (arrival, next)
+}
+
+/// Hook "receiver, out-of-order packet that ends a message" on a QP an application
+/// listens on: its completion waits for the bytes before it.
+#[inline(never)]
+pub(in crate::sim) fn hold_message_end(irn: &mut IrnTable, rx_id: QpId, pkt: &Packet) {
+    irn.qp(rx_id.idx()).hold_message_end(pkt.seq + pkt.payload as u64, pkt.app_hdr.0);
+}
+
+impl Simulation {
+    /// Hook "receiver, held bytes joined": every message whose last packet was held and is
+    /// now in order completes, in order, as it would have on its last packet's in-order
+    /// arrival (`host/rx.rs::receive_data`): its bytes since the previous message's end,
+    /// told to the listening application when the packet named a header.
+    #[inline(never)]
+    pub(in crate::sim) fn complete_held_messages(&mut self, rx_id: QpId) {
+        loop {
+            let expected = self.qps[rx_id.idx()].rx.expected;
+            let Some(irn) = self.irn.as_deref_mut() else { return };
+            let Some((end, hdr)) = irn.qp(rx_id.idx()).take_message_end(expected) else { return };
+            let rx = &mut self.qps[rx_id.idx()].rx;
+            let (app, bytes) = (rx.app, end - rx.msg_start);
+            rx.msg_start = end;
+            if hdr != HeaderSlot::NONE.0 && !app.is_none() {
+                self.app_recv_done(app, rx_id, HeaderSlot(hdr), bytes);
+            }
+        }
+    }
 }
 
 /// The NACK's second sequence number: where the packet that triggered it begins, as an

@@ -14,6 +14,7 @@
 //! list (but only its own nodes' packets and events).
 
 mod apps;
+mod balance;
 mod barrier;
 mod deadlock;
 mod estimate;
@@ -30,9 +31,10 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
 
 pub(in crate::sim) use apps::sort_app_tables;
+pub use balance::work_map;
 pub use estimate::Estimate;
 pub use exchange::Crossing;
-pub use partition::{auto_map, lookahead, Partition};
+pub use partition::{auto_map, lookahead, weighted_map, Partition};
 pub use runner::Runner;
 
 use crate::sim::watch::{stall_cause, WaitShare};
@@ -72,10 +74,10 @@ pub struct ParallelRun {
 }
 
 impl ParallelRun {
-    /// Cuts `s` into at most `threads` partitions (the automatic map, `auto_map`) and builds
-    /// one simulation per partition.
+    /// Cuts `s` into at most `threads` partitions of about equal expected work (`work_map`)
+    /// and builds one simulation per partition.
     pub fn new(s: Scenario, threads: u32) -> Result<ParallelRun> {
-        let (part_of, _) = auto_map(&s.topology, threads.max(1));
+        let (part_of, _) = work_map(&s, threads.max(1));
         ParallelRun::with_map(s, part_of)
     }
 

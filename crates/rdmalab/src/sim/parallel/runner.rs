@@ -1,6 +1,6 @@
 //! `Runner`: a scenario run on the engine its `threads` asks for, sequential or parallel.
 
-use super::{auto_map, lookahead, Estimate, ParallelRun};
+use super::{lookahead, work_map, Estimate, ParallelRun};
 use crate::config::Scenario;
 use crate::error::{Error, Result};
 use crate::sim::{Results, RunLimit, Simulation, StopReason};
@@ -59,7 +59,7 @@ impl Runner {
             return Runner::new(s);
         }
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-        let (map, mut parts) = auto_map(&s.topology, cores);
+        let (map, mut parts) = work_map(&s, cores);
         if parts > 1 && s.config.partition_map.is_none() {
             // A zero-delay cut is refused below; a cut not expected to pay runs whole.
             let pays = lookahead(&s.topology, &map).map_or(true, |l| Estimate::new(&s, &map, l).cut_pays());
