@@ -210,6 +210,18 @@ def balance_frame(raw: dict[str, Any] | None) -> pl.DataFrame:
     return _ps_columns_frame(raw or {}, BALANCE_COLUMNS)
 
 
+#: ConWeave's reorder occupancy, `switch` first as in `BALANCE_COLUMNS`.
+REORDER_COLUMNS = {"switch": pl.UInt32, "window_start_ns": pl.Float64, "queues": pl.UInt32,
+                   "packets": pl.UInt64, "bytes": pl.UInt64}
+
+
+def reorder_frame(raw: dict[str, Any] | None) -> pl.DataFrame:
+    """Per destination ToR and `fabric.lb.lb_window`, the most reorder queues in use and
+    packets and bytes held at once (`path_selection = "conweave"`, docs/load-balancing.md);
+    empty under other schemes."""
+    return _ps_columns_frame(raw or {}, REORDER_COLUMNS)
+
+
 def classes_frame(raw: dict[str, Any] | None) -> pl.DataFrame:
     """Traffic classes (`[[fabric.classes]]`), one row per class 0..7: its settings and what
     the switch ports counted for it; empty when the run has no class table."""
@@ -295,10 +307,13 @@ class Results:
     (PAUSE frames sent for the class) and ecn_marks. Class 0 is the control class (ACKs,
     PFC frames). Empty without a class table.
 
-    With a switch-side balancer (`fabric.path_selection` = spray|drill|letflow|conga) or a
-    `[fabric.lb]` table, `balance` has one row per ToR and `lb_window` in which data went up:
+    With a switch-side balancer (`fabric.path_selection` = spray|drill|letflow|conga|conweave)
+    or a `[fabric.lb]` table, `balance` has one row per ToR and `lb_window` in which data went up:
     switch (node id), window_start_ns, uplinks, min_bytes, max_bytes, mean_bytes and
-    imbalance = (max - min) / mean (docs/load-balancing.md).
+    imbalance = (max - min) / mean (docs/load-balancing.md). Under `conweave`, `reorder` has
+    one row per destination ToR and `lb_window` in which it held packets: switch,
+    window_start_ns, and the most reorder queues in use (queues) and packets and bytes held
+    at once.
     """
 
     flows: pl.DataFrame
@@ -318,6 +333,7 @@ class Results:
     drum: pl.DataFrame = field(default_factory=lambda: drum_frame(None))
     classes: pl.DataFrame = field(default_factory=lambda: classes_frame(None))
     balance: pl.DataFrame = field(default_factory=lambda: balance_frame(None))
+    reorder: pl.DataFrame = field(default_factory=lambda: reorder_frame(None))
     stop_reason: str = "finished"
     interrupted: bool = False
     wall_seconds: float = 0.0
@@ -340,6 +356,7 @@ class Results:
                    paths=paths_frame(raw.get("paths", {})), classes=classes_frame(raw.get("classes")),
                    wqes=wqes, apps=apps_frame(hm, wqes, float(raw["counters"]["end_time_ps"])),
                    drum=drum_frame(hm), balance=balance_frame(raw.get("balance")),
+                   reorder=reorder_frame(raw.get("reorder")),
                    stop_reason=stop_reason,
                    interrupted=interrupted, wall_seconds=wall,
                    extra={"tenant_names": tenant_names, "tenant_bins": raw.get("tenant_bins"),
@@ -356,7 +373,8 @@ class Results:
         """Every table of the run by its file name: `flows`, `ports`, `pfc`, and `queues`,
         `rates` and `links` when they were sampled, `messages` and `chunks` with multipath
         traffic, `paths` with Virtuoso, `deadlock` when one was found, `classes` with
-        `[[fabric.classes]]`, `balance` with a switch-side balancer or `[fabric.lb]`, `wqes`, `apps`
+        `[[fabric.classes]]`, `balance` with a switch-side balancer or `[fabric.lb]`, `reorder`
+        under `conweave`, `wqes`, `apps`
         and `drum` with closed-loop applications (what
         `rdmalab run` writes as Parquet)."""
         out = {"flows": self.flows, "ports": self.ports, "pfc": self.pfc}
@@ -377,6 +395,8 @@ class Results:
             out["classes"] = self.classes
         if self.balance.height:  # a switch-side balancer or [fabric.lb]
             out["balance"] = self.balance
+        if self.reorder.height:  # conweave's reorder queues
+            out["reorder"] = self.reorder
         for name in ("wqes", "apps", "drum"):  # closed-loop applications (docs/drum-fabric.md)
             if getattr(self, name).height:
                 out[name] = getattr(self, name)

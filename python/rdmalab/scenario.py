@@ -307,7 +307,7 @@ class Scenario:
     def with_fabric(self, **settings: Any) -> "Scenario":
         """Fabric settings: timing, mtu, lossless, buffer_mb, ecn, ack_high_prio,
         ack_interval, rto, retry_limit (go-back-N rounds without progress before a WR fails),
-        path_selection (ecmp|source_ip|spray|drill|letflow|conga; the switch-side balancers take
+        path_selection (ecmp|source_ip|spray|drill|letflow|conga|conweave; the switch-side balancers take
         `lb={...}`, the `[fabric.lb]` fields, docs/load-balancing.md), cc, granularity, cc_params, window, qp_cache_entries,
         qp_cache_miss_penalty, queue_sample_interval, rate_sample_interval (per-QP rate
         samples: `Results.rates`), iofd (Blitz's in-order flow deflection, a dict of the

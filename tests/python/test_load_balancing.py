@@ -71,3 +71,19 @@ def test_conga_off_leaf_spine_is_refused_by_name():
 def test_lb_conweave_is_registered_with_a_quick_variant():
     e = repro.get("lb-conweave")
     assert e.sweep_path().exists() and e.sweep_path(quick=True).exists() and e.by == "fabric.path_selection"
+
+
+def test_conweave_runs_in_order_with_its_reorder_table_and_counters():
+    # A 1 ns reply margin makes every reply late: flows move once per epoch and the
+    # destination ToRs reorder; no NIC sees a packet out of order.
+    flows = Scenario.leaf_spine(2, 4, spines=2)
+    for i in range(4):
+        flows = flows.flow(i, 4 + i, 1_000_000).flow(4 + i, i, 1_000_000)
+    sc = flows.with_fabric(cc="dcqcn", path_selection="conweave", lb={"conweave_reply_extra": "1ns"})
+    res = run(sc, progress=False)
+    c = res.counters
+    assert c["lb_reroutes"] > 0 and c["lb_control_packets"] > 0
+    assert c["ooo_packets"] == 0 and res.flows["ooo_packets"].sum() == 0
+    assert c["reorder_held"] > 0 and "reorder" in res.tables() and res.reorder["bytes"].max() > 0
+    with pytest.raises(ValueError, match=r"fabric\.lb\.conweave_queues"):
+        run(sc.with_fabric(lb={"conweave_queues": 0}), progress=False)

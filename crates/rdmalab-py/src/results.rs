@@ -30,6 +30,7 @@ pub fn results_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, Py
     d.set_item("ports", port_counter_dict(py, &r.ports)?)?;
     d.set_item("classes", class_dict(py, &r.classes)?)?;
     d.set_item("balance", balance_dict(py, &r.balance)?)?;
+    d.set_item("reorder", reorder_dict(py, &r.reorder)?)?;
     let pfc = Columns::new(py, &r.pfc_events);
     pfc.u64("time_ps", |e| e.time.0)?.u64("node", |e| e.node.0 as u64)?;
     pfc.u64("ifindex", |e| e.ifindex as u64)?.u64("pause", |e| e.pause as u64)?;
@@ -107,6 +108,12 @@ fn counter_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict
         ("deflections", c.deflections),
         ("resequenced", c.resequenced),
         ("reseq_escapes", c.reseq_escapes),
+        ("lb_reroutes", c.lb_reroutes),
+        ("reorder_held", c.reorder_held),
+        ("reorder_timeouts", c.reorder_timeouts),
+        ("reorder_unheld", c.reorder_unheld),
+        ("lb_control_packets", c.lb_control_packets),
+        ("lb_untracked", c.lb_untracked),
         ("reseq_held", r.reseq_held as u64),
         ("flows_total", r.flows_total as u64),
         ("flows_completed", r.flows_completed() as u64),
@@ -179,6 +186,17 @@ fn balance_dict<'py>(py: Python<'py>, rows: &[rdmalab::fabric::lb::BalanceRow]) 
     t.u64("window_start_ps", |b| b.window_start.0)?.u64("switch", |b| b.switch.0 as u64)?;
     t.u64("uplinks", |b| b.uplinks as u64)?.u64("min_bytes", |b| b.min_bytes)?.u64("max_bytes", |b| b.max_bytes)?;
     t.f64("mean_bytes", |b| b.mean_bytes)?.f64("imbalance", |b| b.imbalance)?;
+    Ok(t.dict())
+}
+
+/// ConWeave: per destination ToR and window, the peak reorder queues, packets and bytes held.
+fn reorder_dict<'py>(
+    py: Python<'py>,
+    rows: &[rdmalab::fabric::lb::conweave::ReorderRow],
+) -> PyResult<Bound<'py, PyDict>> {
+    let t = Columns::new(py, rows);
+    t.u64("window_start_ps", |b| b.window_start.0)?.u64("switch", |b| b.switch.0 as u64)?;
+    t.u64("queues", |b| b.queues as u64)?.u64("packets", |b| b.packets)?.u64("bytes", |b| b.bytes)?;
     Ok(t.dict())
 }
 

@@ -17,6 +17,10 @@ pub enum PacketKind {
     Resume,
     /// InfiniBand flow-control packet for VL `pg`, its FCCL in `seq` (`fabric::ib`).
     FlowControl,
+    /// A switch-side balancer's control packet from one ToR to another (ConWeave's
+    /// RTT_REPLY, CLEAR and NOTIFY, `fabric::lb::conweave`): addressed to the host whose
+    /// ToR consumes it; it never reaches a host.
+    LbControl,
 }
 
 /// A packet in flight. 64 bytes, copied by value along its path.

@@ -3,7 +3,7 @@
 //!
 //! ```toml
 //! [fabric]
-//! path_selection = "conga"     # ecmp | source_ip | spray | drill | letflow | conga
+//! path_selection = "conga"     # ecmp | source_ip | spray | drill | letflow | conga | conweave
 //! [fabric.lb]
 //! drill_samples = 2
 //! drill_memory = 1
@@ -14,6 +14,13 @@
 //! conga_bits = 3
 //! conga_aging = "500us"
 //! lb_window = "100us"          # balance.parquet's window
+//! conweave_tx_expiry = "300us"
+//! conweave_reply_extra = "4us"
+//! conweave_path_pause = "16us"
+//! conweave_flush_extra = "16us"
+//! conweave_default_wait = "200us"
+//! conweave_table = 65536       # flow entries per ToR, a power of two
+//! conweave_queues = 24         # reorder queues per host port of a ToR
 //! ```
 
 use std::path::Path;
@@ -23,7 +30,7 @@ use serde::Deserialize;
 use super::field_time;
 use crate::config::SimConfig;
 use crate::error::{Error, Result};
-use crate::fabric::lb::{conga, drill, is_switch_scheme, LbConfig};
+use crate::fabric::lb::{conga, conweave, drill, is_switch_scheme, LbConfig};
 use crate::topology::routing::PathSelection;
 use crate::topology::Topology;
 use crate::units::Time;
@@ -50,6 +57,20 @@ pub struct LbSpec {
     pub conga_aging: Option<String>,
     /// Window of `balance.parquet`.
     pub lb_window: Option<String>,
+    /// ConWeave: idle time that ends a flow's epoch.
+    pub conweave_tx_expiry: Option<String>,
+    /// ConWeave: margin over the base RTT for the RTT_REPLY.
+    pub conweave_reply_extra: Option<String>,
+    /// ConWeave: how long a NOTIFY keeps a path avoided.
+    pub conweave_path_pause: Option<String>,
+    /// ConWeave: margin over a reorder queue's predicted flush time.
+    pub conweave_flush_extra: Option<String>,
+    /// ConWeave: predicted wait without phase-0 timing.
+    pub conweave_default_wait: Option<String>,
+    /// ConWeave: flow entries per ToR.
+    pub conweave_table: Option<u32>,
+    /// ConWeave: reorder queues per host port.
+    pub conweave_queues: Option<u32>,
 }
 
 /// A positive time, naming `fabric.lb.FIELD` otherwise.
@@ -107,7 +128,38 @@ impl LbSpec {
         if let Some(s) = &self.lb_window {
             c.window = positive(file, "lb_window", s)?;
         }
+        self.build_conweave(file, &mut c)?;
         Ok(c)
+    }
+
+    /// The `conweave_*` keys into `c`.
+    fn build_conweave(&self, file: &Path, c: &mut LbConfig) -> Result<()> {
+        let bad = |name: &str, msg: String| Err(Error::input(file, 0, format!("fabric.lb.{name}"), msg));
+        let times = [
+            ("conweave_tx_expiry", &self.conweave_tx_expiry, &mut c.conweave_tx_expiry),
+            ("conweave_reply_extra", &self.conweave_reply_extra, &mut c.conweave_reply_extra),
+            ("conweave_path_pause", &self.conweave_path_pause, &mut c.conweave_path_pause),
+            ("conweave_flush_extra", &self.conweave_flush_extra, &mut c.conweave_flush_extra),
+            ("conweave_default_wait", &self.conweave_default_wait, &mut c.conweave_default_wait),
+        ];
+        for (name, given, slot) in times {
+            if let Some(s) = given {
+                *slot = positive(file, name, s)?;
+            }
+        }
+        if let Some(n) = self.conweave_table {
+            if !n.is_power_of_two() || n > 1 << 20 {
+                return bad("conweave_table", format!("{n}: must be a power of two, at most 2^20"));
+            }
+            c.conweave_table = n;
+        }
+        if let Some(n) = self.conweave_queues {
+            if n == 0 || n > 1024 {
+                return bad("conweave_queues", format!("{n}: must be 1..=1024"));
+            }
+            c.conweave_queues = n;
+        }
+        Ok(())
     }
 }
 
@@ -127,6 +179,13 @@ pub(super) fn check(c: &SimConfig, topo: &Topology, file: &Path) -> Result<()> {
             return Err(Error::input(file, 0, field, m));
         }
         conga::Conga::new(topo, &c.lb).map_err(|m| Error::input(file, 0, field, m))?;
+    }
+    if c.path_selection == PathSelection::Conweave {
+        if c.cc.needs_int() {
+            let m = "`conweave` carries its header where INT would: use a congestion control without INT";
+            return Err(Error::input(file, 0, field, m));
+        }
+        conweave::ConWeave::new(topo, &c.lb).map_err(|m| Error::input(file, 0, field, m))?;
     }
     Ok(())
 }

@@ -87,6 +87,9 @@ enum Event {
     IofdRetry(PortId),
     /// The QP's host learns that its application connection closed (`sim::apps`).
     CloseQp(QpId),
+    /// ConWeave: a destination ToR's reorder queue (index, generation) reaches its
+    /// deadline (`sim::mech::conweave`).
+    ReorderFlush(u32, u32),
 }
 
 /// Limits for one call to `run`.
@@ -289,6 +292,7 @@ impl Simulation {
             Event::WqeDone(n) => self.on_wqe_done(n),
             Event::IofdRetry(p) => self.on_iofd_retry(p),
             Event::CloseQp(q) => self.close_app_qp(q),
+            Event::ReorderFlush(q, g) => self.on_reorder_flush(q, g),
         }
     }
 

@@ -91,6 +91,7 @@ impl Simulation {
             Event::NicWake(n) | Event::WqeDone(n) => Some(self.nics[n.idx()].node.0),
             Event::Rto(q, _) | Event::CloseQp(q) => Some(self.qps[q.idx()].src.0),
             Event::CcTimer(g, _) | Event::GroupLinger(g) => Some(self.groups[g.idx()].owner),
+            Event::ReorderFlush(q, _) => Some(self.reorder_queue_node(q).0),
             _ => None,
         };
         match node {

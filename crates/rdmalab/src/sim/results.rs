@@ -117,6 +117,9 @@ pub struct Results {
     /// Per ToR and `lb_window`, its uplinks' data bytes and imbalance, by (window, switch)
     /// (empty without a switch-side balancer or `[fabric.lb]`).
     pub balance: Vec<crate::fabric::lb::BalanceRow>,
+    /// ConWeave: per destination ToR and `lb_window`, the peak reorder queues in use,
+    /// packets and bytes held, by (window, switch) (empty under other schemes).
+    pub reorder: Vec<crate::fabric::lb::conweave::ReorderRow>,
 }
 
 /// A traffic class's settings and what every switch port counted for it.
@@ -141,7 +144,9 @@ impl Simulation {
             }
         };
         // Held, not yet delivered: at IOFD's re-sequencers and at IRN's receivers.
-        let held = self.iofd.as_ref().map_or(0, |i| i.held_payload()) + self.irn.as_ref().map_or(0, |i| i.held_bytes);
+        let held = self.iofd.as_ref().map_or(0, |i| i.held_payload())
+            + self.irn.as_ref().map_or(0, |i| i.held_bytes)
+            + self.lb.as_ref().map_or(0, |l| l.held_payload(&self.packets));
         held + self
             .ports
             .iter()
@@ -212,6 +217,14 @@ impl Simulation {
             p.finish(now);
         }
         let mut counters = self.counters;
+        if let Some(t) = self.lb.as_ref().map(|l| l.tally) {
+            counters.lb_reroutes += t.reroutes;
+            counters.reorder_held += t.held;
+            counters.reorder_timeouts += t.timeouts;
+            counters.reorder_unheld += t.unheld;
+            counters.lb_control_packets += t.control;
+            counters.lb_untracked += t.untracked;
+        }
         for cache in self.nics.iter().filter_map(|n| n.cache.as_ref()) {
             counters.qp_cache_hits += cache.hits;
             counters.qp_cache_misses += cache.misses;
@@ -264,6 +277,7 @@ impl Simulation {
             wqes_processed: self.nics.iter().filter_map(|n| n.engine.as_ref()).map(|e| e.processed).sum(),
             classes: self.class_records(),
             balance: self.lb.as_ref().map_or_else(Vec::new, |l| l.balance_rows()),
+            reorder: self.lb.as_ref().map_or_else(Vec::new, |l| l.reorder_rows()),
         };
         if self.origin_order {
             super::parallel::sort_app_tables(&mut r); // tables several hosts append to

@@ -71,6 +71,9 @@ impl Simulation {
             return self.drop_packet(at, &pkt);
         }
         let lb = self.lb.as_deref_mut().expect("tested by the caller");
+        if lb.conweave().is_some() {
+            return self.conweave_receive(at, r, node);
+        }
         let egress = lb.route(self.now, node, hops, self.packets.get_mut(r), &self.ports);
         self.switch_enqueue_parked(at, egress, r, None);
     }
@@ -87,7 +90,7 @@ impl Simulation {
     /// (its class's, or `queue`), for the packet parked at `r`. An egress with a
     /// mechanism's hook (`special`) takes the out-of-line copy.
     #[inline(always)]
-    fn switch_enqueue_parked(&mut self, at: PortId, egress: PortId, r: PacketRef, queue: Option<u8>) {
+    pub(super) fn switch_enqueue_parked(&mut self, at: PortId, egress: PortId, r: PacketRef, queue: Option<u8>) {
         if self.ports[egress.idx()].special {
             return self.switch_enqueue_special(at, egress, r, queue);
         }

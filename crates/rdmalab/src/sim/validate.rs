@@ -138,9 +138,8 @@ fn check_balancer(cfg: &SimConfig) -> Result<()> {
         let m = "a switch-side balancer does not compose with `[fabric.iofd]` (both pick the egress)";
         return Err(Error::scenario("path_selection", m));
     }
-    if cfg.path_selection == PathSelection::Conga && cfg.cc.needs_int() {
-        let m =
-            "`conga` carries its header where INT would; use a congestion control without INT (dcqcn, timely, dctcp)";
+    if matches!(cfg.path_selection, PathSelection::Conga | PathSelection::Conweave) && cfg.cc.needs_int() {
+        let m = "`conga` and `conweave` carry their header where INT would; use a congestion control without INT (dcqcn, timely, dctcp)";
         return Err(Error::scenario("path_selection", m));
     }
     let d = cfg.lb.drill_samples as usize + cfg.lb.drill_memory as usize;

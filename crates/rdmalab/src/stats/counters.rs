@@ -75,6 +75,20 @@ pub struct Counters {
     pub resequenced: u64,
     /// IOFD: packets a last hop let through out of order (buffer full, or lossy timeout).
     pub reseq_escapes: u64,
+    /// ConWeave: flows a source ToR moved to another uplink (a reply came too late).
+    pub lb_reroutes: u64,
+    /// ConWeave: data packets a destination ToR held in a reorder queue.
+    pub reorder_held: u64,
+    /// ConWeave: reorder queues released by their deadline, not by the TAIL.
+    pub reorder_timeouts: u64,
+    /// ConWeave: packets that needed a reorder queue when all were taken (sent on, out of
+    /// order).
+    pub reorder_unheld: u64,
+    /// ConWeave: control packets (RTT_REPLY, CLEAR, NOTIFY) destination ToRs sent.
+    pub lb_control_packets: u64,
+    /// ConWeave: data packets not tracked at a ToR, their flow's table entry being another
+    /// active flow's (hashed at the source ToR, passed unordered at the destination ToR).
+    pub lb_untracked: u64,
 }
 
 impl Counters {
@@ -114,5 +128,11 @@ impl Counters {
         self.deflections += o.deflections;
         self.resequenced += o.resequenced;
         self.reseq_escapes += o.reseq_escapes;
+        self.lb_reroutes += o.lb_reroutes;
+        self.reorder_held += o.reorder_held;
+        self.reorder_timeouts += o.reorder_timeouts;
+        self.reorder_unheld += o.reorder_unheld;
+        self.lb_control_packets += o.lb_control_packets;
+        self.lb_untracked += o.lb_untracked;
     }
 }

@@ -2,8 +2,10 @@
 //! next hops for a data packet. `spray` (a uniformly random hop per packet), `drill` (the
 //! least-loaded of a few sampled hops and the best remembered, DRILL, SIGCOMM'17),
 //! `letflow` (a random hop per flowlet, LetFlow, NSDI'17) and `conga` (the least congested
-//! leaf-to-leaf path per flowlet, CONGA, SIGCOMM'14). Control packets (ACK, NACK) keep the
-//! ECMP hash; PFC frames never reach routing.
+//! leaf-to-leaf path per flowlet, CONGA, SIGCOMM'14) and `conweave` (RTT probing and
+//! cautious rerouting at the source ToR, in-order delivery restored at the destination ToR,
+//! ConWeave, SIGCOMM'23). Control packets (ACK, NACK, ConWeave's replies) keep the ECMP
+//! hash; PFC frames never reach routing.
 //!
 //! The simulator reaches this module through one hook, [`LoadBalancer::route`], called at
 //! every switch hop when a balancer is configured (`sim/switch.rs::switch_receive`). All the
@@ -12,6 +14,7 @@
 
 mod balance;
 pub mod conga;
+pub mod conweave;
 pub mod drill;
 pub mod flowlet;
 pub mod spray;
@@ -51,6 +54,28 @@ pub struct LbConfig {
     pub conga_aging: Time,
     /// Window of the per-ToR uplink imbalance (`balance.parquet`; 100 µs, issue 28).
     pub window: Time,
+    /// ConWeave: a flow idle this long starts a new epoch on a new path (300 µs: the
+    /// artifact's `run.py`, `cwh_tx_expiry_time` for leaf-spine).
+    pub conweave_tx_expiry: Time,
+    /// ConWeave: the RTT_REPLY is due within the base RTT plus this (4 µs: `run.py`,
+    /// `cwh_extra_reply_deadline`).
+    pub conweave_reply_extra: Time,
+    /// ConWeave: a path a NOTIFY (ECN) names is avoided this long (16 µs: `run.py`,
+    /// `cwh_path_pause_time`).
+    pub conweave_path_pause: Time,
+    /// ConWeave: margin added to a reorder queue's predicted flush time (16 µs: `run.py`,
+    /// `cwh_extra_voq_flush_time` for leaf-spine).
+    pub conweave_flush_extra: Time,
+    /// ConWeave: the wait predicted when no phase-0 timing is known (200 µs: `run.py`,
+    /// `cwh_default_voq_waiting_time` for leaf-spine).
+    pub conweave_default_wait: Time,
+    /// ConWeave: flow-table entries per ToR, a power of two (65,536, as `flowlet_table`:
+    /// the ns-3 artifact keeps exact per-flow maps, which this makes collide rarely; the P4
+    /// artifact's hardware table has 4,096, `CONWEAVE_TABLE_SIZE` in `macro.p4`).
+    pub conweave_table: u32,
+    /// ConWeave: reorder queues per host port of a ToR (24: the P4 artifact's 100G build,
+    /// 8 queues in each of 3 stages, `macro.p4`).
+    pub conweave_queues: u32,
 }
 
 impl Default for LbConfig {
@@ -66,13 +91,27 @@ impl Default for LbConfig {
             conga_bits: 3,
             conga_aging: Time::from_us(500),
             window: Time::from_us(100),
+            conweave_tx_expiry: Time::from_us(300),
+            conweave_reply_extra: Time::from_us(4),
+            conweave_path_pause: Time::from_us(16),
+            conweave_flush_extra: Time::from_us(16),
+            conweave_default_wait: Time::from_us(200),
+            conweave_table: 1 << 16,
+            conweave_queues: 24,
         }
     }
 }
 
 /// Whether `scheme` is balanced by this module (rather than by the hash or the alias rule).
 pub fn is_switch_scheme(scheme: PathSelection) -> bool {
-    matches!(scheme, PathSelection::Spray | PathSelection::Drill | PathSelection::Letflow | PathSelection::Conga)
+    matches!(
+        scheme,
+        PathSelection::Spray
+            | PathSelection::Drill
+            | PathSelection::Letflow
+            | PathSelection::Conga
+            | PathSelection::Conweave
+    )
 }
 
 /// What one switch keeps.
@@ -93,6 +132,9 @@ pub struct LoadBalancer {
     index: Vec<u32>,
     switches: Vec<SwitchLb>,
     conga: Option<Box<conga::Conga>>,
+    conweave: Option<Box<conweave::ConWeave>>,
+    /// What ConWeave's ToRs did (the run's counters take it at the end).
+    pub tally: conweave::Tally,
     balance: BalanceRecorder,
 }
 
@@ -119,7 +161,12 @@ impl LoadBalancer {
             PathSelection::Conga => Some(Box::new(conga::Conga::new(topo, &cfg)?)),
             _ => None,
         };
-        Ok(LoadBalancer { scheme, cfg, index, switches, conga, balance: BalanceRecorder::new(topo, cfg.window) })
+        let conweave = match scheme {
+            PathSelection::Conweave => Some(Box::new(conweave::ConWeave::new(topo, &cfg)?)),
+            _ => None,
+        };
+        let balance = BalanceRecorder::new(topo, cfg.window);
+        Ok(LoadBalancer { scheme, cfg, index, switches, conga, conweave, tally: Default::default(), balance })
     }
 
     /// The hook: the egress of `pkt` at switch `node` among `hops` (not empty), at `now`.
@@ -150,6 +197,14 @@ impl LoadBalancer {
                     let timeout = cfg.flowlet_timeout;
                     sw.flowlets.hop(key, now, timeout, hops, |old| conga.best_uplink(now, node, pkt, hops, old, rng))
                 }
+                PathSelection::Conweave => {
+                    let cw = self.conweave.as_deref_mut().expect("conweave state under conweave");
+                    if cw.at_source(node, pkt) {
+                        cw.source(now, node, hops, pkt, &mut sw.rng, &mut self.tally)
+                    } else {
+                        hops[pick(self.scheme.key(pkt.sip, pkt.dip, pkt.sport, pkt.dport, node), hops.len())]
+                    }
+                }
                 other => hops[pick(other.key(pkt.sip, pkt.dip, pkt.sport, pkt.dport, node), hops.len())],
             }
         };
@@ -160,6 +215,21 @@ impl LoadBalancer {
             self.balance.count(now, egress, pkt.wire);
         }
         egress
+    }
+
+    /// ConWeave's state, when the scheme is `conweave`.
+    pub fn conweave(&mut self) -> Option<&mut conweave::ConWeave> {
+        self.conweave.as_deref_mut()
+    }
+
+    /// Payload bytes held in ConWeave's reorder queues (byte conservation).
+    pub fn held_payload(&self, pool: &super::PacketPool) -> u64 {
+        self.conweave.as_ref().map_or(0, |c| c.held_payload(pool))
+    }
+
+    /// ConWeave's reorder-occupancy rows (empty under other schemes).
+    pub fn reorder_rows(&self) -> Vec<conweave::ReorderRow> {
+        self.conweave.as_ref().map_or_else(Vec::new, |c| c.rows())
     }
 
     /// The uplink-balance rows so far, the windows still open included, in (window, switch)

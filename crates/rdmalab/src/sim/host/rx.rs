@@ -20,6 +20,7 @@ impl Simulation {
             PacketKind::Data => self.receive_data(pkt),
             PacketKind::Ack | PacketKind::Nack => self.receive_ack(pkt),
             PacketKind::Pause | PacketKind::Resume | PacketKind::FlowControl => unreachable!("PFC handled before"),
+            PacketKind::LbControl => {} // a balancer's control packet ends at a ToR; none gets here
         }
     }
 

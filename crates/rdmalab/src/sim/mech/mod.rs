@@ -6,6 +6,7 @@
 //! only the simulator can carry out (a drop, a PFC frame, a switch admission, a completion)
 //! stays with the simulator's own handlers.
 
+pub(crate) mod conweave;
 pub(crate) mod dasr;
 pub mod failures;
 pub(crate) mod ib;

@@ -83,6 +83,7 @@ pub(super) fn kind_name(k: PacketKind) -> &'static str {
         PacketKind::Pause => "pause",
         PacketKind::Resume => "resume",
         PacketKind::FlowControl => "flow_control",
+        PacketKind::LbControl => "lb_control",
     }
 }
 

@@ -145,8 +145,10 @@ pub(super) fn merge_samples(r: &mut Results, others: &mut [Results]) {
         r.link_samples.append(&mut o.link_samples);
         r.app_posts.append(&mut o.app_posts);
         r.balance.append(&mut o.balance);
+        r.reorder.append(&mut o.reorder);
     }
     r.balance.sort_by_key(|b| (b.window_start, b.switch));
+    r.reorder.sort_by_key(|b| (b.window_start, b.switch));
     r.queue_samples.sort_by_key(|s| (s.0, s.1));
     r.rate_samples.sort_by_key(|s| (s.time, s.qp));
     r.link_samples.sort_by_key(|s| (s.0, s.1));

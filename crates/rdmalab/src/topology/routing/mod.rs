@@ -68,6 +68,8 @@ pub enum PathSelection {
     Letflow,
     /// CONGA on leaf-spine fabrics (`fabric::lb::conga`).
     Conga,
+    /// ConWeave on leaf-spine fabrics (`fabric::lb::conweave`).
+    Conweave,
 }
 
 /// `u64::MAX / n + 1` (wrapping) for n = 0..=64: the multipliers of [`pick`].

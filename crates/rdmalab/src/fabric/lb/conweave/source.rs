@@ -1,0 +1,135 @@
+//! ConWeave's source ToR: per data packet the flow's uplink, epoch, phase and header; the
+//! control packets that come back (RTT_REPLY, CLEAR, NOTIFY).
+
+use super::header::{stamp, Header, CLEAR, DATA, EPOCH_MASK, INIT, NOTIFY, TAIL};
+use super::{data_key, ConWeave, Tally, TxEntry, TAGS, TX_EMPTY};
+use crate::engine::rng::RngExt;
+use crate::engine::Rng;
+use crate::fabric::Packet;
+use crate::ids::{NodeId, PortId};
+use crate::topology::ecmp::ecmp_hash;
+use crate::topology::routing::pick;
+use crate::units::Time;
+
+impl ConWeave {
+    /// A path not avoided, from two random samples among `hops` (the artifact's
+    /// path-aware choice); `None` when both are avoided.
+    fn good_path(&self, leaf: usize, dst: usize, hops: &[PortId], now: Time, rng: &mut Rng) -> Option<PortId> {
+        let a = hops[rng.gen_range(0..hops.len())];
+        let b = hops[rng.gen_range(0..hops.len())];
+        let ok = |p: PortId| self.avoid_until[(leaf * self.leaves + dst) * TAGS + self.tag[p.idx()] as usize] <= now;
+        [a, b].into_iter().find(|&p| ok(p))
+    }
+
+    /// The source ToR's rule for data packet `pkt` at `node` among uplinks `hops`: its
+    /// uplink, with the header written (epoch, phase, INIT or TAIL, timestamp).
+    pub fn source(
+        &mut self,
+        now: Time,
+        node: NodeId,
+        hops: &[PortId],
+        pkt: &mut Packet,
+        rng: &mut Rng,
+        tally: &mut Tally,
+    ) -> PortId {
+        let leaf = self.leaf_of[node.idx()] as usize;
+        let dst = self.leaf_of[pkt.dst.idx()] as usize;
+        let key = data_key(pkt.sip, pkt.dip, pkt.sport, pkt.dport);
+        let good = self.good_path(leaf, dst, hops, now, rng);
+        let base = self.base_rtt[leaf * self.leaves + dst];
+        let p = self.p;
+        let i = leaf * (p.table_mask + 1) + (key as usize & p.table_mask);
+        let e = &mut self.tx[i];
+        let live = e.path != PortId::NONE && now.ps().saturating_sub(e.active.ps()) <= p.tx_expiry.ps();
+        if e.key != key && live {
+            // The entry is another active flow's: this one is not tracked, it is hashed
+            // (in order, on one path) rather than evicting state a reroute may need.
+            tally.untracked += 1;
+            return hops[pick(ecmp_hash(pkt.sip, pkt.dip, pkt.sport, pkt.dport, node.0) as usize, hops.len())];
+        }
+        let new = e.key != key || !hops.contains(&e.path);
+        if new {
+            *e = TxEntry { key, ..TX_EMPTY };
+        }
+        let expired = new || now.ps().saturating_sub(e.active.ps()) > p.tx_expiry.ps();
+        let stabilized = !expired && e.stabilized;
+        e.stabilized = false;
+        e.active = now;
+        let fresh = expired || stabilized;
+        let mut timeout = false;
+        if fresh {
+            e.reply_deadline = now + base + p.reply_extra;
+        } else if e.reply_deadline != Time::MAX && e.reply_deadline < now {
+            e.reply_deadline = Time::MAX;
+            timeout = true;
+        }
+        if fresh {
+            e.epoch = e.epoch.wrapping_add(1) & EPOCH_MASK;
+        }
+        let phase = if fresh {
+            e.phase = 0;
+            0
+        } else if timeout {
+            e.phase = 1;
+            0
+        } else {
+            e.phase
+        };
+        if e.path == PortId::NONE {
+            e.path = good.unwrap_or_else(|| hops[rng.gen_range(0..hops.len())]);
+        }
+        let used = if expired {
+            if let Some(g) = good {
+                e.path = g;
+            }
+            e.path
+        } else if timeout {
+            let old = e.path;
+            if let Some(g) = good.filter(|&g| g != old) {
+                e.path = g;
+                tally.reroutes += 1;
+            }
+            old
+        } else {
+            e.path
+        };
+        if fresh {
+            e.tail = 0;
+        } else if timeout {
+            e.tail = stamp(now);
+        }
+        let flag = if fresh {
+            INIT
+        } else if timeout {
+            TAIL
+        } else {
+            DATA
+        };
+        let ts = if phase == 0 { stamp(now) } else { e.tail };
+        Header { flag, phase, tag: self.tag[used.idx()] as u16, epoch: e.epoch, ts }.write(pkt);
+        used
+    }
+
+    /// The source ToR receives a control packet for one of its flows (consumed there).
+    pub fn on_control(&mut self, now: Time, node: NodeId, pkt: &Packet) {
+        let leaf = self.leaf_of[node.idx()] as usize;
+        let h = Header::read(pkt);
+        if h.flag == NOTIFY {
+            let dst = self.leaf_of[pkt.src.idx()] as usize;
+            self.avoid_until[(leaf * self.leaves + dst) * TAGS + h.tag as usize] = now + self.p.path_pause;
+            return;
+        }
+        // The reply travels back: its 5-tuple is the data's, reversed.
+        let key = data_key(pkt.dip, pkt.sip, pkt.dport, pkt.sport);
+        let i = leaf * (self.p.table_mask + 1) + (key as usize & self.p.table_mask);
+        let e = &mut self.tx[i];
+        if e.key != key || e.epoch != h.epoch || e.phase != h.phase {
+            return; // another epoch's, or the entry was taken over
+        }
+        let timely = h.flag == CLEAR || (e.reply_deadline != Time::MAX && now < e.reply_deadline);
+        if timely {
+            e.stabilized = true;
+            e.reply_deadline = Time::MAX;
+        }
+    }
+}

@@ -1,0 +1,81 @@
+//! ConWeave's unit tests: the header, and a flow rerouted at most once per epoch.
+
+use super::header::*;
+use super::*;
+use crate::engine::{stream, StreamKind};
+use crate::fabric::PacketKind;
+use crate::topology::builders::leaf_spine;
+use crate::units::Rate;
+
+/// Leaf 2 (host 0) and leaf 3 (host 1), four spines; leaf 2's uplinks.
+fn fabric() -> (Topology, ConWeave, Vec<PortId>) {
+    let t = leaf_spine(2, 4, 1, Rate::gbps(100), Rate::gbps(100), Time::from_us(1)).unwrap();
+    let cw = ConWeave::new(&t, &LbConfig::default()).unwrap();
+    let up = t.nodes[2].ports.iter().copied().filter(|p| !t.is_host(t.ports[p.idx()].peer_node)).collect();
+    (t, cw, up)
+}
+
+fn data() -> Packet {
+    let mut p = Packet::pfc(PacketKind::Data, 3, 1048);
+    (p.src, p.dst, p.sip, p.dip, p.sport, p.dport) = (NodeId(0), NodeId(1), 11, 12, 1000, 100);
+    p
+}
+
+#[test]
+fn header_fields_round_trip_through_the_packet() {
+    let mut p = data();
+    let h = Header { flag: TAIL, phase: 1, tag: 15, epoch: 31, ts: 0xABC };
+    h.write(&mut p);
+    assert_eq!(Header::read(&p), h);
+    assert!(after(0, 31) && after(5, 3) && !after(3, 5) && !after(7, 7));
+    // 10 µs and 2 µs are units 39 and 7 of 256 ns; a later stamp before an earlier is no gap.
+    assert_eq!(stamp_gap(stamp(Time::from_us(10)), stamp(Time::from_us(2))), Time::from_ns(32 * 256));
+    assert_eq!(stamp_gap(stamp(Time::from_us(2)), stamp(Time::from_us(10))), Time::ZERO);
+}
+
+#[test]
+fn a_flow_is_rerouted_at_most_once_per_epoch() {
+    let (_, mut cw, up) = fabric();
+    let mut rng = stream(1, StreamKind::Other, 9);
+    let mut tally = Tally::default();
+    let leaf = NodeId(2);
+    let mut send = |cw: &mut ConWeave, us: u64, tally: &mut Tally| {
+        let mut p = data();
+        let port = cw.source(Time::from_us(us), leaf, &up, &mut p, &mut rng, tally);
+        (port, Header::read(&p))
+    };
+    let (first, h) = send(&mut cw, 0, &mut tally);
+    assert_eq!((h.flag, h.phase, h.epoch), (INIT, 0, 1), "the first packet asks for an RTT_REPLY");
+    // The destination ToR reports ECN on the flow's path: it is avoided for 16 µs, so
+    // that the reroute below cannot pick it again.
+    let mut notify = Packet::pfc(PacketKind::LbControl, 0, 64);
+    (notify.src, notify.dst) = (NodeId(1), NodeId(0));
+    Header { flag: NOTIFY, tag: cw.tag[first.idx()] as u16, ..Header::default() }.write(&mut notify);
+    cw.on_control(Time::from_us(1), leaf, &notify);
+    // No reply: the base RTT is 4 µs (two 1 µs hops each way), the reply due by 8 µs.
+    for us in 1..=8 {
+        let (port, d) = send(&mut cw, us, &mut tally);
+        assert_eq!((port, d.flag, d.phase, d.epoch), (first, DATA, 0, 1), "at {us} us");
+    }
+    let (tail_port, tail) = send(&mut cw, 9, &mut tally);
+    assert_eq!((tail_port, tail.flag, tail.phase), (first, TAIL, 0), "the TAIL leaves on the old path");
+    let (moved, after_tail) = send(&mut cw, 10, &mut tally);
+    assert!(moved != first && after_tail.phase == 1 && after_tail.flag == DATA, "{after_tail:?}");
+    assert_eq!(tally.reroutes, 1);
+    // Without the CLEAR the epoch lasts: however late, no second reroute.
+    for us in 11..250 {
+        let (port, h) = send(&mut cw, us, &mut tally);
+        assert_eq!((port, h.flag, h.phase, h.epoch), (moved, DATA, 1, 1), "at {us} us");
+    }
+    assert_eq!(tally.reroutes, 1, "once in the epoch");
+    // The CLEAR (the TAIL's reply) closes the epoch: the next packet opens epoch 2 on
+    // the same path, whose own late reply may move it once more.
+    let mut clear = notify;
+    Header { flag: CLEAR, phase: 1, tag: 0, epoch: 1, ts: 0 }.write(&mut clear);
+    (clear.sip, clear.dip, clear.sport, clear.dport) = (12, 11, 100, 1000);
+    cw.on_control(Time::from_us(250), leaf, &clear);
+    let (port, h) = send(&mut cw, 251, &mut tally);
+    assert_eq!((port, h.flag, h.phase, h.epoch), (moved, INIT, 0, 2));
+    let rerouted = (252..400).filter(|&us| send(&mut cw, us, &mut tally).1.flag == TAIL).count();
+    assert_eq!(rerouted, 1, "one TAIL in epoch 2");
+}

@@ -1,0 +1,137 @@
+//! ConWeave (issue 28 §1, `fabric::lb::conweave`): on a congested asymmetric leaf-spine the
+//! source ToRs reroute flows, at most once per epoch, and the destination ToRs' reorder
+//! queues put the packets back in order (no out-of-order arrival at a NIC) where LetFlow
+//! and spraying reorder; the queues stay bounded; determinism for 1, 2 and 4 threads; bad
+//! input.
+
+use std::path::Path;
+
+use rdmalab::formats::fct::write_fct;
+use rdmalab::scenario::Scenario;
+use rdmalab::sim::parallel::Runner;
+use rdmalab::sim::{Results, StopReason};
+use rdmalab::Rate;
+
+use crate::fixtures;
+
+/// 2 leaves x 8 hosts, 2 spines, 100 Gb/s and 1 µs; `fabric` settings and `traffic`.
+fn leaf_spine(fabric: &str, traffic: &str) -> String {
+    format!(
+        "seed = 5\n[topology]\nkind = \"leaf_spine\"\nleaves = 2\nspines = 2\nhosts_per_leaf = 8\n\
+         host_rate = \"100Gbps\"\nfabric_rate = \"100Gbps\"\ndelay = \"1us\"\n{traffic}\n[fabric]\n{fabric}\n"
+    )
+}
+
+/// `n` flows of `size` bytes each way between leaves 0 and 1, one every `gap_ns` per
+/// direction, between hosts drawn by a fixed xorshift sequence.
+fn cross_leaf_flows(n: usize, size: u64, gap_ns: u64) -> String {
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = |m: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % m
+    };
+    let mut flows = Vec::new();
+    for k in 0..n as u64 {
+        for (from, to) in [(0, 8), (8, 0)] {
+            let (src, dst) = (from + next(8), to + next(8));
+            flows.push(format!("{{ src = {src}, dst = {dst}, size = {size}, start = \"{}ns\" }}", k * gap_ns));
+        }
+    }
+    format!("[[traffic]]\nkind = \"flows\"\nflows = [{}]\n", flows.join(", "))
+}
+
+/// The link between leaf 0 (node 16) and spine 0 (node 18) at a quarter rate: the fabric
+/// of the CONGA test, loaded with 300 flows of 200 KB each way at 60 Gb/s per direction.
+fn congested(scheme: &str, extra: &str) -> (Scenario, Results) {
+    let fabric = format!("path_selection = \"{scheme}\"\ncc = \"dcqcn\"\n{extra}");
+    let mut s = fixtures::scenario(&leaf_spine(&fabric, &cross_leaf_flows(300, 200_000, 26_667)), "cw.toml");
+    let l =
+        s.topology.links.iter_mut().find(|l| (l.a.idx(), l.b.idx()) == (16, 18) || (l.a.idx(), l.b.idx()) == (18, 16));
+    l.expect("leaf 0 - spine 0").rate = Rate::gbps(25);
+    let r = fixtures::run_finished(s.clone());
+    (s, r)
+}
+
+#[test]
+fn conweave_delivers_in_order_where_letflow_and_spray_reorder() {
+    // Leaf 0's uplink to spine 0 runs at 25 Gb/s: flows hashed or sprayed there queue
+    // behind it. ConWeave's source ToRs see the late replies and move those flows; the
+    // destination ToRs hold what the new path brings early, so every NIC receives in order.
+    let (_, cw) = congested("conweave", "");
+    let c = &cw.counters;
+    eprintln!("conweave: {} reroutes, {} held, {} out of order", c.lb_reroutes, c.reorder_held, c.ooo_packets);
+    assert!(c.lb_reroutes > 0 && c.reorder_held > 0, "rerouted and reordered: {c:?}");
+    assert_eq!(c.ooo_packets, 0, "in order at every NIC: {c:?}");
+    assert_eq!(c.ooo_packets, cw.records.iter().map(|r| r.rx.ooo_packets as u64).sum::<u64>());
+    for scheme in ["letflow", "spray"] {
+        let (_, r) = congested(scheme, "");
+        eprintln!("{scheme}: {} out of order", r.counters.ooo_packets);
+        assert!(r.counters.ooo_packets > 0, "{scheme} reorders: {:?}", r.counters);
+    }
+}
+
+#[test]
+fn reorder_queues_stay_bounded() {
+    // Every held packet was admitted by the MMU: the shared buffer bounds what a ToR holds.
+    let (s, r) = congested("conweave", "");
+    assert!(!r.reorder.is_empty());
+    let most = r.reorder.iter().map(|x| x.bytes).max().unwrap_or(0);
+    assert!(most > 0 && most <= s.config.buffer_bytes, "{most} B held at most");
+    assert!(r.reorder.iter().all(|x| x.queues as usize <= 8 * 24 && x.packets * 1000 <= x.bytes));
+    // One queue per host port: a flow that finds it taken is sent on unheld (and counted),
+    // never more queues than ports.
+    let (_, one) = congested("conweave", "[fabric.lb]\nconweave_queues = 1");
+    assert!(one.counters.reorder_unheld > 0, "{:?}", one.counters);
+    assert!(one.reorder.iter().all(|x| x.queues <= 8), "one queue per host port of a leaf");
+    assert!(one.counters.ooo_packets > 0, "unheld packets arrive out of order");
+}
+
+/// The FCT file, the reorder and balance rows and the counters of `toml` run with
+/// `threads` threads.
+fn outputs(toml: &str, threads: u32) -> (String, String, (u64, u64, u64, u64, u64)) {
+    let mut s = Scenario::from_toml(toml, Path::new("cw.toml")).unwrap();
+    s.config.threads = Some(threads);
+    let mut run = Runner::new(s).unwrap();
+    assert_eq!(run.run_to_end(), StopReason::Finished);
+    let r = run.results().expect("bytes conserved");
+    let mut fct = Vec::new();
+    write_fct(&mut fct, &r.records).unwrap();
+    let c = r.counters;
+    let counts = (c.lb_reroutes, c.reorder_held, c.reorder_timeouts, c.lb_control_packets, c.ooo_packets);
+    (String::from_utf8(fct).unwrap(), format!("{:?}{:?}", r.reorder, r.balance), counts)
+}
+
+#[test]
+fn conweave_is_the_same_for_any_thread_count() {
+    let traffic = "[[traffic]]\nkind = \"poisson\"\ncdf = \"web_search\"\nload = 0.6\nduration = \"300us\"\n";
+    let toml = format!(
+        "seed = 2\n[topology]\nkind = \"leaf_spine\"\nleaves = 4\nspines = 4\nhosts_per_leaf = 4\n\
+         host_rate = \"100Gbps\"\nfabric_rate = \"100Gbps\"\ndelay = \"1us\"\n{traffic}\n[fabric]\n\
+         path_selection = \"conweave\"\ncc = \"dcqcn\"\n[fabric.lb]\nconweave_reply_extra = \"1ns\"\n"
+    );
+    let one = outputs(&toml, 1);
+    let (reroutes, held) = (one.2 .0, one.2 .1);
+    assert!(reroutes > 0 && held > 0, "a 1 ns reply margin makes replies late: {:?}", one.2);
+    for threads in [2, 4] {
+        assert!(one == outputs(&toml, threads), "outputs differ with {threads} threads");
+    }
+}
+
+#[test]
+fn bad_conweave_input_names_the_field() {
+    let flows = cross_leaf_flows(1, 1000, 0);
+    let toml = leaf_spine("path_selection = \"conweave\"\n[fabric.lb]\nconweave_table = 1000", &flows);
+    let e = fixtures::input_error(&toml);
+    assert!(e.contains("fabric.lb.conweave_table") && e.contains("power of two"), "{e}");
+    let e =
+        fixtures::input_error(&leaf_spine("path_selection = \"conweave\"\n[fabric.lb]\nconweave_queues = 0", &flows));
+    assert!(e.contains("fabric.lb.conweave_queues"), "{e}");
+    let fat = "[topology]\nkind = \"fat_tree\"\nk = 4\n[[traffic]]\nkind = \"flows\"\nflows = [{ src = 0, dst = 9, size = 1000 }]\n\
+               [fabric]\npath_selection = \"conweave\"\n";
+    let e = fixtures::input_error(fat);
+    assert!(e.contains("fabric.path_selection") && e.contains("leaf-spine"), "{e}");
+    let hpcc = leaf_spine("path_selection = \"conweave\"\ncc = \"hpcc\"", &flows);
+    assert!(fixtures::input_error(&hpcc).contains("INT"));
+}
