@@ -42,7 +42,12 @@ impl Simulation {
         // join held bytes, all delivered now).
         let irn_on = self.irn.is_some();
         let (in_order, new_data, ooo, next) = match self.irn.as_deref_mut() {
-            None => (pkt.seq == rx.expected, pkt.seq >= rx.expected, pkt.seq > rx.expected, rx.expected + pkt.payload as u64),
+            None => (
+                pkt.seq == rx.expected,
+                pkt.seq >= rx.expected,
+                pkt.seq > rx.expected,
+                rx.expected + pkt.payload as u64,
+            ),
             Some(irn) => {
                 let (a, next) = irn::receive(irn, rx_id, &pkt, rx.expected);
                 (a == Arrival::InOrder, a != Arrival::Duplicate, a == Arrival::OutOfOrder, next)
