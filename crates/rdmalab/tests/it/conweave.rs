@@ -13,6 +13,7 @@ use rdmalab::sim::{Results, StopReason};
 use rdmalab::Rate;
 
 use crate::fixtures;
+use crate::lb::cross_leaf_flows;
 
 /// 2 leaves x 8 hosts, 2 spines, 100 Gb/s and 1 µs; `fabric` settings and `traffic`.
 fn leaf_spine(fabric: &str, traffic: &str) -> String {
@@ -20,26 +21,6 @@ fn leaf_spine(fabric: &str, traffic: &str) -> String {
         "seed = 5\n[topology]\nkind = \"leaf_spine\"\nleaves = 2\nspines = 2\nhosts_per_leaf = 8\n\
          host_rate = \"100Gbps\"\nfabric_rate = \"100Gbps\"\ndelay = \"1us\"\n{traffic}\n[fabric]\n{fabric}\n"
     )
-}
-
-/// `n` flows of `size` bytes each way between leaves 0 and 1, one every `gap_ns` per
-/// direction, between hosts drawn by a fixed xorshift sequence.
-fn cross_leaf_flows(n: usize, size: u64, gap_ns: u64) -> String {
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    let mut next = |m: u64| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x % m
-    };
-    let mut flows = Vec::new();
-    for k in 0..n as u64 {
-        for (from, to) in [(0, 8), (8, 0)] {
-            let (src, dst) = (from + next(8), to + next(8));
-            flows.push(format!("{{ src = {src}, dst = {dst}, size = {size}, start = \"{}ns\" }}", k * gap_ns));
-        }
-    }
-    format!("[[traffic]]\nkind = \"flows\"\nflows = [{}]\n", flows.join(", "))
 }
 
 /// The link between leaf 0 (node 16) and spine 0 (node 18) at a quarter rate: the fabric

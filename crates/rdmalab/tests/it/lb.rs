@@ -119,7 +119,7 @@ fn letflow_keeps_a_flow_on_its_port_while_its_gaps_stay_below_the_timeout() {
 
 /// `n` flows of `size` bytes each way between leaves 0 and 1 (8 hosts each), one every
 /// `gap_ns` per direction, between hosts drawn by a fixed xorshift sequence.
-fn cross_leaf_flows(n: usize, size: u64, gap_ns: u64) -> String {
+pub(crate) fn cross_leaf_flows(n: usize, size: u64, gap_ns: u64) -> String {
     let mut x = 0x9E37_79B9_7F4A_7C15u64;
     let mut next = |m: u64| {
         x ^= x << 13;
