@@ -19,7 +19,7 @@ def test_the_shipped_sweeps_are_what_the_generator_writes(quick):
     shipped = (HERE / gen.VARIANTS[quick]["file"]).read_text()
     assert shipped == gen.text(quick), "regenerate: python -m rdmalab.experiments.repro.host_vs_switch_sweep"
     runs = Sweep.from_file(HERE / gen.VARIANTS[quick]["file"]).expand()
-    rows = len(gen.switch_rows()) + len(gen.HOST_ROWS)
+    rows = len(gen.SWITCH_ROWS) + len(gen.HOST_ROWS)
     assert len(runs) == rows * len(gen.RECOVERY) * len(gen.CASES) * len(gen.LOADS)
     assert "lb-host-vs-switch" in repro.REGISTRY
 

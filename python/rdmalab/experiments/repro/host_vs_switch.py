@@ -17,12 +17,12 @@ import numpy as np
 import polars as pl
 
 from rdmalab.experiments.repro.base import Comparison, Experiment
-from rdmalab.experiments.repro.host_vs_switch_sweep import CASES, HOST_ROWS, LOADS, SWITCH_ROWS, conweave_built
+from rdmalab.experiments.repro.host_vs_switch_sweep import CASES, HOST_ROWS, LOADS, SWITCH_ROWS
 from rdmalab.experiments.repro.load_balancing import BDP_BYTES
 from rdmalab.experiments.store import Store
 
 #: Every row of the table, ConWeave's included (skipped where it is not built).
-ROWS = SWITCH_ROWS + ("conweave",) + HOST_ROWS
+ROWS = SWITCH_ROWS + HOST_ROWS
 RECOVERIES = ("lossless", "irn")
 #: The full variant drops what starts in its first 1 ms (queues and CONGA's tables fill).
 WARMUP_NS = 1_000_000.0
@@ -121,9 +121,6 @@ def report(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> str:
     fmt = (lambda v: f"{v:.2f}" if isinstance(v, float) else str(v))
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     lines += ["| " + " | ".join(fmt(r[c]) for c in cols) + " |" for r in df.iter_rows(named=True)]
-    if not conweave_built():
-        lines.append("\nconweave: not built on this branch (fabric.path_selection = \"conweave\" is refused); "
-                     "its rows are skipped")
     return "\n".join(lines)
 
 
