@@ -85,6 +85,10 @@ pub const DEFAULT_SHIFT: u32 = 10;
 /// Default ring size: 4,096 buckets ≈ 4.2 µs of near future.
 pub const DEFAULT_SLOTS: usize = 4096;
 
+/// Most entries of the current bucket an insertion shifts; one due before more of them
+/// goes to the `late` heap (a shift of 64 entries costs about what a heap push does).
+const LATE_AFTER: usize = 64;
+
 /// Bits of an origin-order key below the origin: each origin may push 2^40 events.
 pub const ORIGIN_SHIFT: u32 = 40;
 /// Origins an origin-order queue can tell apart (the key's upper 24 bits).
@@ -106,6 +110,15 @@ pub struct EventQueue<E> {
     current: Vec<Entry<E>>,
     /// Next entry of `current` to pop.
     head: usize,
+    /// `current[head..end]` pops without a look at `late`: `current.len()` while `late` is
+    /// empty, `head` otherwise (so that the one comparison a pop makes sends it to the slow
+    /// path, and a run that never fills `late` pays nothing for it).
+    end: usize,
+    /// Entries pushed into the current bucket ahead of more than `LATE_AFTER` of its
+    /// pending ones: a heap beside `current` instead of a shift of its tail. A bucket
+    /// holds a few events in most runs, but a million at once when a million flows start
+    /// together, and inserting into its middle then moved megabytes per event.
+    late: BinaryHeap<Entry<E>>,
     /// Absolute bucket number (`time >> shift`) of `current`.
     cur_bucket: u64,
     /// Ring of buckets `cur_bucket + 1 .. cur_bucket + slots`: per slot, the first and
@@ -155,6 +168,8 @@ impl<E: Copy> EventQueue<E> {
         EventQueue {
             current: Vec::with_capacity(64),
             head: 0,
+            end: 0,
+            late: BinaryHeap::new(),
             cur_bucket: 0,
             ring: vec![(NIL, NIL); slots],
             nodes: Vec::new(),
@@ -233,13 +248,40 @@ impl<E: Copy> EventQueue<E> {
     /// Removes and returns the earliest event.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        if self.head == self.current.len() && !self.advance() {
+        if self.head == self.end && !self.refill() {
             return None;
         }
         let e = self.current[self.head];
         self.head += 1;
         self.popped_seq = e.seq;
         Some((Time(e.time), e.event))
+    }
+
+    /// Puts the next entry at `current[head]` when `current[head..end]` cannot serve it:
+    /// the next bucket, or, while `late` holds entries, the earlier of its first and
+    /// `current`'s next (every late entry is due in the current bucket or before it, so
+    /// nothing in the ring comes first). False when the queue is empty.
+    fn refill(&mut self) -> bool {
+        let Some(late) = self.late.peek() else {
+            if self.head == self.current.len() && !self.advance() {
+                return false;
+            }
+            self.end = self.current.len();
+            return true;
+        };
+        if self.head == self.current.len() || late.key() < self.current[self.head].key() {
+            let e = self.late.pop().expect("peeked");
+            if self.head > 0 {
+                // The slot of the entry popped last is free.
+                self.head -= 1;
+                self.current[self.head] = e;
+            } else {
+                self.current.insert(0, e);
+            }
+        }
+        // Only this entry is known to come first while `late` holds others.
+        self.end = if self.late.is_empty() { self.current.len() } else { self.head + 1 };
+        true
     }
 
     /// The sequence number of the event popped last: with its time, where the event being
@@ -252,7 +294,7 @@ impl<E: Copy> EventQueue<E> {
     /// Time of the earliest event.
     #[inline]
     pub fn peek_time(&mut self) -> Option<Time> {
-        if self.head == self.current.len() && !self.advance() {
+        if self.head == self.end && !self.refill() {
             return None;
         }
         Some(Time(self.current[self.head].time))
@@ -260,7 +302,7 @@ impl<E: Copy> EventQueue<E> {
 
     /// Number of pending events.
     pub fn len(&self) -> usize {
-        self.current.len() - self.head + self.in_ring + self.far.len()
+        self.current.len() - self.head + self.late.len() + self.in_ring + self.far.len()
     }
 
     /// True when nothing is pending.
@@ -274,16 +316,14 @@ impl<E: Copy> EventQueue<E> {
     /// were scheduled to do (`sim::parallel`).
     pub fn retain(&mut self, mut keep: impl FnMut(&E) -> bool) {
         let mut kept = Vec::with_capacity(self.len());
-        while self.head < self.current.len() || self.advance() {
-            let e = self.current[self.head];
-            self.head += 1;
-            if keep(&e.event) {
-                kept.push(e);
+        while let Some((time, event)) = self.pop() {
+            if keep(&event) {
+                kept.push(Entry { time: time.0, seq: self.popped_seq, event });
             }
         }
         // Empty now: restart the window at the earliest kept event and refill in key order.
         self.current.clear();
-        self.head = 0;
+        (self.head, self.end) = (0, 0);
         if let Some(first) = kept.first() {
             self.cur_bucket = first.time >> self.shift;
         }
@@ -297,7 +337,14 @@ impl<E: Copy> EventQueue<E> {
     fn insert_current(&mut self, entry: Entry<E>) {
         let key = entry.key();
         let at = self.head + self.current[self.head..].partition_point(|e| e.key() < key);
-        self.current.insert(at, entry);
+        if self.current.len() - at <= LATE_AFTER {
+            self.current.insert(at, entry);
+            // With `late` in use, the next pop must compare again.
+            self.end = if self.late.is_empty() { self.current.len() } else { self.head };
+        } else {
+            self.late.push(entry);
+            self.end = self.head;
+        }
     }
 
     #[inline]
@@ -441,6 +488,34 @@ mod tests {
             let (i, _) = pending.iter().enumerate().min_by_key(|(_, &k)| k).unwrap();
             assert_eq!((t.0, e), pending.remove(i));
         }
+        assert!(pending.is_empty());
+    }
+
+    #[test]
+    fn a_crowded_bucket_takes_inserts_ahead_of_its_tail_in_order() {
+        // Many flows starting together fill one bucket; every event they schedule a few ps
+        // later lands ahead of thousands of pending ones. Those go to the late heap, and
+        // the pops stay in (time, insertion) order.
+        let mut q = EventQueue::with_resolution(20, 64);
+        let mut pending: Vec<(u64, usize)> = Vec::new();
+        for i in 0..5_000usize {
+            let t = (i as u64 * 7919) % 5_000;
+            q.push(Time(t), i);
+            pending.push((t, i));
+        }
+        let (mut next, mut saw_late) = (5_000usize, false);
+        while let Some((t, e)) = q.pop() {
+            let (i, _) = pending.iter().enumerate().min_by_key(|(_, &k)| k).unwrap();
+            assert_eq!((t.0, e), pending.remove(i));
+            if next < 9_000 {
+                q.push(Time(t.0 + 3), next);
+                pending.push((t.0 + 3, next));
+                next += 1;
+            }
+            saw_late |= !q.late.is_empty();
+            assert_eq!(q.len(), pending.len());
+        }
+        assert!(saw_late, "the inserts never reached the late heap");
         assert!(pending.is_empty());
     }
 

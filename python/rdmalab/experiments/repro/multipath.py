@@ -129,7 +129,8 @@ def _shares(runs: pl.DataFrame, flows: pl.DataFrame, store):  # noqa: ANN001, AN
                 ratios.append((m["size"] / m["fct_ns"]) / median_bg)
         qv = int(q[0] if isinstance(q, tuple) else q)
         if ratios:
-            rows.append(Comparison(f"{qv} QPs", "msg / bg throughput", float(np.mean(ratios)), float(qv)))
+            rows.append(Comparison(f"{qv} QPs", "msg / bg throughput (one share per QP: q)", float(np.mean(ratios)),
+                                   math.nan))
     return rows
 
 
@@ -228,7 +229,8 @@ def compare_dense(runs: pl.DataFrame, flows: pl.DataFrame, store) -> list:  # no
 _MP_THEIRS = ("Wang et al.'s ns-3 numbers as printed in §IV (ms; topology 3's 1-QP value is topology 1's "
               "plus the 'about 200000 ns' the text gives). Quick variants shrink every size by 4 and our "
               "times are scaled back by 4. 'msg / bg throughput' is the message's throughput over the median "
-              "background flow's in the same run, against one share per QP (theory, not the paper)")
+              "background flow's in the same run; the paper prints no such number, so none stands beside it "
+              "(one share per QP would make it q)")
 
 
 def _mp_experiment(topo: int, figs: str, what: str) -> Experiment:
