@@ -218,3 +218,18 @@ def test_transport_and_size_dist_are_reachable_from_the_builders():
     with pytest.raises(ValueError, match=re.escape("field `app[0].size`")):
         rdmalab.run(Scenario.star(3).with_fabric(mtu=1024).app(0, 2, size=4096, wr_num=1, transport="ud",
                                                               total_bytes=8192), progress=False)
+
+
+def test_share_starves_a_foreground_only_behind_its_co_sharers_megabyte_wqes():
+    """TC1 under SHARE (docs/drum-fabric.md §6.6): the 32 B foreground grouped with four KV
+    connections whose values reach 1 MB waits for their bytes in the shared send queue
+    (milliseconds); sent to another host it gets a QP of its own and completes in
+    microseconds. Fails if a shared QP stopped serving its WQEs in order, or if grouping
+    ignored the destination."""
+    from rdmalab.experiments.repro.drum_tc_causes import tc1_p80
+
+    shared, alone = tc1_p80("share", 20, fg_dst=6), tc1_p80("share", 20, fg_dst=5)
+    assert shared > 1000.0, shared
+    assert alone < 20.0, alone
+    # RAW does not group: the destination changes nothing for it.
+    assert tc1_p80("raw", 20, fg_dst=5) == pytest.approx(tc1_p80("raw", 20, fg_dst=6), rel=0.1)
