@@ -124,3 +124,44 @@ def test_the_reduction_is_against_the_one_qp_fct_at_the_same_chunk_size():
     # against a baseline averaged over chunk sizes (30 ms) 128K would show 73 %, not 60 %.
     t = pl.DataFrame({"qps": [1, 1, 4, 4], "chunk": [4096, 131072, 4096, 131072], "mean": [40.0, 20.0, 10.0, 8.0]})
     assert _reductions(t) == {4096: pytest.approx(75.0), 131072: pytest.approx(60.0)}
+
+
+def _two_qps_beside_two_flows(chunk: int, mtu: int) -> float:
+    """FCT (µs) of 1 MiB over 2 QPs from host 0, beside two long flows from the same host,
+    no CC: host 0's uplink is the only bottleneck and its NIC serves the four QPs round robin."""
+    toml = f"""
+[topology]
+kind = "star"
+hosts = 3
+rate = "40Gbps"
+delay = "1us"
+
+[[traffic]]
+kind = "multipath"
+qps = 2
+chunk_size = {chunk}
+refill_on = "sent"
+messages = [{{ src = 0, dst = 1, size = 1048576 }}]
+
+[[traffic]]
+kind = "flows"
+flows = [{{ src = 0, dst = 2, size = 20000000 }}, {{ src = 0, dst = 2, size = 20000000 }}]
+
+[fabric]
+cc = "none"
+mtu = {mtu}
+"""
+    return float(run(Scenario.from_toml_text(toml), progress=False).messages["fct_ns"][0]) / 1e3
+
+
+def test_a_one_kib_chunk_is_two_packets_and_the_nic_takes_one_per_turn():
+    """Why 1 KiB chunks are slow (docs/multipath.md): a 1 KiB chunk and its 24 B header are
+    1,048 B, two packets at a 1,000 B MTU (payload 1,000 and 48, each with 48 B of headers),
+    and the NIC's round robin gives each QP one packet per turn. Over two turns the message's
+    two QPs put 2 x 1,144 B on the wire for 2 x 1,024 B of data, the two long flows
+    2 x 2,096 B: the message's goodput is 40 Gb/s x 2,048 / 6,480."""
+    goodput = 40e9 * 2 * 1024 / (2 * (1000 + 48 + 48 + 48) + 2 * 2 * (1000 + 48))
+    closed_form_us = 1048576 * 8 / goodput * 1e6
+    assert _two_qps_beside_two_flows(1024, 1000) == pytest.approx(closed_form_us, rel=0.02)
+    # With an MTU that fits the chunk, 1 KiB and 8 KiB chunks share the link alike.
+    assert _two_qps_beside_two_flows(1024, 1100) == pytest.approx(_two_qps_beside_two_flows(8192, 1100), rel=0.03)
