@@ -86,8 +86,8 @@ pub const DEFAULT_SHIFT: u32 = 10;
 pub const DEFAULT_SLOTS: usize = 4096;
 
 /// Most entries of the current bucket an insertion shifts; one due before more of them
-/// goes to the `late` heap (a shift of 64 entries costs about what a heap push does).
-const LATE_AFTER: usize = 64;
+/// makes the bucket crowded (a shift of 64 entries costs about what a heap push does).
+const CROWD_AFTER: usize = 64;
 
 /// Bits of an origin-order key below the origin: each origin may push 2^40 events.
 pub const ORIGIN_SHIFT: u32 = 40;
@@ -110,14 +110,15 @@ pub struct EventQueue<E> {
     current: Vec<Entry<E>>,
     /// Next entry of `current` to pop.
     head: usize,
-    /// `current[head..end]` pops without a look at `late`: `current.len()` while `late` is
-    /// empty, `head` otherwise (so that the one comparison a pop makes sends it to the slow
-    /// path, and a run that never fills `late` pays nothing for it).
-    end: usize,
-    /// Entries pushed into the current bucket ahead of more than `LATE_AFTER` of its
-    /// pending ones: a heap beside `current` instead of a shift of its tail. A bucket
-    /// holds a few events in most runs, but a million at once when a million flows start
-    /// together, and inserting into its middle then moved megabytes per event.
+    /// A crowded bucket's pending entries, in order, from `rest_head` on. A bucket holds a
+    /// few events in most runs, but a million when a million flows start together, and an
+    /// event scheduled a few picoseconds ahead then lands before most of them: inserting it
+    /// into `current` shifted megabytes per event. The first such insert moves the bucket's
+    /// pending entries here once (`insert_current`), and until the bucket is drained every
+    /// pop takes the earlier of `rest`'s next and `late`'s first (`refill`).
+    rest: Vec<Entry<E>>,
+    rest_head: usize,
+    /// Entries pushed into a crowded bucket: a heap instead of a shifted tail.
     late: BinaryHeap<Entry<E>>,
     /// Absolute bucket number (`time >> shift`) of `current`.
     cur_bucket: u64,
@@ -168,7 +169,8 @@ impl<E: Copy> EventQueue<E> {
         EventQueue {
             current: Vec::with_capacity(64),
             head: 0,
-            end: 0,
+            rest: Vec::new(),
+            rest_head: 0,
             late: BinaryHeap::new(),
             cur_bucket: 0,
             ring: vec![(NIL, NIL); slots],
@@ -248,7 +250,7 @@ impl<E: Copy> EventQueue<E> {
     /// Removes and returns the earliest event.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        if self.head == self.end && !self.refill() {
+        if self.head == self.current.len() && !self.refill() {
             return None;
         }
         let e = self.current[self.head];
@@ -257,30 +259,37 @@ impl<E: Copy> EventQueue<E> {
         Some((Time(e.time), e.event))
     }
 
-    /// Puts the next entry at `current[head]` when `current[head..end]` cannot serve it:
-    /// the next bucket, or, while `late` holds entries, the earlier of its first and
-    /// `current`'s next (every late entry is due in the current bucket or before it, so
-    /// nothing in the ring comes first). False when the queue is empty.
+    /// True while a crowded bucket's entries wait in `rest` and `late`.
+    #[inline]
+    fn crowded(&self) -> bool {
+        self.rest_head < self.rest.len() || !self.late.is_empty()
+    }
+
+    /// Gives `current` an entry to pop once its own are popped: the next bucket's, or, in
+    /// a crowded bucket, the earlier of `rest`'s next and `late`'s first (every one of them
+    /// is due in this bucket or before it, so nothing in the ring comes first). False when
+    /// the queue is empty.
     fn refill(&mut self) -> bool {
-        let Some(late) = self.late.peek() else {
-            if self.head == self.current.len() && !self.advance() {
-                return false;
-            }
-            self.end = self.current.len();
-            return true;
-        };
-        if self.head == self.current.len() || late.key() < self.current[self.head].key() {
-            let e = self.late.pop().expect("peeked");
-            if self.head > 0 {
-                // The slot of the entry popped last is free.
-                self.head -= 1;
-                self.current[self.head] = e;
-            } else {
-                self.current.insert(0, e);
-            }
+        if !self.crowded() {
+            return self.advance();
         }
-        // Only this entry is known to come first while `late` holds others.
-        self.end = if self.late.is_empty() { self.current.len() } else { self.head + 1 };
+        let from_rest = match (self.rest.get(self.rest_head), self.late.peek()) {
+            (Some(r), Some(l)) => r.key() < l.key(),
+            (rest, _) => rest.is_some(),
+        };
+        let e = if from_rest {
+            self.rest_head += 1;
+            self.rest[self.rest_head - 1]
+        } else {
+            self.late.pop().expect("crowded")
+        };
+        if self.rest_head == self.rest.len() {
+            self.rest.clear();
+            self.rest_head = 0;
+        }
+        self.current.clear();
+        self.current.push(e);
+        self.head = 0;
         true
     }
 
@@ -294,7 +303,7 @@ impl<E: Copy> EventQueue<E> {
     /// Time of the earliest event.
     #[inline]
     pub fn peek_time(&mut self) -> Option<Time> {
-        if self.head == self.end && !self.refill() {
+        if self.head == self.current.len() && !self.refill() {
             return None;
         }
         Some(Time(self.current[self.head].time))
@@ -302,7 +311,11 @@ impl<E: Copy> EventQueue<E> {
 
     /// Number of pending events.
     pub fn len(&self) -> usize {
-        self.current.len() - self.head + self.late.len() + self.in_ring + self.far.len()
+        self.current.len() - self.head
+            + (self.rest.len() - self.rest_head)
+            + self.late.len()
+            + self.in_ring
+            + self.far.len()
     }
 
     /// True when nothing is pending.
@@ -323,7 +336,7 @@ impl<E: Copy> EventQueue<E> {
         }
         // Empty now: restart the window at the earliest kept event and refill in key order.
         self.current.clear();
-        (self.head, self.end) = (0, 0);
+        self.head = 0;
         if let Some(first) = kept.first() {
             self.cur_bucket = first.time >> self.shift;
         }
@@ -335,16 +348,29 @@ impl<E: Copy> EventQueue<E> {
     /// Inserts into the sorted, not yet popped part of the current bucket.
     #[inline]
     fn insert_current(&mut self, entry: Entry<E>) {
+        if self.crowded() {
+            return self.insert_crowded(entry);
+        }
         let key = entry.key();
         let at = self.head + self.current[self.head..].partition_point(|e| e.key() < key);
-        if self.current.len() - at <= LATE_AFTER {
+        if self.current.len() - at <= CROWD_AFTER {
             self.current.insert(at, entry);
-            // With `late` in use, the next pop must compare again.
-            self.end = if self.late.is_empty() { self.current.len() } else { self.head };
         } else {
+            // The bucket is crowded: its pending entries move out once, in order.
+            self.rest.extend(self.current.drain(self.head..));
             self.late.push(entry);
-            self.end = self.head;
         }
+    }
+
+    /// An insert into a crowded bucket. `current` holds at most the one entry `refill`
+    /// staged; it goes back to the heap, since the new one may come first.
+    #[cold]
+    fn insert_crowded(&mut self, entry: Entry<E>) {
+        if self.head < self.current.len() {
+            let staged = self.current.pop().expect("staged");
+            self.late.push(staged);
+        }
+        self.late.push(entry);
     }
 
     #[inline]
@@ -494,7 +520,7 @@ mod tests {
     #[test]
     fn a_crowded_bucket_takes_inserts_ahead_of_its_tail_in_order() {
         // Many flows starting together fill one bucket; every event they schedule a few ps
-        // later lands ahead of thousands of pending ones. Those go to the late heap, and
+        // later lands ahead of thousands of pending ones. The bucket turns crowded, and
         // the pops stay in (time, insertion) order.
         let mut q = EventQueue::with_resolution(20, 64);
         let mut pending: Vec<(u64, usize)> = Vec::new();
@@ -503,7 +529,7 @@ mod tests {
             q.push(Time(t), i);
             pending.push((t, i));
         }
-        let (mut next, mut saw_late) = (5_000usize, false);
+        let (mut next, mut saw_crowd) = (5_000usize, false);
         while let Some((t, e)) = q.pop() {
             let (i, _) = pending.iter().enumerate().min_by_key(|(_, &k)| k).unwrap();
             assert_eq!((t.0, e), pending.remove(i));
@@ -512,11 +538,30 @@ mod tests {
                 pending.push((t.0 + 3, next));
                 next += 1;
             }
-            saw_late |= !q.late.is_empty();
+            saw_crowd |= q.crowded();
             assert_eq!(q.len(), pending.len());
         }
-        assert!(saw_late, "the inserts never reached the late heap");
+        assert!(saw_crowd, "the bucket never turned crowded");
         assert!(pending.is_empty());
+    }
+
+    #[test]
+    fn a_crowded_bucket_staged_by_a_peek_still_yields_to_an_earlier_push() {
+        let mut q = EventQueue::with_resolution(20, 64);
+        for t in 100..300u64 {
+            q.push(Time(t), t);
+        }
+        assert_eq!(q.pop(), Some((Time(100), 100)));
+        q.push(Time(150), 1_150); // ahead of 149 pending: the bucket turns crowded
+        assert!(q.crowded());
+        assert_eq!(q.peek_time(), Some(Time(101))); // stages 101
+        q.push(Time(100), 1_100); // due before the staged entry
+        assert_eq!(q.pop(), Some((Time(100), 1_100)));
+        let rest: Vec<u64> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        let mut want: Vec<u64> = (101..300).collect();
+        want.insert(50, 1_150); // after 150's own entry, which was pushed first
+        assert_eq!(rest, want);
+        assert!(!q.crowded() && q.is_empty());
     }
 
     #[test]
