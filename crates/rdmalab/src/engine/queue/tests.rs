@@ -1,0 +1,205 @@
+//! The event queue's tests: order against a stable sort, ties, reserved keys, origin
+//! order, `retain`, and crowded buckets.
+use super::*;
+use rand::{Rng, SeedableRng};
+
+#[test]
+fn earliest_first_and_fifo_ties() {
+    let mut q = EventQueue::new();
+    q.push(Time(5), 'a');
+    q.push(Time(3), 'b');
+    q.push(Time(5), 'c');
+    q.push(Time(3), 'd');
+    q.push(Time(4), 'e');
+    let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+    assert_eq!(order, vec!['b', 'd', 'e', 'a', 'c']);
+}
+
+/// Interleaves pushes (at or after the last popped time, as a simulation does) and
+/// pops at random; every pop must return the smallest (time, insertion index) pending.
+fn against_a_stable_sort(shift: u32, slots: usize, spread: u64, seed: u64) {
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
+    let mut q = EventQueue::with_resolution(shift, slots);
+    let mut pending: Vec<(u64, usize)> = Vec::new();
+    let (mut next, mut now) = (0usize, 0u64);
+    for _ in 0..20_000 {
+        if rng.gen_bool(0.55) || pending.is_empty() {
+            // Mostly near events, sometimes far ones, sometimes exactly now.
+            let t = match rng.gen_range(0..10) {
+                0 => now,
+                1 => now + rng.gen_range(0..spread * 1000),
+                _ => now + rng.gen_range(0..spread),
+            };
+            q.push(Time(t), next);
+            pending.push((t, next));
+            next += 1;
+        } else {
+            let (i, _) = pending.iter().enumerate().min_by_key(|(_, &k)| k).unwrap();
+            let want = pending.remove(i);
+            assert_eq!(q.peek_time(), Some(Time(want.0)));
+            let (t, e) = q.pop().unwrap();
+            assert_eq!((t.0, e), want);
+            now = t.0;
+        }
+        assert_eq!(q.len(), pending.len());
+    }
+    while let Some((t, e)) = q.pop() {
+        let (i, _) = pending.iter().enumerate().min_by_key(|(_, &k)| k).unwrap();
+        assert_eq!((t.0, e), pending.remove(i));
+    }
+    assert!(pending.is_empty());
+}
+
+#[test]
+fn a_crowded_bucket_takes_inserts_ahead_of_its_tail_in_order() {
+    // Many flows starting together fill one bucket; every event they schedule a few ps
+    // later lands ahead of thousands of pending ones. The bucket turns crowded, and
+    // the pops stay in (time, insertion) order.
+    let mut q = EventQueue::with_resolution(20, 64);
+    let mut pending: Vec<(u64, usize)> = Vec::new();
+    for i in 0..5_000usize {
+        let t = (i as u64 * 7919) % 5_000;
+        q.push(Time(t), i);
+        pending.push((t, i));
+    }
+    let (mut next, mut saw_crowd) = (5_000usize, false);
+    while let Some((t, e)) = q.pop() {
+        let (i, _) = pending.iter().enumerate().min_by_key(|(_, &k)| k).unwrap();
+        assert_eq!((t.0, e), pending.remove(i));
+        if next < 9_000 {
+            q.push(Time(t.0 + 3), next);
+            pending.push((t.0 + 3, next));
+            next += 1;
+        }
+        saw_crowd |= q.crowded();
+        assert_eq!(q.len(), pending.len());
+    }
+    assert!(saw_crowd, "the bucket never turned crowded");
+    assert!(pending.is_empty());
+}
+
+#[test]
+fn a_crowded_bucket_staged_by_a_peek_still_yields_to_an_earlier_push() {
+    let mut q = EventQueue::with_resolution(20, 64);
+    for t in 100..300u64 {
+        q.push(Time(t), t);
+    }
+    assert_eq!(q.pop(), Some((Time(100), 100)));
+    q.push(Time(150), 1_150); // ahead of 149 pending: the bucket turns crowded
+    assert!(q.crowded());
+    assert_eq!(q.peek_time(), Some(Time(101))); // stages 101
+    q.push(Time(100), 1_100); // due before the staged entry
+    assert_eq!(q.pop(), Some((Time(100), 1_100)));
+    let rest: Vec<u64> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+    let mut want: Vec<u64> = (101..300).collect();
+    want.insert(50, 1_150); // after 150's own entry, which was pushed first
+    assert_eq!(rest, want);
+    assert!(!q.crowded() && q.is_empty());
+}
+
+#[test]
+fn matches_a_stable_sort_under_random_interleaving() {
+    // Coarse and fine buckets, small and large rings, ties and far-future events.
+    for (seed, (shift, slots, spread)) in
+        [(0, 64, 50), (3, 64, 5_000), (10, 4096, 100_000), (10, 64, 1_000_000), (20, 128, 10)].into_iter().enumerate()
+    {
+        against_a_stable_sort(shift, slots, spread, seed as u64);
+    }
+}
+
+#[test]
+fn a_reserved_sequence_number_keeps_its_place_among_ties() {
+    let mut q = EventQueue::new();
+    q.push(Time(10), 'a');
+    let seq = q.reserve_seq();
+    q.push(Time(10), 'c');
+    q.push(Time(7), 'x');
+    q.push_reserved(Time(10), seq, 'b');
+    let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+    assert_eq!(order, vec!['x', 'a', 'b', 'c']);
+}
+
+#[test]
+fn origin_order_breaks_ties_by_origin_then_its_own_counter() {
+    let mut q = EventQueue::new();
+    q.use_origin_order(3);
+    q.set_origin(2);
+    q.push(Time(5), 'a');
+    q.set_origin(1);
+    q.push(Time(5), 'b');
+    q.push(Time(4), 'c');
+    q.set_origin(2);
+    q.push(Time(5), 'd');
+    q.set_origin(1);
+    q.push(Time(5), 'e');
+    q.push_reserved(Time(5), origin_key(0, 99), 'f');
+    let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+    assert_eq!(order, vec!['c', 'f', 'b', 'e', 'a', 'd']);
+}
+
+#[test]
+fn retain_keeps_the_order_of_what_it_keeps() {
+    let mut q = EventQueue::with_resolution(2, 64);
+    for i in 0..500u64 {
+        q.push(Time((i * 37) % 1000), i);
+    }
+    q.pop();
+    let mut expect: Vec<(u64, u64)> = Vec::new();
+    let mut copy = EventQueue::with_resolution(2, 64);
+    for i in 0..500u64 {
+        copy.push(Time((i * 37) % 1000), i);
+    }
+    copy.pop();
+    while let Some((t, e)) = copy.pop() {
+        if e % 3 != 0 {
+            expect.push((t.0, e));
+        }
+    }
+    q.retain(|e| e % 3 != 0);
+    q.push(Time(999), 1000); // a later push still finds its place
+    expect.push((999, 1000));
+    expect.sort_by_key(|&(t, _)| t); // stable: ties stay in push order
+    let got: Vec<(u64, u64)> = std::iter::from_fn(|| q.pop().map(|(t, e)| (t.0, e))).collect();
+    assert_eq!(got, expect);
+}
+
+/// The order of one origin's events among ties does not depend on what other origins
+/// push, or in which interleaving: the property the parallel engine stands on.
+#[test]
+fn origin_order_does_not_depend_on_other_origins_or_interleaving() {
+    let pushes: Vec<(u32, u64, u32)> = (0..300u32).map(|i| (i % 4, (i as u64 * 7) % 5, i)).collect();
+    let run = |keep: &dyn Fn(u32) -> bool, reverse_origins: bool| {
+        let mut q = EventQueue::new();
+        q.use_origin_order(4);
+        // Each origin's pushes in its own order; origins interleaved differently.
+        let mut order: Vec<u32> = (0..4).collect();
+        if reverse_origins {
+            order.reverse();
+        }
+        for o in order.into_iter().filter(|&o| keep(o)) {
+            q.set_origin(o);
+            for &(po, t, id) in pushes.iter().filter(|p| p.0 == o) {
+                debug_assert_eq!(po, o);
+                q.push(Time(t), id);
+            }
+        }
+        std::iter::from_fn(|| q.pop().map(|(_, e)| e)).filter(|id| id % 4 == 1).collect::<Vec<_>>()
+    };
+    let all = run(&|_| true, false);
+    assert_eq!(all, run(&|_| true, true));
+    assert_eq!(all, run(&|o| o == 1, false));
+    assert_eq!(all, run(&|o| o != 2, true));
+}
+
+#[test]
+fn a_push_before_an_advanced_bucket_still_comes_first() {
+    // peek_time may advance to a later bucket; a push for an earlier time afterwards
+    // (a caller adding work between two run calls) must still pop first.
+    let mut q = EventQueue::with_resolution(4, 64);
+    q.push(Time(1_000), 'b');
+    assert_eq!(q.peek_time(), Some(Time(1_000)));
+    q.push(Time(20), 'a');
+    q.push(Time(1_000_000), 'c');
+    let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+    assert_eq!(order, vec!['a', 'b', 'c']);
+}
