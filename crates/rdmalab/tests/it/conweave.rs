@@ -4,12 +4,8 @@
 //! and spraying reorder; the queues stay bounded; determinism for 1, 2 and 4 threads; bad
 //! input.
 
-use std::path::Path;
-
-use rdmalab::formats::fct::write_fct;
 use rdmalab::scenario::Scenario;
-use rdmalab::sim::parallel::Runner;
-use rdmalab::sim::{Results, StopReason};
+use rdmalab::sim::Results;
 use rdmalab::Rate;
 
 use crate::fixtures;
@@ -72,16 +68,10 @@ fn reorder_queues_stay_bounded() {
 /// The FCT file, the reorder and balance rows and the counters of `toml` run with
 /// `threads` threads.
 fn outputs(toml: &str, threads: u32) -> (String, String, (u64, u64, u64, u64, u64)) {
-    let mut s = Scenario::from_toml(toml, Path::new("cw.toml")).unwrap();
-    s.config.threads = Some(threads);
-    let mut run = Runner::new(s).unwrap();
-    assert_eq!(run.run_to_end(), StopReason::Finished);
-    let r = run.results().expect("bytes conserved");
-    let mut fct = Vec::new();
-    write_fct(&mut fct, &r.records).unwrap();
+    let r = fixtures::run_threads(toml, "cw.toml", threads);
     let c = r.counters;
     let counts = (c.lb_reroutes, c.reorder_held, c.reorder_timeouts, c.lb_control_packets, c.ooo_packets);
-    (String::from_utf8(fct).unwrap(), format!("{:?}{:?}", r.reorder, r.balance), counts)
+    (fixtures::fct_text(&r), format!("{:?}{:?}", r.reorder, r.balance), counts)
 }
 
 #[test]

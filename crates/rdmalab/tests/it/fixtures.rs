@@ -20,6 +20,23 @@ pub fn run_finished(s: Scenario) -> Results {
     sim.results().expect("conservation holds")
 }
 
+/// Runs `toml` (named `file`) with `threads` threads through the parallel runner, which must
+/// finish; the results, conservation checked.
+pub fn run_threads(toml: &str, file: &str, threads: u32) -> Results {
+    let mut s = scenario(toml, file);
+    s.config.threads = Some(threads);
+    let mut run = rdmalab::sim::parallel::Runner::new(s).unwrap();
+    assert_eq!(run.run_to_end(), StopReason::Finished);
+    run.results().expect("bytes conserved")
+}
+
+/// The FCT file `r` writes, as text.
+pub fn fct_text(r: &Results) -> String {
+    let mut fct = Vec::new();
+    rdmalab::formats::fct::write_fct(&mut fct, &r.records).unwrap();
+    String::from_utf8(fct).unwrap()
+}
+
 /// Runs `toml` (named `t.toml`) to the end, however it stops, with `tweak` applied to its
 /// configuration first; the results, conservation checked.
 pub fn run_toml_with(toml: &str, tweak: impl FnOnce(&mut SimConfig)) -> Results {

@@ -5,12 +5,8 @@
 //! uplinks' capacity where ECMP's follow the hash; the balance rows; determinism for 1, 2
 //! and 4 threads; bad input.
 
-use std::path::Path;
-
-use rdmalab::formats::fct::write_fct;
 use rdmalab::scenario::Scenario;
-use rdmalab::sim::parallel::Runner;
-use rdmalab::sim::{Results, StopReason};
+use rdmalab::sim::Results;
 use rdmalab::{NodeId, PortId, Rate};
 
 use crate::fixtures;
@@ -166,17 +162,11 @@ fn conga_bytes_follow_the_uplinks_capacity_and_ecmp_bytes_do_not() {
 /// The FCT file, the balance rows and every flow's out-of-order count of `toml` run with
 /// `threads` threads.
 fn outputs(toml: &str, threads: u32) -> (String, String, Vec<(u32, u32)>) {
-    let mut s = Scenario::from_toml(toml, Path::new("lb.toml")).unwrap();
-    s.config.threads = Some(threads);
-    let mut run = Runner::new(s).unwrap();
-    assert_eq!(run.run_to_end(), StopReason::Finished);
-    let r = run.results().expect("bytes conserved");
-    let mut fct = Vec::new();
-    write_fct(&mut fct, &r.records).unwrap();
+    let r = fixtures::run_threads(toml, "lb.toml", threads);
     let mut ooo: Vec<(u32, u32)> = r.records.iter().map(|x| (x.flow, x.rx.ooo_packets)).collect();
     ooo.sort();
     assert_eq!(ooo.iter().map(|x| x.1 as u64).sum::<u64>(), r.counters.ooo_packets);
-    (String::from_utf8(fct).unwrap(), format!("{:?}", r.balance), ooo)
+    (fixtures::fct_text(&r), format!("{:?}", r.balance), ooo)
 }
 
 #[test]
