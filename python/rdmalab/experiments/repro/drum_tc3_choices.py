@@ -17,9 +17,8 @@ from __future__ import annotations
 import sys
 import time
 
-import numpy as np
-
 import rdmalab
+from rdmalab.experiments.repro.drum_tc_causes import tc1_p80
 
 #: (label, changes): the base row first, then one moved choice per row.
 VARIANTS = [
@@ -61,25 +60,6 @@ def metrics(mech: str, n: int, ch: dict) -> tuple[float, float, float]:
     return float(res.apps["gbps"].mean()), float(ct.mean()), float((ct < 18.0).mean())
 
 
-def tc1_share_p80(cc: int, lock_transfer: str) -> float:
-    """drum-tc1's full setting under SHARE: the 32 B foreground's p80 in µs, a WQE still
-    waiting at the end counted with the time it waited (as the repro does)."""
-    toml = "\n".join([
-        'stop_time = "5ms"',
-        '[topology]\nkind = "star"\nhosts = 7\nrate = "40Gbps"\ndelay = "1us"',
-        '[fabric]\nmtu = 1024\nqp_cache_entries = 20\nqp_cache_miss_penalty = "1us"\nqp_cache_fetch = "serial"',
-        f'[host]\nmechanism = "share"\nlock_transfer = "{lock_transfer}"',
-        '[[app]]\nhost = 0\ndst = 6\nname = "fg"\nsize = 32\nwr_num = 1',
-        f'[[app]]\nhost = 0\ndst = 6\nname = "bg"\ncount = {cc - 1}\nsize = [32, 1048576]\nsize_dist = "uniform"\n'
-        'wr_num = 1',
-    ]) + "\n"
-    res = rdmalab.run(rdmalab.Scenario.from_toml_text(toml), progress=False)
-    fg = res.wqes.filter(res.wqes["name"] == "fg")
-    ct = fg["ct_ns"].to_numpy()
-    ct = np.sort(np.where(np.isnan(ct), 5e6 - fg["posted_ns"].to_numpy(), ct))
-    return float(ct[min(int(len(ct) * 0.8), len(ct) - 1)]) / 1e3
-
-
 def main(ns: list[int]) -> None:
     print("| N | choice moved | DRUM Gb/s/conn | SHARE Gb/s/conn | DRUM / SHARE (paper 1.8) | "
           "SHARE / DRUM latency (paper 1.673) | DRUM < 18 us (paper: most) |")
@@ -98,6 +78,6 @@ if __name__ == "__main__":
         print("| SHARE foreground p80 (us), TC1 | lock_transfer 0 | 40 ns | 1 us |")
         print("|---|---|---|---|")
         for cc in (20, 50, 100):
-            print(f"| cc = {cc} | " + " | ".join(f"{tc1_share_p80(cc, t):.1f}" for t in ("0ns", "40ns", "1us")) + " |")
+            print(f"| cc = {cc} | " + " | ".join(f"{tc1_p80('share', cc, lock_transfer=t):.1f}" for t in ("0ns", "40ns", "1us")) + " |")
     else:
         main([int(a) for a in sys.argv[1:]] or [300])

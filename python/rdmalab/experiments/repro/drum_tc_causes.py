@@ -34,7 +34,7 @@ TC1_STOP_US = 5000.0
 TC2_STOP_S = 4.0
 
 
-def _toml(stop: str, cache: dict | None, mech: str, fg: str, bg: str) -> str:
+def _toml(stop: str, cache: dict | None, mech: str, fg: str, bg: str, lock_transfer: str = "40ns") -> str:
     fabric = '[fabric]\nmtu = 1024'
     if cache is not None:
         fabric += (f'\nqp_cache_entries = 20\nqp_cache_miss_penalty = "{cache["penalty"]}"'
@@ -43,7 +43,7 @@ def _toml(stop: str, cache: dict | None, mech: str, fg: str, bg: str) -> str:
         f'stop_time = "{stop}"',
         '[topology]\nkind = "star"\nhosts = 7\nrate = "40Gbps"\ndelay = "1us"',
         fabric,
-        f'[host]\nmechanism = "{mech}"',
+        f'[host]\nmechanism = "{mech}"\nlock_transfer = "{lock_transfer}"',
         '[drum]\nperiod = "100us"\niterations = 5\nk = 20',
         fg,
         bg,
@@ -53,13 +53,15 @@ def _toml(stop: str, cache: dict | None, mech: str, fg: str, bg: str) -> str:
 SERIAL_1US = {"penalty": "1us", "fetch": "serial"}
 
 
-def tc1_p80(mech: str, cc: int, fg_dst: int) -> float:
+def tc1_p80(mech: str, cc: int, fg_dst: int = 6, lock_transfer: str = "40ns") -> float:
     """drum-tc1's full setting: the 32 B foreground's p80 in µs, a WQE still waiting at the
-    end counted with the time it waited (as the repro does)."""
+    end counted with the time it waited (as the repro does). `lock_transfer` is SHARE's
+    lock cost per queued poster (40 ns, the host model's default)."""
     fg = f'[[app]]\nhost = 0\ndst = {fg_dst}\nname = "fg"\nsize = 32\nwr_num = 1'
     bg = (f'[[app]]\nhost = 0\ndst = 6\nname = "bg"\ncount = {cc - 1}\nsize = [32, 1048576]\n'
           'size_dist = "uniform"\nwr_num = 1')
-    res = rdmalab.run(rdmalab.Scenario.from_toml_text(_toml("5ms", SERIAL_1US, mech, fg, bg)), progress=False)
+    toml = _toml("5ms", SERIAL_1US, mech, fg, bg, lock_transfer)
+    res = rdmalab.run(rdmalab.Scenario.from_toml_text(toml), progress=False)
     d = res.wqes.filter(res.wqes["name"] == "fg")
     ct = d["ct_ns"].to_numpy()
     ct = np.sort(np.where(np.isnan(ct), TC1_STOP_US * 1e3 - d["posted_ns"].to_numpy(), ct))
