@@ -318,7 +318,7 @@ class Scenario:
         headers, MTU 256..4096 default 2048) and ib_vl_buffer (bytes per input port and VL;
         docs/physics.md, "InfiniBand link layer"). Link rates also take "QDR4x", "FDR4x",
         "EDR4x", "HDR4x". egress_arbitration (fifo|input_fair: DRR among a switch egress's
-        input ports; InfiniBand's default is input_fair), buffer_model (shared|per_port) and port_buffer_kb (per_port only;
+        input ports; InfiniBand's default is input_fair), buffer_model (shared|per_port|egress_dynamic), port_buffer_kb (per_port only) and dt_alpha (egress_dynamic only;
         docs/physics.md, "Fair arbitration among input ports", "Per-port buffers").
         Also cnp_interval (CNP pacing at the receiver), qp_cache_fetch (parallel|serial),
         deadlock_timeout and on_deadlock (stop|continue; docs/physics.md, "PFC deadlocks"),

@@ -49,6 +49,8 @@ def test_python_api_mirrors_the_toml(tmp_path):
     ({"buffer_model": "static"}, "fabric.buffer_model"),
     ({"port_buffer_kb": 64}, "fabric.port_buffer_kb"),
     ({"buffer_model": "per_port", "port_buffer_kb": -1}, "fabric.port_buffer_kb"),
+    ({"dt_alpha": 0.5}, "fabric.dt_alpha"),
+    ({"buffer_model": "egress_dynamic", "dt_alpha": 0}, "fabric.dt_alpha"),
 ])
 def test_bad_settings_name_their_field(settings, field):
     sc = Scenario.star(3).flow(1, 0, 1000).with_fabric(**settings)

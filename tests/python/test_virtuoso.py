@@ -178,6 +178,23 @@ def test_repro_chunk_and_mice(tmp_path):
     assert rows[("4 paths", "total KB")].ours == pytest.approx(4 * four.ours)
     assert "Table 2" in repro.comparison_table(exp, tmp_path / "virtuoso-chunk")
 
+    def dynamic(spec):
+        spec["base"]["traffic"][0]["chunk_probe_step"] = 16384
+        spec["grid"] = {"fabric.dt_alpha": [0.5, 1.0]}
+        _paths(spec, [1, 4])
+
+    exp, rows, made = _small("virtuoso-chunk-egress-dynamic", tmp_path, dynamic)
+    assert set(made) == {"virtuoso_chunk"}
+    # The buffer is fitted at alpha = 1: one path within a step of Table 2's first row; at four
+    # paths each queue settles at alpha B / (1 + 4 alpha) (within a frame of 1.048 KB / 0.6).
+    one = rows[("alpha 1, 1 paths", "per path KB")]
+    assert one.theirs - 16.384 < one.ours <= one.theirs
+    four = rows[("alpha 1, 4 paths", "per path KB vs bound")]
+    assert four.theirs - 16.384 < four.ours <= four.theirs + 1.75
+    # alpha moves the shape: the closed form's (1 + a) / (1 + 4 a) / (2/3) is 0.75 at a = 0.5, 0.6 at 1.
+    for alpha, want in ((0.5, 0.75), (1, 0.6)):
+        assert rows[(f"alpha {alpha:g}, 4 paths", "per path / 1 path")].ours == pytest.approx(want, abs=0.03)
+
     def mice(spec):
         spec["zip"]["traffic[0].messages[0].size"] = [150_000_000, 150_000_001]
         spec["grid"] = {"topology.host_rate": ["10Gbps"]}

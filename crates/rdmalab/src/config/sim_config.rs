@@ -75,6 +75,9 @@ pub struct SimConfig {
     /// Under `BufferModel::PerPort`: bytes each egress port owns (`None`: `buffer_bytes`
     /// less the PFC headroom, split evenly among the switch's ports).
     pub port_buffer_bytes: Option<u64>,
+    /// Under `BufferModel::EgressDynamic`: an egress port may hold this many times the
+    /// pool's free bytes (`fabric.dt_alpha`).
+    pub dt_alpha: f64,
     /// The order a switch egress queue serves its packets in: arrival order (the
     /// reference) or fair among input ports (`fabric::arbitration`).
     pub egress_arbitration: crate::fabric::EgressArbitration,
@@ -202,6 +205,7 @@ impl Default for SimConfig {
             buffer_bytes: 32 * 1024 * 1024,
             buffer_model: Default::default(),
             port_buffer_bytes: None,
+            dt_alpha: 1.0,
             egress_arbitration: Default::default(),
             reserve_bytes: 4096,
             resume_offset_bytes: 3072,

@@ -1,4 +1,5 @@
-//! Static per-port switch buffers (`fabric.buffer_model = "per_port"`).
+//! Switch buffers counted per egress port: static (`fabric.buffer_model = "per_port"`) or a
+//! shared pool with a dynamic threshold per egress port (`"egress_dynamic"`).
 //!
 //! The default MMU (`fabric::mmu`, the reference's) pools one switch's buffer among all its
 //! ports and admits a packet while its ingress stays under a dynamic threshold, a fraction of
@@ -17,6 +18,13 @@
 //!   `resume_offset` below its capacity it lets them go, and an ingress resumes when no
 //!   egress holds it and its headroom is empty.
 //!
+//! Under `egress_dynamic` the ports share one pool instead, and a port's size is not fixed: it
+//! may hold `alpha` times what the pool has left (Choudhury and Hahne's dynamic threshold,
+//! the buffer-sharing scheme of most shared-memory switch chips). N ports that fill together
+//! settle at `alpha B / (1 + alpha N)` each, so a port gets less the more ports are busy, but
+//! never loses its share to another port's backlog outright. The same drop, pause and resume
+//! rules apply against that moving size.
+//!
 //! Queue 0 (PFC frames, high-priority ACKs) bypasses it, as it bypasses the MMU.
 
 use crate::fabric::mmu::Admission;
@@ -31,13 +39,38 @@ pub enum BufferModel {
     Shared,
     /// A fixed share per egress port, admission on that port's occupancy alone.
     PerPort,
+    /// One pool per switch; an egress port may hold `dt_alpha` times the pool's free bytes.
+    EgressDynamic,
 }
 
-/// Static per-port buffers of one switch. Ports are indexed by their position on the switch.
+impl BufferModel {
+    /// True when buffers are counted per egress port (`PortBuffers`), not by the shared MMU.
+    pub fn per_egress(self) -> bool {
+        self != BufferModel::Shared
+    }
+}
+
+/// How large an egress port may grow.
+#[derive(Clone, Copy, Debug)]
+pub enum PortLimit {
+    /// A fixed number of bytes per port.
+    Static(u64),
+    /// `alpha` times the free bytes of a pool shared by the switch's ports.
+    Dynamic {
+        /// The pool, bytes (the switch's buffer less its PFC headroom).
+        pool: u64,
+        /// The threshold's multiplier.
+        alpha: f64,
+    },
+}
+
+/// Per-egress-port buffers of one switch. Ports are indexed by their position on the switch.
 #[derive(Clone, Debug)]
 pub struct PortBuffers {
-    /// Bytes each egress port may hold.
-    capacity: u64,
+    /// How large each egress port may grow.
+    limit: PortLimit,
+    /// Bytes queued over all ports (what the dynamic threshold subtracts from the pool).
+    total: u64,
     /// Hysteresis below the capacity before a paused ingress may go again.
     resume_offset: u64,
     /// Bit `q` set: class `q` is lossless.
@@ -66,9 +99,15 @@ impl PortBuffers {
     /// Buffers of `capacity` bytes per port for a switch whose ports have the given PFC
     /// `headroom`s; `pfc`: the lossless classes as a bit mask.
     pub fn new(capacity: u64, headroom: Vec<u64>, pfc: u8, resume_offset: u64) -> PortBuffers {
+        PortBuffers::with_limit(PortLimit::Static(capacity), headroom, pfc, resume_offset)
+    }
+
+    /// As `new`, with ports sized by `limit`.
+    pub fn with_limit(limit: PortLimit, headroom: Vec<u64>, pfc: u8, resume_offset: u64) -> PortBuffers {
         let n = headroom.len();
         PortBuffers {
-            capacity,
+            limit,
+            total: 0,
             resume_offset,
             pfc,
             used: vec![0; n],
@@ -79,9 +118,12 @@ impl PortBuffers {
         }
     }
 
-    /// Bytes each egress port may hold.
+    /// Bytes an egress port may hold now: fixed, or `alpha` times the pool's free bytes.
     pub fn capacity(&self) -> u64 {
-        self.capacity
+        match self.limit {
+            PortLimit::Static(bytes) => bytes,
+            PortLimit::Dynamic { pool, alpha } => (alpha * pool.saturating_sub(self.total) as f64) as u64,
+        }
     }
 
     /// Bytes queued at egress port `e`.
@@ -91,12 +133,14 @@ impl PortBuffers {
 
     /// Admits `size` bytes of class `q` (q != 0) arriving on ingress `i` for egress `e`.
     pub fn admit(&mut self, i: usize, e: usize, q: usize, size: u64) -> Admission {
-        let fits = self.used[e] + size <= self.capacity;
+        let capacity = self.capacity();
+        let fits = self.used[e] + size <= capacity;
         if self.pfc & (1 << q) == 0 {
             if !fits {
                 return Admission::Drop;
             }
             self.used[e] += size;
+            self.total += size;
             return Admission::Accept { pause: false };
         }
         let c = &mut self.ingress[i][q];
@@ -105,9 +149,11 @@ impl PortBuffers {
                 return Admission::Drop; // more than the headroom: the upstream ignored a PAUSE
             }
             c.hdrm += size;
+        } else {
+            self.total += size; // headroom is reserved apart from the pool
         }
         self.used[e] += size;
-        if self.used[e] < self.capacity {
+        if self.used[e] < capacity {
             return Admission::Accept { pause: false };
         }
         // The port is full: it holds this ingress paused until it drains.
@@ -126,8 +172,10 @@ impl PortBuffers {
     pub fn release(&mut self, i: usize, e: usize, q: usize, size: u64) -> bool {
         self.used[e] -= size;
         let c = &mut self.ingress[i][q];
-        c.hdrm -= size.min(c.hdrm);
-        if !self.holding[e].is_empty() && self.used[e] + self.resume_offset <= self.capacity {
+        let from_headroom = size.min(c.hdrm);
+        c.hdrm -= from_headroom;
+        self.total = self.total.saturating_sub(size - from_headroom);
+        if !self.holding[e].is_empty() && self.used[e] + self.resume_offset <= self.capacity() {
             for (j, k) in self.holding[e].drain(..) {
                 let h = &mut self.ingress[j as usize][k as usize];
                 h.holds -= 1;
@@ -174,6 +222,49 @@ mod tests {
         assert_eq!(b.admit(0, 3, 3, 1), Admission::Drop);
         assert!(!b.release(0, 2, 3, 1000));
         assert_eq!(b.admit(1, 2, 3, 1000), Admission::Accept { pause: false });
+    }
+
+    fn dynamic(pool: u64, alpha: f64) -> PortBuffers {
+        PortBuffers::with_limit(PortLimit::Dynamic { pool, alpha }, vec![0; 10], 0, 3072)
+    }
+
+    /// Fills ports `0..n` in turn, 100 B at a time, until every one drops; the bytes each holds.
+    fn fill_together(b: &mut PortBuffers, n: usize) -> Vec<u64> {
+        let mut open = vec![true; n];
+        while open.iter().any(|&o| o) {
+            for (e, o) in open.iter_mut().enumerate() {
+                if *o && b.admit(9, e, 3, 100) == Admission::Drop {
+                    *o = false;
+                }
+            }
+        }
+        (0..n).map(|e| b.used(e)).collect()
+    }
+
+    #[test]
+    fn dynamic_threshold_ports_filling_together_settle_at_alpha_b_over_one_plus_alpha_n() {
+        // Choudhury and Hahne: q = alpha (B - N q)  =>  q = alpha B / (1 + alpha N).
+        let pool = 1_000_000;
+        for (alpha, n) in [(1.0, 1), (1.0, 4), (0.5, 2), (2.0, 9), (0.25, 6)] {
+            let mut b = dynamic(pool, alpha);
+            let want = alpha * pool as f64 / (1.0 + alpha * n as f64);
+            for q in fill_together(&mut b, n) {
+                assert!((q as f64 - want).abs() <= 100.0 * (1.0 + alpha), "alpha {alpha}, {n} ports: {q} vs {want}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_dynamic_port_takes_back_room_as_another_port_drains() {
+        let mut b = dynamic(1_000_000, 1.0);
+        let full = fill_together(&mut b, 2); // 333 kB each
+        assert_eq!(b.admit(9, 0, 3, 100), Admission::Drop);
+        for _ in 0..full[1] / 100 {
+            b.release(9, 1, 3, 100);
+        }
+        // Port 1 empty: port 0 may grow to alpha (B - q0) = 1 MB - q0, i.e. to 500 kB.
+        let grown = fill_together(&mut b, 1)[0];
+        assert!((grown as i64 - 500_000).abs() <= 200, "{grown}");
     }
 
     #[test]

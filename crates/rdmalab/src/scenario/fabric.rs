@@ -101,10 +101,13 @@ pub struct FabricSpec {
     /// `fifo` (default) or `input_fair`: deficit round robin among a switch egress's input
     /// ports (`fabric::arbitration`).
     pub egress_arbitration: Option<crate::fabric::EgressArbitration>,
-    /// `shared` (default) or `per_port`: static buffers per egress port (`fabric::buffer_model`).
+    /// `shared` (default), `per_port` (static buffers per egress port) or `egress_dynamic` (a
+    /// pool with a dynamic threshold per egress port; `fabric::buffer_model`).
     pub buffer_model: Option<crate::fabric::BufferModel>,
     /// KiB each egress port owns under `per_port` (absent: `buffer_mb` split among the ports).
     pub port_buffer_kb: Option<f64>,
+    /// Under `egress_dynamic`: a port may hold `dt_alpha` times the pool's free bytes.
+    pub dt_alpha: Option<f64>,
 }
 
 impl FabricSpec {

@@ -1,5 +1,5 @@
-//! `fabric.egress_arbitration`, `fabric.buffer_model` and `fabric.port_buffer_kb`: how a
-//! switch orders an egress queue and where it counts its buffer (issue 23 §2 and §3).
+//! `fabric.egress_arbitration`, `fabric.buffer_model`, `fabric.port_buffer_kb` and
+//! `fabric.dt_alpha`: how a switch orders an egress queue and where it counts its buffer.
 
 use std::path::Path;
 
@@ -20,7 +20,7 @@ pub(super) fn apply(spec: &FabricSpec, file: &Path, c: &mut SimConfig) -> Result
         c.egress_arbitration = crate::fabric::EgressArbitration::InputFair;
     }
     if let Some(m) = spec.buffer_model {
-        if c.infiniband() && m == BufferModel::PerPort {
+        if c.infiniband() && m.per_egress() {
             let msg = "InfiniBand switches buffer per input port and VL (`ib_vl_buffer`), not per egress port";
             return Err(Error::input(file, 0, "fabric.buffer_model", msg));
         }
@@ -36,23 +36,43 @@ pub(super) fn apply(spec: &FabricSpec, file: &Path, c: &mut SimConfig) -> Result
         }
         c.port_buffer_bytes = Some((kb * 1024.0) as u64);
     }
-    if c.buffer_model == BufferModel::PerPort && spec.iofd.is_some() {
-        // IOFD's re-sequencer waits on the shared MMU's threshold, which per-port buffers
+    if let Some(alpha) = spec.dt_alpha {
+        if c.buffer_model != BufferModel::EgressDynamic {
+            let msg = "sets the dynamic threshold of each egress port: it needs `buffer_model = \"egress_dynamic\"`";
+            return Err(Error::input(file, 0, "fabric.dt_alpha", msg));
+        }
+        if !(alpha.is_finite() && alpha > 0.0 && alpha <= 1024.0) {
+            return Err(Error::input(file, 0, "fabric.dt_alpha", "must be a number in (0, 1024]"));
+        }
+        c.dt_alpha = alpha;
+    }
+    if c.buffer_model.per_egress() && spec.iofd.is_some() {
+        // IOFD's re-sequencer waits on the shared MMU's threshold, which per-egress buffers
         // do not have.
-        let msg = "`per_port` does not compose with `[fabric.iofd]` (its re-sequencer waits on the shared \
-                   buffer's threshold)";
+        let msg = "`per_port` and `egress_dynamic` do not compose with `[fabric.iofd]` (its re-sequencer \
+                   waits on the shared buffer's threshold)";
         return Err(Error::input(file, 0, "fabric.buffer_model", msg));
     }
     Ok(())
 }
 
-/// Under per-port buffers: every egress port of every switch must hold one full data frame,
-/// or a lossy port drops everything it is sent.
+/// Under per-egress buffers: every egress port of every switch must hold one full data frame
+/// (an empty one, under `egress_dynamic`), or a lossy port drops everything it is sent.
 pub(super) fn check_port_capacity(c: &SimConfig, topo: &Topology, file: &Path) -> Result<()> {
+    let frame = c.data_wire(c.mtu) as u64;
+    if c.buffer_model == BufferModel::EgressDynamic {
+        let empty = (c.dt_alpha * c.buffer_bytes as f64) as u64;
+        if empty < frame {
+            let msg = format!(
+                "an empty egress port may hold dt_alpha x buffer = {empty} bytes, less than one {frame}-byte frame"
+            );
+            return Err(Error::input(file, 0, "fabric.dt_alpha", msg));
+        }
+        return Ok(());
+    }
     if c.buffer_model != BufferModel::PerPort {
         return Ok(());
     }
-    let frame = c.data_wire(c.mtu) as u64;
     let (field, each) = match c.port_buffer_bytes {
         Some(b) => ("fabric.port_buffer_kb", b),
         None => {

@@ -80,7 +80,7 @@ impl Simulation {
         }
         let no_edge_ecn = cfg.cc.dasr().is_some_and(|p| !p.edge_ecn);
         // Switch egresses with a mechanism's hook take the out-of-line path (`switch_kick`).
-        let per_port = cfg.buffer_model == crate::fabric::BufferModel::PerPort;
+        let per_port = cfg.buffer_model.per_egress();
         let special = cfg.classes.is_some() || cfg.iofd.is_some() || no_edge_ecn || input_fair || per_port;
         for p in ports.iter_mut().filter(|p| !p.on_host) {
             p.special = special;

@@ -78,6 +78,7 @@ fn input_fair_arbitration_and_per_port_buffers_are_the_same_for_any_thread_count
         "buffer_mb = 0.5\negress_arbitration = \"input_fair\"",
         "buffer_mb = 0.5\nbuffer_model = \"per_port\"",
         "buffer_mb = 0.5\nbuffer_model = \"per_port\"\negress_arbitration = \"input_fair\"",
+        "buffer_mb = 0.5\nbuffer_model = \"egress_dynamic\"\ndt_alpha = 0.5",
     ] {
         let pfc = same_for_1_2_4_threads("dcqcn", fabric);
         assert!(pfc > 0, "{fabric}: the incast should pause links");

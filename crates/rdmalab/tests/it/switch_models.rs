@@ -126,6 +126,15 @@ fn a_shared_buffer_admits_less_when_another_port_fills() {
 }
 
 #[test]
+fn an_egress_dynamic_threshold_admits_less_when_another_port_fills() {
+    // One pool: a port alone may grow to alpha B / (1 + alpha), beside a second full port
+    // to alpha B / (1 + 2 alpha), so the same incast loses more beside the other.
+    let (alone, _) = incast_beside_another("egress_dynamic", false);
+    let (beside, _) = incast_beside_another("egress_dynamic", true);
+    assert!(beside[0] + beside[1] > alone[0] + alone[1], "drops {alone:?} alone, {beside:?} beside");
+}
+
+#[test]
 fn per_port_buffers_pause_instead_of_dropping_when_lossless() {
     // 4:1 incast into one port of 64 KiB: PFC pauses the four inputs and nothing is lost.
     let toml = "stop_time = \"1ms\"\n[topology]\nkind = \"star\"\nhosts = 5\n\
@@ -135,6 +144,14 @@ fn per_port_buffers_pause_instead_of_dropping_when_lossless() {
     assert_eq!(r.counters.drops, 0);
     assert!(r.counters.pauses >= 4 && r.counters.resumes >= 4, "{:?}", r.counters);
     assert_eq!(r.records.len(), 4, "the incast completes");
+    let dynamic = toml.replace(
+        "buffer_model = \"per_port\"\nport_buffer_kb = 64",
+        "buffer_mb = 0.25\nbuffer_model = \"egress_dynamic\"",
+    );
+    let r = run_toml_with(&dynamic, |_| {});
+    assert_eq!(r.counters.drops, 0);
+    assert!(r.counters.pauses >= 4 && r.counters.resumes >= 4, "egress_dynamic: {:?}", r.counters);
+    assert_eq!(r.records.len(), 4, "the incast completes under egress_dynamic");
 }
 
 #[test]
@@ -149,6 +166,9 @@ fn bad_switch_model_settings_name_file_line_and_field() {
         ("buffer_model = \"per_port\"\nport_buffer_kb = 0.5", "fabric.port_buffer_kb", "less than one"),
         ("buffer_model = \"per_port\"\nbuffer_mb = 0.001", "fabric.buffer_mb", "less than one"),
         ("buffer_model = \"per_port\"\n[fabric.iofd]", "fabric.buffer_model", "iofd"),
+        ("dt_alpha = 1", "fabric.dt_alpha", "needs `buffer_model = \"egress_dynamic\"`"),
+        ("buffer_model = \"egress_dynamic\"\ndt_alpha = -2", "fabric.dt_alpha", "(0, 1024]"),
+        ("buffer_model = \"egress_dynamic\"\n[fabric.iofd]", "fabric.buffer_model", "iofd"),
     ];
     for (tail, field, what) in cases {
         let toml = format!("{base}{tail}\n");

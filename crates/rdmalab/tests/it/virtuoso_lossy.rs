@@ -198,6 +198,34 @@ fn after_a_large_overshoot_the_search_still_steps_up_to_the_per_port_bound() {
     assert_eq!(r.mp_messages[0].bytes_placed, 1_000_000);
 }
 
+/// An egress dynamic threshold (one pool of `B` bytes; a port may hold `alpha` times what is
+/// free): N core queues filling together settle at `alpha B / (1 + alpha N)` each (Choudhury
+/// and Hahne), and a round leaves `S (1 - N/10)` on each (1048 B on the wire per 1000).
+fn egress_dynamic_bound(buffer_mb: f64, alpha: f64, paths: usize) -> f64 {
+    let n = paths as f64;
+    alpha * buffer_mb * 1048576.0 / (1.0 + alpha * n) / (1.048 * (1.0 - n / 10.0))
+}
+
+#[test]
+fn under_an_egress_dynamic_threshold_the_search_finds_alpha_b_over_one_plus_alpha_n() {
+    let step = 16384u64;
+    for (paths, alpha) in [(1, 1.0), (4, 0.5)] {
+        let fields = "chunk_probe = true\nchunk_probe_signal = \"retransmission\"";
+        let fabric = format!("buffer_mb = 1\nbuffer_model = \"egress_dynamic\"\ndt_alpha = {alpha}\nretry_limit = 7");
+        let r = run(scenario(
+            &(lossy(paths, &fabric) + &virtuoso(paths as u32, fields, "{ src = 0, dst = 1, size = 1000000 }")),
+        ));
+        let bound = egress_dynamic_bound(1.0, alpha, paths);
+        // Queues take whole frames: the port that admits last may end one frame above the
+        // others, which is 1048 B / (1.048 (1 - N/10)) of WR size.
+        let frame = 1000.0 / (1.0 - paths as f64 / 10.0);
+        let found = r.mp_paths[0].max_wr;
+        assert!(r.mp_paths.iter().all(|p| p.max_wr == found), "one size for all paths");
+        let (lo, hi) = (bound - step as f64, bound + frame);
+        assert!((found as f64) <= hi && found as f64 > lo, "{paths} paths, alpha {alpha}: {found} vs {bound:.0}");
+    }
+}
+
 #[test]
 fn same_seed_same_search() {
     let a = chunk_run(2, 1.0, 1_000_000);
@@ -224,4 +252,11 @@ fn bad_input_names_the_field() {
     assert!(e.contains("chunk_probe_step") && e.contains("chunk_probe = true"), "{e}");
     let e = error(&(lossy(1, "") + &virtuoso(1, "chunk_probe = true\nchunk_probe_signal = \"loss\"", msg)));
     assert!(e.contains("chunk_probe_signal"), "{e}");
+    let e = error(&(lossy(1, "dt_alpha = 1") + &virtuoso(1, "", msg)));
+    assert!(e.contains("fabric.dt_alpha") && e.contains("egress_dynamic"), "{e}");
+    let e = error(&(lossy(1, "buffer_model = \"egress_dynamic\"\ndt_alpha = 0") + &virtuoso(1, "", msg)));
+    assert!(e.contains("fabric.dt_alpha"), "{e}");
+    let tiny = "buffer_mb = 1\nbuffer_model = \"egress_dynamic\"\ndt_alpha = 0.0001";
+    let e = error(&(lossy(1, tiny) + &virtuoso(1, "", msg)));
+    assert!(e.contains("fabric.dt_alpha") && e.contains("frame"), "{e}");
 }

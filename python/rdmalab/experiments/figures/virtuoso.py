@@ -18,6 +18,8 @@ from rdmalab.experiments.store import Store
 from rdmalab.plots import log_axis, plt, save_figure
 
 QPS = "traffic[0].qps"
+#: The egress dynamic threshold's multiplier, where a sweep varies it.
+ALPHA = "fabric.dt_alpha"
 SIZE = "traffic[0].messages[0].size"
 VERB = "traffic[0].messages[0].verb"
 #: Bytes on the wire per payload byte: 1000-byte payloads with 48 bytes of headers.
@@ -159,7 +161,8 @@ def chunk_table(store: Store) -> pl.DataFrame:
     if df.height == 0 or QPS not in df.columns:
         raise NoData("the sweep has no Virtuoso paths varied by traffic[0].qps")
     runs = store.runs().filter(pl.col("status") == "ok").select("run_id")
-    return (df.join(runs, on="run_id").group_by("run_id", QPS)
+    keys = ["run_id", QPS] + ([ALPHA] if ALPHA in df.columns else [])
+    return (df.join(runs, on="run_id").group_by(keys)
             .agg(pl.col("max_wr").sum().alias("total"), pl.col("max_wr").mean().alias("avg"))
             .with_columns(pl.col(QPS).cast(pl.Int64).alias("paths")).sort("paths"))
 
@@ -181,20 +184,38 @@ def egress_bound(paths: int, one_path: float, core_gbps: float = 1.0, host_gbps:
     return one_path * left(1) / left(paths)
 
 
+def dynamic_bound(paths: int, one_path: float, alpha: float, core_gbps: float = 1.0,
+                  host_gbps: float = 10.0) -> float:
+    """Largest WR per path under an egress dynamic threshold (one pool of B bytes, a port may
+    hold alpha times the free bytes), scaled from one path's: N queues filling together
+    settle at alpha B / (1 + alpha N) each (Choudhury and Hahne), and a round leaves
+    S (1 - N R_core / R_host) at each."""
+    left = lambda n: 1 - n * core_gbps / host_gbps  # noqa: E731
+    return one_path * (1 + alpha) * left(1) / ((1 + alpha * paths) * left(paths))
+
+
 def chunk_vs_paths(sweep: str | Path, by: str | None = None, out: str | Path | None = None,
                    where: dict[str, Any] | None = None, title: str | None = None) -> list[Path]:
     """Largest WR per path against the number of paths: ours, Table 2's, and the bound of
     a shared ingress threshold fitted at one path."""
     store = Store(sweep)
     t = chunk_table(store)
-    n = t["paths"].to_numpy()
     fig, ax = plt.subplots(figsize=(6, 4))
-    ax.plot(n, t["avg"].to_numpy() / 1e3, "o-", label="rdmalab (size search)")
     paper = sorted(TABLE2.items())
     ax.plot([k for k, _ in paper], [v[1] / 1e3 for _, v in paper], "s--", label="paper, Table 2")
     one = TABLE2[1][1]  # the buffer is fitted so that this is one path's bound
-    ax.plot(n, [ingress_bound(int(k), one) / 1e3 for k in n], "k:", label="shared-ingress bound (fitted)")
-    ax.plot(n, [egress_bound(int(k), one) / 1e3 for k in n], "k-.", label="per-port bound (fitted)")
+    if ALPHA in t.columns:
+        # Each alpha is drawn against its own bound, scaled from its own one-path size.
+        for (alpha,), sub in sorted(t.sort("paths").partition_by(ALPHA, as_dict=True).items()):
+            n = sub["paths"].to_numpy()
+            line, = ax.plot(n, sub["avg"].to_numpy() / 1e3, "o-", label=f"rdmalab, egress DT alpha = {alpha:g}")
+            own = float(sub.filter(pl.col("paths") == 1)["avg"].max() or one)
+            ax.plot(n, [dynamic_bound(int(k), own, alpha) / 1e3 for k in n], ":", color=line.get_color())
+    else:
+        n = t["paths"].to_numpy()
+        ax.plot(n, t["avg"].to_numpy() / 1e3, "o-", label="rdmalab (size search)")
+        ax.plot(n, [ingress_bound(int(k), one) / 1e3 for k in n], "k:", label="shared-ingress bound (fitted)")
+        ax.plot(n, [egress_bound(int(k), one) / 1e3 for k in n], "k-.", label="per-port bound (fitted)")
     ax.set_xlabel("paths (1 Gb/s links, 10 Gb/s host)")
     ax.set_ylabel("largest WR per path (KB)")
     out = out or Path(sweep) / "figures" / "virtuoso_chunk"

@@ -1,30 +1,34 @@
-//! The switch side of `fabric.buffer_model = "per_port"` (`fabric::buffer_model`): building
-//! each switch's port buffers, and admission, release and PFC RESUME frames against them.
+//! The switch side of `fabric.buffer_model = "per_port"` and `"egress_dynamic"`
+//! (`fabric::buffer_model`): building each switch's port buffers, and admission, release and
+//! PFC RESUME frames against them.
 //! Reached from `sim/switch.rs` in place of the shared MMU when `Simulation::port_buffers`
 //! is set (one test per admission and release otherwise).
 
 use crate::config::SimConfig;
-use crate::fabric::buffer_model::{BufferModel, PortBuffers};
+use crate::fabric::buffer_model::{BufferModel, PortBuffers, PortLimit};
 use crate::fabric::{Admission, PacketKind, SwitchMmu};
 use crate::ids::PortId;
 use crate::sim::Simulation;
 use crate::topology::Topology;
 
 /// Every switch's port buffers, in switch order (the MMUs' order), or `None` under the
-/// shared model. A port owns `port_buffer_bytes` if given, else its switch's buffer less
-/// the PFC headroom of its ports, split evenly among them.
+/// shared model. Under `per_port` a port owns `port_buffer_bytes` if given, else its
+/// switch's buffer less the PFC headroom of its ports, split evenly among them; under
+/// `egress_dynamic` the buffer less the headroom is the pool the ports' thresholds share.
 pub(in crate::sim) fn build(topo: &Topology, cfg: &SimConfig, mmus: &[SwitchMmu]) -> Option<Box<[PortBuffers]>> {
-    if cfg.buffer_model != BufferModel::PerPort {
+    if !cfg.buffer_model.per_egress() {
         return None;
     }
     let pfc = cfg.classes.as_ref().map_or(if cfg.lossless { u8::MAX } else { 0 }, |t| t.pfc_mask());
     let buffers = topo.switches().zip(mmus).map(|(s, mmu)| {
         let ports = topo.nodes[s.idx()].ports.len();
         let headroom: Vec<u64> = (0..ports).map(|p| if pfc == 0 { 0 } else { mmu.headroom(p) }).collect();
-        let capacity = cfg
-            .port_buffer_bytes
-            .unwrap_or_else(|| cfg.buffer_bytes.saturating_sub(headroom.iter().sum()) / ports.max(1) as u64);
-        PortBuffers::new(capacity, headroom, pfc, cfg.resume_offset_bytes)
+        let pool = cfg.buffer_bytes.saturating_sub(headroom.iter().sum());
+        let limit = match cfg.buffer_model {
+            BufferModel::EgressDynamic => PortLimit::Dynamic { pool, alpha: cfg.dt_alpha },
+            _ => PortLimit::Static(cfg.port_buffer_bytes.unwrap_or(pool / ports.max(1) as u64)),
+        };
+        PortBuffers::with_limit(limit, headroom, pfc, cfg.resume_offset_bytes)
     });
     Some(buffers.collect())
 }
