@@ -1,6 +1,6 @@
-"""Two of seed 001's open differences, each with the run that removes its suspected cause.
+"""Three of seed 001's open differences, each with the run that removes its suspected cause.
 
-`python -m rdmalab.experiments.repro.mp_partition_causes [bubble|paths]` runs
+`python -m rdmalab.experiments.repro.mp_partition_causes [bubble|paths|flatten|knee]` runs
 mp-partition-topo1's full setting (leaf-spine 5 x 4 hosts, 5 spines, 40 Gb/s, 1 µs links,
 DCQCN, 10 MiB from host 0 to host 19 beside 200 x 10 MiB background flows, refill on "sent")
 for seeds 1-3 and prints the mean message FCT in ms:
@@ -18,6 +18,15 @@ for seeds 1-3 and prints the mean message FCT in ms:
   leaf-spine whose bottleneck is the receiver's downlink), so no chunk is ever stuck on a
   slow path. The run gives the fabric unequal paths: the link between the receiver's leaf
   (24) and spine 25 at a quarter of the rate (10 Gb/s), routing unchanged.
+- `flatten`: why our gain keeps growing to 16 QPs where the paper's flattens at 3-5.
+  Suspected cause: in ours the message's bottleneck is the receiver's downlink, where every
+  QP is one more share among the background flows that also end at host 19, so each QP
+  adds about as much as the last. The run keeps the background off the message's two hosts
+  (`hosts` 1-18), so the message's only contention is in the fabric, on the five spine
+  paths its QPs hash onto. Run on topology 2 (a full mesh of 5 switches x 4 hosts) as well,
+  whose 1-QP FCT the paper finds below topology 1's.
+- `knee`: `paths`' question again with `flatten`'s background (off the message's hosts):
+  with the contention in the fabric, do large chunks on a busy spine path cost time?
 """
 
 from __future__ import annotations
@@ -32,18 +41,21 @@ import rdmalab
 SEEDS = (1, 2, 3)
 
 
+#: Seed 001's topologies 1 (leaf-spine) and 2 (full mesh), hosts 0-19 in both.
+TOPOLOGY = {
+    1: 'kind = "leaf_spine"\nleaves = 5\nspines = 5\nhosts_per_leaf = 4\nhost_rate = "40Gbps"\n'
+       'fabric_rate = "40Gbps"\ndelay = "1us"',
+    2: 'kind = "full_mesh"\nswitches = 5\nhosts_per_switch = 4\nrate = "40Gbps"\ndelay = "1us"',
+}
+
+
 def scenario(qps: int, chunk: int, seed: int, outstanding: int = 1, slow_link: bool = False,
-             mtu: int = 1000) -> str:
+             mtu: int = 1000, bg_hosts: list[int] | None = None, topology: int = 1) -> str:
     links = '\n[[links]]\na = 24\nb = 25\nrate = "10Gbps"' if slow_link else ""
+    hosts = f"\nhosts = {bg_hosts}" if bg_hosts else ""
     return f"""seed = {seed}
 [topology]
-kind = "leaf_spine"
-leaves = 5
-spines = 5
-hosts_per_leaf = 4
-host_rate = "40Gbps"
-fabric_rate = "40Gbps"
-delay = "1us"
+{TOPOLOGY[topology]}
 {links}
 
 [[traffic]]
@@ -58,7 +70,7 @@ messages = [{{ src = 0, dst = 19, size = 10485760 }}]
 kind = "random_pairs"
 count = 200
 size = 10485760
-window = "1ms"
+window = "1ms"{hosts}
 
 [fabric]
 cc = "dcqcn"
@@ -97,8 +109,30 @@ def paths() -> None:
                   flush=True)
 
 
+def flatten() -> None:
+    qps = [1, 2, 3, 4, 5, 6, 8, 12, 16]
+    print("| background | " + " | ".join(f"{q} QP" for q in qps) + " |")
+    print("|---|" + "---|" * len(qps))
+    for topo in (1, 2):
+        for label, bg in (("any hosts (ours)", None), ("hosts 1-18 only", list(range(1, 19)))):
+            v = [fct_ms(q, 32768, bg_hosts=bg, topology=topo) for q in qps]
+            row = f"topology {topo}, background on {label}"
+            print(f"| {row}, FCT ms | " + " | ".join(f"{x:.2f}" for x in v) + " |", flush=True)
+            print(f"| {row}, reduction | " + " | ".join(f"{1 - x / v[0]:.0%}" for x in v) + " |", flush=True)
+
+
+def knee() -> None:
+    chunks = [1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
+    print("| QPs | background | " + " | ".join(f"{c // 1024}K" for c in chunks) + " | 128K / min |")
+    print("|---|---|" + "---|" * len(chunks) + "---|")
+    for q in (2, 3, 4, 5):
+        v = [fct_ms(q, c, bg_hosts=list(range(1, 19))) for c in chunks]
+        print(f"| {q} | hosts 1-18 only | " + " | ".join(f"{x:.2f}" for x in v) + f" | {v[-1] / min(v):.2f} |",
+              flush=True)
+
+
 if __name__ == "__main__":
     t0 = time.time()
     for w in sys.argv[1:] or ["bubble", "paths"]:
-        {"bubble": bubble, "paths": paths}[w]()
+        {"bubble": bubble, "paths": paths, "flatten": flatten, "knee": knee}[w]()
     print(f"({time.time() - t0:.0f} s)")
