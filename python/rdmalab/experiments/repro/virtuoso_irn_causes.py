@@ -1,0 +1,110 @@
+"""Why Virtuoso's rows of the full `lb-host-vs-switch` collapse under IRN, by runs that each
+move one thing (docs/load-balancing.md, "Virtuoso collapses under IRN at full size").
+
+`python -m rdmalab.experiments.repro.virtuoso_irn_causes [0.25] [0.35]` takes the sweep's own
+symmetric IRN run of Virtuoso at that host load (`lb_host_vs_switch.toml`, 128 hosts, 10 ms
+of arrivals), changes one setting per row and prints drops, timeouts and the slowdown of the
+messages below one BDP that start after the first millisecond (the sweep's own statistics),
+beside ECMP's run of the same case. Each run takes 2-6 minutes.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from rdmalab.experiments.repro.host_vs_switch import WARMUP_NS
+from rdmalab.experiments.repro.load_balancing import BDP_BYTES
+from rdmalab.experiments.sweep import RunSpec, Sweep
+from rdmalab.experiments.worker import execute
+
+SWEEP = Path(__file__).with_name("lb_host_vs_switch.toml")
+
+#: IRN's in-flight cap per QP for the "one BDP per connection" row: an eighth of the 104 KB
+#: the engine takes by default (the topology's largest base RTT at 100 Gb/s), for 8 QPs.
+EIGHTH_BDP = 13_000
+
+#: (host load, label, settings changed in the scenario as dotted paths).
+ROWS: list[tuple[float, str, dict[str, Any]]] = [
+    (0.25, "as in the sweep (8 KiB probes)", {}),
+    (0.25, "IRN's in-flight cap at 1/8 BDP per QP (one BDP per connection)", {"fabric.irn": {"bdp": EIGHTH_BDP}}),
+    (0.25, 'no probe (weights = "equal", the same eight-way split)', {"traffic.0.weights": "equal"}),
+    (0.25, "1 KiB probes", {"traffic.0.probe_size": 1024}),
+    (0.35, "as in the sweep", {}),
+    (0.35, "no probe", {"traffic.0.weights": "equal"}),
+    (0.35, "probe, CC per destination", {"fabric.granularity": "per_destination"}),
+    (0.35, "no probe, CC per destination", {"traffic.0.weights": "equal", "fabric.granularity": "per_destination"}),
+    (0.35, "no probe, IRN's timeouts x10 (1 ms and 3.2 ms)",
+     {"traffic.0.weights": "equal", "fabric.irn": {"rto_low": "1ms", "rto_high": "3200us"}}),
+]
+
+
+def _load(scenario: dict[str, Any]) -> float:
+    t = scenario["traffic"][0]
+    return float(t.get("load", t.get("workload", {}).get("load", float("nan"))))
+
+
+def symmetric_irn_run(split: str | None, load: float) -> RunSpec:
+    """The sweep's symmetric IRN run of Virtuoso (`split = "virtuoso"`) or ECMP (`None`)."""
+    for spec in Sweep.from_file(SWEEP).expand():
+        s = spec.scenario
+        t = s["traffic"][0]
+        if s.get("links") or s.get("events") or s["fabric"].get("loss_recovery") != "irn":
+            continue
+        if _load(s) != load:
+            continue
+        if split and t.get("split") == split or not split and s["fabric"].get("path_selection") == "ecmp":
+            return spec
+    raise LookupError(f"no symmetric IRN run with split {split} at host load {load} in {SWEEP.name}")
+
+
+def _set(scenario: dict[str, Any], path: str, value: Any) -> None:
+    node: Any = scenario
+    keys = path.split(".")
+    for k in keys[:-1]:
+        node = node[int(k)] if k.isdigit() else node[k]
+    node[keys[-1]] = value
+
+
+def measure(spec: RunSpec, changes: dict[str, Any]) -> dict[str, float]:
+    """Drops, timeouts and the avg / p99 slowdown below one BDP after the warm-up."""
+    scenario = copy.deepcopy(spec.scenario)
+    for path, value in changes.items():
+        _set(scenario, path, value)
+    out = execute({"run_id": spec.run_id, "scenario": scenario, "base_dir": spec.base_dir})
+    if out["status"] != "ok":
+        raise RuntimeError(out["error"])
+    t = out["tables"]
+    if t["messages"].height:
+        m = t["messages"].filter(pl.col("fct_ns").is_not_nan())
+        sd = (m["fct_ns"] / m["ideal_ns"]).clip(lower_bound=1.0)
+    else:
+        m = t["flows"].filter(pl.col("status") == "completed")
+        sd = m["slowdown"]
+    keep = ((m["start_ns"] >= WARMUP_NS) & (m["size"] < BDP_BYTES)).to_numpy()
+    x = sd.to_numpy()[keep]
+    c = out["counters"]
+    return {"drops": c["drops"], "timeouts": c["timeouts"], "p99": float(np.percentile(x, 99)),
+            "avg": float(x.mean()), "wall": out["wall_s"]}
+
+
+def main(loads: list[float]) -> None:
+    print("| host load | run | drops | timeouts | p99 <BDP (avg) | wall s |")
+    print("|---|---|---|---|---|---|")
+    for load in loads:
+        virtuoso = symmetric_irn_run("virtuoso", load)
+        rows = [(label, virtuoso, ch) for ld, label, ch in ROWS if ld == load]
+        rows.append(("ECMP's row, for reference", symmetric_irn_run(None, load), {}))
+        for label, spec, changes in rows:
+            r = measure(spec, changes)
+            print(f"| {load} | {label} | {r['drops']:,} | {r['timeouts']:,} | {r['p99']:,.1f} ({r['avg']:.2f}) "
+                  f"| {r['wall']:.0f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main([float(a) for a in sys.argv[1:]] or [0.25, 0.35])
