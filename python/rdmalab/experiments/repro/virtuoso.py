@@ -145,6 +145,17 @@ def _virtuoso_experiment(name: str, title: str, figs: str, compare: Callable) ->
     )
 
 
+def _chunk_experiment(name: str, fabric: str, compare: Callable, fitted: str) -> Experiment:
+    """One of Table 2's runs (the lossy WR size search), under one switch buffer model."""
+    stem = name.replace("-", "_")
+    return Experiment(
+        name=name, title=f"Virtuoso: largest WR per path vs paths, {fabric}",
+        citation="Tian et al., Virtuoso (seed 003), §3.5, Table 2", sweep=f"{stem}.toml", quick=f"{stem}_quick.toml",
+        figures=["virtuoso_chunk"], by="traffic[0].qps", compare=compare,
+        theirs=f"Table 2 of the paper (bytes, shown in KB); {fitted}",
+    )
+
+
 EXPERIMENTS = [
     _virtuoso_experiment("virtuoso-paths", "Virtuoso: FCT of one WRITE vs paths, 1 Gb/s core links",
                          "§4.3, Fig. 5", compare_paths),
@@ -152,29 +163,17 @@ EXPERIMENTS = [
                          "§4.3, Fig. 6", compare_sizes),
     _virtuoso_experiment("virtuoso-overhead", "Virtuoso: predicted CPU cycles per message (Fig. 8)",
                          "§4.6, Fig. 8", compare_overhead),
-    Experiment(
-        name="virtuoso-chunk", title="Virtuoso: largest WR per path vs paths, lossy fabric",
-        citation="Tian et al., Virtuoso (seed 003), §3.5, Table 2", sweep="virtuoso_chunk.toml",
-        quick="virtuoso_chunk_quick.toml", figures=["virtuoso_chunk"], by="traffic[0].qps",
-        compare=compare_chunk,
-        theirs="Table 2 of the paper (bytes, shown in KB); buffer_mb fitted once to its 1-path row; "
-               "'vs bound': our ToR's shared-ingress bound for the fitted buffer"),
-    Experiment(
-        name="virtuoso-chunk-per-port", title="Virtuoso: largest WR per path vs paths, lossy, per-port buffers",
-        citation="Tian et al., Virtuoso (seed 003), §3.5, Table 2", sweep="virtuoso_chunk_per_port.toml",
-        quick="virtuoso_chunk_per_port_quick.toml", figures=["virtuoso_chunk"], by="traffic[0].qps",
-        compare=compare_chunk_per_port,
-        theirs="Table 2 of the paper (bytes, shown in KB); port_buffer_kb fitted once to its 1-path row; "
-               "'vs bound': the per-port bound S(1) (1 - 1/10) / (1 - N/10) for the fitted buffer"),
-    Experiment(
-        name="virtuoso-chunk-egress-dynamic",
-        title="Virtuoso: largest WR per path vs paths, lossy, egress dynamic threshold",
-        citation="Tian et al., Virtuoso (seed 003), §3.5, Table 2", sweep="virtuoso_chunk_egress_dynamic.toml",
-        quick="virtuoso_chunk_egress_dynamic_quick.toml", figures=["virtuoso_chunk"], by="traffic[0].qps",
-        compare=compare_chunk_egress_dynamic,
-        theirs="Table 2 of the paper (bytes, shown in KB); buffer_mb fitted once to its 1-path row at "
-               "dt_alpha = 1 (our choice: the paper names no switch buffer settings); 'vs bound': "
-               "S(1) (1 + a) 0.9 / ((1 + a N)(1 - N/10)); 'per path / 1 path' for every alpha of the sweep"),
+    _chunk_experiment("virtuoso-chunk", "lossy fabric", compare_chunk,
+                      "buffer_mb fitted once to its 1-path row; 'vs bound': our ToR's shared-ingress bound "
+                      "for the fitted buffer"),
+    _chunk_experiment("virtuoso-chunk-per-port", "lossy, per-port buffers", compare_chunk_per_port,
+                      "port_buffer_kb fitted once to its 1-path row; 'vs bound': the per-port bound "
+                      "S(1) (1 - 1/10) / (1 - N/10) for the fitted buffer"),
+    _chunk_experiment("virtuoso-chunk-egress-dynamic", "lossy, egress dynamic threshold",
+                      compare_chunk_egress_dynamic,
+                      "buffer_mb fitted once to its 1-path row at dt_alpha = 1 (our choice: the paper names no "
+                      "switch buffer settings); 'vs bound': S(1) (1 + a) 0.9 / ((1 + a N)(1 - N/10)); "
+                      "'per path / 1 path' for every alpha of the sweep"),
     Experiment(
         name="virtuoso-mice", title="Virtuoso: 256 KB mice beside an elephant on path 0 or split",
         citation="Tian et al., Virtuoso (seed 003), §4.4, Fig. 7", sweep="virtuoso_mice.toml",
