@@ -1,11 +1,12 @@
 """Why Virtuoso's rows of the full `lb-host-vs-switch` collapse under IRN, by runs that each
 move one thing (docs/load-balancing.md, "Virtuoso collapses under IRN at full size").
 
-`python -m rdmalab.experiments.repro.virtuoso_irn_causes [0.25] [0.35]` takes the sweep's own
-symmetric IRN run of Virtuoso at that host load (`lb_host_vs_switch.toml`, 128 hosts, 10 ms
-of arrivals), changes one setting per row and prints drops, timeouts and the slowdown of the
-messages below one BDP that start after the first millisecond (the sweep's own statistics),
-beside ECMP's run of the same case. Each run takes 2-6 minutes.
+`python -m rdmalab.experiments.repro.virtuoso_irn_causes [0.25] [0.35] [lossless]` takes the
+sweep's own symmetric IRN run of Virtuoso at that host load (`lb_host_vs_switch.toml`, 128
+hosts, 10 ms of arrivals; `lossless`: its lossless run with the failed link at 0.35), changes
+one setting per row and prints drops, timeouts and the slowdown of the messages below one BDP
+that start after the first millisecond (the sweep's own statistics), beside ECMP's run of the
+same case. Each run takes 2-9 minutes.
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ SWEEP = Path(__file__).with_name("lb_host_vs_switch.toml")
 #: the engine takes by default (the topology's largest base RTT at 100 Gb/s), for 8 QPs.
 EIGHTH_BDP = 13_000
 
-#: (host load, label, settings changed in the scenario as dotted paths).
-ROWS: list[tuple[float, str, dict[str, Any]]] = [
+#: (which run, label, settings changed in the scenario as dotted paths); a run is a host
+#: load (the symmetric IRN run) or "lossless" (the failed-link lossless run at 0.35).
+ROWS: list[tuple[float | str, str, dict[str, Any]]] = [
     (0.25, "as in the sweep (8 KiB probes)", {}),
     (0.25, "IRN's in-flight cap at 1/8 BDP per QP (one BDP per connection)", {"fabric.irn": {"bdp": EIGHTH_BDP}}),
     (0.25, 'no probe (weights = "equal", the same eight-way split)', {"traffic.0.weights": "equal"}),
@@ -41,6 +43,8 @@ ROWS: list[tuple[float, str, dict[str, Any]]] = [
     (0.35, "no probe, CC per destination", {"traffic.0.weights": "equal", "fabric.granularity": "per_destination"}),
     (0.35, "no probe, IRN's timeouts x10 (1 ms and 3.2 ms)",
      {"traffic.0.weights": "equal", "fabric.irn": {"rto_low": "1ms", "rto_high": "3200us"}}),
+    ("lossless", "failed link, lossless, as in the sweep", {}),
+    ("lossless", "failed link, lossless, no probe", {"traffic.0.weights": "equal"}),
 ]
 
 
@@ -49,18 +53,21 @@ def _load(scenario: dict[str, Any]) -> float:
     return float(t.get("load", t.get("workload", {}).get("load", float("nan"))))
 
 
-def symmetric_irn_run(split: str | None, load: float) -> RunSpec:
-    """The sweep's symmetric IRN run of Virtuoso (`split = "virtuoso"`) or ECMP (`None`)."""
+def sweep_run(split: str | None, which: float | str) -> RunSpec:
+    """The sweep's run of Virtuoso (`split = "virtuoso"`) or ECMP (`None`): the symmetric IRN
+    run at host load `which`, or (`"lossless"`) the lossless run with the failed link at 0.35."""
+    lossless = which == "lossless"
+    load = 0.35 if lossless else which
     for spec in Sweep.from_file(SWEEP).expand():
         s = spec.scenario
         t = s["traffic"][0]
-        if s.get("links") or s.get("events") or s["fabric"].get("loss_recovery") != "irn":
+        if s.get("links") or bool(s.get("events")) != lossless or _load(s) != load:
             continue
-        if _load(s) != load:
+        if (s["fabric"].get("loss_recovery") == "irn") == lossless:
             continue
         if split and t.get("split") == split or not split and s["fabric"].get("path_selection") == "ecmp":
             return spec
-    raise LookupError(f"no symmetric IRN run with split {split} at host load {load} in {SWEEP.name}")
+    raise LookupError(f"no run with split {split} for {which} in {SWEEP.name}")
 
 
 def _set(scenario: dict[str, Any], path: str, value: Any) -> None:
@@ -93,18 +100,18 @@ def measure(spec: RunSpec, changes: dict[str, Any]) -> dict[str, float]:
             "avg": float(x.mean()), "wall": out["wall_s"]}
 
 
-def main(loads: list[float]) -> None:
-    print("| host load | run | drops | timeouts | p99 <BDP (avg) | wall s |")
+def main(which: list[float | str]) -> None:
+    print("| run | change | drops | timeouts | p99 <BDP (avg) | wall s |")
     print("|---|---|---|---|---|---|")
-    for load in loads:
-        virtuoso = symmetric_irn_run("virtuoso", load)
-        rows = [(label, virtuoso, ch) for ld, label, ch in ROWS if ld == load]
-        rows.append(("ECMP's row, for reference", symmetric_irn_run(None, load), {}))
+    for w in which:
+        virtuoso = sweep_run("virtuoso", w)
+        rows = [(label, virtuoso, ch) for key, label, ch in ROWS if key == w]
+        rows.append(("ECMP's row, for reference", sweep_run(None, w), {}))
         for label, spec, changes in rows:
             r = measure(spec, changes)
-            print(f"| {load} | {label} | {r['drops']:,} | {r['timeouts']:,} | {r['p99']:,.1f} ({r['avg']:.2f}) "
+            print(f"| {w} | {label} | {r['drops']:,} | {r['timeouts']:,} | {r['p99']:,.1f} ({r['avg']:.2f}) "
                   f"| {r['wall']:.0f} |", flush=True)
 
 
 if __name__ == "__main__":
-    main([float(a) for a in sys.argv[1:]] or [0.25, 0.35])
+    main([a if a == "lossless" else float(a) for a in sys.argv[1:]] or [0.25, 0.35, "lossless"])
