@@ -45,6 +45,8 @@ ROWS: list[tuple[float | str, str, dict[str, Any]]] = [
      {"traffic.0.weights": "equal", "fabric.irn": {"rto_low": "1ms", "rto_high": "3200us"}}),
     ("lossless", "failed link, lossless, as in the sweep", {}),
     ("lossless", "failed link, lossless, no probe", {"traffic.0.weights": "equal"}),
+    ("lossless", "failed link, lossless, 7 QPs on 7 addresses (one per spine left)",
+     {"topology.ips_per_host": 7, "traffic.0.qps": 7}),
 ]
 
 
