@@ -77,3 +77,20 @@ def test_under_a_quarter_rate_spine_link_conga_and_partition_beat_ecmp_s_p99():
     ecmp, conga, partition = (_p99(_quick_run(row)) for row in ("ecmp", "conga", "partition"))
     assert conga < ecmp / 3, (conga, ecmp)
     assert partition < ecmp / 2, (partition, ecmp)
+
+
+def test_the_virtuoso_cause_runs_start_from_the_sweeps_own_scenarios():
+    # `virtuoso_irn_causes` (docs/load-balancing.md) must find the runs its table changes: a
+    # regenerated sweep that renamed or dropped them would make its rows silently wrong.
+    from rdmalab.experiments.repro import virtuoso_irn_causes as causes
+
+    for which in (0.25, 0.35, "lossless"):
+        v, e = causes.sweep_run("virtuoso", which), causes.sweep_run(None, which)
+        for spec in (v, e):
+            s = spec.scenario
+            assert (s["fabric"].get("loss_recovery") == "irn") == (which != "lossless")
+            assert bool(s.get("events")) == (which == "lossless") and not s.get("links")
+            assert s["traffic"][0]["workload" if spec is v else "kind"] is not None
+        assert v.scenario["traffic"][0]["split"] == "virtuoso" and e.scenario["fabric"]["path_selection"] == "ecmp"
+        assert v.scenario["traffic"][0]["workload"]["load"] == e.scenario["traffic"][0]["load"]
+    assert all(key in (0.25, 0.35, "lossless") for key, _, _ in causes.ROWS)

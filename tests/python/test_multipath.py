@@ -165,3 +165,18 @@ def test_a_one_kib_chunk_is_two_packets_and_the_nic_takes_one_per_turn():
     assert _two_qps_beside_two_flows(1024, 1000) == pytest.approx(closed_form_us, rel=0.02)
     # With an MTU that fits the chunk, 1 KiB and 8 KiB chunks share the link alike.
     assert _two_qps_beside_two_flows(1024, 1100) == pytest.approx(_two_qps_beside_two_flows(8192, 1100), rel=0.03)
+
+
+def test_the_cause_runs_build_seed_001s_topologies_with_either_background():
+    # `mp_partition_causes flatten` and `knee` (docs/multipath.md): topology 2 is the full
+    # mesh, and the "hosts 1-18" background never touches the message's two hosts.
+    from rdmalab.experiments.repro import mp_partition_causes as causes
+
+    for topo, switches in ((1, 10), (2, 5)):
+        s = Scenario.from_toml_text(causes.scenario(2, 32768, 1, topology=topo, bg_hosts=list(range(1, 19))))
+        r = run(s.with_stop_time("1001us"), progress=False)
+        assert r.ports.filter(pl.col("node_kind") == "switch")["node"].n_unique() == switches
+        assert r.counters["qps_opened"] == 200 + 2, "the background's 200 flows and the message's 2 QPs"
+        # Host 19 receives the message and sends nothing but its ACKs and CNPs.
+        sent_by_19 = r.ports.filter(pl.col("node") == 19)["tx_bytes"].sum()
+        assert 0 < sent_by_19 < 0.1 * r.ports.filter(pl.col("node") == 0)["tx_bytes"].sum()

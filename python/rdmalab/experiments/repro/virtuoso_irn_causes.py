@@ -12,6 +12,7 @@ same case. Each run takes 2-9 minutes.
 from __future__ import annotations
 
 import copy
+import functools
 import sys
 from pathlib import Path
 from typing import Any
@@ -55,12 +56,17 @@ def _load(scenario: dict[str, Any]) -> float:
     return float(t.get("load", t.get("workload", {}).get("load", float("nan"))))
 
 
+@functools.cache
+def _sweep_runs() -> tuple[RunSpec, ...]:
+    return tuple(Sweep.from_file(SWEEP).expand())
+
+
 def sweep_run(split: str | None, which: float | str) -> RunSpec:
     """The sweep's run of Virtuoso (`split = "virtuoso"`) or ECMP (`None`): the symmetric IRN
     run at host load `which`, or (`"lossless"`) the lossless run with the failed link at 0.35."""
     lossless = which == "lossless"
     load = 0.35 if lossless else which
-    for spec in Sweep.from_file(SWEEP).expand():
+    for spec in _sweep_runs():
         s = spec.scenario
         t = s["traffic"][0]
         if s.get("links") or bool(s.get("events")) != lossless or _load(s) != load:
