@@ -511,3 +511,13 @@ def test_every_top_level_scenario_table_is_a_sweepable_base_field(tmp_path):
     assert len(sw.expand()) == 2
     with pytest.raises(SweepError, match="unknown field `base.bogus`"):
         sweep_of(base={**STAR, "bogus": 1})
+
+
+def test_a_figure_legend_names_a_traffic_list_by_its_case_not_its_json():
+    from rdmalab.experiments.figures.base import _legend_value
+
+    parallel = '[{"kind":"poisson","cdf":"fb_hadoop","load":0.9,"split":{"min_size":1000000,"piece":150000,' \
+               '"gap":"0ns","tenant":"attacker"}}]'
+    assert _legend_value(parallel) == "split-parallel"
+    assert _legend_value('[{"kind":"poisson","cdf":"fb_hadoop","load":0.9}]') == "benign"
+    assert _legend_value("dcqcn") == "dcqcn" and _legend_value("0.3") == "0.3"

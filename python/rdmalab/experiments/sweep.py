@@ -149,14 +149,14 @@ class RunSpec:
 
     def label(self) -> str:
         """A short label: `cc=dcqcn seed=1` (the last segment of each path)."""
-        return " ".join(f"{k.split('.')[-1]}={_short(v)}" for k, v in self.params.items())
+        return " ".join(f"{k.split('.')[-1]}={short_value(v)}" for k, v in self.params.items())
 
     def task(self) -> dict[str, Any]:
         """What a worker needs, as plain data (picklable and Ray-serializable)."""
         return {"run_id": self.run_id, "scenario": self.scenario, "base_dir": self.base_dir}
 
 
-def _short(v: Any) -> str:
+def short_value(v: Any) -> str:
     """A parameter value in a run's label; a list of traffic entries by its kinds
     (`victim+parallel30`), not its JSON."""
     if isinstance(v, list) and v and all(isinstance(t, dict) and "kind" in t for t in v):

@@ -5,12 +5,14 @@ dimension, titles, output paths, panels of time series. A leaf: it imports the s
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Callable
 
 import polars as pl
 
 from rdmalab.experiments.store import Store, param_value
+from rdmalab.experiments.sweep import short_value
 from rdmalab.plots import plt, save_figure
 
 
@@ -44,8 +46,19 @@ def select_runs(store: Store, by: str, where: dict[str, Any] | None) -> pl.DataF
     if runs.height == 0:
         raise NoData("no successful runs match the selection")
     short = by.split(".")[-1]
-    runs = runs.with_columns((pl.lit(f"{short}=") + pl.col(by).cast(pl.Utf8)).alias("group"))
+    labels = [f"{short}={_legend_value(v)}" for v in runs[by].cast(pl.Utf8).to_list()]
+    runs = runs.with_columns(pl.Series("group", labels, dtype=pl.Utf8))
     return runs.sort(pl.col("run_id").replace_strict(_sweep_order(store), default=len(store.run_ids())))
+
+
+def _legend_value(text: str) -> str:
+    """A parameter's value as a legend shows it: a list of traffic entries by its kinds
+    (`split-parallel`, as run labels name it), not its JSON; anything else as it is."""
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        return text
+    return short_value(value) if isinstance(value, list) else text
 
 
 def _sweep_order(store: Store) -> dict[str, int]:
