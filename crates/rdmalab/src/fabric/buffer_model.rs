@@ -69,7 +69,8 @@ pub enum PortLimit {
 pub struct PortBuffers {
     /// How large each egress port may grow.
     limit: PortLimit,
-    /// Bytes queued over all ports (what the dynamic threshold subtracts from the pool).
+    /// Bytes queued over all ports outside PFC headroom: the sum of `used` less the sum of
+    /// the ingresses' headroom bytes, what the dynamic threshold subtracts from the pool.
     total: u64,
     /// Hysteresis below the capacity before a paused ingress may go again.
     resume_offset: u64,
@@ -172,9 +173,11 @@ impl PortBuffers {
     pub fn release(&mut self, i: usize, e: usize, q: usize, size: u64) -> bool {
         self.used[e] -= size;
         let c = &mut self.ingress[i][q];
+        // An ingress's headroom bytes never exceed what it has queued, so `total` (queued
+        // less headroom) cannot go below zero here.
         let from_headroom = size.min(c.hdrm);
         c.hdrm -= from_headroom;
-        self.total = self.total.saturating_sub(size - from_headroom);
+        self.total -= size - from_headroom;
         if !self.holding[e].is_empty() && self.used[e] + self.resume_offset <= self.capacity() {
             for (j, k) in self.holding[e].drain(..) {
                 let h = &mut self.ingress[j as usize][k as usize];
@@ -229,6 +232,8 @@ mod tests {
     }
 
     /// Fills ports `0..n` in turn, 100 B at a time, until every one drops; the bytes each holds.
+    /// Admission compares with the free bytes before the packet, so a port may end up to
+    /// `alpha` x 100 B above the closed form, and the last to close 100 B above the others.
     fn fill_together(b: &mut PortBuffers, n: usize) -> Vec<u64> {
         let mut open = vec![true; n];
         while open.iter().any(|&o| o) {

@@ -216,9 +216,9 @@ fn under_an_egress_dynamic_threshold_the_search_finds_alpha_b_over_one_plus_alph
             &(lossy(paths, &fabric) + &virtuoso(paths as u32, fields, "{ src = 0, dst = 1, size = 1000000 }")),
         ));
         let bound = egress_dynamic_bound(1.0, alpha, paths);
-        // Queues take whole frames: the port that admits last may end one frame above the
-        // others, which is 1048 B / (1.048 (1 - N/10)) of WR size.
-        let frame = 1000.0 / (1.0 - paths as f64 / 10.0);
+        // Admission compares a frame with the pool's free bytes before it: a queue may end up
+        // to alpha frames above the closed form, alpha x 1048 B / (1.048 (1 - N/10)) of WR size.
+        let frame = alpha * 1000.0 / (1.0 - paths as f64 / 10.0);
         let found = r.mp_paths[0].max_wr;
         assert!(r.mp_paths.iter().all(|p| p.max_wr == found), "one size for all paths");
         let (lo, hi) = (bound - step as f64, bound + frame);

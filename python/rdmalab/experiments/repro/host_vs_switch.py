@@ -45,6 +45,11 @@ def run_labels(runs: pl.DataFrame) -> pl.DataFrame:
                                      "load": pl.Float64})
 
 
+def message_slowdown() -> pl.Expr:
+    """A multipath message's slowdown: FCT over its single-path ideal, at least 1."""
+    return (pl.col("fct_ns") / pl.col("ideal_ns")).clip(lower_bound=1.0).alias("slowdown")
+
+
 def slowdowns(runs: pl.DataFrame, flows: pl.DataFrame, store: Store, warmup_ns: float) -> pl.DataFrame:
     """run_id, size, slowdown of every completed flow (switch rows) or message (host rows)
     started after the warm-up."""
@@ -55,13 +60,14 @@ def slowdowns(runs: pl.DataFrame, flows: pl.DataFrame, store: Store, warmup_ns: 
     m = store.table("messages", params=False)
     if m.height and "fct_ns" in m.columns:
         m = m.filter(pl.col("run_id").is_in(host) & pl.col("fct_ns").is_not_nan())
-        m = m.with_columns((pl.col("fct_ns") / pl.col("ideal_ns")).clip(lower_bound=1.0).alias("slowdown"))
+        m = m.with_columns(message_slowdown())
         parts.append(m.select("run_id", pl.col("size").cast(f["size"].dtype), "start_ns", "slowdown"))
     out = pl.concat(parts).filter(pl.col("start_ns") >= warmup_ns)
     return out.join(labels, on="run_id")
 
 
-def _stats(x: np.ndarray) -> dict[str, float]:
+def slowdown_stats(x: np.ndarray) -> dict[str, float]:
+    """avg, p50 and p99 of a slowdown array (NaN when empty)."""
     if x.size == 0:
         return dict.fromkeys(STATS, float("nan"))
     return {"avg": float(x.mean()), "p50": float(np.percentile(x, 50)), "p99": float(np.percentile(x, 99))}
@@ -85,8 +91,8 @@ def table(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> pl.DataFrame
     lines = []
     for lab in run_labels(runs).iter_rows(named=True):
         mine = s.filter(pl.col("run_id") == lab["run_id"])
-        small = _stats(mine.filter(pl.col("size") < BDP_BYTES)["slowdown"].to_numpy())
-        large = _stats(mine.filter(pl.col("size") >= BDP_BYTES)["slowdown"].to_numpy())
+        small = slowdown_stats(mine.filter(pl.col("size") < BDP_BYTES)["slowdown"].to_numpy())
+        large = slowdown_stats(mine.filter(pl.col("size") >= BDP_BYTES)["slowdown"].to_numpy())
         line = {k: lab[k] for k in ("case", "load", "recovery", "row")}
         line.update({f"{k} <BDP": v for k, v in small.items()})
         line.update({f"{k} >=BDP": v for k, v in large.items()})
@@ -107,7 +113,7 @@ def compare_host_vs_switch(runs: pl.DataFrame, flows: pl.DataFrame, store: Store
     s = slowdowns(runs, flows, store, WARMUP_NS if full else 0.0)
     nan, rows = float("nan"), []
     for lab in run_labels(runs).sort("case", "load", "recovery", "row").iter_rows(named=True):
-        st = _stats(s.filter(pl.col("run_id") == lab["run_id"])["slowdown"].to_numpy())
+        st = slowdown_stats(s.filter(pl.col("run_id") == lab["run_id"])["slowdown"].to_numpy())
         group = f"{lab['case']} {lab['load']:g} {lab['recovery']}"
         rows += [Comparison(group, f"{lab['row']} {k} slowdown", st[k], nan) for k in ("avg", "p99")]
     return rows
@@ -142,7 +148,7 @@ def figure(sweep_dir: Path, fig_dir: Path) -> list[Path]:
     df = table(runs, flows, store)
     full = store.manifest().get("name") == "lb-host-vs-switch"
     s = slowdowns(runs, flows, store, WARMUP_NS if full else 0.0)
-    p99 = {rid: _stats(g["slowdown"].to_numpy())["p99"] for (rid,), g in s.group_by("run_id")}
+    p99 = {rid: slowdown_stats(g["slowdown"].to_numpy())["p99"] for (rid,), g in s.group_by("run_id")}
     labels = run_labels(runs).with_columns(pl.col("run_id").replace_strict(p99, default=float("nan")).alias("p99"))
     fig_dir.mkdir(parents=True, exist_ok=True)
     out = []

@@ -17,12 +17,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import polars as pl
 
-from rdmalab.experiments.repro.host_vs_switch import WARMUP_NS
+from rdmalab.experiments.repro.host_vs_switch import WARMUP_NS, message_slowdown, slowdown_stats
 from rdmalab.experiments.repro.load_balancing import BDP_BYTES
-from rdmalab.experiments.sweep import RunSpec, Sweep
+from rdmalab.experiments.sweep import RunSpec, Sweep, set_path
 from rdmalab.experiments.worker import execute
 
 SWEEP = Path(__file__).with_name("lb_host_vs_switch.toml")
@@ -31,23 +30,23 @@ SWEEP = Path(__file__).with_name("lb_host_vs_switch.toml")
 #: the engine takes by default (the topology's largest base RTT at 100 Gb/s), for 8 QPs.
 EIGHTH_BDP = 13_000
 
-#: (which run, label, settings changed in the scenario as dotted paths); a run is a host
+#: (which run, label, settings changed in the scenario as sweep paths); a run is a host
 #: load (the symmetric IRN run) or "lossless" (the failed-link lossless run at 0.35).
 ROWS: list[tuple[float | str, str, dict[str, Any]]] = [
     (0.25, "as in the sweep (8 KiB probes)", {}),
     (0.25, "IRN's in-flight cap at 1/8 BDP per QP (one BDP per connection)", {"fabric.irn": {"bdp": EIGHTH_BDP}}),
-    (0.25, 'no probe (weights = "equal", the same eight-way split)', {"traffic.0.weights": "equal"}),
-    (0.25, "1 KiB probes", {"traffic.0.probe_size": 1024}),
+    (0.25, 'no probe (weights = "equal", the same eight-way split)', {"traffic[0].weights": "equal"}),
+    (0.25, "1 KiB probes", {"traffic[0].probe_size": 1024}),
     (0.35, "as in the sweep", {}),
-    (0.35, "no probe", {"traffic.0.weights": "equal"}),
+    (0.35, "no probe", {"traffic[0].weights": "equal"}),
     (0.35, "probe, CC per destination", {"fabric.granularity": "per_destination"}),
-    (0.35, "no probe, CC per destination", {"traffic.0.weights": "equal", "fabric.granularity": "per_destination"}),
+    (0.35, "no probe, CC per destination", {"traffic[0].weights": "equal", "fabric.granularity": "per_destination"}),
     (0.35, "no probe, IRN's timeouts x10 (1 ms and 3.2 ms)",
-     {"traffic.0.weights": "equal", "fabric.irn": {"rto_low": "1ms", "rto_high": "3200us"}}),
+     {"traffic[0].weights": "equal", "fabric.irn": {"rto_low": "1ms", "rto_high": "3200us"}}),
     ("lossless", "failed link, lossless, as in the sweep", {}),
-    ("lossless", "failed link, lossless, no probe", {"traffic.0.weights": "equal"}),
+    ("lossless", "failed link, lossless, no probe", {"traffic[0].weights": "equal"}),
     ("lossless", "failed link, lossless, 7 QPs on 7 addresses (one per spine left)",
-     {"topology.ips_per_host": 7, "traffic.0.qps": 7}),
+     {"topology.ips_per_host": 7, "traffic[0].qps": 7}),
 ]
 
 
@@ -78,34 +77,23 @@ def sweep_run(split: str | None, which: float | str) -> RunSpec:
     raise LookupError(f"no run with split {split} for {which} in {SWEEP.name}")
 
 
-def _set(scenario: dict[str, Any], path: str, value: Any) -> None:
-    node: Any = scenario
-    keys = path.split(".")
-    for k in keys[:-1]:
-        node = node[int(k)] if k.isdigit() else node[k]
-    node[keys[-1]] = value
-
-
 def measure(spec: RunSpec, changes: dict[str, Any]) -> dict[str, float]:
     """Drops, timeouts and the avg / p99 slowdown below one BDP after the warm-up."""
     scenario = copy.deepcopy(spec.scenario)
     for path, value in changes.items():
-        _set(scenario, path, value)
+        set_path(scenario, path, value)
     out = execute({"run_id": spec.run_id, "scenario": scenario, "base_dir": spec.base_dir})
     if out["status"] != "ok":
         raise RuntimeError(out["error"])
     t = out["tables"]
     if t["messages"].height:
-        m = t["messages"].filter(pl.col("fct_ns").is_not_nan())
-        sd = (m["fct_ns"] / m["ideal_ns"]).clip(lower_bound=1.0)
+        done = t["messages"].filter(pl.col("fct_ns").is_not_nan()).with_columns(message_slowdown())
     else:
-        m = t["flows"].filter(pl.col("status") == "completed")
-        sd = m["slowdown"]
-    keep = ((m["start_ns"] >= WARMUP_NS) & (m["size"] < BDP_BYTES)).to_numpy()
-    x = sd.to_numpy()[keep]
+        done = t["flows"].filter(pl.col("status") == "completed")
+    small = done.filter((pl.col("start_ns") >= WARMUP_NS) & (pl.col("size") < BDP_BYTES))
+    st = slowdown_stats(small["slowdown"].to_numpy())
     c = out["counters"]
-    return {"drops": c["drops"], "timeouts": c["timeouts"], "p99": float(np.percentile(x, 99)),
-            "avg": float(x.mean()), "wall": out["wall_s"]}
+    return {"drops": c["drops"], "timeouts": c["timeouts"], "p99": st["p99"], "avg": st["avg"], "wall": out["wall_s"]}
 
 
 def main(which: list[float | str]) -> None:
