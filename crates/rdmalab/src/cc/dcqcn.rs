@@ -7,8 +7,15 @@
 //!
 //! The quirks are kept on purpose: the first CNP does not cut the rate; cuts happen on a
 //! decrease grid offset 1 ns after the alpha grid; the increase timer is started only by
-//! a cut; there is no byte counter; the target is clamped only after an increase (unless
-//! CLAMP_TARGET_RATE); hyper increase is a constant step.
+//! a cut; the target is clamped only after an increase (unless CLAMP_TARGET_RATE); hyper
+//! increase is a constant step.
+//!
+//! The reference has no byte counter. DCQCN defines one (Zhu et al., SIGCOMM 2015, §3.1:
+//! an increase event every B bytes sent, beside the timer's), and ConnectX NICs run it
+//! (firmware `RPG_BYTE_RESET`, 32,767 bytes by default). `byte_counter` > 0 turns it on:
+//! after a cut, every `byte_counter` bytes the group sends is an increase event, counted
+//! apart from the timer's (BC beside T); the phase then follows both counts (see
+//! [`DcqcnState::increase`]). At 0 (the default) nothing of it runs.
 
 use super::{scale, AckEvent, CcTimers};
 use crate::units::{Rate, Time};
@@ -43,6 +50,9 @@ pub struct DcqcnParams {
     pub clamp_target: bool,
     /// Fraction of the rate kept on the first CNP (the attribute RateOnFirstCnp), 1.0.
     pub rate_on_first_cnp: f64,
+    /// Bytes sent per byte-counter increase event, B (`byte_counter`); 0 = none, as the
+    /// reference.
+    pub byte_counter: u64,
 }
 
 impl Default for DcqcnParams {
@@ -58,6 +68,7 @@ impl Default for DcqcnParams {
             min_rate: Rate::mbps(1000),
             clamp_target: false,
             rate_on_first_cnp: 1.0,
+            byte_counter: 0,
         }
     }
 }
@@ -75,14 +86,43 @@ pub struct DcqcnState {
     pub decrease_cnp: bool,
     /// No CNP seen yet.
     pub first_cnp: bool,
-    /// Increase events since the last cut, T.
+    /// Timer increase events since the last cut, T.
     pub stage: u32,
+    /// Byte-counter increase events since the last cut, BC (0 without a byte counter).
+    pub byte_stage: u32,
+    /// Bytes sent since the last byte-counter event or cut (0 until the first cut).
+    pub bytes: u64,
+    /// A cut has happened: the byte counter runs from then on (as the increase timer).
+    pub counting: bool,
 }
 
 impl DcqcnState {
     /// The state of a new QP at line rate.
     pub fn new(line: Rate) -> DcqcnState {
-        DcqcnState { target: line, alpha: 1.0, alpha_cnp: false, decrease_cnp: false, first_cnp: true, stage: 0 }
+        DcqcnState {
+            target: line,
+            alpha: 1.0,
+            alpha_cnp: false,
+            decrease_cnp: false,
+            first_cnp: true,
+            stage: 0,
+            byte_stage: 0,
+            bytes: 0,
+            counting: false,
+        }
+    }
+
+    /// The group sent `bytes` more (called only when `p.byte_counter` > 0): every
+    /// `byte_counter` of them after a cut is an increase event.
+    pub fn on_sent(&mut self, p: &DcqcnParams, rate: &mut Rate, line: Rate, bytes: u64) {
+        if !self.counting {
+            return;
+        }
+        self.bytes += bytes;
+        while self.bytes >= p.byte_counter {
+            self.bytes -= p.byte_counter;
+            self.increase(p, rate, line, Counter::Bytes);
+        }
     }
 
     /// A CNP-flagged ACK/NACK (`cnp_received_mlx`); other ACKs do nothing.
@@ -128,7 +168,7 @@ impl DcqcnState {
             }
             INCREASE_TIMER => {
                 timers.arm(INCREASE_TIMER, now + p.rp_timer);
-                self.increase(p, rate, line);
+                self.increase(p, rate, line, Counter::Timer);
             }
             _ => {}
         }
@@ -149,21 +189,49 @@ impl DcqcnState {
         *rate = scale(*rate, 1.0 - self.alpha / 2.0).max(p.min_rate);
         self.stage = 0;
         self.decrease_cnp = false;
+        self.byte_stage = 0;
+        self.bytes = 0;
+        self.counting = p.byte_counter > 0;
     }
 
-    /// Fast recovery (T < F), additive (T == F) or hyper increase (T > F), then T++.
-    fn increase(&mut self, p: &DcqcnParams, rate: &mut Rate, line: Rate) {
-        let step = match self.stage.cmp(&p.fast_recovery_times) {
-            std::cmp::Ordering::Less => None,
-            std::cmp::Ordering::Equal => Some(p.rate_ai),
-            std::cmp::Ordering::Greater => Some(p.rate_hai),
+    /// One increase event of `counter`: its step, then Rc = Rc/2 + Rt/2, then its count +1.
+    ///
+    /// Timer only (the reference): fast recovery while T < F, additive at T == F, hyper
+    /// beyond. With a byte counter, DCQCN's rule on both counts (§3.1 of the DCQCN paper):
+    /// fast recovery while both are below F, hyper increase once both are past F, additive
+    /// otherwise (counts taken before this event's +1, as the timer-only rule does).
+    fn increase(&mut self, p: &DcqcnParams, rate: &mut Rate, line: Rate, counter: Counter) {
+        let f = p.fast_recovery_times;
+        let (t, b) = (self.stage, self.byte_stage);
+        let step = if p.byte_counter == 0 {
+            match t.cmp(&f) {
+                std::cmp::Ordering::Less => None,
+                std::cmp::Ordering::Equal => Some(p.rate_ai),
+                std::cmp::Ordering::Greater => Some(p.rate_hai),
+            }
+        } else if t.max(b) < f {
+            None
+        } else if t.min(b) > f {
+            Some(p.rate_hai)
+        } else {
+            Some(p.rate_ai)
         };
         if let Some(step) = step {
             self.target = Rate(self.target.0 + step.0).min(line);
         }
         *rate = Rate(rate.0 / 2 + self.target.0 / 2);
-        self.stage += 1;
+        match counter {
+            Counter::Timer => self.stage += 1,
+            Counter::Bytes => self.byte_stage += 1,
+        }
     }
+}
+
+/// Which counter raised an increase event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Counter {
+    Timer,
+    Bytes,
 }
 
 #[cfg(test)]
@@ -266,10 +334,63 @@ mod tests {
         let mut rate = Rate::gbps(10);
         s.target = Rate::gbps(10);
         s.stage = 5;
-        s.increase(&p, &mut rate, LINE);
+        s.increase(&p, &mut rate, LINE, Counter::Timer);
         assert_eq!(s.target, Rate(10_200_000_000));
         assert_eq!(rate, Rate(5_000_000_000 + 5_100_000_000));
-        s.increase(&p, &mut rate, LINE);
+        s.increase(&p, &mut rate, LINE, Counter::Timer);
         assert_eq!(s.target, Rate(10_400_000_000));
+    }
+
+    #[test]
+    fn byte_counter_raises_events_after_a_cut_only() {
+        let p = DcqcnParams { byte_counter: 32_767, ..DcqcnParams::default() };
+        let mut s = DcqcnState::new(LINE);
+        let mut rate = LINE;
+        s.on_sent(&p, &mut rate, LINE, 1_000_000);
+        assert_eq!((rate, s.byte_stage, s.bytes), (LINE, 0, 0), "no cut yet: nothing counted");
+        s.first_cnp = false;
+        s.alpha = 1.0;
+        s.decrease_cnp = true;
+        s.cut(&p, &mut rate);
+        assert_eq!(rate, Rate::gbps(50), "alpha 1 halves the rate");
+        // 32,766 bytes: no event yet; one more byte: fast recovery (both counts below F = 1).
+        s.on_sent(&p, &mut rate, LINE, 32_766);
+        assert_eq!((rate, s.byte_stage), (Rate::gbps(50), 0));
+        s.on_sent(&p, &mut rate, LINE, 1);
+        assert_eq!((rate, s.target, s.byte_stage, s.bytes), (Rate::gbps(75), LINE, 1, 0));
+        // Two events in one call (BC = 1, 2: additive, since T = 0 < F), 10 bytes left over.
+        let (rt, r1) = (Rate::gbps(90), Rate::gbps(80));
+        (s.target, rate) = (rt, r1);
+        s.on_sent(&p, &mut rate, LINE, 2 * 32_767 + 10);
+        let t1 = 90_000_000_000 + 20_000_000;
+        let t2 = t1 + 20_000_000;
+        let r2 = 40_000_000_000 + t1 / 2;
+        assert_eq!((s.target, rate, s.byte_stage, s.bytes), (Rate(t2), Rate(r2 / 2 + t2 / 2), 3, 10));
+        // The timer's events count apart: additive at T = 0 and 1 (min(T, BC) <= F), hyper at
+        // T = 2 (both counts past F).
+        let mut t = CcTimers::default();
+        for (i, step) in [20_000_000, 20_000_000, 200_000_000].into_iter().enumerate() {
+            let before = s.target.0;
+            s.on_timer(&p, &mut t, &mut rate, LINE, INCREASE_TIMER, Time::from_us(300 * (i as u64 + 1)));
+            assert_eq!(s.target.0, before + step, "timer event {i}");
+        }
+        // A cut clears both counts and the bytes.
+        s.decrease_cnp = true;
+        s.cut(&p, &mut rate);
+        assert_eq!((s.stage, s.byte_stage, s.bytes), (0, 0, 0));
+    }
+
+    #[test]
+    fn no_byte_counter_keeps_the_timer_only_rule() {
+        let p = DcqcnParams::default();
+        let mut s = DcqcnState::new(LINE);
+        let mut rate = Rate::gbps(40);
+        s.first_cnp = false;
+        s.decrease_cnp = true;
+        s.cut(&p, &mut rate);
+        assert!(!s.counting, "byte_counter 0: the counter never runs");
+        let before = rate;
+        s.on_sent(&p, &mut rate, LINE, 1 << 30);
+        assert_eq!((rate, s.byte_stage), (before, 0));
     }
 }

@@ -18,7 +18,7 @@ pub mod virtuoso;
 
 pub use ports::{count_equal_cost_paths, distinct_path_ports, path_nodes};
 pub use receiver::{MpReceiver, Placement};
-pub use sender::{ChunkLog, MpSender, SendOutcome, SenderMessage};
+pub use sender::{ChunkLog, FreshQps, MpSender, SendOutcome, SenderMessage};
 pub use virtuoso::{ChunkProbeConfig, ChunkSignal, MpVerb, PathBy, VirtuosoConfig, Weights};
 
 use crate::error::{Error, Result};
@@ -57,6 +57,19 @@ pub enum RefillOn {
     Sent,
 }
 
+/// Which QP carries a slot's next chunk.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum QpPolicy {
+    /// The slot's own QP, open for the whole connection: its congestion state carries over
+    /// from chunk to chunk.
+    #[default]
+    Reuse,
+    /// A QP opened for the chunk with the slot's source port (so on the slot's path) and
+    /// closed once the chunk is acknowledged: every chunk starts with a fresh congestion
+    /// state at line rate, as every flow of a simulator whose flows are QPs does.
+    Recreate,
+}
+
 /// How each QP of a connection gets its UDP source port.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum SportPolicy {
@@ -89,6 +102,8 @@ pub struct MpConfig {
     pub refill_on: RefillOn,
     /// Time from a completion to the post of the next chunk (the host's reaction time).
     pub post_delay: Time,
+    /// Which QP carries a slot's next chunk (partition split only).
+    pub qp_policy: QpPolicy,
     /// Source ports of the QPs.
     pub sport_policy: SportPolicy,
     /// Priority class of the data (default 3, as flows).
@@ -111,6 +126,7 @@ impl Default for MpConfig {
             allocation: Allocation::Dynamic,
             refill_on: RefillOn::Ack,
             post_delay: Time::ZERO,
+            qp_policy: QpPolicy::Reuse,
             sport_policy: SportPolicy::Sequential,
             pg: 3,
             dport: 100,
@@ -134,6 +150,9 @@ impl MpConfig {
         }
         if self.pg == 0 || self.pg as usize >= crate::fabric::NUM_PRIOS {
             return bad("pg", format!("{} is not a data class (1..{})", self.pg, crate::fabric::NUM_PRIOS - 1));
+        }
+        if self.qp_policy == QpPolicy::Recreate && matches!(self.split, Split::Virtuoso(_)) {
+            return bad("qp_policy", "\"recreate\" applies to split = \"partition\" only".into());
         }
         if let SportPolicy::Explicit(ports) = &self.sport_policy {
             if ports.len() != self.qps as usize {

@@ -5,9 +5,10 @@
 use std::collections::VecDeque;
 
 use super::{Allocation, MpConfig, RefillOn};
-use crate::app::{AppHeader, SendCompletion, SendDone, Verbs, Wr};
+use crate::app::{AppHeader, AppId, SendCompletion, SendDone, Verbs, Wr};
 use crate::ids::QpId;
 use crate::units::Time;
+use crate::workload::FlowSpec;
 
 /// Token of a timer that starts message `local` (below: refill of QP slot `token`).
 const START: u32 = 1 << 31;
@@ -54,6 +55,19 @@ pub struct ChunkLog {
     pub done: Option<Time>,
 }
 
+/// Where the chunks of `QpPolicy::Recreate` go: each on a QP of its own, opened like
+/// `spec` with its slot's source port (the port of the slot's kept QP, so the chunk takes
+/// the slot's path) and heard of by application `rx` at the receiver.
+#[derive(Clone, Debug)]
+pub struct FreshQps {
+    /// The connection's source, destination, class and destination port.
+    pub spec: FlowSpec,
+    /// Source port per slot.
+    pub sports: Vec<u16>,
+    /// The receiver half of the connection.
+    pub rx: AppId,
+}
+
 /// What a completion changed, for the simulator to record.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SendOutcome {
@@ -73,6 +87,8 @@ pub struct MpSender {
     allocation: Allocation,
     refill_on: RefillOn,
     post_delay: Time,
+    /// `Some`: every chunk on a fresh QP (`QpPolicy::Recreate`).
+    fresh: Option<FreshQps>,
     /// The connection's QPs, by slot.
     pub qps: Vec<QpId>,
     /// Chunks posted per slot and not yet freed (by ACK or by sending, per `refill_on`).
@@ -104,6 +120,12 @@ impl MpSender {
             busy: vec![0; n],
             ..Default::default()
         }
+    }
+
+    /// Every chunk goes on a fresh QP opened as `fresh` says, closed once it is acknowledged.
+    pub fn with_fresh_qps(mut self, fresh: FreshQps) -> MpSender {
+        self.fresh = Some(fresh);
+        self
     }
 
     /// Registers a message of `size` bytes starting at `start`; returns its local index and
@@ -236,7 +258,15 @@ impl MpSender {
             header: Some(header),
             notify_sent: self.refill_on == RefillOn::Sent,
         };
-        v.post(self.qps[slot], wr);
+        match &self.fresh {
+            None => v.post(self.qps[slot], wr),
+            Some(f) => {
+                let spec = FlowSpec { sport: Some(f.sports[slot]), start: v.now(), ..f.spec };
+                let qp = v.open_qp(&spec, f.rx);
+                v.post(qp, wr);
+                v.close_qp(qp); // once its one chunk is acknowledged
+            }
+        }
     }
 
     /// Checks a message of `size` bytes against the chunk size.

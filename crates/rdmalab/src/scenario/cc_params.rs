@@ -35,6 +35,7 @@ pub(super) fn apply(cc: &mut CcConfig, table: &CcParamTable, file: &Path) -> Res
                 "dasr_count" => set(&mut p.dasr.count, v.dasr_count()?),
                 "dasr_edge_ecn" => set(&mut p.dasr.edge_ecn, v.flag()?),
                 "dasr_fallback" => set(&mut p.fallback, v.dasr_fallback()?),
+                "byte_counter" => return Err(v.bad("nothing here: DCQCN's byte counter needs cc = \"dcqcn\"")),
                 _ => ib_key(&mut p.ib, &v)? || dcqcn_key(&mut p.dcqcn, &v)?,
             },
             CcConfig::Ib(p) => ib_key(p, &v)?,
@@ -140,6 +141,7 @@ fn dcqcn_key(p: &mut crate::cc::DcqcnParams, v: &Value<'_>) -> Result<bool> {
         "rate_hai" => set(&mut p.rate_hai, v.rate()?),
         "min_rate" => set(&mut p.min_rate, v.rate()?),
         "clamp_target_rate" => set(&mut p.clamp_target, v.flag()?),
+        "byte_counter" => set(&mut p.byte_counter, v.bytes()?),
         _ => false,
     })
 }
@@ -167,6 +169,13 @@ impl Value<'_> {
         match x {
             Some(x) if x > 0.0 && x <= 1.0 => Ok(x),
             _ => Err(self.bad("a number in (0, 1]")),
+        }
+    }
+    /// A byte count: 0 (off) up to 1 GB, which no run sends between two increases.
+    fn bytes(&self) -> Result<u64> {
+        match self.value.as_integer() {
+            Some(i) if (0..=1_000_000_000).contains(&i) => Ok(i as u64),
+            _ => Err(self.bad("a byte count from 0 (off) to 1000000000")),
         }
     }
     fn count(&self) -> Result<u32> {

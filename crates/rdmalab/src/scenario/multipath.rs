@@ -14,7 +14,7 @@ use crate::multipath::MpTraffic;
 use crate::multipath::{
     self,
     virtuoso::{ChunkProbeConfig, ChunkSignal},
-    Allocation, MpConfig, MpVerb, PathBy, RefillOn, Split, SportPolicy, VirtuosoConfig, Weights,
+    Allocation, MpConfig, MpVerb, PathBy, QpPolicy, RefillOn, Split, SportPolicy, VirtuosoConfig, Weights,
 };
 use crate::topology::routing::Routes;
 use crate::topology::Topology;
@@ -94,6 +94,16 @@ pub enum RefillName {
     Sent,
 }
 
+/// `qp_policy`.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QpPolicyName {
+    /// One QP per slot for the whole connection.
+    Reuse,
+    /// A fresh QP per chunk.
+    Recreate,
+}
+
 /// `sport_policy`.
 #[derive(Clone, Copy, Debug, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -134,6 +144,9 @@ pub struct MultipathSpec {
     /// Completion to next post.
     #[serde(default = "zero_time")]
     pub post_delay: String,
+    /// `reuse` (default) or `recreate`.
+    #[serde(default = "default_qp_policy")]
+    pub qp_policy: QpPolicyName,
     /// `sequential`, `distinct_paths` or `explicit`.
     #[serde(default = "default_sport")]
     pub sport_policy: SportName,
@@ -195,6 +208,9 @@ fn default_allocation() -> AllocationName {
 }
 fn default_refill() -> RefillName {
     RefillName::Ack
+}
+fn default_qp_policy() -> QpPolicyName {
+    QpPolicyName::Reuse
 }
 fn default_sport() -> SportName {
     SportName::Sequential
@@ -305,6 +321,10 @@ impl MultipathSpec {
                 RefillName::Sent => RefillOn::Sent,
             },
             post_delay: field_time(file, &g("post_delay"), &self.post_delay)?,
+            qp_policy: match self.qp_policy {
+                QpPolicyName::Reuse => QpPolicy::Reuse,
+                QpPolicyName::Recreate => QpPolicy::Recreate,
+            },
             sport_policy,
             pg: self.pg.unwrap_or(3),
             dport: self.dport.unwrap_or(100),

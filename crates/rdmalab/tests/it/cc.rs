@@ -257,3 +257,59 @@ fn every_cc_completes_finite_flows_and_conserves_bytes() {
         }
     }
 }
+
+/// Dumbbell at 100G: flow A (0 -> 2, 20 MB) and flow B (1 -> 3, 5 MB) start together under
+/// DCQCN; returns (A's FCT, B's FCT).
+fn recovery_after_a_competitor(byte_counter: u64) -> (Time, Time) {
+    let r = crate::fixtures::run_finished(crate::fixtures::scenario(
+        &format!(
+            "[topology]\nkind = \"dumbbell\"\nhosts_per_side = 2\nhost_rate = \"100Gbps\"\nbottleneck_rate = \"100Gbps\"\n\
+             [[traffic]]\nkind = \"flows\"\nflows = [{{ src = 0, dst = 2, size = 20000000 }}, {{ src = 1, dst = 3, size = 5000000 }}]\n\
+             [fabric]\ncc = \"dcqcn\"\n[fabric.cc_params]\nbyte_counter = {byte_counter}\n"
+        ),
+        "recovery.toml",
+    ));
+    let fct = |src: u32| r.records.iter().find(|f| f.src == rdmalab::NodeId(src)).unwrap().fct;
+    (fct(0), fct(1))
+}
+
+#[test]
+fn dcqcn_byte_counter_recovers_in_bytes_not_timer_periods() {
+    // Once B ends, A climbs back by increase events alone. Timer only, one event per 300 us:
+    // each fast-recovery event halves the gap between A's rate and its target, so closing
+    // it takes milliseconds. With a 32,767-byte counter an event comes every
+    // 32,767 B / 50 Gb/s = 5.2 us or sooner, and A's rate meets its target within tens of
+    // microseconds (the target itself still climbs by R_AI until two timer events have
+    // passed: hyper increase needs both counts past F). Neither can beat the link: both
+    // flows' 25 MB need 25e6 / 1000 x 1048 x 8 b / 100 Gb/s = 2.096 ms.
+    let makespan = Time::from_ns(2_096_000);
+    let (a_timer, b_timer) = recovery_after_a_competitor(0);
+    let (a_bytes, b_bytes) = recovery_after_a_competitor(32_767);
+    eprintln!("A / B FCT: timer only {a_timer} / {b_timer}, byte counter {a_bytes} / {b_bytes}");
+    assert!(a_bytes > makespan && a_timer > makespan);
+    // What A sends after B must take at least 10 % less time with the counter (a tenth of
+    // the timer-only time after B is 30+ timer periods' worth of faster events).
+    let after = |a: Time, b: Time| (a.0 - b.0) as f64;
+    assert!(
+        after(a_bytes, b_bytes) < 0.9 * after(a_timer, b_timer),
+        "after B: byte counter {} ps, timer only {} ps",
+        after(a_bytes, b_bytes),
+        after(a_timer, b_timer)
+    );
+}
+
+#[test]
+fn byte_counter_is_dcqcn_only_and_checked() {
+    let base = "[topology]\nkind = \"dumbbell\"\nhosts_per_side = 1\n\
+                [[traffic]]\nkind = \"flows\"\nflows = [{ src = 0, dst = 1, size = 1000 }]\n";
+    let e = crate::fixtures::build_error(
+        &format!("{base}[fabric]\ncc = \"dcqcn\"\n[fabric.cc_params]\nbyte_counter = -1\n"),
+        "b.toml",
+    );
+    assert!(e.contains("fabric.cc_params.byte_counter"), "{e}");
+    let e = crate::fixtures::build_error(
+        &format!("{base}[fabric]\ncc = \"hpcc\"\n[fabric.cc_params]\nbyte_counter = 32767\n"),
+        "b.toml",
+    );
+    assert!(e.contains("byte_counter"), "{e}");
+}

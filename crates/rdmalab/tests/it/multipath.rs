@@ -317,3 +317,56 @@ fn a_connection_left_open_does_not_keep_the_run_alive() {
     assert_eq!(r.records.len(), 2);
     assert!(r.mp_messages.iter().all(|m| m.bytes_placed == m.size));
 }
+
+#[test]
+fn a_fresh_qp_per_chunk_keeps_its_slot_path() {
+    // `recreate` opens each chunk's QP with its slot's source port: four distinct 25G paths
+    // still carry the message four times faster than one (a chunk on another slot's path
+    // would share a 25G link and stretch the FCT).
+    let one = run(scenario(&clos_mp(1, "qp_policy = \"recreate\"")));
+    let four = run(scenario(&clos_mp(4, "sport_policy = \"distinct_paths\"\nqp_policy = \"recreate\"")));
+    let (t1, t4) = (one.mp_messages[0].fct.unwrap(), four.mp_messages[0].fct.unwrap());
+    let ratio = t1.0 as f64 / t4.0 as f64;
+    assert!((ratio - 4.0).abs() / 4.0 < 0.03, "qps 4 FCT {t4} = qps 1 FCT {t1} / {ratio:.3}");
+    assert!(four.mp_messages[0].bytes_placed == MIB8);
+    // Without contention a fresh QP costs nothing: the same FCT as the kept QP within 1 %.
+    let kept = run(scenario(&clos_mp(4, "sport_policy = \"distinct_paths\"")));
+    let t_kept = kept.mp_messages[0].fct.unwrap();
+    assert!((t4.0 as f64 / t_kept.0 as f64 - 1.0).abs() < 0.01, "recreate {t4} reuse {t_kept}");
+}
+
+/// `shared_bottleneck` with one QP and `qp_policy`, per-QP DCQCN.
+fn one_qp_beside_a_flow(policy: &str) -> (Time, Time) {
+    let r = run(scenario(&format!(
+        "[topology]\nkind = \"dumbbell\"\nhosts_per_side = 2\nhost_rate = \"40Gbps\"\nbottleneck_rate = \"40Gbps\"\n\
+         [[traffic]]\nkind = \"multipath\"\nqps = 1\nchunk_size = 65536\nrefill_on = \"sent\"\nqp_policy = \"{policy}\"\n\
+         messages = [{{ src = 0, dst = 2, size = 8388608 }}]\n\
+         [[traffic]]\nkind = \"flows\"\nflows = [{{ src = 1, dst = 3, size = 8388608 }}]\n\
+         [fabric]\ncc = \"dcqcn\"\n"
+    )));
+    let flow = r.records.iter().find(|f| f.src == NodeId(1)).unwrap().fct;
+    (r.mp_messages[0].fct.unwrap(), flow)
+}
+
+#[test]
+fn a_fresh_qp_per_chunk_starts_every_chunk_at_line_rate() {
+    // Seed 002's staggered attack inside seed 001's sender: one kept QP and a flow split the
+    // bottleneck about evenly; a fresh QP per chunk starts each chunk at line rate, before
+    // its marks come back, so the message takes most of the link.
+    let (mp, flow) = one_qp_beside_a_flow("reuse");
+    let (mp_fresh, flow_fresh) = one_qp_beside_a_flow("recreate");
+    eprintln!("reuse: mp {mp} flow {flow}; recreate: mp {mp_fresh} flow {flow_fresh}");
+    let even = flow.0 as f64 / mp.0 as f64;
+    assert!((0.75..1.33).contains(&even), "reuse: mp {mp} flow {flow}");
+    assert!(flow_fresh.0 as f64 > 1.5 * mp_fresh.0 as f64, "recreate: mp {mp_fresh} flow {flow_fresh}");
+}
+
+#[test]
+fn qp_policy_errors_name_the_field() {
+    let e = error(&clos_mp(2, "qp_policy = \"renew\""));
+    assert!(e.contains("qp_policy") && e.contains("renew"), "{e}");
+    let cfg = MpConfig { qp_policy: rdmalab::multipath::QpPolicy::Recreate, ..MpConfig::default() };
+    let v = MpConfig { split: rdmalab::multipath::Split::Virtuoso(Default::default()), ..cfg };
+    let e = v.validate().unwrap_err().to_string();
+    assert!(e.contains("qp_policy") && e.contains("partition"), "{e}");
+}

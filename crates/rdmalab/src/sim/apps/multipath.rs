@@ -8,12 +8,13 @@ use crate::app::{AppId, AppKind, SendCompletion};
 use crate::error::{Error, Result};
 use crate::ids::{NodeId, QpId};
 use crate::multipath::{
-    distinct_path_ports, path_nodes, MpChunkRecord, MpConfig, MpConnId, MpMessageRecord, MpMsgId, MpReceiver, MpSender,
-    MpVerb, MpWr, Split, SportPolicy,
+    distinct_path_ports, path_nodes, FreshQps, MpChunkRecord, MpConfig, MpConnId, MpMessageRecord, MpMsgId, MpReceiver,
+    MpSender, MpVerb, MpWr, QpPolicy, Split, SportPolicy,
 };
 use crate::sim::{Event, Simulation};
 use crate::stats::FlowRecord;
 use crate::units::Time;
+use crate::workload::FlowSpec;
 
 impl Simulation {
     /// A WR of multipath sender `conn` (application `app`) completed.
@@ -67,11 +68,17 @@ impl Simulation {
         let qps: Vec<QpId> = sports
             .iter()
             .map(|&sport| {
-                let f = crate::workload::FlowSpec::new(src, dst, 0, self.now);
-                self.open_kept_qp(&crate::workload::FlowSpec { pg: cfg.pg, dport: cfg.dport, sport, ..f }, receiver_app)
+                let f = FlowSpec::new(src, dst, 0, self.now);
+                self.open_kept_qp(&FlowSpec { pg: cfg.pg, dport: cfg.dport, sport, ..f }, receiver_app)
             })
             .collect();
-        self.apps.add(AppKind::MpSender(conn), AppState::MpSender(MpSender::new(cfg, qps.clone())));
+        let mut sender = MpSender::new(cfg, qps.clone());
+        if cfg.qp_policy == QpPolicy::Recreate {
+            let spec = FlowSpec { pg: cfg.pg, dport: cfg.dport, ..FlowSpec::new(src, dst, 0, self.now) };
+            let sports = qps.iter().map(|q| self.qps[q.idx()].sport).collect();
+            sender = sender.with_fresh_qps(FreshQps { spec, sports, rx: receiver_app });
+        }
+        self.apps.add(AppKind::MpSender(conn), AppState::MpSender(sender));
         self.apps.add(AppKind::MpReceiver(conn), AppState::MpReceiver(MpReceiver::new(cfg.chunk_header)));
         self.apps.conns.push(Conn {
             src,

@@ -269,7 +269,7 @@ impl Simulation {
     /// `ChangeRate`, MODEL.md §2.3) the pending gap of the last packet sent is re-timed at
     /// the new rate and the NIC's wake-up moved earlier if needed; otherwise the new rate
     /// applies from the next packet.
-    fn set_member_rates(&mut self, g: CcGroupId, retime: bool) {
+    pub(in crate::sim) fn set_member_rates(&mut self, g: CcGroupId, retime: bool) {
         let retime = if retime && tenancy::tenant_paced(&self.cfg, &self.groups[g.idx()]) {
             let (grp, now, timing) = (&mut self.groups[g.idx()], self.now, self.cfg.timing);
             tenancy::retime_tenant_state(timing, now, grp, &mut self.qps, &mut self.nics, &mut self.queue);

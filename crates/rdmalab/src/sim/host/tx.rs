@@ -193,6 +193,12 @@ impl Simulation {
                 wire,
             );
         }
+        if crate::sim::mech::dcqcn_bytes::counts_bytes(&self.cfg.cc) {
+            let g = self.qps[qp_id.idx()].cc_group;
+            if crate::sim::mech::dcqcn_bytes::on_packet_sent(&self.cfg.cc, &mut self.groups[g.idx()], wire as u64) {
+                self.set_member_rates(g, false);
+            }
+        }
         self.counters.data_packets_sent += 1;
         self.counters.payload_bytes_sent += payload as u64;
         if self.ib.is_some() {
