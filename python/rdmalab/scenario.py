@@ -196,7 +196,8 @@ class Scenario:
         dicts of src, dst, size and optionally start and verb (write|send|read; send and
         read need split = "virtuoso"). Fields: split (partition|virtuoso), qps, chunk_size,
         chunk_header, outstanding, allocation (dynamic|static), refill_on (ack|sent),
-        post_delay, sport_policy (sequential|distinct_paths|explicit), sports, pg, dport;
+        post_delay, qp_policy (reuse|recreate), sport_policy (sequential|distinct_paths|explicit),
+        sports, pg, dport;
         with split = "virtuoso" (seed 003, docs/virtuoso.md): path_by (sport|src_ip),
         weights (probe|equal|[w1, ..]), probe_size, small_message, small_path, block,
         monitor_gain, and on a lossy fabric chunk_probe, chunk_probe_start, chunk_probe_step,

@@ -1,6 +1,6 @@
 """Three of seed 001's open differences, each with the run that removes its suspected cause.
 
-`python -m rdmalab.experiments.repro.mp_partition_causes [bubble|paths|flatten|knee]` runs
+`python -m rdmalab.experiments.repro.mp_partition_causes [bubble|paths|flatten|knee|fresh]` runs
 mp-partition-topo1's full setting (leaf-spine 5 x 4 hosts, 5 spines, 40 Gb/s, 1 µs links,
 DCQCN, 10 MiB from host 0 to host 19 beside 200 x 10 MiB background flows, refill on "sent")
 for seeds 1-3 and prints the mean message FCT in ms:
@@ -27,6 +27,10 @@ for seeds 1-3 and prints the mean message FCT in ms:
   whose 1-QP FCT the paper finds below topology 1's.
 - `knee`: `paths`' question again with `flatten`'s background (off the message's hosts):
   with the contention in the fabric, do large chunks on a busy spine path cost time?
+- `fresh`: the knee once more, with every chunk on a fresh QP (`qp_policy = "recreate"`), as
+  a simulator whose flows are QPs would send it: each chunk starts at line rate, and a chunk
+  larger than the path's BDP (about 50 KB here) is cut by DCQCN before it ends. Refill on
+  `sent` and on `ack`.
 """
 
 from __future__ import annotations
@@ -50,7 +54,8 @@ TOPOLOGY = {
 
 
 def scenario(qps: int, chunk: int, seed: int, outstanding: int = 1, slow_link: bool = False,
-             mtu: int = 1000, bg_hosts: list[int] | None = None, topology: int = 1) -> str:
+             mtu: int = 1000, bg_hosts: list[int] | None = None, topology: int = 1,
+             qp_policy: str = "reuse", refill_on: str = "sent") -> str:
     links = '\n[[links]]\na = 24\nb = 25\nrate = "10Gbps"' if slow_link else ""
     hosts = f"\nhosts = {bg_hosts}" if bg_hosts else ""
     return f"""seed = {seed}
@@ -63,7 +68,8 @@ kind = "multipath"
 qps = {qps}
 chunk_size = {chunk}
 outstanding = {outstanding}
-refill_on = "sent"
+refill_on = "{refill_on}"
+qp_policy = "{qp_policy}"
 messages = [{{ src = 0, dst = 19, size = 10485760 }}]
 
 [[traffic]]
@@ -131,8 +137,19 @@ def knee() -> None:
               flush=True)
 
 
+def fresh() -> None:
+    chunks = [1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
+    print("| QPs | refill | " + " | ".join(f"{c // 1024}K" for c in chunks) + " | 128K / min |")
+    print("|---|---|" + "---|" * len(chunks) + "---|")
+    for refill in ("sent", "ack"):
+        for q in (2, 3, 4, 5):
+            v = [fct_ms(q, c, qp_policy="recreate", refill_on=refill) for c in chunks]
+            print(f"| {q} | {refill} | " + " | ".join(f"{x:.2f}" for x in v) + f" | {v[-1] / min(v):.2f} |",
+                  flush=True)
+
+
 if __name__ == "__main__":
     t0 = time.time()
     for w in sys.argv[1:] or ["bubble", "paths"]:
-        {"bubble": bubble, "paths": paths, "flatten": flatten, "knee": knee}[w]()
+        {"bubble": bubble, "paths": paths, "flatten": flatten, "knee": knee, "fresh": fresh}[w]()
     print(f"({time.time() - t0:.0f} s)")
