@@ -55,6 +55,7 @@ def comparison_table(exp: Experiment, sweep_dir: str | Path) -> str:
 
 def rows_table(exp: Experiment, rows: list[Comparison]) -> list[str]:
     """The header and the rows of a comparison, one line each."""
-    head = f"{'':<22}{'metric':<22}{'ours':>10}{'theirs':>10}{'ratio':>8}"
+    width = max([22] + [len(c.group) + 1 for c in rows])
+    head = f"{'':<{width}}{'metric':<22}{'ours':>10}{'theirs':>10}{'ratio':>8}"
     lines = [f"{exp.title}", f"  paper:  {exp.citation}", f"  theirs: {exp.theirs}", "", head, "-" * len(head)]
-    return lines + ([c.row() for c in rows] or ["(no successful runs to compare)"])
+    return lines + ([c.row(width) for c in rows] or ["(no successful runs to compare)"])

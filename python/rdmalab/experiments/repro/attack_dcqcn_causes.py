@@ -1,7 +1,7 @@
 """Seed 002's two open DCQCN differences, rerun with the one DCQCN mechanism the reference
 simulator leaves out: the byte counter.
 
-`python -m rdmalab.experiments.repro.attack_dcqcn_causes [fig4] [fig5]`
+`python -m rdmalab.experiments.repro.attack_dcqcn_causes [fig4] [fig5] [seeds]`
 
 DCQCN (Zhu et al., SIGCOMM 2015, §3.1) raises a sender's rate on two clocks after a cut:
 the increase timer and a byte counter (an increase event every B bytes sent). The reference
@@ -11,16 +11,19 @@ both: their firmware's `RPG_BYTE_RESET` is 32,767 bytes by default, beside `RPG_
 turns it on. Each part prints the case without it (our runs so far) and with it:
 
 - `fig4`: the testbed dumbbell of `attack-staggered` (500 ns links, step marking at 200 KB,
-  input-fair switch and FIFO), the long-lived staggered attack (30 QPs, 37.5 KB every 3 us)
-  and 30 long-lived parallel QPs against a victim on one QP, 5 ms, Gb/s over [1.25, 5) ms;
-  and the 1.125 MB transfer at 1 ms, Gb/s over the transfer. Three DCQCNs: the reference's,
-  the reference's with the byte counter, and every ConnectX default of the same query
-  (`CONNECTX_REST` below). Suspected: our victim keeps 3.1 Gb/s because a timer-only victim
+  input-fair switch), the long-lived staggered attack (30 QPs, 37.5 KB every 3 us) and 30
+  long-lived parallel QPs against a backlogged victim on one QP: 5 ms, Gb/s over
+  [1.25, 5) ms; the same with the victim starting 1 or 7 us later; and 20 ms, Gb/s over
+  [5, 20) ms (is a result a steady state or a transient?); and the 1.125 MB transfer at 1 ms,
+  Gb/s over the transfer. Three DCQCNs: the reference's, the reference's with the byte
+  counter, and every ConnectX default of the same query (`CONNECTX_REST` below). Suspected: our victim keeps 3.1 Gb/s because a timer-only victim
   climbs back 300 us at a time between the cuts the attacker's queue causes.
 - `fig5`: `attack-datacenter` (S1 fat tree, FB Hadoop at 0.9, DCQCN) with 1 ms of arrivals,
   victims' p99 slowdown (unsplit flows < 162.5 KB) without attack, split parallel and split
   staggered. Suspected: the staggered / parallel ratio (0.96 at this size; the paper 1.75)
   depends on how fast cut QPs recover, which the byte counter changes.
+- `seeds`: `fig5`'s three cases under the reference DCQCN for seeds 1-5: how much one run's
+  ratio moves by chance.
 """
 
 from __future__ import annotations
@@ -48,18 +51,18 @@ CONNECTX_REST = ('rate_ai = "5Mb/s"\nrate_hai = "50Mb/s"\nmin_rate = "1Mb/s"\new
                  'cnp_interval = "4us"\n')
 
 
-def fig4_scenario(case: str, byte_counter: int, arbitration: str = "input_fair", connectx: bool = False) -> str:
-    victim = '{ src = 0, dst = 2, size = 1000000000 }'
-    if case == "long-lived, 30 parallel QPs":
-        attack = 'kind = "parallel_qps"\ntenant = "attacker"\nsrc = 1\ndst = 3\nqps = 30\nsize = 22500000'
-    elif case == "long-lived":
-        attack = ('kind = "staggered_qps"\ntenant = "attacker"\nsrc = 1\ndst = 3\nqps = 30\nsize = 562500000\n'
-                  'chunk = 37500\ninterval = "3us"\npolicy = "reuse"\nstart = "0ns"')
+def fig4_scenario(case: str, byte_counter: int, connectx: bool = False, victim_start: str = "0ns",
+                  stop: str = "5ms") -> str:
+    victim = f'{{ src = 0, dst = 2, size = 10000000000, start = "{victim_start}" }}'
+    if case == "parallel":
+        attack = 'kind = "parallel_qps"\ntenant = "attacker"\nsrc = 1\ndst = 3\nqps = 30\nsize = 225000000'
     else:
-        attack = ('kind = "staggered_qps"\ntenant = "attacker"\nsrc = 1\ndst = 3\nqps = 30\nsize = 1125000\n'
-                  'chunk = 37500\ninterval = "3us"\npolicy = "reuse"\nstart = "1ms"')
+        start = "1ms" if case == "transfer" else "0ns"
+        size = 1125000 if case == "transfer" else 10000000000
+        attack = ('kind = "staggered_qps"\ntenant = "attacker"\nsrc = 1\ndst = 3\nqps = 30\n'
+                  f'size = {size}\nchunk = 37500\ninterval = "3us"\npolicy = "reuse"\nstart = "{start}"')
     return f"""seed = 1
-stop_time = "5ms"
+stop_time = "{stop}"
 [topology]
 kind = "dumbbell"
 hosts_per_side = 2
@@ -80,7 +83,7 @@ flows = [{victim}]
 cc = "dcqcn"
 ecn_kmin = 200000
 ecn_kmax = 200000
-egress_arbitration = "{arbitration}"
+egress_arbitration = "input_fair"
 {CONNECTX_REST[1] if connectx else ""}[fabric.cc_params]
 byte_counter = {byte_counter}
 {CONNECTX_REST[0] if connectx else ""}"""
@@ -91,24 +94,35 @@ def gbps(res: rdmalab.Results, lo_ps: int, hi_ps: int) -> dict[str, float]:
     return {n: float(g) for n, g in zip(t["tenant"].to_list(), t["gbps"].to_list())}
 
 
+def fig4_cell(case: str, b: int, cx: bool, victim_start: str = "0ns", stop: str = "5ms") -> str:
+    res = rdmalab.run(rdmalab.Scenario.from_toml_text(fig4_scenario(case, b, cx, victim_start, stop)), progress=False)
+    end = int(rdmalab._core.parse_time_ps(stop))
+    if case == "transfer":  # its start to its last chunk's completion
+        f = res.flows.filter(res.flows["tenant"] == "attacker")
+        lo, hi = 1_000_000_000, int(1000 * (f["start_ns"] + f["fct_ns"]).max())
+    else:
+        lo, hi = (1_250_000_000 if stop == "5ms" else 5_000_000_000), end
+    g = gbps(res, lo, hi)
+    return f"{g.get('attacker', 0.0):.1f} / {g.get('victim', 0.0):.1f}"
+
+
 def fig4() -> None:
-    print("| case | switch | DCQCN | victim Gb/s | attacker Gb/s |")
-    print("|---|---|---|---|---|")
-    dcqcn = (("reference (no byte counter)", 0, False), (f"+ byte counter {CONNECTX_BYTES:,} B", CONNECTX_BYTES, False),
+    print("| attack (attacker / victim Gb/s) | DCQCN | 5 ms, over [1.25, 5) ms | victim 1 us later | "
+          "victim 7 us later | 20 ms, over [5, 20) ms |")
+    print("|---|---|---|---|---|---|")
+    dcqcn = (("reference (timer only)", 0, False), (f"+ byte counter {CONNECTX_BYTES:,} B", CONNECTX_BYTES, False),
              ("ConnectX defaults (byte counter included)", CONNECTX_BYTES, True))
-    for case, arb, (label, b, cx) in itertools.product(("long-lived", "long-lived, 30 parallel QPs", "1.125 MB at 1 ms"), ("input_fair", "fifo"), dcqcn):
-        res = rdmalab.run(rdmalab.Scenario.from_toml_text(fig4_scenario(case, b, arb, cx)), progress=False)
-        if case.startswith("long-lived"):
-            lo, hi = 1_250_000_000, 5_000_000_000
-        else:  # the transfer: its start to its last chunk's completion
-            f = res.flows.filter(res.flows["tenant"] == "attacker")
-            lo, hi = 1_000_000_000, int(1000 * (f["start_ns"] + f["fct_ns"]).max())
-        g = gbps(res, lo, hi)
-        print(f"| {case} | {arb} | {label} | {g.get('victim', 0.0):.1f} | {g.get('attacker', 0.0):.1f} |",
+    for case, (label, b, cx) in itertools.product(("staggered", "parallel"), dcqcn):
+        cells = [fig4_cell(case, b, cx), fig4_cell(case, b, cx, "1us"), fig4_cell(case, b, cx, "7us"),
+                 fig4_cell(case, b, cx, stop="20ms")]
+        name = "long-lived staggered, 30 QPs" if case == "staggered" else "30 parallel QPs"
+        print(f"| {name} | {label} | " + " | ".join(cells) + " |", flush=True)
+    for label, b, cx in dcqcn:
+        print(f"| one 1.125 MB staggered transfer at 1 ms | {label} | {fig4_cell('transfer', b, cx)} | | | |",
               flush=True)
 
 
-def fig5_scenario(split: str | None, byte_counter: int, arrivals: str = "1ms") -> str:
+def fig5_scenario(split: str | None, byte_counter: int, arrivals: str = "1ms", seed: int = 1) -> str:
     text = (REPRO / "attack_datacenter.toml").read_text()
     base = text.split("[grid]")[0].replace('duration = "10ms"', f'duration = "{arrivals}"')
     base = base.replace("[base.", "[").replace("[[base.", "[[").replace("[base]\n", "")
@@ -120,6 +134,7 @@ def fig5_scenario(split: str | None, byte_counter: int, arrivals: str = "1ms") -
         base = base.replace(f'duration = "{arrivals}"',
                             f'duration = "{arrivals}"\nsplit = {{ min_size = 1000000, piece = 150000, gap = "{gap}", '
                             'tenant = "attacker" }', 1)
+    base = base.replace("seed = 1\n", f"seed = {seed}\n", 1)
     return base + f'cc = "dcqcn"\n[fabric.cc_params]\nbyte_counter = {byte_counter}\n'
 
 
@@ -141,8 +156,19 @@ def fig5() -> None:
         print(f"| {label} | {v[0]:.1f} | {v[1]:.1f} | {v[2]:.1f} | {v[2] / v[1]:.2f} |", flush=True)
 
 
+def seeds() -> None:
+    """Fig. 5's ratio over seeds 1-5 (S1, 0.9, 1 ms of arrivals, reference DCQCN): how far
+    does one run's staggered / parallel move by chance?"""
+    print("| seed | no attack | split, parallel | split, staggered | staggered / parallel |")
+    print("|---|---|---|---|---|")
+    for seed in range(1, 6):
+        v = [victims_p99(rdmalab.run(rdmalab.Scenario.from_toml_text(fig5_scenario(split, 0, seed=seed)),
+                                     progress=False)) for split in (None, "parallel", "staggered")]
+        print(f"| {seed} | {v[0]:.1f} | {v[1]:.1f} | {v[2]:.1f} | {v[2] / v[1]:.2f} |", flush=True)
+
+
 if __name__ == "__main__":
     t0 = time.time()
     for part in sys.argv[1:] or ["fig4", "fig5"]:
-        {"fig4": fig4, "fig5": fig5}[part]()
+        {"fig4": fig4, "fig5": fig5, "seeds": seeds}[part]()
     print(f"({time.time() - t0:.0f} s)")

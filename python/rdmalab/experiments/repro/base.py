@@ -26,9 +26,10 @@ class Comparison:
     ours: float
     theirs: float
 
-    def row(self) -> str:
+    def row(self, width: int = 22) -> str:
+        """One line; `width`: the group column's width (at least the longest group + 1)."""
         ratio = self.ours / self.theirs if self.theirs else float("nan")
-        return f"{self.group:<22}{self.metric:<22}{self.ours:>10.3f}{self.theirs:>10.3f}{ratio:>8.2f}"
+        return f"{self.group:<{width}}{self.metric:<22}{self.ours:>10.3f}{self.theirs:>10.3f}{ratio:>8.2f}"
 
 
 @dataclass
