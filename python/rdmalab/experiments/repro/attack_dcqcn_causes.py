@@ -135,7 +135,8 @@ def fig5_scenario(split: str | None, byte_counter: int, arrivals: str = "1ms", s
                             f'duration = "{arrivals}"\nsplit = {{ min_size = 1000000, piece = 150000, gap = "{gap}", '
                             'tenant = "attacker" }', 1)
     base = base.replace("seed = 1\n", f"seed = {seed}\n", 1)
-    return base + f'cc = "dcqcn"\n[fabric.cc_params]\nbyte_counter = {byte_counter}\n'
+    # The sweep's DCQCN entry (the reference's settings: no window, ACKs high priority).
+    return base + f'\ncc = "dcqcn"\nack_high_prio = true\nwindow = false\n[fabric.cc_params]\nbyte_counter = {byte_counter}\n'
 
 
 def victims_p99(res: rdmalab.Results) -> float:
