@@ -276,17 +276,24 @@ fn more_qps_than_cached_contexts_miss_on_every_packet() {
     assert!(eight.mp_messages[0].fct.unwrap().0 > 2 * four.mp_messages[0].fct.unwrap().0);
 }
 
-/// Dumbbell at 40G: a 4-QP connection 0 -> 2 and a plain flow 1 -> 3 share the bottleneck.
-fn shared_bottleneck(granularity: &str) -> (Time, Time) {
+/// Dumbbell at 40G, DCQCN: a connection 0 -> 2 of `qps` QPs (`chunk` bytes, refill on `sent`,
+/// the multipath fields `extra`) and a plain flow 1 -> 3, 8 MiB each, share the bottleneck;
+/// `fabric` adds fabric fields. Returns (message FCT, flow FCT).
+fn beside_a_flow(qps: u32, chunk: u64, extra: &str, fabric: &str) -> (Time, Time) {
     let r = run(scenario(&format!(
         "[topology]\nkind = \"dumbbell\"\nhosts_per_side = 2\nhost_rate = \"40Gbps\"\nbottleneck_rate = \"40Gbps\"\n\
-         [[traffic]]\nkind = \"multipath\"\nqps = 4\nchunk_size = 262144\nrefill_on = \"sent\"\n\
+         [[traffic]]\nkind = \"multipath\"\nqps = {qps}\nchunk_size = {chunk}\nrefill_on = \"sent\"\n{extra}\n\
          messages = [{{ src = 0, dst = 2, size = 8388608 }}]\n\
          [[traffic]]\nkind = \"flows\"\nflows = [{{ src = 1, dst = 3, size = 8388608 }}]\n\
-         [fabric]\ncc = \"dcqcn\"\ngranularity = \"{granularity}\"\n"
+         [fabric]\ncc = \"dcqcn\"\n{fabric}\n"
     )));
     let flow = r.records.iter().find(|f| f.src == NodeId(1)).unwrap().fct;
     (r.mp_messages[0].fct.unwrap(), flow)
+}
+
+/// A 4-QP connection of 256 KiB chunks beside the flow, CC enforced at `granularity`.
+fn shared_bottleneck(granularity: &str) -> (Time, Time) {
+    beside_a_flow(4, 262_144, "", &format!("granularity = \"{granularity}\""))
 }
 
 #[test]
@@ -335,17 +342,9 @@ fn a_fresh_qp_per_chunk_keeps_its_slot_path() {
     assert!((t4.0 as f64 / t_kept.0 as f64 - 1.0).abs() < 0.01, "recreate {t4} reuse {t_kept}");
 }
 
-/// `shared_bottleneck` with one QP and `qp_policy`, per-QP DCQCN.
+/// One QP of 64 KiB chunks under `qp_policy` beside the flow, per-QP DCQCN.
 fn one_qp_beside_a_flow(policy: &str) -> (Time, Time) {
-    let r = run(scenario(&format!(
-        "[topology]\nkind = \"dumbbell\"\nhosts_per_side = 2\nhost_rate = \"40Gbps\"\nbottleneck_rate = \"40Gbps\"\n\
-         [[traffic]]\nkind = \"multipath\"\nqps = 1\nchunk_size = 65536\nrefill_on = \"sent\"\nqp_policy = \"{policy}\"\n\
-         messages = [{{ src = 0, dst = 2, size = 8388608 }}]\n\
-         [[traffic]]\nkind = \"flows\"\nflows = [{{ src = 1, dst = 3, size = 8388608 }}]\n\
-         [fabric]\ncc = \"dcqcn\"\n"
-    )));
-    let flow = r.records.iter().find(|f| f.src == NodeId(1)).unwrap().fct;
-    (r.mp_messages[0].fct.unwrap(), flow)
+    beside_a_flow(1, 65_536, &format!("qp_policy = \"{policy}\""), "")
 }
 
 #[test]
