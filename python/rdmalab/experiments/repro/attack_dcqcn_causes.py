@@ -1,7 +1,7 @@
 """Seed 002's two open DCQCN differences, rerun with the one DCQCN mechanism the reference
 simulator leaves out: the byte counter.
 
-`python -m rdmalab.experiments.repro.attack_dcqcn_causes [fig4] [fig5] [seeds]`
+`python -m rdmalab.experiments.repro.attack_dcqcn_causes [fig4] [fig5] [seeds] [where[:10ms]]`
 
 DCQCN (Zhu et al., SIGCOMM 2015, §3.1) raises a sender's rate on two clocks after a cut:
 the increase timer and a byte counter (an increase event every B bytes sent). The reference
@@ -24,6 +24,9 @@ turns it on. Each part prints the case without it (our runs so far) and with it:
   depends on how fast cut QPs recover, which the byte counter changes.
 - `seeds`: `fig5`'s three cases under the reference DCQCN for seeds 1-5: how much one run's
   ratio moves by chance.
+- `where` (`where:10ms` at full size): the two attacks' victims split by whether an attacker
+  piece of their own sending host was alive during their life (their QP then shares the
+  NIC's per-packet round robin with it), p99 of each part.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 
 import rdmalab
 
@@ -168,8 +172,45 @@ def seeds() -> None:
         print(f"| {seed} | {v[0]:.1f} | {v[1]:.1f} | {v[2]:.1f} | {v[2] / v[1]:.2f} |", flush=True)
 
 
+def sender_classes(flows: pl.DataFrame) -> pl.DataFrame:
+    """The victims (unsplit flows < 162.5 KB), each marked `shared` when an attacker piece of
+    its own sending host was alive at some point of its life (start to completion): such a
+    victim's QP shares its NIC's round robin with that piece."""
+    f = flows.with_columns((pl.col("start_ns") + pl.col("fct_ns")).alias("end_ns"))
+    pieces = {}
+    for (src,), g in f.filter(pl.col("tenant") == "attacker").group_by("src"):
+        pieces[src] = (g["start_ns"].to_numpy(), g["end_ns"].to_numpy())
+    vic = f.filter((pl.col("tenant") == "default") & (pl.col("size") < 162_500))
+
+    def shared(src: int, s: float, e: float) -> bool:
+        if src not in pieces:
+            return False
+        a, b = pieces[src]
+        return bool(np.any((a < e) & (b > s)))
+
+    marks = [shared(src, s, e) for src, s, e in vic.select("src", "start_ns", "end_ns").iter_rows()]
+    return vic.with_columns(pl.Series("shared", marks))
+
+
+def where(arrivals: str = "1ms") -> None:
+    """Where the victims' tail comes from: victims whose sending NIC also serves a live
+    attacker piece, and the others, under each attack (reference DCQCN, seed 1)."""
+    print(f"| attack ({arrivals} of arrivals) | victims with a piece at their sender: n, p99 | the others: n, p99, p99.9 |")
+    print("|---|---|---|")
+    for split in ("parallel", "staggered"):
+        res = rdmalab.run(rdmalab.Scenario.from_toml_text(fig5_scenario(split, 0, arrivals=arrivals)), progress=False)
+        v = sender_classes(res.flows)
+        a = v.filter(pl.col("shared"))["slowdown"].drop_nulls().to_numpy()
+        b = v.filter(~pl.col("shared"))["slowdown"].drop_nulls().to_numpy()
+        print(f"| {split} | {len(a)}, {np.quantile(a, 0.99):.1f} | {len(b)}, {np.quantile(b, 0.99):.1f}, "
+              f"{np.quantile(b, 0.999):.1f} |", flush=True)
+
+
 if __name__ == "__main__":
     t0 = time.time()
     for part in sys.argv[1:] or ["fig4", "fig5"]:
+        if part.startswith("where"):  # where, or where:10ms for the full run
+            where(*part.split(":")[1:])
+            continue
         {"fig4": fig4, "fig5": fig5, "seeds": seeds}[part]()
     print(f"({time.time() - t0:.0f} s)")
