@@ -81,6 +81,9 @@ pub struct SimConfig {
     /// The order a switch egress queue serves its packets in: arrival order (the
     /// reference) or fair among input ports (`fabric::arbitration`).
     pub egress_arbitration: crate::fabric::EgressArbitration,
+    /// How each NIC shares its data turns: per QP (the reference) or per tenant first
+    /// (`rnic::tenant_rr`).
+    pub nic_arbitration: crate::rnic::NicArbitration,
     /// Reserve per (port, class), bytes.
     pub reserve_bytes: u64,
     /// PFC resume hysteresis, bytes.
@@ -207,6 +210,7 @@ impl Default for SimConfig {
             port_buffer_bytes: None,
             dt_alpha: 1.0,
             egress_arbitration: Default::default(),
+            nic_arbitration: Default::default(),
             reserve_bytes: 4096,
             resume_offset_bytes: 3072,
             ecn: Some(EcnConfig::hpcc_default()),

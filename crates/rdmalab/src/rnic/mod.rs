@@ -7,6 +7,7 @@ pub mod engine;
 pub mod irn;
 pub mod nic;
 pub mod qp;
+pub mod tenant_rr;
 pub mod transport;
 
 pub use cache::{FetchMode, QpCache, QpCacheConfig};
@@ -14,3 +15,4 @@ pub use engine::WqeEngine;
 pub use irn::{IrnConfig, IrnTable};
 pub use nic::{Nic, Pick};
 pub use qp::{Completion, Message, Qp, RxState};
+pub use tenant_rr::{NicArbitration, TenantRr};

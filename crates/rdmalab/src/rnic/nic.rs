@@ -53,6 +53,8 @@ pub struct Nic {
     pub engine: Option<crate::rnic::WqeEngine>,
     /// Serial context fetches: the arbiter waits for this QP's context until this time.
     pub stall: Option<(QpId, Time)>,
+    /// `nic_arbitration = "tenant"`: data turns by tenant first (`rnic::tenant_rr`).
+    pub by_tenant: Option<crate::rnic::TenantRr>,
 }
 
 impl Nic {
@@ -72,6 +74,7 @@ impl Nic {
             cq: VecDeque::new(),
             engine: None,
             stall: None,
+            by_tenant: None,
         }
     }
 
@@ -87,6 +90,9 @@ impl Nic {
     pub fn select(&mut self, qps: &[Qp], paused: &[bool; NUM_PRIOS], now: Time) -> Pick {
         if self.has_finished {
             self.drop_finished(qps);
+        }
+        if let Some(rr) = &mut self.by_tenant {
+            return rr.select(&self.qps, qps, paused, now);
         }
         let n = self.qps.len();
         let mut wake = Time::MAX;

@@ -101,6 +101,8 @@ pub struct FabricSpec {
     /// `fifo` (default) or `input_fair`: deficit round robin among a switch egress's input
     /// ports (`fabric::arbitration`).
     pub egress_arbitration: Option<crate::fabric::EgressArbitration>,
+    /// `qp` (default) or `tenant`: how each NIC shares its data turns (`rnic::tenant_rr`).
+    pub nic_arbitration: Option<crate::rnic::NicArbitration>,
     /// `shared` (default), `per_port` (static buffers per egress port) or `egress_dynamic` (a
     /// pool with a dynamic threshold per egress port; `fabric::buffer_model`).
     pub buffer_model: Option<crate::fabric::BufferModel>,

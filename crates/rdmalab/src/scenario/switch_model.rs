@@ -1,5 +1,6 @@
 //! `fabric.egress_arbitration`, `fabric.buffer_model`, `fabric.port_buffer_kb` and
-//! `fabric.dt_alpha`: how a switch orders an egress queue and where it counts its buffer.
+//! `fabric.dt_alpha`: how a switch orders an egress queue and where it counts its buffer;
+//! and `fabric.nic_arbitration`, how a NIC orders its QPs' turns.
 
 use std::path::Path;
 
@@ -11,6 +12,9 @@ use crate::topology::Topology;
 
 /// Copies the three settings into `c`, refusing combinations that mean nothing.
 pub(super) fn apply(spec: &FabricSpec, file: &Path, c: &mut SimConfig) -> Result<()> {
+    if let Some(a) = spec.nic_arbitration {
+        c.nic_arbitration = a;
+    }
     if let Some(a) = spec.egress_arbitration {
         c.egress_arbitration = a;
     } else if c.infiniband() {

@@ -287,6 +287,9 @@ fn build_nics(topo: &Topology, cfg: &SimConfig) -> Result<(Vec<NicId>, Vec<Nic>)
         };
         let mut nic = Nic::new(h, port, topo.port_rate(port));
         nic.cache = cfg.qp_cache.map(QpCache::new);
+        if cfg.nic_arbitration == crate::rnic::NicArbitration::Tenant {
+            nic.by_tenant = Some(Default::default());
+        }
         nic_of[h.idx()] = NicId::new(nics.len());
         nics.push(nic);
     }

@@ -399,3 +399,100 @@ fn per_sl_hpcc_drains_chunks_to_two_destinations_at_line_rate() {
     let end_us = end.0 as f64 / 1e6;
     assert!(end_us < 1.25 * drain_us, "last chunk done at {end_us:.0} us, drain time {drain_us:.0} us");
 }
+
+/// Host 0 of a 3-host star sends one QP of tenant `victim` to host 1 and 30 QPs of tenant
+/// `attacker` to host 2, no CC: host 0's NIC is the only bottleneck (each receiver has its
+/// own 100G link, each sender's stream fits it). Returns the victim's share of what host 0
+/// delivered over [0.5, 2) ms.
+fn victim_share_of_its_nic(arbitration: &str) -> f64 {
+    let r = run(&format!(
+        r#"
+stop_time = "2ms"
+[topology]
+kind = "star"
+hosts = 3
+[[tenants]]
+name = "victim"
+hosts = [0, 1]
+[[tenants]]
+name = "attacker"
+hosts = [0, 2]
+[[traffic]]
+kind = "flows"
+tenant = "victim"
+flows = [{{ src = 0, dst = 1, size = 1000000000 }}]
+[[traffic]]
+kind = "parallel_qps"
+tenant = "attacker"
+src = 0
+dst = 2
+qps = 30
+size = 100000000
+[fabric]
+cc = "none"
+nic_arbitration = "{arbitration}"
+"#
+    ));
+    let b = tenant_bytes(&r, 500, 2000);
+    b[1] as f64 / (b[1] + b[2]) as f64
+}
+
+#[test]
+fn a_nic_by_tenant_gives_one_qp_half_beside_thirty() {
+    // Per-packet round robin over the QPs (the reference's NIC): the victim's one QP gets one
+    // turn in 31. By tenant: every other turn. Packets are all full (1000 B), so turns are
+    // bytes.
+    let per_qp = victim_share_of_its_nic("qp");
+    let by_tenant = victim_share_of_its_nic("tenant");
+    assert!((per_qp - 1.0 / 31.0).abs() < 0.002, "per QP: {per_qp}");
+    assert!((by_tenant - 0.5).abs() < 0.002, "by tenant: {by_tenant}");
+    let e = crate::fixtures::build_error(
+        "[topology]\nkind = \"star\"\nhosts = 2\n[[traffic]]\nkind = \"flows\"\nflows = [{ src = 0, dst = 1, size = 1 }]\n\
+         [fabric]\nnic_arbitration = \"flow\"\n",
+        "n.toml",
+    );
+    assert!(e.contains("nic_arbitration"), "{e}");
+}
+
+#[test]
+fn a_nic_by_tenant_is_deterministic_across_threads() {
+    // Two senders on a dumbbell, each with a victim QP and 8 attacker QPs by tenant; the
+    // parallel engine splits the hosts, and every flow record must match the sequential run.
+    let toml = r#"
+[topology]
+kind = "dumbbell"
+hosts_per_side = 2
+[[tenants]]
+name = "victim"
+hosts = [0, 1, 2, 3]
+[[tenants]]
+name = "attacker"
+hosts = [0, 1, 2, 3]
+[[traffic]]
+kind = "flows"
+tenant = "victim"
+flows = [{ src = 0, dst = 2, size = 3000000 }, { src = 1, dst = 3, size = 3000000 }]
+[[traffic]]
+kind = "parallel_qps"
+tenant = "attacker"
+src = 0
+dst = 3
+qps = 8
+size = 1000000
+[[traffic]]
+kind = "parallel_qps"
+tenant = "attacker"
+src = 1
+dst = 2
+qps = 8
+size = 1000000
+[fabric]
+cc = "dcqcn"
+nic_arbitration = "tenant"
+"#;
+    let one = crate::fixtures::fct_text(&crate::fixtures::run_threads(toml, "d.toml", 1));
+    for threads in [2, 4] {
+        let many = crate::fixtures::fct_text(&crate::fixtures::run_threads(toml, "d.toml", threads));
+        assert_eq!(one, many, "{threads} threads");
+    }
+}

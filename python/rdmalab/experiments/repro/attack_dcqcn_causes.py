@@ -26,7 +26,9 @@ turns it on. Each part prints the case without it (our runs so far) and with it:
   ratio moves by chance.
 - `where` (`where:10ms` at full size): the two attacks' victims split by whether an attacker
   piece of their own sending host was alive during their life (their QP then shares the
-  NIC's per-packet round robin with it), p99 of each part.
+  NIC's per-packet round robin with it), p99 of each part; then the same with every NIC
+  sharing its turns by tenant (`nic_arbitration = "tenant"`), which removes the sender's
+  part: a victim's QP gets half its NIC however many pieces share it.
 """
 
 from __future__ import annotations
@@ -126,7 +128,8 @@ def fig4() -> None:
               flush=True)
 
 
-def fig5_scenario(split: str | None, byte_counter: int, arrivals: str = "1ms", seed: int = 1) -> str:
+def fig5_scenario(split: str | None, byte_counter: int, arrivals: str = "1ms", seed: int = 1,
+                  nic: str = "qp") -> str:
     text = (REPRO / "attack_datacenter.toml").read_text()
     base = text.split("[grid]")[0].replace('duration = "10ms"', f'duration = "{arrivals}"')
     base = base.replace("[base.", "[").replace("[[base.", "[[").replace("[base]\n", "")
@@ -140,7 +143,7 @@ def fig5_scenario(split: str | None, byte_counter: int, arrivals: str = "1ms", s
                             'tenant = "attacker" }', 1)
     base = base.replace("seed = 1\n", f"seed = {seed}\n", 1)
     # The sweep's DCQCN entry (the reference's settings: no window, ACKs high priority).
-    return base + f'\ncc = "dcqcn"\nack_high_prio = true\nwindow = false\n[fabric.cc_params]\nbyte_counter = {byte_counter}\n'
+    return base + f'\ncc = "dcqcn"\nack_high_prio = true\nwindow = false\nnic_arbitration = "{nic}"\n[fabric.cc_params]\nbyte_counter = {byte_counter}\n'
 
 
 def victims_p99(res: rdmalab.Results) -> float:
@@ -194,16 +197,21 @@ def sender_classes(flows: pl.DataFrame) -> pl.DataFrame:
 
 def where(arrivals: str = "1ms") -> None:
     """Where the victims' tail comes from: victims whose sending NIC also serves a live
-    attacker piece, and the others, under each attack (reference DCQCN, seed 1)."""
-    print(f"| attack ({arrivals} of arrivals) | victims with a piece at their sender: n, p99 | the others: n, p99, p99.9 |")
-    print("|---|---|---|")
-    for split in ("parallel", "staggered"):
-        res = rdmalab.run(rdmalab.Scenario.from_toml_text(fig5_scenario(split, 0, arrivals=arrivals)), progress=False)
-        v = sender_classes(res.flows)
-        a = v.filter(pl.col("shared"))["slowdown"].drop_nulls().to_numpy()
-        b = v.filter(~pl.col("shared"))["slowdown"].drop_nulls().to_numpy()
-        print(f"| {split} | {len(a)}, {np.quantile(a, 0.99):.1f} | {len(b)}, {np.quantile(b, 0.99):.1f}, "
-              f"{np.quantile(b, 0.999):.1f} |", flush=True)
+    attacker piece, and the others, under each attack (reference DCQCN, seed 1); then the
+    run that removes the sender's part: NICs that share their turns by tenant."""
+    print(f"| NIC ({arrivals} of arrivals) | attack | all victims: p99 | with a piece at their sender: n, p99 | "
+          "the others: n, p99, p99.9 |")
+    print("|---|---|---|---|---|")
+    for nic in ("qp", "tenant"):
+        for split in (None, "parallel", "staggered"):
+            text = fig5_scenario(split, 0, arrivals=arrivals, nic=nic)
+            v = sender_classes(rdmalab.run(rdmalab.Scenario.from_toml_text(text), progress=False).flows)
+            a = v.filter(pl.col("shared"))["slowdown"].drop_nulls().to_numpy()
+            b = v.filter(~pl.col("shared"))["slowdown"].drop_nulls().to_numpy()
+            every = v["slowdown"].drop_nulls().to_numpy()
+            part = f"{len(a)}, {np.quantile(a, 0.99):.1f}" if len(a) else "0, -"
+            print(f"| {nic} | {split or 'no attack'} | {np.quantile(every, 0.99):.1f} | {part} | {len(b)}, "
+                  f"{np.quantile(b, 0.99):.1f}, {np.quantile(b, 0.999):.1f} |", flush=True)
 
 
 if __name__ == "__main__":
