@@ -320,7 +320,8 @@ class Scenario:
         docs/physics.md, "InfiniBand link layer"). Link rates also take "QDR4x", "FDR4x",
         "EDR4x", "HDR4x". egress_arbitration (fifo|input_fair: DRR among a switch egress's
         input ports; InfiniBand's default is input_fair), buffer_model (shared|per_port|egress_dynamic), port_buffer_kb (per_port only) and dt_alpha (egress_dynamic only;
-        docs/physics.md, "Fair arbitration among input ports", "Per-port buffers").
+        docs/physics.md, "Fair arbitration among input ports", "Per-port buffers"), and
+        nic_arbitration (qp|tenant: a NIC's data turns per QP, or by tenant first).
         Also cnp_interval (CNP pacing at the receiver), qp_cache_fetch (parallel|serial),
         deadlock_timeout and on_deadlock (stop|continue; docs/physics.md, "PFC deadlocks"),
         link_sample_interval (bytes and utilisation per link direction: `Results.links`),
