@@ -57,8 +57,9 @@ pub enum RefillOn {
     Sent,
 }
 
-/// Which QP carries a slot's next chunk.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Which QP carries a slot's next chunk (`qp_policy = "reuse" | "recreate"`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum QpPolicy {
     /// The slot's own QP, open for the whole connection: its congestion state carries over
     /// from chunk to chunk.

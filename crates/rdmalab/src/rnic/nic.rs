@@ -24,6 +24,15 @@ pub enum Pick {
     Idle,
 }
 
+/// Whether `qp` could send now but for its pacing: its class is not paused, it has bytes
+/// left and its window has room. The tenant arbiter asks this; the per-QP loop in
+/// [`Nic::select`] writes the same test out, because calling this there (or a negated twin)
+/// cost the reference's S2 DCQCN run 0.7-1.6 M more instructions in the LTO build.
+#[inline]
+pub(crate) fn may_send(qp: &Qp, paused: &[bool; NUM_PRIOS]) -> bool {
+    !paused[qp.pg as usize] && qp.has_data() && !qp.window_bound()
+}
+
 /// One host's RNIC.
 #[derive(Debug)]
 pub struct Nic {
@@ -102,7 +111,7 @@ impl Nic {
             idx = if idx + 1 == n { 0 } else { idx + 1 };
             let qp = &qps[self.qps[idx].idx()];
             if paused[qp.pg as usize] || !qp.has_data() || qp.window_bound() {
-                continue;
+                continue; // `may_send`, written out (see there)
             }
             if qp.next_avail <= now {
                 self.rr_last = idx;

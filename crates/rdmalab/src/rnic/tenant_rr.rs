@@ -7,7 +7,7 @@
 
 use crate::fabric::NUM_PRIOS;
 use crate::ids::QpId;
-use crate::rnic::nic::Pick;
+use crate::rnic::nic::{may_send, Pick};
 use crate::rnic::Qp;
 use crate::units::Time;
 
@@ -38,7 +38,7 @@ impl TenantRr {
     /// The next QP to send from among `list` (the NIC's QPs in arbitration order): two
     /// passes, one for the tenant and one for its QP.
     pub fn select(&mut self, list: &[QpId], qps: &[Qp], paused: &[bool; NUM_PRIOS], now: Time) -> Pick {
-        let ready = |q: &Qp| !paused[q.pg as usize] && q.has_data() && !q.window_bound();
+        let ready = |q: &Qp| may_send(q, paused);
         let mut wake = Time::MAX;
         let mut best: Option<u16> = None; // cyclic distance of the next tenant to serve
         for &id in list {

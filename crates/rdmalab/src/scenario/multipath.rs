@@ -94,16 +94,6 @@ pub enum RefillName {
     Sent,
 }
 
-/// `qp_policy`.
-#[derive(Clone, Copy, Debug, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum QpPolicyName {
-    /// One QP per slot for the whole connection.
-    Reuse,
-    /// A fresh QP per chunk.
-    Recreate,
-}
-
 /// `sport_policy`.
 #[derive(Clone, Copy, Debug, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -145,8 +135,8 @@ pub struct MultipathSpec {
     #[serde(default = "zero_time")]
     pub post_delay: String,
     /// `reuse` (default) or `recreate`.
-    #[serde(default = "default_qp_policy")]
-    pub qp_policy: QpPolicyName,
+    #[serde(default)]
+    pub qp_policy: QpPolicy,
     /// `sequential`, `distinct_paths` or `explicit`.
     #[serde(default = "default_sport")]
     pub sport_policy: SportName,
@@ -208,9 +198,6 @@ fn default_allocation() -> AllocationName {
 }
 fn default_refill() -> RefillName {
     RefillName::Ack
-}
-fn default_qp_policy() -> QpPolicyName {
-    QpPolicyName::Reuse
 }
 fn default_sport() -> SportName {
     SportName::Sequential
@@ -321,10 +308,7 @@ impl MultipathSpec {
                 RefillName::Sent => RefillOn::Sent,
             },
             post_delay: field_time(file, &g("post_delay"), &self.post_delay)?,
-            qp_policy: match self.qp_policy {
-                QpPolicyName::Reuse => QpPolicy::Reuse,
-                QpPolicyName::Recreate => QpPolicy::Recreate,
-            },
+            qp_policy: self.qp_policy,
             sport_policy,
             pg: self.pg.unwrap_or(3),
             dport: self.dport.unwrap_or(100),

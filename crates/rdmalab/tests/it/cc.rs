@@ -287,8 +287,10 @@ fn dcqcn_byte_counter_recovers_in_bytes_not_timer_periods() {
     let (a_bytes, b_bytes) = recovery_after_a_competitor(32_767);
     eprintln!("A / B FCT: timer only {a_timer} / {b_timer}, byte counter {a_bytes} / {b_bytes}");
     assert!(a_bytes > makespan && a_timer > makespan);
-    // What A sends after B must take at least 10 % less time with the counter (a tenth of
-    // the timer-only time after B is 30+ timer periods' worth of faster events).
+    // This detects the hook rather than checking a closed form: without it the two runs
+    // are the same run (the counter is the only difference), and with it what A sends after
+    // B takes 29 % less time here. The test asks for 10 %, so it fails if the counter stops
+    // acting and survives small changes of unrelated timing.
     let after = |a: Time, b: Time| (a.0 - b.0) as f64;
     assert!(
         after(a_bytes, b_bytes) < 0.9 * after(a_timer, b_timer),

@@ -16,11 +16,12 @@ turns it on. Each part prints the case without it (our runs so far) and with it:
   [1.25, 5) ms; the same with the victim starting 1 or 7 us later; and 20 ms, Gb/s over
   [5, 20) ms (is a result a steady state or a transient?); and the 1.125 MB transfer at 1 ms,
   Gb/s over the transfer. Three DCQCNs: the reference's, the reference's with the byte
-  counter, and every ConnectX default of the same query (`CONNECTX_REST` below). Suspected: our victim keeps 3.1 Gb/s because a timer-only victim
-  climbs back 300 us at a time between the cuts the attacker's queue causes.
-- `fig5`: `attack-datacenter` (S1 fat tree, FB Hadoop at 0.9, DCQCN) with 1 ms of arrivals,
-  victims' p99 slowdown (unsplit flows < 162.5 KB) without attack, split parallel and split
-  staggered. Suspected: the staggered / parallel ratio (0.96 at this size; the paper 1.75)
+  counter, and every ConnectX default of the same query (`CONNECTX_PARAMS` below).
+  Suspected: our victim keeps 3.1 Gb/s because a timer-only victim climbs back 300 us at a
+  time between the cuts the attacker's queue causes.
+- `fig5`: `attack-datacenter`'s own DCQCN runs (S1 fat tree, FB Hadoop at 0.9, the
+  reference's DCQCN settings) with 1 ms of arrivals, victims' p99 slowdown (unsplit flows
+  < 162.5 KB) without attack, split parallel and split staggered. Suspected: the staggered / parallel ratio (0.96 at this size; the paper 1.75)
   depends on how fast cut QPs recover, which the byte counter changes.
 - `seeds`: `fig5`'s three cases under the reference DCQCN for seeds 1-5: how much one run's
   ratio moves by chance.
@@ -33,66 +34,53 @@ turns it on. Each part prints the case without it (our runs so far) and with it:
 
 from __future__ import annotations
 
+import copy
+import functools
 import itertools
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
 
 import rdmalab
+from rdmalab import Scenario
+from rdmalab.experiments.repro.attacks import dc_case, victims
+from rdmalab.experiments.sweep import RunSpec, Sweep, set_path
+from rdmalab.experiments.worker import execute
 
 #: ConnectX firmware default of RPG_BYTE_RESET (bytes).
 CONNECTX_BYTES = 32_767
+#: The other ConnectX firmware defaults of the same query, in our `cc_params` keys:
+#: RPG_AI_RATE 5 and RPG_HAI_RATE 50 Mb/s, RPG_MIN_RATE 1 Mb/s, DCE_TCP_G 1019 (alpha keeps
+#: 1019/1024 of itself: g = 5/1024). With them MIN_TIME_BETWEEN_CNPS 4 us (`cnp_interval`).
+#: (RPG_TIME_RESET 300 us, RPG_THRESHOLD 1, DCE_TCP_RTT 1 us and RATE_REDUCE_MONITOR_PERIOD
+#: 4 us are the reference's values already.)
+CONNECTX_PARAMS = {"rate_ai": "5Mb/s", "rate_hai": "50Mb/s", "min_rate": "1Mb/s", "ewma_gain": 5 / 1024}
 
-REPRO = Path(__file__).parent
-
-
-#: The other ConnectX firmware defaults of the same query, in our keys: RPG_AI_RATE 5 and
-#: RPG_HAI_RATE 50 Mb/s, RPG_MIN_RATE 1 Mb/s, DCE_TCP_G 1019 (alpha keeps 1019/1024 of itself:
-#: g = 5/1024), MIN_TIME_BETWEEN_CNPS 4 us. (RPG_TIME_RESET 300 us, RPG_THRESHOLD 1,
-#: DCE_TCP_RTT 1 us and RATE_REDUCE_MONITOR_PERIOD 4 us are the reference's values already.)
-CONNECTX_REST = ('rate_ai = "5Mb/s"\nrate_hai = "50Mb/s"\nmin_rate = "1Mb/s"\newma_gain = 0.0048828125\n',
-                 'cnp_interval = "4us"\n')
+#: Fig. 5's sweep, whose DCQCN runs `fig5`, `seeds` and `where` change one thing at a time.
+DC_SWEEP = Path(__file__).with_name("attack_datacenter.toml")
 
 
 def fig4_scenario(case: str, byte_counter: int, connectx: bool = False, victim_start: str = "0ns",
-                  stop: str = "5ms") -> str:
-    victim = f'{{ src = 0, dst = 2, size = 10000000000, start = "{victim_start}" }}'
+                  stop: str = "5ms") -> Scenario:
+    """`attack-staggered`'s testbed dumbbell: a backlogged victim on one QP against the long-lived
+    staggered attack (`case` "staggered"), 30 long-lived parallel QPs ("parallel") or the one
+    1.125 MB staggered transfer at 1 ms ("transfer"); step marking at 200 KB, input-fair switch."""
+    sc = Scenario.dumbbell(2, delay="500ns").tenant("victim", [0, 2]).tenant("attacker", [1, 3])
+    sc = sc.flow(0, 2, 10_000_000_000, start=victim_start, tenant="victim")
     if case == "parallel":
-        attack = 'kind = "parallel_qps"\ntenant = "attacker"\nsrc = 1\ndst = 3\nqps = 30\nsize = 225000000'
+        sc = sc.parallel_qps(1, 3, 30, 225_000_000, tenant="attacker")
     else:
-        start = "1ms" if case == "transfer" else "0ns"
-        size = 1125000 if case == "transfer" else 10000000000
-        attack = ('kind = "staggered_qps"\ntenant = "attacker"\nsrc = 1\ndst = 3\nqps = 30\n'
-                  f'size = {size}\nchunk = 37500\ninterval = "3us"\npolicy = "reuse"\nstart = "{start}"')
-    return f"""seed = 1
-stop_time = "{stop}"
-[topology]
-kind = "dumbbell"
-hosts_per_side = 2
-delay = "500ns"
-[[tenants]]
-name = "victim"
-hosts = [0, 2]
-[[tenants]]
-name = "attacker"
-hosts = [1, 3]
-[[traffic]]
-kind = "flows"
-tenant = "victim"
-flows = [{victim}]
-[[traffic]]
-{attack}
-[fabric]
-cc = "dcqcn"
-ecn_kmin = 200000
-ecn_kmax = 200000
-egress_arbitration = "input_fair"
-{CONNECTX_REST[1] if connectx else ""}[fabric.cc_params]
-byte_counter = {byte_counter}
-{CONNECTX_REST[0] if connectx else ""}"""
+        one = case == "transfer"
+        sc = sc.staggered_qps(1, 3, 30, 1_125_000 if one else 10_000_000_000, chunk=37_500, interval="3us",
+                              policy="reuse", start="1ms" if one else "0ns", tenant="attacker")
+    params: dict[str, Any] = {"byte_counter": byte_counter, **(CONNECTX_PARAMS if connectx else {})}
+    extra = {"cnp_interval": "4us"} if connectx else {}
+    return sc.with_fabric(cc="dcqcn", ecn_kmin=200_000, ecn_kmax=200_000, egress_arbitration="input_fair",
+                          cc_params=params, **extra).with_stop_time(stop)
 
 
 def gbps(res: rdmalab.Results, lo_ps: int, hi_ps: int) -> dict[str, float]:
@@ -101,7 +89,7 @@ def gbps(res: rdmalab.Results, lo_ps: int, hi_ps: int) -> dict[str, float]:
 
 
 def fig4_cell(case: str, b: int, cx: bool, victim_start: str = "0ns", stop: str = "5ms") -> str:
-    res = rdmalab.run(rdmalab.Scenario.from_toml_text(fig4_scenario(case, b, cx, victim_start, stop)), progress=False)
+    res = rdmalab.run(fig4_scenario(case, b, cx, victim_start, stop), progress=False)
     end = int(rdmalab._core.parse_time_ps(stop))
     if case == "transfer":  # its start to its last chunk's completion
         f = res.flows.filter(res.flows["tenant"] == "attacker")
@@ -128,38 +116,40 @@ def fig4() -> None:
               flush=True)
 
 
-def fig5_scenario(split: str | None, byte_counter: int, arrivals: str = "1ms", seed: int = 1,
-                  nic: str = "qp") -> str:
-    text = (REPRO / "attack_datacenter.toml").read_text()
-    base = text.split("[grid]")[0].replace('duration = "10ms"', f'duration = "{arrivals}"')
-    base = base.replace("[base.", "[").replace("[[base.", "[[").replace("[base]\n", "")
-    base = base.replace('path = "data/fat.txt"', f'path = "{REPRO / "data" / "fat.txt"}"')
-    base = base.replace('name = "attack-datacenter"\n', "")
-    base = "\n".join(line for line in base.splitlines() if not line.startswith("description ="))
-    if split:
-        gap = "0ns" if split == "parallel" else "13us"
-        base = base.replace(f'duration = "{arrivals}"',
-                            f'duration = "{arrivals}"\nsplit = {{ min_size = 1000000, piece = 150000, gap = "{gap}", '
-                            'tenant = "attacker" }', 1)
-    base = base.replace("seed = 1\n", f"seed = {seed}\n", 1)
-    # The sweep's DCQCN entry (the reference's settings: no window, ACKs high priority).
-    return base + f'\ncc = "dcqcn"\nack_high_prio = true\nwindow = false\nnic_arbitration = "{nic}"\n[fabric.cc_params]\nbyte_counter = {byte_counter}\n'
+@functools.cache
+def _dc_runs() -> tuple[RunSpec, ...]:
+    return tuple(Sweep.from_file(DC_SWEEP).expand())
 
 
-def victims_p99(res: rdmalab.Results) -> float:
-    f = res.flows
-    f = f.filter((f["tenant"] == "default") & (f["size"] < 162_500))
-    return float(np.quantile(f["slowdown"].drop_nulls().to_numpy(), 0.99))
+def dc_flows(case: str, arrivals: str = "1ms", **changes: Any) -> pl.DataFrame:
+    """The flow records of the sweep's DCQCN run of `case` (`baseline`, `split-parallel`,
+    `split-staggered`) with `arrivals` of traffic and `changes` (sweep paths with `__` for
+    `.`, e.g. `fabric__nic_arbitration="tenant"`) applied."""
+    spec = next(r for r in _dc_runs() if r.scenario["fabric"]["cc"] == "dcqcn" and dc_case(r.params) == case)
+    scenario = copy.deepcopy(spec.scenario)
+    for t in scenario["traffic"]:
+        t["duration"] = arrivals
+    for path, value in changes.items():
+        set_path(scenario, path.replace("__", "."), value)
+    out = execute({"run_id": spec.run_id, "scenario": scenario, "base_dir": spec.base_dir})
+    if out["status"] != "ok":
+        raise RuntimeError(out["error"])
+    return out["tables"]["flows"]
+
+
+#: Fig. 5's three experiments, in the paper's order.
+CASES = ("baseline", "split-parallel", "split-staggered")
+
+
+def victims_p99(flows: pl.DataFrame) -> float:
+    return float(np.quantile(victims(flows)["slowdown"].drop_nulls().to_numpy(), 0.99))
 
 
 def fig5() -> None:
     print("| byte counter | no attack | split, parallel | split, staggered | staggered / parallel |")
     print("|---|---|---|---|---|")
     for b in (0, CONNECTX_BYTES):
-        v = []
-        for split in (None, "parallel", "staggered"):
-            res = rdmalab.run(rdmalab.Scenario.from_toml_text(fig5_scenario(split, b)), progress=False)
-            v.append(victims_p99(res))
+        v = [victims_p99(dc_flows(case, fabric__cc_params={"byte_counter": b})) for case in CASES]
         label = f"{b:,} B" if b else "none (reference)"
         print(f"| {label} | {v[0]:.1f} | {v[1]:.1f} | {v[2]:.1f} | {v[2] / v[1]:.2f} |", flush=True)
 
@@ -170,8 +160,7 @@ def seeds() -> None:
     print("| seed | no attack | split, parallel | split, staggered | staggered / parallel |")
     print("|---|---|---|---|---|")
     for seed in range(1, 6):
-        v = [victims_p99(rdmalab.run(rdmalab.Scenario.from_toml_text(fig5_scenario(split, 0, seed=seed)),
-                                     progress=False)) for split in (None, "parallel", "staggered")]
+        v = [victims_p99(dc_flows(case, seed=seed)) for case in CASES]
         print(f"| {seed} | {v[0]:.1f} | {v[1]:.1f} | {v[2]:.1f} | {v[2] / v[1]:.2f} |", flush=True)
 
 
@@ -183,7 +172,7 @@ def sender_classes(flows: pl.DataFrame) -> pl.DataFrame:
     pieces = {}
     for (src,), g in f.filter(pl.col("tenant") == "attacker").group_by("src"):
         pieces[src] = (g["start_ns"].to_numpy(), g["end_ns"].to_numpy())
-    vic = f.filter((pl.col("tenant") == "default") & (pl.col("size") < 162_500))
+    vic = victims(f)
 
     def shared(src: int, s: float, e: float) -> bool:
         if src not in pieces:
@@ -203,14 +192,13 @@ def where(arrivals: str = "1ms") -> None:
           "the others: n, p99, p99.9 |")
     print("|---|---|---|---|---|")
     for nic in ("qp", "tenant"):
-        for split in (None, "parallel", "staggered"):
-            text = fig5_scenario(split, 0, arrivals=arrivals, nic=nic)
-            v = sender_classes(rdmalab.run(rdmalab.Scenario.from_toml_text(text), progress=False).flows)
+        for case in CASES:
+            v = sender_classes(dc_flows(case, arrivals, fabric__nic_arbitration=nic))
             a = v.filter(pl.col("shared"))["slowdown"].drop_nulls().to_numpy()
             b = v.filter(~pl.col("shared"))["slowdown"].drop_nulls().to_numpy()
             every = v["slowdown"].drop_nulls().to_numpy()
             part = f"{len(a)}, {np.quantile(a, 0.99):.1f}" if len(a) else "0, -"
-            print(f"| {nic} | {split or 'no attack'} | {np.quantile(every, 0.99):.1f} | {part} | {len(b)}, "
+            print(f"| {nic} | {case} | {np.quantile(every, 0.99):.1f} | {part} | {len(b)}, "
                   f"{np.quantile(b, 0.99):.1f}, {np.quantile(b, 0.999):.1f} |", flush=True)
 
 

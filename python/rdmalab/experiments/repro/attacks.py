@@ -345,9 +345,14 @@ def dc_case(run: dict[str, Any]) -> str:
     return "split-staggered" if name.startswith("split-staggered") else ("baseline" if name == "benign" else name)
 
 
+def victims(flows: pl.DataFrame, below: int = DC_BDP) -> pl.DataFrame:
+    """Fig. 5's victims: the flows of tenant `default` (never split) below `below` bytes."""
+    return flows.filter((pl.col("tenant") == "default") & (pl.col("size") < below))
+
+
 def victim_tail(flows: pl.DataFrame, run_id: str, q: float, below: int = DC_BDP) -> float:
     """Slowdown percentile `q` of one run's victim flows (tenant `default`, never split) below `below` bytes."""
-    f = flows.filter((pl.col("run_id") == run_id) & (pl.col("tenant") == "default") & (pl.col("size") < below))
+    f = victims(flows.filter(pl.col("run_id") == run_id), below)
     s = f["slowdown"].drop_nulls().to_numpy()
     return float(np.quantile(s, q)) if len(s) else NAN
 

@@ -4,7 +4,6 @@
 //! `byte_counter` > 0 (one test per packet otherwise: `counts_bytes`).
 
 use crate::cc::{CcConfig, CcGroup, CcState};
-use crate::units::Rate;
 
 /// True when the run's DCQCN counts bytes (the hook's one test).
 #[inline]
@@ -16,7 +15,7 @@ pub(crate) fn counts_bytes(cc: &CcConfig) -> bool {
 /// then the simulator's to update).
 pub(crate) fn on_packet_sent(cc: &CcConfig, group: &mut CcGroup, wire: u64) -> bool {
     let (CcConfig::Dcqcn(p), CcState::Dcqcn(s)) = (cc, &mut group.state) else { return false };
-    let old: Rate = group.rate;
+    let old = group.rate;
     s.on_sent(p, &mut group.rate, group.max_rate, wire);
     group.rate != old
 }
