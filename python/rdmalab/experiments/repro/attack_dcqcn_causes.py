@@ -1,7 +1,7 @@
 """Seed 002's two open DCQCN differences, rerun with the one DCQCN mechanism the reference
 simulator leaves out: the byte counter.
 
-`python -m rdmalab.experiments.repro.attack_dcqcn_causes [fig4] [fig5] [seeds] [where[:10ms]]`
+`python -m rdmalab.experiments.repro.attack_dcqcn_causes [fig4] [fig5] [seeds] [where[:10ms]] [knobs] [floor] [dcqcn_paper]`
 
 DCQCN (Zhu et al., SIGCOMM 2015, §3.1) raises a sender's rate on two clocks after a cut:
 the increase timer and a byte counter (an increase event every B bytes sent). The reference
@@ -30,6 +30,17 @@ turns it on. Each part prints the case without it (our runs so far) and with it:
   NIC's per-packet round robin with it), p99 of each part; then the same with every NIC
   sharing its turns by tenant (`nic_arbitration = "tenant"`), which removes the sender's
   part: a victim's QP gets half its NIC however many pieces share it.
+- `knobs`: `fig5`'s three cases with one of the two settings the paper leaves unstated and
+  `docs/attacks.md` had not varied: DCQCN's rate floor (the reference's `MIN_RATE` 1 Gb/s;
+  ConnectX's 1 Mb/s) and the switch buffer (the reference's 32 MiB). Suspected: a parallel
+  split of n pieces cannot be slowed below n times the floor, so with 1 Gb/s and tens of
+  pieces per NIC it is as uncontrolled as the staggered one; a lower floor lets DCQCN
+  control it. A smaller buffer makes PFC fire, whose pauses spread from the attacked queues.
+  Beside them the reference code's other DCQCN, `run.py --cc dcqcn_paper` (`DCQCN_PAPER`).
+- `floor` (full size: 10 ms of arrivals, 0.9): the three cases with ConnectX's 1 Mb/s floor,
+  NIC turns per QP and by tenant, each attack's victims split as in `where`.
+- `dcqcn_paper` (full size): `dcqcn_paper`'s load chosen as the sweep's was, by the no-attack
+  p99 alone (0.3-0.9, the one nearest the paper's 20), then its two attacks at that load.
 """
 
 from __future__ import annotations
@@ -121,20 +132,26 @@ def _dc_runs() -> tuple[RunSpec, ...]:
     return tuple(Sweep.from_file(DC_SWEEP).expand())
 
 
-def dc_flows(case: str, arrivals: str = "1ms", **changes: Any) -> pl.DataFrame:
-    """The flow records of the sweep's DCQCN run of `case` (`baseline`, `split-parallel`,
-    `split-staggered`) with `arrivals` of traffic and `changes` (sweep paths with `__` for
-    `.`, e.g. `fabric__nic_arbitration="tenant"`) applied."""
+def dc_tables(case: str, arrivals: str = "1ms", load: float | None = None, **changes: Any) -> dict[str, pl.DataFrame]:
+    """The output tables of the sweep's DCQCN run of `case` (`baseline`, `split-parallel`,
+    `split-staggered`) with `arrivals` of traffic, at `load` (the sweep's when None), and
+    `changes` (sweep paths with `__` for `.`, e.g. `fabric__nic_arbitration="tenant"`) applied."""
     spec = next(r for r in _dc_runs() if r.scenario["fabric"]["cc"] == "dcqcn" and dc_case(r.params) == case)
     scenario = copy.deepcopy(spec.scenario)
     for t in scenario["traffic"]:
         t["duration"] = arrivals
+        t["load"] = t["load"] if load is None else load
     for path, value in changes.items():
         set_path(scenario, path.replace("__", "."), value)
     out = execute({"run_id": spec.run_id, "scenario": scenario, "base_dir": spec.base_dir})
     if out["status"] != "ok":
         raise RuntimeError(out["error"])
-    return out["tables"]["flows"]
+    return out["tables"]
+
+
+def dc_flows(case: str, arrivals: str = "1ms", load: float | None = None, **changes: Any) -> pl.DataFrame:
+    """`dc_tables`' flow records."""
+    return dc_tables(case, arrivals, load, **changes)["flows"]
 
 
 #: Fig. 5's three experiments, in the paper's order.
@@ -202,11 +219,74 @@ def where(arrivals: str = "1ms") -> None:
                   f"{np.quantile(b, 0.99):.1f}, {np.quantile(b, 0.999):.1f} |", flush=True)
 
 
+#: The other DCQCN the reference's own `run.py` offers (`--cc dcqcn_paper`): the DCQCN paper's
+#: timers instead of `--cc dcqcn`'s 1 / 4 / 300 us, everything else the same.
+DCQCN_PAPER = {"alpha_resume_interval": "50us", "rate_decrease_interval": "50us", "rp_timer": "55us"}
+
+#: `knobs`: each change beside the sweep's own setting (the first row).
+KNOBS = (
+    ("the sweep's (floor 1 Gb/s, 32 MiB)", {}),
+    ("DCQCN floor 100 Mb/s", {"fabric__cc_params": {"min_rate": "100Mb/s"}}),
+    ("DCQCN floor 1 Mb/s (ConnectX)", {"fabric__cc_params": {"min_rate": "1Mb/s"}}),
+    ("`dcqcn_paper` timers (alpha 50 us, decrease 50 us, increase 55 us)", {"fabric__cc_params": DCQCN_PAPER}),
+    ("switch buffer 8 MiB", {"fabric__buffer_mb": 8.0}),
+    ("switch buffer 2 MiB", {"fabric__buffer_mb": 2.0}),
+    ("switch buffer 256 MiB (no PFC)", {"fabric__buffer_mb": 256.0}),
+    ("floor 1 Mb/s and 256 MiB (no PFC)", {"fabric__cc_params": {"min_rate": "1Mb/s"}, "fabric__buffer_mb": 256.0}),
+)
+
+
+def knobs() -> None:
+    print("| change (S1, 90 %, 1 ms of arrivals) | no attack | split, parallel | split, staggered | "
+          "staggered / parallel | PAUSE frames sent (parallel / staggered) |")
+    print("|---|---|---|---|---|---|")
+    for label, changes in KNOBS:
+        tables = [dc_tables(case, **changes) for case in CASES]
+        v = [victims_p99(t["flows"]) for t in tables]
+        pauses = [int((t["pfc"]["pause"] > 0).sum()) if t["pfc"].height else 0 for t in tables]
+        print(f"| {label} | {v[0]:.1f} | {v[1]:.1f} | {v[2]:.1f} | {v[2] / v[1]:.2f} | "
+              f"{pauses[1]:,} / {pauses[2]:,} |", flush=True)
+
+
+def split_row(label: str, flows: list[pl.DataFrame]) -> str:
+    """A full-size row: victims' p99 per case, the ratio, and the victims away from the
+    attacker's sender (`sender_classes`) under each attack: count and p99."""
+    v = [victims_p99(f) for f in flows]
+    away = [sender_classes(f).filter(~pl.col("shared"))["slowdown"].drop_nulls().to_numpy() for f in flows[1:]]
+    a, b = (np.quantile(x, 0.99) for x in away)
+    return (f"| {label} | {v[0]:.1f} | {v[1]:.0f} | {v[2]:.0f} | {v[2] / v[1]:.2f} | "
+            f"{len(away[0]):,} / {len(away[1]):,}, {a:.1f} / {b:.1f} ({b / a:.2f}) |")
+
+
+FULL_HEADER = ("| DCQCN, NIC turns, load | no attack | split, parallel | split, staggered | staggered / parallel | "
+               "victims away from the attacker's sender: n, p99 parallel / staggered |\n|---|---|---|---|---|---|")
+
+
+def floor() -> None:
+    print(FULL_HEADER)
+    for nic in ("qp", "tenant"):
+        flows = [dc_flows(c, "10ms", fabric__cc_params={"min_rate": "1Mb/s"}, fabric__nic_arbitration=nic)
+                 for c in CASES]
+        print(split_row(f"`dcqcn`, floor 1 Mb/s, {nic}, 0.9", flows), flush=True)
+
+
+def dcqcn_paper() -> None:
+    base = {}
+    for load in (0.3, 0.5, 0.6, 0.7, 0.8, 0.9):
+        base[load] = dc_flows("baseline", "10ms", load, fabric__cc_params=DCQCN_PAPER)
+        print(f"`dcqcn_paper`, no attack, load {load}: victims' p99 {victims_p99(base[load]):.1f}", flush=True)
+    load = min(base, key=lambda x: abs(victims_p99(base[x]) - 20.0))
+    flows = [base[load]] + [dc_flows(c, "10ms", load, fabric__cc_params=DCQCN_PAPER) for c in CASES[1:]]
+    print(FULL_HEADER)
+    print(split_row(f"`dcqcn_paper`, qp, {load}", flows), flush=True)
+
+
 if __name__ == "__main__":
     t0 = time.time()
     for part in sys.argv[1:] or ["fig4", "fig5"]:
         if part.startswith("where"):  # where, or where:10ms for the full run
             where(*part.split(":")[1:])
             continue
-        {"fig4": fig4, "fig5": fig5, "seeds": seeds}[part]()
+        {"fig4": fig4, "fig5": fig5, "seeds": seeds, "knobs": knobs, "floor": floor,
+         "dcqcn_paper": dcqcn_paper}[part]()
     print(f"({time.time() - t0:.0f} s)")
