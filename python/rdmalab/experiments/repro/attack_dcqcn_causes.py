@@ -1,7 +1,8 @@
 """Seed 002's two open DCQCN differences, rerun with the one DCQCN mechanism the reference
-simulator leaves out: the byte counter.
+simulator leaves out (the byte counter) and with the settings the paper leaves unstated.
 
-`python -m rdmalab.experiments.repro.attack_dcqcn_causes [fig4] [fig5] [seeds] [where[:10ms]] [knobs] [floor] [dcqcn_paper]`
+`python -m rdmalab.experiments.repro.attack_dcqcn_causes [fig4] [fig5] [seeds] [where[:10ms]]
+[knobs] [floor[:LOAD[:NICS[:MIN_RATE]]]] [dcqcn_paper] [by_start]`
 
 DCQCN (Zhu et al., SIGCOMM 2015, §3.1) raises a sender's rate on two clocks after a cut:
 the increase timer and a byte counter (an increase event every B bytes sent). The reference
@@ -21,8 +22,8 @@ turns it on. Each part prints the case without it (our runs so far) and with it:
   time between the cuts the attacker's queue causes.
 - `fig5`: `attack-datacenter`'s own DCQCN runs (S1 fat tree, FB Hadoop at 0.9, the
   reference's DCQCN settings) with 1 ms of arrivals, victims' p99 slowdown (unsplit flows
-  < 162.5 KB) without attack, split parallel and split staggered. Suspected: the staggered / parallel ratio (0.96 at this size; the paper 1.75)
-  depends on how fast cut QPs recover, which the byte counter changes.
+  < 162.5 KB) without attack, split parallel and split staggered. Suspected: the staggered /
+  parallel ratio (0.96 at this size; the paper 1.75) depends on how fast cut QPs recover, which the byte counter changes.
 - `seeds`: `fig5`'s three cases under the reference DCQCN for seeds 1-5: how much one run's
   ratio moves by chance.
 - `where` (`where:10ms` at full size): the two attacks' victims split by whether an attacker
@@ -38,9 +39,14 @@ turns it on. Each part prints the case without it (our runs so far) and with it:
   control it. A smaller buffer makes PFC fire, whose pauses spread from the attacked queues.
   Beside them the reference code's other DCQCN, `run.py --cc dcqcn_paper` (`DCQCN_PAPER`).
 - `floor` (full size: 10 ms of arrivals, 0.9): the three cases with ConnectX's 1 Mb/s floor,
-  NIC turns per QP and by tenant, each attack's victims split as in `where`.
+  NIC turns per QP and by tenant, each attack's victims split as in `where`; `floor:0.7:qp`
+  at another load, NIC turns per QP only; `floor:0.5:qp:1Gb/s` with the reference's floor.
 - `dcqcn_paper` (full size): `dcqcn_paper`'s load chosen as the sweep's was, by the no-attack
   p99 alone (0.3-0.9, the one nearest the paper's 20), then its two attacks at that load.
+- `by_start` (full size): the sweep's own DCQCN runs, victims' p99 by the millisecond of the
+  run they started in. `floor` and `dcqcn_paper` print the same rows for their runs.
+  Suspected: at 0.9 the attacked runs' backlog grows through the run until both attacks
+  leave the same queues, so the whole run's p99 hides what happens before.
 """
 
 from __future__ import annotations
@@ -258,16 +264,43 @@ def split_row(label: str, flows: list[pl.DataFrame]) -> str:
             f"{len(away[0]):,} / {len(away[1]):,}, {a:.1f} / {b:.1f} ({b / a:.2f}) |")
 
 
+def by_start(flows: pl.DataFrame) -> np.ndarray:
+    """Victims' p99 slowdown by the millisecond of the run in which they started."""
+    v = victims(flows).with_columns((pl.col("start_ns") // 1_000_000).alias("ms"))
+    return v.group_by("ms").agg(pl.col("slowdown").quantile(0.99)).sort("ms")["slowdown"].to_numpy()
+
+
+def start_rows(label: str, flows: list[pl.DataFrame]) -> str:
+    """Rows of `by_start` for the three cases and the attacks' ratio."""
+    base, par, stag = (by_start(f) for f in flows)
+    cells = [(base, "no attack", "{:.1f}"), (par, "parallel", "{:.0f}"), (stag, "staggered", "{:.0f}"),
+             (stag / par, "staggered / parallel", "{:.2f}")]
+    return "\n".join(f"| {label}, {name} | " + " | ".join(fmt.format(x) for x in row) + " |"
+                     for row, name, fmt in cells)
+
+
+START_HEADER = ("| victims' p99 by the ms they started in | " + " | ".join(f"{m}-{m + 1}" for m in range(10))
+                + " |\n|---|" + "---|" * 10)
+
+
 FULL_HEADER = ("| DCQCN, NIC turns, load | no attack | split, parallel | split, staggered | staggered / parallel | "
                "victims away from the attacker's sender: n, p99 parallel / staggered |\n|---|---|---|---|---|---|")
 
 
-def floor() -> None:
+def floor(load: str = "0.9", nics: str = "qp,tenant", min_rate: str = "1Mb/s") -> None:
+    """The three cases with DCQCN's floor at `min_rate` (ConnectX's 1 Mb/s unless given) at full
+    size, at `load`, for each NIC arbitration in `nics` (`floor`, `floor:0.5:qp`, or
+    `floor:0.5:qp:1Gb/s` for the reference's floor)."""
     print(FULL_HEADER)
-    for nic in ("qp", "tenant"):
-        flows = [dc_flows(c, "10ms", fabric__cc_params={"min_rate": "1Mb/s"}, fabric__nic_arbitration=nic)
-                 for c in CASES]
-        print(split_row(f"`dcqcn`, floor 1 Mb/s, {nic}, 0.9", flows), flush=True)
+    rows = []
+    for nic in nics.split(","):
+        flows = [dc_flows(c, "10ms", float(load), fabric__cc_params={"min_rate": min_rate},
+                          fabric__nic_arbitration=nic) for c in CASES]
+        rows.append((f"`dcqcn`, floor {min_rate}, {nic}, {load}", flows))
+        print(split_row(*rows[-1]), flush=True)
+    print(START_HEADER)
+    for label, flows in rows:
+        print(start_rows(label, flows), flush=True)
 
 
 def dcqcn_paper() -> None:
@@ -279,6 +312,15 @@ def dcqcn_paper() -> None:
     flows = [base[load]] + [dc_flows(c, "10ms", load, fabric__cc_params=DCQCN_PAPER) for c in CASES[1:]]
     print(FULL_HEADER)
     print(split_row(f"`dcqcn_paper`, qp, {load}", flows), flush=True)
+    print(START_HEADER)
+    print(start_rows(f"`dcqcn_paper`, {load}", flows), flush=True)
+
+
+def sweep_by_start() -> None:
+    """The sweep's own full-size DCQCN runs, victims' p99 by the ms they started in."""
+    flows = [dc_flows(c, "10ms") for c in CASES]
+    print(START_HEADER)
+    print(start_rows("`dcqcn` (the sweep), 0.9", flows), flush=True)
 
 
 if __name__ == "__main__":
@@ -287,6 +329,10 @@ if __name__ == "__main__":
         if part.startswith("where"):  # where, or where:10ms for the full run
             where(*part.split(":")[1:])
             continue
-        {"fig4": fig4, "fig5": fig5, "seeds": seeds, "knobs": knobs, "floor": floor,
-         "dcqcn_paper": dcqcn_paper}[part]()
+        if part.startswith("floor"):  # floor, or floor:LOAD[:NICS[:MIN_RATE]]
+            floor(*part.split(":")[1:])
+            continue
+        parts = {"fig4": fig4, "fig5": fig5, "seeds": seeds, "knobs": knobs, "dcqcn_paper": dcqcn_paper,
+                 "by_start": sweep_by_start}
+        parts[part]()
     print(f"({time.time() - t0:.0f} s)")
