@@ -2,7 +2,7 @@
 simulator leaves out (the byte counter) and with the settings the paper leaves unstated.
 
 `python -m rdmalab.experiments.repro.attack_dcqcn_causes [fig4] [fig5] [seeds] [where[:10ms]]
-[knobs] [floor[:LOAD[:NICS[:MIN_RATE]]]] [dcqcn_paper] [by_start]`
+[knobs] [floor[:LOAD[:NICS[:MIN_RATE]]]] [dcqcn_paper] [by_start] [figure]`
 
 DCQCN (Zhu et al., SIGCOMM 2015, §3.1) raises a sender's rate on two clocks after a cut:
 the increase timer and a byte counter (an increase event every B bytes sent). The reference
@@ -43,6 +43,11 @@ turns it on. Each part prints the case without it (our runs so far) and with it:
   at another load, NIC turns per QP only; `floor:0.5:qp:1Gb/s` with the reference's floor.
 - `dcqcn_paper` (full size): `dcqcn_paper`'s load chosen as the sweep's was, by the no-attack
   p99 alone (0.3-0.9, the one nearest the paper's 20), then its two attacks at that load.
+- `figure` (full size): the ratio by start millisecond for four runs (the sweep's; ConnectX's
+  floor at 0.9; each floor at 0.5) and the two attacks' tails at 0.5, drawn into
+  `out/attack_dcqcn_causes/fig5_ratio_by_start.png` (and `.pdf`). Each run's flow records are
+  kept beside it and reused, so a second drawing costs seconds; the first costs about 40
+  minutes on two cores.
 - `by_start` (full size): the sweep's own DCQCN runs, victims' p99 by the millisecond of the
   run they started in. `floor` and `dcqcn_paper` print the same rows for their runs.
   Suspected: at 0.9 the attacked runs' backlog grows through the run until both attacks
@@ -67,6 +72,7 @@ from rdmalab import Scenario
 from rdmalab.experiments.repro.attacks import dc_case, victims
 from rdmalab.experiments.sweep import RunSpec, Sweep, set_path
 from rdmalab.experiments.worker import execute
+from rdmalab.plots import plt, save_figure
 
 #: ConnectX firmware default of RPG_BYTE_RESET (bytes).
 CONNECTX_BYTES = 32_767
@@ -323,6 +329,54 @@ def sweep_by_start() -> None:
     print(start_rows("`dcqcn` (the sweep), 0.9", flows), flush=True)
 
 
+#: `figure`'s output folder, where each full-size run's flow records are kept for reuse.
+FIGURE_DIR = Path("out/attack_dcqcn_causes")
+#: `figure`'s runs: (name, label, load, DCQCN floor).
+FIGURE_RUNS = (
+    ("sweep-0.9", "the sweep: floor 1 Gb/s, 0.9", 0.9, "1Gb/s"),
+    ("floor1M-0.9", "floor 1 Mb/s, 0.9", 0.9, "1Mb/s"),
+    ("floor1G-0.5", "floor 1 Gb/s, 0.5", 0.5, "1Gb/s"),
+    ("floor1M-0.5", "floor 1 Mb/s, 0.5", 0.5, "1Mb/s"),
+)
+
+
+def kept_flows(name: str, case: str, load: float, min_rate: str) -> pl.DataFrame:
+    """A full-size run's flow records, from `FIGURE_DIR` if an earlier drawing kept them."""
+    path = FIGURE_DIR / f"{name}-{case}.parquet"
+    if path.is_file():
+        return pl.read_parquet(path)
+    flows = dc_flows(case, "10ms", load, fabric__cc_params={"min_rate": min_rate})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    flows.write_parquet(path)
+    return flows
+
+
+def figure() -> None:
+    """Left: staggered / parallel of the victims' p99 by the ms they started in, four runs, the
+    paper's whole-run 1.75 beside them. Right: the two attacks' tails at 0.5 by start ms."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
+    ms = np.arange(10) + 0.5
+    for name, label, load, floor_rate in FIGURE_RUNS:
+        par, stag = (by_start(kept_flows(name, c, load, floor_rate)) for c in CASES[1:])
+        left.plot(ms, stag / par, marker="o", ms=3, label=label)
+        if load == 0.5:
+            style = "-" if floor_rate == "1Mb/s" else ":"
+            right.plot(ms, par, style, color="tab:blue", label=f"parallel, {label}")
+            right.plot(ms, stag, style, color="tab:red", label=f"staggered, {label}")
+    left.axhline(1.75, color="k", lw=1, ls="--", label="paper, whole run (140 / 80)")
+    left.axhline(1.0, color="0.6", lw=0.8)
+    left.set_ylabel("victims' p99: staggered / parallel")
+    right.set_ylabel("victims' p99 FCT slowdown")
+    for ax in (left, right):
+        ax.set_xlabel("ms of the run in which the victim started")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle("Fig. 5, DCQCN, S1 fat tree, 10 ms of FB Hadoop: the rate floor and saturation", fontsize=9)
+    fig.tight_layout()
+    for path in save_figure(fig, FIGURE_DIR / "fig5_ratio_by_start"):
+        print(path)
+
+
 if __name__ == "__main__":
     t0 = time.time()
     for part in sys.argv[1:] or ["fig4", "fig5"]:
@@ -333,6 +387,6 @@ if __name__ == "__main__":
             floor(*part.split(":")[1:])
             continue
         parts = {"fig4": fig4, "fig5": fig5, "seeds": seeds, "knobs": knobs, "dcqcn_paper": dcqcn_paper,
-                 "by_start": sweep_by_start}
+                 "by_start": sweep_by_start, "figure": figure}
         parts[part]()
     print(f"({time.time() - t0:.0f} s)")
