@@ -246,3 +246,26 @@ def test_an_attacker_on_three_hosts_gets_three_nic_shares_under_the_defense():
 
     assert victim("none") == pytest.approx(1 / 13, abs=0.03)  # 1 of 13 per-QP states
     assert victim("tenant") == pytest.approx(1 / 4, abs=0.04)
+
+
+def test_fig5_cause_helpers_count_victims_only_and_by_their_start():
+    # `attack_dcqcn_causes` bins victims (tenant `default`, < 162.5 KB) by the millisecond they
+    # started in and marks those whose sender had an attacker piece alive during their life;
+    # the pieces and the unsplit large flows must not enter either.
+    from rdmalab.experiments.repro.attack_dcqcn_causes import by_start, sender_classes, start_rows
+
+    rows = []
+    for ms in range(3):
+        for k in range(50):
+            rows.append(("default", 0, 10_000, ms * 1_000_000 + k, 5_000, float(ms + 1)))
+    rows.append(("attacker", 0, 150_000, 100, 1_500_000, 500.0))  # alive 100 ns .. 1.5 ms at host 0
+    rows.append(("default", 1, 900_000, 200, 1_000, 900.0))  # unsplit but above the BDP
+    flows = pl.DataFrame(rows, schema=["tenant", "src", "size", "start_ns", "fct_ns", "slowdown"], orient="row")
+    assert list(by_start(flows)) == [1.0, 2.0, 3.0]
+    shared = sender_classes(flows)
+    assert shared.height == 150
+    last_shared = shared.filter(pl.col("shared"))["start_ns"].max()
+    assert last_shared < 2_000_000 <= shared.filter(~pl.col("shared"))["start_ns"].min()
+    twice = flows.with_columns(pl.col("slowdown") * 2)
+    text = start_rows("x", [flows, flows, twice])
+    assert text.splitlines()[-1] == "| x, staggered / parallel | " + " | ".join(["2.00"] * 3) + " |"
