@@ -23,7 +23,8 @@ turns it on. Each part prints the case without it (our runs so far) and with it:
 - `fig5`: `attack-datacenter`'s own DCQCN runs (S1 fat tree, FB Hadoop at 0.9, the
   reference's DCQCN settings) with 1 ms of arrivals, victims' p99 slowdown (unsplit flows
   < 162.5 KB) without attack, split parallel and split staggered. Suspected: the staggered /
-  parallel ratio (0.96 at this size; the paper 1.75) depends on how fast cut QPs recover, which the byte counter changes.
+  parallel ratio (0.96 at this size; the paper 1.75) depends on how fast cut QPs recover,
+  which the byte counter changes.
 - `seeds`: `fig5`'s three cases under the reference DCQCN for seeds 1-5: how much one run's
   ratio moves by chance.
 - `where` (`where:10ms` at full size): the two attacks' victims split by whether an attacker
@@ -49,7 +50,8 @@ turns it on. Each part prints the case without it (our runs so far) and with it:
   kept beside it and reused, so a second drawing costs seconds; the first costs about 40
   minutes on two cores.
 - `by_start` (full size): the sweep's own DCQCN runs, victims' p99 by the millisecond of the
-  run they started in. `floor` and `dcqcn_paper` print the same rows for their runs.
+  run they started in (their records kept in `figure`'s folder, which draws them too).
+  `floor` and `dcqcn_paper` print the same rows for their runs.
   Suspected: at 0.9 the attacked runs' backlog grows through the run until both attacks
   leave the same queues, so the whole run's p99 hides what happens before.
 """
@@ -174,13 +176,17 @@ def victims_p99(flows: pl.DataFrame) -> float:
     return float(np.quantile(victims(flows)["slowdown"].drop_nulls().to_numpy(), 0.99))
 
 
+def p99_row(label: str, v: list[float]) -> str:
+    """A table row: the three cases' victims' p99 and staggered / parallel."""
+    return f"| {label} | {v[0]:.1f} | {v[1]:.1f} | {v[2]:.1f} | {v[2] / v[1]:.2f} |"
+
+
 def fig5() -> None:
     print("| byte counter | no attack | split, parallel | split, staggered | staggered / parallel |")
     print("|---|---|---|---|---|")
     for b in (0, CONNECTX_BYTES):
         v = [victims_p99(dc_flows(case, fabric__cc_params={"byte_counter": b})) for case in CASES]
-        label = f"{b:,} B" if b else "none (reference)"
-        print(f"| {label} | {v[0]:.1f} | {v[1]:.1f} | {v[2]:.1f} | {v[2] / v[1]:.2f} |", flush=True)
+        print(p99_row(f"{b:,} B" if b else "none (reference)", v), flush=True)
 
 
 def seeds() -> None:
@@ -189,8 +195,7 @@ def seeds() -> None:
     print("| seed | no attack | split, parallel | split, staggered | staggered / parallel |")
     print("|---|---|---|---|---|")
     for seed in range(1, 6):
-        v = [victims_p99(dc_flows(case, seed=seed)) for case in CASES]
-        print(f"| {seed} | {v[0]:.1f} | {v[1]:.1f} | {v[2]:.1f} | {v[2] / v[1]:.2f} |", flush=True)
+        print(p99_row(str(seed), [victims_p99(dc_flows(case, seed=seed)) for case in CASES]), flush=True)
 
 
 def sender_classes(flows: pl.DataFrame) -> pl.DataFrame:
@@ -256,8 +261,7 @@ def knobs() -> None:
         tables = [dc_tables(case, **changes) for case in CASES]
         v = [victims_p99(t["flows"]) for t in tables]
         pauses = [int((t["pfc"]["pause"] > 0).sum()) if t["pfc"].height else 0 for t in tables]
-        print(f"| {label} | {v[0]:.1f} | {v[1]:.1f} | {v[2]:.1f} | {v[2] / v[1]:.2f} | "
-              f"{pauses[1]:,} / {pauses[2]:,} |", flush=True)
+        print(p99_row(label, v) + f" {pauses[1]:,} / {pauses[2]:,} |", flush=True)
 
 
 def split_row(label: str, flows: list[pl.DataFrame]) -> str:
@@ -322,13 +326,6 @@ def dcqcn_paper() -> None:
     print(start_rows(f"`dcqcn_paper`, {load}", flows), flush=True)
 
 
-def sweep_by_start() -> None:
-    """The sweep's own full-size DCQCN runs, victims' p99 by the ms they started in."""
-    flows = [dc_flows(c, "10ms") for c in CASES]
-    print(START_HEADER)
-    print(start_rows("`dcqcn` (the sweep), 0.9", flows), flush=True)
-
-
 #: `figure`'s output folder, where each full-size run's flow records are kept for reuse.
 FIGURE_DIR = Path("out/attack_dcqcn_causes")
 #: `figure`'s runs: (name, label, load, DCQCN floor).
@@ -341,7 +338,9 @@ FIGURE_RUNS = (
 
 
 def kept_flows(name: str, case: str, load: float, min_rate: str) -> pl.DataFrame:
-    """A full-size run's flow records, from `FIGURE_DIR` if an earlier drawing kept them."""
+    """A full-size run's flow records, from `FIGURE_DIR` if an earlier drawing kept them. The
+    file is named by the run's settings only: after a change to the simulator, delete the
+    folder so that the runs are made again."""
     path = FIGURE_DIR / f"{name}-{case}.parquet"
     if path.is_file():
         return pl.read_parquet(path)
@@ -349,6 +348,15 @@ def kept_flows(name: str, case: str, load: float, min_rate: str) -> pl.DataFrame
     path.parent.mkdir(parents=True, exist_ok=True)
     flows.write_parquet(path)
     return flows
+
+
+def sweep_by_start() -> None:
+    """The sweep's own full-size DCQCN runs, victims' p99 by the ms they started in (kept for
+    `figure`, which draws the same runs)."""
+    name, _, load, floor_rate = FIGURE_RUNS[0]
+    flows = [kept_flows(name, c, load, floor_rate) for c in CASES]
+    print(START_HEADER)
+    print(start_rows("`dcqcn` (the sweep), 0.9", flows), flush=True)
 
 
 def figure() -> None:

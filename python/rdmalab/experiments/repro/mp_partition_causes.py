@@ -1,6 +1,7 @@
-"""Three of seed 001's open differences, each with the run that removes its suspected cause.
+"""Seed 001's open differences, each with the run that removes its suspected cause.
 
-`python -m rdmalab.experiments.repro.mp_partition_causes [bubble|paths|flatten|knee|fresh|ns3rdma]` runs
+`python -m rdmalab.experiments.repro.mp_partition_causes [bubble|paths|flatten|knee|fresh|ns3rdma]`
+runs
 mp-partition-topo1's full setting (leaf-spine 5 x 4 hosts, 5 spines, 40 Gb/s, 1 µs links,
 DCQCN, 10 MiB from host 0 to host 19 beside 200 x 10 MiB background flows, refill on "sent")
 for seeds 1-3 and prints the mean message FCT in ms:
@@ -31,12 +32,12 @@ for seeds 1-3 and prints the mean message FCT in ms:
   a simulator whose flows are QPs would send it: each chunk starts at line rate, and a chunk
   larger than the path's BDP (about 50 KB here) is cut by DCQCN before it ends. Refill on
   `sent` and on `ack`.
-- `ns3rdma`: `fresh` under `sent` once more, with the DCQCN of the simulator the paper cites
-  ([33], ns3-rdma) as its shipped configuration sets it (`NS3_RDMA_DCQCN` below) instead of
-  the HPCC reference's. Suspected: the size of the knee is set by how hard DCQCN cuts a chunk
-  that outlives its first round trip, and ns3-rdma marks from 41 KB with probability up to
-  1 and sends at most one CNP per 50 us per flow, where the reference marks from 160 KB
-  (at 40 Gb/s) with at most 0.2.
+- `ns3rdma`: `fresh` under `sent` once more (and kept QPs at 1 and 2 QPs), with the DCQCN of
+  the simulator the paper cites ([33], ns3-rdma) as its shipped configuration sets it
+  (`NS3_RDMA_DCQCN` below) instead of the HPCC reference's. Suspected: the size of the knee is
+  set by how hard DCQCN cuts a chunk that outlives its first round trip, and ns3-rdma marks
+  from 41 KB with probability up to 1 and sends at most one CNP per 50 us per flow, where the
+  reference marks from 160 KB (at 40 Gb/s) with at most 0.2.
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ import numpy as np
 import rdmalab
 
 SEEDS = (1, 2, 3)
+#: The paper's chunk sizes (Figs. 7-11), 1 KiB to 128 KiB.
+CHUNKS = (1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)
 
 
 #: Seed 001's topologies 1 (leaf-spine) and 2 (full mesh), hosts 0-19 in both.
@@ -135,7 +138,7 @@ def bubble() -> None:
 
 
 def paths() -> None:
-    chunks = [1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
+    chunks = CHUNKS
     print("| QPs | fabric | " + " | ".join(f"{c // 1024}K" for c in chunks) + " | 128K / min |")
     print("|---|---|" + "---|" * len(chunks) + "---|")
     for q in (2, 4):
@@ -159,7 +162,7 @@ def flatten() -> None:
 
 
 def knee() -> None:
-    chunks = [1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
+    chunks = CHUNKS
     print("| QPs | background | " + " | ".join(f"{c // 1024}K" for c in chunks) + " | 128K / min |")
     print("|---|---|" + "---|" * len(chunks) + "---|")
     for q in (2, 3, 4, 5):
@@ -169,7 +172,7 @@ def knee() -> None:
 
 
 def fresh() -> None:
-    chunks = [1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
+    chunks = CHUNKS
     print("| QPs | refill | " + " | ".join(f"{c // 1024}K" for c in chunks) + " | 128K / min |")
     print("|---|---|" + "---|" * len(chunks) + "---|")
     for refill in ("sent", "ack"):
@@ -180,23 +183,21 @@ def fresh() -> None:
 
 
 def ns3rdma() -> None:
-    chunks = [1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
-    print("| QPs | DCQCN | QP per chunk | " + " | ".join(f"{c // 1024}K" for c in chunks) + " | 128K / min |")
-    print("|---|---|---|" + "---|" * len(chunks) + "---|")
+    print("| QPs | DCQCN | QP per chunk | " + " | ".join(f"{c // 1024}K" for c in CHUNKS) + " | 128K / min |")
+    print("|---|---|---|" + "---|" * len(CHUNKS) + "---|")
     one = fct_ms(1, 32768, dcqcn=NS3_RDMA_DCQCN)
     print(f"| 1 | ns3-rdma | kept (one flow), 32K | {one:.2f} (paper 20.64) |", flush=True)
-    for q in (2, 3, 4, 5):
-        for policy in ("recreate", "reuse"):
-            if policy == "reuse" and q != 2:
-                continue
-            v = [fct_ms(q, c, qp_policy=policy, dcqcn=NS3_RDMA_DCQCN) for c in chunks]
-            label = "fresh" if policy == "recreate" else "kept"
-            print(f"| {q} | ns3-rdma | {label} | " + " | ".join(f"{x:.2f}" for x in v) + f" | {v[-1] / min(v):.2f} |",
-                  flush=True)
+    rows = [(2, "recreate"), (2, "reuse"), (3, "recreate"), (4, "recreate"), (5, "recreate")]
+    for q, policy in rows:
+        v = [fct_ms(q, c, qp_policy=policy, dcqcn=NS3_RDMA_DCQCN) for c in CHUNKS]
+        label = "fresh" if policy == "recreate" else "kept"
+        print(f"| {q} | ns3-rdma | {label} | " + " | ".join(f"{x:.2f}" for x in v) + f" | {v[-1] / min(v):.2f} |",
+              flush=True)
 
 
 if __name__ == "__main__":
     t0 = time.time()
     for w in sys.argv[1:] or ["bubble", "paths"]:
-        {"bubble": bubble, "paths": paths, "flatten": flatten, "knee": knee, "fresh": fresh, "ns3rdma": ns3rdma}[w]()
+        parts = {"bubble": bubble, "paths": paths, "flatten": flatten, "knee": knee, "fresh": fresh, "ns3rdma": ns3rdma}
+        parts[w]()
     print(f"({time.time() - t0:.0f} s)")
