@@ -220,6 +220,7 @@ fn dcqcn_params(cfg: &HpccConfig) -> Result<DcqcnParams> {
         min_rate: min_rate(cfg)?,
         clamp_target: cfg.clamp_target_rate,
         rate_on_first_cnp: 1.0,
+        initial_alpha: 1.0,
         byte_counter: 0, // the reference has none
     })
 }

@@ -50,6 +50,10 @@ pub struct DcqcnParams {
     pub clamp_target: bool,
     /// Fraction of the rate kept on the first CNP (the attribute RateOnFirstCnp), 1.0.
     pub rate_on_first_cnp: f64,
+    /// Alpha taken at the first CNP [initial_alpha], 1.0 as in the reference and the DCQCN
+    /// paper: the first cut (at the decrease check after it) keeps about 1/2. ns3-rdma starts
+    /// every flow at 0.5, so its first cut keeps about 3/4.
+    pub initial_alpha: f64,
     /// Bytes sent per byte-counter increase event, B (`byte_counter`); 0 = none, as the
     /// reference.
     pub byte_counter: u64,
@@ -68,6 +72,7 @@ impl Default for DcqcnParams {
             min_rate: Rate::mbps(1000),
             clamp_target: false,
             rate_on_first_cnp: 1.0,
+            initial_alpha: 1.0,
             byte_counter: 0,
         }
     }
@@ -133,7 +138,7 @@ impl DcqcnState {
         self.alpha_cnp = true;
         self.decrease_cnp = true;
         if self.first_cnp {
-            self.alpha = 1.0;
+            self.alpha = p.initial_alpha;
             self.alpha_cnp = false;
             timers.arm(ALPHA_TIMER, ack.now + p.alpha_interval);
             // +1 ns: the decrease check runs just after the alpha update of the same µs.
@@ -304,6 +309,56 @@ mod tests {
         assert_eq!(s.target, LINE);
         assert_eq!(rate, Rate(r1 / 2 + 50_000_000_000));
         assert_eq!(t.due[INCREASE_TIMER], Time::from_ns(904_001));
+    }
+
+    #[test]
+    fn initial_alpha_one_half_makes_the_first_cut_keep_three_quarters() {
+        // ns3-rdma (`qbb-net-device.cc`) starts alpha at 0.5 and cuts on every CNP by
+        // 1 - alpha/2. Here the first CNP's decrease check (4 us + 1 ns later, after four
+        // alpha decays without a CNP) cuts by 1 - 0.5 (1 - 1/256)^4 / 2 = 0.7539 where the
+        // reference's alpha of 1 cuts by about 1/2.
+        for (alpha0, kept) in [(0.5, 1.0 - 0.5 * (1.0 - 1.0f64 / 256.0).powi(4) / 2.0), (1.0, 0.5078)] {
+            let p = DcqcnParams { initial_alpha: alpha0, ..DcqcnParams::default() };
+            let mut s = DcqcnState::new(LINE);
+            let mut t = CcTimers::default();
+            let mut rate = LINE;
+            s.on_ack(&p, &mut t, &mut rate, &ack(Time::ZERO, true));
+            assert_eq!(rate, LINE, "the first CNP itself does not cut");
+            for _ in 0..4 {
+                fire(&mut s, &p, &mut t, &mut rate, ALPHA_TIMER);
+            }
+            fire(&mut s, &p, &mut t, &mut rate, DECREASE_TIMER);
+            let got = rate.0 as f64 / 100e9;
+            assert!((got - kept).abs() < 1e-4, "alpha0 {alpha0}: kept {got}, closed form {kept}");
+        }
+    }
+
+    #[test]
+    fn a_byte_counter_that_never_fires_holds_increase_at_additive() {
+        // ns3-rdma's shipped BYTE_COUNTER (300 MB) never fires in a run of megabytes, and its
+        // hyper increase needs both counts past F: after fast recovery every timer event adds
+        // R_AI, never R_HAI.
+        let p = DcqcnParams {
+            fast_recovery_times: 5,
+            byte_counter: 300_000_000,
+            clamp_target: true,
+            ..DcqcnParams::default()
+        };
+        let mut s = DcqcnState::new(LINE);
+        let mut rate = Rate::gbps(10);
+        s.first_cnp = false;
+        s.decrease_cnp = true;
+        s.cut(&p, &mut rate);
+        let target = s.target;
+        assert_eq!(target, Rate::gbps(10), "clamped to the rate before the cut");
+        for _ in 0..5 {
+            s.increase(&p, &mut rate, LINE, Counter::Timer);
+        }
+        assert_eq!(s.target, target, "fast recovery leaves the target");
+        for i in 1..=20u64 {
+            s.increase(&p, &mut rate, LINE, Counter::Timer);
+            assert_eq!(s.target, Rate(target.0 + i * p.rate_ai.0), "event {i}: additive");
+        }
     }
 
     #[test]

@@ -142,6 +142,7 @@ fn dcqcn_key(p: &mut crate::cc::DcqcnParams, v: &Value<'_>) -> Result<bool> {
         "min_rate" => set(&mut p.min_rate, v.rate()?),
         "clamp_target_rate" => set(&mut p.clamp_target, v.flag()?),
         "byte_counter" => set(&mut p.byte_counter, v.bytes()?),
+        "initial_alpha" => set(&mut p.initial_alpha, v.fraction()?),
         _ => false,
     })
 }

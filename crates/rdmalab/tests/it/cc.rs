@@ -314,4 +314,9 @@ fn byte_counter_is_dcqcn_only_and_checked() {
         "b.toml",
     );
     assert!(e.contains("byte_counter"), "{e}");
+    let e = crate::fixtures::build_error(
+        &format!("{base}[fabric]\ncc = \"dcqcn\"\n[fabric.cc_params]\ninitial_alpha = 0\n"),
+        "b.toml",
+    );
+    assert!(e.contains("fabric.cc_params.initial_alpha") && e.contains("(0, 1]"), "{e}");
 }
