@@ -180,3 +180,20 @@ def test_the_cause_runs_build_seed_001s_topologies_with_either_background():
         # Host 19 receives the message and sends nothing but its ACKs and CNPs.
         sent_by_19 = r.ports.filter(pl.col("node") == 19)["tx_bytes"].sum()
         assert 0 < sent_by_19 < 0.1 * r.ports.filter(pl.col("node") == 0)["tx_bytes"].sum()
+
+
+def test_ns3_rdma_chunk_mode_stalls_unless_the_chunk_is_whole_packets():
+    # docs/multipath.md: the cited simulator's own chunk mode. Worked by hand for 1 KiB and
+    # 1,000 B packets: two packets reach the 1,024 B mark and earn an echo (allowance 2,048),
+    # the third packet brings the client to 3,000 B, past its allowance, and leaves the
+    # server at 1,000 of 1,024 B: nothing more moves. With whole packets every echo is
+    # exact and all 10 MiB arrive.
+    from rdmalab.experiments.repro.mp_partition_causes import CHUNKS, ns3rdma_echo_chunks
+
+    assert ns3rdma_echo_chunks(1024) == 3000
+    assert ns3rdma_echo_chunks(4096) == 9000  # 5 packets, echo, 4 more, 4,000 < 4,096
+    for chunk in CHUNKS:
+        assert ns3rdma_echo_chunks(chunk) < 0.03 * (10 << 20), chunk
+        assert ns3rdma_echo_chunks(chunk, packet=1024) == 10 << 20, chunk
+    for chunk in (1000, 32000, 128000):
+        assert ns3rdma_echo_chunks(chunk) == 10 << 20

@@ -1,8 +1,7 @@
 """Seed 001's open differences, each with the run that removes its suspected cause.
 
-`python -m rdmalab.experiments.repro.mp_partition_causes [bubble|paths|flatten|knee|fresh|ns3rdma]`
-runs
-mp-partition-topo1's full setting (leaf-spine 5 x 4 hosts, 5 spines, 40 Gb/s, 1 µs links,
+`python -m rdmalab.experiments.repro.mp_partition_causes [bubble|paths|flatten|knee|fresh|ns3rdma|
+ns3rdma_flatten|echo]` runs mp-partition-topo1's full setting (leaf-spine 5 x 4 hosts, 5 spines, 40 Gb/s, 1 µs links,
 DCQCN, 10 MiB from host 0 to host 19 beside 200 x 10 MiB background flows, refill on "sent")
 for seeds 1-3 and prints the mean message FCT in ms:
 
@@ -37,7 +36,12 @@ for seeds 1-3 and prints the mean message FCT in ms:
   (`NS3_RDMA_DCQCN` below) instead of the HPCC reference's. Suspected: the size of the knee is
   set by how hard DCQCN cuts a chunk that outlives its first round trip, and ns3-rdma marks
   from 41 KB with probability up to 1 and sends at most one CNP per 50 us per flow, where the
-  reference marks from 160 KB (at 40 Gb/s) with at most 0.2.
+  reference marks from 160 KB (at 40 Gb/s) with at most 0.2, and its flows recover by
+  additive steps only.
+- `ns3rdma_flatten`: `flatten` with that DCQCN: does the cited simulator's CC flatten the gain
+  in QPs, or topology 2's curve?
+- `echo`: no simulation. How much of 10 MiB ns3-rdma's own chunk mode (`SEND_IN_CHUNKS`)
+  delivers at each chunk size before it stops (`ns3rdma_echo_chunks`).
 """
 
 from __future__ import annotations
@@ -66,11 +70,15 @@ TOPOLOGY = {
 #: the configuration that turns on flow-level ECMP, which multipath needs): CNP_INTERVAL 50,
 #: ALPHA_RESUME_INTERVAL 55, RP_TIMER 60 (us), RATE_AI 40 and RATE_HAI 200 Mb/s,
 #: FAST_RECOVERY_TIMES 5, CLAMP_TARGET_RATE 1, DCTCP_GAIN 1/256, KMIN 40 and KMAX 1000 (KB of
-#: 1,030 B, `broadcom-node.cc`), PMAX 1.0; the device's MinRate default 100 Mb/s. Its
-#: BYTE_COUNTER there is 300 MB, which no 10 MiB run reaches, so the counter stays off. What
-#: we do not carry over: its first alpha is 0.5 (ours, the HPCC reference's, 1), so its first
-#: cut keeps 3/4 of the rate where ours keeps 1/2; it cuts on every CNP (ours at most every
-#: 4 us, which its 50 us between CNPs never reaches).
+#: 1,030 B, `broadcom-node.cc`), PMAX 1.0; the device's MinRate default 100 Mb/s. Two more
+#: from `qbb-net-device.cc`: every flow's alpha starts at 0.5 (`initial_alpha`), and hyper
+#: increase needs both the byte and the timer stage past FAST_RECOVERY_TIMES
+#: (`rpr_active_select`). Its BYTE_COUNTER of 300 MB never fires in a 10 MiB run, so its
+#: flows never leave additive increase: `byte_counter = 300000000` does the same here (a
+#: counter of 0 would be the reference's timer-only rule, which reaches hyper increase after
+#: six timer events). Not carried over: it cuts on the CNP itself where ours cuts at the
+#: next 4 us decrease check, and a first increase event divides a target above 10x the rate
+#: by 8 (`AdjustRates`).
 NS3_RDMA_DCQCN = """cnp_interval = "50us"
 ecn_kmin = 41200
 ecn_kmax = 1030000
@@ -84,6 +92,8 @@ fast_recovery_times = 5
 clamp_target_rate = true
 ewma_gain = 0.00390625
 min_rate = "100Mb/s"
+initial_alpha = 0.5
+byte_counter = 300000000
 """
 
 
@@ -149,14 +159,14 @@ def paths() -> None:
                   flush=True)
 
 
-def flatten() -> None:
+def flatten(dcqcn: str = "", name: str = "") -> None:
     qps = [1, 2, 3, 4, 5, 6, 8, 12, 16]
     print("| background | " + " | ".join(f"{q} QP" for q in qps) + " |")
     print("|---|" + "---|" * len(qps))
     for topo in (1, 2):
         for label, bg in (("any hosts (ours)", None), ("hosts 1-18 only", list(range(1, 19)))):
-            v = [fct_ms(q, 32768, bg_hosts=bg, topology=topo) for q in qps]
-            row = f"topology {topo}, background on {label}"
+            v = [fct_ms(q, 32768, bg_hosts=bg, topology=topo, dcqcn=dcqcn) for q in qps]
+            row = f"topology {topo}{name}, background on {label}"
             print(f"| {row}, FCT ms | " + " | ".join(f"{x:.2f}" for x in v) + " |", flush=True)
             print(f"| {row}, reduction | " + " | ".join(f"{1 - x / v[0]:.0%}" for x in v) + " |", flush=True)
 
@@ -195,9 +205,36 @@ def ns3rdma() -> None:
               flush=True)
 
 
+def ns3rdma_echo_chunks(chunk: int, packet: int = 1000, total: int = 10 << 20) -> int:
+    """Bytes of `total` that ns3-rdma's own chunk mode delivers before it stops for good.
+
+    With `SEND_IN_CHUNKS 1` (`third.cc`; the shipped config has 0) each flow is a
+    `UdpEchoClient` / `UdpEchoServer` pair sharing an attribute `ChunkSize`: the client may
+    send `ChunkSize` bytes more per echo it receives, and the server echoes once it has
+    received `ChunkSize` bytes since its last echo, then sets its count back to 0: bytes past
+    the chunk are forgotten. Packets are `PACKET_PAYLOAD_SIZE` bytes (1,000). So each echo
+    costs ceil(chunk / packet) packets, and the client stops at the first packet count n
+    with n x packet >= chunk x (1 + echoes(n)). Timing decides only when, not where.
+    """
+    per_echo = -(-chunk // packet)
+    n = 0
+    while n * packet < total and n * packet < chunk * (1 + n // per_echo):
+        n += 1
+    return min(n * packet, total)
+
+
+def echo() -> None:
+    sizes = list(CHUNKS) + [1000, 32000, 128000]
+    print("| ChunkSize B | bytes of 10 MiB delivered before the flow stops |")
+    print("|---|---|")
+    for c in sizes:
+        print(f"| {c:,} | {ns3rdma_echo_chunks(c):,} |")
+
+
 if __name__ == "__main__":
     t0 = time.time()
     for w in sys.argv[1:] or ["bubble", "paths"]:
-        parts = {"bubble": bubble, "paths": paths, "flatten": flatten, "knee": knee, "fresh": fresh, "ns3rdma": ns3rdma}
+        parts = {"bubble": bubble, "paths": paths, "flatten": flatten, "knee": knee, "fresh": fresh, "ns3rdma": ns3rdma,
+                 "ns3rdma_flatten": lambda: flatten(NS3_RDMA_DCQCN, ", ns3-rdma's DCQCN"), "echo": echo}
         parts[w]()
     print(f"({time.time() - t0:.0f} s)")
