@@ -1,7 +1,7 @@
 """Seed 001's open differences, each with the run that removes its suspected cause.
 
 `python -m rdmalab.experiments.repro.mp_partition_causes [bubble|paths|flatten|knee|fresh|ns3rdma|
-ns3rdma_flatten|echo]` runs mp-partition-topo1's full setting (leaf-spine 5 x 4 hosts, 5 spines, 40 Gb/s, 1 µs links,
+ns3rdma_flatten|ns3rdma_knee|echo]` runs mp-partition-topo1's full setting (leaf-spine 5 x 4 hosts, 5 spines, 40 Gb/s, 1 µs links,
 DCQCN, 10 MiB from host 0 to host 19 beside 200 x 10 MiB background flows, refill on "sent")
 for seeds 1-3 and prints the mean message FCT in ms:
 
@@ -40,6 +40,8 @@ for seeds 1-3 and prints the mean message FCT in ms:
   additive steps only.
 - `ns3rdma_flatten`: `flatten` with that DCQCN: does the cited simulator's CC flatten the gain
   in QPs, or topology 2's curve?
+- `ns3rdma_knee`: `knee` with that DCQCN: a QP cut on a busy spine path climbs back by additive
+  steps only, so does a large chunk stuck on it hold the message up?
 - `echo`: no simulation. How much of 10 MiB ns3-rdma's own chunk mode (`SEND_IN_CHUNKS`)
   delivers at each chunk size before it stops (`ns3rdma_echo_chunks`).
 """
@@ -171,12 +173,12 @@ def flatten(dcqcn: str = "", name: str = "") -> None:
             print(f"| {row}, reduction | " + " | ".join(f"{1 - x / v[0]:.0%}" for x in v) + " |", flush=True)
 
 
-def knee() -> None:
+def knee(dcqcn: str = "", qps: tuple[int, ...] = (2, 3, 4, 5)) -> None:
     chunks = CHUNKS
     print("| QPs | background | " + " | ".join(f"{c // 1024}K" for c in chunks) + " | 128K / min |")
     print("|---|---|" + "---|" * len(chunks) + "---|")
-    for q in (2, 3, 4, 5):
-        v = [fct_ms(q, c, bg_hosts=list(range(1, 19))) for c in chunks]
+    for q in qps:
+        v = [fct_ms(q, c, bg_hosts=list(range(1, 19)), dcqcn=dcqcn) for c in chunks]
         print(f"| {q} | hosts 1-18 only | " + " | ".join(f"{x:.2f}" for x in v) + f" | {v[-1] / min(v):.2f} |",
               flush=True)
 
@@ -235,6 +237,7 @@ if __name__ == "__main__":
     t0 = time.time()
     for w in sys.argv[1:] or ["bubble", "paths"]:
         parts = {"bubble": bubble, "paths": paths, "flatten": flatten, "knee": knee, "fresh": fresh, "ns3rdma": ns3rdma,
-                 "ns3rdma_flatten": lambda: flatten(NS3_RDMA_DCQCN, ", ns3-rdma's DCQCN"), "echo": echo}
+                 "ns3rdma_flatten": lambda: flatten(NS3_RDMA_DCQCN, ", ns3-rdma's DCQCN"), "echo": echo,
+                 "ns3rdma_knee": lambda: knee(NS3_RDMA_DCQCN)}
         parts[w]()
     print(f"({time.time() - t0:.0f} s)")
