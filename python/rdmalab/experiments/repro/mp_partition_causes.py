@@ -2,8 +2,8 @@
 
 `python -m rdmalab.experiments.repro.mp_partition_causes [bubble|paths|flatten|knee|fresh|ns3rdma|
 ns3rdma_flatten|ns3rdma_knee|echo]` runs mp-partition-topo1's full setting (leaf-spine 5 x 4
-hosts, 5 spines, 40 Gb/s, 1 µs links, DCQCN, 10 MiB from host 0 to host 19 beside 200 x 10 MiB background flows, refill on "sent")
-for seeds 1-3 and prints the mean message FCT in ms:
+hosts, 5 spines, 40 Gb/s, 1 µs links, DCQCN, 10 MiB from host 0 to host 19 beside 200 x 10 MiB
+background flows, refill on "sent") for seeds 1-3 and prints the mean message FCT in ms:
 
 - `bubble`: why 1 KiB chunks are slower than 8 KiB ones by more than their extra header
   bytes. Two suspected causes, one row each. (1) With one chunk in flight per QP
