@@ -313,11 +313,12 @@ mod tests {
 
     #[test]
     fn initial_alpha_one_half_makes_the_first_cut_keep_three_quarters() {
-        // ns3-rdma (`qbb-net-device.cc`) starts alpha at 0.5 and cuts on every CNP by
-        // 1 - alpha/2. Here the first CNP's decrease check (4 us + 1 ns later, after four
-        // alpha decays without a CNP) cuts by 1 - 0.5 (1 - 1/256)^4 / 2 = 0.7539 where the
-        // reference's alpha of 1 cuts by about 1/2.
-        for (alpha0, kept) in [(0.5, 1.0 - 0.5 * (1.0 - 1.0f64 / 256.0).powi(4) / 2.0), (1.0, 0.5078)] {
+        // ns3-rdma (`qbb-net-device.cc`) starts alpha at 0.5 and each CNP's cut keeps
+        // 1 - alpha/2 of the rate. Here the first CNP's decrease check (4 us + 1 ns later,
+        // after four alpha decays without a CNP) keeps 1 - a0 (1 - 1/256)^4 / 2: 0.7539 for
+        // ns3-rdma's a0 = 0.5, 0.5078 for the reference's 1.
+        let decay = (1.0 - 1.0f64 / 256.0).powi(4);
+        for (alpha0, kept) in [(0.5, 1.0 - 0.5 * decay / 2.0), (1.0, 1.0 - decay / 2.0)] {
             let p = DcqcnParams { initial_alpha: alpha0, ..DcqcnParams::default() };
             let mut s = DcqcnState::new(LINE);
             let mut t = CcTimers::default();

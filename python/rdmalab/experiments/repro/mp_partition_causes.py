@@ -77,8 +77,8 @@ TOPOLOGY = {
 #: increase needs both the byte and the timer stage past FAST_RECOVERY_TIMES
 #: (`rpr_active_select`). Its BYTE_COUNTER of 300 MB never fires in a 10 MiB run, so its
 #: flows never leave additive increase: `byte_counter = 300000000` does the same here (a
-#: counter of 0 would be the reference's timer-only rule, which reaches hyper increase after
-#: six timer events). Not carried over: it cuts on the CNP itself where ours cuts at the
+#: counter of 0 would be the reference's timer-only rule, which reaches hyper increase at the
+#: seventh timer event). Not carried over: it cuts on the CNP itself where ours cuts at the
 #: next 4 us decrease check, and a first increase event divides a target above 10x the rate
 #: by 8 (`AdjustRates`).
 NS3_RDMA_DCQCN = """cnp_interval = "50us"
