@@ -154,7 +154,8 @@ def dc_tables(case: str, arrivals: str = "1ms", load: float | None = None, **cha
     scenario = copy.deepcopy(spec.scenario)
     for t in scenario["traffic"]:
         t["duration"] = arrivals
-        t["load"] = t["load"] if load is None else load
+        if load is not None:
+            t["load"] = load
     for path, value in changes.items():
         set_path(scenario, path.replace("__", "."), value)
     out = execute({"run_id": spec.run_id, "scenario": scenario, "base_dir": spec.base_dir})
@@ -385,6 +386,12 @@ def figure() -> None:
         print(path)
 
 
+#: The parts by the name given on the command line (beside `where` and `floor`, which take
+#: arguments after a colon).
+PARTS = {"fig4": fig4, "fig5": fig5, "seeds": seeds, "knobs": knobs, "dcqcn_paper": dcqcn_paper,
+         "by_start": sweep_by_start, "figure": figure}
+
+
 if __name__ == "__main__":
     t0 = time.time()
     for part in sys.argv[1:] or ["fig4", "fig5"]:
@@ -394,7 +401,7 @@ if __name__ == "__main__":
         if part.startswith("floor"):  # floor, or floor:LOAD[:NICS[:MIN_RATE]]
             floor(*part.split(":")[1:])
             continue
-        parts = {"fig4": fig4, "fig5": fig5, "seeds": seeds, "knobs": knobs, "dcqcn_paper": dcqcn_paper,
-                 "by_start": sweep_by_start, "figure": figure}
-        parts[part]()
+        if part not in PARTS:
+            sys.exit(f"unknown part {part!r}: choose from where[:10ms], floor[:...], {', '.join(PARTS)}")
+        PARTS[part]()
     print(f"({time.time() - t0:.0f} s)")

@@ -233,11 +233,16 @@ def echo() -> None:
         print(f"| {c:,} | {ns3rdma_echo_chunks(c):,} |")
 
 
+#: The parts by the name given on the command line.
+PARTS = {"bubble": bubble, "paths": paths, "flatten": flatten, "knee": knee, "fresh": fresh, "ns3rdma": ns3rdma,
+         "ns3rdma_flatten": lambda: flatten(NS3_RDMA_DCQCN, ", ns3-rdma's DCQCN"),
+         "ns3rdma_knee": lambda: knee(NS3_RDMA_DCQCN), "echo": echo}
+
+
 if __name__ == "__main__":
     t0 = time.time()
     for w in sys.argv[1:] or ["bubble", "paths"]:
-        parts = {"bubble": bubble, "paths": paths, "flatten": flatten, "knee": knee, "fresh": fresh, "ns3rdma": ns3rdma,
-                 "ns3rdma_flatten": lambda: flatten(NS3_RDMA_DCQCN, ", ns3-rdma's DCQCN"), "echo": echo,
-                 "ns3rdma_knee": lambda: knee(NS3_RDMA_DCQCN)}
-        parts[w]()
+        if w not in PARTS:
+            sys.exit(f"unknown part {w!r}: choose from {', '.join(PARTS)}")
+        PARTS[w]()
     print(f"({time.time() - t0:.0f} s)")
