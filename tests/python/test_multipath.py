@@ -91,7 +91,6 @@ def test_a_small_repro_sweep_stores_tables_draws_and_compares(tmp_path):
     runs, flows = load_sweep(tmp_path / "o")
     rows = {(c.group, c.metric): c for c in exp.compare(runs, flows, Store(tmp_path / "o"))}
     one = rows[("1 QP", "FCT ms")]
-    assert one.theirs == pytest.approx(20.639592)
     # Ours are scaled by 40 (10 MiB over 256 KiB) to the paper's message.
     raw = msgs.filter(pl.col("traffic[0].qps") == 1)["fct_ns"].mean() / 1e6
     assert one.ours == pytest.approx(40 * raw)
