@@ -218,7 +218,7 @@ def test_fig8_cause_small_message_threshold_decides_whether_paths_cost_cycles():
     # docs/virtuoso.md, Fig. 8: with our 512 KiB threshold a 100 KB message is one WR on one
     # path whatever the paths; with 64 KiB it is split, one WR and one CQE per path (a SEND
     # adds its notice), so its predicted cycles grow linearly with the paths.
-    from rdmalab.experiments.repro.virtuoso_overhead_causes import cycles_table
+    from rdmalab.experiments.causes.virtuoso_overhead_causes import cycles_table
 
     rows = cycles_table()
     assert {(r[0], r[1]) for r in rows} == {(v, n) for v in ("read", "send", "write") for n in (1, 2, 4, 6, 8, 10)}
