@@ -69,6 +69,8 @@ def test_an_unknown_part_or_argument_is_refused_with_the_list(tmp_path, capsys):
         base.Investigation("demo", {"one": lambda: None}, ["x"])
     with pytest.raises(RuntimeError, match="traffic"):
         base.run(Scenario.star(2).flow(0, 5, 1000))
+    with pytest.raises(TypeError, match="a run takes a Scenario, a scenario dict or TOML text, got int"):
+        base.run(42)
 
 
 @pytest.mark.parametrize("script", SCRIPTS)

@@ -33,7 +33,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import polars as pl
 
-from rdmalab.experiments.store import RUN_COLUMNS, TABLES, Store
+from rdmalab.experiments.store import RUN_COLUMNS, Store
 from rdmalab.experiments.sweep import RunSpec, run_id
 from rdmalab.experiments.worker import execute
 from rdmalab.scenario import Scenario
