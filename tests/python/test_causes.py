@@ -69,6 +69,10 @@ def test_an_unknown_part_or_argument_is_refused_with_the_list(tmp_path, capsys):
         base.Investigation("demo", {"one": lambda: None}, ["x"])
     with pytest.raises(RuntimeError, match="traffic"):
         base.run(Scenario.star(2).flow(0, 5, 1000))
+    # The engine's warnings reach the caller, as from `rdmalab.run`.
+    two_links = Scenario.dumbbell(1, bottleneck_rate=["10Gbps", "10Gbps"]).flow(0, 1, 10_000)
+    with pytest.warns(rdmalab.RdmalabWarning, match="joined by 2 links"):
+        base.run(two_links)
     with pytest.raises(TypeError, match="a run takes a Scenario, a scenario dict or TOML text, got int"):
         base.run(42)
 

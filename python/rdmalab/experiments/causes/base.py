@@ -27,6 +27,7 @@ import argparse
 import inspect
 import sys
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -36,6 +37,7 @@ import polars as pl
 from rdmalab.experiments.store import RUN_COLUMNS, Store
 from rdmalab.experiments.sweep import RunSpec, run_id
 from rdmalab.experiments.worker import execute
+from rdmalab.runner import RdmalabWarning
 from rdmalab.scenario import Scenario
 
 #: Where `main` keeps a script's runs unless `--out` says otherwise.
@@ -121,6 +123,8 @@ def run(scenario: Scenario | dict[str, Any] | str, base_dir: str | Path | None =
     out = execute({"run_id": rid, "scenario": spec, "base_dir": base})
     if out["status"] != "ok":
         raise RuntimeError(out["error"])
+    for line in (out.get("warnings") or "").splitlines():  # as `rdmalab.run` warns
+        warnings.warn(line, RdmalabWarning, stacklevel=2)
     if store is not None:  # the store adds a run_id column to what it writes: hand it copies
         store.write_run(RunSpec(rid, {}, spec, base), {**out, "tables": {k: v.clone() for k, v in out["tables"].items()}},
                         _ACTIVE.name)
