@@ -252,7 +252,7 @@ def test_fig5_cause_helpers_count_victims_only_and_by_their_start():
     # `attack_dcqcn_causes` bins victims (tenant `default`, < 162.5 KB) by the millisecond they
     # started in and marks those whose sender had an attacker piece alive during their life;
     # the pieces and the unsplit large flows must not enter either.
-    from rdmalab.experiments.repro.attack_dcqcn_causes import by_start, sender_classes, start_rows
+    from rdmalab.experiments.causes.attack_dcqcn_causes import by_start, sender_classes, start_rows
 
     rows = []
     for ms in range(3):

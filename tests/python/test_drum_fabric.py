@@ -226,7 +226,7 @@ def test_share_starves_a_foreground_only_behind_its_co_sharers_megabyte_wqes():
     (milliseconds); sent to another host it gets a QP of its own and completes in
     microseconds. Fails if a shared QP stopped serving its WQEs in order, or if grouping
     ignored the destination."""
-    from rdmalab.experiments.repro.drum_tc_causes import tc1_p80
+    from rdmalab.experiments.causes.drum_tc_causes import tc1_p80
 
     shared, alone = tc1_p80("share", 20, fg_dst=6), tc1_p80("share", 20, fg_dst=5)
     assert shared > 1000.0, shared

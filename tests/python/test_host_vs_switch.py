@@ -82,7 +82,7 @@ def test_under_a_quarter_rate_spine_link_conga_and_partition_beat_ecmp_s_p99():
 def test_the_virtuoso_cause_runs_start_from_the_sweeps_own_scenarios():
     # `virtuoso_irn_causes` (docs/load-balancing.md) must find the runs its table changes: a
     # regenerated sweep that renamed or dropped them would make its rows silently wrong.
-    from rdmalab.experiments.repro import virtuoso_irn_causes as causes
+    from rdmalab.experiments.causes import virtuoso_irn_causes as causes
 
     for which in (0.25, 0.35, "lossless"):
         v, e = causes.sweep_run("virtuoso", which), causes.sweep_run(None, which)

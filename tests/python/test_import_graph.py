@@ -1,10 +1,18 @@
-"""The package's import graph: no cycle among the imports that run when a module loads, and
-every import kept inside a function says why it is lazy (issue 22).
+"""The package's import graph: no cycle among the package's imports, those inside functions
+included (issue 43), and every import kept inside a function is lazy for a reason that holds
+(issues 22 and 43).
 
 The graph is read from the source with `ast`, not by importing. A module-level import (also
 one under a module-level `if` or `try`, not one under `if TYPE_CHECKING:`) of `a.b.c` from a
 module outside `a.b` also runs `a.b`'s `__init__`, so that package is an edge too: this is
 how `repro/__init__ -> attacks -> repro.base` was a cycle although no file named the other.
+
+A lazy import (inside a function) is an edge too: it runs as soon as the function is called,
+so a circle through it is a circle of the design that only the call order hides
+(`sweep -> tenants -> store -> sweep` was one). It is allowed for one of two reasons, each
+checked here: it defers loading a declared optional or slow dependency (`DEFERRED`) that the
+importing module does not already load when it loads, or it runs in a Ray worker process
+(inside a class or function decorated with `ray.remote`).
 """
 
 from __future__ import annotations
@@ -18,6 +26,14 @@ ROOT = Path(__file__).resolve().parents[2] / "python" / "rdmalab"
 
 #: Files whose lazy imports need no comment (none today).
 UNDOCUMENTED_OK: set[str] = set()
+
+#: The dependencies a function may defer loading, and why each is worth deferring.
+DEFERRED = {
+    "matplotlib": "slow to import; only the commands and functions that draw need it",
+    "ray": "optional (rdmalab[ray]) and slow to import",
+    "cvxpy": "optional (the test extras) and slow to import",
+    "resource": "Unix only",
+}
 
 
 def module_names(root: Path) -> dict[str, Path]:
@@ -65,22 +81,60 @@ def _targets(node: ast.Import | ast.ImportFrom, name: str, is_pkg: bool, modules
     return {f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names}
 
 
-def import_graph(root: Path) -> dict[str, set[str]]:
-    """Module -> the package's modules its loading runs (directly)."""
+def _edges(name: str, is_pkg: bool, nodes, modules: dict[str, Path]) -> set[str]:
+    """The package's modules that running the imports `nodes` of module `name` loads."""
+    own = name.split(".")
+    loaded = {".".join(own[:i]) for i in range(1, len(own) + 1)}  # already running when `name` loads
+    out = set()
+    for node in nodes:
+        for target in _targets(node, name, is_pkg, modules):
+            parts = target.split(".")
+            for i in range(1, len(parts) + 1):
+                step = ".".join(parts[:i])
+                if step in modules and step != name and (step == target or step not in loaded):
+                    out.add(step)
+    return out
+
+
+def import_graph(root: Path, lazy: bool = False) -> dict[str, set[str]]:
+    """Module -> the package's modules its loading runs (directly); with `lazy`, also those
+    its functions' imports run."""
     modules = module_names(root)
     graph: dict[str, set[str]] = {m: set() for m in modules}
     for name, path in modules.items():
-        is_pkg = path.stem == "__init__"
-        own = name.split(".")
-        loaded = {".".join(own[:i]) for i in range(1, len(own) + 1)}  # already running when `name` loads
-        for node in _module_level_imports(ast.parse(path.read_text(), str(path))):
-            for target in _targets(node, name, is_pkg, modules):
-                parts = target.split(".")
-                for i in range(1, len(parts) + 1):
-                    step = ".".join(parts[:i])
-                    if step in modules and step != name and (step == target or step not in loaded):
-                        graph[name].add(step)
+        tree = ast.parse(path.read_text(), str(path))
+        nodes = _module_level_imports(tree) + ([n for _, n in _lazy_imports(tree)] if lazy else [])
+        graph[name] = _edges(name, path.stem == "__init__", nodes, modules)
     return graph
+
+
+def _outside(node: ast.Import | ast.ImportFrom) -> set[str]:
+    """The top-level names of the modules outside the package that `node` imports."""
+    if isinstance(node, ast.Import):
+        names = [a.name for a in node.names]
+    else:
+        names = [] if node.level else [node.module or ""]
+    return {n.split(".")[0] for n in names} - {ROOT.name}
+
+
+def load_closure(root: Path) -> dict[str, set[str]]:
+    """Module -> the outside modules (top-level names) that loading it imports, through the
+    package's own modules and the packages above it."""
+    modules = module_names(root)
+    graph = import_graph(root)
+    direct = {m: set().union(*(_outside(n) for n in _module_level_imports(ast.parse(p.read_text()))))
+              for m, p in modules.items()}
+    out: dict[str, set[str]] = {}
+    for m in modules:
+        own = m.split(".")
+        todo = [p for p in (".".join(own[:i]) for i in range(1, len(own) + 1)) if p in modules]
+        seen = set(todo)
+        while todo:
+            for n in graph[todo.pop()] - seen:
+                seen.add(n)
+                todo.append(n)
+        out[m] = set().union(*(direct[n] for n in seen))
+    return out
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -107,8 +161,13 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 
 def test_no_import_cycle():
-    cycle = find_cycle(import_graph(ROOT))
-    assert cycle is None, "import cycle among module-level imports: " + " -> ".join(cycle)
+    cycle = find_cycle(import_graph(ROOT, lazy=True))
+    assert cycle is None, "import cycle (imports inside functions included): " + " -> ".join(cycle)
+
+
+def test_lazy_imports_reasons_hold():
+    problems = lazy_import_problems(ROOT)
+    assert not problems, "lazy imports without a reason that holds:\n" + "\n".join(problems)
 
 
 def test_the_graph_sees_the_package_cycles_we_removed(tmp_path):
@@ -129,12 +188,51 @@ def test_the_graph_sees_the_package_cycles_we_removed(tmp_path):
     assert find_cycle(import_graph(pkg)) is None
 
 
-def _lazy_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
-    inside = []
-    for fn in ast.walk(tree):
-        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            inside += [n for n in ast.walk(fn) if isinstance(n, (ast.Import, ast.ImportFrom))]
-    return list({id(n): n for n in inside}.values())
+def _lazy_imports(tree: ast.Module) -> list[tuple[list[ast.AST], ast.Import | ast.ImportFrom]]:
+    """Each import inside a function, with the functions and classes it sits in (outermost
+    first)."""
+    out: dict[int, tuple[list[ast.AST], ast.Import | ast.ImportFrom]] = {}
+
+    def walk(node: ast.AST, scopes: list[ast.AST]) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.Import, ast.ImportFrom)) and any(
+                    isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) for s in scopes):
+                out.setdefault(id(child), (scopes, child))
+            inner = isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            walk(child, scopes + [child] if inner else scopes)
+
+    walk(tree, [])
+    return list(out.values())
+
+
+def _in_ray_worker(scopes: list[ast.AST]) -> bool:
+    """Some enclosing class or function is decorated with `ray.remote` (or `ray.remote(...)`)."""
+    for s in scopes:
+        for d in getattr(s, "decorator_list", []):
+            d = d.func if isinstance(d, ast.Call) else d
+            if isinstance(d, ast.Attribute) and d.attr == "remote":
+                return True
+    return False
+
+
+def lazy_import_problems(root: Path) -> list[str]:
+    """Every lazy import whose reason does not hold: it runs in no Ray worker and defers no
+    `DEFERRED` dependency that its module does not load already."""
+    modules = module_names(root)
+    closure = load_closure(root)
+    problems = []
+    for name, path in modules.items():
+        for scopes, node in _lazy_imports(ast.parse(path.read_text(), str(path))):
+            if _in_ray_worker(scopes):
+                continue
+            loads = _outside(node)
+            for target in _edges(name, path.stem == "__init__", [node], modules):
+                loads |= closure[target]
+            saved = (loads & DEFERRED.keys()) - closure[name]
+            if not saved:
+                problems.append(f"{path.relative_to(root.parent)}:{node.lineno} defers none of "
+                                f"{sorted(DEFERRED)} that its module does not load already")
+    return problems
 
 
 def _commented(lines: list[str], i: int) -> bool:
@@ -154,5 +252,33 @@ def test_lazy_imports_say_why(path):
         pytest.skip("owned by the bindings' rewrite (see UNDOCUMENTED_OK)")
     text = (ROOT / path).read_text()
     lines = text.splitlines()
-    bare = [n.lineno for n in _lazy_imports(ast.parse(text)) if not _commented(lines, n.lineno - 1)]
+    bare = [n.lineno for _, n in _lazy_imports(ast.parse(text)) if not _commented(lines, n.lineno - 1)]
     assert not bare, f"{path}: imports inside functions without a comment saying why, lines {bare}"
+
+
+def test_lazy_imports_are_edges_and_their_reasons_are_checked(tmp_path):
+    """The circle `sweep -> tenants -> store -> sweep` ran through an import inside a function
+    whose comment said it avoided loading the engine, which `sweep` loads anyway: the graph
+    with lazy edges finds the circle, and the reason check finds the false reason. A lazy
+    import that does defer matplotlib, or that runs in a Ray actor, passes."""
+    pkg = tmp_path / "rdmalab"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "_core.py").write_text("")
+    (pkg / "sweep.py").write_text("from rdmalab import _core\n\n\ndef label():\n"
+                                  "    from rdmalab.tenants import name  # lazy: it loads the engine module\n")
+    (pkg / "tenants.py").write_text("from rdmalab import _core\nfrom rdmalab.store import Store\n")
+    (pkg / "store.py").write_text("from rdmalab.sweep import label\n")
+    assert find_cycle(import_graph(pkg)) is None
+    assert find_cycle(import_graph(pkg, lazy=True)) == ["rdmalab.store", "rdmalab.sweep", "rdmalab.tenants",
+                                                        "rdmalab.store"]
+    assert [p.split(" ")[0] for p in lazy_import_problems(pkg)] == ["rdmalab/sweep.py:5"]
+    (pkg / "sweep.py").write_text("from rdmalab import _core\n\n\ndef label():\n    import ray  # optional\n\n"
+                                  "    @ray.remote\n    class Actor:\n        def __init__(self):\n"
+                                  "            from rdmalab import _core  # in the worker\n\n\n"
+                                  "def draw():\n    from rdmalab.plots import plt  # matplotlib\n")
+    (pkg / "plots.py").write_text("import matplotlib.pyplot as plt\n")
+    assert lazy_import_problems(pkg) == []
+    # The same import is no longer lazy for a reason once the module loads matplotlib itself.
+    (pkg / "sweep.py").write_text("import matplotlib\n\n\ndef draw():\n    from rdmalab.plots import plt  # matplotlib\n")
+    assert [p.split(" ")[0] for p in lazy_import_problems(pkg)] == ["rdmalab/sweep.py:5"]

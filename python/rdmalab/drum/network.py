@@ -17,6 +17,7 @@ import numpy as np
 
 from rdmalab import _core
 from rdmalab.drum._inputs import _inputs, _problem
+from rdmalab.scenario import Scenario
 
 
 @dataclass
@@ -198,8 +199,6 @@ def _topology_json(topology) -> tuple[str, str]:
     """The JSON scenario holding only ``topology``'s table, and the folder its paths are
     relative to. Accepts a :class:`rdmalab.Scenario`, a topology table (``{"kind":
     "fat_tree", "k": 4}``) or a whole scenario dict, or the path of a TOML scenario."""
-    from rdmalab.scenario import Scenario  # lazy: only this entry point reads scenarios
-
     if isinstance(topology, (str, os.PathLike)):
         topology = Scenario.from_toml(topology)
     if isinstance(topology, Scenario):

@@ -15,6 +15,7 @@ from tqdm.auto import tqdm
 from rdmalab.experiments.executors import LocalExecutor
 from rdmalab.experiments.store import Store
 from rdmalab.experiments.sweep import RunSpec, Sweep, SweepError
+from rdmalab.experiments.tenants import run_shares
 from rdmalab.results import percentile
 
 #: A run gets its own progress bar once it has taken this long (short runs would only flicker).
@@ -159,8 +160,6 @@ def _tenant_shares(store: Store, runs: pl.DataFrame) -> pl.DataFrame | None:
     """Per run and tenant, Gb/s over [T/4, T) (`run_shares`), when the sweep metered tenants."""
     if runs.height == 0 or not (store.root / "tenant_bins").is_dir():
         return None
-    from rdmalab.experiments.tenants import run_shares  # lazy: it loads the engine module
-
     return run_shares(store, runs)
 
 

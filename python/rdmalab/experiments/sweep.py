@@ -41,6 +41,7 @@ except ModuleNotFoundError:  # pragma: no cover - 3.9 and 3.10: the same parser,
     import tomli as tomllib  # type: ignore[no-redef]
 
 from rdmalab import _core
+from rdmalab.experiments.case_names import case_name
 
 #: Top-level keys of a scenario (crates/rdmalab/src/scenario.rs, `ScenarioSpec`).
 SCENARIO_KEYS = ("seed", "stop_time", "topology", "traffic", "fabric", "tenants", "links", "events", "trace", "host",
@@ -160,8 +161,6 @@ def short_value(v: Any) -> str:
     """A parameter value in a run's label; a list of traffic entries by its kinds
     (`victim+parallel30`), not its JSON."""
     if isinstance(v, list) and v and all(isinstance(t, dict) and "kind" in t for t in v):
-        from rdmalab.experiments.tenants import case_name  # lazy: it loads the engine module
-
         return case_name(v)
     return v if isinstance(v, str) else json.dumps(v)
 

@@ -16,6 +16,7 @@ import numpy as np
 import polars as pl
 
 from rdmalab import _core
+from rdmalab.experiments.case_names import case_name
 from rdmalab.experiments.store import Store
 
 #: Payload over wire bytes of a full data packet (1000 B payload, 48 B headers).
@@ -67,20 +68,3 @@ def run_label(run: dict[str, Any], dims: list[str]) -> str:
         parts.append(f"{d.split('.')[-1]}={v}")
     return "\n".join(parts)
 
-
-def case_name(traffic: list[dict[str, Any]]) -> str:
-    """A short name of a list of traffic entries (`staggered+victim`, ...)."""
-    kinds = {"staggered_qps": "staggered", "parallel_qps": "parallel", "shuffled_overlay": "overlay",
-             "flows": "victim", "poisson": "benign"}
-    names = []
-    for t in traffic:
-        k = kinds.get(t.get("kind"), t.get("kind"))
-        if t.get("kind") == "parallel_qps":
-            k = f"parallel{t.get('qps')}"
-        if t.get("kind") == "staggered_qps":
-            k = f"staggered-{t.get('policy', 'reuse')}"
-        if t.get("kind") == "poisson" and t.get("split"):
-            gap = t["split"].get("gap", "0ns")
-            k = "split-parallel" if gap in ("0ns", "0us", "0") else f"split-staggered-{gap}"
-        names.append(k)
-    return "+".join(names)

@@ -14,7 +14,8 @@ import polars as pl
 
 from rdmalab.experiments.repro.base import Comparison, Experiment
 from rdmalab.experiments.store import Store, load_sweep
-from rdmalab.experiments.tenants import case_name, run_shares, share_of, stop_ps
+from rdmalab.experiments.case_names import case_name
+from rdmalab.experiments.tenants import run_shares, share_of, stop_ps
 from rdmalab.plots import log_axis, plt, save_figure
 from rdmalab.results import percentile
 

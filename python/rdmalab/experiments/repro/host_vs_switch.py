@@ -19,7 +19,8 @@ import polars as pl
 from rdmalab.experiments.repro.base import Comparison, Experiment
 from rdmalab.experiments.repro.host_vs_switch_sweep import CASES, HOST_ROWS, LOADS, SWITCH_ROWS
 from rdmalab.experiments.repro.load_balancing import BDP_BYTES
-from rdmalab.experiments.store import Store
+from rdmalab.experiments.store import Store, load_sweep
+from rdmalab.plots import plt, save_figure
 
 #: Every row of the table, ConWeave's included (skipped where it is not built).
 ROWS = SWITCH_ROWS + HOST_ROWS
@@ -133,13 +134,6 @@ def report(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> str:
 def figure(sweep_dir: Path, fig_dir: Path) -> list[Path]:
     """p99 slowdown of all flows per row, one panel per case and load, lossless and IRN side
     by side; and the uplink imbalance the same way."""
-    import matplotlib  # lazy: matplotlib is slow to import and only figures need it
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # lazy: as above
-
-    from rdmalab.experiments.store import load_sweep  # lazy: the store pulls in polars
-
     store = Store(sweep_dir)
     runs, flows = load_sweep(sweep_dir)
     runs = runs.filter(pl.col("status") == "ok")
@@ -152,8 +146,8 @@ def figure(sweep_dir: Path, fig_dir: Path) -> list[Path]:
     labels = run_labels(runs).with_columns(pl.col("run_id").replace_strict(p99, default=float("nan")).alias("p99"))
     fig_dir.mkdir(parents=True, exist_ok=True)
     out = []
-    for metric, source, name in (("p99 slowdown (all flows)", labels, "host_vs_switch_p99.png"),
-                                 ("uplink imbalance", df, "host_vs_switch_imbalance.png")):
+    for metric, source, name in (("p99 slowdown (all flows)", labels, "host_vs_switch_p99"),
+                                 ("uplink imbalance", df, "host_vs_switch_imbalance")):
         col = "p99" if source is labels else "imbalance"
         fig, axes = plt.subplots(len(LOADS), len(CASES), figsize=(4 * len(CASES), 3 * len(LOADS)), squeeze=False)
         rows = [r for r in ROWS if r in set(source["row"].to_list())]
@@ -174,10 +168,7 @@ def figure(sweep_dir: Path, fig_dir: Path) -> list[Path]:
                     ax.set_ylabel(metric, fontsize=8)
         axes[0][0].legend(fontsize=8)
         fig.tight_layout()
-        path = fig_dir / name
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
-        out.append(path)
+        out += save_figure(fig, fig_dir / name, dpi=120)
     return out
 
 

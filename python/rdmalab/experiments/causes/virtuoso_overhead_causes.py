@@ -1,7 +1,7 @@
 """Why our Fig. 8 (seed 003) shows no extra cycles for small messages, by the run that moves
 the one setting suspected (docs/virtuoso.md, "CPU cost model").
 
-`python -m rdmalab.experiments.repro.virtuoso_overhead_causes` takes `virtuoso-overhead`'s own
+`python -m rdmalab.experiments.causes.virtuoso_overhead_causes` takes `virtuoso-overhead`'s own
 full runs of the 100 KB message (three verbs, 1-10 paths) and reruns each with
 `small_message` at 64 KiB instead of our default 512 KiB (the probe's minimum; the paper gives
 no value). Below `small_message` a message is one WR on one path (§3.4), so with our default
@@ -13,11 +13,12 @@ the WRs / CQEs counted. Under a second.
 from __future__ import annotations
 
 import copy
+import sys
 
 from rdmalab.experiments import repro
+from rdmalab.experiments.causes.base import Investigation, run
 from rdmalab.experiments.figures.virtuoso import cpu_cycles
 from rdmalab.experiments.sweep import Sweep
-from rdmalab.experiments.worker import execute
 
 #: The message of Fig. 8's smallest size, and the two thresholds compared.
 SMALL_SIZE = 100_000
@@ -35,16 +36,13 @@ def cycles_table() -> list[tuple[str, int, int, float, int, int]]:
         for threshold in THRESHOLDS:
             scenario = copy.deepcopy(r.scenario)
             scenario["traffic"][0]["small_message"] = threshold
-            res = execute({"run_id": r.run_id, "scenario": scenario, "base_dir": r.base_dir})
-            if res["status"] != "ok":
-                raise RuntimeError(res["error"])
-            m = res["tables"]["messages"].row(0, named=True)
+            m = run(scenario, r.base_dir).messages.row(0, named=True)
             cycles = cpu_cycles(m["wrs"], m["cqes"])
             out.append((traffic["messages"][0]["verb"], traffic["qps"], threshold, cycles / 1e3, m["wrs"], m["cqes"]))
     return out
 
 
-def main() -> None:
+def table() -> None:
     rows = cycles_table()
     paths = sorted({r[1] for r in rows})
     print("| 100 KB message, small_message | " + " | ".join(f"{n} paths" for n in paths) + " |")
@@ -57,5 +55,7 @@ def main() -> None:
     print(f"(k cycles per message, WRs/CQEs; per MB multiply by {1e6 / SMALL_SIZE:g})")
 
 
+INVESTIGATION = Investigation("virtuoso_overhead_causes", {"table": table}, ["table"])
+
 if __name__ == "__main__":
-    main()
+    sys.exit(INVESTIGATION.main())

@@ -1,7 +1,7 @@
 """What decides TC1's SHARE and TC2's ratios (seed 000, Figs. 8-9)? The runs that remove
 each suspected cause, one per row.
 
-`python -m rdmalab.experiments.repro.drum_tc_causes [tc1|tc2]` runs drum-tc1's and
+`python -m rdmalab.experiments.causes.drum_tc_causes [tc1|tc2]` runs drum-tc1's and
 drum-tc2's full settings (7 hosts at 40 Gb/s, QP-context cache of 20 with serial 1 µs
 fetches; TC1 5 ms, TC2 up to 4 s) with our choices and then with one cause removed:
 
@@ -24,11 +24,10 @@ A foreground that has not finished when a run stops is printed as the time it ra
 from __future__ import annotations
 
 import sys
-import time
 
 import numpy as np
 
-import rdmalab
+from rdmalab.experiments.causes.base import Investigation, run
 
 TC1_STOP_US = 5000.0
 TC2_STOP_S = 4.0
@@ -61,7 +60,7 @@ def tc1_p80(mech: str, cc: int, fg_dst: int = 6, lock_transfer: str = "40ns") ->
     bg = (f'[[app]]\nhost = 0\ndst = 6\nname = "bg"\ncount = {cc - 1}\nsize = [32, 1048576]\n'
           'size_dist = "uniform"\nwr_num = 1')
     toml = _toml("5ms", SERIAL_1US, mech, fg, bg, lock_transfer)
-    res = rdmalab.run(rdmalab.Scenario.from_toml_text(toml), progress=False)
+    res = run(toml)
     d = res.wqes.filter(res.wqes["name"] == "fg")
     ct = d["ct_ns"].to_numpy()
     ct = np.sort(np.where(np.isnan(ct), TC1_STOP_US * 1e3 - d["posted_ns"].to_numpy(), ct))
@@ -74,8 +73,7 @@ def tc2_ms(mech: str, cc: int, cache: dict | None, fg_dst: int = 6) -> tuple[flo
     fg = (f'[[app]]\nhost = 0\ndst = {fg_dst}\nname = "fg"\nsize = 32\nwr_num = 128\n'
           'total_bytes = 1048576')
     bg = f'[[app]]\nhost = 0\ndst = 6\nname = "bg"\ncount = {cc - 1}\nsize = [1024, 10485760]\nwr_num = [20, 100]'
-    res = rdmalab.run(rdmalab.Scenario.from_toml_text(_toml(f"{TC2_STOP_S}s", cache, mech, fg, bg)),
-                      progress=False)
+    res = run(_toml(f"{TC2_STOP_S}s", cache, mech, fg, bg))
     row = res.apps.filter(res.apps["name"] == "fg").row(0, named=True)
     done = row["done_ns"]
     finished = done is not None and done == done
@@ -115,9 +113,7 @@ def tc2() -> None:
           f"DRUM {_ms(d)} ms, SHARE / DRUM {s[0] / d[0]:.2f} (paper 1.4)")
 
 
+INVESTIGATION = Investigation("drum_tc_causes", {"tc1": tc1, "tc2": tc2}, ["tc1", "tc2"])
+
 if __name__ == "__main__":
-    which = sys.argv[1:] or ["tc1", "tc2"]
-    t0 = time.time()
-    for w in which:
-        {"tc1": tc1, "tc2": tc2}[w]()
-    print(f"({time.time() - t0:.0f} s)")
+    sys.exit(INVESTIGATION.main())

@@ -1,24 +1,23 @@
 """Which of our unstated choices decides TC3 (seed 000, Figs. 10-11)? One choice moved per row.
 
-`python -m rdmalab.experiments.repro.drum_tc3_choices [N ...]` runs drum-tc3's full setting
-(7 hosts at 40 Gb/s, QP-context cache of 20 with serial 1 µs fetches, 20 ms) at N client
-connections (default 300) under SHARE and DRUM, once with our choices (the "base" row:
+`python -m rdmalab.experiments.causes.drum_tc3_choices [choices[:N] ...]` runs drum-tc3's full
+setting (7 hosts at 40 Gb/s, QP-context cache of 20 with serial 1 µs fetches, 20 ms) at N client
+connections (default 300; `choices:300 choices:402` for two) under SHARE and DRUM, once with our choices (the "base" row:
 values log-uniform in [32 B, 1 MB], 10 µs client think time, the server writing each value
 to its client, SHARE's lock with 40 ns per queued poster) and once per moved choice, and
 prints what the paper reports above 300 connections beside ours: DRUM/SHARE mean throughput
 per connection (paper 1.8), SHARE/DRUM mean batch latency (paper 1.673) and the share of
 DRUM's requests under 18 µs (paper: "most"). Nothing is tuned: each row is one choice moved
-to another value the paper's words allow. With `--tc1` it prints instead how SHARE's
+to another value the paper's words allow. The part `tc1` prints instead how SHARE's
 foreground p80 in drum-tc1 (full setting) moves with the lock's contention cost.
 """
 
 from __future__ import annotations
 
 import sys
-import time
 
-import rdmalab
-from rdmalab.experiments.repro.drum_tc_causes import tc1_p80
+from rdmalab.experiments.causes.base import Investigation, run
+from rdmalab.experiments.causes.drum_tc_causes import tc1_p80
 
 #: (label, changes): the base row first, then one moved choice per row.
 VARIANTS = [
@@ -55,29 +54,32 @@ def scenario(mech: str, n: int, ch: dict) -> str:
 
 def metrics(mech: str, n: int, ch: dict) -> tuple[float, float, float]:
     """(mean Gb/s per connection, mean batch latency µs, share of batches under 18 µs)."""
-    res = rdmalab.run(rdmalab.Scenario.from_toml_text(scenario(mech, n, ch)), progress=False)
+    res = run(scenario(mech, n, ch))
     ct = res.wqes["ct_ns"].drop_nans().to_numpy() / 1e3
     return float(res.apps["gbps"].mean()), float(ct.mean()), float((ct < 18.0).mean())
 
 
-def main(ns: list[int]) -> None:
+def choices(n: str = "300") -> None:
+    """The table at `n` client connections."""
+    n = int(n)
     print("| N | choice moved | DRUM Gb/s/conn | SHARE Gb/s/conn | DRUM / SHARE (paper 1.8) | "
           "SHARE / DRUM latency (paper 1.673) | DRUM < 18 us (paper: most) |")
     print("|---|---|---|---|---|---|---|")
-    t0 = time.time()
-    for n in ns:
-        for label, ch in VARIANTS:
-            d, s = metrics("drum", n, ch), metrics("share", n, ch)
-            print(f"| {n} | {label} | {d[0]:.3f} | {s[0]:.3f} | {d[0] / s[0]:.2f} | {s[1] / d[1]:.2f} | "
-                  f"{100 * d[2]:.0f} % |", flush=True)
-    print(f"({time.time() - t0:.0f} s)")
+    for label, ch in VARIANTS:
+        d, s = metrics("drum", n, ch), metrics("share", n, ch)
+        print(f"| {n} | {label} | {d[0]:.3f} | {s[0]:.3f} | {d[0] / s[0]:.2f} | {s[1] / d[1]:.2f} | "
+              f"{100 * d[2]:.0f} % |", flush=True)
 
+
+def tc1() -> None:
+    """SHARE's foreground p80 in drum-tc1 (full setting) by the lock's cost per queued poster."""
+    print("| SHARE foreground p80 (us), TC1 | lock_transfer 0 | 40 ns | 1 us |")
+    print("|---|---|---|---|")
+    for cc in (20, 50, 100):
+        print(f"| cc = {cc} | " + " | ".join(f"{tc1_p80('share', cc, lock_transfer=t):.1f}" for t in ("0ns", "40ns", "1us")) + " |")
+
+
+INVESTIGATION = Investigation("drum_tc3_choices", {"choices": choices, "tc1": tc1}, ["choices"])
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--tc1"]:
-        print("| SHARE foreground p80 (us), TC1 | lock_transfer 0 | 40 ns | 1 us |")
-        print("|---|---|---|---|")
-        for cc in (20, 50, 100):
-            print(f"| cc = {cc} | " + " | ".join(f"{tc1_p80('share', cc, lock_transfer=t):.1f}" for t in ("0ns", "40ns", "1us")) + " |")
-    else:
-        main([int(a) for a in sys.argv[1:]] or [300])
+    sys.exit(INVESTIGATION.main())

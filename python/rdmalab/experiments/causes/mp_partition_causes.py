@@ -1,6 +1,6 @@
 """Seed 001's open differences, each with the run that removes its suspected cause.
 
-`python -m rdmalab.experiments.repro.mp_partition_causes [bubble|paths|flatten|knee|fresh|ns3rdma|
+`python -m rdmalab.experiments.causes.mp_partition_causes [bubble|paths|flatten|knee|fresh|ns3rdma|
 ns3rdma_flatten|ns3rdma_knee|echo]` runs mp-partition-topo1's full setting (leaf-spine 5 x 4
 hosts, 5 spines, 40 Gb/s, 1 µs links, DCQCN, 10 MiB from host 0 to host 19 beside 200 x 10 MiB
 background flows, refill on "sent") for seeds 1-3 and prints the mean message FCT in ms:
@@ -49,11 +49,10 @@ background flows, refill on "sent") for seeds 1-3 and prints the mean message FC
 from __future__ import annotations
 
 import sys
-import time
 
 import numpy as np
 
-import rdmalab
+from rdmalab.experiments.causes.base import Investigation, run
 
 SEEDS = (1, 2, 3)
 #: The paper's chunk sizes (Figs. 7-11), 1 KiB to 128 KiB.
@@ -134,7 +133,7 @@ def fct_ms(qps: int, chunk: int, **kw: object) -> float:
     """The message's FCT in ms, mean over the three seeds."""
     out = []
     for s in SEEDS:
-        res = rdmalab.run(rdmalab.Scenario.from_toml_text(scenario(qps, chunk, s, **kw)), progress=False)
+        res = run(scenario(qps, chunk, s, **kw))
         out.append(float(res.messages["fct_ns"][0]) / 1e6)
     return float(np.mean(out))
 
@@ -233,16 +232,10 @@ def echo() -> None:
         print(f"| {c:,} | {ns3rdma_echo_chunks(c):,} |")
 
 
-#: The parts by the name given on the command line.
-PARTS = {"bubble": bubble, "paths": paths, "flatten": flatten, "knee": knee, "fresh": fresh, "ns3rdma": ns3rdma,
-         "ns3rdma_flatten": lambda: flatten(NS3_RDMA_DCQCN, ", ns3-rdma's DCQCN"),
-         "ns3rdma_knee": lambda: knee(NS3_RDMA_DCQCN), "echo": echo}
-
+INVESTIGATION = Investigation("mp_partition_causes", {
+    "bubble": bubble, "paths": paths, "flatten": lambda: flatten(), "knee": lambda: knee(), "fresh": fresh,
+    "ns3rdma": ns3rdma, "ns3rdma_flatten": lambda: flatten(NS3_RDMA_DCQCN, ", ns3-rdma's DCQCN"),
+    "ns3rdma_knee": lambda: knee(NS3_RDMA_DCQCN), "echo": echo}, ["bubble", "paths"])
 
 if __name__ == "__main__":
-    t0 = time.time()
-    for w in sys.argv[1:] or ["bubble", "paths"]:
-        if w not in PARTS:
-            sys.exit(f"unknown part {w!r}: choose from {', '.join(PARTS)}")
-        PARTS[w]()
-    print(f"({time.time() - t0:.0f} s)")
+    sys.exit(INVESTIGATION.main())

@@ -1,6 +1,6 @@
 """Which QPs does seed 000's top-k rule keep on the TC1/TC2 instances? Solved exactly.
 
-`python -m rdmalab.experiments.repro.drum_topk_exact` prints the table of
+`python -m rdmalab.experiments.causes.drum_topk_exact` prints the table of
 docs/drum-fabric.md §6.2. For each instance (one host's applications as DRUM's agent sees
 them: a_j = 1/wr_num, rates per µs, Q = 0.9/0.68, C = 10, α = 0.5, β = 1, k = 19) it solves
 (P) with a fixed active set exactly, from its KKT system (docs/drum.md §1) by bisection on
@@ -20,8 +20,11 @@ ranking would keep it. A small instance (m = 8, k = 3) drawn the same way is sol
 from __future__ import annotations
 
 import itertools
+import sys
 
 import numpy as np
+
+from rdmalab.experiments.causes.base import Investigation
 
 ALPHA, BETA, K = 0.5, 1.0, 19
 Q, C = 0.9 / 0.68, 10.0
@@ -127,7 +130,7 @@ def small_exhaustive() -> str:
             f"foreground (index 0) {'in' if 0 in best else 'out'}")
 
 
-def main() -> None:
+def table() -> None:
     print(f"alpha {ALPHA}, beta {BETA}, k {K}, Q {Q:.4f}/us, C {C}/us, background wr_num ~ U[20, 100] "
           f"(seed {SEED}); x per us")
     print("| instance | active set | fg | optimum of (P) | fg x | background x | fg's rank by x | "
@@ -138,5 +141,7 @@ def main() -> None:
     print(small_exhaustive())
 
 
+INVESTIGATION = Investigation("drum_topk_exact", {"table": table}, ["table"])
+
 if __name__ == "__main__":
-    main()
+    sys.exit(INVESTIGATION.main())

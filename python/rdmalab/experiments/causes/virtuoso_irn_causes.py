@@ -1,7 +1,7 @@
 """Why Virtuoso's rows of the full `lb-host-vs-switch` collapse under IRN, by runs that each
 move one thing (docs/load-balancing.md, "Virtuoso collapses under IRN at full size").
 
-`python -m rdmalab.experiments.repro.virtuoso_irn_causes [0.25] [0.35] [lossless]` takes the
+`python -m rdmalab.experiments.causes.virtuoso_irn_causes [0.25] [0.35] [lossless]` takes the
 sweep's own symmetric IRN run of Virtuoso at that host load (`lb_host_vs_switch.toml`, 128
 hosts, 10 ms of arrivals; `lossless`: its lossless run with the failed link at 0.35), changes
 one setting per row and prints drops, timeouts and the slowdown of the messages below one BDP
@@ -14,17 +14,17 @@ from __future__ import annotations
 import copy
 import functools
 import sys
-from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from rdmalab.experiments.causes.base import Investigation, run
+from rdmalab.experiments.repro.base import HERE
 from rdmalab.experiments.repro.host_vs_switch import WARMUP_NS, message_slowdown, slowdown_stats
 from rdmalab.experiments.repro.load_balancing import BDP_BYTES
 from rdmalab.experiments.sweep import RunSpec, Sweep, set_path
-from rdmalab.experiments.worker import execute
 
-SWEEP = Path(__file__).with_name("lb_host_vs_switch.toml")
+SWEEP = HERE / "lb_host_vs_switch.toml"
 
 #: IRN's in-flight cap per QP for the "one BDP per connection" row: an eighth of the 104 KB
 #: the engine takes by default (the topology's largest base RTT at 100 Gb/s), for 8 QPs.
@@ -82,32 +82,33 @@ def measure(spec: RunSpec, changes: dict[str, Any]) -> dict[str, float]:
     scenario = copy.deepcopy(spec.scenario)
     for path, value in changes.items():
         set_path(scenario, path, value)
-    out = execute({"run_id": spec.run_id, "scenario": scenario, "base_dir": spec.base_dir})
-    if out["status"] != "ok":
-        raise RuntimeError(out["error"])
-    t = out["tables"]
-    if t["messages"].height:
-        done = t["messages"].filter(pl.col("fct_ns").is_not_nan()).with_columns(message_slowdown())
+    out = run(scenario, spec.base_dir)
+    if out.messages.height:
+        done = out.messages.filter(pl.col("fct_ns").is_not_nan()).with_columns(message_slowdown())
     else:
-        done = t["flows"].filter(pl.col("status") == "completed")
+        done = out.flows.filter(pl.col("status") == "completed")
     small = done.filter((pl.col("start_ns") >= WARMUP_NS) & (pl.col("size") < BDP_BYTES))
     st = slowdown_stats(small["slowdown"].to_numpy())
-    c = out["counters"]
-    return {"drops": c["drops"], "timeouts": c["timeouts"], "p99": st["p99"], "avg": st["avg"], "wall": out["wall_s"]}
+    c = out.counters
+    return {"drops": c["drops"], "timeouts": c["timeouts"], "p99": st["p99"], "avg": st["avg"], "wall": out.wall_s}
 
 
-def main(which: list[float | str]) -> None:
-    print("| run | change | drops | timeouts | p99 <BDP (avg) | wall s |")
-    print("|---|---|---|---|---|---|")
-    for w in which:
-        virtuoso = sweep_run("virtuoso", w)
-        rows = [(label, virtuoso, ch) for key, label, ch in ROWS if key == w]
-        rows.append(("ECMP's row, for reference", sweep_run(None, w), {}))
-        for label, spec, changes in rows:
-            r = measure(spec, changes)
-            print(f"| {w} | {label} | {r['drops']:,} | {r['timeouts']:,} | {r['p99']:,.1f} ({r['avg']:.2f}) "
-                  f"| {r['wall']:.0f} |", flush=True)
+def rows_of(w: float | str) -> None:
+    """The rows of one run of the sweep (a host load, or "lossless"), ECMP's last."""
+    virtuoso = sweep_run("virtuoso", w)
+    rows = [(label, virtuoso, ch) for key, label, ch in ROWS if key == w]
+    rows.append(("ECMP's row, for reference", sweep_run(None, w), {}))
+    for label, spec, changes in rows:
+        r = measure(spec, changes)
+        print(f"| {w} | {label} | {r['drops']:,} | {r['timeouts']:,} | {r['p99']:,.1f} ({r['avg']:.2f}) "
+              f"| {r['wall']:.0f} |", flush=True)
 
+
+#: One part per run of the sweep, all under one table's header.
+INVESTIGATION = Investigation(
+    "virtuoso_irn_causes", {str(w): functools.partial(rows_of, w) for w in (0.25, 0.35, "lossless")},
+    ["0.25", "0.35", "lossless"],
+    header="| run | change | drops | timeouts | p99 <BDP (avg) | wall s |\n|---|---|---|---|---|---|")
 
 if __name__ == "__main__":
-    main([a if a == "lossless" else float(a) for a in sys.argv[1:]] or [0.25, 0.35, "lossless"])
+    sys.exit(INVESTIGATION.main())

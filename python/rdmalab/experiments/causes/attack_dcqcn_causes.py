@@ -1,7 +1,7 @@
 """Seed 002's two open DCQCN differences, rerun with the one DCQCN mechanism the reference
 simulator leaves out (the byte counter) and with the settings the paper leaves unstated.
 
-`python -m rdmalab.experiments.repro.attack_dcqcn_causes [fig4] [fig5] [seeds] [where[:10ms]]
+`python -m rdmalab.experiments.causes.attack_dcqcn_causes [fig4] [fig5] [seeds] [where[:10ms]]
 [knobs] [floor[:LOAD[:NICS[:MIN_RATE]]]] [dcqcn_paper] [by_start] [figure]`
 
 DCQCN (Zhu et al., SIGCOMM 2015, §3.1) raises a sender's rate on two clocks after a cut:
@@ -46,11 +46,11 @@ turns it on. Each part prints the case without it (our runs so far) and with it:
   p99 alone (0.3-0.9, the one nearest the paper's 20), then its two attacks at that load.
 - `figure` (full size): the ratio by start millisecond for four runs (the sweep's; ConnectX's
   floor at 0.9; each floor at 0.5) and the two attacks' tails at 0.5, drawn into
-  `out/attack_dcqcn_causes/fig5_ratio_by_start.png` (and `.pdf`). Each run's flow records are
-  kept beside it and reused, so a second drawing costs seconds; the first costs about 40
+  `out/causes/attack_dcqcn_causes/fig5_ratio_by_start.png` (and `.pdf`), beside the store that
+  keeps every run (`causes.base`), so a second drawing costs seconds; the first costs about 40
   minutes on two cores.
 - `by_start` (full size): the sweep's own DCQCN runs, victims' p99 by the millisecond of the
-  run they started in (their records kept in `figure`'s folder, which draws them too).
+  run they started in (the runs `figure` draws too).
   `floor` and `dcqcn_paper` print the same rows for their runs.
   Suspected: at 0.9 the attacked runs' backlog grows through the run until both attacks
   leave the same queues, so the whole run's p99 hides what happens before.
@@ -62,18 +62,16 @@ import copy
 import functools
 import itertools
 import sys
-import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-import rdmalab
-from rdmalab import Scenario
+from rdmalab import Scenario, _core
+from rdmalab.experiments.causes.base import Investigation, Run, figure_dir, run
 from rdmalab.experiments.repro.attacks import dc_case, victims
+from rdmalab.experiments.repro.base import HERE
 from rdmalab.experiments.sweep import RunSpec, Sweep, set_path
-from rdmalab.experiments.worker import execute
 from rdmalab.plots import plt, save_figure
 
 #: ConnectX firmware default of RPG_BYTE_RESET (bytes).
@@ -86,7 +84,7 @@ CONNECTX_BYTES = 32_767
 CONNECTX_PARAMS = {"rate_ai": "5Mb/s", "rate_hai": "50Mb/s", "min_rate": "1Mb/s", "ewma_gain": 5 / 1024}
 
 #: Fig. 5's sweep, whose DCQCN runs `fig5`, `seeds` and `where` change one thing at a time.
-DC_SWEEP = Path(__file__).with_name("attack_datacenter.toml")
+DC_SWEEP = HERE / "attack_datacenter.toml"
 
 
 def fig4_scenario(case: str, byte_counter: int, connectx: bool = False, victim_start: str = "0ns",
@@ -108,14 +106,22 @@ def fig4_scenario(case: str, byte_counter: int, connectx: bool = False, victim_s
                           cc_params=params, **extra).with_stop_time(stop)
 
 
-def gbps(res: rdmalab.Results, lo_ps: int, hi_ps: int) -> dict[str, float]:
-    t = res.tenant_share(lo_ps, hi_ps)
-    return {n: float(g) for n, g in zip(t["tenant"].to_list(), t["gbps"].to_list())}
+#: The width of a tenant meter's bin (1 us), in ps.
+BIN_PS = 1_000_000
+
+
+def gbps(res: Run, lo_ps: int, hi_ps: int) -> dict[str, float]:
+    """Each tenant's payload accepted in order in [lo, hi), Gb/s over the window: the bins
+    that start inside it (as `Results.tenant_share`)."""
+    b = res.tenant_bins
+    b = b.filter((pl.col("bin") * BIN_PS >= lo_ps) & (pl.col("bin") * BIN_PS < hi_ps))
+    per = dict(b.group_by("tenant_name").agg(pl.col("bytes").sum()).iter_rows())
+    return {n: float(by) * 8 / ((hi_ps - lo_ps) / 1e12) / 1e9 for n, by in per.items()}
 
 
 def fig4_cell(case: str, b: int, cx: bool, victim_start: str = "0ns", stop: str = "5ms") -> str:
-    res = rdmalab.run(fig4_scenario(case, b, cx, victim_start, stop), progress=False)
-    end = int(rdmalab._core.parse_time_ps(stop))
+    res = run(fig4_scenario(case, b, cx, victim_start, stop))
+    end = int(_core.parse_time_ps(stop))
     if case == "transfer":  # its start to its last chunk's completion
         f = res.flows.filter(res.flows["tenant"] == "attacker")
         lo, hi = 1_000_000_000, int(1000 * (f["start_ns"] + f["fct_ns"]).max())
@@ -158,10 +164,7 @@ def dc_tables(case: str, arrivals: str = "1ms", load: float | None = None, **cha
             t["load"] = load
     for path, value in changes.items():
         set_path(scenario, path.replace("__", "."), value)
-    out = execute({"run_id": spec.run_id, "scenario": scenario, "base_dir": spec.base_dir})
-    if out["status"] != "ok":
-        raise RuntimeError(out["error"])
-    return out["tables"]
+    return run(scenario, spec.base_dir).tables
 
 
 def dc_flows(case: str, arrivals: str = "1ms", load: float | None = None, **changes: Any) -> pl.DataFrame:
@@ -327,35 +330,26 @@ def dcqcn_paper() -> None:
     print(start_rows(f"`dcqcn_paper`, {load}", flows), flush=True)
 
 
-#: `figure`'s output folder, where each full-size run's flow records are kept for reuse.
-FIGURE_DIR = Path("out/attack_dcqcn_causes")
-#: `figure`'s runs: (name, label, load, DCQCN floor).
+#: `figure`'s runs: (label, load, DCQCN floor).
 FIGURE_RUNS = (
-    ("sweep-0.9", "the sweep: floor 1 Gb/s, 0.9", 0.9, "1Gb/s"),
-    ("floor1M-0.9", "floor 1 Mb/s, 0.9", 0.9, "1Mb/s"),
-    ("floor1G-0.5", "floor 1 Gb/s, 0.5", 0.5, "1Gb/s"),
-    ("floor1M-0.5", "floor 1 Mb/s, 0.5", 0.5, "1Mb/s"),
+    ("the sweep: floor 1 Gb/s, 0.9", 0.9, "1Gb/s"),
+    ("floor 1 Mb/s, 0.9", 0.9, "1Mb/s"),
+    ("floor 1 Gb/s, 0.5", 0.5, "1Gb/s"),
+    ("floor 1 Mb/s, 0.5", 0.5, "1Mb/s"),
 )
 
 
-def kept_flows(name: str, case: str, load: float, min_rate: str) -> pl.DataFrame:
-    """A full-size run's flow records, from `FIGURE_DIR` if an earlier drawing kept them. The
-    file is named by the run's settings only: after a change to the simulator, delete the
-    folder so that the runs are made again."""
-    path = FIGURE_DIR / f"{name}-{case}.parquet"
-    if path.is_file():
-        return pl.read_parquet(path)
-    flows = dc_flows(case, "10ms", load, fabric__cc_params={"min_rate": min_rate})
-    path.parent.mkdir(parents=True, exist_ok=True)
-    flows.write_parquet(path)
-    return flows
+def kept_flows(case: str, load: float, min_rate: str) -> pl.DataFrame:
+    """A full-size run's flow records (kept in the store under `main`, so that `figure` and
+    `by_start` make each run once)."""
+    return dc_flows(case, "10ms", load, fabric__cc_params={"min_rate": min_rate})
 
 
 def sweep_by_start() -> None:
     """The sweep's own full-size DCQCN runs, victims' p99 by the ms they started in (kept for
     `figure`, which draws the same runs)."""
-    name, _, load, floor_rate = FIGURE_RUNS[0]
-    flows = [kept_flows(name, c, load, floor_rate) for c in CASES]
+    _, load, floor_rate = FIGURE_RUNS[0]
+    flows = [kept_flows(c, load, floor_rate) for c in CASES]
     print(START_HEADER)
     print(start_rows("`dcqcn` (the sweep), 0.9", flows), flush=True)
 
@@ -365,8 +359,8 @@ def figure() -> None:
     paper's whole-run 1.75 beside them. Right: the two attacks' tails at 0.5 by start ms."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
     ms = np.arange(10) + 0.5
-    for name, label, load, floor_rate in FIGURE_RUNS:
-        par, stag = (by_start(kept_flows(name, c, load, floor_rate)) for c in CASES[1:])
+    for label, load, floor_rate in FIGURE_RUNS:
+        par, stag = (by_start(kept_flows(c, load, floor_rate)) for c in CASES[1:])
         left.plot(ms, stag / par, marker="o", ms=3, label=label)
         if load == 0.5:
             style = "-" if floor_rate == "1Mb/s" else ":"
@@ -382,26 +376,15 @@ def figure() -> None:
         ax.legend(fontsize=7)
     fig.suptitle("Fig. 5, DCQCN, S1 fat tree, 10 ms of FB Hadoop: the rate floor and saturation", fontsize=9)
     fig.tight_layout()
-    for path in save_figure(fig, FIGURE_DIR / "fig5_ratio_by_start"):
+    for path in save_figure(fig, figure_dir("attack_dcqcn_causes") / "fig5_ratio_by_start"):
         print(path)
 
 
-#: The parts by the name given on the command line (beside `where` and `floor`, which take
-#: arguments after a colon).
-PARTS = {"fig4": fig4, "fig5": fig5, "seeds": seeds, "knobs": knobs, "dcqcn_paper": dcqcn_paper,
-         "by_start": sweep_by_start, "figure": figure}
-
+#: The parts by the name given on the command line (`where` and `floor` take arguments after
+#: a colon: `where:10ms`, `floor:LOAD[:NICS[:MIN_RATE]]`).
+INVESTIGATION = Investigation("attack_dcqcn_causes", {
+    "fig4": fig4, "fig5": fig5, "seeds": seeds, "where": where, "knobs": knobs, "floor": floor,
+    "dcqcn_paper": dcqcn_paper, "by_start": sweep_by_start, "figure": figure}, ["fig4", "fig5"])
 
 if __name__ == "__main__":
-    t0 = time.time()
-    for part in sys.argv[1:] or ["fig4", "fig5"]:
-        if part.startswith("where"):  # where, or where:10ms for the full run
-            where(*part.split(":")[1:])
-            continue
-        if part.startswith("floor"):  # floor, or floor:LOAD[:NICS[:MIN_RATE]]
-            floor(*part.split(":")[1:])
-            continue
-        if part not in PARTS:
-            sys.exit(f"unknown part {part!r}: choose from where[:10ms], floor[:...], {', '.join(PARTS)}")
-        PARTS[part]()
-    print(f"({time.time() - t0:.0f} s)")
+    sys.exit(INVESTIGATION.main())

@@ -1,0 +1,37 @@
+"""Investigations: scripts that each take one paper's open differences and run, for each, the
+runs that remove its suspected cause (docs/attacks.md, multipath.md, drum-fabric.md,
+virtuoso.md, load-balancing.md say which rows come from which part).
+
+| script | paper | parts (default first) |
+|---|---|---|
+| `attack_dcqcn_causes` | seed 002 | fig4, fig5; seeds, where[:10ms], knobs, floor[:LOAD[:NICS[:MIN_RATE]]], dcqcn_paper, by_start, figure |
+| `mp_partition_causes` | seed 001 | bubble, paths; flatten, knee, fresh, ns3rdma, ns3rdma_flatten, ns3rdma_knee, echo |
+| `virtuoso_overhead_causes` | seed 003, Fig. 8 | table |
+| `virtuoso_irn_causes` | lb-host-vs-switch | 0.25, 0.35, lossless |
+| `drum_tc_causes` | seed 000, TC1/TC2 | tc1, tc2 |
+| `drum_tc3_choices` | seed 000, TC3 | choices[:N]; tc1 |
+| `drum_topk_exact` | seed 000, top-k | table |
+
+Each runs as `python -m rdmalab.experiments.causes.<script> [--out DIR] [--fresh] [PART ...]`.
+
+To add one (say `blitz_causes`), write `causes/blitz_causes.py` on the base (`causes/base.py`):
+
+    import sys
+
+    from rdmalab.experiments.causes.base import Investigation, run
+
+    def incast(rounds: str = "4") -> None:          # a part: prints its table
+        res = run(SCENARIO_TOML)                    # a Scenario, TOML text, or a dict + base_dir
+        print(res.flows["fct_ns"].mean(), res.counters["drops"])
+
+    INVESTIGATION = Investigation("blitz_causes", {"incast": incast}, ["incast"])
+
+    if __name__ == "__main__":
+        sys.exit(INVESTIGATION.main())
+
+`run` is the one way to make a run: under `main` it keeps each run in the results store
+(`out/causes/<script>/`, the sweeps' `Store`) keyed by its scenario and reads it back on a
+later call, so a script never keeps a cache of its own; figures go through
+`rdmalab.plots.save_figure` into `figure_dir(<script>)`. Add the script to the table above and
+its command to the docs that quote its rows.
+"""
