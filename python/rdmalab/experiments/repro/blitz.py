@@ -69,6 +69,39 @@ def incast_fcts(runs: pl.DataFrame, flows: pl.DataFrame) -> dict[tuple[int, str]
     return out
 
 
+#: FDR 4x's data rate: 4 lanes of 14.0625 Gb/s, 64b/66b coded (IBTA; `fabric/ib.rs`), 54.545 Gb/s.
+FDR4X_BPS = 4 * 14.0625e9 * 64 / 66
+#: InfiniBand wire bytes per data packet beyond its payload, LRH + BTH + ICRC + VCRC, and the RETH
+#: of a WRITE's first packet (docs/physics.md, "InfiniBand link layer").
+IB_DATA_HEADER, IB_RETH = 8 + 12 + 4 + 2, 16
+
+
+def ib_message_wire_bytes(size: int, mtu: int = 2048) -> int:
+    """Bytes one RDMA WRITE of `size` bytes puts on an InfiniBand wire at `mtu`."""
+    return size + IB_DATA_HEADER * -(-size // mtu) + IB_RETH
+
+
+def round_link_bound(flows: pl.DataFrame, period_ns: float, rate_bps: float = FDR4X_BPS,
+                     mtu: int = 2048) -> pl.DataFrame:
+    """The bound docs/blitz.md argues, per incast round of one run's `flows` (rounds `period_ns`
+    apart): whatever the schedule, the round's n messages cross the aggregator's link one byte
+    at a time, so its last one cannot end before the round's first start plus n·W/C (W a
+    message's wire bytes, C the link's data rate). One row per round: n, first start, last end,
+    `span_us` (last end − first start), `bound_us` (n·W/C) and `over` = span/bound (≥ 1 always;
+    near 1 for a baseline that keeps the link busy)."""
+    inc = flows.filter(pl.col("dport") == INCAST_DPORT) if "dport" in flows.columns else flows
+    first = inc["start_ns"].min()
+    rounds = (inc.with_columns(((pl.col("start_ns") - first) // period_ns).cast(pl.Int64).alias("round"),
+                               (pl.col("start_ns") + pl.col("fct_ns")).alias("end_ns"))
+              .group_by("round").agg(pl.len().alias("n"), pl.col("size").first().alias("size"),
+                                     pl.col("start_ns").min().alias("first_ns"), pl.col("end_ns").max().alias("last_ns"))
+              .sort("round"))
+    wire = np.array([ib_message_wire_bytes(int(s), mtu) for s in rounds["size"]])
+    bound_us = rounds["n"].to_numpy() * wire * 8 / rate_bps * 1e6
+    return rounds.with_columns(span_us=(pl.col("last_ns") - pl.col("first_ns")) / 1e3, bound_us=pl.Series(bound_us)) \
+        .with_columns(over=pl.col("span_us") / pl.col("bound_us"))
+
+
 def long_flow_gbps(store: Store, runs: pl.DataFrame, in_rounds: bool = False) -> dict[str, float]:
     """scheme -> the long flow's mean delivered throughput (Gb/s) over all runs: from the per-QP
     rate samples of the flow that is not an incast flow (the background flow never ends).
@@ -356,8 +389,9 @@ def incast_cdf_figure(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
 _BLITZ_CITATION = ("Xue et al., Fast Congestion Control in RDMA-based Datacenter Networks, SIGCOMM 2018 "
                    "poster (seed 004)")
 _BLITZ_ASSUMPTIONS = ("20-host InfiniBand FDR 4x star (20 nodes on a 36-port SX6025), 1 us links, default VL "
-                      "buffers, input-fair switch arbitration; InfiniBand CC with its cited defaults (ccti_timer "
-                      "50 us is ours); rounds every 100 ms; 256 KiB per sender; U(0, 100 us) jitter; the poster's "
+                      "buffers, input-fair switch arbitration; InfiniBand CC under our set rdmalab_v1 (Mellanox's "
+                      "marking_rate, packet_size, ccti_increase, ccti_min; our threshold depth, 50 us timer and "
+                      "table); rounds every 100 ms; 256 KiB per sender; U(0, 100 us) jitter; the poster's "
                       "application-layer DASR read two ways (serial grants of 64 B on the fabric, or 4 KiB pieces "
                       "paced to C/n) beside DASR in the NIC (cc = blitz, dasr_fallback = ib)")
 _ROCE_ASSUMPTIONS = ("InfiniBand CC -> DCQCN (reference defaults); DASR in the NIC; 20-host star at 56 Gb/s, 1 us "
