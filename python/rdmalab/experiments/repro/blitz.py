@@ -15,7 +15,9 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from rdmalab import Scenario, run
 from rdmalab.experiments.repro.base import Comparison, Experiment
+from rdmalab.experiments.sweep import Sweep
 from rdmalab.experiments.store import Store, load_sweep
 from rdmalab.plots import plt, save_figure
 from rdmalab.results import percentile
@@ -84,14 +86,14 @@ def ib_message_wire_bytes(size: int, mtu: int = 2048) -> int:
 def round_link_bound(flows: pl.DataFrame, period_ns: float, rate_bps: float = FDR4X_BPS,
                      mtu: int = 2048) -> pl.DataFrame:
     """The bound docs/blitz.md argues, per incast round of one run's `flows` (rounds `period_ns`
-    apart): whatever the schedule, the round's n messages cross the aggregator's link one byte
+    apart, each start within a small jitter of its round's): whatever the schedule, the round's n messages cross the aggregator's link one byte
     at a time, so its last one cannot end before the round's first start plus n·W/C (W a
     message's wire bytes, C the link's data rate). One row per round: n, first start, last end,
     `span_us` (last end − first start), `bound_us` (n·W/C) and `over` = span/bound (≥ 1 always;
     near 1 for a baseline that keeps the link busy)."""
     inc = flows.filter(pl.col("dport") == INCAST_DPORT) if "dport" in flows.columns else flows
     first = inc["start_ns"].min()
-    rounds = (inc.with_columns(((pl.col("start_ns") - first) // period_ns).cast(pl.Int64).alias("round"),
+    rounds = (inc.with_columns(((pl.col("start_ns") - first) / period_ns).round(0).cast(pl.Int64).alias("round"),
                                (pl.col("start_ns") + pl.col("fct_ns")).alias("end_ns"))
               .group_by("round").agg(pl.len().alias("n"), pl.col("size").first().alias("size"),
                                      pl.col("start_ns").min().alias("first_ns"), pl.col("end_ns").max().alias("last_ns"))
@@ -466,3 +468,41 @@ EXPERIMENTS = [
 
 #: The name `repro` exported them by.
 BLITZ_EXPERIMENTS = EXPERIMENTS
+
+
+#: Issue 42 item 2: the d = 16 round (the quick file's, 3 rounds 10 ms apart, seed 1) under each
+#: setting, by `[fabric]` and `[fabric.cc_params]` (no CC; our set; the Mellanox manager's set
+#: with its table "mellanox_default" at timers 50 us to 1 ms, which the manager leaves open).
+D16_SETTINGS: dict[str, tuple[str, dict]] = {
+    "no CC": ("none", {}),
+    "rdmalab_v1": ("ib", {}),
+    **{f"mellanox_ccmgr, ccti_timer {t}": ("ib", {"ib_cc_preset": "mellanox_ccmgr", "ccti_timer": t})
+       for t in ("50us", "200us", "1ms")},
+}
+
+
+def d16_round(settings: dict[str, tuple[str, dict]] = D16_SETTINGS, rounds: int = 3) -> pl.DataFrame:
+    """Runs `blitz_incast_quick.toml`'s d = 16 baseline (IB, no stagger) once per setting, rounds
+    every 10 ms, rate samples every 10 us: incast median and p99 FCT (us), FECN marks, the
+    highest CCT index sampled, and the settings line the run printed."""
+    spec = next(s for s in Sweep.from_file(Path(__file__).with_name("blitz_incast_quick.toml")).expand()
+                if len(s.scenario["traffic"][1]["senders"]) == 16 and s.params["fabric.cc"] == "ib"
+                and s.params["traffic[1].stagger"] == "none")
+    rows = []
+    for name, (cc, params) in settings.items():
+        sc = json.loads(json.dumps(spec.scenario))
+        sc["traffic"][1].update(rounds=rounds, period="10ms")
+        sc["stop_time"] = f"{1 + 10 * rounds}ms"
+        sc["fabric"].update(cc=cc, cc_params=params, rate_sample_interval="10us")
+        res = run(Scenario(sc), progress=False)
+        fct = res.flows.filter(pl.col("dport") == INCAST_DPORT)["fct_ns"].to_numpy() / 1e3
+        rows.append({"setting": name, "flows": len(fct), "median_us": float(np.median(fct)),
+                     "p99_us": percentile(fct, 0.99), "fecn_marks": res.counters.get("fecn_marks", 0),
+                     "max_ccti": int(res.rates["ccti"].max() or 0) if res.rates.height else 0,
+                     "printed": res.extra.get("cc_settings", "")})
+    return pl.DataFrame(rows)
+
+
+if __name__ == "__main__":  # python -m rdmalab.experiments.repro.blitz: the d = 16 table (quick)
+    with pl.Config(tbl_rows=-1, tbl_cols=-1, fmt_str_lengths=400, tbl_width_chars=400):
+        print(d16_round())
