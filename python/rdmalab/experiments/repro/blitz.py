@@ -503,6 +503,11 @@ def d16_round(settings: dict[str, tuple[str, dict]] = D16_SETTINGS, rounds: int 
     return pl.DataFrame(rows)
 
 
-if __name__ == "__main__":  # python -m rdmalab.experiments.repro.blitz: the d = 16 table (quick)
-    with pl.Config(tbl_rows=-1, tbl_cols=-1, fmt_str_lengths=400, tbl_width_chars=400):
-        print(d16_round())
+def d16_round_table(settings: dict[str, tuple[str, dict]] = D16_SETTINGS, rounds: int = 3) -> str:
+    """`d16_round` as the Markdown table docs/blitz.md shows (quick: one seed, `rounds` rounds)."""
+    lines = ["| setting (d = 16, quick) | incast flows | median µs | p99 µs | FECN marks | highest CCTI sampled |",
+             "|---|---|---|---|---|---|"]
+    for r in d16_round(settings, rounds).iter_rows(named=True):
+        lines.append(f"| {r['setting']} | {r['flows']} | {r['median_us']:.0f} | {r['p99_us']:.0f} | "
+                     f"{r['fecn_marks']} | {r['max_ccti']} |")
+    return "\n".join(lines)
