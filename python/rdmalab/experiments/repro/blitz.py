@@ -86,17 +86,19 @@ def ib_message_wire_bytes(size: int, mtu: int = 2048) -> int:
 def round_link_bound(flows: pl.DataFrame, period_ns: float, rate_bps: float = FDR4X_BPS,
                      mtu: int = 2048) -> pl.DataFrame:
     """The bound docs/blitz.md argues, per incast round of one run's `flows` (rounds `period_ns`
-    apart, each start within a small jitter of its round's): whatever the schedule, the round's n messages cross the aggregator's link one byte
-    at a time, so its last one cannot end before the round's first start plus n·W/C (W a
-    message's wire bytes, C the link's data rate). One row per round: n, first start, last end,
+    apart, each start within a small jitter of its round's): whatever the schedule, the round's
+    n messages cross the aggregator's link one byte at a time, so its last one cannot end
+    before the round's first start plus n·W/C (W a message's wire bytes, C the link's data
+    rate). One row per round: n, first start, last end,
     `span_us` (last end − first start), `bound_us` (n·W/C) and `over` = span/bound (≥ 1 always;
     near 1 for a baseline that keeps the link busy)."""
     inc = flows.filter(pl.col("dport") == INCAST_DPORT) if "dport" in flows.columns else flows
     first = inc["start_ns"].min()
-    rounds = (inc.with_columns(((pl.col("start_ns") - first) / period_ns).round(0).cast(pl.Int64).alias("round"),
-                               (pl.col("start_ns") + pl.col("fct_ns")).alias("end_ns"))
+    index = ((pl.col("start_ns") - first) / period_ns).round(0).cast(pl.Int64).alias("round")
+    rounds = (inc.with_columns(index, (pl.col("start_ns") + pl.col("fct_ns")).alias("end_ns"))
               .group_by("round").agg(pl.len().alias("n"), pl.col("size").first().alias("size"),
-                                     pl.col("start_ns").min().alias("first_ns"), pl.col("end_ns").max().alias("last_ns"))
+                                     pl.col("start_ns").min().alias("first_ns"),
+                                     pl.col("end_ns").max().alias("last_ns"))
               .sort("round"))
     wire = np.array([ib_message_wire_bytes(int(s), mtu) for s in rounds["size"]])
     bound_us = rounds["n"].to_numpy() * wire * 8 / rate_bps * 1e6
