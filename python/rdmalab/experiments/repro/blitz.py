@@ -483,33 +483,72 @@ D16_SETTINGS: dict[str, tuple[str, dict]] = {
 }
 
 
-def d16_round(settings: dict[str, tuple[str, dict]] = D16_SETTINGS, rounds: int = 3) -> pl.DataFrame:
-    """Runs `blitz_incast_quick.toml`'s d = 16 baseline (IB, no stagger) once per setting, rounds
-    every 10 ms, rate samples every 10 us: incast median and p99 FCT (us), FECN marks, the
-    highest CCT index sampled, and the settings line the run printed."""
+def d16_round(settings: dict[str, tuple] = D16_SETTINGS, rounds: int = 3) -> pl.DataFrame:
+    """Runs `blitz_incast_quick.toml`'s d = 16 baseline (IB, no stagger) once per setting (`fabric.cc`,
+    `fabric.cc_params` and, when given, the incast's `stagger`), rounds
+    every 10 ms, rate samples every 10 us: incast median and p99 FCT (us), p99/median, the
+    round's span over the link bound n·W/C (`round_link_bound`, the largest of the rounds: the
+    link time the round took, 1 at best), the credit stalls of an incast sender's NIC per round
+    (us, mean of the 16), FECN marks, the highest CCT index sampled (any QP, the long flow
+    included), and the settings line the run printed."""
     spec = next(s for s in Sweep.from_file(Path(__file__).with_name("blitz_incast_quick.toml")).expand()
                 if len(s.scenario["traffic"][1]["senders"]) == 16 and s.params["fabric.cc"] == "ib"
                 and s.params["traffic[1].stagger"] == "none")
+    senders = spec.scenario["traffic"][1]["senders"]
     rows = []
-    for name, (cc, params) in settings.items():
+    for name, (cc, params, *stagger) in settings.items():
         sc = json.loads(json.dumps(spec.scenario))
-        sc["traffic"][1].update(rounds=rounds, period="10ms")
+        sc["traffic"][1].update(rounds=rounds, period="10ms", stagger=(stagger or ["none"])[0])
         sc["stop_time"] = f"{1 + 10 * rounds}ms"
         sc["fabric"].update(cc=cc, cc_params=params, rate_sample_interval="10us")
         res = run(Scenario(sc), progress=False)
-        fct = res.flows.filter(pl.col("dport") == INCAST_DPORT)["fct_ns"].to_numpy() / 1e3
+        inc = res.flows.filter(pl.col("dport") == INCAST_DPORT)
+        fct = inc["fct_ns"].to_numpy() / 1e3
+        stalls = res.ports.filter((pl.col("node_kind") == "host") & pl.col("node").is_in(senders))["credit_stall_ps"]
         rows.append({"setting": name, "flows": len(fct), "median_us": float(np.median(fct)),
-                     "p99_us": percentile(fct, 0.99), "fecn_marks": res.counters.get("fecn_marks", 0),
+                     "p99_us": percentile(fct, 0.99), "p99_over_median": percentile(fct, 0.99) / float(np.median(fct)),
+                     "span_over_bound": float(round_link_bound(inc, 10e6)["over"].max()),
+                     "stall_us": float(stalls.sum()) / 1e6 / len(senders) / rounds,
+                     "fecn_marks": res.counters.get("fecn_marks", 0),
                      "max_ccti": int(res.rates["ccti"].max() or 0) if res.rates.height else 0,
                      "printed": res.extra.get("cc_settings", "")})
     return pl.DataFrame(rows)
 
 
-def d16_round_table(settings: dict[str, tuple[str, dict]] = D16_SETTINGS, rounds: int = 3) -> str:
+def d16_sensitivity() -> dict[str, tuple[str, dict]]:
+    """One key at a time around the Mellanox manager's set with a 49-unit (50.2 us) timer: the
+    timer over LLNL's sweep (2-8192 units of 1.024 us), the threshold level and marking rate
+    over LLNL's values, each named table; then the harshest corner of LLNL's sweep (every
+    eligible packet marked, the longest timer) with each of its four tables."""
+    base = {"ib_cc_preset": "mellanox_ccmgr", "ccti_timer": 49}
+    out: dict[str, tuple[str, dict]] = {"mellanox_ccmgr, timer 49": ("ib", base)}
+    for units in (2, 8, 32, 128, 512, 2048, 8192):
+        out[f"timer {units}"] = ("ib", base | {"ccti_timer": units})
+    for level in (0, 1, 5, 9, 12):
+        out[f"threshold_level {level}"] = ("ib", base | {"threshold_level": level})
+    for rate in (0, 2, 8, 32, 80):
+        out[f"marking_rate {rate}"] = ("ib", base | {"marking_rate": rate})
+    for table in ("rdmalab_v1", "mellanox_llnl", "simula_optimal", "simula_llnl"):
+        out[f"cct {table}"] = ("ib", base | {"cct": table})
+    for table in ("mellanox_default", "mellanox_llnl", "simula_optimal", "simula_llnl"):  # LLNL's harshest corner
+        out[f"marking_rate 0, timer 8192, cct {table}"] = ("ib", base | {"marking_rate": 0, "ccti_timer": 8192,
+                                                                          "cct": table})
+    return out
+
+
+def d16_dasr_over_harshest() -> dict[str, tuple]:
+    """The harshest corner of LLNL's sweep with the Mellanox table (every eligible packet
+    marked, a 8192-unit timer) under the baseline and each DASR reading, the fabric's CC on."""
+    harsh = {"ib_cc_preset": "mellanox_ccmgr", "ccti_timer": 8192, "marking_rate": 0}
+    return {"IB CC": ("ib", harsh), "serial": ("ib", harsh, "serial"), "paced": ("ib", harsh, "paced"),
+            "DASR in the NIC": ("blitz", harsh | {"dasr_fallback": "ib"})}
+
+
+def d16_round_table(settings: dict[str, tuple] = D16_SETTINGS, rounds: int = 3) -> str:
     """`d16_round` as the Markdown table docs/blitz.md shows (quick: one seed, `rounds` rounds)."""
-    lines = ["| setting (d = 16, quick) | incast flows | median µs | p99 µs | FECN marks | highest CCTI sampled |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| setting (d = 16, quick) | median µs | p99 µs | p99/median | span/bound | credit stall µs "
+             "| FECN marks | highest CCTI |", "|---|---|---|---|---|---|---|---|"]
     for r in d16_round(settings, rounds).iter_rows(named=True):
-        lines.append(f"| {r['setting']} | {r['flows']} | {r['median_us']:.0f} | {r['p99_us']:.0f} | "
-                     f"{r['fecn_marks']} | {r['max_ccti']} |")
+        lines.append(f"| {r['setting']} | {r['median_us']:.0f} | {r['p99_us']:.0f} | {r['p99_over_median']:.2f} | "
+                     f"{r['span_over_bound']:.2f} | {r['stall_us']:.0f} | {r['fecn_marks']} | {r['max_ccti']} |")
     return "\n".join(lines)
