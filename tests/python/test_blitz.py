@@ -77,3 +77,27 @@ def test_no_schedule_beats_the_aggregators_link_on_the_quick_testbed():
                 f = inc.filter((pl.col("start_ns") >= r["first_ns"]) & (pl.col("start_ns") < r["first_ns"] + 1e6))
                 least = r["bound_us"] - (f["start_ns"].max() - r["first_ns"]) / 1e3
                 assert f["fct_ns"].max() / 1e3 < blitz.PAPER_RATIO_LOW * least, (r, least)
+
+
+def test_the_bounds_wire_bytes_and_rate_are_what_the_engine_sends():
+    """`round_link_bound`'s W and C against a run: one 256 KiB WRITE on an FDR 4x InfiniBand link
+    puts exactly `ib_message_wire_bytes` on the sender's wire, at the port's rate."""
+    res = run(Scenario.star(2, rate="FDR4x").flow(1, 0, 262_144).with_fabric(link_layer="infiniband"), progress=False)
+    port = res.ports.filter(pl.col("node") == 1).row(0, named=True)
+    assert port["tx_bytes"] == blitz.ib_message_wire_bytes(262_144) and port["tx_packets"] == 128
+    assert abs(port["rate_bps"] - blitz.FDR4X_BPS) < 1
+
+
+def test_published_settings_leave_the_d16_round_as_without_cc():
+    """docs/blitz.md's table, one round: the Mellanox manager's set at a 1 ms timer gives the
+    incast the median and p99 it has without CC (to 0.1 %: over the table's 3 rounds the medians
+    are 607.38 and 607.45 us, p99 equal), while marking every packet with the Mellanox table and the
+    longest timer makes the round take more of the link's time."""
+    settings = {"none": ("none", {}), "mellanox 1ms": ("ib", {"ib_cc_preset": "mellanox_ccmgr", "ccti_timer": "1ms"}),
+                "harshest": ("ib", {"ib_cc_preset": "mellanox_ccmgr", "ccti_timer": 8192, "marking_rate": 0})}
+    t = blitz.d16_round(settings, rounds=1)
+    none, mellanox, harsh = t.iter_rows(named=True)
+    for q in ("median_us", "p99_us"):
+        assert abs(mellanox[q] - none[q]) <= 1e-3 * none[q], (q, mellanox[q], none[q])
+    assert mellanox["fecn_marks"] > 0 and "preset mellanox_ccmgr" in mellanox["printed"]
+    assert harsh["span_over_bound"] > none["span_over_bound"] >= 1.0
