@@ -483,16 +483,16 @@ D16_SETTINGS: dict[str, tuple[str, dict]] = {
 }
 
 
-def d16_round(settings: dict[str, tuple] = D16_SETTINGS, rounds: int = 3) -> pl.DataFrame:
-    """Runs `blitz_incast_quick.toml`'s d = 16 baseline (IB, no stagger) once per setting (`fabric.cc`,
-    `fabric.cc_params` and, when given, the incast's `stagger`), rounds
+def d16_round(settings: dict[str, tuple] = D16_SETTINGS, rounds: int = 3, degree: int = 16) -> pl.DataFrame:
+    """Runs `blitz_incast_quick.toml`'s d = 16 (or `degree` = 4) baseline (IB, no stagger) once
+    per setting (`fabric.cc`, `fabric.cc_params` and, when given, the incast's `stagger`), rounds
     every 10 ms, rate samples every 10 us: incast median and p99 FCT (us), p99/median, the
     round's span over the link bound n·W/C (`round_link_bound`, the largest of the rounds: the
     link time the round took, 1 at best), the credit stalls of an incast sender's NIC per round
-    (us, mean of the 16), FECN marks, the highest CCT index sampled (any QP, the long flow
+    (us, mean of the senders), FECN marks, the highest CCT index sampled (any QP, the long flow
     included), and the settings line the run printed."""
     spec = next(s for s in Sweep.from_file(Path(__file__).with_name("blitz_incast_quick.toml")).expand()
-                if len(s.scenario["traffic"][1]["senders"]) == 16 and s.params["fabric.cc"] == "ib"
+                if len(s.scenario["traffic"][1]["senders"]) == degree and s.params["fabric.cc"] == "ib"
                 and s.params["traffic[1].stagger"] == "none")
     senders = spec.scenario["traffic"][1]["senders"]
     rows = []
@@ -544,11 +544,11 @@ def d16_dasr_over_harshest() -> dict[str, tuple]:
             "DASR in the NIC": ("blitz", harsh | {"dasr_fallback": "ib"})}
 
 
-def d16_round_table(settings: dict[str, tuple] = D16_SETTINGS, rounds: int = 3) -> str:
+def d16_round_table(settings: dict[str, tuple] = D16_SETTINGS, rounds: int = 3, degree: int = 16) -> str:
     """`d16_round` as the Markdown table docs/blitz.md shows (quick: one seed, `rounds` rounds)."""
-    lines = ["| setting (d = 16, quick) | median µs | p99 µs | p99/median | span/bound | credit stall µs "
+    lines = [f"| setting (d = {degree}, quick) | median µs | p99 µs | p99/median | span/bound | credit stall µs "
              "| FECN marks | highest CCTI |", "|---|---|---|---|---|---|---|---|"]
-    for r in d16_round(settings, rounds).iter_rows(named=True):
+    for r in d16_round(settings, rounds, degree).iter_rows(named=True):
         lines.append(f"| {r['setting']} | {r['median_us']:.0f} | {r['p99_us']:.0f} | {r['p99_over_median']:.2f} | "
                      f"{r['span_over_bound']:.2f} | {r['stall_us']:.0f} | {r['fecn_marks']} | {r['max_ccti']} |")
     return "\n".join(lines)
