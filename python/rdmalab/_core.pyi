@@ -33,6 +33,8 @@ class Simulation:
         """From an ns-3 HPCC simulator config file (paths relative to the current directory)."""
     def engine(self) -> str:
         """Which engine runs the simulation: sequential or the parallel cut."""
+    def cc_settings(self) -> Optional[str]:
+        """The congestion control's named settings (InfiniBand CC: preset, table, every value), or None."""
     def parallel_stats(self) -> Optional[dict[str, Any]]:
         """A parallel run's partitions, window length, windows, events per partition, critical
         path in events, and per thread CPU seconds and seconds waited at barriers (None when

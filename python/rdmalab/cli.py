@@ -120,6 +120,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     results = run(args.scenario, progress=not args.quiet, trace_path=out / "trace.parquet", threads=args.threads)
     print(results.summary())
     print(f"engine: {results.extra['engine']}{_thread_use(results.extra.get('parallel'))}")
+    if "cc_settings" in results.extra:
+        print(f"cc: {results.extra['cc_settings']}")
     title = f"{Path(args.scenario).stem}: {describe(Scenario.from_toml(args.scenario), results)}"
     _write_outputs(results, out, title)
     return run_status(results)

@@ -70,6 +70,8 @@ def drive(sim: "_core.Simulation", progress: bool = True, check: bool = True,
     results = Results.from_core(raw, reason, interrupted, wall)
     results.extra["core"] = sim
     results.extra["engine"] = sim.engine()
+    if (cc := sim.cc_settings()) is not None:  # InfiniBand CC: which preset and table it ran
+        results.extra["cc_settings"] = cc
     stats = sim.parallel_stats()
     if stats is not None:  # where the threads spent the run (docs/parallel.md, "Speed")
         results.extra["parallel"] = stats | {"slices": slices}

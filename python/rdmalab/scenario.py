@@ -334,8 +334,9 @@ class Scenario:
         Blitz: `with_fabric(cc="blitz", cc_params={"dasr_count": "qp"}, iofd={})`.
         InfiniBand CC (IBA annex A10): `with_fabric(cc="ib", cc_params={"ccti_timer": "20us",
         "cct": [0, "3:1", "3:2"]})`, keys threshold, marking_rate, packet_size, ccti_increase,
-        ccti_limit, ccti_min, ccti_timer, cct; `granularity="per_sl"` for one state per
-        (source, SL); Blitz over it with `cc_params={"dasr_fallback": "ib"}`."""
+        ccti_limit, ccti_min, ccti_timer, cct, and the named forms ib_cc_preset, threshold_level
+        and cct = "<table>" (docs/physics.md, "Settings by name"); `granularity="per_sl"` for one
+        state per (source, SL); Blitz over it with `cc_params={"dasr_fallback": "ib"}`."""
         new = copy.deepcopy(self)
         new.spec.setdefault("fabric", {}).update(settings)
         return new

@@ -1,9 +1,15 @@
 """Blitz (seed 004) through the Python face: `with_fabric(cc="blitz", iofd={...})`, the
 `incast_rounds` builder, the IOFD counters, and errors naming the field."""
 
+import copy
+from pathlib import Path
+
+import polars as pl
 import pytest
 
 from rdmalab import Scenario, run
+from rdmalab.experiments.repro import blitz
+from rdmalab.experiments.sweep import Sweep
 
 
 def test_blitz_with_iofd_runs_and_reports_counters():
@@ -46,3 +52,52 @@ def test_staggered_incast_rounds_from_python():
     assert serial.flows["fct_ns"].max() > plain.flows["fct_ns"].max()
     with pytest.raises(ValueError, match=r"traffic\[0\]\.piece"):
         run(Scenario.star(5).incast_rounds(**base, stagger="serial", piece=1000), progress=False)
+
+
+def test_no_schedule_beats_the_aggregators_link_on_the_quick_testbed():
+    """docs/blitz.md's bound, on measured runs of `blitz_incast_quick.toml` (d = 4 and 16, every
+    scheme; 3 rounds 2 ms apart to keep it short): in every round the last message ends at least
+    n·W/C after the first start, W a message's wire bytes and C FDR 4x's data rate. The bound is
+    what caps DASR's possible gain: at d = 16 IB's largest FCT is less than 2.5x (the poster's
+    lowest ratio) of the least any schedule could reach, n·W/C less the round's spread of starts."""
+    sweep = Sweep.from_file(Path(blitz.__file__).with_name("blitz_incast_quick.toml"))
+    for spec in sweep.expand():
+        sc = copy.deepcopy(spec.scenario)
+        rounds = next(t for t in sc["traffic"] if t["kind"] == "incast_rounds")
+        rounds.update(rounds=3, period="2ms")
+        sc["stop_time"] = "7ms"
+        flows = run(Scenario(sc), progress=False).flows
+        b = blitz.round_link_bound(flows, period_ns=2e6)
+        n = len(rounds["senders"])
+        assert b.height == 3 and (b["n"] == n).all(), spec.label()
+        assert (b["over"] >= 1.0).all(), f"{spec.label()}: {b}"
+        if n == 16 and spec.params["fabric.cc"] == "ib" and spec.params["traffic[1].stagger"] == "none":
+            inc = flows.filter(pl.col("dport") == blitz.INCAST_DPORT)
+            for r in b.iter_rows(named=True):
+                f = inc.filter((pl.col("start_ns") >= r["first_ns"]) & (pl.col("start_ns") < r["first_ns"] + 1e6))
+                least = r["bound_us"] - (f["start_ns"].max() - r["first_ns"]) / 1e3
+                assert f["fct_ns"].max() / 1e3 < blitz.PAPER_RATIO_LOW * least, (r, least)
+
+
+def test_the_bounds_wire_bytes_and_rate_are_what_the_engine_sends():
+    """`round_link_bound`'s W and C against a run: one 256 KiB WRITE on an FDR 4x InfiniBand link
+    puts exactly `ib_message_wire_bytes` on the sender's wire, at the port's rate."""
+    res = run(Scenario.star(2, rate="FDR4x").flow(1, 0, 262_144).with_fabric(link_layer="infiniband"), progress=False)
+    port = res.ports.filter(pl.col("node") == 1).row(0, named=True)
+    assert port["tx_bytes"] == blitz.ib_message_wire_bytes(262_144) and port["tx_packets"] == 128
+    assert abs(port["rate_bps"] - blitz.FDR4X_BPS) < 1
+
+
+def test_published_settings_leave_the_d16_round_as_without_cc():
+    """docs/blitz.md's table, one round: the Mellanox manager's set at a 1 ms timer gives the
+    incast the median and p99 it has without CC (to 0.1 %: over the table's 3 rounds the medians
+    are 607.38 and 607.45 us, p99 equal), while marking every packet with the Mellanox table and the
+    longest timer makes the round take more of the link's time."""
+    settings = {"none": ("none", {}), "mellanox 1ms": ("ib", {"ib_cc_preset": "mellanox_ccmgr", "ccti_timer": "1ms"}),
+                "harshest": ("ib", {"ib_cc_preset": "mellanox_ccmgr", "ccti_timer": 8192, "marking_rate": 0})}
+    t = blitz.d16_round(settings, rounds=1)
+    none, mellanox, harsh = t.iter_rows(named=True)
+    for q in ("median_us", "p99_us"):
+        assert abs(mellanox[q] - none[q]) <= 1e-3 * none[q], (q, mellanox[q], none[q])
+    assert mellanox["fecn_marks"] > 0 and "preset mellanox_ccmgr" in mellanox["printed"]
+    assert harsh["span_over_bound"] > none["span_over_bound"] >= 1.0

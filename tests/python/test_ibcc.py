@@ -39,3 +39,20 @@ def test_ib_cc_on_roce_is_refused_naming_the_field():
     base = Scenario.star(3).flow(1, 0, 1000)
     with pytest.raises(ValueError, match=r"fabric\.cc\b.*link_layer"):
         run(base.with_fabric(cc="ib"), progress=False)
+
+
+def test_a_run_names_the_preset_and_table_it_used():
+    """`ib_cc_preset` and `cct = "<name>"` from Python; the run's settings line names the set,
+    the table and the timer in A10's units (49 x 1.024 us); a RoCE run has no such line."""
+    base = Scenario.star(3).incast([1, 2], 0, 500_000)
+    mellanox = {"ib_cc_preset": "mellanox_ccmgr", "ccti_timer": 49}
+    res = run(base.with_fabric(link_layer="infiniband", cc="ib", cc_params=mellanox), progress=False)
+    line = res.extra["cc_settings"]
+    assert "IB CC preset mellanox_ccmgr" in line and "cct mellanox_default (128 entries)" in line, line
+    assert "ccti_timer 50.176 us (49.00 x 1.024 us)" in line and "level 15" in line, line
+    res = run(base.with_fabric(link_layer="infiniband", cc="ib"), progress=False)
+    assert "IB CC preset rdmalab_v1" in res.extra["cc_settings"]
+    assert "cc_settings" not in run(base.with_fabric(cc="dcqcn"), progress=False).extra
+    with pytest.raises(ValueError, match=r"fabric\.cc_params\.ccti_timer.*unpublished"):
+        run(base.with_fabric(link_layer="infiniband", cc="ib", cc_params={"ib_cc_preset": "mellanox_ccmgr"}),
+            progress=False)

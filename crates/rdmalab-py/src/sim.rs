@@ -34,6 +34,9 @@ pub struct Simulation {
     inner: Runner,
     /// Which engine runs it (`Runner::describe`).
     engine: String,
+    /// The congestion control's named settings, when it has them (InfiniBand CC's preset,
+    /// table and values: `IbParams::describe`).
+    cc_settings: Option<String>,
     fct_path: Option<String>,
     pfc_path: Option<String>,
     /// TRACE_OUTPUT_FILE and QLEN_MON_FILE of an HPCC config, when it asks for them.
@@ -44,8 +47,13 @@ pub struct Simulation {
 }
 
 impl Simulation {
-    fn plain(inner: Runner, engine: String, source: Option<(String, std::path::PathBuf)>) -> Self {
-        Simulation { inner, engine, fct_path: None, pfc_path: None, trace_path: None, qlen_path: None, source }
+    fn plain(
+        inner: Runner,
+        (engine, cc_settings): (String, Option<String>),
+        source: Option<(String, std::path::PathBuf)>,
+    ) -> Self {
+        let (fct_path, pfc_path, trace_path, qlen_path) = (None, None, None, None);
+        Simulation { inner, engine, cc_settings, fct_path, pfc_path, trace_path, qlen_path, source }
     }
 
     /// An engine error as an error of the scenario's file, when it came from one.
@@ -60,17 +68,25 @@ impl Simulation {
 /// A TOML scenario's text at `path` into a simulation, every error naming file and line.
 fn from_toml_text(text: String, path: &Path, threads: Option<u32>) -> PyResult<Simulation> {
     let s = Scenario::from_toml(&text, path).map_err(to_py)?;
+    let cc = cc_settings(&s);
     let runner =
         Runner::with_threads(s, threads).map_err(|e| to_py(rdmalab::scenario::in_scenario_file(e, &text, path)))?;
     let engine = runner.describe();
-    Ok(Simulation::plain(runner, engine, Some((text, path.to_path_buf()))))
+    Ok(Simulation::plain(runner, (engine, cc), Some((text, path.to_path_buf()))))
 }
 
-/// The run `threads` asks for (`Runner::with_threads`) and its one-line description.
-fn build(s: Scenario, threads: Option<u32>) -> PyResult<(Runner, String)> {
+/// The congestion control's named settings, printed with a run's summary.
+fn cc_settings(s: &Scenario) -> Option<String> {
+    s.config.cc.ib_params().map(|p| p.describe())
+}
+
+/// The run `threads` asks for (`Runner::with_threads`), its one-line description and its
+/// CC settings.
+fn build(s: Scenario, threads: Option<u32>) -> PyResult<(Runner, (String, Option<String>))> {
+    let cc = cc_settings(&s);
     let runner = Runner::with_threads(s, threads).map_err(to_py)?;
     let engine = runner.describe();
-    Ok((runner, engine))
+    Ok((runner, (engine, cc)))
 }
 
 #[pymethods]
@@ -95,8 +111,8 @@ impl Simulation {
     #[pyo3(signature = (text, base, threads=None))]
     fn from_json(text: &str, base: &str, threads: Option<u32>) -> PyResult<Self> {
         let s = Scenario::from_json(text, Path::new(base)).map_err(to_py)?;
-        let (inner, engine) = build(s, threads)?;
-        Ok(Simulation::plain(inner, engine, None))
+        let (inner, described) = build(s, threads)?;
+        Ok(Simulation::plain(inner, described, None))
     }
 
     /// From an ns-3 HPCC simulator config file (paths relative to the current directory).
@@ -108,10 +124,11 @@ impl Simulation {
         let monitor = s.config.qlen_monitor.is_some();
         let trace = s.config.trace.is_some();
         let show = |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| p.display().to_string());
-        let (inner, engine) = build(s, threads)?;
+        let (inner, (engine, cc_settings)) = build(s, threads)?;
         Ok(Simulation {
             inner,
             engine,
+            cc_settings,
             fct_path: Some(cfg.fct_output_file.display().to_string()),
             pfc_path: Some(cfg.pfc_output_file.display().to_string()),
             trace_path: if trace { show(&cfg.trace_output_file) } else { None },
@@ -124,6 +141,12 @@ impl Simulation {
     /// cut (partitions and window).
     fn engine(&self) -> String {
         self.engine.clone()
+    }
+
+    /// The congestion control's named settings (InfiniBand CC: its preset, table and every
+    /// value), or None.
+    fn cc_settings(&self) -> Option<String> {
+        self.cc_settings.clone()
     }
 
     /// Where a parallel run's threads spent its calls of `run` so far (None for the

@@ -59,12 +59,13 @@ impl CctEntry {
     }
 }
 
-/// The default table (†, ours): 128 entries (the size QLogic/Intel PSM builds by default,
-/// two of A10's 64-entry blocks), entry i a delay of i/8 packet times (shift 3, multiplier
-/// i): entry 0 sends at line rate (as in PSM's and Mellanox's tables), entry 8 at half,
-/// entry 127 at 8/135 of it, each step at most 1/9 of the rate below the last.
+/// The table of our own set `rdmalab_v1` (†, ours; `cct = "rdmalab_v1"`): 128 entries (the
+/// size QLogic/Intel PSM builds by default, two of A10's 64-entry blocks), entry i a delay of
+/// i/8 packet times (shift 3, multiplier i): entry 0 sends at line rate (as in PSM's and
+/// Mellanox's tables), entry 8 at half, entry 127 at 8/135 of it, each step at most 1/9 of
+/// the rate below the last.
 pub fn default_cct() -> Vec<CctEntry> {
-    (0..128).map(|i| CctEntry { shift: 3, multiplier: i }).collect()
+    super::ib_presets::named_cct(super::ib_presets::DEFAULT_PRESET).expect("our table")
 }
 
 /// The adapter's settings and the switches' (`[fabric.cc_params]`).
@@ -86,6 +87,10 @@ pub struct IbParams {
     pub ccti_timer: Time,
     /// The table [cct], `default_cct()`.
     pub cct: Vec<CctEntry>,
+    /// The named set these values started from [ib_cc_preset], `rdmalab_v1` (ours).
+    pub preset: &'static str,
+    /// The table's name when it is a named one [cct = "<name>"]; None for an explicit list.
+    pub cct_name: Option<&'static str>,
 }
 
 impl Default for IbParams {
@@ -98,6 +103,8 @@ impl Default for IbParams {
             ccti_min: 0,
             ccti_timer: Time::from_us(50),
             cct,
+            preset: super::ib_presets::DEFAULT_PRESET,
+            cct_name: Some(super::ib_presets::DEFAULT_PRESET),
         }
     }
 }
@@ -107,6 +114,33 @@ impl IbParams {
     #[inline]
     pub fn rate_at(&self, i: u16, line: Rate) -> Rate {
         self.cct[i as usize].rate(line)
+    }
+
+    /// One line naming the set, the table and every value a run uses (what `rdmalab run`
+    /// prints).
+    pub fn describe(&self) -> String {
+        let m = &self.marking;
+        let threshold = match super::ib_presets::threshold_level(m.threshold) {
+            Some(0) => "level 0 (no marking)".to_string(),
+            Some(l) => format!("{} B (level {l})", m.threshold),
+            None => format!("{} B", m.threshold),
+        };
+        let cct = match self.cct_name {
+            Some(n) => format!("{n} ({} entries)", self.cct.len()),
+            None => format!("explicit ({} entries)", self.cct.len()),
+        };
+        let units = self.ccti_timer.0 as f64 / 1_024_000.0;
+        format!(
+            "IB CC preset {}: threshold {threshold}, marking_rate {}, packet_size {} B, ccti_increase {}, \
+             ccti_min {}, ccti_limit {}, ccti_timer {:.3} us ({units:.2} x 1.024 us), cct {cct}",
+            self.preset,
+            m.marking_rate,
+            m.packet_size,
+            self.ccti_increase,
+            self.ccti_min,
+            self.ccti_limit,
+            self.ccti_timer.0 as f64 / 1e6,
+        )
     }
 
     /// The settings' consistency: (the key to blame, why) when broken.

@@ -51,6 +51,7 @@ pub mod dcqcn;
 pub mod dctcp;
 pub mod hpcc;
 pub mod ib;
+pub mod ib_presets;
 pub mod timely;
 
 pub use dasr::{BlitzParams, BlitzState, DasrCount, DasrFallback, DasrParams};

@@ -15,6 +15,7 @@ use std::path::Path;
 
 use super::{field_rate, field_time};
 use crate::cc::ib::{CctEntry, IbParams, MAX_CCTI_TIMER, MAX_CCT_ENTRIES};
+use crate::cc::ib_presets::{cct_static_name, named_cct, preset, threshold_bytes, CCT_NAMES, PRESET_NAMES};
 use crate::cc::{CcConfig, DasrFallback};
 use crate::error::{Error, Result};
 use crate::units::{Rate, Time};
@@ -25,6 +26,7 @@ pub(super) type CcParamTable = BTreeMap<String, toml::Value>;
 /// Applies `table` to the parameters of `cc`; unknown keys and wrong types are errors naming
 /// `fabric.cc_params.KEY`.
 pub(super) fn apply(cc: &mut CcConfig, table: &CcParamTable, file: &Path) -> Result<()> {
+    apply_ib_preset(cc, table, file)?;
     for (key, value) in table {
         let v = Value { file, key, value };
         let known = match cc {
@@ -78,7 +80,45 @@ pub(super) fn apply(cc: &mut CcConfig, table: &CcParamTable, file: &Path) -> Res
     if table.contains_key("cct") && !table.contains_key("ccti_limit") {
         p.ccti_limit = p.cct.len().saturating_sub(1) as u16; // OpenSM: the table's last entry
     }
+    check_ib_keys(p, table, file)?;
     p.check().map_err(|(key, m)| Error::input(file, 0, format!("fabric.cc_params.{key}"), m))
+}
+
+/// `ib_cc_preset`: the named set replaces the InfiniBand parameters before any other key
+/// applies (so that keys beside it override it, whatever their order in the file).
+fn apply_ib_preset(cc: &mut CcConfig, table: &CcParamTable, file: &Path) -> Result<()> {
+    let Some(value) = table.get("ib_cc_preset") else {
+        return Ok(());
+    };
+    let v = Value { file, key: "ib_cc_preset", value };
+    let target = match cc {
+        CcConfig::Ib(p) => p,
+        CcConfig::Blitz(b) => &mut b.ib, // the fall-back's check comes after
+        _ => return Ok(()),              // refused as an unknown key below
+    };
+    let want = || format!("one of {}", PRESET_NAMES.map(|n| format!("\"{n}\"")).join(", "));
+    let name = value.as_str().ok_or_else(|| v.bad(&want()))?;
+    *target = preset(name).ok_or_else(|| v.bad(&want()))?.params;
+    Ok(())
+}
+
+/// After every key: `threshold` and `threshold_level` are one setting, and a preset's open
+/// keys must be given.
+fn check_ib_keys(p: &IbParams, table: &CcParamTable, file: &Path) -> Result<()> {
+    if table.contains_key("threshold") && table.contains_key("threshold_level") {
+        let m = "give either threshold (bytes) or threshold_level (annex A10's 0-15), not both";
+        return Err(Error::input(file, 0, "fabric.cc_params.threshold_level", m));
+    }
+    if !table.contains_key("ib_cc_preset") {
+        return Ok(());
+    }
+    let open = preset(p.preset).map(|s| s.open).unwrap_or(&[]);
+    let given = |key: &str| table.contains_key(key) || (key == "threshold_level" && table.contains_key("threshold"));
+    if let Some((key, why)) = open.iter().find(|(key, _)| !given(key)) {
+        let m = format!("ib_cc_preset = \"{}\" leaves it open ({why}): give one", p.preset);
+        return Err(Error::input(file, 0, format!("fabric.cc_params.{key}"), m));
+    }
+    Ok(())
 }
 
 fn ib_params_mut(cc: &mut CcConfig) -> Option<&mut IbParams> {
@@ -110,21 +150,37 @@ fn check_blitz_fallback(cc: &CcConfig, table: &CcParamTable, file: &Path) -> Res
 }
 
 /// The keys of InfiniBand congestion control.
-const IB_KEYS: [&str; 8] =
-    ["threshold", "marking_rate", "packet_size", "ccti_increase", "ccti_limit", "ccti_min", "ccti_timer", "cct"];
+const IB_KEYS: [&str; 10] = [
+    "threshold",
+    "threshold_level",
+    "marking_rate",
+    "packet_size",
+    "ccti_increase",
+    "ccti_limit",
+    "ccti_min",
+    "ccti_timer",
+    "cct",
+    "ib_cc_preset",
+];
 
 /// An InfiniBand CC key (`cc = "ib"`, Blitz's `ib` fall-back); false when `v` names none.
 /// Ranges are the fields' widths in annex A10 (Mellanox's for `packet_size`, in bytes).
 fn ib_key(p: &mut IbParams, v: &Value<'_>) -> Result<bool> {
     Ok(match v.key {
         "threshold" => set(&mut p.marking.threshold, v.int_in(0, u32::MAX as i64)? as u64),
+        "threshold_level" => set(&mut p.marking.threshold, v.threshold_level()?),
+        "ib_cc_preset" => true, // applied first (`apply_ib_preset`)
         "marking_rate" => set(&mut p.marking.marking_rate, v.int_in(0, u16::MAX as i64)? as u16),
         "packet_size" => set(&mut p.marking.packet_size, v.int_in(0, 0x3FC0)? as u32),
         "ccti_increase" => set(&mut p.ccti_increase, v.int_in(1, 255)? as u16),
         "ccti_limit" => set(&mut p.ccti_limit, v.int_in(0, MAX_CCT_ENTRIES as i64 - 1)? as u16),
         "ccti_min" => set(&mut p.ccti_min, v.int_in(0, 255)? as u16),
         "ccti_timer" => set(&mut p.ccti_timer, v.ccti_timer()?),
-        "cct" => set(&mut p.cct, v.cct()?),
+        "cct" => {
+            let (cct, name) = v.cct()?;
+            p.cct_name = name;
+            set(&mut p.cct, cct)
+        }
         _ => false,
     })
 }
@@ -201,7 +257,19 @@ impl Value<'_> {
         let s = self.value.as_str().ok_or_else(|| self.bad("\"dcqcn\" or \"ib\""))?;
         DasrFallback::from_name(s).map_err(|_| self.bad("\"dcqcn\" or \"ib\""))
     }
+    /// A10's threshold level, 0 (no marking) to 15 (most aggressive), as a queue depth.
+    fn threshold_level(&self) -> Result<u64> {
+        let level = self.int_in(0, 15)? as u8;
+        Ok(threshold_bytes(level).expect("a level in range"))
+    }
+    /// The timer as a time (\"50us\") or as A10 encodes it: an integer count of 1.024 us.
     fn ccti_timer(&self) -> Result<Time> {
+        if let Some(units) = self.value.as_integer() {
+            if !(1..=65_535).contains(&units) {
+                return Err(self.bad("an integer count of 1.024us units in [1, 65535] or a time such as \"50us\""));
+            }
+            return Ok(Time(units as u64 * 1_024_000));
+        }
         let t = self.time()?;
         if t > MAX_CCTI_TIMER {
             return Err(self.bad("a time of at most 65535 x 1.024us (the spec's 16-bit field)"));
@@ -210,12 +278,20 @@ impl Value<'_> {
     }
     /// The table: entries as the spec encodes them (16-bit integers, shift in bits 15-14)
     /// or as OpenSM writes them (\"shift:multiplier\").
-    fn cct(&self) -> Result<Vec<CctEntry>> {
-        let list = self.value.as_array().ok_or_else(|| self.bad("a list of CCT entries"))?;
+    /// Or a named table (`\"mellanox_default\"`), whose name is kept for printing.
+    fn cct(&self) -> Result<(Vec<CctEntry>, Option<&'static str>)> {
+        if let Some(name) = self.value.as_str() {
+            let want =
+                || format!("a list of CCT entries or one of {}", CCT_NAMES.map(|n| format!("\"{n}\"")).join(", "));
+            let name = cct_static_name(name).ok_or_else(|| self.bad(&want()))?;
+            return Ok((named_cct(name).expect("a named table"), Some(name)));
+        }
+        let list = self.value.as_array().ok_or_else(|| self.bad("a list of CCT entries or a table's name"))?;
         if list.len() > MAX_CCT_ENTRIES {
             return Err(self.bad(&format!("at most {MAX_CCT_ENTRIES} entries")));
         }
-        list.iter().enumerate().map(|(i, e)| self.cct_entry(i, e)).collect()
+        let cct = list.iter().enumerate().map(|(i, e)| self.cct_entry(i, e)).collect::<Result<_>>()?;
+        Ok((cct, None))
     }
     fn cct_entry(&self, i: usize, e: &toml::Value) -> Result<CctEntry> {
         let parsed = match e {

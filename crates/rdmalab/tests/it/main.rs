@@ -24,6 +24,7 @@ mod formats;
 mod formats_fuzz;
 mod host_vs_switch;
 mod ibcc;
+mod ibcc_presets;
 mod infiniband;
 mod iofd;
 mod irn;

@@ -15,7 +15,9 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from rdmalab import Scenario, run
 from rdmalab.experiments.repro.base import Comparison, Experiment
+from rdmalab.experiments.sweep import Sweep
 from rdmalab.experiments.store import Store, load_sweep
 from rdmalab.plots import plt, save_figure
 from rdmalab.results import percentile
@@ -67,6 +69,41 @@ def incast_fcts(runs: pl.DataFrame, flows: pl.DataFrame) -> dict[tuple[int, str]
         key = (int(f["src"].n_unique()), scheme(r))
         out[key] = np.concatenate([out.get(key, np.array([])), f["fct_ns"].to_numpy() / 1e3])
     return out
+
+
+#: FDR 4x's data rate: 4 lanes of 14.0625 Gb/s, 64b/66b coded (IBTA; `fabric/ib.rs`), 54.545 Gb/s.
+FDR4X_BPS = 4 * 14.0625e9 * 64 / 66
+#: InfiniBand wire bytes per data packet beyond its payload, LRH + BTH + ICRC + VCRC, and the RETH
+#: of a WRITE's first packet (docs/physics.md, "InfiniBand link layer").
+IB_DATA_HEADER, IB_RETH = 8 + 12 + 4 + 2, 16
+
+
+def ib_message_wire_bytes(size: int, mtu: int = 2048) -> int:
+    """Bytes one RDMA WRITE of `size` bytes puts on an InfiniBand wire at `mtu`."""
+    return size + IB_DATA_HEADER * -(-size // mtu) + IB_RETH
+
+
+def round_link_bound(flows: pl.DataFrame, period_ns: float, rate_bps: float = FDR4X_BPS,
+                     mtu: int = 2048) -> pl.DataFrame:
+    """The bound docs/blitz.md argues, per incast round of one run's `flows` (rounds `period_ns`
+    apart, each start within a small jitter of its round's): whatever the schedule, the round's
+    n messages cross the aggregator's link one byte at a time, so its last one cannot end
+    before the round's first start plus n·W/C (W a message's wire bytes, C the link's data
+    rate). One row per round: n, first start, last end,
+    `span_us` (last end − first start), `bound_us` (n·W/C) and `over` = span/bound (≥ 1 always;
+    near 1 for a baseline that keeps the link busy)."""
+    inc = flows.filter(pl.col("dport") == INCAST_DPORT) if "dport" in flows.columns else flows
+    first = inc["start_ns"].min()
+    index = ((pl.col("start_ns") - first) / period_ns).round(0).cast(pl.Int64).alias("round")
+    rounds = (inc.with_columns(index, (pl.col("start_ns") + pl.col("fct_ns")).alias("end_ns"))
+              .group_by("round").agg(pl.len().alias("n"), pl.col("size").first().alias("size"),
+                                     pl.col("start_ns").min().alias("first_ns"),
+                                     pl.col("end_ns").max().alias("last_ns"))
+              .sort("round"))
+    wire = np.array([ib_message_wire_bytes(int(s), mtu) for s in rounds["size"]])
+    bound_us = rounds["n"].to_numpy() * wire * 8 / rate_bps * 1e6
+    return rounds.with_columns(span_us=(pl.col("last_ns") - pl.col("first_ns")) / 1e3, bound_us=pl.Series(bound_us)) \
+        .with_columns(over=pl.col("span_us") / pl.col("bound_us"))
 
 
 def long_flow_gbps(store: Store, runs: pl.DataFrame, in_rounds: bool = False) -> dict[str, float]:
@@ -356,8 +393,9 @@ def incast_cdf_figure(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
 _BLITZ_CITATION = ("Xue et al., Fast Congestion Control in RDMA-based Datacenter Networks, SIGCOMM 2018 "
                    "poster (seed 004)")
 _BLITZ_ASSUMPTIONS = ("20-host InfiniBand FDR 4x star (20 nodes on a 36-port SX6025), 1 us links, default VL "
-                      "buffers, input-fair switch arbitration; InfiniBand CC with its cited defaults (ccti_timer "
-                      "50 us is ours); rounds every 100 ms; 256 KiB per sender; U(0, 100 us) jitter; the poster's "
+                      "buffers, input-fair switch arbitration; InfiniBand CC under our set rdmalab_v1 (Mellanox's "
+                      "marking_rate, packet_size, ccti_increase, ccti_min; our threshold depth, 50 us timer and "
+                      "table); rounds every 100 ms; 256 KiB per sender; U(0, 100 us) jitter; the poster's "
                       "application-layer DASR read two ways (serial grants of 64 B on the fabric, or 4 KiB pieces "
                       "paced to C/n) beside DASR in the NIC (cc = blitz, dasr_fallback = ib)")
 _ROCE_ASSUMPTIONS = ("InfiniBand CC -> DCQCN (reference defaults); DASR in the NIC; 20-host star at 56 Gb/s, 1 us "
@@ -432,3 +470,85 @@ EXPERIMENTS = [
 
 #: The name `repro` exported them by.
 BLITZ_EXPERIMENTS = EXPERIMENTS
+
+
+#: Issue 42 item 2: the d = 16 round (the quick file's, 3 rounds 10 ms apart, seed 1) under each
+#: setting, by `[fabric]` and `[fabric.cc_params]` (no CC; our set; the Mellanox manager's set
+#: with its table "mellanox_default" at timers 50 us to 1 ms, which the manager leaves open).
+D16_SETTINGS: dict[str, tuple[str, dict]] = {
+    "no CC": ("none", {}),
+    "rdmalab_v1": ("ib", {}),
+    **{f"mellanox_ccmgr, ccti_timer {t}": ("ib", {"ib_cc_preset": "mellanox_ccmgr", "ccti_timer": t})
+       for t in ("50us", "200us", "1ms")},
+}
+
+
+def d16_round(settings: dict[str, tuple] = D16_SETTINGS, rounds: int = 3, degree: int = 16) -> pl.DataFrame:
+    """Runs `blitz_incast_quick.toml`'s d = 16 (or `degree` = 4) baseline (IB, no stagger) once
+    per setting (`fabric.cc`, `fabric.cc_params` and, when given, the incast's `stagger`), rounds
+    every 10 ms, rate samples every 10 us: incast median and p99 FCT (us), p99/median, the
+    round's span over the link bound n·W/C (`round_link_bound`, the largest of the rounds: the
+    link time the round took, 1 at best), the credit stalls of an incast sender's NIC per round
+    (us, mean of the senders), FECN marks, the highest CCT index sampled (any QP, the long flow
+    included), and the settings line the run printed."""
+    spec = next(s for s in Sweep.from_file(Path(__file__).with_name("blitz_incast_quick.toml")).expand()
+                if len(s.scenario["traffic"][1]["senders"]) == degree and s.params["fabric.cc"] == "ib"
+                and s.params["traffic[1].stagger"] == "none")
+    senders = spec.scenario["traffic"][1]["senders"]
+    rows = []
+    for name, (cc, params, *stagger) in settings.items():
+        sc = json.loads(json.dumps(spec.scenario))
+        sc["traffic"][1].update(rounds=rounds, period="10ms", stagger=(stagger or ["none"])[0])
+        sc["stop_time"] = f"{1 + 10 * rounds}ms"
+        sc["fabric"].update(cc=cc, cc_params=params, rate_sample_interval="10us")
+        res = run(Scenario(sc), progress=False)
+        inc = res.flows.filter(pl.col("dport") == INCAST_DPORT)
+        fct = inc["fct_ns"].to_numpy() / 1e3
+        stalls = res.ports.filter((pl.col("node_kind") == "host") & pl.col("node").is_in(senders))["credit_stall_ps"]
+        rows.append({"setting": name, "flows": len(fct), "median_us": float(np.median(fct)),
+                     "p99_us": percentile(fct, 0.99), "p99_over_median": percentile(fct, 0.99) / float(np.median(fct)),
+                     "span_over_bound": float(round_link_bound(inc, 10e6)["over"].max()),
+                     "stall_us": float(stalls.sum()) / 1e6 / len(senders) / rounds,
+                     "fecn_marks": res.counters.get("fecn_marks", 0),
+                     "max_ccti": int(res.rates["ccti"].max() or 0) if res.rates.height else 0,
+                     "printed": res.extra.get("cc_settings", "")})
+    return pl.DataFrame(rows)
+
+
+def d16_sensitivity() -> dict[str, tuple[str, dict]]:
+    """One key at a time around the Mellanox manager's set with a 49-unit (50.2 us) timer: the
+    timer over LLNL's sweep (2-8192 units of 1.024 us), the threshold level and marking rate
+    over LLNL's values, each named table; then the harshest corner of LLNL's sweep (every
+    eligible packet marked, the longest timer) with each of its four tables."""
+    base = {"ib_cc_preset": "mellanox_ccmgr", "ccti_timer": 49}
+    out: dict[str, tuple[str, dict]] = {"mellanox_ccmgr, timer 49": ("ib", base)}
+    for units in (2, 8, 32, 128, 512, 2048, 8192):
+        out[f"timer {units}"] = ("ib", base | {"ccti_timer": units})
+    for level in (0, 1, 5, 9, 12):
+        out[f"threshold_level {level}"] = ("ib", base | {"threshold_level": level})
+    for rate in (0, 2, 8, 32, 80):
+        out[f"marking_rate {rate}"] = ("ib", base | {"marking_rate": rate})
+    for table in ("rdmalab_v1", "mellanox_llnl", "simula_optimal", "simula_llnl"):
+        out[f"cct {table}"] = ("ib", base | {"cct": table})
+    for table in ("mellanox_default", "mellanox_llnl", "simula_optimal", "simula_llnl"):  # LLNL's harshest corner
+        out[f"marking_rate 0, timer 8192, cct {table}"] = ("ib", base | {"marking_rate": 0, "ccti_timer": 8192,
+                                                                          "cct": table})
+    return out
+
+
+def d16_dasr_over_harshest() -> dict[str, tuple]:
+    """The harshest corner of LLNL's sweep with the Mellanox table (every eligible packet
+    marked, a 8192-unit timer) under the baseline and each DASR reading, the fabric's CC on."""
+    harsh = {"ib_cc_preset": "mellanox_ccmgr", "ccti_timer": 8192, "marking_rate": 0}
+    return {"IB CC": ("ib", harsh), "serial": ("ib", harsh, "serial"), "paced": ("ib", harsh, "paced"),
+            "DASR in the NIC": ("blitz", harsh | {"dasr_fallback": "ib"})}
+
+
+def d16_round_table(settings: dict[str, tuple] = D16_SETTINGS, rounds: int = 3, degree: int = 16) -> str:
+    """`d16_round` as the Markdown table docs/blitz.md shows (quick: one seed, `rounds` rounds)."""
+    lines = [f"| setting (d = {degree}, quick) | median µs | p99 µs | p99/median | span/bound | credit stall µs "
+             "| FECN marks | highest CCTI |", "|---|---|---|---|---|---|---|---|"]
+    for r in d16_round(settings, rounds, degree).iter_rows(named=True):
+        lines.append(f"| {r['setting']} | {r['median_us']:.0f} | {r['p99_us']:.0f} | {r['p99_over_median']:.2f} | "
+                     f"{r['span_over_bound']:.2f} | {r['stall_us']:.0f} | {r['fecn_marks']} | {r['max_ccti']} |")
+    return "\n".join(lines)
