@@ -9,7 +9,8 @@ suspected cause (docs/blitz.md, "Why our ratios are not the poster's"; issue 42 
   place of input-fair), `timers` (`ccti_timer` 10 us, 200 us, 1 ms), `mark_every` (every
   eligible packet marked, 1 ms timer), `no_long_flow`, `nic` (DASR in the NIC), `serial`,
   `serial_no_long_flow`, `paced`, `deeper` (a table 4x deeper than `rdmalab_v1`'s, every
-  packet marked, 1 ms timer) and `deeper_dasr` (serial and paced over it);
+  packet marked, 1 ms timer) and `deeper_dasr` (serial and paced over it), `vl_4k` (every
+  scheme with 4 KiB VL buffers, less than the credit round trip);
 - `dasr_cc`: each DASR (serial, paced, in the NIC) with the fabric's IB CC on and off (the
   poster reads DASR as replacing the fabric's CC), and which reading the repro's headline uses;
 - `yardstick`: the fluid model the docs argue with (`repro/blitz.py`: `fair_share_fcts`,
@@ -17,7 +18,7 @@ suspected cause (docs/blitz.md, "Why our ratios are not the poster's"; issue 42 
 
 Columns (`repro/blitz.py::d16_round`): incast median and p99 FCT (us), p99/median, the round's
 span over the link bound n·W/C (largest of the 3 rounds; 1 at best), an incast sender's NIC
-credit stalls per round (us), FECN marks, the highest CCT index sampled. About 10 s a run.
+credit stalls per round (us, mean of the 16), FECN marks, the highest CCT index sampled. Under a second a run; about 10 s for all parts.
 """
 
 from __future__ import annotations
@@ -63,6 +64,10 @@ ROWS: dict[str, dict[str, tuple]] = {
         "DASR in the NIC over IB CC (the headline's)": ("blitz", {"dasr_fallback": "ib"}),
         "DASR in the NIC, IB CC off (threshold_level 0)": ("blitz", {"dasr_fallback": "ib"} | IB_OFF),
     },
+    "vl_4k": {f"{name}, 4 KiB VL buffers": (cc, params, stagger, {"fabric.ib_vl_buffer": 4096})
+              for name, (cc, params, stagger) in (("IB CC", ("ib", {}, "none")), ("serial", ("ib", {}, "serial")),
+                                                  ("paced", ("ib", {}, "paced")),
+                                                  ("DASR in the NIC", ("blitz", {"dasr_fallback": "ib"}, "none")))},
 }
 
 HEADER = ("| part | run (d = 16, quick) | median µs | p99 µs | p99/median | span/bound | credit stall µs "
