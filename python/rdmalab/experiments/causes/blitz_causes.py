@@ -102,6 +102,10 @@ def _modelled(flows: pl.DataFrame, model) -> np.ndarray:  # noqa: ANN001
     return np.concatenate(out)
 
 
+def _spread(d: np.ndarray) -> str:
+    return f"{d.min():+.3f} to {d.max():+.3f} us"
+
+
 def yardstick(draws: str = "400") -> None:
     """The fluid model (docs/blitz.md): the link bound, the caps it puts on any DASR's gain, fair
     sharing with and without the long flow and the serial schedule, each beside its run
@@ -121,7 +125,7 @@ def yardstick(draws: str = "400") -> None:
         meas = inc["fct_ns"].to_numpy() / 1e3
         print(f"- fair sharing, {longs} long flow: model over the run's starts median {np.median(model):.1f} / "
               f"p99 {percentile(model, 0.99):.1f} us; measured ({label}) {np.median(meas):.1f} / "
-              f"{percentile(meas, 0.99):.1f}; largest |measured - model| per flow {np.abs(meas - model).max():.1f} us")
+              f"{percentile(meas, 0.99):.1f}; measured - model per flow {_spread(meas - model)}")
         rng = np.random.default_rng(1)
         drawn = np.concatenate([fair_share_fcts(rng.uniform(0, 100, n), t, longs) for _ in range(int(draws))])
         print(f"  over {draws} drawn rounds: median {np.median(drawn):.1f} / p99 {percentile(drawn, 0.99):.1f} us")
@@ -133,7 +137,7 @@ def yardstick(draws: str = "400") -> None:
     print(f"- serial, no long flow: (n+1)/2·(W/C + grant {g['grant_us']:.2f} + tail {g['tail_us']:.2f}) + ack "
           f"{g['ack_us']:.2f} = {closed:.1f} us with every start at the round's; model over the run's starts "
           f"median {np.median(model):.1f} / p99 {percentile(model, 0.99):.1f}; measured {np.median(meas):.1f} / "
-          f"{percentile(meas, 0.99):.1f}; largest |measured - model| per flow {np.abs(meas - model).max():.1f} us")
+          f"{percentile(meas, 0.99):.1f}; measured - model per flow {_spread(meas - model)}")
     # With the long flow and no CC to slow it, input-fair arbitration gives it half the link
     # while a message is on it: each message takes 2·W/C.
     inc = _incast("dasr_cc", 'serial, IB CC off (cc = "none")')
@@ -142,15 +146,35 @@ def yardstick(draws: str = "400") -> None:
     closed = (n + 1) / 2 * (2 * t + g["grant_us"] + g["tail_us"]) + g["ack_us"]
     print(f"- serial beside the long flow, IB CC off (each message at C/2: 2·W/C): closed form {closed:.1f} us; "
           f"model over the run's starts median {np.median(model):.1f} / p99 {percentile(model, 0.99):.1f}; "
-          f"measured {np.median(meas):.1f} / {percentile(meas, 0.99):.1f}; largest |measured - model| per flow "
-          f"{np.abs(meas - model).max():.1f} us")
+          f"measured {np.median(meas):.1f} / {percentile(meas, 0.99):.1f}; measured - model per flow "
+          f"{_spread(meas - model)}")
     for part, label in (("baseline", "IB CC (rdmalab_v1)"), ("serial", "serial")):
         inc = _incast(part, label)
         span = round_link_bound(inc, 10e6)
         print(f"- {label}: round span / n·W/C = {', '.join(f'{o:.3f}' for o in span['over'])}")
 
 
+def long_flow(part: str, label: str) -> tuple[int, float]:
+    """The long flow's highest CCT index sampled over the run, and its mean delivered
+    throughput (Gb/s) over the first ms of each round (rate samples every 10 us)."""
+    cc, params, *rest = ROWS[part][label]
+    sc, _ = d16_scenario(cc, params, *rest)
+    rates = run(Scenario(sc)).rates.filter(pl.col("flow") == 0)  # traffic[0], the long flow
+    into = (pl.col("time_ps").cast(pl.Int64) - 1_000_000_000) % 10_000_000_000
+    first_ms = rates.filter((pl.col("time_ps") > 1_000_000_000) & (into > 0) & (into <= 1_000_000_000))
+    return int(rates["ccti"].max() or 0), float(first_ms["throughput_gbps"].mean())
+
+
+def dasr_cc() -> None:
+    """`ROWS["dasr_cc"]`, then the long flow under each: what the fabric's CC does to it."""
+    print_rows("dasr_cc")
+    for label in ROWS["dasr_cc"]:
+        ccti, gbps = long_flow("dasr_cc", label)
+        print(f"- {label}: the long flow's highest CCTI {ccti}, {gbps:.1f} Gb/s over each round's first ms")
+
+
 PARTS = {p: (lambda p=p: print_rows(p)) for p in ROWS}
+PARTS["dasr_cc"] = dasr_cc
 PARTS["yardstick"] = yardstick
 
 INVESTIGATION = Investigation("blitz_causes", PARTS, list(PARTS), header=HEADER)
