@@ -18,7 +18,8 @@ suspected cause (docs/blitz.md, "Why our ratios are not the poster's"; issue 42 
 
 Columns (`repro/blitz.py::d16_round`): incast median and p99 FCT (us), p99/median, the round's
 span over the link bound n·W/C (largest of the 3 rounds; 1 at best), an incast sender's NIC
-credit stalls per round (us, mean of the 16), FECN marks, the highest CCT index sampled. Under a second a run; about 10 s for all parts.
+credit stalls per round (us, mean of the 16), FECN marks, the highest CCT index sampled (any
+QP). Under a second a run; about 10 s for all parts.
 """
 
 from __future__ import annotations
