@@ -4,12 +4,14 @@
 import copy
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 
 from rdmalab import Scenario, run
 from rdmalab.experiments.repro import blitz
 from rdmalab.experiments.sweep import Sweep
+from rdmalab.results import percentile
 
 
 def test_blitz_with_iofd_runs_and_reports_counters():
@@ -101,3 +103,91 @@ def test_published_settings_leave_the_d16_round_as_without_cc():
         assert abs(mellanox[q] - none[q]) <= 1e-3 * none[q], (q, mellanox[q], none[q])
     assert mellanox["fecn_marks"] > 0 and "preset mellanox_ccmgr" in mellanox["printed"]
     assert harsh["span_over_bound"] > none["span_over_bound"] >= 1.0
+
+
+def test_the_fluid_yardstick_has_its_closed_forms():
+    """docs/blitz.md's yardstick (`fair_share_fcts`, `serial_fcts`) against closed forms: n flows
+    started together on a fair-shared link end together after (n + long flows)·T; two flows t
+    apart both take 2T − t (alone for t, then halves); a serial round whose senders all start
+    at the round's start completes its k-th after k·(grant + T + tail) + ack, median (n+1)/2 of
+    that; a late first sender holds up every later one by its lateness."""
+    t = blitz.message_time_us()
+    assert 16 * t == pytest.approx(16 * blitz.ib_message_wire_bytes(262_144) * 8 / blitz.FDR4X_BPS * 1e6)
+    for longs in (0, 1):
+        fct = blitz.fair_share_fcts(np.zeros(16), t, longs)
+        assert fct == pytest.approx(np.full(16, (16 + longs) * t), rel=1e-12)
+    assert blitz.fair_share_fcts(np.array([5.0, 15.0]), 30.0) == pytest.approx([50.0, 50.0], rel=1e-12)
+    assert blitz.fair_share_fcts(np.array([0.0, 40.0]), 30.0) == pytest.approx([30.0, 30.0], rel=1e-12)
+    g = blitz.serial_gaps_us()
+    per = t + g["grant_us"] + g["tail_us"]
+    fct = blitz.serial_fcts(np.full(16, 1000.0), 1000.0, t, **g)
+    assert fct == pytest.approx(np.arange(1, 17) * per + g["ack_us"], rel=1e-12)
+    assert np.median(fct) == pytest.approx(17 / 2 * per + g["ack_us"], rel=1e-12)
+    late = blitz.serial_fcts(np.array([1050.0] + [1000.0] * 15), 1000.0, t, **g)
+    assert late[1:] - fct[1:] == pytest.approx(np.full(15, 50.0 - g["grant_us"]), rel=1e-9)
+
+
+def _d16(cc, params, *rest):
+    sc, _ = blitz.d16_scenario(cc, params, *rest)
+    inc = run(Scenario(sc), progress=False).flows.filter(pl.col("dport") == blitz.INCAST_DPORT)
+    return inc.with_columns(((pl.col("start_ns") - 1e6) / 10e6).round(0).cast(pl.Int64).alias("round")) \
+        .sort("round", "src")
+
+
+def _per_round(inc, model):
+    return np.concatenate([model(f["start_ns"].to_numpy() / 1e3, 1000.0 + 10_000.0 * r)
+                           for (r,), f in inc.group_by("round", maintain_order=True)])
+
+
+def test_a_serial_round_without_the_long_flow_is_the_serial_schedule():
+    """`blitz_causes serial_no_long_flow` (d = 16, 3 rounds) against `serial_fcts` over the run's
+    own starts: every flow ends no earlier than the model and less than one data packet's time
+    on the link later (the model counts the last packet's store and forward once; measured
+    0.003-0.2 us), so the round's median is the closed form (n+1)/2·(grant + T + tail) + ack
+    moved only by the jittered starts (each within 100 us of the round's)."""
+    inc = _d16("ib", {}, "serial", blitz.NO_LONG_FLOW)
+    assert inc.height == 48
+    t, g = blitz.message_time_us(), blitz.serial_gaps_us()
+    model = _per_round(inc, lambda s, r: blitz.serial_fcts(s, r, t, **g))
+    diff = inc["fct_ns"].to_numpy() / 1e3 - model
+    packet = (2048 + blitz.IB_DATA_HEADER) * 8 / blitz.FDR4X_BPS * 1e6
+    assert diff.min() >= 0 and diff.max() < packet, (diff.min(), diff.max())
+    closed = 17 / 2 * (t + g["grant_us"] + g["tail_us"]) + g["ack_us"]
+    assert abs(np.median(inc["fct_ns"].to_numpy() / 1e3) - closed) < 100
+
+
+def test_the_baseline_round_is_fair_sharing_with_or_without_ib_cc():
+    """`blitz_causes baseline` and `no_cc` (d = 16, 3 rounds): each round's median and p99 are
+    fair sharing's (`fair_share_fcts` over the run's own starts, the long flow always there)
+    to within one round-robin cycle of the aggregator's egress over its 17 inputs (17 data
+    packets' time, 5.2 us; measured 2.0-3.4 us), and IB CC moves neither by more than that."""
+    t = blitz.message_time_us()
+    cycle = 17 * (2048 + blitz.IB_DATA_HEADER) * 8 / blitz.FDR4X_BPS * 1e6
+    got = {}
+    for cc in ("ib", "none"):
+        inc = _d16(cc, {})
+        meas = inc["fct_ns"].to_numpy() / 1e3
+        model = _per_round(inc, lambda s, _r: blitz.fair_share_fcts(s, t, 1))
+        for q in (0.5, 0.99):
+            assert abs(percentile(meas, q) - percentile(model, q)) < cycle, (cc, q)
+        got[cc] = meas
+    for q in (0.5, 0.99):
+        assert abs(percentile(got["ib"], q) - percentile(got["none"], q)) < cycle
+
+
+def test_the_headline_keeps_ib_cc_on_under_every_dasr():
+    """docs/blitz.md's row on the two readings: `blitz_incast.toml` (the headline) runs the
+    serial and paced emulations with `cc = "ib"` and DASR in the NIC over IB CC, the runs
+    `blitz_causes dasr_cc` labels "the headline's"."""
+    from rdmalab.experiments.causes import blitz_causes  # the script, imported only by this test
+
+    sweep = Sweep.from_file(Path(blitz.__file__).with_name("blitz_incast.toml"))
+    seen = {}
+    for spec in sweep.expand():
+        fab = spec.scenario["fabric"]
+        seen[blitz.scheme(spec.params)] = (fab["cc"], fab.get("cc_params", {}), spec.scenario["traffic"][1]["stagger"])
+    assert seen == {"ib": ("ib", {}, "none"), "serial": ("ib", {}, "serial"), "paced": ("ib", {}, "paced"),
+                    "nic": ("blitz", {"dasr_fallback": "ib"}, "none")}
+    headline = {k: v for k, v in blitz_causes.ROWS["dasr_cc"].items() if "the headline's" in k}
+    assert sorted((cc, p, (r or ["none"])[0]) for cc, p, *r in headline.values()) == \
+        sorted(v for k, v in seen.items() if k != "ib")

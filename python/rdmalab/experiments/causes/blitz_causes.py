@@ -1,0 +1,184 @@
+"""Why our IB/DASR ratios are not the poster's 2.5-3.3x, by runs that each remove or add one
+suspected cause (docs/blitz.md, "Why our ratios are not the poster's"; issue 42 items 4, 5).
+
+`python -m rdmalab.experiments.causes.blitz_causes [PART ...]` (quick: every run is
+`blitz_incast_quick.toml`'s d = 16 scenario, one seed, 3 rounds 10 ms apart, 48 incast flows,
+`repro/blitz.py::d16_scenario`) prints one row per run, the one change named in its row:
+
+- `baseline` (IB CC under our set `rdmalab_v1`), `no_cc`, `fifo` (FIFO egress arbitration in
+  place of input-fair), `timers` (`ccti_timer` 10 us, 200 us, 1 ms), `mark_every` (every
+  eligible packet marked, 1 ms timer), `no_long_flow`, `nic` (DASR in the NIC), `serial`,
+  `serial_no_long_flow`, `paced`, `deeper` (a table 4x deeper than `rdmalab_v1`'s, every
+  packet marked, 1 ms timer) and `deeper_dasr` (serial and paced over it), `vl_4k` (every
+  scheme with 4 KiB VL buffers, less than the credit round trip);
+- `dasr_cc`: each DASR (serial, paced, in the NIC) with the fabric's IB CC on and off (the
+  poster reads DASR as replacing the fabric's CC), and which reading the repro's headline uses;
+- `yardstick`: the fluid model the docs argue with (`repro/blitz.py`: `fair_share_fcts`,
+  `serial_fcts`, `round_link_bound`) beside the runs it explains.
+
+Columns (`repro/blitz.py::d16_round`): incast median and p99 FCT (us), p99/median, the round's
+span over the link bound n·W/C (largest of the 3 rounds; 1 at best), an incast sender's NIC
+credit stalls per round (us, mean of the 16), FECN marks, the highest CCT index sampled (any
+QP). Under a second a run; about 10 s for all parts.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import polars as pl
+
+from rdmalab import Scenario
+from rdmalab.experiments.causes.base import Investigation, run
+from rdmalab.experiments.repro.blitz import (INCAST_DPORT, NO_LONG_FLOW, d16_round, d16_scenario, fair_share_fcts,
+                                             message_time_us, round_link_bound, serial_fcts, serial_gaps_us)
+from rdmalab.results import percentile
+
+#: A table 4x deeper than `rdmalab_v1`'s (entry i = shift 1, multiplier i: i/2 packet times
+#: against i/8), every eligible packet marked, a 1 ms timer: a baseline that throttles below
+#: the link (our construction, no published set).
+DEEPER = {"cct": [f"1:{i}" for i in range(128)], "marking_rate": 0, "ccti_timer": "1ms"}
+#: The fabric's IB CC off under DASR in the NIC: threshold level 0 ("none") marks nothing, so
+#: the sender's rate is DASR's share alone (`dasr_fallback` takes only "dcqcn" or "ib").
+IB_OFF = {"threshold_level": 0}
+
+#: Each part's runs: row label -> (fabric.cc, cc_params[, stagger[, changes]]) for `d16_round`.
+ROWS: dict[str, dict[str, tuple]] = {
+    "baseline": {"IB CC (rdmalab_v1)": ("ib", {})},
+    "no_cc": {'no CC (cc = "none")': ("none", {})},
+    "fifo": {"IB CC, FIFO egress arbitration": ("ib", {}, "none", {"fabric.egress_arbitration": "fifo"})},
+    "timers": {f"IB CC, ccti_timer {t}": ("ib", {"ccti_timer": t}) for t in ("10us", "200us", "1ms")},
+    "mark_every": {"IB CC, every packet marked, ccti_timer 1ms": ("ib", {"marking_rate": 0, "ccti_timer": "1ms"})},
+    "no_long_flow": {"IB CC, no long flow": ("ib", {}, "none", NO_LONG_FLOW)},
+    "nic": {"DASR in the NIC": ("blitz", {"dasr_fallback": "ib"})},
+    "serial": {"serial": ("ib", {}, "serial")},
+    "serial_no_long_flow": {"serial, no long flow": ("ib", {}, "serial", NO_LONG_FLOW)},
+    "paced": {"paced": ("ib", {}, "paced")},
+    "deeper": {"IB CC, table 4x deeper, every packet marked, ccti_timer 1ms": ("ib", DEEPER)},
+    "deeper_dasr": {"the same, serial": ("ib", DEEPER, "serial"), "the same, paced": ("ib", DEEPER, "paced")},
+    "dasr_cc": {
+        "serial, IB CC on (the headline's)": ("ib", {}, "serial"),
+        'serial, IB CC off (cc = "none")': ("none", {}, "serial"),
+        "paced, IB CC on (the headline's)": ("ib", {}, "paced"),
+        'paced, IB CC off (cc = "none")': ("none", {}, "paced"),
+        "DASR in the NIC over IB CC (the headline's)": ("blitz", {"dasr_fallback": "ib"}),
+        "DASR in the NIC, IB CC off (threshold_level 0)": ("blitz", {"dasr_fallback": "ib"} | IB_OFF),
+    },
+    "vl_4k": {f"{name}, 4 KiB VL buffers": (cc, params, stagger, {"fabric.ib_vl_buffer": 4096})
+              for name, (cc, params, stagger) in (("IB CC", ("ib", {}, "none")), ("serial", ("ib", {}, "serial")),
+                                                  ("paced", ("ib", {}, "paced")),
+                                                  ("DASR in the NIC", ("blitz", {"dasr_fallback": "ib"}, "none")))},
+}
+
+HEADER = ("| part | run (d = 16, quick) | median µs | p99 µs | p99/median | span/bound | credit stall µs "
+          "| FECN marks | highest CCTI |\n|---|---|---|---|---|---|---|---|---|")
+
+
+def rows(part: str) -> pl.DataFrame:
+    """The part's runs as `d16_round`'s table (runs kept in the script's store under `main`)."""
+    return d16_round(ROWS[part], runner=run)
+
+
+def print_rows(part: str) -> None:
+    for r in rows(part).iter_rows(named=True):
+        print(f"| {part} | {r['setting']} | {r['median_us']:.1f} | {r['p99_us']:.1f} | {r['p99_over_median']:.2f} | "
+              f"{r['span_over_bound']:.2f} | {r['stall_us']:.0f} | {r['fecn_marks']} | {r['max_ccti']} |", flush=True)
+
+
+def _incast(part: str, label: str) -> pl.DataFrame:
+    """The incast flows of one run of `ROWS`, in the order of its senders' list per round."""
+    cc, params, *rest = ROWS[part][label]
+    sc, _ = d16_scenario(cc, params, *rest)
+    flows = run(Scenario(sc)).flows.filter(pl.col("dport") == INCAST_DPORT)
+    return flows.with_columns(((pl.col("start_ns") - 1e6) / 10e6).round(0).cast(pl.Int64).alias("round")) \
+        .sort("round", "src")
+
+
+def _modelled(flows: pl.DataFrame, model) -> np.ndarray:  # noqa: ANN001
+    """`model(starts_us, round_start_us)` over each round of `flows`, concatenated."""
+    out = []
+    for (r,), f in flows.group_by("round", maintain_order=True):
+        out.append(model(f["start_ns"].to_numpy() / 1e3, 1_000.0 + 10_000.0 * r))
+    return np.concatenate(out)
+
+
+def _spread(d: np.ndarray) -> str:
+    return f"{d.min():+.3f} to {d.max():+.3f} us"
+
+
+def yardstick(draws: str = "400") -> None:
+    """The fluid model (docs/blitz.md): the link bound, the caps it puts on any DASR's gain, fair
+    sharing with and without the long flow and the serial schedule, each beside its run
+    (over the run's own starts) and, for fair sharing, over `draws` rounds drawn U(0, 100 us)
+    (numpy, seed 1)."""
+    n, t = 16, message_time_us()
+    bound = n * t
+    print(f"yardstick (d = {n}, quick): W/C = {t:.2f} us per message, n·W/C = {bound:.1f} us")
+    base = rows("baseline").row(0, named=True)
+    print(f"- any schedule: last end >= first start + n·W/C, so p99 >= {bound:.1f} - 100 = {bound - 100:.1f} us; "
+          f"against the baseline's p99 {base['p99_us']:.1f}: ratio <= {base['p99_us'] / (bound - 100):.2f}; "
+          f"median (serialising, k-th done at k·W/C): ratio <= 2n/(n+1) = {2 * n / (n + 1):.2f} "
+          f"(d = 4: {8 / 5:.2f})")
+    for part, label, longs in (("baseline", "IB CC (rdmalab_v1)", 1), ("no_long_flow", "IB CC, no long flow", 0)):
+        inc = _incast(part, label)
+        model = _modelled(inc, lambda s, _r: fair_share_fcts(s, t, longs))
+        meas = inc["fct_ns"].to_numpy() / 1e3
+        print(f"- fair sharing, {longs} long flow: model over the run's starts median {np.median(model):.1f} / "
+              f"p99 {percentile(model, 0.99):.1f} us; measured ({label}) {np.median(meas):.1f} / "
+              f"{percentile(meas, 0.99):.1f}; measured - model per flow {_spread(meas - model)}")
+        rng = np.random.default_rng(1)
+        drawn = np.concatenate([fair_share_fcts(rng.uniform(0, 100, n), t, longs) for _ in range(int(draws))])
+        print(f"  over {draws} drawn rounds: median {np.median(drawn):.1f} / p99 {percentile(drawn, 0.99):.1f} us")
+    g = serial_gaps_us()
+    inc = _incast("serial_no_long_flow", "serial, no long flow")
+    model = _modelled(inc, lambda s, r: serial_fcts(s, r, t, **g))
+    meas = inc["fct_ns"].to_numpy() / 1e3
+    closed = (n + 1) / 2 * (t + g["grant_us"] + g["tail_us"]) + g["ack_us"]
+    print(f"- serial, no long flow: (n+1)/2·(W/C + grant {g['grant_us']:.2f} + tail {g['tail_us']:.2f}) + ack "
+          f"{g['ack_us']:.2f} = {closed:.1f} us with every start at the round's; model over the run's starts "
+          f"median {np.median(model):.1f} / p99 {percentile(model, 0.99):.1f}; measured {np.median(meas):.1f} / "
+          f"{percentile(meas, 0.99):.1f}; measured - model per flow {_spread(meas - model)}")
+    # With the long flow and no CC to slow it, input-fair arbitration gives it half the link
+    # while a message is on it: each message takes 2·W/C.
+    inc = _incast("dasr_cc", 'serial, IB CC off (cc = "none")')
+    model = _modelled(inc, lambda s, r: serial_fcts(s, r, 2 * t, **g))
+    meas = inc["fct_ns"].to_numpy() / 1e3
+    closed = (n + 1) / 2 * (2 * t + g["grant_us"] + g["tail_us"]) + g["ack_us"]
+    print(f"- serial beside the long flow, IB CC off (each message at C/2: 2·W/C): closed form {closed:.1f} us; "
+          f"model over the run's starts median {np.median(model):.1f} / p99 {percentile(model, 0.99):.1f}; "
+          f"measured {np.median(meas):.1f} / {percentile(meas, 0.99):.1f}; measured - model per flow "
+          f"{_spread(meas - model)}")
+    for part, label in (("baseline", "IB CC (rdmalab_v1)"), ("serial", "serial")):
+        inc = _incast(part, label)
+        span = round_link_bound(inc, 10e6)
+        print(f"- {label}: round span / n·W/C = {', '.join(f'{o:.3f}' for o in span['over'])}")
+
+
+def long_flow(part: str, label: str) -> tuple[int, float]:
+    """The long flow's highest CCT index sampled over the run, and its mean delivered
+    throughput (Gb/s) over the first ms of each round (rate samples every 10 us)."""
+    cc, params, *rest = ROWS[part][label]
+    sc, _ = d16_scenario(cc, params, *rest)
+    rates = run(Scenario(sc)).rates.filter(pl.col("flow") == 0)  # traffic[0], the long flow
+    into = (pl.col("time_ps").cast(pl.Int64) - 1_000_000_000) % 10_000_000_000
+    first_ms = rates.filter((pl.col("time_ps") > 1_000_000_000) & (into > 0) & (into <= 1_000_000_000))
+    return int(rates["ccti"].max() or 0), float(first_ms["throughput_gbps"].mean())
+
+
+def dasr_cc() -> None:
+    """`ROWS["dasr_cc"]`, then the long flow under each: what the fabric's CC does to it."""
+    print_rows("dasr_cc")
+    for label in ROWS["dasr_cc"]:
+        ccti, gbps = long_flow("dasr_cc", label)
+        print(f"- {label}: the long flow's highest CCTI {ccti}, {gbps:.1f} Gb/s over each round's first ms")
+
+
+PARTS = {p: (lambda p=p: print_rows(p)) for p in ROWS}
+PARTS["dasr_cc"] = dasr_cc
+PARTS["yardstick"] = yardstick
+
+INVESTIGATION = Investigation("blitz_causes", PARTS, list(PARTS), header=HEADER)
+
+if __name__ == "__main__":
+    sys.exit(INVESTIGATION.main())
