@@ -160,6 +160,9 @@ impl Routes {
         }
         let mut groups = Grouper::new(rows, rows.saturating_mul(self.n_classes) <= dense_limit);
         let mut column = vec![(0u32, 0u32); rows];
+        // Per row, the child its last down-list went to: a core's child changes only with
+        // the destination's pod, so the port lookup runs once per pod.
+        let mut last_child = vec![NodeId::NONE; rows];
         let mut class_slot = Vec::with_capacity(self.n_classes);
         for c in 0..self.n_classes {
             let e = cls.attachments(c)[0];
@@ -167,7 +170,11 @@ impl Routes {
                 column[r] = match clos.towards(s, e) {
                     Towards::Own => (0, ATTACH),
                     Towards::Up => lists.up[s.idx()],
-                    Towards::Down(child) => self.single_port(topo, adj, &mut lists, s, child),
+                    Towards::Down(child) if child == last_child[r] => column[r],
+                    Towards::Down(child) => {
+                        last_child[r] = child;
+                        self.single_port(topo, adj, &mut lists, s, child)
+                    }
                 };
             }
             class_slot.push(groups.add(&column)?);
