@@ -449,3 +449,35 @@ fn clos_tables_equal_the_per_host_search() {
         assert_same_as_per_host(&t, &all, &format!("leaf-spine {leaves}x{spines}x{per_leaf}"));
     }
 }
+
+#[test]
+fn clos_tables_equal_the_search_on_a_larger_fat_tree() {
+    // k = 24 (3,456 hosts, 720 switches), grouped: every node's list towards a sample of
+    // destinations in every pod, against a plain breadth-first search from each.
+    let k = 24;
+    let t = fat_tree(k, G100, G100, US).unwrap();
+    let r = Routes::build_with(&t, NeighborOrder::Ascending, &|_| true, true, 0).unwrap();
+    let adj = build::Adjacency::new(&t, NeighborOrder::Ascending, &|_| true);
+    for dst in (0..k * k * k / 4).step_by(37).map(NodeId::new) {
+        let mut dist = vec![u32::MAX; t.len()];
+        let mut lists = vec![Vec::new(); t.len()];
+        let mut queue = std::collections::VecDeque::from([dst]);
+        dist[dst.idx()] = 0;
+        while let Some(now) = queue.pop_front() {
+            for &(nb, back) in adj.of(now) {
+                if dist[nb.idx()] == u32::MAX {
+                    dist[nb.idx()] = dist[now.idx()] + 1;
+                    if !t.is_host(nb) {
+                        queue.push_back(nb);
+                    }
+                }
+                if dist[nb.idx()] == dist[now.idx()] + 1 {
+                    lists[nb.idx()].push(back);
+                }
+            }
+        }
+        for (n, list) in lists.iter().enumerate() {
+            assert_eq!(r.next_hops(NodeId::new(n), dst), list.as_slice(), "node {n} -> {dst}");
+        }
+    }
+}
