@@ -142,15 +142,25 @@ pub fn leaf_spine(
         return Err(bad(B, "spines", format!("more than {MAX_TIER} switches per tier")));
     }
     let mut t = skeleton(h, leaves + spines);
-    for i in 0..h {
-        link(&mut t, i, h + i / hosts_per_leaf, LinkParams::new(host_rate, delay))?;
-    }
-    for l in 0..leaves {
-        for s in 0..spines {
-            link(&mut t, h + l, h + leaves + s, LinkParams::new(fabric_rate, delay))?;
-        }
+    for (i, (a, b)) in leaf_spine_wiring(leaves, spines, hosts_per_leaf).enumerate() {
+        let rate = if i < h { host_rate } else { fabric_rate };
+        link(&mut t, a, b, LinkParams::new(rate, delay))?;
     }
     Ok(t)
+}
+
+/// The links of [`leaf_spine`] as `(a, b)` node pairs, in the order it adds them: host `i`
+/// to its leaf, then each leaf to every spine. Routing recognises the fabric by this list
+/// (`routing::clos`), so the wiring is written once.
+pub(crate) fn leaf_spine_wiring(
+    leaves: usize,
+    spines: usize,
+    hosts_per_leaf: usize,
+) -> impl Iterator<Item = (usize, usize)> {
+    let h = leaves * hosts_per_leaf;
+    let hosts = (0..h).map(move |i| (i, h + i / hosts_per_leaf));
+    let fabric = (0..leaves).flat_map(move |l| (0..spines).map(move |s| (h + l, h + leaves + s)));
+    hosts.chain(fabric)
 }
 
 /// `switches` switches, every two joined by one link, with `hosts_per_switch` hosts on
@@ -241,29 +251,32 @@ pub fn fat_tree(k: usize, host_rate: Rate, fabric_rate: Rate, delay: Time) -> Re
     check_rate(B, "fabric_rate", fabric_rate)?;
     let half = k / 2;
     let h = host_total(B, "k", &[k, half, half])?;
-    let (edges, aggs, cores) = (k * half, k * half, half * half);
-    let (edge0, agg0, core0) = (h, h + edges, h + edges + aggs);
-    let mut t = skeleton(h, edges + aggs + cores);
-    let host_link = LinkParams::new(host_rate, delay);
-    let fabric = LinkParams::new(fabric_rate, delay);
-    for i in 0..h {
-        link(&mut t, i, edge0 + i / half, host_link)?;
-    }
-    for pod in 0..k {
-        for e in 0..half {
-            for a in 0..half {
-                link(&mut t, edge0 + pod * half + e, agg0 + pod * half + a, fabric)?;
-            }
-        }
-    }
-    for pod in 0..k {
-        for a in 0..half {
-            for c in 0..half {
-                link(&mut t, agg0 + pod * half + a, core0 + a * half + c, fabric)?;
-            }
-        }
+    let mut t = skeleton(h, 5 * k * half / 2);
+    for (i, (a, b)) in fat_tree_wiring(k).enumerate() {
+        let rate = if i < h { host_rate } else { fabric_rate };
+        link(&mut t, a, b, LinkParams::new(rate, delay))?;
     }
     Ok(t)
+}
+
+/// The first node of each tier of a k-ary fat tree: `(edge0, agg0, core0)`.
+pub(crate) fn fat_tree_tiers(k: usize) -> (usize, usize, usize) {
+    let (half, h) = (k / 2, k * k * k / 4);
+    (h, h + k * half, h + 2 * k * half)
+}
+
+/// The links of [`fat_tree`] as `(a, b)` node pairs, in the order it adds them: hosts to
+/// their edges, then edge-aggregation pod by pod, then aggregation-core. Routing recognises
+/// the fabric by this list (`routing::clos`), so the wiring is written once.
+pub(crate) fn fat_tree_wiring(k: usize) -> impl Iterator<Item = (usize, usize)> {
+    let half = k / 2;
+    let (edge0, agg0, core0) = fat_tree_tiers(k);
+    let hosts = (0..edge0).map(move |i| (i, edge0 + i / half));
+    // Edge `e` (pod `e / half`) to each aggregation of its pod; aggregation `a` (index
+    // `a % half` in its pod) to the cores of group `a % half`.
+    let up = (0..k * half).flat_map(move |e| (0..half).map(move |a| (edge0 + e, agg0 + e / half * half + a)));
+    let top = (0..k * half).flat_map(move |a| (0..half).map(move |c| (agg0 + a, core0 + a % half * half + c)));
+    hosts.chain(up).chain(top)
 }
 
 #[cfg(test)]

@@ -186,6 +186,13 @@ pub(super) struct Classes {
     at: Vec<u32>,
 }
 
+impl Classes {
+    /// Class `c`'s shared neighbours, in the order its search queues them.
+    pub(super) fn attachments(&self, c: usize) -> &[NodeId] {
+        &self.attach[self.at[c] as usize..self.at[c + 1] as usize]
+    }
+}
+
 pub(super) fn classes(topo: &Topology, adj: &Adjacency, hosts: &[NodeId]) -> Classes {
     let mut by_key: HashMap<Vec<NodeId>, u32> = HashMap::new();
     let mut c = Classes { of: vec![NOT_A_HOST; topo.len()], members: Vec::new(), attach: Vec::new(), at: vec![0] };
@@ -240,7 +247,13 @@ impl Routes {
         let cls = classes(topo, &adj, &hosts);
         let mut r = Routes::empty(topo, order, hosts, &cls.of, cls.members.len());
         r.lay_out_hosts(topo, &adj);
-        r.fill_rows(topo, &adj, &cls, strict, dense_limit)?;
+        let all_up = || (0..topo.links.len()).all(up);
+        match super::clos::Clos::recognise(topo) {
+            Some(clos) if order == super::NeighborOrder::Ascending && all_up() => {
+                r.fill_rows_clos(topo, &adj, &cls, clos, dense_limit)?
+            }
+            _ => r.fill_rows(topo, &adj, &cls, strict, dense_limit)?,
+        }
         r.down_links = (0..topo.links.len()).filter(|&l| !up(l)).map(|l| l as u32).collect();
         Ok(r)
     }
@@ -346,10 +359,7 @@ impl Routes {
             self.class_column(topo, adj, cls, c, &mut search, &mut last, &mut column, check)?;
             class_slot.push(groups.add(&column)?);
         }
-        groups.close();
-        (self.n_groups, self.cells, self.sub) = groups.into_table();
-        self.slot =
-            self.class.iter().map(|&c| if c == NOT_A_HOST { NOT_A_HOST } else { class_slot[c as usize] }).collect();
+        self.finish_columns(groups, &class_slot);
         match unreachable {
             Some((src, dst)) => Err(Error::Topology(format!(
                 "host {src} cannot reach host {dst}: no path through switches (disconnected topology)"
@@ -360,6 +370,14 @@ impl Routes {
 }
 
 impl Routes {
+    /// Closes the last group and gives each host its column (`class_slot`: per class).
+    pub(super) fn finish_columns(&mut self, mut groups: Grouper, class_slot: &[u32]) {
+        groups.close();
+        (self.n_groups, self.cells, self.sub) = groups.into_table();
+        self.slot =
+            self.class.iter().map(|&c| if c == NOT_A_HOST { NOT_A_HOST } else { class_slot[c as usize] }).collect();
+    }
+
     /// Class `c`'s column of every row: one search from its first member (a second, from
     /// its second member, for the first member's own row when it has one), `ATTACH` at the
     /// class's shared neighbours; `check` sees the first search. Lists go to `hops`
@@ -401,7 +419,7 @@ impl Routes {
                 Ok(())
             })?;
         }
-        for s in &cls.attach[cls.at[c] as usize..cls.at[c + 1] as usize] {
+        for s in cls.attachments(c) {
             if self.row[s.idx()] != NO_ROW {
                 column[self.row[s.idx()] as usize] = (0, ATTACH);
             }
@@ -450,7 +468,7 @@ const UNIFORM: u32 = u32::MAX;
 /// own class is `ATTACH`, an aggregation's list is its port down to the class's edge), so
 /// a group is a pod; a class of another pod differs at every core and starts a new group.
 /// Which span a (row, class) gets is never changed, only where it is stored.
-struct Grouper {
+pub(super) struct Grouper {
     rows: usize,
     /// Every class its own group (a table small enough to be dense).
     dense: bool,
@@ -470,7 +488,7 @@ struct Grouper {
 }
 
 impl Grouper {
-    fn new(rows: usize, dense: bool) -> Grouper {
+    pub(super) fn new(rows: usize, dense: bool) -> Grouper {
         Grouper {
             rows,
             dense,
@@ -486,7 +504,7 @@ impl Grouper {
     }
 
     /// Takes the next class's column; returns the class's slot (group and index).
-    fn add(&mut self, column: &[(u32, u32)]) -> Result<u32> {
+    pub(super) fn add(&mut self, column: &[(u32, u32)]) -> Result<u32> {
         if self.members > 0 && self.members < GROUP_MAX && !self.dense && self.joins(column) {
             for (r, &span) in column.iter().enumerate() {
                 match self.index_of[r] {

@@ -27,6 +27,7 @@ use crate::topology::ecmp::ecmp_hash;
 use crate::topology::Topology;
 
 mod build;
+mod clos;
 mod update;
 pub use update::RerouteWork;
 #[cfg(test)]

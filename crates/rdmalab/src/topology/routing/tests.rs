@@ -416,3 +416,68 @@ fn a_fat_tree_failure_searches_at_most_one_class_in_most_cases() {
     let w = update(link(160, 192));
     assert_eq!((w.rebuilt, w.searched, w.patched), (true, 0, 0), "{w:?}");
 }
+
+#[test]
+fn clos_fabrics_are_recognised_by_their_wiring_alone() {
+    use super::clos::Clos;
+    use crate::topology::builders::leaf_spine;
+    for k in [2, 4, 6, 10] {
+        assert_eq!(Clos::recognise(&fat_tree(k, G100, G100, US).unwrap()), Some(Clos::FatTree { k }));
+    }
+    let ls = leaf_spine(5, 3, 2, G100, G100, US).unwrap();
+    assert_eq!(Clos::recognise(&ls), Some(Clos::LeafSpine { leaves: 5, spines: 3, per_leaf: 2 }));
+    // Anything else takes the search: other builders, a fat tree with a link added.
+    assert_eq!(Clos::recognise(&star(4, G100, US).unwrap()), None);
+    assert_eq!(Clos::recognise(&crate::topology::builders::full_mesh(4, 2, G100, US).unwrap()), None);
+    let mut t = fat_tree(4, G100, G100, US).unwrap();
+    t.add_link(NodeId(16), NodeId(17), G100, US, 0.0).unwrap();
+    assert_eq!(Clos::recognise(&t), None);
+}
+
+#[test]
+fn clos_tables_equal_the_per_host_search() {
+    // `assert_same_as_per_host` builds through `build_with`, which takes the closed form for
+    // these (Ascending order, every link up) and the search for Ns3: both against the plain
+    // per-host search, dense and grouped.
+    use crate::topology::builders::leaf_spine;
+    let all = |_| true;
+    for k in [2, 4, 8, 10] {
+        assert_same_as_per_host(&fat_tree(k, G100, G100, US).unwrap(), &all, &format!("fat tree k={k}"));
+    }
+    for (leaves, spines, per_leaf) in [(1, 1, 3), (2, 1, 1), (4, 3, 2), (7, 5, 3), (3, 8, 1)] {
+        let t = leaf_spine(leaves, spines, per_leaf, G100, G100, US).unwrap();
+        assert_same_as_per_host(&t, &all, &format!("leaf-spine {leaves}x{spines}x{per_leaf}"));
+    }
+}
+
+#[test]
+fn clos_tables_equal_the_search_on_a_larger_fat_tree() {
+    // k = 24 (3,456 hosts, 720 switches), grouped: every node's list towards a sample of
+    // destinations in every pod, against a plain breadth-first search from each.
+    let k = 24;
+    let t = fat_tree(k, G100, G100, US).unwrap();
+    let r = Routes::build_with(&t, NeighborOrder::Ascending, &|_| true, true, 0).unwrap();
+    let adj = build::Adjacency::new(&t, NeighborOrder::Ascending, &|_| true);
+    for dst in (0..k * k * k / 4).step_by(37).map(NodeId::new) {
+        let mut dist = vec![u32::MAX; t.len()];
+        let mut lists = vec![Vec::new(); t.len()];
+        let mut queue = std::collections::VecDeque::from([dst]);
+        dist[dst.idx()] = 0;
+        while let Some(now) = queue.pop_front() {
+            for &(nb, back) in adj.of(now) {
+                if dist[nb.idx()] == u32::MAX {
+                    dist[nb.idx()] = dist[now.idx()] + 1;
+                    if !t.is_host(nb) {
+                        queue.push_back(nb);
+                    }
+                }
+                if dist[nb.idx()] == dist[now.idx()] + 1 {
+                    lists[nb.idx()].push(back);
+                }
+            }
+        }
+        for (n, list) in lists.iter().enumerate() {
+            assert_eq!(r.next_hops(NodeId::new(n), dst), list.as_slice(), "node {n} -> {dst}");
+        }
+    }
+}
