@@ -1,0 +1,209 @@
+//! A host's part of a dependency-driven job ([`crate::app::deps`]): the transfers it sends,
+//! those it receives, and which of its sends each of its completions releases.
+//!
+//! It reacts only to its own host's completions: a send completion of one of its transfers
+//! (`Sent`), a receive completion of a transfer to it (`Received`, recognised by the job's
+//! transfer index that the sender wrote into the message's header), and its own compute
+//! timers. Everything it needs was worked out at setup, so a handler allocates nothing.
+
+use super::deps::{TransferGraph, Trigger};
+use super::{AppHeader, RecvCompletion, SendCompletion, SendDone, Verbs, Wr};
+use crate::ids::{NodeId, QpId};
+use crate::units::Time;
+
+/// The header opcode of a job's messages (`AppHeader::op`).
+pub const OP_TRANSFER: u8 = 0x4a;
+/// The timer token that starts the job at its host.
+pub const START: u32 = u32::MAX;
+
+/// One transfer this host sends.
+#[derive(Clone, Debug)]
+pub struct LocalSend {
+    /// Its index in the job.
+    pub transfer: u32,
+    /// The QP that carries it.
+    pub qp: QpId,
+    /// Its bytes.
+    pub bytes: u64,
+    /// Compute time before its post once released.
+    pub delay: Time,
+    /// Dependencies not yet completed.
+    pub waiting: u32,
+    /// When it was posted (`Time::MAX`: not yet).
+    pub posted: Time,
+    /// When its send completed (`Time::MAX`: not yet).
+    pub acked: Time,
+}
+
+/// One transfer this host receives.
+#[derive(Clone, Debug)]
+pub struct LocalRecv {
+    /// Its index in the job.
+    pub transfer: u32,
+    /// When its last byte was placed (`Time::MAX`: not yet).
+    pub at: Time,
+}
+
+/// A host's part of a job.
+#[derive(Clone, Debug, Default)]
+pub struct RankApp {
+    /// The host.
+    pub host: NodeId,
+    /// Its sends, in job order.
+    pub sends: Vec<LocalSend>,
+    /// Its receives, in job order (so by transfer index: a receive is found by search).
+    pub recvs: Vec<LocalRecv>,
+    /// Sends released by send `i`'s completion: `released[after_send[i]..after_send[i+1]]`.
+    after_send: Vec<u32>,
+    /// Sends released by receive `i`: `released[after_recv[i]..after_recv[i+1]]`.
+    after_recv: Vec<u32>,
+    released: Vec<u32>,
+    /// Sends not yet complete; at zero the host closes its QPs.
+    left: u32,
+    /// The QPs it sends on, closed once every send completed.
+    qps: Vec<QpId>,
+}
+
+impl RankApp {
+    /// `host`'s part of `graph`; `qp_of(i)` is the QP that carries transfer `i` (sent by `host`).
+    pub fn new(graph: &TransferGraph, host: NodeId, mut qp_of: impl FnMut(usize) -> QpId) -> RankApp {
+        let ts = graph.transfers();
+        let mut local_send = vec![u32::MAX; ts.len()];
+        let mut local_recv = vec![u32::MAX; ts.len()];
+        let mut app = RankApp { host, ..RankApp::default() };
+        for (i, t) in ts.iter().enumerate() {
+            if t.src == host {
+                local_send[i] = app.sends.len() as u32;
+                let qp = qp_of(i);
+                if !app.qps.contains(&qp) {
+                    app.qps.push(qp);
+                }
+                app.sends.push(LocalSend {
+                    transfer: i as u32,
+                    qp,
+                    bytes: t.bytes,
+                    delay: t.delay,
+                    waiting: t.deps.len() as u32,
+                    posted: Time::MAX,
+                    acked: Time::MAX,
+                });
+            }
+            if t.dst == host {
+                local_recv[i] = app.recvs.len() as u32;
+                app.recvs.push(LocalRecv { transfer: i as u32, at: Time::MAX });
+            }
+        }
+        // Who each completion releases, as two compressed lists (one pass to count, one to fill).
+        let mut by_send = vec![Vec::new(); app.sends.len()];
+        let mut by_recv = vec![Vec::new(); app.recvs.len()];
+        for (k, s) in app.sends.iter().enumerate() {
+            for d in &ts[s.transfer as usize].deps {
+                match d.when {
+                    Trigger::Sent => by_send[local_send[d.on as usize] as usize].push(k as u32),
+                    Trigger::Received => by_recv[local_recv[d.on as usize] as usize].push(k as u32),
+                }
+            }
+        }
+        app.after_send = offsets(&by_send);
+        app.after_recv = offsets(&by_recv);
+        app.released = by_send.into_iter().chain(by_recv).flatten().collect();
+        let base = *app.after_send.last().unwrap_or(&0);
+        app.after_recv.iter_mut().for_each(|o| *o += base);
+        app.left = app.sends.len() as u32;
+        app
+    }
+
+    /// The job starts: every send without dependencies is released.
+    pub fn start(&mut self, v: &mut impl Verbs) {
+        for k in 0..self.sends.len() {
+            if self.sends[k].waiting == 0 {
+                self.release(k, v);
+            }
+        }
+        if self.left == 0 {
+            self.close(v);
+        }
+    }
+
+    /// A compute delay ended: send `token` (a local send index) is posted, or the job starts.
+    pub fn on_timer(&mut self, token: u32, v: &mut impl Verbs) {
+        if token == START {
+            self.start(v);
+        } else {
+            self.post(token as usize, v);
+        }
+    }
+
+    /// A send completed; returns true when it is one of the job's transfers completing
+    /// (acknowledged), which counts as work done.
+    pub fn on_send_done(&mut self, c: SendCompletion, v: &mut impl Verbs) -> bool {
+        if c.done != SendDone::Acked {
+            return false; // a failed or flushed WR releases nothing: the job stops there
+        }
+        let k = c.cookie as usize;
+        self.sends[k].acked = c.time;
+        let (a, b) = (self.after_send[k] as usize, self.after_send[k + 1] as usize);
+        for i in a..b {
+            self.dep_done(self.released[i] as usize, v);
+        }
+        self.left -= 1;
+        if self.left == 0 {
+            self.close(v);
+        }
+        true
+    }
+
+    /// A transfer to this host was placed.
+    pub fn on_recv(&mut self, c: RecvCompletion, v: &mut impl Verbs) {
+        let t = c.header.data_id as u32;
+        let Ok(k) = self.recvs.binary_search_by_key(&t, |r| r.transfer) else { return };
+        self.recvs[k].at = c.time;
+        let (a, b) = (self.after_recv[k] as usize, self.after_recv[k + 1] as usize);
+        for i in a..b {
+            self.dep_done(self.released[i] as usize, v);
+        }
+    }
+
+    fn dep_done(&mut self, k: usize, v: &mut impl Verbs) {
+        let s = &mut self.sends[k];
+        s.waiting -= 1;
+        if s.waiting == 0 {
+            self.release(k, v);
+        }
+    }
+
+    fn release(&mut self, k: usize, v: &mut impl Verbs) {
+        let delay = self.sends[k].delay;
+        if delay > Time::ZERO {
+            v.wake(v.now() + delay, k as u32);
+        } else {
+            self.post(k, v);
+        }
+    }
+
+    fn post(&mut self, k: usize, v: &mut impl Verbs) {
+        let s = &mut self.sends[k];
+        s.posted = v.now();
+        let header =
+            AppHeader { data_id: s.transfer as u64, total: s.bytes, offset: 0, length: s.bytes, op: OP_TRANSFER };
+        v.post(s.qp, Wr { bytes: s.bytes, cookie: k as u32, header: Some(header), notify_sent: false });
+    }
+
+    fn close(&mut self, v: &mut impl Verbs) {
+        for &qp in &self.qps {
+            v.close_qp(qp);
+        }
+    }
+}
+
+/// Start offsets of each list in their concatenation, and the end.
+fn offsets(lists: &[Vec<u32>]) -> Vec<u32> {
+    let mut o = Vec::with_capacity(lists.len() + 1);
+    let mut at = 0u32;
+    o.push(0);
+    for l in lists {
+        at += l.len() as u32;
+        o.push(at);
+    }
+    o
+}
