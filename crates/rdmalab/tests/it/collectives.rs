@@ -202,6 +202,15 @@ fn repeats_run_back_to_back_and_take_as_long() {
         assert!(w[1].start > w[0].end.unwrap());
         assert_eq!(took(&w[1]), took(&w[0]));
     }
+    // A chain's ranks finish their parts at different depths of the schedule; each
+    // iteration still has the chain's steps (one chunk: 3 hops).
+    let (r, _) = run(&star(
+        4,
+        "name = \"b\"\nkind = \"broadcast\"\nranks = [2, 0, 3, 1]\nsize = 100000\nchunk = 100000\nrepeat = 2\n",
+    ));
+    let steps: Vec<u32> = r.collectives.iter().map(|c| c.steps).collect();
+    assert_eq!(steps, [3, 3]);
+    assert_eq!(took(&r.collectives[1]), took(&r.collectives[0]));
 }
 
 #[test]

@@ -69,12 +69,14 @@ pub fn records(c: &Collective, graph: &TransferGraph, m: usize, t: &TransferTime
                     _ => end = None,
                 }
             }
-            let base = graph.depth(range.start);
-            let steps = range.clone().map(|i| graph.depth(i) - base).max().map_or(0, |d| d + 1);
+            // A step is a depth in one iteration's schedule (iteration 0's, which waits on nothing
+            // before it): every iteration repeats it.
+            let step = |i: usize| graph.depth(i % m);
+            let steps = range.clone().map(step).max().map_or(0, |d| d + 1);
             let mut first = vec![Time::MAX; steps as usize];
             let mut last = vec![Time::ZERO; steps as usize];
             for i in range.clone().filter(|&i| t.received[i] != Time::MAX) {
-                let d = (graph.depth(i) - base) as usize;
+                let d = step(i) as usize;
                 first[d] = first[d].min(t.received[i]);
                 last[d] = last[d].max(t.received[i]);
             }
