@@ -62,15 +62,19 @@ pub struct RankApp {
     left: u32,
     /// The QPs it sends on, closed once every send completed.
     qps: Vec<QpId>,
+    /// Added to a transfer's index in its header's `data_id`: its flow row beyond the run's
+    /// flows, so that the records and rate samples name it alike.
+    id_base: u64,
 }
 
 impl RankApp {
-    /// `host`'s part of `graph`; `qp_of(i)` is the QP that carries transfer `i` (sent by `host`).
-    pub fn new(graph: &TransferGraph, host: NodeId, mut qp_of: impl FnMut(usize) -> QpId) -> RankApp {
+    /// `host`'s part of `graph`; `qp_of(i)` is the QP that carries transfer `i` (sent by `host`);
+    /// transfer `i`'s messages carry `id_base + i` as their data id.
+    pub fn new(graph: &TransferGraph, host: NodeId, id_base: u64, mut qp_of: impl FnMut(usize) -> QpId) -> RankApp {
         let ts = graph.transfers();
         let mut local_send = vec![u32::MAX; ts.len()];
         let mut local_recv = vec![u32::MAX; ts.len()];
-        let mut app = RankApp { host, ..RankApp::default() };
+        let mut app = RankApp { host, id_base, ..RankApp::default() };
         for (i, t) in ts.iter().enumerate() {
             if t.src == host {
                 local_send[i] = app.sends.len() as u32;
@@ -134,11 +138,11 @@ impl RankApp {
         }
     }
 
-    /// A send completed; returns true when it is one of the job's transfers completing
-    /// (acknowledged), which counts as work done.
-    pub fn on_send_done(&mut self, c: SendCompletion, v: &mut impl Verbs) -> bool {
+    /// A send completed; returns the local send when it is one of the job's transfers
+    /// completing (acknowledged), which counts as work done.
+    pub fn on_send_done(&mut self, c: SendCompletion, v: &mut impl Verbs) -> Option<usize> {
         if c.done != SendDone::Acked {
-            return false; // a failed or flushed WR releases nothing: the job stops there
+            return None; // a failed or flushed WR releases nothing: the job stops there
         }
         let k = c.cookie as usize;
         self.sends[k].acked = c.time;
@@ -150,12 +154,12 @@ impl RankApp {
         if self.left == 0 {
             self.close(v);
         }
-        true
+        Some(k)
     }
 
     /// A transfer to this host was placed.
     pub fn on_recv(&mut self, c: RecvCompletion, v: &mut impl Verbs) {
-        let t = c.header.data_id as u32;
+        let t = c.header.data_id.wrapping_sub(self.id_base) as u32;
         let Ok(k) = self.recvs.binary_search_by_key(&t, |r| r.transfer) else { return };
         self.recvs[k].at = c.time;
         let (a, b) = (self.after_recv[k] as usize, self.after_recv[k + 1] as usize);
@@ -184,8 +188,8 @@ impl RankApp {
     fn post(&mut self, k: usize, v: &mut impl Verbs) {
         let s = &mut self.sends[k];
         s.posted = v.now();
-        let header =
-            AppHeader { data_id: s.transfer as u64, total: s.bytes, offset: 0, length: s.bytes, op: OP_TRANSFER };
+        let data_id = self.id_base + s.transfer as u64;
+        let header = AppHeader { data_id, total: s.bytes, offset: 0, length: s.bytes, op: OP_TRANSFER };
         v.post(s.qp, Wr { bytes: s.bytes, cookie: k as u32, header: Some(header), notify_sent: false });
     }
 

@@ -94,6 +94,9 @@ fn ring_allreduce_takes_2_n_minus_1_steps_of_s_over_n() {
         // Every rank sends and receives 2(n-1) messages of S/n.
         let per = uplink(&vec![size / n as u64; steps as usize], steps as usize);
         assert_eq!(up, vec![per; n], "n = {n}");
+        // Every transfer is a flow record: S/n from a rank to the next.
+        assert_eq!(r.records.len() as u64, steps * n as u64);
+        assert!(r.records.iter().all(|f| f.size == size / n as u64 && (f.src.0 + 1) % n as u32 == f.dst.0));
         // NCCL-tests: algbw = S / t, busbw = algbw · 2(n-1)/n.
         let algbw = size as f64 * 8.0 / expect.ps() as f64 * 1000.0;
         assert!((c.algbw_gbps / algbw - 1.0).abs() < 1e-12);
@@ -248,6 +251,9 @@ fn two_step(when: Trigger, delay: Time, back: bool) -> Time {
     assert_eq!(sim.run_to_end(), StopReason::Finished);
     let r = sim.results().unwrap();
     assert_eq!(r.flows_total, 2);
+    // Each transfer's record: posted when released, done at its send completion.
+    let ends: Vec<Time> = r.records.iter().map(|f| f.start + f.fct).collect();
+    assert_eq!(ends.iter().max(), Some(&r.last_completion));
     r.last_completion
 }
 

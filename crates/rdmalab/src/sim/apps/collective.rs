@@ -12,6 +12,7 @@ use crate::app::{AppId, AppKind, RecvCompletion, SendCompletion};
 use crate::error::{Error, Result};
 use crate::ids::{NodeId, QpId};
 use crate::sim::{Event, Simulation};
+use crate::stats::FlowRecord;
 use crate::units::Time;
 use crate::workload::FlowSpec;
 
@@ -22,6 +23,8 @@ pub(in crate::sim) struct Job {
     pub(in crate::sim) graph: TransferGraph,
     pub(in crate::sim) apps: Vec<AppId>,
     pub(in crate::sim) collective: Option<(Collective, usize)>,
+    /// Data id of its first transfer: its flow row is the run's flows plus this.
+    pub(in crate::sim) id_base: u64,
 }
 
 impl Simulation {
@@ -66,25 +69,55 @@ impl Simulation {
             qp_of.push(qp);
         }
         let mut apps = Vec::with_capacity(hosts.len());
+        // After every multipath message (set up first), and every job before this one.
+        let id_base = (self.apps.message_count() + self.apps.transfers) as u64;
         for &h in &hosts {
-            let rank = RankApp::new(&graph, h, |i| qp_of[i]);
+            let rank = RankApp::new(&graph, h, id_base, |i| qp_of[i]);
             let app = self.apps.add(AppKind::Rank(job), AppState::Rank(rank));
             self.queue.push(start, Event::App(app, START));
             apps.push(app);
         }
         self.apps.transfers += graph.transfers().len();
-        self.apps.jobs.push(Job { graph, apps, collective });
+        self.apps.jobs.push(Job { graph, apps, collective, id_base });
         self.apps.last_post = self.apps.last_post.max(start);
         self.watch.arm_stall_check(start);
         Ok(())
     }
 
-    /// A WR of job host `app` completed at its sender: a transfer completed counts as work.
+    /// A WR of job host `app` completed at its sender: a transfer completed is one row of the
+    /// flow records, as a flow would be.
     pub(super) fn rank_send_done(&mut self, app: AppId, c: SendCompletion) {
-        if self.with_app(app, AppState::rank_mut, |r, v| r.on_send_done(c, v)) {
-            self.flows_done += 1;
-            self.note_work_done();
-        }
+        // (Read before the handler runs: the last completion closes the QP.)
+        let q = &self.qps[c.qp.idx()];
+        let (src, dst, sip, dip, sport, dport, tenant) = (q.src, q.dst, q.sip, q.dip, q.sport, q.dport, q.tenant);
+        let Some(k) = self.with_app(app, AppState::rank_mut, |r, v| r.on_send_done(c, v)) else { return };
+        let AppKind::Rank(job) = self.apps.kind(app) else { return };
+        let s = &self.apps.state(app).rank().sends[k];
+        let (size, start) = (s.bytes, s.posted);
+        let flow = (self.flows.len() as u64 + self.apps.jobs[job as usize].id_base + s.transfer as u64) as u32;
+        let path = self.routes.first_path(&self.topo, src, dst);
+        let (mtu, header) = (self.cfg.mtu as u64, self.cfg.header_bytes as u64);
+        let ideal = crate::stats::ideal::ideal_fct(&self.topo, &path, size, mtu, header);
+        self.push_record(FlowRecord {
+            flow,
+            src,
+            dst,
+            sip,
+            dip,
+            sport,
+            dport,
+            size,
+            start,
+            fct: self.now - start,
+            ideal,
+            // Per-QP counts are kept for plain flows only.
+            retx_packets: 0,
+            nacks: 0,
+            rx: Default::default(),
+            tenant,
+        });
+        self.flows_done += 1;
+        self.note_work_done();
     }
 
     /// A transfer to job host `app` was placed.
