@@ -73,13 +73,10 @@ impl TransferGraph {
         let n = transfers.len();
         for (i, t) in transfers.iter().enumerate() {
             if t.bytes == 0 {
-                return Err(Error::scenario(&format!("transfers[{i}].bytes"), "must be at least 1 byte"));
+                return Err(Error::scenario(format!("transfers[{i}].bytes"), "must be at least 1 byte"));
             }
             if t.src == t.dst {
-                return Err(Error::scenario(
-                    &format!("transfers[{i}].dst"),
-                    format!("sends to its own host {}", t.src),
-                ));
+                return Err(Error::scenario(format!("transfers[{i}].dst"), format!("sends to its own host {}", t.src)));
             }
             for d in &t.deps {
                 let field = format!("transfers[{i}].deps");

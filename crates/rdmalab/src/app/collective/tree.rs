@@ -22,15 +22,19 @@ fn parent(n: usize, p: usize) -> Option<usize> {
     Some(if up >= n { p ^ b } else { up })
 }
 
+/// The role (position in the first tree) that position `p` plays in tree `t`, and back.
+fn role(n: usize, t: usize, p: usize, back: bool) -> usize {
+    match (t, n % 2, back) {
+        (0, _, _) => p,
+        (_, 0, _) => n - 1 - p,           // mirrored
+        (_, _, false) => (p + n - 1) % n, // shifted by one
+        (_, _, true) => (p + 1) % n,
+    }
+}
+
 /// Parent of every position in tree `t` (0 or 1).
 pub(super) fn parents(n: usize, t: usize) -> Vec<Option<usize>> {
-    // Position p plays role f(p) of the first tree; g undoes f.
-    let (f, g): (Box<dyn Fn(usize) -> usize>, Box<dyn Fn(usize) -> usize>) = match (t, n % 2) {
-        (0, _) => (Box::new(|p| p), Box::new(|r| r)),
-        (_, 0) => (Box::new(move |p| n - 1 - p), Box::new(move |r| n - 1 - r)),
-        _ => (Box::new(move |p| (p + n - 1) % n), Box::new(move |r| (r + 1) % n)),
-    };
-    (0..n).map(|p| parent(n, f(p)).map(&g)).collect()
+    (0..n).map(|p| parent(n, role(n, t, p, false)).map(|r| role(n, t, r, true))).collect()
 }
 
 /// Allreduce of `bytes` bytes over both trees, on lanes 2·`channel` and 2·`channel`+1.
