@@ -295,6 +295,10 @@ fn bad_collectives_are_refused_naming_the_field() {
     assert!(e.contains("collective[0].ranks") && e.contains("switch"), "{e}");
     let e = input_error(&star(4, "name = \"g\"\nkind = \"allreduce\"\nranks = [0, 1, 2]\nsize = 2\n"));
     assert!(e.contains("collective[0].size") && e.contains("at least 3 B"), "{e}");
+    let e = input_error(&star(4, "name = \"g\"\nkind = \"allreduce\"\nranks = \"0..3\"\nsize = 10\n"));
+    assert!(e.contains("collective[0].ranks") && e.contains("a list of hosts, or { hosts"), "{e}");
+    let e = input_error(&star(4, "name = \"g\"\nkind = \"allreduce\"\nranks = [0, 1]\nsize = 1.5\n"));
+    assert!(e.contains("collective[0].size") && e.contains("a number of bytes, or a size"), "{e}");
     let e = input_error(&star(4, "name = \"g\"\nkind = \"allreduce\"\nranks = { hosts = \"3..1\" }\nsize = 10\n"));
     assert!(e.contains("collective[0].ranks.hosts") && e.contains("ends before"), "{e}");
 }
