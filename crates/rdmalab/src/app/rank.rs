@@ -67,36 +67,67 @@ pub struct RankApp {
     id_base: u64,
 }
 
-impl RankApp {
-    /// `host`'s part of `graph`; `qp_of(i)` is the QP that carries transfer `i` (sent by `host`);
-    /// transfer `i`'s messages carry `id_base + i` as their data id.
-    pub fn new(graph: &TransferGraph, host: NodeId, id_base: u64, mut qp_of: impl FnMut(usize) -> QpId) -> RankApp {
+/// Where each transfer of a job sits among its sender's sends and its receiver's receives,
+/// worked out once per job: setting every host up then takes time in proportion to the job,
+/// not to its hosts times its transfers.
+#[derive(Clone, Debug, Default)]
+pub struct JobIndex {
+    /// Each host's sends and receives (transfer indices in job order).
+    by_host: std::collections::HashMap<NodeId, (Vec<u32>, Vec<u32>)>,
+    /// Transfer i's place among its sender's sends.
+    local_send: Vec<u32>,
+    /// Transfer i's place among its receiver's receives.
+    local_recv: Vec<u32>,
+}
+
+impl JobIndex {
+    /// The index of `graph`.
+    pub fn new(graph: &TransferGraph) -> JobIndex {
         let ts = graph.transfers();
-        let mut local_send = vec![u32::MAX; ts.len()];
-        let mut local_recv = vec![u32::MAX; ts.len()];
-        let mut app = RankApp { host, id_base, ..RankApp::default() };
+        let mut ix = JobIndex { local_send: vec![0; ts.len()], local_recv: vec![0; ts.len()], ..JobIndex::default() };
         for (i, t) in ts.iter().enumerate() {
-            if t.src == host {
-                local_send[i] = app.sends.len() as u32;
-                let qp = qp_of(i);
-                if !app.qps.contains(&qp) {
-                    app.qps.push(qp);
-                }
-                app.sends.push(LocalSend {
-                    transfer: i as u32,
-                    qp,
-                    bytes: t.bytes,
-                    delay: t.delay,
-                    waiting: t.deps.len() as u32,
-                    posted: Time::MAX,
-                    acked: Time::MAX,
-                });
-            }
-            if t.dst == host {
-                local_recv[i] = app.recvs.len() as u32;
-                app.recvs.push(LocalRecv { transfer: i as u32, at: Time::MAX });
-            }
+            let sends = &mut ix.by_host.entry(t.src).or_default().0;
+            ix.local_send[i] = sends.len() as u32;
+            sends.push(i as u32);
+            let recvs = &mut ix.by_host.entry(t.dst).or_default().1;
+            ix.local_recv[i] = recvs.len() as u32;
+            recvs.push(i as u32);
         }
+        ix
+    }
+}
+
+impl RankApp {
+    /// `host`'s part of `graph` (indexed by `ix`); `qp_of(i)` is the QP that carries transfer
+    /// `i` (sent by `host`); transfer `i`'s messages carry `id_base + i` as their data id.
+    pub fn new(
+        graph: &TransferGraph,
+        ix: &JobIndex,
+        host: NodeId,
+        id_base: u64,
+        mut qp_of: impl FnMut(usize) -> QpId,
+    ) -> RankApp {
+        let ts = graph.transfers();
+        let (local_send, local_recv) = (&ix.local_send, &ix.local_recv);
+        let mut app = RankApp { host, id_base, ..RankApp::default() };
+        let (sends, recvs) = ix.by_host.get(&host).map_or((&[][..], &[][..]), |(s, r)| (&s[..], &r[..]));
+        for &i in sends {
+            let t = &ts[i as usize];
+            let qp = qp_of(i as usize);
+            app.qps.push(qp);
+            app.sends.push(LocalSend {
+                transfer: i,
+                qp,
+                bytes: t.bytes,
+                delay: t.delay,
+                waiting: t.deps.len() as u32,
+                posted: Time::MAX,
+                acked: Time::MAX,
+            });
+        }
+        app.qps.sort_unstable();
+        app.qps.dedup();
+        app.recvs = recvs.iter().map(|&i| LocalRecv { transfer: i, at: Time::MAX }).collect();
         // Who each completion releases, as two compressed lists (one pass to count, one to fill).
         let mut by_send = vec![Vec::new(); app.sends.len()];
         let mut by_recv = vec![Vec::new(); app.recvs.len()];

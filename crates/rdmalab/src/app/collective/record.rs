@@ -1,5 +1,7 @@
 //! A collective's records: one per iteration, from the times of its transfers.
 
+use std::collections::HashMap;
+
 use super::Collective;
 use crate::app::deps::TransferGraph;
 use crate::ids::NodeId;
@@ -55,11 +57,19 @@ pub fn records(c: &Collective, graph: &TransferGraph, m: usize, t: &TransferTime
         .map(|k| {
             let range = k * m..(k + 1) * m;
             let start = range.clone().map(|i| t.posted[i]).min().unwrap_or(Time::MAX);
+            // Per host: its last receive completion and last send completion (one pass).
+            let mut last: HashMap<NodeId, (Option<Time>, Option<Time>)> = HashMap::new();
+            for i in range.clone() {
+                let r = &mut last.entry(ts[i].dst).or_default().0;
+                *r = (*r).max(Some(t.received[i]));
+                let s = &mut last.entry(ts[i].src).or_default().1;
+                *s = (*s).max(Some(t.acked[i]));
+            }
             let mut end = Some(Time::ZERO);
             let mut slowest = NodeId::NONE;
             for &r in &c.ranks {
-                let recv = range.clone().filter(|&i| ts[i].dst == r).map(|i| t.received[i]).max();
-                let done = recv.or_else(|| range.clone().filter(|&i| ts[i].src == r).map(|i| t.acked[i]).max());
+                let (recv, sent) = last.get(&r).copied().unwrap_or_default();
+                let done = recv.or(sent);
                 match done {
                     Some(d) if d != Time::MAX => {
                         if end.is_some_and(|e| d > e) {

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use super::AppState;
 use crate::app::collective::{records, Collective, CollectiveRecord, TransferTimes};
 use crate::app::deps::TransferGraph;
-use crate::app::rank::{RankApp, START};
+use crate::app::rank::{JobIndex, RankApp, START};
 use crate::app::{AppId, AppKind, RecvCompletion, SendCompletion};
 use crate::error::{Error, Result};
 use crate::ids::{NodeId, QpId};
@@ -71,8 +71,9 @@ impl Simulation {
         let mut apps = Vec::with_capacity(hosts.len());
         // After every multipath message (set up first), and every job before this one.
         let id_base = (self.apps.message_count() + self.apps.transfers) as u64;
+        let ix = JobIndex::new(&graph);
         for &h in &hosts {
-            let rank = RankApp::new(&graph, h, id_base, |i| qp_of[i]);
+            let rank = RankApp::new(&graph, &ix, h, id_base, |i| qp_of[i]);
             let app = self.apps.add(AppKind::Rank(job), AppState::Rank(rank));
             self.queue.push(start, Event::App(app, START));
             apps.push(app);
