@@ -11,6 +11,7 @@ import numpy as np
 import polars as pl
 
 from rdmalab import _core
+from rdmalab.collectives import collective_lines, collectives_frame
 from rdmalab.host_results import apps_frame, drum_frame, wqes_frame
 
 #: Size buckets of the fidelity report (FORMATS.md §5 style), in payload bytes.
@@ -283,6 +284,9 @@ class Results:
     its cycle: node, port (its ifindex), priority, formed_ns, detected_ns; empty when none.
     `counters["deadlocks"]` counts them (more than one only with `fabric.on_deadlock = "continue"`).
 
+    `[[collective]]` (`Scenario.collective`) adds `collectives`, one row per iteration
+    (`collectives.COLLECTIVE_COLUMNS`, docs/collectives.md).
+
     Multipath traffic (`Scenario.multipath`) adds `messages`, one row per message: message,
     src, dst, size, qps, chunks, start_ns, fct_ns (last chunk's completion at the sender,
     from start), recv_done_ns (last byte placed at the receiver, from start), ideal_ns,
@@ -334,6 +338,7 @@ class Results:
     classes: pl.DataFrame = field(default_factory=lambda: classes_frame(None))
     balance: pl.DataFrame = field(default_factory=lambda: balance_frame(None))
     reorder: pl.DataFrame = field(default_factory=lambda: reorder_frame(None))
+    collectives: pl.DataFrame = field(default_factory=lambda: collectives_frame(None))
     stop_reason: str = "finished"
     interrupted: bool = False
     wall_seconds: float = 0.0
@@ -356,7 +361,7 @@ class Results:
                    paths=paths_frame(raw.get("paths", {})), classes=classes_frame(raw.get("classes")),
                    wqes=wqes, apps=apps_frame(hm, wqes, float(raw["counters"]["end_time_ps"])),
                    drum=drum_frame(hm), balance=balance_frame(raw.get("balance")),
-                   reorder=reorder_frame(raw.get("reorder")),
+                   reorder=reorder_frame(raw.get("reorder")), collectives=collectives_frame(raw.get("collectives")),
                    stop_reason=stop_reason,
                    interrupted=interrupted, wall_seconds=wall,
                    extra={"tenant_names": tenant_names, "tenant_bins": raw.get("tenant_bins"),
@@ -374,9 +379,8 @@ class Results:
         `rates` and `links` when they were sampled, `messages` and `chunks` with multipath
         traffic, `paths` with Virtuoso, `deadlock` when one was found, `classes` with
         `[[fabric.classes]]`, `balance` with a switch-side balancer or `[fabric.lb]`, `reorder`
-        under `conweave`, `wqes`, `apps`
-        and `drum` with closed-loop applications (what
-        `rdmalab run` writes as Parquet)."""
+        under `conweave`, `collectives` with `[[collective]]`, `wqes`, `apps` and `drum` with
+        closed-loop applications (what `rdmalab run` writes as Parquet)."""
         out = {"flows": self.flows, "ports": self.ports, "pfc": self.pfc}
         if self.queue_samples.height:
             out["queues"] = self.queue_samples
@@ -397,7 +401,7 @@ class Results:
             out["balance"] = self.balance
         if self.reorder.height:  # conweave's reorder queues
             out["reorder"] = self.reorder
-        for name in ("wqes", "apps", "drum"):  # closed-loop applications (docs/drum-fabric.md)
+        for name in ("collectives", "wqes", "apps", "drum"):  # collectives; closed-loop applications
             if getattr(self, name).height:
                 out[name] = getattr(self, name)
         return out
@@ -567,6 +571,7 @@ class Results:
                 pfc = "-" if r["pg"] == 0 else "on" if r["pfc"] else "off"  # class 0 is outside the MMU
                 lines.append(f"{r['pg']:<7}{sched:<11}{pfc:<6}{r['tx_bytes']:>16,}"
                              f"{r['drops']:>9}{r['pauses']:>8}{r['ecn_marks']:>8}")
+        lines += collective_lines(self.collectives)
         if "trace_records" in c:
             lines.append(f"trace             {c['trace_records']:,} records"
                          + ("  (TRUNCATED at trace.max_bytes)" if c.get("trace_truncated") else ""))

@@ -285,6 +285,19 @@ class Scenario:
         new.spec.setdefault("app", []).append(e)
         return new
 
+    def collective(self, name: str, kind: str, ranks: list[int] | dict[str, str], size: str | int,
+                   algorithm: str | None = None, channels: int | None = None, chunk: str | int | None = None,
+                   start: str | None = None, repeat: int | None = None) -> "Scenario":
+        """A collective (`[[collective]]`, docs/collectives.md): `kind` allreduce, allgather,
+        reduce_scatter, alltoall or broadcast; `algorithm` ring (default), double_binary_tree,
+        halving_doubling or direct (alltoall's default); `ranks` hosts in rank order or
+        `{"hosts": "0..15"}`; `size` bytes per rank as NCCL-tests counts them (`"64MiB"`);
+        `channels`, `chunk` (default 512KiB), `start`, `repeat`. Results: `collectives`."""
+        e: dict[str, Any] = {"name": name, "kind": kind, "ranks": ranks, "size": size}
+        e.update({k: v for k, v in dict(algorithm=algorithm, channels=channels, chunk=chunk, start=start,
+                                         repeat=repeat).items() if v is not None})
+        return self._append("collective", e)
+
     def with_host(self, **settings: Any) -> "Scenario":
         """`[host]`: mechanism (raw|share|drum), wqe_cost, poll_cost, cores, share_ratio, lock_cost,
         lock_transfer."""

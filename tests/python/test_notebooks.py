@@ -91,7 +91,7 @@ def test_figure_files_are_byte_reproducible(tmp_path, sampled):
 
 
 def test_examples_run(tmp_path):
-    for name in ("incast.toml", "link_failure.toml", "classes.toml"):
+    for name in ("incast.toml", "link_failure.toml", "classes.toml", "collectives.toml"):
         out = subprocess.run([str(RDMALAB), "run", str(EXAMPLES / name), "--quiet", "--out", str(tmp_path / name)],
                              capture_output=True, text=True, timeout=300)
         assert out.returncode == 0, out.stderr

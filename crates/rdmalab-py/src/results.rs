@@ -5,6 +5,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use rdmalab::app::closed_loop::BatchRecord;
+use rdmalab::app::collective::CollectiveRecord;
 use rdmalab::app::drum_agent::DrumRow;
 use rdmalab::fabric::classes::Scheduler;
 use rdmalab::fabric::PortCounters;
@@ -31,6 +32,7 @@ pub fn results_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, Py
     d.set_item("classes", class_dict(py, &r.classes)?)?;
     d.set_item("balance", balance_dict(py, &r.balance)?)?;
     d.set_item("reorder", reorder_dict(py, &r.reorder)?)?;
+    d.set_item("collectives", collective_dict(py, &r.collectives)?)?;
     let pfc = Columns::new(py, &r.pfc_events);
     pfc.u64("time_ps", |e| e.time.0)?.u64("node", |e| e.node.0 as u64)?;
     pfc.u64("ifindex", |e| e.ifindex as u64)?.u64("pause", |e| e.pause as u64)?;
@@ -197,6 +199,18 @@ fn reorder_dict<'py>(
     let t = Columns::new(py, rows);
     t.u64("window_start_ps", |b| b.window_start.0)?.u64("switch", |b| b.switch.0 as u64)?;
     t.u64("queues", |b| b.queues as u64)?.u64("packets", |b| b.packets)?.u64("bytes", |b| b.bytes)?;
+    Ok(t.dict())
+}
+
+/// Collectives (`[[collective]]`): one row per iteration, times in ps (NaN: unfinished).
+fn collective_dict<'py>(py: Python<'py>, rows: &[CollectiveRecord]) -> PyResult<Bound<'py, PyDict>> {
+    let t = Columns::new(py, rows);
+    t.list("name", |c| c.name.clone())?.list("kind", |c| c.kind)?.list("algorithm", |c| c.algorithm)?;
+    t.u64("ranks", |c| c.ranks as u64)?.u64("size", |c| c.size)?;
+    t.f64("start_ps", |c| c.start.0 as f64)?.f64("end_ps", |c| opt_ps(c.end))?;
+    t.f64("algbw_gbps", |c| c.algbw_gbps)?.f64("busbw_gbps", |c| c.busbw_gbps)?;
+    t.i64("slowest_rank", |c| if c.slowest_rank.is_none() { -1 } else { c.slowest_rank.0 as i64 })?;
+    t.u64("steps", |c| c.steps as u64)?.f64("step_spread_ps", |c| c.step_spread.0 as f64)?;
     Ok(t.dict())
 }
 

@@ -29,8 +29,11 @@
 //! Each is one [`AppKind`] variant and its handlers.
 
 pub mod closed_loop;
+pub mod collective;
+pub mod deps;
 pub mod drum_agent;
 pub mod host_model;
+pub mod rank;
 
 use crate::ids::QpId;
 pub use crate::ids::{AgentId, AppId, HeaderSlot};
@@ -64,6 +67,9 @@ pub enum AppKind {
     /// An end of DRUM's in-band control: scheduler `h`'s, or the coordinator's
     /// ([`AgentId::NONE`], `sim/apps/drum_inband.rs`).
     DrumCtl(AgentId),
+    /// A host's part of dependency-driven job `n` (`rank::RankApp`, `sim/apps/collective.rs`):
+    /// a collective's rank, or a host of a job of transfers.
+    Rank(u32),
 }
 
 /// An application's header at the start of a WR's payload. Seed 001 names three fields and

@@ -3,6 +3,7 @@
 //! build it; `sim` turns it into a `Simulation` (`Scenario::simulation`).
 
 use super::SimConfig;
+use crate::app::collective::Collective;
 use crate::app::host_model::HostModelSpec;
 use crate::multipath::MpTraffic;
 use crate::topology::Topology;
@@ -26,6 +27,8 @@ pub struct Scenario {
     pub multipath: Vec<MpTraffic>,
     /// Closed-loop applications and their host model, set up by [`Scenario::simulation`].
     pub host_model: Option<HostModelSpec>,
+    /// Collectives (`[[collective]]`), set up by [`Scenario::simulation`].
+    pub collectives: Vec<Collective>,
 }
 
 impl Scenario {
@@ -39,6 +42,7 @@ impl Scenario {
             config,
             multipath: Vec::new(),
             host_model: None,
+            collectives: Vec::new(),
         }
     }
 }

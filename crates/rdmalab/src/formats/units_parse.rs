@@ -203,6 +203,36 @@ pub fn parse_nonzero_rate(s: &str) -> Result<Rate, ValueError> {
     }
 }
 
+/// Byte units: decimal (`KB` = 1000 B) and binary (`KiB` = 1024 B).
+const BYTE_UNITS: [(&str, u128); 9] = [
+    ("B", 1),
+    ("KB", 1_000),
+    ("MB", 1_000_000),
+    ("GB", 1_000_000_000),
+    ("TB", 1_000_000_000_000),
+    ("KiB", 1 << 10),
+    ("MiB", 1 << 20),
+    ("GiB", 1 << 30),
+    ("TiB", 1 << 40),
+];
+
+/// Parses a byte count (`64MiB`, `1.5KB`, `4096B`) exactly: its value must be whole bytes.
+pub fn parse_bytes(s: &str) -> Result<u64, ValueError> {
+    let (num, unit) = split_unit(s);
+    if unit.is_empty() {
+        return Err(bad(format!("`{}` has no unit (expected e.g. `64MiB`, `4096B`)", show(s))));
+    }
+    let mult = BYTE_UNITS.iter().find(|(u, _)| *u == unit).map(|&(_, m)| m).ok_or_else(|| {
+        bad(format!(
+            "unknown byte unit `{}` in `{}` (known: B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)",
+            show(unit),
+            show(s)
+        ))
+    })?;
+    let d = Decimal::parse(num).map_err(|e| bad(format!("`{}`: {e}", show(s))))?;
+    d.whole(mult, 0, s, "bytes")
+}
+
 /// Parses an ns-3 `Time` string (`1000ns`, `0.001ms`, `1us`, `2s`) into exact picoseconds.
 pub fn parse_time(s: &str) -> Result<Time, ValueError> {
     let (num, unit) = split_unit(s);
@@ -292,6 +322,19 @@ mod tests {
         assert!(parse_nonzero_rate("0Gbps").unwrap_err().0.contains("zero"));
         assert!(parse_rate("99999999999Tbps").is_err());
         assert!(parse_rate("1.2.3Gbps").is_err());
+    }
+
+    #[test]
+    fn byte_counts_are_exact() {
+        assert_eq!(parse_bytes("64MiB"), Ok(64 << 20));
+        assert_eq!(parse_bytes("1.5KB"), Ok(1500));
+        assert_eq!(parse_bytes("0.5KiB"), Ok(512));
+        assert_eq!(parse_bytes("4096B"), Ok(4096));
+        assert_eq!(parse_bytes("1e3MB"), Ok(1_000_000_000));
+        assert!(parse_bytes("0.1B").unwrap_err().0.contains("whole number"));
+        assert!(parse_bytes("64").unwrap_err().0.contains("no unit"));
+        assert!(parse_bytes("64Mb").unwrap_err().0.contains("unknown byte unit"));
+        assert!(parse_bytes("-1KB").unwrap_err().0.contains("negative"));
     }
 
     #[test]

@@ -40,6 +40,8 @@ fn plain(msg: &str) -> String {
         "NumOrRange" => "a positive number, or a range [lo, hi] of two numbers",
         "OneOrMany" => "one value, or a list with one value per item",
         "WeightsSpec" => "\"probe\", \"equal\", or a list with one weight per QP",
+        "RanksSpec" => "a list of hosts, or { hosts = \"a..b\" }",
+        "SizeSpec" => "a number of bytes, or a size with its unit (\"64MiB\")",
         _ => return msg.to_string(),
     };
     format!("expected {forms}")

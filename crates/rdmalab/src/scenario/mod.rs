@@ -30,6 +30,7 @@
 mod attack_traffic;
 mod cc_params;
 pub mod classes;
+pub mod collective;
 mod fabric;
 pub mod host_apps;
 mod ib;
@@ -115,6 +116,9 @@ pub struct ScenarioSpec {
     /// absent: the automatic map). Used when the run has 2 or more threads (here or from
     /// `--threads`); a sequential run warns that it is not used.
     pub partition_map: Option<String>,
+    /// Collectives (`[[collective]]`, `collective::CollectiveSpec`).
+    #[serde(default)]
+    pub collective: Vec<collective::CollectiveSpec>,
 }
 
 /// `threads`: a count, or `"auto"` (`sim::parallel::Runner::auto`).
@@ -391,7 +395,18 @@ impl ScenarioSpec {
             self.stop_time.as_deref(),
             config.mtu,
         )?;
-        let mut s = Scenario { topology, flows, apps, tenants: tenants.names(), config, multipath: mp, host_model };
+        let collectives =
+            self.collective.iter().enumerate().map(|(i, c)| c.build(i, file, &topology)).collect::<Result<_>>()?;
+        let mut s = Scenario {
+            topology,
+            flows,
+            apps,
+            tenants: tenants.names(),
+            config,
+            multipath: mp,
+            host_model,
+            collectives,
+        };
         irn::check_plain_flows(&s, file)?;
         s.config.input_warnings = limits::check(self, &s, file)?;
         Ok(s)

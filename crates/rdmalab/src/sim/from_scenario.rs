@@ -6,7 +6,7 @@
 
 use super::Simulation;
 use crate::config::Scenario;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::ids::NodeId;
 use crate::multipath::{MpConnId, MpTraffic, MpWr};
 
@@ -27,6 +27,12 @@ impl Scenario {
         }
         if let Some(h) = &self.host_model {
             sim.host_model_set_up(h)?;
+        }
+        for (i, c) in self.collectives.iter().enumerate() {
+            sim.add_collective(c).map_err(|e| match e {
+                Error::Scenario { field, msg } => Error::scenario(format!("collective[{i}].{field}"), msg),
+                other => other,
+            })?;
         }
         Ok(sim)
     }

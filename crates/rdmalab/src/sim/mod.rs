@@ -302,9 +302,10 @@ impl Simulation {
         &self.warnings
     }
 
-    /// Flows plus multipath messages: what must complete for the run to finish.
+    /// Flows plus multipath messages and jobs' transfers: what must complete for the run to
+    /// finish.
     fn work_total(&self) -> usize {
-        self.flows.len() + self.apps.message_count()
+        self.flows.len() + self.apps.message_count() + self.apps.transfers
     }
 
     /// Current simulated time.

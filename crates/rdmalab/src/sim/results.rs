@@ -120,6 +120,8 @@ pub struct Results {
     /// ConWeave: per destination ToR and `lb_window`, the peak reorder queues in use,
     /// packets and bytes held, by (window, switch) (empty under other schemes).
     pub reorder: Vec<crate::fabric::lb::conweave::ReorderRow>,
+    /// Every collective's iterations, in scenario order (empty without `[[collective]]`).
+    pub collectives: Vec<crate::app::collective::CollectiveRecord>,
 }
 
 /// A traffic class's settings and what every switch port counted for it.
@@ -278,6 +280,7 @@ impl Simulation {
             classes: self.class_records(),
             balance: self.lb.as_ref().map_or_else(Vec::new, |l| l.balance_rows()),
             reorder: self.lb.as_ref().map_or_else(Vec::new, |l| l.reorder_rows()),
+            collectives: self.collective_records(),
         };
         if self.origin_order {
             super::parallel::sort_app_tables(&mut r); // tables several hosts append to

@@ -14,6 +14,7 @@ mod blitz_inputs;
 mod blitz_stagger;
 mod cc;
 mod classes;
+mod collectives;
 mod conweave;
 mod deadlock;
 mod drum;

@@ -35,7 +35,7 @@ fn everything(s: Scenario) -> (StopReason, Results, String) {
 
 /// Runs `toml` with 1, 2 and 4 threads; asserts the outputs are equal and that the 2- and
 /// 4-partition cuts really cut (more than one partition); returns the one-thread run.
-fn same_for_1_2_4_threads(what: &str, toml: &str) -> (StopReason, Results) {
+pub(crate) fn same_for_1_2_4_threads(what: &str, toml: &str) -> (StopReason, Results) {
     let one = everything(build(toml, 1));
     for threads in [2, 4] {
         let s = build(toml, threads);

@@ -20,6 +20,7 @@
 
 mod attacks;
 mod closed_loop;
+mod collective;
 mod drum;
 mod drum_control;
 mod drum_inband;
@@ -163,6 +164,7 @@ impl Simulation {
             AppKind::MpSender(i) => self.mp_send_done(app, i, c),
             AppKind::VSender(i) => self.virtuoso_send_done(app, i, c),
             AppKind::Closed(i) => self.closed_send_done(i, c),
+            AppKind::Rank(_) => self.rank_send_done(app, c),
             // (A generator hears of its chunks together: `app_chunks_done`.)
             AppKind::Attack(_)
             | AppKind::MpReceiver(_)
@@ -184,6 +186,7 @@ impl Simulation {
             AppKind::VReceiver(_) | AppKind::VSender(_) => self.virtuoso_recv_done(app, c),
             AppKind::DrumCtl(who) => self.drum_inband_recv(who, c),
             AppKind::Attack(_) => self.serial_recv(app, c),
+            AppKind::Rank(_) => self.rank_recv_done(app, c),
             AppKind::MpSender(_) | AppKind::Closed(_) | AppKind::DrumAgent(_) | AppKind::DrumNet => {}
         }
     }
@@ -197,6 +200,7 @@ impl Simulation {
             AppKind::Attack(i) => self.stagger_turn(i, token),
             AppKind::DrumAgent(ag) => self.drum_timer(ag, token),
             AppKind::DrumNet => self.drum_net_timer(token),
+            AppKind::Rank(_) => self.rank_timer(app, token),
             AppKind::MpReceiver(_) | AppKind::VReceiver(_) | AppKind::DrumCtl(_) => {}
         }
     }

@@ -8,6 +8,7 @@
 use super::AppRun;
 use crate::app::closed_loop::ClosedLoop;
 use crate::app::drum_agent::DrumAgent;
+use crate::app::rank::RankApp;
 use crate::app::{AppId, AppKind, Headers, VerbQueue};
 use crate::ids::{NodeId, QpId};
 use crate::multipath::virtuoso::{VirtuosoReceiver, VirtuosoSender};
@@ -34,6 +35,8 @@ pub(in crate::sim) enum AppState {
     DrumAgent(DrumAgent),
     /// The receiving half of a Virtuoso connection.
     VReceiver(VirtuosoReceiver),
+    /// A host's part of a dependency-driven job.
+    Rank(RankApp),
 }
 
 /// The accessors of one variant of `AppState`: the state, or a panic naming the kind
@@ -74,6 +77,7 @@ impl AppState {
     state_of!(v_receiver, v_receiver_mut, VReceiver, VirtuosoReceiver);
     state_of!(closed, closed_mut, Closed, ClosedLoop);
     state_of!(drum_agent, drum_agent_mut, DrumAgent, DrumAgent);
+    state_of!(rank, rank_mut, Rank, RankApp);
 }
 
 /// One row of the table.
@@ -98,6 +102,10 @@ pub(in crate::sim) struct Apps {
     /// The latest time a message is posted at: until then more work may start, so the
     /// stall watchdog must not call the run stuck (`sim::watch`).
     pub(in crate::sim) last_post: Time,
+    /// Dependency-driven jobs (collectives among them), in setup order.
+    pub(in crate::sim) jobs: Vec<super::collective::Job>,
+    /// Transfers of every job: each counts as a flow of the run.
+    pub(in crate::sim) transfers: usize,
 }
 
 /// A multipath connection as set up. Its two halves are rows of the table.

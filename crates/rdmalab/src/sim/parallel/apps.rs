@@ -52,6 +52,7 @@ impl Simulation {
                 let closed = self.hostm.as_ref()?.ids[first as usize];
                 Some(self.apps.state(closed).closed().spec.host)
             }
+            AppKind::Rank(_) => Some(self.rank_host(app)),
             AppKind::DrumNet | AppKind::DrumCtl(_) => None,
         }
     }
@@ -127,6 +128,12 @@ pub(super) fn merge_app_tables(parts: &mut [Simulation], part_of: &[u16], snaps:
         r.mp_paths = first.mp_path_records();
         r.mp_wrs = first.mp_wr_records();
         anomalies = first.mp_anomalies();
+        swap_rows(parts, part_of);
+    }
+    if !parts[0].apps.jobs.is_empty() {
+        // Each rank's times are in its host's partition.
+        swap_rows(parts, part_of);
+        snaps[0].collectives = parts[0].collective_records();
         swap_rows(parts, part_of);
     }
     let (first, others) = snaps.split_first_mut().expect("at least one partition");

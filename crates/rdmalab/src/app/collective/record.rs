@@ -1,0 +1,112 @@
+//! A collective's records: one per iteration, from the times of its transfers.
+
+use std::collections::HashMap;
+
+use super::Collective;
+use crate::app::deps::TransferGraph;
+use crate::ids::NodeId;
+use crate::units::Time;
+
+/// When each transfer of a job was posted, completed at its sender and placed at its
+/// receiver (`Time::MAX`: not yet), by job index.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TransferTimes {
+    /// Posted on its QP.
+    pub posted: Vec<Time>,
+    /// Its send completion (last byte acknowledged).
+    pub acked: Vec<Time>,
+    /// Its receive completion (last byte placed in order).
+    pub received: Vec<Time>,
+}
+
+/// One iteration of a collective.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CollectiveRecord {
+    /// `name#k` for iteration k.
+    pub name: String,
+    /// The kind's name (`allreduce`, ...).
+    pub kind: &'static str,
+    /// The algorithm's name (`ring`, ...).
+    pub algorithm: &'static str,
+    /// Number of ranks.
+    pub ranks: u32,
+    /// Bytes per rank (NCCL-tests' size).
+    pub size: u64,
+    /// The iteration's first post.
+    pub start: Time,
+    /// When its last rank was done (`None`: not every rank was): a rank is done at its
+    /// last receive completion, or a rank that receives nothing at its last send completion.
+    pub end: Option<Time>,
+    /// NCCL-tests' algorithm bandwidth, size / (end − start), in Gbit/s.
+    pub algbw_gbps: f64,
+    /// NCCL-tests' bus bandwidth, algbw × the kind's factor, in Gbit/s.
+    pub busbw_gbps: f64,
+    /// The host that was done last (`NodeId::NONE` when unfinished).
+    pub slowest_rank: NodeId,
+    /// Steps of the schedule (dependency depths).
+    pub steps: u32,
+    /// The largest spread, over steps, between a step's first and last receive completion.
+    pub step_spread: Time,
+}
+
+/// The records of every iteration of `c` (scheduled as `graph`, `m` transfers an
+/// iteration) from its transfers' times.
+pub fn records(c: &Collective, graph: &TransferGraph, m: usize, t: &TransferTimes) -> Vec<CollectiveRecord> {
+    let ts = graph.transfers();
+    (0..c.repeat as usize)
+        .map(|k| {
+            let range = k * m..(k + 1) * m;
+            let start = range.clone().map(|i| t.posted[i]).min().unwrap_or(Time::MAX);
+            // Per host: its last receive completion and last send completion (one pass).
+            let mut last: HashMap<NodeId, (Option<Time>, Option<Time>)> = HashMap::new();
+            for i in range.clone() {
+                let r = &mut last.entry(ts[i].dst).or_default().0;
+                *r = (*r).max(Some(t.received[i]));
+                let s = &mut last.entry(ts[i].src).or_default().1;
+                *s = (*s).max(Some(t.acked[i]));
+            }
+            let mut end = Some(Time::ZERO);
+            let mut slowest = NodeId::NONE;
+            for &r in &c.ranks {
+                let (recv, sent) = last.get(&r).copied().unwrap_or_default();
+                let done = recv.or(sent);
+                match done {
+                    Some(d) if d != Time::MAX => {
+                        if end.is_some_and(|e| d > e) {
+                            (end, slowest) = (Some(d), r);
+                        }
+                    }
+                    _ => end = None,
+                }
+            }
+            // A step is a depth in one iteration's schedule (iteration 0's, which waits on nothing
+            // before it): every iteration repeats it.
+            let step = |i: usize| graph.depth(i % m);
+            let steps = range.clone().map(step).max().map_or(0, |d| d + 1);
+            let mut first = vec![Time::MAX; steps as usize];
+            let mut last = vec![Time::ZERO; steps as usize];
+            for i in range.clone().filter(|&i| t.received[i] != Time::MAX) {
+                let d = step(i) as usize;
+                first[d] = first[d].min(t.received[i]);
+                last[d] = last[d].max(t.received[i]);
+            }
+            let spread = first.iter().zip(&last).filter(|(f, _)| **f != Time::MAX).map(|(f, l)| *l - *f).max();
+            let took = end.filter(|&e| e > start).map(|e| (e - start).ps() as f64);
+            let algbw = took.map_or(0.0, |ps| c.size as f64 * 8.0 * 1000.0 / ps);
+            CollectiveRecord {
+                name: format!("{}#{k}", c.name),
+                kind: c.kind.name(),
+                algorithm: c.algorithm.name(),
+                ranks: c.ranks.len() as u32,
+                size: c.size,
+                start,
+                end,
+                algbw_gbps: algbw,
+                busbw_gbps: algbw * c.kind.busbw_factor(c.ranks.len()),
+                slowest_rank: if end.is_some() { slowest } else { NodeId::NONE },
+                steps,
+                step_spread: spread.unwrap_or(Time::ZERO),
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,165 @@
+//! Dependency-driven jobs (`app::deps`) and the collectives built on them
+//! (`app::collective`): their setup (a QP per sender, receiver and lane, a `RankApp` row per
+//! host), the routing of their completions and timers, and their records.
+
+use std::collections::HashMap;
+
+use super::AppState;
+use crate::app::collective::{records, Collective, CollectiveRecord, TransferTimes};
+use crate::app::deps::TransferGraph;
+use crate::app::rank::{JobIndex, RankApp, START};
+use crate::app::{AppId, AppKind, RecvCompletion, SendCompletion};
+use crate::error::{Error, Result};
+use crate::ids::{NodeId, QpId};
+use crate::sim::{Event, Simulation};
+use crate::stats::FlowRecord;
+use crate::units::Time;
+use crate::workload::FlowSpec;
+
+/// A job as set up: its graph, each host's row of the application table, and the collective
+/// it carries out (if it is one).
+#[derive(Debug)]
+pub(in crate::sim) struct Job {
+    pub(in crate::sim) graph: TransferGraph,
+    pub(in crate::sim) apps: Vec<AppId>,
+    pub(in crate::sim) collective: Option<(Collective, usize)>,
+    /// Data id of its first transfer: its flow row is the run's flows plus this.
+    pub(in crate::sim) id_base: u64,
+}
+
+impl Simulation {
+    /// Sets up collective `c`: its schedule as a job starting at `c.start`. Errors name the
+    /// field.
+    pub fn add_collective(&mut self, c: &Collective) -> Result<()> {
+        let s = c.schedule()?;
+        self.add_job(s.graph, c.start, Some((c.clone(), s.per_iteration)))
+    }
+
+    /// Sets up a dependency-driven job (transfers on QPs opened now, one per sender, receiver
+    /// and lane) whose transfers without dependencies start at `start`.
+    pub fn add_transfers(&mut self, graph: TransferGraph, start: Time) -> Result<()> {
+        self.add_job(graph, start, None)
+    }
+
+    fn add_job(&mut self, graph: TransferGraph, start: Time, collective: Option<(Collective, usize)>) -> Result<()> {
+        let hosts = graph.hosts();
+        for &h in &hosts {
+            if h.idx() >= self.topo.len() || !self.topo.is_host(h) {
+                return Err(Error::scenario("ranks", format!("node {h} is not a host of the topology")));
+            }
+        }
+        if start < self.now {
+            return Err(Error::scenario("start", format!("{start} is before the current time {}", self.now)));
+        }
+        let job = self.apps.jobs.len() as u32;
+        let first = self.apps.next_id().0;
+        let app_of = |h: NodeId| AppId(first + hosts.binary_search(&h).expect("a host of the job") as u32);
+        let mut qps: HashMap<(NodeId, NodeId, u16), QpId> = HashMap::new();
+        let mut qp_of = Vec::with_capacity(graph.transfers().len());
+        for t in graph.transfers() {
+            let key = (t.src, t.dst, t.lane);
+            let qp = match qps.get(&key) {
+                Some(&q) => q,
+                None => {
+                    let q = self.open_kept_qp(&FlowSpec::new(t.src, t.dst, 0, self.now), app_of(t.dst));
+                    qps.insert(key, q);
+                    q
+                }
+            };
+            qp_of.push(qp);
+        }
+        let mut apps = Vec::with_capacity(hosts.len());
+        // After every multipath message (set up first), and every job before this one.
+        let id_base = (self.apps.message_count() + self.apps.transfers) as u64;
+        let ix = JobIndex::new(&graph);
+        for &h in &hosts {
+            let rank = RankApp::new(&graph, &ix, h, id_base, |i| qp_of[i]);
+            let app = self.apps.add(AppKind::Rank(job), AppState::Rank(rank));
+            self.queue.push(start, Event::App(app, START));
+            apps.push(app);
+        }
+        self.apps.transfers += graph.transfers().len();
+        self.apps.jobs.push(Job { graph, apps, collective, id_base });
+        self.apps.last_post = self.apps.last_post.max(start);
+        self.watch.arm_stall_check(start);
+        Ok(())
+    }
+
+    /// A WR of job host `app` completed at its sender: a transfer completed is one row of the
+    /// flow records, as a flow would be.
+    pub(super) fn rank_send_done(&mut self, app: AppId, c: SendCompletion) {
+        // (Read before the handler runs: the last completion closes the QP.)
+        let q = &self.qps[c.qp.idx()];
+        let (src, dst, sip, dip, sport, dport, tenant) = (q.src, q.dst, q.sip, q.dip, q.sport, q.dport, q.tenant);
+        let Some(k) = self.with_app(app, AppState::rank_mut, |r, v| r.on_send_done(c, v)) else { return };
+        let AppKind::Rank(job) = self.apps.kind(app) else { return };
+        let s = &self.apps.state(app).rank().sends[k];
+        let (size, start) = (s.bytes, s.posted);
+        let flow = (self.flows.len() as u64 + self.apps.jobs[job as usize].id_base + s.transfer as u64) as u32;
+        let path = self.routes.first_path(&self.topo, src, dst);
+        let (mtu, header) = (self.cfg.mtu as u64, self.cfg.header_bytes as u64);
+        let ideal = crate::stats::ideal::ideal_fct(&self.topo, &path, size, mtu, header);
+        self.push_record(FlowRecord {
+            flow,
+            src,
+            dst,
+            sip,
+            dip,
+            sport,
+            dport,
+            size,
+            start,
+            fct: self.now - start,
+            ideal,
+            // Per-QP counts are kept for plain flows only.
+            retx_packets: 0,
+            nacks: 0,
+            rx: Default::default(),
+            tenant,
+        });
+        self.flows_done += 1;
+        self.note_work_done();
+    }
+
+    /// A transfer to job host `app` was placed.
+    pub(super) fn rank_recv_done(&mut self, app: AppId, c: RecvCompletion) {
+        self.with_app(app, AppState::rank_mut, |r, v| r.on_recv(c, v));
+    }
+
+    /// A timer of job host `app` fired (its start, or a compute delay's end).
+    pub(super) fn rank_timer(&mut self, app: AppId, token: u32) {
+        let host = self.with_app(app, AppState::rank_mut, |r, v| {
+            r.on_timer(token, v);
+            r.host
+        });
+        let nic = self.nic_of[host.idx()];
+        self.nic_kick(nic);
+    }
+
+    /// The host job host `app` runs on.
+    pub(in crate::sim) fn rank_host(&self, app: AppId) -> NodeId {
+        self.apps.state(app).rank().host
+    }
+
+    /// Every collective's records, in setup order then iteration order.
+    pub(in crate::sim) fn collective_records(&self) -> Vec<CollectiveRecord> {
+        let mut out = Vec::new();
+        for job in &self.apps.jobs {
+            let Some((c, per_iteration)) = &job.collective else { continue };
+            let n = job.graph.transfers().len();
+            let mut t =
+                TransferTimes { posted: vec![Time::MAX; n], acked: vec![Time::MAX; n], received: vec![Time::MAX; n] };
+            for &app in &job.apps {
+                let r = self.apps.state(app).rank();
+                for s in &r.sends {
+                    (t.posted[s.transfer as usize], t.acked[s.transfer as usize]) = (s.posted, s.acked);
+                }
+                for v in &r.recvs {
+                    t.received[v.transfer as usize] = v.at;
+                }
+            }
+            out.extend(records(c, &job.graph, *per_iteration, &t));
+        }
+        out
+    }
+}

@@ -1,0 +1,84 @@
+"""Collectives through Python (issue 44): Scenario.collective and its TOML round trip, the
+collectives table and its NCCL-tests bandwidths, the summary, the CLI's collectives.parquet,
+and errors that name the field."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from rdmalab import Scenario, run
+from rdmalab.collectives import COLLECTIVE_COLUMNS
+
+RDMALAB = Path(sys.executable).parent / "rdmalab"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def scenario():
+    return (Scenario.star(8)
+            .collective("ring", "allreduce", ranks={"hosts": "0..7"}, size="800KB", chunk="1MB")
+            .collective("hd", "allreduce", ranks=list(range(8)), size=800_000, algorithm="halving_doubling",
+                        start="200us", repeat=2)
+            .collective("a2a", "alltoall", ranks=[7, 6, 5, 4], size="1MiB", channels=2, start="500us"))
+
+
+def test_the_builder_round_trips_through_toml():
+    sc = scenario()
+    back = Scenario.from_toml_text(sc.to_toml())
+    assert back.spec == sc.spec
+    assert sc.spec["collective"][2] == {"name": "a2a", "kind": "alltoall", "ranks": [7, 6, 5, 4], "size": "1MiB",
+                                        "channels": 2, "start": "500us"}
+
+
+def test_the_table_has_nccl_tests_bandwidths():
+    res = run(scenario(), progress=False)
+    c = res.collectives
+    assert c.columns == list(COLLECTIVE_COLUMNS) and c.schema == pl.Schema(COLLECTIVE_COLUMNS)
+    assert c["name"].to_list() == ["ring#0", "hd#0", "hd#1", "a2a#0"]
+    assert c["algorithm"].to_list() == ["ring", "halving_doubling", "halving_doubling", "direct"]
+    took = c["end_ns"] - c["start_ns"]
+    # algbw = size / time in Gbit/s; busbw by NCCL-tests' factor for n ranks.
+    assert ((c["algbw_gbps"] - c["size"] * 8 / took).abs() < 1e-9).all()
+    factor = [2 * 7 / 8, 2 * 7 / 8, 2 * 7 / 8, 3 / 4]
+    assert ((c["busbw_gbps"] / c["algbw_gbps"] - pl.Series(factor)).abs() < 1e-12).all()
+    # Ring and halving-doubling both send 2(n-1)/n of S per rank: the ring's 14 steps of S/8
+    # cost more latency than halving-doubling's 6 steps.
+    assert c["steps"].to_list() == [14, 6, 6, 1]
+    assert took[0] > took[1]
+    assert c["start_ns"][1] == 200_000 and c["start_ns"][2] > c["end_ns"][1]
+    # Every transfer is one of the run's flows: 14*8 + 2*6*8 + 2*4*3.
+    assert res.counters["flows_total"] == res.flows.height == 14 * 8 + 2 * 6 * 8 + 2 * 4 * 3
+    # S/n = 100 kB: the ring's 14 steps, and halving-doubling's last halving and first
+    # doubling step (twice): each rank once per step.
+    assert res.flows.filter(pl.col("size") == 100_000).height == 14 * 8 + 2 * 2 * 8
+    assert set(c["slowest_rank"].to_list()) <= set(range(8))
+    text = res.summary()
+    assert "hd#1" in text and "halving_doubling" in text and "busbw" in text
+    assert "collectives" in res.tables()
+
+
+def test_the_cli_writes_collectives_parquet(tmp_path):
+    out = subprocess.run([str(RDMALAB), "run", str(EXAMPLES / "collectives.toml"), "--quiet", "--out",
+                          str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    c = pl.read_parquet(tmp_path / "collectives.parquet")
+    assert c["name"].to_list() == ["grad#0", "grad#1", "tree#0", "moe#0"]
+    assert c["end_ns"].is_not_nan().all() and (c["busbw_gbps"] > 0).all()
+
+
+@pytest.mark.parametrize("fields, field, says", [
+    ({"kind": "allsum"}, "collective[0].kind", "known: allreduce"),
+    ({"algorithm": "direct"}, "collective[0].algorithm", "does not carry out allreduce"),
+    ({"ranks": [0, 1, 2], "algorithm": "halving_doubling"}, "collective[0].ranks", "power-of-two"),
+    ({"ranks": [0, 0]}, "collective[0].ranks", "listed twice"),
+    ({"size": "1Mb"}, "collective[0].size", "unknown byte unit"),
+])
+def test_bad_input_names_the_field(fields, field, says):
+    e = {"name": "g", "kind": "allreduce", "ranks": [0, 1, 2, 3], "size": "1MiB", **fields}
+    sc = Scenario.star(4)
+    sc.spec["collective"] = [e]
+    with pytest.raises(ValueError) as err:
+        run(sc, progress=False)
+    assert field in str(err.value) and says in str(err.value), str(err.value)
