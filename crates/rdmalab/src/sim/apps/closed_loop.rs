@@ -17,9 +17,9 @@ use crate::app::host_model::{Control, DrumConfig, HostConfig, HostModelSpec, Mec
 use crate::app::{AgentId, AppId, AppKind, SendCompletion, SendDone, Verbs, Wr};
 use crate::engine::{stream, StreamKind};
 use crate::error::Result;
-use crate::ids::{NicId, NodeId, QpId};
+use crate::ids::{NodeId, QpId};
 use crate::rnic::transport::Transport;
-use crate::rnic::{Message, WqeEngine};
+use crate::rnic::WqeEngine;
 use crate::sim::{Event, Simulation};
 use crate::units::Time;
 use crate::workload::FlowSpec;
@@ -165,52 +165,6 @@ impl Simulation {
         let qp = self.open_kept_qp(&FlowSpec { transport, ..FlowSpec::new(src, dst, 0, self.now) }, AppId::NONE);
         self.qps[qp.idx()].sq_depth = depth;
         qp
-    }
-
-    /// Posts WQE `m` on `qp`: through the NIC's WQE engine when it has one.
-    pub(in crate::sim) fn post_wqe(&mut self, qp: QpId, m: Message) {
-        let nic = self.qps[qp.idx()].nic;
-        let now = self.now;
-        let Some(e) = self.nics[nic.idx()].engine.as_mut() else {
-            self.post_to_qp(qp, m);
-            return;
-        };
-        e.fifo.push_back((qp, m));
-        self.qps[qp.idx()].sq_engine += 1;
-        self.qps[qp.idx()].sq_engine_bytes += m.size;
-        if !e.busy {
-            e.busy = true;
-            let at = now + e.cost;
-            self.queue.push(at, Event::WqeDone(nic));
-        }
-    }
-
-    /// The WQE engine finished the head of its FIFO: its bytes join the QP's stream.
-    pub(in crate::sim) fn on_wqe_done(&mut self, nic: NicId) {
-        let now = self.now;
-        let e = self.nics[nic.idx()].engine.as_mut().expect("engine event without engine");
-        let Some((qp, m)) = e.fifo.pop_front() else { return };
-        e.processed += 1;
-        e.busy = !e.fifo.is_empty();
-        if e.busy {
-            let at = now + e.cost;
-            self.queue.push(at, Event::WqeDone(nic));
-        }
-        self.qps[qp.idx()].sq_engine -= 1;
-        self.qps[qp.idx()].sq_engine_bytes -= m.size;
-        self.post_to_qp(qp, m);
-        self.qps[qp.idx()].finished = false;
-        self.nic_kick(nic);
-    }
-
-    /// Appends a WQE's bytes to its QP's stream. A QP in the error state (`sim::retry`)
-    /// holds them until it is reconnected.
-    fn post_to_qp(&mut self, qp: QpId, m: Message) {
-        let q = &mut self.qps[qp.idx()];
-        q.post_message(m);
-        if q.error {
-            q.snd_nxt = q.posted;
-        }
     }
 
     /// A timer of closed-loop application `i`.
@@ -376,22 +330,6 @@ impl Simulation {
             let id = m.ids[i as usize];
             self.queue.push(at, Event::App(id, START));
         }
-    }
-
-    /// The batch records, each with its WQEs on the wire now (sent from, not completed).
-    pub(in crate::sim) fn host_batches(&self) -> Vec<BatchRecord> {
-        let Some(m) = self.hostm.as_ref() else { return Vec::new() };
-        let mut out = m.batches.clone();
-        for q in &self.qps {
-            for msg in q.messages.iter().filter(|x| x.end - x.size < q.snd_nxt) {
-                if !msg.app.is_none() && matches!(self.apps.kind(msg.app), AppKind::Closed(_)) {
-                    let b = &mut out[(msg.cookie >> 1) as usize];
-                    b.wire += 1;
-                    b.wire_acked += q.snd_una.saturating_sub(msg.end - msg.size);
-                }
-            }
-        }
-        out
     }
 
     /// (name, host, dst, posted all its `total_bytes` and saw the last CQE) of every

@@ -24,6 +24,7 @@ mod drum;
 mod drum_control;
 mod drum_inband;
 mod multipath;
+mod send_queue;
 mod serial_incast;
 mod table;
 mod virtuoso;
