@@ -1,6 +1,8 @@
 //! DRUM's per-host scheduler (seed 000 §IV-A): the only software that posts WQEs and
-//! polls completions on its host. Every control period it solves its host's row of (P)
-//! with the library's ADMM (`drum::Admm`, warm-started) and enforces the feasible recovery:
+//! polls completions on its host. Every control period it solves its host's row of (P):
+//! exactly (`drum::exact`, the default `solve = "exact"`: where the paper's ADMM arrives
+//! when it converges), or with `iterations` warm-started steps of the library's ADMM
+//! (`drum::Admm`, `solve = "admm"`), and enforces the rates (the feasible recovery):
 //!
 //! - **release**: WQEs leave the per-application queues at total rate `Q` in
 //!   work-conserving weighted fair order, weights `x̂_j` (stride scheduling over the
