@@ -134,5 +134,6 @@ fn kv_clients_beside_a_stream() {
     }
     let (_, alone) = kv_case("drum", "batch_size", 0);
     let (_, p) = kv_case("drum", "batch_size", 70);
+    eprintln!("drum/batch_size: the stream alone p80 {alone:.2} us");
     assert!(p <= 2.0 * alone, "the stream under DRUM (batch_size): p80 {p:.2} us, alone {alone:.2} us");
 }
