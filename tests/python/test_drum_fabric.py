@@ -88,7 +88,7 @@ def test_python_api_and_toml_give_the_same_run(tmp_path, mech):
     a = rdmalab.run(Scenario.from_toml(path), progress=False)
     b = rdmalab.run(python_testbed(mech), progress=False)
     assert a.wqes.height > 100 and a.wqes.equals(b.wqes)
-    assert list(a.wqes.columns) == ["app", "name", "host", "batch", "size", "posted_ns", "ct_ns"]
+    assert list(a.wqes.columns) == ["app", "name", "host", "batch", "size", "posted_ns", "ct_ns", "state"]
     assert list(a.apps.columns) == ["app", "name", "host", "dst", "wqes", "bytes", "wqe_per_us", "gbps",
                                     "p50_ct_ns", "p80_ct_ns", "p99_ct_ns", "first_post_ns", "done_ns"]
     assert a.apps["name"].to_list() == ["fg"] + [f"bg#{k}" for k in range(6)]
