@@ -109,3 +109,17 @@ def test_bad_room_settings_name_the_field(tmp_path, field, value):
     path.write_text(text.replace('a = "cqe_per_wqe"\n', "") if field == "a" else text)
     with pytest.raises(ValueError, match=field):
         rdmalab.run(Scenario.from_toml(path), progress=False)
+
+
+@pytest.mark.parametrize("batch,size", [(20, 1024), (100, 1024), (100, 65536)])
+def test_a_single_wqe_below_its_share_waits_about_one_release_slot(tmp_path, batch, size):
+    """Fig. 6 end to end, by the mechanism (docs/drum-fabric.md §6.7): under `a = "batch_size"`
+    the one-WQE applications are below their share, so whatever the background's batch or WQE
+    size their p80 (from `res.wqes`) exceeds their p80 alone by at most one release slot
+    (wqe_cost / q_fraction), one WQE ahead in the RNIC's FIFO WQE engine (wqe_cost) and one
+    background packet ahead on the link per round of the NIC's round robin."""
+    alone = _small_p80(_run(tmp_path, "drum", "batch_size", stop="5ms"))
+    bulk = BULK.format(n=1, size=size, wr=batch)
+    p = _small_p80(_run(tmp_path, "drum", "batch_size", stop="5ms", bulk=bulk))
+    slot, engine, packet = 0.68 / 0.9, 0.68, (1024 + 48) * 8 / 40e3
+    assert alone <= p <= alone + slot + engine + packet, (p, alone)
