@@ -128,7 +128,10 @@ fn kv_clients_beside_a_stream() {
     // QP and is released at the next slot (§6.2): within 2× of its p80 alone.
     for a in ["cqe_per_wqe", "batch_size"] {
         let (r, p) = kv_case("drum", a, 70);
-        assert!(!cts(&r, 0).is_empty(), "drum/{a}: the stream completed no WQE");
+        // The symptom: the stream's second WQE never completed (it queued behind
+        // every WQE released onto the unbounded shared QP; with the window check removed
+        // this run completes one).
+        assert!(cts(&r, 0).len() >= 2, "drum/{a}: the stream completed {} WQEs", cts(&r, 0).len());
         let n = r.host_apps.len() - without_progress(&r).len();
         eprintln!("drum/{a}: stream p80 {p:.1} us over {} WQEs, {n} of 71 applications progressed", cts(&r, 0).len());
     }

@@ -101,7 +101,11 @@ fn bound_us(m: &Mix, r: &Results, wr: u32, size: u64) -> f64 {
     let pk = |s: u64| (s as f64 / MTU).ceil();
     let s_max = apps.iter().map(|g| g.size.1).max().unwrap();
     let batch_max = apps.iter().map(|g| g.wr.1 as f64 * pk(g.size.1)).fold(0.0, f64::max);
-    let round = (n + dsts) * T_PKT_US;
+    // QPs with data in one round of the NIC: every application's and the shared ones;
+    // under DRUM at most k' dedicated (k fitted to the cache beside the shared QPs, joiners
+    // waiting for a slot) and the shared ones.
+    let qps = if m.mech == "drum" { (m.k as f64).min((m.entries as f64 - dsts).max(1.0)) + dsts } else { n + dsts };
+    let round = qps * T_PKT_US;
     let own = wr as f64 * pk(size);
     let wr_total: f64 = apps.iter().map(|g| g.wr.1 as f64).sum();
     let (ahead, release, poll) = match m.mech {
@@ -120,7 +124,8 @@ fn bound_us(m: &Mix, r: &Results, wr: u32, size: u64) -> f64 {
             // the others' WQEs (one each) to drain below the window; then at most the
             // window and one WQE are ahead of it.
             let gap = 0.68 / 0.9;
-            let ahead = wr as f64 * (n - 1.0) * pk(s_max) + pk(m.window + s_max);
+            let others: f64 = apps.iter().map(|g| pk(g.size.1)).sum::<f64>() - pk(size);
+            let ahead = wr as f64 * others + pk(m.window + s_max);
             (ahead, wr as f64 * ((xs / x_min).ceil() + n) * gap, ((zs / z_min).ceil() + n) * 0.1)
         }
     };
