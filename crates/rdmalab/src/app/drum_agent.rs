@@ -183,8 +183,8 @@ impl DrumAgent {
             let (_, free, bytes) = view(q);
             free > 0 && (!shared || bytes < window)
         };
-        for j in 0..backlog.len() {
-            if backlog[j].0 > 0 && !room(j) {
+        for (j, b) in backlog.iter().enumerate() {
+            if b.0 > 0 && !room(j) {
                 self.release.wake(j); // waiting for room banks nothing
             }
         }
@@ -220,8 +220,8 @@ impl DrumAgent {
     /// Sets the top-k set: leavers move to the shared QP at once, joiners wait for a slot
     /// (`admit_joiners`, at the next release).
     fn set_want(&mut self, want: Vec<bool>) {
-        for j in 0..want.len() {
-            self.active[j] &= want[j];
+        for (a, &w) in self.active.iter_mut().zip(&want) {
+            *a &= w;
         }
         self.want = want;
     }
