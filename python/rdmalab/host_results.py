@@ -13,9 +13,15 @@ import polars as pl
 
 #: One row per WQE: application index and name, its host, batch number, size in bytes,
 #: when the application posted it and its completion time (post to its batch's CQE seen by
-#: the application; NaN while unfinished), in ns.
+#: the application; NaN while unfinished), in ns, and where it was when the run ended
+#: (`state`, one of WQE_STATES).
 WQE_COLUMNS = {"app": pl.UInt32, "name": pl.Utf8, "host": pl.UInt32, "batch": pl.UInt32, "size": pl.UInt64,
-               "posted_ns": pl.Float64, "ct_ns": pl.Float64}
+               "posted_ns": pl.Float64, "ct_ns": pl.Float64, "state": pl.Utf8}
+#: Every place a WQE can be: `queued` in software (DRUM's per-application queue, a SHARE
+#: lock, or waiting for room in a full send queue), `posted` in a QP's send queue (or the
+#: RNIC's WQE engine) with no byte sent, `wire` sent from and not yet acknowledged,
+#: `completed` acknowledged with its batch's CQE not yet seen, `seen` by the application.
+WQE_STATES = ("queued", "posted", "wire", "completed", "seen")
 #: One row per application: completed WQEs and their bytes, WQE rate per µs and Gb/s over
 #: the time from its first post to the end of the run, WQE completion-time percentiles,
 #: its first post and, for an application that posted its `total_bytes` and saw the last
@@ -39,6 +45,18 @@ def _pct(v: np.ndarray, p: float) -> float:
     return float(s[min(int(len(s) * p), len(s) - 1)])
 
 
+def _states(b: dict[str, Any]) -> np.ndarray:
+    """Each WQE's index into WQE_STATES, batch by batch: in a batch the first `completed`
+    WQEs completed, then `wire` on the wire, then the rest of the `released` posted, the
+    others queued (a QP sends and completes its WQEs in order)."""
+    n = np.asarray(b["wr_num"], dtype=np.int64)
+    k = np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)
+    rep = [np.repeat(np.asarray(b[c], dtype=np.int64), n) for c in ("completed", "wire", "released")]
+    done, wire, rel = rep
+    state = np.where(k < done, 3, np.where(k < done + wire, 2, np.where(k < rel, 1, 0)))
+    return np.where(np.repeat(~np.isnan(np.asarray(b["seen_ps"], dtype=np.float64)), n), 4, state)
+
+
 def wqes_frame(raw: dict[str, Any] | None) -> pl.DataFrame:
     if not raw or len(raw["batches"]["app"]) == 0:
         return pl.DataFrame(schema=WQE_COLUMNS)
@@ -49,9 +67,11 @@ def wqes_frame(raw: dict[str, Any] | None) -> pl.DataFrame:
     hosts = np.asarray(raw["app_host"], dtype=np.int64)
     posted = np.asarray(b["posted_ps"], dtype=np.float64)
     ct = (np.asarray(b["seen_ps"], dtype=np.float64) - posted) / 1000.0
+    state = np.asarray(WQE_STATES, dtype=object)[_states(b)]
     return pl.DataFrame({
         "app": app, "name": names[app].tolist(), "host": hosts[app], "batch": np.repeat(b["batch"], n),
         "size": np.repeat(b["size"], n), "posted_ns": np.repeat(posted / 1000.0, n), "ct_ns": np.repeat(ct, n),
+        "state": state.tolist(),
     }).cast(WQE_COLUMNS)
 
 
@@ -84,3 +104,14 @@ def drum_frame(raw: dict[str, Any] | None) -> pl.DataFrame:
     d = raw["drum"]
     return pl.DataFrame({"t_ns": d["t_ps"] / 1000.0, "app": d["app"], "x": d["x"], "z": d["z"], "a": d["a"],
                          "active": d["active"].astype(bool), "rate": d["rate"]}).cast(DRUM_COLUMNS)
+
+
+def settings_line(settings: dict[str, Any] | None) -> str:
+    """The host model's settings a run used, for its summary: the mechanism, the send-queue
+    depth and, under DRUM, the shared QPs' window and what `a` was measured as."""
+    if not settings:
+        return "host model        (settings not reported)"
+    line = f"host model        {settings['mechanism']}, max_send_wr {settings['max_send_wr']}"
+    if settings["mechanism"] == "drum":
+        line += f", shared_window {settings['shared_window']} B, a = {settings['a']}"
+    return line

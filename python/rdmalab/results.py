@@ -12,7 +12,7 @@ import polars as pl
 
 from rdmalab import _core
 from rdmalab.collectives import collective_lines, collectives_frame
-from rdmalab.host_results import apps_frame, drum_frame, wqes_frame
+from rdmalab.host_results import apps_frame, drum_frame, settings_line, wqes_frame
 
 #: Size buckets of the fidelity report (FORMATS.md §5 style), in payload bytes.
 SIZE_BUCKETS: list[tuple[str, int, float]] = [
@@ -365,7 +365,8 @@ class Results:
                    stop_reason=stop_reason,
                    interrupted=interrupted, wall_seconds=wall,
                    extra={"tenant_names": tenant_names, "tenant_bins": raw.get("tenant_bins"),
-                          "tenant_bin_ps": raw.get("tenant_bin_ps", 1_000_000)})
+                          "tenant_bin_ps": raw.get("tenant_bin_ps", 1_000_000),
+                          "host_settings": (hm or {}).get("settings")})
 
     @property
     def trace(self) -> pl.LazyFrame | None:
@@ -556,7 +557,7 @@ class Results:
             for r in self.tenant_share(lo, hi).iter_rows(named=True):
                 lines.append(f"{r['tenant']:<16}{r['bytes']:>16,}{r['gbps']:>9.2f}{r['share']:>8.3f}")
         if self.apps.height:
-            lines.append("")
+            lines += ["", settings_line(self.extra.get("host_settings"))]
             lines.append(f"{'application':<16}{'WQEs':>10}{'Gb/s':>9}{'p50 us':>10}{'p80 us':>10}{'p99 us':>10}"
                          "   (closed-loop apps; first 20)")
             for r in self.apps.head(20).iter_rows(named=True):

@@ -300,14 +300,14 @@ class Scenario:
 
     def with_host(self, **settings: Any) -> "Scenario":
         """`[host]`: mechanism (raw|share|drum), wqe_cost, poll_cost, cores, share_ratio, lock_cost,
-        lock_transfer."""
+        lock_transfer, max_send_wr."""
         new = copy.deepcopy(self)
         new.spec.setdefault("host", {}).update(settings)
         return new
 
     def with_drum(self, **settings: Any) -> "Scenario":
-        """`[drum]`: period, solve (exact|admm), iterations, alpha, beta, k, q_fraction, control, control_delay
-        (ignored unless `with_host(mechanism="drum")`)."""
+        """`[drum]`: period, solve (exact|admm), iterations, alpha, beta, k, q_fraction, control, control_delay,
+        shared_window, a (cqe_per_wqe|batch_size) (ignored unless `with_host(mechanism="drum")`)."""
         new = copy.deepcopy(self)
         new.spec.setdefault("drum", {}).update(settings)
         return new

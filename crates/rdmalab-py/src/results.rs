@@ -157,6 +157,9 @@ fn host_model_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyD
     b.u64("app", |x: &BatchRecord| x.app as u64)?.u64("batch", |x| x.batch as u64)?;
     b.u64("wr_num", |x| x.wr_num as u64)?.u64("size", |x| x.size)?.u64("posted_ps", |x| x.posted.0)?;
     b.f64("seen_ps", |x| if x.seen == Time::MAX { f64::NAN } else { x.seen.0 as f64 })?;
+    b.u64("released", |x| x.released as u64)?
+        .u64("completed", |x| x.completed as u64)?
+        .u64("wire", |x| x.wire as u64)?;
     d.set_item("batches", b.dict())?;
     let drum = Columns::new(py, &r.drum_rows);
     drum.u64("t_ps", |x: &DrumRow| x.t.0)?.u64("app", |x| x.app as u64)?;
@@ -164,6 +167,14 @@ fn host_model_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyD
     drum.u64("active", |x| x.active as u64)?;
     d.set_item("drum", drum.dict())?;
     d.set_item("wqes_processed", r.wqes_processed)?;
+    if let Some((h, dr)) = r.host_cfg {
+        let set = PyDict::new(py);
+        set.set_item("mechanism", format!("{:?}", h.mechanism).to_lowercase())?;
+        set.set_item("max_send_wr", h.max_send_wr)?;
+        set.set_item("shared_window", dr.shared_window)?;
+        set.set_item("a", dr.a.name())?;
+        d.set_item("settings", set)?;
+    }
     Ok(d)
 }
 

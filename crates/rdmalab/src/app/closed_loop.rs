@@ -36,6 +36,14 @@ pub struct ClosedLoopSpec {
 /// One batch as it went: the row behind `res.wqes` (its WQEs share size, post and CQE).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BatchRecord {
+    /// WQEs handed to a QP's send queue (the rest wait at DRUM's scheduler).
+    pub released: u32,
+    /// WQEs completed (acknowledged) at the RNIC.
+    pub completed: u32,
+    /// At the end of the run: WQEs not completed whose first byte had left the RNIC.
+    pub wire: u32,
+    /// At the end of the run: bytes of those WQEs already acknowledged.
+    pub wire_acked: u64,
     /// Application index.
     pub app: u32,
     /// Batch number within the application, from 0.
@@ -48,6 +56,23 @@ pub struct BatchRecord {
     pub posted: Time,
     /// When the application saw its CQE (`Time::MAX`: not yet).
     pub seen: Time,
+}
+
+impl Default for BatchRecord {
+    fn default() -> Self {
+        BatchRecord {
+            released: 0,
+            completed: 0,
+            wire: 0,
+            wire_acked: 0,
+            app: 0,
+            batch: 0,
+            wr_num: 0,
+            size: 0,
+            posted: Time::ZERO,
+            seen: Time::MAX,
+        }
+    }
 }
 
 /// Where an application is in its loop.

@@ -1,6 +1,8 @@
 //! DRUM's per-host scheduler (seed 000 §IV-A): the only software that posts WQEs and
-//! polls completions on its host. Every control period it solves its host's row of (P)
-//! with the library's ADMM (`drum::Admm`, warm-started) and enforces the feasible recovery:
+//! polls completions on its host. Every control period it solves its host's row of (P):
+//! exactly (`drum::exact`, the default `solve = "exact"`: where the paper's ADMM arrives
+//! when it converges), or with `iterations` warm-started steps of the library's ADMM
+//! (`drum::Admm`, `solve = "admm"`), and enforces the rates (the feasible recovery):
 //!
 //! - **release**: WQEs leave the per-application queues at total rate `Q` in
 //!   work-conserving weighted fair order, weights `x̂_j` (stride scheduling over the
@@ -10,6 +12,13 @@
 //!   choosing among non-empty rings by stride scheduling with weights `ẑ_j`;
 //! - **active set**: the top-k rule of `drum::ActiveSet::top_k` (all applications when
 //!   m ≤ k) picks who keeps a dedicated QP; the rest post on one shared QP per destination.
+//!   An application that leaves the set posts on the shared QP at once; one that joins it
+//!   waits for a free slot: its dedicated QP is used only while fewer than k dedicated QPs
+//!   are active or still hold WQEs, so the QP-context cache never holds more;
+//! - **room**: a WQE stays in its application's software queue until the QP it goes to has
+//!   room: a free send-queue slot, and on a shared QP fewer than `shared_window` bytes
+//!   posted and not acknowledged. Among the applications whose QP has room, the release
+//!   order above picks; a blocked application banks no passes while it waits.
 //!
 //! Rates are in WQEs (x) and CQEs (z) per microsecond: `Q = q_fraction / wqe_cost`,
 //! `C = 1 / poll_cost`, both O(1), the scale the solver's default ρ suits.
@@ -19,7 +28,12 @@ use super::host_model::{DrumConfig, Solve};
 use crate::drum::admm::recovery_scales;
 use crate::drum::exact;
 use crate::drum::{ActiveSet, Admm, AdmmSettings, AdmmState, Problem};
+use crate::ids::QpId;
 use crate::units::Time;
+
+/// What the scheduler reads of one of its QPs before a release: (WQEs posted and not
+/// completed, free send-queue slots, bytes posted and not acknowledged).
+pub type QpView = (u32, u32, u64);
 
 /// One line of `res.drum`: an application's allocation over one period.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -96,8 +110,14 @@ pub struct DrumAgent {
     poll: Stride,
     /// The ring the poller is reading (`None`: poller idle).
     pub polling: Option<usize>,
-    /// Dedicated QP (true) or the shared one (false), per application.
+    /// Dedicated QP (true) or the shared one (false), per application: where its next WQE
+    /// goes.
     pub active: Vec<bool>,
+    /// The top-k rule's set; a member not yet `active` waits for a free slot.
+    want: Vec<bool>,
+    /// Per application: its dedicated QP and its destination's shared QP (set by the
+    /// simulator once the QPs are open).
+    pub qps: Vec<(QpId, QpId)>,
     a: Vec<f64>,
     released: Vec<u64>,
     submitted: Vec<u64>,
@@ -126,6 +146,8 @@ impl DrumAgent {
             poll: Stride::new(m, 1.0),
             polling: None,
             active: vec![true; m],
+            want: vec![true; m],
+            qps: vec![(QpId(0), QpId(0)); m],
             a: a0,
             released: vec![0; m],
             submitted: vec![0; m],
@@ -149,13 +171,59 @@ impl DrumAgent {
         self.backlog.iter().any(|b| b.0 > 0)
     }
 
-    /// The next WQE to release: (application j, size, last of its batch = signalled).
-    pub fn release_one(&mut self) -> Option<(usize, u64, bool)> {
-        let backlog = &self.backlog;
-        let j = self.release.pick(|j| backlog[j].0 > 0)?;
+    /// The next WQE to release: (application j, the QP it goes to, size, last of its batch =
+    /// signalled), among the applications whose QP has room by `view`; `None` when no
+    /// WQE waits or none has room.
+    pub fn release_one(&mut self, view: impl Fn(QpId) -> QpView) -> Option<(usize, QpId, u64, bool)> {
+        self.admit_joiners(&view);
+        let window = self.cfg.shared_window;
+        let (qps, active, backlog) = (&self.qps, &self.active, &self.backlog);
+        let room = |j: usize| {
+            let (q, shared) = if active[j] { (qps[j].0, false) } else { (qps[j].1, true) };
+            let (_, free, bytes) = view(q);
+            free > 0 && (!shared || bytes < window)
+        };
+        for (j, b) in backlog.iter().enumerate() {
+            if b.0 > 0 && !room(j) {
+                self.release.wake(j); // waiting for room banks nothing
+            }
+        }
+        let j = self.release.pick(|j| backlog[j].0 > 0 && room(j))?;
         self.backlog[j].0 -= 1;
         self.released[j] += 1;
-        Some((j, self.backlog[j].1, self.backlog[j].0 == 0))
+        let qp = if self.active[j] { self.qps[j].0 } else { self.qps[j].1 };
+        Some((j, qp, self.backlog[j].1, self.backlog[j].0 == 0))
+    }
+
+    /// Members of the top-k set that wait for a slot take one while fewer than k dedicated
+    /// QPs are active or still hold WQEs (lowest index first).
+    fn admit_joiners(&mut self, view: &impl Fn(QpId) -> QpView) {
+        if self.want == self.active {
+            return;
+        }
+        let k = self.cfg.k as usize;
+        let mut used = (0..self.active.len()).filter(|&j| self.active[j] || view(self.qps[j].0).0 > 0).count();
+        for j in 0..self.active.len() {
+            if self.want[j] && !self.active[j] && (used < k || view(self.qps[j].0).0 > 0) {
+                used += (view(self.qps[j].0).0 == 0) as usize;
+                self.active[j] = true;
+            }
+        }
+    }
+
+    /// Holds `mask` as the active set from the start (no QP is in use yet).
+    pub fn start_with(&mut self, mask: Vec<bool>) {
+        self.active.clone_from(&mask);
+        self.want = mask;
+    }
+
+    /// Sets the top-k set: leavers move to the shared QP at once, joiners wait for a slot
+    /// (`admit_joiners`, at the next release).
+    fn set_want(&mut self, want: Vec<bool>) {
+        for (a, &w) in self.active.iter_mut().zip(&want) {
+            *a &= w;
+        }
+        self.want = want;
     }
 
     /// A signalled CQE of application `j` lands in its ring.
@@ -193,7 +261,7 @@ impl DrumAgent {
             }
             Solve::Admm => self.admm_steps(&active),
         };
-        self.active = active.to_mask(1, m);
+        self.set_want(active.to_mask(1, m));
         self.apply(t, &xs, &rates)
     }
 
@@ -230,7 +298,7 @@ impl DrumAgent {
             // CQE); kept from before when nothing was submitted. Counting completions
             // instead would split large batches across period boundaries.
             if self.submitted[j] > 0 {
-                self.a[j] = self.signalled[j] as f64 / self.submitted[j] as f64;
+                self.a[j] = self.cfg.a.of(self.submitted[j] as f64, self.signalled[j] as f64);
             }
         }
         let rates = self.released.iter().map(|&r| if period_us > 0.0 { r as f64 / period_us } else { 0.0 }).collect();
@@ -256,7 +324,7 @@ impl DrumAgent {
     /// active set `active` (None: keep it); returns the rows for `res.drum`.
     pub fn allocate(&mut self, t: Time, xs: &[f64], active: Option<Vec<bool>>, rates: &[f64]) -> Vec<DrumRow> {
         if let Some(a) = active {
-            self.active = a;
+            self.set_want(a);
         }
         self.apply(t, xs, rates)
     }
@@ -300,6 +368,9 @@ fn balance_rho(st: &mut AdmmState, r: f64, s: f64) {
 mod tests {
     use super::*;
 
+    /// Every QP has room.
+    const ROOM: fn(QpId) -> QpView = |_| (0, u32::MAX, 0);
+
     #[test]
     fn stride_shares_follow_weights_and_idle_queues_bank_nothing() {
         let mut s = Stride::new(3, 1.0);
@@ -338,11 +409,11 @@ mod tests {
         let mut waits = Vec::new();
         for round in 0..40 {
             for _ in 0..25 {
-                assert_ne!(ag.release_one().unwrap().0, 0, "nothing of app 0 is queued");
+                assert_ne!(ag.release_one(ROOM).unwrap().0, 0, "nothing of app 0 is queued");
             }
             ag.submit(0, 1, 32);
             let mut wait = 0;
-            while ag.release_one().unwrap().0 != 0 {
+            while ag.release_one(ROOM).unwrap().0 != 0 {
                 wait += 1;
             }
             waits.push((round, wait));
@@ -354,7 +425,7 @@ mod tests {
             if ag.backlog[0].0 == 0 {
                 ag.submit(0, 1, 32);
             }
-            fg += (ag.release_one().unwrap().0 == 0) as u32;
+            fg += (ag.release_one(ROOM).unwrap().0 == 0) as u32;
         }
         assert!((99..=101).contains(&fg), "its share of 1000 slots: {fg}");
     }
@@ -394,7 +465,63 @@ mod tests {
             ag.submit(j, 1_000_000, 1 << 20);
         }
         ag.submit(1, 1, 32);
-        let waited = (0..1_000_000).take_while(|_| ag.release_one().unwrap().0 != 1).count() as u32;
+        let waited = (0..1_000_000).take_while(|_| ag.release_one(ROOM).unwrap().0 != 1).count() as u32;
         assert!(waited <= bound, "released after {waited} slots, bound {bound} (x̂ = {})", rows[1].x);
+    }
+
+    /// Room (docs/drum-fabric.md §3): an application whose QP is full is skipped and banks
+    /// no passes while it waits, so once room comes back it is served in turn with the
+    /// others, not in a burst; and a WQE never goes to a shared QP at or above its window.
+    #[test]
+    fn a_blocked_application_waits_and_banks_nothing() {
+        let cfg = DrumConfig { iterations: 0, solve: Solve::Admm, shared_window: 4096, ..DrumConfig::default() };
+        let mut ag = DrumAgent::new(cfg, vec![0, 1, 2], vec![1.0; 3], Time::from_ns(680), Time::from_ns(100));
+        ag.control(Time::ZERO, 0.0);
+        ag.qps = vec![(QpId(0), QpId(9)), (QpId(1), QpId(9)), (QpId(2), QpId(9))];
+        ag.start_with(vec![true, true, false]);
+        for j in 0..3 {
+            ag.submit(j, 1000, 1024);
+        }
+        // QP 0 is full, the shared QP 9 holds its window: only app 1 is released.
+        let full = |q: QpId| match q.0 {
+            0 => (16, 0, 0),
+            9 => (4, 100, 4096),
+            _ => (0, 100, 0),
+        };
+        for _ in 0..300 {
+            assert_eq!(ag.release_one(full).map(|r| r.0), Some(1));
+        }
+        let none = |q: QpId| if q.0 == 1 { (16, 0, 0) } else { (16, 0, 4096) };
+        assert_eq!(ag.release_one(none), None, "no QP has room: nothing is released");
+        // Room again everywhere: equal weights give each about one slot in three.
+        let mut n = [0u32; 3];
+        for _ in 0..30 {
+            let (j, qp, _, _) = ag.release_one(ROOM).unwrap();
+            assert_eq!(qp, if j == 2 { QpId(9) } else { QpId(j as u32) });
+            n[j] += 1;
+        }
+        // (The two that waited rejoin at the current pass, one stride ahead of app 1: one
+        // slot each, not the 300 they were skipped.)
+        assert!(n.iter().all(|&c| (9..=11).contains(&c)), "the apps that waited catch up nothing: {n:?}");
+    }
+
+    /// A member of the top-k set waits for a free slot: it posts on the shared QP while k
+    /// dedicated QPs are in use (active, or still holding WQEs of a leaver).
+    #[test]
+    fn a_joiner_waits_for_a_free_cache_slot() {
+        let cfg = DrumConfig { iterations: 0, solve: Solve::Admm, k: 1, ..DrumConfig::default() };
+        let mut ag = DrumAgent::new(cfg, vec![0, 1], vec![1.0; 2], Time::from_ns(680), Time::from_ns(100));
+        ag.control(Time::ZERO, 0.0);
+        ag.qps = vec![(QpId(0), QpId(9)), (QpId(1), QpId(9))];
+        ag.start_with(vec![true, false]);
+        ag.set_want(vec![false, true]);
+        ag.submit(1, 10, 64);
+        // App 0 left, but its dedicated QP still holds 3 WQEs: app 1 stays on the shared QP.
+        let draining = |q: QpId| if q.0 == 0 { (3, 10, 0) } else { (0, 10, 0) };
+        assert_eq!(ag.release_one(draining).map(|r| r.1), Some(QpId(9)));
+        assert!(!ag.active[1] && !ag.active[0]);
+        // Drained: the slot is free, app 1 takes it.
+        assert_eq!(ag.release_one(ROOM).map(|r| r.1), Some(QpId(1)));
+        assert!(ag.active[1]);
     }
 }

@@ -45,6 +45,10 @@ pub struct HostConfig {
     /// others queued on the lock adds k transfers to its hold (a test-and-set lock's
     /// hand-off costs one transfer per spinning core: Anderson, IEEE TPDS 1(1), 1990).
     pub lock_transfer: Time,
+    /// Send-queue depth of every QP the host model opens: WQEs posted and not yet completed
+    /// (`ibv_qp_cap.max_send_wr`). A post on a full queue fails as `ibv_post_send` does
+    /// (ENOMEM), so every poster checks for room first.
+    pub max_send_wr: u32,
 }
 
 impl Default for HostConfig {
@@ -62,6 +66,10 @@ impl Default for HostConfig {
             // modified line within a socket: 40.3-42.3 ns by Intel MLC on an E5-2660 v4
             // (J. McCalpin, Intel forum thread 700477, 2016).
             lock_transfer: Time::from_ns(40),
+            // The largest send queue a ConnectX-3 (mlx4, the 40 Gb/s InfiniBand generation of
+            // seed 000's testbed) accepts: `max_qp_wr: 16351` in its `ibv_devinfo -v`
+            // (16384 less the driver's reserved spare WQEs).
+            max_send_wr: 16351,
         }
     }
 }
@@ -102,6 +110,45 @@ impl Solve {
     }
 }
 
+/// What the scheduler measures as an application's `a` (seed 000 §III: "the number of CQEs
+/// per WQE"), the coefficient that ties its CQE rate to its WQE rate, z = a x.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AReading {
+    /// The paper's words: signalled WQEs per WQE submitted, 1/wr_num (the default).
+    CqePerWqe,
+    /// WQEs per CQE, wr_num: the reading under which the top-k set keeps the one-WQE
+    /// applications and gives them the largest rates (docs/drum-fabric.md §6.2), which the
+    /// paper's Fig. 6 and TC1 numbers need.
+    BatchSize,
+}
+
+impl AReading {
+    /// From the TOML spelling.
+    pub fn parse(s: &str) -> Result<AReading, String> {
+        match s {
+            "cqe_per_wqe" => Ok(AReading::CqePerWqe),
+            "batch_size" => Ok(AReading::BatchSize),
+            other => Err(format!("unknown a `{other}` (known: cqe_per_wqe, batch_size)")),
+        }
+    }
+
+    /// The TOML spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            AReading::CqePerWqe => "cqe_per_wqe",
+            AReading::BatchSize => "batch_size",
+        }
+    }
+
+    /// `a` of an application that submitted `wqes` WQEs with `cqes` signalled.
+    pub fn of(self, wqes: f64, cqes: f64) -> f64 {
+        match self {
+            AReading::CqePerWqe => cqes / wqes,
+            AReading::BatchSize => wqes / cqes,
+        }
+    }
+}
+
 /// `[drum]`: the scheduler's control loop (ignored under RAW and SHARE).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DrumConfig {
@@ -124,6 +171,12 @@ pub struct DrumConfig {
     pub control: Control,
     /// One-way delay of a control message (used by the coupled modes only).
     pub control_delay: Time,
+    /// The scheduler releases a WQE onto a shared QP only while that QP holds fewer than
+    /// this many bytes posted and not acknowledged: what waits there ahead of a new WQE is
+    /// at most this plus one WQE.
+    pub shared_window: u64,
+    /// What `a` is measured as.
+    pub a: AReading,
 }
 
 impl Default for DrumConfig {
@@ -138,6 +191,11 @@ impl Default for DrumConfig {
             q_fraction: 0.9,
             control: Control::Local,
             control_delay: Time::from_us(1),
+            // Three bandwidth-delay products of the testbed (40 Gb/s × 4.7 µs, the lone
+            // WQE's round trip of docs/drum-fabric.md §7, is 23.5 KB): enough to keep the
+            // shared QP sending while its ACKs return.
+            shared_window: 64 << 10,
+            a: AReading::CqePerWqe,
         }
     }
 }

@@ -147,8 +147,13 @@ pub struct RecvCompletion {
 pub trait Verbs {
     /// Current simulated time.
     fn now(&self) -> Time;
-    /// Posts `wr` on `qp` (one of the application's QPs) and lets the NIC send it.
-    fn post(&mut self, qp: QpId, wr: Wr);
+    /// Posts `wr` on `qp` (one of the application's QPs) and lets the NIC send it. Fails,
+    /// as `ibv_post_send` does with ENOMEM, when the QP's send queue is full: its depth
+    /// counts the WQEs posted and not yet completed, those this handler issued included.
+    fn post(&mut self, qp: QpId, wr: Wr) -> Result<(), PostError>;
+    /// Free slots in `qp`'s send queue now, less the posts this handler already issued
+    /// on it (`u32::MAX` less those for a QP without a depth).
+    fn sq_room(&self, qp: QpId) -> u32;
     /// Calls the application back with `token` at `at` (not before now).
     fn wake(&mut self, at: Time, token: u32);
     /// Go-back-N rounds `qp` (one of the application's QPs) made so far: a WR whose
@@ -165,6 +170,14 @@ pub trait Verbs {
     /// The application is done with `qp`: it closes once everything posted on it is
     /// acknowledged.
     fn close_qp(&mut self, qp: QpId);
+}
+
+/// Why a post was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PostError {
+    /// The send queue holds its depth of WQEs (`ibv_post_send`'s ENOMEM: "Send Queue is
+    /// full"); the WR was not posted.
+    SendQueueFull,
 }
 
 /// A verb an application issued from a handler. The simulator carries the verbs of one
@@ -215,6 +228,11 @@ impl VerbQueue {
     /// True when no verb waits.
     pub fn is_empty(&self) -> bool {
         self.verbs.is_empty()
+    }
+
+    /// Posts on `qp` waiting to be carried out.
+    pub fn posts_on(&self, qp: QpId) -> u32 {
+        self.verbs.iter().filter(|v| matches!(v, Verb::Post(q, _) if *q == qp)).count() as u32
     }
 }
 

@@ -259,11 +259,11 @@ impl MpSender {
             notify_sent: self.refill_on == RefillOn::Sent,
         };
         match &self.fresh {
-            None => v.post(self.qps[slot], wr),
+            None => v.post(self.qps[slot], wr).expect("QPs outside the host model have no send-queue depth"),
             Some(f) => {
                 let spec = FlowSpec { sport: Some(f.sports[slot]), start: v.now(), ..f.spec };
                 let qp = v.open_qp(&spec, f.rx);
-                v.post(qp, wr);
+                v.post(qp, wr).expect("QPs outside the host model have no send-queue depth");
                 v.close_qp(qp); // once its one chunk is acknowledged
             }
         }

@@ -167,6 +167,14 @@ pub struct Qp {
     pub error: bool,
     /// RC (default), UC or UD (`rnic::transport`).
     pub transport: crate::rnic::transport::Transport,
+    /// Send-queue depth: WQEs it may hold posted and not yet completed (`[host]
+    /// max_send_wr` for the host model's QPs; `u32::MAX` for every other QP).
+    pub sq_depth: u32,
+    /// WQEs rung on this QP that the NIC's WQE engine has not yet processed (they hold a
+    /// send-queue slot but are not in `messages` yet).
+    pub sq_engine: u32,
+    /// Their bytes.
+    pub sq_engine_bytes: u64,
 }
 
 impl Qp {
@@ -210,7 +218,18 @@ impl Qp {
             nacks: 0,
             error: false,
             transport: crate::rnic::transport::Transport::Rc,
+            sq_depth: u32::MAX,
+            sq_engine: 0,
+            sq_engine_bytes: 0,
         }
+    }
+
+    /// Free send-queue slots: the depth less the WQEs posted and not completed (in the
+    /// WQE engine or on the QP). A post needs one (`ibv_post_send` fails with ENOMEM
+    /// otherwise).
+    #[inline]
+    pub fn sq_room(&self) -> u32 {
+        self.sq_depth.saturating_sub(self.messages.len() as u32 + self.sq_engine)
     }
 
     /// Bytes left to send (first transmissions).

@@ -9,6 +9,7 @@
 //! share_ratio = 5
 //! lock_cost = "200ns"
 //! lock_transfer = "40ns"  # SHARE: per poster already queued on the lock
+//! max_send_wr = 16351     # send-queue depth of each QP (ConnectX-3's max_qp_wr)
 //! [[app]]
 //! host = 0
 //! dst = 6
@@ -22,6 +23,8 @@
 //! period = "100us"
 //! solve = "exact"         # exact (default) | admm: `iterations` ADMM steps per period
 //! iterations = 5
+//! shared_window = 65536   # bytes a shared QP may hold unacknowledged before a release
+//! a = "cqe_per_wqe"       # or "batch_size": what `a` is measured as
 //! ```
 
 use std::path::Path;
@@ -30,7 +33,7 @@ use serde::Deserialize;
 
 use super::{check_host, field_time};
 use crate::app::closed_loop::ClosedLoopSpec;
-use crate::app::host_model::{Control, DrumConfig, HostConfig, HostModelSpec, Mechanism, Solve};
+use crate::app::host_model::{AReading, Control, DrumConfig, HostConfig, HostModelSpec, Mechanism, Solve};
 use crate::error::{Error, Result};
 use crate::rnic::transport::Transport;
 use crate::topology::Topology;
@@ -54,6 +57,8 @@ pub struct HostSpec {
     pub lock_cost: Option<String>,
     /// SHARE: cache-line transfer per poster already queued on the lock (default 40 ns).
     pub lock_transfer: Option<String>,
+    /// Send-queue depth of each QP (default 16351, ConnectX-3's `max_qp_wr`).
+    pub max_send_wr: Option<u32>,
 }
 
 /// A number, or an inclusive range `[lo, hi]`.
@@ -116,6 +121,11 @@ pub struct DrumSpec {
     pub control: Option<String>,
     /// Control message delay (default `"1us"`; must be > 0).
     pub control_delay: Option<String>,
+    /// Bytes a shared QP may hold unacknowledged before the scheduler releases onto it
+    /// (default 65536).
+    pub shared_window: Option<u64>,
+    /// `cqe_per_wqe` (default, the paper's words) or `batch_size`: what `a` is measured as.
+    pub a: Option<String>,
 }
 
 /// Builds the host model; `None` without `[[app]]`.
@@ -166,8 +176,10 @@ pub(super) fn build(
             return bad("size", format!("a UD datagram carries at most one MTU ({mtu} B), not {} B", size.1));
         }
         let wr = range(a.wr_num, file, &f("wr_num"))?;
-        if wr.1 > u32::MAX as u64 {
-            return bad("wr_num", format!("{} is too many WQEs per batch", wr.1));
+        if wr.1 > hc.max_send_wr as u64 {
+            let msg =
+                format!("a batch of {} WQEs does not fit a send queue of host.max_send_wr = {}", wr.1, hc.max_send_wr);
+            return bad("wr_num", msg);
         }
         if a.total_bytes == Some(0) {
             return bad("total_bytes", "must be at least 1 byte".into());
@@ -244,7 +256,11 @@ fn host_config(h: HostSpec, file: &Path) -> Result<HostConfig> {
         share_ratio: h.share_ratio.unwrap_or(d.share_ratio),
         lock_cost: t("lock_cost", &h.lock_cost, d.lock_cost)?,
         lock_transfer: t("lock_transfer", &h.lock_transfer, d.lock_transfer)?,
+        max_send_wr: h.max_send_wr.unwrap_or(d.max_send_wr),
     };
+    if c.max_send_wr == 0 {
+        return Err(Error::input(file, 0, f("max_send_wr"), "must be at least 1 WQE"));
+    }
     if c.poll_cost == Time::ZERO {
         return Err(Error::input(file, 0, f("poll_cost"), "must be positive (one poll takes CPU time)"));
     }
@@ -291,7 +307,16 @@ fn drum_config(s: DrumSpec, file: &Path) -> Result<DrumConfig> {
         },
         None => d.solve,
     };
+    let a = match &s.a {
+        Some(v) => match AReading::parse(v) {
+            Ok(v) => v,
+            Err(e) => return bad("a", e),
+        },
+        None => d.a,
+    };
     let c = DrumConfig {
+        shared_window: s.shared_window.unwrap_or(d.shared_window),
+        a,
         period,
         iterations: s.iterations.unwrap_or(d.iterations),
         solve,
@@ -307,6 +332,9 @@ fn drum_config(s: DrumSpec, file: &Path) -> Result<DrumConfig> {
     }
     if !(c.beta.is_finite() && c.beta > 0.0) {
         return bad("beta", format!("β = {} must be finite and > 0", c.beta));
+    }
+    if c.shared_window == 0 {
+        return bad("shared_window", "must be at least 1 byte (0 would never release onto a shared QP)".into());
     }
     if c.k == 0 {
         return bad("k", "must be at least 1".into());

@@ -108,6 +108,8 @@ pub struct Results {
     pub host_apps: Vec<(String, crate::ids::NodeId, crate::ids::NodeId, bool)>,
     /// Every batch they posted, in post order (`seen` = `Time::MAX` while unfinished).
     pub host_batches: Vec<crate::app::closed_loop::BatchRecord>,
+    /// The host model's settings (`[host]`, `[drum]`), when it runs.
+    pub host_cfg: Option<(crate::app::host_model::HostConfig, crate::app::host_model::DrumConfig)>,
     /// DRUM's allocations: one row per control period and application.
     pub drum_rows: Vec<crate::app::drum_agent::DrumRow>,
     /// WQEs processed by the NICs' WQE engines.
@@ -274,7 +276,8 @@ impl Simulation {
             reseq_held: self.iofd.as_ref().map_or(0, |i| i.held_packets()),
             flow_rx: self.flow_rx.clone(),
             host_apps: self.host_app_table(),
-            host_batches: self.hostm.as_ref().map_or_else(Vec::new, |m| m.batches.clone()),
+            host_batches: self.host_batches(),
+            host_cfg: self.hostm.as_ref().map(|m| (m.cfg, m.drum)),
             drum_rows: self.hostm.as_ref().map_or_else(Vec::new, |m| m.drum_rows.clone()),
             wqes_processed: self.nics.iter().filter_map(|n| n.engine.as_ref()).map(|e| e.processed).sum(),
             classes: self.class_records(),

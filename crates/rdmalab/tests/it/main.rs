@@ -19,6 +19,8 @@ mod conweave;
 mod deadlock;
 mod drum;
 mod drum_fabric;
+mod drum_room;
+mod drum_starvation;
 mod event_order;
 mod failures;
 mod formats;

@@ -376,13 +376,18 @@ def _legend_and_save(fig: Any, out_dir: str | Path, stem: str) -> list[Path]:
 
 
 # -- the experiments ------------------------------------------------------------------------
+#: Which reading of the paper's `a` the repros run (docs/drum-fabric.md §6.7), and the send
+#: queues' limits, printed with each experiment.
+READING = (". DRUM runs read a as CQEs per WQE ([drum] a = \"cqe_per_wqe\", the paper's words; "
+           "\"batch_size\" is the reading its Fig. 6 numbers need), send queues of max_send_wr 16351 "
+           "WQEs, shared QPs released onto below shared_window 64 KiB")
 def _experiment(name: str, title: str, figs: str, theirs: str, key: str, by: str = "host.mechanism") -> Experiment:
     """Experiment `name`, compared by `compare_KEY` and drawn by `figure_KEY` of this module."""
     stem = name.replace("-", "_")
     return Experiment(
         name=name, title=title, citation=f"{CITATION}, {figs}", sweep=f"{stem}.toml",
         quick=f"{stem}_quick.toml", figures=[], by=by, compare=globals()[f"compare_{key}"],
-        theirs=theirs, extra_figures=globals()[f"figure_{key}"])
+        theirs=theirs + READING, extra_figures=globals()[f"figure_{key}"])
 
 
 EXPERIMENTS = [

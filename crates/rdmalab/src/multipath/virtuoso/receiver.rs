@@ -83,6 +83,7 @@ impl VirtuosoReceiver {
         v.post(
             self.reverse[path],
             Wr { bytes: h.length, cookie: path as u32, header: Some(header), notify_sent: false },
-        );
+        )
+        .expect("QPs outside the host model have no send-queue depth");
     }
 }

@@ -402,7 +402,8 @@ impl VirtuosoSender {
         if let Some(m) = self.messages.get_mut(local as usize) {
             m.wrs += 1;
         }
-        v.post(self.qps[path], Wr { bytes: wire, cookie, header, notify_sent: false });
+        v.post(self.qps[path], Wr { bytes: wire, cookie, header, notify_sent: false })
+            .expect("QPs outside the host model have no send-queue depth");
     }
 
     /// A WR of this sender was acknowledged.

@@ -13,13 +13,13 @@ use super::drum_control::NET_PERIOD;
 use super::AppState;
 use crate::app::closed_loop::{poll_sees, BatchRecord, ClosedLoop, ClosedLoopSpec, Phase};
 use crate::app::drum_agent::DrumRow;
-use crate::app::host_model::{Control, HostConfig, HostModelSpec, Mechanism};
+use crate::app::host_model::{Control, DrumConfig, HostConfig, HostModelSpec, Mechanism};
 use crate::app::{AgentId, AppId, AppKind, SendCompletion, SendDone, Verbs, Wr};
 use crate::engine::{stream, StreamKind};
 use crate::error::Result;
-use crate::ids::{NicId, NodeId, QpId};
+use crate::ids::{NodeId, QpId};
 use crate::rnic::transport::Transport;
-use crate::rnic::{Message, WqeEngine};
+use crate::rnic::WqeEngine;
 use crate::sim::{Event, Simulation};
 use crate::units::Time;
 use crate::workload::FlowSpec;
@@ -28,13 +28,22 @@ use crate::workload::FlowSpec;
 const START: u32 = 0;
 const POSTED: u32 = 1;
 const SEEN: u32 = 2;
-/// The cookie of a batch's signalled (last) WQE.
+/// Room for its batch may have come free in its QP's send queue.
+const ROOM: u32 = 3;
+/// The cookie's low bit: a batch's signalled (last) WQE; the rest is the batch's row in
+/// the run's records (`cookie >> 1`).
 pub(super) const SIGNALLED: u32 = 1;
+
+/// The cookie of a WQE of batch record `batch`, signalled or not.
+pub(super) fn cookie(batch: u32, signalled: bool) -> u32 {
+    batch << 1 | signalled as u32
+}
 
 /// The run's closed-loop applications and their hosts.
 #[derive(Debug)]
 pub(in crate::sim) struct HostModel {
-    pub(super) cfg: HostConfig,
+    pub(in crate::sim) cfg: HostConfig,
+    pub(in crate::sim) drum: DrumConfig,
     pub(super) period: Time,
     /// Application id (row of the table, which holds its state) of each closed-loop
     /// application, by its index in the scenario.
@@ -46,6 +55,9 @@ pub(in crate::sim) struct HostModel {
     /// posters are queued on it (holder included).
     pub(super) lock_of: Vec<u32>,
     pub(super) locks: Vec<(Time, u32)>,
+    /// RAW/SHARE: applications waiting for room for their batch in their QP's send queue,
+    /// oldest first, with the QP (at most one entry per application).
+    pub(super) sq_wait: Vec<(QpId, u32)>,
     /// DRUM: per application (agent, local index); the agents and their application ids;
     /// their shared QPs by dst.
     pub(super) agent_of: Vec<(AgentId, u32)>,
@@ -68,12 +80,14 @@ impl Simulation {
         }
         let mut m = HostModel {
             cfg,
+            drum: spec.drum,
             period: spec.drum.period,
             ids: Vec::with_capacity(spec.apps.len()),
             batches: Vec::new(),
             polling: vec![0; self.nics.len()],
             lock_of: Vec::new(),
             locks: Vec::new(),
+            sq_wait: Vec::new(),
             agent_of: Vec::new(),
             agent_ids: Vec::new(),
             shared_qp: Vec::new(),
@@ -85,7 +99,7 @@ impl Simulation {
         let mut agents = Vec::new();
         for (i, s) in spec.apps.iter().enumerate() {
             let qp = match cfg.mechanism {
-                Mechanism::Raw | Mechanism::Drum => self.host_qp(s.host, s.dst, s.transport),
+                Mechanism::Raw | Mechanism::Drum => self.host_qp(s.host, s.dst, s.transport, cfg.max_send_wr),
                 Mechanism::Share => self.share_qp(&mut m, &mut groups, s),
             };
             let rng = stream(self.cfg.seed, StreamKind::Other, 0xC105_ED00 + i as u64);
@@ -133,7 +147,7 @@ impl Simulation {
                 (g.2, g.3)
             }
             None => {
-                let qp = self.host_qp(s.host, s.dst, s.transport);
+                let qp = self.host_qp(s.host, s.dst, s.transport, m.cfg.max_send_wr);
                 m.locks.push((Time::ZERO, 0));
                 let lock = m.locks.len() as u32 - 1;
                 groups.retain(|g| !(g.0 == s.host && g.1 == s.dst));
@@ -145,51 +159,12 @@ impl Simulation {
         qp
     }
 
-    /// A QP that lives as long as the run (an application's connection).
-    pub(super) fn host_qp(&mut self, src: NodeId, dst: NodeId, transport: Transport) -> QpId {
-        self.open_kept_qp(&FlowSpec { transport, ..FlowSpec::new(src, dst, 0, self.now) }, AppId::NONE)
-    }
-
-    /// Posts WQE `m` on `qp`: through the NIC's WQE engine when it has one.
-    pub(in crate::sim) fn post_wqe(&mut self, qp: QpId, m: Message) {
-        let nic = self.qps[qp.idx()].nic;
-        let now = self.now;
-        let Some(e) = self.nics[nic.idx()].engine.as_mut() else {
-            self.post_to_qp(qp, m);
-            return;
-        };
-        e.fifo.push_back((qp, m));
-        if !e.busy {
-            e.busy = true;
-            let at = now + e.cost;
-            self.queue.push(at, Event::WqeDone(nic));
-        }
-    }
-
-    /// The WQE engine finished the head of its FIFO: its bytes join the QP's stream.
-    pub(in crate::sim) fn on_wqe_done(&mut self, nic: NicId) {
-        let now = self.now;
-        let e = self.nics[nic.idx()].engine.as_mut().expect("engine event without engine");
-        let Some((qp, m)) = e.fifo.pop_front() else { return };
-        e.processed += 1;
-        e.busy = !e.fifo.is_empty();
-        if e.busy {
-            let at = now + e.cost;
-            self.queue.push(at, Event::WqeDone(nic));
-        }
-        self.post_to_qp(qp, m);
-        self.qps[qp.idx()].finished = false;
-        self.nic_kick(nic);
-    }
-
-    /// Appends a WQE's bytes to its QP's stream. A QP in the error state (`sim::retry`)
-    /// holds them until it is reconnected.
-    fn post_to_qp(&mut self, qp: QpId, m: Message) {
-        let q = &mut self.qps[qp.idx()];
-        q.post_message(m);
-        if q.error {
-            q.snd_nxt = q.posted;
-        }
+    /// A QP that lives as long as the run (an application's connection), its send queue
+    /// `depth` WQEs deep.
+    pub(super) fn host_qp(&mut self, src: NodeId, dst: NodeId, transport: Transport, depth: u32) -> QpId {
+        let qp = self.open_kept_qp(&FlowSpec { transport, ..FlowSpec::new(src, dst, 0, self.now) }, AppId::NONE);
+        self.qps[qp.idx()].sq_depth = depth;
+        qp
     }
 
     /// A timer of closed-loop application `i`.
@@ -200,6 +175,13 @@ impl Simulation {
                 let m = self.hostm.as_mut().expect("host model");
                 m.locks[m.lock_of[i as usize] as usize].1 -= 1;
                 self.closed_ring(i)
+            }
+            ROOM => {
+                // (A second CQE may have scheduled this again after the batch rang.)
+                let m = self.hostm.as_ref().expect("host model");
+                if m.sq_wait.iter().any(|w| w.1 == i) {
+                    self.closed_ring(i);
+                }
             }
             _ => self.closed_seen(i),
         }
@@ -216,7 +198,8 @@ impl Simulation {
         };
         app.bytes_posted += wr as u64 * size;
         app.current = m.batches.len() as u32;
-        m.batches.push(BatchRecord { app: i, batch: app.batches, wr_num: wr, size, posted: now, seen: Time::MAX });
+        let b = BatchRecord { app: i, batch: app.batches, wr_num: wr, size, posted: now, ..BatchRecord::default() };
+        m.batches.push(b);
         app.batches += 1;
         match m.cfg.mechanism {
             Mechanism::Raw => self.closed_ring(i),
@@ -247,28 +230,64 @@ impl Simulation {
     }
 
     /// RAW/SHARE: the batch's WQEs are rung on the application's QP (the last one
-    /// signalled) and its thread starts busy-polling.
+    /// signalled) and its thread starts busy-polling. The poster checks for room first: a
+    /// batch that does not fit the send queue waits, in arrival order with the QP's other
+    /// waiters, until a CQE on the QP tells it WQEs completed (a batch fits an empty queue:
+    /// `wr_num` ≤ `max_send_wr` is checked at input).
     fn closed_ring(&mut self, i: u32) {
         let m = self.hostm.as_mut().expect("host model");
         let id = m.ids[i as usize];
         let app = self.apps.state_mut(id).closed_mut();
-        let (qp, b) = (app.qp, m.batches[app.current as usize]);
+        let (qp, current) = (app.qp, app.current);
+        let b = m.batches[current as usize];
+        let waiting = m.sq_wait.iter().position(|w| w.1 == i);
+        let first = m.sq_wait.iter().position(|w| w.0 == qp);
+        if self.qps[qp.idx()].sq_room() < b.wr_num || (first.is_some() && first != waiting) {
+            app.phase = Phase::Posting;
+            if waiting.is_none() {
+                m.sq_wait.push((qp, i));
+            }
+            return;
+        }
+        if let Some(w) = waiting {
+            m.sq_wait.remove(w);
+        }
         app.phase = Phase::Waiting;
         app.poll_start = self.now;
         let nic = self.qps[qp.idx()].nic;
         m.polling[nic.idx()] += 1;
+        m.batches[current as usize].released = b.wr_num;
         self.app_verbs(id, |v| {
             for k in 0..b.wr_num {
-                let cookie = if k + 1 == b.wr_num { SIGNALLED } else { 0 };
-                v.post(qp, Wr { bytes: b.size, cookie, header: None, notify_sent: false });
+                let wr =
+                    Wr { bytes: b.size, cookie: cookie(current, k + 1 == b.wr_num), header: None, notify_sent: false };
+                v.post(qp, wr).expect("room checked for the whole batch");
             }
         });
         self.nic_kick(nic);
+        self.closed_wake_waiter(qp);
+    }
+
+    /// The oldest application waiting for room on `qp` tries again now.
+    fn closed_wake_waiter(&mut self, qp: QpId) {
+        let m = self.hostm.as_ref().expect("host model");
+        if let Some(&(_, j)) = m.sq_wait.iter().find(|w| w.0 == qp) {
+            let id = m.ids[j as usize];
+            self.queue.push(self.now, Event::App(id, ROOM));
+        }
     }
 
     /// A WQE of application `i` completed at the RNIC; only the signalled one makes a CQE.
     pub(in crate::sim) fn closed_send_done(&mut self, i: u32, c: SendCompletion) {
-        if c.cookie != SIGNALLED || c.done != SendDone::Acked {
+        if c.done != SendDone::Acked {
+            return;
+        }
+        let m = self.hostm.as_mut().expect("host model");
+        m.batches[(c.cookie >> 1) as usize].completed += 1;
+        if m.cfg.mechanism == Mechanism::Drum {
+            self.drum_wqe_done(i);
+        }
+        if c.cookie & SIGNALLED == 0 {
             return;
         }
         let now = self.now;
@@ -290,6 +309,7 @@ impl Simulation {
         let seen = poll_sees(self.apps.state(m.ids[i as usize]).closed().poll_start, now, period);
         let id = m.ids[i as usize];
         self.queue.push(seen, Event::App(id, SEEN));
+        self.closed_wake_waiter(c.qp);
     }
 
     /// Application `i` sees its batch's CQE: record it, think, go again.

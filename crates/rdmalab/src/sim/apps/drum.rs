@@ -8,12 +8,13 @@
 //! poll and control period are its timers (`Event::App(its id, token)`). The network-wide
 //! control loop is one row of its own (`AppKind::DrumNet`, `drum_control`).
 
-use super::closed_loop::{HostModel, SIGNALLED};
+use super::closed_loop::{cookie, HostModel};
 use super::AppState;
 use crate::app::closed_loop::Phase;
 use crate::app::drum_agent::DrumAgent;
 use crate::app::host_model::{Control, HostModelSpec};
 use crate::app::{AgentId, AppId, AppKind, Verbs, Wr};
+use crate::ids::QpId;
 use crate::sim::{Event, Simulation};
 use crate::units::Time;
 
@@ -44,7 +45,7 @@ impl Simulation {
         m.agent_of.push((ag, agents[ag.idx()].apps.len() as u32));
         agents[ag.idx()].apps.push(i);
         if !m.shared_qp[ag.idx()].iter().any(|&(d, _)| d == s.dst) {
-            let q = self.host_qp(s.host, s.dst, s.transport);
+            let q = self.host_qp(s.host, s.dst, s.transport, spec.host.max_send_wr);
             m.shared_qp[ag.idx()].push((s.dst, q));
         }
     }
@@ -65,12 +66,13 @@ impl Simulation {
                 let (lo, hi) = self.apps.state(m.ids[i as usize]).closed().spec.wr_num;
                 (lo as f64 + hi as f64) / 2.0
             };
-            let a0: Vec<f64> = ag.apps.iter().map(|&i| 1.0 / mean_wr(i)).collect();
+            let a0: Vec<f64> = ag.apps.iter().map(|&i| drum.a.of(mean_wr(i), 1.0)).collect();
             let mut ag = DrumAgent::new(drum, ag.apps, a0, cfg.wqe_cost, cfg.poll_cost);
+            ag.qps = ag.apps.iter().map(|&i| self.drum_qps(m, a, i)).collect();
             // The active set is the host's own data: hold it from the start, before a
             // coupled control's first allocation arrives (else every application would
             // post on a dedicated QP until then and thrash the QP-context cache).
-            ag.active = ag.active_set().to_mask(1, ag.apps.len());
+            ag.start_with(ag.active_set().to_mask(1, ag.apps.len()));
             let id = self.apps.add(AppKind::DrumAgent(AgentId::new(a)), AppState::DrumAgent(ag));
             m.agent_ids.push(id);
             if spec.drum.control == Control::Local {
@@ -86,6 +88,19 @@ impl Simulation {
             POLL => self.drum_poll_done(ag),
             _ => self.drum_period(ag),
         }
+    }
+
+    /// Application `i`'s dedicated QP and its destination's shared QP on scheduler `a`.
+    fn drum_qps(&self, m: &HostModel, a: usize, i: u32) -> (QpId, QpId) {
+        let app = self.apps.state(m.ids[i as usize]).closed();
+        let shared = m.shared_qp[a].iter().find(|&&(d, _)| d == app.spec.dst).expect("shared QP per destination").1;
+        (app.qp, shared)
+    }
+
+    /// A WQE of application `i` completed: room may have come free for its scheduler.
+    pub(super) fn drum_wqe_done(&mut self, i: u32) {
+        let ag = self.hostm.as_ref().expect("host model").agent_of[i as usize].0;
+        self.drum_arm_release(ag);
     }
 
     /// The application id of scheduler `ag`.
@@ -112,24 +127,27 @@ impl Simulation {
         self.queue.push(at, Event::App(id, RELEASE));
     }
 
-    /// Releases one WQE by weighted fair order onto its application's QP.
+    /// Releases one WQE by weighted fair order onto its application's QP, among the
+    /// applications whose QP has room; none when none has (a completion re-arms it).
     pub(super) fn drum_release(&mut self, ag: AgentId) {
         let now = self.now;
-        let a = self.agent_mut(ag);
-        a.release_armed = false;
-        let Some((j, size, last)) = a.release_one() else { return };
-        a.last_release = now;
-        let (i, active) = (a.apps[j], a.active[j]);
-        let m = self.hostm.as_ref().expect("host model");
-        let app = self.apps.state(m.ids[i as usize]).closed();
-        let qp = if active {
-            app.qp
-        } else {
-            m.shared_qp[ag.idx()].iter().find(|&&(d, _)| d == app.spec.dst).expect("shared QP per destination").1
+        let id = self.agent_app(ag);
+        let qps = &self.qps;
+        let view = |q: QpId| {
+            let qp = &qps[q.idx()];
+            (qp.sq_depth.saturating_sub(qp.sq_room()), qp.sq_room(), qp.posted - qp.snd_una + qp.sq_engine_bytes)
         };
+        let a = self.apps.state_mut(id).drum_agent_mut();
+        a.release_armed = false;
+        let Some((j, qp, size, last)) = a.release_one(view) else { return };
+        a.last_release = now;
+        let i = a.apps[j];
+        let m = self.hostm.as_mut().expect("host model");
+        let current = self.apps.state(m.ids[i as usize]).closed().current;
+        m.batches[current as usize].released += 1;
         let id = m.ids[i as usize];
-        let cookie = if last { SIGNALLED } else { 0 };
-        self.app_verbs(id, |v| v.post(qp, Wr { bytes: size, cookie, header: None, notify_sent: false }));
+        let wr = Wr { bytes: size, cookie: cookie(current, last), header: None, notify_sent: false };
+        self.app_verbs(id, |v| v.post(qp, wr)).expect("the scheduler checked the QP's room");
         let nic = self.qps[qp.idx()].nic;
         self.nic_kick(nic);
         self.drum_arm_release(ag);

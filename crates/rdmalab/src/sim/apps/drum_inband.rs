@@ -73,7 +73,7 @@ impl Simulation {
     fn control_send(&mut self, qp: QpId, app: AppId, op: u8, round: u32) {
         let header = AppHeader { data_id: round as u64, total: CONTROL_BYTES, offset: 0, length: 0, op };
         let wr = Wr { bytes: CONTROL_BYTES, cookie: 0, header: Some(header), notify_sent: false };
-        self.app_verbs(app, |v| v.post(qp, wr));
+        self.app_verbs(app, |v| v.post(qp, wr)).expect("control QPs have no send-queue depth");
         let nic = self.qps[qp.idx()].nic;
         self.nic_kick(nic);
     }

@@ -25,6 +25,7 @@ mod drum;
 mod drum_control;
 mod drum_inband;
 mod multipath;
+mod send_queue;
 mod serial_incast;
 mod table;
 mod virtuoso;
@@ -34,7 +35,7 @@ pub(super) use attacks::AppRun;
 pub(super) use closed_loop::HostModel;
 pub(in crate::sim) use table::{AppState, Apps, Conn};
 
-use crate::app::{AppHeader, AppId, AppKind, HeaderSlot, RecvCompletion, SendCompletion, Verb, Verbs, Wr};
+use crate::app::{AppHeader, AppId, AppKind, HeaderSlot, PostError, RecvCompletion, SendCompletion, Verb, Verbs, Wr};
 use crate::ids::{FlowId, QpId};
 use crate::rnic::Message;
 use crate::sim::{Event, Simulation};
@@ -54,8 +55,16 @@ impl Verbs for HostVerbs<'_> {
         self.sim.now
     }
 
-    fn post(&mut self, qp: QpId, wr: Wr) {
+    fn post(&mut self, qp: QpId, wr: Wr) -> Result<(), PostError> {
+        if self.sq_room(qp) == 0 {
+            return Err(PostError::SendQueueFull);
+        }
         self.sim.apps.verbs.push(Verb::Post(qp, wr));
+        Ok(())
+    }
+
+    fn sq_room(&self, qp: QpId) -> u32 {
+        self.sim.qps[qp.idx()].sq_room().saturating_sub(self.sim.apps.verbs.posts_on(qp))
     }
 
     fn wake(&mut self, at: Time, token: u32) {

@@ -1,0 +1,74 @@
+//! The send side of seed 000's host model: the RNIC's WQE engine (the doorbell FIFO that
+//! every application of a host shares, `rnic::WqeEngine`) and the QPs' send queues it fills,
+//! with the count of WQEs each holds (`Qp::sq_room`, `[host] max_send_wr`); and, at the end
+//! of a run, where each batch's WQEs are (`res.wqes`' `state`).
+
+use crate::app::closed_loop::BatchRecord;
+use crate::app::AppKind;
+use crate::ids::{NicId, QpId};
+use crate::rnic::Message;
+use crate::sim::{Event, Simulation};
+
+impl Simulation {
+    /// Posts WQE `m` on `qp`: through the NIC's WQE engine when it has one.
+    pub(in crate::sim) fn post_wqe(&mut self, qp: QpId, m: Message) {
+        let nic = self.qps[qp.idx()].nic;
+        let now = self.now;
+        let Some(e) = self.nics[nic.idx()].engine.as_mut() else {
+            self.post_to_qp(qp, m);
+            return;
+        };
+        e.fifo.push_back((qp, m));
+        self.qps[qp.idx()].sq_engine += 1;
+        self.qps[qp.idx()].sq_engine_bytes += m.size;
+        if !e.busy {
+            e.busy = true;
+            let at = now + e.cost;
+            self.queue.push(at, Event::WqeDone(nic));
+        }
+    }
+
+    /// The WQE engine finished the head of its FIFO: its bytes join the QP's stream.
+    pub(in crate::sim) fn on_wqe_done(&mut self, nic: NicId) {
+        let now = self.now;
+        let e = self.nics[nic.idx()].engine.as_mut().expect("engine event without engine");
+        let Some((qp, m)) = e.fifo.pop_front() else { return };
+        e.processed += 1;
+        e.busy = !e.fifo.is_empty();
+        if e.busy {
+            let at = now + e.cost;
+            self.queue.push(at, Event::WqeDone(nic));
+        }
+        self.qps[qp.idx()].sq_engine -= 1;
+        self.qps[qp.idx()].sq_engine_bytes -= m.size;
+        self.post_to_qp(qp, m);
+        self.qps[qp.idx()].finished = false;
+        self.nic_kick(nic);
+    }
+
+    /// Appends a WQE's bytes to its QP's stream. A QP in the error state (`sim::retry`)
+    /// holds them until it is reconnected.
+    fn post_to_qp(&mut self, qp: QpId, m: Message) {
+        let q = &mut self.qps[qp.idx()];
+        q.post_message(m);
+        if q.error {
+            q.snd_nxt = q.posted;
+        }
+    }
+
+    /// The batch records, each with its WQEs on the wire now (sent from, not completed).
+    pub(in crate::sim) fn host_batches(&self) -> Vec<BatchRecord> {
+        let Some(m) = self.hostm.as_ref() else { return Vec::new() };
+        let mut out = m.batches.clone();
+        for q in &self.qps {
+            for msg in q.messages.iter().filter(|x| x.end - x.size < q.snd_nxt) {
+                if !msg.app.is_none() && matches!(self.apps.kind(msg.app), AppKind::Closed(_)) {
+                    let b = &mut out[(msg.cookie >> 1) as usize];
+                    b.wire += 1;
+                    b.wire_acked += q.snd_una.saturating_sub(msg.end - msg.size);
+                }
+            }
+        }
+        out
+    }
+}
