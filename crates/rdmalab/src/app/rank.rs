@@ -221,7 +221,8 @@ impl RankApp {
         s.posted = v.now();
         let data_id = self.id_base + s.transfer as u64;
         let header = AppHeader { data_id, total: s.bytes, offset: 0, length: s.bytes, op: OP_TRANSFER };
-        v.post(s.qp, Wr { bytes: s.bytes, cookie: k as u32, header: Some(header), notify_sent: false });
+        v.post(s.qp, Wr { bytes: s.bytes, cookie: k as u32, header: Some(header), notify_sent: false })
+            .expect("QPs outside the host model have no send-queue depth");
     }
 
     fn close(&mut self, v: &mut impl Verbs) {
