@@ -227,6 +227,11 @@ impl LoadBalancer {
         self.conweave.as_ref().map_or(0, |c| c.held_payload(pool))
     }
 
+    /// Out-of-order arrivals at hosts by cause under ConWeave (zero under other schemes).
+    pub fn reorder_causes(&self) -> conweave::Causes {
+        self.conweave.as_ref().map_or_else(Default::default, |c| c.causes)
+    }
+
     /// ConWeave's reorder-occupancy rows (empty under other schemes).
     pub fn reorder_rows(&self) -> Vec<conweave::ReorderRow> {
         self.conweave.as_ref().map_or_else(Vec::new, |c| c.rows())
