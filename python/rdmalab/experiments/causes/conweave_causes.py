@@ -1,7 +1,8 @@
 """Why ConWeave's NICs see packets out of order at high load (issue 46; docs/load-balancing.md,
 "ConWeave at high load").
 
-`python -m rdmalab.experiments.causes.conweave_causes [50] [80] [variants[:LOAD]]` runs the
+`python -m rdmalab.experiments.causes.conweave_causes [50] [80[:DURATION[:SCHEMES]]] [variants[:LOAD]]`
+runs the
 `lb-conweave` base scenario (`lb_conweave.toml`: 128 hosts, 2:1 leaf-spine, DCQCN, lossless,
 go-back-N) at that *network* load (the artifact's count: half of it on each NIC), for
 `DURATION` of arrivals instead of 0.1 s (the 2-core machine), flows that start in the first
@@ -38,7 +39,7 @@ VARIANTS: list[tuple[str, dict[str, Any]]] = [
     ("as in lb-conweave", {}),
     ("reorder queues per port 24 -> 1024 (the ns-3 artifact has no limit)", {"fabric.lb.conweave_queues": 1024}),
     ("flow table 2^16 -> 2^20 entries", {"fabric.lb.conweave_table": 1 << 20}),
-    ("conweave_tx_expiry 300 us -> 1 ms (the artifact's fat-tree value)", {"fabric.lb.conweave_tx_expiry": "1ms"}),
+    ("CNP on an out-of-order arrival (the artifact's NIC, rdma-hw.cc)", {"fabric.cnp_on_ooo": True}),
 ]
 
 
@@ -52,13 +53,13 @@ def base_scenario() -> tuple[dict[str, Any], str]:
     raise LookupError(f"no lossless ECMP run in {SWEEP.name}")
 
 
-def measure(scheme: str, network_load: int, changes: dict[str, Any]) -> dict[str, float]:
+def measure(scheme: str, network_load: int, changes: dict[str, Any], duration: str = DURATION) -> dict[str, float]:
     """One run: slowdown (avg, p99) of the flows started after the warm-up, the counters."""
     scenario, base = base_scenario()
     scenario = copy.deepcopy(scenario)
     set_path(scenario, "fabric.path_selection", scheme)
     set_path(scenario, "traffic[0].load", network_load / 200)
-    set_path(scenario, "traffic[0].duration", DURATION)
+    set_path(scenario, "traffic[0].duration", duration)
     for path, value in changes.items():
         set_path(scenario, path, value)
     out = run(scenario, base)
@@ -83,10 +84,12 @@ def row(label: str, r: dict[str, float]) -> str:
             f"{r['lb_reroutes']:,} | {r['wall']:.0f} |")
 
 
-def at_load(network_load: str) -> None:
-    """ECMP and ConWeave at one network load (percent)."""
-    for scheme in ("ecmp", "conweave"):
-        print(row(f"{network_load} % | {scheme}", measure(scheme, int(network_load), {})), flush=True)
+def at_load(network_load: str, duration: str = DURATION, schemes: str = "ecmp+conweave") -> None:
+    """ECMP and ConWeave (or `schemes`, joined by +) at one network load (percent), for
+    `duration` of arrivals."""
+    for scheme in schemes.split("+"):
+        label = f"{network_load} % | {scheme}" + (f" ({duration})" if duration != DURATION else "")
+        print(row(label, measure(scheme, int(network_load), {}, duration)), flush=True)
 
 
 def variants(network_load: str = "80") -> None:
