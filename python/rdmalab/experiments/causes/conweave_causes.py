@@ -1,7 +1,7 @@
 """Why ConWeave's NICs see packets out of order at high load (issue 46; docs/load-balancing.md,
 "ConWeave at high load").
 
-`python -m rdmalab.experiments.causes.conweave_causes [50] [80[:DURATION[:SCHEMES]]] [variants[:LOAD]]`
+`python -m rdmalab.experiments.causes.conweave_causes [50] [80[:DURATION[:SCHEMES]]] [variants[:LOAD[:DURATION[:ROWS]]]]`
 runs the
 `lb-conweave` base scenario (`lb_conweave.toml`: 128 hosts, 2:1 leaf-spine, DCQCN, lossless,
 go-back-N) at that *network* load (the artifact's count: half of it on each NIC), for
@@ -40,6 +40,9 @@ VARIANTS: list[tuple[str, dict[str, Any]]] = [
     ("reorder queues per port 24 -> 1024 (the ns-3 artifact has no limit)", {"fabric.lb.conweave_queues": 1024}),
     ("flow table 2^16 -> 2^20 entries", {"fabric.lb.conweave_table": 1 << 20}),
     ("CNP on an out-of-order arrival (the artifact's NIC, rdma-hw.cc)", {"fabric.cnp_on_ooo": True}),
+    ("NACK interval 500 us -> 4 us (the artifact's NIC, rdma-hw.cc)", {"fabric.nack_interval": "4us"}),
+    ("the artifact's NIC: CNP on out-of-order and a 4 us NACK interval",
+     {"fabric.cnp_on_ooo": True, "fabric.nack_interval": "4us"}),
 ]
 
 
@@ -92,10 +95,13 @@ def at_load(network_load: str, duration: str = DURATION, schemes: str = "ecmp+co
         print(row(label, measure(scheme, int(network_load), {}, duration)), flush=True)
 
 
-def variants(network_load: str = "80") -> None:
-    """ConWeave at one load with one setting changed per row."""
-    for label, changes in VARIANTS:
-        print(row(f"{network_load} % | conweave: {label}", measure("conweave", int(network_load), changes)),
+def variants(network_load: str = "80", duration: str = DURATION, rows: str = "") -> None:
+    """ConWeave at one load with one setting changed per row (`rows`: indices into
+    `VARIANTS` joined by +, all by default), for `duration` of arrivals."""
+    picked = [VARIANTS[int(i)] for i in rows.split("+")] if rows else VARIANTS
+    for label, changes in picked:
+        tag = f" ({duration})" if duration != DURATION else ""
+        print(row(f"{network_load} % | conweave{tag}: {label}", measure("conweave", int(network_load), changes, duration)),
               flush=True)
 
 
