@@ -73,12 +73,13 @@ def test_conga_off_leaf_spine_is_refused_by_name():
 def test_lb_conweave_is_registered_with_a_quick_variant():
     e = repro.get("lb-conweave")
     assert e.sweep_path().exists() and e.sweep_path(quick=True).exists() and e.by == "fabric.path_selection"
-    # Issue 46: the 80 % network-load variant differs from it in the load alone.
+    # Issue 46: the 80 % network-load variant differs from it in the load and ConWeave's table.
     e80 = repro.get("lb-conweave-load80")
     for quick in (False, True):
         a, b = (tomllib.loads(x.sweep_path(quick=quick).read_text()) for x in (e, e80))
         assert (a["base"]["traffic"][0]["load"], b["base"]["traffic"][0]["load"]) == (0.25, 0.4)
         b["base"]["traffic"][0]["load"] = 0.25
+        assert b["base"]["fabric"]["lb"].pop("conweave_table") == 1 << 18
         assert {k: v for k, v in a.items() if k not in ("name", "description")} == \
             {k: v for k, v in b.items() if k not in ("name", "description")}
 

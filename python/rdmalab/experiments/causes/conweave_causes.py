@@ -43,6 +43,9 @@ VARIANTS: list[tuple[str, dict[str, Any]]] = [
     ("NACK interval 500 us -> 4 us (the artifact's NIC, rdma-hw.cc)", {"fabric.nack_interval": "4us"}),
     ("the artifact's NIC: CNP on out-of-order and a 4 us NACK interval",
      {"fabric.cnp_on_ooo": True, "fabric.nack_interval": "4us"}),
+    ("held packets outside the buffer, admitted on release (the ns-3 artifact)",
+     {"fabric.lb.conweave_admit_on_release": True}),
+    ("flow table 2^16 -> 2^18 entries", {"fabric.lb.conweave_table": 1 << 18}),
 ]
 
 

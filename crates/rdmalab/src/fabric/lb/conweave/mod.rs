@@ -172,6 +172,7 @@ struct Params {
     default_wait: u64,
     table_mask: usize,
     queues: usize,
+    admit_on_release: bool,
 }
 
 /// The run's ConWeave state (each part indexed by the leaf or port that owns it).
@@ -336,6 +337,7 @@ impl ConWeave {
                 default_wait: cfg.conweave_default_wait.ns(),
                 table_mask: table - 1,
                 queues: cfg.conweave_queues as usize,
+                admit_on_release: cfg.conweave_admit_on_release,
             },
             leaves,
             leaf_of,
@@ -357,6 +359,11 @@ impl ConWeave {
             released: Vec::new(),
             causes: Causes::default(),
         })
+    }
+
+    /// Whether held packets are admitted when released rather than on arrival.
+    pub fn admit_on_release(&self) -> bool {
+        self.p.admit_on_release
     }
 
     /// Whether `node` is the source ToR of `pkt` (a data packet leaving for another leaf).
