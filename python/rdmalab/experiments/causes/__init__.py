@@ -11,7 +11,7 @@ virtuoso.md, load-balancing.md say which rows come from which part).
 | `drum_tc_causes` | seed 000, TC1/TC2 | tc1, tc2 |
 | `drum_tc3_choices` | seed 000, TC3 | choices[:N]; tc1 |
 | `drum_topk_exact` | seed 000, top-k | table |
-| `conweave_causes` | lb-conweave (issue 46) | 50, 80; variants[:LOAD] |
+| `conweave_causes` | lb-conweave (issue 46) | 50, 80[:DURATION[:SCHEMES]]; variants[:LOAD[:DURATION[:ROWS]]] |
 
 Each runs as `python -m rdmalab.experiments.causes.<script> [--out DIR] [--fresh] [PART ...]`.
 
