@@ -3,6 +3,8 @@ scenario as `[fabric.lb]`, a sprayed run has its `balance` table and out-of-orde
 values name their field, and `lb-conweave` is registered. The physics is checked in
 crates/rdmalab/tests/it/lb.rs."""
 
+import tomllib
+
 import pytest
 
 from rdmalab import Scenario, run
@@ -71,6 +73,15 @@ def test_conga_off_leaf_spine_is_refused_by_name():
 def test_lb_conweave_is_registered_with_a_quick_variant():
     e = repro.get("lb-conweave")
     assert e.sweep_path().exists() and e.sweep_path(quick=True).exists() and e.by == "fabric.path_selection"
+    # Issue 46: the 80 % network-load variant differs from it in the load and ConWeave's table.
+    e80 = repro.get("lb-conweave-load80")
+    for quick in (False, True):
+        a, b = (tomllib.loads(x.sweep_path(quick=quick).read_text()) for x in (e, e80))
+        assert (a["base"]["traffic"][0]["load"], b["base"]["traffic"][0]["load"]) == (0.25, 0.4)
+        b["base"]["traffic"][0]["load"] = 0.25
+        assert b["base"]["fabric"]["lb"].pop("conweave_table") == 1 << 18
+        assert {k: v for k, v in a.items() if k not in ("name", "description")} == \
+            {k: v for k, v in b.items() if k not in ("name", "description")}
 
 
 def test_conweave_runs_in_order_with_its_reorder_table_and_counters():
@@ -85,5 +96,11 @@ def test_conweave_runs_in_order_with_its_reorder_table_and_counters():
     assert c["lb_reroutes"] > 0 and c["lb_control_packets"] > 0
     assert c["ooo_packets"] == 0 and res.flows["ooo_packets"].sum() == 0
     assert c["reorder_held"] > 0 and "reorder" in res.tables() and res.reorder["bytes"].max() > 0
+    # Issue 46's cause counters: present under ConWeave, and none with nothing out of order.
+    assert all(c[f"reorder_ooo_{k}"] == c[f"reorder_gaps_{k}"] == 0
+               for k in ("deadline", "unheld", "epoch_held", "moved", "other"))
+    assert "reorder_ooo_deadline" not in run(sc.with_fabric(path_selection="ecmp"), progress=False).counters
+    with pytest.raises(ValueError, match=r"fabric\.nack_interval"):  # issue 46's NIC setting
+        run(sc.with_fabric(nack_interval="0us"), progress=False)
     with pytest.raises(ValueError, match=r"fabric\.lb\.conweave_queues"):
         run(sc.with_fabric(lb={"conweave_queues": 0}), progress=False)

@@ -126,6 +126,13 @@ fn counter_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict
     ] {
         counters.set_item(k, v)?;
     }
+    // ConWeave's out-of-order causes (issue 46), only in runs where ConWeave ran (it sends
+    // control packets), so that every other run's counters keep their columns.
+    let conweave_ran = c.lb_control_packets > 0;
+    for (k, name) in rdmalab::fabric::lb::conweave::CAUSE_NAMES.iter().enumerate().filter(|_| conweave_ran) {
+        counters.set_item(format!("reorder_ooo_{name}"), c.reorder_ooo[k])?;
+        counters.set_item(format!("reorder_gaps_{name}"), c.reorder_gaps[k])?;
+    }
     Ok(counters)
 }
 

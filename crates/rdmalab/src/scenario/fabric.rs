@@ -29,6 +29,9 @@ pub struct FabricSpec {
     pub ack_interval: Option<u32>,
     /// Retransmission timeout (`"none"` to disable).
     pub rto: Option<String>,
+    /// Go-back-N: at most one NACK per expected sequence within this interval (500 µs, the
+    /// reference's; ConWeave's artifact has 4 µs, `rdma-hw.cc`'s `NACKGenerationInterval`).
+    pub nack_interval: Option<String>,
     /// Go-back-N rounds without progress before a WR fails (absent: unlimited).
     pub retry_limit: Option<u32>,
     /// `go_back_n` (default) or `irn` (`scenario::irn`).
@@ -148,6 +151,9 @@ impl FabricSpec {
                 return Err(Error::input(file, 0, f("ack_interval"), "must be at least 1"));
             }
             c.ack_interval = n;
+        }
+        if let Some(r) = &self.nack_interval {
+            c.nack_interval = positive_time(file, &f("nack_interval"), r)?;
         }
         if let Some(r) = &self.rto {
             c.rto = if r == "none" { None } else { Some(positive_time(file, &f("rto"), r)?) };

@@ -21,6 +21,7 @@
 //! conweave_default_wait = "200us"
 //! conweave_table = 65536       # flow entries per ToR, a power of two
 //! conweave_queues = 24         # reorder queues per host port of a ToR
+//! conweave_admit_on_release = false # true: held packets outside the buffer until released
 //! ```
 
 use std::path::Path;
@@ -71,6 +72,8 @@ pub struct LbSpec {
     pub conweave_table: Option<u32>,
     /// ConWeave: reorder queues per host port.
     pub conweave_queues: Option<u32>,
+    /// ConWeave: held packets wait outside the buffer and are admitted when released.
+    pub conweave_admit_on_release: Option<bool>,
 }
 
 /// A positive time, naming `fabric.lb.FIELD` otherwise.
@@ -158,6 +161,9 @@ impl LbSpec {
                 return bad("conweave_queues", format!("{n}: must be 1..=1024"));
             }
             c.conweave_queues = n;
+        }
+        if let Some(b) = self.conweave_admit_on_release {
+            c.conweave_admit_on_release = b;
         }
         Ok(())
     }

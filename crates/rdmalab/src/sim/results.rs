@@ -229,6 +229,12 @@ impl Simulation {
             counters.lb_control_packets += t.control;
             counters.lb_untracked += t.untracked;
         }
+        if let Some(c) = self.lb.as_ref().map(|l| l.reorder_causes()) {
+            for k in 0..c.ooo.len() {
+                counters.reorder_ooo[k] += c.ooo[k];
+                counters.reorder_gaps[k] += c.gaps[k];
+            }
+        }
         for cache in self.nics.iter().filter_map(|n| n.cache.as_ref()) {
             counters.qp_cache_hits += cache.hits;
             counters.qp_cache_misses += cache.misses;

@@ -89,6 +89,11 @@ pub struct Counters {
     /// ConWeave: data packets not tracked at a ToR, their flow's table entry being another
     /// active flow's (hashed at the source ToR, passed unordered at the destination ToR).
     pub lb_untracked: u64,
+    /// ConWeave: data packets that reached their host out of order, by the cause a
+    /// destination ToR saw (`fabric::lb::conweave::CAUSE_NAMES`; issue 46).
+    pub reorder_ooo: [u64; crate::fabric::lb::conweave::CAUSES],
+    /// ConWeave: gaps opened at hosts, by the same causes.
+    pub reorder_gaps: [u64; crate::fabric::lb::conweave::CAUSES],
 }
 
 impl Counters {
@@ -134,5 +139,9 @@ impl Counters {
         self.reorder_unheld += o.reorder_unheld;
         self.lb_control_packets += o.lb_control_packets;
         self.lb_untracked += o.lb_untracked;
+        for k in 0..self.reorder_ooo.len() {
+            self.reorder_ooo[k] += o.reorder_ooo[k];
+            self.reorder_gaps[k] += o.reorder_gaps[k];
+        }
     }
 }

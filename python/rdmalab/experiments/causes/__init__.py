@@ -8,6 +8,7 @@ virtuoso.md, load-balancing.md say which rows come from which part).
 | `mp_partition_causes` | seed 001 | bubble, paths; flatten, knee, fresh, ns3rdma, ns3rdma_flatten, ns3rdma_knee, echo |
 | `virtuoso_overhead_causes` | seed 003, Fig. 8 | table |
 | `virtuoso_irn_causes` | lb-host-vs-switch | 0.25, 0.35, lossless |
+| `conweave_causes` | lb-conweave (issue 46) | 50, 80[:DURATION[:SCHEMES]]; variants[:LOAD[:DURATION[:ROWS]]] |
 | `drum_tc_causes` | seed 000, TC1/TC2 | tc1, tc2 |
 | `drum_tc3_choices` | seed 000, TC3 | choices[:N]; tc1 |
 | `drum_topk_exact` | seed 000, top-k | table |

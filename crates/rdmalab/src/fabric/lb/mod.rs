@@ -76,6 +76,12 @@ pub struct LbConfig {
     /// ConWeave: reorder queues per host port of a ToR (24: the P4 artifact's 100G build,
     /// 8 queues in each of 3 stages, `macro.p4`).
     pub conweave_queues: u32,
+    /// ConWeave: a held packet waits outside the shared buffer and is admitted (MMU, PFC)
+    /// when its queue is released, as in the ns-3 artifact (`conweave-routing.cc` enqueues it
+    /// before admission, `conweave-voq.cc` flushes it through `SwitchNode::DoSwitchSend`'s
+    /// admission); false (default): admitted on arrival and counted while held, as the P4
+    /// version's paused queues.
+    pub conweave_admit_on_release: bool,
 }
 
 impl Default for LbConfig {
@@ -98,6 +104,7 @@ impl Default for LbConfig {
             conweave_default_wait: Time::from_us(200),
             conweave_table: 1 << 16,
             conweave_queues: 24,
+            conweave_admit_on_release: false,
         }
     }
 }
@@ -225,6 +232,11 @@ impl LoadBalancer {
     /// Payload bytes held in ConWeave's reorder queues (byte conservation).
     pub fn held_payload(&self, pool: &super::PacketPool) -> u64 {
         self.conweave.as_ref().map_or(0, |c| c.held_payload(pool))
+    }
+
+    /// Out-of-order arrivals at hosts by cause under ConWeave (zero under other schemes).
+    pub fn reorder_causes(&self) -> conweave::Causes {
+        self.conweave.as_ref().map_or_else(Default::default, |c| c.causes)
     }
 
     /// ConWeave's reorder-occupancy rows (empty under other schemes).

@@ -96,7 +96,8 @@ impl Simulation {
         let (class, wire) = (pkt.pg, pkt.wire);
         pkt.ingress = at;
         pkt.ingress_local = local;
-        if class != 0 {
+        let later = self.lb.as_deref_mut().and_then(|l| l.conweave()).is_some_and(|cw| cw.admit_on_release());
+        if class != 0 && !later {
             match self.mmus[sw].admit(local as usize, class as usize, wire as u64) {
                 Admission::Drop => {
                     let pkt = self.packets.take(r);
@@ -122,8 +123,15 @@ impl Simulation {
         let Some(cw) = self.lb.as_deref_mut().and_then(|l| l.conweave()) else { return };
         let mut released = std::mem::take(&mut cw.released);
         let port = cw.release(now, q, &mut released);
+        let later = cw.admit_on_release();
         for (r, class, wire) in released.drain(..) {
-            self.ports[port.idx()].enqueue_parked(class as usize, r, wire);
+            if later {
+                // Admitted now, at its own ingress (issue 46: the ns-3 artifact's order).
+                let at = self.packets.get(r).ingress;
+                self.switch_enqueue_parked(at, port, r, None);
+            } else {
+                self.ports[port.idx()].enqueue_parked(class as usize, r, wire);
+            }
         }
         if let Some(cw) = self.lb.as_deref_mut().and_then(|l| l.conweave()) {
             cw.released = released;

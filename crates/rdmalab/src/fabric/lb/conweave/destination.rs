@@ -1,6 +1,7 @@
 //! ConWeave's destination ToR: per data packet whether it goes on, waits in a reorder queue
 //! or releases one; the replies it sends back; the queues and their occupancy.
 
+use super::causes::{DEADLINE, EPOCH_HELD, MOVED, OTHER, UNHELD};
 use super::header::{after, control, stamp_gap, Header, CLEAR, EPOCH_MASK, INIT, NOTIFY, RTT_REPLY, TAIL};
 use super::{data_key, ConWeave, FlushTimer, ReorderRow, RxAction, RxEntry, Tally, NONE, RX_EMPTY};
 use crate::fabric::{Packet, PacketRef};
@@ -42,9 +43,12 @@ impl ConWeave {
         let e = &mut self.rx[i];
         e.active = now;
         let new_epoch = after(h.epoch, e.epoch);
+        e.seen.on_tag(h.tag, new_epoch);
         if !new_epoch && h.epoch != e.epoch {
+            e.seen.forward(pkt.seq, pkt.payload, OTHER, &mut self.causes);
             return RxAction::Forward; // an earlier epoch's straggler
         }
+        let epoch_held = new_epoch && e.queue != NONE;
         if new_epoch {
             e.epoch = h.epoch;
         }
@@ -117,6 +121,25 @@ impl ConWeave {
                 action = RxAction::Hold(self.rx[i].queue);
             }
         }
+        // Why this packet, sent on now, would open a gap at the host (`causes.rs`).
+        let e = &mut self.rx[i];
+        let cause = if out_of_order {
+            UNHELD
+        } else if epoch_held {
+            EPOCH_HELD
+        } else if e.seen.moved && h.phase == 0 {
+            MOVED
+        } else {
+            OTHER
+        };
+        match action {
+            RxAction::Hold(q) => self.queue[q as usize].seqs.push_back((pkt.seq, pkt.payload)),
+            RxAction::Forward => e.seen.forward(pkt.seq, pkt.payload, cause, &mut self.causes),
+            RxAction::ForwardThenRelease(q) => {
+                e.seen.forward(pkt.seq, pkt.payload, cause, &mut self.causes);
+                self.queue[q as usize].by_tail = true;
+            }
+        }
         let (src, out) = (pkt, &mut self.outbox);
         if src.ce {
             out.push(control(src, Header { flag: NOTIFY, tag: h.tag, ..Header::default() }));
@@ -167,6 +190,10 @@ impl ConWeave {
         released.extend(rq.packets.drain(..));
         let bytes = std::mem::take(&mut rq.bytes);
         let e = &mut self.rx[owner];
+        let cause = if std::mem::take(&mut rq.by_tail) { OTHER } else { DEADLINE };
+        for (seq, payload) in rq.seqs.drain(..) {
+            e.seen.forward(seq, payload, cause, &mut self.causes);
+        }
         e.queue = NONE;
         e.phase = 1;
         let port = self.queue_port[q as usize];

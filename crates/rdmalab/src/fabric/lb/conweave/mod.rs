@@ -24,6 +24,7 @@
 //! 2^12), free when no INT-based congestion control and no IOFD run (the scenario refuses
 //! `conweave` with either); the destination ToR clears them.
 
+mod causes;
 mod destination;
 mod header;
 mod source;
@@ -37,6 +38,8 @@ use crate::topology::ecmp::ecmp_hash;
 use crate::topology::Topology;
 use crate::units::Time;
 use std::collections::VecDeque;
+
+pub use causes::{Causes, CAUSES, CAUSE_NAMES};
 
 /// Most uplinks per leaf: tags 1..=15 in a 4-bit field.
 pub const MAX_UPLINKS: usize = 15;
@@ -86,6 +89,9 @@ struct RxEntry {
     queue: u32,
     /// Its flow's last packet here (an entry idle past `tx_expiry` may be taken over).
     active: Time,
+    /// What this ToR has sent on to the host of the flow, as a go-back-N receiver sees it
+    /// (`causes.rs`): a measurement only, no rule reads it.
+    seen: causes::Seen,
 }
 
 const RX_EMPTY: RxEntry = RxEntry {
@@ -98,6 +104,7 @@ const RX_EMPTY: RxEntry = RxEntry {
     tail: 0,
     queue: NONE,
     active: Time::ZERO,
+    seen: causes::SEEN_EMPTY,
 };
 
 /// One reorder queue of a destination ToR's host port: the flow's packets held, in
@@ -109,6 +116,10 @@ pub struct ReorderQueue {
     /// Bumped on every flush and new deadline: a timer of an older generation is stale.
     pub generation: u32,
     packets: VecDeque<(PacketRef, u8, u32)>,
+    /// The held packets' (sequence, payload), in the same order (for `causes.rs`).
+    seqs: VecDeque<(u64, u32)>,
+    /// Set when the TAIL releases it (the release is not its deadline's).
+    by_tail: bool,
     bytes: u64,
 }
 
@@ -161,6 +172,7 @@ struct Params {
     default_wait: u64,
     table_mask: usize,
     queues: usize,
+    admit_on_release: bool,
 }
 
 /// The run's ConWeave state (each part indexed by the leaf or port that owns it).
@@ -194,6 +206,8 @@ pub struct ConWeave {
     pub outbox: Vec<Packet>,
     /// Packets the last `release` let go (reused buffer).
     pub released: Vec<(PacketRef, u8, u32)>,
+    /// Out-of-order arrivals at the hosts behind each destination ToR, by cause.
+    pub causes: Causes,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -323,6 +337,7 @@ impl ConWeave {
                 default_wait: cfg.conweave_default_wait.ns(),
                 table_mask: table - 1,
                 queues: cfg.conweave_queues as usize,
+                admit_on_release: cfg.conweave_admit_on_release,
             },
             leaves,
             leaf_of,
@@ -342,7 +357,13 @@ impl ConWeave {
             leaf_node,
             outbox: Vec::new(),
             released: Vec::new(),
+            causes: Causes::default(),
         })
+    }
+
+    /// Whether held packets are admitted when released rather than on arrival.
+    pub fn admit_on_release(&self) -> bool {
+        self.p.admit_on_release
     }
 
     /// Whether `node` is the source ToR of `pkt` (a data packet leaving for another leaf).

@@ -79,3 +79,23 @@ fn a_flow_is_rerouted_at_most_once_per_epoch() {
     let rerouted = (252..400).filter(|&us| send(&mut cw, us, &mut tally).1.flag == TAIL).count();
     assert_eq!(rerouted, 1, "one TAIL in epoch 2");
 }
+
+#[test]
+fn a_gap_counts_under_its_cause_until_the_receiver_catches_up() {
+    use super::causes::{Seen, DEADLINE, OTHER, SEEN_EMPTY};
+    let mut seen: Seen = SEEN_EMPTY;
+    let mut c = Causes::default();
+    // 0 and 1000 in order; 3000 released early opens a gap; 4000 follows it (go-back-N
+    // discards both); 2000 comes late, the sender goes back to 3000: the gap closes at 5000.
+    for (seq, cause) in [(0, OTHER), (1000, OTHER), (3000, DEADLINE), (4000, OTHER), (2000, OTHER)] {
+        seen.forward(seq, 1000, cause, &mut c);
+    }
+    assert_eq!((c.ooo[DEADLINE as usize], c.gaps[DEADLINE as usize]), (2, 1));
+    for seq in [3000, 4000] {
+        seen.forward(seq, 1000, OTHER, &mut c);
+    }
+    // A new gap after the catch-up is a gap of its own, with its own cause.
+    seen.forward(6000, 1000, OTHER, &mut c);
+    assert_eq!(c.ooo, [2, 0, 0, 0, 1]);
+    assert_eq!(c.gaps, [1, 0, 0, 0, 1]);
+}

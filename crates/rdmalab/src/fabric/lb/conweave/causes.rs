@@ -1,0 +1,88 @@
+//! Why packets reach a host out of order under ConWeave (issue 46), measured at the
+//! destination ToR. Every packet of a tracked flow leaves this ToR for its host through one
+//! egress queue per class, in the order the ToR sends it on (forwarded now, or released from
+//! a reorder queue), and nothing reorders it on that last link; so the ToR can follow, per
+//! flow, what a go-back-N receiver makes of that order: the next byte it expects, and the
+//! furthest byte sent on. A packet that starts beyond the expected byte arrives out of
+//! order. The first one opens a *gap* and names its cause (why the ToR let that packet
+//! through); every out-of-order packet until the receiver has caught up with all that was
+//! sent on (go-back-N's discarded window, its retransmissions) counts under that gap's
+//! cause. Exact for go-back-N without losses past the ToR (lossless fabrics); under IRN the
+//! receiver keeps what comes past a gap, which this does not follow. Flows the ToR does
+//! not track (`lb_untracked`) are not followed: the run's `ooo_packets` minus the sum here
+//! is theirs.
+//!
+//! A measurement: no rule of ConWeave reads it.
+
+/// Number of causes.
+pub const CAUSES: usize = 5;
+/// The causes' names, as the counters `reorder_ooo_<name>` and `reorder_gaps_<name>` carry
+/// them: a reorder queue released by its deadline before the TAIL came; a REROUTED packet
+/// sent on because all of the port's reorder queues were taken; a new epoch's packet sent on
+/// while the previous epoch's reorder queue still held packets; a packet of an epoch that
+/// started on another uplink than the previous one's (a move without a TAIL: the flow was
+/// idle past `conweave_tx_expiry` with packets still on the old path); anything else.
+pub const CAUSE_NAMES: [&str; CAUSES] = ["deadline", "unheld", "epoch_held", "moved", "other"];
+
+pub(super) const DEADLINE: u8 = 0;
+pub(super) const UNHELD: u8 = 1;
+pub(super) const EPOCH_HELD: u8 = 2;
+pub(super) const MOVED: u8 = 3;
+pub(super) const OTHER: u8 = 4;
+const NO_GAP: u8 = u8::MAX;
+
+/// Out-of-order arrivals at the hosts behind the destination ToRs, by cause.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Causes {
+    /// Data packets that reached their host out of order, by the cause of their gap.
+    pub ooo: [u64; CAUSES],
+    /// Gaps opened, by cause.
+    pub gaps: [u64; CAUSES],
+}
+
+/// One flow's stream as its host receives it from this ToR.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Seen {
+    expected: u64,
+    high: u64,
+    started: bool,
+    gap: u8,
+    /// The uplink tag of the flow's latest packet, and whether its epoch began on another.
+    tag: u16,
+    pub(super) moved: bool,
+}
+
+pub(super) const SEEN_EMPTY: Seen = Seen { expected: 0, high: 0, started: false, gap: NO_GAP, tag: 0, moved: false };
+
+impl Seen {
+    /// A packet of the flow on uplink `tag`; `new_epoch` when it opens an epoch here.
+    pub(super) fn on_tag(&mut self, tag: u16, new_epoch: bool) {
+        if new_epoch {
+            self.moved = self.started && tag != self.tag;
+        }
+        self.tag = tag;
+    }
+
+    /// The packet (`seq`, `payload`) sent on to the host; `cause`: why, should it open a gap.
+    pub(super) fn forward(&mut self, seq: u64, payload: u32, cause: u8, c: &mut Causes) {
+        if !self.started {
+            self.started = true;
+            self.expected = seq;
+            self.high = seq;
+        }
+        let end = seq + payload as u64;
+        if seq > self.expected {
+            if self.gap == NO_GAP {
+                self.gap = cause;
+                c.gaps[cause as usize] += 1;
+            }
+            c.ooo[self.gap as usize] += 1;
+        } else if seq == self.expected {
+            self.expected = end;
+        }
+        self.high = self.high.max(end);
+        if self.expected >= self.high {
+            self.gap = NO_GAP;
+        }
+    }
+}

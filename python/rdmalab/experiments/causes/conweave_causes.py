@@ -1,0 +1,122 @@
+"""Why ConWeave's NICs see packets out of order at high load (issue 46; docs/load-balancing.md,
+"ConWeave at high load").
+
+`python -m rdmalab.experiments.causes.conweave_causes [50] [80[:DURATION[:SCHEMES]]] [variants[:LOAD[:DURATION[:ROWS]]]]`
+runs the
+`lb-conweave` base scenario (`lb_conweave.toml`: 128 hosts, 2:1 leaf-spine, DCQCN, lossless,
+go-back-N) at that *network* load (the artifact's count: half of it on each NIC), for
+`DURATION` of arrivals instead of 0.1 s (the 2-core machine), flows that start in the first
+`WARMUP` dropped, and prints per scheme (ECMP, ConWeave) the avg / p99 slowdown, the
+packets that reached a NIC out of order, NACKs, packets resent, and for ConWeave the
+out-of-order packets by the cause the destination ToR saw (`reorder_ooo_<cause>`,
+`fabric/lb/conweave/causes.rs`; `untracked` = the NICs' count minus the causes' sum: flows
+the ToR's table did not follow) and the gaps opened by each cause. `variants` runs ConWeave
+at one load (80 by default) with one setting changed per row.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import sys
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from rdmalab.experiments.causes.base import Investigation, run
+from rdmalab.experiments.repro.base import HERE
+from rdmalab.experiments.sweep import Sweep, set_path
+
+SWEEP = HERE / "lb_conweave.toml"
+#: Arrivals simulated (the sweep's are 0.1 s) and the start of the flows counted.
+DURATION = "10ms"
+WARMUP_NS = 1_000_000.0
+CAUSES = ("deadline", "unheld", "epoch_held", "moved", "other")
+
+#: ConWeave with one setting changed (label, sweep paths -> value).
+VARIANTS: list[tuple[str, dict[str, Any]]] = [
+    ("as in lb-conweave", {}),
+    ("reorder queues per port 24 -> 1024 (the ns-3 artifact has no limit)", {"fabric.lb.conweave_queues": 1024}),
+    ("flow table 2^16 -> 2^20 entries", {"fabric.lb.conweave_table": 1 << 20}),
+    ("CNP on an out-of-order arrival (the artifact's NIC, rdma-hw.cc)", {"fabric.cnp_on_ooo": True}),
+    ("NACK interval 500 us -> 4 us (the artifact's NIC, rdma-hw.cc)", {"fabric.nack_interval": "4us"}),
+    ("the artifact's NIC: CNP on out-of-order and a 4 us NACK interval",
+     {"fabric.cnp_on_ooo": True, "fabric.nack_interval": "4us"}),
+    ("held packets outside the buffer, admitted on release (the ns-3 artifact)",
+     {"fabric.lb.conweave_admit_on_release": True}),
+    ("flow table 2^16 -> 2^18 entries", {"fabric.lb.conweave_table": 1 << 18}),
+]
+
+
+@functools.cache
+def base_scenario() -> tuple[dict[str, Any], str]:
+    """lb-conweave's lossless ECMP run (its scenario and base folder)."""
+    for spec in Sweep.from_file(SWEEP).expand():
+        f = spec.scenario["fabric"]
+        if f.get("path_selection") == "ecmp" and f.get("loss_recovery", "go_back_n") == "go_back_n":
+            return spec.scenario, spec.base_dir
+    raise LookupError(f"no lossless ECMP run in {SWEEP.name}")
+
+
+def measure(scheme: str, network_load: int, changes: dict[str, Any], duration: str = DURATION) -> dict[str, float]:
+    """One run: slowdown (avg, p99) of the flows started after the warm-up, the counters."""
+    scenario, base = base_scenario()
+    scenario = copy.deepcopy(scenario)
+    set_path(scenario, "fabric.path_selection", scheme)
+    set_path(scenario, "traffic[0].load", network_load / 200)
+    set_path(scenario, "traffic[0].duration", duration)
+    for path, value in changes.items():
+        set_path(scenario, path, value)
+    out = run(scenario, base)
+    done = out.flows.filter((pl.col("status") == "completed") & (pl.col("start_ns") >= WARMUP_NS))
+    s = done["slowdown"].to_numpy()
+    c = out.counters
+    r = {"avg": float(s.mean()), "p99": float(np.percentile(s, 99)), "flows": len(s), "wall": out.wall_s,
+         "ooo": c["ooo_packets"], "nacks": c["nacks"], "retx": c["retx_packets"]}
+    for k in CAUSES:
+        r[k] = c.get(f"reorder_ooo_{k}", 0)
+        r["gaps_" + k] = c.get(f"reorder_gaps_{k}", 0)
+    r["untracked"] = r["ooo"] - sum(r[k] for k in CAUSES)
+    for k in ("reorder_held", "reorder_timeouts", "reorder_unheld", "lb_reroutes", "lb_untracked"):
+        r[k] = c.get(k, 0)
+    return r
+
+
+def row(label: str, r: dict[str, float]) -> str:
+    causes = " | ".join(f"{r[k]:,} ({r['gaps_' + k]:,})" for k in CAUSES)
+    return (f"| {label} | {r['avg']:.2f} | {r['p99']:.1f} | {r['ooo']:,} | {r['nacks']:,} | {r['retx']:,} | "
+            f"{causes} | {r['untracked']:,} | {r['reorder_timeouts']:,} | {r['reorder_unheld']:,} | "
+            f"{r['lb_reroutes']:,} | {r['wall']:.0f} |")
+
+
+def at_load(network_load: str, duration: str = DURATION, schemes: str = "ecmp+conweave") -> None:
+    """ECMP and ConWeave (or `schemes`, joined by +) at one network load (percent), for
+    `duration` of arrivals."""
+    for scheme in schemes.split("+"):
+        label = f"{network_load} % | {scheme}" + (f" ({duration})" if duration != DURATION else "")
+        print(row(label, measure(scheme, int(network_load), {}, duration)), flush=True)
+
+
+def variants(network_load: str = "80", duration: str = DURATION, rows: str = "") -> None:
+    """ConWeave at one load with one setting changed per row (`rows`: indices into
+    `VARIANTS` joined by +, all by default), for `duration` of arrivals."""
+    picked = [VARIANTS[int(i)] for i in rows.split("+")] if rows else VARIANTS
+    for label, changes in picked:
+        tag = f" ({duration})" if duration != DURATION else ""
+        print(row(f"{network_load} % | conweave{tag}: {label}", measure("conweave", int(network_load), changes, duration)),
+              flush=True)
+
+
+HEADER = ("| load | scheme | avg | p99 | out of order at NICs | NACKs | resent | "
+          + " | ".join(f"{k} (gaps)" for k in CAUSES)
+          + " | untracked | queues released by deadline | unheld | reroutes | wall s |\n"
+          + "|---" * (12 + len(CAUSES)) + "|")
+
+INVESTIGATION = Investigation(
+    "conweave_causes", {"50": functools.partial(at_load, "50"), "80": functools.partial(at_load, "80"),
+                        "variants": variants},
+    ["50", "80"], header=HEADER)
+
+if __name__ == "__main__":
+    sys.exit(INVESTIGATION.main())
