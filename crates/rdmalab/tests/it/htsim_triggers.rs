@@ -10,7 +10,7 @@
 //! (tx(ack)); a remote trigger reaches the sender of its target one path's propagation
 //! delay (2d on a star) after it fired.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use rdmalab::sim::{Results, SimConfig, StopReason};
 use rdmalab::{Rate, Time};
@@ -28,7 +28,7 @@ fn cfg() -> SimConfig {
 fn arrival(b: u64) -> Time {
     let (mtu, h) = (cfg().mtu as u64, cfg().header_bytes as u64);
     let mut w = vec![mtu + h; (b / mtu) as usize];
-    if b % mtu > 0 {
+    if !b.is_multiple_of(mtu) {
         w.push(b % mtu + h);
     }
     let sum: u64 = w.iter().map(|&x| B.tx_time(x).0).sum();
@@ -53,7 +53,7 @@ fn cm_file(name: &str, cm: &str) -> PathBuf {
     p
 }
 
-fn star_toml(hosts: usize, cm: &PathBuf) -> String {
+fn star_toml(hosts: usize, cm: &Path) -> String {
     format!(
         "[topology]\nkind = \"star\"\nhosts = {hosts}\n[fabric]\nack_interval = 1000000\n\
          [[traffic]]\nkind = \"htsim_cm\"\npath = \"{}\"\n",
