@@ -11,11 +11,15 @@
 //! first token starts with `#` skipped; a header of `Nodes`, `Connections`, `Triggers` and
 //! `Failures` lines; then one line per connection, `src->dst` followed by `key value`
 //! pairs in any order: `start` (ps), `size` (bytes), `id` (nonzero), `prio` (htsim's
-//! scheduling priority; read and ignored) and the flag `addon` (ignored). Triggered starts
-//! (`trigger`, `send_done_trigger`, `recv_done_trigger`, `trigger`/`failure` lines) are
-//! refused as [`Error::Unsupported`]. htsim parses `start` with `stof` (24-bit float); we
-//! keep the exact integer. Unlike htsim, a line it would skip in the header but does not
-//! know is an error here.
+//! scheduling priority; read and ignored), the flag `addon` (ignored), and the trigger
+//! fields `trigger`, `send_done_trigger` and `recv_done_trigger`; then `trigger id T
+//! oneshot|multishot|barrier [count N]` lines (htsim's `sim/trigger.h`). A matrix with
+//! triggers runs as a dependency-driven job ([`parse_cm_traffic`], `app::deps`; the mapping
+//! and its one departure from htsim, a remote trigger's notice a path's propagation delay
+//! late, are in docs/formats.md, "htsim triggers"); [`parse_cm`], which returns flows only,
+//! refuses it. `failure` lines are refused as [`Error::Unsupported`]. htsim parses `start`
+//! with `stof` (24-bit float); we keep the exact integer. Unlike htsim, a line it would skip
+//! in the header but does not know is an error here.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
