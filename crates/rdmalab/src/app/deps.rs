@@ -70,6 +70,29 @@ impl TransferGraph {
     /// dependent's sender; no transfer is empty or sent to its own host; no cycle. Errors
     /// name the field (`transfers[i].deps`, ...) and, for a cycle, its transfers in order.
     pub fn new(transfers: Vec<Transfer>) -> Result<TransferGraph> {
+        TransferGraph::build(transfers, false)
+    }
+
+    /// As [`TransferGraph::new`], but a dependency may name an event at another host than
+    /// the dependent's sender (a *remote* dependency, as htsim's triggers allow): that event
+    /// reaches the sender as a notice one path's propagation delay after it happened
+    /// (`sim/apps/collective.rs`), as the zero-byte control message it stands for would at
+    /// the earliest. Used by the htsim connection-matrix reader (`formats::htsim_cm`).
+    pub fn with_remote(transfers: Vec<Transfer>) -> Result<TransferGraph> {
+        TransferGraph::build(transfers, true)
+    }
+
+    /// The host at which dependency `d` happens: the sender of `d.on` for `Sent`, its
+    /// receiver for `Received`.
+    pub fn event_host(&self, d: Dep) -> NodeId {
+        let on = &self.transfers[d.on as usize];
+        match d.when {
+            Trigger::Sent => on.src,
+            Trigger::Received => on.dst,
+        }
+    }
+
+    fn build(transfers: Vec<Transfer>, remote: bool) -> Result<TransferGraph> {
         let n = transfers.len();
         for (i, t) in transfers.iter().enumerate() {
             if t.bytes == 0 {
@@ -87,7 +110,7 @@ impl TransferGraph {
                     Trigger::Sent => (on.src, "sent by"),
                     Trigger::Received => (on.dst, "received at"),
                 };
-                if host != t.src {
+                if host != t.src && !remote {
                     return Err(Error::scenario(
                         &field,
                         format!(

@@ -15,6 +15,9 @@ use crate::units::Time;
 pub const OP_TRANSFER: u8 = 0x4a;
 /// The timer token that starts the job at its host.
 pub const START: u32 = u32::MAX;
+/// Set in a timer token that is a remote dependency's notice for send `token & !NOTICE`
+/// (`TransferGraph::with_remote`).
+pub const NOTICE: u32 = 1 << 31;
 
 /// One transfer this host sends.
 #[derive(Clone, Debug)]
@@ -133,6 +136,9 @@ impl RankApp {
         let mut by_recv = vec![Vec::new(); app.recvs.len()];
         for (k, s) in app.sends.iter().enumerate() {
             for d in &ts[s.transfer as usize].deps {
+                if graph.event_host(*d) != host {
+                    continue; // a remote dependency: its notice arrives as a timer
+                }
                 match d.when {
                     Trigger::Sent => by_send[local_send[d.on as usize] as usize].push(k as u32),
                     Trigger::Received => by_recv[local_recv[d.on as usize] as usize].push(k as u32),
@@ -160,10 +166,13 @@ impl RankApp {
         }
     }
 
-    /// A compute delay ended: send `token` (a local send index) is posted, or the job starts.
+    /// A compute delay ended: send `token` (a local send index) is posted; or the job
+    /// starts; or a remote dependency's notice for send `token & !NOTICE` arrived.
     pub fn on_timer(&mut self, token: u32, v: &mut impl Verbs) {
         if token == START {
             self.start(v);
+        } else if token & NOTICE != 0 {
+            self.dep_done((token & !NOTICE) as usize, v);
         } else {
             self.post(token as usize, v);
         }

@@ -4,6 +4,7 @@
 
 use super::SimConfig;
 use crate::app::collective::Collective;
+use crate::app::deps::TransferGraph;
 use crate::app::host_model::HostModelSpec;
 use crate::multipath::MpTraffic;
 use crate::topology::Topology;
@@ -29,6 +30,10 @@ pub struct Scenario {
     pub host_model: Option<HostModelSpec>,
     /// Collectives (`[[collective]]`), set up by [`Scenario::simulation`].
     pub collectives: Vec<Collective>,
+    /// Dependency-driven jobs started at time 0 (an htsim connection matrix's triggered
+    /// connections, `formats::htsim_cm::CmTraffic`), set up by [`Scenario::simulation`]
+    /// after the collectives.
+    pub jobs: Vec<TransferGraph>,
 }
 
 impl Scenario {
@@ -43,6 +48,7 @@ impl Scenario {
             multipath: Vec::new(),
             host_model: None,
             collectives: Vec::new(),
+            jobs: Vec::new(),
         }
     }
 }

@@ -367,11 +367,19 @@ impl ScenarioSpec {
         let mut flows = Vec::new();
         let mut apps = Vec::new();
         let mut mp = Vec::new();
+        let mut jobs = Vec::new();
         for (i, t) in self.traffic.iter().enumerate() {
             let section = format!("traffic[{i}]");
             let ctx = TrafficCtx { i, base, file, topo: &topology, seed: self.seed, tenants: &tenants };
             if let TrafficSpec::Multipath(spec) = t {
                 mp.push(spec.build(&section, file, &topology, &config, spec.drawn(&ctx)?)?);
+                continue;
+            }
+            if let TrafficSpec::HtsimCm { .. } = t {
+                // A matrix with triggers also gives a dependency-driven job.
+                let (built, job) = t.htsim_cm(&ctx).map_err(|e| locate::in_section(e, file, &section))?;
+                flows.extend(t.with_class(&ctx, built)?);
+                jobs.extend(job);
                 continue;
             }
             let built = t.build(&ctx, &mut apps).map_err(|e| locate::in_section(e, file, &section))?;
@@ -406,6 +414,7 @@ impl ScenarioSpec {
             multipath: mp,
             host_model,
             collectives,
+            jobs,
         };
         irn::check_plain_flows(&s, file)?;
         s.config.input_warnings = limits::check(self, &s, file)?;

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::{attack_traffic, check_host, field_time, locate, multipath, tenants, FB_HADOOP_CDF, WEB_SEARCH_CDF};
+use crate::app::deps::TransferGraph;
 use crate::error::{Error, Result};
 use crate::ids::NodeId;
 use crate::rnic::transport::Transport;
@@ -325,6 +326,31 @@ impl TrafficSpec {
         Ok(flows)
     }
 
+    /// An htsim connection matrix: its plain flows, and the job of its triggered
+    /// connections if it has triggers (`formats::htsim_cm::CmTraffic`). The job's QPs are
+    /// class 3, RC and of the default tenant, so `tenant`, `pg` and `transport` are refused
+    /// for a matrix with triggers.
+    pub(super) fn htsim_cm(&self, ctx: &TrafficCtx<'_>) -> Result<(Vec<FlowSpec>, Option<TransferGraph>)> {
+        let TrafficSpec::HtsimCm { path, tenant, pg, transport } = self else { return Ok((Vec::new(), None)) };
+        let (file, f) = (ctx.file, |name: &str| ctx.field(name));
+        let t = ctx.tenant(tenant)?;
+        let hosts: Vec<NodeId> = ctx.topo.hosts().collect();
+        let m = crate::formats::htsim_cm::read_cm_traffic(ctx.base.join(path), &hosts)
+            .map_err(|e| locate::unreadable(e, file, &f("path")))?;
+        if m.job.is_some() {
+            let set = [("tenant", tenant.is_some()), ("pg", pg.is_some()), ("transport", transport.is_some())];
+            if let Some((name, _)) = set.into_iter().find(|s| s.1) {
+                let msg =
+                    "is not supported for a matrix with triggers: its triggered connections run on the job's QPs \
+                           (class 3, RC, the default tenant)";
+                return Err(Error::input(file, 0, f(name), msg));
+            }
+        }
+        let flows: Vec<FlowSpec> = m.flows.into_iter().map(|fl| FlowSpec { tenant: t, ..fl }).collect();
+        ctx.tenants.check_flows(file, &f("tenant"), &flows)?;
+        Ok((flows, m.job))
+    }
+
     pub(super) fn build(
         &self,
         ctx: &TrafficCtx<'_>,
@@ -428,15 +454,11 @@ impl TrafficSpec {
                 ctx.tenants.check_flows(file, &f("tenant"), &flows)?;
                 Ok(flows)
             }
-            TrafficSpec::HtsimCm { path, tenant, .. } => {
-                let t = ctx.tenant(tenant)?;
-                let hosts: Vec<NodeId> = topo.hosts().collect();
-                let flows = crate::formats::htsim_cm::read_cm(ctx.base.join(path), &hosts)
-                    .map_err(|e| locate::unreadable(e, file, &f("path")))?;
-                let flows = with_tenant(flows, t);
-                ctx.tenants.check_flows(file, &f("tenant"), &flows)?;
-                Ok(flows)
-            }
+            TrafficSpec::HtsimCm { .. } => match self.htsim_cm(ctx)? {
+                (flows, None) => Ok(flows),
+                // (`ScenarioSpec::build` takes matrices through `htsim_cm` itself.)
+                (_, Some(_)) => Err(Error::input(file, 0, f("path"), "a matrix with triggers gives a job, not flows")),
+            },
             TrafficSpec::ParallelQps(spec) => attack_traffic::parallel(ctx, spec),
             TrafficSpec::StaggeredQps(spec) => attack_traffic::staggered(ctx, spec, apps),
             TrafficSpec::ShuffledOverlay(spec) => attack_traffic::overlay(ctx, spec, apps),

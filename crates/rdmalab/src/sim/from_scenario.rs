@@ -9,6 +9,7 @@ use crate::config::Scenario;
 use crate::error::{Error, Result};
 use crate::ids::NodeId;
 use crate::multipath::{MpConnId, MpTraffic, MpWr};
+use crate::units::Time;
 
 impl Simulation {
     /// A whole scenario: its topology, flows, host applications, tenant names and
@@ -31,6 +32,12 @@ impl Scenario {
         for (i, c) in self.collectives.iter().enumerate() {
             sim.add_collective(c).map_err(|e| match e {
                 Error::Scenario { field, msg } => Error::scenario(format!("collective[{i}].{field}"), msg),
+                other => other,
+            })?;
+        }
+        for (i, g) in self.jobs.into_iter().enumerate() {
+            sim.add_transfers(g, Time::ZERO).map_err(|e| match e {
+                Error::Scenario { field, msg } => Error::scenario(format!("job[{i}].{field}"), msg),
                 other => other,
             })?;
         }

@@ -437,7 +437,8 @@ fn bad_inputs_name_file_line_and_field() {
 #[test]
 fn unsupported_htsim_features_are_typed() {
     for text in [
-        "Nodes 3\nConnections 1\nTriggers 1\n0->1 start 1 size 1\n",
+        "Nodes 3\nConnections 1\nFailures 1\n0->1 start 1 size 1\n",
+        // Triggers run as a job (`parse_cm_traffic`); the flows-only reader says so.
         "Nodes 3\nConnections 1\n0->1 id 1 trigger 2 size 1\n",
     ] {
         let e = parse_cm(text, Path::new("t.cm"), &[NodeId(0), NodeId(1), NodeId(2)]).unwrap_err();

@@ -73,6 +73,9 @@ fn seeds() -> &'static Seeds {
             cm: vec![
                 cm_seed(&read("htsim/tm16_ws50_20ms.cm"), 16, 60),
                 cm_seed(&read("htsim/tm128_perm_t0.cm"), 128, 60),
+                // Triggers: a relay chain and a barrier (examples/htsim_triggers.cm).
+                std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/htsim_triggers.cm"))
+                    .expect("examples/htsim_triggers.cm"),
             ],
             fct: vec![head(&read("hpcc/S1_dcqcn_fct.txt"), 60)],
             fat,
@@ -178,6 +181,7 @@ fn feed_all(text: &str) {
     }
     names_a_field(htsim_cm::parse_cm(text, p, &hosts), p, text);
     names_a_field(htsim_cm::parse_cm(text, p, &hosts[..3]), p, text);
+    names_a_field(htsim_cm::parse_cm_traffic(text, p, &hosts), p, text);
     names_a_field(fct::read_fct(text, p), p, text);
     names_a_field(pfc::parse_pfc(text, p), p, text);
     for tok in text.split_whitespace().take(50) {
@@ -365,7 +369,9 @@ fn the_seeds_themselves_parse() {
         assert_eq!(hpcc_flow::parse_flows(f, p, &s.fat).expect("flow seed").len(), 60);
     }
     let hosts: Vec<NodeId> = (0..128).map(NodeId).collect();
-    for c in &s.cm {
+    for c in &s.cm[..2] {
         assert_eq!(htsim_cm::parse_cm(c, p, &hosts).expect("cm seed").len(), 60);
     }
+    let t = htsim_cm::parse_cm_traffic(&s.cm[2], p, &hosts).expect("triggered cm seed");
+    assert_eq!((t.flows.len(), t.job.map(|j| j.transfers().len())), (1, Some(6)));
 }

@@ -26,6 +26,7 @@ mod failures;
 mod formats;
 mod formats_fuzz;
 mod host_vs_switch;
+mod htsim_triggers;
 mod ibcc;
 mod ibcc_presets;
 mod infiniband;

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 
 use super::AppState;
 use crate::app::collective::{records, Collective, CollectiveRecord, TransferTimes};
-use crate::app::deps::TransferGraph;
-use crate::app::rank::{JobIndex, RankApp, START};
+use crate::app::deps::{TransferGraph, Trigger};
+use crate::app::rank::{JobIndex, RankApp, NOTICE, START};
 use crate::app::{AppId, AppKind, RecvCompletion, SendCompletion};
 use crate::error::{Error, Result};
 use crate::ids::{NodeId, QpId};
@@ -25,6 +25,19 @@ pub(in crate::sim) struct Job {
     pub(in crate::sim) collective: Option<(Collective, usize)>,
     /// Data id of its first transfer: its flow row is the run's flows plus this.
     pub(in crate::sim) id_base: u64,
+    /// Remote dependencies (`TransferGraph::with_remote`), by the event that fires them
+    /// (transfer, `true` for received): who is told, and when. Empty for collectives.
+    pub(in crate::sim) notices: HashMap<(u32, bool), Vec<Notice>>,
+}
+
+/// A remote dependency's notice: send `send` of job host `app` (on `host`) learns of the
+/// event `delay` after it (the propagation delay of the first path between the hosts).
+#[derive(Clone, Copy, Debug)]
+pub(in crate::sim) struct Notice {
+    app: AppId,
+    host: NodeId,
+    send: u32,
+    delay: Time,
 }
 
 impl Simulation {
@@ -68,6 +81,7 @@ impl Simulation {
             };
             qp_of.push(qp);
         }
+        let notices = self.job_notices(&graph, &hosts, first);
         let mut apps = Vec::with_capacity(hosts.len());
         // After every multipath message (set up first), and every job before this one.
         let id_base = (self.apps.message_count() + self.apps.transfers) as u64;
@@ -79,10 +93,44 @@ impl Simulation {
             apps.push(app);
         }
         self.apps.transfers += graph.transfers().len();
-        self.apps.jobs.push(Job { graph, apps, collective, id_base });
-        self.apps.last_post = self.apps.last_post.max(start);
+        // A transfer without dependencies is posted its compute delay after the start.
+        let latest = graph.transfers().iter().filter(|t| t.deps.is_empty()).map(|t| t.delay).max();
+        self.apps.jobs.push(Job { graph, apps, collective, id_base, notices });
+        self.apps.last_post = self.apps.last_post.max(start + latest.unwrap_or(Time::ZERO));
         self.watch.arm_stall_check(start);
         Ok(())
+    }
+
+    /// The notices of `graph`'s remote dependencies; its hosts' rows are numbered from
+    /// `first` in the order of `hosts`.
+    fn job_notices(&self, graph: &TransferGraph, hosts: &[NodeId], first: u32) -> HashMap<(u32, bool), Vec<Notice>> {
+        let mut notices: HashMap<(u32, bool), Vec<Notice>> = HashMap::new();
+        let mut sent_by = vec![0u32; hosts.len()]; // local send indices, as `RankApp::new` numbers them
+        for t in graph.transfers() {
+            let h = hosts.binary_search(&t.src).expect("a host of the job");
+            let send = sent_by[h];
+            sent_by[h] += 1;
+            for &d in &t.deps {
+                let at = graph.event_host(d);
+                if at == t.src {
+                    continue;
+                }
+                let path = self.routes.first_path(&self.topo, at, t.src);
+                let delay = path.iter().map(|&p| self.topo.port_delay(p)).fold(Time::ZERO, |a, b| a + b);
+                let n = Notice { app: AppId(first + h as u32), host: t.src, send, delay };
+                notices.entry((d.on, d.when == Trigger::Received)).or_default().push(n);
+            }
+        }
+        notices
+    }
+
+    /// Tells the hosts whose sends wait on `transfer`'s event (`received` or sent) of job
+    /// `job` elsewhere: each learns of it a path's propagation delay later.
+    fn send_notices(&mut self, job: u32, transfer: u32, received: bool) {
+        let Some(list) = self.apps.jobs[job as usize].notices.get(&(transfer, received)) else { return };
+        for n in list.clone() {
+            self.push_to_node(n.host, self.now + n.delay, Event::App(n.app, NOTICE | n.send));
+        }
     }
 
     /// A WR of job host `app` completed at its sender: a transfer completed is one row of the
@@ -95,6 +143,10 @@ impl Simulation {
         let AppKind::Rank(job) = self.apps.kind(app) else { return };
         let s = &self.apps.state(app).rank().sends[k];
         let (size, start) = (s.bytes, s.posted);
+        if !self.apps.jobs[job as usize].notices.is_empty() {
+            self.send_notices(job, s.transfer, false);
+        }
+        let s = &self.apps.state(app).rank().sends[k];
         let flow = (self.flows.len() as u64 + self.apps.jobs[job as usize].id_base + s.transfer as u64) as u32;
         let path = self.routes.first_path(&self.topo, src, dst);
         let (mtu, header) = (self.cfg.mtu as u64, self.cfg.header_bytes as u64);
@@ -124,6 +176,14 @@ impl Simulation {
     /// A transfer to job host `app` was placed.
     pub(super) fn rank_recv_done(&mut self, app: AppId, c: RecvCompletion) {
         self.with_app(app, AppState::rank_mut, |r, v| r.on_recv(c, v));
+        let AppKind::Rank(job) = self.apps.kind(app) else { return };
+        let j = &self.apps.jobs[job as usize];
+        if !j.notices.is_empty() {
+            let transfer = c.header.data_id.wrapping_sub(j.id_base);
+            if transfer < j.graph.transfers().len() as u64 {
+                self.send_notices(job, transfer as u32, true);
+            }
+        }
     }
 
     /// A timer of job host `app` fired (its start, or a compute delay's end).
