@@ -165,8 +165,8 @@ pub struct Qp {
     /// The QP is in the error state: a WR exceeded the retry limit, the rest were flushed,
     /// nothing is sent until the application reconnects it.
     pub error: bool,
-    /// RC (default), UC or UD (`rnic::transport`).
-    pub transport: crate::rnic::transport::Transport,
+    /// RC (default), UC or UD (`fabric::transport`; what UC and UD decide: `rnic::transport`).
+    pub transport: crate::fabric::transport::Transport,
 }
 
 impl Qp {
@@ -209,7 +209,7 @@ impl Qp {
             retx_packets: 0,
             nacks: 0,
             error: false,
-            transport: crate::rnic::transport::Transport::Rc,
+            transport: crate::fabric::transport::Transport::Rc,
         }
     }
 

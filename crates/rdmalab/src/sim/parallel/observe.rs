@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 
 use super::{ParallelRun, Runner};
 use crate::error::{Error, Result};
+use crate::sim::observe::trace_merge::merge_spools;
 use crate::sim::qlen_monitor::QlenMonitor;
-use crate::sim::trace::merge_spools;
 use crate::sim::{Results, Simulation};
 use crate::units::Time;
 
