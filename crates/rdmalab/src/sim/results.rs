@@ -144,9 +144,9 @@ impl Simulation {
             }
         };
         // Held, not yet delivered: at IOFD's re-sequencers and at IRN's receivers.
-        let held = self.iofd.as_ref().map_or(0, |i| i.held_payload())
-            + self.irn.as_ref().map_or(0, |i| i.held_bytes)
-            + self.lb.as_ref().map_or(0, |l| l.held_payload(&self.packets));
+        let held = self.mech.iofd.as_ref().map_or(0, |i| i.held_payload())
+            + self.mech.irn.as_ref().map_or(0, |i| i.held_bytes)
+            + self.mech.lb.as_ref().map_or(0, |l| l.held_payload(&self.packets));
         held + self
             .ports
             .iter()
@@ -176,7 +176,7 @@ impl Simulation {
                 in_net
             )));
         }
-        if let Some(n) = self.ib.as_deref().map(|ib| ib.overruns()).filter(|&n| n > 0) {
+        if let Some(n) = self.mech.ib.as_deref().map(|ib| ib.overruns()).filter(|&n| n > 0) {
             return Err(Error::Invariant(format!("{n} packets arrived at a full InfiniBand input buffer")));
         }
         let anomalies = self.mp_anomalies();
@@ -217,7 +217,7 @@ impl Simulation {
             p.finish(now);
         }
         let mut counters = self.counters;
-        if let Some(t) = self.lb.as_ref().map(|l| l.tally) {
+        if let Some(t) = self.mech.lb.as_ref().map(|l| l.tally) {
             counters.lb_reroutes += t.reroutes;
             counters.reorder_held += t.held;
             counters.reorder_timeouts += t.timeouts;
@@ -231,7 +231,7 @@ impl Simulation {
         }
         let (mut records, mut pfc_events) = (self.records.clone(), self.pfc_events.clone());
         let (mut unreachable, mut rate_samples) = (self.unreachable.clone(), self.sampler.rates.clone());
-        let (tenant_bins, tenant_bin) = crate::tenancy::meter::merge_meters(&self.meters);
+        let (tenant_bins, tenant_bin) = crate::tenancy::meter::merge_meters(&self.mech.meters);
         if self.origin_order {
             // An order that does not depend on how the nodes were partitioned (`sim::parallel`).
             records.sort_by_key(|r| (r.start + r.fct, r.flow));
@@ -260,7 +260,7 @@ impl Simulation {
             payload_in_flight: self.payload_in_network(),
             tenant_bins,
             tenant_bin,
-            tenant_names: self.tenant_names.clone(),
+            tenant_names: self.mech.tenant_names.clone(),
             app_posts: self.app_posts.clone(),
             deadlock: self.watch.found.first.clone(),
             deadlocks: self.watch.found.count,
@@ -269,15 +269,15 @@ impl Simulation {
             mp_chunks: self.mp_chunk_records(),
             mp_paths: self.mp_path_records(),
             mp_wrs: self.mp_wr_records(),
-            reseq_held: self.iofd.as_ref().map_or(0, |i| i.held_packets()),
+            reseq_held: self.mech.iofd.as_ref().map_or(0, |i| i.held_packets()),
             flow_rx: self.flow_rx.clone(),
             host_apps: self.host_app_table(),
             host_batches: self.hostm.as_ref().map_or_else(Vec::new, |m| m.batches.clone()),
             drum_rows: self.hostm.as_ref().map_or_else(Vec::new, |m| m.drum_rows.clone()),
             wqes_processed: self.nics.iter().filter_map(|n| n.engine.as_ref()).map(|e| e.processed).sum(),
             classes: self.class_records(),
-            balance: self.lb.as_ref().map_or_else(Vec::new, |l| l.balance_rows()),
-            reorder: self.lb.as_ref().map_or_else(Vec::new, |l| l.reorder_rows()),
+            balance: self.mech.lb.as_ref().map_or_else(Vec::new, |l| l.balance_rows()),
+            reorder: self.mech.lb.as_ref().map_or_else(Vec::new, |l| l.reorder_rows()),
         };
         if self.origin_order {
             super::parallel::sort_app_tables(&mut r); // tables several hosts append to

@@ -16,7 +16,7 @@ impl Simulation {
     pub(super) fn switch_receive(&mut self, at: PortId, r: PacketRef, dst: NodeId) {
         let node = self.ports[at.idx()].node;
         // One test for both forwarding hooks (a balancer, IOFD), so that plain ECMP pays one.
-        if self.switch_hooks {
+        if self.mech.switch_hooks {
             return self.switch_receive_hooked(at, r, dst, node);
         }
         if let Some(egress) = self.ecmp_egress(at, r, node, dst) {
@@ -50,11 +50,11 @@ impl Simulation {
     #[cold]
     #[inline(never)]
     fn switch_receive_hooked(&mut self, at: PortId, r: PacketRef, dst: NodeId, node: NodeId) {
-        if self.lb.is_some() {
+        if self.mech.lb.is_some() {
             return self.switch_receive_balanced(at, r, dst, node);
         }
         let Some(egress) = self.ecmp_egress(at, r, node, dst) else { return };
-        if self.iofd.is_some() && self.packets.get(r).kind == PacketKind::Data {
+        if self.mech.iofd.is_some() && self.packets.get(r).kind == PacketKind::Data {
             let pkt = self.packets.take(r);
             return self.iofd_receive(at, node, egress, pkt);
         }
@@ -70,7 +70,7 @@ impl Simulation {
             let pkt = self.packets.take(r);
             return self.drop_packet(at, &pkt);
         }
-        let lb = self.lb.as_deref_mut().expect("tested by the caller");
+        let lb = self.mech.lb.as_deref_mut().expect("tested by the caller");
         if lb.conweave().is_some() {
             return self.conweave_receive(at, r, node);
         }
@@ -124,7 +124,7 @@ impl Simulation {
         pkt.ingress = at;
         pkt.ingress_local = local;
         if class != 0 {
-            let admission = if SPECIAL && self.port_buffers.is_some() {
+            let admission = if SPECIAL && self.mech.port_buffers.is_some() {
                 self.port_buffer_admit(sw, local, egress, class, wire)
             } else {
                 self.mmus[sw].admit(local as usize, class, wire as u64)
@@ -159,7 +159,7 @@ impl Simulation {
     fn drop_at_ingress(&mut self, at: PortId, sw: usize, class: Option<usize>, r: PacketRef) {
         let mut pkt = self.packets.take(r);
         if pkt.deflections & ON_DEQUEUE != 0 {
-            pkt = super::mech::iofd::on_dequeue(self.iofd.as_deref_mut(), sw, pkt.pg as usize, pkt);
+            pkt = super::mech::iofd::on_dequeue(self.mech.iofd.as_deref_mut(), sw, pkt.pg as usize, pkt);
         }
         if let Some(class) = class {
             self.count_class_drop(at, class);
@@ -253,7 +253,7 @@ impl Simulation {
         let mut resume = false;
         let mut iofd = false;
         if class != 0 {
-            resume = if SPECIAL && self.port_buffers.is_some() {
+            resume = if SPECIAL && self.mech.port_buffers.is_some() {
                 self.port_buffer_release(sw, ingress_local, port, admitted, wire)
             } else {
                 self.mmus[sw].release(ingress_local as usize, admitted, wire as u64)
@@ -262,7 +262,7 @@ impl Simulation {
                 self.mark_ecn::<SPECIAL>(port, sw, class, r);
             }
             if SPECIAL && self.packets.get(r).deflections & ON_DEQUEUE != 0 {
-                let pkt = super::mech::iofd::on_dequeue(self.iofd.as_deref_mut(), sw, class, *self.packets.get(r));
+                let pkt = super::mech::iofd::on_dequeue(self.mech.iofd.as_deref_mut(), sw, class, *self.packets.get(r));
                 *self.packets.get_mut(r) = pkt;
                 iofd = true;
             }
@@ -271,7 +271,7 @@ impl Simulation {
             self.stamp_int(port, r);
         }
         self.transmit_parked(port, r);
-        if SPECIAL && self.ib.is_some() {
+        if SPECIAL && self.mech.ib.is_some() {
             // InfiniBand: this port spends credits, the input buffer's return (after the
             // send: the ingress may be this very port, whose transmitter must be busy).
             self.ib_on_switch_send(port, ingress, r);
@@ -296,7 +296,7 @@ impl Simulation {
             return self.mark_fecn::<SPECIAL>(port, class, r); // InfiniBand CC, if it runs
         };
         let st = &self.ports[port.idx()];
-        if SPECIAL && self.no_edge_ecn && st.peer_on_host {
+        if SPECIAL && self.mech.no_edge_ecn && st.peer_on_host {
             return; // Blitz: receiver congestion is DASR's (`dasr_edge_ecn`)
         }
         let params = match self.ecn_of_class.get(st.rate_class as usize) {

@@ -12,9 +12,9 @@ impl Simulation {
     /// port's switch decides (`fabric::fecn`). `SPECIAL`: Blitz's edge rule applies.
     #[inline]
     pub(in crate::sim) fn mark_fecn<const SPECIAL: bool>(&mut self, port: PortId, class: usize, r: PacketRef) {
-        let Some(marker) = self.fecn.as_deref_mut() else { return };
+        let Some(marker) = self.mech.fecn.as_deref_mut() else { return };
         let st = &self.ports[port.idx()];
-        if SPECIAL && self.no_edge_ecn && st.peer_on_host {
+        if SPECIAL && self.mech.no_edge_ecn && st.peer_on_host {
             return; // Blitz: receiver congestion is DASR's (`dasr_edge_ecn`)
         }
         let pkt = self.packets.get_mut(r);

@@ -38,7 +38,7 @@ impl Simulation {
     #[inline]
     fn port_buffer_of(&mut self, sw: usize, egress: PortId) -> (&mut PortBuffers, usize) {
         let e = self.ports[egress.idx()].local as usize;
-        (&mut self.port_buffers.as_deref_mut().expect("per-port buffers")[sw], e)
+        (&mut self.mech.port_buffers.as_deref_mut().expect("per-port buffers")[sw], e)
     }
 
     /// Admission of `wire` bytes of `class` from ingress `ingress_local` of switch `sw` into
@@ -74,11 +74,11 @@ impl Simulation {
     /// The RESUME frames a release at `egress` of switch `sw` asked for: to `ingress` for
     /// `class` under the shared MMU, to every ingress the port buffers let go otherwise.
     pub(in crate::sim) fn send_resumes(&mut self, sw: usize, egress: PortId, ingress: PortId, class: u8) {
-        if self.port_buffers.is_none() {
+        if self.mech.port_buffers.is_none() {
             return self.send_pfc(ingress, PacketKind::Resume, class);
         }
         let node = self.ports[egress.idx()].node.idx();
-        while let Some((i, q)) = self.port_buffers.as_deref_mut().and_then(|b| b[sw].next_resume()) {
+        while let Some((i, q)) = self.mech.port_buffers.as_deref_mut().and_then(|b| b[sw].next_resume()) {
             let port = self.topo.nodes[node].ports[i as usize];
             self.send_pfc(port, PacketKind::Resume, q);
         }
