@@ -17,6 +17,7 @@ pub mod mech;
 pub mod observe;
 mod order;
 pub mod parallel;
+mod pfc;
 mod records;
 mod results;
 mod setup;

@@ -1,5 +1,6 @@
-//! Switch-side handlers: forwarding with ECMP, MMU admission and PFC, egress scheduling,
-//! ECN marking and INT stamping at dequeue; and PFC frames received by any node.
+//! Switch-side handlers: forwarding with ECMP, the one admission (MMU or per-port buffers,
+//! PAUSE when a threshold is crossed), egress scheduling, ECN marking and INT stamping at
+//! dequeue. PFC frames themselves are `pfc.rs`.
 
 use super::Simulation;
 use crate::engine::rng::RngExt;
@@ -8,7 +9,6 @@ use crate::fabric::int::IntHop;
 use crate::fabric::packet::NO_INT;
 use crate::fabric::{Admission, Packet, PacketKind, PacketRef};
 use crate::ids::{NodeId, PortId};
-use crate::stats::PfcEvent;
 
 impl Simulation {
     /// A packet for host `dst` arrived at a switch through port `at`; it stays parked in
@@ -108,15 +108,43 @@ impl Simulation {
     /// buffers in place of the MMU, the input-port arbiter); without, none is tested.
     #[inline(always)]
     fn switch_enqueue_as<const SPECIAL: bool>(&mut self, at: PortId, egress: PortId, r: PacketRef, queue: Option<u8>) {
+        if self.ports[egress.idx()].down {
+            // Routes still point at a failed link (`failures`): the packet is lost.
+            self.counters.link_down_losses += 1;
+            let sw = self.ports[at.idx()].unit as usize;
+            return self.drop_at_ingress(at, sw, None, r);
+        }
+        let Some((class, wire, local)) = self.admit::<SPECIAL>(at, egress, r) else { return };
+        if self.trace.is_some() {
+            let pkt = *self.packets.get(r);
+            self.trace_event(super::trace::TraceEvent::Enqueue, egress, &pkt);
+        }
+        let queue = queue.map_or(class, usize::from);
+        let st = &mut self.ports[egress.idx()];
+        if SPECIAL {
+            st.enqueue_special(queue, r, wire, local); // the input-port arbiter's hook
+        } else {
+            st.enqueue_parked(queue, r, wire);
+        }
+        self.switch_kick(egress);
+    }
+
+    /// The one admission of a packet into a switch: parked packet `r`, arrived on `at`, bound
+    /// for `egress`, is stamped with its ingress and admitted against the shared MMU (or, on
+    /// a `SPECIAL` egress, its per-port buffer), sending PAUSE upstream when a threshold is
+    /// crossed. Returns (class, wire bytes, ingress index) once admitted; `None` after
+    /// dropping it. Serves the switch's enqueue and every hold (ConWeave's reorder queues).
+    #[inline(always)]
+    pub(super) fn admit<const SPECIAL: bool>(
+        &mut self,
+        at: PortId,
+        egress: PortId,
+        r: PacketRef,
+    ) -> Option<(usize, u32, u16)> {
         let (sw, local) = {
             let st = &self.ports[at.idx()];
             (st.unit as usize, st.local)
         };
-        if self.ports[egress.idx()].down {
-            // Routes still point at a failed link (`failures`): the packet is lost.
-            self.counters.link_down_losses += 1;
-            return self.drop_at_ingress(at, sw, None, r);
-        }
         let ack_first = self.cfg.ack_high_prio && self.cfg.ack_prio_at_switches;
         let pkt = self.packets.get_mut(r);
         let class = if pkt.is_ack() && ack_first { 0 } else { pkt.pg as usize };
@@ -130,7 +158,10 @@ impl Simulation {
                 self.mmus[sw].admit(local as usize, class, wire as u64)
             };
             match admission {
-                Admission::Drop => return self.drop_at_ingress(at, sw, Some(class), r),
+                Admission::Drop => {
+                    self.drop_at_ingress(at, sw, Some(class), r);
+                    return None;
+                }
                 Admission::Accept { pause } => {
                     if pause {
                         self.send_pfc(at, PacketKind::Pause, class as u8);
@@ -138,18 +169,7 @@ impl Simulation {
                 }
             }
         }
-        if self.trace.is_some() {
-            let pkt = *self.packets.get(r);
-            self.trace_event(super::trace::TraceEvent::Enqueue, egress, &pkt);
-        }
-        let queue = queue.map_or(class, usize::from);
-        let st = &mut self.ports[egress.idx()];
-        if SPECIAL {
-            st.enqueue_special(queue, r, wire, local); // the input-port arbiter's hook
-        } else {
-            st.enqueue_parked(queue, r, wire);
-        }
-        self.switch_kick(egress);
+        Some((class, wire, local))
     }
 
     /// The packet parked at `r` is lost at ingress `at` of switch `sw`: its egress link is
@@ -174,27 +194,6 @@ impl Simulation {
         if let Some(c) = self.ports[at.idx()].classes.as_deref_mut() {
             c.stats[class].drops += 1;
         }
-    }
-
-    /// Sends a PFC frame out of `port` (queue 0: ahead of all data); none crosses a
-    /// failed link.
-    pub(super) fn send_pfc(&mut self, port: PortId, kind: PacketKind, class: u8) {
-        if self.ports[port.idx()].down {
-            return;
-        }
-        let frame = Packet::pfc(kind, class, self.cfg.pfc_bytes);
-        let st = &mut self.ports[port.idx()];
-        if kind == PacketKind::Pause {
-            st.counters.pause_sent += 1;
-            self.counters.pauses += 1;
-            if let Some(c) = st.classes.as_deref_mut() {
-                c.stats[class as usize].pauses += 1;
-            }
-        } else {
-            self.counters.resumes += 1;
-        }
-        st.enqueue(0, frame, &mut self.packets);
-        self.switch_kick(port);
     }
 
     /// The egress scheduler of a switch port.
@@ -346,39 +345,5 @@ impl Simulation {
         let pkt = self.packets.get_mut(r);
         self.int.get_mut(pkt.int_slot).put(pkt.int_hops, hop);
         pkt.int_hops += 1;
-    }
-
-    /// A PFC frame arrived at port `at`: pause or resume that port's transmitter.
-    pub(super) fn on_pfc(&mut self, at: PortId, pkt: Packet) {
-        if pkt.kind == PacketKind::FlowControl {
-            return self.ib_on_flow_control(at, pkt);
-        }
-        let pause = pkt.kind == PacketKind::Pause;
-        if self.trace.is_some() {
-            use super::trace::TraceEvent::{Pause, Resume};
-            self.trace_event(if pause { Pause } else { Resume }, at, &pkt);
-        }
-        let st = &mut self.ports[at.idx()];
-        let q = pkt.pg as usize;
-        let changed = st.paused[q] != pause;
-        st.set_paused(q, pause, self.now);
-        if changed && !st.on_host {
-            self.watch.pause_changed(at, q, pause, self.now, self.cfg.deadlock_timeout);
-        }
-        let st = &mut self.ports[at.idx()];
-        if pause {
-            st.counters.pause_received += 1;
-        }
-        let node = st.node;
-        self.pfc_events.push(PfcEvent {
-            time: self.now,
-            node,
-            node_is_switch: !self.switch_of[node.idx()].is_none(),
-            ifindex: self.topo.ports[at.idx()].ifindex,
-            pause,
-        });
-        if !pause {
-            self.kick(at);
-        }
     }
 }

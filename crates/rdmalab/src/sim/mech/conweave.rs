@@ -11,7 +11,7 @@
 //! released in arrival order, each into the egress queue of the class it was admitted in.
 
 use crate::fabric::lb::conweave::{FlushTimer, RxAction};
-use crate::fabric::{Admission, PacketKind, PacketRef};
+use crate::fabric::{PacketKind, PacketRef};
 use crate::ids::{NodeId, PortId};
 use crate::sim::{Event, Simulation};
 
@@ -81,38 +81,18 @@ impl Simulation {
         self.switch_enqueue_parked(at, egress, r, None);
     }
 
-    /// Admits the data packet `r` at ingress `at` as `switch_enqueue_as` would, then holds
-    /// it in reorder queue `q` rather than in `egress`'s queue. A special egress (its own
-    /// admission or arbiter) forwards it instead.
+    /// Admits the data packet `r` at ingress `at` by the switch's one admission
+    /// (`switch.rs::admit`), then holds it in reorder queue `q` rather than in `egress`'s
+    /// queue. A special egress (its own admission or arbiter) or a failed one forwards it
+    /// instead.
     fn conweave_hold(&mut self, at: PortId, egress: PortId, r: PacketRef, q: u32) {
         if self.ports[egress.idx()].special || self.ports[egress.idx()].down {
             return self.switch_enqueue_parked(at, egress, r, None);
         }
-        let (sw, local) = {
-            let st = &self.ports[at.idx()];
-            (st.unit as usize, st.local)
-        };
-        let pkt = self.packets.get_mut(r);
-        let (class, wire) = (pkt.pg, pkt.wire);
-        pkt.ingress = at;
-        pkt.ingress_local = local;
-        if class != 0 {
-            match self.mmus[sw].admit(local as usize, class as usize, wire as u64) {
-                Admission::Drop => {
-                    let pkt = self.packets.take(r);
-                    self.drop_packet(at, &pkt);
-                    return;
-                }
-                Admission::Accept { pause } => {
-                    if pause {
-                        self.send_pfc(at, PacketKind::Pause, class);
-                    }
-                }
-            }
-        }
+        let Some((class, wire, _)) = self.admit::<false>(at, egress, r) else { return };
         let now = self.now;
         if let Some(cw) = self.mech.lb.as_deref_mut().and_then(|l| l.conweave()) {
-            cw.hold(now, q, r, class, wire);
+            cw.hold(now, q, r, class as u8, wire);
         }
     }
 
