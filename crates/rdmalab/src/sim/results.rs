@@ -114,12 +114,16 @@ pub struct Results {
     pub wqes_processed: u64,
     /// One row per class 0..8 with `[[fabric.classes]]` (empty without).
     pub classes: Vec<ClassRecord>,
-    /// Per ToR and `lb_window`, its uplinks' data bytes and imbalance, by (window, switch)
-    /// (empty without a switch-side balancer or `[fabric.lb]`).
-    pub balance: Vec<crate::fabric::lb::BalanceRow>,
-    /// ConWeave: per destination ToR and `lb_window`, the peak reorder queues in use,
-    /// packets and bytes held, by (window, switch) (empty under other schemes).
-    pub reorder: Vec<crate::fabric::lb::conweave::ReorderRow>,
+    /// The mechanisms' own tables (`stats::table`), by name: `balance` with a switch-side
+    /// balancer or `[fabric.lb]`, `reorder` under ConWeave (`sim/mech/tables.rs`).
+    pub tables: Vec<crate::stats::table::Table>,
+}
+
+impl Results {
+    /// The mechanism table named `name` (`None` when no mechanism of the run keeps it).
+    pub fn table(&self, name: &str) -> Option<&crate::stats::table::Table> {
+        self.tables.iter().find(|t| t.name == name)
+    }
 }
 
 /// A traffic class's settings and what every switch port counted for it.
@@ -276,8 +280,7 @@ impl Simulation {
             drum_rows: self.hostm.as_ref().map_or_else(Vec::new, |m| m.drum_rows.clone()),
             wqes_processed: self.nics.iter().filter_map(|n| n.engine.as_ref()).map(|e| e.processed).sum(),
             classes: self.class_records(),
-            balance: self.mech.lb.as_ref().map_or_else(Vec::new, |l| l.balance_rows()),
-            reorder: self.mech.lb.as_ref().map_or_else(Vec::new, |l| l.reorder_rows()),
+            tables: self.mech.tables(),
         };
         if self.origin_order {
             super::parallel::sort_app_tables(&mut r); // tables several hosts append to

@@ -17,6 +17,7 @@ pub(crate) mod iofd;
 pub(crate) mod irn;
 pub(crate) mod port_buffers;
 pub(crate) mod retry;
+mod tables;
 pub(crate) mod tenancy;
 pub(crate) mod transport;
 
