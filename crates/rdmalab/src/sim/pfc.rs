@@ -62,4 +62,17 @@ impl Simulation {
             self.kick(at);
         }
     }
+
+    /// The RESUME frames a release at `egress` of switch `sw` asked for: to `ingress` for
+    /// `class` under the shared MMU, to every ingress the port buffers let go otherwise.
+    pub(in crate::sim) fn send_resumes(&mut self, sw: usize, egress: PortId, ingress: PortId, class: u8) {
+        if self.mech.port_buffers.is_none() {
+            return self.send_pfc(ingress, PacketKind::Resume, class);
+        }
+        let node = self.ports[egress.idx()].node.idx();
+        while let Some((i, q)) = self.mech.port_buffers.as_deref_mut().and_then(|b| b[sw].next_resume()) {
+            let port = self.topo.nodes[node].ports[i as usize];
+            self.send_pfc(port, PacketKind::Resume, q);
+        }
+    }
 }

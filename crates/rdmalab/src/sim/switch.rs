@@ -153,7 +153,8 @@ impl Simulation {
         pkt.ingress_local = local;
         if class != 0 {
             let admission = if SPECIAL && self.mech.port_buffers.is_some() {
-                self.port_buffer_admit(sw, local, egress, class, wire)
+                let buffers = self.mech.port_buffers.as_deref_mut().expect("per-port buffers");
+                super::mech::port_buffers::admit(buffers, &self.ports, sw, local, egress, class, wire)
             } else {
                 self.mmus[sw].admit(local as usize, class, wire as u64)
             };
@@ -253,7 +254,8 @@ impl Simulation {
         let mut iofd = false;
         if class != 0 {
             resume = if SPECIAL && self.mech.port_buffers.is_some() {
-                self.port_buffer_release(sw, ingress_local, port, admitted, wire)
+                let buffers = self.mech.port_buffers.as_deref_mut().expect("per-port buffers");
+                super::mech::port_buffers::release(buffers, &self.ports, sw, ingress_local, port, admitted, wire)
             } else {
                 self.mmus[sw].release(ingress_local as usize, admitted, wire as u64)
             };
@@ -317,6 +319,21 @@ impl Simulation {
             if let (true, Some(c)) = (SPECIAL, st.classes.as_deref_mut()) {
                 c.stats[class].ecn_marks += 1;
             }
+            if self.trace.is_some() {
+                let pkt = *self.packets.get(r);
+                self.trace_event(super::trace::TraceEvent::Ecn, port, &pkt);
+            }
+        }
+    }
+
+    /// InfiniBand CC's FECN where RED ECN is off, if it runs: the decision is the
+    /// mechanism's (`mech::ibcc::mark`), the count and the trace the switch's.
+    #[inline]
+    fn mark_fecn<const SPECIAL: bool>(&mut self, port: PortId, class: usize, r: PacketRef) {
+        let Some(marker) = self.mech.fecn.as_deref_mut() else { return };
+        let (st, pkt) = (&self.ports[port.idx()], self.packets.get_mut(r));
+        if super::mech::ibcc::mark::<SPECIAL>(marker, self.mech.no_edge_ecn, port, st, class, pkt) {
+            self.counters.fecn_marks += 1;
             if self.trace.is_some() {
                 let pkt = *self.packets.get(r);
                 self.trace_event(super::trace::TraceEvent::Ecn, port, &pkt);
