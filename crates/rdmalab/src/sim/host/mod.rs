@@ -2,6 +2,7 @@
 //! NACK, go-back-N), ACK processing at the sender, and retransmission timeouts.
 
 mod cc;
+mod completions;
 mod rx;
 mod tx;
 
