@@ -1,11 +1,14 @@
-//! The host's carry-out of what a mechanism decided that completes WRs: the mechanism's
-//! function returns the decision over the QP (`mech::retry::fail`: the WRs to fail and to
-//! flush), and this file delivers the completions to the applications, so that a
-//! mechanism's file never reaches the application table.
+//! The host's one carry-out of what a mechanism decided: the mechanism's function returns
+//! its decision over the QP (`mech::retry::fail`: the WRs to fail and to flush;
+//! `mech::transport::receive`: a UC/UD packet's verdict and the receive completion to make;
+//! `mech::transport::sent`), and this file counts it and delivers the completions to the
+//! applications, so that a mechanism's file never reaches the application table.
 
 use crate::app::{SendCompletion, SendDone};
+use crate::fabric::packet::NO_INT;
+use crate::fabric::Packet;
 use crate::ids::QpId;
-use crate::sim::mech::retry;
+use crate::sim::mech::{retry, transport};
 use crate::sim::Simulation;
 
 impl Simulation {
@@ -26,5 +29,35 @@ impl Simulation {
             self.app_send_done(m.app, SendCompletion { qp: qp_id, cookie: m.cookie, done, time: now });
         }
         self.close_if_idle(qp_id);
+    }
+
+    /// A UC or UD data packet at its receiver: `mech::transport::receive` decides, this
+    /// carries it out.
+    pub(super) fn receive_unreliable(&mut self, pkt: Packet, rx_id: QpId) {
+        let got = transport::receive(&mut self.qps[rx_id.idx()], &pkt);
+        if got.verdict.lost_message {
+            self.counters.messages_lost += 1;
+        }
+        if got.verdict.accept {
+            self.counters.payload_bytes_delivered += pkt.payload as u64;
+        } else {
+            self.counters.payload_bytes_dropped += pkt.payload as u64;
+        }
+        if pkt.int_slot != NO_INT {
+            self.int.release(pkt.int_slot); // no ACK carries it back
+        }
+        if let Some((app, bytes)) = got.deliver {
+            self.app_recv_done(app, rx_id, pkt.app_hdr, bytes);
+        }
+        self.release_if_quiet(rx_id);
+    }
+
+    /// A UC or UD packet left its sender (`mech::transport::sent`): the messages it ends
+    /// complete to their application.
+    pub(super) fn unreliable_sent(&mut self, qp_id: QpId) {
+        transport::sent(&mut self.qps[qp_id.idx()]);
+        if let Some((app, first, n)) = self.complete_messages(qp_id) {
+            self.app_chunks_done(app, first, n, qp_id);
+        }
     }
 }

@@ -24,27 +24,6 @@ impl Simulation {
         }
     }
 
-    /// A UC or UD data packet at its receiver: `mech::transport::receive` decides, this
-    /// carries it out.
-    fn receive_unreliable(&mut self, pkt: Packet, rx_id: QpId) {
-        let got = crate::sim::mech::transport::receive(&mut self.qps[rx_id.idx()], &pkt);
-        if got.verdict.lost_message {
-            self.counters.messages_lost += 1;
-        }
-        if got.verdict.accept {
-            self.counters.payload_bytes_delivered += pkt.payload as u64;
-        } else {
-            self.counters.payload_bytes_dropped += pkt.payload as u64;
-        }
-        if pkt.int_slot != NO_INT {
-            self.int.release(pkt.int_slot); // no ACK carries it back
-        }
-        if let Some((app, bytes)) = got.deliver {
-            self.app_recv_done(app, rx_id, pkt.app_hdr, bytes);
-        }
-        self.release_if_quiet(rx_id);
-    }
-
     /// The receiver: accept in order, NACK a gap (go-back-N), discard duplicates.
     pub(super) fn receive_data(&mut self, pkt: Packet) {
         // The receiver's half of the QP (the packet names the sender's slot, which the ACK

@@ -210,11 +210,7 @@ impl Simulation {
             self.app_send_done(app, c);
         }
         if !reliable {
-            // UC/UD: no ACK will come (`mech::transport`); the messages it ends are complete.
-            crate::sim::mech::transport::sent(&mut self.qps[qp_id.idx()]);
-            if let Some((app, first, n)) = self.complete_messages(qp_id) {
-                self.app_chunks_done(app, first, n, qp_id);
-            }
+            self.unreliable_sent(qp_id); // UC/UD: no ACK will come (`completions.rs`)
         }
     }
 }
