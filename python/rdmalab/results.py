@@ -13,6 +13,7 @@ import polars as pl
 from rdmalab import _core
 from rdmalab.collectives import collective_lines, collectives_frame
 from rdmalab.host_results import apps_frame, drum_frame, settings_line, wqes_frame
+from rdmalab.mechanism_tables import mechanism_frames, ps_columns_frame
 
 #: Size buckets of the fidelity report (FORMATS.md §5 style), in payload bytes.
 SIZE_BUCKETS: list[tuple[str, int, float]] = [
@@ -199,30 +200,6 @@ CLASS_COLUMNS = {"pg": pl.UInt8, "scheduler": pl.Utf8, "weight": pl.UInt32, "pfc
                  "ecn_marks": pl.UInt64}
 
 
-#: `switch` first: `_ps_columns_frame` tests the first column for rows, and `*_ns` ones are renamed.
-BALANCE_COLUMNS = {"switch": pl.UInt32, "window_start_ns": pl.Float64, "uplinks": pl.UInt16,
-                   "min_bytes": pl.UInt64, "max_bytes": pl.UInt64, "mean_bytes": pl.Float64,
-                   "imbalance": pl.Float64}
-
-
-def balance_frame(raw: dict[str, Any] | None) -> pl.DataFrame:
-    """Per ToR and `fabric.lb.lb_window`, its uplinks' data bytes and `(max - min) / mean`
-    (docs/load-balancing.md); empty without a switch-side balancer or `[fabric.lb]`."""
-    return _ps_columns_frame(raw or {}, BALANCE_COLUMNS)
-
-
-#: ConWeave's reorder occupancy, `switch` first as in `BALANCE_COLUMNS`.
-REORDER_COLUMNS = {"switch": pl.UInt32, "window_start_ns": pl.Float64, "queues": pl.UInt32,
-                   "packets": pl.UInt64, "bytes": pl.UInt64}
-
-
-def reorder_frame(raw: dict[str, Any] | None) -> pl.DataFrame:
-    """Per destination ToR and `fabric.lb.lb_window`, the most reorder queues in use and
-    packets and bytes held at once (`path_selection = "conweave"`, docs/load-balancing.md);
-    empty under other schemes."""
-    return _ps_columns_frame(raw or {}, REORDER_COLUMNS)
-
-
 def classes_frame(raw: dict[str, Any] | None) -> pl.DataFrame:
     """Traffic classes (`[[fabric.classes]]`), one row per class 0..7: its settings and what
     the switch ports counted for it; empty when the run has no class table."""
@@ -231,28 +208,19 @@ def classes_frame(raw: dict[str, Any] | None) -> pl.DataFrame:
     return pl.DataFrame({k: raw[k] for k in CLASS_COLUMNS}).cast(CLASS_COLUMNS)
 
 
-def _ps_columns_frame(raw: dict[str, Any], schema: dict[str, Any]) -> pl.DataFrame:
-    """The engine's columns as a DataFrame with `schema`: every `*_ns` column is the engine's
-    `*_ps` column over 1000, the others are taken as they are."""
-    if not raw or len(raw.get(next(iter(schema)), [])) == 0:
-        return pl.DataFrame(schema=schema)
-    cols = {k: raw[k[:-3] + "_ps"] / 1000.0 if k.endswith("_ns") else raw[k] for k in schema}
-    return pl.DataFrame(cols).cast(schema)
-
-
 def messages_frame(raw: dict[str, Any]) -> pl.DataFrame:
     """Multipath messages (one row per message posted) as a DataFrame."""
-    return _ps_columns_frame(raw, MESSAGE_COLUMNS)
+    return ps_columns_frame(raw, MESSAGE_COLUMNS)
 
 
 def paths_frame(raw: dict[str, Any]) -> pl.DataFrame:
     """Virtuoso paths (one row per path of each connection) as a DataFrame."""
-    return _ps_columns_frame(raw, PATH_COLUMNS)
+    return ps_columns_frame(raw, PATH_COLUMNS)
 
 
 def chunks_frame(raw: dict[str, Any]) -> pl.DataFrame:
     """Multipath chunks (one row per chunk posted) as a DataFrame."""
-    return _ps_columns_frame(raw, CHUNK_COLUMNS)
+    return ps_columns_frame(raw, CHUNK_COLUMNS)
 
 
 @dataclass
@@ -336,9 +304,9 @@ class Results:
     apps: pl.DataFrame = field(default_factory=lambda: apps_frame(None, wqes_frame(None), 0.0))
     drum: pl.DataFrame = field(default_factory=lambda: drum_frame(None))
     classes: pl.DataFrame = field(default_factory=lambda: classes_frame(None))
-    balance: pl.DataFrame = field(default_factory=lambda: balance_frame(None))
-    reorder: pl.DataFrame = field(default_factory=lambda: reorder_frame(None))
     collectives: pl.DataFrame = field(default_factory=lambda: collectives_frame(None))
+    #: The mechanisms' own tables by name (`rdmalab.mechanism_tables`), each also `res.<name>`.
+    mechanisms: dict[str, pl.DataFrame] = field(default_factory=lambda: mechanism_frames(None))
     stop_reason: str = "finished"
     interrupted: bool = False
     wall_seconds: float = 0.0
@@ -360,13 +328,22 @@ class Results:
                    messages=messages_frame(raw.get("messages", {})), chunks=chunks_frame(raw.get("chunks", {})),
                    paths=paths_frame(raw.get("paths", {})), classes=classes_frame(raw.get("classes")),
                    wqes=wqes, apps=apps_frame(hm, wqes, float(raw["counters"]["end_time_ps"])),
-                   drum=drum_frame(hm), balance=balance_frame(raw.get("balance")),
-                   reorder=reorder_frame(raw.get("reorder")), collectives=collectives_frame(raw.get("collectives")),
+                   drum=drum_frame(hm), mechanisms=mechanism_frames(raw.get("tables")),
+                   collectives=collectives_frame(raw.get("collectives")),
                    stop_reason=stop_reason,
                    interrupted=interrupted, wall_seconds=wall,
                    extra={"tenant_names": tenant_names, "tenant_bins": raw.get("tenant_bins"),
                           "tenant_bin_ps": raw.get("tenant_bin_ps", 1_000_000),
                           "host_settings": (hm or {}).get("settings")})
+
+    def __getattr__(self, name: str) -> pl.DataFrame:
+        """A mechanism's table by its name (`res.balance`, `res.reorder`, ...)."""
+        if name.startswith("__") or name == "mechanisms":
+            raise AttributeError(name)
+        try:
+            return self.mechanisms[name]
+        except KeyError:
+            raise AttributeError(f"Results has no table or attribute {name!r}") from None
 
     @property
     def trace(self) -> pl.LazyFrame | None:
@@ -398,10 +375,9 @@ class Results:
             out["deadlock"] = self.deadlock
         if self.classes.height:
             out["classes"] = self.classes
-        if self.balance.height:  # a switch-side balancer or [fabric.lb]
-            out["balance"] = self.balance
-        if self.reorder.height:  # conweave's reorder queues
-            out["reorder"] = self.reorder
+        for name, frame in self.mechanisms.items():  # the mechanisms' own tables
+            if frame.height:
+                out[name] = frame
         for name in ("collectives", "wqes", "apps", "drum"):  # collectives; closed-loop applications
             if getattr(self, name).height:
                 out[name] = getattr(self, name)

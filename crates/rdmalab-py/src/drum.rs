@@ -276,7 +276,7 @@ fn drum_top_k_mask<'py>(py: Python<'py>, a: PyReadonlyArray2<'py, f64>, k: usize
     Ok(PyArray1::from_vec(py, set.to_mask(n, m)).reshape([n, m])?.into_any())
 }
 
-/// Adds the DRUM functions to the module.
+/// Adds the DRUM solver's functions to the module (the network's: `drum_network.rs`).
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(drum_solve_admm, m)?)?;
     m.add_function(wrap_pyfunction!(drum_solve_dual, m)?)?;
@@ -285,5 +285,5 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(drum_check_capacity, m)?)?;
     m.add_function(wrap_pyfunction!(drum_top_k_mask, m)?)?;
     m.add_class::<DrumProblem>()?;
-    crate::drum_network::register(m)
+    Ok(())
 }

@@ -11,6 +11,7 @@ mod sim;
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     drum::register(m)?;
+    drum_network::register(m)?;
     sim::register(m)?;
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! A run's `Results` as Python sees them: a dict of tables (each a dict of columns, see
 //! [`Columns`]) and counters. Times are in ps; a time that has not happened is NaN.
 
+use numpy::IntoPyArray;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -11,6 +12,7 @@ use rdmalab::fabric::classes::Scheduler;
 use rdmalab::fabric::PortCounters;
 use rdmalab::multipath::{MpChunkRecord, MpMessageRecord, MpPathRecord};
 use rdmalab::sim::{ClassRecord, CycleHop, Results, UnreachableFlow};
+use rdmalab::stats::table::{Column, Table};
 use rdmalab::stats::{FlowRecord, RateSample};
 use rdmalab::topology::{Port, Topology};
 use rdmalab::{PortId, Time};
@@ -30,8 +32,7 @@ pub fn results_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, Py
     d.set_item("unreachable", unreachable_dict(py, &r.unreachable)?)?;
     d.set_item("ports", port_counter_dict(py, &r.ports)?)?;
     d.set_item("classes", class_dict(py, &r.classes)?)?;
-    d.set_item("balance", balance_dict(py, &r.balance)?)?;
-    d.set_item("reorder", reorder_dict(py, &r.reorder)?)?;
+    d.set_item("tables", tables_dict(py, &r.tables)?)?;
     d.set_item("collectives", collective_dict(py, &r.collectives)?)?;
     let pfc = Columns::new(py, &r.pfc_events);
     pfc.u64("time_ps", |e| e.time.0)?.u64("node", |e| e.node.0 as u64)?;
@@ -200,24 +201,22 @@ fn class_dict<'py>(py: Python<'py>, cs: &[ClassRecord]) -> PyResult<Bound<'py, P
     Ok(t.dict())
 }
 
-/// Per ToR and window, its uplinks' bytes and imbalance (`fabric::lb`).
-fn balance_dict<'py>(py: Python<'py>, rows: &[rdmalab::fabric::lb::BalanceRow]) -> PyResult<Bound<'py, PyDict>> {
-    let t = Columns::new(py, rows);
-    t.u64("window_start_ps", |b| b.window_start.0)?.u64("switch", |b| b.switch.0 as u64)?;
-    t.u64("uplinks", |b| b.uplinks as u64)?.u64("min_bytes", |b| b.min_bytes)?.u64("max_bytes", |b| b.max_bytes)?;
-    t.f64("mean_bytes", |b| b.mean_bytes)?.f64("imbalance", |b| b.imbalance)?;
-    Ok(t.dict())
-}
-
-/// ConWeave: per destination ToR and window, the peak reorder queues, packets and bytes held.
-fn reorder_dict<'py>(
-    py: Python<'py>,
-    rows: &[rdmalab::fabric::lb::conweave::ReorderRow],
-) -> PyResult<Bound<'py, PyDict>> {
-    let t = Columns::new(py, rows);
-    t.u64("window_start_ps", |b| b.window_start.0)?.u64("switch", |b| b.switch.0 as u64)?;
-    t.u64("queues", |b| b.queues as u64)?.u64("packets", |b| b.packets)?.u64("bytes", |b| b.bytes)?;
-    Ok(t.dict())
+/// The mechanisms' own tables (`rdmalab::stats::table`), by name, each a dict of columns:
+/// one generic path, so that a mechanism's new table needs no code here.
+fn tables_dict<'py>(py: Python<'py>, tables: &[Table]) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for t in tables {
+        let cols = PyDict::new(py);
+        for (name, c) in &t.columns {
+            match c {
+                Column::U64(v) => cols.set_item(name, v.clone().into_pyarray(py))?,
+                Column::F64(v) => cols.set_item(name, v.clone().into_pyarray(py))?,
+                Column::Text(v) => cols.set_item(name, v.clone())?,
+            }
+        }
+        d.set_item(&t.name, cols)?;
+    }
+    Ok(d)
 }
 
 /// Collectives (`[[collective]]`): one row per iteration, times in ps (NaN: unfinished).

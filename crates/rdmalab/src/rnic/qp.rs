@@ -165,8 +165,8 @@ pub struct Qp {
     /// The QP is in the error state: a WR exceeded the retry limit, the rest were flushed,
     /// nothing is sent until the application reconnects it.
     pub error: bool,
-    /// RC (default), UC or UD (`rnic::transport`).
-    pub transport: crate::rnic::transport::Transport,
+    /// RC (default), UC or UD (`fabric::transport`; what UC and UD decide: `rnic::transport`).
+    pub transport: crate::fabric::transport::Transport,
     /// Send-queue depth: WQEs it may hold posted and not yet completed (`[host]
     /// max_send_wr` for the host model's QPs; `u32::MAX` for every other QP).
     pub sq_depth: u32,
@@ -217,7 +217,7 @@ impl Qp {
             retx_packets: 0,
             nacks: 0,
             error: false,
-            transport: crate::rnic::transport::Transport::Rc,
+            transport: crate::fabric::transport::Transport::Rc,
             sq_depth: u32::MAX,
             sq_engine: 0,
             sq_engine_bytes: 0,

@@ -266,8 +266,9 @@ impl FabricSpec {
             c.lb = l.build(file)?;
         }
         c.classes = classes::build(&self.classes, &c, file)?;
-        super::ib::apply(self, file, &mut c)?;
-        super::switch_model::apply(self, file, &mut c)?;
+        // The link layer (`ib.rs`) and the switch model (`switch_model.rs`) read this spec
+        // after it: the scenario applies them (`Spec::build`), so that neither file and this
+        // one import each other.
         Ok(c)
     }
 

@@ -361,6 +361,9 @@ impl ScenarioSpec {
         let mut topology = self.topology.build(base, file).map_err(|e| locate::in_section(e, file, "topology"))?;
         links::set_link_overrides(&mut topology, self.fabric.error_rate, &self.links, file)?;
         let mut config = self.fabric.build(file, self.seed, self.stop_time.as_deref())?;
+        // After every other fabric key: the link layer, then the switch and NIC models.
+        ib::apply(&self.fabric, file, &mut config)?;
+        switch_model::apply(&self.fabric, file, &mut config)?;
         config.threads = self.threads(file)?;
         config.partition_map = self.partition_map(base, file, &topology)?;
         let tenants = tenants::Tenants::build(&self.tenants, file, &topology)?;

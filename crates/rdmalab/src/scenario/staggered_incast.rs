@@ -2,12 +2,27 @@
 //! DASR (`workload::serial_incast` for `serial`, a paced `attacks::Staggered` per message
 //! for `paced`), and the flows bound to them.
 
-use super::traffic::Stagger;
+use serde::Deserialize;
+
 use crate::ids::{AppId, NodeId};
 use crate::workload::attacks::{HostApp, StaggerPolicy, Staggered};
 use crate::workload::generators::Rounds;
 use crate::workload::serial_incast::{GrantAggregator, GrantSender};
 use crate::workload::FlowSpec;
+
+/// How the senders of `incast_rounds` stagger their messages (seed 004 §3: DASR emulated
+/// "by staggering the messages in time at the application layer").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stagger {
+    /// Each sender posts its whole message at its (jittered) start.
+    #[default]
+    None,
+    /// The aggregator grants one sender at a time (`workload::serial_incast`).
+    Serial,
+    /// Each sender posts its message in pieces held to 1/n of the aggregator's link.
+    Paced,
+}
 
 /// The flows of an incast's rounds, bound to the applications that stagger them (pushed
 /// onto `apps`, whose index is their application id); unchanged for `Stagger::None`.

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use super::staggered_incast::Stagger;
 use super::{attack_traffic, check_host, field_time, locate, multipath, tenants, FB_HADOOP_CDF, WEB_SEARCH_CDF};
 use crate::app::deps::TransferGraph;
 use crate::error::{Error, Result};
@@ -12,20 +13,6 @@ use crate::rnic::transport::Transport;
 use crate::topology::Topology;
 use crate::workload::cdf::SizeCdf;
 use crate::workload::{generators, FlowSpec};
-
-/// How the senders of `incast_rounds` stagger their messages (seed 004 §3: DASR emulated
-/// "by staggering the messages in time at the application layer").
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Stagger {
-    /// Each sender posts its whole message at its (jittered) start.
-    #[default]
-    None,
-    /// The aggregator grants one sender at a time (`workload::serial_incast`).
-    Serial,
-    /// Each sender posts its message in pieces held to 1/n of the aggregator's link.
-    Paced,
-}
 
 /// `incast_rounds`' default piece under `stagger = "paced"`: 4096 bytes, the largest
 /// InfiniBand MTU (IBTA vol. 1 §7.7.2), so a piece is one packet on the poster's fabric.

@@ -17,6 +17,7 @@ pub mod mech;
 pub mod observe;
 mod order;
 pub mod parallel;
+mod pfc;
 mod records;
 mod results;
 mod setup;
@@ -134,11 +135,7 @@ pub struct Simulation {
     /// NIC of each node (`NONE` for switches).
     nic_of: Vec<NicId>,
     mmus: Vec<SwitchMmu>,
-    /// Static per-port buffers per switch (`fabric.buffer_model = "per_port"`), used in
-    /// place of `mmus`; `None`: the shared MMU (one test per admission and release).
-    port_buffers: Option<Box<[crate::fabric::buffer_model::PortBuffers]>>,
     ecn_rngs: Vec<Rng>,
-    error_rngs: Vec<Option<Rng>>,
     nics: Vec<Nic>,
     qps: Vec<Qp>,
     /// Released QP slots, reused by the next QP opened.
@@ -154,12 +151,6 @@ pub struct Simulation {
     group_of: std::collections::HashMap<host::GroupKey, CcGroupId>,
     /// Chunks posted by applications, with `SimConfig::trace_apps`.
     app_posts: Vec<AppPost>,
-    /// Per receiving NIC: payload delivered per tenant over time.
-    meters: Vec<crate::tenancy::TenantMeter>,
-    /// Per sending NIC, per tenant: the defense's budget of line-rate starts.
-    start_budgets: Vec<Vec<crate::tenancy::StartBudget>>,
-    /// Tenant names, by index.
-    tenant_names: Vec<String>,
     int: IntSlab,
     /// Packets waiting in egress queues and on wires.
     packets: PacketPool,
@@ -197,28 +188,13 @@ pub struct Simulation {
     /// Every flow and message is complete but some application connection is still open
     /// (`run` returns `Finished` at its next event instead of idling through timers).
     all_done_but_idle_apps: bool,
-    /// Blitz's DASR receivers (`None` unless `cc = "blitz"`: no state, one test per packet).
-    dasr: Option<Box<crate::cc::dasr::DasrReceivers>>,
-    /// Switches do not ECN-mark at host-facing ports (Blitz with `dasr_edge_ecn = false`).
-    no_edge_ecn: bool,
-    /// InfiniBand CC's FECN marking (`None` unless it runs; tested only where RED ECN is off).
-    fecn: Option<Box<crate::fabric::fecn::FecnMarker>>,
-    /// In-order flow deflection (`None` unless `[fabric.iofd]`: one test per packet).
-    iofd: Option<Box<crate::fabric::deflection::Iofd>>,
     /// Seed 000's host model (`None` unless the scenario has `[[app]]`).
     hostm: Option<Box<apps::HostModel>>,
-    /// InfiniBand's credits per port and VL (`None` on RoCE: one test per transmission).
-    ib: Option<Box<mech::ib::IbLinks>>,
-    /// IRN's loss recovery (`None` under go-back-N: one test per packet sent and per ACK).
-    irn: Option<Box<crate::rnic::IrnTable>>,
     /// The receivers' per-flow counts (out of order, CNPs by cause), by flow; grown on the
     /// first count, so a run that counts none keeps it empty.
     flow_rx: Vec<crate::stats::RxFlowCounts>,
-    /// Switch-side load balancing (`None` unless `path_selection` is one of `fabric::lb`'s
-    /// schemes or `[fabric.lb]` is given: one test per switch hop).
-    lb: Option<Box<crate::fabric::lb::LoadBalancer>>,
-    /// `lb` or `iofd` is set: the switch's forwarding takes its hooked path.
-    switch_hooks: bool,
+    /// Every optional mechanism's state (`mech::Mechanisms`).
+    mech: mech::Mechanisms,
 }
 
 impl Simulation {

@@ -116,14 +116,18 @@ pub struct Results {
     pub wqes_processed: u64,
     /// One row per class 0..8 with `[[fabric.classes]]` (empty without).
     pub classes: Vec<ClassRecord>,
-    /// Per ToR and `lb_window`, its uplinks' data bytes and imbalance, by (window, switch)
-    /// (empty without a switch-side balancer or `[fabric.lb]`).
-    pub balance: Vec<crate::fabric::lb::BalanceRow>,
-    /// ConWeave: per destination ToR and `lb_window`, the peak reorder queues in use,
-    /// packets and bytes held, by (window, switch) (empty under other schemes).
-    pub reorder: Vec<crate::fabric::lb::conweave::ReorderRow>,
     /// Every collective's iterations, in scenario order (empty without `[[collective]]`).
     pub collectives: Vec<crate::app::collective::CollectiveRecord>,
+    /// The mechanisms' own tables (`stats::table`), by name: `balance` with a switch-side
+    /// balancer or `[fabric.lb]`, `reorder` under ConWeave (`sim/mech/tables.rs`).
+    pub tables: Vec<crate::stats::table::Table>,
+}
+
+impl Results {
+    /// The mechanism table named `name` (`None` when no mechanism of the run keeps it).
+    pub fn table(&self, name: &str) -> Option<&crate::stats::table::Table> {
+        self.tables.iter().find(|t| t.name == name)
+    }
 }
 
 /// A traffic class's settings and what every switch port counted for it.
@@ -148,9 +152,9 @@ impl Simulation {
             }
         };
         // Held, not yet delivered: at IOFD's re-sequencers and at IRN's receivers.
-        let held = self.iofd.as_ref().map_or(0, |i| i.held_payload())
-            + self.irn.as_ref().map_or(0, |i| i.held_bytes)
-            + self.lb.as_ref().map_or(0, |l| l.held_payload(&self.packets));
+        let held = self.mech.iofd.as_ref().map_or(0, |i| i.held_payload())
+            + self.mech.irn.as_ref().map_or(0, |i| i.held_bytes)
+            + self.mech.lb.as_ref().map_or(0, |l| l.held_payload(&self.packets));
         held + self
             .ports
             .iter()
@@ -180,7 +184,7 @@ impl Simulation {
                 in_net
             )));
         }
-        if let Some(n) = self.ib.as_deref().map(|ib| ib.overruns()).filter(|&n| n > 0) {
+        if let Some(n) = self.mech.ib.as_deref().map(|ib| ib.overruns()).filter(|&n| n > 0) {
             return Err(Error::Invariant(format!("{n} packets arrived at a full InfiniBand input buffer")));
         }
         let anomalies = self.mp_anomalies();
@@ -221,7 +225,7 @@ impl Simulation {
             p.finish(now);
         }
         let mut counters = self.counters;
-        if let Some(t) = self.lb.as_ref().map(|l| l.tally) {
+        if let Some(t) = self.mech.lb.as_ref().map(|l| l.tally) {
             counters.lb_reroutes += t.reroutes;
             counters.reorder_held += t.held;
             counters.reorder_timeouts += t.timeouts;
@@ -229,7 +233,7 @@ impl Simulation {
             counters.lb_control_packets += t.control;
             counters.lb_untracked += t.untracked;
         }
-        if let Some(c) = self.lb.as_ref().map(|l| l.reorder_causes()) {
+        if let Some(c) = self.mech.lb.as_ref().map(|l| l.reorder_causes()) {
             for k in 0..c.ooo.len() {
                 counters.reorder_ooo[k] += c.ooo[k];
                 counters.reorder_gaps[k] += c.gaps[k];
@@ -241,7 +245,7 @@ impl Simulation {
         }
         let (mut records, mut pfc_events) = (self.records.clone(), self.pfc_events.clone());
         let (mut unreachable, mut rate_samples) = (self.unreachable.clone(), self.sampler.rates.clone());
-        let (tenant_bins, tenant_bin) = crate::tenancy::meter::merge_meters(&self.meters);
+        let (tenant_bins, tenant_bin) = crate::tenancy::meter::merge_meters(&self.mech.meters);
         if self.origin_order {
             // An order that does not depend on how the nodes were partitioned (`sim::parallel`).
             records.sort_by_key(|r| (r.start + r.fct, r.flow));
@@ -270,7 +274,7 @@ impl Simulation {
             payload_in_flight: self.payload_in_network(),
             tenant_bins,
             tenant_bin,
-            tenant_names: self.tenant_names.clone(),
+            tenant_names: self.mech.tenant_names.clone(),
             app_posts: self.app_posts.clone(),
             deadlock: self.watch.found.first.clone(),
             deadlocks: self.watch.found.count,
@@ -279,7 +283,7 @@ impl Simulation {
             mp_chunks: self.mp_chunk_records(),
             mp_paths: self.mp_path_records(),
             mp_wrs: self.mp_wr_records(),
-            reseq_held: self.iofd.as_ref().map_or(0, |i| i.held_packets()),
+            reseq_held: self.mech.iofd.as_ref().map_or(0, |i| i.held_packets()),
             flow_rx: self.flow_rx.clone(),
             host_apps: self.host_app_table(),
             host_batches: self.host_batches(),
@@ -287,9 +291,8 @@ impl Simulation {
             drum_rows: self.hostm.as_ref().map_or_else(Vec::new, |m| m.drum_rows.clone()),
             wqes_processed: self.nics.iter().filter_map(|n| n.engine.as_ref()).map(|e| e.processed).sum(),
             classes: self.class_records(),
-            balance: self.lb.as_ref().map_or_else(Vec::new, |l| l.balance_rows()),
-            reorder: self.lb.as_ref().map_or_else(Vec::new, |l| l.reorder_rows()),
             collectives: self.collective_records(),
+            tables: self.mech.tables(),
         };
         if self.origin_order {
             super::parallel::sort_app_tables(&mut r); // tables several hosts append to

@@ -2,14 +2,14 @@
 
 use std::collections::HashMap;
 
-use super::validate::{check_completable, validate_config, validate_flows, validate_iofd};
+use super::mech::{Mechanisms, Parts};
+use super::validate::{check_completable, validate_config, validate_flows};
 use super::{Event, SimConfig, Simulation};
 use crate::cc::CcGroup;
 use crate::engine::{stream, EventQueue, StreamKind};
 use crate::error::{Error, Result};
 use crate::fabric::arbitration::{EgressArbitration, InputArbiter};
-use crate::fabric::deflection::Iofd;
-use crate::fabric::{IntSlab, MmuConfig, PortState, SwitchMmu, TxClock, NUM_PRIOS};
+use crate::fabric::{IntSlab, MmuConfig, PortState, SwitchMmu, TxClock};
 use crate::ids::{FlowId, NicId, NodeId, PortId, SwitchId};
 use crate::rnic::{Nic, QpCache};
 use crate::stats::ideal;
@@ -39,12 +39,7 @@ impl Simulation {
         let mut routes = Routes::compute(&topo, cfg.neighbor_order)?;
         routes.set_path_selection(cfg.path_selection);
         validate_flows(&topo, &flows, apps.len())?;
-        if let Some(i) = &cfg.iofd {
-            validate_iofd(i, &flows)?;
-            if let Some(m) = cfg.lossy_escape_class(i.escape_pg) {
-                return Err(Error::scenario("iofd.escape_pg", m));
-            }
-        }
+        Mechanisms::validate_flows(&cfg, &flows)?;
         let mut ports = build_ports(&topo);
         let max_packet = (cfg.mtu + cfg.header_bytes + 128).max(2048) as usize;
         let clock = TxClock::new(cfg.timing, topo.links.iter().map(|l| l.rate), max_packet);
@@ -54,13 +49,7 @@ impl Simulation {
         let (switch_of, mmus, ecn_rngs) = build_switches(&topo, &cfg)?;
         let warnings = super::warnings::scenario_warnings(&topo, &flows, &cfg, &mmus);
         let (nic_of, nics) = build_nics(&topo, &cfg)?;
-        let n_nics = nics.len();
-        let error_rngs: Vec<_> = (0..topo.ports.len())
-            .map(|i| {
-                let link = &topo.links[topo.ports[i].link.idx()];
-                (link.error_rate > 0.0).then(|| stream(cfg.seed, StreamKind::LinkError, i as u64))
-            })
-            .collect();
+        let error_rngs = Mechanisms::error_streams(&topo, &cfg);
         mark_port_roles(&mut ports, &topo, &error_rngs, &switch_of, &nic_of);
         if let Some(t) = &cfg.classes {
             // DWRR quantum: the largest data packet, so that every turn sends one.
@@ -78,35 +67,33 @@ impl Simulation {
                 p.arbiter = Some(Box::new(InputArbiter::new(inputs, quantum)));
             }
         }
-        let no_edge_ecn = cfg.cc.dasr().is_some_and(|p| !p.edge_ecn);
+        let no_edge_ecn = super::mech::no_edge_ecn(&cfg);
         // Switch egresses with a mechanism's hook take the out-of-line path (`switch_kick`).
         let per_port = cfg.buffer_model.per_egress();
         let special = cfg.classes.is_some() || cfg.iofd.is_some() || no_edge_ecn || input_fair || per_port;
         for p in ports.iter_mut().filter(|p| !p.on_host) {
             p.special = special;
         }
-        let ib = super::mech::ib::build(&cfg, &mut ports);
         let ideal = ideal_fcts(&topo, &routes, &flows, &cfg);
         check_completable(&flows, &ideal)?;
         let needs_rtt = cfg.window.enabled || cfg.cc.needs_int();
         let global_rtt_bdp =
             if needs_rtt && cfg.window.global { global_rtt_bdp(&topo, &routes, &cfg) } else { (Time::ZERO, 0) };
-        let irn = cfg.irn.map(|c| {
-            let path_bdp = if c.bdp.is_some() { 0 } else { self::global_rtt_bdp(&topo, &routes, &cfg).1 };
-            Box::new(crate::rnic::IrnTable::new(c, c.window(path_bdp, cfg.mtu)))
-        });
         let total_delay = Time(topo.links.iter().map(|l| l.delay.0).fold(0u64, u64::saturating_add));
         let watch = super::watch::Watch::new(&cfg, ports.len(), total_delay, flows.first().map(|f| f.start));
-        let dasr = cfg.cc.dasr().map(|p| {
-            let rates = nics.iter().map(|n| n.rate);
-            Box::new(crate::cc::dasr::DasrReceivers::new(*p, rates))
-        });
         let ecn_of_class =
             cfg.ecn.as_ref().map_or(Vec::new(), |e| clock.rates().iter().map(|&r| e.for_rate_or_scaled(r)).collect());
-        let port_buffers = super::mech::port_buffers::build(&topo, &cfg, &mmus);
-        let iofd = cfg.iofd.map(|i| Box::new(build_iofd(i, &topo, &cfg, mmus.len())));
-        let lb = build_balancer(&topo, &cfg)?;
-        let fecn = cfg.cc.fecn().map(|p| Box::new(crate::fabric::fecn::FecnMarker::new(p, ports.len())));
+        let irn_path_bdp = || self::global_rtt_bdp(&topo, &routes, &cfg).1;
+        let parts = Parts {
+            topo: &topo,
+            cfg: &cfg,
+            ports: &mut ports,
+            mmus: &mmus,
+            nic_rates: nics.iter().map(|n| n.rate).collect(),
+            irn_path_bdp: &irn_path_bdp,
+            tenant_names,
+        };
+        let mech = Mechanisms::build(parts, error_rngs)?;
         let mut sim = Simulation {
             now: Time::ZERO,
             queue: event_queue_for(&topo, &clock, max_packet as u32),
@@ -122,9 +109,7 @@ impl Simulation {
             switch_of,
             nic_of,
             mmus,
-            port_buffers,
             ecn_rngs,
-            error_rngs,
             nics,
             qps: Vec::new(),
             free_qps: Vec::new(),
@@ -134,9 +119,6 @@ impl Simulation {
             free_groups: Vec::new(),
             group_of: HashMap::new(),
             app_posts: Vec::new(),
-            meters: vec![Default::default(); n_nics],
-            start_budgets: vec![Vec::new(); n_nics],
-            tenant_names,
             int: IntSlab::default(),
             packets: Default::default(),
             flows,
@@ -160,15 +142,8 @@ impl Simulation {
             apps: Default::default(),
             all_done_but_idle_apps: false,
             hostm: None,
-            ib,
-            irn,
+            mech,
             flow_rx: Vec::new(),
-            dasr,
-            no_edge_ecn,
-            fecn,
-            switch_hooks: iofd.is_some() || lb.is_some(),
-            iofd,
-            lb,
         };
         if sim.cfg.threads.is_some() {
             sim.use_origin_order();
@@ -318,64 +293,4 @@ fn global_rtt_bdp(topo: &Topology, routes: &Routes, cfg: &SimConfig) -> (Time, u
 /// Bytes a link of `rate` carries during `rtt` (whole ns, as the reference computes it).
 pub(super) fn bdp_bytes(rtt: Time, rate: crate::units::Rate) -> u64 {
     (rtt.ns() as u128 * rate.0 as u128 / 8 / 1_000_000_000) as u64
-}
-
-/// IOFD's per-port thresholds (the given one, or the port's ECN Kmin: deflect before
-/// marking; without ECN, the Kmin marking would use) and an empty state per switch.
-fn build_iofd(cfg: crate::fabric::IofdConfig, topo: &Topology, sim: &SimConfig, switches: usize) -> Iofd {
-    let ecn = sim.ecn.clone().unwrap_or_else(crate::fabric::EcnConfig::hpcc_default);
-    let thresholds = topo
-        .ports
-        .iter()
-        .map(|p| match cfg.threshold {
-            0 => ecn.for_rate_or_scaled(topo.links[p.link.idx()].rate).map_or(u64::MAX, |e| e.kmin),
-            t => t,
-        })
-        .collect();
-    let lossy = !(1..NUM_PRIOS).all(|q| sim.pfc_on(q)) || topo.links.iter().any(|l| l.error_rate > 0.0);
-    Iofd {
-        cfg,
-        thresholds,
-        switches: vec![Default::default(); switches],
-        timeout: lossy.then_some(cfg.resequence_timeout),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::fabric::{ecn::EcnOverrides, EcnConfig, IofdConfig};
-    use crate::topology::builders;
-    use crate::units::Rate;
-
-    fn thresholds(sim: &SimConfig, threshold: u64) -> Vec<u64> {
-        let topo = builders::star(3, Rate::gbps(100), Time::from_us(1)).expect("star");
-        let cfg = IofdConfig { threshold, ..IofdConfig::default() };
-        build_iofd(cfg, &topo, sim, 1).thresholds
-    }
-
-    #[test]
-    fn iofd_threshold_defaults_to_the_ports_kmin_with_the_fabric_override() {
-        // The reference's 100 Gb/s Kmin, then `fabric.ecn_kmin` (issue 11) where it is set:
-        // IOFD deflects before the port would mark.
-        let plain = SimConfig::default();
-        assert!(thresholds(&plain, 0).iter().all(|&t| t == 400_000));
-        let o = EcnOverrides { kmin: Some(20_000), kmax: None, pmax: None };
-        let overridden = SimConfig { ecn: Some(EcnConfig::hpcc_default().with_overrides(o)), ..SimConfig::default() };
-        assert!(thresholds(&overridden, 0).iter().all(|&t| t == 20_000));
-        // An explicit threshold wins over both.
-        assert!(thresholds(&overridden, 7_000).iter().all(|&t| t == 7_000));
-    }
-}
-
-/// The switch-side balancer when `path_selection` names one of `fabric::lb`'s schemes or
-/// `[fabric.lb]` asks for the uplink balance under ECMP.
-fn build_balancer(topo: &Topology, cfg: &SimConfig) -> Result<Option<Box<crate::fabric::lb::LoadBalancer>>> {
-    use crate::fabric::lb::{is_switch_scheme, LoadBalancer};
-    if !is_switch_scheme(cfg.path_selection) && !cfg.lb.enabled {
-        return Ok(None);
-    }
-    let lb = LoadBalancer::new(cfg.path_selection, cfg.lb, topo, cfg.seed)
-        .map_err(|m| Error::scenario("path_selection", m))?;
-    Ok(Some(Box::new(lb)))
 }

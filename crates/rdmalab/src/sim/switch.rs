@@ -1,5 +1,6 @@
-//! Switch-side handlers: forwarding with ECMP, MMU admission and PFC, egress scheduling,
-//! ECN marking and INT stamping at dequeue; and PFC frames received by any node.
+//! Switch-side handlers: forwarding with ECMP, the one admission (MMU or per-port buffers,
+//! PAUSE when a threshold is crossed), egress scheduling, ECN marking and INT stamping at
+//! dequeue. PFC frames themselves are `pfc.rs`.
 
 use super::Simulation;
 use crate::engine::rng::RngExt;
@@ -8,7 +9,6 @@ use crate::fabric::int::IntHop;
 use crate::fabric::packet::NO_INT;
 use crate::fabric::{Admission, Packet, PacketKind, PacketRef};
 use crate::ids::{NodeId, PortId};
-use crate::stats::PfcEvent;
 
 impl Simulation {
     /// A packet for host `dst` arrived at a switch through port `at`; it stays parked in
@@ -16,7 +16,7 @@ impl Simulation {
     pub(super) fn switch_receive(&mut self, at: PortId, r: PacketRef, dst: NodeId) {
         let node = self.ports[at.idx()].node;
         // One test for both forwarding hooks (a balancer, IOFD), so that plain ECMP pays one.
-        if self.switch_hooks {
+        if self.mech.switch_hooks {
             return self.switch_receive_hooked(at, r, dst, node);
         }
         if let Some(egress) = self.ecmp_egress(at, r, node, dst) {
@@ -50,11 +50,11 @@ impl Simulation {
     #[cold]
     #[inline(never)]
     fn switch_receive_hooked(&mut self, at: PortId, r: PacketRef, dst: NodeId, node: NodeId) {
-        if self.lb.is_some() {
+        if self.mech.lb.is_some() {
             return self.switch_receive_balanced(at, r, dst, node);
         }
         let Some(egress) = self.ecmp_egress(at, r, node, dst) else { return };
-        if self.iofd.is_some() && self.packets.get(r).kind == PacketKind::Data {
+        if self.mech.iofd.is_some() && self.packets.get(r).kind == PacketKind::Data {
             let pkt = self.packets.take(r);
             return self.iofd_receive(at, node, egress, pkt);
         }
@@ -70,7 +70,7 @@ impl Simulation {
             let pkt = self.packets.take(r);
             return self.drop_packet(at, &pkt);
         }
-        let lb = self.lb.as_deref_mut().expect("tested by the caller");
+        let lb = self.mech.lb.as_deref_mut().expect("tested by the caller");
         if lb.conweave().is_some() {
             return self.conweave_receive(at, r, node);
         }
@@ -108,36 +108,13 @@ impl Simulation {
     /// buffers in place of the MMU, the input-port arbiter); without, none is tested.
     #[inline(always)]
     fn switch_enqueue_as<const SPECIAL: bool>(&mut self, at: PortId, egress: PortId, r: PacketRef, queue: Option<u8>) {
-        let (sw, local) = {
-            let st = &self.ports[at.idx()];
-            (st.unit as usize, st.local)
-        };
         if self.ports[egress.idx()].down {
             // Routes still point at a failed link (`failures`): the packet is lost.
             self.counters.link_down_losses += 1;
+            let sw = self.ports[at.idx()].unit as usize;
             return self.drop_at_ingress(at, sw, None, r);
         }
-        let ack_first = self.cfg.ack_high_prio && self.cfg.ack_prio_at_switches;
-        let pkt = self.packets.get_mut(r);
-        let class = if pkt.is_ack() && ack_first { 0 } else { pkt.pg as usize };
-        let wire = pkt.wire;
-        pkt.ingress = at;
-        pkt.ingress_local = local;
-        if class != 0 {
-            let admission = if SPECIAL && self.port_buffers.is_some() {
-                self.port_buffer_admit(sw, local, egress, class, wire)
-            } else {
-                self.mmus[sw].admit(local as usize, class, wire as u64)
-            };
-            match admission {
-                Admission::Drop => return self.drop_at_ingress(at, sw, Some(class), r),
-                Admission::Accept { pause } => {
-                    if pause {
-                        self.send_pfc(at, PacketKind::Pause, class as u8);
-                    }
-                }
-            }
-        }
+        let Some((class, wire, local)) = self.admit::<SPECIAL>(at, egress, r) else { return };
         if self.trace.is_some() {
             let pkt = *self.packets.get(r);
             self.trace_event(super::trace::TraceEvent::Enqueue, egress, &pkt);
@@ -152,6 +129,50 @@ impl Simulation {
         self.switch_kick(egress);
     }
 
+    /// The one admission of a packet into a switch: parked packet `r`, arrived on `at`, bound
+    /// for `egress`, is stamped with its ingress and admitted against the shared MMU (or, on
+    /// a `SPECIAL` egress, its per-port buffer), sending PAUSE upstream when a threshold is
+    /// crossed. Returns (class, wire bytes, ingress index) once admitted; `None` after
+    /// dropping it. Serves the switch's enqueue and every hold (ConWeave's reorder queues).
+    #[inline(always)]
+    pub(super) fn admit<const SPECIAL: bool>(
+        &mut self,
+        at: PortId,
+        egress: PortId,
+        r: PacketRef,
+    ) -> Option<(usize, u32, u16)> {
+        let (sw, local) = {
+            let st = &self.ports[at.idx()];
+            (st.unit as usize, st.local)
+        };
+        let ack_first = self.cfg.ack_high_prio && self.cfg.ack_prio_at_switches;
+        let pkt = self.packets.get_mut(r);
+        let class = if pkt.is_ack() && ack_first { 0 } else { pkt.pg as usize };
+        let wire = pkt.wire;
+        pkt.ingress = at;
+        pkt.ingress_local = local;
+        if class != 0 {
+            let admission = if SPECIAL && self.mech.port_buffers.is_some() {
+                let buffers = self.mech.port_buffers.as_deref_mut().expect("per-port buffers");
+                super::mech::port_buffers::admit(buffers, &self.ports, sw, local, egress, class, wire)
+            } else {
+                self.mmus[sw].admit(local as usize, class, wire as u64)
+            };
+            match admission {
+                Admission::Drop => {
+                    self.drop_at_ingress(at, sw, Some(class), r);
+                    return None;
+                }
+                Admission::Accept { pause } => {
+                    if pause {
+                        self.send_pfc(at, PacketKind::Pause, class as u8);
+                    }
+                }
+            }
+        }
+        Some((class, wire, local))
+    }
+
     /// The packet parked at `r` is lost at ingress `at` of switch `sw`: its egress link is
     /// down (`class` None) or the MMU refused it.
     #[cold]
@@ -159,7 +180,7 @@ impl Simulation {
     fn drop_at_ingress(&mut self, at: PortId, sw: usize, class: Option<usize>, r: PacketRef) {
         let mut pkt = self.packets.take(r);
         if pkt.deflections & ON_DEQUEUE != 0 {
-            pkt = super::mech::iofd::on_dequeue(self.iofd.as_deref_mut(), sw, pkt.pg as usize, pkt);
+            pkt = super::mech::iofd::on_dequeue(self.mech.iofd.as_deref_mut(), sw, pkt.pg as usize, pkt);
         }
         if let Some(class) = class {
             self.count_class_drop(at, class);
@@ -174,27 +195,6 @@ impl Simulation {
         if let Some(c) = self.ports[at.idx()].classes.as_deref_mut() {
             c.stats[class].drops += 1;
         }
-    }
-
-    /// Sends a PFC frame out of `port` (queue 0: ahead of all data); none crosses a
-    /// failed link.
-    pub(super) fn send_pfc(&mut self, port: PortId, kind: PacketKind, class: u8) {
-        if self.ports[port.idx()].down {
-            return;
-        }
-        let frame = Packet::pfc(kind, class, self.cfg.pfc_bytes);
-        let st = &mut self.ports[port.idx()];
-        if kind == PacketKind::Pause {
-            st.counters.pause_sent += 1;
-            self.counters.pauses += 1;
-            if let Some(c) = st.classes.as_deref_mut() {
-                c.stats[class as usize].pauses += 1;
-            }
-        } else {
-            self.counters.resumes += 1;
-        }
-        st.enqueue(0, frame, &mut self.packets);
-        self.switch_kick(port);
     }
 
     /// The egress scheduler of a switch port.
@@ -253,8 +253,9 @@ impl Simulation {
         let mut resume = false;
         let mut iofd = false;
         if class != 0 {
-            resume = if SPECIAL && self.port_buffers.is_some() {
-                self.port_buffer_release(sw, ingress_local, port, admitted, wire)
+            resume = if SPECIAL && self.mech.port_buffers.is_some() {
+                let buffers = self.mech.port_buffers.as_deref_mut().expect("per-port buffers");
+                super::mech::port_buffers::release(buffers, &self.ports, sw, ingress_local, port, admitted, wire)
             } else {
                 self.mmus[sw].release(ingress_local as usize, admitted, wire as u64)
             };
@@ -262,7 +263,7 @@ impl Simulation {
                 self.mark_ecn::<SPECIAL>(port, sw, class, r);
             }
             if SPECIAL && self.packets.get(r).deflections & ON_DEQUEUE != 0 {
-                let pkt = super::mech::iofd::on_dequeue(self.iofd.as_deref_mut(), sw, class, *self.packets.get(r));
+                let pkt = super::mech::iofd::on_dequeue(self.mech.iofd.as_deref_mut(), sw, class, *self.packets.get(r));
                 *self.packets.get_mut(r) = pkt;
                 iofd = true;
             }
@@ -271,7 +272,7 @@ impl Simulation {
             self.stamp_int(port, r);
         }
         self.transmit_parked(port, r);
-        if SPECIAL && self.ib.is_some() {
+        if SPECIAL && self.mech.ib.is_some() {
             // InfiniBand: this port spends credits, the input buffer's return (after the
             // send: the ingress may be this very port, whose transmitter must be busy).
             self.ib_on_switch_send(port, ingress, r);
@@ -296,7 +297,7 @@ impl Simulation {
             return self.mark_fecn::<SPECIAL>(port, class, r); // InfiniBand CC, if it runs
         };
         let st = &self.ports[port.idx()];
-        if SPECIAL && self.no_edge_ecn && st.peer_on_host {
+        if SPECIAL && self.mech.no_edge_ecn && st.peer_on_host {
             return; // Blitz: receiver congestion is DASR's (`dasr_edge_ecn`)
         }
         let params = match self.ecn_of_class.get(st.rate_class as usize) {
@@ -325,6 +326,21 @@ impl Simulation {
         }
     }
 
+    /// InfiniBand CC's FECN where RED ECN is off, if it runs: the decision is the
+    /// mechanism's (`mech::ibcc::mark`), the count and the trace the switch's.
+    #[inline]
+    fn mark_fecn<const SPECIAL: bool>(&mut self, port: PortId, class: usize, r: PacketRef) {
+        let Some(marker) = self.mech.fecn.as_deref_mut() else { return };
+        let (st, pkt) = (&self.ports[port.idx()], self.packets.get_mut(r));
+        if super::mech::ibcc::mark::<SPECIAL>(marker, self.mech.no_edge_ecn, port, st, class, pkt) {
+            self.counters.fecn_marks += 1;
+            if self.trace.is_some() {
+                let pkt = *self.packets.get(r);
+                self.trace_event(super::trace::TraceEvent::Ecn, port, &pkt);
+            }
+        }
+    }
+
     /// Appends this hop's INT record (the reference's field units and widths).
     #[inline]
     fn stamp_int(&mut self, port: PortId, r: PacketRef) {
@@ -346,39 +362,5 @@ impl Simulation {
         let pkt = self.packets.get_mut(r);
         self.int.get_mut(pkt.int_slot).put(pkt.int_hops, hop);
         pkt.int_hops += 1;
-    }
-
-    /// A PFC frame arrived at port `at`: pause or resume that port's transmitter.
-    pub(super) fn on_pfc(&mut self, at: PortId, pkt: Packet) {
-        if pkt.kind == PacketKind::FlowControl {
-            return self.ib_on_flow_control(at, pkt);
-        }
-        let pause = pkt.kind == PacketKind::Pause;
-        if self.trace.is_some() {
-            use super::trace::TraceEvent::{Pause, Resume};
-            self.trace_event(if pause { Pause } else { Resume }, at, &pkt);
-        }
-        let st = &mut self.ports[at.idx()];
-        let q = pkt.pg as usize;
-        let changed = st.paused[q] != pause;
-        st.set_paused(q, pause, self.now);
-        if changed && !st.on_host {
-            self.watch.pause_changed(at, q, pause, self.now, self.cfg.deadlock_timeout);
-        }
-        let st = &mut self.ports[at.idx()];
-        if pause {
-            st.counters.pause_received += 1;
-        }
-        let node = st.node;
-        self.pfc_events.push(PfcEvent {
-            time: self.now,
-            node,
-            node_is_switch: !self.switch_of[node.idx()].is_none(),
-            ifindex: self.topo.ports[at.idx()].ifindex,
-            pause,
-        });
-        if !pause {
-            self.kick(at);
-        }
     }
 }

@@ -112,7 +112,7 @@ impl Simulation {
     #[inline(never)]
     fn arrival_hook(&mut self, at: PortId, parked: PacketRef) -> bool {
         let lost = self.lost_on_link(at);
-        if self.ib.is_some() {
+        if self.mech.ib.is_some() {
             self.ib_on_arrive(at, parked, lost);
         }
         lost
@@ -122,7 +122,7 @@ impl Simulation {
     #[inline]
     pub(in crate::sim) fn lost_on_link(&mut self, at: PortId) -> bool {
         use crate::engine::rng::RngExt;
-        match &mut self.error_rngs[at.idx()] {
+        match &mut self.mech.error_rngs[at.idx()] {
             None => false,
             Some(rng) => {
                 let link = self.topo.ports[at.idx()].link;

@@ -4,6 +4,7 @@ pub mod counters;
 pub mod ideal;
 pub mod max_rtt;
 pub mod spill;
+pub mod table;
 
 pub use counters::Counters;
 

@@ -53,15 +53,18 @@ fn conweave_delivers_in_order_where_letflow_and_spray_reorder() {
 fn reorder_queues_stay_bounded() {
     // Every held packet was admitted by the MMU: the shared buffer bounds what a ToR holds.
     let (s, r) = congested("conweave", "");
-    assert!(!r.reorder.is_empty());
-    let most = r.reorder.iter().map(|x| x.bytes).max().unwrap_or(0);
+    let col = |r: &rdmalab::sim::Results, c: &str| fixtures::table_u64(r, "reorder", c);
+    let (queues, packets, bytes) = (col(&r, "queues"), col(&r, "packets"), col(&r, "bytes"));
+    assert!(!bytes.is_empty());
+    let most = bytes.iter().copied().max().unwrap_or(0);
     assert!(most > 0 && most <= s.config.buffer_bytes, "{most} B held at most");
-    assert!(r.reorder.iter().all(|x| x.queues as usize <= 8 * 24 && x.packets * 1000 <= x.bytes));
+    assert!(queues.iter().all(|&q| q <= 8 * 24));
+    assert!(packets.iter().zip(&bytes).all(|(&p, &b)| p * 1000 <= b));
     // One queue per host port: a flow that finds it taken is sent on unheld (and counted),
     // never more queues than ports.
     let (_, one) = congested("conweave", "[fabric.lb]\nconweave_queues = 1");
     assert!(one.counters.reorder_unheld > 0, "{:?}", one.counters);
-    assert!(one.reorder.iter().all(|x| x.queues <= 8), "one queue per host port of a leaf");
+    assert!(col(&one, "queues").iter().all(|&q| q <= 8), "one queue per host port of a leaf");
     assert!(one.counters.ooo_packets > 0, "unheld packets arrive out of order");
 }
 
@@ -101,7 +104,7 @@ fn outputs(toml: &str, threads: u32) -> (String, String, (u64, u64, u64, u64, u6
     let r = fixtures::run_threads(toml, "cw.toml", threads);
     let c = r.counters;
     let counts = (c.lb_reroutes, c.reorder_held, c.reorder_timeouts, c.lb_control_packets, c.ooo_packets);
-    (fixtures::fct_text(&r), format!("{:?}{:?}", r.reorder, r.balance), counts)
+    (fixtures::fct_text(&r), format!("{:?}", r.tables), counts)
 }
 
 #[test]

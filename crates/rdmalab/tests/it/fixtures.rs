@@ -89,3 +89,18 @@ pub fn reference() -> PathBuf {
     assert!(dir.join("hpcc/FORMATS.md").exists(), "reference files not found at {}", dir.display());
     dir
 }
+
+/// Column `col` of the mechanism table `table` as integers (empty when the run kept no such
+/// table); panics on a column of another type, which the test would misread.
+pub fn table_u64(r: &rdmalab::sim::Results, table: &str, col: &str) -> Vec<u64> {
+    r.table(table).map_or_else(Vec::new, |t| {
+        t.column(col).and_then(|c| c.as_u64()).unwrap_or_else(|| panic!("{table}.{col}: no u64 column")).to_vec()
+    })
+}
+
+/// Column `col` of the mechanism table `table` as floats (see `table_u64`).
+pub fn table_f64(r: &rdmalab::sim::Results, table: &str, col: &str) -> Vec<f64> {
+    r.table(table).map_or_else(Vec::new, |t| {
+        t.column(col).and_then(|c| c.as_f64()).unwrap_or_else(|| panic!("{table}.{col}: no f64 column")).to_vec()
+    })
+}

@@ -229,6 +229,11 @@ impl LoadBalancer {
         self.conweave.as_deref_mut()
     }
 
+    /// ConWeave runs (its reorder table is a result).
+    pub fn runs_conweave(&self) -> bool {
+        self.conweave.is_some()
+    }
+
     /// Payload bytes held in ConWeave's reorder queues (byte conservation).
     pub fn held_payload(&self, pool: &super::PacketPool) -> u64 {
         self.conweave.as_ref().map_or(0, |c| c.held_payload(pool))

@@ -2,6 +2,7 @@
 //! NACK, go-back-N), ACK processing at the sender, and retransmission timeouts.
 
 mod cc;
+mod completions;
 mod rx;
 mod tx;
 
@@ -109,7 +110,7 @@ impl Simulation {
             transport: f.transport,
             ..Qp::placeholder()
         };
-        if let Some(irn) = self.irn.as_deref_mut() {
+        if let Some(irn) = self.mech.irn.as_deref_mut() {
             crate::sim::mech::irn::on_open(irn, id, &mut self.qps[id.idx()]);
         }
         if self.opens_while_running(slot.is_some()) {
@@ -121,7 +122,7 @@ impl Simulation {
         if self.cfg.defense != crate::tenancy::Defense::None {
             let (_, bdp) = self.path_rtt_bdp(f.src, f.dst);
             let (p, now, qp) = (&self.cfg.defense_params, self.now, &mut self.qps[id.idx()]);
-            let (rate, budgets) = (self.nics[qp.nic.idx()].rate, &mut self.start_budgets[qp.nic.idx()]);
+            let (rate, budgets) = (self.nics[qp.nic.idx()].rate, &mut self.mech.start_budgets[qp.nic.idx()]);
             tenancy::grant_line_rate_start(p, now, rate, budgets, qp, bdp, f.size);
         }
         self.join_group(id, path);
@@ -165,7 +166,7 @@ impl Simulation {
             self.queue.push(qp.rto_deadline, Event::Rto(qp_id, qp.gen));
             return;
         }
-        if let Some(irn) = self.irn.as_deref_mut() {
+        if let Some(irn) = self.mech.irn.as_deref_mut() {
             match irn::on_timeout(irn, qp_id, qp, self.cfg.retry_limit) {
                 irn::Expired::Idle => {}
                 irn::Expired::Repair => self.counters.timeouts += 1,
@@ -185,7 +186,7 @@ impl Simulation {
             qp.snd_nxt = qp.snd_una;
         }
         let qp = &mut self.qps[qp_id.idx()];
-        let rto = self.irn.as_deref().map_or(rto, |irn| irn::rto(irn, qp, self.cfg.mtu));
+        let rto = self.mech.irn.as_deref().map_or(rto, |irn| irn::rto(irn, qp, self.cfg.mtu));
         qp.rto_deadline = self.now + rto;
         qp.rto_scheduled = true;
         self.queue.push(qp.rto_deadline, Event::Rto(qp_id, qp.gen));

@@ -40,8 +40,8 @@ impl Simulation {
         // IRN holds what comes beyond a gap (`mech::irn`); go-back-N takes only the next.
         // `next`: where the stream continues if the packet is in order (under IRN it may
         // join held bytes, all delivered now).
-        let irn_on = self.irn.is_some();
-        let (in_order, new_data, ooo, next) = match self.irn.as_deref_mut() {
+        let irn_on = self.mech.irn.is_some();
+        let (in_order, new_data, ooo, next) = match self.mech.irn.as_deref_mut() {
             None => (
                 pkt.seq == rx.expected,
                 pkt.seq >= rx.expected,
@@ -60,7 +60,7 @@ impl Simulation {
             rx.unacked_packets += 1;
             if self.cfg.tenant_meter {
                 let nic = self.nic_of[pkt.dst.idx()].idx();
-                self.meters[nic].add(qp.tenant, self.now, delivered as u32);
+                self.mech.meters[nic].add(qp.tenant, self.now, delivered as u32);
             }
             if pkt.last_of_msg {
                 // The message ends with this packet (under IRN, held bytes past it may have
@@ -72,7 +72,7 @@ impl Simulation {
                 rx.msg_start = end;
             }
             // InfiniBand CC: a FECN is answered at once by a BECN (annex A10).
-            let becn_now = pkt.ce && self.fecn.is_some();
+            let becn_now = pkt.ce && self.mech.fecn.is_some();
             // An IRN receiver that just joined held bytes tells the sender at once.
             let joined = delivered != pkt.payload as u64;
             if rx.unacked_packets >= self.cfg.ack_interval || pkt.last_of_msg || becn_now || joined {
@@ -83,7 +83,7 @@ impl Simulation {
             }
         } else if ooo && irn_on {
             if pkt.last_of_msg && !rx.app.is_none() {
-                irn::hold_message_end(self.irn.as_deref_mut().unwrap(), rx_id, &pkt);
+                irn::hold_message_end(self.mech.irn.as_deref_mut().unwrap(), rx_id, &pkt);
             }
             Some(PacketKind::Nack) // IRN NACKs every packet it holds
         } else {
@@ -106,7 +106,7 @@ impl Simulation {
         if irn_on && in_order && next != pkt.seq + pkt.payload as u64 {
             self.complete_held_messages(rx_id);
         }
-        let dasr = self.dasr.as_deref_mut();
+        let dasr = self.mech.dasr.as_deref_mut();
         let share_kbps = crate::sim::mech::dasr::share_for_ack(dasr, &self.nic_of, &pkt, rx_id, new_data, in_order);
         let Some(kind) = reply else {
             if pkt.int_slot != NO_INT {
@@ -191,7 +191,7 @@ impl Simulation {
         if pkt.kind == PacketKind::Nack {
             qp.nacks += 1;
         }
-        if let Some(irn) = self.irn.as_deref_mut() {
+        if let Some(irn) = self.mech.irn.as_deref_mut() {
             let (now, mtu, limit) = (self.now, self.cfg.mtu, self.cfg.retry_limit);
             if !irn::on_ack(irn, qp_id, qp, &pkt, advanced, now, mtu, limit) {
                 self.fail_qp(qp_id);

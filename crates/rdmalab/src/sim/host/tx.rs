@@ -126,7 +126,7 @@ impl Simulation {
         let ends = msg.filter(|m| m.end == end).map(|m| (m.hdr, m.notify_sent.then_some((m.app, m.cookie))));
         let last_of_msg = ends.is_some();
         let mut wire = self.cfg.data_wire(payload);
-        if self.ib.is_some() && msg.is_some_and(|m| m.end - m.size == qp.snd_nxt) {
+        if self.mech.ib.is_some() && msg.is_some_and(|m| m.end - m.size == qp.snd_nxt) {
             wire += crate::fabric::ib::RETH; // InfiniBand: a WRITE's first packet (paced with it)
         }
         let pkt = Packet {
@@ -161,7 +161,7 @@ impl Simulation {
         } else {
             qp.high_sent = end;
         }
-        if let Some(irn) = self.irn.as_deref_mut() {
+        if let Some(irn) = self.mech.irn.as_deref_mut() {
             qp.snd_nxt = crate::sim::mech::irn::after_send(irn, qp_id, qp, end);
             // a hole, else new data
         }
@@ -201,7 +201,7 @@ impl Simulation {
         }
         self.counters.data_packets_sent += 1;
         self.counters.payload_bytes_sent += payload as u64;
-        if self.ib.is_some() {
+        if self.mech.ib.is_some() {
             self.ib_on_send_data(port, &pkt); // InfiniBand: the VL's credits (`mech::ib`)
         }
         self.transmit(port, pkt);
@@ -210,7 +210,7 @@ impl Simulation {
             self.app_send_done(app, c);
         }
         if !reliable {
-            self.unreliable_sent(qp_id); // UC/UD: no ACK will come (`mech::transport`)
+            self.unreliable_sent(qp_id); // UC/UD: no ACK will come (`completions.rs`)
         }
     }
 }

@@ -11,7 +11,7 @@
 //! released in arrival order, each into the egress queue of the class it was admitted in.
 
 use crate::fabric::lb::conweave::{FlushTimer, RxAction};
-use crate::fabric::{Admission, PacketKind, PacketRef};
+use crate::fabric::{PacketKind, PacketRef};
 use crate::ids::{NodeId, PortId};
 use crate::sim::{Event, Simulation};
 
@@ -23,13 +23,13 @@ impl Simulation {
     pub(in crate::sim) fn conweave_receive(&mut self, at: PortId, r: PacketRef, node: NodeId) {
         let dst = self.packets.get(r).dst;
         let hops = self.routes.next_hops(node, dst);
-        let lb = self.lb.as_deref_mut().expect("tested by the caller");
+        let lb = self.mech.lb.as_deref_mut().expect("tested by the caller");
         let pkt = self.packets.get_mut(r);
         let cw = lb.conweave().expect("conweave state under conweave");
         if pkt.kind == PacketKind::LbControl && cw.at_destination(node, pkt) {
             let now = self.now;
             let pkt = self.packets.take(r);
-            if let Some(cw) = self.lb.as_deref_mut().and_then(|l| l.conweave()) {
+            if let Some(cw) = self.mech.lb.as_deref_mut().and_then(|l| l.conweave()) {
                 cw.on_control(now, node, &pkt);
             }
             return;
@@ -40,7 +40,7 @@ impl Simulation {
             return self.switch_enqueue_parked(at, egress, r, None);
         }
         let mut timer = None;
-        let lb = self.lb.as_deref_mut().expect("tested above");
+        let lb = self.mech.lb.as_deref_mut().expect("tested above");
         let mut tally = lb.tally;
         let cw = lb.conweave().expect("conweave state under conweave");
         let action = cw.destination(self.now, node, egress, self.packets.get_mut(r), &mut timer, &mut tally);
@@ -52,7 +52,7 @@ impl Simulation {
         for c in out.drain(..) {
             self.conweave_send_control(at, node, c);
         }
-        if let Some(cw) = self.lb.as_deref_mut().and_then(|l| l.conweave()) {
+        if let Some(cw) = self.mech.lb.as_deref_mut().and_then(|l| l.conweave()) {
             cw.outbox = out;
         }
         if let Some(FlushTimer { queue, generation, at: when }) = timer {
@@ -76,51 +76,41 @@ impl Simulation {
             return;
         }
         let r = self.packets.park(c);
-        let lb = self.lb.as_deref_mut().expect("conweave runs");
+        let lb = self.mech.lb.as_deref_mut().expect("conweave runs");
         let egress = lb.route(self.now, node, hops, self.packets.get_mut(r), &self.ports);
         self.switch_enqueue_parked(at, egress, r, None);
     }
 
-    /// Admits the data packet `r` at ingress `at` as `switch_enqueue_as` would, then holds
-    /// it in reorder queue `q` rather than in `egress`'s queue. A special egress (its own
-    /// admission or arbiter) forwards it instead.
+    /// Admits the data packet `r` at ingress `at` by the switch's one admission
+    /// (`switch.rs::admit`), then holds it in reorder queue `q` rather than in `egress`'s
+    /// queue. A special egress (its own admission or arbiter) or a failed one forwards it
+    /// instead.
     fn conweave_hold(&mut self, at: PortId, egress: PortId, r: PacketRef, q: u32) {
         if self.ports[egress.idx()].special || self.ports[egress.idx()].down {
             return self.switch_enqueue_parked(at, egress, r, None);
         }
-        let (sw, local) = {
-            let st = &self.ports[at.idx()];
-            (st.unit as usize, st.local)
+        let later = self.mech.lb.as_deref_mut().and_then(|l| l.conweave()).is_some_and(|cw| cw.admit_on_release());
+        let (class, wire) = if later {
+            // Held outside the buffer and admitted at release (issue 46: the artifact's order).
+            let local = self.ports[at.idx()].local;
+            let pkt = self.packets.get_mut(r);
+            pkt.ingress = at;
+            pkt.ingress_local = local;
+            (pkt.pg as usize, pkt.wire)
+        } else {
+            let Some((class, wire, _)) = self.admit::<false>(at, egress, r) else { return };
+            (class, wire)
         };
-        let pkt = self.packets.get_mut(r);
-        let (class, wire) = (pkt.pg, pkt.wire);
-        pkt.ingress = at;
-        pkt.ingress_local = local;
-        let later = self.lb.as_deref_mut().and_then(|l| l.conweave()).is_some_and(|cw| cw.admit_on_release());
-        if class != 0 && !later {
-            match self.mmus[sw].admit(local as usize, class as usize, wire as u64) {
-                Admission::Drop => {
-                    let pkt = self.packets.take(r);
-                    self.drop_packet(at, &pkt);
-                    return;
-                }
-                Admission::Accept { pause } => {
-                    if pause {
-                        self.send_pfc(at, PacketKind::Pause, class);
-                    }
-                }
-            }
-        }
         let now = self.now;
-        if let Some(cw) = self.lb.as_deref_mut().and_then(|l| l.conweave()) {
-            cw.hold(now, q, r, class, wire);
+        if let Some(cw) = self.mech.lb.as_deref_mut().and_then(|l| l.conweave()) {
+            cw.hold(now, q, r, class as u8, wire);
         }
     }
 
     /// Releases reorder queue `q` into its host port's egress queues, in arrival order.
     fn conweave_release(&mut self, q: u32) {
         let now = self.now;
-        let Some(cw) = self.lb.as_deref_mut().and_then(|l| l.conweave()) else { return };
+        let Some(cw) = self.mech.lb.as_deref_mut().and_then(|l| l.conweave()) else { return };
         let mut released = std::mem::take(&mut cw.released);
         let port = cw.release(now, q, &mut released);
         let later = cw.admit_on_release();
@@ -133,7 +123,7 @@ impl Simulation {
                 self.ports[port.idx()].enqueue_parked(class as usize, r, wire);
             }
         }
-        if let Some(cw) = self.lb.as_deref_mut().and_then(|l| l.conweave()) {
+        if let Some(cw) = self.mech.lb.as_deref_mut().and_then(|l| l.conweave()) {
             cw.released = released;
         }
         self.switch_kick(port);
@@ -141,9 +131,10 @@ impl Simulation {
 
     /// A reorder queue's timer: released unless the TAIL did it first or the deadline moved.
     pub(in crate::sim) fn on_reorder_flush(&mut self, q: u32, generation: u32) {
-        let live = self.lb.as_deref_mut().and_then(|l| l.conweave()).is_some_and(|cw| cw.timer_live(q, generation));
+        let live =
+            self.mech.lb.as_deref_mut().and_then(|l| l.conweave()).is_some_and(|cw| cw.timer_live(q, generation));
         if live {
-            if let Some(lb) = self.lb.as_deref_mut() {
+            if let Some(lb) = self.mech.lb.as_deref_mut() {
                 lb.tally.timeouts += 1;
             }
             self.conweave_release(q);
@@ -152,7 +143,7 @@ impl Simulation {
 
     /// The node whose reorder queue `q` is (the origin of its timer).
     pub(in crate::sim) fn reorder_queue_node(&mut self, q: u32) -> NodeId {
-        let port = self.lb.as_deref_mut().and_then(|l| l.conweave()).map_or(PortId::NONE, |cw| cw.queue_port(q));
+        let port = self.mech.lb.as_deref_mut().and_then(|l| l.conweave()).map_or(PortId::NONE, |cw| cw.queue_port(q));
         self.ports[port.idx()].node
     }
 }

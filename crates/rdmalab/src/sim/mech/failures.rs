@@ -179,10 +179,11 @@ impl Simulation {
         while let Some((class, pkt)) = self.ports[p.idx()].dequeue(&mut self.packets) {
             let mut resume = false;
             if class != 0 {
-                resume = if self.port_buffers.is_none() {
+                resume = if self.mech.port_buffers.is_none() {
                     self.mmus[sw].release(pkt.ingress_local as usize, class, pkt.wire as u64)
                 } else {
-                    self.port_buffer_release(sw, pkt.ingress_local, p, class, pkt.wire)
+                    let buffers = self.mech.port_buffers.as_deref_mut().expect("per-port buffers");
+                    super::port_buffers::release(buffers, &self.ports, sw, pkt.ingress_local, p, class, pkt.wire)
                 };
             }
             self.lose(p, &pkt);

@@ -74,7 +74,7 @@ impl Simulation {
     /// falls short of the largest packet.
     fn ib_spend(&mut self, port: PortId, pkt: &Packet) {
         let Some(vl) = self.ib_vl(pkt) else { return };
-        let ib = self.ib.as_deref_mut().expect("IB hook without IB state");
+        let ib = self.mech.ib.as_deref_mut().expect("IB hook without IB state");
         if ib.ports[port.idx()].on_send(vl, ib::blocks(pkt.wire), ib.need, self.now) {
             self.ports[port.idx()].set_credit_blocked(vl, true);
         }
@@ -86,7 +86,7 @@ impl Simulation {
     pub(in crate::sim) fn ib_on_arrive(&mut self, at: PortId, parked: PacketRef, lost: bool) {
         let pkt = *self.packets.get(parked);
         let Some(vl) = self.ib_vl(&pkt) else { return };
-        let ib = self.ib.as_deref_mut().expect("IB hook without IB state");
+        let ib = self.mech.ib.as_deref_mut().expect("IB hook without IB state");
         let b = ib::blocks(pkt.wire);
         let credits = &mut ib.ports[at.idx()];
         credits.on_receive(vl, b, ib.capacity);
@@ -103,7 +103,7 @@ impl Simulation {
         let pkt = *self.packets.get(r);
         let Some(vl) = self.ib_vl(&pkt) else { return };
         self.ib_spend(port, &pkt);
-        let ib = self.ib.as_deref_mut().expect("IB hook without IB state");
+        let ib = self.mech.ib.as_deref_mut().expect("IB hook without IB state");
         let fccl = ib.ports[ingress.idx()].free(vl, ib::blocks(pkt.wire), ib.capacity);
         self.send_flow_control(ingress, vl, fccl);
     }
@@ -127,7 +127,7 @@ impl Simulation {
 
     /// A flow-control packet reached `at`, the sending side of its link.
     pub(in crate::sim) fn ib_on_flow_control(&mut self, at: PortId, frame: Packet) {
-        let ib = self.ib.as_deref_mut().expect("flow control without IB state");
+        let ib = self.mech.ib.as_deref_mut().expect("flow control without IB state");
         let vl = frame.pg as usize;
         if ib.ports[at.idx()].on_credit(vl, frame.seq, ib.need, self.now) {
             self.ports[at.idx()].set_credit_blocked(vl, false);
@@ -137,7 +137,7 @@ impl Simulation {
 
     /// Credit stalls per port (`PortCounters::credit_stall_ps`) up to now, into `ports`.
     pub(in crate::sim) fn ib_stall_counters(&self, ports: &mut [crate::fabric::PortCounters]) {
-        let Some(ib) = self.ib.as_deref() else { return };
+        let Some(ib) = self.mech.ib.as_deref() else { return };
         for (c, credits) in ports.iter_mut().zip(&ib.ports) {
             c.credit_stall_ps = credits.stall_ps(self.now);
         }
@@ -148,7 +148,7 @@ impl Simulation {
     #[doc(hidden)]
     pub fn ib_hold_credits(&mut self, host: NodeId) {
         let port = self.topo.nodes[host.idx()].ports[0];
-        if let Some(ib) = self.ib.as_deref_mut() {
+        if let Some(ib) = self.mech.ib.as_deref_mut() {
             ib.ports[port.idx()].hold = true;
         }
     }
@@ -157,7 +157,7 @@ impl Simulation {
     /// buffer held (`None` on RoCE). Checks of the credit loop for tests.
     #[doc(hidden)]
     pub fn ib_buffer_check(&self) -> Option<(u64, u64)> {
-        self.ib.as_deref().map(|ib| (ib.overruns(), ib.max_held_bytes()))
+        self.mech.ib.as_deref().map(|ib| (ib.overruns(), ib.max_held_bytes()))
     }
 }
 

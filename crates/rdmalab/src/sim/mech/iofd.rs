@@ -10,12 +10,13 @@
 //! forward re-enters the switch's own admission (`switch_enqueue_to`), so the handlers under
 //! `impl Simulation` below only sequence those decisions with that admission.
 
+use crate::config::SimConfig;
 use crate::engine::EventQueue;
 use crate::fabric::deflection::{
     choose, Choice, Iofd, Load, CLASS_MASK, CLASS_SHIFT, COUNT_MASK, ESCAPE, ON_DEQUEUE, PINNED, WAKE,
 };
 use crate::fabric::resequencer::Verdict;
-use crate::fabric::{Packet, PortState, SwitchMmu, TxClock};
+use crate::fabric::{Packet, PortState, SwitchMmu, TxClock, NUM_PRIOS};
 use crate::ids::{NodeId, PortId};
 use crate::sim::{Event, Simulation};
 use crate::stats::Counters;
@@ -171,18 +172,18 @@ impl Simulation {
         if self.ports[ecmp.idx()].peer_on_host {
             return self.iofd_last_hop(at, sw, ecmp, pkt);
         }
-        let Simulation { iofd, ports, routes, topo, counters, .. } = self;
-        let egress = match iofd.as_deref_mut() {
+        let Simulation { mech, ports, routes, topo, counters, .. } = self;
+        let egress = match mech.iofd.as_deref_mut() {
             Some(iofd) => deflect(iofd, SwitchView { ports, routes, topo }, counters, (at, node, sw), ecmp, &mut pkt),
             None => ecmp,
         };
-        let queue = queue_after_deflection(self.iofd.as_deref(), &pkt);
+        let queue = queue_after_deflection(self.mech.iofd.as_deref(), &pkt);
         self.iofd_enqueue(at, egress, pkt, queue);
     }
 
     /// The last hop: forward in order, hold what is ahead, release what now follows.
     fn iofd_last_hop(&mut self, at: PortId, sw: usize, egress: PortId, mut pkt: Packet) {
-        let Some(iofd) = self.iofd.as_deref_mut() else { return };
+        let Some(iofd) = self.mech.iofd.as_deref_mut() else { return };
         if !iofd.cfg.resequence {
             pkt.deflections |= WAKE;
             return self.iofd_enqueue(at, egress, pkt, last_hop_queue(&pkt));
@@ -206,7 +207,7 @@ impl Simulation {
 
     /// Forwards the packets the last `arrive` released (`escaped`: out of order).
     fn forward_released(&mut self, sw: usize, egress: PortId, escaped: bool) {
-        let Some(iofd) = self.iofd.as_deref_mut() else { return };
+        let Some(iofd) = self.mech.iofd.as_deref_mut() else { return };
         let released = iofd.switches[sw].reseq.take_released();
         for p in &released {
             if escaped {
@@ -216,7 +217,7 @@ impl Simulation {
             }
             self.iofd_admit(sw, p.ingress, egress, *p);
         }
-        if let Some(iofd) = self.iofd.as_deref_mut() {
+        if let Some(iofd) = self.mech.iofd.as_deref_mut() {
             iofd.switches[sw].reseq.restore_released(released);
         }
     }
@@ -231,7 +232,7 @@ impl Simulation {
     /// departure retries the waiting line.
     fn iofd_admit(&mut self, sw: usize, at: PortId, egress: PortId, mut pkt: Packet) {
         pkt.deflections |= WAKE;
-        let Some(iofd) = self.iofd.as_deref_mut() else { return };
+        let Some(iofd) = self.mech.iofd.as_deref_mut() else { return };
         let st = &mut iofd.switches[sw];
         if st.reseq.has_waiting() || refused_losslessly(&self.mmus[sw], &self.ports, at, egress, &pkt) {
             st.reseq.wait(pkt, egress);
@@ -249,7 +250,7 @@ impl Simulation {
     #[inline(never)]
     pub(in crate::sim) fn iofd_wake(&mut self, sw: usize) {
         loop {
-            let Some(iofd) = self.iofd.as_deref_mut() else { return };
+            let Some(iofd) = self.mech.iofd.as_deref_mut() else { return };
             let Some((pkt, egress)) = iofd.switches[sw].reseq.next_waiting() else { return };
             if refused_losslessly(&self.mmus[sw], &self.ports, pkt.ingress, egress, &pkt) {
                 iofd.switches[sw].reseq.put_back(pkt, egress);
@@ -263,7 +264,7 @@ impl Simulation {
     /// The retry `retry_later` scheduled.
     pub(in crate::sim) fn on_iofd_retry(&mut self, egress: PortId) {
         let sw = self.ports[egress.idx()].unit as usize;
-        if let Some(iofd) = self.iofd.as_deref_mut() {
+        if let Some(iofd) = self.mech.iofd.as_deref_mut() {
             iofd.switches[sw].retry_pending = false;
         }
         self.iofd_wake(sw);
@@ -274,5 +275,52 @@ impl Simulation {
     #[inline(never)]
     fn iofd_enqueue(&mut self, at: PortId, egress: PortId, pkt: Packet, queue: u8) {
         self.switch_enqueue_to(at, egress, pkt, queue);
+    }
+}
+/// IOFD's per-port thresholds (the given one, or the port's ECN Kmin: deflect before
+/// marking; without ECN, the Kmin marking would use) and an empty state per switch.
+pub(super) fn build(cfg: crate::fabric::IofdConfig, topo: &Topology, sim: &SimConfig, switches: usize) -> Iofd {
+    let ecn = sim.ecn.clone().unwrap_or_else(crate::fabric::EcnConfig::hpcc_default);
+    let thresholds = topo
+        .ports
+        .iter()
+        .map(|p| match cfg.threshold {
+            0 => ecn.for_rate_or_scaled(topo.links[p.link.idx()].rate).map_or(u64::MAX, |e| e.kmin),
+            t => t,
+        })
+        .collect();
+    let lossy = !(1..NUM_PRIOS).all(|q| sim.pfc_on(q)) || topo.links.iter().any(|l| l.error_rate > 0.0);
+    Iofd {
+        cfg,
+        thresholds,
+        switches: vec![Default::default(); switches],
+        timeout: lossy.then_some(cfg.resequence_timeout),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fabric::{ecn::EcnOverrides, EcnConfig, IofdConfig};
+    use crate::topology::builders;
+    use crate::units::Rate;
+
+    fn thresholds(sim: &SimConfig, threshold: u64) -> Vec<u64> {
+        let topo = builders::star(3, Rate::gbps(100), Time::from_us(1)).expect("star");
+        let cfg = IofdConfig { threshold, ..IofdConfig::default() };
+        build(cfg, &topo, sim, 1).thresholds
+    }
+
+    #[test]
+    fn iofd_threshold_defaults_to_the_ports_kmin_with_the_fabric_override() {
+        // The reference's 100 Gb/s Kmin, then `fabric.ecn_kmin` (issue 11) where it is set:
+        // IOFD deflects before the port would mark.
+        let plain = SimConfig::default();
+        assert!(thresholds(&plain, 0).iter().all(|&t| t == 400_000));
+        let o = EcnOverrides { kmin: Some(20_000), kmax: None, pmax: None };
+        let overridden = SimConfig { ecn: Some(EcnConfig::hpcc_default().with_overrides(o)), ..SimConfig::default() };
+        assert!(thresholds(&overridden, 0).iter().all(|&t| t == 20_000));
+        // An explicit threshold wins over both.
+        assert!(thresholds(&overridden, 7_000).iter().all(|&t| t == 7_000));
     }
 }

@@ -62,7 +62,7 @@ impl Simulation {
     pub(in crate::sim) fn complete_held_messages(&mut self, rx_id: QpId) {
         loop {
             let expected = self.qps[rx_id.idx()].rx.expected;
-            let Some(irn) = self.irn.as_deref_mut() else { return };
+            let Some(irn) = self.mech.irn.as_deref_mut() else { return };
             let Some((end, hdr)) = irn.qp(rx_id.idx()).take_message_end(expected) else { return };
             let rx = &mut self.qps[rx_id.idx()].rx;
             let (app, bytes) = (rx.app, end - rx.msg_start);

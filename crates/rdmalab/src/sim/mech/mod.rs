@@ -6,6 +6,7 @@
 //! only the simulator can carry out (a drop, a PFC frame, a switch admission, a completion)
 //! stays with the simulator's own handlers.
 
+mod checks;
 pub(crate) mod conweave;
 pub(crate) mod dasr;
 pub(crate) mod dcqcn_bytes;
@@ -16,5 +17,142 @@ pub(crate) mod iofd;
 pub(crate) mod irn;
 pub(crate) mod port_buffers;
 pub(crate) mod retry;
+mod tables;
 pub(crate) mod tenancy;
 pub(crate) mod transport;
+
+use crate::config::SimConfig;
+use crate::engine::{stream, Rng, StreamKind};
+use crate::error::{Error, Result};
+use crate::fabric::PortState;
+use crate::topology::Topology;
+use crate::workload::FlowSpec;
+
+/// Every optional mechanism's state in one place: what `Simulation` holds for the hooks of
+/// ARCHITECTURE.md's table, each `None` (or empty, or false) when the scenario does not ask
+/// for it, so that a run without it pays one test at its hook. Each piece belongs to one
+/// node (a switch's, a port's, a host's), as the parallel engine requires.
+#[derive(Debug)]
+pub(crate) struct Mechanisms {
+    /// Static per-port buffers per switch (`fabric.buffer_model = "per_port"`), used in
+    /// place of the shared MMUs; `None`: the shared MMU (one test per admission and release).
+    pub port_buffers: Option<Box<[crate::fabric::buffer_model::PortBuffers]>>,
+    /// Per port: the error stream of a link with `error_rate` > 0 (`None`: no errors).
+    pub error_rngs: Vec<Option<Rng>>,
+    /// Per receiving NIC: payload delivered per tenant over time.
+    pub meters: Vec<crate::tenancy::TenantMeter>,
+    /// Per sending NIC, per tenant: the defense's budget of line-rate starts.
+    pub start_budgets: Vec<Vec<crate::tenancy::StartBudget>>,
+    /// Tenant names, by index.
+    pub tenant_names: Vec<String>,
+    /// Blitz's DASR receivers (`None` unless `cc = "blitz"`: no state, one test per packet).
+    pub dasr: Option<Box<crate::cc::dasr::DasrReceivers>>,
+    /// Switches do not ECN-mark at host-facing ports (Blitz with `dasr_edge_ecn = false`).
+    pub no_edge_ecn: bool,
+    /// InfiniBand CC's FECN marking (`None` unless it runs; tested only where RED ECN is off).
+    pub fecn: Option<Box<crate::fabric::fecn::FecnMarker>>,
+    /// In-order flow deflection (`None` unless `[fabric.iofd]`: one test per packet).
+    pub iofd: Option<Box<crate::fabric::deflection::Iofd>>,
+    /// InfiniBand's credits per port and VL (`None` on RoCE: one test per transmission).
+    pub ib: Option<Box<ib::IbLinks>>,
+    /// IRN's loss recovery (`None` under go-back-N: one test per packet sent and per ACK).
+    pub irn: Option<Box<crate::rnic::IrnTable>>,
+    /// Switch-side load balancing (`None` unless `path_selection` is one of `fabric::lb`'s
+    /// schemes or `[fabric.lb]` is given: one test per switch hop).
+    pub lb: Option<Box<crate::fabric::lb::LoadBalancer>>,
+    /// `lb` or `iofd` is set: the switch's forwarding takes its hooked path.
+    pub switch_hooks: bool,
+}
+
+/// What `Mechanisms::build` reads of the world being laid out.
+pub(crate) struct Parts<'a> {
+    pub topo: &'a Topology,
+    pub cfg: &'a SimConfig,
+    pub ports: &'a mut [PortState],
+    pub mmus: &'a [crate::fabric::SwitchMmu],
+    /// Each NIC's line rate, in NIC order.
+    pub nic_rates: Vec<crate::units::Rate>,
+    /// The path BDP IRN's window uses when `[fabric.irn] bdp` is not given.
+    pub irn_path_bdp: &'a dyn Fn() -> u64,
+    pub tenant_names: Vec<String>,
+}
+
+impl Mechanisms {
+    /// The mechanisms' checks of a config against itself (DASR, InfiniBand CC, the
+    /// switch-side balancers), each error naming its field.
+    pub(crate) fn validate(cfg: &SimConfig) -> Result<()> {
+        checks::dasr(cfg)?;
+        checks::ib_cc(cfg)?;
+        checks::balancer(cfg)
+    }
+
+    /// The mechanisms' checks against the flows (IOFD's escape class must be free).
+    pub(crate) fn validate_flows(cfg: &SimConfig, flows: &[FlowSpec]) -> Result<()> {
+        if let Some(i) = &cfg.iofd {
+            checks::iofd(i, flows)?;
+            if let Some(m) = cfg.lossy_escape_class(i.escape_pg) {
+                return Err(Error::scenario("iofd.escape_pg", m));
+            }
+        }
+        Ok(())
+    }
+
+    /// Each port's link-error stream (`None` where the link has no errors), needed before
+    /// the ports' roles are marked, so built apart from the rest.
+    pub(crate) fn error_streams(topo: &Topology, cfg: &SimConfig) -> Vec<Option<Rng>> {
+        (0..topo.ports.len())
+            .map(|i| {
+                let link = &topo.links[topo.ports[i].link.idx()];
+                (link.error_rate > 0.0).then(|| stream(cfg.seed, StreamKind::LinkError, i as u64))
+            })
+            .collect()
+    }
+
+    /// Builds the state of every mechanism the config asks for.
+    pub(crate) fn build(p: Parts<'_>, error_rngs: Vec<Option<Rng>>) -> Result<Mechanisms> {
+        let Parts { topo, cfg, ports, mmus, nic_rates, irn_path_bdp, tenant_names } = p;
+        let n_nics = nic_rates.len();
+        let ib = ib::build(cfg, ports);
+        let irn = cfg.irn.map(|c| {
+            let path_bdp = if c.bdp.is_some() { 0 } else { irn_path_bdp() };
+            Box::new(crate::rnic::IrnTable::new(c, c.window(path_bdp, cfg.mtu)))
+        });
+        let dasr = cfg.cc.dasr().map(|d| Box::new(crate::cc::dasr::DasrReceivers::new(*d, nic_rates.into_iter())));
+        let port_buffers = port_buffers::build(topo, cfg, mmus);
+        let iofd = cfg.iofd.map(|i| Box::new(iofd::build(i, topo, cfg, mmus.len())));
+        let lb = build_balancer(topo, cfg)?;
+        let fecn = cfg.cc.fecn().map(|f| Box::new(crate::fabric::fecn::FecnMarker::new(f, ports.len())));
+        Ok(Mechanisms {
+            port_buffers,
+            error_rngs,
+            meters: vec![Default::default(); n_nics],
+            start_budgets: vec![Vec::new(); n_nics],
+            tenant_names,
+            dasr,
+            no_edge_ecn: no_edge_ecn(cfg),
+            fecn,
+            switch_hooks: iofd.is_some() || lb.is_some(),
+            iofd,
+            ib,
+            irn,
+            lb,
+        })
+    }
+}
+
+/// Blitz with `dasr_edge_ecn = false`: switches leave host-facing ports unmarked.
+pub(crate) fn no_edge_ecn(cfg: &SimConfig) -> bool {
+    cfg.cc.dasr().is_some_and(|p| !p.edge_ecn)
+}
+
+/// The switch-side balancer when `path_selection` names one of `fabric::lb`'s schemes or
+/// `[fabric.lb]` asks for the uplink balance under ECMP.
+fn build_balancer(topo: &Topology, cfg: &SimConfig) -> Result<Option<Box<crate::fabric::lb::LoadBalancer>>> {
+    use crate::fabric::lb::{is_switch_scheme, LoadBalancer};
+    if !is_switch_scheme(cfg.path_selection) && !cfg.lb.enabled {
+        return Ok(None);
+    }
+    let lb = LoadBalancer::new(cfg.path_selection, cfg.lb, topo, cfg.seed)
+        .map_err(|m| Error::scenario("path_selection", m))?;
+    Ok(Some(Box::new(lb)))
+}

@@ -1,14 +1,14 @@
 //! The switch side of `fabric.buffer_model = "per_port"` and `"egress_dynamic"`
 //! (`fabric::buffer_model`): building each switch's port buffers, and admission, release and
 //! PFC RESUME frames against them.
-//! Reached from `sim/switch.rs` in place of the shared MMU when `Simulation::port_buffers`
-//! is set (one test per admission and release otherwise).
+//! Reached from `sim/switch.rs` in place of the shared MMU when `Mechanisms::port_buffers`
+//! is set (one test per admission and release otherwise); the RESUME frames a release asks
+//! for are sent by `sim/pfc.rs::send_resumes`.
 
 use crate::config::SimConfig;
 use crate::fabric::buffer_model::{BufferModel, PortBuffers, PortLimit};
-use crate::fabric::{Admission, PacketKind, SwitchMmu};
+use crate::fabric::{Admission, PortState, SwitchMmu};
 use crate::ids::PortId;
-use crate::sim::Simulation;
 use crate::topology::Topology;
 
 /// Every switch's port buffers, in switch order (the MMUs' order), or `None` under the
@@ -33,54 +33,35 @@ pub(in crate::sim) fn build(topo: &Topology, cfg: &SimConfig, mmus: &[SwitchMmu]
     Some(buffers.collect())
 }
 
-impl Simulation {
-    /// Switch `sw`'s port buffers and `egress`'s index among that switch's ports.
-    #[inline]
-    fn port_buffer_of(&mut self, sw: usize, egress: PortId) -> (&mut PortBuffers, usize) {
-        let e = self.ports[egress.idx()].local as usize;
-        (&mut self.port_buffers.as_deref_mut().expect("per-port buffers")[sw], e)
-    }
+/// Admission of `wire` bytes of `class` from ingress `ingress_local` of switch `sw` into
+/// the buffer of `egress` (the switch's one admission, `switch.rs::admit`, in place of the
+/// shared MMU).
+#[inline(never)]
+pub(in crate::sim) fn admit(
+    buffers: &mut [PortBuffers],
+    ports: &[PortState],
+    sw: usize,
+    ingress_local: u16,
+    egress: PortId,
+    class: usize,
+    wire: u32,
+) -> Admission {
+    let e = ports[egress.idx()].local as usize;
+    buffers[sw].admit(ingress_local as usize, e, class, wire as u64)
+}
 
-    /// Admission of `wire` bytes of `class` from ingress `ingress_local` of switch `sw` into
-    /// the buffer of `egress`.
-    #[inline(never)]
-    pub(in crate::sim) fn port_buffer_admit(
-        &mut self,
-        sw: usize,
-        ingress_local: u16,
-        egress: PortId,
-        class: usize,
-        wire: u32,
-    ) -> Admission {
-        let (b, e) = self.port_buffer_of(sw, egress);
-        b.admit(ingress_local as usize, e, class, wire as u64)
-    }
-
-    /// Release of a packet of `class` from ingress `ingress_local` leaving `egress` of
-    /// switch `sw`; true when some ingress should resume (`send_resumes`).
-    #[inline(never)]
-    pub(in crate::sim) fn port_buffer_release(
-        &mut self,
-        sw: usize,
-        ingress_local: u16,
-        egress: PortId,
-        class: usize,
-        wire: u32,
-    ) -> bool {
-        let (b, e) = self.port_buffer_of(sw, egress);
-        b.release(ingress_local as usize, e, class, wire as u64)
-    }
-
-    /// The RESUME frames a release at `egress` of switch `sw` asked for: to `ingress` for
-    /// `class` under the shared MMU, to every ingress the port buffers let go otherwise.
-    pub(in crate::sim) fn send_resumes(&mut self, sw: usize, egress: PortId, ingress: PortId, class: u8) {
-        if self.port_buffers.is_none() {
-            return self.send_pfc(ingress, PacketKind::Resume, class);
-        }
-        let node = self.ports[egress.idx()].node.idx();
-        while let Some((i, q)) = self.port_buffers.as_deref_mut().and_then(|b| b[sw].next_resume()) {
-            let port = self.topo.nodes[node].ports[i as usize];
-            self.send_pfc(port, PacketKind::Resume, q);
-        }
-    }
+/// Release of a packet of `class` from ingress `ingress_local` leaving `egress` of switch
+/// `sw`; true when some ingress should resume (`pfc.rs::send_resumes`).
+#[inline(never)]
+pub(in crate::sim) fn release(
+    buffers: &mut [PortBuffers],
+    ports: &[PortState],
+    sw: usize,
+    ingress_local: u16,
+    egress: PortId,
+    class: usize,
+    wire: u32,
+) -> bool {
+    let e = ports[egress.idx()].local as usize;
+    buffers[sw].release(ingress_local as usize, e, class, wire as u64)
 }

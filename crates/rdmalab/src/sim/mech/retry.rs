@@ -7,18 +7,15 @@
 //! Hooks: [`go_back`] is called where the sender rewinds (NACK, timeout), never per packet,
 //! and is handed only the QP; progress resets the count in `receive_ack`. Without a limit
 //! nothing here fails. When it does, [`fail`] puts the QP in the error state and hands back
-//! its WRs; the simulator then delivers their completions (`Simulation::fail_qp`).
+//! its WRs; the host then delivers their completions (`sim/host/completions.rs::fail_qp`).
 
-use crate::app::{SendCompletion, SendDone};
-use crate::ids::QpId;
 use crate::rnic::{Message, Qp};
-use crate::sim::Simulation;
 use crate::stats::Counters;
 use crate::units::Time;
 
 /// Hook "sender, NACK or timeout rewinds": the sender of `qp` is about to go back. Counts
 /// the round; returns false when `limit` is exceeded (the caller then fails the QP with
-/// [`Simulation::fail_qp`] instead of rewinding).
+/// `fail_qp`, `sim/host/completions.rs`, instead of rewinding).
 #[inline]
 pub(in crate::sim) fn go_back(limit: Option<u32>, qp: &mut Qp) -> bool {
     qp.rewinds = qp.rewinds.wrapping_add(1);
@@ -60,25 +57,4 @@ pub(in crate::sim) fn reconnect(qp: &mut Qp) {
     qp.rx.expected = start;
     qp.rx.msg_start = start;
     qp.rx.unacked_packets = 0;
-}
-
-impl Simulation {
-    /// Carries out a failure [`go_back`] decided: the failed and flushed WRs complete to
-    /// their applications (a plain flow is recorded unreachable), then the QP may close.
-    #[cold]
-    pub(in crate::sim) fn fail_qp(&mut self, qp_id: QpId) {
-        let failed = fail(&mut self.qps[qp_id.idx()], &mut self.counters);
-        let now = self.now;
-        for (i, m) in failed.into_iter().enumerate() {
-            // (An attack generator ignores it: its transfer never completes.)
-            if m.app.is_none() {
-                // A plain flow is abandoned, as one whose destination became unreachable.
-                self.record_unreachable(m.flow);
-                continue;
-            }
-            let done = if i == 0 { SendDone::Failed } else { SendDone::Flushed };
-            self.app_send_done(m.app, SendCompletion { qp: qp_id, cookie: m.cookie, done, time: now });
-        }
-        self.close_if_idle(qp_id);
-    }
 }

@@ -8,7 +8,7 @@ pub mod qlen_monitor;
 pub(crate) mod qp_names;
 pub(crate) mod sampling;
 pub mod trace;
-mod trace_merge;
+pub mod trace_merge;
 mod trace_points;
 pub(crate) mod warnings;
 pub(crate) mod watch;

@@ -264,8 +264,6 @@ impl Trace {
     }
 }
 
-pub use super::trace_merge::merge_spools;
-
 #[cfg(test)]
 mod tests {
     use super::*;

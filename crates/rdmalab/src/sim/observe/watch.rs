@@ -26,36 +26,12 @@
 //! unfinished flows (or multipath messages) and none left to start.
 
 use super::deadlock::key;
+pub use super::deadlock::{CycleHop, Deadlock};
 pub(crate) use super::deadlock::{Found, WaitShare};
 use crate::fabric::NUM_PRIOS;
-use crate::ids::{NodeId, PortId};
+use crate::ids::PortId;
 use crate::sim::{SimConfig, Simulation, StopReason};
 use crate::units::Time;
-
-/// One hop of a deadlock cycle: a switch port paused for a class, holding packets it
-/// cannot send. The next hop of the cycle is a port of the switch that paused this one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CycleHop {
-    /// The switch owning the port.
-    pub node: NodeId,
-    /// The port (global id).
-    pub port: PortId,
-    /// The port's interface number on its node (1-based, as in PFC files).
-    pub ifindex: u16,
-    /// The paused priority class.
-    pub priority: u8,
-}
-
-/// A PFC deadlock found in a run.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Deadlock {
-    /// The cycle, each hop waiting on the next and the last on the first.
-    pub cycle: Vec<CycleHop>,
-    /// When the cycle formed: the latest of its pauses began.
-    pub formed: Time,
-    /// When it was found.
-    pub detected: Time,
-}
 
 /// State of the watch (see the module doc).
 #[derive(Debug)]

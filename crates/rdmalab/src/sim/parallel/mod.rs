@@ -19,6 +19,7 @@ mod barrier;
 mod deadlock;
 mod estimate;
 mod exchange;
+mod marks;
 mod merge;
 mod observe;
 mod partition;
@@ -40,8 +41,9 @@ pub use runner::Runner;
 use crate::sim::watch::{stall_cause, WaitShare};
 use barrier::SpinBarrier;
 pub use barrier::ThreadTimes;
+use marks::{Mark, Window};
 use stall::StallRule;
-use window::{Mark, Shared, Window};
+use window::Shared;
 
 use super::{Results, RunLimit, Simulation, StopReason};
 use crate::config::Scenario;

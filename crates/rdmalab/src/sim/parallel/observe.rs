@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 
 use super::{ParallelRun, Runner};
 use crate::error::{Error, Result};
+use crate::sim::observe::trace_merge::merge_spools;
 use crate::sim::qlen_monitor::QlenMonitor;
-use crate::sim::trace::merge_spools;
 use crate::sim::{Results, Simulation};
 use crate::units::Time;
 
@@ -144,11 +144,10 @@ pub(super) fn merge_samples(r: &mut Results, others: &mut [Results]) {
         r.rate_samples.append(&mut o.rate_samples);
         r.link_samples.append(&mut o.link_samples);
         r.app_posts.append(&mut o.app_posts);
-        r.balance.append(&mut o.balance);
-        r.reorder.append(&mut o.reorder);
     }
-    r.balance.sort_by_key(|b| (b.window_start, b.switch));
-    r.reorder.sort_by_key(|b| (b.window_start, b.switch));
+    // The mechanisms' tables, each merged by its key columns.
+    let parts = std::iter::once(&mut *r).chain(others.iter_mut()).map(|x| std::mem::take(&mut x.tables)).collect();
+    r.tables = crate::stats::table::merge_by_name(parts).expect("every partition emits the same tables");
     r.queue_samples.sort_by_key(|s| (s.0, s.1));
     r.rate_samples.sort_by_key(|s| (s.time, s.qp));
     r.link_samples.sort_by_key(|s| (s.0, s.1));

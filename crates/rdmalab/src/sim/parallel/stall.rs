@@ -14,30 +14,11 @@
 //!   work completed when a multipath connection is still open, rather than idling through
 //!   its congestion-control timers; the driver stops at the end of that window.
 
-use super::window::{Mark, Window};
+use super::marks::{Mark, StallMark, Window};
 use super::ParallelRun;
 use crate::sim::watch::{idle_cause, later};
 use crate::sim::Simulation;
 use crate::units::Time;
-
-/// A partition's numbers for the watchdog.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct StallMark {
-    /// Payload bytes delivered in order at its hosts.
-    pub delivered: u64,
-    /// Flows of the scenario admitted so far (every partition admits every flow's arrival).
-    pub started: usize,
-    /// The latest post of a message (posts are made at setup, alike in every partition).
-    pub last_post: Time,
-    /// The stall check it armed (`Time::MAX`: none).
-    pub armed: Time,
-}
-
-impl Default for StallMark {
-    fn default() -> Self {
-        StallMark { delivered: 0, started: 0, last_post: Time::ZERO, armed: Time::MAX }
-    }
-}
 
 impl Simulation {
     /// This partition's numbers for the watchdog, after a window.

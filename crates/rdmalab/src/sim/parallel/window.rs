@@ -12,91 +12,12 @@ use std::time::{Duration, Instant};
 
 use super::barrier::{thread_cpu_s, SpinBarrier, ThreadTimes};
 use super::deadlock::{self, WatchMarks};
-use super::stall::{RunMarks, StallMark, StallRule};
+use super::marks::{Mark, Window};
+use super::stall::{RunMarks, StallRule};
 use super::Crossing;
 use crate::sim::watch::WaitShare;
 use crate::sim::{RunLimit, Simulation};
 use crate::units::Time;
-
-/// Where the windows stand between calls: the next window's start, the stall watchdog's
-/// schedule and mark (`stall`), and why the last call returned.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Window {
-    pub(super) start: Time,
-    /// The next stall check (`Time::MAX`: none armed) and the progress it compares with:
-    /// (bytes delivered, work done, flows started) at the previous check.
-    pub(super) stall_next: Time,
-    pub(super) stall_mark: (u64, usize, usize),
-    /// The caller's limit was reached.
-    pub(super) paused: bool,
-    /// The run stopped as stalled at this time (the watchdog found no progress).
-    pub(super) stall_at: Option<Time>,
-    /// The run's work is done but a connection is left open: it stops (finished) here.
-    pub(super) idle_apps_at: Option<Time>,
-    /// Windows run so far.
-    pub(super) windows: u64,
-    /// Sum over windows of the most events one partition ran in it: the run's critical
-    /// path in events (total events / this = the speed-up the map allows, sync aside).
-    pub(super) critical: u64,
-    /// Every flow is done and the partitions know when the last completed (`observe`).
-    pub(super) flows_ended: bool,
-    /// The next PFC deadlock check (`deadlock`; `Time::MAX`: none armed).
-    pub(super) check: Time,
-    /// The run stopped for a PFC deadlock found at this time.
-    pub(super) deadlock_at: Option<Time>,
-}
-
-impl Default for Window {
-    fn default() -> Self {
-        Window {
-            start: Time::ZERO,
-            stall_next: Time::MAX,
-            stall_mark: (0, 0, 0),
-            paused: false,
-            stall_at: None,
-            idle_apps_at: None,
-            windows: 0,
-            critical: 0,
-            flows_ended: false,
-            check: Time::MAX,
-            deadlock_at: None,
-        }
-    }
-}
-
-/// A partition's numbers after a window's exchange.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Mark {
-    /// Its next event.
-    pub(super) next: Time,
-    /// Its numbers for the stall watchdog (`stall`).
-    pub(super) stall: StallMark,
-    /// Events it ran so far.
-    pub(super) events: u64,
-    /// Flows it completed (or gave up), and when the last of them did.
-    pub(super) done: usize,
-    pub(super) last_completion: Time,
-    /// The deadlock check its own pauses armed, the switch (port, class) pairs it has
-    /// paused, and its latest event (`deadlock`).
-    pub(super) check_due: Time,
-    pub(super) paused_pairs: u32,
-    pub(super) now: Time,
-}
-
-impl Default for Mark {
-    fn default() -> Self {
-        Mark {
-            next: Time::MAX,
-            stall: StallMark::default(),
-            events: 0,
-            done: 0,
-            last_completion: Time::ZERO,
-            check_due: Time::MAX,
-            paused_pairs: 0,
-            now: Time::ZERO,
-        }
-    }
-}
 
 /// What the threads share: the barrier, the mailboxes (`mail[from * n + to]`), each
 /// partition's `Mark` after the exchange, and the limits of this call.

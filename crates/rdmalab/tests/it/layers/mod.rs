@@ -7,6 +7,8 @@
 //! nothing below `sim` knows the simulator, `sim` runs a validated `config::Scenario`
 //! without knowing how it was parsed, and `config` is a leaf that both read.
 
+mod files;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 

@@ -1,0 +1,63 @@
+//! The host's one carry-out of what a mechanism decided: the mechanism's function returns
+//! its decision over the QP (`mech::retry::fail`: the WRs to fail and to flush;
+//! `mech::transport::receive`: a UC/UD packet's verdict and the receive completion to make;
+//! `mech::transport::sent`), and this file counts it and delivers the completions to the
+//! applications, so that a mechanism's file never reaches the application table.
+
+use crate::app::{SendCompletion, SendDone};
+use crate::fabric::packet::NO_INT;
+use crate::fabric::Packet;
+use crate::ids::QpId;
+use crate::sim::mech::{retry, transport};
+use crate::sim::Simulation;
+
+impl Simulation {
+    /// Carries out a failure `retry::go_back` decided: the failed and flushed WRs complete to
+    /// their applications (a plain flow is recorded unreachable), then the QP may close.
+    #[cold]
+    pub(in crate::sim) fn fail_qp(&mut self, qp_id: QpId) {
+        let failed = retry::fail(&mut self.qps[qp_id.idx()], &mut self.counters);
+        let now = self.now;
+        for (i, m) in failed.into_iter().enumerate() {
+            // (An attack generator ignores it: its transfer never completes.)
+            if m.app.is_none() {
+                // A plain flow is abandoned, as one whose destination became unreachable.
+                self.record_unreachable(m.flow);
+                continue;
+            }
+            let done = if i == 0 { SendDone::Failed } else { SendDone::Flushed };
+            self.app_send_done(m.app, SendCompletion { qp: qp_id, cookie: m.cookie, done, time: now });
+        }
+        self.close_if_idle(qp_id);
+    }
+
+    /// A UC or UD data packet at its receiver: `mech::transport::receive` decides, this
+    /// carries it out.
+    pub(super) fn receive_unreliable(&mut self, pkt: Packet, rx_id: QpId) {
+        let got = transport::receive(&mut self.qps[rx_id.idx()], &pkt);
+        if got.verdict.lost_message {
+            self.counters.messages_lost += 1;
+        }
+        if got.verdict.accept {
+            self.counters.payload_bytes_delivered += pkt.payload as u64;
+        } else {
+            self.counters.payload_bytes_dropped += pkt.payload as u64;
+        }
+        if pkt.int_slot != NO_INT {
+            self.int.release(pkt.int_slot); // no ACK carries it back
+        }
+        if let Some((app, bytes)) = got.deliver {
+            self.app_recv_done(app, rx_id, pkt.app_hdr, bytes);
+        }
+        self.release_if_quiet(rx_id);
+    }
+
+    /// A UC or UD packet left its sender (`mech::transport::sent`): the messages it ends
+    /// complete to their application.
+    pub(super) fn unreliable_sent(&mut self, qp_id: QpId) {
+        transport::sent(&mut self.qps[qp_id.idx()]);
+        if let Some((app, first, n)) = self.complete_messages(qp_id) {
+            self.app_chunks_done(app, first, n, qp_id);
+        }
+    }
+}

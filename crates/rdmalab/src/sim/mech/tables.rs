@@ -1,0 +1,53 @@
+//! The mechanisms' own result tables (`Mechanisms::tables`), each a `stats::table::Table`
+//! that reaches Python as `res.<name>` and a store as `<name>.parquet` without a field of its
+//! own anywhere on the way. To add one: build it here from the mechanism's state, name its
+//! key columns, and give Python its empty frame (`python/rdmalab/results.py`,
+//! `MECHANISM_TABLES`) for runs without the mechanism.
+
+use super::Mechanisms;
+use crate::fabric::lb::conweave::ReorderRow;
+use crate::fabric::lb::BalanceRow;
+use crate::stats::table::Table;
+
+impl Mechanisms {
+    /// Every table the run's mechanisms keep, in a fixed order: `balance` with a switch-side
+    /// balancer (or `[fabric.lb]`), `reorder` under ConWeave.
+    pub(crate) fn tables(&self) -> Vec<Table> {
+        let mut out = Vec::new();
+        if let Some(lb) = self.lb.as_deref() {
+            out.push(balance(&lb.balance_rows()));
+            if lb.runs_conweave() {
+                out.push(reorder(&lb.reorder_rows()));
+            }
+        }
+        out
+    }
+}
+
+/// A u64 column of `rows`.
+fn col<T>(rows: &[T], f: impl Fn(&T) -> u64) -> Vec<u64> {
+    rows.iter().map(f).collect()
+}
+
+/// Per ToR and `lb_window`, its uplinks' data bytes and imbalance (docs/load-balancing.md).
+fn balance(rows: &[BalanceRow]) -> Table {
+    Table::new("balance", &["window_start_ps", "switch"])
+        .u64("window_start_ps", col(rows, |b| b.window_start.0))
+        .u64("switch", col(rows, |b| b.switch.0 as u64))
+        .u64("uplinks", col(rows, |b| b.uplinks as u64))
+        .u64("min_bytes", col(rows, |b| b.min_bytes))
+        .u64("max_bytes", col(rows, |b| b.max_bytes))
+        .f64("mean_bytes", rows.iter().map(|b| b.mean_bytes).collect())
+        .f64("imbalance", rows.iter().map(|b| b.imbalance).collect())
+}
+
+/// ConWeave: per destination ToR and `lb_window`, the most reorder queues in use and packets
+/// and bytes held.
+fn reorder(rows: &[ReorderRow]) -> Table {
+    Table::new("reorder", &["window_start_ps", "switch"])
+        .u64("window_start_ps", col(rows, |b| b.window_start.0))
+        .u64("switch", col(rows, |b| b.switch.0 as u64))
+        .u64("queues", col(rows, |b| b.queues as u64))
+        .u64("packets", col(rows, |b| b.packets))
+        .u64("bytes", col(rows, |b| b.bytes))
+}
