@@ -65,7 +65,31 @@ impl CctEntry {
 /// Mellanox's tables), entry 8 at half, entry 127 at 8/135 of it, each step at most 1/9 of
 /// the rate below the last.
 pub fn default_cct() -> Vec<CctEntry> {
-    super::ib_presets::named_cct(super::ib_presets::DEFAULT_PRESET).expect("our table")
+    (0..128).map(|i| CctEntry { shift: 3, multiplier: i }).collect()
+}
+
+/// The preset a run gets when it names none: our own choices (†; the named sets are in
+/// `cc::ib_presets`, which builds on this file, not the other way round).
+pub const DEFAULT_PRESET: &str = "rdmalab_v1";
+
+/// Queue depth per threshold level below 16 (†, ours): A10 gives the level's meaning (0 no
+/// marking, 1 loosest, 15 most aggressive) and leaves the depth to the switch vendor.
+pub const THRESHOLD_STEP: u64 = 16 * 1024;
+
+/// The queue depth (bytes) above which a switch marks at A10 threshold level `level`
+/// (1..=15): (16 − level) × 16 KiB, so 15 gives 16 KiB (eight 2048-byte IB MTU packets) and 1
+/// gives 240 KiB; level 0 never marks (`u64::MAX`). None past 15.
+pub fn threshold_bytes(level: u8) -> Option<u64> {
+    match level {
+        0 => Some(u64::MAX),
+        1..=15 => Some((16 - level as u64) * THRESHOLD_STEP),
+        _ => None,
+    }
+}
+
+/// The level whose depth is exactly `bytes`, if any (for printing).
+pub fn threshold_level(bytes: u64) -> Option<u8> {
+    (0..=15).find(|&l| threshold_bytes(l) == Some(bytes))
 }
 
 /// The adapter's settings and the switches' (`[fabric.cc_params]`).
@@ -103,8 +127,8 @@ impl Default for IbParams {
             ccti_min: 0,
             ccti_timer: Time::from_us(50),
             cct,
-            preset: super::ib_presets::DEFAULT_PRESET,
-            cct_name: Some(super::ib_presets::DEFAULT_PRESET),
+            preset: DEFAULT_PRESET,
+            cct_name: Some(DEFAULT_PRESET),
         }
     }
 }
@@ -120,7 +144,7 @@ impl IbParams {
     /// prints).
     pub fn describe(&self) -> String {
         let m = &self.marking;
-        let threshold = match super::ib_presets::threshold_level(m.threshold) {
+        let threshold = match threshold_level(m.threshold) {
             Some(0) => "level 0 (no marking)".to_string(),
             Some(l) => format!("{} B (level {l})", m.threshold),
             None => format!("{} B", m.threshold),

@@ -3,12 +3,10 @@
 //! (`threshold_level`, 0-15) mapped to a queue depth. Sources in `docs/physics.md`,
 //! "InfiniBand congestion control"; our own choices are the set `rdmalab_v1`.
 
+pub use super::ib::{threshold_bytes, threshold_level, DEFAULT_PRESET, THRESHOLD_STEP};
 use super::ib::{CctEntry, IbParams};
 use crate::fabric::fecn::FecnParams;
 use crate::units::Time;
-
-/// The preset a run gets when it names none: our own choices (†).
-pub const DEFAULT_PRESET: &str = "rdmalab_v1";
 
 /// The named tables, in the order the docs list them.
 pub const CCT_NAMES: [&str; 5] = ["rdmalab_v1", "mellanox_default", "mellanox_llnl", "simula_optimal", "simula_llnl"];
@@ -24,29 +22,9 @@ pub const PRESET_NAMES: [&str; 7] = [
     "llnl_simula_llnl",
 ];
 
-/// Queue depth per threshold level below 16 (†, ours): A10 gives the level's meaning (0 no
-/// marking, 1 loosest, 15 most aggressive) and leaves the depth to the switch vendor.
-pub const THRESHOLD_STEP: u64 = 16 * 1024;
-
-/// The queue depth (bytes) above which a switch marks at A10 threshold level `level`
-/// (1..=15): (16 − level) × 16 KiB, so 15 gives 16 KiB (eight 2048-byte IB MTU packets) and 1
-/// gives 240 KiB; level 0 never marks (`u64::MAX`). None past 15.
-pub fn threshold_bytes(level: u8) -> Option<u64> {
-    match level {
-        0 => Some(u64::MAX),
-        1..=15 => Some((16 - level as u64) * THRESHOLD_STEP),
-        _ => None,
-    }
-}
-
-/// The level whose depth is exactly `bytes`, if any (for printing).
-pub fn threshold_level(bytes: u64) -> Option<u8> {
-    (0..=15).find(|&l| threshold_bytes(l) == Some(bytes))
-}
-
-/// Our table (†): 128 entries, entry i a delay of i/8 packet times (shift 3, multiplier i).
+/// Our table (†): `ib::default_cct`.
 fn rdmalab_v1_cct() -> Vec<CctEntry> {
-    (0..128).map(|i| CctEntry { shift: 3, multiplier: i }).collect()
+    super::ib::default_cct()
 }
 
 /// The quadratic tables of LLNL's OpenSM CC configuration generator (perryh/ib-cc-tools-llnl,

@@ -178,7 +178,7 @@ impl Search {
 /// is its lowest id).
 pub(super) struct Classes {
     /// Class of each node (`NOT_A_HOST` for switches).
-    of: Vec<u32>,
+    pub(super) of: Vec<u32>,
     /// Each class's first and (if any) second member.
     pub(super) members: Vec<(NodeId, Option<NodeId>)>,
     /// Each class's shared neighbours, concatenated (`at[c]..at[c + 1]`).
@@ -224,41 +224,7 @@ fn single_switch(topo: &Topology, adj: &Adjacency, h: NodeId) -> Option<Option<N
 }
 
 impl Routes {
-    pub(super) fn build(
-        topo: &Topology,
-        order: super::NeighborOrder,
-        up: &dyn Fn(usize) -> bool,
-        strict: bool,
-    ) -> Result<Routes> {
-        Routes::build_with(topo, order, up, strict, super::DENSE_LIMIT)
-    }
-
-    /// `build`, grouping classes when rows x classes exceeds `dense_limit` (tests force it).
-    pub(super) fn build_with(
-        topo: &Topology,
-        order: super::NeighborOrder,
-        up: &dyn Fn(usize) -> bool,
-        strict: bool,
-        dense_limit: usize,
-    ) -> Result<Routes> {
-        let hosts: Vec<NodeId> = topo.hosts().collect();
-        super::validate_hosts(topo, &hosts)?;
-        let adj = Adjacency::new(topo, order, up);
-        let cls = classes(topo, &adj, &hosts);
-        let mut r = Routes::empty(topo, order, hosts, &cls.of, cls.members.len());
-        r.lay_out_hosts(topo, &adj);
-        let all_up = || (0..topo.links.len()).all(up);
-        match super::clos::Clos::recognise(topo) {
-            Some(clos) if order == super::NeighborOrder::Ascending && all_up() => {
-                r.fill_rows_clos(topo, &adj, &cls, clos, dense_limit)?
-            }
-            _ => r.fill_rows(topo, &adj, &cls, strict, dense_limit)?,
-        }
-        r.down_links = (0..topo.links.len()).filter(|&l| !up(l)).map(|l| l as u32).collect();
-        Ok(r)
-    }
-
-    fn empty(
+    pub(super) fn empty(
         topo: &Topology,
         order: super::NeighborOrder,
         hosts: Vec<NodeId>,
@@ -293,7 +259,7 @@ impl Routes {
 
     /// Rows for switches and multi-homed hosts; uplinks for single-switch hosts; every
     /// host's down ports at each neighbour.
-    fn lay_out_hosts(&mut self, topo: &Topology, adj: &Adjacency) {
+    pub(super) fn lay_out_hosts(&mut self, topo: &Topology, adj: &Adjacency) {
         for n in (0..topo.len()).map(NodeId::new) {
             match topo.is_host(n).then(|| single_switch(topo, adj, n)).flatten() {
                 Some(Some(s)) => {
@@ -326,7 +292,7 @@ impl Routes {
     /// get the `ATTACH` mark (their lists are the destination's down ports). Columns go
     /// to the [`Grouper`] in class order, which merges them into groups when the table is
     /// larger than `dense_limit` entries.
-    fn fill_rows(
+    pub(super) fn fill_rows(
         &mut self,
         topo: &Topology,
         adj: &Adjacency,

@@ -444,6 +444,44 @@ impl Routes {
     }
 }
 
+/// Where the tables are made: a recognised Clos fabric's from its wiring (`clos.rs`), any
+/// other's by one search per class (`build.rs`).
+impl Routes {
+    pub(super) fn build(
+        topo: &Topology,
+        order: NeighborOrder,
+        up: &dyn Fn(usize) -> bool,
+        strict: bool,
+    ) -> Result<Routes> {
+        Routes::build_with(topo, order, up, strict, DENSE_LIMIT)
+    }
+
+    /// `build`, grouping classes when rows x classes exceeds `dense_limit` (tests force it).
+    pub(super) fn build_with(
+        topo: &Topology,
+        order: NeighborOrder,
+        up: &dyn Fn(usize) -> bool,
+        strict: bool,
+        dense_limit: usize,
+    ) -> Result<Routes> {
+        let hosts: Vec<NodeId> = topo.hosts().collect();
+        validate_hosts(topo, &hosts)?;
+        let adj = build::Adjacency::new(topo, order, up);
+        let cls = build::classes(topo, &adj, &hosts);
+        let mut r = Routes::empty(topo, order, hosts, &cls.of, cls.members.len());
+        r.lay_out_hosts(topo, &adj);
+        let all_up = || (0..topo.links.len()).all(up);
+        match clos::Clos::recognise(topo) {
+            Some(clos) if order == NeighborOrder::Ascending && all_up() => {
+                r.fill_rows_clos(topo, &adj, &cls, clos, dense_limit)?
+            }
+            _ => r.fill_rows(topo, &adj, &cls, strict, dense_limit)?,
+        }
+        r.down_links = (0..topo.links.len()).filter(|&l| !up(l)).map(|l| l as u32).collect();
+        Ok(r)
+    }
+}
+
 /// Test fixtures shared with other modules' tests.
 #[cfg(test)]
 pub(crate) mod fixtures {
