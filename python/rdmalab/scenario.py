@@ -341,8 +341,9 @@ class Scenario:
         error_rate (per-packet loss probability of every link) and reroute_delay (link
         down/up to new routes). The README's scenario block lists every key with its default.
         loss_recovery (go_back_n|irn) with irn (a dict of the `[fabric.irn]` fields: rto_low,
-        rto_high, low_packets, bdp) and cnp_on_ooo (a CNP on an out-of-order packet);
-        docs/physics.md, "Loss recovery: go-back-N and IRN".
+        rto_high, low_packets, bdp), cnp_on_ooo (a CNP on an out-of-order packet) and
+        nack_interval (go-back-N's least time between NACKs for one expected packet; ConWeave's
+        artifact uses 4us); docs/physics.md, "Loss recovery: go-back-N and IRN".
 
         Blitz: `with_fabric(cc="blitz", cc_params={"dasr_count": "qp"}, iofd={})`.
         InfiniBand CC (IBA annex A10): `with_fabric(cc="ib", cc_params={"ccti_timer": "20us",
