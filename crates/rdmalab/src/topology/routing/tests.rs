@@ -168,34 +168,34 @@ fn path_tolerates_any_pick() {
     assert!(r.path(&t, NodeId(3), NodeId(33), |_, _| 0).is_empty());
 }
 
+/// One plain breadth-first search from `dst` (never through another host): every node's
+/// list towards it, `[node]`.
+fn search_lists(topo: &Topology, adj: &build::Adjacency, dst: NodeId) -> Vec<Vec<PortId>> {
+    let mut dist = vec![u32::MAX; topo.len()];
+    let mut lists = vec![Vec::new(); topo.len()];
+    let mut queue = std::collections::VecDeque::from([dst]);
+    dist[dst.idx()] = 0;
+    while let Some(now) = queue.pop_front() {
+        for &(nb, back) in adj.of(now) {
+            if dist[nb.idx()] == u32::MAX {
+                dist[nb.idx()] = dist[now.idx()] + 1;
+                if !topo.is_host(nb) {
+                    queue.push_back(nb);
+                }
+            }
+            if dist[nb.idx()] == dist[now.idx()] + 1 {
+                lists[nb.idx()].push(back);
+            }
+        }
+    }
+    lists
+}
+
 /// The tables the class scheme replaced, built the plain way: one search per destination
 /// host, every node's list read off it. Returns `[dst rank][node]`.
 fn per_host_tables(topo: &Topology, order: NeighborOrder, up: &dyn Fn(usize) -> bool) -> Vec<Vec<Vec<PortId>>> {
     let adj = build::Adjacency::new(topo, order, up);
-    let hosts: Vec<NodeId> = topo.hosts().collect();
-    hosts
-        .iter()
-        .map(|&dst| {
-            let mut dist = vec![u32::MAX; topo.len()];
-            let mut lists = vec![Vec::new(); topo.len()];
-            let mut queue = std::collections::VecDeque::from([dst]);
-            dist[dst.idx()] = 0;
-            while let Some(now) = queue.pop_front() {
-                for &(nb, back) in adj.of(now) {
-                    if dist[nb.idx()] == u32::MAX {
-                        dist[nb.idx()] = dist[now.idx()] + 1;
-                        if !topo.is_host(nb) {
-                            queue.push_back(nb);
-                        }
-                    }
-                    if dist[nb.idx()] == dist[now.idx()] + 1 {
-                        lists[nb.idx()].push(back);
-                    }
-                }
-            }
-            lists
-        })
-        .collect()
+    topo.hosts().map(|dst| search_lists(topo, &adj, dst)).collect()
 }
 
 /// Both the dense table and the grouped one (forced: a dense limit of 0) give every
@@ -459,23 +459,7 @@ fn clos_tables_equal_the_search_on_a_larger_fat_tree() {
     let r = Routes::build_with(&t, NeighborOrder::Ascending, &|_| true, true, 0).unwrap();
     let adj = build::Adjacency::new(&t, NeighborOrder::Ascending, &|_| true);
     for dst in (0..k * k * k / 4).step_by(37).map(NodeId::new) {
-        let mut dist = vec![u32::MAX; t.len()];
-        let mut lists = vec![Vec::new(); t.len()];
-        let mut queue = std::collections::VecDeque::from([dst]);
-        dist[dst.idx()] = 0;
-        while let Some(now) = queue.pop_front() {
-            for &(nb, back) in adj.of(now) {
-                if dist[nb.idx()] == u32::MAX {
-                    dist[nb.idx()] = dist[now.idx()] + 1;
-                    if !t.is_host(nb) {
-                        queue.push_back(nb);
-                    }
-                }
-                if dist[nb.idx()] == dist[now.idx()] + 1 {
-                    lists[nb.idx()].push(back);
-                }
-            }
-        }
+        let lists = search_lists(&t, &adj, dst);
         for (n, list) in lists.iter().enumerate() {
             assert_eq!(r.next_hops(NodeId::new(n), dst), list.as_slice(), "node {n} -> {dst}");
         }
