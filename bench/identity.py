@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Output identity of two engine builds: runs the reference's S1 and S2 configs under several
+CC modes, and one small scenario per optional mechanism (ConWeave, IOFD, InfiniBand credits
+and CC, IRN, link failures, per-port buffers, DASR), with two `hpcc_run` binaries, and
+compares every file they write (FCT, PFC) and the counters they print, byte for byte.
+
+A refactor of the engine (issue 43: hooks as free functions over views and actions) must
+leave all of them unchanged; this is the check its notes cite.
+
+    cargo build --release --example hpcc_run            # the new binary, target/release/examples
+    .venv/bin/python bench/identity.py --old OLD/hpcc_run --new target/release/examples/hpcc_run
+    .venv/bin/python bench/identity.py --old A --new B --only mech      # the mechanism scenarios
+    .venv/bin/python bench/identity.py --old A --new B --threads 2      # the parallel engine too
+
+Exit status 1 when any output differs (the differing inputs are named).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "hpcc"
+# The reference's CC modes: 1 DCQCN, 3 HPCC, 7 TIMELY, 8 DCTCP, 0 none.
+CC_MODES = (0, 1, 3, 7, 8)
+# What of `hpcc_run`'s output measures the machine, not the run: wall times and rates.
+TIMING = [re.compile(p, re.M) for p in (r"^setup .*$", r"\(\d+\.\d+ M/s\)", r"; CPU s per thread.*$",
+                                   r'"(run_s|setup_s)": [0-9.]+')]
+
+
+def mechanism_scenarios() -> dict[str, str]:
+    """One small scenario per optional mechanism, as TOML, built with the Python API."""
+    from rdmalab import Scenario
+
+    def cross(sc: Scenario, n: int, size: int) -> Scenario:
+        for i in range(n):
+            sc = sc.flow(i, n + i, size).flow(n + i, i, size)
+        return sc
+
+    ls = Scenario.leaf_spine(2, 4, spines=2)
+    out = {
+        "conweave": cross(ls, 4, 1_000_000).with_fabric(
+            cc="dcqcn", path_selection="conweave", lb={"conweave_reply_extra": "1ns", "lb_window": "20us"}),
+        "conweave_admit_on_release": cross(ls, 4, 1_000_000).with_fabric(
+            cc="dcqcn", path_selection="conweave",
+            lb={"conweave_reply_extra": "1ns", "conweave_admit_on_release": True}),
+        "conga": cross(ls, 4, 500_000).with_fabric(cc="dcqcn", path_selection="conga"),
+        "iofd": cross(ls, 4, 500_000).with_fabric(cc="dcqcn", iofd={"max_deflections": 2}),
+        "blitz_iofd": cross(ls, 4, 500_000).with_fabric(
+            cc="blitz", cc_params={"dasr_utilization": 0.95}, iofd={"max_deflections": 1}),
+        "infiniband_ibcc": cross(ls, 4, 500_000).with_fabric(link_layer="infiniband", cc="ib"),
+        "infiniband_none": Scenario.star(5, rate="FDR4x").flow(1, 0, 300_000).flow(2, 0, 300_000)
+        .flow(3, 0, 300_000).with_fabric(link_layer="infiniband", cc="none"),
+        "irn": Scenario.star(3).flow(0, 2, 1_000_000).flow(1, 2, 1_000_000).with_seed(3).with_fabric(
+            cc="dcqcn", lossless=False, error_rate=0.001, loss_recovery="irn", cnp_on_ooo=True,
+            irn={"rto_low": "100us", "rto_high": "320us", "low_packets": 3, "bdp": 100000}),
+        "per_port_buffers": cross(ls, 4, 500_000).with_fabric(cc="dcqcn", buffer_model="per_port"),
+    }
+    texts = {name: sc.to_toml() for name, sc in out.items()}
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    texts["link_failure"] = (examples / "link_failure.toml").read_text()
+    texts["incast"] = (examples / "incast.toml").read_text()
+    return texts
+
+
+def reference_configs(work: Path) -> dict[str, Path]:
+    """S1 and S2 under each CC mode, written into `work` with their outputs there."""
+    for name in ("topology.txt", "fat.txt", "trace.txt", "S1_flow.txt", "S2_flow.txt"):
+        (work / name).symlink_to(REFERENCE / name)
+    out = {}
+    for s in ("S1", "S2"):
+        base = (REFERENCE / f"{s}_dcqcn_config.txt").read_text()
+        for mode in CC_MODES:
+            text = re.sub(r"(?m)^CC_MODE \d+$", f"CC_MODE {mode}", base)
+            text = re.sub(r"(?m)^(FCT_OUTPUT_FILE|PFC_OUTPUT_FILE|TRACE_OUTPUT_FILE|QLEN_MON_FILE) .*$",
+                          lambda m, s=s, mode=mode: f"{m.group(1)} {s}_{mode}_{m.group(1).split('_')[0].lower()}.txt",
+                          text)
+            path = work / f"{s}_cc{mode}_config.txt"
+            path.write_text(text)
+            out[f"{s}_cc{mode}"] = path
+    return out
+
+
+def run_one(binary: Path, inp: Path, cwd: Path, threads: int | None) -> dict[str, str]:
+    """Runs `binary` on `inp` in `cwd`; the digest of every file written there and the output."""
+    before = {p.name for p in cwd.iterdir()}
+    cmd = [str(binary), str(inp)] + ([] if threads is None else ["--threads", str(threads)])
+    p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    if p.returncode != 0:
+        return {"error": p.stderr.strip()[-500:]}
+    lines = p.stdout
+    for pattern in TIMING:
+        lines = pattern.sub("", lines)
+    got = {"stdout": hashlib.sha256(lines.encode()).hexdigest()}
+    for f in sorted(cwd.iterdir()):
+        if f.name not in before and f.is_file():
+            got[f.name] = hashlib.sha256(f.read_bytes()).hexdigest()
+            f.unlink()
+    return got
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--old", required=True, type=Path, help="the baseline hpcc_run")
+    ap.add_argument("--new", required=True, type=Path, help="the hpcc_run under test")
+    ap.add_argument("--only", choices=("reference", "mech"), help="one group of inputs")
+    ap.add_argument("--threads", type=int, help="also run each with the parallel engine (--threads N)")
+    args = ap.parse_args()
+    differ = []
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        inputs: dict[str, Path] = {}
+        if args.only != "mech":
+            inputs.update(reference_configs(work))
+        if args.only != "reference":
+            for name, text in mechanism_scenarios().items():
+                path = work / f"{name}.toml"
+                path.write_text(text)
+                inputs[name] = path
+        runs = [None] if args.threads is None else [None, args.threads]
+        for name, path in inputs.items():
+            for threads in runs:
+                label = name if threads is None else f"{name} --threads {threads}"
+                old, new = (run_one(b.resolve(), path, work, threads) for b in (args.old, args.new))
+                same = old == new and "error" not in old
+                print(f"{'same   ' if same else 'DIFFERS'}  {label}  ({len(old)} outputs)", flush=True)
+                if not same:
+                    differ.append(label)
+                    for k in sorted(set(old) | set(new)):
+                        if old.get(k) != new.get(k):
+                            print(f"         {k}: {str(old.get(k))[:60]} != {str(new.get(k))[:60]}")
+    print(f"{len(differ)} of {len(inputs) * len(runs)} inputs differ" + (f": {', '.join(differ)}" if differ else ""))
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
