@@ -91,7 +91,10 @@ impl Simulation {
             Event::NicWake(n) | Event::WqeDone(n) => Some(self.nics[n.idx()].node.0),
             Event::Rto(q, _) | Event::CloseQp(q) => Some(self.qps[q.idx()].src.0),
             Event::CcTimer(g, _) | Event::GroupLinger(g) => Some(self.groups[g.idx()].owner),
-            Event::ReorderFlush(q, _) => Some(self.reorder_queue_node(q).0),
+            Event::ReorderFlush(q, _) => {
+                let port = super::mech::conweave::queue_port(self.mech.lb.as_deref_mut(), q);
+                Some(self.ports[port.idx()].node.0)
+            }
             _ => None,
         };
         match node {

@@ -6,6 +6,7 @@
 //! only the simulator can carry out (a drop, a PFC frame, a switch admission, a completion)
 //! stays with the simulator's own handlers.
 
+pub(crate) mod actions;
 mod checks;
 pub(crate) mod conweave;
 pub(crate) mod dasr;
@@ -62,6 +63,9 @@ pub(crate) struct Mechanisms {
     pub lb: Option<Box<crate::fabric::lb::LoadBalancer>>,
     /// `lb` or `iofd` is set: the switch's forwarding takes its hooked path.
     pub switch_hooks: bool,
+    /// What the hooks asked for and the carry-out has not yet applied
+    /// (`sim/switch/carry_out.rs`); empty between events, its capacity kept.
+    pub(in crate::sim) actions: Vec<actions::Action>,
 }
 
 /// What `Mechanisms::build` reads of the world being laid out.
@@ -136,6 +140,7 @@ impl Mechanisms {
             ib,
             irn,
             lb,
+            actions: Vec::new(),
         })
     }
 }

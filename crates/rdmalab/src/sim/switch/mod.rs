@@ -2,6 +2,8 @@
 //! PAUSE when a threshold is crossed), egress scheduling, ECN marking and INT stamping at
 //! dequeue. PFC frames themselves are `pfc.rs`.
 
+mod carry_out;
+
 use super::Simulation;
 use crate::engine::rng::RngExt;
 use crate::fabric::deflection::ON_DEQUEUE;
@@ -71,8 +73,12 @@ impl Simulation {
             return self.drop_packet(at, &pkt);
         }
         let lb = self.mech.lb.as_deref_mut().expect("tested by the caller");
-        if lb.conweave().is_some() {
-            return self.conweave_receive(at, r, node);
+        if lb.runs_conweave() {
+            let from = self.mech.actions.len();
+            let (mut view, mech, _) = self.switch_view();
+            let lb = mech.lb.as_deref_mut().expect("tested by the caller");
+            super::mech::conweave::receive(lb, &mut view, (at, node, r), &mut mech.actions);
+            return self.carry_out(from);
         }
         let egress = lb.route(self.now, node, hops, self.packets.get_mut(r), &self.ports);
         self.switch_enqueue_parked(at, egress, r, None);

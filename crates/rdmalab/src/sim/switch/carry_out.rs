@@ -1,0 +1,81 @@
+//! The carry-out: what mechanisms' hooks asked for (`mech::actions::Action`), applied in
+//! the order they asked, with the switch's own admission, queues and schedulers. A hook
+//! sees a `SwitchView` (split borrows built here) and appends to `Mechanisms::actions`; a
+//! caller runs the hook, then `carry_out` from the length the list had before it. An action
+//! may start a transmitter whose hooks append and carry out their own actions: each call
+//! handles the range past its start and cuts the list back to it, so the list keeps its
+//! capacity and nothing is allocated per packet.
+
+use crate::fabric::PacketKind;
+use crate::ids::PortId;
+use crate::sim::mech::actions::{Action, SwitchView};
+use crate::sim::mech::Mechanisms;
+use crate::sim::Simulation;
+use crate::stats::Counters;
+
+impl Simulation {
+    /// The view a switch-side hook reads, the mechanisms' state (its own, and the action
+    /// list it appends to) and the run's counters, as disjoint borrows.
+    pub(in crate::sim) fn switch_view(&mut self) -> (SwitchView<'_>, &mut Mechanisms, &mut Counters) {
+        let Simulation { now, ports, packets, routes, topo, mmus, clock, mech, counters, .. } = self;
+        let view = SwitchView { now: *now, ports, packets, routes, topo, mmus, clock };
+        (view, mech, counters)
+    }
+
+    /// ConWeave's reorder-queue timer (`Event::ReorderFlush`): its hook, then its actions.
+    pub(in crate::sim) fn on_reorder_flush(&mut self, q: u32, generation: u32) {
+        let from = self.mech.actions.len();
+        let (view, mech, _) = self.switch_view();
+        if let Some(lb) = mech.lb.as_deref_mut() {
+            crate::sim::mech::conweave::on_flush(lb, &view, (q, generation), &mut mech.actions);
+        }
+        self.carry_out(from);
+    }
+
+    /// Applies the actions from index `from` on, in order, then cuts the list back to `from`.
+    pub(in crate::sim) fn carry_out(&mut self, from: usize) {
+        let mut i = from;
+        while let Some(&a) = self.mech.actions.get(i) {
+            i += 1;
+            self.apply(a);
+        }
+        self.mech.actions.truncate(from);
+    }
+
+    /// One action.
+    fn apply(&mut self, a: Action) {
+        match a {
+            Action::Enqueue { at, egress, r, queue } => self.switch_enqueue_parked(at, egress, r, queue),
+            Action::Requeue { egress, class, r, wire } => {
+                self.ports[egress.idx()].enqueue_parked(class as usize, r, wire);
+            }
+            Action::Hold { at, egress, r, queue } => {
+                let Some((class, wire, _)) = self.admit::<false>(at, egress, r) else { return };
+                let now = self.now;
+                if let Some(lb) = self.mech.lb.as_deref_mut() {
+                    crate::sim::mech::conweave::held(lb, now, queue, r, class as u8, wire);
+                }
+            }
+            Action::Kick(port) => self.kick(port),
+            Action::Timer(at, ev) => self.queue.push(at, ev),
+            Action::Frame { port, frame } => self.send_frame(port, frame),
+            Action::WakeIofd { sw } => self.iofd_wake(sw),
+        }
+    }
+
+    /// A link-level frame out of `port`, ahead of data: a switch's queue 0, or the front
+    /// of an RNIC's ACK queue; none crosses a failed link.
+    fn send_frame(&mut self, port: PortId, frame: crate::fabric::Packet) {
+        debug_assert!(frame.kind == PacketKind::FlowControl);
+        let st = &mut self.ports[port.idx()];
+        if st.down {
+            return;
+        }
+        if st.on_host {
+            self.nics[st.unit as usize].acks.push_front(frame);
+        } else {
+            st.enqueue(0, frame, &mut self.packets);
+        }
+        self.kick(port);
+    }
+}
