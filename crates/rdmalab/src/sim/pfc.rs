@@ -32,7 +32,11 @@ impl Simulation {
     /// A PFC frame arrived at port `at`: pause or resume that port's transmitter.
     pub(super) fn on_pfc(&mut self, at: PortId, pkt: Packet) {
         if pkt.kind == PacketKind::FlowControl {
-            return self.ib_on_flow_control(at, pkt);
+            let mech = &mut self.mech;
+            let from = mech.actions.len();
+            let ib = mech.ib.as_deref_mut().expect("flow control without IB state");
+            super::mech::ib::on_flow_control(ib, &mut self.ports, self.now, at, &pkt, &mut mech.actions);
+            return self.carry_out(from);
         }
         let pause = pkt.kind == PacketKind::Pause;
         if self.trace.is_some() {

@@ -257,7 +257,7 @@ impl Simulation {
             rate_samples.sort_by_key(|s| (s.time, s.qp));
         }
         let mut ports: Vec<_> = self.ports.iter().map(|p| p.port_counters()).collect();
-        self.ib_stall_counters(&mut ports);
+        super::mech::ib::stall_counters(self.mech.ib.as_deref(), self.now, &mut ports);
         let mut r = Results {
             records,
             spilled: self.spilled_records(),

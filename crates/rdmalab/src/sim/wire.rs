@@ -112,8 +112,11 @@ impl Simulation {
     #[inline(never)]
     fn arrival_hook(&mut self, at: PortId, parked: PacketRef) -> bool {
         let lost = self.lost_on_link(at);
-        if self.mech.ib.is_some() {
-            self.ib_on_arrive(at, parked, lost);
+        let mech = &mut self.mech;
+        if let Some(ib) = mech.ib.as_deref_mut() {
+            let from = mech.actions.len();
+            super::mech::ib::on_arrive(ib, &self.ports, at, self.packets.get(parked), lost, &mut mech.actions);
+            self.carry_out(from);
         }
         lost
     }

@@ -12,6 +12,22 @@ use crate::sim::mech::{retry, transport};
 use crate::sim::Simulation;
 
 impl Simulation {
+    /// IRN: every message whose last packet was held and is now in order completes, in
+    /// order (`mech::irn::next_held_message`), told to the listening application when the
+    /// packet named a header.
+    #[inline(never)]
+    pub(in crate::sim) fn complete_held_messages(&mut self, rx_id: QpId) {
+        loop {
+            let Some(irn) = self.mech.irn.as_deref_mut() else { return };
+            let rx = &mut self.qps[rx_id.idx()].rx;
+            let app = rx.app;
+            let Some((hdr, bytes)) = crate::sim::mech::irn::next_held_message(irn, rx_id, rx) else { return };
+            if hdr != crate::ids::HeaderSlot::NONE && !app.is_none() {
+                self.app_recv_done(app, rx_id, hdr, bytes);
+            }
+        }
+    }
+
     /// Carries out a failure `retry::go_back` decided: the failed and flushed WRs complete to
     /// their applications (a plain flow is recorded unreachable), then the QP may close.
     #[cold]

@@ -12,9 +12,10 @@
 
 use crate::config::SimConfig;
 use crate::fabric::ib::{self, PortCredits};
-use crate::fabric::{Packet, PacketKind, PacketRef, PortState};
-use crate::ids::{NodeId, PortId};
-use crate::sim::Simulation;
+use super::actions::Action;
+use crate::fabric::{Packet, PacketKind, PortState};
+use crate::ids::PortId;
+use crate::units::Time;
 
 /// The credit state of every port of an InfiniBand run.
 #[derive(Debug)]
@@ -25,6 +26,8 @@ pub(crate) struct IbLinks {
     capacity: u64,
     /// Blocks of the largest packet: a VL with fewer credits stalls.
     need: u64,
+    /// Bytes of a flow-control packet on the wire (`fabric.pfc_bytes`).
+    frame_bytes: u32,
 }
 
 impl IbLinks {
@@ -50,115 +53,99 @@ pub(crate) fn build(cfg: &SimConfig, ports: &mut [PortState]) -> Option<Box<IbLi
     }
     let capacity = cfg.ib_vl_buffer / ib::BLOCK;
     let need = ib::blocks(cfg.data_wire(cfg.mtu) + ib::RETH);
-    Some(Box::new(IbLinks { ports: vec![PortCredits::new(capacity); ports.len()], capacity, need }))
+    let frame_bytes = cfg.pfc_bytes;
+    Some(Box::new(IbLinks { ports: vec![PortCredits::new(capacity); ports.len()], capacity, need, frame_bytes }))
 }
 
-impl Simulation {
-    /// The VL whose credits `pkt` takes, if any: data packets only. Link control frames
-    /// and ACKs travel outside flow control, as IB's VL15 (a choice, docs/physics.md: the
-    /// RNIC's ACK queue obeys no VL's credits, and an ACK is 30 bytes).
-    #[inline]
-    fn ib_vl(&self, pkt: &Packet) -> Option<usize> {
-        let uncredited = pkt.kind != PacketKind::Data || pkt.pg == 0;
-        (!uncredited).then_some(pkt.pg as usize)
-    }
+/// The VL whose credits `pkt` takes, if any: data packets only. Link control frames and
+/// ACKs travel outside flow control, as IB's VL15 (a choice, docs/physics.md: the RNIC's
+/// ACK queue obeys no VL's credits, and an ACK is 30 bytes).
+#[inline]
+fn vl_of(pkt: &Packet) -> Option<usize> {
+    let uncredited = pkt.kind != PacketKind::Data || pkt.pg == 0;
+    (!uncredited).then_some(pkt.pg as usize)
+}
 
-    /// Hook: an RNIC sends data packet `pkt` out of `port` (a WRITE's first packet already
-    /// carries its RETH: `host/tx.rs::send_data` adds it before pacing); the packet's VL
-    /// spends its credits.
-    pub(in crate::sim) fn ib_on_send_data(&mut self, port: PortId, pkt: &Packet) {
-        self.ib_spend(port, pkt);
+/// Hook "RNIC sends a data packet" (`host/tx.rs::send_data`; a WRITE's first packet already
+/// carries its RETH, added before pacing) and the first half of "switch sends": the packet's
+/// VL spends its blocks of `port`'s credits, and stalls the port's VL when what is left
+/// falls short of the largest packet.
+pub(in crate::sim) fn on_send(ib: &mut IbLinks, ports: &mut [PortState], now: Time, port: PortId, pkt: &Packet) {
+    let Some(vl) = vl_of(pkt) else { return };
+    if ib.ports[port.idx()].on_send(vl, ib::blocks(pkt.wire), ib.need, now) {
+        ports[port.idx()].set_credit_blocked(vl, true);
     }
+}
 
-    /// The VL of `pkt` spends its blocks of `port`'s credits, and stalls when what is left
-    /// falls short of the largest packet.
-    fn ib_spend(&mut self, port: PortId, pkt: &Packet) {
-        let Some(vl) = self.ib_vl(pkt) else { return };
-        let ib = self.mech.ib.as_deref_mut().expect("IB hook without IB state");
-        if ib.ports[port.idx()].on_send(vl, ib::blocks(pkt.wire), ib.need, self.now) {
-            self.ports[port.idx()].set_credit_blocked(vl, true);
-        }
+/// Hook "arrival" (`wire.rs::arrival_hook`): `pkt` arrived at `at` (and is `lost` on the
+/// link). It fills `at`'s input buffer; an HCA frees it at once (the RNIC consumes what it
+/// receives), and a corrupted packet is discarded, which frees it too: then the upstream
+/// hears so (an `Action::Frame`).
+pub(in crate::sim) fn on_arrive(ib: &mut IbLinks, ports: &[PortState], at: PortId, pkt: &Packet, lost: bool, out: &mut Vec<Action>) {
+    let Some(vl) = vl_of(pkt) else { return };
+    let b = ib::blocks(pkt.wire);
+    let credits = &mut ib.ports[at.idx()];
+    credits.on_receive(vl, b, ib.capacity);
+    if lost || (ports[at.idx()].on_host && !credits.hold) {
+        let fccl = credits.free(vl, b, ib.capacity);
+        out.push(flow_control(ib, at, vl, fccl));
     }
+}
 
-    /// Hook: the packet at `parked` arrived at `at` (and is `lost` on the link). It fills
-    /// `at`'s input buffer; an HCA frees it at once (the RNIC consumes what it receives),
-    /// and a corrupted packet is discarded, which frees it too.
-    pub(in crate::sim) fn ib_on_arrive(&mut self, at: PortId, parked: PacketRef, lost: bool) {
-        let pkt = *self.packets.get(parked);
-        let Some(vl) = self.ib_vl(&pkt) else { return };
-        let ib = self.mech.ib.as_deref_mut().expect("IB hook without IB state");
-        let b = ib::blocks(pkt.wire);
-        let credits = &mut ib.ports[at.idx()];
-        credits.on_receive(vl, b, ib.capacity);
-        if lost || (self.ports[at.idx()].on_host && !credits.hold) {
-            let fccl = credits.free(vl, b, ib.capacity);
-            self.send_flow_control(at, vl, fccl);
-        }
-    }
+/// Hook "switch sends" (`switch.rs::switch_send`, special ports): egress `port` started
+/// sending `pkt`, which it took from the input buffer of `ingress`: `port` spends credits,
+/// the input buffer's blocks are free and the upstream hears so.
+pub(in crate::sim) fn on_switch_send(
+    ib: &mut IbLinks,
+    ports: &mut [PortState],
+    now: Time,
+    (port, ingress): (PortId, PortId),
+    pkt: &Packet,
+    out: &mut Vec<Action>,
+) {
+    let Some(vl) = vl_of(pkt) else { return };
+    on_send(ib, ports, now, port, pkt);
+    let fccl = ib.ports[ingress.idx()].free(vl, ib::blocks(pkt.wire), ib.capacity);
+    out.push(flow_control(ib, ingress, vl, fccl));
+}
 
-    /// Hook: a switch's egress `port` started sending the packet at `r`, which it took
-    /// from the input buffer of `ingress`: `port` spends credits, the input buffer's blocks
-    /// are free and the upstream hears so.
-    pub(in crate::sim) fn ib_on_switch_send(&mut self, port: PortId, ingress: PortId, r: PacketRef) {
-        let pkt = *self.packets.get(r);
-        let Some(vl) = self.ib_vl(&pkt) else { return };
-        self.ib_spend(port, &pkt);
-        let ib = self.mech.ib.as_deref_mut().expect("IB hook without IB state");
-        let fccl = ib.ports[ingress.idx()].free(vl, ib::blocks(pkt.wire), ib.capacity);
-        self.send_flow_control(ingress, vl, fccl);
-    }
+/// A flow-control packet for `vl` with credit limit `fccl` out of `port`, ahead of any
+/// data (the carry-out's `Frame`).
+fn flow_control(ib: &IbLinks, port: PortId, vl: usize, fccl: u64) -> Action {
+    let mut frame = Packet::pfc(PacketKind::FlowControl, vl as u8, ib.frame_bytes);
+    frame.seq = fccl;
+    Action::Frame { port, frame }
+}
 
-    /// Sends a flow-control packet for `vl` with credit limit `fccl` out of `port`, ahead
-    /// of any data: a switch's queue 0, or the front of an RNIC's ACK queue.
-    fn send_flow_control(&mut self, port: PortId, vl: usize, fccl: u64) {
-        let st = &mut self.ports[port.idx()];
-        if st.down {
-            return;
-        }
-        let mut frame = Packet::pfc(PacketKind::FlowControl, vl as u8, self.cfg.pfc_bytes);
-        frame.seq = fccl;
-        if st.on_host {
-            self.nics[st.unit as usize].acks.push_front(frame);
-        } else {
-            st.enqueue(0, frame, &mut self.packets);
-        }
-        self.kick(port);
+/// Hook "flow control arrives" (`pfc.rs::on_pfc`): `frame` reached `at`, the sending side
+/// of its link; a VL with credits again resumes (the port is kicked).
+pub(in crate::sim) fn on_flow_control(
+    ib: &mut IbLinks,
+    ports: &mut [PortState],
+    now: Time,
+    at: PortId,
+    frame: &Packet,
+    out: &mut Vec<Action>,
+) {
+    let vl = frame.pg as usize;
+    if ib.ports[at.idx()].on_credit(vl, frame.seq, ib.need, now) {
+        ports[at.idx()].set_credit_blocked(vl, false);
+        out.push(Action::Kick(at));
     }
+}
 
-    /// A flow-control packet reached `at`, the sending side of its link.
-    pub(in crate::sim) fn ib_on_flow_control(&mut self, at: PortId, frame: Packet) {
-        let ib = self.mech.ib.as_deref_mut().expect("flow control without IB state");
-        let vl = frame.pg as usize;
-        if ib.ports[at.idx()].on_credit(vl, frame.seq, ib.need, self.now) {
-            self.ports[at.idx()].set_credit_blocked(vl, false);
-            self.kick(at);
-        }
+/// Credit stalls per port (`PortCounters::credit_stall_ps`) up to `now`, into `counters`.
+pub(in crate::sim) fn stall_counters(ib: Option<&IbLinks>, now: Time, counters: &mut [crate::fabric::PortCounters]) {
+    let Some(ib) = ib else { return };
+    for (c, credits) in counters.iter_mut().zip(&ib.ports) {
+        c.credit_stall_ps = credits.stall_ps(now);
     }
+}
 
-    /// Credit stalls per port (`PortCounters::credit_stall_ps`) up to now, into `ports`.
-    pub(in crate::sim) fn ib_stall_counters(&self, ports: &mut [crate::fabric::PortCounters]) {
-        let Some(ib) = self.mech.ib.as_deref() else { return };
-        for (c, credits) in ports.iter_mut().zip(&ib.ports) {
-            c.credit_stall_ps = credits.stall_ps(self.now);
-        }
-    }
-
-    /// Test hook: the input buffer of `host`'s port stops draining (its RNIC returns no
-    /// more credits), as a receiver that stopped consuming.
-    #[doc(hidden)]
-    pub fn ib_hold_credits(&mut self, host: NodeId) {
-        let port = self.topo.nodes[host.idx()].ports[0];
-        if let Some(ib) = self.mech.ib.as_deref_mut() {
-            ib.ports[port.idx()].hold = true;
-        }
-    }
-
-    /// Packets that found no room in an input buffer, and the most bytes one input VL
-    /// buffer held (`None` on RoCE). Checks of the credit loop for tests.
-    #[doc(hidden)]
-    pub fn ib_buffer_check(&self) -> Option<(u64, u64)> {
-        self.mech.ib.as_deref().map(|ib| (ib.overruns(), ib.max_held_bytes()))
-    }
+/// Test lever: the input buffer of `port` stops draining (its RNIC returns no more credits),
+/// as a receiver that stopped consuming.
+pub(in crate::sim) fn hold_credits(ib: &mut IbLinks, port: PortId) {
+    ib.ports[port.idx()].hold = true;
 }
 
 /// The shared-buffer MMU of an InfiniBand switch: it only counts. Credits bound every

@@ -8,7 +8,7 @@
 //!   out-of-order packet, and the NACK carries the triggering sequence ([`sack_field`]);
 //!   a held packet that ends a message on a QP an application listens on is remembered
 //!   ([`hold_message_end`]) and its receive completion made when the bytes before it
-//!   arrive (`Simulation::complete_held_messages`);
+//!   arrive ([`next_held_message`], delivered by `host/completions.rs`);
 //! - sender, per data packet sent (`host/tx.rs::send_data`): [`after_send`] moves the
 //!   send pointer to the next hole or back to new data;
 //! - sender, ACK or NACK (`host/rx.rs::receive_ack`): [`on_ack`];
@@ -22,7 +22,6 @@ use crate::ids::{HeaderSlot, QpId};
 use crate::rnic::irn::{Arrival, IrnTable};
 use crate::rnic::Qp;
 use crate::sim::mech::retry;
-use crate::sim::Simulation;
 use crate::units::Time;
 
 /// Hook "QP opened": the slot's IRN state starts fresh, and BDP-FC caps the bytes past the
@@ -53,25 +52,16 @@ pub(in crate::sim) fn hold_message_end(irn: &mut IrnTable, rx_id: QpId, pkt: &Pa
     irn.qp(rx_id.idx()).hold_message_end(pkt.seq + pkt.payload as u64, pkt.app_hdr.0);
 }
 
-impl Simulation {
-    /// Hook "receiver, held bytes joined": every message whose last packet was held and is
-    /// now in order completes, in order, as it would have on its last packet's in-order
-    /// arrival (`host/rx.rs::receive_data`): its bytes since the previous message's end,
-    /// told to the listening application when the packet named a header.
-    #[inline(never)]
-    pub(in crate::sim) fn complete_held_messages(&mut self, rx_id: QpId) {
-        loop {
-            let expected = self.qps[rx_id.idx()].rx.expected;
-            let Some(irn) = self.mech.irn.as_deref_mut() else { return };
-            let Some((end, hdr)) = irn.qp(rx_id.idx()).take_message_end(expected) else { return };
-            let rx = &mut self.qps[rx_id.idx()].rx;
-            let (app, bytes) = (rx.app, end - rx.msg_start);
-            rx.msg_start = end;
-            if hdr != HeaderSlot::NONE.0 && !app.is_none() {
-                self.app_recv_done(app, rx_id, HeaderSlot(hdr), bytes);
-            }
-        }
-    }
+/// Hook "receiver, held bytes joined": the next message whose last packet was held and is
+/// now in order (the receiver expects past its end), as its listening application's header
+/// and the message's bytes since the previous one's end; `None` when none is. The host's
+/// carry-out (`host/completions.rs`) delivers each, in order, as it would have on its last
+/// packet's in-order arrival.
+pub(in crate::sim) fn next_held_message(irn: &mut IrnTable, rx_id: QpId, rx: &mut crate::rnic::qp::RxState) -> Option<(HeaderSlot, u64)> {
+    let (end, hdr) = irn.qp(rx_id.idx()).take_message_end(rx.expected)?;
+    let bytes = end - rx.msg_start;
+    rx.msg_start = end;
+    Some((HeaderSlot(hdr), bytes))
 }
 
 /// The NACK's second sequence number: where the packet that triggered it begins, as an

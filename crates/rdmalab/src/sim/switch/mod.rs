@@ -281,7 +281,7 @@ impl Simulation {
         if SPECIAL && self.mech.ib.is_some() {
             // InfiniBand: this port spends credits, the input buffer's return (after the
             // send: the ingress may be this very port, whose transmitter must be busy).
-            self.ib_on_switch_send(port, ingress, r);
+            self.ib_switch_send(port, ingress, r);
         }
         if resume {
             if SPECIAL {
@@ -293,6 +293,19 @@ impl Simulation {
         if SPECIAL && iofd {
             self.iofd_wake(sw); // the space it freed may admit packets the re-sequencer holds
         }
+    }
+
+    /// InfiniBand's hook at a switch's send (`mech::ib::on_switch_send`), then its frame.
+    #[cold]
+    #[inline(never)]
+    fn ib_switch_send(&mut self, port: PortId, ingress: PortId, r: PacketRef) {
+        let mech = &mut self.mech;
+        let from = mech.actions.len();
+        if let Some(ib) = mech.ib.as_deref_mut() {
+            let pkt = *self.packets.get(r);
+            super::mech::ib::on_switch_send(ib, &mut self.ports, self.now, (port, ingress), &pkt, &mut mech.actions);
+        }
+        self.carry_out(from);
     }
 
     /// RED-style marking on the queue the packet leaves (its own bytes excluded), with the
