@@ -3,7 +3,7 @@ suspected cause (docs/blitz.md, "Why our ratios are not the poster's"; issue 42 
 
 `python -m rdmalab.experiments.causes.blitz_causes [PART ...]` (quick: every run is
 `blitz_incast_quick.toml`'s d = 16 scenario, one seed, 3 rounds 10 ms apart, 48 incast flows,
-`repro/blitz.py::d16_scenario`) prints one row per run, the one change named in its row:
+`repro/blitz_round.py::d16_scenario`) prints one row per run, the one change named in its row:
 
 - `baseline` (IB CC under our set `rdmalab_v1`), `no_cc`, `fifo` (FIFO egress arbitration in
   place of input-fair), `timers` (`ccti_timer` 10 us, 200 us, 1 ms), `mark_every` (every
@@ -13,10 +13,10 @@ suspected cause (docs/blitz.md, "Why our ratios are not the poster's"; issue 42 
   scheme with 4 KiB VL buffers, less than the credit round trip);
 - `dasr_cc`: each DASR (serial, paced, in the NIC) with the fabric's IB CC on and off (the
   poster reads DASR as replacing the fabric's CC), and which reading the repro's headline uses;
-- `yardstick`: the fluid model the docs argue with (`repro/blitz.py`: `fair_share_fcts`,
+- `yardstick`: the fluid model the docs argue with (`repro/blitz_round.py`: `fair_share_fcts`,
   `serial_fcts`, `round_link_bound`) beside the runs it explains.
 
-Columns (`repro/blitz.py::d16_round`): incast median and p99 FCT (us), p99/median, the round's
+Columns (`repro/blitz_round.py::d16_round`): incast median and p99 FCT (us), p99/median, the round's
 span over the link bound n·W/C (largest of the 3 rounds; 1 at best), an incast sender's NIC
 credit stalls per round (us, mean of the 16), FECN marks, the highest CCT index sampled (any
 QP). Under a second a run; about 10 s for all parts.
@@ -31,8 +31,9 @@ import polars as pl
 
 from rdmalab import Scenario
 from rdmalab.experiments.causes.base import Investigation, run
-from rdmalab.experiments.repro.blitz import (INCAST_DPORT, NO_LONG_FLOW, d16_round, d16_scenario, fair_share_fcts,
-                                             message_time_us, round_link_bound, serial_fcts, serial_gaps_us)
+from rdmalab.experiments.repro.blitz_round import (INCAST_DPORT, NO_LONG_FLOW, d16_round, d16_scenario,
+                                                   fair_share_fcts, message_time_us, round_link_bound, serial_fcts,
+                                                   serial_gaps_us)
 from rdmalab.results import percentile
 
 #: A table 4x deeper than `rdmalab_v1`'s (entry i = shift 1, multiplier i: i/2 packet times
