@@ -71,6 +71,46 @@ impl Simulation {
         }
     }
 
+    /// Link `l` fails or is repaired (`Event::LinkDown`, `LinkUp`): `mech::failures`'s hooks,
+    /// then their actions.
+    pub(in crate::sim) fn on_link_event(&mut self, l: crate::ids::LinkId, down: bool) {
+        let from = self.mech.actions.len();
+        let times = (self.now, self.cfg.reroute_delay);
+        let out = &mut self.mech.actions;
+        if down {
+            super::mech::failures::link_down(&mut self.ports, &mut self.counters, times, l, out);
+        } else {
+            super::mech::failures::link_up(&mut self.ports, times, l, out);
+        }
+        self.carry_out(from);
+    }
+
+    /// The control plane's new routes (`Event::Reroute`), then the QPs given up.
+    pub(in crate::sim) fn on_reroute(&mut self) {
+        let from = self.mech.actions.len();
+        let fabric = (&mut self.routes, &self.topo, &self.ports[..]);
+        super::mech::failures::reroute(fabric, &self.qps, &mut self.counters, &mut self.mech.actions);
+        self.carry_out(from);
+    }
+
+    /// The packets on the wire leaving `p` never arrive: its link failed (their `Arrive`
+    /// event finds the wire empty, or a later packet not yet due, and does nothing).
+    pub(in crate::sim) fn lose_wire(&mut self, p: PortId) {
+        if self.trace.is_some() && self.part.is_some() {
+            self.trace_cut_wire_lost(p);
+        }
+        while let Some((_, parked, _)) = self.ports[p.idx()].in_flight.pop_front() {
+            let pkt = self.packets.take(parked);
+            self.lose(p, &pkt);
+        }
+    }
+
+    /// Accounts a packet lost to a link failure.
+    pub(in crate::sim) fn lose(&mut self, p: PortId, pkt: &Packet) {
+        self.counters.link_down_losses += 1;
+        self.drop_packet(p, pkt);
+    }
+
     pub(in crate::sim) fn on_arrive(&mut self, port: PortId) {
         let st = &mut self.ports[port.idx()];
         // A wire emptied by a link failure leaves its `Arrive` event behind: it finds the

@@ -12,6 +12,33 @@ use crate::sim::mech::{retry, transport};
 use crate::sim::Simulation;
 
 impl Simulation {
+    /// True if `src` has a route to `dst` now (checked when a flow starts).
+    pub(in crate::sim) fn reachable(&self, src: crate::ids::NodeId, dst: crate::ids::NodeId) -> bool {
+        !self.routes.next_hops(src, dst).is_empty()
+    }
+
+    /// Records flow `flow` as unreachable now (`mech::failures`).
+    pub(in crate::sim) fn record_unreachable(&mut self, flow: crate::ids::FlowId) {
+        let f = &self.flows[flow.idx()];
+        self.unreachable.push(crate::sim::mech::failures::unreachable_flow(flow, f, self.now));
+        self.flows_done += 1;
+        self.note_work_done();
+    }
+
+    /// Gives up the messages of `q` (`mech::failures::abandon`: its destination has no
+    /// route) and takes it out of its group.
+    pub(in crate::sim) fn abandon_qp(&mut self, q: QpId) {
+        let apps = &self.apps;
+        let abandoned = crate::sim::mech::failures::abandon(&mut self.qps[q.idx()], |a| apps.learns_of_failures(a));
+        let Some(flows) = abandoned else { return };
+        for f in flows {
+            self.record_unreachable(f);
+        }
+        let nic = self.qps[q.idx()].nic;
+        self.nics[nic.idx()].has_finished = true;
+        self.leave_group(q);
+    }
+
     /// IRN: every message whose last packet was held and is now in order completes, in
     /// order (`mech::irn::next_held_message`), told to the listening application when the
     /// packet named a header.

@@ -31,6 +31,13 @@ pub(in crate::sim) enum Action {
     /// A link-level frame out of `port` ahead of data: a switch's queue 0, the front of an
     /// RNIC's ACK queue (InfiniBand's credit updates). Nothing crosses a failed link.
     Frame { port: PortId, frame: Packet },
+    /// A failed link's end: the packets on the wire leaving this port never arrive.
+    LoseWire(PortId),
+    /// A failed link's end at a switch: the packets queued for it are discarded (their
+    /// buffer released, which may resume upstream).
+    DiscardQueued(PortId),
+    /// The host gives up QP's messages: its destination has no route any more.
+    AbandonQp(crate::ids::QpId),
     /// Offer IOFD's waiting line at switch `sw` to its buffer, head first (`mech::iofd::wake`).
     WakeIofd { sw: usize },
 }

@@ -21,9 +21,10 @@
 //! packet forwarded by a switch.
 //!
 //! The mechanism's steps are functions of the state they change (the ports, the routes,
-//! one QP), each handed only that; the event handlers (`on_link_down`, `on_link_up`,
-//! `on_reroute`) sequence them with what the simulator itself does to a lost packet
-//! (`drop_packet`, a RESUME, a kick) and to a flow given up.
+//! one QP), each handed only that; its hooks ([`link_down`], [`link_up`], [`reroute`])
+//! turn an event into actions the carry-out applies with what the simulator itself does to
+//! a lost packet (`wire.rs::lose_wire`, `switch/carry_out.rs::discard_queued`: the drop, a
+//! RESUME) and to a flow given up (`host/completions.rs::abandon_qp`).
 
 use crate::config::LinkEvent;
 use crate::engine::EventQueue;
@@ -31,7 +32,9 @@ use crate::error::{Error, Result};
 use crate::fabric::PortState;
 use crate::ids::{FlowId, LinkId, NodeId, PortId, QpId};
 use crate::rnic::Qp;
-use crate::sim::{Event, Simulation};
+use crate::sim::mech::actions::Action;
+use crate::sim::Event;
+use crate::stats::Counters;
 use crate::topology::routing::Routes;
 use crate::topology::{links_between, Topology};
 use crate::units::Time;
@@ -134,106 +137,40 @@ pub(in crate::sim) fn abandon(qp: &mut Qp, learns: impl Fn(crate::ids::AppId) ->
     Some(flows)
 }
 
-impl Simulation {
-    /// Link `l` fails: both ends lose what is on the wire and what is queued for it.
-    pub(in crate::sim) fn on_link_down(&mut self, l: LinkId) {
-        let Some(ends) = set_carrier(&mut self.ports, l, true, self.now) else { return };
-        for p in ends {
-            self.lose_wire(p);
-        }
-        for p in ends {
-            self.discard_queued(p);
-        }
-        self.counters.link_failures += 1;
-        self.queue.push(self.now + self.cfg.reroute_delay, Event::Reroute);
-    }
+/// Hook "link down" (`Event::LinkDown`): link `l` fails at `now`; both ends lose what is
+/// on the wire and what is queued for it (the carry-out's `LoseWire` and `DiscardQueued`),
+/// and the control plane recomputes routes `reroute_delay` later.
+pub(in crate::sim) fn link_down(
+    ports: &mut [PortState],
+    counters: &mut Counters,
+    (now, reroute_delay): (Time, Time),
+    l: LinkId,
+    out: &mut Vec<Action>,
+) {
+    let Some(ends) = set_carrier(ports, l, true, now) else { return };
+    out.extend(ends.map(Action::LoseWire));
+    out.extend(ends.map(Action::DiscardQueued));
+    counters.link_failures += 1;
+    out.push(Action::Timer(now + reroute_delay, Event::Reroute));
+}
 
-    /// Link `l` is repaired: its ends may send again; routes take it back after the delay.
-    pub(in crate::sim) fn on_link_up(&mut self, l: LinkId) {
-        let Some(ends) = set_carrier(&mut self.ports, l, false, self.now) else { return };
-        self.queue.push(self.now + self.cfg.reroute_delay, Event::Reroute);
-        for p in ends {
-            self.kick(p);
-        }
-    }
+/// Hook "link up" (`Event::LinkUp`): link `l` is repaired; its ends may send again at once,
+/// routes take it back after the delay.
+pub(in crate::sim) fn link_up(ports: &mut [PortState], (now, reroute_delay): (Time, Time), l: LinkId, out: &mut Vec<Action>) {
+    let Some(ends) = set_carrier(ports, l, false, now) else { return };
+    out.push(Action::Timer(now + reroute_delay, Event::Reroute));
+    out.extend(ends.map(Action::Kick));
+}
 
-    /// The packets on the wire leaving `p` never arrive (their `Arrive` event finds the
-    /// wire empty, or a later packet not yet due, and does nothing).
-    fn lose_wire(&mut self, p: PortId) {
-        if self.trace.is_some() && self.part.is_some() {
-            self.trace_cut_wire_lost(p);
-        }
-        while let Some((_, parked, _)) = self.ports[p.idx()].in_flight.pop_front() {
-            let pkt = self.packets.take(parked);
-            self.lose(p, &pkt);
-        }
-    }
-
-    /// A switch discards the packets queued for a dead port, releasing their buffer (which
-    /// may resume an upstream port); a PFC frame queued there is simply gone.
-    fn discard_queued(&mut self, p: PortId) {
-        if self.ports[p.idx()].on_host {
-            return;
-        }
-        let sw = self.ports[p.idx()].unit as usize;
-        while let Some((class, pkt)) = self.ports[p.idx()].dequeue(&mut self.packets) {
-            let mut resume = false;
-            if class != 0 {
-                resume = if self.mech.port_buffers.is_none() {
-                    self.mmus[sw].release(pkt.ingress_local as usize, class, pkt.wire as u64)
-                } else {
-                    let buffers = self.mech.port_buffers.as_deref_mut().expect("per-port buffers");
-                    super::port_buffers::release(buffers, &self.ports, sw, pkt.ingress_local, p, class, pkt.wire)
-                };
-            }
-            self.lose(p, &pkt);
-            if resume {
-                self.send_resumes(sw, p, pkt.ingress, class as u8);
-            }
-        }
-        if let Some(c) = self.ports[p.idx()].classes.as_deref_mut() {
-            c.all_emptied(); // DWRR classes that empty lose their deficit
-        }
-    }
-
-    /// Accounts a packet lost to a link failure.
-    fn lose(&mut self, p: PortId, pkt: &crate::fabric::Packet) {
-        self.counters.link_down_losses += 1;
-        self.drop_packet(p, pkt);
-    }
-
-    /// The control plane: new routes over the links that are up; flows whose source has
-    /// no route left are given up.
-    pub(in crate::sim) fn on_reroute(&mut self) {
-        reroute_over_live_links(&mut self.routes, &self.topo, &self.ports);
-        self.counters.reroutes += 1;
-        for q in stranded(&self.qps, &self.routes) {
-            self.abandon_qp(q);
-            self.last_completion = self.now;
-        }
-    }
-
-    /// True if `src` has a route to `dst` now (checked when a flow starts).
-    pub(in crate::sim) fn reachable(&self, src: NodeId, dst: NodeId) -> bool {
-        !self.routes.next_hops(src, dst).is_empty()
-    }
-
-    /// Records flow `flow` as unreachable now.
-    pub(in crate::sim) fn record_unreachable(&mut self, flow: FlowId) {
-        self.unreachable.push(unreachable_flow(flow, &self.flows[flow.idx()], self.now));
-        self.flows_done += 1;
-        self.note_work_done();
-    }
-
-    /// Gives up the messages of `q` ([`abandon`]) and takes it out of its group.
-    fn abandon_qp(&mut self, q: QpId) {
-        let apps = &self.apps;
-        let Some(flows) = abandon(&mut self.qps[q.idx()], |a| apps.learns_of_failures(a)) else { return };
-        for f in flows {
-            self.record_unreachable(f);
-        }
-        let nic = self.qps[q.idx()].nic;
-        self.nics[nic.idx()].has_finished = true;
-        self.leave_group(q);
-    }
+/// Hook "control plane" (`Event::Reroute`): new routes over the links that are up; the QPs
+/// whose source has no route left are given up (the host's carry-out, `AbandonQp`).
+pub(in crate::sim) fn reroute(
+    (routes, topo, ports): (&mut Routes, &Topology, &[PortState]),
+    qps: &[Qp],
+    counters: &mut Counters,
+    out: &mut Vec<Action>,
+) {
+    reroute_over_live_links(routes, topo, ports);
+    counters.reroutes += 1;
+    out.extend(stranded(qps, routes).into_iter().map(Action::AbandonQp));
 }

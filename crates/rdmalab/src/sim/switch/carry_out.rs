@@ -60,6 +60,45 @@ impl Simulation {
             Action::Timer(at, ev) => self.queue.push(at, ev),
             Action::Frame { port, frame } => self.send_frame(port, frame),
             Action::WakeIofd { sw } => self.iofd_wake(sw),
+            Action::LoseWire(port) => self.lose_wire(port),
+            Action::DiscardQueued(port) => self.discard_queued(port),
+            Action::AbandonQp(q) => {
+                self.abandon_qp(q);
+                self.last_completion = self.now;
+            }
+        }
+    }
+
+    /// A switch discards the packets queued for a dead port, releasing their buffer (which
+    /// may resume an upstream port); a PFC frame queued there is simply gone.
+    fn discard_queued(&mut self, p: PortId) {
+        if self.ports[p.idx()].on_host {
+            return;
+        }
+        let sw = self.ports[p.idx()].unit as usize;
+        while let Some((class, pkt)) = self.ports[p.idx()].dequeue(&mut self.packets) {
+            let mut resume = false;
+            if class != 0 {
+                resume = match self.mech.port_buffers.as_deref_mut() {
+                    None => self.mmus[sw].release(pkt.ingress_local as usize, class, pkt.wire as u64),
+                    Some(buffers) => crate::sim::mech::port_buffers::release(
+                        buffers,
+                        &self.ports,
+                        sw,
+                        pkt.ingress_local,
+                        p,
+                        class,
+                        pkt.wire,
+                    ),
+                };
+            }
+            self.lose(p, &pkt);
+            if resume {
+                self.send_resumes(sw, p, pkt.ingress, class as u8);
+            }
+        }
+        if let Some(c) = self.ports[p.idx()].classes.as_deref_mut() {
+            c.all_emptied(); // DWRR classes that empty lose their deficit
         }
     }
 
