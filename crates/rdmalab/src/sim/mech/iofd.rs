@@ -1,38 +1,30 @@
 //! IOFD's hooks into the switch handlers (`fabric::deflection`, `fabric::resequencer`):
-//! `switch_receive` hands data packets here when IOFD is on, and `switch_send` calls
-//! [`on_dequeue`] for a packet carrying one of the IOFD flags. Everything read or written is
-//! the current switch's: its ports' queues, its pins, its re-sequencer. After such a packet
-//! has left, `switch_send` calls [`Simulation::iofd_wake`]: its departure freed MMU space
-//! that packets waiting in the re-sequencer may need.
+//! `switch_receive` hands data packets to [`receive`] when IOFD is on, and `switch_send`
+//! calls [`on_dequeue`] for a packet carrying one of the IOFD flags. Everything read or
+//! written is the current switch's: its ports' queues, its pins, its re-sequencer. After a
+//! `WAKE` packet has left, the switch offers the re-sequencer's waiting line to its buffer
+//! again, one packet per [`wake_one`]: that departure freed space those packets may need.
 //!
 //! The mechanism's decisions are functions of the IOFD state and what they read of the
-//! switch (its ports, its MMU, the routes), never of the simulation. What it decides to
-//! forward re-enters the switch's own admission (`switch_enqueue_to`), so the handlers under
-//! `impl Simulation` below only sequence those decisions with that admission.
+//! switch (a `SwitchView`: its ports, its MMU, the routes), never of the simulation. What it
+//! decides to forward re-enters the switch's one admission as an `Action::Enqueue`.
+//!
+//! The last hop's packets that the re-sequencer lets go are offered in order, each only
+//! once the previous one is admitted (an admission changes the buffer the next is tested
+//! against): they join the waiting line and an `Action::WakeIofd` offers it, head first,
+//! until the buffer refuses one, exactly as if each had been offered on its own.
 
+use super::actions::{Action, SwitchView};
 use crate::config::SimConfig;
-use crate::engine::EventQueue;
 use crate::fabric::deflection::{
     choose, Choice, Iofd, Load, CLASS_MASK, CLASS_SHIFT, COUNT_MASK, ESCAPE, ON_DEQUEUE, PINNED, WAKE,
 };
 use crate::fabric::resequencer::Verdict;
-use crate::fabric::{Packet, PortState, SwitchMmu, TxClock, NUM_PRIOS};
+use crate::fabric::{Packet, PortState, SwitchMmu, NUM_PRIOS};
 use crate::ids::{NodeId, PortId};
-use crate::sim::{Event, Simulation};
+use crate::sim::Event;
 use crate::stats::Counters;
-use crate::topology::routing::Routes;
 use crate::topology::Topology;
-use crate::units::Time;
-
-/// What the deflection decision reads of the fabric at one switch.
-struct SwitchView<'a> {
-    /// Every port's state (queue lengths, which face hosts).
-    pub ports: &'a [PortState],
-    /// The routing tables (equal-cost next hops).
-    pub routes: &'a Routes,
-    /// The graph (a port's peer, a node's ports).
-    pub topo: &'a Topology,
-}
 
 /// Hook "switch ingress", the deflection decision for a data packet at switch `sw` (node
 /// `node`, arrived on `at`) whose ECMP port is `ecmp`: a pinned flow follows its pin, else
@@ -40,13 +32,13 @@ struct SwitchView<'a> {
 /// flags.
 fn deflect(
     iofd: &mut Iofd,
-    view: SwitchView<'_>,
+    view: &SwitchView<'_>,
     counters: &mut Counters,
     (at, node, sw): (PortId, NodeId, usize),
     ecmp: PortId,
     pkt: &mut Packet,
 ) -> PortId {
-    let SwitchView { ports, routes, topo } = view;
+    let (ports, routes, topo) = (view.ports, view.routes, view.topo);
     let class = pkt.pg as usize;
     let count = pkt.deflections & COUNT_MASK;
     let max = iofd.cfg.max_deflections;
@@ -113,18 +105,12 @@ fn refused_losslessly(mmu: &SwitchMmu, ports: &[PortState], at: PortId, egress: 
 /// departures of `WAKE` packets retry as soon as they free space; this covers room freed by
 /// any other packet (the dynamic threshold rises whenever the switch's shared buffer
 /// drains), which carries no flag.
-fn retry_later(
-    iofd: &mut Iofd,
-    sw: usize,
-    (egress, st): (PortId, &PortState),
-    wire: u32,
-    (clock, now): (&TxClock, Time),
-    queue: &mut EventQueue<Event>,
-) {
+fn retry_later(iofd: &mut Iofd, sw: usize, v: &SwitchView<'_>, egress: PortId, wire: u32, out: &mut Vec<Action>) {
     if std::mem::replace(&mut iofd.switches[sw].retry_pending, true) {
         return;
     }
-    queue.push(now + clock.tx(st.rate_class, st.rate, wire), Event::IofdRetry(egress));
+    let st = &v.ports[egress.idx()];
+    out.push(Action::Timer(v.now + v.clock.tx(st.rate_class, st.rate, wire), Event::IofdRetry(egress)));
 }
 
 /// Hook "switch egress, on dequeue": a packet with IOFD flags leaves switch `sw` (or is
@@ -161,122 +147,149 @@ fn last_hop_queue(pkt: &Packet) -> u8 {
     }
 }
 
-impl Simulation {
-    /// A data packet at switch node `node` arrived on `at`, whose ECMP port is `ecmp`:
-    /// re-sequenced at the last hop, possibly deflected elsewhere. Out of line, so that the
-    /// forwarding path of a run without IOFD carries none of its code.
-    #[cold]
-    #[inline(never)]
-    pub(in crate::sim) fn iofd_receive(&mut self, at: PortId, node: NodeId, ecmp: PortId, mut pkt: Packet) {
-        let sw = self.ports[at.idx()].unit as usize;
-        if self.ports[ecmp.idx()].peer_on_host {
-            return self.iofd_last_hop(at, sw, ecmp, pkt);
-        }
-        let Simulation { mech, ports, routes, topo, counters, .. } = self;
-        let egress = match mech.iofd.as_deref_mut() {
-            Some(iofd) => deflect(iofd, SwitchView { ports, routes, topo }, counters, (at, node, sw), ecmp, &mut pkt),
-            None => ecmp,
-        };
-        let queue = queue_after_deflection(self.mech.iofd.as_deref(), &pkt);
-        self.iofd_enqueue(at, egress, pkt, queue);
+/// Hook "switch ingress" under IOFD: data packet `pkt` at switch `sw` (node `node`),
+/// arrived on `at`, whose ECMP port is `ecmp`: re-sequenced at the last hop, possibly
+/// deflected elsewhere before it. Out of line, so that the forwarding path of a run without
+/// IOFD carries none of its code.
+#[cold]
+#[inline(never)]
+pub(in crate::sim) fn receive(
+    iofd: &mut Iofd,
+    (v, counters): (&mut SwitchView<'_>, &mut Counters),
+    (at, node, sw): (PortId, NodeId, usize),
+    ecmp: PortId,
+    mut pkt: Packet,
+    out: &mut Vec<Action>,
+) {
+    if v.ports[ecmp.idx()].peer_on_host {
+        return last_hop(iofd, (v, counters), (at, sw), ecmp, pkt, out);
     }
+    let egress = deflect(iofd, v, counters, (at, node, sw), ecmp, &mut pkt);
+    let queue = queue_after_deflection(Some(iofd), &pkt);
+    let r = v.packets.park(pkt);
+    out.push(Action::Enqueue { at, egress, r, queue: Some(queue) });
+}
 
-    /// The last hop: forward in order, hold what is ahead, release what now follows.
-    fn iofd_last_hop(&mut self, at: PortId, sw: usize, egress: PortId, mut pkt: Packet) {
-        let Some(iofd) = self.mech.iofd.as_deref_mut() else { return };
-        if !iofd.cfg.resequence {
-            pkt.deflections |= WAKE;
-            return self.iofd_enqueue(at, egress, pkt, last_hop_queue(&pkt));
-        }
-        pkt.ingress = at;
-        pkt.ingress_local = self.ports[at.idx()].local;
-        let (cap, timeout) = (iofd.cfg.resequence_bytes, iofd.timeout);
-        match iofd.switches[sw].reseq.arrive(&pkt, self.now, cap, timeout) {
-            Verdict::Held => {}
-            Verdict::Forward => {
-                self.iofd_admit(sw, at, egress, pkt);
-                self.forward_released(sw, egress, false);
-            }
-            Verdict::Escape => {
-                self.counters.reseq_escapes += 1;
-                self.forward_released(sw, egress, true);
-                self.iofd_admit(sw, at, egress, pkt);
-            }
-        }
-    }
-
-    /// Forwards the packets the last `arrive` released (`escaped`: out of order).
-    fn forward_released(&mut self, sw: usize, egress: PortId, escaped: bool) {
-        let Some(iofd) = self.mech.iofd.as_deref_mut() else { return };
-        let released = iofd.switches[sw].reseq.take_released();
-        for p in &released {
-            if escaped {
-                self.counters.reseq_escapes += 1;
-            } else {
-                self.counters.resequenced += 1;
-            }
-            self.iofd_admit(sw, p.ingress, egress, *p);
-        }
-        if let Some(iofd) = self.mech.iofd.as_deref_mut() {
-            iofd.switches[sw].reseq.restore_released(released);
-        }
-    }
-
-    /// A packet the re-sequencer lets go at switch `sw` enters the MMU at its ingress `at`
-    /// like any arrival, unless its class is lossless and the MMU has no room for it below
-    /// the PFC threshold (or packets already wait: order): then it waits in the
-    /// re-sequencer instead of being dropped or taking headroom. Upstream was never paused
-    /// for it while it was held, so a burst released by a filled gap can exceed the
-    /// ingress's headroom; dropping it would make a lossless fabric lossy (issue 12's rule:
-    /// held packets must not cause drops either). It is flagged `WAKE` so that its own
-    /// departure retries the waiting line.
-    fn iofd_admit(&mut self, sw: usize, at: PortId, egress: PortId, mut pkt: Packet) {
+/// The last hop: forward in order, hold what is ahead, release what now follows.
+fn last_hop(
+    iofd: &mut Iofd,
+    (v, counters): (&mut SwitchView<'_>, &mut Counters),
+    (at, sw): (PortId, usize),
+    egress: PortId,
+    mut pkt: Packet,
+    out: &mut Vec<Action>,
+) {
+    if !iofd.cfg.resequence {
         pkt.deflections |= WAKE;
-        let Some(iofd) = self.mech.iofd.as_deref_mut() else { return };
-        let st = &mut iofd.switches[sw];
-        if st.reseq.has_waiting() || refused_losslessly(&self.mmus[sw], &self.ports, at, egress, &pkt) {
-            st.reseq.wait(pkt, egress);
-            let egress_state = (egress, &self.ports[egress.idx()]);
-            return retry_later(iofd, sw, egress_state, pkt.wire, (&self.clock, self.now), &mut self.queue);
-        }
-        self.iofd_enqueue(at, egress, pkt, last_hop_queue(&pkt));
+        let queue = last_hop_queue(&pkt);
+        let r = v.packets.park(pkt);
+        return out.push(Action::Enqueue { at, egress, r, queue: Some(queue) });
     }
-
-    /// A `WAKE` packet has left switch `sw` (after `transmit`, so every port's scheduler is
-    /// at rest): offers the waiting line to the MMU, head first, until it refuses one. A
-    /// packet admitted here may start another port, whose departure calls this again: the
-    /// head is taken out before it is offered, so no packet is offered twice.
-    #[cold]
-    #[inline(never)]
-    pub(in crate::sim) fn iofd_wake(&mut self, sw: usize) {
-        loop {
-            let Some(iofd) = self.mech.iofd.as_deref_mut() else { return };
-            let Some((pkt, egress)) = iofd.switches[sw].reseq.next_waiting() else { return };
-            if refused_losslessly(&self.mmus[sw], &self.ports, pkt.ingress, egress, &pkt) {
-                iofd.switches[sw].reseq.put_back(pkt, egress);
-                let egress_state = (egress, &self.ports[egress.idx()]);
-                return retry_later(iofd, sw, egress_state, pkt.wire, (&self.clock, self.now), &mut self.queue);
-            }
-            self.iofd_enqueue(pkt.ingress, egress, pkt, last_hop_queue(&pkt));
+    pkt.ingress = at;
+    pkt.ingress_local = v.ports[at.idx()].local;
+    let (cap, timeout) = (iofd.cfg.resequence_bytes, iofd.timeout);
+    let mut offer = Offer::start(iofd, sw);
+    match iofd.switches[sw].reseq.arrive(&pkt, v.now, cap, timeout) {
+        Verdict::Held => {}
+        Verdict::Forward => {
+            offer.add(iofd, v, egress, pkt, out);
+            take_released(iofd, (v, counters), sw, egress, false, (&mut offer, out));
+        }
+        Verdict::Escape => {
+            counters.reseq_escapes += 1;
+            take_released(iofd, (v, counters), sw, egress, true, (&mut offer, out));
+            offer.add(iofd, v, egress, pkt, out);
         }
     }
+    offer.finish(out);
+}
 
-    /// The retry `retry_later` scheduled.
-    pub(in crate::sim) fn on_iofd_retry(&mut self, egress: PortId) {
-        let sw = self.ports[egress.idx()].unit as usize;
-        if let Some(iofd) = self.mech.iofd.as_deref_mut() {
-            iofd.switches[sw].retry_pending = false;
+/// Offers the packets the last `arrive` released (`escaped`: out of order).
+fn take_released(
+    iofd: &mut Iofd,
+    (v, counters): (&mut SwitchView<'_>, &mut Counters),
+    sw: usize,
+    egress: PortId,
+    escaped: bool,
+    (offer, out): (&mut Offer, &mut Vec<Action>),
+) {
+    let released = iofd.switches[sw].reseq.take_released();
+    for p in &released {
+        if escaped {
+            counters.reseq_escapes += 1;
+        } else {
+            counters.resequenced += 1;
         }
-        self.iofd_wake(sw);
+        offer.add(iofd, v, egress, *p, out);
+    }
+    iofd.switches[sw].reseq.restore_released(released);
+}
+
+/// The packets one arrival lets go at switch `sw`, offered to the buffer in order. Each
+/// joins the waiting line (flagged `WAKE`, so that its own departure retries the line):
+/// behind packets already waiting it stays there until a retry; otherwise the line is
+/// offered at once (`Action::WakeIofd`), head first, until the buffer refuses one.
+///
+/// Why wait at all: a packet the re-sequencer lets go enters the buffer at its ingress like
+/// any arrival, unless its class is lossless and the buffer has no room below the PFC
+/// threshold. Upstream was never paused for it while it was held, so a burst released by a
+/// filled gap can exceed the ingress's headroom; dropping it would make a lossless fabric
+/// lossy (issue 12's rule: held packets must not cause drops either).
+struct Offer {
+    sw: usize,
+    /// Packets waited before this arrival: the new ones queue behind them.
+    behind: bool,
+    /// Some packet was added and the line is to be offered now.
+    wake: bool,
+}
+
+impl Offer {
+    fn start(iofd: &Iofd, sw: usize) -> Offer {
+        Offer { sw, behind: iofd.switches[sw].reseq.has_waiting(), wake: false }
     }
 
-    /// `switch_enqueue_to` for IOFD's paths, into egress queue `queue`: one out-of-line
-    /// copy, so that the forwarding fast path alone inlines the admission.
-    #[inline(never)]
-    fn iofd_enqueue(&mut self, at: PortId, egress: PortId, pkt: Packet, queue: u8) {
-        self.switch_enqueue_to(at, egress, pkt, queue);
+    fn add(&mut self, iofd: &mut Iofd, v: &SwitchView<'_>, egress: PortId, mut pkt: Packet, out: &mut Vec<Action>) {
+        pkt.deflections |= WAKE;
+        iofd.switches[self.sw].reseq.wait(pkt, egress);
+        if self.behind {
+            retry_later(iofd, self.sw, v, egress, pkt.wire, out);
+        } else {
+            self.wake = true;
+        }
+    }
+
+    fn finish(self, out: &mut Vec<Action>) {
+        if self.wake {
+            out.push(Action::WakeIofd { sw: self.sw });
+        }
     }
 }
+
+/// Hook "space freed" (a `WAKE` packet left switch `sw`, a retry fired, or an arrival's
+/// packets joined an empty line): offers the head of the waiting line to the buffer. True
+/// when it was admitted (an `Action::Enqueue`: the caller carries it out and offers the
+/// next); false when the line is empty or the buffer refuses the head, which goes back and
+/// is retried one packet time later. The head is taken out before it is offered, so a
+/// departure it causes, which offers the line again, never offers it twice.
+pub(in crate::sim) fn wake_one(iofd: &mut Iofd, v: &mut SwitchView<'_>, sw: usize, out: &mut Vec<Action>) -> bool {
+    let Some((pkt, egress)) = iofd.switches[sw].reseq.next_waiting() else { return false };
+    if refused_losslessly(&v.mmus[sw], v.ports, pkt.ingress, egress, &pkt) {
+        iofd.switches[sw].reseq.put_back(pkt, egress);
+        retry_later(iofd, sw, v, egress, pkt.wire, out);
+        return false;
+    }
+    let (at, queue) = (pkt.ingress, last_hop_queue(&pkt));
+    let r = v.packets.park(pkt);
+    out.push(Action::Enqueue { at, egress, r, queue: Some(queue) });
+    true
+}
+
+/// Hook "timer": the retry `retry_later` scheduled at switch `sw` is due (the caller then
+/// offers the line).
+pub(in crate::sim) fn on_retry(iofd: &mut Iofd, sw: usize) {
+    iofd.switches[sw].retry_pending = false;
+}
+
 /// IOFD's per-port thresholds (the given one, or the port's ECN Kmin: deflect before
 /// marking; without ECN, the Kmin marking would use) and an empty state per switch.
 pub(super) fn build(cfg: crate::fabric::IofdConfig, topo: &Topology, sim: &SimConfig, switches: usize) -> Iofd {

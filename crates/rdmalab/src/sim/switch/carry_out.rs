@@ -6,8 +6,9 @@
 //! handles the range past its start and cuts the list back to it, so the list keeps its
 //! capacity and nothing is allocated per packet.
 
-use crate::fabric::PacketKind;
+use crate::fabric::{PacketKind, PacketRef};
 use crate::ids::PortId;
+use crate::sim::mech::iofd;
 use crate::sim::mech::actions::{Action, SwitchView};
 use crate::sim::mech::Mechanisms;
 use crate::sim::Simulation;
@@ -20,6 +21,48 @@ impl Simulation {
         let Simulation { now, ports, packets, routes, topo, mmus, clock, mech, counters, .. } = self;
         let view = SwitchView { now: *now, ports, packets, routes, topo, mmus, clock };
         (view, mech, counters)
+    }
+
+    /// IOFD's hook for a data packet parked at `r` (arrived on `at` at switch `node`, ECMP's
+    /// pick `ecmp`), then its actions. Out of line, with the hook: a run without IOFD carries
+    /// none of it on the forwarding path.
+    #[cold]
+    #[inline(never)]
+    pub(in crate::sim) fn iofd_receive(&mut self, at: PortId, node: crate::ids::NodeId, ecmp: PortId, r: PacketRef) {
+        let from = self.mech.actions.len();
+        let sw = self.ports[at.idx()].unit as usize;
+        let (mut view, mech, counters) = self.switch_view();
+        let pkt = view.packets.take(r);
+        if let Some(iofd) = mech.iofd.as_deref_mut() {
+            iofd::receive(iofd, (&mut view, counters), (at, node, sw), ecmp, pkt, &mut mech.actions);
+        }
+        self.carry_out(from);
+    }
+
+    /// IOFD: offers switch `sw`'s waiting line to its buffer, one packet at a time, each
+    /// admitted (and maybe sent, which may offer the line again) before the next is tested.
+    #[cold]
+    #[inline(never)]
+    pub(in crate::sim) fn iofd_wake(&mut self, sw: usize) {
+        loop {
+            let from = self.mech.actions.len();
+            let (mut view, mech, _) = self.switch_view();
+            let Some(iofd) = mech.iofd.as_deref_mut() else { return };
+            let admitted = iofd::wake_one(iofd, &mut view, sw, &mut mech.actions);
+            self.carry_out(from);
+            if !admitted {
+                return;
+            }
+        }
+    }
+
+    /// IOFD's retry timer (`Event::IofdRetry`) at the switch of `egress`.
+    pub(in crate::sim) fn on_iofd_retry(&mut self, egress: PortId) {
+        let sw = self.ports[egress.idx()].unit as usize;
+        if let Some(i) = self.mech.iofd.as_deref_mut() {
+            iofd::on_retry(i, sw);
+        }
+        self.iofd_wake(sw);
     }
 
     /// ConWeave's reorder-queue timer (`Event::ReorderFlush`): its hook, then its actions.

@@ -9,7 +9,7 @@ use crate::engine::rng::RngExt;
 use crate::fabric::deflection::ON_DEQUEUE;
 use crate::fabric::int::IntHop;
 use crate::fabric::packet::NO_INT;
-use crate::fabric::{Admission, Packet, PacketKind, PacketRef};
+use crate::fabric::{Admission, PacketKind, PacketRef};
 use crate::ids::{NodeId, PortId};
 
 impl Simulation {
@@ -57,8 +57,7 @@ impl Simulation {
         }
         let Some(egress) = self.ecmp_egress(at, r, node, dst) else { return };
         if self.mech.iofd.is_some() && self.packets.get(r).kind == PacketKind::Data {
-            let pkt = self.packets.take(r);
-            return self.iofd_receive(at, node, egress, pkt);
+            return self.iofd_receive(at, node, egress, r);
         }
         self.switch_enqueue_parked(at, egress, r, None);
     }
@@ -84,16 +83,10 @@ impl Simulation {
         self.switch_enqueue_parked(at, egress, r, None);
     }
 
-    /// `switch_enqueue` for a packet not yet parked (IOFD's paths), into egress queue
-    /// `queue`, which IOFD's class changes set apart from the class it is admitted in. The
-    /// packet keeps its admitted class in `pg` while queued: its departure releases that.
-    pub(super) fn switch_enqueue_to(&mut self, at: PortId, egress: PortId, pkt: Packet, queue: u8) {
-        let r = self.packets.park(pkt);
-        self.switch_enqueue_parked(at, egress, r, Some(queue));
-    }
-
     /// MMU admission (PFC, or a drop) at ingress `at`, then the egress queue of `egress`
-    /// (its class's, or `queue`), for the packet parked at `r`. An egress with a
+    /// (its class's, or `queue`: IOFD's class changes set it apart from the class the packet
+    /// is admitted in, which it keeps in `pg` while queued, for its departure to release),
+    /// for the packet parked at `r`. An egress with a
     /// mechanism's hook (`special`) takes the out-of-line copy.
     #[inline(always)]
     pub(super) fn switch_enqueue_parked(&mut self, at: PortId, egress: PortId, r: PacketRef, queue: Option<u8>) {
