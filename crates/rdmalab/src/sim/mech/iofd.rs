@@ -316,7 +316,7 @@ mod tests {
     use super::*;
     use crate::fabric::{ecn::EcnOverrides, EcnConfig, IofdConfig};
     use crate::topology::builders;
-    use crate::units::Rate;
+    use crate::units::{Rate, Time};
 
     fn thresholds(sim: &SimConfig, threshold: u64) -> Vec<u64> {
         let topo = builders::star(3, Rate::gbps(100), Time::from_us(1)).expect("star");
