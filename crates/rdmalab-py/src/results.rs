@@ -108,15 +108,14 @@ fn counter_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict
         ("qp_cache_hits", c.qp_cache_hits),
         ("qp_cache_misses", c.qp_cache_misses),
         ("messages_lost", c.messages_lost),
-        ("deflections", c.deflections),
-        ("resequenced", c.resequenced),
-        ("reseq_escapes", c.reseq_escapes),
-        ("lb_reroutes", c.lb_reroutes),
-        ("reorder_held", c.reorder_held),
-        ("reorder_timeouts", c.reorder_timeouts),
-        ("reorder_unheld", c.reorder_unheld),
-        ("lb_control_packets", c.lb_control_packets),
-        ("lb_untracked", c.lb_untracked),
+    ] {
+        counters.set_item(k, v)?;
+    }
+    // The mechanisms' counters, by the names they give (`Mechanisms::counters`).
+    for (k, v) in &r.mechanism_counters.0 {
+        counters.set_item(k, v)?;
+    }
+    for (k, v) in [
         ("reseq_held", r.reseq_held as u64),
         ("flows_total", r.flows_total as u64),
         ("flows_completed", r.flows_completed() as u64),
@@ -126,13 +125,6 @@ fn counter_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict
         ("deadlocks", r.deadlocks),
     ] {
         counters.set_item(k, v)?;
-    }
-    // ConWeave's out-of-order causes (issue 46), only in runs where ConWeave ran (it sends
-    // control packets), so that every other run's counters keep their columns.
-    let conweave_ran = c.lb_control_packets > 0;
-    for (k, name) in rdmalab::fabric::lb::conweave::CAUSE_NAMES.iter().enumerate().filter(|_| conweave_ran) {
-        counters.set_item(format!("reorder_ooo_{name}"), c.reorder_ooo[k])?;
-        counters.set_item(format!("reorder_gaps_{name}"), c.reorder_gaps[k])?;
     }
     Ok(counters)
 }

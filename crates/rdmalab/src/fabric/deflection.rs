@@ -93,6 +93,20 @@ pub struct Iofd {
     pub switches: Vec<SwitchIofd>,
     /// Re-sequencing timeout, only in lossy runs.
     pub timeout: Option<Time>,
+    /// What the switches did (reported as the run's `deflections`, `resequenced` and
+    /// `reseq_escapes`).
+    pub tally: IofdTally,
+}
+
+/// IOFD's counts over the run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IofdTally {
+    /// Deflection decisions (a packet deflected at two switches counts twice).
+    pub deflections: u64,
+    /// Packets a last hop held and released in order.
+    pub resequenced: u64,
+    /// Packets a last hop let through out of order (buffer full, or lossy timeout).
+    pub reseq_escapes: u64,
 }
 
 impl Iofd {

@@ -49,8 +49,10 @@ pub struct Results {
     pub records: Vec<FlowRecord>,
     /// Completed flows' records written out during the run (`stats::spill`).
     pub spilled: crate::stats::spill::SpilledRecords,
-    /// Run counters.
+    /// Run counters (the core's).
     pub counters: Counters,
+    /// The mechanisms' counters by name (`Mechanisms::counters`), reported beside them.
+    pub mechanism_counters: crate::stats::NamedCounts,
     /// Per-port counters, indexed by port id.
     pub ports: Vec<PortCounters>,
     /// PFC frames received, in time order.
@@ -141,6 +143,13 @@ pub struct ClassRecord {
     pub counters: ClassCounters,
 }
 
+impl Results {
+    /// A mechanism's counter by name (0 when no mechanism of the run reports it).
+    pub fn mechanism_count(&self, name: &str) -> u64 {
+        self.mechanism_counters.get(name)
+    }
+}
+
 impl Simulation {
     /// Payload bytes of data packets currently in queues or on wires.
     fn payload_in_network(&self) -> u64 {
@@ -225,20 +234,6 @@ impl Simulation {
             p.finish(now);
         }
         let mut counters = self.counters;
-        if let Some(t) = self.mech.lb.as_ref().map(|l| l.tally) {
-            counters.lb_reroutes += t.reroutes;
-            counters.reorder_held += t.held;
-            counters.reorder_timeouts += t.timeouts;
-            counters.reorder_unheld += t.unheld;
-            counters.lb_control_packets += t.control;
-            counters.lb_untracked += t.untracked;
-        }
-        if let Some(c) = self.mech.lb.as_ref().map(|l| l.reorder_causes()) {
-            for k in 0..c.ooo.len() {
-                counters.reorder_ooo[k] += c.ooo[k];
-                counters.reorder_gaps[k] += c.gaps[k];
-            }
-        }
         for cache in self.nics.iter().filter_map(|n| n.cache.as_ref()) {
             counters.qp_cache_hits += cache.hits;
             counters.qp_cache_misses += cache.misses;
@@ -262,6 +257,7 @@ impl Simulation {
             records,
             spilled: self.spilled_records(),
             counters,
+            mechanism_counters: self.mech.counters(),
             ports,
             pfc_events,
             queue_samples: self.queue_samples.clone(),

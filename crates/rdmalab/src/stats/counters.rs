@@ -69,31 +69,6 @@ pub struct Counters {
     pub qp_cache_hits: u64,
     /// QP-context cache lookups that missed (each delays that QP's packet by the penalty).
     pub qp_cache_misses: u64,
-    /// IOFD: deflection decisions (a packet deflected at two switches counts twice).
-    pub deflections: u64,
-    /// IOFD: packets a last hop held and released in order.
-    pub resequenced: u64,
-    /// IOFD: packets a last hop let through out of order (buffer full, or lossy timeout).
-    pub reseq_escapes: u64,
-    /// ConWeave: flows a source ToR moved to another uplink (a reply came too late).
-    pub lb_reroutes: u64,
-    /// ConWeave: data packets a destination ToR held in a reorder queue.
-    pub reorder_held: u64,
-    /// ConWeave: reorder queues released by their deadline, not by the TAIL.
-    pub reorder_timeouts: u64,
-    /// ConWeave: packets that needed a reorder queue when all were taken (sent on, out of
-    /// order).
-    pub reorder_unheld: u64,
-    /// ConWeave: control packets (RTT_REPLY, CLEAR, NOTIFY) destination ToRs sent.
-    pub lb_control_packets: u64,
-    /// ConWeave: data packets not tracked at a ToR, their flow's table entry being another
-    /// active flow's (hashed at the source ToR, passed unordered at the destination ToR).
-    pub lb_untracked: u64,
-    /// ConWeave: data packets that reached their host out of order, by the cause a
-    /// destination ToR saw (`fabric::lb::conweave::CAUSE_NAMES`; issue 46).
-    pub reorder_ooo: [u64; crate::fabric::lb::conweave::CAUSES],
-    /// ConWeave: gaps opened at hosts, by the same causes.
-    pub reorder_gaps: [u64; crate::fabric::lb::conweave::CAUSES],
 }
 
 impl Counters {
@@ -130,18 +105,34 @@ impl Counters {
         self.qp_cache_hits += o.qp_cache_hits;
         self.qp_cache_misses += o.qp_cache_misses;
         self.messages_lost += o.messages_lost;
-        self.deflections += o.deflections;
-        self.resequenced += o.resequenced;
-        self.reseq_escapes += o.reseq_escapes;
-        self.lb_reroutes += o.lb_reroutes;
-        self.reorder_held += o.reorder_held;
-        self.reorder_timeouts += o.reorder_timeouts;
-        self.reorder_unheld += o.reorder_unheld;
-        self.lb_control_packets += o.lb_control_packets;
-        self.lb_untracked += o.lb_untracked;
-        for k in 0..self.reorder_ooo.len() {
-            self.reorder_ooo[k] += o.reorder_ooo[k];
-            self.reorder_gaps[k] += o.reorder_gaps[k];
+    }
+}
+
+/// A mechanism's counters by name (`Mechanisms::counters`): one path from any mechanism's
+/// own tallies to `Results::mechanism_counters` and Python's `res.counters`, so that a new
+/// mechanism's count edits neither `Counters` nor the results chain.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NamedCounts(pub Vec<(String, u64)>);
+
+impl NamedCounts {
+    /// Appends a count.
+    pub fn push(&mut self, name: impl Into<String>, value: u64) {
+        self.0.push((name.into(), value));
+    }
+
+    /// The count of `name` (0 when no mechanism reported it).
+    pub fn get(&self, name: &str) -> u64 {
+        self.0.iter().find(|(n, _)| n == name).map_or(0, |&(_, v)| v)
+    }
+
+    /// Adds another part's counts by name (a parallel run's partitions); a name this one
+    /// lacks is appended in the other's order.
+    pub fn add(&mut self, o: &NamedCounts) {
+        for (name, v) in &o.0 {
+            match self.0.iter_mut().find(|(n, _)| n == name) {
+                Some((_, mine)) => *mine += v,
+                None => self.0.push((name.clone(), *v)),
+            }
         }
     }
 }

@@ -6,7 +6,7 @@ pub mod max_rtt;
 pub mod spill;
 pub mod table;
 
-pub use counters::Counters;
+pub use counters::{Counters, NamedCounts};
 
 use crate::ids::{NodeId, QpId};
 use crate::units::{Rate, Time};

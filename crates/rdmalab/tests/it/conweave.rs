@@ -38,8 +38,9 @@ fn conweave_delivers_in_order_where_letflow_and_spray_reorder() {
     // destination ToRs hold what the new path brings early, so every NIC receives in order.
     let (_, cw) = congested("conweave", "");
     let c = &cw.counters;
-    eprintln!("conweave: {} reroutes, {} held, {} out of order", c.lb_reroutes, c.reorder_held, c.ooo_packets);
-    assert!(c.lb_reroutes > 0 && c.reorder_held > 0, "rerouted and reordered: {c:?}");
+    let (reroutes, held) = (cw.mechanism_count("lb_reroutes"), cw.mechanism_count("reorder_held"));
+    eprintln!("conweave: {reroutes} reroutes, {held} held, {} out of order", c.ooo_packets);
+    assert!(reroutes > 0 && held > 0, "rerouted and reordered: {:?}", cw.mechanism_counters);
     assert_eq!(c.ooo_packets, 0, "in order at every NIC: {c:?}");
     assert_eq!(c.ooo_packets, cw.records.iter().map(|r| r.rx.ooo_packets as u64).sum::<u64>());
     for scheme in ["letflow", "spray"] {
@@ -63,7 +64,7 @@ fn reorder_queues_stay_bounded() {
     // One queue per host port: a flow that finds it taken is sent on unheld (and counted),
     // never more queues than ports.
     let (_, one) = congested("conweave", "[fabric.lb]\nconweave_queues = 1");
-    assert!(one.counters.reorder_unheld > 0, "{:?}", one.counters);
+    assert!(one.mechanism_count("reorder_unheld") > 0, "{:?}", one.mechanism_counters);
     assert!(col(&one, "queues").iter().all(|&q| q <= 8), "one queue per host port of a leaf");
     assert!(one.counters.ooo_packets > 0, "unheld packets arrive out of order");
 }
@@ -75,8 +76,8 @@ fn held_packets_admitted_on_release_still_arrive_in_order() {
     // held and every NIC still receives in order.
     let (_, a) = congested("conweave", "");
     let (_, b) = congested("conweave", "[fabric.lb]\nconweave_admit_on_release = true");
-    assert!(b.counters.reorder_held > 0 && b.counters.ooo_packets == 0, "{:?}", b.counters);
-    assert_eq!(a.counters.reorder_held, b.counters.reorder_held);
+    assert!(b.mechanism_count("reorder_held") > 0 && b.counters.ooo_packets == 0, "{:?}", b.mechanism_counters);
+    assert_eq!(a.mechanism_count("reorder_held"), b.mechanism_count("reorder_held"));
 }
 
 #[test]
@@ -87,23 +88,26 @@ fn out_of_order_arrivals_are_counted_by_cause() {
     let names = rdmalab::fabric::lb::conweave::CAUSE_NAMES;
     let at = |name: &str| names.iter().position(|&n| n == name).unwrap();
     let (_, r) = congested("conweave", "[fabric.lb]\nconweave_flush_extra = \"1ns\"\nconweave_table = 1048576");
-    let c = &r.counters;
-    eprintln!("{:?} {:?} of {} out of order", c.reorder_ooo, c.reorder_gaps, c.ooo_packets);
-    assert_eq!(c.lb_untracked, 0, "{c:?}");
-    assert!(c.reorder_timeouts > 0 && c.ooo_packets > 0, "{c:?}");
-    assert_eq!(c.reorder_ooo.iter().sum::<u64>(), c.ooo_packets, "{c:?}");
-    assert!(c.reorder_gaps[at("deadline")] > 0, "{c:?}");
+    let (c, m) = (&r.counters, &r.mechanism_counters);
+    // The causes' counts, by the names the run reports them under.
+    let by_cause = |what: &str| names.iter().map(|n| m.get(&format!("{what}_{n}"))).collect::<Vec<u64>>();
+    eprintln!("{:?} {:?} of {} out of order", by_cause("reorder_ooo"), by_cause("reorder_gaps"), c.ooo_packets);
+    assert_eq!(m.get("lb_untracked"), 0, "{m:?}");
+    assert!(m.get("reorder_timeouts") > 0 && c.ooo_packets > 0, "{m:?}");
+    assert_eq!(by_cause("reorder_ooo").iter().sum::<u64>(), c.ooo_packets, "{m:?}");
+    assert!(by_cause("reorder_gaps")[at("deadline")] > 0, "{m:?}");
     // With the flush margin as configured the same flows arrive in order: nothing counted.
     let (_, r) = congested("conweave", "[fabric.lb]\nconweave_table = 1048576");
-    assert_eq!((r.counters.ooo_packets, r.counters.reorder_ooo.iter().sum::<u64>()), (0, 0), "{:?}", r.counters);
+    let ooo: u64 = names.iter().map(|n| r.mechanism_count(&format!("reorder_ooo_{n}"))).sum();
+    assert_eq!((r.counters.ooo_packets, ooo), (0, 0), "{:?}", r.mechanism_counters);
 }
 
 /// The FCT file, the reorder and balance rows and the counters of `toml` run with
 /// `threads` threads.
 fn outputs(toml: &str, threads: u32) -> (String, String, (u64, u64, u64, u64, u64)) {
     let r = fixtures::run_threads(toml, "cw.toml", threads);
-    let c = r.counters;
-    let counts = (c.lb_reroutes, c.reorder_held, c.reorder_timeouts, c.lb_control_packets, c.ooo_packets);
+    let m = |name: &str| r.mechanism_count(name);
+    let counts = (m("lb_reroutes"), m("reorder_held"), m("reorder_timeouts"), m("lb_control_packets"), r.counters.ooo_packets);
     (fixtures::fct_text(&r), format!("{:?}", r.tables), counts)
 }
 

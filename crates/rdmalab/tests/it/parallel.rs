@@ -50,9 +50,10 @@ fn same_for_1_2_4_threads(cc: &str, fabric: &str) -> usize {
     let one = files(scenario(cc, fabric, 1));
     let mut probe = Runner::new(scenario(cc, fabric, 2)).unwrap();
     probe.run_to_end();
-    let c = probe.results().unwrap().counters;
+    let probed = probe.results().unwrap();
     if fabric.contains("iofd") {
-        assert!(c.deflections > 0, "{cc} {fabric}: IOFD should deflect ({c:?})");
+        let m = &probed.mechanism_counters;
+        assert!(m.get("deflections") > 0, "{cc} {fabric}: IOFD should deflect ({m:?})");
     }
     for threads in [2, 4] {
         let many = files(scenario(cc, fabric, threads));

@@ -23,7 +23,6 @@ use crate::fabric::resequencer::Verdict;
 use crate::fabric::{Packet, PortState, SwitchMmu, NUM_PRIOS};
 use crate::ids::{NodeId, PortId};
 use crate::sim::Event;
-use crate::stats::Counters;
 use crate::topology::Topology;
 
 /// Hook "switch ingress", the deflection decision for a data packet at switch `sw` (node
@@ -33,7 +32,6 @@ use crate::topology::Topology;
 fn deflect(
     iofd: &mut Iofd,
     view: &SwitchView<'_>,
-    counters: &mut Counters,
     (at, node, sw): (PortId, NodeId, usize),
     ecmp: PortId,
     pkt: &mut Packet,
@@ -72,7 +70,7 @@ fn deflect(
         }
         Choice::Deflect { port, escape } => (port, escape),
     };
-    counters.deflections += 1;
+    iofd.tally.deflections += 1;
     state.hold_pin(pkt.qp_key(), port, escape);
     pkt.deflections = (count + 1) | (pkt.deflections & !COUNT_MASK) | PINNED | if escape { ESCAPE } else { 0 };
     port
@@ -155,16 +153,16 @@ fn last_hop_queue(pkt: &Packet) -> u8 {
 #[inline(never)]
 pub(in crate::sim) fn receive(
     iofd: &mut Iofd,
-    (v, counters): (&mut SwitchView<'_>, &mut Counters),
+    v: &mut SwitchView<'_>,
     (at, node, sw): (PortId, NodeId, usize),
     ecmp: PortId,
     mut pkt: Packet,
     out: &mut Vec<Action>,
 ) {
     if v.ports[ecmp.idx()].peer_on_host {
-        return last_hop(iofd, (v, counters), (at, sw), ecmp, pkt, out);
+        return last_hop(iofd, v, (at, sw), ecmp, pkt, out);
     }
-    let egress = deflect(iofd, v, counters, (at, node, sw), ecmp, &mut pkt);
+    let egress = deflect(iofd, v, (at, node, sw), ecmp, &mut pkt);
     let queue = queue_after_deflection(Some(iofd), &pkt);
     let r = v.packets.park(pkt);
     out.push(Action::Enqueue { at, egress, r, queue: Some(queue) });
@@ -173,7 +171,7 @@ pub(in crate::sim) fn receive(
 /// The last hop: forward in order, hold what is ahead, release what now follows.
 fn last_hop(
     iofd: &mut Iofd,
-    (v, counters): (&mut SwitchView<'_>, &mut Counters),
+    v: &mut SwitchView<'_>,
     (at, sw): (PortId, usize),
     egress: PortId,
     mut pkt: Packet,
@@ -193,11 +191,11 @@ fn last_hop(
         Verdict::Held => {}
         Verdict::Forward => {
             offer.add(iofd, v, egress, pkt, out);
-            take_released(iofd, (v, counters), sw, egress, false, (&mut offer, out));
+            take_released(iofd, v, (sw, egress), false, (&mut offer, out));
         }
         Verdict::Escape => {
-            counters.reseq_escapes += 1;
-            take_released(iofd, (v, counters), sw, egress, true, (&mut offer, out));
+            iofd.tally.reseq_escapes += 1;
+            take_released(iofd, v, (sw, egress), true, (&mut offer, out));
             offer.add(iofd, v, egress, pkt, out);
         }
     }
@@ -207,18 +205,17 @@ fn last_hop(
 /// Offers the packets the last `arrive` released (`escaped`: out of order).
 fn take_released(
     iofd: &mut Iofd,
-    (v, counters): (&mut SwitchView<'_>, &mut Counters),
-    sw: usize,
-    egress: PortId,
+    v: &SwitchView<'_>,
+    (sw, egress): (usize, PortId),
     escaped: bool,
     (offer, out): (&mut Offer, &mut Vec<Action>),
 ) {
     let released = iofd.switches[sw].reseq.take_released();
     for p in &released {
         if escaped {
-            counters.reseq_escapes += 1;
+            iofd.tally.reseq_escapes += 1;
         } else {
-            counters.resequenced += 1;
+            iofd.tally.resequenced += 1;
         }
         offer.add(iofd, v, egress, *p, out);
     }
@@ -308,6 +305,7 @@ pub(super) fn build(cfg: crate::fabric::IofdConfig, topo: &Topology, sim: &SimCo
         thresholds,
         switches: vec![Default::default(); switches],
         timeout: lossy.then_some(cfg.resequence_timeout),
+        tally: Default::default(),
     }
 }
 

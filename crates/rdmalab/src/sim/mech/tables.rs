@@ -8,8 +8,35 @@ use super::Mechanisms;
 use crate::fabric::lb::conweave::ReorderRow;
 use crate::fabric::lb::BalanceRow;
 use crate::stats::table::Table;
+use crate::stats::NamedCounts;
 
 impl Mechanisms {
+    /// Every mechanism's counters by name, in a fixed order: IOFD's and the switch-side
+    /// balancer's always (zeros when off, so every run reports the same names), ConWeave's
+    /// out-of-order causes only where ConWeave sent control packets.
+    pub(crate) fn counters(&self) -> NamedCounts {
+        let mut c = NamedCounts::default();
+        let iofd = self.iofd.as_deref().map(|i| i.tally).unwrap_or_default();
+        c.push("deflections", iofd.deflections);
+        c.push("resequenced", iofd.resequenced);
+        c.push("reseq_escapes", iofd.reseq_escapes);
+        let t = self.lb.as_deref().map(|l| l.tally).unwrap_or_default();
+        c.push("lb_reroutes", t.reroutes);
+        c.push("reorder_held", t.held);
+        c.push("reorder_timeouts", t.timeouts);
+        c.push("reorder_unheld", t.unheld);
+        c.push("lb_control_packets", t.control);
+        c.push("lb_untracked", t.untracked);
+        if let Some(lb) = self.lb.as_deref().filter(|_| t.control > 0) {
+            let causes = lb.reorder_causes();
+            for (k, name) in crate::fabric::lb::conweave::CAUSE_NAMES.iter().enumerate() {
+                c.push(format!("reorder_ooo_{name}"), causes.ooo[k]);
+                c.push(format!("reorder_gaps_{name}"), causes.gaps[k]);
+            }
+        }
+        c
+    }
+
     /// Every table the run's mechanisms keep, in a fixed order: `balance` with a switch-side
     /// balancer (or `[fabric.lb]`), `reorder` under ConWeave.
     pub(crate) fn tables(&self) -> Vec<Table> {

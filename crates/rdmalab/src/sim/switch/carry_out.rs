@@ -31,10 +31,10 @@ impl Simulation {
     pub(in crate::sim) fn iofd_receive(&mut self, at: PortId, node: crate::ids::NodeId, ecmp: PortId, r: PacketRef) {
         let from = self.mech.actions.len();
         let sw = self.ports[at.idx()].unit as usize;
-        let (mut view, mech, counters) = self.switch_view();
+        let (mut view, mech, _) = self.switch_view();
         let pkt = view.packets.take(r);
         if let Some(iofd) = mech.iofd.as_deref_mut() {
-            iofd::receive(iofd, (&mut view, counters), (at, node, sw), ecmp, pkt, &mut mech.actions);
+            iofd::receive(iofd, &mut view, (at, node, sw), ecmp, pkt, &mut mech.actions);
         }
         self.carry_out(from);
     }
