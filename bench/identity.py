@@ -11,6 +11,12 @@ leave all of them unchanged; this is the check its notes cite.
     .venv/bin/python bench/identity.py --old OLD/hpcc_run --new target/release/examples/hpcc_run
     .venv/bin/python bench/identity.py --old A --new B --only mech      # the mechanism scenarios
     .venv/bin/python bench/identity.py --old A --new B --threads 2      # the parallel engine too
+    .venv/bin/python bench/identity.py --repro OLD_VENV NEW_VENV        # every `repro run --quick`
+    .venv/bin/python bench/identity.py --repro OLD_VENV NEW_VENV blitz-iofd lb-conweave
+
+With `--repro`, each experiment's quick variant runs under both installs (`VENV/bin/rdmalab`)
+and every table its store holds is compared (the runs table without its wall times), with
+the comparison it prints beside the paper.
 
 Exit status 1 when any output differs (the differing inputs are named).
 """
@@ -104,13 +110,73 @@ def run_one(binary: Path, inp: Path, cwd: Path, threads: int | None) -> dict[str
     return got
 
 
+def repro_outputs(venv: Path, name: str, out: Path) -> dict[str, object]:
+    """Runs `rdmalab repro run NAME --quick` with `venv`'s install into `out`: its printed
+    comparison (the lines after the table's rule) and every stored table, by file."""
+    import polars as pl
+
+    p = subprocess.run([str(venv / "bin" / "rdmalab"), "repro", "run", name, "--quick", "--quiet", "--out", str(out)],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        return {"error": p.stderr.strip()[-500:]}
+    lines = p.stdout.splitlines()
+    rule = next((i for i, l in enumerate(lines) if re.match(r"^-{20,}$", l)), len(lines))
+    got: dict[str, object] = {"comparison": "\n".join(lines[rule:])}
+    for f in sorted(out.rglob("*.parquet")):
+        df = pl.read_parquet(f)
+        if f.parent.name == "runs":
+            df = df.drop([c for c in df.columns if c.startswith("wall")])
+        got[str(f.relative_to(out))] = df
+    return got
+
+
+def same_outputs(old: dict[str, object], new: dict[str, object]) -> list[str]:
+    """The keys whose values differ (frames compared by content)."""
+    import polars as pl
+
+    def equal(a: object, b: object) -> bool:
+        if isinstance(a, pl.DataFrame) and isinstance(b, pl.DataFrame):
+            return a.columns == b.columns and a.equals(b, null_equal=True)
+        return a == b
+
+    return [k for k in sorted(set(old) | set(new)) if not equal(old.get(k), new.get(k))]
+
+
+def compare_repro(old_venv: Path, new_venv: Path, names: list[str]) -> int:
+    """`--repro`: every named experiment (all registered ones by default) under both installs."""
+    if not names:
+        listing = subprocess.run([str(new_venv / "bin" / "rdmalab"), "repro", "list"], capture_output=True, text=True)
+        names = [l.split()[0] for l in listing.stdout.splitlines() if l and not l[0].isspace()]
+    differ = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            old = repro_outputs(old_venv, name, Path(tmp) / "old" / name)
+            new = repro_outputs(new_venv, name, Path(tmp) / "new" / name)
+            keys = same_outputs(old, new)
+            bad = bool(keys) or "error" in old
+            print(f"{'DIFFERS' if bad else 'same   '}  {name}  ({len(old)} outputs)", flush=True)
+            for k in keys[:8]:
+                print(f"         {k}")
+            if bad:
+                differ.append(name)
+    print(f"{len(differ)} of {len(names)} experiments differ" + (f": {', '.join(differ)}" if differ else ""))
+    return 1 if differ else 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--old", required=True, type=Path, help="the baseline hpcc_run")
-    ap.add_argument("--new", required=True, type=Path, help="the hpcc_run under test")
+    ap.add_argument("--repro", nargs=2, type=Path, metavar=("OLD_VENV", "NEW_VENV"),
+                    help="compare `repro run --quick` outputs of two installs instead")
+    ap.add_argument("names", nargs="*", help="with --repro: the experiments (default: all)")
+    ap.add_argument("--old", type=Path, help="the baseline hpcc_run")
+    ap.add_argument("--new", type=Path, help="the hpcc_run under test")
     ap.add_argument("--only", choices=("reference", "mech"), help="one group of inputs")
     ap.add_argument("--threads", type=int, help="also run each with the parallel engine (--threads N)")
     args = ap.parse_args()
+    if args.repro:
+        return compare_repro(args.repro[0], args.repro[1], args.names)
+    if args.old is None or args.new is None:
+        ap.error("--old and --new are required (or --repro OLD_VENV NEW_VENV)")
     differ = []
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)

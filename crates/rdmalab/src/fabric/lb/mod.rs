@@ -8,7 +8,7 @@
 //! hash; PFC frames never reach routing.
 //!
 //! The simulator reaches this module through one hook, [`LoadBalancer::route`], called at
-//! every switch hop when a balancer is configured (`sim/switch.rs::switch_receive`). All the
+//! every switch hop when a balancer is configured (`sim/switch/mod.rs::switch_receive`). All the
 //! state is per switch (its random stream, flowlet table, DRILL memory, CONGA tables) or per
 //! switch port (CONGA's DRE), and is only touched by the hook running at that switch.
 

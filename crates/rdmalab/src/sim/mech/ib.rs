@@ -2,7 +2,7 @@
 //! the per-port state and its rules). Reached through hooks off a RoCE run's path: the
 //! RNIC's data packet (`host/tx.rs::send_data`, one test of `self.ib` per data packet), the
 //! out-of-line arrival (`wire.rs::arrival_hook`, taken because every IB port is marked
-//! `peer_lossy`), and the special egress of switch ports (`switch.rs::switch_send::<true>`).
+//! `peer_lossy`), and the special egress of switch ports (`switch/mod.rs::switch_send::<true>`).
 //! Flow-control packets go ahead of data (a switch's queue 0, the front of an RNIC's ACK
 //! queue) and end at the link's far end (`on_pfc`).
 //!
@@ -92,7 +92,7 @@ pub(in crate::sim) fn on_arrive(ib: &mut IbLinks, ports: &[PortState], at: PortI
     }
 }
 
-/// Hook "switch sends" (`switch.rs::switch_send`, special ports): egress `port` started
+/// Hook "switch sends" (`switch/mod.rs::switch_send`, special ports): egress `port` started
 /// sending `pkt`, which it took from the input buffer of `ingress`: `port` spends credits,
 /// the input buffer's blocks are free and the upstream hears so.
 pub(in crate::sim) fn on_switch_send(

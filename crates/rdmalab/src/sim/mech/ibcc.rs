@@ -1,5 +1,5 @@
 //! InfiniBand congestion control's glue to the loop (`cc = "ib"`, Blitz's `ib` fall-back):
-//! FECN marking at switch egress, where RED ECN would mark (`switch.rs::mark_fecn`, called
+//! FECN marking at switch egress, where RED ECN would mark (`switch/mod.rs::mark_fecn`, called
 //! only when ECN is off). The receiver echoes FECN as a BECN on an immediate ACK
 //! (`host/rx.rs`), the sender's algorithm is `cc::ib`.
 

@@ -1,7 +1,7 @@
 //! The switch side of `fabric.buffer_model = "per_port"` and `"egress_dynamic"`
 //! (`fabric::buffer_model`): building each switch's port buffers, and admission, release and
 //! PFC RESUME frames against them.
-//! Reached from `sim/switch.rs` in place of the shared MMU when `Mechanisms::port_buffers`
+//! Reached from `sim/switch/mod.rs` in place of the shared MMU when `Mechanisms::port_buffers`
 //! is set (one test per admission and release otherwise); the RESUME frames a release asks
 //! for are sent by `sim/pfc.rs::send_resumes`.
 
@@ -34,7 +34,7 @@ pub(in crate::sim) fn build(topo: &Topology, cfg: &SimConfig, mmus: &[SwitchMmu]
 }
 
 /// Admission of `wire` bytes of `class` from ingress `ingress_local` of switch `sw` into
-/// the buffer of `egress` (the switch's one admission, `switch.rs::admit`, in place of the
+/// the buffer of `egress` (the switch's one admission, `switch/mod.rs::admit`, in place of the
 /// shared MMU).
 #[inline(never)]
 pub(in crate::sim) fn admit(
