@@ -5,6 +5,13 @@
 //! is eligible when its priority is not paused, it has bytes left, its window has room and
 //! its pacing time has come. When none is eligible the NIC sleeps until the earliest pacing
 //! time (a paused or window-bound QP is woken by the RESUME or ACK that frees it).
+//!
+//! The round robin visits only the QPs that may have work: a bit per ring position, set when
+//! a QP joins the ring or gets bytes posted ([`Nic::mark`]), cleared when the arbiter finds
+//! the QP idle with nothing outstanding (then only a post can give it work again: a rewind
+//! goes back at most to the cumulative ACK, which is where it already is). Skipped positions
+//! are exactly QPs the full walk would skip, so the choice sequence is the full walk's, and a
+//! host with 10,000 QPs of which 8 are busy pays for the 8 (issue 45 §2).
 
 use std::collections::{HashMap, VecDeque};
 
@@ -42,8 +49,10 @@ pub struct Nic {
     pub port: PortId,
     /// Line rate.
     pub rate: Rate,
-    /// Active QPs in arbitration order.
+    /// Active QPs in arbitration order (joined by [`Nic::attach`]).
     pub qps: Vec<QpId>,
+    /// One bit per position in `qps`: that QP may have work (see the module's note).
+    busy: Vec<u64>,
     /// Position in `qps` of the last QP served.
     pub rr_last: usize,
     /// Some QPs in `qps` are finished and should be dropped from the list.
@@ -74,6 +83,7 @@ impl Nic {
             port,
             rate,
             qps: Vec::new(),
+            busy: Vec::new(),
             rr_last: 0,
             has_finished: false,
             acks: VecDeque::new(),
@@ -95,8 +105,29 @@ impl Nic {
         sport
     }
 
+    /// Puts QP `id` at the end of the arbitration ring, marked as having work.
+    pub fn attach(&mut self, id: QpId, qp: &mut Qp) {
+        let slot = self.qps.len();
+        self.qps.push(id);
+        if self.busy.len() * 64 < self.qps.len() {
+            self.busy.push(0);
+        }
+        qp.nic_slot = slot as u32;
+        self.busy[slot / 64] |= 1 << (slot % 64);
+    }
+
+    /// `qp` got bytes posted: the arbiter visits it again. (A QP no longer in the ring, its
+    /// slot since taken by another, marks that one: a visit too many, never one too few.)
+    #[inline]
+    pub fn mark(&mut self, qp: &Qp) {
+        let slot = qp.nic_slot as usize;
+        if slot < self.qps.len() {
+            self.busy[slot / 64] |= 1 << (slot % 64);
+        }
+    }
+
     /// Chooses the next QP to send from, round robin after the last one served.
-    pub fn select(&mut self, qps: &[Qp], paused: &[bool; NUM_PRIOS], now: Time) -> Pick {
+    pub fn select(&mut self, qps: &mut [Qp], paused: &[bool; NUM_PRIOS], now: Time) -> Pick {
         if self.has_finished {
             self.drop_finished(qps);
         }
@@ -104,20 +135,31 @@ impl Nic {
             return rr.select(&self.qps, qps, paused, now);
         }
         let n = self.qps.len();
+        if n == 0 {
+            return Pick::Idle;
+        }
         let mut wake = Time::MAX;
-        // Walk the ring once, starting after the last QP served (no division per step).
-        let mut idx = if n == 0 { 0 } else { self.rr_last % n };
-        for _ in 0..n {
-            idx = if idx + 1 == n { 0 } else { idx + 1 };
-            let qp = &qps[self.qps[idx].idx()];
-            if paused[qp.pg as usize] || !qp.has_data() || qp.window_bound() {
-                continue; // `may_send`, written out (see there)
+        // The ring once, starting after the last QP served, through the marked positions.
+        let last = self.rr_last % n;
+        let first = if last + 1 == n { 0 } else { last + 1 };
+        for (from, to) in [(first, n), (0, first)] {
+            let mut at = from;
+            while let Some(idx) = next_marked(&self.busy, at, to) {
+                at = idx + 1;
+                let qp = &qps[self.qps[idx].idx()];
+                if paused[qp.pg as usize] || !qp.has_data() || qp.window_bound() {
+                    // `may_send`, written out (see there).
+                    if qp.snd_una >= qp.posted {
+                        self.busy[idx / 64] &= !(1 << (idx % 64)); // idle: only a post wakes it
+                    }
+                    continue;
+                }
+                if qp.next_avail <= now {
+                    self.rr_last = idx;
+                    return Pick::Send(self.qps[idx]);
+                }
+                wake = wake.min(qp.next_avail);
             }
-            if qp.next_avail <= now {
-                self.rr_last = idx;
-                return Pick::Send(self.qps[idx]);
-            }
-            wake = wake.min(qp.next_avail);
         }
         if wake == Time::MAX {
             Pick::Idle
@@ -127,19 +169,22 @@ impl Nic {
     }
 
     /// Removes finished QPs now if any are listed (before their slots are reused).
-    pub fn forget_finished(&mut self, qps: &[Qp]) {
+    pub fn forget_finished(&mut self, qps: &mut [Qp]) {
         if self.has_finished {
             self.drop_finished(qps);
         }
     }
 
     /// Removes finished QPs, keeping the round-robin position: the last QP served keeps its
-    /// turn if it stays, else its successor in the list serves next.
-    fn drop_finished(&mut self, qps: &[Qp]) {
+    /// turn if it stays, else its successor in the list serves next. The QPs kept move down
+    /// with their marks.
+    fn drop_finished(&mut self, qps: &mut [Qp]) {
         let last = self.rr_last;
         let mut kept_before = 0; // QPs kept at positions before `last`
         let mut last_kept = false;
         let mut pos = 0;
+        let mut kept = 0;
+        let busy = &mut self.busy;
         self.qps.retain(|q| {
             let keep = !qps[q.idx()].finished;
             if keep && pos < last {
@@ -148,9 +193,19 @@ impl Nic {
             if pos == last {
                 last_kept = keep;
             }
+            if keep {
+                let marked = busy[pos / 64] >> (pos % 64) & 1;
+                busy[kept / 64] = busy[kept / 64] & !(1 << (kept % 64)) | marked << (kept % 64);
+                qps[q.idx()].nic_slot = kept as u32;
+                kept += 1;
+            }
             pos += 1;
             keep
         });
+        for k in kept..pos {
+            busy[k / 64] &= !(1 << (k % 64));
+        }
+        busy.truncate(kept.div_ceil(64));
         let len = self.qps.len();
         self.rr_last = match len {
             0 => 0,
@@ -159,5 +214,26 @@ impl Nic {
             _ => (kept_before + len - 1) % len,
         };
         self.has_finished = false;
+    }
+}
+
+/// The first marked position in `from..to`, if any.
+#[inline]
+fn next_marked(busy: &[u64], from: usize, to: usize) -> Option<usize> {
+    if from >= to {
+        return None;
+    }
+    let mut w = from / 64;
+    let mut bits = busy[w] & (!0u64 << (from % 64));
+    loop {
+        if bits != 0 {
+            let i = w * 64 + bits.trailing_zeros() as usize;
+            return (i < to).then_some(i);
+        }
+        w += 1;
+        if w * 64 >= to {
+            return None;
+        }
+        bits = busy[w];
     }
 }

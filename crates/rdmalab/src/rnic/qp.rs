@@ -118,6 +118,9 @@ pub struct Qp {
     pub messages: VecDeque<Message>,
     /// Pacing: earliest time the next packet may leave.
     pub next_avail: Time,
+    /// Its position in its NIC's arbitration ring (`Nic::attach`), for the NIC's set of QPs
+    /// that may have work (`Nic::mark`).
+    pub nic_slot: u32,
     /// Current sending rate (set by congestion control).
     pub rate: Rate,
     /// Line rate of the NIC.
@@ -196,6 +199,7 @@ impl Qp {
             high_sent: 0,
             messages: VecDeque::new(),
             next_avail: Time::ZERO,
+            nic_slot: u32::MAX,
             rate: Rate(0),
             max_rate: Rate(0),
             win: 0,

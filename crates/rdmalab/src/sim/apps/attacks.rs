@@ -189,6 +189,7 @@ impl Simulation {
                 let last = d.2 == 0;
                 d.1 = if last { NO_QP } else { qp };
                 self.qps[qp.idx()].post(flow, f.size, self.now);
+                self.nics[self.qps[qp.idx()].nic.idx()].mark(&self.qps[qp.idx()]);
                 if last {
                     self.app_verbs(f.app, |v| v.close_qp(qp));
                 }
@@ -250,6 +251,7 @@ impl Simulation {
         let q = &mut self.qps[qp.idx()];
         q.post_message(chunk_wr(AppId(app), k, size, self.now));
         q.finished = false;
+        self.nics[q.nic.idx()].mark(q);
         // A recreate QP carries one chunk; a reused one closes after its slot's last chunk.
         if !reuse || last_on_slot {
             self.app_verbs(AppId(app), |v| v.close_qp(qp));

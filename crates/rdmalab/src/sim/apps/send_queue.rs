@@ -54,6 +54,7 @@ impl Simulation {
         if q.error {
             q.snd_nxt = q.posted;
         }
+        self.nics[q.nic.idx()].mark(q);
     }
 
     /// The batch records, each with its WQEs on the wire now (sent from, not completed).

@@ -51,6 +51,7 @@ impl Simulation {
             self.qps[qp.idx()].rx.flow = flow; // the receiver counts under it
             self.qps[qp.idx()].post(flow, f.size, self.now);
             let nic = self.qps[qp.idx()].nic;
+            self.nics[nic.idx()].mark(&self.qps[qp.idx()]);
             self.nic_kick(nic);
         }
     }
@@ -77,7 +78,7 @@ impl Simulation {
                 // given slot never had one: it holds a placeholder).
                 if slot.is_none() {
                     let old_nic = self.qps[id.idx()].nic.idx();
-                    self.nics[old_nic].forget_finished(&self.qps);
+                    self.nics[old_nic].forget_finished(&mut self.qps);
                 }
                 let mut m = std::mem::take(&mut self.qps[id.idx()].messages);
                 m.clear();
@@ -126,7 +127,7 @@ impl Simulation {
             tenancy::grant_line_rate_start(p, now, rate, budgets, qp, bdp, f.size);
         }
         self.join_group(id, path);
-        self.nics[nic_idx.idx()].qps.push(id);
+        self.nics[nic_idx.idx()].attach(id, &mut self.qps[id.idx()]);
         id
     }
 

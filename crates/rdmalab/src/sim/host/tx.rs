@@ -39,7 +39,7 @@ impl Simulation {
         }
         loop {
             let nic = &mut self.nics[nic_idx.idx()];
-            match nic.select(&self.qps, &self.ports[port.idx()].paused, self.now) {
+            match nic.select(&mut self.qps, &self.ports[port.idx()].paused, self.now) {
                 Pick::Send(qp) => {
                     if let Some(cache) = nic.cache.as_mut() {
                         let key = transport::cache_key(qp, self.qps[qp.idx()].transport, nic_idx);
