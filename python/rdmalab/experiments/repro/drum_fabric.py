@@ -294,7 +294,7 @@ def tc2_points(store: Store, runs: pl.DataFrame, name: str = "fg",
     the time it ran until the run stopped, a lower bound (nothing is projected). `link`: only
     the runs on that link layer."""
     ok = _on_link(runs.filter(pl.col("status") == "ok"), link)
-    fg = _apps(store, ok).filter(pl.col("name") == name)
+    fg = _apps(store, ok).filter((pl.col("name") == name) & pl.col("run_id").is_in(ok["run_id"].implode()))
     ends = dict(ok.select("run_id", "end_time_ps").iter_rows())
     out = {}
     for rid, m, n, first, done in fg.select("run_id", "host.mechanism", "app[1].count", "first_post_ns",
