@@ -278,3 +278,18 @@ def test_share_starves_a_foreground_only_behind_its_co_sharers_megabyte_wqes():
     assert alone < 20.0, alone
     # RAW does not group: the destination changes nothing for it.
     assert tc1_p80("raw", 20, fg_dst=5) == pytest.approx(tc1_p80("raw", 20, fg_dst=6), rel=0.1)
+
+
+def test_tc3_on_the_testbeds_infiniband_moves_by_the_data_rate_alone():
+    """drum-tc3 at N = 300 on IB QDR 4x against 40 Gb/s RoCE (docs/drum-fabric.md §6.8): DRUM's
+    connections fit the QP-context cache and share the server's link, so their goodput scales
+    with the data rate (32 against 40 Gb/s) and the payload's share of a 1 KB packet (1024 of
+    1050 B on IB, of 1072 B on RoCE); SHARE's 60 QPs thrash the serial cache, one packet per
+    1 us miss on either link, so theirs does not move."""
+    from rdmalab.experiments.causes.drum_link_causes import tc3_gbps
+
+    drum = {ll: tc3_gbps(ll, rate, "drum") for ll, rate in (("roce", "40Gbps"), ("infiniband", "QDR4x"))}
+    share = {ll: tc3_gbps(ll, rate, "share") for ll, rate in (("roce", "40Gbps"), ("infiniband", "QDR4x"))}
+    closed = (32 / 40) * (1024 + 48) / (1024 + 26)
+    assert drum["infiniband"] / drum["roce"] == pytest.approx(closed, rel=0.01), drum
+    assert share["infiniband"] == pytest.approx(share["roce"], rel=0.01), share
