@@ -65,9 +65,10 @@ def _on_link(runs: pl.DataFrame, link: str | None) -> pl.DataFrame:
     return runs.filter(pl.col("fabric.link_layer") == link)
 
 
-def _testbed(runs: pl.DataFrame) -> pl.DataFrame:
-    """The runs on the testbed's link layer (what the figures draw)."""
-    return _on_link(runs, _links(runs)[0][0])
+def _link_title(runs: pl.DataFrame) -> str:
+    """The figures' title: the link layer they draw (the testbed's when the runs have it)."""
+    link = _links(runs)[0][0]
+    return "" if link is None else f"on {LINKS[link]} ({'the testbed' if link == 'infiniband' else 'comparison'})"
 
 
 # -- Fig. 2a ------------------------------------------------------------------------------
@@ -240,7 +241,7 @@ def figure_tc1(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
     store = Store(sweep_dir)
     runs = store.runs()
     return _bars(tc1_points(store, runs, link=_links(runs)[0][0]), FIG8, "32 B WQE p80 completion (µs)", out_dir,
-                 "drum_tc1")
+                 "drum_tc1", _link_title(runs))
 
 
 def compare_tc1_inband(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
@@ -348,7 +349,8 @@ def figure_tc2(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
     store = Store(sweep_dir)
     runs = store.runs()
     pts = {k: v[0] for k, v in tc2_points(store, runs, link=_links(runs)[0][0]).items()}
-    return _bars(pts, FIG9, "1 MB of 32 B WQEs: completion (ms; unfinished: run length)", out_dir, "drum_tc2")
+    return _bars(pts, FIG9, "1 MB of 32 B WQEs: completion (ms; unfinished: run length)", out_dir, "drum_tc2",
+                 _link_title(runs))
 
 
 # -- Test case 3 (Figs. 10-11) --------------------------------------------------------------
@@ -400,6 +402,7 @@ def figure_tc3(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
         ns = sorted(n for mm, n in pts if mm == m)
         a1.plot(ns, [pts[m, n][0] for n in ns], "-o", label=m.upper())
         a2.plot(ns, [pts[m, n][1] for n in ns], "-o", label=m.upper())
+    fig.suptitle(_link_title(runs))
     a1.set_ylabel("average throughput per connection (Gb/s)")
     a2.set_ylabel("average batch latency (µs)")
     log_axis(a2, "y")
@@ -412,8 +415,9 @@ def figure_tc3(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
 
 # -- drawing --------------------------------------------------------------------------------
 def _bars(pts: dict[tuple[str, int], float], paper: dict[tuple[str, int], float], ylabel: str,
-          out_dir: str | Path, stem: str) -> list[Path]:
+          out_dir: str | Path, stem: str, title: str = "") -> list[Path]:
     fig, ax = _axes()
+    ax.set_title(title)
     ccs = sorted({cc for _, cc in pts})
     for k, m in enumerate(("raw", "share", "drum")):
         x = np.arange(len(ccs)) + (k - 1) * 0.27
