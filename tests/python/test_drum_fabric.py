@@ -293,3 +293,24 @@ def test_tc3_on_the_testbeds_infiniband_moves_by_the_data_rate_alone():
     closed = (32 / 40) * (1024 + 48) / (1024 + 26)
     assert drum["infiniband"] / drum["roce"] == pytest.approx(closed, rel=0.01), drum
     assert share["infiniband"] == pytest.approx(share["roce"], rel=0.01), share
+
+
+def test_a_one_wqe_stream_on_its_own_qp_waits_the_release_interval_of_the_optimum():
+    """docs/drum-fabric.md §6.9, the `bulk` mix: four 32 B one-WQE streams beside four 1 KB
+    `wr_num = 100` applications, all on dedicated QPs. The CQ penalty sets x ∝ a^(-2/3), so a
+    stream (a = 1) holds 1 / (4 + 4 · 100^(2/3)) of Q = 0.9 / 680 ns; re-posting at once it is
+    above its share and waits one release interval 1/x̂ per WQE, give or take the stride
+    scheduler's granularity (one slot below, one slot per application above). Without a
+    dedicated QP (the `two` mix, m > k) the top-k rule drops it to the shared QP in every
+    period, and giving every application a QP (k = 200, no cache limit) removes the wait."""
+    from rdmalab.experiments.causes.drum_stream_causes import stream_case
+
+    share = 1 / (4 + 4 * 100 ** (2 / 3))
+    slot = 0.68 / 0.9
+    interval = slot / share
+    bulk = stream_case("bulk")
+    assert bulk["dedicated"] == 1.0 and bulk["share"] == pytest.approx(share, rel=0.01), bulk
+    assert interval - slot <= bulk["p80"] <= interval + 8 * slot, (bulk, interval)
+    shared, own = stream_case("two"), stream_case("two", k=200, cache=False)
+    assert shared["dedicated"] == 0.0 and own["dedicated"] == 1.0, (shared, own)
+    assert own["p80"] < shared["p80"] / 10, (own, shared)
