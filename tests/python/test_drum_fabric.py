@@ -12,10 +12,11 @@ import polars as pl
 import pytest
 
 import rdmalab
-from rdmalab import Scenario
+from rdmalab import Scenario, _core
 from rdmalab.experiments import repro
 from rdmalab.cli import main
 from rdmalab.experiments.store import Store, load_sweep
+from rdmalab.experiments.sweep import Sweep
 
 TESTBED_TOML = """
 stop_time = "500us"
@@ -162,7 +163,14 @@ def test_drum_fig2a_quick_reproduces_the_calibrated_slope(tmp_path, capsys):
     runs, flows = load_sweep(tmp_path / "o")
     rows = {(c.group, c.metric): c for c in exp.compare(runs, flows, Store(tmp_path / "o"))}
     slope = rows[("RAW", "slope us/WQE")].ours
-    assert f"{slope:10.3f}" in out  # the printed table shows the measured slope
+    # The same slope from the WQE records instead of the apps table's p80: under RAW every
+    # foreground WQE after the first waits the background's whole batch in the FIFO engine,
+    # so the median completion moves with the batch as the p80 does.
+    fg = Store(tmp_path / "o").table("wqes", runs).filter((pl.col("name") == "fg") & (pl.col("host.mechanism") == "raw"))
+    med = {int(b): float(np.median(d["ct_ns"].drop_nans().to_numpy())) / 1e3
+           for (b,), d in fg.group_by("app[1].wr_num")}
+    assert (med[100] - med[20]) / 80 == pytest.approx(slope, rel=0.01), (med, slope)
+    assert f"{slope:10.3f}" in out  # and the printed table carries it
     # Closed form: each background WQE ahead in the FIFO WQE engine delays the foreground by
     # one wqe_cost, so the p80 grows by wqe_cost per WQE of the background's batch.
     wqe_cost_us = 0.68
@@ -184,11 +192,35 @@ def test_drum_quick_entries_run_and_compare(tmp_path, capsys, name):
     assert rows and all(math.isfinite(r.ours) for r in rows)
     got = {(r.group, r.metric): r.ours for r in rows}
     if name == "drum-fig2b":
-        # While polling binds, a batch completes per poll that sees its CQE: throughput is
-        # wr_num x size per poll, so doubling the polling rate doubles it and wr_num 10 moves
-        # ten times wr_num 1's bytes (the closed forms, not the sweep's inputs).
-        for (group, metric), ours in got.items():
-            assert ours == pytest.approx(10.0 if metric == "thpt wr10 / wr1" else 2.0, rel=0.02), (group, metric)
+        # While polling binds (a poll period far longer than the batch's own round trip), the
+        # batch posted at t is seen by the poll ending at t + P and re-posted at once: one batch
+        # of wr_num x size bytes per poll period P, so a run of T moves wr_num x size x floor(T/P)
+        # (the closed form, from the sweep file's size and stop time).
+        base = Sweep.from_file(exp.sweep_path(quick=True)).base
+        size, t_us = base["app"][0]["size"], _core.parse_time_ps(base["stop_time"]) / 1e6
+        pts = repro.drum_fabric.fig2b_points(Store(tmp_path / "o"), runs)
+        slow = [(wr, rate, gbps) for wr, line in pts.items() for rate, gbps in line.items() if 1 / rate >= 100]
+        assert len(slow) == 6  # P of 100 and 200 us (the rows the comparison uses), wr_num 1, 5, 10
+        for wr, rate, gbps in slow:
+            closed = wr * size * 8 * math.floor(t_us * rate + 1e-9) / (t_us * 1e3)
+            assert gbps == pytest.approx(closed, rel=1e-6), (wr, 1 / rate, gbps, closed)
+    if name == "drum-tc1":
+        for ll in ("IB QDR ", "RoCE 40G "):
+            # Past the 20-entry serial cache every packet is a 1 us fetch and the NIC's round
+            # robin gives the foreground one packet per pass over the cc QPs: its closed loop
+            # completes once per pass, cc x 1 us (± one 100 ns poll).
+            for cc in (50, 100):
+                assert got[(ll + "RAW", f"p80 us, cc {cc}")] == pytest.approx(cc * 1.0, abs=0.1), (ll, cc)
+            # DRUM keeps the foreground on a dedicated QP inside the cache and, below its share,
+            # releases it at the next slot: its p80 does not move with cc.
+            drum = [got[(ll + "DRUM", f"p80 us, cc {cc}")] for cc in (20, 50, 100)]
+            assert max(drum) / min(drum) < 1.01, (ll, drum)
+            assert drum[-1] < got[(ll + "RAW", "p80 us, cc 50")] / 4, (ll, drum)
+    if name == "drum-tc1-inband":
+        # Under either control the foreground stays below its share: flat in cc.
+        for c in ("local", "in_band"):
+            p = [got[(f"DRUM {c}", f"p80 us, cc {cc}")] for cc in (20, 50, 100)]
+            assert max(p) / min(p) < 1.01, (c, p)
     if name == "drum-fig2c":
         # Measured levels against closed forms: within the cache, the line's goodput with 1 KB
         # payloads and 48 B of headers; past it, every packet a serial 1 us context fetch (MTU /
@@ -246,3 +278,39 @@ def test_share_starves_a_foreground_only_behind_its_co_sharers_megabyte_wqes():
     assert alone < 20.0, alone
     # RAW does not group: the destination changes nothing for it.
     assert tc1_p80("raw", 20, fg_dst=5) == pytest.approx(tc1_p80("raw", 20, fg_dst=6), rel=0.1)
+
+
+def test_tc3_on_the_testbeds_infiniband_moves_by_the_data_rate_alone():
+    """drum-tc3 at N = 300 on IB QDR 4x against 40 Gb/s RoCE (docs/drum-fabric.md §6.8): DRUM's
+    connections fit the QP-context cache and share the server's link, so their goodput scales
+    with the data rate (32 against 40 Gb/s) and the payload's share of a 1 KB packet (1024 of
+    1050 B on IB, of 1072 B on RoCE); SHARE's 60 QPs thrash the serial cache, one packet per
+    1 us miss on either link, so theirs does not move."""
+    from rdmalab.experiments.causes.drum_link_causes import tc3_gbps
+
+    drum = {ll: tc3_gbps(ll, rate, "drum") for ll, rate in (("roce", "40Gbps"), ("infiniband", "QDR4x"))}
+    share = {ll: tc3_gbps(ll, rate, "share") for ll, rate in (("roce", "40Gbps"), ("infiniband", "QDR4x"))}
+    closed = (32 / 40) * (1024 + 48) / (1024 + 26)
+    assert drum["infiniband"] / drum["roce"] == pytest.approx(closed, rel=0.01), drum
+    assert share["infiniband"] == pytest.approx(share["roce"], rel=0.01), share
+
+
+def test_a_one_wqe_stream_on_its_own_qp_waits_the_release_interval_of_the_optimum():
+    """docs/drum-fabric.md §6.9, the `bulk` mix: four 32 B one-WQE streams beside four 1 KB
+    `wr_num = 100` applications, all on dedicated QPs. The CQ penalty sets x ∝ a^(-2/3), so a
+    stream (a = 1) holds 1 / (4 + 4 · 100^(2/3)) of Q = 0.9 / 680 ns; re-posting at once it is
+    above its share and waits one release interval 1/x̂ per WQE, give or take the stride
+    scheduler's granularity (one slot below, one slot per application above). Without a
+    dedicated QP (the `two` mix, m > k) the top-k rule drops it to the shared QP in every
+    period, and giving every application a QP (k = 200, no cache limit) removes the wait."""
+    from rdmalab.experiments.causes.drum_stream_causes import stream_case
+
+    share = 1 / (4 + 4 * 100 ** (2 / 3))
+    slot = 0.68 / 0.9
+    interval = slot / share
+    bulk = stream_case("bulk")
+    assert bulk["dedicated"] == 1.0 and bulk["share"] == pytest.approx(share, rel=0.01), bulk
+    assert interval - slot <= bulk["p80"] <= interval + 8 * slot, (bulk, interval)
+    shared, own = stream_case("two"), stream_case("two", k=200, cache=False)
+    assert shared["dedicated"] == 0.0 and own["dedicated"] == 1.0, (shared, own)
+    assert own["p80"] < shared["p80"] / 10, (own, shared)

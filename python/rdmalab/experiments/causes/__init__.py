@@ -12,6 +12,8 @@ virtuoso.md, load-balancing.md say which rows come from which part).
 | `drum_tc_causes` | seed 000, TC1/TC2 | tc1, tc2 |
 | `drum_tc3_choices` | seed 000, TC3 | choices[:N]; tc1 |
 | `drum_topk_exact` | seed 000, top-k | table |
+| `drum_link_causes` | seed 000, TC1/TC3 on RoCE and IB QDR | tc1, tc3 |
+| `drum_stream_causes` | seed 000, issue 41 §3: a one-WQE stream under DRUM | kv, bulk, two |
 | `blitz_causes` | seed 004, IB/DASR ratios | baseline, no_cc, fifo, timers, mark_every, no_long_flow, nic, serial, serial_no_long_flow, paced, deeper, deeper_dasr, dasr_cc, vl_4k, yardstick[:DRAWS] |
 
 Each runs as `python -m rdmalab.experiments.causes.<script> [--out DIR] [--fresh] [PART ...]`.

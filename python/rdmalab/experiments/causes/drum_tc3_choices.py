@@ -31,6 +31,9 @@ VARIANTS = [
     # Not a choice of ours but an input (Fig. 2c's knee): the run that removes the QP-context
     # cache's limit, to show what the gap is made of.
     ("(cause) no QP-context cache limit", {"cache": False}),
+    # Nor this one: DRUM's shared QPs as they were before issue 41 bounded them (§6.7), a
+    # window of 1 GiB that no run here fills.
+    ("(cause) DRUM's shared QPs without a window (1 GiB)", {"shared_window": 1 << 30}),
 ]
 
 
@@ -42,7 +45,7 @@ def scenario(mech: str, n: int, ch: dict) -> str:
         '[fabric]\nmtu = 1024' + ('\nqp_cache_entries = 20\nqp_cache_miss_penalty = "1us"\nqp_cache_fetch = "serial"'
                                  if ch.get("cache", True) else ''),
         f'[host]\nmechanism = "{mech}"\nlock_transfer = "{ch.get("lock_transfer", "40ns")}"',
-        '[drum]\nperiod = "100us"\nk = 20',
+        '[drum]\nperiod = "100us"\nk = 20' + (f'\nshared_window = {ch["shared_window"]}' if "shared_window" in ch else ''),
     ]
     for c in range(6):
         host, dst = (c, 6) if ch.get("reverse") else (6, c)

@@ -45,6 +45,32 @@ def _value(df: pl.DataFrame, col: str, **eq: Any) -> float:
     return float(df[col].mean()) if df.height else NAN
 
 
+#: The link layers of drum-tc1/2/3 (issue 41): the testbed's InfiniBand QDR 4x (seed 000 §IV)
+#: first, then 40 Gb/s RoCE as the comparison; the label each printed row starts with.
+LINKS = {"infiniband": "IB QDR", "roce": "RoCE 40G"}
+
+
+def _links(runs: pl.DataFrame) -> list[tuple[str | None, str]]:
+    """(link layer, row label) for each link layer the runs hold, the testbed's first; one
+    unlabelled entry for a store from before the link layer was a sweep dimension."""
+    if "fabric.link_layer" not in runs.columns:
+        return [(None, "")]
+    have = set(runs["fabric.link_layer"].drop_nulls().to_list())
+    return [(k, v + " ") for k, v in LINKS.items() if k in have]
+
+
+def _on_link(runs: pl.DataFrame, link: str | None) -> pl.DataFrame:
+    if link is None or "fabric.link_layer" not in runs.columns:
+        return runs
+    return runs.filter(pl.col("fabric.link_layer") == link)
+
+
+def _link_title(runs: pl.DataFrame) -> str:
+    """The figures' title: the link layer they draw (the testbed's when the runs have it)."""
+    link = _links(runs)[0][0]
+    return "" if link is None else f"on {LINKS[link]} ({'the testbed' if link == 'infiniband' else 'comparison'})"
+
+
 # -- Fig. 2a ------------------------------------------------------------------------------
 def fig2a_points(store: Store, runs: pl.DataFrame) -> dict[str, dict[int, float]]:
     """mechanism -> {background batch: foreground p80 in µs}."""
@@ -169,13 +195,14 @@ def figure_fig2c(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
 TC1_VARIANTS = {"bg": "KV, uniform [32 B, 1 MB], no think", "bg_log": "log-uniform sizes"}
 
 
-def tc1_points(store: Store, runs: pl.DataFrame, bg: str = "bg", by: str = "host.mechanism") \
-        -> dict[tuple[str, int], float]:
+def tc1_points(store: Store, runs: pl.DataFrame, bg: str = "bg", by: str = "host.mechanism",
+               link: str | None = None) -> dict[tuple[str, int], float]:
     """(mechanism, cc) -> foreground p80 in µs (cc counts the foreground), for the
     background variant `bg` (`by` names the column that tells the runs apart). A WQE still
     waiting when the run stopped counts with the time it had waited (a lower bound), so that
-    a starved foreground's few early completions do not make a small p80."""
-    ok = runs.filter(pl.col("status") == "ok")
+    a starved foreground's few early completions do not make a small p80. `link`: only the
+    runs on that link layer."""
+    ok = _on_link(runs.filter(pl.col("status") == "ok"), link)
     if "app[1].name" in ok.columns:
         ok = ok.filter(pl.col("app[1].name") == bg)
     ends = dict(ok.select("run_id", "end_time_ps").iter_rows())
@@ -191,22 +218,30 @@ def tc1_points(store: Store, runs: pl.DataFrame, bg: str = "bg", by: str = "host
 
 def compare_tc1(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
     rows = []
-    for bg, label in TC1_VARIANTS.items():
-        pts = tc1_points(store, runs, bg)
-        if not pts:
-            continue
-        group = "" if bg == "bg" else "[log] "
-        rows += [_cmp(f"{group}{m.upper()}", f"p80 us, cc {cc}", pts.get((m, cc), NAN), FIG8.get((m, cc), NAN))
-                 for m in ("raw", "share", "drum") for cc in (20, 50, 100)]
-        d = pts.get(("drum", 100), NAN)
-        rows.append(_cmp(f"{group}cc 100", "RAW / DRUM (text)", pts.get(("raw", 100), NAN) / d, FIG8_RAW_OVER_DRUM))
-        rows.append(_cmp(f"{group}cc 100", "SHARE / DRUM", pts.get(("share", 100), NAN) / d, FIG8_SHARE_OVER_DRUM))
+    for k, (link, ll) in enumerate(_links(runs)):
+        # The paper's numbers stand beside the testbed's link layer only.
+        paper = (lambda v: v) if k == 0 else (lambda v: NAN)  # noqa: E731
+        for bg, label in TC1_VARIANTS.items():
+            pts = tc1_points(store, runs, bg, link=link)
+            if not pts:
+                continue
+            group = ll + ("" if bg == "bg" else "[log] ")
+            rows += [_cmp(f"{group}{m.upper()}", f"p80 us, cc {cc}", pts.get((m, cc), NAN),
+                          paper(FIG8.get((m, cc), NAN)))
+                     for m in ("raw", "share", "drum") for cc in (20, 50, 100)]
+            d = pts.get(("drum", 100), NAN)
+            rows.append(_cmp(f"{group}cc 100", "RAW / DRUM (text)", pts.get(("raw", 100), NAN) / d,
+                             paper(FIG8_RAW_OVER_DRUM)))
+            rows.append(_cmp(f"{group}cc 100", "SHARE / DRUM", pts.get(("share", 100), NAN) / d,
+                             paper(FIG8_SHARE_OVER_DRUM)))
     return rows
 
 
 def figure_tc1(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
     store = Store(sweep_dir)
-    return _bars(tc1_points(store, store.runs()), FIG8, "32 B WQE p80 completion (µs)", out_dir, "drum_tc1")
+    runs = store.runs()
+    return _bars(tc1_points(store, runs, link=_links(runs)[0][0]), FIG8, "32 B WQE p80 completion (µs)", out_dir,
+                 "drum_tc1", _link_title(runs))
 
 
 def compare_tc1_inband(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
@@ -243,12 +278,24 @@ FG_BIG_BYTES = 16 * 1048576
 FG_BIG_ALONE_MS = FG_BIG_BYTES * 8 * (1024 + 48) / 1024 / 40e9 * 1e3
 
 
-def tc2_points(store: Store, runs: pl.DataFrame, name: str = "fg") -> dict[tuple[str, int], tuple[float, bool]]:
+def _fg_big_alone_ms(link: str | None) -> float:
+    """Fig. 7's 16 MB alone at line rate on `link`: RoCE as above; InfiniBand QDR 4x at its
+    32 Gb/s data rate with 26 B of LRH, BTH, ICRC and VCRC per 1 KB packet and a 16 B RETH on
+    each 1 MB message's first packet (docs/physics.md, "InfiniBand link layer")."""
+    if link != "infiniband":
+        return FG_BIG_ALONE_MS
+    wire = FG_BIG_BYTES * (1024 + 26) / 1024 + 16 * (FG_BIG_BYTES // 1048576)
+    return wire * 8 / 32e9 * 1e3
+
+
+def tc2_points(store: Store, runs: pl.DataFrame, name: str = "fg",
+               link: str | None = None) -> dict[tuple[str, int], tuple[float, bool]]:
     """(mechanism, cc) -> (ms, finished) for the foreground `name` (fg: 1 MB of 32 B WQEs;
     fg16m: 16 MB of 1 MB WQEs): the measured time to its last CQE when it finished, else
-    the time it ran until the run stopped, a lower bound (nothing is projected)."""
-    ok = runs.filter(pl.col("status") == "ok")
-    fg = _apps(store, ok).filter(pl.col("name") == name)
+    the time it ran until the run stopped, a lower bound (nothing is projected). `link`: only
+    the runs on that link layer."""
+    ok = _on_link(runs.filter(pl.col("status") == "ok"), link)
+    fg = _apps(store, ok).filter((pl.col("name") == name) & pl.col("run_id").is_in(ok["run_id"].implode()))
     ends = dict(ok.select("run_id", "end_time_ps").iter_rows())
     out = {}
     for rid, m, n, first, done in fg.select("run_id", "host.mechanism", "app[1].count", "first_post_ns",
@@ -264,9 +311,20 @@ def _bound(label: str, v: tuple[float, bool] | None) -> str:
 
 
 def compare_tc2(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
-    pts = tc2_points(store, runs)
+    rows = []
+    for k, (link, ll) in enumerate(_links(runs)):
+        rows += _compare_tc2_on(store, runs, link, ll, testbed=k == 0)
+    return rows
+
+
+def _compare_tc2_on(store: Store, runs: pl.DataFrame, link: str | None, ll: str, testbed: bool) -> list[Comparison]:
+    """drum-tc2's rows on one link layer (`ll` starts each group); the paper's numbers only
+    beside the testbed's."""
+    paper = (lambda v: v) if testbed else (lambda v: NAN)  # noqa: E731
+    pts = tc2_points(store, runs, link=link)
     get = lambda m, cc: pts.get((m, cc), (NAN, True))[0]  # noqa: E731
-    rows = [_cmp(m.upper(), _bound(f"1 MB ms, cc {cc}", pts.get((m, cc))), get(m, cc), FIG9.get((m, cc), NAN))
+    rows = [_cmp(ll + m.upper(), _bound(f"1 MB ms, cc {cc}", pts.get((m, cc))), get(m, cc),
+                 paper(FIG9.get((m, cc), NAN)))
             for m in ("raw", "share", "drum") for cc in (20, 50, 100)]
     d = pts.get(("drum", 100))
     for m, theirs in (("raw", FIG9_RAW_OVER_DRUM), ("share", FIG9_SHARE_OVER_DRUM)):
@@ -276,20 +334,23 @@ def compare_tc2(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[C
             label += " (DRUM unfinished)"
         elif o is not None and not o[1]:
             label += " (>=)"
-        rows.append(_cmp("cc 100", label, get(m, 100) / get("drum", 100), theirs))
-    g = tc2_points(store, runs, "fg16m")
+        rows.append(_cmp(ll + "cc 100", label, get(m, 100) / get("drum", 100), paper(theirs)))
+    g = tc2_points(store, runs, "fg16m", link=link)
+    alone = _fg_big_alone_ms(link)
     for m in ("raw", "share", "drum"):
         for cc in (20, 100):
             v = g.get((m, cc))
-            rows.append(_cmp(f"Fig. 7 {m.upper()}", _bound(f"16 MB / alone, cc {cc}", v),
-                             (v[0] if v else NAN) / FG_BIG_ALONE_MS, 1.0 if m == "drum" else NAN))
+            rows.append(_cmp(f"{ll}Fig. 7 {m.upper()}", _bound(f"16 MB / alone, cc {cc}", v),
+                             (v[0] if v else NAN) / alone, paper(1.0 if m == "drum" else NAN)))
     return rows
 
 
 def figure_tc2(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
     store = Store(sweep_dir)
-    pts = {k: v[0] for k, v in tc2_points(store, store.runs()).items()}
-    return _bars(pts, FIG9, "1 MB of 32 B WQEs: completion (ms; unfinished: run length)", out_dir, "drum_tc2")
+    runs = store.runs()
+    pts = {k: v[0] for k, v in tc2_points(store, runs, link=_links(runs)[0][0]).items()}
+    return _bars(pts, FIG9, "1 MB of 32 B WQEs: completion (ms; unfinished: run length)", out_dir, "drum_tc2",
+                 _link_title(runs))
 
 
 # -- Test case 3 (Figs. 10-11) --------------------------------------------------------------
@@ -299,10 +360,11 @@ FIG10_DRUM_OVER_SHARE, FIG11_SHARE_OVER_DRUM = 1.8, 1.673
 FIG11_LOW_US = 18.0
 
 
-def tc3_points(store: Store, runs: pl.DataFrame) -> dict[tuple[str, int], tuple[float, float, float]]:
+def tc3_points(store: Store, runs: pl.DataFrame,
+               link: str | None = None) -> dict[tuple[str, int], tuple[float, float, float]]:
     """(mechanism, connections) -> (mean Gb/s per connection, mean batch latency µs,
-    fraction of batches under 18 µs)."""
-    ok = runs.filter(pl.col("status") == "ok")
+    fraction of batches under 18 µs), on link layer `link` (None: every run)."""
+    ok = _on_link(runs.filter(pl.col("status") == "ok"), link)
     apps = store.table("apps", ok)
     wqes = store.table("wqes", ok).filter(~pl.col("ct_ns").is_nan())
     out = {}
@@ -316,27 +378,32 @@ def tc3_points(store: Store, runs: pl.DataFrame) -> dict[tuple[str, int], tuple[
 
 
 def compare_tc3(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
-    pts = tc3_points(store, runs)
     rows = []
-    for n in sorted({n for _, n in pts if n >= 300}):
-        d, s = pts.get(("drum", n)), pts.get(("share", n))
-        if d and s:
-            rows.append(_cmp(f"N = {n}", "thpt DRUM / SHARE", d[0] / s[0], FIG10_DRUM_OVER_SHARE))
-            rows.append(_cmp(f"N = {n}", "latency SHARE / DRUM", s[1] / d[1], FIG11_SHARE_OVER_DRUM))
-            rows.append(_cmp(f"N = {n}", "DRUM share < 18 us", d[2], NAN))
-    for (m, n), v in sorted(pts.items()):
-        rows.append(_cmp(f"{m.upper()} N = {n}", "Gb/s per conn | us", v[0], v[1]))
+    for k, (link, ll) in enumerate(_links(runs)):
+        paper = (lambda v: v) if k == 0 else (lambda v: NAN)  # noqa: E731
+        pts = tc3_points(store, runs, link)
+        for n in sorted({n for _, n in pts if n >= 300}):
+            d, s = pts.get(("drum", n)), pts.get(("share", n))
+            if d and s:
+                rows.append(_cmp(f"{ll}N = {n}", "thpt DRUM / SHARE", d[0] / s[0], paper(FIG10_DRUM_OVER_SHARE)))
+                rows.append(_cmp(f"{ll}N = {n}", "latency SHARE / DRUM", s[1] / d[1], paper(FIG11_SHARE_OVER_DRUM)))
+                rows.append(_cmp(f"{ll}N = {n}", "DRUM share < 18 us", d[2], NAN))
+        for (m, n), v in sorted(pts.items()):  # ours only: the paper prints neither
+            rows.append(_cmp(f"{ll}{m.upper()} N = {n}", "Gb/s per conn", v[0], NAN))
+            rows.append(_cmp(f"{ll}{m.upper()} N = {n}", "mean latency us", v[1], NAN))
     return rows
 
 
 def figure_tc3(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
     store = Store(sweep_dir)
-    pts = tc3_points(store, store.runs())
+    runs = store.runs()
+    pts = tc3_points(store, runs, _links(runs)[0][0])
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4), layout="constrained")
     for m in ("raw", "share", "drum"):
         ns = sorted(n for mm, n in pts if mm == m)
         a1.plot(ns, [pts[m, n][0] for n in ns], "-o", label=m.upper())
         a2.plot(ns, [pts[m, n][1] for n in ns], "-o", label=m.upper())
+    fig.suptitle(_link_title(runs))
     a1.set_ylabel("average throughput per connection (Gb/s)")
     a2.set_ylabel("average batch latency (µs)")
     log_axis(a2, "y")
@@ -349,8 +416,9 @@ def figure_tc3(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
 
 # -- drawing --------------------------------------------------------------------------------
 def _bars(pts: dict[tuple[str, int], float], paper: dict[tuple[str, int], float], ylabel: str,
-          out_dir: str | Path, stem: str) -> list[Path]:
+          out_dir: str | Path, stem: str, title: str = "") -> list[Path]:
     fig, ax = _axes()
+    ax.set_title(title)
     ccs = sorted({cc for _, cc in pts})
     for k, m in enumerate(("raw", "share", "drum")):
         x = np.arange(len(ccs)) + (k - 1) * 0.27
@@ -381,6 +449,12 @@ def _legend_and_save(fig: Any, out_dir: str | Path, stem: str) -> list[Path]:
 READING = (". DRUM runs read a as CQEs per WQE ([drum] a = \"cqe_per_wqe\", the paper's words; "
            "\"batch_size\" is the reading its Fig. 6 numbers need), send queues of max_send_wr 16351 "
            "WQEs, shared QPs released onto below shared_window 64 KiB")
+#: How drum-tc1/2/3 name their link layers, printed with them.
+LINK_NOTE = (". Each row starts with its link layer: IB QDR (InfiniBand QDR 4x, 32 Gb/s of data, the "
+             "testbed's, seed 000 §IV; the paper's numbers stand beside these rows) or RoCE 40G (40 Gb/s "
+             "RoCE, a comparison: no paper numbers). The figure draws the IB QDR runs")
+
+
 def _experiment(name: str, title: str, figs: str, theirs: str, key: str, by: str = "host.mechanism") -> Experiment:
     """Experiment `name`, compared by `compare_KEY` and drawn by `figure_KEY` of this module."""
     stem = name.replace("-", "_")
@@ -406,7 +480,7 @@ EXPERIMENTS = [
         "the text's p80 values (SHARE given only at cc = 20) and ratios at cc = 100. Our choices where "
         "the paper is silent: the cc - 1 other connections are KV clients, one WQE (wr_num 1) of a size "
         "uniform in [32 B, 1 MB] each, no think time, written from host 0 to the server (host 6); "
-        "rows in [brackets] move one choice: log-uniform sizes", "tc1"),
+        "rows in [brackets] move one choice: log-uniform sizes" + LINK_NOTE, "tc1"),
     _experiment("drum-tc1-inband", "DRUM test case 1 with control = in_band (the agents coordinate through "
         "the fabric) beside control = local", "§IV-A, §IV-C, Fig. 8",
         "the text's DRUM p80 values; in_band / local has no paper number (the paper's testbed runs its "
@@ -416,9 +490,10 @@ EXPERIMENTS = [
         "Fig. 7: DRUM's foreground 'unaffected by the background' (1.0 x its time alone at line rate), "
         "with 16 MB instead of the paper's 1 GB so that runs end. The foreground's batch size is our "
         "choice; a transfer unfinished when the run stops is printed as the time it ran (>=, a lower "
-        "bound), never projected", "tc2"),
+        "bound), never projected" + LINK_NOTE, "tc2"),
     _experiment("drum-tc3", "DRUM test case 3 (Figs. 10-11): KV store throughput and latency vs clients",
         "§IV-C, Figs. 10-11", "above 300 connections: DRUM 1.8x SHARE's throughput, SHARE 67.3 % more "
-        "latency, DRUM 'mostly' under 18 us (no number: nan); the last rows are ours only, as "
-        "'Gb/s per connection | mean batch latency us'. Client behaviour is our choice (drum_tc3.toml)", "tc3"),
+        "latency, DRUM 'mostly' under 18 us (no number: nan); the last rows are ours only (Gb/s per "
+        "connection and mean batch latency; the paper prints neither). Client behaviour is our choice "
+        "(drum_tc3.toml)" + LINK_NOTE, "tc3"),
 ]

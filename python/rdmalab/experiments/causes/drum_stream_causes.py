@@ -1,0 +1,116 @@
+"""Why is a 32 B `wr_num = 1` stream's p80 under DRUM far above its p80 alone in the issue's
+mixes (issue 41 §3)? One suspected cause removed per row.
+
+`python -m rdmalab.experiments.causes.drum_stream_causes [kv] [bulk] [two]` runs, on host 0 of
+the testbed (7 hosts, 40 Gb/s, 1 µs links, 1 KB packets, 20-entry QP-context cache with serial
+1 µs fetches, 10 ms), a 32 B one-WQE stream to host 6 beside one of three mixes built like the
+issue's:
+
+- `kv`: 70 KV clients to host 6, batches of 1-20 WQEs of U[32 B, 1 MB] (the issue's first case);
+- `bulk`: four streams beside four 1 KB `wr_num = 100` applications (its second);
+- `two`: 36 smaller clients, 18 to host 5 and 18 to host 6, batches of 1-20 WQEs log-uniform in
+  [32 B, 64 KB], 10 µs think time (its third: two destinations, a few dozen smaller clients).
+
+Rows: the stream alone; RAW; DRUM with the defaults (`a = "cqe_per_wqe"`, β = 1, k = 20); then
+one cause removed per row: `a = "batch_size"` (the ranking of a reversed, §6.7), β = 10⁻⁹ (the
+utility, not the CQ penalty, sets the rates: equal among the applications that hold a
+dedicated QP), and k = 200 without a cache limit (every application keeps a dedicated QP: no
+shared QP). Columns: the streams' p80 (µs; a WQE
+still waiting at the end counted with its wait), their batches seen, the share of control
+periods in which the stream held a dedicated QP, its rate's share x̂ / Σx̂ and its release
+interval 1/x̂ (µs, median over periods), and the applications with at least one batch seen.
+Nothing is tuned: each row removes one cause and says so.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import polars as pl
+
+from rdmalab.experiments.causes.base import Investigation, run
+
+STOP_NS = 10e6
+HEAD = '''stop_time = "10ms"
+[topology]
+kind = "star"
+hosts = 7
+rate = "40Gbps"
+delay = "1us"
+[fabric]
+mtu = 1024
+{cache}
+[host]
+mechanism = "{mech}"
+[drum]
+a = "{a}"
+beta = {beta}
+k = {k}
+[[app]]
+name = "stream"
+host = 0
+dst = 6
+count = {streams}
+size = 32
+wr_num = 1
+'''
+CACHE = 'qp_cache_entries = 20\nqp_cache_miss_penalty = "1us"\nqp_cache_fetch = "serial"'
+
+#: mix -> (streams, the other applications)
+MIXES = {
+    "kv": (1, '[[app]]\nname = "kv"\nhost = 0\ndst = 6\ncount = 70\nsize = [32, 1048576]\n'
+              'size_dist = "uniform"\nwr_num = [1, 20]\n'),
+    "bulk": (4, '[[app]]\nname = "bulk"\nhost = 0\ndst = 6\ncount = 4\nsize = 1024\nwr_num = 100\n'),
+    "two": (1, '[[app]]\nname = "c5"\nhost = 0\ndst = 5\ncount = 18\nsize = [32, 65536]\nwr_num = [1, 20]\n'
+               'think = "10us"\n[[app]]\nname = "c6"\nhost = 0\ndst = 6\ncount = 18\nsize = [32, 65536]\n'
+               'wr_num = [1, 20]\nthink = "10us"\n'),
+}
+
+#: (label, settings): the references, then one cause removed per row.
+ROWS = [
+    ("the stream alone (DRUM)", {"alone": True}),
+    ("RAW", {"mech": "raw"}),
+    ("DRUM: a = cqe_per_wqe, beta 1, k 20 (defaults)", {}),
+    ("(cause) a = batch_size: the one-WQE stream has the smallest a", {"a": "batch_size"}),
+    ("(cause) beta 1e-9: the utility, not the CQ penalty, sets the rates", {"beta": 1e-9}),
+    ("(cause) k 200, no cache limit: no shared QP", {"k": 200, "cache": False}),
+]
+
+
+def stream_case(mix: str, mech: str = "drum", a: str = "cqe_per_wqe", beta: float = 1.0, k: int = 20,
+                cache: bool = True, alone: bool = False) -> dict[str, float]:
+    """One run of `mix`: the measures of the module's table, by column."""
+    streams, others = MIXES[mix]
+    text = HEAD.format(cache=CACHE if cache else "", mech=mech, a=a, beta=beta, k=k, streams=streams)
+    res = run(text + ("" if alone else others))
+    w = res.wqes.filter(pl.col("name").str.starts_with("stream"))
+    ct = w["ct_ns"].to_numpy()
+    seen = np.isfinite(ct)
+    ct = np.sort(np.where(seen, ct, STOP_NS - w["posted_ns"].to_numpy())) / 1e3
+    out = {"p80": float(ct[min(int(len(ct) * 0.8), len(ct) - 1)]), "seen": float(seen.sum()),
+           "dedicated": np.nan, "share": np.nan, "interval": np.nan,
+           "progressed": float((res.apps["wqes"] > 0).sum()), "apps": float(res.apps.height)}
+    if mech == "drum" and res.drum.height:
+        total = res.drum.group_by("t_ns").agg(pl.col("x").sum().alias("sum_x"))
+        s = res.drum.filter(pl.col("app") < streams).join(total, on="t_ns")
+        out["dedicated"] = float(s["active"].cast(pl.Float64).mean())
+        out["share"] = float((s["x"] / s["sum_x"]).mean())
+        out["interval"] = float((1.0 / s["x"]).median())
+    return out
+
+
+def _table(mix: str) -> None:
+    print(f"\n{mix}: the 32 B stream's p80 (us)")
+    print("| row | p80 us | batches seen | on a dedicated QP | x / sum x | 1/x us | apps with a batch seen |")
+    print("|---|---|---|---|---|---|---|")
+    for label, settings in ROWS:
+        r = stream_case(mix, **settings)
+        print(f"| {label} | {r['p80']:.2f} | {r['seen']:.0f} | {r['dedicated']:.2f} | {r['share']:.4f} | "
+              f"{r['interval']:.1f} | {r['progressed']:.0f} of {r['apps']:.0f} |", flush=True)
+
+
+INVESTIGATION = Investigation("drum_stream_causes", {m: (lambda m=m: _table(m)) for m in MIXES}, list(MIXES))
+
+if __name__ == "__main__":
+    sys.exit(INVESTIGATION.main())
