@@ -237,3 +237,126 @@ fn next_marked(busy: &[u64], from: usize, to: usize) -> Option<usize> {
         bits = busy[w];
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::FlowId;
+    use proptest::prelude::*;
+
+    /// The walk over every QP of the ring that `select` replaced (its choice sequence is the
+    /// reference): from after `rr_last`, the first QP that may send and whose time has come;
+    /// else the earliest time of one that may send.
+    fn full_walk(ring: &[QpId], rr_last: &mut usize, qps: &[Qp], paused: &[bool; NUM_PRIOS], now: Time) -> Pick {
+        let n = ring.len();
+        let mut wake = Time::MAX;
+        let mut idx = if n == 0 { 0 } else { *rr_last % n };
+        for _ in 0..n {
+            idx = if idx + 1 == n { 0 } else { idx + 1 };
+            let qp = &qps[ring[idx].idx()];
+            if !may_send(qp, paused) {
+                continue;
+            }
+            if qp.next_avail <= now {
+                *rr_last = idx;
+                return Pick::Send(ring[idx]);
+            }
+            wake = wake.min(qp.next_avail);
+        }
+        if wake == Time::MAX {
+            Pick::Idle
+        } else {
+            Pick::Wait(wake)
+        }
+    }
+
+    /// One step of a host's life: post to a QP, acknowledge a QP's bytes, rewind one to its
+    /// cumulative ACK, hold one back in time, finish one, pause or resume class 3, or let
+    /// the NIC choose (and send a 1 KB packet of what it chose).
+    #[derive(Clone, Debug)]
+    enum Step {
+        Post(usize, u64),
+        Ack(usize),
+        Rewind(usize),
+        Pace(usize, u64),
+        Finish(usize),
+        Pause(bool),
+        Choose,
+    }
+
+    fn step(n: usize) -> impl Strategy<Value = Step> {
+        prop_oneof![
+            (0..n, 1..5_000u64).prop_map(|(q, b)| Step::Post(q, b)),
+            (0..n).prop_map(Step::Ack),
+            (0..n).prop_map(Step::Rewind),
+            (0..n, 0..3u64).prop_map(|(q, t)| Step::Pace(q, t)),
+            (0..n).prop_map(Step::Finish),
+            any::<bool>().prop_map(Step::Pause),
+            Just(Step::Choose),
+            Just(Step::Choose),
+            Just(Step::Choose),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        /// Issue 45 §2: the arbiter that visits only marked QPs chooses what the full walk
+        /// chooses, step by step, through posts, ACKs, rewinds, pacing, pauses, windows and
+        /// QPs leaving the ring.
+        #[test]
+        fn visiting_marked_qps_chooses_as_the_full_walk(steps in proptest::collection::vec(step(150), 1..400)) {
+            let n = 150;
+            let mut qps: Vec<Qp> = (0..n).map(|i| Qp { pg: 3, win: if i % 3 == 0 { 3_000 } else { 0 }, finished: false, ..Qp::placeholder() }).collect();
+            let mut nic = Nic::new(NodeId(0), PortId(0), Rate::gbps(100));
+            for i in 0..n {
+                nic.attach(QpId::new(i), &mut qps[i]);
+            }
+            let (mut ring, mut rr_last) = (nic.qps.clone(), 0usize);
+            let mut paused = [false; NUM_PRIOS];
+            let mut now = Time::ZERO;
+            for s in steps {
+                match s {
+                    Step::Post(q, b) => {
+                        qps[q].post(FlowId(0), b, now);
+                        nic.mark(&qps[q]);
+                    }
+                    Step::Ack(q) => qps[q].snd_una = qps[q].snd_nxt,
+                    Step::Rewind(q) => qps[q].snd_nxt = qps[q].snd_una,
+                    Step::Pace(q, t) => qps[q].next_avail = now + Time::from_us(t),
+                    Step::Finish(q) => {
+                        // As the simulator does: both lists drop it at the next choice.
+                        qps[q].finished = true;
+                        nic.has_finished = true;
+                        let last = rr_last;
+                        let (mut kept_before, mut last_kept, mut pos) = (0, false, 0);
+                        ring.retain(|id| {
+                            let keep = !qps[id.idx()].finished;
+                            kept_before += usize::from(keep && pos < last);
+                            last_kept |= pos == last && keep;
+                            pos += 1;
+                            keep
+                        });
+                        let len = ring.len();
+                        rr_last = match len {
+                            0 => 0,
+                            _ if last_kept => kept_before,
+                            _ => (kept_before + len - 1) % len,
+                        };
+                    }
+                    Step::Pause(p) => paused[3] = p,
+                    Step::Choose => {
+                        now = now + Time::from_ns(500);
+                        let want = full_walk(&ring, &mut rr_last, &qps, &paused, now);
+                        let got = nic.select(&mut qps, &paused, now);
+                        prop_assert_eq!(got, want);
+                        prop_assert_eq!(&nic.qps, &ring);
+                        if let Pick::Send(q) = got {
+                            let qp = &mut qps[q.idx()];
+                            qp.snd_nxt = (qp.snd_nxt + 1_000).min(qp.posted);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
