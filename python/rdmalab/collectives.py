@@ -18,6 +18,20 @@ COLLECTIVE_COLUMNS = {"name": pl.Utf8, "kind": pl.Utf8, "algorithm": pl.Utf8, "r
                       "steps": pl.UInt32, "step_spread_ns": pl.Float64}
 
 
+#: Columns of `Results.collective_steps`: per iteration (`name`) and step (a depth of its
+#: schedule, 0 first), the step's first and last receive completion in ns (absolute, as
+#: `start_ns`; NaN while no rank has received that step).
+COLLECTIVE_STEP_COLUMNS = {"name": pl.Utf8, "step": pl.UInt32, "first_ns": pl.Float64, "last_ns": pl.Float64}
+
+
+def collective_steps_frame(raw: dict[str, Any] | None) -> pl.DataFrame:
+    """The engine's per-step completion times as a DataFrame (empty without `[[collective]]`)."""
+    if not raw or len(raw.get("name", [])) == 0:
+        return pl.DataFrame(schema=COLLECTIVE_STEP_COLUMNS)
+    cols = {k: raw[k[:-3] + "_ps"] / 1000.0 if k.endswith("_ns") else raw[k] for k in COLLECTIVE_STEP_COLUMNS}
+    return pl.DataFrame(cols).cast(COLLECTIVE_STEP_COLUMNS)
+
+
 def collectives_frame(raw: dict[str, Any] | None) -> pl.DataFrame:
     """The engine's collective records as a DataFrame (empty without `[[collective]]`)."""
     if not raw or len(raw.get("name", [])) == 0:
