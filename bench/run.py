@@ -55,6 +55,9 @@ NATIVE = {
     "drum-1000-raw": "drum_1000_raw.toml",
     "drum-1000-share": "drum_1000_share.toml",
     "drum-1000-drum": "drum_1000_drum.toml",
+    # Issue 44: a 1,024-GPU ring AllReduce of 1 GiB (4.19 million transfers; some 5 minutes on
+    # 2 threads, so only when named).
+    "ring-allreduce-1k": "ring_allreduce_1k.toml",
 }
 #: Native scenarios whose memory is split per host and per flow: (fabric-only scenario, hosts).
 FABRIC_ONLY = {
@@ -63,8 +66,9 @@ FABRIC_ONLY = {
     "fat-tree-250k": ("fat_tree_250k_fabric.toml", 100**3 // 4),
     "fat-tree-1M": ("fat_tree_1M_fabric.toml", 160**3 // 4),
 }
-#: Scenarios run only when named (their memory: `fat-tree-1M` needs some 11 GB).
-NOT_BY_DEFAULT = {"fat-tree-250k", "fat-tree-1M"}
+#: Scenarios run only when named (their memory: `fat-tree-1M` needs some 11 GB; their time:
+#: `ring-allreduce-1k`).
+NOT_BY_DEFAULT = {"fat-tree-250k", "fat-tree-1M", "ring-allreduce-1k"}
 
 # name -> (reference config, CC_MODE), or (native scenario file under bench/, None)
 SCENARIOS = {
