@@ -132,3 +132,26 @@ def test_bad_input_names_the_field(fields, field, says):
     with pytest.raises(ValueError) as err:
         run(sc, progress=False)
     assert field in str(err.value) and says in str(err.value), str(err.value)
+
+
+def test_a_rail_fabric_from_python_runs_a_ring_on_one_rail():
+    # GPU 2 of 4 servers meets at rail 2's one leaf: a star at 400 Gb/s, where the ring takes
+    # 2(n-1) steps of A(S/n) (docs/collectives.md; exact in tests/it/rail.rs).
+    sc = (Scenario.rail(servers=4, spines=2, gpus_per_server=4).with_fabric(ack_interval=1_000_000)
+          .collective("r", "allreduce", ranks=[2, 6, 10, 14], size=400_000, chunk="1MB"))
+    assert Scenario.from_toml_text(sc.to_toml()).spec == sc.spec
+    res = run(sc, progress=False)
+    ps_per_byte = 8e12 / 400e9
+    wires = [1048] * 100
+    arrival_ns = (sum(wires) + max(wires)) * ps_per_byte / 1e3 + 2 * 1000
+    c = res.collectives.row(0, named=True)
+    assert abs(c["end_ns"] - c["start_ns"] - (6 * arrival_ns + 5 * 60 * ps_per_byte / 1e3)) < 1e-6
+    # Hosts, then 4 rail leaves, then 2 spines: 16 host links and 8 leaf-spine links.
+    assert res.ports.filter(pl.col("node_kind") == "host").height == 16
+    assert res.ports["link"].n_unique() == 16 + 4 * 2
+
+
+def test_bad_rail_input_names_the_field():
+    with pytest.raises(ValueError) as err:
+        run(Scenario.rail(servers=6, spines=2, leaves_per_rail=4), progress=False)
+    assert "topology.leaves_per_rail" in str(err.value) and "split evenly" in str(err.value)
