@@ -139,6 +139,8 @@ def run_one(name: str, native_file: str | None = None) -> dict:
         "peak_rss_mb": usage.ru_maxrss / 1024,
         "flows": stats["flows"],
         "setup_s": stats["setup_s"],
+        # What a collective's scenario simulated: its time and bandwidths (`scenario_run`).
+        "collectives": [l for l in text.splitlines() if l.startswith("collective ")],
     }
 
 
@@ -197,19 +199,21 @@ def main(argv: list[str]) -> int:
         return 2
     build()
     ref = reference_user_s()
-    print(f"{'scenario':<14}{'wall s':>8}{'user s':>8}{'events':>12}{'Mev/s':>8}{'Mhops/s':>9}{'RSS MB':>8}"
-          f"{'flows':>7}{'ref user s':>11}{'speed-up':>9}")
+    print(f"{'scenario':<18}{'wall s':>8}{'user s':>8}{'events':>14}{'Mev/s':>8}{'Mhops/s':>9}{'RSS MB':>8}"
+          f"{'flows':>9}{'ref user s':>11}{'speed-up':>9}")
     for name in names:
         r = best_of(name, repeat)
         if "error" in r:
-            print(f"{name:<14}  error: {r['error']}")
+            print(f"{name:<18}  error: {r['error']}")
             continue
         theirs = ref.get(name)
         vs = f"{theirs:>11.1f}{theirs / r['user_s']:>8.1f}x" if theirs else f"{'-':>11}{'-':>9}"
-        print(f"{name:<14}{r['wall_s']:>8.2f}{r['user_s']:>8.2f}{r['events']:>12,}{r['events_per_s'] / 1e6:>8.2f}"
-              f"{r['packet_hops_per_s'] / 1e6:>9.2f}{r['peak_rss_mb']:>8.1f}{r['flows']:>7}{vs}")
+        print(f"{name:<18}{r['wall_s']:>8.2f}{r['user_s']:>8.2f}{r['events']:>14,}{r['events_per_s'] / 1e6:>8.2f}"
+              f"{r['packet_hops_per_s'] / 1e6:>9.2f}{r['peak_rss_mb']:>8.1f}{r['flows']:>9}{vs}")
         if name in FABRIC_ONLY:
             print(memory_split(name, r))
+        for line in r["collectives"]:
+            print(f"  {line}")
     return 0
 
 
