@@ -121,3 +121,17 @@ fn bad_rail_input_names_the_field() {
         assert!(e.contains(field) && e.contains(says), "{e}");
     }
 }
+
+#[test]
+fn a_rail_fabric_gives_the_same_outputs_at_1_2_and_4_threads() {
+    // Every GPU of 4 servers in one ring under DCQCN: intra-server steps cross the spines,
+    // inter-server ones stay on a rail, and both cross the partitions' cuts.
+    let toml = format!(
+        "{}cc = \"dcqcn\"\n[[collective]]\nname = \"all\"\nkind = \"allreduce\"\nranks = {{ hosts = \"0..15\" }}\n\
+         size = \"512KiB\"\nchunk = \"8KiB\"\nchannels = 2\n",
+        rail(4, 4, 2, 2)
+    );
+    let (stop, r) = crate::parallel_outputs::same_for_1_2_4_threads("rail", &toml);
+    assert_eq!(stop, rdmalab::sim::StopReason::Finished);
+    assert!(r.collectives[0].end.is_some());
+}
