@@ -531,7 +531,16 @@ impl TopologySpec {
             TopologySpec::FullMesh { switches, hosts_per_switch, rate, delay, .. } => {
                 builders::full_mesh(*switches, *hosts_per_switch, r("rate", rate)?, t("delay", delay)?)
             }
-            TopologySpec::Rail { servers, gpus_per_server, leaves_per_rail, spines, host_rate, fabric_rate, delay, .. } => {
+            TopologySpec::Rail {
+                servers,
+                gpus_per_server,
+                leaves_per_rail,
+                spines,
+                host_rate,
+                fabric_rate,
+                delay,
+                ..
+            } => {
                 let shape = builders::RailShape {
                     servers: *servers,
                     gpus_per_server: *gpus_per_server,
