@@ -60,7 +60,8 @@ def _write_outputs(results, out: Path, title: str) -> None:
 def run_figures(results, out: Path, title: str) -> tuple[list[Path], list[str]]:
     """The figures of one run that its data supports: the FCT slowdown when flows completed,
     queue lengths, link utilisation and flow rates when sampled, PFC pauses when a port was
-    paused. Returns the PNG paths and, for each figure left out, why."""
+    paused, completion by step with collectives. Returns the PNG paths and, for each figure
+    left out, why."""
     # Lazy on purpose: matplotlib only for the commands that draw (not `--help`, `hpcc`, `sweep`).
     from rdmalab import plots
 
@@ -80,6 +81,12 @@ def run_figures(results, out: Path, title: str) -> tuple[list[Path], list[str]]:
             made.append(plots.save_figure(fig, out / name)[0])
     if not results.pfc.height:
         notes.append("pfc figure: no port was paused")
+    if results.collective_steps.height:  # completion by step of each collective (issue 44)
+        fig = plots.collective_steps(results)
+        ax = fig.axes[0]
+        ax.set_title(f"{title}: {ax.get_title()}", fontsize=9)
+        fig.tight_layout()
+        made.append(plots.save_figure(fig, out / "collectives")[0])
     return made, notes
 
 

@@ -230,6 +230,28 @@ def flow_rates(res: Results, flows: Sequence[int] | None = None, top: int = 8, m
     return _finish(fig, a, f"{metric} (Gb/s)", f"per-flow {metric}")
 
 
+def collective_steps(res: Results, names: Sequence[str] | None = None, top: int = 8, ax: Any = None) -> Figure:
+    """Completion by step of each collective iteration (`res.collective_steps`), the named
+    ones or the first `top`: for step k of the schedule, the time since the iteration's start
+    when its first rank and its last rank received that step's data, the band between them
+    being how far the ranks drift apart. Needs `[[collective]]`."""
+    steps, colls = res.collective_steps, res.collectives
+    _need(steps, "collective steps: the scenario has no [[collective]]")
+    fig, (a,) = _axes(ax, 1)
+    wanted = list(names) if names else colls["name"].head(top).to_list()
+    for name, start in colls.filter(pl.col("name").is_in(wanted)).select("name", "start_ns").iter_rows():
+        d = steps.filter(pl.col("name") == name).sort("step")
+        k = d["step"].to_numpy()
+        first, last = ((d[c].to_numpy() - start) / 1e3 for c in ("first_ns", "last_ns"))
+        # A marker per step where there are few, so that a one-step all-to-all shows.
+        line, = a.plot(k, last, lw=1, marker="o" if len(k) <= 40 else None, ms=3, label=f"{name} (last rank)")
+        a.fill_between(k, first, last, color=line.get_color(), alpha=0.25, lw=0)
+    a.set_ylim(bottom=0)
+    fig = _finish(fig, a, "completion since start (µs)", "completion by step (band: first to last rank)")
+    a.set_xlabel("step")  # _finish names the x axis time; here it counts steps
+    return fig
+
+
 # -- helpers ----------------------------------------------------------------------------------------
 def plain_number(x: float) -> str:
     """A tick value as a reader writes it: `2.75`, `40`, `1,000`, `0.005` (never `2.75×10⁰`)."""

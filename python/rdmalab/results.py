@@ -11,7 +11,7 @@ import numpy as np
 import polars as pl
 
 from rdmalab import _core
-from rdmalab.collectives import collective_lines, collectives_frame
+from rdmalab.collectives import collective_lines, collective_steps_frame, collectives_frame
 from rdmalab.host_results import apps_frame, drum_frame, settings_line, wqes_frame
 from rdmalab.mechanism_tables import mechanism_frames, ps_columns_frame
 
@@ -253,7 +253,8 @@ class Results:
     `counters["deadlocks"]` counts them (more than one only with `fabric.on_deadlock = "continue"`).
 
     `[[collective]]` (`Scenario.collective`) adds `collectives`, one row per iteration
-    (`collectives.COLLECTIVE_COLUMNS`, docs/collectives.md).
+    (`collectives.COLLECTIVE_COLUMNS`, docs/collectives.md), and `collective_steps`, one row
+    per iteration and step: the step's first and last receive completion.
 
     Multipath traffic (`Scenario.multipath`) adds `messages`, one row per message: message,
     src, dst, size, qps, chunks, start_ns, fct_ns (last chunk's completion at the sender,
@@ -305,6 +306,7 @@ class Results:
     drum: pl.DataFrame = field(default_factory=lambda: drum_frame(None))
     classes: pl.DataFrame = field(default_factory=lambda: classes_frame(None))
     collectives: pl.DataFrame = field(default_factory=lambda: collectives_frame(None))
+    collective_steps: pl.DataFrame = field(default_factory=lambda: collective_steps_frame(None))
     #: The mechanisms' own tables by name (`rdmalab.mechanism_tables`), each also `res.<name>`.
     mechanisms: dict[str, pl.DataFrame] = field(default_factory=lambda: mechanism_frames(None))
     stop_reason: str = "finished"
@@ -330,6 +332,7 @@ class Results:
                    wqes=wqes, apps=apps_frame(hm, wqes, float(raw["counters"]["end_time_ps"])),
                    drum=drum_frame(hm), mechanisms=mechanism_frames(raw.get("tables")),
                    collectives=collectives_frame(raw.get("collectives")),
+                   collective_steps=collective_steps_frame(raw.get("collective_steps")),
                    stop_reason=stop_reason,
                    interrupted=interrupted, wall_seconds=wall,
                    extra={"tenant_names": tenant_names, "tenant_bins": raw.get("tenant_bins"),
@@ -357,8 +360,8 @@ class Results:
         `rates` and `links` when they were sampled, `messages` and `chunks` with multipath
         traffic, `paths` with Virtuoso, `deadlock` when one was found, `classes` with
         `[[fabric.classes]]`, `balance` with a switch-side balancer or `[fabric.lb]`, `reorder`
-        under `conweave`, `collectives` with `[[collective]]`, `wqes`, `apps` and `drum` with
-        closed-loop applications (what `rdmalab run` writes as Parquet)."""
+        under `conweave`, `collectives` and `collective_steps` with `[[collective]]`, `wqes`,
+        `apps` and `drum` with closed-loop applications (what `rdmalab run` writes as Parquet)."""
         out = {"flows": self.flows, "ports": self.ports, "pfc": self.pfc}
         if self.queue_samples.height:
             out["queues"] = self.queue_samples
@@ -378,7 +381,7 @@ class Results:
         for name, frame in self.mechanisms.items():  # the mechanisms' own tables
             if frame.height:
                 out[name] = frame
-        for name in ("collectives", "wqes", "apps", "drum"):  # collectives; closed-loop applications
+        for name in ("collectives", "collective_steps", "wqes", "apps", "drum"):  # closed-loop apps last
             if getattr(self, name).height:
                 out[name] = getattr(self, name)
         return out

@@ -101,6 +101,16 @@ class Scenario:
                                  "rate": rate, "delay": delay}})
 
     @classmethod
+    def rail(cls, servers: int, spines: int, gpus_per_server: int = 8, leaves_per_rail: int = 1,
+             host_rate: str = "400Gbps", fabric_rate: str = "400Gbps", delay: str = "1us") -> "Scenario":
+        """A rail-optimised leaf-spine: GPU g of every server is host `s * gpus_per_server + g`
+        with its own NIC on a leaf of rail g; every leaf links to every spine. Defaults: a DGX
+        H100's 8 GPUs, each with a 400 Gb/s ConnectX-7 (docs/collectives.md)."""
+        return cls({"topology": {"kind": "rail", "servers": servers, "spines": spines,
+                                 "gpus_per_server": gpus_per_server, "leaves_per_rail": leaves_per_rail,
+                                 "host_rate": host_rate, "fabric_rate": fabric_rate, "delay": delay}})
+
+    @classmethod
     def hpcc_file(cls, path: str | Path) -> "Scenario":
         """A topology in the ns-3 HPCC simulator's format (`kind = "hpcc_file"`)."""
         return cls({"topology": {"kind": "hpcc_file", "path": str(Path(path).resolve())}})

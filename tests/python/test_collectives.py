@@ -9,8 +9,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from rdmalab import Scenario, run
-from rdmalab.collectives import COLLECTIVE_COLUMNS
+from rdmalab import Scenario, plots, run
+from rdmalab.collectives import COLLECTIVE_COLUMNS, COLLECTIVE_STEP_COLUMNS
 
 RDMALAB = Path(sys.executable).parent / "rdmalab"
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -66,6 +66,56 @@ def test_the_cli_writes_collectives_parquet(tmp_path):
     c = pl.read_parquet(tmp_path / "collectives.parquet")
     assert c["name"].to_list() == ["grad#0", "grad#1", "tree#0", "moe#0"]
     assert c["end_ns"].is_not_nan().all() and (c["busbw_gbps"] > 0).all()
+    # The figure of completion by step, and its data: every rank of these collectives receives,
+    # so an iteration ends at its last receive completion, the latest of its steps' last ones.
+    assert (tmp_path / "collectives.png").stat().st_size > 0 and (tmp_path / "collectives.pdf").exists()
+    assert "collectives.png" in out.stdout
+    steps = pl.read_parquet(tmp_path / "collective_steps.parquet")
+    assert steps.schema == pl.Schema(COLLECTIVE_STEP_COLUMNS)
+    per = steps.group_by("name", maintain_order=True).agg(pl.len().alias("steps"), pl.col("last_ns").max(),
+                                                          pl.col("first_ns").min())
+    both = c.join(per, on="name")
+    assert both.height == 4 and (both["steps"] == both["steps_right"]).all()
+    assert (both["last_ns"] == both["end_ns"]).all()
+    assert (both["first_ns"] > both["start_ns"]).all()
+    assert (steps["first_ns"] <= steps["last_ns"]).all()
+
+
+def test_completion_by_step_follows_the_ring_closed_form():
+    # docs/collectives.md's closed form on an idle star (100 Gb/s, 1 us links), ACKs only at a
+    # message's end: every rank receives step k of the ring at start + (k+1)·A(S/n) + k·tx(ack),
+    # A(b) = Σ tx(packet) + tx(largest packet) + 2d, so the step's first and last rank coincide.
+    n, size = 8, 800_000
+    sc = (Scenario.star(n).with_fabric(ack_interval=1_000_000)
+          .collective("ring", "allreduce", ranks=list(range(n)), size=size, chunk="1MB"))
+    res = run(sc, progress=False)
+    ps_per_byte = 8e12 / 100e9
+    b = size // n
+    wires = [1000 + 48] * (b // 1000) + ([b % 1000 + 48] if b % 1000 else [])
+    arrival_ns = (sum(wires) + max(wires)) * ps_per_byte / 1e3 + 2 * 1000
+    ack_ns = 60 * ps_per_byte / 1e3
+    steps = res.collective_steps.filter(pl.col("name") == "ring#0").sort("step")
+    c = res.collectives.row(0, named=True)
+    assert steps["step"].to_list() == list(range(2 * (n - 1))) == list(range(c["steps"]))
+    for k, first, last in steps.select("step", "first_ns", "last_ns").iter_rows():
+        expect = c["start_ns"] + (k + 1) * arrival_ns + k * ack_ns
+        assert abs(first - expect) < 1e-6 and abs(last - expect) < 1e-6, (k, first, last, expect)
+    assert steps["last_ns"][-1] == c["end_ns"]
+    assert c["step_spread_ns"] == 0.0
+
+
+def test_the_figure_draws_each_collective_by_step():
+    res = run(scenario(), progress=False)
+    fig = plots.collective_steps(res)
+    lines = fig.axes[0].get_lines()
+    assert [ln.get_label() for ln in lines] == [f"{n} (last rank)" for n in ["ring#0", "hd#0", "hd#1", "a2a#0"]]
+    # Each line is its iteration's last completion per step, in µs since its start.
+    for ln, (name, start) in zip(lines, res.collectives.select("name", "start_ns").iter_rows()):
+        d = res.collective_steps.filter(pl.col("name") == name).sort("step")
+        assert list(ln.get_xdata()) == d["step"].to_list()
+        assert max(abs(a - (b - start) / 1e3) for a, b in zip(ln.get_ydata(), d["last_ns"])) < 1e-9
+    with pytest.raises(ValueError, match="no collective steps"):
+        plots.collective_steps(run(Scenario.star(2).flows([{"src": 0, "dst": 1, "size": 1000}]), progress=False))
 
 
 @pytest.mark.parametrize("fields, field, says", [
@@ -82,3 +132,26 @@ def test_bad_input_names_the_field(fields, field, says):
     with pytest.raises(ValueError) as err:
         run(sc, progress=False)
     assert field in str(err.value) and says in str(err.value), str(err.value)
+
+
+def test_a_rail_fabric_from_python_runs_a_ring_on_one_rail():
+    # GPU 2 of 4 servers meets at rail 2's one leaf: a star at 400 Gb/s, where the ring takes
+    # 2(n-1) steps of A(S/n) (docs/collectives.md; exact in tests/it/rail.rs).
+    sc = (Scenario.rail(servers=4, spines=2, gpus_per_server=4).with_fabric(ack_interval=1_000_000)
+          .collective("r", "allreduce", ranks=[2, 6, 10, 14], size=400_000, chunk="1MB"))
+    assert Scenario.from_toml_text(sc.to_toml()).spec == sc.spec
+    res = run(sc, progress=False)
+    ps_per_byte = 8e12 / 400e9
+    wires = [1048] * 100
+    arrival_ns = (sum(wires) + max(wires)) * ps_per_byte / 1e3 + 2 * 1000
+    c = res.collectives.row(0, named=True)
+    assert abs(c["end_ns"] - c["start_ns"] - (6 * arrival_ns + 5 * 60 * ps_per_byte / 1e3)) < 1e-6
+    # Hosts, then 4 rail leaves, then 2 spines: 16 host links and 8 leaf-spine links.
+    assert res.ports.filter(pl.col("node_kind") == "host").height == 16
+    assert res.ports["link"].n_unique() == 16 + 4 * 2
+
+
+def test_bad_rail_input_names_the_field():
+    with pytest.raises(ValueError) as err:
+        run(Scenario.rail(servers=6, spines=2, leaves_per_rail=4), progress=False)
+    assert "topology.leaves_per_rail" in str(err.value) and "split evenly" in str(err.value)

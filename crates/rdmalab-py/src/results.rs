@@ -34,6 +34,7 @@ pub fn results_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, Py
     d.set_item("classes", class_dict(py, &r.classes)?)?;
     d.set_item("tables", tables_dict(py, &r.tables)?)?;
     d.set_item("collectives", collective_dict(py, &r.collectives)?)?;
+    d.set_item("collective_steps", collective_step_dict(py, &r.collectives)?)?;
     let pfc = Columns::new(py, &r.pfc_events);
     pfc.u64("time_ps", |e| e.time.0)?.u64("node", |e| e.node.0 as u64)?;
     pfc.u64("ifindex", |e| e.ifindex as u64)?.u64("pause", |e| e.pause as u64)?;
@@ -220,6 +221,23 @@ fn collective_dict<'py>(py: Python<'py>, rows: &[CollectiveRecord]) -> PyResult<
     t.f64("algbw_gbps", |c| c.algbw_gbps)?.f64("busbw_gbps", |c| c.busbw_gbps)?;
     t.i64("slowest_rank", |c| if c.slowest_rank.is_none() { -1 } else { c.slowest_rank.0 as i64 })?;
     t.u64("steps", |c| c.steps as u64)?.f64("step_spread_ps", |c| c.step_spread.0 as f64)?;
+    Ok(t.dict())
+}
+
+/// Collectives' steps: one row per (iteration, step) with the step's first and last receive
+/// completion in ps (NaN: no receive yet), for the figure of completion by step.
+fn collective_step_dict<'py>(py: Python<'py>, rows: &[CollectiveRecord]) -> PyResult<Bound<'py, PyDict>> {
+    let steps: Vec<(&str, u64, Time, Time)> = rows
+        .iter()
+        .flat_map(|c| {
+            let each = c.step_first.iter().zip(&c.step_last).enumerate();
+            each.map(|(k, (f, l))| (c.name.as_str(), k as u64, *f, *l))
+        })
+        .collect();
+    let unfinished = |t: Time| if t == Time::MAX { f64::NAN } else { t.0 as f64 };
+    let t = Columns::new(py, &steps);
+    t.list("name", |s| s.0)?.u64("step", |s| s.1)?;
+    t.f64("first_ps", |s| unfinished(s.2))?.f64("last_ps", |s| unfinished(s.3))?;
     Ok(t.dict())
 }
 

@@ -60,6 +60,14 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         println!("stalled: {cause}");
     }
     println!("events {} ({:.2} M/s), data packets {}", c.events, c.events as f64 / run / 1e6, c.data_packets_sent);
+    // A collective's own result, so that a benchmark of one says what it simulated.
+    for k in &r.collectives {
+        let took = k.end.map_or("unfinished".into(), |e| format!("{:.3} us", (e - k.start).ps() as f64 / 1e6));
+        println!(
+            "collective {}: {} {} over {} ranks, {} B: {took}, algbw {:.2} Gbit/s, busbw {:.2} Gbit/s",
+            k.name, k.kind, k.algorithm, k.ranks, k.size, k.algbw_gbps, k.busbw_gbps
+        );
+    }
     println!(
         "JSON {{\"events\": {}, \"packet_hops\": {}, \"flows\": {}, \"run_s\": {run}, \"setup_s\": {}, \"qps_opened\": {}, \"qps_peak\": {}}}",
         c.events,

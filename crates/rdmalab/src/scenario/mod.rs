@@ -12,7 +12,7 @@
 //! ```toml
 //! seed = 1
 //! [topology]
-//! kind = "fat_tree"            # star | dumbbell | leaf_spine | fat_tree | full_mesh | hpcc_file
+//! kind = "fat_tree"            # star | dumbbell | leaf_spine | fat_tree | full_mesh | rail | hpcc_file
 //! k = 4
 //! host_rate = "100Gbps"
 //! fabric_rate = "100Gbps"
@@ -197,6 +197,18 @@ fn default_rate() -> String {
     "100Gbps".into()
 }
 
+/// A DGX H100 has 8 GPUs, each with its own 400 Gb/s ConnectX-7 NIC (NVIDIA, "DGX H100 User
+/// Guide", hardware overview): the rail fabric's defaults.
+fn default_gpus() -> usize {
+    8
+}
+fn default_gpu_rate() -> String {
+    "400Gbps".into()
+}
+fn one() -> usize {
+    1
+}
+
 /// The network's shape.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
@@ -279,6 +291,30 @@ pub enum TopologySpec {
         /// Rate of every link.
         #[serde(default = "default_rate")]
         rate: String,
+        /// Delay of every link.
+        #[serde(default = "default_delay")]
+        delay: String,
+        /// Addresses per host (default 1): the extra ones let flows pick a source address.
+        ips_per_host: Option<u32>,
+    },
+    /// Rail-optimised leaf-spine: GPU g of every server on rail g (docs/collectives.md).
+    Rail {
+        /// Servers.
+        servers: usize,
+        /// GPUs per server, each a host with its own NIC (default 8: a DGX H100's GPUs).
+        #[serde(default = "default_gpus")]
+        gpus_per_server: usize,
+        /// Leaves per rail (default 1), each serving an equal share of the servers.
+        #[serde(default = "one")]
+        leaves_per_rail: usize,
+        /// Spines; every leaf links to each.
+        spines: usize,
+        /// GPU NIC rate (default 400 Gb/s: a DGX H100's ConnectX-7).
+        #[serde(default = "default_gpu_rate")]
+        host_rate: String,
+        /// Leaf-spine link rate (default the GPU NIC's).
+        #[serde(default = "default_gpu_rate")]
+        fabric_rate: String,
         /// Delay of every link.
         #[serde(default = "default_delay")]
         delay: String,
@@ -441,6 +477,7 @@ impl TopologySpec {
             | TopologySpec::LeafSpine { ips_per_host, .. }
             | TopologySpec::FatTree { ips_per_host, .. }
             | TopologySpec::FullMesh { ips_per_host, .. }
+            | TopologySpec::Rail { ips_per_host, .. }
             | TopologySpec::HpccFile { ips_per_host, .. } => *ips_per_host,
         }
     }
@@ -493,6 +530,24 @@ impl TopologySpec {
             }
             TopologySpec::FullMesh { switches, hosts_per_switch, rate, delay, .. } => {
                 builders::full_mesh(*switches, *hosts_per_switch, r("rate", rate)?, t("delay", delay)?)
+            }
+            TopologySpec::Rail {
+                servers,
+                gpus_per_server,
+                leaves_per_rail,
+                spines,
+                host_rate,
+                fabric_rate,
+                delay,
+                ..
+            } => {
+                let shape = builders::RailShape {
+                    servers: *servers,
+                    gpus_per_server: *gpus_per_server,
+                    leaves_per_rail: *leaves_per_rail,
+                    spines: *spines,
+                };
+                builders::rail(shape, r("host_rate", host_rate)?, r("fabric_rate", fabric_rate)?, t("delay", delay)?)
             }
             TopologySpec::HpccFile { path, .. } => crate::formats::hpcc_topology::read_topology(base.join(path))
                 .map_err(|e| locate::unreadable(e, file, "topology.path")),

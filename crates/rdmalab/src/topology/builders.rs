@@ -235,6 +235,62 @@ pub fn leaf_spine_oversubscribed(
     leaf_spine(leaves, spines, hosts_per_leaf, host_rate, fabric_rate, delay)
 }
 
+/// The shape of a rail-optimised fabric ([`rail`]): `servers` servers of `gpus_per_server`
+/// GPUs, each GPU a host with its own NIC.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RailShape {
+    /// Servers.
+    pub servers: usize,
+    /// GPUs (hosts, NICs) per server: the rails.
+    pub gpus_per_server: usize,
+    /// Leaf switches of each rail; rail g's leaf j serves servers `j*S/L .. (j+1)*S/L`.
+    pub leaves_per_rail: usize,
+    /// Spine switches; every leaf of every rail links once to each.
+    pub spines: usize,
+}
+
+/// A rail-optimised leaf-spine (NVIDIA's DGX SuperPOD layout): GPU g of every server is a host
+/// with its own NIC on a leaf of rail g, so that the same GPU of two servers under one leaf is
+/// one switch apart; the leaves of every rail link to every spine.
+///
+/// Node ids: hosts first, host `s * G + g` being GPU g of server s (a rank is a (server, GPU)
+/// pair); then the leaves rail by rail (rail g's leaf j is `H + g * L + j`); then the spines.
+/// Links: host `i` is link `i` (to its rail's leaf for its server), then each leaf to every
+/// spine, leaf by leaf. Host links run at `host_rate`, leaf-spine links at `fabric_rate`.
+/// Two GPUs of one server are on different rails: their traffic crosses a spine (no NVLink
+/// in this model: a host has one NIC, on its first port; docs/collectives.md).
+pub fn rail(shape: RailShape, host_rate: Rate, fabric_rate: Rate, delay: Time) -> Result<Topology> {
+    const B: &str = "rail";
+    let RailShape { servers, gpus_per_server: g, leaves_per_rail: l, spines } = shape;
+    check_count(B, "servers", servers)?;
+    check_count(B, "gpus_per_server", g)?;
+    check_count(B, "leaves_per_rail", l)?;
+    check_count(B, "spines", spines)?;
+    check_rate(B, "host_rate", host_rate)?;
+    check_rate(B, "fabric_rate", fabric_rate)?;
+    if !servers.is_multiple_of(l) {
+        let msg = format!("{servers} servers do not split evenly over {l} leaves per rail");
+        return Err(bad(B, "leaves_per_rail", msg));
+    }
+    let h = host_total(B, "servers", &[servers, g])?;
+    let leaves = g.checked_mul(l).filter(|&n| n <= MAX_TIER);
+    let Some(leaves) = leaves.filter(|_| spines <= MAX_TIER) else {
+        return Err(bad(B, "spines", format!("more than {MAX_TIER} switches per tier")));
+    };
+    let per_leaf = servers / l;
+    let mut t = skeleton(h, leaves + spines);
+    for i in 0..h {
+        let (server, gpu) = (i / g, i % g);
+        link(&mut t, i, h + gpu * l + server / per_leaf, LinkParams::new(host_rate, delay))?;
+    }
+    for leaf in 0..leaves {
+        for s in 0..spines {
+            link(&mut t, h + leaf, h + leaves + s, LinkParams::new(fabric_rate, delay))?;
+        }
+    }
+    Ok(t)
+}
+
 /// The standard k-ary fat tree: `k` pods of `k/2` edge and `k/2` aggregation switches,
 /// `(k/2)^2` core switches and `k^3/4` hosts (`k/2` per edge switch).
 ///

@@ -91,6 +91,10 @@ fn ring_allreduce_takes_2_n_minus_1_steps_of_s_over_n() {
         let expect = Time(steps * arrival(size / n as u64).0 + (steps - 1) * tx_ack().0);
         assert_eq!(took(c), expect, "n = {n}");
         assert_eq!((c.steps as u64, c.name.as_str(), c.ranks as usize), (steps, "g#0", n));
+        // Step k reaches every rank at (k+1)·A(S/n) + k·tx(ack): first and last rank together.
+        let at = |k: u64| c.start + Time((k + 1) * arrival(size / n as u64).0 + k * tx_ack().0);
+        assert_eq!(c.step_first, (0..steps).map(at).collect::<Vec<_>>(), "n = {n}");
+        assert_eq!(c.step_last, c.step_first, "n = {n}");
         // Every rank sends and receives 2(n-1) messages of S/n.
         let per = uplink(&vec![size / n as u64; steps as usize], steps as usize);
         assert_eq!(up, vec![per; n], "n = {n}");

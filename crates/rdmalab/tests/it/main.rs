@@ -37,6 +37,7 @@ mod lb;
 mod limits;
 mod multipath;
 mod parallel;
+mod rail;
 mod parallel_balance;
 mod parallel_observers;
 mod parallel_outputs;

@@ -47,6 +47,11 @@ pub struct CollectiveRecord {
     pub steps: u32,
     /// The largest spread, over steps, between a step's first and last receive completion.
     pub step_spread: Time,
+    /// Per step (dependency depth), its first receive completion (`Time::MAX`: none yet).
+    pub step_first: Vec<Time>,
+    /// Per step, its last receive completion so far (`Time::MAX`: none yet). The figure of
+    /// completion by step draws these two; `step_spread` is their largest gap.
+    pub step_last: Vec<Time>,
 }
 
 /// The records of every iteration of `c` (scheduled as `graph`, `m` transfers an
@@ -84,11 +89,12 @@ pub fn records(c: &Collective, graph: &TransferGraph, m: usize, t: &TransferTime
             let step = |i: usize| graph.depth(i % m);
             let steps = range.clone().map(step).max().map_or(0, |d| d + 1);
             let mut first = vec![Time::MAX; steps as usize];
-            let mut last = vec![Time::ZERO; steps as usize];
+            let mut last = vec![Time::MAX; steps as usize];
             for i in range.clone().filter(|&i| t.received[i] != Time::MAX) {
                 let d = step(i) as usize;
                 first[d] = first[d].min(t.received[i]);
-                last[d] = last[d].max(t.received[i]);
+                // MAX marks a step without a receive yet, so the first one replaces it.
+                last[d] = if last[d] == Time::MAX { t.received[i] } else { last[d].max(t.received[i]) };
             }
             let spread = first.iter().zip(&last).filter(|(f, _)| **f != Time::MAX).map(|(f, l)| *l - *f).max();
             let took = end.filter(|&e| e > start).map(|e| (e - start).ps() as f64);
@@ -106,6 +112,8 @@ pub fn records(c: &Collective, graph: &TransferGraph, m: usize, t: &TransferTime
                 slowest_rank: if end.is_some() { slowest } else { NodeId::NONE },
                 steps,
                 step_spread: spread.unwrap_or(Time::ZERO),
+                step_first: first,
+                step_last: last,
             }
         })
         .collect()
