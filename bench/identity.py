@@ -159,8 +159,11 @@ def compare_repro(old_venv: Path, new_venv: Path, names: list[str]) -> int:
             keys = same_outputs(old, new)
             bad = bool(keys) or "error" in old
             print(f"{'DIFFERS' if bad else 'same   '}  {name}  ({len(old)} outputs)", flush=True)
-            for k in keys[:8]:
-                print(f"         {k}")
+            # By table: how many files differ, and how many exist under one install only.
+            for table in sorted({k.split("/")[0] for k in keys}):
+                ks = [k for k in keys if k.split("/")[0] == table]
+                only = sum((k in old) != (k in new) for k in ks)
+                print(f"         {table}: {len(ks)} differ" + (f" ({only} written by one install only)" if only else ""))
             if bad:
                 differ.append(name)
     print(f"{len(differ)} of {len(names)} experiments differ" + (f": {', '.join(differ)}" if differ else ""))
