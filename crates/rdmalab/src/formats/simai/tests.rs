@@ -70,6 +70,19 @@ fn the_forward_size_is_raised_to_4096_in_fwd_in_bckwd_only() {
 }
 
 #[test]
+fn header_keys_as_aicb_writes_them() {
+    // AICB's newer headers add `pp_comm` without a colon; pipeline keys are read, not modelled;
+    // rows may be separated by tabs and end with spaces.
+    let text = "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 4 ep: 2 pp: 3 vpp: 2 ga: 5 all_gpus: 16 \
+                checkpoints: 0 checkpoint_initiates: 0 pp_comm 65536\n1\nx\t-1\t7\tALLGATHER_DP_EP\t8192\t1\tNONE\t0\t1\tREDUCESCATTER_EP\t4096\t1 \n";
+    let w = parse_simai(text, p()).unwrap();
+    assert_eq!((w.tp, w.ep, w.pp, w.vpp, w.ga, w.all_gpus, w.pp_comm, w.dp()), (4, 2, 3, 2, 5, 16, 65_536, 4));
+    assert_eq!(w.layers[0].fwd.comm, Some((Kind::Allgather, Group::DpEp)));
+    assert_eq!(w.layers[0].wg.comm, Some((Kind::ReduceScatter, Group::Ep)));
+    assert_eq!((w.group_size(Group::Ep), w.group_size(Group::DpEp)), (2, 2));
+}
+
+#[test]
 fn bad_input_names_line_and_field() {
     let head = "HYBRID_TRANSFORMER model_parallel_NPU_group: 2 all_gpus: 4\n";
     let ok = "a -1 10 ALLREDUCE 4096 10 NONE 0 10 ALLREDUCE 4096 1\n";
