@@ -277,6 +277,17 @@ class Scenario:
         return self._add_with({"kind": "htsim_cm", "path": str(Path(path).resolve())}, tenant=tenant, pg=pg,
                               transport=transport)
 
+    def simai(self, path: str | Path, ranks: list[int] | dict[str, str] | None = None,
+              algorithm: str | None = None, channels: int | None = None, chunk: str | int | None = None,
+              start: str | None = None) -> "Scenario":
+        """One training iteration of a SimAI workload file (`kind = "simai"`,
+        docs/collectives.md): SimAI rank i on `ranks[i]` (a list of hosts or
+        `{"hosts": "a..b"}`; default the first `all_gpus` hosts); `algorithm` of the
+        allreduces (`ring`, `double_binary_tree`, `halving_doubling`); `channels` and `chunk`
+        of every collective; `start` of the first compute."""
+        return self._add_with({"kind": "simai", "path": str(Path(path).resolve())}, ranks=ranks,
+                              algorithm=algorithm, channels=channels, chunk=chunk, start=start)
+
     # -- seed 000's host model (docs/drum-fabric.md) -------------------------------------------
     def app(self, host: int, dst: int, size: int | list[int], wr_num: int | list[int], count: int | None = None,
             name: str | None = None, think: str | None = None, start: str | None = None,

@@ -31,8 +31,8 @@ pub struct Scenario {
     /// Collectives (`[[collective]]`), set up by [`Scenario::simulation`].
     pub collectives: Vec<Collective>,
     /// Dependency-driven jobs started at time 0 (an htsim connection matrix's triggered
-    /// connections, `formats::htsim_cm::CmTraffic`), set up by [`Scenario::simulation`]
-    /// after the collectives.
+    /// connections, `formats::htsim_cm::CmTraffic`; a SimAI workload's iteration,
+    /// `formats::simai::iteration`), set up by [`Scenario::simulation`] after the collectives.
     pub jobs: Vec<TransferGraph>,
 }
 

@@ -1,4 +1,5 @@
-//! Readers and writers of the ns-3 HPCC simulator and htsim file formats.
+//! Readers and writers of the ns-3 HPCC simulator and htsim file formats, and SimAI's workload
+//! text (`simai`, docs/collectives.md).
 //!
 //! Every reader takes the text and the path it came from (used in error messages only) and
 //! has a `read_*` twin that opens the file. Readers never panic on bad input: each problem is
@@ -13,5 +14,6 @@ pub mod hpcc_topology;
 pub mod htsim_cm;
 pub mod partition_map;
 pub mod pfc;
+pub mod simai;
 pub(crate) mod tokens;
 pub mod units_parse;

@@ -86,14 +86,14 @@ fn one_u32() -> u32 {
 /// its 8 slots (`NCCL_STEPS`).
 pub const DEFAULT_CHUNK: u64 = 512 * 1024;
 
-fn bytes(file: &Path, field: &str, s: &SizeSpec) -> Result<u64> {
+pub(super) fn bytes(file: &Path, field: &str, s: &SizeSpec) -> Result<u64> {
     match s {
         SizeSpec::Bytes(b) => Ok(*b),
         SizeSpec::Text(t) => parse_bytes(t).map_err(|e| Error::input(file, 0, field, e.0)),
     }
 }
 
-fn by_name<T: Copy>(file: &Path, field: &str, names: &[(&str, T)], s: &str) -> Result<T> {
+pub(super) fn by_name<T: Copy>(file: &Path, field: &str, names: &[(&str, T)], s: &str) -> Result<T> {
     names.iter().find(|(n, _)| *n == s).map(|&(_, v)| v).ok_or_else(|| {
         let known: Vec<&str> = names.iter().map(|(n, _)| *n).collect();
         Error::input(file, 0, field, format!("unknown value `{s}` (known: {})", known.join(", ")))
@@ -142,7 +142,7 @@ impl CollectiveSpec {
 }
 
 /// `"a..b"`: a to b, both included.
-fn range(s: &str) -> std::result::Result<Vec<u32>, String> {
+pub(super) fn range(s: &str) -> std::result::Result<Vec<u32>, String> {
     let bad = || format!("`{s}` is not a range of hosts `a..b` (both ends included)");
     let (a, b) = s.split_once("..").ok_or_else(bad)?;
     let (a, b): (u32, u32) = (a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?);

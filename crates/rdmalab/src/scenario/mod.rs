@@ -19,7 +19,7 @@
 //! delay = "1us"
 //! [[traffic]]
 //! kind = "poisson"             # poisson | incast | incast_rounds | permutation | random_pairs
-//!                              # | flows | multipath | hpcc_flow_file | htsim_cm
+//!                              # | flows | multipath | hpcc_flow_file | htsim_cm | simai
 //! cdf = "fb_hadoop"            # or web_search, or a CDF file path
 //! load = 0.3
 //! duration = "1ms"
@@ -41,6 +41,7 @@ mod limits;
 mod links;
 mod locate;
 pub mod multipath;
+pub mod simai;
 mod source_map;
 mod staggered_incast;
 mod switch_model;
@@ -412,6 +413,10 @@ impl ScenarioSpec {
             let ctx = TrafficCtx { i, base, file, topo: &topology, seed: self.seed, tenants: &tenants };
             if let TrafficSpec::Multipath(spec) = t {
                 mp.push(spec.build(&section, file, &topology, &config, spec.drawn(&ctx)?)?);
+                continue;
+            }
+            if let TrafficSpec::Simai(spec) = t {
+                jobs.push(spec.build(&ctx).map_err(|e| locate::in_section(e, file, &section))?);
                 continue;
             }
             if let TrafficSpec::HtsimCm { .. } = t {

@@ -166,6 +166,8 @@ pub enum TrafficSpec {
         /// Transport of its flows' QPs: `rc` (default), `uc` or `ud` (`rnic::transport`).
         transport: Option<String>,
     },
+    /// One training iteration of a SimAI workload file (`scenario::simai`): a job, no flows.
+    Simai(super::simai::SimaiSpec),
     /// Seed 002's parallel-QP attack: `qps` flows of `size` bytes opened together.
     ParallelQps(attack_traffic::ParallelQpsSpec),
     /// Seed 002's staggered-QP attack: one transfer cut into chunks posted in rotation
@@ -293,7 +295,7 @@ impl TrafficSpec {
             TrafficSpec::ParallelQps(s) => s.pg,
             TrafficSpec::StaggeredQps(s) => s.pg,
             TrafficSpec::ShuffledOverlay(s) => s.pg,
-            TrafficSpec::Flows { .. } | TrafficSpec::Multipath(_) => None,
+            TrafficSpec::Flows { .. } | TrafficSpec::Multipath(_) | TrafficSpec::Simai(_) => None,
         }
     }
 
@@ -446,6 +448,8 @@ impl TrafficSpec {
                 // (`ScenarioSpec::build` takes matrices through `htsim_cm` itself.)
                 (_, Some(_)) => Err(Error::input(file, 0, f("path"), "a matrix with triggers gives a job, not flows")),
             },
+            // (`ScenarioSpec::build` takes workloads through `SimaiSpec::build` itself.)
+            TrafficSpec::Simai(_) => Err(Error::input(file, 0, f("path"), "a SimAI workload gives a job, not flows")),
             TrafficSpec::ParallelQps(spec) => attack_traffic::parallel(ctx, spec),
             TrafficSpec::StaggeredQps(spec) => attack_traffic::staggered(ctx, spec, apps),
             TrafficSpec::ShuffledOverlay(spec) => attack_traffic::overlay(ctx, spec, apps),

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
-use rdmalab::formats::{fct, hpcc_config, hpcc_flow, hpcc_topology, htsim_cm, pfc, units_parse};
+use rdmalab::formats::{fct, hpcc_config, hpcc_flow, hpcc_topology, htsim_cm, pfc, simai, units_parse};
 use rdmalab::scenario::Scenario;
 use rdmalab::sim::Simulation;
 use rdmalab::topology::Topology;
@@ -41,6 +41,7 @@ struct Seeds {
     config: Vec<String>,
     cm: Vec<String>,
     fct: Vec<String>,
+    simai: Vec<String>,
     fat: Topology,
 }
 
@@ -78,6 +79,10 @@ fn seeds() -> &'static Seeds {
                     .expect("examples/htsim_triggers.cm"),
             ],
             fct: vec![head(&read("hpcc/S1_dcqcn_fct.txt"), 60)],
+            simai: vec![std::fs::read_to_string(
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/simai_tiny.txt"),
+            )
+            .expect("examples/simai_tiny.txt")],
             fat,
         }
     })
@@ -184,6 +189,21 @@ fn feed_all(text: &str) {
     names_a_field(htsim_cm::parse_cm_traffic(text, p, &hosts), p, text);
     names_a_field(fct::read_fct(text, p), p, text);
     names_a_field(pfc::parse_pfc(text, p), p, text);
+    match simai::parse_simai(text, p) {
+        // A small workload also becomes its iteration, one loop per collective (a chunk
+        // above every size, so that a mutated size costs no time).
+        Ok(w) if w.all_gpus <= 16 && w.layers.iter().all(|l| [l.fwd, l.ig, l.wg].iter().all(|p| p.bytes < 1 << 40)) => {
+            let layout = simai::Layout {
+                hosts: (0..w.all_gpus).map(NodeId).collect(),
+                algorithm: rdmalab::app::collective::Algorithm::Ring,
+                channels: 1,
+                chunk: 1 << 40,
+                start: rdmalab::Time::ZERO,
+            };
+            names_a_field(simai::iteration(&w, p, &layout), p, text);
+        }
+        r => names_a_field(r, p, text),
+    }
     for tok in text.split_whitespace().take(50) {
         let _ = units_parse::parse_rate(tok);
         let _ = units_parse::parse_time(tok);
@@ -260,6 +280,12 @@ const VOCAB: &[&str] = &[
     "LINK_DOWN",
     "RATE_AI",
     "0b000d01",
+    "HYBRID_TRANSFORMER",
+    "model_parallel_NPU_group:",
+    "all_gpus:",
+    "ALLREDUCE",
+    "ALLTOALL_EP",
+    "NONE",
 ];
 
 const UNITS: &[&str] = &["Gbps", "Mb/s", "bps", "ns", "us", "ms", "s", "ps", "fs", "x"];
@@ -282,6 +308,11 @@ fn random_token_soup_never_panics() {
             Ok(())
         })
         .expect("no reader may panic");
+}
+
+#[test]
+fn mutated_simai_workloads_never_panic() {
+    fuzz_mutations(|s| &s.simai, 300);
 }
 
 #[test]

@@ -44,6 +44,7 @@ mod parallel_outputs;
 mod sampling;
 mod scale;
 mod sim;
+mod simai;
 mod streamed_records;
 mod switch_models;
 mod transport;

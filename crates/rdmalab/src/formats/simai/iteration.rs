@@ -1,0 +1,198 @@
+//! One training iteration of a SimAI workload as a dependency-driven job: each communication
+//! of the layer table becomes one collective per group (`app::collective`), and the
+//! collectives are chained at each rank in the order SimAI's transformer loop issues them
+//! (`Workload::iterate_hybrid_parallel_Transformer` and its `_fwd_in_bckwd` twin in
+//! aliyun/SimAI's `astra-sim-alibabacloud/astra-sim/workload/Workload.cc`):
+//!
+//! - forward, layer 0 to L−1: compute, then the forward communication; the rank waits for it
+//!   (SimAI issues it `Blocking`);
+//! - backward, layer L−1 down to 0: compute, the input-gradient communication, waited for;
+//!   then compute, and the weight-gradient communication, *not* waited for (`Non_Blocking`):
+//!   the next layer's input-gradient compute starts as soon as it is issued;
+//! - the iteration is over when every communication has completed.
+//!
+//! In rdmalab's terms: the first transfers a rank sends in a collective (those the algorithm
+//! gives no dependency) depend on that rank's whole part of the last communication it waited
+//! for — its sends completed (`Sent`) and its receives placed (`Received`), as a repeated
+//! collective's iterations do — plus, as their compute delay, every compute time since (and
+//! the update time SimAI adds after a communication completes). A rank's first communication
+//! has no dependency; its delay counts from the layout's `start`. Compute is the same at every
+//! rank, as SimAI's is.
+
+use std::ops::Range;
+use std::path::Path;
+
+use super::{Group, Phase, SimaiWorkload};
+use crate::app::collective::{Algorithm, Collective, Kind};
+use crate::app::deps::{Dep, Transfer, TransferGraph, Trigger};
+use crate::error::{Error, Result};
+use crate::ids::NodeId;
+use crate::units::Time;
+
+/// Where and how the iteration runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// SimAI rank i runs on `hosts[i]` (as many as `all_gpus`).
+    pub hosts: Vec<NodeId>,
+    /// The allreduce algorithm (allgather and reduce-scatter are rings, all-to-all direct).
+    pub algorithm: Algorithm,
+    /// Channels of every collective.
+    pub channels: u16,
+    /// Pipelining unit of every collective.
+    pub chunk: u64,
+    /// When the first compute starts.
+    pub start: Time,
+}
+
+/// One communication of the iteration, over all its groups.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SimaiOp {
+    /// Layer index (file order).
+    pub layer: usize,
+    /// `fwd`, `ig` or `wg`.
+    pub phase: &'static str,
+    /// The collective.
+    pub kind: Kind,
+    /// Its group.
+    pub group: Group,
+    /// Bytes per rank (NCCL-tests' size).
+    pub bytes: u64,
+    /// How many groups run it side by side.
+    pub groups: usize,
+    /// Whether the ranks wait for it before going on.
+    pub blocking: bool,
+    /// Compute (and update) time between the last waited-for communication and its issue.
+    pub delay: Time,
+    /// Its transfers in the job.
+    pub transfers: Range<usize>,
+}
+
+/// The iteration: the job and its communications in issue order.
+#[derive(Clone, Debug)]
+pub struct Iteration {
+    /// The transfers, started at time 0.
+    pub graph: TransferGraph,
+    /// Each communication that moves bytes, in the order the ranks issue them.
+    pub ops: Vec<SimaiOp>,
+}
+
+/// The job of one iteration of `w` over `layout` (see the module's documentation). A
+/// communication of `NONE`, of 0 bytes or in groups of one rank moves nothing; its compute
+/// still counts. Errors name `path`, the layer's line and the field.
+pub fn iteration(w: &SimaiWorkload, path: &Path, layout: &Layout) -> Result<Iteration> {
+    if layout.hosts.len() != w.all_gpus as usize {
+        return Err(Error::scenario(
+            "ranks",
+            format!(
+                "{} host(s) for the workload's all_gpus = {}: give one host per rank",
+                layout.hosts.len(),
+                w.all_gpus
+            ),
+        ));
+    }
+    if layout.channels > u16::MAX / 4 {
+        return Err(Error::scenario("channels", format!("at most {} (four communicators' QPs each)", u16::MAX / 4)));
+    }
+    let n = w.all_gpus as usize;
+    let mut transfers: Vec<Transfer> = Vec::new();
+    let mut ops = Vec::new();
+    // Each rank's part of the last communication it waited for.
+    let mut waited: Vec<Vec<Dep>> = vec![Vec::new(); n];
+    let mut pending = layout.start;
+    let order = (0..w.layers.len())
+        .map(|i| (i, "fwd", true))
+        .chain((0..w.layers.len()).rev().flat_map(|i| [(i, "ig", true), (i, "wg", false)]));
+    for (i, phase, blocking) in order {
+        let l = &w.layers[i];
+        let p: &Phase = match phase {
+            "fwd" => &l.fwd,
+            "ig" => &l.ig,
+            _ => &l.wg,
+        };
+        pending = pending + p.compute;
+        let Some((kind, group)) = p.comm else { continue };
+        if p.bytes == 0 || w.group_size(group) < 2 {
+            continue;
+        }
+        let from = transfers.len();
+        let mut part: Vec<Vec<Dep>> = vec![Vec::new(); n];
+        let groups = w.groups(group);
+        for g in &groups {
+            let c = Collective {
+                name: format!("{}.{phase}", l.name),
+                kind,
+                algorithm: match kind {
+                    Kind::Allreduce => layout.algorithm,
+                    Kind::Alltoall => Algorithm::Direct,
+                    _ => Algorithm::Ring,
+                },
+                ranks: g.iter().map(|&r| layout.hosts[r as usize]).collect(),
+                size: p.bytes,
+                channels: layout.channels,
+                chunk: layout.chunk,
+                start: Time::ZERO,
+                repeat: 1,
+            };
+            let s = c.schedule().map_err(|e| match e {
+                // Too few bytes for the group: the row's size is at fault.
+                Error::Scenario { field, msg } if field == "size" => {
+                    let msg = format!("{} in groups of {}: {msg}", kind.name(), g.len());
+                    Error::input(path, l.line, format!("{phase}_size"), msg)
+                }
+                // The layout's algorithm does not fit the group.
+                Error::Scenario { field, msg } => Error::scenario(
+                    if field == "ranks" { "algorithm".to_string() } else { field },
+                    format!("{} (line {}, {phase}_comm, groups of {}): {msg}", path.display(), l.line, g.len()),
+                ),
+                other => other,
+            })?;
+            let base = transfers.len() as u32;
+            let rank_of = |h: NodeId| g[c.ranks.iter().position(|&x| x == h).expect("a rank of the group")] as usize;
+            for t in s.graph.transfers() {
+                let mut t = t.clone();
+                // One set of QPs per communicator, as NCCL opens its connections per group.
+                t.lane += layout.channels * group_lane(group);
+                if t.deps.is_empty() {
+                    t.deps = waited[rank_of(t.src)].clone();
+                    t.delay = pending;
+                } else {
+                    t.deps.iter_mut().for_each(|d| d.on += base);
+                }
+                let j = transfers.len() as u32;
+                part[rank_of(t.src)].push(Dep { on: j, when: Trigger::Sent });
+                part[rank_of(t.dst)].push(Dep { on: j, when: Trigger::Received });
+                transfers.push(t);
+            }
+        }
+        ops.push(SimaiOp {
+            layer: i,
+            phase,
+            kind,
+            group,
+            bytes: p.bytes,
+            groups: groups.len(),
+            blocking,
+            delay: pending,
+            transfers: from..transfers.len(),
+        });
+        if blocking {
+            waited = part;
+            pending = l.update;
+        }
+    }
+    if transfers.is_empty() {
+        return Err(Error::input(path, 2, "layers", "no layer communicates: the iteration has no transfer to run"));
+    }
+    let graph = TransferGraph::new(transfers)?;
+    Ok(Iteration { graph, ops })
+}
+
+/// Which communicator's QPs a group's transfers use.
+fn group_lane(g: Group) -> u16 {
+    match g {
+        Group::Tp => 0,
+        Group::Dp => 1,
+        Group::Ep => 2,
+        Group::DpEp => 3,
+    }
+}
