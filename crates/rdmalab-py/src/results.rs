@@ -112,8 +112,9 @@ fn counter_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict
     ] {
         counters.set_item(k, v)?;
     }
-    // The mechanisms' counters, by the names they give (`Mechanisms::counters`).
-    for (k, v) in &r.mechanism_counters.0 {
+    // The mechanisms' counters every run reports, by the names they give
+    // (`Mechanisms::counters`).
+    for (k, v) in &r.mechanism_counters.always {
         counters.set_item(k, v)?;
     }
     for (k, v) in [
@@ -125,6 +126,11 @@ fn counter_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict
         ("end_time_ps", r.end_time.0),
         ("deadlocks", r.deadlocks),
     ] {
+        counters.set_item(k, v)?;
+    }
+    // Then those only some runs report (ConWeave's out-of-order causes, issue 46), so that
+    // every other run's counters keep their columns.
+    for (k, v) in &r.mechanism_counters.conditional {
         counters.set_item(k, v)?;
     }
     Ok(counters)

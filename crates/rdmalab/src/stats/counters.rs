@@ -110,29 +110,47 @@ impl Counters {
 
 /// A mechanism's counters by name (`Mechanisms::counters`): one path from any mechanism's
 /// own tallies to `Results::mechanism_counters` and Python's `res.counters`, so that a new
-/// mechanism's count edits neither `Counters` nor the results chain.
+/// mechanism's count edits neither `Counters` nor the results chain. Counts every run
+/// reports come first; counts only some runs report (`push_conditional`) are listed after
+/// the run's totals, so that in a table of mixed runs every other column keeps its place.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct NamedCounts(pub Vec<(String, u64)>);
+pub struct NamedCounts {
+    /// Reported by every run (zero when the mechanism is off).
+    pub always: Vec<(String, u64)>,
+    /// Reported only by runs whose mechanism ran.
+    pub conditional: Vec<(String, u64)>,
+}
 
 impl NamedCounts {
-    /// Appends a count.
+    /// Appends a count every run reports.
     pub fn push(&mut self, name: impl Into<String>, value: u64) {
-        self.0.push((name.into(), value));
+        self.always.push((name.into(), value));
+    }
+
+    /// Appends a count only runs with the mechanism report.
+    pub fn push_conditional(&mut self, name: impl Into<String>, value: u64) {
+        self.conditional.push((name.into(), value));
     }
 
     /// The count of `name` (0 when no mechanism reported it).
     pub fn get(&self, name: &str) -> u64 {
-        self.0.iter().find(|(n, _)| n == name).map_or(0, |&(_, v)| v)
+        self.always.iter().chain(&self.conditional).find(|(n, _)| n == name).map_or(0, |&(_, v)| v)
     }
 
     /// Adds another part's counts by name (a parallel run's partitions); a name this one
     /// lacks is appended in the other's order.
     pub fn add(&mut self, o: &NamedCounts) {
-        for (name, v) in &o.0 {
-            match self.0.iter_mut().find(|(n, _)| n == name) {
-                Some((_, mine)) => *mine += v,
-                None => self.0.push((name.clone(), *v)),
-            }
+        add_by_name(&mut self.always, &o.always);
+        add_by_name(&mut self.conditional, &o.conditional);
+    }
+}
+
+/// `into` plus `from`, by name.
+fn add_by_name(into: &mut Vec<(String, u64)>, from: &[(String, u64)]) {
+    for (name, v) in from {
+        match into.iter_mut().find(|(n, _)| n == name) {
+            Some((_, mine)) => *mine += v,
+            None => into.push((name.clone(), *v)),
         }
     }
 }

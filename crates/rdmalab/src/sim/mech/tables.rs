@@ -13,7 +13,7 @@ use crate::stats::NamedCounts;
 impl Mechanisms {
     /// Every mechanism's counters by name, in a fixed order: IOFD's and the switch-side
     /// balancer's always (zeros when off, so every run reports the same names), ConWeave's
-    /// out-of-order causes only where ConWeave sent control packets.
+    /// out-of-order causes only where ConWeave sent control packets (listed last).
     pub(crate) fn counters(&self) -> NamedCounts {
         let mut c = NamedCounts::default();
         let iofd = self.iofd.as_deref().map(|i| i.tally).unwrap_or_default();
@@ -30,8 +30,8 @@ impl Mechanisms {
         if let Some(lb) = self.lb.as_deref().filter(|_| t.control > 0) {
             let causes = lb.reorder_causes();
             for (k, name) in crate::fabric::lb::conweave::CAUSE_NAMES.iter().enumerate() {
-                c.push(format!("reorder_ooo_{name}"), causes.ooo[k]);
-                c.push(format!("reorder_gaps_{name}"), causes.gaps[k]);
+                c.push_conditional(format!("reorder_ooo_{name}"), causes.ooo[k]);
+                c.push_conditional(format!("reorder_gaps_{name}"), causes.gaps[k]);
             }
         }
         c
