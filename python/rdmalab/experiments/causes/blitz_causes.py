@@ -131,6 +131,13 @@ def yardstick(draws: str = "400") -> None:
         rng = np.random.default_rng(1)
         drawn = np.concatenate([fair_share_fcts(rng.uniform(0, 100, n), t, longs) for _ in range(int(draws))])
         print(f"  over {draws} drawn rounds: median {np.median(drawn):.1f} / p99 {percentile(drawn, 0.99):.1f} us")
+    # blitz-incast-roce's star (56 Gb/s): a 1000-byte payload travels in 1048 bytes, so a
+    # message's link time is its payload at 56 x 1000/1048 = 53.4 Gb/s (docs/experiments.md).
+    roce_t = (262_144 + -(-262_144 // 1000) * 48) * 8 / 56e9 * 1e6
+    rng = np.random.default_rng(1)
+    drawn = np.concatenate([fair_share_fcts(rng.uniform(0, 100, n), roce_t, 1) for _ in range(int(draws))])
+    print(f"- fair sharing on RoCE at 56 Gb/s (W/C = {roce_t:.2f} us), 1 long flow, over {draws} drawn rounds: "
+          f"median {np.median(drawn):.1f} / p99 {percentile(drawn, 0.99):.1f} us")
     g = serial_gaps_us()
     inc = _incast("serial_no_long_flow", "serial, no long flow")
     model = _modelled(inc, lambda s, r: serial_fcts(s, r, t, **g))
