@@ -126,6 +126,28 @@ impl Nic {
         }
     }
 
+    /// True when a call to [`Nic::select`] (and the transmitter around it) would do nothing
+    /// at any time until something outside the NIC changes: no ACK waiting, no serial
+    /// fetch, no finished QP to drop, and no marked QP that could send but for its pacing.
+    /// The simulator then skips the `TxDone` of the packet just started (`sim::wire`);
+    /// whatever gives the NIC work kicks it, and that kick puts the event back in its place.
+    /// A window that depends on the rate (`var_win`) can open on a rate change that kicks
+    /// nothing (a DCQCN timer), so such a QP bound by its window is not quiet.
+    pub fn quiet(&self, qps: &[Qp], paused: &[bool; NUM_PRIOS]) -> bool {
+        if !self.acks.is_empty() || self.stall.is_some() || self.has_finished || self.by_tenant.is_some() {
+            return false;
+        }
+        let mut at = 0;
+        while let Some(idx) = next_marked(&self.busy, at, self.qps.len()) {
+            at = idx + 1;
+            let qp = &qps[self.qps[idx].idx()];
+            if may_send(qp, paused) || (qp.var_win && qp.window_bound() && !paused[qp.pg as usize] && qp.has_data()) {
+                return false;
+            }
+        }
+        true
+    }
+
     /// Chooses the next QP to send from, round robin after the last one served.
     pub fn select(&mut self, qps: &mut [Qp], paused: &[bool; NUM_PRIOS], now: Time) -> Pick {
         if self.has_finished {
