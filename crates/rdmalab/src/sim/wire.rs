@@ -32,9 +32,9 @@ impl Simulation {
             let pkt = *self.packets.get(r);
             self.trace_event(trace::TraceEvent::Dequeue, port, &pkt);
         }
-        let (wire, dst) = {
+        let (wire, dst, sent) = {
             let pkt = self.packets.get(r);
-            (pkt.wire, pkt.dst)
+            (pkt.wire, pkt.dst, if pkt.kind == crate::fabric::PacketKind::Data { pkt.qp } else { crate::ids::QpId::NONE })
         };
         let seq = self.queue.reserve_seq();
         let st = &mut self.ports[port.idx()];
@@ -48,7 +48,7 @@ impl Simulation {
         st.in_flight.push_back((arrival, r, dst));
         self.counters.packet_hops += 1;
         st.tx_end = (done, seq);
-        let needed = if st.on_host { !self.nics[st.nic().idx()].quiet(&self.qps, &st.paused) } else { st.has_queued() };
+        let needed = if st.on_host { !self.nics[st.nic().idx()].quiet(&self.qps, &st.paused, sent) } else { st.has_queued() };
         if needed {
             st.busy = true;
             self.queue.push_reserved(done, seq, Event::TxDone(port));

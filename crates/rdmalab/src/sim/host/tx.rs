@@ -71,9 +71,12 @@ impl Simulation {
     /// still serialising: pushes that event in its reserved place, where it runs the
     /// arbiter as it would have. True in that case (the port is busy now). Called by every
     /// kick, and where the NIC's state changes without one (a QP finishing or reconnected).
+    #[inline(always)]
     pub(in crate::sim) fn rearm_tx_done(&mut self, port: PortId) -> bool {
         let st = &mut self.ports[port.idx()];
-        if st.busy || st.tx_end <= (self.now, self.queue.popped_seq()) {
+        // Most kicks find the last transmission long over: one comparison of times.
+        let (end, seq) = st.tx_end;
+        if st.busy || end < self.now || (end == self.now && seq <= self.queue.popped_seq()) {
             return false;
         }
         st.busy = true;
