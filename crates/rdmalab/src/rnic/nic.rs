@@ -42,7 +42,7 @@ pub(crate) fn may_send(qp: &Qp, paused: &[bool; NUM_PRIOS]) -> bool {
 
 /// Most marked QPs [`Nic::quiet`] looks at (a choice, not a measurement: it changes which
 /// `TxDone` events are skipped, never a result).
-const QUIET_WALK: usize = 8;
+const QUIET_WALK: usize = 2;
 
 /// One host's RNIC.
 #[derive(Debug)]
