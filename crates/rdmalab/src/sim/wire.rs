@@ -32,9 +32,9 @@ impl Simulation {
             let pkt = *self.packets.get(r);
             self.trace_event(trace::TraceEvent::Dequeue, port, &pkt);
         }
-        let (wire, dst, sent) = {
+        let (wire, dst) = {
             let pkt = self.packets.get(r);
-            (pkt.wire, pkt.dst, if pkt.kind == crate::fabric::PacketKind::Data { pkt.qp } else { crate::ids::QpId::NONE })
+            (pkt.wire, pkt.dst)
         };
         let seq = self.queue.reserve_seq();
         let st = &mut self.ports[port.idx()];
@@ -48,7 +48,15 @@ impl Simulation {
         st.in_flight.push_back((arrival, r, dst));
         self.counters.packet_hops += 1;
         st.tx_end = (done, seq);
-        let needed = if st.on_host { !self.nics[st.nic().idx()].quiet(&self.qps, &st.paused, sent) } else { st.has_queued() };
+        let needed = if st.on_host {
+            // The QP whose packet this is, asked first (an ACK has none); read only here, so
+            // that a switch's transmission pays nothing for it.
+            let pkt = self.packets.get(r);
+            let sent = if pkt.kind == crate::fabric::PacketKind::Data { pkt.qp } else { crate::ids::QpId::NONE };
+            !self.nics[st.nic().idx()].quiet(&self.qps, &st.paused, sent)
+        } else {
+            st.has_queued()
+        };
         if needed {
             st.busy = true;
             self.queue.push_reserved(done, seq, Event::TxDone(port));
