@@ -8,7 +8,7 @@ use crate::fabric::{Packet, PacketKind};
 use crate::ids::{AppId, HeaderSlot, PortId, QpId};
 use crate::rnic::irn::Arrival;
 use crate::rnic::Completion;
-use crate::sim::mech::{irn, retry};
+use crate::sim::mech::{irn, retry, rnr};
 use crate::sim::Simulation;
 use crate::stats::FlowRecord;
 use crate::units::Time;
@@ -32,6 +32,11 @@ impl Simulation {
         if !self.qps[rx_id.idx()].transport.reliable() {
             return self.receive_unreliable(pkt, rx_id); // UC/UD (`mech::transport`)
         }
+        // A SEND with no receive WQE posted is refused (`mech::rnr`, `[rnic] recv_queue_depth`).
+        let refused = match self.mech.rnr.as_deref_mut() {
+            None => false,
+            Some(r) => rnr::on_arrival(r, &mut self.qps[rx_id.idx()], &self.flows, &pkt, self.now),
+        };
         let qp = &mut self.qps[rx_id.idx()];
         // Wrapping: in a parallel run the sender's count lives in its own partition.
         qp.in_flight = qp.in_flight.wrapping_sub(1);
@@ -43,7 +48,7 @@ impl Simulation {
         let irn_on = self.mech.irn.is_some();
         let (in_order, new_data, ooo, next) = match self.mech.irn.as_deref_mut() {
             None => (
-                pkt.seq == rx.expected,
+                pkt.seq == rx.expected && !refused,
                 pkt.seq >= rx.expected,
                 pkt.seq > rx.expected,
                 rx.expected + pkt.payload as u64,
@@ -86,6 +91,9 @@ impl Simulation {
                 irn::hold_message_end(self.mech.irn.as_deref_mut().unwrap(), rx_id, &pkt);
             }
             Some(PacketKind::Nack) // IRN NACKs every packet it holds
+        } else if refused {
+            self.counters.payload_bytes_discarded += pkt.payload as u64;
+            Some(PacketKind::Nack) // an RNR NAK (flagged below)
         } else {
             self.counters.payload_bytes_discarded += pkt.payload as u64;
             if ooo {
@@ -145,7 +153,7 @@ impl Simulation {
             pg: pkt.pg,
             ce: false,
             cnp,
-            last_of_msg: false,
+            last_of_msg: refused, // on a NACK: an RNR NAK (the AETH's syndrome, `mech::rnr`)
             deflections: 0,
             int_hops: 0,
             tenant: pkt.tenant,
@@ -194,6 +202,12 @@ impl Simulation {
         if let Some(irn) = self.mech.irn.as_deref_mut() {
             let (now, mtu, limit) = (self.now, self.cfg.mtu, self.cfg.retry_limit);
             if !irn::on_ack(irn, qp_id, qp, &pkt, advanced, now, mtu, limit) {
+                self.fail_qp(qp_id);
+            }
+        } else if pkt.kind == PacketKind::Nack && pkt.last_of_msg {
+            // An RNR NAK: wait the responder's timer, then resend from its PSN (`mech::rnr`).
+            let r = self.mech.rnr.as_deref_mut().expect("only a responder with receive queues sends one");
+            if !rnr::on_nak(r, qp_id, qp, pkt.seq, self.now) {
                 self.fail_qp(qp_id);
             }
         } else if pkt.kind == PacketKind::Nack && qp.snd_nxt > pkt.seq.max(qp.snd_una) {
