@@ -63,7 +63,7 @@ pub(crate) struct Mechanisms {
     /// schemes or `[fabric.lb]` is given: one test per switch hop).
     pub lb: Option<Box<crate::fabric::lb::LoadBalancer>>,
     /// Receive queues and RNR NAKs (`None` unless `[rnic] recv_queue_depth`: one test per
-    /// in-order data packet at the receiver, and per NACK at the sender).
+    /// RC data packet at the receiver, and per NACK at the sender).
     pub rnr: Option<Box<rnr::Rnr>>,
     /// `lb` or `iofd` is set: the switch's forwarding takes its hooked path.
     pub switch_hooks: bool,

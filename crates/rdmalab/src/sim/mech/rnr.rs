@@ -154,7 +154,7 @@ pub(in crate::sim) fn on_arrival(rnr: &mut Rnr, qp: &mut Qp, flows: &[FlowSpec],
             rnr.per_flow[f] += 1;
         }
         // One NAK per error, as after a sequence error: the packets behind it, already on
-        // their way, are dropped without a NACK each (IBA §9.7.5.2.8, C9-100 ff.).
+        // their way, are dropped without a NACK each (they would only repeat it).
         qp.rx.last_nack = qp.rx.expected;
         qp.rx.nack_quiet_until = now + rnr.nack_interval;
         return true;
