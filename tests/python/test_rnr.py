@@ -3,9 +3,11 @@ traffic builders' `verb` write the same scenario as the TOML keys; the run repor
 `rnr_naks` in `counters` and per flow in `res.rnr`; bad values name their field. The physics
 (counts and FCTs against the closed form) is checked in crates/rdmalab/tests/it/rnr.rs."""
 
+import polars as pl
 import pytest
 
 from rdmalab import Scenario, run
+from rdmalab.experiments.repro.blitz_round import INCAST_DPORT, d16_scenario
 
 TOML = """
 [topology]
@@ -76,3 +78,28 @@ def test_bad_settings_name_their_field(settings, field):
 def test_an_unknown_verb_names_the_traffic_entry():
     with pytest.raises(ValueError, match=r"traffic\[0\]\.verb"):
         run(Scenario.star(2).flow(0, 1, 1000, verb="read"), progress=False)
+
+
+def test_the_incast_round_is_refused_only_when_a_repost_outlasts_the_gap_to_the_next_message():
+    # docs/blitz.md's `blitz_causes rnr`: one message per connection per round, one WQE. A
+    # sender's round-2 message finds its WQE only if the round-1 message's repost, at most its
+    # FCT plus D after its start, came before the round-2 start: D below every sender's slack
+    # (gap between its starts less its round-1 FCT) refuses nothing; D above every slack refuses
+    # every round-2 message. Slacks from the WRITE baseline's own flows (margins of 10 us for
+    # the ACK's way back and the first packet's way there).
+    def incast(d: str | None):
+        changes = {} if d is None else {"traffic[1].verb": "send",
+                                         "rnic": {"recv_queue_depth": 1, "recv_repost_delay": d}}
+        sc, _ = d16_scenario("ib", {}, "none", changes, rounds=2)
+        res = run(Scenario(sc), progress=False)
+        return res, res.flows.filter(pl.col("dport") == INCAST_DPORT).sort("src", "start_ns")
+
+    _, base = incast(None)
+    by_src = base.group_by("src", maintain_order=True).agg(pl.col("start_ns"), pl.col("fct_ns"), pl.col("flow"))
+    slack_us = [(s[1] - s[0] - f[0]) / 1e3 for s, f in zip(by_src["start_ns"], by_src["fct_ns"])]
+    round2 = sorted(fl[1] for fl in by_src["flow"])
+    lo, hi = min(slack_us) - 10, max(slack_us) + 10
+    res, flows = incast(f"{lo:.0f}us")
+    assert res.counters["rnr_naks"] == 0 and flows.equals(base)
+    res, _ = incast(f"{hi:.0f}us")
+    assert sorted(res.rnr["flow"]) == round2 and res.counters["rnr_retry_exceeded"] == 0
