@@ -366,7 +366,12 @@ impl TrafficSpec {
         let m = crate::formats::htsim_cm::read_cm_traffic(ctx.base.join(path), &hosts)
             .map_err(|e| locate::unreadable(e, file, &f("path")))?;
         if m.job.is_some() {
-            let set = [("tenant", tenant.is_some()), ("pg", pg.is_some()), ("transport", transport.is_some()), ("verb", verb.is_some())];
+            let set = [
+                ("tenant", tenant.is_some()),
+                ("pg", pg.is_some()),
+                ("transport", transport.is_some()),
+                ("verb", verb.is_some()),
+            ];
             if let Some((name, _)) = set.into_iter().find(|s| s.1) {
                 let msg =
                     "is not supported for a matrix with triggers: its triggered connections run on the job's QPs \

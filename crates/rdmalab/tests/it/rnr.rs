@@ -114,7 +114,8 @@ fn a_send_waits_out_rnr_naks_until_its_wqe_is_reposted() {
         // One NAK per refusal: the packets behind a refused one draw no NACK of their own.
         assert_eq!(res.counters.nacks, total, "q {q}");
         // Per flow, through the mechanism's table (flows that met none are absent).
-        let rows: Vec<(u64, u64)> = want.iter().enumerate().filter(|w| w.1 .0 > 0).map(|(k, w)| (k as u64, w.0)).collect();
+        let rows: Vec<(u64, u64)> =
+            want.iter().enumerate().filter(|w| w.1 .0 > 0).map(|(k, w)| (k as u64, w.0)).collect();
         let flows = fixtures::table_u64(&res, "rnr", "flow");
         let naks = fixtures::table_u64(&res, "rnr", "rnr_naks");
         assert_eq!(flows.into_iter().zip(naks).collect::<Vec<_>>(), rows, "q {q}");
@@ -180,7 +181,8 @@ fn bad_settings_name_their_field() {
     }
     let e = fixtures::input_error(&toml(2, gap, "read", ""));
     assert!(e.contains("traffic[0].verb") && e.contains("write, send"), "{e}");
-    let irn = toml(2, gap, "send", &rnic(1, 0, 1, 7)).replace("cc = \"none\"", "cc = \"none\"\nloss_recovery = \"irn\"");
+    let irn =
+        toml(2, gap, "send", &rnic(1, 0, 1, 7)).replace("cc = \"none\"", "cc = \"none\"\nloss_recovery = \"irn\"");
     let e = fixtures::build_error(&irn, "rnr.toml");
     assert!(e.contains("rnic.recv_queue_depth") && e.contains("irn"), "{e}");
 }

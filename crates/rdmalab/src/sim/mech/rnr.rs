@@ -140,10 +140,10 @@ pub(in crate::sim) fn on_arrival(rnr: &mut Rnr, qp: &mut Qp, flows: &[FlowSpec],
         return false;
     }
     let depth = rnr.cfg.recv_queue_depth;
-    let rq = rnr.queues.entry(((qp.src.0 as u64) << 32) | qp.dst.0 as u64).or_insert_with(|| RecvQueue {
-        posted: depth,
-        reposts: VecDeque::new(),
-    });
+    let rq = rnr
+        .queues
+        .entry(((qp.src.0 as u64) << 32) | qp.dst.0 as u64)
+        .or_insert_with(|| RecvQueue { posted: depth, reposts: VecDeque::new() });
     if pkt.seq == qp.rx.msg_start && !rq.take(now) {
         rnr.naks += 1;
         if !qp.rx.flow.is_none() {
