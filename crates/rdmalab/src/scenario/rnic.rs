@@ -19,9 +19,9 @@ use crate::config::{RnrConfig, SimConfig, RNR_RETRY_FOREVER, RNR_TIMER_US};
 use crate::error::{Error, Result};
 use crate::units::Time;
 
-/// rdma-core's `ibv_rc_pingpong` example (libibverbs/examples/rc_pingpong.c), which most
-/// RC programs copy, moves its QPs to RTR with `min_rnr_timer = 12` (0.64 ms) and to RTS
-/// with `rnr_retry = 7`; perftest does the same. Our defaults are theirs.
+/// rdma-core's `ibv_rc_pingpong` example (libibverbs/examples/rc_pingpong.c), which many RC
+/// programs copy, moves its QPs to RTR with `min_rnr_timer = 12` (0.64 ms) and to RTS with
+/// `rnr_retry = 7`. Our defaults are its values.
 const DEFAULT_MIN_RNR_TIMER: i64 = 12;
 const DEFAULT_RNR_RETRY: i64 = RNR_RETRY_FOREVER as i64;
 
