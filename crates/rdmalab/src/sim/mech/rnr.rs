@@ -134,7 +134,9 @@ pub(super) fn check(cfg: &crate::config::SimConfig) -> crate::error::Result<()> 
 /// is `pkt.seq`): a SEND's first packet takes a receive WQE, or, with none posted, is
 /// refused (returns true: the caller discards it and answers an RNR NAK at `rx.expected`);
 /// a SEND's last packet schedules its WQE's repost. `flows` tells a plain flow's verb (an
-/// application's QP carries WRITEs).
+/// application's QP carries WRITEs). Out of line: the receive path of a run without the
+/// mechanism keeps only the test of `Mechanisms::rnr`.
+#[inline(never)]
 pub(in crate::sim) fn on_arrival(rnr: &mut Rnr, qp: &mut Qp, flows: &[FlowSpec], pkt: &Packet, now: Time) -> bool {
     if pkt.seq != qp.rx.expected || flows.get(qp.rx.flow.idx()).is_none_or(|f| f.verb != Verb::Send) {
         return false;
@@ -170,6 +172,7 @@ pub(in crate::sim) fn on_arrival(rnr: &mut Rnr, qp: &mut Qp, flows: &[FlowSpec],
 /// Hook "sender, an RNR NAK" naming `psn` on QP `qp_id` (the ACK it also is has been
 /// applied: `snd_una` is at least `psn`). Stops the QP for the timer and rewinds it to
 /// `psn`; returns false when `rnr_retry` is exhausted (the caller fails the WR, `fail_qp`).
+#[inline(never)]
 pub(in crate::sim) fn on_nak(rnr: &mut Rnr, qp_id: QpId, qp: &mut Qp, psn: u64, now: Time) -> bool {
     if psn < qp.snd_una || qp.snd_nxt <= psn {
         return true; // a late NAK: the QP has gone past it, or is already back there
