@@ -190,12 +190,19 @@ fn bad_settings_name_their_field() {
 #[test]
 fn the_parallel_engine_gives_the_same_naks_and_fcts() {
     // The responder's queue lives in the receiver's partition, the requester's count in the
-    // sender's: a cut between the hosts must not move a thing.
+    // sender's: the two hosts in two partitions (the switch with the sender) must not move a
+    // thing.
     let t = toml(4, Time::from_us(3), "send", &rnic(2, 30, 1, 7));
     let (_, one) = run(&t);
-    let two = fixtures::run_threads(&t, "rnr.toml", 2);
+    let mut s = fixtures::scenario(&t, "rnr.toml");
+    s.config.threads = Some(2);
+    s.config.partition_map = Some(vec![0, 1, 0]);
+    let mut par = rdmalab::sim::parallel::Runner::new(s).unwrap();
+    assert_eq!(par.run_to_end(), rdmalab::sim::StopReason::Finished);
+    let two = par.results().expect("bytes conserved");
     assert!(one.mechanism_count("rnr_naks") > 0);
     assert_eq!(two.mechanism_count("rnr_naks"), one.mechanism_count("rnr_naks"));
     assert_eq!(fixtures::fct_text(&two), fixtures::fct_text(&one));
+    assert_eq!(fixtures::table_u64(&two, "rnr", "flow"), fixtures::table_u64(&one, "rnr", "flow"));
     assert_eq!(fixtures::table_u64(&two, "rnr", "rnr_naks"), fixtures::table_u64(&one, "rnr", "rnr_naks"));
 }
