@@ -34,6 +34,9 @@ MECHANISM_TABLES: dict[str, dict[str, Any]] = {
     # and bytes held at once.
     "reorder": {"switch": pl.UInt32, "window_start_ns": pl.Float64, "queues": pl.UInt32,
                 "packets": pl.UInt64, "bytes": pl.UInt64},
+    # `[rnic] recv_queue_depth`: RNR NAKs sent per plain flow, for the flows that met one
+    # (docs/physics.md, "Receive queues and RNR NAKs").
+    "rnr": {"flow": pl.UInt32, "rnr_naks": pl.UInt64},
 }
 
 

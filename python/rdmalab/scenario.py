@@ -161,22 +161,23 @@ class Scenario:
     def poisson(self, cdf: str, load: float, duration: str, start: str = "0ns",
                 hosts: list[int] | None = None, tenant: str | None = None,
                 split: dict[str, Any] | None = None, pg: int | None = None,
-                transport: str | None = None) -> "Scenario":
+                transport: str | None = None, verb: str | None = None) -> "Scenario":
         """Per-host Poisson arrivals, sizes from `cdf` (`fb_hadoop`, `web_search` or a file).
         `split = {"min_size", "piece", "gap", "tenant"}` cuts long flows into pieces on their
         own QPs (seed 002 §IV-B)."""
         e: dict[str, Any] = {"kind": "poisson", "cdf": cdf, "load": load, "duration": duration, "start": start}
-        return self._add_with(e, hosts=hosts, tenant=tenant, split=split, pg=pg, transport=transport)
+        return self._add_with(e, hosts=hosts, tenant=tenant, split=split, pg=pg, transport=transport, verb=verb)
 
     def incast(self, senders: list[int], receiver: int, size: int, start: str = "0ns",
-               tenant: str | None = None, pg: int | None = None, transport: str | None = None) -> "Scenario":
+               tenant: str | None = None, pg: int | None = None, transport: str | None = None,
+               verb: str | None = None) -> "Scenario":
         return self._add_with({"kind": "incast", "senders": senders, "receiver": receiver, "size": size,
-                               "start": start}, tenant=tenant, pg=pg, transport=transport)
+                               "start": start}, tenant=tenant, pg=pg, transport=transport, verb=verb)
 
     def incast_rounds(self, senders: list[int], receiver: int, size: int, period: str, rounds: int,
                       jitter: str = "0ns", start: str = "0ns", tenant: str | None = None,
                       pg: int | None = None, stagger: str | None = None, piece: int | None = None,
-                      transport: str | None = None) -> "Scenario":
+                      transport: str | None = None, verb: str | None = None) -> "Scenario":
         """`rounds` incasts, one every `period`, each sender starting U(0, jitter) into its round.
         `stagger = "serial" | "paced"`: seed 004's application-layer DASR (the aggregator grants
         one sender at a time; or each message in `piece`-byte pieces held to 1/n of the link)."""
@@ -186,20 +187,21 @@ class Scenario:
             e["stagger"] = stagger
         if piece is not None:
             e["piece"] = piece
-        return self._add_with(e, tenant=tenant, pg=pg, transport=transport)
+        return self._add_with(e, tenant=tenant, pg=pg, transport=transport, verb=verb)
 
     def permutation(self, size: int, start: str = "0ns", hosts: list[int] | None = None,
-                    tenant: str | None = None, pg: int | None = None, transport: str | None = None) -> "Scenario":
+                    tenant: str | None = None, pg: int | None = None, transport: str | None = None,
+                    verb: str | None = None) -> "Scenario":
         return self._add_with({"kind": "permutation", "size": size, "start": start}, hosts=hosts, tenant=tenant,
-                              pg=pg, transport=transport)
+                              pg=pg, transport=transport, verb=verb)
 
     def random_pairs(self, count: int, size: int, start: str = "0ns", window: str = "0ns",
                      hosts: list[int] | None = None, tenant: str | None = None,
-                     pg: int | None = None, transport: str | None = None) -> "Scenario":
+                     pg: int | None = None, transport: str | None = None, verb: str | None = None) -> "Scenario":
         """`count` flows of `size` bytes between uniformly random host pairs, starting
         uniformly in [start, start + window]."""
         e: dict[str, Any] = {"kind": "random_pairs", "count": count, "size": size, "start": start, "window": window}
-        return self._add_with(e, hosts=hosts, tenant=tenant, pg=pg, transport=transport)
+        return self._add_with(e, hosts=hosts, tenant=tenant, pg=pg, transport=transport, verb=verb)
 
     def multipath(self, messages: list[dict[str, Any]], **fields: Any) -> "Scenario":
         """Messages cut into chunks over several QPs per connection (seed 001). `messages`:
@@ -217,21 +219,23 @@ class Scenario:
         return self._add({"kind": "multipath", **fields, "messages": [dict(m) for m in messages]})
 
     def flows(self, flows: list[dict[str, Any]], tenant: str | None = None, pg: int | None = None,
-              transport: str | None = None) -> "Scenario":
+              transport: str | None = None, verb: str | None = None) -> "Scenario":
         """One `kind = "flows"` entry: explicit flows, each a dict of src, dst, size and
         optionally start, pg (its traffic class, winning over the entry's `pg`), dport, sport
         and src_ip_index (which of the source's addresses, see `with_ips_per_host`);
         `transport`: rc (default) | uc | ud."""
         return self._add_with({"kind": "flows", "flows": [dict(f) for f in flows]}, tenant=tenant, pg=pg,
-                              transport=transport)
+                              transport=transport, verb=verb)
 
     def flow(self, src: int, dst: int, size: int, start: str = "0ns", tenant: str | None = None,
-             transport: str | None = None, **extra: Any) -> "Scenario":
+             transport: str | None = None, verb: str | None = None, **extra: Any) -> "Scenario":
         """One explicit flow (extra: pg, the traffic class, default 3; dport, sport,
         src_ip_index: which of the source host's addresses it sends from, see
-        `with_ips_per_host`). `transport`: rc (default) | uc | ud, as on every traffic kind."""
+        `with_ips_per_host`). `transport`: rc (default) | uc | ud, as on every traffic kind;
+        `verb`: write (default) | send (a SEND draws on the responder's receive queue,
+        `with_rnic`)."""
         return self._add_with({"kind": "flows", "flows": [{"src": src, "dst": dst, "size": size, "start": start,
-                                                           **extra}]}, tenant=tenant, transport=transport)
+                                                           **extra}]}, tenant=tenant, transport=transport, verb=verb)
 
     # -- tenants and seed 002's attacks ---------------------------------------------------
     def tenant(self, name: str, hosts: list[int]) -> "Scenario":
@@ -264,18 +268,18 @@ class Scenario:
                               tenant=tenant, pg=pg)
 
     def hpcc_flow_file(self, path: str | Path, tenant: str | None = None, pg: int | None = None,
-                       transport: str | None = None) -> "Scenario":
+                       transport: str | None = None, verb: str | None = None) -> "Scenario":
         """An ns-3 HPCC flow file (`kind = "hpcc_flow_file"`); `pg` replaces every line's own class."""
         return self._add_with({"kind": "hpcc_flow_file", "path": str(Path(path).resolve())}, tenant=tenant, pg=pg,
-                              transport=transport)
+                              transport=transport, verb=verb)
 
     #: The name `hpcc_flow_file` had first.
     hpcc_flows = hpcc_flow_file
 
     def htsim_cm(self, path: str | Path, tenant: str | None = None, pg: int | None = None,
-                 transport: str | None = None) -> "Scenario":
+                 transport: str | None = None, verb: str | None = None) -> "Scenario":
         return self._add_with({"kind": "htsim_cm", "path": str(Path(path).resolve())}, tenant=tenant, pg=pg,
-                              transport=transport)
+                              transport=transport, verb=verb)
 
     def simai(self, path: str | Path, ranks: list[int] | dict[str, str] | None = None,
               algorithm: str | None = None, channels: int | None = None, chunk: str | int | None = None,
@@ -324,6 +328,20 @@ class Scenario:
         lock_transfer, max_send_wr."""
         new = copy.deepcopy(self)
         new.spec.setdefault("host", {}).update(settings)
+        return new
+
+    def with_rnic(self, recv_queue_depth: int | None = None, recv_repost_delay: str | None = None,
+                  min_rnr_timer: int | None = None, rnr_retry: int | None = None) -> "Scenario":
+        """`[rnic]` (docs/physics.md, "Receive queues and RNR NAKs"): `recv_queue_depth` receive
+        WQEs kept posted per connection at a responder (absent: unlimited, no RNR NAK);
+        `recv_repost_delay` from a SEND's receive completion to its WQE posted again (default
+        "0ns"); `min_rnr_timer` the IBA Table 45 code 0-31 (default 12, 0.64 ms); `rnr_retry`
+        0-7 (default 7, retry forever). Only `verb="send"` traffic draws on the queue.
+        Results: `counters["rnr_naks"]`, `counters["rnr_retry_exceeded"]`, `rnr` (per flow)."""
+        new = copy.deepcopy(self)
+        new.spec.setdefault("rnic", {}).update({k: v for k, v in dict(
+            recv_queue_depth=recv_queue_depth, recv_repost_delay=recv_repost_delay,
+            min_rnr_timer=min_rnr_timer, rnr_retry=rnr_retry).items() if v is not None})
         return new
 
     def with_drum(self, **settings: Any) -> "Scenario":

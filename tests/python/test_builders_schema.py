@@ -61,6 +61,7 @@ SECTIONS = {  # section -> a spec with `zzz` in it
     "app": {**STAR, "app": [{"zzz": 1}]},
     "host": {**STAR, "host": {"zzz": 1}},
     "drum": {**STAR, "drum": {"zzz": 1}},
+    "rnic": {**STAR, "rnic": {"zzz": 1}},
     "tenants": {**STAR, "tenants": [{"zzz": 1}]},
 }
 

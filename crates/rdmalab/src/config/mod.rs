@@ -12,4 +12,6 @@ mod sim_config;
 
 pub use observe::{OnDeadlock, QlenMonitorConfig, TraceConfig, DEFAULT_TRACE_MAX_BYTES, SAMPLE_MAX_BYTES};
 pub use scenario::Scenario;
-pub use sim_config::{LinkEvent, SimConfig, WindowConfig, RECORDS_IN_MEMORY};
+pub use sim_config::{
+    LinkEvent, RnrConfig, SimConfig, WindowConfig, RECORDS_IN_MEMORY, RNR_RETRY_FOREVER, RNR_TIMER_US,
+};

@@ -33,6 +33,39 @@ pub struct LinkEvent {
     pub up: bool,
 }
 
+/// The RNR NAK timer field's values (IBA vol. 1 rel. 1.3, §9.7.5.2.8, Table 45 "Encoding
+/// for RNR NAK Timer Field"; the same list in ibv_modify_qp(3) for `min_rnr_timer`), in µs:
+/// code 0 is the longest, 655.36 ms; codes 1 to 31 grow from 0.01 ms to 491.52 ms.
+pub const RNR_TIMER_US: [u32; 32] = [
+    655_360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1_280, 1_920, 2_560, 3_840, 5_120, 7_680,
+    10_240, 15_360, 20_480, 30_720, 40_960, 61_440, 81_920, 122_880, 163_840, 245_760, 327_680, 491_520,
+];
+
+/// `rnr_retry` that means "retry forever" (ibv_modify_qp(3); IBA §9.7.5.2.8: 7 is infinite).
+pub const RNR_RETRY_FOREVER: u8 = 7;
+
+/// Receive queues and RNR NAKs (`[rnic]`): what a responder keeps posted, how soon its
+/// application posts a consumed receive WQE again, and the two ibverbs QP attributes that
+/// govern an RNR NAK.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RnrConfig {
+    /// Receive WQEs kept posted per connection at the responder (at least 1).
+    pub recv_queue_depth: u32,
+    /// From a message's receive completion to its WQE posted again.
+    pub recv_repost_delay: Time,
+    /// The RNR NAK timer the responder asks for (`RNR_TIMER_US` code, 0 to 31).
+    pub min_rnr_timer: u8,
+    /// RNR NAKs a WR may meet without progress before it fails (0 to 6; 7: never fails).
+    pub rnr_retry: u8,
+}
+
+impl RnrConfig {
+    /// How long a requester waits after an RNR NAK before sending again.
+    pub fn timer(&self) -> Time {
+        Time::from_us(RNR_TIMER_US[self.min_rnr_timer as usize & 31] as u64)
+    }
+}
+
 /// Everything about a run that is not topology or traffic.
 #[derive(Clone, Debug)]
 pub struct SimConfig {
@@ -118,6 +151,9 @@ pub struct SimConfig {
     /// Loss recovery (`fabric.loss_recovery`): `None` is go-back-N (the reference); `Some`
     /// is IRN's selective retransmission with BDP-FC and two timeouts (`rnic::irn`).
     pub irn: Option<crate::rnic::IrnConfig>,
+    /// Receive queues and RNR NAKs (`[rnic] recv_queue_depth`, `sim::mech::rnr`); `None`:
+    /// receive WQEs are never short, as before (no cost).
+    pub rnr: Option<RnrConfig>,
     /// The receiving NIC sets the CNP flag on its reply to an out-of-order packet
     /// (`fabric.cnp_on_ooo`; off in the reference).
     pub cnp_on_ooo: bool,
@@ -225,6 +261,7 @@ impl Default for SimConfig {
             retry_limit: None,
             nack_interval: Time::from_us(500),
             irn: None,
+            rnr: None,
             cnp_on_ooo: false,
             int_multi: 1,
             qp_cache: None,

@@ -41,6 +41,7 @@ mod limits;
 mod links;
 mod locate;
 pub mod multipath;
+mod rnic;
 pub mod simai;
 mod source_map;
 mod staggered_incast;
@@ -103,6 +104,8 @@ pub struct ScenarioSpec {
     pub events: Vec<EventSpec>,
     /// The per-packet event trace (absent: none).
     pub trace: Option<TraceSpec>,
+    /// Receive queues and RNR NAKs (`[rnic]`, `rnic::RnicSpec`).
+    pub rnic: Option<rnic::RnicSpec>,
     /// Seed 000's host model (`[host]`), used by `[[app]]`.
     pub host: Option<host_apps::HostSpec>,
     /// Closed-loop applications (`[[app]]`).
@@ -401,6 +404,7 @@ impl ScenarioSpec {
         // After every other fabric key: the link layer, then the switch and NIC models.
         ib::apply(&self.fabric, file, &mut config)?;
         switch_model::apply(&self.fabric, file, &mut config)?;
+        rnic::apply(self.rnic.as_ref(), file, &mut config)?;
         config.threads = self.threads(file)?;
         config.partition_map = self.partition_map(base, file, &topology)?;
         let tenants = tenants::Tenants::build(&self.tenants, file, &topology)?;

@@ -12,7 +12,7 @@ use crate::ids::NodeId;
 use crate::rnic::transport::Transport;
 use crate::topology::Topology;
 use crate::workload::cdf::SizeCdf;
-use crate::workload::{generators, FlowSpec};
+use crate::workload::{generators, FlowSpec, Verb};
 
 /// `incast_rounds`' default piece under `stagger = "paced"`: 4096 bytes, the largest
 /// InfiniBand MTU (IBTA vol. 1 §7.7.2), so a piece is one packet on the poster's fabric.
@@ -43,6 +43,8 @@ pub enum TrafficSpec {
         split: Option<attack_traffic::SplitSpec>,
         /// Transport of its flows' QPs: `rc` (default), `uc` or `ud` (`rnic::transport`).
         transport: Option<String>,
+        /// Its flows' verb: `write` (default) or `send` (`workload::Verb`, `sim::mech::rnr`).
+        verb: Option<String>,
     },
     /// Many senders, one receiver, all at once.
     Incast {
@@ -61,6 +63,8 @@ pub enum TrafficSpec {
         pg: Option<u8>,
         /// Transport of its flows' QPs: `rc` (default), `uc` or `ud` (`rnic::transport`).
         transport: Option<String>,
+        /// Its flows' verb: `write` (default) or `send` (`workload::Verb`, `sim::mech::rnr`).
+        verb: Option<String>,
     },
     /// Repeated incasts (seed 004's testbed): every `period`, each sender starts a `size`-byte
     /// flow to `receiver` after a U(0, `jitter`) delay; `rounds` times.
@@ -92,6 +96,8 @@ pub enum TrafficSpec {
         piece: Option<u64>,
         /// Transport of its flows' QPs: `rc` (default), `uc` or `ud` (`rnic::transport`).
         transport: Option<String>,
+        /// Its flows' verb: `write` (default) or `send` (`workload::Verb`, `sim::mech::rnr`).
+        verb: Option<String>,
     },
     /// Every host sends to one other host and receives from one.
     Permutation {
@@ -108,6 +114,8 @@ pub enum TrafficSpec {
         pg: Option<u8>,
         /// Transport of its flows' QPs: `rc` (default), `uc` or `ud` (`rnic::transport`).
         transport: Option<String>,
+        /// Its flows' verb: `write` (default) or `send` (`workload::Verb`, `sim::mech::rnr`).
+        verb: Option<String>,
     },
     /// `count` flows of `size` bytes between uniformly random host pairs, starting
     /// uniformly in `[start, start + window]`.
@@ -130,6 +138,8 @@ pub enum TrafficSpec {
         pg: Option<u8>,
         /// Transport of its flows' QPs: `rc` (default), `uc` or `ud` (`rnic::transport`).
         transport: Option<String>,
+        /// Its flows' verb: `write` (default) or `send` (`workload::Verb`, `sim::mech::rnr`).
+        verb: Option<String>,
     },
     /// Messages cut into chunks over several QPs per connection (seed 001).
     Multipath(multipath::MultipathSpec),
@@ -143,6 +153,8 @@ pub enum TrafficSpec {
         pg: Option<u8>,
         /// Transport of its flows' QPs: `rc` (default), `uc` or `ud` (`rnic::transport`).
         transport: Option<String>,
+        /// Its flows' verb: `write` (default) or `send` (`workload::Verb`, `sim::mech::rnr`).
+        verb: Option<String>,
     },
     /// The ns-3 HPCC simulator's flow file.
     HpccFlowFile {
@@ -154,6 +166,8 @@ pub enum TrafficSpec {
         pg: Option<u8>,
         /// Transport of its flows' QPs: `rc` (default), `uc` or `ud` (`rnic::transport`).
         transport: Option<String>,
+        /// Its flows' verb: `write` (default) or `send` (`workload::Verb`, `sim::mech::rnr`).
+        verb: Option<String>,
     },
     /// An htsim connection matrix (`.cm`); htsim node i is the i-th host.
     HtsimCm {
@@ -165,6 +179,8 @@ pub enum TrafficSpec {
         pg: Option<u8>,
         /// Transport of its flows' QPs: `rc` (default), `uc` or `ud` (`rnic::transport`).
         transport: Option<String>,
+        /// Its flows' verb: `write` (default) or `send` (`workload::Verb`, `sim::mech::rnr`).
+        verb: Option<String>,
     },
     /// One training iteration of a SimAI workload file (`scenario::simai`): a job, no flows.
     Simai(super::simai::SimaiSpec),
@@ -281,6 +297,22 @@ impl TrafficSpec {
         }
     }
 
+    /// The verb the entry gives all its flows' messages, if any (the same entries as
+    /// `transport`).
+    fn verb(&self) -> Option<&str> {
+        match self {
+            TrafficSpec::Poisson { verb, .. }
+            | TrafficSpec::Incast { verb, .. }
+            | TrafficSpec::IncastRounds { verb, .. }
+            | TrafficSpec::Permutation { verb, .. }
+            | TrafficSpec::RandomPairs { verb, .. }
+            | TrafficSpec::Flows { verb, .. }
+            | TrafficSpec::HpccFlowFile { verb, .. }
+            | TrafficSpec::HtsimCm { verb, .. } => verb.as_deref(),
+            _ => None,
+        }
+    }
+
     /// The class the entry gives all its flows, if any (`flows` entries and `multipath`
     /// connections apply theirs themselves).
     fn pg(&self) -> Option<u8> {
@@ -305,6 +337,15 @@ impl TrafficSpec {
             let t = Transport::parse(t).map_err(|m| Error::input(ctx.file, 0, ctx.field("transport"), m))?;
             flows.iter_mut().for_each(|f| f.transport = t);
         }
+        if let Some(v) = self.verb() {
+            let v = Verb::parse(v).map_err(|m| Error::input(ctx.file, 0, ctx.field("verb"), m))?;
+            if v == Verb::Send && flows.iter().any(|f| !f.app.is_none()) {
+                // An application's QPs (a staggered incast's) post their own WRs: WRITEs.
+                let m = "`send` is for plain flows; this entry's flows are posted by an application (its `stagger`)";
+                return Err(Error::input(ctx.file, 0, ctx.field("verb"), m));
+            }
+            flows.iter_mut().for_each(|f| f.verb = v);
+        }
         if let Some(pg) = self.pg() {
             if pg == 0 || pg as usize >= crate::fabric::NUM_PRIOS {
                 let msg = format!("{pg} is not a data class (1..{})", crate::fabric::NUM_PRIOS - 1);
@@ -317,17 +358,22 @@ impl TrafficSpec {
 
     /// An htsim connection matrix: its plain flows, and the job of its triggered
     /// connections if it has triggers (`formats::htsim_cm::CmTraffic`). The job's QPs are
-    /// class 3, RC and of the default tenant, so `tenant`, `pg` and `transport` are refused
+    /// class 3, RC WRITEs of the default tenant, so `tenant`, `pg`, `transport` and `verb` are refused
     /// for a matrix with triggers.
     pub(super) fn htsim_cm(&self, ctx: &TrafficCtx<'_>) -> Result<(Vec<FlowSpec>, Option<TransferGraph>)> {
-        let TrafficSpec::HtsimCm { path, tenant, pg, transport } = self else { return Ok((Vec::new(), None)) };
+        let TrafficSpec::HtsimCm { path, tenant, pg, transport, verb } = self else { return Ok((Vec::new(), None)) };
         let (file, f) = (ctx.file, |name: &str| ctx.field(name));
         let t = ctx.tenant(tenant)?;
         let hosts: Vec<NodeId> = ctx.topo.hosts().collect();
         let m = crate::formats::htsim_cm::read_cm_traffic(ctx.base.join(path), &hosts)
             .map_err(|e| locate::unreadable(e, file, &f("path")))?;
         if m.job.is_some() {
-            let set = [("tenant", tenant.is_some()), ("pg", pg.is_some()), ("transport", transport.is_some())];
+            let set = [
+                ("tenant", tenant.is_some()),
+                ("pg", pg.is_some()),
+                ("transport", transport.is_some()),
+                ("verb", verb.is_some()),
+            ];
             if let Some((name, _)) = set.into_iter().find(|s| s.1) {
                 let msg =
                     "is not supported for a matrix with triggers: its triggered connections run on the job's QPs \

@@ -48,6 +48,32 @@ pub struct FlowSpec {
     pub app: AppId,
     /// The QP's transport: RC (default), UC or UD.
     pub transport: crate::fabric::transport::Transport,
+    /// The verb its message is (`traffic[i].verb`): an RDMA WRITE (default) or a SEND,
+    /// which consumes a receive WQE at the responder (`sim::mech::rnr`).
+    pub verb: Verb,
+}
+
+/// The operation a flow's message is. A WRITE places its bytes at an address the requester
+/// names and needs nothing posted at the responder; a SEND lands in the buffer of the
+/// responder's next receive WQE, so it can find none posted (IBA vol. 1 §9.7.5.2.8, RNR NAK).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Verb {
+    /// RDMA WRITE (the default; what a plain flow always was).
+    #[default]
+    Write,
+    /// SEND: consumes one receive WQE at the responder.
+    Send,
+}
+
+impl Verb {
+    /// From the TOML spelling.
+    pub fn parse(s: &str) -> Result<Verb, String> {
+        match s {
+            "write" => Ok(Verb::Write),
+            "send" => Ok(Verb::Send),
+            other => Err(format!("unknown verb `{other}` (known: write, send)")),
+        }
+    }
 }
 
 impl FlowSpec {
@@ -65,6 +91,7 @@ impl FlowSpec {
             tenant: 0,
             app: AppId::NONE,
             transport: crate::fabric::transport::Transport::Rc,
+            verb: Verb::Write,
         }
     }
 }

@@ -41,6 +41,7 @@ mod rail;
 mod parallel_balance;
 mod parallel_observers;
 mod parallel_outputs;
+mod rnr;
 mod sampling;
 mod scale;
 mod sim;

@@ -13,6 +13,9 @@ suspected cause (docs/blitz.md, "Why our ratios are not the poster's"; issue 42 
   scheme with 4 KiB VL buffers, less than the credit round trip);
 - `dasr_cc`: each DASR (serial, paced, in the NIC) with the fabric's IB CC on and off (the
   poster reads DASR as replacing the fabric's CC), and which reading the repro's headline uses;
+- `rnr`: the incast's flows as SENDs on receive queues of one WQE per connection
+  (`[rnic]`, docs/physics.md "Receive queues and RNR NAKs"), reposted after 0, 9 and 10.5 ms,
+  at two RNR timers, under IB CC and DASR in the NIC: when RNR NAKs can idle the link;
 - `yardstick`: the fluid model the docs argue with (`repro/blitz_round.py`: `fair_share_fcts`,
   `serial_fcts`, `round_link_bound`) beside the runs it explains.
 
@@ -31,7 +34,7 @@ import polars as pl
 
 from rdmalab import Scenario
 from rdmalab.experiments.causes.base import Investigation, run
-from rdmalab.experiments.repro.blitz_round import (INCAST_DPORT, NO_LONG_FLOW, d16_round, d16_scenario,
+from rdmalab.experiments.repro.blitz_round import (INCAST_DPORT, NO_LONG_FLOW, d16_round, d16_scenario, d16_summary,
                                                    fair_share_fcts, message_time_us, round_link_bound, serial_fcts,
                                                    serial_gaps_us)
 from rdmalab.results import percentile
@@ -71,6 +74,39 @@ ROWS: dict[str, dict[str, tuple]] = {
                                                   ("paced", ("ib", {}, "paced")),
                                                   ("DASR in the NIC", ("blitz", {"dasr_fallback": "ib"}, "none")))},
 }
+
+def _rnr(depth: int, delay: str, timer: int = 12, retry: int = 7) -> dict:
+    """`d16_scenario`'s changes that make the incast's flows SENDs on receive queues."""
+    return {"traffic[1].verb": "send", "rnic": {"recv_queue_depth": depth, "recv_repost_delay": delay,
+                                                 "min_rnr_timer": timer, "rnr_retry": retry}}
+
+
+#: The `rnr` part: one message per connection per round, rounds 10 ms apart, so a connection is
+#: short of its one WQE only when the repost takes longer than a period less the round.
+RNR_ROWS: dict[str, tuple] = {
+    "write (the baseline)": ("ib", {}),
+    "send, 1 WQE, reposted after 0": ("ib", {}, "none", _rnr(1, "0ns")),
+    "send, 1 WQE, reposted after 9 ms": ("ib", {}, "none", _rnr(1, "9ms")),
+    "send, 1 WQE, reposted after 10.5 ms, timer 12 (0.64 ms)": ("ib", {}, "none", _rnr(1, "10.5ms")),
+    "send, 1 WQE, reposted after 10.5 ms, timer 1 (0.01 ms)": ("ib", {}, "none", _rnr(1, "10.5ms", 1)),
+    "send, 1 WQE, reposted after 10.5 ms, rnr_retry 0": ("ib", {}, "none", _rnr(1, "10.5ms", 12, 0)),
+    "DASR in the NIC, send, 1 WQE, reposted after 10.5 ms": ("blitz", {"dasr_fallback": "ib"}, "none",
+                                                              _rnr(1, "10.5ms")),
+}
+
+
+def rnr() -> None:
+    """`RNR_ROWS`: per run the RNR NAKs, the WRs they failed, the incast flows completed and
+    `d16_round`'s columns over them."""
+    print("| run (d = 16, quick) | RNR NAKs | WRs failed | incast flows done | median µs | p99 µs | span/bound |\n"
+          "|---|---|---|---|---|---|---|")
+    for label, (cc, params, *rest) in RNR_ROWS.items():
+        sc, senders = d16_scenario(cc, params, *rest)
+        res = run(Scenario(sc))
+        r = d16_summary(res, senders, 3)
+        print(f"| {label} | {res.counters.get('rnr_naks', 0)} | {res.counters.get('rnr_retry_exceeded', 0)} | "
+              f"{r['flows']} | {r['median_us']:.1f} | {r['p99_us']:.1f} | {r['span_over_bound']:.2f} |", flush=True)
+
 
 HEADER = ("| part | run (d = 16, quick) | median µs | p99 µs | p99/median | span/bound | credit stall µs "
           "| FECN marks | highest CCTI |\n|---|---|---|---|---|---|---|---|---|")
@@ -184,6 +220,7 @@ def dasr_cc() -> None:
 
 PARTS = {p: (lambda p=p: print_rows(p)) for p in ROWS}
 PARTS["dasr_cc"] = dasr_cc
+PARTS["rnr"] = rnr
 PARTS["yardstick"] = yardstick
 
 INVESTIGATION = Investigation("blitz_causes", PARTS, list(PARTS), header=HEADER)

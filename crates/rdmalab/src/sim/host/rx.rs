@@ -8,7 +8,7 @@ use crate::fabric::{Packet, PacketKind};
 use crate::ids::{AppId, HeaderSlot, PortId, QpId};
 use crate::rnic::irn::Arrival;
 use crate::rnic::Completion;
-use crate::sim::mech::{irn, retry};
+use crate::sim::mech::{irn, retry, rnr};
 use crate::sim::Simulation;
 use crate::stats::FlowRecord;
 use crate::units::Time;
@@ -31,6 +31,12 @@ impl Simulation {
         let rx_id = self.rx_slot(&pkt);
         if !self.qps[rx_id.idx()].transport.reliable() {
             return self.receive_unreliable(pkt, rx_id); // UC/UD (`mech::transport`)
+        }
+        // A SEND with no receive WQE posted is refused (`mech::rnr`, `[rnic] recv_queue_depth`).
+        if let Some(r) = self.mech.rnr.as_deref_mut() {
+            if rnr::on_arrival(r, &mut self.qps[rx_id.idx()], &self.flows, &pkt, self.now) {
+                return self.refuse_send(pkt, rx_id);
+            }
         }
         let qp = &mut self.qps[rx_id.idx()];
         // Wrapping: in a parallel run the sender's count lives in its own partition.
@@ -115,6 +121,37 @@ impl Simulation {
             self.release_if_quiet(rx_id);
             return;
         };
+        let sack =
+            if ooo && irn_on { irn::sack_field(pkt.seq, self.qps[rx_id.idx()].rx.expected) } else { HeaderSlot::NONE };
+        self.reply(&pkt, rx_id, kind, ooo, sack, share_kbps, false);
+    }
+
+    /// An RNR NAK for a SEND refused for want of a receive WQE (`mech::rnr::on_arrival`):
+    /// the packet is discarded and answered at once.
+    #[cold]
+    fn refuse_send(&mut self, pkt: Packet, rx_id: QpId) {
+        let qp = &mut self.qps[rx_id.idx()];
+        qp.in_flight = qp.in_flight.wrapping_sub(1);
+        self.counters.payload_bytes_discarded += pkt.payload as u64;
+        let dasr = self.mech.dasr.as_deref_mut();
+        let share_kbps = crate::sim::mech::dasr::share_for_ack(dasr, &self.nic_of, &pkt, rx_id, true, false);
+        self.reply(&pkt, rx_id, PacketKind::Nack, false, HeaderSlot::NONE, share_kbps, true);
+    }
+
+    /// The receiver's ACK or NACK `kind` for data packet `pkt` on slot `rx_id`, queued at its
+    /// NIC: `sack`, an IRN NACK's triggering sequence; `rnr`, a NACK that is an RNR NAK.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn reply(
+        &mut self,
+        pkt: &Packet,
+        rx_id: QpId,
+        kind: PacketKind,
+        ooo: bool,
+        sack: HeaderSlot,
+        share_kbps: u32,
+        rnr: bool,
+    ) {
         self.qps[rx_id.idx()].in_flight += 1;
         if kind == PacketKind::Nack {
             self.counters.nacks += 1;
@@ -125,7 +162,6 @@ impl Simulation {
             self.count_cnp(rx_id, pkt.ce);
         }
         let qp = &self.qps[rx_id.idx()];
-        let sack = if ooo && irn_on { irn::sack_field(pkt.seq, qp.rx.expected) } else { HeaderSlot::NONE };
         let ack = Packet {
             seq: qp.rx.expected,
             qp: pkt.qp,
@@ -145,7 +181,7 @@ impl Simulation {
             pg: pkt.pg,
             ce: false,
             cnp,
-            last_of_msg: false,
+            last_of_msg: rnr, // on a NACK: an RNR NAK (the AETH's syndrome, `mech::rnr`)
             deflections: 0,
             int_hops: 0,
             tenant: pkt.tenant,
@@ -196,11 +232,19 @@ impl Simulation {
             if !irn::on_ack(irn, qp_id, qp, &pkt, advanced, now, mtu, limit) {
                 self.fail_qp(qp_id);
             }
-        } else if pkt.kind == PacketKind::Nack && qp.snd_nxt > pkt.seq.max(qp.snd_una) {
-            if retry::go_back(self.cfg.retry_limit, qp) {
-                qp.snd_nxt = pkt.seq.max(qp.snd_una);
-            } else {
-                self.fail_qp(qp_id);
+        } else if pkt.kind == PacketKind::Nack {
+            if pkt.last_of_msg {
+                // An RNR NAK: wait the responder's timer, then resend from its PSN (`mech::rnr`).
+                let r = self.mech.rnr.as_deref_mut().expect("only a responder with receive queues sends one");
+                if !rnr::on_nak(r, qp_id, qp, pkt.seq, self.now) {
+                    self.fail_qp(qp_id);
+                }
+            } else if qp.snd_nxt > pkt.seq.max(qp.snd_una) {
+                if retry::go_back(self.cfg.retry_limit, qp) {
+                    qp.snd_nxt = pkt.seq.max(qp.snd_una);
+                } else {
+                    self.fail_qp(qp_id);
+                }
             }
         }
         self.cc_on_ack(qp_id, &pkt);

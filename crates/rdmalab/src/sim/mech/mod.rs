@@ -1,6 +1,6 @@
 //! Optional mechanisms of the fabric and the RNIC, each off unless the scenario asks for it:
 //! Blitz's DASR receiver, in-order flow deflection, the tenant defense, the retry limit, IRN's
-//! loss recovery, link failures and DCQCN's byte counter.
+//! loss recovery, link failures, DCQCN's byte counter and receive queues with RNR NAKs.
 //! A run without one pays at most a flag test per packet for it (see ARCHITECTURE.md,
 //! "Hooks"). Each hook is a function handed the state it touches, not the simulation; what
 //! only the simulator can carry out (a drop, a PFC frame, a switch admission, a completion)
@@ -18,6 +18,7 @@ pub(crate) mod iofd;
 pub(crate) mod irn;
 pub(crate) mod port_buffers;
 pub(crate) mod retry;
+pub(crate) mod rnr;
 mod tables;
 pub(crate) mod tenancy;
 pub(crate) mod transport;
@@ -61,6 +62,9 @@ pub(crate) struct Mechanisms {
     /// Switch-side load balancing (`None` unless `path_selection` is one of `fabric::lb`'s
     /// schemes or `[fabric.lb]` is given: one test per switch hop).
     pub lb: Option<Box<crate::fabric::lb::LoadBalancer>>,
+    /// Receive queues and RNR NAKs (`None` unless `[rnic] recv_queue_depth`: one test per
+    /// RC data packet at the receiver, and per NACK at the sender).
+    pub rnr: Option<Box<rnr::Rnr>>,
     /// `lb` or `iofd` is set: the switch's forwarding takes its hooked path.
     pub switch_hooks: bool,
     /// What the hooks asked for and the carry-out has not yet applied
@@ -87,6 +91,7 @@ impl Mechanisms {
     pub(crate) fn validate(cfg: &SimConfig) -> Result<()> {
         checks::dasr(cfg)?;
         checks::ib_cc(cfg)?;
+        rnr::check(cfg)?;
         checks::balancer(cfg)
     }
 
@@ -140,6 +145,7 @@ impl Mechanisms {
             ib,
             irn,
             lb,
+            rnr: cfg.rnr.map(|r| Box::new(rnr::Rnr::new(r, cfg.nack_interval))),
             actions: Vec::new(),
         })
     }

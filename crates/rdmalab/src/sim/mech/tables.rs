@@ -27,6 +27,9 @@ impl Mechanisms {
         c.push("reorder_unheld", t.unheld);
         c.push("lb_control_packets", t.control);
         c.push("lb_untracked", t.untracked);
+        let rnr = self.rnr.as_deref();
+        c.push("rnr_naks", rnr.map_or(0, |r| r.naks));
+        c.push("rnr_retry_exceeded", rnr.map_or(0, |r| r.retry_exceeded));
         if let Some(lb) = self.lb.as_deref().filter(|_| t.control > 0) {
             let causes = lb.reorder_causes();
             for (k, name) in crate::fabric::lb::conweave::CAUSE_NAMES.iter().enumerate() {
@@ -38,7 +41,7 @@ impl Mechanisms {
     }
 
     /// Every table the run's mechanisms keep, in a fixed order: `balance` with a switch-side
-    /// balancer (or `[fabric.lb]`), `reorder` under ConWeave.
+    /// balancer (or `[fabric.lb]`), `reorder` under ConWeave, `rnr` with receive queues.
     pub(crate) fn tables(&self) -> Vec<Table> {
         let mut out = Vec::new();
         if let Some(lb) = self.lb.as_deref() {
@@ -47,8 +50,17 @@ impl Mechanisms {
                 out.push(reorder(&lb.reorder_rows()));
             }
         }
+        if let Some(r) = self.rnr.as_deref() {
+            out.push(rnr_flows(r));
+        }
         out
     }
+}
+
+/// RNR NAKs per plain flow (those that met at least one; `[rnic] recv_queue_depth`).
+fn rnr_flows(r: &super::rnr::Rnr) -> Table {
+    let (flows, naks): (Vec<u64>, Vec<u64>) = r.flow_rows().unzip();
+    Table::new("rnr", &["flow"]).u64("flow", flows).u64("rnr_naks", naks)
 }
 
 /// A u64 column of `rows`.

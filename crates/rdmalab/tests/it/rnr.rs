@@ -1,0 +1,208 @@
+//! Receive queues and RNR NAKs (`sim/mech/rnr.rs`, `[rnic]`, `traffic[i].verb`), against
+//! closed forms on a two-host star: SEND messages from host 0 to host 1, each a plain flow,
+//! started `P` apart on the one connection's receive queue of `recv_queue_depth` WQEs.
+//!
+//! With the link rate C, delay d, n packets of wire W per message and ACKs of wire A, a
+//! message's first packet reaches the responder a = 2W/C + 2d after it leaves, an ACK or
+//! NAK comes back in r = 2A/C + 2d, and a message alone completes in
+//! F = (n + 1)W/C + 2d + r. A refused first packet costs one round of c = a + r + τ (its
+//! NAK back, the timer τ, the packet again). Message k's WQE is free once message k - q's
+//! last packet was placed plus the repost delay D, so message k is refused
+//! J_k = ⌈(free_k - (s_k + a)) / c⌉⁺ times and completes in F + J_k·c.
+
+use rdmalab::scenario::Scenario;
+use rdmalab::sim::Results;
+use rdmalab::{Rate, Time};
+
+use crate::fixtures;
+
+const MTU: u64 = 1000;
+/// Packets per message.
+const PKTS: u64 = 10;
+const DELAY_US: u64 = 1;
+
+/// `n` SEND (or `verb`) flows of `PKTS` packets from host 0 to host 1, `gap` apart, with
+/// `[rnic]` given by `rnic` (empty: no section).
+fn toml(n: usize, gap: Time, verb: &str, rnic: &str) -> String {
+    let flows: Vec<String> = (0..n)
+        .map(|k| format!("{{ src = 0, dst = 1, size = {}, start = \"{}ps\" }}", PKTS * MTU, k as u64 * gap.0))
+        .collect();
+    format!(
+        "[topology]\nkind = \"star\"\nhosts = 2\nrate = \"100Gbps\"\ndelay = \"{DELAY_US}us\"\n\
+         [fabric]\nmtu = {MTU}\ncc = \"none\"\n{rnic}\n\
+         [[traffic]]\nkind = \"flows\"\nverb = \"{verb}\"\nflows = [{}]\n",
+        flows.join(", ")
+    )
+}
+
+fn rnic(depth: u32, delay_us: u64, timer: u8, retry: u8) -> String {
+    format!(
+        "[rnic]\nrecv_queue_depth = {depth}\nrecv_repost_delay = \"{delay_us}us\"\nmin_rnr_timer = {timer}\nrnr_retry = {retry}\n"
+    )
+}
+
+fn run(toml: &str) -> (Scenario, Results) {
+    let s = fixtures::scenario(toml, "rnr.toml");
+    let mut sim = s.clone().simulation().expect("valid scenario");
+    sim.run_to_end();
+    (s, sim.results().expect("bytes conserved"))
+}
+
+/// The closed form's times for scenario `s`: (a, r, F, one message's send time n·W/C).
+fn wire_times(s: &Scenario) -> (Time, Time, Time, Time) {
+    let c = &s.config;
+    let rate = Rate(100_000_000_000);
+    let w = c.timing.tx_time(rate, c.data_wire(MTU as u32) as u64);
+    let ack = c.timing.tx_time(rate, c.ack_wire() as u64);
+    let d = Time::from_us(DELAY_US);
+    let a = Time(2 * w.0 + 2 * d.0);
+    let r = Time(2 * ack.0 + 2 * d.0);
+    let f = Time((PKTS + 1) * w.0 + 2 * d.0 + r.0);
+    (a, r, f, Time(PKTS * w.0))
+}
+
+/// The closed form for `n` messages `gap` apart, queue depth `q`, repost delay `big_d`,
+/// timer `tau`: each message's RNR NAKs and FCT. Asserts that no two messages' sends
+/// overlap at host 0, which the form assumes.
+fn closed_form(s: &Scenario, n: usize, gap: Time, q: usize, big_d: Time, tau: Time) -> Vec<(u64, Time)> {
+    let (a, r, f, send) = wire_times(s);
+    let cyc = a.0 + r.0 + tau.0;
+    let mut placed_last = Vec::new(); // when each message's last packet was placed
+    let mut sends: Vec<u64> = Vec::new(); // every send's start, all messages
+    let mut out = Vec::new();
+    for k in 0..n {
+        let start = k as u64 * gap.0;
+        let free = if k < q { 0 } else { placed_last[k - q] + big_d.0 };
+        let first = start + a.0;
+        let j = if first >= free { 0 } else { (free - first).div_ceil(cyc) };
+        for i in 0..=j {
+            sends.push(start + i * cyc);
+        }
+        let resend = start + j * cyc;
+        placed_last.push(resend + f.0 - r.0);
+        out.push((j, Time(f.0 + j * cyc)));
+    }
+    sends.sort();
+    // Two sends apart by twice a message's send time neither share host 0's port nor meet
+    // in a queue (each hop is as fast as that port).
+    assert!(sends.windows(2).all(|w| w[1] - w[0] > 2 * send.0), "the form assumes sends apart: {sends:?}");
+    out
+}
+
+fn fcts(r: &Results) -> Vec<(u32, Time)> {
+    let mut v: Vec<(u32, Time)> = r.records.iter().map(|x| (x.flow, x.fct)).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_send_waits_out_rnr_naks_until_its_wqe_is_reposted() {
+    // D = 30 µs, τ = code 1 (0.01 ms), messages 3 µs apart: message 1 finds the one WQE
+    // still with message 0, message 2 the one message 1 took.
+    for (q, n) in [(1usize, 3usize), (2, 4)] {
+        let gap = Time::from_us(3);
+        let (s, res) = run(&toml(n, gap, "send", &rnic(q as u32, 30, 1, 7)));
+        let want = closed_form(&s, n, gap, q, Time::from_us(30), Time::from_us(10));
+        assert!(want.iter().filter(|w| w.0 >= 2).count() >= 1, "the case exercises retries: {want:?}");
+        let got = fcts(&res);
+        assert_eq!(got.len(), n, "every message completes (q {q})");
+        for (k, (naks, fct)) in want.iter().enumerate() {
+            assert_eq!(got[k].1, *fct, "message {k}'s FCT (q {q}, {naks} RNR NAKs)");
+        }
+        let total: u64 = want.iter().map(|w| w.0).sum();
+        assert_eq!(res.mechanism_count("rnr_naks"), total, "q {q}");
+        // One NAK per refusal: the packets behind a refused one draw no NACK of their own.
+        assert_eq!(res.counters.nacks, total, "q {q}");
+        // Per flow, through the mechanism's table (flows that met none are absent).
+        let rows: Vec<(u64, u64)> =
+            want.iter().enumerate().filter(|w| w.1 .0 > 0).map(|(k, w)| (k as u64, w.0)).collect();
+        let flows = fixtures::table_u64(&res, "rnr", "flow");
+        let naks = fixtures::table_u64(&res, "rnr", "rnr_naks");
+        assert_eq!(flows.into_iter().zip(naks).collect::<Vec<_>>(), rows, "q {q}");
+    }
+}
+
+#[test]
+fn a_wqe_reposted_in_time_costs_nothing() {
+    // D = 0: message 0's WQE is back when its last packet lands (2.92 µs), before message
+    // 1's first packet (3 µs + a); every message completes in F.
+    let gap = Time::from_us(3);
+    let (s, res) = run(&toml(3, gap, "send", &rnic(1, 0, 1, 7)));
+    let (_, _, f, _) = wire_times(&s);
+    assert!(fcts(&res).iter().all(|x| x.1 == f), "{:?} vs {f:?}", fcts(&res));
+    assert_eq!(res.mechanism_count("rnr_naks"), 0);
+}
+
+#[test]
+fn rnr_retry_fails_the_wr_after_that_many_naks() {
+    // Message 1 meets J = 2 RNR NAKs (as in the first test). rnr_retry = 0 fails it at the
+    // first, 1 at the second; 2 lets it through.
+    let gap = Time::from_us(3);
+    let probe = fixtures::scenario(&toml(2, gap, "send", &rnic(1, 30, 1, 7)), "rnr.toml");
+    let j = closed_form(&probe, 2, gap, 1, Time::from_us(30), Time::from_us(10))[1].0;
+    assert_eq!(j, 2);
+    for retry in 0..=2u8 {
+        let (_, res) = run(&toml(2, gap, "send", &rnic(1, 30, 1, retry)));
+        let fails = (retry as u64) < j;
+        assert_eq!(res.mechanism_count("rnr_naks"), j.min(retry as u64 + 1), "rnr_retry {retry}");
+        assert_eq!(res.counters.wr_failures, fails as u64, "rnr_retry {retry}");
+        assert_eq!(res.mechanism_count("rnr_retry_exceeded"), fails as u64, "rnr_retry {retry}");
+        // The failed plain flow is given up (as after the retry limit); message 0 is not.
+        assert_eq!(res.unreachable.iter().map(|u| u.flow).collect::<Vec<_>>(), if fails { vec![1] } else { vec![] });
+        assert_eq!(res.records.len(), 2 - fails as usize);
+    }
+}
+
+#[test]
+fn writes_and_runs_without_a_receive_queue_are_unchanged() {
+    let gap = Time::from_us(3);
+    let plain = fixtures::fct_text(&run(&toml(3, gap, "write", "")).1);
+    // WRITEs consume no receive WQE, however few are posted.
+    let (_, w) = run(&toml(3, gap, "write", &rnic(1, 30, 1, 0)));
+    assert_eq!(fixtures::fct_text(&w), plain);
+    assert_eq!(w.mechanism_count("rnr_naks"), 0);
+    // SENDs without `recv_queue_depth` never run short: the same as WRITEs.
+    let (_, s) = run(&toml(3, gap, "send", "[rnic]\nmin_rnr_timer = 1\n"));
+    assert_eq!(fixtures::fct_text(&s), plain);
+    assert!(s.table("rnr").is_none(), "no mechanism, no table");
+}
+
+#[test]
+fn bad_settings_name_their_field() {
+    let gap = Time::from_us(3);
+    for (section, field) in [
+        ("[rnic]\nrecv_queue_depth = 0\n", "rnic.recv_queue_depth"),
+        ("[rnic]\nrecv_queue_depth = 1\nmin_rnr_timer = 32\n", "rnic.min_rnr_timer"),
+        ("[rnic]\nrnr_retry = 8\n", "rnic.rnr_retry"),
+        ("[rnic]\nrecv_repost_delay = \"fast\"\n", "rnic.recv_repost_delay"),
+    ] {
+        let e = fixtures::input_error(&toml(2, gap, "send", section));
+        assert!(e.contains(field), "{e}");
+    }
+    let e = fixtures::input_error(&toml(2, gap, "read", ""));
+    assert!(e.contains("traffic[0].verb") && e.contains("write, send"), "{e}");
+    let irn =
+        toml(2, gap, "send", &rnic(1, 0, 1, 7)).replace("cc = \"none\"", "cc = \"none\"\nloss_recovery = \"irn\"");
+    let e = fixtures::build_error(&irn, "rnr.toml");
+    assert!(e.contains("rnic.recv_queue_depth") && e.contains("irn"), "{e}");
+}
+
+#[test]
+fn the_parallel_engine_gives_the_same_naks_and_fcts() {
+    // The responder's queue lives in the receiver's partition, the requester's count in the
+    // sender's: the two hosts in two partitions (the switch with the sender) must not move a
+    // thing.
+    let t = toml(4, Time::from_us(3), "send", &rnic(2, 30, 1, 7));
+    let (_, one) = run(&t);
+    let mut s = fixtures::scenario(&t, "rnr.toml");
+    s.config.threads = Some(2);
+    s.config.partition_map = Some(vec![0, 1, 0]);
+    let mut par = rdmalab::sim::parallel::Runner::new(s).unwrap();
+    assert_eq!(par.run_to_end(), rdmalab::sim::StopReason::Finished);
+    let two = par.results().expect("bytes conserved");
+    assert!(one.mechanism_count("rnr_naks") > 0);
+    assert_eq!(two.mechanism_count("rnr_naks"), one.mechanism_count("rnr_naks"));
+    assert_eq!(fixtures::fct_text(&two), fixtures::fct_text(&one));
+    assert_eq!(fixtures::table_u64(&two, "rnr", "flow"), fixtures::table_u64(&one, "rnr", "flow"));
+    assert_eq!(fixtures::table_u64(&two, "rnr", "rnr_naks"), fixtures::table_u64(&one, "rnr", "rnr_naks"));
+}
