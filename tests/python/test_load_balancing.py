@@ -9,6 +9,7 @@ import pytest
 
 from rdmalab import Scenario, run
 from rdmalab.experiments import repro
+from rdmalab.experiments.sweep import Sweep
 
 TOML = """
 [topology]
@@ -82,6 +83,32 @@ def test_lb_conweave_is_registered_with_a_quick_variant():
         assert b["base"]["fabric"]["lb"].pop("conweave_table") == 1 << 18
         assert {k: v for k, v in a.items() if k not in ("name", "description")} == \
             {k: v for k, v in b.items() if k not in ("name", "description")}
+
+
+
+@pytest.mark.parametrize("name, key, values", [
+    ("lb-conweave-buffer", "fabric.buffer_mb", [2, 4, 6, 9, 12, 24]),
+    ("lb-conweave-loss", "fabric.error_rate", [1e-6, 1e-5, 1e-4, 1e-3]),
+    ("lb-conweave-workloads", "traffic[0].cdf", ["data/AliStorage2019.txt", "data/FbHdp2015.txt",
+                                                 "data/GoogleRPC2008.txt", "data/Solar2022.txt", "web_search"]),
+])
+def test_lb_conweave_variants_expand_to_their_rows(name, key, values):
+    # Issue 46 item 3: ECMP and ConWeave, each lossless go-back-N and IRN without PFC, at every
+    # value of the one setting the variant sweeps; the rest is lb-conweave's, at full size and quick.
+    e, base = repro.get(name), repro.get("lb-conweave")
+    for quick in (False, True):
+        rows = Sweep.from_file(e.sweep_path(quick)).expand()
+        got = sorted((r.params["fabric.path_selection"], r.params["fabric.loss_recovery"],
+                      r.params["fabric.lossless"], str(r.params[key])) for r in rows)
+        want = sorted((s, rec, rec == "go_back_n", str(v)) for s in ("ecmp", "conweave")
+                      for rec in ("go_back_n", "irn") for v in values)
+        assert got == want
+        a, b = (tomllib.loads(x.sweep_path(quick=quick).read_text()) for x in (base, e))
+        assert a["base"] == b["base"] and a["zip"] == b["zip"] and a["seeds"] == b["seeds"]
+        assert set(b["grid"]) == {"fabric.path_selection", key}
+    # The copied CDFs are there, beside the sweep files.
+    files = [v for v in values if isinstance(v, str) and v.startswith("data/")]
+    assert all((e.sweep_path().parent / f).is_file() for f in files)
 
 
 def test_conweave_runs_in_order_with_its_reorder_table_and_counters():

@@ -1,4 +1,4 @@
-"""Why ConWeave's NICs see packets out of order at high load (issue 46; docs/load-balancing.md,
+"""Why ConWeave's NICs see packets out of order at high load (issue 46; docs/lb-conweave.md,
 "ConWeave at high load").
 
 `python -m rdmalab.experiments.causes.conweave_causes [50] [80[:DURATION[:SCHEMES]]] [variants[:LOAD[:DURATION[:ROWS]]]]`

@@ -28,6 +28,9 @@ SCHEMES = ("ecmp", "letflow", "conga", "drill", "spray", "conweave")
 #: name the comparison rows carry.
 RECOVERIES = ("go_back_n", "irn")
 _TAG = {"go_back_n": "pfc", "irn": "irn"}
+#: The full-size experiments, whose comparisons drop flows of the first 5 ms (their quick
+#: variants drop nothing).
+FULL = ("lb-conweave", "lb-conweave-load80", "lb-conweave-buffer", "lb-conweave-loss", "lb-conweave-workloads")
 
 
 def _stats(slowdown: np.ndarray) -> dict[str, float]:
@@ -87,7 +90,7 @@ def compare_lb(runs: pl.DataFrame, flows: pl.DataFrame, store: Store | None = No
     counterpart: theirs is NaN), the uplink imbalance, ConWeave's peak reorder occupancy, and
     each scheme's improvement of the average and p99 FCT slowdown over ECMP (all flows, same
     loss recovery) beside ConWeave's published improvements."""
-    full = store is not None and store.manifest().get("name") in ("lb-conweave", "lb-conweave-load80")
+    full = store is not None and store.manifest().get("name") in FULL
     nan = float("nan")
     rows = []
     for rec in RECOVERIES:
@@ -106,6 +109,78 @@ def compare_lb(runs: pl.DataFrame, flows: pl.DataFrame, store: Store | None = No
                 gain = 100.0 * (1.0 - x / b) if b == b and b > 0 else nan
                 rows.append(Comparison(f"{s} {tag}", f"{k} gain vs ECMP %", gain, paper))
     return rows
+
+
+# -- lb-conweave's variants (issue 46 item 3): ECMP against ConWeave along one setting ---------
+#: The setting each variant sweeps, and how a value of it is named in the rows.
+VARIANT_KEYS = {"lb-conweave-buffer": "fabric.buffer_mb", "lb-conweave-loss": "fabric.error_rate",
+                "lb-conweave-workloads": "traffic[0].cdf"}
+#: Run counters the variant rows carry for each scheme: packets beyond a gap at the NICs,
+#: NACKs, packets resent, packets dropped by the fabric (of them lost on links), PFC pauses.
+VARIANT_COUNTERS = ("ooo_packets", "nacks", "retx_packets", "drops", "link_error_losses", "pauses")
+
+
+def _value_name(value: object) -> str:
+    """A swept value as a row names it: a CDF file by its stem, a number as written."""
+    text = str(value)
+    return text.rsplit("/", 1)[-1].removesuffix(".txt") if isinstance(value, str) else text
+
+
+def variant_table(runs: pl.DataFrame, flows: pl.DataFrame, store: Store | None) -> list[dict]:
+    """One dict per (recovery, swept value, scheme): avg and p99 slowdown of the completed flows
+    (after the warm-up at full size), the flow count, the run's counters and wall time."""
+    name = store.manifest().get("name", "") if store is not None else ""
+    key = VARIANT_KEYS[name.removesuffix("-quick")]
+    warmup = WARMUP_NS if name in FULL else 0.0
+    done = flows.filter((pl.col("status") == "completed") & (pl.col("start_ns") >= warmup))
+    ok = runs.filter(pl.col("status") == "ok")
+    out = []
+    for rec in RECOVERIES:
+        for value in sorted(set(ok[key].to_list()), key=lambda v: (isinstance(v, str), v)):
+            for scheme in ("ecmp", "conweave"):
+                sel = ((pl.col("fabric.loss_recovery") == rec) & (pl.col(key) == value)
+                       & (pl.col("fabric.path_selection") == scheme))
+                run = ok.filter(sel)
+                if run.height == 0:
+                    continue
+                slow = done.filter(sel)["slowdown"].to_numpy()
+                stats = _stats(slow)
+                row = {"recovery": _TAG[rec], "value": _value_name(value), "scheme": scheme, "flows": slow.size,
+                       "avg": stats["avg"], "p99": stats["p99"], "wall_s": float(run["wall_s"][0])}
+                row.update({c: int(run[c][0]) if c in run.columns and run[c][0] is not None else 0
+                            for c in VARIANT_COUNTERS})
+                out.append(row)
+    return out
+
+
+def compare_variant(runs: pl.DataFrame, flows: pl.DataFrame, store: Store | None = None) -> list[Comparison]:
+    """Per loss recovery and swept value: ECMP's and ConWeave's avg and p99 slowdown, and
+    ConWeave's gain over ECMP. Nothing published for these setups: theirs is NaN."""
+    nan = float("nan")
+    table = variant_table(runs, flows, store)
+    rows = [Comparison(f"{r['scheme']} {r['recovery']} {r['value']}", f"{k} slowdown", r[k], nan)
+            for r in table for k in ("avg", "p99")]
+    by = {(r["recovery"], r["value"], r["scheme"]): r for r in table}
+    for (rec, value, scheme), r in by.items():
+        base = by.get((rec, value, "ecmp"))
+        if scheme != "conweave" or base is None:
+            continue
+        for k in ("avg", "p99"):
+            gain = 100.0 * (1.0 - r[k] / base[k]) if base[k] > 0 else nan
+            rows.append(Comparison(f"conweave {rec} {value}", f"{k} gain vs ECMP %", gain, nan))
+    return rows
+
+
+def report_variant(runs: pl.DataFrame, flows: pl.DataFrame, store: Store | None = None) -> str:
+    """The variant's rows as a markdown table, ECMP and ConWeave side by side."""
+    head = ("| recovery | value | scheme | flows | avg | p99 | out of order at NICs | NACKs | resent "
+            "| dropped (on links) | PFC pauses | wall s |")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for r in variant_table(runs, flows, store):
+        lines.append(f"| {r['recovery']} | {r['value']} | {r['scheme']} | {r['flows']:,} | {r['avg']:.2f} | "
+                     f"{r['p99']:.2f} | {r['ooo_packets']:,} | {r['nacks']:,} | {r['retx_packets']:,} | "
+                     f"{r['drops']:,} ({r['link_error_losses']:,}) | {r['pauses']:,} | {r['wall_s']:.1f} |")
+    return "\n".join(lines)
 
 
 EXPERIMENTS = [
@@ -132,4 +207,16 @@ EXPERIMENTS = [
                "reports its gains growing with load) on the gain rows only",
         needs_cc=["dcqcn"],
     ),
+    *[Experiment(
+        name=f"lb-conweave-{variant}",
+        title=f"lb-conweave's ECMP and ConWeave rows, {what}",
+        citation="Song et al., Network Load Balancing with In-network Reordering Support for RDMA "
+                 "(ConWeave), SIGCOMM 2023; the setting from its public ns-3 artifact (issue 46 item 3)",
+        sweep=f"lb_conweave_{variant}.toml", quick=f"lb_conweave_{variant}_quick.toml",
+        figures=["slowdown", "cdf"], by="fabric.path_selection", compare=compare_variant,
+        theirs="nothing published for this exact setup (NaN): ConWeave's gain over ECMP is ours alone",
+        needs_cc=["dcqcn"], report=report_variant,
+    ) for variant, what in (("buffer", "switch buffer 2, 4, 6, 9, 12, 24 MB"),
+                            ("loss", "per-link loss 1e-6, 1e-5, 1e-4, 1e-3"),
+                            ("workloads", "AliStorage2019, FbHdp2015, GoogleRPC2008, Solar2022 and WebSearch"))],
 ]
