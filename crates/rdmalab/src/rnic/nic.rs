@@ -41,10 +41,6 @@ pub(crate) fn may_send(qp: &Qp, paused: &[bool; NUM_PRIOS]) -> bool {
     !paused[qp.pg as usize] && qp.has_data() && !qp.window_bound()
 }
 
-/// Most marked QPs [`Nic::quiet`] looks at (a choice, not a measurement: it changes which
-/// `TxDone` events are skipped, never a result).
-const QUIET_WALK: usize = 2;
-
 /// One host's RNIC.
 #[derive(Debug)]
 pub struct Nic {
@@ -129,38 +125,6 @@ impl Nic {
         if slot < self.qps.len() {
             self.busy[slot / 64] |= 1 << (slot % 64);
         }
-    }
-
-    /// True when a call to [`Nic::select`] (and the transmitter around it) would do nothing
-    /// at any time until something outside the NIC changes: no ACK waiting, no serial
-    /// fetch, no finished QP to drop, and no marked QP that could send but for its pacing.
-    /// The simulator then skips the `TxDone` of the packet just started (`sim::wire`);
-    /// whatever gives the NIC work kicks it, and that kick puts the event back in its place.
-    /// A window that depends on the rate (`var_win`) can open on a rate change that kicks
-    /// nothing (a DCQCN timer), so such a QP bound by its window is not quiet.
-    ///
-    /// `sent`, the QP whose packet just left (`QpId::NONE` for an ACK), is asked first: a
-    /// sender with more to send answers at once. The walk gives up (not quiet) after
-    /// `QUIET_WALK` marked QPs, so that a host with many QPs waiting for ACKs pays a bounded
-    /// price per packet for an event it would rarely save.
-    #[inline]
-    pub fn quiet(&self, qps: &[Qp], paused: &[bool; NUM_PRIOS], sent: QpId) -> bool {
-        let could = |qp: &Qp| !paused[qp.pg as usize] && qp.has_data() && (qp.var_win || !qp.window_bound());
-        if !self.acks.is_empty() || self.stall.is_some() || self.has_finished || self.by_tenant.is_some() {
-            return false;
-        }
-        if !sent.is_none() && could(&qps[sent.idx()]) {
-            return false;
-        }
-        let mut at = 0;
-        for _ in 0..QUIET_WALK {
-            let Some(idx) = next_marked(&self.busy, at, self.qps.len()) else { return true };
-            at = idx + 1;
-            if could(&qps[self.qps[idx].idx()]) {
-                return false;
-            }
-        }
-        next_marked(&self.busy, at, self.qps.len()).is_none()
     }
 
     /// Chooses the next QP to send from, round robin after the last one served.
@@ -379,7 +343,7 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(200))]
         /// Issue 45 §2: the arbiter that visits only marked QPs chooses what the full walk
         /// chooses, step by step, through posts, ACKs, rewinds, pacing, pauses, windows and
-        /// QPs leaving the ring; and a NIC it calls quiet has nothing to send.
+        /// QPs leaving the ring.
         #[test]
         fn visiting_marked_qps_chooses_as_the_full_walk(steps in proptest::collection::vec(step(150), 1..400)) {
             let n = 150;
@@ -423,13 +387,7 @@ mod tests {
                     Step::Pause(p) => paused[3] = p,
                     Step::Choose => {
                         now = now + Time::from_ns(500);
-                        // A quiet NIC (its TxDone skipped, issue 45 §4) has nothing to send at
-                        // any time: the full walk finds no QP that may send.
-                        let quiet = nic.quiet(&qps, &paused, QpId::NONE);
                         let want = full_walk(&ring, &mut rr_last, &qps, &paused, now);
-                        if quiet {
-                            prop_assert_eq!(want, Pick::Idle);
-                        }
                         let got = nic.select(&mut qps, &paused, now);
                         prop_assert_eq!(got, want);
                         prop_assert_eq!(&nic.qps, &ring);

@@ -9,17 +9,15 @@ use crate::sim::{trace, Event, Simulation};
 
 impl Simulation {
     /// Puts `pkt` on the wire of `port`, which must be idle.
+    #[inline]
     ///
     /// The `TxDone` event that ends the transmission takes its place in the event order now,
     /// but a switch port with nothing queued does not push it: it would only find the port
     /// empty. Such a port is still busy until `tx_end` (see `switch_kick`), and the first
     /// packet queued before then pushes the event with the reserved sequence number, so
     /// every event runs exactly where it would have run. About half the TxDone events of a
-    /// fabric at moderate load are skipped this way. A host port skips it the same way when
-    /// its RNIC is quiet (`Nic::quiet`: nothing it could send, at any time, until something
-    /// kicks it); the kick then pushes it in its place (`nic_kick`). On the reference's S1
-    /// that is the TxDone after most ACKs.
-    #[inline]
+    /// fabric at moderate load are skipped this way. Host ports always push it: the RNIC's
+    /// arbiter runs at each one.
     pub(in crate::sim) fn transmit(&mut self, port: PortId, pkt: Packet) {
         let r = self.packets.park(pkt);
         self.transmit_parked(port, r);
@@ -48,16 +46,7 @@ impl Simulation {
         st.in_flight.push_back((arrival, r, dst));
         self.counters.packet_hops += 1;
         st.tx_end = (done, seq);
-        let needed = if st.on_host {
-            // The QP whose packet this is, asked first (an ACK has none); read only here, so
-            // that a switch's transmission pays nothing for it.
-            let pkt = self.packets.get(r);
-            let sent = if pkt.kind == crate::fabric::PacketKind::Data { pkt.qp } else { crate::ids::QpId::NONE };
-            !self.nics[st.nic().idx()].quiet(&self.qps, &st.paused, sent)
-        } else {
-            st.has_queued()
-        };
-        if needed {
+        if st.on_host || st.has_queued() {
             st.busy = true;
             self.queue.push_reserved(done, seq, Event::TxDone(port));
         }

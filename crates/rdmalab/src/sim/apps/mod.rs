@@ -133,10 +133,7 @@ impl Simulation {
             match v {
                 Verb::Post(qp, wr) => self.app_post(app, qp, wr),
                 Verb::Wake(at, token) => self.queue.push(at.max(self.now), Event::App(app, token)),
-                Verb::Reconnect(qp) => {
-                    crate::sim::mech::retry::reconnect(&mut self.qps[qp.idx()]);
-                    self.nic_changed(self.qps[qp.idx()].nic); // it may send again, and kicks nothing
-                }
+                Verb::Reconnect(qp) => crate::sim::mech::retry::reconnect(&mut self.qps[qp.idx()]),
                 Verb::CloseQp(qp) => self.close_app_qp(qp),
             }
         }

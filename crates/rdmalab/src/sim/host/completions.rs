@@ -36,7 +36,6 @@ impl Simulation {
         }
         let nic = self.qps[q.idx()].nic;
         self.nics[nic.idx()].has_finished = true;
-        self.nic_changed(nic); // its drop must not wait for a later kick
         self.leave_group(q);
     }
 

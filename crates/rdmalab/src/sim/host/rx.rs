@@ -373,8 +373,6 @@ impl Simulation {
             self.nics[qp.nic.idx()].has_finished = true;
             // The completion queue is drained by applications; flows have none here.
             self.nics[qp.nic.idx()].cq.clear();
-            let nic = qp.nic;
-            self.nic_changed(nic); // its drop must not wait for a later kick
             self.leave_group(qp_id);
         }
     }

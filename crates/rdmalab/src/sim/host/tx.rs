@@ -21,12 +21,12 @@ impl Simulation {
 
     /// The RNIC's transmitter: ACKs first, then one data packet by round robin.
     pub(in crate::sim) fn nic_kick(&mut self, nic_idx: NicId) {
-        let port = self.nics[nic_idx.idx()].port;
+        let nic = &mut self.nics[nic_idx.idx()];
+        let port = nic.port;
         let st = &self.ports[port.idx()];
-        if st.busy || st.down || self.rearm_tx_done(port) {
+        if st.busy || st.down {
             return;
         }
-        let (nic, st) = (&mut self.nics[nic_idx.idx()], &self.ports[port.idx()]);
         let ack_class = if self.cfg.ack_high_prio { 0 } else { 3 };
         if !nic.acks.is_empty() && (ack_class == 0 || !st.paused[ack_class]) {
             if let Some(ack) = nic.acks.pop_front() {
@@ -65,29 +65,6 @@ impl Simulation {
                 Pick::Idle => return,
             }
         }
-    }
-
-    /// A host port whose `TxDone` was skipped (`transmit`: its NIC was quiet) and that is
-    /// still serialising: pushes that event in its reserved place, where it runs the
-    /// arbiter as it would have. True in that case (the port is busy now). Called by every
-    /// kick, and where the NIC's state changes without one (a QP finishing or reconnected).
-    #[inline(always)]
-    pub(in crate::sim) fn rearm_tx_done(&mut self, port: PortId) -> bool {
-        let st = &mut self.ports[port.idx()];
-        // Most kicks find the last transmission long over: one comparison of times.
-        let (end, seq) = st.tx_end;
-        if st.busy || end < self.now || (end == self.now && seq <= self.queue.popped_seq()) {
-            return false;
-        }
-        st.busy = true;
-        self.queue.push_reserved(st.tx_end.0, st.tx_end.1, Event::TxDone(port));
-        true
-    }
-
-    /// [`Self::rearm_tx_done`] for the port of `nic`.
-    pub(in crate::sim) fn nic_changed(&mut self, nic: NicId) {
-        let port = self.nics[nic.idx()].port;
-        self.rearm_tx_done(port);
     }
 
     /// Serial context fetches: the arbiter handles one QP at a time, so a miss stalls it
