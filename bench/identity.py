@@ -66,6 +66,9 @@ def mechanism_scenarios() -> dict[str, str]:
             cc="dcqcn", lossless=False, error_rate=0.001, loss_recovery="irn", cnp_on_ooo=True,
             irn={"rto_low": "100us", "rto_high": "320us", "low_packets": 3, "bdp": 100000}),
         "per_port_buffers": cross(ls, 4, 500_000).with_fabric(cc="dcqcn", buffer_model="per_port"),
+        # Seed 001's refill as a chunk leaves: the NIC's next data is posted from inside a send.
+        "partition_refill_sent": Scenario.star(2).multipath([{"src": 0, "dst": 1, "size": 1 << 20}], qps=1,
+                                                            chunk_size=4096, refill_on="sent"),
     }
     texts = {name: sc.to_toml() for name, sc in out.items()}
     examples = Path(__file__).resolve().parents[1] / "examples"
