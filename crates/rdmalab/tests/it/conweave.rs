@@ -107,7 +107,8 @@ fn out_of_order_arrivals_are_counted_by_cause() {
 fn outputs(toml: &str, threads: u32) -> (String, String, (u64, u64, u64, u64, u64)) {
     let r = fixtures::run_threads(toml, "cw.toml", threads);
     let m = |name: &str| r.mechanism_count(name);
-    let counts = (m("lb_reroutes"), m("reorder_held"), m("reorder_timeouts"), m("lb_control_packets"), r.counters.ooo_packets);
+    let counts =
+        (m("lb_reroutes"), m("reorder_held"), m("reorder_timeouts"), m("lb_control_packets"), r.counters.ooo_packets);
     (fixtures::fct_text(&r), format!("{:?}", r.tables), counts)
 }
 

@@ -202,7 +202,8 @@ impl Simulation {
         self.counters.data_packets_sent += 1;
         self.counters.payload_bytes_sent += payload as u64;
         if let Some(ib) = self.mech.ib.as_deref_mut() {
-            crate::sim::mech::ib::on_send(ib, &mut self.ports, self.now, port, &pkt); // the VL's credits
+            crate::sim::mech::ib::on_send(ib, &mut self.ports, self.now, port, &pkt);
+            // the VL's credits
         }
         self.transmit(port, pkt);
         if let Some((_, Some((app, cookie)))) = ends {

@@ -156,7 +156,12 @@ pub(in crate::sim) fn link_down(
 
 /// Hook "link up" (`Event::LinkUp`): link `l` is repaired; its ends may send again at once,
 /// routes take it back after the delay.
-pub(in crate::sim) fn link_up(ports: &mut [PortState], (now, reroute_delay): (Time, Time), l: LinkId, out: &mut Vec<Action>) {
+pub(in crate::sim) fn link_up(
+    ports: &mut [PortState],
+    (now, reroute_delay): (Time, Time),
+    l: LinkId,
+    out: &mut Vec<Action>,
+) {
     let Some(ends) = set_carrier(ports, l, false, now) else { return };
     out.push(Action::Timer(now + reroute_delay, Event::Reroute));
     out.extend(ends.map(Action::Kick));

@@ -10,9 +10,9 @@
 //! credits fall short of the largest packet, so that any order of service among the packets
 //! queued for the VL (FIFO, or input-fair) finds credits for whichever it picks.
 
+use super::actions::Action;
 use crate::config::SimConfig;
 use crate::fabric::ib::{self, PortCredits};
-use super::actions::Action;
 use crate::fabric::{Packet, PacketKind, PortState};
 use crate::ids::PortId;
 use crate::units::Time;
@@ -81,7 +81,14 @@ pub(in crate::sim) fn on_send(ib: &mut IbLinks, ports: &mut [PortState], now: Ti
 /// link). It fills `at`'s input buffer; an HCA frees it at once (the RNIC consumes what it
 /// receives), and a corrupted packet is discarded, which frees it too: then the upstream
 /// hears so (an `Action::Frame`).
-pub(in crate::sim) fn on_arrive(ib: &mut IbLinks, ports: &[PortState], at: PortId, pkt: &Packet, lost: bool, out: &mut Vec<Action>) {
+pub(in crate::sim) fn on_arrive(
+    ib: &mut IbLinks,
+    ports: &[PortState],
+    at: PortId,
+    pkt: &Packet,
+    lost: bool,
+    out: &mut Vec<Action>,
+) {
     let Some(vl) = vl_of(pkt) else { return };
     let b = ib::blocks(pkt.wire);
     let credits = &mut ib.ports[at.idx()];

@@ -57,7 +57,11 @@ pub(in crate::sim) fn hold_message_end(irn: &mut IrnTable, rx_id: QpId, pkt: &Pa
 /// and the message's bytes since the previous one's end; `None` when none is. The host's
 /// carry-out (`host/completions.rs`) delivers each, in order, as it would have on its last
 /// packet's in-order arrival.
-pub(in crate::sim) fn next_held_message(irn: &mut IrnTable, rx_id: QpId, rx: &mut crate::rnic::qp::RxState) -> Option<(HeaderSlot, u64)> {
+pub(in crate::sim) fn next_held_message(
+    irn: &mut IrnTable,
+    rx_id: QpId,
+    rx: &mut crate::rnic::qp::RxState,
+) -> Option<(HeaderSlot, u64)> {
     let (end, hdr) = irn.qp(rx_id.idx()).take_message_end(rx.expected)?;
     let bytes = end - rx.msg_start;
     rx.msg_start = end;

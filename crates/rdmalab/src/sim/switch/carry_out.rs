@@ -8,8 +8,8 @@
 
 use crate::fabric::{PacketKind, PacketRef};
 use crate::ids::PortId;
-use crate::sim::mech::iofd;
 use crate::sim::mech::actions::{Action, SwitchView};
+use crate::sim::mech::iofd;
 use crate::sim::mech::Mechanisms;
 use crate::sim::Simulation;
 use crate::stats::Counters;

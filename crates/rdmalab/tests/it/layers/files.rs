@@ -210,7 +210,10 @@ fn no_file_under_sim_mech_is_impl_simulation() {
         .into_iter()
         .filter(|f| has_impl_simulation(&code_only(&std::fs::read_to_string(dir.join(f)).expect("read source"))))
         .collect();
-    assert!(with.is_empty(), "files under sim/mech/ with `impl Simulation` (make them free functions over views): {with:?}");
+    assert!(
+        with.is_empty(),
+        "files under sim/mech/ with `impl Simulation` (make them free functions over views): {with:?}"
+    );
 }
 
 /// `impl Simulation` or `impl<..> Simulation` (with or without a path) in code.
