@@ -17,7 +17,7 @@ use rdmalab::sim::{Results, SimConfig, Simulation, StopReason};
 use rdmalab::topology::builders;
 use rdmalab::{NodeId, Rate, Time};
 
-use crate::fixtures::{input_error, port_to, run_finished, scenario};
+use crate::fixtures::{input_error, port_to, run_finished, scenario, wires};
 
 const B: Rate = Rate::gbps(100);
 const D: Time = Time::from_ns(1000);
@@ -28,25 +28,13 @@ fn cfg() -> SimConfig {
     SimConfig::default()
 }
 
-/// Wire sizes of a `b`-byte message.
-fn wires(b: u64) -> Vec<u64> {
-    let (mtu, h) = (cfg().mtu as u64, cfg().header_bytes as u64);
-    let mut w = vec![mtu + h; (b / mtu) as usize];
-    if b % mtu > 0 {
-        w.push(b % mtu + h);
-    }
-    w
-}
-
-/// A(b): post to last byte placed, two hops of a star.
+/// A(b) on this file's star (`fixtures::arrival`).
 fn arrival(b: u64) -> Time {
-    let w = wires(b);
-    let sum: u64 = w.iter().map(|&x| B.tx_time(x).0).sum();
-    Time(sum + B.tx_time(*w.iter().max().unwrap()).0 + 2 * D.0)
+    crate::fixtures::arrival(b, B, D)
 }
 
 fn tx_ack() -> Time {
-    B.tx_time(cfg().ack_bytes as u64)
+    crate::fixtures::tx_ack(B)
 }
 
 /// Bytes a host's uplink sends: its messages with their headers, and an ACK per message it

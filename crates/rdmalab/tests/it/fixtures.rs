@@ -104,3 +104,27 @@ pub fn table_f64(r: &rdmalab::sim::Results, table: &str, col: &str) -> Vec<f64> 
         t.column(col).and_then(|c| c.as_f64()).unwrap_or_else(|| panic!("{table}.{col}: no f64 column")).to_vec()
     })
 }
+
+/// Wire sizes of a `b`-byte message under the default MTU and headers (docs/collectives.md).
+pub fn wires(b: u64) -> Vec<u64> {
+    let c = SimConfig::default();
+    let (mtu, h) = (c.mtu as u64, c.header_bytes as u64);
+    let mut w = vec![mtu + h; (b / mtu) as usize];
+    if b % mtu > 0 {
+        w.push(b % mtu + h);
+    }
+    w
+}
+
+/// A(b): from a `b`-byte message's post to its last byte placed, over two store-and-forward
+/// hops of rate `rate` and delay `delay` (a star; docs/collectives.md's closed form).
+pub fn arrival(b: u64, rate: Rate, delay: Time) -> Time {
+    let w = wires(b);
+    let sum: u64 = w.iter().map(|&x| rate.tx_time(x).0).sum();
+    Time(sum + rate.tx_time(*w.iter().max().unwrap()).0 + 2 * delay.0)
+}
+
+/// One ACK's serialisation at `rate`.
+pub fn tx_ack(rate: Rate) -> Time {
+    rate.tx_time(SimConfig::default().ack_bytes as u64)
+}

@@ -72,15 +72,9 @@ fn the_same_gpu_of_two_servers_meets_at_its_rail_leaf_and_two_gpus_of_one_server
     assert_eq!(spine_from_9, ack);
 }
 
-/// A(b): post to last byte placed, two hops at B and D (docs/collectives.md).
+/// A(b) on this file's star (`fixtures::arrival`).
 fn arrival(b: u64) -> Time {
-    let (mtu, h) = (SimConfig::default().mtu as u64, SimConfig::default().header_bytes as u64);
-    let mut w = vec![mtu + h; (b / mtu) as usize];
-    if b % mtu > 0 {
-        w.push(b % mtu + h);
-    }
-    let sum: u64 = w.iter().map(|&x| B.tx_time(x).0).sum();
-    Time(sum + B.tx_time(*w.iter().max().unwrap()).0 + 2 * D.0)
+    crate::fixtures::arrival(b, B, D)
 }
 
 #[test]

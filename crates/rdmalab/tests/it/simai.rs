@@ -10,7 +10,6 @@
 
 use std::path::PathBuf;
 
-use rdmalab::sim::SimConfig;
 use rdmalab::{Rate, Time};
 
 use crate::fixtures::{input_error, run_finished, run_threads, scenario};
@@ -18,23 +17,13 @@ use crate::fixtures::{input_error, run_finished, run_threads, scenario};
 const B: Rate = Rate::gbps(100);
 const D: Time = Time::from_ns(1000);
 
-fn cfg() -> SimConfig {
-    SimConfig::default()
-}
-
-/// A(b): post to last byte placed, two hops of a star.
+/// A(b) on this file's star (`fixtures::arrival`).
 fn arrival(b: u64) -> Time {
-    let (mtu, h) = (cfg().mtu as u64, cfg().header_bytes as u64);
-    let mut w = vec![mtu + h; (b / mtu) as usize];
-    if !b.is_multiple_of(mtu) {
-        w.push(b % mtu + h);
-    }
-    let sum: u64 = w.iter().map(|&x| B.tx_time(x).0).sum();
-    Time(sum + B.tx_time(*w.iter().max().unwrap()).0 + 2 * D.0)
+    crate::fixtures::arrival(b, B, D)
 }
 
 fn tx_ack() -> Time {
-    B.tx_time(cfg().ack_bytes as u64)
+    crate::fixtures::tx_ack(B)
 }
 
 /// A 2-rank ring allreduce of `s`: first post to the last rank's last send completion.

@@ -39,7 +39,9 @@ use crate::workload::{FlowSpec, Verb};
 struct RecvQueue {
     /// WQEs posted now (not counting `reposts` that are not yet due).
     posted: u32,
-    /// When each consumed WQE is posted again, oldest first.
+    /// When each consumed WQE is posted again, oldest first. Bounded by the depth: a WQE is
+    /// taken at a message's first packet and queued here at its last, so posted, in use and
+    /// waiting to be reposted always add up to `recv_queue_depth` (checked in debug builds).
     reposts: VecDeque<Time>,
 }
 
@@ -165,6 +167,7 @@ pub(in crate::sim) fn on_arrival(rnr: &mut Rnr, qp: &mut Qp, flows: &[FlowSpec],
         // The receive completion is made now; the application polls it, consumes the data
         // and posts the buffer again (`ibv_post_recv`) `recv_repost_delay` later.
         rq.reposts.push_back(now + rnr.cfg.recv_repost_delay);
+        debug_assert!(rq.posted as usize + rq.reposts.len() <= depth as usize, "more WQEs than the queue's depth");
     }
     false
 }
