@@ -28,15 +28,10 @@
 //! ```
 
 mod attack_traffic;
-mod cc_params;
 pub mod classes;
 pub mod collective;
 mod fabric;
 pub mod host_apps;
-mod ib;
-mod iofd;
-mod irn;
-mod lb;
 mod limits;
 mod links;
 mod locate;
@@ -45,7 +40,6 @@ mod rnic;
 pub mod simai;
 mod source_map;
 mod staggered_incast;
-mod switch_model;
 pub mod tenants;
 mod trace_spec;
 mod traffic;
@@ -401,9 +395,7 @@ impl ScenarioSpec {
         let mut topology = self.topology.build(base, file).map_err(|e| locate::in_section(e, file, "topology"))?;
         links::set_link_overrides(&mut topology, self.fabric.error_rate, &self.links, file)?;
         let mut config = self.fabric.build(file, self.seed, self.stop_time.as_deref())?;
-        // After every other fabric key: the link layer, then the switch and NIC models.
-        ib::apply(&self.fabric, file, &mut config)?;
-        switch_model::apply(&self.fabric, file, &mut config)?;
+        // After every fabric key (the link layer and the switch model among them): the NIC's.
         rnic::apply(self.rnic.as_ref(), file, &mut config)?;
         config.threads = self.threads(file)?;
         config.partition_map = self.partition_map(base, file, &topology)?;
@@ -439,9 +431,6 @@ impl ScenarioSpec {
         if let Some(t) = &self.trace {
             config.trace = Some(t.build(&topology, flows.len(), file)?);
         }
-        iofd::check_escape_class(&config, &flows, file)?;
-        lb::check(&config, &topology, file)?;
-        switch_model::check_port_capacity(&config, &topology, file)?;
         let host_model = host_apps::build(
             self.host.as_ref(),
             &self.app,
@@ -464,7 +453,7 @@ impl ScenarioSpec {
             collectives,
             jobs,
         };
-        irn::check_plain_flows(&s, file)?;
+        FabricSpec::check_built(&s, file)?;
         s.config.input_warnings = limits::check(self, &s, file)?;
         Ok(s)
     }

@@ -28,7 +28,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::field_time;
+use super::super::field_time;
 use crate::config::SimConfig;
 use crate::error::{Error, Result};
 use crate::fabric::lb::{conga, conweave, drill, is_switch_scheme, LbConfig};

@@ -16,7 +16,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::positive_time;
+use super::super::positive_time;
 use crate::config::{Scenario, SimConfig};
 use crate::error::{Error, Result};
 use crate::rnic::IrnConfig;

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::fabric::FabricSpec;
+use super::FabricSpec;
 use crate::config::SimConfig;
 use crate::error::{Error, Result};
 use crate::fabric::BufferModel;

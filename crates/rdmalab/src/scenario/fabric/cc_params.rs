@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::{field_rate, field_time};
+use super::super::{field_rate, field_time};
 use crate::cc::ib::{CctEntry, IbParams, MAX_CCTI_TIMER, MAX_CCT_ENTRIES};
 use crate::cc::ib_presets::{cct_static_name, named_cct, preset, threshold_bytes, CCT_NAMES, PRESET_NAMES};
 use crate::cc::{CcConfig, DasrFallback};

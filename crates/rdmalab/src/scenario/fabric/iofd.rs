@@ -15,7 +15,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::field_time;
+use super::super::field_time;
 use crate::config::SimConfig;
 use crate::error::{Error, Result};
 use crate::fabric::deflection::MAX_DEFLECTIONS;

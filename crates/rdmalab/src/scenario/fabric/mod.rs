@@ -4,8 +4,15 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::{cc_params, classes, field_time, iofd, lb, positive_time, sample_interval};
-use crate::config::{SimConfig, WindowConfig};
+mod cc_params;
+mod ib;
+mod iofd;
+mod irn;
+mod lb;
+mod switch_model;
+
+use super::{classes, field_time, positive_time, sample_interval};
+use crate::config::{Scenario, SimConfig, WindowConfig};
 use crate::error::{Error, Result};
 use crate::units::TimingModel;
 
@@ -37,7 +44,7 @@ pub struct FabricSpec {
     /// `go_back_n` (default) or `irn` (`scenario::irn`).
     pub loss_recovery: Option<String>,
     /// IRN's timeouts and BDP-FC cap (`[fabric.irn]`).
-    pub irn: Option<super::irn::IrnSpec>,
+    pub irn: Option<irn::IrnSpec>,
     /// The receiving NIC sends a CNP on an out-of-order packet (default false).
     pub cnp_on_ooo: Option<bool>,
     /// `ecmp` (default), `source_ip` (seed 003's rule: hop = alias index mod n), or a switch-side
@@ -261,15 +268,25 @@ impl FabricSpec {
             c.iofd = Some(i.build(file)?);
         }
         let (recovery, irn) = (self.loss_recovery.as_deref(), self.irn.as_ref());
-        super::irn::apply(recovery, irn, self.cnp_on_ooo, self.rto.is_some(), file, &mut c)?;
+        irn::apply(recovery, irn, self.cnp_on_ooo, self.rto.is_some(), file, &mut c)?;
         if let Some(l) = &self.lb {
             c.lb = l.build(file)?;
         }
         c.classes = classes::build(&self.classes, &c, file)?;
-        // The link layer (`ib.rs`) and the switch model (`switch_model.rs`) read this spec
-        // after it: the scenario applies them (`Spec::build`), so that neither file and this
-        // one import each other.
+        // After every other fabric key: the link layer, then the switch model.
+        ib::apply(self, file, &mut c)?;
+        switch_model::apply(self, file, &mut c)?;
         Ok(c)
+    }
+
+    /// The fabric mechanisms' checks against what the rest of the scenario built (flows,
+    /// topology, applications). A mechanism whose section is under `[fabric]` adds its own
+    /// check here.
+    pub(super) fn check_built(s: &Scenario, file: &Path) -> Result<()> {
+        iofd::check_escape_class(&s.config, &s.flows, file)?;
+        lb::check(&s.config, &s.topology, file)?;
+        switch_model::check_port_capacity(&s.config, &s.topology, file)?;
+        irn::check_plain_flows(s, file)
     }
 
     /// `ecn_kmin`, `ecn_kmax`, `ecn_pmax`: forced on every port, checked against each other
