@@ -3,10 +3,11 @@
 `<name>.parquet`. The bindings hand every table as `raw["tables"][name]`, a dict of columns;
 each becomes a DataFrame whose `*_ps` columns are read as `*_ns` (over 1000).
 
-A table listed in `MECHANISM_TABLES` has a fixed schema and an empty frame when the run kept
+A table listed in `MECHANISM_TABLES` (the engine's `sim::mech::TABLE_SCHEMAS`, read through
+`rdmalab._core.table_schemas()`) has a fixed schema and an empty frame when the run kept
 none (so `res.balance` exists for every run); any other table the engine emits is taken as
-it comes. To add a mechanism's table: emit it in `sim/mech/tables.rs` and, for its empty
-frame, add its schema here.
+it comes. Adding a mechanism's table edits nothing here: its schema lives beside the
+mechanism in the engine.
 
     >>> import numpy as np
     >>> col = lambda *v: np.array(v, dtype=np.uint64)
@@ -22,22 +23,22 @@ from typing import Any
 
 import polars as pl
 
-#: Each known table's columns, in order, with their types. `*_ns` columns come from the
-#: engine's `*_ps`. The first column tells whether the table has rows.
-MECHANISM_TABLES: dict[str, dict[str, Any]] = {
-    # Per ToR and `fabric.lb.lb_window`: its uplinks' data bytes and (max - min) / mean
-    # (docs/load-balancing.md); a switch-side balancer or `[fabric.lb]`.
-    "balance": {"switch": pl.UInt32, "window_start_ns": pl.Float64, "uplinks": pl.UInt16,
-                "min_bytes": pl.UInt64, "max_bytes": pl.UInt64, "mean_bytes": pl.Float64,
-                "imbalance": pl.Float64},
-    # ConWeave: per destination ToR and `lb_window`, the most reorder queues in use and packets
-    # and bytes held at once.
-    "reorder": {"switch": pl.UInt32, "window_start_ns": pl.Float64, "queues": pl.UInt32,
-                "packets": pl.UInt64, "bytes": pl.UInt64},
-    # `[rnic] recv_queue_depth`: RNR NAKs sent per plain flow, for the flows that met one
-    # (docs/physics.md, "Receive queues and RNR NAKs").
-    "rnr": {"flow": pl.UInt32, "rnr_naks": pl.UInt64},
-}
+from rdmalab import _core
+
+_KINDS = {"u16": pl.UInt16, "u32": pl.UInt32, "u64": pl.UInt64, "f64": pl.Float64, "ps": pl.Float64}
+
+
+def _schemas() -> dict[str, dict[str, Any]]:
+    """The engine's table schemas (`sim::mech::TABLE_SCHEMAS`) as polars schemas: a `ps`
+    column `<base>_ps` becomes `<base>_ns`, a float."""
+    return {name: {(c[:-3] + "_ns" if kind == "ps" else c): _KINDS[kind] for c, kind in cols}
+            for name, cols in _core.table_schemas()}
+
+
+#: Each known table's columns, in order, with their types, as the engine declares them next
+#: to the mechanism that emits the table (each table's meaning is written there). `*_ns`
+#: columns come from the engine's `*_ps`. The first column tells whether the table has rows.
+MECHANISM_TABLES: dict[str, dict[str, Any]] = _schemas()
 
 
 def ps_columns_frame(raw: dict[str, Any], schema: dict[str, Any]) -> pl.DataFrame:

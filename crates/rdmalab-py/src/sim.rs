@@ -275,5 +275,17 @@ fn parse_time_ps(s: &str) -> PyResult<u64> {
 /// Adds the simulator class to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
-    m.add_function(wrap_pyfunction!(parse_time_ps, m)?)
+    m.add_function(wrap_pyfunction!(parse_time_ps, m)?)?;
+    m.add_function(wrap_pyfunction!(table_schemas, m)?)
+}
+
+/// Every mechanism table's schema (`rdmalab::sim::mech::TABLE_SCHEMAS`): a list of
+/// `(name, [(column, kind), ...])`, kinds `u16`, `u32`, `u64`, `f64` or `ps`, in the order
+/// Python shows the columns.
+#[pyfunction]
+fn table_schemas() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
+    rdmalab::sim::mech::TABLE_SCHEMAS
+        .iter()
+        .map(|s| (s.name, s.columns.iter().map(|(c, k)| (*c, k.name())).collect()))
+        .collect()
 }

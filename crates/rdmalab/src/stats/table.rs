@@ -24,6 +24,46 @@
 
 use crate::error::{Error, Result};
 
+/// How a schema column reaches Python: an integer of a given width, a float, or a time in
+/// picoseconds (`<base>_ps` in the engine, read in Python as `<base>_ns`, a float).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColumnKind {
+    /// An unsigned 16-bit integer.
+    U16,
+    /// An unsigned 32-bit integer (ids, counts that fit).
+    U32,
+    /// An unsigned 64-bit integer.
+    U64,
+    /// A 64-bit float.
+    F64,
+    /// A time in ps (the column's name ends in `_ps`).
+    Ps,
+}
+
+impl ColumnKind {
+    /// Its name in the bindings' schema list (`rdmalab._core.table_schemas()`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ColumnKind::U16 => "u16",
+            ColumnKind::U32 => "u32",
+            ColumnKind::U64 => "u64",
+            ColumnKind::F64 => "f64",
+            ColumnKind::Ps => "ps",
+        }
+    }
+}
+
+/// A mechanism table's fixed shape, known before any run: its name and its columns in the
+/// order Python shows them. Python builds a run's empty frame from it when the mechanism is
+/// off (`rdmalab._core.table_schemas()`), so a new table edits nothing on its way out.
+#[derive(Clone, Copy, Debug)]
+pub struct TableSchema {
+    /// The table's name (`res.<name>`, `<name>.parquet`).
+    pub name: &'static str,
+    /// Its columns with their kinds, in Python's order.
+    pub columns: &'static [(&'static str, ColumnKind)],
+}
+
 /// One typed column.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Column {
@@ -105,6 +145,17 @@ pub struct Table {
     pub keys: Vec<String>,
     /// The columns, in the order they were added.
     pub columns: Vec<(String, Column)>,
+}
+
+impl TableSchema {
+    /// `t` is this table: the same name and the same column names (in any order).
+    pub fn matches(&self, t: &Table) -> bool {
+        let mut ours: Vec<&str> = self.columns.iter().map(|(n, _)| *n).collect();
+        let mut theirs: Vec<&str> = t.columns.iter().map(|(n, _)| n.as_str()).collect();
+        ours.sort_unstable();
+        theirs.sort_unstable();
+        self.name == t.name && ours == theirs
+    }
 }
 
 impl Table {

@@ -16,10 +16,10 @@ pub(crate) mod ib;
 pub(crate) mod ibcc;
 pub(crate) mod iofd;
 pub(crate) mod irn;
+mod lb_tables;
 pub(crate) mod port_buffers;
 pub(crate) mod retry;
 pub(crate) mod rnr;
-mod tables;
 pub(crate) mod tenancy;
 pub(crate) mod transport;
 
@@ -27,6 +27,8 @@ use crate::config::SimConfig;
 use crate::engine::{stream, Rng, StreamKind};
 use crate::error::{Error, Result};
 use crate::fabric::PortState;
+use crate::stats::table::{Table, TableSchema};
+use crate::stats::NamedCounts;
 use crate::topology::Topology;
 use crate::workload::FlowSpec;
 
@@ -148,6 +150,34 @@ impl Mechanisms {
             rnr: cfg.rnr.map(|r| Box::new(rnr::Rnr::new(r, cfg.nack_interval))),
             actions: Vec::new(),
         })
+    }
+}
+
+/// Every mechanism table's schema, in the order runs emit them (the bindings hand these to
+/// Python, which builds a run's empty frames from them). A mechanism with a table adds it here.
+pub const TABLE_SCHEMAS: &[TableSchema] = &[lb_tables::BALANCE, lb_tables::REORDER, rnr::TABLE];
+
+impl Mechanisms {
+    /// Every mechanism's counters by name, in a fixed order: the counts every run reports
+    /// (zeros where a mechanism is off), then the conditional ones (ConWeave's causes) last,
+    /// so that columns never move. A mechanism with counters adds its call here.
+    pub(crate) fn counters(&self) -> NamedCounts {
+        let mut c = NamedCounts::default();
+        lb_tables::iofd_counters(self.iofd.as_deref(), &mut c);
+        lb_tables::balancer_counters(self.lb.as_deref(), &mut c);
+        rnr::counters(self.rnr.as_deref(), &mut c);
+        lb_tables::conweave_causes(self.lb.as_deref(), &mut c);
+        c
+    }
+
+    /// Every table the run's mechanisms keep, in `TABLE_SCHEMAS`' order. A mechanism with a
+    /// table adds its call here.
+    pub(crate) fn tables(&self) -> Vec<Table> {
+        let mut out = Vec::new();
+        lb_tables::balancer_tables(self.lb.as_deref(), &mut out);
+        rnr::tables(self.rnr.as_deref(), &mut out);
+        debug_assert!(out.iter().all(|t| TABLE_SCHEMAS.iter().any(|s| s.matches(t))), "a table unlike its schema");
+        out
     }
 }
 
