@@ -8,7 +8,7 @@
 
 mod observe;
 mod scenario;
-mod sim_config;
+pub mod sim_config;
 
 pub use observe::{OnDeadlock, QlenMonitorConfig, TraceConfig, DEFAULT_TRACE_MAX_BYTES, SAMPLE_MAX_BYTES};
 pub use scenario::Scenario;

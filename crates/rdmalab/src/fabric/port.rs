@@ -268,6 +268,18 @@ impl PortState {
         Some((q, p))
     }
 
+    /// Takes class `q`'s head packet whatever the scheduler would serve (a mechanism drops
+    /// it, `sim::mech::actions::Action::DiscardClass`).
+    pub fn take_from_class(&mut self, q: usize, pool: &mut PacketPool) -> Option<Packet> {
+        let p = pool.take(self.queues[q].pop_front()?);
+        self.queue_bytes[q] -= p.wire as u64;
+        self.refill(q);
+        if self.queues[q].is_empty() {
+            self.occupied &= !(1 << q);
+        }
+        Some(p)
+    }
+
     /// The class `dequeue` serves next (and the round robin's step to it).
     #[inline(always)]
     fn next_class(&mut self) -> Option<usize> {

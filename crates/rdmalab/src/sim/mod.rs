@@ -91,6 +91,9 @@ enum Event {
     /// ConWeave: a destination ToR's reorder queue (index, generation) reaches its
     /// deadline (`sim::mech::conweave`).
     ReorderFlush(u32, u32),
+    /// A mechanism's timer at a switch port (`sim::mech::Timer`: each mechanism's own
+    /// variants, dispatched by `sim::mech::on_timer`).
+    Mech(mech::Timer),
 }
 
 /// Limits for one call to `run`.
@@ -269,6 +272,7 @@ impl Simulation {
             Event::IofdRetry(p) => self.on_iofd_retry(p),
             Event::CloseQp(q) => self.close_app_qp(q),
             Event::ReorderFlush(q, g) => self.on_reorder_flush(q, g),
+            Event::Mech(t) => self.on_mech_timer(t),
         }
     }
 

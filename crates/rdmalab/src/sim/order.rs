@@ -87,6 +87,7 @@ impl Simulation {
         }
         let node = match ev {
             Event::TxDone(p) | Event::IofdRetry(p) => Some(self.ports[p.idx()].node.0),
+            Event::Mech(t) => Some(self.ports[t.port().idx()].node.0),
             Event::Arrive(p) => Some(self.ports[self.ports[p.idx()].peer.idx()].node.0),
             Event::NicWake(n) | Event::WqeDone(n) => Some(self.nics[n.idx()].node.0),
             Event::Rto(q, _) | Event::CloseQp(q) => Some(self.qps[q.idx()].src.0),

@@ -53,6 +53,9 @@ pub struct Results {
     pub counters: Counters,
     /// The mechanisms' counters by name (`Mechanisms::counters`), reported beside them.
     pub mechanism_counters: crate::stats::NamedCounts,
+    /// Packets the mechanisms dropped on purpose (`Mechanisms::deliberate_drops`, among
+    /// `counters.drops`): the lossless check exempts them.
+    pub deliberate_drops: u64,
     /// Per-port counters, indexed by port id.
     pub ports: Vec<PortCounters>,
     /// PFC frames received, in time order.
@@ -200,9 +203,10 @@ impl Simulation {
         if anomalies > 0 {
             return Err(Error::Invariant(format!("{anomalies} multipath chunk(s) placed beyond their message")));
         }
-        // Links lose packets by configuration (error rate) or failure, and a failure may
-        // leave packets without a route; buffers must not drop.
-        let buffer_drops = c.drops - c.link_error_losses - c.link_down_losses - c.no_route_drops;
+        // Links lose packets by configuration (error rate) or failure, a failure may leave
+        // packets without a route, and a mechanism may drop on purpose; buffers must not drop.
+        let buffer_drops =
+            c.drops - c.link_error_losses - c.link_down_losses - c.no_route_drops - self.mech.deliberate_drops;
         match &self.cfg.classes {
             None if self.cfg.lossless && buffer_drops > 0 => {
                 return Err(Error::Invariant(format!("{buffer_drops} packets dropped in lossless mode")));
@@ -258,6 +262,7 @@ impl Simulation {
             spilled: self.spilled_records(),
             counters,
             mechanism_counters: self.mech.counters(),
+            deliberate_drops: self.mech.deliberate_drops,
             ports,
             pfc_events,
             queue_samples: self.queue_samples.clone(),

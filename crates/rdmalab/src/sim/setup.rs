@@ -67,10 +67,8 @@ impl Simulation {
                 p.arbiter = Some(Box::new(InputArbiter::new(inputs, quantum)));
             }
         }
-        let no_edge_ecn = super::mech::no_edge_ecn(&cfg);
         // Switch egresses with a mechanism's hook take the out-of-line path (`switch_kick`).
-        let per_port = cfg.buffer_model.per_egress();
-        let special = cfg.classes.is_some() || cfg.iofd.is_some() || no_edge_ecn || input_fair || per_port;
+        let special = super::mech::special_egress(&cfg);
         for p in ports.iter_mut().filter(|p| !p.on_host) {
             p.special = special;
         }

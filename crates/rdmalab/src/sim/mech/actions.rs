@@ -40,6 +40,13 @@ pub(in crate::sim) enum Action {
     AbandonQp(crate::ids::QpId),
     /// Offer IOFD's waiting line at switch `sw` to its buffer, head first (`mech::iofd::wake`).
     WakeIofd { sw: usize },
+    /// A switch drops, on purpose, the packets queued in `port`'s egress queue `class`:
+    /// their buffer is released (which may resume upstream) and they count among
+    /// `Mechanisms::deliberate_drops`, which the lossless check exempts.
+    DiscardClass { port: PortId, class: u8 },
+    /// `port`'s transmitter stops honouring a PAUSE for `class` now (no frame arrived),
+    /// then is kicked.
+    Unpause { port: PortId, class: u8 },
 }
 
 /// What a switch-side hook reads of the fabric at its switch: split borrows of the

@@ -69,6 +69,12 @@ pub(crate) struct Mechanisms {
     pub rnr: Option<Box<rnr::Rnr>>,
     /// `lb` or `iofd` is set: the switch's forwarding takes its hooked path.
     pub switch_hooks: bool,
+    /// A mechanism may drop packets at a switch's egress before admission
+    /// (`refuses_at_egress`, tested only on the out-of-line `special` egresses).
+    pub egress_filter: bool,
+    /// Packets the mechanisms dropped on purpose (`Action::DiscardClass`, `refuses_at_egress`):
+    /// among the core's drops, exempt from the lossless check.
+    pub deliberate_drops: u64,
     /// What the hooks asked for and the carry-out has not yet applied
     /// (`sim/switch/carry_out.rs`); empty between events, its capacity kept.
     pub(in crate::sim) actions: Vec<actions::Action>,
@@ -148,6 +154,8 @@ impl Mechanisms {
             irn,
             lb,
             rnr: cfg.rnr.map(|r| Box::new(rnr::Rnr::new(r, cfg.nack_interval))),
+            egress_filter: false,
+            deliberate_drops: 0,
             actions: Vec::new(),
         })
     }
@@ -179,6 +187,37 @@ impl Mechanisms {
         debug_assert!(out.iter().all(|t| TABLE_SCHEMAS.iter().any(|s| s.matches(t))), "a table unlike its schema");
         out
     }
+}
+
+/// A mechanism's timer at a switch port (`Event::Mech`): each mechanism that needs one adds
+/// its variant here and its arm in `on_timer`. Kept within 8 bytes, so the event stays small.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Timer {}
+
+impl Timer {
+    /// The port whose switch the timer belongs to (its node orders it in a parallel run).
+    pub(crate) fn port(self) -> crate::ids::PortId {
+        match self {}
+    }
+}
+
+/// A mechanism's timer fired: its hook, appending to `m.actions`.
+pub(in crate::sim) fn on_timer(_m: &mut Mechanisms, _view: &actions::SwitchView<'_>, t: Timer) {
+    match t {}
+}
+
+/// The mechanisms' filter at a switch egress, before admission (`egress_filter`): true when
+/// one drops a packet of `class` bound for `egress` on purpose.
+pub(in crate::sim) fn refuses_at_egress(_m: &mut Mechanisms, _egress: crate::ids::PortId, _class: u8) -> bool {
+    false
+}
+
+/// Whether switch egresses take the out-of-line path with the mechanisms' egress hooks
+/// (`PortState::special`): a class table, IOFD, Blitz's edge rule, the input-fair arbiter,
+/// per-port buffers, or a mechanism's egress filter.
+pub(crate) fn special_egress(cfg: &SimConfig) -> bool {
+    let input_fair = cfg.egress_arbitration == crate::fabric::EgressArbitration::InputFair;
+    cfg.classes.is_some() || cfg.iofd.is_some() || no_edge_ecn(cfg) || input_fair || cfg.buffer_model.per_egress()
 }
 
 /// Blitz with `dasr_edge_ecn = false`: switches leave host-facing ports unmarked.

@@ -35,6 +35,7 @@ impl ParallelRun {
             let me = i + 1;
             r.counters.add(&other.counters);
             r.mechanism_counters.add(&other.mechanism_counters);
+            r.deliberate_drops += other.deliberate_drops;
             r.records.extend(other.records);
             r.spilled.parts.extend(other.spilled.parts); // each partition's runs, merged when read
             r.pfc_events.extend(other.pfc_events);

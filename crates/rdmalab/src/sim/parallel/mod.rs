@@ -319,7 +319,7 @@ impl ParallelRun {
                 r.payload_in_flight
             )));
         }
-        let buffer_drops = c.drops - c.link_error_losses - c.link_down_losses - c.no_route_drops;
+        let buffer_drops = c.drops - c.link_error_losses - c.link_down_losses - c.no_route_drops - r.deliberate_drops;
         if self.parts[0].cfg.lossless && self.parts[0].cfg.classes.is_none() && buffer_drops > 0 {
             return Err(Error::Invariant(format!("{buffer_drops} packets dropped in lossless mode")));
         }

@@ -75,6 +75,33 @@ impl Simulation {
         self.carry_out(from);
     }
 
+    /// The mechanisms' egress filter (`mech::refuses_at_egress`) for the packet parked at `r`,
+    /// arrived on `at` for `egress`: true after dropping it on purpose, before admission.
+    #[cold]
+    #[inline(never)]
+    pub(in crate::sim) fn refused_at_egress(&mut self, at: PortId, egress: PortId, r: PacketRef) -> bool {
+        let pkt = self.packets.get(r);
+        let ack_first = self.cfg.ack_high_prio && self.cfg.ack_prio_at_switches;
+        let class = if pkt.is_ack() && ack_first { 0 } else { pkt.pg };
+        if !crate::sim::mech::refuses_at_egress(&mut self.mech, egress, class) {
+            return false;
+        }
+        self.mech.deliberate_drops += 1;
+        let pkt = self.packets.take(r);
+        self.drop_packet(at, &pkt);
+        true
+    }
+
+    /// A mechanism's timer (`Event::Mech`): its hook (`mech::on_timer`), then its actions.
+    #[cold]
+    #[inline(never)]
+    pub(in crate::sim) fn on_mech_timer(&mut self, t: crate::sim::mech::Timer) {
+        let from = self.mech.actions.len();
+        let (view, mech, _) = self.switch_view();
+        crate::sim::mech::on_timer(mech, &view, t);
+        self.carry_out(from);
+    }
+
     /// Applies the actions from index `from` on, in order, then cuts the list back to `from`.
     pub(in crate::sim) fn carry_out(&mut self, from: usize) {
         let mut i = from;
@@ -105,6 +132,11 @@ impl Simulation {
             Action::WakeIofd { sw } => self.iofd_wake(sw),
             Action::LoseWire(port) => self.lose_wire(port),
             Action::DiscardQueued(port) => self.discard_queued(port),
+            Action::DiscardClass { port, class } => self.discard_class(port, class),
+            Action::Unpause { port, class } => {
+                self.ports[port.idx()].set_paused(class as usize, false, self.now);
+                self.kick(port);
+            }
             Action::AbandonQp(q) => {
                 self.abandon_qp(q);
                 self.last_completion = self.now;
@@ -118,30 +150,53 @@ impl Simulation {
         if self.ports[p.idx()].on_host {
             return;
         }
-        let sw = self.ports[p.idx()].unit as usize;
         while let Some((class, pkt)) = self.ports[p.idx()].dequeue(&mut self.packets) {
-            let mut resume = false;
-            if class != 0 {
-                resume = match self.mech.port_buffers.as_deref_mut() {
-                    None => self.mmus[sw].release(pkt.ingress_local as usize, class, pkt.wire as u64),
-                    Some(buffers) => crate::sim::mech::port_buffers::release(
-                        buffers,
-                        &self.ports,
-                        sw,
-                        pkt.ingress_local,
-                        p,
-                        class,
-                        pkt.wire,
-                    ),
-                };
-            }
+            let resume = self.release_discarded(p, class, &pkt);
             self.lose(p, &pkt);
-            if resume {
-                self.send_resumes(sw, p, pkt.ingress, class as u8);
-            }
+            self.resume_after_discard(p, class, &pkt, resume);
         }
         if let Some(c) = self.ports[p.idx()].classes.as_deref_mut() {
             c.all_emptied(); // DWRR classes that empty lose their deficit
+        }
+    }
+
+    /// A mechanism drops, on purpose, what switch port `p` holds in egress queue `class`
+    /// (`Action::DiscardClass`).
+    fn discard_class(&mut self, p: PortId, class: u8) {
+        if self.ports[p.idx()].on_host {
+            return;
+        }
+        while let Some(pkt) = self.ports[p.idx()].take_from_class(class as usize, &mut self.packets) {
+            let resume = self.release_discarded(p, class as usize, &pkt);
+            self.mech.deliberate_drops += 1;
+            self.drop_packet(p, &pkt);
+            self.resume_after_discard(p, class as usize, &pkt, resume);
+        }
+        if let Some(c) = self.ports[p.idx()].classes.as_deref_mut() {
+            c.all_emptied();
+        }
+    }
+
+    /// A packet taken out of switch port `p`'s egress queue `class` without being sent:
+    /// its buffer is released; true when that should resume the port it came in on.
+    fn release_discarded(&mut self, p: PortId, class: usize, pkt: &crate::fabric::Packet) -> bool {
+        if class == 0 {
+            return false;
+        }
+        let sw = self.ports[p.idx()].unit as usize;
+        match self.mech.port_buffers.as_deref_mut() {
+            None => self.mmus[sw].release(pkt.ingress_local as usize, class, pkt.wire as u64),
+            Some(buffers) => {
+                crate::sim::mech::port_buffers::release(buffers, &self.ports, sw, pkt.ingress_local, p, class, pkt.wire)
+            }
+        }
+    }
+
+    /// The RESUME a discard's release asked for (`release_discarded`), once the packet is gone.
+    fn resume_after_discard(&mut self, p: PortId, class: usize, pkt: &crate::fabric::Packet, resume: bool) {
+        if resume {
+            let sw = self.ports[p.idx()].unit as usize;
+            self.send_resumes(sw, p, pkt.ingress, class as u8);
         }
     }
 

@@ -113,6 +113,9 @@ impl Simulation {
             let sw = self.ports[at.idx()].unit as usize;
             return self.drop_at_ingress(at, sw, None, r);
         }
+        if SPECIAL && self.mech.egress_filter && self.refused_at_egress(at, egress, r) {
+            return;
+        }
         let Some((class, wire, local)) = self.admit::<SPECIAL>(at, egress, r) else { return };
         if self.trace.is_some() {
             let pkt = *self.packets.get(r);
