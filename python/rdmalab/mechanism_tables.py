@@ -42,11 +42,11 @@ MECHANISM_TABLES: dict[str, dict[str, Any]] = _schemas()
 
 
 def ps_columns_frame(raw: dict[str, Any], schema: dict[str, Any]) -> pl.DataFrame:
-    """The engine's columns as a DataFrame with `schema`: every `*_ns` column is the engine's
-    `*_ps` column over 1000, the others are taken as they are."""
+    """The engine's columns as a DataFrame with `schema`: a `*_ns` column the engine sent in
+    ps (`*_ps`) is over 1000, the others are taken as they are."""
     if not raw or len(raw.get(next(iter(schema)), [])) == 0:
         return pl.DataFrame(schema=schema)
-    cols = {k: raw[k[:-3] + "_ps"] / 1000.0 if k.endswith("_ns") else raw[k] for k in schema}
+    cols = {k: raw[k[:-3] + "_ps"] / 1000.0 if k.endswith("_ns") and k not in raw else raw[k] for k in schema}
     return pl.DataFrame(cols).cast(schema)
 
 
