@@ -66,6 +66,30 @@ impl RnrConfig {
     }
 }
 
+/// What a PFC watchdog does to a queue it finds in a storm (`[fabric.pfc_watchdog] action`,
+/// SONiC's `config pfcwd start --action`; its `forward` is not modelled).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PfcWatchdogAction {
+    /// Stop honouring PFC on the queue, discard what it holds and every packet bound for it.
+    Drop,
+    /// Only record the storm.
+    Alert,
+}
+
+/// A switch's PFC watchdog (`[fabric.pfc_watchdog]`, `sim::mech::pfc_watchdog`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PfcWatchdogConfig {
+    /// A queue paused without a break this long is in a storm.
+    pub detection_time: Time,
+    /// A storm ends once no PFC frame has arrived for its queue this long.
+    pub restoration_time: Time,
+    /// Checks happen at multiples of this (SONiC's `POLL_INTERVAL`); `None`: exactly at the
+    /// deadline.
+    pub poll_interval: Option<Time>,
+    /// What the storm's queue does.
+    pub action: PfcWatchdogAction,
+}
+
 /// Everything about a run that is not topology or traffic.
 #[derive(Clone, Debug)]
 pub struct SimConfig {
@@ -154,6 +178,8 @@ pub struct SimConfig {
     /// Receive queues and RNR NAKs (`[rnic] recv_queue_depth`, `sim::mech::rnr`); `None`:
     /// receive WQEs are never short, as before (no cost).
     pub rnr: Option<RnrConfig>,
+    /// The switches' PFC watchdog (`[fabric.pfc_watchdog]`); `None`: none (no cost).
+    pub pfc_watchdog: Option<PfcWatchdogConfig>,
     /// The receiving NIC sets the CNP flag on its reply to an out-of-order packet
     /// (`fabric.cnp_on_ooo`; off in the reference).
     pub cnp_on_ooo: bool,
@@ -262,6 +288,7 @@ impl Default for SimConfig {
             nack_interval: Time::from_us(500),
             irn: None,
             rnr: None,
+            pfc_watchdog: None,
             cnp_on_ooo: false,
             int_multi: 1,
             qp_cache: None,

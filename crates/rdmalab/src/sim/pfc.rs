@@ -39,6 +39,9 @@ impl Simulation {
             return self.carry_out(from);
         }
         let pause = pkt.kind == PacketKind::Pause;
+        if self.mech.pfc_watchdog.is_some() && !self.ports[at.idx()].on_host && self.pfc_watchdog_swallows(at, &pkt) {
+            return;
+        }
         if self.trace.is_some() {
             use super::trace::TraceEvent::{Pause, Resume};
             self.trace_event(if pause { Pause } else { Resume }, at, &pkt);
@@ -65,6 +68,19 @@ impl Simulation {
         if !pause {
             self.kick(at);
         }
+    }
+
+    /// The PFC watchdog's hook for a frame at switch port `at`: true when it swallows it.
+    #[cold]
+    #[inline(never)]
+    fn pfc_watchdog_swallows(&mut self, at: PortId, pkt: &Packet) -> bool {
+        let mech = &mut self.mech;
+        let from = mech.actions.len();
+        let w = mech.pfc_watchdog.as_deref_mut().expect("tested by the caller");
+        let pause = pkt.kind == PacketKind::Pause;
+        let swallowed = super::mech::pfc_watchdog::on_frame(w, self.now, at, pkt.pg, pause, &mut mech.actions);
+        self.carry_out(from);
+        swallowed
     }
 
     /// The RESUME frames a release at `egress` of switch `sw` asked for: to `ingress` for

@@ -40,6 +40,7 @@ mod parallel;
 mod parallel_balance;
 mod parallel_observers;
 mod parallel_outputs;
+mod pfc_watchdog;
 mod rail;
 mod rnr;
 mod sampling;

@@ -558,3 +558,33 @@ fn infiniband_runs_are_the_same_for_any_thread_count() {
         assert_eq!(one.2, many.2, "packet hops differ with {threads} threads");
     }
 }
+
+#[test]
+fn the_pfc_watchdog_breaks_the_ring_as_in_one_simulation() {
+    // Each storm's state lives with its switch, its timers at that switch's node: the
+    // storms, the drops, the FCTs and the PFC log are those of one simulation.
+    use rdmalab::config::sim_config::{PfcWatchdogAction, PfcWatchdogConfig};
+    let watchdog = |c: &mut rdmalab::sim::SimConfig| {
+        c.pfc_watchdog = Some(PfcWatchdogConfig {
+            detection_time: Time::from_us(200),
+            restoration_time: Time::from_us(400),
+            poll_interval: None,
+            action: PfcWatchdogAction::Drop,
+        });
+        c.stop_time = Time::from_ms(5);
+    };
+    let outcome = |threads: u32| {
+        let mut run = ring_deadlock(threads, watchdog);
+        let reason = run.run_to_end();
+        let r = run.results().unwrap();
+        let (mut fct, mut pfc) = (Vec::new(), Vec::new());
+        write_fct(&mut fct, &r.records).unwrap();
+        write_pfc(&mut pfc, &r.pfc_events).unwrap();
+        (reason, r.table("pfc_watchdog").cloned(), r.counters.drops, r.deliberate_drops, fct, pfc)
+    };
+    let one = outcome(1);
+    assert!(one.1.as_ref().is_some_and(|t| t.rows() >= 5), "storms in the ring");
+    for threads in [2, 4] {
+        assert_eq!(one, outcome(threads), "{threads} threads");
+    }
+}

@@ -9,6 +9,7 @@ mod ib;
 mod iofd;
 mod irn;
 mod lb;
+mod pfc_watchdog;
 mod switch_model;
 
 use super::{classes, field_time, positive_time, sample_interval};
@@ -101,6 +102,8 @@ pub struct FabricSpec {
     pub iofd: Option<iofd::IofdSpec>,
     /// Switch-side balancers' parameters (`[fabric.lb]`); with ECMP, turns on `balance.parquet`.
     pub lb: Option<lb::LbSpec>,
+    /// The switches' PFC watchdog (`[fabric.pfc_watchdog]`); absent = off.
+    pub pfc_watchdog: Option<pfc_watchdog::PfcWatchdogSpec>,
     /// Traffic classes (`[[fabric.classes]]`): per-class scheduling, PFC and ECN.
     #[serde(default)]
     pub classes: Vec<classes::ClassSpec>,
@@ -271,6 +274,9 @@ impl FabricSpec {
         irn::apply(recovery, irn, self.cnp_on_ooo, self.rto.is_some(), file, &mut c)?;
         if let Some(l) = &self.lb {
             c.lb = l.build(file)?;
+        }
+        if let Some(w) = &self.pfc_watchdog {
+            c.pfc_watchdog = Some(w.build(file)?);
         }
         c.classes = classes::build(&self.classes, &c, file)?;
         // After every other fabric key: the link layer, then the switch model.

@@ -17,12 +17,14 @@ pub(crate) mod ibcc;
 pub(crate) mod iofd;
 pub(crate) mod irn;
 mod lb_tables;
+pub(crate) mod pfc_watchdog;
 pub(crate) mod port_buffers;
 pub(crate) mod retry;
 pub(crate) mod rnr;
 pub(crate) mod tenancy;
 pub(crate) mod transport;
 
+use crate::config::sim_config::PfcWatchdogAction;
 use crate::config::SimConfig;
 use crate::engine::{stream, Rng, StreamKind};
 use crate::error::{Error, Result};
@@ -67,6 +69,9 @@ pub(crate) struct Mechanisms {
     /// Receive queues and RNR NAKs (`None` unless `[rnic] recv_queue_depth`: one test per
     /// RC data packet at the receiver, and per NACK at the sender).
     pub rnr: Option<Box<rnr::Rnr>>,
+    /// The switches' PFC watchdog (`None` unless `[fabric.pfc_watchdog]`: one test per PFC
+    /// frame at a switch port, and per packet at a special egress under `drop`).
+    pub pfc_watchdog: Option<Box<pfc_watchdog::PfcWatchdog>>,
     /// `lb` or `iofd` is set: the switch's forwarding takes its hooked path.
     pub switch_hooks: bool,
     /// A mechanism may drop packets at a switch's egress before admission
@@ -100,6 +105,7 @@ impl Mechanisms {
         checks::dasr(cfg)?;
         checks::ib_cc(cfg)?;
         rnr::check(cfg)?;
+        pfc_watchdog::check(cfg)?;
         checks::balancer(cfg)
     }
 
@@ -154,7 +160,8 @@ impl Mechanisms {
             irn,
             lb,
             rnr: cfg.rnr.map(|r| Box::new(rnr::Rnr::new(r, cfg.nack_interval))),
-            egress_filter: false,
+            pfc_watchdog: cfg.pfc_watchdog.map(|w| Box::new(pfc_watchdog::PfcWatchdog::new(w))),
+            egress_filter: cfg.pfc_watchdog.is_some_and(|w| w.action == PfcWatchdogAction::Drop),
             deliberate_drops: 0,
             actions: Vec::new(),
         })
@@ -163,7 +170,7 @@ impl Mechanisms {
 
 /// Every mechanism table's schema, in the order runs emit them (the bindings hand these to
 /// Python, which builds a run's empty frames from them). A mechanism with a table adds it here.
-pub const TABLE_SCHEMAS: &[TableSchema] = &[lb_tables::BALANCE, lb_tables::REORDER, rnr::TABLE];
+pub const TABLE_SCHEMAS: &[TableSchema] = &[lb_tables::BALANCE, lb_tables::REORDER, rnr::TABLE, pfc_watchdog::TABLE];
 
 impl Mechanisms {
     /// Every mechanism's counters by name, in a fixed order: the counts every run reports
@@ -175,6 +182,7 @@ impl Mechanisms {
         lb_tables::balancer_counters(self.lb.as_deref(), &mut c);
         rnr::counters(self.rnr.as_deref(), &mut c);
         lb_tables::conweave_causes(self.lb.as_deref(), &mut c);
+        pfc_watchdog::counters(self.pfc_watchdog.as_deref(), &mut c);
         c
     }
 
@@ -184,6 +192,7 @@ impl Mechanisms {
         let mut out = Vec::new();
         lb_tables::balancer_tables(self.lb.as_deref(), &mut out);
         rnr::tables(self.rnr.as_deref(), &mut out);
+        pfc_watchdog::tables(self.pfc_watchdog.as_deref(), &mut out);
         debug_assert!(out.iter().all(|t| TABLE_SCHEMAS.iter().any(|s| s.matches(t))), "a table unlike its schema");
         out
     }
@@ -192,24 +201,35 @@ impl Mechanisms {
 /// A mechanism's timer at a switch port (`Event::Mech`): each mechanism that needs one adds
 /// its variant here and its arm in `on_timer`. Kept within 8 bytes, so the event stays small.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Timer {}
+pub(crate) enum Timer {
+    /// The PFC watchdog's check of a switch port's queue (`pfc_watchdog::on_timer`).
+    PfcWatchdog { port: crate::ids::PortId, class: u8 },
+}
 
 impl Timer {
     /// The port whose switch the timer belongs to (its node orders it in a parallel run).
     pub(crate) fn port(self) -> crate::ids::PortId {
-        match self {}
+        match self {
+            Timer::PfcWatchdog { port, .. } => port,
+        }
     }
 }
 
 /// A mechanism's timer fired: its hook, appending to `m.actions`.
-pub(in crate::sim) fn on_timer(_m: &mut Mechanisms, _view: &actions::SwitchView<'_>, t: Timer) {
-    match t {}
+pub(in crate::sim) fn on_timer(m: &mut Mechanisms, view: &actions::SwitchView<'_>, t: Timer) {
+    match t {
+        Timer::PfcWatchdog { port, class } => {
+            if let Some(w) = m.pfc_watchdog.as_deref_mut() {
+                pfc_watchdog::on_timer(w, view, port, class, &mut m.actions);
+            }
+        }
+    }
 }
 
 /// The mechanisms' filter at a switch egress, before admission (`egress_filter`): true when
 /// one drops a packet of `class` bound for `egress` on purpose.
-pub(in crate::sim) fn refuses_at_egress(_m: &mut Mechanisms, _egress: crate::ids::PortId, _class: u8) -> bool {
-    false
+pub(in crate::sim) fn refuses_at_egress(m: &mut Mechanisms, egress: crate::ids::PortId, class: u8) -> bool {
+    m.pfc_watchdog.as_deref_mut().is_some_and(|w| pfc_watchdog::refuses(w, egress, class))
 }
 
 /// Whether switch egresses take the out-of-line path with the mechanisms' egress hooks
@@ -217,7 +237,13 @@ pub(in crate::sim) fn refuses_at_egress(_m: &mut Mechanisms, _egress: crate::ids
 /// per-port buffers, or a mechanism's egress filter.
 pub(crate) fn special_egress(cfg: &SimConfig) -> bool {
     let input_fair = cfg.egress_arbitration == crate::fabric::EgressArbitration::InputFair;
-    cfg.classes.is_some() || cfg.iofd.is_some() || no_edge_ecn(cfg) || input_fair || cfg.buffer_model.per_egress()
+    let watchdog_drops = cfg.pfc_watchdog.is_some_and(|w| w.action == PfcWatchdogAction::Drop);
+    cfg.classes.is_some()
+        || cfg.iofd.is_some()
+        || no_edge_ecn(cfg)
+        || input_fair
+        || cfg.buffer_model.per_egress()
+        || watchdog_drops
 }
 
 /// Blitz with `dasr_edge_ecn = false`: switches leave host-facing ports unmarked.

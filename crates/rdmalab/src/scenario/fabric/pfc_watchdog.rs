@@ -1,0 +1,73 @@
+//! `[fabric.pfc_watchdog]`: the switches' PFC watchdog (`sim::mech::pfc_watchdog`); absent =
+//! off. The keys are SONiC's `config pfcwd start` arguments and `PFC_WD` fields.
+//!
+//! ```toml
+//! [fabric.pfc_watchdog]
+//! detection_time = "200ms"     # required: a queue paused this long is in a storm
+//! restoration_time = "400ms"   # default: twice detection_time (SONiC's CLI)
+//! poll_interval = "100ms"      # default: none (exact detection)
+//! action = "drop"              # drop (default) | alert
+//! ```
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::super::field_time;
+use crate::config::sim_config::{PfcWatchdogAction, PfcWatchdogConfig};
+use crate::error::{Error, Result};
+use crate::units::Time;
+
+/// The table as written.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PfcWatchdogSpec {
+    /// A queue paused without a break this long is in a storm.
+    pub detection_time: Option<String>,
+    /// A storm ends after this long without a PFC frame (default: 2 × detection_time).
+    pub restoration_time: Option<String>,
+    /// Checks at multiples of this (default: none, exact).
+    pub poll_interval: Option<String>,
+    /// `drop` (default) or `alert`.
+    pub action: Option<String>,
+}
+
+impl PfcWatchdogSpec {
+    /// The settings, checked; errors name `fabric.pfc_watchdog.FIELD`.
+    pub fn build(&self, file: &Path) -> Result<PfcWatchdogConfig> {
+        let f = |name: &str| format!("fabric.pfc_watchdog.{name}");
+        let positive = |name: &str, s: &str| -> Result<Time> {
+            let t = field_time(file, &f(name), s)?;
+            if t == Time::ZERO {
+                return Err(Error::input(file, 0, f(name), "must be positive"));
+            }
+            Ok(t)
+        };
+        let Some(d) = &self.detection_time else {
+            return Err(Error::input(file, 0, f("detection_time"), "is required (SONiC's DETECTION_TIME)"));
+        };
+        let detection_time = positive("detection_time", d)?;
+        let restoration_time = match &self.restoration_time {
+            Some(r) => positive("restoration_time", r)?,
+            None => Time(detection_time.0.saturating_mul(2)),
+        };
+        let poll_interval = self.poll_interval.as_deref().map(|p| positive("poll_interval", p)).transpose()?;
+        let action = match self.action.as_deref() {
+            None | Some("drop") => PfcWatchdogAction::Drop,
+            Some("alert") => PfcWatchdogAction::Alert,
+            Some("forward") => {
+                let m = "`forward` (the queue turned lossy) is not modelled: use drop or alert";
+                return Err(Error::input(file, 0, f("action"), m));
+            }
+            Some(other) => {
+                return Err(Error::input(
+                    file,
+                    0,
+                    f("action"),
+                    format!("unknown action `{other}` (known: drop, alert)"),
+                ))
+            }
+        };
+        Ok(PfcWatchdogConfig { detection_time, restoration_time, poll_interval, action })
+    }
+}
