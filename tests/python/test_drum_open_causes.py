@@ -10,7 +10,8 @@ def test_tc1_grows_with_cc_only_when_the_nic_round_robins_over_cc_qps():
     """`drum_tc1_causes tc1:quick` on IB QDR: DRUM's foreground p80 is flat in cc because the
     agent keeps 19 dedicated QPs beside the shared one; with k = 200 and no cache limit every
     connection has a QP and the p80 grows by one IB packet time (1024 B payload + 26 B
-    headers at 32 Gb/s) per added connection: one more QP in the NIC's per-packet round robin."""
+    headers at 32 Gb/s) per added connection: one more QP in the NIC's per-packet round robin,
+    and at cc = 100 it is one pass over the other 99."""
     from rdmalab.experiments.causes.drum_tc1_causes import tc1_case
 
     ib = ("infiniband", "QDR4x")
@@ -23,6 +24,8 @@ def test_tc1_grows_with_cc_only_when_the_nic_round_robins_over_cc_qps():
     packet_us = (1024 + 26) * 8 / 32e3
     per_connection = (rr[100]["p80"] - rr[50]["p80"]) / 50
     assert per_connection == pytest.approx(packet_us, rel=0.05), (per_connection, packet_us)
+    # Once a pass is longer than the round trip, the p80 is one pass over the other cc - 1 QPs.
+    assert rr[100]["p80"] == pytest.approx(99 * packet_us, rel=0.02), rr
 
 
 def test_fig6_growth_is_the_foregrounds_release_interval_and_goes_with_it():
