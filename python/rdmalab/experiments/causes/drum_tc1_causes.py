@@ -20,7 +20,8 @@ Rows, each the base with one suspected cause of a cc-dependent wait moved:
 - RAW, and RAW without a cache limit (the same round robin over cc QPs, no agent).
 
 Columns: p80 at each cc, the foreground's WQEs seen at cc = 100, the mean number of DRUM's
-dedicated QPs at cc = 100 (from `res.drum`), and the paper's p80s (Fig. 8's text). Nothing is
+dedicated QPs at cc = 100 (from `res.drum`), the NIC's QP-context misses at cc = 100 (the
+counter `qp_cache_misses`), and the paper's p80s (Fig. 8's text). Nothing is
 tuned: each row removes or moves one cause and says which.
 """
 
@@ -55,8 +56,8 @@ ROWS = [
 
 def tc1_case(link: str, rate: str, mech: str, cc: int, k: int = 20, cache: bool = True,
              poll: str = "100ns", size: str = "full") -> dict[str, float]:
-    """One run of drum-tc1's setting: the foreground's p80 (µs), its WQEs seen, and under
-    DRUM the mean number of dedicated QPs over the control periods."""
+    """One run of drum-tc1's setting: the foreground's p80 (µs), its WQEs seen, the NIC's
+    QP-context misses, and under DRUM the mean number of dedicated QPs over the periods."""
     stop_us = STOP_US[size]
     toml = "\n".join([
         f'stop_time = "{stop_us:.0f}us"',
@@ -74,7 +75,7 @@ def tc1_case(link: str, rate: str, mech: str, cc: int, k: int = 20, cache: bool 
     seen = np.isfinite(ct)
     ct = np.sort(np.where(seen, ct, stop_us * 1e3 - d["posted_ns"].to_numpy())) / 1e3
     out = {"p80": float(ct[min(int(len(ct) * 0.8), len(ct) - 1)]), "seen": float(seen.sum()),
-           "dedicated": float("nan")}
+           "dedicated": float("nan"), "misses": float(res.counters.get("qp_cache_misses", 0))}
     if mech == "drum" and res.drum.height:
         per = res.drum.group_by("t_ns").agg(pl.col("active").cast(pl.Int64).sum().alias("n"))
         out["dedicated"] = float(per["n"].mean())
@@ -86,13 +87,15 @@ def tc1(size: str = "full") -> None:
     if size not in STOP_US:
         raise SystemExit(f"drum_tc1_causes: tc1 takes 'full' or 'quick', not {size!r}")
     print(f"TC1 foreground p80 (us), {STOP_US[size] / 1e3:g} ms runs")
-    print("| link | row | cc 20 | cc 50 | cc 100 | fg WQEs seen, cc 100 | dedicated QPs, cc 100 | paper (cc 20 / 50 / 100) |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| link | row | cc 20 | cc 50 | cc 100 | fg WQEs seen, cc 100 | dedicated QPs, cc 100 | context misses, cc 100 "
+          "| paper (cc 20 / 50 / 100) |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for llabel, link, rate in LINKS:
         for label, mech, kw in ROWS:
             r = [tc1_case(link, rate, mech, cc, size=size, **kw) for cc in CC]
             print(f"| {llabel} | {label} | " + " | ".join(f"{x['p80']:.2f}" for x in r)
-                  + f" | {r[-1]['seen']:.0f} | {r[-1]['dedicated']:.1f} | {PAPER[mech]} |", flush=True)
+                  + f" | {r[-1]['seen']:.0f} | {r[-1]['dedicated']:.1f} | {r[-1]['misses']:.0f} | {PAPER[mech]} |",
+                  flush=True)
 
 
 INVESTIGATION = Investigation("drum_tc1_causes", {"tc1": tc1}, ["tc1"])
