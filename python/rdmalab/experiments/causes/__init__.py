@@ -14,6 +14,8 @@ virtuoso.md, load-balancing.md say which rows come from which part).
 | `drum_topk_exact` | seed 000, top-k | table |
 | `drum_link_causes` | seed 000, TC1/TC3 on RoCE and IB QDR | tc1, tc3 |
 | `drum_stream_causes` | seed 000, issue 41 §3: a one-WQE stream under DRUM | kv, bulk, two |
+| `drum_tc1_causes` | seed 000, TC1 (Fig. 8): DRUM's line flat in cc | tc1[:quick] |
+| `drum_fig6_causes` | seed 000, Fig. 6 (drum-fig2a's DRUM rows): growth with the batch | fig6[:quick] |
 | `blitz_causes` | seed 004, IB/DASR ratios | baseline, no_cc, fifo, timers, mark_every, no_long_flow, nic, serial, serial_no_long_flow, paced, deeper, deeper_dasr, dasr_cc, vl_4k, yardstick[:DRAWS] |
 
 Each runs as `python -m rdmalab.experiments.causes.<script> [--out DIR] [--fresh] [PART ...]`.

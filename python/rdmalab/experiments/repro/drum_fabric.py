@@ -65,6 +65,18 @@ def _on_link(runs: pl.DataFrame, link: str | None) -> pl.DataFrame:
     return runs.filter(pl.col("fabric.link_layer") == link)
 
 
+def _apps_on(store: Store, runs: pl.DataFrame, link: str | None) -> pl.DataFrame:
+    """The apps table of the finished runs on link layer `link` (None: every run)."""
+    ok = _on_link(runs.filter(pl.col("status") == "ok"), link)
+    return _apps(store, ok).filter(pl.col("run_id").is_in(ok["run_id"].implode()))
+
+
+def _paper_on(k: int):
+    """The paper's value beside the testbed's link layer (the first of `_links`), NaN beside
+    the comparison's."""
+    return (lambda v: v) if k == 0 else (lambda v: NAN)  # noqa: E731
+
+
 def _link_title(runs: pl.DataFrame) -> str:
     """The figures' title: the link layer they draw (the testbed's when the runs have it)."""
     link = _links(runs)[0][0]
@@ -72,9 +84,9 @@ def _link_title(runs: pl.DataFrame) -> str:
 
 
 # -- Fig. 2a ------------------------------------------------------------------------------
-def fig2a_points(store: Store, runs: pl.DataFrame) -> dict[str, dict[int, float]]:
-    """mechanism -> {background batch: foreground p80 in µs}."""
-    fg = _apps(store, runs).filter(pl.col("name") == "fg")
+def fig2a_points(store: Store, runs: pl.DataFrame, link: str | None = None) -> dict[str, dict[int, float]]:
+    """mechanism -> {background batch: foreground p80 in µs}, on link layer `link` (None: every run)."""
+    fg = _apps_on(store, runs, link).filter(pl.col("name") == "fg")
     out: dict[str, dict[int, float]] = {}
     for mech, batch, p80 in fg.select("host.mechanism", "app[1].wr_num", "p80_ct_ns").iter_rows():
         out.setdefault(str(mech), {})[int(batch)] = p80 / 1e3
@@ -82,21 +94,27 @@ def fig2a_points(store: Store, runs: pl.DataFrame) -> dict[str, dict[int, float]
 
 
 def compare_fig2a(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
-    pts = fig2a_points(store, runs)
-    raw, drum = pts.get("raw", {}), pts.get("drum", {})
-    rows = [_cmp("RAW", f"fg p80 us, batch {b}", raw.get(b, NAN), FIG2A[b]) for b in (20, 100)]
-    lo, hi = raw.get(20, NAN), raw.get(100, NAN)
-    rows.append(_cmp("RAW", "slope us/WQE", (hi - lo) / 80, (FIG2A[100] - FIG2A[20]) / 80))
-    rows.append(_cmp("RAW", "p80(100)/p80(20)", hi / lo, FIG2A[100] / FIG2A[20]))
-    rows.append(_cmp("RAW", "p80(100)/p80(20) text", hi / lo, 78.0 / 20.0))
-    rows.append(_cmp("DRUM (Fig. 6)", "p80(100)/p80(20)", drum.get(100, NAN) / drum.get(20, NAN), 1.0))
+    rows = []
+    for k, (link, ll) in enumerate(_links(runs)):
+        paper = _paper_on(k)
+        pts = fig2a_points(store, runs, link)
+        raw, drum = pts.get("raw", {}), pts.get("drum", {})
+        rows += [_cmp(ll + "RAW", f"fg p80 us, batch {b}", raw.get(b, NAN), paper(FIG2A[b])) for b in (20, 100)]
+        lo, hi = raw.get(20, NAN), raw.get(100, NAN)
+        rows.append(_cmp(ll + "RAW", "slope us/WQE", (hi - lo) / 80, paper((FIG2A[100] - FIG2A[20]) / 80)))
+        rows.append(_cmp(ll + "RAW", "p80(100)/p80(20)", hi / lo, paper(FIG2A[100] / FIG2A[20])))
+        rows.append(_cmp(ll + "RAW", "p80(100)/p80(20) text", hi / lo, paper(78.0 / 20.0)))
+        rows += [_cmp(ll + "DRUM (Fig. 6)", f"fg p80 us, batch {b}", drum.get(b, NAN), NAN) for b in (20, 100)]
+        rows.append(_cmp(ll + "DRUM (Fig. 6)", "p80(100)/p80(20)", drum.get(100, NAN) / drum.get(20, NAN), paper(1.0)))
     return rows
 
 
 def figure_fig2a(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
     store = Store(sweep_dir)
-    pts = fig2a_points(store, store.runs())
+    runs = store.runs()
+    pts = fig2a_points(store, runs, _links(runs)[0][0])
     fig, ax = _axes()
+    ax.set_title(_link_title(runs))
     for mech, style in (("raw", "-o"), ("drum", "-s")):
         if mech in pts:
             b = sorted(pts[mech])
@@ -108,9 +126,9 @@ def figure_fig2a(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
 
 
 # -- Fig. 2b ------------------------------------------------------------------------------
-def fig2b_points(store: Store, runs: pl.DataFrame) -> dict[int, dict[float, float]]:
-    """wr_num -> {polling rate in polls/µs: throughput in Gb/s}."""
-    a = _apps(store, runs)
+def fig2b_points(store: Store, runs: pl.DataFrame, link: str | None = None) -> dict[int, dict[float, float]]:
+    """wr_num -> {polling rate in polls/µs: throughput in Gb/s}, on link layer `link` (None: every run)."""
+    a = _apps_on(store, runs, link)
     out: dict[int, dict[float, float]] = {}
     for pc, wr, gbps in a.select("host.poll_cost", "app[0].wr_num", "gbps").iter_rows():
         rate = 1e6 / _core.parse_time_ps(str(pc))
@@ -119,22 +137,28 @@ def fig2b_points(store: Store, runs: pl.DataFrame) -> dict[int, dict[float, floa
 
 
 def compare_fig2b(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
-    pts = fig2b_points(store, runs)
     rows = []
-    for wr in sorted(pts):
-        r = sorted(pts[wr])
-        if len(r) >= 2:
-            rows.append(_cmp(f"wr_num {wr}", "thpt x2 polling (slow)", pts[wr][r[1]] / pts[wr][r[0]], r[1] / r[0]))
-    if 1 in pts and 10 in pts:
-        slow = min(pts[1])
-        rows.append(_cmp("slowest polling", "thpt wr10 / wr1", pts[10][slow] / pts[1][slow], 10.0))
+    for k, (link, ll) in enumerate(_links(runs)):
+        paper = _paper_on(k)
+        pts = fig2b_points(store, runs, link)
+        for wr in sorted(pts):
+            r = sorted(pts[wr])
+            if len(r) >= 2:
+                rows.append(_cmp(f"{ll}wr_num {wr}", "thpt x2 polling (slow)", pts[wr][r[1]] / pts[wr][r[0]],
+                                 paper(r[1] / r[0])))
+            rows.append(_cmp(f"{ll}wr_num {wr}", "Gb/s at 1 poll/us", pts[wr].get(1.0, NAN), NAN))
+        if 1 in pts and 10 in pts:
+            slow = min(pts[1])
+            rows.append(_cmp(f"{ll}slowest polling", "thpt wr10 / wr1", pts[10][slow] / pts[1][slow], paper(10.0)))
     return rows
 
 
 def figure_fig2b(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
     store = Store(sweep_dir)
-    pts = fig2b_points(store, store.runs())
+    runs = store.runs()
+    pts = fig2b_points(store, runs, _links(runs)[0][0])
     fig, ax = _axes()
+    ax.set_title(_link_title(runs))
     for wr in sorted(pts):
         r = sorted(pts[wr])
         ax.plot(r, [pts[wr][x] for x in r], "-o", label=f"wr_num = {wr}")
@@ -146,9 +170,10 @@ def figure_fig2b(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
 
 
 # -- Fig. 2c ------------------------------------------------------------------------------
-def fig2c_points(store: Store, runs: pl.DataFrame) -> dict[str, dict[int, float]]:
-    """transport -> {connections: aggregate payload Gb/s delivered over the run}."""
-    ok = runs.filter(pl.col("status") == "ok")
+def fig2c_points(store: Store, runs: pl.DataFrame, link: str | None = None) -> dict[str, dict[int, float]]:
+    """transport -> {connections: aggregate payload Gb/s delivered over the run}, on link
+    layer `link` (None: every run)."""
+    ok = _on_link(runs.filter(pl.col("status") == "ok"), link)
     out: dict[str, dict[int, float]] = {}
     for tr, n, b, t in ok.select("app[0].transport", "app[0].count", "payload_bytes_delivered", "end_time_ps") \
             .iter_rows():
@@ -157,29 +182,33 @@ def fig2c_points(store: Store, runs: pl.DataFrame) -> dict[str, dict[int, float]
 
 
 def compare_fig2c(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
-    pts = fig2c_points(store, runs)
     rows = []
-    for tr in ("rc", "uc"):
-        line = pts.get(tr, {})
-        if line:
-            top = max(line.values())
-            knee = max((n for n, g in line.items() if g >= 0.95 * top), default=NAN)
-            rows.append(_cmp(tr.upper(), "knee: last n at 95 %", knee, 20))
-            past = [g for n, g in line.items() if n > 20]
-            rows.append(_cmp(tr.upper(), "Gb/s past the knee", max(past) if past else NAN, NAN))
-            rows.append(_cmp(tr.upper(), "Gb/s at the knee", line.get(20, NAN), NAN))
-    ud = pts.get("ud", {})
-    if ud:
-        ns = sorted(ud)
-        rows.append(_cmp("UD", "thpt max n / min n", ud[ns[-1]] / ud[ns[0]], 1.0))
-        rows.append(_cmp("UD", "Gb/s at max n", ud[ns[-1]], NAN))
+    for k, (link, ll) in enumerate(_links(runs)):
+        paper = _paper_on(k)
+        pts = fig2c_points(store, runs, link)
+        for tr in ("rc", "uc"):
+            line = pts.get(tr, {})
+            if line:
+                top = max(line.values())
+                knee = max((n for n, g in line.items() if g >= 0.95 * top), default=NAN)
+                rows.append(_cmp(ll + tr.upper(), "knee: last n at 95 %", knee, paper(20)))
+                past = [g for n, g in line.items() if n > 20]
+                rows.append(_cmp(ll + tr.upper(), "Gb/s past the knee", max(past) if past else NAN, NAN))
+                rows.append(_cmp(ll + tr.upper(), "Gb/s at the knee", line.get(20, NAN), NAN))
+        ud = pts.get("ud", {})
+        if ud:
+            ns = sorted(ud)
+            rows.append(_cmp(ll + "UD", "thpt max n / min n", ud[ns[-1]] / ud[ns[0]], paper(1.0)))
+            rows.append(_cmp(ll + "UD", "Gb/s at max n", ud[ns[-1]], NAN))
     return rows
 
 
 def figure_fig2c(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
     store = Store(sweep_dir)
-    pts = fig2c_points(store, store.runs())
+    runs = store.runs()
+    pts = fig2c_points(store, runs, _links(runs)[0][0])
     fig, ax = _axes()
+    ax.set_title(_link_title(runs))
     for tr, style in (("rc", "-o"), ("uc", "--s"), ("ud", "-^")):
         if tr in pts:
             n = sorted(pts[tr])
@@ -245,19 +274,24 @@ def figure_tc1(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
 
 
 def compare_tc1_inband(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
-    pts = tc1_points(store, runs, by="drum.control")
-    rows = [_cmp(f"DRUM {c}", f"p80 us, cc {cc}", pts.get((c, cc), NAN), FIG8.get(("drum", cc), NAN))
-            for c in ("local", "in_band") for cc in (20, 50, 100)]
-    for cc in (20, 50, 100):
-        rows.append(_cmp("in_band / local", f"p80, cc {cc}", pts.get(("in_band", cc), NAN) / pts.get(("local", cc), NAN),
-                         NAN))
+    rows = []
+    for k, (link, ll) in enumerate(_links(runs)):
+        paper = _paper_on(k)
+        pts = tc1_points(store, runs, by="drum.control", link=link)
+        rows += [_cmp(f"{ll}DRUM {c}", f"p80 us, cc {cc}", pts.get((c, cc), NAN), paper(FIG8.get(("drum", cc), NAN)))
+                 for c in ("local", "in_band") for cc in (20, 50, 100)]
+        for cc in (20, 50, 100):
+            rows.append(_cmp(f"{ll}in_band / local", f"p80, cc {cc}",
+                             pts.get(("in_band", cc), NAN) / pts.get(("local", cc), NAN), NAN))
     return rows
 
 
 def figure_tc1_inband(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
     store = Store(sweep_dir)
-    pts = tc1_points(store, store.runs(), by="drum.control")
+    runs = store.runs()
+    pts = tc1_points(store, runs, by="drum.control", link=_links(runs)[0][0])
     fig, ax = _axes()
+    ax.set_title(_link_title(runs))
     for c, style in (("local", "-o"), ("in_band", "-s")):
         ccs = sorted(n for m, n in pts if m == c)
         ax.plot(ccs, [pts[c, n] for n in ccs], style, label=f"ours, DRUM {c}")
@@ -467,14 +501,14 @@ def _experiment(name: str, title: str, figs: str, theirs: str, key: str, by: str
 EXPERIMENTS = [
     _experiment("drum-fig2a", "DRUM Fig. 2a: a batch-posting neighbour delays a 1 KB WQE (RAW); DRUM rows: Fig. 6",
         "§II-A, Fig. 2a", "the caption's 19.8 and 74.3 us (text: 20 -> 78 us, 3.9x); wqe_cost is calibrated "
-        "on this slope, the rest is a prediction", "fig2a"),
+        "on this slope, the rest is a prediction" + LINK_NOTE, "fig2a"),
     _experiment("drum-fig2b", "DRUM Fig. 2b: throughput vs CQ polling rate, wr_num 1/5/10 (RAW)", "§II-C, Fig. 2b",
         "the figure's shape, not its values (none printed): throughput linear in the polling rate "
-        "(x2 polls -> x2) and in wr_num (x10) until a budget binds", "fig2b", by="app[0].wr_num"),
+        "(x2 polls -> x2) and in wr_num (x10) until a budget binds" + LINK_NOTE, "fig2b", by="app[0].wr_num"),
     _experiment("drum-fig2c", "DRUM Fig. 2c: aggregate throughput vs connections, RC / UC / UD queue pairs",
         "§II-D, Fig. 2c", "RC and UC drop past 20 connections, UD flat (no throughput values printed). "
         "The knee's position is our input qp_cache_entries = 20; the miss penalty 1 us is our choice, so "
-        "the level past the knee is a prediction; UD's flat line follows from its one context per NIC",
+        "the level past the knee is a prediction; UD's flat line follows from its one context per NIC" + LINK_NOTE,
         "fig2c", by="app[0].transport"),
     _experiment("drum-tc1", "DRUM test case 1 (Fig. 8): 32 B WQE p80 vs cc, RAW / SHARE / DRUM", "§IV-C, Fig. 8",
         "the text's p80 values (SHARE given only at cc = 20) and ratios at cc = 100. Our choices where "
@@ -484,7 +518,7 @@ EXPERIMENTS = [
     _experiment("drum-tc1-inband", "DRUM test case 1 with control = in_band (the agents coordinate through "
         "the fabric) beside control = local", "§IV-A, §IV-C, Fig. 8",
         "the text's DRUM p80 values; in_band / local has no paper number (the paper's testbed runs its "
-        "coordination, it does not isolate it)", "tc1_inband", by="drum.control"),
+        "coordination, it does not isolate it)" + LINK_NOTE, "tc1_inband", by="drum.control"),
     _experiment("drum-tc2", "DRUM test case 2 (Figs. 9, 7): 1 MB of 32 B WQEs, and 16 MB of 1 MB WQEs, vs cc",
         "§IV-C, Figs. 7 and 9", "the text's 53.1 / 82.8 / 62.9 ms at cc = 20 and its ratios at cc = 100; "
         "Fig. 7: DRUM's foreground 'unaffected by the background' (1.0 x its time alone at line rate), "
