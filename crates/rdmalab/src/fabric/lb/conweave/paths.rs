@@ -10,7 +10,7 @@
 //! tier-t switch the choice is `upper / (n1 × ... × n_(t-1)) mod` its next hops
 //! (`ConWeave::follow`). The ns-3 artifact does the same with one byte per hop, the egress
 //! port of each hop (`conweave-routing.cc:195-202`, `GetOutPortFromPath`; a switch that is no
-//! ToR forwards by the hop's byte, `conweave-routing.cc:1034-1052`; the path set per
+//! ToR forwards by the hop's byte, `conweave-routing.cc:1031-1056`; the path set per
 //! destination ToR built in `scratch/network-load-balance.cc:1544-1650`). On a leaf-spine
 //! `upper` is always 0 and the tag is the uplink.
 //!
