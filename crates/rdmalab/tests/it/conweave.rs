@@ -129,6 +129,17 @@ fn conweave_is_the_same_for_any_thread_count() {
 }
 
 #[test]
+fn conweave_on_a_fat_tree_is_the_same_for_any_thread_count() {
+    // Issue 46: the aggregation and core switches follow the tag; partitions cut between them.
+    let toml = "seed = 4\n[topology]\nkind = \"fat_tree\"\nk = 4\nhost_rate = \"100Gbps\"\nfabric_rate = \"100Gbps\"\n\
+                delay = \"1us\"\n[[traffic]]\nkind = \"poisson\"\ncdf = \"web_search\"\nload = 0.6\nduration = \"300us\"\n\
+                [fabric]\npath_selection = \"conweave\"\ncc = \"dcqcn\"\n[fabric.lb]\nconweave_reply_extra = \"1ns\"\n";
+    let one = outputs(toml, 1);
+    assert!(one.2 .0 > 0 && one.2 .3 > 0, "rerouted, with replies: {:?}", one.2);
+    assert!(one == outputs(toml, 2), "outputs differ with 2 threads");
+}
+
+#[test]
 fn bad_conweave_input_names_the_field() {
     let flows = cross_leaf_flows(1, 1000, 0);
     let toml = leaf_spine("path_selection = \"conweave\"\n[fabric.lb]\nconweave_table = 1000", &flows);
