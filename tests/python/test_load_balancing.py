@@ -131,3 +131,37 @@ def test_conweave_runs_in_order_with_its_reorder_table_and_counters():
         run(sc.with_fabric(nack_interval="0us"), progress=False)
     with pytest.raises(ValueError, match=r"fabric\.lb\.conweave_queues"):
         run(sc.with_fabric(lb={"conweave_queues": 0}), progress=False)
+
+
+def test_lb_conweave_fattree_runs_the_artifacts_fat_tree_with_its_timers():
+    # Issue 46 item 3: ECMP and ConWeave on the artifact's k = 8 (quick: k = 4) 2:1 fat tree,
+    # ConWeave's flush margin and default wait zipped with the loss recovery as its run.py sets
+    # them for a fat tree (64 us / 600 us lossless, 16 us / 300 us with IRN; expiry 1 ms).
+    e = repro.get("lb-conweave-fattree")
+    want = sorted([(s, "go_back_n", True, "64us", "600us") for s in ("ecmp", "conweave")]
+                  + [(s, "irn", False, "16us", "300us") for s in ("ecmp", "conweave")])
+    for quick, head in ((False, "336 80 512"), (True, "52 20 64")):
+        rows = Sweep.from_file(e.sweep_path(quick)).expand()
+        got = sorted((r.params["fabric.path_selection"], r.params["fabric.loss_recovery"], r.params["fabric.lossless"],
+                      r.params["fabric.lb.conweave_flush_extra"], r.params["fabric.lb.conweave_default_wait"])
+                     for r in rows)
+        assert got == want
+        doc = tomllib.loads(e.sweep_path(quick).read_text())
+        assert doc["base"]["fabric"]["lb"]["conweave_tx_expiry"] == "1ms"
+        topo = e.sweep_path(quick).parent / doc["base"]["topology"]["path"]
+        assert topo.read_text().splitlines()[0].split() == head.split()
+
+
+def test_conweave_runs_on_a_fat_tree_in_order():
+    # A 1 ns reply margin: flows between pods move at every epoch, across the aggregation and
+    # core tiers; the destination ToRs keep every NIC in order. (Refused before issue 46.)
+    sc = Scenario.fat_tree(4)
+    for i in range(4):
+        sc = sc.flow(i, 12 + i, 1_000_000).flow(12 + i, i, 1_000_000)
+    sc = sc.with_fabric(cc="dcqcn", path_selection="conweave",
+                        lb={"conweave_reply_extra": "1ns", "conweave_flush_extra": "64us",
+                            "conweave_default_wait": "600us", "conweave_tx_expiry": "1ms"})
+    res = run(sc, progress=False)
+    c = res.counters
+    assert len(res.flows) == 8 and c["lb_reroutes"] > 0 and c["lb_control_packets"] > 0
+    assert c["ooo_packets"] == 0 and c["lb_untracked"] == 0

@@ -129,6 +129,17 @@ fn conweave_is_the_same_for_any_thread_count() {
 }
 
 #[test]
+fn conweave_on_a_fat_tree_is_the_same_for_any_thread_count() {
+    // Issue 46: the aggregation and core switches follow the tag; partitions cut between them.
+    let toml = "seed = 4\n[topology]\nkind = \"fat_tree\"\nk = 4\nhost_rate = \"100Gbps\"\nfabric_rate = \"100Gbps\"\n\
+                delay = \"1us\"\n[[traffic]]\nkind = \"poisson\"\ncdf = \"web_search\"\nload = 0.6\nduration = \"300us\"\n\
+                [fabric]\npath_selection = \"conweave\"\ncc = \"dcqcn\"\n[fabric.lb]\nconweave_reply_extra = \"1ns\"\n";
+    let one = outputs(toml, 1);
+    assert!(one.2 .0 > 0 && one.2 .3 > 0, "rerouted, with replies: {:?}", one.2);
+    assert!(one == outputs(toml, 2), "outputs differ with 2 threads");
+}
+
+#[test]
 fn bad_conweave_input_names_the_field() {
     let flows = cross_leaf_flows(1, 1000, 0);
     let toml = leaf_spine("path_selection = \"conweave\"\n[fabric.lb]\nconweave_table = 1000", &flows);
@@ -137,10 +148,68 @@ fn bad_conweave_input_names_the_field() {
     let e =
         fixtures::input_error(&leaf_spine("path_selection = \"conweave\"\n[fabric.lb]\nconweave_queues = 0", &flows));
     assert!(e.contains("fabric.lb.conweave_queues"), "{e}");
-    let fat = "[topology]\nkind = \"fat_tree\"\nk = 4\n[[traffic]]\nkind = \"flows\"\nflows = [{ src = 0, dst = 9, size = 1000 }]\n\
-               [fabric]\npath_selection = \"conweave\"\n";
-    let e = fixtures::input_error(fat);
-    assert!(e.contains("fabric.path_selection") && e.contains("leaf-spine"), "{e}");
+    // Switches linked within a tier (a full mesh of ToRs) have no upward path to name.
+    let mesh = "[topology]\nkind = \"full_mesh\"\nswitches = 3\nhosts_per_switch = 2\n[[traffic]]\nkind = \"flows\"\n\
+                flows = [{ src = 0, dst = 4, size = 1000 }]\n[fabric]\npath_selection = \"conweave\"\n";
+    let e = fixtures::input_error(mesh);
+    assert!(e.contains("fabric.path_selection") && e.contains("same tier"), "{e}");
     let hpcc = leaf_spine("path_selection = \"conweave\"\ncc = \"hpcc\"", &flows);
     assert!(fixtures::input_error(&hpcc).contains("INT"));
+}
+
+/// A k = 4 fat tree, 100 Gb/s and 1 µs: hosts 0..16, edges (the ToRs) 16..24, aggregation
+/// 24..32, cores 32..36; one 20 MB flow from host 0 (pod 0) to host 15 (pod 3); `fabric`.
+fn fat_tree_one_flow(fabric: &str) -> (rdmalab::topology::Topology, Results) {
+    let toml = format!(
+        "seed = 3\n[topology]\nkind = \"fat_tree\"\nk = 4\nhost_rate = \"100Gbps\"\nfabric_rate = \"100Gbps\"\n\
+         delay = \"1us\"\n[[traffic]]\nkind = \"flows\"\nflows = [{{ src = 0, dst = 15, size = 20000000 }}]\n\
+         [fabric]\ncc = \"dcqcn\"\n{fabric}\n"
+    );
+    let mut s = fixtures::scenario(&toml, "cw.toml");
+    // Aggregation 24's link to core 32 at 10 Gb/s: packets of a path through it queue there,
+    // and those of the next path overtake them.
+    let l =
+        s.topology.links.iter_mut().find(|l| [l.a.idx(), l.b.idx()] == [24, 32] || [l.a.idx(), l.b.idx()] == [32, 24]);
+    l.expect("aggregation 24 - core 32").rate = Rate::gbps(10);
+    let r = fixtures::run_finished(s.clone());
+    (s.topology, r)
+}
+
+/// The paths pod 0's aggregation switches sent the flow's data on: their links up to a
+/// core that carried at least 100 packets (only the flow's data goes up there; its ACKs
+/// and ConWeave's replies go up in pod 3).
+fn paths_used(t: &rdmalab::topology::Topology, r: &Results) -> usize {
+    [24, 25]
+        .iter()
+        .flat_map(|&a: &usize| t.nodes[a].ports.iter())
+        .filter(|p| t.ports[p.idx()].peer_node.idx() >= 32 && r.ports[p.idx()].tx_packets >= 100)
+        .count()
+}
+
+#[test]
+fn conweave_on_a_fat_tree_takes_every_path_and_delivers_in_order() {
+    // Issue 46. With a 1 ns reply margin every INIT's reply is late: the source ToR moves
+    // the flow at every epoch, among all (k/2)^2 = 4 paths to another pod; the aggregation
+    // switches follow the path it chose (hashing, they would keep the flow on one core link
+    // each, 2 paths at most), and the destination ToR puts the packets back in order.
+    // The artifact's lossless fat-tree timers (`run.py:273-275`: 64 µs flush margin, 600 µs
+    // default wait, 1 ms expiry); with leaf-spine's 16 µs margin one queue here is released
+    // by its deadline before its TAIL.
+    let timers = "conweave_flush_extra = \"64us\"\nconweave_default_wait = \"600us\"\nconweave_tx_expiry = \"1ms\"";
+    let (t, cw) = fat_tree_one_flow(&format!(
+        "path_selection = \"conweave\"\n[fabric.lb]\nconweave_reply_extra = \"1ns\"\n{timers}"
+    ));
+    let (reroutes, held) = (cw.mechanism_count("lb_reroutes"), cw.mechanism_count("reorder_held"));
+    eprintln!(
+        "fat tree: {reroutes} reroutes, {held} held, {} out of order, {} paths",
+        cw.counters.ooo_packets,
+        paths_used(&t, &cw)
+    );
+    assert_eq!(cw.records.len(), 1);
+    assert!(reroutes > 0 && held > 0, "{:?}", cw.mechanism_counters);
+    assert_eq!(cw.counters.ooo_packets, 0, "in order at the NIC: {:?}", cw.counters);
+    assert_eq!(paths_used(&t, &cw), 4, "every path from the ToR to the other pod");
+    // The same flow hashed (ECMP) takes one path.
+    let (t, ecmp) = fat_tree_one_flow("path_selection = \"ecmp\"");
+    assert_eq!(paths_used(&t, &ecmp), 1);
 }

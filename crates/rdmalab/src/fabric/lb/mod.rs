@@ -208,6 +208,8 @@ impl LoadBalancer {
                     let cw = self.conweave.as_deref_mut().expect("conweave state under conweave");
                     if cw.at_source(node, pkt) {
                         cw.source(now, node, hops, pkt, &mut sw.rng, &mut self.tally)
+                    } else if let Some(i) = cw.follow(node, hops.len(), pkt) {
+                        hops[i] // above the ToRs: the path the source ToR chose
                     } else {
                         hops[pick(self.scheme.key(pkt.sip, pkt.dip, pkt.sport, pkt.dport, node), hops.len())]
                     }

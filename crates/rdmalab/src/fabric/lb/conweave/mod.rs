@@ -1,4 +1,4 @@
-//! ConWeave (Song et al., SIGCOMM'23) on a leaf-spine fabric: the source ToR probes the
+//! ConWeave (Song et al., SIGCOMM'23) on a leaf-spine or a fat tree: the source ToR probes the
 //! RTT of each flow's current path once per epoch and reroutes the flow, at most once per
 //! epoch, when the reply does not come back within the base RTT plus a margin; the
 //! destination ToR holds the packets sent on the new path in a per-flow reorder queue until
@@ -13,20 +13,24 @@
 //! asks for an RTT_REPLY (INIT); *phase* 1 marks the packets after a reroute (the paper's
 //! REROUTED), the TAIL being the last packet on the old path.
 //!
-//! Locality: a source ToR's tables (per flow, and per (destination leaf, uplink) the time a
+//! A path is the choice at every upward hop, named by a tag the data packet carries; the
+//! switches above the ToRs follow it (`paths.rs`).
+//!
+//! Locality: a source ToR's tables (per flow, and per (destination leaf, path) the time a
 //! path stays avoided after a NOTIFY) and a destination ToR's tables and reorder queues
 //! change only in the hook running at that switch; what one ToR tells another travels in
 //! packets: the header of data packets, and RTT_REPLY, CLEAR and NOTIFY packets
 //! (`PacketKind::LbControl`, 64 bytes, the control class) that the source ToR consumes.
 //!
 //! The header of a data packet is packed into `Packet::int_hops` and `Packet::deflections`
-//! (24 bits: flag, phase, uplink tag, epoch modulo 32, a send time in 256 ns units modulo
+//! (24 bits: flag, phase, path tag, epoch modulo 32, a send time in 256 ns units modulo
 //! 2^12), free when no INT-based congestion control and no IOFD run (the scenario refuses
 //! `conweave` with either); the destination ToR clears them.
 
 mod causes;
 mod destination;
 mod header;
+mod paths;
 mod source;
 #[cfg(test)]
 mod tests;
@@ -41,10 +45,9 @@ use std::collections::VecDeque;
 
 pub use causes::{Causes, CAUSES, CAUSE_NAMES};
 
-/// Most uplinks per leaf: tags 1..=15 in a 4-bit field.
-pub const MAX_UPLINKS: usize = 15;
-const TAGS: usize = MAX_UPLINKS + 1;
-const NO_LEAF: u16 = u16::MAX;
+pub use paths::MAX_PATHS;
+/// Path tags: 0..16 in a 4-bit field.
+const TAGS: usize = MAX_PATHS;
 const NONE: u32 = u32::MAX;
 
 /// A source ToR's entry for one flow.
@@ -56,6 +59,8 @@ struct TxEntry {
     stabilized: bool,
     /// The uplink the flow's packets take (`PortId::NONE`: no packet yet).
     path: PortId,
+    /// The path's choices above the ToR (`paths.rs`; 0 on a leaf-spine).
+    upper: u8,
     active: Time,
     /// When a missing RTT_REPLY becomes a reroute; `Time::MAX` when none is awaited.
     reply_deadline: Time,
@@ -69,6 +74,7 @@ const TX_EMPTY: TxEntry = TxEntry {
     phase: 0,
     stabilized: false,
     path: PortId::NONE,
+    upper: 0,
     active: Time::ZERO,
     reply_deadline: Time::MAX,
     tail: 0,
@@ -183,8 +189,14 @@ pub struct ConWeave {
     /// Leaf index of each leaf switch and of each host's leaf; `NO_LEAF` for spines.
     leaf_of: Vec<u16>,
     is_leaf: Vec<bool>,
-    /// Per port: its uplink tag at a leaf (1..=15), 0 for other ports.
+    /// Per port: its index among its leaf's uplinks (0..16), 0 for other ports.
     tag: Vec<u8>,
+    /// Per leaf: its uplinks (a tag's radix at the source).
+    n_up: Vec<u8>,
+    /// Per node: the divisor of a tag's upper part at a switch above the leaves (0 elsewhere).
+    stride: Vec<u8>,
+    /// Per (leaf, leaf): the choices above the source ToR (1 on a leaf-spine or in a pod).
+    upper: Vec<u8>,
     /// Per (leaf, leaf): the base RTT between them (propagation both ways).
     base_rtt: Vec<Time>,
     tx: Vec<TxEntry>,
@@ -237,48 +249,6 @@ pub struct Tally {
     pub untracked: u64,
 }
 
-/// The leaf-spine structure shared with CONGA's check: leaf index of each node, whether it
-/// is a leaf, and each leaf's uplinks in port order. An error (a sentence) off leaf-spine.
-fn two_tiers(topo: &Topology) -> Result<(Vec<u16>, Vec<bool>, Vec<Vec<PortId>>), String> {
-    let n = topo.nodes.len();
-    let peer_is_host = |p: &PortId| topo.is_host(topo.ports[p.idx()].peer_node);
-    let mut leaf_of = vec![NO_LEAF; n];
-    let mut is_leaf = vec![false; n];
-    let mut uplinks = Vec::new();
-    for s in topo.switches() {
-        if topo.nodes[s.idx()].ports.iter().any(peer_is_host) {
-            is_leaf[s.idx()] = true;
-            leaf_of[s.idx()] = uplinks.len() as u16;
-            uplinks.push(Vec::new());
-        }
-    }
-    for s in topo.switches() {
-        for &p in topo.nodes[s.idx()].ports.iter().filter(|p| !peer_is_host(p)) {
-            let peer = topo.ports[p.idx()].peer_node;
-            if is_leaf[s.idx()] == is_leaf[peer.idx()] {
-                return Err(format!(
-                    "ConWeave is defined here on two-tier leaf-spine fabrics; switch {} links to switch {} of the same tier",
-                    s.0, peer.0
-                ));
-            }
-            if is_leaf[s.idx()] {
-                uplinks[leaf_of[s.idx()] as usize].push(p);
-            }
-        }
-    }
-    if let Some(u) = uplinks.iter().find(|u| u.len() > MAX_UPLINKS) {
-        return Err(format!("a leaf has {} uplinks; ConWeave's 4-bit path tag names at most {MAX_UPLINKS}", u.len()));
-    }
-    for h in topo.hosts() {
-        let sw: Vec<NodeId> = topo.nodes[h.idx()].ports.iter().map(|p| topo.ports[p.idx()].peer_node).collect();
-        if sw.is_empty() || sw.iter().any(|&x| x != sw[0] || !is_leaf[x.idx()]) {
-            return Err(format!("ConWeave needs every host on one leaf; host {} is not", h.0));
-        }
-        leaf_of[h.idx()] = leaf_of[sw[0].idx()];
-    }
-    Ok((leaf_of, is_leaf, uplinks))
-}
-
 /// The flow's key, the same at both ToRs and for the replies coming back (the data
 /// direction's 5-tuple hashed with seed 0).
 fn data_key(sip: u32, dip: u32, sport: u16, dport: u16) -> u32 {
@@ -287,33 +257,17 @@ fn data_key(sip: u32, dip: u32, sport: u16, dport: u16) -> u32 {
 }
 
 impl ConWeave {
-    /// The state for `topo`, which must be a leaf-spine fabric.
+    /// The state for `topo`, which must be a layered fabric (leaf-spine, fat tree).
     pub fn new(topo: &Topology, cfg: &LbConfig) -> Result<ConWeave, String> {
-        let (leaf_of, is_leaf, uplinks) = two_tiers(topo)?;
+        let paths::Layout { leaf_of, is_leaf, uplinks, stride, upper, base_rtt } = paths::layout(topo)?;
         let leaves = uplinks.len();
         let mut tag = vec![0u8; topo.ports.len()];
         for ups in &uplinks {
             for (i, &p) in ups.iter().enumerate() {
-                tag[p.idx()] = i as u8 + 1;
+                tag[p.idx()] = i as u8;
             }
         }
-        let delay = |p: PortId| topo.links[topo.ports[p.idx()].link.idx()].delay;
-        // Base RTT between two leaves: the longest propagation over their paths, both ways
-        // (the artifact sets 4 one-hop delays on a leaf-spine, `m_rxToRId2BaseRTT`).
-        let mut base_rtt = vec![Time::ZERO; leaves * leaves];
-        for (a, ups) in uplinks.iter().enumerate() {
-            for &u in ups {
-                let spine = topo.ports[u.idx()].peer_node;
-                for &d in &topo.nodes[spine.idx()].ports {
-                    let b = leaf_of[topo.ports[d.idx()].peer_node.idx()];
-                    if b != NO_LEAF {
-                        let rtt = Time::from_ps(2 * (delay(u).ps() + delay(d).ps()));
-                        let slot = &mut base_rtt[a * leaves + b as usize];
-                        *slot = (*slot).max(rtt);
-                    }
-                }
-            }
-        }
+        let n_up = uplinks.iter().map(|u| u.len().min(u8::MAX as usize) as u8).collect();
         let mut first_queue = vec![NONE; topo.ports.len()];
         let mut queue_port = Vec::new();
         let mut queue_leaf = Vec::new();
@@ -343,6 +297,9 @@ impl ConWeave {
             leaf_of,
             is_leaf,
             tag,
+            n_up,
+            stride,
+            upper,
             base_rtt,
             tx: vec![TX_EMPTY; leaves * table],
             rx: vec![RX_EMPTY; leaves * table],

@@ -12,13 +12,42 @@ use crate::topology::routing::pick;
 use crate::units::Time;
 
 impl ConWeave {
-    /// A path not avoided, from two random samples among `hops` (the artifact's
-    /// path-aware choice); `None` when both are avoided.
-    fn good_path(&self, leaf: usize, dst: usize, hops: &[PortId], now: Time, rng: &mut Rng) -> Option<PortId> {
-        let a = hops[rng.gen_range(0..hops.len())];
-        let b = hops[rng.gen_range(0..hops.len())];
-        let ok = |p: PortId| self.avoid_until[(leaf * self.leaves + dst) * TAGS + self.tag[p.idx()] as usize] <= now;
+    /// A path not avoided, from two random samples among the paths through `hops` (the
+    /// artifact's path-aware choice); `None` when both are avoided. A path is an uplink
+    /// and the choices above it (`paths.rs`).
+    fn good_path(&self, leaf: usize, dst: usize, hops: &[PortId], now: Time, rng: &mut Rng) -> Option<(PortId, u8)> {
+        let a = self.any_path(leaf, dst, hops, rng);
+        let b = self.any_path(leaf, dst, hops, rng);
+        let ok = |p: (PortId, u8)| self.avoid_until[(leaf * self.leaves + dst) * TAGS + self.path_tag(leaf, p)] <= now;
         [a, b].into_iter().find(|&p| ok(p))
+    }
+
+    /// A path drawn uniformly among the paths through `hops` to leaf `dst` (one draw of
+    /// `rng`, among `hops` alone on a leaf-spine).
+    fn any_path(&self, leaf: usize, dst: usize, hops: &[PortId], rng: &mut Rng) -> (PortId, u8) {
+        let i = rng.gen_range(0..hops.len() * self.upper[leaf * self.leaves + dst] as usize);
+        (hops[i % hops.len()], (i / hops.len()) as u8)
+    }
+
+    /// The tag of path `(uplink, upper)` from leaf `leaf`.
+    fn path_tag(&self, leaf: usize, (uplink, upper): (PortId, u8)) -> usize {
+        self.tag[uplink.idx()] as usize + self.n_up[leaf] as usize * upper as usize
+    }
+
+    /// At a switch above the ToRs: which of its `n` next hops data packet `pkt` takes, as the
+    /// path its source ToR chose says; `None` for a packet without ConWeave's header (its
+    /// flow untracked: hashed) or at a ToR.
+    pub fn follow(&self, node: NodeId, n: usize, pkt: &Packet) -> Option<usize> {
+        let stride = self.stride[node.idx()] as usize;
+        if stride == 0 {
+            return None;
+        }
+        let h = Header::read(pkt);
+        if h.flag == 0 {
+            return None;
+        }
+        let upper = h.tag as usize / (self.n_up[self.leaf_of[pkt.src.idx()] as usize] as usize).max(1);
+        Some(upper / stride % n)
     }
 
     /// The source ToR's rule for data packet `pkt` at `node` among uplinks `hops`: its
@@ -76,22 +105,27 @@ impl ConWeave {
             e.phase
         };
         if e.path == PortId::NONE {
-            e.path = good.unwrap_or_else(|| hops[rng.gen_range(0..hops.len())]);
+            let first = match good {
+                Some(g) => g,
+                None => self.any_path(leaf, dst, hops, rng),
+            };
+            (self.tx[i].path, self.tx[i].upper) = first;
         }
+        let e = &mut self.tx[i];
         let used = if expired {
             if let Some(g) = good {
-                e.path = g;
+                (e.path, e.upper) = g;
             }
-            e.path
+            (e.path, e.upper)
         } else if timeout {
-            let old = e.path;
+            let old = (e.path, e.upper);
             if let Some(g) = good.filter(|&g| g != old) {
-                e.path = g;
+                (e.path, e.upper) = g;
                 tally.reroutes += 1;
             }
             old
         } else {
-            e.path
+            (e.path, e.upper)
         };
         if fresh {
             e.tail = 0;
@@ -106,8 +140,10 @@ impl ConWeave {
             DATA
         };
         let ts = if phase == 0 { stamp(now) } else { e.tail };
-        Header { flag, phase, tag: self.tag[used.idx()] as u16, epoch: e.epoch, ts }.write(pkt);
-        used
+        let epoch = e.epoch;
+        let tag = self.path_tag(leaf, used) as u16;
+        Header { flag, phase, tag, epoch, ts }.write(pkt);
+        used.0
     }
 
     /// The source ToR receives a control packet for one of its flows (consumed there).

@@ -99,3 +99,42 @@ fn a_gap_counts_under_its_cause_until_the_receiver_catches_up() {
     assert_eq!(c.ooo, [2, 0, 0, 0, 1]);
     assert_eq!(c.gaps, [1, 0, 0, 0, 1]);
 }
+
+#[test]
+fn a_fat_tree_names_every_path_and_each_pairs_base_rtt() {
+    // k = 4: hosts 0..16, edges (the leaves) 16..24, aggregation 24..32, cores 32..36; two
+    // leaves a pod. Within a pod a ToR has 2 paths (its uplinks), across pods 4 (uplink and
+    // the aggregation switch's core link); the base RTT is 4 one-hop delays within a pod and
+    // 8 across, as the artifact sets them (`network-load-balance.cc:1572`, `:1640`).
+    let t = crate::topology::builders::fat_tree(4, Rate::gbps(100), Rate::gbps(100), Time::from_us(1)).unwrap();
+    let cw = ConWeave::new(&t, &LbConfig::default()).unwrap();
+    assert_eq!(cw.leaves, 8);
+    let pair = |a: usize, b: usize| a * cw.leaves + b;
+    assert_eq!((cw.n_up[0], cw.upper[pair(0, 1)], cw.upper[pair(0, 2)]), (2, 1, 2));
+    assert_eq!(cw.base_rtt[pair(0, 1)], Time::from_us(4));
+    assert_eq!(cw.base_rtt[pair(0, 7)], Time::from_us(8));
+    assert_eq!((cw.stride[16], cw.stride[24], cw.stride[32]), (0, 1, 2));
+    // Above the ToR the aggregation switch follows the tag's upper part: tag = uplink + 2 x
+    // upper, so tags 0..4 from leaf 0 take core links 0, 0, 1, 1.
+    let mut p = data();
+    p.src = NodeId(0);
+    let follow = |tag: u16, p: &mut Packet| {
+        Header { flag: DATA, tag, ..Header::default() }.write(p);
+        cw.follow(NodeId(24), 2, p)
+    };
+    assert_eq!([0, 1, 2, 3].map(|tag| follow(tag, &mut p)), [Some(0), Some(0), Some(1), Some(1)]);
+    // No header (an untracked flow) or a ToR: not followed.
+    p.int_hops = 0;
+    assert_eq!(cw.follow(NodeId(24), 2, &p), None);
+    Header { flag: DATA, tag: 3, ..Header::default() }.write(&mut p);
+    assert_eq!(cw.follow(NodeId(16), 2, &p), None);
+}
+
+#[test]
+fn a_leaf_spine_keeps_one_path_per_uplink() {
+    let (t, cw, up) = fabric();
+    assert_eq!((cw.n_up[0], cw.upper[1]), (4, 1));
+    assert_eq!(cw.base_rtt[1], Time::from_us(4));
+    assert!(up.iter().enumerate().all(|(i, p)| cw.tag[p.idx()] as usize == i));
+    assert!(t.switches().all(|s| cw.stride[s.idx()] == u8::from(!cw.is_leaf[s.idx()])));
+}
