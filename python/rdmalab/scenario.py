@@ -382,7 +382,9 @@ class Scenario:
         loss_recovery (go_back_n|irn) with irn (a dict of the `[fabric.irn]` fields: rto_low,
         rto_high, low_packets, bdp), cnp_on_ooo (a CNP on an out-of-order packet) and
         nack_interval (go-back-N's least time between NACKs for one expected packet; ConWeave's
-        artifact uses 4us); docs/physics.md, "Loss recovery: go-back-N and IRN".
+        artifact uses 4us); docs/physics.md, "Loss recovery: go-back-N and IRN". pfc_watchdog (a
+        dict of the `[fabric.pfc_watchdog]` fields: detection_time, restoration_time,
+        poll_interval, action; docs/physics.md, "PFC watchdog").
 
         Blitz: `with_fabric(cc="blitz", cc_params={"dasr_count": "qp"}, iofd={})`.
         InfiniBand CC (IBA annex A10): `with_fabric(cc="ib", cc_params={"ccti_timer": "20us",
