@@ -103,3 +103,18 @@ def test_the_incast_round_is_refused_only_when_a_repost_outlasts_the_gap_to_the_
     assert res.counters["rnr_naks"] == 0 and flows.equals(base)
     res, _ = incast(f"{hi:.0f}us")
     assert sorted(res.rnr["flow"]) == round2 and res.counters["rnr_retry_exceeded"] == 0
+
+
+def test_a_shared_receive_queue_is_drawn_on_by_every_connection():
+    # Two senders, one WQE: per connection each has its own and nothing is refused; one SRQ
+    # of one WQE at host 1 refuses the second sender while the first message holds it.
+    flows = [{"src": 0, "dst": 1, "size": 10000}, {"src": 2, "dst": 1, "size": 10000, "start": "3us"}]
+    base = Scenario.star(3, rate="100Gbps").with_fabric(cc="none", mtu=1000)
+    own = run(base.with_rnic(recv_queue_depth=1, recv_repost_delay="30us", min_rnr_timer=1)
+              .flows(flows, verb="send"), progress=False)
+    shared = run(base.with_rnic(srq_depth=1, recv_repost_delay="30us", min_rnr_timer=1)
+                 .flows(flows, verb="send"), progress=False)
+    assert own.counters["rnr_naks"] == 0
+    assert shared.counters["rnr_naks"] == 2 and shared.rnr.to_dicts() == [{"flow": 1, "rnr_naks": 2}]
+    with pytest.raises(Exception, match="rnic.srq_depth"):
+        run(base.with_rnic(recv_queue_depth=1, srq_depth=1).flows(flows, verb="send"), progress=False)

@@ -49,8 +49,12 @@ pub const RNR_RETRY_FOREVER: u8 = 7;
 /// govern an RNR NAK.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RnrConfig {
-    /// Receive WQEs kept posted per connection at the responder (at least 1).
+    /// Receive WQEs kept posted per connection at the responder (at least 1), or, with
+    /// `shared`, in the one shared receive queue of each responder host.
     pub recv_queue_depth: u32,
+    /// One shared receive queue (SRQ, `ibv_create_srq`) per responder host serves the SENDs
+    /// of every connection to it (`[rnic] srq_depth`), instead of a queue per connection.
+    pub shared: bool,
     /// From a message's receive completion to its WQE posted again.
     pub recv_repost_delay: Time,
     /// The RNR NAK timer the responder asks for (`RNR_TIMER_US` code, 0 to 31).

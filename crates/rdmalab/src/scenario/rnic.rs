@@ -5,6 +5,7 @@
 //! ```toml
 //! [rnic]
 //! recv_queue_depth = 4        # receive WQEs kept posted per connection (absent: unlimited, off)
+//! # srq_depth = 16            # or: one shared receive queue of this many WQEs per responder host
 //! recv_repost_delay = "2us"   # receive completion to the WQE posted again
 //! min_rnr_timer = 12          # IBA Table 45 code, 0..31 (12: 0.64 ms)
 //! rnr_retry = 7               # 0..7, 7: retry forever
@@ -31,6 +32,9 @@ const DEFAULT_RNR_RETRY: i64 = RNR_RETRY_FOREVER as i64;
 pub struct RnicSpec {
     /// Receive WQEs the responder keeps posted per connection (absent: unlimited, no RNR).
     pub recv_queue_depth: Option<i64>,
+    /// Receive WQEs of one shared receive queue per responder host, which every connection
+    /// to it draws on (`ibv_create_srq`'s `max_wr`; absent: per-connection queues).
+    pub srq_depth: Option<i64>,
     /// From a SEND's receive completion to its WQE posted again (default `"0ns"`).
     pub recv_repost_delay: Option<String>,
     /// The RNR NAK timer code, 0 to 31 (IBA Table 45; default 12, 0.64 ms).
@@ -57,10 +61,19 @@ pub(super) fn apply(spec: Option<&RnicSpec>, file: &Path, c: &mut SimConfig) -> 
         Some(d) => field_time(file, "rnic.recv_repost_delay", d)?,
         None => Time::ZERO,
     };
-    let Some(depth) = s.recv_queue_depth else { return Ok(()) };
-    let depth = range("recv_queue_depth", depth, 1, u32::MAX as i64, " (leave it out: unlimited)")?;
+    let (field, depth, shared) = match (s.recv_queue_depth, s.srq_depth) {
+        (None, None) => return Ok(()),
+        (Some(d), None) => ("recv_queue_depth", d, false),
+        (None, Some(d)) => ("srq_depth", d, true),
+        (Some(_), Some(_)) => {
+            let m = "a QP draws on its own receive queue or on the shared one, not both: give recv_queue_depth or srq_depth";
+            return Err(Error::input(file, 0, "rnic.srq_depth", m));
+        }
+    };
+    let depth = range(field, depth, 1, u32::MAX as i64, " (leave it out: unlimited)")?;
     c.rnr = Some(RnrConfig {
         recv_queue_depth: depth as u32,
+        shared,
         recv_repost_delay: delay,
         min_rnr_timer: timer as u8,
         rnr_retry: retry as u8,

@@ -206,3 +206,47 @@ fn the_parallel_engine_gives_the_same_naks_and_fcts() {
     assert_eq!(fixtures::table_u64(&two, "rnr", "flow"), fixtures::table_u64(&one, "rnr", "flow"));
     assert_eq!(fixtures::table_u64(&two, "rnr", "rnr_naks"), fixtures::table_u64(&one, "rnr", "rnr_naks"));
 }
+
+/// `n` SEND flows of `PKTS` packets to host 1 of a three-host star, `gap` apart, from hosts
+/// 0 and 2 in turn (two connections), with `[rnic]` given by `rnic`.
+fn toml_two_senders(n: usize, gap: Time, rnic: &str) -> String {
+    let flows: Vec<String> = (0..n)
+        .map(|k| {
+            let src = if k % 2 == 0 { 0 } else { 2 };
+            format!("{{ src = {src}, dst = 1, size = {}, start = \"{}ps\" }}", PKTS * MTU, k as u64 * gap.0)
+        })
+        .collect();
+    format!(
+        "[topology]\nkind = \"star\"\nhosts = 3\nrate = \"100Gbps\"\ndelay = \"{DELAY_US}us\"\n\
+         [fabric]\nmtu = {MTU}\ncc = \"none\"\n{rnic}\n\
+         [[traffic]]\nkind = \"flows\"\nverb = \"send\"\nflows = [{}]\n",
+        flows.join(", ")
+    )
+}
+
+#[test]
+fn a_shared_receive_queue_serves_every_connection_as_one_queue() {
+    // Messages from hosts 0 and 2 in turn, 3 µs apart, D = 30 µs, τ = 10 µs. With one SRQ of
+    // q WQEs at host 1 they draw on one queue in arrival order, as one connection's messages
+    // would: the one-connection closed form holds message by message. With a queue of q per
+    // connection each connection's messages are 6 µs apart and fewer are refused.
+    let gap = Time::from_us(3);
+    for (q, n) in [(1usize, 4usize), (2, 5)] {
+        let srq = format!("[rnic]\nsrq_depth = {q}\nrecv_repost_delay = \"30us\"\nmin_rnr_timer = 1\n");
+        let (s, shared) = run(&toml_two_senders(n, gap, &srq));
+        let want = closed_form(&s, n, gap, q, Time::from_us(30), Time::from_us(10));
+        let got = fcts(&shared);
+        assert_eq!(got.len(), n, "every message completes (q {q})");
+        for (k, (naks, fct)) in want.iter().enumerate() {
+            assert_eq!(got[k].1, *fct, "message {k}'s FCT (q {q}, {naks} RNR NAKs)");
+        }
+        let total: u64 = want.iter().map(|w| w.0).sum();
+        assert_eq!(shared.mechanism_count("rnr_naks"), total, "q {q}");
+        let own = format!("[rnic]\nrecv_queue_depth = {q}\nrecv_repost_delay = \"30us\"\nmin_rnr_timer = 1\n");
+        let (_, per_connection) = run(&toml_two_senders(n, gap, &own));
+        assert!(per_connection.mechanism_count("rnr_naks") < total, "q {q}: a queue per connection is deeper in all");
+    }
+    let both = toml_two_senders(2, gap, "[rnic]\nrecv_queue_depth = 1\nsrq_depth = 1\n");
+    let e = fixtures::input_error(&both);
+    assert!(e.contains("rnic.srq_depth") && e.contains("not both"), "{e}");
+}

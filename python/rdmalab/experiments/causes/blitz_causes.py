@@ -15,7 +15,8 @@ suspected cause (docs/blitz.md, "Why our ratios are not the poster's"; issue 42 
   poster reads DASR as replacing the fabric's CC), and which reading the repro's headline uses;
 - `rnr`: the incast's flows as SENDs on receive queues of one WQE per connection
   (`[rnic]`, docs/physics.md "Receive queues and RNR NAKs"), reposted after 0, 9 and 10.5 ms,
-  at two RNR timers, under IB CC and DASR in the NIC: when RNR NAKs can idle the link;
+  at two RNR timers, under IB CC and DASR in the NIC, then on one shared receive queue (SRQ)
+  of 16, 8 and 4 WQEs reposted after 5 us: when RNR NAKs can idle the link;
 - `yardstick`: the fluid model the docs argue with (`repro/blitz_round.py`: `fair_share_fcts`,
   `serial_fcts`, `round_link_bound`) beside the runs it explains.
 
@@ -81,6 +82,12 @@ def _rnr(depth: int, delay: str, timer: int = 12, retry: int = 7) -> dict:
                                                  "min_rnr_timer": timer, "rnr_retry": retry}}
 
 
+def _srq(depth: int, delay: str, timer: int = 12) -> dict:
+    """The same on one shared receive queue of `depth` WQEs at the aggregator."""
+    return {"traffic[1].verb": "send", "rnic": {"srq_depth": depth, "recv_repost_delay": delay,
+                                                 "min_rnr_timer": timer}}
+
+
 #: The `rnr` part: one message per connection per round, rounds 10 ms apart, so a connection is
 #: short of its one WQE only when the repost takes longer than a period less the round.
 RNR_ROWS: dict[str, tuple] = {
@@ -92,6 +99,14 @@ RNR_ROWS: dict[str, tuple] = {
     "send, 1 WQE, reposted after 10.5 ms, rnr_retry 0": ("ib", {}, "none", _rnr(1, "10.5ms", 12, 0)),
     "DASR in the NIC, send, 1 WQE, reposted after 10.5 ms": ("blitz", {"dasr_fallback": "ib"}, "none",
                                                               _rnr(1, "10.5ms")),
+    # A shared receive queue (SRQ) runs short within a round when it holds fewer WQEs than
+    # senders. The repost delay, 5 us, is our choice of an application that reposts promptly.
+    "SRQ of 16 WQEs, reposted after 5 us": ("ib", {}, "none", _srq(16, "5us")),
+    "SRQ of 8 WQEs, reposted after 5 us, timer 12 (0.64 ms)": ("ib", {}, "none", _srq(8, "5us")),
+    "SRQ of 8 WQEs, reposted after 5 us, timer 1 (0.01 ms)": ("ib", {}, "none", _srq(8, "5us", 1)),
+    "SRQ of 4 WQEs, reposted after 5 us, timer 12 (0.64 ms)": ("ib", {}, "none", _srq(4, "5us")),
+    "DASR in the NIC, SRQ of 8 WQEs, reposted after 5 us, timer 12": ("blitz", {"dasr_fallback": "ib"}, "none",
+                                                                        _srq(8, "5us")),
 }
 
 

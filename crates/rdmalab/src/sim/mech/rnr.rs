@@ -81,7 +81,8 @@ pub(crate) struct Rnr {
     cfg: RnrConfig,
     timer: Time,
     nack_interval: Time,
-    /// By (requester host, responder host), packed in a u64 (looked up, never iterated).
+    /// By (requester host, responder host), packed in a u64, or by responder host alone
+    /// under `shared` (looked up, never iterated).
     queues: HashMap<u64, RecvQueue>,
     /// By requester QP slot, grown on the first RNR NAK of a slot.
     requesters: Vec<Requester>,
@@ -146,9 +147,11 @@ pub(in crate::sim) fn on_arrival(rnr: &mut Rnr, qp: &mut Qp, flows: &[FlowSpec],
         return false;
     }
     let depth = rnr.cfg.recv_queue_depth;
+    // A shared receive queue is the responder's, whichever requester the SEND comes from.
+    let requester = if rnr.cfg.shared { u32::MAX } else { qp.src.0 };
     let rq = rnr
         .queues
-        .entry(((qp.src.0 as u64) << 32) | qp.dst.0 as u64)
+        .entry(((requester as u64) << 32) | qp.dst.0 as u64)
         .or_insert_with(|| RecvQueue { posted: depth, reposts: VecDeque::new() });
     if pkt.seq == qp.rx.msg_start && !rq.take(now) {
         rnr.naks += 1;
@@ -227,7 +230,13 @@ mod tests {
         // Table 45 from 0.01 ms (code 1): 10, 20, 30 µs, then each value twice the one two
         // codes before (40, 60, 80, 120, ...); code 0, the longest, is 2^16 times 0.01 ms.
         let t = |c: u8| {
-            let cfg = RnrConfig { recv_queue_depth: 1, recv_repost_delay: Time::ZERO, min_rnr_timer: c, rnr_retry: 0 };
+            let cfg = RnrConfig {
+                recv_queue_depth: 1,
+                shared: false,
+                recv_repost_delay: Time::ZERO,
+                min_rnr_timer: c,
+                rnr_retry: 0,
+            };
             cfg.timer()
         };
         assert_eq!([t(1), t(2), t(3)], [10, 20, 30].map(Time::from_us));
