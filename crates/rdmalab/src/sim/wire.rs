@@ -76,9 +76,10 @@ impl Simulation {
     pub(in crate::sim) fn on_link_event(&mut self, l: crate::ids::LinkId, down: bool) {
         let from = self.mech.actions.len();
         let times = (self.now, self.cfg.reroute_delay);
-        let out = &mut self.mech.actions;
+        let mech = &mut self.mech;
+        let out = &mut mech.actions;
         if down {
-            super::mech::failures::link_down(&mut self.ports, &mut self.counters, times, l, out);
+            super::mech::failures::link_down(&mut self.ports, &mut mech.failures, times, l, out);
         } else {
             super::mech::failures::link_up(&mut self.ports, times, l, out);
         }
@@ -89,7 +90,8 @@ impl Simulation {
     pub(in crate::sim) fn on_reroute(&mut self) {
         let from = self.mech.actions.len();
         let fabric = (&mut self.routes, &self.topo, &self.ports[..]);
-        super::mech::failures::reroute(fabric, &self.qps, &mut self.counters, &mut self.mech.actions);
+        let mech = &mut self.mech;
+        super::mech::failures::reroute(fabric, &self.qps, &mut mech.failures, &mut mech.actions);
         self.carry_out(from);
     }
 

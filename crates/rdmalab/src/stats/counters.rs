@@ -27,10 +27,6 @@ pub struct Counters {
     pub resumes: u64,
     /// ECN marks.
     pub ecn_marks: u64,
-    /// InfiniBand CC: FECN marks set by switches.
-    pub fecn_marks: u64,
-    /// InfiniBand CC: ACKs carrying a BECN that reached their sender.
-    pub becns: u64,
     /// Retransmission timeouts that fired.
     pub timeouts: u64,
     /// NACKs sent.
@@ -59,12 +55,6 @@ pub struct Counters {
     /// Packets a switch had no route for (their destination cut off by link failures);
     /// part of `drops`.
     pub no_route_drops: u64,
-    /// Links that went down.
-    pub link_failures: u64,
-    /// Route recomputations by the control plane.
-    pub reroutes: u64,
-    /// UC messages lost: a gap in one (a dropped packet) discards the rest of it.
-    pub messages_lost: u64,
     /// QP-context cache lookups that hit, over all NICs (0 when the cache is not modelled).
     pub qp_cache_hits: u64,
     /// QP-context cache lookups that missed (each delays that QP's packet by the penalty).
@@ -86,8 +76,6 @@ impl Counters {
         self.pauses += o.pauses;
         self.resumes += o.resumes;
         self.ecn_marks += o.ecn_marks;
-        self.fecn_marks += o.fecn_marks;
-        self.becns += o.becns;
         self.timeouts += o.timeouts;
         self.nacks += o.nacks;
         self.retx_packets += o.retx_packets;
@@ -100,11 +88,8 @@ impl Counters {
         self.link_error_losses += o.link_error_losses;
         self.link_down_losses += o.link_down_losses;
         self.no_route_drops += o.no_route_drops;
-        self.link_failures += o.link_failures;
-        self.reroutes += o.reroutes;
         self.qp_cache_hits += o.qp_cache_hits;
         self.qp_cache_misses += o.qp_cache_misses;
-        self.messages_lost += o.messages_lost;
     }
 }
 
@@ -130,6 +115,14 @@ impl NamedCounts {
     /// Appends a count only runs with the mechanism report.
     pub fn push_conditional(&mut self, name: impl Into<String>, value: u64) {
         self.conditional.push((name.into(), value));
+    }
+
+    /// Sets the count of `name` where it is listed (a parallel run's counts that every
+    /// partition made alike, kept once).
+    pub fn set(&mut self, name: &str, value: u64) {
+        if let Some((_, v)) = self.always.iter_mut().chain(&mut self.conditional).find(|(n, _)| n == name) {
+            *v = value;
+        }
     }
 
     /// The count of `name` (0 when no mechanism reported it).

@@ -241,6 +241,6 @@ fn classes_survive_a_link_failure() {
                 [[fabric.classes]]\npg = 1\nweight = 1\n[[fabric.classes]]\npg = 2\nweight = 3\n";
     let r = run(toml);
     assert_eq!(r.records.len(), 4);
-    assert_eq!(r.counters.link_failures, 1);
+    assert_eq!(r.mechanism_count("link_failures"), 1);
     assert_eq!(r.classes[1].counters.drops + r.classes[2].counters.drops, 0);
 }

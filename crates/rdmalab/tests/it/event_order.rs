@@ -123,6 +123,6 @@ fn a_link_failure_runs_in_the_origin_order() {
         assert_eq!(r.records.len() + r.unreachable.len(), total, "{threads:?}");
         // An edge-aggregation link: every host keeps a route, so nothing is given up.
         assert_eq!(r.unreachable.len(), 0, "{threads:?}: {:?}", r.unreachable);
-        assert_eq!(r.counters.link_failures, 1);
+        assert_eq!(r.mechanism_count("link_failures"), 1);
     }
 }

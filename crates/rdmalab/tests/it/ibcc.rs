@@ -112,10 +112,10 @@ fn marking_rate_zero_marks_every_eligible_packet_and_no_other() {
     let marked: Vec<_> = rows_at(&rows, "ecn", down).map(key).collect();
     assert!(eligible.len() > 200 && small >= 3 && short_queue >= 1, "{} {small} {short_queue}", eligible.len());
     assert_eq!(marked, eligible, "marked packets are exactly the eligible ones, in order");
-    assert_eq!(r.counters.fecn_marks, marked.len() as u64);
-    assert_eq!(r.counters.becns, r.counters.fecn_marks, "each FECN returns as one BECN");
+    assert_eq!(r.mechanism_count("fecn_marks"), marked.len() as u64);
+    assert_eq!(r.mechanism_count("becns"), r.mechanism_count("fecn_marks"), "each FECN returns as one BECN");
     let becn_rows = rows.iter().filter(|r| r[EVENT] == "cnp").count() as u64;
-    assert_eq!(becn_rows, r.counters.becns, "the trace's BECNs");
+    assert_eq!(becn_rows, r.mechanism_count("becns"), "the trace's BECNs");
     assert_eq!(r.counters.ecn_marks, 0, "RED ECN is off");
 }
 
@@ -193,7 +193,7 @@ fn two_to_one_incast_shares_fairly_and_keeps_the_bottleneck_busy() {
     let busy = (a + b) * 2074.0 / 2048.0 / 100e9;
     assert!(busy >= 0.9, "bottleneck busy {busy:.3}");
     eprintln!("shares {a:.4e} {b:.4e}, busy {busy:.4}");
-    assert!(r.counters.becns > 100, "CC acted: {} BECNs", r.counters.becns);
+    assert!(r.mechanism_count("becns") > 100, "CC acted: {} BECNs", r.mechanism_count("becns"));
 }
 
 /// A fat tree under web-search load and an incast, InfiniBand CC, `threads` threads.
@@ -217,10 +217,16 @@ fn results_are_the_same_for_one_two_and_four_threads() {
     let text = |r: &Results| {
         let fct: Vec<String> = r.records.iter().map(|f| format!("{f:?}")).collect();
         let rates: Vec<String> = r.rate_samples.iter().map(|x| format!("{x:?}")).collect();
-        format!("{}\n{}\n{} {}", fct.join("\n"), rates.join("\n"), r.counters.fecn_marks, r.counters.becns)
+        format!(
+            "{}\n{}\n{} {}",
+            fct.join("\n"),
+            rates.join("\n"),
+            r.mechanism_count("fecn_marks"),
+            r.mechanism_count("becns")
+        )
     };
     let one = fat_tree(Some(1));
-    assert!(one.counters.fecn_marks > 0 && one.rate_samples.iter().any(|x| x.ccti > 0));
+    assert!(one.mechanism_count("fecn_marks") > 0 && one.rate_samples.iter().any(|x| x.ccti > 0));
     for n in [2, 4] {
         assert!(text(&one) == text(&fat_tree(Some(n))), "{n} threads differ");
     }
@@ -285,10 +291,14 @@ fn blitz_with_the_ib_fallback_marks_fecn_and_throttles_by_the_table() {
         flows.join(", ")
     );
     let r = fixtures::run_finished(scenario(&toml));
-    assert_eq!((r.counters.fecn_marks, r.counters.becns, r.counters.ecn_marks), (0, 0, 0));
+    assert_eq!((r.mechanism_count("fecn_marks"), r.mechanism_count("becns"), r.counters.ecn_marks), (0, 0, 0));
     // With the edge rule off, the switch marks FECN at the receiver's port and sources back off.
     let r = fixtures::run_finished(scenario(&format!("{toml}dasr_edge_ecn = true\n")));
-    assert!(r.counters.fecn_marks > 0 && r.counters.becns == r.counters.fecn_marks, "{:?}", r.counters);
+    assert!(
+        r.mechanism_count("fecn_marks") > 0 && r.mechanism_count("becns") == r.mechanism_count("fecn_marks"),
+        "{:?}",
+        r.counters
+    );
 }
 
 #[test]
@@ -301,6 +311,6 @@ fn roce_runs_pay_nothing_and_mark_no_fecn() {
     );
     let r = fixtures::run_finished(scenario(&toml));
     assert!(r.counters.ecn_marks > 0);
-    assert_eq!((r.counters.fecn_marks, r.counters.becns), (0, 0));
+    assert_eq!((r.mechanism_count("fecn_marks"), r.mechanism_count("becns")), (0, 0));
     assert!(!r.rate_samples.is_empty() && r.rate_samples.iter().all(|x| x.ccti == 0));
 }

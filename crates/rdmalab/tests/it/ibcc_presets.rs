@@ -39,8 +39,14 @@ fn measured(s: Scenario) -> (String, u64) {
     let fct: Vec<String> = r.records.iter().map(|f| format!("{f:?}")).collect();
     let rates: Vec<String> = r.rate_samples.iter().map(|x| format!("{x:?}")).collect();
     (
-        format!("{}\n{}\n{} {}", fct.join("\n"), rates.join("\n"), r.counters.fecn_marks, r.counters.becns),
-        r.counters.fecn_marks,
+        format!(
+            "{}\n{}\n{} {}",
+            fct.join("\n"),
+            rates.join("\n"),
+            r.mechanism_count("fecn_marks"),
+            r.mechanism_count("becns")
+        ),
+        r.mechanism_count("fecn_marks"),
     )
 }
 

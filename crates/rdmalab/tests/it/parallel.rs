@@ -203,7 +203,7 @@ fn link_failures_are_the_same_for_any_thread_count() {
         let (mut fct, mut pfc) = (Vec::new(), Vec::new());
         write_fct(&mut fct, &res.records).unwrap();
         write_pfc(&mut pfc, &res.pfc_events).unwrap();
-        (fct, pfc, gone, res.counters.link_failures, res.counters.link_down_losses)
+        (fct, pfc, gone, res.mechanism_count("link_failures"), res.counters.link_down_losses)
     };
     let one = run(1);
     assert!(!one.2.is_empty() && one.3 == 2 && one.4 > 0, "given up {:?}, failures {}, lost {}", one.2, one.3, one.4);

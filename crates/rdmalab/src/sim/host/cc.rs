@@ -173,7 +173,7 @@ impl Simulation {
         let (seq, snd_nxt) =
             if self.groups[g.idx()].shared { self.group_seqs(g) } else { (pkt.seq, self.qps[qp_id.idx()].snd_nxt) };
         if pkt.cnp {
-            self.counters.becns += self.cfg.cc.fecn().is_some() as u64;
+            self.mech.ibcc.becns += self.cfg.cc.fecn().is_some() as u64;
         }
         let ev = AckEvent {
             now: self.now,

@@ -79,7 +79,7 @@ impl Simulation {
     pub(super) fn receive_unreliable(&mut self, pkt: Packet, rx_id: QpId) {
         let got = transport::receive(&mut self.qps[rx_id.idx()], &pkt);
         if got.verdict.lost_message {
-            self.counters.messages_lost += 1;
+            self.mech.transport.messages_lost += 1;
         }
         if got.verdict.accept {
             self.counters.payload_bytes_delivered += pkt.payload as u64;

@@ -34,8 +34,17 @@ use crate::ids::{FlowId, LinkId, NodeId, PortId, QpId};
 use crate::rnic::Qp;
 use crate::sim::mech::actions::Action;
 use crate::sim::Event;
-use crate::stats::Counters;
 use crate::topology::routing::Routes;
+
+/// The failures' counts (`res.counters`, zero in runs without link events); a parallel run's
+/// partitions all run the same link events, so its merge keeps one partition's.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Tally {
+    /// Links that went down.
+    pub link_failures: u64,
+    /// Route recomputations by the control plane.
+    pub reroutes: u64,
+}
 use crate::topology::{links_between, Topology};
 use crate::units::Time;
 use crate::workload::FlowSpec;
@@ -142,7 +151,7 @@ pub(in crate::sim) fn abandon(qp: &mut Qp, learns: impl Fn(crate::ids::AppId) ->
 /// and the control plane recomputes routes `reroute_delay` later.
 pub(in crate::sim) fn link_down(
     ports: &mut [PortState],
-    counters: &mut Counters,
+    tally: &mut Tally,
     (now, reroute_delay): (Time, Time),
     l: LinkId,
     out: &mut Vec<Action>,
@@ -150,7 +159,7 @@ pub(in crate::sim) fn link_down(
     let Some(ends) = set_carrier(ports, l, true, now) else { return };
     out.extend(ends.map(Action::LoseWire));
     out.extend(ends.map(Action::DiscardQueued));
-    counters.link_failures += 1;
+    tally.link_failures += 1;
     out.push(Action::Timer(now + reroute_delay, Event::Reroute));
 }
 
@@ -172,10 +181,10 @@ pub(in crate::sim) fn link_up(
 pub(in crate::sim) fn reroute(
     (routes, topo, ports): (&mut Routes, &Topology, &[PortState]),
     qps: &[Qp],
-    counters: &mut Counters,
+    tally: &mut Tally,
     out: &mut Vec<Action>,
 ) {
     reroute_over_live_links(routes, topo, ports);
-    counters.reroutes += 1;
+    tally.reroutes += 1;
     out.extend(stranded(qps, routes).into_iter().map(Action::AbandonQp));
 }

@@ -7,6 +7,15 @@ use crate::fabric::fecn::FecnMarker;
 use crate::fabric::{Packet, PortState};
 use crate::ids::PortId;
 
+/// InfiniBand CC's counts (`res.counters`, zero in runs without it).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Tally {
+    /// FECN marks set by switches.
+    pub fecn_marks: u64,
+    /// ACKs carrying a BECN that reached their sender.
+    pub becns: u64,
+}
+
 /// FECN on data packet `pkt` leaving class `class` of `port` (`st`), as the port's switch
 /// decides (`fabric::fecn`); true when it is marked (the caller counts and traces it).
 /// `SPECIAL`: Blitz's edge rule applies (`no_edge_ecn`: host-facing ports never mark).

@@ -77,6 +77,10 @@ pub(crate) struct Mechanisms {
     /// A mechanism may drop packets at a switch's egress before admission
     /// (`refuses_at_egress`, tested only on the out-of-line `special` egresses).
     pub egress_filter: bool,
+    /// InfiniBand CC's, the link failures' and UC/UD's counts.
+    pub ibcc: ibcc::Tally,
+    pub failures: failures::Tally,
+    pub transport: transport::Tally,
     /// Packets the mechanisms dropped on purpose (`Action::DiscardClass`, `refuses_at_egress`):
     /// among the core's drops, exempt from the lossless check.
     pub deliberate_drops: u64,
@@ -163,6 +167,9 @@ impl Mechanisms {
             pfc_watchdog: cfg.pfc_watchdog.map(|w| Box::new(pfc_watchdog::PfcWatchdog::new(w))),
             egress_filter: cfg.pfc_watchdog.is_some_and(|w| w.action == PfcWatchdogAction::Drop),
             deliberate_drops: 0,
+            ibcc: Default::default(),
+            failures: Default::default(),
+            transport: Default::default(),
             actions: Vec::new(),
         })
     }
@@ -178,6 +185,11 @@ impl Mechanisms {
     /// so that columns never move. A mechanism with counters adds its call here.
     pub(crate) fn counters(&self) -> NamedCounts {
         let mut c = NamedCounts::default();
+        c.push("fecn_marks", self.ibcc.fecn_marks);
+        c.push("becns", self.ibcc.becns);
+        c.push("link_failures", self.failures.link_failures);
+        c.push("reroutes", self.failures.reroutes);
+        c.push("messages_lost", self.transport.messages_lost);
         lb_tables::iofd_counters(self.iofd.as_deref(), &mut c);
         lb_tables::balancer_counters(self.lb.as_deref(), &mut c);
         rnr::counters(self.rnr.as_deref(), &mut c);

@@ -9,6 +9,13 @@ use crate::ids::AppId;
 use crate::rnic::transport::{self, Verdict};
 use crate::rnic::Qp;
 
+/// UC/UD's counts (`res.counters`, zero in runs without them).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Tally {
+    /// UC messages lost: a gap in one (a dropped packet) discards the rest of it.
+    pub messages_lost: u64,
+}
+
 /// What a UC or UD receiver decided for one data packet; `host/rx.rs::receive_unreliable`
 /// carries it out (counts, the INT slot, the application's receive completion).
 pub(in crate::sim) struct Received {

@@ -29,7 +29,8 @@ impl ParallelRun {
         crate::tenancy::meter::rebin(&mut tenant_bins, r.tenant_bin, tenant_bin);
         // Every partition runs the same link events and opens the same QPs at setup: count
         // them once.
-        let (link_failures, reroutes) = (r.counters.link_failures, r.counters.reroutes);
+        let (link_failures, reroutes) =
+            (r.mechanism_counters.get("link_failures"), r.mechanism_counters.get("reroutes"));
         let setup_qps_again = self.setup_qps * (self.parts.len() as u64 - 1);
         for (i, other) in it.enumerate() {
             let me = i + 1;
@@ -54,7 +55,8 @@ impl ParallelRun {
             }
         }
         r.ports = ports;
-        (r.counters.link_failures, r.counters.reroutes) = (link_failures, reroutes);
+        r.mechanism_counters.set("link_failures", link_failures);
+        r.mechanism_counters.set("reroutes", reroutes);
         r.counters.qps_opened -= setup_qps_again;
         r.tenant_bins = crate::tenancy::meter::merge(tenant_bins);
         r.tenant_bin = tenant_bin;

@@ -348,7 +348,7 @@ impl Simulation {
         let Some(marker) = self.mech.fecn.as_deref_mut() else { return };
         let (st, pkt) = (&self.ports[port.idx()], self.packets.get_mut(r));
         if super::mech::ibcc::mark::<SPECIAL>(marker, self.mech.no_edge_ecn, port, st, class, pkt) {
-            self.counters.fecn_marks += 1;
+            self.mech.ibcc.fecn_marks += 1;
             if self.trace.is_some() {
                 let pkt = *self.packets.get(r);
                 self.trace_event(super::trace::TraceEvent::Ecn, port, &pkt);
