@@ -332,19 +332,23 @@ class Scenario:
 
     def with_rnic(self, recv_queue_depth: int | None = None, recv_repost_delay: str | None = None,
                   min_rnr_timer: int | None = None, rnr_retry: int | None = None,
-                  srq_depth: int | None = None) -> "Scenario":
+                  srq_depth: int | None = None, timeout: int | None = None,
+                  retry_cnt: int | None = None) -> "Scenario":
         """`[rnic]` (docs/physics.md, "Receive queues and RNR NAKs"): `recv_queue_depth` receive
         WQEs kept posted per connection at a responder (absent: unlimited, no RNR NAK);
         `recv_repost_delay` from a SEND's receive completion to its WQE posted again (default
         "0ns"); `min_rnr_timer` the IBA Table 45 code 0-31 (default 12, 0.64 ms); `rnr_retry`
         0-7 (default 7, retry forever); `srq_depth` instead of `recv_queue_depth`: one shared
         receive queue of that many WQEs per responder host, drawn on by every connection to it.
-        Only `verb="send"` traffic draws on the queue.
+        Only `verb="send"` traffic draws on the queue. `timeout` (the local ACK timeout as verbs
+        encode it, 4.096 us x 2^timeout, 0: none) and `retry_cnt` (0-7) set `fabric.rto` and
+        `fabric.retry_limit` in the verbs' terms.
         Results: `counters["rnr_naks"]`, `counters["rnr_retry_exceeded"]`, `rnr` (per flow)."""
         new = copy.deepcopy(self)
         new.spec.setdefault("rnic", {}).update({k: v for k, v in dict(
             recv_queue_depth=recv_queue_depth, recv_repost_delay=recv_repost_delay,
-            min_rnr_timer=min_rnr_timer, rnr_retry=rnr_retry, srq_depth=srq_depth).items() if v is not None})
+            min_rnr_timer=min_rnr_timer, rnr_retry=rnr_retry, srq_depth=srq_depth, timeout=timeout,
+            retry_cnt=retry_cnt).items() if v is not None})
         return new
 
     def with_drum(self, **settings: Any) -> "Scenario":

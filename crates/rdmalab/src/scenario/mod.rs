@@ -396,7 +396,7 @@ impl ScenarioSpec {
         links::set_link_overrides(&mut topology, self.fabric.error_rate, &self.links, file)?;
         let mut config = self.fabric.build(file, self.seed, self.stop_time.as_deref())?;
         // After every fabric key (the link layer and the switch model among them): the NIC's.
-        rnic::apply(self.rnic.as_ref(), file, &mut config)?;
+        rnic::apply(self.rnic.as_ref(), &self.fabric, file, &mut config)?;
         config.threads = self.threads(file)?;
         config.partition_map = self.partition_map(base, file, &topology)?;
         let tenants = tenants::Tenants::build(&self.tenants, file, &topology)?;

@@ -9,6 +9,8 @@
 //! recv_repost_delay = "2us"   # receive completion to the WQE posted again
 //! min_rnr_timer = 12          # IBA Table 45 code, 0..31 (12: 0.64 ms)
 //! rnr_retry = 7               # 0..7, 7: retry forever
+//! timeout = 14                # local ACK timeout, 4.096 us x 2^14 = 67.1 ms (0: none); sets fabric.rto
+//! retry_cnt = 7               # 0..7 timeouts or NAKs in a row before the WR fails; sets fabric.retry_limit
 //! ```
 
 use std::path::Path;
@@ -41,11 +43,24 @@ pub struct RnicSpec {
     pub min_rnr_timer: Option<i64>,
     /// RNR NAKs a WR may meet without progress, 0 to 7 (7, the default: forever).
     pub rnr_retry: Option<i64>,
+    /// The requester's local ACK timeout as verbs encode it (`ibv_qp_attr::timeout`, 5 bits):
+    /// 4.096 µs · 2^timeout, 0 for none. Sets `fabric.rto` (absent: that key's value).
+    pub timeout: Option<i64>,
+    /// Timeouts or sequence-error NAKs in a row a WR may meet before it fails
+    /// (`ibv_qp_attr::retry_cnt`, 0 to 7). Sets `fabric.retry_limit` (absent: that key's).
+    pub retry_cnt: Option<i64>,
+}
+
+/// The local ACK timeout of verbs' encoding `code` (1 to 31; 0 is none): 4.096 µs · 2^code
+/// (rdma_cm's `rdma_set_ack_timeout`, `ibv_modify_qp(3)`). An HCA may wait longer than this
+/// value; we take the value itself.
+pub fn ack_timeout(code: u8) -> Option<Time> {
+    (code > 0).then(|| Time::from_ps(4_096_000u64 << code))
 }
 
 /// Sets `c.rnr` from `[rnic]`; without `recv_queue_depth` the other keys are still checked,
 /// and receive WQEs never run short.
-pub(super) fn apply(spec: Option<&RnicSpec>, file: &Path, c: &mut SimConfig) -> Result<()> {
+pub(super) fn apply(spec: Option<&RnicSpec>, fabric: &super::FabricSpec, file: &Path, c: &mut SimConfig) -> Result<()> {
     let Some(s) = spec else { return Ok(()) };
     let range = |field: &str, v: i64, lo: i64, hi: i64, what: &str| -> Result<i64> {
         if (lo..=hi).contains(&v) {
@@ -54,6 +69,18 @@ pub(super) fn apply(spec: Option<&RnicSpec>, file: &Path, c: &mut SimConfig) -> 
             Err(Error::input(file, 0, format!("rnic.{field}"), format!("{v}: must be {lo} to {hi}{what}")))
         }
     };
+    if let Some(t) = s.timeout {
+        if fabric.rto.is_some() {
+            return Err(Error::input(file, 0, "rnic.timeout", "fabric.rto is given too: set the timeout once"));
+        }
+        c.rto = ack_timeout(range("timeout", t, 0, 31, " (4.096 us x 2^timeout; 0: none)")? as u8);
+    }
+    if let Some(n) = s.retry_cnt {
+        if fabric.retry_limit.is_some() {
+            return Err(Error::input(file, 0, "rnic.retry_cnt", "fabric.retry_limit is given too: set the limit once"));
+        }
+        c.retry_limit = Some(range("retry_cnt", n, 0, 7, "")? as u32);
+    }
     let timers = RNR_TIMER_US.len() as i64 - 1;
     let timer = range("min_rnr_timer", s.min_rnr_timer.unwrap_or(DEFAULT_MIN_RNR_TIMER), 0, timers, " (IBA Table 45)")?;
     let retry = range("rnr_retry", s.rnr_retry.unwrap_or(DEFAULT_RNR_RETRY), 0, 7, " (7: retry forever)")?;

@@ -250,3 +250,32 @@ fn a_shared_receive_queue_serves_every_connection_as_one_queue() {
     let e = fixtures::input_error(&both);
     assert!(e.contains("rnic.srq_depth") && e.contains("not both"), "{e}");
 }
+
+#[test]
+fn the_requesters_timeout_and_retry_count_in_verbs_encoding_set_rto_and_retry_limit() {
+    // `[rnic] timeout = 8` is 4.096 µs · 2^8 = 1,048.576 µs, `retry_cnt = 2` two go-back
+    // rounds: a lossy link's run under them is the run under `fabric.rto` and
+    // `fabric.retry_limit` at those values, timeouts and failures included.
+    let lossy = |extra_fabric: &str, rnic: &str| {
+        toml(6, Time::from_us(3), "write", rnic)
+            .replace("cc = \"none\"", &format!("cc = \"none\"\nerror_rate = 0.02\n{extra_fabric}"))
+    };
+    let (_, verbs) = run(&lossy("", "[rnic]\ntimeout = 8\nretry_cnt = 2\n"));
+    let (_, fabric) = run(&lossy("rto = \"1048576ns\"\nretry_limit = 2", ""));
+    assert!(fabric.counters.timeouts > 0, "the case exercises the timer");
+    assert_eq!(fixtures::fct_text(&verbs), fixtures::fct_text(&fabric));
+    assert_eq!(
+        (verbs.counters.timeouts, verbs.counters.wr_failures),
+        (fabric.counters.timeouts, fabric.counters.wr_failures)
+    );
+    let s = fixtures::scenario(&lossy("", "[rnic]\ntimeout = 0\nretry_cnt = 0\n"), "rnr.toml");
+    assert_eq!((s.config.rto, s.config.retry_limit), (None, Some(0)), "0: no timer; no retry");
+    for (fabric_key, rnic, field) in
+        [("rto = \"1ms\"", "timeout = 8", "rnic.timeout"), ("retry_limit = 3", "retry_cnt = 3", "rnic.retry_cnt")]
+    {
+        let e = fixtures::input_error(&lossy(fabric_key, &format!("[rnic]\n{rnic}\n")));
+        assert!(e.contains(field) && e.contains("once"), "{e}");
+    }
+    let e = fixtures::input_error(&lossy("", "[rnic]\ntimeout = 32\n"));
+    assert!(e.contains("rnic.timeout"), "{e}");
+}
