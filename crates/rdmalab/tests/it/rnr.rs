@@ -95,6 +95,19 @@ fn fcts(r: &Results) -> Vec<(u32, Time)> {
     v
 }
 
+/// Every message completed with the closed form's FCT, and the run sent its RNR NAKs;
+/// returns their number.
+fn assert_follows(res: &Results, want: &[(u64, Time)], q: usize) -> u64 {
+    let got = fcts(res);
+    assert_eq!(got.len(), want.len(), "every message completes (q {q})");
+    for (k, (naks, fct)) in want.iter().enumerate() {
+        assert_eq!(got[k].1, *fct, "message {k}'s FCT (q {q}, {naks} RNR NAKs)");
+    }
+    let total: u64 = want.iter().map(|w| w.0).sum();
+    assert_eq!(res.mechanism_count("rnr_naks"), total, "q {q}");
+    total
+}
+
 #[test]
 fn a_send_waits_out_rnr_naks_until_its_wqe_is_reposted() {
     // D = 30 µs, τ = code 1 (0.01 ms), messages 3 µs apart: message 1 finds the one WQE
@@ -104,13 +117,7 @@ fn a_send_waits_out_rnr_naks_until_its_wqe_is_reposted() {
         let (s, res) = run(&toml(n, gap, "send", &rnic(q as u32, 30, 1, 7)));
         let want = closed_form(&s, n, gap, q, Time::from_us(30), Time::from_us(10));
         assert!(want.iter().filter(|w| w.0 >= 2).count() >= 1, "the case exercises retries: {want:?}");
-        let got = fcts(&res);
-        assert_eq!(got.len(), n, "every message completes (q {q})");
-        for (k, (naks, fct)) in want.iter().enumerate() {
-            assert_eq!(got[k].1, *fct, "message {k}'s FCT (q {q}, {naks} RNR NAKs)");
-        }
-        let total: u64 = want.iter().map(|w| w.0).sum();
-        assert_eq!(res.mechanism_count("rnr_naks"), total, "q {q}");
+        let total = assert_follows(&res, &want, q);
         // One NAK per refusal: the packets behind a refused one draw no NACK of their own.
         assert_eq!(res.counters.nacks, total, "q {q}");
         // Per flow, through the mechanism's table (flows that met none are absent).
@@ -235,13 +242,7 @@ fn a_shared_receive_queue_serves_every_connection_as_one_queue() {
         let srq = format!("[rnic]\nsrq_depth = {q}\nrecv_repost_delay = \"30us\"\nmin_rnr_timer = 1\n");
         let (s, shared) = run(&toml_two_senders(n, gap, &srq));
         let want = closed_form(&s, n, gap, q, Time::from_us(30), Time::from_us(10));
-        let got = fcts(&shared);
-        assert_eq!(got.len(), n, "every message completes (q {q})");
-        for (k, (naks, fct)) in want.iter().enumerate() {
-            assert_eq!(got[k].1, *fct, "message {k}'s FCT (q {q}, {naks} RNR NAKs)");
-        }
-        let total: u64 = want.iter().map(|w| w.0).sum();
-        assert_eq!(shared.mechanism_count("rnr_naks"), total, "q {q}");
+        let total = assert_follows(&shared, &want, q);
         let own = format!("[rnic]\nrecv_queue_depth = {q}\nrecv_repost_delay = \"30us\"\nmin_rnr_timer = 1\n");
         let (_, per_connection) = run(&toml_two_senders(n, gap, &own));
         assert!(per_connection.mechanism_count("rnr_naks") < total, "q {q}: a queue per connection is deeper in all");
