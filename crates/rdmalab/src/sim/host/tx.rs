@@ -19,6 +19,16 @@ impl Simulation {
         self.nic_kick(nic);
     }
 
+    /// `qp_id` was rewound (or resumed): if that left it bytes to send, its NIC's arbiter
+    /// visits it again (`rnic::nic`: it unmarks a QP found with nothing unsent).
+    #[inline]
+    pub(in crate::sim) fn mark_if_unsent(&mut self, qp_id: QpId) {
+        let qp = &self.qps[qp_id.idx()];
+        if qp.has_data() {
+            self.nics[qp.nic.idx()].mark(qp);
+        }
+    }
+
     /// The RNIC's transmitter: ACKs first, then one data packet by round robin.
     pub(in crate::sim) fn nic_kick(&mut self, nic_idx: NicId) {
         let nic = &mut self.nics[nic_idx.idx()];
