@@ -102,6 +102,9 @@ pub struct DcqcnState {
     /// The alpha timer's next tick while it is parked (`Time::MAX`: it is not; see
     /// [`DcqcnState::park_alpha`]).
     pub parked: Time,
+    /// An ACK left its QP with nothing in the network since the group last looked at its
+    /// members (a hint: only then does an alpha tick look whether it may park).
+    pub maybe_quiet: bool,
 }
 
 impl DcqcnState {
@@ -118,6 +121,7 @@ impl DcqcnState {
             bytes: 0,
             counting: false,
             parked: Time::MAX,
+            maybe_quiet: false,
         }
     }
 
