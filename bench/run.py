@@ -58,6 +58,10 @@ NATIVE = {
     # Issue 44: a 1,024-GPU ring AllReduce of 1 GiB (4.19 million transfers; some 5 minutes on
     # 2 threads, so only when named).
     "ring-allreduce-1k": "ring_allreduce_1k.toml",
+    # Issue 45 §2: lb-host-vs-switch's symmetric row cut to 2 ms, Virtuoso (a QP per source
+    # address and destination, ~1,400 per host) and its ECMP twin (only when named).
+    "virtuoso-2ms": "virtuoso_vs_ecmp_2ms.toml",
+    "virtuoso-2ms-ecmp": "virtuoso_vs_ecmp_2ms_ecmp.toml",
 }
 #: Native scenarios whose memory is split per host and per flow: (fabric-only scenario, hosts).
 FABRIC_ONLY = {
@@ -68,7 +72,7 @@ FABRIC_ONLY = {
 }
 #: Scenarios run only when named (their memory: `fat-tree-1M` needs some 11 GB; their time:
 #: `ring-allreduce-1k`).
-NOT_BY_DEFAULT = {"fat-tree-250k", "fat-tree-1M", "ring-allreduce-1k"}
+NOT_BY_DEFAULT = {"fat-tree-250k", "fat-tree-1M", "ring-allreduce-1k", "virtuoso-2ms", "virtuoso-2ms-ecmp"}
 
 # name -> (reference config, CC_MODE), or (native scenario file under bench/, None)
 SCENARIOS = {

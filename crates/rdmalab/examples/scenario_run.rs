@@ -1,7 +1,9 @@
 //! Runs a TOML scenario with the Rust engine alone (no Python), for benchmarks:
 //! `cargo run --release --example scenario_run -- SCENARIO.toml
 //! [--threads N|auto]`. Prints auto's estimate, counters, timing and a
-//! `JSON {...}` line that `bench/run.py` reads.
+//! `JSON {...}` line that `bench/run.py` reads. With `RDMALAB_DUMP=FILE` it also writes
+//! everything the run measured (`Results`, debug-printed) to FILE, so that two builds'
+//! outputs on a native scenario can be compared byte for byte (`cmp`).
 
 use std::path::Path;
 use std::time::Instant;
@@ -47,6 +49,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         println!("{}", p.describe_split());
     }
     let r = sim.results()?;
+    if let Ok(p) = std::env::var("RDMALAB_DUMP") {
+        std::fs::write(p, format!("{:#?}", r))?;
+    }
     let c = r.counters;
     let run = (wall - setup).as_secs_f64();
     println!(

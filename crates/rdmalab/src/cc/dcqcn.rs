@@ -99,6 +99,12 @@ pub struct DcqcnState {
     pub bytes: u64,
     /// A cut has happened: the byte counter runs from then on (as the increase timer).
     pub counting: bool,
+    /// The alpha timer's next tick while it is parked (`Time::MAX`: it is not; see
+    /// [`DcqcnState::park_alpha`]).
+    pub parked: Time,
+    /// An ACK left its QP with nothing in the network since the group last looked at its
+    /// members (a hint: only then does an alpha tick look whether it may park).
+    pub maybe_quiet: bool,
 }
 
 impl DcqcnState {
@@ -114,6 +120,48 @@ impl DcqcnState {
             byte_stage: 0,
             bytes: 0,
             counting: false,
+            parked: Time::MAX,
+            maybe_quiet: false,
+        }
+    }
+
+    /// Whether the alpha timer may be parked under `p` when no ACK can come back sooner than
+    /// `min_ack`: an unparked timer's next tick is at most one alpha interval away, so no
+    /// CNP can reach the group at that tick, and (the decrease interval a multiple of the
+    /// alpha interval, which is over 1 ns) no decrease check can fall on an alpha tick.
+    pub fn can_park(p: &DcqcnParams, min_ack: Time) -> bool {
+        let (a, d) = (p.alpha_interval, p.decrease_interval);
+        a > Time::from_ns(1) && d.0 % a.0 == 0 && a <= min_ack
+    }
+
+    /// Parks the alpha timer the tick just re-armed (issue 45 §2): the group has nothing in
+    /// the network, so no CNP can reach it before it sends again, and alpha is read only by
+    /// a cut. Its ticks then run later, all at once and with the same arithmetic in the same
+    /// order: when the group sends ([`DcqcnState::unpark_alpha`]) or before a cut. An idle
+    /// QP's DCQCN state costs no event per microsecond.
+    pub fn park_alpha(&mut self, timers: &mut CcTimers) {
+        self.parked = timers.due[ALPHA_TIMER];
+        timers.due[ALPHA_TIMER] = Time::MAX;
+        timers.dirty &= !(1 << ALPHA_TIMER);
+    }
+
+    /// The group sends again at `now`: the parked ticks due by then run and the timer is
+    /// armed at the next one (a tick at `now` itself commutes with the send, which reads no
+    /// alpha).
+    pub fn unpark_alpha(&mut self, p: &DcqcnParams, timers: &mut CcTimers, now: Time) {
+        if self.parked == Time::MAX {
+            return;
+        }
+        self.catch_up_alpha(p, now + Time(1));
+        timers.arm(ALPHA_TIMER, self.parked);
+        self.parked = Time::MAX;
+    }
+
+    /// Runs the parked alpha ticks due before `t`.
+    fn catch_up_alpha(&mut self, p: &DcqcnParams, t: Time) {
+        while self.parked < t {
+            self.update_alpha(p);
+            self.parked = self.parked + p.alpha_interval;
         }
     }
 
@@ -135,6 +183,9 @@ impl DcqcnState {
         if !ack.cnp {
             return;
         }
+        // A CNP comes on an ACK, so the group had a packet in the network and is unparked.
+        debug_assert_eq!(self.parked, Time::MAX, "a CNP reached a parked group");
+        self.unpark_alpha(p, timers, ack.now);
         self.alpha_cnp = true;
         self.decrease_cnp = true;
         if self.first_cnp {
@@ -167,6 +218,7 @@ impl DcqcnState {
             DECREASE_TIMER => {
                 timers.arm(DECREASE_TIMER, now + p.decrease_interval);
                 if self.decrease_cnp {
+                    self.catch_up_alpha(p, now); // ticks of a parked timer before this check
                     self.cut(p, rate);
                     timers.arm(INCREASE_TIMER, now + p.rp_timer);
                 }
@@ -448,5 +500,44 @@ mod tests {
         let before = rate;
         s.on_sent(&p, &mut rate, LINE, 1 << 30);
         assert_eq!((rate, s.byte_stage), (before, 0));
+    }
+
+    /// Issue 45 §2: a parked alpha timer's ticks, run at a cut or when the group sends
+    /// again, leave the state the running timer leaves, and re-arm it at the same time.
+    #[test]
+    fn a_parked_alpha_timer_ends_where_the_running_one_does() {
+        let p = DcqcnParams::default();
+        let (mut a, mut b) = (DcqcnState::new(LINE), DcqcnState::new(LINE));
+        let (mut ta, mut tb) = (CcTimers::default(), CcTimers::default());
+        let (mut ra, mut rb) = (LINE, LINE);
+        for now in [Time::ZERO, Time::from_ns(500)] {
+            a.on_ack(&p, &mut ta, &mut ra, &ack(now, true));
+            b.on_ack(&p, &mut tb, &mut rb, &ack(now, true));
+        }
+        // The first tick (with the second CNP's +g) runs in both; then b's timer parks.
+        fire(&mut a, &p, &mut ta, &mut ra, ALPHA_TIMER);
+        fire(&mut b, &p, &mut tb, &mut rb, ALPHA_TIMER);
+        b.park_alpha(&mut tb);
+        assert_eq!((tb.due[ALPHA_TIMER], b.parked), (Time::MAX, Time::from_us(2)));
+        // a ticks at 2, 3 and 4 us, then both cut at 4 us + 1 ns: b runs its ticks first.
+        for _ in 0..3 {
+            fire(&mut a, &p, &mut ta, &mut ra, ALPHA_TIMER);
+        }
+        fire(&mut a, &p, &mut ta, &mut ra, DECREASE_TIMER);
+        fire(&mut b, &p, &mut tb, &mut rb, DECREASE_TIMER);
+        assert_eq!((a.alpha, ra), (b.alpha, rb));
+        assert!(ra < LINE, "a cut");
+        // b sends at 6.5 us: the ticks of 5 and 6 us run, the timer is armed at 7 us.
+        for _ in 0..2 {
+            fire(&mut a, &p, &mut ta, &mut ra, ALPHA_TIMER);
+        }
+        b.unpark_alpha(&p, &mut tb, Time::from_ns(6_500));
+        assert_eq!(a, b);
+        assert_eq!(tb.due[ALPHA_TIMER], ta.due[ALPHA_TIMER]);
+        assert_eq!(tb.due[ALPHA_TIMER], Time::from_us(7));
+        // The conditions: a decrease grid that never meets the alpha grid, no ACK within a tick.
+        assert!(DcqcnState::can_park(&p, Time::from_us(2)));
+        assert!(!DcqcnState::can_park(&p, Time::from_ns(999)));
+        assert!(!DcqcnState::can_park(&DcqcnParams { decrease_interval: Time::from_ns(4_500), ..p }, Time::from_us(2)));
     }
 }

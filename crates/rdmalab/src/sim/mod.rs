@@ -181,6 +181,8 @@ pub struct Simulation {
     sampler: sampling::Sampler,
     /// (base RTT, BDP bytes) used for every QP when the window is global.
     global_rtt_bdp: (Time, u64),
+    /// DCQCN's alpha timer parks in a group with nothing in the network (`sim::host::cc`).
+    dcqcn_parks: bool,
     /// PFC deadlock detection and the stall watchdog (`sim::watch`).
     watch: watch::Watch,
     /// What the scenario sets that is valid but probably unintended (`sim::warnings`).

@@ -78,6 +78,10 @@ impl Simulation {
         let global_rtt_bdp =
             if needs_rtt && cfg.window.global { global_rtt_bdp(&topo, &routes, &cfg) } else { (Time::ZERO, 0) };
         let total_delay = Time(topo.links.iter().map(|l| l.delay.0).fold(0u64, u64::saturating_add));
+        // An ACK crosses at least two links after its packet is sent.
+        let min_ack = Time(topo.links.iter().map(|l| l.delay.0).min().unwrap_or(0).saturating_mul(2));
+        let dcqcn_parks =
+            matches!(&cfg.cc, crate::cc::CcConfig::Dcqcn(p) if crate::cc::dcqcn::DcqcnState::can_park(p, min_ack));
         let watch = super::watch::Watch::new(&cfg, ports.len(), total_delay, flows.first().map(|f| f.start));
         let ecn_of_class =
             cfg.ecn.as_ref().map_or(Vec::new(), |e| clock.rates().iter().map(|&r| e.for_rate_or_scaled(r)).collect());
@@ -135,6 +139,7 @@ impl Simulation {
             queue_samples: Vec::new(),
             sampler: Default::default(),
             global_rtt_bdp,
+            dcqcn_parks,
             watch,
             warnings,
             apps: Default::default(),

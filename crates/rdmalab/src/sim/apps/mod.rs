@@ -133,7 +133,10 @@ impl Simulation {
             match v {
                 Verb::Post(qp, wr) => self.app_post(app, qp, wr),
                 Verb::Wake(at, token) => self.queue.push(at.max(self.now), Event::App(app, token)),
-                Verb::Reconnect(qp) => crate::sim::mech::retry::reconnect(&mut self.qps[qp.idx()]),
+                Verb::Reconnect(qp) => {
+                    crate::sim::mech::retry::reconnect(&mut self.qps[qp.idx()]);
+                    self.mark_if_unsent(qp); // resumed at its first failed WR
+                }
                 Verb::CloseQp(qp) => self.close_app_qp(qp),
             }
         }

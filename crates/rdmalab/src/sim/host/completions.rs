@@ -35,7 +35,7 @@ impl Simulation {
             self.record_unreachable(f);
         }
         let nic = self.qps[q.idx()].nic;
-        self.nics[nic.idx()].has_finished = true;
+        self.nics[nic.idx()].note_finished();
         self.leave_group(q);
     }
 

@@ -192,6 +192,7 @@ impl Simulation {
         qp.rto_scheduled = true;
         self.queue.push(qp.rto_deadline, Event::Rto(qp_id, qp.gen));
         let nic = qp.nic;
+        self.mark_if_unsent(qp_id); // rewound
         self.nic_kick(nic);
     }
 }

@@ -247,6 +247,7 @@ impl Simulation {
                 }
             }
         }
+        self.mark_if_unsent(qp_id); // a NACK (or IRN's repair) may have rewound it
         self.cc_on_ack(qp_id, &pkt);
         if pkt.int_slot != NO_INT {
             self.int.release(pkt.int_slot);
@@ -370,7 +371,7 @@ impl Simulation {
         if !qp.finished && qp.messages.is_empty() && qp.close_when_idle && qp.snd_una >= qp.posted {
             qp.finished = true;
             qp.rto_deadline = Time::MAX;
-            self.nics[qp.nic.idx()].has_finished = true;
+            self.nics[qp.nic.idx()].note_finished();
             // The completion queue is drained by applications; flows have none here.
             self.nics[qp.nic.idx()].cq.clear();
             self.leave_group(qp_id);

@@ -19,6 +19,16 @@ impl Simulation {
         self.nic_kick(nic);
     }
 
+    /// `qp_id` was rewound (or resumed): if that left it bytes to send, its NIC's arbiter
+    /// visits it again (`rnic::nic`: it unmarks a QP found with nothing unsent).
+    #[inline]
+    pub(in crate::sim) fn mark_if_unsent(&mut self, qp_id: QpId) {
+        let qp = &self.qps[qp_id.idx()];
+        if qp.has_data() {
+            self.nics[qp.nic.idx()].mark(qp);
+        }
+    }
+
     /// The RNIC's transmitter: ACKs first, then one data packet by round robin.
     pub(in crate::sim) fn nic_kick(&mut self, nic_idx: NicId) {
         let nic = &mut self.nics[nic_idx.idx()];
@@ -165,10 +175,15 @@ impl Simulation {
             qp.snd_nxt = crate::sim::mech::irn::after_send(irn, qp_id, qp, end);
             // a hole, else new data
         }
+        // The first packet of a quiet QP: its group's DCQCN alpha timer may be parked.
+        let unpark = qp.in_flight == 0 && self.dcqcn_parks;
         qp.in_flight += 1;
         if qp.exempt_until != 0 && end >= qp.exempt_until {
             crate::sim::mech::tenancy::end_line_rate_start(qp);
             self.rejoin_group(qp_id);
+        }
+        if unpark {
+            self.unpark_alpha(self.qps[qp_id.idx()].cc_group);
         }
         let qp = &mut self.qps[qp_id.idx()];
         let pace = if self.cfg.rate_bound { qp.rate } else { qp.max_rate };

@@ -201,7 +201,7 @@ pub(in crate::sim) fn on_nak(rnr: &mut Rnr, qp_id: QpId, qp: &mut Qp, psn: u64, 
     qp.snd_nxt = psn;
     // Nothing is outstanding while the QP waits: its transport timer stops (the next
     // packet sent arms it again, `host/tx.rs::send_data`), and the NIC's arbiter skips it
-    // until the timer runs out (the QP stays marked, its bytes unacknowledged).
+    // until the timer runs out (the QP stays marked, its bytes unsent: `Simulation::mark_if_unsent`).
     qp.rto_deadline = Time::MAX;
     qp.next_avail = qp.next_avail.max(now + rnr.timer);
     true
