@@ -54,7 +54,7 @@ pub struct RnicSpec {
 /// The local ACK timeout of verbs' encoding `code` (1 to 31; 0 is none): 4.096 µs · 2^code
 /// (rdma_cm's `rdma_set_ack_timeout`, `ibv_modify_qp(3)`). An HCA may wait longer than this
 /// value; we take the value itself.
-pub fn ack_timeout(code: u8) -> Option<Time> {
+pub(super) fn ack_timeout(code: u8) -> Option<Time> {
     (code > 0).then(|| Time::from_ps(4_096_000u64 << code))
 }
 
