@@ -271,10 +271,12 @@ def busbw_figure(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
     recs = results(store, store.runs())
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     sizes = sorted({r["size"] for r in recs})
-    for lab in sorted({_label(r) for r in recs}):
+    # Allgather and reduce-scatter trace the ring allreduce's busbw: styles keep all three visible.
+    for i, lab in enumerate(sorted({_label(r) for r in recs})):
         mine = sorted((r for r in recs if _label(r) == lab), key=lambda r: r["size"])
         for ax, col in zip(axes, ("busbw_gbps", "algbw_gbps")):
-            ax.plot([r["size"] for r in mine], [r[col] for r in mine], marker="o", ms=3, lw=1.2, label=lab)
+            ax.plot([r["size"] for r in mine], [r[col] for r in mine], marker="os^vDPX"[i % 7], ms=4,
+                    lw=1.2, ls=("-", "--", ":", "-.")[i % 4], label=lab)
     if recs:
         ceiling = wire(recs[0]["scenario"]).payload_gbps()
         axes[0].axhline(ceiling, color="k", ls="--", lw=0.8, label=f"payload ceiling {ceiling:.0f}")
@@ -286,11 +288,11 @@ def busbw_figure(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
         ax.set_ylabel(f"{what} (Gbit/s)")
         ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=7, loc="upper left")
     name = store.manifest().get("name", "")
     fig.suptitle(f"{name}: {n} ranks on a rail fabric, one collective at a time (NCCL-tests' definitions)",
                  fontsize=9)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=4, fontsize=8)
     return save_figure(fig, Path(out_dir) / "busbw_vs_size")
 
 
@@ -381,8 +383,9 @@ def cc_figure(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
             ax.axhline(cf, color="k", ls="--", lw=0.8, label=f"idle ring (closed form) {cf:.0f}")
         ax.set_xticks(range(len(ccs)), ccs, fontsize=8)
         ax.set_ylabel("busbw (Gbit/s)")
+        ax.set_ylim(0, 1.3 * max([cf or 0.0] + [r["busbw_gbps"] for r in mine]))
         ax.set_title(f"ranks in {order} order", fontsize=9)
-        ax.legend(fontsize=7, loc="lower right")
+        ax.legend(fontsize=7, loc="upper center", ncol=3)
     name = store.manifest().get("name", "")
     size = _size_text(recs[0]["size"]) if recs else ""
     fig.suptitle(f"{name}: ring AllReduce of {size} on {recs[0]['ranks'] if recs else 0} GPUs", fontsize=9)
@@ -403,7 +406,7 @@ EXPERIMENTS = [
         theirs="closed forms of the idle fabric (the ring's and the pipelined broadcast's, hop by hop, "
                "ACKs sharing the uplink) and a link's payload ceiling: rdmalab's own derivations, "
                "docs/collectives.md 'Reproductions'",
-        needs_cc=["dcqcn"], extra_figures=busbw_figure,
+        needs_cc=["dcqcn"], extra_figures=busbw_figure, theirs_from_runs=True,
     ),
     Experiment(
         name="collectives-cc",
@@ -413,6 +416,6 @@ EXPERIMENTS = [
         figures=[], by="fabric", compare=compare_cc, report=report_cc,
         theirs="the ring's closed form on the idle fabric (ranks in rail order, one channel, the row's "
                "packet format): what the ring gets when nothing collides",
-        needs_cc=["none", "dcqcn", "hpcc", "ib"], extra_figures=cc_figure,
+        needs_cc=["none", "dcqcn", "hpcc", "ib"], extra_figures=cc_figure, theirs_from_runs=True,
     ),
 ]
