@@ -298,10 +298,14 @@ def busbw_figure(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
 
 # -- collectives-cc -----------------------------------------------------------------------------
 def order_name(scenario: dict) -> str:
-    """`rail` when the ring's hops stay on rail leaves but at the leaves' ends, else `host`."""
-    spec = scenario["collective"][0]
-    ranks = ranks_of(spec)
-    return "host" if ranks == sorted(ranks) else "rail"
+    """`host` for the ranks in host order, `rail` for them rail by rail (GPU g of every
+    server, then GPU g+1), `custom` otherwise."""
+    ranks = ranks_of(scenario["collective"][0])
+    topo = scenario["topology"]
+    g, s = int(topo.get("gpus_per_server", 8)), int(topo.get("servers", 0))
+    if ranks == sorted(ranks):
+        return "host"
+    return "rail" if ranks == [si * g + gi for gi in range(g) for si in range(s)] else "custom"
 
 
 def cc_name(scenario: dict) -> str:
@@ -353,7 +357,7 @@ def report_cc(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> str:
              "PFC pauses | run wall s |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in recs:
         sc, c = r["scenario"], r["counters"]
-        cf = uncongested_busbw(sc)
+        cf = uncongested_busbw(sc) or float("nan")
         marks = int(c.get("ecn_marks") or 0) + int(c.get("fecn_marks") or 0)
         lines.append(f"| {order_name(sc)} order | {cc_name(sc)} | {sc['collective'][0].get('channels', 1)} | "
                      f"{(r['end_ns'] - r['start_ns']) / 1e3:.1f} | {r['algbw_gbps']:.1f} | {r['busbw_gbps']:.1f} | "
