@@ -167,5 +167,6 @@ def cmd_repro_run(args: argparse.Namespace) -> int:
     print()
     print(repro.comparison_table(exp, out))
     if args.quick:
-        print("\n(quick variant: a scaled-down scenario; the numbers beside ours are the full experiment's)")
+        theirs = "its own closed forms" if exp.theirs_from_runs else "the full experiment's"
+        print(f"\n(quick variant: a scaled-down scenario; the numbers beside ours are {theirs})")
     return 130 if report.interrupted else 0

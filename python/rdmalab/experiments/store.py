@@ -39,7 +39,7 @@ from rdmalab.experiments.sweep import RunSpec, Sweep, canonical_json
 
 #: Per-run tables besides `runs`.
 TABLES = ("flows", "ports", "pfc", "queues", "rates", "links", "deadlock", "messages", "chunks", "paths", "apps",
-          "drum", "wqes", "balance", "reorder")
+          "drum", "wqes", "balance", "reorder", "collectives", "collective_steps")
 #: Columns of the runs table that are not parameters or counters.
 RUN_COLUMNS = ("run_id", "sweep", "label", "status", "error", "wall_s", "stop_reason", "stall_cause",
                "warnings", "host", "finished_at", "flows", "scenario")

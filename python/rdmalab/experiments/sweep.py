@@ -43,9 +43,9 @@ except ModuleNotFoundError:  # pragma: no cover - 3.9 and 3.10: the same parser,
 from rdmalab import _core
 from rdmalab.experiments.case_names import case_name
 
-#: Top-level keys of a scenario (crates/rdmalab/src/scenario.rs, `ScenarioSpec`).
-SCENARIO_KEYS = ("seed", "stop_time", "topology", "traffic", "fabric", "tenants", "links", "events", "trace", "host",
-                 "app", "drum", "threads")
+#: Top-level keys of a scenario (crates/rdmalab/src/scenario/mod.rs, `ScenarioSpec`).
+SCENARIO_KEYS = ("seed", "stop_time", "topology", "traffic", "fabric", "tenants", "links", "events", "trace", "rnic",
+                 "host", "app", "drum", "threads", "partition_map", "collective")
 #: Top-level keys of a sweep file.
 SWEEP_KEYS = ("name", "description", "scenario", "base", "grid", "zip", "seeds", "plot")
 #: Keys of the optional [plot] table.

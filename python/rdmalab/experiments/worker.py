@@ -68,11 +68,12 @@ def _simulate(task: dict[str, Any], out: dict[str, Any], report: Reporter | None
     out["tables"] = {"flows": res.flows, "ports": res.ports, "pfc": res.pfc, "queues": res.queue_samples,
                      "rates": res.rates, "links": res.links, "deadlock": res.deadlock, "messages": res.messages,
                      "chunks": res.chunks, "paths": res.paths, "apps": res.apps, "drum": res.drum,
-                     "wqes": res.wqes, **res.mechanisms}
+                     "wqes": res.wqes, "collectives": res.collectives, "collective_steps": res.collective_steps,
+                     **res.mechanisms}
     # `port_info` names the ports of the tables above, `unreachable` is part of `flows`.
     known = {"flows", "counters", "ports", "pfc", "queue_samples", "rates", "port_info", "unreachable",
              "link_samples", "deadlock", "stall_cause", "messages", "chunks", "paths",
-             "host_model", "tables"}
+             "host_model", "tables", "collectives", "collective_steps"}
     for extra in sorted(set(raw) - known):
         out["tables"].update(_extra_table(extra, raw[extra]))
 
