@@ -1,5 +1,19 @@
-"""Writes the Llama-7B (Megatron, TP 2) SimAI workloads of collectives-simai from aicb's
-workload/simAI/model_workload/L7B-M1-C04_Llama7B_megatron_tp2_pp1_mbs1_A100.txt (commit b6f180c4)."""
+"""Writes the SimAI workloads of `rdmalab repro run collectives-simai` (docs/collectives.md):
+`python make_simai_llama7b.py <folder>`.
+
+Source: aliyun/aicb, workload/simAI/model_workload/L7B-M1-C04_Llama7B_megatron_tp2_pp1_mbs1_A100.txt
+at commit b6f180c4fef121587f563b5aa4272df337028470 (AICB's SimAI workload for Llama-7B under
+Megatron, TP 2, PP 1, micro-batch 1, compute times measured on A100s). Its rows are kept with
+their names, compute times, types and sizes, except:
+
+- 2 of its 32 transformer blocks (attention_layer + mlp_layer rows) are kept, and the rows
+  that carry the whole model's parameters (grad_norm's allgather and reduce-scatter of the
+  distributed optimizer, layernorm's allreduce) are scaled by 2/32 to match;
+- its first row (`norm`, a BROADCAST of 16 KiB) is left out: rdmalab's reader has no broadcast
+  type;
+- the header gains `ep: 1 pp: 1 vpp: 1 ga: 1 all_gpus: N` (the source names no GPU count);
+- the quick workload (16 GPUs) keeps 1 block and divides every size by 64.
+"""
 import sys
 from pathlib import Path
 
