@@ -23,8 +23,10 @@ def test_simai_quick_iteration_against_closed_forms(tmp_path, capsys):
     out = tmp_path / "simai"
     assert main(["repro", "run", "collectives-simai", "--quick", "--out", str(out), "--quiet", "--workers", "1"]) == 0
     text = capsys.readouterr().out
-    assert "| 16 | wg | DP | 1 |" in text and (out / "figures" / "simai_iteration.png").is_file()
-    [(a, _)] = runs_of(Store(out), Store(out).runs())
+    assert "| 16 | server | wg | DP | 1 |" in text and (out / "figures" / "simai_iteration.png").is_file()
+    by = {a["placement"]: a for a, _ in runs_of(Store(out), Store(out).runs())}
+    assert set(by) == {"server", "leaf"}
+    a = by["server"]
     ops = {(o.name, o.phase): o for o in a["ops"]}
     # 17 communications: forward grad_norm's allgather, then 11 allreduces (embedding, attention,
     # mlp, embedding_norm, 3 cross-entropy, 4 optimizer); backward mlp, attention, embedding and
@@ -47,6 +49,10 @@ def test_simai_quick_iteration_against_closed_forms(tmp_path, capsys):
     # The iteration: never shorter than its chain of compute delays with each communication
     # at its idle closed form, and longer than the compute alone by at least the last one.
     assert a["iteration_ns"] >= a["idle_ns"] >= a["compute_ns"] + bound
-    # The TP pairs' bytes cross the spines side by side (no NVLink), where ECMP puts some of
-    # them on one link: the multi-loop TP allreduces fall well below their bound.
+    # SimAI's placement puts a TP pair in one server, on two rails: with no NVLink its bytes
+    # cross the spines side by side, where ECMP puts some of them on one link, and the
+    # multi-loop TP allreduces fall well below their bound. With each pair under one rail
+    # leaf instead, nothing shares a link and the TP communications take less time.
     assert ops[("layernorm", "ig")].time_ns > 1.5 * a["closed"][a["ops"].index(ops[("layernorm", "ig")])]
+    tp = {k: sum(o.time_ns for o in v["ops"] if o.group == "TP") for k, v in by.items()}
+    assert tp["leaf"] < 0.8 * tp["server"]

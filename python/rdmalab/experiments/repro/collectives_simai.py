@@ -46,7 +46,7 @@ class Op:
     transfers: int = 0   #: how many transfers (flows) it has
     start_ns: float = 0.0
     end_ns: float = 0.0
-    time_ns: float = 0.0  #: the slowest group's span
+    time_ns: float = 0.0  #: the slowest group's, from its last rank joining (`measured`)
 
 
 def read_workload(path: str | Path) -> tuple[dict[str, int], list[list[str]]]:
@@ -162,7 +162,20 @@ def analyse(scenario: dict, flows: pl.DataFrame, base_dir: str | Path) -> dict:
     cf = [closed_form_ns(scenario, o) for o in ops]
     return {"ops": ops, "closed": cf, "iteration_ns": max(o.end_ns for o in ops),
             "compute_ns": chain_ns(ops, [0.0] * len(ops)), "idle_ns": chain_ns(ops, cf),
-            "gpus": len(tr["ranks"]) if isinstance(tr.get("ranks"), list) else None}
+            "gpus": len(tr["ranks"]), "placement": placement(scenario, ops)}
+
+
+def placement(scenario: dict, ops: list[Op]) -> str:
+    """`server` when every TP group is on one server (SimAI's placement), `leaf` when each
+    is under one rail leaf, `mixed` otherwise."""
+    hosts, topo = scenario["traffic"][0]["ranks"], scenario["topology"]
+    g = int(topo.get("gpus_per_server", 8))
+    per_leaf = int(topo["servers"]) // int(topo.get("leaves_per_rail", 1))
+    tp = next((o.groups for o in ops if o.group == "TP"), [])
+    if all(len({hosts[r] // g for r in grp}) == 1 for grp in tp):
+        return "server"
+    same = all(len({(hosts[r] % g, hosts[r] // g // per_leaf) for r in grp}) == 1 for grp in tp)
+    return "leaf" if same else "mixed"
 
 
 def runs_of(store: Store, runs: pl.DataFrame) -> list[tuple[dict, dict]]:
@@ -173,7 +186,7 @@ def runs_of(store: Store, runs: pl.DataFrame) -> list[tuple[dict, dict]]:
         sc = json.loads(r["scenario"])
         f = store.path("flows", r["run_id"])
         out.append((analyse(sc, pl.read_parquet(f), Path(__file__).parent), r))
-    return sorted(out, key=lambda x: x[0]["gpus"] or 0)
+    return sorted(out, key=lambda x: (x[0]["gpus"], x[0]["placement"] != "server"))
 
 
 def _busbw(o: Op, ns: float) -> float:
@@ -184,11 +197,11 @@ def compare_simai(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list
     """Per run: the iteration against the idle chain; the largest op's busbw against its closed form."""
     out = []
     for a, _ in runs_of(store, runs):
-        g = a["gpus"]
-        out.append(Comparison(f"{g} GPUs", "iteration / idle chain (ns)", a["iteration_ns"], a["idle_ns"]))
+        g = f"{a['gpus']} {a['placement']}"
+        out.append(Comparison(f"{g}", "iteration / idle chain (ns)", a["iteration_ns"], a["idle_ns"]))
         k = max(range(len(a["ops"])), key=lambda i: a["ops"][i].size * len(a["ops"][i].groups[0]))
         o = a["ops"][k]
-        out.append(Comparison(f"{g} GPUs {o.name}.{o.phase} {o.kind} {o.group}", "busbw / closed form",
+        out.append(Comparison(f"{g} {o.name}.{o.phase} {o.kind} {o.group}", "busbw / closed form",
                               _busbw(o, o.time_ns), _busbw(o, a["closed"][k])))
     return out
 
@@ -198,32 +211,33 @@ def report_simai(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> str:
     res = runs_of(store, runs)
     if not res:
         return "(no runs)"
-    lines = ["| GPUs | iteration ms | compute-only chain ms | idle-fabric chain ms | iteration / idle | "
-             "flows | run wall s |", "|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| GPUs | placement | iteration ms | compute-only chain ms | idle-fabric chain ms | iteration / idle | "
+             "flows | run wall s |", "|---:|---|---:|---:|---:|---:|---:|---:|"]
     for a, r in res:
-        lines.append(f"| {a['gpus']} | {a['iteration_ns'] / 1e6:.3f} | {a['compute_ns'] / 1e6:.3f} | "
+        lines.append(f"| {a['gpus']} | {a['placement']} | {a['iteration_ns'] / 1e6:.3f} | {a['compute_ns'] / 1e6:.3f} | "
                      f"{a['idle_ns'] / 1e6:.3f} | {a['iteration_ns'] / a['idle_ns']:.3f} | "
                      f"{sum(o.transfers for o in a['ops'])} | {r.get('wall_s', 0.0):.1f} |")
     lines += ["", "Communication per comm type (the sum of each op's time, its slowest group's from its last rank "
               "joining to its last completion; idle = the closed forms):", "",
-              "| GPUs | phase | group | ops | MiB per rank | time ms | idle ms | ratio |",
-              "|---:|---|---|---:|---:|---:|---:|---:|"]
+              "| GPUs | placement | phase | group | ops | MiB per rank | time ms | idle ms | ratio |",
+              "|---:|---|---|---|---:|---:|---:|---:|---:|"]
     for a, _ in res:
         keys = sorted({(o.phase, o.group) for o in a["ops"]}, key=lambda k: (["fwd", "ig", "wg"].index(k[0]), k[1]))
         for ph, gr in keys:
             sel = [(o, c) for o, c in zip(a["ops"], a["closed"]) if (o.phase, o.group) == (ph, gr)]
             t, c = sum(o.time_ns for o, _ in sel), sum(c for _, c in sel)
-            lines.append(f"| {a['gpus']} | {ph} | {gr} | {len(sel)} | {sum(o.size for o, _ in sel) / 2 ** 20:.1f} | "
+            lines.append(f"| {a['gpus']} | {a['placement']} | {ph} | {gr} | {len(sel)} | {sum(o.size for o, _ in sel) / 2 ** 20:.1f} | "
                          f"{t / 1e6:.3f} | {c / 1e6:.3f} | {t / c:.3f} |")
     lines += ["", "The largest collectives (busbw in Gbit/s, NCCL-tests' factors):", "",
-              "| GPUs | layer.phase | kind | group (ranks x groups) | size MiB | time us | idle us | busbw | "
-              "idle busbw | ratio |", "|---:|---|---|---|---:|---:|---:|---:|---:|---:|"]
+              "| GPUs | placement | layer.phase | kind | group (ranks x groups) | size MiB | span us | time us | "
+              "idle us | busbw | idle busbw | ratio |", "|---:|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for a, _ in res:
         big = sorted(zip(a["ops"], a["closed"]), key=lambda x: -x[0].size)[:4]
         for o, c in big:
             t = o.time_ns
-            lines.append(f"| {a['gpus']} | {o.name}.{o.phase} | {o.kind} | {o.group} ({len(o.groups[0])} x "
-                         f"{len(o.groups)}) | {o.size / 2 ** 20:.1f} | {t / 1e3:.1f} | {c / 1e3:.1f} | "
+            lines.append(f"| {a['gpus']} | {a['placement']} | {o.name}.{o.phase} | {o.kind} | {o.group} "
+                         f"({len(o.groups[0])} x {len(o.groups)}) | {o.size / 2 ** 20:.1f} | "
+                         f"{(o.end_ns - o.start_ns) / 1e3:.1f} | {t / 1e3:.1f} | {c / 1e3:.1f} | "
                          f"{_busbw(o, t):.1f} | {_busbw(o, c):.1f} | {t / c:.3f} |")
     return "\n".join(lines)
 
@@ -243,7 +257,7 @@ def simai_figure(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
         ax.set_yticks(range(len(a["ops"])), [f"{o.name}.{o.phase}" for o in a["ops"]], fontsize=6)
         ax.invert_yaxis()
         ax.set_xlabel("time (us)")
-        ax.set_title(f"{a['gpus']} GPUs: iteration {a['iteration_ns'] / 1e6:.2f} ms", fontsize=9)
+        ax.set_title(f"{a['gpus']} GPUs, TP pairs by {a['placement']}: iteration {a['iteration_ns'] / 1e6:.2f} ms", fontsize=9)
         for ph, c in colours.items():
             ax.barh([], [], color=c, label=ph)
         ax.legend(fontsize=7, loc="lower right")
@@ -255,14 +269,27 @@ def simai_figure(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
 EXPERIMENTS = [
     Experiment(
         name="collectives-simai",
-        title="Collectives: one iteration of a SimAI Llama-7B TP2 workload at 256 and 1,024 GPUs, rail fabric",
+        title="Collectives: one iteration of a SimAI Llama-7B TP2 workload, 256 GPUs, two placements, rail fabric",
         citation=("aliyun/aicb's SimAI workload L7B-M1-C04_Llama7B_megatron_tp2_pp1_mbs1_A100.txt (cut to "
                   "2 of 32 blocks); SimAI's transformer loop (aliyun/SimAI, Workload.cc); no published "
                   "iteration time is compared"),
         sweep="collectives_simai.toml", quick="collectives_simai_quick.toml",
-        figures=[], by="topology.servers", compare=compare_simai, report=report_simai,
+        figures=[], by="traffic[0].ranks", compare=compare_simai, report=report_simai,
         theirs="the iteration's chain of compute delays with each communication at its ring's closed "
                "form on the idle fabric (rdmalab's derivation, docs/collectives.md)",
         needs_cc=["dcqcn"], extra_figures=simai_figure, theirs_from_runs=True,
     ),
 ]
+
+
+if __name__ == "__main__":  # one run's analysis: python -m ...collectives_simai SCENARIO.toml FLOWS.parquet
+    import sys
+    import tomllib
+
+    scenario_file, flows_file = Path(sys.argv[1]), Path(sys.argv[2])
+    a = analyse(tomllib.loads(scenario_file.read_text()), pl.read_parquet(flows_file), scenario_file.parent)
+    print(f"{a['gpus']} GPUs, TP pairs by {a['placement']}: iteration {a['iteration_ns'] / 1e6:.3f} ms, compute-only "
+          f"chain {a['compute_ns'] / 1e6:.3f} ms, idle-fabric chain {a['idle_ns'] / 1e6:.3f} ms")
+    for o, c in zip(a["ops"], a["closed"]):
+        print(f"{o.name}.{o.phase} {o.kind} {o.group} {o.size} B: span {(o.end_ns - o.start_ns) / 1e3:.1f} us, "
+              f"time {o.time_ns / 1e3:.1f} us, idle {c / 1e3:.1f} us")
