@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+from matplotlib.patches import Patch
 import polars as pl
 
 from rdmalab.experiments.repro.base import Comparison, Experiment
@@ -258,9 +259,8 @@ def simai_figure(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
         ax.invert_yaxis()
         ax.set_xlabel("time (us)")
         ax.set_title(f"{a['gpus']} GPUs, TP pairs by {a['placement']}: iteration {a['iteration_ns'] / 1e6:.2f} ms", fontsize=9)
-        for ph, c in colours.items():
-            ax.barh([], [], color=c, label=ph)
-        ax.legend(fontsize=7, loc="lower right")
+        handles = [Patch(color=c, label=ph) for ph, c in colours.items()]
+        ax.legend(handles=handles + ax.get_legend_handles_labels()[0], fontsize=7, loc="upper right")
     fig.suptitle(f"{store.manifest().get('name', '')}: communications of one iteration (DP hatched)", fontsize=9)
     fig.tight_layout()
     return save_figure(fig, Path(out_dir) / "simai_iteration")
