@@ -215,8 +215,8 @@ def report_simai(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> str:
     lines = ["| GPUs | placement | iteration ms | compute-only chain ms | idle-fabric chain ms | iteration / idle | "
              "flows | run wall s |", "|---:|---|---:|---:|---:|---:|---:|---:|"]
     for a, r in res:
-        lines.append(f"| {a['gpus']} | {a['placement']} | {a['iteration_ns'] / 1e6:.3f} | {a['compute_ns'] / 1e6:.3f} | "
-                     f"{a['idle_ns'] / 1e6:.3f} | {a['iteration_ns'] / a['idle_ns']:.3f} | "
+        lines.append(f"| {a['gpus']} | {a['placement']} | {a['iteration_ns'] / 1e6:.3f} | "
+                     f"{a['compute_ns'] / 1e6:.3f} | {a['idle_ns'] / 1e6:.3f} | {a['iteration_ns'] / a['idle_ns']:.3f} | "
                      f"{sum(o.transfers for o in a['ops'])} | {r.get('wall_s', 0.0):.1f} |")
     lines += ["", "Communication per comm type (the sum of each op's time, its slowest group's from its last rank "
               "joining to its last completion; idle = the closed forms):", "",
@@ -227,7 +227,8 @@ def report_simai(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> str:
         for ph, gr in keys:
             sel = [(o, c) for o, c in zip(a["ops"], a["closed"]) if (o.phase, o.group) == (ph, gr)]
             t, c = sum(o.time_ns for o, _ in sel), sum(c for _, c in sel)
-            lines.append(f"| {a['gpus']} | {a['placement']} | {ph} | {gr} | {len(sel)} | {sum(o.size for o, _ in sel) / 2 ** 20:.1f} | "
+            mib = sum(o.size for o, _ in sel) / 2 ** 20
+            lines.append(f"| {a['gpus']} | {a['placement']} | {ph} | {gr} | {len(sel)} | {mib:.1f} | "
                          f"{t / 1e6:.3f} | {c / 1e6:.3f} | {t / c:.3f} |")
     lines += ["", "The largest collectives (busbw in Gbit/s, NCCL-tests' factors):", "",
               "| GPUs | placement | layer.phase | kind | group (ranks x groups) | size MiB | span us | time us | "
@@ -258,7 +259,8 @@ def simai_figure(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
         ax.set_yticks(range(len(a["ops"])), [f"{o.name}.{o.phase}" for o in a["ops"]], fontsize=6)
         ax.invert_yaxis()
         ax.set_xlabel("time (us)")
-        ax.set_title(f"{a['gpus']} GPUs, TP pairs by {a['placement']}: iteration {a['iteration_ns'] / 1e6:.2f} ms", fontsize=9)
+        ax.set_title(f"{a['gpus']} GPUs, TP pairs by {a['placement']}: iteration {a['iteration_ns'] / 1e6:.2f} ms",
+                     fontsize=9)
         handles = [Patch(color=c, label=ph) for ph, c in colours.items()]
         ax.legend(handles=handles + ax.get_legend_handles_labels()[0], fontsize=7, loc="upper right")
     fig.suptitle(f"{store.manifest().get('name', '')}: communications of one iteration (DP hatched)", fontsize=9)
