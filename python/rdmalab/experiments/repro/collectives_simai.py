@@ -217,7 +217,8 @@ def report_simai(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> str:
     for a, r in res:
         lines.append(f"| {a['gpus']} | {a['placement']} | {a['iteration_ns'] / 1e6:.3f} | "
                      f"{a['compute_ns'] / 1e6:.3f} | {a['idle_ns'] / 1e6:.3f} | "
-                     f"{a['iteration_ns'] / a['idle_ns']:.3f} | {sum(o.transfers for o in a['ops'])} | {r.get('wall_s', 0.0):.1f} |")
+                     f"{a['iteration_ns'] / a['idle_ns']:.3f} | {sum(o.transfers for o in a['ops'])} | "
+                     f"{r.get('wall_s', 0.0):.1f} |")
     lines += ["", "Communication per comm type (the sum of each op's time, its slowest group's from its last rank "
               "joining to its last completion; idle = the closed forms):", "",
               "| GPUs | placement | phase | group | ops | MiB per rank | time ms | idle ms | ratio |",
