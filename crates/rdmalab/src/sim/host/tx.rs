@@ -25,18 +25,75 @@ impl Simulation {
     pub(in crate::sim) fn mark_if_unsent(&mut self, qp_id: QpId) {
         let qp = &self.qps[qp_id.idx()];
         if qp.has_data() {
-            self.nics[qp.nic.idx()].mark(qp);
+            let nic = qp.nic;
+            self.nics[nic.idx()].mark(qp);
+            self.nic_changed(nic);
         }
     }
 
     /// The RNIC's transmitter: ACKs first, then one data packet by round robin.
+    ///
+    /// A packet started here has its `TxDone` pushed only once everything the sending did
+    /// is done (a send completion's handler may post more), and not at all when the RNIC is
+    /// then quiet (`Nic::quiet`): that event would find nothing to do. Its sequence number
+    /// was reserved when the packet started (`transmit`); the next kick, or a change of the
+    /// NIC that kicks nothing (`nic_changed`), pushes it with that number while the packet
+    /// is still serialising, so it runs exactly in its place.
     pub(in crate::sim) fn nic_kick(&mut self, nic_idx: NicId) {
-        let nic = &mut self.nics[nic_idx.idx()];
-        let port = nic.port;
+        let port = self.nics[nic_idx.idx()].port;
         let st = &self.ports[port.idx()];
-        if st.busy || st.down {
+        if st.busy || st.down || self.rearm_tx_done(port) {
             return;
         }
+        let before = self.ports[port.idx()].tx_end;
+        self.nic_send(nic_idx, port);
+        if self.ports[port.idx()].tx_end != before {
+            self.settle_tx_done(nic_idx, port);
+        }
+    }
+
+    /// After a host port started a packet: pushes its `TxDone`, unless the RNIC is quiet
+    /// and nothing in the run can change that without a kick (mechanisms that act on the
+    /// RNIC or its QPs between kicks keep every event).
+    #[inline]
+    fn settle_tx_done(&mut self, nic_idx: NicId, port: PortId) {
+        let m = &self.mech;
+        let plain = m.ib.is_none() && m.irn.is_none() && m.rnr.is_none();
+        let plain = plain && self.cfg.defense == crate::tenancy::Defense::None;
+        let st = &mut self.ports[port.idx()];
+        if plain && self.nics[nic_idx.idx()].quiet(&self.qps, &st.paused) {
+            st.busy = false;
+        } else {
+            self.queue.push_reserved(st.tx_end.0, st.tx_end.1, Event::TxDone(port));
+        }
+    }
+
+    /// A host port whose `TxDone` was skipped (`settle_tx_done`) and that is still
+    /// serialising: pushes that event in its reserved place, where it runs the arbiter as it
+    /// would have. True in that case (the port is busy now).
+    #[inline]
+    pub(in crate::sim) fn rearm_tx_done(&mut self, port: PortId) -> bool {
+        let st = &mut self.ports[port.idx()];
+        if st.busy || st.tx_end <= (self.now, self.queue.popped_seq()) {
+            return false;
+        }
+        st.busy = true;
+        self.queue.push_reserved(st.tx_end.0, st.tx_end.1, Event::TxDone(port));
+        true
+    }
+
+    /// The RNIC's arbiter may have work that no kick announces (a QP marked, finished or
+    /// reconnected): a skipped `TxDone` goes back in its place (`rearm_tx_done`).
+    #[inline]
+    pub(in crate::sim) fn nic_changed(&mut self, nic: NicId) {
+        let port = self.nics[nic.idx()].port;
+        self.rearm_tx_done(port);
+    }
+
+    /// `nic_kick`'s choice and send, on an idle port.
+    fn nic_send(&mut self, nic_idx: NicId, port: PortId) {
+        let nic = &mut self.nics[nic_idx.idx()];
+        let st = &self.ports[port.idx()];
         let ack_class = if self.cfg.ack_high_prio { 0 } else { 3 };
         if !nic.acks.is_empty() && (ack_class == 0 || !st.paused[ack_class]) {
             if let Some(ack) = nic.acks.pop_front() {
