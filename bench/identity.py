@@ -101,8 +101,11 @@ def reference_configs(work: Path) -> dict[str, Path]:
 
 #: The event count as `hpcc_run` prints it (a summary line and the JSON line).
 EVENTS = re.compile(r'(^events |"events": )(\d+)', re.M)
-#: What the parallel engine prints of its events (per partition, the critical path).
-PARTITION_EVENTS = re.compile(r"(?<=events per partition )\[[\d, ]*\]|(?<=critical path )\d+(?= events)")
+#: What the parallel engine prints of its events (per partition, the critical path, the bound
+#: they give) and its window count: each window starts at the earliest pending event, so an
+#: event skipped can save one (issue 45 §4: a host port's skipped TxDone).
+PARTITION_EVENTS = re.compile(r"(?<=events per partition )\[[\d, ]*\]|(?<=critical path )\d+(?= events)"
+                              r"|\d+(?= windows)|(?<=speed-up bound )[\d.]+(?=x)")
 
 
 def run_one(binary: Path, inp: Path, cwd: Path, threads: int | None, events_apart: bool = False) -> dict[str, str]:

@@ -144,6 +144,33 @@ impl Nic {
         self.finished_since += 1;
     }
 
+    /// True when [`Nic::select`] (and the transmitter around it) would find nothing to do
+    /// at any time until something outside the NIC changes: no ACK waiting, no serial
+    /// fetch, no finished QP to drop, no tenant arbiter, and no marked QP that could send
+    /// but for its pacing (every QP with bytes unsent is marked). A window that depends on
+    /// the rate (`var_win`) can open on a rate change that kicks nothing (a CC timer), so
+    /// such a QP bound by its window is not quiet. Looks at `MAX_LOOK` marked QPs at most;
+    /// past that it answers false.
+    #[inline]
+    pub fn quiet(&self, qps: &[Qp], paused: &[bool; NUM_PRIOS]) -> bool {
+        const MAX_LOOK: usize = 4;
+        if !self.acks.is_empty() || self.stall.is_some() || self.has_finished || self.by_tenant.is_some() {
+            return false;
+        }
+        let busy = |qp: &Qp| {
+            may_send(qp, paused) || (qp.var_win && qp.window_bound() && !paused[qp.pg as usize] && qp.has_data())
+        };
+        let mut at = 0;
+        for _ in 0..MAX_LOOK {
+            let Some(idx) = next_marked(&self.busy, at, self.qps.len()) else { return true };
+            at = idx + 1;
+            if busy(&qps[self.qps[idx].idx()]) {
+                return false;
+            }
+        }
+        next_marked(&self.busy, at, self.qps.len()).is_none()
+    }
+
     /// Chooses the next QP to send from, round robin after the last one served.
     pub fn select(&mut self, qps: &mut [Qp], paused: &[bool; NUM_PRIOS], now: Time) -> Pick {
         if self.has_finished

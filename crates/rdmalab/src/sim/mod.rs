@@ -183,6 +183,9 @@ pub struct Simulation {
     global_rtt_bdp: (Time, u64),
     /// DCQCN's alpha timer parks in a group with nothing in the network (`sim::host::cc`).
     dcqcn_parks: bool,
+    /// A host port skips the `TxDone` of a packet that leaves its RNIC quiet (`host::tx`):
+    /// not with a mechanism that acts on the RNIC or its QPs between kicks.
+    host_tx_skips: bool,
     /// PFC deadlock detection and the stall watchdog (`sim::watch`).
     watch: watch::Watch,
     /// What the scenario sets that is valid but probably unintended (`sim::warnings`).

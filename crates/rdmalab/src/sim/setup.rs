@@ -96,6 +96,8 @@ impl Simulation {
             tenant_names,
         };
         let mech = Mechanisms::build(parts, error_rngs)?;
+        let host_tx_skips = mech.ib.is_none() && mech.irn.is_none() && mech.rnr.is_none();
+        let host_tx_skips = host_tx_skips && cfg.defense == crate::tenancy::Defense::None;
         let mut sim = Simulation {
             now: Time::ZERO,
             queue: event_queue_for(&topo, &clock, max_packet as u32),
@@ -140,6 +142,7 @@ impl Simulation {
             sampler: Default::default(),
             global_rtt_bdp,
             dcqcn_parks,
+            host_tx_skips,
             watch,
             warnings,
             apps: Default::default(),

@@ -16,8 +16,9 @@ impl Simulation {
     /// empty. Such a port is still busy until `tx_end` (see `switch_kick`), and the first
     /// packet queued before then pushes the event with the reserved sequence number, so
     /// every event runs exactly where it would have run. About half the TxDone events of a
-    /// fabric at moderate load are skipped this way. Host ports always push it: the RNIC's
-    /// arbiter runs at each one.
+    /// fabric at moderate load are skipped this way. A host port's is pushed by the kick
+    /// that started the packet, once the sending is done, unless its RNIC is quiet then
+    /// (`nic_kick`): the same reservation, the same re-arming.
     pub(in crate::sim) fn transmit(&mut self, port: PortId, pkt: Packet) {
         let r = self.packets.park(pkt);
         self.transmit_parked(port, r);
@@ -46,7 +47,9 @@ impl Simulation {
         st.in_flight.push_back((arrival, r, dst));
         self.counters.packet_hops += 1;
         st.tx_end = (done, seq);
-        if st.on_host || st.has_queued() {
+        if st.on_host {
+            st.busy = true; // its TxDone is pushed, or skipped, by `nic_kick` (`host::tx`)
+        } else if st.has_queued() {
             st.busy = true;
             self.queue.push_reserved(done, seq, Event::TxDone(port));
         }

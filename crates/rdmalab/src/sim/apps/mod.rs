@@ -136,6 +136,7 @@ impl Simulation {
                 Verb::Reconnect(qp) => {
                     crate::sim::mech::retry::reconnect(&mut self.qps[qp.idx()]);
                     self.mark_if_unsent(qp); // resumed at its first failed WR
+                    self.nic_changed(self.qps[qp.idx()].nic); // (no kick follows)
                 }
                 Verb::CloseQp(qp) => self.close_app_qp(qp),
             }

@@ -54,7 +54,9 @@ impl Simulation {
         if q.error {
             q.snd_nxt = q.posted;
         }
-        self.nics[q.nic.idx()].mark(q);
+        let nic = q.nic;
+        self.nics[nic.idx()].mark(q);
+        self.nic_changed(nic); // posted from a handler that kicks nothing (a send completion)
     }
 
     /// The batch records, each with its WQEs on the wire now (sent from, not completed).

@@ -36,6 +36,7 @@ impl Simulation {
         }
         let nic = self.qps[q.idx()].nic;
         self.nics[nic.idx()].note_finished();
+        self.nic_changed(nic); // its drop must not wait for a later kick
         self.leave_group(q);
     }
 

@@ -371,9 +371,11 @@ impl Simulation {
         if !qp.finished && qp.messages.is_empty() && qp.close_when_idle && qp.snd_una >= qp.posted {
             qp.finished = true;
             qp.rto_deadline = Time::MAX;
-            self.nics[qp.nic.idx()].note_finished();
+            let nic = qp.nic;
+            self.nics[nic.idx()].note_finished();
             // The completion queue is drained by applications; flows have none here.
-            self.nics[qp.nic.idx()].cq.clear();
+            self.nics[nic.idx()].cq.clear();
+            self.nic_changed(nic); // its drop must not wait for a later kick
             self.leave_group(qp_id);
         }
     }

@@ -25,27 +25,86 @@ impl Simulation {
     pub(in crate::sim) fn mark_if_unsent(&mut self, qp_id: QpId) {
         let qp = &self.qps[qp_id.idx()];
         if qp.has_data() {
-            self.nics[qp.nic.idx()].mark(qp);
+            let nic = qp.nic;
+            self.nics[nic.idx()].mark(qp);
+            self.nic_changed(nic);
         }
     }
 
     /// The RNIC's transmitter: ACKs first, then one data packet by round robin.
+    ///
+    /// A packet started here has its `TxDone` pushed only once everything the sending did
+    /// is done (a send completion's handler may post more), and not at all when the RNIC is
+    /// then quiet (`Nic::quiet`): that event would find nothing to do. Its sequence number
+    /// was reserved when the packet started (`transmit`); the next kick, or a change of the
+    /// NIC that kicks nothing (`nic_changed`), pushes it with that number while the packet
+    /// is still serialising, so it runs exactly in its place.
     pub(in crate::sim) fn nic_kick(&mut self, nic_idx: NicId) {
-        let nic = &mut self.nics[nic_idx.idx()];
-        let port = nic.port;
+        let port = self.nics[nic_idx.idx()].port;
         let st = &self.ports[port.idx()];
-        if st.busy || st.down {
+        if st.busy || st.down || self.rearm_tx_done(port) {
             return;
         }
+        let before = self.ports[port.idx()].tx_end;
+        let sent = self.nic_send(nic_idx, port);
+        if self.ports[port.idx()].tx_end != before {
+            self.settle_tx_done(nic_idx, port, sent);
+        }
+    }
+
+    /// After a host port started a packet (from QP `sent`, or an ACK): pushes its `TxDone`,
+    /// unless the RNIC is quiet and nothing in the run can change that without a kick
+    /// (mechanisms that act on the RNIC or its QPs between kicks keep every event).
+    #[inline]
+    fn settle_tx_done(&mut self, nic_idx: NicId, port: PortId, sent: Option<QpId>) {
+        let st = &self.ports[port.idx()];
+        // The QP just served usually has more to send: the event is needed, nothing else to read.
+        let more = sent.is_some_and(|q| crate::rnic::nic::may_send(&self.qps[q.idx()], &st.paused));
+        if !more && self.host_tx_skips && self.nics[nic_idx.idx()].quiet(&self.qps, &st.paused) {
+            self.ports[port.idx()].busy = false;
+        } else {
+            let at = st.tx_end;
+            self.queue.push_reserved(at.0, at.1, Event::TxDone(port));
+        }
+    }
+
+    /// A host port whose `TxDone` was skipped (`settle_tx_done`) and that is still
+    /// serialising: pushes that event in its reserved place, where it runs the arbiter as it
+    /// would have. True in that case (the port is busy now).
+    #[inline(always)]
+    pub(in crate::sim) fn rearm_tx_done(&mut self, port: PortId) -> bool {
+        let st = &mut self.ports[port.idx()];
+        let (end, seq) = st.tx_end;
+        if st.busy || end < self.now || (end == self.now && seq <= self.queue.popped_seq()) {
+            return false;
+        }
+        st.busy = true;
+        self.queue.push_reserved(st.tx_end.0, st.tx_end.1, Event::TxDone(port));
+        true
+    }
+
+    /// The RNIC's arbiter may have work that no kick announces (a QP marked, finished or
+    /// reconnected): a skipped `TxDone` goes back in its place (`rearm_tx_done`).
+    #[inline]
+    pub(in crate::sim) fn nic_changed(&mut self, nic: NicId) {
+        let port = self.nics[nic.idx()].port;
+        self.rearm_tx_done(port);
+    }
+
+    /// `nic_kick`'s choice and send, on an idle port: the QP it sent from, if any.
+    #[inline(always)]
+    fn nic_send(&mut self, nic_idx: NicId, port: PortId) -> Option<QpId> {
+        let nic = &mut self.nics[nic_idx.idx()];
+        let st = &self.ports[port.idx()];
         let ack_class = if self.cfg.ack_high_prio { 0 } else { 3 };
         if !nic.acks.is_empty() && (ack_class == 0 || !st.paused[ack_class]) {
             if let Some(ack) = nic.acks.pop_front() {
                 self.transmit(port, ack);
-                return;
+                return None;
             }
         }
         if nic.stall.is_some() && self.serial_stall(nic_idx, port) {
-            return;
+            return None;
         }
         loop {
             let nic = &mut self.nics[nic_idx.idx()];
@@ -55,7 +114,8 @@ impl Simulation {
                         let key = transport::cache_key(qp, self.qps[qp.idx()].transport, nic_idx);
                         if !cache.touch(key) {
                             if cache.serial() {
-                                return self.serial_miss(nic_idx, qp);
+                                self.serial_miss(nic_idx, qp);
+                                return None;
                             }
                             // Context fetch: this QP waits, the NIC serves others meanwhile.
                             self.qps[qp.idx()].next_avail = cache.fetched_at(self.now, Time::ZERO);
@@ -63,16 +123,16 @@ impl Simulation {
                         }
                     }
                     self.send_data(qp, port);
-                    return;
+                    return Some(qp);
                 }
                 Pick::Wait(t) => {
                     if t < nic.wake_at {
                         nic.wake_at = t;
                         self.queue.push(t, Event::NicWake(nic_idx));
                     }
-                    return;
+                    return None;
                 }
-                Pick::Idle => return,
+                Pick::Idle => return None,
             }
         }
     }
