@@ -80,9 +80,7 @@ impl Simulation {
     #[cold]
     #[inline(never)]
     pub(in crate::sim) fn refused_at_egress(&mut self, at: PortId, egress: PortId, r: PacketRef) -> bool {
-        let pkt = self.packets.get(r);
-        let ack_first = self.cfg.ack_high_prio && self.cfg.ack_prio_at_switches;
-        let class = if pkt.is_ack() && ack_first { 0 } else { pkt.pg };
+        let class = self.switch_class(self.packets.get(r)) as u8;
         if !crate::sim::mech::refuses_at_egress(&mut self.mech, egress, class) {
             return false;
         }

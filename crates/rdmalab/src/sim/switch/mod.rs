@@ -147,9 +147,8 @@ impl Simulation {
             let st = &self.ports[at.idx()];
             (st.unit as usize, st.local)
         };
-        let ack_first = self.cfg.ack_high_prio && self.cfg.ack_prio_at_switches;
+        let class = self.switch_class(self.packets.get(r));
         let pkt = self.packets.get_mut(r);
-        let class = if pkt.is_ack() && ack_first { 0 } else { pkt.pg as usize };
         let wire = pkt.wire;
         pkt.ingress = at;
         pkt.ingress_local = local;
@@ -173,6 +172,18 @@ impl Simulation {
             }
         }
         Some((class, wire, local))
+    }
+
+    /// The class a switch queues `pkt` in: its own, or 0 for an ACK when ACKs go first at
+    /// switches.
+    #[inline(always)]
+    pub(super) fn switch_class(&self, pkt: &crate::fabric::Packet) -> usize {
+        let ack_first = self.cfg.ack_high_prio && self.cfg.ack_prio_at_switches;
+        if pkt.is_ack() && ack_first {
+            0
+        } else {
+            pkt.pg as usize
+        }
     }
 
     /// The packet parked at `r` is lost at ingress `at` of switch `sw`: its egress link is
