@@ -24,11 +24,20 @@ const DELAY_US: u64 = 1;
 /// `n` SEND (or `verb`) flows of `PKTS` packets from host 0 to host 1, `gap` apart, with
 /// `[rnic]` given by `rnic` (empty: no section).
 fn toml(n: usize, gap: Time, verb: &str, rnic: &str) -> String {
+    star_toml(2, n, gap, verb, rnic, |_| 0)
+}
+
+/// `n` flows of `PKTS` packets to host 1 of a `hosts`-host star, `gap` apart, flow k from
+/// host `src(k)`.
+fn star_toml(hosts: u32, n: usize, gap: Time, verb: &str, rnic: &str, src: impl Fn(usize) -> u32) -> String {
     let flows: Vec<String> = (0..n)
-        .map(|k| format!("{{ src = 0, dst = 1, size = {}, start = \"{}ps\" }}", PKTS * MTU, k as u64 * gap.0))
+        .map(|k| {
+            let (s, size, start) = (src(k), PKTS * MTU, k as u64 * gap.0);
+            format!("{{ src = {s}, dst = 1, size = {size}, start = \"{start}ps\" }}")
+        })
         .collect();
     format!(
-        "[topology]\nkind = \"star\"\nhosts = 2\nrate = \"100Gbps\"\ndelay = \"{DELAY_US}us\"\n\
+        "[topology]\nkind = \"star\"\nhosts = {hosts}\nrate = \"100Gbps\"\ndelay = \"{DELAY_US}us\"\n\
          [fabric]\nmtu = {MTU}\ncc = \"none\"\n{rnic}\n\
          [[traffic]]\nkind = \"flows\"\nverb = \"{verb}\"\nflows = [{}]\n",
         flows.join(", ")
@@ -214,21 +223,10 @@ fn the_parallel_engine_gives_the_same_naks_and_fcts() {
     assert_eq!(fixtures::table_u64(&two, "rnr", "rnr_naks"), fixtures::table_u64(&one, "rnr", "rnr_naks"));
 }
 
-/// `n` SEND flows of `PKTS` packets to host 1 of a three-host star, `gap` apart, from hosts
-/// 0 and 2 in turn (two connections), with `[rnic]` given by `rnic`.
+/// `n` SEND flows to host 1 of a three-host star, `gap` apart, from hosts 0 and 2 in turn
+/// (two connections).
 fn toml_two_senders(n: usize, gap: Time, rnic: &str) -> String {
-    let flows: Vec<String> = (0..n)
-        .map(|k| {
-            let src = if k % 2 == 0 { 0 } else { 2 };
-            format!("{{ src = {src}, dst = 1, size = {}, start = \"{}ps\" }}", PKTS * MTU, k as u64 * gap.0)
-        })
-        .collect();
-    format!(
-        "[topology]\nkind = \"star\"\nhosts = 3\nrate = \"100Gbps\"\ndelay = \"{DELAY_US}us\"\n\
-         [fabric]\nmtu = {MTU}\ncc = \"none\"\n{rnic}\n\
-         [[traffic]]\nkind = \"flows\"\nverb = \"send\"\nflows = [{}]\n",
-        flows.join(", ")
-    )
+    star_toml(3, n, gap, "send", rnic, |k| if k % 2 == 0 { 0 } else { 2 })
 }
 
 #[test]
