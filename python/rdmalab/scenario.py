@@ -333,11 +333,12 @@ class Scenario:
     def with_rnic(self, recv_queue_depth: int | None = None, recv_repost_delay: str | None = None,
                   min_rnr_timer: int | None = None, rnr_retry: int | None = None,
                   srq_depth: int | None = None, timeout: int | None = None,
-                  retry_cnt: int | None = None) -> "Scenario":
+                  retry_cnt: int | None = None, recv_processing: str | None = None) -> "Scenario":
         """`[rnic]` (docs/physics.md, "Receive queues and RNR NAKs"): `recv_queue_depth` receive
         WQEs kept posted per connection at a responder (absent: unlimited, no RNR NAK);
         `recv_repost_delay` from a SEND's receive completion to its WQE posted again (default
-        "0ns"); `min_rnr_timer` the IBA Table 45 code 0-31 (default 12, 0.64 ms); `rnr_retry`
+        "0ns"); `recv_processing` the responder's per-message processing, one receive completion
+        at a time per host before the repost delay starts (default "0ns"); `min_rnr_timer` the IBA Table 45 code 0-31 (default 12, 0.64 ms); `rnr_retry`
         0-7 (default 7, retry forever); `srq_depth` instead of `recv_queue_depth`: one shared
         receive queue of that many WQEs per responder host, drawn on by every connection to it.
         Only `verb="send"` traffic draws on the queue. `timeout` (the local ACK timeout as verbs
@@ -348,7 +349,7 @@ class Scenario:
         new.spec.setdefault("rnic", {}).update({k: v for k, v in dict(
             recv_queue_depth=recv_queue_depth, recv_repost_delay=recv_repost_delay,
             min_rnr_timer=min_rnr_timer, rnr_retry=rnr_retry, srq_depth=srq_depth, timeout=timeout,
-            retry_cnt=retry_cnt).items() if v is not None})
+            retry_cnt=retry_cnt, recv_processing=recv_processing).items() if v is not None})
         return new
 
     def with_drum(self, **settings: Any) -> "Scenario":

@@ -57,6 +57,10 @@ pub struct RnrConfig {
     pub shared: bool,
     /// From a message's receive completion to its WQE posted again.
     pub recv_repost_delay: Time,
+    /// The responder's application handles one receive completion at a time, this long
+    /// each, before `recv_repost_delay` starts (`[rnic] recv_processing`; zero: every
+    /// completion handled the moment it is made).
+    pub recv_processing: Time,
     /// The RNR NAK timer the responder asks for (`RNR_TIMER_US` code, 0 to 31).
     pub min_rnr_timer: u8,
     /// RNR NAKs a WR may meet without progress before it fails (0 to 6; 7: never fails).

@@ -7,6 +7,7 @@
 //! recv_queue_depth = 4        # receive WQEs kept posted per connection (absent: unlimited, off)
 //! # srq_depth = 16            # or: one shared receive queue of this many WQEs per responder host
 //! recv_repost_delay = "2us"   # receive completion to the WQE posted again
+//! recv_processing = "2.35us"  # one completion handled at a time, this long each (default 0)
 //! min_rnr_timer = 12          # IBA Table 45 code, 0..31 (12: 0.64 ms)
 //! rnr_retry = 7               # 0..7, 7: retry forever
 //! timeout = 14                # local ACK timeout, 4.096 us x 2^14 = 67.1 ms (0: none); sets fabric.rto
@@ -39,6 +40,9 @@ pub struct RnicSpec {
     pub srq_depth: Option<i64>,
     /// From a SEND's receive completion to its WQE posted again (default `"0ns"`).
     pub recv_repost_delay: Option<String>,
+    /// The responder's per-message processing: its application handles one receive
+    /// completion at a time, this long each, before the repost delay starts (default `"0ns"`).
+    pub recv_processing: Option<String>,
     /// The RNR NAK timer code, 0 to 31 (IBA Table 45; default 12, 0.64 ms).
     pub min_rnr_timer: Option<i64>,
     /// RNR NAKs a WR may meet without progress, 0 to 7 (7, the default: forever).
@@ -88,6 +92,10 @@ pub(super) fn apply(spec: Option<&RnicSpec>, fabric: &super::FabricSpec, file: &
         Some(d) => field_time(file, "rnic.recv_repost_delay", d)?,
         None => Time::ZERO,
     };
+    let processing = match &s.recv_processing {
+        Some(d) => field_time(file, "rnic.recv_processing", d)?,
+        None => Time::ZERO,
+    };
     let (field, depth, shared) = match (s.recv_queue_depth, s.srq_depth) {
         (None, None) => return Ok(()),
         (Some(d), None) => ("recv_queue_depth", d, false),
@@ -102,6 +110,7 @@ pub(super) fn apply(spec: Option<&RnicSpec>, fabric: &super::FabricSpec, file: &
         recv_queue_depth: depth as u32,
         shared,
         recv_repost_delay: delay,
+        recv_processing: processing,
         min_rnr_timer: timer as u8,
         rnr_retry: retry as u8,
     });

@@ -8,7 +8,10 @@
 //! F = (n + 1)W/C + 2d + r. A refused first packet costs one round of c = a + r + τ (its
 //! NAK back, the timer τ, the packet again). Message k's WQE is free once message k - q's
 //! last packet was placed plus the repost delay D, so message k is refused
-//! J_k = ⌈(free_k - (s_k + a)) / c⌉⁺ times and completes in F + J_k·c.
+//! J_k = ⌈(free_k - (s_k + a)) / c⌉⁺ times and completes in F + J_k·c. With the responder's
+//! per-message processing T (`recv_processing`), message j's completion is handled at
+//! h_j = max(p_j, h_{j-1}) + T (p_j: its last packet placed; one handler per host), and
+//! a WQE is back at h_j + D (`processing_form`).
 
 use rdmalab::scenario::Scenario;
 use rdmalab::sim::Results;
@@ -48,6 +51,11 @@ fn rnic(depth: u32, delay_us: u64, timer: u8, retry: u8) -> String {
     format!(
         "[rnic]\nrecv_queue_depth = {depth}\nrecv_repost_delay = \"{delay_us}us\"\nmin_rnr_timer = {timer}\nrnr_retry = {retry}\n"
     )
+}
+
+/// `rnic(depth, 0, timer, 7)` with the responder's per-message processing `proc`.
+fn rnic_processing(depth: u32, timer: u8, proc: Time) -> String {
+    format!("{}recv_processing = \"{}ps\"\n", rnic(depth, 0, timer, 7), proc.0)
 }
 
 fn run(toml: &str) -> (Scenario, Results) {
@@ -91,10 +99,46 @@ fn closed_form(s: &Scenario, n: usize, gap: Time, q: usize, big_d: Time, tau: Ti
         placed_last.push(resend + f.0 - r.0);
         out.push((j, Time(f.0 + j * cyc)));
     }
+    assert_sends_apart(sends, send);
+    out
+}
+
+/// Two sends apart by twice a message's send time neither share host 0's port nor meet in a
+/// queue (each hop is as fast as that port), as the forms assume.
+fn assert_sends_apart(mut sends: Vec<u64>, send: Time) {
     sends.sort();
-    // Two sends apart by twice a message's send time neither share host 0's port nor meet
-    // in a queue (each hop is as fast as that port).
     assert!(sends.windows(2).all(|w| w[1] - w[0] > 2 * send.0), "the form assumes sends apart: {sends:?}");
+}
+
+/// The form with the responder's per-message processing `proc` (repost delay 0): a WQE
+/// goes back at h_j = max(p_j, h_{j'}) + T, j' the message placed before j, and whichever
+/// waiting message's first packet arrives first after a WQE is back takes it (a later
+/// message can overtake an earlier one that is waiting out its timer). Each WQE, earliest
+/// back first: the winner's attempt t = s + a + J·c, placed at t + F - r - a.
+fn processing_form(s: &Scenario, n: usize, gap: Time, q: usize, tau: Time, proc: Time) -> Vec<(u64, Time)> {
+    let (a, r, f, send) = wire_times(s);
+    let cyc = a.0 + r.0 + tau.0;
+    let first = |k: usize| k as u64 * gap.0 + a.0;
+    let mut back: Vec<u64> = vec![0; q]; // when each WQE not yet handed out is back
+    let mut out = vec![(0, Time::ZERO); n];
+    let (mut waiting, mut last_placed, mut last_handled) = ((0..n).collect::<Vec<_>>(), 0, 0);
+    let mut sends = Vec::new();
+    while !waiting.is_empty() {
+        back.sort_unstable();
+        let free = back.remove(0);
+        let naks = |k: usize| if first(k) >= free { 0 } else { (free - first(k)).div_ceil(cyc) };
+        let (i, &k) = waiting.iter().enumerate().min_by_key(|(_, &k)| first(k) + naks(k) * cyc).unwrap();
+        waiting.remove(i);
+        let j = naks(k);
+        let placed = first(k) + j * cyc + f.0 - r.0 - a.0;
+        assert!(placed > last_placed, "the form assumes placements in the order WQEs are handed out");
+        last_placed = placed;
+        last_handled = placed.max(last_handled) + proc.0;
+        back.push(last_handled);
+        sends.extend((0..=j).map(|i| k as u64 * gap.0 + i * cyc));
+        out[k] = (j, Time(f.0 + j * cyc));
+    }
+    assert_sends_apart(sends, send);
     out
 }
 
@@ -191,6 +235,7 @@ fn bad_settings_name_their_field() {
         ("[rnic]\nrecv_queue_depth = 1\nmin_rnr_timer = 32\n", "rnic.min_rnr_timer"),
         ("[rnic]\nrnr_retry = 8\n", "rnic.rnr_retry"),
         ("[rnic]\nrecv_repost_delay = \"fast\"\n", "rnic.recv_repost_delay"),
+        ("[rnic]\nrecv_queue_depth = 1\nrecv_processing = \"slow\"\n", "rnic.recv_processing"),
     ] {
         let e = fixtures::input_error(&toml(2, gap, "send", section));
         assert!(e.contains(field), "{e}");
@@ -277,4 +322,40 @@ fn the_requesters_timeout_and_retry_count_in_verbs_encoding_set_rto_and_retry_li
     }
     let e = fixtures::input_error(&lossy("", "[rnic]\ntimeout = 32\n"));
     assert!(e.contains("rnic.timeout"), "{e}");
+}
+
+#[test]
+fn completions_handled_one_at_a_time_give_wqes_back_one_per_processing_time() {
+    // T = 20 µs of processing per message, messages 3 µs apart, D = 0, τ = 10 µs: without T
+    // every WQE is back before the next message (`a_wqe_reposted_in_time_costs_nothing`);
+    // with it, the WQEs come back one per T after the first completion, and every FCT
+    // follows the form.
+    let (gap, proc) = (Time::from_us(3), Time::from_us(20));
+    for (q, n) in [(1usize, 4usize), (2, 5)] {
+        let (s, res) = run(&toml(n, gap, "send", &rnic_processing(q as u32, 1, proc)));
+        let want = processing_form(&s, n, gap, q, Time::from_us(10), proc);
+        assert!(want.iter().any(|w| w.0 > 0), "the case meets RNR NAKs: {want:?}");
+        assert_follows(&res, &want, q);
+        let (_, none) = run(&toml(n, gap, "send", &rnic_processing(q as u32, 1, Time::ZERO)));
+        assert_eq!(none.mechanism_count("rnr_naks"), 0, "q {q}: no processing, no RNR NAK");
+    }
+}
+
+#[test]
+fn processing_causes_rnr_exactly_when_a_message_outlasts_the_gap() {
+    // One WQE, two messages P apart, D = 0: message 1's first packet (at P + a) finds the WQE
+    // iff message 0's completion was handled by then, at p_0 + T = F - r + T. So the bound is
+    // T* = P + a - (F - r): at T* nothing changes (FCTs are F), one picosecond more refuses it.
+    let gap = Time::from_us(3);
+    let probe = fixtures::scenario(&toml(2, gap, "send", ""), "rnr.toml");
+    let (a, r, f, _) = wire_times(&probe);
+    let bound = Time(gap.0 + a.0 - (f.0 - r.0));
+    let (_, at) = run(&toml(2, gap, "send", &rnic_processing(1, 1, bound)));
+    assert_eq!(at.mechanism_count("rnr_naks"), 0);
+    assert!(fcts(&at).iter().all(|x| x.1 == f), "{:?} vs {f:?}", fcts(&at));
+    let over = Time(bound.0 + 1);
+    let (s, past) = run(&toml(2, gap, "send", &rnic_processing(1, 1, over)));
+    let want = processing_form(&s, 2, gap, 1, Time::from_us(10), over);
+    assert_eq!(want[1].0, 1);
+    assert_follows(&past, &want, 1);
 }

@@ -19,6 +19,7 @@ pub(crate) mod irn;
 mod lb_tables;
 pub(crate) mod pfc_watchdog;
 pub(crate) mod port_buffers;
+mod recv_processing;
 pub(crate) mod retry;
 pub(crate) mod rnr;
 pub(crate) mod tenancy;

@@ -16,9 +16,10 @@
 //! - sender, an RNR NAK (`host/rx.rs::receive_ack`, tested only on NACKs): [`on_nak`].
 //!
 //! Reposting needs no event: a consumed WQE is posted again `recv_repost_delay` after its
-//! message's receive completion, so the times are known when the message ends and are
-//! consumed lazily, in order, by the next first packet (the delay is the same for all, so
-//! the list stays sorted).
+//! message's receive completion has been handled (`mech::recv_processing`), so the times are
+//! known when the message ends and are consumed lazily, in order, by the next first packet
+//! (the delay is the same for all and a host's handling times never decrease, so the list
+//! stays sorted).
 //!
 //! The receive queue belongs to the connection between two hosts, not to the simulator's
 //! QP slot: a plain flow is one message on a QP of its own, while an application keeps one
@@ -27,6 +28,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
+use super::recv_processing::RecvProcessing;
 use crate::config::{RnrConfig, RNR_RETRY_FOREVER};
 use crate::fabric::Packet;
 use crate::ids::QpId;
@@ -84,6 +86,8 @@ pub(crate) struct Rnr {
     /// By (requester host, responder host), packed in a u64, or by responder host alone
     /// under `shared` (looked up, never iterated).
     queues: HashMap<u64, RecvQueue>,
+    /// The responder's application, which hands each message's WQE back after handling it.
+    processing: RecvProcessing,
     /// By requester QP slot, grown on the first RNR NAK of a slot.
     requesters: Vec<Requester>,
     /// RNR NAKs sent per plain flow (by flow index), grown on a flow's first.
@@ -102,6 +106,7 @@ impl Rnr {
             timer,
             nack_interval,
             queues: HashMap::new(),
+            processing: RecvProcessing::new(cfg.recv_processing),
             requesters: Vec::new(),
             per_flow: Vec::new(),
             naks: 0,
@@ -170,8 +175,10 @@ pub(in crate::sim) fn on_arrival(rnr: &mut Rnr, qp: &mut Qp, flows: &[FlowSpec],
     }
     if pkt.last_of_msg {
         // The receive completion is made now; the application polls it, consumes the data
-        // and posts the buffer again (`ibv_post_recv`) `recv_repost_delay` later.
-        rq.reposts.push_back(now + rnr.cfg.recv_repost_delay);
+        // (one message at a time, `recv_processing` each) and posts the buffer again
+        // (`ibv_post_recv`) `recv_repost_delay` later.
+        let handled = rnr.processing.handled_at(qp.dst.0, now);
+        rq.reposts.push_back(handled + rnr.cfg.recv_repost_delay);
         debug_assert!(rq.posted as usize + rq.reposts.len() <= depth as usize, "more WQEs than the queue's depth");
     }
     false
@@ -234,6 +241,7 @@ mod tests {
                 recv_queue_depth: 1,
                 shared: false,
                 recv_repost_delay: Time::ZERO,
+                recv_processing: Time::ZERO,
                 min_rnr_timer: c,
                 rnr_retry: 0,
             };
