@@ -17,6 +17,10 @@ suspected cause (docs/blitz.md, "Why our ratios are not the poster's"; issue 42 
   (`[rnic]`, docs/physics.md "Receive queues and RNR NAKs"), reposted after 0, 9 and 10.5 ms,
   at two RNR timers, under IB CC and DASR in the NIC, then on one shared receive queue (SRQ)
   of 16, 8 and 4 WQEs reposted after 5 us: when RNR NAKs can idle the link;
+- `processing`: the same SENDs with the aggregator's per-message processing
+  (`[rnic] recv_processing`: one receive completion handled at a time, the WQE posted again
+  when it is done), swept from RAMCloud's measured 2.35 us to 0.7 ms, on an SRQ of 16 and of 8
+  WQEs and a queue of one per connection, under IB CC and DASR in the NIC;
 - `yardstick`: the fluid model the docs argue with (`repro/blitz_round.py`: `fair_share_fcts`,
   `serial_fcts`, `round_link_bound`) beside the runs it explains.
 
@@ -113,14 +117,62 @@ RNR_ROWS: dict[str, tuple] = {
 def rnr() -> None:
     """`RNR_ROWS`: per run the RNR NAKs, the WRs they failed, the incast flows completed and
     `d16_round`'s columns over them."""
-    print("| run (d = 16, quick) | RNR NAKs | WRs failed | incast flows done | median µs | p99 µs | span/bound |\n"
-          "|---|---|---|---|---|---|---|")
-    for label, (cc, params, *rest) in RNR_ROWS.items():
+    print_rnr_rows(RNR_ROWS)
+
+
+def print_rnr_rows(table: dict[str, tuple]) -> None:
+    """One row per run of `table` (label -> `d16_scenario`'s arguments): RNR NAKs, WRs failed,
+    incast flows done, median, p99, p99/median, span over the link bound."""
+    print("| run (d = 16, quick) | RNR NAKs | WRs failed | incast flows done | median µs | p99 µs | p99/median "
+          "| span/bound |\n|---|---|---|---|---|---|---|---|")
+    for label, (cc, params, *rest) in table.items():
         sc, senders = d16_scenario(cc, params, *rest)
         res = run(Scenario(sc))
         r = d16_summary(res, senders, 3)
         print(f"| {label} | {res.counters.get('rnr_naks', 0)} | {res.counters.get('rnr_retry_exceeded', 0)} | "
-              f"{r['flows']} | {r['median_us']:.1f} | {r['p99_us']:.1f} | {r['span_over_bound']:.2f} |", flush=True)
+              f"{r['flows']} | {r['median_us']:.1f} | {r['p99_us']:.1f} | {r['p99_over_median']:.2f} | "
+              f"{r['span_over_bound']:.2f} |", flush=True)
+
+
+#: The responder's per-message processing (`[rnic] recv_processing`), swept. 2.35 us is
+#: RAMCloud's measured handling of one request by its InfiniBand transport under load (1.1 us at
+#: best; RAMCloud wiki, "Infiniband transport performance"); one message's link time (W/C,
+#: 38.6 us) is an aggregator that consumes 256 KiB no faster than the link brings it (ours);
+#: 0.5 and 0.7 ms bracket the bound at which the quick round's 16 completions, handled one at
+#: a time, are not all handled before the next round 10 ms on: 16·T ≈ 10 ms − the round.
+PROCESSING_US = {"2.35 us (RAMCloud, under load)": 2.35, "W/C (38.6 us, ours)": message_time_us(),
+                 "0.5 ms": 500.0, "0.7 ms": 700.0}
+
+
+def _processing(depth: int, us: float, shared: bool = True) -> dict:
+    """`d16_scenario`'s changes: SENDs on an SRQ of `depth` WQEs (or `depth` per connection),
+    reposted at once after each completion is handled, `us` of processing each."""
+    key = "srq_depth" if shared else "recv_queue_depth"
+    return {"traffic[1].verb": "send", "rnic": {key: depth, "recv_processing": f"{round(us * 1000)}ns"}}
+
+
+def _processing_rows() -> dict[str, tuple]:
+    """The `processing` part's runs: an SRQ as deep as the incast (16) and one half as deep (8),
+    a queue of one per connection, each at the swept times, and DASR in the NIC over the runs
+    that lose link time."""
+    ib, nic = ("ib", {}, "none"), ("blitz", {"dasr_fallback": "ib"}, "none")
+    out: dict[str, tuple] = {"write (the baseline)": ("ib", {})}
+    for depth in (16, 8):
+        out[f"SRQ of {depth}, no processing"] = (*ib, _processing(depth, 0.0))
+        for name, us in PROCESSING_US.items():
+            out[f"SRQ of {depth}, processing {name}"] = (*ib, _processing(depth, us))
+    for name in ("2.35 us (RAMCloud, under load)", "0.7 ms"):
+        out[f"1 WQE per connection, processing {name}"] = (*ib, _processing(1, PROCESSING_US[name], shared=False))
+    out["DASR in the NIC, SRQ of 16, processing 0.7 ms"] = (*nic, _processing(16, 700.0))
+    out["DASR in the NIC, SRQ of 8, processing W/C"] = (*nic, _processing(8, message_time_us()))
+    out["DASR in the NIC, SRQ of 8, processing 2.35 us"] = (*nic, _processing(8, 2.35))
+    return out
+
+
+def processing() -> None:
+    """The receiver's per-message processing as a loss mechanism (issue 42 item 3): the
+    incast's flows as SENDs, each completion handled one at a time by the aggregator."""
+    print_rnr_rows(_processing_rows())
 
 
 HEADER = ("| part | run (d = 16, quick) | median µs | p99 µs | p99/median | span/bound | credit stall µs "
@@ -236,6 +288,7 @@ def dasr_cc() -> None:
 PARTS = {p: (lambda p=p: print_rows(p)) for p in ROWS}
 PARTS["dasr_cc"] = dasr_cc
 PARTS["rnr"] = rnr
+PARTS["processing"] = processing
 PARTS["yardstick"] = yardstick
 
 INVESTIGATION = Investigation("blitz_causes", PARTS, list(PARTS), header=HEADER)
