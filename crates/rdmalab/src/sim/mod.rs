@@ -11,6 +11,8 @@
 //! hook points ARCHITECTURE.md lists; observers (trace, samplers, watch) in `observe`.
 
 mod apps;
+#[cfg(feature = "event-profile")]
+mod event_profile;
 mod from_scenario;
 mod host;
 pub mod mech;
@@ -203,6 +205,9 @@ pub struct Simulation {
     flow_rx: Vec<crate::stats::RxFlowCounts>,
     /// Every optional mechanism's state (`mech::Mechanisms`).
     mech: mech::Mechanisms,
+    /// Events by kind (`sim::event_profile`, cargo feature `event-profile` only).
+    #[cfg(feature = "event-profile")]
+    profile: event_profile::EventProfile,
 }
 
 impl Simulation {
@@ -245,6 +250,8 @@ impl Simulation {
             let Some((t, ev)) = self.queue.pop() else { unreachable!() };
             self.now = t;
             self.counters.events += 1;
+            #[cfg(feature = "event-profile")]
+            self.profile.count(&ev);
             if ORIGIN_ORDER {
                 self.enter_origin(ev);
             }

@@ -149,6 +149,8 @@ impl Simulation {
             all_done_but_idle_apps: false,
             hostm: None,
             mech,
+            #[cfg(feature = "event-profile")]
+            profile: Default::default(),
             flow_rx: Vec::new(),
         };
         if sim.cfg.threads.is_some() {

@@ -380,6 +380,16 @@ EXPERIMENTS = [
         needs_cc=["ib", "blitz"], extra_figures=incast_figure,
     ),
     Experiment(
+        name="blitz-incast-mellanox",
+        title="The poster's testbed under the Mellanox CC manager's set: IB CC vs DASR, incast FCT by degree",
+        citation=_BLITZ_CITATION,
+        sweep="blitz_incast_mellanox.toml", quick="blitz_incast_mellanox_quick.toml",
+        figures=[], by="fabric.cc", compare=compare_incast,
+        theirs="as blitz-incast, with IB CC under ib_cc_preset = mellanox_ccmgr (ccti_timer 49 units, ours: the "
+               "manager leaves it open) in place of rdmalab_v1. Assumptions: " + _BLITZ_ASSUMPTIONS,
+        needs_cc=["ib", "blitz"], extra_figures=incast_figure,
+    ),
+    Experiment(
         name="blitz-incast-cdf",
         title="The poster's testbed: incast FCT distribution at degree 16, IB CC and each DASR (Fig. 1b)",
         citation=_BLITZ_CITATION,
