@@ -118,3 +118,39 @@ def test_a_shared_receive_queue_is_drawn_on_by_every_connection():
     assert shared.counters["rnr_naks"] == 2 and shared.rnr.to_dicts() == [{"flow": 1, "rnr_naks": 2}]
     with pytest.raises(Exception, match="rnic.srq_depth"):
         run(base.with_rnic(recv_queue_depth=1, srq_depth=1).flows(flows, verb="send"), progress=False)
+
+
+def test_the_aggregators_processing_refuses_the_next_round_only_past_its_bound():
+    # docs/blitz.md's `blitz_causes processing`: one WQE per connection, the aggregator
+    # handling one completion at a time, T each (`recv_processing`). Round 1's completions,
+    # taken from the WRITE baseline's own flows (start + FCT, in order of end), are handled at
+    # h = max(end, previous h) + T; a sender's round-2 message is refused iff its WQE, back at
+    # its h, is not back by the round-2 start. T* is the least T that refuses one: 5 % below
+    # it nothing moves (the flows are the baseline's), 5 % above it the round meets RNR NAKs.
+    def incast(t_us: float | None):
+        changes = {} if t_us is None else {"traffic[1].verb": "send",
+                                           "rnic": {"recv_queue_depth": 1, "recv_processing": f"{t_us:.3f}us"}}
+        sc, _ = d16_scenario("ib", {}, "none", changes, rounds=2)
+        res = run(Scenario(sc), progress=False)
+        return res, res.flows.filter(pl.col("dport") == INCAST_DPORT).sort("src", "start_ns")
+
+    _, base = incast(None)
+    by_src = base.group_by("src", maintain_order=True).agg(pl.col("start_ns"), pl.col("fct_ns"))
+    ends = sorted(((s[0] + f[0]) / 1e3, s[1] / 1e3) for s, f in zip(by_src["start_ns"], by_src["fct_ns"]))
+
+    def refuses(t_us: float) -> bool:
+        handled = 0.0
+        for end, next_start in ends:
+            handled = max(end, handled) + t_us
+            if handled > next_start:
+                return True
+        return False
+
+    lo, hi = 0.0, 10_000.0
+    while hi - lo > 0.1:
+        lo, hi = ((lo + hi) / 2, hi) if not refuses((lo + hi) / 2) else (lo, (lo + hi) / 2)
+    assert 400 < hi < 700, f"T* = {hi:.1f} us: about (period - round) / 16"
+    res, flows = incast(0.95 * hi)
+    assert res.counters["rnr_naks"] == 0 and flows.equals(base)
+    res, _ = incast(1.05 * hi)
+    assert res.counters["rnr_naks"] > 0
