@@ -12,7 +12,7 @@ hops, the wall time and events per second; then the full sweep's cost extrapolat
 degrees x 3 seeds = 48 runs per set).
 
     cargo build --release -p rdmalab --features event-profile --example event_profile
-    .venv/bin/python bench/blitz_cost.py --bin $CARGO_TARGET_DIR/release/examples/event_profile
+    .venv/bin/python bench/blitz_cost.py --bin ${CARGO_TARGET_DIR:-target}/release/examples/event_profile
 """
 
 from __future__ import annotations
