@@ -20,7 +20,8 @@ suspected cause (docs/blitz.md, "Why our ratios are not the poster's"; issue 42 
 - `processing`: the same SENDs with the aggregator's per-message processing
   (`[rnic] recv_processing`: one receive completion handled at a time, the WQE posted again
   when it is done), swept from RAMCloud's measured 2.35 us to 0.7 ms, on an SRQ of 16 and of 8
-  WQEs and a queue of one per connection, under IB CC and DASR in the NIC;
+  WQEs and a queue of one per connection, under IB CC and DASR in the NIC, then the bound on
+  the processing time from the baseline's own completions (`processing_bound_us`);
 - `yardstick`: the fluid model the docs argue with (`repro/blitz_round.py`: `fair_share_fcts`,
   `serial_fcts`, `round_link_bound`) beside the runs it explains.
 
@@ -169,10 +170,40 @@ def _processing_rows() -> dict[str, tuple]:
     return out
 
 
+def processing_bound_us(flows: pl.DataFrame) -> float:
+    """The least per-message processing T that leaves a sender's WQE (one per connection, or
+    one of an SRQ as deep as the round) not yet back when its next round's message starts:
+    each round's completions (start + FCT of the WRITE baseline's incast `flows`), in order of
+    end, are handled at h = max(end, previous h) + T, and the k-th handled must precede the
+    next round's k-th start (bisection to 0.1 us)."""
+    f = flows.with_columns(((pl.col("start_ns") - 1e6) / 10e6).round(0).cast(pl.Int64).alias("round"))
+    rounds = [g.sort("start_ns") for _, g in f.group_by("round", maintain_order=True)]
+
+    def refuses(t_us: float) -> bool:
+        for now, nxt in zip(rounds, rounds[1:]):
+            ends = np.sort((now["start_ns"] + now["fct_ns"]).to_numpy() / 1e3)
+            handled = 0.0
+            for end, start in zip(ends, nxt["start_ns"].to_numpy() / 1e3):
+                handled = max(end, handled) + t_us
+                if handled > start:
+                    return True
+        return False
+
+    lo, hi = 0.0, 10_000.0
+    while hi - lo > 0.1:
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if refuses(mid) else (mid, hi)
+    return hi
+
+
 def processing() -> None:
     """The receiver's per-message processing as a loss mechanism (issue 42 item 3): the
     incast's flows as SENDs, each completion handled one at a time by the aggregator."""
     print_rnr_rows(_processing_rows())
+    sc, _ = d16_scenario("ib", {})
+    flows = run(Scenario(sc)).flows.filter(pl.col("dport") == INCAST_DPORT)
+    print(f"- the bound on T from the baseline's own completions (`processing_bound_us`): "
+          f"{processing_bound_us(flows):.1f} us")
 
 
 HEADER = ("| part | run (d = 16, quick) | median µs | p99 µs | p99/median | span/bound | credit stall µs "
