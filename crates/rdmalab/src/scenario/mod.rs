@@ -36,6 +36,7 @@ mod limits;
 mod links;
 mod locate;
 pub mod multipath;
+mod nvlink;
 mod rnic;
 pub mod simai;
 mod source_map;
@@ -318,6 +319,10 @@ pub enum TopologySpec {
         delay: String,
         /// Addresses per host (default 1): the extra ones let flows pick a source address.
         ips_per_host: Option<u32>,
+        /// Each GPU's NVLink to its server's other GPUs (none: they talk over the rails).
+        nvlink_rate: Option<String>,
+        /// One NVLink hop's latency (required with `nvlink_rate`).
+        nvlink_latency: Option<String>,
     },
     /// The ns-3 HPCC simulator's topology file.
     HpccFile {
@@ -537,6 +542,8 @@ impl TopologySpec {
                 host_rate,
                 fabric_rate,
                 delay,
+                nvlink_rate,
+                nvlink_latency,
                 ..
             } => {
                 let shape = builders::RailShape {
@@ -545,7 +552,13 @@ impl TopologySpec {
                     leaves_per_rail: *leaves_per_rail,
                     spines: *spines,
                 };
-                builders::rail(shape, r("host_rate", host_rate)?, r("fabric_rate", fabric_rate)?, t("delay", delay)?)
+                let topo = builders::rail(
+                    shape,
+                    r("host_rate", host_rate)?,
+                    r("fabric_rate", fabric_rate)?,
+                    t("delay", delay)?,
+                )?;
+                nvlink::apply(topo, file, shape, nvlink_rate.as_deref(), nvlink_latency.as_deref())
             }
             TopologySpec::HpccFile { path, .. } => crate::formats::hpcc_topology::read_topology(base.join(path))
                 .map_err(|e| locate::unreadable(e, file, "topology.path")),

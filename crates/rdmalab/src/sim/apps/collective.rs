@@ -192,8 +192,7 @@ impl Simulation {
             r.on_timer(token, v);
             r.host
         });
-        let nic = self.nic_of[host.idx()];
-        self.nic_kick(nic);
+        self.kick_host(host);
     }
 
     /// The host job host `app` runs on.
