@@ -164,10 +164,12 @@ def test_nvlink_from_python_carries_a_servers_ring():
     arrival_ns = (sum(wires) + max(wires)) * ps_per_byte / 1e3 + 2 * 250
     c = res.collectives.row(0, named=True)
     assert abs(c["end_ns"] - c["start_ns"] - (6 * arrival_ns + 5 * 60 * ps_per_byte / 1e3)) < 1e-6
-    # 8 rail links, 8 leaf-spine links, then the 8 GPUs' NVLinks; the rail links sent nothing.
+    # 8 rail links, 8 leaf-spine links, the 8 GPUs' NVLinks; the rails sent nothing, NVLink the ring.
     assert res.ports["link"].n_unique() == 8 + 8 + 8
-    rails = res.ports.filter((pl.col("node_kind") == "host") & (pl.col("link") < 8))
-    assert rails["tx_bytes"].sum() == 0
+    rails = res.ports.filter((pl.col("node_kind") == "host") & (pl.col("port") == 0))  # a GPU's first port: its rail
+    assert rails.height == 8 and rails["tx_bytes"].sum() == 0
+    nvlinks = res.ports.filter((pl.col("node_kind") == "host") & (pl.col("port") == 1) & (pl.col("node") < 4))
+    assert nvlinks["tx_bytes"].min() > 0
     with pytest.raises(ValueError) as err:
         run(Scenario.rail(servers=2, spines=2, gpus_per_server=4, nvlink_rate="800Gbps"), progress=False)
     assert "topology.nvlink_latency" in str(err.value)
