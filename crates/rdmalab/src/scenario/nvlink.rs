@@ -1,17 +1,47 @@
-//! `[topology] nvlink_rate` and `nvlink_latency` of `kind = "rail"`: the link inside a server
-//! that stands for NVLink (`topology::nvlink`; docs/collectives.md, "NVLink inside a server").
+//! `[topology] kind = "rail"`, with its `nvlink_rate` and `nvlink_latency`: the link inside a
+//! server that stands for NVLink (`topology::nvlink`; docs/collectives.md, "NVLink inside a
+//! server").
 
 use std::path::Path;
 
-use super::{field_rate, field_time};
+use super::{field_rate, field_time, TopologySpec};
 use crate::error::{Error, Result};
-use crate::topology::builders::RailShape;
+use crate::topology::builders::{self, RailShape};
 use crate::topology::nvlink::{add_nvlink, NvLink};
 use crate::topology::Topology;
 
+/// The rail fabric `spec` describes (a `TopologySpec::Rail`).
+pub(super) fn rail(spec: &TopologySpec, file: &Path) -> Result<Topology> {
+    let TopologySpec::Rail {
+        servers,
+        gpus_per_server,
+        leaves_per_rail,
+        spines,
+        host_rate,
+        fabric_rate,
+        delay,
+        nvlink_rate,
+        nvlink_latency,
+        ..
+    } = spec
+    else {
+        unreachable!("called on the rail variant only")
+    };
+    let t = |f: &str, s: &str| field_time(file, &format!("topology.{f}"), s);
+    let r = |f: &str, s: &str| field_rate(file, &format!("topology.{f}"), s);
+    let shape = RailShape {
+        servers: *servers,
+        gpus_per_server: *gpus_per_server,
+        leaves_per_rail: *leaves_per_rail,
+        spines: *spines,
+    };
+    let topo = builders::rail(shape, r("host_rate", host_rate)?, r("fabric_rate", fabric_rate)?, t("delay", delay)?)?;
+    apply(topo, file, shape, nvlink_rate.as_deref(), nvlink_latency.as_deref())
+}
+
 /// `topo` with each server's GPUs joined by NVLink when both keys are given, unchanged when
 /// neither is; one alone is an error naming the other.
-pub(super) fn apply(
+fn apply(
     mut topo: Topology,
     file: &Path,
     shape: RailShape,

@@ -80,6 +80,18 @@ fn a_tiny_iteration_takes_its_collectives_and_computes_in_dependency_order() {
     // The first compute delay starts at `start`: the first posts are at start + 5 us.
     let first = r.records.iter().map(|f| f.start).min().unwrap();
     assert_eq!(first, start + ns(5000));
+    // Each communication is a row of the collectives, in issue order, from its first post
+    // to its last byte placed: 2·A(S/2) + tx(ack) (its ACKs' way back is not in it).
+    let names: Vec<&str> = r.collectives.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["first.fwd#0", "second.fwd#0", "second.ig#0", "first.wg#0"]);
+    let mut at = Time::ZERO;
+    for (c, &(delay, comm)) in r.collectives.iter().zip(&chain) {
+        let s = [200_000, 120_000, 160_000, 300_000][names.iter().position(|n| *n == c.name).unwrap()];
+        assert_eq!(c.start, at + delay, "{}", c.name);
+        assert_eq!(c.end.unwrap() - c.start, Time(2 * arrival(s / 2).0 + tx_ack().0), "{}", c.name);
+        assert_eq!((c.ranks, c.size, c.steps), (2, s, 2), "{}", c.name);
+        at = c.start + comm;
+    }
 }
 
 /// 8 GPUs, TP = 2: a tensor-parallel allreduce of 2 MB, waited for, then a data-parallel

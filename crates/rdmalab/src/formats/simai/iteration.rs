@@ -27,7 +27,7 @@ use std::ops::Range;
 use std::path::Path;
 
 use super::{Group, Phase, SimaiWorkload};
-use crate::app::collective::{Algorithm, Collective, Kind};
+use crate::app::collective::{Algorithm, Collective, Kind, RecordedPart};
 use crate::app::deps::{Dep, Transfer, TransferGraph, Trigger};
 use crate::error::{Error, Result};
 use crate::ids::NodeId;
@@ -125,11 +125,7 @@ pub fn iteration(w: &SimaiWorkload, path: &Path, layout: &Layout) -> Result<Iter
             let c = Collective {
                 name: format!("{}.{phase}", l.name),
                 kind,
-                algorithm: match kind {
-                    Kind::Allreduce => layout.algorithm,
-                    Kind::Alltoall => Algorithm::Direct,
-                    _ => Algorithm::Ring,
-                },
+                algorithm: algorithm_of(kind, layout),
                 ranks: g.iter().map(|&r| layout.hosts[r as usize]).collect(),
                 size: p.bytes,
                 channels: layout.channels,
@@ -197,6 +193,36 @@ pub fn iteration(w: &SimaiWorkload, path: &Path, layout: &Layout) -> Result<Iter
     }
     let graph = TransferGraph::new(transfers)?;
     Ok(Iteration { graph, ops })
+}
+
+/// The algorithm a communication of `kind` runs: the layout's for allreduces, rings for
+/// allgather and reduce-scatter, direct for all-to-all.
+fn algorithm_of(kind: Kind, layout: &Layout) -> Algorithm {
+    match kind {
+        Kind::Allreduce => layout.algorithm,
+        Kind::Alltoall => Algorithm::Direct,
+        _ => Algorithm::Ring,
+    }
+}
+
+impl Iteration {
+    /// Each communication as a part of the job recorded in `res.collectives`, named
+    /// `layer.phase` (`grad_norm.wg#0`), with every rank of its groups.
+    pub fn parts(&self, w: &SimaiWorkload, layout: &Layout) -> Vec<RecordedPart> {
+        let host = |r: &u32| layout.hosts[*r as usize];
+        self.ops
+            .iter()
+            .map(|op| RecordedPart {
+                name: format!("{}.{}", w.layers[op.layer].name, op.phase),
+                kind: op.kind,
+                algorithm: algorithm_of(op.kind, layout),
+                ranks: w.groups(op.group).iter().flat_map(|g| g.iter().map(host)).collect(),
+                group: w.group_size(op.group) as usize,
+                size: op.bytes,
+                transfers: op.transfers.clone(),
+            })
+            .collect()
+    }
 }
 
 /// Each sender's join in one group's schedule (`transfers`, to be placed from job index
