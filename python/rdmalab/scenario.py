@@ -102,13 +102,19 @@ class Scenario:
 
     @classmethod
     def rail(cls, servers: int, spines: int, gpus_per_server: int = 8, leaves_per_rail: int = 1,
-             host_rate: str = "400Gbps", fabric_rate: str = "400Gbps", delay: str = "1us") -> "Scenario":
+             host_rate: str = "400Gbps", fabric_rate: str = "400Gbps", delay: str = "1us",
+             nvlink_rate: str | None = None, nvlink_latency: str | None = None) -> "Scenario":
         """A rail-optimised leaf-spine: GPU g of every server is host `s * gpus_per_server + g`
         with its own NIC on a leaf of rail g; every leaf links to every spine. Defaults: a DGX
-        H100's 8 GPUs, each with a 400 Gb/s ConnectX-7 (docs/collectives.md)."""
-        return cls({"topology": {"kind": "rail", "servers": servers, "spines": spines,
-                                 "gpus_per_server": gpus_per_server, "leaves_per_rail": leaves_per_rail,
-                                 "host_rate": host_rate, "fabric_rate": fabric_rate, "delay": delay}})
+        H100's 8 GPUs, each with a 400 Gb/s ConnectX-7 (docs/collectives.md). With
+        `nvlink_rate` and `nvlink_latency` (both or neither), a server's GPUs also reach each
+        other over a link standing for NVLink, which their traffic then takes."""
+        topo = {"kind": "rail", "servers": servers, "spines": spines,
+                "gpus_per_server": gpus_per_server, "leaves_per_rail": leaves_per_rail,
+                "host_rate": host_rate, "fabric_rate": fabric_rate, "delay": delay}
+        if nvlink_rate is not None or nvlink_latency is not None:
+            topo |= {"nvlink_rate": nvlink_rate, "nvlink_latency": nvlink_latency}
+        return cls({"topology": {k: v for k, v in topo.items() if v is not None}})
 
     @classmethod
     def hpcc_file(cls, path: str | Path) -> "Scenario":

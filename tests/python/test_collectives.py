@@ -151,6 +151,30 @@ def test_a_rail_fabric_from_python_runs_a_ring_on_one_rail():
     assert res.ports["link"].n_unique() == 16 + 4 * 2
 
 
+def test_nvlink_from_python_carries_a_servers_ring():
+    # 4 GPUs of one server over NVLink at 800 Gb/s and 250 ns: the ring's closed form at the
+    # NVLink's rate and latency (exact in tests/it/nvlink.rs), and nothing on the rails.
+    sc = (Scenario.rail(servers=2, spines=2, gpus_per_server=4, nvlink_rate="800Gbps", nvlink_latency="250ns")
+          .with_fabric(ack_interval=1_000_000)
+          .collective("r", "allreduce", ranks=[0, 1, 2, 3], size=400_000, chunk="1MB"))
+    assert Scenario.from_toml_text(sc.to_toml()).spec == sc.spec
+    res = run(sc, progress=False)
+    ps_per_byte = 8e12 / 800e9
+    wires = [1048] * 100
+    arrival_ns = (sum(wires) + max(wires)) * ps_per_byte / 1e3 + 2 * 250
+    c = res.collectives.row(0, named=True)
+    assert abs(c["end_ns"] - c["start_ns"] - (6 * arrival_ns + 5 * 60 * ps_per_byte / 1e3)) < 1e-6
+    # 8 rail links, 8 leaf-spine links, the 8 GPUs' NVLinks; the rails sent nothing, NVLink the ring.
+    assert res.ports["link"].n_unique() == 8 + 8 + 8
+    rails = res.ports.filter((pl.col("node_kind") == "host") & (pl.col("port") == 0))  # a GPU's first port: its rail
+    assert rails.height == 8 and rails["tx_bytes"].sum() == 0
+    nvlinks = res.ports.filter((pl.col("node_kind") == "host") & (pl.col("port") == 1) & (pl.col("node") < 4))
+    assert nvlinks["tx_bytes"].min() > 0
+    with pytest.raises(ValueError) as err:
+        run(Scenario.rail(servers=2, spines=2, gpus_per_server=4, nvlink_rate="800Gbps"), progress=False)
+    assert "topology.nvlink_latency" in str(err.value)
+
+
 def test_bad_rail_input_names_the_field():
     with pytest.raises(ValueError) as err:
         run(Scenario.rail(servers=6, spines=2, leaves_per_rail=4), progress=False)

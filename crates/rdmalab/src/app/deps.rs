@@ -8,7 +8,10 @@
 //! - [`Trigger::Sent`]: a transfer of the same host completed as a send (its last byte
 //!   acknowledged: the RC work completion);
 //! - [`Trigger::Received`]: a transfer *to* this host was placed, its last byte in order
-//!   (the receive completion).
+//!   (the receive completion);
+//! - [`Trigger::Posted`]: a transfer of the same host was posted (its WR handed to the
+//!   RNIC). htsim has no such trigger; it stands for a rank having joined a collective, so
+//!   that the rank's later steps cannot go before its first (`formats::simai::iteration`).
 //!
 //! Both are events at the host that starts the dependent transfer: a host never waits on
 //! what happens elsewhere except through what reaches it in packets. [`TransferGraph::new`]
@@ -28,6 +31,8 @@ pub enum Trigger {
     Sent,
     /// Its receive completion at its receiver (the dependent is sent by that receiver).
     Received,
+    /// Its post at its sender (the dependent has the same sender): always a local event.
+    Posted,
 }
 
 /// One dependency: transfer `on` (an index into the job) and the event of it that counts.
@@ -87,7 +92,7 @@ impl TransferGraph {
     pub fn event_host(&self, d: Dep) -> NodeId {
         let on = &self.transfers[d.on as usize];
         match d.when {
-            Trigger::Sent => on.src,
+            Trigger::Sent | Trigger::Posted => on.src,
             Trigger::Received => on.dst,
         }
     }
@@ -108,9 +113,11 @@ impl TransferGraph {
                 };
                 let (host, side) = match d.when {
                     Trigger::Sent => (on.src, "sent by"),
+                    Trigger::Posted => (on.src, "posted by"),
                     Trigger::Received => (on.dst, "received at"),
                 };
-                if host != t.src && !remote {
+                // A post is never announced to another host: no notice stands for it.
+                if host != t.src && (!remote || d.when == Trigger::Posted) {
                     return Err(Error::scenario(
                         &field,
                         format!(
@@ -241,5 +248,14 @@ mod tests {
         assert!(e.contains("received at host 1"), "{e}");
         let e = TransferGraph::new(vec![t(0, 1, &[(5, Sent)])]).unwrap_err().to_string();
         assert!(e.contains("no transfer 5"), "{e}");
+    }
+
+    #[test]
+    fn a_post_is_a_local_event_even_where_remote_dependencies_are_allowed() {
+        use Trigger::*;
+        let g = TransferGraph::new(vec![t(0, 1, &[]), t(0, 2, &[(0, Posted)])]).unwrap();
+        assert_eq!(g.depth(1), 1);
+        let e = TransferGraph::with_remote(vec![t(0, 1, &[]), t(1, 2, &[(0, Posted)])]).unwrap_err().to_string();
+        assert!(e.contains("posted by host 0"), "{e}");
     }
 }

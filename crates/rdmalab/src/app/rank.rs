@@ -60,6 +60,9 @@ pub struct RankApp {
     after_send: Vec<u32>,
     /// Sends released by receive `i`: `released[after_recv[i]..after_recv[i+1]]`.
     after_recv: Vec<u32>,
+    /// Sends released by send `i`'s post: `released[after_post[i]..after_post[i+1]]`; empty
+    /// when no send waits on a post (a job without `Posted` pays one test per post).
+    after_post: Vec<u32>,
     released: Vec<u32>,
     /// Sends not yet complete; at zero the host closes its QPs.
     left: u32,
@@ -134,6 +137,7 @@ impl RankApp {
         // Who each completion releases, as two compressed lists (one pass to count, one to fill).
         let mut by_send = vec![Vec::new(); app.sends.len()];
         let mut by_recv = vec![Vec::new(); app.recvs.len()];
+        let mut by_post = vec![Vec::new(); app.sends.len()];
         for (k, s) in app.sends.iter().enumerate() {
             for d in &ts[s.transfer as usize].deps {
                 if graph.event_host(*d) != host {
@@ -142,14 +146,19 @@ impl RankApp {
                 match d.when {
                     Trigger::Sent => by_send[local_send[d.on as usize] as usize].push(k as u32),
                     Trigger::Received => by_recv[local_recv[d.on as usize] as usize].push(k as u32),
+                    Trigger::Posted => by_post[local_send[d.on as usize] as usize].push(k as u32),
                 }
             }
         }
         app.after_send = offsets(&by_send);
         app.after_recv = offsets(&by_recv);
-        app.released = by_send.into_iter().chain(by_recv).flatten().collect();
-        let base = *app.after_send.last().unwrap_or(&0);
-        app.after_recv.iter_mut().for_each(|o| *o += base);
+        let any_post = by_post.iter().any(|l| !l.is_empty());
+        app.after_post = if any_post { offsets(&by_post) } else { Vec::new() };
+        let after_send_end = *app.after_send.last().unwrap_or(&0);
+        app.after_recv.iter_mut().for_each(|o| *o += after_send_end);
+        let after_recv_end = *app.after_recv.last().unwrap_or(&after_send_end);
+        app.after_post.iter_mut().for_each(|o| *o += after_recv_end);
+        app.released = by_send.into_iter().chain(by_recv).chain(by_post).flatten().collect();
         app.left = app.sends.len() as u32;
         app
     }
@@ -232,6 +241,13 @@ impl RankApp {
         let header = AppHeader { data_id, total: s.bytes, offset: 0, length: s.bytes, op: OP_TRANSFER };
         v.post(s.qp, Wr { bytes: s.bytes, cookie: k as u32, header: Some(header), notify_sent: false })
             .expect("QPs outside the host model have no send-queue depth");
+        if !self.after_post.is_empty() {
+            // Posted only after this send's own post, so they follow it on a shared QP.
+            let (a, b) = (self.after_post[k] as usize, self.after_post[k + 1] as usize);
+            for i in a..b {
+                self.dep_done(self.released[i] as usize, v);
+            }
+        }
     }
 
     fn close(&mut self, v: &mut impl Verbs) {

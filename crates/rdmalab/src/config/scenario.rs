@@ -3,7 +3,7 @@
 //! build it; `sim` turns it into a `Simulation` (`Scenario::simulation`).
 
 use super::SimConfig;
-use crate::app::collective::Collective;
+use crate::app::collective::{Collective, RecordedPart};
 use crate::app::deps::TransferGraph;
 use crate::app::host_model::HostModelSpec;
 use crate::multipath::MpTraffic;
@@ -34,6 +34,9 @@ pub struct Scenario {
     /// connections, `formats::htsim_cm::CmTraffic`; a SimAI workload's iteration,
     /// `formats::simai::iteration`), set up by [`Scenario::simulation`] after the collectives.
     pub jobs: Vec<TransferGraph>,
+    /// Parts of `jobs[i]` recorded as collectives of their own (a SimAI iteration's
+    /// communications; none for an htsim job): `job_parts[i]`, where given.
+    pub job_parts: Vec<Vec<RecordedPart>>,
 }
 
 impl Scenario {
@@ -49,6 +52,7 @@ impl Scenario {
             host_model: None,
             collectives: Vec::new(),
             jobs: Vec::new(),
+            job_parts: Vec::new(),
         }
     }
 }

@@ -36,6 +36,7 @@ mod limits;
 mod links;
 mod locate;
 pub mod multipath;
+mod nvlink;
 mod rnic;
 pub mod simai;
 mod source_map;
@@ -318,6 +319,10 @@ pub enum TopologySpec {
         delay: String,
         /// Addresses per host (default 1): the extra ones let flows pick a source address.
         ips_per_host: Option<u32>,
+        /// Each GPU's NVLink to its server's other GPUs (none: they talk over the rails).
+        nvlink_rate: Option<String>,
+        /// One NVLink hop's latency (required with `nvlink_rate`).
+        nvlink_latency: Option<String>,
     },
     /// The ns-3 HPCC simulator's topology file.
     HpccFile {
@@ -403,7 +408,7 @@ impl ScenarioSpec {
         let mut flows = Vec::new();
         let mut apps = Vec::new();
         let mut mp = Vec::new();
-        let mut jobs = Vec::new();
+        let (mut jobs, mut job_parts) = (Vec::new(), Vec::new());
         for (i, t) in self.traffic.iter().enumerate() {
             let section = format!("traffic[{i}]");
             let ctx = TrafficCtx { i, base, file, topo: &topology, seed: self.seed, tenants: &tenants };
@@ -412,7 +417,10 @@ impl ScenarioSpec {
                 continue;
             }
             if let TrafficSpec::Simai(spec) = t {
-                jobs.push(spec.build(&ctx).map_err(|e| locate::in_section(e, file, &section))?);
+                let (job, parts) = spec.build(&ctx).map_err(|e| locate::in_section(e, file, &section))?;
+                job_parts.resize(jobs.len(), Vec::new());
+                jobs.push(job);
+                job_parts.push(parts);
                 continue;
             }
             if let TrafficSpec::HtsimCm { .. } = t {
@@ -452,6 +460,7 @@ impl ScenarioSpec {
             host_model,
             collectives,
             jobs,
+            job_parts,
         };
         FabricSpec::check_built(&s, file)?;
         s.config.input_warnings = limits::check(self, &s, file)?;
@@ -529,24 +538,7 @@ impl TopologySpec {
             TopologySpec::FullMesh { switches, hosts_per_switch, rate, delay, .. } => {
                 builders::full_mesh(*switches, *hosts_per_switch, r("rate", rate)?, t("delay", delay)?)
             }
-            TopologySpec::Rail {
-                servers,
-                gpus_per_server,
-                leaves_per_rail,
-                spines,
-                host_rate,
-                fabric_rate,
-                delay,
-                ..
-            } => {
-                let shape = builders::RailShape {
-                    servers: *servers,
-                    gpus_per_server: *gpus_per_server,
-                    leaves_per_rail: *leaves_per_rail,
-                    spines: *spines,
-                };
-                builders::rail(shape, r("host_rate", host_rate)?, r("fabric_rate", fabric_rate)?, t("delay", delay)?)
-            }
+            TopologySpec::Rail { .. } => nvlink::rail(self, file),
             TopologySpec::HpccFile { path, .. } => crate::formats::hpcc_topology::read_topology(base.join(path))
                 .map_err(|e| locate::unreadable(e, file, "topology.path")),
         }

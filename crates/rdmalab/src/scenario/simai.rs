@@ -18,7 +18,7 @@ use serde::Deserialize;
 
 use super::collective::{by_name, bytes, range, RanksSpec, SizeSpec, DEFAULT_CHUNK};
 use super::{check_host, field_time, locate, TrafficCtx};
-use crate::app::collective::Algorithm;
+use crate::app::collective::{Algorithm, RecordedPart};
 use crate::app::deps::TransferGraph;
 use crate::error::{Error, Result};
 use crate::formats::simai::{iteration, read_simai, Layout};
@@ -53,7 +53,7 @@ const ALLREDUCE: [(&str, Algorithm); 3] = [
 impl SimaiSpec {
     /// The iteration's job; errors name `traffic[i].<field>`, or the workload's file, line
     /// and field.
-    pub(super) fn build(&self, ctx: &TrafficCtx<'_>) -> Result<TransferGraph> {
+    pub(super) fn build(&self, ctx: &TrafficCtx<'_>) -> Result<(TransferGraph, Vec<RecordedPart>)> {
         let (file, f) = (ctx.file, |name: &str| ctx.field(name));
         let w = read_simai(ctx.base.join(&self.path)).map_err(|e| locate::unreadable(e, file, &f("path")))?;
         let hosts: Vec<NodeId> = match &self.ranks {
@@ -89,6 +89,7 @@ impl SimaiSpec {
         }
         let it = iteration(&w, &ctx.base.join(&self.path), &layout)
             .map_err(|e| locate::in_section(e, file, &format!("traffic[{}]", ctx.i)))?;
-        Ok(it.graph)
+        let parts = it.parts(&w, &layout);
+        Ok((it.graph, parts))
     }
 }

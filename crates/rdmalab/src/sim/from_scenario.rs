@@ -35,8 +35,9 @@ impl Scenario {
                 other => other,
             })?;
         }
+        let mut parts = self.job_parts.into_iter();
         for (i, g) in self.jobs.into_iter().enumerate() {
-            sim.add_transfers(g, Time::ZERO).map_err(|e| match e {
+            sim.add_recorded_transfers(g, Time::ZERO, parts.next().unwrap_or_default()).map_err(|e| match e {
                 Error::Scenario { field, msg } => Error::scenario(format!("job[{i}].{field}"), msg),
                 other => other,
             })?;

@@ -36,6 +36,11 @@ impl Simulation {
         cfg: SimConfig,
     ) -> Result<Simulation> {
         validate_config(&cfg)?;
+        if topo.egress_by_destination && !apps.is_empty() {
+            // Their timers kick a host's first NIC only (`sim/host/egress.rs`).
+            let msg = "hosts with NVLink carry flows and jobs (collectives, SimAI, htsim); host applications are not supported on them";
+            return Err(Error::scenario("topology.nvlink_rate", msg));
+        }
         let mut routes = Routes::compute(&topo, cfg.neighbor_order)?;
         routes.set_path_selection(cfg.path_selection);
         validate_flows(&topo, &flows, apps.len())?;
@@ -195,7 +200,7 @@ fn mark_port_roles(
     for i in 0..ports.len() {
         let (node, peer) = (ports[i].node.idx(), ports[i].peer.idx());
         ports[i].on_host = topo.is_host(ports[i].node);
-        ports[i].unit = if ports[i].on_host { nic_of[node].0 } else { switch_of[node].0 };
+        ports[i].unit = if ports[i].on_host { nic_of[node].0 + nic_offset(topo, node, i) } else { switch_of[node].0 };
         ports[i].peer_on_host = topo.is_host(ports[peer].node);
         ports[i].peer_lossy = error_rngs[peer].is_some();
     }
@@ -265,18 +270,31 @@ fn build_nics(topo: &Topology, cfg: &SimConfig) -> Result<(Vec<NicId>, Vec<Nic>)
     for h in topo.hosts() {
         let node = &topo.nodes[h.idx()];
         debug_assert_eq!(node.kind, NodeKind::Host);
-        let Some(&port) = node.ports.first() else {
+        let Some(&first) = node.ports.first() else {
             return Err(Error::Topology(format!("host {h} has no link")));
         };
-        let mut nic = Nic::new(h, port, topo.port_rate(port));
-        nic.cache = cfg.qp_cache.map(QpCache::new);
-        if cfg.nic_arbitration == crate::rnic::NicArbitration::Tenant {
-            nic.by_tenant = Some(Default::default());
-        }
         nic_of[h.idx()] = NicId::new(nics.len());
-        nics.push(nic);
+        // One NIC per port where hosts send by destination (NVLink beside the rail NIC),
+        // numbered in port order: a port's NIC is its host's first plus its place.
+        let own: &[PortId] = if topo.egress_by_destination { &node.ports } else { &[first] };
+        for &port in own {
+            let mut nic = Nic::new(h, port, topo.port_rate(port));
+            nic.cache = cfg.qp_cache.map(QpCache::new);
+            if cfg.nic_arbitration == crate::rnic::NicArbitration::Tenant {
+                nic.by_tenant = Some(Default::default());
+            }
+            nics.push(nic);
+        }
     }
     Ok((nic_of, nics))
+}
+
+/// The place of port `port` among `node`'s NICs: 0 unless hosts have a NIC per port.
+fn nic_offset(topo: &Topology, node: usize, port: usize) -> u32 {
+    if !topo.egress_by_destination {
+        return 0;
+    }
+    topo.nodes[node].ports.iter().position(|p| p.idx() == port).unwrap_or(0) as u32
 }
 
 /// The reference's ideal FCT of every flow, along the first shortest path.

@@ -7,6 +7,7 @@
 
 pub mod builders;
 pub mod ecmp;
+pub mod nvlink;
 pub mod routing;
 
 use crate::error::{Error, Result};
@@ -72,6 +73,10 @@ pub struct Topology {
     pub links: Vec<Link>,
     /// Ports indexed by `PortId`; link `l` owns ports `2l` (at `a`) and `2l+1` (at `b`).
     pub ports: Vec<Port>,
+    /// A host sends on the port its routes lead to the destination by, one NIC per port
+    /// (a GPU's NVLink beside its rail NIC, [`nvlink`]); otherwise every host sends on its
+    /// first port, as the reference's hosts do.
+    pub egress_by_destination: bool,
 }
 
 /// The default address of host `id`: the reference's `11.<id/256>.<id%256>.1` for the
@@ -113,7 +118,7 @@ impl Topology {
                 node.ips.clear();
             }
         }
-        Topology { nodes, links: Vec::new(), ports: Vec::new() }
+        Topology { nodes, links: Vec::new(), ports: Vec::new(), egress_by_destination: false }
     }
 
     /// Adds a full-duplex link and its two ports.

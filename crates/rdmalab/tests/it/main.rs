@@ -36,6 +36,7 @@ mod layers;
 mod lb;
 mod limits;
 mod multipath;
+mod nvlink;
 mod parallel;
 mod parallel_balance;
 mod parallel_observers;

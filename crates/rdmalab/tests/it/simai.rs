@@ -80,6 +80,63 @@ fn a_tiny_iteration_takes_its_collectives_and_computes_in_dependency_order() {
     // The first compute delay starts at `start`: the first posts are at start + 5 us.
     let first = r.records.iter().map(|f| f.start).min().unwrap();
     assert_eq!(first, start + ns(5000));
+    // Each communication is a row of the collectives, in issue order, from its first post
+    // to its last byte placed: 2·A(S/2) + tx(ack) (its ACKs' way back is not in it).
+    let names: Vec<&str> = r.collectives.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["first.fwd#0", "second.fwd#0", "second.ig#0", "first.wg#0"]);
+    let mut at = Time::ZERO;
+    for (c, &(delay, comm)) in r.collectives.iter().zip(&chain) {
+        let s = [200_000, 120_000, 160_000, 300_000][names.iter().position(|n| *n == c.name).unwrap()];
+        assert_eq!(c.start, at + delay, "{}", c.name);
+        assert_eq!(c.end.unwrap() - c.start, Time(2 * arrival(s / 2).0 + tx_ack().0), "{}", c.name);
+        assert_eq!((c.ranks, c.size, c.steps), (2, s, 2), "{}", c.name);
+        at = c.start + comm;
+    }
+}
+
+/// 8 GPUs, TP = 2: a tensor-parallel allreduce of 2 MB, waited for, then a data-parallel
+/// allreduce of 800 kB in two rings of 4 ranks.
+const SKEW: &str = "HYBRID_TRANSFORMER model_parallel_NPU_group: 2 ep: 1 pp: 1 vpp: 1 ga: 1 all_gpus: 8\n\
+1\n\
+skew -1 1000 ALLREDUCE 2000000 0 NONE 0 0 ALLREDUCE 800000 100\n";
+
+/// A rail fabric of 4 servers of 2 GPUs whose spine links run at a tenth of the NICs' rate.
+/// TP pairs (0,2) and (1,3) sit on one rail each; (4,5) and (6,7) cross the slow spine, so
+/// their ranks join the data-parallel rings about 1.4 ms after the others.
+fn skewed_rail(path: &std::path::Path) -> String {
+    format!(
+        "[topology]\nkind = \"rail\"\nservers = 4\ngpus_per_server = 2\nspines = 1\n\
+         host_rate = \"100Gbps\"\nfabric_rate = \"10Gbps\"\ndelay = \"1us\"\n\
+         [[traffic]]\nkind = \"simai\"\npath = \"{}\"\nranks = [0, 2, 1, 3, 4, 5, 6, 7]\nchunk = \"4MiB\"\n",
+        path.display()
+    )
+}
+
+#[test]
+fn a_late_rank_sends_nothing_of_a_communication_before_it_joins() {
+    let p = file("skew.txt", SKEW);
+    let r = run_finished(scenario(&skewed_rail(&p), "t.toml"));
+    // The data-parallel allreduce's transfers: 800 kB / 4 ranks each, 6 steps a rank.
+    let dp: Vec<_> = r.records.iter().filter(|f| f.size == 200_000).collect();
+    assert_eq!(dp.len(), 2 * 4 * 6);
+    // A rank joins at the post of its ring's step 0 (after its TP allreduce, the compute and
+    // the update): its first transfer in job order, so its lowest flow number. Nothing it
+    // sends in the communication may go earlier (the old iteration sent a late rank's ring
+    // steps 1 and 2 as soon as its predecessor's data came).
+    let join = |h: u32| dp.iter().filter(|f| f.src.0 == h).min_by_key(|f| f.flow).unwrap().start;
+    let joins: Vec<Time> = (0..8).map(join).collect();
+    let (early, late) = (joins[0].max(joins[1]).max(joins[2]).max(joins[3]), joins[4].min(joins[6]));
+    assert!(late > early + Time::from_us(1000), "the placement skews the joins: {joins:?}");
+    for f in &dp {
+        let j = joins[f.src.0 as usize];
+        assert!(f.start >= j, "host {} posted a step at {} before joining at {}", f.src.0, f.start, j);
+    }
+    // From the last join, the last rank still sends its 6 messages on its own 100 Gb/s link:
+    // the communication cannot end sooner than their serialisation.
+    let last_join = *joins.iter().max().unwrap();
+    let end = dp.iter().map(|f| f.start + f.fct).max().unwrap();
+    let own: u64 = 6 * crate::fixtures::wires(200_000).iter().map(|&w| Rate::gbps(100).tx_time(w).0).sum::<u64>();
+    assert!(end - last_join >= Time(own), "{} < {}", (end - last_join).0, own);
 }
 
 fn example() -> PathBuf {

@@ -16,7 +16,7 @@ mod record;
 mod ring;
 mod tree;
 
-pub use record::{records, CollectiveRecord, TransferTimes};
+pub use record::{part_record, records, CollectiveRecord, RecordedPart, TransferTimes};
 
 use super::deps::{Transfer, TransferGraph};
 use crate::error::{Error, Result};

@@ -1,9 +1,10 @@
 //! A collective's records: one per iteration, from the times of its transfers.
 
 use std::collections::HashMap;
+use std::ops::Range;
 
-use super::Collective;
-use crate::app::deps::TransferGraph;
+use super::{Algorithm, Collective, Kind};
+use crate::app::deps::{TransferGraph, Trigger};
 use crate::ids::NodeId;
 use crate::units::Time;
 
@@ -57,64 +58,124 @@ pub struct CollectiveRecord {
 /// The records of every iteration of `c` (scheduled as `graph`, `m` transfers an
 /// iteration) from its transfers' times.
 pub fn records(c: &Collective, graph: &TransferGraph, m: usize, t: &TransferTimes) -> Vec<CollectiveRecord> {
-    let ts = graph.transfers();
+    // A step is a depth in one iteration's schedule (iteration 0's, which waits on nothing
+    // before it): every iteration repeats it.
     (0..c.repeat as usize)
         .map(|k| {
-            let range = k * m..(k + 1) * m;
-            let start = range.clone().map(|i| t.posted[i]).min().unwrap_or(Time::MAX);
-            // Per host: its last receive completion and last send completion (one pass).
-            let mut last: HashMap<NodeId, (Option<Time>, Option<Time>)> = HashMap::new();
-            for i in range.clone() {
-                let r = &mut last.entry(ts[i].dst).or_default().0;
-                *r = (*r).max(Some(t.received[i]));
-                let s = &mut last.entry(ts[i].src).or_default().1;
-                *s = (*s).max(Some(t.acked[i]));
-            }
-            let mut end = Some(Time::ZERO);
-            let mut slowest = NodeId::NONE;
-            for &r in &c.ranks {
-                let (recv, sent) = last.get(&r).copied().unwrap_or_default();
-                let done = recv.or(sent);
-                match done {
-                    Some(d) if d != Time::MAX => {
-                        if end.is_some_and(|e| d > e) {
-                            (end, slowest) = (Some(d), r);
-                        }
-                    }
-                    _ => end = None,
-                }
-            }
-            // A step is a depth in one iteration's schedule (iteration 0's, which waits on nothing
-            // before it): every iteration repeats it.
-            let step = |i: usize| graph.depth(i % m);
-            let steps = range.clone().map(step).max().map_or(0, |d| d + 1);
-            let mut first = vec![Time::MAX; steps as usize];
-            let mut last = vec![Time::MAX; steps as usize];
-            for i in range.clone().filter(|&i| t.received[i] != Time::MAX) {
-                let d = step(i) as usize;
-                first[d] = first[d].min(t.received[i]);
-                // MAX marks a step without a receive yet, so the first one replaces it.
-                last[d] = if last[d] == Time::MAX { t.received[i] } else { last[d].max(t.received[i]) };
-            }
-            let spread = first.iter().zip(&last).filter(|(f, _)| **f != Time::MAX).map(|(f, l)| *l - *f).max();
-            let took = end.filter(|&e| e > start).map(|e| (e - start).ps() as f64);
-            let algbw = took.map_or(0.0, |ps| c.size as f64 * 8.0 * 1000.0 / ps);
-            CollectiveRecord {
-                name: format!("{}#{k}", c.name),
-                kind: c.kind.name(),
-                algorithm: c.algorithm.name(),
-                ranks: c.ranks.len() as u32,
-                size: c.size,
-                start,
-                end,
-                algbw_gbps: algbw,
-                busbw_gbps: algbw * c.kind.busbw_factor(c.ranks.len()),
-                slowest_rank: if end.is_some() { slowest } else { NodeId::NONE },
-                steps,
-                step_spread: spread.unwrap_or(Time::ZERO),
-                step_first: first,
-                step_last: last,
-            }
+            let mut r = record(c, graph, k * m..(k + 1) * m, |i| graph.depth(i % m), t);
+            r.name = format!("{}#{k}", c.name);
+            r
         })
         .collect()
+}
+
+/// The record of `c`'s transfers `range` of `graph`, `step(i)` being transfer i's step.
+fn record(
+    c: &Collective,
+    graph: &TransferGraph,
+    range: Range<usize>,
+    step: impl Fn(usize) -> u32,
+    t: &TransferTimes,
+) -> CollectiveRecord {
+    let ts = graph.transfers();
+    let start = range.clone().map(|i| t.posted[i]).min().unwrap_or(Time::MAX);
+    // Per host: its last receive completion and last send completion (one pass).
+    let mut last: HashMap<NodeId, (Option<Time>, Option<Time>)> = HashMap::new();
+    for i in range.clone() {
+        let r = &mut last.entry(ts[i].dst).or_default().0;
+        *r = (*r).max(Some(t.received[i]));
+        let s = &mut last.entry(ts[i].src).or_default().1;
+        *s = (*s).max(Some(t.acked[i]));
+    }
+    let mut end = Some(Time::ZERO);
+    let mut slowest = NodeId::NONE;
+    for &r in &c.ranks {
+        let (recv, sent) = last.get(&r).copied().unwrap_or_default();
+        let done = recv.or(sent);
+        match done {
+            Some(d) if d != Time::MAX => {
+                if end.is_some_and(|e| d > e) {
+                    (end, slowest) = (Some(d), r);
+                }
+            }
+            _ => end = None,
+        }
+    }
+    let steps = range.clone().map(&step).max().map_or(0, |d| d + 1);
+    let mut first = vec![Time::MAX; steps as usize];
+    let mut last = vec![Time::MAX; steps as usize];
+    for i in range.clone().filter(|&i| t.received[i] != Time::MAX) {
+        let d = step(i) as usize;
+        first[d] = first[d].min(t.received[i]);
+        // MAX marks a step without a receive yet, so the first one replaces it.
+        last[d] = if last[d] == Time::MAX { t.received[i] } else { last[d].max(t.received[i]) };
+    }
+    let spread = first.iter().zip(&last).filter(|(f, _)| **f != Time::MAX).map(|(f, l)| *l - *f).max();
+    let took = end.filter(|&e| e > start).map(|e| (e - start).ps() as f64);
+    let algbw = took.map_or(0.0, |ps| c.size as f64 * 8.0 * 1000.0 / ps);
+    CollectiveRecord {
+        name: String::new(),
+        kind: c.kind.name(),
+        algorithm: c.algorithm.name(),
+        ranks: c.ranks.len() as u32,
+        size: c.size,
+        start,
+        end,
+        algbw_gbps: algbw,
+        busbw_gbps: algbw * c.kind.busbw_factor(c.ranks.len()),
+        slowest_rank: if end.is_some() { slowest } else { NodeId::NONE },
+        steps,
+        step_spread: spread.unwrap_or(Time::ZERO),
+        step_first: first,
+        step_last: last,
+    }
+}
+
+/// A part of a job recorded as one collective: one SimAI communication over all its groups
+/// side by side (`formats::simai::iteration`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordedPart {
+    /// Its record's name (`name#0`).
+    pub name: String,
+    /// The collective each group runs.
+    pub kind: Kind,
+    /// Its algorithm.
+    pub algorithm: Algorithm,
+    /// Every rank of every group (hosts).
+    pub ranks: Vec<NodeId>,
+    /// Ranks per group: NCCL-tests' factor is the group's.
+    pub group: usize,
+    /// Bytes per rank.
+    pub size: u64,
+    /// Its transfers in the job.
+    pub transfers: Range<usize>,
+}
+
+/// The record of part `p` of a job scheduled as `graph`. Its steps are the depths of its own
+/// schedule: over the dependencies between its transfers on receipts and sends, not those on
+/// earlier parts nor a rank's join (`Trigger::Posted`); `ranks` counts one group's ranks.
+pub fn part_record(p: &RecordedPart, graph: &TransferGraph, t: &TransferTimes) -> CollectiveRecord {
+    let (ts, from) = (graph.transfers(), p.transfers.start);
+    let mut depth = vec![0u32; p.transfers.len()];
+    for i in p.transfers.clone() {
+        // A schedule's dependencies point back to transfers before it (`Collective::schedule`).
+        let inner = ts[i].deps.iter().filter(|d| d.when != Trigger::Posted && p.transfers.contains(&(d.on as usize)));
+        depth[i - from] = inner.map(|d| depth[d.on as usize - from] + 1).max().unwrap_or(0);
+    }
+    let c = Collective {
+        name: String::new(),
+        kind: p.kind,
+        algorithm: p.algorithm,
+        ranks: p.ranks.clone(),
+        size: p.size,
+        channels: 1,
+        chunk: 1,
+        start: Time::ZERO,
+        repeat: 1,
+    };
+    let mut r = record(&c, graph, p.transfers.clone(), |i| depth[i - from], t);
+    r.name = format!("{}#0", p.name);
+    r.ranks = p.group as u32;
+    r.busbw_gbps = r.algbw_gbps * p.kind.busbw_factor(p.group);
+    r
 }

@@ -15,15 +15,19 @@
 //! gives no dependency) depend on that rank's whole part of the last communication it waited
 //! for — its sends completed (`Sent`) and its receives placed (`Received`), as a repeated
 //! collective's iterations do — plus, as their compute delay, every compute time since (and
-//! the update time SimAI adds after a communication completes). A rank's first communication
-//! has no dependency; its delay counts from the layout's `start`. Compute is the same at every
-//! rank, as SimAI's is.
+//! the update time SimAI adds after a communication completes). That post is the rank's
+//! *join*. Every other transfer the rank sends in the collective also waits for the join
+//! (`Trigger::Posted`), as NCCL's kernel forwards nothing before it is launched: a ring's later
+//! steps wait for the rank's own first step, not only for the data they forward. A rank's
+//! first communication has no dependency; its delay counts from the layout's `start`.
+//! Compute is the same at every rank, as SimAI's is.
 
+use std::collections::HashMap;
 use std::ops::Range;
 use std::path::Path;
 
 use super::{Group, Phase, SimaiWorkload};
-use crate::app::collective::{Algorithm, Collective, Kind};
+use crate::app::collective::{Algorithm, Collective, Kind, RecordedPart};
 use crate::app::deps::{Dep, Transfer, TransferGraph, Trigger};
 use crate::error::{Error, Result};
 use crate::ids::NodeId;
@@ -121,11 +125,7 @@ pub fn iteration(w: &SimaiWorkload, path: &Path, layout: &Layout) -> Result<Iter
             let c = Collective {
                 name: format!("{}.{phase}", l.name),
                 kind,
-                algorithm: match kind {
-                    Kind::Allreduce => layout.algorithm,
-                    Kind::Alltoall => Algorithm::Direct,
-                    _ => Algorithm::Ring,
-                },
+                algorithm: algorithm_of(kind, layout),
                 ranks: g.iter().map(|&r| layout.hosts[r as usize]).collect(),
                 size: p.bytes,
                 channels: layout.channels,
@@ -148,17 +148,25 @@ pub fn iteration(w: &SimaiWorkload, path: &Path, layout: &Layout) -> Result<Iter
             })?;
             let base = transfers.len() as u32;
             let rank_of = |h: NodeId| g[c.ranks.iter().position(|&x| x == h).expect("a rank of the group")] as usize;
+            let joins = joins(s.graph.transfers(), base);
             for t in s.graph.transfers() {
                 let mut t = t.clone();
                 // One set of QPs per communicator, as NCCL opens its connections per group.
                 t.lane += layout.channels * group_lane(group);
-                if t.deps.is_empty() {
-                    t.deps = waited[rank_of(t.src)].clone();
+                let root = t.deps.is_empty();
+                t.deps.iter_mut().for_each(|d| d.on += base);
+                let j = transfers.len() as u32;
+                let join = joins[&t.src];
+                if root || j == join {
+                    // The rank joins: after its part of the last communication it waited
+                    // for, and the compute since.
+                    t.deps.extend_from_slice(&waited[rank_of(t.src)]);
                     t.delay = pending;
                 } else {
-                    t.deps.iter_mut().for_each(|d| d.on += base);
+                    // Its other sends wait for the join too: NCCL's kernel, not yet
+                    // launched, forwards nothing.
+                    t.deps.push(Dep { on: join, when: Trigger::Posted });
                 }
-                let j = transfers.len() as u32;
                 part[rank_of(t.src)].push(Dep { on: j, when: Trigger::Sent });
                 part[rank_of(t.dst)].push(Dep { on: j, when: Trigger::Received });
                 transfers.push(t);
@@ -185,6 +193,53 @@ pub fn iteration(w: &SimaiWorkload, path: &Path, layout: &Layout) -> Result<Iter
     }
     let graph = TransferGraph::new(transfers)?;
     Ok(Iteration { graph, ops })
+}
+
+/// The algorithm a communication of `kind` runs: the layout's for allreduces, rings for
+/// allgather and reduce-scatter, direct for all-to-all.
+fn algorithm_of(kind: Kind, layout: &Layout) -> Algorithm {
+    match kind {
+        Kind::Allreduce => layout.algorithm,
+        Kind::Alltoall => Algorithm::Direct,
+        _ => Algorithm::Ring,
+    }
+}
+
+impl Iteration {
+    /// Each communication as a part of the job recorded in `res.collectives`, named
+    /// `layer.phase` (`grad_norm.wg#0`), with every rank of its groups.
+    pub fn parts(&self, w: &SimaiWorkload, layout: &Layout) -> Vec<RecordedPart> {
+        let host = |r: &u32| layout.hosts[*r as usize];
+        self.ops
+            .iter()
+            .map(|op| RecordedPart {
+                name: format!("{}.{}", w.layers[op.layer].name, op.phase),
+                kind: op.kind,
+                algorithm: algorithm_of(op.kind, layout),
+                ranks: w.groups(op.group).iter().flat_map(|g| g.iter().map(host)).collect(),
+                group: w.group_size(op.group) as usize,
+                size: op.bytes,
+                transfers: op.transfers.clone(),
+            })
+            .collect()
+    }
+}
+
+/// Each sender's join in one group's schedule (`transfers`, to be placed from job index
+/// `base`): its first transfer without dependencies, or, where it has none (an inner node
+/// of both trees of a double binary tree over an odd number of ranks), its first transfer.
+/// A join's dependencies lie in earlier communications or before it in the schedule, and
+/// every other send of the rank depends on its post, so the job stays acyclic.
+fn joins(transfers: &[Transfer], base: u32) -> HashMap<NodeId, u32> {
+    let mut first: HashMap<NodeId, (bool, u32)> = HashMap::new();
+    for (k, t) in transfers.iter().enumerate() {
+        let root = t.deps.is_empty();
+        let e = first.entry(t.src).or_insert((root, k as u32));
+        if root && !e.0 {
+            *e = (true, k as u32);
+        }
+    }
+    first.into_iter().map(|(h, (_, k))| (h, base + k)).collect()
 }
 
 /// Which communicator's QPs a group's transfers use.

@@ -214,3 +214,36 @@ fn the_layout_must_match_the_workload() {
     let e = iteration(&w, p(), &layout(4)).unwrap_err().to_string();
     assert!(e.contains("w.txt:3") && e.contains("`fwd_size`"), "{e}");
 }
+
+/// Every send of a rank in a communication waits for the rank's join: it is a join (it
+/// carries the communication's compute delay), or it waits on the post of a join of the
+/// same rank in the same communication.
+fn every_send_waits_for_its_join(it: &Iteration) {
+    use crate::app::deps::Trigger;
+    let g = it.graph.transfers();
+    for op in &it.ops {
+        for (i, t) in g[op.transfers.clone()].iter().enumerate() {
+            let is_join = |on: usize| op.transfers.contains(&on) && g[on].src == t.src && g[on].delay == op.delay;
+            let gated = t.deps.iter().any(|d| d.when == Trigger::Posted && is_join(d.on as usize));
+            assert!(t.delay == op.delay || gated, "{}.{} transfer {i}: {t:?}", op.layer, op.phase);
+        }
+    }
+}
+
+#[test]
+fn a_rank_forwards_nothing_before_it_joins() {
+    let w = parse_simai(TINY, p()).unwrap();
+    every_send_waits_for_its_join(&iteration(&w, p(), &layout(8)).unwrap());
+    // Trees over 3 ranks have a rank that is an inner node of both (no send without a
+    // dependency): its first send is its join, and the job stays acyclic.
+    let three = "HYBRID_TRANSFORMER model_parallel_NPU_group: 3 all_gpus: 6\n1\n\
+                 a -1 10 ALLREDUCE 3000000 0 NONE 0 5 ALLREDUCE 600000 1\n";
+    let w = parse_simai(three, p()).unwrap();
+    let tree = Layout { algorithm: Algorithm::DoubleBinaryTree, chunk: 500_000, ..layout(6) };
+    let it = iteration(&w, p(), &tree).unwrap();
+    every_send_waits_for_its_join(&it);
+    // In the first communication (nothing waited for before it), the rootless rank's join is
+    // the one send that carries the delay and waits on a receipt of the tree.
+    let (g, op) = (it.graph.transfers(), &it.ops[0]);
+    assert_eq!(g[op.transfers.clone()].iter().filter(|t| t.delay == op.delay && !t.deps.is_empty()).count(), 2);
+}

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use super::AppState;
-use crate::app::collective::{records, Collective, CollectiveRecord, TransferTimes};
+use crate::app::collective::{part_record, records, Collective, CollectiveRecord, RecordedPart, TransferTimes};
 use crate::app::deps::{TransferGraph, Trigger};
 use crate::app::rank::{JobIndex, RankApp, NOTICE, START};
 use crate::app::{AppId, AppKind, RecvCompletion, SendCompletion};
@@ -23,6 +23,8 @@ pub(in crate::sim) struct Job {
     pub(in crate::sim) graph: TransferGraph,
     pub(in crate::sim) apps: Vec<AppId>,
     pub(in crate::sim) collective: Option<(Collective, usize)>,
+    /// Parts recorded as collectives of their own (a SimAI iteration's communications).
+    pub(in crate::sim) parts: Vec<RecordedPart>,
     /// Data id of its first transfer: its flow row is the run's flows plus this.
     pub(in crate::sim) id_base: u64,
     /// Remote dependencies (`TransferGraph::with_remote`), by the event that fires them
@@ -52,6 +54,19 @@ impl Simulation {
     /// and lane) whose transfers without dependencies start at `start`.
     pub fn add_transfers(&mut self, graph: TransferGraph, start: Time) -> Result<()> {
         self.add_job(graph, start, None)
+    }
+
+    /// `add_transfers`, with `parts` of the job each recorded in `res.collectives` as a
+    /// collective of its own.
+    pub fn add_recorded_transfers(
+        &mut self,
+        graph: TransferGraph,
+        start: Time,
+        parts: Vec<RecordedPart>,
+    ) -> Result<()> {
+        self.add_job(graph, start, None)?;
+        self.apps.jobs.last_mut().expect("the job just added").parts = parts;
+        Ok(())
     }
 
     fn add_job(&mut self, graph: TransferGraph, start: Time, collective: Option<(Collective, usize)>) -> Result<()> {
@@ -95,7 +110,7 @@ impl Simulation {
         self.apps.transfers += graph.transfers().len();
         // A transfer without dependencies is posted its compute delay after the start.
         let latest = graph.transfers().iter().filter(|t| t.deps.is_empty()).map(|t| t.delay).max();
-        self.apps.jobs.push(Job { graph, apps, collective, id_base, notices });
+        self.apps.jobs.push(Job { graph, apps, collective, parts: Vec::new(), id_base, notices });
         self.apps.last_post = self.apps.last_post.max(start + latest.unwrap_or(Time::ZERO));
         self.watch.arm_stall_check(start);
         Ok(())
@@ -192,8 +207,7 @@ impl Simulation {
             r.on_timer(token, v);
             r.host
         });
-        let nic = self.nic_of[host.idx()];
-        self.nic_kick(nic);
+        self.kick_host(host);
     }
 
     /// The host job host `app` runs on.
@@ -205,7 +219,9 @@ impl Simulation {
     pub(in crate::sim) fn collective_records(&self) -> Vec<CollectiveRecord> {
         let mut out = Vec::new();
         for job in &self.apps.jobs {
-            let Some((c, per_iteration)) = &job.collective else { continue };
+            if job.collective.is_none() && job.parts.is_empty() {
+                continue;
+            }
             let n = job.graph.transfers().len();
             let mut t =
                 TransferTimes { posted: vec![Time::MAX; n], acked: vec![Time::MAX; n], received: vec![Time::MAX; n] };
@@ -218,7 +234,10 @@ impl Simulation {
                     t.received[v.transfer as usize] = v.at;
                 }
             }
-            out.extend(records(c, &job.graph, *per_iteration, &t));
+            if let Some((c, per_iteration)) = &job.collective {
+                out.extend(records(c, &job.graph, *per_iteration, &t));
+            }
+            out.extend(job.parts.iter().map(|p| part_record(p, &job.graph, &t)));
         }
         out
     }

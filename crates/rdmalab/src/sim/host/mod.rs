@@ -3,6 +3,7 @@
 
 mod cc;
 mod completions;
+mod egress;
 mod rx;
 mod tx;
 
@@ -67,7 +68,7 @@ impl Simulation {
     /// `open_qp` into a given slot (the origin order puts flow `i`'s QP in slot `i`, set up
     /// by `Simulation::with_apps`), or a free or new one.
     fn open_qp_in(&mut self, f: &FlowSpec, slot: Option<QpId>) -> QpId {
-        let nic_idx = self.nic_of[f.src.idx()];
+        let nic_idx = self.egress_nic(f.src, f.dst);
         let nic = &mut self.nics[nic_idx.idx()];
         let sport = f.sport.unwrap_or_else(|| nic.allocate_sport(f.dst));
         let line = nic.rate;

@@ -189,9 +189,12 @@ impl Simulation {
         if pkt.int_slot != NO_INT {
             self.int.get_mut(pkt.int_slot).nhop = pkt.int_hops; // what the switches stamped
         }
-        let nic = self.nic_of[pkt.dst.idx()];
+        let nic = self.egress_nic(pkt.dst, pkt.src);
         self.nics[nic.idx()].acks.push_back(ack);
         self.nic_kick(nic);
+        if self.topo.egress_by_destination {
+            self.kick_host(pkt.dst); // the receive's handler may have posted on another NIC
+        }
     }
 
     /// The sender: advance snd_una, complete messages, go back on NACK, run CC.
@@ -259,13 +262,16 @@ impl Simulation {
             self.app_chunks_done(app, first, n, qp_id);
         }
         self.nic_kick(nic);
+        if self.topo.egress_by_destination {
+            self.kick_host(pkt.dst); // a send completion's handler may have posted on another NIC
+        }
     }
 
     /// Traces an ACK or NACK (and its CNP flag) at the sender's NIC port.
     #[cold]
     pub(super) fn trace_ack(&mut self, pkt: &Packet) {
         use crate::sim::trace::TraceEvent;
-        let port = self.nics[self.nic_of[pkt.dst.idx()].idx()].port;
+        let port = self.nics[self.egress_nic(pkt.dst, pkt.src).idx()].port;
         let ev = if pkt.kind == PacketKind::Nack { TraceEvent::Nack } else { TraceEvent::Ack };
         self.trace_event(ev, port, pkt);
         if pkt.cnp {

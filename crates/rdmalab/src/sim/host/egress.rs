@@ -1,0 +1,44 @@
+//! Which of a host's NICs sends to a destination: the hook of hosts with a port per
+//! destination class (a GPU's NVLink beside its rail NIC, `topology::nvlink`).
+//!
+//! Every other host has one NIC, on its first port, and pays one test of a flag. A host
+//! that sends by destination has a NIC per port (`setup.rs::build_nics`, numbered from
+//! `nic_of[host]` in port order) and sends on the port of its routes' first next hop
+//! toward the destination: paths never pass through a host, so a GPU of the same server
+//! is reached over the NVLink switch, every other host over the rail. The QP is bound to
+//! that NIC when it opens, and the receiver returns its ACKs on its own NIC toward the
+//! sender, so both directions of a connection take the same links.
+
+use crate::ids::{NicId, NodeId};
+use crate::sim::Simulation;
+
+impl Simulation {
+    /// The NIC `src` sends to `dst` on.
+    #[inline]
+    pub(in crate::sim) fn egress_nic(&self, src: NodeId, dst: NodeId) -> NicId {
+        let first = self.nic_of[src.idx()];
+        if !self.topo.egress_by_destination {
+            return first;
+        }
+        self.routed_nic(first, src, dst)
+    }
+
+    /// `egress_nic` on a host with a NIC per port: no allocation, a search of the host's
+    /// few ports.
+    #[cold]
+    fn routed_nic(&self, first: NicId, src: NodeId, dst: NodeId) -> NicId {
+        let Some(&port) = self.routes.next_hops(src, dst).first() else { return first };
+        let place = self.topo.nodes[src.idx()].ports.iter().position(|&p| p == port).unwrap_or(0);
+        NicId(first.0 + place as u32)
+    }
+
+    /// Kicks every NIC of `host` (an application posted on QPs of either).
+    #[inline]
+    pub(in crate::sim) fn kick_host(&mut self, host: NodeId) {
+        let first = self.nic_of[host.idx()];
+        let count = if self.topo.egress_by_destination { self.topo.nodes[host.idx()].ports.len() } else { 1 };
+        for k in 0..count as u32 {
+            self.nic_kick(NicId(first.0 + k));
+        }
+    }
+}
