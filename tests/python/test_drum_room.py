@@ -123,3 +123,19 @@ def test_a_single_wqe_below_its_share_waits_about_one_release_slot(tmp_path, bat
     p = _small_p80(_run(tmp_path, "drum", "batch_size", stop="5ms", bulk=bulk))
     slot, engine, packet = 0.68 / 0.9, 0.68, (1024 + 48) * 8 / 40e3
     assert alone <= p <= alone + slot + engine + packet, (p, alone)
+
+
+def test_every_kv_client_completes_a_wqe_under_least_served():
+    """The issue's first case at 20 ms (docs/drum-fabric.md §6.11, `drum_stream_causes kv20`):
+    under the paper's top-k rule (`select = "smallest_a"`) most of the 51 applications behind
+    the shared QP complete no WQE; under `least_served` the slots pass to the applications
+    furthest below their share and all 71 complete one, the stream within 2x of its p80 alone
+    under `a = "batch_size"` (the reading §6.7's Fig. 6 rows use)."""
+    from rdmalab.experiments.causes.drum_stream_causes import stream_case
+
+    alone = stream_case("kv", alone=True, stop_ms=20)["p80"]
+    top_k = stream_case("kv", a="batch_size", stop_ms=20)
+    fair = stream_case("kv", a="batch_size", select="least_served", stop_ms=20)
+    assert top_k["completed"] < 40, top_k
+    assert fair["completed"] == fair["apps"] == 71, fair
+    assert fair["p80"] <= 2 * alone, (fair["p80"], alone)
