@@ -94,12 +94,17 @@ def test_every_wqe_has_a_place(tmp_path):
 def test_the_summary_names_the_send_queue_and_the_reading(tmp_path):
     out = _run(tmp_path, "drum", "batch_size", stop="200us").summary()
     assert "host model        drum, max_send_wr 16351, shared_window 65536 B, a = batch_size" in out
+    assert "a = batch_size, select = smallest_a" in out
+    path = tmp_path / "least_served.toml"
+    text = TESTBED.format(stop="200us", mech="drum", a="cqe_per_wqe")
+    path.write_text(text.replace("[drum]\n", '[drum]\nselect = "least_served"\n'))
+    assert "select = least_served" in rdmalab.run(Scenario.from_toml(path), progress=False).summary()
     raw = _run(tmp_path, "raw", stop="200us")
     assert "host model        raw, max_send_wr 16351" in raw.summary()
     assert math.isfinite(_small_p80(raw))
 
 
-@pytest.mark.parametrize("field,value", [("max_send_wr", 0), ("shared_window", 0), ("a", "cqes")])
+@pytest.mark.parametrize("field,value", [("max_send_wr", 0), ("shared_window", 0), ("a", "cqes"), ("select", "fifo")])
 def test_bad_room_settings_name_the_field(tmp_path, field, value):
     text = TESTBED.format(stop="1ms", mech="drum", a="cqe_per_wqe")
     v = f'"{value}"' if isinstance(value, str) else value
