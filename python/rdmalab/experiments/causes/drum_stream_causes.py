@@ -15,10 +15,11 @@ Rows: the stream alone; RAW; DRUM with the defaults (`a = "cqe_per_wqe"`, β = 1
 one cause removed per row: `a = "batch_size"` (the ranking of a reversed, §6.7), β = 10⁻⁹ (the
 utility, not the CQ penalty, sets the rates: equal among the applications that hold a
 dedicated QP), and k = 200 without a cache limit (every application keeps a dedicated QP: no
-shared QP); then the least-served slot rule (`select = "least_served"`) under both readings. Columns: the streams' p80 (µs; a WQE
-still waiting at the end counted with its wait), their batches seen, the share of control
-periods in which the stream held a dedicated QP, its rate's share x̂ / Σx̂ and its release
-interval 1/x̂ (µs, median over periods), and the applications with at least one batch seen.
+shared QP); then the least-served slot rule (`select = "least_served"`) under both readings.
+Columns: the streams' p80 (µs; a WQE still waiting at the end counted with its wait), their
+batches seen, the share of control periods in which the stream held a dedicated QP, its
+rate's share x̂ / Σx̂ and its release interval 1/x̂ (µs, median over periods), and the
+applications with at least one batch seen.
 Nothing is tuned: each row removes one cause and says so.
 
 `kv20` runs the `kv` mix for 20 ms under RAW, SHARE and DRUM with each slot rule (`[drum]
