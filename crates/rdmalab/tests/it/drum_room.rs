@@ -159,7 +159,7 @@ fn without_a_wqe(r: &Results) -> Vec<u32> {
 /// Issue 41's first case at 20 ms under `select = "least_served"` (docs/drum-fabric.md
 /// §6.11): the slots pass to the applications furthest below their share, so every one of
 /// the 71 completes a WQE (under the top-k rule most of the 51 behind the shared QP do
-/// not), and the stream keeps a slot: within 2× of its p80 alone under `batch_size`.
+/// not), and the stream keeps a slot: within 2× of its p80 alone under either reading.
 #[test]
 fn kv_clients_all_complete_a_wqe_under_least_served() {
     for a in ["cqe_per_wqe", "batch_size"] {
@@ -178,7 +178,11 @@ fn kv_clients_all_complete_a_wqe_under_least_served() {
         assert!(new.is_empty(), "least_served/{a}: no WQE completed for {new:?}");
         assert!(old.len() > 10, "the old rule leaves many without a WQE ({a}): {old:?}");
     }
+    // Within 2× of alone under both readings: the repros' (`cqe_per_wqe`, the paper's words)
+    // and `batch_size`; the stream's tag grows 32 B a WQE, so it keeps a slot.
     let (_, alone) = kv_case_with("drum", "batch_size", "least_served", 0, "20ms");
-    let (_, p) = kv_case_with("drum", "batch_size", "least_served", 70, "20ms");
-    assert!(p <= 2.0 * alone, "least_served/batch_size: stream p80 {p:.2} us, alone {alone:.2} us");
+    for a in ["cqe_per_wqe", "batch_size"] {
+        let (_, p) = kv_case_with("drum", a, "least_served", 70, "20ms");
+        assert!(p <= 2.0 * alone, "least_served/{a}: stream p80 {p:.2} us, alone {alone:.2} us");
+    }
 }
