@@ -7,12 +7,14 @@
 //! and its FIFO serves its applications one WQE after another. Here the scheduler decides
 //! who gets a QP instead: each application carries a service tag, the bytes released for
 //! it over its normalised rate x̂_j / mean x̂ (start-time fair queueing's tag, Goyal et al.,
-//! SIGCOMM 1996), and the k slots go to the applications with the smallest tags. A
-//! waiting application whose tag is a `quantum` (one window of bytes) below a holder's
-//! takes that holder's slot: the holder moves to the shared QP at once, and the waiter
-//! takes the dedicated slot once the holder's QP has drained (the agent's joiner rule), a
-//! QP-context handover counted in `handovers`. Definition 2 allows "any prioritizing
-//! mechanism such as FIFO or smallest job first"; this is the least-served one.
+//! SIGCOMM 1996), and the k slots go to the applications with the smallest tags. A holder
+//! whose tag is more than a `quantum` (one window of bytes) above the least-served
+//! waiter's is due: the agent releases nothing more onto its QP, and once that QP has
+//! drained the slot passes to the waiter, a QP-context handover (counted in `handovers`).
+//! Handing a slot on only when drained matters: displacing holders with WQEs in flight let
+//! them be re-chosen ahead of the successors waiting for their drain, and those starved.
+//! Definition 2 allows "any prioritizing mechanism such as FIFO or smallest job first";
+//! this is the least-served one.
 //!
 //! An application that becomes backlogged starts at the smallest tag of those already
 //! backlogged, so idling earns no credit; a holder idle for a whole control period gives
