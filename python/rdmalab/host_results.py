@@ -114,4 +114,5 @@ def settings_line(settings: dict[str, Any] | None) -> str:
     line = f"host model        {settings['mechanism']}, max_send_wr {settings['max_send_wr']}"
     if settings["mechanism"] == "drum":
         line += f", shared_window {settings['shared_window']} B, a = {settings['a']}"
+        line += f", select = {settings.get('select', 'smallest_a')}"
     return line

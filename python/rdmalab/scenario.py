@@ -360,7 +360,7 @@ class Scenario:
 
     def with_drum(self, **settings: Any) -> "Scenario":
         """`[drum]`: period, solve (exact|admm), iterations, alpha, beta, k, q_fraction, control, control_delay,
-        shared_window, a (cqe_per_wqe|batch_size) (ignored unless `with_host(mechanism="drum")`)."""
+        shared_window, a (cqe_per_wqe|batch_size), select (smallest_a|least_served) (ignored unless `with_host(mechanism="drum")`)."""
         new = copy.deepcopy(self)
         new.spec.setdefault("drum", {}).update(settings)
         return new

@@ -44,9 +44,11 @@ wr_num = {wr}
 """
 
 
-def _run(tmp_path, mech: str, a: str = "cqe_per_wqe", stop: str = "20ms", bulk: str = ""):
-    path = tmp_path / f"{mech}-{a}-{len(bulk)}.toml"
-    path.write_text(TESTBED.format(stop=stop, mech=mech, a=a) + bulk)
+def _run(tmp_path, mech: str, a: str = "cqe_per_wqe", stop: str = "20ms", bulk: str = "",
+         select: str = "smallest_a"):
+    path = tmp_path / f"{mech}-{a}-{len(bulk)}-{select}.toml"
+    text = TESTBED.format(stop=stop, mech=mech, a=a).replace("[drum]\n", f'[drum]\nselect = "{select}"\n')
+    path.write_text(text + bulk)
     return rdmalab.run(Scenario.from_toml(path), progress=False)
 
 
@@ -94,12 +96,14 @@ def test_every_wqe_has_a_place(tmp_path):
 def test_the_summary_names_the_send_queue_and_the_reading(tmp_path):
     out = _run(tmp_path, "drum", "batch_size", stop="200us").summary()
     assert "host model        drum, max_send_wr 16351, shared_window 65536 B, a = batch_size" in out
+    assert "a = batch_size, select = smallest_a" in out
+    assert "select = least_served" in _run(tmp_path, "drum", stop="200us", select="least_served").summary()
     raw = _run(tmp_path, "raw", stop="200us")
     assert "host model        raw, max_send_wr 16351" in raw.summary()
     assert math.isfinite(_small_p80(raw))
 
 
-@pytest.mark.parametrize("field,value", [("max_send_wr", 0), ("shared_window", 0), ("a", "cqes")])
+@pytest.mark.parametrize("field,value", [("max_send_wr", 0), ("shared_window", 0), ("a", "cqes"), ("select", "fifo")])
 def test_bad_room_settings_name_the_field(tmp_path, field, value):
     text = TESTBED.format(stop="1ms", mech="drum", a="cqe_per_wqe")
     v = f'"{value}"' if isinstance(value, str) else value
@@ -111,15 +115,34 @@ def test_bad_room_settings_name_the_field(tmp_path, field, value):
         rdmalab.run(Scenario.from_toml(path), progress=False)
 
 
+@pytest.mark.parametrize("select", ["smallest_a", "least_served"])
 @pytest.mark.parametrize("batch,size", [(20, 1024), (100, 1024), (100, 65536)])
-def test_a_single_wqe_below_its_share_waits_about_one_release_slot(tmp_path, batch, size):
+def test_a_single_wqe_below_its_share_waits_about_one_release_slot(tmp_path, batch, size, select):
     """Fig. 6 end to end, by the mechanism (docs/drum-fabric.md §6.7): under `a = "batch_size"`
     the one-WQE applications are below their share, so whatever the background's batch or WQE
     size their p80 (from `res.wqes`) exceeds their p80 alone by at most one release slot
     (wqe_cost / q_fraction), one WQE ahead in the RNIC's FIFO WQE engine (wqe_cost) and one
-    background packet ahead on the link per round of the NIC's round robin."""
-    alone = _small_p80(_run(tmp_path, "drum", "batch_size", stop="5ms"))
+    background packet ahead on the link per round of the NIC's round robin. The same under
+    either slot rule (`select`): every application here holds a dedicated QP."""
+    alone = _small_p80(_run(tmp_path, "drum", "batch_size", stop="5ms", select=select))
     bulk = BULK.format(n=1, size=size, wr=batch)
-    p = _small_p80(_run(tmp_path, "drum", "batch_size", stop="5ms", bulk=bulk))
+    p = _small_p80(_run(tmp_path, "drum", "batch_size", stop="5ms", bulk=bulk, select=select))
     slot, engine, packet = 0.68 / 0.9, 0.68, (1024 + 48) * 8 / 40e3
     assert alone <= p <= alone + slot + engine + packet, (p, alone)
+
+
+def test_every_kv_client_completes_a_wqe_under_least_served():
+    """The issue's first case at 20 ms (docs/drum-fabric.md §6.11, `drum_stream_causes kv20`):
+    under the paper's top-k rule (`select = "smallest_a"`) most of the 51 applications behind
+    the shared QP complete no WQE; under `least_served` the slots pass to the applications
+    furthest below their share and all 71 complete one, the stream within 2x of its p80 alone
+    under either reading of `a` (the repros' `cqe_per_wqe` and `batch_size`)."""
+    from rdmalab.experiments.causes.drum_stream_causes import stream_case
+
+    alone = stream_case("kv", alone=True, stop_ms=20)["p80"]
+    for a in ("cqe_per_wqe", "batch_size"):
+        top_k = stream_case("kv", a=a, stop_ms=20)
+        fair = stream_case("kv", a=a, select="least_served", stop_ms=20)
+        assert top_k["completed"] < 40, (a, top_k)
+        assert fair["completed"] == fair["apps"] == 71, (a, fair)
+        assert fair["p80"] <= 2 * alone, (a, fair["p80"], alone)

@@ -181,6 +181,7 @@ fn host_model_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyD
         set.set_item("max_send_wr", h.max_send_wr)?;
         set.set_item("shared_window", dr.shared_window)?;
         set.set_item("a", dr.a.name())?;
+        set.set_item("select", dr.select.name())?;
         d.set_item("settings", set)?;
     }
     Ok(d)

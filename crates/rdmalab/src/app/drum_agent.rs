@@ -24,7 +24,8 @@
 //! `C = 1 / poll_cost`, both O(1), the scale the solver's default ρ suits.
 //! This file is pure bookkeeping; the simulator (`sim/apps/drum.rs`) owns time and QPs.
 
-use super::host_model::{DrumConfig, Solve};
+use super::drum_select::LeastServed;
+use super::host_model::{DrumConfig, Select, Solve};
 use crate::drum::admm::recovery_scales;
 use crate::drum::exact;
 use crate::drum::{ActiveSet, Admm, AdmmSettings, AdmmState, Problem};
@@ -123,6 +124,9 @@ pub struct DrumAgent {
     submitted: Vec<u64>,
     signalled: Vec<u64>,
     state: Option<AdmmState>,
+    /// `select = "least_served"`: the service tags that choose the slot holders (None
+    /// under the top-k rule, which costs the release nothing).
+    pub least_served: Option<LeastServed>,
 }
 
 impl DrumAgent {
@@ -153,6 +157,7 @@ impl DrumAgent {
             submitted: vec![0; m],
             signalled: vec![0; m],
             state: None,
+            least_served: (cfg.select == Select::LeastServed).then(|| LeastServed::new(m, cfg.shared_window)),
         }
     }
 
@@ -160,6 +165,9 @@ impl DrumAgent {
     pub fn submit(&mut self, j: usize, n: u32, size: u64) {
         if self.backlog[j].0 == 0 {
             self.release.wake(j);
+            if let Some(ls) = &mut self.least_served {
+                ls.wake(j);
+            }
         }
         self.backlog[j] = (self.backlog[j].0 + n, size);
         self.submitted[j] += n as u64;
@@ -175,13 +183,25 @@ impl DrumAgent {
     /// signalled), among the applications whose QP has room by `view`; `None` when no
     /// WQE waits or none has room.
     pub fn release_one(&mut self, view: impl Fn(QpId) -> QpView) -> Option<(usize, QpId, u64, bool)> {
+        self.reselect(&view);
         self.admit_joiners(&view);
         let window = self.cfg.shared_window;
-        let (qps, active, backlog) = (&self.qps, &self.active, &self.backlog);
+        let ls = self.least_served.as_ref();
+        let (qps, active, want, backlog) = (&self.qps, &self.active, &self.want, &self.backlog);
+        let due_above = ls.map_or(f64::INFINITY, |ls| ls.due_above(want, |i| backlog[i].0 > 0));
         let room = |j: usize| {
-            let (q, shared) = if active[j] { (qps[j].0, false) } else { (qps[j].1, true) };
+            // Under least_served a joiner waits at the agent for its slot, a holder due to
+            // hand it on gets nothing more onto its QP, and a dedicated QP holds at most a
+            // window too, so that slots pass WQE by WQE.
+            if let Some(ls) = ls {
+                let waits = want[j] && !active[j];
+                if waits || (active[j] && ls.due(j, due_above)) {
+                    return false;
+                }
+            }
+            let (q, windowed) = if active[j] { (qps[j].0, ls.is_some()) } else { (qps[j].1, true) };
             let (_, free, bytes) = view(q);
-            free > 0 && (!shared || bytes < window)
+            free > 0 && (!windowed || bytes < window)
         };
         for (j, b) in backlog.iter().enumerate() {
             if b.0 > 0 && !room(j) {
@@ -192,7 +212,21 @@ impl DrumAgent {
         self.backlog[j].0 -= 1;
         self.released[j] += 1;
         let qp = if self.active[j] { self.qps[j].0 } else { self.qps[j].1 };
+        if let Some(ls) = &mut self.least_served {
+            ls.served(j, self.backlog[j].1);
+        }
         Some((j, qp, self.backlog[j].1, self.backlog[j].0 == 0))
+    }
+
+    /// `least_served`: re-chooses the slot holders by their service tags; a holder hands
+    /// its slot on only once its QP has drained, so its successor takes it at once.
+    fn reselect(&mut self, view: &impl Fn(QpId) -> QpView) {
+        let Some(ls) = &mut self.least_served else { return };
+        let (qps, backlog, k) = (&self.qps, &self.backlog, self.cfg.k as usize);
+        ls.reselect(&mut self.want, |j| backlog[j].0 > 0, k, |j| view(qps[j].0).0 == 0);
+        for (a, &w) in self.active.iter_mut().zip(&self.want) {
+            *a &= w;
+        }
     }
 
     /// Members of the top-k set that wait for a slot take one while fewer than k dedicated
@@ -261,7 +295,11 @@ impl DrumAgent {
             }
             Solve::Admm => self.admm_steps(&active),
         };
-        self.set_want(active.to_mask(1, m));
+        match self.least_served {
+            Some(_) if period_us > 0.0 => self.evict_idle(&rates),
+            Some(_) => {}
+            None => self.set_want(active.to_mask(1, m)),
+        }
         self.apply(t, &xs, &rates)
     }
 
@@ -323,14 +361,31 @@ impl DrumAgent {
     /// Enforces the feasible allocation `xs` (release weights x̂, poll weights a x̂) with the
     /// active set `active` (None: keep it); returns the rows for `res.drum`.
     pub fn allocate(&mut self, t: Time, xs: &[f64], active: Option<Vec<bool>>, rates: &[f64]) -> Vec<DrumRow> {
-        if let Some(a) = active {
-            self.set_want(a);
+        match (active, &self.least_served) {
+            (_, Some(_)) if t > Time::ZERO => self.evict_idle(rates),
+            (_, Some(_)) => {}
+            (Some(a), None) => self.set_want(a),
+            (None, None) => {}
         }
         self.apply(t, xs, rates)
     }
 
+    /// `least_served`: holders that released nothing in the period that ended and have
+    /// nothing queued give their slot up.
+    fn evict_idle(&mut self, rates: &[f64]) {
+        let Some(ls) = &self.least_served else { return };
+        let backlog = &self.backlog;
+        ls.evict_idle(&mut self.want, |j| rates[j] == 0.0 && backlog[j].0 == 0);
+        for (a, &w) in self.active.iter_mut().zip(&self.want) {
+            *a &= w;
+        }
+    }
+
     fn apply(&mut self, t: Time, xs: &[f64], rates: &[f64]) -> Vec<DrumRow> {
         let m = self.apps.len();
+        if let Some(ls) = &mut self.least_served {
+            ls.set_weights(xs);
+        }
         let mut rows = Vec::with_capacity(m);
         for j in 0..m {
             let z = self.a[j] * xs[j];

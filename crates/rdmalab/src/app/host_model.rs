@@ -149,6 +149,40 @@ impl AReading {
     }
 }
 
+/// Which applications hold the scheduler's dedicated QPs (seed 000, Definition 2: the
+/// multiplier "prioritizes k applications with largest utilities ... It can be formulated
+/// to describe any prioritizing mechanism such as FIFO or smallest job first").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Select {
+    /// The top-k rule: the k applications with the smallest `a` (the largest rates at (P)'s
+    /// optimum, the paper's "largest utilities"), recomputed every control period (default).
+    SmallestA,
+    /// The applications furthest below their share of the bytes released (bytes over their
+    /// rate x̂, `app::drum_select`) hold the k slots; a holder served a window more than a
+    /// waiter hands its slot on, and every QP the scheduler posts to holds at most a window
+    /// (docs/drum-fabric.md §6.11).
+    LeastServed,
+}
+
+impl Select {
+    /// From the TOML spelling.
+    pub fn parse(s: &str) -> Result<Select, String> {
+        match s {
+            "smallest_a" => Ok(Select::SmallestA),
+            "least_served" => Ok(Select::LeastServed),
+            other => Err(format!("unknown select `{other}` (known: smallest_a, least_served)")),
+        }
+    }
+
+    /// The TOML spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            Select::SmallestA => "smallest_a",
+            Select::LeastServed => "least_served",
+        }
+    }
+}
+
 /// `[drum]`: the scheduler's control loop (ignored under RAW and SHARE).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DrumConfig {
@@ -177,6 +211,8 @@ pub struct DrumConfig {
     pub shared_window: u64,
     /// What `a` is measured as.
     pub a: AReading,
+    /// Who holds the dedicated QPs.
+    pub select: Select,
 }
 
 impl Default for DrumConfig {
@@ -196,6 +232,7 @@ impl Default for DrumConfig {
             // shared QP sending while its ACKs return.
             shared_window: 64 << 10,
             a: AReading::CqePerWqe,
+            select: Select::SmallestA,
         }
     }
 }

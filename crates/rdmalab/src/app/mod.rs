@@ -32,6 +32,7 @@ pub mod closed_loop;
 pub mod collective;
 pub mod deps;
 pub mod drum_agent;
+pub mod drum_select;
 pub mod host_model;
 pub mod rank;
 

@@ -25,6 +25,7 @@
 //! iterations = 5
 //! shared_window = 65536   # bytes a shared QP may hold unacknowledged before a release
 //! a = "cqe_per_wqe"       # or "batch_size": what `a` is measured as
+//! select = "smallest_a"   # or "least_served": who holds the dedicated QPs
 //! ```
 
 use std::path::Path;
@@ -33,7 +34,7 @@ use serde::Deserialize;
 
 use super::{check_host, field_time};
 use crate::app::closed_loop::ClosedLoopSpec;
-use crate::app::host_model::{AReading, Control, DrumConfig, HostConfig, HostModelSpec, Mechanism, Solve};
+use crate::app::host_model::{AReading, Control, DrumConfig, HostConfig, HostModelSpec, Mechanism, Select, Solve};
 use crate::error::{Error, Result};
 use crate::rnic::transport::Transport;
 use crate::topology::Topology;
@@ -126,6 +127,8 @@ pub struct DrumSpec {
     pub shared_window: Option<u64>,
     /// `cqe_per_wqe` (default, the paper's words) or `batch_size`: what `a` is measured as.
     pub a: Option<String>,
+    /// `smallest_a` (default, the top-k rule) or `least_served`: who holds the dedicated QPs.
+    pub select: Option<String>,
 }
 
 /// Builds the host model; `None` without `[[app]]`.
@@ -314,7 +317,15 @@ fn drum_config(s: DrumSpec, file: &Path) -> Result<DrumConfig> {
         },
         None => d.a,
     };
+    let select = match &s.select {
+        Some(v) => match Select::parse(v) {
+            Ok(v) => v,
+            Err(e) => return bad("select", e),
+        },
+        None => d.select,
+    };
     let c = DrumConfig {
+        select,
         shared_window: s.shared_window.unwrap_or(d.shared_window),
         a,
         period,

@@ -79,6 +79,7 @@ fn bad_room_settings_name_the_field() {
     for (from, to, field) in [
         ("k = 4", "k = 4\nshared_window = 0", "drum.shared_window"),
         ("k = 4", "k = 4\na = \"cqes\"", "drum.a"),
+        ("k = 4", "k = 4\nselect = \"fifo\"", "drum.select"),
         ("mechanism = \"drum\"", "mechanism = \"drum\"\nmax_send_wr = 0", "host.max_send_wr"),
         ("mechanism = \"drum\"", "mechanism = \"drum\"\nmax_send_wr = 4", "app[0].wr_num"),
     ] {
@@ -91,8 +92,13 @@ fn bad_room_settings_name_the_field() {
 /// clients posting batches of 1-20 WQEs of U[32 B, 1 MB] to the same destination, a
 /// 20-entry QP cache. Returns the results and the stream's p80 (µs).
 fn kv_case(mech: &str, a: &str, clients: u32) -> (Results, f64) {
-    let mut toml = testbed("10ms");
-    toml += &format!("[host]\nmechanism = \"{mech}\"\n[drum]\na = \"{a}\"\n");
+    kv_case_with(mech, a, "smallest_a", clients, "10ms")
+}
+
+/// `kv_case` with the slot rule `select`, run for `stop`.
+fn kv_case_with(mech: &str, a: &str, select: &str, clients: u32, stop: &str) -> (Results, f64) {
+    let mut toml = testbed(stop);
+    toml += &format!("[host]\nmechanism = \"{mech}\"\n[drum]\na = \"{a}\"\nselect = \"{select}\"\n");
     toml += "[[app]]\nname = \"stream\"\nhost = 0\ndst = 6\nsize = 32\nwr_num = 1\n";
     if clients > 0 {
         toml += &format!(
@@ -139,4 +145,44 @@ fn kv_clients_beside_a_stream() {
     let (_, p) = kv_case("drum", "batch_size", 70);
     eprintln!("drum/batch_size: the stream alone p80 {alone:.2} us");
     assert!(p <= 2.0 * alone, "the stream under DRUM (batch_size): p80 {p:.2} us, alone {alone:.2} us");
+}
+
+/// Applications of `r` that completed no WQE.
+fn without_a_wqe(r: &Results) -> Vec<u32> {
+    let mut done = vec![0u64; r.host_apps.len()];
+    for b in &r.host_batches {
+        done[b.app as usize] += b.completed as u64;
+    }
+    (0..done.len() as u32).filter(|&a| done[a as usize] == 0).collect()
+}
+
+/// Issue 41's first case at 20 ms under `select = "least_served"` (docs/drum-fabric.md
+/// §6.11): the slots pass to the applications furthest below their share, so every one of
+/// the 71 completes a WQE (under the top-k rule most of the 51 behind the shared QP do
+/// not), and the stream keeps a slot: within 2× of its p80 alone under either reading.
+#[test]
+fn kv_clients_all_complete_a_wqe_under_least_served() {
+    for a in ["cqe_per_wqe", "batch_size"] {
+        let (top_k, _) = kv_case_with("drum", a, "smallest_a", 70, "20ms");
+        let (r, p) = kv_case_with("drum", a, "least_served", 70, "20ms");
+        let (old, new) = (without_a_wqe(&top_k), without_a_wqe(&r));
+        eprintln!(
+            "drum/{a}, 20 ms: apps without a completed WQE: smallest_a {} of 71, least_served {} of 71; \
+             least_served stream p80 {p:.2} us over {} WQEs, QP-cache misses {} (smallest_a {})",
+            old.len(),
+            new.len(),
+            cts(&r, 0).len(),
+            r.counters.qp_cache_misses,
+            top_k.counters.qp_cache_misses
+        );
+        assert!(new.is_empty(), "least_served/{a}: no WQE completed for {new:?}");
+        assert!(old.len() > 10, "the old rule leaves many without a WQE ({a}): {old:?}");
+    }
+    // Within 2× of alone under both readings: the repros' (`cqe_per_wqe`, the paper's words)
+    // and `batch_size`; the stream's tag grows 32 B a WQE, so it keeps a slot.
+    let (_, alone) = kv_case_with("drum", "batch_size", "least_served", 0, "20ms");
+    for a in ["cqe_per_wqe", "batch_size"] {
+        let (_, p) = kv_case_with("drum", a, "least_served", 70, "20ms");
+        assert!(p <= 2.0 * alone, "least_served/{a}: stream p80 {p:.2} us, alone {alone:.2} us");
+    }
 }

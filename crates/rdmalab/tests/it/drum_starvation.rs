@@ -36,6 +36,7 @@ struct Mix {
     k: u32,
     a: &'static str,
     window: u64,
+    select: &'static str,
 }
 
 fn group() -> impl Strategy<Value = Group> {
@@ -52,8 +53,9 @@ fn group() -> impl Strategy<Value = Group> {
 fn mix() -> impl Strategy<Value = Mix> {
     let mech = prop_oneof![Just("raw"), Just("share"), Just("drum")];
     let a = prop_oneof![Just("cqe_per_wqe"), Just("batch_size")];
-    (mech, prop::collection::vec(group(), 1..6), 4u32..=64, 1u32..=30, a, 4096u64..=262_144).prop_map(
-        |(mech, mut groups, entries, k, a, window)| {
+    let select = prop_oneof![Just("smallest_a"), Just("least_served")];
+    (mech, prop::collection::vec(group(), 1..6), 4u32..=64, 1u32..=30, a, 4096u64..=262_144, select).prop_map(
+        |(mech, mut groups, entries, k, a, window, select)| {
             // 2..200 applications, the first a one-WQE 32 B stream.
             let stream = Group { count: 1, dst: groups[0].dst, size: (32, 32), wr: (1, 1), think_ns: 0 };
             groups.insert(0, stream);
@@ -63,7 +65,7 @@ fn mix() -> impl Strategy<Value = Mix> {
                 left = left.saturating_sub(g.count);
             }
             groups.retain(|g| g.count > 0);
-            Mix { mech, groups, entries, k, a, window }
+            Mix { mech, groups, entries, k, a, window, select }
         },
     )
 }
@@ -72,8 +74,8 @@ fn toml(m: &Mix, stop_us: u64) -> String {
     let mut t =
         testbed(&format!("{stop_us}us")).replace("qp_cache_entries = 20", &format!("qp_cache_entries = {}", m.entries));
     t += &format!(
-        "[host]\nmechanism = \"{}\"\n[drum]\nk = {}\na = \"{}\"\nshared_window = {}\n",
-        m.mech, m.k, m.a, m.window
+        "[host]\nmechanism = \"{}\"\n[drum]\nk = {}\na = \"{}\"\nshared_window = {}\nselect = \"{}\"\n",
+        m.mech, m.k, m.a, m.window, m.select
     );
     for g in &m.groups {
         t += &format!(
@@ -125,7 +127,12 @@ fn bound_us(m: &Mix, r: &Results, wr: u32, size: u64) -> f64 {
             // window and one WQE are ahead of it.
             let gap = 0.68 / 0.9;
             let others: f64 = apps.iter().map(|g| pk(g.size.1)).sum::<f64>() - pk(size);
-            let ahead = wr as f64 * others + pk(m.window + s_max);
+            let mut ahead = wr as f64 * others + pk(m.window + s_max);
+            if m.select == "least_served" {
+                // A holder due to hand its slot on waits for its own QP to drain, and a
+                // joiner for a leaver's (at most the window and one WQE each, §6.11).
+                ahead += 2.0 * wr as f64 * pk(m.window + s_max);
+            }
             (ahead, wr as f64 * ((xs / x_min).ceil() + n) * gap, ((zs / z_min).ceil() + n) * 0.1)
         }
     };

@@ -399,6 +399,17 @@ fn drum_with_local_control_is_the_same_for_any_thread_count() {
 }
 
 #[test]
+fn drum_least_served_is_the_same_for_any_thread_count() {
+    // `select = "least_served"` re-chooses the slot holders at every release: with k = 2
+    // the three applications of host 0 hand the two dedicated QPs round.
+    let drum = "[host]\nmechanism = \"drum\"\n[drum]\nperiod = \"20us\"\nk = 2\nselect = \"least_served\"\n\
+                [[app]]\nhost = 0\ndst = 15\ncount = 3\nsize = [1024, 65536]\nwr_num = [1, 16]\ntotal_bytes = 600000\n\
+                [[app]]\nhost = 9\ndst = 1\nsize = 2048\nwr_num = 8\ntotal_bytes = 200000\n";
+    let tables = apps_same_for_1_2_4_threads("drum_ls", 14, drum, &[(0, 15), (9, 1)]);
+    assert!(tables.contains("DrumRow"), "{tables}");
+}
+
+#[test]
 fn mechanisms_not_split_yet_are_refused_by_name() {
     // (Samples, the trace and the queue monitor are split: tests/parallel_observers.rs.)
     let refused = |extra: &str, name: &str| {

@@ -478,11 +478,12 @@ def _legend_and_save(fig: Any, out_dir: str | Path, stem: str) -> list[Path]:
 
 
 # -- the experiments ------------------------------------------------------------------------
-#: Which reading of the paper's `a` the repros run (docs/drum-fabric.md §6.7), and the send
-#: queues' limits, printed with each experiment.
+#: Which reading of the paper's `a` and which slot rule the repros run (docs/drum-fabric.md
+#: §6.7, §6.11), and the send queues' limits, printed with each experiment.
 READING = (". DRUM runs read a as CQEs per WQE ([drum] a = \"cqe_per_wqe\", the paper's words; "
            "\"batch_size\" is the reading its Fig. 6 numbers need), send queues of max_send_wr 16351 "
-           "WQEs, shared QPs released onto below shared_window 64 KiB")
+           "WQEs, shared QPs released onto below shared_window 64 KiB, dedicated QPs held by the top-k "
+           "rule ([drum] select = \"smallest_a\"; \"least_served\" hands them on by service, §6.11)")
 #: How drum-tc1/2/3 name their link layers, printed with them.
 LINK_NOTE = (". Each row starts with its link layer: IB QDR (InfiniBand QDR 4x, 32 Gb/s of data, the "
              "testbed's, seed 000 §IV; the paper's numbers stand beside these rows) or RoCE 40G (40 Gb/s "
