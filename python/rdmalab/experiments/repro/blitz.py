@@ -390,6 +390,17 @@ EXPERIMENTS = [
         needs_cc=["ib", "blitz"], extra_figures=incast_figure,
     ),
     Experiment(
+        name="blitz-incast-harsh",
+        title="The poster's testbed at the harshest published IB CC corner: IB CC vs DASR, incast FCT by degree",
+        citation=_BLITZ_CITATION,
+        sweep="blitz_incast_harsh.toml", quick="blitz_incast_harsh_quick.toml",
+        figures=[], by="fabric.cc", compare=compare_incast,
+        theirs="as blitz-incast, with IB CC under ib_cc_preset = mellanox_ccmgr with every eligible packet marked "
+               "(marking_rate 0) and a 8192-unit ccti_timer, the corner of LLNL's published sweep that loses the "
+               "link in the quick d = 4 and 16 rounds. Assumptions: " + _BLITZ_ASSUMPTIONS,
+        needs_cc=["ib", "blitz"], extra_figures=incast_figure,
+    ),
+    Experiment(
         name="blitz-incast-cdf",
         title="The poster's testbed: incast FCT distribution at degree 16, IB CC and each DASR (Fig. 1b)",
         citation=_BLITZ_CITATION,
