@@ -397,7 +397,7 @@ EXPERIMENTS = [
         figures=[], by="fabric.cc", compare=compare_incast,
         theirs="as blitz-incast, with IB CC under ib_cc_preset = mellanox_ccmgr with every eligible packet marked "
                "(marking_rate 0) and a 8192-unit ccti_timer, the corner of LLNL's published sweep that loses the "
-               "link in the quick d = 4 and 16 rounds. Assumptions: " + _BLITZ_ASSUMPTIONS,
+               "link in the quick d = 4 and 16 rounds, in place of rdmalab_v1. Assumptions: " + _BLITZ_ASSUMPTIONS,
         needs_cc=["ib", "blitz"], extra_figures=incast_figure,
     ),
     Experiment(
