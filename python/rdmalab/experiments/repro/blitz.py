@@ -401,6 +401,16 @@ EXPERIMENTS = [
         needs_cc=["ib", "blitz"], extra_figures=incast_figure,
     ),
     Experiment(
+        name="blitz-incast-opensm",
+        title="The poster's testbed with IB CC as OpenSM ships it (off): credits only vs DASR, incast FCT by degree",
+        citation=_BLITZ_CITATION,
+        sweep="blitz_incast_opensm.toml", quick="blitz_incast_opensm_quick.toml",
+        figures=[], by="fabric.cc", compare=compare_incast,
+        theirs="as blitz-incast, with IB CC under ib_cc_preset = opensm_default (OpenSM's congestion_control "
+               "FALSE: no marking, a one-entry table) in place of rdmalab_v1. Assumptions: " + _BLITZ_ASSUMPTIONS,
+        needs_cc=["ib", "blitz"], extra_figures=incast_figure,
+    ),
+    Experiment(
         name="blitz-incast-cdf",
         title="The poster's testbed: incast FCT distribution at degree 16, IB CC and each DASR (Fig. 1b)",
         citation=_BLITZ_CITATION,
