@@ -367,6 +367,21 @@ _BLITZ_ASSUMPTIONS = ("20-host InfiniBand FDR 4x star (20 nodes on a 36-port SX6
 _ROCE_ASSUMPTIONS = ("InfiniBand CC -> DCQCN (reference defaults); DASR in the NIC; 20-host star at 56 Gb/s, 1 us "
                      "links, 32 MB buffer; rounds every 5 ms, not 100 ms; 256 KiB per sender; U(0, 100 us) jitter")
 
+
+def _incast_under_set(slug: str, what: str, setting: str) -> Experiment:
+    """`blitz-incast` with the fabric's IB CC under another published setting (`setting`, in place
+    of rdmalab_v1): the same figures and comparison, its own sweep files."""
+    return Experiment(
+        name=f"blitz-incast-{slug}",
+        title=f"The poster's testbed {what}: IB CC vs DASR, incast FCT by degree",
+        citation=_BLITZ_CITATION,
+        sweep=f"blitz_incast_{slug}.toml", quick=f"blitz_incast_{slug}_quick.toml",
+        figures=[], by="fabric.cc", compare=compare_incast,
+        theirs=f"as blitz-incast, with IB CC under {setting} in place of rdmalab_v1. Assumptions: "
+               + _BLITZ_ASSUMPTIONS,
+        needs_cc=["ib", "blitz"], extra_figures=incast_figure,
+    )
+
 EXPERIMENTS = [
     Experiment(
         name="blitz-incast",
@@ -379,37 +394,15 @@ EXPERIMENTS = [
                + _BLITZ_ASSUMPTIONS,
         needs_cc=["ib", "blitz"], extra_figures=incast_figure,
     ),
-    Experiment(
-        name="blitz-incast-mellanox",
-        title="The poster's testbed under the Mellanox CC manager's set: IB CC vs DASR, incast FCT by degree",
-        citation=_BLITZ_CITATION,
-        sweep="blitz_incast_mellanox.toml", quick="blitz_incast_mellanox_quick.toml",
-        figures=[], by="fabric.cc", compare=compare_incast,
-        theirs="as blitz-incast, with IB CC under ib_cc_preset = mellanox_ccmgr (ccti_timer 49 units, ours: the "
-               "manager leaves it open) in place of rdmalab_v1. Assumptions: " + _BLITZ_ASSUMPTIONS,
-        needs_cc=["ib", "blitz"], extra_figures=incast_figure,
-    ),
-    Experiment(
-        name="blitz-incast-harsh",
-        title="The poster's testbed at the harshest published IB CC corner: IB CC vs DASR, incast FCT by degree",
-        citation=_BLITZ_CITATION,
-        sweep="blitz_incast_harsh.toml", quick="blitz_incast_harsh_quick.toml",
-        figures=[], by="fabric.cc", compare=compare_incast,
-        theirs="as blitz-incast, with IB CC under ib_cc_preset = mellanox_ccmgr with every eligible packet marked "
-               "(marking_rate 0) and a 8192-unit ccti_timer, the corner of LLNL's published sweep that loses the "
-               "link in the quick d = 4 and 16 rounds, in place of rdmalab_v1. Assumptions: " + _BLITZ_ASSUMPTIONS,
-        needs_cc=["ib", "blitz"], extra_figures=incast_figure,
-    ),
-    Experiment(
-        name="blitz-incast-opensm",
-        title="The poster's testbed with IB CC as OpenSM ships it (off): credits only vs DASR, incast FCT by degree",
-        citation=_BLITZ_CITATION,
-        sweep="blitz_incast_opensm.toml", quick="blitz_incast_opensm_quick.toml",
-        figures=[], by="fabric.cc", compare=compare_incast,
-        theirs="as blitz-incast, with IB CC under ib_cc_preset = opensm_default (OpenSM's congestion_control "
-               "FALSE: no marking, a one-entry table) in place of rdmalab_v1. Assumptions: " + _BLITZ_ASSUMPTIONS,
-        needs_cc=["ib", "blitz"], extra_figures=incast_figure,
-    ),
+    _incast_under_set("mellanox", "under the Mellanox CC manager's set",
+                      "ib_cc_preset = mellanox_ccmgr (ccti_timer 49 units, ours: the manager leaves it open)"),
+    _incast_under_set("harsh", "at the harshest published IB CC corner",
+                      "ib_cc_preset = mellanox_ccmgr with every eligible packet marked (marking_rate 0) and a "
+                      "8192-unit ccti_timer, the corner of LLNL's published sweep that loses the link in the quick "
+                      "d = 4 and 16 rounds"),
+    _incast_under_set("opensm", "with IB CC as OpenSM ships it (off)",
+                      "ib_cc_preset = opensm_default (OpenSM's congestion_control FALSE: no marking, a one-entry "
+                      "table)"),
     Experiment(
         name="blitz-incast-cdf",
         title="The poster's testbed: incast FCT distribution at degree 16, IB CC and each DASR (Fig. 1b)",
