@@ -41,8 +41,13 @@ impl TableKind {
     }
 }
 
-/// The key of an empty slot (a real key is never 0: see `FlowTable::key`).
-const EMPTY: u128 = 0;
+/// A flow's key: its 5-tuple (addresses, then ports) in an exact table, its hash alone
+/// in a direct one.
+pub(super) type Key = [u32; 3];
+
+/// Set in every stored hash: a slot whose hash is 0 is empty. (The flows' hashes have it
+/// already, `data_key`; the home slot takes only low bits.)
+const USED: u32 = 1 << 31;
 
 /// What `claim` found for a flow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,15 +60,22 @@ pub(super) enum Claim {
     Busy,
 }
 
+/// One slot: key, hash and entry side by side, so that a lookup touches one place in memory.
+#[derive(Clone, Copy, Debug)]
+struct Slot<V> {
+    key: Key,
+    /// The flow's hash with `USED` set (its home slot under the mask, kept to shift entries
+    /// on deletion); 0 when empty.
+    hash: u32,
+    val: V,
+}
+
 /// One table per ToR side, all segments in one allocation.
 #[derive(Clone, Debug)]
 pub(super) struct FlowTable<V> {
     kind: TableKind,
     mask: usize,
-    keys: Vec<u128>,
-    /// Each slot's hash (its home slot under the mask), kept to shift entries on deletion.
-    hashes: Vec<u32>,
-    vals: Vec<V>,
+    slots: Vec<Slot<V>>,
     empty: V,
 }
 
@@ -71,8 +83,8 @@ impl<V: Copy> FlowTable<V> {
     /// `segments` tables of `slots` (a power of two) entries each, all `empty`.
     pub(super) fn new(kind: TableKind, segments: usize, slots: usize, empty: V) -> Self {
         assert!(slots.is_power_of_two(), "a flow table's size is a power of two");
-        let n = segments * slots;
-        FlowTable { kind, mask: slots - 1, keys: vec![EMPTY; n], hashes: vec![0; n], vals: vec![empty; n], empty }
+        let slot = Slot { key: [0; 3], hash: 0, val: empty };
+        FlowTable { kind, mask: slots - 1, slots: vec![slot; segments * slots], empty }
     }
 
     /// The table's kind.
@@ -82,14 +94,11 @@ impl<V: Copy> FlowTable<V> {
 
     /// The key of the flow (`sip`, `dip`, `sport`, `dport`) whose hash is `hash`: the hash
     /// itself in a direct table (as before issue 46, so that its results stay the same), the
-    /// 5-tuple in an exact one. Never `EMPTY`: the hash has its top bit set, and the tuple
-    /// is given bit 127.
-    pub(super) fn key(&self, hash: u32, sip: u32, dip: u32, sport: u16, dport: u16) -> u128 {
+    /// 5-tuple in an exact one.
+    pub(super) fn key(&self, hash: u32, sip: u32, dip: u32, sport: u16, dport: u16) -> Key {
         match self.kind {
-            TableKind::Direct => hash as u128,
-            TableKind::Exact => {
-                1 << 127 | (sip as u128) << 64 | (dip as u128) << 32 | (sport as u128) << 16 | dport as u128
-            }
+            TableKind::Direct => [hash, 0, 0],
+            TableKind::Exact => [sip, dip, (sport as u32) << 16 | dport as u32],
         }
     }
 
@@ -97,16 +106,25 @@ impl<V: Copy> FlowTable<V> {
         seg * (self.mask + 1)
     }
 
+    /// Whether slot `i` holds the flow (`key`, `hash`).
+    fn holds(&self, i: usize, key: Key, hash: u32) -> bool {
+        self.slots[i].hash == hash | USED && self.slots[i].key == key
+    }
+
+    fn is_empty(&self, i: usize) -> bool {
+        self.slots[i].hash == 0
+    }
+
     /// The index of the entry of `key` (hash `hash`) in segment `seg`, if it has one.
-    pub(super) fn find(&self, seg: usize, key: u128, hash: u32) -> Option<usize> {
+    pub(super) fn find(&self, seg: usize, key: Key, hash: u32) -> Option<usize> {
         let base = self.base(seg);
         let mut s = hash as usize & self.mask;
         for _ in 0..=self.mask {
             let i = base + s;
-            if self.keys[i] == key {
+            if self.holds(i, key, hash) {
                 return Some(i);
             }
-            if self.keys[i] == EMPTY || self.kind == TableKind::Direct {
+            if self.is_empty(i) || self.kind == TableKind::Direct {
                 return None;
             }
             s = (s + 1) & self.mask;
@@ -120,7 +138,7 @@ impl<V: Copy> FlowTable<V> {
     pub(super) fn claim(
         &mut self,
         seg: usize,
-        key: u128,
+        key: Key,
         hash: u32,
         dead: impl Fn(&V) -> bool,
         init: V,
@@ -133,15 +151,15 @@ impl<V: Copy> FlowTable<V> {
     }
 
     /// The one slot where the hash falls: the flow's, or taken over if empty or dead.
-    fn claim_direct(&mut self, seg: usize, key: u128, hash: u32, dead: impl Fn(&V) -> bool, init: V) -> Claim {
+    fn claim_direct(&mut self, seg: usize, key: Key, hash: u32, dead: impl Fn(&V) -> bool, init: V) -> Claim {
         let i = self.base(seg) + (hash as usize & self.mask);
-        if self.keys[i] == key {
+        if self.holds(i, key, hash) {
             return Claim::Found(i);
         }
-        if self.keys[i] != EMPTY && !dead(&self.vals[i]) {
+        if !self.is_empty(i) && !dead(&self.slots[i].val) {
             return Claim::Busy;
         }
-        self.put(i, key, hash, init);
+        self.slots[i] = Slot { key, hash: hash | USED, val: init };
         Claim::New(i)
     }
 
@@ -150,7 +168,7 @@ impl<V: Copy> FlowTable<V> {
     fn claim_exact(
         &mut self,
         seg: usize,
-        key: u128,
+        key: Key,
         hash: u32,
         dead: impl Fn(&V) -> bool,
         init: V,
@@ -161,14 +179,14 @@ impl<V: Copy> FlowTable<V> {
         let mut probed = 0;
         while probed <= self.mask {
             let i = base + s;
-            if self.keys[i] == key {
+            if self.holds(i, key, hash) {
                 return Claim::Found(i);
             }
-            if self.keys[i] == EMPTY {
-                self.put(i, key, hash, init);
+            if self.is_empty(i) {
+                self.slots[i] = Slot { key, hash: hash | USED, val: init };
                 return Claim::New(i);
             }
-            if dead(&self.vals[i]) {
+            if dead(&self.slots[i].val) {
                 // Probe again from the start: in a segment that was full, the slot the
                 // deletion empties may lie behind `s`, and the flow must go there.
                 self.delete(seg, s, &mut moved);
@@ -181,48 +199,43 @@ impl<V: Copy> FlowTable<V> {
         Claim::Busy
     }
 
-    fn put(&mut self, i: usize, key: u128, hash: u32, v: V) {
-        self.keys[i] = key;
-        self.hashes[i] = hash;
-        self.vals[i] = v;
-    }
-
     /// Deletes slot `s` of segment `seg` (exact tables): each later entry of the cluster
     /// that may sit in the hole (its home slot is not between the hole and it) moves there,
     /// and its old slot becomes the hole.
     fn delete(&mut self, seg: usize, s: usize, moved: &mut impl FnMut(&V, usize)) {
         let base = self.base(seg);
         let mut hole = s;
-        self.keys[base + hole] = EMPTY;
+        self.slots[base + hole].hash = 0;
         let mut j = (s + 1) & self.mask;
         // Up to the cluster's end; in a segment that was full, once round and no further
         // (past `s` the distances back to the hole would wrap).
-        while self.keys[base + j] != EMPTY && j != s {
-            let home = self.hashes[base + j] as usize & self.mask;
+        while !self.is_empty(base + j) && j != s {
+            let home = self.slots[base + j].hash as usize & self.mask;
             // Distances back from j: to its home, and to the hole.
             if (j.wrapping_sub(home) & self.mask) >= (j.wrapping_sub(hole) & self.mask) {
                 let (from, to) = (base + j, base + hole);
-                self.put(to, self.keys[from], self.hashes[from], self.vals[from]);
-                self.keys[from] = EMPTY;
-                moved(&self.vals[to], to);
+                self.slots[to] = self.slots[from];
+                self.slots[from].hash = 0;
+                moved(&self.slots[to].val, to);
                 hole = j;
             }
             j = (j + 1) & self.mask;
         }
-        self.vals[base + hole] = self.empty;
+        let last = &mut self.slots[base + hole];
+        (last.key, last.val) = ([0; 3], self.empty);
     }
 }
 
 impl<V> std::ops::Index<usize> for FlowTable<V> {
     type Output = V;
     fn index(&self, i: usize) -> &V {
-        &self.vals[i]
+        &self.slots[i].val
     }
 }
 
 impl<V> std::ops::IndexMut<usize> for FlowTable<V> {
     fn index_mut(&mut self, i: usize) -> &mut V {
-        &mut self.vals[i]
+        &mut self.slots[i].val
     }
 }
 
@@ -241,7 +254,12 @@ mod tests {
 
     /// Claims flow `f` with hash `h` in segment 1 (no entry is dead unless marked).
     fn claim(t: &mut FlowTable<Val>, f: u32, h: u32) -> Claim {
-        t.claim(1, f as u128 + 1, h, |v| v.1, (f, false), |_, _| {})
+        t.claim(1, k(f), h, |v| v.1, (f, false), |_, _| {})
+    }
+
+    /// Flow `f`'s key.
+    fn k(f: u32) -> Key {
+        [f, 1, 2]
     }
 
     fn at(c: Claim) -> usize {
@@ -254,10 +272,10 @@ mod tests {
     /// Every entry is reachable: no empty slot between its home and it.
     fn reachable(t: &FlowTable<Val>, seg: usize) -> bool {
         let base = t.base(seg);
-        (0..=t.mask).filter(|&s| t.keys[base + s] != EMPTY).all(|s| {
-            let home = t.hashes[base + s] as usize & t.mask;
+        (0..=t.mask).filter(|&s| !t.is_empty(base + s)).all(|s| {
+            let home = t.slots[base + s].hash as usize & t.mask;
             let d = s.wrapping_sub(home) & t.mask;
-            (0..d).all(|k| t.keys[base + ((home + k) & t.mask)] != EMPTY)
+            (0..d).all(|k| !t.is_empty(base + ((home + k) & t.mask)))
         })
     }
 
@@ -268,19 +286,19 @@ mod tests {
         let idx: Vec<usize> = (0..4).map(|f| at(claim(&mut t, f, 6))).collect();
         assert_eq!(idx, vec![14, 15, 8, 9], "segment 1 starts at 8");
         for f in 0..4 {
-            assert_eq!(t.find(1, f as u128 + 1, 6), Some(idx[f as usize]));
+            assert_eq!(t.find(1, k(f), 6), Some(idx[f as usize]));
             assert_eq!(claim(&mut t, f, 6), Claim::Found(idx[f as usize]));
         }
-        assert_eq!(t.find(0, 1, 6), None, "segments are apart");
+        assert_eq!(t.find(0, k(0), 6), None, "segments are apart");
         // Flow 1 dies; the next new flow's probe deletes it and shifts 2 and 3 back.
         t[idx[1]].1 = true;
         let mut moves = Vec::new();
-        let c = t.claim(1, 100, 6, |v| v.1, (99, false), |v, i| moves.push((v.0, i)));
+        let c = t.claim(1, k(99), 6, |v| v.1, (99, false), |v, i| moves.push((v.0, i)));
         assert_eq!(moves, vec![(2, 15), (3, 8)]);
         assert_eq!(c, Claim::New(9));
-        assert_eq!(t.find(1, 2, 6), None, "flow 1 is gone");
+        assert_eq!(t.find(1, k(1), 6), None, "flow 1 is gone");
         for (f, i) in [(0, 14), (2, 15), (3, 8), (99, 9)] {
-            let key = if f == 99 { 100 } else { f as u128 + 1 };
+            let key = k(f);
             assert_eq!(t.find(1, key, 6), Some(i));
             assert_eq!(t[i].0, f);
         }
@@ -293,26 +311,26 @@ mod tests {
             at(claim(&mut t, f, f * 7));
         }
         assert_eq!(claim(&mut t, 9, 0), Claim::Busy);
-        assert!((0..4).all(|f| t.find(1, f as u128 + 1, f * 7).is_some()));
+        assert!((0..4).all(|f| t.find(1, k(f), f * 7).is_some()));
         // Delete-then-reinsert: flow 2 dies, flow 9 takes the room; flow 2 comes back to a
         // full table, then gets a fresh entry once flow 9 dies.
-        let i2 = t.find(1, 3, 14).unwrap();
+        let i2 = t.find(1, k(2), 14).unwrap();
         t[i2].1 = true;
         let i9 = at(claim(&mut t, 9, 0));
         assert_eq!(t[i9], (9, false));
         assert_eq!(claim(&mut t, 2, 14), Claim::Busy);
         t[i9].1 = true;
         assert!(matches!(claim(&mut t, 2, 14), Claim::New(_)));
-        assert_eq!(t.find(1, 10, 0), None);
+        assert_eq!(t.find(1, k(9), 0), None);
     }
 
     #[test]
     fn a_direct_table_keeps_one_flow_per_slot() {
         let mut t = table(TableKind::Direct, 8);
-        assert_eq!(t.key(0x8000_0005, 1, 2, 3, 4), 0x8000_0005);
+        assert_eq!(t.key(0x8000_0005, 1, 2, 3, 4), [0x8000_0005, 0, 0]);
         assert_eq!(claim(&mut t, 0, 5), Claim::New(13));
         assert_eq!(claim(&mut t, 1, 5), Claim::Busy, "slot 5 is flow 0's");
-        assert_eq!(t.find(1, 2, 5), None);
+        assert_eq!(t.find(1, k(1), 5), None);
         t[13].1 = true;
         assert_eq!(claim(&mut t, 1, 5), Claim::New(13), "a dead entry is taken over");
         assert_eq!(claim(&mut t, 1, 5), Claim::Found(13));
@@ -344,7 +362,7 @@ mod tests {
                 match d.below(3) {
                     0 => {
                         // Kill: the flow's entry becomes free.
-                        if let Some(i) = t.find(1, f as u128 + 1, h).filter(|&i| !t[i].1) {
+                        if let Some(i) = t.find(1, k(f), h).filter(|&i| !t[i].1) {
                             t[i].1 = true;
                             model.remove(&f);
                         }
@@ -352,7 +370,7 @@ mod tests {
                     _ => {
                         stamp += 1;
                         let full = model.len() == 64 && !model.contains_key(&f);
-                        let c = t.claim(1, f as u128 + 1, h, |v| v.1, (stamp, false), |_, _| {});
+                        let c = t.claim(1, k(f), h, |v| v.1, (stamp, false), |_, _| {});
                         match c {
                             Claim::Busy => assert!(full, "refused with room: {model:?}"),
                             Claim::New(i) => {
@@ -371,10 +389,14 @@ mod tests {
                         }
                     }
                 }
-                assert!(reachable(&t, 1), "round {round}, flow {f}: {:?}", &t.keys[64..]);
+                assert!(
+                    reachable(&t, 1),
+                    "round {round}, flow {f}: {:?}",
+                    t.slots[64..].iter().map(|s| s.hash).collect::<Vec<_>>()
+                );
                 for g in 0..80u32 {
                     let hg = (g * 2654435761u32 >> 20) % 16 * 4 + round % 4;
-                    let live = t.find(1, g as u128 + 1, hg).filter(|&i| !t[i].1).map(|i| t[i].0);
+                    let live = t.find(1, k(g), hg).filter(|&i| !t[i].1).map(|i| t[i].0);
                     assert_eq!(live, model.get(&g).copied(), "flow {g}");
                 }
             }
