@@ -210,6 +210,9 @@ impl ConWeave {
         released.extend(rq.packets.drain(..));
         let bytes = std::mem::take(&mut rq.bytes);
         let e = &mut self.rx[owner];
+        // The exact table moves entries (`rx_entry` follows each move): a queue and its
+        // entry must still name each other.
+        assert_eq!(e.queue, q, "reorder queue {q} lost its flow entry");
         let cause = if std::mem::take(&mut rq.by_tail) { OTHER } else { DEADLINE };
         for (seq, payload) in rq.seqs.drain(..) {
             e.seen.forward(seq, payload, cause, &mut self.causes);
