@@ -347,9 +347,15 @@ mod tests {
         }
     }
 
+    /// Flow `f`'s hash in `round`: 16 homes 4 slots apart, shifted by the round.
+    fn bunched(f: u32, round: u32) -> u32 {
+        (f.wrapping_mul(2_654_435_761) >> 20) % 16 * 4 + round % 4
+    }
+
     #[test]
     fn random_operations_agree_with_a_hash_map() {
         let mut d = Draw(0x2545_F491_4F6C_DD1D);
+        let mut refused = 0;
         for round in 0..20 {
             let mut t = table(TableKind::Exact, 64);
             let mut model: HashMap<u32, u32> = HashMap::new();
@@ -358,7 +364,7 @@ mod tests {
                 // 80 flows over 64 slots, hashes bunched on 16 homes: full tables and long
                 // clusters both happen.
                 let f = d.below(80) as u32;
-                let h = (f * 2654435761u32 >> 20) % 16 * 4 + round % 4;
+                let h = bunched(f, round);
                 match d.below(3) {
                     0 => {
                         // Kill: the flow's entry becomes free.
@@ -372,7 +378,10 @@ mod tests {
                         let full = model.len() == 64 && !model.contains_key(&f);
                         let c = t.claim(1, k(f), h, |v| v.1, (stamp, false), |_, _| {});
                         match c {
-                            Claim::Busy => assert!(full, "refused with room: {model:?}"),
+                            Claim::Busy => {
+                                assert!(full, "refused with room: {model:?}");
+                                refused += 1;
+                            }
                             Claim::New(i) => {
                                 assert!(!model.contains_key(&f));
                                 model.insert(f, stamp);
@@ -395,11 +404,12 @@ mod tests {
                     t.slots[64..].iter().map(|s| s.hash).collect::<Vec<_>>()
                 );
                 for g in 0..80u32 {
-                    let hg = (g * 2654435761u32 >> 20) % 16 * 4 + round % 4;
+                    let hg = bunched(g, round);
                     let live = t.find(1, k(g), hg).filter(|&i| !t[i].1).map(|i| t[i].0);
                     assert_eq!(live, model.get(&g).copied(), "flow {g}");
                 }
             }
         }
+        assert!(refused > 0, "the sequences fill the table");
     }
 }
