@@ -116,6 +116,7 @@ impl<V: Copy> FlowTable<V> {
     }
 
     /// The index of the entry of `key` (hash `hash`) in segment `seg`, if it has one.
+    #[inline]
     pub(super) fn find(&self, seg: usize, key: Key, hash: u32) -> Option<usize> {
         let base = self.base(seg);
         let mut s = hash as usize & self.mask;
@@ -134,7 +135,8 @@ impl<V: Copy> FlowTable<V> {
 
     /// The entry of `key` in segment `seg`, made (as `init`) if it has none and there is
     /// room; entries `dead` says are free make room. `moved(entry, index)` hears of each
-    /// entry shifted to a new index.
+    /// entry shifted to a new index. (Inlined, as its callers' closures: a lookup per packet.)
+    #[inline]
     pub(super) fn claim(
         &mut self,
         seg: usize,
@@ -151,6 +153,7 @@ impl<V: Copy> FlowTable<V> {
     }
 
     /// The one slot where the hash falls: the flow's, or taken over if empty or dead.
+    #[inline]
     fn claim_direct(&mut self, seg: usize, key: Key, hash: u32, dead: impl Fn(&V) -> bool, init: V) -> Claim {
         let i = self.base(seg) + (hash as usize & self.mask);
         if self.holds(i, key, hash) {
@@ -165,6 +168,7 @@ impl<V: Copy> FlowTable<V> {
 
     /// Probes from the hash's slot to the flow's entry or the first empty slot (the flow
     /// cannot be behind one), deleting the dead entries on the way.
+    #[inline]
     fn claim_exact(
         &mut self,
         seg: usize,
@@ -202,6 +206,7 @@ impl<V: Copy> FlowTable<V> {
     /// Deletes slot `s` of segment `seg` (exact tables): each later entry of the cluster
     /// that may sit in the hole (its home slot is not between the hole and it) moves there,
     /// and its old slot becomes the hole.
+    #[inline(never)]
     fn delete(&mut self, seg: usize, s: usize, moved: &mut impl FnMut(&V, usize)) {
         let base = self.base(seg);
         let mut hole = s;
