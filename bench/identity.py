@@ -18,6 +18,13 @@ With `--repro`, each experiment's quick variant runs under both installs (`VENV/
 and every table its store holds is compared (the runs table without its wall times), with
 the comparison it prints beside the paper.
 
+ConWeave's scenarios name the direct flow table (`conweave_table_kind = "direct"`, what every
+build before issue 46 had), so that they remain an identity check across that change; against
+such an older binary, which refuses the key, pass `--old-lacks conweave_table_kind`: the old
+binary then runs each scenario without the lines setting that key. `conweave_exact` runs the
+default (exact) table, which an older binary does not have: it may differ from one by design
+(where two of its flows would have collided in the direct table; its eight flows do not).
+
 With `--events-may-differ` the event count is left out of the printed counters and shown
 beside each input instead (old -> new): a change that only skips events that do nothing
 (issue 45: parked DCQCN timers) must leave every other byte as it was.
@@ -53,12 +60,16 @@ def mechanism_scenarios() -> dict[str, str]:
         return sc
 
     ls = Scenario.leaf_spine(2, 4, spines=2)
+    direct = {"conweave_table_kind": "direct"}
     out = {
         "conweave": cross(ls, 4, 1_000_000).with_fabric(
+            cc="dcqcn", path_selection="conweave",
+            lb={"conweave_reply_extra": "1ns", "lb_window": "20us", **direct}),
+        "conweave_exact": cross(ls, 4, 1_000_000).with_fabric(
             cc="dcqcn", path_selection="conweave", lb={"conweave_reply_extra": "1ns", "lb_window": "20us"}),
         "conweave_admit_on_release": cross(ls, 4, 1_000_000).with_fabric(
             cc="dcqcn", path_selection="conweave",
-            lb={"conweave_reply_extra": "1ns", "conweave_admit_on_release": True}),
+            lb={"conweave_reply_extra": "1ns", "conweave_admit_on_release": True, **direct}),
         "conga": cross(ls, 4, 500_000).with_fabric(cc="dcqcn", path_selection="conga"),
         "iofd": cross(ls, 4, 500_000).with_fabric(cc="dcqcn", iofd={"max_deflections": 2}),
         "blitz_iofd": cross(ls, 4, 500_000).with_fabric(
@@ -106,6 +117,14 @@ EVENTS = re.compile(r'(^events |"events": )(\d+)', re.M)
 #: event skipped can save one (issue 45 §4: a host port's skipped TxDone).
 PARTITION_EVENTS = re.compile(r"(?<=events per partition )\[[\d, ]*\]|(?<=critical path )\d+(?= events)"
                               r"|\d+(?= windows)|(?<=speed-up bound )[\d.]+(?=x)")
+
+
+def without_keys(text: str, keys: list[str]) -> str:
+    """`text` (TOML) without the lines that set any of `keys`."""
+    if not keys:
+        return text
+    pattern = re.compile(rf"^\s*({'|'.join(map(re.escape, keys))})\s*=.*\n?", re.M)
+    return pattern.sub("", text)
 
 
 def run_one(binary: Path, inp: Path, cwd: Path, threads: int | None, events_apart: bool = False) -> dict[str, str]:
@@ -221,6 +240,8 @@ def main() -> int:
     ap.add_argument("--new", type=Path, help="the hpcc_run under test")
     ap.add_argument("--only", choices=("reference", "mech"), help="one group of inputs")
     ap.add_argument("--threads", type=int, help="also run each with the parallel engine (--threads N)")
+    ap.add_argument("--old-lacks", nargs="+", default=[], metavar="KEY",
+                    help="keys the old binary predates: its scenarios go without the lines setting them")
     ap.add_argument("--events-may-differ", action="store_true",
                     help="compare the output without its event count (shown old -> new)")
     args = ap.parse_args()
@@ -232,6 +253,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         inputs: dict[str, Path] = {}
+        texts: dict[str, str] = {}
         if args.only != "mech":
             inputs.update(reference_configs(work))
         if args.only != "reference":
@@ -239,12 +261,17 @@ def main() -> int:
                 path = work / f"{name}.toml"
                 path.write_text(text)
                 inputs[name] = path
+                texts[name] = text
         runs = [None] if args.threads is None else [None, args.threads]
         for name, path in inputs.items():
             for threads in runs:
                 label = name if threads is None else f"{name} --threads {threads}"
-                old, new = (run_one(b.resolve(), path, work, threads, args.events_may_differ)
-                            for b in (args.old, args.new))
+                if name in texts:
+                    path.write_text(without_keys(texts[name], args.old_lacks))
+                old = run_one(args.old.resolve(), path, work, threads, args.events_may_differ)
+                if name in texts:
+                    path.write_text(texts[name])
+                new = run_one(args.new.resolve(), path, work, threads, args.events_may_differ)
                 events = ""
                 if args.events_may_differ:
                     events = f", events {old.pop('events', '?')} -> {new.pop('events', '?')}"

@@ -102,6 +102,26 @@ fn out_of_order_arrivals_are_counted_by_cause() {
     assert_eq!((r.counters.ooo_packets, ooo), (0, 0), "{:?}", r.mechanism_counters);
 }
 
+#[test]
+fn an_exact_table_tracks_every_flow_it_has_room_for() {
+    // Issue 46. 600 flows cross the fabric; at 2^16 entries per ToR the exact table keeps
+    // them all (the direct one, slots chosen by hash, would leave colliding flows out).
+    let (_, r) = congested("conweave", "");
+    let m = &r.mechanism_counters;
+    assert_eq!((m.get("lb_untracked"), m.get("lb_table_full")), (0, 0), "{m:?}");
+    assert!(m.conditional.iter().any(|(n, _)| n == "lb_table_full"), "the exact table reports its count: {m:?}");
+    // 4 entries (a flow stays in one for 300 µs after its last packet): a full table leaves
+    // flows out, each of their packets counted as full. The churn also shifts entries that
+    // hold reorder queues (24 times in this run when counted), which `release` checks.
+    let (_, r) = congested("conweave", "[fabric.lb]\nconweave_table = 4");
+    let m = &r.mechanism_counters;
+    assert!(m.get("lb_table_full") > 0 && m.get("lb_untracked") == m.get("lb_table_full"), "{m:?}");
+    // The direct table collides instead: untracked, never full, and no count for it.
+    let (_, r) = congested("conweave", "[fabric.lb]\nconweave_table = 4\nconweave_table_kind = \"direct\"");
+    let m = &r.mechanism_counters;
+    assert!(m.get("lb_untracked") > 0 && !m.conditional.iter().any(|(n, _)| n == "lb_table_full"), "{m:?}");
+}
+
 /// The FCT file, the reorder and balance rows and the counters of `toml` run with
 /// `threads` threads.
 fn outputs(toml: &str, threads: u32) -> (String, String, (u64, u64, u64, u64, u64)) {
@@ -148,6 +168,12 @@ fn bad_conweave_input_names_the_field() {
     let e =
         fixtures::input_error(&leaf_spine("path_selection = \"conweave\"\n[fabric.lb]\nconweave_queues = 0", &flows));
     assert!(e.contains("fabric.lb.conweave_queues"), "{e}");
+    let kind = leaf_spine("path_selection = \"conweave\"\n[fabric.lb]\nconweave_table_kind = \"hashed\"", &flows);
+    let e = fixtures::input_error(&kind);
+    assert!(
+        e.contains("bad.toml") && e.contains("fabric.lb.conweave_table_kind") && e.contains("\"exact\" or \"direct\""),
+        "{e}"
+    );
     // Switches linked within a tier (a full mesh of ToRs) have no upward path to name.
     let mesh = "[topology]\nkind = \"full_mesh\"\nswitches = 3\nhosts_per_switch = 2\n[[traffic]]\nkind = \"flows\"\n\
                 flows = [{ src = 0, dst = 4, size = 1000 }]\n[fabric]\npath_selection = \"conweave\"\n";

@@ -73,6 +73,10 @@ pub struct LbConfig {
     /// the ns-3 artifact keeps exact per-flow maps, which this makes collide rarely; the P4
     /// artifact's hardware table has 4,096, `CONWEAVE_TABLE_SIZE` in `macro.p4`).
     pub conweave_table: u32,
+    /// ConWeave: how a ToR keeps its flows (issue 46): `Exact` (default), one entry per flow
+    /// while the table has room, as the ns-3 artifact's maps; `Direct`, one slot per hash
+    /// value, a colliding flow untracked (rdmalab before issue 46).
+    pub conweave_table_kind: conweave::TableKind,
     /// ConWeave: reorder queues per host port of a ToR (24: the P4 artifact's 100G build,
     /// 8 queues in each of 3 stages, `macro.p4`).
     pub conweave_queues: u32,
@@ -103,6 +107,7 @@ impl Default for LbConfig {
             conweave_flush_extra: Time::from_us(16),
             conweave_default_wait: Time::from_us(200),
             conweave_table: 1 << 16,
+            conweave_table_kind: conweave::TableKind::Exact,
             conweave_queues: 24,
             conweave_admit_on_release: false,
         }
@@ -234,6 +239,11 @@ impl LoadBalancer {
     /// ConWeave runs (its reorder table is a result).
     pub fn runs_conweave(&self) -> bool {
         self.conweave.is_some()
+    }
+
+    /// How ConWeave's ToRs keep their flows (`None` under other schemes).
+    pub fn conweave_table_kind(&self) -> Option<conweave::TableKind> {
+        self.conweave.as_ref().map(|c| c.table_kind())
     }
 
     /// Payload bytes held in ConWeave's reorder queues (byte conservation).

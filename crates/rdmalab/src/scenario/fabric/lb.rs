@@ -19,7 +19,8 @@
 //! conweave_path_pause = "16us"
 //! conweave_flush_extra = "16us"
 //! conweave_default_wait = "200us"
-//! conweave_table = 65536       # flow entries per ToR, a power of two
+//! conweave_table = 65536       # flow entries per ToR and side, a power of two
+//! conweave_table_kind = "exact" # exact (one entry per flow) | direct (one slot per hash)
 //! conweave_queues = 24         # reorder queues per host port of a ToR
 //! conweave_admit_on_release = false # true: held packets outside the buffer until released
 //! ```
@@ -70,6 +71,8 @@ pub struct LbSpec {
     pub conweave_default_wait: Option<String>,
     /// ConWeave: flow entries per ToR.
     pub conweave_table: Option<u32>,
+    /// ConWeave: how a ToR keeps its flows, `exact` or `direct`.
+    pub conweave_table_kind: Option<String>,
     /// ConWeave: reorder queues per host port.
     pub conweave_queues: Option<u32>,
     /// ConWeave: held packets wait outside the buffer and are admitted when released.
@@ -155,6 +158,12 @@ impl LbSpec {
                 return bad("conweave_table", format!("{n}: must be a power of two, at most 2^20"));
             }
             c.conweave_table = n;
+        }
+        if let Some(k) = &self.conweave_table_kind {
+            match conweave::TableKind::parse(k) {
+                Some(kind) => c.conweave_table_kind = kind,
+                None => return bad("conweave_table_kind", format!("{k:?}: must be \"exact\" or \"direct\"")),
+            }
         }
         if let Some(n) = self.conweave_queues {
             if n == 0 || n > 1024 {

@@ -4,7 +4,7 @@
 //! and `Mechanisms::tables` (`mod.rs`) call these in their fixed order.
 
 use crate::fabric::deflection::Iofd;
-use crate::fabric::lb::conweave::ReorderRow;
+use crate::fabric::lb::conweave::{ReorderRow, TableKind};
 use crate::fabric::lb::{BalanceRow, LoadBalancer};
 use crate::stats::table::{ColumnKind, Table, TableSchema};
 use crate::stats::NamedCounts;
@@ -54,6 +54,11 @@ pub(super) fn balancer_counters(lb: Option<&LoadBalancer>, c: &mut NamedCounts) 
     c.push("reorder_unheld", t.unheld);
     c.push("lb_control_packets", t.control);
     c.push("lb_untracked", t.untracked);
+    // Only where ConWeave keeps exact tables: every other run's counters (the direct table's
+    // included) stay as they were before the count existed.
+    if lb.is_some_and(|l| l.conweave_table_kind() == Some(TableKind::Exact)) {
+        c.push_conditional("lb_table_full", t.table_full);
+    }
 }
 
 /// ConWeave's out-of-order arrivals and gaps by cause, only where it sent control packets

@@ -2,6 +2,7 @@
 //! or releases one; the replies it sends back; the queues and their occupancy.
 
 use super::causes::{DEADLINE, EPOCH_HELD, MOVED, OTHER, UNHELD};
+use super::flow_table::{Claim, TableKind};
 use super::header::{after, control, stamp_gap, Header, CLEAR, EPOCH_MASK, INIT, NOTIFY, RTT_REPLY, TAIL};
 use super::{data_key, ConWeave, FlushTimer, ReorderRow, RxAction, RxEntry, Tally, NONE, RX_EMPTY};
 use crate::fabric::{Packet, PacketRef};
@@ -29,17 +30,10 @@ impl ConWeave {
             return RxAction::Forward;
         }
         let leaf = self.leaf_of[node.idx()] as usize;
-        let key = data_key(pkt.sip, pkt.dip, pkt.sport, pkt.dport);
         let p = self.p;
-        let i = leaf * (p.table_mask + 1) + (key as usize & p.table_mask);
-        if self.rx[i].key != key {
-            let idle = now.ps().saturating_sub(self.rx[i].active.ps()) > p.tx_expiry.ps();
-            if self.rx[i].queue != NONE || (self.rx[i].key != 0 && !idle) {
-                tally.untracked += 1;
-                return RxAction::Forward; // the entry is another active flow's
-            }
-            self.rx[i] = RxEntry { key, epoch: h.epoch.wrapping_sub(1) & EPOCH_MASK, ..RX_EMPTY };
-        }
+        let Some(i) = self.rx_entry(now, leaf, pkt, h.epoch, tally) else {
+            return RxAction::Forward;
+        };
         let e = &mut self.rx[i];
         e.active = now;
         let new_epoch = after(h.epoch, e.epoch);
@@ -153,6 +147,32 @@ impl ConWeave {
         action
     }
 
+    /// The index of the Rx entry of `pkt`'s flow at leaf `leaf`, made if new (in the epoch
+    /// before `epoch`, so that the packet opens one); `None` when the flow is not tracked.
+    fn rx_entry(&mut self, now: Time, leaf: usize, pkt: &Packet, epoch: u8, tally: &mut Tally) -> Option<usize> {
+        let hash = data_key(pkt.sip, pkt.dip, pkt.sport, pkt.dport);
+        let key = self.rx.key(hash, pkt.sip, pkt.dip, pkt.sport, pkt.dport);
+        let expiry = self.p.tx_expiry.ps();
+        // Free: idle past the expiry with no reorder queue (a queue's packets need it).
+        let dead = |e: &RxEntry| e.queue == NONE && now.ps().saturating_sub(e.active.ps()) > expiry;
+        let init = RxEntry { epoch: epoch.wrapping_sub(1) & EPOCH_MASK, ..RX_EMPTY };
+        // A reorder queue names its entry's index: it follows the entry when deletion moves it.
+        let queues = &mut self.queue;
+        let moved = |e: &RxEntry, to: usize| {
+            if e.queue != NONE {
+                queues[e.queue as usize].owner = to as u32;
+            }
+        };
+        match self.rx.claim(leaf, key, hash, dead, init, moved) {
+            Claim::Found(i) | Claim::New(i) => Some(i),
+            Claim::Busy => {
+                tally.untracked += 1;
+                tally.table_full += u64::from(self.rx.kind() == TableKind::Exact);
+                None
+            }
+        }
+    }
+
     /// A free reorder queue of host port `egress`.
     fn free_queue(&self, egress: PortId) -> Option<u32> {
         let first = self.first_queue[egress.idx()];
@@ -190,6 +210,9 @@ impl ConWeave {
         released.extend(rq.packets.drain(..));
         let bytes = std::mem::take(&mut rq.bytes);
         let e = &mut self.rx[owner];
+        // The exact table moves entries (`rx_entry` follows each move): a queue and its
+        // entry must still name each other.
+        assert_eq!(e.queue, q, "reorder queue {q} lost its flow entry");
         let cause = if std::mem::take(&mut rq.by_tail) { OTHER } else { DEADLINE };
         for (seq, payload) in rq.seqs.drain(..) {
             e.seen.forward(seq, payload, cause, &mut self.causes);

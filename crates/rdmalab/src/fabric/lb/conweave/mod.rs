@@ -29,6 +29,7 @@
 
 mod causes;
 mod destination;
+mod flow_table;
 mod header;
 mod paths;
 mod source;
@@ -44,6 +45,8 @@ use crate::units::Time;
 use std::collections::VecDeque;
 
 pub use causes::{Causes, CAUSES, CAUSE_NAMES};
+use flow_table::FlowTable;
+pub use flow_table::TableKind;
 
 pub use paths::MAX_PATHS;
 /// Path tags: 0..16 in a 4-bit field.
@@ -53,7 +56,6 @@ const NONE: u32 = u32::MAX;
 /// A source ToR's entry for one flow.
 #[derive(Clone, Copy, Debug)]
 struct TxEntry {
-    key: u32,
     epoch: u8,
     phase: u16,
     stabilized: bool,
@@ -69,7 +71,6 @@ struct TxEntry {
 }
 
 const TX_EMPTY: TxEntry = TxEntry {
-    key: 0,
     epoch: 0,
     phase: 0,
     stabilized: false,
@@ -83,7 +84,6 @@ const TX_EMPTY: TxEntry = TxEntry {
 /// A destination ToR's entry for one flow.
 #[derive(Clone, Copy, Debug)]
 struct RxEntry {
-    key: u32,
     epoch: u8,
     phase: u16,
     /// The send and arrival times of the latest phase-0 packet, valid once `phase0` is set.
@@ -101,7 +101,6 @@ struct RxEntry {
 }
 
 const RX_EMPTY: RxEntry = RxEntry {
-    key: 0,
     epoch: 0,
     phase: 0,
     phase0_tx: 0,
@@ -176,7 +175,6 @@ struct Params {
     path_pause: Time,
     flush_extra: u64,
     default_wait: u64,
-    table_mask: usize,
     queues: usize,
     admit_on_release: bool,
 }
@@ -199,8 +197,9 @@ pub struct ConWeave {
     upper: Vec<u8>,
     /// Per (leaf, leaf): the base RTT between them (propagation both ways).
     base_rtt: Vec<Time>,
-    tx: Vec<TxEntry>,
-    rx: Vec<RxEntry>,
+    /// Per leaf, its flows as a source ToR and as a destination ToR (`flow_table.rs`).
+    tx: FlowTable<TxEntry>,
+    rx: FlowTable<RxEntry>,
     /// At a source leaf, per (destination leaf, tag): avoided until then (NOTIFY).
     avoid_until: Vec<Time>,
     /// Per port: the first of its reorder queues (host ports of leaves), `NONE` otherwise.
@@ -244,15 +243,19 @@ pub struct Tally {
     pub unheld: u64,
     /// RTT_REPLY, CLEAR and NOTIFY packets sent.
     pub control: u64,
-    /// Data packets a ToR did not track because their flow's table entry was another
-    /// active flow's (hashed at the source, not reordered at the destination).
+    /// Data packets a ToR did not track (hashed at the source, not reordered at the
+    /// destination): under the direct table, their flow's slot was another active flow's;
+    /// under the exact one, the table was full.
     pub untracked: u64,
+    /// Of `untracked`, those the exact table had no room for (0 under the direct table).
+    pub table_full: u64,
 }
 
-/// The flow's key, the same at both ToRs and for the replies coming back (the data
-/// direction's 5-tuple hashed with seed 0).
+/// The flow's hash, the same at both ToRs and for the replies coming back (the data
+/// direction's 5-tuple hashed with seed 0); the flow tables' home slot, and the direct
+/// table's key.
 fn data_key(sip: u32, dip: u32, sport: u16, dport: u16) -> u32 {
-    // The top bit set: never 0, the empty entry's key; the index takes the low bits.
+    // The top bit set: never 0, an empty slot's key; the index takes the low bits.
     ecmp_hash(sip, dip, sport, dport, 0) | 1 << 31
 }
 
@@ -289,7 +292,6 @@ impl ConWeave {
                 path_pause: cfg.conweave_path_pause,
                 flush_extra: cfg.conweave_flush_extra.ns(),
                 default_wait: cfg.conweave_default_wait.ns(),
-                table_mask: table - 1,
                 queues: cfg.conweave_queues as usize,
                 admit_on_release: cfg.conweave_admit_on_release,
             },
@@ -301,8 +303,8 @@ impl ConWeave {
             stride,
             upper,
             base_rtt,
-            tx: vec![TX_EMPTY; leaves * table],
-            rx: vec![RX_EMPTY; leaves * table],
+            tx: FlowTable::new(cfg.conweave_table_kind, leaves, table, TX_EMPTY),
+            rx: FlowTable::new(cfg.conweave_table_kind, leaves, table, RX_EMPTY),
             avoid_until: vec![Time::ZERO; leaves * leaves * TAGS],
             first_queue,
             queue_port,
@@ -316,6 +318,11 @@ impl ConWeave {
             released: Vec::new(),
             causes: Causes::default(),
         })
+    }
+
+    /// How the ToRs keep their flows.
+    pub fn table_kind(&self) -> TableKind {
+        self.tx.kind()
     }
 
     /// Whether held packets are admitted when released rather than on arrival.

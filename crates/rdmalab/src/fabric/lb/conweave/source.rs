@@ -1,6 +1,7 @@
 //! ConWeave's source ToR: per data packet the flow's uplink, epoch, phase and header; the
 //! control packets that come back (RTT_REPLY, CLEAR, NOTIFY).
 
+use super::flow_table::{Claim, TableKind};
 use super::header::{stamp, Header, CLEAR, DATA, EPOCH_MASK, INIT, NOTIFY, TAIL};
 use super::{data_key, ConWeave, Tally, TxEntry, TAGS, TX_EMPTY};
 use crate::engine::rng::RngExt;
@@ -63,22 +64,28 @@ impl ConWeave {
     ) -> PortId {
         let leaf = self.leaf_of[node.idx()] as usize;
         let dst = self.leaf_of[pkt.dst.idx()] as usize;
-        let key = data_key(pkt.sip, pkt.dip, pkt.sport, pkt.dport);
+        let hash = data_key(pkt.sip, pkt.dip, pkt.sport, pkt.dport);
+        let key = self.tx.key(hash, pkt.sip, pkt.dip, pkt.sport, pkt.dport);
         let good = self.good_path(leaf, dst, hops, now, rng);
         let base = self.base_rtt[leaf * self.leaves + dst];
         let p = self.p;
-        let i = leaf * (p.table_mask + 1) + (key as usize & p.table_mask);
+        // An entry is free once its flow has been idle past the expiry (a new epoch would
+        // start anyway); a live one is not evicted: state a reroute may need.
+        let dead = |e: &TxEntry| e.path == PortId::NONE || now.ps().saturating_sub(e.active.ps()) > p.tx_expiry.ps();
+        let (i, claimed) = match self.tx.claim(leaf, key, hash, dead, TX_EMPTY, |_, _| {}) {
+            Claim::Found(i) => (i, false),
+            Claim::New(i) => (i, true),
+            Claim::Busy => {
+                // Not tracked: hashed (in order, on one path).
+                tally.untracked += 1;
+                tally.table_full += u64::from(self.tx.kind() == TableKind::Exact);
+                return hops[pick(ecmp_hash(pkt.sip, pkt.dip, pkt.sport, pkt.dport, node.0) as usize, hops.len())];
+            }
+        };
         let e = &mut self.tx[i];
-        let live = e.path != PortId::NONE && now.ps().saturating_sub(e.active.ps()) <= p.tx_expiry.ps();
-        if e.key != key && live {
-            // The entry is another active flow's: this one is not tracked, it is hashed
-            // (in order, on one path) rather than evicting state a reroute may need.
-            tally.untracked += 1;
-            return hops[pick(ecmp_hash(pkt.sip, pkt.dip, pkt.sport, pkt.dport, node.0) as usize, hops.len())];
-        }
-        let new = e.key != key || !hops.contains(&e.path);
+        let new = claimed || !hops.contains(&e.path);
         if new {
-            *e = TxEntry { key, ..TX_EMPTY };
+            *e = TX_EMPTY;
         }
         let expired = new || now.ps().saturating_sub(e.active.ps()) > p.tx_expiry.ps();
         let stabilized = !expired && e.stabilized;
@@ -156,11 +163,14 @@ impl ConWeave {
             return;
         }
         // The reply travels back: its 5-tuple is the data's, reversed.
-        let key = data_key(pkt.dip, pkt.sip, pkt.dport, pkt.sport);
-        let i = leaf * (self.p.table_mask + 1) + (key as usize & self.p.table_mask);
+        let hash = data_key(pkt.dip, pkt.sip, pkt.dport, pkt.sport);
+        let key = self.tx.key(hash, pkt.dip, pkt.sip, pkt.dport, pkt.sport);
+        let Some(i) = self.tx.find(leaf, key, hash) else {
+            return; // the entry was taken over
+        };
         let e = &mut self.tx[i];
-        if e.key != key || e.epoch != h.epoch || e.phase != h.phase {
-            return; // another epoch's, or the entry was taken over
+        if e.epoch != h.epoch || e.phase != h.phase {
+            return; // another epoch's
         }
         let timely = h.flag == CLEAR || (e.reply_deadline != Time::MAX && now < e.reply_deadline);
         if timely {
