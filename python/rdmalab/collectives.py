@@ -44,11 +44,14 @@ def collective_lines(df: pl.DataFrame) -> list[str]:
     """The summary's collectives block (first 20 rows); none without collectives."""
     if not df.height:
         return []
-    # Widths fit a 1 GiB size and 1,024 ranks with a space between them.
-    lines = ["", f"{'collective':<16}{'kind':<16}{'algorithm':<20}{'ranks':>6}{'size':>15}{'time us':>11}"
+    # Widths fit a 1 GiB size and 1,024 ranks; the name column grows with the longest name
+    # (SimAI's `layer.phase#k` run past 16), so columns never run together.
+    rows = df.head(20)
+    w = max(16, 1 + max(len(n) for n in rows["name"]))
+    lines = ["", f"{'collective':<{w}}{'kind':<16}{'algorithm':<20}{'ranks':>6}{'size':>15}{'time us':>11}"
              f"{'algbw':>9}{'busbw':>9}   (Gbit/s, NCCL-tests' definitions; first 20)"]
-    for r in df.head(20).iter_rows(named=True):
+    for r in rows.iter_rows(named=True):
         took = r["end_ns"] - r["start_ns"]
-        lines.append(f"{r['name']:<16}{r['kind']:<16}{r['algorithm']:<20}{r['ranks']:>6}{r['size']:>15,}"
+        lines.append(f"{r['name']:<{w}}{r['kind']:<16}{r['algorithm']:<20}{r['ranks']:>6}{r['size']:>15,}"
                      f"{took / 1e3:>11.3f}{r['algbw_gbps']:>9.2f}{r['busbw_gbps']:>9.2f}")
     return lines
