@@ -1,8 +1,10 @@
 //! The switches' PFC watchdog (`sim::mech::pfc_watchdog`, docs/physics.md "PFC watchdog")
 //! on the textbook PFC deadlock of `deadlock.rs`: five switches in a ring, each host sending
-//! two switches clockwise, no congestion control, a small buffer.
+//! two switches clockwise, no congestion control, a small buffer. The last test runs it on the
+//! parallel engine (`parallel.rs`'s ring, cut between every switch).
 
 use rdmalab::config::sim_config::{PfcWatchdogAction, PfcWatchdogConfig};
+use rdmalab::formats::{fct::write_fct, pfc::write_pfc};
 use rdmalab::sim::{Results, SimConfig, Simulation, StopReason};
 use rdmalab::topology::Topology;
 use rdmalab::workload::FlowSpec;
@@ -139,4 +141,33 @@ fn without_a_watchdog_nothing_is_reported() {
     assert!(r.table("pfc_watchdog").is_none());
     let c = &r.mechanism_counters;
     assert!(!c.always.iter().chain(&c.conditional).any(|(n, _)| n.starts_with("pfcwd_")));
+}
+
+#[test]
+fn the_pfc_watchdog_breaks_the_ring_as_in_one_simulation() {
+    // Each storm's state lives with its switch, its timers at that switch's node: the
+    // storms, the drops, the FCTs and the PFC log are those of one simulation.
+    let watchdog = |c: &mut SimConfig| {
+        c.pfc_watchdog = Some(PfcWatchdogConfig {
+            detection_time: Time::from_us(200),
+            restoration_time: Time::from_us(400),
+            poll_interval: None,
+            action: PfcWatchdogAction::Drop,
+        });
+        c.stop_time = Time::from_ms(5);
+    };
+    let outcome = |threads: u32| {
+        let mut run = super::parallel::ring_deadlock(threads, watchdog);
+        let reason = run.run_to_end();
+        let r = run.results().unwrap();
+        let (mut fct, mut pfc) = (Vec::new(), Vec::new());
+        write_fct(&mut fct, &r.records).unwrap();
+        write_pfc(&mut pfc, &r.pfc_events).unwrap();
+        (reason, r.table("pfc_watchdog").cloned(), r.counters.drops, r.deliberate_drops, fct, pfc)
+    };
+    let one = outcome(1);
+    assert!(one.1.as_ref().is_some_and(|t| t.rows() >= 5), "storms in the ring");
+    for threads in [2, 4] {
+        assert_eq!(one, outcome(threads), "{threads} threads");
+    }
 }
