@@ -68,6 +68,10 @@ pub struct RxState {
     pub flow: FlowId,
     /// UC: the message being received had a gap; its remaining packets are discarded.
     pub discarding: bool,
+    /// The connection's messages are SENDs, each taking a receive WQE at this end
+    /// (`sim::mech::rnr`): a plain flow's verb, or that of the flow an application opened
+    /// the QP for (a staggered incast's).
+    pub sends: bool,
 }
 
 impl Default for RxState {
@@ -82,6 +86,7 @@ impl Default for RxState {
             app: AppId::NONE,
             flow: FlowId::NONE,
             discarding: false,
+            sends: false,
         }
     }
 }

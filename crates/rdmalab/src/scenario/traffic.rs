@@ -313,6 +313,13 @@ impl TrafficSpec {
         }
     }
 
+    /// True for the entries whose applications post their flows' messages as the entry's
+    /// verb: a staggered incast's senders (each serial message, each paced piece, a SEND).
+    /// The serial aggregator's grants are its own messages, not the entry's flows: WRITEs.
+    fn app_may_send(&self) -> bool {
+        matches!(self, TrafficSpec::IncastRounds { stagger: Stagger::Serial | Stagger::Paced, .. })
+    }
+
     /// The class the entry gives all its flows, if any (`flows` entries and `multipath`
     /// connections apply theirs themselves).
     fn pg(&self) -> Option<u8> {
@@ -339,9 +346,9 @@ impl TrafficSpec {
         }
         if let Some(v) = self.verb() {
             let v = Verb::parse(v).map_err(|m| Error::input(ctx.file, 0, ctx.field("verb"), m))?;
-            if v == Verb::Send && flows.iter().any(|f| !f.app.is_none()) {
-                // An application's QPs (a staggered incast's) post their own WRs: WRITEs.
-                let m = "`send` is for plain flows; this entry's flows are posted by an application (its `stagger`)";
+            if v == Verb::Send && !self.app_may_send() && flows.iter().any(|f| !f.app.is_none()) {
+                let m =
+                    "`send` is for plain flows and staggered incasts; this entry's flows are posted by an application";
                 return Err(Error::input(ctx.file, 0, ctx.field("verb"), m));
             }
             flows.iter_mut().for_each(|f| f.verb = v);

@@ -170,7 +170,8 @@ impl Simulation {
                 .map(|(i, f)| {
                     // A plain flow's receiver counts under its flow (`RxState::flow`).
                     let flow = if f.app.is_none() { FlowId::new(i) } else { FlowId::NONE };
-                    let rx = crate::rnic::RxState { flow, ..Default::default() };
+                    let sends = f.app.is_none() && f.verb == crate::workload::Verb::Send;
+                    let rx = crate::rnic::RxState { flow, sends, ..Default::default() };
                     crate::rnic::Qp { tenant: f.tenant, transport: f.transport, rx, ..crate::rnic::Qp::placeholder() }
                 })
                 .collect();

@@ -44,6 +44,7 @@ mod parallel_outputs;
 mod pfc_watchdog;
 mod rail;
 mod rnr;
+mod rnr_stagger;
 mod sampling;
 mod scale;
 mod sim;

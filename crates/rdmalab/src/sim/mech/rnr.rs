@@ -36,7 +36,7 @@ use crate::rnic::Qp;
 use crate::stats::table::{ColumnKind, Table, TableSchema};
 use crate::stats::NamedCounts;
 use crate::units::Time;
-use crate::workload::{FlowSpec, Verb};
+use crate::workload::FlowSpec;
 
 /// The responder's receive queue of one connection.
 #[derive(Debug, Default)]
@@ -143,12 +143,13 @@ pub(super) fn check(cfg: &crate::config::SimConfig) -> crate::error::Result<()> 
 /// Hook "receiver, per in-order RC data packet" on receiver slot `qp` (whose `rx.expected`
 /// is `pkt.seq`): a SEND's first packet takes a receive WQE, or, with none posted, is
 /// refused (returns true: the caller discards it and answers an RNR NAK at `rx.expected`);
-/// a SEND's last packet schedules its WQE's repost. `flows` tells a plain flow's verb (an
-/// application's QP carries WRITEs). Out of line: the receive path of a run without the
+/// a SEND's last packet schedules its WQE's repost. The QP tells whether its messages are
+/// SENDs (`RxState::sends`: a plain flow's verb, or a staggered incast's); `flows` sizes the
+/// per-flow counts. Out of line: the receive path of a run without the
 /// mechanism keeps only the test of `Mechanisms::rnr`.
 #[inline(never)]
 pub(in crate::sim) fn on_arrival(rnr: &mut Rnr, qp: &mut Qp, flows: &[FlowSpec], pkt: &Packet, now: Time) -> bool {
-    if pkt.seq != qp.rx.expected || flows.get(qp.rx.flow.idx()).is_none_or(|f| f.verb != Verb::Send) {
+    if pkt.seq != qp.rx.expected || !qp.rx.sends {
         return false;
     }
     let depth = rnr.cfg.recv_queue_depth;

@@ -90,11 +90,19 @@ pub(super) fn unsupported(s: &Scenario) -> Option<&'static str> {
     let drum_network =
         s.host_model.as_ref().is_some_and(|h| h.host.mechanism == Mechanism::Drum && h.drum.control != Control::Local);
     let virtuoso = s.multipath.iter().any(|m| matches!(m.config.split, crate::multipath::Split::Virtuoso(_)));
-    let checks: [(bool, &'static str); 2] = [
+    // A paced incast opens its QPs as it runs: the receiver's partition mirrors them from
+    // their packets, which do not say whether they are SENDs.
+    let paced_sends = s.config.rnr.is_some()
+        && s.flows.iter().any(|f| {
+            f.verb == crate::workload::Verb::Send
+                && matches!(s.apps.get(f.app.idx()), Some(crate::workload::attacks::HostApp::Staggered(_)))
+        });
+    let checks: [(bool, &'static str); 3] = [
         // One event serves every scheduler and the coordinator reads every host's report.
         (drum_network, "DRUM's network-wide control (drum.control = \"out_of_band\" or \"in_band\")"),
         // Reconnecting a QP after a failed WR resets both of its ends at once.
         (virtuoso && s.config.retry_limit.is_some(), "Virtuoso connections with fabric.retry_limit"),
+        (paced_sends, "SENDs of a paced incast (stagger = \"paced\", verb = \"send\") on receive queues"),
     ];
     checks.into_iter().find(|(on, _)| *on).map(|(_, name)| name)
 }
