@@ -186,7 +186,8 @@ class Scenario:
                       transport: str | None = None, verb: str | None = None) -> "Scenario":
         """`rounds` incasts, one every `period`, each sender starting U(0, jitter) into its round.
         `stagger = "serial" | "paced"`: seed 004's application-layer DASR (the aggregator grants
-        one sender at a time; or each message in `piece`-byte pieces held to 1/n of the link)."""
+        one sender at a time; or each message in `piece`-byte pieces held to 1/n of the link).
+        `verb = "send"` makes each message (each paced piece) a SEND taking a receive WQE."""
         e: dict[str, Any] = {"kind": "incast_rounds", "senders": senders, "receiver": receiver, "size": size,
                              "period": period, "rounds": rounds, "jitter": jitter, "start": start}
         if stagger is not None:

@@ -191,3 +191,20 @@ def test_the_headline_keeps_ib_cc_on_under_every_dasr():
     headline = {k: v for k, v in blitz_causes.ROWS["dasr_cc"].items() if "the headline's" in k}
     assert sorted((cc, p, (r or ["none"])[0]) for cc, p, *r in headline.values()) == \
         sorted(v for k, v in seen.items() if k != "ib")
+
+
+def test_serial_sends_never_find_a_short_srq_empty():
+    """`blitz_causes dasr_srq` at an SRQ of 4 WQEs for 16 senders: serial grants keep one message
+    in progress, so its SENDs meet no RNR NAK and complete as its WRITEs do (the same FCTs), while
+    the unstaggered baseline's SENDs are refused; the gains are the baseline's over each run."""
+    from rdmalab.experiments.causes import blitz_causes  # the script, imported only by this test
+
+    rows = {r["run"]: r for r in blitz_causes.dasr_srq_table(16, (4,))}
+    assert set(rows) == {f"{name}, SRQ of 4" for name in blitz_causes.DASR_SRQ_SCHEMES}
+    serial, base = rows["serial, SRQ of 4"], rows["baseline (IB CC, no stagger), SRQ of 4"]
+    assert serial["rnr_naks"] == 0 and base["rnr_naks"] > 0
+    write = _d16("ib", {}, "serial")["fct_ns"].to_numpy() / 1e3
+    assert serial["median_us"] == pytest.approx(float(np.median(write)), abs=1e-6)
+    assert serial["p99_us"] == pytest.approx(percentile(write, 0.99), abs=1e-6)
+    assert serial["gain_median"] == pytest.approx(base["median_us"] / serial["median_us"])
+    assert base["gain_median"] == base["gain_p99"] == 1.0

@@ -22,6 +22,10 @@ suspected cause (docs/blitz.md, "Why our ratios are not the poster's"; issue 42 
   when it is done), swept from RAMCloud's measured 2.35 us to 0.7 ms, on an SRQ of 16 and of 8
   WQEs and a queue of one per connection, under IB CC and DASR in the NIC, then the bound on
   the processing time from the baseline's own completions (`processing_bound_us`);
+- `dasr_srq`: the baseline, serial, paced and DASR in the NIC with the incast's messages as SENDs
+  (a serial sender's message, each paced piece) on an SRQ of 16, 8, 4, 3 and 2 WQEs reposted
+  after 5 us (d = 16; d = 4: 3, 2 and 1), and the baseline's median and p99 over each
+  (docs/blitz.md, "Serial grants over a short SRQ");
 - `yardstick`: the fluid model the docs argue with (`repro/blitz_round.py`: `fair_share_fcts`,
   `serial_fcts`, `round_link_bound`) beside the runs it explains.
 
@@ -133,6 +137,59 @@ def print_rnr_rows(table: dict[str, tuple]) -> None:
         print(f"| {label} | {res.counters.get('rnr_naks', 0)} | {res.counters.get('rnr_retry_exceeded', 0)} | "
               f"{r['flows']} | {r['median_us']:.1f} | {r['p99_us']:.1f} | {r['p99_over_median']:.2f} | "
               f"{r['span_over_bound']:.2f} |", flush=True)
+
+
+#: The `dasr_srq` part's schemes: (`fabric.cc`, cc_params, stagger) of the baseline and of each
+#: DASR, all the incast's messages SENDs on one SRQ at the aggregator.
+DASR_SRQ_SCHEMES: dict[str, tuple] = {
+    "baseline (IB CC, no stagger)": ("ib", {}, "none"),
+    "serial": ("ib", {}, "serial"),
+    "paced": ("ib", {}, "paced"),
+    "DASR in the NIC": ("blitz", {"dasr_fallback": "ib"}, "none"),
+}
+#: Its SRQ depths per degree: at d = 16 as deep as the incast, then half, a quarter, and the two
+#: depths below where serial's gain passes the poster's; at d = 4 every depth shorter than it,
+#: without paced (its pieces, a WQE each, complete no message within the run on an SRQ that short).
+DASR_SRQ_DEPTHS = {16: (16, 8, 4, 3, 2), 4: (3, 2, 1)}
+
+
+def dasr_srq_rows(depth: int, degree: int = 16) -> dict[str, tuple]:
+    """The `dasr_srq` runs on an SRQ of `depth` WQEs reposted after 5 us (the `rnr` part's):
+    label -> `d16_scenario`'s arguments. A serial or paced application's messages (a paced
+    piece each) are SENDs too, each taking a WQE."""
+    return {f"{name}, SRQ of {depth}": (cc, params, stagger, _srq(depth, "5us"))
+            for name, (cc, params, stagger) in DASR_SRQ_SCHEMES.items() if degree == 16 or stagger != "paced"}
+
+
+def dasr_srq_table(degree: int = 16, depths: tuple[int, ...] | None = None) -> list[dict]:
+    """One row per scheme and depth at `degree`: RNR NAKs, flows done, median, p99, span over the
+    link bound, and the baseline's median and p99 over the scheme's (the poster's 2.5-3.3x is
+    this gain)."""
+    out = []
+    for depth in depths or DASR_SRQ_DEPTHS[degree]:
+        base = None
+        for label, (cc, params, *rest) in dasr_srq_rows(depth, degree).items():
+            sc, senders = d16_scenario(cc, params, *rest, degree=degree)
+            res = run(Scenario(sc))
+            r = d16_summary(res, senders, 3) | {"run": label, "depth": depth,
+                                                 "rnr_naks": res.counters.get("rnr_naks", 0)}
+            base = base or r
+            r["gain_median"] = base["median_us"] / r["median_us"]
+            r["gain_p99"] = base["p99_us"] / r["p99_us"]
+            out.append(r)
+    return out
+
+
+def dasr_srq() -> None:
+    """The lead of docs/blitz.md (issue 42): every DASR's incast as SENDs over a short SRQ, beside
+    the unstaggered baseline's on the same SRQ, at d = 16 and d = 4."""
+    print("| run (quick) | RNR NAKs | incast flows done | median µs | p99 µs | span/bound "
+          "| baseline ÷ run, median | baseline ÷ run, p99 |\n|---|---|---|---|---|---|---|---|")
+    for degree in DASR_SRQ_DEPTHS:
+        for r in dasr_srq_table(degree):
+            print(f"| d = {degree}, {r['run']} | {r['rnr_naks']} | {r['flows']} | {r['median_us']:.1f} | "
+                  f"{r['p99_us']:.1f} | {r['span_over_bound']:.2f} | {r['gain_median']:.2f} | {r['gain_p99']:.2f} |",
+                  flush=True)
 
 
 #: The responder's per-message processing (`[rnic] recv_processing`), swept. 2.35 us is
@@ -320,6 +377,7 @@ PARTS = {p: (lambda p=p: print_rows(p)) for p in ROWS}
 PARTS["dasr_cc"] = dasr_cc
 PARTS["rnr"] = rnr
 PARTS["processing"] = processing
+PARTS["dasr_srq"] = dasr_srq
 PARTS["yardstick"] = yardstick
 
 INVESTIGATION = Investigation("blitz_causes", PARTS, list(PARTS), header=HEADER)
