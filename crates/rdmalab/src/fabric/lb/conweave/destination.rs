@@ -37,7 +37,7 @@ impl ConWeave {
         let e = &mut self.rx[i];
         e.active = now;
         let new_epoch = after(h.epoch, e.epoch);
-        e.seen.on_tag(h.tag, new_epoch);
+        e.seen.on_tag(h.tag, new_epoch, h.phase);
         if !new_epoch && h.epoch != e.epoch {
             e.seen.forward(pkt.seq, pkt.payload, OTHER, &mut self.causes);
             return RxAction::Forward; // an earlier epoch's straggler
