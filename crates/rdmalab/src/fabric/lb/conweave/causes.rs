@@ -67,13 +67,13 @@ pub(super) const SEEN_EMPTY: Seen =
     Seen { expected: 0, high: 0, started: false, headless: false, gap: NO_GAP, tag: 0, moved: false };
 
 impl Seen {
-    /// A packet of the flow in `phase` on uplink `tag`; `new_epoch` when it opens an epoch
-    /// here.
-    pub(super) fn on_tag(&mut self, tag: u16, new_epoch: bool, phase: u16) {
+    /// A packet of the flow on uplink `tag`; `new_epoch` when it opens an epoch here;
+    /// `behind` when packets of the flow must come before it that have not passed here (a
+    /// REROUTED one, behind its epoch's TAIL and phase-0 packets).
+    pub(super) fn on_tag(&mut self, tag: u16, new_epoch: bool, behind: bool) {
         if !self.started {
-            // A REROUTED packet follows its epoch's TAIL and phase-0 packets: until one of
-            // those comes, the stream's start is behind.
-            self.headless = phase == 1;
+            // Until a packet not behind others comes, the stream's start is still to come.
+            self.headless = behind;
         }
         if new_epoch {
             self.moved = self.started && tag != self.tag;

@@ -106,7 +106,7 @@ fn a_flow_whose_rerouted_packets_come_first_starts_with_a_gap() {
     let (mut seen, mut c): (Seen, Causes) = (SEEN_EMPTY, Causes::default());
     // REROUTED packets 5000 and 6000 reach the ToR first and are released by their
     // deadline: the receiver waits for byte 0, still on the old path.
-    seen.on_tag(1, true, 1);
+    seen.on_tag(1, true, true);
     for seq in [5000, 6000] {
         seen.forward(seq, 1000, DEADLINE, &mut c);
     }
@@ -119,8 +119,8 @@ fn a_flow_whose_rerouted_packets_come_first_starts_with_a_gap() {
     assert_eq!(c.ooo.iter().sum::<u64>(), 2);
     // A phase-0 packet before anything is sent on: the stream starts with it, as before.
     let (mut seen, mut c): (Seen, Causes) = (SEEN_EMPTY, Causes::default());
-    seen.on_tag(1, true, 1);
-    seen.on_tag(0, false, 0);
+    seen.on_tag(1, true, true);
+    seen.on_tag(0, false, false);
     for seq in [0, 1000, 2000] {
         seen.forward(seq, 1000, OTHER, &mut c);
     }
