@@ -1,19 +1,20 @@
 //! Why packets reach a host out of order under ConWeave (issue 46), measured at the
 //! destination ToR. Every packet of a tracked flow leaves this ToR for its host through one
-//! egress queue per class, in the order the ToR sends it on (forwarded now, or released from
-//! a reorder queue), and nothing reorders it on that last link; so the ToR can follow, per
-//! flow, what a go-back-N receiver makes of that order: the next byte it expects, and the
-//! furthest byte sent on. A packet that starts beyond the expected byte arrives out of
+//! egress queue per class, in the order the ToR sends it on (forwarded now, or released
+//! from a reorder queue), and nothing reorders it on that last link; so the ToR can follow,
+//! per flow, what a go-back-N receiver makes of that order: the next byte it expects, and
+//! the furthest byte sent on. A packet that starts beyond the expected byte arrives out of
 //! order. The first one opens a *gap* and names its cause (why the ToR let that packet
 //! through); every out-of-order packet until the receiver has caught up with all that was
 //! sent on (go-back-N's discarded window, its retransmissions) counts under that gap's
 //! cause. The receiver's next byte is taken to be the first one the ToR sends on, unless
-//! the flow's packets that reached the ToR before it were all REROUTED (phase 1): then the
-//! flow's start is still on its old path, and what is sent on counts as out of order
-//! (`unseen_start`) until a packet from before all of it comes. Exact for go-back-N without losses past the ToR (lossless fabrics); under IRN the
-//! receiver keeps what comes past a gap, which this does not follow. Flows the ToR does
-//! not track (`lb_untracked`) are not followed: the run's `ooo_packets` minus the sum here
-//! is theirs.
+//! the flow's packets that reached the ToR before it were all REROUTED (phase 1; under the
+//! exact table, through which all of a flow's packets pass tracked while it has room): then
+//! the flow's start is still on its old path, and what is sent on counts as out of order
+//! (`unseen_start`) until a packet from before all of it comes. Exact for go-back-N without
+//! losses past the ToR (lossless fabrics); under IRN the receiver keeps what comes past a
+//! gap, which this does not follow. Flows the ToR does not track (`lb_untracked`) are not
+//! followed: the run's `ooo_packets` minus the sum here is theirs.
 //!
 //! A measurement: no rule of ConWeave reads it.
 
