@@ -125,7 +125,7 @@ def test_conweave_runs_in_order_with_its_reorder_table_and_counters():
     assert c["reorder_held"] > 0 and "reorder" in res.tables() and res.reorder["bytes"].max() > 0
     # Issue 46's cause counters: present under ConWeave, and none with nothing out of order.
     assert all(c[f"reorder_ooo_{k}"] == c[f"reorder_gaps_{k}"] == 0
-               for k in ("deadline", "unheld", "epoch_held", "moved", "other"))
+               for k in ("deadline", "unheld", "epoch_held", "moved", "other", "unseen_start"))
     assert "reorder_ooo_deadline" not in run(sc.with_fabric(path_selection="ecmp"), progress=False).counters
     with pytest.raises(ValueError, match=r"fabric\.nack_interval"):  # issue 46's NIC setting
         run(sc.with_fabric(nack_interval="0us"), progress=False)

@@ -32,7 +32,7 @@ SWEEP = HERE / "lb_conweave.toml"
 #: Arrivals simulated (the sweep's are 0.1 s) and the start of the flows counted.
 DURATION = "10ms"
 WARMUP_NS = 1_000_000.0
-CAUSES = ("deadline", "unheld", "epoch_held", "moved", "other")
+CAUSES = ("deadline", "unheld", "epoch_held", "moved", "other", "unseen_start")
 
 #: ConWeave with one setting changed (label, sweep paths -> value).
 VARIANTS: list[tuple[str, dict[str, Any]]] = [

@@ -34,10 +34,13 @@ impl ConWeave {
         let Some(i) = self.rx_entry(now, leaf, pkt, h.epoch, tally) else {
             return RxAction::Forward;
         };
+        // A REROUTED packet follows packets of its flow on the old path, which passed here
+        // tracked unless the direct table left them out (their slot another flow's).
+        let behind = h.phase == 1 && self.rx.kind() == TableKind::Exact;
         let e = &mut self.rx[i];
         e.active = now;
         let new_epoch = after(h.epoch, e.epoch);
-        e.seen.on_tag(h.tag, new_epoch);
+        e.seen.on_tag(h.tag, new_epoch, behind);
         if !new_epoch && h.epoch != e.epoch {
             e.seen.forward(pkt.seq, pkt.payload, OTHER, &mut self.causes);
             return RxAction::Forward; // an earlier epoch's straggler

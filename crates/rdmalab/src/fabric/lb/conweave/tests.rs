@@ -96,8 +96,35 @@ fn a_gap_counts_under_its_cause_until_the_receiver_catches_up() {
     }
     // A new gap after the catch-up is a gap of its own, with its own cause.
     seen.forward(6000, 1000, OTHER, &mut c);
-    assert_eq!(c.ooo, [2, 0, 0, 0, 1]);
-    assert_eq!(c.gaps, [1, 0, 0, 0, 1]);
+    assert_eq!(c.ooo, [2, 0, 0, 0, 1, 0]);
+    assert_eq!(c.gaps, [1, 0, 0, 0, 1, 0]);
+}
+
+#[test]
+fn a_flow_whose_rerouted_packets_come_first_starts_with_a_gap() {
+    use super::causes::{Seen, DEADLINE, OTHER, SEEN_EMPTY, UNSEEN_START};
+    let (mut seen, mut c): (Seen, Causes) = (SEEN_EMPTY, Causes::default());
+    // REROUTED packets 5000 and 6000 reach the ToR first and are released by their
+    // deadline: the receiver waits for byte 0, still on the old path.
+    seen.on_tag(1, true, true);
+    for seq in [5000, 6000] {
+        seen.forward(seq, 1000, DEADLINE, &mut c);
+    }
+    // Go-back-N resends from 0 on the new path; 5000 and 6000 were discarded, and the
+    // gap stays open until the resend has passed them.
+    for seq in [0, 1000, 2000, 3000, 4000, 5000, 6000, 7000] {
+        seen.forward(seq, 1000, OTHER, &mut c);
+    }
+    assert_eq!((c.ooo[UNSEEN_START as usize], c.gaps[UNSEEN_START as usize]), (2, 1));
+    assert_eq!(c.ooo.iter().sum::<u64>(), 2);
+    // A phase-0 packet before anything is sent on: the stream starts with it, as before.
+    let (mut seen, mut c): (Seen, Causes) = (SEEN_EMPTY, Causes::default());
+    seen.on_tag(1, true, true);
+    seen.on_tag(0, false, false);
+    for seq in [0, 1000, 2000] {
+        seen.forward(seq, 1000, OTHER, &mut c);
+    }
+    assert_eq!(c, Causes::default());
 }
 
 #[test]
