@@ -134,6 +134,17 @@ def test_bad_input_names_the_field(fields, field, says):
     assert field in str(err.value) and says in str(err.value), str(err.value)
 
 
+def _ring_of_four_ns(rate_bps: float, latency_ns: float) -> float:
+    """A 4-rank ring AllReduce of 400,000 B in one chunk through one switch on idle links:
+    2(n-1) = 6 steps of 100 packets of 1048 B on the wire, each arriving after all its wires,
+    one more packet's time for the switch's store and forward, and two links' latency; between
+    steps, the 60-byte ACK that lets the next one start."""
+    ps_per_byte = 8e12 / rate_bps
+    wires = [1048] * 100
+    arrival_ns = (sum(wires) + max(wires)) * ps_per_byte / 1e3 + 2 * latency_ns
+    return 6 * arrival_ns + 5 * 60 * ps_per_byte / 1e3
+
+
 def test_a_rail_fabric_from_python_runs_a_ring_on_one_rail():
     # GPU 2 of 4 servers meets at rail 2's one leaf: a star at 400 Gb/s, where the ring takes
     # 2(n-1) steps of A(S/n) (docs/collectives.md; exact in tests/it/rail.rs).
@@ -141,11 +152,8 @@ def test_a_rail_fabric_from_python_runs_a_ring_on_one_rail():
           .collective("r", "allreduce", ranks=[2, 6, 10, 14], size=400_000, chunk="1MB"))
     assert Scenario.from_toml_text(sc.to_toml()).spec == sc.spec
     res = run(sc, progress=False)
-    ps_per_byte = 8e12 / 400e9
-    wires = [1048] * 100
-    arrival_ns = (sum(wires) + max(wires)) * ps_per_byte / 1e3 + 2 * 1000
     c = res.collectives.row(0, named=True)
-    assert abs(c["end_ns"] - c["start_ns"] - (6 * arrival_ns + 5 * 60 * ps_per_byte / 1e3)) < 1e-6
+    assert abs(c["end_ns"] - c["start_ns"] - _ring_of_four_ns(400e9, 1000)) < 1e-6
     # Hosts, then 4 rail leaves, then 2 spines: 16 host links and 8 leaf-spine links.
     assert res.ports.filter(pl.col("node_kind") == "host").height == 16
     assert res.ports["link"].n_unique() == 16 + 4 * 2
@@ -159,11 +167,8 @@ def test_nvlink_from_python_carries_a_servers_ring():
           .collective("r", "allreduce", ranks=[0, 1, 2, 3], size=400_000, chunk="1MB"))
     assert Scenario.from_toml_text(sc.to_toml()).spec == sc.spec
     res = run(sc, progress=False)
-    ps_per_byte = 8e12 / 800e9
-    wires = [1048] * 100
-    arrival_ns = (sum(wires) + max(wires)) * ps_per_byte / 1e3 + 2 * 250
     c = res.collectives.row(0, named=True)
-    assert abs(c["end_ns"] - c["start_ns"] - (6 * arrival_ns + 5 * 60 * ps_per_byte / 1e3)) < 1e-6
+    assert abs(c["end_ns"] - c["start_ns"] - _ring_of_four_ns(800e9, 250)) < 1e-6
     # 8 rail links, 8 leaf-spine links, the 8 GPUs' NVLinks; the rails sent nothing, NVLink the ring.
     assert res.ports["link"].n_unique() == 8 + 8 + 8
     rails = res.ports.filter((pl.col("node_kind") == "host") & (pl.col("port") == 0))  # a GPU's first port: its rail
