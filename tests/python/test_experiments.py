@@ -237,6 +237,24 @@ def test_store_refuses_to_mix_sweeps_without_resume_and_resume_skips(tmp_path):
     assert load_table(tmp_path / "o", "ports")["run_id"].n_unique() == 3
 
 
+def test_only_runs_part_of_a_sweep_and_resume_adds_the_rest(tmp_path):
+    s = sweep_of({"traffic[0].size": [10_000, 20_000, 30_000]})
+    part = run_sweep(s, tmp_path / "o", LocalExecutor(1), progress=False, only={"traffic[0].size": "20000"})
+    assert (part.ok, part.skipped) == (1, 0)
+    assert [r["status"] for r in part.rows] == ["not run", "ok", "not run"]
+    rest = run_sweep(s, tmp_path / "o", LocalExecutor(1), resume=True, progress=False)
+    assert (rest.ok, rest.skipped) == (2, 1)
+    # The part's run is the whole sweep's run: the same id and the same ports table.
+    whole = run_sweep(s, tmp_path / "w", LocalExecutor(1), progress=False)
+    assert load_table(tmp_path / "o", "ports").sort("run_id", "node", "port").equals(
+        load_table(tmp_path / "w", "ports").sort("run_id", "node", "port"))
+    assert whole.ok == 3
+    with pytest.raises(SweepError, match=r"--only traffic\[0\].size=5: no run of t has it \(traffic\[0\].size takes 10000, 20000, 30000\)"):
+        s.select({"traffic[0].size": 5})
+    with pytest.raises(SweepError, match="--only seedx: not a swept path of t"):
+        s.select({"seedx": 1})
+
+
 def test_ray_executor_starts_its_own_local_instance_and_matches_local(tmp_path, capsys):
     # `--ray` with no address: RayExecutor starts a local Ray itself and shuts it down after.
     # Ray is a test dependency (rdmalab[test]); without it this fails rather than skips.

@@ -1,9 +1,9 @@
 """`rdmalab sweep`, `rdmalab plot`, `rdmalab repro`.
 
-    rdmalab sweep SWEEP.toml --out DIR [--workers N | --ray [ADDRESS]] [--resume] [--dry-run]
+    rdmalab sweep SWEEP.toml --out DIR [--workers N | --ray [ADDRESS]] [--resume] [--only PATH=VALUE] [--dry-run]
     rdmalab plot DIR [--kind slowdown,cdf,queue,rate,pfc,share] [--by PATH] [--where PATH=VALUE] [--out DIR]
     rdmalab repro list
-    rdmalab repro run NAME [--quick] [--out DIR] [--workers N | --ray [ADDRESS]] [--resume]
+    rdmalab repro run NAME [--quick] [--out DIR] [--workers N | --ray [ADDRESS]] [--resume] [--only PATH=VALUE]
 """
 
 from __future__ import annotations
@@ -59,6 +59,9 @@ def _executor_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--resume", action="store_true", help="continue a sweep in --out, skipping finished runs")
     p.add_argument("--retry-failed", action="store_true", help="with --resume, rerun the runs that failed")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--only", action="append", default=[], metavar="PATH=VALUE",
+                   help="run only the runs with this swept value (repeatable; e.g. "
+                        "fabric.path_selection=conweave); --resume in the same --out adds the rest later")
 
 
 def _executor(args: argparse.Namespace) -> Any:
@@ -75,7 +78,7 @@ def _run(sweep: Any, out: str, args: argparse.Namespace) -> Any:
     executor = _executor(args)
     try:
         report = run_sweep(sweep, out, executor, resume=args.resume, retry_failed=args.retry_failed,
-                           progress=not args.quiet)
+                           progress=not args.quiet, only=_where(args.only, "--only") or None)
     finally:
         if hasattr(executor, "close"):
             executor.close()
@@ -86,19 +89,21 @@ def _run(sweep: Any, out: str, args: argparse.Namespace) -> Any:
 def cmd_sweep(args: argparse.Namespace) -> int:
     sweep = Sweep.from_file(args.sweep)
     if args.dry_run:
-        for r in sweep.expand():
+        only = _where(args.only, "--only")
+        runs = sweep.select(only) if only else sweep.expand()
+        for r in runs:
             print(f"{r.run_id}  {r.label()}")
-        print(f"{len(sweep.expand())} runs")
+        print(f"{len(runs)} runs")
         return 0
     report = _run(sweep, args.out, args)
     return 130 if report.interrupted else (1 if report.failed else 0)
 
 
-def _where(items: list[str]) -> dict[str, Any]:
+def _where(items: list[str], flag: str = "--where") -> dict[str, Any]:
     out = {}
     for item in items:
         if "=" not in item:
-            raise ValueError(f"--where {item!r}: write PATH=VALUE")
+            raise ValueError(f"{flag} {item!r}: write PATH=VALUE")
         k, v = item.split("=", 1)
         try:
             out[k] = json.loads(v)

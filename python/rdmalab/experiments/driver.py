@@ -59,22 +59,27 @@ class SweepReport:
 
 
 def run_sweep(sweep: Sweep, out: str | Path, executor: Any = None, resume: bool = False,
-              retry_failed: bool = False, progress: bool = True) -> SweepReport:
+              retry_failed: bool = False, progress: bool = True,
+              only: dict[str, Any] | None = None) -> SweepReport:
     """Runs every run of `sweep` not yet in the store at `out`; returns the report.
 
     Without `resume`, a folder that already holds finished runs is an error. With it,
     finished runs are skipped (failed ones too, unless `retry_failed`). Ctrl-C stops the
-    sweep; finished runs stay stored and `resume` continues.
+    sweep; finished runs stay stored and `resume` continues. `only` (`Sweep.select`) runs a
+    part of the sweep; the report still lists every run (the others as "not run"), and a
+    later `resume` of the whole sweep in the same folder keeps what the part ran.
     """
     t0 = time.perf_counter()
     store = Store(out)
     runs = sweep.expand()
+    wanted = {r.run_id for r in sweep.select(only)} if only else None
     done = _finished(store, resume, retry_failed)
     store.write_manifest(sweep, runs)
-    todo = [r for r in runs if r.run_id not in done]
-    report = SweepReport(out=store.root, total=len(runs), skipped=len(runs) - len(todo))
+    todo = [r for r in runs if r.run_id not in done and (wanted is None or r.run_id in wanted)]
+    finished = sum(r.run_id in done for r in runs if wanted is None or r.run_id in wanted)
+    report = SweepReport(out=store.root, total=len(runs), skipped=finished)
     executor = executor or LocalExecutor()
-    bar = _Progress(sweep.name, len(runs), report.skipped, progress, executor)
+    bar = _Progress(sweep.name, len(todo) + finished, finished, progress, executor)
     by_id = {r.run_id: r for r in todo}
     results = executor.run([r.task() for r in todo], events=bar.event)
     try:

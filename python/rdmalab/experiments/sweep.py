@@ -157,6 +157,11 @@ class RunSpec:
         return {"run_id": self.run_id, "scenario": self.scenario, "base_dir": self.base_dir}
 
 
+def _same_value(have: Any, want: Any) -> bool:
+    """`--only`'s match: equal values, or a command-line text equal to the value's label."""
+    return have == want or (isinstance(want, str) and short_value(have) == want)
+
+
 def short_value(v: Any) -> str:
     """A parameter value in a run's label; a list of traffic entries by its kinds
     (`victim+parallel30`), not its JSON."""
@@ -213,6 +218,22 @@ class Sweep:
             for path, v in values.items():
                 set_path(spec, path, copy.deepcopy(v))
             runs.append(RunSpec(run_id(spec), values, spec, self.base_dir))
+        return runs
+
+    def select(self, only: dict[str, Any]) -> list[RunSpec]:
+        """The runs whose swept values match every `PATH: VALUE` of `only` (a value written on
+        the command line matches its TOML value, or that value's text). Raises `SweepError`
+        naming the path when it is not swept, or the values it takes when none matches."""
+        runs = self.expand()
+        dims = self.dimensions()
+        for path, want in only.items():
+            if path not in dims:
+                raise SweepError(f"--only {path}: not a swept path of {self.name} (swept: {', '.join(dims)})")
+            taken = list(dict.fromkeys(short_value(r.params.get(path)) for r in runs))
+            runs = [r for r in runs if _same_value(r.params.get(path), want)]
+            if not runs:
+                raise SweepError(f"--only {path}={short_value(want)}: no run of {self.name} has it "
+                                 f"({path} takes {', '.join(taken)})")
         return runs
 
     def _combinations(self):
