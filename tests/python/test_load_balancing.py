@@ -165,3 +165,22 @@ def test_conweave_runs_on_a_fat_tree_in_order():
     c = res.counters
     assert len(res.flows) == 8 and c["lb_reroutes"] > 0 and c["lb_control_packets"] > 0
     assert c["ooo_packets"] == 0 and c["lb_untracked"] == 0
+
+
+def test_size_bins_split_the_flows_into_tenths_by_size():
+    # ConWeave's by-size figure: sizes 1..100 with slowdown = size fall into ten bins of ten
+    # flows, whose median sizes are 5.5, 15.5, ... and whose p99 is numpy's at the bin's top.
+    import numpy as np
+    import polars as pl
+
+    from rdmalab.experiments.repro.load_balancing import size_bins
+
+    sizes = np.arange(1, 101, dtype=float)
+    bins = size_bins(pl.DataFrame({"size": sizes[::-1], "slowdown": sizes[::-1]}))
+    assert [b[0] for b in bins] == [10 * i + 5.5 for i in range(10)]
+    assert [b[1] for b in bins] == [10 * i + 5.5 for i in range(10)]
+    assert bins[0][2] == pytest.approx(1 + 0.99 * 9)
+    # A size shared by most flows is one bin, not split between tenths.
+    tied = pl.DataFrame({"size": [7.0] * 90 + [50.0] * 10, "slowdown": [1.0] * 90 + [3.0] * 10})
+    assert [(b[0], b[1]) for b in size_bins(tied)] == [(7.0, 1.0), (50.0, 3.0)]
+    assert size_bins(tied.clear()) == []

@@ -10,11 +10,15 @@ compares like with like is ConWeave's.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import polars as pl
+from matplotlib.ticker import FuncFormatter
 
 from rdmalab.experiments.repro.base import Comparison, Experiment
 from rdmalab.experiments.store import Store
+from rdmalab.plots import plt, save_figure
 
 #: One BDP on the 128-host fabric: 100 Gb/s x an 8 us base RTT (4 hops of 1 us each way).
 BDP_BYTES = 100_000
@@ -186,6 +190,79 @@ def report_variant(runs: pl.DataFrame, flows: pl.DataFrame, store: Store | None 
     return "\n".join(lines)
 
 
+#: Flow-size bins of the variant figure: equal shares of the flows (deciles of size), as the
+#: x axis of ConWeave's Figs 12-14 spaces its size classes.
+SIZE_BINS = 10
+#: A scheme's colour; lossless rows solid, IRN dashed.
+_SCHEME_COLOR = {"ecmp": "tab:blue", "letflow": "tab:green", "conga": "tab:purple", "drill": "tab:orange",
+                 "spray": "tab:brown", "conweave": "tab:red"}
+_RECOVERY_STYLE = {"go_back_n": "-", "irn": "--"}
+#: Log-scale slowdown ticks written as plain numbers (1.5, not 1.5 x 10^0).
+_PLAIN = FuncFormatter(lambda y, _pos: f"{y:g}")
+
+
+def _run_slowdowns(store: Store, run_id: str, warmup_ns: float) -> pl.DataFrame:
+    """One run's completed flows after the warm-up: size and slowdown only (a full
+    GoogleRPC2008 run has 13.5 M flows; the other columns are not read)."""
+    return (pl.scan_parquet(store.path("flows", run_id))
+            .filter((pl.col("status") == "completed") & (pl.col("start_ns") >= warmup_ns))
+            .select("size", "slowdown").collect())
+
+
+def size_bins(flows: pl.DataFrame, bins: int = SIZE_BINS) -> list[tuple[float, float, float]]:
+    """(median size, avg slowdown, p99 slowdown) per bin of `bins` equal shares of the flows
+    ordered by size; a size that spans several bins stays in one (ties are not split)."""
+    if flows.height == 0:
+        return []
+    f = flows.sort("size")
+    edges = np.unique(np.quantile(f["size"].to_numpy(), np.linspace(0, 1, bins + 1)[1:-1]))
+    idx = np.searchsorted(edges, f["size"].to_numpy(), side="right")
+    out = []
+    for b in np.unique(idx):
+        sel = idx == b
+        size, slow = f["size"].to_numpy()[sel], f["slowdown"].to_numpy()[sel]
+        out.append((float(np.median(size)), float(slow.mean()), float(np.percentile(slow, 99))))
+    return out
+
+
+def by_size_figure(sweep_dir, out_dir) -> list:
+    """ConWeave's Figs 12-14 shape: average and p99 FCT slowdown by flow size (deciles of the
+    flows) per scheme, lossless (solid) and with IRN (dashed); a variant of lb-conweave gets one
+    row per value of its swept setting."""
+    store = Store(sweep_dir)
+    name = store.manifest().get("name", "")
+    key = VARIANT_KEYS.get(name.removesuffix("-quick"))
+    warmup = WARMUP_NS if name in FULL else 0.0
+    runs = store.runs().filter(pl.col("status") == "ok")
+    values = sorted(set(runs[key].to_list()), key=lambda v: (isinstance(v, str), v)) if key else [None]
+    fig, axes = plt.subplots(len(values), 2, figsize=(10, 2.8 * len(values) + 0.6), squeeze=False)
+    for row, value in zip(axes, values):
+        of_value = runs.filter(pl.col(key) == value) if key else runs
+        for scheme, rec in ((s, r) for r in RECOVERIES for s in SCHEMES):
+            sel = of_value.filter((pl.col("fabric.path_selection") == scheme) & (pl.col("fabric.loss_recovery") == rec))
+            if sel.height == 0:
+                continue
+            points = size_bins(_run_slowdowns(store, sel["run_id"][0], warmup))
+            for ax, k in zip(row, (1, 2)):
+                ax.plot([p[0] for p in points], [p[k] for p in points], _RECOVERY_STYLE[rec], marker=".",
+                        color=_SCHEME_COLOR[scheme], label=f"{scheme} {_TAG[rec]}")
+        for ax, what in zip(row, ("average", "p99")):
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.yaxis.set_major_formatter(_PLAIN)
+            ax.yaxis.set_minor_formatter(_PLAIN)
+            ax.set_ylabel(f"{what} slowdown")
+            if key:
+                ax.set_title(f"{key.rsplit('.', 1)[-1]} = {_value_name(value)}", fontsize=9)
+            ax.grid(True, alpha=0.3)
+    for ax in axes[-1]:
+        ax.set_xlabel("flow size (bytes, median of each tenth of the flows)")
+    axes[0][0].legend(fontsize=7)
+    fig.suptitle(f"{name}: FCT slowdown by flow size", fontsize=10)
+    fig.tight_layout()
+    return save_figure(fig, Path(out_dir) / f"{name}_by_size", dpi=110)
+
+
 EXPERIMENTS = [
     Experiment(
         name="lb-conweave",
@@ -194,7 +271,7 @@ EXPERIMENTS = [
         citation="Song et al., Network Load Balancing with In-network Reordering Support for RDMA "
                  "(ConWeave), SIGCOMM 2023; setup from its public ns-3 artifact",
         sweep="lb_conweave.toml", quick="lb_conweave_quick.toml",
-        figures=["slowdown", "cdf"], by="fabric.path_selection", compare=compare_lb,
+        figures=["slowdown", "cdf"], by="fabric.path_selection", compare=compare_lb, extra_figures=by_size_figure,
         theirs="ConWeave's published improvements over ECMP (42.3 % average, 66.8 % p99 FCT) on the "
                "gain rows only; the conweave rows compare like with like, the others are reference points",
         needs_cc=["dcqcn"],
@@ -205,7 +282,7 @@ EXPERIMENTS = [
         citation="Song et al., Network Load Balancing with In-network Reordering Support for RDMA "
                  "(ConWeave), SIGCOMM 2023; setup from its public ns-3 artifact (issue 46)",
         sweep="lb_conweave_load80.toml", quick="lb_conweave_load80_quick.toml",
-        figures=["slowdown", "cdf"], by="fabric.path_selection", compare=compare_lb,
+        figures=["slowdown", "cdf"], by="fabric.path_selection", compare=compare_lb, extra_figures=by_size_figure,
         theirs="ConWeave's published improvements over ECMP (42.3 % average, 66.8 % p99 FCT; the paper "
                "reports its gains growing with load) on the gain rows only",
         needs_cc=["dcqcn"],
@@ -218,7 +295,7 @@ EXPERIMENTS = [
         sweep=f"lb_conweave_{variant}.toml", quick=f"lb_conweave_{variant}_quick.toml",
         figures=["slowdown", "cdf"], by="fabric.path_selection", compare=compare_variant,
         theirs="nothing published for this exact setup (NaN): ConWeave's gain over ECMP is ours alone",
-        needs_cc=["dcqcn"], report=report_variant,
+        needs_cc=["dcqcn"], report=report_variant, extra_figures=by_size_figure,
     ) for variant, what in (("buffer", "switch buffer 2, 4, 6, 9, 12, 24 MB"),
                             ("loss", "per-link loss 1e-6, 1e-5, 1e-4, 1e-3"),
                             ("workloads", "AliStorage2019, FbHdp2015, GoogleRPC2008, Solar2022 and WebSearch"),
