@@ -28,7 +28,7 @@ pub use ib::LinkLayer;
 pub use int::{IntHeader, IntHop, IntSlab};
 pub use mmu::{Admission, MmuConfig, SwitchMmu};
 pub use packet::{Packet, PacketKind};
-pub use pool::{PacketPool, PacketRef};
+pub use pool::{PacketPool, PacketQueue, PacketRef};
 pub use port::{PortCounters, PortState};
 pub use txclock::TxClock;
 pub use wire::Wire;

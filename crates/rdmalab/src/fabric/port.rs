@@ -4,11 +4,9 @@
 //! wire (`LinkArrive` for the head packet): the packets on the wire wait in `in_flight`,
 //! whose arrival times are non-decreasing because a link delivers in order.
 
-use std::collections::VecDeque;
-
 use crate::fabric::arbitration::InputArbiter;
 use crate::fabric::classes::ClassSched;
-use crate::fabric::{Packet, PacketPool, PacketRef, Wire, NUM_PRIOS};
+use crate::fabric::{Packet, PacketPool, PacketQueue, PacketRef, Wire, NUM_PRIOS};
 use crate::ids::{NicId, NodeId, PortId, SwitchId};
 use crate::units::{Rate, Time};
 
@@ -100,9 +98,9 @@ pub struct PortState {
     // --- line 2
     /// Bytes in each egress queue.
     pub queue_bytes: [u64; NUM_PRIOS],
-    // --- lines 3-6
-    /// Egress queues (switches only; hosts arbitrate in the RNIC).
-    pub queues: [VecDeque<PacketRef>; NUM_PRIOS],
+    // --- line 3
+    /// Egress queues (switches only; hosts arbitrate in the RNIC), linked through the pool.
+    pub queues: [PacketQueue; NUM_PRIOS],
     // --- cold
     /// The class scheduler of a switch port when the run has `[[fabric.classes]]`
     /// (`fabric::classes`); `None`: the built-in one. (Read only on the out-of-line
@@ -192,15 +190,16 @@ impl PortState {
     #[inline(always)]
     pub fn enqueue(&mut self, q: usize, pkt: Packet, pool: &mut PacketPool) {
         self.queue_bytes[q] += pkt.wire as u64;
-        self.queues[q].push_back(pool.park(pkt));
+        let r = pool.park(pkt);
+        self.queues[q].push_back(r, pool);
         self.occupied |= 1 << q;
     }
 
     /// Appends the packet parked at `r` (of `wire` bytes) to class `q`.
     #[inline(always)]
-    pub fn enqueue_parked(&mut self, q: usize, r: PacketRef, wire: u32) {
+    pub fn enqueue_parked(&mut self, q: usize, r: PacketRef, wire: u32, pool: &mut PacketPool) {
         self.queue_bytes[q] += wire as u64;
-        self.queues[q].push_back(r);
+        self.queues[q].push_back(r, pool);
         self.occupied |= 1 << q;
     }
 
@@ -209,42 +208,44 @@ impl PortState {
     /// decides when it joins the class's queue.
     #[cold]
     #[inline(never)]
-    pub fn enqueue_special(&mut self, q: usize, r: PacketRef, wire: u32, input: u16) {
+    pub fn enqueue_special(&mut self, q: usize, r: PacketRef, wire: u32, input: u16, pool: &mut PacketPool) {
         match self.arbiter.as_deref_mut() {
             Some(a) if InputArbiter::arbitrates(q) => {
                 self.queue_bytes[q] += wire as u64;
                 self.occupied |= 1 << q;
                 a.push(q, input, r, wire);
                 if self.queues[q].is_empty() {
-                    self.queues[q].extend(a.pop(q));
+                    if let Some(next) = a.pop(q) {
+                        self.queues[q].push_back(next, pool);
+                    }
                 }
             }
-            _ => self.enqueue_parked(q, r, wire),
+            _ => self.enqueue_parked(q, r, wire, pool),
         }
     }
 
     /// After class `q` sent its head packet: the arbiter, if any, picks the next one.
     #[inline]
-    fn refill(&mut self, q: usize) {
-        if let Some(a) = self.arbiter.as_deref_mut() {
-            self.queues[q].extend(a.pop(q));
+    fn refill(&mut self, q: usize, pool: &mut PacketPool) {
+        if let Some(next) = self.arbiter.as_deref_mut().and_then(|a| a.pop(q)) {
+            self.queues[q].push_back(next, pool);
         }
     }
 
     /// The packets class `q` holds: the queue's, then those its arbiter has not yet picked.
-    pub fn queued(&self, q: usize) -> impl Iterator<Item = PacketRef> + '_ {
+    pub fn queued<'a>(&'a self, q: usize, pool: &'a PacketPool) -> impl Iterator<Item = PacketRef> + 'a {
         let held = self.arbiter.as_deref().into_iter().flat_map(move |a| a.held(q));
-        self.queues[q].iter().copied().chain(held)
+        self.queues[q].iter(pool).chain(held)
     }
 
     /// `dequeue`, leaving the packet parked: returns its class and reference.
     #[inline]
     pub fn dequeue_parked(&mut self, pool: &PacketPool) -> Option<(usize, PacketRef)> {
         let q = self.next_class()?;
-        let r = self.queues[q].pop_front()?;
+        let r = self.queues[q].pop_front(pool)?;
         self.queue_bytes[q] -= pool.get(r).wire as u64;
         match self.queues[q].front() {
-            Some(&next) => pool.prefetch(next), // sent a packet time from now
+            Some(next) => pool.prefetch(next), // sent a packet time from now
             None => self.occupied &= !(1 << q),
         }
         Some((q, r))
@@ -259,9 +260,10 @@ impl PortState {
     #[inline]
     pub fn dequeue(&mut self, pool: &mut PacketPool) -> Option<(usize, Packet)> {
         let q = self.next_class()?;
-        let p = pool.take(self.queues[q].pop_front()?);
+        let r = self.queues[q].pop_front(pool)?;
+        let p = pool.take(r);
         self.queue_bytes[q] -= p.wire as u64;
-        self.refill(q);
+        self.refill(q, pool);
         if self.queues[q].is_empty() {
             self.occupied &= !(1 << q);
         }
@@ -271,9 +273,10 @@ impl PortState {
     /// Takes class `q`'s head packet whatever the scheduler would serve (a mechanism drops
     /// it, `sim::mech::actions::Action::DiscardClass`).
     pub fn take_from_class(&mut self, q: usize, pool: &mut PacketPool) -> Option<Packet> {
-        let p = pool.take(self.queues[q].pop_front()?);
+        let r = self.queues[q].pop_front(pool)?;
+        let p = pool.take(r);
         self.queue_bytes[q] -= p.wire as u64;
-        self.refill(q);
+        self.refill(q, pool);
         if self.queues[q].is_empty() {
             self.occupied &= !(1 << q);
         }
@@ -307,11 +310,12 @@ impl PortState {
         }
         let queues = &self.queues;
         let sched = self.classes.as_deref_mut()?;
-        let q = sched.pick(ready, |q| queues[q].front().map_or(0, |&r| pool.get(r).wire));
-        let p = pool.take(self.queues[q].pop_front()?);
+        let q = sched.pick(ready, |q| queues[q].front().map_or(0, |r| pool.get(r).wire));
+        let r = self.queues[q].pop_front(pool)?;
+        let p = pool.take(r);
         self.queue_bytes[q] -= p.wire as u64;
-        if let Some(a) = self.arbiter.as_deref_mut() {
-            self.queues[q].extend(a.pop(q)); // `refill`, beside the borrowed scheduler
+        if let Some(next) = self.arbiter.as_deref_mut().and_then(|a| a.pop(q)) {
+            self.queues[q].push_back(next, pool); // `refill`, beside the borrowed scheduler
         }
         let emptied = self.queues[q].is_empty();
         if emptied {
@@ -469,5 +473,8 @@ mod layout {
         assert!(ws <= 48, "{ws}");
         assert_eq!(offset_of!(PortState, queue_bytes), 128);
         assert_eq!(offset_of!(PortState, queues), 192);
+        // The linked queues (8 bytes each) fill one line where `VecDeque`s took four.
+        assert_eq!(std::mem::size_of::<[super::PacketQueue; crate::fabric::NUM_PRIOS]>(), 64);
+        assert_eq!(std::mem::size_of::<PortState>(), 384);
     }
 }

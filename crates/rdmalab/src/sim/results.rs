@@ -171,7 +171,7 @@ impl Simulation {
             .ports
             .iter()
             .map(|st| {
-                let queued = (0..crate::fabric::NUM_PRIOS).flat_map(|q| st.queued(q));
+                let queued = (0..crate::fabric::NUM_PRIOS).flat_map(|q| st.queued(q, &self.packets));
                 let parked = st.in_flight.iter().map(|&(_, r, _)| r).chain(queued);
                 parked.map(|r| data(self.packets.get(r))).sum::<u64>()
             })

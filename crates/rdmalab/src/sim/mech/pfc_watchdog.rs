@@ -178,7 +178,7 @@ pub(in crate::sim) fn on_timer(
     match (watch.storm, watch.paused_at) {
         (None, Some(paused_at)) => {
             let tp = &view.topo.ports[port.idx()];
-            let queued = view.ports[port.idx()].queued(class as usize).count() as u64;
+            let queued = view.ports[port.idx()].queued(class as usize, view.packets).count() as u64;
             let drop = w.cfg.action == PfcWatchdogAction::Drop;
             watch.storm = Some(w.storms.len());
             watch.paused_at = None;

@@ -299,7 +299,7 @@ impl Simulation {
                     share.stuck.push((at, paused_at));
                 }
                 let mut last = PortId::NONE;
-                for r in st.queued(q) {
+                for r in st.queued(q, &self.packets) {
                     let ingress = self.packets.get(r).ingress;
                     if ingress != last {
                         last = ingress;

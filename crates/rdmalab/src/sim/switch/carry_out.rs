@@ -115,7 +115,7 @@ impl Simulation {
         match a {
             Action::Enqueue { at, egress, r, queue } => self.switch_enqueue_parked(at, egress, r, queue),
             Action::Requeue { egress, class, r, wire } => {
-                self.ports[egress.idx()].enqueue_parked(class as usize, r, wire);
+                self.ports[egress.idx()].enqueue_parked(class as usize, r, wire, &mut self.packets);
             }
             Action::Hold { at, egress, r, queue } => {
                 let Some((class, wire, _)) = self.admit::<false>(at, egress, r) else { return };

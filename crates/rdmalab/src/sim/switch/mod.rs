@@ -124,9 +124,9 @@ impl Simulation {
         let queue = queue.map_or(class, usize::from);
         let st = &mut self.ports[egress.idx()];
         if SPECIAL {
-            st.enqueue_special(queue, r, wire, local); // the input-port arbiter's hook
+            st.enqueue_special(queue, r, wire, local, &mut self.packets); // the input-port arbiter's hook
         } else {
-            st.enqueue_parked(queue, r, wire);
+            st.enqueue_parked(queue, r, wire, &mut self.packets);
         }
         self.switch_kick(egress);
     }
