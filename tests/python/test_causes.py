@@ -84,3 +84,17 @@ def test_every_script_is_on_the_base(script, capsys):
     assert inv.name == script and inv.parts and set(inv.default) <= set(inv.parts)
     assert inv.main(["no-such-part"]) == 2
     assert ", ".join(inv.parts) in capsys.readouterr().err
+
+
+def test_conweave_causes_rows_fill_their_header():
+    # Every column of conweave_causes' table has its value in a row (the drops and pauses
+    # columns came with the `buffer` part), and the parts are there by name.
+    from rdmalab.experiments.causes import conweave_causes as cw
+
+    r = {k: 1 for k in ("avg", "p99", "ooo", "nacks", "retx", "untracked", "reorder_timeouts", "reorder_unheld",
+                        "lb_reroutes", "drops", "release_drops", "pauses", "wall")}
+    r.update({k: 0 for k in cw.CAUSES} | {"gaps_" + k: 0 for k in cw.CAUSES})
+    header, rule = cw.HEADER.splitlines()
+    line = cw.row("50 % | ecmp", r)
+    assert line.count("|") == header.count("|") == rule.count("|")
+    assert {"50", "80", "variants", "buffer"} <= set(cw.INVESTIGATION.parts)

@@ -208,7 +208,7 @@ impl Simulation {
         let buffer_drops =
             c.drops - c.link_error_losses - c.link_down_losses - c.no_route_drops - self.mech.deliberate_drops;
         match &self.cfg.classes {
-            None if self.cfg.lossless && buffer_drops > 0 => {
+            None if self.cfg.lossless && self.mech.keeps_lossless() && buffer_drops > 0 => {
                 return Err(Error::Invariant(format!("{buffer_drops} packets dropped in lossless mode")));
             }
             None => {}

@@ -246,6 +246,12 @@ impl LoadBalancer {
         self.conweave.as_ref().map(|c| c.table_kind())
     }
 
+    /// ConWeave holds packets outside the buffer until it releases them
+    /// (`conweave_admit_on_release`).
+    pub fn conweave_admits_on_release(&self) -> bool {
+        self.conweave.as_ref().is_some_and(|c| c.admit_on_release())
+    }
+
     /// Payload bytes held in ConWeave's reorder queues (byte conservation).
     pub fn held_payload(&self, pool: &super::PacketPool) -> u64 {
         self.conweave.as_ref().map_or(0, |c| c.held_payload(pool))

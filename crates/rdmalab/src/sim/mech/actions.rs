@@ -18,6 +18,10 @@ pub(in crate::sim) enum Action {
     /// buffer, a PAUSE when a threshold is crossed, a drop when full), then `egress`'s queue
     /// (`queue`, or the class the packet was admitted in). A failed egress loses it.
     Enqueue { at: PortId, egress: PortId, r: PacketRef, queue: Option<u8> },
+    /// `Enqueue` for a packet a mechanism held outside the buffer (ConWeave under
+    /// `conweave_admit_on_release`, as the ns-3 artifact does); a refusal counts as ConWeave's
+    /// `release_drops`. Such a run is not lossless (`Mechanisms::keeps_lossless`).
+    AdmitReleased { at: PortId, egress: PortId, r: PacketRef },
     /// A packet admitted earlier (and held by the mechanism) into `egress`'s queue `class`,
     /// without a second admission; the port's scheduler is left to a `Kick`.
     Requeue { egress: PortId, class: u8, r: PacketRef, wire: u32 },

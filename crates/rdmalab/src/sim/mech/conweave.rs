@@ -138,7 +138,7 @@ fn release(lb: &mut LoadBalancer, v: &SwitchView<'_>, q: u32, out: &mut Vec<Acti
     for (r, class, wire) in released.drain(..) {
         out.push(if later {
             // Admitted now, at its own ingress (stamped when held).
-            Action::Enqueue { at: v.packets.get(r).ingress, egress, r, queue: None }
+            Action::AdmitReleased { at: v.packets.get(r).ingress, egress, r }
         } else {
             Action::Requeue { egress, class, r, wire }
         });

@@ -59,6 +59,9 @@ pub(super) fn balancer_counters(lb: Option<&LoadBalancer>, c: &mut NamedCounts) 
     if lb.is_some_and(|l| l.conweave_table_kind() == Some(TableKind::Exact)) {
         c.push_conditional("lb_table_full", t.table_full);
     }
+    if lb.is_some_and(|l| l.conweave_admits_on_release()) {
+        c.push_conditional("reorder_release_drops", t.release_drops);
+    }
 }
 
 /// ConWeave's out-of-order arrivals and gaps by cause, only where it sent control packets

@@ -181,6 +181,13 @@ impl Mechanisms {
 pub const TABLE_SCHEMAS: &[TableSchema] = &[lb_tables::BALANCE, lb_tables::REORDER, rnr::TABLE, pfc_watchdog::TABLE];
 
 impl Mechanisms {
+    /// False when a mechanism lets a lossless fabric drop at its buffers by design: ConWeave
+    /// holding packets outside the buffer and admitting them only when released (the ns-3
+    /// artifact's model, `conweave_admit_on_release`). The lossless check is then off.
+    pub(crate) fn keeps_lossless(&self) -> bool {
+        !self.lb.as_deref().is_some_and(|l| l.conweave_admits_on_release())
+    }
+
     /// Every mechanism's counters by name, in a fixed order: the counts every run reports
     /// (zeros where a mechanism is off), then the conditional ones (ConWeave's causes) last,
     /// so that columns never move. A mechanism with counters adds its call here.

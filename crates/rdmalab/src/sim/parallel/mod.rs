@@ -320,7 +320,8 @@ impl ParallelRun {
             )));
         }
         let buffer_drops = c.drops - c.link_error_losses - c.link_down_losses - c.no_route_drops - r.deliberate_drops;
-        if self.parts[0].cfg.lossless && self.parts[0].cfg.classes.is_none() && buffer_drops > 0 {
+        let lossless = self.parts[0].cfg.lossless && self.parts[0].mech.keeps_lossless();
+        if lossless && self.parts[0].cfg.classes.is_none() && buffer_drops > 0 {
             return Err(Error::Invariant(format!("{buffer_drops} packets dropped in lossless mode")));
         }
         // Classes with PFC off may drop at admission; nothing else may (as in one simulation).

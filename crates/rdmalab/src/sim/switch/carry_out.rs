@@ -114,6 +114,14 @@ impl Simulation {
     fn apply(&mut self, a: Action) {
         match a {
             Action::Enqueue { at, egress, r, queue } => self.switch_enqueue_parked(at, egress, r, queue),
+            Action::AdmitReleased { at, egress, r } => {
+                let before = self.counters.drops;
+                self.switch_enqueue_parked(at, egress, r, None);
+                let refused = self.counters.drops - before;
+                if let Some(lb) = self.mech.lb.as_deref_mut() {
+                    lb.tally.release_drops += refused;
+                }
+            }
             Action::Requeue { egress, class, r, wire } => {
                 self.ports[egress.idx()].enqueue_parked(class as usize, r, wire, &mut self.packets);
             }

@@ -249,6 +249,9 @@ pub struct Tally {
     pub untracked: u64,
     /// Of `untracked`, those the exact table had no room for (0 under the direct table).
     pub table_full: u64,
+    /// Under `conweave_admit_on_release`: released packets the buffer refused (the
+    /// artifact's `DoSwitchSend` drops them too, lossless fabric or not).
+    pub release_drops: u64,
 }
 
 /// The flow's hash, the same at both ToRs and for the replies coming back (the data
