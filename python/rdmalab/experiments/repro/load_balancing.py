@@ -197,8 +197,16 @@ SIZE_BINS = 10
 _SCHEME_COLOR = {"ecmp": "tab:blue", "letflow": "tab:green", "conga": "tab:purple", "drill": "tab:orange",
                  "spray": "tab:brown", "conweave": "tab:red"}
 _RECOVERY_STYLE = {"go_back_n": "-", "irn": "--"}
-#: Log-scale slowdown ticks written as plain numbers (1.5, not 1.5 x 10^0).
-_PLAIN = FuncFormatter(lambda y, _pos: f"{y:g}")
+def _plain_tick(y: float, _pos: int) -> str:
+    """A log-scale slowdown tick as a plain number (2, not 2 x 10^0), labelled only at 1, 2,
+    3 and 5 times a power of ten so that a wide axis stays readable."""
+    if y <= 0:
+        return ""
+    lead = round(y / 10 ** np.floor(np.log10(y)), 6)
+    return f"{y:g}" if lead in (1, 2, 3, 5) else ""
+
+
+_PLAIN = FuncFormatter(_plain_tick)
 
 
 def _run_slowdowns(store: Store, run_id: str, warmup_ns: float) -> pl.DataFrame:
@@ -257,7 +265,7 @@ def by_size_figure(sweep_dir, out_dir) -> list:
             ax.grid(True, alpha=0.3)
     for ax in axes[-1]:
         ax.set_xlabel("flow size (bytes, median of each tenth of the flows)")
-    axes[0][0].legend(fontsize=7)
+    axes[0][0].legend(fontsize=7, handlelength=3.5)
     fig.suptitle(f"{name}: FCT slowdown by flow size", fontsize=10)
     fig.tight_layout()
     return save_figure(fig, Path(out_dir) / f"{name}_by_size", dpi=110)
