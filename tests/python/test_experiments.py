@@ -539,3 +539,18 @@ def test_a_figure_legend_names_a_traffic_list_by_its_case_not_its_json():
     assert _legend_value(parallel) == "split-parallel"
     assert _legend_value('[{"kind":"poisson","cdf":"fb_hadoop","load":0.9}]') == "benign"
     assert _legend_value("dcqcn") == "dcqcn" and _legend_value("0.3") == "0.3"
+
+
+def test_a_table_read_by_columns_keeps_only_those_with_parameters_as_categories(tmp_path):
+    # What a sweep of tens of millions of flows is loaded with (figures, lb comparisons).
+    s = sweep_of({"traffic[0].size": [10_000, 20_000], "fabric.cc": ["dcqcn", "none"]})
+    run_sweep(s, tmp_path / "o", LocalExecutor(1), progress=False)
+    store = Store(tmp_path / "o")
+    whole = store.table("flows")
+    part = store.table("flows", columns=("size", "slowdown", "no_such_column"))
+    assert part.columns == ["run_id", "size", "slowdown", "label", "traffic[0].size", "fabric.cc", "seed"]
+    assert part.schema["fabric.cc"] == pl.Categorical and part.schema["traffic[0].size"] == whole.schema["traffic[0].size"]
+    key = ["run_id", "size", "slowdown"]
+    assert part.with_columns(pl.col("fabric.cc", "label").cast(pl.Utf8)).sort(key).equals(
+        whole.select(part.columns).sort(key))
+    assert part.filter(pl.col("fabric.cc") == "none").height == whole.filter(pl.col("fabric.cc") == "none").height > 0

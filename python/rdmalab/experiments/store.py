@@ -148,25 +148,40 @@ class Store:
                                         "wall_s": pl.Float64})
         return _concat(frames)
 
-    def table(self, name: str, runs: pl.DataFrame | None = None, params: bool = True) -> pl.DataFrame:
+    def table(self, name: str, runs: pl.DataFrame | None = None, params: bool = True,
+              columns: tuple[str, ...] | None = None) -> pl.DataFrame:
         """A per-run table (`flows`, `ports`, `pfc`, `queues`, `rates`, `messages`, `chunks`, `paths`) of every run, with `run_id` and,
-        when `params`, the sweep's parameter columns joined on."""
+        when `params`, the sweep's parameter columns joined on. `columns`: read only these
+        (those a file has) and `run_id`, with the joined text parameters as categories: a
+        sweep of tens of millions of flows then fits in a few GB."""
         d = self.root / name
         files = sorted(p for p in d.glob("*.parquet") if not p.name.startswith(".")) if d.is_dir() else []
         finished = set(self.run_ids())
-        frames = [pl.read_parquet(p) for p in files if p.stem in finished]
+        frames = [_read(p, columns) for p in files if p.stem in finished]
         if not frames:
             return pl.DataFrame(schema={"run_id": pl.Utf8})
         df = _concat(frames)
         if params:
             runs = self.runs() if runs is None else runs
             cols = ["run_id", "label"] + [c for c in self.dimensions() if c in runs.columns]
-            df = df.join(runs.select(cols), on="run_id", how="left")
+            joined = runs.select(cols)
+            if columns is not None:
+                text = [c for c in cols[1:] if joined.schema[c] == pl.Utf8]
+                joined = joined.with_columns(pl.col(text).cast(pl.Categorical))
+            df = df.join(joined, on="run_id", how="left")
         return df
 
     def dimensions(self) -> list[str]:
         """The sweep's varied parameters (from the manifest)."""
         return list(self.manifest().get("dimensions", []))
+
+
+def _read(path: Path, columns: tuple[str, ...] | None) -> pl.DataFrame:
+    """One run's table file, all its columns or those of `columns` it has (and `run_id`)."""
+    if columns is None:
+        return pl.read_parquet(path)
+    have = pl.read_parquet_schema(path)
+    return pl.read_parquet(path, columns=[c for c in dict.fromkeys(("run_id", *columns)) if c in have])
 
 
 def _concat(frames: list[pl.DataFrame]) -> pl.DataFrame:
@@ -178,14 +193,15 @@ def _concat(frames: list[pl.DataFrame]) -> pl.DataFrame:
         return pl.concat(frames, how="diagonal_relaxed")
 
 
-def load_sweep(root: str | Path) -> tuple[pl.DataFrame, pl.DataFrame]:
+def load_sweep(root: str | Path, columns: tuple[str, ...] | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """A sweep folder as DataFrames: (runs, flows). `flows` carries `run_id`, the run's
-    `label` and its parameter columns, ready to group by."""
+    `label` and its parameter columns, ready to group by; `columns`: only these of the flow
+    table (`Store.table`)."""
     store = Store(root)
     if not (store.root / "runs").is_dir():
         raise FileNotFoundError(f"{root}: not a sweep folder (no runs/ inside)")
     runs = store.runs()
-    return runs, store.table("flows", runs)
+    return runs, store.table("flows", runs, columns=columns)
 
 
 def load_table(root: str | Path, name: str) -> pl.DataFrame:

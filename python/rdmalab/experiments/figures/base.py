@@ -66,10 +66,12 @@ def _sweep_order(store: Store) -> dict[str, int]:
     return {r["run_id"]: i for i, r in enumerate(store.manifest().get("runs", []))}
 
 
-def group_tables(store: Store, table: str, by: str, where: dict[str, Any] | None) -> dict[str, pl.DataFrame]:
-    """`table` rows of the selected runs, split by the value of `by` (in sorted order)."""
+def group_tables(store: Store, table: str, by: str, where: dict[str, Any] | None,
+                 columns: tuple[str, ...] | None = None) -> dict[str, pl.DataFrame]:
+    """`table` rows of the selected runs (only `columns` of it, if given), split by the value of
+    `by` (in sorted order)."""
     runs = select_runs(store, by, where)
-    df = store.table(table, params=False)
+    df = store.table(table, params=False, columns=columns)
     if df.height == 0 or "run_id" not in df.columns or df.width <= 1:
         raise NoData(f"the sweep has no `{table}` data")
     df = df.join(runs.select("run_id", "group", by), on="run_id", how="inner")

@@ -23,13 +23,18 @@ from rdmalab.plots import interval_steps, log_axis, plt, save_figure, slowdown_b
 from rdmalab.results import port_label
 
 
+#: The flow-table columns the slowdown and CDF figures read (a sweep's other columns are not
+#: loaded: tens of millions of flows would not fit).
+FLOW_FIGURE_COLUMNS = ("size", "slowdown", "fct_ns", "status", "start_ns")
+
+
 # -- the figures ---------------------------------------------------------------------------
 def slowdown_vs_size(sweep: str | Path, by: str | None = None, out: str | Path | None = None,
                      where: dict[str, Any] | None = None, title: str | None = None) -> list[Path]:
     """FCT slowdown vs flow size: p50/p95/p99 per 5 %-of-flows bucket (HPCC paper style)."""
     store = Store(sweep)
     by = by or default_by(store)
-    groups = group_tables(store, "flows", by, where)
+    groups = group_tables(store, "flows", by, where, FLOW_FIGURE_COLUMNS)
     return slowdown_by_size_frames(groups, out_path(store, out, "slowdown"), figure_title(store, title, "FCT slowdown"))
 
 
@@ -39,7 +44,7 @@ def fct_cdf(sweep: str | Path, by: str | None = None, out: str | Path | None = N
     store = Store(sweep)
     by = by or default_by(store)
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 3.8))
-    for g, df in group_tables(store, "flows", by, where).items():
+    for g, df in group_tables(store, "flows", by, where, FLOW_FIGURE_COLUMNS).items():
         for ax, col, scale in ((a, "fct_ns", 1e-3), (b, "slowdown", 1.0)):
             x = df[col].to_numpy() * scale
             x = np.sort(x[~np.isnan(x)])  # unreachable flows have no FCT

@@ -43,7 +43,7 @@ def get(name: str) -> Experiment:
 
 def comparison_table(exp: Experiment, sweep_dir: str | Path) -> str:
     """Our numbers beside theirs, as printed by `rdmalab repro run`."""
-    runs, flows = load_sweep(sweep_dir)
+    runs, flows = load_sweep(sweep_dir, exp.flow_columns)
     flows = flows.filter(pl.col("run_id").is_in(runs.filter(pl.col("status") == "ok")["run_id"].implode()))
     # Runs of long flows may complete none and still have numbers (e.g. tenant shares).
     ok = runs.filter(pl.col("status") == "ok").height if runs.height else 0

@@ -54,6 +54,9 @@ class Experiment:
     #: (output folder, quick) -> rows: an experiment that runs no sweep (e.g. a solver's
     #: convergence); `sweep` and `quick` are then empty.
     solve: Callable[[Path, bool], list[Comparison]] | None = None
+    #: The flow-table columns `compare` and `report` read (None: all): a sweep of tens of
+    #: millions of flows is loaded with only these.
+    flow_columns: tuple[str, ...] | None = None
     #: The numbers beside ours are computed from each run's own scenario (closed forms), so a
     #: quick run's are its own rather than the full experiment's.
     theirs_from_runs: bool = False

@@ -38,6 +38,10 @@ FULL = ("lb-conweave", "lb-conweave-load80", "lb-conweave-buffer", "lb-conweave-
         "lb-conweave-fattree")
 
 
+#: The flow-table columns the comparisons read (a full GoogleRPC2008 run has 13.5 M flows).
+LB_FLOW_COLUMNS = ("size", "slowdown", "status", "start_ns")
+
+
 def _stats(slowdown: np.ndarray) -> dict[str, float]:
     if slowdown.size == 0:
         return {k: float("nan") for k in ("avg", "p50", "p95", "p99")}
@@ -282,7 +286,7 @@ EXPERIMENTS = [
         figures=["slowdown", "cdf"], by="fabric.path_selection", compare=compare_lb, extra_figures=by_size_figure,
         theirs="ConWeave's published improvements over ECMP (42.3 % average, 66.8 % p99 FCT) on the "
                "gain rows only; the conweave rows compare like with like, the others are reference points",
-        needs_cc=["dcqcn"],
+        needs_cc=["dcqcn"], flow_columns=LB_FLOW_COLUMNS,
     ),
     Experiment(
         name="lb-conweave-load80",
@@ -293,7 +297,7 @@ EXPERIMENTS = [
         figures=["slowdown", "cdf"], by="fabric.path_selection", compare=compare_lb, extra_figures=by_size_figure,
         theirs="ConWeave's published improvements over ECMP (42.3 % average, 66.8 % p99 FCT; the paper "
                "reports its gains growing with load) on the gain rows only",
-        needs_cc=["dcqcn"],
+        needs_cc=["dcqcn"], flow_columns=LB_FLOW_COLUMNS,
     ),
     *[Experiment(
         name=f"lb-conweave-{variant}",
@@ -303,7 +307,7 @@ EXPERIMENTS = [
         sweep=f"lb_conweave_{variant}.toml", quick=f"lb_conweave_{variant}_quick.toml",
         figures=["slowdown", "cdf"], by="fabric.path_selection", compare=compare_variant,
         theirs="nothing published for this exact setup (NaN): ConWeave's gain over ECMP is ours alone",
-        needs_cc=["dcqcn"], report=report_variant, extra_figures=by_size_figure,
+        needs_cc=["dcqcn"], flow_columns=LB_FLOW_COLUMNS, report=report_variant, extra_figures=by_size_figure,
     ) for variant, what in (("buffer", "switch buffer 2, 4, 6, 9, 12, 24 MB"),
                             ("loss", "per-link loss 1e-6, 1e-5, 1e-4, 1e-3"),
                             ("workloads", "AliStorage2019, FbHdp2015, GoogleRPC2008, Solar2022 and WebSearch"),
