@@ -554,3 +554,18 @@ def test_a_table_read_by_columns_keeps_only_those_with_parameters_as_categories(
     assert part.with_columns(pl.col("fabric.cc", "label").cast(pl.Utf8)).sort(key).equals(
         whole.select(part.columns).sort(key))
     assert part.filter(pl.col("fabric.cc") == "none").height == whole.filter(pl.col("fabric.cc") == "none").height > 0
+
+
+def test_a_cdf_of_many_flows_is_drawn_with_a_few_thousand_exact_points():
+    import numpy as np
+
+    from rdmalab.experiments.figures.standard import CDF_POINTS, cdf_steps
+
+    x = np.sort(np.random.default_rng(3).exponential(size=1_000_003))
+    v, f = cdf_steps(x)
+    assert len(v) == CDF_POINTS and v[0] == x[0] and v[-1] == x[-1] and f[-1] == 1.0
+    # Every point drawn is a point of the exact CDF: the fraction of values at or below it.
+    assert np.array_equal(np.searchsorted(x, v, side="right") / len(x), f)
+    small = np.array([1.0, 2.0, 3.0])
+    assert [list(a) for a in cdf_steps(small)] == [[1.0, 2.0, 3.0], [1 / 3, 2 / 3, 1.0]]
+    assert [len(a) for a in cdf_steps(np.zeros(0))] == [0, 0]

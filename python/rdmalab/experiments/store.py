@@ -166,7 +166,7 @@ class Store:
             cols = ["run_id", "label"] + [c for c in self.dimensions() if c in runs.columns]
             joined = runs.select(cols)
             if columns is not None:
-                text = [c for c in cols[1:] if joined.schema[c] == pl.Utf8]
+                text = [c for c in cols if joined.schema[c] == pl.Utf8]
                 joined = joined.with_columns(pl.col(text).cast(pl.Categorical))
             df = df.join(joined, on="run_id", how="left")
         return df
@@ -177,11 +177,13 @@ class Store:
 
 
 def _read(path: Path, columns: tuple[str, ...] | None) -> pl.DataFrame:
-    """One run's table file, all its columns or those of `columns` it has (and `run_id`)."""
+    """One run's table file, all its columns or those of `columns` it has (and `run_id`), the
+    text ones then as categories (a run id or a status repeated on every row costs 4 bytes)."""
     if columns is None:
         return pl.read_parquet(path)
     have = pl.read_parquet_schema(path)
-    return pl.read_parquet(path, columns=[c for c in dict.fromkeys(("run_id", *columns)) if c in have])
+    df = pl.read_parquet(path, columns=[c for c in dict.fromkeys(("run_id", *columns)) if c in have])
+    return df.with_columns(pl.col(pl.Utf8).cast(pl.Categorical))
 
 
 def _concat(frames: list[pl.DataFrame]) -> pl.DataFrame:

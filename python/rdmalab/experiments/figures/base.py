@@ -74,7 +74,10 @@ def group_tables(store: Store, table: str, by: str, where: dict[str, Any] | None
     df = store.table(table, params=False, columns=columns)
     if df.height == 0 or "run_id" not in df.columns or df.width <= 1:
         raise NoData(f"the sweep has no `{table}` data")
-    df = df.join(runs.select("run_id", "group", by), on="run_id", how="inner")
+    keys = runs.select("run_id", "group", by)
+    if df.schema["run_id"] == pl.Categorical:  # read by columns: the joined labels as categories too
+        keys = keys.with_columns(pl.col(c).cast(pl.Categorical) for c in keys.columns if keys.schema[c] == pl.Utf8)
+    df = df.join(keys, on="run_id", how="inner")
     order = list(dict.fromkeys(runs["group"].to_list()))
     parts = {p["group"][0]: p for p in df.partition_by("group", maintain_order=True)}
     return {g: parts[g] for g in order if g in parts}

@@ -28,6 +28,19 @@ from rdmalab.results import port_label
 FLOW_FIGURE_COLUMNS = ("size", "slowdown", "fct_ns", "status", "start_ns")
 
 
+#: The most points a CDF is drawn with: beyond a few thousand a line looks the same, and a
+#: sweep's tens of millions of flows drawn point by point take gigabytes (the PDF too).
+CDF_POINTS = 4000
+
+
+def cdf_steps(x: np.ndarray, points: int = CDF_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """The empirical CDF of sorted `x` as step points (value, fraction at or below it), at most
+    `points` of them, evenly spaced in rank, the first and last always kept."""
+    n = len(x)
+    keep = np.unique(np.linspace(0, n - 1, min(n, points)).astype(np.int64)) if n else np.zeros(0, dtype=np.int64)
+    return x[keep], (keep + 1) / n if n else np.zeros(0)
+
+
 # -- the figures ---------------------------------------------------------------------------
 def slowdown_vs_size(sweep: str | Path, by: str | None = None, out: str | Path | None = None,
                      where: dict[str, Any] | None = None, title: str | None = None) -> list[Path]:
@@ -48,7 +61,7 @@ def fct_cdf(sweep: str | Path, by: str | None = None, out: str | Path | None = N
         for ax, col, scale in ((a, "fct_ns", 1e-3), (b, "slowdown", 1.0)):
             x = df[col].to_numpy() * scale
             x = np.sort(x[~np.isnan(x)])  # unreachable flows have no FCT
-            ax.step(x, np.arange(1, len(x) + 1) / len(x), where="post", label=g)
+            ax.step(*cdf_steps(x), where="post", label=g)
     a.set_xlabel("flow completion time (µs)")
     b.set_xlabel("FCT slowdown (FCT / ideal FCT)")
     for ax in (a, b):
