@@ -260,9 +260,11 @@ def by_size_figure(sweep_dir, out_dir) -> list:
                         color=_SCHEME_COLOR[scheme], label=f"{scheme} {_TAG[rec]}")
         for ax, what in zip(row, ("average", "p99")):
             ax.set_xscale("log")
-            ax.set_yscale("log")
-            ax.yaxis.set_major_formatter(_PLAIN)
-            ax.yaxis.set_minor_formatter(_PLAIN)
+            low, high = ax.get_ylim()
+            if low > 0 and high / low > 4:  # a wide range (a collapse beside the rest): log
+                ax.set_yscale("log")
+                ax.yaxis.set_major_formatter(_PLAIN)
+                ax.yaxis.set_minor_formatter(_PLAIN)
             ax.set_ylabel(f"{what} slowdown")
             if key:
                 ax.set_title(f"{key.rsplit('.', 1)[-1]} = {_value_name(value)}", fontsize=9)
