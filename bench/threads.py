@@ -19,6 +19,7 @@ cores), after `make setup` and `cargo build --release -p rdmalab --examples`:
 
     python3 bench/threads.py                  # 5 rounds, every path
     python3 bench/threads.py --rounds 3 rust cli
+    python3 bench/threads.py --rounds 3 --auto --case bench/scenarios/fat_tree_3k_fbhadoop.toml cli
 
 Events per partition and windows do not depend on the load; CPU seconds per thread barely do;
 engine times do, which is why the rounds interleave and the medians are compared.
@@ -44,7 +45,8 @@ VENV = REPO / ".venv" / "bin"
 REFERENCE = REPO.parent / "shared" / "reference" / "hpcc"
 CASE = REPO / "bench" / "scenarios" / "fat_tree_1k_websearch.toml"
 PATHS = ("rust", "cli", "python", "s1")
-PY_RUN = ("import json, sys, rdmalab; r = rdmalab.run(sys.argv[1], progress=False, threads=int(sys.argv[2])); "
+PY_RUN = ("import json, sys, rdmalab; t = sys.argv[2]; "
+          "r = rdmalab.run(sys.argv[1], progress=False, threads=int(t) if t.isdigit() else t); "
           "print('PY', json.dumps({'run_s': r.wall_seconds, 'events': r.counters['events'], "
           "'parallel': r.extra.get('parallel')}))")
 
@@ -59,15 +61,15 @@ def s1_config(workdir: Path) -> Path:
     return workdir / "s1.txt"
 
 
-def command(path: str, threads: int, workdir: Path) -> list[str]:
+def command(path: str, threads: int | str, workdir: Path, case: Path = CASE) -> list[str]:
     if path == "rust":
-        return [str(EXAMPLES / "scenario_run"), str(CASE), "--threads", str(threads)]
+        return [str(EXAMPLES / "scenario_run"), str(case), "--threads", str(threads)]
     if path == "cli":
         out = workdir / f"cli{threads}"
-        return [str(VENV / "rdmalab"), "run", str(CASE), "--threads", str(threads), "--out", str(out), "--force",
+        return [str(VENV / "rdmalab"), "run", str(case), "--threads", str(threads), "--out", str(out), "--force",
                 "--quiet"]
     if path == "python":
-        return [str(VENV / "python"), "-c", PY_RUN, str(CASE), str(threads)]
+        return [str(VENV / "python"), "-c", PY_RUN, str(case), str(threads)]
     return [str(EXAMPLES / "hpcc_run"), "s1.txt", "--threads", str(threads)]
 
 
@@ -98,8 +100,8 @@ def numbers(path: str, text: str) -> dict:
     return got
 
 
-def run_once(path: str, threads: int, workdir: Path) -> dict:
-    proc = subprocess.Popen(command(path, threads, workdir), cwd=workdir, stdout=subprocess.PIPE,
+def run_once(path: str, threads: int | str, workdir: Path, case: Path = CASE) -> dict:
+    proc = subprocess.Popen(command(path, threads, workdir, case), cwd=workdir, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     text = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
@@ -112,18 +114,26 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("paths", nargs="*", metavar="PATH", help=f"which of {', '.join(PATHS)} (default: all)")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--case", type=Path, default=CASE,
+                    help="the scenario file of the rust, cli and python paths (default: the 1,024-host fat tree)")
+    ap.add_argument("--auto", action="store_true", help="also run `--threads auto` (must be no slower than 1)")
     args = ap.parse_args(argv)
     paths = args.paths or list(PATHS)
     if unknown := set(paths) - set(PATHS):
         ap.error(f"unknown path(s) {sorted(unknown)}: choose from {', '.join(PATHS)}")
-    runs: dict[tuple[str, int], list[dict]] = {(p, t): [] for p in paths for t in (1, 2)}
+    if not args.case.is_file():
+        ap.error(f"--case {args.case}: no such file")
+    case = args.case.resolve()
+    counts = (1, 2, "auto") if args.auto else (1, 2)
+    runs: dict[tuple[str, int | str], list[dict]] = {(p, t): [] for p in paths for t in counts
+                                                      if t != "auto" or p != "s1"}
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         s1_config(workdir)
-        print(f"load average before: {os.getloadavg()[0]:.2f}  ({os.cpu_count()} cores)")
+        print(f"case {case.name}; load average before: {os.getloadavg()[0]:.2f}  ({os.cpu_count()} cores)")
         for r in range(args.rounds):
             for key in runs:
-                got = run_once(*key, workdir)
+                got = run_once(*key, workdir, case)
                 runs[key].append(got)
                 cpu = ", ".join(f"{c:.2f}" for c in got.get("cpu", [])) or "-"
                 print(f"round {r + 1}  {key[0]:6} {key[1]} thread(s): {got['run_s']:.3f} s engine, "
@@ -144,6 +154,9 @@ def main(argv: list[str]) -> int:
         rounds = [a["run_s"] / b["run_s"] for a, b in zip(runs[(path, 1)], runs[(path, 2)])]
         print(f"{path}: 2 threads {one / two:.2f}x faster than 1 (medians); round by round "
               f"{min(rounds):.2f}x to {max(rounds):.2f}x")
+        if (path, "auto") in runs:
+            auto = statistics.median(g["run_s"] for g in runs[(path, "auto")])
+            print(f"{path}: auto {one / auto:.2f}x the speed of 1 thread (medians)")
     return 0
 
 
