@@ -208,3 +208,21 @@ def test_serial_sends_never_find_a_short_srq_empty():
     assert serial["p99_us"] == pytest.approx(percentile(write, 0.99), abs=1e-6)
     assert serial["gain_median"] == pytest.approx(base["median_us"] / serial["median_us"])
     assert base["gain_median"] == base["gain_p99"] == 1.0
+
+
+def test_dasr_srq_runs_the_full_sweeps_degrees_and_refuses_others(capsys):
+    """`dasr_srq:8+2`: the degrees only `blitz_incast.toml` has (its base is the quick file's);
+    at d = 8 on an SRQ of 2 serial's SENDs meet no RNR NAK and complete as its WRITEs do."""
+    from rdmalab.experiments.causes import blitz_causes
+
+    rows = {r["run"]: r for r in blitz_causes.dasr_srq_table(8, (2,))}
+    assert set(rows) == {f"{n}, SRQ of 2" for n, (_, _, stagger) in blitz_causes.DASR_SRQ_SCHEMES.items()
+                         if stagger != "paced"}
+    serial, base = rows["serial, SRQ of 2"], rows["baseline (IB CC, no stagger), SRQ of 2"]
+    assert serial["rnr_naks"] == 0 and base["rnr_naks"] > 0 and serial["flows"] == base["flows"] == 24
+    sc, _ = blitz.d16_scenario("ib", {}, "serial", degree=8)
+    flows = run(Scenario(sc), progress=False).flows
+    write = flows.filter(pl.col("dport") == blitz.INCAST_DPORT)["fct_ns"].to_numpy() / 1e3
+    assert serial["median_us"] == pytest.approx(float(np.median(write)), abs=1e-6)
+    with pytest.raises(ValueError, match="degree 3 has no depths"):
+        blitz_causes.dasr_srq("3")

@@ -148,9 +148,11 @@ DASR_SRQ_SCHEMES: dict[str, tuple] = {
     "DASR in the NIC": ("blitz", {"dasr_fallback": "ib"}, "none"),
 }
 #: Its SRQ depths per degree: at d = 16 as deep as the incast, then half, a quarter, and the two
-#: depths below where serial's gain passes the poster's; at d = 4 every depth shorter than it,
-#: without paced (its pieces, a WQE each, complete no message within the run on an SRQ that short).
-DASR_SRQ_DEPTHS = {16: (16, 8, 4, 3, 2), 4: (3, 2, 1)}
+#: depths below where serial's gain passes the poster's; at d = 8 as deep, half, a quarter and
+#: one; at d = 4 and 2 every depth shorter than it; below d = 16 without paced (its pieces, a
+#: WQE each, complete no message within the run on an SRQ that short). The part runs 16 and 4
+#: unless told (`dasr_srq:8+2`).
+DASR_SRQ_DEPTHS = {16: (16, 8, 4, 3, 2), 8: (8, 4, 2, 1), 4: (3, 2, 1), 2: (1,)}
 
 
 def dasr_srq_rows(depth: int, degree: int = 16) -> dict[str, tuple]:
@@ -180,12 +182,15 @@ def dasr_srq_table(degree: int = 16, depths: tuple[int, ...] | None = None) -> l
     return out
 
 
-def dasr_srq() -> None:
+def dasr_srq(degrees: str = "16+4") -> None:
     """The lead of docs/blitz.md (issue 42): every DASR's incast as SENDs over a short SRQ, beside
-    the unstaggered baseline's on the same SRQ, at d = 16 and d = 4."""
+    the unstaggered baseline's on the same SRQ, at each of `degrees` (joined by +: 16, 8, 4, 2)."""
+    wanted = [int(d) for d in degrees.split("+")]
+    if unknown := [d for d in wanted if d not in DASR_SRQ_DEPTHS]:
+        raise ValueError(f"dasr_srq: degree {unknown[0]} has no depths (known: {sorted(DASR_SRQ_DEPTHS)})")
     print("| run (quick) | RNR NAKs | incast flows done | median µs | p99 µs | span/bound "
           "| baseline ÷ run, median | baseline ÷ run, p99 |\n|---|---|---|---|---|---|---|---|")
-    for degree in DASR_SRQ_DEPTHS:
+    for degree in wanted:
         for r in dasr_srq_table(degree):
             print(f"| d = {degree}, {r['run']} | {r['rnr_naks']} | {r['flows']} | {r['median_us']:.1f} | "
                   f"{r['p99_us']:.1f} | {r['span_over_bound']:.2f} | {r['gain_median']:.2f} | {r['gain_p99']:.2f} |",

@@ -63,13 +63,18 @@ D16_SETTINGS: dict[str, tuple[str, dict]] = {
 
 def d16_scenario(cc: str, params: dict, stagger: str = "none", changes: dict | None = None, rounds: int = 3,
                  degree: int = 16) -> tuple[dict, list[int]]:
-    """`blitz_incast_quick.toml`'s d = 16 (or `degree` = 4) baseline (IB, no stagger) with rounds
+    """`blitz_incast_quick.toml`'s d = 16 (or `degree` = 4; 2 and 8 from `blitz_incast.toml`) baseline (IB, no stagger) with rounds
     every 10 ms, `rounds` of them, rate samples every 10 us, `fabric.cc` = `cc`, `cc_params` =
     `params`, the incast's `stagger`, then `changes` (sweep paths -> values; a `traffic[i]` set
     to None is removed: `NO_LONG_FLOW`). The scenario dict and the incast's senders."""
-    spec = next(s for s in Sweep.from_file(Path(__file__).with_name("blitz_incast_quick.toml")).expand()
-                if len(s.scenario["traffic"][1]["senders"]) == degree and s.params["fabric.cc"] == "ib"
-                and s.params["traffic[1].stagger"] == "none")
+    # The quick sweep has d = 4 and 16; the full one (the same base) d = 2 and 8 as well.
+    specs = (s for name in ("blitz_incast_quick.toml", "blitz_incast.toml")
+             for s in Sweep.from_file(Path(__file__).with_name(name)).expand())
+    spec = next((s for s in specs if len(s.scenario["traffic"][1]["senders"]) == degree
+                 and s.params["fabric.cc"] == "ib" and s.params["traffic[1].stagger"] == "none"
+                 and s.scenario.get("seed", 1) == 1), None)
+    if spec is None:
+        raise ValueError(f"no incast of degree {degree} in blitz-incast (2, 4, 8, 16)")
     sc = json.loads(json.dumps(spec.scenario))
     sc["traffic"][1].update(rounds=rounds, period="10ms", stagger=stagger)
     sc["stop_time"] = f"{1 + 10 * rounds}ms"
