@@ -112,7 +112,10 @@ fn a_serial_round_on_a_slow_srq_grows_by_the_refusals_closed_form() {
                 // The move of message k over message k − 1's: its own refusals.
                 let own = (sr[k] - sr[k - 1]) - (wr[k] - wr[k - 1]);
                 let e = j * cyc - own;
-                assert_eq!(e, ack, "D = {d_us} µs, message {k}: J·c less its move is the grant's ACK ({w} ps a packet)");
+                assert_eq!(
+                    e, ack,
+                    "D = {d_us} µs, message {k}: J·c less its move is the grant's ACK ({w} ps a packet)"
+                );
                 shifts.push(own);
             }
             // A round's first message finds the WQE posted, so the round's span grows by the
