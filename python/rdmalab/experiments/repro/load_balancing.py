@@ -18,7 +18,7 @@ from matplotlib.ticker import FuncFormatter
 
 from rdmalab.experiments.repro.base import Comparison, Experiment
 from rdmalab.experiments.store import Store
-from rdmalab.plots import plt, save_figure
+from rdmalab.plots import bucket_edges, plt, save_figure
 
 #: One BDP on the 128-host fabric: 100 Gb/s x an 8 us base RTT (4 hops of 1 us each way).
 BDP_BYTES = 100_000
@@ -223,18 +223,15 @@ def _run_slowdowns(store: Store, run_id: str, warmup_ns: float) -> pl.DataFrame:
 
 def size_bins(flows: pl.DataFrame, bins: int = SIZE_BINS) -> list[tuple[float, float, float]]:
     """(median size, avg slowdown, p99 slowdown) per bin of `bins` equal shares of the flows
-    ordered by size; a size that spans several bins stays in one (ties are not split)."""
-    if flows.height == 0:
+    ordered by size (`plots.bucket_edges`, the slowdown figure's buckets: a size that spans
+    several bins stays in one)."""
+    edges = bucket_edges([flows], bins)
+    if len(edges) < 2:
         return []
-    f = flows.sort("size")
-    edges = np.unique(np.quantile(f["size"].to_numpy(), np.linspace(0, 1, bins + 1)[1:-1]))
-    idx = np.searchsorted(edges, f["size"].to_numpy(), side="right")
-    out = []
-    for b in np.unique(idx):
-        sel = idx == b
-        size, slow = f["size"].to_numpy()[sel], f["slowdown"].to_numpy()[sel]
-        out.append((float(np.median(size)), float(slow.mean()), float(np.percentile(slow, 99))))
-    return out
+    sizes, slow = flows["size"].to_numpy(), flows["slowdown"].to_numpy()
+    which = np.searchsorted(edges, sizes, side="left") - 1  # (edge[i], edge[i+1]] -> i
+    return [(float(np.median(sizes[which == b])), float(slow[which == b].mean()),
+             float(np.percentile(slow[which == b], 99))) for b in np.unique(which)]
 
 
 def by_size_figure(sweep_dir, out_dir) -> list:
