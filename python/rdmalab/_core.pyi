@@ -59,9 +59,12 @@ class Simulation:
         """(flows completed, flows total)."""
     def now_ps(self) -> int:
         """Current simulated time in ps."""
-    def results(self, check: bool = True) -> dict[str, Any]:
+    def results(self, check: bool = True, release: bool = False) -> dict[str, Any]:
         """Results as a dict of numpy arrays and counters; with `check`, a RuntimeError when
-        bytes were not conserved or a lossless run dropped packets."""
+        bytes were not conserved or a lossless run dropped packets; with `release`, the engine
+        is freed once they are taken (`release`)."""
+    def release(self) -> None:
+        """Frees the engine once the results are taken; `write_fct`/`write_pfc` then write those results."""
     def write_fct(self, path: str) -> None:
         """Writes the completed flows in the reference's FCT format."""
     def write_pfc(self, path: str) -> None:

@@ -36,12 +36,16 @@ TRACE_SCHEMA = {"time_ps": pl.UInt64, "event": pl.Utf8, "node": pl.UInt32, "port
 
 
 def drive(sim: "_core.Simulation", progress: bool = True, check: bool = True,
-          trace_path: str | Path | None = None) -> Results:
+          trace_path: str | Path | None = None, release: bool = True) -> Results:
     """Runs `sim` to the end in slices, showing a progress bar after one second.
 
     Ctrl-C stops the run cleanly: the results hold every flow completed so far and
     `interrupted` is set. A scenario with `[trace]` writes its trace to `trace_path`
     (default: a temporary folder), streamed: `Results.trace` scans it lazily.
+
+    With `release`, the engine is freed once its results and trace are taken, before Python
+    builds its tables from them (`Simulation.release`: at a million hosts the engine is most
+    of the run's memory); the results still write their FCT and PFC files.
     """
     spool = _start_trace(sim, trace_path)
     before = len(sim.warnings())
@@ -66,17 +70,18 @@ def drive(sim: "_core.Simulation", progress: bool = True, check: bool = True,
     _warn_new(sim, before)
     if reason == "stalled":
         check = False
-    raw = sim.results(check=check and not interrupted)
+    stats = sim.parallel_stats()
+    traced = sim.finish_trace() if spool is not None else None
+    raw = sim.results(check=check and not interrupted, release=release)
     results = Results.from_core(raw, reason, interrupted, wall)
     results.extra["core"] = sim
     results.extra["engine"] = sim.engine()
     if (cc := sim.cc_settings()) is not None:  # InfiniBand CC: which preset and table it ran
         results.extra["cc_settings"] = cc
-    stats = sim.parallel_stats()
     if stats is not None:  # where the threads spent the run (docs/parallel.md, "Speed")
         results.extra["parallel"] = stats | {"slices": slices}
     if spool is not None:
-        _finish_trace(sim, spool, results)
+        _finish_trace(spool, traced, results)
     return results
 
 
@@ -97,11 +102,12 @@ def _start_trace(sim: "_core.Simulation", trace_path: str | Path | None) -> tupl
     return spool, dest
 
 
-def _finish_trace(sim: "_core.Simulation", spool: tuple[Path, Path], results: Results) -> None:
-    """Converts the spool to Parquet by streaming (never the whole trace in memory), the
-    port named by its `link` and its index on the node."""
+def _finish_trace(spool: tuple[Path, Path], traced: tuple[int, bool], results: Results) -> None:
+    """Converts the spool (flushed by the engine: `traced` is its (records, truncated)) to
+    Parquet by streaming (never the whole trace in memory), the port named by its `link` and
+    its index on the node."""
     csv, dest = spool
-    records, truncated = sim.finish_trace()
+    records, truncated = traced
     names = results.ports.select("port_id", "port", "link").lazy()
     trace = pl.scan_csv(csv, schema=TRACE_SCHEMA).join(names, on="port_id", how="left", maintain_order="left")
     trace.select(list(TRACE_SCHEMA)[:3] + ["port", "link"] + list(TRACE_SCHEMA)[3:]).sink_parquet(dest)
@@ -186,10 +192,11 @@ def run_hpcc(config: str | Path, progress: bool = True, threads: int | str | Non
         if path and Path(path).exists():  # said before the run, so there is time to stop it
             warnings.warn(f"{config}: {key} {path} exists and will be overwritten at the end of the run, as the "
                           "reference simulator does (copy it first to keep it)", RdmalabWarning, stacklevel=2)
-    results = drive(sim, progress=progress, trace_path=trace_path)
+    results = drive(sim, progress=progress, trace_path=trace_path, release=not qlen_path)
     results.write_fct(fct_path)
     results.write_pfc(pfc_path)
     if qlen_path:
         sim.write_qlen_monitor(qlen_path)
         results.extra["qlen_path"] = qlen_path
+        sim.release()
     return results, fct_path, pfc_path

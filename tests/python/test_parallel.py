@@ -2,6 +2,7 @@
 `--threads N` give the same FCT and PFC files, samples and trace for every N; what it cannot
 split is refused with a clear error. The engine's own tests are crates/rdmalab/tests/parallel.rs."""
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -127,6 +128,38 @@ def test_auto_takes_the_cores_and_falls_back_where_the_engine_refuses(tmp_path):
     assert files(fallback, tmp_path, "fb") == files(run(instant, progress=False), tmp_path, "seq")
     with pytest.raises(ValueError, match="threads must be"):
         run(path, progress=False, threads=0)
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="auto cuts only on a machine with two cores or more")
+def test_auto_runs_on_one_thread_where_the_partitions_would_not_fit_in_memory(tmp_path, monkeypatch):
+    """Each partition is a copy of the fabric (at a million hosts, two need 17.6 GB where one
+    thread needs 9.8): `auto` measures the first copy and, where the memory available would
+    not hold the others, runs on one thread in the origin order (the files the cut would give)
+    and says why in a warning. `--threads 2` is built as asked."""
+    import warnings
+
+    from rdmalab import _core
+    from rdmalab.runner import RdmalabWarning
+
+    scenario = str(Path(__file__).parents[2] / "bench/scenarios/fat_tree_1k_fbhadoop.toml")
+    assert _core.Simulation.from_toml_file(scenario, 0).engine().startswith("parallel: 2 partitions")
+    monkeypatch.setenv("RDMALAB_MEMORY_AVAILABLE", str(10**6))  # 1 MB: no second copy fits
+    squeezed = _core.Simulation.from_toml_file(scenario, 0)
+    assert squeezed.engine() == "sequential, origin order (--threads 1)"
+    why = squeezed.warnings()[0]
+    assert "2 partitions would need about" in why and "1 MB are available (RDMALAB_MEMORY_AVAILABLE)" in why
+    assert _core.Simulation.from_toml_file(scenario, 2).engine().startswith("parallel: 2 partitions")
+    # Through `run`, the warning reaches the user; the files are one thread's.
+    small = tmp_path / "ft.toml"
+    small.write_text(FAT_TREE)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run(small, progress=False, threads="auto")
+    assert not any("would need about" in str(w.message) for w in caught)  # this one is not cut at all
+    with pytest.warns(RdmalabWarning, match="would need about"):
+        sim = _core.Simulation.from_toml_file(scenario, 0)
+        from rdmalab.runner import warn_scenario
+        warn_scenario(sim)
 
 
 # Issue 29 §2: every table and the summary are the same for 1, 2 and 4 threads, in scenarios

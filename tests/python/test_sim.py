@@ -32,6 +32,24 @@ def test_same_seed_gives_byte_identical_fct_file(tmp_path):
     assert (tmp_path / "c.txt").read_bytes() != text
 
 
+def test_a_run_frees_its_engine_and_still_writes_the_reference_files(tmp_path):
+    """`run` releases the engine once its results are taken (at a million hosts the engine is
+    most of the memory); the FCT file is then written from the results it handed out, the same
+    bytes as from an engine kept alive, and a call that needs the engine says it was freed."""
+    from rdmalab import _core
+    from rdmalab.runner import drive
+
+    kept = drive(_core.Simulation.from_json(small_scenario().to_json(), "."), progress=False, release=False)
+    freed = run(small_scenario(), progress=False)
+    kept.write_fct(tmp_path / "kept.txt")
+    freed.write_fct(tmp_path / "freed.txt")
+    assert (tmp_path / "freed.txt").read_bytes() == (tmp_path / "kept.txt").read_bytes()
+    assert kept.extra["core"].progress()[0] == freed.counters["flows_total"]
+    with pytest.raises(RuntimeError, match="released"):
+        freed.extra["core"].progress()
+    freed.extra["core"].release()  # a second release does nothing
+
+
 def test_results_are_dataframes_with_slowdowns():
     res = run(Scenario.star(3).flow(1, 0, 1_000_000).flow(2, 0, 1_000_000), progress=False)
     assert res.flows.height == 2

@@ -12,7 +12,7 @@ use pyo3::types::PyDict;
 use rdmalab::formats::{hpcc_config, pfc};
 use rdmalab::scenario::Scenario;
 use rdmalab::sim::parallel::Runner;
-use rdmalab::sim::{RunLimit, StopReason};
+use rdmalab::sim::{Results, RunLimit, StopReason};
 use rdmalab::{Error, Time};
 
 use crate::results::{port_info, results_dict};
@@ -31,7 +31,11 @@ pub fn to_py(e: Error) -> PyErr {
 /// output paths an HPCC config names.
 #[pyclass(module = "rdmalab._core", unsendable)]
 pub struct Simulation {
-    inner: Runner,
+    /// The engine; `None` once `release` has freed it.
+    inner: Option<Runner>,
+    /// The results the engine last handed out (`results`), kept so that a released
+    /// simulation still writes its FCT and PFC files.
+    kept: Option<Results>,
     /// Which engine runs it (`Runner::describe`).
     engine: String,
     /// The congestion control's named settings, when it has them (InfiniBand CC's preset,
@@ -53,7 +57,26 @@ impl Simulation {
         source: Option<(String, std::path::PathBuf)>,
     ) -> Self {
         let (fct_path, pfc_path, trace_path, qlen_path) = (None, None, None, None);
-        Simulation { inner, engine, cc_settings, fct_path, pfc_path, trace_path, qlen_path, source }
+        let (inner, kept) = (Some(inner), None);
+        Simulation { inner, kept, engine, cc_settings, fct_path, pfc_path, trace_path, qlen_path, source }
+    }
+
+    /// The engine, or an error once it was released.
+    fn runner(&self) -> PyResult<&Runner> {
+        self.inner.as_ref().ok_or_else(released)
+    }
+
+    fn runner_mut(&mut self) -> PyResult<&mut Runner> {
+        self.inner.as_mut().ok_or_else(released)
+    }
+
+    /// The results to write: the engine's current ones, or after `release` those last taken.
+    fn latest(&mut self) -> PyResult<std::borrow::Cow<'_, Results>> {
+        match (&mut self.inner, &self.kept) {
+            (Some(runner), _) => Ok(std::borrow::Cow::Owned(runner.snapshot())),
+            (None, Some(kept)) => Ok(std::borrow::Cow::Borrowed(kept)),
+            (None, None) => Err(released()),
+        }
     }
 
     /// An engine error as an error of the scenario's file, when it came from one.
@@ -126,7 +149,8 @@ impl Simulation {
         let show = |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| p.display().to_string());
         let (inner, (engine, cc_settings)) = build(s, threads)?;
         Ok(Simulation {
-            inner,
+            inner: Some(inner),
+            kept: None,
             engine,
             cc_settings,
             fct_path: Some(cfg.fct_output_file.display().to_string()),
@@ -155,7 +179,7 @@ impl Simulation {
     /// at the windows' barriers. Every figure but the last two does not depend on the
     /// machine's load.
     fn parallel_stats<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let Runner::Many(p) = &self.inner else { return Ok(None) };
+        let Some(Runner::Many(p)) = &self.inner else { return Ok(None) };
         let d = PyDict::new(py);
         d.set_item("partitions", p.partitions())?;
         d.set_item("lookahead_ps", p.lookahead().0)?;
@@ -180,68 +204,89 @@ impl Simulation {
 
     /// Writes the queue-length monitor's blocks (the reference's QLEN_MON_FILE format).
     fn write_qlen_monitor(&mut self, path: &str) -> PyResult<()> {
-        let text = self.inner.qlen_monitor_text();
+        let text = self.runner_mut()?.qlen_monitor_text();
         std::fs::write(path, text).map_err(|e| PyOSError::new_err(format!("{path}: {e}")))
     }
 
     /// Runs at most `max_events` events, not past `until_ps`. Returns why it stopped:
     /// "finished", "stop_time", "paused", "stalled" or "pfc_deadlock".
     #[pyo3(signature = (max_events=None, until_ps=None))]
-    fn run(&mut self, py: Python<'_>, max_events: Option<u64>, until_ps: Option<u64>) -> &'static str {
+    fn run(&mut self, py: Python<'_>, max_events: Option<u64>, until_ps: Option<u64>) -> PyResult<&'static str> {
         let limit = RunLimit { until: until_ps.map_or(Time::MAX, Time), max_events: max_events.unwrap_or(u64::MAX) };
-        let inner = &mut self.inner;
+        let inner = self.runner_mut()?;
         let reason: StopReason = py.allow_threads(|| inner.run(limit));
-        reason.name()
+        Ok(reason.name())
     }
 
     /// Settings that are valid but probably unintended, each saying what the run will do.
-    fn warnings(&self) -> Vec<String> {
-        self.inner.warnings().to_vec()
+    fn warnings(&self) -> PyResult<Vec<String>> {
+        Ok(self.runner()?.warnings().to_vec())
     }
 
     /// (flows completed, flows total).
-    fn progress(&self) -> (usize, usize) {
-        self.inner.progress()
+    fn progress(&self) -> PyResult<(usize, usize)> {
+        Ok(self.runner()?.progress())
     }
 
     /// Current simulated time in ps.
-    fn now_ps(&self) -> u64 {
-        self.inner.now().0
+    fn now_ps(&self) -> PyResult<u64> {
+        Ok(self.runner()?.now().0)
     }
 
     /// Results as a dict of numpy arrays and counters. With `check`, fails (RuntimeError)
-    /// if bytes were not conserved or a lossless run dropped packets.
-    #[pyo3(signature = (check=true))]
-    fn results<'py>(&mut self, py: Python<'py>, check: bool) -> PyResult<Bound<'py, PyDict>> {
-        let r = if check { self.inner.results().map_err(to_py)? } else { self.inner.snapshot() };
+    /// if bytes were not conserved or a lossless run dropped packets. With `release`, the
+    /// engine is freed (`release`) once the results are taken and before they become numpy
+    /// arrays, so that the two never sit in memory together.
+    #[pyo3(signature = (check=true, release=false))]
+    fn results<'py>(&mut self, py: Python<'py>, check: bool, release: bool) -> PyResult<Bound<'py, PyDict>> {
+        let runner = self.runner_mut()?;
+        let r = if check { runner.results().map_err(to_py)? } else { runner.snapshot() };
+        let ports = port_info(py, runner.topology())?;
+        if release {
+            self.inner = None;
+        }
         let d = results_dict(py, &r)?;
-        d.set_item("port_info", port_info(py, self.inner.topology())?)?;
+        d.set_item("port_info", ports)?;
+        self.kept = Some(r);
         Ok(d)
+    }
+
+    /// Frees the engine (the fabric, its queues, the NICs and their QPs) once the results
+    /// are taken, so that what Python builds from them does not sit on top of it: at a
+    /// million hosts the engine is most of a run's memory. Afterwards `write_fct` and
+    /// `write_pfc` write the results `results` last returned, and every method that needs
+    /// the engine raises RuntimeError. Releasing twice does nothing.
+    fn release(&mut self) {
+        if let Some(mut runner) = self.inner.take() {
+            if self.kept.is_none() {
+                self.kept = Some(runner.snapshot());
+            }
+        }
     }
 
     /// Writes the completed flows in the reference's FCT format.
     fn write_fct(&mut self, path: &str) -> PyResult<()> {
-        let r = self.inner.snapshot();
+        let r = self.latest()?;
         let mut w = create(path)?;
         r.write_fct(&mut w).map_err(|e| PyOSError::new_err(format!("{path}: {e}")))
     }
 
     /// Writes the PFC frames received in the reference's PFC format.
     fn write_pfc(&mut self, path: &str) -> PyResult<()> {
-        let r = self.inner.snapshot();
+        let r = self.latest()?;
         let mut w = create(path)?;
         pfc::write_pfc(&mut w, &r.pfc_events).map_err(|e| PyOSError::new_err(format!("{path}: {e}")))
     }
 
     /// True when the scenario has a `[trace]` table.
-    fn trace_requested(&self) -> bool {
-        self.inner.trace_requested()
+    fn trace_requested(&self) -> PyResult<bool> {
+        Ok(self.runner()?.trace_requested())
     }
 
     /// Starts the per-packet trace into the CSV spool file `path`; returns its estimated
     /// size in bytes. A ValueError when the estimate exceeds `trace.max_bytes`.
     fn start_trace(&mut self, path: &str) -> PyResult<u64> {
-        let e = match self.inner.start_trace(Path::new(path)) {
+        let e = match self.runner_mut()?.start_trace(Path::new(path)) {
             Ok(estimate) => return Ok(estimate),
             Err(e) => e,
         };
@@ -250,14 +295,22 @@ impl Simulation {
 
     /// Flushes the trace: (records written, truncated at the cap).
     fn finish_trace(&mut self) -> PyResult<(u64, bool)> {
-        self.inner.finish_trace().map_err(to_py)
+        self.runner_mut()?.finish_trace().map_err(to_py)
     }
 
     /// Number of hosts, switches and links.
-    fn topology_size(&self) -> (usize, usize, usize) {
-        let t = self.inner.topology();
-        (t.hosts().count(), t.switches().count(), t.links.len())
+    fn topology_size(&self) -> PyResult<(usize, usize, usize)> {
+        let t = self.runner()?.topology();
+        Ok((t.hosts().count(), t.switches().count(), t.links.len()))
     }
+}
+
+/// The error of a call that needs the engine after `release` freed it.
+fn released() -> PyErr {
+    PyRuntimeError::new_err(
+        "the simulation's engine was released (Simulation.release) after its results were taken; \
+         build a new Simulation to run again",
+    )
 }
 
 fn create(path: &str) -> PyResult<BufWriter<File>> {

@@ -60,7 +60,7 @@ def _simulate(task: dict[str, Any], out: dict[str, Any], report: Reporter | None
         if report:
             done, total = sim.progress()
             report(("progress", task["run_id"], done, total))
-    raw = sim.results(check=reason != "stalled")
+    raw = sim.results(check=reason != "stalled", release=True)  # the tables below need only `raw`
     res = Results.from_core(raw, reason, False, time.perf_counter() - t0)
     out["stop_reason"] = reason
     out["counters"] = dict(res.counters)

@@ -113,6 +113,11 @@ impl IngressPort {
 }
 
 impl SwitchMmu {
+    /// Bytes its per-port accounting holds (memory estimates).
+    pub fn heap_bytes(&self) -> usize {
+        self.ports.capacity() * std::mem::size_of::<IngressPort>()
+    }
+
     /// A switch whose ports have the given (rate, propagation delay in ns) links.
     pub fn new(cfg: MmuConfig, ports: &[(Rate, u64)]) -> SwitchMmu {
         // Headroom: three times the bytes in flight on the link during one propagation

@@ -375,12 +375,28 @@ def _incast_under_set(slug: str, what: str, setting: str) -> Experiment:
         name=f"blitz-incast-{slug}",
         title=f"The poster's testbed {what}: IB CC vs DASR, incast FCT by degree",
         citation=_BLITZ_CITATION,
-        sweep=f"blitz_incast_{slug}.toml", quick=f"blitz_incast_{slug}_quick.toml",
+        sweep=f"blitz_incast_{slug.replace('-', '_')}.toml",
+        quick=f"blitz_incast_{slug.replace('-', '_')}_quick.toml",
         figures=[], by="fabric.cc", compare=compare_incast,
         theirs=f"as blitz-incast, with IB CC under {setting} in place of rdmalab_v1. Assumptions: "
                + _BLITZ_ASSUMPTIONS,
         needs_cc=["ib", "blitz"], extra_figures=incast_figure,
     )
+
+def _incast_with_loss(slug: str, what: str, setting: str) -> Experiment:
+    """`blitz-incast` with a loss mechanism of the receive side (issue 42 item 3: `setting`):
+    the incast's messages as SENDs that each take a receive WQE, under rdmalab_v1."""
+    return Experiment(
+        name=f"blitz-incast-{slug}",
+        title=f"The poster's testbed with {what}: IB CC vs DASR, incast FCT by degree",
+        citation=_BLITZ_CITATION,
+        sweep=f"blitz_incast_{slug}.toml", quick=f"blitz_incast_{slug}_quick.toml",
+        figures=[], by="fabric.cc", compare=compare_incast,
+        theirs=f"as blitz-incast, the incast's messages as SENDs with {setting}. Assumptions: "
+               + _BLITZ_ASSUMPTIONS,
+        needs_cc=["ib", "blitz"], extra_figures=incast_figure,
+    )
+
 
 EXPERIMENTS = [
     Experiment(
@@ -403,6 +419,20 @@ EXPERIMENTS = [
     _incast_under_set("opensm", "with IB CC as OpenSM ships it (off)",
                       "ib_cc_preset = opensm_default (OpenSM's congestion_control FALSE: no marking, a one-entry "
                       "table)"),
+    *(_incast_under_set(f"llnl-{table.replace('_', '-')}", f"under LLNL's {table} set",
+                        f"ib_cc_preset = llnl_{table} (LLNL's OpenSM CC generator, its {table} table) at the "
+                        "corner of the generator's sweep that marks and slows the most: threshold_level 15, "
+                        "marking_rate 0, ccti_timer 8192 units")
+      for table in ("mellanox_default", "mellanox_llnl", "simula_optimal", "simula_llnl")),
+    _incast_with_loss("srq", "an SRQ of 4 WQEs at the aggregator",
+                      "rnic.srq_depth 4 (ours), each WQE posted again 5 us after its completion (ours), "
+                      "min_rnr_timer 12 (0.64 ms, ibv_rc_pingpong's), rnr_retry 7"),
+    _incast_with_loss("rnr", "one receive WQE per connection, reposted after a period",
+                      "rnic.recv_queue_depth 1, the WQE posted again 105 ms after its completion (longer than "
+                      "the period; ours), min_rnr_timer 12 (0.64 ms), rnr_retry 7"),
+    _incast_with_loss("processing", "RAMCloud's per-message processing at the aggregator",
+                      "rnic.srq_depth 16, recv_processing 2.35 us a message (RAMCloud's InfiniBand transport "
+                      "under load), min_rnr_timer 12 (0.64 ms), rnr_retry 7"),
     Experiment(
         name="blitz-incast-cdf",
         title="The poster's testbed: incast FCT distribution at degree 16, IB CC and each DASR (Fig. 1b)",

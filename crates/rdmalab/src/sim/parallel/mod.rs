@@ -20,6 +20,7 @@ mod deadlock;
 mod estimate;
 mod exchange;
 mod marks;
+mod memory;
 mod merge;
 mod observe;
 mod partition;
@@ -42,6 +43,7 @@ use crate::sim::watch::{stall_cause, WaitShare};
 use barrier::SpinBarrier;
 pub use barrier::ThreadTimes;
 use marks::{Mark, Window};
+pub use memory::AVAILABLE_ENV;
 use stall::StallRule;
 use window::Shared;
 
@@ -49,6 +51,16 @@ use super::{Results, RunLimit, Simulation, StopReason};
 use crate::config::Scenario;
 use crate::error::{Error, Result};
 use crate::units::Time;
+
+/// What `ParallelRun::within_memory` built: the cut, or the scenario back (for one thread)
+/// with why the cut would not fit.
+#[derive(Debug)]
+pub enum Built {
+    /// Every partition built.
+    Parallel(ParallelRun),
+    /// The scenario for one thread, and why the partitions were not all built.
+    TooBig(Box<Scenario>, String),
+}
 
 /// A scenario cut into partitions, run by one thread each.
 #[derive(Debug)]
@@ -84,7 +96,22 @@ impl ParallelRun {
     }
 
     /// Like `new`, with a given partition of every node (partitions numbered from 0).
-    pub fn with_map(mut s: Scenario, part_of: Vec<u16>) -> Result<ParallelRun> {
+    pub fn with_map(s: Scenario, part_of: Vec<u16>) -> Result<ParallelRun> {
+        match ParallelRun::build(s, part_of, false)? {
+            Built::Parallel(run) => Ok(run),
+            Built::TooBig(..) => unreachable!("built without a memory check"),
+        }
+    }
+
+    /// Like `new`, for `auto`: stops after the first partition when the memory available
+    /// would not hold the others (`memory::CopyBudget`), handing the scenario back (set for
+    /// one thread in the origin order, whose results the cut would give) with the reason.
+    pub fn within_memory(s: Scenario, threads: u32) -> Result<Built> {
+        let (part_of, _) = work_map(&s, threads.max(1));
+        ParallelRun::build(s, part_of, true)
+    }
+
+    fn build(mut s: Scenario, part_of: Vec<u16>, check_memory: bool) -> Result<Built> {
         if let Some(what) = apps::unsupported(&s) {
             return Err(Error::scenario("threads", format!("--threads > 1 does not support {what} yet")));
         }
@@ -105,7 +132,12 @@ impl ParallelRun {
             ..Default::default()
         };
         let mut sims = Vec::with_capacity(parts);
+        let budget = if check_memory { memory::CopyBudget::start() } else { None };
         for me in 0..parts {
+            if let Some(why) = budget.as_ref().filter(|_| me == 1).and_then(|b| b.refuse(&sims[0], parts - 1)) {
+                drop(sims);
+                return Ok(Built::TooBig(Box::new(s), why));
+            }
             let mut sim = s.clone().simulation()?;
             sim.make_partition(Partition::new(&s.topology, me as u16, part_of.clone()));
             sim.monitor_own_switches();
@@ -121,7 +153,7 @@ impl ParallelRun {
             stop_time,
             open_conns: sims[0].apps.conns.iter().any(|c| !c.disconnected),
         };
-        Ok(ParallelRun {
+        Ok(Built::Parallel(ParallelRun {
             times: vec![ThreadTimes::default(); sims.len()],
             parts: sims,
             part_of,
@@ -135,7 +167,7 @@ impl ParallelRun {
             over: None,
             trace: None,
             watch,
-        })
+        }))
     }
 
     /// Partitions (and threads) of the run.

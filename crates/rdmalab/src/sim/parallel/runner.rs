@@ -1,6 +1,6 @@
 //! `Runner`: a scenario run on the engine its `threads` asks for, sequential or parallel.
 
-use super::{lookahead, work_map, Estimate, ParallelRun};
+use super::{lookahead, work_map, Built, Estimate, ParallelRun};
 use crate::config::Scenario;
 use crate::error::{Error, Result};
 use crate::sim::{Results, RunLimit, Simulation, StopReason};
@@ -68,9 +68,26 @@ impl Runner {
         let mut parallel = s.clone();
         // A user map decides the partitions itself; any count above 1 selects it.
         parallel.config.threads = Some(if s.config.partition_map.is_some() { 2 } else { parts.max(1) });
-        match Runner::new(parallel) {
+        let built = if parts > 1 && s.config.partition_map.is_none() {
+            ParallelRun::within_memory(parallel, parts).and_then(Runner::from_built)
+        } else {
+            Runner::new(parallel)
+        };
+        match built {
             Err(Error::Scenario { field, .. }) if field == "threads" => Runner::new(s),
             built => built,
+        }
+    }
+
+    /// The cut, or one thread in the origin order where the cut would not fit in memory
+    /// (the reason becomes the run's first warning).
+    fn from_built(built: Built) -> Result<Runner> {
+        match built {
+            Built::Parallel(run) => Ok(Runner::Many(run)),
+            Built::TooBig(mut one, why) => {
+                one.config.input_warnings.insert(0, why);
+                Ok(Runner::One(Box::new(one.simulation()?)))
+            }
         }
     }
 
