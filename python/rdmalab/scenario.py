@@ -399,7 +399,8 @@ class Scenario:
         nack_interval (go-back-N's least time between NACKs for one expected packet; ConWeave's
         artifact uses 4us); docs/physics.md, "Loss recovery: go-back-N and IRN". pfc_watchdog (a
         dict of the `[fabric.pfc_watchdog]` fields: detection_time, restoration_time,
-        poll_interval, action; docs/physics.md, "PFC watchdog").
+        poll_interval, action; docs/physics.md, "PFC watchdog"). pfc_pause (a dict of the
+        `[fabric.pfc_pause]` fields: quanta, refresh_quanta; docs/physics.md, "PFC pause time").
 
         Blitz: `with_fabric(cc="blitz", cc_params={"dasr_count": "qp"}, iofd={})`.
         InfiniBand CC (IBA annex A10): `with_fabric(cc="ib", cc_params={"ccti_timer": "20us",

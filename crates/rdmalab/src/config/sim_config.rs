@@ -84,6 +84,19 @@ pub enum PfcWatchdogAction {
     Alert,
 }
 
+/// PAUSE frames that carry a pause time, as 802.1Qbb's do (`[fabric.pfc_pause]`,
+/// `sim::mech::pfc_pause`): the paused transmitter resumes when it runs out, and a sender
+/// still over its threshold sends its PAUSE again before then.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PfcPauseConfig {
+    /// The pause time a PAUSE carries, in quanta of 512 bit times at the link's rate (1 to
+    /// 65,535; a time of 0 is a RESUME).
+    pub quanta: u16,
+    /// A sender still over XOFF sends its PAUSE again this many quanta after the last one
+    /// (fewer than `quanta`, so that a refresh arrives before the pause runs out).
+    pub refresh_quanta: u16,
+}
+
 /// A switch's PFC watchdog (`[fabric.pfc_watchdog]`, `sim::mech::pfc_watchdog`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PfcWatchdogConfig {
@@ -188,6 +201,9 @@ pub struct SimConfig {
     pub rnr: Option<RnrConfig>,
     /// The switches' PFC watchdog (`[fabric.pfc_watchdog]`); `None`: none (no cost).
     pub pfc_watchdog: Option<PfcWatchdogConfig>,
+    /// PAUSE frames with a pause time and refreshes (`[fabric.pfc_pause]`); `None`: a PAUSE
+    /// holds until its RESUME, as in the reference (no cost).
+    pub pfc_pause: Option<PfcPauseConfig>,
     /// The receiving NIC sets the CNP flag on its reply to an out-of-order packet
     /// (`fabric.cnp_on_ooo`; off in the reference).
     pub cnp_on_ooo: bool,
@@ -297,6 +313,7 @@ impl Default for SimConfig {
             irn: None,
             rnr: None,
             pfc_watchdog: None,
+            pfc_pause: None,
             cnp_on_ooo: false,
             int_multi: 1,
             qp_cache: None,

@@ -26,6 +26,9 @@ impl Simulation {
             self.counters.resumes += 1;
         }
         st.enqueue(0, frame, &mut self.packets);
+        if self.mech.pfc_pause.is_some() {
+            self.pfc_pause_hook(port, class, kind == PacketKind::Pause, true);
+        }
         self.switch_kick(port);
     }
 
@@ -45,6 +48,9 @@ impl Simulation {
         if self.trace.is_some() {
             use super::trace::TraceEvent::{Pause, Resume};
             self.trace_event(if pause { Pause } else { Resume }, at, &pkt);
+        }
+        if self.mech.pfc_pause.is_some() {
+            self.pfc_pause_hook(at, pkt.pg, pause, false);
         }
         let st = &mut self.ports[at.idx()];
         let q = pkt.pg as usize;
@@ -68,6 +74,32 @@ impl Simulation {
         if !pause {
             self.kick(at);
         }
+    }
+
+    /// The pause time's hook (`mech::pfc_pause`) for a frame for `class` at `port`: `sent`
+    /// by it (the refresh) or arrived at it (the expiry).
+    #[cold]
+    #[inline(never)]
+    fn pfc_pause_hook(&mut self, port: PortId, class: u8, pause: bool, sent: bool) {
+        use super::mech::pfc_pause::{on_frame, on_sent};
+        let rate = self.topo.port_rate(port);
+        let mech = &mut self.mech;
+        let from = mech.actions.len();
+        let p = mech.pfc_pause.as_deref_mut().expect("tested by the caller");
+        let hook = if sent { on_sent } else { on_frame };
+        hook(p, self.now, port, class, pause, rate, &mut mech.actions);
+        self.carry_out(from);
+    }
+
+    /// A pause `at`'s transmitter obeyed for `class` ran out (`mech::pfc_pause`): it resumes
+    /// as at a RESUME, but no frame arrived, so none is recorded.
+    pub(in crate::sim) fn pause_expired(&mut self, at: PortId, class: u8) {
+        let st = &mut self.ports[at.idx()];
+        st.set_paused(class as usize, false, self.now);
+        if !st.on_host {
+            self.watch.pause_changed(at, class as usize, false, self.now, self.cfg.deadlock_timeout);
+        }
+        self.kick(at);
     }
 
     /// The PFC watchdog's hook for a frame at switch port `at`: true when it swallows it.

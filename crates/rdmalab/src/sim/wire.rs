@@ -136,6 +136,7 @@ impl Simulation {
         if lossy && self.arrival_hook(at, parked) {
             self.counters.link_error_losses += 1;
             let pkt = self.packets.take(parked);
+            self.counters.pause_frames_lost += u64::from(pkt.kind == crate::fabric::PacketKind::Pause);
             self.drop_packet(at, &pkt);
             return;
         }

@@ -49,6 +49,9 @@ pub struct Counters {
     pub qps_peak: u64,
     /// Packets (any kind) corrupted on a lossy link (`error_rate`); part of `drops`.
     pub link_error_losses: u64,
+    /// PAUSE frames among `link_error_losses`: a lost PAUSE lets its sender's buffer
+    /// overflow, so a lossless run that lost one may drop at a buffer (`check_conservation`).
+    pub pause_frames_lost: u64,
     /// Packets (any kind) lost to link failures: on the wire or queued for the link when
     /// it went down, or sent to a dead port before routes changed; part of `drops`.
     pub link_down_losses: u64,
@@ -86,6 +89,7 @@ impl Counters {
         self.qps_opened += o.qps_opened;
         self.qps_peak += o.qps_peak;
         self.link_error_losses += o.link_error_losses;
+        self.pause_frames_lost += o.pause_frames_lost;
         self.link_down_losses += o.link_down_losses;
         self.no_route_drops += o.no_route_drops;
         self.qp_cache_hits += o.qp_cache_hits;

@@ -2,7 +2,7 @@
 "ConWeave at high load").
 
 `python -m rdmalab.experiments.causes.conweave_causes [50] [80[:DURATION[:SCHEMES]]] [variants[:LOAD[:DURATION[:ROWS]]]]
-[buffer[:MB[:DURATION[:LOAD]]]]` runs the
+[buffer[:MB[:DURATION[:LOAD]]]] [pfc_pause[:LOSS[:DURATION[:SCHEMES[:PAUSE]]]]]` runs the
 `lb-conweave` base scenario (`lb_conweave.toml`: 128 hosts, 2:1 leaf-spine, DCQCN, lossless,
 go-back-N) at that *network* load (the artifact's count: half of it on each NIC), for
 `DURATION` of arrivals instead of 0.1 s (the 2-core machine), flows that start in the first
@@ -15,6 +15,9 @@ them released packets the buffer refused, `reorder_release_drops`) and PFC pause
 at one load (80 by default) with one setting changed per row. `buffer` runs ECMP and ConWeave
 with a small switch buffer (2 MB, 0.1 s, 50 % by default), and ConWeave with its held packets
 admitted to the buffer only when released, as the artifact holds them outside its MMU.
+`pfc_pause` runs the schemes lossless on links that lose 1e-3 of their packets (PFC frames
+included), with PAUSE frames held until RESUME (the reference's) and with 802.1Qbb's pause time
+and refreshes (`[fabric.pfc_pause]`).
 """
 
 from __future__ import annotations
@@ -133,6 +136,24 @@ def at_buffer(mb: str = "2", duration: str = "100ms", network_load: str = "50") 
         print(row(f"{network_load} % | {mb} MB, {duration} | {label}", r), flush=True)
 
 
+def with_pause_time(loss: str = "1e-3", duration: str = DURATION, schemes: str = "ecmp+conweave",
+                    pause: str = "held+timed") -> None:
+    """Each scheme lossless with every link losing `loss` of its packets (lb-conweave-loss's
+    setting, PFC frames included), its PAUSE frames held until their RESUME (`held`: the
+    reference's model, in which lb-conweave-loss's ECMP row at 1e-3 stalled) and/or carrying
+    802.1Qbb's pause time with refreshes (`timed`: `[fabric.pfc_pause]` at its defaults),
+    `duration` of arrivals at 50 %."""
+    for scheme in schemes.split("+"):
+        for kind in pause.split("+"):
+            changes: dict[str, Any] = {"fabric.error_rate": float(loss)}
+            if kind == "timed":
+                changes["fabric.pfc_pause"] = {}
+            elif kind != "held":
+                raise ValueError(f"pfc_pause: `{kind}` is neither held nor timed")
+            r = measure(scheme, 50, changes, duration)
+            print(row(f"50 % | {scheme}, loss {loss}, {duration}, PAUSE {kind}", r), flush=True)
+
+
 HEADER = ("| load | scheme | avg | p99 | out of order at NICs | NACKs | resent | "
           + " | ".join(f"{k} (gaps)" for k in CAUSES)
           + " | no cause (untracked flows, losses) | queues released by deadline | unheld | reroutes "
@@ -141,7 +162,7 @@ HEADER = ("| load | scheme | avg | p99 | out of order at NICs | NACKs | resent |
 
 INVESTIGATION = Investigation(
     "conweave_causes", {"50": functools.partial(at_load, "50"), "80": functools.partial(at_load, "80"),
-                        "variants": variants, "buffer": at_buffer},
+                        "variants": variants, "buffer": at_buffer, "pfc_pause": with_pause_time},
     ["50", "80"], header=HEADER)
 
 if __name__ == "__main__":

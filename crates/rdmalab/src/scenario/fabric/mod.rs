@@ -9,6 +9,7 @@ mod ib;
 mod iofd;
 mod irn;
 mod lb;
+mod pfc_pause;
 mod pfc_watchdog;
 mod switch_model;
 
@@ -104,6 +105,8 @@ pub struct FabricSpec {
     pub lb: Option<lb::LbSpec>,
     /// The switches' PFC watchdog (`[fabric.pfc_watchdog]`); absent = off.
     pub pfc_watchdog: Option<pfc_watchdog::PfcWatchdogSpec>,
+    /// PAUSE frames with a pause time (`[fabric.pfc_pause]`); absent = until RESUME.
+    pub pfc_pause: Option<pfc_pause::PfcPauseSpec>,
     /// Traffic classes (`[[fabric.classes]]`): per-class scheduling, PFC and ECN.
     #[serde(default)]
     pub classes: Vec<classes::ClassSpec>,
@@ -277,6 +280,9 @@ impl FabricSpec {
         }
         if let Some(w) = &self.pfc_watchdog {
             c.pfc_watchdog = Some(w.build(file)?);
+        }
+        if let Some(p) = &self.pfc_pause {
+            c.pfc_pause = Some(p.build(file)?);
         }
         c.classes = classes::build(&self.classes, &c, file)?;
         // After every other fabric key: the link layer, then the switch model.

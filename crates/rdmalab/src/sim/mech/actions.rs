@@ -51,6 +51,11 @@ pub(in crate::sim) enum Action {
     /// `port`'s transmitter stops honouring a PAUSE for `class` now (no frame arrived),
     /// then is kicked.
     Unpause { port: PortId, class: u8 },
+    /// `port` sends a PAUSE for `class` (again: a refresh), counted as any PAUSE.
+    Pfc { port: PortId, class: u8 },
+    /// The pause `port`'s transmitter obeys for `class` ran out: it resumes as at a RESUME
+    /// (the deadlock watch told, the port kicked), with no frame recorded.
+    PauseExpired { port: PortId, class: u8 },
 }
 
 /// What a switch-side hook reads of the fabric at its switch: split borrows of the

@@ -17,6 +17,7 @@ pub(crate) mod ibcc;
 pub(crate) mod iofd;
 pub(crate) mod irn;
 mod lb_tables;
+pub(crate) mod pfc_pause;
 pub(crate) mod pfc_watchdog;
 pub(crate) mod port_buffers;
 mod recv_processing;
@@ -73,6 +74,9 @@ pub(crate) struct Mechanisms {
     /// The switches' PFC watchdog (`None` unless `[fabric.pfc_watchdog]`: one test per PFC
     /// frame at a switch port, and per packet at a special egress under `drop`).
     pub pfc_watchdog: Option<Box<pfc_watchdog::PfcWatchdog>>,
+    /// PAUSE frames with a pause time (`None` unless `[fabric.pfc_pause]`: one test per PFC
+    /// frame sent and per PFC frame arriving).
+    pub pfc_pause: Option<Box<pfc_pause::PfcPause>>,
     /// `lb` or `iofd` is set: the switch's forwarding takes its hooked path.
     pub switch_hooks: bool,
     /// A mechanism may drop packets at a switch's egress before admission
@@ -166,6 +170,7 @@ impl Mechanisms {
             lb,
             rnr: cfg.rnr.map(|r| Box::new(rnr::Rnr::new(r, cfg.nack_interval))),
             pfc_watchdog: cfg.pfc_watchdog.map(|w| Box::new(pfc_watchdog::PfcWatchdog::new(w))),
+            pfc_pause: cfg.pfc_pause.map(|p| Box::new(pfc_pause::PfcPause::new(p))),
             egress_filter: cfg.pfc_watchdog.is_some_and(|w| w.action == PfcWatchdogAction::Drop),
             deliberate_drops: 0,
             ibcc: Default::default(),
@@ -203,6 +208,7 @@ impl Mechanisms {
         rnr::counters(self.rnr.as_deref(), &mut c);
         lb_tables::conweave_causes(self.lb.as_deref(), &mut c);
         pfc_watchdog::counters(self.pfc_watchdog.as_deref(), &mut c);
+        pfc_pause::counters(self.pfc_pause.as_deref(), &mut c);
         c
     }
 
@@ -218,19 +224,23 @@ impl Mechanisms {
     }
 }
 
-/// A mechanism's timer at a switch port (`Event::Mech`): each mechanism that needs one adds
-/// its variant here and its arm in `on_timer`. Kept within 8 bytes, so the event stays small.
+/// A mechanism's timer at a port (`Event::Mech`): each mechanism that needs one adds its
+/// variant here and its arm in `on_timer`. Kept within 8 bytes, so the event stays small.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Timer {
     /// The PFC watchdog's check of a switch port's queue (`pfc_watchdog::on_timer`).
     PfcWatchdog { port: crate::ids::PortId, class: u8 },
+    /// A port holding its upstream paused sends its PAUSE again (`pfc_pause::on_refresh`).
+    PfcRefresh { port: crate::ids::PortId, class: u8 },
+    /// The pause a port's transmitter obeys runs out (`pfc_pause::on_expire`).
+    PfcExpire { port: crate::ids::PortId, class: u8 },
 }
 
 impl Timer {
-    /// The port whose switch the timer belongs to (its node orders it in a parallel run).
+    /// The port whose node the timer belongs to (that node orders it in a parallel run).
     pub(crate) fn port(self) -> crate::ids::PortId {
         match self {
-            Timer::PfcWatchdog { port, .. } => port,
+            Timer::PfcWatchdog { port, .. } | Timer::PfcRefresh { port, .. } | Timer::PfcExpire { port, .. } => port,
         }
     }
 }
@@ -241,6 +251,16 @@ pub(in crate::sim) fn on_timer(m: &mut Mechanisms, view: &actions::SwitchView<'_
         Timer::PfcWatchdog { port, class } => {
             if let Some(w) = m.pfc_watchdog.as_deref_mut() {
                 pfc_watchdog::on_timer(w, view, port, class, &mut m.actions);
+            }
+        }
+        Timer::PfcRefresh { port, class } => {
+            if let Some(p) = m.pfc_pause.as_deref_mut() {
+                pfc_pause::on_refresh(p, view, port, class, &mut m.actions);
+            }
+        }
+        Timer::PfcExpire { port, class } => {
+            if let Some(p) = m.pfc_pause.as_deref_mut() {
+                pfc_pause::on_expire(p, view, port, class, &mut m.actions);
             }
         }
     }

@@ -352,13 +352,13 @@ impl ParallelRun {
             )));
         }
         let buffer_drops = c.drops - c.link_error_losses - c.link_down_losses - c.no_route_drops - r.deliberate_drops;
-        let lossless = self.parts[0].cfg.lossless && self.parts[0].mech.keeps_lossless();
+        let lossless = self.parts[0].cfg.lossless && self.parts[0].mech.keeps_lossless() && c.pause_frames_lost == 0;
         if lossless && self.parts[0].cfg.classes.is_none() && buffer_drops > 0 {
             return Err(Error::Invariant(format!("{buffer_drops} packets dropped in lossless mode")));
         }
         // Classes with PFC off may drop at admission; nothing else may (as in one simulation).
         let lossy: u64 = r.classes.iter().filter(|c| !c.config.pfc).map(|c| c.counters.drops).sum();
-        if self.parts[0].cfg.classes.is_some() && buffer_drops > lossy {
+        if self.parts[0].cfg.classes.is_some() && buffer_drops > lossy && c.pause_frames_lost == 0 {
             let n = buffer_drops - lossy;
             return Err(Error::Invariant(format!("{n} packets dropped in lossless classes")));
         }

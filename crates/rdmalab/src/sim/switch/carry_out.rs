@@ -143,6 +143,8 @@ impl Simulation {
                 self.ports[port.idx()].set_paused(class as usize, false, self.now);
                 self.kick(port);
             }
+            Action::Pfc { port, class } => self.send_pfc(port, crate::fabric::PacketKind::Pause, class),
+            Action::PauseExpired { port, class } => self.pause_expired(port, class),
             Action::AbandonQp(q) => {
                 self.abandon_qp(q);
                 self.last_completion = self.now;
