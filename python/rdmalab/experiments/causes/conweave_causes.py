@@ -80,7 +80,9 @@ def measure(scheme: str, network_load: int, changes: dict[str, Any], duration: s
     done = out.flows.filter((pl.col("status") == "completed") & (pl.col("start_ns") >= WARMUP_NS))
     s = done["slowdown"].to_numpy()
     c = out.counters
-    r = {"avg": float(s.mean()), "p99": float(np.percentile(s, 99)), "flows": len(s), "wall": out.wall_s,
+    started = out.flows.filter(pl.col("start_ns") >= WARMUP_NS).height
+    r = {"avg": float(s.mean()), "p99": float(np.percentile(s, 99)), "flows": len(s), "started": started,
+         "wall": out.wall_s,
          "ooo": c["ooo_packets"], "nacks": c["nacks"], "retx": c["retx_packets"], "drops": c["drops"],
          "release_drops": c.get("reorder_release_drops", 0), "pauses": c["pauses"]}
     for k in CAUSES:
@@ -151,7 +153,8 @@ def with_pause_time(loss: str = "1e-3", duration: str = DURATION, schemes: str =
             elif kind != "held":
                 raise ValueError(f"pfc_pause: `{kind}` is neither held nor timed")
             r = measure(scheme, 50, changes, duration)
-            print(row(f"50 % | {scheme}, loss {loss}, {duration}, PAUSE {kind}", r), flush=True)
+            label = f"50 % | {scheme}, loss {loss}, {duration}, PAUSE {kind}, {r['flows']:,} of {r['started']:,} flows done"
+            print(row(label, r), flush=True)
 
 
 HEADER = ("| load | scheme | avg | p99 | out of order at NICs | NACKs | resent | "
