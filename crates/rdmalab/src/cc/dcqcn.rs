@@ -161,7 +161,7 @@ impl DcqcnState {
     fn catch_up_alpha(&mut self, p: &DcqcnParams, t: Time) {
         while self.parked < t {
             self.update_alpha(p);
-            self.parked = self.parked + p.alpha_interval;
+            self.parked += p.alpha_interval;
         }
     }
 

@@ -442,7 +442,7 @@ mod tests {
                     }
                     Step::Pause(p) => paused[3] = p,
                     Step::Choose => {
-                        now = now + Time::from_ns(500);
+                        now += Time::from_ns(500);
                         let want = full_walk(&ring, &mut rr_last, &qps, &paused, now);
                         let got = nic.select(&mut qps, &paused, now);
                         prop_assert_eq!(got, want);

@@ -279,7 +279,11 @@ mod tests {
         assert_eq!(s.len(), 3 * 1_300);
         let rx = vec![RxFlowCounts { ooo_packets: 4, cnps_ecn: 5, cnps_ooo: 6 }; 10];
         let mut got = Vec::new();
-        s.for_each(&held, &rx, |r| Ok(got.push(*r))).unwrap();
+        s.for_each(&held, &rx, |r| {
+            got.push(*r);
+            Ok(())
+        })
+        .unwrap();
         assert_eq!(got.len(), want.len());
         assert_eq!(got[3].rx, if got[3].flow < 10 { rx[0] } else { RxFlowCounts::default() });
         got.iter_mut().for_each(|r| r.rx = RxFlowCounts::default());
@@ -296,7 +300,12 @@ mod tests {
         let spilled = SpilledRecords { parts: vec![s.clone()], sorted: false };
         drop(s);
         let mut got = Vec::new();
-        spilled.for_each(&all[8_000..], &[], |r| Ok(got.push(*r))).unwrap();
+        spilled
+            .for_each(&all[8_000..], &[], |r| {
+                got.push(*r);
+                Ok(())
+            })
+            .unwrap();
         assert_eq!(got, all);
         assert!(path.exists());
         drop(spilled);

@@ -110,7 +110,7 @@ pub fn wires(b: u64) -> Vec<u64> {
     let c = SimConfig::default();
     let (mtu, h) = (c.mtu as u64, c.header_bytes as u64);
     let mut w = vec![mtu + h; (b / mtu) as usize];
-    if b % mtu > 0 {
+    if !b.is_multiple_of(mtu) {
         w.push(b % mtu + h);
     }
     w

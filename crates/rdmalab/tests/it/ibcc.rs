@@ -144,7 +144,7 @@ fn cct_index_is_k_increases_clamped_then_falls_one_per_timer() {
         seen_between |= smp.ccti > 0 && smp.ccti < limit && k > 0 && expiries == 0;
     }
     assert!(seen_between, "a sample between two BECNs below the limit");
-    let end = r.rate_samples.iter().filter(|x| x.flow as u64 == long).last().unwrap();
+    let end = r.rate_samples.iter().rfind(|x| x.flow as u64 == long).unwrap();
     assert_eq!(end.ccti, 0, "back to ccti_min by {:?}", end.time);
 }
 

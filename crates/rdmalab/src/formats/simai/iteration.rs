@@ -113,7 +113,7 @@ pub fn iteration(w: &SimaiWorkload, path: &Path, layout: &Layout) -> Result<Iter
             "ig" => &l.ig,
             _ => &l.wg,
         };
-        pending = pending + p.compute;
+        pending += p.compute;
         let Some((kind, group)) = p.comm else { continue };
         if p.bytes == 0 || w.group_size(group) < 2 {
             continue;

@@ -291,11 +291,11 @@ fn header(head: &str, path: &Path) -> Result<SimaiWorkload> {
             return Err(err(key, "must be given, at least 1".into()));
         }
     }
-    if w.all_gpus % w.tp != 0 {
+    if !w.all_gpus.is_multiple_of(w.tp) {
         let msg = format!("{} GPUs do not split into tensor-parallel groups of {}", w.all_gpus, w.tp);
         return Err(err("model_parallel_NPU_group", msg));
     }
-    if w.dp() % w.ep != 0 {
+    if !w.dp().is_multiple_of(w.ep) {
         let msg =
             format!("the data-parallel size {} (all_gpus / model_parallel_NPU_group) is not a multiple of it", w.dp());
         return Err(err("ep", msg));

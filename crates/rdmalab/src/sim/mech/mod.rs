@@ -231,16 +231,18 @@ pub(crate) enum Timer {
     /// The PFC watchdog's check of a switch port's queue (`pfc_watchdog::on_timer`).
     PfcWatchdog { port: crate::ids::PortId, class: u8 },
     /// A port holding its upstream paused sends its PAUSE again (`pfc_pause::on_refresh`).
-    PfcRefresh { port: crate::ids::PortId, class: u8 },
+    PauseRefresh { port: crate::ids::PortId, class: u8 },
     /// The pause a port's transmitter obeys runs out (`pfc_pause::on_expire`).
-    PfcExpire { port: crate::ids::PortId, class: u8 },
+    PauseExpiry { port: crate::ids::PortId, class: u8 },
 }
 
 impl Timer {
     /// The port whose node the timer belongs to (that node orders it in a parallel run).
     pub(crate) fn port(self) -> crate::ids::PortId {
         match self {
-            Timer::PfcWatchdog { port, .. } | Timer::PfcRefresh { port, .. } | Timer::PfcExpire { port, .. } => port,
+            Timer::PfcWatchdog { port, .. } | Timer::PauseRefresh { port, .. } | Timer::PauseExpiry { port, .. } => {
+                port
+            }
         }
     }
 }
@@ -253,12 +255,12 @@ pub(in crate::sim) fn on_timer(m: &mut Mechanisms, view: &actions::SwitchView<'_
                 pfc_watchdog::on_timer(w, view, port, class, &mut m.actions);
             }
         }
-        Timer::PfcRefresh { port, class } => {
+        Timer::PauseRefresh { port, class } => {
             if let Some(p) = m.pfc_pause.as_deref_mut() {
                 pfc_pause::on_refresh(p, view, port, class, &mut m.actions);
             }
         }
-        Timer::PfcExpire { port, class } => {
+        Timer::PauseExpiry { port, class } => {
             if let Some(p) = m.pfc_pause.as_deref_mut() {
                 pfc_pause::on_expire(p, view, port, class, &mut m.actions);
             }

@@ -12,7 +12,7 @@
 //! - a PFC frame sent (`sim/pfc.rs::send_pfc`): [`on_sent`] arms the sender's refresh after a
 //!   PAUSE and forgets it after a RESUME;
 //! - a PFC frame arriving (`sim/pfc.rs::on_pfc`): [`on_frame`] arms the expiry of the pause;
-//! - its timers (`Event::Mech`, `Timer::PfcRefresh`, `Timer::PfcExpire`): [`on_refresh`]
+//! - its timers (`Event::Mech`, `Timer::PauseRefresh`, `Timer::PauseExpiry`): [`on_refresh`]
 //!   sends the PAUSE again (`Action::Pfc`), [`on_expire`] resumes the transmitter
 //!   (`Action::PauseExpired`).
 //!
@@ -89,7 +89,7 @@ pub(in crate::sim) fn on_sent(
         return;
     }
     slot.refresh_at = now + quanta_time(p.cfg.refresh_quanta, rate);
-    out.push(Action::Timer(slot.refresh_at, Event::Mech(Timer::PfcRefresh { port, class })));
+    out.push(Action::Timer(slot.refresh_at, Event::Mech(Timer::PauseRefresh { port, class })));
 }
 
 /// A PFC frame for `class` arrived at `port` (a link of `rate`): a PAUSE holds its
@@ -109,7 +109,7 @@ pub(in crate::sim) fn on_frame(
         return;
     }
     slot.expires_at = now + quanta_time(p.cfg.quanta, rate);
-    out.push(Action::Timer(slot.expires_at, Event::Mech(Timer::PfcExpire { port, class })));
+    out.push(Action::Timer(slot.expires_at, Event::Mech(Timer::PauseExpiry { port, class })));
 }
 
 /// The refresh timer of (`port`, `class`): unless a RESUME or a later PAUSE superseded it,

@@ -215,6 +215,25 @@ pub(in crate::sim) fn on_nak(rnr: &mut Rnr, qp_id: QpId, qp: &mut Qp, psn: u64, 
     true
 }
 
+/// `rnr`: RNR NAKs sent per plain flow, for the flows that met one (docs/physics.md,
+/// "Receive queues and RNR NAKs").
+pub(crate) const TABLE: TableSchema =
+    TableSchema { name: "rnr", columns: &[("flow", ColumnKind::U32), ("rnr_naks", ColumnKind::U64)] };
+
+/// Its counters, zeros when receive queues are off (every run reports the same names).
+pub(super) fn counters(r: Option<&Rnr>, c: &mut NamedCounts) {
+    c.push("rnr_naks", r.map_or(0, |r| r.naks));
+    c.push("rnr_retry_exceeded", r.map_or(0, |r| r.retry_exceeded));
+}
+
+/// Its table, when receive queues are on.
+pub(super) fn tables(r: Option<&Rnr>, out: &mut Vec<Table>) {
+    if let Some(r) = r {
+        let (flows, naks): (Vec<u64>, Vec<u64>) = r.flow_rows().unzip();
+        out.push(Table::new(TABLE.name, &["flow"]).u64("flow", flows).u64("rnr_naks", naks));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -254,24 +273,5 @@ mod tests {
         }
         assert_eq!(t(0).0, (1 << 16) * t(1).0, "0 is 655.36 ms");
         assert_eq!(t(31), Time::from_us(491_520));
-    }
-}
-
-/// `rnr`: RNR NAKs sent per plain flow, for the flows that met one (docs/physics.md,
-/// "Receive queues and RNR NAKs").
-pub(crate) const TABLE: TableSchema =
-    TableSchema { name: "rnr", columns: &[("flow", ColumnKind::U32), ("rnr_naks", ColumnKind::U64)] };
-
-/// Its counters, zeros when receive queues are off (every run reports the same names).
-pub(super) fn counters(r: Option<&Rnr>, c: &mut NamedCounts) {
-    c.push("rnr_naks", r.map_or(0, |r| r.naks));
-    c.push("rnr_retry_exceeded", r.map_or(0, |r| r.retry_exceeded));
-}
-
-/// Its table, when receive queues are on.
-pub(super) fn tables(r: Option<&Rnr>, out: &mut Vec<Table>) {
-    if let Some(r) = r {
-        let (flows, naks): (Vec<u64>, Vec<u64>) = r.flow_rows().unzip();
-        out.push(Table::new(TABLE.name, &["flow"]).u64("flow", flows).u64("rnr_naks", naks));
     }
 }

@@ -57,7 +57,7 @@ use crate::units::Time;
 #[derive(Debug)]
 pub enum Built {
     /// Every partition built.
-    Parallel(ParallelRun),
+    Parallel(Box<ParallelRun>),
     /// The scenario for one thread, and why the partitions were not all built.
     TooBig(Box<Scenario>, String),
 }
@@ -98,7 +98,7 @@ impl ParallelRun {
     /// Like `new`, with a given partition of every node (partitions numbered from 0).
     pub fn with_map(s: Scenario, part_of: Vec<u16>) -> Result<ParallelRun> {
         match ParallelRun::build(s, part_of, false)? {
-            Built::Parallel(run) => Ok(run),
+            Built::Parallel(run) => Ok(*run),
             Built::TooBig(..) => unreachable!("built without a memory check"),
         }
     }
@@ -153,7 +153,7 @@ impl ParallelRun {
             stop_time,
             open_conns: sims[0].apps.conns.iter().any(|c| !c.disconnected),
         };
-        Ok(Built::Parallel(ParallelRun {
+        Ok(Built::Parallel(Box::new(ParallelRun {
             times: vec![ThreadTimes::default(); sims.len()],
             parts: sims,
             part_of,
@@ -167,7 +167,7 @@ impl ParallelRun {
             over: None,
             trace: None,
             watch,
-        }))
+        })))
     }
 
     /// Partitions (and threads) of the run.

@@ -83,7 +83,7 @@ impl Runner {
     /// (the reason becomes the run's first warning).
     fn from_built(built: Built) -> Result<Runner> {
         match built {
-            Built::Parallel(run) => Ok(Runner::Many(run)),
+            Built::Parallel(run) => Ok(Runner::Many(*run)),
             Built::TooBig(mut one, why) => {
                 one.config.input_warnings.insert(0, why);
                 Ok(Runner::One(Box::new(one.simulation()?)))

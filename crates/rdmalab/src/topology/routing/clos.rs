@@ -68,7 +68,7 @@ impl Clos {
         let last_leaf = topo.links.get(hosts - 1)?.b.idx().checked_sub(hosts)?;
         let leaves = last_leaf + 1;
         // The builder wants a spine at least (without one the leaves are disconnected).
-        if leaves >= switches || hosts % leaves != 0 {
+        if leaves >= switches || !hosts.is_multiple_of(leaves) {
             return None;
         }
         let ls = Clos::LeafSpine { leaves, spines: switches - leaves, per_leaf: hosts / leaves };

@@ -282,8 +282,8 @@ impl ConWeave {
             leaf_node[leaf_of[s.idx()] as usize] = s;
             for &p in topo.nodes[s.idx()].ports.iter().filter(|p| topo.is_host(topo.ports[p.idx()].peer_node)) {
                 first_queue[p.idx()] = queue_port.len() as u32;
-                queue_port.extend(std::iter::repeat(p).take(cfg.conweave_queues as usize));
-                queue_leaf.extend(std::iter::repeat(leaf_of[s.idx()]).take(cfg.conweave_queues as usize));
+                queue_port.extend(std::iter::repeat_n(p, cfg.conweave_queues as usize));
+                queue_leaf.extend(std::iter::repeat_n(leaf_of[s.idx()], cfg.conweave_queues as usize));
             }
         }
         let table = cfg.conweave_table as usize;
