@@ -481,7 +481,9 @@ class Results:
         c = self.counters
         parts = [f"{c[k]} {what}" for k, what in (("link_error_losses", "link errors"),
                                                    ("link_down_losses", "link failures"),
-                                                   ("no_route_drops", "no route")) if c.get(k)]
+                                                   ("no_route_drops", "no route"),
+                                                   ("pfc_pause_refreshes", "pauses refreshed"),
+                                                   ("pfc_pause_expiries", "pauses ran out")) if c.get(k)]
         return f"  ({', '.join(parts)})" if parts else ""
 
     def _recovery_line(self) -> str:

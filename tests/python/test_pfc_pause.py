@@ -68,6 +68,7 @@ def test_a_lost_resume_pauses_for_good_without_a_pause_time_and_one_pause_time_w
     timed = run(star(0.01, "[fabric.pfc_pause]"), progress=False)  # 65,535 quanta: 335.5 us
     c = timed.counters
     assert c["flows_completed"] == 8 and c["pfc_pause_expiries"] > 0
+    assert f"{c['pfc_pause_expiries']} pauses ran out" in timed.summary()
     # Lost PAUSEs let buffers overflow (counted among the drops, as a real switch's): the run
     # is still checked for byte conservation.
     assert c["drops"] > c["link_error_losses"]
