@@ -132,7 +132,7 @@ def test_auto_takes_the_cores_and_falls_back_where_the_engine_refuses(tmp_path):
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="auto cuts only on a machine with two cores or more")
 def test_auto_runs_on_one_thread_where_the_partitions_would_not_fit_in_memory(tmp_path, monkeypatch):
-    """Each partition is a copy of the fabric (at a million hosts, two need 17.6 GB where one
+    """Each partition is a copy of the fabric (at a million hosts, two need 16.5 GB where one
     thread needs 9.8): `auto` measures the first copy and, where the memory available would
     not hold the others, runs on one thread in the origin order (the files the cut would give)
     and says why in a warning. `--threads 2` is built as asked."""
@@ -149,7 +149,7 @@ def test_auto_runs_on_one_thread_where_the_partitions_would_not_fit_in_memory(tm
     why = squeezed.warnings()[0]
     assert "2 partitions would need about" in why and "1 MB are available (RDMALAB_MEMORY_AVAILABLE)" in why
     assert _core.Simulation.from_toml_file(scenario, 2).engine().startswith("parallel: 2 partitions")
-    # Through `run`, the warning reaches the user; the files are one thread's.
+    # Through `run`, a scenario `auto` does not cut gets no such warning; one it would cut does.
     small = tmp_path / "ft.toml"
     small.write_text(FAT_TREE)
     with warnings.catch_warnings(record=True) as caught:

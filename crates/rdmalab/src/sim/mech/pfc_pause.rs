@@ -83,13 +83,9 @@ pub(in crate::sim) fn on_sent(
     rate: Rate,
     out: &mut Vec<Action>,
 ) {
+    let after = quanta_time(p.cfg.refresh_quanta, rate);
     let slot = p.slots.entry(key(port, class)).or_default();
-    if !pause {
-        slot.refresh_at = Time::MAX;
-        return;
-    }
-    slot.refresh_at = now + quanta_time(p.cfg.refresh_quanta, rate);
-    out.push(Action::Timer(slot.refresh_at, Event::Mech(Timer::PauseRefresh { port, class })));
+    arm(&mut slot.refresh_at, pause.then_some(now + after), Timer::PauseRefresh { port, class }, out);
 }
 
 /// A PFC frame for `class` arrived at `port` (a link of `rate`): a PAUSE holds its
@@ -103,13 +99,18 @@ pub(in crate::sim) fn on_frame(
     rate: Rate,
     out: &mut Vec<Action>,
 ) {
+    let after = quanta_time(p.cfg.quanta, rate);
     let slot = p.slots.entry(key(port, class)).or_default();
-    if !pause {
-        slot.expires_at = Time::MAX;
-        return;
+    arm(&mut slot.expires_at, pause.then_some(now + after), Timer::PauseExpiry { port, class }, out);
+}
+
+/// Sets a slot's pending time to `at` and schedules `timer` then, or (`None`: a RESUME)
+/// leaves none pending; a timer already scheduled for another time is then stale.
+fn arm(due: &mut Time, at: Option<Time>, timer: Timer, out: &mut Vec<Action>) {
+    *due = at.unwrap_or(Time::MAX);
+    if let Some(at) = at {
+        out.push(Action::Timer(at, Event::Mech(timer)));
     }
-    slot.expires_at = now + quanta_time(p.cfg.quanta, rate);
-    out.push(Action::Timer(slot.expires_at, Event::Mech(Timer::PauseExpiry { port, class })));
 }
 
 /// The refresh timer of (`port`, `class`): unless a RESUME or a later PAUSE superseded it,

@@ -1,6 +1,6 @@
 //! Whether the machine holds another partition: every partition is a whole copy of the
 //! fabric's arenas (ports, MMUs, NICs, QPs), so at a million hosts two of them need some
-//! 17.6 GB where one thread needs 9.8 GB. `auto` measures the first copy it builds and cuts
+//! 16.5 GB where one thread needs 9.8 GB (through `rdmalab run`). `auto` measures the first copy it builds and cuts
 //! no further than the memory the kernel reports available; an explicit `--threads N` is
 //! built as asked.
 
