@@ -105,6 +105,11 @@ pub struct DcqcnState {
     /// An ACK left its QP with nothing in the network since the group last looked at its
     /// members (a hint: only then does an alpha tick look whether it may park).
     pub maybe_quiet: bool,
+    /// The decrease check's next run while it is parked (`Time::MAX`: it is not; see
+    /// [`DcqcnState::park_decrease`]).
+    pub decrease_parked: Time,
+    /// The tie key the parked check's event took when it was parked.
+    pub decrease_key: u64,
 }
 
 impl DcqcnState {
@@ -122,6 +127,8 @@ impl DcqcnState {
             counting: false,
             parked: Time::MAX,
             maybe_quiet: false,
+            decrease_parked: Time::MAX,
+            decrease_key: 0,
         }
     }
 
@@ -157,6 +164,44 @@ impl DcqcnState {
         self.parked = Time::MAX;
     }
 
+    /// Whether the decrease check may be parked too, when no CNP can come back sooner than
+    /// `min_rtt` after a send: longer than a decrease interval, so the first check after the
+    /// group sends again cannot cut, wherever among that picosecond's events it runs.
+    pub fn can_park_decrease(p: &DcqcnParams, min_rtt: Time) -> bool {
+        p.decrease_interval <= min_rtt
+    }
+
+    /// Parks the decrease check just re-armed (issue 45 §2), at a check that found no CNP in
+    /// a group whose alpha timer is parked (nothing in the network, so no CNP before the group
+    /// sends again). `key` is the tie key its event would have taken now
+    /// (`EventQueue::reserve_seq`): a group that sends again before that check is due gets
+    /// the very event back ([`DcqcnState::unpark_decrease`]).
+    pub fn park_decrease(&mut self, timers: &mut CcTimers, key: u64) {
+        debug_assert!(!self.decrease_cnp && self.parked != Time::MAX);
+        self.decrease_parked = timers.due[DECREASE_TIMER];
+        self.decrease_key = key;
+        timers.due[DECREASE_TIMER] = Time::MAX;
+        timers.dirty &= !(1 << DECREASE_TIMER);
+    }
+
+    /// The group sends again at `now`. Before the parked check is due, the timer is set to it
+    /// and its reserved key is returned, for the caller to push the event the check would
+    /// have had. Later, the checks due by now found no CNP (none could come) and the timer
+    /// is armed at the next point of the same grid (`None`: an ordinary arming).
+    pub fn unpark_decrease(&mut self, p: &DcqcnParams, timers: &mut CcTimers, now: Time) -> Option<u64> {
+        let due = std::mem::replace(&mut self.decrease_parked, Time::MAX);
+        if due == Time::MAX {
+            return None;
+        }
+        if due > now {
+            timers.due[DECREASE_TIMER] = due;
+            return Some(self.decrease_key);
+        }
+        let missed = (now.0 - due.0) / p.decrease_interval.0 + 1;
+        timers.arm(DECREASE_TIMER, Time(due.0 + missed * p.decrease_interval.0));
+        None
+    }
+
     /// Runs the parked alpha ticks due before `t`.
     fn catch_up_alpha(&mut self, p: &DcqcnParams, t: Time) {
         while self.parked < t {
@@ -185,6 +230,7 @@ impl DcqcnState {
         }
         // A CNP comes on an ACK, so the group had a packet in the network and is unparked.
         debug_assert_eq!(self.parked, Time::MAX, "a CNP reached a parked group");
+        debug_assert_eq!(self.decrease_parked, Time::MAX, "a CNP reached a parked decrease check");
         self.unpark_alpha(p, timers, ack.now);
         self.alpha_cnp = true;
         self.decrease_cnp = true;
@@ -224,8 +270,16 @@ impl DcqcnState {
                 }
             }
             INCREASE_TIMER => {
-                timers.arm(INCREASE_TIMER, now + p.rp_timer);
+                let before = (*rate, self.target);
                 self.increase(p, rate, line, Counter::Timer);
+                // With the target at line rate, a tick that moved nothing is a fixed point
+                // (Rc/2 + Rt/2 in whole bits per second settles at Rt - 1): every later tick
+                // would leave both rates as they are, and only T grow, which nothing reads
+                // before the next cut resets it. That cut arms the timer again; until then
+                // no tick is scheduled.
+                if before != (*rate, self.target) || self.target != line {
+                    timers.arm(INCREASE_TIMER, now + p.rp_timer);
+                }
             }
             _ => {}
         }
@@ -292,252 +346,5 @@ enum Counter {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const LINE: Rate = Rate::gbps(100);
-
-    fn ack(now: Time, cnp: bool) -> AckEvent<'static> {
-        AckEvent { now, seq: 1000, snd_nxt: 2000, cnp, nack: false, int: None, mtu: 1000, int_multi: 1, share: Rate(0) }
-    }
-
-    fn fire(s: &mut DcqcnState, p: &DcqcnParams, t: &mut CcTimers, rate: &mut Rate, kind: usize) -> Time {
-        let now = t.due[kind];
-        s.on_timer(p, t, rate, LINE, kind, now);
-        now
-    }
-
-    #[test]
-    fn first_cnp_arms_timers_without_a_cut() {
-        let p = DcqcnParams::default();
-        let mut s = DcqcnState::new(LINE);
-        let mut t = CcTimers::default();
-        let mut rate = LINE;
-        s.on_ack(&p, &mut t, &mut rate, &ack(Time::from_us(10), false));
-        assert_eq!(t.dirty, 0, "no CNP, nothing armed");
-        s.on_ack(&p, &mut t, &mut rate, &ack(Time::from_us(10), true));
-        assert_eq!(rate, LINE, "no cut on the first CNP");
-        assert_eq!(s.alpha, 1.0);
-        assert!(!s.alpha_cnp && s.decrease_cnp && !s.first_cnp);
-        assert_eq!(t.due[ALPHA_TIMER], Time::from_us(11));
-        assert_eq!(t.due[DECREASE_TIMER], Time::from_ns(14_001));
-        assert_eq!(t.due[INCREASE_TIMER], Time::MAX);
-    }
-
-    #[test]
-    fn cut_recovery_additive_and_hyper_steps() {
-        let p = DcqcnParams::default();
-        let mut s = DcqcnState::new(LINE);
-        let mut t = CcTimers::default();
-        let mut rate = LINE;
-        s.on_ack(&p, &mut t, &mut rate, &ack(Time::ZERO, true));
-        // Alpha at 1 us without a new CNP: (1 - 1/256) * 1.
-        fire(&mut s, &p, &mut t, &mut rate, ALPHA_TIMER);
-        let a1 = 1.0 - 1.0 / 256.0;
-        assert_eq!(s.alpha, a1);
-        for _ in 0..3 {
-            fire(&mut s, &p, &mut t, &mut rate, ALPHA_TIMER);
-        }
-        let a4 = a1 * a1 * a1 * a1;
-        assert!((s.alpha - a4).abs() < 1e-15);
-        // Decrease check at 4 us + 1 ns: Rc = 100G * (1 - alpha/2), truncated; Rt stays.
-        let now = fire(&mut s, &p, &mut t, &mut rate, DECREASE_TIMER);
-        assert_eq!(now, Time::from_ns(4_001));
-        let cut = (100e9 * (1.0 - s.alpha / 2.0)) as u64;
-        assert_eq!(rate, Rate(cut));
-        assert_eq!(s.target, LINE, "no clamp when T == 0");
-        assert_eq!(t.due[INCREASE_TIMER], Time::from_ns(304_001));
-        assert_eq!(t.due[DECREASE_TIMER], Time::from_ns(8_001));
-        // Next check without a CNP: nothing.
-        fire(&mut s, &p, &mut t, &mut rate, DECREASE_TIMER);
-        assert_eq!(rate, Rate(cut));
-        // Fast recovery: Rc/2 + Rt/2.
-        fire(&mut s, &p, &mut t, &mut rate, INCREASE_TIMER);
-        let r1 = cut / 2 + 50_000_000_000;
-        assert_eq!(rate, Rate(r1));
-        assert_eq!(s.stage, 1);
-        // T == F: additive, Rt capped at line.
-        fire(&mut s, &p, &mut t, &mut rate, INCREASE_TIMER);
-        assert_eq!(s.target, LINE);
-        assert_eq!(rate, Rate(r1 / 2 + 50_000_000_000));
-        assert_eq!(t.due[INCREASE_TIMER], Time::from_ns(904_001));
-    }
-
-    #[test]
-    fn initial_alpha_one_half_makes_the_first_cut_keep_three_quarters() {
-        // ns3-rdma (`qbb-net-device.cc`) starts alpha at 0.5 and each CNP's cut keeps
-        // 1 - alpha/2 of the rate. Here the first CNP's decrease check (4 us + 1 ns later,
-        // after four alpha decays without a CNP) keeps 1 - a0 (1 - 1/256)^4 / 2: 0.7539 for
-        // ns3-rdma's a0 = 0.5, 0.5078 for the reference's 1.
-        let decay = (1.0 - 1.0f64 / 256.0).powi(4);
-        for (alpha0, kept) in [(0.5, 1.0 - 0.5 * decay / 2.0), (1.0, 1.0 - decay / 2.0)] {
-            let p = DcqcnParams { initial_alpha: alpha0, ..DcqcnParams::default() };
-            let mut s = DcqcnState::new(LINE);
-            let mut t = CcTimers::default();
-            let mut rate = LINE;
-            s.on_ack(&p, &mut t, &mut rate, &ack(Time::ZERO, true));
-            assert_eq!(rate, LINE, "the first CNP itself does not cut");
-            for _ in 0..4 {
-                fire(&mut s, &p, &mut t, &mut rate, ALPHA_TIMER);
-            }
-            fire(&mut s, &p, &mut t, &mut rate, DECREASE_TIMER);
-            let got = rate.0 as f64 / 100e9;
-            assert!((got - kept).abs() < 1e-4, "alpha0 {alpha0}: kept {got}, closed form {kept}");
-        }
-    }
-
-    #[test]
-    fn a_byte_counter_that_never_fires_holds_increase_at_additive() {
-        // ns3-rdma's shipped BYTE_COUNTER (300 MB) never fires in a run of megabytes, and its
-        // hyper increase needs both counts past F: after fast recovery every timer event adds
-        // R_AI, never R_HAI.
-        let p = DcqcnParams {
-            fast_recovery_times: 5,
-            byte_counter: 300_000_000,
-            clamp_target: true,
-            ..DcqcnParams::default()
-        };
-        let mut s = DcqcnState::new(LINE);
-        let mut rate = Rate::gbps(10);
-        s.first_cnp = false;
-        s.decrease_cnp = true;
-        s.cut(&p, &mut rate);
-        let target = s.target;
-        assert_eq!(target, Rate::gbps(10), "clamped to the rate before the cut");
-        for _ in 0..5 {
-            s.increase(&p, &mut rate, LINE, Counter::Timer);
-        }
-        assert_eq!(s.target, target, "fast recovery leaves the target");
-        for i in 1..=20u64 {
-            s.increase(&p, &mut rate, LINE, Counter::Timer);
-            assert_eq!(s.target, Rate(target.0 + i * p.rate_ai.0), "event {i}: additive");
-        }
-    }
-
-    #[test]
-    fn target_clamped_only_after_an_increase_and_floor_holds() {
-        let p = DcqcnParams { min_rate: Rate::gbps(60), ..DcqcnParams::default() };
-        let mut s = DcqcnState::new(LINE);
-        let mut t = CcTimers::default();
-        let mut rate = Rate::gbps(80);
-        s.target = LINE;
-        s.first_cnp = false;
-        s.stage = 2;
-        s.alpha = 0.5;
-        s.decrease_cnp = true;
-        s.cut(&p, &mut rate);
-        assert_eq!(s.target, Rate::gbps(80), "clamped: T != 0");
-        assert_eq!(rate, Rate::gbps(60), "80G * 0.75 = 60G, at the floor");
-        s.decrease_cnp = true;
-        s.cut(&p, &mut rate);
-        assert_eq!(rate, Rate::gbps(60), "floored at MIN_RATE");
-        assert_eq!(s.target, Rate::gbps(80), "T == 0: no clamp");
-        let _ = &mut t;
-    }
-
-    #[test]
-    fn hyper_increase_is_a_constant_step() {
-        let p = DcqcnParams::default();
-        let mut s = DcqcnState::new(LINE);
-        let mut rate = Rate::gbps(10);
-        s.target = Rate::gbps(10);
-        s.stage = 5;
-        s.increase(&p, &mut rate, LINE, Counter::Timer);
-        assert_eq!(s.target, Rate(10_200_000_000));
-        assert_eq!(rate, Rate(5_000_000_000 + 5_100_000_000));
-        s.increase(&p, &mut rate, LINE, Counter::Timer);
-        assert_eq!(s.target, Rate(10_400_000_000));
-    }
-
-    #[test]
-    fn byte_counter_raises_events_after_a_cut_only() {
-        let p = DcqcnParams { byte_counter: 32_767, ..DcqcnParams::default() };
-        let mut s = DcqcnState::new(LINE);
-        let mut rate = LINE;
-        s.on_sent(&p, &mut rate, LINE, 1_000_000);
-        assert_eq!((rate, s.byte_stage, s.bytes), (LINE, 0, 0), "no cut yet: nothing counted");
-        s.first_cnp = false;
-        s.alpha = 1.0;
-        s.decrease_cnp = true;
-        s.cut(&p, &mut rate);
-        assert_eq!(rate, Rate::gbps(50), "alpha 1 halves the rate");
-        // 32,766 bytes: no event yet; one more byte: fast recovery (both counts below F = 1).
-        s.on_sent(&p, &mut rate, LINE, 32_766);
-        assert_eq!((rate, s.byte_stage), (Rate::gbps(50), 0));
-        s.on_sent(&p, &mut rate, LINE, 1);
-        assert_eq!((rate, s.target, s.byte_stage, s.bytes), (Rate::gbps(75), LINE, 1, 0));
-        // Two events in one call (BC = 1, 2: additive, since T = 0 < F), 10 bytes left over.
-        let (rt, r1) = (Rate::gbps(90), Rate::gbps(80));
-        (s.target, rate) = (rt, r1);
-        s.on_sent(&p, &mut rate, LINE, 2 * 32_767 + 10);
-        let t1 = 90_000_000_000 + 20_000_000;
-        let t2 = t1 + 20_000_000;
-        let r2 = 40_000_000_000 + t1 / 2;
-        assert_eq!((s.target, rate, s.byte_stage, s.bytes), (Rate(t2), Rate(r2 / 2 + t2 / 2), 3, 10));
-        // The timer's events count apart: additive at T = 0 and 1 (min(T, BC) <= F), hyper at
-        // T = 2 (both counts past F).
-        let mut t = CcTimers::default();
-        for (i, step) in [20_000_000, 20_000_000, 200_000_000].into_iter().enumerate() {
-            let before = s.target.0;
-            s.on_timer(&p, &mut t, &mut rate, LINE, INCREASE_TIMER, Time::from_us(300 * (i as u64 + 1)));
-            assert_eq!(s.target.0, before + step, "timer event {i}");
-        }
-        // A cut clears both counts and the bytes.
-        s.decrease_cnp = true;
-        s.cut(&p, &mut rate);
-        assert_eq!((s.stage, s.byte_stage, s.bytes), (0, 0, 0));
-    }
-
-    #[test]
-    fn no_byte_counter_keeps_the_timer_only_rule() {
-        let p = DcqcnParams::default();
-        let mut s = DcqcnState::new(LINE);
-        let mut rate = Rate::gbps(40);
-        s.first_cnp = false;
-        s.decrease_cnp = true;
-        s.cut(&p, &mut rate);
-        assert!(!s.counting, "byte_counter 0: the counter never runs");
-        let before = rate;
-        s.on_sent(&p, &mut rate, LINE, 1 << 30);
-        assert_eq!((rate, s.byte_stage), (before, 0));
-    }
-
-    /// Issue 45 §2: a parked alpha timer's ticks, run at a cut or when the group sends
-    /// again, leave the state the running timer leaves, and re-arm it at the same time.
-    #[test]
-    fn a_parked_alpha_timer_ends_where_the_running_one_does() {
-        let p = DcqcnParams::default();
-        let (mut a, mut b) = (DcqcnState::new(LINE), DcqcnState::new(LINE));
-        let (mut ta, mut tb) = (CcTimers::default(), CcTimers::default());
-        let (mut ra, mut rb) = (LINE, LINE);
-        for now in [Time::ZERO, Time::from_ns(500)] {
-            a.on_ack(&p, &mut ta, &mut ra, &ack(now, true));
-            b.on_ack(&p, &mut tb, &mut rb, &ack(now, true));
-        }
-        // The first tick (with the second CNP's +g) runs in both; then b's timer parks.
-        fire(&mut a, &p, &mut ta, &mut ra, ALPHA_TIMER);
-        fire(&mut b, &p, &mut tb, &mut rb, ALPHA_TIMER);
-        b.park_alpha(&mut tb);
-        assert_eq!((tb.due[ALPHA_TIMER], b.parked), (Time::MAX, Time::from_us(2)));
-        // a ticks at 2, 3 and 4 us, then both cut at 4 us + 1 ns: b runs its ticks first.
-        for _ in 0..3 {
-            fire(&mut a, &p, &mut ta, &mut ra, ALPHA_TIMER);
-        }
-        fire(&mut a, &p, &mut ta, &mut ra, DECREASE_TIMER);
-        fire(&mut b, &p, &mut tb, &mut rb, DECREASE_TIMER);
-        assert_eq!((a.alpha, ra), (b.alpha, rb));
-        assert!(ra < LINE, "a cut");
-        // b sends at 6.5 us: the ticks of 5 and 6 us run, the timer is armed at 7 us.
-        for _ in 0..2 {
-            fire(&mut a, &p, &mut ta, &mut ra, ALPHA_TIMER);
-        }
-        b.unpark_alpha(&p, &mut tb, Time::from_ns(6_500));
-        assert_eq!(a, b);
-        assert_eq!(tb.due[ALPHA_TIMER], ta.due[ALPHA_TIMER]);
-        assert_eq!(tb.due[ALPHA_TIMER], Time::from_us(7));
-        // The conditions: a decrease grid that never meets the alpha grid, no ACK within a tick.
-        assert!(DcqcnState::can_park(&p, Time::from_us(2)));
-        assert!(!DcqcnState::can_park(&p, Time::from_ns(999)));
-        assert!(!DcqcnState::can_park(&DcqcnParams { decrease_interval: Time::from_ns(4_500), ..p }, Time::from_us(2)));
-    }
-}
+#[path = "dcqcn_tests.rs"]
+mod tests;

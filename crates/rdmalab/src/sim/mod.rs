@@ -185,6 +185,8 @@ pub struct Simulation {
     global_rtt_bdp: (Time, u64),
     /// DCQCN's alpha timer parks in a group with nothing in the network (`sim::host::cc`).
     dcqcn_parks: bool,
+    /// Its decrease check parks too, where no CNP can come back within one decrease interval.
+    dcqcn_parks_decrease: bool,
     /// A host port skips the `TxDone` of a packet that leaves its RNIC quiet (`host::tx`):
     /// not with a mechanism that acts on the RNIC or its QPs between kicks.
     host_tx_skips: bool,

@@ -87,6 +87,11 @@ impl Simulation {
         let min_ack = Time(topo.links.iter().map(|l| l.delay.0).min().unwrap_or(0).saturating_mul(2));
         let dcqcn_parks =
             matches!(&cfg.cc, crate::cc::CcConfig::Dcqcn(p) if crate::cc::dcqcn::DcqcnState::can_park(p, min_ack));
+        // A round trip crosses four links where every host hangs off a switch, two otherwise.
+        let host_to_host = topo.links.iter().any(|l| topo.is_host(l.a) && topo.is_host(l.b));
+        let min_rtt = Time(min_ack.0.saturating_mul(if host_to_host { 1 } else { 2 }));
+        let dcqcn_parks_decrease = dcqcn_parks
+            && matches!(&cfg.cc, crate::cc::CcConfig::Dcqcn(p) if crate::cc::dcqcn::DcqcnState::can_park_decrease(p, min_rtt));
         let watch = super::watch::Watch::new(&cfg, ports.len(), total_delay, flows.first().map(|f| f.start));
         let ecn_of_class =
             cfg.ecn.as_ref().map_or(Vec::new(), |e| clock.rates().iter().map(|&r| e.for_rate_or_scaled(r)).collect());
@@ -147,6 +152,7 @@ impl Simulation {
             sampler: Default::default(),
             global_rtt_bdp,
             dcqcn_parks,
+            dcqcn_parks_decrease,
             host_tx_skips,
             watch,
             warnings,

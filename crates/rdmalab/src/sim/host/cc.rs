@@ -248,10 +248,13 @@ impl Simulation {
         }
         grp.timers.due[kind] = Time::MAX;
         let old = grp.rate;
+        let found_cnp = matches!(&grp.state, CcState::Dcqcn(s) if s.decrease_cnp);
         grp.on_timer(&self.cfg.cc, kind, self.now);
         let changed = grp.rate != old;
-        if self.dcqcn_parks && kind == crate::cc::dcqcn::ALPHA_TIMER {
-            self.park_if_quiet(g);
+        match kind {
+            crate::cc::dcqcn::ALPHA_TIMER if self.dcqcn_parks => self.park_if_quiet(g),
+            crate::cc::dcqcn::DECREASE_TIMER if self.dcqcn_parks_decrease && !found_cnp => self.park_decrease(g),
+            _ => {}
         }
         self.flush_timers(g);
         if changed {
@@ -277,17 +280,34 @@ impl Simulation {
         }
     }
 
+    /// DCQCN: parks the decrease check just re-armed by a check that found no CNP, if the
+    /// group's alpha timer is parked (so nothing of the group is in the network), taking
+    /// now the tie key its event would have had (`DcqcnState::park_decrease`). Virtuoso's
+    /// idle QPs ran a check every 4 us for the rest of the run once they had seen a CNP.
+    fn park_decrease(&mut self, g: CcGroupId) {
+        let grp = &mut self.groups[g.idx()];
+        let CcState::Dcqcn(s) = &mut grp.state else { return };
+        if s.parked != Time::MAX {
+            s.park_decrease(&mut grp.timers, self.queue.reserve_seq());
+        }
+    }
+
     /// A member of group `g` sends with nothing of the group in the network: a parked
-    /// alpha timer runs its ticks due by now and is armed again.
+    /// alpha timer runs its ticks due by now and is armed again, and a parked decrease
+    /// check is pushed back with its own tie key, or armed at its grid's next point.
     pub(in crate::sim) fn unpark_alpha(&mut self, g: CcGroupId) {
         let (CcConfig::Dcqcn(p), false) = (&self.cfg.cc, g.is_none()) else { return };
         let grp = &mut self.groups[g.idx()];
-        if let CcState::Dcqcn(s) = &mut grp.state {
-            if s.parked != Time::MAX && grp.alive {
-                s.unpark_alpha(p, &mut grp.timers, self.now);
-                self.flush_timers(g);
-            }
+        let CcState::Dcqcn(s) = &mut grp.state else { return };
+        if !grp.alive || (s.parked == Time::MAX && s.decrease_parked == Time::MAX) {
+            return;
         }
+        s.unpark_alpha(p, &mut grp.timers, self.now);
+        if let Some(key) = s.unpark_decrease(p, &mut grp.timers, self.now) {
+            let due = grp.timers.due[crate::cc::dcqcn::DECREASE_TIMER];
+            self.queue.push_reserved(due, key, Event::CcTimer(g, crate::cc::dcqcn::DECREASE_TIMER as u8));
+        }
+        self.flush_timers(g);
     }
 
     /// Schedules an event for every timer the algorithm armed.
