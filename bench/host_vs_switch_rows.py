@@ -32,7 +32,7 @@ from rdmalab.toml_writer import dumps
 
 ROOT = Path(__file__).resolve().parent.parent
 SWEEP = ROOT / "python/rdmalab/experiments/repro/lb_host_vs_switch.toml"
-EVENTS = re.compile(r"([\d,]+) events")
+EVENTS = re.compile(r"events\s+([\d,]+)")
 
 
 def absolute_paths(node, base: Path):
