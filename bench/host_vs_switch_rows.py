@@ -6,21 +6,23 @@ The sweep (`python/rdmalab/experiments/repro/lb_host_vs_switch.toml`) has 12 Vir
 (`fabric.path_selection = "source_ip"`: a QP per source address and destination) and, in the
 same cells (load 0.25 / 0.35; symmetric, a 25 Gb/s link, a failed link; lossless go-back-N /
 IRN), 12 ECMP rows with one QP per flow. Each pair is written out as two scenario files and
-run one after the other with `rdmalab run FILE --threads 1 --quiet`; the script prints, per
-cell, the CPU seconds of each process (user + system, Python's start and the output files
-included), the engine's run time and events from the summary, and Virtuoso's CPU time over
-ECMP's.
+run one after the other with `rdmalab run FILE --threads 1 --quiet`, round after round (so
+that a machine's drift reaches both alike); the script prints, per cell, the median CPU seconds
+of each process (user + system, Python's start and the output files included), the events from
+the summary, its peak RSS, Virtuoso's median over ECMP's, and that ratio round by round. A row of this
+memory-bound kind moves by tens of percent from one run to the next on a shared machine.
 
     .venv/bin/python bench/host_vs_switch_rows.py                 # all 12 cells
-    .venv/bin/python bench/host_vs_switch_rows.py --cells 0 1     # a selection
+    .venv/bin/python bench/host_vs_switch_rows.py --cells 0 2 --rounds 3   # a selection, 3 rounds
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
-import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -65,42 +67,52 @@ def cells() -> list[tuple[str, dict, dict]]:
 
 
 def run(scenario: dict, folder: Path, name: str) -> dict:
-    """One `rdmalab run` of `scenario`: CPU seconds, wall seconds, events, engine seconds."""
+    """One `rdmalab run` of `scenario`: its CPU seconds, wall seconds, events and peak RSS."""
     path = folder / f"{name}.toml"
     path.write_text(dumps(scenario))
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    proc = subprocess.run([str(Path(sys.executable).parent / "rdmalab"), "run", str(path), "--threads", "1", "--quiet",
-                           "--force", "--out", str(folder / name)], capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cmd = [str(Path(sys.executable).parent / "rdmalab"), "run", str(path), "--threads", "1", "--quiet",
+           "--force", "--out", str(folder / name)]
+    with tempfile.TemporaryFile("w+") as out:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, text=True)
+        _, status, usage = os.wait4(proc.pid, 0)  # this child's own resource use
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        text = out.read()
     if proc.returncode != 0:
-        raise SystemExit(f"{name}: rdmalab run failed:\n{proc.stderr}")
-    text = proc.stdout + proc.stderr
-    events = int(EVENTS.search(text).group(1).replace(",", "")) if EVENTS.search(text) else -1
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"cpu_s": cpu, "wall_s": wall, "events": events, "peak_mb": after.ru_maxrss / 1024}
+        raise SystemExit(f"{name}: rdmalab run failed:\n{text}")
+    found = EVENTS.search(text)
+    return {"cpu_s": usage.ru_utime + usage.ru_stime, "wall_s": wall,
+            "events": int(found.group(1).replace(",", "")) if found else -1, "peak_mb": usage.ru_maxrss / 1024}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cells", type=int, nargs="*", help="cell indices (0-11; default all)")
+    ap.add_argument("--rounds", type=int, default=1, help="rounds over the cells (medians are printed)")
     args = ap.parse_args()
     table = cells()
-    chosen = args.cells if args.cells else range(len(table))
-    print("| cell | ECMP CPU s | ECMP events | Virtuoso CPU s | Virtuoso events | CPU ratio |")
-    print("|---|---|---|---|---|---|")
-    ratios = []
+    chosen = args.cells if args.cells else list(range(len(table)))
+    runs: dict[int, dict[str, list[dict]]] = {i: {"ecmp": [], "virtuoso": []} for i in chosen}
     with tempfile.TemporaryDirectory() as tmp:
-        for i in chosen:
-            label, ecmp, virtuoso = table[i]
-            e = run(ecmp, Path(tmp), f"ecmp{i}")
-            v = run(virtuoso, Path(tmp), f"virtuoso{i}")
-            ratios.append(v["cpu_s"] / e["cpu_s"])
-            print(f"| {i}: {label} | {e['cpu_s']:.1f} | {e['events']:,} | {v['cpu_s']:.1f} | {v['events']:,} "
-                  f"| {ratios[-1]:.2f} |", flush=True)
-            print("JSON " + json.dumps({"cell": i, "label": label, "ecmp": e, "virtuoso": v}), file=sys.stderr)
-    print(f"\nratio of CPU seconds, Virtuoso over ECMP: {min(ratios):.2f} to {max(ratios):.2f}")
+        for r in range(args.rounds):
+            for i in chosen:
+                label, ecmp, virtuoso = table[i]
+                for name, scenario in (("ecmp", ecmp), ("virtuoso", virtuoso)):
+                    runs[i][name].append(run(scenario, Path(tmp), f"{name}{i}"))
+                e, v = runs[i]["ecmp"][-1], runs[i]["virtuoso"][-1]
+                print("JSON " + json.dumps({"round": r, "cell": i, "label": label, "ecmp": e, "virtuoso": v}),
+                      file=sys.stderr, flush=True)
+    print("| cell | ECMP CPU s | ECMP events | ECMP MB | Virtuoso CPU s | Virtuoso events | Virtuoso MB "
+          "| ratio of medians | per round |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for i in chosen:
+        e, v = runs[i]["ecmp"], runs[i]["virtuoso"]
+        ce, cv = statistics.median(x["cpu_s"] for x in e), statistics.median(x["cpu_s"] for x in v)
+        rounds = ", ".join(f"{b['cpu_s'] / a['cpu_s']:.2f}" for a, b in zip(e, v))
+        print(f"| {i}: {table[i][0]} | {ce:.1f} | {e[0]['events']:,} | {e[0]['peak_mb']:.0f} | {cv:.1f} "
+              f"| {v[0]['events']:,} | {v[0]['peak_mb']:.0f} | {cv / ce:.2f} | {rounds} |", flush=True)
 
 
 if __name__ == "__main__":

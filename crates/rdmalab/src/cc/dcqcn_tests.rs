@@ -98,12 +98,8 @@ fn a_byte_counter_that_never_fires_holds_increase_at_additive() {
     // ns3-rdma's shipped BYTE_COUNTER (300 MB) never fires in a run of megabytes, and its
     // hyper increase needs both counts past F: after fast recovery every timer event adds
     // R_AI, never R_HAI.
-    let p = DcqcnParams {
-        fast_recovery_times: 5,
-        byte_counter: 300_000_000,
-        clamp_target: true,
-        ..DcqcnParams::default()
-    };
+    let p =
+        DcqcnParams { fast_recovery_times: 5, byte_counter: 300_000_000, clamp_target: true, ..DcqcnParams::default() };
     let mut s = DcqcnState::new(LINE);
     let mut rate = Rate::gbps(10);
     s.first_cnp = false;

@@ -196,6 +196,7 @@ impl Simulation {
             // so the others need none).
             if self.holds_sender_of(pkt) {
                 self.qps[pkt.qp.idx()].in_flight = self.qps[pkt.qp.idx()].in_flight.wrapping_sub(1);
+                self.hint_quiet_after_drop(pkt.qp);
                 self.release_if_quiet(pkt.qp);
             } else if self.shares_slot(pkt.qp) {
                 // Partitions' counts of a setup QP sum to its packets in the network (a

@@ -264,7 +264,7 @@ impl Simulation {
 
     /// DCQCN: parks the alpha timer the tick just re-armed if no member has a packet (or its
     /// ACK) in the network, so that no CNP can come before a member sends again
-    /// (`DcqcnState::park_alpha`; the sends unpark it, `unpark_alpha`). With ~1,000 QPs per
+    /// (`DcqcnState::park_alpha`; the sends unpark it, `unpark_dcqcn_timers`). With ~1,000 QPs per
     /// host, mostly idle (Virtuoso's), their alpha ticks were half of all events.
     /// Members are looked at only after an ACK left one with nothing in the network (the
     /// hint `maybe_quiet`): a busy group's tick then costs no load of its QPs.
@@ -280,10 +280,21 @@ impl Simulation {
         }
     }
 
-    /// DCQCN: parks the decrease check just re-armed by a check that found no CNP, if the
-    /// group's alpha timer is parked (so nothing of the group is in the network), taking
-    /// now the tie key its event would have had (`DcqcnState::park_decrease`). Virtuoso's
-    /// idle QPs ran a check every 4 us for the rest of the run once they had seen a CNP.
+    /// A drop left `qp` with nothing in the network: its group's next alpha tick looks whether
+    /// it may park, as after such an ACK (`cc_on_ack`), rather than tick on until it sends.
+    pub(in crate::sim) fn hint_quiet_after_drop(&mut self, qp: QpId) {
+        let q = &self.qps[qp.idx()];
+        if !self.dcqcn_parks || q.in_flight != 0 || q.cc_group.is_none() || q.cc_group.0 == super::RELEASED {
+            return;
+        }
+        if let CcState::Dcqcn(s) = &mut self.groups[q.cc_group.idx()].state {
+            s.maybe_quiet = true;
+        }
+    }
+
+    /// DCQCN: a check that found no CNP, in a group whose alpha timer is parked (nothing in
+    /// the network), parks the next check with the tie key its event would have taken now
+    /// (`DcqcnState::park_decrease`): idle QPs ran one every 4 us to the end of the run.
     fn park_decrease(&mut self, g: CcGroupId) {
         let grp = &mut self.groups[g.idx()];
         let CcState::Dcqcn(s) = &mut grp.state else { return };
@@ -295,7 +306,7 @@ impl Simulation {
     /// A member of group `g` sends with nothing of the group in the network: a parked
     /// alpha timer runs its ticks due by now and is armed again, and a parked decrease
     /// check is pushed back with its own tie key, or armed at its grid's next point.
-    pub(in crate::sim) fn unpark_alpha(&mut self, g: CcGroupId) {
+    pub(in crate::sim) fn unpark_dcqcn_timers(&mut self, g: CcGroupId) {
         let (CcConfig::Dcqcn(p), false) = (&self.cfg.cc, g.is_none()) else { return };
         let grp = &mut self.groups[g.idx()];
         let CcState::Dcqcn(s) = &mut grp.state else { return };

@@ -235,7 +235,7 @@ impl Simulation {
             qp.snd_nxt = crate::sim::mech::irn::after_send(irn, qp_id, qp, end);
             // a hole, else new data
         }
-        // The first packet of a quiet QP: its group's DCQCN alpha timer may be parked.
+        // The first packet of a quiet QP: its group's DCQCN timers may be parked.
         let unpark = qp.in_flight == 0 && self.dcqcn_parks;
         qp.in_flight += 1;
         if qp.exempt_until != 0 && end >= qp.exempt_until {
@@ -243,7 +243,7 @@ impl Simulation {
             self.rejoin_group(qp_id);
         }
         if unpark {
-            self.unpark_alpha(self.qps[qp_id.idx()].cc_group);
+            self.unpark_dcqcn_timers(self.qps[qp_id.idx()].cc_group);
         }
         let qp = &mut self.qps[qp_id.idx()];
         let pace = if self.cfg.rate_bound { qp.rate } else { qp.max_rate };
