@@ -7,10 +7,10 @@ The sweep (`python/rdmalab/experiments/repro/lb_host_vs_switch.toml`) has 12 Vir
 same cells (load 0.25 / 0.35; symmetric, a 25 Gb/s link, a failed link; lossless go-back-N /
 IRN), 12 ECMP rows with one QP per flow. Each pair is written out as two scenario files and
 run one after the other with `rdmalab run FILE --threads 1 --quiet`, round after round (so
-that a machine's drift reaches both alike); the script prints, per cell, the median CPU seconds
-of each process (user + system, Python's start and the output files included), the events from
-the summary, its peak RSS, Virtuoso's median over ECMP's, and that ratio round by round. A row of this
-memory-bound kind moves by tens of percent from one run to the next on a shared machine.
+that a machine's drift reaches both alike). Printed per cell: the median CPU seconds of each
+process (user + system, Python's start and the output files included), the events from the
+summary, the peak RSS, Virtuoso's median over ECMP's, and that ratio round by round. A row of
+this memory-bound kind moves by tens of percent from one run to the next on a shared machine.
 
     .venv/bin/python bench/host_vs_switch_rows.py                 # all 12 cells
     .venv/bin/python bench/host_vs_switch_rows.py --cells 0 2 --rounds 3   # a selection, 3 rounds
