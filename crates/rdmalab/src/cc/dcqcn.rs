@@ -164,9 +164,10 @@ impl DcqcnState {
         self.parked = Time::MAX;
     }
 
-    /// Whether the decrease check may be parked too, when no CNP can come back sooner than
-    /// `min_rtt` after a send: longer than a decrease interval, so the first check after the
-    /// group sends again cannot cut, wherever among that picosecond's events it runs.
+    /// Whether the decrease check may be parked too, where `min_rtt` (the link delays of the
+    /// shortest round trip; its transmissions make every real one longer) is at least a
+    /// decrease interval: then no CNP reaches the group before the first check after it sends
+    /// again, which therefore cannot cut, wherever among that picosecond's events it runs.
     pub fn can_park_decrease(p: &DcqcnParams, min_rtt: Time) -> bool {
         p.decrease_interval <= min_rtt
     }
