@@ -110,6 +110,10 @@ pub struct DcqcnState {
     pub decrease_parked: Time,
     /// The tie key the parked check's event took when it was parked.
     pub decrease_key: u64,
+    /// The alpha timer is never an event (see [`DcqcnState::tick_lazily`]): `parked` holds
+    /// its next tick from the first CNP on, and its ticks run when a CNP or a cut next
+    /// touches alpha.
+    pub lazy_alpha: bool,
 }
 
 impl DcqcnState {
@@ -129,7 +133,28 @@ impl DcqcnState {
             maybe_quiet: false,
             decrease_parked: Time::MAX,
             decrease_key: 0,
+            lazy_alpha: false,
         }
+    }
+
+    /// Whether alpha ticks can run lazily (issue 45 §2) in the partition-independent event
+    /// order, where an arrival at the picosecond of a tick always comes after it (an
+    /// arrival's tie key sorts after every node's, `sim::order`): a CNP's ACK then finds
+    /// the ticks due at its own picosecond already run, whenever its event was pushed. A
+    /// tick touches alpha and its CNP flag only; alpha is read only by a cut, at a decrease
+    /// check, which never falls on a tick (the decrease interval a multiple of the alpha
+    /// interval, which is over 1 ns: the checks run 1 ns after a tick). So running a tick
+    /// as late as the next CNP or cut, with the same arithmetic in the same order, changes
+    /// nothing; a busy group's ticks, one event a microsecond each, then cost no event.
+    pub fn can_tick_lazily(p: &DcqcnParams) -> bool {
+        let (a, d) = (p.alpha_interval, p.decrease_interval);
+        a > Time::from_ns(1) && d.0 % a.0 == 0
+    }
+
+    /// Turns lazy alpha ticks on for a new group (see [`DcqcnState::can_tick_lazily`]).
+    pub fn tick_lazily(&mut self) {
+        debug_assert!(self.first_cnp, "only a fresh state");
+        self.lazy_alpha = true;
     }
 
     /// Whether the alpha timer may be parked under `p` when no ACK can come back sooner than
@@ -156,7 +181,7 @@ impl DcqcnState {
     /// armed at the next one (a tick at `now` itself commutes with the send, which reads no
     /// alpha).
     pub fn unpark_alpha(&mut self, p: &DcqcnParams, timers: &mut CcTimers, now: Time) {
-        if self.parked == Time::MAX {
+        if self.parked == Time::MAX || self.lazy_alpha {
             return;
         }
         self.catch_up_alpha(p, now + Time(1));
@@ -178,7 +203,7 @@ impl DcqcnState {
     /// (`EventQueue::reserve_seq`): a group that sends again before that check is due gets
     /// the very event back ([`DcqcnState::unpark_decrease`]).
     pub fn park_decrease(&mut self, timers: &mut CcTimers, key: u64) {
-        debug_assert!(!self.decrease_cnp && self.parked != Time::MAX);
+        debug_assert!(!self.decrease_cnp && (self.parked != Time::MAX || self.lazy_alpha));
         self.decrease_parked = timers.due[DECREASE_TIMER];
         self.decrease_key = key;
         timers.due[DECREASE_TIMER] = Time::MAX;
@@ -206,6 +231,12 @@ impl DcqcnState {
     /// Runs the parked alpha ticks due before `t`.
     fn catch_up_alpha(&mut self, p: &DcqcnParams, t: Time) {
         while self.parked < t {
+            if self.alpha == 0.0 && !self.alpha_cnp {
+                // Decayed to zero (after some 190,000 quiet ticks): every tick left keeps it.
+                let left = (t.0 - self.parked.0).div_ceil(p.alpha_interval.0);
+                self.parked = Time(self.parked.0 + left * p.alpha_interval.0);
+                return;
+            }
             self.update_alpha(p);
             self.parked += p.alpha_interval;
         }
@@ -230,15 +261,22 @@ impl DcqcnState {
             return;
         }
         // A CNP comes on an ACK, so the group had a packet in the network and is unparked.
-        debug_assert_eq!(self.parked, Time::MAX, "a CNP reached a parked group");
+        debug_assert!(self.lazy_alpha || self.parked == Time::MAX, "a CNP reached a parked group");
         debug_assert_eq!(self.decrease_parked, Time::MAX, "a CNP reached a parked decrease check");
-        self.unpark_alpha(p, timers, ack.now);
+        if self.lazy_alpha {
+            self.catch_up_alpha(p, ack.now + Time(1)); // a tick now came first (see can_tick_lazily)
+        } else {
+            self.unpark_alpha(p, timers, ack.now);
+        }
         self.alpha_cnp = true;
         self.decrease_cnp = true;
         if self.first_cnp {
             self.alpha = p.initial_alpha;
             self.alpha_cnp = false;
-            timers.arm(ALPHA_TIMER, ack.now + p.alpha_interval);
+            match self.lazy_alpha {
+                true => self.parked = ack.now + p.alpha_interval,
+                false => timers.arm(ALPHA_TIMER, ack.now + p.alpha_interval),
+            }
             // +1 ns: the decrease check runs just after the alpha update of the same µs.
             timers.arm(DECREASE_TIMER, ack.now + p.decrease_interval + Time::from_ns(1));
             *rate = scale(*rate, p.rate_on_first_cnp);

@@ -310,3 +310,64 @@ fn the_increase_timer_stops_at_line_rate_and_a_cut_restarts_it() {
     assert!(rate < LINE);
     assert_eq!(t.due[INCREASE_TIMER], Time::from_ms(1) + p.rp_timer);
 }
+
+/// Issue 45 §2: lazy alpha ticks (the origin order) give the rates, and at every cut the
+/// alpha, that a timer firing every microsecond gives, when CNPs arrive at random
+/// picoseconds and some on the alpha grid itself (where the tick runs first, as a node's
+/// event runs before an arrival in that order), in bursts with quiet gaps between.
+#[test]
+fn lazy_alpha_ticks_give_what_the_timer_gives() {
+    let p = DcqcnParams::default();
+    let (mut a, mut b) = (DcqcnState::new(LINE), DcqcnState::new(LINE));
+    b.tick_lazily();
+    let (mut ta, mut tb) = (CcTimers::default(), CcTimers::default());
+    let (mut ra, mut rb) = (LINE, LINE);
+    // CNP arrivals: bursts of 40 over 40 us each, 200 us apart; every fifth on a tick
+    // of the grid the first CNP starts (7,777 ps + k us).
+    let mut x = 12_345u64;
+    let mut cnps = Vec::new();
+    for burst in 0..30u64 {
+        for i in 0..40u64 {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            let at = 7_777 + burst * 240_000_000 + i * 1_000_000;
+            cnps.push(if i % 5 == 3 || burst + i == 0 { at } else { at + (x >> 33) % 1_000_000 });
+        }
+    }
+    let (mut cuts, mut ticks_on_grid) = (0, 0);
+    let mut next_cnp = cnps.iter().copied().peekable();
+    loop {
+        let timer = (0..3).map(|k| ta.due[k]).min().unwrap();
+        let arrival = next_cnp.peek().map_or(u64::MAX, |&t| t);
+        if timer > Time::from_ms(8) && arrival == u64::MAX {
+            break;
+        }
+        if timer.0 <= arrival {
+            // The timers due now, a node's events, before an arrival at the same picosecond.
+            let kind = (0..3).find(|&k| ta.due[k] == timer).unwrap();
+            ticks_on_grid += (kind == ALPHA_TIMER && timer.0 == arrival) as u32;
+            let cut = kind == DECREASE_TIMER && a.decrease_cnp;
+            fire(&mut a, &p, &mut ta, &mut ra, kind);
+            if kind != ALPHA_TIMER {
+                assert_eq!(tb.due[kind], timer, "the same timer {kind}");
+                fire(&mut b, &p, &mut tb, &mut rb, kind);
+            }
+            if cut {
+                assert_eq!(a.alpha, b.alpha, "alpha at the cut of {timer:?}");
+                cuts += 1;
+            }
+        } else {
+            next_cnp.next();
+            a.on_ack(&p, &mut ta, &mut ra, &ack(Time(arrival), true));
+            b.on_ack(&p, &mut tb, &mut rb, &ack(Time(arrival), true));
+        }
+        assert_eq!((ra, a.target), (rb, b.target));
+        assert_eq!(tb.due[ALPHA_TIMER], Time::MAX, "a lazy group arms no alpha timer");
+    }
+    assert!(ticks_on_grid >= 100, "CNPs on the grid: {ticks_on_grid}");
+    assert!(cuts >= 100, "cuts with equal alpha: {cuts}");
+    assert!(ra < LINE);
+    // The conditions: a decrease grid that never meets the alpha grid; no bound on ACKs.
+    assert!(DcqcnState::can_tick_lazily(&p));
+    assert!(!DcqcnState::can_tick_lazily(&DcqcnParams { decrease_interval: Time::from_ns(4_500), ..p }));
+    assert!(!DcqcnState::can_tick_lazily(&DcqcnParams { alpha_interval: Time::from_ns(1), ..p }));
+}

@@ -258,6 +258,9 @@ pub struct SimConfig {
     /// origin order (`sim::order`), whose results do not depend on `n`; `n` > 1 is run by
     /// `sim::parallel::Runner` in up to `n` partitions, one thread each.
     pub threads: Option<u32>,
+    /// DCQCN's timer shortcuts (`sim::mech::dcqcn_timers`): parked and lazy ticks, which
+    /// change no result, only the events a run takes. Off only to check that claim.
+    pub dcqcn_shortcuts: bool,
     /// The parallel engine's partition of every node, by node id (`partition_map` in a
     /// scenario file); `None`: the automatic map (`sim::parallel::auto_map`).
     pub partition_map: Option<Vec<u16>>,
@@ -338,6 +341,7 @@ impl Default for SimConfig {
             link_events: Vec::new(),
             reroute_delay: Time::ZERO,
             threads: None,
+            dcqcn_shortcuts: true,
             partition_map: None,
             input_warnings: Vec::new(),
             sample_max_bytes: super::SAMPLE_MAX_BYTES,

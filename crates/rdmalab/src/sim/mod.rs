@@ -183,10 +183,8 @@ pub struct Simulation {
     sampler: sampling::Sampler,
     /// (base RTT, BDP bytes) used for every QP when the window is global.
     global_rtt_bdp: (Time, u64),
-    /// DCQCN's alpha timer parks in a group with nothing in the network (`sim::host::cc`).
-    dcqcn_parks: bool,
-    /// Its decrease check parks too, where no CNP can come back within one decrease interval.
-    dcqcn_parks_decrease: bool,
+    /// Which of DCQCN's timers may skip their events (`mech::dcqcn_timers`).
+    dcqcn: mech::dcqcn_timers::DcqcnShortcuts,
     /// A host port skips the `TxDone` of a packet that leaves its RNIC quiet (`host::tx`):
     /// not with a mechanism that acts on the RNIC or its QPs between kicks.
     host_tx_skips: bool,

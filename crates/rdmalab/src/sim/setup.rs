@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use super::mech::dcqcn_timers::DcqcnShortcuts;
 use super::mech::{Mechanisms, Parts};
 use super::validate::{check_completable, validate_config, validate_flows};
 use super::{Event, SimConfig, Simulation};
@@ -85,13 +86,10 @@ impl Simulation {
         let total_delay = Time(topo.links.iter().map(|l| l.delay.0).fold(0u64, u64::saturating_add));
         // An ACK crosses at least two links after its packet is sent.
         let min_ack = Time(topo.links.iter().map(|l| l.delay.0).min().unwrap_or(0).saturating_mul(2));
-        let dcqcn_parks =
-            matches!(&cfg.cc, crate::cc::CcConfig::Dcqcn(p) if crate::cc::dcqcn::DcqcnState::can_park(p, min_ack));
         // A round trip crosses four links where every host hangs off a switch, two otherwise.
         let host_to_host = topo.links.iter().any(|l| topo.is_host(l.a) && topo.is_host(l.b));
         let min_rtt = Time(min_ack.0.saturating_mul(if host_to_host { 1 } else { 2 }));
-        let dcqcn_parks_decrease = dcqcn_parks
-            && matches!(&cfg.cc, crate::cc::CcConfig::Dcqcn(p) if crate::cc::dcqcn::DcqcnState::can_park_decrease(p, min_rtt));
+        let dcqcn = DcqcnShortcuts::choose(&cfg, min_ack, min_rtt, cfg.threads.is_some());
         let watch = super::watch::Watch::new(&cfg, ports.len(), total_delay, flows.first().map(|f| f.start));
         let ecn_of_class =
             cfg.ecn.as_ref().map_or(Vec::new(), |e| clock.rates().iter().map(|&r| e.for_rate_or_scaled(r)).collect());
@@ -151,8 +149,7 @@ impl Simulation {
             queue_samples: Vec::new(),
             sampler: Default::default(),
             global_rtt_bdp,
-            dcqcn_parks,
-            dcqcn_parks_decrease,
+            dcqcn,
             host_tx_skips,
             watch,
             warnings,

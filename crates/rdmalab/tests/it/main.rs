@@ -16,6 +16,7 @@ mod cc;
 mod classes;
 mod collectives;
 mod conweave;
+mod dcqcn_shortcuts;
 mod deadlock;
 mod drum;
 mod drum_fabric;

@@ -23,6 +23,7 @@ use crate::cc::{AckEvent, CcConfig, CcGroup, CcState, Granularity, PathInfo};
 use crate::fabric::packet::NO_INT;
 use crate::fabric::Packet;
 use crate::ids::{CcGroupId, NodeId, QpId};
+use crate::sim::mech::dcqcn_timers;
 use crate::sim::mech::tenancy::{self, forget_int_baselines, swap_path_int, PathInt};
 use crate::sim::{Event, Simulation};
 use crate::tenancy::pacing::IntSample;
@@ -46,6 +47,7 @@ impl Simulation {
                 let line = self.qps[qp_id.idx()].max_rate;
                 let mut fresh = CcGroup::new(&self.cfg.cc, line, path, self.cfg.granularity, key);
                 fresh.owner = self.qps[qp_id.idx()].src.0;
+                dcqcn_timers::on_new_group(self.dcqcn, &mut fresh);
                 if self.cfg.defense == Defense::Tenant {
                     // A tenant's state is shared and split; a line-rate start is private.
                     (fresh.shared, fresh.split) = (key.is_some(), key.is_some());
@@ -170,10 +172,8 @@ impl Simulation {
         if !self.groups[g.idx()].alive {
             return;
         }
-        if let (true, 0, CcState::Dcqcn(s)) =
-            (self.dcqcn_parks, self.qps[qp_id.idx()].in_flight, &mut self.groups[g.idx()].state)
-        {
-            s.maybe_quiet = true; // the group may be quiet at its next alpha tick
+        if self.dcqcn.hints() && self.qps[qp_id.idx()].in_flight == 0 {
+            dcqcn_timers::hint_quiet(&mut self.groups[g.idx()]);
         }
         let (seq, snd_nxt) =
             if self.groups[g.idx()].shared { self.group_seqs(g) } else { (pkt.seq, self.qps[qp_id.idx()].snd_nxt) };
@@ -251,9 +251,12 @@ impl Simulation {
         let found_cnp = matches!(&grp.state, CcState::Dcqcn(s) if s.decrease_cnp);
         grp.on_timer(&self.cfg.cc, kind, self.now);
         let changed = grp.rate != old;
+        let (grp, qps, queue) = (&mut self.groups[g.idx()], &self.qps, &mut self.queue);
         match kind {
-            crate::cc::dcqcn::ALPHA_TIMER if self.dcqcn_parks => self.park_if_quiet(g),
-            crate::cc::dcqcn::DECREASE_TIMER if self.dcqcn_parks_decrease && !found_cnp => self.park_decrease(g),
+            crate::cc::dcqcn::ALPHA_TIMER if self.dcqcn.parks_alpha => dcqcn_timers::after_alpha_tick(grp, qps),
+            crate::cc::dcqcn::DECREASE_TIMER if self.dcqcn.parks_decrease && !found_cnp => {
+                dcqcn_timers::after_idle_check(grp, qps, || queue.reserve_seq())
+            }
             _ => {}
         }
         self.flush_timers(g);
@@ -262,60 +265,25 @@ impl Simulation {
         }
     }
 
-    /// DCQCN: parks the alpha timer the tick just re-armed if no member has a packet (or its
-    /// ACK) in the network, so that no CNP can come before a member sends again
-    /// (`DcqcnState::park_alpha`; the sends unpark it, `unpark_dcqcn_timers`). With ~1,000 QPs per
-    /// host, mostly idle (Virtuoso's), their alpha ticks were half of all events.
-    /// Members are looked at only after an ACK left one with nothing in the network (the
-    /// hint `maybe_quiet`): a busy group's tick then costs no load of its QPs.
-    fn park_if_quiet(&mut self, g: CcGroupId) {
-        let (grp, qps) = (&mut self.groups[g.idx()], &self.qps);
-        let CcState::Dcqcn(s) = &mut grp.state else { return };
-        if !s.maybe_quiet {
-            return;
-        }
-        s.maybe_quiet = false;
-        if grp.members.iter().all(|q| qps[q.idx()].in_flight == 0) {
-            s.park_alpha(&mut grp.timers);
-        }
-    }
-
-    /// A drop left `qp` with nothing in the network: its group's next alpha tick looks whether
-    /// it may park, as after such an ACK (`cc_on_ack`), rather than tick on until it sends.
+    /// A drop left `qp` with nothing in the network: its group's DCQCN timers look whether
+    /// they may park, as after such an ACK (`cc_on_ack`), rather than tick on until it sends.
     pub(in crate::sim) fn hint_quiet_after_drop(&mut self, qp: QpId) {
         let q = &self.qps[qp.idx()];
-        if !self.dcqcn_parks || q.in_flight != 0 || q.cc_group.is_none() || q.cc_group.0 == super::RELEASED {
+        if !self.dcqcn.hints() || q.in_flight != 0 || q.cc_group.is_none() || q.cc_group.0 == super::RELEASED {
             return;
         }
-        if let CcState::Dcqcn(s) = &mut self.groups[q.cc_group.idx()].state {
-            s.maybe_quiet = true;
-        }
+        dcqcn_timers::hint_quiet(&mut self.groups[q.cc_group.idx()]);
     }
 
-    /// DCQCN: a check that found no CNP, in a group whose alpha timer is parked (nothing in
-    /// the network), parks the next check with the tie key its event would have taken now
-    /// (`DcqcnState::park_decrease`): idle QPs ran one every 4 us to the end of the run.
-    fn park_decrease(&mut self, g: CcGroupId) {
-        let grp = &mut self.groups[g.idx()];
-        let CcState::Dcqcn(s) = &mut grp.state else { return };
-        if s.parked != Time::MAX {
-            s.park_decrease(&mut grp.timers, self.queue.reserve_seq());
-        }
-    }
-
-    /// A member of group `g` sends with nothing of the group in the network: a parked
-    /// alpha timer runs its ticks due by now and is armed again, and a parked decrease
-    /// check is pushed back with its own tie key, or armed at its grid's next point.
+    /// A member of group `g` sends with nothing of the group in the network: its parked DCQCN
+    /// timers come back (`mech::dcqcn_timers::on_quiet_send`), a decrease check with its own
+    /// tie key.
     pub(in crate::sim) fn unpark_dcqcn_timers(&mut self, g: CcGroupId) {
-        let (CcConfig::Dcqcn(p), false) = (&self.cfg.cc, g.is_none()) else { return };
-        let grp = &mut self.groups[g.idx()];
-        let CcState::Dcqcn(s) = &mut grp.state else { return };
-        if !grp.alive || (s.parked == Time::MAX && s.decrease_parked == Time::MAX) {
+        if g.is_none() {
             return;
         }
-        s.unpark_alpha(p, &mut grp.timers, self.now);
-        if let Some(key) = s.unpark_decrease(p, &mut grp.timers, self.now) {
-            let due = grp.timers.due[crate::cc::dcqcn::DECREASE_TIMER];
+        let back = dcqcn_timers::on_quiet_send(&self.cfg.cc, &mut self.groups[g.idx()], self.now);
+        if let Some((due, key)) = back {
             self.queue.push_reserved(due, key, Event::CcTimer(g, crate::cc::dcqcn::DECREASE_TIMER as u8));
         }
         self.flush_timers(g);

@@ -236,7 +236,7 @@ impl Simulation {
             // a hole, else new data
         }
         // The first packet of a quiet QP: its group's DCQCN timers may be parked.
-        let unpark = qp.in_flight == 0 && self.dcqcn_parks;
+        let unpark = qp.in_flight == 0 && self.dcqcn.hints();
         qp.in_flight += 1;
         if qp.exempt_until != 0 && end >= qp.exempt_until {
             crate::sim::mech::tenancy::end_line_rate_start(qp);

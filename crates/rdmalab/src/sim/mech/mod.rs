@@ -11,6 +11,7 @@ mod checks;
 pub(crate) mod conweave;
 pub(crate) mod dasr;
 pub(crate) mod dcqcn_bytes;
+pub(crate) mod dcqcn_timers;
 pub mod failures;
 pub(crate) mod ib;
 pub(crate) mod ibcc;
