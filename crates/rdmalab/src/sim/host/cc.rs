@@ -324,6 +324,7 @@ impl Simulation {
                 let new_gap = self.cfg.timing.tx_time(rate, qp.last_wire as u64);
                 qp.next_avail = Time((qp.next_avail.0 + new_gap.0).saturating_sub(old_gap.0));
                 let nic = &mut self.nics[qp.nic.idx()];
+                nic.pacing_moved(qp);
                 if nic.wake_at != Time::MAX && qp.next_avail < nic.wake_at {
                     let at = qp.next_avail.max(self.now);
                     nic.wake_at = at;

@@ -33,6 +33,7 @@ pub(in crate::sim) fn retime_tenant_state(
     let next = grp.pacer.retime(gap);
     for &m in &grp.members {
         qps[m.idx()].next_avail = next;
+        nics[qps[m.idx()].nic.idx()].pacing_moved(&qps[m.idx()]);
     }
     let nic_idx = qps[first.idx()].nic;
     let nic = &mut nics[nic_idx.idx()];
