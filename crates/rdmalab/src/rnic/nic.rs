@@ -14,6 +14,15 @@
 //! full walk's, and a host with 10,000 QPs of which 8 are busy pays for the 8 (issue 45 §2).
 //! Rings of up to 64 QPs are walked in full, which is cheaper there.
 //!
+//! Busy QPs held back by their pacing were the next cost: under DCQCN cuts a host's hundreds
+//! of marked QPs were each loaded at every choice (30 % of a Virtuoso row on a failed link).
+//! The NIC keeps, per ring position, a time no later than that QP's `next_avail`: exact when
+//! the walk last loaded it, kept valid as pacing moves later (a send, a context fetch, an RNR
+//! wait) and cleared to zero where it may move earlier ([`Nic::pacing_moved`]: a re-timed gap,
+//! a tenant clock). A position whose bound is past now and not before the earliest wake-up
+//! the walk has already found can neither be chosen nor wake the NIC sooner, so it is passed
+//! without loading the QP: the same choice and the same wake-up as the full walk.
+//!
 //! A finished QP leaves a large ring in batches: the walk over marks skips it (as the full
 //! walk skips a QP with nothing to send), and the ring is compacted once an eighth of it has
 //! finished, or before a slot is reused ([`Nic::forget_finished`]). Compacting after every
