@@ -73,6 +73,8 @@ pub struct Nic {
     /// [`Nic::pacing_moved`]): the walk over marks skips, without loading it, a QP that can
     /// neither send now nor wake the NIC sooner than one already seen.
     avail: Vec<Time>,
+    /// Bit p: a QP of priority p was attached (a QP keeps its priority).
+    prios: u8,
     /// Position in `qps` of the last QP served.
     pub rr_last: usize,
     /// Some QPs in `qps` are finished and should be dropped from the list.
@@ -107,6 +109,7 @@ impl Nic {
             qps: Vec::new(),
             busy: Vec::new(),
             avail: Vec::new(),
+            prios: 0,
             rr_last: 0,
             has_finished: false,
             finished_since: 0,
@@ -134,6 +137,7 @@ impl Nic {
         let slot = self.qps.len();
         self.qps.push(id);
         self.avail.push(Time::ZERO);
+        self.prios |= 1 << (qp.pg as usize % NUM_PRIOS);
         if self.busy.len() * 64 < self.qps.len() {
             self.busy.push(0);
         }
@@ -241,6 +245,11 @@ impl Nic {
     #[cold]
     #[inline(never)]
     fn walk_marked(&mut self, qps: &[Qp], paused: &[bool; NUM_PRIOS], now: Time) -> Pick {
+        if (0..NUM_PRIOS).all(|p| self.prios >> p & 1 == 0 || paused[p]) {
+            // Every QP's class is paused (a PFC pause of the host's port): none may send,
+            // and none sets a wake-up. The walk would find as much, QP by QP.
+            return Pick::Idle;
+        }
         let n = self.qps.len();
         let mut wake = Time::MAX;
         let last = self.rr_last % n;
