@@ -21,7 +21,10 @@
 //! wait) and cleared to zero where it may move earlier ([`Nic::pacing_moved`]: a re-timed gap,
 //! a tenant clock). A position whose bound is past now and not before the earliest wake-up
 //! the walk has already found can neither be chosen nor wake the NIC sooner, so it is passed
-//! without loading the QP: the same choice and the same wake-up as the full walk.
+//! without loading the QP: the same choice and the same wake-up as the full walk. And while
+//! every priority its QPs use is paused (a PFC pause of the host's port, between which the
+//! NIC still sends ACKs and is kicked), the walk answers at once what it would have found QP
+//! by QP: nothing may send, nothing to wake for.
 //!
 //! A finished QP leaves a large ring in batches: the walk over marks skips it (as the full
 //! walk skips a QP with nothing to send), and the ring is compacted once an eighth of it has
