@@ -14,8 +14,9 @@
 //! full walk's, and a host with 10,000 QPs of which 8 are busy pays for the 8 (issue 45 §2).
 //! Rings of up to 64 QPs are walked in full, which is cheaper there.
 //!
-//! Busy QPs held back by their pacing were the next cost: under DCQCN cuts a host's hundreds
-//! of marked QPs were each loaded at every choice (30 % of a Virtuoso row on a failed link).
+//! Marked QPs that cannot send were the next cost: a host's hundreds of them, paused or
+//! waiting for their pacing time, were each loaded at every choice (30 % of a Virtuoso row
+//! on a failed link, where PFC pauses hosts).
 //! The NIC keeps, per ring position, a time no later than that QP's `next_avail`: exact when
 //! the walk last loaded it, kept valid as pacing moves later (a send, a context fetch, an RNR
 //! wait) and cleared to zero where it may move earlier ([`Nic::pacing_moved`]: a re-timed gap,

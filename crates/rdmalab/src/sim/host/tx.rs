@@ -265,12 +265,9 @@ impl Simulation {
                 self.now,
                 &mut self.groups[g.idx()],
                 &mut self.qps,
+                &mut self.nics,
                 wire,
             );
-            for &m in &self.groups[g.idx()].members {
-                let q = &self.qps[m.idx()];
-                self.nics[q.nic.idx()].pacing_moved(q); // the tenant's clock: earlier for some
-            }
         }
         if crate::sim::mech::dcqcn_bytes::counts_bytes(&self.cfg.cc) {
             let g = self.qps[qp_id.idx()].cc_group;

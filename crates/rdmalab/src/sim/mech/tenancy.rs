@@ -127,7 +127,14 @@ pub(in crate::sim) fn tenant_paced(cfg: &SimConfig, grp: &CcGroup) -> bool {
 /// a packet of `wire` bytes. If it is a tenant state, every member waits that packet's time
 /// at the state's rate (one clock per tenant state instead of one per QP at rate / n), and
 /// the state notes whether it still has data (a pause, see `forget_int_baselines`).
-pub(in crate::sim) fn on_packet_sent(cfg: &SimConfig, now: Time, grp: &mut CcGroup, qps: &mut [Qp], wire: u32) {
+pub(in crate::sim) fn on_packet_sent(
+    cfg: &SimConfig,
+    now: Time,
+    grp: &mut CcGroup,
+    qps: &mut [Qp],
+    nics: &mut [Nic],
+    wire: u32,
+) {
     if !tenant_paced(cfg, grp) {
         return; // a line-rate start keeps its own clock
     }
@@ -135,6 +142,7 @@ pub(in crate::sim) fn on_packet_sent(cfg: &SimConfig, now: Time, grp: &mut CcGro
     let gap = cfg.timing.tx_time(grp.rate.max(Rate(1)), wire as u64);
     let next = grp.pacer.sent(now, wire, gap, more);
     for &m in &grp.members {
-        qps[m.idx()].next_avail = next;
+        qps[m.idx()].next_avail = next; // earlier for some members: their NIC is told
+        nics[qps[m.idx()].nic.idx()].pacing_moved(&qps[m.idx()]);
     }
 }
