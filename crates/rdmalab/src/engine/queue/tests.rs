@@ -17,9 +17,9 @@ fn earliest_first_and_fifo_ties() {
 
 /// Interleaves pushes (at or after the last popped time, as a simulation does) and
 /// pops at random; every pop must return the smallest (time, insertion index) pending.
-fn against_a_stable_sort(shift: u32, slots: usize, spread: u64, seed: u64) {
+fn against_a_stable_sort(shift: u32, slots: usize, groups: usize, spread: u64, seed: u64) {
     let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
-    let mut q = EventQueue::with_resolution(shift, slots);
+    let mut q = EventQueue::with_levels(shift, slots, groups);
     let mut pending: Vec<(u64, usize)> = Vec::new();
     let (mut next, mut now) = (0usize, 0u64);
     for _ in 0..20_000 {
@@ -99,11 +99,20 @@ fn a_crowded_bucket_staged_by_a_peek_still_yields_to_an_earlier_push() {
 
 #[test]
 fn matches_a_stable_sort_under_random_interleaving() {
-    // Coarse and fine buckets, small and large rings, ties and far-future events.
-    for (seed, (shift, slots, spread)) in
-        [(0, 64, 50), (3, 64, 5_000), (10, 4096, 100_000), (10, 64, 1_000_000), (20, 128, 10)].into_iter().enumerate()
-    {
-        against_a_stable_sort(shift, slots, spread, seed as u64);
+    // Coarse and fine buckets, small and large rings, ties and far-future events: within
+    // the second level's lists, past them (its heap), and both.
+    let cases = [
+        (0, 64, 4096, 50),
+        (3, 64, 4096, 5_000),
+        (10, 4096, 4096, 100_000),
+        (10, 64, 4096, 1_000_000),
+        (20, 128, 4096, 10),
+        (3, 64, 64, 5_000),
+        (0, 128, 64, 400),
+        (6, 256, 128, 50_000),
+    ];
+    for (seed, (shift, slots, groups, spread)) in cases.into_iter().enumerate() {
+        against_a_stable_sort(shift, slots, groups, spread, seed as u64);
     }
 }
 
