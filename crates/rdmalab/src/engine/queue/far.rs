@@ -77,6 +77,12 @@ impl<E: Copy> FarLevel<E> {
         bucket >> self.group_shift <= self.drained
     }
 
+    /// True when a ring whose current bucket is `cur` reaches a group not yet drained.
+    #[inline(always)]
+    pub(super) fn reaches_new_group(&self, cur: u64) -> bool {
+        Self::reach(cur, self.group_shift) > self.drained
+    }
+
     /// Entries pending here.
     pub(super) fn len(&self) -> usize {
         self.listed + self.overflow.len()
@@ -129,14 +135,13 @@ impl<E: Copy> FarLevel<E> {
         Some(earliest >> self.bucket_shift)
     }
 
-    /// The near ring's current bucket is now `cur`: appends to `out` every entry of the
+    /// The near ring's current bucket is now `cur`, which reaches a new group
+    /// ([`reaches_new_group`](Self::reaches_new_group)): appends to `out` every entry of the
     /// groups that came within reach (each due at or after `cur` and within one ring of
     /// it), and lists overflow entries whose groups came within the lists' span.
     pub(super) fn advance_to(&mut self, cur: u64, out: &mut Vec<Entry<E>>) {
         let reach = Self::reach(cur, self.group_shift);
-        if reach <= self.drained {
-            return;
-        }
+        debug_assert!(reach > self.drained, "called when the ring reaches a new group");
         let last = reach.min(self.drained + self.mask + 1);
         let mut group = self.drained + 1;
         while self.listed > 0 {

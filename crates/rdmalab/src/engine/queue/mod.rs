@@ -429,13 +429,9 @@ impl<E: Copy> EventQueue<E> {
             }
         };
         self.cur_bucket = next;
-        // The window moved: far entries now within reach join the ring (or the new bucket).
-        let mut arriving = std::mem::take(&mut self.arriving);
-        self.far.advance_to(next, &mut arriving);
-        for e in arriving.drain(..) {
-            self.put_in_ring(e.time >> self.shift, e);
+        if self.far.reaches_new_group(next) {
+            self.take_from_far(next);
         }
-        self.arriving = arriving;
         let slot = (next & self.mask) as usize;
         self.current.clear();
         self.head = 0;
@@ -453,6 +449,19 @@ impl<E: Copy> EventQueue<E> {
         self.in_ring -= self.current.len();
         self.current.sort_unstable_by_key(|e| e.key());
         true
+    }
+
+    /// The window moved past a group of `far` (once every half ring of time): its entries
+    /// join the ring, the one due in bucket `cur` included.
+    #[inline(never)]
+    fn take_from_far(&mut self, cur: u64) {
+        let mut arriving = std::mem::take(&mut self.arriving);
+        self.far.advance_to(cur, &mut arriving);
+        for &e in &arriving {
+            self.put_in_ring(e.time >> self.shift, e);
+        }
+        arriving.clear();
+        self.arriving = arriving;
     }
 
     /// Slots from the current bucket to the next occupied one (1 ..= mask); the ring
