@@ -15,6 +15,10 @@ _I64 = NDArray[np.int64]
 def parse_time_ps(s: str) -> int:
     """A time in ns-3 spelling (`"2ms"`, `"500ns"`) in picoseconds, parsed as scenarios are."""
 
+def check_scenario_fields(text: str) -> None:
+    """Checks a JSON scenario's fields as `Simulation.from_json` does before it builds anything
+    (names, types, variants), without building it; `ValueError` naming the field."""
+
 def table_schemas() -> list[tuple[str, list[tuple[str, str]]]]:
     """Every mechanism table's schema (`sim::mech::TABLE_SCHEMAS`): `(name, [(column, kind)])`,
     kinds `u16`, `u32`, `u64`, `f64` or `ps`, in the order Python shows the columns."""

@@ -167,6 +167,21 @@ def test_bad_sweep_files_name_the_field(what, doc, needles):
         assert n in msg, (what, msg)
 
 
+def test_a_sweep_checks_fields_without_building_and_leaves_build_errors_to_the_run():
+    # A missing CDF file or an unknown host only shows when the scenario is built: the sweep
+    # loads (its check parses, it does not build), and the engine's own build refuses it.
+    base = {**STAR, "traffic": [{"kind": "poisson", "cdf": "no/such/file.txt", "load": 0.3,
+                                 "duration": "1ms"}]}
+    s = Sweep.from_dict({"base": base, "grid": {"traffic[0].load": [0.2, 0.4]}}, source="s.toml")
+    assert len(s.expand()) == 2
+    text = json.dumps(s.expand()[0].scenario)
+    _core.check_scenario_fields(text)
+    with pytest.raises(ValueError, match=r"field `traffic\[0\]\.cdf`: cannot read \./no/such/file\.txt"):
+        _core.Simulation.from_json(text, ".")
+    with pytest.raises(ValueError, match="field `topology.colour`: unknown field `colour`"):
+        _core.check_scenario_fields(json.dumps({**STAR, "topology": {"kind": "star", "hosts": 4, "colour": 1}}))
+
+
 def test_sweep_without_grid_runs_the_base_once_per_seed():
     # Leaving [grid] out is how a file asks for the base scenario alone; only an empty one is refused.
     s = Sweep.from_dict({"base": STAR, "seeds": 3})

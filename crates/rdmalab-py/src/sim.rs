@@ -325,10 +325,18 @@ fn parse_time_ps(s: &str) -> PyResult<u64> {
         .map_err(|e| PyValueError::new_err(format!("{s:?}: {}", e.0)))
 }
 
+/// Checks a JSON scenario's fields the way `Simulation.from_json` does before it builds
+/// anything (names, types, variants), without building it: a `ValueError` naming the field.
+#[pyfunction]
+fn check_scenario_fields(text: &str) -> PyResult<()> {
+    Scenario::check_json_fields(text).map_err(to_py)
+}
+
 /// Adds the simulator class to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(parse_time_ps, m)?)?;
+    m.add_function(wrap_pyfunction!(check_scenario_fields, m)?)?;
     m.add_function(wrap_pyfunction!(table_schemas, m)?)
 }
 

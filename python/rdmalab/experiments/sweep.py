@@ -412,7 +412,7 @@ def validate(sweep: Sweep, inline: dict[str, Any] | None = None, from_file: bool
     and value. Errors that only appear when a scenario is built (an unknown host, a CC not
     available) are left to the run, which records them.
     """
-    _probe(sweep.base, sweep.base_dir, lambda field: _base_field(field, inline or {}, from_file))
+    _probe(sweep.base, lambda field: _base_field(field, inline or {}, from_file))
     for table in (sweep.grid, sweep.zip):
         for path, values in table.items():
             for i, v in enumerate(values):
@@ -420,7 +420,7 @@ def validate(sweep: Sweep, inline: dict[str, Any] | None = None, from_file: bool
                 set_path(spec, path, copy.deepcopy(v))
                 what = f"grid.{path!r}[{i}] = {json.dumps(v)}"
                 # A table value: say where inside it the mistake is.
-                _probe(spec, sweep.base_dir,
+                _probe(spec,
                        lambda field, what=what, path=path: what + (f" ({field})" if field not in ("", path) else ""))
 
 
@@ -435,12 +435,15 @@ def _base_field(field: str, inline: dict[str, Any], from_file: bool) -> str:
     return f"scenario.{field}" if from_file and not inline_has_it else f"base.{field}"
 
 
-def _probe(spec: dict[str, Any], base_dir: str, name: Callable[[str], str]) -> None:
+def _probe(spec: dict[str, Any], name: Callable[[str], str]) -> None:
     """Parses `spec` with the engine; a field error raises `SweepError` under `name(path)`,
     `path` being the dotted path of the offending field within the scenario, which the
-    engine's message names (`<python scenario>: field `topology.colour`: ...`)."""
+    engine's message names (`<python scenario>: field `topology.colour`: ...`). Only the
+    parse runs (`check_scenario_fields`): building every grid value's scenario (drawing its
+    workload, laying out its fabric) cost tens of seconds on the larger sweeps and can only
+    raise the errors left to the run."""
     try:
-        _core.Simulation.from_json(json.dumps(spec), base_dir)
+        _core.check_scenario_fields(json.dumps(spec))
     except ValueError as e:
         msg = str(e)
         if any(p in msg for p in _PARSE_ERRORS):

@@ -345,10 +345,20 @@ impl Scenario {
     /// Parses a JSON scenario (the same structure as the TOML; what Python sends).
     pub fn from_json(text: &str, base: &Path) -> Result<Scenario> {
         let file = Path::new("<python scenario>");
+        Self::json_spec(text, file)?.build(base, file)
+    }
+
+    /// The errors [`from_json`](Self::from_json) gives before it builds anything (unknown
+    /// fields, wrong types, unknown variants), without building: building draws the
+    /// workload and lays out the fabric, which a tool checking every value of a sweep's
+    /// grid would otherwise pay per value.
+    pub fn check_json_fields(text: &str) -> Result<()> {
+        Self::json_spec(text, Path::new("<python scenario>")).map(|_| ())
+    }
+
+    fn json_spec(text: &str, file: &Path) -> Result<ScenarioSpec> {
         let mut de = serde_json::Deserializer::from_str(text);
-        let spec: ScenarioSpec =
-            serde_path_to_error::deserialize(&mut de).map_err(|e| locate::json_error(e, text, file))?;
-        spec.build(base, file)
+        serde_path_to_error::deserialize(&mut de).map_err(|e| locate::json_error(e, text, file))
     }
 
     /// Parses a TOML scenario; relative paths inside resolve against `path`'s folder.
