@@ -26,7 +26,7 @@ demo: setup
 test: setup test-rust test-python
 
 test-rust:
-	cargo test --release --workspace --exclude rdmalab-py
+	cargo test --profile test-release --workspace --exclude rdmalab-py
 
 test-python: setup
 	$(VPY) -m pytest -q tests/python
