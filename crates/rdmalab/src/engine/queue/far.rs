@@ -17,20 +17,13 @@
 
 use std::collections::BinaryHeap;
 
-use super::{Entry, Node, NIL};
+use super::lists::SlotLists;
+use super::Entry;
 
 #[derive(Debug)]
 pub(super) struct FarLevel<E> {
-    /// Per group slot: first and last node of its list (`NIL` when empty).
-    lists: Vec<(u32, u32)>,
-    /// The lists' nodes, with a free list through `next` (grows to the most entries ever
-    /// listed, then recycles).
-    nodes: Vec<Node<E>>,
-    free: u32,
-    /// One bit per group slot: its list holds entries.
-    occupied: Vec<u64>,
-    /// Entries in the lists.
-    listed: usize,
+    /// Per group slot, its entries in push order.
+    lists: SlotLists<E>,
     /// Bucket width of the near ring (`time >> bucket_shift` is a bucket).
     bucket_shift: u32,
     /// `bucket >> group_shift` is a group: half a near ring.
@@ -51,11 +44,7 @@ impl<E: Copy> FarLevel<E> {
         let groups = groups.max(64).next_power_of_two();
         let group_shift = ring_slots.trailing_zeros() - 1;
         FarLevel {
-            lists: vec![(NIL, NIL); groups],
-            nodes: Vec::new(),
-            free: NIL,
-            occupied: vec![0; groups / 64],
-            listed: 0,
+            lists: SlotLists::new(groups),
             bucket_shift,
             group_shift,
             mask: groups as u64 - 1,
@@ -85,7 +74,7 @@ impl<E: Copy> FarLevel<E> {
 
     /// Entries pending here.
     pub(super) fn len(&self) -> usize {
-        self.listed + self.overflow.len()
+        self.lists.len() + self.overflow.len()
     }
 
     /// Holds an entry whose bucket is out of the near ring's reach.
@@ -96,43 +85,17 @@ impl<E: Copy> FarLevel<E> {
             self.overflow.push(entry);
             return;
         }
-        let slot = (group & self.mask) as usize;
-        let node = Node { entry, next: NIL };
-        let idx = if self.free != NIL {
-            let idx = self.free;
-            self.free = self.nodes[idx as usize].next;
-            self.nodes[idx as usize] = node;
-            idx
-        } else {
-            self.nodes.push(node);
-            (self.nodes.len() - 1) as u32
-        };
-        let (head, tail) = self.lists[slot];
-        if head == NIL {
-            self.lists[slot] = (idx, idx);
-            self.occupied[slot / 64] |= 1 << (slot % 64);
-        } else {
-            self.nodes[tail as usize].next = idx;
-            self.lists[slot].1 = idx;
-        }
-        self.listed += 1;
+        self.lists.append((group & self.mask) as usize, entry);
     }
 
     /// The bucket of the earliest entry here (a scan of its group's list: only when the
     /// near ring is empty).
     pub(super) fn earliest_bucket(&self) -> Option<u64> {
-        if self.listed == 0 {
+        if self.lists.len() == 0 {
             return self.overflow.peek().map(|e| e.time >> self.bucket_shift);
         }
         let group = self.next_occupied(self.drained + 1, self.drained + self.mask + 1)?;
-        let mut idx = self.lists[(group & self.mask) as usize].0;
-        let mut earliest = u64::MAX;
-        while idx != NIL {
-            let node = &self.nodes[idx as usize];
-            earliest = earliest.min(node.entry.time);
-            idx = node.next;
-        }
-        Some(earliest >> self.bucket_shift)
+        Some(self.lists.earliest_time((group & self.mask) as usize) >> self.bucket_shift)
     }
 
     /// The near ring's current bucket is now `cur`, which reaches a new group
@@ -144,10 +107,10 @@ impl<E: Copy> FarLevel<E> {
         debug_assert!(reach > self.drained, "called when the ring reaches a new group");
         let last = reach.min(self.drained + self.mask + 1);
         let mut group = self.drained + 1;
-        while self.listed > 0 {
+        while self.lists.len() > 0 {
             match self.next_occupied(group, last) {
                 Some(g) => {
-                    self.take_list(g, out);
+                    self.lists.take((g & self.mask) as usize, out);
                     group = g + 1;
                 }
                 None => break,
@@ -181,29 +144,12 @@ impl<E: Copy> FarLevel<E> {
         let mut group = from;
         while group <= to {
             let slot = group & self.mask;
-            let bits = self.occupied[(slot / 64) as usize] >> (slot % 64);
+            let bits = self.lists.occupied()[(slot / 64) as usize] >> (slot % 64);
             if bits & 1 == 1 {
                 return Some(group);
             }
             group += if bits == 0 { 64 - slot % 64 } else { bits.trailing_zeros() as u64 };
         }
         None
-    }
-
-    /// Moves group `group`'s list to `out`, in push order.
-    fn take_list(&mut self, group: u64, out: &mut Vec<Entry<E>>) {
-        let slot = (group & self.mask) as usize;
-        let mut idx = self.lists[slot].0;
-        while idx != NIL {
-            let node = &mut self.nodes[idx as usize];
-            out.push(node.entry);
-            let next = node.next;
-            node.next = self.free;
-            self.free = idx;
-            idx = next;
-            self.listed -= 1;
-        }
-        self.lists[slot] = (NIL, NIL);
-        self.occupied[slot / 64] &= !(1 << (slot % 64));
     }
 }

@@ -34,12 +34,14 @@
 //! nothing (see `sim::switch`).
 
 mod far;
+mod lists;
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use crate::units::Time;
 use far::FarLevel;
+use lists::SlotLists;
 
 #[derive(Clone, Copy, Debug)]
 struct Entry<E> {
@@ -72,16 +74,6 @@ impl<E> Ord for Entry<E> {
         other.key().cmp(&self.key())
     }
 }
-
-/// A bucket list node of the ring.
-#[derive(Clone, Copy, Debug)]
-struct Node<E> {
-    entry: Entry<E>,
-    next: u32,
-}
-
-/// End of a list.
-const NIL: u32 = u32::MAX;
 
 /// Default bucket width: 2^10 ps ≈ 1 ns, about one packet event per bucket at 100 Gb/s.
 pub const DEFAULT_SHIFT: u32 = 10;
@@ -130,19 +122,9 @@ pub struct EventQueue<E> {
     late: BinaryHeap<Entry<E>>,
     /// Absolute bucket number (`time >> shift`) of `current`.
     cur_bucket: u64,
-    /// Ring of buckets `cur_bucket + 1 .. cur_bucket + slots`: per slot, the first and
-    /// last node of a list in push order (`NIL` when empty).
-    ring: Vec<(u32, u32)>,
-    /// The ring's list nodes, with a free list through `next`. One arena for all buckets
-    /// instead of a `Vec` each: it grows to the most events ever pending and then never
-    /// allocates again, and recently freed nodes (warm in the cache) are reused first.
-    nodes: Vec<Node<E>>,
-    /// Head of the free list of `nodes` (`NIL`: none free).
-    free: u32,
-    /// One bit per ring slot: the slot holds entries.
-    occupied: Vec<u64>,
-    /// Entries in the ring.
-    in_ring: usize,
+    /// Ring of buckets `cur_bucket + 1 .. cur_bucket + slots`: per slot, a list in push
+    /// order.
+    ring: SlotLists<E>,
     /// Entries beyond the ring's reach (`far`'s module note says where that ends).
     far: FarLevel<E>,
     /// Entries on their way from `far` to the ring (kept to reuse its allocation).
@@ -190,11 +172,7 @@ impl<E: Copy> EventQueue<E> {
             rest_head: 0,
             late: BinaryHeap::new(),
             cur_bucket: 0,
-            ring: vec![(NIL, NIL); slots],
-            nodes: Vec::new(),
-            free: NIL,
-            occupied: vec![0; slots / 64],
-            in_ring: 0,
+            ring: SlotLists::new(slots),
             far: FarLevel::new(shift, slots, far_groups),
             arriving: Vec::new(),
             shift,
@@ -332,7 +310,7 @@ impl<E: Copy> EventQueue<E> {
         self.current.len() - self.head
             + (self.rest.len() - self.rest_head)
             + self.late.len()
-            + self.in_ring
+            + self.ring.len()
             + self.far.len()
     }
 
@@ -394,33 +372,14 @@ impl<E: Copy> EventQueue<E> {
 
     #[inline]
     fn put_in_ring(&mut self, bucket: u64, entry: Entry<E>) {
-        let slot = (bucket & self.mask) as usize;
-        let node = Node { entry, next: NIL };
-        let idx = if self.free != NIL {
-            let idx = self.free;
-            self.free = self.nodes[idx as usize].next;
-            self.nodes[idx as usize] = node;
-            idx
-        } else {
-            self.nodes.push(node);
-            (self.nodes.len() - 1) as u32
-        };
-        let (head, tail) = self.ring[slot];
-        if head == NIL {
-            self.ring[slot] = (idx, idx);
-            self.occupied[slot / 64] |= 1 << (slot % 64);
-        } else {
-            self.nodes[tail as usize].next = idx;
-            self.ring[slot].1 = idx;
-        }
-        self.in_ring += 1;
+        self.ring.append((bucket & self.mask) as usize, entry);
     }
 
     /// Makes the next non-empty bucket current. False when the queue is empty.
     fn advance(&mut self) -> bool {
         // All of the ring comes before all of `far` (its invariant): the next occupied slot,
         // or, with the ring empty, `far`'s earliest.
-        let next = if self.in_ring > 0 {
+        let next = if self.ring.len() > 0 {
             self.cur_bucket + self.distance_to_next_occupied()
         } else {
             match self.far.earliest_bucket() {
@@ -435,18 +394,7 @@ impl<E: Copy> EventQueue<E> {
         let slot = (next & self.mask) as usize;
         self.current.clear();
         self.head = 0;
-        let mut idx = self.ring[slot].0;
-        while idx != NIL {
-            let node = &mut self.nodes[idx as usize];
-            self.current.push(node.entry);
-            let next = node.next;
-            node.next = self.free;
-            self.free = idx;
-            idx = next;
-        }
-        self.ring[slot] = (NIL, NIL);
-        self.occupied[slot / 64] &= !(1 << (slot % 64));
-        self.in_ring -= self.current.len();
+        self.ring.take(slot, &mut self.current);
         self.current.sort_unstable_by_key(|e| e.key());
         true
     }
@@ -469,18 +417,19 @@ impl<E: Copy> EventQueue<E> {
     fn distance_to_next_occupied(&self) -> u64 {
         let slots = self.mask + 1;
         let start = (self.cur_bucket + 1) & self.mask;
-        let words = self.occupied.len();
+        let occupied = self.ring.occupied();
+        let words = occupied.len();
         let first_word = (start / 64) as usize;
         // The first word, from `start` on; then whole words, wrapping around once; then
         // the first word's low bits (slots before `start`).
-        let high = self.occupied[first_word] & (!0u64 << (start % 64));
+        let high = occupied[first_word] & (!0u64 << (start % 64));
         let found = if high != 0 {
             first_word as u64 * 64 + high.trailing_zeros() as u64
         } else {
             let mut hit = None;
             for i in 1..=words {
                 let w = (first_word + i) % words;
-                let bits = self.occupied[w];
+                let bits = occupied[w];
                 if bits != 0 {
                     hit = Some(w as u64 * 64 + bits.trailing_zeros() as u64);
                     break;
