@@ -445,8 +445,8 @@ mod tests {
             let n = 150;
             let mut qps: Vec<Qp> = (0..n).map(|i| Qp { pg: 3, win: if i % 3 == 0 { 3_000 } else { 0 }, finished: false, ..Qp::placeholder() }).collect();
             let mut nic = Nic::new(NodeId(0), PortId(0), Rate::gbps(100));
-            for i in 0..n {
-                nic.attach(QpId::new(i), &mut qps[i]);
+            for (i, qp) in qps.iter_mut().enumerate() {
+                nic.attach(QpId::new(i), qp);
             }
             let (mut ring, mut rr_last) = (nic.qps.clone(), 0usize);
             let mut paused = [false; NUM_PRIOS];

@@ -90,7 +90,7 @@ mod tests {
     fn both_trees_span_every_rank_and_leaves_swap() {
         for n in 2..40 {
             let mut inner = [vec![false; n], vec![false; n]];
-            for t in 0..2 {
+            for (t, inner_of_t) in inner.iter_mut().enumerate() {
                 let up = parents(n, t);
                 assert_eq!(up.iter().filter(|u| u.is_none()).count(), 1, "n={n} t={t}: one root");
                 for p in 0..n {
@@ -103,7 +103,7 @@ mod tests {
                     }
                     assert!(hops <= (n as f64).log2().ceil() as usize + 1, "n={n} t={t} p={p}: depth {hops}");
                     if let Some(u) = up[p] {
-                        inner[t][u] = true;
+                        inner_of_t[u] = true;
                     }
                 }
                 let children = |u: usize| up.iter().filter(|&&x| x == Some(u)).count();

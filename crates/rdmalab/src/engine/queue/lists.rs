@@ -33,7 +33,7 @@ pub(super) struct SlotLists<E> {
 impl<E: Copy> SlotLists<E> {
     /// `slots` empty lists (a multiple of 64).
     pub(super) fn new(slots: usize) -> Self {
-        debug_assert!(slots % 64 == 0);
+        debug_assert!(slots.is_multiple_of(64));
         SlotLists { ends: vec![(NIL, NIL); slots], nodes: Vec::new(), free: NIL, occupied: vec![0; slots / 64], len: 0 }
     }
 

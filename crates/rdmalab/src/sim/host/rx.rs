@@ -231,8 +231,7 @@ impl Simulation {
             qp.nacks += 1;
         }
         if let Some(irn) = self.mech.irn.as_deref_mut() {
-            let (now, mtu, limit) = (self.now, self.cfg.mtu, self.cfg.retry_limit);
-            if !irn::on_ack(irn, qp_id, qp, &pkt, advanced, now, mtu, limit) {
+            if !irn::on_ack(irn, qp_id, qp, &pkt, advanced, self.now, &self.cfg) {
                 self.fail_qp(qp_id);
             }
         } else if pkt.kind == PacketKind::Nack {

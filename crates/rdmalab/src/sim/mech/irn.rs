@@ -88,7 +88,7 @@ pub(in crate::sim) fn after_send(irn: &mut IrnTable, id: QpId, qp: &Qp, end: u64
 /// Hook "sender, ACK or NACK", after the cumulative ACK moved `qp.snd_una` (`advanced`):
 /// a NACK's selective acknowledgement, recovery's start and end, the next byte to send,
 /// and the timer re-armed by what is outstanding. False when a new recovery round exceeds
-/// `limit` (the caller fails the QP).
+/// `fabric.retry_limit` (the caller fails the QP).
 pub(in crate::sim) fn on_ack(
     irn: &mut IrnTable,
     id: QpId,
@@ -96,9 +96,9 @@ pub(in crate::sim) fn on_ack(
     ack: &Packet,
     advanced: bool,
     now: Time,
-    mtu: u32,
-    limit: Option<u32>,
+    fabric: &crate::sim::SimConfig,
 ) -> bool {
+    let (mtu, limit) = (fabric.mtu, fabric.retry_limit);
     let cfg = irn.cfg;
     let st = irn.qp(id.idx());
     st.on_cumulative_ack(qp.snd_una);
