@@ -14,9 +14,10 @@
 //! one arena that recycles the most recently freed node first, so the events in flight stay
 //! in a small, cache-warm block: that alone took a fifth off the 320-host run), and a
 //! coarser second ring of lists (`far`: half a ring per list) keeps the far events
-//! (congestion-control timers, retransmission timeouts) until the ring reaches them. The bucket being drained is sorted by (time, sequence) once, when it
-//! becomes current, so the order is exactly that of a heap: the choice of shift and slots
-//! changes speed, never results.
+//! (congestion-control timers, retransmission timeouts) until the ring reaches them. The
+//! bucket being drained is sorted by (time, sequence) once, when it becomes current, so the
+//! order is exactly that of a heap: the choice of shift, slots and lists changes speed,
+//! never results.
 //!
 //! # Two tie orders
 //!
