@@ -333,6 +333,9 @@ pub enum TopologySpec {
     },
 }
 
+/// What errors call a JSON scenario (it has no file; Python's sweep tools match this name).
+const JSON_SOURCE: &str = "<python scenario>";
+
 /// The parser's half of `Scenario`: reading a file, TOML or JSON (the struct and
 /// `Scenario::new` live in `config`, `Scenario::simulation` in `sim`).
 impl Scenario {
@@ -344,8 +347,7 @@ impl Scenario {
 
     /// Parses a JSON scenario (the same structure as the TOML; what Python sends).
     pub fn from_json(text: &str, base: &Path) -> Result<Scenario> {
-        let file = Path::new("<python scenario>");
-        Self::json_spec(text, file)?.build(base, file)
+        Self::json_spec(text)?.build(base, Path::new(JSON_SOURCE))
     }
 
     /// The errors [`from_json`](Self::from_json) gives before it builds anything (unknown
@@ -353,12 +355,12 @@ impl Scenario {
     /// workload and lays out the fabric, which a tool checking every value of a sweep's
     /// grid would otherwise pay per value.
     pub fn check_json_fields(text: &str) -> Result<()> {
-        Self::json_spec(text, Path::new("<python scenario>")).map(|_| ())
+        Self::json_spec(text).map(|_| ())
     }
 
-    fn json_spec(text: &str, file: &Path) -> Result<ScenarioSpec> {
+    fn json_spec(text: &str) -> Result<ScenarioSpec> {
         let mut de = serde_json::Deserializer::from_str(text);
-        serde_path_to_error::deserialize(&mut de).map_err(|e| locate::json_error(e, text, file))
+        serde_path_to_error::deserialize(&mut de).map_err(|e| locate::json_error(e, text, Path::new(JSON_SOURCE)))
     }
 
     /// Parses a TOML scenario; relative paths inside resolve against `path`'s folder.

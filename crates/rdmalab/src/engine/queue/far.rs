@@ -94,7 +94,8 @@ impl<E: Copy> FarLevel<E> {
         if self.lists.len() == 0 {
             return self.overflow.peek().map(|e| e.time >> self.bucket_shift);
         }
-        let group = self.next_occupied(self.drained + 1, self.drained + self.mask + 1)?;
+        // Listed entries lie in the groups after `drained` that the lists span.
+        let group = self.next_occupied(self.drained + 1, self.drained + self.mask + 1).expect("a listed group");
         Some(self.lists.earliest_time((group & self.mask) as usize) >> self.bucket_shift)
     }
 
