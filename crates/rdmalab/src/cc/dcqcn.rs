@@ -110,6 +110,9 @@ pub struct DcqcnState {
     pub decrease_parked: Time,
     /// The tie key the parked check's event took when it was parked.
     pub decrease_key: u64,
+    /// Where the next decrease check waits without an event (`sim::mech::dcqcn_checks`), its
+    /// host's cycle slot; `u32::MAX`: it does not.
+    pub virtual_slot: u32,
     /// The alpha timer is never an event (see [`DcqcnState::tick_lazily`]): `parked` holds
     /// its next tick from the first CNP on, and its ticks run when a CNP or a cut next
     /// touches alpha.
@@ -133,6 +136,7 @@ impl DcqcnState {
             maybe_quiet: false,
             decrease_parked: Time::MAX,
             decrease_key: 0,
+            virtual_slot: u32::MAX,
             lazy_alpha: false,
         }
     }

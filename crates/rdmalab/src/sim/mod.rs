@@ -227,9 +227,13 @@ impl Simulation {
         let mut budget = limit.max_events;
         loop {
             let Some(t) = self.queue.peek_time() else {
+                if ORIGIN_ORDER && self.wake_waiting_check() {
+                    continue;
+                }
                 return self.idle_reason();
             };
             if t > until {
+                self.clock_at_pause(until);
                 return if until == self.cfg.stop_time { StopReason::StopTime } else { StopReason::Paused };
             }
             if budget == 0 {
@@ -242,8 +246,12 @@ impl Simulation {
                 return StopReason::Finished;
             }
             if t >= self.watch.next_check {
-                if let Some(stop) = self.on_watch(t) {
+                let at = self.watch_time(t);
+                if let Some(stop) = self.on_watch(at) {
                     return stop;
+                }
+                if at < t {
+                    continue; // the watch ran at the time of a timer left out (`mech::dcqcn_grids`)
                 }
             }
             budget -= 1;

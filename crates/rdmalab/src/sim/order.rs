@@ -73,10 +73,62 @@ impl Simulation {
         self.queue.set_origin(o);
     }
 
-    /// Events pushed from now on come from node `node` (origin order only).
+    /// Events pushed from now on come from node `node` (origin order only). Its decrease
+    /// checks due before the event being handled take their keys first
+    /// (`mech::dcqcn_checks`).
     #[inline]
     pub(super) fn set_node_origin(&mut self, node: u32) {
         self.queue.set_origin(node);
+        if let Some(checks) = self.mech.idle_checks.as_deref_mut() {
+            if checks.may_be_due(node, self.now) {
+                let (now, key, queue) = (self.now, self.queue.popped_seq(), &mut self.queue);
+                checks.catch_up(node, now, key, || queue.reserve_seq());
+            }
+        }
+    }
+
+    /// The queue is empty: a decrease check waiting without an event becomes one, if any
+    /// does (`mech::dcqcn_checks::when_queue_empty`). False: none does. (The checks due
+    /// before it ran with the last event.)
+    #[cold]
+    pub(super) fn wake_waiting_check(&mut self) -> bool {
+        let key = self.queue.popped_seq();
+        match self.mech.idle_checks.as_deref_mut() {
+            Some(c) => {
+                let grids = &mut self.mech.dcqcn_grids;
+                super::mech::dcqcn_checks::when_queue_empty(c, grids, &mut self.groups, &mut self.queue, self.now, key)
+            }
+            None => false,
+        }
+    }
+
+    /// The run stops or pauses after `until`: the waiting checks due by then are taken (origin
+    /// order), and the clock stands at the last timer left out of the queue by then, if that
+    /// is later than the last event (one simulation would have run it last;
+    /// `mech::dcqcn_grids`).
+    #[cold]
+    pub(super) fn clock_at_pause(&mut self, until: Time) {
+        if let Some(c) = self.mech.idle_checks.as_deref_mut() {
+            super::mech::dcqcn_checks::catch_up_all(c, &mut self.queue, until, u64::MAX);
+        }
+        let last = self.mech.dcqcn_grids.last_by(until);
+        self.now = self.now.max(last);
+        self.real_now = self.real_now.max(last);
+    }
+
+    /// When the run's watch runs, for an event at `t` past its check time: at the first
+    /// timer left out of the queue that is due from that time, if one comes before `t` (one
+    /// simulation would have run the watch before that timer's event).
+    #[cold]
+    pub(super) fn watch_time(&self, t: Time) -> Time {
+        self.mech.dcqcn_grids.first_from(self.watch.next_check).min(t)
+    }
+
+    /// This partition's next event, the timers left out of the queue counted.
+    pub(super) fn next_event_or_timer(&mut self) -> Option<Time> {
+        let timers = self.mech.dcqcn_grids.first_from(self.now + Time(1));
+        let next = self.queue.peek_time().unwrap_or(Time::MAX).min(timers);
+        (next != Time::MAX).then_some(next)
     }
 
     /// Before handling `ev`: its handler runs at this origin.

@@ -103,7 +103,11 @@ impl Simulation {
             irn_path_bdp: &irn_path_bdp,
             tenant_names,
         };
-        let mech = Mechanisms::build(parts, error_rngs)?;
+        let mut mech = Mechanisms::build(parts, error_rngs)?;
+        if let (true, crate::cc::CcConfig::Dcqcn(p)) = (dcqcn.virtual_checks, &cfg.cc) {
+            let checks = super::mech::dcqcn_checks::IdleChecks::new(topo.nodes.len(), p.decrease_interval);
+            mech.idle_checks = Some(Box::new(checks));
+        }
         let host_tx_skips = mech.ib.is_none() && mech.irn.is_none() && mech.rnr.is_none();
         let host_tx_skips = host_tx_skips && cfg.defense == crate::tenancy::Defense::None;
         let mut sim = Simulation {

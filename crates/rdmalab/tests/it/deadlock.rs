@@ -18,7 +18,7 @@ const D: Time = Time::from_ns(1000);
 
 /// Hosts 0..n, switches n..2n; host i on switch n + i; switch i joined to switch i + 1,
 /// and (when `closed`) the last to the first.
-fn ring(n: u32, closed: bool) -> Topology {
+pub(crate) fn ring(n: u32, closed: bool) -> Topology {
     let switches: Vec<NodeId> = (n..2 * n).map(NodeId).collect();
     let mut t = Topology::new(2 * n as usize, &switches);
     for i in 0..n {
@@ -32,7 +32,7 @@ fn ring(n: u32, closed: bool) -> Topology {
     t
 }
 
-fn two_ahead(n: u32, size: u64) -> Vec<FlowSpec> {
+pub(crate) fn two_ahead(n: u32, size: u64) -> Vec<FlowSpec> {
     (0..n).map(|i| FlowSpec::new(NodeId(i), NodeId((i + 2) % n), size, Time::ZERO)).collect()
 }
 

@@ -201,6 +201,12 @@ impl<E: Copy> EventQueue<E> {
         !self.origin_next.is_empty()
     }
 
+    /// The origin whose counter keys pushes now (origin order).
+    #[inline]
+    pub fn origin(&self) -> u32 {
+        self.origin
+    }
+
     /// Origin order: events pushed from now on come from `origin` and take its counter's
     /// keys. FIFO order: nothing.
     #[inline]

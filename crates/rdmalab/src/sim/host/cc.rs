@@ -23,8 +23,8 @@ use crate::cc::{AckEvent, CcConfig, CcGroup, CcState, Granularity, PathInfo};
 use crate::fabric::packet::NO_INT;
 use crate::fabric::Packet;
 use crate::ids::{CcGroupId, NodeId, QpId};
-use crate::sim::mech::dcqcn_timers;
 use crate::sim::mech::tenancy::{self, forget_int_baselines, swap_path_int, PathInt};
+use crate::sim::mech::{dcqcn_checks, dcqcn_timers};
 use crate::sim::{Event, Simulation};
 use crate::tenancy::pacing::IntSample;
 use crate::tenancy::Defense;
@@ -148,6 +148,10 @@ impl Simulation {
         let grp = &mut self.groups[g.idx()];
         grp.alive = false;
         grp.timers.cancel_all();
+        dcqcn_timers::on_retire(grp, &mut self.mech.dcqcn_grids);
+        if let Some(c) = self.mech.idle_checks.as_deref_mut() {
+            dcqcn_checks::forget(c, &mut self.mech.dcqcn_grids, grp);
+        }
         if let Some(k) = grp.key {
             if self.group_of.get(&k) == Some(&g) {
                 self.group_of.remove(&k);
@@ -174,6 +178,10 @@ impl Simulation {
         }
         if self.dcqcn.hints() && self.qps[qp_id.idx()].in_flight == 0 {
             dcqcn_timers::hint_quiet(&mut self.groups[g.idx()]);
+        }
+        if let Some(c) = self.mech.idle_checks.as_deref_mut() {
+            let grids = &mut self.mech.dcqcn_grids;
+            dcqcn_checks::after_ack(c, grids, g, &mut self.groups[g.idx()], &mut self.queue, pkt.cnp);
         }
         let (seq, snd_nxt) =
             if self.groups[g.idx()].shared { self.group_seqs(g) } else { (pkt.seq, self.qps[qp_id.idx()].snd_nxt) };
@@ -217,7 +225,11 @@ impl Simulation {
             },
         };
         let old = grp.rate;
+        let fresh = pkt.cnp && matches!(&grp.state, CcState::Dcqcn(s) if s.first_cnp);
         grp.on_ack(&self.cfg.cc, &ev);
+        if fresh {
+            dcqcn_timers::after_ack(grp, fresh, &mut self.mech.dcqcn_grids);
+        }
         if swapped {
             swap_path_int(dst, grp, None);
         }
@@ -252,12 +264,16 @@ impl Simulation {
         grp.on_timer(&self.cfg.cc, kind, self.now);
         let changed = grp.rate != old;
         let (grp, qps, queue) = (&mut self.groups[g.idx()], &self.qps, &mut self.queue);
+        let grids = &mut self.mech.dcqcn_grids;
         match kind {
-            crate::cc::dcqcn::ALPHA_TIMER if self.dcqcn.parks_alpha => dcqcn_timers::after_alpha_tick(grp, qps),
+            crate::cc::dcqcn::ALPHA_TIMER if self.dcqcn.parks_alpha => dcqcn_timers::after_alpha_tick(grp, qps, grids),
             crate::cc::dcqcn::DECREASE_TIMER if self.dcqcn.parks_decrease && !found_cnp => {
-                dcqcn_timers::after_idle_check(grp, qps, || queue.reserve_seq())
+                dcqcn_timers::after_idle_check(grp, qps, grids, || queue.reserve_seq())
             }
             _ => {}
+        }
+        if let (crate::cc::dcqcn::DECREASE_TIMER, Some(c)) = (kind, self.mech.idle_checks.as_deref_mut()) {
+            dcqcn_checks::after_check(c, grids, g, grp, queue);
         }
         self.flush_timers(g);
         if changed {
@@ -272,7 +288,12 @@ impl Simulation {
         if !self.dcqcn.hints() || q.in_flight != 0 || q.cc_group.is_none() || q.cc_group.0 == super::RELEASED {
             return;
         }
-        dcqcn_timers::hint_quiet(&mut self.groups[q.cc_group.idx()]);
+        let g = q.cc_group;
+        dcqcn_timers::hint_quiet(&mut self.groups[g.idx()]);
+        if let Some(c) = self.mech.idle_checks.as_deref_mut() {
+            let (now, key, grids) = (self.now, self.queue.popped_seq(), &mut self.mech.dcqcn_grids);
+            dcqcn_checks::hint_after_drop(c, grids, g, &mut self.groups[g.idx()], &mut self.queue, now, key);
+        }
     }
 
     /// A member of group `g` sends with nothing of the group in the network: its parked DCQCN
@@ -282,7 +303,8 @@ impl Simulation {
         if g.is_none() {
             return;
         }
-        let back = dcqcn_timers::on_quiet_send(&self.cfg.cc, &mut self.groups[g.idx()], self.now);
+        let back =
+            dcqcn_timers::on_quiet_send(&self.cfg.cc, &mut self.groups[g.idx()], self.now, &mut self.mech.dcqcn_grids);
         if let Some((due, key)) = back {
             self.queue.push_reserved(due, key, Event::CcTimer(g, crate::cc::dcqcn::DECREASE_TIMER as u8));
         }

@@ -9,7 +9,9 @@
 //! - in the partition-independent order (`--threads N`), alpha ticks are never events: they
 //!   run when a CNP or a cut next touches alpha (`DcqcnState::can_tick_lazily`);
 //! - in either, a quiet group's decrease check parks with the tie key its event would have
-//!   taken, and a send pushes it back (`DcqcnState::park_decrease`).
+//!   taken, and a send pushes it back (`DcqcnState::park_decrease`);
+//! - in the partition-independent order, a busy group's checks that find no CNP are not
+//!   events either (`mech::dcqcn_checks`).
 //!
 //! The state is the sending host's (its CC groups and QPs); the simulator calls these from
 //! `sim/host/cc.rs` and `sim/host/tx.rs`.
@@ -18,6 +20,7 @@ use crate::cc::dcqcn::{DcqcnState, DECREASE_TIMER};
 use crate::cc::{CcConfig, CcGroup, CcState};
 use crate::config::SimConfig;
 use crate::rnic::Qp;
+use crate::sim::mech::dcqcn_grids::TimerGrids;
 use crate::units::Time;
 
 /// Which of the shortcuts a run takes (all off: every tick is an event).
@@ -29,6 +32,8 @@ pub(crate) struct DcqcnShortcuts {
     pub lazy_alpha: bool,
     /// The decrease check of a quiet group parks.
     pub parks_decrease: bool,
+    /// Decrease checks that find no CNP wait in their host's cycle (the origin order).
+    pub virtual_checks: bool,
 }
 
 impl DcqcnShortcuts {
@@ -43,7 +48,7 @@ impl DcqcnShortcuts {
         let lazy_alpha = origin_order && DcqcnState::can_tick_lazily(p);
         let parks_alpha = !lazy_alpha && DcqcnState::can_park(p, min_ack);
         let parks_decrease = (lazy_alpha || parks_alpha) && DcqcnState::can_park_decrease(p, min_rtt);
-        DcqcnShortcuts { parks_alpha, lazy_alpha, parks_decrease }
+        DcqcnShortcuts { parks_alpha, lazy_alpha, parks_decrease, virtual_checks: lazy_alpha }
     }
 
     /// Whether the simulator keeps the hints the parking reads: an ACK or a drop that leaves
@@ -79,31 +84,65 @@ fn quiet_now(s: &mut DcqcnState, members: &[crate::ids::QpId], qps: &[Qp]) -> bo
 
 /// An alpha tick just re-armed the timer (FIFO order): it parks if the group is quiet, as
 /// then no CNP can come before a member sends again (`DcqcnState::park_alpha`).
-pub(crate) fn after_alpha_tick(group: &mut CcGroup, qps: &[Qp]) {
+pub(crate) fn after_alpha_tick(group: &mut CcGroup, qps: &[Qp], grids: &mut TimerGrids) {
     let CcState::Dcqcn(s) = &mut group.state else { return };
     if quiet_now(s, &group.members, qps) {
         s.park_alpha(&mut group.timers);
+        grids.alpha_leaves_queue(s.parked);
     }
 }
 
 /// A decrease check that found no CNP just re-armed itself: in a quiet group (its alpha
 /// timer parked, or with lazy ticks the members looked at after a hint) the next check
 /// parks with the tie key `key()` gives now, the one its event would have taken.
-pub(crate) fn after_idle_check(group: &mut CcGroup, qps: &[Qp], key: impl FnOnce() -> u64) {
+pub(crate) fn after_idle_check(group: &mut CcGroup, qps: &[Qp], grids: &mut TimerGrids, key: impl FnOnce() -> u64) {
     let CcState::Dcqcn(s) = &mut group.state else { return };
     let quiet = if s.lazy_alpha { quiet_now(s, &group.members, qps) } else { s.parked != Time::MAX };
     if quiet {
         s.park_decrease(&mut group.timers, key());
+        grids.checks_leave_queue(s.decrease_parked);
+    }
+}
+
+/// An ACK reached `group`: with lazy ticks, its first CNP starts alpha ticks that are
+/// never events (`fresh`: the group had seen no CNP before it).
+pub(crate) fn after_ack(group: &CcGroup, fresh: bool, grids: &mut TimerGrids) {
+    if let (true, CcState::Dcqcn(s)) = (fresh, &group.state) {
+        if s.lazy_alpha && !s.first_cnp {
+            grids.alpha_leaves_queue(s.parked);
+        }
+    }
+}
+
+/// `group` is retired: its timers without events end with it.
+pub(crate) fn on_retire(group: &CcGroup, grids: &mut TimerGrids) {
+    let CcState::Dcqcn(s) = &group.state else { return };
+    if s.parked != Time::MAX && (!s.lazy_alpha || !s.first_cnp) {
+        grids.alpha_returns(s.parked);
+    }
+    if s.decrease_parked != Time::MAX {
+        grids.checks_return(s.decrease_parked);
     }
 }
 
 /// A member of `group` sends with nothing of the group in the network, at `now`: parked
 /// alpha ticks run and the timer is armed again; a parked decrease check comes back. Returns
 /// the check's event to push with its own reserved key (time, key), if it was not yet due.
-pub(crate) fn on_quiet_send(cc: &CcConfig, group: &mut CcGroup, now: Time) -> Option<(Time, u64)> {
+pub(crate) fn on_quiet_send(
+    cc: &CcConfig,
+    group: &mut CcGroup,
+    now: Time,
+    grids: &mut TimerGrids,
+) -> Option<(Time, u64)> {
     let (CcConfig::Dcqcn(p), CcState::Dcqcn(s)) = (cc, &mut group.state) else { return None };
     if !group.alive || (s.parked == Time::MAX && s.decrease_parked == Time::MAX) {
         return None;
+    }
+    if s.parked != Time::MAX && !s.lazy_alpha {
+        grids.alpha_returns(s.parked);
+    }
+    if s.decrease_parked != Time::MAX {
+        grids.checks_return(s.decrease_parked);
     }
     s.unpark_alpha(p, &mut group.timers, now);
     let key = s.unpark_decrease(p, &mut group.timers, now)?;

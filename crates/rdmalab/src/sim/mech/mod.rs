@@ -11,6 +11,8 @@ mod checks;
 pub(crate) mod conweave;
 pub(crate) mod dasr;
 pub(crate) mod dcqcn_bytes;
+pub(crate) mod dcqcn_checks;
+pub(crate) mod dcqcn_grids;
 pub(crate) mod dcqcn_timers;
 pub mod failures;
 pub(crate) mod ib;
@@ -83,6 +85,12 @@ pub(crate) struct Mechanisms {
     /// A mechanism may drop packets at a switch's egress before admission
     /// (`refuses_at_egress`, tested only on the out-of-line `special` egresses).
     pub egress_filter: bool,
+    /// Per host, DCQCN's decrease checks that wait without events (`None` unless the run is
+    /// DCQCN in the origin order with its shortcuts: one test per handler at a host).
+    pub idle_checks: Option<Box<dcqcn_checks::IdleChecks>>,
+    /// When DCQCN's timers that are not events would run, for the watch and the clock
+    /// (empty unless a shortcut of `dcqcn_timers` takes some out of the queue).
+    pub dcqcn_grids: dcqcn_grids::TimerGrids,
     /// InfiniBand CC's, the link failures' and UC/UD's counts.
     pub ibcc: ibcc::Tally,
     pub failures: failures::Tally,
@@ -174,6 +182,8 @@ impl Mechanisms {
             pfc_pause: cfg.pfc_pause.map(|p| Box::new(pfc_pause::PfcPause::new(p))),
             egress_filter: cfg.pfc_watchdog.is_some_and(|w| w.action == PfcWatchdogAction::Drop),
             deliberate_drops: 0,
+            idle_checks: None,
+            dcqcn_grids: dcqcn_grids::TimerGrids::for_config(&cfg.cc),
             ibcc: Default::default(),
             failures: Default::default(),
             transport: Default::default(),

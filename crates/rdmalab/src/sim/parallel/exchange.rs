@@ -163,6 +163,6 @@ impl Simulation {
 
     /// When this partition's next event is due.
     pub(super) fn next_event_time(&mut self) -> Option<Time> {
-        self.queue.peek_time()
+        self.next_event_or_timer() // timers without events count (`mech::dcqcn_grids`)
     }
 }
