@@ -124,13 +124,6 @@ impl Simulation {
         self.mech.dcqcn_grids.first_from(self.watch.next_check).min(t)
     }
 
-    /// This partition's next event, the timers left out of the queue counted.
-    pub(super) fn next_event_or_timer(&mut self) -> Option<Time> {
-        let timers = self.mech.dcqcn_grids.first_from(self.now + Time(1));
-        let next = self.queue.peek_time().unwrap_or(Time::MAX).min(timers);
-        (next != Time::MAX).then_some(next)
-    }
-
     /// Before handling `ev`: its handler runs at this origin.
     #[cold]
     pub(super) fn enter_origin(&mut self, ev: Event) {

@@ -148,9 +148,8 @@ impl Simulation {
         let grp = &mut self.groups[g.idx()];
         grp.alive = false;
         grp.timers.cancel_all();
-        dcqcn_timers::on_retire(grp, &mut self.mech.dcqcn_grids);
-        if let Some(c) = self.mech.idle_checks.as_deref_mut() {
-            dcqcn_checks::forget(c, &mut self.mech.dcqcn_grids, grp);
+        if self.dcqcn.any() {
+            dcqcn_checks::forget(self.mech.idle_checks.as_deref_mut(), &mut self.mech.dcqcn_grids, grp);
         }
         if let Some(k) = grp.key {
             if self.group_of.get(&k) == Some(&g) {
@@ -178,10 +177,6 @@ impl Simulation {
         }
         if self.dcqcn.hints() && self.qps[qp_id.idx()].in_flight == 0 {
             dcqcn_timers::hint_quiet(&mut self.groups[g.idx()]);
-        }
-        if let Some(c) = self.mech.idle_checks.as_deref_mut() {
-            let grids = &mut self.mech.dcqcn_grids;
-            dcqcn_checks::after_ack(c, grids, g, &mut self.groups[g.idx()], &mut self.queue, pkt.cnp);
         }
         let (seq, snd_nxt) =
             if self.groups[g.idx()].shared { self.group_seqs(g) } else { (pkt.seq, self.qps[qp_id.idx()].snd_nxt) };
@@ -225,10 +220,11 @@ impl Simulation {
             },
         };
         let old = grp.rate;
-        let fresh = pkt.cnp && matches!(&grp.state, CcState::Dcqcn(s) if s.first_cnp);
+        let fresh = self.dcqcn.lazy_alpha && pkt.cnp && matches!(&grp.state, CcState::Dcqcn(s) if s.first_cnp);
         grp.on_ack(&self.cfg.cc, &ev);
-        if fresh {
-            dcqcn_timers::after_ack(grp, fresh, &mut self.mech.dcqcn_grids);
+        if self.dcqcn.virtual_checks {
+            let (checks, grids) = (self.mech.idle_checks.as_deref_mut(), &mut self.mech.dcqcn_grids);
+            dcqcn_checks::after_ack(checks, grids, g, grp, &mut self.queue, pkt.cnp, fresh);
         }
         if swapped {
             swap_path_int(dst, grp, None);
@@ -272,8 +268,8 @@ impl Simulation {
             }
             _ => {}
         }
-        if let (crate::cc::dcqcn::DECREASE_TIMER, Some(c)) = (kind, self.mech.idle_checks.as_deref_mut()) {
-            dcqcn_checks::after_check(c, grids, g, grp, queue);
+        if self.dcqcn.virtual_checks && kind == crate::cc::dcqcn::DECREASE_TIMER {
+            dcqcn_checks::after_check(self.mech.idle_checks.as_deref_mut(), grids, g, grp, queue);
         }
         self.flush_timers(g);
         if changed {

@@ -183,14 +183,17 @@ fn slot(group: &CcGroup) -> Option<u32> {
 /// A check of group `g` just ran and armed the next. Unless a hint is pending (the next
 /// may park, so it stays an event), the next waits in the owner's cycle with the key its
 /// event would take now, drawn in the same place (before the other timers' pushes).
+#[inline(never)]
 pub(in crate::sim) fn after_check(
-    checks: &mut IdleChecks,
+    checks: Option<&mut IdleChecks>,
     grids: &mut TimerGrids,
     g: CcGroupId,
     group: &mut CcGroup,
     queue: &mut EventQueue<Event>,
 ) {
-    let (CcState::Dcqcn(s), due) = (&mut group.state, group.timers.due[DECREASE_TIMER]) else { return };
+    let (Some(checks), CcState::Dcqcn(s), due) = (checks, &mut group.state, group.timers.due[DECREASE_TIMER]) else {
+        return;
+    };
     if due == Time::MAX || s.maybe_quiet {
         return;
     }
@@ -222,8 +225,10 @@ pub(in crate::sim) fn wake(
 }
 
 /// Group `g` is retired: its check, if it waits in a cycle, is gone with its timers.
-pub(in crate::sim) fn forget(checks: &mut IdleChecks, grids: &mut TimerGrids, group: &mut CcGroup) {
-    let Some(i) = slot(group) else { return };
+#[inline(never)]
+pub(in crate::sim) fn forget(checks: Option<&mut IdleChecks>, grids: &mut TimerGrids, group: &mut CcGroup) {
+    crate::sim::mech::dcqcn_timers::on_retire(group, grids);
+    let (Some(checks), Some(i)) = (checks, slot(group)) else { return };
     let (due, _) = checks.remove(group.owner, i);
     grids.checks_return(due);
     if let CcState::Dcqcn(s) = &mut group.state {
@@ -255,17 +260,23 @@ pub(in crate::sim) fn hint_after_drop(
 }
 
 /// An ACK reached group `g` (its owner's cycle caught up): a CNP, or a hint that the group
-/// may be quiet, wakes its check.
-#[inline]
+/// may be quiet, wakes its check; the group's first CNP (`fresh`: it had seen none) starts
+/// its alpha ticks, which are never events in this order.
+#[inline(never)]
 pub(in crate::sim) fn after_ack(
-    checks: &mut IdleChecks,
+    checks: Option<&mut IdleChecks>,
     grids: &mut TimerGrids,
     g: CcGroupId,
     group: &mut CcGroup,
     queue: &mut EventQueue<Event>,
     cnp: bool,
+    fresh: bool,
 ) {
-    if matches!(&group.state, CcState::Dcqcn(s) if s.virtual_slot != NONE && (cnp || s.maybe_quiet)) {
+    let CcState::Dcqcn(s) = &group.state else { return };
+    if fresh && s.lazy_alpha && !s.first_cnp {
+        grids.alpha_leaves_queue(s.parked);
+    }
+    if let (Some(checks), true) = (checks, s.virtual_slot != NONE && (cnp || s.maybe_quiet)) {
         wake(checks, grids, g, group, queue);
     }
 }

@@ -37,6 +37,14 @@ pub(crate) struct DcqcnShortcuts {
 }
 
 impl DcqcnShortcuts {
+    /// Whether any timer may run without events (then `mech::dcqcn_grids` keeps its times).
+    #[inline]
+    pub(crate) fn any(&self) -> bool {
+        self.parks_alpha || self.lazy_alpha || self.parks_decrease
+    }
+}
+
+impl DcqcnShortcuts {
     /// The shortcuts valid for `cfg` where no ACK comes back sooner than `min_ack` after its
     /// packet is sent and no round trip is shorter than `min_rtt`; `origin_order`: the run
     /// uses the partition-independent event order.
@@ -101,16 +109,6 @@ pub(crate) fn after_idle_check(group: &mut CcGroup, qps: &[Qp], grids: &mut Time
     if quiet {
         s.park_decrease(&mut group.timers, key());
         grids.checks_leave_queue(s.decrease_parked);
-    }
-}
-
-/// An ACK reached `group`: with lazy ticks, its first CNP starts alpha ticks that are
-/// never events (`fresh`: the group had seen no CNP before it).
-pub(crate) fn after_ack(group: &CcGroup, fresh: bool, grids: &mut TimerGrids) {
-    if let (true, CcState::Dcqcn(s)) = (fresh, &group.state) {
-        if s.lazy_alpha && !s.first_cnp {
-            grids.alpha_leaves_queue(s.parked);
-        }
     }
 }
 

@@ -163,6 +163,15 @@ impl Simulation {
 
     /// When this partition's next event is due.
     pub(super) fn next_event_time(&mut self) -> Option<Time> {
-        self.next_event_or_timer() // timers without events count (`mech::dcqcn_grids`)
+        if self.queue.peek_time().is_none() {
+            self.wake_waiting_check(); // a decrease check without an event becomes one
+        }
+        self.queue.peek_time()
+    }
+
+    /// When this partition's next DCQCN timer that is not an event is due (`Time::MAX`:
+    /// none; `mech::dcqcn_grids`).
+    pub(super) fn next_timer_time(&self) -> Time {
+        self.mech.dcqcn_grids.first_from(self.now + Time(1))
     }
 }

@@ -56,6 +56,9 @@ impl Default for Window {
 pub(super) struct Mark {
     /// Its next event.
     pub(super) next: Time,
+    /// Its next DCQCN timer that is not an event (`mech::dcqcn_grids`): one simulation's
+    /// watch would have seen its event.
+    pub(super) next_timer: Time,
     /// Its numbers for the stall watchdog (`stall`).
     pub(super) stall: StallMark,
     /// Events it ran so far.
@@ -74,6 +77,7 @@ impl Default for Mark {
     fn default() -> Self {
         Mark {
             next: Time::MAX,
+            next_timer: Time::MAX,
             stall: StallMark::default(),
             events: 0,
             done: 0,

@@ -113,6 +113,7 @@ impl Shared {
             });
             let mine = Mark {
                 next: sim.next_event_time().unwrap_or(Time::MAX),
+                next_timer: sim.next_timer_time(),
                 stall: sim.stall_mark(),
                 events: sim.counters.events,
                 done: sim.flows_done,
@@ -128,7 +129,7 @@ impl Shared {
             if self.failed.load(Ordering::Acquire) {
                 return w;
             }
-            let (mut next, mut events, mut most) = (Time::MAX, 0u64, 0u64);
+            let (mut next, mut next_timer, mut events, mut most) = (Time::MAX, Time::MAX, 0u64, 0u64);
             let (mut done, mut last_completion, mut run) = (0usize, Time::ZERO, RunMarks::new());
             let mut watch =
                 WatchMarks { due: Time::MAX, paused: 0, last_event: Time::ZERO, next: Time::MAX, unfinished: false };
@@ -138,6 +139,7 @@ impl Shared {
                 watch.paused += m.paused_pairs;
                 watch.last_event = watch.last_event.max(m.now);
                 next = next.min(m.next);
+                next_timer = next_timer.min(m.next_timer);
                 run.add(&m);
                 events += m.events;
                 most = most.max(m.events - last[i]);
@@ -146,7 +148,11 @@ impl Shared {
                 last_completion = last_completion.max(m.last_completion);
             }
             w.critical += most;
-            (watch.next, watch.unfinished) = (next, done < self.flows_total);
+            // The run's next event as one simulation would have it: a DCQCN timer left out of
+            // the queue counts (`mech::dcqcn_grids`), for the watch, which runs before it, and for
+            // the next window's start, which must not pass a check time such a timer reaches.
+            let seen = next.min(next_timer);
+            (watch.next, watch.unfinished) = (seen, done < self.flows_total);
             if self.deadlock_check(me, sim, &mut w, watch) {
                 return w;
             }
@@ -157,14 +163,14 @@ impl Shared {
                 let end = w.flows_ended.then_some(last_completion);
                 self.guard(|| sim.observers_at_window_end(end));
             }
-            if w.stall_check(run, next, self.stall_rule) {
+            if w.stall_check(run, seen, self.stall_rule) {
                 // One simulation stops before that event (stalled) or right after the last
                 // completion (idle connections): its clock, for the ports' counters.
                 sim.now = w.stall_at.unwrap_or(last_completion);
-                w.start = next;
+                w.start = seen;
                 return w;
             }
-            w.start = if next == Time::MAX { Time::MAX } else { next.max(end) };
+            w.start = if seen == Time::MAX { Time::MAX } else { seen.max(end) };
             if w.start != Time::MAX && (w.start > self.until || events - self.events_before >= self.budget) {
                 w.paused = w.start <= self.stop_time;
                 if w.paused {
