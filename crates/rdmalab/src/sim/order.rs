@@ -81,8 +81,8 @@ impl Simulation {
         self.queue.set_origin(node);
         if let Some(checks) = self.mech.idle_checks.as_deref_mut() {
             if checks.may_be_due(node, self.now) {
-                let (now, key, queue) = (self.now, self.queue.popped_seq(), &mut self.queue);
-                checks.catch_up(node, now, key, || queue.reserve_seq());
+                let (now, key) = (self.now, self.queue.popped_seq());
+                checks.catch_up(node, now, key, &mut self.queue);
             }
         }
     }
@@ -94,10 +94,7 @@ impl Simulation {
     pub(super) fn wake_waiting_check(&mut self) -> bool {
         let key = self.queue.popped_seq();
         match self.mech.idle_checks.as_deref_mut() {
-            Some(c) => {
-                let grids = &mut self.mech.dcqcn_grids;
-                super::mech::dcqcn_checks::when_queue_empty(c, grids, &mut self.groups, &mut self.queue, self.now, key)
-            }
+            Some(c) => super::mech::dcqcn_checks::when_queue_empty(c, &mut self.groups, &mut self.queue, self.now, key),
             None => false,
         }
     }
@@ -108,10 +105,10 @@ impl Simulation {
     /// `mech::dcqcn_grids`).
     #[cold]
     pub(super) fn clock_at_pause(&mut self, until: Time) {
+        let mut last = self.mech.dcqcn_grids.last_by(until);
         if let Some(c) = self.mech.idle_checks.as_deref_mut() {
-            super::mech::dcqcn_checks::catch_up_all(c, &mut self.queue, until, u64::MAX);
+            last = last.max(super::mech::dcqcn_checks::catch_up_all(c, &mut self.queue, until, u64::MAX));
         }
-        let last = self.mech.dcqcn_grids.last_by(until);
         self.now = self.now.max(last);
         self.real_now = self.real_now.max(last);
     }
@@ -121,7 +118,9 @@ impl Simulation {
     /// simulation would have run the watch before that timer's event).
     #[cold]
     pub(super) fn watch_time(&self, t: Time) -> Time {
-        self.mech.dcqcn_grids.first_from(self.watch.next_check).min(t)
+        let from = self.watch.next_check;
+        let checks = self.mech.idle_checks.as_deref().map_or(Time::MAX, |c| c.first_due_from(from));
+        self.mech.dcqcn_grids.first_from(from).min(checks).min(t)
     }
 
     /// Before handling `ev`: its handler runs at this origin.

@@ -269,7 +269,7 @@ impl Simulation {
             _ => {}
         }
         if self.dcqcn.virtual_checks && kind == crate::cc::dcqcn::DECREASE_TIMER {
-            dcqcn_checks::after_check(self.mech.idle_checks.as_deref_mut(), grids, g, grp, queue);
+            dcqcn_checks::after_check(self.mech.idle_checks.as_deref_mut(), g, grp, queue);
         }
         self.flush_timers(g);
         if changed {
@@ -287,8 +287,8 @@ impl Simulation {
         let g = q.cc_group;
         dcqcn_timers::hint_quiet(&mut self.groups[g.idx()]);
         if let Some(c) = self.mech.idle_checks.as_deref_mut() {
-            let (now, key, grids) = (self.now, self.queue.popped_seq(), &mut self.mech.dcqcn_grids);
-            dcqcn_checks::hint_after_drop(c, grids, g, &mut self.groups[g.idx()], &mut self.queue, now, key);
+            let (now, key) = (self.now, self.queue.popped_seq());
+            dcqcn_checks::hint_after_drop(c, g, &mut self.groups[g.idx()], &mut self.queue, now, key);
         }
     }
 

@@ -85,10 +85,10 @@ impl IdleChecks {
     }
 
     /// Takes every check of `node` that comes before the event (`now`, `key`): each draws
-    /// the key of its next from `next_key` (the host's counter) and is due again an
-    /// interval later. Returns when the last one taken was due (`Time::ZERO`: none).
+    /// the key of its next from the host's counter (the queue's, its origin set to `node`)
+    /// and is due again an interval later. Returns when the last one taken was due (`Time::ZERO`: none).
     #[cold]
-    pub(crate) fn catch_up(&mut self, node: u32, now: Time, key: u64, mut next_key: impl FnMut() -> u64) -> Time {
+    pub(in crate::sim) fn catch_up(&mut self, node: u32, now: Time, key: u64, queue: &mut EventQueue<Event>) -> Time {
         let n = node as usize;
         let (mut i, mut last) = (self.head[n], Time::ZERO);
         while i != NONE {
@@ -98,12 +98,40 @@ impl IdleChecks {
             }
             last = e.due;
             e.due += self.interval;
-            e.key = next_key();
+            e.key = queue.reserve_seq();
             i = e.next; // the cycle turns: the check taken is now the last
         }
         self.head[n] = i;
         self.head_due[n] = if i == NONE { Time::MAX } else { self.entries[i as usize].due };
         last
+    }
+
+    /// The earliest time at or after `from` when a waiting check is due (`Time::MAX`: none
+    /// waits). A check not yet taken recurs every interval from its due time. (For the
+    /// watch, which runs seldom: it visits every waiting check.)
+    pub(in crate::sim) fn first_due_from(&self, from: Time) -> Time {
+        let d = self.interval.0;
+        let mut first = Time::MAX;
+        for &n in &self.busy {
+            let head = self.head[n as usize];
+            let mut i = head;
+            loop {
+                let e = &self.entries[i as usize];
+                let at = if e.due >= from { e.due } else { Time(e.due.0 + (from.0 - e.due.0).div_ceil(d) * d) };
+                first = first.min(at);
+                i = e.next;
+                if i == head {
+                    break;
+                }
+            }
+        }
+        first
+    }
+
+    /// When the earliest waiting check is due (`Time::MAX`: none waits), once every cycle is
+    /// caught up ([`catch_up_all`]): then each cycle's front is its earliest.
+    pub(in crate::sim) fn earliest_due(&self) -> Time {
+        self.busy.iter().map(|&n| self.head_due[n as usize]).min().unwrap_or(Time::MAX)
     }
 
     /// Puts group `g`'s next check, due at `due` with key `key` (the newest `node` has
@@ -186,7 +214,6 @@ fn slot(group: &CcGroup) -> Option<u32> {
 #[inline(never)]
 pub(in crate::sim) fn after_check(
     checks: Option<&mut IdleChecks>,
-    grids: &mut TimerGrids,
     g: CcGroupId,
     group: &mut CcGroup,
     queue: &mut EventQueue<Event>,
@@ -201,22 +228,14 @@ pub(in crate::sim) fn after_check(
     group.timers.due[DECREASE_TIMER] = Time::MAX;
     group.timers.dirty &= !(1 << DECREASE_TIMER);
     s.virtual_slot = checks.insert(group.owner, due, queue.reserve_seq(), g);
-    grids.checks_leave_queue(due);
 }
 
 /// Group `g`'s check, if it waits in a cycle, becomes an event again with the time and key
 /// it would have had (a CNP or a quiet hint came: it may act). The owner's cycle must be
 /// caught up to now (the caller is the owner's handler, or `hint_after_drop`).
-pub(in crate::sim) fn wake(
-    checks: &mut IdleChecks,
-    grids: &mut TimerGrids,
-    g: CcGroupId,
-    group: &mut CcGroup,
-    queue: &mut EventQueue<Event>,
-) {
+pub(in crate::sim) fn wake(checks: &mut IdleChecks, g: CcGroupId, group: &mut CcGroup, queue: &mut EventQueue<Event>) {
     let Some(i) = slot(group) else { return };
     let (due, key) = checks.remove(group.owner, i);
-    grids.checks_return(due);
     if let CcState::Dcqcn(s) = &mut group.state {
         s.virtual_slot = NONE;
     }
@@ -229,8 +248,7 @@ pub(in crate::sim) fn wake(
 pub(in crate::sim) fn forget(checks: Option<&mut IdleChecks>, grids: &mut TimerGrids, group: &mut CcGroup) {
     crate::sim::mech::dcqcn_timers::on_retire(group, grids);
     let (Some(checks), Some(i)) = (checks, slot(group)) else { return };
-    let (due, _) = checks.remove(group.owner, i);
-    grids.checks_return(due);
+    checks.remove(group.owner, i);
     if let CcState::Dcqcn(s) = &mut group.state {
         s.virtual_slot = NONE;
     }
@@ -239,10 +257,8 @@ pub(in crate::sim) fn forget(checks: Option<&mut IdleChecks>, grids: &mut TimerG
 /// A drop left a member of group `g` with nothing in the network, in a handler at another
 /// node (the event (`now`, `key`)): the owner's cycle is caught up under the owner's counter,
 /// as its own next handler would, and the check wakes.
-#[allow(clippy::too_many_arguments)]
 pub(in crate::sim) fn hint_after_drop(
     checks: &mut IdleChecks,
-    grids: &mut TimerGrids,
     g: CcGroupId,
     group: &mut CcGroup,
     queue: &mut EventQueue<Event>,
@@ -254,9 +270,9 @@ pub(in crate::sim) fn hint_after_drop(
     }
     let before = queue.origin();
     queue.set_origin(group.owner);
-    checks.catch_up(group.owner, now, key, || queue.reserve_seq());
+    checks.catch_up(group.owner, now, key, queue);
     queue.set_origin(before);
-    wake(checks, grids, g, group, queue);
+    wake(checks, g, group, queue);
 }
 
 /// An ACK reached group `g` (its owner's cycle caught up): a CNP, or a hint that the group
@@ -277,7 +293,7 @@ pub(in crate::sim) fn after_ack(
         grids.alpha_leaves_queue(s.parked);
     }
     if let (Some(checks), true) = (checks, s.virtual_slot != NONE && (cnp || s.maybe_quiet)) {
-        wake(checks, grids, g, group, queue);
+        wake(checks, g, group, queue);
     }
 }
 
@@ -298,7 +314,7 @@ pub(in crate::sim) fn catch_up_all(
     for k in 0..checks.busy.len() {
         let node = checks.busy[k];
         queue.set_origin(node);
-        last = last.max(checks.catch_up(node, now, key, || queue.reserve_seq()));
+        last = last.max(checks.catch_up(node, now, key, queue));
     }
     queue.set_origin(before);
     last
@@ -309,7 +325,6 @@ pub(in crate::sim) fn catch_up_all(
 /// False if no cycle holds a check.
 pub(in crate::sim) fn when_queue_empty(
     checks: &mut IdleChecks,
-    grids: &mut TimerGrids,
     groups: &mut [CcGroup],
     queue: &mut EventQueue<Event>,
     now: Time,
@@ -321,7 +336,7 @@ pub(in crate::sim) fn when_queue_empty(
     catch_up_all(checks, queue, now, key);
     let node = checks.earliest().expect("a cycle holds a check");
     let g = checks.entries[checks.head[node as usize] as usize].group;
-    wake(checks, grids, g, &mut groups[g.idx()], queue);
+    wake(checks, g, &mut groups[g.idx()], queue);
     true
 }
 
@@ -329,12 +344,9 @@ pub(in crate::sim) fn when_queue_empty(
 mod tests {
     use super::*;
 
-    /// Takes the checks of `node` before (`now`, `key`), numbering keys from `next`.
-    fn take(c: &mut IdleChecks, node: u32, now: u64, key: u64, next: &mut u64) -> Time {
-        c.catch_up(node, Time(now), key, || {
-            *next += 1;
-            *next
-        })
+    /// Takes the checks of `node` before (`now`, `key`), their keys from `queue`'s counter.
+    fn take(c: &mut IdleChecks, node: u32, now: u64, key: u64, queue: &mut EventQueue<Event>) -> Time {
+        c.catch_up(node, Time(now), key, queue)
     }
 
     #[test]
@@ -347,17 +359,24 @@ mod tests {
         assert_eq!((c.head_due[0], c.head_due[1], c.head_due[2]), (Time::MAX, Time(4_001), Time(4_500)));
         assert!(!c.may_be_due(1, Time(4_000)) && c.may_be_due(1, Time(4_001)));
         // An event at 4,001 with a key below the check's comes first: nothing is taken.
-        let mut next = 100;
-        assert_eq!(take(&mut c, 1, 4_001, 9, &mut next), Time::ZERO);
+        let mut queue = EventQueue::new();
+        (0..101).for_each(|_| {
+            queue.reserve_seq();
+        });
+        assert_eq!(take(&mut c, 1, 4_001, 9, &mut queue), Time::ZERO);
         // Past both of node 1's checks and two turns of the first: it is taken at 4,001
         // (key 101) and 8,001 (key 103), the second at 5,500 (key 102); host 2's waits.
-        assert_eq!(take(&mut c, 1, 9_000, 0, &mut next), Time(8_001));
-        assert_eq!(next, 103);
+        assert_eq!(take(&mut c, 1, 9_000, 0, &mut queue), Time(8_001));
+        assert_eq!(queue.reserve_seq(), 104);
         let front = c.entries[c.head[1] as usize];
         assert_eq!((front.due, front.key, front.group), (Time(9_500), 102, g(1)));
         assert_eq!(c.entries[a as usize].due, Time(12_001));
         assert_eq!(c.entries[a as usize].key, 103);
         assert_eq!(c.head_due[2], Time(4_500));
+        // From 10,000: node 1's 12,001, before its 13,500 and host 2's 12,500 (not yet taken,
+        // it recurs from 4,500).
+        assert_eq!(c.first_due_from(Time(10_000)), Time(12_001));
+        assert_eq!(c.first_due_from(Time(12_002)), Time(12_500));
         // The earliest front of all is host 2's; removing the last of a cycle empties it.
         assert_eq!(c.earliest(), Some(2));
         let second = c.head[1];

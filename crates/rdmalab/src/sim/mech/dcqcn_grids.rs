@@ -7,7 +7,9 @@
 //! `end_time`). So the times of the events left out are kept here, as the phases of their
 //! grids: every group's alpha ticks recur each alpha interval, its decrease checks each
 //! decrease interval, and a group's grid stays put for as long as its timer runs without
-//! events. The watch and the clock read the earliest and the latest point of them.
+//! events. The watch and the clock read the earliest and the latest point of them. (The
+//! checks waiting in a host's cycle, `dcqcn_checks`, come and go with every CNP: that
+//! module answers for them itself, from the cycles.)
 
 use std::collections::BTreeMap;
 

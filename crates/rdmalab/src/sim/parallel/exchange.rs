@@ -170,8 +170,10 @@ impl Simulation {
     }
 
     /// When this partition's next DCQCN timer that is not an event is due (`Time::MAX`:
-    /// none; `mech::dcqcn_grids`).
+    /// none; `mech::dcqcn_grids`, `mech::dcqcn_checks`). Called after a window, whose end
+    /// took every waiting check due by then.
     pub(super) fn next_timer_time(&self) -> Time {
-        self.mech.dcqcn_grids.first_from(self.now + Time(1))
+        let checks = self.mech.idle_checks.as_deref().map_or(Time::MAX, |c| c.earliest_due());
+        self.mech.dcqcn_grids.first_from(self.now + Time(1)).min(checks)
     }
 }
