@@ -250,7 +250,7 @@ impl Simulation {
                 if let Some(stop) = self.on_watch(at) {
                     return stop;
                 }
-                if at < t {
+                if at < t && self.watch.next_check > at {
                     continue; // the watch ran at the time of a timer left out (`mech::dcqcn_grids`)
                 }
             }
