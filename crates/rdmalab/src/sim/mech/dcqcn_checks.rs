@@ -208,6 +208,17 @@ fn slot(group: &CcGroup) -> Option<u32> {
     }
 }
 
+/// Takes group `group`'s check out of its host's cycle, if it waits there: its due time
+/// and key.
+fn take_out(checks: &mut IdleChecks, group: &mut CcGroup) -> Option<(Time, u64)> {
+    let CcState::Dcqcn(s) = &mut group.state else { return None };
+    if s.virtual_slot == NONE {
+        return None;
+    }
+    let slot = std::mem::replace(&mut s.virtual_slot, NONE);
+    Some(checks.remove(group.owner, slot))
+}
+
 /// A check of group `g` just ran and armed the next. Unless a hint is pending (the next
 /// may park, so it stays an event), the next waits in the owner's cycle with the key its
 /// event would take now, drawn in the same place (before the other timers' pushes).
@@ -234,11 +245,7 @@ pub(in crate::sim) fn after_check(
 /// it would have had (a CNP or a quiet hint came: it may act). The owner's cycle must be
 /// caught up to now (the caller is the owner's handler, or `hint_after_drop`).
 pub(in crate::sim) fn wake(checks: &mut IdleChecks, g: CcGroupId, group: &mut CcGroup, queue: &mut EventQueue<Event>) {
-    let Some(i) = slot(group) else { return };
-    let (due, key) = checks.remove(group.owner, i);
-    if let CcState::Dcqcn(s) = &mut group.state {
-        s.virtual_slot = NONE;
-    }
+    let Some((due, key)) = take_out(checks, group) else { return };
     group.timers.due[DECREASE_TIMER] = due;
     queue.push_reserved(due, key, Event::CcTimer(g, DECREASE_TIMER as u8));
 }
@@ -247,10 +254,8 @@ pub(in crate::sim) fn wake(checks: &mut IdleChecks, g: CcGroupId, group: &mut Cc
 #[inline(never)]
 pub(in crate::sim) fn forget(checks: Option<&mut IdleChecks>, grids: &mut TimerGrids, group: &mut CcGroup) {
     crate::sim::mech::dcqcn_timers::on_retire(group, grids);
-    let (Some(checks), Some(i)) = (checks, slot(group)) else { return };
-    checks.remove(group.owner, i);
-    if let CcState::Dcqcn(s) = &mut group.state {
-        s.virtual_slot = NONE;
+    if let Some(checks) = checks {
+        take_out(checks, group);
     }
 }
 
