@@ -104,7 +104,7 @@ impl Simulation {
             tenant_names,
         };
         let mut mech = Mechanisms::build(parts, error_rngs)?;
-        if let (true, crate::cc::CcConfig::Dcqcn(p)) = (dcqcn.virtual_checks, &cfg.cc) {
+        if let (true, crate::cc::CcConfig::Dcqcn(p)) = (dcqcn.virtual_checks(), &cfg.cc) {
             let checks = super::mech::dcqcn_checks::IdleChecks::new(topo.nodes.len(), p.decrease_interval);
             mech.idle_checks = Some(Box::new(checks));
         }

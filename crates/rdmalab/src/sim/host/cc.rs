@@ -222,7 +222,7 @@ impl Simulation {
         let old = grp.rate;
         let fresh = self.dcqcn.lazy_alpha && pkt.cnp && matches!(&grp.state, CcState::Dcqcn(s) if s.first_cnp);
         grp.on_ack(&self.cfg.cc, &ev);
-        if self.dcqcn.virtual_checks {
+        if self.dcqcn.virtual_checks() {
             let (checks, grids) = (self.mech.idle_checks.as_deref_mut(), &mut self.mech.dcqcn_grids);
             dcqcn_checks::after_ack(checks, grids, g, grp, &mut self.queue, pkt.cnp, fresh);
         }
@@ -268,7 +268,7 @@ impl Simulation {
             }
             _ => {}
         }
-        if self.dcqcn.virtual_checks && kind == crate::cc::dcqcn::DECREASE_TIMER {
+        if self.dcqcn.virtual_checks() && kind == crate::cc::dcqcn::DECREASE_TIMER {
             dcqcn_checks::after_check(self.mech.idle_checks.as_deref_mut(), g, grp, queue);
         }
         self.flush_timers(g);

@@ -32,11 +32,16 @@ pub(crate) struct DcqcnShortcuts {
     pub lazy_alpha: bool,
     /// The decrease check of a quiet group parks.
     pub parks_decrease: bool,
-    /// Decrease checks that find no CNP wait in their host's cycle (the origin order).
-    pub virtual_checks: bool,
 }
 
 impl DcqcnShortcuts {
+    /// Decrease checks that find no CNP wait in their host's cycle (`mech::dcqcn_checks`):
+    /// wherever alpha ticks are lazy, i.e. in the origin order.
+    #[inline]
+    pub(crate) fn virtual_checks(&self) -> bool {
+        self.lazy_alpha
+    }
+
     /// Whether any timer may run without events (then `mech::dcqcn_grids` keeps its times).
     #[inline]
     pub(crate) fn any(&self) -> bool {
@@ -56,7 +61,7 @@ impl DcqcnShortcuts {
         let lazy_alpha = origin_order && DcqcnState::can_tick_lazily(p);
         let parks_alpha = !lazy_alpha && DcqcnState::can_park(p, min_ack);
         let parks_decrease = (lazy_alpha || parks_alpha) && DcqcnState::can_park_decrease(p, min_rtt);
-        DcqcnShortcuts { parks_alpha, lazy_alpha, parks_decrease, virtual_checks: lazy_alpha }
+        DcqcnShortcuts { parks_alpha, lazy_alpha, parks_decrease }
     }
 
     /// Whether the simulator keeps the hints the parking reads: an ACK or a drop that leaves
