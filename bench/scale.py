@@ -135,8 +135,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.append and (args.out / "scale.csv").exists():
         with open(args.out / "scale.csv", newline="") as f:
             kept = [r for r in csv.DictReader(f) if r["case"] not in {x["case"] for x in rows}]
+        counts = {"hosts", "qps_per_host", "flows", "events"}  # read back as integers, as measured
         numeric = {c for c in COLUMNS if c not in ("axis", "case")}
-        rows = [{c: (float(v) if c in numeric else v) for c, v in r.items()} for r in kept] + rows
+        rows = [{c: (int(float(v)) if c in counts else float(v) if c in numeric else v) for c, v in r.items()}
+                for r in kept] + rows
         rows.sort(key=lambda r: (r["axis"], float(r["hosts"]), float(r["qps_per_host"])))
     with open(args.out / "scale.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=COLUMNS)
