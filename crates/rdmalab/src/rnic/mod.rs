@@ -5,6 +5,7 @@
 pub mod cache;
 pub mod engine;
 pub mod irn;
+mod marks;
 pub mod nic;
 pub mod qp;
 pub mod tenant_rr;

@@ -12,6 +12,8 @@
 //! arbiter finds the QP with nothing unsent (then only those can give it work again).
 //! Skipped positions are exactly QPs the full walk would skip, so the choice sequence is the
 //! full walk's, and a host with 10,000 QPs of which 8 are busy pays for the 8 (issue 45 §2).
+//! The marks have a second level, a bit per word of marks (`rnic::marks`), so that
+//! finding the next marked position does not read the empty words between.
 //! Rings of up to 64 QPs are walked in full, which is cheaper there.
 //!
 //! Marked QPs that cannot send were the next cost: a host's hundreds of them, paused or
@@ -37,6 +39,7 @@ use std::collections::{HashMap, VecDeque};
 
 use crate::fabric::{Packet, NUM_PRIOS};
 use crate::ids::{NodeId, PortId, QpId};
+use crate::rnic::marks::Marks;
 use crate::rnic::{Completion, Qp, QpCache};
 use crate::units::{Rate, Time};
 
@@ -72,7 +75,7 @@ pub struct Nic {
     /// Active QPs in arbitration order (joined by [`Nic::attach`]).
     pub qps: Vec<QpId>,
     /// One bit per position in `qps`: that QP may have work (see the module's note).
-    busy: Vec<u64>,
+    busy: Marks,
     /// Per position in `qps`, a time no later than that QP's `next_avail` (see
     /// [`Nic::pacing_moved`]): the walk over marks skips, without loading it, a QP that can
     /// neither send now nor wake the NIC sooner than one already seen.
@@ -111,7 +114,7 @@ impl Nic {
             port,
             rate,
             qps: Vec::new(),
-            busy: Vec::new(),
+            busy: Marks::default(),
             avail: Vec::new(),
             prios: 0,
             rr_last: 0,
@@ -142,11 +145,9 @@ impl Nic {
         self.qps.push(id);
         self.avail.push(Time::ZERO);
         self.prios |= 1 << (qp.pg as usize % NUM_PRIOS);
-        if self.busy.len() * 64 < self.qps.len() {
-            self.busy.push(0);
-        }
+        self.busy.grow_to(self.qps.len());
         qp.nic_slot = slot as u32;
-        self.busy[slot / 64] |= 1 << (slot % 64);
+        self.busy.set(slot);
     }
 
     /// `qp` got bytes posted: the arbiter visits it again. (A QP no longer in the ring, its
@@ -155,7 +156,7 @@ impl Nic {
     pub fn mark(&mut self, qp: &Qp) {
         let slot = qp.nic_slot as usize;
         if slot < self.qps.len() {
-            self.busy[slot / 64] |= 1 << (slot % 64);
+            self.busy.set(slot);
         }
     }
 
@@ -195,13 +196,13 @@ impl Nic {
         };
         let mut at = 0;
         for _ in 0..MAX_LOOK {
-            let Some(idx) = next_marked(&self.busy, at, self.qps.len()) else { return true };
+            let Some(idx) = self.busy.next(at, self.qps.len()) else { return true };
             at = idx + 1;
             if busy(&qps[self.qps[idx].idx()]) {
                 return false;
             }
         }
-        next_marked(&self.busy, at, self.qps.len()).is_none()
+        self.busy.next(at, self.qps.len()).is_none()
     }
 
     /// Chooses the next QP to send from, round robin after the last one served.
@@ -260,7 +261,7 @@ impl Nic {
         let first = if last + 1 == n { 0 } else { last + 1 };
         for (from, to) in [(first, n), (0, first)] {
             let mut at = from;
-            while let Some(idx) = next_marked(&self.busy, at, to) {
+            while let Some(idx) = self.busy.next(at, to) {
                 at = idx + 1;
                 let bound = self.avail[idx];
                 if bound > now && bound >= wake {
@@ -271,7 +272,7 @@ impl Nic {
                 if qp.finished || !may_send(qp, paused) {
                     if qp.finished || !qp.has_data() {
                         // Only a post or a rewind (which mark it) gives it bytes to send.
-                        self.busy[idx / 64] &= !(1 << (idx % 64));
+                        self.busy.clear(idx);
                     }
                     continue;
                 }
@@ -311,8 +312,8 @@ impl Nic {
                 last_kept = keep;
             }
             if keep {
-                let marked = busy[pos / 64] >> (pos % 64) & 1;
-                busy[kept / 64] = busy[kept / 64] & !(1 << (kept % 64)) | marked << (kept % 64);
+                let marked = busy.get(pos);
+                busy.put(kept, marked);
                 avail[kept] = avail[pos];
                 qps[q.idx()].nic_slot = kept as u32;
                 kept += 1;
@@ -321,9 +322,9 @@ impl Nic {
             keep
         });
         for k in kept..pos {
-            busy[k / 64] &= !(1 << (k % 64));
+            busy.clear(k);
         }
-        busy.truncate(kept.div_ceil(64));
+        busy.truncate(kept);
         avail.truncate(kept);
         let len = self.qps.len();
         self.rr_last = match len {
@@ -350,27 +351,6 @@ fn pick_or_wait(wake: Time) -> Pick {
         Pick::Idle
     } else {
         Pick::Wait(wake)
-    }
-}
-
-/// The first marked position in `from..to`, if any.
-#[inline]
-fn next_marked(busy: &[u64], from: usize, to: usize) -> Option<usize> {
-    if from >= to {
-        return None;
-    }
-    let mut w = from / 64;
-    let mut bits = busy[w] & (!0u64 << (from % 64));
-    loop {
-        if bits != 0 {
-            let i = w * 64 + bits.trailing_zeros() as usize;
-            return (i < to).then_some(i);
-        }
-        w += 1;
-        if w * 64 >= to {
-            return None;
-        }
-        bits = busy[w];
     }
 }
 
