@@ -8,7 +8,10 @@ Two axes, each scenario in its own process through the pure-Rust runner (`scenar
   1 us links) under a 10 KB permutation with DCQCN (every host sends to one and receives
   from one, all at once): setup s (topology, routes, NICs, QPs), run s, events/s, peak RSS;
 - **QPs per host**: a 9-host star, 8 senders each moving 4 MB to host 8 over N QPs opened
-  together (`parallel_qps`, 4 MB / N each), N = 10 to 10,000: the same bytes, more QPs.
+  together (`parallel_qps`, 4 MB / N each), N = 10 to 10,000: the same bytes, more QPs;
+- **idle QPs per host** (`--axis idle`): the same star, each sender holding N QPs (N = 8 to
+  10,000) of which 8 carry its messages (8 Virtuoso connections, every message on its
+  connection's first path) and the rest stay open and idle: the same work, more idle QPs.
 
 Prints one row per case and writes `scale.csv` and `scale.png` (+ `.pdf`) into `--out`
 (default `out/scale/`). Times are wall seconds of the engine's own setup and run, and the
@@ -33,6 +36,7 @@ import run as bench  # noqa: E402  (the sibling script: its build and its one-pr
 
 FAT_TREE_KS = [16, 36, 74, 100, 160]
 QPS_PER_HOST = [10, 100, 1000, 10000]
+IDLE_QPS_PER_HOST = [8, 80, 1000, 10000]  # 8 of them busy
 COLUMNS = ["axis", "case", "hosts", "qps_per_host", "flows", "setup_s", "run_s", "cpu_s", "events",
            "events_per_s", "events_per_cpu_s", "peak_rss_mb"]
 
@@ -63,6 +67,20 @@ hosts = 9
 [fabric]
 cc = "dcqcn"
 """
+
+
+def idle_toml(n: int, messages: int = 256) -> str:
+    """The 9-host star again, each sender holding `n` QPs to host 8 of which 8 have work: 8
+    Virtuoso connections of `n / 8` QPs each, every message small enough to go whole on its
+    connection's first path (`small_message`), one every 2 us; the other QPs stay open and idle."""
+    per_conn = n // 8
+    blocks = []
+    for s in range(8):
+        for _ in range(8):
+            msgs = ", ".join(f'{{ src = {s}, dst = 8, size = 4096, start = "{2 * i}us" }}' for i in range(messages))
+            blocks.append(f'[[traffic]]\nkind = "multipath"\nsplit = "virtuoso"\npath_by = "sport"\nqps = {per_conn}\n'
+                          f'weights = "equal"\nsmall_message = 1048576\nsmall_path = 0\nmessages = [{msgs}]\n')
+    return '[topology]\nkind = "star"\nhosts = 9\n\n' + "\n".join(blocks) + '\n[fabric]\ncc = "dcqcn"\n'
 
 
 def measure(axis: str, case: str, text: str, hosts: int, qps: int) -> dict:
@@ -99,12 +117,17 @@ def figure(rows: list[dict], out: Path) -> None:
         ax.set_xlabel("hosts (fat tree, 10 KB permutation)")
         ax.legend()
         ax.grid(True, which="both", alpha=0.3)
-    qps = [r for r in rows if r["axis"] == "qps"]
-    if qps:
-        ax = axes[1]
-        ax.semilogx([r["qps_per_host"] for r in qps], [r["events_per_cpu_s"] / 1e6 for r in qps], "o-")
-        ax.set_xlabel("QPs per sending host (8 senders, 4 MB each)")
+    ax = axes[1]
+    for axis, style, label in (("qps", "o-", "all busy (4 MB a host, split evenly)"),
+                               ("idle", "s--", "8 busy, the rest open and idle")):
+        qps = [r for r in rows if r["axis"] == axis]
+        if qps:
+            ax.semilogx([r["qps_per_host"] for r in qps], [r["events_per_cpu_s"] / 1e6 for r in qps], style,
+                        label=label)
+    if ax.lines:
+        ax.set_xlabel("QPs per sending host (9-host star, 8 senders)")
         ax.set_ylabel("M events per CPU second")
+        ax.legend(fontsize=8)
         ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
     for ext in ("png", "pdf"):
@@ -113,7 +136,9 @@ def figure(rows: list[dict], out: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--axis", choices=["hosts", "qps", "both"], default="both")
+    ap.add_argument("--axis", choices=["hosts", "qps", "idle", "all", "both"], default="all",
+                    help="hosts, QPs per host (all busy), QPs per host of which 8 busy, or all three "
+                         "(`both`, its name before the third: the same)")
     ap.add_argument("--max-hosts", type=int, default=300_000, help="largest fat tree run (default 300,000)")
     ap.add_argument("--out", type=Path, default=bench.REPO / "out" / "scale")
     ap.add_argument("--ks", type=int, nargs="+", default=FAT_TREE_KS, help="fat tree sizes (default %(default)s)")
@@ -123,14 +148,17 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_build:
         bench.build()
     rows = []
-    if args.axis in ("hosts", "both"):
+    if args.axis in ("hosts", "all", "both"):
         for k in args.ks:
             hosts = k**3 // 4
             if hosts <= args.max_hosts:
                 rows.append(measure("hosts", f"fat-tree-k{k}", fat_tree_toml(k), hosts, 1))
-    if args.axis in ("qps", "both"):
+    if args.axis in ("qps", "all", "both"):
         for n in QPS_PER_HOST:
             rows.append(measure("qps", f"star-{n}qps", qps_toml(n), 9, n))
+    if args.axis in ("idle", "all", "both"):
+        for n in IDLE_QPS_PER_HOST:
+            rows.append(measure("idle", f"star-{n}qps-8busy", idle_toml(n), 9, n))
     args.out.mkdir(parents=True, exist_ok=True)
     if args.append and (args.out / "scale.csv").exists():
         with open(args.out / "scale.csv", newline="") as f:
