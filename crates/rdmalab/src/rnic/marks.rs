@@ -62,11 +62,18 @@ impl Marks {
         }
     }
 
-    /// Room for positions `0..len` only (those past it unmarked first by the caller).
+    /// Room for positions `0..len` only; the marks past it are forgotten.
     pub(crate) fn truncate(&mut self, len: usize) {
         let words = len.div_ceil(64);
         self.words.truncate(words);
+        if let (Some(last), 1..) = (self.words.last_mut(), len % 64) {
+            *last &= (1 << (len % 64)) - 1;
+        }
         self.nonzero.truncate(words.div_ceil(64));
+        if let Some(top) = self.nonzero.len().checked_sub(1) {
+            let first = top * 64;
+            self.nonzero[top] = (first..words).filter(|&w| self.words[w] != 0).fold(0, |b, w| b | 1 << (w - first));
+        }
     }
 
     /// The first marked position in `from..to`, if any.
@@ -113,7 +120,8 @@ mod tests {
 
     proptest! {
         /// Any sequence of marks and clears over up to 9,000 positions (three words of the
-        /// second level) answers every search as a plain scan of the positions does.
+        /// second level), then a truncation, answers every search as a plain scan of the
+        /// positions does.
         #[test]
         fn finds_what_a_scan_finds(
             len in 1usize..9000,
@@ -128,12 +136,21 @@ mod tests {
                 m.put(i, on);
                 bits[i] = on;
             }
-            for (a, b) in queries {
+            for &(a, b) in &queries {
                 let (from, to) = (a.min(len), b.min(len));
                 prop_assert_eq!(m.next(from, to), scan(&bits, from, to), "next({}, {})", from, to);
             }
             for (i, &b) in bits.iter().enumerate() {
                 prop_assert_eq!(m.get(i), b);
+            }
+            // Cut to `cut` positions and grown back: the rest come back unmarked.
+            let cut = queries[0].0 % (len + 1);
+            m.truncate(cut);
+            m.grow_to(len);
+            bits[cut..].iter_mut().for_each(|b| *b = false);
+            for (a, b) in queries {
+                let (from, to) = (a.min(len), b.min(len));
+                prop_assert_eq!(m.next(from, to), scan(&bits, from, to), "after truncate({}): next({}, {})", cut, from, to);
             }
         }
     }
@@ -146,10 +163,14 @@ mod tests {
         assert_eq!(m.next(0, 10_000), Some(9_999));
         assert_eq!(m.next(0, 9_999), None);
         m.set(70);
-        m.clear(9_999);
+        m.set(99);
+        m.set(100);
+        m.set(4_200);
         m.truncate(100);
         assert_eq!(m.next(0, 100), Some(70));
+        assert_eq!(m.next(71, 100), Some(99));
         m.grow_to(10_000);
-        assert_eq!(m.next(71, 10_000), None, "positions past a truncation come back unmarked");
+        assert_eq!(m.next(100, 10_000), None, "positions past a truncation come back unmarked");
+        assert_eq!(m.next(71, 10_000), Some(99));
     }
 }

@@ -321,9 +321,6 @@ impl Nic {
             pos += 1;
             keep
         });
-        for k in kept..pos {
-            busy.clear(k);
-        }
         busy.truncate(kept);
         avail.truncate(kept);
         let len = self.qps.len();
