@@ -52,9 +52,11 @@ struct Entry<E> {
 }
 
 impl<E> Entry<E> {
+    /// Time, then sequence, as one integer: its comparison has no branch, which the
+    /// sort of each bucket (some 20 entries when a run is busy) does a few times an entry.
     #[inline]
-    fn key(&self) -> (u64, u64) {
-        (self.time, self.seq)
+    fn key(&self) -> u128 {
+        (u128::from(self.time) << 64) | u128::from(self.seq)
     }
 }
 
