@@ -3,10 +3,10 @@
 //!
 //! The round robin and `Nic::quiet` look for the next marked position. With one level that
 //! search reads every word of marks between two marked positions: a host holding 10,000 QPs
-//! of which 8 have work read some 157 words for each packet it sent. The second level skips
-//! 64 empty words at a time, so the search reads about `positions / 4096` words plus the
-//! ones it lands on (issue 45 §2: a host with 10,000 QPs of which 8 are busy costs what a
-//! host with 8 costs).
+//! of which 8 have work read some 157 words a search (and a packet sent costs at least two
+//! searches: the walk's and `quiet`'s). The second level skips 64 empty words at a time, so
+//! the search reads about `positions / 4096` words plus the ones it lands on (issue 45 §2: a
+//! host with 10,000 QPs of which 8 are busy costs what a host with 8 costs).
 
 /// A set of ring positions, searched in order.
 #[derive(Clone, Debug, Default)]
@@ -113,7 +113,8 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// The one-level search it replaced: every word from `from` on.
+    /// What the search must answer, checked position by position: the first marked one
+    /// in `from..to`.
     fn scan(bits: &[bool], from: usize, to: usize) -> Option<usize> {
         (from..to.min(bits.len())).find(|&i| bits[i])
     }
