@@ -133,6 +133,18 @@ impl<E: Copy> FarLevel<E> {
         }
     }
 
+    /// Group lists (the `groups` it was made with, rounded).
+    pub(super) fn groups(&self) -> usize {
+        self.mask as usize + 1
+    }
+
+    /// Empties the level onto the end of `out`, in no particular order (the queue is
+    /// changing its bucket width, `width`).
+    pub(super) fn take_all(&mut self, out: &mut Vec<Entry<E>>) {
+        self.lists.take_all(out);
+        out.extend(self.overflow.drain());
+    }
+
     /// Restarts an empty level for a ring whose current bucket is `cur` (which may be
     /// earlier than before: `EventQueue::retain`).
     pub(super) fn restart(&mut self, cur: u64) {

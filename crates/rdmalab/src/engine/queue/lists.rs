@@ -91,6 +91,16 @@ impl<E: Copy> SlotLists<E> {
         self.len -= out.len() - before;
     }
 
+    /// Empties every slot onto the end of `out`, slot by slot.
+    pub(super) fn take_all(&mut self, out: &mut Vec<Entry<E>>) {
+        for word in 0..self.occupied.len() {
+            while self.occupied[word] != 0 {
+                let slot = word * 64 + self.occupied[word].trailing_zeros() as usize;
+                self.take(slot, out);
+            }
+        }
+    }
+
     /// The earliest time in `slot`'s list (`u64::MAX` when empty).
     pub(super) fn earliest_time(&self, slot: usize) -> u64 {
         let (mut idx, mut earliest) = (self.ends[slot].0, u64::MAX);

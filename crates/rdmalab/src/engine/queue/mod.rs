@@ -36,6 +36,7 @@
 
 mod far;
 mod lists;
+mod width;
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -43,6 +44,7 @@ use std::collections::BinaryHeap;
 use crate::units::Time;
 use far::FarLevel;
 use lists::SlotLists;
+use width::WidthReview;
 
 #[derive(Clone, Copy, Debug)]
 struct Entry<E> {
@@ -142,6 +144,8 @@ pub struct EventQueue<E> {
     origin_next: Vec<u64>,
     /// The origin whose counter `next_seq` holds.
     origin: u32,
+    /// What the buckets held lately, for the width's review (`width`).
+    width: WidthReview,
 }
 
 impl<E: Copy> Default for EventQueue<E> {
@@ -159,6 +163,7 @@ impl<E: Copy> EventQueue<E> {
     /// An empty queue with buckets of `2^shift` ps and a ring of `slots` buckets (rounded
     /// up to a power of two, at least 64). Results do not depend on either; speed does:
     /// a bucket should hold a few events, the ring should span most scheduling distances.
+    /// The buckets narrow where the run fills them, and widen back to this (`width`).
     pub fn with_resolution(shift: u32, slots: usize) -> Self {
         Self::with_levels(shift, slots, DEFAULT_FAR_GROUPS)
     }
@@ -184,6 +189,7 @@ impl<E: Copy> EventQueue<E> {
             popped_seq: 0,
             origin_next: Vec::new(),
             origin: 0,
+            width: WidthReview::new(shift),
         }
     }
 
@@ -386,6 +392,9 @@ impl<E: Copy> EventQueue<E> {
 
     /// Makes the next non-empty bucket current. False when the queue is empty.
     fn advance(&mut self) -> bool {
+        if self.width.due() {
+            self.review_width();
+        }
         // All of the ring comes before all of `far` (its invariant): the next occupied slot,
         // or, with the ring empty, `far`'s earliest.
         let next = if self.ring.len() > 0 {
@@ -405,6 +414,7 @@ impl<E: Copy> EventQueue<E> {
         self.head = 0;
         self.ring.take(slot, &mut self.current);
         self.current.sort_unstable_by_key(|e| e.key());
+        self.width.count(self.current.len());
         true
     }
 

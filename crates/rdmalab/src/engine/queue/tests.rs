@@ -17,12 +17,18 @@ fn earliest_first_and_fifo_ties() {
 
 /// Interleaves pushes (at or after the last popped time, as a simulation does) and
 /// pops at random; every pop must return the smallest (time, insertion index) pending.
-fn against_a_stable_sort(shift: u32, slots: usize, groups: usize, spread: u64, seed: u64) {
+/// With `rebucket`, the queue also changes its bucket width and ring now and then, to
+/// any of them, whatever it holds at that moment.
+fn against_a_stable_sort(shift: u32, slots: usize, groups: usize, spread: u64, seed: u64, rebucket: bool) {
     let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
     let mut q = EventQueue::with_levels(shift, slots, groups);
     let mut pending: Vec<(u64, usize)> = Vec::new();
     let (mut next, mut now) = (0usize, 0u64);
     for _ in 0..20_000 {
+        if rebucket && rng.gen_bool(0.003) {
+            q.rebucket(rng.gen_range(0..=20), 64 << rng.gen_range(0..7));
+            assert_eq!(q.len(), pending.len());
+        }
         if rng.gen_bool(0.55) || pending.is_empty() {
             // Mostly near events, sometimes far ones, sometimes exactly now.
             let t = match rng.gen_range(0..10) {
@@ -112,8 +118,54 @@ fn matches_a_stable_sort_under_random_interleaving() {
         (6, 256, 128, 50_000),
     ];
     for (seed, (shift, slots, groups, spread)) in cases.into_iter().enumerate() {
-        against_a_stable_sort(shift, slots, groups, spread, seed as u64);
+        against_a_stable_sort(shift, slots, groups, spread, seed as u64, false);
     }
+}
+
+#[test]
+fn a_change_of_bucket_width_keeps_the_order() {
+    // The same interleavings, with the width and the ring changed at random moments: in a
+    // crowded bucket, with a staged entry, with entries in the second level and its heap.
+    let cases = [
+        (0, 64, 4096, 50),
+        (10, 4096, 4096, 100_000),
+        (10, 64, 4096, 1_000_000),
+        (3, 64, 64, 5_000),
+        (6, 256, 128, 50_000),
+    ];
+    for (seed, (shift, slots, groups, spread)) in cases.into_iter().enumerate() {
+        against_a_stable_sort(shift, slots, groups, spread, 100 + seed as u64, true);
+    }
+}
+
+#[test]
+fn buckets_narrow_where_they_fill_and_widen_back_where_they_empty() {
+    // 40 events in every 1,024-ps bucket, then one event every 64 buckets: the width halves
+    // under the first while a bucket holds more than 12 on average (40, then 20: down to
+    // 2^8 ps, where it holds 10) and comes back to its first 2^10 ps under the second; the
+    // order never moves.
+    let mut q = EventQueue::with_resolution(10, 1024);
+    let mut want = Vec::new();
+    for i in 0..(20_000 * 40u64) {
+        let t = i / 40 * 1024 + (i * 7919) % 1024;
+        q.push(Time(t), i);
+        want.push((t, i));
+    }
+    let sparse_from = 20_000 * 1024;
+    for j in 0..40_000u64 {
+        let (t, i) = (sparse_from + j * 64 * 1024, 20_000 * 40 + j);
+        q.push(Time(t), i);
+        want.push((t, i));
+    }
+    want.sort();
+    let mut narrowest = q.shift;
+    for (k, w) in want.iter().enumerate() {
+        assert_eq!(q.pop(), Some((Time(w.0), w.1)), "pop {k}");
+        narrowest = narrowest.min(q.shift);
+    }
+    assert_eq!(narrowest, 8, "the dense part left the width at 2^{narrowest} ps");
+    assert_eq!(q.shift, 10, "the sparse part did not widen the buckets back");
+    assert!(q.is_empty());
 }
 
 #[test]
