@@ -26,8 +26,10 @@ fn against_a_stable_sort(shift: u32, slots: usize, groups: usize, spread: u64, s
     let (mut next, mut now) = (0usize, 0u64);
     for _ in 0..20_000 {
         if rebucket && rng.gen_bool(0.003) {
+            let last_ps = ((q.cur_bucket + 1) << q.shift) - 1;
             q.rebucket(rng.gen_range(0..=20), 64 << rng.gen_range(0..7));
             assert_eq!(q.len(), pending.len());
+            assert_eq!(q.cur_bucket, last_ps >> q.shift, "the current bucket moved in time");
         }
         if rng.gen_bool(0.55) || pending.is_empty() {
             // Mostly near events, sometimes far ones, sometimes exactly now.

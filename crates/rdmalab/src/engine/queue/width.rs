@@ -11,8 +11,9 @@
 //! doubles the ring, up to `MAX_SLOTS`, so that it spans as much time); fewer than
 //! `WIDEN_BELOW` doubles it again, never past the first width, which is the only one
 //! measured on sparse runs. A change of width roughly halves or doubles the average, and
-//! the two bounds are four times apart, so the next review does not undo it. A change files every pending entry again under its own (time, key):
-//! the order of events never depends on the width.
+//! the two bounds are four times apart, so the next review does not undo it. A change files
+//! every pending entry again under its own (time, key): the order of events never depends
+//! on the width.
 
 use super::far::FarLevel;
 use super::lists::SlotLists;
@@ -86,9 +87,10 @@ impl<E: Copy> EventQueue<E> {
     /// on: every pending entry is filed again with its time and key.
     pub(super) fn rebucket(&mut self, shift: u32, slots: usize) {
         debug_assert!(slots.is_power_of_two() && slots >= 64);
-        // Everything filed in the ring or beyond starts after the current bucket; in the
-        // new width the current bucket is the last one that ends where it ended (or, wider,
-        // the one before it). A clock near the end of time keeps its width.
+        // Everything filed in the ring or beyond starts after the current bucket. In the new
+        // width the current bucket is the one that holds the old one's last picosecond (an
+        // entry filed again that falls in it joins `current`). A clock near the end of time
+        // keeps its width.
         let end = u128::from(self.cur_bucket + 1) << self.shift;
         let Ok(end) = u64::try_from(end) else { return };
         let mut pending = std::mem::take(&mut self.arriving);
@@ -99,7 +101,7 @@ impl<E: Copy> EventQueue<E> {
         self.far.take_all(&mut pending);
         (self.current.clear(), self.rest.clear());
         (self.head, self.rest_head) = (0, 0);
-        self.cur_bucket = (end >> shift) - 1;
+        self.cur_bucket = (end - 1) >> shift;
         self.shift = shift;
         self.mask = slots as u64 - 1;
         self.ring = SlotLists::new(slots);
