@@ -281,6 +281,14 @@ impl<E: Copy> EventQueue<E> {
     /// is due in this bucket or before it, so nothing in the ring comes first). False when
     /// the queue is empty.
     fn refill(&mut self) -> bool {
+        // A change of width (`width`) may file entries into the current bucket again, or
+        // make it crowded: both are served before the next bucket.
+        if self.width.due() {
+            self.review_width();
+            if self.head < self.current.len() {
+                return true;
+            }
+        }
         if !self.crowded() {
             return self.advance();
         }
@@ -392,9 +400,6 @@ impl<E: Copy> EventQueue<E> {
 
     /// Makes the next non-empty bucket current. False when the queue is empty.
     fn advance(&mut self) -> bool {
-        if self.width.due() {
-            self.review_width();
-        }
         // All of the ring comes before all of `far` (its invariant): the next occupied slot,
         // or, with the ring empty, `far`'s earliest.
         let next = if self.ring.len() > 0 {

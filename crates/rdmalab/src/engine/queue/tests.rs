@@ -141,11 +141,28 @@ fn a_change_of_bucket_width_keeps_the_order() {
 }
 
 #[test]
+fn a_widening_keeps_the_entries_it_files_into_the_current_bucket() {
+    // Buckets of 2^8 ps under a first width of 2^10; the one of 1,024..1,280 ps is used up
+    // when a review widens them: the current bucket becomes 1,024..1,536 ps, and the entries
+    // due at 1,350 and 1,400 ps are filed into it. They come next, before 3,000.
+    let mut q = EventQueue::with_resolution(10, 1024);
+    q.rebucket(8, 4096);
+    for t in [1100u64, 1350, 1400, 3000] {
+        q.push(Time(t), t);
+    }
+    assert_eq!(q.pop(), Some((Time(1100), 1100)));
+    q.width.make_due_empty();
+    let rest: Vec<u64> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+    assert_eq!(rest, vec![1350, 1400, 3000]);
+    assert_eq!(q.shift, 9, "the review widened the buckets");
+}
+
+#[test]
 fn buckets_narrow_where_they_fill_and_widen_back_where_they_empty() {
-    // 40 events in every 1,024-ps bucket, then one event every 64 buckets: the width halves
+    // 40 events in every 1,024-ps bucket, then one event every 600 ps: the width halves
     // under the first while a bucket holds more than 12 on average (40, then 20: down to
-    // 2^8 ps, where it holds 10) and comes back to its first 2^10 ps under the second; the
-    // order never moves.
+    // 2^8 ps, where it holds 10) and comes back to its first 2^10 ps under the second (each
+    // wider bucket then starts with entries filed again into it); the order never moves.
     let mut q = EventQueue::with_resolution(10, 1024);
     let mut want = Vec::new();
     for i in 0..(20_000 * 40u64) {
@@ -155,7 +172,7 @@ fn buckets_narrow_where_they_fill_and_widen_back_where_they_empty() {
     }
     let sparse_from = 20_000 * 1024;
     for j in 0..40_000u64 {
-        let (t, i) = (sparse_from + j * 64 * 1024, 20_000 * 40 + j);
+        let (t, i) = (sparse_from + j * 600, 20_000 * 40 + j);
         q.push(Time(t), i);
         want.push((t, i));
     }

@@ -59,6 +59,12 @@ impl WidthReview {
         self.buckets >= REVIEW_EVERY
     }
 
+    /// Makes the next review due, with buckets that held nothing (a test's sparse run).
+    #[cfg(test)]
+    pub(super) fn make_due_empty(&mut self) {
+        (self.buckets, self.entries) = (REVIEW_EVERY, 0);
+    }
+
     /// The width and ring to take instead of `shift` and `slots`, if any; starts a new count.
     fn verdict(&mut self, shift: u32, slots: usize) -> Option<(u32, usize)> {
         let (buckets, entries) = (u64::from(self.buckets), self.entries);
