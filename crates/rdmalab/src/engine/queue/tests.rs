@@ -25,7 +25,9 @@ fn against_a_stable_sort(shift: u32, slots: usize, groups: usize, spread: u64, s
     let mut pending: Vec<(u64, usize)> = Vec::new();
     let (mut next, mut now) = (0usize, 0u64);
     for _ in 0..20_000 {
-        if rebucket && rng.gen_bool(0.003) {
+        // Now and then, and often while a bucket is crowded (its entries then sit in `rest`
+        // and `late`, which a change must file again too).
+        if rebucket && (rng.gen_bool(0.003) || q.crowded() && rng.gen_bool(0.05)) {
             let last_ps = ((q.cur_bucket + 1) << q.shift) - 1;
             q.rebucket(rng.gen_range(0..=20), 64 << rng.gen_range(0..7));
             assert_eq!(q.len(), pending.len());
@@ -105,39 +107,58 @@ fn a_crowded_bucket_staged_by_a_peek_still_yields_to_an_earlier_push() {
     assert!(!q.crowded() && q.is_empty());
 }
 
+/// (shift, slots, far groups, spread) of the random interleavings: coarse and fine buckets,
+/// small and large rings, ties and far-future events, within the second level's lists, past
+/// them (its heap), and both.
+const INTERLEAVINGS: [(u32, usize, usize, u64); 8] = [
+    (0, 64, 4096, 50),
+    (3, 64, 4096, 5_000),
+    (10, 4096, 4096, 100_000),
+    (10, 64, 4096, 1_000_000),
+    (20, 128, 4096, 10),
+    (3, 64, 64, 5_000),
+    (0, 128, 64, 400),
+    (6, 256, 128, 50_000),
+];
+
 #[test]
 fn matches_a_stable_sort_under_random_interleaving() {
-    // Coarse and fine buckets, small and large rings, ties and far-future events: within
-    // the second level's lists, past them (its heap), and both.
-    let cases = [
-        (0, 64, 4096, 50),
-        (3, 64, 4096, 5_000),
-        (10, 4096, 4096, 100_000),
-        (10, 64, 4096, 1_000_000),
-        (20, 128, 4096, 10),
-        (3, 64, 64, 5_000),
-        (0, 128, 64, 400),
-        (6, 256, 128, 50_000),
-    ];
-    for (seed, (shift, slots, groups, spread)) in cases.into_iter().enumerate() {
+    for (seed, (shift, slots, groups, spread)) in INTERLEAVINGS.into_iter().enumerate() {
         against_a_stable_sort(shift, slots, groups, spread, seed as u64, false);
     }
 }
 
 #[test]
 fn a_change_of_bucket_width_keeps_the_order() {
-    // The same interleavings, with the width and the ring changed at random moments: in a
-    // crowded bucket, with a staged entry, with entries in the second level and its heap.
-    let cases = [
-        (0, 64, 4096, 50),
-        (10, 4096, 4096, 100_000),
-        (10, 64, 4096, 1_000_000),
-        (3, 64, 64, 5_000),
-        (6, 256, 128, 50_000),
-    ];
-    for (seed, (shift, slots, groups, spread)) in cases.into_iter().enumerate() {
+    // The same interleavings with other seeds, the width and the ring changed at random
+    // moments (in a crowded bucket, with entries in the second level and its heap).
+    for (seed, (shift, slots, groups, spread)) in INTERLEAVINGS.into_iter().enumerate() {
         against_a_stable_sort(shift, slots, groups, spread, 100 + seed as u64, true);
     }
+}
+
+#[test]
+fn a_change_of_width_in_a_crowded_bucket_files_its_late_entries_again() {
+    // One bucket of 2,000 entries turns crowded under inserts ahead of its tail; the width
+    // then changes while both its moved-aside entries and the inserts wait.
+    let mut q = EventQueue::with_resolution(20, 64);
+    let mut want: Vec<(u64, u64)> = (0..2_000u64).map(|i| ((i * 7919) % 2_000, i)).collect();
+    for &(t, i) in &want {
+        q.push(Time(t), i);
+    }
+    want.sort();
+    let mut got = Vec::new();
+    for k in 0..100u64 {
+        let (t, e) = q.pop().unwrap();
+        got.push((t.0, e));
+        q.push(Time(t.0 + 3), 10_000 + k);
+        want.push((t.0 + 3, 10_000 + k));
+    }
+    assert!(q.crowded() && !q.late.is_empty(), "the bucket did not turn crowded");
+    q.rebucket(6, 256);
+    got.extend(std::iter::from_fn(|| q.pop().map(|(t, e)| (t.0, e))));
+    want.sort();
+    assert_eq!(got, want);
 }
 
 #[test]
