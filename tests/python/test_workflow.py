@@ -7,12 +7,13 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 
 import rdmalab
 from rdmalab import Scenario, run
-from rdmalab.results import PORT_COLUMNS, port_label
+from rdmalab.results import PORT_COLUMNS, port_label, port_names, with_port_names
 
 RDMALAB = Path(sys.executable).parent / "rdmalab"
 
@@ -91,6 +92,23 @@ def test_ports_are_named_consistently_in_every_port_table():
     if res.pfc.height:
         assert set(PORT_COLUMNS) <= set(res.pfc.columns)
         assert res.pfc["link"].null_count() == 0
+
+
+def test_a_table_of_every_port_in_order_is_named_as_a_join_would_name_it():
+    # The ports table takes its names side by side (no join); any other order takes the join.
+    names = port_names({"node": np.array([0, 8, 8, 9], dtype=np.uint32), "switch": np.array([0, 1, 1, 1], dtype=np.uint8),
+                        "port": np.array([0, 0, 1, 0], dtype=np.uint32),
+                        "peer_node": np.array([8, 0, 9, 8], dtype=np.uint32),
+                        "peer_switch": np.array([1, 0, 1, 1], dtype=np.uint8),
+                        "peer_port": np.array([0, 0, 0, 1], dtype=np.uint32),
+                        "rate_bps": np.full(4, 100_000_000_000, dtype=np.uint64)})
+    assert names["link"].to_list() == ["h0:0-sw8:0", "h0:0-sw8:0", "sw8:1-sw9:0", "sw8:1-sw9:0"]
+    assert names["node_kind"].to_list() == ["host", "switch", "switch", "switch"]
+    in_order = pl.DataFrame({"tx_bytes": [10, 20, 30, 40]}).with_row_index("port_id")
+    joined = in_order.join(names, on="port_id", how="left").select(PORT_COLUMNS + ["port_id", "tx_bytes"])
+    assert with_port_names(in_order, names).equals(joined)
+    shuffled = in_order[[2, 0, 3, 1]]
+    assert with_port_names(shuffled, names).equals(joined[[2, 0, 3, 1]])
 
 
 def test_simulated_time_is_the_last_completion_and_bytes_balance():
