@@ -1,7 +1,6 @@
 //! A queue pair: the sender's byte stream (messages posted as WQEs, cut into MTU packets)
 //! and the receiver's expected sequence number for the same connection.
 
-use std::collections::VecDeque;
 
 use crate::ids::{AppId, CcGroupId, FlowId, HeaderSlot, NicId, NodeId};
 use crate::units::{Rate, Time};
@@ -120,7 +119,7 @@ pub struct Qp {
     /// retransmission (IRN's new data starts here after a repaired hole).
     pub high_sent: u64,
     /// Posted messages not yet completed, in order.
-    pub messages: VecDeque<Message>,
+    pub messages: super::PostedMessages,
     /// Pacing: earliest time the next packet may leave.
     pub next_avail: Time,
     /// Its position in its NIC's arbitration ring (`Nic::attach`), for the NIC's set of QPs
@@ -202,7 +201,7 @@ impl Qp {
             snd_nxt: 0,
             snd_una: 0,
             high_sent: 0,
-            messages: VecDeque::new(),
+            messages: super::PostedMessages::default(),
             next_avail: Time::ZERO,
             nic_slot: u32::MAX,
             rate: Rate(0),

@@ -9,7 +9,6 @@ mod tx;
 
 pub(super) use cc::GroupKey;
 
-use std::collections::VecDeque;
 
 use crate::ids::{CcGroupId, FlowId, QpId};
 use crate::rnic::Qp;
@@ -87,7 +86,7 @@ impl Simulation {
             }
             None => {
                 self.qps.push(Qp::placeholder());
-                (QpId::new(self.qps.len() - 1), VecDeque::new(), 0)
+                (QpId::new(self.qps.len() - 1), crate::rnic::PostedMessages::default(), 0)
             }
         };
         self.qps[id.idx()] = Qp {

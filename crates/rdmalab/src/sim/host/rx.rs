@@ -224,7 +224,7 @@ impl Simulation {
         }
         // Most ACKs end no message; `complete_messages` (out of line) pops none then, and
         // `close_if_idle` needs an empty message list, so the call can be skipped exactly.
-        let ends_one = advanced && qp.messages.front().is_none_or(|m| m.end <= qp.snd_una);
+        let ends_one = advanced && qp.messages.head_end().is_none_or(|end| end <= qp.snd_una);
         let chunks_done = if ends_one { self.complete_messages(qp_id) } else { None };
         let qp = &mut self.qps[qp_id.idx()];
         if pkt.kind == PacketKind::Nack {

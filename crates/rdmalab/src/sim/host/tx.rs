@@ -188,15 +188,23 @@ impl Simulation {
         let reliable = qp.transport.reliable();
         // Packets never span two messages (each WQE is segmented on its own): cut at the
         // end of the message holding snd_nxt. A flow's QP has one message, its whole stream.
-        let msg = qp.messages.iter().find(|m| m.end > qp.snd_nxt);
-        let msg_end = msg.map_or(qp.posted, |m| m.end);
+        // Nearly always the head holds it, and its end is kept inline (`rnic::posted`); the
+        // message itself is read only for its last packet, and for its first where that is
+        // marked (InfiniBand's RETH, UC/UD's first-packet flag).
+        let holding = |m: &&crate::rnic::Message| m.end > qp.snd_nxt;
+        let msg_end = match qp.messages.head_end() {
+            Some(end) if end > qp.snd_nxt => end,
+            _ => qp.messages.iter().find(holding).map_or(qp.posted, |m| m.end),
+        };
         let payload = (msg_end - qp.snd_nxt).min(self.cfg.mtu as u64) as u32;
         let end = qp.snd_nxt + payload as u64;
+        let ib = self.mech.ib.is_some();
+        let msg = if end == msg_end || ib || !reliable { qp.messages.iter().find(holding) } else { None };
         // The message this packet ends, if any: (its header slot, and whom to tell it left).
         let ends = msg.filter(|m| m.end == end).map(|m| (m.hdr, m.notify_sent.then_some((m.app, m.cookie))));
         let last_of_msg = ends.is_some();
         let mut wire = self.cfg.data_wire(payload);
-        if self.mech.ib.is_some() && msg.is_some_and(|m| m.end - m.size == qp.snd_nxt) {
+        if ib && msg.is_some_and(|m| m.end - m.size == qp.snd_nxt) {
             wire += crate::fabric::ib::RETH; // InfiniBand: a WRITE's first packet (paced with it)
         }
         let pkt = Packet {

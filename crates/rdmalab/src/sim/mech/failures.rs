@@ -140,7 +140,7 @@ pub(in crate::sim) fn abandon(qp: &mut Qp, learns: impl Fn(crate::ids::AppId) ->
     if qp.messages.iter().any(|m| learns(m.app)) {
         return None;
     }
-    let flows = qp.messages.drain(..).map(|m| m.flow).collect();
+    let flows = qp.messages.drain_all().map(|m| m.flow).collect();
     qp.finished = true;
     qp.rto_deadline = Time::MAX;
     Some(flows)

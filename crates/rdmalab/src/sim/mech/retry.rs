@@ -37,7 +37,7 @@ pub(in crate::sim) fn fail(qp: &mut Qp, counters: &mut Counters) -> Vec<Message>
     qp.snd_una = qp.posted;
     qp.snd_nxt = qp.posted;
     qp.rto_deadline = Time::MAX;
-    qp.messages.drain(..).collect()
+    qp.messages.drain_all().collect()
 }
 
 /// Brings a QP in the error state back to ready to send: both ends agree that the stream
