@@ -1,7 +1,6 @@
 //! A queue pair: the sender's byte stream (messages posted as WQEs, cut into MTU packets)
 //! and the receiver's expected sequence number for the same connection.
 
-
 use crate::ids::{AppId, CcGroupId, FlowId, HeaderSlot, NicId, NodeId};
 use crate::units::{Rate, Time};
 

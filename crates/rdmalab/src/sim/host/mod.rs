@@ -9,7 +9,6 @@ mod tx;
 
 pub(super) use cc::GroupKey;
 
-
 use crate::ids::{CcGroupId, FlowId, QpId};
 use crate::rnic::Qp;
 use crate::sim::mech::{irn, retry, tenancy};
