@@ -84,20 +84,18 @@ def port_names(info: dict[str, Any]) -> pl.DataFrame:
         return pl.DataFrame(schema={"port_id": pl.UInt32, "node": pl.UInt32, "node_kind": pl.Utf8,
                                     "port": pl.UInt32, "peer_node": pl.UInt32, "peer_port": pl.UInt32,
                                     "rate_bps": pl.UInt64, "link": pl.Utf8})
-    node, sw, port = info["node"], info["switch"], np.asarray(info["port"])
     # Built as columns, not string by string: a million-host fabric has five million ports.
     frame = pl.DataFrame({
-        "port_id": np.arange(len(node)), "node": node, "switch": np.asarray(sw, dtype=bool), "port": port,
-        "peer_node": info["peer_node"], "peer_port": info["peer_port"], "rate_bps": info["rate_bps"],
+        "port_id": np.arange(len(info["node"])), "node": info["node"],
+        "switch": np.asarray(info["switch"], dtype=bool), "port": info["port"], "peer_node": info["peer_node"],
+        "peer_port": info["peer_port"], "rate_bps": info["rate_bps"],
     }).cast({"port_id": pl.UInt32, "node": pl.UInt32, "port": pl.UInt32, "peer_node": pl.UInt32,
              "peer_port": pl.UInt32, "rate_bps": pl.UInt64})
     kind = pl.when(pl.col("switch")).then(pl.lit("switch")).otherwise(pl.lit("host"))
     end = pl.concat_str(pl.when(pl.col("switch")).then(pl.lit("sw")).otherwise(pl.lit("h")), pl.col("node"),
                         pl.lit(":"), pl.col("port"))
-    ends = frame.select(end.alias("end")).to_series()
-    # Port 2l is link l's `a` end, port 2l+1 its `b` end.
-    ids = np.arange(len(ends))
-    links = ends.gather(ids & ~1) + "-" + ends.gather(ids | 1)
+    ends, ids = frame.select(end).to_series(), np.arange(frame.height)
+    links = ends.gather(ids & ~1) + "-" + ends.gather(ids | 1)  # port 2l is link l's `a` end, 2l+1 its `b`
     return frame.with_columns(node_kind=kind, link=links).select(
         "port_id", "node", "node_kind", "port", "peer_node", "peer_port", "rate_bps", "link")
 
