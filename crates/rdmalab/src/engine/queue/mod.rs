@@ -169,8 +169,9 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// As [`with_resolution`](Self::with_resolution), with `far_groups` lists in the second
-    /// level (rounded up to a power of two, at least 64).
-    pub fn with_levels(shift: u32, slots: usize, far_groups: usize) -> Self {
+    /// level (rounded up to a power of two, at least 64): the tests' way to make entries pass
+    /// through the second level and the heap beyond it.
+    fn with_levels(shift: u32, slots: usize, far_groups: usize) -> Self {
         let slots = slots.max(64).next_power_of_two();
         let shift = shift.min(40);
         EventQueue {
