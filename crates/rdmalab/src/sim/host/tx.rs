@@ -191,15 +191,19 @@ impl Simulation {
         // Nearly always the head holds it, and its end is kept inline (`rnic::posted`); the
         // message itself is read only for its last packet, and for its first where that is
         // marked (InfiniBand's RETH, UC/UD's first-packet flag).
-        let holding = |m: &&crate::rnic::Message| m.end > qp.snd_nxt;
-        let msg_end = match qp.messages.head_end() {
-            Some(end) if end > qp.snd_nxt => end,
-            _ => qp.messages.iter().find(holding).map_or(qp.posted, |m| m.end),
+        let (msg_end, in_head, mut msg) = match qp.messages.head_end() {
+            Some(end) if end > qp.snd_nxt => (end, true, None),
+            _ => {
+                let m = qp.messages.iter().find(|m| m.end > qp.snd_nxt);
+                (m.map_or(qp.posted, |m| m.end), false, m)
+            }
         };
         let payload = (msg_end - qp.snd_nxt).min(self.cfg.mtu as u64) as u32;
         let end = qp.snd_nxt + payload as u64;
         let ib = self.mech.ib.is_some();
-        let msg = if end == msg_end || ib || !reliable { qp.messages.iter().find(holding) } else { None };
+        if in_head && (end == msg_end || ib || !reliable) {
+            msg = qp.messages.front();
+        }
         // The message this packet ends, if any: (its header slot, and whom to tell it left).
         let ends = msg.filter(|m| m.end == end).map(|m| (m.hdr, m.notify_sent.then_some((m.app, m.cookie))));
         let last_of_msg = ends.is_some();
