@@ -170,13 +170,10 @@ def link_utilisation(res: Results, links: Sequence[str] | None = None, top: int 
     return _finish(fig, a, "utilisation", "link utilisation")
 
 
-def pause_spans(time_ps: np.ndarray, pause: np.ndarray, end_ps: int,
-                max_spans: int = 5000) -> list[tuple[float, float]]:
-    """(start µs, length µs) of each paused span of one port, from its PAUSE/RESUME frames in
-    time order: a span runs from a PAUSE to the RESUME that ends it (or `end_ps`); repeated
-    PAUSEs and a RESUME with nothing paused change nothing. Above `max_spans` spans, spans
-    separated by less than 1/`max_spans` of the drawn time are joined, so a run with millions
-    of pauses draws what the figure can resolve in bounded memory."""
+def _pause_bounds(time_ps: np.ndarray, pause: np.ndarray, end_ps: int) -> tuple[np.ndarray, np.ndarray]:
+    """Start and end (ps) of each paused span of one port, from its PAUSE/RESUME frames in time
+    order: a span runs from a PAUSE to the RESUME that ends it (or `end_ps`); repeated PAUSEs
+    and a RESUME with nothing paused change nothing. The spans are sorted and disjoint."""
     t, on = np.asarray(time_ps, dtype=np.int64), np.asarray(pause).astype(bool)
     keep = np.ones(len(on), dtype=bool)
     keep[1:] = on[1:] != on[:-1]
@@ -186,6 +183,15 @@ def pause_spans(time_ps: np.ndarray, pause: np.ndarray, end_ps: int,
     starts, ends = t[on], t[~on]
     if len(ends) < len(starts):
         ends = np.append(ends, end_ps)
+    return starts, ends
+
+
+def pause_spans(time_ps: np.ndarray, pause: np.ndarray, end_ps: int,
+                max_spans: int = 5000) -> list[tuple[float, float]]:
+    """(start µs, length µs) of each paused span of one port (`_pause_bounds`). Above
+    `max_spans` spans, spans separated by less than 1/`max_spans` of the drawn time are
+    joined, so that millions of pauses come back in bounded memory."""
+    starts, ends = _pause_bounds(time_ps, pause, end_ps)
     if len(starts) > max_spans:
         wide = np.nonzero(starts[1:] - ends[:-1] > (end_ps - starts[0]) / max_spans)[0]
         starts = starts[np.concatenate(([0], wide + 1))]
@@ -193,19 +199,47 @@ def pause_spans(time_ps: np.ndarray, pause: np.ndarray, end_ps: int,
     return list(zip((starts / 1e6).tolist(), ((ends - starts) / 1e6).tolist()))
 
 
-def pfc_timeline(res: Results, ax: Any = None) -> Figure:
-    """When each port was paused: one row per port that received a PAUSE, a bar from each
-    PAUSE to the RESUME that ended it (or the end of the run); `pause_spans` joins spans the
-    figure cannot resolve."""
+def paused_share(starts: np.ndarray, ends: np.ndarray, end_ps: int, slices: int) -> np.ndarray:
+    """The share of each of `slices` equal slices of [0, `end_ps`) that the sorted, disjoint
+    spans [`starts`, `ends`) cover (exact: the paused time before each slice edge, differenced)."""
+    edges = np.linspace(0.0, float(end_ps), slices + 1)
+    s, e = starts.astype(np.float64), ends.astype(np.float64)
+    before = np.concatenate(([0.0], np.cumsum(e - s)))  # paused time before span k starts
+    k = np.searchsorted(s, edges, side="right") - 1  # the last span starting at or before each edge
+    inside = np.clip(edges - s[np.maximum(k, 0)], 0.0, (e - s)[np.maximum(k, 0)]) if len(s) else edges * 0
+    paused = np.where(k >= 0, before[np.maximum(k, 0)] + inside, 0.0)
+    return np.diff(paused) / np.diff(edges)
+
+
+#: Time slices of the PFC timeline: about one per pixel of its axes at the CLI's 150 dpi.
+PFC_SLICES = 1200
+#: Port names on the PFC timeline's axis at most (more would overlap at its height).
+PFC_LABELS = 40
+
+
+def pfc_timeline(res: Results, ax: Any = None, slices: int = PFC_SLICES) -> Figure:
+    """When each port was paused: one row per port that received a PAUSE (ports in the order
+    of their first one), the run cut into `slices` equal time slices, each coloured by the
+    share of it the port spent paused (from each PAUSE to the RESUME that ended it, or the end
+    of the run; white: not paused at all). Drawn as one image, so that a run with tens of
+    thousands of pauses costs what a run with one does; the colour scale starts at a visible
+    shade, so that a pause far shorter than a slice still shows."""
     pfc = res.pfc
     _need(pfc, "PFC frames: this run paused nothing")
     fig, (a,) = _axes(ax, 1)
-    end = res.counters["end_time_ps"]
-    names = []
-    for i, ((pid,), d) in enumerate(pfc.sort("time_ps").group_by(["port_id"], maintain_order=True)):
-        a.broken_barh(pause_spans(d["time_ps"].to_numpy(), d["pause"].to_numpy(), end), (i - 0.4, 0.8))
+    end = max(int(res.counters["end_time_ps"]), 1)
+    names, rows = [], []
+    for (pid,), d in pfc.sort("time_ps").group_by(["port_id"], maintain_order=True):
+        starts, ends = _pause_bounds(d["time_ps"].to_numpy(), d["pause"].to_numpy(), end)
+        rows.append(paused_share(starts, ends, end, slices))
         names.append(port_label(d.row(0, named=True)))
-    a.set_yticks(range(len(names)), names, fontsize=7)
+    cmap = matplotlib.colors.ListedColormap(matplotlib.colormaps["Blues"](np.linspace(0.35, 1.0, 256)))
+    cmap.set_under("white")
+    image = a.imshow(np.vstack(rows), aspect="auto", interpolation="nearest", origin="lower", cmap=cmap,
+                     vmin=1e-9, vmax=1.0, extent=(0.0, end / 1e6, -0.5, len(rows) - 0.5))
+    fig.colorbar(image, ax=a, pad=0.01, fraction=0.04).set_label("share of the slice paused", fontsize=7)
+    every = -(-len(names) // PFC_LABELS)  # a label on every row up to PFC_LABELS rows, then every k-th
+    a.set_yticks(range(0, len(names), every), names[::every], fontsize=7)
     return _finish(fig, a, "paused port (receiver of PAUSE)", "PFC pauses", legend=False)
 
 
