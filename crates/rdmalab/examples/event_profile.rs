@@ -4,6 +4,7 @@
 //! (`Simulation::events_by_kind`) and the packet counters that explain them. Used by
 //! `bench/blitz_cost.py` (docs/benchmarks.md, "What a full blitz-incast costs").
 
+use rdmalab_alloc as _; // jemalloc on huge pages, as `rdmalab run` has
 use std::path::Path;
 use std::time::Instant;
 

@@ -4,6 +4,7 @@
 //! Prints counters and timing; writes the FCT file (the config's, or `fct.txt`) and an HPCC
 //! config's PFC file.
 
+use rdmalab_alloc as _; // jemalloc on huge pages, as `rdmalab run` has
 use std::time::Instant;
 
 use rdmalab::formats::hpcc_config;

@@ -6,6 +6,7 @@
 //! speed-up it bounds, and the CPU each thread used. Every number but the CPU does not depend
 //! on the machine's load; the results of both runs are the same.
 
+use rdmalab_alloc as _; // jemalloc on huge pages, as `rdmalab run` has
 use std::path::Path;
 
 use rdmalab::config::Scenario as Validated;

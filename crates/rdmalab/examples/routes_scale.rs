@@ -8,6 +8,7 @@
 //! cargo run --release -p rdmalab --example routes_scale -- 74
 //! ```
 
+use rdmalab_alloc as _; // jemalloc on huge pages, as `rdmalab run` has
 use std::time::Instant;
 
 use rdmalab::topology::builders::fat_tree;

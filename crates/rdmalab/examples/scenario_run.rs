@@ -5,6 +5,7 @@
 //! everything the run measured (`Results`, debug-printed) to FILE, so that two builds'
 //! outputs on a native scenario can be compared byte for byte (`cmp`).
 
+use rdmalab_alloc as _; // jemalloc on huge pages, as `rdmalab run` has
 use std::path::Path;
 use std::time::Instant;
 
