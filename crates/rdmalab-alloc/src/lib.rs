@@ -11,9 +11,10 @@
 //! pages. Where the kernel's THP mode is `never`, the advice does nothing.
 //!
 //! Blocks of 2 MiB and more ([`SYSTEM_FROM`]) are left to the system allocator: advising
-//! those made set-up slow (the kernel clears and compacts a huge page at each fault) for no
-//! gain measured. Measured in docs/benchmarks.md ("stop 62"). `_RJEM_MALLOC_CONF` overrides the options at
-//! run time (`_RJEM_MALLOC_CONF=thp:default` keeps jemalloc but drops the advice).
+//! those nearly doubled the set-up of the largest fabrics (the kernel clears and compacts a
+//! huge page at each fault) for a smaller gain in the run. Measured in docs/benchmarks.md
+//! ("stop 62"). `_RJEM_MALLOC_CONF` overrides jemalloc's options at run time
+//! (`_RJEM_MALLOC_CONF=thp:default` keeps jemalloc but drops the advice).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 
