@@ -284,41 +284,60 @@ pub struct PathInfo {
 }
 
 /// A congestion-control state shared by the QPs of one group.
+///
+/// Laid out by hand in cache lines (`repr(C)`, aligned to a line), as `rnic::Qp` is: with
+/// one group per QP a run may hold some 150,000, and a packet's ACK should touch as few of
+/// a group's lines as it can.
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct CcGroup {
+    // Lines 0-1: what an ACK, a CNP and a rate change read.
+    /// Algorithm state.
+    pub state: CcState,
     /// The rate the group may send at (the reference's `m_rate` of a per-QP group).
     pub rate: Rate,
+    /// QPs currently in the group (changes only when QPs open or finish).
+    pub members: Vec<QpId>,
+    // Line 2: the timers and what a timer's handler checks first.
+    /// Its timers.
+    pub timers: CcTimers,
     /// Line rate.
     pub max_rate: Rate,
     /// Base RTT and BDP.
     pub path: PathInfo,
-    /// Algorithm state.
-    pub state: CcState,
-    /// Its timers.
-    pub timers: CcTimers,
-    /// QPs currently in the group (changes only when QPs open or finish).
-    pub members: Vec<QpId>,
+    /// The sending node whose QPs it serves (its timers run there).
+    pub owner: u32,
+    /// Still in use (false once its last QP completed; its timers are then dead).
+    pub alive: bool,
     /// Several QPs may share it (sequence numbers are then group-wide sums).
     pub shared: bool,
     /// The rate is divided among the members.
     pub split: bool,
+    // Line 3: shared groups, lingering, and the tenant defense.
     /// Bytes of members that left (keeps group-wide sequence sums monotonic).
     pub retired_bytes: u64,
-    /// Still in use (false once its last QP completed; its timers are then dead).
-    pub alive: bool,
-    /// Its key in the simulator's map of shared groups (`None`: one QP's own).
-    pub key: Option<(u32, u32)>,
-    /// The sending node whose QPs it serves (its timers run there).
-    pub owner: u32,
     /// Lingering without members until then (`Time::MAX`: not lingering).
     pub linger_until: Time,
+    /// Its key in the simulator's map of shared groups (`None`: one QP's own).
+    pub key: Option<(u32, u32)>,
     /// HPCC under the tenant defense: the last INT hop records per destination.
     pub paths: Vec<(crate::ids::NodeId, [crate::fabric::int::IntHop; crate::fabric::int::MAX_HOPS])>,
-    /// Under the tenant defense: the one pacing clock of the state's members.
-    pub pacer: crate::tenancy::TenantPacer,
+    /// Under the tenant defense: the one pacing clock of the state's members (`pacer`,
+    /// `pacer_mut`). Boxed, because most groups never have one.
+    pacer: Option<Box<crate::tenancy::TenantPacer>>,
 }
 
 impl CcGroup {
+    /// The tenant state's pacing clock (a fresh one if it has none yet).
+    pub fn pacer(&self) -> crate::tenancy::TenantPacer {
+        self.pacer.as_deref().copied().unwrap_or_default()
+    }
+
+    /// The tenant state's pacing clock, made on first use.
+    pub fn pacer_mut(&mut self) -> &mut crate::tenancy::TenantPacer {
+        self.pacer.get_or_insert_with(Default::default)
+    }
+
     /// A fresh group at line rate (MODEL.md §2.1: every algorithm starts at line rate).
     pub fn new(cfg: &CcConfig, line: Rate, path: PathInfo, gran: Granularity, key: Option<(u32, u32)>) -> CcGroup {
         let state = match cfg {
@@ -350,7 +369,7 @@ impl CcGroup {
             owner: u32::MAX,
             linger_until: Time::MAX,
             paths: Vec::new(),
-            pacer: Default::default(),
+            pacer: None,
         }
     }
 
@@ -435,6 +454,16 @@ mod tests {
         grp.members = (0..members).map(QpId::new).collect();
         grp.rate = Rate::gbps(30);
         grp
+    }
+
+    #[test]
+    fn a_group_is_four_lines_and_an_ack_reads_the_first_two() {
+        use std::mem::{align_of, offset_of, size_of};
+        assert_eq!((size_of::<CcGroup>(), align_of::<CcGroup>()), (256, 64), "a field outgrew the group's four lines");
+        let end = |o: usize, n: usize| (o + n - 1) / 64;
+        assert!(end(offset_of!(CcGroup, state), size_of::<CcState>()) <= 1);
+        assert!(end(offset_of!(CcGroup, members), size_of::<Vec<QpId>>()) <= 1);
+        assert_eq!(offset_of!(CcGroup, rate) / 64, 1);
     }
 
     #[test]

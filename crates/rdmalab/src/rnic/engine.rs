@@ -4,7 +4,7 @@
 //! single foreground WQE therefore delays it by 100 · cost, whatever the QPs.
 //! Only present when a scenario has `[host]`; otherwise posting is immediate.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 use crate::ids::QpId;
 use crate::rnic::Message;
@@ -21,11 +21,39 @@ pub struct WqeEngine {
     pub busy: bool,
     /// WQEs processed.
     pub processed: u64,
+    /// Per QP with WQEs in `fifo`: how many, and their bytes (they hold send-queue slots).
+    /// Kept here, not in the QP, so that runs without the engine carry nothing for it.
+    pending: HashMap<QpId, (u32, u64)>,
 }
 
 impl WqeEngine {
     /// An idle engine.
     pub fn new(cost: Time) -> WqeEngine {
         WqeEngine { cost, ..WqeEngine::default() }
+    }
+
+    /// Rings WQE `m` on `qp`: it joins the FIFO.
+    pub fn ring(&mut self, qp: QpId, m: Message) {
+        self.fifo.push_back((qp, m));
+        let p = self.pending.entry(qp).or_default();
+        p.0 += 1;
+        p.1 += m.size;
+    }
+
+    /// Takes the head of the FIFO, processed.
+    pub fn take_head(&mut self) -> Option<(QpId, Message)> {
+        let (qp, m) = self.fifo.pop_front()?;
+        let p = self.pending.get_mut(&qp).expect("a WQE in the FIFO is counted");
+        p.0 -= 1;
+        p.1 -= m.size;
+        if p.0 == 0 {
+            self.pending.remove(&qp);
+        }
+        Some((qp, m))
+    }
+
+    /// WQEs of `qp` in the FIFO, and their bytes.
+    pub fn pending(&self, qp: QpId) -> (u32, u64) {
+        self.pending.get(&qp).copied().unwrap_or((0, 0))
     }
 }

@@ -90,8 +90,65 @@ impl Default for RxState {
 }
 
 /// A queue pair.
+///
+/// Laid out by hand in four cache lines, by when its fields are read (`repr(C)`, aligned
+/// to a line): a run with many QPs (a Virtuoso row keeps some 150,000) finds few of them in
+/// cache, so a packet should touch as few of a QP's lines as it can. The arbiter's test and
+/// the window share line 0; a send and an ACK add line 1 and the header's line 2; the
+/// receiver reads line 3. A field added must find room in the line of its readers (the
+/// layout test fails if the QP outgrows four lines).
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct Qp {
+    // Line 0: what the NIC's arbiter and the window test read for every packet.
+    /// Pacing: earliest time the next packet may leave.
+    pub next_avail: Time,
+    /// Next byte to send.
+    pub snd_nxt: u64,
+    /// Bytes posted so far (end of the stream).
+    pub posted: u64,
+    /// Oldest unacknowledged byte.
+    pub snd_una: u64,
+    /// Window in bytes (0 = no window).
+    pub win: u64,
+    /// Current sending rate (set by congestion control).
+    pub rate: Rate,
+    /// Line rate of the NIC.
+    pub max_rate: Rate,
+    /// Priority class of its data.
+    pub pg: u8,
+    /// No more data will be posted and everything is acknowledged.
+    pub finished: bool,
+    /// The window scales with `rate / max_rate` (HPCC's VAR_WIN).
+    pub var_win: bool,
+    /// The QP is in the error state: a WR exceeded the retry limit, the rest were flushed,
+    /// nothing is sent until the application reconnects it.
+    pub error: bool,
+    /// RC (default), UC or UD (`fabric::transport`; what UC and UD decide: `rnic::transport`).
+    pub transport: crate::fabric::transport::Transport,
+    /// A timeout event is in the queue (fires at or before `rto_deadline`).
+    pub rto_scheduled: bool,
+    /// Close when the last posted message completes (one-flow-one-QP semantics).
+    pub close_when_idle: bool,
+    // Line 1: what a send and an ACK update.
+    /// Posted messages not yet completed, in order.
+    pub messages: super::PostedMessages,
+    /// One past the highest byte ever sent: a packet ending at or below it is a
+    /// retransmission (IRN's new data starts here after a repaired hole).
+    pub high_sent: u64,
+    /// Retransmission deadline (`Time::MAX` = none armed).
+    pub rto_deadline: Time,
+    /// Wire size of the last packet sent (for re-timing its pacing gap on a rate change).
+    pub last_wire: u32,
+    /// Data and ACK/NACK packets of this QP inside the network. A finished QP's slot is
+    /// reused only once this is 0, so no late packet can reach its next occupant.
+    pub in_flight: u32,
+    // Line 2: the packet header's fields and the QP's links to its NIC and group.
+    /// Base RTT used by congestion control.
+    pub base_rtt: Time,
+    /// Under `fabric.defense = "tenant"`: the QP leaves its private line-rate state for
+    /// its tenant's shared one once it has sent this many bytes (0: not exempt).
+    pub exempt_until: u64,
     /// Index of the sending host's NIC.
     pub nic: NicId,
     /// Sending host.
@@ -102,85 +159,35 @@ pub struct Qp {
     pub sip: u32,
     /// Destination address.
     pub dip: u32,
+    /// Congestion-control state this QP obeys.
+    pub cc_group: CcGroupId,
+    /// Go-back-N rounds (NACK or timeout) since the last acknowledged progress
+    /// (`fabric.retry_limit` counts these).
+    pub retries: u32,
+    /// Its position in its NIC's arbitration ring (`Nic::attach`), for the NIC's set of QPs
+    /// that may have work (`Nic::mark`).
+    pub nic_slot: u32,
     /// Source UDP port (fixed for the QP's life, so one QP follows one ECMP path).
     pub sport: u16,
     /// Destination UDP port.
     pub dport: u16,
-    /// Priority class of its data.
-    pub pg: u8,
-    /// Bytes posted so far (end of the stream).
-    pub posted: u64,
-    /// Next byte to send.
-    pub snd_nxt: u64,
-    /// Oldest unacknowledged byte.
-    pub snd_una: u64,
-    /// One past the highest byte ever sent: a packet ending at or below it is a
-    /// retransmission (IRN's new data starts here after a repaired hole).
-    pub high_sent: u64,
-    /// Posted messages not yet completed, in order.
-    pub messages: super::PostedMessages,
-    /// Pacing: earliest time the next packet may leave.
-    pub next_avail: Time,
-    /// Its position in its NIC's arbitration ring (`Nic::attach`), for the NIC's set of QPs
-    /// that may have work (`Nic::mark`).
-    pub nic_slot: u32,
-    /// Current sending rate (set by congestion control).
-    pub rate: Rate,
-    /// Line rate of the NIC.
-    pub max_rate: Rate,
-    /// Window in bytes (0 = no window).
-    pub win: u64,
-    /// The window scales with `rate / max_rate` (HPCC's VAR_WIN).
-    pub var_win: bool,
-    /// Base RTT used by congestion control.
-    pub base_rtt: Time,
-    /// Wire size of the last packet sent (for re-timing its pacing gap on a rate change).
-    pub last_wire: u32,
-    /// Retransmission deadline (`Time::MAX` = none armed).
-    pub rto_deadline: Time,
-    /// A timeout event is in the queue (fires at or before `rto_deadline`).
-    pub rto_scheduled: bool,
-    /// Congestion-control state this QP obeys.
-    pub cc_group: CcGroupId,
-    /// No more data will be posted and everything is acknowledged.
-    pub finished: bool,
-    /// Close when the last posted message completes (one-flow-one-QP semantics).
-    pub close_when_idle: bool,
-    /// Receiver side.
-    pub rx: RxState,
     /// Tenant of the traffic it carries (index into the scenario's tenants).
     pub tenant: u16,
-    /// Data and ACK/NACK packets of this QP inside the network. A finished QP's slot is
-    /// reused only once this is 0, so no late packet can reach its next occupant.
-    pub in_flight: u32,
-    /// Under `fabric.defense = "tenant"`: the QP leaves its private line-rate state for
-    /// its tenant's shared one once it has sent this many bytes (0: not exempt).
-    pub exempt_until: u64,
     /// How many QPs used this slot before (timeout events name it, so that one armed by an
     /// earlier occupant is ignored).
     pub gen: u16,
-    /// Go-back-N rounds (NACK or timeout) since the last acknowledged progress
-    /// (`fabric.retry_limit` counts these).
-    pub retries: u32,
+    /// Send-queue depth: WQEs it may hold posted and not yet completed (`[host]
+    /// max_send_wr` for the host model's QPs; `u32::MAX` for every other QP).
+    pub sq_depth: u32,
+    /// NACKs this sender received, over the QP's life.
+    pub nacks: u32,
+    // Line 3: the receiving end.
+    /// Receiver side.
+    pub rx: RxState,
     /// Go-back-N rounds over the QP's life (what an application reads as "retransmitted").
     pub rewinds: u32,
     /// Data packets sent again (at or below `high_sent`), over the QP's life.
     pub retx_packets: u32,
-    /// NACKs this sender received, over the QP's life.
-    pub nacks: u32,
-    /// The QP is in the error state: a WR exceeded the retry limit, the rest were flushed,
-    /// nothing is sent until the application reconnects it.
-    pub error: bool,
-    /// RC (default), UC or UD (`fabric::transport`; what UC and UD decide: `rnic::transport`).
-    pub transport: crate::fabric::transport::Transport,
-    /// Send-queue depth: WQEs it may hold posted and not yet completed (`[host]
-    /// max_send_wr` for the host model's QPs; `u32::MAX` for every other QP).
-    pub sq_depth: u32,
-    /// WQEs rung on this QP that the NIC's WQE engine has not yet processed (they hold a
-    /// send-queue slot but are not in `messages` yet).
-    pub sq_engine: u32,
-    /// Their bytes.
-    pub sq_engine_bytes: u64,
 }
 
 impl Qp {
@@ -226,17 +233,15 @@ impl Qp {
             error: false,
             transport: crate::fabric::transport::Transport::Rc,
             sq_depth: u32::MAX,
-            sq_engine: 0,
-            sq_engine_bytes: 0,
         }
     }
 
-    /// Free send-queue slots: the depth less the WQEs posted and not completed (in the
-    /// WQE engine or on the QP). A post needs one (`ibv_post_send` fails with ENOMEM
-    /// otherwise).
+    /// Free send-queue slots: the depth less the WQEs posted and not completed (`in_engine`
+    /// of them still in the NIC's WQE engine, the rest on the QP). A post needs one
+    /// (`ibv_post_send` fails with ENOMEM otherwise).
     #[inline]
-    pub fn sq_room(&self) -> u32 {
-        self.sq_depth.saturating_sub(self.messages.len() as u32 + self.sq_engine)
+    pub fn sq_room(&self, in_engine: u32) -> u32 {
+        self.sq_depth.saturating_sub(self.messages.len() as u32 + in_engine)
     }
 
     /// Bytes left to send (first transmissions).
@@ -281,6 +286,33 @@ impl Qp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::mem::{align_of, offset_of, size_of};
+
+    /// The cache line a field starts on.
+    fn line(offset: usize) -> usize {
+        offset / 64
+    }
+
+    #[test]
+    fn a_qp_is_four_lines_with_each_path_on_its_own() {
+        assert_eq!((size_of::<Qp>(), align_of::<Qp>()), (256, 64), "a field outgrew the QP's four lines");
+        // What the arbiter and the window test read (`Nic::walk_marked`, `may_send`).
+        for o in [offset_of!(Qp, next_avail), offset_of!(Qp, snd_nxt), offset_of!(Qp, posted), offset_of!(Qp, snd_una)]
+        {
+            assert_eq!(line(o), 0);
+        }
+        for o in [offset_of!(Qp, win), offset_of!(Qp, rate), offset_of!(Qp, pg), offset_of!(Qp, finished)] {
+            assert_eq!(line(o), 0);
+        }
+        for o in [offset_of!(Qp, messages), offset_of!(Qp, high_sent), offset_of!(Qp, in_flight)] {
+            assert_eq!(line(o), 1);
+        }
+        for o in [offset_of!(Qp, sip), offset_of!(Qp, dip), offset_of!(Qp, sport), offset_of!(Qp, cc_group)] {
+            assert_eq!(line(o), 2);
+        }
+        // The receiver's state fits one line.
+        assert_eq!((line(offset_of!(Qp, rx)), line(offset_of!(Qp, rx) + size_of::<RxState>() - 1)), (3, 3));
+    }
 
     fn qp() -> Qp {
         Qp {

@@ -132,10 +132,13 @@ impl Simulation {
     pub(super) fn drum_release(&mut self, ag: AgentId) {
         let now = self.now;
         let id = self.agent_app(ag);
-        let qps = &self.qps;
+        let (qps, nics) = (&self.qps, &self.nics);
         let view = |q: QpId| {
             let qp = &qps[q.idx()];
-            (qp.sq_depth.saturating_sub(qp.sq_room()), qp.sq_room(), qp.posted - qp.snd_una + qp.sq_engine_bytes)
+            let engine = nics[qp.nic.idx()].engine.as_ref();
+            let (in_engine, engine_bytes) = engine.map_or((0, 0), |e| e.pending(q));
+            let room = qp.sq_room(in_engine);
+            (qp.sq_depth.saturating_sub(room), room, qp.posted - qp.snd_una + engine_bytes)
         };
         let a = self.apps.state_mut(id).drum_agent_mut();
         a.release_armed = false;

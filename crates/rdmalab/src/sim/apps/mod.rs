@@ -64,7 +64,8 @@ impl Verbs for HostVerbs<'_> {
     }
 
     fn sq_room(&self, qp: QpId) -> u32 {
-        self.sim.qps[qp.idx()].sq_room().saturating_sub(self.sim.apps.verbs.posts_on(qp))
+        let in_engine = self.sim.sq_in_engine(qp).0;
+        self.sim.qps[qp.idx()].sq_room(in_engine).saturating_sub(self.sim.apps.verbs.posts_on(qp))
     }
 
     fn wake(&mut self, at: Time, token: u32) {

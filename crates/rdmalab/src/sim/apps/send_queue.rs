@@ -18,9 +18,7 @@ impl Simulation {
             self.post_to_qp(qp, m);
             return;
         };
-        e.fifo.push_back((qp, m));
-        self.qps[qp.idx()].sq_engine += 1;
-        self.qps[qp.idx()].sq_engine_bytes += m.size;
+        e.ring(qp, m);
         if !e.busy {
             e.busy = true;
             let at = now + e.cost;
@@ -32,18 +30,23 @@ impl Simulation {
     pub(in crate::sim) fn on_wqe_done(&mut self, nic: NicId) {
         let now = self.now;
         let e = self.nics[nic.idx()].engine.as_mut().expect("engine event without engine");
-        let Some((qp, m)) = e.fifo.pop_front() else { return };
+        let Some((qp, m)) = e.take_head() else { return };
         e.processed += 1;
         e.busy = !e.fifo.is_empty();
         if e.busy {
             let at = now + e.cost;
             self.queue.push(at, Event::WqeDone(nic));
         }
-        self.qps[qp.idx()].sq_engine -= 1;
-        self.qps[qp.idx()].sq_engine_bytes -= m.size;
         self.post_to_qp(qp, m);
         self.qps[qp.idx()].finished = false;
         self.nic_kick(nic);
+    }
+
+    /// WQEs of `qp` rung and not yet processed by its NIC's WQE engine, and their bytes
+    /// (none without an engine).
+    pub(in crate::sim) fn sq_in_engine(&self, qp: QpId) -> (u32, u64) {
+        let nic = self.qps[qp.idx()].nic;
+        self.nics[nic.idx()].engine.as_ref().map_or((0, 0), |e| e.pending(qp))
     }
 
     /// Appends a WQE's bytes to its QP's stream. A QP in the error state (`sim::retry`)

@@ -75,7 +75,7 @@ impl Simulation {
         if tenancy::tenant_paced(&self.cfg, &self.groups[g.idx()]) {
             // A newcomer waits for the tenant's clock like the members already there.
             let qp = &mut self.qps[qp_id.idx()];
-            qp.next_avail = qp.next_avail.max(self.groups[g.idx()].pacer.next);
+            qp.next_avail = qp.next_avail.max(self.groups[g.idx()].pacer().next);
         }
         self.set_member_rates(g, false);
         g
@@ -205,7 +205,7 @@ impl Simulation {
         let dst = self.qps[qp_id.idx()].dst;
         let grp = &mut self.groups[g.idx()];
         if let (true, true, Some(ih)) = (tenant, per_path, ev.int) {
-            match grp.pacer.classify(ih.sent_at) {
+            match grp.pacer_mut().classify(ih.sent_at) {
                 IntSample::Use => {}
                 IntSample::Rebase => forget_int_baselines(grp),
                 IntSample::Skip => return,

@@ -26,11 +26,11 @@ pub(in crate::sim) fn retime_tenant_state(
     queue: &mut EventQueue<Event>,
 ) {
     let Some(&first) = grp.members.first() else { return };
-    if grp.pacer.wire == 0 {
+    if grp.pacer().wire == 0 {
         return; // nothing sent yet
     }
-    let gap = timing.tx_time(grp.rate.max(Rate(1)), grp.pacer.wire as u64);
-    let next = grp.pacer.retime(gap);
+    let gap = timing.tx_time(grp.rate.max(Rate(1)), grp.pacer().wire as u64);
+    let next = grp.pacer_mut().retime(gap);
     for &m in &grp.members {
         qps[m.idx()].next_avail = next;
         nics[qps[m.idx()].nic.idx()].pacing_moved(&qps[m.idx()]);
@@ -140,7 +140,7 @@ pub(in crate::sim) fn on_packet_sent(
     }
     let more = grp.members.iter().any(|&m| qps[m.idx()].has_data());
     let gap = cfg.timing.tx_time(grp.rate.max(Rate(1)), wire as u64);
-    let next = grp.pacer.sent(now, wire, gap, more);
+    let next = grp.pacer_mut().sent(now, wire, gap, more);
     for &m in &grp.members {
         qps[m.idx()].next_avail = next; // earlier for some members: their NIC is told
         nics[qps[m.idx()].nic.idx()].pacing_moved(&qps[m.idx()]);
