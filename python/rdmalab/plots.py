@@ -229,7 +229,7 @@ def pfc_timeline(res: Results, ax: Any = None, slices: int = PFC_SLICES) -> Figu
     fig, (a,) = _axes(ax, 1)
     end = max(int(res.counters["end_time_ps"]), 1)
     names, rows = [], []
-    for (pid,), d in pfc.sort("time_ps").group_by(["port_id"], maintain_order=True):
+    for _, d in pfc.sort("time_ps").group_by(["port_id"], maintain_order=True):
         starts, ends = _pause_bounds(d["time_ps"].to_numpy(), d["pause"].to_numpy(), end)
         rows.append(paused_share(starts, ends, end, slices))
         names.append(port_label(d.row(0, named=True)))

@@ -10,23 +10,25 @@
 //! advised for transparent huge pages (`MADV_HUGEPAGE`), so that small objects share 2 MiB
 //! pages. Where the kernel's THP mode is `never`, the advice does nothing.
 //!
-//! Blocks of 2 MiB and more ([`SYSTEM_FROM`]) are left to the system allocator: advising
-//! those nearly doubled the set-up of the largest fabrics (the kernel clears and compacts a
-//! huge page at each fault) for a smaller gain in the run. Measured in docs/benchmarks.md
-//! ("stop 62"). `_RJEM_MALLOC_CONF` overrides jemalloc's options at run time
-//! (`_RJEM_MALLOC_CONF=thp:default` keeps jemalloc but drops the advice).
+//! Blocks of 2 MiB and more ([`SYSTEM_FROM`]) are not advised: that nearly doubled the set-up
+//! of the largest fabrics (the kernel clears and compacts a huge page at each fault) for a
+//! smaller gain in the run. Measured in docs/benchmarks.md ("stop 62"). On Linux each is a
+//! mapping of its own (`large`), so that a growing arena is remapped, not copied, whatever
+//! its alignment; elsewhere they come from the system allocator. `_RJEM_MALLOC_CONF`
+//! overrides jemalloc's options at run time (`_RJEM_MALLOC_CONF=thp:default` keeps jemalloc
+//! but drops the advice).
 
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::{GlobalAlloc, Layout};
 
-/// Blocks from this size up come from the system allocator, in pages of 4 KiB: the engine's
+/// Blocks from this size up are mappings of their own, in pages of 4 KiB: the engine's
 /// arenas (ports, NICs, QP slots, the event queue's rings), which set-up writes through once.
 /// Advised for huge pages, they made the kernel clear and compact 2 MiB pages at every fault:
 /// the k = 160 fabric's set-up took 27.0 s instead of 14.7 s (docs/benchmarks.md, stop 62).
 /// Below it, jemalloc packs the many small objects a packet touches into huge pages.
 pub const SYSTEM_FROM: usize = 2 << 20;
 
-/// The program's allocator: jemalloc on huge pages for blocks under [`SYSTEM_FROM`], the
-/// system's for larger ones. A block is freed and resized by whichever its size says; a
+/// The program's allocator: jemalloc on huge pages for blocks under [`SYSTEM_FROM`], mappings
+/// of their own for larger ones. A block is freed and resized by whichever its size says; a
 /// resize across the line moves it.
 pub struct Allocator;
 
@@ -36,7 +38,7 @@ pub struct Allocator;
 unsafe impl GlobalAlloc for Allocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         if layout.size() >= SYSTEM_FROM {
-            System.alloc(layout)
+            large::alloc(layout)
         } else {
             JEMALLOC.alloc(layout)
         }
@@ -44,7 +46,7 @@ unsafe impl GlobalAlloc for Allocator {
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         if layout.size() >= SYSTEM_FROM {
-            System.alloc_zeroed(layout)
+            large::alloc_zeroed(layout)
         } else {
             JEMALLOC.alloc_zeroed(layout)
         }
@@ -52,7 +54,7 @@ unsafe impl GlobalAlloc for Allocator {
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         if layout.size() >= SYSTEM_FROM {
-            System.dealloc(ptr, layout)
+            large::dealloc(ptr, layout)
         } else {
             JEMALLOC.dealloc(ptr, layout)
         }
@@ -61,7 +63,7 @@ unsafe impl GlobalAlloc for Allocator {
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         match (layout.size() >= SYSTEM_FROM, new_size >= SYSTEM_FROM) {
             (false, false) => JEMALLOC.realloc(ptr, layout, new_size),
-            (true, true) => System.realloc(ptr, layout, new_size),
+            (true, true) => large::realloc(ptr, layout, new_size),
             _ => {
                 let new = Layout::from_size_align_unchecked(new_size, layout.align());
                 let moved = self.alloc(new);
@@ -76,6 +78,81 @@ unsafe impl GlobalAlloc for Allocator {
 }
 
 static JEMALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
+/// Blocks of [`SYSTEM_FROM`] and more. On Linux each is an anonymous mapping, aligned to a
+/// page (so to any alignment up to one), and a resize is `mremap`: the kernel moves the
+/// pages, not their bytes. The system allocator remaps only blocks of its own 16-byte
+/// alignment; an arena of cache-line-aligned records (`rnic::Qp`) it grows by copying, which
+/// at a million QPs also faults every page in again. A block aligned to more than a page, and
+/// every block off Linux, goes to the system allocator.
+mod large {
+    use std::alloc::{GlobalAlloc, Layout, System};
+
+    const PAGE: usize = 4096;
+
+    /// Bytes mapped for a block of `size`.
+    #[cfg(target_os = "linux")]
+    fn span(size: usize) -> usize {
+        size.div_ceil(PAGE) * PAGE
+    }
+
+    fn mapped(layout: Layout) -> bool {
+        cfg!(target_os = "linux") && layout.align() <= PAGE
+    }
+
+    pub unsafe fn alloc(layout: Layout) -> *mut u8 {
+        if !mapped(layout) {
+            return System.alloc(layout);
+        }
+        #[cfg(target_os = "linux")]
+        {
+            let (prot, flags) = (libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS);
+            let p = libc::mmap(std::ptr::null_mut(), span(layout.size()), prot, flags, -1, 0);
+            if p == libc::MAP_FAILED {
+                return std::ptr::null_mut();
+            }
+            p.cast()
+        }
+        #[cfg(not(target_os = "linux"))]
+        unreachable!("blocks are mapped only on Linux")
+    }
+
+    /// Fresh anonymous pages read as zero.
+    pub unsafe fn alloc_zeroed(layout: Layout) -> *mut u8 {
+        if !mapped(layout) {
+            return System.alloc_zeroed(layout);
+        }
+        alloc(layout)
+    }
+
+    pub unsafe fn dealloc(ptr: *mut u8, layout: Layout) {
+        if !mapped(layout) {
+            return System.dealloc(ptr, layout);
+        }
+        #[cfg(target_os = "linux")]
+        libc::munmap(ptr.cast(), span(layout.size()));
+    }
+
+    pub unsafe fn realloc(ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if !mapped(layout) {
+            return System.realloc(ptr, layout, new_size);
+        }
+        #[cfg(target_os = "linux")]
+        {
+            let (old, new) = (span(layout.size()), span(new_size));
+            if old == new {
+                return ptr;
+            }
+            let p = libc::mremap(ptr.cast(), old, new, libc::MREMAP_MAYMOVE);
+            if p == libc::MAP_FAILED {
+                return std::ptr::null_mut();
+            }
+            p.cast()
+        }
+        #[cfg(not(target_os = "linux"))]
+        unreachable!("blocks are mapped only on Linux")
+    }
+}
 
 /// The allocator of every program that links this crate.
 #[global_allocator]
@@ -131,13 +208,42 @@ mod tests {
             for i in 0..small.size() {
                 *p.add(i) = (i % 251) as u8;
             }
-            let big = a.realloc(p, small, 2 * SYSTEM_FROM); // jemalloc -> system
+            let big = a.realloc(p, small, 2 * SYSTEM_FROM); // jemalloc -> a mapping
             assert_eq!(big as usize % 64, 0);
             assert!((0..small.size()).all(|i| *big.add(i) == (i % 251) as u8));
             let grown = Layout::from_size_align(2 * SYSTEM_FROM, 64).unwrap();
-            let back = a.realloc(big, grown, 1000); // system -> jemalloc
+            let back = a.realloc(big, grown, 1000); // a mapping -> jemalloc
             assert!((0..1000).all(|i| *back.add(i) == (i % 251) as u8));
             a.dealloc(back, Layout::from_size_align(1000, 64).unwrap());
+        }
+    }
+
+    #[test]
+    fn a_large_aligned_block_grows_and_shrinks_with_its_bytes() {
+        let a = Allocator;
+        let first = Layout::from_size_align(SYSTEM_FROM + 100, 64).unwrap();
+        // SAFETY: layouts of non-zero size; each block freed with the layout it has.
+        unsafe {
+            let p = a.alloc_zeroed(first);
+            assert_eq!(p as usize % 64, 0);
+            assert!((0..first.size()).all(|i| *p.add(i) == 0));
+            for i in 0..first.size() {
+                *p.add(i) = (i % 253) as u8;
+            }
+            // Far past the first mapping, then back down among the large blocks.
+            let grown = a.realloc(p, first, 64 * SYSTEM_FROM);
+            assert_eq!(grown as usize % 64, 0);
+            assert!((0..first.size()).all(|i| *grown.add(i) == (i % 253) as u8));
+            *grown.add(64 * SYSTEM_FROM - 1) = 7; // the new end is writable
+            let big = Layout::from_size_align(64 * SYSTEM_FROM, 64).unwrap();
+            let shrunk = a.realloc(grown, big, SYSTEM_FROM + 1);
+            assert!((0..SYSTEM_FROM + 1).all(|i| *shrunk.add(i) == (i % 253) as u8));
+            a.dealloc(shrunk, Layout::from_size_align(SYSTEM_FROM + 1, 64).unwrap());
+            // Aligned to a page: a mapping's own alignment.
+            let paged = Layout::from_size_align(3 * SYSTEM_FROM, 4096).unwrap();
+            let q = a.alloc(paged);
+            assert_eq!(q as usize % 4096, 0);
+            a.dealloc(q, paged);
         }
     }
 }
