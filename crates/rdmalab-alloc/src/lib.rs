@@ -10,7 +10,7 @@
 //! advised for transparent huge pages (`MADV_HUGEPAGE`), so that small objects share 2 MiB
 //! pages. Where the kernel's THP mode is `never`, the advice does nothing.
 //!
-//! Blocks of 2 MiB and more ([`SYSTEM_FROM`]) are not advised: that nearly doubled the set-up
+//! Blocks of 2 MiB and more ([`LARGE_FROM`]) are not advised: that nearly doubled the set-up
 //! of the largest fabrics (the kernel clears and compacts a huge page at each fault) for a
 //! smaller gain in the run. Measured in docs/benchmarks.md ("stop 62"). On Linux each is a
 //! mapping of its own (`large`), so that a growing arena is remapped, not copied, whatever
@@ -25,9 +25,9 @@ use std::alloc::{GlobalAlloc, Layout};
 /// Advised for huge pages, they made the kernel clear and compact 2 MiB pages at every fault:
 /// the k = 160 fabric's set-up took 27.0 s instead of 14.7 s (docs/benchmarks.md, stop 62).
 /// Below it, jemalloc packs the many small objects a packet touches into huge pages.
-pub const SYSTEM_FROM: usize = 2 << 20;
+pub const LARGE_FROM: usize = 2 << 20;
 
-/// The program's allocator: jemalloc on huge pages for blocks under [`SYSTEM_FROM`], mappings
+/// The program's allocator: jemalloc on huge pages for blocks under [`LARGE_FROM`], mappings
 /// of their own for larger ones. A block is freed and resized by whichever its size says; a
 /// resize across the line moves it.
 pub struct Allocator;
@@ -37,7 +37,7 @@ pub struct Allocator;
 // requires); a resize across the line copies into a block of the other and frees the old one.
 unsafe impl GlobalAlloc for Allocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if layout.size() >= SYSTEM_FROM {
+        if layout.size() >= LARGE_FROM {
             large::alloc(layout)
         } else {
             JEMALLOC.alloc(layout)
@@ -45,7 +45,7 @@ unsafe impl GlobalAlloc for Allocator {
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        if layout.size() >= SYSTEM_FROM {
+        if layout.size() >= LARGE_FROM {
             large::alloc_zeroed(layout)
         } else {
             JEMALLOC.alloc_zeroed(layout)
@@ -53,7 +53,7 @@ unsafe impl GlobalAlloc for Allocator {
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if layout.size() >= SYSTEM_FROM {
+        if layout.size() >= LARGE_FROM {
             large::dealloc(ptr, layout)
         } else {
             JEMALLOC.dealloc(ptr, layout)
@@ -61,7 +61,7 @@ unsafe impl GlobalAlloc for Allocator {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        match (layout.size() >= SYSTEM_FROM, new_size >= SYSTEM_FROM) {
+        match (layout.size() >= LARGE_FROM, new_size >= LARGE_FROM) {
             (false, false) => JEMALLOC.realloc(ptr, layout, new_size),
             (true, true) => large::realloc(ptr, layout, new_size),
             _ => {
@@ -79,7 +79,7 @@ unsafe impl GlobalAlloc for Allocator {
 
 static JEMALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
-/// Blocks of [`SYSTEM_FROM`] and more. On Linux each is an anonymous mapping, aligned to a
+/// Blocks of [`LARGE_FROM`] and more. On Linux each is an anonymous mapping, aligned to a
 /// page (so to any alignment up to one), and a resize is `mremap`: the kernel moves the
 /// pages, not their bytes. The system allocator remaps only blocks of its own 16-byte
 /// alignment; an arena of cache-line-aligned records (`rnic::Qp`) it grows by copying, which
@@ -177,7 +177,7 @@ mod tests {
     use std::alloc::{GlobalAlloc, Layout};
     use std::ffi::{c_char, c_void, CStr};
 
-    use super::{Allocator, SYSTEM_FROM};
+    use super::{Allocator, LARGE_FROM};
 
     /// A string option of the running jemalloc (this test binary's allocator is the crate's).
     fn option(name: &CStr) -> String {
@@ -201,17 +201,17 @@ mod tests {
     #[test]
     fn a_block_keeps_its_bytes_across_the_line_both_ways() {
         let a = Allocator;
-        let small = Layout::from_size_align(SYSTEM_FROM - 64, 64).unwrap();
+        let small = Layout::from_size_align(LARGE_FROM - 64, 64).unwrap();
         // SAFETY: layouts of non-zero size; each block freed with the layout it has.
         unsafe {
             let p = a.alloc(small);
             for i in 0..small.size() {
                 *p.add(i) = (i % 251) as u8;
             }
-            let big = a.realloc(p, small, 2 * SYSTEM_FROM); // jemalloc -> a mapping
+            let big = a.realloc(p, small, 2 * LARGE_FROM); // jemalloc -> a mapping
             assert_eq!(big as usize % 64, 0);
             assert!((0..small.size()).all(|i| *big.add(i) == (i % 251) as u8));
-            let grown = Layout::from_size_align(2 * SYSTEM_FROM, 64).unwrap();
+            let grown = Layout::from_size_align(2 * LARGE_FROM, 64).unwrap();
             let back = a.realloc(big, grown, 1000); // a mapping -> jemalloc
             assert!((0..1000).all(|i| *back.add(i) == (i % 251) as u8));
             a.dealloc(back, Layout::from_size_align(1000, 64).unwrap());
@@ -221,7 +221,7 @@ mod tests {
     #[test]
     fn a_large_aligned_block_grows_and_shrinks_with_its_bytes() {
         let a = Allocator;
-        let first = Layout::from_size_align(SYSTEM_FROM + 100, 64).unwrap();
+        let first = Layout::from_size_align(LARGE_FROM + 100, 64).unwrap();
         // SAFETY: layouts of non-zero size; each block freed with the layout it has.
         unsafe {
             let p = a.alloc_zeroed(first);
@@ -231,16 +231,16 @@ mod tests {
                 *p.add(i) = (i % 253) as u8;
             }
             // Far past the first mapping, then back down among the large blocks.
-            let grown = a.realloc(p, first, 64 * SYSTEM_FROM);
+            let grown = a.realloc(p, first, 64 * LARGE_FROM);
             assert_eq!(grown as usize % 64, 0);
             assert!((0..first.size()).all(|i| *grown.add(i) == (i % 253) as u8));
-            *grown.add(64 * SYSTEM_FROM - 1) = 7; // the new end is writable
-            let big = Layout::from_size_align(64 * SYSTEM_FROM, 64).unwrap();
-            let shrunk = a.realloc(grown, big, SYSTEM_FROM + 1);
-            assert!((0..SYSTEM_FROM + 1).all(|i| *shrunk.add(i) == (i % 253) as u8));
-            a.dealloc(shrunk, Layout::from_size_align(SYSTEM_FROM + 1, 64).unwrap());
+            *grown.add(64 * LARGE_FROM - 1) = 7; // the new end is writable
+            let big = Layout::from_size_align(64 * LARGE_FROM, 64).unwrap();
+            let shrunk = a.realloc(grown, big, LARGE_FROM + 1);
+            assert!((0..LARGE_FROM + 1).all(|i| *shrunk.add(i) == (i % 253) as u8));
+            a.dealloc(shrunk, Layout::from_size_align(LARGE_FROM + 1, 64).unwrap());
             // Aligned to a page: a mapping's own alignment.
-            let paged = Layout::from_size_align(3 * SYSTEM_FROM, 4096).unwrap();
+            let paged = Layout::from_size_align(3 * LARGE_FROM, 4096).unwrap();
             let q = a.alloc(paged);
             assert_eq!(q as usize % 4096, 0);
             a.dealloc(q, paged);
