@@ -242,7 +242,7 @@ impl Simulation {
         let b = m.batches[current as usize];
         let waiting = m.sq_wait.iter().position(|w| w.1 == i);
         let first = m.sq_wait.iter().position(|w| w.0 == qp);
-        let in_engine = self.nics[self.qps[qp.idx()].nic.idx()].engine.as_ref().map_or(0, |e| e.pending(qp).0);
+        let in_engine = super::send_queue::in_engine(&self.nics, &self.qps, qp).0;
         if self.qps[qp.idx()].sq_room(in_engine) < b.wr_num || (first.is_some() && first != waiting) {
             app.phase = Phase::Posting;
             if waiting.is_none() {

@@ -135,8 +135,7 @@ impl Simulation {
         let (qps, nics) = (&self.qps, &self.nics);
         let view = |q: QpId| {
             let qp = &qps[q.idx()];
-            let engine = nics[qp.nic.idx()].engine.as_ref();
-            let (in_engine, engine_bytes) = engine.map_or((0, 0), |e| e.pending(q));
+            let (in_engine, engine_bytes) = super::send_queue::in_engine(nics, qps, q);
             let room = qp.sq_room(in_engine);
             (qp.sq_depth.saturating_sub(room), room, qp.posted - qp.snd_una + engine_bytes)
         };

@@ -64,7 +64,7 @@ impl Verbs for HostVerbs<'_> {
     }
 
     fn sq_room(&self, qp: QpId) -> u32 {
-        let in_engine = self.sim.sq_in_engine(qp).0;
+        let in_engine = send_queue::in_engine(&self.sim.nics, &self.sim.qps, qp).0;
         self.sim.qps[qp.idx()].sq_room(in_engine).saturating_sub(self.sim.apps.verbs.posts_on(qp))
     }
 

@@ -6,7 +6,7 @@
 use crate::app::closed_loop::BatchRecord;
 use crate::app::AppKind;
 use crate::ids::{NicId, QpId};
-use crate::rnic::Message;
+use crate::rnic::{Message, Nic, Qp};
 use crate::sim::{Event, Simulation};
 
 impl Simulation {
@@ -42,13 +42,6 @@ impl Simulation {
         self.nic_kick(nic);
     }
 
-    /// WQEs of `qp` rung and not yet processed by its NIC's WQE engine, and their bytes
-    /// (none without an engine).
-    pub(in crate::sim) fn sq_in_engine(&self, qp: QpId) -> (u32, u64) {
-        let nic = self.qps[qp.idx()].nic;
-        self.nics[nic.idx()].engine.as_ref().map_or((0, 0), |e| e.pending(qp))
-    }
-
     /// Appends a WQE's bytes to its QP's stream. A QP in the error state (`sim::retry`)
     /// holds them until it is reconnected.
     fn post_to_qp(&mut self, qp: QpId, m: Message) {
@@ -77,4 +70,12 @@ impl Simulation {
         }
         out
     }
+}
+
+/// WQEs of QP `id` rung and not yet processed by its NIC's WQE engine, and their bytes (none
+/// without an engine). Takes the two tables, not the simulation, for callers that hold
+/// other parts of it.
+pub(in crate::sim) fn in_engine(nics: &[Nic], qps: &[Qp], id: QpId) -> (u32, u64) {
+    let nic = qps[id.idx()].nic;
+    nics[nic.idx()].engine.as_ref().map_or((0, 0), |e| e.pending(id))
 }
