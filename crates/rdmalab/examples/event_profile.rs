@@ -1,7 +1,9 @@
 //! Runs a TOML scenario on the sequential engine and prints what it spent its events on:
 //! `cargo run --release -p rdmalab --features event-profile --example event_profile --
-//! SCENARIO.toml`. One `JSON {...}` line: the wall time of the run, the events by kind
-//! (`Simulation::events_by_kind`) and the packet counters that explain them. Used by
+//! SCENARIO.toml [--threads 1]` (`--threads 1`: the origin order, which `rdmalab run
+//! --threads 1` runs in; without, the reference's FIFO order). One `JSON {...}` line: the
+//! wall time of the run, the events by kind (`Simulation::events_by_kind`) and the packet
+//! counters that explain them. Used by
 //! `bench/blitz_cost.py` (docs/benchmarks.md, "What a full blitz-incast costs").
 
 use rdmalab_alloc as _; // jemalloc on huge pages, as `rdmalab run` has
@@ -9,6 +11,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use rdmalab::scenario::Scenario;
+use rdmalab::sim::parallel::Runner;
 
 fn main() {
     if let Err(e) = run() {
@@ -18,9 +21,19 @@ fn main() {
 }
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let path = std::env::args().nth(1).ok_or("usage: event_profile SCENARIO.toml")?;
-    let s = Scenario::from_file(Path::new(&path))?;
-    let mut sim = s.simulation()?;
+    let usage = "usage: event_profile SCENARIO.toml [--threads 1]";
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let path = args.first().ok_or(usage)?;
+    let origin_order = match args.get(1..).unwrap_or_default() {
+        [] => false,
+        [flag, one] if flag == "--threads" && one == "1" => true,
+        _ => return Err(usage.into()),
+    };
+    let s = Scenario::from_file(Path::new(path))?;
+    let mut sim = match Runner::with_threads(s, origin_order.then_some(1))? {
+        Runner::One(sim) => sim,
+        Runner::Many(_) => return Err("one thread runs one simulation".into()),
+    };
     let t0 = Instant::now();
     let reason = sim.run_to_end();
     let wall = t0.elapsed().as_secs_f64();

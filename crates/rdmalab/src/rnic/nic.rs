@@ -178,21 +178,24 @@ impl Nic {
         self.finished_since += 1;
     }
 
-    /// True when [`Nic::select`] (and the transmitter around it) would find nothing to do
-    /// at any time until something outside the NIC changes: no ACK waiting, no serial
-    /// fetch, no finished QP to drop, no tenant arbiter, and no marked QP that could send
-    /// but for its pacing (every QP with bytes unsent is marked). A window that depends on
-    /// the rate (`var_win`) can open on a rate change that kicks nothing (a CC timer), so
-    /// such a QP bound by its window is not quiet. Looks at `MAX_LOOK` marked QPs at most;
-    /// past that it answers false.
+    /// True when [`Nic::select`] at `until` (the end of the packet on the wire), and the
+    /// transmitter around it, would do nothing, and nothing but a kick can change that: no
+    /// ACK waiting, no serial fetch, no tenant arbiter, no finished QP that select would drop
+    /// then (a large ring drops them in batches, and one below its batch is only skipped),
+    /// and no marked QP that would send at `until` or set a wake-up then (every QP with
+    /// bytes unsent is marked; see [`Nic::would_act`]). A window that depends on the rate
+    /// (`var_win`) can open on a rate change that kicks nothing (a CC timer), so such a QP
+    /// bound by its window is not quiet. Looks at `MAX_LOOK` marked QPs at most; past that
+    /// it answers false.
     #[inline]
-    pub fn quiet(&self, qps: &[Qp], paused: &[bool; NUM_PRIOS]) -> bool {
+    pub fn quiet(&self, qps: &[Qp], paused: &[bool; NUM_PRIOS], until: Time) -> bool {
         const MAX_LOOK: usize = 4;
-        if !self.acks.is_empty() || self.stall.is_some() || self.has_finished || self.by_tenant.is_some() {
+        if !self.acks.is_empty() || self.stall.is_some() || self.by_tenant.is_some() || self.drops_at_next_select() {
             return false;
         }
         let busy = |qp: &Qp| {
-            may_send(qp, paused) || (qp.var_win && qp.window_bound() && !paused[qp.pg as usize] && qp.has_data())
+            self.would_act(qp, paused, until)
+                || (qp.var_win && qp.window_bound() && !paused[qp.pg as usize] && qp.has_data())
         };
         let mut at = 0;
         for _ in 0..MAX_LOOK {
@@ -205,13 +208,28 @@ impl Nic {
         self.busy.next(at, self.qps.len()).is_none()
     }
 
-    /// Chooses the next QP to send from, round robin after the last one served.
-    pub fn select(&mut self, qps: &mut [Qp], paused: &[bool; NUM_PRIOS], now: Time) -> Pick {
-        if self.has_finished
+    /// Whether `qp` gives [`Nic::select`] at `until` something to do: it may send and is
+    /// either due by then or due before the wake-up already armed (which select would move
+    /// to it). A QP paced past both is passed over, and the armed wake-up comes first; the
+    /// only thing that moves its pacing earlier without a kick, a re-timed gap, tells the
+    /// NIC (`Simulation::set_member_rates`).
+    #[inline]
+    pub fn would_act(&self, qp: &Qp, paused: &[bool; NUM_PRIOS], until: Time) -> bool {
+        may_send(qp, paused) && (qp.next_avail <= until || qp.next_avail < self.wake_at)
+    }
+
+    /// Whether [`Nic::select`] compacts the ring before it chooses (see there).
+    #[inline]
+    fn drops_at_next_select(&self) -> bool {
+        self.has_finished
             && (self.qps.len() <= WALK_ALL_UP_TO
                 || self.by_tenant.is_some()
                 || self.finished_since as usize * 8 >= self.qps.len())
-        {
+    }
+
+    /// Chooses the next QP to send from, round robin after the last one served.
+    pub fn select(&mut self, qps: &mut [Qp], paused: &[bool; NUM_PRIOS], now: Time) -> Pick {
+        if self.drops_at_next_select() {
             self.drop_finished(qps);
         }
         if let Some(rr) = &mut self.by_tenant {

@@ -337,6 +337,7 @@ impl Simulation {
         for i in 0..self.groups[g.idx()].members.len() {
             let q = self.groups[g.idx()].members[i];
             let qp = &mut self.qps[q.idx()];
+            let mut earlier = false;
             if retime && qp.rate != rate && qp.last_wire > 0 {
                 let old_gap = self.cfg.timing.tx_time(qp.rate, qp.last_wire as u64);
                 let new_gap = self.cfg.timing.tx_time(rate, qp.last_wire as u64);
@@ -348,8 +349,15 @@ impl Simulation {
                     nic.wake_at = at;
                     self.queue.push(at, Event::NicWake(qp.nic));
                 }
+                earlier = new_gap < old_gap;
             }
             qp.rate = rate;
+            if earlier && self.host_tx_skips {
+                // A TxDone skipped while this QP was paced past it (`Nic::quiet`) may now
+                // find it due: it goes back in its place.
+                let nic = qp.nic;
+                self.nic_changed(nic);
+            }
         }
     }
 

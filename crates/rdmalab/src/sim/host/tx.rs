@@ -58,9 +58,10 @@ impl Simulation {
     #[inline]
     fn settle_tx_done(&mut self, nic_idx: NicId, port: PortId, sent: Option<QpId>) {
         let st = &self.ports[port.idx()];
+        let (nic, end) = (&self.nics[nic_idx.idx()], st.tx_end.0);
         // The QP just served usually has more to send: the event is needed, nothing else to read.
-        let more = sent.is_some_and(|q| crate::rnic::nic::may_send(&self.qps[q.idx()], &st.paused));
-        if !more && self.host_tx_skips && self.nics[nic_idx.idx()].quiet(&self.qps, &st.paused) {
+        let more = sent.is_some_and(|q| nic.would_act(&self.qps[q.idx()], &st.paused, end));
+        if !more && self.host_tx_skips && nic.quiet(&self.qps, &st.paused, end) {
             self.ports[port.idx()].busy = false;
         } else {
             let at = st.tx_end;
