@@ -412,6 +412,8 @@ mod tests {
         Pace(usize, u64),
         Finish(usize),
         Pause(bool),
+        /// A wake-up armed this many microseconds from now (the NIC's `wake_at`), or none.
+        Wake(Option<u64>),
         Choose,
     }
 
@@ -423,6 +425,7 @@ mod tests {
             (0..n, 0..3u64).prop_map(|(q, t)| Step::Pace(q, t)),
             (0..n).prop_map(Step::Finish),
             any::<bool>().prop_map(Step::Pause),
+            proptest::option::of(0..3u64).prop_map(Step::Wake),
             Just(Step::Choose),
             Just(Step::Choose),
             Just(Step::Choose),
@@ -434,7 +437,8 @@ mod tests {
         /// Issue 45 §2: the arbiter that visits only marked QPs chooses what the full walk
         /// chooses, step by step, through posts, ACKs, rewinds, pacing (later after a send,
         /// which the NIC is not told of; earlier or later by `Pace`, which it is), pauses,
-        /// windows and QPs leaving the ring.
+        /// windows, wake-ups and QPs leaving the ring. And §4: where `quiet` says so, the
+        /// choice sends nothing, arms no earlier wake-up and leaves the ring as it was.
         #[test]
         fn visiting_marked_qps_chooses_as_the_full_walk(steps in proptest::collection::vec(step(150), 1..400)) {
             let n = 150;
@@ -485,11 +489,23 @@ mod tests {
                         };
                     }
                     Step::Pause(p) => paused[3] = p,
+                    Step::Wake(t) => nic.wake_at = t.map_or(Time::MAX, |t| now + Time::from_us(t)),
                     Step::Choose => {
                         now += Time::from_ns(500);
                         let want = full_walk(&ring, &mut rr_last, &qps, &paused, now);
+                        // Asked at a send for the end of that packet, here: a quiet NIC's
+                        // choice then changes nothing (its TxDone is skipped).
+                        let (quiet, ring_before, rr_before) = (nic.quiet(&qps, &paused, now), nic.qps.clone(), nic.rr_last);
                         let got = nic.select(&mut qps, &paused, now);
                         prop_assert_eq!(got, want);
+                        if quiet {
+                            let arms = matches!(got, Pick::Wait(t) if t < nic.wake_at);
+                            prop_assert!(!arms && !matches!(got, Pick::Send(_)), "quiet, then {:?} (wake-up at {:?})", got, nic.wake_at);
+                            prop_assert_eq!((&nic.qps, nic.rr_last), (&ring_before, rr_before));
+                        }
+                        if let Pick::Wait(t) = got {
+                            nic.wake_at = nic.wake_at.min(t);
+                        }
                         // Finished QPs may stay in a large ring until the next batch.
                         let listed: Vec<QpId> = nic.qps.iter().copied().filter(|q| !qps[q.idx()].finished).collect();
                         prop_assert_eq!(&listed, &ring);
