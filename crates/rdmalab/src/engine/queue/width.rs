@@ -105,7 +105,8 @@ impl<E: Copy> EventQueue<E> {
         pending.extend(self.late.drain());
         self.ring.take_all(&mut pending);
         self.far.take_all(&mut pending);
-        (self.current.clear(), self.rest.clear());
+        self.current.clear();
+        self.rest.clear();
         (self.head, self.rest_head) = (0, 0);
         self.cur_bucket = (end - 1) >> shift;
         self.shift = shift;
