@@ -258,11 +258,12 @@ impl Nic {
         for _ in 0..n {
             idx = if idx + 1 == n { 0 } else { idx + 1 };
             let qp = &qps[self.qps[idx].idx()];
-            if paused[qp.pg as usize] || !qp.has_data() || qp.window_bound() {
-                if !qp.has_data() {
-                    self.busy.clear(idx); // as on a large ring: `quiet` then passes it
-                }
-                continue; // `may_send`, written out (see there)
+            if !qp.has_data() {
+                self.busy.clear(idx); // as on a large ring: `quiet` then passes it
+                continue;
+            }
+            if paused[qp.pg as usize] || qp.window_bound() {
+                continue; // the rest of `may_send`, written out (see there)
             }
             if qp.next_avail <= now {
                 self.rr_last = idx;
