@@ -1,6 +1,6 @@
-//! Runs a TOML scenario on the sequential engine and prints what it spent its events on:
-//! `cargo run --release -p rdmalab --features event-profile --example event_profile --
-//! SCENARIO.toml [--threads 1]` (`--threads 1`: the origin order, which `rdmalab run
+//! Runs a TOML scenario, or an ns-3 HPCC config (S1, S2), on the sequential engine and prints
+//! what it spent its events on: `cargo run --release -p rdmalab --features event-profile
+//! --example event_profile -- SCENARIO.toml|CONFIG [--threads 1]` (`--threads 1`: the origin order, which `rdmalab run
 //! --threads 1` runs in; without, the reference's FIFO order). One `JSON {...}` line: the
 //! wall time of the run, the events by kind (`Simulation::events_by_kind`) and the packet
 //! counters that explain them. Used by
@@ -10,6 +10,7 @@ use rdmalab_alloc as _; // jemalloc on huge pages, as `rdmalab run` has
 use std::path::Path;
 use std::time::Instant;
 
+use rdmalab::formats::hpcc_config;
 use rdmalab::scenario::Scenario;
 use rdmalab::sim::parallel::Runner;
 
@@ -21,7 +22,7 @@ fn main() {
 }
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let usage = "usage: event_profile SCENARIO.toml [--threads 1]";
+    let usage = "usage: event_profile SCENARIO.toml|CONFIG [--threads 1]";
     let args: Vec<String> = std::env::args().skip(1).collect();
     let path = args.first().ok_or(usage)?;
     let origin_order = match args.get(1..).unwrap_or_default() {
@@ -29,7 +30,11 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         [flag, one] if flag == "--threads" && one == "1" => true,
         _ => return Err(usage.into()),
     };
-    let s = Scenario::from_file(Path::new(path))?;
+    let s = if path.ends_with(".toml") {
+        Scenario::from_file(Path::new(path))?
+    } else {
+        rdmalab::hpcc_compat::scenario_from_config(&hpcc_config::read_config(path)?)?
+    };
     let mut sim = match Runner::with_threads(s, origin_order.then_some(1))? {
         Runner::One(sim) => sim,
         Runner::Many(_) => return Err("one thread runs one simulation".into()),

@@ -261,6 +261,10 @@ pub struct SimConfig {
     /// DCQCN's timer shortcuts (`sim::mech::dcqcn_timers`): parked and lazy ticks, which
     /// change no result, only the events a run takes. Off only to check that claim.
     pub dcqcn_shortcuts: bool,
+    /// Switch dequeues without `TxDone` events in the origin order on one thread
+    /// (`sim::mech::deferred_dequeues`), which change no result, only the events a run
+    /// takes. Off only to check that claim.
+    pub deferred_dequeues: bool,
     /// The parallel engine's partition of every node, by node id (`partition_map` in a
     /// scenario file); `None`: the automatic map (`sim::parallel::auto_map`).
     pub partition_map: Option<Vec<u16>>,
@@ -342,6 +346,7 @@ impl Default for SimConfig {
             reroute_delay: Time::ZERO,
             threads: None,
             dcqcn_shortcuts: true,
+            deferred_dequeues: true,
             partition_map: None,
             input_warnings: Vec::new(),
             sample_max_bytes: super::SAMPLE_MAX_BYTES,

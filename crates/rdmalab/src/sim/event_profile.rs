@@ -6,7 +6,7 @@
 use super::{Event, Simulation};
 
 /// The kinds, in `Event`'s order.
-const NAMES: [&str; 18] = [
+const NAMES: [&str; 19] = [
     "FlowArrival",
     "TxDone",
     "Arrive",
@@ -25,6 +25,7 @@ const NAMES: [&str; 18] = [
     "CloseQp",
     "ReorderFlush",
     "Mech",
+    "Dequeues",
 ];
 
 /// Events run so far, by kind.
@@ -59,6 +60,7 @@ fn kind(ev: &Event) -> usize {
         Event::CloseQp(_) => 15,
         Event::ReorderFlush(..) => 16,
         Event::Mech(_) => 17,
+        Event::Dequeues(_) => 18,
     }
 }
 

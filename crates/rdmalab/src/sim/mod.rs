@@ -96,6 +96,9 @@ enum Event {
     /// A mechanism's timer at a switch port (`sim::mech::Timer`: each mechanism's own
     /// variants, dispatched by `sim::mech::on_timer`).
     Mech(mech::Timer),
+    /// The deadline of a switch's dequeues that wait without events (origin order only,
+    /// `mech::deferred_dequeues`): whatever of them is due by now runs.
+    Dequeues(SwitchId),
 }
 
 /// Limits for one call to `run`.
@@ -233,20 +236,28 @@ impl Simulation {
                 return self.idle_reason();
             };
             if t > until {
+                if ORIGIN_ORDER && self.dequeues_before(until, u64::MAX) {
+                    continue; // what they pushed may come by `until`
+                }
                 self.clock_at_pause(until);
                 return if until == self.cfg.stop_time { StopReason::StopTime } else { StopReason::Paused };
             }
             if budget == 0 {
+                self.dequeues_before(self.now, self.queue.popped_seq());
                 return StopReason::Paused;
             }
             if self.all_done_but_idle_apps {
+                self.dequeues_before(self.now, self.queue.popped_seq());
                 // Everything posted is complete; connections left open keep only their idle
                 // timers (congestion control) alive, which would run forever.
                 self.all_done_but_idle_apps = false;
                 return StopReason::Finished;
             }
             if t >= self.watch.next_check {
-                let at = self.watch_time(t);
+                if ORIGIN_ORDER && self.dequeues_before_watch(self.watch.next_check) {
+                    continue;
+                }
+                let at = self.watch_time(if ORIGIN_ORDER { t.min(self.first_deferred_dequeue()) } else { t });
                 if let Some(stop) = self.on_watch(at) {
                     return stop;
                 }
@@ -256,12 +267,18 @@ impl Simulation {
             }
             budget -= 1;
             let Some((t, ev)) = self.queue.pop() else { unreachable!() };
-            self.now = t;
             self.counters.events += 1;
             #[cfg(feature = "event-profile")]
             self.profile.count(&ev);
             if ORIGIN_ORDER {
+                if let Event::Dequeues(sw) = ev {
+                    self.on_dequeues_due(t, sw); // moves the clock only as far as it runs
+                    continue;
+                }
+                self.now = t;
                 self.enter_origin(ev);
+            } else {
+                self.now = t;
             }
             self.dispatch(ev);
         }
@@ -293,6 +310,7 @@ impl Simulation {
             Event::CloseQp(q) => self.close_app_qp(q),
             Event::ReorderFlush(q, g) => self.on_reorder_flush(q, g),
             Event::Mech(t) => self.on_mech_timer(t),
+            Event::Dequeues(_) => unreachable!("the origin order's loop takes deadlines"),
         }
     }
 

@@ -47,10 +47,13 @@ pub(super) enum Global {
     Drum,
     /// Events pushed while the world is built.
     Setup,
+    /// Deadlines of switches' dequeues that wait without events (`mech::deferred_dequeues`;
+    /// low bits: the switch's node).
+    Dequeues,
 }
 
 /// Pseudo-origins in all.
-const GLOBALS: u32 = Global::Setup as u32 + 1;
+const GLOBALS: u32 = Global::Dequeues as u32 + 1;
 
 impl Simulation {
     /// Switches a freshly built simulation's queue to the origin order (before any push).
@@ -129,31 +132,54 @@ impl Simulation {
         if !matches!(ev, Event::Sample | Event::QlenMonitor) {
             self.real_now = self.now;
         }
+        // Events at a port: its node, and a switch's dequeues that wait
+        // (`mech::deferred_dequeues`) run before its handler.
+        let port = match ev {
+            Event::TxDone(p) | Event::IofdRetry(p) => Some(p),
+            Event::Mech(t) => Some(t.port()),
+            Event::Arrive(p) => Some(self.ports[p.idx()].peer),
+            Event::ReorderFlush(q, _) => Some(super::mech::conweave::queue_port(self.mech.lb.as_deref_mut(), q)),
+            _ => None,
+        };
+        if let Some(p) = port {
+            let st = &self.ports[p.idx()];
+            let (node, at_switch, sw) = (st.node.0, !st.on_host, st.unit as usize);
+            self.set_node_origin(node);
+            if at_switch {
+                self.catch_up_at_switch(sw);
+            }
+            return;
+        }
         let node = match ev {
-            Event::TxDone(p) | Event::IofdRetry(p) => Some(self.ports[p.idx()].node.0),
-            Event::Mech(t) => Some(self.ports[t.port().idx()].node.0),
-            Event::Arrive(p) => Some(self.ports[self.ports[p.idx()].peer.idx()].node.0),
             Event::NicWake(n) | Event::WqeDone(n) => Some(self.nics[n.idx()].node.0),
             Event::Rto(q, _) | Event::CloseQp(q) => Some(self.qps[q.idx()].src.0),
             Event::CcTimer(g, _) | Event::GroupLinger(g) => Some(self.groups[g.idx()].owner),
-            Event::ReorderFlush(q, _) => {
-                let port = super::mech::conweave::queue_port(self.mech.lb.as_deref_mut(), q);
-                Some(self.ports[port.idx()].node.0)
-            }
             _ => None,
         };
         match node {
             Some(n) => self.set_node_origin(n),
-            None => self.set_global_origin(match ev {
-                Event::FlowArrival => Global::Flows,
-                Event::Sample => Global::Samples,
-                Event::LinkDown(_) | Event::LinkUp(_) | Event::Reroute => Global::Links,
-                Event::QlenMonitor => Global::Monitor,
-                Event::App(app, _) if self.apps.is_drum(app) => Global::Drum,
-                Event::App(..) => Global::Apps,
-                _ => unreachable!("every other event acts at a node"),
-            }),
+            None => {
+                let g = match ev {
+                    Event::FlowArrival => Global::Flows,
+                    Event::Sample => Global::Samples,
+                    Event::LinkDown(_) | Event::LinkUp(_) | Event::Reroute => Global::Links,
+                    Event::QlenMonitor => Global::Monitor,
+                    Event::App(app, _) if self.apps.is_drum(app) => Global::Drum,
+                    Event::App(..) => Global::Apps,
+                    _ => unreachable!("every other event acts at a node"),
+                };
+                self.set_global_origin(g);
+                if !matches!(g, Global::Flows | Global::Apps) {
+                    // It reads, or changes, switches: their waiting dequeues run first.
+                    self.catch_up_switches(self.now, self.queue.popped_seq());
+                }
+            }
         }
+    }
+
+    /// The pseudo-origin of the switches' deadlines (`mech::deferred_dequeues`).
+    pub(super) fn dequeues_origin(&self) -> u32 {
+        self.global_origin(Global::Dequeues)
     }
 
     /// Schedules the arrival of the head packet of `port`'s wire at `at`. In the origin

@@ -167,6 +167,7 @@ impl Simulation {
         };
         if sim.cfg.threads.is_some() {
             sim.use_origin_order();
+            sim.defer_switch_dequeues();
             // Flow `i`'s QP is slot `i` in every partition (the receiver's state lives there;
             // its tenant, which the receiver meters, and its transport are known from the
             // flow list).

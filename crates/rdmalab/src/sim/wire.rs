@@ -5,7 +5,7 @@
 
 use crate::fabric::{Packet, PacketRef};
 use crate::ids::PortId;
-use crate::sim::{trace, Event, Simulation};
+use crate::sim::{trace, Simulation};
 
 impl Simulation {
     /// Puts `pkt` on the wire of `port`, which must be idle.
@@ -51,7 +51,7 @@ impl Simulation {
             st.busy = true; // its TxDone is pushed, or skipped, by `nic_kick` (`host::tx`)
         } else if st.has_queued() {
             st.busy = true;
-            self.queue.push_reserved(done, seq, Event::TxDone(port));
+            self.schedule_switch_tx_done(port); // its event, or a dequeue that waits
         }
         if was_empty {
             self.push_arrive(arrival, port);

@@ -18,6 +18,7 @@ mod collectives;
 mod conweave;
 mod dcqcn_shortcuts;
 mod deadlock;
+mod deferred_dequeues;
 mod drum;
 mod drum_fabric;
 mod drum_room;

@@ -320,6 +320,14 @@ impl<E: Copy> EventQueue<E> {
         self.popped_seq
     }
 
+    /// Makes `seq` the key of the event being handled, as [`popped_seq`](Self::popped_seq)
+    /// reads it: for work that runs after its place in the order at its own key (a switch's
+    /// dequeue without an event, `sim::mech::deferred_dequeues`), and back.
+    #[inline]
+    pub fn set_popped_seq(&mut self, seq: u64) {
+        self.popped_seq = seq;
+    }
+
     /// Time of the earliest event.
     #[inline]
     pub fn peek_time(&mut self) -> Option<Time> {

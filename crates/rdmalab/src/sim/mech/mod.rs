@@ -14,6 +14,7 @@ pub(crate) mod dcqcn_bytes;
 pub(crate) mod dcqcn_checks;
 pub(crate) mod dcqcn_grids;
 pub(crate) mod dcqcn_timers;
+pub(crate) mod deferred_dequeues;
 pub mod failures;
 pub(crate) mod ib;
 pub(crate) mod ibcc;
@@ -88,6 +89,10 @@ pub(crate) struct Mechanisms {
     /// Per host, DCQCN's decrease checks that wait without events (`None` unless the run is
     /// DCQCN in the origin order with its shortcuts: one test per handler at a host).
     pub idle_checks: Option<Box<dcqcn_checks::IdleChecks>>,
+    /// Switch dequeues that wait without `TxDone` events (`None` unless the run is in the
+    /// origin order on one thread, without a trace or an egress mechanism: one test per
+    /// handler and per switch packet that leaves others queued).
+    pub deferred: Option<Box<deferred_dequeues::DeferredDequeues>>,
     /// When DCQCN's timers that are not events would run, for the watch and the clock
     /// (empty unless a shortcut of `dcqcn_timers` takes some out of the queue).
     pub dcqcn_grids: dcqcn_grids::TimerGrids,
@@ -183,6 +188,7 @@ impl Mechanisms {
             egress_filter: cfg.pfc_watchdog.is_some_and(|w| w.action == PfcWatchdogAction::Drop),
             deliberate_drops: 0,
             idle_checks: None,
+            deferred: None,
             dcqcn_grids: dcqcn_grids::TimerGrids::for_config(&cfg.cc),
             ibcc: Default::default(),
             failures: Default::default(),

@@ -41,6 +41,8 @@ impl Simulation {
             t.keyed = self.part.is_some();
         }
         self.trace = Some(Box::new(t));
+        // The trace is written in event order: every switch dequeue is an event.
+        self.mech.deferred = None;
         Ok(estimate)
     }
 

@@ -41,6 +41,9 @@ impl Simulation {
     pub(super) fn make_partition(&mut self, mut part: Partition) {
         part.shared_qps = self.qps.len() as u32;
         self.part = Some(Box::new(part));
+        // A dequeue's deadline may fall past a window's end, too late for a packet that
+        // crosses the cut: every switch dequeue is an event (`mech::deferred_dequeues`).
+        self.mech.deferred = None;
         // Deadlock and stall detection need the whole fabric: the driver watches instead.
         self.watch.next_check = Time::MAX;
     }

@@ -3,6 +3,7 @@
 //! dequeue. PFC frames themselves are `pfc.rs`.
 
 mod carry_out;
+mod deferred;
 
 use super::Simulation;
 use crate::engine::rng::RngExt;
@@ -220,7 +221,7 @@ impl Simulation {
             // Still serialising, its TxDone skipped (`transmit`): schedule it in its place.
             if st.has_queued() {
                 st.busy = true;
-                self.queue.push_reserved(st.tx_end.0, st.tx_end.1, super::Event::TxDone(port));
+                self.schedule_switch_tx_done(port);
             }
             return;
         }
