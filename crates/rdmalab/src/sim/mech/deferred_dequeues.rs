@@ -23,6 +23,8 @@
 //! that have a mechanism on the egress (`special_egress`), the PFC pause timers or
 //! InfiniBand keep their `TxDone` events.
 
+use std::collections::VecDeque;
+
 use crate::engine::EventQueue;
 use crate::fabric::PortState;
 use crate::ids::{NodeId, PortId, SwitchId};
@@ -49,9 +51,9 @@ struct Waits {
     /// The switch's place in `DeferredDequeues::busy` (`NONE`: nothing waits).
     busy_at: u32,
     /// Its ports whose dequeue waits (their `PortState::busy` is set) with their `tx_end`
-    /// (time and key), latest first: the next to run is the last. A few at a time, so a
-    /// sorted insert costs less than a heap's.
-    due: Vec<(Time, u64, PortId)>,
+    /// (time and key), earliest first. A few at a time, and the one a dequeue adds is
+    /// nearly always the latest: a sorted insert at the back costs less than a heap's.
+    due: VecDeque<(Time, u64, PortId)>,
 }
 
 /// Every switch's waiting dequeues.
@@ -75,7 +77,7 @@ impl DeferredDequeues {
             margin: Time::MAX,
             node: NodeId::NONE,
             busy_at: NONE,
-            due: Vec::new(),
+            due: VecDeque::new(),
         };
         let mut waits: Vec<Waits> = (0..switches).map(|_| empty()).collect();
         for p in ports.iter().filter(|p| !p.on_host) {
@@ -104,8 +106,13 @@ impl DeferredDequeues {
         queue: &mut EventQueue<Event>,
     ) {
         let w = &mut self.waits[sw];
-        let at = w.due.partition_point(|&(t, k, _)| (t, k) > (due, key));
-        w.due.insert(at, (due, key, port));
+        match w.due.back() {
+            Some(&(t, k, _)) if (t, k) > (due, key) => {
+                let at = w.due.partition_point(|&(t, k, _)| (t, k) < (due, key));
+                w.due.insert(at, (due, key, port));
+            }
+            _ => w.due.push_back((due, key, port)),
+        }
         w.head = w.head.min(due);
         if w.busy_at == NONE {
             w.busy_at = self.busy.len() as u32;
@@ -132,8 +139,8 @@ impl DeferredDequeues {
     #[inline]
     pub(crate) fn take_before(&mut self, sw: usize, now: Time, key: u64) -> Option<(Time, u64, PortId)> {
         let due = &mut self.waits[sw].due;
-        match due.last() {
-            Some(&(t, k, _)) if (t, k) < (now, key) => due.pop(),
+        match due.front() {
+            Some(&(t, k, _)) if (t, k) < (now, key) => due.pop_front(),
             _ => None,
         }
     }
@@ -143,7 +150,7 @@ impl DeferredDequeues {
     #[inline]
     pub(crate) fn settle(&mut self, sw: usize) {
         let w = &mut self.waits[sw];
-        w.head = w.due.last().map_or(Time::MAX, |e| e.0);
+        w.head = w.due.front().map_or(Time::MAX, |e| e.0);
         if w.head == Time::MAX && w.busy_at != NONE {
             let at = w.busy_at as usize;
             w.busy_at = NONE;
