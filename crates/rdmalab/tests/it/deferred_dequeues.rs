@@ -34,7 +34,7 @@ fn outcome(mut s: Scenario, deferred: bool, slice: Option<Time>) -> (String, u64
                 if stop != StopReason::Paused {
                     break stop;
                 }
-                until = until + step;
+                until += step;
             }
         }
     };

@@ -74,9 +74,7 @@ impl Simulation {
     pub(in crate::sim) fn catch_up_switches(&mut self, now: Time, key: u64) -> Time {
         let origin = self.queue.origin();
         let (mut i, mut last) = (0, Time::ZERO);
-        loop {
-            let Some(d) = self.mech.deferred.as_deref() else { break };
-            let Some(&sw) = d.switches_busy().get(i) else { break };
+        while let Some((d, &sw)) = self.mech.deferred.as_deref().and_then(|d| Some((d, d.switches_busy().get(i)?))) {
             let sw = sw as usize;
             if d.first_due(sw) > now {
                 i += 1;
