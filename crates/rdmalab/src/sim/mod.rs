@@ -254,8 +254,8 @@ impl Simulation {
                 return StopReason::Finished;
             }
             if t >= self.watch.next_check {
-                if ORIGIN_ORDER && self.dequeues_before_watch(self.watch.next_check) {
-                    continue;
+                if ORIGIN_ORDER && self.dequeues_before(self.watch.next_check, 0) {
+                    continue; // what they pushed may come before the watch
                 }
                 let at = self.watch_time(if ORIGIN_ORDER { t.min(self.first_deferred_dequeue()) } else { t });
                 if let Some(stop) = self.on_watch(at) {

@@ -48,7 +48,7 @@ pub(super) enum Global {
     /// Events pushed while the world is built.
     Setup,
     /// Deadlines of switches' dequeues that wait without events (`mech::deferred_dequeues`;
-    /// low bits: the switch's node).
+    /// low bits: the switch's index).
     Dequeues,
 }
 

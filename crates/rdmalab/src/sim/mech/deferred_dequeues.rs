@@ -9,8 +9,8 @@
 //! time at the earliest. In the origin order every key it takes comes from its switch's
 //! counter. So the dequeue may run later than its place, at its own time and key, provided
 //! it runs
-//! - before any other handler of its switch (`catch_up`, from `set_node_origin`), whose
-//!   counter then hands both out the same keys as the events would have had;
+//! - before any other handler of its switch (`Simulation::catch_up_at_switch`, from
+//!   `enter_origin`), so that the switch's counter hands out the same keys as with events;
 //! - before anything that reads every switch: sampling, the queue monitor, link events,
 //!   DRUM's coordinator, the watch, the run's pause or end (`Simulation::catch_up_switches`);
 //! - before what it sends could arrive: a *deadline* (`Event::Dequeues`) at most the
@@ -18,7 +18,9 @@
 //!
 //! A port draining a queue then costs a deadline a link delay apart (about 12 packet times
 //! of 1 KB at 100 Gb/s and 1 µs) rather than an event a packet, and none at all where the
-//! switch's own arrivals come first. Runs that have a trace (written in event order), that
+//! switch's own arrivals come first. (That saves events, not time: the bookkeeping here
+//! costs about what the queue's push, pop and dispatch did; docs/benchmarks.md, stop 65.)
+//! Runs that have a trace (written in event order), that
 //! are a partition of a parallel run (a deadline past a window's end would be late), or
 //! that have a mechanism on the egress (`special_egress`), the PFC pause timers or
 //! InfiniBand keep their `TxDone` events.

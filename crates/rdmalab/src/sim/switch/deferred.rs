@@ -114,13 +114,6 @@ impl Simulation {
         }
     }
 
-    /// Before the watch at `check`: the dequeues due before it ran (true: some did, and the
-    /// loop looks at the queue again, since they may have pushed events before it).
-    #[cold]
-    pub(in crate::sim) fn dequeues_before_watch(&mut self, check: Time) -> bool {
-        self.dequeues_before(check, 0)
-    }
-
     /// Runs every dequeue that comes before (`now`, `key`) and moves the clock as their
     /// events would have; true if any ran.
     #[cold]
