@@ -53,7 +53,8 @@ struct Waits {
     /// The switch's place in `DeferredDequeues::busy` (`NONE`: nothing waits).
     busy_at: u32,
     /// Its ports whose dequeue waits (their `PortState::busy` is set) with their `tx_end`
-    /// (time and key), earliest first. A few at a time, and the one a dequeue adds is
+    /// (time and key), earliest first: at most one per port of the switch, since a port
+    /// waits for one dequeue at a time. A few at a time, and the one a dequeue adds is
     /// nearly always the latest: a sorted insert at the back costs less than a heap's.
     due: VecDeque<(Time, u64, PortId)>,
 }
