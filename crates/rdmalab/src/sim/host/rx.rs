@@ -152,7 +152,9 @@ impl Simulation {
         share_kbps: u32,
         rnr: bool,
     ) {
-        self.qps[rx_id.idx()].in_flight += 1;
+        // Wrapping, as every change of this count: in a parallel run each partition keeps
+        // its own share of it, and only their sum is the packets in the network.
+        self.qps[rx_id.idx()].in_flight = self.qps[rx_id.idx()].in_flight.wrapping_add(1);
         if kind == PacketKind::Nack {
             self.counters.nacks += 1;
         }
@@ -200,7 +202,7 @@ impl Simulation {
     /// The sender: advance snd_una, complete messages, go back on NACK, run CC.
     pub(super) fn receive_ack(&mut self, pkt: Packet) {
         let qp_id = pkt.qp;
-        self.qps[qp_id.idx()].in_flight -= 1;
+        self.qps[qp_id.idx()].in_flight = self.qps[qp_id.idx()].in_flight.wrapping_sub(1); // a partition's share
         if self.trace.is_some() {
             self.trace_ack(&pkt);
         }

@@ -250,7 +250,7 @@ impl Simulation {
         }
         // The first packet of a quiet QP: its group's DCQCN timers may be parked.
         let unpark = qp.in_flight == 0 && self.dcqcn.hints();
-        qp.in_flight += 1;
+        qp.in_flight = qp.in_flight.wrapping_add(1); // a partition's share (`receive_data`)
         if qp.exempt_until != 0 && end >= qp.exempt_until {
             crate::sim::mech::tenancy::end_line_rate_start(qp);
             self.rejoin_group(qp_id);

@@ -25,8 +25,6 @@
 //! that have a mechanism on the egress (`special_egress`), the PFC pause timers or
 //! InfiniBand keep their `TxDone` events.
 
-use std::collections::VecDeque;
-
 use crate::engine::EventQueue;
 use crate::fabric::PortState;
 use crate::ids::{NodeId, PortId, SwitchId};
@@ -52,12 +50,20 @@ struct Waits {
     node: NodeId,
     /// The switch's place in `DeferredDequeues::busy` (`NONE`: nothing waits).
     busy_at: u32,
-    /// Its ports whose dequeue waits (their `PortState::busy` is set) with their `tx_end`
-    /// (time and key), earliest first: at most one per port of the switch, since a port
-    /// waits for one dequeue at a time. A few at a time, and the one a dequeue adds is
-    /// nearly always the latest: a sorted insert at the back costs less than a heap's.
-    due: VecDeque<(Time, u64, PortId)>,
+    /// How many of `due`'s first entries were taken already.
+    taken: u32,
+    /// From position `taken` on: its ports whose dequeue waits (their `PortState::busy` is
+    /// set) with their `tx_end` (time and key), earliest first, at most one per port of the
+    /// switch, since a port waits for one dequeue at a time. A few at a time, and the one a
+    /// dequeue adds is usually among the latest: an insert found from the back costs less
+    /// than a heap's, and a take only moves `taken` (the vector is emptied, or its taken
+    /// part dropped, in `settle`).
+    due: Vec<(Time, u64, PortId)>,
 }
+
+/// Taken entries a switch's list keeps before `settle` drops them: its length stays
+/// under this plus one per port.
+const KEEP_TAKEN: u32 = 32;
 
 /// Every switch's waiting dequeues.
 #[derive(Debug)]
@@ -80,7 +86,8 @@ impl DeferredDequeues {
             margin: Time::MAX,
             node: NodeId::NONE,
             busy_at: NONE,
-            due: VecDeque::new(),
+            taken: 0,
+            due: Vec::new(),
         };
         let mut waits: Vec<Waits> = (0..switches).map(|_| empty()).collect();
         for p in ports.iter().filter(|p| !p.on_host) {
@@ -109,12 +116,15 @@ impl DeferredDequeues {
         queue: &mut EventQueue<Event>,
     ) {
         let w = &mut self.waits[sw];
-        match w.due.back() {
+        match w.due.last() {
             Some(&(t, k, _)) if (t, k) > (due, key) => {
-                let at = w.due.partition_point(|&(t, k, _)| (t, k) < (due, key));
+                let (first, mut at) = (w.taken as usize, w.due.len() - 1);
+                while at > first && (w.due[at - 1].0, w.due[at - 1].1) > (due, key) {
+                    at -= 1;
+                }
                 w.due.insert(at, (due, key, port));
             }
-            _ => w.due.push_back((due, key, port)),
+            _ => w.due.push((due, key, port)),
         }
         w.head = w.head.min(due);
         if w.busy_at == NONE {
@@ -126,24 +136,33 @@ impl DeferredDequeues {
 
     /// Switch `sw` has a dequeue waiting: a deadline at most its margin after the earliest,
     /// unless one pushed before comes by then.
-    #[inline]
+    #[inline(always)]
     fn arm(&mut self, sw: usize, queue: &mut EventQueue<Event>) {
         let w = &mut self.waits[sw];
         let need = w.head + w.margin;
         if w.deadline > need {
             w.deadline = need;
-            let key = crate::engine::queue::origin_key(self.origin, sw as u64);
-            queue.push_reserved(need, key, Event::Dequeues(SwitchId(sw as u32)));
+            self.push_deadline(sw, need, queue);
         }
+    }
+
+    /// The deadline event of switch `sw` at `at` (rare: one covers a margin's worth of dequeues).
+    #[inline(never)]
+    fn push_deadline(&self, sw: usize, at: Time, queue: &mut EventQueue<Event>) {
+        let key = crate::engine::queue::origin_key(self.origin, sw as u64);
+        queue.push_reserved(at, key, Event::Dequeues(SwitchId(sw as u32)));
     }
 
     /// Takes the earliest waiting dequeue of switch `sw` if it comes before (`now`, `key`):
     /// its time, its key and its port.
     #[inline]
     pub(crate) fn take_before(&mut self, sw: usize, now: Time, key: u64) -> Option<(Time, u64, PortId)> {
-        let due = &mut self.waits[sw].due;
-        match due.front() {
-            Some(&(t, k, _)) if (t, k) < (now, key) => due.pop_front(),
+        let w = &mut self.waits[sw];
+        match w.due.get(w.taken as usize) {
+            Some(&(t, k, port)) if (t, k) < (now, key) => {
+                w.taken += 1;
+                Some((t, k, port))
+            }
             _ => None,
         }
     }
@@ -153,7 +172,14 @@ impl DeferredDequeues {
     #[inline]
     pub(crate) fn settle(&mut self, sw: usize) {
         let w = &mut self.waits[sw];
-        w.head = w.due.front().map_or(Time::MAX, |e| e.0);
+        if w.taken as usize == w.due.len() {
+            w.due.clear();
+            w.taken = 0;
+        } else if w.taken >= KEEP_TAKEN {
+            w.due.drain(..w.taken as usize);
+            w.taken = 0;
+        }
+        w.head = w.due.get(w.taken as usize).map_or(Time::MAX, |e| e.0);
         if w.head == Time::MAX && w.busy_at != NONE {
             let at = w.busy_at as usize;
             w.busy_at = NONE;
