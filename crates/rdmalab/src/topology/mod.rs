@@ -91,6 +91,12 @@ pub const fn default_host_ip(id: u32) -> u32 {
 /// Largest host id with a default address (`255.255.255.1`).
 pub const MAX_HOST_ID: u32 = (u32::MAX - 0x0B00_0001) / 256;
 
+/// Most ports (links) one node may have. A port's number on its node (`Port::ifindex`,
+/// 1-based) is 16 bits, and a switch's buffer counts each ingress by it (a packet carries it
+/// as `ingress_local`, which keeps the packet at 64 bytes); more would alias two ports'
+/// counts. The largest switches built have a few hundred ports.
+pub const MAX_PORTS_PER_NODE: usize = u16::MAX as usize;
+
 /// The host id of a default address ([`default_host_ip`]'s inverse, ignoring the last
 /// byte). Inside `11.x.y.z` this is the reference's `(ip >> 8) & 0xFFFF`, so its FCT files
 /// read the same; addresses above continue the count.
@@ -135,6 +141,15 @@ impl Topology {
         }
         if !(0.0..=1.0).contains(&error_rate) {
             return Err(Error::Topology(format!("link {a}-{b}: error rate {error_rate} outside [0, 1]")));
+        }
+        for end in [a, b] {
+            if self.nodes[end.idx()].ports.len() >= MAX_PORTS_PER_NODE {
+                return Err(Error::Topology(format!(
+                    "link {a}-{b}: node {end} would have {} ports, over the {MAX_PORTS_PER_NODE} a node may \
+                     have (a port's number on its node is 16 bits, and a switch's buffer counts by it)",
+                    MAX_PORTS_PER_NODE + 1
+                )));
+            }
         }
         let link = LinkId::new(self.links.len());
         self.links.push(Link { a, b, rate, delay, error_rate });

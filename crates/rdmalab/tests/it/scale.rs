@@ -24,19 +24,23 @@ fn addresses_continue_past_the_references_65536_hosts() {
     assert_eq!(default_host_ip(rdmalab::topology::MAX_HOST_ID), 0xFFFF_FF01);
 }
 
-/// Lone flows on a 70,000-host star take exactly as long as on a 2-host star (the same two
-/// hops), including between hosts on either side of the old 65,536 boundary, and their FCT
-/// lines name the hosts by addresses that read back to them.
+/// Lone flows on a 70,000-host leaf-spine, between hosts of one leaf, take exactly as long
+/// as on a 2-host star (the same two hops), including between hosts on either side of the
+/// old 65,536 boundary, and their FCT lines name the hosts by addresses that read back to
+/// them. (A 70,000-host star is refused: its switch would have more ports than a port's
+/// 16-bit number counts, `a_node_past_65535_ports_is_refused`.)
 #[test]
-fn a_star_past_65536_hosts_runs_lone_flows_like_a_small_one() {
+fn a_fabric_past_65536_hosts_runs_lone_flows_like_a_small_star() {
     let rate = Rate::gbps(100);
-    let pairs = [(0u32, 65_535u32), (65_535, 65_536), (69_999, 1)];
+    // Leaf 6 holds hosts 60,000..70,000.
+    let pairs = [(60_000u32, 65_535u32), (65_535, 65_536), (69_999, 60_001)];
     let flows: Vec<FlowSpec> = pairs
         .iter()
         .enumerate()
         .map(|(i, &(s, d))| FlowSpec::new(NodeId(s), NodeId(d), 20_000, Time::from_us(5 + 100 * i as u64)))
         .collect();
-    let big = Simulation::new(builders::star(70_000, rate, D).unwrap(), flows, SimConfig::default()).unwrap();
+    let fabric = builders::leaf_spine(7, 1, 10_000, rate, rate, D).unwrap();
+    let big = Simulation::new(fabric, flows, SimConfig::default()).unwrap();
     let small_flow = FlowSpec::new(NodeId(0), NodeId(1), 20_000, Time::from_us(5));
     let small = Simulation::new(builders::star(2, rate, D).unwrap(), vec![small_flow], SimConfig::default()).unwrap();
     let (mut big, mut small) = (big, small);
@@ -55,6 +59,17 @@ fn a_star_past_65536_hosts_runs_lone_flows_like_a_small_one() {
         let back = line.to_record(r.flow).unwrap();
         assert_eq!((back.src, back.dst), (r.src, r.dst));
     }
+}
+
+/// A switch's 65,536th port would share its 16-bit number, and with it its buffer counts,
+/// with another port: the topology is refused with the node and the limit, and 65,535
+/// ports are still accepted.
+#[test]
+fn a_node_past_65535_ports_is_refused() {
+    let rate = Rate::gbps(100);
+    let e = builders::star(65_536, rate, D).unwrap_err().to_string();
+    assert!(e.contains("node 65536 would have 65536 ports, over the 65535"), "{e}");
+    assert!(builders::star(65_535, rate, D).is_ok());
 }
 
 /// A k = 40 fat tree (16,000 hosts, 18,000 nodes) was refused: 288 M spans, past the 2^28
