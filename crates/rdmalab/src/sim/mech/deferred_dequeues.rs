@@ -62,8 +62,8 @@ struct Waits {
     due: Vec<(Time, u64, PortId)>,
 }
 
-/// Taken entries a switch's list keeps before `settle` drops them: its length stays
-/// under this plus one per port.
+/// Taken entries a switch's list keeps before `settle` drops them: after each catch-up its
+/// length is under this plus one per port (during one, plus the dequeues it ran).
 const KEEP_TAKEN: u32 = 32;
 
 /// Every switch's waiting dequeues.
