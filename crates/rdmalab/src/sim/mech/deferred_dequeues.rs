@@ -227,3 +227,69 @@ impl DeferredDequeues {
         self.waits[sw].head
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+    use crate::units::Rate;
+
+    /// One switch (node 9) of `ports` ports, each 1 µs long.
+    fn one_switch(ports: usize) -> DeferredDequeues {
+        let ports: Vec<PortState> = (0..ports)
+            .map(|i| {
+                let mut p = PortState::new(NodeId(9), PortId(i as u32), i as u16, Rate::gbps(100), Time::from_us(1));
+                p.unit = 0;
+                p
+            })
+            .collect();
+        DeferredDequeues::new(&ports, 1, 0)
+    }
+
+    /// Entries deferred out of order, taken in slices and settled, against a sorted set:
+    /// the same dequeues come out, earliest first, and the head is always the earliest
+    /// left, also once `settle` has dropped a taken part (more than `KEEP_TAKEN` taken
+    /// with some still waiting).
+    #[test]
+    fn dequeues_come_out_in_key_order_across_settles() {
+        let mut d = one_switch(64);
+        let mut queue = EventQueue::<Event>::new();
+        let mut reference = BTreeSet::new();
+        let (mut taken, mut compacted, mut seq) = (Vec::new(), false, 0u64);
+        let mut state = 12_345u64;
+        let mut next = || {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            state >> 33
+        };
+        for round in 0..200u64 {
+            // A few dequeues a round, each within 30 rounds of now, in any order: the list is rarely
+            // empty, so taken entries pile up until `settle` drops them.
+            for _ in 0..next() % 5 {
+                // Keys unique (a counter in the low bits), as the switch's counter makes them.
+                seq += 1;
+                let entry =
+                    (Time(round * 100 + next() % 3_000), (next() % 1_000) << 20 | seq, PortId(next() as u32 % 64));
+                reference.insert(entry);
+                d.defer(0, entry.2, (entry.0, entry.1), &mut queue);
+            }
+            let (now, key) = (Time(round * 100 + 50), 500);
+            while let Some(e) = d.take_before(0, now, key) {
+                taken.push(e);
+            }
+            compacted |= d.waits[0].taken >= KEEP_TAKEN && (d.waits[0].taken as usize) < d.waits[0].due.len();
+            d.settle(0);
+            let before: Vec<_> = reference.iter().copied().filter(|&(t, k, _)| (t, k) < (now, key)).collect();
+            for e in &before {
+                reference.remove(e);
+            }
+            assert_eq!(&taken[taken.len() - before.len()..], &before[..], "round {round}");
+            assert_eq!(d.first_due(0), reference.first().map_or(Time::MAX, |e| e.0), "round {round}");
+            // What stays after a settle: fewer than KEEP_TAKEN taken entries, then the waiting ones.
+            let w = &d.waits[0];
+            assert!(w.taken < KEEP_TAKEN && w.due.len() - w.taken as usize == reference.len(), "round {round}");
+        }
+        assert!(taken.len() > 300, "{} taken", taken.len());
+        assert!(compacted, "no settle dropped a taken part with entries still waiting");
+    }
+}
