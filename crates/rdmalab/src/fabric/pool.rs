@@ -28,8 +28,8 @@ struct Slot(Packet);
 #[derive(Debug, Default)]
 pub struct PacketPool {
     slots: Vec<Slot>,
-    /// The packet after each slot's in its egress queue ([`PacketQueue`]); beside the slots
-    /// because a packet fills its 64-byte slot.
+    /// The packet after each slot's in its egress queue ([`PacketQueue`]; stale for a
+    /// queue's last packet); beside the slots because a packet fills its 64-byte slot.
     next: Vec<PacketRef>,
     free: Vec<u32>,
 }
@@ -39,9 +39,9 @@ pub struct PacketPool {
 /// them on every port, and a fabric of a million hosts has five million switch ports.
 ///
 /// The queue ends at `tail`, not at a link marked as the end: the last packet's link is
-/// never written. A push onto an empty queue (most pushes at moderate load) then writes
-/// nothing in the pool: each link written is a line of its own to the cache, the packets
-/// being scattered over the pool.
+/// never written. A push onto an empty queue then writes nothing in the pool, and a push
+/// behind others one link: each link written is a line of its own to the cache, the
+/// packets being scattered over the pool.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PacketQueue {
     head: PacketRef,
