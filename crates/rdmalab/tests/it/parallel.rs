@@ -12,6 +12,7 @@
 
 use std::path::Path;
 
+use rdmalab::fabric::PortCounters;
 use rdmalab::formats::{fct::write_fct, pfc::write_pfc};
 use rdmalab::scenario::Scenario;
 use rdmalab::sim::parallel::{auto_map, lookahead, ParallelRun, Runner};
@@ -487,16 +488,16 @@ pub(crate) fn ring_deadlock(threads: u32, tweak: impl Fn(&mut rdmalab::sim::SimC
     run
 }
 
-/// The stop reason, the first deadlock and the count, the end time and the FCT and PFC
-/// files of a run.
-fn deadlock_outcome(mut run: Runner) -> (StopReason, String, u64, Time, String, String) {
+/// The stop reason, the first deadlock and the count, the end time, the FCT and PFC files
+/// and the ports' counters (their paused time closed when the run stopped) of a run.
+fn deadlock_outcome(mut run: Runner) -> (StopReason, String, u64, Time, String, String, Vec<PortCounters>) {
     let reason = run.run_to_end();
     let r = run.results().unwrap();
     let (mut fct, mut pfc) = (Vec::new(), Vec::new());
     write_fct(&mut fct, &r.records).unwrap();
     write_pfc(&mut pfc, &r.pfc_events).unwrap();
     let (fct, pfc) = (String::from_utf8(fct).unwrap(), String::from_utf8(pfc).unwrap());
-    (reason, format!("{:?}", r.deadlock), r.deadlocks, r.end_time, fct, pfc)
+    (reason, format!("{:?}", r.deadlock), r.deadlocks, r.end_time, fct, pfc, r.ports)
 }
 
 #[test]
@@ -506,6 +507,7 @@ fn a_deadlock_across_partitions_is_found_as_in_one_simulation() {
     let one = deadlock_outcome(ring_deadlock(1, |_| {}));
     assert_eq!(one.0, StopReason::PfcDeadlock);
     assert!(one.1.contains("cycle"), "{}", one.1);
+    assert!(one.6.iter().any(|p| p.paused_ps > 0), "the ring's ports are paused when it stops");
     for threads in [2, 4] {
         let many = deadlock_outcome(ring_deadlock(threads, |_| {}));
         assert_eq!(one, many, "{threads} threads");

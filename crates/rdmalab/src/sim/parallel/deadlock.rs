@@ -64,6 +64,9 @@ impl Shared {
             stop = self.search_together(me, sim, t, min_age);
             if stop {
                 w.deadlock_at = Some(t);
+                // One simulation's clock when it stops there, at which the ports' paused time
+                // is closed (`PortState::finish`).
+                sim.now = t;
             }
         }
         if timed {
