@@ -340,7 +340,8 @@ class Scenario:
     def with_rnic(self, recv_queue_depth: int | None = None, recv_repost_delay: str | None = None,
                   min_rnr_timer: int | None = None, rnr_retry: int | None = None,
                   srq_depth: int | None = None, timeout: int | None = None,
-                  retry_cnt: int | None = None, recv_processing: str | None = None) -> "Scenario":
+                  retry_cnt: int | None = None, recv_processing: str | None = None,
+                  max_send_wr: int | None = None) -> "Scenario":
         """`[rnic]` (docs/physics.md, "Receive queues and RNR NAKs"): `recv_queue_depth` receive
         WQEs kept posted per connection at a responder (absent: unlimited, no RNR NAK);
         `recv_repost_delay` from a SEND's receive completion to its WQE posted again (default
@@ -350,13 +351,15 @@ class Scenario:
         receive queue of that many WQEs per responder host, drawn on by every connection to it.
         Only `verb="send"` traffic draws on the queue. `timeout` (the local ACK timeout as verbs
         encode it, 4.096 us x 2^timeout, 0: none) and `retry_cnt` (0-7) set `fabric.rto` and
-        `fabric.retry_limit` in the verbs' terms.
+        `fabric.retry_limit` in the verbs' terms. `max_send_wr` is the send-queue depth of every
+        application QP (default 16351; docs/physics.md, "Send queues of applications' QPs").
         Results: `counters["rnr_naks"]`, `counters["rnr_retry_exceeded"]`, `rnr` (per flow)."""
         new = copy.deepcopy(self)
         new.spec.setdefault("rnic", {}).update({k: v for k, v in dict(
             recv_queue_depth=recv_queue_depth, recv_repost_delay=recv_repost_delay,
             min_rnr_timer=min_rnr_timer, rnr_retry=rnr_retry, srq_depth=srq_depth, timeout=timeout,
-            retry_cnt=retry_cnt, recv_processing=recv_processing).items() if v is not None})
+            retry_cnt=retry_cnt, recv_processing=recv_processing,
+            max_send_wr=max_send_wr).items() if v is not None})
         return new
 
     def with_drum(self, **settings: Any) -> "Scenario":

@@ -154,3 +154,29 @@ def test_the_aggregators_processing_refuses_the_next_round_only_past_its_bound()
     assert res.counters["rnr_naks"] == 0 and flows.equals(base)
     res, _ = incast(1.05 * hi)
     assert res.counters["rnr_naks"] > 0
+
+
+def test_max_send_wr_bounds_what_a_multipath_qp_holds():
+    """`with_rnic(max_send_wr=...)` writes `[rnic] max_send_wr`; a QP allowed 8 chunks in flight
+    then holds at most that many WQEs between post and acknowledgement, and every byte still
+    arrives (docs/physics.md, "Send queues of applications' QPs")."""
+    def most_open(depth):
+        s = (Scenario.star(2, rate="100Gbps").with_fabric(cc="none")
+             .multipath([{"src": 0, "dst": 1, "size": 400_000}], qps=2, chunk_size=4096, outstanding=8))
+        if depth is not None:
+            s = s.with_rnic(max_send_wr=depth)
+            assert s.spec["rnic"] == {"max_send_wr": depth}
+        r = run(s, progress=False)
+        assert r.messages["fct_ns"].is_not_nan().all() and r.chunks["size"].sum() == 400_000
+        c = r.chunks
+        return max(c.filter((pl.col("qp") == row["qp"]) & (pl.col("post_ns") <= row["post_ns"])
+                            & (pl.col("done_ns") > row["post_ns"])).height for row in c.iter_rows(named=True))
+
+    assert most_open(None) == 8
+    assert most_open(3) == 3
+
+
+def test_a_send_queue_of_no_wqes_is_refused_by_name():
+    s = Scenario.star(2).with_rnic(max_send_wr=0).flows([{"src": 0, "dst": 1, "size": 1000}])
+    with pytest.raises(Exception, match=r"rnic\.max_send_wr"):
+        run(s, progress=False)

@@ -67,9 +67,8 @@ impl Default for HostConfig {
             // (J. McCalpin, Intel forum thread 700477, 2016).
             lock_transfer: Time::from_ns(40),
             // The largest send queue a ConnectX-3 (mlx4, the 40 Gb/s InfiniBand generation of
-            // seed 000's testbed) accepts: `max_qp_wr: 16351` in its `ibv_devinfo -v`
-            // (16384 less the driver's reserved spare WQEs).
-            max_send_wr: 16351,
+            // seed 000's testbed) accepts (`rnic::DEFAULT_MAX_SEND_WR`).
+            max_send_wr: crate::rnic::DEFAULT_MAX_SEND_WR,
         }
     }
 }

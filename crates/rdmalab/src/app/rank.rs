@@ -6,6 +6,8 @@
 //! transfer index that the sender wrote into the message's header), and its own compute
 //! timers. Everything it needs was worked out at setup, so a handler allocates nothing.
 
+use std::collections::VecDeque;
+
 use super::deps::{TransferGraph, Trigger};
 use super::{AppHeader, RecvCompletion, SendCompletion, SendDone, Verbs, Wr};
 use crate::ids::{NodeId, QpId};
@@ -68,6 +70,9 @@ pub struct RankApp {
     left: u32,
     /// The QPs it sends on, closed once every send completed.
     qps: Vec<QpId>,
+    /// Per QP of `qps`: released sends that found its send queue full, oldest first, posted
+    /// as its completions free slots (`[rnic] max_send_wr`). Empty lists allocate nothing.
+    held: Vec<VecDeque<u32>>,
     /// Added to a transfer's index in its header's `data_id`: its flow row beyond the run's
     /// flows, so that the records and rate samples name it alike.
     id_base: u64,
@@ -133,6 +138,7 @@ impl RankApp {
         }
         app.qps.sort_unstable();
         app.qps.dedup();
+        app.held = vec![VecDeque::new(); app.qps.len()];
         app.recvs = recvs.iter().map(|&i| LocalRecv { transfer: i, at: Time::MAX }).collect();
         // Who each completion releases, as two compressed lists (one pass to count, one to fill).
         let mut by_send = vec![Vec::new(); app.sends.len()];
@@ -195,6 +201,7 @@ impl RankApp {
         }
         let k = c.cookie as usize;
         self.sends[k].acked = c.time;
+        self.post_held(c.qp, v);
         let (a, b) = (self.after_send[k] as usize, self.after_send[k + 1] as usize);
         for i in a..b {
             self.dep_done(self.released[i] as usize, v);
@@ -234,13 +241,35 @@ impl RankApp {
         }
     }
 
+    /// Posts send `k`, or holds it behind those its QP already holds when the send queue
+    /// is full (as a program does on `ibv_post_send`'s ENOMEM).
     fn post(&mut self, k: usize, v: &mut impl Verbs) {
+        let qp = self.sends[k].qp;
+        let q = self.qps.binary_search(&qp).expect("a send's QP is among the rank's");
+        if !self.held[q].is_empty() || v.sq_room(qp) == 0 {
+            self.held[q].push_back(k as u32);
+            return;
+        }
+        self.post_now(k, v);
+    }
+
+    /// A completion on `qp` freed a slot of its send queue: the sends it holds go, in order,
+    /// while there is room.
+    fn post_held(&mut self, qp: QpId, v: &mut impl Verbs) {
+        let Ok(q) = self.qps.binary_search(&qp) else { return };
+        while !self.held[q].is_empty() && v.sq_room(qp) > 0 {
+            let k = self.held[q].pop_front().expect("checked") as usize;
+            self.post_now(k, v);
+        }
+    }
+
+    fn post_now(&mut self, k: usize, v: &mut impl Verbs) {
         let s = &mut self.sends[k];
         s.posted = v.now();
         let data_id = self.id_base + s.transfer as u64;
         let header = AppHeader { data_id, total: s.bytes, offset: 0, length: s.bytes, op: OP_TRANSFER };
-        v.post(s.qp, Wr { bytes: s.bytes, cookie: k as u32, header: Some(header), notify_sent: false })
-            .expect("QPs outside the host model have no send-queue depth");
+        let wr = Wr { bytes: s.bytes, cookie: k as u32, header: Some(header), notify_sent: false };
+        v.post(s.qp, wr).expect("room was checked");
         if !self.after_post.is_empty() {
             // Posted only after this send's own post, so they follow it on a shared QP.
             let (a, b) = (self.after_post[k] as usize, self.after_post[k + 1] as usize);

@@ -199,6 +199,11 @@ pub struct SimConfig {
     /// Receive queues and RNR NAKs (`[rnic] recv_queue_depth`, `sim::mech::rnr`); `None`:
     /// receive WQEs are never short, as before (no cost).
     pub rnr: Option<RnrConfig>,
+    /// Send-queue depth of every QP an application keeps open (multipath, Virtuoso, jobs'
+    /// ranks; `[rnic] max_send_wr`): a post on a full queue fails, and the application holds
+    /// the WR until a completion frees a slot. Default [`crate::rnic::DEFAULT_MAX_SEND_WR`]. The host
+    /// model's QPs take `[host] max_send_wr` instead.
+    pub max_send_wr: u32,
     /// The switches' PFC watchdog (`[fabric.pfc_watchdog]`); `None`: none (no cost).
     pub pfc_watchdog: Option<PfcWatchdogConfig>,
     /// PAUSE frames with a pause time and refreshes (`[fabric.pfc_pause]`); `None`: a PAUSE
@@ -319,6 +324,7 @@ impl Default for SimConfig {
             nack_interval: Time::from_us(500),
             irn: None,
             rnr: None,
+            max_send_wr: crate::rnic::DEFAULT_MAX_SEND_WR,
             pfc_watchdog: None,
             pfc_pause: None,
             cnp_on_ooo: false,

@@ -93,6 +93,9 @@ pub struct MpSender {
     pub qps: Vec<QpId>,
     /// Chunks posted per slot and not yet freed (by ACK or by sending, per `refill_on`).
     busy: Vec<u32>,
+    /// Per slot: its last fill stopped at a full send queue (`[rnic] max_send_wr`); its next
+    /// acknowledgement fills it again.
+    sq_full: Vec<bool>,
     /// Messages in post order.
     pub messages: Vec<SenderMessage>,
     /// Started messages that still have chunks to hand out, oldest first.
@@ -118,6 +121,7 @@ impl MpSender {
             post_delay: cfg.post_delay,
             qps,
             busy: vec![0; n],
+            sq_full: vec![false; n],
             ..Default::default()
         }
     }
@@ -188,8 +192,12 @@ impl MpSender {
             // message unfinished and its QP in the error state.
             SendDone::Failed | SendDone::Flushed => false,
         };
-        if frees {
-            self.busy[slot] -= 1;
+        // An acknowledged WQE leaves the send queue: a fill stopped there goes on.
+        let room = c.done == SendDone::Acked && std::mem::take(&mut self.sq_full[slot]);
+        if frees || room {
+            if frees {
+                self.busy[slot] -= 1;
+            }
             if self.post_delay == Time::ZERO {
                 self.fill(slot, v);
             } else {
@@ -199,9 +207,14 @@ impl MpSender {
         out
     }
 
-    /// Posts chunks on `slot` until it has `outstanding` of them or nothing is left for it.
+    /// Posts chunks on `slot` until it has `outstanding` of them, nothing is left for it, or
+    /// its send queue is full (a fresh QP per chunk is never full).
     fn fill(&mut self, slot: usize, v: &mut impl Verbs) {
         while self.busy[slot] < self.outstanding {
+            if self.fresh.is_none() && v.sq_room(self.qps[slot]) == 0 {
+                self.sq_full[slot] = true;
+                return;
+            }
             let Some((msg, index)) = self.next_chunk(slot) else { return };
             self.post_chunk(slot, msg, index, v);
         }
@@ -259,11 +272,11 @@ impl MpSender {
             notify_sent: self.refill_on == RefillOn::Sent,
         };
         match &self.fresh {
-            None => v.post(self.qps[slot], wr).expect("QPs outside the host model have no send-queue depth"),
+            None => v.post(self.qps[slot], wr).expect("room was checked"),
             Some(f) => {
                 let spec = FlowSpec { sport: Some(f.sports[slot]), start: v.now(), ..f.spec };
                 let qp = v.open_qp(&spec, f.rx);
-                v.post(qp, wr).expect("QPs outside the host model have no send-queue depth");
+                v.post(qp, wr).expect("a fresh QP's send queue is empty");
                 v.close_qp(qp); // once its one chunk is acknowledged
             }
         }

@@ -17,5 +17,5 @@ pub use engine::WqeEngine;
 pub use irn::{IrnConfig, IrnTable};
 pub use nic::{Nic, Pick};
 pub use posted::PostedMessages;
-pub use qp::{Completion, Message, Qp, RxState};
+pub use qp::{Completion, Message, Qp, RxState, DEFAULT_MAX_SEND_WR};
 pub use tenant_rr::{NicArbitration, TenantRr};

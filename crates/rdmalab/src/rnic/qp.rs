@@ -4,6 +4,11 @@
 use crate::ids::{AppId, CcGroupId, FlowId, HeaderSlot, NicId, NodeId};
 use crate::units::{Rate, Time};
 
+/// The largest send queue a ConnectX-3 (mlx4) accepts: `max_qp_wr: 16351` in its
+/// `ibv_devinfo -v` (16384 less the driver's reserved spare WQEs). The default depth of
+/// application QPs (`SimConfig::max_send_wr`, `[rnic]`) and of the host model's (`[host]`).
+pub const DEFAULT_MAX_SEND_WR: u32 = 16351;
+
 /// One posted WQE (a message): bytes `[end - size, end)` of the QP's stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Message {

@@ -1,5 +1,5 @@
 //! `[rnic]`: what the RNIC's verbs layer keeps per connection, beyond the fabric's settings:
-//! the receive queue a SEND draws on and the RNR NAK's two QP attributes
+//! the send queue's depth, the receive queue a SEND draws on and the RNR NAK's two QP attributes
 //! (`config::RnrConfig`, `sim::mech::rnr`; docs/physics.md, "Receive queues and RNR NAKs").
 //!
 //! ```toml
@@ -12,6 +12,7 @@
 //! rnr_retry = 7               # 0..7, 7: retry forever
 //! timeout = 14                # local ACK timeout, 4.096 us x 2^14 = 67.1 ms (0: none); sets fabric.rto
 //! retry_cnt = 7               # 0..7 timeouts or NAKs in a row before the WR fails; sets fabric.retry_limit
+//! max_send_wr = 16351         # send-queue depth of each application QP (default: ConnectX-3's max_qp_wr)
 //! ```
 
 use std::path::Path;
@@ -53,6 +54,10 @@ pub struct RnicSpec {
     /// Timeouts or sequence-error NAKs in a row a WR may meet before it fails
     /// (`ibv_qp_attr::retry_cnt`, 0 to 7). Sets `fabric.retry_limit` (absent: that key's).
     pub retry_cnt: Option<i64>,
+    /// Send-queue depth of each QP an application keeps open (`ibv_qp_cap::max_send_wr`;
+    /// default `rnic::DEFAULT_MAX_SEND_WR`): multipath, Virtuoso and jobs' ranks hold a WR
+    /// that finds the queue full until a completion frees a slot.
+    pub max_send_wr: Option<i64>,
 }
 
 /// The local ACK timeout of verbs' encoding `code` (1 to 31; 0 is none): 4.096 µs · 2^code
@@ -84,6 +89,9 @@ pub(super) fn apply(spec: Option<&RnicSpec>, fabric: &super::FabricSpec, file: &
             return Err(Error::input(file, 0, "rnic.retry_cnt", "fabric.retry_limit is given too: set the limit once"));
         }
         c.retry_limit = Some(range("retry_cnt", n, 0, 7, "")? as u32);
+    }
+    if let Some(d) = s.max_send_wr {
+        c.max_send_wr = range("max_send_wr", d, 1, u32::MAX as i64, " WQEs")? as u32;
     }
     let timers = RNR_TIMER_US.len() as i64 - 1;
     let timer = range("min_rnr_timer", s.min_rnr_timer.unwrap_or(DEFAULT_MIN_RNR_TIMER), 0, timers, " (IBA Table 45)")?;

@@ -49,6 +49,7 @@ mod rnr;
 mod rnr_stagger;
 mod sampling;
 mod scale;
+mod send_queue;
 mod sim;
 mod simai;
 mod streamed_records;

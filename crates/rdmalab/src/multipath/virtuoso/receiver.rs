@@ -4,10 +4,10 @@
 //! and answers READ requests on the reverse QP of the path they came on, as the
 //! responder's RNIC does.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 use super::sender::op;
-use crate::app::{AppHeader, RecvCompletion, Verbs, Wr};
+use crate::app::{AppHeader, RecvCompletion, SendCompletion, SendDone, Verbs, Wr};
 use crate::ids::QpId;
 use crate::units::Time;
 
@@ -36,12 +36,31 @@ pub struct VirtuosoReceiver {
     /// Receive completions that came before all of their message's bytes, or headers that
     /// contradict earlier ones (a bug if ever non-zero).
     pub anomalies: u64,
+    /// Per path: READ answers that found the reverse QP's send queue full (`[rnic]
+    /// max_send_wr`), oldest first, posted as acknowledgements free slots.
+    held: Vec<VecDeque<Wr>>,
 }
 
 impl VirtuosoReceiver {
     /// A receiver of `forward`'s paths, answering READs on `reverse` (same order).
     pub fn new(forward: Vec<QpId>, reverse: Vec<QpId>) -> VirtuosoReceiver {
-        VirtuosoReceiver { forward, reverse, ..Default::default() }
+        let held = vec![VecDeque::new(); reverse.len()];
+        VirtuosoReceiver { forward, reverse, held, ..Default::default() }
+    }
+
+    /// A READ answer on the reverse QP of path `c.cookie` completed: if acknowledged, its
+    /// slot takes the answers waiting for one.
+    pub fn on_send_done(&mut self, c: SendCompletion, v: &mut impl Verbs) {
+        if c.done != SendDone::Acked {
+            return;
+        }
+        let path = c.cookie as usize;
+        while let Some(&wr) = self.held[path].front() {
+            if v.post(self.reverse[path], wr).is_err() {
+                return;
+            }
+            self.held[path].pop_front();
+        }
     }
 
     /// A WR with a Virtuoso header was placed in order on this host.
@@ -80,10 +99,9 @@ impl VirtuosoReceiver {
             return;
         };
         let header = AppHeader { op: op::READ_DATA, ..h };
-        v.post(
-            self.reverse[path],
-            Wr { bytes: h.length, cookie: path as u32, header: Some(header), notify_sent: false },
-        )
-        .expect("QPs outside the host model have no send-queue depth");
+        let wr = Wr { bytes: h.length, cookie: path as u32, header: Some(header), notify_sent: false };
+        if !self.held[path].is_empty() || v.post(self.reverse[path], wr).is_err() {
+            self.held[path].push_back(wr); // behind those already waiting, in order
+        }
     }
 }

@@ -172,6 +172,9 @@ pub struct VirtuosoSender {
     busy: Vec<bool>,
     /// Per path: WRs that failed or were flushed, posted again once the QP is back.
     redo: Vec<Vec<WrLog>>,
+    /// Per path: WRs that found the send queue full (`[rnic] max_send_wr`), oldest first,
+    /// posted as acknowledgements free slots.
+    held: Vec<VecDeque<Wr>>,
     /// When the probes were posted.
     probe_start: Time,
     /// Messages posted before the probe finished, oldest first.
@@ -219,6 +222,7 @@ impl VirtuosoSender {
             backlog: vec![VecDeque::new(); n],
             busy: vec![false; n],
             redo: vec![Vec::new(); n],
+            held: vec![VecDeque::new(); n],
             ..Default::default()
         }
     }
@@ -402,14 +406,30 @@ impl VirtuosoSender {
         if let Some(m) = self.messages.get_mut(local as usize) {
             m.wrs += 1;
         }
-        v.post(self.qps[path], Wr { bytes: wire, cookie, header, notify_sent: false })
-            .expect("QPs outside the host model have no send-queue depth");
+        let wr = Wr { bytes: wire, cookie, header, notify_sent: false };
+        if !self.held[path].is_empty() || v.post(self.qps[path], wr).is_err() {
+            self.held[path].push_back(wr); // behind those already waiting, in order
+        }
+    }
+
+    /// Path `path`'s send queue has room again (an acknowledgement, a reconnection): the
+    /// WRs it holds go, in order, while it lasts.
+    pub(super) fn post_held(&mut self, path: usize, v: &mut impl Verbs) {
+        while let Some(&wr) = self.held[path].front() {
+            if v.post(self.qps[path], wr).is_err() {
+                return;
+            }
+            self.held[path].pop_front();
+            // Posted now: its time and its QP's rounds count from here (`monitor`, the size search).
+            let w = &mut self.wrs[wr.cookie as usize];
+            (w.post, w.rtx) = (v.now(), v.retransmissions(self.qps[path]));
+        }
     }
 
     /// A WR of this sender was acknowledged.
     pub fn on_completion(&mut self, c: SendCompletion, v: &mut impl Verbs) -> VOutcome {
         match c.done {
-            SendDone::Acked => {}
+            SendDone::Acked => self.post_held(self.wrs[c.cookie as usize].path as usize, v),
             SendDone::Sent => return VOutcome::default(),
             SendDone::Failed | SendDone::Flushed => return self.on_failure(c, v),
         }

@@ -64,9 +64,14 @@ impl Simulation {
         Ok(InBand { up, down, coord_app, host_app, arrived: 0, pending: 0 })
     }
 
-    /// A connection in class 0 whose messages complete at application `to` on `dst`.
+    /// A connection in class 0 whose messages complete at application `to` on `dst`. It
+    /// carries one message a period, acknowledged a round trip later, so its send queue is
+    /// left without a depth: a small `[rnic] max_send_wr` meant for the data QPs must not
+    /// stall the control loop (a full queue would leave a report unsent).
     fn control_qp(&mut self, src: NodeId, dst: NodeId, to: AppId) -> QpId {
-        self.open_kept_qp(&FlowSpec { pg: 0, ..FlowSpec::new(src, dst, 0, self.now) }, to)
+        let qp = self.open_kept_qp(&FlowSpec { pg: 0, ..FlowSpec::new(src, dst, 0, self.now) }, to);
+        self.qps[qp.idx()].sq_depth = u32::MAX;
+        qp
     }
 
     /// Sends one control message on `qp` from application `app`.

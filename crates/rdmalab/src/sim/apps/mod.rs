@@ -93,12 +93,13 @@ impl Simulation {
     /// Opens a QP like `f` for an application: it stays open until the application closes
     /// it (`close_app_qp`), and what it delivers is heard of by application `rx` on the
     /// receiving host ([`AppId::NONE`]: by none). Every QP an application keeps is opened
-    /// here.
+    /// here, its send queue `max_send_wr` deep (`[rnic]`; the host model sets its own).
     pub(in crate::sim) fn open_kept_qp(&mut self, f: &FlowSpec, rx: AppId) -> QpId {
         let qp = self.open_qp(f);
         let q = &mut self.qps[qp.idx()];
         q.close_when_idle = false;
         q.rx.app = rx;
+        q.sq_depth = self.cfg.max_send_wr;
         qp
     }
 
@@ -179,10 +180,10 @@ impl Simulation {
             AppKind::VSender(i) => self.virtuoso_send_done(app, i, c),
             AppKind::Closed(i) => self.closed_send_done(i, c),
             AppKind::Rank(_) => self.rank_send_done(app, c),
+            AppKind::VReceiver(_) => self.with_app(app, AppState::v_receiver_mut, |r, v| r.on_send_done(c, v)),
             // (A generator hears of its chunks together: `app_chunks_done`.)
             AppKind::Attack(_)
             | AppKind::MpReceiver(_)
-            | AppKind::VReceiver(_)
             | AppKind::DrumAgent(_)
             | AppKind::DrumNet
             | AppKind::DrumCtl(_) => {}

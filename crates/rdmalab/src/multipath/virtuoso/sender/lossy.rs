@@ -71,9 +71,13 @@ impl VirtuosoSender {
         if self.search == Search::Running {
             return self.round_part_done(v);
         }
+        // What failed was posted before what waits for room: it goes first.
+        let waiting = std::mem::take(&mut self.held[path]);
         for w in std::mem::take(&mut self.redo[path]) {
             self.repost(w, v);
         }
+        self.held[path].extend(waiting);
+        self.post_held(path, v);
     }
 
     /// A WR failed (retry exceeded) or was flushed behind one. A size search WR is a

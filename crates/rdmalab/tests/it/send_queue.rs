@@ -1,0 +1,130 @@
+//! The send queue of an application's QP is `[rnic] max_send_wr` deep (`SimConfig::max_send_wr`):
+//! `ibv_post_send` fails with ENOMEM on a full queue, and a WQE leaves the queue with its
+//! completion (for RC, its acknowledgement). Each application holds what found the queue full
+//! and posts it as completions free slots: a job's rank, seed 001's multipath sender and both
+//! halves of Virtuoso (seed 003). Checked against what the verbs' rule implies (a transfer
+//! posted the instant the one `depth` before it completed; never more than `depth` WQEs of a
+//! QP between post and acknowledgement) and for the work being done whole.
+
+use rdmalab::app::deps::{Transfer, TransferGraph};
+use rdmalab::multipath::virtuoso::WrKind;
+use rdmalab::sim::{Results, SimConfig, Simulation, StopReason};
+use rdmalab::topology::builders;
+use rdmalab::{NodeId, Rate, Time};
+
+use crate::fixtures::{input_error, run_finished, scenario};
+
+/// `n` transfers of `bytes` from host 0 to host 1 on one QP, all released at once, with the
+/// send queue `depth` deep.
+fn one_lane(n: usize, bytes: u64, depth: u32) -> Results {
+    let t = Transfer { src: NodeId(0), dst: NodeId(1), bytes, lane: 0, delay: Time::ZERO, deps: vec![] };
+    let topo = builders::star(2, Rate::gbps(100), Time::from_us(1)).unwrap();
+    let cfg = SimConfig { max_send_wr: depth, ..SimConfig::default() };
+    let mut sim = Simulation::new(topo, vec![], cfg).unwrap();
+    sim.add_transfers(TransferGraph::new(vec![t; n]).unwrap(), Time::ZERO).unwrap();
+    assert_eq!(sim.run_to_end(), StopReason::Finished);
+    sim.results().unwrap()
+}
+
+#[test]
+fn a_rank_posts_a_held_transfer_the_instant_a_slot_frees() {
+    let (n, bytes) = (8, 20_000);
+    let deep = one_lane(n, bytes, rdmalab::rnic::DEFAULT_MAX_SEND_WR);
+    assert!(deep.records.iter().all(|f| f.start == Time::ZERO), "a deep queue takes every transfer at once");
+    for depth in [1u32, 3] {
+        let r = one_lane(n, bytes, depth);
+        assert_eq!(r.records.len(), n, "depth {depth}: every transfer completes");
+        let mut by_post: Vec<_> = r.records.iter().map(|f| (f.start, f.start + f.fct)).collect();
+        by_post.sort();
+        // The first `depth` go at once; transfer i when transfer i - depth was acknowledged
+        // (completions come in post order on one QP).
+        for (i, &(post, _)) in by_post.iter().enumerate() {
+            let expect = if i < depth as usize { Time::ZERO } else { by_post[i - depth as usize].1 };
+            assert_eq!(post, expect, "depth {depth}, transfer {i}");
+        }
+        assert!(r.last_completion > deep.last_completion, "depth {depth}: holding costs time");
+    }
+}
+
+/// Seed 001's sender on a two-path fabric, `outstanding` chunks a QP, `depth` deep queues.
+fn multipath(outstanding: u32, depth: Option<u32>) -> Results {
+    let rnic = depth.map_or(String::new(), |d| format!("[rnic]\nmax_send_wr = {d}\n"));
+    let toml = format!(
+        "[topology]\nkind = \"dumbbell\"\nhosts_per_side = 1\nbottleneck_links = 2\nbottleneck_rate = \"10Gbps\"\n\
+         host_rate = \"10Gbps\"\ndelay = \"2us\"\n[fabric]\ncc = \"none\"\n{rnic}\
+         [[traffic]]\nkind = \"multipath\"\nqps = 2\nchunk_size = 4096\noutstanding = {outstanding}\n\
+         messages = [{{ src = 0, dst = 1, size = 400000 }}, {{ src = 0, dst = 1, size = 100000 }}]\n"
+    );
+    run_finished(scenario(&toml, "mp.toml"))
+}
+
+/// The most chunks of one QP between post and acknowledgement at any instant.
+fn most_in_queue(r: &Results) -> usize {
+    let chunks = &r.mp_chunks;
+    let mut most = 0;
+    for c in chunks {
+        let at = c.post;
+        let open = chunks.iter().filter(|d| d.qp == c.qp && d.post <= at && d.done.is_none_or(|t| t > at)).count();
+        most = most.max(open);
+    }
+    most
+}
+
+#[test]
+fn multipath_keeps_at_most_the_depth_in_each_send_queue() {
+    let free = multipath(8, None);
+    assert_eq!(most_in_queue(&free), 8, "without a small depth, `outstanding` bounds each QP");
+    let held = multipath(8, Some(3));
+    assert_eq!(most_in_queue(&held), 3);
+    assert_eq!(held.mp_messages.len(), 2);
+    assert!(held.mp_messages.iter().all(|m| m.fct.is_some()), "every message completes");
+    let bytes = |r: &Results| r.mp_chunks.iter().map(|c| c.size).sum::<u64>();
+    assert_eq!(bytes(&held), 500_000);
+    assert_eq!(bytes(&free), 500_000);
+}
+
+/// Virtuoso on four parallel links, every verb, with `depth` deep queues both ways.
+fn virtuoso(depth: u32) -> Results {
+    let messages = ["write", "send", "read", "read"]
+        .iter()
+        .map(|v| format!("{{ src = 0, dst = 1, size = 800000, verb = \"{v}\" }}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let toml = format!(
+        "[topology]\nkind = \"dumbbell\"\nhosts_per_side = 1\nbottleneck_links = 4\nbottleneck_rate = \"10Gbps\"\n\
+         host_rate = \"10Gbps\"\nips_per_host = 4\ndelay = \"2us\"\n\
+         [fabric]\npath_selection = \"source_ip\"\ncc = \"none\"\n[rnic]\nmax_send_wr = {depth}\n\
+         [[traffic]]\nkind = \"multipath\"\nsplit = \"virtuoso\"\npath_by = \"src_ip\"\nqps = 4\n\
+         weights = \"equal\"\nmessages = [{messages}]\n"
+    );
+    run_finished(scenario(&toml, "v.toml"))
+}
+
+#[test]
+fn virtuoso_holds_sub_wrs_and_read_answers_for_room() {
+    let deep = virtuoso(rdmalab::rnic::DEFAULT_MAX_SEND_WR);
+    let held = virtuoso(1);
+    for r in [&deep, &held] {
+        assert_eq!(r.mp_messages.len(), 4);
+        assert!(r.mp_messages.iter().all(|m| m.fct.is_some()), "every message completes");
+    }
+    // The same sub-WRs; at depth 1 a path's next one is posted when the last is acknowledged.
+    let data = |r: &Results| r.mp_wrs.iter().filter(|w| w.kind == WrKind::Data).map(|w| w.size).sum::<u64>();
+    assert_eq!(data(&held), data(&deep));
+    let most_open = |r: &Results| {
+        let wrs: Vec<_> = r.mp_wrs.iter().filter(|w| matches!(w.kind, WrKind::Data | WrKind::Notice)).collect();
+        let open_at = |w: &&rdmalab::multipath::MpWrRecord| {
+            wrs.iter().filter(|d| d.path == w.path && d.post <= w.post && d.done.is_none_or(|t| t > w.post)).count()
+        };
+        wrs.iter().map(open_at).max().unwrap_or(0)
+    };
+    assert!(most_open(&deep) > 1, "a deep queue takes a path's sub-WRs at once");
+    assert_eq!(most_open(&held), 1);
+}
+
+#[test]
+fn a_send_queue_of_no_wqes_is_refused() {
+    let toml = "[topology]\nkind = \"star\"\nhosts = 2\n[rnic]\nmax_send_wr = 0\n";
+    let e = input_error(toml);
+    assert!(e.contains("rnic.max_send_wr") && e.contains("must be 1 to"), "{e}");
+}
