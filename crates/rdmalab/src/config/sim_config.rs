@@ -201,8 +201,8 @@ pub struct SimConfig {
     pub rnr: Option<RnrConfig>,
     /// Send-queue depth of every QP an application keeps open (multipath, Virtuoso, jobs'
     /// ranks; `[rnic] max_send_wr`): a post on a full queue fails, and the application holds
-    /// the WR until a completion frees a slot. Default [`crate::rnic::DEFAULT_MAX_SEND_WR`]. The host
-    /// model's QPs take `[host] max_send_wr` instead.
+    /// the WR until a completion frees a slot. Default [`crate::rnic::DEFAULT_MAX_SEND_WR`].
+    /// The host model's QPs take `[host] max_send_wr` instead.
     pub max_send_wr: u32,
     /// The switches' PFC watchdog (`[fabric.pfc_watchdog]`); `None`: none (no cost).
     pub pfc_watchdog: Option<PfcWatchdogConfig>,
