@@ -12,7 +12,7 @@ use rdmalab::sim::{Results, SimConfig, Simulation, StopReason};
 use rdmalab::topology::builders;
 use rdmalab::{NodeId, Rate, Time};
 
-use crate::fixtures::{input_error, run_finished, scenario};
+use crate::fixtures::{input_error, run_finished, run_threads, scenario};
 
 /// `n` transfers of `bytes` from host 0 to host 1 on one QP, all released at once, with the
 /// send queue `depth` deep.
@@ -85,19 +85,22 @@ fn multipath_keeps_at_most_the_depth_in_each_send_queue() {
 
 /// Virtuoso on four parallel links, every verb, with `depth` deep queues both ways.
 fn virtuoso(depth: u32) -> Results {
+    run_finished(scenario(&virtuoso_toml(depth), "v.toml"))
+}
+
+fn virtuoso_toml(depth: u32) -> String {
     let messages = ["write", "send", "read", "read"]
         .iter()
         .map(|v| format!("{{ src = 0, dst = 1, size = 800000, verb = \"{v}\" }}"))
         .collect::<Vec<_>>()
         .join(", ");
-    let toml = format!(
+    format!(
         "[topology]\nkind = \"dumbbell\"\nhosts_per_side = 1\nbottleneck_links = 4\nbottleneck_rate = \"10Gbps\"\n\
          host_rate = \"10Gbps\"\nips_per_host = 4\ndelay = \"2us\"\n\
          [fabric]\npath_selection = \"source_ip\"\ncc = \"none\"\n[rnic]\nmax_send_wr = {depth}\n\
          [[traffic]]\nkind = \"multipath\"\nsplit = \"virtuoso\"\npath_by = \"src_ip\"\nqps = 4\n\
          weights = \"equal\"\nmessages = [{messages}]\n"
-    );
-    run_finished(scenario(&toml, "v.toml"))
+    )
 }
 
 #[test]
@@ -120,6 +123,21 @@ fn virtuoso_holds_sub_wrs_and_read_answers_for_room() {
     };
     assert!(most_open(&deep) > 1, "a deep queue takes a path's sub-WRs at once");
     assert_eq!(most_open(&held), 1);
+}
+
+#[test]
+fn held_wrs_are_the_same_at_any_thread_count() {
+    // The held WRs are the application's state on its own host, freed by its own completions:
+    // cut into partitions, the run posts and completes every WR when one thread does.
+    let toml = virtuoso_toml(1);
+    let one = run_threads(&toml, "v.toml", 1);
+    let wrs = |r: &Results| r.mp_wrs.iter().map(|w| (w.path, w.post, w.done)).collect::<Vec<_>>();
+    let fcts = |r: &Results| r.mp_messages.iter().map(|m| m.fct).collect::<Vec<_>>();
+    for threads in [2, 4] {
+        let cut = run_threads(&toml, "v.toml", threads);
+        assert_eq!(wrs(&cut), wrs(&one), "{threads} threads");
+        assert_eq!(fcts(&cut), fcts(&one), "{threads} threads");
+    }
 }
 
 #[test]
