@@ -146,3 +146,39 @@ fn a_send_queue_of_no_wqes_is_refused() {
     let e = input_error(toml);
     assert!(e.contains("rnic.max_send_wr") && e.contains("must be 1 to"), "{e}");
 }
+
+/// One path whose only link is down for the first 10 ms (`tests/it/virtuoso_lossy.rs`):
+/// a WRITE, a second WRITE and a READ, WRs failing after `fabric.retry_limit` rounds.
+fn outage(depth: u32) -> Results {
+    let toml = format!(
+        "[topology]\nkind = \"dumbbell\"\nhosts_per_side = 1\nbottleneck_links = 1\nbottleneck_rate = \"1Gbps\"\n\
+         host_rate = \"10Gbps\"\nips_per_host = 1\ndelay = \"2us\"\n\
+         [fabric]\npath_selection = \"source_ip\"\ncc = \"none\"\nlossless = false\nretry_limit = 3\n\
+         [rnic]\nmax_send_wr = {depth}\n\
+         [[traffic]]\nkind = \"multipath\"\nsplit = \"virtuoso\"\npath_by = \"src_ip\"\nqps = 1\nweights = \"equal\"\n\
+         messages = [{{ src = 0, dst = 1, size = 100000 }}, {{ src = 0, dst = 1, size = 50000 }}, \
+         {{ src = 0, dst = 1, size = 70000, verb = \"read\" }}]\n\
+         [[events]]\nkind = \"link_down\"\nat = \"0ns\"\na = 2\nb = 3\n\
+         [[events]]\nkind = \"link_up\"\nat = \"10ms\"\na = 2\nb = 3\n"
+    );
+    run_finished(scenario(&toml, "outage.toml"))
+}
+
+#[test]
+fn after_an_outage_failed_wrs_go_before_held_ones_and_every_message_completes() {
+    for depth in [1, rdmalab::rnic::DEFAULT_MAX_SEND_WR] {
+        let r = outage(depth);
+        assert_eq!(r.mp_messages.len(), 3);
+        for m in &r.mp_messages {
+            let fct = m.fct.unwrap_or_else(|| panic!("depth {depth}: message {:?} never completes", m.message));
+            assert!(fct > Time::from_ms(10), "depth {depth}: nothing gets through before the link is back");
+        }
+        // The WRs of message 0 (the one that failed) are all posted before message 1's
+        // first: what failed goes before what waits for room.
+        let posts = |msg: u32| r.mp_wrs.iter().filter(move |w| w.message.is_some_and(|m| m.0 == msg)).map(|w| w.post);
+        let first_of_1 = posts(1).min().expect("message 1 has WRs");
+        if depth == 1 {
+            assert!(posts(0).all(|t| t < first_of_1), "depth 1: {:?}", r.mp_wrs);
+        }
+    }
+}

@@ -137,7 +137,9 @@ pub(in crate::sim) fn unreachable_flow(flow: FlowId, f: &FlowSpec, now: Time) ->
 /// through `fabric.retry_limit` (`mech::retry`), so without it such a run ends stalled or at
 /// its stop time instead.
 pub(in crate::sim) fn abandon(qp: &mut Qp, learns: impl Fn(crate::ids::AppId) -> bool) -> Option<Vec<FlowId>> {
-    if qp.messages.iter().any(|m| learns(m.app)) {
+    // An empty QP has nothing to give up, and one an application keeps open (a Virtuoso
+    // path's reverse QP, waiting for READs) must still take what is posted on it later.
+    if qp.messages.is_empty() || qp.messages.iter().any(|m| learns(m.app)) {
         return None;
     }
     let flows = qp.messages.drain_all().map(|m| m.flow).collect();
