@@ -71,7 +71,8 @@ pub struct RankApp {
     /// The QPs it sends on, closed once every send completed.
     qps: Vec<QpId>,
     /// Per QP of `qps`: released sends that found its send queue full, oldest first, posted
-    /// as its completions free slots (`[rnic] max_send_wr`). Empty lists allocate nothing.
+    /// as its completions free slots (`[rnic] max_send_wr`). The program's own memory, not the
+    /// RNIC's: at most the rank's sends. Empty lists allocate nothing.
     held: Vec<VecDeque<u32>>,
     /// Added to a transfer's index in its header's `data_id`: its flow row beyond the run's
     /// flows, so that the records and rate samples name it alike.

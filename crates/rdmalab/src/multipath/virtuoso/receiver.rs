@@ -37,7 +37,8 @@ pub struct VirtuosoReceiver {
     /// contradict earlier ones (a bug if ever non-zero).
     pub anomalies: u64,
     /// Per path: READ answers that found the reverse QP's send queue full (`[rnic]
-    /// max_send_wr`), oldest first, posted as acknowledgements free slots.
+    /// max_send_wr`), oldest first, posted as acknowledgements free slots. The middleware's
+    /// memory, not the RNIC's: at most one per READ request received.
     held: Vec<VecDeque<Wr>>,
 }
 

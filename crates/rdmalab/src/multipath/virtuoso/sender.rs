@@ -173,7 +173,8 @@ pub struct VirtuosoSender {
     /// Per path: WRs that failed or were flushed, posted again once the QP is back.
     redo: Vec<Vec<WrLog>>,
     /// Per path: WRs that found the send queue full (`[rnic] max_send_wr`), oldest first,
-    /// posted as acknowledgements free slots.
+    /// posted as acknowledgements free slots. The middleware's memory, not the RNIC's: at most
+    /// the WRs of the messages posted to it.
     held: Vec<VecDeque<Wr>>,
     /// When the probes were posted.
     probe_start: Time,
