@@ -33,6 +33,7 @@ pub mod collective;
 pub mod deps;
 pub mod drum_agent;
 pub mod drum_select;
+pub mod held;
 pub mod host_model;
 pub mod rank;
 

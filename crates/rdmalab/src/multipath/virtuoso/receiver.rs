@@ -4,9 +4,10 @@
 //! and answers READ requests on the reverse QP of the path they came on, as the
 //! responder's RNIC does.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 
 use super::sender::op;
+use crate::app::held::HeldWrs;
 use crate::app::{AppHeader, RecvCompletion, SendCompletion, SendDone, Verbs, Wr};
 use crate::ids::QpId;
 use crate::units::Time;
@@ -36,16 +37,15 @@ pub struct VirtuosoReceiver {
     /// Receive completions that came before all of their message's bytes, or headers that
     /// contradict earlier ones (a bug if ever non-zero).
     pub anomalies: u64,
-    /// Per path: READ answers that found the reverse QP's send queue full (`[rnic]
-    /// max_send_wr`), oldest first, posted as acknowledgements free slots. The middleware's
-    /// memory, not the RNIC's: at most one per READ request received.
-    held: Vec<VecDeque<Wr>>,
+    /// Per path: READ answers that found the reverse QP's send queue full, posted as
+    /// acknowledgements free slots (at most one per READ request received).
+    held: Vec<HeldWrs>,
 }
 
 impl VirtuosoReceiver {
     /// A receiver of `forward`'s paths, answering READs on `reverse` (same order).
     pub fn new(forward: Vec<QpId>, reverse: Vec<QpId>) -> VirtuosoReceiver {
-        let held = vec![VecDeque::new(); reverse.len()];
+        let held = vec![HeldWrs::default(); reverse.len()];
         VirtuosoReceiver { forward, reverse, held, ..Default::default() }
     }
 
@@ -56,12 +56,7 @@ impl VirtuosoReceiver {
             return;
         }
         let path = c.cookie as usize;
-        while let Some(&wr) = self.held[path].front() {
-            if v.post(self.reverse[path], wr).is_err() {
-                return;
-            }
-            self.held[path].pop_front();
-        }
+        self.held[path].post_while_room(self.reverse[path], v, |_| {});
     }
 
     /// A WR with a Virtuoso header was placed in order on this host.
@@ -101,8 +96,6 @@ impl VirtuosoReceiver {
         };
         let header = AppHeader { op: op::READ_DATA, ..h };
         let wr = Wr { bytes: h.length, cookie: path as u32, header: Some(header), notify_sent: false };
-        if !self.held[path].is_empty() || v.post(self.reverse[path], wr).is_err() {
-            self.held[path].push_back(wr); // behind those already waiting, in order
-        }
+        self.held[path].post_or_hold(self.reverse[path], wr, v);
     }
 }

@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use super::chunk::ChunkSearch;
 use super::{split_by_weights, ChunkSignal, MpVerb, VirtuosoConfig, Weights};
+use crate::app::held::HeldWrs;
 use crate::app::{AppHeader, RecvCompletion, SendCompletion, SendDone, Verbs, Wr};
 use crate::ids::QpId;
 use crate::units::Time;
@@ -172,10 +173,9 @@ pub struct VirtuosoSender {
     busy: Vec<bool>,
     /// Per path: WRs that failed or were flushed, posted again once the QP is back.
     redo: Vec<Vec<WrLog>>,
-    /// Per path: WRs that found the send queue full (`[rnic] max_send_wr`), oldest first,
-    /// posted as acknowledgements free slots. The middleware's memory, not the RNIC's: at most
-    /// the WRs of the messages posted to it.
-    held: Vec<VecDeque<Wr>>,
+    /// Per path: WRs that found the send queue full, posted as acknowledgements free slots
+    /// (at most the WRs of the messages posted to it).
+    held: Vec<HeldWrs>,
     /// When the probes were posted.
     probe_start: Time,
     /// Messages posted before the probe finished, oldest first.
@@ -223,7 +223,7 @@ impl VirtuosoSender {
             backlog: vec![VecDeque::new(); n],
             busy: vec![false; n],
             redo: vec![Vec::new(); n],
-            held: vec![VecDeque::new(); n],
+            held: vec![HeldWrs::default(); n],
             ..Default::default()
         }
     }
@@ -408,23 +408,18 @@ impl VirtuosoSender {
             m.wrs += 1;
         }
         let wr = Wr { bytes: wire, cookie, header, notify_sent: false };
-        if !self.held[path].is_empty() || v.post(self.qps[path], wr).is_err() {
-            self.held[path].push_back(wr); // behind those already waiting, in order
-        }
+        self.held[path].post_or_hold(self.qps[path], wr, v);
     }
 
     /// Path `path`'s send queue has room again (an acknowledgement, a reconnection): the
     /// WRs it holds go, in order, while it lasts.
     pub(super) fn post_held(&mut self, path: usize, v: &mut impl Verbs) {
-        while let Some(&wr) = self.held[path].front() {
-            if v.post(self.qps[path], wr).is_err() {
-                return;
-            }
-            self.held[path].pop_front();
-            // Posted now: its time and its QP's rounds count from here (`monitor`, the size search).
-            let w = &mut self.wrs[wr.cookie as usize];
-            (w.post, w.rtx) = (v.now(), v.retransmissions(self.qps[path]));
-        }
+        let qp = self.qps[path];
+        let (now, rtx) = (v.now(), v.retransmissions(qp));
+        let wrs = &mut self.wrs;
+        // Posted now: its time and its QP's rounds count from here (`monitor`, the size search).
+        self.held[path]
+            .post_while_room(qp, v, |wr| (wrs[wr.cookie as usize].post, wrs[wr.cookie as usize].rtx) = (now, rtx));
     }
 
     /// A WR of this sender was acknowledged.

@@ -72,11 +72,11 @@ impl VirtuosoSender {
             return self.round_part_done(v);
         }
         // What failed was posted before what waits for room: it goes first.
-        let waiting = std::mem::take(&mut self.held[path]);
+        let waiting = self.held[path].take();
         for w in std::mem::take(&mut self.redo[path]) {
             self.repost(w, v);
         }
-        self.held[path].extend(waiting);
+        self.held[path].append(waiting);
         self.post_held(path, v);
     }
 
