@@ -75,6 +75,9 @@ pub struct RxState {
     /// (`sim::mech::rnr`): a plain flow's verb, or that of the flow an application opened
     /// the QP for (a staggered incast's).
     pub sends: bool,
+    /// UC or UD (the QP's `transport`, copied here so that an arrival reads the receiver's
+    /// line only; set where the QP is opened).
+    pub unreliable: bool,
 }
 
 impl Default for RxState {
@@ -90,6 +93,7 @@ impl Default for RxState {
             flow: FlowId::NONE,
             discarding: false,
             sends: false,
+            unreliable: false,
         }
     }
 }

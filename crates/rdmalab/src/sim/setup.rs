@@ -179,7 +179,8 @@ impl Simulation {
                     // A plain flow's receiver counts under its flow (`RxState::flow`).
                     let flow = if f.app.is_none() { FlowId::new(i) } else { FlowId::NONE };
                     let sends = f.app.is_none() && f.verb == crate::workload::Verb::Send;
-                    let rx = crate::rnic::RxState { flow, sends, ..Default::default() };
+                    let rx =
+                        crate::rnic::RxState { flow, sends, unreliable: !f.transport.reliable(), ..Default::default() };
                     crate::rnic::Qp { tenant: f.tenant, transport: f.transport, rx, ..crate::rnic::Qp::placeholder() }
                 })
                 .collect();

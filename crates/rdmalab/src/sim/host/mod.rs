@@ -109,7 +109,11 @@ impl Simulation {
             gen,
             transport: f.transport,
             // The receiver's half tells SENDs from WRITEs by the QP (packets carry no opcode).
-            rx: crate::rnic::RxState { sends: f.verb == crate::workload::Verb::Send, ..Default::default() },
+            rx: crate::rnic::RxState {
+                sends: f.verb == crate::workload::Verb::Send,
+                unreliable: !f.transport.reliable(),
+                ..Default::default()
+            },
             ..Qp::placeholder()
         };
         if let Some(irn) = self.mech.irn.as_deref_mut() {

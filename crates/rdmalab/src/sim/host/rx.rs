@@ -29,7 +29,10 @@ impl Simulation {
         // The receiver's half of the QP (the packet names the sender's slot, which the ACK
         // echoes back).
         let rx_id = self.rx_slot(&pkt);
-        if !self.qps[rx_id.idx()].transport.reliable() {
+        // The receiver's copy of the transport: an arrival then reads only the receiver's
+        // line of the QP (and the count of packets in the network).
+        debug_assert_eq!(self.qps[rx_id.idx()].rx.unreliable, !self.qps[rx_id.idx()].transport.reliable());
+        if self.qps[rx_id.idx()].rx.unreliable {
             return self.receive_unreliable(pkt, rx_id); // UC/UD (`mech::transport`)
         }
         // A SEND with no receive WQE posted is refused (`mech::rnr`, `[rnic] recv_queue_depth`).
@@ -38,9 +41,10 @@ impl Simulation {
                 return self.refuse_send(pkt, rx_id);
             }
         }
+        // The packet stays counted in `in_flight` until it is known whether a reply takes its
+        // place: an ACK or NACK inherits its count, so the common arrival leaves the count
+        // (and the QP's line that holds it) alone.
         let qp = &mut self.qps[rx_id.idx()];
-        // Wrapping: in a parallel run the sender's count lives in its own partition.
-        qp.in_flight = qp.in_flight.wrapping_sub(1);
         let rx = &mut qp.rx;
         let mut placed = None;
         // IRN holds what comes beyond a gap (`mech::irn`); go-back-N takes only the next.
@@ -66,7 +70,8 @@ impl Simulation {
             rx.unacked_packets += 1;
             if self.cfg.tenant_meter {
                 let nic = self.nic_of[pkt.dst.idx()].idx();
-                self.mech.meters[nic].add(qp.tenant, self.now, delivered as u32);
+                // The QP's tenant, as the packet carries it (the QP's line holding it stays cold).
+                self.mech.meters[nic].add(pkt.tenant, self.now, delivered as u32);
             }
             if pkt.last_of_msg {
                 // The message ends with this packet (under IRN, held bytes past it may have
@@ -118,6 +123,10 @@ impl Simulation {
             if pkt.int_slot != NO_INT {
                 self.int.release(pkt.int_slot);
             }
+            // No reply: the packet leaves the network here. Wrapping: in a parallel run the
+            // sender's count lives in its own partition.
+            let qp = &mut self.qps[rx_id.idx()];
+            qp.in_flight = qp.in_flight.wrapping_sub(1);
             self.release_if_quiet(rx_id);
             return;
         };
@@ -130,8 +139,6 @@ impl Simulation {
     /// the packet is discarded and answered at once.
     #[cold]
     fn refuse_send(&mut self, pkt: Packet, rx_id: QpId) {
-        let qp = &mut self.qps[rx_id.idx()];
-        qp.in_flight = qp.in_flight.wrapping_sub(1);
         self.counters.payload_bytes_discarded += pkt.payload as u64;
         let dasr = self.mech.dasr.as_deref_mut();
         let share_kbps = crate::sim::mech::dasr::share_for_ack(dasr, &self.nic_of, &pkt, rx_id, true, false);
@@ -152,9 +159,8 @@ impl Simulation {
         share_kbps: u32,
         rnr: bool,
     ) {
-        // Wrapping, as every change of this count: in a parallel run each partition keeps
-        // its own share of it, and only their sum is the packets in the network.
-        self.qps[rx_id.idx()].in_flight = self.qps[rx_id.idx()].in_flight.wrapping_add(1);
+        // The reply takes the data packet's place in `in_flight` (its caller left the count
+        // as it was): one packet out of the network, one in.
         if kind == PacketKind::Nack {
             self.counters.nacks += 1;
         }
