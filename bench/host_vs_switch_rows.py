@@ -8,9 +8,12 @@ same cells (load 0.25 / 0.35; symmetric, a 25 Gb/s link, a failed link; lossless
 IRN), 12 ECMP rows with one QP per flow. Each pair is written out as two scenario files and
 run one after the other with `rdmalab run FILE --threads 1 --quiet`, round after round (so
 that a machine's drift reaches both alike). Printed per cell: the median CPU seconds of each
-process (user + system, Python's start and the output files included), the events from the
-summary, the peak RSS, Virtuoso's median over ECMP's, and that ratio round by round. A row of
-this memory-bound kind moves by tens of percent from one run to the next on a shared machine.
+process (user + system, Python's start and the output files included), the events and the
+packet-hops from the summary, the peak RSS, Virtuoso's median over ECMP's, and that ratio round
+by round. The ratio is split in two: Virtuoso's packet-hops over ECMP's (the traffic each row
+simulates: Virtuoso's probes and retransmissions are hops too) and its CPU seconds a hop over
+ECMP's (what a hop costs the engine). A row of this memory-bound kind moves by tens of percent
+from one run to the next on a shared machine.
 
     .venv/bin/python bench/host_vs_switch_rows.py                 # all 12 cells
     .venv/bin/python bench/host_vs_switch_rows.py --cells 0 2 --rounds 3   # a selection, 3 rounds
@@ -35,6 +38,13 @@ from rdmalab.toml_writer import dumps
 ROOT = Path(__file__).resolve().parent.parent
 SWEEP = ROOT / "python/rdmalab/experiments/repro/lb_host_vs_switch.toml"
 EVENTS = re.compile(r"events\s+([\d,]+)")
+HOPS = re.compile(r"packet hops\s+([\d,]+)")
+
+
+def count(pattern: re.Pattern, text: str) -> int:
+    """A count from the summary's line, or -1 where the summary has none."""
+    found = pattern.search(text)
+    return int(found.group(1).replace(",", "")) if found else -1
 
 
 def absolute_paths(node, base: Path):
@@ -82,9 +92,8 @@ def run(scenario: dict, folder: Path, name: str) -> dict:
         text = out.read()
     if proc.returncode != 0:
         raise SystemExit(f"{name}: rdmalab run failed:\n{text}")
-    found = EVENTS.search(text)
-    return {"cpu_s": usage.ru_utime + usage.ru_stime, "wall_s": wall,
-            "events": int(found.group(1).replace(",", "")) if found else -1, "peak_mb": usage.ru_maxrss / 1024}
+    return {"cpu_s": usage.ru_utime + usage.ru_stime, "wall_s": wall, "events": count(EVENTS, text),
+            "hops": count(HOPS, text), "peak_mb": usage.ru_maxrss / 1024}
 
 
 def main() -> None:
@@ -104,15 +113,19 @@ def main() -> None:
                 e, v = runs[i]["ecmp"][-1], runs[i]["virtuoso"][-1]
                 print("JSON " + json.dumps({"round": r, "cell": i, "label": label, "ecmp": e, "virtuoso": v}),
                       file=sys.stderr, flush=True)
-    print("| cell | ECMP CPU s | ECMP events | ECMP MB | Virtuoso CPU s | Virtuoso events | Virtuoso MB "
-          "| ratio of medians | per round |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    # "hops ×": Virtuoso's packet-hops over ECMP's (the traffic simulated); "per hop ×": its CPU
+    # seconds a hop over ECMP's (what a hop costs the engine). Their product is the ratio.
+    print("| cell | ECMP CPU s | ECMP events | ECMP hops | ECMP MB | Virtuoso CPU s | Virtuoso events "
+          "| Virtuoso hops | Virtuoso MB | hops × | per hop × | ratio of medians | per round |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for i in chosen:
         e, v = runs[i]["ecmp"], runs[i]["virtuoso"]
         ce, cv = statistics.median(x["cpu_s"] for x in e), statistics.median(x["cpu_s"] for x in v)
         rounds = ", ".join(f"{b['cpu_s'] / a['cpu_s']:.2f}" for a, b in zip(e, v))
-        print(f"| {i}: {table[i][0]} | {ce:.1f} | {e[0]['events']:,} | {e[0]['peak_mb']:.0f} | {cv:.1f} "
-              f"| {v[0]['events']:,} | {v[0]['peak_mb']:.0f} | {cv / ce:.2f} | {rounds} |", flush=True)
+        hops = v[0]["hops"] / e[0]["hops"]
+        print(f"| {i}: {table[i][0]} | {ce:.1f} | {e[0]['events']:,} | {e[0]['hops']:,} | {e[0]['peak_mb']:.0f} "
+              f"| {cv:.1f} | {v[0]['events']:,} | {v[0]['hops']:,} | {v[0]['peak_mb']:.0f} | {hops:.2f} "
+              f"| {cv / ce / hops:.2f} | {cv / ce:.2f} | {rounds} |", flush=True)
 
 
 if __name__ == "__main__":
