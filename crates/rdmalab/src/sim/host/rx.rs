@@ -29,8 +29,8 @@ impl Simulation {
         // The receiver's half of the QP (the packet names the sender's slot, which the ACK
         // echoes back).
         let rx_id = self.rx_slot(&pkt);
-        // The receiver's copy of the transport: an arrival then reads only the receiver's
-        // line of the QP (and the count of packets in the network).
+        // The receiver's copy of the transport: an answered arrival then reads only the
+        // receiver's line of the QP.
         debug_assert_eq!(self.qps[rx_id.idx()].rx.unreliable, !self.qps[rx_id.idx()].transport.reliable());
         if self.qps[rx_id.idx()].rx.unreliable {
             return self.receive_unreliable(pkt, rx_id); // UC/UD (`mech::transport`)
