@@ -217,6 +217,17 @@ fn ack_interval_sends_one_ack_per_n_packets_and_on_the_last() {
 }
 
 #[test]
+fn a_qp_is_released_once_its_unanswered_packets_have_arrived() {
+    // With an ACK every 4 packets most data packets get no reply: the receiver must still
+    // count each out of the network (`Qp::in_flight`), or a finished QP is never released
+    // and every flow of a sequence keeps one alive. One flow at a time: one alive at most.
+    let topo = builders::star(2, Rate::gbps(100), D).unwrap();
+    let flows = (0..20).map(|i| FlowSpec::new(NodeId(0), NodeId(1), 102_500, Time::from_us(50 * i))).collect();
+    let r = run_one(topo, flows, SimConfig { ack_interval: 4, ..SimConfig::default() });
+    assert_eq!((r.counters.qps_opened, r.counters.qps_peak), (20, 1));
+}
+
+#[test]
 fn qp_context_cache_misses_slow_down_many_qps() {
     // 32 QPs from one host: with a 16-entry cache cycling round robin, every packet misses.
     let run = |cache: Option<rdmalab::rnic::QpCacheConfig>| {
