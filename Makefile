@@ -6,7 +6,7 @@ VPY     := $(VENV)/bin/python
 STAMP   := $(VENV)/.rdmalab-installed
 SOURCES := $(shell find crates -name '*.rs' -o -name 'Cargo.toml' 2>/dev/null) pyproject.toml Cargo.lock
 
-.PHONY: setup demo test test-rust test-python bench clean
+.PHONY: setup demo test test-rust test-python bench reference clean
 
 setup: $(STAMP)
 
@@ -33,6 +33,11 @@ test-python: setup
 
 bench:
 	$(PY) bench/run.py
+
+# The reference pages generated from the code (docs/reference/) and the scenario JSON Schema
+# shipped in the package; a test fails when a committed one is out of date.
+reference: setup
+	$(VPY) -m rdmalab.docgen
 
 clean:
 	rm -rf $(VENV) target out
