@@ -17,7 +17,7 @@ except ModuleNotFoundError:  # pragma: no cover
     import tomli as tomllib
 
 import rdmalab
-from rdmalab.docgen import PAGES, ROOT, api_ref, hpcc_ref, scenario_ref, stale
+from rdmalab.docgen import PAGES, ROOT, api_ref, columns, hpcc_ref, outputs_ref, scenario_ref, stale
 
 EXAMPLES = sorted(p for p in (ROOT / "examples").glob("*.toml") if "topology" in tomllib.loads(p.read_text()))
 
@@ -100,6 +100,13 @@ def test_every_hpcc_key_and_api_member_is_documented():
     keys = hpcc_ref.keys(ROOT)
     assert len(keys) >= 50 and all(doc for _, doc in keys), [k for k, doc in keys if not doc]
     assert api_ref.undocumented() == []
+
+
+def test_every_output_table_and_column_has_a_meaning():
+    tables = {name: list(schema) for name, schema in outputs_ref.run_tables().items()}
+    assert {"rnr", "pfc_watchdog", "wqes", "apps", "chunks", "paths"} <= set(tables)
+    assert columns.missing(tables) == []
+    assert sorted(columns.RUNS) == sorted(outputs_ref.store.RUN_COLUMNS)
 
 
 def test_the_generated_pages_are_up_to_date():

@@ -10,6 +10,8 @@ import dataclasses
 import polars as pl
 
 from rdmalab import Scenario, run
+from rdmalab.docgen import columns
+from rdmalab.docgen.markdown import cell
 from rdmalab.experiments import store
 from rdmalab.mechanism_tables import MECHANISM_TABLES
 from rdmalab.results import Results
@@ -29,8 +31,8 @@ def run_tables() -> dict[str, pl.Schema]:
     return out
 
 
-def _rows(schema: pl.Schema) -> list[str]:
-    return [f"| `{c}` | {t} |" for c, t in schema.items()]
+def _rows(table: str, schema: pl.Schema) -> list[str]:
+    return [f"| `{c}` | {t} | {cell(columns.meaning(table, c))} |" for c, t in schema.items()]
 
 
 def render() -> str:
@@ -43,20 +45,20 @@ def render() -> str:
         "",
         "Every table a run gives, as `res.<name>` in Python and `<file>.parquet` in the folder "
         "`rdmalab run` writes (a table with no rows is not written), with its columns and their "
-        "types. [Outputs](../outputs.md) says what each column means; `Results` in the "
-        "[Python API](python-api.md) says when each table has rows. A sweep's results store "
-        "keeps the same tables per run, each with a `run_id` column first.",
+        "types and meanings; times are in the unit their name ends with. A sweep's results "
+        "store keeps the same tables per run, each with a `run_id` column first.",
         "",
-        "| `res.` attribute | file | columns |",
-        "| --- | --- | --- |",
+        "| `res.` attribute | file | rows when | one row per |",
+        "| --- | --- | --- | --- |",
     ]
     tables = run_tables()
+    for name in tables:
+        when, row = columns.TABLES.get(name, ("", ""))
+        out.append(f"| [`{name}`](#{name}) | `{FILE_NAMES.get(name, name)}.parquet` | {cell(when)} | {cell(row)} |")
     for name, schema in tables.items():
-        out.append(f"| [`{name}`](#{name}) | `{FILE_NAMES.get(name, name)}.parquet` | {len(schema)} |")
-    for name, schema in tables.items():
-        out += ["", f"## {name}", "", "| column | type |", "| --- | --- |", *_rows(schema)]
+        out += ["", f"## {name}", "", "| column | type | meaning |", "| --- | --- | --- |", *_rows(name, schema)]
     out += ["", "## runs (results store)", "",
             "One row per run of a sweep (`runs/<run_id>.parquet`): these columns, then the sweep's "
-            "parameters and the run's counters.", "", "| column |", "| --- |"]
-    out += [f"| `{c}` |" for c in store.RUN_COLUMNS]
+            "parameters and the run's counters.", "", "| column | meaning |", "| --- | --- |"]
+    out += [f"| `{c}` | {cell(columns.RUNS.get(c, ''))} |" for c in store.RUN_COLUMNS]
     return "\n".join(out) + "\n"
