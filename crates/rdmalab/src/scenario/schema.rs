@@ -80,4 +80,69 @@ mod tests {
             assert!(described || path.ends_with(".kind"), "{path}: no doc comment in {p}");
         }
     }
+
+    /// The default a key's doc comment states (`default 1000`, `default `"1ms"``), as written.
+    fn stated_default(root: &serde_json::Value, def: &str, key: &str) -> String {
+        let d = root["definitions"][def]["properties"][key]["description"].as_str().unwrap().replace('\n', " ");
+        let at = d.find("default").unwrap_or_else(|| panic!("{def}.{key}: no default in {d:?}")) + "default".len();
+        let rest = d[at..].trim_start_matches([':', ' ', '`', '"']);
+        rest.split(['"', '`', ';', ')', ',', ' ']).next().unwrap().trim_end_matches('.').to_string()
+    }
+
+    /// The defaults written in the doc comments (what the reference shows) are the ones the
+    /// builders apply: `SimConfig`'s, `LbConfig`'s and `IofdConfig`'s own defaults.
+    #[test]
+    fn stated_defaults_are_the_builders_defaults() {
+        use crate::config::SimConfig;
+        use crate::fabric::deflection::IofdConfig;
+        use crate::fabric::lb::LbConfig;
+        use crate::formats::units_parse::parse_time;
+        let root: serde_json::Value = serde_json::from_str(&scenario_schema_json()).unwrap();
+        let num = |def: &str, key: &str| -> f64 {
+            let s = stated_default(&root, def, key);
+            s.parse().unwrap_or_else(|_| panic!("{def}.{key}: default {s:?} is not a number"))
+        };
+        let time = |def: &str, key: &str| parse_time(&stated_default(&root, def, key)).unwrap();
+        let c = SimConfig::default();
+        assert_eq!(num("FabricSpec", "mtu"), c.mtu as f64);
+        assert_eq!(num("FabricSpec", "buffer_mb") * 1024.0 * 1024.0, c.buffer_bytes as f64);
+        assert_eq!(num("FabricSpec", "ack_interval"), c.ack_interval as f64);
+        assert_eq!(num("FabricSpec", "ib_vl_buffer"), c.ib_vl_buffer as f64);
+        assert_eq!(num("FabricSpec", "dt_alpha"), c.dt_alpha);
+        assert_eq!(Some(time("FabricSpec", "rto")), c.rto);
+        assert_eq!(time("FabricSpec", "deadlock_timeout"), c.deadlock_timeout);
+        let lb = LbConfig::default();
+        let lb_nums = [
+            ("drill_samples", lb.drill_samples as f64),
+            ("drill_memory", lb.drill_memory as f64),
+            ("flowlet_table", lb.flowlet_table as f64),
+            ("conga_alpha", lb.conga_alpha),
+            ("conga_bits", lb.conga_bits as f64),
+            ("conweave_table", lb.conweave_table as f64),
+            ("conweave_queues", lb.conweave_queues as f64),
+        ];
+        for (key, v) in lb_nums {
+            assert_eq!(num("LbSpec", key), v, "fabric.lb.{key}");
+        }
+        let lb_times = [
+            ("flowlet_timeout", lb.flowlet_timeout),
+            ("conga_dre_period", lb.conga_dre_period),
+            ("conga_aging", lb.conga_aging),
+            ("lb_window", lb.window),
+            ("conweave_tx_expiry", lb.conweave_tx_expiry),
+            ("conweave_reply_extra", lb.conweave_reply_extra),
+            ("conweave_path_pause", lb.conweave_path_pause),
+            ("conweave_flush_extra", lb.conweave_flush_extra),
+            ("conweave_default_wait", lb.conweave_default_wait),
+        ];
+        for (key, v) in lb_times {
+            assert_eq!(time("LbSpec", key), v, "fabric.lb.{key}");
+        }
+        let io = IofdConfig::default();
+        assert_eq!(num("IofdSpec", "max_deflections"), io.max_deflections as f64);
+        assert_eq!(num("IofdSpec", "threshold"), io.threshold as f64);
+        assert_eq!(num("IofdSpec", "escape_pg"), io.escape_pg as f64);
+        assert_eq!(num("IofdSpec", "resequence_kb") * 1024.0, io.resequence_bytes as f64);
+        assert_eq!(time("IofdSpec", "resequence_timeout"), io.resequence_timeout);
+    }
 }
