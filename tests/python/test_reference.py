@@ -19,7 +19,9 @@ except ModuleNotFoundError:  # pragma: no cover
 import rdmalab
 from rdmalab.docgen import PAGES, ROOT, api_ref, columns, hpcc_ref, outputs_ref, scenario_ref, stale
 
-EXAMPLES = sorted(p for p in (ROOT / "examples").glob("*.toml") if "topology" in tomllib.loads(p.read_text()))
+#: Every scenario file of the repository: the examples, the benchmarks' and the experiments'.
+EXAMPLES = sorted(p for pattern in ("examples/*.toml", "bench/**/*.toml", "python/rdmalab/experiments/**/*.toml")
+                  for p in ROOT.glob(pattern) if "topology" in tomllib.loads(p.read_text()))
 
 
 @pytest.fixture(scope="module")
@@ -71,8 +73,12 @@ def test_the_reference_lists_every_section_and_allowed_value():
     assert fabric["pfc_pause"].type.startswith("table")
 
 
-@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
-def test_the_schema_accepts_every_example(validator, path):
+def test_the_scenario_files_are_found():
+    assert sum(p.parent.name == "examples" for p in EXAMPLES) >= 5 and len(EXAMPLES) >= 25
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_schema_accepts_every_scenario_file(validator, path):
     errors = [f"{'.'.join(map(str, e.absolute_path))}: {e.message}" for e in
               validator.iter_errors(tomllib.loads(path.read_text()))]
     assert not errors, errors
