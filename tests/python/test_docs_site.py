@@ -26,6 +26,7 @@ FORBIDDEN = {
     r"(?<![\w`/&])#\d+\b": "a tracker number: say what the thing is",
     r"\b[Ss]essions?\b": "a work period: say what was measured, and when (commit, date)",
     r"\b[Ss]tops? \d+\b": "a work period: name the commit",
+    r"\b[Tt]his (?:stop|branch|round)\b": "a work period: name the commit",
     r"\b[Ss]eeds? 0\d\d\b": "an internal label: name the paper by its title (glossary.md)",
 }
 
@@ -46,9 +47,9 @@ def test_pages_name_no_internal_process():
 
 def test_the_grep_finds_what_it_should(tmp_path):
     page = tmp_path / "p.md"
-    page.write_text("as issue 41 said\nsee #12\nthis session\nstop 69\nseed 003's rule\n"
+    page.write_text("as issue 41 said\nsee #12\nthis session\nstop 69\nseed 003's rule\nrun on this branch\n"
                     "fine: `[[links]]`, sw8:0, a#1b, the seeds 1-3, stop_time, step 3\n")
-    assert len(hits_of(page)) == 5
+    assert len(hits_of(page)) == 6
 
 
 def hits_of(page: Path) -> list[str]:
