@@ -33,7 +33,7 @@ test-python: setup
 
 # The documentation site into site/, strict: a broken link or anchor fails the build.
 docs: setup
-	$(VENV)/bin/mkdocs build --strict
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 bench:
 	$(PY) bench/run.py

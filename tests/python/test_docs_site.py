@@ -9,6 +9,7 @@ its pages name no internal process.
   number, work-period name or internal label for a paper: readers outside cannot resolve them.
 """
 
+import os
 import re
 import shutil
 import subprocess
@@ -86,5 +87,6 @@ def test_site_builds_strict(tmp_path):
     if mkdocs is None:
         pytest.skip("mkdocs is not installed (pip install -e .[docs])")
     r = subprocess.run([mkdocs, "build", "--strict", "--site-dir", str(tmp_path / "site")], cwd=REPO,
-                       capture_output=True, text=True, timeout=300)
+                       capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, NO_MKDOCS_2_WARNING="1"))
     assert r.returncode == 0, r.stderr[-5000:]
