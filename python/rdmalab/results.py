@@ -286,7 +286,7 @@ class Results:
     one row per path of each connection: connection, path, sip, cap_gbps (the capacity
     estimate eq. 1 used last), bytes (data sent over it) and max_wr (its largest WR).
 
-    Closed-loop applications (`Scenario.app`, docs/drum-fabric.md) add `wqes`
+    Closed-loop applications (`Scenario.app`, the DRUM paper, docs/drum-fabric.md) add `wqes`
     (one row per WQE: app, name, host, batch, size, posted_ns, ct_ns), `apps` (per app:
     wqes, bytes, wqe_per_us, gbps, p50/p80/p99_ct_ns) and, under DRUM, `drum` (per control
     period and app: t_ns, app, x, z, a, active, rate); see `rdmalab.host_results`.

@@ -175,7 +175,7 @@ class Scenario:
                 transport: str | None = None, verb: str | None = None) -> "Scenario":
         """Per-host Poisson arrivals, sizes from `cdf` (`fb_hadoop`, `web_search` or a file).
         `split = {"min_size", "piece", "gap", "tenant"}` cuts long flows into pieces on their
-        own QPs (Snyder et al. §IV-B)."""
+        own QPs (the CC-attack paper, §IV-B)."""
         e: dict[str, Any] = {"kind": "poisson", "cdf": cdf, "load": load, "duration": duration, "start": start}
         return self._add_with(e, hosts=hosts, tenant=tenant, split=split, pg=pg, transport=transport, verb=verb)
 
@@ -191,7 +191,7 @@ class Scenario:
                       pg: int | None = None, stagger: str | None = None, piece: int | None = None,
                       transport: str | None = None, verb: str | None = None) -> "Scenario":
         """`rounds` incasts, one every `period`, each sender starting U(0, jitter) into its round.
-        `stagger = "serial" | "paced"`: Blitz's application-layer DASR (the aggregator grants
+        `stagger = "serial" | "paced"`: the Blitz poster's application-layer DASR (the aggregator grants
         one sender at a time; or each message in `piece`-byte pieces held to 1/n of the link).
         `verb = "send"` makes each message (each paced piece) a SEND taking a receive WQE."""
         e: dict[str, Any] = {"kind": "incast_rounds", "senders": senders, "receiver": receiver, "size": size,
@@ -219,13 +219,13 @@ class Scenario:
         return self._add_with(e, hosts=hosts, tenant=tenant, pg=pg, transport=transport, verb=verb)
 
     def multipath(self, messages: list[dict[str, Any]], **fields: Any) -> "Scenario":
-        """Messages cut into chunks over several QPs per connection (the data-partition paper). `messages`:
+        """Messages cut into chunks over several QPs per connection (docs/multipath.md). `messages`:
         dicts of src, dst, size and optionally start and verb (write|send|read; send and
         read need split = "virtuoso"). Fields: split (partition|virtuoso), qps, chunk_size,
         chunk_header, outstanding, allocation (dynamic|static), refill_on (ack|sent),
         post_delay, qp_policy (reuse|recreate), sport_policy (sequential|distinct_paths|explicit),
         sports, pg, dport;
-        with split = "virtuoso" (Virtuoso, docs/virtuoso.md): path_by (sport|src_ip),
+        with split = "virtuoso" (docs/virtuoso.md): path_by (sport|src_ip),
         weights (probe|equal|[w1, ..]), probe_size, small_message, small_path, block,
         monitor_gain, and on a lossy fabric chunk_probe, chunk_probe_start, chunk_probe_step,
         chunk_probe_signal (retry_exceeded|retransmission); workload (a flow source's table,
@@ -252,7 +252,7 @@ class Scenario:
         return self._add_with({"kind": "flows", "flows": [{"src": src, "dst": dst, "size": size, "start": start,
                                                            **extra}]}, tenant=tenant, transport=transport, verb=verb)
 
-    # -- tenants and seed 002's attacks ---------------------------------------------------
+    # -- tenants and the congestion-control attacks ---------------------------------------------------
     def tenant(self, name: str, hosts: list[int]) -> "Scenario":
         """Declares a tenant: a name and its hosts (a host may be in several)."""
         new = copy.deepcopy(self)
@@ -309,7 +309,7 @@ class Scenario:
         return self._add_with({"kind": "simai", "path": str(Path(path).resolve())}, ranks=ranks,
                               algorithm=algorithm, channels=channels, chunk=chunk, start=start)
 
-    # -- seed 000's host model (docs/drum-fabric.md) -------------------------------------------
+    # -- the DRUM paper's host model (docs/drum-fabric.md) ----------------------------------
     def app(self, host: int, dst: int, size: int | list[int], wr_num: int | list[int], count: int | None = None,
             name: str | None = None, think: str | None = None, start: str | None = None,
             total_bytes: int | None = None, size_dist: str | None = None,
@@ -390,7 +390,7 @@ class Scenario:
         """Fabric settings: timing, mtu, lossless, buffer_mb, ecn, ack_high_prio,
         ack_interval, rto, retry_limit (go-back-N rounds without progress before a WR fails),
         path_selection (ecmp|source_ip|spray|drill|letflow|conga|conweave; the switch-side balancers take
-        `lb={...}`, the `[fabric.lb]` fields, docs/load-balancing.md), cc, granularity, cc_params, window, qp_cache_entries,
+        `lb={...}`, the `[fabric.lb]` fields, docs/load-balancing.md), cc (none|dcqcn|hpcc|timely|dctcp|blitz|ib), granularity, cc_params, window, qp_cache_entries,
         qp_cache_miss_penalty, queue_sample_interval, rate_sample_interval (per-QP rate
         samples: `Results.rates`), iofd (Blitz's in-order flow deflection, a dict of the
         `[fabric.iofd]` fields, e.g. `iofd={"max_deflections": 2}`; `{}` = on with defaults),

@@ -174,8 +174,8 @@ pub enum Granularity {
     /// One state per (source host, destination host) pair, whatever the addresses, rate
     /// split evenly.
     PerPair,
-    /// Per destination, but the rate applied to every QP unsplit (the ConnectX-5 Snyder et al.
-    /// measured: k QPs to one destination together send k times the computed rate).
+    /// Per destination, but the rate applied to every QP unsplit (the ConnectX-5 the CC-attack
+    /// paper measured: k QPs to one destination together send k times the computed rate).
     PerDestinationUnsplit,
     /// One state per (sending NIC, service level = priority group), its rate split evenly:
     /// InfiniBand CC's SL-based mode (A10 `Port_Control` bit 0).

@@ -27,7 +27,7 @@ pub enum EgressArbitration {
     /// Arrival order (the reference simulator's switches).
     #[default]
     Fifo,
-    /// Deficit round robin among input ports, by bytes (Snyder et al.'s SN2100).
+    /// Deficit round robin among input ports, by bytes (the CC-attack paper's SN2100).
     InputFair,
 }
 

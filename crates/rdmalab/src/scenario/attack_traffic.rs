@@ -86,9 +86,9 @@ pub struct OverlaySpec {
 #[derive(Clone, Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SplitSpec {
-    /// Flows of at least this many bytes are split (default 1 MB, Snyder et al.'s "> 1MB").
+    /// Flows of at least this many bytes are split (default 1 MB, the CC-attack paper's "> 1MB").
     pub min_size: Option<u64>,
-    /// Bytes per piece (default 150 KB, about the BDP of Snyder et al.'s fat tree).
+    /// Bytes per piece (default 150 KB, about the BDP of the CC-attack paper's fat tree).
     pub piece: Option<u64>,
     /// Time between pieces (default `"0ns"`: all at once, the parallel attack).
     pub gap: Option<String>,

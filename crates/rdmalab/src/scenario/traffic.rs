@@ -184,12 +184,12 @@ pub enum TrafficSpec {
     },
     /// One training iteration of a SimAI workload file (`scenario::simai`): a job, no flows.
     Simai(super::simai::SimaiSpec),
-    /// The parallel-QP attack (Snyder et al.): `qps` flows of `size` bytes opened together.
+    /// The parallel-QP attack (the CC-attack paper): `qps` flows of `size` bytes opened together.
     ParallelQps(attack_traffic::ParallelQpsSpec),
-    /// The staggered-QP attack (Snyder et al.): one transfer cut into chunks posted in rotation
+    /// The staggered-QP attack (the CC-attack paper): one transfer cut into chunks posted in rotation
     /// over `qps` slots.
     StaggeredQps(attack_traffic::StaggeredQpsSpec),
-    /// The shuffled-overlay attack (Snyder et al.): a ring all-reduce whose ring changes each step.
+    /// The shuffled-overlay attack (the CC-attack paper): a ring all-reduce whose ring changes each step.
     ShuffledOverlay(attack_traffic::OverlaySpec),
 }
 

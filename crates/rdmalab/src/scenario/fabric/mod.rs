@@ -74,7 +74,7 @@ pub struct FabricSpec {
     pub qp_cache_entries: Option<u32>,
     /// QP-context miss penalty (default `"500ns"`).
     pub qp_cache_miss_penalty: Option<String>,
-    /// `parallel` (default) or `serial` context fetches (the knee of DRUM's Fig. 2c).
+    /// `parallel` (default) or `serial` context fetches (the knee of the DRUM paper's Fig. 2c).
     pub qp_cache_fetch: Option<crate::rnic::FetchMode>,
     /// Sample switch queue lengths at this interval (absent: not sampled).
     pub queue_sample_interval: Option<String>,
