@@ -55,6 +55,7 @@ pub(super) fn apply(
     if m.n_clients_per_rack == 0 {
         return Err(bad(cfg, "N_CLIENTS_PER_RACK_FOR_CLOSED_LOOP", "must be at least 1 (the m4 fork divides by it)"));
     }
+    config.timing = crate::units::TimingModel::Ns3Floor;
     config.buffer_bytes = m.buffer_bytes();
     config.lossless = m.enable_pfc;
     config.ack_prio_at_switches = cfg.ack_high_prio;
