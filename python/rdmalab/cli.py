@@ -23,6 +23,7 @@ import warnings
 from pathlib import Path
 
 from rdmalab import Scenario, run, run_hpcc
+from rdmalab.runner import detect_hpcc_dialect
 from rdmalab.drum import cli as drum_cli
 from rdmalab.experiments import cli as experiments_cli
 from rdmalab.results import describe
@@ -146,7 +147,14 @@ def _thread_use(stats: dict | None) -> str:
 
 
 def cmd_hpcc(args: argparse.Namespace) -> int:
-    results, fct, pfc = run_hpcc(args.config, progress=not args.quiet, threads=args.threads)
+    dialect = args.dialect
+    if dialect is None:
+        dialect, why = detect_hpcc_dialect(args.config)
+        print(f"dialect: {dialect} (detected: {why[0]} on line {why[1]})" if why
+              else f"dialect: {dialect} (no key of another dialect)")
+    else:
+        print(f"dialect: {dialect} (--dialect)")
+    results, fct, pfc = run_hpcc(args.config, progress=not args.quiet, threads=args.threads, dialect=dialect)
     print(results.summary())
     extra = [str(p) for p in (results.extra.get("trace_path"), results.extra.get("qlen_path")) if p]
     print(f"\nwrote {', '.join([fct, pfc] + extra)}")
@@ -214,6 +222,10 @@ def build_parser() -> argparse.ArgumentParser:
                                    "reference, existing output files are overwritten; rdmalab warns before "
                                    "the run when they exist.")
     p.add_argument("config", help="the reference's config file (e.g. config.txt)")
+    p.add_argument("--dialect", choices=["reference", "m4", "conweave", "simai"], default=None,
+                   help="the simulator the files are written for: the reference, or m4's ns-3 on Unison "
+                        "(docs/hpcc-dialects.md; conweave and simai are not supported yet). Default: "
+                        "detected from the config's keys, and printed")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     _threads_option(p, None)
     p.set_defaults(func=cmd_hpcc)
