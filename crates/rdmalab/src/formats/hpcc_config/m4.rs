@@ -48,8 +48,7 @@ impl Dialect {
     /// The dialect a config's text is written in, with the key and line that say so: m4 when
     /// any of its own keys is present, else the reference.
     pub fn detect(text: &str) -> (Dialect, Option<(&'static str, usize)>) {
-        let mut toks = crate::formats::tokens::Tokens::new(text);
-        while let Some(t) = toks.next() {
+        for t in crate::formats::tokens::Tokens::new(text) {
             if let Some(k) = M4_KEYS.iter().copied().find(|k| *k == t.text) {
                 return (Dialect::M4, Some((k, t.line)));
             }
