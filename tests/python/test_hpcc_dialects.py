@@ -51,3 +51,30 @@ def test_the_dialect_is_detected_and_printed(tmp_path, capsys, monkeypatch):
 def test_dialects_not_supported_yet_say_so(name, capsys):
     assert cli.main(["hpcc", str(DEMO / "config.txt"), "--dialect", name, "--quiet"]) == cli.EXIT_BAD_INPUT
     assert f"the {name} dialect is not supported yet" in capsys.readouterr().err
+
+
+def _m4_scenario(folder: Path, flows: str, extra: str = "") -> None:
+    """Host 0, switches 1-5 in a line, host 6 (six 10 Gb/s links of 1 us), in m4's files."""
+    folder.mkdir(parents=True)
+    links = "".join(f"{i} {i + 1} 10Gbps 1000ns 0\n" for i in range(6))
+    (folder / "topology.txt").write_text(f"7 5 6\n1 2 3 4 5\n{links}")
+    (folder / "flows.txt").write_text(flows)
+    (folder / "config_topology_flows.txt").write_text(
+        "ENABLE_QCN 1\nENABLE_PFC 1.0\nTOPOLOGY_FILE topology.txt\nFLOW_FILE flows.txt\n"
+        "FCT_OUTPUT_FILE fct_topology_flows.txt\nPFC_OUTPUT_FILE pfc_topology_flows.txt\nCC_MODE 8\n"
+        "KMAX_MAP 1 10000000000 16\nKMIN_MAP 1 10000000000 4\nPMAX_MAP 1 10000000000 0.2\nENABLE_TRACE 0\n"
+        f"BUFFER_SIZE 126.15\nFIXED_WIN 5290.0\nMAX_INFLIGHT_FLOWS 0\n{extra}")
+
+
+def test_a_folder_of_configs_runs_with_a_status_per_config(tmp_path, capsys):
+    for i in range(3):
+        _m4_scenario(tmp_path / f"s{i}", f"1\n{i} 0 6 3 100 170 1\n")
+    _m4_scenario(tmp_path / "bad", "1\n0 0 6 3 100 170 1\n", extra="MAX_INFLIGHT_FLOWS_TYPO 3\n")
+    assert cli.main(["hpcc", str(tmp_path), "--workers", "2", "--quiet"]) == cli.EXIT_FAILED
+    out = capsys.readouterr().out
+    assert "4 configs under" in out and "3 of 4 ran" in out
+    assert "field `MAX_INFLIGHT_FLOWS_TYPO`" in out  # the failure, on its config's line
+    for i in range(3):
+        # Each scenario's FCT file in its own folder, in m4's columns (DCTCP: 6 x (1,000 + 174) ns).
+        line = (tmp_path / f"s{i}" / "fct_topology_flows.txt").read_text()
+        assert line == f"{i} 0b000001 0b000601 10000 100 170 1000000000 7044 7044\n"
