@@ -20,6 +20,8 @@ from typing import Any, Iterator
 
 from tqdm import tqdm
 
+from rdmalab.runner import detect_hpcc_dialect, run_hpcc
+
 #: The file names a folder run picks up by default: m4's `config_topology_flows.txt`, the
 #: reference's `config.txt` and `*_config.txt`.
 DEFAULT_PATTERN = "config*.txt"
@@ -33,8 +35,6 @@ def find_configs(folder: str | Path, pattern: str = DEFAULT_PATTERN) -> list[Pat
 def run_one(config: str, dialect: str | None = None) -> dict[str, Any]:
     """Runs one config in its folder; a status dict (never raises): config, status ("ok",
     "failed", "error"), dialect, flows completed, stop reason, wall seconds, FCT path, error."""
-    # Lazy on purpose: a Ray worker or spawned process imports the extension when it runs.
-    from rdmalab.runner import detect_hpcc_dialect, run_hpcc
     path = Path(config).resolve()
     out: dict[str, Any] = {"config": str(path), "status": "error", "dialect": dialect, "flows": 0,
                            "stop_reason": None, "wall_s": 0.0, "fct": None, "error": None}
