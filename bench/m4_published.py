@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
-"""rdmalab's m4 dialect against the FCT file m4's authors published for the same inputs.
+"""rdmalab's m4 dialect against the FCT files m4's authors published for the same inputs.
 
-Runs `tests/data/m4/demo2/config.txt` (netiken/parsimon-eval, `expts/fig_8/eval_test_demo/2`,
+Runs `tests/data/m4/NAME/config.txt` (netiken/parsimon-eval, `expts/fig_8/eval_test_demo/N`,
 cut at a start time: tests/data/m4/demo2/README.md) with `rdmalab hpcc` in a scratch copy of
 its folder, the dialect detected from the keys, joins rdmalab's FCT file with the published one
 by flow id, and prints per size bucket the median FCT of each and their ratio, the median
 slowdowns (FCT over the fork's standalone FCT), and how many flows match to the nanosecond.
-Draws both slowdown distributions to docs/img/m4-demo2-slowdown.{png,pdf}.
+Draws both slowdown distributions to docs/img/m4-NAME-slowdown.{png,pdf}.
 
-    .venv/bin/python bench/m4_published.py            # the table and the figure
-    .venv/bin/python bench/m4_published.py --no-plot  # the table only
+    .venv/bin/python bench/m4_published.py                  # demo2 (TIMELY) and demo4 (DCTCP)
+    .venv/bin/python bench/m4_published.py demo4 --no-plot  # one scenario, the table only
 
 Nothing is fetched: the published files are in the repository.
 """
@@ -26,7 +26,10 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-DEMO = REPO / "tests" / "data" / "m4" / "demo2"
+DATA = REPO / "tests" / "data" / "m4"
+DEMO = DATA / "demo2"
+#: The published scenarios kept (tests/data/m4/NAME) and their congestion control.
+SCENARIOS = {"demo2": "TIMELY", "demo4": "DCTCP"}
 BUCKETS = [(0, 1_000), (1_000, 10_000), (10_000, 100_000), (100_000, 10**12)]
 
 
@@ -84,7 +87,7 @@ def compare(ours: dict, fork: dict) -> list[dict]:
     return rows
 
 
-def plot(ours: dict, fork: dict, out: Path) -> list[Path]:
+def plot(ours: dict, fork: dict, out: Path, title: str) -> list[Path]:
     from rdmalab import plots  # lazy: matplotlib only when drawing
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(5.5, 3.4))
@@ -94,7 +97,7 @@ def plot(ours: dict, fork: dict, out: Path) -> list[Path]:
     ax.set_xscale("log")
     ax.set_xlabel("FCT slowdown (FCT / the fork's standalone FCT)")
     ax.set_ylabel("fraction of flows")
-    ax.set_title(f"eval_test_demo/2, first {len(fork)} flows to finish (TIMELY)", fontsize=9)
+    ax.set_title(title, fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()
     return plots.save_figure(fig, out)
@@ -102,22 +105,30 @@ def plot(ours: dict, fork: dict, out: Path) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--no-plot", action="store_true", help="print the table only")
+    ap.add_argument("names", nargs="*", help=f"the scenarios, of {', '.join(SCENARIOS)} (default: all)")
+    ap.add_argument("--no-plot", action="store_true", help="print the tables only")
     args = ap.parse_args(argv)
-    fork = read_fct(DEMO / "fct_published_cut.txt")
-    ours, wall = run_demo()
-    rows = compare(ours, fork)
-    print(f"rdmalab ran the cut in {wall:.2f} s; {len(fork)} published flows compared\n")
-    print(f"{'bucket':>22} {'flows':>5} {'fork med ns':>12} {'rdmalab':>12} {'ratio':>6} "
-          f"{'slowdown fork':>13} {'rdmalab':>8} {'exact':>6} {'standalone =':>12}")
-    for r in rows:
-        print(f"{r['bucket']:>22} {r['flows']:>5} {r['fork_median_ns']:>12,.0f} {r['rdmalab_median_ns']:>12,.0f} "
-              f"{r['ratio']:>6.3f} {r['fork_slowdown']:>13.2f} {r['rdmalab_slowdown']:>8.2f} {r['exact']:>6} "
-              f"{r['standalone_equal']:>12}")
-    if not args.no_plot:
-        for p in plot(ours, fork, REPO / "docs" / "img" / "m4-demo2-slowdown"):
-            print(f"wrote {p.relative_to(REPO)}")
-    return 0 if all(abs(r["ratio"] - 1) <= 0.10 for r in rows) else 1
+    unknown = [n for n in args.names if n not in SCENARIOS]
+    if unknown:
+        ap.error(f"unknown scenarios {unknown}; known: {', '.join(SCENARIOS)}")
+    ok = True
+    for name in args.names or list(SCENARIOS):
+        fork = read_fct(DATA / name / "fct_published_cut.txt")
+        ours, wall = run_demo(DATA / name)
+        rows = compare(ours, fork)
+        print(f"\n{name} ({SCENARIOS[name]}): rdmalab ran the cut in {wall:.2f} s; {len(fork)} published flows\n")
+        print(f"{'bucket':>22} {'flows':>5} {'fork med ns':>12} {'rdmalab':>12} {'ratio':>6} "
+              f"{'slowdown fork':>13} {'rdmalab':>8} {'exact':>6} {'standalone =':>12}")
+        for r in rows:
+            print(f"{r['bucket']:>22} {r['flows']:>5} {r['fork_median_ns']:>12,.0f} {r['rdmalab_median_ns']:>12,.0f} "
+                  f"{r['ratio']:>6.3f} {r['fork_slowdown']:>13.2f} {r['rdmalab_slowdown']:>8.2f} {r['exact']:>6} "
+                  f"{r['standalone_equal']:>12}")
+        ok &= all(abs(r["ratio"] - 1) <= 0.10 for r in rows)
+        if not args.no_plot:
+            title = f"eval_test_demo/{name[4:]}, first {len(fork)} flows to finish ({SCENARIOS[name]})"
+            for p in plot(ours, fork, REPO / "docs" / "img" / f"m4-{name}-slowdown", title):
+                print(f"wrote {p.relative_to(REPO)}")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
