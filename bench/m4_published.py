@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data" / "m4"
 DEMO = DATA / "demo2"
 #: The published scenarios kept (tests/data/m4/NAME) and their congestion control.
-SCENARIOS = {"demo2": "TIMELY", "demo4": "DCTCP"}
+SCENARIOS = {"demo0": "DCQCN", "demo2": "TIMELY", "demo4": "DCTCP"}
 BUCKETS = [(0, 1_000), (1_000, 10_000), (10_000, 100_000), (100_000, 10**12)]
 
 
