@@ -43,8 +43,14 @@ class Simulation:
     def from_json(text: str, base: str, threads: Optional[int] = None) -> Simulation:
         """From a JSON scenario (what `rdmalab.Scenario` produces); `base` resolves paths."""
     @staticmethod
-    def from_hpcc_config(path: str, threads: Optional[int] = None) -> Simulation:
-        """From an ns-3 HPCC simulator config file (paths relative to the current directory)."""
+    def from_hpcc_config(path: str, threads: Optional[int] = None, dialect: Optional[str] = None) -> Simulation:
+        """From an ns-3 HPCC simulator config file (paths relative to the current directory), in
+        `dialect` ("reference", "m4"), or in the one its keys show when None."""
+    @staticmethod
+    def detect_hpcc_dialect(path: str) -> tuple[str, Optional[tuple[str, int]]]:
+        """The dialect an HPCC config's keys show, with the deciding key and its line."""
+    def hpcc_dialect(self) -> Optional[str]:
+        """The dialect of the HPCC config this simulation came from (None for a scenario)."""
     def engine(self) -> str:
         """Which engine runs the simulation: sequential or the parallel cut."""
     def cc_settings(self) -> Optional[str]:

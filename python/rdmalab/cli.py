@@ -25,6 +25,8 @@ from pathlib import Path
 
 from rdmalab import Scenario, run, run_hpcc
 from rdmalab._version import version
+from rdmalab import hpcc_batch
+from rdmalab.runner import detect_hpcc_dialect
 from rdmalab.drum import cli as drum_cli
 from rdmalab.experiments import cli as experiments_cli
 from rdmalab.results import describe
@@ -179,8 +181,32 @@ def _thread_use(stats: dict | None) -> str:
             f"CPU s per thread [{cpu}], s waited at barriers [{wait}]")
 
 
+def cmd_hpcc_folder(args: argparse.Namespace) -> int:
+    configs = hpcc_batch.find_configs(args.config, args.pattern)
+    if not configs:
+        raise ValueError(f"{args.config}: no file matching `{args.pattern}` under this folder")
+    print(f"{len(configs)} configs under {args.config}, on {args.executor}")
+    rows = hpcc_batch.run_folder(configs, dialect=args.dialect, executor=args.executor, workers=args.workers,
+                                 address=args.ray_address, progress=not args.quiet)
+    for r in rows:
+        print(hpcc_batch.status_line(r))
+    ok = [r for r in rows if r["status"] == "ok"]
+    mean = sum(r["wall_s"] for r in ok) / len(ok) if ok else 0.0
+    print(f"\n{len(ok)} of {len(rows)} ran; {mean:.2f} s per config on average")
+    return 0 if len(ok) == len(rows) else EXIT_FAILED
+
+
 def cmd_hpcc(args: argparse.Namespace) -> int:
-    results, fct, pfc = run_hpcc(args.config, progress=not args.quiet, threads=args.threads)
+    if Path(args.config).is_dir():
+        return cmd_hpcc_folder(args)
+    dialect = args.dialect
+    if dialect is None:
+        dialect, why = detect_hpcc_dialect(args.config)
+        print(f"dialect: {dialect} (detected: {why[0]} on line {why[1]})" if why
+              else f"dialect: {dialect} (no key of another dialect)")
+    else:
+        print(f"dialect: {dialect} (--dialect)")
+    results, fct, pfc = run_hpcc(args.config, progress=not args.quiet, threads=args.threads, dialect=dialect)
     print(results.summary())
     extra = [str(p) for p in (results.extra.get("trace_path"), results.extra.get("qlen_path")) if p]
     print(f"\nwrote {', '.join([fct, pfc] + extra)}")
@@ -260,8 +286,20 @@ def build_parser() -> argparse.ArgumentParser:
                                    "formats. Keys not implemented are errors naming key and line. Like the "
                                    "reference, existing output files are overwritten; rdmalab warns before "
                                    "the run when they exist.")
-    p.add_argument("config", help="the reference's config file (e.g. config.txt)")
+    p.add_argument("config", help="the reference's config file (e.g. config.txt), or a folder: every config "
+                                  "under it (--pattern), each run in its own folder, in parallel")
+    p.add_argument("--dialect", choices=["reference", "m4", "conweave", "simai"], default=None,
+                   help="the simulator the files are written for: the reference, or m4's ns-3 on Unison "
+                        "(docs/hpcc-dialects.md; conweave and simai are not supported yet). Default: "
+                        "detected from the config's keys, and printed")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--pattern", default=hpcc_batch.DEFAULT_PATTERN,
+                   help="with a folder: the config files' names (default %(default)s)")
+    p.add_argument("--executor", choices=["local", "ray"], default="local",
+                   help="with a folder: local processes (default) or Ray")
+    p.add_argument("--workers", type=_positive_int, default=None,
+                   help="with a folder: local processes (default: one per core)")
+    p.add_argument("--ray-address", default=None, help="with --executor ray: the cluster (default: a local Ray)")
     _threads_option(p, None)
     p.set_defaults(func=cmd_hpcc)
     drum_cli.register(sub)
