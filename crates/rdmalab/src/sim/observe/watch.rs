@@ -239,7 +239,7 @@ impl Simulation {
         let listed = nic.qps.iter().any(|&x| x.idx() == i);
         format!(
             "{i} ({}->{}): acked {} of {} bytes, sent {}, {in_flight} packet(s) in the network, window {} bytes, \
-             rate {}, next send at {}, NIC wake {}, listed by its NIC {listed}, group {}",
+             rate {}, next send at {}, NIC wake {}, listed by its NIC {listed}, {} QP(s) in its CC group",
             qp.src.0,
             qp.dst.0,
             qp.snd_una,
@@ -249,7 +249,8 @@ impl Simulation {
             qp.rate,
             us(qp.next_avail),
             if nic.wake_at == Time::MAX { "none".to_string() } else { us(nic.wake_at) },
-            qp.cc_group.0,
+            // Its group's size, not its id: ids are a partition's own under `--threads`.
+            self.groups.get(qp.cc_group.idx()).map_or(0, |g| g.members.len()),
         )
     }
 
