@@ -259,7 +259,10 @@ impl Simulation {
         let mark = (self.counters.payload_bytes_delivered, self.flows_done, self.next_flow);
         let unfinished = self.flows_done < self.work_total();
         let all_started = self.next_flow == self.flows.len() && t >= self.apps.last_post;
-        if mark != self.watch.progress_mark || !unfinished || !all_started {
+        // A receive WQE reposted, or an RNR timer run out, within the window or later: the
+        // run waits on the responder's application, it is not stuck (`mech::rnr`).
+        let waiting = self.rnr_busy_until() > t.saturating_sub(self.watch.stall_window);
+        if mark != self.watch.progress_mark || !unfinished || !all_started || waiting {
             self.watch.progress_mark = mark;
             self.watch.next_stall_check = later(t, self.watch.stall_window);
             return None;
@@ -321,6 +324,11 @@ impl Simulation {
     /// Switch (port, class) pairs this simulation has paused now.
     pub(in crate::sim) fn paused_pairs(&self) -> u32 {
         self.watch.paused_pairs
+    }
+
+    /// Until when receive queues and RNR timers keep the run waiting (`mech::rnr`).
+    pub(in crate::sim) fn rnr_busy_until(&self) -> Time {
+        self.mech.rnr.as_ref().map_or(Time::ZERO, |r| r.busy_until)
     }
 
     /// The stall check this simulation armed (at its first flow's start or its first
