@@ -460,8 +460,7 @@ impl ScenarioSpec {
             self.stop_time.as_deref(),
             config.mtu,
         )?;
-        let collectives =
-            self.collective.iter().enumerate().map(|(i, c)| c.build(i, file, &topology)).collect::<Result<_>>()?;
+        let collectives = collective::build_all(&self.collective, file, &topology)?;
         let mut s = Scenario {
             topology,
             flows,
