@@ -425,6 +425,7 @@ impl ScenarioSpec {
             let section = format!("traffic[{i}]");
             let ctx = TrafficCtx { i, base, file, topo: &topology, seed: self.seed, tenants: &tenants };
             if let TrafficSpec::Multipath(spec) = t {
+                nvlink::refuse_multipath(&topology, file, &section)?;
                 mp.push(spec.build(&section, file, &topology, &config, spec.drawn(&ctx)?)?);
                 continue;
             }
