@@ -407,7 +407,7 @@ class Results:
 
     @property
     def completed(self) -> pl.DataFrame:
-        """The completed flows only (`flows` minus unreachable ones)."""
+        """The completed flows only (`flows` minus those given up: unreachable or failed)."""
         return self.flows.filter(pl.col("status") == "completed")
 
     def write_fct(self, path: str | Path) -> None:
