@@ -12,7 +12,9 @@
 
 Exit status of `run` and `hpcc`: 0 the run ended normally (finished or at its stop time);
 2 bad input; 3 a PFC deadlock was found (its cycle is printed last); 4 the run stalled (no
-progress possible; the cause is printed last); 5 the run failed an internal check; 130 Ctrl-C.
+progress possible; the cause is printed last); 5 the run failed an internal check; 6 some flows
+failed (a WR exhausted `retry_cnt` or `rnr_retry`; their count is printed last, their status is
+in the flows table); 130 Ctrl-C.
 """
 
 from __future__ import annotations
@@ -103,7 +105,7 @@ def run_figures(results, out: Path, title: str) -> tuple[list[Path], list[str]]:
 
 
 #: Exit statuses (see the module doc).
-EXIT_BAD_INPUT, EXIT_DEADLOCK, EXIT_STALLED, EXIT_FAILED, EXIT_INTERRUPTED = 2, 3, 4, 5, 130
+EXIT_BAD_INPUT, EXIT_DEADLOCK, EXIT_STALLED, EXIT_FAILED, EXIT_FLOWS_FAILED, EXIT_INTERRUPTED = 2, 3, 4, 5, 6, 130
 
 #: Every command's exit statuses, by command (docs/reference/cli.md is generated from this).
 EXIT_STATUS: dict[str, list[tuple[int, str]]] = {
@@ -117,6 +119,8 @@ EXIT_STATUS: dict[str, list[tuple[int, str]]] = {
         (0, "the run ended normally: every flow finished, or the stop time was reached"),
         (EXIT_DEADLOCK, "a PFC deadlock was found (its cycle is printed last)"),
         (EXIT_STALLED, "the run stalled: no progress was possible (the cause is printed last)"),
+        (EXIT_FLOWS_FAILED, "some flows were given up: a WR exhausted `retry_cnt` or `rnr_retry` (their count is "
+                            "printed last; their status is in the flows table)"),
         (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
     ],
     "`sweep`": [
@@ -143,6 +147,11 @@ def run_status(results) -> int:
     if results.stop_reason == "stalled":
         print(f"rdmalab: stalled: {results.stall_cause or 'no progress possible'}")
         return EXIT_STALLED
+    failed = results.counters.get("flows_failed", 0)
+    if failed:
+        print(f"rdmalab: {failed} flow(s) failed: a WR exhausted its retry limit (retry_cnt or rnr_retry); "
+              "the status column of flows says which")
+        return EXIT_FLOWS_FAILED
     return 0
 
 

@@ -147,8 +147,10 @@ def links_frame(raw: dict[str, Any], names: pl.DataFrame) -> pl.DataFrame:
 
 def flows_frame(f: dict[str, Any], unreachable: dict[str, Any] | None,
                 tenant_names: list[str] | None = None) -> pl.DataFrame:
-    """Completed flows (`status` "completed"), then the flows given up because their
-    destination became unreachable (`status` "unreachable", no FCT, no tenant)."""
+    """Completed flows (`status` "completed"), then the flows given up, no FCT, no tenant:
+    `status` "unreachable" (their destination cut off by link failures), "retry_exceeded"
+    (a WR exhausted `retry_cnt` / `fabric.retry_limit`) or "rnr_retry_exceeded" (a SEND
+    exhausted `rnic.rnr_retry`)."""
     names = tenant_names or ["default"]
     tenant_idx = f.get("tenant", np.zeros(len(f["flow"]), dtype=np.uint64))
     flows = pl.DataFrame({
@@ -167,7 +169,7 @@ def flows_frame(f: dict[str, Any], unreachable: dict[str, Any] | None,
         return flows
     lost = pl.DataFrame({"flow": unreachable["flow"], "src": unreachable["src"], "dst": unreachable["dst"],
                          "size": unreachable["size"], "start_ns": unreachable["start_ps"] / 1000.0,
-                         "status": ["unreachable"] * len(unreachable["flow"])})
+                         "status": list(unreachable.get("status", ["unreachable"] * len(unreachable["flow"])))})
     return pl.concat([flows, lost.cast({c: flows.schema[c] for c in lost.columns})], how="diagonal")
 
 
@@ -406,7 +408,7 @@ class Results:
 
     @property
     def completed(self) -> pl.DataFrame:
-        """The completed flows only (`flows` minus unreachable ones)."""
+        """The completed flows only (`flows` minus those given up: unreachable or failed)."""
         return self.flows.filter(pl.col("status") == "completed")
 
     def write_fct(self, path: str | Path) -> None:
@@ -530,6 +532,9 @@ class Results:
         if c.get("flows_unreachable"):
             lines.append(f"flows unreachable {c['flows_unreachable']}  (destination cut off by link failures; "
                          "status column of flows)")
+        if c.get("flows_failed"):
+            lines.append(f"flows failed      {c['flows_failed']}  (a WR exhausted retry_cnt or rnr_retry; status "
+                         "column of flows)")
         lines += [
             f"stop reason       {self.stop_reason}"
             + (f": {self.stall_cause}" if self.stop_reason == "stalled" and self.stall_cause else ""),

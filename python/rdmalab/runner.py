@@ -12,7 +12,7 @@ from tqdm.auto import tqdm
 
 from rdmalab import _core
 from rdmalab.results import Results
-from rdmalab.scenario import Scenario
+from rdmalab.scenario import Scenario, looks_like_toml
 
 #: Events per slice between progress updates (about 0.1-0.3 s of work).
 SLICE_EVENTS = 1_000_000
@@ -143,7 +143,7 @@ def _simulation(scenario: Scenario | dict | str | Path, threads: int | None) -> 
     path, or TOML text (a string with a newline or `=` that names no file)."""
     if isinstance(scenario, dict):
         scenario = Scenario(scenario)
-    if isinstance(scenario, Path) or (isinstance(scenario, str) and not _looks_like_toml(scenario)):
+    if isinstance(scenario, Path) or (isinstance(scenario, str) and not looks_like_toml(scenario)):
         return _core.Simulation.from_toml_file(str(scenario), threads)
     if isinstance(scenario, str):
         return _core.Simulation.from_toml(scenario, "<toml string>", threads)  # paths inside: the current folder
@@ -154,16 +154,6 @@ def _simulation(scenario: Scenario | dict | str | Path, threads: int | None) -> 
     if text is not None and scenario.path is not None:
         return _core.Simulation.from_toml(text, str(scenario.path), threads)
     return _core.Simulation.from_json(scenario.to_json(), scenario.base_dir(), threads)
-
-
-def _looks_like_toml(text: str) -> bool:
-    """TOML text rather than a path: several lines, or a `key = value`, and no such file."""
-    if "\n" not in text and "=" not in text:
-        return False
-    try:
-        return not Path(text).exists()
-    except (OSError, ValueError):  # too long or a NUL: no file has that name
-        return True
 
 
 def _threads_arg(threads: int | str | None) -> int | None:

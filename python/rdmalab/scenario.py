@@ -41,6 +41,16 @@ def check_numbers(value: Any, path: str = "") -> None:
         raise ValueError(f"{PYTHON_SCENARIO}: field `{path}`: integer `{value}` does not fit in 64 bits")
 
 
+def looks_like_toml(text: str) -> bool:
+    """TOML text rather than a path: several lines, or a `key = value`, and no such file."""
+    if "\n" not in text and "=" not in text:
+        return False
+    try:
+        return not Path(text).exists()
+    except (OSError, ValueError):  # too long or a NUL: no file has that name
+        return True
+
+
 class Scenario:
     """A topology, its traffic and the fabric settings.
 
@@ -130,9 +140,14 @@ class Scenario:
     hpcc_topology = hpcc_file
 
     @classmethod
-    def from_toml(cls, path: str | Path) -> "Scenario":
-        """Reads a TOML scenario file (errors name its lines, as `rdmalab run` does)."""
-        path = Path(path)
+    def from_toml(cls, source: str | Path) -> "Scenario":
+        """A scenario from TOML: a file's path (a `Path`, or a string that names a file or
+        has neither a newline nor an `=`), or TOML text such as `to_toml()` writes (a string
+        with a newline or an `=` that names no file; then `from_toml_text`). Errors name
+        the file's lines, as `rdmalab run` does."""
+        if isinstance(source, str) and looks_like_toml(source):
+            return cls.from_toml_text(source)
+        path = Path(source)
         return cls.from_toml_text(path.read_text(), path)
 
     @classmethod

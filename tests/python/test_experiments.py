@@ -270,6 +270,23 @@ def test_only_runs_part_of_a_sweep_and_resume_adds_the_rest(tmp_path):
         s.select({"seedx": 1})
 
 
+def test_only_given_twice_for_one_path_is_refused(tmp_path, capsys):
+    # A second value for one path would silently replace the first.
+    f = write(tmp_path, "t.toml", f"""
+        name = "t"
+        [base]
+        {_inline_toml(STAR)}
+        [grid]
+        "traffic[0].size" = [10_000, 20_000]
+    """)
+    only = ["--only", "traffic[0].size=10000", "--only", "traffic[0].size=20000"]
+    assert main(["sweep", str(f), "--out", str(tmp_path / "o"), "--dry-run", *only]) == 2
+    err = capsys.readouterr().err
+    assert "--only traffic[0].size given twice (10000 and 20000)" in err, err
+    assert main(["sweep", str(f), "--out", str(tmp_path / "o"), "--dry-run", *only[:2]]) == 0
+    assert "1 runs" in capsys.readouterr().out
+
+
 def test_ray_executor_starts_its_own_local_instance_and_matches_local(tmp_path, capsys):
     # `--ray` with no address: RayExecutor starts a local Ray itself and shuts it down after.
     # Ray is a test dependency (rdmalab[test]); without it this fails rather than skips.

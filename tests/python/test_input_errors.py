@@ -75,6 +75,21 @@ def test_threads_on_the_command_line(capsys, tmp_path):
     assert "expected a thread count of at least 1 or 'auto', got 'abc'" in err and "_threads" not in err, err
 
 
+def test_from_toml_reads_back_to_toml_and_still_reads_files(tmp_path, monkeypatch):
+    # The README: `sc.to_toml()` is the text `Scenario.from_toml` reads back.
+    sc = rdmalab.Scenario.fat_tree(4).incast(senders=[4, 8], receiver=0, size=10_000).with_seed(3)
+    assert rdmalab.Scenario.from_toml(sc.to_toml()).spec == sc.spec
+    # A path, as a Path or a string, is still a file (even one whose name has an `=`).
+    path = tmp_path / "a=b.toml"
+    sc.to_toml(path)
+    assert rdmalab.Scenario.from_toml(path).spec == sc.spec
+    assert rdmalab.Scenario.from_toml(str(path)).spec == sc.spec
+    monkeypatch.chdir(tmp_path)
+    assert rdmalab.Scenario.from_toml("a=b.toml").spec == sc.spec
+    with pytest.raises(FileNotFoundError):
+        rdmalab.Scenario.from_toml("missing.toml")
+
+
 def test_run_takes_a_dict_toml_text_or_a_scenario_read_from_toml(tmp_path):
     spec = {"topology": {"kind": "star", "hosts": 2}, "traffic": [{"kind": "flows", "flows": [
         {"src": 0, "dst": 1, "size": 1000}]}]}

@@ -180,3 +180,20 @@ def test_a_send_queue_of_no_wqes_is_refused_by_name():
     s = Scenario.star(2).with_rnic(max_send_wr=0).flows([{"src": 0, "dst": 1, "size": 1000}])
     with pytest.raises(Exception, match=r"rnic\.max_send_wr"):
         run(s, progress=False)
+
+
+def test_a_send_that_exhausts_rnr_retry_is_failed_not_unreachable(tmp_path, capsys):
+    # rnr_retry = 0: flow 1's first RNR NAK fails its WR. Its status says so (not the link
+    # failures' "unreachable"), the summary has a line for it and `rdmalab run` exits 6.
+    from rdmalab.cli import main
+
+    path = tmp_path / "fail.toml"
+    path.write_text(TOML.replace("rnr_retry = 7", "rnr_retry = 0"))
+    res = run(Scenario.from_toml(path), progress=False)
+    assert dict(zip(res.flows["flow"], res.flows["status"])) == {0: "completed", 1: "rnr_retry_exceeded"}
+    assert (res.counters["flows_failed"], res.counters["flows_unreachable"]) == (1, 0)
+    assert "flows failed      1" in res.summary() and "unreachable" not in res.summary()
+    capsys.readouterr()
+    assert main(["run", str(path), "--out", str(tmp_path / "o"), "--quiet"]) == 6
+    out = capsys.readouterr().out
+    assert "1 flow(s) failed" in out, out

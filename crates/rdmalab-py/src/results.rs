@@ -11,7 +11,7 @@ use rdmalab::app::drum_agent::DrumRow;
 use rdmalab::fabric::classes::Scheduler;
 use rdmalab::fabric::PortCounters;
 use rdmalab::multipath::{MpChunkRecord, MpMessageRecord, MpPathRecord};
-use rdmalab::sim::{ClassRecord, CycleHop, Results, UnreachableFlow};
+use rdmalab::sim::{ClassRecord, CycleHop, GaveUp, Results, UnreachableFlow};
 use rdmalab::stats::table::{Column, Table};
 use rdmalab::stats::{FlowRecord, RateSample};
 use rdmalab::topology::{Port, Topology};
@@ -122,7 +122,9 @@ fn counter_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict
         ("reseq_held", r.reseq_held as u64),
         ("flows_total", r.flows_total as u64),
         ("flows_completed", r.flows_completed() as u64),
-        ("flows_unreachable", r.unreachable.len() as u64),
+        ("flows_unreachable", r.unreachable.iter().filter(|u| u.why == GaveUp::Unreachable).count() as u64),
+        // Given up by a retry limit (`retry_cnt`, `rnr_retry`): the run's exit status says so.
+        ("flows_failed", r.unreachable.iter().filter(|u| u.why != GaveUp::Unreachable).count() as u64),
         ("last_completion_ps", r.last_completion.0),
         ("end_time_ps", r.end_time.0),
         ("deadlocks", r.deadlocks),
@@ -296,11 +298,13 @@ fn chunk_dict<'py>(py: Python<'py>, cs: &[MpChunkRecord]) -> PyResult<Bound<'py,
     Ok(t.dict())
 }
 
-/// Flows given up because their destination became unreachable.
+/// Flows given up: their destination became unreachable, or a retry limit failed them
+/// (`status`: `GaveUp::name`).
 fn unreachable_dict<'py>(py: Python<'py>, u: &[UnreachableFlow]) -> PyResult<Bound<'py, PyDict>> {
     let t = Columns::new(py, u);
     t.u64("flow", |x| x.flow as u64)?.u64("src", |x| x.src.0 as u64)?.u64("dst", |x| x.dst.0 as u64)?;
     t.u64("size", |x| x.size)?.u64("start_ps", |x| x.start.0)?.u64("at_ps", |x| x.at.0)?;
+    t.list("status", |x| x.why.name().to_string())?;
     Ok(t.dict())
 }
 

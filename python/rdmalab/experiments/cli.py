@@ -106,9 +106,13 @@ def _where(items: list[str], flag: str = "--where") -> dict[str, Any]:
             raise ValueError(f"{flag} {item!r}: write PATH=VALUE")
         k, v = item.split("=", 1)
         try:
-            out[k] = json.loads(v)
+            value = json.loads(v)
         except json.JSONDecodeError:
-            out[k] = v
+            value = v
+        if k in out:
+            # One value per path: a second would silently replace the first.
+            raise ValueError(f"{flag} {k} given twice ({out[k]!r} and {value!r}): give one value per path")
+        out[k] = value
     return out
 
 

@@ -141,6 +141,21 @@ impl CollectiveSpec {
     }
 }
 
+/// Every `[[collective]]`, validated; two with one name are refused (their records are
+/// named by it).
+pub(super) fn build_all(specs: &[CollectiveSpec], file: &Path, topo: &Topology) -> Result<Vec<Collective>> {
+    for (i, c) in specs.iter().enumerate() {
+        if let Some(j) = specs[..i].iter().position(|o| o.name == c.name) {
+            let msg = format!(
+                "`{}` is already the name of collective[{j}]: each collective's records are named by it",
+                c.name
+            );
+            return Err(Error::input(file, 0, format!("collective[{i}].name"), msg));
+        }
+    }
+    specs.iter().enumerate().map(|(i, c)| c.build(i, file, topo)).collect()
+}
+
 /// `"a..b"`: a to b, both included.
 pub(super) fn range(s: &str) -> std::result::Result<Vec<u32>, String> {
     let bad = || format!("`{s}` is not a range of hosts `a..b` (both ends included)");

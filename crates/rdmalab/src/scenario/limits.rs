@@ -28,16 +28,32 @@ const DRUM_HISTORY_MAX_BYTES: u64 = 1 << 30;
 const TENANT_MEMBERS_WARN: usize = 256;
 /// Wire bytes over data bytes above which a multipath entry's chunking gets a warning.
 const CHUNK_OVERHEAD_WARN: u64 = 2;
+/// Bytes a collective's transfer costs while the run holds its schedule (the transfer, its
+/// dependencies, its depth, the ranks' state and its record): 1 MiB in 1-byte chunks on 4
+/// ranks, 6.3 M transfers, peaked at 1.5 GB.
+const TRANSFER_BYTES: u128 = 240;
+/// The most memory the collectives' schedules may take (the 1,024-rank ring of
+/// `bench/scenarios/ring_allreduce_1k.toml`, 4.2 M transfers, needs about 1 GB).
+const SCHEDULE_MAX_BYTES: u128 = 2 << 30;
+/// The most data packets the collectives may send in a run without a stop time: the
+/// 1,024-rank ring sends 536 M (4.3 G events, 4 to 6 minutes on 2 cores, docs/benchmarks.md).
+const COLLECTIVE_MAX_PACKETS: u128 = 1 << 32;
+/// The most transfers a run may cut into pieces smaller than a packet.
+const SMALL_TRANSFERS_MAX: u128 = 1 << 20;
+/// Events per data packet that benchmark ran (a fat tree, ACK per packet).
+const EVENTS_PER_PACKET: u128 = 8;
 
 /// Refuses what would exhaust memory; returns the warnings for what is only costly.
 pub(super) fn check(spec: &ScenarioSpec, s: &Scenario, file: &Path) -> Result<Vec<String>> {
     let end = earliest_end(s);
     check_sampling(s, end, file)?;
+    check_collectives(s, file)?;
     if let Some(d) = &spec.drum {
         check_drum_history(d, file)?;
     }
     let mut out = Vec::new();
     out.extend(unused_host_model(spec.host.as_ref(), spec.drum.as_ref(), &spec.app));
+    out.extend(super::rnic::unused_rnr_keys(spec.rnic.as_ref()));
     out.extend(drum_steps(s));
     out.extend(multipath_costs(spec, s));
     out.extend(stop_before_every_message(s));
@@ -131,6 +147,61 @@ fn human_bytes(b: u128) -> String {
     } else {
         format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64)
     }
+}
+
+/// A collective's transfers (from its closed form, before any is built) against the
+/// schedule's memory, and its data packets against the run's length when nothing stops it.
+fn check_collectives(s: &Scenario, file: &Path) -> Result<()> {
+    let mtu = u128::from(s.config.mtu.max(1));
+    let mut total = 0u128;
+    for (i, c) in s.collectives.iter().enumerate() {
+        let transfers = c.transfers_per_iteration() * u128::from(c.repeat);
+        total += transfers;
+        let n = c.ranks.len() as u128;
+        // Bytes every rank sends together, per iteration: 2(n-1) x size for allreduce
+        // (reduce, then gather), (n-1) x size for the others.
+        let twice = u128::from(c.kind == crate::app::collective::Kind::Allreduce) + 1;
+        let bytes = twice * (n - 1) * u128::from(c.size) * u128::from(c.repeat);
+        let packets = bytes.div_ceil(mtu) + transfers;
+        let memory = total * TRANSFER_BYTES;
+        let what = format!(
+            "{transfers} transfers ({} ranks, {} per rank, chunk {} B, {} channel(s), {} iteration(s)), \
+             about {} for the schedule, {packets} data packets (about {} events)",
+            n,
+            c.size,
+            c.chunk,
+            c.channels,
+            c.repeat,
+            human_bytes(transfers * TRANSFER_BYTES),
+            packets * EVENTS_PER_PACKET
+        );
+        let msg = if memory > SCHEDULE_MAX_BYTES {
+            format!(
+                "{what}: the collectives' schedules would take {}, over the cap of {}; use a smaller size, a \
+                 larger chunk or fewer iterations",
+                human_bytes(memory),
+                human_bytes(SCHEDULE_MAX_BYTES)
+            )
+        } else if packets > COLLECTIVE_MAX_PACKETS && s.config.stop_time == Time::MAX {
+            format!(
+                "{what}: over the cap of {COLLECTIVE_MAX_PACKETS} data packets for a run without a stop_time; \
+                 use a smaller size or fewer iterations, or set a stop_time"
+            )
+        } else if transfers > SMALL_TRANSFERS_MAX && bytes / transfers.max(1) < mtu {
+            format!(
+                "{what}: the chunk cuts the data into transfers of less than a packet (MTU {mtu} B) on average, \
+                 over {SMALL_TRANSFERS_MAX} of them, each a WR, a completion and a record; use a chunk of at \
+                 least the MTU"
+            )
+        } else {
+            continue;
+        };
+        // The chunk is to blame when it is below the default and cuts the size into more
+        // pieces than the default would.
+        let field = if c.chunk < super::collective::DEFAULT_CHUNK { "chunk" } else { "size" };
+        return Err(Error::input(file, 0, format!("collective[{i}].{field}"), msg));
+    }
+    Ok(())
 }
 
 /// One DRUM solve keeps a history record per ADMM iteration.

@@ -428,6 +428,7 @@ impl ScenarioSpec {
             let section = format!("traffic[{i}]");
             let ctx = TrafficCtx { i, base, file, topo: &topology, seed: self.seed, tenants: &tenants };
             if let TrafficSpec::Multipath(spec) = t {
+                nvlink::refuse_multipath(&topology, file, &section)?;
                 mp.push(spec.build(&section, file, &topology, &config, spec.drawn(&ctx)?)?);
                 continue;
             }
@@ -463,8 +464,7 @@ impl ScenarioSpec {
             self.stop_time.as_deref(),
             config.mtu,
         )?;
-        let collectives =
-            self.collective.iter().enumerate().map(|(i, c)| c.build(i, file, &topology)).collect::<Result<_>>()?;
+        let collectives = collective::build_all(&self.collective, file, &topology)?;
         let mut s = Scenario {
             topology,
             flows,

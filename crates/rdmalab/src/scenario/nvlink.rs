@@ -10,6 +10,17 @@ use crate::topology::builders::{self, RailShape};
 use crate::topology::nvlink::{add_nvlink, NvLink};
 use crate::topology::Topology;
 
+/// Multipath traffic on a fabric whose hosts send by destination (NVLink beside the rail
+/// NIC) is refused, as other host applications are: its timers kick a host's first NIC only.
+pub(super) fn refuse_multipath(topo: &Topology, file: &Path, section: &str) -> Result<()> {
+    if !topo.egress_by_destination {
+        return Ok(());
+    }
+    let msg = "multipath is not supported on hosts with NVLink (topology.nvlink_rate): they carry flows and jobs \
+               (collectives, SimAI, htsim) only";
+    Err(Error::input(file, 0, format!("{section}.kind"), msg))
+}
+
 /// The rail fabric `spec` describes (a `TopologySpec::Rail`).
 pub(super) fn rail(spec: &TopologySpec, file: &Path) -> Result<Topology> {
     let TopologySpec::Rail {

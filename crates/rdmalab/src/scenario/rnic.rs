@@ -68,6 +68,32 @@ pub(super) fn ack_timeout(code: u8) -> Option<Time> {
     (code > 0).then(|| Time::from_ps(4_096_000u64 << code))
 }
 
+/// The receive-queue keys given without a receive queue (`recv_queue_depth` or
+/// `srq_depth`): they are checked but change nothing, which a warning says.
+pub(super) fn unused_rnr_keys(spec: Option<&RnicSpec>) -> Option<String> {
+    let s = spec?;
+    if s.recv_queue_depth.is_some() || s.srq_depth.is_some() {
+        return None;
+    }
+    let given: Vec<&str> = [
+        ("recv_repost_delay", s.recv_repost_delay.is_some()),
+        ("recv_processing", s.recv_processing.is_some()),
+        ("min_rnr_timer", s.min_rnr_timer.is_some()),
+        ("rnr_retry", s.rnr_retry.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(k, set)| set.then_some(k))
+    .collect();
+    (!given.is_empty()).then(|| {
+        format!(
+            "rnic.{} given without rnic.recv_queue_depth or rnic.srq_depth: receive WQEs never run short, so no \
+             RNR NAK is sent and {} nothing",
+            given.join(", rnic."),
+            if given.len() == 1 { "it changes" } else { "they change" }
+        )
+    })
+}
+
 /// Sets `c.rnr` from `[rnic]`; without `recv_queue_depth` the other keys are still checked,
 /// and receive WQEs never run short.
 pub(super) fn apply(spec: Option<&RnicSpec>, fabric: &super::FabricSpec, file: &Path, c: &mut SimConfig) -> Result<()> {

@@ -36,7 +36,7 @@ use observe::{qp_names, sampling, warnings, watch};
 /// `sim` both read).
 pub use crate::config::{OnDeadlock, SimConfig, WindowConfig};
 pub use apps::AppPost;
-pub use failures::UnreachableFlow;
+pub use failures::{GaveUp, UnreachableFlow};
 pub use results::{ClassRecord, Results, StopReason};
 pub use watch::{CycleHop, Deadlock};
 

@@ -172,8 +172,8 @@ impl Simulation {
             sim.use_origin_order();
             sim.defer_switch_dequeues();
             // Flow `i`'s QP is slot `i` in every partition (the receiver's state lives there;
-            // its tenant, which the receiver meters, and its transport are known from the
-            // flow list).
+            // its ends, by which the receiver keys its receive queue, its tenant, which the
+            // receiver meters, and its transport are known from the flow list).
             sim.qps = sim
                 .flows
                 .iter()
@@ -184,7 +184,8 @@ impl Simulation {
                     let sends = f.app.is_none() && f.verb == crate::workload::Verb::Send;
                     let rx =
                         crate::rnic::RxState { flow, sends, unreliable: !f.transport.reliable(), ..Default::default() };
-                    crate::rnic::Qp { tenant: f.tenant, transport: f.transport, rx, ..crate::rnic::Qp::placeholder() }
+                    let (src, dst, tenant, transport) = (f.src, f.dst, f.tenant, f.transport);
+                    crate::rnic::Qp { src, dst, tenant, transport, rx, ..crate::rnic::Qp::placeholder() }
                 })
                 .collect();
             // Every partition names a packet's flow in its trace, the sender's or not.

@@ -254,13 +254,18 @@ impl Table {
 }
 
 /// Every table of a run's parts merged by name: `parts[p]` is partition `p`'s tables. The
-/// result is ordered by name.
+/// result keeps the order in which the parts list them.
 pub fn merge_by_name(parts: Vec<Vec<Table>>) -> Result<Vec<Table>> {
-    let mut by_name: std::collections::BTreeMap<String, Vec<Table>> = Default::default();
+    // In the order the tables first appear: every partition emits them in the registry's
+    // order (`Mechanisms::tables`), so the merged run lists them as one simulation does.
+    let mut by_name: Vec<(String, Vec<Table>)> = Vec::new();
     for t in parts.into_iter().flatten() {
-        by_name.entry(t.name.clone()).or_default().push(t);
+        match by_name.iter_mut().find(|(n, _)| *n == t.name) {
+            Some((_, same)) => same.push(t),
+            None => by_name.push((t.name.clone(), vec![t])),
+        }
     }
-    by_name.into_values().filter_map(Table::merge).collect()
+    by_name.into_iter().filter_map(|(_, same)| Table::merge(same)).collect()
 }
 
 #[cfg(test)]
@@ -300,7 +305,7 @@ mod tests {
         let x = |n: &str, v: u64| Table::new(n, &["k"]).u64("k", vec![v]);
         let m = merge_by_name(vec![vec![x("b", 2), x("a", 9)], vec![x("a", 1)]]).unwrap();
         let names: Vec<&str> = m.iter().map(|t| t.name.as_str()).collect();
-        assert_eq!(names, ["a", "b"]);
-        assert_eq!(m[0].column("k").and_then(Column::as_u64), Some(&[1, 9][..]));
+        assert_eq!(names, ["b", "a"], "in the order the parts list them, as one simulation does");
+        assert_eq!(m[1].column("k").and_then(Column::as_u64), Some(&[1, 9][..]));
     }
 }

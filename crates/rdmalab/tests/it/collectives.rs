@@ -293,6 +293,14 @@ fn bad_collectives_are_refused_naming_the_field() {
     assert!(e.contains("collective[0].size") && e.contains("a number of bytes, or a size"), "{e}");
     let e = input_error(&star(4, "name = \"g\"\nkind = \"allreduce\"\nranks = { hosts = \"3..1\" }\nsize = 10\n"));
     assert!(e.contains("collective[0].ranks.hosts") && e.contains("ends before"), "{e}");
+    // Two collectives of one name would write records of one name: the second is refused
+    // at its own line.
+    let one = "name = \"g\"\nkind = \"allreduce\"\nranks = [0, 1]\nsize = 10\n";
+    let toml = star(4, &format!("{one}[[collective]]\n{one}"));
+    let e = input_error(&toml);
+    let second = toml.lines().enumerate().filter(|(_, l)| l.starts_with("name")).nth(1).unwrap().0 + 1;
+    assert!(e.starts_with(&format!("bad.toml:{second}: field `collective[1].name`")), "{e}");
+    assert!(e.contains("already the name of collective[0]"), "{e}");
 }
 
 #[test]

@@ -101,6 +101,7 @@ fn a_leaf_cut_off_reports_its_cross_leaf_flows_unreachable_and_the_run_ends() {
     assert_eq!(r.unreachable.len(), n - 1, "every cross-leaf flow is reported");
     for u in &r.unreachable {
         assert!((u.src.0 < 4) != (u.dst.0 < 4), "only cross-leaf flows: {u:?}");
+        assert_eq!(u.why, rdmalab::sim::GaveUp::Unreachable);
         assert!(u.at >= t + Time::from_us(2), "given up when routes changed, not before");
     }
     let late = r.unreachable.iter().find(|u| u.src == NodeId(5) && u.dst == NodeId(2)).unwrap();

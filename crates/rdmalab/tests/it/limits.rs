@@ -201,3 +201,51 @@ fn threads_take_a_count_or_auto_and_errors_found_later_name_the_line() {
     );
     assert_eq!(e.to_string(), format!("x.toml:{}: field `fabric.queue_sample_interval`: m", line_of(&text, "queue_")));
 }
+
+/// Four ranks of a star running a ring allreduce of `size` in chunks of `chunk`.
+fn allreduce(size: &str, chunk: &str) -> String {
+    format!(
+        "[topology]\nkind = \"star\"\nhosts = 4\n\n[[collective]]\nname = \"c\"\nkind = \"allreduce\"\n\
+         ranks = [0, 1, 2, 3]\nsize = \"{size}\"\nchunk = \"{chunk}\"\n"
+    )
+}
+
+#[test]
+fn a_collective_too_large_to_schedule_is_refused_at_once_with_its_estimate() {
+    // Ring allreduce on n = 4 ranks: 2(n-1)n = 24 transfers per loop of n chunks. 1 TiB in
+    // 512 KiB chunks: 2^40 / 2^21 = 524,288 loops, 12,582,912 transfers (3 GB of schedule);
+    // 1000 TiB, 1000 times that. 1 MiB in 1-byte chunks: 262,144 loops, 6,291,456 transfers
+    // of 1 B each. Each is refused before any transfer is built.
+    for (size, chunk, field, transfers) in [
+        ("1TiB", "512KiB", "size", "12582912 transfers"),
+        ("1000TiB", "512KiB", "size", "12582912000 transfers"),
+        ("1MiB", "1B", "chunk", "6291456 transfers"),
+    ] {
+        let toml = allreduce(size, chunk);
+        let t = std::time::Instant::now();
+        let e = input_error(&toml);
+        assert!(t.elapsed().as_secs_f64() < 1.0, "{size}: refused after {:?}", t.elapsed());
+        let line = line_of(&toml, field);
+        assert!(e.starts_with(&format!("bad.toml:{line}: field `collective[0].{field}`")), "{e}");
+        assert!(e.contains(transfers) && e.contains("data packets"), "{size}/{chunk}: {e}");
+    }
+    // 1 TiB in 1 GiB chunks fits the schedule (24 x 256 transfers) but not a run without
+    // an end: 6 TiB on the wire is 6.6e9 packets of 1000 B.
+    let e = input_error(&allreduce("1TiB", "1GiB"));
+    assert!(e.contains("6144 transfers") && e.contains("data packets for a run without a stop_time"), "{e}");
+    // A size the star runs in moments passes.
+    fixtures::scenario(&allreduce("1MiB", "64KiB"), "ok.toml");
+}
+
+#[test]
+fn rnr_keys_without_a_receive_queue_are_warned_of() {
+    let w = "given without rnic.recv_queue_depth or rnic.srq_depth";
+    assert!(warned(
+        &star(1000, "[rnic]\nmin_rnr_timer = 1\nrnr_retry = 0\n"),
+        &format!("rnic.min_rnr_timer, rnic.rnr_retry {w}")
+    ));
+    assert!(warned(&star(1000, "[rnic]\nrecv_processing = \"1us\"\n"), &format!("rnic.recv_processing {w}")));
+    // With a queue they act; keys of the requester alone are not receive-queue keys.
+    assert!(!warned(&star(1000, "[rnic]\nrecv_queue_depth = 2\nmin_rnr_timer = 1\n"), w));
+    assert!(!warned(&star(1000, "[rnic]\nretry_cnt = 3\n"), w));
+}

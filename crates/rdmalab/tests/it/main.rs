@@ -42,6 +42,7 @@ mod multipath;
 mod nvlink;
 mod parallel;
 mod parallel_balance;
+mod parallel_drawn;
 mod parallel_observers;
 mod parallel_outputs;
 mod pfc_watchdog;

@@ -114,3 +114,16 @@ fn nvlink_keys_come_together() {
     let e = input_error(&format!("{base}nvlink_rate = \"fast\"\nnvlink_latency = \"1us\"\n"));
     assert!(e.contains("topology.nvlink_rate"), "{e}");
 }
+
+#[test]
+fn multipath_on_nvlink_hosts_is_refused_at_its_entry() {
+    // Its timers would kick a host's first NIC only: refused, as docs/collectives.md says,
+    // naming the traffic entry's line; without NVLink the same entry is accepted.
+    let mp = "[[traffic]]\nkind = \"multipath\"\nqps = 2\nchunk_size = 16000\nmessages = [{ src = 0, dst = 5, size = 100000 }]\n";
+    let toml = format!("{}{mp}", fabric());
+    let e = input_error(&toml);
+    let line = toml.lines().position(|l| l.contains("\"multipath\"")).unwrap() + 1;
+    assert!(e.starts_with(&format!("bad.toml:{line}: field `traffic[0].kind`")) && e.contains("NVLink"), "{e}");
+    let plain = fabric().replace("nvlink_rate = \"200Gbps\"\nnvlink_latency = \"500ns\"\n", "");
+    scenario(&format!("{plain}{mp}"), "ok.toml");
+}

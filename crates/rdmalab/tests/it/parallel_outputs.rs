@@ -24,7 +24,7 @@ fn build(toml: &str, threads: u32) -> Scenario {
 
 /// How a run stopped and everything it measured, as text (the two counters that may differ
 /// between thread counts zeroed).
-fn everything(s: Scenario) -> (StopReason, Results, String) {
+pub(crate) fn everything(s: Scenario) -> (StopReason, Results, String) {
     let mut run = Runner::new(s).expect("builds");
     let stop = run.run_to_end();
     let mut r = if stop == StopReason::Stalled { run.snapshot() } else { run.results().expect("conserved") };
@@ -116,4 +116,19 @@ fn a_run_that_runs_out_of_events_stalls_as_one_simulation_does() {
     assert_eq!(stop, StopReason::Stalled);
     let cause = r.stall_cause.unwrap_or_default();
     assert!(cause.starts_with("nothing left to simulate at") && cause.contains("first stuck QP"), "{cause}");
+}
+
+#[test]
+fn receive_queues_are_each_responders_at_any_thread_count() {
+    // Three SENDs from hosts of three pods to host 0, each on its own connection's receive
+    // queue of one WQE: none is refused, whichever partition its requester is in.
+    let toml = format!(
+        "{FAT_TREE}[rnic]\nrecv_queue_depth = 1\nmin_rnr_timer = 1\n\
+         [[traffic]]\nkind = \"flows\"\nverb = \"send\"\nflows = [{{ src = 5, dst = 0, size = 20000 }}, \
+         {{ src = 9, dst = 0, size = 20000 }}, {{ src = 13, dst = 0, size = 20000 }}]\n"
+    );
+    let (stop, r) = same_for_1_2_4_threads("rnr", &toml);
+    assert_eq!(stop, StopReason::Finished);
+    assert_eq!(r.records.len(), 3);
+    assert_eq!(r.mechanism_count("rnr_naks"), 0);
 }

@@ -209,6 +209,8 @@ fn rnr_retry_fails_the_wr_after_that_many_naks() {
         assert_eq!(res.mechanism_count("rnr_retry_exceeded"), fails as u64, "rnr_retry {retry}");
         // The failed plain flow is given up (as after the retry limit); message 0 is not.
         assert_eq!(res.unreachable.iter().map(|u| u.flow).collect::<Vec<_>>(), if fails { vec![1] } else { vec![] });
+        // ... with its own status, not the link failures' "unreachable".
+        assert!(res.unreachable.iter().all(|u| u.why == rdmalab::sim::GaveUp::RnrRetryExceeded));
         assert_eq!(res.records.len(), 2 - fails as usize);
     }
 }
@@ -358,4 +360,26 @@ fn processing_causes_rnr_exactly_when_a_message_outlasts_the_gap() {
     let want = processing_form(&s, 2, gap, 1, Time::from_us(10), over);
     assert_eq!(want[1].0, 1);
     assert_follows(&past, &want, 1);
+}
+
+#[test]
+fn a_run_waiting_on_a_long_repost_or_processing_is_not_stalled() {
+    // A 300 ms repost delay (or 300 ms of processing) keeps message 1 out for longer than
+    // the stall window (100 ms): its RNR NAKs and timers (code 18: 5.12 ms) are the run
+    // waiting on the responder, so it finishes, with the closed form's FCT.
+    let gap = Time::from_us(3);
+    let tau = Time::from_us(5120);
+    for rnic_keys in [rnic(1, 300_000, 18, 7), rnic_processing(1, 18, Time::from_ms(300))] {
+        let s = fixtures::scenario(&toml(2, gap, "send", &rnic_keys), "rnr.toml");
+        let mut sim = s.clone().simulation().expect("valid scenario");
+        let stop = sim.run_to_end();
+        let res = sim.results().expect("bytes conserved");
+        assert_eq!(stop, rdmalab::sim::StopReason::Finished, "{:?}", res.stall_cause);
+        let (j, fct) = closed_form(&s, 2, gap, 1, Time::from_ms(300), tau)[1];
+        assert!(j > 20, "{j} RNR NAKs");
+        assert_eq!(res.mechanism_count("rnr_naks"), j, "{rnic_keys}");
+        // One message handled at once takes T from its completion: the WQE is back when a
+        // repost delay of T would bring it back.
+        assert_eq!(fcts(&res)[1].1, fct, "{rnic_keys}");
+    }
 }

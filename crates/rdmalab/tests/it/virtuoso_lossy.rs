@@ -97,6 +97,7 @@ fn a_plain_flow_that_exceeds_the_retry_limit_is_given_up() {
     assert!(r.records.is_empty());
     assert_eq!(r.unreachable.len(), 1, "listed with the flows given up");
     assert_eq!(r.unreachable[0].at, Time::from_ms(3 * RTO_MS));
+    assert_eq!(r.unreachable[0].why, rdmalab::sim::GaveUp::RetryExceeded, "not cut off by a link failure");
     assert_eq!(r.counters.wr_failures, 1);
     assert_eq!(r.counters.timeouts, 3, "two rounds allowed, the third timeout fails it");
     assert_eq!(r.end_time, Time::from_ms(3 * RTO_MS), "nothing is sent after the failure");

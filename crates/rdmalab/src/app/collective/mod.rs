@@ -217,6 +217,32 @@ impl Collective {
         Ok(())
     }
 
+    /// Transfers of one iteration, counted in closed form from the same step schedules
+    /// (`schedule` builds exactly this many; a test checks), so that the cost of a
+    /// collective can be told before any transfer is built (`scenario/limits.rs`).
+    pub fn transfers_per_iteration(&self) -> u128 {
+        let n = self.ranks.len() as u128;
+        let chunk = self.chunk.max(1);
+        (0..self.channels)
+            .map(|ch| {
+                let bytes = share(self.size, u64::from(self.channels), u64::from(ch));
+                let loops = u128::from(bytes.div_ceil(self.ranks.len() as u64 * chunk).max(1));
+                match (self.kind, self.algorithm) {
+                    (Kind::Allreduce, Algorithm::Ring) => loops * 2 * (n - 1) * n,
+                    (Kind::Allgather | Kind::ReduceScatter, _) => loops * (n - 1) * n,
+                    (Kind::Broadcast, _) => u128::from(bytes.div_ceil(chunk)) * (n - 1),
+                    // Each tree: every chunk of its half goes up every edge and down again.
+                    (Kind::Allreduce, Algorithm::DoubleBinaryTree) => {
+                        (0..2).map(|t| u128::from(share(bytes, 2, t).div_ceil(chunk)) * 2 * (n - 1)).sum()
+                    }
+                    // log2(n) halving steps, as many doubling steps, n transfers each.
+                    (Kind::Allreduce, _) => 2 * u128::from(n.max(1).ilog2()) * n,
+                    (Kind::Alltoall, _) => n * (n - 1),
+                }
+            })
+            .sum()
+    }
+
     /// The transfers of every iteration: the algorithm's steps, iteration after iteration,
     /// each iteration's first sends at a rank waiting on that rank's part of the one before.
     pub fn schedule(&self) -> Result<Schedule> {
@@ -269,4 +295,46 @@ fn repeat(one: Vec<Transfer>, times: u32) -> Vec<Transfer> {
         }
     }
     all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_closed_form_counts_what_the_schedule_builds() {
+        // Every kind and algorithm, rank counts odd and even (powers of two for halving),
+        // sizes that do and do not divide, chunks above and below a loop's share.
+        for (kind, algorithm) in [
+            (Kind::Allreduce, Algorithm::Ring),
+            (Kind::Allreduce, Algorithm::DoubleBinaryTree),
+            (Kind::Allreduce, Algorithm::HalvingDoubling),
+            (Kind::Allgather, Algorithm::Ring),
+            (Kind::ReduceScatter, Algorithm::Ring),
+            (Kind::Broadcast, Algorithm::Ring),
+            (Kind::Alltoall, Algorithm::Direct),
+        ] {
+            for n in [2usize, 3, 4, 7, 8] {
+                if algorithm == Algorithm::HalvingDoubling && !n.is_power_of_two() {
+                    continue;
+                }
+                for (size, chunk, channels) in [(1000, 64, 1), (4096, 1000, 3), (100_003, 777, 2), (50, 1, 1)] {
+                    let c = Collective {
+                        name: "c".into(),
+                        kind,
+                        algorithm,
+                        ranks: (0..n as u32).map(NodeId).collect(),
+                        size,
+                        channels,
+                        chunk,
+                        start: Time::ZERO,
+                        repeat: 1,
+                    };
+                    let Ok(s) = c.schedule() else { continue };
+                    let what = format!("{kind:?} {algorithm:?} n={n} size={size} chunk={chunk} ch={channels}");
+                    assert_eq!(c.transfers_per_iteration(), s.per_iteration as u128, "{what}");
+                }
+            }
+        }
+    }
 }

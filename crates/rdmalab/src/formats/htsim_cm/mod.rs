@@ -515,6 +515,9 @@ fn parse_connection(toks: &[&str], line: usize, path: &Path, nodes: u32) -> Resu
     if c.size == 0 {
         return Err(err("size", "size 0 (htsim's unlimited flow) is not supported; sizes are at least 1 byte".into()));
     }
+    if c.size > crate::workload::MAX_FLOW_BYTES {
+        return Err(err("size", crate::workload::too_large(c.size)));
+    }
     Ok(c)
 }
 

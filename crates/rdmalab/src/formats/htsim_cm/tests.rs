@@ -17,6 +17,7 @@ fn errors_name_line_and_field() {
     let cases = [
         ("Nodes 3\nConnections 1\n0->5 start 1 size 1\n", "m.cm:3: field `dst`", "out of range"),
         ("Nodes 3\nConnections 1\n0->1 start 1 size x\n", "m.cm:3: field `size`", "not a non-negative"),
+        ("Nodes 3\nConnections 1\n0->1 start 1 size 9007199254740993\n", "m.cm:3: field `size`", "2^53"),
         ("Nodes 3\nConnections 2\n0->1 start 1 size 1\n", "m.cm:2: field `Connections`", "says 2"),
         ("Nodes 3\nConnections 1\n0->1 size 1\n", "m.cm:3: field `start`", "no `start`"),
         ("Nodes 3\nConnections 1\n0->1 start 1 size 1 colour red\n", "m.cm:3: field `colour`", "unknown"),

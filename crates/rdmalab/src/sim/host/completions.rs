@@ -9,7 +9,7 @@ use crate::fabric::packet::NO_INT;
 use crate::fabric::Packet;
 use crate::ids::QpId;
 use crate::sim::mech::{retry, transport};
-use crate::sim::Simulation;
+use crate::sim::{GaveUp, Simulation};
 
 impl Simulation {
     /// The receiver of slot `rx_id` holds its flow's last byte in order now: the flow's
@@ -28,9 +28,9 @@ impl Simulation {
     }
 
     /// Records flow `flow` as unreachable now (`mech::failures`).
-    pub(in crate::sim) fn record_unreachable(&mut self, flow: crate::ids::FlowId) {
+    pub(in crate::sim) fn record_unreachable(&mut self, flow: crate::ids::FlowId, why: GaveUp) {
         let f = &self.flows[flow.idx()];
-        self.unreachable.push(crate::sim::mech::failures::unreachable_flow(flow, f, self.now));
+        self.unreachable.push(crate::sim::mech::failures::unreachable_flow(flow, f, self.now, why));
         self.flows_done += 1;
         self.note_work_done();
     }
@@ -42,7 +42,7 @@ impl Simulation {
         let abandoned = crate::sim::mech::failures::abandon(&mut self.qps[q.idx()], |a| apps.learns_of_failures(a));
         let Some(flows) = abandoned else { return };
         for f in flows {
-            self.record_unreachable(f);
+            self.record_unreachable(f, GaveUp::Unreachable);
         }
         let nic = self.qps[q.idx()].nic;
         self.nics[nic.idx()].note_finished();
@@ -69,14 +69,14 @@ impl Simulation {
     /// Carries out a failure `retry::go_back` decided: the failed and flushed WRs complete to
     /// their applications (a plain flow is recorded unreachable), then the QP may close.
     #[cold]
-    pub(in crate::sim) fn fail_qp(&mut self, qp_id: QpId) {
+    pub(in crate::sim) fn fail_qp(&mut self, qp_id: QpId, why: GaveUp) {
         let failed = retry::fail(&mut self.qps[qp_id.idx()], &mut self.counters);
         let now = self.now;
         for (i, m) in failed.into_iter().enumerate() {
             // (An attack generator ignores it: its transfer never completes.)
             if m.app.is_none() {
-                // A plain flow is abandoned, as one whose destination became unreachable.
-                self.record_unreachable(m.flow);
+                // A plain flow is given up, with the limit it exhausted.
+                self.record_unreachable(m.flow, why);
                 continue;
             }
             let done = if i == 0 { SendDone::Failed } else { SendDone::Flushed };

@@ -37,7 +37,7 @@ impl Simulation {
             // What admitting the flow pushes comes from its source host.
             self.set_node_origin(f.src.0);
             if !self.reachable(f.src, f.dst) {
-                self.record_unreachable(flow);
+                self.record_unreachable(flow, crate::sim::GaveUp::Unreachable);
                 continue;
             }
             if !f.app.is_none() {
@@ -178,7 +178,7 @@ impl Simulation {
                 irn::Expired::Repair => self.counters.timeouts += 1,
                 irn::Expired::Failed => {
                     self.counters.timeouts += 1;
-                    self.fail_qp(qp_id);
+                    self.fail_qp(qp_id, crate::sim::GaveUp::RetryExceeded);
                     return;
                 }
             }
@@ -186,7 +186,7 @@ impl Simulation {
             self.counters.timeouts += 1;
             let qp = &mut self.qps[qp_id.idx()];
             if !retry::go_back(self.cfg.retry_limit, qp) {
-                self.fail_qp(qp_id);
+                self.fail_qp(qp_id, crate::sim::GaveUp::RetryExceeded);
                 return; // retry exceeded: the QP is in the error state
             }
             qp.snd_nxt = qp.snd_una;

@@ -9,7 +9,7 @@ use crate::ids::{AppId, HeaderSlot, PortId, QpId};
 use crate::rnic::irn::Arrival;
 use crate::rnic::Completion;
 use crate::sim::mech::{irn, retry, rnr};
-use crate::sim::Simulation;
+use crate::sim::{GaveUp, Simulation};
 use crate::stats::FlowRecord;
 use crate::units::Time;
 
@@ -243,20 +243,20 @@ impl Simulation {
         }
         if let Some(irn) = self.mech.irn.as_deref_mut() {
             if !irn::on_ack(irn, qp_id, qp, &pkt, advanced, self.now, &self.cfg) {
-                self.fail_qp(qp_id);
+                self.fail_qp(qp_id, GaveUp::RetryExceeded);
             }
         } else if pkt.kind == PacketKind::Nack {
             if pkt.last_of_msg {
                 // An RNR NAK: wait the responder's timer, then resend from its PSN (`mech::rnr`).
                 let r = self.mech.rnr.as_deref_mut().expect("only a responder with receive queues sends one");
                 if !rnr::on_nak(r, qp_id, qp, pkt.seq, self.now) {
-                    self.fail_qp(qp_id);
+                    self.fail_qp(qp_id, GaveUp::RnrRetryExceeded);
                 }
             } else if qp.snd_nxt > pkt.seq.max(qp.snd_una) {
                 if retry::go_back(self.cfg.retry_limit, qp) {
                     qp.snd_nxt = pkt.seq.max(qp.snd_una);
                 } else {
-                    self.fail_qp(qp_id);
+                    self.fail_qp(qp_id, GaveUp::RetryExceeded);
                 }
             }
         }

@@ -49,7 +49,30 @@ use crate::topology::{links_between, Topology};
 use crate::units::Time;
 use crate::workload::FlowSpec;
 
-/// A flow abandoned because its destination became unreachable.
+/// Why a flow was given up before it completed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GaveUp {
+    /// Its destination was cut off by link failures.
+    Unreachable,
+    /// Its WR exhausted the retry limit (`fabric.retry_limit`, `rnic.retry_cnt`).
+    RetryExceeded,
+    /// Its SEND exhausted `rnic.rnr_retry` (RNR NAKs without progress).
+    RnrRetryExceeded,
+}
+
+impl GaveUp {
+    /// Its name in the flows table's `status` column.
+    pub fn name(self) -> &'static str {
+        match self {
+            GaveUp::Unreachable => "unreachable",
+            GaveUp::RetryExceeded => "retry_exceeded",
+            GaveUp::RnrRetryExceeded => "rnr_retry_exceeded",
+        }
+    }
+}
+
+/// A flow given up before it completed: its destination became unreachable, or its WR
+/// failed a retry limit (`why`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct UnreachableFlow {
     /// Flow index (position in the scenario's sorted flow list).
@@ -62,8 +85,10 @@ pub struct UnreachableFlow {
     pub size: u64,
     /// When the flow started.
     pub start: Time,
-    /// When its source found no route and gave it up.
+    /// When its source gave it up.
     pub at: Time,
+    /// Why.
+    pub why: GaveUp,
 }
 
 /// Checks the link events against the topology and schedules them on `queue` (from `new`).
@@ -127,8 +152,8 @@ pub(in crate::sim) fn stranded(qps: &[Qp], routes: &Routes) -> Vec<QpId> {
 }
 
 /// The record of flow `flow` (its spec `f`) given up at `now`.
-pub(in crate::sim) fn unreachable_flow(flow: FlowId, f: &FlowSpec, now: Time) -> UnreachableFlow {
-    UnreachableFlow { flow: flow.0, src: f.src, dst: f.dst, size: f.size, start: f.start, at: now }
+pub(in crate::sim) fn unreachable_flow(flow: FlowId, f: &FlowSpec, now: Time, why: GaveUp) -> UnreachableFlow {
+    UnreachableFlow { flow: flow.0, src: f.src, dst: f.dst, size: f.size, start: f.start, at: now, why }
 }
 
 /// Gives up every message of `qp` (its destination is partitioned away): returns their

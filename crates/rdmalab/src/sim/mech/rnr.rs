@@ -96,6 +96,9 @@ pub(crate) struct Rnr {
     pub naks: u64,
     /// WRs failed by `rnr_retry`.
     pub retry_exceeded: u64,
+    /// The latest time a receive WQE is posted again or a requester's RNR timer runs out:
+    /// the run is waiting on this mechanism, not stalled, until then (`sim::watch`).
+    pub busy_until: Time,
 }
 
 impl Rnr {
@@ -111,6 +114,7 @@ impl Rnr {
             per_flow: Vec::new(),
             naks: 0,
             retry_exceeded: 0,
+            busy_until: Time::ZERO,
         }
     }
 
@@ -179,7 +183,9 @@ pub(in crate::sim) fn on_arrival(rnr: &mut Rnr, qp: &mut Qp, flows: &[FlowSpec],
         // (one message at a time, `recv_processing` each) and posts the buffer again
         // (`ibv_post_recv`) `recv_repost_delay` later.
         let handled = rnr.processing.handled_at(qp.dst.0, now);
-        rq.reposts.push_back(handled + rnr.cfg.recv_repost_delay);
+        let back = handled + rnr.cfg.recv_repost_delay;
+        rq.reposts.push_back(back);
+        rnr.busy_until = rnr.busy_until.max(back);
         debug_assert!(rq.posted as usize + rq.reposts.len() <= depth as usize, "more WQEs than the queue's depth");
     }
     false
@@ -212,6 +218,7 @@ pub(in crate::sim) fn on_nak(rnr: &mut Rnr, qp_id: QpId, qp: &mut Qp, psn: u64, 
     // until the timer runs out (the QP stays marked, its bytes unsent: `Simulation::mark_if_unsent`).
     qp.rto_deadline = Time::MAX;
     qp.next_avail = qp.next_avail.max(now + rnr.timer);
+    rnr.busy_until = rnr.busy_until.max(now + rnr.timer);
     true
 }
 

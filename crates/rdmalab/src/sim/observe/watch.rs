@@ -239,7 +239,7 @@ impl Simulation {
         let listed = nic.qps.iter().any(|&x| x.idx() == i);
         format!(
             "{i} ({}->{}): acked {} of {} bytes, sent {}, {in_flight} packet(s) in the network, window {} bytes, \
-             rate {}, next send at {}, NIC wake {}, listed by its NIC {listed}, group {}",
+             rate {}, next send at {}, NIC wake {}, listed by its NIC {listed}, {} QP(s) in its CC group",
             qp.src.0,
             qp.dst.0,
             qp.snd_una,
@@ -249,7 +249,8 @@ impl Simulation {
             qp.rate,
             us(qp.next_avail),
             if nic.wake_at == Time::MAX { "none".to_string() } else { us(nic.wake_at) },
-            qp.cc_group.0,
+            // Its group's size, not its id: ids are a partition's own under `--threads`.
+            self.groups.get(qp.cc_group.idx()).map_or(0, |g| g.members.len()),
         )
     }
 
@@ -258,7 +259,10 @@ impl Simulation {
         let mark = (self.counters.payload_bytes_delivered, self.flows_done, self.next_flow);
         let unfinished = self.flows_done < self.work_total();
         let all_started = self.next_flow == self.flows.len() && t >= self.apps.last_post;
-        if mark != self.watch.progress_mark || !unfinished || !all_started {
+        // A receive WQE reposted, or an RNR timer run out, within the window or later: the
+        // run waits on the responder's application, it is not stuck (`mech::rnr`).
+        let waiting = self.rnr_busy_until() > t.saturating_sub(self.watch.stall_window);
+        if mark != self.watch.progress_mark || !unfinished || !all_started || waiting {
             self.watch.progress_mark = mark;
             self.watch.next_stall_check = later(t, self.watch.stall_window);
             return None;
@@ -320,6 +324,11 @@ impl Simulation {
     /// Switch (port, class) pairs this simulation has paused now.
     pub(in crate::sim) fn paused_pairs(&self) -> u32 {
         self.watch.paused_pairs
+    }
+
+    /// Until when receive queues and RNR timers keep the run waiting (`mech::rnr`).
+    pub(in crate::sim) fn rnr_busy_until(&self) -> Time {
+        self.mech.rnr.as_ref().map_or(Time::ZERO, |r| r.busy_until)
     }
 
     /// The stall check this simulation armed (at its first flow's start or its first

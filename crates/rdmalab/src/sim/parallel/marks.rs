@@ -100,10 +100,12 @@ pub(super) struct StallMark {
     pub last_post: Time,
     /// The stall check it armed (`Time::MAX`: none).
     pub armed: Time,
+    /// Until when its receive queues and RNR timers keep the run waiting.
+    pub rnr_busy_until: Time,
 }
 
 impl Default for StallMark {
     fn default() -> Self {
-        StallMark { delivered: 0, started: 0, last_post: Time::ZERO, armed: Time::MAX }
+        StallMark { delivered: 0, started: 0, last_post: Time::ZERO, armed: Time::MAX, rnr_busy_until: Time::ZERO }
     }
 }

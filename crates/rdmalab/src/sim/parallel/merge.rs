@@ -69,6 +69,13 @@ impl ParallelRun {
         // with connections left open at its last completion, as one simulation does.
         let idle_apps_end = self.state.idle_apps_at.map(|_| r.last_completion);
         r.end_time = self.state.deadlock_at.or(self.state.stall_at).or(idle_apps_end).unwrap_or(end_time);
+        // A port still paused counts its pause up to the run's end, as one simulation's does
+        // (its partition closed the interval at its own last event, `PortState::finish`).
+        for (p, c) in r.ports.iter_mut().enumerate() {
+            if let Some(t) = self.parts[owner(p)].ports[p].paused_since {
+                c.paused_ps += r.end_time.saturating_sub(t).0;
+            }
+        }
         r.deadlock = self.watch.found.first.clone();
         r.deadlocks = self.watch.found.count;
         (r, anomalies)

@@ -28,6 +28,7 @@ impl Simulation {
             started: self.next_flow,
             last_post: self.apps.last_post,
             armed: self.stall_schedule().0,
+            rnr_busy_until: self.rnr_busy_until(),
         }
     }
 }
@@ -40,6 +41,7 @@ pub(super) struct RunMarks {
     pub started: usize,
     pub last_post: Time,
     pub armed: Time,
+    pub rnr_busy_until: Time,
 }
 
 impl RunMarks {
@@ -53,6 +55,7 @@ impl RunMarks {
         self.started = self.started.max(m.stall.started);
         self.last_post = self.last_post.max(m.stall.last_post);
         self.armed = self.armed.min(m.stall.armed);
+        self.rnr_busy_until = self.rnr_busy_until.max(m.stall.rnr_busy_until);
     }
 }
 
@@ -90,7 +93,8 @@ impl Window {
         let mark = (m.delivered, m.done, m.started);
         let unfinished = m.done < rule.work_total;
         let all_started = m.started == rule.flows_listed && next >= m.last_post;
-        if mark != self.stall_mark || !unfinished || !all_started {
+        let waiting = m.rnr_busy_until > next.saturating_sub(rule.window); // as `Simulation::stall_check`
+        if mark != self.stall_mark || !unfinished || !all_started || waiting {
             self.stall_mark = mark;
             self.stall_next = later(next, rule.window);
             return false;
