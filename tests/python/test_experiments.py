@@ -545,7 +545,7 @@ def test_repro_quick_hpcc_runs_end_to_end(tmp_path, capsys):
 
 
 def test_the_documented_sweep_is_valid():
-    text = (Path(__file__).resolve().parents[2] / "docs" / "experiments.md").read_text()
+    text = (Path(__file__).resolve().parents[2] / "docs" / "tutorials" / "sweep.md").read_text()
     block = text.split("```toml", 1)[1].split("```", 1)[0]
     s = Sweep.from_dict(tomllib.loads(block))
     assert s.name == "fat-tree-load" and len(s.expand()) == 6
