@@ -281,3 +281,43 @@ fn traces_run_the_same_at_1_2_and_4_threads() {
     assert_eq!(stop, StopReason::Finished);
     assert!(r.collectives.len() == 1 && r.collectives[0].end.is_some());
 }
+
+#[test]
+fn written_collectives_read_back_to_the_same_run() {
+    use rdmalab::formats::chakra::write::write_collectives;
+    use rdmalab::formats::chakra::{read_traces, NodeKind};
+    // A repeated ring AllReduce that starts late and an all-to-all beside it, on other hosts.
+    let toml = "[topology]\nkind = \"star\"\nhosts = 8\n[fabric]\nack_interval = 1000000\n\
+        [[collective]]\nname = \"g\"\nkind = \"allreduce\"\nranks = [0, 1, 2, 3]\nsize = 400000\nchunk = \"64KB\"\nrepeat = 2\nstart = \"3us\"\n\
+        [[collective]]\nname = \"a\"\nkind = \"alltoall\"\nranks = [4, 5, 6, 7]\nsize = 300000\nchunk = \"64KB\"\n";
+    let s = scenario(toml, "c.toml");
+    let tmp = std::env::temp_dir().join(format!("rdmalab-chakra-w-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let hosts: Vec<rdmalab::NodeId> = (0..8).map(rdmalab::NodeId).collect();
+    let files = write_collectives(&tmp.join("w"), &hosts, &s.collectives).unwrap();
+    assert_eq!(files.len(), 8);
+    // Rank 0: the start as compute, then two iterations, each after the one before.
+    let t = read_traces(&tmp.join("w"), 8).unwrap();
+    let kinds: Vec<&str> = t[0].nodes.iter().map(|n| n.kind.name()).collect();
+    assert_eq!(kinds, ["compute", "collective", "collective"]);
+    assert_eq!((t[0].nodes[0].duration, t[0].nodes[2].ctrl_deps.clone()), (Time::from_us(3), vec![1]));
+    assert!(matches!(&t[5].nodes[0].kind, NodeKind::Collective { pg: Some(p), .. } if p == "a"));
+    let direct = run_finished(s);
+    let traced = run_finished(scenario(
+        &star(8, &format!("path = {:?}\nchunk = \"64KB\"\n", tmp.join("w").display().to_string())),
+        "c.toml",
+    ));
+    let times = |r: &Results| {
+        let mut v: Vec<(String, Time, Option<Time>)> =
+            r.collectives.iter().map(|c| (c.name.trim_end_matches("#0").to_string(), c.start, c.end)).collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v
+    };
+    let names = |r: &Results| times(r).into_iter().map(|x| x.0).collect::<Vec<_>>();
+    assert_eq!(names(&traced), ["a", "g", "g#1"]);
+    assert_eq!(
+        times(&traced),
+        times(&direct).into_iter().map(|(n, s, e)| (n.trim_end_matches("#0").to_string(), s, e)).collect::<Vec<_>>()
+    );
+    let _ = std::fs::remove_dir_all(&tmp);
+}

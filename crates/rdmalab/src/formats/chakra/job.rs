@@ -100,6 +100,8 @@ pub fn kind_of(op: CollectiveCommType) -> std::result::Result<Kind, String> {
 
 /// One collective across its ranks.
 struct Instance {
+    /// Its process group's place among the groups (its QPs' lanes).
+    group: u16,
     kind: Kind,
     bytes: u64,
     members: Vec<At>,
@@ -163,7 +165,7 @@ pub fn job(traces: &[ChakraTrace], plan: &Plan) -> Result<ChakraJob> {
     let node = |at: At| &traces[at.rank as usize].nodes[at.node as usize];
     // Collectives: every instance of a group has the same ranks, kind and size.
     let mut instances: Vec<Instance> = Vec::new();
-    for (pg, list) in &groups {
+    for (g, (pg, list)) in groups.iter().enumerate() {
         let ranks: Vec<u32> =
             if pg.is_empty() { (0..n as u32).collect() } else { list[0].iter().map(|a| a.rank).collect() };
         for (k, members) in list.iter().enumerate() {
@@ -200,7 +202,13 @@ pub fn job(traces: &[ChakraTrace], plan: &Plan) -> Result<ChakraJob> {
                 ));
             }
             let kind = kind_of(first.0).expect("checked");
-            instances.push(Instance { kind, bytes: first.1, members: members.clone(), pieces: Vec::new() });
+            instances.push(Instance {
+                group: g as u16,
+                kind,
+                bytes: first.1,
+                members: members.clone(),
+                pieces: Vec::new(),
+            });
         }
     }
     // Point-to-point: the k-th send of (src, dst, tag) meets the k-th receive.
@@ -246,6 +254,16 @@ pub fn job(traces: &[ChakraTrace], plan: &Plan) -> Result<ChakraJob> {
     let mut made_by: Vec<At> = Vec::new();
     let mut parts = Vec::new();
     let active = plan.active.max(1);
+    if (groups.len() as u64 + 1) * u64::from(active) * u64::from(plan.channels) > u64::from(u16::MAX) {
+        return Err(Error::scenario(
+            "active_chunks",
+            format!(
+                "{} process groups × {active} pieces × {} channels need too many QPs a pair",
+                groups.len(),
+                plan.channels
+            ),
+        ));
+    }
     for inst in &mut instances {
         let hosts: Vec<NodeId> = inst.members.iter().map(|a| plan.hosts[a.rank as usize]).collect();
         let from = transfers.len();
@@ -274,7 +292,8 @@ pub fn job(traces: &[ChakraTrace], plan: &Plan) -> Result<ChakraJob> {
                 let mut t = t.clone();
                 roots.push(t.deps.is_empty());
                 t.deps.iter_mut().for_each(|d| d.on += base as u32);
-                t.lane += (j % active) as u16 * plan.channels;
+                // Each group's pieces in flight on QPs of their own, as NCCL's communicators.
+                t.lane += (inst.group * active as u16 + (j % active) as u16) * plan.channels;
                 if !t.deps.is_empty() {
                     t.delay = plan.endpoint_delay;
                 }
@@ -294,7 +313,7 @@ pub fn job(traces: &[ChakraTrace], plan: &Plan) -> Result<ChakraJob> {
             transfers: from..transfers.len(),
         });
     }
-    let p2p_lane = active as u16 * plan.channels;
+    let p2p_lane = groups.len() as u16 * active as u16 * plan.channels;
     let mut send_of: HashMap<At, u32> = HashMap::new();
     let mut recv_of: HashMap<At, u32> = HashMap::new();
     for &(s, r) in &pairs {

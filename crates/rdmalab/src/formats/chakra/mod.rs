@@ -13,12 +13,15 @@
 //! storage, batch, checkpoint) is refused with the file, the rank and the node id, as are a
 //! truncated message, a dependency on a node the file does not hold, a repeated id and a
 //! cycle of dependencies.
+//!
+//! [`write::write_collectives`] writes a list of collectives as such traces.
 
 pub mod job;
 pub mod schema;
 pub mod system;
 #[cfg(test)]
 mod tests;
+pub mod write;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
