@@ -87,7 +87,7 @@ pub fn parse_system(text: &str, path: &Path) -> Result<System> {
         };
         let zero = |what: &str| -> Result<()> {
             match v.as_f64() {
-                Some(x) if x == 0.0 => Ok(()),
+                Some(0.0) => Ok(()),
                 _ => Err(err(format!("{v} is not modelled: only 0 ({what} off) is"))),
             }
         };
