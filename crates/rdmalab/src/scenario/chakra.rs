@@ -26,8 +26,9 @@ use serde::Deserialize;
 
 use super::collective::{by_name, bytes, range, RanksSpec, SizeSpec, DEFAULT_CHUNK};
 use super::{check_host, field_time, TrafficCtx};
-use crate::app::collective::{Algorithm, Kind, RecordedPart};
+use crate::app::collective::{Algorithm, Kind};
 use crate::app::deps::TransferGraph;
+use crate::app::trace_nodes::JobRecords;
 use crate::error::{Error, Result};
 use crate::formats::chakra::job::{job, Plan};
 use crate::formats::chakra::system::read_system;
@@ -65,7 +66,7 @@ pub struct ChakraSpec {
 
 impl ChakraSpec {
     /// The traces' job; errors name `traffic[i].<field>`, or the trace file, rank and node.
-    pub(super) fn build(&self, ctx: &TrafficCtx<'_>) -> Result<(TransferGraph, Vec<RecordedPart>)> {
+    pub(super) fn build(&self, ctx: &TrafficCtx<'_>) -> Result<(TransferGraph, JobRecords)> {
         let (file, f) = (ctx.file, |name: &str| ctx.field(name));
         let prefix = ctx.base.join(&self.path);
         let hosts: Vec<NodeId> = match &self.ranks {
@@ -141,6 +142,6 @@ impl ChakraSpec {
         }
         let traces = read_traces(&prefix, plan.hosts.len() as u32)?;
         let j = job(&traces, &plan)?;
-        Ok((j.graph, j.parts))
+        Ok((j.graph, JobRecords { parts: j.parts, nodes: Some(j.nodes) }))
     }
 }

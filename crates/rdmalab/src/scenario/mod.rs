@@ -436,7 +436,7 @@ impl ScenarioSpec {
             };
             if let Some(job) = job {
                 let (job, parts) = job.map_err(|e| locate::in_section(e, file, &section))?;
-                job_parts.resize(jobs.len(), Vec::new());
+                job_parts.resize(jobs.len(), Default::default());
                 jobs.push(job);
                 job_parts.push(parts);
                 continue;

@@ -321,3 +321,28 @@ fn written_collectives_read_back_to_the_same_run() {
     );
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+#[test]
+fn each_node_is_a_row_with_its_times_and_what_it_waited_on() {
+    let Some(ex) = examples() else { return };
+    let custom = ex.join("system/custom_collectives/custom_ring_allreduce_8npus_1MB/custom_allreduce");
+    let r = run_finished(scenario(&star(8, &format!("path = {:?}\n", custom.display().to_string())), "c.toml"));
+    let t = r.table("chakra").expect("a chakra table");
+    let u = |c: &str| t.column(c).and_then(|c| c.as_u64()).unwrap().to_vec();
+    let f = |c: &str| t.column(c).and_then(|c| c.as_f64()).unwrap().to_vec();
+    // 14 sends, 14 receives and 7 reductions a rank, every one done.
+    assert_eq!(t.rows(), 8 * 35);
+    let (rank, id, start, end, waited) = (u("rank"), u("node_id"), f("start_ps"), f("end_ps"), f("waited_on"));
+    assert!(end.iter().all(|e| e.is_finite()));
+    let at = |r: u64, n: u64| (0..t.rows()).find(|&i| rank[i] == r && id[i] == n).unwrap();
+    // Rank 3's first reduction (node 2) starts as its first receive (node 1) ends, and
+    // takes its recorded 7 us.
+    let (c, v) = (at(3, 2), at(3, 1));
+    assert_eq!((start[c], waited[c]), (end[v], 1.0));
+    assert_eq!(end[c] - start[c], 7e6);
+    // A send (node 3 after the reduction) is posted as the reduction ends.
+    assert_eq!(start[at(3, 3)], end[c]);
+    // The last node of all ends as the last message is acknowledged or placed.
+    let last = r.records.iter().map(|x| x.start + x.fct).max().unwrap();
+    assert!(end.iter().cloned().fold(0.0, f64::max) <= last.0 as f64);
+}

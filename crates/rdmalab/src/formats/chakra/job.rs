@@ -27,6 +27,7 @@ use super::schema::CollectiveCommType;
 use super::{ChakraTrace, NodeKind};
 use crate::app::collective::{share, Algorithm, Collective, Kind, RecordedPart};
 use crate::app::deps::{Dep, Transfer, TransferGraph, Trigger};
+use crate::app::trace_nodes::{NodeWork, TraceNode, TraceNodes};
 use crate::error::{Error, Result};
 use crate::ids::NodeId;
 use crate::units::Time;
@@ -79,6 +80,8 @@ pub struct ChakraJob {
     pub parts: Vec<RecordedPart>,
     /// Which node made each transfer (a send node, or a collective node of its sender).
     pub made_by: Vec<At>,
+    /// Every node of every rank, for the per-node records (`res.chakra`).
+    pub nodes: TraceNodes,
 }
 
 /// The collective a `comm_type` is, or why it cannot run.
@@ -340,9 +343,11 @@ pub fn job(traces: &[ChakraTrace], plan: &Plan) -> Result<ChakraJob> {
             inst_of.insert(a, k);
         }
     }
+    let mut nodes = TraceNodes { rows: Vec::new(), start: plan.start };
     for (r, t) in traces.iter().enumerate() {
         let host = plan.hosts[r];
         let ix = t.index();
+        let mut row_of = vec![0u32; t.nodes.len()];
         let mut done: Vec<Option<(Vec<Dep>, Time)>> = vec![None; t.nodes.len()];
         for i in order(t, &ix) {
             let nd = &t.nodes[i];
@@ -354,8 +359,29 @@ pub fn job(traces: &[ChakraTrace], plan: &Plan) -> Result<ChakraJob> {
                 delay = delay.max(*dl);
             }
             dedup(&mut deps);
+            let compute = Time((nd.duration.0 as f64 * plan.compute_scale).round() as u64);
+            let work = match &nd.kind {
+                NodeKind::Compute => NodeWork::Compute(compute),
+                NodeKind::Send { .. } => NodeWork::Send(send_of[&at]),
+                NodeKind::Recv { .. } => NodeWork::Recv(recv_of[&at]),
+                _ => {
+                    let p = &instances[inst_of[&at]].pieces;
+                    NodeWork::Collective(p[0].0.start..p[p.len() - 1].0.end)
+                }
+            };
+            row_of[i] = nodes.rows.len() as u32;
+            nodes.rows.push(TraceNode {
+                rank: r as u32,
+                host,
+                id: nd.id,
+                name: nd.name.clone(),
+                kind: nd.kind.name(),
+                bytes: nd.bytes,
+                deps: nd.deps().map(|d| row_of[ix[&d]]).collect(),
+                work,
+            });
             done[i] = Some(match &nd.kind {
-                NodeKind::Compute => (deps, delay + Time((nd.duration.0 as f64 * plan.compute_scale).round() as u64)),
+                NodeKind::Compute => (deps, delay + compute),
                 NodeKind::Send { .. } => {
                     let k = send_of[&at];
                     let tr = &mut transfers[k as usize];
@@ -402,7 +428,7 @@ pub fn job(traces: &[ChakraTrace], plan: &Plan) -> Result<ChakraJob> {
     }
     check_acyclic(&transfers, |k| field(made_by[k]), |k| traces[made_by[k].rank as usize].path.clone())?;
     let graph = TransferGraph::new(transfers)?;
-    Ok(ChakraJob { graph, parts, made_by })
+    Ok(ChakraJob { graph, parts, made_by, nodes })
 }
 
 /// A rank's join of one piece: its first transfer without dependencies in the schedule, or
