@@ -45,6 +45,7 @@ def test_the_cli_runs_the_example(tmp_path):
     assert out.returncode == 0, out.stderr
     c = pl.read_parquet(tmp_path / "collectives.parquet")
     assert c.height == 1 and c["busbw_gbps"][0] > 0
+    assert pl.read_parquet(tmp_path / "chakra.parquet").height == 4
 
 
 @pytest.mark.parametrize("extra, says", [
@@ -56,3 +57,15 @@ def test_bad_input_names_the_field(extra, says):
     with pytest.raises(ValueError) as e:
         run(Scenario.star(8).chakra(TRACES, **extra), progress=False)
     assert says in str(e.value)
+
+
+def test_every_node_is_a_row_of_res_chakra():
+    res = run(Scenario.star(4).chakra(TRACES, system=SYSTEM), progress=False)
+    n = res.chakra
+    # One collective node a rank, its part ending by the collective's end.
+    assert n.height == 4 and n["rank"].to_list() == [0, 1, 2, 3]
+    assert set(n["kind"]) == {"collective"} and (n["bytes"] == 1 << 20).all()
+    c = res.collectives.row(0, named=True)
+    assert n["start_ns"].min() == pytest.approx(c["start_ns"])
+    assert n["end_ns"].max() >= c["end_ns"]
+    assert n["waited_on"].is_nan().all()
