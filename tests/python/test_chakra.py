@@ -15,6 +15,7 @@ RDMALAB = Path(sys.executable).parent / "rdmalab"
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TRACES = EXAMPLES / "chakra" / "all_reduce"
 SYSTEM = EXAMPLES / "chakra" / "Ring_4chunks.json"
+SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 
 
 def test_the_builder_round_trips_through_toml():
@@ -69,3 +70,28 @@ def test_every_node_is_a_row_of_res_chakra():
     assert n["start_ns"].min() == pytest.approx(c["start_ns"])
     assert n["end_ns"].max() >= c["end_ns"]
     assert n["waited_on"].is_nan().all()
+
+
+def test_the_timeline_outlines_a_critical_path_that_chains_back_to_the_start():
+    from rdmalab import plots
+
+    # Each rank's collective waits on nothing: the path is the node that ends last.
+    res = run(Scenario.star(4).chakra(TRACES, system=SYSTEM), progress=False)
+    path = plots.chakra_critical_path(res.chakra)
+    assert len(path) == 1 and res.chakra["end_ns"][path[0]] == res.chakra["end_ns"].max()
+    fig = plots.chakra_timeline(res)
+    assert len(fig.axes[0].collections) == 4  # one bar per node
+    with pytest.raises(ValueError, match="no Chakra trace nodes"):
+        plots.chakra_timeline(run(Scenario.star(2).flows([{"src": 0, "dst": 1, "size": 1000}]), progress=False))
+    # The ring AllReduce written as sends, receives and reductions (ASTRA-sim's example, in
+    # the shared folder beside the checkout): the path runs back through one rank's chain,
+    # each node starting as the one it waited on released it, to a node that waited on none.
+    custom = SHARED / "traces/astra-sim/examples/system/custom_collectives/custom_ring_allreduce_8npus_1MB"
+    if not custom.exists():
+        pytest.skip(f"no ASTRA-sim traces at {custom}")
+    n = run(Scenario.star(8).chakra(custom / "custom_allreduce"), progress=False).chakra
+    path = plots.chakra_critical_path(n)
+    assert len(path) > 10 and n["waited_on"][path[-1]] != n["waited_on"][path[-1]]
+    for later, earlier in zip(path, path[1:]):
+        release = n["start_ns"][earlier] if n["kind"][earlier] == "send" else n["end_ns"][earlier]
+        assert n["start_ns"][later] == pytest.approx(release), (later, earlier)
