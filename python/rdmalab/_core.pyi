@@ -23,6 +23,12 @@ def table_schemas() -> list[tuple[str, list[tuple[str, str]]]]:
     """Every mechanism table's schema (`sim::mech::TABLE_SCHEMAS`): `(name, [(column, kind)])`,
     kinds `u16`, `u32`, `u64`, `f64` or `ps`, in the order Python shows the columns."""
 
+def scenario_schema() -> str:
+    """The scenario file's JSON Schema (draft 7), derived from the parser's structs."""
+
+def build_commit() -> str:
+    """The short commit the engine was built from ("unknown" when built outside a git checkout)."""
+
 class Simulation:
     """A simulation in progress. `threads` (when given) overrides the scenario's own; 0 asks
     for the command line's default."""
@@ -37,8 +43,14 @@ class Simulation:
     def from_json(text: str, base: str, threads: Optional[int] = None) -> Simulation:
         """From a JSON scenario (what `rdmalab.Scenario` produces); `base` resolves paths."""
     @staticmethod
-    def from_hpcc_config(path: str, threads: Optional[int] = None) -> Simulation:
-        """From an ns-3 HPCC simulator config file (paths relative to the current directory)."""
+    def from_hpcc_config(path: str, threads: Optional[int] = None, dialect: Optional[str] = None) -> Simulation:
+        """From an ns-3 HPCC simulator config file (paths relative to the current directory), in
+        `dialect` ("reference", "m4"), or in the one its keys show when None."""
+    @staticmethod
+    def detect_hpcc_dialect(path: str) -> tuple[str, Optional[tuple[str, int]]]:
+        """The dialect an HPCC config's keys show, with the deciding key and its line."""
+    def hpcc_dialect(self) -> Optional[str]:
+        """The dialect of the HPCC config this simulation came from (None for a scenario)."""
     def engine(self) -> str:
         """Which engine runs the simulation: sequential or the parallel cut."""
     def cc_settings(self) -> Optional[str]:

@@ -18,11 +18,15 @@ progress possible; the cause is printed last); 5 the run failed an internal chec
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import warnings
 from pathlib import Path
 
 from rdmalab import Scenario, run, run_hpcc
+from rdmalab._version import version
+from rdmalab import hpcc_batch
+from rdmalab.runner import detect_hpcc_dialect
 from rdmalab.drum import cli as drum_cli
 from rdmalab.experiments import cli as experiments_cli
 from rdmalab.results import describe
@@ -52,9 +56,17 @@ def _write_outputs(results, out: Path, title: str) -> None:
         written.append(results.extra["trace_path"])
     figures, notes = run_figures(results, out, title)
     drawn = f", {', '.join(p.name for p in figures)} (each + .pdf)" if figures else ""
+    run_json = out / "run.json"
+    run_json.write_text(json.dumps(run_record(results, title), indent=1) + "\n")
+    written.append(run_json)
     print(f"\nwrote {', '.join(p.name for p in written)}{drawn} in {out}")
     for note in notes:
         print(f"no {note}")
+
+
+def run_record(results, title: str) -> dict:
+    """`run.json`: what produced the run (rdmalab's version and commit) and how it ended."""
+    return {"rdmalab_version": version(), "title": title, "stop_reason": results.stop_reason}
 
 
 def run_figures(results, out: Path, title: str) -> tuple[list[Path], list[str]]:
@@ -92,6 +104,30 @@ def run_figures(results, out: Path, title: str) -> tuple[list[Path], list[str]]:
 
 #: Exit statuses (see the module doc).
 EXIT_BAD_INPUT, EXIT_DEADLOCK, EXIT_STALLED, EXIT_FAILED, EXIT_INTERRUPTED = 2, 3, 4, 5, 130
+
+#: Every command's exit statuses, by command (docs/reference/cli.md is generated from this).
+EXIT_STATUS: dict[str, list[tuple[int, str]]] = {
+    "every command": [
+        (0, "success"),
+        (EXIT_BAD_INPUT, "bad input: a wrong option, or a file or value refused (the message names the file, "
+                         "line and field)"),
+        (EXIT_FAILED, "the run failed an internal check"),
+    ],
+    "`run`, `hpcc`": [
+        (0, "the run ended normally: every flow finished, or the stop time was reached"),
+        (EXIT_DEADLOCK, "a PFC deadlock was found (its cycle is printed last)"),
+        (EXIT_STALLED, "the run stalled: no progress was possible (the cause is printed last)"),
+        (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
+    ],
+    "`sweep`": [
+        (1, "at least one run failed (its error is in the runs table)"),
+        (EXIT_INTERRUPTED, "interrupted (Ctrl-C); `--resume` continues"),
+    ],
+    "`repro run`": [
+        (1, "no run succeeded"),
+        (EXIT_INTERRUPTED, "interrupted (Ctrl-C); `--resume` continues"),
+    ],
+}
 
 
 def run_status(results) -> int:
@@ -145,8 +181,32 @@ def _thread_use(stats: dict | None) -> str:
             f"CPU s per thread [{cpu}], s waited at barriers [{wait}]")
 
 
+def cmd_hpcc_folder(args: argparse.Namespace) -> int:
+    configs = hpcc_batch.find_configs(args.config, args.pattern)
+    if not configs:
+        raise ValueError(f"{args.config}: no file matching `{args.pattern}` under this folder")
+    print(f"{len(configs)} configs under {args.config}, on {args.executor}")
+    rows = hpcc_batch.run_folder(configs, dialect=args.dialect, executor=args.executor, workers=args.workers,
+                                 address=args.ray_address, progress=not args.quiet)
+    for r in rows:
+        print(hpcc_batch.status_line(r))
+    ok = [r for r in rows if r["status"] == "ok"]
+    mean = sum(r["wall_s"] for r in ok) / len(ok) if ok else 0.0
+    print(f"\n{len(ok)} of {len(rows)} ran; {mean:.2f} s per config on average")
+    return 0 if len(ok) == len(rows) else EXIT_FAILED
+
+
 def cmd_hpcc(args: argparse.Namespace) -> int:
-    results, fct, pfc = run_hpcc(args.config, progress=not args.quiet, threads=args.threads)
+    if Path(args.config).is_dir():
+        return cmd_hpcc_folder(args)
+    dialect = args.dialect
+    if dialect is None:
+        dialect, why = detect_hpcc_dialect(args.config)
+        print(f"dialect: {dialect} (detected: {why[0]} on line {why[1]})" if why
+              else f"dialect: {dialect} (no key of another dialect)")
+    else:
+        print(f"dialect: {dialect} (--dialect)")
+    results, fct, pfc = run_hpcc(args.config, progress=not args.quiet, threads=args.threads, dialect=dialect)
     print(results.summary())
     extra = [str(p) for p in (results.extra.get("trace_path"), results.extra.get("qlen_path")) if p]
     print(f"\nwrote {', '.join([fct, pfc] + extra)}")
@@ -181,9 +241,21 @@ def _threads_option(p: argparse.ArgumentParser, default: str | None) -> None:
                         f"every N ({said})")
 
 
+class _VersionAction(argparse.Action):
+    """`--version`: the version and commit (`rdmalab.__version__`), read only when asked."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, help: str | None = None):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:  # noqa: ANN001
+        print(f"rdmalab {version()}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rdmalab", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action=_VersionAction, help="print the version and commit, and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", help="one of:")
     p = sub.add_parser("demo", help="run the built-in default scenario",
                        description="A k=4 fat tree (16 hosts, 100 Gb/s), FB Hadoop flow sizes at 30 %% load "
@@ -198,6 +270,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "classes.parquet with [[fabric.classes]], messages/chunks.parquet with "
                                    "multipath traffic (paths.parquet with Virtuoso), wqes/apps/drum.parquet "
                                    "with [[app]], deadlock.parquet when one was found (docs/outputs.md describes each), "
+                                   "run.json (the rdmalab version and commit, and how the run ended), "
                                    "and the figures (PNG + PDF) of what the run has: slowdown when flows "
                                    "completed; queues, links and rates when sampled; pfc when a port was "
                                    "paused.")
@@ -213,8 +286,20 @@ def build_parser() -> argparse.ArgumentParser:
                                    "formats. Keys not implemented are errors naming key and line. Like the "
                                    "reference, existing output files are overwritten; rdmalab warns before "
                                    "the run when they exist.")
-    p.add_argument("config", help="the reference's config file (e.g. config.txt)")
+    p.add_argument("config", help="the reference's config file (e.g. config.txt), or a folder: every config "
+                                  "under it (--pattern), each run in its own folder, in parallel")
+    p.add_argument("--dialect", choices=["reference", "m4", "conweave", "simai"], default=None,
+                   help="the simulator the files are written for: the reference, or m4's ns-3 on Unison "
+                        "(docs/hpcc-dialects.md; conweave and simai are not supported yet). Default: "
+                        "detected from the config's keys, and printed")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--pattern", default=hpcc_batch.DEFAULT_PATTERN,
+                   help="with a folder: the config files' names (default %(default)s)")
+    p.add_argument("--executor", choices=["local", "ray"], default="local",
+                   help="with a folder: local processes (default) or Ray")
+    p.add_argument("--workers", type=_positive_int, default=None,
+                   help="with a folder: local processes (default: one per core)")
+    p.add_argument("--ray-address", default=None, help="with --executor ray: the cluster (default: a local Ray)")
     _threads_option(p, None)
     p.set_defaults(func=cmd_hpcc)
     drum_cli.register(sub)

@@ -175,16 +175,24 @@ def _threads_arg(threads: int | str | None) -> int | None:
     return threads
 
 
-def run_hpcc(config: str | Path, progress: bool = True, threads: int | str | None = None) -> tuple[Results, str, str]:
+def detect_hpcc_dialect(config: str | Path) -> tuple[str, tuple[str, int] | None]:
+    """The dialect an HPCC config's keys show ("m4" when it has a key of m4's fork, else
+    "reference"), with that key and its line."""
+    return _core.Simulation.detect_hpcc_dialect(str(config))
+
+
+def run_hpcc(config: str | Path, progress: bool = True, threads: int | str | None = None,
+             dialect: str | None = None) -> tuple[Results, str, str]:
     """Runs an ns-3 HPCC simulator config; writes its FCT and PFC files like `third` does,
     and with ENABLE_TRACE its packet trace (as Parquet) to TRACE_OUTPUT_FILE, with
     QLEN_MON_START < QLEN_MON_END the queue-length monitor to QLEN_MON_FILE.
 
     `threads` as in `run`: `None` (the default) runs the reference's event order.
+    `dialect`: "reference" or "m4" (docs/hpcc-dialects.md); `None` detects it from the keys.
 
     Returns the results and the two output paths.
     """
-    sim = _core.Simulation.from_hpcc_config(str(config), _threads_arg(threads))
+    sim = _core.Simulation.from_hpcc_config(str(config), _threads_arg(threads), dialect)
     warn_scenario(sim)
     trace_path, qlen_path = sim.monitor_paths()
     fct_path, pfc_path = sim.output_paths()

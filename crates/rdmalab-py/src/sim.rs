@@ -48,6 +48,8 @@ pub struct Simulation {
     qlen_path: Option<String>,
     /// A TOML scenario's text and path: errors found after parsing name its line.
     source: Option<(String, std::path::PathBuf)>,
+    /// An HPCC config's dialect, and in the m4 dialect what its FCT file needs.
+    dialect: Option<(&'static str, Option<rdmalab::hpcc_compat::M4Outputs>)>,
 }
 
 impl Simulation {
@@ -58,7 +60,8 @@ impl Simulation {
     ) -> Self {
         let (fct_path, pfc_path, trace_path, qlen_path) = (None, None, None, None);
         let (inner, kept) = (Some(inner), None);
-        Simulation { inner, kept, engine, cc_settings, fct_path, pfc_path, trace_path, qlen_path, source }
+        let dialect = None;
+        Simulation { inner, kept, engine, cc_settings, fct_path, pfc_path, trace_path, qlen_path, source, dialect }
     }
 
     /// The engine, or an error once it was released.
@@ -138,12 +141,14 @@ impl Simulation {
         Ok(Simulation::plain(inner, described, None))
     }
 
-    /// From an ns-3 HPCC simulator config file (paths relative to the current directory).
+    /// From an ns-3 HPCC simulator config file (paths relative to the current directory),
+    /// in `dialect` ("reference", "m4"), or in the one its keys show when `None`.
     #[staticmethod]
-    #[pyo3(signature = (path, threads=None))]
-    fn from_hpcc_config(path: &str, threads: Option<u32>) -> PyResult<Self> {
-        let cfg = hpcc_config::read_config(path).map_err(to_py)?;
-        let s = rdmalab::hpcc_compat::scenario_from_config(&cfg).map_err(to_py)?;
+    #[pyo3(signature = (path, threads=None, dialect=None))]
+    fn from_hpcc_config(path: &str, threads: Option<u32>, dialect: Option<&str>) -> PyResult<Self> {
+        let dialect = dialect.map(hpcc_config::Dialect::from_name).transpose().map_err(PyValueError::new_err)?;
+        let cfg = hpcc_config::read_config_as(path, dialect).map_err(to_py)?;
+        let (s, m4) = rdmalab::hpcc_compat::load(&cfg).map_err(to_py)?;
         let monitor = s.config.qlen_monitor.is_some();
         let trace = s.config.trace.is_some();
         let show = |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| p.display().to_string());
@@ -158,7 +163,23 @@ impl Simulation {
             trace_path: if trace { show(&cfg.trace_output_file) } else { None },
             qlen_path: if monitor { show(&cfg.qlen_mon_file) } else { None },
             source: None,
+            dialect: Some((cfg.dialect.name(), m4)),
         })
+    }
+
+    /// The dialect of an HPCC config and the key and line that show it when its keys do:
+    /// `("m4", ("ENABLE_PFC", 2))`, `("reference", None)`. A ValueError for a file that
+    /// cannot be read.
+    #[staticmethod]
+    fn detect_hpcc_dialect(path: &str) -> PyResult<(&'static str, Option<(&'static str, usize)>)> {
+        let text = std::fs::read_to_string(path).map_err(|e| PyOSError::new_err(format!("{path}: {e}")))?;
+        let (d, why) = hpcc_config::Dialect::detect(&text);
+        Ok((d.name(), why))
+    }
+
+    /// The dialect of the HPCC config this simulation came from (None for a scenario).
+    fn hpcc_dialect(&self) -> Option<&'static str> {
+        self.dialect.as_ref().map(|d| d.0)
     }
 
     /// Which engine runs the simulation: sequential (and its event order) or the parallel
@@ -264,11 +285,23 @@ impl Simulation {
         }
     }
 
-    /// Writes the completed flows in the reference's FCT format.
+    /// Writes the completed flows in the reference's FCT format, or in the m4 dialect's
+    /// (the flow's id first, the FCT to the receiver's last byte, the fork's standalone FCT;
+    /// lines in the order the receivers got the last bytes, as the fork writes them).
     fn write_fct(&mut self, path: &str) -> PyResult<()> {
+        let m4 = self.dialect.as_ref().and_then(|d| d.1.clone());
         let r = self.latest()?;
         let mut w = create(path)?;
-        r.write_fct(&mut w).map_err(|e| PyOSError::new_err(format!("{path}: {e}")))
+        let io = |e: std::io::Error| PyOSError::new_err(format!("{path}: {e}"));
+        let Some(m4) = m4 else { return r.write_fct(&mut w).map_err(io) };
+        let mut all = r.all_records().map_err(io)?;
+        all.sort_by_key(|x| (x.rx.delivered.max(x.start + x.fct), x.flow));
+        for x in &all {
+            let i = x.flow as usize;
+            let (id, standalone) = (m4.ids.get(i).copied().unwrap_or(i as u64), m4.standalone_ns.get(i).copied());
+            rdmalab::formats::hpcc_m4::write_fct_line(&mut w, id, x, standalone.unwrap_or(0)).map_err(io)?;
+        }
+        Ok(())
     }
 
     /// Writes the PFC frames received in the reference's PFC format.
@@ -337,7 +370,21 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(parse_time_ps, m)?)?;
     m.add_function(wrap_pyfunction!(check_scenario_fields, m)?)?;
-    m.add_function(wrap_pyfunction!(table_schemas, m)?)
+    m.add_function(wrap_pyfunction!(table_schemas, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(build_commit, m)?)
+}
+
+/// The scenario file's JSON Schema (draft 7), derived from the parser's structs.
+#[pyfunction]
+fn scenario_schema() -> String {
+    rdmalab::scenario::scenario_schema_json()
+}
+
+/// The short commit the engine was built from ("unknown" when built outside a git checkout).
+#[pyfunction]
+fn build_commit() -> &'static str {
+    env!("RDMALAB_BUILD_COMMIT")
 }
 
 /// Every mechanism table's schema (`rdmalab::sim::mech::TABLE_SCHEMAS`): a list of

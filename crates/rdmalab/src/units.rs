@@ -120,15 +120,19 @@ impl fmt::Display for Rate {
 }
 
 /// How serialisation and pacing times are turned into simulated time.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TimingModel {
     /// Exact picoseconds (the native default).
     #[default]
     Exact,
     /// The ns-3 HPCC simulator's convention: whole nanoseconds, truncated slightly below
-    /// floor (see `../shared/reference/hpcc/MODEL.md` §0). Used by `rdmalab hpcc`.
+    /// floor. Used by `rdmalab hpcc`.
     Ns3,
+    /// A later ns-3's convention (m4's fork on Unison): whole nanoseconds, the exact time
+    /// truncated (its `DataRate` divides in 64.64 fixed point, no `double` on the way). Used
+    /// by `rdmalab hpcc --dialect m4`.
+    Ns3Floor,
 }
 
 impl TimingModel {
@@ -138,6 +142,7 @@ impl TimingModel {
         match self {
             TimingModel::Exact => rate.tx_time(bytes),
             TimingModel::Ns3 => Time::from_ns(ns3_tx_ns(bytes, rate.0)),
+            TimingModel::Ns3Floor => Time::from_ns((bytes as u128 * 8_000_000_000 / rate.0.max(1) as u128) as u64),
         }
     }
 }
@@ -178,5 +183,13 @@ mod tests {
         assert_eq!(ns3_tx_ns(60, 100_000_000_000), 4);
         assert_eq!(ns3_tx_ns(88, 100_000_000_000), 7);
         assert_eq!(ns3_tx_ns(60, 400_000_000_000), 1);
+    }
+
+    #[test]
+    fn ns3_floor_truncates_the_exact_time() {
+        // m4's published FCTs: 130 B at 10 Gb/s take 104 ns (the reference's ns-3: 103), 226 B 180 ns.
+        assert_eq!(TimingModel::Ns3Floor.tx_time(Rate::gbps(10), 130), Time::from_ns(104));
+        assert_eq!(TimingModel::Ns3.tx_time(Rate::gbps(10), 130), Time::from_ns(103));
+        assert_eq!(TimingModel::Ns3Floor.tx_time(Rate::gbps(10), 226), Time::from_ns(180));
     }
 }

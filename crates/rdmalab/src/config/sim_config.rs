@@ -179,6 +179,14 @@ pub struct SimConfig {
     pub granularity: Granularity,
     /// Window limiting.
     pub window: WindowConfig,
+    /// The global base RTT and window (bytes) every QP uses under `window.global`, given by
+    /// the run's dialect instead of the topology's largest (m4's `FIXED_WIN`); `None`: the
+    /// topology's, as the reference computes them.
+    pub global_path: Option<(Time, u64)>,
+    /// A flow completes when its receiver holds the last byte in order (m4's FCT), not when
+    /// the sender holds its ACK: the receiver notes the time and the record carries it
+    /// (`RxFlowCounts::delivered`).
+    pub fct_at_receiver: bool,
     /// Pace each QP at its congestion-control rate (off: at line rate).
     pub rate_bound: bool,
     /// At most one CNP-flagged ACK per QP within this interval at the receiver (a
@@ -317,6 +325,8 @@ impl Default for SimConfig {
             iofd: None,
             granularity: Granularity::PerQp,
             window: WindowConfig::default(),
+            global_path: None,
+            fct_at_receiver: false,
             rate_bound: true,
             cnp_interval: None,
             rto: Some(Time::from_us(1000)),

@@ -51,7 +51,7 @@ mod tests {
 
     #[test]
     fn lookup_equals_formula_inside_and_outside_the_table() {
-        for timing in [TimingModel::Exact, TimingModel::Ns3] {
+        for timing in [TimingModel::Exact, TimingModel::Ns3, TimingModel::Ns3Floor] {
             let c = TxClock::new(timing, [Rate::gbps(100), Rate::gbps(400), Rate::gbps(100)], 1500);
             for rate in [Rate::gbps(100), Rate::gbps(400), Rate::gbps(25)] {
                 let class = c.class_of(rate);

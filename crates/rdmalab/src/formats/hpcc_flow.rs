@@ -31,13 +31,30 @@ pub const MAX_PG: u64 = 7;
 /// end that is a switch, `src == dst`, `pg > 7`, `dport > 65535`, `size < 1`, and a start
 /// earlier than the previous record's.
 pub fn parse_flows(text: &str, path: &Path, topo: &Topology) -> Result<Vec<FlowSpec>> {
+    parse(text, path, topo, None)
+}
+
+/// Parses a flow file of the m4 dialect, whose records start with a flow id
+/// (`id src dst pg dport size start`): the flows, and each one's id in the same order.
+/// The ids are kept as given (the fork writes them back in its FCT file).
+pub fn parse_flows_with_ids(text: &str, path: &Path, topo: &Topology) -> Result<(Vec<FlowSpec>, Vec<u64>)> {
+    let mut ids = Vec::new();
+    let flows = parse(text, path, topo, Some(&mut ids))?;
+    Ok((flows, ids))
+}
+
+fn parse(text: &str, path: &Path, topo: &Topology, mut ids: Option<&mut Vec<u64>>) -> Result<Vec<FlowSpec>> {
     let mut r = Reader::new(text, path);
     r.check_record("the header", "F")?;
     let (f, _) = r.u64("F", "the flow count F")?;
     let mut flows = Vec::new();
     let mut prev = Time::ZERO;
     for k in 1..=f {
-        let flow = read_flow(&mut r, topo, k, f, prev)?;
+        if let Some(ids) = ids.as_deref_mut() {
+            r.check_record(&format!("flow {k}"), "id src dst pg dport size start")?;
+            ids.push(r.u64("id", &format!("`id` of flow {k} of F = {f}"))?.0);
+        }
+        let flow = read_flow(&mut r, topo, k, f, prev, ids.is_some())?;
         prev = flow.start;
         flows.push(flow);
     }
@@ -51,9 +68,14 @@ pub fn read_flows(path: impl AsRef<Path>, topo: &Topology) -> Result<Vec<FlowSpe
     parse_flows(&text, path, topo)
 }
 
-fn read_flow(r: &mut Reader<'_>, topo: &Topology, k: u64, f: u64, prev: Time) -> Result<FlowSpec> {
+/// `m4`: a record of the m4 dialect (its id already read), whose start is the decimal's exact
+/// nanosecond: the fork's later ns-3 converts the seconds without the reference's floor of
+/// the nearest `f64` (m4's published FCT files show `1.00597627` as 1,005,976,270 ns).
+fn read_flow(r: &mut Reader<'_>, topo: &Topology, k: u64, f: u64, prev: Time, m4: bool) -> Result<FlowSpec> {
     let ctx = |field: &str| format!("`{field}` of flow {k} of F = {f}");
-    r.check_record(&format!("flow {k}"), "src dst pg dport size start")?;
+    if !m4 {
+        r.check_record(&format!("flow {k}"), "src dst pg dport size start")?;
+    }
     let src = read_host(r, topo, "src", &ctx("src"), k)?;
     let dst = read_host(r, topo, "dst", &ctx("dst"), k)?;
     if src.0 == dst.0 {
@@ -69,7 +91,13 @@ fn read_flow(r: &mut Reader<'_>, topo: &Topology, k: u64, f: u64, prev: Time) ->
         return Err(r.err(line, "size", format!("flow {k}: {}", crate::workload::too_large(size))));
     }
     let t = r.next("start", &ctx("start"))?;
-    let start = parse_start_seconds(t.text).map_err(|e| r.err(t.line, "start", format!("flow {k}: {e}")))?;
+    let start = if m4 {
+        let ps = super::units_parse::parse_decimal_time(t.text, 12).map(|t| t.0 / Time::PS_PER_NS * Time::PS_PER_NS);
+        ps.map(Time)
+    } else {
+        parse_start_seconds(t.text)
+    };
+    let start = start.map_err(|e| r.err(t.line, "start", format!("flow {k}: {e}")))?;
     if start < prev {
         let msg = format!(
             "flow {k} starts at {} ns, before the previous flow ({} ns); records must be in non-decreasing start order",
@@ -138,5 +166,17 @@ mod tests {
             let e = parse_flows(text, Path::new("f"), &star()).unwrap_err().to_string();
             assert!(e.contains(loc) && e.contains(msg), "{text:?}: {e}");
         }
+    }
+
+    #[test]
+    fn m4_records_lead_with_a_flow_id() {
+        let (fl, ids) =
+            parse_flows_with_ids("2\n7 1 2 3 100 170 1\n9 2 1 3 100 5 1.5\n", Path::new("f"), &star()).unwrap();
+        assert_eq!(ids, [7, 9]);
+        assert_eq!((fl[0].src, fl[0].size, fl[1].start), (NodeId(1), 170, Time::from_ms(1_500)));
+        let (fl, _) = parse_flows_with_ids("1\n0 1 2 3 100 5 1.00597627\n", Path::new("f"), &star()).unwrap();
+        assert_eq!(fl[0].start, Time::from_ns(1_005_976_270), "the reference's floor of the f64 gives ..269");
+        let e = parse_flows_with_ids("1\n1 2 3 100 10 2.0\n", Path::new("f"), &star()).unwrap_err().to_string();
+        assert!(e.contains("f:2") && e.contains("has 6 field(s)"), "{e}");
     }
 }

@@ -11,6 +11,7 @@ pub mod chakra;
 pub mod fct;
 pub mod hpcc_config;
 pub mod hpcc_flow;
+pub mod hpcc_m4;
 pub mod hpcc_topology;
 pub mod htsim_cm;
 pub mod partition_map;

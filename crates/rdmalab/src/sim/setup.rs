@@ -81,8 +81,11 @@ impl Simulation {
         let ideal = ideal_fcts(&topo, &routes, &flows, &cfg);
         check_completable(&flows, &ideal)?;
         let needs_rtt = cfg.window.enabled || cfg.cc.needs_int();
-        let global_rtt_bdp =
-            if needs_rtt && cfg.window.global { global_rtt_bdp(&topo, &routes, &cfg) } else { (Time::ZERO, 0) };
+        let global_rtt_bdp = match cfg.global_path {
+            _ if !(needs_rtt && cfg.window.global) => (Time::ZERO, 0),
+            Some(given) => given,
+            None => global_rtt_bdp(&topo, &routes, &cfg),
+        };
         let total_delay = Time(topo.links.iter().map(|l| l.delay.0).fold(0u64, u64::saturating_add));
         // An ACK crosses at least two links after its packet is sent.
         let min_ack = Time(topo.links.iter().map(|l| l.delay.0).min().unwrap_or(0).saturating_mul(2));

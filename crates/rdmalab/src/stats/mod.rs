@@ -57,6 +57,9 @@ pub struct RxFlowCounts {
     pub cnps_ecn: u32,
     /// CNPs sent for out-of-order packets alone (`fabric.cnp_on_ooo`).
     pub cnps_ooo: u32,
+    /// When the receiver held the flow's last byte in order (`SimConfig::fct_at_receiver`
+    /// only; zero otherwise).
+    pub delivered: Time,
 }
 
 impl RxFlowCounts {
@@ -65,6 +68,7 @@ impl RxFlowCounts {
         self.ooo_packets += o.ooo_packets;
         self.cnps_ecn += o.cnps_ecn;
         self.cnps_ooo += o.cnps_ooo;
+        self.delivered = self.delivered.max(o.delivered);
     }
 }
 

@@ -277,7 +277,7 @@ mod tests {
         a.write_run(&chunks[2]).unwrap();
         let s = SpilledRecords { parts: vec![a, b], sorted: true };
         assert_eq!(s.len(), 3 * 1_300);
-        let rx = vec![RxFlowCounts { ooo_packets: 4, cnps_ecn: 5, cnps_ooo: 6 }; 10];
+        let rx = vec![RxFlowCounts { ooo_packets: 4, cnps_ecn: 5, cnps_ooo: 6, ..Default::default() }; 10];
         let mut got = Vec::new();
         s.for_each(&held, &rx, |r| {
             got.push(*r);

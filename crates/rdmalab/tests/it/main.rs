@@ -29,6 +29,7 @@ mod failures;
 mod formats;
 mod formats_fuzz;
 mod host_vs_switch;
+mod hpcc_m4;
 mod htsim_triggers;
 mod ibcc;
 mod ibcc_presets;

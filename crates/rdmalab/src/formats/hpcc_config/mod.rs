@@ -13,6 +13,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+mod m4;
 mod values;
 
 use super::tokens::{show, Reader};
@@ -21,6 +22,8 @@ use crate::ids::NodeId;
 use crate::topology::{NodeKind, Topology};
 use crate::units::{Rate, Time};
 use values::set_key;
+
+pub use m4::{Dialect, M4Keys, M4_KEYS};
 
 /// Congestion-control algorithm selected by `CC_MODE`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -266,6 +269,10 @@ pub struct HpccConfig {
     pub iofd_nonminimal: bool,
     /// `IOFD_RESEQ_KB` (KiB): last-hop re-sequencing buffer; default 1024.
     pub iofd_reseq_kb: u32,
+    /// The simulator the file is written for (`parse_config_as`); default the reference.
+    pub dialect: Dialect,
+    /// The m4 dialect's own keys (and its `BUFFER_SIZE`); their defaults otherwise.
+    pub m4: M4Keys,
     /// Line of each key given in the file.
     lines: BTreeMap<&'static str, usize>,
 }
@@ -339,6 +346,8 @@ impl HpccConfig {
             iofd_threshold: 0,
             iofd_nonminimal: false,
             iofd_reseq_kb: 1024,
+            dialect: Dialect::Reference,
+            m4: M4Keys::default(),
             lines: BTreeMap::new(),
         }
     }
@@ -406,17 +415,38 @@ impl HpccConfig {
     }
 }
 
-/// Parses a config file's text. `path` is kept in the result and used in error messages.
+/// Parses a config file's text in the reference's dialect. `path` is kept in the result
+/// and used in error messages.
 pub fn parse_config(text: &str, path: &Path) -> Result<HpccConfig> {
+    parse_config_as(text, path, Dialect::Reference)
+}
+
+/// Parses a config file's text in `dialect`: the m4 dialect adds its own keys
+/// ([`M4_KEYS`]) and reads `BUFFER_SIZE` in its unit; rdmalab's extensions (`DASR_*`,
+/// `IOFD_*`) belong to the reference dialect only.
+pub fn parse_config_as(text: &str, path: &Path, dialect: Dialect) -> Result<HpccConfig> {
     let mut c = HpccConfig::with_defaults(path);
+    c.dialect = dialect;
     let mut r = Reader::new(text, path);
     while let Some(key) = r.next_opt() {
-        let Some(name) = KEYS.iter().copied().find(|k| *k == key.text) else {
+        let m4_key = M4_KEYS.iter().copied().find(|k| *k == key.text);
+        let Some(name) = KEYS.iter().copied().find(|k| *k == key.text).or(m4_key.filter(|_| dialect == Dialect::M4))
+        else {
+            if m4_key.is_some() {
+                let msg = "a key of the m4 dialect (netiken/m4's ns-3 on Unison): run with `--dialect m4`";
+                return Err(r.err(key.line, key.text, msg));
+            }
             let msg = "unknown config key (the reference would skip it and read its value as the next key)";
             return Err(r.err(key.line, &show(key.text), msg));
         };
+        if dialect == Dialect::M4 && (name.starts_with("DASR_") || name.starts_with("IOFD_")) {
+            return Err(r.err(key.line, name, "an rdmalab extension of the reference dialect, not an m4 key"));
+        }
         if let Some(first) = c.lines.insert(name, key.line) {
             return Err(r.err(key.line, name, format!("key given twice (first on line {first})")));
+        }
+        if dialect == Dialect::M4 && m4::set_m4_key(&mut c, &mut r, name)? {
+            continue;
         }
         set_key(&mut c, &mut r, name)?;
     }
@@ -426,13 +456,19 @@ pub fn parse_config(text: &str, path: &Path) -> Result<HpccConfig> {
 /// Reads and parses the config file at `path`. A file with no key at all is an error (the
 /// reference would run its defaults, with no topology or flows: surely the wrong file).
 pub fn read_config(path: impl AsRef<Path>) -> Result<HpccConfig> {
+    read_config_as(path, Some(Dialect::Reference))
+}
+
+/// Reads and parses the config file at `path` in `dialect`, or in the dialect its keys
+/// show (`Dialect::detect`) when `None`.
+pub fn read_config_as(path: impl AsRef<Path>, dialect: Option<Dialect>) -> Result<HpccConfig> {
     let path = path.as_ref();
     let text = std::fs::read_to_string(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
     if super::tokens::Tokens::new(&text).next().is_none() {
         let msg = "the config file is empty (no keys): it names no TOPOLOGY_FILE or FLOW_FILE";
         return Err(Error::input(path, 0, "TOPOLOGY_FILE", msg));
     }
-    parse_config(&text, path)
+    parse_config_as(&text, path, dialect.unwrap_or_else(|| Dialect::detect(&text).0))
 }
 
 /// The `CC_MODE` values rdmalab runs, with their algorithms. Mode 10 (HPCC-PINT) parses but

@@ -12,6 +12,16 @@ use crate::sim::mech::{retry, transport};
 use crate::sim::Simulation;
 
 impl Simulation {
+    /// The receiver of slot `rx_id` holds its flow's last byte in order now: the flow's
+    /// completion under `SimConfig::fct_at_receiver` (m4's FCT).
+    #[cold]
+    pub(in crate::sim) fn note_delivered(&mut self, rx_id: QpId) {
+        let now = self.now;
+        if let Some(c) = self.flow_rx_counts(rx_id) {
+            c.delivered = now;
+        }
+    }
+
     /// True if `src` has a route to `dst` now (checked when a flow starts).
     pub(in crate::sim) fn reachable(&self, src: crate::ids::NodeId, dst: crate::ids::NodeId) -> bool {
         !self.routes.next_hops(src, dst).is_empty()

@@ -111,6 +111,9 @@ impl Simulation {
         if ooo {
             self.count_ooo(rx_id);
         }
+        if self.cfg.fct_at_receiver && in_order && pkt.last_of_msg {
+            self.note_delivered(rx_id);
+        }
         if let Some((app, bytes)) = placed {
             self.app_recv_done(app, rx_id, pkt.app_hdr, bytes);
         }
@@ -367,7 +370,7 @@ impl Simulation {
     }
 
     /// The receiver's counts of the plain flow on slot `rx_id` (`None` for an application's QP).
-    fn flow_rx_counts(&mut self, rx_id: QpId) -> Option<&mut crate::stats::RxFlowCounts> {
+    pub(super) fn flow_rx_counts(&mut self, rx_id: QpId) -> Option<&mut crate::stats::RxFlowCounts> {
         let flow = self.qps[rx_id.idx()].rx.flow;
         if flow.is_none() {
             return None;

@@ -30,13 +30,31 @@ use crate::error::{Error, Result};
 use crate::fabric::deflection::MAX_DEFLECTIONS;
 use crate::fabric::IofdConfig;
 use crate::fabric::{EcnConfig, EcnParams};
-use crate::formats::hpcc_config::{CcMode, HpccConfig};
+use crate::formats::hpcc_config::{CcMode, Dialect, HpccConfig};
 use crate::formats::{hpcc_flow, hpcc_topology};
 use crate::topology::routing::NeighborOrder;
 use crate::units::TimingModel;
 
+mod m4;
+
+/// What an m4-dialect run writes beside the engine's records: each flow's id in the flow
+/// file and the fork's standalone FCT, indexed as the scenario's flows.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct M4Outputs {
+    /// The flow file's first column.
+    pub ids: Vec<u64>,
+    /// The fork's standalone FCT in ns (`formats::hpcc_m4::standalone_fct_ns`).
+    pub standalone_ns: Vec<u64>,
+}
+
 /// Loads everything a reference config names and turns it into a scenario.
 pub fn scenario_from_config(cfg: &HpccConfig) -> Result<Scenario> {
+    Ok(load(cfg)?.0)
+}
+
+/// Loads everything a config names in its dialect (`cfg.dialect`): the scenario, and in the
+/// m4 dialect what its FCT file needs besides the records.
+pub fn load(cfg: &HpccConfig) -> Result<(Scenario, Option<M4Outputs>)> {
     reject_unsupported(cfg)?;
     let topo_path = required(cfg, cfg.topology_file.as_deref(), "TOPOLOGY_FILE")?;
     let flow_path = required(cfg, cfg.flow_file.as_deref(), "FLOW_FILE")?;
@@ -51,7 +69,14 @@ pub fn scenario_from_config(cfg: &HpccConfig) -> Result<Scenario> {
     if cfg.enable_qcn {
         cfg.check_ecn_maps(&topology)?;
     }
-    let flows = hpcc_flow::read_flows(flow_path, &topology)?;
+    let (flows, ids) = if cfg.dialect == Dialect::M4 {
+        let text =
+            std::fs::read_to_string(flow_path).map_err(|e| Error::Io { path: flow_path.to_path_buf(), source: e })?;
+        let (flows, ids) = hpcc_flow::parse_flows_with_ids(&text, flow_path, &topology)?;
+        (flows, Some(ids))
+    } else {
+        (hpcc_flow::read_flows(flow_path, &topology)?, None)
+    };
     if let Some(i) = iofd_config(cfg)? {
         if let Some(f) = flows.iter().find(|f| f.pg == i.escape_pg) {
             let key = if cfg.iofd_nonminimal { "IOFD_NONMINIMAL" } else { "IOFD_ENABLE" };
@@ -60,6 +85,10 @@ pub fn scenario_from_config(cfg: &HpccConfig) -> Result<Scenario> {
         }
     }
     let mut config = sim_config(cfg)?;
+    let m4 = match ids {
+        Some(ids) => Some(m4::apply(cfg, &topology, &flows, ids, &mut config)?),
+        None => None,
+    };
     if cfg.enable_trace {
         config.trace = Some(trace_config(cfg, &topology)?);
     }
@@ -75,7 +104,7 @@ pub fn scenario_from_config(cfg: &HpccConfig) -> Result<Scenario> {
         // The reference recomputes every route in the same event (`TakeDownLink`): delay 0.
         config.link_events.push(crate::config::LinkEvent { at: ld.at, a: ld.a, b: ld.b, up: false });
     }
-    Ok(Scenario::new(topology, flows, config))
+    Ok((Scenario::new(topology, flows, config), m4))
 }
 
 /// `ENABLE_TRACE 1`: the nodes listed in `TRACE_FILE` (a count, then node ids), every

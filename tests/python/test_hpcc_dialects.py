@@ -1,0 +1,82 @@
+"""`rdmalab hpcc --dialect` (docs/hpcc-dialects.md): m4's published scenario runs from its
+files, detected by its keys, and its FCTs match the fork's published file per size bucket;
+the dialects not supported yet say so."""
+
+import importlib.util
+import shutil
+from pathlib import Path
+
+import pytest
+
+from rdmalab import cli
+from rdmalab.runner import detect_hpcc_dialect
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO = REPO / "tests" / "data" / "m4" / "demo2"
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("m4_published", REPO / "bench" / "m4_published.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("name,flows,exact_small", [("demo0", [67, 26, 33, 59], 40), ("demo2", [102, 29, 41, 92], 40),
+                                                     ("demo4", [98, 29, 39, 98], 45)])
+def test_published_m4_scenarios_match_the_forks_fct_files_per_size_bucket(name, flows, exact_small):
+    bench = _bench()
+    fork = bench.read_fct(REPO / "tests" / "data" / "m4" / name / "fct_published_cut.txt")
+    ours, _ = bench.run_demo(REPO / "tests" / "data" / "m4" / name)
+    rows = bench.compare(ours, fork)
+    assert [r["flows"] for r in rows] == flows
+    for r in rows:
+        # Every flow's standalone FCT is the fork's own number (a closed form of the path).
+        assert r["standalone_equal"] == r["flows"], r
+        assert abs(r["ratio"] - 1) <= 0.10, r
+    # Flows that met no other traffic finish at the fork's nanosecond (43, 46, 50 of those below 1 kB).
+    assert rows[0]["exact"] >= exact_small, rows[0]
+
+
+def test_the_dialect_is_detected_and_printed(tmp_path, capsys, monkeypatch):
+    assert detect_hpcc_dialect(DEMO / "config.txt") == ("m4", ("ENABLE_PFC", 2))
+    work = tmp_path / "demo"
+    shutil.copytree(DEMO, work)
+    # A reference-dialect run of the m4 file stops at the first m4 key, naming it.
+    monkeypatch.chdir(work)
+    assert cli.main(["hpcc", "config.txt", "--dialect", "reference", "--quiet"]) == cli.EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert "config.txt:2: field `ENABLE_PFC`" in err and "--dialect m4" in err
+
+
+@pytest.mark.parametrize("name", ["conweave", "simai"])
+def test_dialects_not_supported_yet_say_so(name, capsys):
+    assert cli.main(["hpcc", str(DEMO / "config.txt"), "--dialect", name, "--quiet"]) == cli.EXIT_BAD_INPUT
+    assert f"the {name} dialect is not supported yet" in capsys.readouterr().err
+
+
+def _m4_scenario(folder: Path, flows: str, extra: str = "") -> None:
+    """Host 0, switches 1-5 in a line, host 6 (six 10 Gb/s links of 1 us), in m4's files."""
+    folder.mkdir(parents=True)
+    links = "".join(f"{i} {i + 1} 10Gbps 1000ns 0\n" for i in range(6))
+    (folder / "topology.txt").write_text(f"7 5 6\n1 2 3 4 5\n{links}")
+    (folder / "flows.txt").write_text(flows)
+    (folder / "config_topology_flows.txt").write_text(
+        "ENABLE_QCN 1\nENABLE_PFC 1.0\nTOPOLOGY_FILE topology.txt\nFLOW_FILE flows.txt\n"
+        "FCT_OUTPUT_FILE fct_topology_flows.txt\nPFC_OUTPUT_FILE pfc_topology_flows.txt\nCC_MODE 8\n"
+        "KMAX_MAP 1 10000000000 16\nKMIN_MAP 1 10000000000 4\nPMAX_MAP 1 10000000000 0.2\nENABLE_TRACE 0\n"
+        f"BUFFER_SIZE 126.15\nFIXED_WIN 5290.0\nMAX_INFLIGHT_FLOWS 0\n{extra}")
+
+
+def test_a_folder_of_configs_runs_with_a_status_per_config(tmp_path, capsys):
+    for i in range(3):
+        _m4_scenario(tmp_path / f"s{i}", f"1\n{i} 0 6 3 100 170 1\n")
+    _m4_scenario(tmp_path / "bad", "1\n0 0 6 3 100 170 1\n", extra="MAX_INFLIGHT_FLOWS_TYPO 3\n")
+    assert cli.main(["hpcc", str(tmp_path), "--workers", "2", "--quiet"]) == cli.EXIT_FAILED
+    out = capsys.readouterr().out
+    assert "4 configs under" in out and "3 of 4 ran" in out
+    assert "field `MAX_INFLIGHT_FLOWS_TYPO`" in out  # the failure, on its config's line
+    for i in range(3):
+        # Each scenario's FCT file in its own folder, in m4's columns (DCTCP: 6 x (1,000 + 174) ns).
+        line = (tmp_path / f"s{i}" / "fct_topology_flows.txt").read_text()
+        assert line == f"{i} 0b000001 0b000601 10000 100 170 1000000000 7044 7044\n"
