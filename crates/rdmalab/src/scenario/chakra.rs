@@ -37,22 +37,24 @@ use crate::ids::NodeId;
 use crate::units::Time;
 
 /// One `chakra` traffic entry as written.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ChakraSpec {
     /// The traces' prefix (relative to the scenario file).
     pub path: PathBuf,
     /// The hosts of ranks 0, 1, ... (default: the topology's first hosts, one per file).
     pub ranks: Option<RanksSpec>,
-    /// ASTRA-sim's system file (relative to the scenario file).
+    /// ASTRA-sim's system file, relative to the scenario file (default: none).
     pub system: Option<PathBuf>,
-    /// The algorithm per kind (`allreduce = "ring"`, ...).
+    /// The algorithm per kind, `{ allreduce = "ring", ... }` (default: the system file's, else
+    /// `ring`, and `direct` for alltoall).
     pub algorithm: Option<BTreeMap<String, String>>,
-    /// Pieces a collective is cut into (default 1).
+    /// Pieces a collective is cut into (default: the system file's, else 1).
     pub splits: Option<u32>,
-    /// Pieces in flight at a rank (default 1).
+    /// Pieces in flight at a rank (default: the system file's, else 1).
     pub active_chunks: Option<u32>,
-    /// Delay before each step that forwards what a rank received (default 0).
+    /// Delay before each step that forwards what a rank received (default: the system file's,
+    /// else `"0ns"`).
     pub endpoint_delay: Option<String>,
     /// Channels of every piece (default 1).
     pub channels: Option<u16>,
