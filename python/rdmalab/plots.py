@@ -286,6 +286,44 @@ def collective_steps(res: Results, names: Sequence[str] | None = None, top: int 
     return fig
 
 
+def chakra_critical_path(nodes: pl.DataFrame) -> list[int]:
+    """The rows of `res.chakra` (one trace set's) on its critical path, last first: from the
+    node that ends last, each node's `waited_on` (the dependency done last) at its rank,
+    until a node that waited on none."""
+    if nodes.height == 0:
+        return []
+    nodes = nodes.with_row_index("_i")
+    at = nodes.filter(pl.col("end_ns") == pl.col("end_ns").max()).row(0, named=True)
+    path = [at["_i"]]
+    while at["waited_on"] == at["waited_on"]:  # NaN: waited on nothing
+        at = nodes.filter((pl.col("rank") == at["rank"]) & (pl.col("node_id") == int(at["waited_on"]))).row(0, named=True)
+        path.append(at["_i"])
+    return path
+
+
+def chakra_timeline(res: Results, job: int = 0, ax: Any = None) -> Figure:
+    """A Chakra trace set's nodes per rank over time (`res.chakra`): compute and communication
+    as bars on each rank's line, the critical path (`chakra_critical_path`) outlined. Needs
+    `kind = "chakra"` traffic."""
+    nodes = res.mechanisms.get("chakra", pl.DataFrame())
+    _need(nodes, "Chakra trace nodes: the scenario has no kind = \"chakra\" traffic")
+    nodes = nodes.filter(pl.col("job") == job)
+    fig, (a,) = _axes(ax, 1)
+    critical = set(chakra_critical_path(nodes))
+    colours = {"compute": "tab:orange", "collective": "tab:blue", "send": "tab:green", "recv": "tab:cyan"}
+    for i, row in enumerate(nodes.iter_rows(named=True)):
+        if row["end_ns"] != row["end_ns"]:
+            continue  # not done
+        a.broken_barh([(row["start_ns"] / 1e3, max(row["end_ns"] - row["start_ns"], 0.0) / 1e3)],
+                      (row["rank"] - 0.4, 0.8), facecolors=colours.get(row["kind"], "grey"), alpha=0.7,
+                      edgecolors="black" if i in critical else "none", linewidth=1.5 if i in critical else 0)
+    for kind, colour in colours.items():
+        if kind in set(nodes["kind"]):
+            a.bar(0, 0, color=colour, alpha=0.7, label=kind)
+    a.set_yticks(sorted(set(nodes["rank"])))
+    return _finish(fig, a, "rank", "trace nodes per rank (outlined: the critical path)")
+
+
 # -- helpers ----------------------------------------------------------------------------------------
 def plain_number(x: float) -> str:
     """A tick value as a reader writes it: `2.75`, `40`, `1,000`, `0.005` (never `2.75×10⁰`)."""

@@ -36,6 +36,7 @@ pub mod drum_select;
 pub mod held;
 pub mod host_model;
 pub mod rank;
+pub mod trace_nodes;
 
 use crate::ids::QpId;
 pub use crate::ids::{AgentId, AppId, HeaderSlot};

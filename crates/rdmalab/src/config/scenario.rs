@@ -3,9 +3,10 @@
 //! build it; `sim` turns it into a `Simulation` (`Scenario::simulation`).
 
 use super::SimConfig;
-use crate::app::collective::{Collective, RecordedPart};
+use crate::app::collective::Collective;
 use crate::app::deps::TransferGraph;
 use crate::app::host_model::HostModelSpec;
+use crate::app::trace_nodes::JobRecords;
 use crate::multipath::MpTraffic;
 use crate::topology::Topology;
 use crate::workload::attacks::HostApp;
@@ -34,9 +35,10 @@ pub struct Scenario {
     /// connections, `formats::htsim_cm::CmTraffic`; a SimAI workload's iteration,
     /// `formats::simai::iteration`), set up by [`Scenario::simulation`] after the collectives.
     pub jobs: Vec<TransferGraph>,
-    /// Parts of `jobs[i]` recorded as collectives of their own (a SimAI iteration's
-    /// communications; none for an htsim job): `job_parts[i]`, where given.
-    pub job_parts: Vec<Vec<RecordedPart>>,
+    /// What `jobs[i]` records beyond its transfers (a SimAI iteration's communications as
+    /// collectives of their own, a Chakra trace's nodes; nothing for an htsim job):
+    /// `job_parts[i]`, where given.
+    pub job_parts: Vec<JobRecords>,
 }
 
 impl Scenario {

@@ -7,6 +7,7 @@
 //! formats themselves are described in `shared/reference/hpcc/FORMATS.md` and, for htsim,
 //! `shared/reference/htsim/RUNS.md`.
 
+pub mod chakra;
 pub mod fct;
 pub mod hpcc_config;
 pub mod hpcc_flow;

@@ -19,7 +19,7 @@
 //! delay = "1us"
 //! [[traffic]]
 //! kind = "poisson"             # poisson | incast | incast_rounds | permutation | random_pairs
-//!                              # | flows | multipath | hpcc_flow_file | htsim_cm | simai
+//!                              # | flows | multipath | hpcc_flow_file | htsim_cm | simai | chakra
 //! cdf = "fb_hadoop"            # or web_search, or a CDF file path
 //! load = 0.3
 //! duration = "1ms"
@@ -28,6 +28,7 @@
 //! ```
 
 mod attack_traffic;
+pub mod chakra;
 pub mod classes;
 pub mod collective;
 mod fabric;
@@ -432,9 +433,14 @@ impl ScenarioSpec {
                 mp.push(spec.build(&section, file, &topology, &config, spec.drawn(&ctx)?)?);
                 continue;
             }
-            if let TrafficSpec::Simai(spec) = t {
-                let (job, parts) = spec.build(&ctx).map_err(|e| locate::in_section(e, file, &section))?;
-                job_parts.resize(jobs.len(), Vec::new());
+            let job = match t {
+                TrafficSpec::Simai(spec) => Some(spec.build(&ctx)),
+                TrafficSpec::Chakra(spec) => Some(spec.build(&ctx)),
+                _ => None,
+            };
+            if let Some(job) = job {
+                let (job, parts) = job.map_err(|e| locate::in_section(e, file, &section))?;
+                job_parts.resize(jobs.len(), Default::default());
                 jobs.push(job);
                 job_parts.push(parts);
                 continue;

@@ -18,8 +18,9 @@ use serde::Deserialize;
 
 use super::collective::{by_name, bytes, range, RanksSpec, SizeSpec, DEFAULT_CHUNK};
 use super::{check_host, field_time, locate, TrafficCtx};
-use crate::app::collective::{Algorithm, RecordedPart};
+use crate::app::collective::Algorithm;
 use crate::app::deps::TransferGraph;
+use crate::app::trace_nodes::JobRecords;
 use crate::error::{Error, Result};
 use crate::formats::simai::{iteration, read_simai, Layout};
 use crate::ids::NodeId;
@@ -53,7 +54,7 @@ const ALLREDUCE: [(&str, Algorithm); 3] = [
 impl SimaiSpec {
     /// The iteration's job; errors name `traffic[i].<field>`, or the workload's file, line
     /// and field.
-    pub(super) fn build(&self, ctx: &TrafficCtx<'_>) -> Result<(TransferGraph, Vec<RecordedPart>)> {
+    pub(super) fn build(&self, ctx: &TrafficCtx<'_>) -> Result<(TransferGraph, JobRecords)> {
         let (file, f) = (ctx.file, |name: &str| ctx.field(name));
         let w = read_simai(ctx.base.join(&self.path)).map_err(|e| locate::unreadable(e, file, &f("path")))?;
         let hosts: Vec<NodeId> = match &self.ranks {
@@ -90,6 +91,6 @@ impl SimaiSpec {
         let it = iteration(&w, &ctx.base.join(&self.path), &layout)
             .map_err(|e| locate::in_section(e, file, &format!("traffic[{}]", ctx.i)))?;
         let parts = it.parts(&w, &layout);
-        Ok((it.graph, parts))
+        Ok((it.graph, JobRecords { parts, nodes: None }))
     }
 }

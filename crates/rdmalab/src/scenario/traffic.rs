@@ -184,6 +184,8 @@ pub enum TrafficSpec {
     },
     /// One training iteration of a SimAI workload file (`scenario::simai`): a job, no flows.
     Simai(super::simai::SimaiSpec),
+    /// A set of Chakra execution traces, one per rank (`scenario::chakra`): a job, no flows.
+    Chakra(super::chakra::ChakraSpec),
     /// The parallel-QP attack (the CC-attack paper): `qps` flows of `size` bytes opened together.
     ParallelQps(attack_traffic::ParallelQpsSpec),
     /// The staggered-QP attack (the CC-attack paper): one transfer cut into chunks posted in rotation
@@ -334,7 +336,9 @@ impl TrafficSpec {
             TrafficSpec::ParallelQps(s) => s.pg,
             TrafficSpec::StaggeredQps(s) => s.pg,
             TrafficSpec::ShuffledOverlay(s) => s.pg,
-            TrafficSpec::Flows { .. } | TrafficSpec::Multipath(_) | TrafficSpec::Simai(_) => None,
+            TrafficSpec::Flows { .. } | TrafficSpec::Multipath(_) | TrafficSpec::Simai(_) | TrafficSpec::Chakra(_) => {
+                None
+            }
         }
     }
 
@@ -503,6 +507,7 @@ impl TrafficSpec {
             },
             // (`ScenarioSpec::build` takes workloads through `SimaiSpec::build` itself.)
             TrafficSpec::Simai(_) => Err(Error::input(file, 0, f("path"), "a SimAI workload gives a job, not flows")),
+            TrafficSpec::Chakra(_) => Err(Error::input(file, 0, f("path"), "Chakra traces give a job, not flows")),
             TrafficSpec::ParallelQps(spec) => attack_traffic::parallel(ctx, spec),
             TrafficSpec::StaggeredQps(spec) => attack_traffic::staggered(ctx, spec, apps),
             TrafficSpec::ShuffledOverlay(spec) => attack_traffic::overlay(ctx, spec, apps),

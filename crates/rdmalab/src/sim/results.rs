@@ -295,7 +295,7 @@ impl Simulation {
             wqes_processed: self.nics.iter().filter_map(|n| n.engine.as_ref()).map(|e| e.processed).sum(),
             classes: self.class_records(),
             collectives: self.collective_records(),
-            tables: self.mech.tables(),
+            tables: self.mech.tables().into_iter().chain(self.trace_tables()).collect(),
         };
         if self.origin_order {
             super::parallel::sort_app_tables(&mut r); // tables several hosts append to

@@ -8,6 +8,7 @@ use super::AppState;
 use crate::app::collective::{part_record, records, Collective, CollectiveRecord, RecordedPart, TransferTimes};
 use crate::app::deps::{TransferGraph, Trigger};
 use crate::app::rank::{JobIndex, RankApp, NOTICE, START};
+use crate::app::trace_nodes::{JobRecords, TraceNodes};
 use crate::app::{AppId, AppKind, RecvCompletion, SendCompletion};
 use crate::error::{Error, Result};
 use crate::ids::{NodeId, QpId};
@@ -25,6 +26,8 @@ pub(in crate::sim) struct Job {
     pub(in crate::sim) collective: Option<(Collective, usize)>,
     /// Parts recorded as collectives of their own (a SimAI iteration's communications).
     pub(in crate::sim) parts: Vec<RecordedPart>,
+    /// A trace-driven job's nodes (`res.chakra`, `sim/apps/trace_table.rs`).
+    pub(in crate::sim) nodes: Option<TraceNodes>,
     /// Data id of its first transfer: its flow row is the run's flows plus this.
     pub(in crate::sim) id_base: u64,
     /// Remote dependencies (`TransferGraph::with_remote`), by the event that fires them
@@ -56,16 +59,12 @@ impl Simulation {
         self.add_job(graph, start, None)
     }
 
-    /// `add_transfers`, with `parts` of the job each recorded in `res.collectives` as a
-    /// collective of its own.
-    pub fn add_recorded_transfers(
-        &mut self,
-        graph: TransferGraph,
-        start: Time,
-        parts: Vec<RecordedPart>,
-    ) -> Result<()> {
+    /// `add_transfers`, with the records of `rec`: its parts each recorded in
+    /// `res.collectives` as a collective of its own, its trace's nodes in `res.chakra`.
+    pub fn add_recorded_transfers(&mut self, graph: TransferGraph, start: Time, rec: JobRecords) -> Result<()> {
         self.add_job(graph, start, None)?;
-        self.apps.jobs.last_mut().expect("the job just added").parts = parts;
+        let job = self.apps.jobs.last_mut().expect("the job just added");
+        (job.parts, job.nodes) = (rec.parts, rec.nodes);
         Ok(())
     }
 
@@ -110,7 +109,7 @@ impl Simulation {
         self.apps.transfers += graph.transfers().len();
         // A transfer without dependencies is posted its compute delay after the start.
         let latest = graph.transfers().iter().filter(|t| t.deps.is_empty()).map(|t| t.delay).max();
-        self.apps.jobs.push(Job { graph, apps, collective, parts: Vec::new(), id_base, notices });
+        self.apps.jobs.push(Job { graph, apps, collective, parts: Vec::new(), nodes: None, id_base, notices });
         self.apps.last_post = self.apps.last_post.max(start + latest.unwrap_or(Time::ZERO));
         self.watch.arm_stall_check(start);
         Ok(())
@@ -222,23 +221,29 @@ impl Simulation {
             if job.collective.is_none() && job.parts.is_empty() {
                 continue;
             }
-            let n = job.graph.transfers().len();
-            let mut t =
-                TransferTimes { posted: vec![Time::MAX; n], acked: vec![Time::MAX; n], received: vec![Time::MAX; n] };
-            for &app in &job.apps {
-                let r = self.apps.state(app).rank();
-                for s in &r.sends {
-                    (t.posted[s.transfer as usize], t.acked[s.transfer as usize]) = (s.posted, s.acked);
-                }
-                for v in &r.recvs {
-                    t.received[v.transfer as usize] = v.at;
-                }
-            }
+            let t = self.transfer_times(job);
             if let Some((c, per_iteration)) = &job.collective {
                 out.extend(records(c, &job.graph, *per_iteration, &t));
             }
             out.extend(job.parts.iter().map(|p| part_record(p, &job.graph, &t)));
         }
         out
+    }
+
+    /// When each transfer of `job` was posted, acknowledged and placed.
+    pub(in crate::sim) fn transfer_times(&self, job: &Job) -> TransferTimes {
+        let n = job.graph.transfers().len();
+        let mut t =
+            TransferTimes { posted: vec![Time::MAX; n], acked: vec![Time::MAX; n], received: vec![Time::MAX; n] };
+        for &app in &job.apps {
+            let r = self.apps.state(app).rank();
+            for s in &r.sends {
+                (t.posted[s.transfer as usize], t.acked[s.transfer as usize]) = (s.posted, s.acked);
+            }
+            for v in &r.recvs {
+                t.received[v.transfer as usize] = v.at;
+            }
+        }
+        t
     }
 }

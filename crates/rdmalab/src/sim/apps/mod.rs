@@ -28,6 +28,7 @@ mod multipath;
 mod send_queue;
 mod serial_incast;
 mod table;
+mod trace_table;
 mod virtuoso;
 
 pub use attacks::AppPost;

@@ -142,6 +142,9 @@ pub(super) fn merge_app_tables(parts: &mut [Simulation], part_of: &[u16], snaps:
         // Each rank's times are in its host's partition.
         swap_rows(parts, part_of);
         snaps[0].collectives = parts[0].collective_records();
+        // So are a trace's nodes' (each partition's own table lacks the others' times).
+        snaps[0].tables.retain(|t| t.name != "chakra");
+        snaps[0].tables.extend(parts[0].trace_tables());
         swap_rows(parts, part_of);
     }
     let (first, others) = snaps.split_first_mut().expect("at least one partition");

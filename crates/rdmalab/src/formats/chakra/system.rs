@@ -1,0 +1,138 @@
+//! ASTRA-sim's system configuration (a JSON object, `examples/system/native_collectives/*.json`
+//! in astra-sim/astra-sim) as far as it decides how a collective runs on one network
+//! dimension (docs/chakra.md, "The system file").
+//!
+//! Read: `all-reduce-implementation`, `all-gather-implementation`,
+//! `reduce-scatter-implementation`, `all-to-all-implementation` (a list with one algorithm per
+//! network dimension: one here), `preferred-dataset-splits`, `active-chunks-per-dimension`,
+//! `endpoint-delay` (ASTRA-sim's cycles of 1 ns) and `scheduling-policy`. Accepted because
+//! nothing a run does reads them: `local-mem-bw` (memory nodes, which a run refuses),
+//! `peak-perf` with `roofline-enabled` 0, `boost-mode` 0, `collective-optimization` (which
+//! chooses between dimensions). Every other key is refused by name.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::app::collective::{Algorithm, Kind};
+use crate::error::{Error, Result};
+use crate::units::Time;
+
+/// What a system file sets.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct System {
+    /// The algorithm per kind.
+    pub algorithms: Vec<(Kind, Algorithm)>,
+    /// `preferred-dataset-splits`.
+    pub splits: Option<u32>,
+    /// `active-chunks-per-dimension`.
+    pub active: Option<u32>,
+    /// `endpoint-delay`.
+    pub endpoint_delay: Option<Time>,
+    /// `scheduling-policy` (`FIFO` or `LIFO`).
+    pub policy: Option<String>,
+}
+
+/// The `*-implementation` keys and their kinds.
+pub const IMPLEMENTATIONS: [(&str, Kind); 4] = [
+    ("all-reduce-implementation", Kind::Allreduce),
+    ("all-gather-implementation", Kind::Allgather),
+    ("reduce-scatter-implementation", Kind::ReduceScatter),
+    ("all-to-all-implementation", Kind::Alltoall),
+];
+
+/// ASTRA-sim's name of an algorithm, for `kind`. Its `ring` all-to-all is carried out as the
+/// direct all-to-all (docs/chakra.md says why).
+pub fn astra_algorithm(kind: Kind, name: &str) -> std::result::Result<Algorithm, String> {
+    let a = match (kind, name) {
+        (Kind::Alltoall, "ring" | "oneRing" | "direct" | "oneDirect") => Algorithm::Direct,
+        (_, "ring" | "oneRing") => Algorithm::Ring,
+        (_, "doubleBinaryTree") => Algorithm::DoubleBinaryTree,
+        (_, "halvingDoubling" | "oneHalvingDoubling") => Algorithm::HalvingDoubling,
+        (_, "direct" | "oneDirect") => Algorithm::Direct,
+        _ => {
+            return Err(format!(
+                "unknown algorithm {name:?} (ring, oneRing, direct, oneDirect, doubleBinaryTree, halvingDoubling, oneHalvingDoubling)"
+            ))
+        }
+    };
+    if !kind.algorithms().contains(&a) {
+        let ok: Vec<&str> = kind.algorithms().iter().map(|a| a.name()).collect();
+        return Err(format!("{name} carries out no {} here ({} does)", kind.name(), ok.join(", ")));
+    }
+    Ok(a)
+}
+
+/// Reads the system file at `path`.
+pub fn read_system(path: &Path) -> Result<System> {
+    let text = std::fs::read_to_string(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+    parse_system(&text, path)
+}
+
+/// Parses a system file; errors name `path` and the key.
+pub fn parse_system(text: &str, path: &Path) -> Result<System> {
+    let v: Value =
+        serde_json::from_str(text).map_err(|e| Error::input(path, e.line(), "", format!("not JSON: {e}")))?;
+    let Value::Object(map) = v else {
+        return Err(Error::input(path, 0, "", "a system file is one JSON object"));
+    };
+    let mut s = System::default();
+    for (key, v) in &map {
+        let err = |msg: String| Error::input(path, 0, key.clone(), msg);
+        let count = || -> Result<u32> {
+            v.as_u64()
+                .filter(|&x| x >= 1)
+                .and_then(|x| u32::try_from(x).ok())
+                .ok_or_else(|| err(format!("expected a whole number of at least 1, got {v}")))
+        };
+        let zero = |what: &str| -> Result<()> {
+            match v.as_f64() {
+                Some(0.0) => Ok(()),
+                _ => Err(err(format!("{v} is not modelled: only 0 ({what} off) is"))),
+            }
+        };
+        if let Some(&(_, kind)) = IMPLEMENTATIONS.iter().find(|(k, _)| k == key) {
+            let names: Vec<&str> = v.as_array().map_or(Vec::new(), |a| a.iter().filter_map(Value::as_str).collect());
+            let [one] = names[..] else {
+                return Err(err(format!(
+                    "expected a list of one algorithm (one network dimension), got {v}: several dimensions are not modelled"
+                )));
+            };
+            s.algorithms.push((kind, astra_algorithm(kind, one).map_err(err)?));
+            continue;
+        }
+        match key.as_str() {
+            "preferred-dataset-splits" => s.splits = Some(count()?),
+            "active-chunks-per-dimension" => s.active = Some(count()?),
+            "endpoint-delay" => {
+                let ns = v.as_f64().filter(|x| *x >= 0.0 && x.is_finite());
+                let ns = ns.ok_or_else(|| err(format!("expected a delay in ns (ASTRA-sim's cycles), got {v}")))?;
+                s.endpoint_delay = Some(Time((ns * 1000.0).round() as u64));
+            }
+            "scheduling-policy" => match v.as_str() {
+                Some(p @ ("FIFO" | "LIFO")) => s.policy = Some(p.to_string()),
+                _ => return Err(err(format!("expected \"FIFO\" or \"LIFO\", got {v}"))),
+            },
+            "local-mem-bw" | "peak-perf" => {
+                if !v.is_number() {
+                    return Err(err(format!("expected a number, got {v}")));
+                }
+            }
+            "boost-mode" => zero("boost mode")?,
+            "roofline-enabled" => zero("the roofline model")?,
+            "collective-optimization" => match v.as_str() {
+                Some("baseline" | "localBWAware") => {}
+                _ => return Err(err(format!("expected \"baseline\" or \"localBWAware\", got {v}"))),
+            },
+            k if k.ends_with("-implementation-custom") => {
+                return Err(err(
+                    "custom collectives are not read from a system file: run their traces as a trace set of their own \
+                     (path = the traces' prefix)"
+                        .into(),
+                ))
+            }
+            _ => return Err(err("not modelled by rdmalab (docs/chakra.md lists the keys it reads)".into())),
+        }
+    }
+    Ok(s)
+}

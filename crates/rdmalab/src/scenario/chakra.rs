@@ -1,0 +1,149 @@
+//! `[[traffic]] kind = "chakra"`: a set of Chakra execution traces, one per rank
+//! (`formats::chakra`, docs/chakra.md).
+//!
+//! ```toml
+//! [[traffic]]
+//! kind = "chakra"
+//! path = "traces/all_reduce"      # the prefix: files traces/all_reduce.0.et, .1.et, ...
+//! ranks = { hosts = "0..7" }      # rank i on the i-th listed host (default: the first hosts)
+//! system = "Ring_4chunks.json"    # ASTRA-sim's system file (optional)
+//! algorithm = { allreduce = "ring", alltoall = "direct" }
+//! splits = 4                      # preferred-dataset-splits
+//! active_chunks = 2               # active-chunks-per-dimension
+//! endpoint_delay = "10ns"         # endpoint-delay
+//! channels = 1
+//! chunk = "512KiB"
+//! compute_scale = 1.0             # 0: leave compute out
+//! start = "0us"
+//! ```
+//!
+//! A key given here wins over the system file's.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+use super::collective::{by_name, bytes, range, RanksSpec, SizeSpec, DEFAULT_CHUNK};
+use super::{check_host, field_time, TrafficCtx};
+use crate::app::collective::{Algorithm, Kind};
+use crate::app::deps::TransferGraph;
+use crate::app::trace_nodes::JobRecords;
+use crate::error::{Error, Result};
+use crate::formats::chakra::job::{job, Plan};
+use crate::formats::chakra::system::read_system;
+use crate::formats::chakra::{count_ranks, read_traces};
+use crate::ids::NodeId;
+use crate::units::Time;
+
+/// One `chakra` traffic entry as written.
+#[derive(Clone, Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChakraSpec {
+    /// The traces' prefix (relative to the scenario file).
+    pub path: PathBuf,
+    /// The hosts of ranks 0, 1, ... (default: the topology's first hosts, one per file).
+    pub ranks: Option<RanksSpec>,
+    /// ASTRA-sim's system file, relative to the scenario file (default: none).
+    pub system: Option<PathBuf>,
+    /// The algorithm per kind, `{ allreduce = "ring", ... }` (default: the system file's, else
+    /// `ring`, and `direct` for alltoall).
+    pub algorithm: Option<BTreeMap<String, String>>,
+    /// Pieces a collective is cut into (default: the system file's, else 1).
+    pub splits: Option<u32>,
+    /// Pieces in flight at a rank (default: the system file's, else 1).
+    pub active_chunks: Option<u32>,
+    /// Delay before each step that forwards what a rank received (default: the system file's,
+    /// else `"0ns"`).
+    pub endpoint_delay: Option<String>,
+    /// Channels of every piece (default 1).
+    pub channels: Option<u16>,
+    /// Pipelining unit (default `"512KiB"`).
+    pub chunk: Option<SizeSpec>,
+    /// Compute durations times this (default 1).
+    pub compute_scale: Option<f64>,
+    /// When the traces start (default `"0us"`).
+    pub start: Option<String>,
+}
+
+impl ChakraSpec {
+    /// The traces' job; errors name `traffic[i].<field>`, or the trace file, rank and node.
+    pub(super) fn build(&self, ctx: &TrafficCtx<'_>) -> Result<(TransferGraph, JobRecords)> {
+        let (file, f) = (ctx.file, |name: &str| ctx.field(name));
+        let prefix = ctx.base.join(&self.path);
+        let hosts: Vec<NodeId> = match &self.ranks {
+            None => {
+                let n = count_ranks(&prefix)? as usize;
+                let hosts: Vec<NodeId> = ctx.topo.hosts().take(n).collect();
+                if hosts.len() < n {
+                    let msg = format!("{n} trace files, {} hosts: give the ranks' hosts", hosts.len());
+                    return Err(Error::input(file, 0, f("ranks"), msg));
+                }
+                hosts
+            }
+            Some(RanksSpec::List(l)) => {
+                l.iter().map(|&h| check_host(file, &f("ranks"), ctx.topo, h)).collect::<Result<_>>()?
+            }
+            Some(RanksSpec::Range { hosts }) => range(hosts)
+                .map_err(|m| Error::input(file, 0, f("ranks.hosts"), m))?
+                .into_iter()
+                .map(|h| check_host(file, &f("ranks.hosts"), ctx.topo, h))
+                .collect::<Result<_>>()?,
+        };
+        let mut seen = hosts.clone();
+        seen.sort_unstable();
+        if let Some(d) = seen.windows(2).find(|p| p[0] == p[1]) {
+            return Err(Error::input(file, 0, f("ranks"), format!("host {} is listed twice", d[0])));
+        }
+        let sys = match &self.system {
+            Some(p) => read_system(&ctx.base.join(p)).map_err(|e| match e {
+                Error::Io { path, source } => {
+                    Error::input(file, 0, f("system"), format!("cannot read {}: {source}", path.display()))
+                }
+                other => other,
+            })?,
+            None => Default::default(),
+        };
+        let mut algorithms = sys.algorithms.clone();
+        for (kind, name) in self.algorithm.iter().flatten() {
+            let field = f(&format!("algorithm.{kind}"));
+            let k: Kind = by_name(file, &field, &Kind::NAMES, kind)?;
+            let a: Algorithm = by_name(file, &field, &Algorithm::NAMES, name)?;
+            if !k.algorithms().contains(&a) {
+                return Err(Error::input(file, 0, field, format!("{name} does not carry out {kind}")));
+            }
+            algorithms.retain(|(x, _)| *x != k);
+            algorithms.push((k, a));
+        }
+        let plan = Plan {
+            hosts,
+            algorithms,
+            splits: self.splits.or(sys.splits).unwrap_or(1),
+            active: self.active_chunks.or(sys.active).unwrap_or(1),
+            endpoint_delay: match &self.endpoint_delay {
+                Some(s) => field_time(file, &f("endpoint_delay"), s)?,
+                None => sys.endpoint_delay.unwrap_or(Time::ZERO),
+            },
+            channels: self.channels.unwrap_or(1),
+            chunk: self.chunk.as_ref().map_or(Ok(DEFAULT_CHUNK), |c| bytes(file, &f("chunk"), c))?,
+            compute_scale: self.compute_scale.unwrap_or(1.0),
+            start: self.start.as_ref().map_or(Ok(Time::ZERO), |s| field_time(file, &f("start"), s))?,
+        };
+        for (name, v) in [
+            ("splits", u64::from(plan.splits)),
+            ("active_chunks", u64::from(plan.active)),
+            ("channels", u64::from(plan.channels)),
+            ("chunk", plan.chunk),
+        ] {
+            if v == 0 {
+                return Err(Error::input(file, 0, f(name), "must be at least 1"));
+            }
+        }
+        if !(plan.compute_scale >= 0.0 && plan.compute_scale.is_finite()) {
+            return Err(Error::input(file, 0, f("compute_scale"), "must be a number of at least 0"));
+        }
+        let traces = read_traces(&prefix, plan.hosts.len() as u32)?;
+        let j = job(&traces, &plan)?;
+        Ok((j.graph, JobRecords { parts: j.parts, nodes: Some(j.nodes) }))
+    }
+}
