@@ -43,6 +43,7 @@ mod parallel;
 mod parallel_balance;
 mod parallel_observers;
 mod parallel_outputs;
+mod pfc_headroom;
 mod pfc_watchdog;
 mod rail;
 mod rnr;
