@@ -129,7 +129,7 @@ impl SwitchMmu {
         // decided (`headroom_needed`). The reference's rule holds that whenever one delay's
         // flight exceeds three frames and the PAUSE (100 Gb/s, 1 µs, 1 KB frames: 12.5 KB);
         // on slow or short links, or with large frames, it does not (10 Gb/s and 1 µs:
-        // 3.75 KB against 5.8 KB; 9 KB frames at 100 Gb/s and 1 µs: 37.5 KB against 52.3 KB).
+        // 3.75 KB against 5.7 KB; 9 KB frames at 100 Gb/s and 1 µs: 37.5 KB against 52.2 KB).
         let pfc = cfg.pfc_classes.unwrap_or(if cfg.lossless { u8::MAX } else { 0 });
         let mut class = [ClassAcct::default(); NUM_PRIOS];
         for (q, c) in class.iter_mut().enumerate() {
@@ -297,6 +297,19 @@ mod tests {
         let m = SwitchMmu::new(MmuConfig::default(), &[(Rate::gbps(100), 1000), (Rate::gbps(400), 1000)]);
         assert_eq!(m.ports.iter().map(|p| p.headroom()).collect::<Vec<_>>(), vec![37_500, 150_000]);
         assert_eq!(m.ports.iter().map(|p| p.class[5].shift).collect::<Vec<_>>(), vec![3, 1]);
+    }
+
+    #[test]
+    fn large_frames_get_the_round_trip_and_three_frames() {
+        // 9,000-byte frames and 48 bytes of headers: 2 x 12,500 + 3 x 9,048 + 64 at 100 Gb/s
+        // and 1 us, more than the reference's 3 x 12,500; at 400 Gb/s 3 x 50,000 is more; a
+        // zero-delay link keeps the three frames and the PAUSE.
+        let cfg = MmuConfig { serialisation: 3 * 9048 + 64, ..MmuConfig::default() };
+        let links = [(Rate::gbps(100), 1000), (Rate::gbps(400), 1000), (Rate::gbps(10), 0)];
+        let m = SwitchMmu::new(cfg, &links);
+        assert_eq!(m.ports.iter().map(|p| p.headroom()).collect::<Vec<_>>(), vec![52_208, 150_000, 27_208]);
+        let set = SwitchMmu::new(MmuConfig { headroom: Some(0), ..cfg }, &links);
+        assert!(set.ports.iter().all(|p| p.headroom() == 0));
     }
 
     #[test]
