@@ -7,9 +7,10 @@
 """
 
 from rdmalab import _core  # noqa: F401  (the compiled engine)
+from rdmalab.failure import RunFailed
 from rdmalab.results import Results
 from rdmalab.runner import RdmalabWarning, run, run_hpcc
 from rdmalab.scenario import Scenario
 
-__all__ = ["Scenario", "Results", "RdmalabWarning", "run", "run_hpcc"]
+__all__ = ["Scenario", "Results", "RdmalabWarning", "RunFailed", "run", "run_hpcc"]
 __version__ = "0.1.0"
