@@ -6,7 +6,7 @@ VPY     := $(VENV)/bin/python
 STAMP   := $(VENV)/.rdmalab-installed
 SOURCES := $(shell find crates -name '*.rs' -o -name 'Cargo.toml' 2>/dev/null) pyproject.toml Cargo.lock
 
-.PHONY: setup demo test test-rust test-python bench clean
+.PHONY: setup demo test test-rust test-python docs bench reference clean
 
 setup: $(STAMP)
 
@@ -31,8 +31,17 @@ test-rust:
 test-python: setup
 	$(VPY) -m pytest -q tests/python
 
+# The documentation site into site/, strict: a broken link or anchor fails the build.
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
 bench:
 	$(PY) bench/run.py
 
+# The reference pages generated from the code (docs/reference/) and the scenario JSON Schema
+# shipped in the package; a test fails when a committed one is out of date.
+reference: setup
+	$(VPY) -m rdmalab.docgen
+
 clean:
-	rm -rf $(VENV) target out
+	rm -rf $(VENV) target out site

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What a full `blitz-incast` costs, and on what (docs/benchmarks.md, "What a full
+"""What a full `blitz-incast` costs, and on what (docs/benchmarks.md@7f113c4, "What a full
 blitz-incast costs"; issue 42).
 
 Runs one period (100 ms, the full sweep's) of the full sweep's d = 16 scenario under IB CC

@@ -23,6 +23,12 @@ def table_schemas() -> list[tuple[str, list[tuple[str, str]]]]:
     """Every mechanism table's schema (`sim::mech::TABLE_SCHEMAS`): `(name, [(column, kind)])`,
     kinds `u16`, `u32`, `u64`, `f64` or `ps`, in the order Python shows the columns."""
 
+def scenario_schema() -> str:
+    """The scenario file's JSON Schema (draft 7), derived from the parser's structs."""
+
+def build_commit() -> str:
+    """The short commit the engine was built from ("unknown" when built outside a git checkout)."""
+
 class Simulation:
     """A simulation in progress. `threads` (when given) overrides the scenario's own; 0 asks
     for the command line's default."""

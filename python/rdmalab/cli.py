@@ -20,11 +20,13 @@ for a status other than 0 (or 2) `failure.json`: what happened, where and when.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import warnings
 from pathlib import Path
 
 from rdmalab import Scenario, run, run_hpcc
+from rdmalab._version import version
 from rdmalab.drum import cli as drum_cli
 from rdmalab.experiments import cli as experiments_cli
 from rdmalab.failure import RunFailed, failure_record, write_failure
@@ -62,9 +64,17 @@ def _write_outputs(results, out: Path, title: str, summary: str, failure: dict |
         written.append(results.extra["trace_path"])
     figures, notes = run_figures(results, out, title)
     drawn = f", {', '.join(p.name for p in figures)} (each + .pdf)" if figures else ""
+    run_json = out / "run.json"
+    run_json.write_text(json.dumps(run_record(results, title), indent=1) + "\n")
+    written.append(run_json)
     print(f"\nwrote {', '.join(p.name for p in written)}{drawn} in {out}")
     for note in notes:
         print(f"no {note}")
+
+
+def run_record(results, title: str) -> dict:
+    """`run.json`: what produced the run (rdmalab's version and commit) and how it ended."""
+    return {"rdmalab_version": version(), "title": title, "stop_reason": results.stop_reason}
 
 
 def run_figures(results, out: Path, title: str) -> tuple[list[Path], list[str]]:
@@ -102,6 +112,30 @@ def run_figures(results, out: Path, title: str) -> tuple[list[Path], list[str]]:
 
 #: Exit statuses (see the module doc).
 EXIT_BAD_INPUT, EXIT_DEADLOCK, EXIT_STALLED, EXIT_FAILED, EXIT_INTERRUPTED = 2, 3, 4, 5, 130
+
+#: Every command's exit statuses, by command (docs/reference/cli.md is generated from this).
+EXIT_STATUS: dict[str, list[tuple[int, str]]] = {
+    "every command": [
+        (0, "success"),
+        (EXIT_BAD_INPUT, "bad input: a wrong option, or a file or value refused (the message names the file, "
+                         "line and field)"),
+        (EXIT_FAILED, "the run failed an internal check"),
+    ],
+    "`run`, `hpcc`": [
+        (0, "the run ended normally: every flow finished, or the stop time was reached"),
+        (EXIT_DEADLOCK, "a PFC deadlock was found (its cycle is printed last)"),
+        (EXIT_STALLED, "the run stalled: no progress was possible (the cause is printed last)"),
+        (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
+    ],
+    "`sweep`": [
+        (1, "at least one run failed (its error is in the runs table)"),
+        (EXIT_INTERRUPTED, "interrupted (Ctrl-C); `--resume` continues"),
+    ],
+    "`repro run`": [
+        (1, "no run succeeded"),
+        (EXIT_INTERRUPTED, "interrupted (Ctrl-C); `--resume` continues"),
+    ],
+}
 
 
 def run_status(results) -> int:
@@ -200,9 +234,21 @@ def _threads_option(p: argparse.ArgumentParser, default: str | None) -> None:
                         f"every N ({said})")
 
 
+class _VersionAction(argparse.Action):
+    """`--version`: the version and commit (`rdmalab.__version__`), read only when asked."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, help: str | None = None):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:  # noqa: ANN001
+        print(f"rdmalab {version()}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rdmalab", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action=_VersionAction, help="print the version and commit, and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", help="one of:")
     p = sub.add_parser("demo", help="run the built-in default scenario",
                        description="A k=4 fat tree (16 hosts, 100 Gb/s), FB Hadoop flow sizes at 30 %% load "
@@ -217,6 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "classes.parquet with [[fabric.classes]], messages/chunks.parquet with "
                                    "multipath traffic (paths.parquet with Virtuoso), wqes/apps/drum.parquet "
                                    "with [[app]], deadlock.parquet when one was found (docs/outputs.md describes each), "
+                                   "run.json (the rdmalab version and commit, and how the run ended), "
                                    "and the figures (PNG + PDF) of what the run has: slowdown when flows "
                                    "completed; queues, links and rates when sampled; pfc when a port was "
                                    "paused.")

@@ -286,7 +286,7 @@ class Results:
     one row per path of each connection: connection, path, sip, cap_gbps (the capacity
     estimate eq. 1 used last), bytes (data sent over it) and max_wr (its largest WR).
 
-    Closed-loop applications (`Scenario.app`, seed 000, docs/drum-fabric.md) add `wqes`
+    Closed-loop applications (`Scenario.app`, the DRUM paper, docs/drum-fabric.md) add `wqes`
     (one row per WQE: app, name, host, batch, size, posted_ns, ct_ns), `apps` (per app:
     wqes, bytes, wqe_per_us, gbps, p50/p80/p99_ct_ns) and, under DRUM, `drum` (per control
     period and app: t_ns, app, x, z, a, active, rate); see `rdmalab.host_results`.
@@ -333,6 +333,7 @@ class Results:
 
     @classmethod
     def from_core(cls, raw: dict[str, Any], stop_reason: str, interrupted: bool, wall: float) -> "Results":
+        """The results of the engine's raw output (`Simulation.results()`); `rdmalab.run` calls it."""
         tenant_names = list(raw.get("tenant_names", ["default"]))
         flows = flows_frame(raw["flows"], raw.get("unreachable"), tenant_names)
         names = port_names(raw.get("port_info", {}))

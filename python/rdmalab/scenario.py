@@ -62,6 +62,7 @@ class Scenario:
     # -- topologies ---------------------------------------------------------------------
     @classmethod
     def star(cls, hosts: int, rate: str = "100Gbps", delay: str = "1us") -> "Scenario":
+        """`hosts` hosts around one switch, every link at `rate` and `delay`."""
         return cls({"topology": {"kind": "star", "hosts": hosts, "rate": rate, "delay": delay}})
 
     @classmethod
@@ -79,6 +80,9 @@ class Scenario:
     def leaf_spine(cls, leaves: int, hosts_per_leaf: int, spines: int | None = None,
                    oversubscription: float | None = None, host_rate: str = "100Gbps",
                    fabric_rate: str = "100Gbps", delay: str = "1us") -> "Scenario":
+        """A two-tier Clos: `leaves` leaves of `hosts_per_leaf` hosts each, every leaf linked to
+        every spine; give `spines`, or `oversubscription` (host bandwidth over uplink bandwidth
+        per leaf), which chooses them."""
         topo: dict[str, Any] = {"kind": "leaf_spine", "leaves": leaves, "hosts_per_leaf": hosts_per_leaf,
                                 "host_rate": host_rate, "fabric_rate": fabric_rate, "delay": delay}
         if spines is not None:
@@ -90,6 +94,7 @@ class Scenario:
     @classmethod
     def fat_tree(cls, k: int, host_rate: str = "100Gbps", fabric_rate: str = "100Gbps",
                  delay: str = "1us") -> "Scenario":
+        """A k-ary fat tree (k even) of k³/4 hosts, every link at `delay`."""
         return cls({"topology": {"kind": "fat_tree", "k": k, "host_rate": host_rate,
                                  "fabric_rate": fabric_rate, "delay": delay}})
 
@@ -170,13 +175,14 @@ class Scenario:
                 transport: str | None = None, verb: str | None = None) -> "Scenario":
         """Per-host Poisson arrivals, sizes from `cdf` (`fb_hadoop`, `web_search` or a file).
         `split = {"min_size", "piece", "gap", "tenant"}` cuts long flows into pieces on their
-        own QPs (seed 002 §IV-B)."""
+        own QPs (the CC-attack paper, §IV-B)."""
         e: dict[str, Any] = {"kind": "poisson", "cdf": cdf, "load": load, "duration": duration, "start": start}
         return self._add_with(e, hosts=hosts, tenant=tenant, split=split, pg=pg, transport=transport, verb=verb)
 
     def incast(self, senders: list[int], receiver: int, size: int, start: str = "0ns",
                tenant: str | None = None, pg: int | None = None, transport: str | None = None,
                verb: str | None = None) -> "Scenario":
+        """Every host of `senders` sends `size` bytes to `receiver`, all at `start`."""
         return self._add_with({"kind": "incast", "senders": senders, "receiver": receiver, "size": size,
                                "start": start}, tenant=tenant, pg=pg, transport=transport, verb=verb)
 
@@ -185,7 +191,7 @@ class Scenario:
                       pg: int | None = None, stagger: str | None = None, piece: int | None = None,
                       transport: str | None = None, verb: str | None = None) -> "Scenario":
         """`rounds` incasts, one every `period`, each sender starting U(0, jitter) into its round.
-        `stagger = "serial" | "paced"`: seed 004's application-layer DASR (the aggregator grants
+        `stagger = "serial" | "paced"`: the Blitz poster's application-layer DASR (the aggregator grants
         one sender at a time; or each message in `piece`-byte pieces held to 1/n of the link).
         `verb = "send"` makes each message (each paced piece) a SEND taking a receive WQE."""
         e: dict[str, Any] = {"kind": "incast_rounds", "senders": senders, "receiver": receiver, "size": size,
@@ -199,6 +205,8 @@ class Scenario:
     def permutation(self, size: int, start: str = "0ns", hosts: list[int] | None = None,
                     tenant: str | None = None, pg: int | None = None, transport: str | None = None,
                     verb: str | None = None) -> "Scenario":
+        """Every host (of `hosts`, default all) sends `size` bytes to one other and receives
+        from one, all at `start`; the permutation is drawn from the seed."""
         return self._add_with({"kind": "permutation", "size": size, "start": start}, hosts=hosts, tenant=tenant,
                               pg=pg, transport=transport, verb=verb)
 
@@ -211,13 +219,13 @@ class Scenario:
         return self._add_with(e, hosts=hosts, tenant=tenant, pg=pg, transport=transport, verb=verb)
 
     def multipath(self, messages: list[dict[str, Any]], **fields: Any) -> "Scenario":
-        """Messages cut into chunks over several QPs per connection (seed 001). `messages`:
+        """Messages cut into chunks over several QPs per connection (docs/multipath.md). `messages`:
         dicts of src, dst, size and optionally start and verb (write|send|read; send and
         read need split = "virtuoso"). Fields: split (partition|virtuoso), qps, chunk_size,
         chunk_header, outstanding, allocation (dynamic|static), refill_on (ack|sent),
         post_delay, qp_policy (reuse|recreate), sport_policy (sequential|distinct_paths|explicit),
         sports, pg, dport;
-        with split = "virtuoso" (seed 003, docs/virtuoso.md): path_by (sport|src_ip),
+        with split = "virtuoso" (docs/virtuoso.md): path_by (sport|src_ip),
         weights (probe|equal|[w1, ..]), probe_size, small_message, small_path, block,
         monitor_gain, and on a lossy fabric chunk_probe, chunk_probe_start, chunk_probe_step,
         chunk_probe_signal (retry_exceeded|retransmission); workload (a flow source's table,
@@ -244,7 +252,7 @@ class Scenario:
         return self._add_with({"kind": "flows", "flows": [{"src": src, "dst": dst, "size": size, "start": start,
                                                            **extra}]}, tenant=tenant, transport=transport, verb=verb)
 
-    # -- tenants and seed 002's attacks ---------------------------------------------------
+    # -- tenants and the congestion-control attacks ---------------------------------------------------
     def tenant(self, name: str, hosts: list[int]) -> "Scenario":
         """Declares a tenant: a name and its hosts (a host may be in several)."""
         new = copy.deepcopy(self)
@@ -285,6 +293,8 @@ class Scenario:
 
     def htsim_cm(self, path: str | Path, tenant: str | None = None, pg: int | None = None,
                  transport: str | None = None, verb: str | None = None) -> "Scenario":
+        """The flows of an htsim connection matrix (`.cm`; `kind = "htsim_cm"`): htsim node i is
+        the i-th host."""
         return self._add_with({"kind": "htsim_cm", "path": str(Path(path).resolve())}, tenant=tenant, pg=pg,
                               transport=transport, verb=verb)
 
@@ -299,7 +309,7 @@ class Scenario:
         return self._add_with({"kind": "simai", "path": str(Path(path).resolve())}, ranks=ranks,
                               algorithm=algorithm, channels=channels, chunk=chunk, start=start)
 
-    # -- seed 000's host model (docs/drum-fabric.md) -------------------------------------------
+    # -- the DRUM paper's host model (docs/drum-fabric.md) ----------------------------------
     def app(self, host: int, dst: int, size: int | list[int], wr_num: int | list[int], count: int | None = None,
             name: str | None = None, think: str | None = None, start: str | None = None,
             total_bytes: int | None = None, size_dist: str | None = None,
@@ -371,6 +381,7 @@ class Scenario:
 
     # -- settings -----------------------------------------------------------------------
     def with_seed(self, seed: int) -> "Scenario":
+        """The seed of every random stream (traffic and ECN marking; default 1)."""
         new = copy.deepcopy(self)
         new.spec["seed"] = seed
         return new
@@ -379,12 +390,12 @@ class Scenario:
         """Fabric settings: timing, mtu, lossless, buffer_mb, ecn, ack_high_prio,
         ack_interval, rto, retry_limit (go-back-N rounds without progress before a WR fails),
         path_selection (ecmp|source_ip|spray|drill|letflow|conga|conweave; the switch-side balancers take
-        `lb={...}`, the `[fabric.lb]` fields, docs/load-balancing.md), cc, granularity, cc_params, window, qp_cache_entries,
+        `lb={...}`, the `[fabric.lb]` fields, docs/load-balancing.md), cc (none|dcqcn|hpcc|timely|dctcp|blitz|ib), granularity, cc_params, window, qp_cache_entries,
         qp_cache_miss_penalty, queue_sample_interval, rate_sample_interval (per-QP rate
         samples: `Results.rates`), iofd (Blitz's in-order flow deflection, a dict of the
         `[fabric.iofd]` fields, e.g. `iofd={"max_deflections": 2}`; `{}` = on with defaults),
         ecn_kmin, ecn_kmax, ecn_pmax, cc_state_linger, defense, defense_start_fraction
-        (seed 002, docs/attacks.md), classes (a list of `[[fabric.classes]]` tables; or
+        (docs/attacks.md), classes (a list of `[[fabric.classes]]` tables; or
         `with_class`), link_layer (roce|infiniband: credit-based flow control per VL, IB
         headers, MTU 256..4096 default 2048) and ib_vl_buffer (bytes per input port and VL;
         docs/physics.md, "InfiniBand link layer"). Link rates also take "QDR4x", "FDR4x",
@@ -396,7 +407,7 @@ class Scenario:
         deadlock_timeout and on_deadlock (stop|continue; docs/physics.md, "PFC deadlocks"),
         link_sample_interval (bytes and utilisation per link direction: `Results.links`),
         error_rate (per-packet loss probability of every link) and reroute_delay (link
-        down/up to new routes). The README's scenario block lists every key with its default.
+        down/up to new routes). docs/reference/scenario.md lists every key with its default.
         loss_recovery (go_back_n|irn) with irn (a dict of the `[fabric.irn]` fields: rto_low,
         rto_high, low_packets, bdp), cnp_on_ooo (a CNP on an out-of-order packet) and
         nack_interval (go-back-N's least time between NACKs for one expected packet; ConWeave's
@@ -440,6 +451,7 @@ class Scenario:
         return new
 
     def with_stop_time(self, t: str) -> "Scenario":
+        """Stop the run at simulated time `t` (`"10ms"`; default: when all flows are done)."""
         new = copy.deepcopy(self)
         new.spec["stop_time"] = t
         return new
@@ -523,6 +535,8 @@ class Scenario:
         return "<div>" + "".join(parts) + "</div>"
 
     def base_dir(self) -> str:
+        """The folder relative paths inside the scenario resolve against (its file's, else the
+        current folder)."""
         return str(self.path.parent if self.path else Path.cwd())
 
     def __repr__(self) -> str:

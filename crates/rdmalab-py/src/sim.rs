@@ -373,7 +373,21 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(parse_time_ps, m)?)?;
     m.add_function(wrap_pyfunction!(check_scenario_fields, m)?)?;
-    m.add_function(wrap_pyfunction!(table_schemas, m)?)
+    m.add_function(wrap_pyfunction!(table_schemas, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(build_commit, m)?)
+}
+
+/// The scenario file's JSON Schema (draft 7), derived from the parser's structs.
+#[pyfunction]
+fn scenario_schema() -> String {
+    rdmalab::scenario::scenario_schema_json()
+}
+
+/// The short commit the engine was built from ("unknown" when built outside a git checkout).
+#[pyfunction]
+fn build_commit() -> &'static str {
+    env!("RDMALAB_BUILD_COMMIT")
 }
 
 /// Every mechanism table's schema (`rdmalab::sim::mech::TABLE_SCHEMAS`): a list of

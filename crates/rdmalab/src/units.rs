@@ -120,14 +120,14 @@ impl fmt::Display for Rate {
 }
 
 /// How serialisation and pacing times are turned into simulated time.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TimingModel {
     /// Exact picoseconds (the native default).
     #[default]
     Exact,
     /// The ns-3 HPCC simulator's convention: whole nanoseconds, truncated slightly below
-    /// floor (see `../shared/reference/hpcc/MODEL.md` §0). Used by `rdmalab hpcc`.
+    /// floor. Used by `rdmalab hpcc`.
     Ns3,
 }
 

@@ -2,9 +2,11 @@
 
 Layout of a sweep folder::
 
-    sweep.json            the expanded sweep: name, dimensions, every run's id and parameters
+    sweep.json            the expanded sweep: name, dimensions, every run's id and parameters,
+                          the rdmalab version (and commit) that expanded it
     sweep.toml            a copy of the sweep file it came from
-    runs/<run_id>.parquet     one row: parameters, status, error text, wall time, counters
+    runs/<run_id>.parquet     one row: parameters, status, error text, wall time, counters, and
+                              `rdmalab_version` (version + commit of the worker that ran it)
     flows/<run_id>.parquet    per-flow records (the `Results.flows` columns)
     ports/<run_id>.parquet    per-port counters (tx bytes, PFC pauses and paused time, ...)
     pfc/<run_id>.parquet      PFC frames received (time_ps, node, ifindex, pause)
@@ -35,6 +37,7 @@ from typing import Any
 
 import polars as pl
 
+from rdmalab._version import version
 from rdmalab.experiments.sweep import RunSpec, Sweep, canonical_json
 
 #: Per-run tables besides `runs`.
@@ -42,7 +45,7 @@ TABLES = ("flows", "ports", "pfc", "queues", "rates", "links", "deadlock", "mess
           "drum", "wqes", "balance", "reorder", "collectives", "collective_steps")
 #: Columns of the runs table that are not parameters or counters.
 RUN_COLUMNS = ("run_id", "sweep", "label", "status", "error", "wall_s", "stop_reason", "stall_cause",
-               "warnings", "host", "finished_at", "flows", "scenario")
+               "warnings", "host", "finished_at", "rdmalab_version", "flows", "scenario")
 
 
 def atomic_write_parquet(df: pl.DataFrame, path: Path) -> None:
@@ -81,7 +84,7 @@ class Store:
         self.root.mkdir(parents=True, exist_ok=True)
         manifest = {
             "name": sweep.name, "description": sweep.description, "source": sweep.source,
-            "dimensions": sweep.dimensions(), "plot": sweep.plot,
+            "dimensions": sweep.dimensions(), "plot": sweep.plot, "rdmalab_version": version(),
             "runs": [{"run_id": r.run_id, "params": r.params} for r in runs],
         }
         _atomic_write_text(json.dumps(manifest, indent=1, default=str), self.root / "sweep.json")
@@ -111,6 +114,7 @@ class Store:
             "wall_s": float(result.get("wall_s") or 0.0), "stop_reason": result.get("stop_reason"),
             "stall_cause": result.get("stall_cause"), "warnings": result.get("warnings"),
             "host": result.get("host"), "finished_at": dt.datetime.now(dt.timezone.utc).isoformat(),
+            "rdmalab_version": version(),
             "flows": flows.height if isinstance(flows, pl.DataFrame) else 0,
             "scenario": canonical_json(spec.scenario),
         }

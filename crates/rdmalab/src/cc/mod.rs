@@ -86,6 +86,9 @@ pub enum CcConfig {
     Ib(IbParams),
 }
 
+/// Every name `fabric.cc` accepts ([`CcConfig::from_name`]), as the scenario reference lists them.
+pub const CC_NAMES: &[&str] = &["none", "dcqcn", "hpcc", "timely", "dctcp", "blitz", "ib"];
+
 impl CcConfig {
     /// Bytes of INT header this algorithm needs on data packets (MODEL.md §2.2).
     pub fn int_bytes(&self) -> u32 {
@@ -109,8 +112,8 @@ impl CcConfig {
     pub fn retimes_pacing(&self) -> bool {
         matches!(self, CcConfig::Hpcc(_))
     }
-    /// The algorithm called `name` with the reference's default parameters (run.py's
-    /// values, FORMATS.md §4).
+    /// The algorithm called `name` (one of [`CC_NAMES`]) with the reference's default
+    /// parameters (run.py's values, FORMATS.md §4).
     pub fn from_name(name: &str) -> std::result::Result<CcConfig, String> {
         match name {
             "none" => Ok(CcConfig::None),
@@ -120,9 +123,7 @@ impl CcConfig {
             "dctcp" => Ok(CcConfig::Dctcp(DctcpParams::default())),
             "blitz" => Ok(CcConfig::Blitz(BlitzParams::default())),
             "ib" => Ok(CcConfig::Ib(IbParams::default())),
-            other => Err(format!(
-                "unknown congestion control `{other}` (known: none, dcqcn, hpcc, timely, dctcp, blitz, ib)"
-            )),
+            other => Err(format!("unknown congestion control `{other}` (known: {})", CC_NAMES.join(", "))),
         }
     }
     /// A display name.
@@ -161,7 +162,7 @@ impl CcConfig {
 }
 
 /// Which QPs share one congestion-control state.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Granularity {
     /// One state per QP (what the IB specification and the reference do).
@@ -173,8 +174,8 @@ pub enum Granularity {
     /// One state per (source host, destination host) pair, whatever the addresses, rate
     /// split evenly.
     PerPair,
-    /// Per destination, but the rate applied to every QP unsplit (seed 002's ConnectX-5:
-    /// k QPs to one destination together send k times the computed rate).
+    /// Per destination, but the rate applied to every QP unsplit (the ConnectX-5 the CC-attack
+    /// paper measured: k QPs to one destination together send k times the computed rate).
     PerDestinationUnsplit,
     /// One state per (sending NIC, service level = priority group), its rate split evenly:
     /// InfiniBand CC's SL-based mode (A10 `Port_Control` bit 0).
@@ -477,7 +478,7 @@ mod tests {
 
     #[test]
     fn names_round_trip_and_header_sizes() {
-        for n in ["none", "dcqcn", "hpcc", "timely", "dctcp", "blitz", "ib"] {
+        for &n in CC_NAMES {
             assert_eq!(CcConfig::from_name(n).unwrap().name(), n);
         }
         assert!(CcConfig::from_name("pint").is_err());

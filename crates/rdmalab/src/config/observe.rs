@@ -42,10 +42,10 @@ pub struct QlenMonitorConfig {
 }
 
 /// What a run does when it finds a PFC deadlock.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum OnDeadlock {
-    /// End the run with `StopReason::PfcDeadlock` (default).
+    /// End the run, stop reason `pfc_deadlock` (default).
     #[default]
     Stop,
     /// Count it and keep running to the stop time (or until the run stalls).

@@ -21,13 +21,13 @@ use std::collections::VecDeque;
 use crate::fabric::{PacketRef, NUM_PRIOS};
 
 /// How a switch egress queue orders the packets of its class.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EgressArbitration {
     /// Arrival order (the reference simulator's switches).
     #[default]
     Fifo,
-    /// Deficit round robin among input ports, by bytes (seed 002's SN2100).
+    /// Deficit round robin among input ports, by bytes (the CC-attack paper's SN2100).
     InputFair,
 }
 

@@ -32,7 +32,7 @@ use crate::fabric::mmu::Admission;
 use crate::fabric::NUM_PRIOS;
 
 /// Where a switch's buffer is counted.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum BufferModel {
     /// One pool per switch with the reference's dynamic threshold per ingress (`fabric::mmu`).

@@ -12,7 +12,7 @@ use crate::fabric::NUM_PRIOS;
 use crate::units::{Rate, Time};
 
 /// Which link layer the fabric runs (`fabric.link_layer`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum LinkLayer {
     /// RoCEv2 over lossless Ethernet: PFC, the shared-buffer MMU, ECN (the default).

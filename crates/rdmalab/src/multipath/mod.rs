@@ -28,10 +28,10 @@ use crate::units::Time;
 /// How a message is cut up.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub enum Split {
-    /// Fixed-size chunks, each a WR on one QP of the connection (seed 001).
+    /// Fixed-size chunks, each a WR on one QP of the connection (the data-partition paper).
     #[default]
     Partition,
-    /// One sub-WR per path in proportion to its capacity, with MP verbs (seed 003).
+    /// One sub-WR per path in proportion to its capacity, with MP verbs (Virtuoso).
     Virtuoso(VirtuosoConfig),
 }
 
@@ -58,7 +58,7 @@ pub enum RefillOn {
 }
 
 /// Which QP carries a slot's next chunk (`qp_policy = "reuse" | "recreate"`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum QpPolicy {
     /// The slot's own QP, open for the whole connection: its congestion state carries over

@@ -17,7 +17,7 @@ use crate::ids::QpId;
 use crate::units::Time;
 
 /// How context fetches of misses proceed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FetchMode {
     /// Every miss fetches on its own, overlapping the others.
@@ -28,7 +28,7 @@ pub enum FetchMode {
 }
 
 /// Cache parameters.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct QpCacheConfig {
     /// Contexts held.
     pub entries: u32,

@@ -366,7 +366,7 @@ impl Nic {
 
 /// Rings up to this many QPs are walked in full: one word of marks would save the few
 /// loads it skips, and the walk costs fewer instructions than the scan of marks on the
-/// reference's runs (S2 DCQCN: 11.7 M more with the scan, docs/benchmarks.md).
+/// reference's runs (S2 DCQCN: 11.7 M more with the scan, docs/benchmarks.md@7f113c4).
 const WALK_ALL_UP_TO: usize = 64;
 
 /// What a walk that served no QP found: the earliest pacing time of a QP that may send, or

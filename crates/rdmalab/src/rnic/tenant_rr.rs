@@ -12,7 +12,7 @@ use crate::rnic::Qp;
 use crate::units::Time;
 
 /// How a NIC shares its data turns.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum NicArbitration {
     /// Per-packet round robin over the QPs (the reference's `RdmaEgressQueue`).

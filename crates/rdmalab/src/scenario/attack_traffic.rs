@@ -12,7 +12,7 @@ use crate::workload::attacks::{self, HostApp, StaggerPolicy, Staggered};
 use crate::workload::FlowSpec;
 
 /// `kind = "parallel_qps"`.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ParallelQpsSpec {
     /// Sending host.
@@ -26,14 +26,14 @@ pub struct ParallelQpsSpec {
     /// Start time.
     #[serde(default = "zero_time")]
     pub start: String,
-    /// Tenant.
+    /// Tenant of its QPs (default `default`).
     pub tenant: Option<String>,
     /// Priority class of its QPs (1..7, default 3).
     pub pg: Option<u8>,
 }
 
 /// `kind = "staggered_qps"`.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StaggeredQpsSpec {
     /// Sending host.
@@ -53,14 +53,14 @@ pub struct StaggeredQpsSpec {
     /// Start time.
     #[serde(default = "zero_time")]
     pub start: String,
-    /// Tenant.
+    /// Tenant of its QPs (default `default`).
     pub tenant: Option<String>,
     /// Priority class of its QPs (1..7, default 3).
     pub pg: Option<u8>,
 }
 
 /// `kind = "shuffled_overlay"`.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OverlaySpec {
     /// Ring members, in ring order.
@@ -76,21 +76,21 @@ pub struct OverlaySpec {
     /// Time of step 0.
     #[serde(default = "zero_time")]
     pub start: String,
-    /// Tenant.
+    /// Tenant of its QPs (default `default`).
     pub tenant: Option<String>,
     /// Priority class of its QPs (1..7, default 3).
     pub pg: Option<u8>,
 }
 
 /// Poisson's `split = {...}`.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SplitSpec {
-    /// Flows of at least this many bytes are split (default 1 MB, seed 002's "> 1MB").
+    /// Flows of at least this many bytes are split (default 1 MB, the CC-attack paper's "> 1MB").
     pub min_size: Option<u64>,
-    /// Bytes per piece (default 150 KB, about the BDP of seed 002's fat tree).
+    /// Bytes per piece (default 150 KB, about the BDP of the CC-attack paper's fat tree).
     pub piece: Option<u64>,
-    /// Time between pieces (`"0ns"`: all at once, the parallel attack).
+    /// Time between pieces (default `"0ns"`: all at once, the parallel attack).
     pub gap: Option<String>,
     /// Tenant of the pieces (default: the source's).
     pub tenant: Option<String>,

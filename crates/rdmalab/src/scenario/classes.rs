@@ -22,7 +22,7 @@ use crate::fabric::ecn::EcnOverrides;
 use crate::fabric::NUM_PRIOS;
 
 /// One `[[fabric.classes]]` table as written.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ClassSpec {
     /// The class (priority group) these settings are for, 1..7.
@@ -35,9 +35,9 @@ pub struct ClassSpec {
     pub pfc: Option<bool>,
     /// ECN Kmin in bytes on this class's queues (default: the fabric-wide value).
     pub ecn_kmin: Option<u64>,
-    /// ECN Kmax in bytes.
+    /// ECN Kmax in bytes on this class's queues (default: the fabric-wide value).
     pub ecn_kmax: Option<u64>,
-    /// ECN Pmax.
+    /// ECN Pmax on this class's queues, 0 to 1 (default: the fabric-wide value).
     pub ecn_pmax: Option<f64>,
 }
 

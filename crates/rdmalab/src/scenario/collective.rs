@@ -25,7 +25,7 @@ use crate::ids::NodeId;
 use crate::topology::Topology;
 
 /// One `[[collective]]` as written.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CollectiveSpec {
     /// Its name.
@@ -52,7 +52,7 @@ pub struct CollectiveSpec {
 }
 
 /// `ranks`: a list of hosts, or a range of them.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum RanksSpec {
     /// Hosts in rank order.
@@ -65,7 +65,7 @@ pub enum RanksSpec {
 }
 
 /// A byte count: a string with a unit, or a plain number of bytes.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum SizeSpec {
     /// Bytes.

@@ -41,7 +41,7 @@ use crate::topology::Topology;
 use crate::units::Time;
 
 /// `[host]`.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HostSpec {
     /// `raw` (default), `share` or `drum`.
@@ -63,7 +63,7 @@ pub struct HostSpec {
 }
 
 /// A number, or an inclusive range `[lo, hi]`.
-#[derive(Clone, Copy, Debug, Deserialize)]
+#[derive(Clone, Copy, Debug, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum NumOrRange {
     /// Always this.
@@ -73,7 +73,7 @@ pub enum NumOrRange {
 }
 
 /// One `[[app]]` entry.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AppSpec {
     /// Host it runs on.
@@ -101,7 +101,7 @@ pub struct AppSpec {
 }
 
 /// `[drum]`.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DrumSpec {
     /// Control period (default `"100us"`).

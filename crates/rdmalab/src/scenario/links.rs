@@ -11,22 +11,22 @@ use crate::ids::NodeId;
 use crate::topology::Topology;
 
 /// `[[links]]`: settings of the link(s) joining nodes `a` and `b`.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
     /// One end (node id).
     pub a: u32,
     /// The other end.
     pub b: u32,
-    /// Per-packet loss probability on this link (both directions).
+    /// Per-packet loss probability on this link, both directions (default: `fabric.error_rate`).
     pub error_rate: Option<f64>,
     /// Line rate of this link (both directions), overriding the topology's: an asymmetric
-    /// fabric (e.g. one spine link at a quarter rate, issue 28 §3).
+    /// fabric, e.g. one spine link at a quarter rate (default: the topology's).
     pub rate: Option<String>,
 }
 
 /// `[[events]]`: a scheduled change during the run.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum EventSpec {
     /// The link(s) joining `a` and `b` fail at `at`.

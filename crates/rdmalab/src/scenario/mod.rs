@@ -38,6 +38,7 @@ mod locate;
 pub mod multipath;
 mod nvlink;
 mod rnic;
+mod schema;
 pub mod simai;
 mod source_map;
 mod staggered_incast;
@@ -61,6 +62,7 @@ use crate::units::{Rate, Time};
 pub use fabric::FabricSpec;
 pub use links::{EventSpec, LinkSpec};
 pub use locate::in_scenario_file;
+pub use schema::scenario_schema_json;
 use source_map::SourceMap;
 pub use trace_spec::{parse_link, TraceSpec};
 pub(crate) use traffic::{zero_time, TrafficCtx};
@@ -72,7 +74,7 @@ pub const FB_HADOOP_CDF: &str = include_str!("../../data/FbHdp_distribution.txt"
 pub const WEB_SEARCH_CDF: &str = include_str!("../../data/WebSearch_distribution.txt");
 
 /// A whole scenario as written in TOML.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScenarioSpec {
     /// Seed of every random stream (traffic and ECN marking).
@@ -99,14 +101,14 @@ pub struct ScenarioSpec {
     pub events: Vec<EventSpec>,
     /// The per-packet event trace (absent: none).
     pub trace: Option<TraceSpec>,
-    /// Receive queues and RNR NAKs (`[rnic]`, `rnic::RnicSpec`).
+    /// Receive queues and RNR NAKs (`[rnic]`; absent: unlimited receive queues, no RNR).
     pub rnic: Option<rnic::RnicSpec>,
-    /// Seed 000's host model (`[host]`), used by `[[app]]`.
+    /// The host model (`[host]`) of `[[app]]` applications (absent: its defaults).
     pub host: Option<host_apps::HostSpec>,
     /// Closed-loop applications (`[[app]]`).
     #[serde(default)]
     pub app: Vec<host_apps::AppSpec>,
-    /// DRUM's scheduler (`[drum]`; ignored unless `host.mechanism = "drum"`).
+    /// DRUM's scheduler (`[drum]`; absent: its defaults; ignored unless `host.mechanism = "drum"`).
     pub drum: Option<host_apps::DrumSpec>,
     /// Threads of the parallel engine (`SimConfig::threads`; absent: the sequential engine
     /// and the reference's event order; `"auto"`: what `rdmalab run` does without `--threads`).
@@ -183,7 +185,7 @@ fn default_rates() -> OneOrMany {
 }
 
 /// A value given once for all, or as a list with one per item.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, serde::Serialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum OneOrMany {
     /// The same for every item.
@@ -209,7 +211,7 @@ fn one() -> usize {
 }
 
 /// The network's shape.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum TopologySpec {
     /// Hosts around one switch.
@@ -247,9 +249,10 @@ pub enum TopologySpec {
     LeafSpine {
         /// Leaf switches.
         leaves: usize,
-        /// Spine switches.
+        /// Spine switches (required unless `oversubscription` is given).
         spines: Option<usize>,
-        /// Host bandwidth over uplink bandwidth per leaf (chooses `spines`).
+        /// Host bandwidth over uplink bandwidth per leaf, which chooses the spines (required
+        /// unless `spines` is given).
         oversubscription: Option<f64>,
         /// Hosts per leaf.
         hosts_per_leaf: usize,
@@ -281,7 +284,7 @@ pub enum TopologySpec {
         /// Addresses per host (default 1): the extra ones let flows pick a source address.
         ips_per_host: Option<u32>,
     },
-    /// Switches joined pairwise, hosts on each (seed 001's second topology).
+    /// Switches joined pairwise, hosts on each (the data-partition paper's second topology).
     FullMesh {
         /// Switches.
         switches: usize,
@@ -319,9 +322,9 @@ pub enum TopologySpec {
         delay: String,
         /// Addresses per host (default 1): the extra ones let flows pick a source address.
         ips_per_host: Option<u32>,
-        /// Each GPU's NVLink to its server's other GPUs (none: they talk over the rails).
+        /// Each GPU's NVLink to its server's other GPUs (absent: they talk over the rails).
         nvlink_rate: Option<String>,
-        /// One NVLink hop's latency (required with `nvlink_rate`).
+        /// One NVLink hop's latency (required with `nvlink_rate`; absent: no NVLink).
         nvlink_latency: Option<String>,
     },
     /// The ns-3 HPCC simulator's topology file.

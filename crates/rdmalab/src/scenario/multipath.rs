@@ -22,17 +22,17 @@ use crate::units::Time;
 use crate::workload::FlowSpec;
 
 /// How messages are cut (`split`).
-#[derive(Clone, Copy, Debug, Deserialize)]
+#[derive(Clone, Copy, Debug, Deserialize, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SplitName {
-    /// Seed 001's fixed-size chunks.
+    /// Fixed-size chunks (the data-partition paper).
     Partition,
-    /// Seed 003's capacity-weighted sub-WRs with MP verbs.
+    /// Virtuoso's capacity-weighted sub-WRs with MP verbs.
     Virtuoso,
 }
 
 /// `path_by`.
-#[derive(Clone, Copy, Debug, Deserialize)]
+#[derive(Clone, Copy, Debug, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PathByName {
     /// One source port per QP.
@@ -42,7 +42,7 @@ pub enum PathByName {
 }
 
 /// `chunk_probe_signal`.
-#[derive(Clone, Copy, Debug, Deserialize)]
+#[derive(Clone, Copy, Debug, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ChunkSignalName {
     /// The WR failed with the retry limit exceeded.
@@ -52,7 +52,7 @@ pub enum ChunkSignalName {
 }
 
 /// `weights`: `"probe"`, `"equal"` or a list.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum WeightsSpec {
     /// `probe` or `equal`.
@@ -62,7 +62,7 @@ pub enum WeightsSpec {
 }
 
 /// A message's `verb`.
-#[derive(Clone, Copy, Debug, Default, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum VerbName {
     /// RDMA WRITE.
@@ -75,7 +75,7 @@ pub enum VerbName {
 }
 
 /// `allocation`.
-#[derive(Clone, Copy, Debug, Deserialize)]
+#[derive(Clone, Copy, Debug, Deserialize, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AllocationName {
     /// Refill the QP that completes.
@@ -85,7 +85,7 @@ pub enum AllocationName {
 }
 
 /// `refill_on`.
-#[derive(Clone, Copy, Debug, Deserialize)]
+#[derive(Clone, Copy, Debug, Deserialize, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RefillName {
     /// RC completion.
@@ -95,7 +95,7 @@ pub enum RefillName {
 }
 
 /// `sport_policy`.
-#[derive(Clone, Copy, Debug, Deserialize)]
+#[derive(Clone, Copy, Debug, Deserialize, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SportName {
     /// The NIC's counter.
@@ -107,10 +107,10 @@ pub enum SportName {
 }
 
 /// The fields of a `kind = "multipath"` traffic entry.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MultipathSpec {
-    /// How messages are cut (only `partition`).
+    /// How messages are cut: `partition` or `virtuoso`.
     #[serde(default = "default_split")]
     pub split: SplitName,
     /// QPs per connection.
@@ -151,17 +151,17 @@ pub struct MultipathSpec {
     pub path_by: Option<PathByName>,
     /// Virtuoso: `probe` (default), `equal` or one weight per path.
     pub weights: Option<WeightsSpec>,
-    /// Virtuoso: probe bytes per path.
+    /// Virtuoso: probe bytes per path (default 524288).
     pub probe_size: Option<u64>,
-    /// Virtuoso: below this size a message is one WR on `small_path`.
+    /// Virtuoso: below this size a message is one WR on `small_path` (default 524288).
     pub small_message: Option<u64>,
-    /// Virtuoso: the path of small messages.
+    /// Virtuoso: the path of small messages (default 0).
     pub small_path: Option<u32>,
-    /// Virtuoso: sub-flows start on multiples of this.
+    /// Virtuoso: sub-flows start on multiples of this many bytes (default 4096).
     pub block: Option<u64>,
-    /// Virtuoso: EWMA gain of the capacity monitor (our extension; 0 = off).
+    /// Virtuoso: EWMA gain of the capacity monitor (our extension; default 0 = off).
     pub monitor_gain: Option<f64>,
-    /// Virtuoso, lossy fabrics: search each path's largest WR first (§3.5, Fig. 3b).
+    /// Virtuoso, lossy fabrics: search each path's largest WR first (§3.5, Fig. 3b; default false).
     pub chunk_probe: Option<bool>,
     /// Virtuoso: the search's first WR size (default 65536; our assumption).
     pub chunk_probe_start: Option<u64>,
@@ -174,7 +174,8 @@ pub struct MultipathSpec {
     pub messages: Vec<MessageEntry>,
     /// More messages, drawn by a flow source (`kind = "poisson"`, ...): each of its flows
     /// becomes a WRITE of the same source, destination, size and start, so host-side
-    /// multipath carries exactly the workload plain flows would (`lb-host-vs-switch`).
+    /// multipath carries exactly the workload plain flows would (`lb-host-vs-switch`; absent:
+    /// only `messages`).
     pub workload: Option<Box<super::TrafficSpec>>,
 }
 
@@ -204,7 +205,7 @@ fn default_sport() -> SportName {
 }
 
 /// One message of a multipath entry.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MessageEntry {
     /// Sending host.

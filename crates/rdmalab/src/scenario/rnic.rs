@@ -32,7 +32,7 @@ const DEFAULT_MIN_RNR_TIMER: i64 = 12;
 const DEFAULT_RNR_RETRY: i64 = RNR_RETRY_FOREVER as i64;
 
 /// `[rnic]` as written.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RnicSpec {
     /// Receive WQEs the responder keeps posted per connection (absent: unlimited, no RNR).
@@ -47,7 +47,7 @@ pub struct RnicSpec {
     pub recv_processing: Option<String>,
     /// The RNR NAK timer code, 0 to 31 (IBA Table 45; default 12, 0.64 ms).
     pub min_rnr_timer: Option<i64>,
-    /// RNR NAKs a WR may meet without progress, 0 to 7 (7, the default: forever).
+    /// RNR NAKs a WR may meet without progress, 0 to 7 (default 7: retry forever).
     pub rnr_retry: Option<i64>,
     /// The requester's local ACK timeout as verbs encode it (`ibv_qp_attr::timeout`, 5 bits):
     /// 4.096 µs · 2^timeout, 0 for none. Sets `fabric.rto` (absent: that key's value).
@@ -56,7 +56,7 @@ pub struct RnicSpec {
     /// (`ibv_qp_attr::retry_cnt`, 0 to 7). Sets `fabric.retry_limit` (absent: that key's).
     pub retry_cnt: Option<i64>,
     /// Send-queue depth of each QP an application keeps open (`ibv_qp_cap::max_send_wr`;
-    /// default `rnic::DEFAULT_MAX_SEND_WR`): multipath, Virtuoso and jobs' ranks hold a WR
+    /// default 16351, ConnectX-3's `max_qp_wr`): multipath, Virtuoso and jobs' ranks hold a WR
     /// that finds the queue full until a completion frees a slot.
     pub max_send_wr: Option<i64>,
 }

@@ -26,7 +26,7 @@ use crate::ids::NodeId;
 use crate::units::Time;
 
 /// One `simai` traffic entry as written.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SimaiSpec {
     /// The workload file (relative to the scenario file).

@@ -10,9 +10,9 @@ use crate::workload::generators::Rounds;
 use crate::workload::serial_incast::{GrantAggregator, GrantSender};
 use crate::workload::FlowSpec;
 
-/// How the senders of `incast_rounds` stagger their messages (seed 004 §3: DASR emulated
+/// How the senders of `incast_rounds` stagger their messages (Blitz §3: DASR emulated
 /// "by staggering the messages in time at the application layer").
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Stagger {
     /// Each sender posts its whole message at its (jittered) start.

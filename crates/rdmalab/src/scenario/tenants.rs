@@ -21,7 +21,7 @@ use crate::topology::Topology;
 use crate::workload::FlowSpec;
 
 /// One `[[tenants]]` entry.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TenantSpec {
     /// Unique name.

@@ -12,7 +12,7 @@ use crate::topology::Topology;
 use crate::units::Time;
 
 /// `[trace]` as written.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TraceSpec {
     /// Flow indices (positions in the merged flow list, the `flow` column of `flows`).
@@ -28,7 +28,8 @@ pub struct TraceSpec {
     pub start: Option<String>,
     /// End of the window (default: the end of the run).
     pub end: Option<String>,
-    /// Refuse a trace estimated above this many bytes, and stop writing at it.
+    /// Refuse a trace estimated above this many bytes, and stop writing at it (default
+    /// 1000000000).
     pub max_bytes: Option<u64>,
 }
 

@@ -19,7 +19,7 @@ use crate::workload::{generators, FlowSpec, Verb};
 const DEFAULT_PIECE: u64 = 4096;
 
 /// One source of flows.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum TrafficSpec {
     /// Per-host Poisson arrivals with sizes from a CDF, at a target load of the NIC rate.
@@ -39,7 +39,7 @@ pub enum TrafficSpec {
         tenant: Option<String>,
         /// Priority class of its flows (1..7, default 3).
         pg: Option<u8>,
-        /// Cut long flows into pieces on their own QPs (seed 002 §IV-B).
+        /// Cut long flows into pieces on their own QPs (absent: flows stay whole).
         split: Option<attack_traffic::SplitSpec>,
         /// Transport of its flows' QPs: `rc` (default), `uc` or `ud` (`rnic::transport`).
         transport: Option<String>,
@@ -66,7 +66,7 @@ pub enum TrafficSpec {
         /// Its flows' verb: `write` (default) or `send` (`workload::Verb`, `sim::mech::rnr`).
         verb: Option<String>,
     },
-    /// Repeated incasts (seed 004's testbed): every `period`, each sender starts a `size`-byte
+    /// Repeated incasts (Blitz's testbed): every `period`, each sender starts a `size`-byte
     /// flow to `receiver` after a U(0, `jitter`) delay; `rounds` times.
     IncastRounds {
         /// Senders.
@@ -89,7 +89,7 @@ pub enum TrafficSpec {
         tenant: Option<String>,
         /// Priority class of its flows (1..7, default 3).
         pg: Option<u8>,
-        /// Seed 004's application-layer DASR (default `none`: every sender posts at once).
+        /// Blitz's application-layer DASR (default `none`: every sender posts at once).
         #[serde(default)]
         stagger: Stagger,
         /// `stagger = "paced"`: bytes per posted piece (default 4096).
@@ -141,7 +141,7 @@ pub enum TrafficSpec {
         /// Its flows' verb: `write` (default) or `send` (`workload::Verb`, `sim::mech::rnr`).
         verb: Option<String>,
     },
-    /// Messages cut into chunks over several QPs per connection (seed 001).
+    /// Messages cut into chunks over several QPs per connection (the data-partition paper, Wang et al.).
     Multipath(multipath::MultipathSpec),
     /// Explicit flows.
     Flows {
@@ -184,12 +184,12 @@ pub enum TrafficSpec {
     },
     /// One training iteration of a SimAI workload file (`scenario::simai`): a job, no flows.
     Simai(super::simai::SimaiSpec),
-    /// Seed 002's parallel-QP attack: `qps` flows of `size` bytes opened together.
+    /// The parallel-QP attack (the CC-attack paper): `qps` flows of `size` bytes opened together.
     ParallelQps(attack_traffic::ParallelQpsSpec),
-    /// Seed 002's staggered-QP attack: one transfer cut into chunks posted in rotation
+    /// The staggered-QP attack (the CC-attack paper): one transfer cut into chunks posted in rotation
     /// over `qps` slots.
     StaggeredQps(attack_traffic::StaggeredQpsSpec),
-    /// Seed 002's shuffled-overlay attack: a ring all-reduce whose ring changes each step.
+    /// The shuffled-overlay attack (the CC-attack paper): a ring all-reduce whose ring changes each step.
     ShuffledOverlay(attack_traffic::OverlaySpec),
 }
 
@@ -198,7 +198,7 @@ pub(crate) fn zero_time() -> String {
 }
 
 /// One explicit flow.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FlowEntry {
     /// Source host.

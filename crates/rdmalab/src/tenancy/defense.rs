@@ -18,7 +18,7 @@
 use crate::units::{Rate, Time};
 
 /// Which defense the fabric runs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Defense {
     /// None: QPs group as `fabric.granularity` says.

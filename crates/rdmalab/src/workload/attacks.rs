@@ -23,7 +23,7 @@ use crate::units::Time;
 use crate::workload::FlowSpec;
 
 /// What a staggered transfer does with a slot's QP between chunks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StaggerPolicy {
     /// One QP per slot for the whole transfer; its congestion state recovers while idle as
@@ -56,7 +56,7 @@ pub struct Staggered {
     pub start: Time,
     /// Tenant index.
     pub tenant: u16,
-    /// Seed 004's `paced` incast: hold the transfer to 1/n of the receiver's link, the
+    /// Blitz's `paced` incast: hold the transfer to 1/n of the receiver's link, the
     /// interval being `n` times a chunk's time on that link, headers included (the
     /// simulator resolves it; `interval` is then unused).
     pub paced: Option<u32>,
@@ -90,9 +90,9 @@ pub enum HostApp {
         /// Per destination, how many flows it will carry.
         planned: Vec<(NodeId, u32)>,
     },
-    /// Seed 004's serial incast: the aggregator granting one sender at a time.
+    /// Blitz's serial incast: the aggregator granting one sender at a time.
     GrantAggregator(crate::workload::serial_incast::GrantAggregator),
-    /// Seed 004's serial incast: a sender waiting for its grants.
+    /// Blitz's serial incast: a sender waiting for its grants.
     GrantSender(crate::workload::serial_incast::GrantSender),
 }
 

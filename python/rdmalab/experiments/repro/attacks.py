@@ -271,7 +271,7 @@ def compare_defense(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> li
 
 def attack_experiments() -> list[Experiment]:
     """The seed 002 entries of `rdmalab repro`."""
-    cite = "Snyder, Lebeck, Zhuo, RDMA Congestion Control: It's Only for the Compliant (seed 002)"
+    cite = "Snyder, Lebeck, Zhuo, RDMA Congestion Control: It's Only for the Compliant"
     return [
         Experiment(
             name="attack-parallel", title="Parallel-QP attack: attacker share vs QPs, per granularity (Fig. 3)",

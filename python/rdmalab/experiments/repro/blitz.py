@@ -357,7 +357,7 @@ def incast_cdf_figure(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
 
 
 _BLITZ_CITATION = ("Xue et al., Fast Congestion Control in RDMA-based Datacenter Networks, SIGCOMM 2018 "
-                   "poster (seed 004)")
+                   "poster")
 _BLITZ_ASSUMPTIONS = ("20-host InfiniBand FDR 4x star (20 nodes on a 36-port SX6025), 1 us links, default VL "
                       "buffers, input-fair switch arbitration; InfiniBand CC under our set rdmalab_v1 (Mellanox's "
                       "marking_rate, packet_size, ccti_increase, ccti_min; our threshold depth, 50 us timer and "

@@ -20,7 +20,7 @@ from rdmalab.plots import log_axis, plt, save_figure
 
 NAN = float("nan")
 CITATION = ("Shen et al., Distributed and Optimal RDMA Resource Scheduling in Shared Data Center "
-            "Networks (seed 000)")
+            "Networks")
 #: Fig. 2a caption: foreground p80 at background batch 20 and 100, in µs.
 FIG2A = {20: 19.8, 100: 74.3}
 #: Fig. 8 (text): p80 of a 32 B WQE in µs by (mechanism, cc); SHARE only at cc = 20.

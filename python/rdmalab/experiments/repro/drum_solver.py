@@ -19,7 +19,7 @@ from rdmalab.drum.figures import convergence_figure, gap, iterations_to
 from rdmalab.experiments.repro.base import Comparison, Experiment
 
 CITATION = ("Shen et al., Distributed and Optimal RDMA Resource Scheduling in Shared Data Center "
-            "Networks (seed 000), §III-D, Figs. 4-5")
+            "Networks, §III-D, Figs. 4-5")
 #: The paper's sizes (n hosts, m applications), k = 20; quick leaves out the largest.
 SIZES = ((100, 50), (1000, 500), (10000, 5000))
 QUICK_SIZES = SIZES[:2]

@@ -175,10 +175,10 @@ def figure(sweep_dir: Path, fig_dir: Path) -> list[Path]:
 EXPERIMENTS = [
     Experiment(
         name="lb-host-vs-switch",
-        title="Host-side (seed 001's partition, Virtuoso) vs switch-side load balancing, symmetric and asymmetric "
+        title="Host-side (data partition, Virtuoso) vs switch-side load balancing, symmetric and asymmetric "
               "2:1 leaf-spine, lossless and IRN",
-        citation="ours (issue 28 §3); schemes: DRILL (SIGCOMM'17), LetFlow (NSDI'17), CONGA (SIGCOMM'14), "
-                 "seed 001 (partition), seed 003 (Virtuoso), IRN (SIGCOMM'18)",
+        citation="ours; schemes: DRILL (SIGCOMM'17), LetFlow (NSDI'17), CONGA (SIGCOMM'14), "
+                 "data partition (Wang et al.), Virtuoso (Tian et al.), IRN (SIGCOMM'18)",
         sweep="lb_host_vs_switch.toml", quick="lb_host_vs_switch_quick.toml",
         figures=[], by="fabric.path_selection", compare=compare_host_vs_switch,
         theirs="none: no published study puts these schemes on one fabric",

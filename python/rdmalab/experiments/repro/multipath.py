@@ -237,7 +237,7 @@ def _mp_experiment(topo: int, figs: str, what: str) -> Experiment:
     return Experiment(
         name=f"mp-partition-topo{topo}",
         title=f"Multipath by data partition, topology {topo} ({figs}): {what}",
-        citation="Wang et al., RDMA Load Balancing via Data Partition (seed 001), §IV",
+        citation="Wang et al., RDMA Load Balancing via Data Partition, §IV",
         sweep=f"mp_partition_topo{topo}.toml", quick=f"mp_partition_topo{topo}_quick.toml",
         figures=["mp_qps", "mp_chunk"], by="traffic[0].qps", compare=compare(topo),
         theirs=_MP_THEIRS, needs_cc=["dcqcn"],
@@ -250,26 +250,26 @@ EXPERIMENTS = [
     _mp_experiment(3, "Figs. 9, 12", "leaf-spine 8x16 hosts, 4 spines"),
     Experiment(
         name="mp-partition-refill", title="Multipath by data partition, topology 1: refill on ack vs sent",
-        citation="Wang et al., RDMA Load Balancing via Data Partition (seed 001), §III-B, §IV",
+        citation="Wang et al., RDMA Load Balancing via Data Partition, §III-B, §IV",
         sweep="mp_partition_refill.toml", quick="mp_partition_refill_quick.toml", figures=[], by=REFILL,
         compare=compare_refill, needs_cc=["dcqcn"],
         theirs="§IV's 1-QP FCT (20,639,592 ns at every chunk size) and best reduction (81.03 %)"),
     Experiment(
         name="mp-partition-background", title="Multipath by data partition, topology 1: FCT against the background",
-        citation="Wang et al., RDMA Load Balancing via Data Partition (seed 001), §IV",
+        citation="Wang et al., RDMA Load Balancing via Data Partition, §IV",
         sweep="mp_partition_background.toml", quick="mp_partition_background_quick.toml", figures=[],
         by=BG_COUNT, compare=compare_background, needs_cc=["dcqcn"],
         theirs="§IV's 1-QP FCT on topology 1 (20,639,592 ns); the paper gives the background only as "
                "'200 background streams added randomly'"),
     Experiment(
         name="mp-partition-shares", title="Multipath by data partition, topologies 1 and 2: one rate per connection",
-        citation="Wang et al., RDMA Load Balancing via Data Partition (seed 001), §IV",
+        citation="Wang et al., RDMA Load Balancing via Data Partition, §IV",
         sweep="mp_partition_shares.toml", quick="mp_partition_shares_quick.toml", figures=[],
         by="traffic[0].qps", compare=compare_shares, needs_cc=["dcqcn"],
         theirs="none: the run that removes per-QP shares; set beside mp-partition-topo1/-topo2 (per_qp)"),
     Experiment(
         name="mp-partition-topo3-dense", title="Multipath by data partition, topology 3 with topology 1's background density",
-        citation="Wang et al., RDMA Load Balancing via Data Partition (seed 001), §IV",
+        citation="Wang et al., RDMA Load Balancing via Data Partition, §IV",
         sweep="mp_partition_topo3_dense.toml", quick="mp_partition_topo3_dense_quick.toml", figures=[],
         by="traffic[0].qps", compare=compare_dense, needs_cc=["dcqcn"],
         theirs="§IV's topology-3 1-QP FCT (topology 1's 20.64 ms plus 'about 200000 ns')"),

@@ -139,7 +139,7 @@ _VIRTUOSO_THEIRS = ("closed forms, not the paper's measurements (Tian et al. pri
 def _virtuoso_experiment(name: str, title: str, figs: str, compare: Callable) -> Experiment:
     stem = name.replace("-", "_")
     return Experiment(
-        name=name, title=title, citation=f"Tian et al., Virtuoso (seed 003), {figs}",
+        name=name, title=title, citation=f"Tian et al., A Novel Software-based Multi-path RDMA Solution for Data Center Networks (Virtuoso), {figs}",
         sweep=f"{stem}.toml", quick=f"{stem}_quick.toml", figures=[stem.replace("virtuoso_sizes", "virtuoso_speedup")],
         by="traffic[0].qps", compare=compare, theirs=_VIRTUOSO_THEIRS,
     )
@@ -150,7 +150,7 @@ def _chunk_experiment(name: str, fabric: str, compare: Callable, fitted: str) ->
     stem = name.replace("-", "_")
     return Experiment(
         name=name, title=f"Virtuoso: largest WR per path vs paths, {fabric}",
-        citation="Tian et al., Virtuoso (seed 003), §3.5, Table 2", sweep=f"{stem}.toml", quick=f"{stem}_quick.toml",
+        citation="Tian et al., A Novel Software-based Multi-path RDMA Solution for Data Center Networks (Virtuoso), §3.5, Table 2", sweep=f"{stem}.toml", quick=f"{stem}_quick.toml",
         figures=["virtuoso_chunk"], by="traffic[0].qps", compare=compare,
         theirs=f"Table 2 of the paper (bytes, shown in KB); {fitted}",
     )
@@ -176,7 +176,7 @@ EXPERIMENTS = [
                       "'per path / 1 path' for every alpha of the sweep"),
     Experiment(
         name="virtuoso-mice", title="Virtuoso: 256 KB mice beside an elephant on path 0 or split",
-        citation="Tian et al., Virtuoso (seed 003), §4.4, Fig. 7", sweep="virtuoso_mice.toml",
+        citation="Tian et al., A Novel Software-based Multi-path RDMA Solution for Data Center Networks (Virtuoso), §4.4, Fig. 7", sweep="virtuoso_mice.toml",
         quick="virtuoso_mice_quick.toml", figures=["virtuoso_mice"], by="traffic[0].qps",
         compare=compare_mice,
         theirs="a mouse alone on its 1 Gb/s link (8 x 262144 x 1048/1000 / 1 Gb/s); 'vs PFC model': "

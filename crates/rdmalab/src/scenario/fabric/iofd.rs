@@ -24,20 +24,20 @@ use crate::units::Time;
 use crate::workload::FlowSpec;
 
 /// The table as written.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct IofdSpec {
-    /// Deflections allowed per packet (0..=15).
+    /// Deflections allowed per packet, 0 to 15 (default 2).
     pub max_deflections: Option<u8>,
-    /// Deflection threshold in bytes; 0 = the egress port's ECN Kmin.
+    /// Deflection threshold in bytes; 0 = the egress port's ECN Kmin (default 0).
     pub threshold: Option<u64>,
-    /// `minimal` (equal-cost next hops only) or `nonminimal`.
+    /// `minimal` (default), equal-cost next hops only, or `nonminimal`.
     pub paths: Option<String>,
-    /// Class of packets deflected off the minimal paths (1..7, not a data class).
+    /// Class of packets deflected off the minimal paths (1..7, not a data class; default 5).
     pub escape_pg: Option<u8>,
-    /// Last-hop re-sequencing buffer, KiB.
+    /// Last-hop re-sequencing buffer, KiB (default 1024).
     pub resequence_kb: Option<u64>,
-    /// Lossy runs: held packets go as they are after this long.
+    /// Lossy runs: held packets go as they are after this long (default `"100us"`).
     pub resequence_timeout: Option<String>,
 }
 

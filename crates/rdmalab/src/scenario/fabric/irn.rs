@@ -26,7 +26,7 @@ use crate::rnic::IrnConfig;
 const MAX_BDP: u64 = 1 << 30;
 
 /// `[fabric.irn]` as written.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct IrnSpec {
     /// RTO_low (default 100 µs).

@@ -38,44 +38,46 @@ use crate::topology::Topology;
 use crate::units::Time;
 
 /// The table as written.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct LbSpec {
-    /// DRILL's random samples per packet.
+    /// DRILL's random samples per packet (default 2).
     pub drill_samples: Option<u32>,
-    /// DRILL's remembered best hops.
+    /// DRILL's remembered best hops (default 1).
     pub drill_memory: Option<u32>,
-    /// Gap that starts a new flowlet.
+    /// Gap that starts a new flowlet (default `"100us"`).
     pub flowlet_timeout: Option<String>,
-    /// Flowlet-table entries per switch.
+    /// Flowlet-table entries per switch, a power of two up to 2^24 (default 65536).
     pub flowlet_table: Option<u32>,
-    /// CONGA's DRE period.
+    /// CONGA's DRE period (default `"50us"`).
     pub conga_dre_period: Option<String>,
-    /// CONGA's DRE decay per period.
+    /// CONGA's DRE decay per period, in (0, 1) (default 0.2).
     pub conga_alpha: Option<f64>,
-    /// CONGA's metric bits.
+    /// CONGA's metric bits, 1 to 4 (default 3).
     pub conga_bits: Option<u8>,
-    /// Age past which a remote CONGA metric counts as 0.
+    /// Age past which a remote CONGA metric counts as 0 (default `"500us"`).
     pub conga_aging: Option<String>,
-    /// Window of `balance.parquet`.
+    /// Window of `balance.parquet` (default `"100us"`).
     pub lb_window: Option<String>,
-    /// ConWeave: idle time that ends a flow's epoch.
+    /// ConWeave: idle time that ends a flow's epoch (default `"300us"`).
     pub conweave_tx_expiry: Option<String>,
-    /// ConWeave: margin over the base RTT for the RTT_REPLY.
+    /// ConWeave: margin over the base RTT for the RTT_REPLY (default `"4us"`).
     pub conweave_reply_extra: Option<String>,
-    /// ConWeave: how long a NOTIFY keeps a path avoided.
+    /// ConWeave: how long a NOTIFY keeps a path avoided (default `"16us"`).
     pub conweave_path_pause: Option<String>,
-    /// ConWeave: margin over a reorder queue's predicted flush time.
+    /// ConWeave: margin over a reorder queue's predicted flush time (default `"16us"`).
     pub conweave_flush_extra: Option<String>,
-    /// ConWeave: predicted wait without phase-0 timing.
+    /// ConWeave: predicted wait without phase-0 timing (default `"200us"`).
     pub conweave_default_wait: Option<String>,
-    /// ConWeave: flow entries per ToR.
+    /// ConWeave: flow entries per ToR, a power of two (default 65536).
     pub conweave_table: Option<u32>,
-    /// ConWeave: how a ToR keeps its flows, `exact` or `direct`.
+    /// ConWeave: how a ToR keeps its flows, `exact` (default), one entry per flow, or `direct`
+    /// (one slot per hash).
     pub conweave_table_kind: Option<String>,
-    /// ConWeave: reorder queues per host port.
+    /// ConWeave: reorder queues per host port (default 24).
     pub conweave_queues: Option<u32>,
-    /// ConWeave: held packets wait outside the buffer and are admitted when released.
+    /// ConWeave: held packets wait outside the buffer and are admitted when released
+    /// (default false).
     pub conweave_admit_on_release: Option<bool>,
 }
 

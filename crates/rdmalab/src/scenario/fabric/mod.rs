@@ -19,68 +19,73 @@ use crate::error::{Error, Result};
 use crate::units::TimingModel;
 
 /// Fabric and RNIC settings (defaults as in the reference's configs).
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FabricSpec {
-    /// `exact` (picoseconds) or `ns3` (the reference's truncated nanoseconds).
+    /// `exact` (default), in picoseconds, or `ns3` (the reference's truncated nanoseconds).
     pub timing: Option<TimingModel>,
-    /// Payload bytes per packet.
+    /// Payload bytes per packet (default 1000; 2048 with `link_layer = "infiniband"`).
     pub mtu: Option<u32>,
     /// PFC on (true, default) or drop on overflow (false).
     pub lossless: Option<bool>,
-    /// Shared buffer per switch in MiB.
+    /// Shared buffer per switch in MiB (default 32).
     pub buffer_mb: Option<f64>,
-    /// ECN marking on.
+    /// ECN marking on (default true).
     pub ecn: Option<bool>,
-    /// ACKs in the strict-priority class.
+    /// ACKs in the strict-priority class (default true).
     pub ack_high_prio: Option<bool>,
-    /// ACK every N packets.
+    /// ACK every N packets (default 1).
     pub ack_interval: Option<u32>,
-    /// Retransmission timeout (`"none"` to disable).
+    /// Retransmission timeout (default `"1ms"`; `"none"` to disable).
     pub rto: Option<String>,
-    /// Go-back-N: at most one NACK per expected sequence within this interval (500 µs, the
-    /// reference's; ConWeave's artifact has 4 µs, `rdma-hw.cc`'s `NACKGenerationInterval`).
+    /// Go-back-N: at most one NACK per expected sequence within this interval (default 500 µs,
+    /// the reference's; ConWeave's artifact has 4 µs, `rdma-hw.cc`'s `NACKGenerationInterval`).
     pub nack_interval: Option<String>,
     /// Go-back-N rounds without progress before a WR fails (absent: unlimited).
     pub retry_limit: Option<u32>,
     /// `go_back_n` (default) or `irn` (`scenario::irn`).
     pub loss_recovery: Option<String>,
-    /// IRN's timeouts and BDP-FC cap (`[fabric.irn]`).
+    /// IRN's timeouts and BDP-FC cap (`[fabric.irn]`; absent: IRN's defaults).
     pub irn: Option<irn::IrnSpec>,
     /// The receiving NIC sends a CNP on an out-of-order packet (default false).
     pub cnp_on_ooo: Option<bool>,
-    /// `ecmp` (default), `source_ip` (seed 003's rule: hop = alias index mod n), or a switch-side
-    /// balancer: `spray`, `drill`, `letflow`, `conga` (`fabric::lb`).
+    /// `ecmp` (default), `source_ip` (Virtuoso's rule: hop = alias index mod n), or a switch-side
+    /// balancer: `spray`, `drill`, `letflow`, `conga`, `conweave` (`fabric::lb`).
     pub path_selection: Option<crate::topology::routing::PathSelection>,
-    /// Congestion control: `none`, `dcqcn`, `hpcc`, `timely` or `dctcp`, with run.py's
-    /// parameters (`hpcc` also turns on its rate-scaled window unless `window` is given).
+    /// Congestion control (default `none`): `none`, `dcqcn`, `hpcc`, `timely`, `dctcp`, `blitz`
+    /// (DASR at the receiver) or `ib` (InfiniBand CC), with run.py's parameters (`hpcc` also
+    /// turns on its rate-scaled window unless `window` is given).
+    #[schemars(extend("enum" = crate::cc::CC_NAMES))]
     pub cc: Option<String>,
     /// Which QPs share a congestion-control state: `per_qp` (default), `per_destination`,
     /// `per_pair`, `per_destination_unsplit`.
     pub granularity: Option<crate::cc::Granularity>,
     /// Parameters of the congestion control, named as the reference's config keys in lower
-    /// case (`ewma_gain`, `rate_ai`, `rp_timer`, `u_target`, ...).
+    /// case (`ewma_gain`, `rate_ai`, `rp_timer`, `u_target`, ...); the keys depend on `cc`
+    /// (absent: the reference's values).
+    #[schemars(with = "Option<std::collections::BTreeMap<String, serde_json::Value>>")]
     pub cc_params: Option<cc_params::CcParamTable>,
     /// At most one CNP per QP per this interval at the receiver (absent: every marked
     /// packet's ACK carries one, as in the reference).
     pub cnp_interval: Option<String>,
-    /// Window limiting at one BDP.
+    /// Window limiting at one BDP (absent: on under `hpcc`, off otherwise).
     pub window: Option<bool>,
     /// QP-context cache entries per NIC (absent: not modelled).
     pub qp_cache_entries: Option<u32>,
-    /// QP-context miss penalty.
+    /// QP-context miss penalty (default `"500ns"`).
     pub qp_cache_miss_penalty: Option<String>,
-    /// `parallel` (default) or `serial` context fetches (seed 000 Fig. 2c's knee).
+    /// `parallel` (default) or `serial` context fetches (the knee of the DRUM paper's Fig. 2c).
     pub qp_cache_fetch: Option<crate::rnic::FetchMode>,
-    /// Sample switch queue lengths at this interval.
+    /// Sample switch queue lengths at this interval (absent: not sampled).
     pub queue_sample_interval: Option<String>,
-    /// Sample every active QP's rate and delivered throughput at this interval.
+    /// Sample every active QP's rate and delivered throughput at this interval (absent: not
+    /// sampled).
     pub rate_sample_interval: Option<String>,
-    /// ECN Kmin in bytes on every port (overrides the per-rate value).
+    /// ECN Kmin in bytes on every port (absent: the per-rate value).
     pub ecn_kmin: Option<u64>,
-    /// ECN Kmax in bytes on every port.
+    /// ECN Kmax in bytes on every port (absent: the per-rate value).
     pub ecn_kmax: Option<u64>,
-    /// ECN Pmax on every port.
+    /// ECN Pmax on every port, 0 to 1 (absent: the per-rate value).
     pub ecn_pmax: Option<f64>,
     /// A shared congestion state outlives its last QP this long (default `"0ns"`).
     pub cc_state_linger: Option<String>,
@@ -93,15 +98,17 @@ pub struct FabricSpec {
     pub deadlock_timeout: Option<String>,
     /// `stop` (default) ends the run at a PFC deadlock; `continue` counts it and goes on.
     pub on_deadlock: Option<crate::config::OnDeadlock>,
-    /// Record the bytes every port sends per this interval (link utilisation, `res.links`).
+    /// Record the bytes every port sends per this interval (link utilisation, `res.links`;
+    /// absent: not sampled).
     pub link_sample_interval: Option<String>,
-    /// Per-packet loss probability of every link (`[[links]]` overrides one link).
+    /// Per-packet loss probability of every link (default 0; `[[links]]` overrides one link).
     pub error_rate: Option<f64>,
     /// Time from a link going down or up to the new routes (default 0, as the reference).
     pub reroute_delay: Option<String>,
     /// In-order flow deflection at switches (Blitz's IOFD); absent = off.
     pub iofd: Option<iofd::IofdSpec>,
-    /// Switch-side balancers' parameters (`[fabric.lb]`); with ECMP, turns on `balance.parquet`.
+    /// Switch-side balancers' parameters (`[fabric.lb]`; absent: their defaults); with ECMP,
+    /// turns on `balance.parquet`.
     pub lb: Option<lb::LbSpec>,
     /// The switches' PFC watchdog (`[fabric.pfc_watchdog]`); absent = off.
     pub pfc_watchdog: Option<pfc_watchdog::PfcWatchdogSpec>,
@@ -112,7 +119,7 @@ pub struct FabricSpec {
     pub classes: Vec<classes::ClassSpec>,
     /// `roce` (default) or `infiniband` (`scenario::ib`).
     pub link_layer: Option<crate::fabric::LinkLayer>,
-    /// InfiniBand: input buffer per port and VL, bytes.
+    /// InfiniBand: input buffer per port and VL, bytes (default 32768).
     pub ib_vl_buffer: Option<u64>,
     /// `fifo` (default) or `input_fair`: deficit round robin among a switch egress's input
     /// ports (`fabric::arbitration`).
@@ -124,7 +131,7 @@ pub struct FabricSpec {
     pub buffer_model: Option<crate::fabric::BufferModel>,
     /// KiB each egress port owns under `per_port` (absent: `buffer_mb` split among the ports).
     pub port_buffer_kb: Option<f64>,
-    /// Under `egress_dynamic`: a port may hold `dt_alpha` times the pool's free bytes.
+    /// Under `egress_dynamic`: a port may hold `dt_alpha` times the pool's free bytes (default 1).
     pub dt_alpha: Option<f64>,
     /// PFC headroom of every switch ingress port, KiB (absent: derived from each port's
     /// rate, delay and the MTU; `fabric::mmu::headroom_needed`).

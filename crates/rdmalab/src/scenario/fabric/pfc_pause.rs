@@ -15,12 +15,13 @@ use crate::config::sim_config::PfcPauseConfig;
 use crate::error::{Error, Result};
 
 /// The table as written.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct PfcPauseSpec {
-    /// The pause time a PAUSE carries, in quanta of 512 bit times.
+    /// The pause time a PAUSE carries, in quanta of 512 bit times, 2 to 65535 (default 65535).
     pub quanta: Option<i64>,
-    /// The gap between two PAUSE frames of a sender still over XOFF, in quanta.
+    /// The gap between two PAUSE frames of a sender still over XOFF, in quanta (default
+    /// `quanta` / 2).
     pub refresh_quanta: Option<i64>,
 }
 

@@ -19,10 +19,10 @@ use crate::error::{Error, Result};
 use crate::units::Time;
 
 /// The table as written.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct PfcWatchdogSpec {
-    /// A queue paused without a break this long is in a storm.
+    /// A queue paused without a break this long is in a storm (required).
     pub detection_time: Option<String>,
     /// A storm ends after this long without a PFC frame (default: 2 × detection_time).
     pub restoration_time: Option<String>,

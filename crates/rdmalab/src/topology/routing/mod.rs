@@ -49,13 +49,13 @@ pub enum NeighborOrder {
 }
 
 /// How a switch picks one of several equal-cost next hops.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PathSelection {
     /// `ecmp_hash(sip, dip, sport, dport, seed = switch id) % n` (the reference's ECMP).
     #[default]
     Ecmp,
-    /// Seed 003's SDN rule (§4.2): hop `alias % n`, where `alias` is the index of the
+    /// Virtuoso's SDN rule (§4.2): hop `alias % n`, where `alias` is the index of the
     /// connection's virtual-NIC address among its host's addresses (`ips_per_host`
     /// numbers them `x.y.1`, `x.y.2`, ...: index = last byte - 1). Of the two addresses of
     /// a packet the larger index is taken: the source's going out and the destination's on

@@ -1,0 +1,92 @@
+"""The documentation site: it builds in strict mode, its generated pages are up to date, and
+its pages name no internal process.
+
+- `mkdocs build --strict` fails on a broken link or anchor and on a page left out of the
+  navigation (`mkdocs.yml`'s `validation`);
+- docs/performance.md and docs/reproductions.md are what their generators write, and the
+  reproduction table has a row for every `rdmalab repro` experiment;
+- README and the pages (CHANGELOG.md excepted, which records history) hold no tracker
+  number, work-period name or internal label for a paper: readers outside cannot resolve them.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+PAGES = [REPO / "README.md"] + sorted((REPO / "docs").rglob("*.md"))
+
+#: What a reader outside the project cannot resolve, and what to write instead.
+FORBIDDEN = {
+    r"\b[Ii]ssues? \d+": "a tracker number: say what the thing is",
+    r"(?<![\w`/&])#\d+\b": "a tracker number: say what the thing is",
+    r"\b[Ss]essions?\b": "a work period: say what was measured, and when (commit, date)",
+    r"\b[Ss]tops? \d+\b": "a work period: name the commit",
+    r"\b[Tt]his (?:stop|branch|round)\b": "a work period: name the commit",
+    r"\b[Ss]eeds? 0\d\d\b": "an internal label: name the paper by its title (glossary.md)",
+}
+
+
+def hits(page: Path) -> list[str]:
+    out = []
+    for number, line in enumerate(page.read_text().split("\n"), 1):
+        for pattern, why in FORBIDDEN.items():
+            for m in re.finditer(pattern, line):
+                out.append(f"{page.relative_to(REPO)}:{number}: `{m.group(0)}`: {why}")
+    return out
+
+
+def test_pages_name_no_internal_process():
+    found = [h for page in PAGES for h in hits(page)]
+    assert not found, f"{len(found)} hits:\n" + "\n".join(found[:60])
+
+
+def test_the_grep_finds_what_it_should(tmp_path):
+    page = tmp_path / "p.md"
+    page.write_text("as issue 41 said\nsee #12\nthis session\nstop 69\nseed 003's rule\nrun on this branch\n"
+                    "fine: `[[links]]`, sw8:0, a#1b, the seeds 1-3, stop_time, step 3\n")
+    assert len(hits_of(page)) == 6
+
+
+def hits_of(page: Path) -> list[str]:
+    out = []
+    for line in page.read_text().split("\n"):
+        out += [m.group(0) for p in FORBIDDEN for m in re.finditer(p, line)]
+    return out
+
+
+def test_generated_pages_are_up_to_date():
+    for script in ("bench/perf_page.py", "bench/repro_page.py"):
+        r = subprocess.run([sys.executable, script, "--check"], cwd=REPO, capture_output=True, text=True)
+        assert r.returncode == 0, f"{script}: {r.stderr}"
+
+
+def test_every_repro_experiment_has_a_row():
+    from rdmalab.experiments.repro import REGISTRY
+
+    page = (REPO / "docs" / "reproductions.md").read_text()
+    rows = set(re.findall(r"^\| `([a-z0-9-]+)` \|", page, re.M))
+    assert set(REGISTRY) <= rows, f"no row for {sorted(set(REGISTRY) - rows)}"
+
+
+def test_performance_page_is_short():
+    assert len((REPO / "docs" / "performance.md").read_text().split("\n")) < 300
+
+
+def test_readme_is_short():
+    assert len((REPO / "README.md").read_text().split("\n")) <= 200
+
+
+def test_site_builds_strict(tmp_path):
+    mkdocs = shutil.which("mkdocs", path=str(Path(sys.executable).parent))
+    if mkdocs is None:
+        pytest.skip("mkdocs is not installed (pip install -e .[docs])")
+    r = subprocess.run([mkdocs, "build", "--strict", "--site-dir", str(tmp_path / "site")], cwd=REPO,
+                       capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, NO_MKDOCS_2_WARNING="1"))
+    assert r.returncode == 0, r.stderr[-5000:]
