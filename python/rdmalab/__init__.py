@@ -8,11 +8,12 @@
 
 from rdmalab import _core  # noqa: F401  (the compiled engine)
 from rdmalab._version import version as _full_version
+from rdmalab.failure import RunFailed
 from rdmalab.results import Results
 from rdmalab.runner import RdmalabWarning, run, run_hpcc
 from rdmalab.scenario import Scenario
 
-__all__ = ["Scenario", "Results", "RdmalabWarning", "run", "run_hpcc"]
+__all__ = ["Scenario", "Results", "RdmalabWarning", "RunFailed", "run", "run_hpcc"]
 
 
 def __getattr__(name: str) -> str:

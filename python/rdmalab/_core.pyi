@@ -75,10 +75,11 @@ class Simulation:
         """(flows completed, flows total)."""
     def now_ps(self) -> int:
         """Current simulated time in ps."""
-    def results(self, check: bool = True, release: bool = False) -> dict[str, Any]:
+    def results(self, check: bool = True, release: bool = False, keep: bool = False) -> dict[str, Any]:
         """Results as a dict of numpy arrays and counters; with `check`, a RuntimeError when
-        bytes were not conserved or a lossless run dropped packets; with `release`, the engine
-        is freed once they are taken (`release`)."""
+        bytes were not conserved or a lossless run dropped packets, or with `keep` the results
+        with `failure` (the message and the first drop's node, port, class and time_ps); with
+        `release`, the engine is freed once they are taken (`release`)."""
     def release(self) -> None:
         """Frees the engine once the results are taken; `write_fct`/`write_pfc` then write those results."""
     def write_fct(self, path: str) -> None:

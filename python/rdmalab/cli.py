@@ -15,6 +15,8 @@ Exit status of `run` and `hpcc`: 0 the run ended normally (finished or at its st
 progress possible; the cause is printed last); 5 the run failed an internal check; 6 some flows
 failed (a WR exhausted `retry_cnt` or `rnr_retry`; their count is printed last, their status is
 in the flows table); 130 Ctrl-C.
+Whatever the status, `run` writes the summary and every table measured up to that moment, and
+when the run did not end normally (3, 4, 5, 130) `failure.json`: what happened, where and when.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from rdmalab import hpcc_batch
 from rdmalab.runner import detect_hpcc_dialect
 from rdmalab.drum import cli as drum_cli
 from rdmalab.experiments import cli as experiments_cli
+from rdmalab.failure import RunFailed, failure_record, write_failure
 from rdmalab.results import describe
 
 
@@ -44,12 +47,19 @@ def _prepare_out(out: Path, force: bool) -> None:
     out.mkdir(parents=True, exist_ok=True)
 
 
-def _write_outputs(results, out: Path, title: str) -> None:
-    """Every table the run produced, the reference's text files, and the figures of what the
-    run has (`run_figures`)."""
-    written = [out / "fct.txt", out / "pfc.txt"]  # and messages/chunks with multipath traffic
-    results.write_fct(written[0])
-    results.write_pfc(written[1])
+def _write_outputs(results, out: Path, title: str, summary: str, failure: dict | None = None) -> None:
+    """The summary, every table the run produced, the reference's text files, the failure
+    record of a run that did not end normally, and the figures of what the run has
+    (`run_figures`)."""
+    written = [out / "summary.txt", out / "fct.txt", out / "pfc.txt"]  # and messages/chunks with multipath
+    # Less the events line: its count depends on the parallel engine's cut and its rate on the
+    # wall clock, and the file is the same bytes for any thread count.
+    written[0].write_text("\n".join(line for line in summary.splitlines() if not line.startswith("events ")) + "\n")
+    if failure is not None:
+        written.append(out / "failure.json")
+        write_failure(failure, written[-1])
+    results.write_fct(written[1])
+    results.write_pfc(written[2])
     for name, table in results.tables().items():
         path = out / f"{name}.parquet"
         table.write_parquet(path)
@@ -161,21 +171,30 @@ def cmd_demo(args: argparse.Namespace) -> int:
     out = Path(args.out)
     _prepare_out(out, force=True)  # the demo's folder is the demo's own
     results = run(scenario, progress=not args.quiet)
-    print(results.summary())
-    _write_outputs(results, out, "demo: k=4 fat tree, FB Hadoop, 30% load")
+    summary = results.summary()
+    print(summary)
+    _write_outputs(results, out, "demo: k=4 fat tree, FB Hadoop, 30% load", summary)
     return 0
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path("out") / Path(args.scenario).stem
     _prepare_out(out, args.force)
-    results = run(args.scenario, progress=not args.quiet, trace_path=out / "trace.parquet", threads=args.threads)
-    print(results.summary())
+    try:
+        results = run(args.scenario, progress=not args.quiet, trace_path=out / "trace.parquet", threads=args.threads)
+        failed, failure = None, failure_record(results)
+    except RunFailed as e:  # keeps what it measured: the summary, every table, the record
+        results, failed, failure = e.results, e, e.record
+    summary = results.summary() + (f"\nfailed            {failed}" if failed else "")
+    print(summary)
     print(f"engine: {results.extra['engine']}{_thread_use(results.extra.get('parallel'))}")
     if "cc_settings" in results.extra:
         print(f"cc: {results.extra['cc_settings']}")
     title = f"{Path(args.scenario).stem}: {describe(Scenario.from_toml(args.scenario), results)}"
-    _write_outputs(results, out, title)
+    _write_outputs(results, out, title, summary, failure)
+    if failed is not None:
+        print(f"rdmalab: run failed: {failed}", file=sys.stderr)
+        return EXIT_FAILED
     return run_status(results)
 
 

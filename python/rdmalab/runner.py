@@ -11,6 +11,7 @@ import polars as pl
 from tqdm.auto import tqdm
 
 from rdmalab import _core
+from rdmalab.failure import RunFailed, check_record
 from rdmalab.results import Results
 from rdmalab.scenario import Scenario, looks_like_toml
 
@@ -40,8 +41,11 @@ def drive(sim: "_core.Simulation", progress: bool = True, check: bool = True,
     """Runs `sim` to the end in slices, showing a progress bar after one second.
 
     Ctrl-C stops the run cleanly: the results hold every flow completed so far and
-    `interrupted` is set. A scenario with `[trace]` writes its trace to `trace_path`
-    (default: a temporary folder), streamed: `Results.trace` scans it lazily.
+    `interrupted` is set. A run that fails an internal check (`check`: a lossless fabric that
+    dropped packets, bytes not conserved) raises `RunFailed`, which carries the results up to
+    that moment and the failure record (`rdmalab.failure`). A scenario with `[trace]` writes
+    its trace to `trace_path` (default: a temporary folder), streamed: `Results.trace` scans
+    it lazily.
 
     With `release`, the engine is freed once its results and trace are taken, before Python
     builds its tables from them (`Simulation.release`: at a million hosts the engine is most
@@ -72,7 +76,8 @@ def drive(sim: "_core.Simulation", progress: bool = True, check: bool = True,
         check = False
     stats = sim.parallel_stats()
     traced = sim.finish_trace() if spool is not None else None
-    raw = sim.results(check=check and not interrupted, release=release)
+    raw = sim.results(check=check and not interrupted, release=release, keep=True)
+    failure = raw.pop("failure", None)
     results = Results.from_core(raw, reason, interrupted, wall)
     results.extra["core"] = sim
     results.extra["engine"] = sim.engine()
@@ -82,6 +87,9 @@ def drive(sim: "_core.Simulation", progress: bool = True, check: bool = True,
         results.extra["parallel"] = stats | {"slices": slices}
     if spool is not None:
         _finish_trace(spool, traced, results)
+    if failure is not None:
+        record = check_record(failure, results)
+        raise RunFailed(record["message"], results, record)
     return results
 
 
@@ -190,7 +198,12 @@ def run_hpcc(config: str | Path, progress: bool = True, threads: int | str | Non
         if path and Path(path).exists():  # said before the run, so there is time to stop it
             warnings.warn(f"{config}: {key} {path} exists and will be overwritten at the end of the run, as the "
                           "reference simulator does (copy it first to keep it)", RdmalabWarning, stacklevel=2)
-    results = drive(sim, progress=progress, trace_path=trace_path, release=not qlen_path)
+    try:
+        results = drive(sim, progress=progress, trace_path=trace_path, release=not qlen_path)
+    except RunFailed as e:  # what it measured up to the failure, in the reference's files too
+        e.results.write_fct(fct_path)
+        e.results.write_pfc(pfc_path)
+        raise
     results.write_fct(fct_path)
     results.write_pfc(pfc_path)
     if qlen_path:

@@ -449,6 +449,8 @@ class Scenario:
         dict of the `[fabric.pfc_watchdog]` fields: detection_time, restoration_time,
         poll_interval, action; docs/physics.md, "PFC watchdog"). pfc_pause (a dict of the
         `[fabric.pfc_pause]` fields: quanta, refresh_quanta; docs/physics.md, "PFC pause time").
+        pfc_headroom_kb (PFC headroom of every switch ingress port, KiB; default: what can still
+        arrive after a PAUSE, docs/physics.md "PFC headroom").
 
         Blitz: `with_fabric(cc="blitz", cc_params={"dasr_count": "qp"}, iofd={})`.
         InfiniBand CC (IBA annex A10): `with_fabric(cc="ib", cc_params={"ccti_timer": "20us",

@@ -6,6 +6,7 @@ host on each, every host sending to the host two switches further on, no congest
 a small buffer. Cut open (the last ring link removed) the same flows cannot deadlock.
 """
 
+import json
 import os
 import re
 import subprocess
@@ -67,6 +68,10 @@ def test_ring_deadlock_exits_3_naming_the_cycle(tmp_path):
         assert f"({N + i}, " in last
     assert "stop reason       pfc_deadlock" in out.stdout
     assert (tmp_path / "o" / "fct.txt").exists(), "outputs are still written"
+    # The failure record names the cycle's first hop (its port as ports.parquet numbers it).
+    record = json.loads((tmp_path / "o" / "failure.json").read_text())
+    assert record["what"] == "pfc_deadlock" and record["class"] == 3 and N <= record["node"] < 2 * N
+    assert last.endswith(record["message"].split(": ", 1)[1]) and f"({record['node']}, {record['port'] + 1}, 3)" in last
 
 
 def test_results_name_the_cycle(tmp_path):

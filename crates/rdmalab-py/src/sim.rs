@@ -11,6 +11,7 @@ use pyo3::types::PyDict;
 
 use rdmalab::formats::{hpcc_config, pfc};
 use rdmalab::scenario::Scenario;
+use rdmalab::sim::observe::first_loss::LossSite;
 use rdmalab::sim::parallel::Runner;
 use rdmalab::sim::{Results, RunLimit, StopReason};
 use rdmalab::{Error, Time};
@@ -255,19 +256,34 @@ impl Simulation {
     }
 
     /// Results as a dict of numpy arrays and counters. With `check`, fails (RuntimeError)
-    /// if bytes were not conserved or a lossless run dropped packets. With `release`, the
+    /// if bytes were not conserved or a lossless run dropped packets; with `keep` as well, it
+    /// returns the results instead, with `failure`: the check's message and, for a lossless
+    /// drop, `first_drop` (node, port, class, time_ps of the first). With `release`, the
     /// engine is freed (`release`) once the results are taken and before they become numpy
     /// arrays, so that the two never sit in memory together.
-    #[pyo3(signature = (check=true, release=false))]
-    fn results<'py>(&mut self, py: Python<'py>, check: bool, release: bool) -> PyResult<Bound<'py, PyDict>> {
+    #[pyo3(signature = (check=true, release=false, keep=false))]
+    fn results<'py>(
+        &mut self,
+        py: Python<'py>,
+        check: bool,
+        release: bool,
+        keep: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
         let runner = self.runner_mut()?;
-        let r = if check { runner.results().map_err(to_py)? } else { runner.snapshot() };
+        let (r, failure) = if check { runner.checked_results() } else { (runner.snapshot(), None) };
+        let failure = match failure {
+            Some(e) if !keep => return Err(to_py(e)),
+            kept => kept,
+        };
         let ports = port_info(py, runner.topology())?;
         if release {
             self.inner = None;
         }
         let d = results_dict(py, &r)?;
         d.set_item("port_info", ports)?;
+        if let Some(e) = failure {
+            d.set_item("failure", failure_dict(py, &e, r.first_loss.as_ref())?)?;
+        }
         self.kept = Some(r);
         Ok(d)
     }
@@ -336,6 +352,26 @@ impl Simulation {
         let t = self.runner()?.topology();
         Ok((t.hosts().count(), t.switches().count(), t.links.len()))
     }
+}
+
+/// A failed check for Python: its message and, for a lossless drop, where and when the
+/// first packet was lost.
+fn failure_dict<'py>(py: Python<'py>, e: &Error, first: Option<&LossSite>) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("message", e.to_string())?;
+    let site = match first {
+        Some(s) => {
+            let site = PyDict::new(py);
+            site.set_item("node", s.node.0)?;
+            site.set_item("port", s.port)?;
+            site.set_item("class", s.class)?;
+            site.set_item("time_ps", s.time.0)?;
+            Some(site)
+        }
+        None => None,
+    };
+    d.set_item("first_drop", site)?;
+    Ok(d)
 }
 
 /// The error of a call that needs the engine after `release` freed it.

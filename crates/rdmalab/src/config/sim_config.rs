@@ -153,6 +153,9 @@ pub struct SimConfig {
     /// Under `BufferModel::PerPort`: bytes each egress port owns (`None`: `buffer_bytes`
     /// less the PFC headroom, split evenly among the switch's ports).
     pub port_buffer_bytes: Option<u64>,
+    /// PFC headroom of every switch ingress port, bytes (`fabric.pfc_headroom_kb`); `None`:
+    /// what can still arrive after a PAUSE is decided (`fabric::mmu`, docs/physics.md).
+    pub pfc_headroom_bytes: Option<u64>,
     /// Under `BufferModel::EgressDynamic`: an egress port may hold this many times the
     /// pool's free bytes (`fabric.dt_alpha`).
     pub dt_alpha: f64,
@@ -314,6 +317,7 @@ impl Default for SimConfig {
             buffer_bytes: 32 * 1024 * 1024,
             buffer_model: Default::default(),
             port_buffer_bytes: None,
+            pfc_headroom_bytes: None,
             dt_alpha: 1.0,
             egress_arbitration: Default::default(),
             nic_arbitration: Default::default(),

@@ -13,7 +13,8 @@
 //! - a lossless class (PFC) that finds the port full pauses the ingress the packet came
 //!   from; what that upstream sends before the PAUSE takes effect lands in the ingress's
 //!   PFC headroom (the MMU's rule: three link flights, at least a round trip's flight plus
-//!   two frames and the PAUSE), counted per (ingress, class) as the reference counts it.
+//!   three frames and the PAUSE, `mmu::headroom_needed`), counted per (ingress, class) as the
+//!   reference counts it.
 //!   The egress records which (ingress, class) it paused; once it has drained
 //!   `resume_offset` below its capacity it lets them go, and an ingress resumes when no
 //!   egress holds it and its headroom is empty.

@@ -35,10 +35,13 @@ pub struct MmuConfig {
     pub pfc_classes: Option<u8>,
     /// The hosts' NIC rate: ports faster than it get a smaller threshold shift.
     pub nic_rate: Rate,
-    /// Bytes a PAUSE's serialisation lets through besides the link's flight: the largest
-    /// frame this port's egress may be sending when the PAUSE is decided, the one the
-    /// upstream finishes after it arrives, and the PAUSE frame itself.
+    /// Bytes that reach a port after its PAUSE is decided besides the link's round-trip
+    /// flight: the frame whose admission crossed the threshold, the largest frame this
+    /// port's egress may be sending when the PAUSE is decided, the one the upstream finishes
+    /// after it arrives, and the PAUSE frame itself (`headroom_needed`).
     pub serialisation: u64,
+    /// Headroom of every port in bytes, in place of the derived one (`fabric.pfc_headroom_kb`).
+    pub headroom: Option<u64>,
 }
 
 impl Default for MmuConfig {
@@ -50,7 +53,8 @@ impl Default for MmuConfig {
             lossless: true,
             pfc_classes: None,
             nic_rate: Rate::gbps(100),
-            serialisation: 2 * 1048 + 64,
+            serialisation: 3 * 1048 + 64,
+            headroom: None,
         }
     }
 }
@@ -122,10 +126,10 @@ impl SwitchMmu {
     pub fn new(cfg: MmuConfig, ports: &[(Rate, u64)]) -> SwitchMmu {
         // Headroom: three times the bytes in flight on the link during one propagation
         // delay (the reference's rule), but at least what can arrive after the PAUSE is
-        // decided: a round trip's flight plus `serialisation`. The reference's rule holds
-        // that whenever one delay's flight exceeds two frames (100 Gb/s, 1 µs: 12.5 KB); on
-        // slow or short links it did not (10 Gb/s and 1 µs: 3.75 KB against 4.7 KB; a
-        // zero-delay link got no headroom at all) and PFC dropped packets.
+        // decided (`headroom_needed`). The reference's rule holds that whenever one delay's
+        // flight exceeds three frames and the PAUSE (100 Gb/s, 1 µs, 1 KB frames: 12.5 KB);
+        // on slow or short links, or with large frames, it does not (10 Gb/s and 1 µs:
+        // 3.75 KB against 5.7 KB; 9 KB frames at 100 Gb/s and 1 µs: 37.5 KB against 52.2 KB).
         let pfc = cfg.pfc_classes.unwrap_or(if cfg.lossless { u8::MAX } else { 0 });
         let mut class = [ClassAcct::default(); NUM_PRIOS];
         for (q, c) in class.iter_mut().enumerate() {
@@ -137,8 +141,8 @@ impl SwitchMmu {
                 let flight = (rate.0 as u128 * delay_ns as u128 / 8 / 1_000_000_000) as u64;
                 // A port without PFC never takes headroom; it keeps the reference's
                 // reservation so that lossy buffers (and the sizes fitted to them) stay put.
-                let floor = if pfc == 0 { 0 } else { 2 * flight + cfg.serialisation };
-                let headroom = (3 * flight).max(floor);
+                let floor = if pfc == 0 { 0 } else { headroom_needed(rate, delay_ns, cfg.serialisation) };
+                let headroom = cfg.headroom.unwrap_or((3 * flight).max(floor));
                 let shift = threshold_shift(rate, cfg.nic_rate);
                 IngressPort { class: class.map(|c| ClassAcct { headroom, shift, ..c }) }
             })
@@ -256,6 +260,18 @@ impl SwitchMmu {
     }
 }
 
+/// Bytes that can still reach an ingress port of `rate` on a link of `delay_ns` after it
+/// decides to PAUSE its upstream (docs/physics.md, "PFC headroom"): the round trip's flight,
+/// `2 · rate · delay` rounded up (the PAUSE crosses the link one way, and everything already
+/// on the wire the other way still lands), plus `serialisation`: the frame whose admission
+/// crossed the threshold, the frame this port is sending when the PAUSE is queued (it waits
+/// its turn), the frame the upstream is sending when the PAUSE lands (it finishes it), and
+/// the PAUSE frame's own time on the wire.
+pub fn headroom_needed(rate: Rate, delay_ns: u64, serialisation: u64) -> u64 {
+    let round_trip = (rate.0 as u128 * 2 * delay_ns as u128).div_ceil(8 * 1_000_000_000) as u64;
+    round_trip + serialisation
+}
+
 /// The reference's threshold shift: 3 at or below the NIC rate, one less per doubling above.
 fn threshold_shift(rate: Rate, nic: Rate) -> u32 {
     let mut shift = 3u32;
@@ -281,6 +297,19 @@ mod tests {
         let m = SwitchMmu::new(MmuConfig::default(), &[(Rate::gbps(100), 1000), (Rate::gbps(400), 1000)]);
         assert_eq!(m.ports.iter().map(|p| p.headroom()).collect::<Vec<_>>(), vec![37_500, 150_000]);
         assert_eq!(m.ports.iter().map(|p| p.class[5].shift).collect::<Vec<_>>(), vec![3, 1]);
+    }
+
+    #[test]
+    fn large_frames_get_the_round_trip_and_three_frames() {
+        // 9,000-byte frames and 48 bytes of headers: 2 x 12,500 + 3 x 9,048 + 64 at 100 Gb/s
+        // and 1 us, more than the reference's 3 x 12,500; at 400 Gb/s 3 x 50,000 is more; a
+        // zero-delay link keeps the three frames and the PAUSE.
+        let cfg = MmuConfig { serialisation: 3 * 9048 + 64, ..MmuConfig::default() };
+        let links = [(Rate::gbps(100), 1000), (Rate::gbps(400), 1000), (Rate::gbps(10), 0)];
+        let m = SwitchMmu::new(cfg, &links);
+        assert_eq!(m.ports.iter().map(|p| p.headroom()).collect::<Vec<_>>(), vec![52_208, 150_000, 27_208]);
+        let set = SwitchMmu::new(MmuConfig { headroom: Some(0), ..cfg }, &links);
+        assert!(set.ports.iter().all(|p| p.headroom() == 0));
     }
 
     #[test]

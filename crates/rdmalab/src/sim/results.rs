@@ -1,5 +1,6 @@
 //! What a run hands back, and the end-of-run conservation check.
 
+use super::observe::first_loss::lossless_drop_error;
 use super::Simulation;
 use crate::error::{Error, Result};
 use crate::fabric::classes::ClassCounters;
@@ -96,6 +97,8 @@ pub struct Results {
     pub deadlocks: u64,
     /// Why the run stalled, in one line, when it did.
     pub stall_cause: Option<String>,
+    /// The first packet a lossless class lost at a switch's admission, if any.
+    pub first_loss: Option<super::observe::first_loss::LossSite>,
     /// Every message posted on a multipath connection, in id order.
     pub mp_messages: Vec<crate::multipath::MpMessageRecord>,
     /// Every chunk of those messages, by message then chunk number.
@@ -211,7 +214,7 @@ impl Simulation {
             c.drops - c.link_error_losses - c.link_down_losses - c.no_route_drops - self.mech.deliberate_drops;
         match &self.cfg.classes {
             None if self.cfg.lossless && self.mech.keeps_lossless() && c.pause_frames_lost == 0 && buffer_drops > 0 => {
-                return Err(Error::Invariant(format!("{buffer_drops} packets dropped in lossless mode")));
+                return Err(lossless_drop_error(buffer_drops, "lossless mode", self.watch.first_loss.as_ref()));
             }
             None => {}
             Some(t) => {
@@ -220,7 +223,7 @@ impl Simulation {
                     (0..NUM_PRIOS).filter(|&q| !t.classes[q].pfc).map(|q| self.class_counters(q).drops).sum();
                 if buffer_drops > lossy && c.pause_frames_lost == 0 {
                     let n = buffer_drops - lossy;
-                    return Err(Error::Invariant(format!("{n} packets dropped in lossless classes")));
+                    return Err(lossless_drop_error(n, "lossless classes", self.watch.first_loss.as_ref()));
                 }
             }
         }
@@ -282,6 +285,7 @@ impl Simulation {
             deadlock: self.watch.found.first.clone(),
             deadlocks: self.watch.found.count,
             stall_cause: self.watch.stall_cause.clone(),
+            first_loss: self.watch.first_loss,
             mp_messages: self.mp_message_records(),
             mp_chunks: self.mp_chunk_records(),
             mp_paths: self.mp_path_records(),

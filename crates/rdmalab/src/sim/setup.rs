@@ -254,7 +254,8 @@ fn build_switches(topo: &Topology, cfg: &SimConfig) -> Result<SwitchParts> {
         lossless: cfg.lossless,
         pfc_classes: cfg.classes.as_ref().map(|t| t.pfc_mask()),
         nic_rate,
-        serialisation: 2 * cfg.data_wire(cfg.mtu) as u64 + cfg.pfc_bytes as u64,
+        serialisation: 3 * cfg.data_wire(cfg.mtu) as u64 + cfg.pfc_bytes as u64,
+        headroom: cfg.pfc_headroom_bytes,
     };
     let mmu_cfg = super::mech::ib::mmu_config(cfg, mmu_cfg);
     let mut switch_of = vec![SwitchId::NONE; topo.len()];

@@ -46,6 +46,7 @@ mod parallel_balance;
 mod parallel_drawn;
 mod parallel_observers;
 mod parallel_outputs;
+mod pfc_headroom;
 mod pfc_watchdog;
 mod rail;
 mod rnr;

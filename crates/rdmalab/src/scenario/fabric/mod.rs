@@ -133,6 +133,9 @@ pub struct FabricSpec {
     pub port_buffer_kb: Option<f64>,
     /// Under `egress_dynamic`: a port may hold `dt_alpha` times the pool's free bytes (default 1).
     pub dt_alpha: Option<f64>,
+    /// PFC headroom of every switch ingress port, KiB (absent: derived from each port's
+    /// rate, delay and the MTU; `fabric::mmu::headroom_needed`).
+    pub pfc_headroom_kb: Option<f64>,
 }
 
 impl FabricSpec {

@@ -1,6 +1,6 @@
-//! `fabric.egress_arbitration`, `fabric.buffer_model`, `fabric.port_buffer_kb` and
-//! `fabric.dt_alpha`: how a switch orders an egress queue and where it counts its buffer;
-//! and `fabric.nic_arbitration`, how a NIC orders its QPs' turns.
+//! `fabric.egress_arbitration`, `fabric.buffer_model`, `fabric.port_buffer_kb`,
+//! `fabric.dt_alpha` and `fabric.pfc_headroom_kb`: how a switch orders an egress queue and
+//! where it counts its buffer; and `fabric.nic_arbitration`, how a NIC orders its QPs' turns.
 
 use std::path::Path;
 
@@ -49,6 +49,16 @@ pub(super) fn apply(spec: &FabricSpec, file: &Path, c: &mut SimConfig) -> Result
             return Err(Error::input(file, 0, "fabric.dt_alpha", "must be a number in (0, 1024]"));
         }
         c.dt_alpha = alpha;
+    }
+    if let Some(kb) = spec.pfc_headroom_kb {
+        let field = "fabric.pfc_headroom_kb";
+        if c.infiniband() || !(c.lossless || c.classes.as_ref().is_some_and(|t| t.pfc_mask() != 0)) {
+            return Err(Error::input(file, 0, field, "sets the PFC headroom: it needs a class with PFC on"));
+        }
+        if !(kb.is_finite() && kb >= 0.0) {
+            return Err(Error::input(file, 0, field, "must be a number of KiB, at least 0"));
+        }
+        c.pfc_headroom_bytes = Some((kb * 1024.0) as u64);
     }
     if c.buffer_model.per_egress() && spec.iofd.is_some() {
         // IOFD's re-sequencer waits on the shared MMU's threshold, which per-egress buffers

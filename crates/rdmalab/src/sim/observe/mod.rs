@@ -4,6 +4,7 @@
 //! a run with every observer off computes the same events.
 
 pub(crate) mod deadlock;
+pub mod first_loss;
 mod probes;
 pub mod qlen_monitor;
 pub(crate) mod qp_names;

@@ -20,6 +20,7 @@ pub(in crate::sim) fn scenario_warnings(
     let mut out = cfg.input_warnings.clone();
     out.extend(parallel_links(topo));
     out.extend(zero_pause_threshold(topo, cfg, mmus));
+    out.extend(short_headroom(topo, cfg));
     out.extend(stop_before_every_flow(flows, cfg));
     out.extend(unused_partition_map(cfg));
     out
@@ -72,6 +73,25 @@ fn zero_pause_threshold(topo: &Topology, cfg: &SimConfig, mmus: &[SwitchMmu]) ->
         starved.len(),
         cfg.reserve_bytes
     ))
+}
+
+/// A PFC headroom set by hand (`fabric.pfc_headroom_kb`) below what can still arrive after a
+/// PAUSE on some switch port (`fabric::mmu::headroom_needed`): a lossless class may drop.
+fn short_headroom(topo: &Topology, cfg: &SimConfig) -> Option<String> {
+    let set = cfg.pfc_headroom_bytes?;
+    let serialisation = 3 * cfg.data_wire(cfg.mtu) as u64 + cfg.pfc_bytes as u64;
+    let need = |p: &crate::ids::PortId| {
+        crate::fabric::mmu::headroom_needed(topo.port_rate(*p), topo.port_delay(*p).ns(), serialisation)
+    };
+    let switch_ports = topo.switches().flat_map(|s| topo.nodes[s.idx()].ports.iter());
+    let most = switch_ports.map(need).max()?;
+    (set < most).then(|| {
+        format!(
+            "fabric.pfc_headroom_kb gives every switch port {set} bytes of PFC headroom, less than the \
+             {most} bytes that can still arrive after a PAUSE on the most exposed port (docs/physics.md, \
+             \"PFC headroom\"): a lossless class may drop packets, and the run then fails its lossless check"
+        )
+    })
 }
 
 /// A stop time at or before the first flow's start: the run simulates no flow.

@@ -52,6 +52,8 @@ pub(crate) struct Watch {
     pub found: Found,
     /// Why the run stalled, when it did.
     pub stall_cause: Option<String>,
+    /// The first packet a lossless class lost at admission (`first_loss`).
+    pub first_loss: Option<super::first_loss::LossSite>,
 }
 
 /// The stall window: ten retransmission timeouts or 100 ms, whichever is longer, plus
@@ -131,6 +133,7 @@ impl Watch {
             progress_mark: (0, 0, 0),
             found: Found::default(),
             stall_cause: None,
+            first_loss: None,
         }
     }
 

@@ -2,6 +2,8 @@
 //! simulation would have reported it (each partition counts only its own nodes).
 
 use super::{apps, observe, ParallelRun};
+use crate::error::{Error, Result};
+use crate::sim::observe::first_loss::lossless_drop_error;
 use crate::sim::Results;
 
 impl ParallelRun {
@@ -42,6 +44,9 @@ impl ParallelRun {
             r.pfc_events.extend(other.pfc_events);
             r.unreachable.extend(other.unreachable);
             r.last_completion = r.last_completion.max(other.last_completion);
+            if let Some(site) = other.first_loss {
+                crate::sim::observe::first_loss::note(&mut r.first_loss, site);
+            }
             r.payload_in_flight += other.payload_in_flight;
             merge_flow_rx(&mut r.flow_rx, &other.flow_rx);
             let mut bins = other.tenant_bins;
@@ -79,6 +84,39 @@ impl ParallelRun {
         r.deadlock = self.watch.found.first.clone();
         r.deadlocks = self.watch.found.count;
         (r, anomalies)
+    }
+
+    /// The conservation check over the whole fabric, on the merged results (`anomalies`:
+    /// multipath chunks placed beyond their message), as one simulation checks its own.
+    pub(super) fn check(&self, r: &Results, anomalies: u64) -> Result<()> {
+        if anomalies > 0 {
+            let n = anomalies;
+            return Err(Error::Invariant(format!("{n} multipath chunk(s) placed beyond their message")));
+        }
+        let c = &r.counters;
+        let accounted = c.payload_bytes_delivered + c.payload_bytes_dropped + c.payload_bytes_discarded;
+        if c.payload_bytes_sent != accounted + r.payload_in_flight {
+            return Err(Error::Invariant(format!(
+                "byte conservation (parallel run): sent {} != delivered {} + dropped {} + discarded {} + in flight {}",
+                c.payload_bytes_sent,
+                c.payload_bytes_delivered,
+                c.payload_bytes_dropped,
+                c.payload_bytes_discarded,
+                r.payload_in_flight
+            )));
+        }
+        let buffer_drops = c.drops - c.link_error_losses - c.link_down_losses - c.no_route_drops - r.deliberate_drops;
+        let lossless = self.parts[0].cfg.lossless && self.parts[0].mech.keeps_lossless() && c.pause_frames_lost == 0;
+        if lossless && self.parts[0].cfg.classes.is_none() && buffer_drops > 0 {
+            return Err(lossless_drop_error(buffer_drops, "lossless mode", r.first_loss.as_ref()));
+        }
+        // Classes with PFC off may drop at admission; nothing else may (as in one simulation).
+        let lossy: u64 = r.classes.iter().filter(|c| !c.config.pfc).map(|c| c.counters.drops).sum();
+        if self.parts[0].cfg.classes.is_some() && buffer_drops > lossy && c.pause_frames_lost == 0 {
+            let n = buffer_drops - lossy;
+            return Err(lossless_drop_error(n, "lossless classes", r.first_loss.as_ref()));
+        }
+        Ok(())
     }
 }
 

@@ -350,35 +350,16 @@ impl ParallelRun {
     /// The partitions' results merged in an order that does not depend on the partition
     /// count, with the conservation check over the whole fabric.
     pub fn results(&mut self) -> Result<Results> {
+        let (r, e) = self.checked_results();
+        e.map_or(Ok(r), Err)
+    }
+
+    /// The merged results, and the conservation check's error when it fails: a failed run
+    /// keeps what it measured.
+    pub fn checked_results(&mut self) -> (Results, Option<Error>) {
         let (r, anomalies) = self.merged();
-        if anomalies > 0 {
-            let n = anomalies;
-            return Err(Error::Invariant(format!("{n} multipath chunk(s) placed beyond their message")));
-        }
-        let c = &r.counters;
-        let accounted = c.payload_bytes_delivered + c.payload_bytes_dropped + c.payload_bytes_discarded;
-        if c.payload_bytes_sent != accounted + r.payload_in_flight {
-            return Err(Error::Invariant(format!(
-                "byte conservation (parallel run): sent {} != delivered {} + dropped {} + discarded {} + in flight {}",
-                c.payload_bytes_sent,
-                c.payload_bytes_delivered,
-                c.payload_bytes_dropped,
-                c.payload_bytes_discarded,
-                r.payload_in_flight
-            )));
-        }
-        let buffer_drops = c.drops - c.link_error_losses - c.link_down_losses - c.no_route_drops - r.deliberate_drops;
-        let lossless = self.parts[0].cfg.lossless && self.parts[0].mech.keeps_lossless() && c.pause_frames_lost == 0;
-        if lossless && self.parts[0].cfg.classes.is_none() && buffer_drops > 0 {
-            return Err(Error::Invariant(format!("{buffer_drops} packets dropped in lossless mode")));
-        }
-        // Classes with PFC off may drop at admission; nothing else may (as in one simulation).
-        let lossy: u64 = r.classes.iter().filter(|c| !c.config.pfc).map(|c| c.counters.drops).sum();
-        if self.parts[0].cfg.classes.is_some() && buffer_drops > lossy && c.pause_frames_lost == 0 {
-            let n = buffer_drops - lossy;
-            return Err(Error::Invariant(format!("{n} packets dropped in lossless classes")));
-        }
-        Ok(r)
+        let e = self.check(&r, anomalies).err();
+        (r, e)
     }
 
     /// The merged results so far, without the conservation check.

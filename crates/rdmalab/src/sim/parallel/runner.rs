@@ -125,6 +125,18 @@ impl Runner {
         }
     }
 
+    /// The results, and the conservation check's error when it fails: a failed run keeps
+    /// what it measured (`Results::first_loss` says where a lossless class first dropped).
+    pub fn checked_results(&mut self) -> (Results, Option<crate::error::Error>) {
+        match self {
+            Runner::One(s) => {
+                let e = s.check_conservation().err();
+                (s.snapshot(), e)
+            }
+            Runner::Many(p) => p.checked_results(),
+        }
+    }
+
     /// The results so far, unchecked (what a paused or stopped run has).
     pub fn snapshot(&mut self) -> Results {
         match self {

@@ -197,17 +197,23 @@ impl Simulation {
             pkt = super::mech::iofd::on_dequeue(self.mech.iofd.as_deref_mut(), sw, pkt.pg as usize, pkt);
         }
         if let Some(class) = class {
-            self.count_class_drop(at, class);
+            self.count_admission_drop(at, class);
         }
         self.drop_packet(at, &pkt);
     }
 
-    /// A packet of `class` refused at ingress `at`: counted for the class table, if any.
+    /// A packet of `class` refused at ingress `at`: counted for the class table, if any, and
+    /// the first such loss of a lossless class noted for the end-of-run check.
     #[cold]
     #[inline(never)]
-    fn count_class_drop(&mut self, at: PortId, class: usize) {
+    fn count_admission_drop(&mut self, at: PortId, class: usize) {
         if let Some(c) = self.ports[at.idx()].classes.as_deref_mut() {
             c.stats[class].drops += 1;
+        }
+        let (node, port, class) = (self.ports[at.idx()].node, self.topo.ports[at.idx()].ifindex - 1, class as u8);
+        let site = super::observe::first_loss::LossSite { time: self.now, node, port, class };
+        if self.cfg.pfc_on(class as usize) {
+            super::observe::first_loss::note(&mut self.watch.first_loss, site);
         }
     }
 
