@@ -18,6 +18,13 @@ from pathlib import Path
 
 import pytest
 
+from rdmalab.experiments.sweep import Sweep
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python < 3.11
+    import tomli as tomllib
+
 REPO = Path(__file__).resolve().parents[2]
 PAGES = [REPO / "README.md"] + sorted((REPO / "docs").rglob("*.md"))
 
@@ -90,3 +97,12 @@ def test_site_builds_strict(tmp_path):
                        capture_output=True, text=True, timeout=300,
                        env=dict(os.environ, NO_MKDOCS_2_WARNING="1"))
     assert r.returncode == 0, r.stderr[-5000:]
+
+
+def test_the_sweep_tutorial_file_is_a_valid_sweep():
+    # The tutorial's sweep file is the one a reader copies first: it must parse and expand to
+    # the runs the tutorial says (three loads, two seeds).
+    text = (REPO / "docs" / "tutorials" / "sweep.md").read_text()
+    block = text.split("```toml", 1)[1].split("```", 1)[0]
+    s = Sweep.from_dict(tomllib.loads(block))
+    assert s.name == "fat-tree-load" and len(s.expand()) == 6

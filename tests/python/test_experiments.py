@@ -544,13 +544,6 @@ def test_repro_quick_hpcc_runs_end_to_end(tmp_path, capsys):
     assert (tmp_path / "o" / "figures" / "slowdown.png").is_file()
 
 
-def test_the_documented_sweep_is_valid():
-    text = (Path(__file__).resolve().parents[2] / "docs" / "tutorials" / "sweep.md").read_text()
-    block = text.split("```toml", 1)[1].split("```", 1)[0]
-    s = Sweep.from_dict(tomllib.loads(block))
-    assert s.name == "fat-tree-load" and len(s.expand()) == 6
-
-
 def test_every_top_level_scenario_table_is_a_sweepable_base_field(tmp_path):
     # Link overrides, link events and the trace are scenario tables like any other: a sweep
     # takes them in its base and varies their fields.
