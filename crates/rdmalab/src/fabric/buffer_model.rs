@@ -16,8 +16,8 @@
 //!   three frames and the PAUSE, `mmu::headroom_needed`), counted per (ingress, class) as the
 //!   reference counts it.
 //!   The egress records which (ingress, class) it paused; once it has drained
-//!   `resume_offset` below its capacity it lets them go, and an ingress resumes when no
-//!   egress holds it and its headroom is empty.
+//!   `resume_offset` below its capacity (or is empty) it lets them go, and an ingress resumes
+//!   when no egress holds it and its headroom is empty.
 //!
 //! Under `egress_dynamic` the ports share one pool instead, and a port's size is not fixed: it
 //! may hold `alpha` times what the pool has left (Choudhury and Hahne's dynamic threshold,
@@ -179,7 +179,11 @@ impl PortBuffers {
         let from_headroom = size.min(c.hdrm);
         c.hdrm -= from_headroom;
         self.total -= size - from_headroom;
-        if !self.holding[e].is_empty() && self.used[e] + self.resume_offset <= self.capacity() {
+        // An empty port lets its inputs go whatever its capacity: a port whose size is below
+        // `resume_offset` (a pool all taken by headroom, or a tiny static share) would
+        // otherwise hold them paused with nothing queued, for ever (the shared MMU's rule too).
+        let drained = self.used[e] == 0 || self.used[e] + self.resume_offset <= self.capacity();
+        if !self.holding[e].is_empty() && drained {
             for (j, k) in self.holding[e].drain(..) {
                 let h = &mut self.ingress[j as usize][k as usize];
                 h.holds -= 1;
@@ -305,5 +309,23 @@ mod tests {
         assert_eq!(resumed.len(), 2, "{resumed:?}");
         assert!(resumed.iter().all(|&(used, _)| used + 3000 <= 10_000), "{resumed:?}");
         assert_eq!(b.used(3), 0);
+    }
+
+    #[test]
+    fn an_empty_port_resumes_its_inputs_even_when_its_size_is_below_the_resume_offset() {
+        // A pool that headroom took whole: the port's size is 0, so the first packet pauses its
+        // input. Drained to empty, the port must let it go; `used + offset <= capacity` never
+        // holds here, and the input stayed paused with nothing queued.
+        let mut b = PortBuffers::with_limit(PortLimit::Dynamic { pool: 0, alpha: 1.0 }, vec![5000; 4], 1 << 3, 3072);
+        assert_eq!(b.admit(0, 3, 3, 1000), Admission::Accept { pause: true });
+        assert!(b.release(0, 3, 3, 1000), "the empty port resumes its input");
+        assert_eq!(b.next_resume(), Some((0, 3)));
+        // A static share smaller than the offset behaves alike.
+        let mut b = PortBuffers::new(2000, vec![5000; 4], 1 << 3, 3072);
+        assert_eq!(b.admit(1, 2, 3, 1000), Admission::Accept { pause: false });
+        assert_eq!(b.admit(1, 2, 3, 1000), Admission::Accept { pause: true });
+        assert!(!b.release(1, 2, 3, 1000), "1000 B still queued: 1000 + 3072 > 2000");
+        assert!(b.release(1, 2, 3, 1000));
+        assert_eq!(b.next_resume(), Some((1, 3)));
     }
 }

@@ -155,6 +155,21 @@ fn per_port_buffers_pause_instead_of_dropping_when_lossless() {
 }
 
 #[test]
+fn a_port_smaller_than_the_resume_offset_resumes_its_inputs_once_empty() {
+    // 0.3 MB on a leaf-spine whose headroom takes the whole pool: an egress port's dynamic
+    // size is 0, so every packet pauses its input. The port must let its inputs go once it has
+    // drained; before, they stayed paused with nothing queued and the run stalled.
+    let toml = "stop_time = \"3ms\"\n[topology]\nkind = \"leaf_spine\"\nleaves = 4\nspines = 3\n\
+        hosts_per_leaf = 4\nhost_rate = \"100Gbps\"\nfabric_rate = \"200Gbps\"\ndelay = \"2us\"\n\
+        [[traffic]]\nkind = \"incast\"\nsenders = [6, 7, 8]\nreceiver = 5\nsize = 20000\n\
+        [fabric]\ncc = \"none\"\nbuffer_mb = 0.3\nbuffer_model = \"egress_dynamic\"\ndt_alpha = 1.0\n";
+    let r = run_toml_with(toml, |_| {});
+    assert!(r.counters.pauses > 0, "the pool is all headroom: {:?}", r.counters);
+    assert_eq!((r.counters.drops, r.records.len()), (0, 3), "{:?}", r.counters);
+    assert_eq!(r.counters.pauses, r.counters.resumes, "every PAUSE is lifted: {:?}", r.counters);
+}
+
+#[test]
 fn bad_switch_model_settings_name_file_line_and_field() {
     let base = "[topology]\nkind = \"star\"\nhosts = 3\n[[traffic]]\nkind = \"flows\"\n\
                 flows = [{ src = 1, dst = 0, size = 1000 }]\n[fabric]\n";
