@@ -24,8 +24,8 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use super::collective::{by_name, bytes, range, RanksSpec, SizeSpec, DEFAULT_CHUNK};
-use super::{check_host, field_time, TrafficCtx};
+use super::collective::{by_name, bytes, RanksSpec, SizeSpec, DEFAULT_CHUNK};
+use super::{field_time, TrafficCtx};
 use crate::app::collective::{Algorithm, Kind};
 use crate::app::deps::TransferGraph;
 use crate::app::trace_nodes::JobRecords;
@@ -81,20 +81,8 @@ impl ChakraSpec {
                 }
                 hosts
             }
-            Some(RanksSpec::List(l)) => {
-                l.iter().map(|&h| check_host(file, &f("ranks"), ctx.topo, h)).collect::<Result<_>>()?
-            }
-            Some(RanksSpec::Range { hosts }) => range(hosts)
-                .map_err(|m| Error::input(file, 0, f("ranks.hosts"), m))?
-                .into_iter()
-                .map(|h| check_host(file, &f("ranks.hosts"), ctx.topo, h))
-                .collect::<Result<_>>()?,
+            Some(r) => r.hosts(file, &f, ctx.topo)?,
         };
-        let mut seen = hosts.clone();
-        seen.sort_unstable();
-        if let Some(d) = seen.windows(2).find(|p| p[0] == p[1]) {
-            return Err(Error::input(file, 0, f("ranks"), format!("host {} is listed twice", d[0])));
-        }
         let sys = match &self.system {
             Some(p) => read_system(&ctx.base.join(p)).map_err(|e| match e {
                 Error::Io { path, source } => {

@@ -157,6 +157,26 @@ pub(super) fn build_all(specs: &[CollectiveSpec], file: &Path, topo: &Topology) 
 }
 
 /// `"a..b"`: a to b, both included.
+impl RanksSpec {
+    /// The hosts in rank order, each checked to be a host of `topo` and none listed twice (a
+    /// workload's ranks each own one NIC); errors name `ranks` or `ranks.hosts` through `field`.
+    pub(super) fn hosts(&self, file: &Path, field: &dyn Fn(&str) -> String, topo: &Topology) -> Result<Vec<NodeId>> {
+        let (numbers, at) = match self {
+            RanksSpec::List(l) => (l.clone(), field("ranks")),
+            RanksSpec::Range { hosts } => {
+                (range(hosts).map_err(|m| Error::input(file, 0, field("ranks.hosts"), m))?, field("ranks.hosts"))
+            }
+        };
+        let hosts = numbers.iter().map(|&h| super::check_host(file, &at, topo, h)).collect::<Result<Vec<_>>>()?;
+        let mut seen = hosts.clone();
+        seen.sort_unstable();
+        if let Some(d) = seen.windows(2).find(|p| p[0] == p[1]) {
+            return Err(Error::input(file, 0, field("ranks"), format!("host {} is listed twice", d[0])));
+        }
+        Ok(hosts)
+    }
+}
+
 pub(super) fn range(s: &str) -> std::result::Result<Vec<u32>, String> {
     let bad = || format!("`{s}` is not a range of hosts `a..b` (both ends included)");
     let (a, b) = s.split_once("..").ok_or_else(bad)?;

@@ -16,8 +16,8 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use super::collective::{by_name, bytes, range, RanksSpec, SizeSpec, DEFAULT_CHUNK};
-use super::{check_host, field_time, locate, TrafficCtx};
+use super::collective::{by_name, bytes, RanksSpec, SizeSpec, DEFAULT_CHUNK};
+use super::{field_time, locate, TrafficCtx};
 use crate::app::collective::Algorithm;
 use crate::app::deps::TransferGraph;
 use crate::app::trace_nodes::JobRecords;
@@ -59,20 +59,8 @@ impl SimaiSpec {
         let w = read_simai(ctx.base.join(&self.path)).map_err(|e| locate::unreadable(e, file, &f("path")))?;
         let hosts: Vec<NodeId> = match &self.ranks {
             None => ctx.topo.hosts().take(w.all_gpus as usize).collect(),
-            Some(RanksSpec::List(l)) => {
-                l.iter().map(|&h| check_host(file, &f("ranks"), ctx.topo, h)).collect::<Result<_>>()?
-            }
-            Some(RanksSpec::Range { hosts }) => range(hosts)
-                .map_err(|m| Error::input(file, 0, f("ranks.hosts"), m))?
-                .into_iter()
-                .map(|h| check_host(file, &f("ranks.hosts"), ctx.topo, h))
-                .collect::<Result<_>>()?,
+            Some(r) => r.hosts(file, &f, ctx.topo)?,
         };
-        let mut seen = hosts.clone();
-        seen.sort_unstable();
-        if let Some(d) = seen.windows(2).find(|p| p[0] == p[1]) {
-            return Err(Error::input(file, 0, f("ranks"), format!("host {} is listed twice", d[0])));
-        }
         let layout = Layout {
             hosts,
             algorithm: match &self.algorithm {
