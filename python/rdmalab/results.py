@@ -97,7 +97,7 @@ def flows_frame(f: dict[str, Any], unreachable: dict[str, Any] | None,
         "start_ns": f["start_ps"] / 1000.0, "fct_ns": f["fct_ps"] / 1000.0, "ideal_ns": f["ideal_ps"] / 1000.0,
         "tenant": pl.Series([names[int(i)] for i in tenant_idx], dtype=pl.Utf8),
         # Loss recovery and reordering: the sender's retransmissions and NACKs heard, the
-        # receiver's out-of-order arrivals and CNPs by cause (docs/physics.md, "Loss recovery").
+        # receiver's out-of-order arrivals and CNPs by cause (docs/model/loss-and-failures.md, "Loss recovery").
         **{k: f.get(k, np.zeros(len(f["flow"]), dtype=np.uint64))
            for k in ("retx_packets", "nacks", "ooo_packets", "cnps_ecn", "cnps_ooo")},
     })

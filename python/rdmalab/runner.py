@@ -134,7 +134,7 @@ def run(scenario: Scenario | dict | str | Path, progress: bool = True, trace_pat
     `threads`: the parallel engine's partition-independent event order (results do not depend
     on the number); `None` keeps the scenario's `threads` or, absent, the sequential engine with
     the reference's order. More than 1 cuts the fabric into up to that many partitions, one
-    thread each (docs/physics.md, "Parallel engine"); mechanisms not split yet are refused.
+    thread each (docs/model/determinism.md, "Parallel engine"); mechanisms not split yet are refused.
     `"auto"` (what `rdmalab run` does without `--threads`): the scenario's `threads` if it names
     one, else the machine's cores capped by the partitions where that is expected to be faster
     than one thread (else one thread; docs/parallel.md, "When `auto` cuts"), falling back to the

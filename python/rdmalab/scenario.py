@@ -386,7 +386,7 @@ class Scenario:
                   srq_depth: int | None = None, timeout: int | None = None,
                   retry_cnt: int | None = None, recv_processing: str | None = None,
                   max_send_wr: int | None = None) -> "Scenario":
-        """`[rnic]` (docs/physics.md, "Receive queues and RNR NAKs"): `recv_queue_depth` receive
+        """`[rnic]` (docs/model/rnic.md, "Receive queues and RNR NAKs"): `recv_queue_depth` receive
         WQEs kept posted per connection at a responder (absent: unlimited, no RNR NAK);
         `recv_repost_delay` from a SEND's receive completion to its WQE posted again (default
         "0ns"); `recv_processing` the responder's per-message processing, one receive completion
@@ -396,7 +396,7 @@ class Scenario:
         Only `verb="send"` traffic draws on the queue. `timeout` (the local ACK timeout as verbs
         encode it, 4.096 us x 2^timeout, 0: none) and `retry_cnt` (0-7) set `fabric.rto` and
         `fabric.retry_limit` in the verbs' terms. `max_send_wr` is the send-queue depth of every
-        application QP (default 16351; docs/physics.md, "Send queues of applications' QPs").
+        application QP (default 16351; docs/model/rnic.md, "Send queues of applications' QPs").
         Results: `counters["rnr_naks"]`, `counters["rnr_retry_exceeded"]`, `rnr` (per flow)."""
         new = copy.deepcopy(self)
         new.spec.setdefault("rnic", {}).update({k: v for k, v in dict(
@@ -432,31 +432,31 @@ class Scenario:
         (docs/attacks.md), classes (a list of `[[fabric.classes]]` tables; or
         `with_class`), link_layer (roce|infiniband: credit-based flow control per VL, IB
         headers, MTU 256..4096 default 2048) and ib_vl_buffer (bytes per input port and VL;
-        docs/physics.md, "InfiniBand link layer"). Link rates also take "QDR4x", "FDR4x",
+        docs/model/infiniband.md, "InfiniBand link layer"). Link rates also take "QDR4x", "FDR4x",
         "EDR4x", "HDR4x". egress_arbitration (fifo|input_fair: DRR among a switch egress's
         input ports; InfiniBand's default is input_fair), buffer_model (shared|per_port|egress_dynamic), port_buffer_kb (per_port only) and dt_alpha (egress_dynamic only;
-        docs/physics.md, "Fair arbitration among input ports", "Per-port buffers"), and
+        docs/model/classes-and-buffers.md, "Fair arbitration among input ports", "Per-port buffers"), and
         nic_arbitration (qp|tenant: a NIC's data turns per QP, or by tenant first).
         Also cnp_interval (CNP pacing at the receiver), qp_cache_fetch (parallel|serial),
-        deadlock_timeout and on_deadlock (stop|continue; docs/physics.md, "PFC deadlocks"),
+        deadlock_timeout and on_deadlock (stop|continue; docs/model/pfc.md, "PFC deadlocks"),
         link_sample_interval (bytes and utilisation per link direction: `Results.links`),
         error_rate (per-packet loss probability of every link) and reroute_delay (link
         down/up to new routes). docs/reference/scenario.md lists every key with its default.
         loss_recovery (go_back_n|irn) with irn (a dict of the `[fabric.irn]` fields: rto_low,
         rto_high, low_packets, bdp), cnp_on_ooo (a CNP on an out-of-order packet) and
         nack_interval (go-back-N's least time between NACKs for one expected packet; ConWeave's
-        artifact uses 4us); docs/physics.md, "Loss recovery: go-back-N and IRN". pfc_watchdog (a
+        artifact uses 4us); docs/model/loss-and-failures.md, "Loss recovery: go-back-N and IRN". pfc_watchdog (a
         dict of the `[fabric.pfc_watchdog]` fields: detection_time, restoration_time,
-        poll_interval, action; docs/physics.md, "PFC watchdog"). pfc_pause (a dict of the
-        `[fabric.pfc_pause]` fields: quanta, refresh_quanta; docs/physics.md, "PFC pause time").
+        poll_interval, action; docs/model/pfc.md, "PFC watchdog"). pfc_pause (a dict of the
+        `[fabric.pfc_pause]` fields: quanta, refresh_quanta; docs/model/pfc.md, "PFC pause time").
         pfc_headroom_kb (PFC headroom of every switch ingress port, KiB; default: what can still
-        arrive after a PAUSE, docs/physics.md "PFC headroom").
+        arrive after a PAUSE, docs/model/pfc.md "PFC headroom").
 
         Blitz: `with_fabric(cc="blitz", cc_params={"dasr_count": "qp"}, iofd={})`.
         InfiniBand CC (IBA annex A10): `with_fabric(cc="ib", cc_params={"ccti_timer": "20us",
         "cct": [0, "3:1", "3:2"]})`, keys threshold, marking_rate, packet_size, ccti_increase,
         ccti_limit, ccti_min, ccti_timer, cct, and the named forms ib_cc_preset, threshold_level
-        and cct = "<table>" (docs/physics.md, "Settings by name"); `granularity="per_sl"` for one
+        and cct = "<table>" (docs/model/infiniband.md, "Settings by name"); `granularity="per_sl"` for one
         state per (source, SL); Blitz over it with `cc_params={"dasr_fallback": "ib"}`."""
         new = copy.deepcopy(self)
         new.spec.setdefault("fabric", {}).update(settings)
@@ -469,7 +469,7 @@ class Scenario:
         is `strict` (before every DWRR class; among strict classes the lower number first) or
         `dwrr` (the default) with `weight` (default 1); `pfc` defaults to `fabric.lossless`;
         the ECN thresholds default to the fabric-wide ones. Traffic picks its class with
-        `pg=` (every traffic builder takes it). See docs/physics.md, "Traffic classes"."""
+        `pg=` (every traffic builder takes it). See docs/model/classes-and-buffers.md, "Traffic classes"."""
         entry = {"pg": pg, **{k: v for k, v in (("scheduler", scheduler), ("weight", weight), ("pfc", pfc),
                                                  ("ecn_kmin", ecn_kmin), ("ecn_kmax", ecn_kmax),
                                                  ("ecn_pmax", ecn_pmax)) if v is not None}}

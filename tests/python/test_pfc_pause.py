@@ -1,4 +1,4 @@
-"""PAUSE frames with a pause time (`[fabric.pfc_pause]`, docs/physics.md "PFC pause time"):
+"""PAUSE frames with a pause time (`[fabric.pfc_pause]`, docs/model/pfc.md "PFC pause time"):
 8 senders in an incast on a 100 Gb/s star under PFC without CC. On lossless links a sender
 still over XOFF sends its PAUSE again every `refresh_quanta` x 512 bit times, and since each
 refresh arrives before the pause runs out, no flow's completion time moves. On lossy links

@@ -159,7 +159,7 @@ def test_the_aggregators_processing_refuses_the_next_round_only_past_its_bound()
 def test_max_send_wr_bounds_what_a_multipath_qp_holds():
     """`with_rnic(max_send_wr=...)` writes `[rnic] max_send_wr`; a QP allowed 8 chunks in flight
     then holds at most that many WQEs between post and acknowledgement, and every byte still
-    arrives (docs/physics.md, "Send queues of applications' QPs")."""
+    arrives (docs/model/rnic.md, "Send queues of applications' QPs")."""
     def most_open(depth):
         s = (Scenario.star(2, rate="100Gbps").with_fabric(cc="none")
              .multipath([{"src": 0, "dst": 1, "size": 400_000}], qps=2, chunk_size=4096, outstanding=8))

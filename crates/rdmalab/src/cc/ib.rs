@@ -1,5 +1,5 @@
 //! InfiniBand congestion control, the channel adapter's half (IBA annex A10, `cc = "ib"`).
-//! See `docs/physics.md`, "InfiniBand congestion control".
+//! See `docs/model/infiniband.md`, "InfiniBand congestion control".
 //!
 //! Switches mark FECN on packets of congested queues (`fabric::fecn`); the destination
 //! returns each mark as a BECN on the ACK it sends at once. The source keeps a congestion
@@ -107,7 +107,7 @@ pub struct IbParams {
     /// Period of the index's decrease [ccti_timer], 50 µs (†: no vendor publishes one;
     /// chosen from the floor r_min = P·(marking_rate + 1)/T below which marks can no longer
     /// hold a source, set to 1/16 of 56 Gb/s for 2 KiB packets, seed 004's 16→1 incast;
-    /// see `docs/physics.md`).
+    /// see `docs/model/infiniband.md#infiniband-congestion-control`).
     pub ccti_timer: Time,
     /// The table [cct], `default_cct()`.
     pub cct: Vec<CctEntry>,

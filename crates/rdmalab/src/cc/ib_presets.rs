@@ -1,6 +1,6 @@
 //! InfiniBand CC's published settings, by name: congestion control tables (`cct = "<name>"`),
 //! whole parameter sets (`ib_cc_preset = "<name>"`), and annex A10's switch threshold level
-//! (`threshold_level`, 0-15) mapped to a queue depth. Sources in `docs/physics.md`,
+//! (`threshold_level`, 0-15) mapped to a queue depth. Sources in `docs/model/infiniband.md#settings-by-name`,
 //! "InfiniBand congestion control"; our own choices are the set `rdmalab_v1`.
 
 pub use super::ib::{threshold_bytes, threshold_level, DEFAULT_PRESET, THRESHOLD_STEP};

@@ -154,7 +154,7 @@ pub struct SimConfig {
     /// less the PFC headroom, split evenly among the switch's ports).
     pub port_buffer_bytes: Option<u64>,
     /// PFC headroom of every switch ingress port, bytes (`fabric.pfc_headroom_kb`); `None`:
-    /// what can still arrive after a PAUSE is decided (`fabric::mmu`, docs/physics.md).
+    /// what can still arrive after a PAUSE is decided (`fabric::mmu`, docs/model/pfc.md#pfc-headroom).
     pub pfc_headroom_bytes: Option<u64>,
     /// Under `BufferModel::EgressDynamic`: an egress port may hold this many times the
     /// pool's free bytes (`fabric.dt_alpha`).

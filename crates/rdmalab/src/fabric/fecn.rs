@@ -1,5 +1,5 @@
 //! FECN marking at switch egress, InfiniBand congestion control's switch half (IBA annex
-//! A10, `cc = "ib"`). See `docs/physics.md`, "InfiniBand congestion control".
+//! A10, `cc = "ib"`). See `docs/model/infiniband.md`, "InfiniBand congestion control".
 //!
 //! A port's queue of one class (the IB virtual lane) is congested while it holds more than
 //! `threshold` bytes (the departing packet excluded, as for ECN). A data packet leaving a

@@ -48,10 +48,10 @@ pub const BLOCK: u64 = 64;
 /// The path MTUs IB allows (§7.7.8 / the PortInfo MTU encodings 1..5).
 pub const MTUS: [u32; 5] = [256, 512, 1024, 2048, 4096];
 /// The MTU of an IB run unless the scenario sets one: 2048, what `ibv_devinfo` reports as
-/// the active MTU of ConnectX-3 ports under OpenSM's default partition (docs/physics.md).
+/// the active MTU of ConnectX-3 ports under OpenSM's default partition (docs/model/infiniband.md#packet-format).
 pub const DEFAULT_MTU: u32 = 2048;
 /// Input buffer per port and VL unless the scenario sets `ib_vl_buffer` (a choice, see
-/// docs/physics.md: no vendor publishes the SX6025's or ConnectX-3's per-VL figure; 32 KiB
+/// docs/model/infiniband.md#infiniband-link-layer: no vendor publishes the SX6025's or ConnectX-3's per-VL figure; 32 KiB
 /// covers the credit round trip of a 56 Gb/s link up to about 200 m with 4 KiB packets).
 pub const DEFAULT_VL_BUFFER: u64 = 32 * 1024;
 

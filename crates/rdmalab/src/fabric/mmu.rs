@@ -261,7 +261,7 @@ impl SwitchMmu {
 }
 
 /// Bytes that can still reach an ingress port of `rate` on a link of `delay_ns` after it
-/// decides to PAUSE its upstream (docs/physics.md, "PFC headroom"): the round trip's flight,
+/// decides to PAUSE its upstream (docs/model/pfc.md, "PFC headroom"): the round trip's flight,
 /// `2 · rate · delay` rounded up (the PAUSE crosses the link one way, and everything already
 /// on the wire the other way still lands), plus `serialisation`: the frame whose admission
 /// crossed the threshold, the frame this port is sending when the PAUSE is queued (it waits

@@ -1,6 +1,6 @@
 //! `[rnic]`: what the RNIC's verbs layer keeps per connection, beyond the fabric's settings:
 //! the send queue's depth, the receive queue a SEND draws on and the RNR NAK's two QP
-//! attributes (`config::RnrConfig`, `sim::mech::rnr`; docs/physics.md, "Receive queues and
+//! attributes (`config::RnrConfig`, `sim::mech::rnr`; docs/model/rnic.md, "Receive queues and
 //! RNR NAKs", "Send queues of applications' QPs").
 //!
 //! ```toml

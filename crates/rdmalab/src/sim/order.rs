@@ -4,7 +4,7 @@
 //! cannot keep that counter: which partition pushed first is an accident of the cut. In
 //! the origin order (`engine::queue`) an event's tie key is instead its *origin*, the node
 //! whose handler pushed it, and that node's own counter. Once every handler touches only
-//! its own node's state (`docs/physics.md`, "Parallel engine"), the order in which one
+//! its own node's state (`docs/model/determinism.md`, "Parallel engine"), the order in which one
 //! node's handlers run, and so every result, is then the same however the nodes are
 //! spread over partitions.
 //!

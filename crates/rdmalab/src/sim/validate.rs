@@ -21,7 +21,7 @@ pub(super) fn validate_config(cfg: &SimConfig) -> Result<()> {
                 "threads",
                 format!(
                     "{n} threads: one Simulation is one partition; a parallel run is built by \
-                     sim::parallel::Runner (docs/physics.md, \"Parallel engine\")"
+                     sim::parallel::Runner (docs/model/determinism.md, \"Parallel engine\")"
                 ),
             ))
         }

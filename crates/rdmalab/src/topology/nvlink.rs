@@ -8,7 +8,7 @@
 //! The switch is an ordinary store-and-forward switch of the fabric, with its buffer, PFC
 //! and ECN. It stands for the server's NVSwitch crossbar only as a non-blocking hop: NVLink's
 //! own flow control, NVSwitch's in-switch reduction (SHARP / NVLS) and its cut-through
-//! timing are not modelled (docs/physics.md).
+//! timing are not modelled (docs/model/rnic.md#nvlink-inside-a-server).
 
 use super::{Node, NodeKind, Topology};
 use crate::error::{Error, Result};

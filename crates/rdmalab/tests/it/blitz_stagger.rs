@@ -25,7 +25,7 @@ const GRANT: f64 = 64.0;
 
 /// `senders` hosts 1..=n sending SIZE to host 0 every 2 ms, 3 rounds, with `stagger`. The
 /// VL buffers (128 KiB) cover a credit round trip on 4 us links, so a lone sender runs at
-/// line rate and a message's time is its wire time (docs/physics.md, "Credits").
+/// line rate and a message's time is its wire time (docs/model/infiniband.md, "Credits").
 fn toml(n: usize, delay_us: u32, jitter: &str, stagger: &str) -> String {
     let senders: Vec<String> = (1..=n).map(|h| h.to_string()).collect();
     format!(

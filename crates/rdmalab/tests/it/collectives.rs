@@ -5,7 +5,7 @@
 //!
 //! The closed forms (docs/collectives.md): on a star of rate B and link delay d, a message of
 //! b bytes in packets of wire sizes w_j reaches its receiver A(b) = Σ tx(w_j) + tx(max w) +
-//! 2d after its post (docs/physics.md's lone flow, two hops). The scenarios acknowledge only
+//! 2d after its post (the lone flow of docs/model/links-and-switches.md, two hops). The scenarios acknowledge only
 //! a message's last packet (`ack_interval`), so a step's only other cost is the ACK of the
 //! message a rank just received, which its NIC sends before its next data: tx(ack) for
 //! every step but the first. Nothing else shares a link: in each step every host sends one

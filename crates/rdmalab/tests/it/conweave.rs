@@ -46,7 +46,7 @@ fn conweave_delivers_in_order_where_letflow_and_spray_reorder() {
     // LetFlow moves a flow only after a gap of `flowlet_timeout`; at its default 100 us this
     // fabric gives it few chances (25 packets out of order with the reference's PFC headroom
     // on the 25 Gb/s link, none with the headroom that also counts the frame that crossed the
-    // threshold, docs/physics.md "PFC headroom"): at 50 us it moves flows between bursts.
+    // threshold, docs/model/pfc.md "PFC headroom"): at 50 us it moves flows between bursts.
     let letflow = "[fabric.lb]\nflowlet_timeout = \"50us\"\n";
     for (scheme, extra) in [("letflow", letflow), ("spray", "")] {
         let (_, r) = congested(scheme, extra);

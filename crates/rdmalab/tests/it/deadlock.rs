@@ -1,4 +1,4 @@
-//! PFC deadlock detection and the stall watchdog (`sim::watch`, docs/physics.md).
+//! PFC deadlock detection and the stall watchdog (`sim::watch`, docs/model/pfc.md#pfc-deadlocks-and-runs-that-cannot-progress).
 //!
 //! The deadlock is the textbook one: switches in a ring, one host on each, every host
 //! sending to the host two switches further clockwise. Each ring link carries two flows

@@ -1,4 +1,4 @@
-//! InfiniBand congestion control (IBA annex A10, `cc = "ib"`; docs/physics.md, "InfiniBand
+//! InfiniBand congestion control (IBA annex A10, `cc = "ib"`; docs/model/infiniband.md, "InfiniBand
 //! congestion control"), driven through the whole simulator. Each test checks a closed form
 //! of the mechanism against the simulator's own records (packet trace, rate samples,
 //! counters):
@@ -168,7 +168,7 @@ fn packets_are_spaced_by_the_current_entrys_delay() {
 
 #[test]
 fn two_to_one_incast_shares_fairly_and_keeps_the_bottleneck_busy() {
-    // The timer follows the floor rule of docs/physics.md, r_min = P·(marking_rate + 1)/T,
+    // The timer follows the floor rule of docs/model/infiniband.md#choosing-ccti_timer, r_min = P·(marking_rate + 1)/T,
     // with r_min half the fair share: T = 2074·8·11 bits / 25 Gb/s = 7.30 µs (a full IB
     // packet: 2048 bytes of payload and 26 of headers).
     let flows = "{ src = 1, dst = 0, size = 100000000, start = \"0us\" }, \

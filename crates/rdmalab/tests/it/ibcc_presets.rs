@@ -1,4 +1,4 @@
-//! InfiniBand CC's published settings by name (`docs/physics.md`, "InfiniBand congestion
+//! InfiniBand CC's published settings by name (`docs/model/infiniband.md`, "InfiniBand congestion
 //! control", "Presets and named tables"): `ib_cc_preset`, `cct = "<name>"`,
 //! `threshold_level` and `ccti_timer` in A10's units of 1.024 µs. Each form is checked
 //! against the explicit values it stands for, on the parsed settings and on measured runs

@@ -1,4 +1,4 @@
-//! PFC headroom (docs/physics.md, "PFC headroom"): a lossless fabric drops nothing for any
+//! PFC headroom (docs/model/pfc.md, "PFC headroom"): a lossless fabric drops nothing for any
 //! rate, delay, frame size, buffer, buffer model and fan-in, because each ingress keeps what
 //! can still arrive after its PAUSE is decided: `2·R·d + 3·F + P`.
 //!

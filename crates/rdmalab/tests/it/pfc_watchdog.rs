@@ -1,4 +1,4 @@
-//! The switches' PFC watchdog (`sim::mech::pfc_watchdog`, docs/physics.md "PFC watchdog")
+//! The switches' PFC watchdog (`sim::mech::pfc_watchdog`, docs/model/pfc.md "PFC watchdog")
 //! on the textbook PFC deadlock of `deadlock.rs`: five switches in a ring, each host sending
 //! two switches clockwise, no congestion control, a small buffer. The last test runs it on the
 //! parallel engine (`parallel.rs`'s ring, cut between every switch).

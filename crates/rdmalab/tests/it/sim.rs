@@ -1,6 +1,6 @@
 //! End-to-end physics checks of the simulator against closed forms.
 //!
-//! The closed form of a lone flow (docs/physics.md derives it): on a path of `h` links of
+//! The closed form of a lone flow (docs/model/links-and-switches.md derives it): on a path of `h` links of
 //! equal rate, packets of wire sizes w_0..w_{N-1} leave the NIC back to back; each further
 //! hop adds one store-and-forward of the largest packet, so the last byte reaches the
 //! receiver at Σ tx(w_j) + (h-1)·tx(max w) + h·d, and its ACK needs h·(tx(ack) + d) more.

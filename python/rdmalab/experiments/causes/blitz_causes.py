@@ -14,7 +14,7 @@ suspected cause (docs/blitz.md, "Why our ratios are not the poster's"; issue 42 
 - `dasr_cc`: each DASR (serial, paced, in the NIC) with the fabric's IB CC on and off (the
   poster reads DASR as replacing the fabric's CC), and which reading the repro's headline uses;
 - `rnr`: the incast's flows as SENDs on receive queues of one WQE per connection
-  (`[rnic]`, docs/physics.md "Receive queues and RNR NAKs"), reposted after 0, 9 and 10.5 ms,
+  (`[rnic]`, docs/model/rnic.md "Receive queues and RNR NAKs"), reposted after 0, 9 and 10.5 ms,
   at two RNR timers, under IB CC and DASR in the NIC, then on one shared receive queue (SRQ)
   of 16, 8 and 4 WQEs reposted after 5 us: when RNR NAKs can idle the link;
 - `processing`: the same SENDs with the aggregator's per-message processing

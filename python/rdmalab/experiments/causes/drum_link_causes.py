@@ -10,7 +10,7 @@ server host, 20 ms; mean Gb/s per connection) on four links, the two ends and th
 - InfiniBand at 40 Gb/s of data and at QDR 4x (32 Gb/s of data after 8b/10b: the testbed).
 
 The link layer brings IB's credits instead of PFC, its headers (26 B per packet and a 16 B RETH
-per message, against RoCE's 48 B) and input-fair switch arbitration (docs/physics.md,
+per message, against RoCE's 48 B) and input-fair switch arbitration (docs/model/infiniband.md,
 "InfiniBand link layer"); the rate is the data rate. Nothing is tuned: each row is a link.
 """
 

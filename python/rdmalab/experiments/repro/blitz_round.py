@@ -18,7 +18,7 @@ INCAST_DPORT = 200
 #: FDR 4x's data rate: 4 lanes of 14.0625 Gb/s, 64b/66b coded (IBTA; `fabric/ib.rs`), 54.545 Gb/s.
 FDR4X_BPS = 4 * 14.0625e9 * 64 / 66
 #: InfiniBand wire bytes per data packet beyond its payload, LRH + BTH + ICRC + VCRC, and the RETH
-#: of a WRITE's first packet (docs/physics.md, "InfiniBand link layer").
+#: of a WRITE's first packet (docs/model/infiniband.md, "InfiniBand link layer").
 IB_DATA_HEADER, IB_RETH = 8 + 12 + 4 + 2, 16
 
 

@@ -32,11 +32,11 @@ FACTORS = {"allreduce": lambda n: 2 * (n - 1) / n, "allgather": lambda n: (n - 1
            "reduce_scatter": lambda n: (n - 1) / n, "alltoall": lambda n: (n - 1) / n, "broadcast": lambda n: 1.0}
 #: Steps of the ring per loop: allreduce is reduce-scatter then allgather.
 RING_STEPS = {"allreduce": lambda n: 2 * (n - 1), "allgather": lambda n: n - 1, "reduce_scatter": lambda n: n - 1}
-#: The engine's defaults the closed forms use (`SimConfig::default`; docs/physics.md).
+#: The engine's defaults the closed forms use (`SimConfig::default`; docs/model/links-and-switches.md#the-closed-form-of-a-lone-flow).
 DEFAULT_MTU, DEFAULT_HEADER, DEFAULT_ACK, DEFAULT_CHUNK = 1000, 48, 60, 512 * 1024
 #: INT bytes that HPCC adds to every data packet (`CcConfig::int_bytes`).
 HPCC_INT = 42
-#: InfiniBand's packet format (docs/physics.md): LRH + BTH + ICRC + VCRC on every data packet,
+#: InfiniBand's packet format (docs/model/infiniband.md#packet-format): LRH + BTH + ICRC + VCRC on every data packet,
 #: a RETH on a message's first, a 30-byte ACK, and a 6-byte flow-control packet per packet.
 IB_HEADER, IB_RETH, IB_ACK, IB_FC = 26, 16, 30, 6
 

@@ -315,7 +315,7 @@ FG_BIG_ALONE_MS = FG_BIG_BYTES * 8 * (1024 + 48) / 1024 / 40e9 * 1e3
 def _fg_big_alone_ms(link: str | None) -> float:
     """Fig. 7's 16 MB alone at line rate on `link`: RoCE as above; InfiniBand QDR 4x at its
     32 Gb/s data rate with 26 B of LRH, BTH, ICRC and VCRC per 1 KB packet and a 16 B RETH on
-    each 1 MB message's first packet (docs/physics.md, "InfiniBand link layer")."""
+    each 1 MB message's first packet (docs/model/infiniband.md, "InfiniBand link layer")."""
     if link != "infiniband":
         return FG_BIG_ALONE_MS
     wire = FG_BIG_BYTES * (1024 + 26) / 1024 + 16 * (FG_BIG_BYTES // 1048576)

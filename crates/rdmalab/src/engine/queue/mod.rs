@@ -23,7 +23,7 @@
 //!
 //! By default the tie key is that global insertion counter (FIFO, the reference's order).
 //! [`EventQueue::use_origin_order`] switches a fresh queue to a second order that does not
-//! depend on how the world is cut into partitions (the parallel engine's, `docs/physics.md`
+//! depend on how the world is cut into partitions (the parallel engine's, `docs/model/determinism.md#parallel-engine`
 //! "Parallel engine"): the key is `origin << ORIGIN_SHIFT | counter`, where the origin is the
 //! component (a node, or a global mechanism) whose handler pushes the event
 //! ([`EventQueue::set_origin`]) and the counter is that origin's own. Only the key changes:

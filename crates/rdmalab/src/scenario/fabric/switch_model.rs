@@ -20,7 +20,7 @@ pub(super) fn apply(spec: &FabricSpec, file: &Path, c: &mut SimConfig) -> Result
     } else if c.infiniband() {
         // An IB switch holds packets in input buffers per port and VL, and each output port
         // arbitrates among the inputs that hold a packet for it: the closest our egress
-        // queues come is DRR among input ports (docs/physics.md, InfiniBand link layer).
+        // queues come is DRR among input ports (docs/model/infiniband.md, "InfiniBand link layer").
         c.egress_arbitration = crate::fabric::EgressArbitration::InputFair;
     }
     if let Some(m) = spec.buffer_model {

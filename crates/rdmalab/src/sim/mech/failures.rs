@@ -1,6 +1,6 @@
 //! Link failures: a link goes down (and maybe up again) at a scheduled time.
 //!
-//! What happens when link `l` goes down at `t` (docs/physics.md, "Link failures"):
+//! What happens when link `l` goes down at `t` (docs/model/loss-and-failures.md, "Link failures"):
 //! * both ends lose carrier at once: the packets on the wire in either direction are lost,
 //!   the packets queued for the link at a switch are discarded (their buffer released), and
 //!   the PFC state of the two ports is cleared (no PAUSE or RESUME can cross any more);

@@ -58,7 +58,7 @@ pub(crate) fn build(cfg: &SimConfig, ports: &mut [PortState]) -> Option<Box<IbLi
 }
 
 /// The VL whose credits `pkt` takes, if any: data packets only. Link control frames and
-/// ACKs travel outside flow control, as IB's VL15 (a choice, docs/physics.md: the RNIC's
+/// ACKs travel outside flow control, as IB's VL15 (a choice, docs/model/infiniband.md#credits: the RNIC's
 /// ACK queue obeys no VL's credits, and an ACK is 30 bytes).
 #[inline]
 fn vl_of(pkt: &Packet) -> Option<usize> {

@@ -1,4 +1,4 @@
-//! PAUSE frames that carry a pause time (`[fabric.pfc_pause]`; docs/physics.md, "PFC pause
+//! PAUSE frames that carry a pause time (`[fabric.pfc_pause]`; docs/model/pfc.md, "PFC pause
 //! time"), as IEEE 802.1Qbb's do: a PFC frame gives each priority a time in quanta of 512 bit
 //! times; the paused transmitter resumes when that time runs out or at a frame with time 0
 //! (a RESUME). A sender whose queue stays over XOFF sends its PAUSE again before the time runs

@@ -1,4 +1,4 @@
-//! A switch's PFC watchdog (`[fabric.pfc_watchdog]`; docs/physics.md, "PFC watchdog"): it
+//! A switch's PFC watchdog (`[fabric.pfc_watchdog]`; docs/model/pfc.md, "PFC watchdog"): it
 //! finds an egress queue that a PFC storm keeps paused and stops it from holding the fabric.
 //!
 //! The rule is SONiC's `pfcwd` (its design notes and `config pfcwd start`): a lossless queue
@@ -74,7 +74,7 @@ pub(crate) struct PfcWatchdog {
     active: u32,
 }
 
-/// `storms`: one row per storm (docs/physics.md, "PFC watchdog").
+/// `storms`: one row per storm (docs/model/pfc.md, "PFC watchdog").
 pub(crate) const TABLE: TableSchema = TableSchema {
     name: "pfc_watchdog",
     columns: &[

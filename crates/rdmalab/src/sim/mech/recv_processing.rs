@@ -1,4 +1,4 @@
-//! The responder's per-message processing (`[rnic] recv_processing`; docs/physics.md,
+//! The responder's per-message processing (`[rnic] recv_processing`; docs/model/rnic.md,
 //! "Receive queues and RNR NAKs"): the application at a receiving host handles its receive
 //! completions one at a time, each taking `recv_processing`, and only then starts posting
 //! the message's receive WQE again. Messages that complete faster than that queue for it,

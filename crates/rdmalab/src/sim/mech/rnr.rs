@@ -1,4 +1,4 @@
-//! Receive queues and RNR NAKs of RC transport (`[rnic] recv_queue_depth`; docs/physics.md,
+//! Receive queues and RNR NAKs of RC transport (`[rnic] recv_queue_depth`; docs/model/rnic.md,
 //! "Receive queues and RNR NAKs").
 //!
 //! A SEND lands in the buffer of the responder's next receive WQE; a WRITE needs none. A
@@ -222,7 +222,7 @@ pub(in crate::sim) fn on_nak(rnr: &mut Rnr, qp_id: QpId, qp: &mut Qp, psn: u64, 
     true
 }
 
-/// `rnr`: RNR NAKs sent per plain flow, for the flows that met one (docs/physics.md,
+/// `rnr`: RNR NAKs sent per plain flow, for the flows that met one (docs/model/rnic.md,
 /// "Receive queues and RNR NAKs").
 pub(crate) const TABLE: TableSchema =
     TableSchema { name: "rnr", columns: &[("flow", ColumnKind::U32), ("rnr_naks", ColumnKind::U64)] };

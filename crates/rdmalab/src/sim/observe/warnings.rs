@@ -88,7 +88,7 @@ fn short_headroom(topo: &Topology, cfg: &SimConfig) -> Option<String> {
     (set < most).then(|| {
         format!(
             "fabric.pfc_headroom_kb gives every switch port {set} bytes of PFC headroom, less than the \
-             {most} bytes that can still arrive after a PAUSE on the most exposed port (docs/physics.md, \
+             {most} bytes that can still arrive after a PAUSE on the most exposed port (docs/model/pfc.md, \
              \"PFC headroom\"): a lossless class may drop packets, and the run then fails its lossless check"
         )
     })

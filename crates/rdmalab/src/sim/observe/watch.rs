@@ -18,7 +18,7 @@
 //! `SimConfig::deadlock_timeout`, is a deadlock: nothing in the cycle can ever send again.
 //! An ingress with any packet in a queue that is not paused (or not paused long enough)
 //! still drains, so its upstream port gets no edge; a long but recovering pause (a heavy
-//! incast) has such a queue, and no cycle (see `docs/physics.md`).
+//! incast) has such a queue, and no cycle (see `docs/model/pfc.md#pfc-deadlocks-and-runs-that-cannot-progress`).
 //!
 //! *Stall.* A run whose flows cannot finish may still have timers that re-arm forever (a
 //! retransmission timer firing into a paused NIC). The watchdog ends the run when no payload

@@ -8,7 +8,7 @@
 //! barrier the packets on wires that cross a cut move to the receiving partition's copy of
 //! the wire, keyed as they would have been in one partition; the next window starts at the
 //! earliest pending event of any partition. The order of every node's events, hence every
-//! result, is the same for any number of partitions (`docs/physics.md`, "Parallel engine").
+//! result, is the same for any number of partitions (`docs/model/determinism.md`, "Parallel engine").
 //!
 //! Memory grows with the partition count: each holds the whole topology, routes and flow
 //! list (but only its own nodes' packets and events).
