@@ -136,8 +136,8 @@ class Scenario:
         """A topology in the ns-3 HPCC simulator's format (`kind = "hpcc_file"`)."""
         return cls({"topology": {"kind": "hpcc_file", "path": str(Path(path).resolve())}})
 
-    #: The name `hpcc_file` had first.
     hpcc_topology = hpcc_file
+    """Another name for `hpcc_file`."""
 
     @classmethod
     def from_toml(cls, source: str | Path) -> "Scenario":
@@ -303,8 +303,8 @@ class Scenario:
         return self._add_with({"kind": "hpcc_flow_file", "path": str(Path(path).resolve())}, tenant=tenant, pg=pg,
                               transport=transport, verb=verb)
 
-    #: The name `hpcc_flow_file` had first.
     hpcc_flows = hpcc_flow_file
+    """Another name for `hpcc_flow_file`."""
 
     def htsim_cm(self, path: str | Path, tenant: str | None = None, pg: int | None = None,
                  transport: str | None = None, verb: str | None = None) -> "Scenario":

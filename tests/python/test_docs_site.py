@@ -9,6 +9,7 @@ its pages name no internal process.
   number, work-period name or internal label for a paper: readers outside cannot resolve them.
 """
 
+import html
 import os
 import re
 import shutil
@@ -97,6 +98,30 @@ def test_site_builds_strict(tmp_path):
                        capture_output=True, text=True, timeout=300,
                        env=dict(os.environ, NO_MKDOCS_2_WARNING="1"))
     assert r.returncode == 0, r.stderr[-5000:]
+    check_python_api_page((tmp_path / "site" / "reference" / "python-api" / "index.html").read_text())
+
+
+def words(text: str) -> str:
+    return " ".join(re.findall(r"[A-Za-z0-9]+", text))
+
+
+def check_python_api_page(page: str) -> None:
+    """The Python API page is rendered from the docstrings as the site is built (mkdocstrings),
+    so it cannot be stale; what can go wrong is a member it leaves out (no docstring, a filter)
+    or a docstring it does not show. Every public function, class and method has its section,
+    and each section opens with the first words of that member's docstring as they are now."""
+    from rdmalab.docgen import api_ref
+
+    text = words(html.unescape(re.sub(r"<[^>]+>", " ", page)))
+    missing = [name for name, _ in api_ref.entries() if f'id="{name}"' not in page]
+    assert not missing, f"members without a section on the Python API page: {missing}"
+    unshown = []
+    for name, obj in api_ref.entries():
+        first = words(api_ref.doc(obj).split("\n\n")[0].split("(")[0].split("[")[0])
+        first = " ".join(first.split()[:6])
+        if first not in text:
+            unshown.append(f"{name}: {first!r}")
+    assert not unshown, f"docstrings the Python API page does not show: {unshown}"
 
 
 def test_the_sweep_tutorial_file_is_a_valid_sweep():

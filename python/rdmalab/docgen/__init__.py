@@ -1,6 +1,8 @@
 """The reference pages generated from the code (`make reference`, `python -m rdmalab.docgen`):
-docs/reference/scenario.md, hpcc-keys.md, cli.md, outputs.md, python-api.md, and the JSON Schema
-of scenario files shipped in the package (rdmalab/schema/scenario.schema.json).
+docs/reference/scenario.md, hpcc-keys.md, cli.md, outputs.md, and the JSON Schema of scenario
+files shipped in the package (rdmalab/schema/scenario.schema.json). The Python API page
+(docs/reference/python-api.md) is not written here: mkdocstrings renders it from the docstrings
+when the site is built (`api_ref` lists what it must show).
 
 `python -m rdmalab.docgen --check` writes nothing and fails when a committed page differs from
 what the code generates now (a test runs the same check)."""
@@ -10,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from rdmalab.docgen import api_ref, cli_ref, hpcc_ref, outputs_ref, scenario_ref
+from rdmalab.docgen import cli_ref, hpcc_ref, outputs_ref, scenario_ref
 
 #: The repository's root (the generator runs from a checkout).
 ROOT = Path(__file__).resolve().parents[3]
@@ -21,7 +23,6 @@ PAGES: dict[str, Callable[[], str]] = {
     "docs/reference/hpcc-keys.md": lambda: hpcc_ref.render(ROOT),
     "docs/reference/cli.md": cli_ref.render,
     "docs/reference/outputs.md": outputs_ref.render,
-    "docs/reference/python-api.md": api_ref.render,
     "python/rdmalab/schema/scenario.schema.json": scenario_ref.schema_text,
 }
 
