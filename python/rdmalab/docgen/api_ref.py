@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 import rdmalab
-from rdmalab import results, scenario
+from rdmalab import chakra, results, scenario
 from rdmalab.docgen.markdown import cell
 
 #: What the page documents, in order: (heading, object).
@@ -17,6 +17,8 @@ OBJECTS: list[tuple[str, Any]] = [
     ("rdmalab.run_hpcc", rdmalab.run_hpcc),
     ("rdmalab.Scenario", scenario.Scenario),
     ("rdmalab.Results", results.Results),
+    ("rdmalab.chakra.export", chakra.export),
+    ("rdmalab.chakra.ChakraExport", chakra.ChakraExport),
 ]
 
 
