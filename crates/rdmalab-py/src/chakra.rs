@@ -13,7 +13,13 @@ use crate::sim::to_py;
 /// rank's host, the `[[traffic]]` entry that runs them and notes on what was rounded.
 #[pyfunction]
 #[pyo3(signature = (text, path, prefix, json=false))]
-fn chakra_export<'py>(py: Python<'py>, text: &str, path: &str, prefix: &str, json: bool) -> PyResult<Bound<'py, PyDict>> {
+fn chakra_export<'py>(
+    py: Python<'py>,
+    text: &str,
+    path: &str,
+    prefix: &str,
+    json: bool,
+) -> PyResult<Bound<'py, PyDict>> {
     let (p, prefix) = (Path::new(path), Path::new(prefix));
     let e = if json { export_json(text, p, prefix) } else { export_toml(text, p, prefix) }.map_err(to_py)?;
     let d = PyDict::new(py);
