@@ -44,7 +44,7 @@ class ChakraExport:
         new = copy.deepcopy(scenario)
         new.spec.pop("collective", None)
         new.spec["traffic"] = [t for t in new.spec.get("traffic", []) if t.get("kind") != "simai"] + [
-            dict(self.traffic, path=str(Path(self.traffic["path"]).resolve()))]
+            dict(self.traffic)]
         new.source = None
         return new
 
@@ -54,10 +54,13 @@ def export(scenario: Scenario | str | Path, prefix: str | Path) -> ChakraExport:
     `<prefix>.<rank>.et`: its `[[collective]]` list (rank i on the i-th host any collective
     names, in host order; each iteration a collective node after the one before, a `start` as
     compute before the first) or its SimAI workload (SimAI rank i as rank i, one iteration in
-    SimAI's order). Errors name the scenario's file and field."""
+    SimAI's order). The entry names the traces by their absolute prefix. Errors name the
+    scenario's file and field."""
     if not isinstance(scenario, Scenario):
         scenario = Scenario.from_toml(Path(scenario))
-    Path(prefix).parent.mkdir(parents=True, exist_ok=True)
+    # Absolute, so that the entry runs from any scenario file's folder.
+    prefix = Path(prefix).resolve()
+    prefix.parent.mkdir(parents=True, exist_ok=True)
     text = scenario.toml_source()
     if text is not None and scenario.path is not None:
         raw = _core.chakra_export(text, str(scenario.path), str(prefix))
