@@ -100,7 +100,7 @@ def papers_of(modules) -> list[tuple[str, list[str]]]:
         "attacks": "Congestion-control attacks", "virtuoso": "Virtuoso", "drum_fabric": "DRUM in the fabric",
         "drum_solver": "DRUM's solver", "load_balancing": "ConWeave and switch-side load balancing",
         "host_vs_switch": "Host-side against switch-side load balancing", "collectives": "Collectives",
-        "collectives_simai": "SimAI workloads",
+        "collectives_simai": "SimAI workloads", "chakra": "Chakra execution traces",
     }
     out = []
     for module in modules:

@@ -29,6 +29,13 @@ def scenario_schema() -> str:
 def build_commit() -> str:
     """The short commit the engine was built from ("unknown" when built outside a git checkout)."""
 
+# -- Chakra traces written from a scenario (chakra.rs) -------------------------------------------
+
+def chakra_export(text: str, path: str, prefix: str, json: bool = False) -> dict[str, Any]:
+    """Writes a scenario's `[[collective]]` list or SimAI workload as `<prefix>.<rank>.et`
+    (TOML text and its path, or with `json` the JSON text and its base folder); returns
+    `files`, `hosts`, `traffic` (the `[[traffic]]` entry, TOML) and `notes`."""
+
 class Simulation:
     """A simulation in progress. `threads` (when given) overrides the scenario's own; 0 asks
     for the command line's default."""

@@ -7,6 +7,7 @@
     rdmalab plot DIR                       figures of a sweep (slowdown, CDF, queues, rates, PFC, shares)
     rdmalab repro list | run NAME          paper experiments: sweep, figure, numbers beside the paper's
     rdmalab drum solve | bench             the DRUM resource-scheduling solver
+    rdmalab chakra export SCENARIO.toml --out PREFIX   a scenario's workload as Chakra traces
 
 `rdmalab COMMAND --help` explains each command's options.
 
@@ -29,7 +30,7 @@ from pathlib import Path
 
 from rdmalab import Scenario, run, run_hpcc
 from rdmalab._version import version
-from rdmalab import hpcc_batch
+from rdmalab import chakra, hpcc_batch
 from rdmalab.runner import detect_hpcc_dialect
 from rdmalab.drum import cli as drum_cli
 from rdmalab.experiments import cli as experiments_cli
@@ -332,6 +333,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_hpcc)
     drum_cli.register(sub)
     experiments_cli.register(sub)
+    chakra.register(sub)
     return parser
 
 

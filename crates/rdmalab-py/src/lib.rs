@@ -2,6 +2,7 @@
 use pyo3::prelude::*;
 use rdmalab_alloc as _; // jemalloc on huge pages for the engine's memory (docs/benchmarks.md@7f113c4, "stop 62")
 
+mod chakra;
 mod columns;
 mod drum;
 mod drum_network;
@@ -11,6 +12,7 @@ mod sim;
 /// The compiled core of the `rdmalab` Python package.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    chakra::register(m)?;
     drum::register(m)?;
     drum_network::register(m)?;
     sim::register(m)?;

@@ -10,7 +10,7 @@ import inspect
 from typing import Any
 
 import rdmalab
-from rdmalab import results, scenario
+from rdmalab import chakra, results, scenario
 
 #: What the page documents, in order: (its name on the page, object).
 OBJECTS: list[tuple[str, Any]] = [
@@ -18,6 +18,8 @@ OBJECTS: list[tuple[str, Any]] = [
     ("rdmalab.run_hpcc", rdmalab.run_hpcc),
     ("rdmalab.Scenario", scenario.Scenario),
     ("rdmalab.Results", results.Results),
+    ("rdmalab.chakra.export", chakra.export),
+    ("rdmalab.chakra.ChakraExport", chakra.ChakraExport),
 ]
 
 

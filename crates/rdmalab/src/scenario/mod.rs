@@ -29,6 +29,7 @@
 
 mod attack_traffic;
 pub mod chakra;
+pub mod chakra_export;
 pub mod classes;
 pub mod collective;
 mod fabric;

@@ -22,7 +22,7 @@ use crate::app::collective::Algorithm;
 use crate::app::deps::TransferGraph;
 use crate::app::trace_nodes::JobRecords;
 use crate::error::{Error, Result};
-use crate::formats::simai::{iteration, read_simai, Layout};
+use crate::formats::simai::{iteration, read_simai, Layout, SimaiWorkload};
 use crate::ids::NodeId;
 use crate::units::Time;
 
@@ -55,6 +55,17 @@ impl SimaiSpec {
     /// The iteration's job; errors name `traffic[i].<field>`, or the workload's file, line
     /// and field.
     pub(super) fn build(&self, ctx: &TrafficCtx<'_>) -> Result<(TransferGraph, JobRecords)> {
+        let (w, layout) = self.layout(ctx)?;
+        let file = ctx.file;
+        let it = iteration(&w, &ctx.base.join(&self.path), &layout)
+            .map_err(|e| locate::in_section(e, file, &format!("traffic[{}]", ctx.i)))?;
+        let parts = it.parts(&w, &layout);
+        Ok((it.graph, JobRecords { parts, nodes: None }))
+    }
+
+    /// The workload and where and how it runs; errors name `traffic[i].<field>` or the
+    /// workload's file.
+    pub(super) fn layout(&self, ctx: &TrafficCtx<'_>) -> Result<(SimaiWorkload, Layout)> {
         let (file, f) = (ctx.file, |name: &str| ctx.field(name));
         let w = read_simai(ctx.base.join(&self.path)).map_err(|e| locate::unreadable(e, file, &f("path")))?;
         let hosts: Vec<NodeId> = match &self.ranks {
@@ -76,9 +87,6 @@ impl SimaiSpec {
                 return Err(Error::input(file, 0, f(name), "must be at least 1"));
             }
         }
-        let it = iteration(&w, &ctx.base.join(&self.path), &layout)
-            .map_err(|e| locate::in_section(e, file, &format!("traffic[{}]", ctx.i)))?;
-        let parts = it.parts(&w, &layout);
-        Ok((it.graph, JobRecords { parts, nodes: None }))
+        Ok((w, layout))
     }
 }

@@ -346,3 +346,40 @@ fn each_node_is_a_row_with_its_times_and_what_it_waited_on() {
     let last = r.records.iter().map(|x| x.start + x.fct).max().unwrap();
     assert!(end.iter().cloned().fold(0.0, f64::max) <= last.0 as f64);
 }
+
+#[test]
+fn a_simai_workload_exported_as_traces_runs_as_the_workload_on_a_multipath_fabric() {
+    use rdmalab::scenario::chakra_export::export_toml;
+    // examples/simai.toml's workload with updates of 1 us (Chakra holds whole microseconds),
+    // on its rail fabric with two spines: TP, DP, EP and DP_EP groups, the groups' QPs hashed
+    // by ECMP. The traces' process groups take SimAI's communicators and open their QPs in
+    // SimAI's order, so every collective starts and ends at the same picosecond.
+    let ex = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let tmp = std::env::temp_dir().join(format!("rdmalab-chakra-x-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let work = std::fs::read_to_string(ex.join("simai_tiny.txt")).unwrap().replace("  100\n", "  1000\n");
+    std::fs::write(tmp.join("w.txt"), work).unwrap();
+    let toml = std::fs::read_to_string(ex.join("simai.toml")).unwrap().replace("simai_tiny.txt", "w.txt");
+    let file = tmp.join("s.toml");
+    let e = export_toml(&toml, &file, &tmp.join("tr")).unwrap();
+    assert!(e.files.len() == 8 && e.notes.is_empty() && e.hosts == (0..8).collect::<Vec<u32>>());
+    let at = toml.find("[[traffic]]").unwrap();
+    let traced = format!("{}{}", &toml[..at], e.traffic);
+    let times = |r: &Results| {
+        let mut v: Vec<(String, Time, Option<Time>)> = Vec::new();
+        for c in &r.collectives {
+            let name = c.name.trim_end_matches("#0").to_string();
+            match v.iter_mut().find(|x| x.0 == name) {
+                Some(x) => (x.1, x.2) = (x.1.min(c.start), x.2.max(c.end)),
+                None => v.push((name, c.start, c.end)),
+            }
+        }
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v
+    };
+    let a = times(&run_finished(Scenario::from_toml(&toml, &file).unwrap()));
+    let b = times(&run_finished(Scenario::from_toml(&traced, &file).unwrap()));
+    assert_eq!(a.len(), 13);
+    assert_eq!(a, b);
+    let _ = std::fs::remove_dir_all(&tmp);
+}

@@ -98,8 +98,11 @@ class Wire:
 def wire(scenario: dict) -> Wire:
     """The fabric of a scenario (a run's expanded scenario, as the store keeps it)."""
     topo, fab = scenario["topology"], scenario.get("fabric", {})
-    rate = _split(topo.get("host_rate", "400Gbps"), _RATES, "rate")
-    if _split(topo.get("fabric_rate", topo.get("host_rate", "400Gbps")), _RATES, "rate") != rate:
+    # The rail fabric's rates default to 400 Gb/s, the star's and leaf-spine's to 100 Gb/s.
+    default = "400Gbps" if topo.get("kind") == "rail" else "100Gbps"
+    host = topo.get("rate", default) if topo.get("kind") == "star" else topo.get("host_rate", default)
+    rate = _split(host, _RATES, "rate")
+    if _split(topo.get("fabric_rate", host), _RATES, "rate") != rate:
         raise ValueError("the closed forms here assume one rate for host and fabric links")
     delay = _split(topo.get("delay", "1us"), _TIMES, "delay")
     mtu = int(fab.get("mtu", 2048 if fab.get("link_layer") == "infiniband" else DEFAULT_MTU))
@@ -136,6 +139,30 @@ def rail_links(topo: dict) -> Callable[[int, int], int]:
     return lambda a, b: 2 if leaf(a) == leaf(b) else 4
 
 
+def links_of(topo: dict) -> Callable[[int, int], int]:
+    """(host a, host b) -> links between them: 2 on a star or under one leaf, 4 through a
+    spine of a leaf-spine (hosts numbered leaf by leaf) or of a rail fabric."""
+    kind = topo.get("kind")
+    if kind == "star":
+        return lambda a, b: 2
+    if kind == "leaf_spine":
+        per = int(topo["hosts_per_leaf"])
+        return lambda a, b: 2 if a // per == b // per else 4
+    return rail_links(topo)
+
+
+def direct_alltoall_closed_form_ns(scenario: dict, spec: dict) -> float:
+    """Completion of the direct all-to-all on an idle non-blocking fabric: each rank's n-1
+    pieces of size/n leave its uplink back to back (with the ACKs it returns for as many
+    received packets), and the last piece then crosses the longest way to its destination
+    (the star's form of docs/collectives.md, hop by hop)."""
+    w, links, ranks = wire(scenario), links_of(scenario["topology"]), ranks_of(spec)
+    n, size = len(ranks), size_bytes(spec["size"])
+    seg = size // n
+    far = max(links(a, b) for a in ranks for b in ranks if a != b)
+    return (n - 2) * w.serial(seg) + w.arrive(seg, far)
+
+
 def ring_closed_form_ns(scenario: dict, spec: dict | None = None) -> float | None:
     """Completion of a ring allreduce, allgather or reduce-scatter on the idle fabric, one
     loop (size / ranks at most `chunk`): rank j's last step ends a chain of K ring hops (K =
@@ -147,7 +174,7 @@ def ring_closed_form_ns(scenario: dict, spec: dict | None = None) -> float | Non
     kind, alg = spec["kind"], spec.get("algorithm") or ("direct" if spec["kind"] == "alltoall" else "ring")
     if kind not in RING_STEPS or alg != "ring":
         return None
-    w, links, ranks = wire(scenario), rail_links(scenario["topology"]), ranks_of(spec)
+    w, links, ranks = wire(scenario), links_of(scenario["topology"]), ranks_of(spec)
     n, size, c = len(ranks), size_bytes(spec["size"]), int(spec.get("channels", 1))
     k = RING_STEPS[kind](n)
     seg = size // n
@@ -164,7 +191,7 @@ def broadcast_closed_form_ns(scenario: dict, spec: dict | None = None) -> float 
     spec = spec or scenario["collective"][0]
     if spec["kind"] != "broadcast" or int(spec.get("channels", 1)) != 1:
         return None
-    w, links, ranks = wire(scenario), rail_links(scenario["topology"]), ranks_of(spec)
+    w, links, ranks = wire(scenario), links_of(scenario["topology"]), ranks_of(spec)
     size, chunk = size_bytes(spec["size"]), size_bytes(spec.get("chunk", DEFAULT_CHUNK))
     c = min(size, chunk)
     m = -(-size // c)

@@ -168,6 +168,7 @@ pub fn job(traces: &[ChakraTrace], plan: &Plan) -> Result<ChakraJob> {
     let node = |at: At| &traces[at.rank as usize].nodes[at.node as usize];
     // Collectives: every instance of a group has the same ranks, kind and size.
     let mut instances: Vec<Instance> = Vec::new();
+    let lanes = communicators(&groups, n);
     for (g, (pg, list)) in groups.iter().enumerate() {
         let ranks: Vec<u32> =
             if pg.is_empty() { (0..n as u32).collect() } else { list[0].iter().map(|a| a.rank).collect() };
@@ -206,7 +207,7 @@ pub fn job(traces: &[ChakraTrace], plan: &Plan) -> Result<ChakraJob> {
             }
             let kind = kind_of(first.0).expect("checked");
             instances.push(Instance {
-                group: g as u16,
+                group: lanes[g],
                 kind,
                 bytes: first.1,
                 members: members.clone(),
@@ -214,6 +215,9 @@ pub fn job(traces: &[ChakraTrace], plan: &Plan) -> Result<ChakraJob> {
             });
         }
     }
+    // In the order the ranks reach them (a node's place in its file; ties in group order), as
+    // a workload issues its collectives: the QPs open in that order.
+    instances.sort_by_key(|inst| inst.members.iter().map(|a| a.node).min());
     // Point-to-point: the k-th send of (src, dst, tag) meets the k-th receive.
     let mut pairs: Vec<(At, At)> = Vec::new();
     for (key, s) in &sends {
@@ -257,12 +261,12 @@ pub fn job(traces: &[ChakraTrace], plan: &Plan) -> Result<ChakraJob> {
     let mut made_by: Vec<At> = Vec::new();
     let mut parts = Vec::new();
     let active = plan.active.max(1);
-    if (groups.len() as u64 + 1) * u64::from(active) * u64::from(plan.channels) > u64::from(u16::MAX) {
+    let used = lanes.iter().max().map_or(0, |&l| l + 1);
+    if (u64::from(used) + 1) * u64::from(active) * u64::from(plan.channels) > u64::from(u16::MAX) {
         return Err(Error::scenario(
             "active_chunks",
             format!(
-                "{} process groups × {active} pieces × {} channels need too many QPs a pair",
-                groups.len(),
+                "{used} sets of overlapping process groups × {active} pieces × {} channels need too many QPs a pair",
                 plan.channels
             ),
         ));
@@ -316,7 +320,7 @@ pub fn job(traces: &[ChakraTrace], plan: &Plan) -> Result<ChakraJob> {
             transfers: from..transfers.len(),
         });
     }
-    let p2p_lane = groups.len() as u16 * active as u16 * plan.channels;
+    let p2p_lane = used * active as u16 * plan.channels;
     let mut send_of: HashMap<At, u32> = HashMap::new();
     let mut recv_of: HashMap<At, u32> = HashMap::new();
     for &(s, r) in &pairs {
@@ -429,6 +433,24 @@ pub fn job(traces: &[ChakraTrace], plan: &Plan) -> Result<ChakraJob> {
     check_acyclic(&transfers, |k| field(made_by[k]), |k| traces[made_by[k].rank as usize].path.clone())?;
     let graph = TransferGraph::new(transfers)?;
     Ok(ChakraJob { graph, parts, made_by, nodes })
+}
+
+/// Each process group's communicator (its QPs' lanes), in name order: the first that no
+/// earlier group sharing a rank with it uses. Groups without a rank in common (the
+/// tensor-parallel pairs of a workload) share one, as NCCL's communicators of one kind are
+/// created alike at every rank; their QPs still differ, as their hosts do.
+fn communicators(groups: &BTreeMap<String, Vec<Vec<At>>>, n: usize) -> Vec<u16> {
+    let mut taken: Vec<Vec<u16>> = vec![Vec::new(); n];
+    groups
+        .iter()
+        .map(|(pg, list)| {
+            let ranks: Vec<usize> =
+                if pg.is_empty() { (0..n).collect() } else { list[0].iter().map(|a| a.rank as usize).collect() };
+            let lane = (0u16..).find(|l| ranks.iter().all(|&r| !taken[r].contains(l))).expect("a free lane");
+            ranks.iter().for_each(|&r| taken[r].push(lane));
+            lane
+        })
+        .collect()
 }
 
 /// A rank's join of one piece: its first transfer without dependencies in the schedule, or

@@ -14,7 +14,8 @@
 //! truncated message, a dependency on a node the file does not hold, a repeated id and a
 //! cycle of dependencies.
 //!
-//! [`write::write_collectives`] writes a list of collectives as such traces.
+//! [`write::write_collectives`] writes a list of collectives as such traces,
+//! [`write_simai::write_simai`] a SimAI workload's iteration.
 
 pub mod job;
 pub mod schema;
@@ -22,6 +23,7 @@ pub mod system;
 #[cfg(test)]
 mod tests;
 pub mod write;
+pub mod write_simai;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

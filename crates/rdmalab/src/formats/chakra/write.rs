@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::ids::NodeId;
 
 /// The `comm_type` of a kind.
-fn comm_type(kind: Kind) -> CollectiveCommType {
+pub(super) fn comm_type(kind: Kind) -> CollectiveCommType {
     match kind {
         Kind::Allreduce => CollectiveCommType::AllReduce,
         Kind::Allgather => CollectiveCommType::AllGather,
@@ -64,13 +64,9 @@ pub fn write_collectives(prefix: &Path, hosts: &[NodeId], collectives: &[Collect
             ));
         }
     }
-    let attr = |name: &str, value: Value| Attribute { name: name.into(), value: Some(value) };
     let mut files = Vec::new();
     for (rank, host) in hosts.iter().enumerate() {
-        let mut buf = Vec::new();
-        let meta =
-            GlobalMetadata { version: "0.0.4".into(), attr: vec![attr("schema", Value::String("rdmalab".into()))] };
-        meta.encode_length_delimited(&mut buf).expect("a Vec grows");
+        let mut buf = header();
         let mut id = 0u64;
         for c in collectives.iter().filter(|c| c.ranks.contains(host)) {
             let mut before = None;
@@ -92,12 +88,7 @@ pub fn write_collectives(prefix: &Path, hosts: &[NodeId], collectives: &[Collect
                     name: format!("{}#{k}", c.name),
                     r#type: NodeType::CommCollNode as i32,
                     ctrl_deps: before.into_iter().collect(),
-                    attr: vec![
-                        attr("comm_type", Value::Int64(comm_type(c.kind) as i64)),
-                        attr("comm_size", Value::Uint64(c.size)),
-                        attr("pg_name", Value::String(c.name.clone())),
-                        attr("is_cpu_op", Value::Bool(false)),
-                    ],
+                    attr: collective_attrs(c.kind, c.size, &c.name),
                     ..Default::default()
                 };
                 n.encode_length_delimited(&mut buf).expect("a Vec grows");
@@ -105,9 +96,37 @@ pub fn write_collectives(prefix: &Path, hosts: &[NodeId], collectives: &[Collect
                 id += 1;
             }
         }
-        let path = rank_path(prefix, rank as u32);
-        std::fs::write(&path, buf).map_err(|source| Error::Io { path: path.clone(), source })?;
-        files.push(path);
+        files.push(write_rank(prefix, rank as u32, buf)?);
     }
     Ok(files)
+}
+
+/// An attribute of a node.
+pub(super) fn attr(name: &str, value: Value) -> Attribute {
+    Attribute { name: name.into(), value: Some(value) }
+}
+
+/// A collective node's attributes: `comm_type`, `comm_size`, `pg_name`, `is_cpu_op` false.
+pub(super) fn collective_attrs(kind: Kind, size: u64, pg: &str) -> Vec<Attribute> {
+    vec![
+        attr("comm_type", Value::Int64(comm_type(kind) as i64)),
+        attr("comm_size", Value::Uint64(size)),
+        attr("pg_name", Value::String(pg.to_string())),
+        attr("is_cpu_op", Value::Bool(false)),
+    ]
+}
+
+/// A trace file's start: the global metadata (Chakra's schema version, written by rdmalab).
+pub(super) fn header() -> Vec<u8> {
+    let mut buf = Vec::new();
+    let meta = GlobalMetadata { version: "0.0.4".into(), attr: vec![attr("schema", Value::String("rdmalab".into()))] };
+    meta.encode_length_delimited(&mut buf).expect("a Vec grows");
+    buf
+}
+
+/// Writes rank `rank`'s file of `prefix`; returns its path.
+pub(super) fn write_rank(prefix: &Path, rank: u32, buf: Vec<u8>) -> Result<PathBuf> {
+    let path = rank_path(prefix, rank);
+    std::fs::write(&path, buf).map_err(|source| Error::Io { path: path.clone(), source })?;
+    Ok(path)
 }
