@@ -27,14 +27,13 @@ import sys
 import warnings
 from pathlib import Path
 
-from rdmalab import Scenario, run, run_hpcc
+from rdmalab import Scenario, run
 from rdmalab._version import version
 from rdmalab import hpcc_batch
-from rdmalab.runner import detect_hpcc_dialect
+from rdmalab.runner import detect_hpcc_dialect, hpcc_files
 from rdmalab.drum import cli as drum_cli
 from rdmalab.experiments import cli as experiments_cli
 from rdmalab.failure import RunFailed, failure_record, write_failure
-from rdmalab.results import describe
 
 
 def _prepare_out(out: Path, force: bool) -> None:
@@ -149,7 +148,7 @@ def run_status(results) -> int:
     if results.interrupted:
         return EXIT_INTERRUPTED
     if results.counters.get("deadlocks", 0) > 0:
-        d = results.deadlock.row(0, named=True)
+        d = results.deadlock_rows()[0]
         hops = ", ".join(f"({n}, {p}, {q})" for n, p, q in results.cycle())
         print(f"rdmalab: PFC deadlock formed at {d['formed_ns'] / 1e3:.3f} us: cycle of (node, port, priority) "
               f"{hops}")
@@ -190,6 +189,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"engine: {results.extra['engine']}{_thread_use(results.extra.get('parallel'))}")
     if "cc_settings" in results.extra:
         print(f"cc: {results.extra['cc_settings']}")
+    # Lazy on purpose: the results module loads polars, which `rdmalab hpcc` does without.
+    from rdmalab.results import describe
+
     title = f"{Path(args.scenario).stem}: {describe(Scenario.from_toml(args.scenario), results)}"
     _write_outputs(results, out, title, summary, failure)
     if failed is not None:
@@ -234,7 +236,9 @@ def cmd_hpcc(args: argparse.Namespace) -> int:
               else f"dialect: {dialect} (no key of another dialect)")
     else:
         print(f"dialect: {dialect} (--dialect)")
-    results, fct, pfc = run_hpcc(args.config, progress=not args.quiet, threads=args.threads, dialect=dialect)
+    # The summary and the reference's files, no table built (and no polars loaded) unless the
+    # run has a block that reads one.
+    results, fct, pfc = hpcc_files(args.config, progress=not args.quiet, threads=args.threads, dialect=dialect)
     print(results.summary())
     extra = [str(p) for p in (results.extra.get("trace_path"), results.extra.get("qlen_path")) if p]
     print(f"\nwrote {', '.join([fct, pfc] + extra)}")
