@@ -46,10 +46,11 @@ def _prepare_out(out: Path, force: bool) -> None:
     out.mkdir(parents=True, exist_ok=True)
 
 
-def _write_outputs(results, out: Path, title: str, summary: str, failure: dict | None = None) -> None:
+def _write_outputs(results, out: Path, title: str, summary: str, failure: dict | None = None,
+                   figures: bool = True) -> None:
     """The summary, every table the run produced, the reference's text files, the failure
-    record of a run that did not end normally, and the figures of what the run has
-    (`run_figures`)."""
+    record of a run that did not end normally, and (with `figures`) the figures of what the
+    run has (`run_figures`)."""
     written = [out / "summary.txt", out / "fct.txt", out / "pfc.txt"]  # and messages/chunks with multipath
     # Less the events line: its count depends on the parallel engine's cut and its rate on the
     # wall clock, and the file is the same bytes for any thread count.
@@ -65,8 +66,8 @@ def _write_outputs(results, out: Path, title: str, summary: str, failure: dict |
         written.append(path)
     if results.trace is not None:
         written.append(results.extra["trace_path"])
-    figures, notes = run_figures(results, out, title)
-    drawn = f", {', '.join(p.name for p in figures)} (each + .pdf)" if figures else ""
+    drawn_paths, notes = run_figures(results, out, title) if figures else ([], [])
+    drawn = f", {', '.join(p.name for p in drawn_paths)} (each + .pdf)" if drawn_paths else ""
     run_json = out / "run.json"
     run_json.write_text(json.dumps(run_record(results, title), indent=1) + "\n")
     written.append(run_json)
@@ -193,7 +194,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from rdmalab.results import describe
 
     title = f"{Path(args.scenario).stem}: {describe(Scenario.from_toml(args.scenario), results)}"
-    _write_outputs(results, out, title, summary, failure)
+    _write_outputs(results, out, title, summary, failure, figures=not args.no_figures)
     if failed is not None:
         print(f"rdmalab: run failed: {failed}", file=sys.stderr)
         return EXIT_FAILED
@@ -310,6 +311,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="output folder (default out/<scenario file stem>/); must be empty or new")
     p.add_argument("--force", action="store_true", help="write into a non-empty --out folder, replacing its files")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--no-figures", action="store_true",
+                   help="write the summary, tables and files but draw no figure (drawing loads matplotlib: "
+                        "a second or more of CPU)")
     _threads_option(p, "auto")
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("hpcc", help="run an ns-3 HPCC simulator config (drop-in for `third CONFIG`)",

@@ -3,6 +3,7 @@
 
 import subprocess
 import sys
+from pathlib import Path
 
 import rdmalab
 from rdmalab import _core, cli
@@ -37,3 +38,15 @@ def test_hpcc_command_prints_the_results_summary(reference_copy, monkeypatch, ca
     lines = [line for line in res.summary().splitlines() if not line.startswith("events ")]
     for line in lines:
         assert line in printed.splitlines()
+
+
+def test_run_without_figures_writes_the_same_files_but_figures(tmp_path):
+    scen = str(Path(__file__).resolve().parents[2] / "examples" / "incast.toml")
+    assert cli.main(["run", scen, "--out", str(tmp_path / "all"), "--quiet", "--threads", "1"]) == 0
+    assert cli.main(["run", scen, "--out", str(tmp_path / "bare"), "--quiet", "--threads", "1", "--no-figures"]) == 0
+    everything = {p.name for p in (tmp_path / "all").iterdir()}
+    bare = {p.name for p in (tmp_path / "bare").iterdir()}
+    drawn = {n for n in everything if n.endswith((".png", ".pdf"))}
+    assert drawn and bare == everything - drawn
+    for name in bare:
+        assert (tmp_path / "bare" / name).read_bytes() == (tmp_path / "all" / name).read_bytes(), name
