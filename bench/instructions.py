@@ -9,7 +9,8 @@ simulation): a figure that other jobs on the machine do not move, unlike seconds
 Runs each named run once under `valgrind --tool=cachegrind --cache-sim=no` (some 50 times
 slower than natively) with the pure-Rust runner (`hpcc_run` for the reference's configs,
 `scenario_run` for the bench scenarios) and prints the instructions (set-up included), the
-events, and their ratio. `--record` writes the rows into the "Instructions per event" section
+events, and their ratio; then once natively, for the CPU nanoseconds per event beside it (which
+the machine's load does move). `--record` writes the rows into the "Instructions per event" section
 of `bench/recorded/performance.json`.
 """
 
@@ -34,8 +35,16 @@ NATIVE = {"fat-tree-128-pfc": "fat_tree_128_pfc.toml", "fat-tree-1k-pfc": "fat_t
 SECTION = "Instructions per event"
 
 
-def count(name: str, examples: Path) -> tuple[int, int]:
-    """(instructions, events) of one run of `name` under cachegrind."""
+def native_cpu(cmd: list[str], cwd: str) -> float:
+    """CPU seconds (user + system) of one native run of `cmd`."""
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, _, usage = os.wait4(proc.pid, 0)
+    return usage.ru_utime + usage.ru_stime
+
+
+def count(name: str, examples: Path) -> tuple[int, int, float]:
+    """(instructions, events, native CPU seconds) of one run of `name`: under cachegrind, then
+    natively."""
     with tempfile.TemporaryDirectory() as tmp:
         if name in NATIVE:
             cmd = [str(examples / "scenario_run"), str(REPO / "bench" / "scenarios" / NATIVE[name])]
@@ -50,10 +59,10 @@ def count(name: str, examples: Path) -> tuple[int, int]:
         text = out.stdout + out.stderr
         instructions = int(re.search(r"I\s+refs:\s+([\d,]+)", text).group(1).replace(",", ""))
         events = int(re.search(r"^events (\d+)", text, re.M).group(1))
-        return instructions, events
+        return instructions, events, native_cpu(cmd, tmp)
 
 
-def record(rows: dict[str, tuple[int, int]], machine: str, profile: str) -> None:
+def record(rows: dict[str, tuple[int, int, float]], machine: str, profile: str) -> None:
     path = REPO / "bench" / "recorded" / "performance.json"
     data = json.loads(path.read_text())
     section = next((s for s in data["sections"] if s["title"] == SECTION), None)
@@ -62,9 +71,9 @@ def record(rows: dict[str, tuple[int, int]], machine: str, profile: str) -> None
     head = subprocess.run(["git", "rev-parse", "--short=7", "HEAD"], cwd=REPO, capture_output=True, text=True,
                           check=False).stdout.strip() or "unknown"
     keep = [r for r in section["rows"] if r["cells"][0] not in rows]
-    for name, (instructions, events) in rows.items():
+    for name, (instructions, events, cpu) in rows.items():
         keep.append({"cells": [name, profile, f"{events:,}", f"{instructions / 1e9:.2f} G",
-                               f"{instructions / events:.0f}"],
+                               f"{instructions / events:.0f}", f"{cpu * 1e9 / events:.0f}"],
                      "commit": head, "date": dt.date.today().isoformat(), "machine": machine})
     section["rows"] = keep
     path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
@@ -79,12 +88,12 @@ def main() -> int:
     args = ap.parse_args()
     examples = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target")) / args.profile / "examples"
     rows = {}
-    print("| run | events | instructions | per event |")
-    print("|---|---|---|---|")
+    print("| run | events | instructions | per event | CPU ns per event |")
+    print("|---|---|---|---|---|")
     for name in args.runs:
         rows[name] = count(name, examples)
-        i, e = rows[name]
-        print(f"| {name} | {e:,} | {i / 1e9:.2f} G | {i / e:.0f} |", flush=True)
+        i, e, cpu = rows[name]
+        print(f"| {name} | {e:,} | {i / 1e9:.2f} G | {i / e:.0f} | {cpu * 1e9 / e:.0f} |", flush=True)
     if args.record:
         record(rows, args.machine, args.profile)
     return 0
