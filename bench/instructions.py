@@ -4,7 +4,7 @@ simulation): a figure that other jobs on the machine do not move, unlike seconds
 
     cargo build --profile test-release -p rdmalab --example hpcc_run --example scenario_run
     python3 bench/instructions.py [--profile test-release] S1-dcqcn fat-tree-128-pfc
-    python3 bench/instructions.py --record S1-dcqcn fat-tree-128-pfc fat-tree-1k-pfc
+    python3 bench/instructions.py --record S1-dcqcn fat-tree-128-pfc fat-tree-1k-perm
 
 Runs each named run once under `valgrind --tool=cachegrind --cache-sim=no` (some 50 times
 slower than natively) with the pure-Rust runner (`hpcc_run` for the reference's configs,
@@ -31,7 +31,7 @@ sys.path.insert(0, str(REPO / "bench"))
 from run import SCENARIOS, prepare  # noqa: E402
 
 #: Bench scenarios (bench/scenarios/) run with `scenario_run`.
-NATIVE = {"fat-tree-128-pfc": "fat_tree_128_pfc.toml", "fat-tree-1k-pfc": "fat_tree_1k_pfc.toml"}
+NATIVE = {"fat-tree-128-pfc": "fat_tree_128_pfc.toml", "fat-tree-1k-perm": "fat_tree_1k_permutation.toml"}
 SECTION = "Instructions per event"
 
 
