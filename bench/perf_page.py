@@ -67,8 +67,10 @@ def render(data: dict) -> str:
         "`bench/run.py` runs named scenarios, each in its own process with the pure-Rust runner",
         "(peak memory is the engine's), and prints wall and user time, events, events/s,",
         "packet-hops/s and peak memory; `bench/threads.py` compares thread counts through the",
-        "engine, the CLI and Python; `bench/scale.py` sweeps hosts and QPs. On a shared machine",
-        "take the best of several runs (`--repeat N`) and compare builds in alternation.",
+        "engine, the CLI and Python; `bench/scale.py` sweeps hosts and QPs; `bench/phases.py` splits",
+        "a command-line run's CPU time by phase and `bench/instructions.py` counts the engine's",
+        "instructions per event, which the machine's load does not move. On a shared machine take",
+        "the best of several runs (`--repeat N`) and compare builds in alternation.",
         "",
     ]
     return "\n".join(out)

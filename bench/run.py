@@ -37,7 +37,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-REFERENCE = REPO.parent / "shared" / "reference" / "hpcc"
+# The reference's files: `shared/reference/hpcc` beside the checkout or any folder above it.
+REFERENCE = next((p / "shared" / "reference" / "hpcc" for p in Path(__file__).resolve().parents
+                  if (p / "shared" / "reference" / "hpcc").is_dir()), REPO.parent / "shared" / "reference" / "hpcc")
 EXAMPLES = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target")) / "release" / "examples"
 BINARY = EXAMPLES / "hpcc_run"
 #: Native TOML scenarios (`bench/scenarios/`), run with the `scenario_run` example.

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import subprocess
-from importlib import metadata
 from pathlib import Path
 
 from rdmalab import _core
@@ -20,6 +19,9 @@ BASE_VERSION = "0.1.0"
 
 def package_version() -> str:
     """The version the package was installed as (pyproject.toml's `version`)."""
+    # Lazy on purpose: importlib.metadata is slow to load, and only the version string needs it.
+    from importlib import metadata
+
     try:
         return metadata.version("rdmalab")
     except metadata.PackageNotFoundError:

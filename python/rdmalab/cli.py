@@ -28,14 +28,13 @@ import sys
 import warnings
 from pathlib import Path
 
-from rdmalab import Scenario, run, run_hpcc
+from rdmalab import Scenario, run
 from rdmalab._version import version
 from rdmalab import chakra, hpcc_batch
-from rdmalab.runner import detect_hpcc_dialect
+from rdmalab.runner import detect_hpcc_dialect, hpcc_files
 from rdmalab.drum import cli as drum_cli
 from rdmalab.experiments import cli as experiments_cli
 from rdmalab.failure import RunFailed, failure_record, write_failure
-from rdmalab.results import describe
 
 
 def _prepare_out(out: Path, force: bool) -> None:
@@ -48,10 +47,11 @@ def _prepare_out(out: Path, force: bool) -> None:
     out.mkdir(parents=True, exist_ok=True)
 
 
-def _write_outputs(results, out: Path, title: str, summary: str, failure: dict | None = None) -> None:
+def _write_outputs(results, out: Path, title: str, summary: str, failure: dict | None = None,
+                   figures: bool = True) -> None:
     """The summary, every table the run produced, the reference's text files, the failure
-    record of a run that did not end normally, and the figures of what the run has
-    (`run_figures`)."""
+    record of a run that did not end normally, and (with `figures`) the figures of what the
+    run has (`run_figures`)."""
     written = [out / "summary.txt", out / "fct.txt", out / "pfc.txt"]  # and messages/chunks with multipath
     # Less the events line: its count depends on the parallel engine's cut and its rate on the
     # wall clock, and the file is the same bytes for any thread count.
@@ -67,8 +67,8 @@ def _write_outputs(results, out: Path, title: str, summary: str, failure: dict |
         written.append(path)
     if results.trace is not None:
         written.append(results.extra["trace_path"])
-    figures, notes = run_figures(results, out, title)
-    drawn = f", {', '.join(p.name for p in figures)} (each + .pdf)" if figures else ""
+    drawn_paths, notes = run_figures(results, out, title) if figures else ([], [])
+    drawn = f", {', '.join(p.name for p in drawn_paths)} (each + .pdf)" if drawn_paths else ""
     run_json = out / "run.json"
     run_json.write_text(json.dumps(run_record(results, title), indent=1) + "\n")
     written.append(run_json)
@@ -150,7 +150,7 @@ def run_status(results) -> int:
     if results.interrupted:
         return EXIT_INTERRUPTED
     if results.counters.get("deadlocks", 0) > 0:
-        d = results.deadlock.row(0, named=True)
+        d = results.deadlock_rows()[0]
         hops = ", ".join(f"({n}, {p}, {q})" for n, p, q in results.cycle())
         print(f"rdmalab: PFC deadlock formed at {d['formed_ns'] / 1e3:.3f} us: cycle of (node, port, priority) "
               f"{hops}")
@@ -191,8 +191,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"engine: {results.extra['engine']}{_thread_use(results.extra.get('parallel'))}")
     if "cc_settings" in results.extra:
         print(f"cc: {results.extra['cc_settings']}")
+    # Lazy on purpose: the results module loads polars, which `rdmalab hpcc` does without.
+    from rdmalab.results import describe
+
     title = f"{Path(args.scenario).stem}: {describe(Scenario.from_toml(args.scenario), results)}"
-    _write_outputs(results, out, title, summary, failure)
+    _write_outputs(results, out, title, summary, failure, figures=not args.no_figures)
     if failed is not None:
         print(f"rdmalab: run failed: {failed}", file=sys.stderr)
         return EXIT_FAILED
@@ -235,7 +238,9 @@ def cmd_hpcc(args: argparse.Namespace) -> int:
               else f"dialect: {dialect} (no key of another dialect)")
     else:
         print(f"dialect: {dialect} (--dialect)")
-    results, fct, pfc = run_hpcc(args.config, progress=not args.quiet, threads=args.threads, dialect=dialect)
+    # The summary and the reference's files, no table built (and no polars loaded) unless the
+    # run has a block that reads one.
+    results, fct, pfc = hpcc_files(args.config, progress=not args.quiet, threads=args.threads, dialect=dialect)
     print(results.summary())
     extra = [str(p) for p in (results.extra.get("trace_path"), results.extra.get("qlen_path")) if p]
     print(f"\nwrote {', '.join([fct, pfc] + extra)}")
@@ -307,6 +312,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="output folder (default out/<scenario file stem>/); must be empty or new")
     p.add_argument("--force", action="store_true", help="write into a non-empty --out folder, replacing its files")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--no-figures", action="store_true",
+                   help="write the summary, tables and files but draw no figure (drawing loads matplotlib: "
+                        "a second or more of CPU)")
     _threads_option(p, "auto")
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("hpcc", help="run an ns-3 HPCC simulator config (drop-in for `third CONFIG`)",

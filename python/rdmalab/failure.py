@@ -43,7 +43,7 @@ def failure_record(results: Any) -> dict[str, Any] | None:
     if results.interrupted:
         return _record("interrupted", "interrupted (Ctrl-C)", where, results)
     if results.counters.get("deadlocks", 0) > 0:
-        d = results.deadlock.row(0, named=True)
+        d = results.deadlock_rows()[0]
         # deadlock.parquet names the port by its ifindex (1-based); the record, as ports.parquet does.
         where = {"node": d["node"], "port": d["port"] - 1, "class": d["priority"],
                  "time_ps": round(d["formed_ns"] * 1000)}

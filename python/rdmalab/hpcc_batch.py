@@ -18,8 +18,6 @@ import warnings
 from pathlib import Path
 from typing import Any, Iterator
 
-from tqdm import tqdm
-
 from rdmalab.runner import detect_hpcc_dialect, run_hpcc
 
 #: The file names a folder run picks up by default: m4's `config_topology_flows.txt`, the
@@ -90,6 +88,9 @@ def run_folder(configs: list[Path], dialect: str | None = None, executor: str = 
     it = _ray(configs, dialect, address) if executor == "ray" else _local(configs, dialect, workers)
     by_config: dict[str, dict[str, Any]] = {}
     failed = 0
+    # Lazy on purpose: only a folder of configs draws this bar; `rdmalab hpcc CONFIG` does without tqdm.
+    from tqdm import tqdm
+
     with tqdm(total=len(configs), unit="config", disable=not progress) as bar:
         for r in it:
             by_config[r["config"]] = r

@@ -15,26 +15,7 @@ from rdmalab.collectives import collective_lines, collective_steps_frame, collec
 from rdmalab.host_results import apps_frame, drum_frame, settings_line, wqes_frame
 from rdmalab.mechanism_tables import mechanism_frames, ps_columns_frame
 from rdmalab.port_names import PORT_COLUMNS, port_label, port_names, with_port_names  # noqa: F401 (re-exported)
-
-#: Size buckets of the fidelity report (FORMATS.md §5 style), in payload bytes.
-SIZE_BUCKETS: list[tuple[str, int, float]] = [
-    ("all", 0, float("inf")),
-    ("<100KB", 0, 100_000),
-    ("100KB-1MB", 100_000, 1_000_000),
-    (">=1MB", 1_000_000, float("inf")),
-]
-
-
-def percentile(values: np.ndarray, p: float) -> float:
-    """The reference analysis script's rule: sort, take element int(n * p). NaN values
-    (flows that did not complete, e.g. `unreachable` ones) are left out."""
-    values = np.asarray(values, dtype=float)
-    values = values[~np.isnan(values)]
-    if len(values) == 0:
-        return float("nan")
-    s = np.sort(values)
-    return float(s[min(int(len(s) * p), len(s) - 1)])
-
+from rdmalab.summary import SIZE_BUCKETS, RunOutcome, percentile, slowdown_rows  # noqa: F401 (re-exported)
 
 #: Columns of the per-QP rate samples, with their types (so an empty table has them too).
 RATE_COLUMNS = {"time_ps": pl.UInt64, "qp": pl.UInt32, "flow": pl.UInt32, "src": pl.UInt32, "dst": pl.UInt32,
@@ -181,7 +162,7 @@ def chunks_frame(raw: dict[str, Any]) -> pl.DataFrame:
 
 
 @dataclass
-class Results:
+class Results(RunOutcome):
     """What a run measured.
 
     `flows` has one row per completed flow: src, dst, sip, dip, sport, dport, size,
@@ -349,14 +330,6 @@ class Results:
         """The completed flows only (`flows` minus those given up: unreachable or failed)."""
         return self.flows.filter(pl.col("status") == "completed")
 
-    def write_fct(self, path: str | Path) -> None:
-        """Writes completed flows in the ns-3 HPCC simulator's FCT format."""
-        self.extra["core"].write_fct(str(path))
-
-    def write_pfc(self, path: str | Path) -> None:
-        """Writes received PFC frames in the ns-3 HPCC simulator's PFC format."""
-        self.extra["core"].write_pfc(str(path))
-
     def tenant_share(self, start: str | int = 0, end: str | int | None = None) -> pl.DataFrame:
         """Payload each tenant's receivers accepted in order during `[start, end)`.
 
@@ -395,35 +368,11 @@ class Results:
 
     def slowdown_table(self) -> pl.DataFrame:
         """p50/p95/p99 FCT slowdown per size bucket, with the flow count of each bucket."""
-        rows = []
+        return pl.DataFrame(self._slowdown_rows())
+
+    def _slowdown_rows(self) -> list[dict[str, Any]]:
         done = self.completed
-        sizes = done["size"].to_numpy()
-        slow = done["slowdown"].to_numpy()
-        for name, lo, hi in SIZE_BUCKETS:
-            sel = slow[(sizes >= lo) & (sizes < hi)]
-            rows.append({"bucket": name, "flows": len(sel), "p50": percentile(sel, 0.5),
-                         "p95": percentile(sel, 0.95), "p99": percentile(sel, 0.99),
-                         "mean": float(sel.mean()) if len(sel) else float("nan")})
-        return pl.DataFrame(rows)
-
-    @property
-    def simulated_ps(self) -> int:
-        """The run's simulated time: the stop time if it stopped there, else when the last
-        flow completed (`last_completion_ps`), not when the last leftover timer fired."""
-        c = self.counters
-        if self.stop_reason in ("stop_time", "pfc_deadlock", "stalled") or self.interrupted:
-            return int(c["end_time_ps"])
-        # A run of applications only completes no flow: its last event ends it.
-        return int(c.get("last_completion_ps") or c["end_time_ps"])
-
-    def _time_note(self) -> str:
-        notes = {"stop_time": "the stop time", "pfc_deadlock": "when the deadlock was found",
-                 "stalled": "when the run stalled"}
-        if self.interrupted:
-            return "when interrupted"
-        if self.stop_reason in notes:
-            return notes[self.stop_reason]
-        return "last flow completed" if self.counters.get("last_completion_ps") else "last event"
+        return slowdown_rows(done["size"].to_numpy(), done["slowdown"].to_numpy())
 
     def _flows_span(self) -> tuple[int, int]:
         """[first flow start, rounded down to the tenant bins, simulated time): the window over
@@ -435,23 +384,6 @@ class Results:
         lo = int(self.flows["start_ns"].min()) * 1000 // bin_ps * bin_ps
         return (lo, hi) if lo < hi else (0, hi)
 
-    def _loss_note(self) -> str:
-        c = self.counters
-        parts = [f"{c[k]} {what}" for k, what in (("link_error_losses", "link errors"),
-                                                   ("link_down_losses", "link failures"),
-                                                   ("no_route_drops", "no route"),
-                                                   ("pfc_pause_refreshes", "pauses refreshed"),
-                                                   ("pfc_pause_expiries", "pauses ran out")) if c.get(k)]
-        return f"  ({', '.join(parts)})" if parts else ""
-
-    def _recovery_line(self) -> str:
-        """Loss recovery and reordering: what senders resent, NACKs, out-of-order arrivals,
-        and CNPs by cause (a CE mark, or an out-of-order packet under `cnp_on_ooo`)."""
-        c = self.counters
-        return (f"recovery          {c.get('retx_packets', 0):,} packets resent, {c['nacks']:,} NACKs, "
-                f"{c.get('ooo_packets', 0):,} out of order; CNPs {c.get('cnps_ecn', 0):,} ECN / "
-                f"{c.get('cnps_ooo', 0):,} out of order")
-
     def _repr_html_(self) -> str:
         """A notebook's view: the summary's counters and the slowdown table."""
         head, _, _ = self.summary().partition("\n\n")
@@ -460,36 +392,9 @@ class Results:
                        for line in head.splitlines())
         return f"<div><table>{rows}</table>{self.slowdown_table()._repr_html_()}</div>"
 
-    def summary(self) -> str:
-        """A human-readable summary: counters and the slowdown table."""
-        c = self.counters
-        lines = [
-            f"flows completed   {c['flows_completed']} / {c['flows_total']}"
-            + ("  (interrupted)" if self.interrupted else ""),
-        ]
-        if c.get("flows_unreachable"):
-            lines.append(f"flows unreachable {c['flows_unreachable']}  (destination cut off by link failures; "
-                         "status column of flows)")
-        if c.get("flows_failed"):
-            lines.append(f"flows failed      {c['flows_failed']}  (a WR exhausted retry_cnt or rnr_retry; status "
-                         "column of flows)")
-        lines += [
-            f"stop reason       {self.stop_reason}"
-            + (f": {self.stall_cause}" if self.stop_reason == "stalled" and self.stall_cause else ""),
-            f"simulated time    {self.simulated_ps / 1e6:.3f} us  ({self._time_note()})",
-            f"events            {c['events']:,}  ({c['events'] / max(self.wall_seconds, 1e-9) / 1e6:.2f} M/s wall)",
-            f"packet hops       {c['packet_hops']:,}",
-            f"drops / pauses    {c['drops']} / {c['pauses']}" + self._loss_note(),
-            f"ECN marks         {c['ecn_marks']}",
-            *([f"FECN / BECN       {c['fecn_marks']} / {c['becns']}"] if c.get("fecn_marks") or c.get("becns") else []),
-            *([f"IOFD              {c['deflections']} deflections, {c['resequenced']} re-sequenced, "
-               f"{c['reseq_escapes']} escaped"] if c.get("deflections") or c.get("resequenced") else []),
-            "payload bytes     sent {:,} = delivered {:,} + dropped in the fabric {:,} + discarded by "
-            "receivers {:,} + in flight {:,}".format(
-                c["payload_bytes_sent"], c["payload_bytes_delivered"], c["payload_bytes_dropped"],
-                c.get("payload_bytes_discarded", 0), c["payload_bytes_in_flight"]),
-            *([self._recovery_line()] if c.get("retx_packets") or c.get("ooo_packets") or c.get("nacks") else []),
-        ]
+    def _table_lines(self) -> list[str]:
+        """The summary's blocks read from tables: tenants, applications, classes, collectives."""
+        lines: list[str] = []
         bins = self.extra.get("tenant_bins")
         if bins is not None and len(bins["bin"]):
             lines.append("")
@@ -515,29 +420,8 @@ class Results:
                 pfc = "-" if r["pg"] == 0 else "on" if r["pfc"] else "off"  # class 0 is outside the MMU
                 lines.append(f"{r['pg']:<7}{sched:<11}{pfc:<6}{r['tx_bytes']:>16,}"
                              f"{r['drops']:>9}{r['pauses']:>8}{r['ecn_marks']:>8}")
-        lines += collective_lines(self.collectives)
-        if "trace_records" in c:
-            lines.append(f"trace             {c['trace_records']:,} records"
-                         + ("  (TRUNCATED at trace.max_bytes)" if c.get("trace_truncated") else ""))
-        table = self.slowdown_table()
-        lines.append("")
-        lines.append(f"{'bucket':<12}{'flows':>8}{'p50':>9}{'p95':>9}{'p99':>9}")
-        for r in table.iter_rows(named=True):
-            lines.append(f"{r['bucket']:<12}{r['flows']:>8}{r['p50']:>9.3f}{r['p95']:>9.3f}{r['p99']:>9.3f}")
-        lines.extend(self.deadlock_lines())
-        return "\n".join(lines)
+        return lines + collective_lines(self.collectives)
 
-    def cycle(self) -> list[tuple[int, int, int]]:
-        """The deadlock cycle as (node, port ifindex, priority) hops; empty when none."""
-        return [(r["node"], r["port"], r["priority"]) for r in self.deadlock.iter_rows(named=True)]
-
-    def deadlock_lines(self) -> list[str]:
-        """Lines naming the PFC deadlock, when one was found (none otherwise)."""
-        if self.deadlock.height == 0:
-            return []
-        d = self.deadlock.row(0, named=True)
-        hops = " -> ".join(f"node {n} port {p} prio {q}" for n, p, q in self.cycle())
-        n = self.counters.get("deadlocks", 1)
-        return ["", f"PFC deadlock: formed at {d['formed_ns'] / 1e3:.3f} us, found at {d['detected_ns'] / 1e3:.3f} us"
-                + (f" ({n} deadlocks in all)" if n > 1 else ""),
-                f"  cycle (each paused port waits on the next): {hops} -> back to the first"]
+    def deadlock_rows(self) -> list[dict[str, Any]]:
+        """The first PFC deadlock's cycle, one dict per hop (the rows of `deadlock`)."""
+        return list(self.deadlock.iter_rows(named=True))

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import sys
 import tempfile
 import time
 import warnings
 from pathlib import Path
-
-import polars as pl
-from tqdm.auto import tqdm
+from typing import TYPE_CHECKING
 
 from rdmalab import _core
 from rdmalab.failure import RunFailed, check_record
-from rdmalab.results import Results
 from rdmalab.scenario import Scenario, looks_like_toml
+from rdmalab.summary import Outcome, RunOutcome, needs_tables
+
+if TYPE_CHECKING:
+    from rdmalab.results import Results
 
 #: Events per slice between progress updates (about 0.1-0.3 s of work).
 SLICE_EVENTS = 1_000_000
@@ -30,14 +32,28 @@ def warn_scenario(sim: "_core.Simulation") -> None:
         warnings.warn(text, RdmalabWarning, stacklevel=3)
 
 
-#: Columns of the per-packet trace, in the engine's spool order (`sim::trace::COLUMNS`).
-TRACE_SCHEMA = {"time_ps": pl.UInt64, "event": pl.Utf8, "node": pl.UInt32, "port_id": pl.UInt32,
-                "flow": pl.UInt32, "qp": pl.UInt32, "kind": pl.Utf8, "seq": pl.UInt64, "pg": pl.UInt8,
-                "wire": pl.UInt32, "payload": pl.UInt32, "qlen": pl.UInt64}
+#: Columns of the per-packet trace, in the engine's spool order (`sim::trace::COLUMNS`), by
+#: their polars type's name.
+TRACE_COLUMNS = {"time_ps": "UInt64", "event": "Utf8", "node": "UInt32", "port_id": "UInt32", "flow": "UInt32",
+                 "qp": "UInt32", "kind": "Utf8", "seq": "UInt64", "pg": "UInt8", "wire": "UInt32",
+                 "payload": "UInt32", "qlen": "UInt64"}
+
+
+def _progress_bar(total: int, progress: bool):  # noqa: ANN202
+    """The progress bar (tqdm's notebook bar under IPython, its text bar elsewhere), or None."""
+    if not progress:
+        return None
+    if "IPython" in sys.modules:
+        # Lazy on purpose: tqdm.auto loads asyncio (some 0.1 s); only a run with a bar needs it.
+        from tqdm.auto import tqdm
+    else:
+        # Lazy on purpose: a run without a progress bar (`--quiet`) does without tqdm.
+        from tqdm import tqdm
+    return tqdm(total=total, unit="flow", delay=1.0, leave=False)
 
 
 def drive(sim: "_core.Simulation", progress: bool = True, check: bool = True,
-          trace_path: str | Path | None = None, release: bool = True) -> Results:
+          trace_path: str | Path | None = None, release: bool = True, tables: bool = True) -> RunOutcome:
     """Runs `sim` to the end in slices, showing a progress bar after one second.
 
     Ctrl-C stops the run cleanly: the results hold every flow completed so far and
@@ -50,26 +66,32 @@ def drive(sim: "_core.Simulation", progress: bool = True, check: bool = True,
     With `release`, the engine is freed once its results and trace are taken, before Python
     builds its tables from them (`Simulation.release`: at a million hosts the engine is most
     of the run's memory); the results still write their FCT and PFC files.
+
+    Without `tables`, a run that ends normally and whose summary reads no table returns an
+    `Outcome` (counters, summary, the FCT and PFC files; no polars loaded) instead of
+    `Results`.
     """
     spool = _start_trace(sim, trace_path)
     before = len(sim.warnings())
     t0 = time.perf_counter()
     done, total = sim.progress()
-    bar = tqdm(total=total, unit="flow", delay=1.0, disable=not progress, leave=False)
+    bar = _progress_bar(total, progress)
     reason, interrupted, slices = "paused", False, 0
     try:
         while reason == "paused":
             reason = sim.run(max_events=SLICE_EVENTS)
             slices += 1
-            done_now, _ = sim.progress()
-            bar.update(done_now - done)
-            done = done_now
-            bar.set_postfix_str(f"t={sim.now_ps() / 1e6:.1f}us", refresh=False)
+            if bar is not None:
+                done_now, _ = sim.progress()
+                bar.update(done_now - done)
+                done = done_now
+                bar.set_postfix_str(f"t={sim.now_ps() / 1e6:.1f}us", refresh=False)
     except KeyboardInterrupt:
         interrupted = True
         reason = "interrupted"
     finally:
-        bar.close()
+        if bar is not None:
+            bar.close()
     wall = time.perf_counter() - t0
     _warn_new(sim, before)
     if reason == "stalled":
@@ -78,6 +100,13 @@ def drive(sim: "_core.Simulation", progress: bool = True, check: bool = True,
     traced = sim.finish_trace() if spool is not None else None
     raw = sim.results(check=check and not interrupted, release=release, keep=True)
     failure = raw.pop("failure", None)
+    if not tables and failure is None and spool is None and not needs_tables(raw):
+        outcome = Outcome(raw, reason, interrupted, wall)
+        outcome.extra["core"] = sim
+        return outcome
+    # Lazy on purpose: polars (the tables) only for a run whose tables are read.
+    from rdmalab.results import Results
+
     results = Results.from_core(raw, reason, interrupted, wall)
     results.extra["core"] = sim
     results.extra["engine"] = sim.engine()
@@ -114,11 +143,15 @@ def _finish_trace(spool: tuple[Path, Path], traced: tuple[int, bool], results: R
     """Converts the spool (flushed by the engine: `traced` is its (records, truncated)) to
     Parquet by streaming (never the whole trace in memory), the port named by its `link` and
     its index on the node."""
+    # Lazy on purpose: polars only for a run with a trace (its tables are built already).
+    import polars as pl
+
     csv, dest = spool
     records, truncated = traced
     names = results.ports.select("port_id", "port", "link").lazy()
-    trace = pl.scan_csv(csv, schema=TRACE_SCHEMA).join(names, on="port_id", how="left", maintain_order="left")
-    trace.select(list(TRACE_SCHEMA)[:3] + ["port", "link"] + list(TRACE_SCHEMA)[3:]).sink_parquet(dest)
+    schema = {name: getattr(pl, kind) for name, kind in TRACE_COLUMNS.items()}
+    trace = pl.scan_csv(csv, schema=schema).join(names, on="port_id", how="left", maintain_order="left")
+    trace.select(list(TRACE_COLUMNS)[:3] + ["port", "link"] + list(TRACE_COLUMNS)[3:]).sink_parquet(dest)
     csv.unlink()
     results.counters["trace_records"] = records
     results.counters["trace_truncated"] = int(truncated)
@@ -190,6 +223,14 @@ def run_hpcc(config: str | Path, progress: bool = True, threads: int | str | Non
 
     Returns the results and the two output paths.
     """
+    return hpcc_files(config, progress, threads, dialect, tables=True)
+
+
+def hpcc_files(config: str | Path, progress: bool = True, threads: int | str | None = None,
+               dialect: str | None = None, tables: bool = False) -> tuple[RunOutcome, str, str]:
+    """`run_hpcc`; without `tables` (what `rdmalab hpcc` does: it prints the summary and
+    writes the reference's files) the results are an `Outcome` when the run needs no table
+    (`drive`), and polars is never loaded."""
     sim = _core.Simulation.from_hpcc_config(str(config), _threads_arg(threads), dialect)
     warn_scenario(sim)
     trace_path, qlen_path = sim.monitor_paths()
@@ -199,7 +240,7 @@ def run_hpcc(config: str | Path, progress: bool = True, threads: int | str | Non
             warnings.warn(f"{config}: {key} {path} exists and will be overwritten at the end of the run, as the "
                           "reference simulator does (copy it first to keep it)", RdmalabWarning, stacklevel=2)
     try:
-        results = drive(sim, progress=progress, trace_path=trace_path, release=not qlen_path)
+        results = drive(sim, progress=progress, trace_path=trace_path, release=not qlen_path, tables=tables)
     except RunFailed as e:  # what it measured up to the failure, in the reference's files too
         e.results.write_fct(fct_path)
         e.results.write_pfc(pfc_path)

@@ -4,7 +4,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-REFERENCE = REPO.parent / "shared" / "reference" / "hpcc"
+# The reference's files: `shared/reference/hpcc` beside the checkout or in any folder above it.
+REFERENCE = next((p / "shared" / "reference" / "hpcc" for p in REPO.parents
+                  if (p / "shared" / "reference" / "hpcc").is_dir()), REPO.parent / "shared" / "reference" / "hpcc")
 
 
 @pytest.fixture

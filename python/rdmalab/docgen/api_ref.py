@@ -29,9 +29,17 @@ def doc(obj: Any) -> str:
 
 
 def public_members(cls: type) -> list[tuple[str, Any]]:
-    """The class's own public methods and properties, in source order."""
-    out = []
-    for name, member in vars(cls).items():
+    """The class's public methods and properties, in source order: its own, then those it
+    inherits from the package's classes (`Results` from `summary.RunOutcome`)."""
+    out, seen = [], set()
+    for klass in cls.__mro__:
+        if klass is cls or klass.__module__.split(".")[0] == "rdmalab":
+            for name, member in vars(klass).items():
+                if name not in seen:
+                    seen.add(name)
+                    out.append((name, member))
+    members, out = out, []
+    for name, member in members:
         if name.startswith("_"):
             continue
         if isinstance(member, (staticmethod, classmethod)):

@@ -13,8 +13,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-from tqdm.auto import tqdm
-
 from rdmalab.drum import paper_instance
 
 PAPER_SCALES = "100x50,1000x500,10000x5000"
@@ -140,6 +138,9 @@ def cmd_bench_one(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    # Lazy on purpose: tqdm.auto loads asyncio (some 0.1 s); of the commands only `drum bench` draws a bar.
+    from tqdm.auto import tqdm
+
     scales = [tuple(int(v) for v in s.lower().split("x")) for s in args.scales.split(",") if s]
     results = []
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}

@@ -14,9 +14,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rdmalab.experiments.driver import run_sweep
-from rdmalab.experiments.executors import LocalExecutor, RayExecutor
-from rdmalab.experiments.store import Store
 from rdmalab.experiments.sweep import Sweep
 
 
@@ -65,6 +62,10 @@ def _executor_args(p: argparse.ArgumentParser) -> None:
 
 
 def _executor(args: argparse.Namespace) -> Any:
+    # Lazy on purpose: the executors' workers load polars (the results), which `rdmalab run`,
+    # `hpcc` and `--help` do not all need.
+    from rdmalab.experiments.executors import LocalExecutor, RayExecutor
+
     if args.ray is not None:
         if args.workers:
             raise ValueError("give --workers or --ray, not both")
@@ -75,6 +76,9 @@ def _executor(args: argparse.Namespace) -> Any:
 
 
 def _run(sweep: Any, out: str, args: argparse.Namespace) -> Any:
+    # Lazy on purpose: the sweep driver loads polars and tqdm, which the other commands do not all need.
+    from rdmalab.experiments.driver import run_sweep
+
     executor = _executor(args)
     try:
         report = run_sweep(sweep, out, executor, resume=args.resume, retry_failed=args.retry_failed,
@@ -117,8 +121,10 @@ def _where(items: list[str], flag: str = "--where") -> dict[str, Any]:
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
-    # Lazy on purpose: figures load matplotlib, which `rdmalab --help` and the other commands do not need.
+    # Lazy on purpose: figures load matplotlib, which `rdmalab --help` and the other commands do not need
+    # (and the store polars).
     from rdmalab.experiments.figures import KINDS, plot_sweep
+    from rdmalab.experiments.store import Store
 
     kinds = None if args.kind == "all" else [k.strip() for k in args.kind.split(",") if k.strip()]
     if not (Path(args.dir) / "sweep.json").is_file():
