@@ -58,7 +58,8 @@ pub struct FabricSpec {
     #[schemars(extend("enum" = crate::cc::CC_NAMES))]
     pub cc: Option<String>,
     /// Which QPs share a congestion-control state: `per_qp` (default), `per_destination`,
-    /// `per_pair`, `per_destination_unsplit`.
+    /// `per_pair`, `per_destination_unsplit`, `per_sl` (one state per sending NIC and service
+    /// level: InfiniBand CC's SL mode).
     pub granularity: Option<crate::cc::Granularity>,
     /// Parameters of the congestion control, named as the reference's config keys in lower
     /// case (`ewma_gain`, `rate_ai`, `rp_timer`, `u_target`, ...); the keys depend on `cc`

@@ -69,7 +69,7 @@ pub enum PathSelection {
     Letflow,
     /// CONGA on leaf-spine fabrics (`fabric::lb::conga`).
     Conga,
-    /// ConWeave on leaf-spine fabrics (`fabric::lb::conweave`).
+    /// ConWeave between ToRs: leaf-spine and fat-tree fabrics (`fabric::lb::conweave`).
     Conweave,
 }
 
