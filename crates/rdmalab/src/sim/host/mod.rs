@@ -2,12 +2,13 @@
 //! NACK, go-back-N), ACK processing at the sender, and retransmission timeouts.
 
 mod cc;
+mod cc_groups;
 mod completions;
 mod egress;
 mod rx;
 mod tx;
 
-pub(super) use cc::GroupKey;
+pub(super) use cc_groups::GroupKey;
 
 use crate::ids::{CcGroupId, FlowId, QpId};
 use crate::rnic::Qp;
