@@ -11,7 +11,7 @@
 //! (and may then start DCQCN timers on the dead QP, MODEL.md §2.5); here a retired group
 //! ignores it. FCTs are unaffected; only useless timer events disappear.
 
-use crate::cc::{AckEvent, CcConfig, CcState, Granularity, PathInfo};
+use crate::cc::{AckEvent, CcConfig, CcState, Granularity, LossKind, PathInfo};
 use crate::fabric::packet::NO_INT;
 use crate::fabric::Packet;
 use crate::ids::{CcGroupId, NodeId, QpId};
@@ -77,8 +77,15 @@ impl Simulation {
             },
         };
         let old = grp.rate;
+        let (windowed, mtu) = (self.cfg.cc.windowed(), self.cfg.mtu);
+        let old_win = if windowed { grp.window(mtu) } else { 0 };
         let fresh = self.dcqcn.lazy_alpha && pkt.cnp && matches!(&grp.state, CcState::Dcqcn(s) if s.first_cnp);
         grp.on_ack(&self.cfg.cc, &ev);
+        if windowed && ev.nack && !pkt.last_of_msg {
+            // A RoCE NACK names a hole (go-back-N's, or IRN's for each packet it holds):
+            // one packet lost per hole, whatever the NACKs naming it (an RNR NAK is none).
+            grp.on_loss(&self.cfg.cc, mtu as u64, LossKind::Hole(seq), self.now, snd_nxt.saturating_sub(seq), mtu);
+        }
         if self.dcqcn.virtual_checks() {
             let (checks, grids) = (self.mech.idle_checks.as_deref_mut(), &mut self.mech.dcqcn_grids);
             dcqcn_checks::after_ack(checks, grids, g, grp, &mut self.queue, pkt.cnp, fresh);
@@ -86,11 +93,34 @@ impl Simulation {
         if swapped {
             swap_path_int(dst, grp, None);
         }
-        let changed = grp.rate != old;
+        let changed = grp.rate != old || (windowed && grp.window(mtu) != old_win);
         self.flush_timers(g);
         if changed {
             self.set_member_rates(g, self.cfg.cc.retimes_pacing());
         }
+    }
+
+    /// A loss signal for the window algorithms (Swift, NSCC): `bytes` of `qp_id` lost, as a
+    /// retransmission timeout says (`LossKind::Timeout`, from `host/mod.rs::on_rto`) or a
+    /// NACK of one packet (`LossKind::Packet`: a transport whose NACK names each lost or
+    /// trimmed packet calls this once per NACK). RoCE's NACKs reach the algorithm through
+    /// `cc_on_ack`. The caller kicks the NIC.
+    pub(in crate::sim) fn cc_on_loss(&mut self, qp_id: QpId, bytes: u64, kind: LossKind) {
+        if !self.cfg.cc.windowed() {
+            return;
+        }
+        let g = self.qps[qp_id.idx()].cc_group;
+        if g.is_none() || g.0 == super::RELEASED || !self.groups[g.idx()].alive {
+            return;
+        }
+        let (una, nxt) = if self.groups[g.idx()].shared {
+            self.group_seqs(g)
+        } else {
+            (self.qps[qp_id.idx()].snd_una, self.qps[qp_id.idx()].snd_nxt)
+        };
+        let (now, mtu) = (self.now, self.cfg.mtu);
+        self.groups[g.idx()].on_loss(&self.cfg.cc, bytes, kind, now, nxt.saturating_sub(una), mtu);
+        self.set_member_rates(g, false);
     }
 
     /// Group-wide (acknowledged, sent) byte counts, monotonic across members leaving.
@@ -191,9 +221,13 @@ impl Simulation {
             retime
         };
         let rate = self.groups[g.idx()].member_rate().max(Rate(1));
+        let window = self.cfg.cc.windowed().then(|| self.groups[g.idx()].window(self.cfg.mtu));
         for i in 0..self.groups[g.idx()].members.len() {
             let q = self.groups[g.idx()].members[i];
             let qp = &mut self.qps[q.idx()];
+            if let Some(w) = window {
+                (qp.win, qp.var_win) = (w, false); // the algorithm's window, not the rate's
+            }
             let mut earlier = false;
             if retime && qp.rate != rate && qp.last_wire > 0 {
                 let old_gap = self.cfg.timing.tx_time(qp.rate, qp.last_wire as u64);
@@ -235,7 +269,7 @@ impl Simulation {
     /// The base RTT and BDP a QP from `src` to `dst` uses (global when GLOBAL_T), needed
     /// by windows and by HPCC's T and W.
     pub(in crate::sim) fn path_info(&self, src: NodeId, dst: NodeId) -> PathInfo {
-        if !self.cfg.window.enabled && !self.cfg.cc.needs_int() {
+        if !self.cfg.window.enabled && !self.cfg.cc.needs_int() && !self.cfg.cc.windowed() {
             return PathInfo::default();
         }
         let (base_rtt, bdp) = if self.cfg.window.global {

@@ -33,6 +33,11 @@ impl Simulation {
                 let line = self.qps[qp_id.idx()].max_rate;
                 let mut fresh = CcGroup::new(&self.cfg.cc, line, path, self.cfg.granularity, key);
                 fresh.owner = self.qps[qp_id.idx()].src.0;
+                if let crate::cc::CcState::Swift(s) = &mut fresh.state {
+                    let (src, dst) = (self.qps[qp_id.idx()].src, self.qps[qp_id.idx()].dst);
+                    // Switches on the path (the paper's hop count, read from the TTL).
+                    s.hops = self.routes.first_path(&self.topo, src, dst).len().saturating_sub(1) as u32;
+                }
                 dcqcn_timers::on_new_group(self.dcqcn, &mut fresh);
                 if self.cfg.defense == Defense::Tenant {
                     // A tenant's state is shared and split; a line-rate start is private.
