@@ -70,6 +70,8 @@ struct Bottleneck {
     shares: Vec<f64>,
     utilisation: f64,
     queue: Vec<u64>,
+    /// Each QP's window at the last rate sample (`Results::rate_samples`), bytes.
+    windows: Vec<u64>,
 }
 
 fn bottleneck_run(n: usize, mut c: SimConfig, warm: Time, end: Time) -> Bottleneck {
@@ -80,6 +82,7 @@ fn bottleneck_run(n: usize, mut c: SimConfig, warm: Time, end: Time) -> Bottlene
     let ups: Vec<PortId> = (1..=n).map(|i| port_to(&topo, NodeId(i as u32), sw)).collect();
     c.queue_sample_interval = Some(Time::from_us(2));
     c.queue_sample_start = warm;
+    c.rate_sample_interval = Some(Time::from_us(100));
     c.stop_time = end;
     let mut sim = Simulation::new(topo, flows, c).expect("valid scenario");
     let at = |sim: &mut Simulation, t: Time| -> Results {
@@ -95,6 +98,10 @@ fn bottleneck_run(n: usize, mut c: SimConfig, warm: Time, end: Time) -> Bottlene
         shares: sent.iter().map(|&s| s as f64 / total as f64).collect(),
         utilisation: (tx(&b, bott) - tx(&a, bott)) as f64 * 8.0 / (end - warm).secs_f64() / LINK.0 as f64,
         queue: b.queue_samples.iter().filter(|s| s.1 == bott && s.0 >= warm).map(|s| s.2).collect(),
+        windows: {
+            let last = b.rate_samples.iter().map(|s| s.time).max().unwrap_or(Time::ZERO);
+            b.rate_samples.iter().filter(|s| s.time == last).map(|s| s.window).collect()
+        },
     }
 }
 
@@ -153,6 +160,19 @@ fn check_swift(n: usize) {
         assert!((s - fair).abs() <= 0.1 * fair, "flow {i}: share {s:.3} vs 1/{n} (all {:?})", r.shares);
     }
     assert!(r.utilisation >= 0.99, "utilisation {:.4}", r.utilisation);
+    // The sampled windows (`window_bytes` in `res.rates`) hold the bytes in flight at the
+    // equilibrium RTT: together, the payload the bottleneck carries in that time. Each QP's
+    // window is its cwnd less one packet (room for the next), and the sawtooth moves every
+    // cwnd by up to one packet.
+    assert_eq!(r.windows.len(), n);
+    let payload_bps = LINK.0 as f64 * c.mtu as f64 / (c.mtu + c.header_bytes) as f64;
+    let in_flight = payload_bps / 8.0 * predicted * 1e-12;
+    let sum: f64 = r.windows.iter().map(|&w| (w + c.mtu as u64 - 1) as f64).sum();
+    assert!(
+        (sum - in_flight).abs() <= 2.0 * n as f64 * c.mtu as f64,
+        "{n} flows: windows {:?} sum {sum:.0} B, bytes in flight at the target RTT {in_flight:.0} B",
+        r.windows
+    );
 }
 
 #[test]
