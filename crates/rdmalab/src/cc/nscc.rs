@@ -173,17 +173,9 @@ impl NsccState {
         };
     }
 
-    /// QuickAdapt; true when it acted or the ACK is to be ignored.
-    fn quick_adapt(
-        &mut self,
-        p: &NsccParams,
-        loss: bool,
-        ecn: bool,
-        delay: Time,
-        now: Time,
-        in_flight: u64,
-        mtu: f64,
-    ) -> bool {
+    /// QuickAdapt; true when it acted or the ACK is to be ignored. `alarm`: a loss, or a
+    /// delay above four times the target.
+    fn quick_adapt(&mut self, p: &NsccParams, alarm: bool, ecn: bool, now: Time, in_flight: u64, mtu: f64) -> bool {
         if !p.quick_adapt {
             return false;
         }
@@ -192,7 +184,7 @@ impl NsccState {
             done = true;
         } else if now > self.qa_end {
             let gate = (self.achieved as f64) < self.maxwnd / (1u64 << p.qa_gate) as f64;
-            let signal = self.trigger_qa || loss || delay.0 > 4 * self.target.0;
+            let signal = self.trigger_qa || alarm;
             if self.qa_end != Time::ZERO && signal && gate {
                 self.cwnd = (self.achieved as f64).max(mtu);
                 self.to_ignore = in_flight;
@@ -227,7 +219,7 @@ impl NsccState {
         let delay = raw.saturating_sub(self.base_rtt);
         self.update_avg(p, delay, ecn);
         let in_flight = ack.snd_nxt.saturating_sub(ack.seq);
-        if self.quick_adapt(p, false, ecn, delay, now, in_flight, mtu) {
+        if self.quick_adapt(p, delay.0 > 4 * self.target.0, ecn, now, in_flight, mtu) {
             return;
         }
         let n = newly as f64;
@@ -298,7 +290,7 @@ impl NsccState {
         let sample = self.network_rtt;
         self.update_avg(p, sample, true);
         self.trigger_qa = true;
-        if !self.quick_adapt(p, true, true, Time::ZERO, now, in_flight, mtu) {
+        if !self.quick_adapt(p, true, true, now, in_flight, mtu) {
             self.cwnd -= bytes as f64;
             self.bounds(mtu);
         }

@@ -29,7 +29,7 @@ fn cfg(cc: &str) -> SimConfig {
 fn lone_flow_closed_form(size: u64, c: &SimConfig) -> Time {
     let (mtu, hops) = (c.mtu as u64, 2u64);
     let mut wires: Vec<u64> = vec![mtu + c.header_bytes as u64; (size / mtu) as usize];
-    if size % mtu > 0 {
+    if !size.is_multiple_of(mtu) {
         wires.push(size % mtu + c.header_bytes as u64);
     }
     let sum: u64 = wires.iter().map(|&w| LINK.tx_time(w).0).sum();
