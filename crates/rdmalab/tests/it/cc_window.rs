@@ -228,12 +228,16 @@ fn nscc_incast_queue_settles_near_the_target() {
 }
 
 /// Swift and NSCC on a k = 4 fat tree under WebSearch plus a cross-pod incast: lossless
-/// (PFC) and lossy with go-back-N and timeouts (the loss signal); every output the same
-/// for 1, 2 and 4 threads.
+/// (PFC), and lossy with go-back-N and timeouts or with IRN (the loss signals); every output
+/// the same for 1, 2 and 4 threads.
 #[test]
 fn window_algorithms_give_the_same_outputs_for_one_two_and_four_threads() {
     for cc in ["swift", "nscc"] {
-        for fabric in ["buffer_mb = 0.5", "buffer_mb = 0.3\nlossless = false\nrto = \"100us\""] {
+        for fabric in [
+            "buffer_mb = 0.5",
+            "buffer_mb = 0.3\nlossless = false\nrto = \"100us\"",
+            "buffer_mb = 0.3\nlossless = false\nloss_recovery = \"irn\"",
+        ] {
             let toml = format!(
                 "seed = 11\n[topology]\nkind = \"fat_tree\"\nk = 4\n\
                  [[traffic]]\nkind = \"poisson\"\ncdf = \"web_search\"\nload = 0.5\nduration = \"200us\"\n\
