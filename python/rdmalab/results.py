@@ -19,7 +19,8 @@ from rdmalab.summary import SIZE_BUCKETS, RunOutcome, percentile, slowdown_rows 
 
 #: Columns of the per-QP rate samples, with their types (so an empty table has them too).
 RATE_COLUMNS = {"time_ps": pl.UInt64, "qp": pl.UInt32, "flow": pl.UInt32, "src": pl.UInt32, "dst": pl.UInt32,
-                "rate_gbps": pl.Float64, "throughput_gbps": pl.Float64, "ccti": pl.UInt32}
+                "rate_gbps": pl.Float64, "throughput_gbps": pl.Float64, "ccti": pl.UInt32,
+                "window_bytes": pl.UInt64}
 
 
 #: Columns of the deadlock cycle: one row per hop (node, port as its ifindex, priority), with when
@@ -46,6 +47,7 @@ def rates_frame(raw: dict[str, Any]) -> pl.DataFrame:
         "time_ps": raw["time_ps"], "qp": raw["qp"], "flow": raw["flow"], "src": raw["src"], "dst": raw["dst"],
         "rate_gbps": raw["rate_bps"] / 1e9, "throughput_gbps": raw["throughput_bps"] / 1e9,
         "ccti": raw.get("ccti", np.zeros(len(raw["time_ps"]), dtype=np.uint32)),
+        "window_bytes": raw.get("window_bytes", np.zeros(len(raw["time_ps"]), dtype=np.uint64)),
     }).cast(RATE_COLUMNS)
 
 
@@ -179,8 +181,9 @@ class Results(RunOutcome):
     received; `queue_samples` switch queue lengths when sampling was asked for; `rates` one row
     per active QP per `fabric.rate_sample_interval`: time_ps, qp, flow, src, dst, rate_gbps
     (what congestion control allows), throughput_gbps (payload acknowledged since the
-    previous sample, over the interval) and ccti (InfiniBand CC's table index, 0 under other
-    schemes); `links` one row per port (one direction of a link)
+    previous sample, over the interval), ccti (InfiniBand CC's table index, 0 under other
+    schemes) and window_bytes (the QP's window: Swift's or NSCC's, or `fabric.window`'s; 0
+    when it has none); `links` one row per port (one direction of a link)
     per `fabric.link_sample_interval`: time_ps (end of the interval), the port's names, bytes
     sent in the interval and utilization (of the port's rate). All three are empty when not
     sampled.

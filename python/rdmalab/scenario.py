@@ -424,7 +424,7 @@ class Scenario:
         """Fabric settings: timing, mtu, lossless, buffer_mb, ecn, ack_high_prio,
         ack_interval, rto, retry_limit (go-back-N rounds without progress before a WR fails),
         path_selection (ecmp|source_ip|spray|drill|letflow|conga|conweave; the switch-side balancers take
-        `lb={...}`, the `[fabric.lb]` fields, docs/load-balancing.md), cc (none|dcqcn|hpcc|timely|dctcp|blitz|ib), granularity, cc_params, window, qp_cache_entries,
+        `lb={...}`, the `[fabric.lb]` fields, docs/load-balancing.md), cc (none|dcqcn|hpcc|timely|dctcp|blitz|ib|swift|nscc), granularity, cc_params, window, qp_cache_entries,
         qp_cache_miss_penalty, queue_sample_interval, rate_sample_interval (per-QP rate
         samples: `Results.rates`), iofd (Blitz's in-order flow deflection, a dict of the
         `[fabric.iofd]` fields, e.g. `iofd={"max_deflections": 2}`; `{}` = on with defaults),
@@ -457,7 +457,10 @@ class Scenario:
         "cct": [0, "3:1", "3:2"]})`, keys threshold, marking_rate, packet_size, ccti_increase,
         ccti_limit, ccti_min, ccti_timer, cct, and the named forms ib_cc_preset, threshold_level
         and cct = "<table>" (docs/model/infiniband.md, "Settings by name"); `granularity="per_sl"` for one
-        state per (source, SL); Blitz over it with `cc_params={"dasr_fallback": "ib"}`."""
+        state per (source, SL); Blitz over it with `cc_params={"dasr_fallback": "ib"}`.
+        The window algorithms (docs/cc-window.md): `with_fabric(cc="swift", cc_params=
+        {"swift_base_target": "20us"})`, `with_fabric(cc="nscc", cc_params={"nscc_target_qdelay":
+        "4us"})`; their windows are `Results.rates`' window_bytes."""
         new = copy.deepcopy(self)
         new.spec.setdefault("fabric", {}).update(settings)
         return new

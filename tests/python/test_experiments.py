@@ -422,7 +422,7 @@ def test_rate_samples_are_a_dataframe_that_accounts_for_every_byte_and_empty_whe
     sc = Scenario.star(4).incast([1, 2, 3], 0, 300_000).with_fabric(cc="dcqcn")
     res = rdmalab.run(sc.with_fabric(rate_sample_interval="2us"), progress=False)
     r = res.rates
-    assert r.columns == ["time_ps", "qp", "flow", "src", "dst", "rate_gbps", "throughput_gbps", "ccti"]
+    assert r.columns == ["time_ps", "qp", "flow", "src", "dst", "rate_gbps", "throughput_gbps", "ccti", "window_bytes"]
     assert r.height > 3 and (r["time_ps"] % 2_000_000 == 0).all()
     assert sorted(r["flow"].unique()) == [0, 1, 2] and (r["dst"] == 0).all()
     acked = r.group_by("flow").agg((pl.col("throughput_gbps") * 1e9 * 2e-6 / 8).sum().alias("bytes"))

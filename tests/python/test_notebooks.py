@@ -91,13 +91,15 @@ def test_figure_files_are_byte_reproducible(tmp_path, sampled):
 
 
 def test_examples_run(tmp_path):
-    for name in ("incast.toml", "link_failure.toml", "classes.toml", "collectives.toml"):
+    for name in ("incast.toml", "link_failure.toml", "classes.toml", "collectives.toml", "swift_nscc.toml"):
         out = subprocess.run([str(RDMALAB), "run", str(EXAMPLES / name), "--quiet", "--out", str(tmp_path / name)],
                              capture_output=True, text=True, timeout=300)
         assert out.returncode == 0, out.stderr
     assert pl.read_parquet(tmp_path / "link_failure.toml" / "trace.parquet").height > 0
     classes = pl.read_parquet(tmp_path / "classes.toml" / "classes.parquet")
     assert not classes["pfc"][2] and classes["ecn_marks"][2] > 0  # the lossy class, marked early
+    windows = pl.read_parquet(tmp_path / "swift_nscc.toml" / "rates.parquet")["window_bytes"]
+    assert windows.min() > 0  # Swift's windows, sampled with the rates
     out = subprocess.run([str(RDMALAB), "sweep", str(EXAMPLES / "load_sweep.toml"), "--out", str(tmp_path / "sw"),
                           "--workers", "1", "--quiet"], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr

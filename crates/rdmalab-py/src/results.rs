@@ -326,5 +326,6 @@ fn rate_dict<'py>(py: Python<'py>, rs: &[RateSample]) -> PyResult<Bound<'py, PyD
     t.u64("time_ps", |s| s.time.0)?.u64("qp", |s| s.qp.0 as u64)?.u64("flow", |s| s.flow as u64)?;
     t.u64("src", |s| s.src.0 as u64)?.u64("dst", |s| s.dst.0 as u64)?;
     t.u64("rate_bps", |s| s.rate.0)?.u64("throughput_bps", |s| s.throughput.0)?.u64("ccti", |s| s.ccti as u64)?;
+    t.u64("window_bytes", |s| s.window)?;
     Ok(t.dict())
 }

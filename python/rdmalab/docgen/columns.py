@@ -90,6 +90,7 @@ OWN: dict[str, str] = {
     "rates.rate_gbps": "rate congestion control allows, Gb/s",
     "rates.throughput_gbps": "payload acknowledged since the previous sample over the interval, Gb/s",
     "rates.ccti": "InfiniBand CC's table index (0 under other schemes)",
+    "rates.window_bytes": "the QP's window, bytes (Swift's, NSCC's or `fabric.window`'s; 0: none)",
     "deadlock.port": "the port's ns-3 interface index (1-based)",
     "deadlock.priority": "paused priority of the hop",
     "deadlock.formed_ns": "when the cycle closed, ns",

@@ -12,7 +12,8 @@ Layout of a sweep folder::
     pfc/<run_id>.parquet      PFC frames received (time_ps, node, ifindex, pause)
     queues/<run_id>.parquet   switch queue samples when `fabric.queue_sample_interval` is set
     rates/<run_id>.parquet    per-QP rate and throughput samples when `fabric.rate_sample_interval`
-                              is set (time_ps, qp, flow, src, dst, rate_gbps, throughput_gbps, ccti)
+                              is set (time_ps, qp, flow, src, dst, rate_gbps, throughput_gbps, ccti,
+                              window_bytes)
     deadlock/<run_id>.parquet the first PFC deadlock's cycle, one row per hop (node, port,
                               priority, formed_ns, detected_ns); no rows when there was none
     messages/<run_id>.parquet multipath messages (`Results.messages`), empty without multipath

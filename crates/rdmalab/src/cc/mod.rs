@@ -52,6 +52,8 @@ pub mod dctcp;
 pub mod hpcc;
 pub mod ib;
 pub mod ib_presets;
+pub mod nscc;
+pub mod swift;
 pub mod timely;
 
 pub use dasr::{BlitzParams, BlitzState, DasrCount, DasrFallback, DasrParams};
@@ -59,6 +61,8 @@ pub use dcqcn::{DcqcnParams, DcqcnState};
 pub use dctcp::{DctcpParams, DctcpState};
 pub use hpcc::{HpccParams, HpccState};
 pub use ib::{CctEntry, IbParams, IbState};
+pub use nscc::{NsccParams, NsccState};
+pub use swift::{SwiftParams, SwiftState};
 pub use timely::{TimelyParams, TimelyState};
 
 use crate::fabric::IntHeader;
@@ -84,10 +88,14 @@ pub enum CcConfig {
     Blitz(BlitzParams),
     /// InfiniBand congestion control (IBA annex A10): FECN marks, BECNs, the CCT index.
     Ib(IbParams),
+    /// Swift: a delay-based window (htsim's `swift.cpp`).
+    Swift(SwiftParams),
+    /// NSCC: UEC's window on ECN, delay and loss (htsim's UEC sender).
+    Nscc(NsccParams),
 }
 
 /// Every name `fabric.cc` accepts ([`CcConfig::from_name`]), as the scenario reference lists them.
-pub const CC_NAMES: &[&str] = &["none", "dcqcn", "hpcc", "timely", "dctcp", "blitz", "ib"];
+pub const CC_NAMES: &[&str] = &["none", "dcqcn", "hpcc", "timely", "dctcp", "blitz", "ib", "swift", "nscc"];
 
 impl CcConfig {
     /// Bytes of INT header this algorithm needs on data packets (MODEL.md §2.2).
@@ -95,8 +103,22 @@ impl CcConfig {
         match self {
             CcConfig::Hpcc(_) => 42,
             CcConfig::Timely(_) => 8,
-            CcConfig::None | CcConfig::Dcqcn(_) | CcConfig::Dctcp(_) | CcConfig::Blitz(_) | CcConfig::Ib(_) => 0,
+            // Swift's and NSCC's send time rides in the transport header (htsim's packets
+            // carry it within their size).
+            CcConfig::None
+            | CcConfig::Dcqcn(_)
+            | CcConfig::Dctcp(_)
+            | CcConfig::Blitz(_)
+            | CcConfig::Ib(_)
+            | CcConfig::Swift(_)
+            | CcConfig::Nscc(_) => 0,
         }
+    }
+    /// A window algorithm: the group's window bounds each member's bytes in flight
+    /// (`CcGroup::window`).
+    #[inline]
+    pub fn windowed(&self) -> bool {
+        matches!(self, CcConfig::Swift(_) | CcConfig::Nscc(_))
     }
     /// Whether switches must stamp INT hop records (HPCC only, MODEL.md §4.1).
     pub fn needs_int(&self) -> bool {
@@ -105,7 +127,7 @@ impl CcConfig {
     /// Whether data packets carry a header slot echoed by the ACK (INT hops or TIMELY's
     /// send timestamp).
     pub fn carries_header(&self) -> bool {
-        matches!(self, CcConfig::Hpcc(_) | CcConfig::Timely(_))
+        matches!(self, CcConfig::Hpcc(_) | CcConfig::Timely(_) | CcConfig::Swift(_) | CcConfig::Nscc(_))
     }
     /// A rate change re-times the pending pacing gap (HPCC's `ChangeRate`, MODEL.md §2.3)
     /// instead of applying from the next packet on.
@@ -123,6 +145,8 @@ impl CcConfig {
             "dctcp" => Ok(CcConfig::Dctcp(DctcpParams::default())),
             "blitz" => Ok(CcConfig::Blitz(BlitzParams::default())),
             "ib" => Ok(CcConfig::Ib(IbParams::default())),
+            "swift" => Ok(CcConfig::Swift(SwiftParams::default())),
+            "nscc" => Ok(CcConfig::Nscc(NsccParams::default())),
             other => Err(format!("unknown congestion control `{other}` (known: {})", CC_NAMES.join(", "))),
         }
     }
@@ -136,6 +160,8 @@ impl CcConfig {
             CcConfig::Dctcp(_) => "dctcp",
             CcConfig::Blitz(_) => "blitz",
             CcConfig::Ib(_) => "ib",
+            CcConfig::Swift(_) => "swift",
+            CcConfig::Nscc(_) => "nscc",
         }
     }
     /// InfiniBand CC's settings when it runs (`cc = "ib"`, or Blitz's `ib` fall-back).
@@ -217,6 +243,18 @@ pub struct AckEvent<'a> {
     pub share: Rate,
 }
 
+/// What says a packet was lost (the window algorithms' loss signal).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LossKind {
+    /// A NACK naming one lost (or trimmed) packet: every call is a loss.
+    Packet,
+    /// A RoCE NACK naming the hole at this cumulative sequence: the first NACK of a hole is
+    /// a loss, the next ones naming the same hole are not.
+    Hole(u64),
+    /// A retransmission timeout.
+    Timeout,
+}
+
 /// Number of timer kinds a group can have (DCQCN uses three).
 pub const MAX_TIMERS: usize = 3;
 
@@ -273,6 +311,10 @@ pub enum CcState {
     Blitz(BlitzState),
     /// InfiniBand CC source.
     Ib(IbState),
+    /// Swift sender.
+    Swift(Box<SwiftState>),
+    /// NSCC sender.
+    Nscc(Box<NsccState>),
 }
 
 /// Constants of a group fixed at creation: the path's base RTT and BDP (HPCC's T and W).
@@ -349,6 +391,8 @@ impl CcGroup {
             CcConfig::Dctcp(_) => CcState::Dctcp(DctcpState::new()),
             CcConfig::Blitz(p) => CcState::Blitz(BlitzState::new(p, line)),
             CcConfig::Ib(p) => CcState::Ib(IbState::new(p)),
+            CcConfig::Swift(p) => CcState::Swift(Box::new(SwiftState::new(p, path.bdp, path.base_rtt))),
+            CcConfig::Nscc(p) => CcState::Nscc(Box::new(NsccState::new(p, line, path.base_rtt))),
         };
         let rate = match (&state, cfg) {
             (CcState::Blitz(s), _) => s.rate(),
@@ -396,8 +440,41 @@ impl CcGroup {
             (CcConfig::Dctcp(p), CcState::Dctcp(s)) => s.on_ack(p, &mut self.rate, line, ack),
             (CcConfig::Blitz(p), CcState::Blitz(s)) => self.rate = s.on_ack(p, &mut self.timers, line, ack),
             (CcConfig::Ib(p), CcState::Ib(s)) => self.rate = s.on_ack(p, &mut self.timers, line, ack),
+            (CcConfig::Swift(p), CcState::Swift(s)) => {
+                s.on_ack(p, ack);
+                self.rate = s.rate(line, ack.mtu);
+            }
+            (CcConfig::Nscc(p), CcState::Nscc(s)) => s.on_ack(p, ack),
             _ => {}
         }
+    }
+
+    /// A loss of `bytes` of a member, for the window algorithms; `in_flight`: the group's
+    /// bytes sent and not acknowledged.
+    pub fn on_loss(&mut self, cfg: &CcConfig, bytes: u64, kind: LossKind, now: Time, in_flight: u64, mtu: u32) {
+        match (cfg, &mut self.state) {
+            (CcConfig::Swift(p), CcState::Swift(s)) => {
+                s.on_loss(p, kind, now, mtu);
+                self.rate = s.rate(self.max_rate, mtu);
+            }
+            (CcConfig::Nscc(p), CcState::Nscc(s)) => s.on_loss(p, bytes, kind, now, in_flight, mtu),
+            _ => {}
+        }
+    }
+
+    /// The window of a window algorithm in bytes of payload (0: none), so that a member may
+    /// send a packet of `mtu` while its bytes in flight plus the packet fit in the window
+    /// (`rnic::Qp::window_bound` stops a QP once the bytes in flight reach it). Swift below
+    /// one packet paces instead and has none.
+    #[inline]
+    pub fn window(&self, mtu: u32) -> u64 {
+        let cwnd = match &self.state {
+            CcState::Swift(s) if s.cwnd >= mtu as f64 => s.cwnd,
+            CcState::Nscc(s) => s.cwnd,
+            _ => return 0,
+        };
+        let n = if self.split { self.members.len().max(1) as f64 } else { 1.0 };
+        ((cwnd / n) as u64).saturating_sub(mtu as u64).saturating_add(1).max(1)
     }
 
     /// Timer `kind` fired at `now` (its due time matched); `self.rate` holds the result.

@@ -114,6 +114,9 @@ pub struct RateSample {
     pub throughput: Rate,
     /// InfiniBand CC: its group's congestion control table index (0 under other schemes).
     pub ccti: u16,
+    /// The QP's window in bytes at `time` (a window algorithm's, Swift's or NSCC's, or
+    /// `fabric.window`'s; 0: none).
+    pub window: u64,
 }
 
 impl FlowRecord {

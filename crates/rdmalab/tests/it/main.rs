@@ -13,6 +13,7 @@ mod blitz;
 mod blitz_inputs;
 mod blitz_stagger;
 mod cc;
+mod cc_window;
 mod chakra;
 mod classes;
 mod collectives;

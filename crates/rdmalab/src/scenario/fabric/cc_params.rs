@@ -63,6 +63,8 @@ pub(super) fn apply(cc: &mut CcConfig, table: &CcParamTable, file: &Path) -> Res
                 "min_rate" => set(&mut p.min_rate, v.rate()?),
                 _ => false,
             },
+            CcConfig::Swift(p) => swift_key(p, &v)?,
+            CcConfig::Nscc(p) => nscc_key(p, &v)?,
         };
         if !known {
             return Err(Error::input(
@@ -74,6 +76,12 @@ pub(super) fn apply(cc: &mut CcConfig, table: &CcParamTable, file: &Path) -> Res
         }
     }
     check_blitz_fallback(cc, table, file)?;
+    let window = match cc {
+        CcConfig::Swift(p) => p.check(),
+        CcConfig::Nscc(p) => p.check(),
+        _ => Ok(()),
+    };
+    window.map_err(|(key, m)| Error::input(file, 0, format!("fabric.cc_params.{key}"), m))?;
     let Some(p) = ib_params_mut(cc) else {
         return Ok(());
     };
@@ -203,6 +211,38 @@ fn dcqcn_key(p: &mut crate::cc::DcqcnParams, v: &Value<'_>) -> Result<bool> {
     })
 }
 
+/// A Swift key (`cc = "swift"`); false when `v` names none.
+fn swift_key(p: &mut crate::cc::SwiftParams, v: &Value<'_>) -> Result<bool> {
+    Ok(match v.key {
+        "swift_ai" => set(&mut p.ai, v.positive()?),
+        "swift_beta" => set(&mut p.beta, v.positive()?),
+        "swift_max_mdf" => set(&mut p.max_mdf, v.positive()?),
+        "swift_base_target" => set(&mut p.base_target, v.time()?),
+        "swift_hop_scale" => set(&mut p.hop_scale, v.time_or_zero()?),
+        "swift_fs_range" => set(&mut p.fs_range, v.time_or_zero()?),
+        "swift_fs_min_cwnd" => set(&mut p.fs_min_cwnd, v.positive()?),
+        "swift_fs_max_cwnd" => set(&mut p.fs_max_cwnd, v.positive()?),
+        "swift_min_cwnd" => set(&mut p.min_cwnd, v.positive()?),
+        "swift_max_cwnd" => set(&mut p.max_cwnd, v.positive()?),
+        "swift_retx_reset_threshold" => set(&mut p.retx_reset_threshold, v.int_in(1, 1_000_000)? as u32),
+        _ => false,
+    })
+}
+
+/// An NSCC key (`cc = "nscc"`); false when `v` names none.
+fn nscc_key(p: &mut crate::cc::NsccParams, v: &Value<'_>) -> Result<bool> {
+    Ok(match v.key {
+        "nscc_target_qdelay" => set(&mut p.target_qdelay, Some(v.time()?)),
+        "nscc_network_rtt" => set(&mut p.network_rtt, Some(v.time()?)),
+        "nscc_gamma" => set(&mut p.gamma, v.positive()?),
+        "nscc_delay_gain" => set(&mut p.delay_gain, v.fraction()?),
+        "nscc_qa_gate" => set(&mut p.qa_gate, v.int_in(0, 30)? as u32),
+        "nscc_quick_adapt" => set(&mut p.quick_adapt, v.flag()?),
+        "nscc_max_window" => set(&mut p.max_window, v.positive()?),
+        _ => false,
+    })
+}
+
 fn set<T>(slot: &mut T, value: T) -> bool {
     *slot = value;
     true
@@ -227,6 +267,17 @@ impl Value<'_> {
             Some(x) if x > 0.0 && x <= 1.0 => Ok(x),
             _ => Err(self.bad("a number in (0, 1]")),
         }
+    }
+    fn positive(&self) -> Result<f64> {
+        let x = self.value.as_float().or_else(|| self.value.as_integer().map(|i| i as f64));
+        match x {
+            Some(x) if x > 0.0 && x.is_finite() => Ok(x),
+            _ => Err(self.bad("a positive number")),
+        }
+    }
+    fn time_or_zero(&self) -> Result<Time> {
+        let s = self.value.as_str().ok_or_else(|| self.bad("a time string such as \"4us\""))?;
+        field_time(self.file, &self.field(), s)
     }
     /// A byte count: 0 (off) up to 1 GB, which no run sends between two increases.
     fn bytes(&self) -> Result<u64> {

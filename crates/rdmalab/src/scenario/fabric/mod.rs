@@ -54,7 +54,8 @@ pub struct FabricSpec {
     pub path_selection: Option<crate::topology::routing::PathSelection>,
     /// Congestion control (default `none`): `none`, `dcqcn`, `hpcc`, `timely`, `dctcp`, `blitz`
     /// (DASR at the receiver) or `ib` (InfiniBand CC), with run.py's parameters (`hpcc` also
-    /// turns on its rate-scaled window unless `window` is given).
+    /// turns on its rate-scaled window unless `window` is given), or a window algorithm,
+    /// `swift` or `nscc` (docs/cc-window.md), with htsim's.
     #[schemars(extend("enum" = crate::cc::CC_NAMES))]
     pub cc: Option<String>,
     /// Which QPs share a congestion-control state: `per_qp` (default), `per_destination`,
@@ -62,8 +63,8 @@ pub struct FabricSpec {
     /// level: InfiniBand CC's SL mode).
     pub granularity: Option<crate::cc::Granularity>,
     /// Parameters of the congestion control, named as the reference's config keys in lower
-    /// case (`ewma_gain`, `rate_ai`, `rp_timer`, `u_target`, ...); the keys depend on `cc`
-    /// (absent: the reference's values).
+    /// case (`ewma_gain`, `rate_ai`, `rp_timer`, `u_target`, ...; Swift's `swift_*` and NSCC's
+    /// `nscc_*`, docs/cc-window.md); the keys depend on `cc` (absent: the reference's values).
     #[schemars(with = "Option<std::collections::BTreeMap<String, serde_json::Value>>")]
     pub cc_params: Option<cc_params::CcParamTable>,
     /// At most one CNP per QP per this interval at the receiver (absent: every marked

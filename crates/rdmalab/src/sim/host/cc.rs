@@ -1,14 +1,6 @@
-//! Congestion control in the simulator: groups of QPs sharing a state (enforcement
-//! granularity), feeding ACKs and timers to the algorithm, and handing its rate to the
-//! QPs and their NIC's pacing.
-//!
-//! Groups are found when a QP opens (a map keyed by sender and destination, never touched
-//! per packet) and left when a QP completes; the last QP out retires the group and its
-//! timers (MODEL.md §2.5 step 3). A retired key is forgotten, so a later QP to the same
-//! destination starts a fresh state at line rate, as a new QP does in the reference.
-//! With `cc_state_linger` a shared group instead outlives its last QP that long, timers
-//! running (DCQCN recovers while idle), and a QP joining meanwhile inherits it. Retired
-//! group slots are reused, so memory follows the groups alive at once.
+//! Congestion control in the simulator: feeding ACKs and timers to the algorithm of a QP's
+//! group, and handing its rate to the QPs and their NIC's pacing. The groups themselves
+//! (who shares a state, when it is made and retired) are `cc_groups.rs`.
 //!
 //! In a shared group, sequence-gated algorithms (HPCC, TIMELY, DCTCP) see group-wide byte
 //! counts (acknowledged and sent, summed over the members), so "once per RTT" means once
@@ -19,7 +11,7 @@
 //! (and may then start DCQCN timers on the dead QP, MODEL.md §2.5); here a retired group
 //! ignores it. FCTs are unaffected; only useless timer events disappear.
 
-use crate::cc::{AckEvent, CcConfig, CcGroup, CcState, Granularity, PathInfo};
+use crate::cc::{AckEvent, CcConfig, CcState, Granularity, LossKind, PathInfo};
 use crate::fabric::packet::NO_INT;
 use crate::fabric::Packet;
 use crate::ids::{CcGroupId, NodeId, QpId};
@@ -30,142 +22,7 @@ use crate::tenancy::pacing::IntSample;
 use crate::tenancy::Defense;
 use crate::units::{Rate, Time};
 
-/// A shared group's key: (sending NIC or host, destination address or host or tenant).
-pub(in crate::sim) type GroupKey = (u32, u32);
-/// Marks the second half of a key as a tenant (addresses and host ids never reach it).
-const TENANT_KEY: u32 = 0x8000_0000;
-
 impl Simulation {
-    /// Puts a new QP in its group (found, lingering, or created) and gives it the group's
-    /// rate.
-    pub(in crate::sim) fn join_group(&mut self, qp_id: QpId, path: PathInfo) -> CcGroupId {
-        let key = self.group_key(qp_id);
-        let existing = key.and_then(|k| self.group_of.get(&k).copied());
-        let g = match existing {
-            Some(g) => g,
-            None => {
-                let line = self.qps[qp_id.idx()].max_rate;
-                let mut fresh = CcGroup::new(&self.cfg.cc, line, path, self.cfg.granularity, key);
-                fresh.owner = self.qps[qp_id.idx()].src.0;
-                dcqcn_timers::on_new_group(self.dcqcn, &mut fresh);
-                if self.cfg.defense == Defense::Tenant {
-                    // A tenant's state is shared and split; a line-rate start is private.
-                    (fresh.shared, fresh.split) = (key.is_some(), key.is_some());
-                }
-                let g = match self.free_groups.pop() {
-                    Some(g) => {
-                        self.groups[g.idx()] = fresh.reusing(std::mem::take(&mut self.groups[g.idx()].members));
-                        g
-                    }
-                    None => {
-                        self.groups.push(fresh);
-                        CcGroupId::new(self.groups.len() - 1)
-                    }
-                };
-                if let Some(k) = key {
-                    self.group_of.insert(k, g);
-                }
-                g
-            }
-        };
-        let grp = &mut self.groups[g.idx()];
-        grp.linger_until = Time::MAX; // a lingering group is in use again
-        grp.members.push(qp_id);
-        self.qps[qp_id.idx()].cc_group = g;
-        if tenancy::tenant_paced(&self.cfg, &self.groups[g.idx()]) {
-            // A newcomer waits for the tenant's clock like the members already there.
-            let qp = &mut self.qps[qp_id.idx()];
-            qp.next_avail = qp.next_avail.max(self.groups[g.idx()].pacer().next);
-        }
-        self.set_member_rates(g, false);
-        g
-    }
-
-    /// Which group a QP belongs to (`None`: its own): its tenant's on its NIC under the
-    /// tenant defense (unless it is on a line-rate start), else as the granularity says.
-    fn group_key(&self, qp_id: QpId) -> Option<GroupKey> {
-        let qp = &self.qps[qp_id.idx()];
-        if self.cfg.defense == Defense::Tenant {
-            return (qp.exempt_until == 0).then_some((qp.nic.0, TENANT_KEY | qp.tenant as u32));
-        }
-        match self.cfg.granularity {
-            Granularity::PerQp => None,
-            Granularity::PerDestination | Granularity::PerDestinationUnsplit => Some((qp.nic.0, qp.dip)),
-            Granularity::PerPair => Some((qp.src.0, qp.dst.0)),
-            Granularity::PerSl => Some((qp.nic.0, qp.pg as u32)),
-        }
-    }
-
-    /// How long a shared group outlives its last QP.
-    fn linger(&self) -> Time {
-        match self.cfg.defense {
-            Defense::None => self.cfg.cc_state_linger,
-            Defense::Tenant => self.cfg.cc_state_linger.max(self.cfg.defense_params.linger),
-        }
-    }
-
-    /// A QP completed: it leaves its group. The last one out retires a private group at
-    /// once and a shared one after the linger time (`on_group_linger`).
-    pub(in crate::sim) fn leave_group(&mut self, qp_id: QpId) {
-        let linger = self.linger();
-        let qp = &self.qps[qp_id.idx()];
-        let (g, done) = (qp.cc_group, qp.snd_una);
-        let grp = &mut self.groups[g.idx()];
-        if let Some(pos) = grp.members.iter().position(|&q| q == qp_id) {
-            grp.members.remove(pos);
-        }
-        grp.retired_bytes += done;
-        if !grp.members.is_empty() {
-            if grp.split {
-                self.set_member_rates(g, false);
-            }
-        } else if grp.key.is_some() && linger > Time::ZERO {
-            grp.linger_until = self.now + linger;
-            self.queue.push(grp.linger_until, Event::GroupLinger(g));
-        } else {
-            self.retire_group(g);
-        }
-    }
-
-    /// Moves a QP to the group its key now names (its line-rate start is over).
-    pub(in crate::sim) fn rejoin_group(&mut self, qp_id: QpId) {
-        self.leave_group(qp_id);
-        let (src, dst) = (self.qps[qp_id.idx()].src, self.qps[qp_id.idx()].dst);
-        let path = self.path_info(src, dst);
-        self.join_group(qp_id, path);
-    }
-
-    /// The linger time of a group ran out: retire it if no QP joined since.
-    pub(in crate::sim) fn on_group_linger(&mut self, g: CcGroupId) {
-        let grp = &self.groups[g.idx()];
-        if grp.alive && grp.members.is_empty() && grp.linger_until == self.now {
-            self.retire_group(g);
-        }
-    }
-
-    /// Forgets a group: its timers die, its key is free, its slot is reused.
-    fn retire_group(&mut self, g: CcGroupId) {
-        let grp = &mut self.groups[g.idx()];
-        grp.alive = false;
-        grp.timers.cancel_all();
-        if self.dcqcn.any() {
-            dcqcn_checks::forget(self.mech.idle_checks.as_deref_mut(), &mut self.mech.dcqcn_grids, grp);
-        }
-        if let Some(k) = grp.key {
-            if self.group_of.get(&k) == Some(&g) {
-                self.group_of.remove(&k);
-            }
-        }
-        self.free_groups.push(g);
-    }
-
-    /// Base RTT and BDP of the first path from `src` to `dst` (at `src`'s NIC rate).
-    pub(in crate::sim) fn path_rtt_bdp(&self, src: NodeId, dst: NodeId) -> (Time, u64) {
-        let path = self.routes.first_path(&self.topo, src, dst);
-        let rtt = crate::stats::ideal::base_rtt(&self.topo, &path, self.cfg.mtu as u64);
-        (rtt, crate::sim::setup::bdp_bytes(rtt, self.topo.nic_rate(src)))
-    }
-
     /// Feeds an ACK/NACK of `qp_id` to its group's algorithm and applies a new rate.
     pub(in crate::sim) fn cc_on_ack(&mut self, qp_id: QpId, pkt: &Packet) {
         if matches!(self.cfg.cc, CcConfig::None) {
@@ -220,8 +77,15 @@ impl Simulation {
             },
         };
         let old = grp.rate;
+        let (windowed, mtu) = (self.cfg.cc.windowed(), self.cfg.mtu);
+        let old_win = if windowed { grp.window(mtu) } else { 0 };
         let fresh = self.dcqcn.lazy_alpha && pkt.cnp && matches!(&grp.state, CcState::Dcqcn(s) if s.first_cnp);
         grp.on_ack(&self.cfg.cc, &ev);
+        if windowed && ev.nack && !pkt.last_of_msg {
+            // A RoCE NACK names a hole (go-back-N's, or IRN's for each packet it holds):
+            // one packet lost per hole, whatever the NACKs naming it (an RNR NAK is none).
+            grp.on_loss(&self.cfg.cc, mtu as u64, LossKind::Hole(seq), self.now, snd_nxt.saturating_sub(seq), mtu);
+        }
         if self.dcqcn.virtual_checks() {
             let (checks, grids) = (self.mech.idle_checks.as_deref_mut(), &mut self.mech.dcqcn_grids);
             dcqcn_checks::after_ack(checks, grids, g, grp, &mut self.queue, pkt.cnp, fresh);
@@ -229,11 +93,34 @@ impl Simulation {
         if swapped {
             swap_path_int(dst, grp, None);
         }
-        let changed = grp.rate != old;
+        let changed = grp.rate != old || (windowed && grp.window(mtu) != old_win);
         self.flush_timers(g);
         if changed {
             self.set_member_rates(g, self.cfg.cc.retimes_pacing());
         }
+    }
+
+    /// A loss signal for the window algorithms (Swift, NSCC): `bytes` of `qp_id` lost, as a
+    /// retransmission timeout says (`LossKind::Timeout`, from `host/mod.rs::on_rto`) or a
+    /// NACK of one packet (`LossKind::Packet`: a transport whose NACK names each lost or
+    /// trimmed packet calls this once per NACK). RoCE's NACKs reach the algorithm through
+    /// `cc_on_ack`. The caller kicks the NIC.
+    pub(in crate::sim) fn cc_on_loss(&mut self, qp_id: QpId, bytes: u64, kind: LossKind) {
+        if !self.cfg.cc.windowed() {
+            return;
+        }
+        let g = self.qps[qp_id.idx()].cc_group;
+        if g.is_none() || g.0 == super::RELEASED || !self.groups[g.idx()].alive {
+            return;
+        }
+        let (una, nxt) = if self.groups[g.idx()].shared {
+            self.group_seqs(g)
+        } else {
+            (self.qps[qp_id.idx()].snd_una, self.qps[qp_id.idx()].snd_nxt)
+        };
+        let (now, mtu) = (self.now, self.cfg.mtu);
+        self.groups[g.idx()].on_loss(&self.cfg.cc, bytes, kind, now, nxt.saturating_sub(una), mtu);
+        self.set_member_rates(g, false);
     }
 
     /// Group-wide (acknowledged, sent) byte counts, monotonic across members leaving.
@@ -334,9 +221,13 @@ impl Simulation {
             retime
         };
         let rate = self.groups[g.idx()].member_rate().max(Rate(1));
+        let window = self.cfg.cc.windowed().then(|| self.groups[g.idx()].window(self.cfg.mtu));
         for i in 0..self.groups[g.idx()].members.len() {
             let q = self.groups[g.idx()].members[i];
             let qp = &mut self.qps[q.idx()];
+            if let Some(w) = window {
+                (qp.win, qp.var_win) = (w, false); // the algorithm's window, not the rate's
+            }
             let mut earlier = false;
             if retime && qp.rate != rate && qp.last_wire > 0 {
                 let old_gap = self.cfg.timing.tx_time(qp.rate, qp.last_wire as u64);
@@ -378,7 +269,7 @@ impl Simulation {
     /// The base RTT and BDP a QP from `src` to `dst` uses (global when GLOBAL_T), needed
     /// by windows and by HPCC's T and W.
     pub(in crate::sim) fn path_info(&self, src: NodeId, dst: NodeId) -> PathInfo {
-        if !self.cfg.window.enabled && !self.cfg.cc.needs_int() {
+        if !self.cfg.window.enabled && !self.cfg.cc.needs_int() && !self.cfg.cc.windowed() {
             return PathInfo::default();
         }
         let (base_rtt, bdp) = if self.cfg.window.global {

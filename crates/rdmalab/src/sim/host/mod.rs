@@ -2,12 +2,13 @@
 //! NACK, go-back-N), ACK processing at the sender, and retransmission timeouts.
 
 mod cc;
+mod cc_groups;
 mod completions;
 mod egress;
 mod rx;
 mod tx;
 
-pub(super) use cc::GroupKey;
+pub(super) use cc_groups::GroupKey;
 
 use crate::ids::{CcGroupId, FlowId, QpId};
 use crate::rnic::Qp;
@@ -172,6 +173,7 @@ impl Simulation {
             self.queue.push(qp.rto_deadline, Event::Rto(qp_id, qp.gen));
             return;
         }
+        let timeouts = self.counters.timeouts;
         if let Some(irn) = self.mech.irn.as_deref_mut() {
             match irn::on_timeout(irn, qp_id, qp, self.cfg.retry_limit) {
                 irn::Expired::Idle => {}
@@ -190,6 +192,9 @@ impl Simulation {
                 return; // retry exceeded: the QP is in the error state
             }
             qp.snd_nxt = qp.snd_una;
+        }
+        if self.cfg.cc.windowed() && self.counters.timeouts != timeouts {
+            self.cc_on_loss(qp_id, self.cfg.mtu as u64, crate::cc::LossKind::Timeout);
         }
         let qp = &mut self.qps[qp_id.idx()];
         let rto = self.mech.irn.as_deref().map_or(rto, |irn| irn::rto(irn, qp, self.cfg.mtu));

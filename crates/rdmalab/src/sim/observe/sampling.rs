@@ -295,6 +295,7 @@ impl Simulation {
                 rate: qp.rate,
                 throughput: Rate(bps as u64),
                 ccti: groups.get(qp.cc_group.idx()).and_then(|g| g.cct_index(cc)).unwrap_or(0),
+                window: qp.window(),
             });
             !qp.finished
         });
