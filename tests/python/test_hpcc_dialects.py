@@ -97,3 +97,27 @@ def test_a_folder_of_configs_runs_with_a_status_per_config(tmp_path, capsys):
         # Each scenario's FCT file in its own folder, in m4's columns (DCTCP: 6 x (1,000 + 174) ns).
         line = (tmp_path / f"s{i}" / "fct_topology_flows.txt").read_text()
         assert line == f"{i} 0b000001 0b000601 10000 100 170 1000000000 7044 7044\n"
+
+
+def test_a_folder_of_twenty_m4_scenarios_is_built_and_each_checked_against_the_published_fcts(tmp_path, capsys):
+    # bench/m4_folder.py: 20 scenarios in m4's layout from the three published cuts (the first
+    # k flows of each); the two smallest run here through one command and are checked.
+    spec = importlib.util.spec_from_file_location("m4_folder", REPO / "bench" / "m4_folder.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    made = bench.build(tmp_path / "all", 20)
+    assert len({name for name, _, _ in made}) == 20
+    assert {cut for _, cut, _ in made} == {"demo0", "demo2", "demo4"}
+    assert all((tmp_path / "all" / n / "config_topology_flows.txt").is_file() for n, _, _ in made)
+    assert max(k for _, c, k in made if c == "demo4") == 300  # every cut's last scenario is all of it
+    small = sorted(made, key=lambda m: m[2])[:2]
+    for name, _, _ in small:
+        shutil.copytree(tmp_path / "all" / name, tmp_path / "run" / name)
+    assert cli.main(["hpcc", str(tmp_path / "run"), "--workers", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "2 of 2 ran" in out and out.count("ok     ") == 2
+    for name, cut, k in small:
+        r = bench.check(tmp_path / "run", name, cut, k)
+        # Published flows done before the first flow left out starts: all there, as in the fork.
+        assert r["missing"] == 0 and r["checked"] >= 30, r
+        assert abs(r["ratio"] - 1) <= 0.10, r
