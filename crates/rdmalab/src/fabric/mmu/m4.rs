@@ -96,8 +96,9 @@ impl SwitchMmu {
         let c = &mut self.ports[p].class[q];
         let total = self.shared_used + m.headroom_used;
         let in_hdrm = c.hdrm > 0;
-        let refused = (in_hdrm && c.hdrm + size > c.headroom)
-            || (in_hdrm && m.headroom_used + size > m.headroom_total)
+        // The queue's headroom in use and full, or the headroom pool full (each only once
+        // the queue is in headroom), or the ingress pool and headroom, or the buffer, full.
+        let refused = (in_hdrm && (c.hdrm + size > c.headroom || m.headroom_used + size > m.headroom_total))
             || total + size > m.ingress_pool + m.headroom_total
             || total + size > m.buffer;
         if refused {
