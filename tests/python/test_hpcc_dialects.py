@@ -121,3 +121,16 @@ def test_a_folder_of_twenty_m4_scenarios_is_built_and_each_checked_against_the_p
         # Published flows done before the first flow left out starts: all there, as in the fork.
         assert r["missing"] == 0 and r["checked"] >= 30, r
         assert abs(r["ratio"] - 1) <= 0.10, r
+
+
+def test_a_conweave_artifact_config_is_named_as_such(tmp_path, capsys):
+    # The head of a config as the ConWeave artifact's run.py writes it (conweave-project/
+    # conweave-ns3): its own keys are named as that dialect's, not as unknown keys.
+    (tmp_path / "config.txt").write_text(
+        "TOPOLOGY_FILE config/leaf_spine_128_100G_OS2.txt\nFLOW_FILE config/flow.txt\n\n"
+        "FLOW_INPUT_FILE mix/output/1/1_in.txt\nCNP_OUTPUT_FILE mix/output/1/1_out_cnp.txt\n"
+        "BUFFER_SIZE 9\nCC_MODE 1\nLB_MODE 9\nENABLE_PFC 1\nENABLE_IRN 0\n")
+    assert cli.main(["hpcc", str(tmp_path / "config.txt"), "--quiet"]) == cli.EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert "config.txt:4: field `FLOW_INPUT_FILE`" in err, err
+    assert "ConWeave artifact" in err and "conweave dialect is not supported yet" in err, err
