@@ -71,7 +71,7 @@ pub const M4_KEYS: &[&str] = &[
 ];
 
 /// Keys only the ConWeave artifact's simulator reads (conweave-project/conweave-ns3 at
-/// 236a801, `scratch/network-load-balance.cc`, lines 744 to 1082 of its config loop, and the
+/// 236a801, `scratch/network-load-balance.cc`, lines 744 to 1080 of its config loop, and the
 /// template of its `run.py`): a config with one of them is that artifact's, whose dialect
 /// rdmalab does not run yet; the error says so instead of "unknown key".
 pub const CONWEAVE_KEYS: &[&str] = &[
