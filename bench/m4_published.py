@@ -10,6 +10,12 @@ Draws both slowdown distributions to docs/img/m4-NAME-slowdown.{png,pdf}.
 
     .venv/bin/python bench/m4_published.py                  # demo2 (TIMELY) and demo4 (DCTCP)
     .venv/bin/python bench/m4_published.py demo4 --no-plot  # one scenario, the table only
+    .venv/bin/python bench/m4_published.py --mmu both --no-plot  # the fork's buffer, and without it
+
+`--mmu both` is the cause script of the switch buffer: it runs each cut twice, with the m4
+dialect's switch buffer (the fork's ingress pool, `fabric::MmuRule::M4`) and with the
+reference's buffer rules in its place (`RDMALAB_M4_MMU=reference`, everything else the
+dialect's), and prints both tables and the per-bucket ratios side by side.
 
 Nothing is fetched: the published files are in the repository.
 """
@@ -43,10 +49,18 @@ def read_fct(path: Path) -> dict[int, tuple[int, int, int]]:
     return out
 
 
-def run_demo(folder: Path = DEMO) -> tuple[dict[int, tuple[int, int, int]], float]:
-    """Runs the demo's config in a scratch copy of its folder; rdmalab's FCT lines and the wall time."""
+def run_demo(folder: Path = DEMO, mmu: str = "m4") -> tuple[dict[int, tuple[int, int, int]], float]:
+    """Runs the demo's config in a scratch copy of its folder; rdmalab's FCT lines and the wall time.
+
+    `mmu`: "m4" (the dialect's switch buffer) or "reference" (the reference's rules instead).
+    """
     # Lazy on purpose: the extension only when a run is asked for (`--help` needs none).
     from rdmalab.runner import run_hpcc
+    if mmu not in ("m4", "reference"):
+        raise ValueError(f"mmu must be 'm4' or 'reference', not {mmu!r}")
+    saved = os.environ.pop("RDMALAB_M4_MMU", None)
+    if mmu == "reference":
+        os.environ["RDMALAB_M4_MMU"] = "reference"
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp) / "demo"
         shutil.copytree(folder, work)
@@ -59,6 +73,9 @@ def run_demo(folder: Path = DEMO) -> tuple[dict[int, tuple[int, int, int]], floa
             return read_fct(work / fct), wall
         finally:
             os.chdir(old)
+            os.environ.pop("RDMALAB_M4_MMU", None)
+            if saved is not None:
+                os.environ["RDMALAB_M4_MMU"] = saved
 
 
 def compare(ours: dict, fork: dict) -> list[dict]:
@@ -107,6 +124,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("names", nargs="*", help=f"the scenarios, of {', '.join(SCENARIOS)} (default: all)")
     ap.add_argument("--no-plot", action="store_true", help="print the tables only")
+    ap.add_argument("--mmu", choices=["m4", "reference", "both"], default="m4",
+                    help="the switch buffer: the fork's (m4, the dialect's), the reference's, or both "
+                         "side by side (the cause script of the buffer's part)")
     args = ap.parse_args(argv)
     unknown = [n for n in args.names if n not in SCENARIOS]
     if unknown:
@@ -114,21 +134,38 @@ def main(argv: list[str] | None = None) -> int:
     ok = True
     for name in args.names or list(SCENARIOS):
         fork = read_fct(DATA / name / "fct_published_cut.txt")
-        ours, wall = run_demo(DATA / name)
+        if args.mmu == "both":
+            ratios = {}
+            for mmu in ("reference", "m4"):
+                ours, wall = run_demo(DATA / name, mmu)
+                rows = compare(ours, fork)
+                print_table(f"{name} ({SCENARIOS[name]}), {mmu} switch buffer", rows, wall, len(fork))
+                ratios[mmu] = rows
+            print(f"\n{name}: median FCT over the fork's, per bucket")
+            print(f"{'bucket':>22} {'reference buffer':>16} {'m4 buffer':>10}")
+            for a, b in zip(ratios["reference"], ratios["m4"]):
+                print(f"{a['bucket']:>22} {a['ratio']:>16.3f} {b['ratio']:>10.3f}")
+            ok &= all(abs(r["ratio"] - 1) <= 0.10 for r in ratios["m4"])
+            continue
+        ours, wall = run_demo(DATA / name, args.mmu)
         rows = compare(ours, fork)
-        print(f"\n{name} ({SCENARIOS[name]}): rdmalab ran the cut in {wall:.2f} s; {len(fork)} published flows\n")
-        print(f"{'bucket':>22} {'flows':>5} {'fork med ns':>12} {'rdmalab':>12} {'ratio':>6} "
-              f"{'slowdown fork':>13} {'rdmalab':>8} {'exact':>6} {'standalone =':>12}")
-        for r in rows:
-            print(f"{r['bucket']:>22} {r['flows']:>5} {r['fork_median_ns']:>12,.0f} {r['rdmalab_median_ns']:>12,.0f} "
-                  f"{r['ratio']:>6.3f} {r['fork_slowdown']:>13.2f} {r['rdmalab_slowdown']:>8.2f} {r['exact']:>6} "
-                  f"{r['standalone_equal']:>12}")
+        print_table(f"{name} ({SCENARIOS[name]})", rows, wall, len(fork))
         ok &= all(abs(r["ratio"] - 1) <= 0.10 for r in rows)
         if not args.no_plot:
             title = f"eval_test_demo/{name[4:]}, first {len(fork)} flows to finish ({SCENARIOS[name]})"
             for p in plot(ours, fork, REPO / "docs" / "img" / f"m4-{name}-slowdown", title):
                 print(f"wrote {p.relative_to(REPO)}")
     return 0 if ok else 1
+
+
+def print_table(title: str, rows: list[dict], wall: float, flows: int) -> None:
+    print(f"\n{title}: rdmalab ran the cut in {wall:.2f} s; {flows} published flows\n")
+    print(f"{'bucket':>22} {'flows':>5} {'fork med ns':>12} {'rdmalab':>12} {'ratio':>6} "
+          f"{'slowdown fork':>13} {'rdmalab':>8} {'exact':>6} {'standalone =':>12}")
+    for r in rows:
+        print(f"{r['bucket']:>22} {r['flows']:>5} {r['fork_median_ns']:>12,.0f} {r['rdmalab_median_ns']:>12,.0f} "
+              f"{r['ratio']:>6.3f} {r['fork_slowdown']:>13.2f} {r['rdmalab_slowdown']:>8.2f} {r['exact']:>6} "
+              f"{r['standalone_equal']:>12}")
 
 
 if __name__ == "__main__":

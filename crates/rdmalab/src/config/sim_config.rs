@@ -190,6 +190,8 @@ pub struct SimConfig {
     /// the sender holds its ACK: the receiver notes the time and the record carries it
     /// (`RxFlowCounts::delivered`).
     pub fct_at_receiver: bool,
+    /// The switches' buffer rules: the reference's, or a fork's (`rdmalab hpcc --dialect m4`).
+    pub mmu_rule: crate::fabric::MmuRule,
     /// Pace each QP at its congestion-control rate (off: at line rate).
     pub rate_bound: bool,
     /// At most one CNP-flagged ACK per QP within this interval at the receiver (a
@@ -331,6 +333,7 @@ impl Default for SimConfig {
             window: WindowConfig::default(),
             global_path: None,
             fct_at_receiver: false,
+            mmu_rule: crate::fabric::MmuRule::Reference,
             rate_bound: true,
             cnp_interval: None,
             rto: Some(Time::from_us(1000)),

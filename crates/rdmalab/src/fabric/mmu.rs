@@ -19,6 +19,25 @@
 use crate::fabric::NUM_PRIOS;
 use crate::units::Rate;
 
+mod m4;
+pub use m4::{m4_headroom, M4Pools};
+
+/// Which rules a switch's buffer follows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MmuRule {
+    /// The reference simulator's (this module's doc).
+    #[default]
+    Reference,
+    /// The m4 fork's SONiC-style ingress pool (`m4.rs`): no reserves, a headroom per port
+    /// and lossless class capped at 80 % of the buffer in total, the PFC threshold the
+    /// pool's remaining bytes (alpha 1); `payload` is the packet payload size its headroom
+    /// formula takes.
+    M4 {
+        /// `PACKET_PAYLOAD_SIZE`.
+        payload: u32,
+    },
+}
+
 /// Buffer parameters of one switch.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MmuConfig {
@@ -42,6 +61,8 @@ pub struct MmuConfig {
     pub serialisation: u64,
     /// Headroom of every port in bytes, in place of the derived one (`fabric.pfc_headroom_kb`).
     pub headroom: Option<u64>,
+    /// The buffer's rules.
+    pub rule: MmuRule,
 }
 
 impl Default for MmuConfig {
@@ -55,6 +76,7 @@ impl Default for MmuConfig {
             nic_rate: Rate::gbps(100),
             serialisation: 3 * 1048 + 64,
             headroom: None,
+            rule: MmuRule::Reference,
         }
     }
 }
@@ -82,6 +104,9 @@ pub struct SwitchMmu {
     /// Per ingress port and class, everything admission touches, together: one cache
     /// line per packet instead of one per field (this is on every switch hop).
     ports: Vec<IngressPort>,
+    /// The m4 fork's pools under `MmuRule::M4` (then `pool` is its ingress pool and
+    /// `shared_used` every byte not in headroom).
+    m4: Option<M4Pools>,
 }
 
 /// Accounting of one ingress port: per class, with the port's own parameters copied
@@ -124,6 +149,9 @@ impl SwitchMmu {
 
     /// A switch whose ports have the given (rate, propagation delay in ns) links.
     pub fn new(cfg: MmuConfig, ports: &[(Rate, u64)]) -> SwitchMmu {
+        if let MmuRule::M4 { payload } = cfg.rule {
+            return m4::new(cfg, payload, ports);
+        }
         // Headroom: three times the bytes in flight on the link during one propagation
         // delay (the reference's rule), but at least what can arrive after the PAUSE is
         // decided (`headroom_needed`). The reference's rule holds that whenever one delay's
@@ -150,7 +178,7 @@ impl SwitchMmu {
         let total_hdrm: u64 = ports.iter().map(|p| p.headroom()).sum();
         // As in the reference: one reserve per port, although each (port, class) has one.
         let total_rsrv = ports.len() as u64 * cfg.reserve;
-        SwitchMmu { cfg, pool: cfg.buffer.saturating_sub(total_hdrm + total_rsrv), shared_used: 0, ports }
+        SwitchMmu { cfg, pool: cfg.buffer.saturating_sub(total_hdrm + total_rsrv), shared_used: 0, ports, m4: None }
     }
 
     /// The dynamic PFC (or drop) threshold of ingress port `p`.
@@ -174,6 +202,9 @@ impl SwitchMmu {
     /// it runs on every switch hop.
     #[inline(always)]
     pub fn admit(&mut self, p: usize, q: usize, size: u64) -> Admission {
+        if self.m4.is_some() {
+            return self.admit_m4(p, q, size);
+        }
         let (reserve, fixed) = (self.cfg.reserve, self.pool);
         let mut shared_used = self.shared_used;
         let c = &mut self.ports[p].class[q];
@@ -230,6 +261,9 @@ impl SwitchMmu {
     /// Returns true when the caller should send RESUME for (p, q) upstream.
     #[inline]
     pub fn release(&mut self, p: usize, q: usize, size: u64) -> bool {
+        if self.m4.is_some() {
+            return self.release_m4(p, q, size);
+        }
         let (reserve, fixed) = (self.cfg.reserve, self.pool);
         let c = &mut self.ports[p].class[q];
         let from_hdrm = size.min(c.hdrm);

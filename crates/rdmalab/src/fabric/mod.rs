@@ -26,7 +26,7 @@ pub use deflection::IofdConfig;
 pub use ecn::{EcnConfig, EcnParams};
 pub use ib::LinkLayer;
 pub use int::{IntHeader, IntHop, IntSlab};
-pub use mmu::{Admission, MmuConfig, SwitchMmu};
+pub use mmu::{Admission, MmuConfig, MmuRule, SwitchMmu};
 pub use packet::{Packet, PacketKind};
 pub use pool::{PacketPool, PacketQueue, PacketRef};
 pub use port::{PortCounters, PortState};

@@ -7,7 +7,8 @@
 //!   overwrites `BASE_RTT` with that before any QP exists;
 //! - `TIMELY_T_HIGH`, `TIMELY_T_LOW` (ns) and `TIMELY_BETA` set TIMELY's thresholds and decrease;
 //! - `ACK_HIGH_PRIO` reaches the switches too;
-//! - a flow completes when its receiver holds the last byte (`SimConfig::fct_at_receiver`).
+//! - a flow completes when its receiver holds the last byte (`SimConfig::fct_at_receiver`);
+//! - the switches run the fork's buffer (`fabric::MmuRule::M4`).
 //!
 //! Refused by name, as settings this dialect does not model: `MAX_RATE` below a host's NIC
 //! rate (the fork starts and caps such QPs at it), `MAX_INFLIGHT_FLOWS` from 1 to fewer than
@@ -60,6 +61,11 @@ pub(super) fn apply(
     config.lossless = m.enable_pfc;
     config.ack_prio_at_switches = cfg.ack_high_prio;
     config.fct_at_receiver = true;
+    // `RDMALAB_M4_MMU=reference` keeps the reference's buffer rules: a diagnostic for
+    // `bench/m4_published.py --mmu both`, which shows what the fork's buffer changes.
+    if std::env::var("RDMALAB_M4_MMU").as_deref() != Ok("reference") {
+        config.mmu_rule = crate::fabric::MmuRule::M4 { payload: cfg.packet_payload_size };
+    }
     let win = if cfg.has_win { m.fixed_win } else { 0 };
     config.window.enabled = win > 0;
     config.window.global = true;

@@ -256,6 +256,7 @@ fn build_switches(topo: &Topology, cfg: &SimConfig) -> Result<SwitchParts> {
         nic_rate,
         serialisation: 3 * cfg.data_wire(cfg.mtu) as u64 + cfg.pfc_bytes as u64,
         headroom: cfg.pfc_headroom_bytes,
+        rule: cfg.mmu_rule,
     };
     let mmu_cfg = super::mech::ib::mmu_config(cfg, mmu_cfg);
     let mut switch_of = vec![SwitchId::NONE; topo.len()];

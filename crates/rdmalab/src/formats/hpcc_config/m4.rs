@@ -70,6 +70,32 @@ pub const M4_KEYS: &[&str] = &[
     "N_CLIENTS_PER_RACK_FOR_CLOSED_LOOP",
 ];
 
+/// Keys only the ConWeave artifact's simulator reads (conweave-project/conweave-ns3 at
+/// 236a801, `scratch/network-load-balance.cc`, lines 744 to 1080 of its config loop, and the
+/// template of its `run.py`): a config with one of them is that artifact's, whose dialect
+/// rdmalab does not run yet; the error says so instead of "unknown key".
+pub const CONWEAVE_KEYS: &[&str] = &[
+    "FLOW_INPUT_FILE",
+    "CNP_OUTPUT_FILE",
+    "EST_ERROR_MON_FILE",
+    "LB_MODE",
+    "SW_MONITORING_INTERVAL",
+    "CONWEAVE_TX_EXPIRY_TIME",
+    "CONWEAVE_REPLY_TIMEOUT_EXTRA",
+    "CONWEAVE_EXTRA_VOQ_FLUSH_TIME",
+    "CONWEAVE_PATH_PAUSE_TIME",
+    "CONWEAVE_DEFAULT_VOQ_WAITING_TIME",
+    "FLOWGEN_START_TIME",
+    "FLOWGEN_STOP_TIME",
+    "VOQ_MON_FILE",
+    "VOQ_MON_DETAIL_FILE",
+    "UPLINK_MON_FILE",
+    "CONN_MON_FILE",
+    "LOAD",
+    "ENABLE_IRN",
+    "RANDOM_SEED",
+];
+
 /// The m4 fork's own settings, at the fork's defaults (the initial values of its globals).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct M4Keys {

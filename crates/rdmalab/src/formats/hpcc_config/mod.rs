@@ -23,7 +23,7 @@ use crate::topology::{NodeKind, Topology};
 use crate::units::{Rate, Time};
 use values::set_key;
 
-pub use m4::{Dialect, M4Keys, M4_KEYS};
+pub use m4::{Dialect, M4Keys, CONWEAVE_KEYS, M4_KEYS};
 
 /// Congestion-control algorithm selected by `CC_MODE`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -434,6 +434,11 @@ pub fn parse_config_as(text: &str, path: &Path, dialect: Dialect) -> Result<Hpcc
         else {
             if m4_key.is_some() {
                 let msg = "a key of the m4 dialect (netiken/m4's ns-3 on Unison): run with `--dialect m4`";
+                return Err(r.err(key.line, key.text, msg));
+            }
+            if CONWEAVE_KEYS.contains(&key.text) {
+                let msg = "a key of the ConWeave artifact's simulator (conweave-project/conweave-ns3): the \
+                           conweave dialect is not supported yet";
                 return Err(r.err(key.line, key.text, msg));
             }
             let msg = "unknown config key (the reference would skip it and read its value as the next key)";
