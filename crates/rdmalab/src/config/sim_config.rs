@@ -207,6 +207,9 @@ pub struct SimConfig {
     /// Loss recovery (`fabric.loss_recovery`): `None` is go-back-N (the reference); `Some`
     /// is IRN's selective retransmission with BDP-FC and two timeouts (`rnic::irn`).
     pub irn: Option<crate::rnic::IrnConfig>,
+    /// The Ultra Ethernet transport's settings (`[fabric.uet]`, `rnic::uet`), read by QPs
+    /// whose transport is `uet` only.
+    pub uet: crate::rnic::uet::UetConfig,
     /// Receive queues and RNR NAKs (`[rnic] recv_queue_depth`, `sim::mech::rnr`); `None`:
     /// receive WQEs are never short, as before (no cost).
     pub rnr: Option<RnrConfig>,
@@ -337,6 +340,7 @@ impl Default for SimConfig {
             retry_limit: None,
             nack_interval: Time::from_us(500),
             irn: None,
+            uet: Default::default(),
             rnr: None,
             max_send_wr: crate::rnic::DEFAULT_MAX_SEND_WR,
             pfc_watchdog: None,

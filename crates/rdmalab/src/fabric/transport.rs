@@ -1,4 +1,4 @@
-//! The transport service a QP's packets belong to (RC, UC, UD). Only the name lives here, low
+//! The transport service a QP's packets belong to (RC, UC, UD, UET). Only the name lives here, low
 //! enough for flow specs (`workload`) to carry it; what each service does is the RNIC's
 //! (`rnic/transport.rs`).
 
@@ -12,6 +12,9 @@ pub enum Transport {
     Uc,
     /// Unreliable datagram: one-MTU messages, no ACK, one context for every destination.
     Ud,
+    /// The Ultra Ethernet transport: reliable unordered delivery, selective ACKs, each
+    /// packet's own entropy (`rnic::uet`).
+    Uet,
 }
 
 impl Transport {
@@ -21,13 +24,14 @@ impl Transport {
             "rc" => Ok(Transport::Rc),
             "uc" => Ok(Transport::Uc),
             "ud" => Ok(Transport::Ud),
-            other => Err(format!("unknown transport `{other}` (known: rc, uc, ud)")),
+            "uet" => Ok(Transport::Uet),
+            other => Err(format!("unknown transport `{other}` (known: rc, uc, ud, uet)")),
         }
     }
 
-    /// RC: ACKs, NACKs, retransmission and the retransmission timer.
+    /// RC and UET: ACKs, NACKs, retransmission and the retransmission timer.
     #[inline]
     pub fn reliable(self) -> bool {
-        self == Transport::Rc
+        matches!(self, Transport::Rc | Transport::Uet)
     }
 }

@@ -32,6 +32,9 @@ impl Simulation {
         if self.qps[rx_id.idx()].rx.unreliable {
             return self.receive_unreliable(pkt, rx_id); // UC/UD (`mech::transport`)
         }
+        if self.qps[rx_id.idx()].rx.uet {
+            return self.receive_uet(pkt, rx_id); // UET (`host/uet_rx.rs`)
+        }
         // A SEND with no receive WQE posted is refused (`mech::rnr`, `[rnic] recv_queue_depth`).
         if let Some(r) = self.mech.rnr.as_deref_mut() {
             if rnr::on_arrival(r, &mut self.qps[rx_id.idx()], &self.flows, &pkt, self.now) {
@@ -159,6 +162,23 @@ impl Simulation {
         share_kbps: u32,
         rnr: bool,
     ) {
+        let ack = self.make_reply(pkt, rx_id, kind, ooo, sack, share_kbps, rnr);
+        self.queue_reply(pkt, ack);
+    }
+
+    /// `reply`'s packet, counted (NACKs, CNPs) but not yet queued.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn make_reply(
+        &mut self,
+        pkt: &Packet,
+        rx_id: QpId,
+        kind: PacketKind,
+        ooo: bool,
+        sack: HeaderSlot,
+        share_kbps: u32,
+        rnr: bool,
+    ) -> Packet {
         // The reply takes the data packet's place in `in_flight` (its caller left the count
         // as it was): one packet out of the network, one in.
         if kind == PacketKind::Nack {
@@ -170,7 +190,7 @@ impl Simulation {
             self.count_cnp(rx_id, pkt.ce);
         }
         let qp = &self.qps[rx_id.idx()];
-        let ack = Packet {
+        Packet {
             seq: qp.rx.expected,
             qp: pkt.qp,
             src: pkt.dst,
@@ -193,7 +213,12 @@ impl Simulation {
             deflections: 0,
             int_hops: 0,
             tenant: pkt.tenant,
-        };
+        }
+    }
+
+    /// Queues `ack`, the reply to data packet `pkt`, at the receiving host's NIC.
+    #[inline(always)]
+    pub(super) fn queue_reply(&mut self, pkt: &Packet, ack: Packet) {
         if pkt.int_slot != NO_INT {
             self.int.get_mut(pkt.int_slot).nhop = pkt.int_hops; // what the switches stamped
         }
@@ -206,7 +231,7 @@ impl Simulation {
     }
 
     /// The sender: advance snd_una, complete messages, go back on NACK, run CC.
-    pub(super) fn receive_ack(&mut self, pkt: Packet) {
+    pub(super) fn receive_ack(&mut self, mut pkt: Packet) {
         let qp_id = pkt.qp;
         self.qps[qp_id.idx()].in_flight = self.qps[qp_id.idx()].in_flight.wrapping_sub(1); // a partition's share
         if self.trace.is_some() {
@@ -221,6 +246,7 @@ impl Simulation {
             return;
         }
         let qp = &mut self.qps[qp_id.idx()];
+        let old_una = qp.snd_una;
         let advanced = pkt.seq > qp.snd_una;
         if advanced {
             qp.snd_una = pkt.seq;
@@ -238,7 +264,10 @@ impl Simulation {
         if pkt.kind == PacketKind::Nack {
             qp.nacks += 1;
         }
-        if let Some(irn) = self.mech.irn.as_deref_mut() {
+        if qp.transport == crate::rnic::transport::Transport::Uet {
+            self.uet_on_ack(qp_id, &pkt, old_una); // SACK, a trimmed packet's NACK (`host/uet_rx.rs`)
+            pkt.payload = 0; // the SACK's high half, no DASR share
+        } else if let Some(irn) = self.mech.irn.as_deref_mut() {
             if !irn::on_ack(irn, qp_id, qp, &pkt, advanced, self.now, &self.cfg) {
                 self.fail_qp(qp_id, GaveUp::RetryExceeded);
             }
@@ -288,7 +317,7 @@ impl Simulation {
 
     /// Counts an out-of-order arrival at receiver slot `rx_id` (run and flow).
     #[cold]
-    fn count_ooo(&mut self, rx_id: QpId) {
+    pub(super) fn count_ooo(&mut self, rx_id: QpId) {
         self.counters.ooo_packets += 1;
         if let Some(c) = self.flow_rx_counts(rx_id) {
             c.ooo_packets += 1;

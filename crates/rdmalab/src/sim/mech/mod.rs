@@ -29,6 +29,7 @@ pub(crate) mod retry;
 pub(crate) mod rnr;
 pub(crate) mod tenancy;
 pub(crate) mod transport;
+pub(crate) mod uet;
 
 use crate::config::sim_config::PfcWatchdogAction;
 use crate::config::SimConfig;
@@ -69,6 +70,9 @@ pub(crate) struct Mechanisms {
     pub ib: Option<Box<ib::IbLinks>>,
     /// IRN's loss recovery (`None` under go-back-N: one test per packet sent and per ACK).
     pub irn: Option<Box<crate::rnic::IrnTable>>,
+    /// The UET connections' state (`rnic::uet`): empty until a UET QP opens; reached only
+    /// from a UET QP's packets (one test of the QP's transport at each hook).
+    pub uet: crate::rnic::uet::UetTable,
     /// Switch-side load balancing (`None` unless `path_selection` is one of `fabric::lb`'s
     /// schemes or `[fabric.lb]` is given: one test per switch hop).
     pub lb: Option<Box<crate::fabric::lb::LoadBalancer>>,
@@ -181,6 +185,7 @@ impl Mechanisms {
             iofd,
             ib,
             irn,
+            uet: crate::rnic::uet::UetTable::new(cfg.uet),
             lb,
             rnr: cfg.rnr.map(|r| Box::new(rnr::Rnr::new(r, cfg.nack_interval))),
             pfc_watchdog: cfg.pfc_watchdog.map(|w| Box::new(pfc_watchdog::PfcWatchdog::new(w))),
