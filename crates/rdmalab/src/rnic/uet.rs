@@ -70,6 +70,20 @@ pub fn align(posted: u64, mtu: u32) -> u64 {
     posted.next_multiple_of(mtu as u64)
 }
 
+/// The `k`-th fresh entropy value of the connection `(sip, dip, sport)`: one of `entropies`
+/// values from `sport` on (wrapping), picked by a hash of the connection and `k`, so that a
+/// run draws the same values on any thread count with no random stream to share.
+pub fn fresh_ev(sip: u32, dip: u32, sport: u16, k: u64, entropies: u32) -> u16 {
+    let mut z =
+        ((sip as u64) << 32 | dip as u64) ^ (sport as u64).rotate_left(48) ^ k.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    // splitmix64's finaliser (Steele, Lea and Flood, "Fast splittable pseudorandom number
+    // generators", 2014).
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    sport.wrapping_add((z % entropies as u64) as u16)
+}
+
 /// A ring of one bit per PSN over a window of `words * 64` PSNs: bit `psn % window`.
 #[derive(Clone, Debug, Default)]
 struct Bits {
@@ -156,6 +170,15 @@ impl UetQp {
 
     fn window(&self) -> u64 {
         self.got.words.len() as u64 * 64
+    }
+
+    /// Sender, REPS: an ACK came back unmarked for a packet that carried `ev`: keep it for
+    /// a later packet (the oldest is forgotten when `cap` are kept).
+    pub fn recycle(&mut self, ev: u16, cap: u32) {
+        if self.evs.len() >= cap as usize {
+            self.evs.pop_front();
+        }
+        self.evs.push_back(ev);
     }
 
     /// Receiver: PSN `psn` arrived with `cum` the first PSN not yet received.
@@ -356,6 +379,25 @@ mod tests {
         q.advance(0, 6);
         assert_eq!(q.next_resend(6, 10), Some(6));
         assert_eq!(q.pending, 4);
+    }
+
+    #[test]
+    fn reps_keeps_the_newest_unmarked_entropies() {
+        let mut q = fresh(64);
+        for ev in [10, 11, 12] {
+            q.recycle(ev, 2);
+        }
+        assert_eq!(q.evs.iter().copied().collect::<Vec<_>>(), vec![11, 12]);
+    }
+
+    #[test]
+    fn fresh_entropies_stay_in_range_and_differ() {
+        let evs: Vec<u16> = (0..256).map(|k| fresh_ev(1, 2, 1000, k, 256)).collect();
+        assert!(evs.iter().all(|&e| (1000..1256).contains(&e)));
+        let distinct = evs.iter().collect::<std::collections::BTreeSet<_>>().len();
+        // 256 draws from 256 values: 256 (1 - (1 - 1/256)^256) = 162 distinct expected.
+        assert!((140..185).contains(&distinct), "{distinct}");
+        assert_eq!(fresh_ev(1, 2, 1000, 7, 256), fresh_ev(1, 2, 1000, 7, 256));
     }
 
     #[test]

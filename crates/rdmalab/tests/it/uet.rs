@@ -79,3 +79,81 @@ fn one_lost_packet_costs_one_timeout_and_one_retransmission() {
     assert!(lossy <= clean + 100_000_000 + 5_000_000, "lossy {lossy} ps, clean {clean} ps");
     assert!(lossy >= 100_000_000 + 4_000_000, "lossy {lossy} ps");
 }
+
+/// One UET flow of 10,000 packets from the single host of leaf 0 to that of leaf 1 over
+/// four spines, under `path_selection`, with `uet` added to `[fabric.uet]`: its packets on
+/// each uplink of leaf 0, and the results.
+fn over_four_spines(path_selection: &str, uet: &str) -> (Vec<u64>, Results) {
+    let text = format!(
+        "seed = 5\n[topology]\nkind = \"leaf_spine\"\nleaves = 2\nspines = 4\nhosts_per_leaf = 1\n\
+         host_rate = \"100Gbps\"\nfabric_rate = \"100Gbps\"\ndelay = \"1us\"\n\
+         [[traffic]]\nkind = \"flows\"\ntransport = \"uet\"\nflows = [{{ src = 0, dst = 1, size = 10000000 }}]\n\
+         [fabric]\ncc = \"none\"\nmtu = 1000\npath_selection = \"{path_selection}\"\n[fabric.uet]\n{uet}\n"
+    );
+    let s = scenario(&text, "uet.toml");
+    let t = &s.topology;
+    let leaf = t.ports[t.nodes[0].ports[0].idx()].peer_node;
+    let ups: Vec<_> =
+        t.nodes[leaf.idx()].ports.iter().copied().filter(|p| !t.is_host(t.ports[p.idx()].peer_node)).collect();
+    let r = run_finished(s);
+    (ups.iter().map(|p| r.ports[p.idx()].tx_packets).collect(), r)
+}
+
+/// Oblivious spraying: each packet draws one of E entropy values at random and the ECMP hash
+/// sends each value up one of k = 4 equal uplinks, so an uplink's share of n packets has
+/// variance p(1-p)/E (the hash's spread over the values) + p(1-p)/n (the draws), p = 1/k.
+/// With E = 65,536 and n = 10,000: σ = 0.47 % of the packets; every uplink is within 4.5 σ
+/// of a quarter. Without spraying, the flow takes one uplink.
+#[test]
+fn spraying_by_entropy_spreads_a_flow_over_equal_paths_as_the_hash_does() {
+    let (ups, r) = over_four_spines("ev_spray", "entropies = 65536");
+    assert_eq!(r.counters.payload_bytes_delivered, 10_000_000);
+    let n: u64 = ups.iter().sum();
+    assert_eq!(n, 10_000, "every data packet crosses one uplink once: {ups:?}");
+    let p: f64 = 0.25;
+    let sigma = (p * (1.0 - p) / 65536.0 + p * (1.0 - p) / n as f64).sqrt();
+    for &u in &ups {
+        let share = u as f64 / n as f64;
+        assert!((share - p).abs() < 4.5 * sigma, "uplinks {ups:?}, σ {sigma}");
+    }
+    let (ecmp, _) = over_four_spines("ecmp", "");
+    assert_eq!(ecmp.iter().filter(|&&u| u > 0).count(), 1, "one ECMP path: {ecmp:?}");
+}
+
+/// REPS on an idle fabric: no ACK comes back marked, so after the first round trip the
+/// sender sends on recycled entropies; the flow completes with every byte once, spread over
+/// more than one path.
+#[test]
+fn reps_completes_a_flow_over_recycled_entropies() {
+    let (ups, r) = over_four_spines("reps", "ack_every = 1");
+    assert_eq!(r.counters.payload_bytes_delivered, 10_000_000);
+    assert_eq!(r.counters.payload_bytes_discarded, 0);
+    assert_eq!(ups.iter().sum::<u64>(), 10_000);
+    assert!(ups.iter().filter(|&&u| u > 0).count() > 1, "{ups:?}");
+}
+
+/// 1, 2 and 4 threads give the same FCT file and counters for UET with either spraying, on a
+/// lossy incast across the spines (timeouts and resends included).
+#[test]
+fn uet_runs_are_the_same_for_any_thread_count() {
+    for ps in ["ev_spray", "reps", "ecmp"] {
+        let flows: Vec<String> =
+            (0..6).map(|i| format!("{{ src = {}, dst = 7, size = {} }}", i, 200_000 + 37_000 * i)).collect();
+        let text = format!(
+            "seed = 9\n[topology]\nkind = \"leaf_spine\"\nleaves = 2\nspines = 4\nhosts_per_leaf = 4\n\
+             host_rate = \"100Gbps\"\nfabric_rate = \"100Gbps\"\ndelay = \"1us\"\n\
+             [[traffic]]\nkind = \"flows\"\ntransport = \"uet\"\nflows = [{}]\n\
+             [fabric]\ncc = \"dcqcn\"\nmtu = 1000\nlossless = false\nerror_rate = 0.0002\npath_selection = \"{ps}\"\n",
+            flows.join(", ")
+        );
+        let one = super::fixtures::run_threads(&text, "uet.toml", 1);
+        assert_eq!(one.records.len(), 6);
+        assert!(one.counters.timeouts > 0, "{ps}: the lossy links cost timeouts");
+        for t in [2, 4] {
+            let mut r = super::fixtures::run_threads(&text, "uet.toml", t);
+            r.counters.events = one.counters.events; // the engine's own events differ by design
+            assert_eq!(super::fixtures::fct_text(&r), super::fixtures::fct_text(&one), "{ps}, {t} threads");
+            assert_eq!(format!("{:?}", r.counters), format!("{:?}", one.counters), "{ps}, {t} threads");
+        }
+    }
+}

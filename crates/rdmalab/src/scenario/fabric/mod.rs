@@ -12,6 +12,7 @@ mod lb;
 mod pfc_pause;
 mod pfc_watchdog;
 mod switch_model;
+mod uet;
 
 use super::{classes, field_time, positive_time, sample_interval};
 use crate::config::{Scenario, SimConfig, WindowConfig};
@@ -49,8 +50,12 @@ pub struct FabricSpec {
     pub irn: Option<irn::IrnSpec>,
     /// The receiving NIC sends a CNP on an out-of-order packet (default false).
     pub cnp_on_ooo: Option<bool>,
-    /// `ecmp` (default), `source_ip` (Virtuoso's rule: hop = alias index mod n), or a switch-side
-    /// balancer: `spray`, `drill`, `letflow`, `conga`, `conweave` (`fabric::lb`).
+    /// The Ultra Ethernet transport's ACK coalescing, timeout, tracked window and entropy
+    /// (`[fabric.uet]`, `scenario::fabric::uet`; absent: its defaults).
+    pub uet: Option<uet::UetSpec>,
+    /// `ecmp` (default), `source_ip` (Virtuoso's rule: hop = alias index mod n), a switch-side
+    /// balancer: `spray`, `drill`, `letflow`, `conga`, `conweave` (`fabric::lb`), or the
+    /// entropy spraying of UET packets under the switches' ECMP: `ev_spray`, `reps`.
     pub path_selection: Option<crate::topology::routing::PathSelection>,
     /// Congestion control (default `none`): `none`, `dcqcn`, `hpcc`, `timely`, `dctcp`, `blitz`
     /// (DASR at the receiver) or `ib` (InfiniBand CC), with run.py's parameters (`hpcc` also
@@ -285,6 +290,7 @@ impl FabricSpec {
         }
         let (recovery, irn) = (self.loss_recovery.as_deref(), self.irn.as_ref());
         irn::apply(recovery, irn, self.cnp_on_ooo, self.rto.is_some(), file, &mut c)?;
+        uet::apply(self.uet.as_ref(), file, &mut c)?;
         if let Some(l) = &self.lb {
             c.lb = l.build(file)?;
         }

@@ -212,7 +212,7 @@ impl Simulation {
         if ib && msg.is_some_and(|m| m.end - m.size == qp.snd_nxt) {
             wire += crate::fabric::ib::RETH; // InfiniBand: a WRITE's first packet (paced with it)
         }
-        let pkt = Packet {
+        let mut pkt = Packet {
             seq: qp.snd_nxt,
             qp: qp_id,
             src: qp.src,
@@ -246,6 +246,7 @@ impl Simulation {
         }
         let uet = qp.transport == transport::Transport::Uet;
         if uet {
+            pkt.sport = crate::sim::mech::uet::entropy(&mut self.mech.uet, qp_id, qp); // the EV
             crate::sim::mech::uet::after_send(&mut self.mech.uet, qp_id, qp, &pkt, self.cfg.mtu);
             // a PSN to resend, else new data
         } else if let Some(irn) = self.mech.irn.as_deref_mut() {

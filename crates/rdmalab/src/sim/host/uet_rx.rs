@@ -65,6 +65,7 @@ impl Simulation {
         let (lo, hi, off) = uet::sack(&mut self.mech.uet, rx_id, &self.qps[rx_id.idx()].rx, &pkt, mtu);
         let mut reply = self.make_reply(&pkt, rx_id, PacketKind::Ack, ooo, HeaderSlot(lo), hi, false);
         reply.int_hops = off;
+        reply.last_of_msg = pkt.ce; // the ECN echo REPS reads (`mech::uet`)
         self.queue_reply(&pkt, reply);
     }
 

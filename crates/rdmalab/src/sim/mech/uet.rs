@@ -19,7 +19,9 @@
 //! ACK fields: the cumulative point travels in `seq` (bytes, a multiple of the MTU); the
 //! 64-bit SACK bitmap in `app_hdr` (low half) and `payload` (high half), which an ACK uses
 //! for an IRN NACK's offset and Blitz's share only (neither runs with UET); the SACK base's
-//! offset past the cumulative PSN in `int_hops`, which switches stamp on data only. A NACK
+//! offset past the cumulative PSN in `int_hops`, which switches stamp on data only; the
+//! acknowledged packet's CE mark in `last_of_msg` (REPS reads it; the CNP flag follows the
+//! CC's own rules) and its entropy in `dport`, as every reply echoes the ports. A NACK
 //! names the trimmed packet's PSN as an offset past the cumulative one, in `app_hdr`. On a
 //! UET data packet, the `cnp` flag (which only UC/UD data use otherwise) says a switch
 //! trimmed it to its header.
@@ -28,7 +30,7 @@ use crate::fabric::{Packet, PacketKind};
 use crate::ids::{HeaderSlot, QpId};
 use crate::rnic::qp::RxState;
 use crate::rnic::transport::Transport;
-use crate::rnic::uet::{align, Arrival, UetTable};
+use crate::rnic::uet::{align, fresh_ev, Arrival, Spray, UetTable};
 use crate::rnic::Qp;
 use crate::sim::mech::retry;
 use crate::units::Time;
@@ -140,6 +142,7 @@ pub(in crate::sim) fn on_ack(
 ) {
     let m = mtu as u64;
     let rto = uet.cfg.rto;
+    recycle(uet, id, ack);
     let st = uet.qp(id.idx());
     let (una, high, base) = (qp.snd_una / m, qp.high_sent / m, ack.seq / m);
     if qp.snd_una > old_una {
@@ -153,6 +156,36 @@ pub(in crate::sim) fn on_ack(
         st.on_sack(base + ack.int_hops as u64, bits, una, high);
         let st = uet.qp(id.idx());
         qp.snd_nxt = st.next_resend(una, high).map_or(qp.high_sent, |p| p * m);
+    }
+}
+
+/// Hook "sender, per data packet sent": the entropy value (EV) the packet carries in its
+/// source port, which the switches' ECMP hash reads: the connection's own port without
+/// spraying; a fresh EV per packet (`ev_spray`); under REPS the oldest EV whose ACK came
+/// back unmarked, else a fresh one.
+#[inline]
+pub(in crate::sim) fn entropy(uet: &mut UetTable, id: QpId, qp: &Qp) -> u16 {
+    let cfg = uet.cfg;
+    if cfg.spray == Spray::Off {
+        return qp.sport;
+    }
+    let st = uet.qp(id.idx());
+    if cfg.spray == Spray::Reps {
+        if let Some(ev) = st.evs.pop_front() {
+            return ev;
+        }
+    }
+    st.drawn += 1;
+    fresh_ev(qp.sip, qp.dip, qp.sport, st.drawn - 1, cfg.entropies)
+}
+
+/// REPS at the sender: an ACK (not a NACK: a trimmed packet's path was congested) whose
+/// packet was not CE-marked gives its EV back (the ACK echoes it in its destination port,
+/// the mark in `last_of_msg`).
+fn recycle(uet: &mut UetTable, id: QpId, ack: &Packet) {
+    if uet.cfg.spray == Spray::Reps && ack.kind == PacketKind::Ack && !ack.last_of_msg {
+        let cap = uet.cfg.reps_buffer;
+        uet.qp(id.idx()).recycle(ack.dport, cap);
     }
 }
 
@@ -205,4 +238,48 @@ pub(in crate::sim) fn on_timeout(uet: &mut UetTable, id: QpId, qp: &mut Qp, limi
     }
     retransmit_lost(uet, id, qp, Loss::Timeout, mtu);
     Expired::Resend
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rnic::uet::UetConfig;
+
+    fn reps() -> (UetTable, Qp) {
+        let cfg = UetConfig { spray: Spray::Reps, reps_buffer: 4, ..UetConfig::default() };
+        let mut uet = UetTable::new(cfg);
+        let mut qp = Qp { sip: 1, dip: 2, sport: 5000, transport: Transport::Uet, ..Qp::placeholder() };
+        on_open(&mut uet, QpId(0), &mut qp, 1000);
+        (uet, qp)
+    }
+
+    fn ack(kind: PacketKind, ev: u16, marked: bool) -> Packet {
+        let mut a = Packet::pfc(kind, 3, 60);
+        (a.dport, a.last_of_msg, a.app_hdr) = (ev, marked, HeaderSlot(0));
+        a
+    }
+
+    #[test]
+    fn reps_reuses_an_unmarked_entropy_and_only_that() {
+        let (mut uet, mut qp) = reps();
+        let e0 = entropy(&mut uet, QpId(0), &qp);
+        let e1 = entropy(&mut uet, QpId(0), &qp);
+        assert_eq!((e0, e1), (fresh_ev(1, 2, 5000, 0, 256), fresh_ev(1, 2, 5000, 1, 256)));
+        on_ack(&mut uet, QpId(0), &mut qp, &ack(PacketKind::Ack, e1, false), 0, Time::ZERO, 1000);
+        assert_eq!(entropy(&mut uet, QpId(0), &qp), e1, "the unmarked EV comes back");
+        on_ack(&mut uet, QpId(0), &mut qp, &ack(PacketKind::Ack, e0, true), 0, Time::ZERO, 1000);
+        on_ack(&mut uet, QpId(0), &mut qp, &ack(PacketKind::Nack, e0, false), 0, Time::ZERO, 1000);
+        assert_eq!(entropy(&mut uet, QpId(0), &qp), fresh_ev(1, 2, 5000, 2, 256), "marked or trimmed: a fresh one");
+    }
+
+    #[test]
+    fn oblivious_spraying_draws_a_fresh_entropy_for_every_packet() {
+        let (mut uet, mut qp) = reps();
+        uet.cfg.spray = Spray::EvSpray;
+        on_ack(&mut uet, QpId(0), &mut qp, &ack(PacketKind::Ack, 77, false), 0, Time::ZERO, 1000);
+        let evs: Vec<u16> = (0..3).map(|_| entropy(&mut uet, QpId(0), &qp)).collect();
+        assert_eq!(evs, (0..3).map(|k| fresh_ev(1, 2, 5000, k, 256)).collect::<Vec<_>>());
+        uet.cfg.spray = Spray::Off;
+        assert_eq!(entropy(&mut uet, QpId(0), &qp), 5000, "no spraying: the QP's own port");
+    }
 }
