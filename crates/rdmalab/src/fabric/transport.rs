@@ -35,3 +35,7 @@ impl Transport {
         matches!(self, Transport::Rc | Transport::Uet)
     }
 }
+
+/// On a UET data packet, in `Packet::deflections` (IOFD's deflection count, which runs with
+/// UET do not use): a switch may trim it (`sim::mech::trimming`).
+pub const UET_TRIMMABLE: u8 = 0x01;

@@ -12,6 +12,7 @@ mod lb;
 mod pfc_pause;
 mod pfc_watchdog;
 mod switch_model;
+mod trimming;
 mod uet;
 
 use super::{classes, field_time, positive_time, sample_interval};
@@ -117,6 +118,8 @@ pub struct FabricSpec {
     pub lb: Option<lb::LbSpec>,
     /// The switches' PFC watchdog (`[fabric.pfc_watchdog]`); absent = off.
     pub pfc_watchdog: Option<pfc_watchdog::PfcWatchdogSpec>,
+    /// Switches trim UET data packets to their headers (`[fabric.trimming]`); absent = off.
+    pub trimming: Option<trimming::TrimmingSpec>,
     /// PAUSE frames with a pause time (`[fabric.pfc_pause]`); absent = until RESUME.
     pub pfc_pause: Option<pfc_pause::PfcPauseSpec>,
     /// Traffic classes (`[[fabric.classes]]`): per-class scheduling, PFC and ECN.
@@ -293,6 +296,9 @@ impl FabricSpec {
         uet::apply(self.uet.as_ref(), file, &mut c)?;
         if let Some(l) = &self.lb {
             c.lb = l.build(file)?;
+        }
+        if let Some(t) = &self.trimming {
+            c.trimming = Some(t.build(c.header_bytes, file)?);
         }
         if let Some(w) = &self.pfc_watchdog {
             c.pfc_watchdog = Some(w.build(file)?);

@@ -247,6 +247,7 @@ impl Simulation {
         let uet = qp.transport == transport::Transport::Uet;
         if uet {
             pkt.sport = crate::sim::mech::uet::entropy(&mut self.mech.uet, qp_id, qp); // the EV
+            pkt.deflections = crate::fabric::transport::UET_TRIMMABLE;
             crate::sim::mech::uet::after_send(&mut self.mech.uet, qp_id, qp, &pkt, self.cfg.mtu);
             // a PSN to resend, else new data
         } else if let Some(irn) = self.mech.irn.as_deref_mut() {

@@ -29,6 +29,7 @@ pub(crate) mod retry;
 pub(crate) mod rnr;
 pub(crate) mod tenancy;
 pub(crate) mod transport;
+pub(crate) mod trimming;
 pub(crate) mod uet;
 
 use crate::config::sim_config::PfcWatchdogAction;
@@ -85,6 +86,9 @@ pub(crate) struct Mechanisms {
     /// PAUSE frames with a pause time (`None` unless `[fabric.pfc_pause]`: one test per PFC
     /// frame sent and per PFC frame arriving).
     pub pfc_pause: Option<Box<pfc_pause::PfcPause>>,
+    /// Packet trimming at switches (`None` unless `[fabric.trimming]`: one test per switch
+    /// admission).
+    pub trimming: Option<Box<trimming::Trimming>>,
     /// `lb` or `iofd` is set: the switch's forwarding takes its hooked path.
     pub switch_hooks: bool,
     /// A mechanism may drop packets at a switch's egress before admission
@@ -190,6 +194,7 @@ impl Mechanisms {
             rnr: cfg.rnr.map(|r| Box::new(rnr::Rnr::new(r, cfg.nack_interval))),
             pfc_watchdog: cfg.pfc_watchdog.map(|w| Box::new(pfc_watchdog::PfcWatchdog::new(w))),
             pfc_pause: cfg.pfc_pause.map(|p| Box::new(pfc_pause::PfcPause::new(p))),
+            trimming: cfg.trimming.map(|t| Box::new(trimming::Trimming::new(t, ports.len()))),
             egress_filter: cfg.pfc_watchdog.is_some_and(|w| w.action == PfcWatchdogAction::Drop),
             deliberate_drops: 0,
             idle_checks: None,
@@ -231,6 +236,7 @@ impl Mechanisms {
         lb_tables::conweave_causes(self.lb.as_deref(), &mut c);
         pfc_watchdog::counters(self.pfc_watchdog.as_deref(), &mut c);
         pfc_pause::counters(self.pfc_pause.as_deref(), &mut c);
+        trimming::counters(self.trimming.as_deref(), &mut c);
         c
     }
 

@@ -5,6 +5,7 @@
 mod carry_out;
 mod deferred;
 mod marks;
+mod trim;
 
 use super::Simulation;
 use crate::fabric::deflection::ON_DEQUEUE;
@@ -147,7 +148,10 @@ impl Simulation {
             let st = &self.ports[at.idx()];
             (st.unit as usize, st.local)
         };
-        let class = self.switch_class(self.packets.get(r));
+        let mut class = self.switch_class(self.packets.get(r));
+        if self.mech.trimming.is_some() && class != 0 {
+            class = self.trim_over_threshold(egress, r, class); // `switch/trim.rs`
+        }
         let pkt = self.packets.get_mut(r);
         let wire = pkt.wire;
         pkt.ingress = at;
@@ -161,6 +165,9 @@ impl Simulation {
             };
             match admission {
                 Admission::Drop => {
+                    if self.mech.trimming.is_some() {
+                        return self.trim_refused(at, egress, r, class); // `switch/trim.rs`
+                    }
                     self.drop_at_ingress(at, sw, Some(class), r);
                     return None;
                 }
@@ -190,7 +197,7 @@ impl Simulation {
     /// down (`class` None) or the MMU refused it.
     #[cold]
     #[inline(never)]
-    fn drop_at_ingress(&mut self, at: PortId, sw: usize, class: Option<usize>, r: PacketRef) {
+    pub(super) fn drop_at_ingress(&mut self, at: PortId, sw: usize, class: Option<usize>, r: PacketRef) {
         let mut pkt = self.packets.take(r);
         if pkt.deflections & ON_DEQUEUE != 0 {
             pkt = super::mech::iofd::on_dequeue(self.mech.iofd.as_deref_mut(), sw, pkt.pg as usize, pkt);
