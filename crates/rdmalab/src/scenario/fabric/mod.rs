@@ -320,6 +320,7 @@ impl FabricSpec {
         iofd::check_escape_class(&s.config, &s.flows, file)?;
         lb::check(&s.config, &s.topology, file)?;
         switch_model::check_port_capacity(&s.config, &s.topology, file)?;
+        uet::check(s, file)?;
         irn::check_plain_flows(s, file)
     }
 

@@ -83,3 +83,29 @@ pub(super) fn apply(spec: Option<&UetSpec>, file: &Path, c: &mut SimConfig) -> R
     c.uet = u;
     Ok(())
 }
+
+/// UET's packets carry fields that some mechanisms also write: the SACK in the ACK's
+/// payload (Blitz's DASR share), the trimmable flag in the deflection byte (IOFD, ConWeave)
+/// and the SACK base in `int_hops` (CONGA's feedback). A run with UET flows refuses them,
+/// naming the key that turned each on.
+pub(super) fn check(s: &crate::config::Scenario, file: &Path) -> Result<()> {
+    use crate::rnic::transport::Transport;
+    if !s.flows.iter().any(|f| f.transport == Transport::Uet) {
+        return Ok(());
+    }
+    let clash = |field: &str, what: &str| {
+        let m = format!("{what} does not run with `transport = \"uet\"` (they share packet fields)");
+        Err(Error::input(file, 0, field, m))
+    };
+    let c = &s.config;
+    if c.iofd.is_some() {
+        return clash("fabric.iofd", "in-order flow deflection");
+    }
+    if matches!(c.path_selection, PathSelection::Conga | PathSelection::Conweave) {
+        return clash("fabric.path_selection", "CONGA and ConWeave");
+    }
+    if c.cc.dasr().is_some() {
+        return clash("fabric.cc", "Blitz's DASR");
+    }
+    Ok(())
+}
