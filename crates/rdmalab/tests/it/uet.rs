@@ -222,3 +222,27 @@ fn the_example_incast_completes() {
     assert!(r.mechanism_counters.get("trims") > 0);
     assert!(r.counters.retx_packets >= r.mechanism_counters.get("trims"), "each trim resent");
 }
+
+/// An application's messages over UET (the host model's closed loop: batches of ten
+/// 2,500-byte WRs, 1,024-byte packets, so every message ends mid-packet and the next starts
+/// on a packet boundary): every batch completes, as over RC, and the bytes delivered are the
+/// bytes posted.
+#[test]
+fn application_messages_complete_over_uet_as_over_rc() {
+    let run = |transport: &str| {
+        let toml = format!(
+            "stop_time = \"2ms\"\n[topology]\nkind = \"star\"\nhosts = 7\nrate = \"40Gbps\"\ndelay = \"1us\"\n\
+             [fabric]\nmtu = 1024\n[host]\nmechanism = \"raw\"\n\
+             [[app]]\nhost = 0\ndst = 6\ncount = 2\nsize = 2500\nwr_num = 10\ntotal_bytes = 250000\ntransport = \"{transport}\"\n"
+        );
+        let mut sim = scenario(&toml, "uet.toml").simulation().expect("valid scenario");
+        sim.run_to_end();
+        sim.results().expect("conservation holds")
+    };
+    let (rc, uet) = (run("rc"), run("uet"));
+    let done = |r: &Results| r.host_batches.iter().filter(|b| b.seen.0 != u64::MAX).count();
+    assert_eq!(done(&uet), done(&rc));
+    assert_eq!(done(&uet), 20, "10 batches of 25,000 bytes per application");
+    assert_eq!(uet.counters.payload_bytes_delivered, 2 * 250_000);
+    assert_eq!(uet.counters.payload_bytes_delivered, rc.counters.payload_bytes_delivered);
+}
