@@ -304,7 +304,8 @@ pub(in crate::sim) fn refuses_at_egress(m: &mut Mechanisms, egress: crate::ids::
 
 /// Whether switch egresses take the out-of-line path with the mechanisms' egress hooks
 /// (`PortState::special`): a class table, IOFD, Blitz's edge rule, the input-fair arbiter,
-/// per-port buffers, or a mechanism's egress filter.
+/// per-port buffers, a mechanism's egress filter, or trimming (its test in the admission is
+/// compiled into the special path only).
 pub(crate) fn special_egress(cfg: &SimConfig) -> bool {
     let input_fair = cfg.egress_arbitration == crate::fabric::EgressArbitration::InputFair;
     let watchdog_drops = cfg.pfc_watchdog.is_some_and(|w| w.action == PfcWatchdogAction::Drop);
@@ -314,6 +315,7 @@ pub(crate) fn special_egress(cfg: &SimConfig) -> bool {
         || input_fair
         || cfg.buffer_model.per_egress()
         || watchdog_drops
+        || cfg.trimming.is_some()
 }
 
 /// Blitz with `dasr_edge_ecn = false`: switches leave host-facing ports unmarked.

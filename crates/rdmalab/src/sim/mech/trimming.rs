@@ -4,8 +4,9 @@
 //! dropped; its receiver answers the header with a NACK naming it (`sim/host/uet_rx.rs`),
 //! and its sender resends it (`mech::uet::retransmit_lost`).
 //!
-//! Hook: the switch's one admission (`switch/mod.rs::admit`, one test of `trimming`; the
-//! work out of line in `switch/trim.rs`). State: the run's counts and each egress port's
+//! Hook: the switch's one admission on a `special` egress (`switch/mod.rs::admit::<true>`;
+//! trimming turns every switch egress special, `mech::special_egress`, so a run without it
+//! compiles no test into the common path), the work out of line in `switch/trim.rs`. State: the run's counts and each egress port's
 //! trims (the port's switch owns its count).
 
 use crate::config::sim_config::TrimConfig;

@@ -149,7 +149,7 @@ impl Simulation {
             (st.unit as usize, st.local)
         };
         let mut class = self.switch_class(self.packets.get(r));
-        if self.mech.trimming.is_some() && class != 0 {
+        if SPECIAL && self.mech.trimming.is_some() && class != 0 {
             class = self.trim_over_threshold(egress, r, class); // `switch/trim.rs`
         }
         let pkt = self.packets.get_mut(r);
@@ -165,7 +165,7 @@ impl Simulation {
             };
             match admission {
                 Admission::Drop => {
-                    if self.mech.trimming.is_some() {
+                    if SPECIAL && self.mech.trimming.is_some() {
                         return self.trim_refused(at, egress, r, class); // `switch/trim.rs`
                     }
                     self.drop_at_ingress(at, sw, Some(class), r);
