@@ -246,3 +246,15 @@ fn application_messages_complete_over_uet_as_over_rc() {
     assert_eq!(uet.counters.payload_bytes_delivered, 2 * 250_000);
     assert_eq!(uet.counters.payload_bytes_delivered, rc.counters.payload_bytes_delivered);
 }
+
+/// Trimming on a lossless (PFC) fabric: the threshold trims below the pause point, every
+/// trimmed packet is resent once and nothing is dropped.
+#[test]
+fn trimming_with_pfc_trims_below_the_pause_and_loses_nothing() {
+    let text = incast(500_000, "threshold_kb = 20").replace("lossless = false", "lossless = true");
+    let r = run_finished(scenario(&text, "uet.toml"));
+    let trims = r.mechanism_counters.get("trims");
+    assert!(trims > 10, "{trims}");
+    assert_eq!((r.counters.retx_packets, r.counters.drops, r.counters.timeouts), (trims, 0, 0));
+    assert_eq!(r.counters.payload_bytes_delivered, 1_000_000);
+}
