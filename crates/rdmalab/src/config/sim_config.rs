@@ -97,6 +97,20 @@ pub struct PfcPauseConfig {
     pub refresh_quanta: u16,
 }
 
+/// Packet trimming at switches (`[fabric.trimming]`, `sim::mech::trimming`): a UET data
+/// packet that would queue past the threshold, or that the buffer refuses, goes on as its
+/// header alone, in a class of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TrimConfig {
+    /// Trim when the egress queue of the packet's class holds this many bytes with it
+    /// (`None`: only when the buffer would drop it).
+    pub threshold: Option<u64>,
+    /// Bytes of a trimmed packet on the wire (its headers).
+    pub header_bytes: u32,
+    /// The class the trimmed header is queued in (served by strict priority).
+    pub class: u8,
+}
+
 /// A switch's PFC watchdog (`[fabric.pfc_watchdog]`, `sim::mech::pfc_watchdog`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PfcWatchdogConfig {
@@ -209,6 +223,9 @@ pub struct SimConfig {
     /// Loss recovery (`fabric.loss_recovery`): `None` is go-back-N (the reference); `Some`
     /// is IRN's selective retransmission with BDP-FC and two timeouts (`rnic::irn`).
     pub irn: Option<crate::rnic::IrnConfig>,
+    /// The Ultra Ethernet transport's settings (`[fabric.uet]`, `rnic::uet`), read by QPs
+    /// whose transport is `uet` only.
+    pub uet: crate::rnic::uet::UetConfig,
     /// Receive queues and RNR NAKs (`[rnic] recv_queue_depth`, `sim::mech::rnr`); `None`:
     /// receive WQEs are never short, as before (no cost).
     pub rnr: Option<RnrConfig>,
@@ -219,6 +236,9 @@ pub struct SimConfig {
     pub max_send_wr: u32,
     /// The switches' PFC watchdog (`[fabric.pfc_watchdog]`); `None`: none (no cost).
     pub pfc_watchdog: Option<PfcWatchdogConfig>,
+    /// Packet trimming at switches (`[fabric.trimming]`); `None`: none (one test per
+    /// admission).
+    pub trimming: Option<TrimConfig>,
     /// PAUSE frames with a pause time and refreshes (`[fabric.pfc_pause]`); `None`: a PAUSE
     /// holds until its RESUME, as in the reference (no cost).
     pub pfc_pause: Option<PfcPauseConfig>,
@@ -340,9 +360,11 @@ impl Default for SimConfig {
             retry_limit: None,
             nack_interval: Time::from_us(500),
             irn: None,
+            uet: Default::default(),
             rnr: None,
             max_send_wr: crate::rnic::DEFAULT_MAX_SEND_WR,
             pfc_watchdog: None,
+            trimming: None,
             pfc_pause: None,
             cnp_on_ooo: false,
             int_multi: 1,

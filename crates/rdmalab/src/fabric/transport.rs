@@ -1,4 +1,4 @@
-//! The transport service a QP's packets belong to (RC, UC, UD). Only the name lives here, low
+//! The transport service a QP's packets belong to (RC, UC, UD, UET). Only the name lives here, low
 //! enough for flow specs (`workload`) to carry it; what each service does is the RNIC's
 //! (`rnic/transport.rs`).
 
@@ -12,6 +12,9 @@ pub enum Transport {
     Uc,
     /// Unreliable datagram: one-MTU messages, no ACK, one context for every destination.
     Ud,
+    /// The Ultra Ethernet transport: reliable unordered delivery, selective ACKs, each
+    /// packet's own entropy (`rnic::uet`).
+    Uet,
 }
 
 impl Transport {
@@ -21,13 +24,24 @@ impl Transport {
             "rc" => Ok(Transport::Rc),
             "uc" => Ok(Transport::Uc),
             "ud" => Ok(Transport::Ud),
-            other => Err(format!("unknown transport `{other}` (known: rc, uc, ud)")),
+            "uet" => Ok(Transport::Uet),
+            other => Err(format!("unknown transport `{other}` (known: rc, uc, ud, uet)")),
         }
     }
 
-    /// RC: ACKs, NACKs, retransmission and the retransmission timer.
+    /// RC and UET: ACKs, NACKs, retransmission and the retransmission timer.
     #[inline]
     pub fn reliable(self) -> bool {
-        self == Transport::Rc
+        matches!(self, Transport::Rc | Transport::Uet)
     }
 }
+
+/// On a UET data packet, in `Packet::deflections` (IOFD's deflection count, which runs with
+/// UET do not use): a switch may trim it (`sim::mech::trimming`).
+pub const UET_TRIMMABLE: u8 = 0x01;
+
+/// On a UET data packet, beside [`UET_TRIMMABLE`]: the ACK-request flag (the PDS header's
+/// AR bit). The sender sets it on the packet that fills its window, and the receiver ACKs
+/// that packet at once instead of waiting for `ack_every` packets: a window smaller than the
+/// coalescing count would otherwise wait for the retransmission timeout.
+pub const UET_ACK_REQUEST: u8 = 0x02;

@@ -1,6 +1,6 @@
 //! The RDMA NIC: queue pairs with send queues of WQEs, transmit arbitration with pacing and
 //! windows, the receiver's go-back-N state, IRN's selective
-//! retransmission (`irn`), completion queues, and the QP-context cache.
+//! retransmission (`irn`), the Ultra Ethernet transport's delivery (`uet`), completion queues, and the QP-context cache.
 
 pub mod cache;
 pub mod engine;
@@ -11,6 +11,7 @@ pub mod posted;
 pub mod qp;
 pub mod tenant_rr;
 pub mod transport;
+pub mod uet;
 
 pub use cache::{FetchMode, QpCache, QpCacheConfig};
 pub use engine::WqeEngine;

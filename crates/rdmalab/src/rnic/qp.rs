@@ -78,6 +78,8 @@ pub struct RxState {
     /// UC or UD (the QP's `transport`, copied here so that an arrival reads the receiver's
     /// line only; set where the QP is opened).
     pub unreliable: bool,
+    /// UET (`rnic::uet`): packets are accepted in any order (copied here as `unreliable` is).
+    pub uet: bool,
 }
 
 impl Default for RxState {
@@ -94,6 +96,7 @@ impl Default for RxState {
             discarding: false,
             sends: false,
             unreliable: false,
+            uet: false,
         }
     }
 }

@@ -16,7 +16,7 @@
 //! count = 10
 //! size = [32, 1048576]    # bytes: a number, or [lo, hi] drawn per batch
 //! size_dist = "log_uniform" # or "uniform": how a size range is drawn
-//! transport = "rc"        # rc | uc | ud (ud: size at most one MTU)
+//! transport = "rc"        # rc | uc | ud | uet (ud: size at most one MTU)
 //! wr_num = [20, 100]      # a number, or [lo, hi] drawn uniform per batch
 //! think = "0ns"
 //! [drum]                  # accepted and ignored under raw and share
@@ -88,7 +88,7 @@ pub struct AppSpec {
     pub size: NumOrRange,
     /// `log_uniform` (default) or `uniform`: how a `size` range is drawn.
     pub size_dist: Option<String>,
-    /// `rc` (default), `uc` or `ud`: the transport of its QP (UD: `size` at most one MTU).
+    /// `rc` (default), `uc`, `ud` or `uet`: the transport of its QP (UD: `size` at most one MTU).
     pub transport: Option<String>,
     /// WQEs per batch.
     pub wr_num: NumOrRange,

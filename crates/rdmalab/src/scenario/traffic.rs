@@ -41,7 +41,7 @@ pub enum TrafficSpec {
         pg: Option<u8>,
         /// Cut long flows into pieces on their own QPs (absent: flows stay whole).
         split: Option<attack_traffic::SplitSpec>,
-        /// Transport of its flows' QPs: `rc` (default), `uc` or `ud` (`rnic::transport`).
+        /// Transport of its flows' QPs: `rc` (default), `uc`, `ud` or `uet` (`rnic::transport`, `rnic::uet`).
         transport: Option<String>,
         /// Its flows' verb: `write` (default) or `send` (`workload::Verb`, `sim::mech::rnr`).
         verb: Option<String>,
@@ -61,7 +61,7 @@ pub enum TrafficSpec {
         tenant: Option<String>,
         /// Priority class of its flows (1..7, default 3).
         pg: Option<u8>,
-        /// Transport of its flows' QPs: `rc` (default), `uc` or `ud` (`rnic::transport`).
+        /// Transport of its flows' QPs: `rc` (default), `uc`, `ud` or `uet` (`rnic::transport`, `rnic::uet`).
         transport: Option<String>,
         /// Its flows' verb: `write` (default) or `send` (`workload::Verb`, `sim::mech::rnr`).
         verb: Option<String>,
@@ -94,7 +94,7 @@ pub enum TrafficSpec {
         stagger: Stagger,
         /// `stagger = "paced"`: bytes per posted piece (default 4096).
         piece: Option<u64>,
-        /// Transport of its flows' QPs: `rc` (default), `uc` or `ud` (`rnic::transport`).
+        /// Transport of its flows' QPs: `rc` (default), `uc`, `ud` or `uet` (`rnic::transport`, `rnic::uet`).
         transport: Option<String>,
         /// Its flows' verb: `write` (default) or `send` (`workload::Verb`, `sim::mech::rnr`).
         verb: Option<String>,
@@ -112,7 +112,7 @@ pub enum TrafficSpec {
         tenant: Option<String>,
         /// Priority class of its flows (1..7, default 3).
         pg: Option<u8>,
-        /// Transport of its flows' QPs: `rc` (default), `uc` or `ud` (`rnic::transport`).
+        /// Transport of its flows' QPs: `rc` (default), `uc`, `ud` or `uet` (`rnic::transport`, `rnic::uet`).
         transport: Option<String>,
         /// Its flows' verb: `write` (default) or `send` (`workload::Verb`, `sim::mech::rnr`).
         verb: Option<String>,
@@ -136,7 +136,7 @@ pub enum TrafficSpec {
         tenant: Option<String>,
         /// Priority class of its flows (1..7, default 3).
         pg: Option<u8>,
-        /// Transport of its flows' QPs: `rc` (default), `uc` or `ud` (`rnic::transport`).
+        /// Transport of its flows' QPs: `rc` (default), `uc`, `ud` or `uet` (`rnic::transport`, `rnic::uet`).
         transport: Option<String>,
         /// Its flows' verb: `write` (default) or `send` (`workload::Verb`, `sim::mech::rnr`).
         verb: Option<String>,
@@ -151,7 +151,7 @@ pub enum TrafficSpec {
         tenant: Option<String>,
         /// Class of the entries that give none (1..7, default 3).
         pg: Option<u8>,
-        /// Transport of its flows' QPs: `rc` (default), `uc` or `ud` (`rnic::transport`).
+        /// Transport of its flows' QPs: `rc` (default), `uc`, `ud` or `uet` (`rnic::transport`, `rnic::uet`).
         transport: Option<String>,
         /// Its flows' verb: `write` (default) or `send` (`workload::Verb`, `sim::mech::rnr`).
         verb: Option<String>,
@@ -164,7 +164,7 @@ pub enum TrafficSpec {
         tenant: Option<String>,
         /// Class of every flow (1..7; default: each line's own).
         pg: Option<u8>,
-        /// Transport of its flows' QPs: `rc` (default), `uc` or `ud` (`rnic::transport`).
+        /// Transport of its flows' QPs: `rc` (default), `uc`, `ud` or `uet` (`rnic::transport`, `rnic::uet`).
         transport: Option<String>,
         /// Its flows' verb: `write` (default) or `send` (`workload::Verb`, `sim::mech::rnr`).
         verb: Option<String>,
@@ -177,7 +177,7 @@ pub enum TrafficSpec {
         tenant: Option<String>,
         /// Priority class of its flows (1..7, default 3).
         pg: Option<u8>,
-        /// Transport of its flows' QPs: `rc` (default), `uc` or `ud` (`rnic::transport`).
+        /// Transport of its flows' QPs: `rc` (default), `uc`, `ud` or `uet` (`rnic::transport`, `rnic::uet`).
         transport: Option<String>,
         /// Its flows' verb: `write` (default) or `send` (`workload::Verb`, `sim::mech::rnr`).
         verb: Option<String>,

@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::fabric::arbitration::{EgressArbitration, InputArbiter};
 use crate::fabric::{IntSlab, MmuConfig, PortState, SwitchMmu, TxClock};
 use crate::ids::{FlowId, NicId, NodeId, PortId, SwitchId};
+use crate::rnic::transport::Transport;
 use crate::rnic::{Nic, QpCache};
 use crate::stats::ideal;
 use crate::stats::Counters;
@@ -182,8 +183,8 @@ impl Simulation {
                     // A plain flow's receiver counts under its flow (`RxState::flow`).
                     let flow = if f.app.is_none() { FlowId::new(i) } else { FlowId::NONE };
                     let sends = f.app.is_none() && f.verb == crate::workload::Verb::Send;
-                    let rx =
-                        crate::rnic::RxState { flow, sends, unreliable: !f.transport.reliable(), ..Default::default() };
+                    let (unreliable, uet) = (!f.transport.reliable(), f.transport == Transport::Uet);
+                    let rx = crate::rnic::RxState { flow, sends, unreliable, uet, ..Default::default() };
                     let (src, dst, tenant, transport) = (f.src, f.dst, f.tenant, f.transport);
                     crate::rnic::Qp { src, dst, tenant, transport, rx, ..crate::rnic::Qp::placeholder() }
                 })

@@ -60,5 +60,6 @@ mod simai;
 mod streamed_records;
 mod switch_models;
 mod transport;
+mod uet;
 mod virtuoso;
 mod virtuoso_lossy;

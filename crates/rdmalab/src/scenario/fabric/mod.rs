@@ -12,6 +12,8 @@ mod lb;
 mod pfc_pause;
 mod pfc_watchdog;
 mod switch_model;
+mod trimming;
+mod uet;
 
 use super::{classes, field_time, positive_time, sample_interval};
 use crate::config::{Scenario, SimConfig, WindowConfig};
@@ -49,8 +51,12 @@ pub struct FabricSpec {
     pub irn: Option<irn::IrnSpec>,
     /// The receiving NIC sends a CNP on an out-of-order packet (default false).
     pub cnp_on_ooo: Option<bool>,
-    /// `ecmp` (default), `source_ip` (Virtuoso's rule: hop = alias index mod n), or a switch-side
-    /// balancer: `spray`, `drill`, `letflow`, `conga`, `conweave` (`fabric::lb`).
+    /// The Ultra Ethernet transport's ACK coalescing, timeout, tracked window and entropy
+    /// (`[fabric.uet]`, `scenario::fabric::uet`; absent: its defaults).
+    pub uet: Option<uet::UetSpec>,
+    /// `ecmp` (default), `source_ip` (Virtuoso's rule: hop = alias index mod n), a switch-side
+    /// balancer: `spray`, `drill`, `letflow`, `conga`, `conweave` (`fabric::lb`), or the
+    /// entropy spraying of UET packets under the switches' ECMP: `ev_spray`, `reps`.
     pub path_selection: Option<crate::topology::routing::PathSelection>,
     /// Congestion control (default `none`): `none`, `dcqcn`, `hpcc`, `timely`, `dctcp`, `blitz`
     /// (DASR at the receiver) or `ib` (InfiniBand CC), with run.py's parameters (`hpcc` also
@@ -114,6 +120,8 @@ pub struct FabricSpec {
     pub lb: Option<lb::LbSpec>,
     /// The switches' PFC watchdog (`[fabric.pfc_watchdog]`); absent = off.
     pub pfc_watchdog: Option<pfc_watchdog::PfcWatchdogSpec>,
+    /// Switches trim UET data packets to their headers (`[fabric.trimming]`); absent = off.
+    pub trimming: Option<trimming::TrimmingSpec>,
     /// PAUSE frames with a pause time (`[fabric.pfc_pause]`); absent = until RESUME.
     pub pfc_pause: Option<pfc_pause::PfcPauseSpec>,
     /// Traffic classes (`[[fabric.classes]]`): per-class scheduling, PFC and ECN.
@@ -287,8 +295,15 @@ impl FabricSpec {
         }
         let (recovery, irn) = (self.loss_recovery.as_deref(), self.irn.as_ref());
         irn::apply(recovery, irn, self.cnp_on_ooo, self.rto.is_some(), file, &mut c)?;
+        uet::apply(self.uet.as_ref(), file, &mut c)?;
         if let Some(l) = &self.lb {
             c.lb = l.build(file)?;
+        }
+        if let Some(t) = &self.trimming {
+            c.trimming = Some(t.build(c.header_bytes, file)?);
+            if let crate::cc::CcConfig::Nscc(p) = &mut c.cc {
+                p.trimming = true; // NSCC's target is 3/4 of the network RTT on a trimming fabric
+            }
         }
         if let Some(w) = &self.pfc_watchdog {
             c.pfc_watchdog = Some(w.build(file)?);
@@ -310,6 +325,7 @@ impl FabricSpec {
         iofd::check_escape_class(&s.config, &s.flows, file)?;
         lb::check(&s.config, &s.topology, file)?;
         switch_model::check_port_capacity(&s.config, &s.topology, file)?;
+        uet::check(s, file)?;
         irn::check_plain_flows(s, file)
     }
 

@@ -188,6 +188,7 @@ impl Simulation {
                 d.2 -= 1;
                 let last = d.2 == 0;
                 d.1 = if last { NO_QP } else { qp };
+                crate::sim::mech::uet::align_post(&mut self.qps[qp.idx()], self.cfg.mtu);
                 self.qps[qp.idx()].post(flow, f.size, self.now);
                 self.nics[self.qps[qp.idx()].nic.idx()].mark(&self.qps[qp.idx()]);
                 if last {
@@ -249,6 +250,7 @@ impl Simulation {
         };
         let reuse = s.policy == StaggerPolicy::Reuse;
         let q = &mut self.qps[qp.idx()];
+        crate::sim::mech::uet::align_post(q, self.cfg.mtu);
         q.post_message(chunk_wr(AppId(app), k, size, self.now));
         q.finished = false;
         self.nics[q.nic.idx()].mark(q);

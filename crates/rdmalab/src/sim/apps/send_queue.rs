@@ -46,6 +46,7 @@ impl Simulation {
     /// holds them until it is reconnected.
     fn post_to_qp(&mut self, qp: QpId, m: Message) {
         let q = &mut self.qps[qp.idx()];
+        crate::sim::mech::uet::align_post(q, self.cfg.mtu); // UET: on a packet boundary
         q.post_message(m);
         if q.error {
             q.snd_nxt = q.posted;

@@ -2,14 +2,19 @@
 //! its decision over the QP (`mech::retry::fail`: the WRs to fail and to flush;
 //! `mech::transport::receive`: a UC/UD packet's verdict and the receive completion to make;
 //! `mech::transport::sent`), and this file counts it and delivers the completions to the
-//! applications, so that a mechanism's file never reaches the application table.
+//! applications, so that a mechanism's file never reaches the application table. It also
+//! completes the messages an ACK covers (a flow's FCT record, a send completion) and retires
+//! a QP once idle.
 
 use crate::app::{SendCompletion, SendDone};
 use crate::fabric::packet::NO_INT;
 use crate::fabric::Packet;
-use crate::ids::QpId;
+use crate::ids::{AppId, QpId};
+use crate::rnic::Completion;
 use crate::sim::mech::{retry, transport};
 use crate::sim::{GaveUp, Simulation};
+use crate::stats::FlowRecord;
+use crate::units::Time;
 
 impl Simulation {
     /// The receiver of slot `rx_id` holds its flow's last byte in order now: the flow's
@@ -112,6 +117,75 @@ impl Simulation {
         transport::sent(&mut self.qps[qp_id.idx()]);
         if let Some((app, first, n)) = self.complete_messages(qp_id) {
             self.app_chunks_done(app, first, n, qp_id);
+        }
+    }
+
+    /// Reports every message whose last byte is now acknowledged: a flow's FCT, an
+    /// application's send completion, or an attack generator's chunks (returned: (app,
+    /// first chunk, how many); a QP's chunks are one slot's, every `qps`-th chunk). The
+    /// generator hears of them only once the QP's slot may be released, since the next
+    /// chunk of its slot may open a QP in it.
+    pub(in crate::sim) fn complete_messages(&mut self, qp_id: QpId) -> Option<(AppId, u64, u64)> {
+        let mut chunks_done: Option<(AppId, u64, u64)> = None;
+        loop {
+            let qp = &mut self.qps[qp_id.idx()];
+            let Some(m) = qp.messages.front().copied() else { break };
+            if m.end > qp.snd_una {
+                break;
+            }
+            qp.messages.pop_front();
+            if self.apps.hears_chunks(m.app) {
+                match &mut chunks_done {
+                    Some((_, _, n)) => *n += 1,
+                    None => chunks_done = Some((m.app, m.cookie as u64, 1)),
+                }
+                continue;
+            }
+            if !m.app.is_none() {
+                let c = SendCompletion { qp: qp_id, cookie: m.cookie, done: SendDone::Acked, time: self.now };
+                self.app_send_done(m.app, c);
+                continue;
+            }
+            let flow = &self.flows[m.flow.idx()];
+            let record = FlowRecord {
+                flow: m.flow.0,
+                src: qp.src,
+                dst: qp.dst,
+                sip: qp.sip,
+                dip: qp.dip,
+                sport: qp.sport,
+                dport: qp.dport,
+                size: m.size,
+                start: flow.start,
+                fct: self.now - m.posted,
+                ideal: self.ideal[m.flow.idx()],
+                tenant: qp.tenant,
+                retx_packets: qp.retx_packets,
+                nacks: qp.nacks,
+                rx: Default::default(), // the receiver's, joined in `results`
+            };
+            let nic = qp.nic.idx();
+            self.push_record(record);
+            self.flows_done += 1;
+            self.nics[nic].cq.push_back(Completion { flow: m.flow, time: self.now });
+            self.note_work_done();
+        }
+        self.close_if_idle(qp_id);
+        chunks_done
+    }
+
+    /// Retires `qp_id` if it is to close when idle and everything posted is acknowledged.
+    pub(in crate::sim) fn close_if_idle(&mut self, qp_id: QpId) {
+        let qp = &mut self.qps[qp_id.idx()];
+        if !qp.finished && qp.messages.is_empty() && qp.close_when_idle && qp.snd_una >= qp.posted {
+            qp.finished = true;
+            qp.rto_deadline = Time::MAX;
+            let nic = qp.nic;
+            self.nics[nic.idx()].note_finished();
+            // The completion queue is drained by applications; flows have none here.
+            self.nics[nic.idx()].cq.clear();
+            self.nic_changed(nic); // its drop must not wait for a later kick
+            self.leave_group(qp_id);
         }
     }
 }

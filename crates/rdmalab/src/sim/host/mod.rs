@@ -7,12 +7,13 @@ mod completions;
 mod egress;
 mod rx;
 mod tx;
+mod uet_rx;
 
 pub(super) use cc_groups::GroupKey;
 
 use crate::ids::{CcGroupId, FlowId, QpId};
 use crate::rnic::Qp;
-use crate::sim::mech::{irn, retry, tenancy};
+use crate::sim::mech::{irn, retry, tenancy, uet};
 use crate::sim::{Event, Simulation};
 use crate::units::Time;
 use crate::workload::FlowSpec;
@@ -113,11 +114,14 @@ impl Simulation {
             rx: crate::rnic::RxState {
                 sends: f.verb == crate::workload::Verb::Send,
                 unreliable: !f.transport.reliable(),
+                uet: f.transport == crate::rnic::transport::Transport::Uet,
                 ..Default::default()
             },
             ..Qp::placeholder()
         };
-        if let Some(irn) = self.mech.irn.as_deref_mut() {
+        if f.transport == crate::rnic::transport::Transport::Uet {
+            crate::sim::mech::uet::on_open(&mut self.mech.uet, id, &mut self.qps[id.idx()], self.cfg.mtu);
+        } else if let Some(irn) = self.mech.irn.as_deref_mut() {
             crate::sim::mech::irn::on_open(irn, id, &mut self.qps[id.idx()]);
         }
         if self.opens_while_running(slot.is_some()) {
@@ -155,7 +159,9 @@ impl Simulation {
 
     /// Retransmission timer: go back to the oldest unacknowledged byte.
     pub(in crate::sim) fn on_rto(&mut self, qp_id: QpId, gen: u16) {
-        let (Some(rto), qp) = (self.cfg.rto, &mut self.qps[qp_id.idx()]) else {
+        let qp = &mut self.qps[qp_id.idx()];
+        let is_uet = qp.transport == crate::rnic::transport::Transport::Uet;
+        let Some(rto) = (if is_uet { Some(self.cfg.uet.rto) } else { self.cfg.rto }) else {
             return;
         };
         if qp.gen != gen {
@@ -174,7 +180,18 @@ impl Simulation {
             return;
         }
         let timeouts = self.counters.timeouts;
-        if let Some(irn) = self.mech.irn.as_deref_mut() {
+        if is_uet {
+            match uet::on_timeout(&mut self.mech.uet, qp_id, qp, self.cfg.retry_limit, self.cfg.mtu) {
+                uet::Expired::Idle => {}
+                // A window CC hears of it below (`cc_on_loss`, a timeout).
+                uet::Expired::Resend => self.counters.timeouts += 1,
+                uet::Expired::Failed => {
+                    self.counters.timeouts += 1;
+                    self.fail_qp(qp_id, crate::sim::GaveUp::RetryExceeded);
+                    return;
+                }
+            }
+        } else if let Some(irn) = self.mech.irn.as_deref_mut() {
             match irn::on_timeout(irn, qp_id, qp, self.cfg.retry_limit) {
                 irn::Expired::Idle => {}
                 irn::Expired::Repair => self.counters.timeouts += 1,
@@ -197,7 +214,10 @@ impl Simulation {
             self.cc_on_loss(qp_id, self.cfg.mtu as u64, crate::cc::LossKind::Timeout);
         }
         let qp = &mut self.qps[qp_id.idx()];
-        let rto = self.mech.irn.as_deref().map_or(rto, |irn| irn::rto(irn, qp, self.cfg.mtu));
+        let rto = match self.mech.irn.as_deref() {
+            Some(irn) if !is_uet => irn::rto(irn, qp, self.cfg.mtu),
+            _ => rto,
+        };
         qp.rto_deadline = self.now + rto;
         qp.rto_scheduled = true;
         self.queue.push(qp.rto_deadline, Event::Rto(qp_id, qp.gen));

@@ -1,16 +1,13 @@
 //! The receiving side of a QP and the sender's side of its ACKs: in-order placement, ACK,
 //! NACK and CNP at the receiver; at the sender, ACK processing, completions and the end of a
-//! flow.
+//! flow (the completions themselves: `completions.rs`).
 
-use crate::app::{SendCompletion, SendDone};
 use crate::fabric::packet::NO_INT;
 use crate::fabric::{Packet, PacketKind};
-use crate::ids::{AppId, HeaderSlot, PortId, QpId};
+use crate::ids::{HeaderSlot, PortId, QpId};
 use crate::rnic::irn::Arrival;
-use crate::rnic::Completion;
 use crate::sim::mech::{irn, retry, rnr};
 use crate::sim::{GaveUp, Simulation};
-use crate::stats::FlowRecord;
 use crate::units::Time;
 
 impl Simulation {
@@ -34,6 +31,9 @@ impl Simulation {
         debug_assert_eq!(self.qps[rx_id.idx()].rx.unreliable, !self.qps[rx_id.idx()].transport.reliable());
         if self.qps[rx_id.idx()].rx.unreliable {
             return self.receive_unreliable(pkt, rx_id); // UC/UD (`mech::transport`)
+        }
+        if self.qps[rx_id.idx()].rx.uet {
+            return self.receive_uet(pkt, rx_id); // UET (`host/uet_rx.rs`)
         }
         // A SEND with no receive WQE posted is refused (`mech::rnr`, `[rnic] recv_queue_depth`).
         if let Some(r) = self.mech.rnr.as_deref_mut() {
@@ -162,6 +162,23 @@ impl Simulation {
         share_kbps: u32,
         rnr: bool,
     ) {
+        let ack = self.make_reply(pkt, rx_id, kind, ooo, sack, share_kbps, rnr);
+        self.queue_reply(pkt, ack);
+    }
+
+    /// `reply`'s packet, counted (NACKs, CNPs) but not yet queued.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn make_reply(
+        &mut self,
+        pkt: &Packet,
+        rx_id: QpId,
+        kind: PacketKind,
+        ooo: bool,
+        sack: HeaderSlot,
+        share_kbps: u32,
+        rnr: bool,
+    ) -> Packet {
         // The reply takes the data packet's place in `in_flight` (its caller left the count
         // as it was): one packet out of the network, one in.
         if kind == PacketKind::Nack {
@@ -173,7 +190,7 @@ impl Simulation {
             self.count_cnp(rx_id, pkt.ce);
         }
         let qp = &self.qps[rx_id.idx()];
-        let ack = Packet {
+        Packet {
             seq: qp.rx.expected,
             qp: pkt.qp,
             src: pkt.dst,
@@ -196,7 +213,12 @@ impl Simulation {
             deflections: 0,
             int_hops: 0,
             tenant: pkt.tenant,
-        };
+        }
+    }
+
+    /// Queues `ack`, the reply to data packet `pkt`, at the receiving host's NIC.
+    #[inline(always)]
+    pub(super) fn queue_reply(&mut self, pkt: &Packet, ack: Packet) {
         if pkt.int_slot != NO_INT {
             self.int.get_mut(pkt.int_slot).nhop = pkt.int_hops; // what the switches stamped
         }
@@ -209,7 +231,7 @@ impl Simulation {
     }
 
     /// The sender: advance snd_una, complete messages, go back on NACK, run CC.
-    pub(super) fn receive_ack(&mut self, pkt: Packet) {
+    pub(super) fn receive_ack(&mut self, mut pkt: Packet) {
         let qp_id = pkt.qp;
         self.qps[qp_id.idx()].in_flight = self.qps[qp_id.idx()].in_flight.wrapping_sub(1); // a partition's share
         if self.trace.is_some() {
@@ -224,6 +246,7 @@ impl Simulation {
             return;
         }
         let qp = &mut self.qps[qp_id.idx()];
+        let old_una = qp.snd_una;
         let advanced = pkt.seq > qp.snd_una;
         if advanced {
             qp.snd_una = pkt.seq;
@@ -241,7 +264,10 @@ impl Simulation {
         if pkt.kind == PacketKind::Nack {
             qp.nacks += 1;
         }
-        if let Some(irn) = self.mech.irn.as_deref_mut() {
+        if qp.transport == crate::rnic::transport::Transport::Uet {
+            self.uet_on_ack(qp_id, &pkt, old_una); // SACK, a trimmed packet's NACK (`host/uet_rx.rs`)
+            pkt.payload = 0; // the SACK's high half, no DASR share
+        } else if let Some(irn) = self.mech.irn.as_deref_mut() {
             if !irn::on_ack(irn, qp_id, qp, &pkt, advanced, self.now, &self.cfg) {
                 self.fail_qp(qp_id, GaveUp::RetryExceeded);
             }
@@ -289,63 +315,9 @@ impl Simulation {
         }
     }
 
-    /// Reports every message whose last byte is now acknowledged: a flow's FCT, an
-    /// application's send completion, or an attack generator's chunks (returned: (app,
-    /// first chunk, how many); a QP's chunks are one slot's, every `qps`-th chunk). The
-    /// generator hears of them only once the QP's slot may be released, since the next
-    /// chunk of its slot may open a QP in it.
-    pub(in crate::sim) fn complete_messages(&mut self, qp_id: QpId) -> Option<(AppId, u64, u64)> {
-        let mut chunks_done: Option<(AppId, u64, u64)> = None;
-        loop {
-            let qp = &mut self.qps[qp_id.idx()];
-            let Some(m) = qp.messages.front().copied() else { break };
-            if m.end > qp.snd_una {
-                break;
-            }
-            qp.messages.pop_front();
-            if self.apps.hears_chunks(m.app) {
-                match &mut chunks_done {
-                    Some((_, _, n)) => *n += 1,
-                    None => chunks_done = Some((m.app, m.cookie as u64, 1)),
-                }
-                continue;
-            }
-            if !m.app.is_none() {
-                let c = SendCompletion { qp: qp_id, cookie: m.cookie, done: SendDone::Acked, time: self.now };
-                self.app_send_done(m.app, c);
-                continue;
-            }
-            let flow = &self.flows[m.flow.idx()];
-            let record = FlowRecord {
-                flow: m.flow.0,
-                src: qp.src,
-                dst: qp.dst,
-                sip: qp.sip,
-                dip: qp.dip,
-                sport: qp.sport,
-                dport: qp.dport,
-                size: m.size,
-                start: flow.start,
-                fct: self.now - m.posted,
-                ideal: self.ideal[m.flow.idx()],
-                tenant: qp.tenant,
-                retx_packets: qp.retx_packets,
-                nacks: qp.nacks,
-                rx: Default::default(), // the receiver's, joined in `results`
-            };
-            let nic = qp.nic.idx();
-            self.push_record(record);
-            self.flows_done += 1;
-            self.nics[nic].cq.push_back(Completion { flow: m.flow, time: self.now });
-            self.note_work_done();
-        }
-        self.close_if_idle(qp_id);
-        chunks_done
-    }
-
     /// Counts an out-of-order arrival at receiver slot `rx_id` (run and flow).
     #[cold]
-    fn count_ooo(&mut self, rx_id: QpId) {
+    pub(super) fn count_ooo(&mut self, rx_id: QpId) {
         self.counters.ooo_packets += 1;
         if let Some(c) = self.flow_rx_counts(rx_id) {
             c.ooo_packets += 1;
@@ -379,20 +351,5 @@ impl Simulation {
             self.flow_rx.resize(self.flows.len().max(flow.idx() + 1), Default::default());
         }
         Some(&mut self.flow_rx[flow.idx()])
-    }
-
-    /// Retires `qp_id` if it is to close when idle and everything posted is acknowledged.
-    pub(in crate::sim) fn close_if_idle(&mut self, qp_id: QpId) {
-        let qp = &mut self.qps[qp_id.idx()];
-        if !qp.finished && qp.messages.is_empty() && qp.close_when_idle && qp.snd_una >= qp.posted {
-            qp.finished = true;
-            qp.rto_deadline = Time::MAX;
-            let nic = qp.nic;
-            self.nics[nic.idx()].note_finished();
-            // The completion queue is drained by applications; flows have none here.
-            self.nics[nic.idx()].cq.clear();
-            self.nic_changed(nic); // its drop must not wait for a later kick
-            self.leave_group(qp_id);
-        }
     }
 }

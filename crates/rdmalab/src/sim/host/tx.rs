@@ -212,7 +212,7 @@ impl Simulation {
         if ib && msg.is_some_and(|m| m.end - m.size == qp.snd_nxt) {
             wire += crate::fabric::ib::RETH; // InfiniBand: a WRITE's first packet (paced with it)
         }
-        let pkt = Packet {
+        let mut pkt = Packet {
             seq: qp.snd_nxt,
             qp: qp_id,
             src: qp.src,
@@ -244,7 +244,16 @@ impl Simulation {
         } else {
             qp.high_sent = end;
         }
-        if let Some(irn) = self.mech.irn.as_deref_mut() {
+        let uet = qp.transport == transport::Transport::Uet;
+        if uet {
+            pkt.sport = crate::sim::mech::uet::entropy(&mut self.mech.uet, qp_id, qp); // the EV
+            pkt.deflections = crate::fabric::transport::UET_TRIMMABLE;
+            crate::sim::mech::uet::after_send(&mut self.mech.uet, qp_id, qp, &pkt, self.cfg.mtu);
+            if qp.window_bound() {
+                pkt.deflections |= crate::fabric::transport::UET_ACK_REQUEST; // the window is full
+            }
+            // a PSN to resend, else new data
+        } else if let Some(irn) = self.mech.irn.as_deref_mut() {
             qp.snd_nxt = crate::sim::mech::irn::after_send(irn, qp_id, qp, end);
             // a hole, else new data
         }
@@ -262,7 +271,8 @@ impl Simulation {
         let pace = if self.cfg.rate_bound { qp.rate } else { qp.max_rate };
         qp.next_avail = self.now + self.cfg.timing.tx_time(pace, wire as u64);
         qp.last_wire = wire;
-        if let Some(rto) = self.cfg.rto.filter(|_| reliable) {
+        let rto = if uet { Some(self.cfg.uet.rto) } else { self.cfg.rto.filter(|_| reliable) };
+        if let Some(rto) = rto {
             if qp.rto_deadline == Time::MAX {
                 qp.rto_deadline = self.now + rto;
             }

@@ -29,6 +29,8 @@ pub(crate) mod retry;
 pub(crate) mod rnr;
 pub(crate) mod tenancy;
 pub(crate) mod transport;
+pub(crate) mod trimming;
+pub(crate) mod uet;
 
 use crate::config::sim_config::PfcWatchdogAction;
 use crate::config::SimConfig;
@@ -69,6 +71,9 @@ pub(crate) struct Mechanisms {
     pub ib: Option<Box<ib::IbLinks>>,
     /// IRN's loss recovery (`None` under go-back-N: one test per packet sent and per ACK).
     pub irn: Option<Box<crate::rnic::IrnTable>>,
+    /// The UET connections' state (`rnic::uet`): empty until a UET QP opens; reached only
+    /// from a UET QP's packets (one test of the QP's transport at each hook).
+    pub uet: crate::rnic::uet::UetTable,
     /// Switch-side load balancing (`None` unless `path_selection` is one of `fabric::lb`'s
     /// schemes or `[fabric.lb]` is given: one test per switch hop).
     pub lb: Option<Box<crate::fabric::lb::LoadBalancer>>,
@@ -81,6 +86,9 @@ pub(crate) struct Mechanisms {
     /// PAUSE frames with a pause time (`None` unless `[fabric.pfc_pause]`: one test per PFC
     /// frame sent and per PFC frame arriving).
     pub pfc_pause: Option<Box<pfc_pause::PfcPause>>,
+    /// Packet trimming at switches (`None` unless `[fabric.trimming]`: one test per switch
+    /// admission).
+    pub trimming: Option<Box<trimming::Trimming>>,
     /// `lb` or `iofd` is set: the switch's forwarding takes its hooked path.
     pub switch_hooks: bool,
     /// A mechanism may drop packets at a switch's egress before admission
@@ -181,10 +189,12 @@ impl Mechanisms {
             iofd,
             ib,
             irn,
+            uet: crate::rnic::uet::UetTable::new(cfg.uet),
             lb,
             rnr: cfg.rnr.map(|r| Box::new(rnr::Rnr::new(r, cfg.nack_interval))),
             pfc_watchdog: cfg.pfc_watchdog.map(|w| Box::new(pfc_watchdog::PfcWatchdog::new(w))),
             pfc_pause: cfg.pfc_pause.map(|p| Box::new(pfc_pause::PfcPause::new(p))),
+            trimming: cfg.trimming.map(|t| Box::new(trimming::Trimming::new(t, ports.len()))),
             egress_filter: cfg.pfc_watchdog.is_some_and(|w| w.action == PfcWatchdogAction::Drop),
             deliberate_drops: 0,
             idle_checks: None,
@@ -226,6 +236,7 @@ impl Mechanisms {
         lb_tables::conweave_causes(self.lb.as_deref(), &mut c);
         pfc_watchdog::counters(self.pfc_watchdog.as_deref(), &mut c);
         pfc_pause::counters(self.pfc_pause.as_deref(), &mut c);
+        trimming::counters(self.trimming.as_deref(), &mut c);
         c
     }
 
@@ -293,7 +304,8 @@ pub(in crate::sim) fn refuses_at_egress(m: &mut Mechanisms, egress: crate::ids::
 
 /// Whether switch egresses take the out-of-line path with the mechanisms' egress hooks
 /// (`PortState::special`): a class table, IOFD, Blitz's edge rule, the input-fair arbiter,
-/// per-port buffers, or a mechanism's egress filter.
+/// per-port buffers, a mechanism's egress filter, or trimming (its test in the admission is
+/// compiled into the special path only).
 pub(crate) fn special_egress(cfg: &SimConfig) -> bool {
     let input_fair = cfg.egress_arbitration == crate::fabric::EgressArbitration::InputFair;
     let watchdog_drops = cfg.pfc_watchdog.is_some_and(|w| w.action == PfcWatchdogAction::Drop);
@@ -303,6 +315,7 @@ pub(crate) fn special_egress(cfg: &SimConfig) -> bool {
         || input_fair
         || cfg.buffer_model.per_egress()
         || watchdog_drops
+        || cfg.trimming.is_some()
 }
 
 /// Blitz with `dasr_edge_ecn = false`: switches leave host-facing ports unmarked.

@@ -71,6 +71,12 @@ pub enum PathSelection {
     Conga,
     /// ConWeave between ToRs: leaf-spine and fat-tree fabrics (`fabric::lb::conweave`).
     Conweave,
+    /// UET packets carry a fresh entropy value each (`rnic::uet::Spray::EvSpray`), in the
+    /// source port that the switches' ECMP hash reads; every other packet as `ecmp`.
+    EvSpray,
+    /// UET packets reuse the entropy values whose ACKs came back unmarked (REPS,
+    /// `rnic::uet::Spray::Reps`); switches hash as `ecmp`.
+    Reps,
 }
 
 /// `u64::MAX / n + 1` (wrapping) for n = 0..=64: the multipliers of [`pick`].

@@ -1,0 +1,409 @@
+//! The Ultra Ethernet transport's packet delivery in the RNIC (UEC 1.0, the PDS's reliable
+//! unordered delivery): every packet of a connection has a packet sequence number (PSN), the
+//! receiver accepts packets in any order and never twice, and acknowledges them with a
+//! cumulative PSN and a bitmap of the 64 PSNs from a base (the spec's SACK: `cack_psn`,
+//! `sack_psn_offset`, a 64-bit `sack_bitmap`), one ACK for several packets (coalescing); the
+//! sender resends a packet a NACK names (a switch trimmed it) or, at a timeout, every packet
+//! sent and not acknowledged.
+//!
+//! Sequence numbers here are byte offsets in the QP's stream, as for RC; a UET QP starts
+//! every message at a multiple of the MTU ([`align`]), so that a packet's PSN is its offset
+//! divided by the MTU, and PSNs count the connection's packets without a gap. The state is
+//! bounded as a NIC's is: the receiver tracks `window_packets` PSNs past its cumulative one
+//! (one bit each), the sender as many (acknowledged, to resend), and the sender never has a
+//! PSN outstanding that far past the cumulative ACK.
+//!
+//! This module holds the state and its rules; `sim::mech::uet` hands them the QP at the hook
+//! points.
+
+use crate::units::Time;
+
+/// How a UET sender picks the entropy value (EV) of each packet, which switches hash in
+/// place of the flow's source port (`fabric.path_selection`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Spray {
+    /// One EV for the connection (its source port): one ECMP path, as RoCE.
+    #[default]
+    Off,
+    /// A fresh EV for every packet, oblivious of congestion.
+    EvSpray,
+    /// REPS: reuse the EVs whose ACKs came back without a congestion mark, else a fresh one.
+    Reps,
+}
+
+/// `[fabric.uet]`, checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UetConfig {
+    /// ACK coalescing: the receiver acknowledges every this many packets (and at once a
+    /// message's last packet, a CE-marked packet, a duplicate or a trimmed header).
+    pub ack_every: u32,
+    /// The retransmission timeout, re-armed at each advance of the cumulative ACK.
+    pub rto: Time,
+    /// PSNs tracked past the cumulative one, by the receiver and the sender (a multiple of
+    /// 64): the most a sender has outstanding.
+    pub window_packets: u32,
+    /// The entropy of each packet.
+    pub spray: Spray,
+    /// Distinct EVs a sender draws from (oblivious spraying and REPS's fresh ones).
+    pub entropies: u32,
+    /// REPS's buffer of recycled EVs, per connection.
+    pub reps_buffer: u32,
+}
+
+impl Default for UetConfig {
+    fn default() -> Self {
+        UetConfig {
+            ack_every: 4,
+            rto: Time::from_us(100),
+            window_packets: 1024,
+            spray: Spray::Off,
+            entropies: 256,
+            reps_buffer: 8,
+        }
+    }
+}
+
+/// The stream offset where a UET QP's next message starts: `posted` rounded up to the MTU,
+/// so that every packet begins at a multiple of it (its PSN is the quotient).
+#[inline]
+pub fn align(posted: u64, mtu: u32) -> u64 {
+    posted.next_multiple_of(mtu as u64)
+}
+
+/// The `k`-th fresh entropy value of the connection `(sip, dip, sport)`: one of `entropies`
+/// values from `sport` on (wrapping), picked by a hash of the connection and `k`, so that a
+/// run draws the same values on any thread count with no random stream to share.
+pub fn fresh_ev(sip: u32, dip: u32, sport: u16, k: u64, entropies: u32) -> u16 {
+    let mut z =
+        ((sip as u64) << 32 | dip as u64) ^ (sport as u64).rotate_left(48) ^ k.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    // splitmix64's finaliser (Steele, Lea and Flood, "Fast splittable pseudorandom number
+    // generators", 2014).
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    sport.wrapping_add((z % entropies as u64) as u16)
+}
+
+/// A ring of one bit per PSN over a window of `words * 64` PSNs: bit `psn % window`.
+#[derive(Clone, Debug, Default)]
+struct Bits {
+    words: Vec<u64>,
+}
+
+impl Bits {
+    fn reset(&mut self, words: usize) {
+        self.words.clear();
+        self.words.resize(words, 0);
+    }
+    #[inline]
+    fn at(&self, psn: u64) -> (usize, u64) {
+        let w = self.words.len() as u64 * 64;
+        let i = psn % w;
+        ((i / 64) as usize, 1u64 << (i % 64))
+    }
+    #[inline]
+    fn get(&self, psn: u64) -> bool {
+        let (w, b) = self.at(psn);
+        self.words[w] & b != 0
+    }
+    #[inline]
+    fn set(&mut self, psn: u64, on: bool) {
+        let (w, b) = self.at(psn);
+        if on {
+            self.words[w] |= b;
+        } else {
+            self.words[w] &= !b;
+        }
+    }
+}
+
+/// What a data packet is to a UET receiver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arrival {
+    /// First time here: placed. `.0`: the cumulative PSN after it (the first one missing).
+    New(u64),
+    /// Already received: discarded (and acknowledged again).
+    Duplicate,
+    /// Past the tracked window: discarded unanswered (a sender never sends so far ahead).
+    Beyond,
+}
+
+/// One connection's UET state: the sender's half and the receiver's half of the same slot.
+#[derive(Clone, Debug, Default)]
+pub struct UetQp {
+    /// Sender: PSNs past the cumulative ACK that a SACK reported received.
+    acked: Bits,
+    /// Sender: PSNs marked to send again (a NACK named them, or a timeout).
+    resend: Bits,
+    /// Sender: how many PSNs `resend` marks.
+    pub pending: u32,
+    /// Sender: no PSN below this is marked to resend (where the search for one starts).
+    resend_from: u64,
+    /// Receiver: PSNs received past the cumulative one.
+    got: Bits,
+    /// Receiver: the ends of messages whose last packet arrived, with that packet's
+    /// application header slot (raw), in order of end; each completes once every byte
+    /// before its end arrived. Only QPs an application listens on record them; at most one
+    /// per PSN in the window.
+    pub ends: std::collections::VecDeque<(u64, u32)>,
+    /// Sender, REPS: EVs whose ACKs came back unmarked, oldest first (at most
+    /// `reps_buffer`).
+    pub evs: std::collections::VecDeque<u16>,
+    /// Sender: EVs drawn so far (the next fresh EV's index).
+    pub drawn: u64,
+}
+
+impl UetQp {
+    /// A fresh connection with a window of `window` PSNs (a multiple of 64), keeping the
+    /// buffers' capacity.
+    pub fn reset(&mut self, window: u32) {
+        let words = (window / 64) as usize;
+        self.acked.reset(words);
+        self.resend.reset(words);
+        self.got.reset(words);
+        self.pending = 0;
+        self.resend_from = 0;
+        self.ends.clear();
+        self.evs.clear();
+        self.drawn = 0;
+    }
+
+    fn window(&self) -> u64 {
+        self.got.words.len() as u64 * 64
+    }
+
+    /// Sender, REPS: an ACK came back unmarked for a packet that carried `ev`: keep it for
+    /// a later packet (the oldest is forgotten when `cap` are kept).
+    pub fn recycle(&mut self, ev: u16, cap: u32) {
+        if self.evs.len() >= cap as usize {
+            self.evs.pop_front();
+        }
+        self.evs.push_back(ev);
+    }
+
+    /// Receiver: PSN `psn` arrived with `cum` the first PSN not yet received.
+    pub fn receive(&mut self, psn: u64, cum: u64) -> Arrival {
+        if psn < cum || (psn < cum + self.window() && self.got.get(psn)) {
+            return Arrival::Duplicate;
+        }
+        if psn >= cum + self.window() {
+            return Arrival::Beyond;
+        }
+        self.got.set(psn, true);
+        let mut c = cum;
+        while c < cum + self.window() && self.got.get(c) {
+            self.got.set(c, false);
+            c += 1;
+        }
+        Arrival::New(c)
+    }
+
+    /// Receiver: the SACK an ACK carries after PSN `trigger` arrived, `cum` being the first
+    /// PSN missing: its base's offset past `cum` and the bitmap of the 64 PSNs from the base
+    /// (bit `i`: PSN base + i received). The base is `cum` unless the trigger lies 64 or more
+    /// past it; then the bitmap ends at the trigger.
+    pub fn sack(&self, trigger: u64, cum: u64) -> (u16, u64) {
+        let base = if trigger < cum + 64 { cum } else { trigger - 63 };
+        let mut bits = 0u64;
+        let top = (base + 64).min(cum + self.window());
+        for psn in base.max(cum)..top {
+            if self.got.get(psn) {
+                bits |= 1 << (psn - base);
+            }
+        }
+        ((base - cum) as u16, bits)
+    }
+
+    /// Sender: the cumulative ACK moved from PSN `from` to `to`: forget what lies below.
+    pub fn advance(&mut self, from: u64, to: u64) {
+        let top = to.min(from + self.window());
+        for psn in from..top {
+            self.acked.set(psn, false);
+            if self.resend.get(psn) {
+                self.resend.set(psn, false);
+                self.pending -= 1;
+            }
+        }
+    }
+
+    /// Sender: a SACK with base `base` and bitmap `bits`; `una` the cumulative PSN and
+    /// `high` one past the highest PSN sent. A PSN it reports is not resent.
+    pub fn on_sack(&mut self, base: u64, bits: u64, una: u64, high: u64) {
+        let mut b = bits;
+        while b != 0 {
+            let psn = base + b.trailing_zeros() as u64;
+            b &= b - 1;
+            if psn < una || psn >= high || psn >= una + self.window() {
+                continue;
+            }
+            self.acked.set(psn, true);
+            if self.resend.get(psn) {
+                self.resend.set(psn, false);
+                self.pending -= 1;
+            }
+        }
+    }
+
+    /// Sender: marks PSN `psn` to send again unless it is acknowledged or already marked.
+    /// True when it was marked now.
+    pub fn mark_lost(&mut self, psn: u64, una: u64, high: u64) -> bool {
+        if psn < una || psn >= high || self.acked.get(psn) || self.resend.get(psn) {
+            return false;
+        }
+        self.resend.set(psn, true);
+        self.pending += 1;
+        self.resend_from = self.resend_from.min(psn);
+        true
+    }
+
+    /// Sender: the lowest PSN marked to send again, if any.
+    pub fn next_resend(&mut self, una: u64, high: u64) -> Option<u64> {
+        if self.pending == 0 {
+            return None;
+        }
+        let mut psn = self.resend_from.max(una);
+        while psn < high {
+            if self.resend.get(psn) {
+                self.resend_from = psn;
+                return Some(psn);
+            }
+            psn += 1;
+        }
+        None
+    }
+
+    /// Sender: PSN `psn` went out again.
+    pub fn resent(&mut self, psn: u64) {
+        if self.resend.get(psn) {
+            self.resend.set(psn, false);
+            self.pending -= 1;
+            self.resend_from = psn + 1;
+        }
+    }
+}
+
+/// Every QP's UET state on one simulation, by QP slot (grown on first use: a receiver's
+/// mirror slot in a parallel run is made there), with the run's settings.
+#[derive(Clone, Debug, Default)]
+pub struct UetTable {
+    /// The settings.
+    pub cfg: UetConfig,
+    qps: Vec<UetQp>,
+}
+
+impl UetTable {
+    /// An empty table.
+    pub fn new(cfg: UetConfig) -> UetTable {
+        UetTable { cfg, qps: Vec::new() }
+    }
+
+    /// The state of QP slot `i`, made fresh (with the configured window) if the slot was
+    /// never used.
+    pub fn qp(&mut self, i: usize) -> &mut UetQp {
+        if self.qps.len() <= i {
+            let w = self.cfg.window_packets;
+            self.qps.resize_with(i + 1, || {
+                let mut q = UetQp::default();
+                q.reset(w);
+                q
+            });
+        }
+        &mut self.qps[i]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fresh(window: u32) -> UetQp {
+        let mut q = UetQp::default();
+        q.reset(window);
+        q
+    }
+
+    #[test]
+    fn receiver_takes_any_order_once() {
+        let mut q = fresh(64);
+        assert_eq!(q.receive(2, 0), Arrival::New(0));
+        assert_eq!(q.receive(2, 0), Arrival::Duplicate);
+        assert_eq!(q.receive(1, 0), Arrival::New(0));
+        assert_eq!(q.receive(0, 0), Arrival::New(3), "the held PSNs join");
+        assert_eq!(q.receive(1, 3), Arrival::Duplicate);
+        assert_eq!(q.receive(3 + 64, 3), Arrival::Beyond);
+        // Every order of 0..64 delivers each PSN once and ends with the cumulative at 64.
+        let mut q = fresh(64);
+        let (mut cum, mut new) = (0, 0);
+        for k in 0..64u64 {
+            let psn = (k * 37) % 64; // a permutation (37 is odd)
+            if let Arrival::New(c) = q.receive(psn, cum) {
+                cum = c;
+                new += 1;
+            }
+            assert_eq!(q.receive(psn, cum), Arrival::Duplicate);
+        }
+        assert_eq!((cum, new), (64, 64));
+    }
+
+    #[test]
+    fn sack_reports_what_arrived_past_the_cumulative() {
+        let mut q = fresh(128);
+        for psn in [1, 3, 70] {
+            q.receive(psn, 0);
+        }
+        assert_eq!(q.sack(3, 0), (0, 0b1010));
+        // A trigger 64 or more past the cumulative moves the base so that it is reported.
+        let (off, bits) = q.sack(70, 0);
+        assert_eq!(off, 7);
+        assert_eq!(bits, 1 << 63);
+    }
+
+    #[test]
+    fn sender_resends_only_what_is_lost() {
+        let mut q = fresh(64);
+        // Sent PSNs 0..10; a SACK reports 2, 3 and 5.
+        q.on_sack(0, 0b101100, 0, 10);
+        assert!(!q.mark_lost(3, 0, 10), "acknowledged");
+        assert!(q.mark_lost(4, 0, 10));
+        assert!(!q.mark_lost(4, 0, 10), "marked once");
+        assert!(q.mark_lost(1, 0, 10));
+        assert_eq!(q.next_resend(0, 10), Some(1));
+        q.resent(1);
+        assert_eq!(q.next_resend(0, 10), Some(4));
+        // A SACK of 4 arriving late takes it off.
+        q.on_sack(0, 1 << 4, 0, 10);
+        assert_eq!((q.pending, q.next_resend(0, 10)), (0, None));
+        // A timeout marks every unacknowledged PSN; the cumulative ACK clears them.
+        let marked = (0..10).filter(|&p| q.mark_lost(p, 0, 10)).count();
+        assert_eq!(marked, 6, "0..10 less 2, 3, 4 and 5");
+        q.advance(0, 6);
+        assert_eq!(q.next_resend(6, 10), Some(6));
+        assert_eq!(q.pending, 4);
+    }
+
+    #[test]
+    fn reps_keeps_the_newest_unmarked_entropies() {
+        let mut q = fresh(64);
+        for ev in [10, 11, 12] {
+            q.recycle(ev, 2);
+        }
+        assert_eq!(q.evs.iter().copied().collect::<Vec<_>>(), vec![11, 12]);
+    }
+
+    #[test]
+    fn fresh_entropies_stay_in_range_and_differ() {
+        let evs: Vec<u16> = (0..256).map(|k| fresh_ev(1, 2, 1000, k, 256)).collect();
+        assert!(evs.iter().all(|&e| (1000..1256).contains(&e)));
+        let distinct = evs.iter().collect::<std::collections::BTreeSet<_>>().len();
+        // 256 draws from 256 values: 256 (1 - (1 - 1/256)^256) = 162 distinct expected.
+        assert!((140..185).contains(&distinct), "{distinct}");
+        assert_eq!(fresh_ev(1, 2, 1000, 7, 256), fresh_ev(1, 2, 1000, 7, 256));
+    }
+
+    #[test]
+    fn messages_start_on_a_packet_boundary() {
+        assert_eq!(align(0, 1000), 0);
+        assert_eq!(align(2500, 1000), 3000);
+        assert_eq!(align(3000, 1000), 3000);
+    }
+}

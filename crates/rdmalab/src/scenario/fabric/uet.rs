@@ -1,0 +1,111 @@
+//! `[fabric.uet]`: the Ultra Ethernet transport's settings (`rnic::uet`), read by QPs whose
+//! transport is `uet`, and the entropy spraying `fabric.path_selection` turns on
+//! (`ev_spray`, `reps`).
+//!
+//! ```toml
+//! [fabric]
+//! path_selection = "reps"   # or "ev_spray"; switches keep their ECMP hash
+//! [fabric.uet]
+//! ack_every = 4             # ACK coalescing, packets
+//! rto = "100us"
+//! window_packets = 1024     # PSNs tracked past the cumulative one (a multiple of 64)
+//! entropies = 256           # distinct entropy values a sender draws from
+//! reps_buffer = 8           # REPS: recycled entropy values kept per connection
+//! ```
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::super::positive_time;
+use crate::config::SimConfig;
+use crate::error::{Error, Result};
+use crate::rnic::uet::{Spray, UetConfig};
+use crate::topology::routing::PathSelection;
+
+/// The most PSNs a receiver tracks: the SACK base's offset travels in 16 bits.
+const MAX_WINDOW: u32 = 32768;
+
+/// `[fabric.uet]` as written.
+#[derive(Clone, Debug, Default, Deserialize, schemars::JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct UetSpec {
+    /// ACK coalescing: one ACK every this many packets (default 4).
+    pub ack_every: Option<u32>,
+    /// The retransmission timeout (default 100 µs).
+    pub rto: Option<String>,
+    /// PSNs the receiver and the sender track past the cumulative one, a multiple of 64
+    /// (default 1024): the most packets a sender has outstanding.
+    pub window_packets: Option<u32>,
+    /// Distinct entropy values a sender draws from (default 256).
+    pub entropies: Option<u32>,
+    /// REPS: recycled entropy values kept per connection (default 8).
+    pub reps_buffer: Option<u32>,
+}
+
+/// Sets `c.uet` from `[fabric.uet]` and the spraying from `c.path_selection` (already set).
+pub(super) fn apply(spec: Option<&UetSpec>, file: &Path, c: &mut SimConfig) -> Result<()> {
+    let f = |name: &str| format!("fabric.uet.{name}");
+    let s = spec.cloned().unwrap_or_default();
+    let mut u = UetConfig::default();
+    let at_least_one = |v: Option<u32>, name: &str, into: &mut u32| -> Result<()> {
+        match v {
+            Some(0) => Err(Error::input(file, 0, f(name), "must be at least 1")),
+            Some(n) => {
+                *into = n;
+                Ok(())
+            }
+            None => Ok(()),
+        }
+    };
+    at_least_one(s.ack_every, "ack_every", &mut u.ack_every)?;
+    at_least_one(s.entropies, "entropies", &mut u.entropies)?;
+    at_least_one(s.reps_buffer, "reps_buffer", &mut u.reps_buffer)?;
+    if let Some(t) = &s.rto {
+        u.rto = positive_time(file, &f("rto"), t)?;
+    }
+    if let Some(w) = s.window_packets {
+        if w == 0 || w % 64 != 0 || w > MAX_WINDOW {
+            let m = format!("{w} is not a multiple of 64 in [64, {MAX_WINDOW}]");
+            return Err(Error::input(file, 0, f("window_packets"), m));
+        }
+        u.window_packets = w;
+    }
+    if u.entropies > 1 << 16 {
+        let m = format!("{} is more than the 65536 values of a 16-bit entropy", u.entropies);
+        return Err(Error::input(file, 0, f("entropies"), m));
+    }
+    u.spray = match c.path_selection {
+        PathSelection::EvSpray => Spray::EvSpray,
+        PathSelection::Reps => Spray::Reps,
+        _ => Spray::Off,
+    };
+    c.uet = u;
+    Ok(())
+}
+
+/// UET's packets carry fields that some mechanisms also write: the SACK in the ACK's
+/// payload (Blitz's DASR share), the trimmable flag in the deflection byte (IOFD, ConWeave)
+/// and the SACK base in `int_hops` (CONGA's feedback). A run with UET flows refuses them,
+/// naming the key that turned each on.
+pub(super) fn check(s: &crate::config::Scenario, file: &Path) -> Result<()> {
+    use crate::rnic::transport::Transport;
+    if !s.flows.iter().any(|f| f.transport == Transport::Uet) {
+        return Ok(());
+    }
+    let clash = |field: &str, what: &str| {
+        let m = format!("{what} does not run with `transport = \"uet\"` (they share packet fields)");
+        Err(Error::input(file, 0, field, m))
+    };
+    let c = &s.config;
+    if c.iofd.is_some() {
+        return clash("fabric.iofd", "in-order flow deflection");
+    }
+    if matches!(c.path_selection, PathSelection::Conga | PathSelection::Conweave) {
+        return clash("fabric.path_selection", "CONGA and ConWeave");
+    }
+    if c.cc.dasr().is_some() {
+        return clash("fabric.cc", "Blitz's DASR");
+    }
+    Ok(())
+}
