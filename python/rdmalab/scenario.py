@@ -424,7 +424,10 @@ class Scenario:
         """Fabric settings: timing, mtu, lossless, buffer_mb, ecn, ack_high_prio,
         ack_interval, rto, retry_limit (go-back-N rounds without progress before a WR fails),
         path_selection (ecmp|source_ip|spray|drill|letflow|conga|conweave; the switch-side balancers take
-        `lb={...}`, the `[fabric.lb]` fields, docs/load-balancing.md), cc (none|dcqcn|hpcc|timely|dctcp|blitz|ib|swift|nscc), granularity, cc_params, window, qp_cache_entries,
+        `lb={...}`, the `[fabric.lb]` fields, docs/load-balancing.md; ev_spray|reps spray UET's
+        packets by entropy), uet (a dict of the `[fabric.uet]` fields, e.g. `uet={"ack_every": 2}`),
+        trimming (a dict of the `[fabric.trimming]` fields, e.g. `trimming={"threshold_kb": 20}`;
+        docs/uet.md), cc (none|dcqcn|hpcc|timely|dctcp|blitz|ib|swift|nscc), granularity, cc_params, window, qp_cache_entries,
         qp_cache_miss_penalty, queue_sample_interval, rate_sample_interval (per-QP rate
         samples: `Results.rates`), iofd (Blitz's in-order flow deflection, a dict of the
         `[fabric.iofd]` fields, e.g. `iofd={"max_deflections": 2}`; `{}` = on with defaults),
