@@ -84,7 +84,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     """`rdmalab chakra export`."""
     p = sub.add_parser("chakra", help="write a scenario's workload as Chakra execution traces",
                        description="Chakra execution traces (docs/chakra.md).")
-    verbs = p.add_subparsers(dest="verb", required=True, metavar="VERB")
+    verbs = p.add_subparsers(dest="verb", required=True, metavar="VERB", help="one of:")
     e = verbs.add_parser("export", help="write a scenario's [[collective]] list or SimAI workload as traces",
                          description="Writes the workload of a scenario file (its [[collective]] list, or its "
                                      "[[traffic]] kind = \"simai\") as Chakra execution traces, one per rank: "
