@@ -79,14 +79,13 @@ impl Simulation {
         };
         let old = grp.rate;
         let (windowed, mtu) = (self.cfg.cc.windowed(), self.cfg.mtu);
-        // UET's NACK names one trimmed packet; `uet_on_ack` has already told the window CC.
-        let uet = self.qps[qp_id.idx()].transport == Transport::Uet;
         let old_win = if windowed { grp.window(mtu) } else { 0 };
         let fresh = self.dcqcn.lazy_alpha && pkt.cnp && matches!(&grp.state, CcState::Dcqcn(s) if s.first_cnp);
         grp.on_ack(&self.cfg.cc, &ev);
-        if windowed && ev.nack && !pkt.last_of_msg && !uet {
-            // A RoCE NACK names a hole (go-back-N's, or IRN's for each packet it holds):
-            // one packet lost per hole, whatever the NACKs naming it (an RNR NAK is none).
+        // A RoCE NACK names a hole (go-back-N's, or IRN's for each packet it holds): one
+        // packet lost per hole, whatever the NACKs naming it (an RNR NAK is none). UET's
+        // NACK names one trimmed packet, which `uet_on_ack` has already reported.
+        if windowed && ev.nack && !pkt.last_of_msg && self.qps[qp_id.idx()].transport != Transport::Uet {
             grp.on_loss(&self.cfg.cc, mtu as u64, LossKind::Hole(seq), self.now, snd_nxt.saturating_sub(seq), mtu);
         }
         if self.dcqcn.virtual_checks() {
@@ -225,13 +224,15 @@ impl Simulation {
         };
         let rate = self.groups[g.idx()].member_rate().max(Rate(1));
         let window = self.cfg.cc.windowed().then(|| self.groups[g.idx()].window(self.cfg.mtu));
-        // A UET QP tracks `window_packets` PSNs (`mech::uet::on_open`): no window goes past them.
-        let uet_cap = self.cfg.uet.window_packets as u64 * self.cfg.mtu as u64;
         for i in 0..self.groups[g.idx()].members.len() {
             let q = self.groups[g.idx()].members[i];
             let qp = &mut self.qps[q.idx()];
             if let Some(w) = window {
-                let w = if qp.transport == Transport::Uet { w.min(uet_cap) } else { w };
+                // A UET QP tracks `window_packets` PSNs (`mech::uet::on_open`): no window goes past them.
+                let w = match qp.transport {
+                    Transport::Uet => w.min(self.cfg.uet.window_packets as u64 * self.cfg.mtu as u64),
+                    _ => w,
+                };
                 (qp.win, qp.var_win) = (w, false); // the algorithm's window, not the rate's
             }
             let mut earlier = false;
