@@ -205,6 +205,20 @@ impl SwitchMmu {
         if self.m4.is_some() {
             return self.admit_m4(p, q, size);
         }
+        self.admit_shared(p, q, size)
+    }
+
+    /// Whether the switch runs the m4 fork's pools: its ports then take the switch's
+    /// out-of-line (`special`) path, so that the common path's `admit_shared` and
+    /// `release_shared` need not test for them on every hop.
+    pub fn is_m4(&self) -> bool {
+        self.m4.is_some()
+    }
+
+    /// `admit` for a switch known not to run the m4 pools (`is_m4` false).
+    #[inline(always)]
+    pub fn admit_shared(&mut self, p: usize, q: usize, size: u64) -> Admission {
+        debug_assert!(self.m4.is_none(), "an m4 switch on the common path");
         let (reserve, fixed) = (self.cfg.reserve, self.pool);
         let mut shared_used = self.shared_used;
         let c = &mut self.ports[p].class[q];
@@ -264,6 +278,13 @@ impl SwitchMmu {
         if self.m4.is_some() {
             return self.release_m4(p, q, size);
         }
+        self.release_shared(p, q, size)
+    }
+
+    /// `release` for a switch known not to run the m4 pools (`is_m4` false).
+    #[inline]
+    pub fn release_shared(&mut self, p: usize, q: usize, size: u64) -> bool {
+        debug_assert!(self.m4.is_none(), "an m4 switch on the common path");
         let (reserve, fixed) = (self.cfg.reserve, self.pool);
         let c = &mut self.ports[p].class[q];
         let from_hdrm = size.min(c.hdrm);

@@ -1,8 +1,6 @@
 //! The packets on a link's wire, in arrival order (a link delivers in order), with the
 //! first one kept inline in the sending port's state (`PortState::in_flight`).
 
-use std::collections::VecDeque;
-
 use crate::fabric::PacketRef;
 use crate::ids::NodeId;
 use crate::units::Time;
@@ -16,14 +14,74 @@ use crate::units::Time;
 pub struct Wire {
     /// The first packet (`due == Time::MAX`: none), 16 bytes where an `Option` takes 24.
     head: (Time, PacketRef, NodeId),
-    rest: VecDeque<(Time, PacketRef, NodeId)>,
+    rest: Ring,
 }
 
-const NO_HEAD: (Time, PacketRef, NodeId) = (Time::MAX, PacketRef::NONE, NodeId::NONE);
+type Entry = (Time, PacketRef, NodeId);
+
+const NO_HEAD: Entry = (Time::MAX, PacketRef::NONE, NodeId::NONE);
 
 impl Default for Wire {
     fn default() -> Self {
-        Wire { head: NO_HEAD, rest: VecDeque::new() }
+        Wire { head: NO_HEAD, rest: Ring::default() }
+    }
+}
+
+/// A FIFO over a power-of-two buffer that doubles when full (a wire holds at most its
+/// bandwidth-delay product over the smallest frame, so it stops growing early in a run).
+/// Kept here rather than a `VecDeque` because every arrival pops one and every send pushes
+/// one: a mask instead of a wrap test, and push and pop that are always inlined (the
+/// compiler inlined `VecDeque`'s or not depending on what else grew in the caller).
+#[derive(Debug, Default)]
+struct Ring {
+    buf: Vec<Entry>,
+    /// Index of the first entry.
+    start: usize,
+    len: usize,
+}
+
+impl Ring {
+    #[inline(always)]
+    fn front(&self) -> Option<&Entry> {
+        (self.len != 0).then(|| &self.buf[self.start])
+    }
+
+    #[inline(always)]
+    fn pop_front(&mut self) -> Option<Entry> {
+        if self.len == 0 {
+            return None;
+        }
+        let e = self.buf[self.start];
+        self.start = (self.start + 1) & (self.buf.len() - 1);
+        self.len -= 1;
+        Some(e)
+    }
+
+    #[inline(always)]
+    fn push_back(&mut self, e: Entry) {
+        if self.len == self.buf.len() {
+            self.grow();
+        }
+        let at = (self.start + self.len) & (self.buf.len() - 1);
+        self.buf[at] = e;
+        self.len += 1;
+    }
+
+    /// Doubles the buffer (at least 4 entries), unwrapping the entries to its start.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        let cap = (self.buf.len() * 2).max(4);
+        let mut buf = Vec::with_capacity(cap);
+        buf.extend(self.iter().copied());
+        buf.resize(cap, NO_HEAD);
+        self.buf = buf;
+        self.start = 0;
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &Entry> {
+        let mask = self.buf.len().wrapping_sub(1);
+        (0..self.len).map(move |i| &self.buf[(self.start + i) & mask])
     }
 }
 
@@ -93,5 +151,27 @@ mod tests {
         let drained: Vec<u64> = std::iter::from_fn(|| w.pop_front()).map(|e| e.0 .0).collect();
         assert_eq!(drained, vec![1, 2, 3]);
         assert!(w.is_empty());
+    }
+
+    #[test]
+    fn the_ring_behind_the_head_keeps_fifo_order_across_wraps_and_growth() {
+        let mut ring = Ring::default();
+        let mut want = std::collections::VecDeque::new();
+        let mut next = 0u64;
+        // Pushes outrun pops (growth with the entries wrapped), then pops catch up (wraps).
+        for round in 0..200u64 {
+            for _ in 0..(round % 7) {
+                let e = (Time(next), PacketRef::NONE, NodeId(next as u32));
+                ring.push_back(e);
+                want.push_back(e);
+                next += 1;
+            }
+            for _ in 0..(round % 5) {
+                assert_eq!(ring.pop_front(), want.pop_front());
+            }
+            assert_eq!(ring.front(), want.front());
+            assert!(ring.iter().eq(want.iter()));
+        }
+        assert!(ring.buf.len().is_power_of_two());
     }
 }

@@ -74,8 +74,10 @@ impl Simulation {
                 p.arbiter = Some(Box::new(InputArbiter::new(inputs, quantum)));
             }
         }
-        // Switch egresses with a mechanism's hook take the out-of-line path (`switch_kick`).
-        let special = super::mech::special_egress(&cfg);
+        // Switch egresses with a mechanism's hook take the out-of-line path (`switch_kick`),
+        // and so do those of m4's pools (only that path's admission tests for them).
+        let m4_pools = matches!(cfg.mmu_rule, crate::fabric::MmuRule::M4 { .. });
+        let special = super::mech::special_egress(&cfg) || m4_pools;
         for p in ports.iter_mut().filter(|p| !p.on_host) {
             p.special = special;
         }

@@ -160,8 +160,10 @@ impl Simulation {
             let admission = if SPECIAL && self.mech.port_buffers.is_some() {
                 let buffers = self.mech.port_buffers.as_deref_mut().expect("per-port buffers");
                 super::mech::port_buffers::admit(buffers, &self.ports, sw, local, egress, class, wire)
-            } else {
+            } else if SPECIAL {
                 self.mmus[sw].admit(local as usize, class, wire as u64)
+            } else {
+                self.mmus[sw].admit_shared(local as usize, class, wire as u64)
             };
             match admission {
                 Admission::Drop => {
@@ -282,8 +284,10 @@ impl Simulation {
             resume = if SPECIAL && self.mech.port_buffers.is_some() {
                 let buffers = self.mech.port_buffers.as_deref_mut().expect("per-port buffers");
                 super::mech::port_buffers::release(buffers, &self.ports, sw, ingress_local, port, admitted, wire)
-            } else {
+            } else if SPECIAL {
                 self.mmus[sw].release(ingress_local as usize, admitted, wire as u64)
+            } else {
+                self.mmus[sw].release_shared(ingress_local as usize, admitted, wire as u64)
             };
             if kind == PacketKind::Data {
                 self.mark_ecn::<SPECIAL>(port, sw, class, r);
