@@ -32,7 +32,7 @@ from rdmalab import Scenario, run
 from rdmalab._version import version
 from rdmalab import chakra, hpcc_batch
 from rdmalab.runner import detect_hpcc_dialect, hpcc_files
-from rdmalab.drum import cli as drum_cli
+from rdmalab import cli_drum
 from rdmalab.experiments import cli as experiments_cli
 from rdmalab.failure import RunFailed, failure_record, write_failure
 
@@ -339,7 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ray-address", default=None, help="with --executor ray: the cluster (default: a local Ray)")
     _threads_option(p, None)
     p.set_defaults(func=cmd_hpcc)
-    drum_cli.register(sub)
+    cli_drum.register(sub)
     experiments_cli.register(sub)
     chakra.register(sub)
     return parser

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from rdmalab import _core
 from rdmalab.failure import RunFailed, check_record
 from rdmalab.scenario import Scenario, looks_like_toml
-from rdmalab.summary import Outcome, RunOutcome, needs_tables
+from rdmalab.summary import Outcome, RunOutcome
 
 if TYPE_CHECKING:
     from rdmalab.results import Results
@@ -98,12 +98,18 @@ def drive(sim: "_core.Simulation", progress: bool = True, check: bool = True,
         check = False
     stats = sim.parallel_stats()
     traced = sim.finish_trace() if spool is not None else None
+    if not tables and spool is None:
+        # The summary without tables, when the run has nothing a table must show and
+        # nothing failed: no record becomes a column (and neither numpy nor polars loads).
+        lean = sim.outcome(check=check and not interrupted)
+        if "failure" not in lean and not lean["needs_tables"]:
+            if release:
+                sim.release()
+            outcome = Outcome(lean, reason, interrupted, wall)
+            outcome.extra["core"] = sim
+            return outcome
     raw = sim.results(check=check and not interrupted, release=release, keep=True)
     failure = raw.pop("failure", None)
-    if not tables and failure is None and spool is None and not needs_tables(raw):
-        outcome = Outcome(raw, reason, interrupted, wall)
-        outcome.extra["core"] = sim
-        return outcome
     # Lazy on purpose: polars (the tables) only for a run whose tables are read.
     from rdmalab.results import Results
 

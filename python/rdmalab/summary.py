@@ -4,15 +4,18 @@ writes the reference's text files and reads no table) print the same lines from 
 
 `RunOutcome` holds what every run has (counters, how it stopped, the engine for the FCT and
 PFC files); `Results` adds the tables. `Outcome` is a run whose tables were never built (no
-polars loaded): `rdmalab hpcc`'s, when the run has none of the blocks that need a table
-(tenants, applications, classes, collectives)."""
+polars or numpy loaded): `rdmalab hpcc`'s, when the run has none of the blocks that need a
+table (tenants, applications, classes, collectives). The engine computes its slowdown rows
+(`rdmalab::stats::slowdown`) with the float operations `slowdown_rows` does here."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+
 
 #: Size buckets of the fidelity report (FORMATS.md §5 style), in payload bytes.
 SIZE_BUCKETS: list[tuple[str, int, float]] = [
@@ -26,18 +29,14 @@ SIZE_BUCKETS: list[tuple[str, int, float]] = [
 def percentile(values: np.ndarray, p: float) -> float:
     """The reference analysis script's rule: sort, take element int(n * p). NaN values
     (flows that did not complete, e.g. `unreachable` ones) are left out."""
+    import numpy as np
+
     values = np.asarray(values, dtype=float)
     values = values[~np.isnan(values)]
     if len(values) == 0:
         return float("nan")
     s = np.sort(values)
     return float(s[min(int(len(s) * p), len(s) - 1)])
-
-
-def slowdowns(fct_ps: np.ndarray, ideal_ps: np.ndarray) -> np.ndarray:
-    """FCT over the ideal FCT, at least 1 (the reference's analysis), from the engine's
-    picosecond columns: the same float operations as the flows table's `slowdown`."""
-    return np.maximum((np.asarray(fct_ps) / 1000.0) / (np.asarray(ideal_ps) / 1000.0), 1.0)
 
 
 def slowdown_rows(sizes: np.ndarray, slow: np.ndarray) -> list[dict[str, Any]]:
@@ -180,33 +179,22 @@ class RunOutcome:
         return "\n".join(lines)
 
 
-def needs_tables(raw: dict[str, Any]) -> bool:
-    """Whether the engine's raw results have a block the summary reads from a table: tenant
-    meters, closed-loop applications, a class table or collectives."""
-    bins, hm = raw.get("tenant_bins"), raw.get("host_model")
-    return bool((bins is not None and len(bins["bin"])) or (hm and len(hm["app_name"]))
-                or len((raw.get("classes") or {}).get("pg", [])) or len((raw.get("collectives") or {}).get("name", [])))
-
-
 class Outcome(RunOutcome):
-    """A run whose tables were not built: the counters and the summary, from the engine's raw
-    results (`needs_tables(raw)` false). `rdmalab hpcc` prints it."""
+    """A run whose tables were not built: the counters and the summary, from the engine's
+    outcome (`Simulation.outcome`: plain Python values, the slowdown rows computed by the
+    engine with the rule of `slowdown_rows`). `rdmalab hpcc` prints it; loading it loads
+    neither polars nor numpy."""
 
-    def __init__(self, raw: dict[str, Any], stop_reason: str, interrupted: bool, wall: float):
-        self.counters = dict(raw["counters"])
+    def __init__(self, lean: dict[str, Any], stop_reason: str, interrupted: bool, wall: float):
+        self.counters = dict(lean["counters"])
         self.stop_reason, self.interrupted, self.wall_seconds = stop_reason, interrupted, wall
-        self.stall_cause = raw.get("stall_cause")
+        self.stall_cause = lean.get("stall_cause")
         self.extra = {}
-        flows = raw["flows"]
-        self._sizes, self._slow = np.asarray(flows["size"]), slowdowns(flows["fct_ps"], flows["ideal_ps"])
-        d = raw.get("deadlock") or {}
-        self._deadlock = [{"node": int(n), "port": int(p), "priority": int(q), "formed_ns": f / 1000.0,
-                           "detected_ns": t / 1000.0}
-                          for n, p, q, f, t in zip(d.get("node", []), d.get("port", []), d.get("priority", []),
-                                                   d.get("formed_ps", []), d.get("detected_ps", []))]
+        self._rows = [dict(r) for r in lean["slowdown_rows"]]
+        self._deadlock = [dict(h) for h in lean["deadlock"]]
 
     def _slowdown_rows(self) -> list[dict[str, Any]]:
-        return slowdown_rows(self._sizes, self._slow)
+        return [dict(r) for r in self._rows]
 
     def deadlock_rows(self) -> list[dict[str, Any]]:
-        return self._deadlock
+        return [dict(h) for h in self._deadlock]

@@ -6,6 +6,7 @@ mod chakra;
 mod columns;
 mod drum;
 mod drum_network;
+mod outcome;
 mod results;
 mod sim;
 

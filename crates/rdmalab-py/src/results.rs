@@ -74,7 +74,7 @@ fn tenant_bin_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyD
 }
 
 /// The run's counters, one number each.
-fn counter_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn counter_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict>> {
     let c = &r.counters;
     let counters = PyDict::new(py);
     for (k, v) in [

@@ -288,6 +288,22 @@ impl Simulation {
         Ok(d)
     }
 
+    /// The run's outcome without its tables (counters, `stall_cause`, `deadlock` hops,
+    /// `slowdown_rows`, `needs_tables`), as plain Python values, and `failure` as `results`
+    /// gives it under `check` and `keep`. What `rdmalab hpcc` prints its summary from: no
+    /// record becomes a column, and numpy is not loaded.
+    #[pyo3(signature = (check=true))]
+    fn outcome<'py>(&mut self, py: Python<'py>, check: bool) -> PyResult<Bound<'py, PyDict>> {
+        let runner = self.runner_mut()?;
+        let (r, failure) = if check { runner.checked_results() } else { (runner.snapshot(), None) };
+        let d = crate::outcome::outcome_dict(py, &r)?;
+        if let Some(e) = failure {
+            d.set_item("failure", failure_dict(py, &e, r.first_loss.as_ref())?)?;
+        }
+        self.kept = Some(r);
+        Ok(d)
+    }
+
     /// Frees the engine (the fabric, its queues, the NICs and their QPs) once the results
     /// are taken, so that what Python builds from them does not sit on top of it: at a
     /// million hosts the engine is most of a run's memory. Afterwards `write_fct` and

@@ -3,6 +3,7 @@
 pub mod counters;
 pub mod ideal;
 pub mod max_rtt;
+pub mod slowdown;
 pub mod spill;
 pub mod table;
 
