@@ -220,3 +220,20 @@ fn bad_rccc_keys_are_refused_by_their_full_name() {
     let e = super::fixtures::build_error(&rc, "bad.toml");
     assert!(e.contains("fabric.cc") && e.contains("\"rc\""), "{e}");
 }
+
+/// A run without RCCC carries none of it: no credit packet, no RCCC count, and a lone UET
+/// flow's FCT is the same with `cc = "none"` as under RCCC with its default initial credit
+/// (which adds nothing on an idle path).
+#[test]
+fn a_run_without_rccc_has_none_of_it() {
+    let text = star(2, &[flow(0, 1, 1_000_000)], "none", "");
+    let off = run_finished(scenario(&text, "rccc.toml"));
+    assert!(
+        off.mechanism_counters.conditional.iter().all(|(n, _)| !n.starts_with("rccc")),
+        "{:?}",
+        off.mechanism_counters
+    );
+    let on = run_finished(scenario(&text.replace("cc = \"none\"", "cc = \"rccc\""), "rccc.toml"));
+    assert!(on.mechanism_counters.get("rccc_credits") > 0);
+    assert_eq!(on.records[0].fct, off.records[0].fct);
+}
