@@ -427,7 +427,9 @@ class Scenario:
         `lb={...}`, the `[fabric.lb]` fields, docs/load-balancing.md; ev_spray|reps spray UET's
         packets by entropy), uet (a dict of the `[fabric.uet]` fields, e.g. `uet={"ack_every": 2}`),
         trimming (a dict of the `[fabric.trimming]` fields, e.g. `trimming={"threshold_kb": 20}`;
-        docs/uet.md), cc (none|dcqcn|hpcc|timely|dctcp|blitz|ib|swift|nscc), granularity, cc_params, window, qp_cache_entries,
+        docs/uet.md), cc (none|dcqcn|hpcc|timely|dctcp|blitz|ib|swift|nscc, or on UET flows
+        rccc|nscc+rccc: the receiver's credit, alone or beside NSCC) with rccc (a dict of the
+        `[fabric.rccc]` fields, e.g. `rccc={"grant_packets": 4}`; docs/rccc.md), granularity, cc_params, window, qp_cache_entries,
         qp_cache_miss_penalty, queue_sample_interval, rate_sample_interval (per-QP rate
         samples: `Results.rates`), iofd (Blitz's in-order flow deflection, a dict of the
         `[fabric.iofd]` fields, e.g. `iofd={"max_deflections": 2}`; `{}` = on with defaults),

@@ -68,7 +68,9 @@ def test_the_reference_lists_every_section_and_allowed_value():
                   "## [fabric.irn]", "## [[fabric.classes]]", "## [rnic]", "## [[collective]]"):
         assert title in page
     fabric = {k.name: k for k in scenario_ref.keys() if k.section == "[fabric]"}
-    assert {v for v, _ in fabric["cc"].values} == {"none", "dcqcn", "hpcc", "timely", "dctcp", "blitz", "ib", "swift", "nscc"}
+    assert {v for v, _ in fabric["cc"].values} == {
+        "none", "dcqcn", "hpcc", "timely", "dctcp", "blitz", "ib", "swift", "nscc", "rccc", "nscc+rccc"
+    }
     assert {"ecmp", "conweave", "spray"} <= {v for v, _ in fabric["path_selection"].values}
     assert fabric["pfc_pause"].type.startswith("table")
 

@@ -53,6 +53,7 @@ pub mod hpcc;
 pub mod ib;
 pub mod ib_presets;
 pub mod nscc;
+pub mod rccc;
 pub mod swift;
 pub mod timely;
 

@@ -226,6 +226,9 @@ pub struct SimConfig {
     /// The Ultra Ethernet transport's settings (`[fabric.uet]`, `rnic::uet`), read by QPs
     /// whose transport is `uet` only.
     pub uet: crate::rnic::uet::UetConfig,
+    /// Receiver-credit congestion control (`cc = "rccc"` or `"nscc+rccc"`, `[fabric.rccc]`,
+    /// `cc::rccc`) on UET QPs; `None`: off (no cost).
+    pub rccc: Option<crate::cc::rccc::RcccConfig>,
     /// Receive queues and RNR NAKs (`[rnic] recv_queue_depth`, `sim::mech::rnr`); `None`:
     /// receive WQEs are never short, as before (no cost).
     pub rnr: Option<RnrConfig>,
@@ -361,6 +364,7 @@ impl Default for SimConfig {
             nack_interval: Time::from_us(500),
             irn: None,
             uet: Default::default(),
+            rccc: None,
             rnr: None,
             max_send_wr: crate::rnic::DEFAULT_MAX_SEND_WR,
             pfc_watchdog: None,

@@ -21,6 +21,9 @@ pub enum PacketKind {
     /// RTT_REPLY, CLEAR and NOTIFY, `fabric::lb::conweave`): addressed to the host whose
     /// ToR consumes it; it never reaches a host.
     LbControl,
+    /// An Ultra Ethernet receiver's credit for the QP it names (`cc::rccc`): the cumulative
+    /// packets granted in `seq`. Queued as ACKs are (it is one for `is_ack`).
+    Credit,
 }
 
 /// A packet in flight. 64 bytes, copied by value along its path.
@@ -129,10 +132,10 @@ impl Packet {
         matches!(self.kind, PacketKind::Pause | PacketKind::Resume | PacketKind::FlowControl)
     }
 
-    /// True for ACK and NACK.
+    /// True for ACK, NACK and an RCCC credit (the replies a receiver sends its sender).
     #[inline]
     pub fn is_ack(&self) -> bool {
-        matches!(self.kind, PacketKind::Ack | PacketKind::Nack)
+        matches!(self.kind, PacketKind::Ack | PacketKind::Nack | PacketKind::Credit)
     }
 
     /// On an ACK/NACK: the receiver's rate share for its QP in kb/s (Blitz's DASR,

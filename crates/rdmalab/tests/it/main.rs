@@ -50,6 +50,7 @@ mod parallel_outputs;
 mod pfc_headroom;
 mod pfc_watchdog;
 mod rail;
+mod rccc;
 mod rnr;
 mod rnr_stagger;
 mod sampling;

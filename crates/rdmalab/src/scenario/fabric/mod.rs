@@ -11,6 +11,7 @@ mod irn;
 mod lb;
 mod pfc_pause;
 mod pfc_watchdog;
+mod rccc;
 mod switch_model;
 mod trimming;
 mod uet;
@@ -19,6 +20,10 @@ use super::{classes, field_time, positive_time, sample_interval};
 use crate::config::{Scenario, SimConfig, WindowConfig};
 use crate::error::{Error, Result};
 use crate::units::TimingModel;
+
+/// Every `fabric.cc` name: the algorithms', then RCCC's alone and beside NSCC.
+const CC_KEY_NAMES: &[&str] =
+    &["none", "dcqcn", "hpcc", "timely", "dctcp", "blitz", "ib", "swift", "nscc", "rccc", "nscc+rccc"];
 
 /// Fabric and RNIC settings (defaults as in the reference's configs).
 #[derive(Clone, Debug, Default, Deserialize, schemars::JsonSchema)]
@@ -61,8 +66,9 @@ pub struct FabricSpec {
     /// Congestion control (default `none`): `none`, `dcqcn`, `hpcc`, `timely`, `dctcp`, `blitz`
     /// (DASR at the receiver) or `ib` (InfiniBand CC), with run.py's parameters (`hpcc` also
     /// turns on its rate-scaled window unless `window` is given), or a window algorithm,
-    /// `swift` or `nscc` (docs/cc-window.md), with htsim's.
-    #[schemars(extend("enum" = crate::cc::CC_NAMES))]
+    /// `swift` or `nscc` (docs/cc-window.md), with htsim's; on UET flows, the receiver's
+    /// credit alone, `rccc`, or beside NSCC's window, `nscc+rccc` (docs/rccc.md).
+    #[schemars(extend("enum" = CC_KEY_NAMES))]
     pub cc: Option<String>,
     /// Which QPs share a congestion-control state: `per_qp` (default), `per_destination`,
     /// `per_pair`, `per_destination_unsplit`, `per_sl` (one state per sending NIC and service
@@ -118,6 +124,9 @@ pub struct FabricSpec {
     /// Switch-side balancers' parameters (`[fabric.lb]`; absent: their defaults); with ECMP,
     /// turns on `balance.parquet`.
     pub lb: Option<lb::LbSpec>,
+    /// Receiver-credit congestion control's initial credit and grant size (`[fabric.rccc]`,
+    /// with `cc = "rccc"` or `"nscc+rccc"`; absent: its defaults).
+    pub rccc: Option<rccc::RcccSpec>,
     /// The switches' PFC watchdog (`[fabric.pfc_watchdog]`); absent = off.
     pub pfc_watchdog: Option<pfc_watchdog::PfcWatchdogSpec>,
     /// Switches trim UET data packets to their headers (`[fabric.trimming]`); absent = off.
@@ -201,7 +210,10 @@ impl FabricSpec {
             }
             c.retry_limit = Some(n);
         }
+        let mut with_rccc = false;
         if let Some(cc) = &self.cc {
+            let (cc, r) = rccc::split_cc(cc, file)?;
+            with_rccc = r;
             c.cc = crate::cc::CcConfig::from_name(cc).map_err(|m| Error::input(file, 0, f("cc"), m))?;
         }
         if let Some(table) = &self.cc_params {
@@ -296,6 +308,7 @@ impl FabricSpec {
         let (recovery, irn) = (self.loss_recovery.as_deref(), self.irn.as_ref());
         irn::apply(recovery, irn, self.cnp_on_ooo, self.rto.is_some(), file, &mut c)?;
         uet::apply(self.uet.as_ref(), file, &mut c)?;
+        rccc::apply(with_rccc, self.rccc.as_ref(), file, &mut c)?;
         if let Some(l) = &self.lb {
             c.lb = l.build(file)?;
         }
@@ -326,6 +339,7 @@ impl FabricSpec {
         lb::check(&s.config, &s.topology, file)?;
         switch_model::check_port_capacity(&s.config, &s.topology, file)?;
         uet::check(s, file)?;
+        rccc::check(s, file)?;
         irn::check_plain_flows(s, file)
     }
 

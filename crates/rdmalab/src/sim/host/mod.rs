@@ -121,6 +121,11 @@ impl Simulation {
         };
         if f.transport == crate::rnic::transport::Transport::Uet {
             crate::sim::mech::uet::on_open(&mut self.mech.uet, id, &mut self.qps[id.idx()], self.cfg.mtu);
+            if self.mech.rccc.is_some() {
+                let (_, bdp) = self.path_rtt_bdp(f.src, f.dst);
+                let r = self.mech.rccc.as_deref_mut().expect("tested above");
+                crate::sim::mech::rccc::on_open(r, id, bdp, self.cfg.mtu);
+            }
         } else if let Some(irn) = self.mech.irn.as_deref_mut() {
             crate::sim::mech::irn::on_open(irn, id, &mut self.qps[id.idx()]);
         }
@@ -152,7 +157,10 @@ impl Simulation {
         self.qps[id.idx()].cc_group = CcGroupId(RELEASED);
         self.live_qps -= 1;
         // The origin order keeps ids apart from other nodes' history: no reuse.
-        if self.cfg.rate_sample_interval.is_none() && self.cfg.qp_cache.is_none() && !self.origin_order {
+        // RCCC's credit packets are not counted in flight: a slot reused while one travels
+        // would take its grant, so runs with RCCC keep their slots.
+        let reuse = self.mech.rccc.is_none();
+        if self.cfg.rate_sample_interval.is_none() && self.cfg.qp_cache.is_none() && !self.origin_order && reuse {
             self.free_qps.push(id);
         }
     }
@@ -184,7 +192,14 @@ impl Simulation {
             match uet::on_timeout(&mut self.mech.uet, qp_id, qp, self.cfg.retry_limit, self.cfg.mtu) {
                 uet::Expired::Idle => {}
                 // A window CC hears of it below (`cc_on_loss`, a timeout).
-                uet::Expired::Resend => self.counters.timeouts += 1,
+                uet::Expired::Resend => {
+                    self.counters.timeouts += 1;
+                    if let Some(r) = self.mech.rccc.as_deref_mut() {
+                        if let Some(at) = crate::sim::mech::rccc::on_timeout(r, qp_id) {
+                            self.rccc_resume(qp_id, at);
+                        }
+                    }
+                }
                 uet::Expired::Failed => {
                     self.counters.timeouts += 1;
                     self.fail_qp(qp_id, crate::sim::GaveUp::RetryExceeded);

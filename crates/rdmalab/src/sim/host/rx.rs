@@ -18,6 +18,7 @@ impl Simulation {
             PacketKind::Ack | PacketKind::Nack => self.receive_ack(pkt),
             PacketKind::Pause | PacketKind::Resume | PacketKind::FlowControl => unreachable!("PFC handled before"),
             PacketKind::LbControl => {} // a balancer's control packet ends at a ToR; none gets here
+            PacketKind::Credit => self.rccc_credit(pkt), // an RCCC receiver's grant (`host/uet_rx.rs`)
         }
     }
 

@@ -271,6 +271,12 @@ impl Simulation {
         let pace = if self.cfg.rate_bound { qp.rate } else { qp.max_rate };
         qp.next_avail = self.now + self.cfg.timing.tx_time(pace, wire as u64);
         qp.last_wire = wire;
+        if uet {
+            if let Some(r) = self.mech.rccc.as_deref_mut() {
+                // RCCC: a packet of credit spent, the target carried, no credit left: wait.
+                crate::sim::mech::rccc::on_send(r, &mut self.mech.uet, qp_id, qp, &mut pkt, self.cfg.mtu);
+            }
+        }
         let rto = if uet { Some(self.cfg.uet.rto) } else { self.cfg.rto.filter(|_| reliable) };
         if let Some(rto) = rto {
             if qp.rto_deadline == Time::MAX {

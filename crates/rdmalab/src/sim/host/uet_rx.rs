@@ -6,8 +6,8 @@ use crate::fabric::packet::NO_INT;
 use crate::fabric::{Packet, PacketKind};
 use crate::ids::{HeaderSlot, QpId};
 use crate::rnic::uet::Arrival;
-use crate::sim::mech::uet;
-use crate::sim::Simulation;
+use crate::sim::mech::{rccc, uet, Timer};
+use crate::sim::{Event, Simulation};
 
 impl Simulation {
     /// A UET data packet at its receiver's half of the QP, slot `rx_id`. Out of line, so
@@ -16,6 +16,9 @@ impl Simulation {
     #[inline(never)]
     pub(super) fn receive_uet(&mut self, pkt: Packet, rx_id: QpId) {
         let mtu = self.cfg.mtu;
+        if self.mech.rccc.is_some() {
+            self.rccc_on_data(&pkt, rx_id);
+        }
         if uet::trimmed(&pkt) {
             // A header without its payload: the NACK names it, the sender resends it.
             let off = uet::nack_offset(&pkt, &self.qps[rx_id.idx()].rx, mtu);
@@ -116,5 +119,45 @@ impl Simulation {
             // A trimmed packet: one packet's loss for a window CC (NSCC, Swift); a no-op otherwise.
             self.cc_on_loss(qp_id, self.cfg.mtu as u64, crate::cc::LossKind::Packet);
         }
+    }
+
+    /// RCCC at the receiver: data packet `pkt` on slot `rx_id` names its sender's target
+    /// (a trimmed header also the resend its NACK asks for); the pacer of the NIC that sends
+    /// the credit back runs when this arms it.
+    fn rccc_on_data(&mut self, pkt: &Packet, rx_id: QpId) {
+        let nic = self.egress_nic(pkt.dst, pkt.src);
+        let n = &self.nics[nic.idx()];
+        let (port, packet_time) = (n.port, self.cfg.timing.tx_time(n.rate, self.cfg.data_wire(self.cfg.mtu) as u64));
+        let (wire, now, nacked) = (self.cfg.ack_wire(), self.now, uet::trimmed(pkt));
+        let r = self.mech.rccc.as_deref_mut().expect("called with RCCC on");
+        if let Some(at) = rccc::on_data(r, nic, rx_id, pkt, nacked, wire, packet_time, now) {
+            self.queue.push(at, Event::Mech(Timer::RcccGrant { port }));
+        }
+    }
+
+    /// RCCC at the sender: a credit packet for QP `pkt.qp`; a QP that waited for credit
+    /// resumes.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn rccc_credit(&mut self, pkt: Packet) {
+        let id = pkt.qp;
+        let q = &self.qps[id.idx()];
+        if q.finished || q.error {
+            return;
+        }
+        let Some(r) = self.mech.rccc.as_deref_mut() else { return };
+        if let Some(at) = rccc::on_credit(r, id, pkt.seq) {
+            self.rccc_resume(id, at);
+        }
+    }
+
+    /// QP `id` has credit again: its pacing resumes at `at` (or now), and its NIC visits it.
+    pub(super) fn rccc_resume(&mut self, id: QpId, at: crate::units::Time) {
+        let qp = &mut self.qps[id.idx()];
+        qp.next_avail = at.max(self.now);
+        let nic = qp.nic;
+        self.nics[nic.idx()].pacing_moved(&self.qps[id.idx()]);
+        self.mark_if_unsent(id);
+        self.nic_kick(nic);
     }
 }

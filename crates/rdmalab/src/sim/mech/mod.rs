@@ -24,6 +24,7 @@ mod lb_tables;
 pub(crate) mod pfc_pause;
 pub(crate) mod pfc_watchdog;
 pub(crate) mod port_buffers;
+pub(crate) mod rccc;
 mod recv_processing;
 pub(crate) mod retry;
 pub(crate) mod rnr;
@@ -74,6 +75,10 @@ pub(crate) struct Mechanisms {
     /// The UET connections' state (`rnic::uet`): empty until a UET QP opens; reached only
     /// from a UET QP's packets (one test of the QP's transport at each hook).
     pub uet: crate::rnic::uet::UetTable,
+    /// Receiver-credit congestion control (`None` unless `cc = "rccc"` or `"nscc+rccc"`):
+    /// each UET QP's credit at its sender, its grants at its receiver, each receiving NIC's
+    /// pacer. Reached only from UET QPs' packets and its own timer.
+    pub rccc: Option<Box<crate::cc::rccc::Rccc>>,
     /// Switch-side load balancing (`None` unless `path_selection` is one of `fabric::lb`'s
     /// schemes or `[fabric.lb]` is given: one test per switch hop).
     pub lb: Option<Box<crate::fabric::lb::LoadBalancer>>,
@@ -190,6 +195,7 @@ impl Mechanisms {
             ib,
             irn,
             uet: crate::rnic::uet::UetTable::new(cfg.uet),
+            rccc: cfg.rccc.map(|r| Box::new(crate::cc::rccc::Rccc::new(r, n_nics))),
             lb,
             rnr: cfg.rnr.map(|r| Box::new(rnr::Rnr::new(r, cfg.nack_interval))),
             pfc_watchdog: cfg.pfc_watchdog.map(|w| Box::new(pfc_watchdog::PfcWatchdog::new(w))),
@@ -237,6 +243,7 @@ impl Mechanisms {
         pfc_watchdog::counters(self.pfc_watchdog.as_deref(), &mut c);
         pfc_pause::counters(self.pfc_pause.as_deref(), &mut c);
         trimming::counters(self.trimming.as_deref(), &mut c);
+        rccc::counters(self.rccc.as_deref(), &mut c);
         c
     }
 
@@ -262,15 +269,19 @@ pub(crate) enum Timer {
     PauseRefresh { port: crate::ids::PortId, class: u8 },
     /// The pause a port's transmitter obeys runs out (`pfc_pause::on_expire`).
     PauseExpiry { port: crate::ids::PortId, class: u8 },
+    /// An RCCC receiver's pacer grants its next credit; `port` is the receiving NIC's
+    /// (`rccc::on_timer`).
+    RcccGrant { port: crate::ids::PortId },
 }
 
 impl Timer {
     /// The port whose node the timer belongs to (that node orders it in a parallel run).
     pub(crate) fn port(self) -> crate::ids::PortId {
         match self {
-            Timer::PfcWatchdog { port, .. } | Timer::PauseRefresh { port, .. } | Timer::PauseExpiry { port, .. } => {
-                port
-            }
+            Timer::PfcWatchdog { port, .. }
+            | Timer::PauseRefresh { port, .. }
+            | Timer::PauseExpiry { port, .. }
+            | Timer::RcccGrant { port } => port,
         }
     }
 }
@@ -291,6 +302,11 @@ pub(in crate::sim) fn on_timer(m: &mut Mechanisms, view: &actions::SwitchView<'_
         Timer::PauseExpiry { port, class } => {
             if let Some(p) = m.pfc_pause.as_deref_mut() {
                 pfc_pause::on_expire(p, view, port, class, &mut m.actions);
+            }
+        }
+        Timer::RcccGrant { port } => {
+            if let Some(r) = m.rccc.as_deref_mut() {
+                rccc::on_timer(r, view, port, &mut m.actions);
             }
         }
     }

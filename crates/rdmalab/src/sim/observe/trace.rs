@@ -84,6 +84,7 @@ pub(super) fn kind_name(k: PacketKind) -> &'static str {
         PacketKind::Resume => "resume",
         PacketKind::FlowControl => "flow_control",
         PacketKind::LbControl => "lb_control",
+        PacketKind::Credit => "credit",
     }
 }
 

@@ -209,9 +209,9 @@ impl Simulation {
     }
 
     /// A link-level frame out of `port`, ahead of data: a switch's queue 0, or the front
-    /// of an RNIC's ACK queue; none crosses a failed link.
+    /// of an RNIC's ACK queue (an RCCC credit goes there too); none crosses a failed link.
     fn send_frame(&mut self, port: PortId, frame: crate::fabric::Packet) {
-        debug_assert!(frame.kind == PacketKind::FlowControl);
+        debug_assert!(matches!(frame.kind, PacketKind::FlowControl | PacketKind::Credit));
         let st = &mut self.ports[port.idx()];
         if st.down {
             return;

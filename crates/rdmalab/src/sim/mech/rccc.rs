@@ -1,0 +1,148 @@
+//! Receiver-credit congestion control (`cc = "rccc"`, `"nscc+rccc"`) at the simulator's hook
+//! points; the state and its rules are `cc::rccc`'s. Every hook is reached only from a UET
+//! QP's packets, or from the run's RCCC timer, so a run without RCCC pays nothing new on its
+//! common path.
+//!
+//! - QP opened (`host/mod.rs::open_qp_in`, UET only): [`on_open`], the initial credit;
+//! - sender, per data packet sent (`host/tx.rs::send_data`, UET only): [`on_send`] spends a
+//!   packet of credit, writes the sender's target into the packet, and parks the QP's pacing
+//!   when no credit is left;
+//! - receiver, per data packet (`host/uet_rx.rs::receive_uet`): [`on_data`] reads the target,
+//!   adds a trimmed packet's resend, and arms the NIC's pacer;
+//! - the pacer's timer at the receiving NIC's port (`Event::Mech(Timer::RcccGrant)`):
+//!   [`on_timer`] grants the connection at the head of the round robin and sends its credit
+//!   packet (`Action::Frame`, ahead of the NIC's data), then re-arms itself;
+//! - sender, credit packet (`host/rx.rs::host_receive` → `host/uet_rx.rs::rccc_credit`):
+//!   [`on_credit`]; a QP that was waiting resumes;
+//! - sender, timeout (`host/mod.rs::on_rto`, UET only): [`on_timeout`].
+//!
+//! Fields: a data packet's target travels in `int_hops` (16 bits; switches stamp INT hops
+//! only under HPCC, which RCCC does not run with); the credit packet's cumulative grant in
+//! `seq`.
+
+use super::actions::{Action, SwitchView};
+use super::Timer;
+use crate::cc::rccc::{Rccc, TxCredit};
+use crate::fabric::packet::NO_INT;
+use crate::fabric::{Packet, PacketKind};
+use crate::ids::{HeaderSlot, NicId, PortId, QpId};
+use crate::rnic::uet::UetTable;
+use crate::rnic::Qp;
+use crate::sim::Event;
+use crate::stats::NamedCounts;
+use crate::units::Time;
+
+/// Hook "QP opened" (UET): the connection's credit starts at `initial_packets`, or at its
+/// path's bandwidth-delay product `bdp` (bytes) in packets of `mtu`, at least one.
+pub(in crate::sim) fn on_open(r: &mut Rccc, id: QpId, bdp: u64, mtu: u32) {
+    let initial = r.cfg.initial_packets.map_or_else(|| bdp.div_ceil(mtu as u64).max(1), |n| n as u64);
+    *r.tx(id.idx()) = TxCredit::new(initial);
+}
+
+/// Hook "sender, per data packet sent", after `mech::uet::after_send`: the packet spends one
+/// packet of credit and carries the sender's target (the packets it still has to send: new
+/// ones and those marked to resend). With no credit left the QP's pacing is parked
+/// (`next_avail` at the end of time) until a credit packet or a timeout gives some back.
+#[inline]
+pub(in crate::sim) fn on_send(r: &mut Rccc, uet: &mut UetTable, id: QpId, qp: &mut Qp, pkt: &mut Packet, mtu: u32) {
+    let pending = uet.qp(id.idx()).pending as u64;
+    let c = r.tx(id.idx());
+    c.spent += 1;
+    let unsent = qp.posted.saturating_sub(qp.high_sent).div_ceil(mtu as u64);
+    pkt.int_hops = c.target(unsent + pending) as u16;
+    if c.left() == 0 {
+        c.held = true;
+        c.resume_at = qp.next_avail;
+        qp.next_avail = Time::MAX;
+    }
+}
+
+/// A credit packet for the connection of data packet `pkt`, back to its sender (its
+/// cumulative grant goes in `seq` when sent), `wire` bytes long (an ACK's size).
+pub(in crate::sim) fn credit_packet(pkt: &Packet, wire: u32) -> Packet {
+    Packet {
+        seq: 0,
+        qp: pkt.qp,
+        src: pkt.dst,
+        dst: pkt.src,
+        sip: pkt.dip,
+        dip: pkt.sip,
+        ingress: PortId::NONE,
+        ingress_local: 0,
+        int_slot: NO_INT,
+        app_hdr: HeaderSlot::NONE,
+        payload: 0,
+        wire,
+        sport: pkt.dport,
+        dport: pkt.sport,
+        kind: PacketKind::Credit,
+        pg: pkt.pg,
+        ce: false,
+        cnp: false,
+        last_of_msg: false,
+        deflections: 0,
+        int_hops: 0,
+        tenant: pkt.tenant,
+    }
+}
+
+/// Hook "receiver, per data packet" (a trimmed header included: `nacked`): receiver slot
+/// `rx_id` hears the target; NIC `nic`'s pacer (a full packet takes `packet_time` on its
+/// link) queues the connection when owed credit. Returns when the pacer's timer must fire,
+/// if this armed it.
+#[allow(clippy::too_many_arguments)]
+pub(in crate::sim) fn on_data(
+    r: &mut Rccc,
+    nic: NicId,
+    rx_id: QpId,
+    pkt: &Packet,
+    nacked: bool,
+    wire: u32,
+    packet_time: Time,
+    now: Time,
+) -> Option<Time> {
+    r.pacers[nic.idx()].packet_time = packet_time;
+    r.on_data(nic.idx(), rx_id.0, pkt.int_hops, nacked, credit_packet(pkt, wire), now)
+}
+
+/// Hook "the pacer's timer" at the receiving NIC's `port`: one grant, its credit packet out
+/// ahead of the NIC's data, the next grant's timer while connections are owed credit.
+pub(in crate::sim) fn on_timer(r: &mut Rccc, view: &SwitchView<'_>, port: PortId, actions: &mut Vec<Action>) {
+    let nic = view.ports[port.idx()].nic();
+    if let Some(g) = r.grant(nic.idx(), view.now) {
+        actions.push(Action::Frame { port, frame: g.credit });
+        if let Some(at) = g.next {
+            actions.push(Action::Timer(at, Event::Mech(Timer::RcccGrant { port })));
+        }
+    }
+}
+
+/// Hook "sender, credit packet" for QP `id` with the cumulative grant `cum`: the time its
+/// pacing resumes at when the QP was waiting for credit and now has some.
+#[inline]
+pub(in crate::sim) fn on_credit(r: &mut Rccc, id: QpId, cum: u64) -> Option<Time> {
+    let c = r.tx(id.idx());
+    (c.on_grant(cum) && c.held).then(|| release(c))
+}
+
+/// Hook "sender, timeout" of UET QP `id` (after its packets were marked to resend): with no
+/// credit left, one packet of it, so that the first resend carries the new target; the time
+/// its pacing resumes at when the QP was waiting.
+pub(in crate::sim) fn on_timeout(r: &mut Rccc, id: QpId) -> Option<Time> {
+    let c = r.tx(id.idx());
+    (c.on_timeout() && c.held).then(|| release(c))
+}
+
+fn release(c: &mut TxCredit) -> Time {
+    c.held = false;
+    c.resume_at
+}
+
+/// RCCC's counts (`res.counters`), in runs with RCCC only: credit packets sent, packets of
+/// credit granted, and the most connections one receiver's pacer served at once.
+pub(super) fn counters(r: Option<&Rccc>, c: &mut NamedCounts) {
+    let Some(r) = r else { return };
+    c.push_conditional("rccc_credits", r.credits);
+    c.push_conditional("rccc_granted_packets", r.granted);
+    c.push_conditional("rccc_peak_senders", r.peak_active);
+}

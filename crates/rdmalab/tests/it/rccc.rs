@@ -1,0 +1,239 @@
+//! Receiver-credit congestion control (`cc = "rccc"`, `"nscc+rccc"`: `cc::rccc`,
+//! `sim::mech::rccc`) through the whole simulator, against closed forms: one flow's FCT on
+//! an idle path, with and without a stall for credit; an N→1 incast at its receiver link's
+//! bound with even shares; the credit granted equal to what was asked; the same outputs on
+//! 1, 2 and 4 threads; bad keys refused by name.
+
+use rdmalab::sim::Results;
+
+use super::fixtures::{input_error, run_finished, run_threads, scenario};
+
+/// 100 Gb/s: picoseconds per byte.
+const PS_PER_BYTE: u64 = 80;
+/// Link delay, ps.
+const D: u64 = 1_000_000;
+
+/// A star of `hosts` hosts, 100 Gb/s, 1 µs links, 1000-byte packets; UET flows `flows`
+/// (TOML inline tables), `[fabric]` with `cc` and the lines `fabric`.
+fn star(hosts: usize, flows: &[String], cc: &str, fabric: &str) -> String {
+    format!(
+        "seed = 3\n[topology]\nkind = \"star\"\nhosts = {hosts}\nrate = \"100Gbps\"\ndelay = \"1us\"\n\n\
+         [[traffic]]\nkind = \"flows\"\ntransport = \"uet\"\nflows = [{}]\n\n\
+         [fabric]\ncc = \"{cc}\"\nmtu = 1000\n{fabric}\n",
+        flows.join(", ")
+    )
+}
+
+fn flow(src: usize, dst: usize, size: u64) -> String {
+    format!("{{ src = {src}, dst = {dst}, size = {size} }}")
+}
+
+/// One flow of `n` full packets (1000 B of payload, `w` = 1048 B on the wire, `T` = w × 80 ps
+/// each) from host 0 to host 1 through one switch, ACKs of `a` bytes.
+///
+/// Without RCCC (tests/it/uet.rs) the FCT is `(n + 1) T + 2 a × 80 + 4 d`: the last packet
+/// leaves the sender at `n T`, crosses the switch (`T + 2 d`), its ACK comes back
+/// (`2 a × 80 + 2 d`).
+///
+/// Under RCCC the sender sends its `I` packets of initial credit at line rate. The receiver
+/// hears the first packet at `t_r = 2 T + 2 d` and its pacer grants at once: the credit
+/// packet reaches the sender at `t_c = t_r + 2 a × 80 + 2 d`. From then on a grant of `k`
+/// packets reaches it every `k T` (the pacer's spacing is the receiver link's time for them),
+/// exactly as fast as the sender spends them, so the sender never waits again. It waits once,
+/// from `I T` to `t_c`, when `I T < t_c`:
+///
+///   stall = max(0, t_c − I T) = max(0, (2 − I) T + 2 a × 80 + 4 d),
+///
+/// and the FCT is the one without RCCC plus the stall. The default initial credit is the
+/// path's bandwidth-delay product, 53 packets here, past the 50 that make the stall vanish:
+/// RCCC adds nothing to an idle path's first RTT. A credit packet may find the receiver's
+/// port busy with an ACK (one ACK every four packets), which delays it by up to one ACK's
+/// serialisation, once: the sender then lags the grants by that much and never waits again.
+#[test]
+fn one_flow_on_an_idle_path_waits_only_for_its_first_credit() {
+    let n = 1000u64;
+    for (initial, cc) in [(None, "rccc"), (Some(2u64), "rccc"), (Some(8), "rccc"), (None, "nscc+rccc")] {
+        let fabric = initial.map_or(String::new(), |i| format!("[fabric.rccc]\ninitial_packets = {i}\n"));
+        let s = scenario(&star(2, &[flow(0, 1, n * 1000)], cc, &fabric), "rccc.toml");
+        let (hdr, a) = (s.config.header_bytes as u64, s.config.ack_wire() as u64);
+        let r = run_finished(s);
+        let t = (1000 + hdr) * PS_PER_BYTE;
+        let plain = (n + 1) * t + 2 * a * PS_PER_BYTE + 4 * D;
+        let fct = r.records[0].fct.0;
+        // The initial credit: what the flow sent without a grant (the default's is the BDP).
+        let i = n - r.mechanism_counters.get("rccc_granted_packets");
+        assert_eq!(i, initial.unwrap_or(i), "{cc}: the initial credit is the key's");
+        let t_c = 2 * t + 2 * a * PS_PER_BYTE + 4 * D;
+        let stall = t_c.saturating_sub(i * t);
+        assert!(
+            plain + stall <= fct && fct <= plain + stall + a * PS_PER_BYTE,
+            "{cc}, initial {initial:?}: FCT {fct} ps, closed form {} ps",
+            plain + stall
+        );
+        if initial.is_none() {
+            assert!(i * t >= t_c, "{cc}: the BDP ({i} packets) covers the wait for the first credit");
+            assert_eq!(fct, plain, "{cc}: one BDP of initial credit, no wait");
+        }
+        assert_eq!(r.counters.payload_bytes_delivered, n * 1000);
+    }
+}
+
+/// The default initial credit on this star (one BDP of a host-to-host path, in packets):
+/// what a lone flow sends without a grant.
+fn default_initial() -> u64 {
+    let r = run_finished(scenario(&star(2, &[flow(0, 1, 1_000_000)], "rccc", ""), "rccc.toml"));
+    1000 - r.mechanism_counters.get("rccc_granted_packets")
+}
+
+/// `senders` hosts each send `size` bytes to one receiver (host 0) at once over a lossy
+/// fabric that trims past `threshold_kb` KB, under `cc`.
+fn incast_text(senders: usize, size: u64, cc: &str, threshold_kb: u64) -> String {
+    let flows: Vec<String> = (1..=senders).map(|s| flow(s, 0, size)).collect();
+    let fabric = format!("lossless = false\n[fabric.trimming]\nthreshold_kb = {threshold_kb}\n");
+    star(senders + 1, &flows, cc, &fabric)
+}
+
+/// The receiver link's bound for `senders` flows of `size` bytes: every byte on the wire
+/// (payload and headers) through the receiver's 100 Gb/s link, plus one base RTT (a
+/// packet's two hops and its ACK's: `2 T + 2 a × 80 + 4 d`).
+fn link_bound(senders: u64, size: u64, hdr: u64, a: u64) -> u64 {
+    let packets = senders * size.div_ceil(1000);
+    let t = (1000 + hdr) * PS_PER_BYTE;
+    packets * t + 2 * t + 2 * a * PS_PER_BYTE + 4 * D
+}
+
+/// An N→1 incast under RCCC, N = 8 and 32, 1 MB each, no PFC, trimming past 1 MB of queue.
+///
+/// - **The bound.** The last flow completes within 5 % of the receiver link's bound (every
+///   byte through the link plus one base RTT): the senders' initial credit (one BDP each, N
+///   BDPs together) fills the link from the first packet's arrival, and from the first grant
+///   on the receiver's pacer keeps it full, granting at the link's own rate.
+/// - **Trims.** The initial credits arrive together: N BDPs (`I` = 52 packets each) at line
+///   rate from N ports while the link drains one, so the queue would end the first RTT at
+///   (N − 1) I packets (364 for N = 8, 1612 for 32); afterwards the grants arrive at the rate
+///   the link drains and the queue stays where it is. The threshold, 1,024,000 bytes, holds
+///   Q = 977 packets of 1048 B: N = 8 never trims; N = 32 trims the excess E = (N − 1) I − Q
+///   = 635 packets, and a little more because each trimmed header (h = 48 B, strict
+///   priority) takes the link from the data for h / w of a packet time: E / (1 − h / w) =
+///   665.5. Allowed: one grant (4 packets) that the first connection granted spends inside
+///   its burst, and a packet at either end of the drain. Measured: 0 and 668, every one of
+///   them in the first 8 µs; the resends ride on credit granted for the NACKs.
+/// - **Shares.** The pacer grants four packets to each sender in turn and all senders ask
+///   for the same total. The first request heard is granted at once and again before the
+///   last first requests arrive (they come a packet time apart through the one link), so
+///   that connection runs up to two grants ahead; any other two stay within one grant of each
+///   other. So all complete within two rounds of grants (2 × N × 4 packet times) of each
+///   other, plus a packet time per trim for N = 32 (a resend waits for its connection's turn).
+///   Measured for N = 8: the first flow 48 packet times before the second, the others 4
+///   apart.
+#[test]
+fn an_incast_completes_at_the_receiver_links_bound_with_even_shares() {
+    let size = 1_000_000u64;
+    for senders in [8u64, 32] {
+        let s = scenario(&incast_text(senders as usize, size, "rccc", 1024), "rccc.toml");
+        let (hdr, a) = (s.config.header_bytes as u64, s.config.ack_wire() as u64);
+        let r = run_finished(s);
+        assert_eq!(r.records.len(), senders as usize);
+        let bound = link_bound(senders, size, hdr, a);
+        let last = r.records.iter().map(|f| f.fct.0).max().unwrap();
+        let first = r.records.iter().map(|f| f.fct.0).min().unwrap();
+        let trims = r.mechanism_counters.get("trims");
+        eprintln!(
+            "N {senders}: last {last} first {first} bound {bound} ({:.4}) trims {trims} credits {} granted {} peak {}",
+            last as f64 / bound as f64,
+            r.mechanism_counters.get("rccc_credits"),
+            r.mechanism_counters.get("rccc_granted_packets"),
+            r.mechanism_counters.get("rccc_peak_senders"),
+        );
+        assert!(last >= bound - 2 * (1000 + hdr) * PS_PER_BYTE, "N {senders}: faster than the link: {last} < {bound}");
+        assert!((last as f64) <= 1.05 * bound as f64, "N {senders}: {last} ps against the bound {bound} ps");
+        let t = (1000 + hdr) * PS_PER_BYTE;
+        let bdp_packets = default_initial();
+        let w = 1000 + hdr;
+        let q = 1_024_000 / w;
+        let excess = ((senders - 1) * bdp_packets).saturating_sub(q) as f64;
+        let predicted = excess / (1.0 - hdr as f64 / w as f64);
+        assert!(
+            (trims as f64 - predicted).abs() <= 4.0 + 2.0,
+            "N {senders}: {trims} trims, the first RTT's excess predicts {predicted:.1}"
+        );
+        let lead = (senders - 1).div_ceil(4) + 1; // grants the first connection may run ahead
+        let spread = lead * (senders - 1) * 4 * t + trims * t;
+        eprintln!("N {senders}: spread {} packet times, bound {}", (last - first) / t, spread / t);
+        assert!(last - first <= spread, "N {senders}: completions spread {} ps", last - first);
+        // Credit asked, credit granted: each flow's packets beyond its initial credit, and
+        // one resend per NACK.
+        let asked = senders * (size / 1000 - bdp_packets) + r.counters.nacks;
+        assert_eq!(r.mechanism_counters.get("rccc_granted_packets"), asked, "N {senders}");
+        assert!(r.mechanism_counters.get("rccc_peak_senders") <= senders, "one place per connection");
+        assert_eq!(r.counters.timeouts, 0);
+        assert_eq!(r.counters.payload_bytes_delivered, senders * size);
+    }
+}
+
+/// NSCC's window and the receiver's credit together: the incast still completes within 5 %
+/// of the link's bound (the credit alone holds the queue; NSCC's window only adds a limit).
+#[test]
+fn nscc_with_rccc_completes_an_incast_at_the_bound() {
+    let (senders, size) = (8u64, 1_000_000u64);
+    let s = scenario(&incast_text(senders as usize, size, "nscc+rccc", 1024), "rccc.toml");
+    let (hdr, a) = (s.config.header_bytes as u64, s.config.ack_wire() as u64);
+    let r = run_finished(s);
+    let bound = link_bound(senders, size, hdr, a);
+    let last = r.records.iter().map(|f| f.fct.0).max().unwrap();
+    eprintln!("nscc+rccc: last {last} bound {bound} trims {}", r.mechanism_counters.get("trims"));
+    assert!((last as f64) <= 1.05 * bound as f64, "{last} ps against the bound {bound} ps");
+    assert_eq!(r.counters.payload_bytes_delivered, senders * size);
+}
+
+/// 1, 2 and 4 threads give the same FCT file and counters, on an incast that trims.
+#[test]
+fn rccc_runs_are_the_same_for_any_thread_count() {
+    let text = incast_text(12, 300_000, "rccc", 64);
+    let one = run_threads(&text, "rccc.toml", 1);
+    assert!(one.mechanism_counters.get("trims") > 0, "the case trims");
+    for t in [2, 4] {
+        let mut r: Results = run_threads(&text, "rccc.toml", t);
+        r.counters.events = one.counters.events; // the engine's own events differ by design
+        assert_eq!(super::fixtures::fct_text(&r), super::fixtures::fct_text(&one), "{t} threads");
+        assert_eq!(format!("{:?}", r.counters), format!("{:?}", one.counters), "{t} threads");
+        assert_eq!(format!("{:?}", r.mechanism_counters), format!("{:?}", one.mechanism_counters), "{t} threads");
+    }
+}
+
+#[test]
+fn bad_rccc_keys_are_refused_by_their_full_name() {
+    let uet = [flow(0, 1, 1000)];
+    for (cc, fabric, field) in [
+        ("rccc", "[fabric.rccc]\ninitial_packets = 0\n", "fabric.rccc.initial_packets"),
+        ("rccc", "[fabric.rccc]\ngrant_packets = 0\n", "fabric.rccc.grant_packets"),
+        ("rccc", "[fabric.rccc]\ngrant = 4\n", "grant"),
+        ("nscc", "[fabric.rccc]\ngrant_packets = 2\n", "fabric.rccc"),
+        ("dcqcn+rccc", "", "fabric.cc"),
+        ("rccc", "defense = \"tenant\"\n", "fabric.defense"),
+    ] {
+        let e = input_error(&star(2, &uet, cc, fabric));
+        assert!(e.contains(field) && e.contains("bad.toml"), "{cc} {fabric}: {e}");
+    }
+    // RCCC is UET's: a flow of another transport is refused, naming it.
+    let rc = star(2, &uet, "rccc", "").replace("transport = \"uet\"", "transport = \"rc\"");
+    let e = super::fixtures::build_error(&rc, "bad.toml");
+    assert!(e.contains("fabric.cc") && e.contains("\"rc\""), "{e}");
+}
+
+/// A run without RCCC carries none of it: no credit packet, no RCCC count, and a lone UET
+/// flow's FCT is the same with `cc = "none"` as under RCCC with its default initial credit
+/// (which adds nothing on an idle path).
+#[test]
+fn a_run_without_rccc_has_none_of_it() {
+    let text = star(2, &[flow(0, 1, 1_000_000)], "none", "");
+    let off = run_finished(scenario(&text, "rccc.toml"));
+    assert!(
+        off.mechanism_counters.conditional.iter().all(|(n, _)| !n.starts_with("rccc")),
+        "{:?}",
+        off.mechanism_counters
+    );
+    let on = run_finished(scenario(&text.replace("cc = \"none\"", "cc = \"rccc\""), "rccc.toml"));
+    assert!(on.mechanism_counters.get("rccc_credits") > 0);
+    assert_eq!(on.records[0].fct, off.records[0].fct);
+}
