@@ -12,7 +12,9 @@ SimAI's generator's output for those options, SimAI's own `SimAI.conf` with its 
 made local, and the workload with `all_gpus: 8` (GPUs 0-7, server 0). The topology stays the
 32-GPU one because SimAI's window and base RTT are the largest over all GPU pairs, the
 servers' NIC paths among them: on a one-server topology every pair is an NVLink pair, the
-window 36 kB, and each flow window-bound at about 80 % of the link.
+window 36 kB, and each flow window-bound at about 80 % of the link. `--one-server` is the
+cause script of that choice: it runs the same workload on the generator's file for 8 GPUs
+(`-g 8`, the other options the tutorial's), also in the folder.
 
 Runs it with `rdmalab hpcc --dialect simai` and prints, per allreduce, the time from its issue
 (its first flow's post less the send latency) to its last byte, the busbw NCCL-tests define
@@ -26,6 +28,7 @@ implies and the fixed cost beyond the NVLink's rate (1,440 Gb/s) it leaves, read
     .venv/bin/python bench/simai_published.py            # the six allreduces
     .venv/bin/python bench/simai_published.py --sizes 2  # the first two only (the test's cut)
     .venv/bin/python bench/simai_published.py --cause    # no run: what the published numbers imply
+    .venv/bin/python bench/simai_published.py --one-server --sizes 2  # on a topology of server 0 alone
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data" / "simai" / "ring32"
 TOPOLOGY = "Rail_Opti_SingleToR_32g_8gps_400Gbps_H100"
+#: The generator's file for 8 GPUs, one server (`--one-server`).
+ONE_SERVER = "Rail_Opti_SingleToR_8g_8gps_400Gbps_H100"
 WORKLOAD = "microAllReduce_8g.txt"
 #: SimAI's published busbw of the ring allreduce per size in MiB (docs/Tutorial.md lines 298-303).
 PUBLISHED = {16: 141.84, 32: 153.68, 64: 160.60, 128: 163.85, 256: 165.72, 512: 166.68}
@@ -54,14 +59,14 @@ def busbw_gib(size: int, t_ns: float, n: int = RANKS) -> float:
     return size * 2 * (n - 1) / n / (t_ns * 1e-9) / 2**30
 
 
-def run(sizes: int | None = None) -> tuple[list[tuple[int, float]], float]:
-    """Runs the cut (its first `sizes` allreduces) in a scratch copy; (size, time ns) per
-    allreduce in issue order, and the wall time."""
+def run(sizes: int | None = None, topology: str = TOPOLOGY) -> tuple[list[tuple[int, float]], float]:
+    """Runs the cut (its first `sizes` allreduces) on `topology` in a scratch copy; (size,
+    time ns) per allreduce in issue order, and the wall time."""
     # Lazy on purpose: the extension only when a run is asked for (`--help` needs none).
     from rdmalab.runner import run_hpcc
     with tempfile.TemporaryDirectory(prefix="simai-ring32-") as tmp:
         work = Path(tmp)
-        for f in ("SimAI.conf", TOPOLOGY):
+        for f in ("SimAI.conf", topology):
             shutil.copy(DATA / f, work / f)
         lines = (DATA / WORKLOAD).read_text().splitlines()
         if sizes is not None:
@@ -73,7 +78,7 @@ def run(sizes: int | None = None) -> tuple[list[tuple[int, float]], float]:
         os.environ["AS_SEND_LAT"] = str(SEND_LAT_US)
         try:
             t0 = time.perf_counter()
-            res, _, _ = run_hpcc("SimAI.conf", progress=False, dialect="simai", topology=TOPOLOGY,
+            res, _, _ = run_hpcc("SimAI.conf", progress=False, dialect="simai", topology=topology,
                                  workload=WORKLOAD)
             wall = time.perf_counter() - t0
         finally:
@@ -102,11 +107,12 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", type=int, default=None, help="run only the first N allreduces")
     p.add_argument("--cause", action="store_true", help="print what the published numbers imply; no run")
+    p.add_argument("--one-server", action="store_true", help="run on the topology of one server (8 GPUs)")
     a = p.parse_args(argv)
     if a.cause:
         cause()
         return 0
-    rows, wall = run(a.sizes)
+    rows, wall = run(a.sizes, ONE_SERVER if a.one_server else TOPOLOGY)
     print(f"{'size':>6} {'time us':>9} {'busbw GiB/s':>12} {'SimAI':>8} {'ratio':>6}")
     worst = 0.0
     for size, t in rows:
