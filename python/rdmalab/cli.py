@@ -240,7 +240,8 @@ def cmd_hpcc(args: argparse.Namespace) -> int:
         print(f"dialect: {dialect} (--dialect)")
     # The summary and the reference's files, no table built (and no polars loaded) unless the
     # run has a block that reads one.
-    results, fct, pfc = hpcc_files(args.config, progress=not args.quiet, threads=args.threads, dialect=dialect)
+    results, fct, pfc = hpcc_files(args.config, progress=not args.quiet, threads=args.threads, dialect=dialect,
+                                   topology=args.topology, workload=args.workload)
     print(results.summary())
     extra = [str(p) for p in (results.extra.get("trace_path"), results.extra.get("qlen_path")) if p]
     print(f"\nwrote {', '.join([fct, pfc] + extra)}")
@@ -326,9 +327,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("config", help="the reference's config file (e.g. config.txt), or a folder: every config "
                                   "under it (--pattern), each run in its own folder, in parallel")
     p.add_argument("--dialect", choices=["reference", "m4", "conweave", "simai"], default=None,
-                   help="the simulator the files are written for: the reference, or m4's ns-3 on Unison "
-                        "(docs/hpcc-dialects.md; conweave and simai are not supported yet). Default: "
+                   help="the simulator the files are written for: the reference, m4's ns-3 on Unison, or "
+                        "SimAI's ns-3 backend (docs/hpcc-dialects.md; conweave is not supported yet). Default: "
                         "detected from the config's keys, and printed")
+    p.add_argument("-n", "--topology", default=None,
+                   help="simai dialect: SimAI's topology file (its -n), e.g. what gen_Topo_Template.py writes")
+    p.add_argument("-w", "--workload", default=None,
+                   help="simai dialect: the SimAI/AICB workload file (its -w); one iteration runs")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--pattern", default=hpcc_batch.DEFAULT_PATTERN,
                    help="with a folder: the config files' names (default %(default)s)")

@@ -213,31 +213,36 @@ def _threads_arg(threads: int | str | None) -> int | None:
 
 
 def detect_hpcc_dialect(config: str | Path) -> tuple[str, tuple[str, int] | None]:
-    """The dialect an HPCC config's keys show ("m4" when it has a key of m4's fork, else
-    "reference"), with that key and its line."""
+    """The dialect an HPCC config's keys show ("m4" when it has a key of m4's fork, "simai"
+    when it has one of SimAI's, else "reference"), with that key and its line."""
     return _core.Simulation.detect_hpcc_dialect(str(config))
 
 
 def run_hpcc(config: str | Path, progress: bool = True, threads: int | str | None = None,
-             dialect: str | None = None) -> tuple[Results, str, str]:
+             dialect: str | None = None, topology: str | Path | None = None,
+             workload: str | Path | None = None) -> tuple[Results, str, str]:
     """Runs an ns-3 HPCC simulator config; writes its FCT and PFC files like `third` does,
     and with ENABLE_TRACE its packet trace (as Parquet) to TRACE_OUTPUT_FILE, with
     QLEN_MON_START < QLEN_MON_END the queue-length monitor to QLEN_MON_FILE.
 
     `threads` as in `run`: `None` (the default) runs the reference's event order.
-    `dialect`: "reference" or "m4" (docs/hpcc-dialects.md); `None` detects it from the keys.
+    `dialect`: "reference", "m4" or "simai" (docs/hpcc-dialects.md); `None` detects it from the
+    keys. The simai dialect takes SimAI's `topology` and `workload` files besides the config
+    (SimAI's `-n` and `-w`).
 
     Returns the results and the two output paths.
     """
-    return hpcc_files(config, progress, threads, dialect, tables=True)
+    return hpcc_files(config, progress, threads, dialect, tables=True, topology=topology, workload=workload)
 
 
 def hpcc_files(config: str | Path, progress: bool = True, threads: int | str | None = None,
-               dialect: str | None = None, tables: bool = False) -> tuple[RunOutcome, str, str]:
+               dialect: str | None = None, tables: bool = False, topology: str | Path | None = None,
+               workload: str | Path | None = None) -> tuple[RunOutcome, str, str]:
     """`run_hpcc`; without `tables` (what `rdmalab hpcc` does: it prints the summary and
     writes the reference's files) the results are an `Outcome` when the run needs no table
     (`drive`), and polars is never loaded."""
-    sim = _core.Simulation.from_hpcc_config(str(config), _threads_arg(threads), dialect)
+    opt = [None if p is None else str(p) for p in (topology, workload)]
+    sim = _core.Simulation.from_hpcc_config(str(config), _threads_arg(threads), dialect, *opt)
     warn_scenario(sim)
     trace_path, qlen_path = sim.monitor_paths()
     fct_path, pfc_path = sim.output_paths()

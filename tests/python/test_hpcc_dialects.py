@@ -66,10 +66,16 @@ def test_the_dialect_is_detected_and_printed(tmp_path, capsys, monkeypatch):
     assert "config.txt:2: field `ENABLE_PFC`" in err and "--dialect m4" in err
 
 
-@pytest.mark.parametrize("name", ["conweave", "simai"])
+@pytest.mark.parametrize("name", ["conweave"])
 def test_dialects_not_supported_yet_say_so(name, capsys):
     assert cli.main(["hpcc", str(DEMO / "config.txt"), "--dialect", name, "--quiet"]) == cli.EXIT_BAD_INPUT
     assert f"the {name} dialect is not supported yet" in capsys.readouterr().err
+
+
+def test_an_m4_config_in_the_simai_dialect_names_the_first_key_simai_lacks(capsys):
+    assert cli.main(["hpcc", str(DEMO / "config.txt"), "--dialect", "simai", "--quiet"]) == cli.EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert "config.txt:" in err and ("not a SimAI key" in err or "not a key of SimAI" in err), err
 
 
 def _m4_scenario(folder: Path, flows: str, extra: str = "") -> None:

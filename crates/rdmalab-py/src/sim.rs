@@ -143,13 +143,39 @@ impl Simulation {
     }
 
     /// From an ns-3 HPCC simulator config file (paths relative to the current directory),
-    /// in `dialect` ("reference", "m4"), or in the one its keys show when `None`.
+    /// in `dialect` ("reference", "m4", "simai"), or in the one its keys show when `None`.
+    /// The simai dialect also takes SimAI's `topology` and `workload` files (its `-n`, `-w`).
     #[staticmethod]
-    #[pyo3(signature = (path, threads=None, dialect=None))]
-    fn from_hpcc_config(path: &str, threads: Option<u32>, dialect: Option<&str>) -> PyResult<Self> {
+    #[pyo3(signature = (path, threads=None, dialect=None, topology=None, workload=None))]
+    fn from_hpcc_config(
+        path: &str,
+        threads: Option<u32>,
+        dialect: Option<&str>,
+        topology: Option<&str>,
+        workload: Option<&str>,
+    ) -> PyResult<Self> {
         let dialect = dialect.map(hpcc_config::Dialect::from_name).transpose().map_err(PyValueError::new_err)?;
         let cfg = hpcc_config::read_config_as(path, dialect).map_err(to_py)?;
-        let (s, m4) = rdmalab::hpcc_compat::load(&cfg).map_err(to_py)?;
+        let simai = cfg.dialect == hpcc_config::Dialect::Simai;
+        if !simai && (topology.is_some() || workload.is_some()) {
+            let msg = format!(
+                "{path}: --topology and --workload belong to the simai dialect (this config is {})",
+                cfg.dialect.name()
+            );
+            return Err(PyValueError::new_err(msg));
+        }
+        let (s, m4) = if simai {
+            let (Some(t), Some(w)) = (topology, workload) else {
+                let msg = format!(
+                    "{path}: the simai dialect needs SimAI's topology (--topology, its -n) and \
+                                   workload (--workload, its -w)"
+                );
+                return Err(PyValueError::new_err(msg));
+            };
+            (rdmalab::hpcc_compat::simai::load(&cfg, Path::new(t), Path::new(w)).map_err(to_py)?, None)
+        } else {
+            rdmalab::hpcc_compat::load(&cfg).map_err(to_py)?
+        };
         let monitor = s.config.qlen_monitor.is_some();
         let trace = s.config.trace.is_some();
         let show = |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| p.display().to_string());

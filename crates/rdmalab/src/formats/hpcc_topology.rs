@@ -25,7 +25,7 @@ pub const MAX_NODES: u64 = 1 << 22;
 
 /// One link record as read, before it joins the graph.
 #[derive(Clone, Copy, Debug)]
-struct LinkRec {
+pub(crate) struct LinkRec {
     line: usize,
     a: NodeId,
     b: NodeId,
@@ -62,7 +62,7 @@ pub fn read_topology(path: impl AsRef<Path>) -> Result<Topology> {
     parse_topology(&text, path)
 }
 
-fn read_switches(r: &mut Reader<'_>, n: u64, s: u64) -> Result<Vec<NodeId>> {
+pub(crate) fn read_switches(r: &mut Reader<'_>, n: u64, s: u64) -> Result<Vec<NodeId>> {
     let mut seen = vec![false; usize::try_from(n).unwrap_or(0)];
     let mut out = Vec::new();
     for i in 0..s {
@@ -79,7 +79,7 @@ fn read_switches(r: &mut Reader<'_>, n: u64, s: u64) -> Result<Vec<NodeId>> {
     Ok(out)
 }
 
-fn read_links(r: &mut Reader<'_>, n: u64, l: u64) -> Result<Vec<LinkRec>> {
+pub(crate) fn read_links(r: &mut Reader<'_>, n: u64, l: u64) -> Result<Vec<LinkRec>> {
     let mut out = Vec::new();
     for i in 0..l {
         out.push(read_link(r, n, i + 1, l)?);
@@ -117,7 +117,13 @@ fn read_end(r: &mut Reader<'_>, field: &str, ctx: &str, n: u64, k: u64) -> Resul
 
 /// Every host needs a link: the reference takes the NIC rate from a host's first link and
 /// routes through it. (This also bounds `N` by the size of the file.)
-fn check_hosts_linked(r: &Reader<'_>, n: u64, n_line: usize, switches: &[NodeId], links: &[LinkRec]) -> Result<()> {
+pub(crate) fn check_hosts_linked(
+    r: &Reader<'_>,
+    n: u64,
+    n_line: usize,
+    switches: &[NodeId],
+    links: &[LinkRec],
+) -> Result<()> {
     let mut linked = vec![false; usize::try_from(n).unwrap_or(0)];
     for s in switches {
         if let Some(f) = linked.get_mut(s.idx()) {
@@ -137,7 +143,7 @@ fn check_hosts_linked(r: &Reader<'_>, n: u64, n_line: usize, switches: &[NodeId]
     }
 }
 
-fn build(n: u64, switches: &[NodeId], links: &[LinkRec], path: &Path) -> Result<Topology> {
+pub(crate) fn build(n: u64, switches: &[NodeId], links: &[LinkRec], path: &Path) -> Result<Topology> {
     let mut topo = Topology::new(usize::try_from(n).unwrap_or(0), switches);
     for l in links {
         // Every value was checked above; a failure here would name the link anyway.

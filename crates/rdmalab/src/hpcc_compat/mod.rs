@@ -36,6 +36,7 @@ use crate::topology::routing::NeighborOrder;
 use crate::units::TimingModel;
 
 mod m4;
+pub mod simai;
 
 /// What an m4-dialect run writes beside the engine's records: each flow's id in the flow
 /// file and the fork's standalone FCT, indexed as the scenario's flows.

@@ -21,6 +21,9 @@ pub enum Dialect {
     Reference,
     /// netiken/m4's ns-3 on Unison (m3/m4's published scenarios).
     M4,
+    /// SimAI's ns-3 backend (aliyun/SimAI's `astra-sim-alibabacloud`): its network config,
+    /// with the topology and workload given beside it (`hpcc_compat::simai`).
+    Simai,
 }
 
 impl Dialect {
@@ -29,28 +32,33 @@ impl Dialect {
         match self {
             Dialect::Reference => "reference",
             Dialect::M4 => "m4",
+            Dialect::Simai => "simai",
         }
     }
 
-    /// From a name: `reference`, `m4`; `conweave` and `simai` are known forks that are not
-    /// supported yet, and say so.
+    /// From a name: `reference`, `m4`, `simai`; `conweave` is a known fork that is not
+    /// supported yet, and says so.
     pub fn from_name(name: &str) -> std::result::Result<Dialect, String> {
         match name {
             "reference" => Ok(Dialect::Reference),
             "m4" => Ok(Dialect::M4),
-            "conweave" | "simai" => {
-                Err(format!("the {name} dialect is not supported yet: rdmalab hpcc runs the reference and m4 dialects"))
-            }
-            _ => Err(format!("unknown dialect `{name}`: rdmalab hpcc runs the reference and m4 dialects")),
+            "simai" => Ok(Dialect::Simai),
+            "conweave" => Err(format!(
+                "the {name} dialect is not supported yet: rdmalab hpcc runs the reference, m4 and simai dialects"
+            )),
+            _ => Err(format!("unknown dialect `{name}`: rdmalab hpcc runs the reference, m4 and simai dialects")),
         }
     }
 
     /// The dialect a config's text is written in, with the key and line that say so: m4 when
-    /// any of its own keys is present, else the reference.
+    /// any of its own keys is present, SimAI when one of its own is, else the reference.
     pub fn detect(text: &str) -> (Dialect, Option<(&'static str, usize)>) {
         for t in crate::formats::tokens::Tokens::new(text) {
             if let Some(k) = M4_KEYS.iter().copied().find(|k| *k == t.text) {
                 return (Dialect::M4, Some((k, t.line)));
+            }
+            if let Some(k) = super::simai::SIMAI_KEYS.iter().copied().find(|k| *k == t.text) {
+                return (Dialect::Simai, Some((k, t.line)));
             }
         }
         (Dialect::Reference, None)
@@ -196,7 +204,7 @@ mod tests {
     fn names_and_detection() {
         assert_eq!(Dialect::from_name("m4"), Ok(Dialect::M4));
         assert!(Dialect::from_name("conweave").unwrap_err().contains("not supported yet"));
-        assert!(Dialect::from_name("simai").unwrap_err().contains("simai dialect is not supported yet"));
+        assert_eq!(Dialect::from_name("simai"), Ok(Dialect::Simai));
         assert!(Dialect::from_name("ns3").unwrap_err().contains("unknown dialect"));
         assert_eq!(Dialect::detect("CC_MODE 1\nBUFFER_SIZE 16\n"), (Dialect::Reference, None));
         assert_eq!(Dialect::detect("CC_MODE 1\n\nENABLE_PFC 1.0\n"), (Dialect::M4, Some(("ENABLE_PFC", 3))));

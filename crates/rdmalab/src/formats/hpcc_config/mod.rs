@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 mod m4;
+pub mod simai;
 mod values;
 
 use super::tokens::{show, Reader};
@@ -429,11 +430,19 @@ pub fn parse_config_as(text: &str, path: &Path, dialect: Dialect) -> Result<Hpcc
     c.dialect = dialect;
     let mut r = Reader::new(text, path);
     while let Some(key) = r.next_opt() {
+        if dialect == Dialect::Simai {
+            simai::set_simai_key(&mut c, &mut r, key)?;
+            continue;
+        }
         let m4_key = M4_KEYS.iter().copied().find(|k| *k == key.text);
         let Some(name) = KEYS.iter().copied().find(|k| *k == key.text).or(m4_key.filter(|_| dialect == Dialect::M4))
         else {
             if m4_key.is_some() {
                 let msg = "a key of the m4 dialect (netiken/m4's ns-3 on Unison): run with `--dialect m4`";
+                return Err(r.err(key.line, key.text, msg));
+            }
+            if simai::SIMAI_KEYS.contains(&key.text) {
+                let msg = "a key of SimAI's ns-3 backend (aliyun/SimAI): run with `--dialect simai`";
                 return Err(r.err(key.line, key.text, msg));
             }
             if CONWEAVE_KEYS.contains(&key.text) {

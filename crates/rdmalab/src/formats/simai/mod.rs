@@ -38,8 +38,10 @@
 mod iteration;
 #[cfg(test)]
 mod tests;
+mod topology;
 
 pub use iteration::{iteration, Iteration, Layout, SimaiOp};
+pub use topology::{parse_simai_topology, read_simai_topology, SimaiTopology};
 
 use std::path::Path;
 
