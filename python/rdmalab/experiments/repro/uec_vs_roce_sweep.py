@@ -162,7 +162,7 @@ def nscc_marking(w: Workload) -> dict[str, Any]:
     rate), as docs/cc-window.md advises; DCQCN's per-rate thresholds are far above it."""
     rate_gbps = float(w.topology.get("host_rate", f"{HOST_GBPS:g}Gbps").removesuffix("Gbps"))
     rtt_us = 2 * w.path_links * DELAY_US
-    target = int(0.75 * rtt_us * 1e-6 * rate_gbps * 1e9 / 8)
+    target = round(0.75 * rtt_us * 1e-6 * rate_gbps * 1e9 / 8)
     return {"ecn_kmin": target, "ecn_kmax": target, "ecn_pmax": 1.0}
 
 
@@ -172,7 +172,7 @@ def trim_threshold_kb(w: Workload) -> int:
     threshold to the switch; without one, only what the 32 MiB shared buffer would drop is
     trimmed, which none of these workloads but the largest incast reaches."""
     rate_gbps = float(w.topology.get("host_rate", f"{HOST_GBPS:g}Gbps").removesuffix("Gbps"))
-    return int(2 * w.path_links * DELAY_US * 1e-6 * rate_gbps * 1e9 / 8 / 1000)
+    return round(2 * w.path_links * DELAY_US * 1e-6 * rate_gbps * 1e9 / 8 / 1000)
 
 
 def scenario_tables(v: Variant, w: Workload) -> dict[str, Any]:
