@@ -130,14 +130,19 @@ def _grid(n: int, width: float = 3.6, height: float = 3.0) -> tuple[Any, list[An
 
 
 def tail_figure(xs: list[dict[str, Any]], title: str, out: Path) -> list[Path]:
-    """p99 FCT (bar) and p50 (tick) per variant, a panel per workload."""
+    """p99 FCT (bar) and p50 (tick) per variant, a panel per workload; a stalled run's bar
+    (its completed flows only) is hatched."""
     wl = list(dict.fromkeys(x["workload"] for x in xs))
     fig, axes = _grid(len(wl))
     colours = {v.name: f"C{i}" for i, v in enumerate(VARIANTS)}
     for ax, w in zip(axes, wl):
         mine = [x for x in xs if x["workload"] == w]
         pos = range(len(mine))
-        ax.bar(pos, [x["p99_us"] for x in mine], color=[colours.get(x["variant"], "k") for x in mine])
+        bars = ax.bar(pos, [x["p99_us"] for x in mine], color=[colours.get(x["variant"], "k") for x in mine])
+        for b, x in zip(bars, mine):  # a run that stalled: its completed flows only, hatched
+            if x["stop"] != "finished":
+                b.set_hatch("//")
+                b.set_edgecolor("k")
         ax.scatter(pos, [x["p50_us"] for x in mine], marker="_", color="k", s=120, zorder=3)
         ax.set_xticks(list(pos), [x["variant"] for x in mine], rotation=60, ha="right", fontsize=7)
         ax.set_title(w, fontsize=9)
