@@ -57,9 +57,12 @@ def rows(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[dict[str
         done = f.filter(pl.col("status") == "completed")
         times = done["fct_ns"].to_numpy()
         row: dict[str, Any] = {"run_id": r["run_id"], "variant": v.name, "workload": w.name, "quick": quick,
-                               "scenario": sc, "stop": r.get("stop_reason") or "",
+                               "scenario": sc,
                                "flows": int(r.get("flows_total") or f.height), "completed": done.height,
                                "receivers": sorted(set(f["dst"].to_list())) if "dst" in f.columns else []}
+        # A run ends when its last flow does, or at its stop time (`stop_reason` says
+        # `stop_time` either way when one is set), or when no flow can progress (`stalled`).
+        row["stop"] = "finished" if done.height == row["flows"] else (r.get("stop_reason") or "")
         if w.collective and "name" in coll.columns:
             c = coll.filter(pl.col("run_id") == r["run_id"])
             times = (c["end_ns"] - c["start_ns"]).to_numpy()
@@ -114,8 +117,9 @@ def report_uec(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> str:
             f"{_fmt(ratio, 4)} | " + " | ".join(f"{x[k]:,}" for k in LOSS_COUNTERS) + f" | {x['stop']} |")
     lines += ["", "For a collective, FCT is each rail's AllReduce time (first post to last completion). "
               "Delivered: payload the receivers accepted (`payload_bytes_delivered`); offered: the sizes of the "
-              "flows in the flow table (a stalled run lists only the flows that ended). End: `finished`, or "
-              "`stalled` when the run stopped with flows left that could make no progress."]
+              "flows in the flow table (a run cut short lists only the flows that ended). End: `finished` when "
+              "every flow completed, else why the run ended: `stop_time` (cut at the workload's stop time) or "
+              "`stalled` (flows left that could make no progress)."]
     return "\n".join(lines)
 
 
@@ -130,8 +134,8 @@ def _grid(n: int, width: float = 3.6, height: float = 3.0) -> tuple[Any, list[An
 
 
 def tail_figure(xs: list[dict[str, Any]], title: str, out: Path) -> list[Path]:
-    """p99 FCT (bar) and p50 (tick) per variant, a panel per workload; a stalled run's bar
-    (its completed flows only) is hatched."""
+    """p99 FCT (bar) and p50 (tick) per variant, a panel per workload; the bar of a run cut
+    short (its completed flows only) is hatched."""
     wl = list(dict.fromkeys(x["workload"] for x in xs))
     fig, axes = _grid(len(wl))
     colours = {v.name: f"C{i}" for i, v in enumerate(VARIANTS)}
@@ -139,7 +143,7 @@ def tail_figure(xs: list[dict[str, Any]], title: str, out: Path) -> list[Path]:
         mine = [x for x in xs if x["workload"] == w]
         pos = range(len(mine))
         bars = ax.bar(pos, [x["p99_us"] for x in mine], color=[colours.get(x["variant"], "k") for x in mine])
-        for b, x in zip(bars, mine):  # a run that stalled: its completed flows only, hatched
+        for b, x in zip(bars, mine):  # a run cut short: its completed flows only, hatched
             if x["stop"] != "finished":
                 b.set_hatch("//")
                 b.set_edgecolor("k")
@@ -174,8 +178,8 @@ def delivered_rate(store: Store, run_id: str, receivers: list[int]) -> tuple[np.
 
 
 def rate_figure(store: Store, xs: list[dict[str, Any]], title: str, out: Path) -> list[Path]:
-    """Delivered rate over time per variant, a panel per workload (runs that stalled are
-    left out: their time axis runs to the stall's detection)."""
+    """Delivered rate over time per variant, a panel per workload (runs cut short are left
+    out: their time axis runs to the stop time)."""
     wl = list(dict.fromkeys(x["workload"] for x in xs))
     fig, axes = _grid(len(wl))
     colours = {v.name: f"C{i}" for i, v in enumerate(VARIANTS)}

@@ -90,6 +90,8 @@ class Workload:
     path_links: int = 4
     #: N of an N -> 1 incast, and the bytes of each of its senders.
     incast: tuple[int, int] | None = None
+    #: The simulated time a run is cut at (`stop_time`): see `stop_time`.
+    cap: str = ""
 
 
 def _leaf_spine(leaves: int, hosts_per_leaf: int, spines: int) -> dict[str, Any]:
@@ -103,15 +105,29 @@ SIZES = {
             "leaves": 32, "spines": {1: 32, 4: 8, 8: 4}, "perm_size": 2_000_000, "fail_at": "50us",
             "reroute": "100us", "web_load": 0.4, "web_duration": "500us", "sample": "20us",
             "rail": {"servers": 128, "gpus_per_server": 8, "leaves_per_rail": 4, "spines": 32}, "ar_size": "1MiB",
-            "file": "uec_vs_roce.toml"},
+            "cap": "20ms", "file": "uec_vs_roce.toml"},
     True: {"incast_n": (8, 16, 32), "incast_size": 64 * 1024, "incast_leaves": 5, "hosts_per_leaf": 8,
            "leaves": 4, "spines": {1: 8, 4: 2, 8: 1}, "perm_size": 256 * 1024, "fail_at": "10us",
            "reroute": "20us", "web_load": 0.4, "web_duration": "500us", "sample": "5us",
            "rail": {"servers": 8, "gpus_per_server": 2, "leaves_per_rail": 2, "spines": 4}, "ar_size": "256KiB",
-           "file": "uec_vs_roce_quick.toml"},
+           "cap": "10ms", "file": "uec_vs_roce_quick.toml"},
 }
 #: The spine (0-based) whose link to leaf 0 is degraded or failed: not spine 0.
 SLOW_SPINE = 1
+#: An incast is cut at this many times its receiver link's payload time; every other
+#: workload at the size's `cap`. Chosen: far above what a transport that keeps the link busy
+#: needs (the quick incasts all end within 1.6 times), and it bounds a run whose goodput
+#: collapses (UET with trimming at 1,024 senders: the trimmed headers fill the link).
+INCAST_CAP = 3
+
+
+def stop_time(w: Workload) -> str:
+    """When a run of `w` is cut: `INCAST_CAP` times an incast's link bound (whole us), or
+    the workload's `cap`."""
+    if w.incast is None:
+        return w.cap
+    n, size = w.incast
+    return f"{-(-INCAST_CAP * n * size * 8 // int(HOST_GBPS * 1e3))}us"
 
 
 def workloads(quick: bool) -> list[Workload]:
@@ -125,22 +141,23 @@ def workloads(quick: bool) -> list[Workload]:
         out.append(Workload(
             f"incast-{n}", f"{n}->1 incast, {s['incast_size'] // 1024} KiB each", incast_fabric,
             traffic=[{"kind": "incast", "senders": list(range(hpl, hpl + n)), "receiver": 0,
-                      "size": s["incast_size"]}], fabric=sample, incast=(n, s["incast_size"])))
+                      "size": s["incast_size"]}], fabric=sample, incast=(n, s["incast_size"]), cap=s["cap"]))
     hosts = s["leaves"] * hpl
     for ratio, spines in s["spines"].items():
         out.append(Workload(
             f"perm-{ratio}to1", f"{hosts}-host permutation, {s['perm_size'] / 1e6:g} MB, {ratio}:1",
             _leaf_spine(s["leaves"], hpl, spines), traffic=[{"kind": "permutation", "size": s["perm_size"]}],
-            fabric=sample))
+            fabric=sample, cap=s["cap"]))
     full = _leaf_spine(s["leaves"], hpl, s["spines"][1])
     leaf0, spine1 = hosts, hosts + s["leaves"] + SLOW_SPINE
     perm = [{"kind": "permutation", "size": s["perm_size"]}]
     out.append(Workload("perm-degraded", f"permutation, link leaf 0 - spine {SLOW_SPINE} at 25 Gb/s", full,
-                        traffic=perm, links=[{"a": leaf0, "b": spine1, "rate": "25Gbps"}], fabric=sample))
+                        traffic=perm, links=[{"a": leaf0, "b": spine1, "rate": "25Gbps"}], fabric=sample,
+                        cap=s["cap"]))
     out.append(Workload(
         "perm-failed", f"permutation, link leaf 0 - spine {SLOW_SPINE} down at {s['fail_at']}", full, traffic=perm,
         events=[{"kind": "link_down", "at": s["fail_at"], "a": leaf0, "b": spine1}],
-        fabric={**sample, "reroute_delay": s["reroute"]}))
+        fabric={**sample, "reroute_delay": s["reroute"]}, cap=s["cap"]))
     r = s["rail"]
     g, servers = r["gpus_per_server"], r["servers"]
     rail = {"kind": "rail", **r, "host_rate": "400Gbps", "fabric_rate": "400Gbps", "delay": f"{DELAY_US:g}us"}
@@ -148,11 +165,11 @@ def workloads(quick: bool) -> list[Workload]:
         "allreduce-rail", f"ring AllReduce of {s['ar_size']} per rank, one per rail, {servers * g} GPUs", rail,
         collective=[{"name": f"rail{k}", "kind": "allreduce", "algorithm": "ring", "size": s["ar_size"],
                      "ranks": [srv * g + k for srv in range(servers)]} for k in range(g)],
-        fabric=sample, transports=("rc",)))
+        fabric=sample, transports=("rc",), cap=s["cap"]))
     out.append(Workload(
         "websearch", f"web-search sizes, Poisson at {s['web_load']:g} of each NIC for {s['web_duration']}", full,
         traffic=[{"kind": "poisson", "cdf": "web_search", "load": s["web_load"], "duration": s["web_duration"]}],
-        fabric=sample))
+        fabric=sample, cap=s["cap"]))
     return out
 
 
@@ -182,7 +199,7 @@ def scenario_tables(v: Variant, w: Workload) -> dict[str, Any]:
         fabric["trimming"] = {**fabric["trimming"], "threshold_kb": trim_threshold_kb(w)}
     traffic = [{**t, "transport": v.transport} if v.transport != "rc" else dict(t) for t in w.traffic]
     return {"topology": w.topology, "fabric": fabric, "traffic": traffic, "collective": w.collective,
-            "events": w.events, "links": w.links}
+            "events": w.events, "links": w.links, "stop_time": stop_time(w)}
 
 
 def runs(quick: bool) -> list[tuple[Variant, Workload]]:
@@ -192,7 +209,7 @@ def runs(quick: bool) -> list[tuple[Variant, Workload]]:
 
 def sweep(quick: bool) -> dict[str, Any]:
     """The sweep document of one size."""
-    keys = ("topology", "fabric", "traffic", "collective", "events", "links")
+    keys = ("topology", "fabric", "traffic", "collective", "events", "links", "stop_time")
     zipped: dict[str, list[Any]] = {k: [] for k in keys}
     for v, w in runs(quick):
         t = scenario_tables(v, w)
@@ -206,7 +223,7 @@ def sweep(quick: bool) -> dict[str, Any]:
 
 
 def _key(tables: dict[str, Any]) -> str:
-    keys = ("topology", "fabric", "traffic", "collective", "events", "links")
+    keys = ("topology", "fabric", "traffic", "collective", "events", "links", "stop_time")
     return json.dumps({k: tables.get(k) or ([] if k != "fabric" else {}) for k in keys}, sort_keys=True)
 
 
