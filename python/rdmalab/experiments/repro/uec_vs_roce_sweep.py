@@ -54,10 +54,11 @@ def _uet(spray: str, trimming: bool) -> dict[str, Any]:
     return fab
 
 
-#: The rows of every table, in order. Add a variant here (and regenerate); nothing else
-#: needs to change. The NSCC + RCCC rows belong after the NSCC ones, e.g.
+#: The rows of every table, in order. Add a variant here, name its CC in the experiment's
+#: `needs_cc` (uec_vs_roce.py) and regenerate; nothing else needs to change. The NSCC + RCCC
+#: rows belong after the NSCC ones, once the engine has receiver credit (`cc = "nscc+rccc"`):
 #: `Variant("uet-rccc-reps-trim", "UET: NSCC + RCCC, REPS, trimming", "uet",
-#: {**_uet("reps", True), <the receiver-credit keys>}, nscc_marking=True)`.
+#: {**_uet("reps", True), "cc": "nscc+rccc"}, True)`, and the same with "ev_spray".
 VARIANTS: tuple[Variant, ...] = (
     Variant("roce", "RoCE: DCQCN, PFC, ECMP", "rc", {"cc": "dcqcn", "lossless": True, "path_selection": "ecmp"}),
     Variant("roce-irn-spray", "RoCE: DCQCN, IRN (lossy), per-packet spraying", "rc",
