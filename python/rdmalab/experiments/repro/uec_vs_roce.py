@@ -67,12 +67,16 @@ def rows(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[dict[str
             c = coll.filter(pl.col("run_id") == r["run_id"])
             times = (c["end_ns"] - c["start_ns"]).to_numpy()
         row["p50_us"], row["p99_us"] = _pct(times, 50) / 1e3, _pct(times, 99) / 1e3
+        # The span of a run cut short would be that of the flows that happened to end: left out.
         row["span_us"] = float((done["start_ns"] + done["fct_ns"]).max() - f["start_ns"].min()) / 1e3 \
-            if done.height else float("nan")
-        row["offered"] = int(f["size"].sum()) if f.height else 0
+            if done.height and row["stop"] == "finished" else float("nan")
+        # Offered: an incast's N x size; otherwise the flow table's sizes, which miss the
+        # flows of a run cut short (its ratio is then left out).
+        row["offered"] = int(f["size"].sum()) if f.height and row["stop"] == "finished" else 0
         row["delivered"] = int(r.get("payload_bytes_delivered") or 0)
         if w.incast is not None:
             n, size = w.incast
+            row["offered"] = n * size
             row["bound_us"] = n * size * 8 / _rate_bps(sc) * 1e6
         for k in LOSS_COUNTERS:
             row[k] = int(r.get(k) or 0)
@@ -116,8 +120,9 @@ def report_uec(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> str:
             f"{_fmt(x['p99_us'])} | {_fmt(x['span_us'])} | {_fmt(x.get('bound_us', float('nan')))} | "
             f"{_fmt(ratio, 4)} | " + " | ".join(f"{x[k]:,}" for k in LOSS_COUNTERS) + f" | {x['stop']} |")
     lines += ["", "For a collective, FCT is each rail's AllReduce time (first post to last completion). "
-              "Delivered: payload the receivers accepted (`payload_bytes_delivered`); offered: the sizes of the "
-              "flows in the flow table (a run cut short lists only the flows that ended). End: `finished` when "
+              "Delivered: payload the receivers accepted (`payload_bytes_delivered`); offered: an incast's N x size, "
+              "else the flows' sizes (left out for a run cut short, whose flow table lists only the flows that "
+              "ended). End: `finished` when "
               "every flow completed, else why the run ended: `stop_time` (cut at the workload's stop time) or "
               "`stalled` (flows left that could make no progress)."]
     return "\n".join(lines)
