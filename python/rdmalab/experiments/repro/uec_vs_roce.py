@@ -60,6 +60,8 @@ def rows(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[dict[str
                                "scenario": sc,
                                "flows": int(r.get("flows_total") or f.height), "completed": done.height,
                                "receivers": sorted(set(f["dst"].to_list())) if "dst" in f.columns else []}
+        if w.incast is not None:  # known even when no flow completed
+            row["receivers"] = [w.traffic[0]["receiver"]]
         # A run ends when its last flow does, or at its stop time (`stop_reason` says
         # `stop_time` either way when one is set), or when no flow can progress (`stalled`).
         row["stop"] = "finished" if done.height == row["flows"] else (r.get("stop_reason") or "")
@@ -166,10 +168,10 @@ def delivered_rate(store: Store, run_id: str, receivers: list[int]) -> tuple[np.
     """(time us, Gb/s) of the bytes switches sent onto the links of the flows' receivers
     per sample interval (headers, and ACKs to a receiver that also sends, included): what
     the fabric delivered to them over time."""
-    lk = store.table("links", params=False)
-    if lk.height == 0 or "node_kind" not in lk.columns:
+    path = store.path("links", run_id)  # this run's file alone: a full run's has ~10^6 rows
+    if not path.exists():
         return np.array([]), np.array([])
-    lk = lk.filter(pl.col("run_id") == run_id)
+    lk = pl.read_parquet(path, columns=["time_ps", "node", "node_kind", "peer_node", "bytes"])
     hosts = lk.filter(pl.col("node_kind") == "host")["node"].unique()
     if receivers:
         hosts = hosts.filter(hosts.is_in(receivers))
@@ -183,16 +185,20 @@ def delivered_rate(store: Store, run_id: str, receivers: list[int]) -> tuple[np.
 
 
 def rate_figure(store: Store, xs: list[dict[str, Any]], title: str, out: Path) -> list[Path]:
-    """Delivered rate over time per variant, a panel per workload (runs cut short are left
-    out: their time axis runs to the stop time)."""
+    """Delivered rate over time per variant, a panel per workload; the time axis ends a
+    little after the last run that finished (a run cut short goes on to its stop time)."""
     wl = list(dict.fromkeys(x["workload"] for x in xs))
     fig, axes = _grid(len(wl))
     colours = {v.name: f"C{i}" for i, v in enumerate(VARIANTS)}
     for ax, w in zip(axes, wl):
-        for x in (x for x in xs if x["workload"] == w and x["stop"] == "finished"):
+        right = 0.0
+        for x in (x for x in xs if x["workload"] == w):
             t, g = delivered_rate(store, x["run_id"], x["receivers"])
             if t.size:
                 ax.step(t, g / 1e3, where="post", lw=0.9, color=colours.get(x["variant"], "k"), label=x["variant"])
+                right = max(right, t[-1]) if x["stop"] == "finished" else right
+        if right:
+            ax.set_xlim(0, 1.1 * right)
         ax.set_title(w, fontsize=9)
         ax.set_xlabel("time us", fontsize=7)
         ax.set_ylabel("to receivers, Tb/s", fontsize=7)
