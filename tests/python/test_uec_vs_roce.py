@@ -1,0 +1,98 @@
+"""`rdmalab repro run uec-vs-roce --quick` (docs/uec-vs-roce.md): RoCE, RoCE + IRN + spraying,
+InfiniBand and UET (NSCC; oblivious and REPS spraying; trimming on and off) on incasts,
+permutations, a degraded and a failed link, a ring AllReduce per rail and web-search
+traffic. Each run is held to what holds whatever the transport: an incast cannot end before
+the receiver's link has carried every sender's bytes, every byte offered is delivered once,
+a trimmed packet is NACKed once, and a lossless fabric drops nothing unless a link fails."""
+
+from __future__ import annotations
+
+import pytest
+
+from rdmalab.cli import main
+from rdmalab.experiments.repro import uec_vs_roce_sweep as gen
+from rdmalab.experiments.repro.uec_vs_roce import FLOW_COLUMNS, delivered_rate, rows
+from rdmalab.experiments.store import Store
+
+
+def test_the_shipped_sweeps_are_what_the_generator_writes():
+    for quick in (False, True):
+        assert (gen.HERE / gen.SIZES[quick]["file"]).read_text() == gen.text(quick), \
+            "run python -m rdmalab.experiments.repro.uec_vs_roce_sweep"
+
+
+def test_every_run_of_both_sizes_has_its_own_label():
+    every = [(quick, v.name, w.name) for quick in (False, True) for v, w in gen.runs(quick)]
+    assert len(gen.labels()) == len(every) == len(set(every))
+    # Collectives have no transport key: the AllReduce runs only the RC variants.
+    rc = [v.name for v in gen.VARIANTS if v.transport == "rc"]
+    assert [v.name for v, w in gen.runs(True) if w.name == "allreduce-rail"] == rc
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    out = tmp_path_factory.mktemp("uec") / "q"
+    assert main(["repro", "run", "uec-vs-roce", "--quick", "--out", str(out), "--quiet", "--workers", "1"]) == 0
+    store = Store(out)
+    runs = store.runs()
+    assert runs.height == len(gen.runs(True)) and (runs["status"] == "ok").all()
+    quick_rows = rows(runs, store.table("flows", params=False, columns=FLOW_COLUMNS), store)
+    for x in quick_rows:
+        x["store"] = store
+    return quick_rows
+
+
+def test_every_run_is_labelled_and_only_infiniband_after_the_failure_is_cut_short(quick):
+    assert len(quick) == len(gen.runs(True))
+    short = {(x["workload"], x["variant"]) for x in quick if x["stop"] != "finished"}
+    # InfiniBand leaves two flows unfinished after the link failure (docs/uec-vs-roce.md).
+    assert short <= {("perm-failed", "ib")}
+
+
+def test_every_byte_offered_is_delivered_once(quick):
+    for x in quick:
+        if x["stop"] != "finished":
+            continue
+        assert x["completed"] == x["flows"] > 0, (x["workload"], x["variant"])
+        assert x["delivered"] == x["offered"], (x["workload"], x["variant"], x["delivered"], x["offered"])
+
+
+def test_no_incast_ends_before_its_receiver_link_carried_every_byte(quick):
+    incasts = [x for x in quick if x["workload"].startswith("incast-")]
+    assert len(incasts) == 3 * len(gen.VARIANTS)
+    for x in incasts:
+        n = int(x["workload"].split("-")[1])
+        bound_us = n * gen.SIZES[True]["incast_size"] * 8 / (gen.HOST_GBPS * 1e9) * 1e6
+        assert x["bound_us"] == pytest.approx(bound_us)
+        assert x["span_us"] >= bound_us, (x["workload"], x["variant"])
+
+
+def test_trims_come_only_with_trimming_and_each_is_nacked_once(quick):
+    trimming = {v.name for v in gen.VARIANTS if "trimming" in v.fabric}
+    assert any(x["trims"] for x in quick if x["variant"] in trimming)
+    for x in quick:
+        if x["variant"] not in trimming:
+            assert x["trims"] == 0, (x["workload"], x["variant"])
+        elif x["workload"] != "perm-failed":  # a header on the failed link is lost with it
+            assert x["nacks"] == x["trims"], (x["workload"], x["variant"])
+
+
+def test_lossless_fabrics_drop_only_at_the_failed_link(quick):
+    for x in quick:
+        if x["variant"] in ("roce", "ib"):
+            assert x["drops"] == x["link_down_losses"], (x["workload"], x["variant"])
+            assert x["drops"] == 0 or x["workload"] == "perm-failed"
+
+
+def test_no_receiver_link_carries_more_than_its_rate_in_any_interval(quick):
+    """The delivered-rate figure's samples: in each 5 us interval the receiver's link carries
+    at most 100 Gb/s, give or take the one packet that straddles the interval's edge."""
+    interval_us = float(gen.SIZES[True]["sample"].removesuffix("us"))
+    edge = (gen.MTU + 100) * 8 / (interval_us * 1e-6) / 1e9  # one packet, headers generous, in Gb/s
+    for x in quick:
+        if x["workload"].startswith("incast-") and x["stop"] == "finished":
+            t, gbps = delivered_rate(x["store"], x["run_id"], x["receivers"])
+            assert t.size and x["receivers"] == [0]
+            assert gbps.max() <= gen.HOST_GBPS + edge, (x["workload"], x["variant"], gbps.max())
+            # ... and with 8 or more senders at line rate, some interval runs it nearly full.
+            assert gbps.max() >= 0.9 * gen.HOST_GBPS
