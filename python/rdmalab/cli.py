@@ -326,9 +326,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("config", help="the reference's config file (e.g. config.txt), or a folder: every config "
                                   "under it (--pattern), each run in its own folder, in parallel")
     p.add_argument("--dialect", choices=["reference", "m4", "conweave", "simai"], default=None,
-                   help="the simulator the files are written for: the reference, or m4's ns-3 on Unison "
-                        "(docs/hpcc-dialects.md; conweave and simai are not supported yet). Default: "
-                        "detected from the config's keys, and printed")
+                   help="the simulator the files are written for: the reference, m4's ns-3 on Unison, or "
+                        "the ConWeave artifact's ns-3 (docs/hpcc-dialects.md; simai is not supported yet). "
+                        "Default: detected from the config's keys, and printed")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--pattern", default=hpcc_batch.DEFAULT_PATTERN,
                    help="with a folder: the config files' names (default %(default)s)")

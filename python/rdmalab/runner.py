@@ -207,8 +207,9 @@ def _threads_arg(threads: int | str | None) -> int | None:
 
 
 def detect_hpcc_dialect(config: str | Path) -> tuple[str, tuple[str, int] | None]:
-    """The dialect an HPCC config's keys show ("m4" when it has a key of m4's fork, else
-    "reference"), with that key and its line."""
+    """The dialect an HPCC config's keys show ("conweave" when it has a key only the ConWeave
+    artifact reads, else "m4" when it has a key of m4's fork, else "reference"), with that key
+    and its line."""
     return _core.Simulation.detect_hpcc_dialect(str(config))
 
 
@@ -219,7 +220,8 @@ def run_hpcc(config: str | Path, progress: bool = True, threads: int | str | Non
     QLEN_MON_START < QLEN_MON_END the queue-length monitor to QLEN_MON_FILE.
 
     `threads` as in `run`: `None` (the default) runs the reference's event order.
-    `dialect`: "reference" or "m4" (docs/hpcc-dialects.md); `None` detects it from the keys.
+    `dialect`: "reference", "m4" or "conweave" (docs/hpcc-dialects.md); `None` detects it
+    from the keys.
 
     Returns the results and the two output paths.
     """
@@ -239,6 +241,11 @@ def hpcc_files(config: str | Path, progress: bool = True, threads: int | str | N
         if path and Path(path).exists():  # said before the run, so there is time to stop it
             warnings.warn(f"{config}: {key} {path} exists and will be overwritten at the end of the run, as the "
                           "reference simulator does (copy it first to keep it)", RdmalabWarning, stacklevel=2)
+    not_written = sim.hpcc_not_written()
+    if not_written:  # the ConWeave artifact's monitors: named before the run, never silently skipped
+        names = ", ".join(f"{key} {path}" for key, path in not_written)
+        warnings.warn(f"{config}: not written (the ConWeave artifact's monitors and logs, which the conweave "
+                      f"dialect does not model; docs/hpcc-dialects.md): {names}", RdmalabWarning, stacklevel=2)
     try:
         results = drive(sim, progress=progress, trace_path=trace_path, release=not qlen_path, tables=tables)
     except RunFailed as e:  # what it measured up to the failure, in the reference's files too
