@@ -117,3 +117,16 @@ def test_what_the_dialect_does_not_model_is_refused_by_name(tmp_path, capsys, mo
     assert cli.main(["hpcc", bench.CONFIGS["conweave"], "--quiet"]) == cli.EXIT_BAD_INPUT
     err = capsys.readouterr().err
     assert f"field `{key}`" in err and line_has in err, err
+
+
+def test_a_folder_of_the_artifacts_runs_runs_from_its_root(tmp_path):
+    # `rdmalab hpcc FOLDER` finds run.py's mix/output/ID/config.txt and runs each from the
+    # artifact's root, where its paths start (hpcc_batch.workdir).
+    from rdmalab import hpcc_batch
+
+    bench = _bench()
+    work = tmp_path / "ls128"
+    bench.prepare(work, 20, irn=False)
+    rows = hpcc_batch.run_folder(hpcc_batch.find_configs(work), workers=1, progress=False)
+    assert [(r["status"], r["dialect"], r["flows"]) for r in rows] == [("ok", "conweave", 20)] * 2, rows
+    assert (work / "mix" / "output" / "100009" / "100009_out_fct.txt").read_text().count("\n") == 20
