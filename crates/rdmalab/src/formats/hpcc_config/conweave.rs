@@ -151,6 +151,13 @@ mod tests {
     }
 
     #[test]
+    fn its_keys_decide_the_dialect_before_m4s() {
+        // ENABLE_PFC is read by both forks; a key only the artifact reads decides.
+        assert_eq!(Dialect::detect("ENABLE_PFC 1\nLB_MODE 9\n"), (Dialect::Conweave, Some(("LB_MODE", 2))));
+        assert_eq!(Dialect::detect("ENABLE_PFC 1\n"), (Dialect::M4, Some(("ENABLE_PFC", 1))));
+    }
+
+    #[test]
     fn refuses_keys_the_fork_does_not_read() {
         for key in ["ACK_HIGH_PRIO 1", "SIMULATOR_STOP_TIME 3", "ENABLE_TRACE 0", "IOFD_ENABLE 1", "FIXED_WIN 100"] {
             let text = format!("LB_MODE 0\n{key}\n");
