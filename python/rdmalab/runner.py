@@ -241,7 +241,9 @@ def hpcc_files(config: str | Path, progress: bool = True, threads: int | str | N
         if path and Path(path).exists():  # said before the run, so there is time to stop it
             warnings.warn(f"{config}: {key} {path} exists and will be overwritten at the end of the run, as the "
                           "reference simulator does (copy it first to keep it)", RdmalabWarning, stacklevel=2)
-    not_written = sim.hpcc_not_written()
+    # The ConWeave artifact opens FLOW_INPUT_FILE and leaves it empty: so does the dialect.
+    empty = [path for key, path in sim.hpcc_not_written() if key == "FLOW_INPUT_FILE"]
+    not_written = [(key, path) for key, path in sim.hpcc_not_written() if key != "FLOW_INPUT_FILE"]
     if not_written:  # the ConWeave artifact's monitors: named before the run, never silently skipped
         names = ", ".join(f"{key} {path}" for key, path in not_written)
         warnings.warn(f"{config}: not written (the ConWeave artifact's monitors and logs, which the conweave "
@@ -254,6 +256,8 @@ def hpcc_files(config: str | Path, progress: bool = True, threads: int | str | N
         raise
     results.write_fct(fct_path)
     results.write_pfc(pfc_path)
+    for path in empty:
+        Path(path).write_text("")
     if qlen_path:
         sim.write_qlen_monitor(qlen_path)
         results.extra["qlen_path"] = qlen_path

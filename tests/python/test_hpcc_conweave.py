@@ -54,6 +54,8 @@ def test_the_artifacts_files_run_unchanged_and_write_its_fct_file(tmp_path):
     assert detect_hpcc_dialect(work / bench.CONFIGS["conweave"]) == ("conweave", ("FLOW_INPUT_FILE", 4))
     with pytest.warns(UserWarning, match="not written.*VOQ_MON_FILE mix/output/100009/100009_out_voq.txt"):
         fct, _ = _run_here(bench, work, "conweave")
+    # FLOW_INPUT_FILE exists and is empty, as the fork leaves it (its logging is `if (0)`).
+    assert (work / "mix" / "output" / "100009" / "100009_in.txt").read_text() == ""
     flows = [line.split() for line in (work / bench.FLOW).read_text().splitlines()[1:]]
     assert len(fct) == len(flows) == 400
     # Ports as ScheduleFlowInputs numbers them: 10000 up per source, 100 up per destination.
