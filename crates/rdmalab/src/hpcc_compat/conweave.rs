@@ -96,6 +96,57 @@ pub(super) fn apply(cfg: &HpccConfig, topo: &Topology, config: &mut SimConfig) -
 mod tests {
     use super::*;
 
+    fn star() -> Topology {
+        use crate::ids::NodeId;
+        let mut t = Topology::new(3, &[NodeId(0)]);
+        for h in [1, 2] {
+            t.add_link(NodeId(0), NodeId(h), crate::units::Rate::gbps(100), Time::from_us(1), 0.0).unwrap();
+        }
+        t
+    }
+
+    fn applied(text: &str) -> Result<SimConfig> {
+        let cfg = crate::formats::hpcc_config::parse_config_as(
+            text,
+            std::path::Path::new("c.txt"),
+            crate::formats::hpcc_config::Dialect::Conweave,
+        )?;
+        let mut config = SimConfig {
+            link_events: vec![crate::config::LinkEvent {
+                at: Time::from_ms(2_000) + Time::from_us(7),
+                a: crate::ids::NodeId(0),
+                b: crate::ids::NodeId(1),
+                up: false,
+            }],
+            ..SimConfig::default()
+        };
+        apply(&cfg, &star(), &mut config)?;
+        Ok(config)
+    }
+
+    #[test]
+    fn the_keys_reach_the_run_in_their_units() {
+        let text = "BUFFER_SIZE 9\nLB_MODE 9\nENABLE_PFC 0\nENABLE_IRN 1\nCONWEAVE_TX_EXPIRY_TIME 300\n\
+                    CONWEAVE_REPLY_TIMEOUT_EXTRA 4\nCONWEAVE_PATH_PAUSE_TIME 16\nCONWEAVE_EXTRA_VOQ_FLUSH_TIME 64\n\
+                    CONWEAVE_DEFAULT_VOQ_WAITING_TIME 600\nFLOWGEN_START_TIME 3.0\nFLOWGEN_STOP_TIME 3.1\nRANDOM_SEED 5\n";
+        let c = applied(text).unwrap();
+        assert_eq!(c.path_selection, PathSelection::Conweave);
+        let l = &c.lb;
+        assert_eq!(
+            (l.conweave_tx_expiry, l.conweave_reply_extra, l.conweave_path_pause),
+            (Time::from_us(300), Time::from_us(4), Time::from_us(16))
+        );
+        assert_eq!((l.conweave_flush_extra, l.conweave_default_wait), (Time::from_us(64), Time::from_us(600)));
+        assert!(l.conweave_admit_on_release && c.ack_prio_at_switches && !c.lossless && c.irn.is_some());
+        assert_eq!((c.seed, c.pfc_headroom_bytes), (5, Some(27_096)));
+        assert_eq!(c.stop_time, Time::from_ms(13_100), "FLOWGEN_STOP_TIME + 10 s");
+        assert_eq!(c.link_events[0].at, Time::from_ms(3_000) + Time::from_us(7), "LINK_DOWN from FLOWGEN_START_TIME");
+        let e = applied("BUFFER_SIZE 9\nLB_MODE 5\n").unwrap_err().to_string();
+        assert!(e.contains("c.txt:2: field `LB_MODE`"), "{e}");
+        let e = applied("LB_MODE 9\n").unwrap_err().to_string();
+        assert!(e.contains("field `BUFFER_SIZE`") && e.contains("no buffer"), "{e}");
+    }
+
     #[test]
     fn the_forks_headroom_and_modes() {
         // 100 Gb/s and 1 µs, the artifact's links: 2 × 12,500 + 2 × 1,048.
