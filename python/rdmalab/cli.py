@@ -327,8 +327,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("config", help="the reference's config file (e.g. config.txt), or a folder: every config "
                                   "under it (--pattern), each run in its own folder, in parallel")
     p.add_argument("--dialect", choices=["reference", "m4", "conweave", "simai"], default=None,
-                   help="the simulator the files are written for: the reference, m4's ns-3 on Unison, or "
-                        "SimAI's ns-3 backend (docs/hpcc-dialects.md; conweave is not supported yet). Default: "
+                   help="the simulator the files are written for: the reference, m4's ns-3 on Unison, "
+                        "SimAI's ns-3 backend or the ConWeave artifact's ns-3 (docs/hpcc-dialects.md). Default: "
                         "detected from the config's keys, and printed")
     p.add_argument("-n", "--topology", default=None,
                    help="simai dialect: SimAI's topology file (its -n), e.g. what gen_Topo_Template.py writes")

@@ -30,22 +30,32 @@ def find_configs(folder: str | Path, pattern: str = DEFAULT_PATTERN) -> list[Pat
     return sorted(p for p in Path(folder).rglob(pattern) if p.is_file())
 
 
+def workdir(path: Path) -> tuple[Path, Path]:
+    """Where a config runs from, and its path from there: its own folder, or for a config the
+    ConWeave artifact's `run.py` wrote (`ROOT/mix/output/ID/config.txt`, whose paths are
+    relative to ROOT, where its `waf --run` starts) the artifact's root."""
+    if len(path.parents) >= 4 and path.parents[1].name == "output" and path.parents[2].name == "mix":
+        return path.parents[3], path.relative_to(path.parents[3])
+    return path.parent, Path(path.name)
+
+
 def run_one(config: str, dialect: str | None = None) -> dict[str, Any]:
-    """Runs one config in its folder; a status dict (never raises): config, status ("ok",
-    "failed", "error"), dialect, flows completed, stop reason, wall seconds, FCT path, error."""
+    """Runs one config from its folder (`workdir`); a status dict (never raises): config, status
+    ("ok", "failed", "error"), dialect, flows completed, stop reason, wall seconds, FCT path, error."""
     path = Path(config).resolve()
+    where, rel = workdir(path)
     out: dict[str, Any] = {"config": str(path), "status": "error", "dialect": dialect, "flows": 0,
                            "stop_reason": None, "wall_s": 0.0, "fct": None, "error": None}
     cwd = os.getcwd()
     t0 = time.perf_counter()
     try:
-        os.chdir(path.parent)
+        os.chdir(where)
         if dialect is None:
-            out["dialect"] = detect_hpcc_dialect(path.name)[0]
+            out["dialect"] = detect_hpcc_dialect(rel)[0]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            res, fct, _ = run_hpcc(path.name, progress=False, dialect=out["dialect"])
-        out.update(flows=res.flows.height, stop_reason=res.stop_reason, fct=str(path.parent / fct),
+            res, fct, _ = run_hpcc(rel, progress=False, dialect=out["dialect"])
+        out.update(flows=res.flows.height, stop_reason=res.stop_reason, fct=str(where / fct),
                    status="ok" if res.stop_reason in ("finished", "stop_time") else "failed")
         if out["status"] == "failed":
             out["error"] = f"the run ended {res.stop_reason}"

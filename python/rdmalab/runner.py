@@ -213,8 +213,9 @@ def _threads_arg(threads: int | str | None) -> int | None:
 
 
 def detect_hpcc_dialect(config: str | Path) -> tuple[str, tuple[str, int] | None]:
-    """The dialect an HPCC config's keys show ("m4" when it has a key of m4's fork, "simai"
-    when it has one of SimAI's, else "reference"), with that key and its line."""
+    """The dialect an HPCC config's keys show ("conweave" or "simai" when it has a key only
+    that fork reads, else "m4" when it has a key of m4's fork, else "reference"), with that
+    key and its line."""
     return _core.Simulation.detect_hpcc_dialect(str(config))
 
 
@@ -226,9 +227,9 @@ def run_hpcc(config: str | Path, progress: bool = True, threads: int | str | Non
     QLEN_MON_START < QLEN_MON_END the queue-length monitor to QLEN_MON_FILE.
 
     `threads` as in `run`: `None` (the default) runs the reference's event order.
-    `dialect`: "reference", "m4" or "simai" (docs/hpcc-dialects.md); `None` detects it from the
-    keys. The simai dialect takes SimAI's `topology` and `workload` files besides the config
-    (SimAI's `-n` and `-w`).
+    `dialect`: "reference", "m4", "simai" or "conweave" (docs/hpcc-dialects.md); `None`
+    detects it from the keys. The simai dialect takes SimAI's `topology` and `workload` files
+    besides the config (SimAI's `-n` and `-w`).
 
     Returns the results and the two output paths.
     """
@@ -250,6 +251,13 @@ def hpcc_files(config: str | Path, progress: bool = True, threads: int | str | N
         if path and Path(path).exists():  # said before the run, so there is time to stop it
             warnings.warn(f"{config}: {key} {path} exists and will be overwritten at the end of the run, as the "
                           "reference simulator does (copy it first to keep it)", RdmalabWarning, stacklevel=2)
+    # The ConWeave artifact opens FLOW_INPUT_FILE and leaves it empty: so does the dialect.
+    empty = [path for key, path in sim.hpcc_not_written() if key == "FLOW_INPUT_FILE"]
+    not_written = [(key, path) for key, path in sim.hpcc_not_written() if key != "FLOW_INPUT_FILE"]
+    if not_written:  # the ConWeave artifact's monitors: named before the run, never silently skipped
+        names = ", ".join(f"{key} {path}" for key, path in not_written)
+        warnings.warn(f"{config}: not written (the ConWeave artifact's monitors and logs, which the conweave "
+                      f"dialect does not model; docs/hpcc-dialects.md): {names}", RdmalabWarning, stacklevel=2)
     try:
         results = drive(sim, progress=progress, trace_path=trace_path, release=not qlen_path, tables=tables)
     except RunFailed as e:  # what it measured up to the failure, in the reference's files too
@@ -258,6 +266,8 @@ def hpcc_files(config: str | Path, progress: bool = True, threads: int | str | N
         raise
     results.write_fct(fct_path)
     results.write_pfc(pfc_path)
+    for path in empty:
+        Path(path).write_text("")
     if qlen_path:
         sim.write_qlen_monitor(qlen_path)
         results.extra["qlen_path"] = qlen_path

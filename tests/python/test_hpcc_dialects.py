@@ -1,6 +1,6 @@
 """`rdmalab hpcc --dialect` (docs/hpcc-dialects.md): m4's published scenario runs from its
 files, detected by its keys, and its FCTs match the fork's published file per size bucket;
-the dialects not supported yet say so."""
+the dialects not supported yet say so (the ConWeave dialect: test_hpcc_conweave.py)."""
 
 import importlib.util
 import shutil
@@ -64,12 +64,6 @@ def test_the_dialect_is_detected_and_printed(tmp_path, capsys, monkeypatch):
     assert cli.main(["hpcc", "config.txt", "--dialect", "reference", "--quiet"]) == cli.EXIT_BAD_INPUT
     err = capsys.readouterr().err
     assert "config.txt:2: field `ENABLE_PFC`" in err and "--dialect m4" in err
-
-
-@pytest.mark.parametrize("name", ["conweave"])
-def test_dialects_not_supported_yet_say_so(name, capsys):
-    assert cli.main(["hpcc", str(DEMO / "config.txt"), "--dialect", name, "--quiet"]) == cli.EXIT_BAD_INPUT
-    assert f"the {name} dialect is not supported yet" in capsys.readouterr().err
 
 
 def test_an_m4_config_in_the_simai_dialect_names_the_first_key_simai_lacks(capsys):
@@ -136,7 +130,9 @@ def test_a_conweave_artifact_config_is_named_as_such(tmp_path, capsys):
         "TOPOLOGY_FILE config/leaf_spine_128_100G_OS2.txt\nFLOW_FILE config/flow.txt\n\n"
         "FLOW_INPUT_FILE mix/output/1/1_in.txt\nCNP_OUTPUT_FILE mix/output/1/1_out_cnp.txt\n"
         "BUFFER_SIZE 9\nCC_MODE 1\nLB_MODE 9\nENABLE_PFC 1\nENABLE_IRN 0\n")
-    assert cli.main(["hpcc", str(tmp_path / "config.txt"), "--quiet"]) == cli.EXIT_BAD_INPUT
+    # Detected, the dialect is the artifact's; read as the reference's, its keys say which to use.
+    assert detect_hpcc_dialect(tmp_path / "config.txt") == ("conweave", ("FLOW_INPUT_FILE", 4))
+    assert cli.main(["hpcc", str(tmp_path / "config.txt"), "--quiet", "--dialect", "reference"]) == cli.EXIT_BAD_INPUT
     err = capsys.readouterr().err
     assert "config.txt:4: field `FLOW_INPUT_FILE`" in err, err
-    assert "ConWeave artifact" in err and "conweave dialect is not supported yet" in err, err
+    assert "ConWeave artifact" in err and "--dialect conweave" in err, err

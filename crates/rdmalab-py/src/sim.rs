@@ -51,6 +51,8 @@ pub struct Simulation {
     source: Option<(String, std::path::PathBuf)>,
     /// An HPCC config's dialect, and in the m4 dialect what its FCT file needs.
     dialect: Option<(&'static str, Option<rdmalab::hpcc_compat::M4Outputs>)>,
+    /// The ConWeave dialect's monitor files that a run does not write: (key, path).
+    not_written: Vec<(&'static str, String)>,
 }
 
 impl Simulation {
@@ -62,7 +64,20 @@ impl Simulation {
         let (fct_path, pfc_path, trace_path, qlen_path) = (None, None, None, None);
         let (inner, kept) = (Some(inner), None);
         let dialect = None;
-        Simulation { inner, kept, engine, cc_settings, fct_path, pfc_path, trace_path, qlen_path, source, dialect }
+        let not_written = Vec::new();
+        Simulation {
+            inner,
+            kept,
+            engine,
+            cc_settings,
+            fct_path,
+            pfc_path,
+            trace_path,
+            qlen_path,
+            source,
+            dialect,
+            not_written,
+        }
     }
 
     /// The engine, or an error once it was released.
@@ -143,8 +158,9 @@ impl Simulation {
     }
 
     /// From an ns-3 HPCC simulator config file (paths relative to the current directory),
-    /// in `dialect` ("reference", "m4", "simai"), or in the one its keys show when `None`.
-    /// The simai dialect also takes SimAI's `topology` and `workload` files (its `-n`, `-w`).
+    /// in `dialect` ("reference", "m4", "simai", "conweave"), or in the one its keys show
+    /// when `None`. The simai dialect also takes SimAI's `topology` and `workload` files (its
+    /// `-n`, `-w`).
     #[staticmethod]
     #[pyo3(signature = (path, threads=None, dialect=None, topology=None, workload=None))]
     fn from_hpcc_config(
@@ -191,7 +207,14 @@ impl Simulation {
             qlen_path: if monitor { show(&cfg.qlen_mon_file) } else { None },
             source: None,
             dialect: Some((cfg.dialect.name(), m4)),
+            not_written: cfg.conweave.monitor_files.iter().map(|(k, p)| (*k, p.display().to_string())).collect(),
         })
+    }
+
+    /// The files an HPCC config names that the run does not write: the ConWeave artifact's
+    /// monitors and logs (docs/hpcc-dialects.md, "The conweave dialect"), as (key, path).
+    fn hpcc_not_written(&self) -> Vec<(&'static str, String)> {
+        self.not_written.clone()
     }
 
     /// The dialect of an HPCC config and the key and line that show it when its keys do:
@@ -345,12 +368,21 @@ impl Simulation {
 
     /// Writes the completed flows in the reference's FCT format, or in the m4 dialect's
     /// (the flow's id first, the FCT to the receiver's last byte, the fork's standalone FCT;
-    /// lines in the order the receivers got the last bytes, as the fork writes them).
+    /// lines in the order the receivers got the last bytes, as the fork writes them), or in
+    /// the ConWeave dialect's (the reference's, with node ids in place of the addresses).
     fn write_fct(&mut self, path: &str) -> PyResult<()> {
         let m4 = self.dialect.as_ref().and_then(|d| d.1.clone());
+        let node_ids = matches!(self.dialect, Some(("conweave", _)));
         let r = self.latest()?;
         let mut w = create(path)?;
         let io = |e: std::io::Error| PyOSError::new_err(format!("{path}: {e}"));
+        if node_ids {
+            for x in r.all_records().map_err(io)? {
+                let line = rdmalab::formats::fct::FctLine::from_record(&x);
+                rdmalab::formats::fct::write_fct_line_node_ids(&mut w, &line).map_err(io)?;
+            }
+            return Ok(());
+        }
         let Some(m4) = m4 else { return r.write_fct(&mut w).map_err(io) };
         let mut all = r.all_records().map_err(io)?;
         all.sort_by_key(|x| (x.rx.delivered.max(x.start + x.fct), x.flow));

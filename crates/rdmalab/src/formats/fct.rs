@@ -102,6 +102,25 @@ pub fn write_fct_line(w: &mut impl Write, l: &FctLine) -> std::io::Result<()> {
     )
 }
 
+/// Writes one line of the ConWeave artifact's FCT file: the reference's fields with the two
+/// hosts as node ids in decimal (its main program's `qp_finish`:
+/// `"%u %u %u %u %lu %lu %lu %lu\n"` of `Settings::ip_to_node_id(q->sip)`, ...), the node id
+/// being the address's `(ip >> 8) & 0xffff` (`settings.cc`).
+pub fn write_fct_line_node_ids(w: &mut impl Write, l: &FctLine) -> std::io::Result<()> {
+    writeln!(
+        w,
+        "{} {} {} {} {} {} {} {}",
+        ip_to_node(l.sip).0,
+        ip_to_node(l.dip).0,
+        l.sport,
+        l.dport,
+        l.size,
+        l.start_ns,
+        l.fct_ns,
+        l.ideal_ns
+    )
+}
+
 /// Field names of a line, in order.
 const FIELDS: [&str; 8] = ["sip", "dip", "sport", "dport", "size", "start_ns", "fct_ns", "ideal_ns"];
 

@@ -31,7 +31,37 @@ pub const MAX_PG: u64 = 7;
 /// end that is a switch, `src == dst`, `pg > 7`, `dport > 65535`, `size < 1`, and a start
 /// earlier than the previous record's.
 pub fn parse_flows(text: &str, path: &Path, topo: &Topology) -> Result<Vec<FlowSpec>> {
-    parse(text, path, topo, None)
+    parse(text, path, topo, None, Form::Reference)
+}
+
+/// Parses a flow file of the ConWeave dialect (`src dst pg size start`: no dport). Ports are
+/// numbered as the fork's `ScheduleFlowInputs` does: each source's flows take source ports
+/// 10000, 10001, ... and each destination's take destination ports 100, 101, ... in file
+/// order (16-bit, wrapping as the fork's `uint16_t` counters); a size of 0 becomes 1 byte.
+pub fn parse_flows_conweave(text: &str, path: &Path, topo: &Topology) -> Result<Vec<FlowSpec>> {
+    let mut flows = parse(text, path, topo, None, Form::Conweave)?;
+    let mut sport = std::collections::HashMap::new();
+    let mut dport = std::collections::HashMap::new();
+    for f in &mut flows {
+        let s = sport.entry(f.src).or_insert(10_000u16);
+        f.sport = Some(*s);
+        *s = s.wrapping_add(1);
+        let d = dport.entry(f.dst).or_insert(100u16);
+        f.dport = *d;
+        *d = d.wrapping_add(1);
+    }
+    Ok(flows)
+}
+
+/// The columns of a flow record.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Form {
+    /// `src dst pg dport size start`.
+    Reference,
+    /// `id src dst pg dport size start`, the start's exact nanosecond.
+    M4,
+    /// `src dst pg size start`.
+    Conweave,
 }
 
 /// Parses a flow file of the m4 dialect, whose records start with a flow id
@@ -39,11 +69,11 @@ pub fn parse_flows(text: &str, path: &Path, topo: &Topology) -> Result<Vec<FlowS
 /// The ids are kept as given (the fork writes them back in its FCT file).
 pub fn parse_flows_with_ids(text: &str, path: &Path, topo: &Topology) -> Result<(Vec<FlowSpec>, Vec<u64>)> {
     let mut ids = Vec::new();
-    let flows = parse(text, path, topo, Some(&mut ids))?;
+    let flows = parse(text, path, topo, Some(&mut ids), Form::M4)?;
     Ok((flows, ids))
 }
 
-fn parse(text: &str, path: &Path, topo: &Topology, mut ids: Option<&mut Vec<u64>>) -> Result<Vec<FlowSpec>> {
+fn parse(text: &str, path: &Path, topo: &Topology, mut ids: Option<&mut Vec<u64>>, form: Form) -> Result<Vec<FlowSpec>> {
     let mut r = Reader::new(text, path);
     r.check_record("the header", "F")?;
     let (f, _) = r.u64("F", "the flow count F")?;
@@ -54,7 +84,7 @@ fn parse(text: &str, path: &Path, topo: &Topology, mut ids: Option<&mut Vec<u64>
             r.check_record(&format!("flow {k}"), "id src dst pg dport size start")?;
             ids.push(r.u64("id", &format!("`id` of flow {k} of F = {f}"))?.0);
         }
-        let flow = read_flow(&mut r, topo, k, f, prev, ids.is_some())?;
+        let flow = read_flow(&mut r, topo, k, f, prev, form)?;
         prev = flow.start;
         flows.push(flow);
     }
@@ -71,19 +101,24 @@ pub fn read_flows(path: impl AsRef<Path>, topo: &Topology) -> Result<Vec<FlowSpe
 /// `m4`: a record of the m4 dialect (its id already read), whose start is the decimal's exact
 /// nanosecond: the fork's later ns-3 converts the seconds without the reference's floor of
 /// the nearest `f64` (m4's published FCT files show `1.00597627` as 1,005,976,270 ns).
-fn read_flow(r: &mut Reader<'_>, topo: &Topology, k: u64, f: u64, prev: Time, m4: bool) -> Result<FlowSpec> {
+fn read_flow(r: &mut Reader<'_>, topo: &Topology, k: u64, f: u64, prev: Time, form: Form) -> Result<FlowSpec> {
     let ctx = |field: &str| format!("`{field}` of flow {k} of F = {f}");
-    if !m4 {
-        r.check_record(&format!("flow {k}"), "src dst pg dport size start")?;
+    match form {
+        Form::Reference => r.check_record(&format!("flow {k}"), "src dst pg dport size start")?,
+        Form::Conweave => r.check_record(&format!("flow {k}"), "src dst pg size start")?,
+        Form::M4 => {}
     }
+    let m4 = form == Form::M4;
     let src = read_host(r, topo, "src", &ctx("src"), k)?;
     let dst = read_host(r, topo, "dst", &ctx("dst"), k)?;
     if src.0 == dst.0 {
         return Err(r.err(dst.1, "dst", format!("flow {k} goes from host {} to itself", src.0)));
     }
     let (pg, _) = r.u64_max("pg", &ctx("pg"), MAX_PG)?;
-    let (dport, _) = r.u64_max("dport", &ctx("dport"), u64::from(u16::MAX))?;
+    let dport = if form == Form::Conweave { 0 } else { r.u64_max("dport", &ctx("dport"), u64::from(u16::MAX))?.0 };
     let (size, line) = r.u64("size", &ctx("size"))?;
+    // The ConWeave fork sends 1 byte for a size of 0 (`if (target_len == 0) target_len = 1;`).
+    let size = if form == Form::Conweave { size.max(1) } else { size };
     if size == 0 {
         return Err(r.err(line, "size", format!("flow {k} has size 0; sizes are at least 1 byte")));
     }
@@ -166,6 +201,16 @@ mod tests {
             let e = parse_flows(text, Path::new("f"), &star()).unwrap_err().to_string();
             assert!(e.contains(loc) && e.contains(msg), "{text:?}: {e}");
         }
+    }
+
+    #[test]
+    fn conweave_records_have_no_dport_and_the_forks_ports() {
+        let text = "3\n1 2 3 100 2.0\n1 2 3 0 2.0\n2 1 3 7 2.5\n";
+        let fl = parse_flows_conweave(text, Path::new("f"), &star()).unwrap();
+        let ports: Vec<_> = fl.iter().map(|f| (f.sport, f.dport, f.size)).collect();
+        assert_eq!(ports, [(Some(10_000), 100, 100), (Some(10_001), 101, 1), (Some(10_000), 100, 7)]);
+        let e = parse_flows_conweave("1\n1 2 3 100 10 2.0\n", Path::new("f"), &star()).unwrap_err().to_string();
+        assert!(e.contains("f:2") && e.contains("has 6 field(s)"), "{e}");
     }
 
     #[test]

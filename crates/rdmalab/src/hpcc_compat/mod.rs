@@ -35,6 +35,7 @@ use crate::formats::{hpcc_flow, hpcc_topology};
 use crate::topology::routing::NeighborOrder;
 use crate::units::TimingModel;
 
+pub mod conweave;
 mod m4;
 pub mod simai;
 
@@ -70,13 +71,18 @@ pub fn load(cfg: &HpccConfig) -> Result<(Scenario, Option<M4Outputs>)> {
     if cfg.enable_qcn {
         cfg.check_ecn_maps(&topology)?;
     }
-    let (flows, ids) = if cfg.dialect == Dialect::M4 {
-        let text =
-            std::fs::read_to_string(flow_path).map_err(|e| Error::Io { path: flow_path.to_path_buf(), source: e })?;
-        let (flows, ids) = hpcc_flow::parse_flows_with_ids(&text, flow_path, &topology)?;
-        (flows, Some(ids))
-    } else {
-        (hpcc_flow::read_flows(flow_path, &topology)?, None)
+    let read = || std::fs::read_to_string(flow_path).map_err(|e| Error::Io { path: flow_path.to_path_buf(), source: e });
+    let (flows, ids) = match cfg.dialect {
+        Dialect::M4 => {
+            let (flows, ids) = hpcc_flow::parse_flows_with_ids(&read()?, flow_path, &topology)?;
+            (flows, Some(ids))
+        }
+        Dialect::Conweave => (hpcc_flow::parse_flows_conweave(&read()?, flow_path, &topology)?, None),
+        Dialect::Reference => (hpcc_flow::read_flows(flow_path, &topology)?, None),
+        Dialect::Simai => {
+            let msg = "the simai dialect takes SimAI's topology and workload files (`hpcc_compat::simai::load`)";
+            return Err(bad(cfg, "FLOW_FILE", msg));
+        }
     };
     if let Some(i) = iofd_config(cfg)? {
         if let Some(f) = flows.iter().find(|f| f.pg == i.escape_pg) {
@@ -93,7 +99,8 @@ pub fn load(cfg: &HpccConfig) -> Result<(Scenario, Option<M4Outputs>)> {
     if cfg.enable_trace {
         config.trace = Some(trace_config(cfg, &topology)?);
     }
-    if cfg.qlen_mon_start < cfg.qlen_mon_end && cfg.qlen_mon_file.is_some() {
+    // The ConWeave artifact reads the QLEN_MON keys but writes no queue monitor.
+    if cfg.qlen_mon_start < cfg.qlen_mon_end && cfg.qlen_mon_file.is_some() && cfg.dialect != Dialect::Conweave {
         let (start, end) = (cfg.qlen_mon_start, cfg.qlen_mon_end);
         config.qlen_monitor = Some(crate::config::QlenMonitorConfig { start, end });
     }
@@ -104,6 +111,9 @@ pub fn load(cfg: &HpccConfig) -> Result<(Scenario, Option<M4Outputs>)> {
         }
         // The reference recomputes every route in the same event (`TakeDownLink`): delay 0.
         config.link_events.push(crate::config::LinkEvent { at: ld.at, a: ld.a, b: ld.b, up: false });
+    }
+    if cfg.dialect == Dialect::Conweave {
+        conweave::apply(cfg, &topology, &mut config)?;
     }
     Ok((Scenario::new(topology, flows, config), m4))
 }

@@ -24,6 +24,8 @@ pub enum Dialect {
     /// SimAI's ns-3 backend (aliyun/SimAI's `astra-sim-alibabacloud`): its network config,
     /// with the topology and workload given beside it (`hpcc_compat::simai`).
     Simai,
+    /// The ConWeave artifact's ns-3 (conweave-project/conweave-ns3), `conweave.rs`.
+    Conweave,
 }
 
 impl Dialect {
@@ -33,35 +35,45 @@ impl Dialect {
             Dialect::Reference => "reference",
             Dialect::M4 => "m4",
             Dialect::Simai => "simai",
+            Dialect::Conweave => "conweave",
         }
     }
 
-    /// From a name: `reference`, `m4`, `simai`; `conweave` is a known fork that is not
+    /// From a name: `reference`, `m4`, `simai` or `conweave`.
     /// supported yet, and says so.
     pub fn from_name(name: &str) -> std::result::Result<Dialect, String> {
         match name {
             "reference" => Ok(Dialect::Reference),
             "m4" => Ok(Dialect::M4),
             "simai" => Ok(Dialect::Simai),
-            "conweave" => Err(format!(
-                "the {name} dialect is not supported yet: rdmalab hpcc runs the reference, m4 and simai dialects"
+            "conweave" => Ok(Dialect::Conweave),
+            _ => Err(format!(
+                "unknown dialect `{name}`: rdmalab hpcc runs the reference, m4, simai and conweave dialects"
             )),
-            _ => Err(format!("unknown dialect `{name}`: rdmalab hpcc runs the reference, m4 and simai dialects")),
         }
     }
 
-    /// The dialect a config's text is written in, with the key and line that say so: m4 when
-    /// any of its own keys is present, SimAI when one of its own is, else the reference.
+    /// The dialect a config's text is written in, with the key and line that say so: the
+    /// ConWeave artifact's or SimAI's when a key only that fork reads is present (the
+    /// ConWeave artifact shares `ENABLE_PFC` with m4), else m4 when any of m4's own keys is,
+    /// else the reference.
     pub fn detect(text: &str) -> (Dialect, Option<(&'static str, usize)>) {
+        let mut m4 = None;
         for t in crate::formats::tokens::Tokens::new(text) {
-            if let Some(k) = M4_KEYS.iter().copied().find(|k| *k == t.text) {
-                return (Dialect::M4, Some((k, t.line)));
+            if let Some(k) = CONWEAVE_KEYS.iter().copied().find(|k| *k == t.text) {
+                return (Dialect::Conweave, Some((k, t.line)));
+            }
+            if m4.is_none() {
+                m4 = M4_KEYS.iter().copied().find(|k| *k == t.text).map(|k| (k, t.line));
             }
             if let Some(k) = super::simai::SIMAI_KEYS.iter().copied().find(|k| *k == t.text) {
                 return (Dialect::Simai, Some((k, t.line)));
             }
         }
-        (Dialect::Reference, None)
+        match m4 {
+            Some(why) => (Dialect::M4, Some(why)),
+            None => (Dialect::Reference, None),
+        }
     }
 }
 
@@ -80,8 +92,7 @@ pub const M4_KEYS: &[&str] = &[
 
 /// Keys only the ConWeave artifact's simulator reads (conweave-project/conweave-ns3 at
 /// 236a801, `scratch/network-load-balance.cc`, lines 744 to 1080 of its config loop, and the
-/// template of its `run.py`): a config with one of them is that artifact's, whose dialect
-/// rdmalab does not run yet; the error says so instead of "unknown key".
+/// template of its `run.py`): a config with one of them is that artifact's (`conweave.rs`).
 pub const CONWEAVE_KEYS: &[&str] = &[
     "FLOW_INPUT_FILE",
     "CNP_OUTPUT_FILE",
@@ -184,7 +195,7 @@ pub(super) fn set_m4_key(c: &mut HpccConfig, r: &mut Reader<'_>, key: &str) -> R
 
 /// A value the fork reads with `conf >> unsigned`: the leading digits (a decimal's fraction
 /// is dropped).
-fn integer_part(r: &mut Reader<'_>, key: &str) -> Result<u64> {
+pub(super) fn integer_part(r: &mut Reader<'_>, key: &str) -> Result<u64> {
     let t = r.next(key, &format!("the value of {key}"))?;
     let digits = t.text.bytes().take_while(u8::is_ascii_digit).count();
     let rest = &t.text[digits..];
@@ -203,7 +214,7 @@ mod tests {
     #[test]
     fn names_and_detection() {
         assert_eq!(Dialect::from_name("m4"), Ok(Dialect::M4));
-        assert!(Dialect::from_name("conweave").unwrap_err().contains("not supported yet"));
+        assert_eq!(Dialect::from_name("conweave"), Ok(Dialect::Conweave));
         assert_eq!(Dialect::from_name("simai"), Ok(Dialect::Simai));
         assert!(Dialect::from_name("ns3").unwrap_err().contains("unknown dialect"));
         assert_eq!(Dialect::detect("CC_MODE 1\nBUFFER_SIZE 16\n"), (Dialect::Reference, None));

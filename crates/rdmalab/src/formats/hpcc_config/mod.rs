@@ -13,6 +13,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+mod conweave;
 mod m4;
 pub mod simai;
 mod values;
@@ -24,6 +25,7 @@ use crate::topology::{NodeKind, Topology};
 use crate::units::{Rate, Time};
 use values::set_key;
 
+pub use conweave::{ConweaveKeys, MonitorFile};
 pub use m4::{Dialect, M4Keys, CONWEAVE_KEYS, M4_KEYS};
 
 /// Congestion-control algorithm selected by `CC_MODE`.
@@ -274,6 +276,8 @@ pub struct HpccConfig {
     pub dialect: Dialect,
     /// The m4 dialect's own keys (and its `BUFFER_SIZE`); their defaults otherwise.
     pub m4: M4Keys,
+    /// The ConWeave dialect's own keys; their defaults otherwise.
+    pub conweave: ConweaveKeys,
     /// Line of each key given in the file.
     lines: BTreeMap<&'static str, usize>,
 }
@@ -349,6 +353,7 @@ impl HpccConfig {
             iofd_reseq_kb: 1024,
             dialect: Dialect::Reference,
             m4: M4Keys::default(),
+            conweave: ConweaveKeys::default(),
             lines: BTreeMap::new(),
         }
     }
@@ -428,6 +433,9 @@ pub fn parse_config(text: &str, path: &Path) -> Result<HpccConfig> {
 pub fn parse_config_as(text: &str, path: &Path, dialect: Dialect) -> Result<HpccConfig> {
     let mut c = HpccConfig::with_defaults(path);
     c.dialect = dialect;
+    if dialect == Dialect::Conweave {
+        c.enable_trace = false; // the fork has no packet trace (and no ENABLE_TRACE key)
+    }
     let mut r = Reader::new(text, path);
     while let Some(key) = r.next_opt() {
         if dialect == Dialect::Simai {
@@ -435,8 +443,17 @@ pub fn parse_config_as(text: &str, path: &Path, dialect: Dialect) -> Result<Hpcc
             continue;
         }
         let m4_key = M4_KEYS.iter().copied().find(|k| *k == key.text);
-        let Some(name) = KEYS.iter().copied().find(|k| *k == key.text).or(m4_key.filter(|_| dialect == Dialect::M4))
-        else {
+        let cw_key = CONWEAVE_KEYS.iter().copied().find(|k| *k == key.text);
+        let own = match dialect {
+            Dialect::M4 => m4_key,
+            Dialect::Conweave => cw_key.or(m4_key.filter(|k| *k == "ENABLE_PFC")),
+            Dialect::Reference | Dialect::Simai => None,
+        };
+        let Some(name) = KEYS.iter().copied().find(|k| *k == key.text).or(own) else {
+            if dialect == Dialect::Conweave && m4_key.is_some() {
+                let msg = "a key of the m4 dialect, which the ConWeave artifact does not read (the conweave dialect)";
+                return Err(r.err(key.line, key.text, msg));
+            }
             if m4_key.is_some() {
                 let msg = "a key of the m4 dialect (netiken/m4's ns-3 on Unison): run with `--dialect m4`";
                 return Err(r.err(key.line, key.text, msg));
@@ -446,8 +463,8 @@ pub fn parse_config_as(text: &str, path: &Path, dialect: Dialect) -> Result<Hpcc
                 return Err(r.err(key.line, key.text, msg));
             }
             if CONWEAVE_KEYS.contains(&key.text) {
-                let msg = "a key of the ConWeave artifact's simulator (conweave-project/conweave-ns3): the \
-                           conweave dialect is not supported yet";
+                let msg = "a key of the ConWeave artifact's simulator (conweave-project/conweave-ns3): run with \
+                           `--dialect conweave`";
                 return Err(r.err(key.line, key.text, msg));
             }
             let msg = "unknown config key (the reference would skip it and read its value as the next key)";
@@ -456,10 +473,18 @@ pub fn parse_config_as(text: &str, path: &Path, dialect: Dialect) -> Result<Hpcc
         if dialect == Dialect::M4 && (name.starts_with("DASR_") || name.starts_with("IOFD_")) {
             return Err(r.err(key.line, name, "an rdmalab extension of the reference dialect, not an m4 key"));
         }
+        if dialect == Dialect::Conweave && conweave::NOT_READ.contains(&name) {
+            let msg = "not read by the ConWeave artifact's simulator (the conweave dialect): it would skip the key \
+                       and read its value as the next key";
+            return Err(r.err(key.line, name, msg));
+        }
         if let Some(first) = c.lines.insert(name, key.line) {
             return Err(r.err(key.line, name, format!("key given twice (first on line {first})")));
         }
         if dialect == Dialect::M4 && m4::set_m4_key(&mut c, &mut r, name)? {
+            continue;
+        }
+        if dialect == Dialect::Conweave && conweave::set_conweave_key(&mut c, &mut r, name)? {
             continue;
         }
         set_key(&mut c, &mut r, name)?;
