@@ -8,7 +8,10 @@ PFC events included) and the counters it prints, byte for byte.
     cargo build --profile test-release -p rdmalab --example scenario_run
     python3 bench/pfc_identity.py --old OLD/scenario_run --new target/test-release/examples/scenario_run
     python3 bench/pfc_identity.py --old A --new B --stop-time 0.5ms    # quicker: the first 0.5 ms
-    python3 bench/pfc_identity.py --old A --new B --stop-time none     # the whole run (46 M events)
+    python3 bench/pfc_identity.py --old A --new B --stop-time none     # to the end (46 M events)
+
+The quick scenario stops at 2 ms (26 million events, some 22,000 PAUSE frames); `--stop-time`
+sets another end (`none`: when every flow is done).
 
 `bench/identity.py` does the same for the reference's S1 and S2 and for one small scenario per
 mechanism; neither of those pauses for long. Exit status 1 when any output differs.
@@ -28,18 +31,20 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 SCENARIO = REPO / "bench" / "scenarios" / "fat_tree_pfc_quick.toml"
 #: What of `scenario_run`'s output measures the machine, not the run.
-TIMING = [re.compile(p, re.M) for p in (r"\(\d+\.\d+ M/s\)", r'"(run_s|setup_s)": [0-9.e-]+')]
+TIMING = [re.compile(p, re.M) for p in (r"\(\d+\.\d+ M/s\)", r'"(run_s|setup_s)": [0-9.e-]+',
+                                        r"; CPU s per thread.*$")]
 #: Thread settings: the reference's order (none), the origin order on one thread, two threads.
 MODES = ((), ("--threads", "1"), ("--threads", "2"))
 
 
 def scenario_text(path: Path, stop_time: str) -> str:
-    """The scenario, with `stop_time` set at its top unless `none`."""
+    """The scenario, its `stop_time` replaced (`none`: removed; empty: kept)."""
     text = path.read_text()
-    if stop_time == "none":
+    if not stop_time:
         return text
-    lines = [l for l in text.splitlines() if not l.startswith("stop_time")]
-    return f'stop_time = "{stop_time}"\n' + "\n".join(lines) + "\n"
+    lines = [line for line in text.splitlines() if not line.startswith("stop_time")]
+    head = "" if stop_time == "none" else f'stop_time = "{stop_time}"\n'
+    return head + "\n".join(lines) + "\n"
 
 
 def run(binary: str, toml: Path, mode: tuple[str, ...], tmp: Path, tag: str) -> tuple[str, str]:
@@ -60,7 +65,7 @@ def main() -> int:
     ap.add_argument("--old", required=True, help="the old scenario_run binary")
     ap.add_argument("--new", required=True, help="the new scenario_run binary")
     ap.add_argument("--scenario", type=Path, default=SCENARIO)
-    ap.add_argument("--stop-time", default="2ms", help="simulated time to run (`none`: to the end)")
+    ap.add_argument("--stop-time", default="", help="simulated time to run (`none`: to the end; default: the scenario's)")
     args = ap.parse_args()
     differ = []
     with tempfile.TemporaryDirectory() as d:

@@ -65,7 +65,7 @@ NATIVE = {
     "virtuoso-2ms": "virtuoso_vs_ecmp_2ms.toml",
     "virtuoso-2ms-ecmp": "virtuoso_vs_ecmp_2ms_ecmp.toml",
     # Issue 70 §2: a congested lossless fabric, PAUSE and RESUME throughout (no congestion
-    # control, 20 MB permutation): k = 8 (46 million events) and k = 16 (only when named).
+    # control, 20 MB permutation): k = 8 cut at 2 ms (26 million events) and k = 16 (only when named).
     "fat-tree-pfc-quick": "fat_tree_pfc_quick.toml",
     "fat-tree-1k-pfc": "fat_tree_1k_pfc.toml",
 }
