@@ -31,7 +31,8 @@ sys.path.insert(0, str(REPO / "bench"))
 from run import SCENARIOS, prepare  # noqa: E402
 
 #: Bench scenarios (bench/scenarios/) run with `scenario_run`.
-NATIVE = {"fat-tree-128-pfc": "fat_tree_128_pfc.toml", "fat-tree-1k-perm": "fat_tree_1k_permutation.toml"}
+NATIVE = {"fat-tree-128-pfc": "fat_tree_128_pfc.toml", "fat-tree-1k-perm": "fat_tree_1k_permutation.toml",
+          "fat-tree-pfc-quick": "fat_tree_pfc_quick.toml", "fat-tree-1k-pfc": "fat_tree_1k_pfc.toml"}
 SECTION = "Instructions per event"
 
 

@@ -32,7 +32,8 @@ from run import SCENARIOS, prepare  # noqa: E402
 
 #: Bench scenarios run through `rdmalab run`'s path (files under bench/scenarios/).
 NATIVE = {"fat-tree-128-pfc": "fat_tree_128_pfc.toml", "fat-tree-1k-perm": "fat_tree_1k_permutation.toml",
-          "fat-tree-1k-ws": "fat_tree_1k_websearch.toml"}
+          "fat-tree-1k-ws": "fat_tree_1k_websearch.toml", "fat-tree-pfc-quick": "fat_tree_pfc_quick.toml",
+          "fat-tree-1k-pfc": "fat_tree_1k_pfc.toml"}
 PHASES = ("start", "imports", "setup", "engine", "tables", "files", "figures")
 
 #: One run in a child process: prints a JSON dict of CPU seconds per phase (and the events).

@@ -64,6 +64,10 @@ NATIVE = {
     # address and destination, ~1,400 per host) and its ECMP twin (only when named).
     "virtuoso-2ms": "virtuoso_vs_ecmp_2ms.toml",
     "virtuoso-2ms-ecmp": "virtuoso_vs_ecmp_2ms_ecmp.toml",
+    # Issue 70 §2: a congested lossless fabric, PAUSE and RESUME throughout (no congestion
+    # control, 20 MB permutation): k = 8 cut at 2 ms (26 million events) and k = 16 (only when named).
+    "fat-tree-pfc-quick": "fat_tree_pfc_quick.toml",
+    "fat-tree-1k-pfc": "fat_tree_1k_pfc.toml",
 }
 #: Native scenarios whose memory is split per host and per flow: (fabric-only scenario, hosts).
 FABRIC_ONLY = {
@@ -74,7 +78,8 @@ FABRIC_ONLY = {
 }
 #: Scenarios run only when named (their memory: `fat-tree-1M` needs some 11 GB; their time:
 #: `ring-allreduce-1k`).
-NOT_BY_DEFAULT = {"fat-tree-250k", "fat-tree-1M", "ring-allreduce-1k", "virtuoso-2ms", "virtuoso-2ms-ecmp"}
+NOT_BY_DEFAULT = {"fat-tree-250k", "fat-tree-1M", "ring-allreduce-1k", "virtuoso-2ms", "virtuoso-2ms-ecmp",
+                  "fat-tree-1k-pfc"}
 
 # name -> (reference config, CC_MODE), or (native scenario file under bench/, None)
 SCENARIOS = {
