@@ -73,7 +73,13 @@ pub fn parse_flows_with_ids(text: &str, path: &Path, topo: &Topology) -> Result<
     Ok((flows, ids))
 }
 
-fn parse(text: &str, path: &Path, topo: &Topology, mut ids: Option<&mut Vec<u64>>, form: Form) -> Result<Vec<FlowSpec>> {
+fn parse(
+    text: &str,
+    path: &Path,
+    topo: &Topology,
+    mut ids: Option<&mut Vec<u64>>,
+    form: Form,
+) -> Result<Vec<FlowSpec>> {
     let mut r = Reader::new(text, path);
     r.check_record("the header", "F")?;
     let (f, _) = r.u64("F", "the flow count F")?;

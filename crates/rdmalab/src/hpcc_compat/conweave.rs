@@ -54,14 +54,19 @@ pub(super) fn apply(cfg: &HpccConfig, topo: &Topology, config: &mut SimConfig) -
         return Err(bad(cfg, "LB_MODE", &msg));
     };
     if matches!(cfg.cc_mode, CcMode::None | CcMode::Blitz) {
-        return Err(bad(cfg, "CC_MODE", "an rdmalab extension of the reference dialect, not a mode of the ConWeave artifact"));
+        return Err(bad(
+            cfg,
+            "CC_MODE",
+            "an rdmalab extension of the reference dialect, not a mode of the ConWeave artifact",
+        ));
     }
     if lb == PathSelection::Conweave && cfg.cc_mode != CcMode::Dcqcn {
         let msg = "LB_MODE 9 (ConWeave) runs with CC_MODE 1 (DCQCN) only: the ConWeave artifact exits otherwise";
         return Err(bad(cfg, "CC_MODE", msg));
     }
     if cfg.line_of("BUFFER_SIZE").is_none() || cfg.buffer_size_mb == 0 {
-        let msg = "missing or 0: the ConWeave artifact's switches then have no buffer (its run.py always writes it, in MB)";
+        let msg =
+            "missing or 0: the ConWeave artifact's switches then have no buffer (its run.py always writes it, in MB)";
         return Err(bad(cfg, "BUFFER_SIZE", msg));
     }
     config.path_selection = lb;

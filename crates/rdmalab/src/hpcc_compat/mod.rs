@@ -71,7 +71,8 @@ pub fn load(cfg: &HpccConfig) -> Result<(Scenario, Option<M4Outputs>)> {
     if cfg.enable_qcn {
         cfg.check_ecn_maps(&topology)?;
     }
-    let read = || std::fs::read_to_string(flow_path).map_err(|e| Error::Io { path: flow_path.to_path_buf(), source: e });
+    let read =
+        || std::fs::read_to_string(flow_path).map_err(|e| Error::Io { path: flow_path.to_path_buf(), source: e });
     let (flows, ids) = match cfg.dialect {
         Dialect::M4 => {
             let (flows, ids) = hpcc_flow::parse_flows_with_ids(&read()?, flow_path, &topology)?;

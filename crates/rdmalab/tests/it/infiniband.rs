@@ -210,3 +210,27 @@ fn rate_names_are_the_data_rates() {
         assert!((got - bps).abs() < 1.0, "{name}: {got}");
     }
 }
+
+#[test]
+fn a_failed_link_returns_the_credits_of_what_it_strands_and_every_flow_completes() {
+    // A permutation of 256 KiB on a 4-leaf, 8-spine fabric; leaf 0's link to spine 1 fails
+    // at 10 us and routes change 20 us later. Meanwhile both switches drop what they had
+    // queued for the dead link and what they route to it: each such packet leaves an input
+    // buffer without being sent. Unless its blocks go back to the upstream as credits, a VL
+    // that lost a buffer's worth never sends again and its flows never end (the stop time
+    // is 10 ms; the permutation needs about 1 ms).
+    let toml = "stop_time = \"10ms\"\n\
+        [topology]\nkind = \"leaf_spine\"\nleaves = 4\nhosts_per_leaf = 8\nspines = 8\n\
+        host_rate = \"100Gbps\"\nfabric_rate = \"100Gbps\"\ndelay = \"1us\"\n\
+        [fabric]\ncc = \"ib\"\nlink_layer = \"infiniband\"\nmtu = 1024\nreroute_delay = \"20us\"\n\
+        [[traffic]]\nkind = \"permutation\"\nsize = 262144\n\
+        [[events]]\nkind = \"link_down\"\nat = \"10us\"\na = 32\nb = 37\n";
+    let s = scenario(toml);
+    let mut sim = s.simulation().unwrap();
+    assert_eq!(sim.run_to_end(), StopReason::Finished, "a flow never ended: credits were lost");
+    let r = sim.results().expect("bytes conserved");
+    assert_eq!(r.records.len(), 32);
+    assert!(r.counters.link_down_losses > 0, "the failure stranded nothing: the test tests nothing");
+    assert_eq!(r.payload_in_flight, 0);
+    assert!(r.last_completion < Time(2_000_000_000), "last flow ended at {:?}", r.last_completion);
+}

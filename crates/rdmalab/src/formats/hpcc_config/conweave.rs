@@ -121,8 +121,13 @@ pub(super) fn set_conweave_key(c: &mut HpccConfig, r: &mut Reader<'_>, key: &'st
         // out): `run.py` writes seconds (`2.0`), whose integer part the fork takes.
         "QLEN_MON_START" => c.qlen_mon_start = Time::from_ns(integer_part(r, key)?),
         "QLEN_MON_END" => c.qlen_mon_end = Time::from_ns(integer_part(r, key)?),
-        "FLOW_INPUT_FILE" | "CNP_OUTPUT_FILE" | "EST_ERROR_MON_FILE" | "VOQ_MON_FILE" | "VOQ_MON_DETAIL_FILE"
-        | "UPLINK_MON_FILE" | "CONN_MON_FILE" => {
+        "FLOW_INPUT_FILE"
+        | "CNP_OUTPUT_FILE"
+        | "EST_ERROR_MON_FILE"
+        | "VOQ_MON_FILE"
+        | "VOQ_MON_DETAIL_FILE"
+        | "UPLINK_MON_FILE"
+        | "CONN_MON_FILE" => {
             let p = super::values::path_value(r, key)?;
             m.monitor_files.push((key, p));
         }
@@ -144,9 +149,16 @@ mod tests {
         let c = parse_config_as(text, Path::new("c.txt"), Dialect::Conweave).unwrap();
         let m = &c.conweave;
         assert_eq!((m.lb_mode, m.enable_pfc, m.enable_irn), (9, false, true));
-        assert_eq!((m.tx_expiry, m.path_pause, m.reply_extra), (Time::from_us(300), Time::from_us(16), Time::from_us(4)));
+        assert_eq!(
+            (m.tx_expiry, m.path_pause, m.reply_extra),
+            (Time::from_us(300), Time::from_us(16), Time::from_us(4))
+        );
         assert_eq!(m.flowgen_stop, Time::from_ms(2_100));
-        assert_eq!(c.buffer_bytes(), 9 * 1024 * 1024, "MB as in the reference (main program: buffer_size * 1024 * 1024)");
+        assert_eq!(
+            c.buffer_bytes(),
+            9 * 1024 * 1024,
+            "MB as in the reference (main program: buffer_size * 1024 * 1024)"
+        );
         assert_eq!(m.monitor_files, vec![("VOQ_MON_FILE", PathBuf::from("mix/v.txt"))]);
     }
 

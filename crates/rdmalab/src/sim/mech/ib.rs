@@ -116,6 +116,18 @@ pub(in crate::sim) fn on_switch_send(
     out.push(flow_control(ib, ingress, vl, fccl));
 }
 
+/// Hook "switch discards" (`switch/mod.rs::drop_at_ingress`: a packet routed to a failed
+/// link; `switch/carry_out.rs`: the queue of a port whose link failed, a mechanism's
+/// deliberate drop): `pkt` leaves the input buffer of `ingress`, the port it came in on,
+/// without being sent. Its blocks are free and the upstream hears so, as after a send;
+/// otherwise the upstream's credits for them would be gone for good, and a VL that lost a
+/// buffer's worth would stall for the rest of the run.
+pub(in crate::sim) fn on_switch_discard(ib: &mut IbLinks, ingress: PortId, pkt: &Packet, out: &mut Vec<Action>) {
+    let Some(vl) = vl_of(pkt) else { return };
+    let fccl = ib.ports[ingress.idx()].free(vl, ib::blocks(pkt.wire), ib.capacity);
+    out.push(flow_control(ib, ingress, vl, fccl));
+}
+
 /// A flow-control packet for `vl` with credit limit `fccl` out of `port`, ahead of any
 /// data (the carry-out's `Frame`).
 fn flow_control(ib: &IbLinks, port: PortId, vl: usize, fccl: u64) -> Action {

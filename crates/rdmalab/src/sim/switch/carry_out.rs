@@ -162,6 +162,7 @@ impl Simulation {
             let resume = self.release_discarded(p, class, &pkt);
             self.lose(p, &pkt);
             self.resume_after_discard(p, class, &pkt, resume);
+            self.free_input_after_discard(&pkt);
         }
         if let Some(c) = self.ports[p.idx()].classes.as_deref_mut() {
             c.all_emptied(); // DWRR classes that empty lose their deficit
@@ -179,6 +180,7 @@ impl Simulation {
             self.mech.deliberate_drops += 1;
             self.drop_packet(p, &pkt);
             self.resume_after_discard(p, class as usize, &pkt, resume);
+            self.free_input_after_discard(&pkt);
         }
         if let Some(c) = self.ports[p.idx()].classes.as_deref_mut() {
             c.all_emptied();
@@ -197,6 +199,15 @@ impl Simulation {
             Some(buffers) => {
                 crate::sim::mech::port_buffers::release(buffers, &self.ports, sw, pkt.ingress_local, p, class, pkt.wire)
             }
+        }
+    }
+
+    /// Under InfiniBand, a discarded packet's blocks in its ingress's input buffer are freed
+    /// and the upstream is told (`mech::ib::on_switch_discard`; the actions run after the
+    /// caller's, in the carry-out that applies it).
+    fn free_input_after_discard(&mut self, pkt: &crate::fabric::Packet) {
+        if let Some(ib) = self.mech.ib.as_deref_mut() {
+            crate::sim::mech::ib::on_switch_discard(ib, pkt.ingress, pkt, &mut self.mech.actions);
         }
     }
 

@@ -208,6 +208,11 @@ impl Simulation {
             self.count_admission_drop(at, class);
         }
         self.drop_packet(at, &pkt);
+        if let Some(ib) = self.mech.ib.as_deref_mut() {
+            let from = self.mech.actions.len();
+            super::mech::ib::on_switch_discard(ib, at, &pkt, &mut self.mech.actions);
+            self.carry_out(from);
+        }
     }
 
     /// A packet of `class` refused at ingress `at`: counted for the class table, if any, and
