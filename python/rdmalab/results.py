@@ -79,10 +79,11 @@ def flows_frame(f: dict[str, Any], unreachable: dict[str, Any] | None,
         "sport": f["sport"], "dport": f["dport"], "size": f["size"],
         "start_ns": f["start_ps"] / 1000.0, "fct_ns": f["fct_ps"] / 1000.0, "ideal_ns": f["ideal_ps"] / 1000.0,
         "tenant": pl.Series([names[int(i)] for i in tenant_idx], dtype=pl.Utf8),
-        # Loss recovery and reordering: the sender's retransmissions and NACKs heard, the
-        # receiver's out-of-order arrivals and CNPs by cause (docs/model/loss-and-failures.md, "Loss recovery").
+        # Loss recovery and reordering: the sender's retransmissions, NACKs heard and
+        # timeouts, the receiver's out-of-order arrivals, CNPs by cause and trimmed headers
+        # (docs/model/loss-and-failures.md, "Loss recovery"; docs/uet.md, "Outputs").
         **{k: f.get(k, np.zeros(len(f["flow"]), dtype=np.uint64))
-           for k in ("retx_packets", "nacks", "ooo_packets", "cnps_ecn", "cnps_ooo")},
+           for k in ("retx_packets", "nacks", "timeouts", "ooo_packets", "cnps_ecn", "cnps_ooo", "trimmed_packets")},
     })
     flows = flows.with_columns((pl.col("fct_ns") / pl.col("ideal_ns")).clip(lower_bound=1.0).alias("slowdown"),
                                pl.lit("completed").alias("status"))

@@ -363,15 +363,17 @@ class Scenario:
 
     def collective(self, name: str, kind: str, ranks: list[int] | dict[str, str], size: str | int,
                    algorithm: str | None = None, channels: int | None = None, chunk: str | int | None = None,
-                   start: str | None = None, repeat: int | None = None) -> "Scenario":
+                   start: str | None = None, repeat: int | None = None,
+                   transport: str | None = None) -> "Scenario":
         """A collective (`[[collective]]`, docs/collectives.md): `kind` allreduce, allgather,
         reduce_scatter, alltoall or broadcast; `algorithm` ring (default), double_binary_tree,
         halving_doubling or direct (alltoall's default); `ranks` hosts in rank order or
         `{"hosts": "0..15"}`; `size` bytes per rank as NCCL-tests counts them (`"64MiB"`);
-        `channels`, `chunk` (default 512KiB), `start`, `repeat`. Results: `collectives`."""
+        `channels`, `chunk` (default 512KiB), `start`, `repeat`; `transport` rc (default) or uet
+        (docs/uet.md). Results: `collectives`."""
         e: dict[str, Any] = {"name": name, "kind": kind, "ranks": ranks, "size": size}
         e.update({k: v for k, v in dict(algorithm=algorithm, channels=channels, chunk=chunk, start=start,
-                                         repeat=repeat).items() if v is not None})
+                                         repeat=repeat, transport=transport).items() if v is not None})
         return self._append("collective", e)
 
     def with_host(self, **settings: Any) -> "Scenario":

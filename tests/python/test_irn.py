@@ -32,7 +32,7 @@ low_packets = 3
 bdp = 100000
 """
 
-COLUMNS = ("retx_packets", "nacks", "ooo_packets", "cnps_ecn", "cnps_ooo")
+COLUMNS = ("retx_packets", "nacks", "timeouts", "ooo_packets", "cnps_ecn", "cnps_ooo")
 
 
 def built() -> Scenario:

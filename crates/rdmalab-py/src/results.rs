@@ -62,6 +62,7 @@ fn flow_dict<'py>(py: Python<'py>, rs: &[FlowRecord]) -> PyResult<Bound<'py, PyD
     t.u64("retx_packets", |x| x.retx_packets as u64)?.u64("nacks", |x| x.nacks as u64)?;
     t.u64("ooo_packets", |x| x.rx.ooo_packets as u64)?;
     t.u64("cnps_ecn", |x| x.rx.cnps_ecn as u64)?.u64("cnps_ooo", |x| x.rx.cnps_ooo as u64)?;
+    t.u64("timeouts", |x| x.timeouts as u64)?.u64("trimmed_packets", |x| x.rx.trimmed_packets as u64)?;
     Ok(t.dict())
 }
 
@@ -146,6 +147,7 @@ fn port_counter_dict<'py>(py: Python<'py>, ps: &[PortCounters]) -> PyResult<Boun
     t.u64("pause_sent", |p| p.pause_sent)?.u64("pause_received", |p| p.pause_received)?;
     t.u64("paused_ps", |p| p.paused_ps)?.u64("ecn_marks", |p| p.ecn_marks)?.u64("drops", |p| p.drops)?;
     t.u64("credit_stall_ps", |p| p.credit_stall_ps)?;
+    t.u64("trims", |p| p.trims)?.u64("trimmed_bytes", |p| p.trimmed_bytes)?;
     Ok(t.dict())
 }
 

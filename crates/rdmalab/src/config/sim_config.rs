@@ -321,7 +321,7 @@ pub struct SimConfig {
 }
 
 /// `SimConfig::records_in_memory`'s default: 65,536 records (6 MB at their 88 B), a few
-/// hundredths of a second of writing per million flows, and a file of 66 B per flow.
+/// hundredths of a second of writing per million flows, and a file of 70 B per flow.
 pub const RECORDS_IN_MEMORY: usize = 1 << 16;
 
 impl Default for SimConfig {

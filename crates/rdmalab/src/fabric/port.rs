@@ -30,6 +30,11 @@ pub struct PortCounters {
     /// InfiniBand: picoseconds during which some VL of this port lacked credits for a
     /// full packet (`fabric::ib`).
     pub credit_stall_ps: u64,
+    /// Packets trimmed to their header at this egress port (`[fabric.trimming]`, filled in
+    /// from `mech::trimming`'s counts when the results are taken).
+    pub trims: u64,
+    /// Payload bytes those trims cut off.
+    pub trimmed_bytes: u64,
 }
 
 /// Runtime state of one port (one direction of a link).

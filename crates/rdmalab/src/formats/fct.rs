@@ -79,6 +79,7 @@ impl FctLine {
             tenant: 0,
             retx_packets: 0,
             nacks: 0,
+            timeouts: 0,
             rx: Default::default(),
         })
     }

@@ -12,6 +12,7 @@
 //! chunk = "512KiB"       # pipelining unit
 //! start = "0us"
 //! repeat = 1             # back-to-back iterations
+//! transport = "rc"       # rc | uet: the transport of its QPs
 //! ```
 
 use std::path::Path;
@@ -22,6 +23,7 @@ use crate::app::collective::{Algorithm, Collective, Kind};
 use crate::error::{Error, Result};
 use crate::formats::units_parse::{parse_bytes, parse_time};
 use crate::ids::NodeId;
+use crate::rnic::transport::Transport;
 use crate::topology::Topology;
 
 /// One `[[collective]]` as written.
@@ -49,6 +51,8 @@ pub struct CollectiveSpec {
     /// Iterations (default 1).
     #[serde(default = "one_u32")]
     pub repeat: u32,
+    /// Transport of its QPs: `rc` (default) or `uet` (`rnic::uet`; docs/uet.md).
+    pub transport: Option<String>,
 }
 
 /// `ranks`: a list of hosts, or a range of them.
@@ -135,9 +139,22 @@ impl CollectiveSpec {
             chunk: self.chunk.as_ref().map_or(Ok(DEFAULT_CHUNK), |c| bytes(file, &field("chunk"), c))?,
             start,
             repeat: self.repeat,
+            transport: self.transport(file, &field("transport"))?,
         };
         c.validate().map_err(|e| super::locate::in_section(e, file, &format!("collective[{i}]")))?;
         Ok(c)
+    }
+}
+
+impl CollectiveSpec {
+    /// `transport`: RC or UET. A collective's transfers are messages that complete in
+    /// order on reliable connections, so UC and UD are refused.
+    fn transport(&self, file: &Path, field: &str) -> Result<Transport> {
+        let Some(t) = &self.transport else { return Ok(Transport::Rc) };
+        match Transport::parse(t).map_err(|m| Error::input(file, 0, field, m))? {
+            t @ (Transport::Rc | Transport::Uet) => Ok(t),
+            _ => Err(Error::input(file, 0, field, format!("`{t}`: a collective runs over `rc` or `uet`"))),
+        }
     }
 }
 

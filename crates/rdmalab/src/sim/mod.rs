@@ -206,6 +206,9 @@ pub struct Simulation {
     /// The receivers' per-flow counts (out of order, CNPs by cause), by flow; grown on the
     /// first count, so a run that counts none keeps it empty.
     flow_rx: Vec<crate::stats::RxFlowCounts>,
+    /// The senders' retransmission timeouts by flow (the oldest unacknowledged message's at
+    /// each timeout that resent something); grown on the first, empty in a run without one.
+    flow_timeouts: Vec<u32>,
     /// Every optional mechanism's state (`mech::Mechanisms`).
     mech: mech::Mechanisms,
     /// Events by kind (`sim::event_profile`, cargo feature `event-profile` only).

@@ -262,6 +262,7 @@ impl Simulation {
         }
         let mut ports: Vec<_> = self.ports.iter().map(|p| p.port_counters()).collect();
         super::mech::ib::stall_counters(self.mech.ib.as_deref(), self.now, &mut ports);
+        super::mech::trimming::port_counters(self.mech.trimming.as_deref(), &mut ports);
         let mut r = Results {
             records,
             spilled: self.spilled_records(),

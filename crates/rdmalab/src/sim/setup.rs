@@ -170,6 +170,7 @@ impl Simulation {
             #[cfg(feature = "event-profile")]
             profile: Default::default(),
             flow_rx: Vec::new(),
+            flow_timeouts: Vec::new(),
         };
         if sim.cfg.threads.is_some() {
             sim.use_origin_order();

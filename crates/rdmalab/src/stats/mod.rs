@@ -43,6 +43,8 @@ pub struct FlowRecord {
     pub retx_packets: u32,
     /// NACKs the sender received.
     pub nacks: u32,
+    /// Retransmission timeouts at the sender that resent something.
+    pub timeouts: u32,
     /// The receiver's counts (`RxFlowCounts`), joined in when the results are assembled.
     pub rx: RxFlowCounts,
 }
@@ -58,6 +60,9 @@ pub struct RxFlowCounts {
     pub cnps_ecn: u32,
     /// CNPs sent for out-of-order packets alone (`fabric.cnp_on_ooo`).
     pub cnps_ooo: u32,
+    /// Trimmed headers of the flow's packets that reached the receiver (UET with
+    /// `[fabric.trimming]`): each one a packet some switch cut to its header.
+    pub trimmed_packets: u32,
     /// When the receiver held the flow's last byte in order (`SimConfig::fct_at_receiver`
     /// only; zero otherwise).
     pub delivered: Time,
@@ -69,6 +74,7 @@ impl RxFlowCounts {
         self.ooo_packets += o.ooo_packets;
         self.cnps_ecn += o.cnps_ecn;
         self.cnps_ooo += o.cnps_ooo;
+        self.trimmed_packets += o.trimmed_packets;
         self.delivered = self.delivered.max(o.delivered);
     }
 }

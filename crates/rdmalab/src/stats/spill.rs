@@ -24,9 +24,9 @@ use crate::units::Time;
 
 /// Bytes of one record on disk (its fields, little-endian; the receiver's counts are joined
 /// when read back, never stored).
-const RECORD_BYTES: usize = 66;
+const RECORD_BYTES: usize = 70;
 
-/// Records decoded at a time from one run when reading back (4,096 x 66 B per run).
+/// Records decoded at a time from one run when reading back (4,096 x 70 B per run).
 const READ_BLOCK: u64 = 4096;
 
 /// The order a run's records are reported in, and so the key its sorted runs are merged by.
@@ -204,6 +204,7 @@ fn encode(r: &FlowRecord, out: &mut Vec<u8>) {
     out.extend_from_slice(&r.tenant.to_le_bytes());
     out.extend_from_slice(&r.retx_packets.to_le_bytes());
     out.extend_from_slice(&r.nacks.to_le_bytes());
+    out.extend_from_slice(&r.timeouts.to_le_bytes());
 }
 
 fn decode(b: &[u8]) -> FlowRecord {
@@ -225,6 +226,7 @@ fn decode(b: &[u8]) -> FlowRecord {
         tenant: u16_at(56),
         retx_packets: u32_at(58),
         nacks: u32_at(62),
+        timeouts: u32_at(66),
         rx: RxFlowCounts::default(),
     }
 }
@@ -249,6 +251,7 @@ mod tests {
             tenant: 65_535,
             retx_packets: u32::MAX - 1,
             nacks: 9,
+            timeouts: 7,
             rx: RxFlowCounts::default(),
         }
     }

@@ -96,6 +96,48 @@ fn ring_allreduce_takes_2_n_minus_1_steps_of_s_over_n() {
     }
 }
 
+/// A ring AllReduce over UET (`transport = "uet"`) on the idle star takes the same closed
+/// form as over RC when the receiver acknowledges only a message's last packet (`ack_every`
+/// past a message's 120 packets; a UET message's last packet always asks for its ACK):
+/// 2(n-1) steps of A(S/n), and tx(ack) between steps. With the default coalescing (an ACK
+/// every 4 packets) each rank's uplink also carries the ACKs of the message it receives,
+/// so the collective takes longer, by at most the extra ACKs' serialisation, and completes.
+#[test]
+fn ring_allreduce_over_uet_takes_the_closed_form() {
+    let n = 4usize;
+    let size = 120_000 * n as u64;
+    let ring = format!(
+        "name = \"g\"\nkind = \"allreduce\"\nranks = {{ hosts = \"0..3\" }}\nsize = {size}\nchunk = \"1MiB\"\ntransport = \"uet\"\n"
+    );
+    let steps = 2 * (n as u64 - 1);
+    let expect = Time(steps * arrival(size / n as u64).0 + (steps - 1) * tx_ack().0);
+    let (r, up) = run(&format!("{}[fabric.uet]\nack_every = 1000\n", star(n, &ring)));
+    let c = one(&r);
+    assert_eq!(took(c), expect);
+    assert_eq!(up, vec![uplink(&vec![size / n as u64; steps as usize], steps as usize); n]);
+    assert_eq!((r.counters.retx_packets, r.counters.timeouts), (0, 0));
+    let (r, _) = run(&star(n, &ring));
+    let c = one(&r);
+    // Per step a rank receives 120 packets: ACKs after packets 4, 8, ..., 120 (30), one of
+    // them the last packet's, which the closed form counts.
+    let extra = Time(steps * 29 * tx_ack().0);
+    assert!(took(c) > expect && took(c) <= expect + extra, "{} against {} + {}", took(c), expect, extra);
+    // A collective's messages need a reliable transport.
+    let e =
+        input_error(&star(2, "name = \"u\"\nkind = \"allreduce\"\nranks = [0, 1]\nsize = 1000\ntransport = \"ud\"\n"));
+    assert!(e.contains("collective[0].transport"), "{e}");
+}
+
+/// A UET ring AllReduce (with REPS spraying) gives the same outputs on 1, 2 and 4 threads.
+#[test]
+fn uet_collectives_are_the_same_at_1_2_and_4_threads() {
+    let toml = "seed = 3\n[topology]\nkind = \"fat_tree\"\nk = 4\n[fabric]\ncc = \"dcqcn\"\npath_selection = \"reps\"\n\
+        [[collective]]\nname = \"ring\"\nkind = \"allreduce\"\nranks = { hosts = \"0..15\" }\nsize = \"1MiB\"\nchunk = \"16KiB\"\ntransport = \"uet\"\n";
+    let (stop, r) = crate::parallel_outputs::same_for_1_2_4_threads("uet collective", toml);
+    assert_eq!(stop, StopReason::Finished);
+    assert!(r.collectives.iter().all(|c| c.end.is_some() && c.busbw_gbps > 0.0));
+}
+
 #[test]
 fn ring_allgather_and_reduce_scatter_take_n_minus_1_steps() {
     let n = 4u64;

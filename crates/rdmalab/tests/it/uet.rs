@@ -67,7 +67,7 @@ fn one_lost_packet_costs_one_timeout_and_one_retransmission() {
     let seed = one_loss_seed(&text);
     let r = run_seed(&text, seed);
     assert_eq!((r.counters.timeouts, r.counters.retx_packets), (1, 1));
-    assert_eq!(r.records[0].retx_packets, 1);
+    assert_eq!((r.records[0].retx_packets, r.records[0].timeouts, r.records[0].rx.trimmed_packets), (1, 1, 0));
     assert_eq!(r.counters.payload_bytes_delivered, size, "every byte once");
     assert_eq!(r.counters.payload_bytes_discarded, 0, "no duplicate reached the receiver");
     let clean = run_seed(&two_hosts(size, ""), 1);
@@ -149,11 +149,16 @@ fn uet_runs_are_the_same_for_any_thread_count() {
         let one = super::fixtures::run_threads(&text, "uet.toml", 1);
         assert_eq!(one.records.len(), 6);
         assert!(one.counters.timeouts > 0, "{ps}: the lossy links cost timeouts");
+        // Every flow completed: the flows' timeouts are the run's.
+        assert_eq!(one.records.iter().map(|f| f.timeouts as u64).sum::<u64>(), one.counters.timeouts, "{ps}");
         for t in [2, 4] {
             let mut r = super::fixtures::run_threads(&text, "uet.toml", t);
             r.counters.events = one.counters.events; // the engine's own events differ by design
             assert_eq!(super::fixtures::fct_text(&r), super::fixtures::fct_text(&one), "{ps}, {t} threads");
             assert_eq!(format!("{:?}", r.counters), format!("{:?}", one.counters), "{ps}, {t} threads");
+            let per_flow =
+                |r: &Results| r.records.iter().map(|f| (f.flow, f.timeouts, f.nacks, f.rx)).collect::<Vec<_>>();
+            assert_eq!(per_flow(&r), per_flow(&one), "{ps}, {t} threads");
         }
     }
 }
@@ -186,6 +191,70 @@ fn a_trimmed_packet_is_resent_once_and_the_messages_complete() {
     assert_eq!(r.counters.payload_bytes_delivered, 1_000_000);
     assert_eq!(r.counters.payload_bytes_discarded, 0, "no packet delivered twice");
     assert_eq!(r.counters.drops, 0, "trimmed, not dropped");
+}
+
+/// The flow table's trim and timeout columns, against counts kept elsewhere: each flow's
+/// `trimmed_packets` (counted as its headers reach the receiver) is the NACKs its sender
+/// heard and the packets it resent, and the flows' sum is the switches' own `trims`; no
+/// flow timed out. Both senders of the 2→1 incast are trimmed.
+#[test]
+fn the_flow_table_counts_each_flow_s_trimmed_packets_where_the_switch_counted_them() {
+    let r = run_finished(scenario(&incast(500_000, "threshold_kb = 20"), "uet.toml"));
+    assert_eq!(r.records.len(), 2);
+    for f in &r.records {
+        assert!(f.rx.trimmed_packets > 0, "flow {}: {:?}", f.flow, f);
+        assert_eq!((f.nacks, f.retx_packets, f.timeouts), (f.rx.trimmed_packets, f.rx.trimmed_packets, 0));
+    }
+    let sum: u64 = r.records.iter().map(|f| f.rx.trimmed_packets as u64).sum();
+    assert_eq!(sum, r.mechanism_counters.get("trims"));
+    // The same incast over RC (no trimming: a UET packet's flag is what a switch trims)
+    // reports none.
+    let rc = run_finished(scenario(&incast(500_000, "threshold_kb = 20").replace("\"uet\"", "\"rc\""), "rc.toml"));
+    assert_eq!(rc.mechanism_counters.get("trims"), 0);
+    assert!(rc.records.iter().all(|f| f.rx.trimmed_packets == 0));
+}
+
+/// Trims by switch egress port (`ports.trims`, `ports.trimmed_bytes`): the port counts add up
+/// to the run's `trims` and `trimmed_bytes` (counted apart, by the mechanism), and every
+/// trim of the 2→1 incast falls on the switch's port towards the receiver, host 2, where
+/// the two senders' line rates meet. A run without trimming reports none anywhere.
+#[test]
+fn trims_fall_on_the_incast_receiver_s_port_and_sum_to_the_counters() {
+    let s = scenario(&incast(500_000, "threshold_kb = 20"), "uet.toml");
+    let to_receiver = s.topology.ports[s.topology.nodes[2].ports[0].idx()].peer;
+    let r = run_finished(s);
+    let (trims, bytes) = (r.mechanism_counters.get("trims"), r.mechanism_counters.get("trimmed_bytes"));
+    assert!(trims > 10, "{trims}");
+    assert_eq!(r.ports.iter().map(|p| p.trims).sum::<u64>(), trims);
+    assert_eq!(r.ports.iter().map(|p| p.trimmed_bytes).sum::<u64>(), bytes);
+    let at = &r.ports[to_receiver.idx()];
+    assert_eq!((at.trims, at.trimmed_bytes), (trims, bytes), "all at the receiver's port");
+    let plain = run_finished(scenario(&two_hosts(100_000, "").replace("{SEED}", "1"), "uet.toml"));
+    assert!(plain.ports.iter().all(|p| (p.trims, p.trimmed_bytes) == (0, 0)));
+}
+
+/// Per-port trims are the same for 1, 2 and 4 threads: an incast of four hosts of leaf 0
+/// onto one of leaf 1, trimmed at leaf 1's port towards it (each port's switch counts its
+/// own; the merge keeps the owner's count).
+#[test]
+fn per_port_trims_are_the_same_for_any_thread_count() {
+    let flows: Vec<String> = (0..4).map(|i| format!("{{ src = {i}, dst = 4, size = 300000 }}")).collect();
+    let text = format!(
+        "seed = 3\n[topology]\nkind = \"leaf_spine\"\nleaves = 2\nspines = 2\nhosts_per_leaf = 4\n\
+         host_rate = \"100Gbps\"\nfabric_rate = \"100Gbps\"\ndelay = \"1us\"\n\
+         [[traffic]]\nkind = \"flows\"\ntransport = \"uet\"\nflows = [{}]\n\
+         [fabric]\ncc = \"none\"\nmtu = 1000\nlossless = false\npath_selection = \"ev_spray\"\n\
+         [fabric.trimming]\nthreshold_kb = 20\n",
+        flows.join(", ")
+    );
+    let trims = |r: &Results| r.ports.iter().map(|p| (p.trims, p.trimmed_bytes)).collect::<Vec<_>>();
+    let one = super::fixtures::run_threads(&text, "uet.toml", 1);
+    let sum: u64 = one.ports.iter().map(|p| p.trims).sum();
+    assert!(sum > 0 && sum == one.mechanism_counters.get("trims"), "{sum}");
+    for t in [2, 4] {
+        let r = super::fixtures::run_threads(&text, "uet.toml", t);
+        assert_eq!(trims(&r), trims(&one), "{t} threads");
+    }
 }
 
 #[test]

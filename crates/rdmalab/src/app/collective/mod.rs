@@ -123,6 +123,8 @@ pub struct Collective {
     pub start: Time,
     /// Back-to-back iterations: a rank starts iteration k+1 once its part of k is done.
     pub repeat: u32,
+    /// The transport of its QPs (`[[collective]] transport`; RC by default).
+    pub transport: crate::rnic::transport::Transport,
 }
 
 /// A collective's job and what its records need.
@@ -329,6 +331,7 @@ mod tests {
                         chunk,
                         start: Time::ZERO,
                         repeat: 1,
+                        transport: Default::default(),
                     };
                     let Ok(s) = c.schedule() else { continue };
                     let what = format!("{kind:?} {algorithm:?} n={n} size={size} chunk={chunk} ch={channels}");

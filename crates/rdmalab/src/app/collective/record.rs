@@ -172,6 +172,7 @@ pub fn part_record(p: &RecordedPart, graph: &TransferGraph, t: &TransferTimes) -
         chunk: 1,
         start: Time::ZERO,
         repeat: 1,
+        transport: Default::default(),
     };
     let mut r = record(&c, graph, p.transfers.clone(), |i| depth[i - from], t);
     r.name = format!("{}#0", p.name);

@@ -286,6 +286,7 @@ pub fn job(traces: &[ChakraTrace], plan: &Plan) -> Result<ChakraJob> {
                 chunk: plan.chunk,
                 start: Time::ZERO,
                 repeat: 1,
+                transport: Default::default(), // the schedule alone is used
             };
             let s = c.schedule().map_err(|e| {
                 err(

@@ -132,6 +132,7 @@ pub fn iteration(w: &SimaiWorkload, path: &Path, layout: &Layout) -> Result<Iter
                 chunk: layout.chunk,
                 start: Time::ZERO,
                 repeat: 1,
+                transport: Default::default(), // the schedule alone is used
             };
             let s = c.schedule().map_err(|e| match e {
                 // Too few bytes for the group: the row's size is at fault.

@@ -86,11 +86,13 @@ pub(super) fn apply(spec: Option<&UetSpec>, file: &Path, c: &mut SimConfig) -> R
 
 /// UET's packets carry fields that some mechanisms also write: the SACK in the ACK's
 /// payload (Blitz's DASR share), the trimmable flag in the deflection byte (IOFD, ConWeave)
-/// and the SACK base in `int_hops` (CONGA's feedback). A run with UET flows refuses them,
+/// and the SACK base in `int_hops` (CONGA's feedback). A run with UET flows or collectives refuses them,
 /// naming the key that turned each on.
 pub(super) fn check(s: &crate::config::Scenario, file: &Path) -> Result<()> {
     use crate::rnic::transport::Transport;
-    if !s.flows.iter().any(|f| f.transport == Transport::Uet) {
+    if !s.flows.iter().any(|f| f.transport == Transport::Uet)
+        && !s.collectives.iter().any(|c| c.transport == Transport::Uet)
+    {
         return Ok(());
     }
     let clash = |field: &str, what: &str| {

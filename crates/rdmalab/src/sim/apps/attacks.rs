@@ -311,6 +311,7 @@ impl Simulation {
             // Per-QP counts are kept for plain flows only.
             retx_packets: 0,
             nacks: 0,
+            timeouts: 0,
             rx: Default::default(),
             tenant: f.tenant,
         });

@@ -12,6 +12,7 @@ use crate::app::trace_nodes::{JobRecords, TraceNodes};
 use crate::app::{AppId, AppKind, RecvCompletion, SendCompletion};
 use crate::error::{Error, Result};
 use crate::ids::{NodeId, QpId};
+use crate::rnic::transport::Transport;
 use crate::sim::{Event, Simulation};
 use crate::stats::FlowRecord;
 use crate::units::Time;
@@ -50,25 +51,32 @@ impl Simulation {
     /// field.
     pub fn add_collective(&mut self, c: &Collective) -> Result<()> {
         let s = c.schedule()?;
-        self.add_job(s.graph, c.start, Some((c.clone(), s.per_iteration)))
+        self.add_job(s.graph, c.start, Some((c.clone(), s.per_iteration)), c.transport)
     }
 
     /// Sets up a dependency-driven job (transfers on QPs opened now, one per sender, receiver
     /// and lane) whose transfers without dependencies start at `start`.
     pub fn add_transfers(&mut self, graph: TransferGraph, start: Time) -> Result<()> {
-        self.add_job(graph, start, None)
+        self.add_job(graph, start, None, Transport::Rc)
     }
 
     /// `add_transfers`, with the records of `rec`: its parts each recorded in
     /// `res.collectives` as a collective of its own, its trace's nodes in `res.chakra`.
     pub fn add_recorded_transfers(&mut self, graph: TransferGraph, start: Time, rec: JobRecords) -> Result<()> {
-        self.add_job(graph, start, None)?;
+        self.add_job(graph, start, None, Transport::Rc)?;
         let job = self.apps.jobs.last_mut().expect("the job just added");
         (job.parts, job.nodes) = (rec.parts, rec.nodes);
         Ok(())
     }
 
-    fn add_job(&mut self, graph: TransferGraph, start: Time, collective: Option<(Collective, usize)>) -> Result<()> {
+    /// The job's QPs run `transport` (a collective's own; RC for the others).
+    fn add_job(
+        &mut self,
+        graph: TransferGraph,
+        start: Time,
+        collective: Option<(Collective, usize)>,
+        transport: Transport,
+    ) -> Result<()> {
         let hosts = graph.hosts();
         for &h in &hosts {
             if h.idx() >= self.topo.len() || !self.topo.is_host(h) {
@@ -88,7 +96,8 @@ impl Simulation {
             let qp = match qps.get(&key) {
                 Some(&q) => q,
                 None => {
-                    let q = self.open_kept_qp(&FlowSpec::new(t.src, t.dst, 0, self.now), app_of(t.dst));
+                    let spec = FlowSpec { transport, ..FlowSpec::new(t.src, t.dst, 0, self.now) };
+                    let q = self.open_kept_qp(&spec, app_of(t.dst));
                     qps.insert(key, q);
                     q
                 }
@@ -180,6 +189,7 @@ impl Simulation {
             // Per-QP counts are kept for plain flows only.
             retx_packets: 0,
             nacks: 0,
+            timeouts: 0,
             rx: Default::default(),
             tenant,
         });

@@ -162,6 +162,7 @@ impl Simulation {
                 tenant: qp.tenant,
                 retx_packets: qp.retx_packets,
                 nacks: qp.nacks,
+                timeouts: self.flow_timeouts.get(m.flow.idx()).copied().unwrap_or(0),
                 rx: Default::default(), // the receiver's, joined in `results`
             };
             let nic = qp.nic.idx();

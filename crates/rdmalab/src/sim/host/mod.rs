@@ -225,8 +225,11 @@ impl Simulation {
             }
             qp.snd_nxt = qp.snd_una;
         }
-        if self.cfg.cc.windowed() && self.counters.timeouts != timeouts {
-            self.cc_on_loss(qp_id, self.cfg.mtu as u64, crate::cc::LossKind::Timeout);
+        if self.counters.timeouts != timeouts {
+            self.count_flow_timeout(qp_id);
+            if self.cfg.cc.windowed() {
+                self.cc_on_loss(qp_id, self.cfg.mtu as u64, crate::cc::LossKind::Timeout);
+            }
         }
         let qp = &mut self.qps[qp_id.idx()];
         let rto = match self.mech.irn.as_deref() {
@@ -239,5 +242,20 @@ impl Simulation {
         let nic = qp.nic;
         self.mark_if_unsent(qp_id); // rewound
         self.nic_kick(nic);
+    }
+
+    /// A timeout of QP `qp_id` resent something: the plain flow of its oldest unacknowledged
+    /// message counts it (`flows.timeouts`; the sender's state, as the record it goes into).
+    #[cold]
+    fn count_flow_timeout(&mut self, qp_id: QpId) {
+        let Some(m) = self.qps[qp_id.idx()].messages.front() else { return };
+        if !m.app.is_none() || m.flow.is_none() {
+            return;
+        }
+        let f = m.flow.idx();
+        if self.flow_timeouts.len() <= f {
+            self.flow_timeouts.resize(self.flows.len().max(f + 1), 0);
+        }
+        self.flow_timeouts[f] += 1;
     }
 }

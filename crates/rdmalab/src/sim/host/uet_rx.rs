@@ -21,6 +21,9 @@ impl Simulation {
         }
         if uet::trimmed(&pkt) {
             // A header without its payload: the NACK names it, the sender resends it.
+            if let Some(c) = self.flow_rx_counts(rx_id) {
+                c.trimmed_packets += 1; // `flows.trimmed_packets`: learnt here, at the receiver
+            }
             let off = uet::nack_offset(&pkt, &self.qps[rx_id.idx()].rx, mtu);
             let nack = self.make_reply(&pkt, rx_id, PacketKind::Nack, false, off, 0, false);
             return self.queue_reply(&pkt, nack);

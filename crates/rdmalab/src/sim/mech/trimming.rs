@@ -24,11 +24,13 @@ pub(crate) struct Trimming {
     pub trimmed_bytes: u64,
     /// Packets trimmed by egress port.
     pub port_trims: Vec<u64>,
+    /// Payload bytes cut off by egress port.
+    pub port_trimmed_bytes: Vec<u64>,
 }
 
 impl Trimming {
     pub(crate) fn new(cfg: TrimConfig, ports: usize) -> Trimming {
-        Trimming { cfg, trims: 0, trimmed_bytes: 0, port_trims: vec![0; ports] }
+        Trimming { cfg, trims: 0, trimmed_bytes: 0, port_trims: vec![0; ports], port_trimmed_bytes: vec![0; ports] }
     }
 }
 
@@ -52,6 +54,7 @@ pub(in crate::sim) fn trim(t: &mut Trimming, pkt: &mut Packet, egress: usize) ->
     t.trims += 1;
     t.trimmed_bytes += lost;
     t.port_trims[egress] += 1;
+    t.port_trimmed_bytes[egress] += lost;
     pkt.payload = 0;
     pkt.wire = t.cfg.header_bytes;
     pkt.pg = t.cfg.class;
@@ -64,4 +67,14 @@ pub(super) fn counters(t: Option<&Trimming>, c: &mut NamedCounts) {
     let Some(t) = t else { return };
     c.push_conditional("trims", t.trims);
     c.push_conditional("trimmed_bytes", t.trimmed_bytes);
+}
+
+/// Trims per egress port (`PortCounters::trims`, `trimmed_bytes`), into `counters`; a run
+/// without trimming leaves them 0. Each port's switch counted its own, so in a parallel run
+/// the partition that owns the port holds its count (`sim::parallel::merge` keeps it).
+pub(in crate::sim) fn port_counters(t: Option<&Trimming>, counters: &mut [crate::fabric::PortCounters]) {
+    let Some(t) = t else { return };
+    for ((c, &n), &b) in counters.iter_mut().zip(&t.port_trims).zip(&t.port_trimmed_bytes) {
+        (c.trims, c.trimmed_bytes) = (n, b);
+    }
 }
