@@ -24,9 +24,11 @@ def test_the_shipped_sweeps_are_what_the_generator_writes():
 def test_every_run_of_both_sizes_has_its_own_label():
     every = [(quick, v.name, w.name) for quick in (False, True) for v, w in gen.runs(quick)]
     assert len(gen.labels()) == len(every) == len(set(every))
-    # Collectives have no transport key: the AllReduce runs only the RC variants.
-    rc = [v.name for v in gen.VARIANTS if v.transport == "rc"]
-    assert [v.name for v, w in gen.runs(True) if w.name == "allreduce-rail"] == rc
+    # Receiver credit covers `[[traffic]]` flows only: the AllReduce runs every variant but RCCC's.
+    wanted = [v.name for v in gen.VARIANTS if "rccc" not in v.fabric["cc"]]
+    assert [v.name for v, w in gen.runs(True) if w.name == "allreduce-rail"] == wanted
+    uet = [w for v, w in gen.runs(True) if w.name == "allreduce-rail" and v.transport == "uet"]
+    assert uet and all(c["transport"] == "uet" for c in gen.scenario_tables(gen.VARIANTS[3], uet[0])["collective"])
 
 
 @pytest.fixture(scope="module")

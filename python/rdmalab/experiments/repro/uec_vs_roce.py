@@ -225,7 +225,7 @@ def figures(sweep_dir: Path, fig_dir: Path) -> list[Path]:
 EXPERIMENTS = [
     Experiment(
         name="uec-vs-roce",
-        title="Ultra Ethernet (NSCC; oblivious and REPS spraying; trimming on/off) vs RoCE, RoCE + IRN + "
+        title="Ultra Ethernet (NSCC, NSCC + RCCC; oblivious and REPS spraying; trimming on/off) vs RoCE, RoCE + IRN + "
               "spraying and InfiniBand: incasts, permutations, failures, AllReduce, web search",
         citation=("SMaRTT: Sender-based Marked Rapidly-adapting Trimmed & Timed Transport (arXiv 2404.01630) and "
                   "REPS: Recycled Entropy Packet Spraying (arXiv 2407.21625); no setup of theirs is run, no "
@@ -233,6 +233,6 @@ EXPERIMENTS = [
         sweep="uec_vs_roce.toml", quick="uec_vs_roce_quick.toml",
         figures=[], by="topology", compare=compare_uec, report=report_uec,
         theirs="an incast's receiver-link bound N x size / rate; elsewhere none (no paper setup matches)",
-        needs_cc=["dcqcn", "ib", "nscc"], extra_figures=figures, flow_columns=FLOW_COLUMNS, theirs_from_runs=True,
+        needs_cc=["dcqcn", "ib", "nscc", "nscc+rccc"], extra_figures=figures, flow_columns=FLOW_COLUMNS, theirs_from_runs=True,
     ),
 ]

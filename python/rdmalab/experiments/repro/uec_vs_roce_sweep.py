@@ -44,6 +44,8 @@ class Variant:
     fabric: dict[str, Any]
     #: True: its ECN marking is NSCC's (from the target queue on, `nscc_ecn`), not DCQCN's.
     nscc_marking: bool = False
+    #: False: it cannot run collectives (receiver credit covers `[[traffic]]` flows only).
+    collectives: bool = True
 
 
 def _uet(spray: str, trimming: bool) -> dict[str, Any]:
@@ -55,10 +57,7 @@ def _uet(spray: str, trimming: bool) -> dict[str, Any]:
 
 
 #: The rows of every table, in order. Add a variant here, name its CC in the experiment's
-#: `needs_cc` (uec_vs_roce.py) and regenerate; nothing else needs to change. The NSCC + RCCC
-#: rows belong after the NSCC ones, once the engine has receiver credit (`cc = "nscc+rccc"`):
-#: `Variant("uet-rccc-reps-trim", "UET: NSCC + RCCC, REPS, trimming", "uet",
-#: {**_uet("reps", True), "cc": "nscc+rccc"}, True)`, and the same with "ev_spray".
+#: `needs_cc` (uec_vs_roce.py) and regenerate; nothing else needs to change.
 VARIANTS: tuple[Variant, ...] = (
     Variant("roce", "RoCE: DCQCN, PFC, ECMP", "rc", {"cc": "dcqcn", "lossless": True, "path_selection": "ecmp"}),
     Variant("roce-irn-spray", "RoCE: DCQCN, IRN (lossy), per-packet spraying", "rc",
@@ -68,6 +67,10 @@ VARIANTS: tuple[Variant, ...] = (
     Variant("uet-reps-trim", "UET: NSCC, REPS, trimming", "uet", _uet("reps", True), True),
     Variant("uet-ops", "UET: NSCC, oblivious spraying, no trimming", "uet", _uet("ev_spray", False), True),
     Variant("uet-reps", "UET: NSCC, REPS, no trimming", "uet", _uet("reps", False), True),
+    Variant("uet-rccc-ops-trim", "UET: NSCC + RCCC, oblivious spraying, trimming", "uet",
+            {**_uet("ev_spray", True), "cc": "nscc+rccc"}, True, collectives=False),
+    Variant("uet-rccc-reps-trim", "UET: NSCC + RCCC, REPS, trimming", "uet",
+            {**_uet("reps", True), "cc": "nscc+rccc"}, True, collectives=False),
 )
 
 
@@ -84,8 +87,7 @@ class Workload:
     links: list[dict[str, Any]] = field(default_factory=list)
     #: Fabric keys of the workload (sampling, reroute delay), merged into every variant's.
     fabric: dict[str, Any] = field(default_factory=dict)
-    #: Transports it runs on: `[[collective]]` has no `transport` key yet, so its workload
-    #: runs the RC variants only (add "uet" once collectives can be UET).
+    #: Transports it runs on.
     transports: tuple[str, ...] = ("rc", "uet")
     #: Links from host to host on the longest path (for NSCC's target queue in bytes).
     path_links: int = 4
@@ -166,7 +168,7 @@ def workloads(quick: bool) -> list[Workload]:
         "allreduce-rail", f"ring AllReduce of {s['ar_size']} per rank, one per rail, {servers * g} GPUs", rail,
         collective=[{"name": f"rail{k}", "kind": "allreduce", "algorithm": "ring", "size": s["ar_size"],
                      "ranks": [srv * g + k for srv in range(servers)]} for k in range(g)],
-        fabric=sample, transports=("rc",), cap=s["cap"]))
+        fabric=sample, cap=s["cap"]))
     out.append(Workload(
         "websearch", f"web-search sizes, Poisson at {s['web_load']:g} of each NIC for {s['web_duration']}", full,
         traffic=[{"kind": "poisson", "cdf": "web_search", "load": s["web_load"], "duration": s["web_duration"]}],
@@ -199,13 +201,15 @@ def scenario_tables(v: Variant, w: Workload) -> dict[str, Any]:
     if "trimming" in fabric:
         fabric["trimming"] = {**fabric["trimming"], "threshold_kb": trim_threshold_kb(w)}
     traffic = [{**t, "transport": v.transport} if v.transport != "rc" else dict(t) for t in w.traffic]
-    return {"topology": w.topology, "fabric": fabric, "traffic": traffic, "collective": w.collective,
+    collective = [{**c, "transport": v.transport} if v.transport != "rc" else dict(c) for c in w.collective]
+    return {"topology": w.topology, "fabric": fabric, "traffic": traffic, "collective": collective,
             "events": w.events, "links": w.links, "stop_time": stop_time(w)}
 
 
 def runs(quick: bool) -> list[tuple[Variant, Workload]]:
     """(variant, workload) of every run, workload by workload."""
-    return [(v, w) for w in workloads(quick) for v in VARIANTS if v.transport in w.transports]
+    return [(v, w) for w in workloads(quick) for v in VARIANTS
+            if v.transport in w.transports and (v.collectives or not w.collective)]
 
 
 def sweep(quick: bool) -> dict[str, Any]:
