@@ -80,6 +80,7 @@ pub struct PortState {
     /// at host-facing ports, input-fair arbitration or per-port buffers. One test per
     /// enqueue and per dequeue, on a line both read anyway, instead of one per mechanism.
     pub special: bool,
+    _line1: LineStart,
     // --- line 1: the transmitter, the owner
     /// Line rate.
     pub rate: Rate,
@@ -170,6 +171,7 @@ impl PortState {
             counters: PortCounters::default(),
             tx_bytes: 0,
             tx_packets: 0,
+            _line1: LineStart,
             _line2: LineStart,
         }
     }
@@ -475,7 +477,7 @@ mod layout {
         assert!(offset_of!(PortState, special) < 64 && offset_of!(PortState, peer_lossy) < 64);
         assert!(offset_of!(PortState, rate) >= 64 && offset_of!(PortState, paused) + 8 <= 128);
         let ws = std::mem::size_of::<super::Wire>();
-        assert!(ws <= 48, "{ws}");
+        assert!(ws <= 40, "{ws}");
         assert_eq!(offset_of!(PortState, queue_bytes), 128);
         assert_eq!(offset_of!(PortState, queues), 192);
         // The linked queues (8 bytes each) fill one line where `VecDeque`s took four.

@@ -34,16 +34,18 @@ impl Default for Wire {
 /// compiler inlined `VecDeque`'s or not depending on what else grew in the caller).
 #[derive(Debug, Default)]
 struct Ring {
-    buf: Vec<Entry>,
+    /// The slots (a boxed slice: the port's state keeps its per-hop fields in its first line,
+    /// `fabric::port`'s layout test, so the wire stays small).
+    buf: Box<[Entry]>,
     /// Index of the first entry.
-    start: usize,
-    len: usize,
+    start: u32,
+    len: u32,
 }
 
 impl Ring {
     #[inline(always)]
     fn front(&self) -> Option<&Entry> {
-        (self.len != 0).then(|| &self.buf[self.start])
+        (self.len != 0).then(|| &self.buf[self.start as usize])
     }
 
     #[inline(always)]
@@ -51,19 +53,19 @@ impl Ring {
         if self.len == 0 {
             return None;
         }
-        let e = self.buf[self.start];
-        self.start = (self.start + 1) & (self.buf.len() - 1);
+        let e = self.buf[self.start as usize];
+        self.start = (self.start + 1) & (self.buf.len() as u32 - 1);
         self.len -= 1;
         Some(e)
     }
 
     #[inline(always)]
     fn push_back(&mut self, e: Entry) {
-        if self.len == self.buf.len() {
+        if self.len as usize == self.buf.len() {
             self.grow();
         }
-        let at = (self.start + self.len) & (self.buf.len() - 1);
-        self.buf[at] = e;
+        let at = (self.start + self.len) & (self.buf.len() as u32 - 1);
+        self.buf[at as usize] = e;
         self.len += 1;
     }
 
@@ -75,13 +77,13 @@ impl Ring {
         let mut buf = Vec::with_capacity(cap);
         buf.extend(self.iter().copied());
         buf.resize(cap, NO_HEAD);
-        self.buf = buf;
+        self.buf = buf.into_boxed_slice();
         self.start = 0;
     }
 
     fn iter(&self) -> impl Iterator<Item = &Entry> {
         let mask = self.buf.len().wrapping_sub(1);
-        (0..self.len).map(move |i| &self.buf[(self.start + i) & mask])
+        (0..self.len as usize).map(move |i| &self.buf[(self.start as usize + i) & mask])
     }
 }
 
