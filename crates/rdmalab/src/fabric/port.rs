@@ -477,7 +477,7 @@ mod layout {
         assert!(offset_of!(PortState, special) < 64 && offset_of!(PortState, peer_lossy) < 64);
         assert!(offset_of!(PortState, rate) >= 64 && offset_of!(PortState, paused) + 8 <= 128);
         let ws = std::mem::size_of::<super::Wire>();
-        assert!(ws <= 40, "{ws}");
+        assert!(ws <= 48, "{ws}");
         assert_eq!(offset_of!(PortState, queue_bytes), 128);
         assert_eq!(offset_of!(PortState, queues), 192);
         // The linked queues (8 bytes each) fill one line where `VecDeque`s took four.

@@ -38,14 +38,14 @@ struct Ring {
     /// `fabric::port`'s layout test, so the wire stays small).
     buf: Box<[Entry]>,
     /// Index of the first entry.
-    start: u32,
-    len: u32,
+    start: usize,
+    len: usize,
 }
 
 impl Ring {
     #[inline(always)]
     fn front(&self) -> Option<&Entry> {
-        (self.len != 0).then(|| &self.buf[self.start as usize])
+        (self.len != 0).then(|| &self.buf[self.start])
     }
 
     #[inline(always)]
@@ -53,19 +53,19 @@ impl Ring {
         if self.len == 0 {
             return None;
         }
-        let e = self.buf[self.start as usize];
-        self.start = (self.start + 1) & (self.buf.len() as u32 - 1);
+        let e = self.buf[self.start];
+        self.start = (self.start + 1) & (self.buf.len() - 1);
         self.len -= 1;
         Some(e)
     }
 
     #[inline(always)]
     fn push_back(&mut self, e: Entry) {
-        if self.len as usize == self.buf.len() {
+        if self.len == self.buf.len() {
             self.grow();
         }
-        let at = (self.start + self.len) & (self.buf.len() as u32 - 1);
-        self.buf[at as usize] = e;
+        let at = (self.start + self.len) & (self.buf.len() - 1);
+        self.buf[at] = e;
         self.len += 1;
     }
 
@@ -83,7 +83,7 @@ impl Ring {
 
     fn iter(&self) -> impl Iterator<Item = &Entry> {
         let mask = self.buf.len().wrapping_sub(1);
-        (0..self.len as usize).map(move |i| &self.buf[(self.start as usize + i) & mask])
+        (0..self.len).map(move |i| &self.buf[(self.start + i) & mask])
     }
 }
 
