@@ -50,12 +50,17 @@ class Simulation:
     def from_json(text: str, base: str, threads: Optional[int] = None) -> Simulation:
         """From a JSON scenario (what `rdmalab.Scenario` produces); `base` resolves paths."""
     @staticmethod
-    def from_hpcc_config(path: str, threads: Optional[int] = None, dialect: Optional[str] = None) -> Simulation:
+    def from_hpcc_config(path: str, threads: Optional[int] = None, dialect: Optional[str] = None,
+                         topology: Optional[str] = None, workload: Optional[str] = None) -> Simulation:
         """From an ns-3 HPCC simulator config file (paths relative to the current directory), in
-        `dialect` ("reference", "m4"), or in the one its keys show when None."""
+        `dialect` ("reference", "m4", "simai", "conweave"), or in the one its keys show when
+        None; the simai dialect also takes SimAI's `topology` and `workload` files."""
     @staticmethod
     def detect_hpcc_dialect(path: str) -> tuple[str, Optional[tuple[str, int]]]:
         """The dialect an HPCC config's keys show, with the deciding key and its line."""
+    def hpcc_not_written(self) -> list[tuple[str, str]]:
+        """The files an HPCC config names that the run does not write (the ConWeave artifact's
+        monitors and logs), as (key, path)."""
     def hpcc_dialect(self) -> Optional[str]:
         """The dialect of the HPCC config this simulation came from (None for a scenario)."""
     def engine(self) -> str:
@@ -87,6 +92,10 @@ class Simulation:
         bytes were not conserved or a lossless run dropped packets, or with `keep` the results
         with `failure` (the message and the first drop's node, port, class and time_ps); with
         `release`, the engine is freed once they are taken (`release`)."""
+    def outcome(self, check: bool = True) -> dict[str, Any]:
+        """The run's outcome without its tables, as plain Python values: `counters`,
+        `stall_cause`, `deadlock` hops, `slowdown_rows`, `needs_tables`, and `failure` under
+        `check` when the run failed its check."""
     def release(self) -> None:
         """Frees the engine once the results are taken; `write_fct`/`write_pfc` then write those results."""
     def write_fct(self, path: str) -> None:
