@@ -1,10 +1,13 @@
 """Types of `rdmalab._core`, the compiled engine (crates/rdmalab-py/src). Keep in step with the
 `#[pyfunction]`s and `#[pyclass]`es there: a stub is not checked against the binary."""
 
-from typing import Any, Literal, Optional
+from typing import TYPE_CHECKING, Any, Literal, Optional
 
-import numpy as np
-from numpy.typing import NDArray
+# For the annotations only: the binary loads numpy when it first returns an array, not when
+# it is loaded (`rdmalab hpcc` runs without it).
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 _F64 = NDArray[np.float64]
 _Bool = NDArray[np.bool_]

@@ -15,7 +15,7 @@ def _handler(name: str) -> Callable[[argparse.Namespace], int]:
     """The subcommand `name` of `rdmalab.drum.cli`, imported when it runs."""
 
     def run(args: argparse.Namespace) -> int:
-        from rdmalab.drum import cli
+        from rdmalab.drum import cli  # lazy: the solver loads numpy, which other commands do without
 
         return getattr(cli, name)(args)
 

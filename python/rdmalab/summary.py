@@ -29,7 +29,7 @@ SIZE_BUCKETS: list[tuple[str, int, float]] = [
 def percentile(values: np.ndarray, p: float) -> float:
     """The reference analysis script's rule: sort, take element int(n * p). NaN values
     (flows that did not complete, e.g. `unreachable` ones) are left out."""
-    import numpy as np
+    import numpy as np  # lazy: `rdmalab hpcc` prints its summary without numpy (`Outcome`)
 
     values = np.asarray(values, dtype=float)
     values = values[~np.isnan(values)]

@@ -36,6 +36,7 @@ DEFERRED = {
     "polars": "slow to import (some 0.2 s of CPU); `rdmalab hpcc` reads no table and does without it",
     "tqdm": "tqdm.auto loads asyncio (some 0.1 s); a run without a progress bar does without it",
     "importlib": "importlib.metadata is slow to import; only the version string needs it",
+    "numpy": "slow to import (some 0.1 s of CPU); `rdmalab hpcc` prints its summary without it",
 }
 
 

@@ -16,7 +16,6 @@ from pathlib import Path
 import numpy as np
 from rdmalab.drum import paper_instance
 
-from rdmalab.cli_drum import PAPER_SCALES  # noqa: F401  (the parser's default)
 
 
 def _table(rows: list[tuple], header: tuple) -> str:
