@@ -130,7 +130,8 @@ pub struct RxGrants {
 /// One receiving NIC's pacer: the connections owed credit, in turn.
 #[derive(Clone, Debug, Default)]
 pub struct Pacer {
-    /// Receiver slots owed credit, each once, in round-robin order.
+    /// Receiver slots owed credit, each at most once, in round-robin order: bounded by the
+    /// NIC's receive-QP table, as a NIC's credit scheduler is by its connection table.
     pub active: VecDeque<u32>,
     /// A grant event is pending.
     pub armed: bool,
