@@ -1,6 +1,6 @@
 """docs/reference/hpcc-keys.md: the ns-3 HPCC simulator config keys `rdmalab hpcc` accepts,
 read from the engine's source (crates/rdmalab/src/formats/hpcc_config/mod.rs): the `KEYS`
-list the reader accepts and each key's doc comment on `HpccConfig` (unit and default)."""
+and `EXTENSION_KEYS` lists the reader accepts and each key's doc comment on `HpccConfig` (unit and default)."""
 
 from __future__ import annotations
 
@@ -13,13 +13,15 @@ SOURCE = Path("crates/rdmalab/src/formats/hpcc_config/mod.rs")
 
 
 def keys(root: Path) -> list[tuple[str, str]]:
-    """(key, doc) of every key the reader accepts, in the order of `KEYS`; doc is "" for a key
+    """(key, doc) of every key the reader accepts, in the order of `KEYS`, then `EXTENSION_KEYS`; doc is "" for a key
     whose field has no doc comment naming it."""
     text = (root / SOURCE).read_text()
-    block = re.search(r"pub const KEYS: &\[&str\] = &\[(.*?)\];", text, re.S)
-    if block is None:
-        raise ValueError(f"{SOURCE}: no `pub const KEYS` list")
-    names = re.findall(r'"([A-Z0-9_]+)"', block.group(1))
+    names: list[str] = []
+    for list_name in ("KEYS", "EXTENSION_KEYS"):
+        block = re.search(rf"pub const {list_name}: &\[&str\] = &\[(.*?)\];", text, re.S)
+        if block is None:
+            raise ValueError(f"{SOURCE}: no `pub const {list_name}` list")
+        names += re.findall(r'"([A-Z0-9_]+)"', block.group(1))
     struct = re.search(r"pub struct HpccConfig \{(.*?)\n\}", text, re.S)
     if struct is None:
         raise ValueError(f"{SOURCE}: no `pub struct HpccConfig`")

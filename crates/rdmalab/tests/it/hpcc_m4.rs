@@ -97,7 +97,7 @@ fn keys_outside_the_dialect_are_refused_by_name() {
     let cases = [
         ("MAX_INFLIGHT_FLOWS 1\n", "MAX_INFLIGHT_FLOWS", "closed loop"),
         ("MAX_RATE 1Gbps\n", "MAX_RATE", "does not model"),
-        ("IOFD_ENABLE 1\n", "IOFD_ENABLE", "not an m4 key"),
+        ("IOFD_ENABLE 1\n", "IOFD_ENABLE", "not a key of the m4 dialect"),
     ];
     for (extra, key, msg) in cases {
         let text = format!("{}{extra}", base.replace("MAX_RATE 10000Mb/s\n", ""));

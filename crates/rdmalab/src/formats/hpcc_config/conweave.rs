@@ -14,8 +14,8 @@ use super::{HpccConfig, Reader};
 use crate::error::Result;
 use crate::units::Time;
 
-/// The reference's keys (and rdmalab's extensions) that the fork's config loop does not
-/// read: it would skip the key and misread its value as the next key.
+/// The reference's keys that the fork's config loop does not read (rdmalab's own keys are
+/// refused in every fork's dialect): it would skip the key and misread its value as the next key.
 pub(super) const NOT_READ: &[&str] = &[
     "TRACE_FILE",
     "TRACE_OUTPUT_FILE",
@@ -24,14 +24,6 @@ pub(super) const NOT_READ: &[&str] = &[
     "ENABLE_TRACE",
     "PINT_LOG_BASE",
     "PINT_PROB",
-    "DASR_UTILIZATION",
-    "DASR_COUNT",
-    "DASR_EDGE_ECN",
-    "IOFD_ENABLE",
-    "IOFD_MAX_DEFLECTIONS",
-    "IOFD_THRESHOLD",
-    "IOFD_NONMINIMAL",
-    "IOFD_RESEQ_KB",
 ];
 
 /// The files of the fork's periodic monitors and logs, which the dialect does not write

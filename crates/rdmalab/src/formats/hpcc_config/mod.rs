@@ -18,7 +18,7 @@ mod m4;
 pub mod simai;
 mod values;
 
-use super::tokens::{show, Reader};
+use super::tokens::{show, Reader, Token};
 use crate::error::{Error, Result};
 use crate::ids::NodeId;
 use crate::topology::{NodeKind, Topology};
@@ -87,8 +87,7 @@ pub struct LinkDown {
     pub b: NodeId,
 }
 
-/// Every key the reference's config reader knows, in its order, then rdmalab's own
-/// (Blitz's `DASR_*` and `IOFD_*`).
+/// Every key the reference's config reader knows, in its order.
 pub const KEYS: &[&str] = &[
     "ENABLE_QCN",
     "USE_DYNAMIC_PFC_THRESHOLD",
@@ -140,7 +139,11 @@ pub const KEYS: &[&str] = &[
     "SAMPLE_FEEDBACK",
     "PINT_LOG_BASE",
     "PINT_PROB",
-    // rdmalab's extensions (the reference knows none of these): Blitz, seed 004.
+];
+
+/// rdmalab's own keys (Blitz's), which the reference knows none of and only the reference
+/// dialect reads: every fork's dialect refuses them by name.
+pub const EXTENSION_KEYS: &[&str] = &[
     "DASR_UTILIZATION",
     "DASR_COUNT",
     "DASR_EDGE_ECN",
@@ -449,7 +452,7 @@ pub fn parse_config_as(text: &str, path: &Path, dialect: Dialect) -> Result<Hpcc
             Dialect::Conweave => cw_key.or(m4_key.filter(|k| *k == "ENABLE_PFC")),
             Dialect::Reference | Dialect::Simai => None,
         };
-        let Some(name) = KEYS.iter().copied().find(|k| *k == key.text).or(own) else {
+        let Some(name) = KEYS.iter().chain(EXTENSION_KEYS).copied().find(|k| *k == key.text).or(own) else {
             if dialect == Dialect::Conweave && m4_key.is_some() {
                 let msg = "a key of the m4 dialect, which the ConWeave artifact does not read (the conweave dialect)";
                 return Err(r.err(key.line, key.text, msg));
@@ -470,8 +473,8 @@ pub fn parse_config_as(text: &str, path: &Path, dialect: Dialect) -> Result<Hpcc
             let msg = "unknown config key (the reference would skip it and read its value as the next key)";
             return Err(r.err(key.line, &show(key.text), msg));
         };
-        if dialect == Dialect::M4 && (name.starts_with("DASR_") || name.starts_with("IOFD_")) {
-            return Err(r.err(key.line, name, "an rdmalab extension of the reference dialect, not an m4 key"));
+        if dialect != Dialect::Reference {
+            refuse_extension(&mut r, key, dialect)?;
         }
         if dialect == Dialect::Conweave && conweave::NOT_READ.contains(&name) {
             let msg = "not read by the ConWeave artifact's simulator (the conweave dialect): it would skip the key \
@@ -508,6 +511,15 @@ pub fn read_config_as(path: impl AsRef<Path>, dialect: Option<Dialect>) -> Resul
         return Err(Error::input(path, 0, "TOPOLOGY_FILE", msg));
     }
     parse_config_as(&text, path, dialect.unwrap_or_else(|| Dialect::detect(&text).0))
+}
+
+/// Refuses one of rdmalab's own keys (`EXTENSION_KEYS`) in a fork's dialect, by name.
+fn refuse_extension(r: &mut Reader<'_>, key: Token<'_>, dialect: Dialect) -> Result<()> {
+    if EXTENSION_KEYS.contains(&key.text) {
+        let msg = format!("an rdmalab extension of the reference dialect, not a key of the {} dialect", dialect.name());
+        return Err(r.err(key.line, key.text, msg));
+    }
+    Ok(())
 }
 
 /// The `CC_MODE` values rdmalab runs, with their algorithms. Mode 10 (HPCC-PINT) parses but

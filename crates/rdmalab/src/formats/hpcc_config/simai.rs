@@ -40,9 +40,7 @@ pub(super) fn set_simai_key(c: &mut HpccConfig, r: &mut Reader<'_>, key: Token<'
     if let Some((name, why)) = NOT_SIMAI.iter().find(|(k, _)| *k == key.text) {
         return Err(r.err(key.line, name, format!("not a key of SimAI's ns-3 backend: {why}")));
     }
-    if key.text.starts_with("DASR_") || key.text.starts_with("IOFD_") {
-        return Err(r.err(key.line, key.text, "an rdmalab extension of the reference dialect, not a SimAI key"));
-    }
+    super::refuse_extension(r, key, super::Dialect::Simai)?;
     if super::M4_KEYS.contains(&key.text) {
         return Err(r.err(key.line, key.text, "a key of the m4 dialect (netiken/m4's ns-3), not a SimAI key"));
     }
