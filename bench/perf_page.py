@@ -17,6 +17,8 @@ import json
 import sys
 from pathlib import Path
 
+from generated_page import write_or_check
+
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "recorded" / "performance.json"
 PAGE = REPO / "docs" / "performance.md"
@@ -78,13 +80,7 @@ def render(data: dict) -> str:
 
 def main(argv: list[str]) -> int:
     text = render(json.loads(RESULTS.read_text()))
-    if "--check" in argv:
-        if PAGE.read_text() != text:
-            print(f"{PAGE} is out of date: run python3 bench/perf_page.py", file=sys.stderr)
-            return 1
-        return 0
-    PAGE.write_text(text)
-    return 0
+    return write_or_check(PAGE, text, argv, "python3 bench/perf_page.py")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,8 @@ import os
 import sys
 from pathlib import Path
 
+from generated_page import write_or_check
+
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "recorded" / "reproductions.json"
 PAGE = REPO / "docs" / "reproductions.md"
@@ -116,13 +118,7 @@ def main(argv: list[str]) -> int:
     from rdmalab.experiments.repro import PAPERS, REGISTRY
 
     text = render(REGISTRY, papers_of(PAPERS), json.loads(RESULTS.read_text()))
-    if "--check" in argv:
-        if PAGE.read_text() != text:
-            print(f"{PAGE} is out of date: run python bench/repro_page.py", file=sys.stderr)
-            return 1
-        return 0
-    PAGE.write_text(text)
-    return 0
+    return write_or_check(PAGE, text, argv, "python bench/repro_page.py")
 
 
 if __name__ == "__main__":

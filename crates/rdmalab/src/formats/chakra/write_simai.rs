@@ -26,7 +26,7 @@ use prost::Message;
 use super::schema::{Node, NodeType};
 use super::write::{collective_attrs, header, write_rank};
 use crate::error::Result;
-use crate::formats::simai::{Group, Phase, SimaiWorkload};
+use crate::formats::simai::{Group, SimaiWorkload};
 use crate::units::Time;
 
 /// What [`write_simai`] wrote.
@@ -42,10 +42,6 @@ pub struct SimaiTraces {
 
 /// Writes `w`'s iteration as `<prefix>.<rank>.et`, SimAI rank r as rank r.
 pub fn write_simai(prefix: &Path, w: &SimaiWorkload) -> Result<SimaiTraces> {
-    let order: Vec<(usize, &'static str, bool)> = (0..w.layers.len())
-        .map(|i| (i, "fwd", true))
-        .chain((0..w.layers.len()).rev().flat_map(|i| [(i, "ig", true), (i, "wg", false)]))
-        .collect();
     let (mut rounded, mut max_rounding) = (0, Time::ZERO);
     // Group numbers of one width, so that the names sort as the groups are numbered.
     let width = w.all_gpus.to_string().len();
@@ -53,13 +49,7 @@ pub fn write_simai(prefix: &Path, w: &SimaiWorkload) -> Result<SimaiTraces> {
     for r in 0..w.all_gpus {
         let mut buf = header();
         let (mut waited, mut pending, mut id) = (None::<u64>, Time::ZERO, 0u64);
-        for &(i, phase, blocking) in &order {
-            let l = &w.layers[i];
-            let p: &Phase = match phase {
-                "fwd" => &l.fwd,
-                "ig" => &l.ig,
-                _ => &l.wg,
-            };
+        for (_, l, phase, blocking, p) in w.iteration() {
             pending += p.compute;
             let Some((kind, group)) = p.comm else { continue };
             if p.bytes == 0 || w.group_size(group) < 2 {

@@ -26,7 +26,7 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::path::Path;
 
-use super::{Group, Phase, SimaiWorkload};
+use super::{Group, SimaiWorkload};
 use crate::app::collective::{Algorithm, Collective, Kind, RecordedPart};
 use crate::app::deps::{Dep, Transfer, TransferGraph, Trigger};
 use crate::error::{Error, Result};
@@ -103,16 +103,7 @@ pub fn iteration(w: &SimaiWorkload, path: &Path, layout: &Layout) -> Result<Iter
     // Each rank's part of the last communication it waited for.
     let mut waited: Vec<Vec<Dep>> = vec![Vec::new(); n];
     let mut pending = layout.start;
-    let order = (0..w.layers.len())
-        .map(|i| (i, "fwd", true))
-        .chain((0..w.layers.len()).rev().flat_map(|i| [(i, "ig", true), (i, "wg", false)]));
-    for (i, phase, blocking) in order {
-        let l = &w.layers[i];
-        let p: &Phase = match phase {
-            "fwd" => &l.fwd,
-            "ig" => &l.ig,
-            _ => &l.wg,
-        };
+    for (i, l, phase, blocking, p) in w.iteration() {
         pending += p.compute;
         let Some((kind, group)) = p.comm else { continue };
         if p.bytes == 0 || w.group_size(group) < 2 {

@@ -160,6 +160,18 @@ impl SimaiWorkload {
         self.all_gpus / self.tp
     }
 
+    /// One training iteration's phases in SimAI's order: every layer's forward pass, then
+    /// from the last layer back each layer's input gradient and weight gradient. Each item is
+    /// (layer index, layer, phase name `fwd`/`ig`/`wg`, whether the phase's collective
+    /// blocks, the phase):
+    /// the forward and input-gradient collectives block, the weight gradient's do not.
+    pub fn iteration(&self) -> impl Iterator<Item = (usize, &SimaiLayer, &'static str, bool, &Phase)> + '_ {
+        let layers = self.layers.iter().enumerate();
+        let forward = layers.clone().map(|(i, l)| (i, l, "fwd", true, &l.fwd));
+        let backward = layers.rev().flat_map(|(i, l)| [(i, l, "ig", true, &l.ig), (i, l, "wg", false, &l.wg)]);
+        forward.chain(backward)
+    }
+
     /// Ranks of one group of `g`.
     pub fn group_size(&self, g: Group) -> u32 {
         match g {
