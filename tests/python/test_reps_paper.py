@@ -96,3 +96,30 @@ def test_no_flow_ends_before_its_idle_path_bound(quick):
         fct = f["fct_ns"].to_numpy()
         assert bound.size == f.height > 0
         assert np.all(fct >= bound), (sc["fabric"]["path_selection"], float((fct / bound).min()))
+
+
+def test_the_cause_scripts_last_rows_run_uec_vs_roces_settings():
+    """`reps_causes`' row "all of uec-vs-roce's settings" moves every setting in which
+    uec-vs-roce's 1:1 permutation (UET, REPS, trimming) differs, as its generator writes it."""
+    import copy
+
+    from rdmalab.experiments.causes import reps_causes as rc
+    from rdmalab.experiments.sweep import set_path
+
+    spec = rc._specs()["reps"]
+    moved = copy.deepcopy(spec.scenario)
+    for path, value in rc.ALL.items():
+        set_path(moved, path, value)
+    uec = rc.UEC_TABLES
+    assert "uet" not in uec["fabric"]  # so UET's defaults, which the row sets, are what it runs
+    for k, v in uec["fabric"].items():
+        if k in ("link_sample_interval", "path_selection"):
+            continue
+        if k == "trimming":
+            assert moved["fabric"]["trimming"]["threshold_kb"] == v["threshold_kb"]
+        else:
+            assert moved["fabric"][k] == v, k
+    for k in ("host_rate", "fabric_rate", "delay"):
+        assert moved["topology"][k] == uec["topology"][k], k
+    assert moved["fabric"]["uet"]["ack_every"] == rc.UET_DEFAULTS["ack_every"]
+    assert moved["fabric"]["uet"]["entropies"] == rc.UET_DEFAULTS["entropies"]
