@@ -1,12 +1,13 @@
 """Which setting puts REPS behind oblivious spraying on `uec-vs-roce`'s permutations, when on
 the REPS paper's own setup (`reps-nscc-permutation`, docs/reps-paper.md) it is ahead.
 
-`python -m rdmalab.experiments.causes.reps_causes [settings[:SIZE]]` runs the full
+`python -m rdmalab.experiments.causes.reps_causes [settings[:SIZE]] [acks[:SIZE]]` runs the full
 `reps-nscc-permutation` scenario (128 hosts, 400 Gb/s, NSCC, the artifact's settings) with
 oblivious spraying and with REPS, first as shipped and then with one setting moved at a time
 to the value `uec-vs-roce` runs (docs/uec-vs-roce.md), and last with all of them moved
 together; SIZE (bytes per flow, default the sweep's 8 MiB) scales the flows. Each row prints
-both sprayings' p50 and p99 FCT, REPS's p99 over OPS's, and the trims of each.
+both sprayings' p50 and p99 FCT, REPS's p99 over OPS's, and the trims of each. `acks` runs
+the shipped scenario with one ACK every 1, 2, 4, 8 and 16 packets.
 """
 
 from __future__ import annotations
@@ -101,8 +102,21 @@ def settings(size: str = "") -> None:
               flush=True)
 
 
+def acks(size: str = "") -> None:
+    """The rows of ACK coalescing alone: one ACK every 1, 2, 4, 8 and 16 packets (the
+    paper's own sweep of the receiver's ACK threshold, run here under NSCC)."""
+    n = int(size) if size else None
+    for every in (1, 2, 4, 8, 16):
+        changes = {"fabric.uet.ack_every": every}
+        ops, reps = measure("ev_spray", changes, n), measure("reps", changes, n)
+        print(f"| ACK every {every} packets | {ops['p50']:,.1f} / {ops['p99']:,.1f} | {reps['p50']:,.1f} / "
+              f"{reps['p99']:,.1f} | {reps['p99'] / ops['p99']:.3f} | {ops['trims']:,} / {reps['trims']:,} | "
+              f"{ops['done'] + reps['done']}/{ops['flows'] + reps['flows']} | {ops['wall'] + reps['wall']:.0f} |",
+              flush=True)
+
+
 INVESTIGATION = Investigation(
-    "reps_causes", {"settings": settings}, ["settings"],
+    "reps_causes", {"settings": settings, "acks": acks}, ["settings", "acks"],
     header="| change | OPS p50 / p99 us | REPS p50 / p99 us | REPS p99 / OPS p99 | trims OPS / REPS | flows done | "
            "wall s |\n|---|---:|---:|---:|---:|---:|---:|")
 
