@@ -103,7 +103,7 @@ def papers_of(modules) -> list[tuple[str, list[str]]]:
         "drum_solver": "DRUM's solver", "load_balancing": "ConWeave and switch-side load balancing",
         "host_vs_switch": "Host-side against switch-side load balancing", "collectives": "Collectives",
         "collectives_simai": "SimAI workloads", "chakra": "Chakra execution traces",
-        "uec_vs_roce": "Ultra Ethernet against RoCE and InfiniBand",
+        "uec_vs_roce": "Ultra Ethernet against RoCE and InfiniBand", "reps_paper": "REPS",
     }
     out = []
     for module in modules:

@@ -4,7 +4,7 @@
     rdmalab repro run hpcc-fb-hadoop [--quick] [--out DIR] [--workers N | --ray [ADDR]]
 
 Each paper's module (hpcc, dcqcn, multipath, blitz, attacks, virtuoso, drum_fabric,
-load_balancing, host_vs_switch, collectives, collectives_simai, chakra, uec_vs_roce) holds its
+load_balancing, host_vs_switch, collectives, collectives_simai, chakra, uec_vs_roce, reps_paper) holds its
 comparisons and figures and exports its `EXPERIMENTS`; this package only collects them. Add an
 experiment by shipping its sweep TOML in this folder and listing an `Experiment` in its paper's
 module (`repro.base` has the vocabulary); `compare` turns the stored results into rows of
@@ -18,8 +18,8 @@ from pathlib import Path
 import polars as pl
 
 from rdmalab.experiments.repro import (attacks, blitz, chakra, collectives, collectives_simai, dcqcn, drum_fabric,
-                                       drum_solver, host_vs_switch, hpcc, load_balancing, multipath, uec_vs_roce,
-                                       virtuoso)
+                                       drum_solver, host_vs_switch, hpcc, load_balancing, multipath, reps_paper,
+                                       uec_vs_roce, virtuoso)
 from rdmalab.experiments.repro.base import HERE, Comparison, Experiment  # noqa: F401 (re-exported)
 from rdmalab.experiments.repro.blitz import BLITZ_EXPERIMENTS  # noqa: F401 (re-exported)
 from rdmalab.experiments.repro.dcqcn import (BOTTLENECK_GBPS, DATA_HEADER_BYTES,  # noqa: F401 (re-exported)
@@ -31,7 +31,7 @@ from rdmalab.experiments.store import Store, load_sweep
 
 #: The paper modules, and every experiment of `rdmalab repro` by name, in the order `repro list` prints them.
 PAPERS = (hpcc, dcqcn, multipath, blitz, attacks, virtuoso, drum_fabric, drum_solver, load_balancing, host_vs_switch,
-          collectives, collectives_simai, chakra, uec_vs_roce)
+          collectives, collectives_simai, chakra, uec_vs_roce, reps_paper)
 REGISTRY: dict[str, Experiment] = {e.name: e for paper in PAPERS for e in paper.EXPERIMENTS}
 
 
