@@ -136,3 +136,42 @@ def test_a_conweave_artifact_config_is_named_as_such(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "config.txt:4: field `FLOW_INPUT_FILE`" in err, err
     assert "ConWeave artifact" in err and "--dialect conweave" in err, err
+
+
+# The longer copies that `bench/m4_published.py --full` runs (bench/data/m4/README.md): the
+# flows kept and the start of the first flow left out, from the published flow files.
+_BENCH_CUTS = {"demo0": (463, 1_034_742_049), "demo2": (562, 1_024_406_966), "demo4": (542, 1_031_623_509)}
+
+
+@pytest.mark.parametrize("name", sorted(_BENCH_CUTS))
+def test_the_longer_published_copies_agree_with_themselves_and_with_the_test_cuts(name):
+    from decimal import Decimal  # lazy: this test alone parses decimal seconds
+    bench = _bench()
+    kept, next_start = _BENCH_CUTS[name]
+    folder = REPO / "bench" / "data" / "m4" / name
+    lines = bench.read_text(folder / "flows.txt.gz").split("\n")
+    rows = [ln.split() for ln in lines[1:] if ln.strip()]
+    assert int(lines[0]) == len(rows) == kept
+    flows = {}
+    for k, r in enumerate(rows):
+        assert int(r[0]) == k and r[3:5] == ["3", "100"], r
+        flows[k] = (int(r[1]), int(r[2]), int(r[5]), int(Decimal(r[6]) * 10**9))
+    starts = [f[3] for f in flows.values()]
+    assert starts == sorted(starts) and starts[-1] < next_start
+    fct_text = bench.read_text(folder / "fct_published.txt.gz")
+    last = 0
+    for line in fct_text.split("\n")[:-1]:
+        t = line.split()
+        src, dst, size, start = flows[int(t[0])]
+        # The fork's address of host n is 0x0b000001 + (n << 8); its line repeats the flow's
+        # size and start: a line copied wrong disagrees with its flow.
+        assert (int(t[1], 16), int(t[2], 16)) == (0x0B000001 + (src << 8), 0x0B000001 + (dst << 8)), line
+        assert (int(t[5]), int(t[6])) == (size, start), line
+        finish = int(t[6]) + int(t[7])
+        assert last <= finish < next_start, line  # in the order they finished, all before the cut
+        last = finish
+    # The test cuts are the first lines of these.
+    cut = REPO / "tests" / "data" / "m4" / name
+    cut_rows = [ln.split() for ln in (cut / "flows.txt").read_text().split("\n")[1:] if ln.strip()]
+    assert 0 < len(cut_rows) < kept and rows[:len(cut_rows)] == cut_rows
+    assert fct_text.startswith((cut / "fct_published_cut.txt").read_text())
