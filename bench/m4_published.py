@@ -17,15 +17,34 @@ dialect's switch buffer (the fork's ingress pool, `fabric::MmuRule::M4`) and wit
 reference's buffer rules in its place (`RDMALAB_M4_MMU=reference`, everything else the
 dialect's), and prints both tables and the per-bucket ratios side by side.
 
+`--full` runs the longer copies of the same scenarios in bench/data/m4/NAME (the flow file and
+the published FCT file gzip-compressed; bench/data/m4/README.md says how far each reaches, and
+the whole published files take their place under the same names): each in a scratch folder
+with the published config and topology of tests/data/m4/NAME, through the `rdmalab hpcc` command
+(the dialect detected), recording its wall time and peak memory. It draws the three slowdown
+distributions side by side (docs/img/m4-full-slowdown.{png,pdf}).
+
+    .venv/bin/python bench/m4_published.py --full                 # all three
+    .venv/bin/python bench/m4_published.py --full --qlen both     # with and without the queue monitor
+    .venv/bin/python bench/m4_published.py --full --threads 2     # the parallel engine, compared byte for byte
+
+`--qlen both` runs each config as published and again with QLEN_MON_END set to QLEN_MON_START
+(no queue monitor, everything else the same) and checks that the FCT files are the same bytes.
+`--threads N` runs the parallel engine too, on 1 and on N threads (its FCT files must be the same
+bytes; its event order is its own, so they differ from the sequential engine's, the default, which
+follows the fork's order): both times and the parallel engine's per-bucket ratios.
+
 Nothing is fetched: the published files are in the repository.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -34,15 +53,29 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data" / "m4"
 DEMO = DATA / "demo2"
+#: The longer copies (`--full`): flows and published FCT lines, gzip-compressed.
+BENCH_DATA = REPO / "bench" / "data" / "m4"
+#: Flows in each published scenario (its flows.txt's first line).
+PUBLISHED_FLOWS = 20_000
 #: The published scenarios kept (tests/data/m4/NAME) and their congestion control.
 SCENARIOS = {"demo0": "DCQCN", "demo2": "TIMELY", "demo4": "DCTCP"}
 BUCKETS = [(0, 1_000), (1_000, 10_000), (10_000, 100_000), (100_000, 10**12)]
 
 
+def read_text(path: Path) -> str:
+    """A text file, decompressed when its name ends in .gz."""
+    return gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
+
+
 def read_fct(path: Path) -> dict[int, tuple[int, int, int]]:
-    """id -> (size, fct_ns, standalone_ns) of an m4 FCT file."""
+    """id -> (size, fct_ns, standalone_ns) of an m4 FCT file (gzip-compressed when it ends in .gz)."""
+    return parse_fct(read_text(path))
+
+
+def parse_fct(text: str) -> dict[int, tuple[int, int, int]]:
+    """id -> (size, fct_ns, standalone_ns) of an m4 FCT file's text."""
     out = {}
-    for line in path.read_text().split("\n"):
+    for line in text.split("\n"):
         t = line.split()
         if t:
             out[int(t[0])] = (int(t[5]), int(t[7]), int(t[8]))
@@ -120,6 +153,120 @@ def plot(ours: dict, fork: dict, out: Path, title: str) -> list[Path]:
     return plots.save_figure(fig, out)
 
 
+def config_value(config: Path, key: str) -> str | None:
+    """The value of `key` in an HPCC config (its first word after the key), or None."""
+    for line in config.read_text().split("\n"):
+        t = line.split()
+        if len(t) >= 2 and t[0] == key:
+            return t[1]
+    return None
+
+
+def prepare_full(name: str, work: Path, qlen: bool = True) -> Path:
+    """A scratch folder for `--full`: the published config and topology (tests/data/m4/NAME) and
+    the flow file of bench/data/m4/NAME, decompressed. Returns the config to run: the published
+    one, or with `qlen` False a copy whose QLEN_MON_END is its QLEN_MON_START (no queue monitor)."""
+    work.mkdir(parents=True, exist_ok=True)
+    for f in ("config.txt", "topology.txt"):
+        shutil.copy(DATA / name / f, work / f)
+    (work / "flows.txt").write_text(read_text(BENCH_DATA / name / "flows.txt.gz"))
+    config = work / "config.txt"
+    if qlen:
+        return config
+    start = config_value(config, "QLEN_MON_START")
+    lines = [f"QLEN_MON_END {start}" if ln.split()[:1] == ["QLEN_MON_END"] else ln
+             for ln in config.read_text().split("\n")]
+    out = work / "config_noqlen.txt"
+    out.write_text("\n".join(lines))
+    return out
+
+
+def run_cli(config: Path, threads: int | None = None) -> dict:
+    """`rdmalab hpcc CONFIG --quiet` in the config's folder, as a child process; its FCT file's
+    bytes, the wall time, the child's CPU time and peak resident memory (MiB), and its output."""
+    exe = Path(sys.executable).with_name("rdmalab")
+    cmd = [str(exe) if exe.exists() else "rdmalab", "hpcc", config.name, "--quiet"]
+    if threads is not None:
+        cmd += ["--threads", str(threads)]
+    log = config.with_suffix(f".t{threads or 0}.log")
+    t0 = time.perf_counter()
+    with open(log, "w") as out:
+        proc = subprocess.Popen(cmd, cwd=config.parent, stdout=out, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} in {config.parent} exited {proc.returncode}:\n{log.read_text()}")
+    # The bytes now: the next run in the same folder writes the same file.
+    fct = config.parent / config_value(config, "FCT_OUTPUT_FILE")
+    return {"fct_bytes": fct.read_bytes(), "wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime,
+            "peak_mib": usage.ru_maxrss / 1024, "output": log.read_text()}
+
+
+def full(names: list[str], qlen: str, threads: int | None, draw: bool) -> bool:
+    """`--full`: each scenario of bench/data/m4, its table, time and memory; the figure."""
+    ok, panels = True, []
+    for name in names:
+        fork = read_fct(BENCH_DATA / name / "fct_published.txt.gz")
+        with tempfile.TemporaryDirectory() as tmp:
+            config = prepare_full(name, Path(tmp) / name)
+            n_flows = int((config.parent / "flows.txt").read_text().split("\n", 1)[0])
+            runs = {"published config": run_cli(config)}
+            if qlen == "both":
+                runs["no queue monitor"] = run_cli(prepare_full(name, Path(tmp) / name, qlen=False))
+            if threads is not None:
+                runs["--threads 1"] = run_cli(config, 1)
+                if threads != 1:
+                    runs[f"--threads {threads}"] = run_cli(config, threads)
+            base = runs["published config"]
+            ours = parse_fct(base["fct_bytes"].decode())
+        rows = compare(ours, fork)
+        whole = "the whole scenario" if n_flows == PUBLISHED_FLOWS else f"{n_flows:,} of its {PUBLISHED_FLOWS:,} flows"
+        print_table(f"{name} ({SCENARIOS[name]}), {whole}", rows, base["wall_s"], len(fork))
+        for label, r in runs.items():
+            # The monitor must change no FCT; the parallel engine must give the same bytes on
+            # every thread count (its event order is its own, not the sequential engine's).
+            ref = runs["--threads 1"] if label.startswith("--threads") else base
+            same = r["fct_bytes"] == ref["fct_bytes"]
+            said = "" if r is base else (f"; FCT file {'the same bytes as' if same else 'DIFFERS from'} "
+                                         f"{'--threads 1' if ref is not base else 'the published config'}'s")
+            if label.startswith("--threads"):
+                par = compare(parse_fct(r["fct_bytes"].decode()), fork)
+                said += ("; per-bucket ratios " + " ".join(f"{x['ratio']:.3f}" for x in par)
+                         + f", {sum(x['exact'] for x in par)} exact")
+            print(f"  {label:>18}: {r['cpu_s']:7.2f} s CPU, {r['wall_s']:7.2f} s wall (loaded), "
+                  f"peak memory {r['peak_mib']:6.1f} MiB{said}")
+            ok &= same
+        ok &= all(abs(r["ratio"] - 1) <= 0.10 for r in rows)
+        panels.append((name, whole, ours, fork))
+    if draw and panels:
+        for p in plot_panels(panels, REPO / "docs" / "img" / "m4-full-slowdown"):
+            print(f"wrote {p.relative_to(REPO)}")
+    return ok
+
+
+def plot_panels(panels: list, out: Path) -> list[Path]:
+    """The slowdown distributions of `--full`, one panel per scenario."""
+    from rdmalab import plots  # lazy: matplotlib only when drawing
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.4), squeeze=False)
+    for ax, (name, whole, ours, fork) in zip(axes[0], panels):
+        for label, data, style in (("m4's ns-3 (published)", fork, "-"), ("rdmalab --dialect m4", ours, "--")):
+            s = sorted(data[i][1] / data[i][2] for i in fork)
+            ax.plot(s, [(k + 1) / len(s) for k in range(len(s))], style, label=label)
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(ScalarFormatter())
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel("FCT slowdown (FCT / standalone FCT)")
+        ax.set_title(f"eval_test_demo/{name[4:]} ({SCENARIOS[name]}): {len(fork)} flows finished\nin {whole}",
+                     fontsize=8)
+    axes[0][0].set_ylabel("fraction of flows")
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    return plots.save_figure(fig, out)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("names", nargs="*", help=f"the scenarios, of {', '.join(SCENARIOS)} (default: all)")
@@ -127,10 +274,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mmu", choices=["m4", "reference", "both"], default="m4",
                     help="the switch buffer: the fork's (m4, the dialect's), the reference's, or both "
                          "side by side (the cause script of the buffer's part)")
+    ap.add_argument("--full", action="store_true",
+                    help="the longer copies in bench/data/m4 (or the whole published files there), through the "
+                         "rdmalab hpcc command, with wall time and peak memory")
+    ap.add_argument("--qlen", choices=["published", "both"], default="published",
+                    help="with --full: the config as published, or also without its queue monitor")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="with --full: also the parallel engine on N threads, its FCT file compared byte for byte")
     args = ap.parse_args(argv)
     unknown = [n for n in args.names if n not in SCENARIOS]
     if unknown:
         ap.error(f"unknown scenarios {unknown}; known: {', '.join(SCENARIOS)}")
+    if args.full:
+        if args.mmu != "m4":
+            ap.error("--full runs the dialect's switch buffer only (--mmu is for the cuts)")
+        return 0 if full(args.names or list(SCENARIOS), args.qlen, args.threads, not args.no_plot) else 1
     ok = True
     for name in args.names or list(SCENARIOS):
         fork = read_fct(DATA / name / "fct_published_cut.txt")
@@ -159,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def print_table(title: str, rows: list[dict], wall: float, flows: int) -> None:
-    print(f"\n{title}: rdmalab ran the cut in {wall:.2f} s; {flows} published flows\n")
+    print(f"\n{title}: rdmalab ran it in {wall:.2f} s; {flows} published flows\n")
     print(f"{'bucket':>22} {'flows':>5} {'fork med ns':>12} {'rdmalab':>12} {'ratio':>6} "
           f"{'slowdown fork':>13} {'rdmalab':>8} {'exact':>6} {'standalone =':>12}")
     for r in rows:
