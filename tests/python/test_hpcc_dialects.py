@@ -140,7 +140,7 @@ def test_a_conweave_artifact_config_is_named_as_such(tmp_path, capsys):
 
 # The longer copies that `bench/m4_published.py --full` runs (bench/data/m4/README.md): the
 # flows kept and the start of the first flow left out, from the published flow files.
-_BENCH_CUTS = {"demo0": (463, 1_034_742_049), "demo2": (562, 1_024_406_966), "demo4": (542, 1_031_623_509)}
+_BENCH_CUTS = {"demo0": (649, 1_045_267_791), "demo2": (747, 1_032_965_047), "demo4": (748, 1_043_831_949)}
 
 
 @pytest.mark.parametrize("name", sorted(_BENCH_CUTS))
