@@ -28,6 +28,15 @@ distributions side by side (docs/img/m4-full-slowdown.{png,pdf}).
     .venv/bin/python bench/m4_published.py --full --qlen both     # with and without the queue monitor
     .venv/bin/python bench/m4_published.py --full --threads 2     # the parallel engine, compared byte for byte
 
+`--standin` times a scenario of the whole one's size where the whole published flow file is
+not at hand: 20,000 flows built from a longer copy's published flows (their pairs, sizes and
+gaps between starts, repeated in order from the first start), on the published config and
+topology, without the queue monitor (and with `--qlen both` also as published). Its FCTs are
+compared with nothing: it is a timing of the same fabric, load and flow count, not of the
+published flows.
+
+    .venv/bin/python bench/m4_published.py --standin --qlen both demo0
+
 `--qlen both` runs each config as published and again with QLEN_MON_END set to QLEN_MON_START
 (no queue monitor, everything else the same) and checks that the FCT files are the same bytes.
 `--threads N` runs the parallel engine too, on 1 and on N threads (its FCT files must be the same
@@ -261,6 +270,44 @@ def bucket_views(ours: dict, fork: dict) -> list[tuple[float, float]]:
     return out
 
 
+def standin_flows(name: str, count: int = PUBLISHED_FLOWS) -> str:
+    """A flow file of `count` flows from the published ones kept in bench/data/m4/NAME: flow i
+    takes the pair and size of kept flow i mod k, and starts after flow i-1 by the kept gap
+    (i-1) mod (k-1); starts printed as the published file does, in seconds to the ns."""
+    from decimal import Decimal  # lazy: only the stand-in parses decimal seconds
+    rows = [ln.split() for ln in read_text(BENCH_DATA / name / "flows.txt.gz").split("\n")[1:] if ln.strip()]
+    starts = [int(Decimal(r[6]) * 10**9) for r in rows]
+    gaps = [b - a for a, b in zip(starts, starts[1:])]
+    out, t = [str(count)], starts[0]
+    for i in range(count):
+        r = rows[i % len(rows)]
+        if i:
+            t += gaps[(i - 1) % len(gaps)]
+        out.append(f"{i} {r[1]} {r[2]} {r[3]} {r[4]} {r[5]} {t // 10**9}.{t % 10**9:09d}")
+    return "\n".join(out) + "\n"
+
+
+def standin(names: list[str], monitor: bool) -> bool:
+    """`--standin`: each scenario's 20,000-flow stand-in without the queue monitor, and with
+    `monitor` also as published (with it)."""
+    for name in names:
+        with tempfile.TemporaryDirectory() as tmp:
+            config = prepare_full(name, Path(tmp) / name)
+            flows = standin_flows(name)
+            (config.parent / "flows.txt").write_text(flows)
+            last = flows.rstrip("\n").rsplit("\n", 1)[1].split()[6]
+            print(f"\n{name} ({SCENARIOS[name]}): 20,000 flows from its {BENCH_DATA.relative_to(REPO)} copy, "
+                  f"starts 1 s to {last} s")
+            runs = [("no queue monitor", prepare_full(name, Path(tmp) / name, qlen=False))]
+            for label, cfg in runs + ([("published config", config)] if monitor else []):
+                (config.parent / "flows.txt").write_text(flows)  # prepare_full wrote the kept ones
+                r = run_cli(cfg)
+                done = sum(1 for ln in r["fct_bytes"].decode().split("\n") if ln.strip())
+                print(f"  {label:>18}: {r['cpu_s']:8.2f} s CPU, {r['wall_s']:8.2f} s wall (loaded), "
+                      f"peak memory {r['peak_mib']:6.1f} MiB; {done:,} flows completed")
+    return True
+
+
 def plot_panels(panels: list, out: Path) -> list[Path]:
     """The slowdown distributions of `--full`, one panel per scenario."""
     from rdmalab import plots  # lazy: matplotlib only when drawing
@@ -294,14 +341,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--full", action="store_true",
                     help="the longer copies in bench/data/m4 (or the whole published files there), through the "
                          "rdmalab hpcc command, with wall time and peak memory")
+    ap.add_argument("--standin", action="store_true",
+                    help="time a 20,000-flow scenario built from a longer copy's published flows "
+                         "(no FCT comparison), without the queue monitor (--qlen both: also with it)")
     ap.add_argument("--qlen", choices=["published", "both"], default="published",
-                    help="with --full: the config as published, or also without its queue monitor")
+                    help="with --full: the config as published, or also without its queue monitor; "
+                         "with --standin: also with the monitor")
     ap.add_argument("--threads", type=int, default=None,
                     help="with --full: also the parallel engine on N threads, its FCT file compared byte for byte")
     args = ap.parse_args(argv)
     unknown = [n for n in args.names if n not in SCENARIOS]
     if unknown:
         ap.error(f"unknown scenarios {unknown}; known: {', '.join(SCENARIOS)}")
+    if args.standin:
+        kept = [n for n in SCENARIOS if (BENCH_DATA / n).is_dir()]
+        return 0 if standin([n for n in (args.names or kept) if n in kept], args.qlen == "both") else 1
     if args.full:
         if args.mmu != "m4":
             ap.error("--full runs the dialect's switch buffer only (--mmu is for the cuts)")
