@@ -289,7 +289,8 @@ def standin_flows(name: str, count: int = PUBLISHED_FLOWS) -> str:
 
 def standin(names: list[str], monitor: bool) -> bool:
     """`--standin`: each scenario's 20,000-flow stand-in without the queue monitor, and with
-    `monitor` also as published (with it)."""
+    `monitor` also as published (with it); False when the monitor changed an FCT."""
+    ok = True
     for name in names:
         with tempfile.TemporaryDirectory() as tmp:
             config = prepare_full(name, Path(tmp) / name)
@@ -299,13 +300,18 @@ def standin(names: list[str], monitor: bool) -> bool:
             print(f"\n{name} ({SCENARIOS[name]}): 20,000 flows from its {BENCH_DATA.relative_to(REPO)} copy, "
                   f"starts 1 s to {last} s")
             runs = [("no queue monitor", prepare_full(name, Path(tmp) / name, qlen=False))]
+            first = None
             for label, cfg in runs + ([("published config", config)] if monitor else []):
                 (config.parent / "flows.txt").write_text(flows)  # prepare_full wrote the kept ones
                 r = run_cli(cfg)
                 done = sum(1 for ln in r["fct_bytes"].decode().split("\n") if ln.strip())
+                same = "" if first is None else (
+                    "; FCT file the same bytes" if r["fct_bytes"] == first else "; FCT file DIFFERS")
+                ok &= first is None or r["fct_bytes"] == first
+                first = r["fct_bytes"] if first is None else first
                 print(f"  {label:>18}: {r['cpu_s']:8.2f} s CPU, {r['wall_s']:8.2f} s wall (loaded), "
-                      f"peak memory {r['peak_mib']:6.1f} MiB; {done:,} flows completed")
-    return True
+                      f"peak memory {r['peak_mib']:6.1f} MiB; {done:,} flows completed{same}")
+    return ok
 
 
 def plot_panels(panels: list, out: Path) -> list[Path]:
