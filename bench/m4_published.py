@@ -8,7 +8,7 @@ by flow id, and prints per size bucket the median FCT of each and their ratio, t
 slowdowns (FCT over the fork's standalone FCT), and how many flows match to the nanosecond.
 Draws both slowdown distributions to docs/img/m4-NAME-slowdown.{png,pdf}.
 
-    .venv/bin/python bench/m4_published.py                  # the four cuts (DCQCN, TIMELY, DCTCP twice)
+    .venv/bin/python bench/m4_published.py                  # the five cuts (all of eval_test_demo)
     .venv/bin/python bench/m4_published.py demo4 --no-plot  # one scenario, the table only
     .venv/bin/python bench/m4_published.py --mmu both --no-plot  # the fork's buffer, and without it
 
@@ -67,7 +67,7 @@ BENCH_DATA = REPO / "bench" / "data" / "m4"
 #: Flows in each published scenario (its flows.txt's first line).
 PUBLISHED_FLOWS = 20_000
 #: The published scenarios kept (tests/data/m4/NAME) and their congestion control.
-SCENARIOS = {"demo0": "DCQCN", "demo2": "TIMELY", "demo3": "DCTCP", "demo4": "DCTCP"}
+SCENARIOS = {"demo0": "DCQCN", "demo1": "DCQCN", "demo2": "TIMELY", "demo3": "DCTCP", "demo4": "DCTCP"}
 BUCKETS = [(0, 1_000), (1_000, 10_000), (10_000, 100_000), (100_000, 10**12)]
 
 

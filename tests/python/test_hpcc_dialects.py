@@ -22,8 +22,9 @@ def _bench():
     return mod
 
 
-@pytest.mark.parametrize("name,flows,exact_small", [("demo0", [67, 26, 33, 59], 40), ("demo2", [102, 29, 41, 92], 40),
-                                                     ("demo3", [107, 36, 48, 74], 60), ("demo4", [98, 29, 39, 98], 45)])
+@pytest.mark.parametrize("name,flows,exact_small", [("demo0", [67, 26, 33, 59], 40), ("demo1", [94, 33, 41, 95], 65),
+                                                     ("demo2", [102, 29, 41, 92], 40), ("demo3", [107, 36, 48, 74], 60),
+                                                     ("demo4", [98, 29, 39, 98], 45)])
 def test_published_m4_scenarios_match_the_forks_fct_files_per_size_bucket(name, flows, exact_small):
     bench = _bench()
     fork = bench.read_fct(REPO / "tests" / "data" / "m4" / name / "fct_published_cut.txt")
@@ -34,10 +35,10 @@ def test_published_m4_scenarios_match_the_forks_fct_files_per_size_bucket(name, 
         # Every flow's standalone FCT is the fork's own number (a closed form of the path).
         assert r["standalone_equal"] == r["flows"], r
         assert abs(r["ratio"] - 1) <= 0.10, r
-    # Flows that met no other traffic finish at the fork's nanosecond (55, 55, 77, 50 of those below 1 kB).
+    # Flows that met no other traffic finish at the fork's nanosecond (55, 82, 55, 77, 50 of those below 1 kB).
     assert rows[0]["exact"] >= exact_small, rows[0]
     # With the fork's switch buffer, flows of 100 kB and more finish as in the fork: medians
-    # 0.994 to 1.000 of its (0 to 3.6 % late under the reference's buffer rules).
+    # 0.994 to 1.008 of its (0 to 6.5 % late under the reference's buffer rules).
     assert abs(rows[-1]["ratio"] - 1) <= 0.01, rows[-1]
 
 
