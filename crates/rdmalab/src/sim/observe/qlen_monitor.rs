@@ -4,6 +4,10 @@
 //! histograms are written as a block every 100 ms of simulated time, in the reference's text
 //! format (`time: <ns>`, then `switch port c0 c1 ...` per port, ports numbered from 1).
 //!
+//! A sample of an empty port (most of them, most of the time) costs one test: such samples
+//! are not counted per port but found at a block as the monitor's samples less the port's
+//! counted ones (`MonPort::counts_at`).
+//!
 //! Bounded: one histogram per switch port, as long as the largest queue in KB. Unlike the
 //! reference, which keeps the simulation going until `QLEN_MON_END`, sampling stops when the
 //! last flow completes, and a last block is written at the end of the run (the reference's
@@ -27,8 +31,25 @@ struct MonPort {
     switch: u32,
     ifindex: u16,
     port: usize,
-    /// Samples per queue length in KB.
+    /// Samples per queue length in KB, of the samples that found a packet queued: those
+    /// that found the port empty are the monitor's `samples` less the sum of these.
     counts: Vec<u64>,
+}
+
+impl MonPort {
+    /// The full histogram after `samples` samples: the counted ones, and in bin 0 also the
+    /// samples that found the port empty. Empty when nothing was sampled.
+    fn counts_at(&self, samples: u64) -> Vec<u64> {
+        let mut out = self.counts.clone();
+        if samples == 0 {
+            return out;
+        }
+        if out.is_empty() {
+            out.push(0);
+        }
+        out[0] += samples - self.counts.iter().sum::<u64>();
+        out
+    }
 }
 
 /// The histograms and the blocks written so far.
@@ -44,7 +65,10 @@ pub struct QlenMonitor {
     ports: Vec<MonPort>,
     /// The blocks written so far: their time and every port's histogram then.
     blocks: Vec<(Time, Vec<Vec<u64>>)>,
-    /// A partition's log of the samples not yet known to count: (time, port index, KB bin).
+    /// Samples taken (of every port).
+    samples: u64,
+    /// A partition's log of the samples not yet known to count: (time, port index, KB bin)
+    /// of each port sampled with a packet queued, and (time, `u32::MAX`, 0) of each sample.
     undo: Option<Vec<(Time, u32, u32)>>,
     /// A partition: when the last flow completed (`Time::MAX` while the driver has not
     /// said) and the chain's last sample then.
@@ -81,8 +105,16 @@ impl Simulation {
         }
         mon.fired = self.now;
         let logging = self.part.is_some();
+        mon.samples += 1;
+        if logging {
+            mon.undo.get_or_insert_with(Vec::new).push((self.now, u32::MAX, 0));
+        }
         for (i, p) in mon.ports.iter_mut().enumerate() {
-            let kb = (self.ports[p.port].total_queued() / 1000) as usize;
+            let port = &self.ports[p.port];
+            if !port.has_queued() {
+                continue;
+            }
+            let kb = (port.total_queued() / 1000) as usize;
             if p.counts.len() <= kb {
                 p.counts.resize(kb + 1, 0);
             }
@@ -127,8 +159,12 @@ impl Simulation {
         let last = Time(cfg.start.0.saturating_add(after.saturating_mul(INTERVAL.0)));
         (mon.flows_end, mon.last_sample) = (t, last);
         for (time, i, kb) in mon.undo.take().unwrap_or_default() {
-            if time > last {
-                mon.ports[i as usize].counts[kb as usize] -= 1;
+            if time <= last {
+                continue;
+            }
+            match mon.ports.get_mut(i as usize) {
+                Some(p) => p.counts[kb as usize] -= 1,
+                None => mon.samples -= 1,
             }
         }
         while mon.blocks.last().is_some_and(|b| b.0 > last) {
@@ -157,7 +193,8 @@ impl Simulation {
 
 impl QlenMonitor {
     fn write_block(&mut self, now: Time) {
-        self.blocks.push((now, self.ports.iter().map(|p| p.counts.clone()).collect()));
+        let samples = self.samples;
+        self.blocks.push((now, self.ports.iter().map(|p| p.counts_at(samples)).collect()));
     }
 
     /// The file's text from the monitors of every partition (one for a sequential run):
@@ -176,21 +213,23 @@ impl QlenMonitor {
             block_text(&mut text, parts[0].blocks[b].0, parts, &rows, |k, i| &parts[k].blocks[b].1[i]);
         }
         let last_block = parts.first().and_then(|m| m.blocks.last()).map(|b| b.0);
-        let sampled = parts.iter().any(|m| m.ports.iter().any(|p| !p.counts.is_empty()));
+        let sampled = parts.iter().any(|m| m.samples > 0 && !m.ports.is_empty());
         if last_block != Some(end) && sampled {
-            block_text(&mut text, end, parts, &rows, |k, i| &parts[k].ports[i].counts);
+            let now: Vec<Vec<Vec<u64>>> =
+                parts.iter().map(|m| m.ports.iter().map(|p| p.counts_at(m.samples)).collect()).collect();
+            block_text(&mut text, end, parts, &rows, |k, i| &now[k][i]);
         }
         text
     }
 }
 
 /// One block: `time: <ns>`, then a line per port in `rows` order with its counts.
-fn block_text<'a>(
+fn block_text<'c>(
     text: &mut Vec<u8>,
     time: Time,
-    parts: &[&'a QlenMonitor],
+    parts: &[&QlenMonitor],
     rows: &[(u32, usize, usize)],
-    counts: impl Fn(usize, usize) -> &'a [u64],
+    counts: impl Fn(usize, usize) -> &'c [u64],
 ) {
     let _ = writeln!(text, "time: {}", time.ns());
     for &(_, k, i) in rows {
