@@ -6,8 +6,10 @@ figures, each phase timed in one process as the command runs it.
     .venv/bin/python bench/phases.py S1-dcqcn                 # `rdmalab hpcc` on the reference's S1
     .venv/bin/python bench/phases.py fat-tree-128-pfc         # `rdmalab run` on a bench scenario
     .venv/bin/python bench/phases.py --rounds 3 --record S1-dcqcn fat-tree-128-pfc
+    .venv/bin/python bench/phases.py --threads 1 fat-tree-1M   # the million-host tree (10 GB)
 
-Both run on one thread (the sequential engine). Each phase is the process's CPU seconds (user + system, all threads) across it; `--rounds N`
+Both run on one thread (the sequential engine; `--threads 1`: the origin order, as
+`rdmalab run --threads 1` runs). Each row also prints the child's peak memory and events. Each phase is the process's CPU seconds (user + system, all threads) across it; `--rounds N`
 takes the median of N processes per phase. The interpreter's start is `python -c pass`'s own
 CPU time, measured the same way. `--record` writes the rows into the "Where a run's time goes"
 section of `bench/recorded/performance.json` (with the commit, today's date and `--machine`);
