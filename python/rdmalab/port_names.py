@@ -53,7 +53,11 @@ def with_port_names(df: pl.DataFrame, names: pl.DataFrame, on: str = "port_id") 
     """`df` (with a port id column `on`) with the naming columns first after time."""
     if names.height == 0 or on not in df.columns:
         return df
-    if _one_row_per_port(df, names, on):
+    if df.height == 0:
+        # Nothing to name (no PFC frame, no sample): the join keeps its columns and types
+        # without hashing every port (six million at a million hosts, some 2 s a table).
+        names = names.clear()
+    if df.height and _one_row_per_port(df, names, on):
         # The ports table: row i is port i. Side by side, without a join's hash table (six
         # million rows at a million hosts).
         joined = pl.concat([df, names.drop("port_id")], how="horizontal")

@@ -78,7 +78,7 @@ def flows_frame(f: dict[str, Any], unreachable: dict[str, Any] | None,
         "flow": f["flow"], "src": f["src"], "dst": f["dst"], "sip": f["sip"], "dip": f["dip"],
         "sport": f["sport"], "dport": f["dport"], "size": f["size"],
         "start_ns": f["start_ps"] / 1000.0, "fct_ns": f["fct_ps"] / 1000.0, "ideal_ns": f["ideal_ps"] / 1000.0,
-        "tenant": pl.Series([names[int(i)] for i in tenant_idx], dtype=pl.Utf8),
+        "tenant": pl.Series(names, dtype=pl.Utf8).gather(np.asarray(tenant_idx, dtype=np.int64)),  # one per flow
         # Loss recovery and reordering: the sender's retransmissions, NACKs heard and
         # timeouts, the receiver's out-of-order arrivals, CNPs by cause and trimmed headers
         # (docs/model/loss-and-failures.md, "Loss recovery"; docs/uet.md, "Outputs").
@@ -101,7 +101,9 @@ def pfc_frame(raw: dict[str, Any], names: pl.DataFrame) -> pl.DataFrame:
     pfc = pl.DataFrame(raw)
     if names.height == 0:
         return pfc
-    keyed = names.with_columns((pl.col("port") + 1).cast(pl.UInt64).alias("ifindex")).select(
+    # No frame: the join keeps its columns and types without hashing every port.
+    ports = names if pfc.height else names.clear()
+    keyed = ports.with_columns((pl.col("port") + 1).cast(pl.UInt64).alias("ifindex")).select(
         pl.col("node").cast(pl.UInt64).alias("_node"), "ifindex", "port_id")
     pfc = pfc.join(keyed, left_on=["node", "ifindex"], right_on=["_node", "ifindex"], how="left")
     return with_port_names(pfc.drop("node"), names)

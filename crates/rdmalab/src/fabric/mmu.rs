@@ -163,16 +163,26 @@ impl SwitchMmu {
         for (q, c) in class.iter_mut().enumerate() {
             c.pfc = pfc & (1 << q) != 0;
         }
+        // Ports alike (a fat tree's, all of them) share one record, computed once: the two
+        // 128-bit divisions per port add up at five million switch ports.
+        let mut last: Option<((Rate, u64), IngressPort)> = None;
         let ports: Vec<IngressPort> = ports
             .iter()
             .map(|&(rate, delay_ns)| {
+                if let Some((key, port)) = &last {
+                    if *key == (rate, delay_ns) {
+                        return port.clone();
+                    }
+                }
                 let flight = (rate.0 as u128 * delay_ns as u128 / 8 / 1_000_000_000) as u64;
                 // A port without PFC never takes headroom; it keeps the reference's
                 // reservation so that lossy buffers (and the sizes fitted to them) stay put.
                 let floor = if pfc == 0 { 0 } else { headroom_needed(rate, delay_ns, cfg.serialisation) };
                 let headroom = cfg.headroom.unwrap_or((3 * flight).max(floor));
                 let shift = threshold_shift(rate, cfg.nic_rate);
-                IngressPort { class: class.map(|c| ClassAcct { headroom, shift, ..c }) }
+                let port = IngressPort { class: class.map(|c| ClassAcct { headroom, shift, ..c }) };
+                last = Some(((rate, delay_ns), port.clone()));
+                port
             })
             .collect();
         let total_hdrm: u64 = ports.iter().map(|p| p.headroom()).sum();
