@@ -237,3 +237,23 @@ fn a_run_without_rccc_has_none_of_it() {
     assert!(on.mechanism_counters.get("rccc_credits") > 0);
     assert_eq!(on.records[0].fct, off.records[0].fct);
 }
+
+/// `rccc_peak_senders` is the most connections one receiver's pacer held at once: two
+/// incasts on a k = 4 fat tree, 8 senders into host 0 and 6 into host 15 (in another
+/// partition when the run is cut), 300 KB each, so that every connection is owed several
+/// grants once all have asked. The 8 connections of the larger incast wait in its pacer
+/// together: the peak is 8 on 1, 2 and 4 threads (the partitions' peaks are not added).
+#[test]
+fn the_peak_of_senders_is_one_pacers_most_on_any_thread_count() {
+    let flows: Vec<String> = (1..=8).map(|s| flow(s, 0, 300_000)).chain((9..=14).map(|s| flow(s, 15, 300_000))).collect();
+    let text = format!(
+        "seed = 3\n[topology]\nkind = \"fat_tree\"\nk = 4\n\n[[traffic]]\nkind = \"flows\"\ntransport = \"uet\"\nflows = [{}]\n\n\
+         [fabric]\ncc = \"rccc\"\nlossless = false\n",
+        flows.join(", ")
+    );
+    for t in [1, 2, 4] {
+        let r = run_threads(&text, "rccc.toml", t);
+        assert_eq!(r.mechanism_counters.get("rccc_peak_senders"), 8, "{t} threads");
+        assert_eq!(r.records.len(), 14);
+    }
+}

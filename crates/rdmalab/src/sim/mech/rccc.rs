@@ -138,11 +138,15 @@ fn release(c: &mut TxCredit) -> Time {
     c.resume_at
 }
 
+/// The counter of the most connections one receiver's pacer held at once: a peak, which a
+/// parallel run merges by its maximum (`Mechanisms::PEAK_COUNTERS`).
+pub(crate) const PEAK_SENDERS: &str = "rccc_peak_senders";
+
 /// RCCC's counts (`res.counters`), in runs with RCCC only: credit packets sent, packets of
 /// credit granted, and the most connections one receiver's pacer served at once.
 pub(super) fn counters(r: Option<&Rccc>, c: &mut NamedCounts) {
     let Some(r) = r else { return };
     c.push_conditional("rccc_credits", r.credits);
     c.push_conditional("rccc_granted_packets", r.granted);
-    c.push_conditional("rccc_peak_senders", r.peak_active);
+    c.push_conditional(PEAK_SENDERS, r.peak_active);
 }
