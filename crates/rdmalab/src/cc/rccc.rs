@@ -52,7 +52,12 @@ pub const MAX_REQUEST: u64 = 1 << 14;
 /// A sender's credit on one connection, in packets.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TxCredit {
-    /// The initial credit (plus one packet per timeout that found none left).
+    /// The credit the connection opened with: what a new message on an idle connection
+    /// starts with again (`top_up`).
+    pub base: u64,
+    /// The credit not granted by the receiver: the initial credit, topped up for each
+    /// message posted to an idle connection, plus one packet per timeout that found none
+    /// left.
     pub initial: u64,
     /// The highest cumulative grant heard from the receiver.
     pub granted: u64,
@@ -67,7 +72,19 @@ pub struct TxCredit {
 impl TxCredit {
     /// A connection that starts with `initial` packets of credit.
     pub fn new(initial: u64) -> TxCredit {
-        TxCredit { initial, ..TxCredit::default() }
+        TxCredit { base: initial, initial, ..TxCredit::default() }
+    }
+
+    /// A message was posted to a connection with nothing left to send: it starts as a new
+    /// connection does, with at least its opening credit to send before a grant comes back.
+    /// True when this added credit.
+    pub fn top_up(&mut self) -> bool {
+        let left = self.left();
+        if left >= self.base {
+            return false;
+        }
+        self.initial += self.base - left;
+        true
     }
 
     /// Packets the sender may still send.
@@ -291,6 +308,24 @@ mod tests {
         assert!(c.on_timeout());
         assert_eq!(c.left(), 1);
         assert!(!c.on_timeout(), "credit left: nothing more");
+    }
+
+    #[test]
+    fn a_new_message_on_an_idle_connection_starts_with_the_opening_credit() {
+        let mut c = TxCredit::new(10);
+        c.spent = 30;
+        c.on_grant(20);
+        assert_eq!(c.left(), 0);
+        assert!(c.top_up());
+        assert_eq!(c.left(), 10, "the opening credit again");
+        assert!(!c.top_up(), "credit left at the opening credit: nothing added");
+        // It asks only for what the opening credit does not cover: 25 more packets, 15 granted.
+        c.spent += 1;
+        assert_eq!(c.target(24), 20 + 15);
+        let mut rich = TxCredit::new(4);
+        rich.on_grant(9);
+        assert!(!rich.top_up());
+        assert_eq!(rich.left(), 13);
     }
 
     #[test]

@@ -14,7 +14,9 @@
 //!   packet (`Action::Frame`, ahead of the NIC's data), then re-arms itself;
 //! - sender, credit packet (`host/rx.rs::host_receive` → `host/uet_rx.rs::rccc_credit`):
 //!   [`on_credit`]; a QP that was waiting resumes;
-//! - sender, timeout (`host/mod.rs::on_rto`, UET only): [`on_timeout`].
+//! - sender, timeout (`host/mod.rs::on_rto`, UET only): [`on_timeout`];
+//! - a message posted to a QP's send queue (`apps/send_queue.rs::post_to_qp`: collectives'
+//!   and `[[app]]`s' WRs): [`on_post`], an idle connection's opening credit again.
 //!
 //! Fields: a data packet's target travels in `int_hops` (16 bits; switches stamp INT hops
 //! only under HPCC, which RCCC does not run with); the credit packet's cumulative grant in
@@ -123,6 +125,24 @@ pub(in crate::sim) fn on_timer(r: &mut Rccc, view: &SwitchView<'_>, port: PortId
 pub(in crate::sim) fn on_credit(r: &mut Rccc, id: QpId, cum: u64) -> Option<Time> {
     let c = r.tx(id.idx());
     (c.on_grant(cum) && c.held).then(|| release(c))
+}
+
+/// Hook "message posted" (`sim/apps/send_queue.rs::post_to_qp`: a collective's or an
+/// `[[app]]`'s WR) on QP `id`, whose stream ended at `before` bytes: a UET connection that
+/// had sent everything (nothing new, nothing marked to resend) starts the message with its
+/// opening credit, as a new connection would. True when a QP that waited for credit may
+/// send again (its pacing time is back in `next_avail`, not earlier than `now`).
+pub(in crate::sim) fn on_post(r: &mut Rccc, uet: &mut UetTable, id: QpId, qp: &mut Qp, before: u64, now: Time) -> bool {
+    use crate::rnic::transport::Transport;
+    if qp.transport != Transport::Uet || qp.high_sent < before || uet.qp(id.idx()).pending != 0 {
+        return false;
+    }
+    let c = r.tx(id.idx());
+    if !(c.top_up() && c.held) {
+        return false;
+    }
+    qp.next_avail = release(c).max(now);
+    true
 }
 
 /// Hook "sender, timeout" of UET QP `id` (after its packets were marked to resend): with no
