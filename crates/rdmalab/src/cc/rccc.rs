@@ -67,6 +67,10 @@ pub struct TxCredit {
     pub held: bool,
     /// Where the QP's pacing stood when it ran out of credit.
     pub resume_at: Time,
+    /// Credit packets for this slot sent by its receiver and not yet heard by its sender
+    /// (wrapping: in a parallel run the two halves count in different partitions). The
+    /// slot is reused only at zero, so that no credit reaches its next occupant.
+    pub credits_out: u32,
 }
 
 impl TxCredit {
@@ -212,6 +216,20 @@ impl Rccc {
         &mut self.tx[i]
     }
 
+    /// True when slot `i` may be reused: no credit packet of it travels and its receiver
+    /// owes it no grant.
+    pub fn quiet(&self, i: usize) -> bool {
+        self.tx.get(i).is_none_or(|c| c.credits_out == 0)
+            && self.rx.get(i).is_none_or(|x| x.as_ref().is_none_or(|x| !x.queued))
+    }
+
+    /// Slot `i` opens for a new connection: its receiver's view starts afresh.
+    pub fn forget(&mut self, i: usize) {
+        if let Some(x) = self.rx.get_mut(i) {
+            *x = None;
+        }
+    }
+
     /// A data packet asking for `target` (its 16-bit field) reached receiver slot `slot`
     /// (a fresh connection's first packet makes its state, with `reply` as its credit
     /// packet); `nacked`: its header came trimmed and its NACK will make the sender resend
@@ -274,6 +292,8 @@ impl Rccc {
         };
         self.credits += 1;
         self.granted += g;
+        let c = self.tx(slot as usize);
+        c.credits_out = c.credits_out.wrapping_add(1);
         Some(Grant { slot, credit, next })
     }
 }

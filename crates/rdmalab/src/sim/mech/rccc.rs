@@ -39,6 +39,7 @@ use crate::units::Time;
 pub(in crate::sim) fn on_open(r: &mut Rccc, id: QpId, bdp: u64, mtu: u32) {
     let initial = r.cfg.initial_packets.map_or_else(|| bdp.div_ceil(mtu as u64).max(1), |n| n as u64);
     *r.tx(id.idx()) = TxCredit::new(initial);
+    r.forget(id.idx()); // a reused slot: its last occupant's grants are gone
 }
 
 /// Hook "sender, per data packet sent", after `mech::uet::after_send`: the packet spends one
@@ -125,6 +126,14 @@ pub(in crate::sim) fn on_timer(r: &mut Rccc, view: &SwitchView<'_>, port: PortId
 pub(in crate::sim) fn on_credit(r: &mut Rccc, id: QpId, cum: u64) -> Option<Time> {
     let c = r.tx(id.idx());
     (c.on_grant(cum) && c.held).then(|| release(c))
+}
+
+/// A credit packet for slot `id` reached its sender (whether or not the QP still sends):
+/// one fewer travelling.
+#[inline]
+pub(in crate::sim) fn credit_arrived(r: &mut Rccc, id: QpId) {
+    let c = r.tx(id.idx());
+    c.credits_out = c.credits_out.wrapping_sub(1);
 }
 
 /// Hook "message posted" (`sim/apps/send_queue.rs::post_to_qp`: a collective's or an
