@@ -24,11 +24,12 @@ def test_the_shipped_sweeps_are_what_the_generator_writes():
 def test_every_run_of_both_sizes_has_its_own_label():
     every = [(quick, v.name, w.name) for quick in (False, True) for v, w in gen.runs(quick)]
     assert len(gen.labels()) == len(every) == len(set(every))
-    # Receiver credit covers `[[traffic]]` flows only: the AllReduce runs every variant but RCCC's.
-    wanted = [v.name for v in gen.VARIANTS if "rccc" not in v.fabric["cc"]]
+    # Receiver credit covers collectives too: the AllReduce runs every variant, RCCC's included.
+    wanted = [v.name for v in gen.VARIANTS]
     assert [v.name for v, w in gen.runs(True) if w.name == "allreduce-rail"] == wanted
-    uet = [w for v, w in gen.runs(True) if w.name == "allreduce-rail" and v.transport == "uet"]
-    assert uet and all(c["transport"] == "uet" for c in gen.scenario_tables(gen.VARIANTS[3], uet[0])["collective"])
+    assert any("rccc" in v.fabric["cc"] for v in gen.VARIANTS)
+    uet = [(v, w) for v, w in gen.runs(True) if w.name == "allreduce-rail" and v.transport == "uet"]
+    assert uet and all(c["transport"] == "uet" for v, w in uet for c in gen.scenario_tables(v, w)["collective"])
 
 
 @pytest.fixture(scope="module")

@@ -52,7 +52,12 @@ pub const MAX_REQUEST: u64 = 1 << 14;
 /// A sender's credit on one connection, in packets.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TxCredit {
-    /// The initial credit (plus one packet per timeout that found none left).
+    /// The credit the connection opened with: what a new message on an idle connection
+    /// starts with again (`top_up`).
+    pub base: u64,
+    /// The credit not granted by the receiver: the initial credit, topped up for each
+    /// message posted to an idle connection, plus one packet per timeout that found none
+    /// left.
     pub initial: u64,
     /// The highest cumulative grant heard from the receiver.
     pub granted: u64,
@@ -62,12 +67,28 @@ pub struct TxCredit {
     pub held: bool,
     /// Where the QP's pacing stood when it ran out of credit.
     pub resume_at: Time,
+    /// Credit packets for this slot sent by its receiver and not yet heard by its sender
+    /// (wrapping: in a parallel run the two halves count in different partitions). The
+    /// slot is reused only at zero, so that no credit reaches its next occupant.
+    pub credits_out: u32,
 }
 
 impl TxCredit {
     /// A connection that starts with `initial` packets of credit.
     pub fn new(initial: u64) -> TxCredit {
-        TxCredit { initial, ..TxCredit::default() }
+        TxCredit { base: initial, initial, ..TxCredit::default() }
+    }
+
+    /// A message was posted to a connection with nothing left to send: it starts as a new
+    /// connection does, with at least its opening credit to send before a grant comes back.
+    /// True when this added credit.
+    pub fn top_up(&mut self) -> bool {
+        let left = self.left();
+        if left >= self.base {
+            return false;
+        }
+        self.initial += self.base - left;
+        true
     }
 
     /// Packets the sender may still send.
@@ -195,6 +216,20 @@ impl Rccc {
         &mut self.tx[i]
     }
 
+    /// True when slot `i` may be reused: no credit packet of it travels and its receiver
+    /// owes it no grant.
+    pub fn quiet(&self, i: usize) -> bool {
+        self.tx.get(i).is_none_or(|c| c.credits_out == 0)
+            && self.rx.get(i).is_none_or(|x| x.as_ref().is_none_or(|x| !x.queued))
+    }
+
+    /// Slot `i` opens for a new connection: its receiver's view starts afresh.
+    pub fn forget(&mut self, i: usize) {
+        if let Some(x) = self.rx.get_mut(i) {
+            *x = None;
+        }
+    }
+
     /// A data packet asking for `target` (its 16-bit field) reached receiver slot `slot`
     /// (a fresh connection's first packet makes its state, with `reply` as its credit
     /// packet); `nacked`: its header came trimmed and its NACK will make the sender resend
@@ -257,6 +292,8 @@ impl Rccc {
         };
         self.credits += 1;
         self.granted += g;
+        let c = self.tx(slot as usize);
+        c.credits_out = c.credits_out.wrapping_add(1);
         Some(Grant { slot, credit, next })
     }
 }
@@ -291,6 +328,24 @@ mod tests {
         assert!(c.on_timeout());
         assert_eq!(c.left(), 1);
         assert!(!c.on_timeout(), "credit left: nothing more");
+    }
+
+    #[test]
+    fn a_new_message_on_an_idle_connection_starts_with_the_opening_credit() {
+        let mut c = TxCredit::new(10);
+        c.spent = 30;
+        c.on_grant(20);
+        assert_eq!(c.left(), 0);
+        assert!(c.top_up());
+        assert_eq!(c.left(), 10, "the opening credit again");
+        assert!(!c.top_up(), "credit left at the opening credit: nothing added");
+        // It asks only for what the opening credit does not cover: 25 more packets, 15 granted.
+        c.spent += 1;
+        assert_eq!(c.target(24), 20 + 15);
+        let mut rich = TxCredit::new(4);
+        rich.on_grant(9);
+        assert!(!rich.top_up());
+        assert_eq!(rich.left(), 13);
     }
 
     #[test]

@@ -343,4 +343,10 @@ impl Simulation {
     pub fn first_start(&self) -> Time {
         self.flows.first().map_or(Time::ZERO, |f| f.start)
     }
+
+    /// QP slots the run has made (its QP table's length): released slots are reused, so
+    /// this follows the QPs alive at once where reuse is on.
+    pub fn qp_slots(&self) -> usize {
+        self.qps.len()
+    }
 }

@@ -237,3 +237,158 @@ fn a_run_without_rccc_has_none_of_it() {
     assert!(on.mechanism_counters.get("rccc_credits") > 0);
     assert_eq!(on.records[0].fct, off.records[0].fct);
 }
+
+/// `rccc_peak_senders` is the most connections one receiver's pacer held at once: two
+/// incasts on a k = 4 fat tree, 8 senders into host 0 and 6 into host 15 (in another
+/// partition when the run is cut), 300 KB each, so that every connection is owed several
+/// grants once all have asked. The 8 connections of the larger incast wait in its pacer
+/// together: the peak is 8 on 1, 2 and 4 threads (the partitions' peaks are not added).
+#[test]
+fn the_peak_of_senders_is_one_pacers_most_on_any_thread_count() {
+    let flows: Vec<String> = (1..=8).map(|s| flow(s, 0, 300_000)).chain((9..=14).map(|s| flow(s, 15, 300_000))).collect();
+    let text = format!(
+        "seed = 3\n[topology]\nkind = \"fat_tree\"\nk = 4\n\n[[traffic]]\nkind = \"flows\"\ntransport = \"uet\"\nflows = [{}]\n\n\
+         [fabric]\ncc = \"rccc\"\nlossless = false\n",
+        flows.join(", ")
+    );
+    for t in [1, 2, 4] {
+        let r = run_threads(&text, "rccc.toml", t);
+        assert_eq!(r.mechanism_counters.get("rccc_peak_senders"), 8, "{t} threads");
+        assert_eq!(r.records.len(), 14);
+    }
+}
+
+/// A 4-rank ring AllReduce over UET on an idle star (100 Gb/s, 1 µs), 120 packets per
+/// message: without RCCC, ACKs only at a message's end, it takes the closed form of
+/// tests/it/collectives.rs, 2(n − 1) steps of A(S/n) and tx(ack) between steps.
+///
+/// Under RCCC each message starts with its connection's opening credit (the path's BDP,
+/// `I` packets: a message posted to a connection with nothing left to send), so it never
+/// waits for a grant (the first grant comes back before `I` packets are sent, as for a lone
+/// flow); the receiver grants the other `120 − I` in `⌈(120 − I) / 4⌉` credit packets. Those
+/// leave ahead of the receiving rank's own data on its uplink, which the ring keeps busy, so
+/// each pushes that data back by exactly one ACK's serialisation: the collective takes the
+/// closed form plus that, per credit packet of a step, and the credit granted is exactly
+/// `120 − I` per message.
+///
+/// Under NSCC with RCCC the ring runs with the default ACK coalescing (NSCC's window moves
+/// on ACKs): as in tests/it/collectives.rs each rank's uplink then also carries the ACKs
+/// of the message it receives (29 more per step), so the collective takes longer than the
+/// closed form by at most those ACKs' and the credit packets' serialisation.
+#[test]
+fn a_ring_allreduce_under_rccc_takes_the_closed_form() {
+    let (n, per) = (4u64, 120u64);
+    let size = per * 1000 * n;
+    let steps = 2 * (n - 1);
+    let (b, d) = (rdmalab::Rate::gbps(100), rdmalab::Time::from_ns(1000));
+    let (a_step, ack) = (super::fixtures::arrival(size / n, b, d).0, super::fixtures::tx_ack(b).0);
+    let expect = steps * a_step + (steps - 1) * ack;
+    let need = per - default_initial();
+    let credits = need.div_ceil(4);
+    for (cc, acks) in [("rccc", "[fabric.uet]\nack_every = 1000\n"), ("nscc+rccc", "")] {
+        let text = format!(
+            "seed = 3\n[topology]\nkind = \"star\"\nhosts = {n}\nrate = \"100Gbps\"\ndelay = \"1us\"\n\n\
+             [fabric]\ncc = \"{cc}\"\nlossless = false\n{acks}\n\
+             [[collective]]\nname = \"g\"\nkind = \"allreduce\"\nranks = {{ hosts = \"0..3\" }}\nsize = {size}\n\
+             chunk = \"1MiB\"\ntransport = \"uet\"\n"
+        );
+        let r = run_finished(scenario(&text, "rccc.toml"));
+        let c = &r.collectives[0];
+        let took = (c.end.expect("finished") - c.start).0;
+        let m = &r.mechanism_counters;
+        eprintln!(
+            "{cc}: took {took} closed form {expect} (+{} ps, {:.2} acks per step) credits {} granted {}",
+            took as i64 - expect as i64,
+            (took as f64 - expect as f64) / (steps * ack) as f64,
+            m.get("rccc_credits"),
+            m.get("rccc_granted_packets")
+        );
+        assert_eq!(m.get("rccc_granted_packets"), n * steps * need, "{cc}: 120 − I packets granted per message");
+        assert_eq!(m.get("rccc_credits"), n * steps * credits, "{cc}");
+        if acks.is_empty() {
+            let extra = steps * (29 + credits) * ack;
+            assert!(expect < took && took <= expect + extra, "{cc}: {took} ps against {expect} + {extra} ps");
+        } else {
+            assert_eq!(took, expect + steps * credits * ack, "{cc}: the closed form and {credits} credit packets per step");
+        }
+        assert_eq!((r.counters.retx_packets, r.counters.timeouts), (0, 0), "{cc}");
+    }
+}
+
+/// A UET ring AllReduce under NSCC and RCCC on a k = 4 fat tree (REPS spraying) gives the
+/// same outputs on 1, 2 and 4 threads.
+#[test]
+fn rccc_collectives_are_the_same_at_1_2_and_4_threads() {
+    let toml = "seed = 3\n[topology]\nkind = \"fat_tree\"\nk = 4\n[fabric]\ncc = \"nscc+rccc\"\nlossless = false\npath_selection = \"reps\"\n\
+        [[collective]]\nname = \"ring\"\nkind = \"allreduce\"\nranks = { hosts = \"0..15\" }\nsize = \"1MiB\"\nchunk = \"16KiB\"\ntransport = \"uet\"\n";
+    let (stop, r) = crate::parallel_outputs::same_for_1_2_4_threads("rccc collective", toml);
+    assert_eq!(stop, rdmalab::sim::StopReason::Finished);
+    assert!(r.collectives.iter().all(|c| c.end.is_some()));
+    assert!(r.mechanism_counters.get("rccc_credits") > 0, "the ring asks for credit");
+}
+
+/// An application's messages over UET under RCCC (the host model's closed loop, as in
+/// tests/it/uet.rs): two applications on host 0 send host 6 batches of two 100,000-byte WRs
+/// (98 packets of 1,024 bytes each), ten batches each. A batch is posted once the last one
+/// completed, to a connection with nothing left to send: it starts with the opening credit
+/// `I` (the path's BDP, measured as a lone flow's) and its second WR, posted while the first
+/// is on the wire, asks for the rest. So the credit granted is exactly `196 − I` packets per
+/// batch; every batch completes and every byte arrives once.
+#[test]
+fn application_messages_complete_under_rccc() {
+    let star = "[topology]\nkind = \"star\"\nhosts = 7\nrate = \"40Gbps\"\ndelay = \"1us\"\n";
+    let fabric = "[fabric]\nmtu = 1024\ncc = \"rccc\"\nlossless = false\n";
+    let lone = format!("{star}[[traffic]]\nkind = \"flows\"\ntransport = \"uet\"\nflows = [{}]\n{fabric}", flow(0, 6, 200 * 1024));
+    let initial = 200 - run_finished(scenario(&lone, "rccc.toml")).mechanism_counters.get("rccc_granted_packets");
+    let toml = format!(
+        "stop_time = \"10ms\"\n{star}{fabric}[host]\nmechanism = \"raw\"\n\
+         [[app]]\nhost = 0\ndst = 6\ncount = 2\nsize = 100000\nwr_num = 2\ntotal_bytes = 2000000\ntransport = \"uet\"\n"
+    );
+    let mut sim = scenario(&toml, "rccc.toml").simulation().expect("valid scenario");
+    sim.run_to_end();
+    let r = sim.results().expect("conservation holds");
+    let done = r.host_batches.iter().filter(|b| b.seen.0 != u64::MAX).count() as u64;
+    let m = &r.mechanism_counters;
+    eprintln!("app: I {initial} batches {done} granted {} credits {}", m.get("rccc_granted_packets"), m.get("rccc_credits"));
+    assert_eq!(done, 20, "10 batches of 200,000 bytes per application");
+    assert_eq!(r.counters.payload_bytes_delivered, 2 * 2_000_000);
+    assert_eq!(m.get("rccc_granted_packets"), done * (196 - initial));
+}
+
+/// Under RCCC a collective or an `[[app]]` of another transport is refused naming its
+/// field, as is traffic RCCC does not cover.
+#[test]
+fn rccc_refuses_what_it_cannot_run_by_name() {
+    let base = "[topology]\nkind = \"star\"\nhosts = 4\n[fabric]\ncc = \"rccc\"\nlossless = false\n";
+    let coll = format!("{base}[[collective]]\nname = \"g\"\nkind = \"allreduce\"\nranks = [0, 1, 2, 3]\nsize = 4000\n");
+    let e = super::fixtures::build_error(&coll, "bad.toml");
+    assert!(e.contains("collective[0].transport") && e.contains("\"rc\""), "{e}");
+    let app = format!("{base}[host]\nmechanism = \"raw\"\n[[app]]\nhost = 0\ndst = 3\nsize = 2500\nwr_num = 1\ntotal_bytes = 2500\n");
+    let e = super::fixtures::build_error(&app, "bad.toml");
+    assert!(e.contains("app[0].transport") && e.contains("\"rc\""), "{e}");
+}
+
+/// A finished QP's slot is reused under RCCC once no credit of it travels: 200 UET flows of
+/// 100 KB from host 1 to host 0, each starting 20 µs after the last (one takes about 9 µs),
+/// keep the QP table as small as without RCCC, not one slot per flow, and every flow
+/// completes with the same FCT as alone (each starts on an idle path with fresh credit).
+#[test]
+fn sequential_flows_reuse_qp_slots_under_rccc() {
+    let flows: Vec<String> =
+        (0..200).map(|i| format!("{{ src = 1, dst = 0, size = 100000, start = \"{}us\" }}", 20 * i)).collect();
+    let run = |cc: &str| {
+        let mut sim = scenario(&star(2, &flows, cc, ""), "rccc.toml").simulation().expect("valid scenario");
+        assert_eq!(sim.run_to_end(), rdmalab::sim::StopReason::Finished);
+        let slots = sim.qp_slots();
+        (slots, sim.results().expect("bytes conserved"))
+    };
+    let (slots_off, off) = run("none");
+    let (slots_on, on) = run("rccc");
+    eprintln!("slots: {slots_off} without RCCC, {slots_on} with; credits {}", on.mechanism_counters.get("rccc_credits"));
+    assert!(on.mechanism_counters.get("rccc_credits") > 0, "the flows ask for credit");
+    assert!(slots_on <= 2 && slots_on <= slots_off + 1, "{slots_on} slots for 200 sequential flows");
+    assert_eq!(on.records.len(), 200);
+    let fct = on.records[0].fct;
+    assert!(on.records.iter().all(|r| r.fct == fct), "every flow as the first");
+    assert_eq!(off.records.len(), 200);
+}

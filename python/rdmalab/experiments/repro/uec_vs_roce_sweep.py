@@ -6,7 +6,7 @@ workload sets the topology, the traffic or collectives, and the link events, so 
 lists its runs as one `[zip]` of whole tables. `labels` reads a run's (variant, workload)
 back from its scenario by regenerating the rows and matching them exactly.
 
-To add a variant (NSCC + RCCC once `cc = "rccc"` exists, say), append a `Variant` to
+To add a variant (Swift, say), append a `Variant` to
 `VARIANTS` and regenerate:
 
     python -m rdmalab.experiments.repro.uec_vs_roce_sweep
@@ -44,7 +44,8 @@ class Variant:
     fabric: dict[str, Any]
     #: True: its ECN marking is NSCC's (from the target queue on, `nscc_ecn`), not DCQCN's.
     nscc_marking: bool = False
-    #: False: it cannot run collectives (receiver credit covers `[[traffic]]` flows only).
+    #: False: it cannot run collectives (its workloads with `[[collective]]` are left out).
+    #: Every variant runs them now, RCCC's included.
     collectives: bool = True
 
 
@@ -68,9 +69,9 @@ VARIANTS: tuple[Variant, ...] = (
     Variant("uet-ops", "UET: NSCC, oblivious spraying, no trimming", "uet", _uet("ev_spray", False), True),
     Variant("uet-reps", "UET: NSCC, REPS, no trimming", "uet", _uet("reps", False), True),
     Variant("uet-rccc-ops-trim", "UET: NSCC + RCCC, oblivious spraying, trimming", "uet",
-            {**_uet("ev_spray", True), "cc": "nscc+rccc"}, True, collectives=False),
+            {**_uet("ev_spray", True), "cc": "nscc+rccc"}, True),
     Variant("uet-rccc-reps-trim", "UET: NSCC + RCCC, REPS, trimming", "uet",
-            {**_uet("reps", True), "cc": "nscc+rccc"}, True, collectives=False),
+            {**_uet("reps", True), "cc": "nscc+rccc"}, True),
 )
 
 

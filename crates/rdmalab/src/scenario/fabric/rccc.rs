@@ -82,28 +82,48 @@ pub(super) fn apply(on: bool, spec: Option<&RcccSpec>, file: &Path, c: &mut SimC
     Ok(())
 }
 
-/// RCCC is the Ultra Ethernet transport's: every flow of a run with it must be UET. The
-/// first flow that is not is named, with its transport.
+/// RCCC is the Ultra Ethernet transport's: every flow, collective and `[[app]]` of a run with
+/// it must be UET. The first that is not is named, with its transport. Traffic whose QPs
+/// post outside the send queue (the attack and staggered applications), multipath traffic
+/// and dependency-driven jobs are refused by name.
 pub(super) fn check(s: &crate::config::Scenario, file: &Path) -> Result<()> {
     use crate::fabric::transport::Transport;
     if s.config.rccc.is_none() {
         return Ok(());
     }
-    if let Some((i, f)) = s.flows.iter().enumerate().find(|(_, f)| f.transport != Transport::Uet) {
-        let name = match f.transport {
-            Transport::Rc => "rc",
-            Transport::Uc => "uc",
-            Transport::Ud => "ud",
-            Transport::Uet => "uet",
-        };
+    let name = |t: Transport| match t {
+        Transport::Rc => "rc",
+        Transport::Uc => "uc",
+        Transport::Ud => "ud",
+        Transport::Uet => "uet",
+    };
+    let refuse = |what: String, t: Transport, field: String| {
         let m = format!(
-            "RCCC runs on the Ultra Ethernet transport only: flow {i} has `transport = \"{name}\"` \
-             (set `transport = \"uet\"` on its traffic, or choose another `cc`)"
+            "RCCC runs on the Ultra Ethernet transport only: {what} has `transport = \"{}\"` \
+             (set `transport = \"uet\"` on it, or choose another `cc`)",
+            name(t)
         );
-        return Err(Error::input(file, 0, "fabric.cc", m));
+        Err(Error::input(file, 0, &field, m))
+    };
+    if let Some((i, f)) = s.flows.iter().enumerate().find(|(_, f)| f.transport != Transport::Uet) {
+        return refuse(format!("flow {i}"), f.transport, "fabric.cc".into());
     }
-    if !s.apps.is_empty() || !s.collectives.is_empty() || !s.multipath.is_empty() || !s.jobs.is_empty() {
-        let m = "RCCC runs on `[[traffic]]` flows with `transport = \"uet\"`; applications' QPs are not covered yet";
+    if let Some((i, c)) = s.collectives.iter().enumerate().find(|(_, c)| c.transport != Transport::Uet) {
+        return refuse(format!("collective {i}"), c.transport, format!("collective[{i}].transport"));
+    }
+    let apps = s.host_model.as_ref().map_or(&[][..], |h| &h.apps[..]);
+    if let Some((i, a)) = apps.iter().enumerate().find(|(_, a)| a.transport != Transport::Uet) {
+        return refuse(format!("app {i}"), a.transport, format!("app[{i}].transport"));
+    }
+    let others = [
+        (!s.apps.is_empty(), "traffic carried by applications (attack or staggered traffic)"),
+        (!s.multipath.is_empty(), "multipath traffic"),
+        (!s.jobs.is_empty(), "dependency-driven jobs (traces and connection matrices)"),
+    ];
+    if let Some((_, what)) = others.iter().find(|(on, _)| *on) {
+        let m = format!(
+            "RCCC runs on `[[traffic]]` flows, `[[collective]]` and `[[app]]` with `transport = \"uet\"`; {what} cannot run with it"
+        );
         return Err(Error::input(file, 0, "fabric.cc", m));
     }
     Ok(())

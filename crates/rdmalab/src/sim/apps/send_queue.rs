@@ -46,8 +46,15 @@ impl Simulation {
     /// holds them until it is reconnected.
     fn post_to_qp(&mut self, qp: QpId, m: Message) {
         let q = &mut self.qps[qp.idx()];
+        let before = q.posted;
         crate::sim::mech::uet::align_post(q, self.cfg.mtu); // UET: on a packet boundary
         q.post_message(m);
+        if let Some(r) = self.mech.rccc.as_deref_mut() {
+            // RCCC: a message on an idle connection starts with its opening credit.
+            if crate::sim::mech::rccc::on_post(r, &mut self.mech.uet, qp, q, before, self.now) {
+                self.nics[q.nic.idx()].pacing_moved(q);
+            }
+        }
         if q.error {
             q.snd_nxt = q.posted;
         }

@@ -154,13 +154,16 @@ impl Simulation {
         if !qp.finished || qp.in_flight != 0 || qp.cc_group.0 == RELEASED {
             return;
         }
+        // The origin order keeps ids apart from other nodes' history: no reuse.
+        let reuse = self.cfg.rate_sample_interval.is_none() && self.cfg.qp_cache.is_none() && !self.origin_order;
+        // RCCC: a credit packet still travelling, or a grant still owed, would reach the
+        // slot's next occupant; the slot is released when the last credit arrives.
+        if reuse && self.mech.rccc.as_deref().is_some_and(|r| !r.quiet(id.idx())) {
+            return;
+        }
         self.qps[id.idx()].cc_group = CcGroupId(RELEASED);
         self.live_qps -= 1;
-        // The origin order keeps ids apart from other nodes' history: no reuse.
-        // RCCC's credit packets are not counted in flight: a slot reused while one travels
-        // would take its grant, so runs with RCCC keep their slots.
-        let reuse = self.mech.rccc.is_none();
-        if self.cfg.rate_sample_interval.is_none() && self.cfg.qp_cache.is_none() && !self.origin_order && reuse {
+        if reuse {
             self.free_qps.push(id);
         }
     }

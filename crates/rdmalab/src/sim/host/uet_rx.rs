@@ -144,11 +144,14 @@ impl Simulation {
     #[inline(never)]
     pub(super) fn rccc_credit(&mut self, pkt: Packet) {
         let id = pkt.qp;
+        let Some(r) = self.mech.rccc.as_deref_mut() else { return };
+        rccc::credit_arrived(r, id);
         let q = &self.qps[id.idx()];
         if q.finished || q.error {
+            self.release_if_quiet(id); // a finished QP's slot waited for this credit
             return;
         }
-        let Some(r) = self.mech.rccc.as_deref_mut() else { return };
+        let r = self.mech.rccc.as_deref_mut().expect("tested above");
         if let Some(at) = rccc::on_credit(r, id, pkt.seq) {
             self.rccc_resume(id, at);
         }

@@ -226,6 +226,11 @@ impl Mechanisms {
         !self.lb.as_deref().is_some_and(|l| l.conweave_admits_on_release())
     }
 
+    /// The counters (`counters`' names) that are a peak over nodes rather than a tally: a
+    /// parallel run keeps the largest of its partitions' values, not their sum (each node,
+    /// and so each peak, belongs to one partition).
+    pub(crate) const PEAK_COUNTERS: &'static [&'static str] = &[rccc::PEAK_SENDERS];
+
     /// Every mechanism's counters by name, in a fixed order: the counts every run reports
     /// (zeros where a mechanism is off), then the conditional ones (ConWeave's causes) last,
     /// so that columns never move. A mechanism with counters adds its call here.

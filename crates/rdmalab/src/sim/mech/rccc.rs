@@ -14,7 +14,9 @@
 //!   packet (`Action::Frame`, ahead of the NIC's data), then re-arms itself;
 //! - sender, credit packet (`host/rx.rs::host_receive` → `host/uet_rx.rs::rccc_credit`):
 //!   [`on_credit`]; a QP that was waiting resumes;
-//! - sender, timeout (`host/mod.rs::on_rto`, UET only): [`on_timeout`].
+//! - sender, timeout (`host/mod.rs::on_rto`, UET only): [`on_timeout`];
+//! - a message posted to a QP's send queue (`apps/send_queue.rs::post_to_qp`: collectives'
+//!   and `[[app]]`s' WRs): [`on_post`], an idle connection's opening credit again.
 //!
 //! Fields: a data packet's target travels in `int_hops` (16 bits; switches stamp INT hops
 //! only under HPCC, which RCCC does not run with); the credit packet's cumulative grant in
@@ -37,6 +39,7 @@ use crate::units::Time;
 pub(in crate::sim) fn on_open(r: &mut Rccc, id: QpId, bdp: u64, mtu: u32) {
     let initial = r.cfg.initial_packets.map_or_else(|| bdp.div_ceil(mtu as u64).max(1), |n| n as u64);
     *r.tx(id.idx()) = TxCredit::new(initial);
+    r.forget(id.idx()); // a reused slot: its last occupant's grants are gone
 }
 
 /// Hook "sender, per data packet sent", after `mech::uet::after_send`: the packet spends one
@@ -125,6 +128,32 @@ pub(in crate::sim) fn on_credit(r: &mut Rccc, id: QpId, cum: u64) -> Option<Time
     (c.on_grant(cum) && c.held).then(|| release(c))
 }
 
+/// A credit packet for slot `id` reached its sender (whether or not the QP still sends):
+/// one fewer travelling.
+#[inline]
+pub(in crate::sim) fn credit_arrived(r: &mut Rccc, id: QpId) {
+    let c = r.tx(id.idx());
+    c.credits_out = c.credits_out.wrapping_sub(1);
+}
+
+/// Hook "message posted" (`sim/apps/send_queue.rs::post_to_qp`: a collective's or an
+/// `[[app]]`'s WR) on QP `id`, whose stream ended at `before` bytes: a UET connection that
+/// had sent everything (nothing new, nothing marked to resend) starts the message with its
+/// opening credit, as a new connection would. True when a QP that waited for credit may
+/// send again (its pacing time is back in `next_avail`, not earlier than `now`).
+pub(in crate::sim) fn on_post(r: &mut Rccc, uet: &mut UetTable, id: QpId, qp: &mut Qp, before: u64, now: Time) -> bool {
+    use crate::rnic::transport::Transport;
+    if qp.transport != Transport::Uet || qp.high_sent < before || uet.qp(id.idx()).pending != 0 {
+        return false;
+    }
+    let c = r.tx(id.idx());
+    if !(c.top_up() && c.held) {
+        return false;
+    }
+    qp.next_avail = release(c).max(now);
+    true
+}
+
 /// Hook "sender, timeout" of UET QP `id` (after its packets were marked to resend): with no
 /// credit left, one packet of it, so that the first resend carries the new target; the time
 /// its pacing resumes at when the QP was waiting.
@@ -138,11 +167,15 @@ fn release(c: &mut TxCredit) -> Time {
     c.resume_at
 }
 
+/// The counter of the most connections one receiver's pacer held at once: a peak, which a
+/// parallel run merges by its maximum (`Mechanisms::PEAK_COUNTERS`).
+pub(crate) const PEAK_SENDERS: &str = "rccc_peak_senders";
+
 /// RCCC's counts (`res.counters`), in runs with RCCC only: credit packets sent, packets of
 /// credit granted, and the most connections one receiver's pacer served at once.
 pub(super) fn counters(r: Option<&Rccc>, c: &mut NamedCounts) {
     let Some(r) = r else { return };
     c.push_conditional("rccc_credits", r.credits);
     c.push_conditional("rccc_granted_packets", r.granted);
-    c.push_conditional("rccc_peak_senders", r.peak_active);
+    c.push_conditional(PEAK_SENDERS, r.peak_active);
 }

@@ -19,6 +19,11 @@ impl ParallelRun {
         observe::merge_samples(first, others);
         let anomalies = apps::merge_app_tables(&mut self.parts, &self.part_of, &mut snaps);
         let widest_bin = snaps.iter().map(|s| s.tenant_bin).max().unwrap_or(crate::tenancy::METER_BIN);
+        // A peak over nodes is its partitions' largest (each node is one partition's).
+        let peaks: Vec<(&str, u64)> = crate::sim::mech::Mechanisms::PEAK_COUNTERS
+            .iter()
+            .map(|&n| (n, snaps.iter().map(|s| s.mechanism_counters.get(n)).max().unwrap_or(0)))
+            .collect();
         let mut it = snaps.into_iter();
         let mut r = it.next().expect("at least one partition");
         let topo = &self.parts[0].topo;
@@ -62,6 +67,9 @@ impl ParallelRun {
         r.ports = ports;
         r.mechanism_counters.set("link_failures", link_failures);
         r.mechanism_counters.set("reroutes", reroutes);
+        for (name, peak) in peaks {
+            r.mechanism_counters.set(name, peak);
+        }
         r.counters.qps_opened -= setup_qps_again;
         r.tenant_bins = crate::tenancy::meter::merge(tenant_bins);
         r.tenant_bin = tenant_bin;
