@@ -112,6 +112,7 @@ impl Simulation {
     /// one of its nodes, into `out[that partition]`.
     pub(super) fn export_crossings(&mut self, out: &mut [Vec<Crossing>]) {
         let Some(mut part) = self.part.take() else { return };
+        let before: usize = out.iter().map(Vec::len).sum();
         for &(port, to) in &part.cut_out {
             while let Some((at, parked, dst)) = self.ports[port.idx()].in_flight.pop_front() {
                 let mut pkt = self.packets.take(parked);
@@ -134,6 +135,7 @@ impl Simulation {
         for (to, at, key, ev) in part.outbox.drain(..) {
             out[to as usize].push(Crossing(Carried::Event { at, key, ev }));
         }
+        part.crossed += (out.iter().map(Vec::len).sum::<usize>() - before) as u64;
         self.part = Some(part);
     }
 

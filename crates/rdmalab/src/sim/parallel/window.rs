@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use super::barrier::{thread_cpu_s, SpinBarrier, ThreadTimes};
 use super::deadlock::{self, WatchMarks};
-use super::marks::{Mark, Window};
+use super::marks::{spread_bucket, Mark, Window};
 use super::stall::{RunMarks, StallRule};
 use super::Crossing;
 use crate::sim::watch::WaitShare;
@@ -129,7 +129,8 @@ impl Shared {
             if self.failed.load(Ordering::Acquire) {
                 return w;
             }
-            let (mut next, mut next_timer, mut events, mut most) = (Time::MAX, Time::MAX, 0u64, 0u64);
+            let (mut next, mut next_timer, mut events, mut most, mut least) =
+                (Time::MAX, Time::MAX, 0u64, 0u64, u64::MAX);
             let (mut done, mut last_completion, mut run) = (0usize, Time::ZERO, RunMarks::new());
             let mut watch =
                 WatchMarks { due: Time::MAX, paused: 0, last_event: Time::ZERO, next: Time::MAX, unfinished: false };
@@ -143,11 +144,13 @@ impl Shared {
                 run.add(&m);
                 events += m.events;
                 most = most.max(m.events - last[i]);
+                least = least.min(m.events - last[i]);
                 last[i] = m.events;
                 done += m.done;
                 last_completion = last_completion.max(m.last_completion);
             }
             w.critical += most;
+            w.spread[spread_bucket(most - least)] += 1;
             // The run's next event as one simulation would have it: a DCQCN timer left out of
             // the queue counts (`mech::dcqcn_grids`), for the watch, which runs before it, and for
             // the next window's start, which must not pass a check time such a timer reaches.
