@@ -35,7 +35,7 @@ use std::sync::Mutex;
 pub(in crate::sim) use apps::sort_app_tables;
 pub use balance::work_map;
 pub use estimate::Estimate;
-pub use exchange::Crossing;
+pub use exchange::{Crossing, Mail};
 pub use partition::{auto_map, lookahead, weighted_map, Partition};
 pub use runner::Runner;
 
@@ -274,7 +274,7 @@ impl ParallelRun {
         let shared = Shared {
             barrier: SpinBarrier::new(n),
             times: (0..n).map(|_| Mutex::new(ThreadTimes::default())).collect(),
-            mail: (0..n * n).map(|_| Mutex::new(Vec::new())).collect(),
+            mail: (0..n * n).map(|_| Mutex::new(Mail::default())).collect(),
             next: (0..n).map(|_| Mutex::new(Mark::default())).collect(),
             lookahead: self.lookahead,
             stop_time: self.stop_time,
