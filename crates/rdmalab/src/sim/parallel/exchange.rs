@@ -248,3 +248,56 @@ impl Simulation {
         self.mech.dcqcn_grids.first_from(self.now + Time(1)).min(checks)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fabric::PacketKind;
+
+    /// A mail of packets with and without headers; `tag` marks each header.
+    fn mail(tags: &[Option<u64>]) -> Mail {
+        let mut m = Mail::default();
+        for (i, tag) in tags.iter().enumerate() {
+            let pkt = Packet::pfc(PacketKind::Pause, 3, 100);
+            let app = tag.map_or(NO_HEADER, |t| {
+                m.apps.push(AppHeader { data_id: t, ..Default::default() });
+                m.ints.push(IntHeader { nhop: t as u16, ..Default::default() });
+                (m.apps.len() - 1) as u32
+            });
+            let at = Time(i as u64);
+            m.items.push(Crossing(Carried::Packet { port: PortId(0), at, dst: NodeId(0), pkt, int: app, app }));
+        }
+        m
+    }
+
+    /// What a mailbox holds, each packet with its headers' tags, in order.
+    fn read(m: &Mail) -> Vec<(Time, Option<(u64, u16)>)> {
+        let tag =
+            |int: u32, app: u32| (app != NO_HEADER).then(|| (m.apps[app as usize].data_id, m.ints[int as usize].nhop));
+        m.items
+            .iter()
+            .map(|c| match c.0 {
+                Carried::Packet { at, int, app, .. } => (at, tag(int, app)),
+                Carried::Event { at, .. } => (at, None),
+            })
+            .collect()
+    }
+
+    /// Posting into an empty mailbox swaps; into one the receiver has not emptied, it appends
+    /// and renumbers the headers, so each packet keeps its own.
+    #[test]
+    fn posted_mail_keeps_each_packet_with_its_headers() {
+        let mut to = Mail::default();
+        let mut first = mail(&[Some(7), None, Some(9)]);
+        first.post(&mut to);
+        assert!(first.is_empty());
+        assert_eq!(read(&to), vec![(Time(0), Some((7, 7))), (Time(1), None), (Time(2), Some((9, 9)))]);
+        let mut second = mail(&[None, Some(11)]);
+        second.post(&mut to);
+        assert!(second.is_empty() && second.ints.is_empty() && second.apps.is_empty());
+        let got = read(&to);
+        assert_eq!(got.len(), 5);
+        assert_eq!(&got[3..], &[(Time(0), None), (Time(1), Some((11, 11)))]);
+        assert_eq!(got[2], (Time(2), Some((9, 9))));
+    }
+}
