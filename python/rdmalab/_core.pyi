@@ -72,8 +72,8 @@ class Simulation:
         """The congestion control's named settings (InfiniBand CC: preset, table, every value), or None."""
     def parallel_stats(self) -> Optional[dict[str, Any]]:
         """A parallel run's partitions, window length, windows, events per partition, critical
-        path in events, and per thread CPU seconds and seconds waited at barriers (None when
-        sequential)."""
+        path in events, packets each partition sent across the cut, and per thread CPU seconds
+        and seconds waited at barriers (None when sequential)."""
     def output_paths(self) -> tuple[Optional[str], Optional[str]]:
         """Output paths named by an HPCC config: (FCT_OUTPUT_FILE, PFC_OUTPUT_FILE)."""
     def monitor_paths(self) -> tuple[Optional[str], Optional[str]]:

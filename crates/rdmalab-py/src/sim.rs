@@ -246,9 +246,9 @@ impl Simulation {
 
     /// Where a parallel run's threads spent its calls of `run` so far (None for the
     /// sequential engine): partitions, window length, windows, events per partition, the
-    /// critical path in events, and per thread the CPU seconds used and wall seconds waited
-    /// at the windows' barriers. Every figure but the last two does not depend on the
-    /// machine's load.
+    /// critical path in events, the packets each partition sent across the cut, and per
+    /// thread the CPU seconds used and wall seconds waited at the windows' barriers. Every
+    /// figure but the last two does not depend on the machine's load.
     fn parallel_stats<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
         let Some(Runner::Many(p)) = &self.inner else { return Ok(None) };
         let d = PyDict::new(py);
@@ -257,6 +257,7 @@ impl Simulation {
         d.set_item("windows", p.windows())?;
         d.set_item("events_per_partition", p.events_per_partition())?;
         d.set_item("critical_path_events", p.critical_path_events())?;
+        d.set_item("crossed_per_partition", p.crossings_per_partition())?;
         d.set_item("cpu_s", p.thread_times().iter().map(|t| t.cpu_s).collect::<Vec<_>>())?;
         d.set_item("wait_s", p.thread_times().iter().map(|t| t.wait_s).collect::<Vec<_>>())?;
         Ok(Some(d))

@@ -19,6 +19,16 @@ fn main() {
     }
 }
 
+/// The process's CPU seconds so far, user + system, every thread (`/proc/self/stat`, in
+/// clock ticks of 1/100 s; 0 where there is no such file).
+fn process_cpu_s() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let mut fields = rest.split_whitespace().skip(11); // utime is the 14th field of the line
+    let mut tick = || fields.next().and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (tick() + tick()) / 100.0
+}
+
 fn run() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let usage = "usage: scenario_run SCENARIO.toml [--threads N|auto]";
@@ -44,10 +54,15 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     };
     println!("engine: {}", sim.describe());
     let setup = t0.elapsed();
+    let cpu0 = process_cpu_s();
     let reason = sim.run_to_end();
     let wall = t0.elapsed();
+    let cpu_run = process_cpu_s() - cpu0;
     if let Runner::Many(p) = &sim {
         println!("{}", p.describe_split());
+        // Per power of two of the spread between the partitions' events in a window (bucket i:
+        // [2^i, 2^(i+1))), how many windows: what the early thread waits for at the barrier.
+        println!("window spread: windows by events between partitions, per power of two {:?}", p.window_spread());
     }
     let r = sim.results()?;
     if let Ok(p) = std::env::var("RDMALAB_DUMP") {
@@ -66,6 +81,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         println!("stalled: {cause}");
     }
     println!("events {} ({:.2} M/s), data packets {}", c.events, c.events as f64 / run / 1e6, c.data_packets_sent);
+    println!("CPU s: setup {cpu0:.2}, run {cpu_run:.2} (every thread, user + system)");
     // A collective's own result, so that a benchmark of one says what it simulated.
     for k in &r.collectives {
         let took = k.end.map_or("unfinished".into(), |e| format!("{:.3} us", (e - k.start).ps() as f64 / 1e6));

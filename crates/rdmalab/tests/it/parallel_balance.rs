@@ -101,3 +101,44 @@ fn auto_cuts_only_where_the_estimate_says_it_pays() {
         panic!("auto should run applications alone on one thread");
     };
 }
+
+/// A collective makes no flows at setup, yet it is the run's whole load: the map and `auto`'s
+/// estimate count each rank's bytes (`balance::transfers`). A ring AllReduce over the hosts of
+/// pods 0 and 1 of a k = 4 fat tree: cut by host counts, one partition holds every rank and
+/// runs nearly every event; cut by expected work, each pod is in its own partition, and the
+/// estimate's largest share is the one the run measures. (Before collectives counted, the
+/// estimate saw no work, so `auto` ran the 1,024-GPU ring AllReduce on one thread.)
+#[test]
+fn a_collective_is_cut_and_estimated_by_its_ranks_bytes() {
+    let toml = "seed = 1\n[topology]\nkind = \"fat_tree\"\nk = 4\n[fabric]\ncc = \"dcqcn\"\n\
+                [[collective]]\nname = \"grad\"\nkind = \"allreduce\"\nalgorithm = \"ring\"\n\
+                ranks = { hosts = \"0..7\" }\nsize = \"512KiB\"\n";
+    let mut s = Scenario::from_toml(toml, Path::new("ring.toml")).unwrap();
+    s.config.threads = Some(2);
+    let (by_hosts, _) = auto_map(&s.topology, 2);
+    let (by_work, parts) = work_map(&s, 2);
+    assert_eq!(parts, 2);
+    assert!((0..4).all(|h| by_work[h] == by_work[0]) && (4..8).all(|h| by_work[h] != by_work[0]), "{by_work:?}");
+    let run = |map: Vec<u16>| {
+        let mut run = ParallelRun::with_map(s.clone(), map).expect("builds");
+        assert_eq!(run.run_to_end(), StopReason::Finished);
+        let events = run.events_per_partition();
+        let share = *events.iter().max().unwrap() as f64 / events.iter().sum::<u64>() as f64;
+        (share, run.results().expect("conserved").collectives.iter().map(|r| format!("{r:?}")).collect::<Vec<_>>())
+    };
+    let (hosts_share, hosts_records) = run(by_hosts);
+    let (work_share, work_records) = run(by_work.clone());
+    assert!(hosts_share > 0.9, "cut by host counts: {hosts_share:.3}");
+    assert!(work_share < 0.56, "cut by expected work: {work_share:.3}");
+    assert_eq!(hosts_records, work_records, "the map changes no result");
+    assert!(!work_records.is_empty() && work_records[0].contains("end: Some"), "{work_records:?}");
+    let e = Estimate::new(&s, &by_work, lookahead(&s.topology, &by_work).unwrap());
+    assert!(e.events > 0.0 && (e.largest_share - work_share).abs() < 0.03, "{e:?} against {work_share:.3}");
+    // The 1,024-GPU ring AllReduce of 1 GiB (4.3 G events, 44 ms simulated: about 100,000 events
+    // a window) is cut.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/scenarios/ring_allreduce_1k.toml");
+    let ring = Scenario::from_file(&path).unwrap();
+    let (map, _) = work_map(&ring, 2);
+    let e = Estimate::new(&ring, &map, lookahead(&ring.topology, &map).unwrap());
+    assert!(e.cut_pays() && (e.largest_share - 0.5).abs() < 0.01, "{e:?}: {:.2}", e.speed_up());
+}

@@ -16,17 +16,40 @@
 //! four 100 Gb/s hosts' traffic). A host with no flows (closed-loop applications, whose load
 //! depends on the host model) weighs a twentieth of the mean (a choice: small against a host
 //! with flows, yet not nothing), so a run without flows is cut by host counts.
+//!
+//! Collectives and dependency-driven jobs make no flows at setup, yet they are a run's whole
+//! load when they are its only traffic (the 1,024-GPU ring AllReduce): a job's transfers count
+//! as flows do, and a collective's rank sends, and receives, its size times NCCL-tests'
+//! bus-bandwidth factor per iteration (2 (n - 1) / n for an AllReduce of n ranks, (n - 1) / n
+//! for an AllGather, a ReduceScatter and an AllToAll, 1 for a Broadcast), the bytes each rank
+//! moves in the bandwidth-optimal algorithms that the factor stands for.
 
 use super::partition::weighted_map;
 use crate::config::Scenario;
+use crate::units::Time;
+
+/// Every transfer a scenario's traffic makes, as (source, destination, bytes, start): its
+/// flows, multipath messages and jobs' transfers (a job starts at time 0; a transfer waiting
+/// on others counts from there too), and, per collective and rank, the bytes the rank sends
+/// to itself (source = destination: it sends and receives that much; see the module's
+/// comment).
+pub(super) fn transfers(s: &Scenario) -> impl Iterator<Item = (usize, usize, u64, Time)> + Clone + '_ {
+    let flows = s.flows.iter().map(|f| (f.src.idx(), f.dst.idx(), f.size, f.start));
+    let mp = s.multipath.iter().flat_map(|t| &t.messages).map(|m| (m.0.idx(), m.1.idx(), m.2, m.3));
+    let jobs = s.jobs.iter().flat_map(|j| j.transfers()).map(|t| (t.src.idx(), t.dst.idx(), t.bytes, Time::ZERO));
+    let ranks = s.collectives.iter().flat_map(|c| {
+        let bytes = c.size as f64 * c.kind.busbw_factor(c.ranks.len()) * c.repeat.max(1) as f64;
+        c.ranks.iter().map(move |r| (r.idx(), r.idx(), bytes as u64, c.start))
+    });
+    flows.chain(mp).chain(jobs).chain(ranks)
+}
 
 /// Node `v`'s expected work, in payload packets (see the module's comment).
 pub(super) fn node_work(s: &Scenario) -> Vec<f64> {
     let topo = &s.topology;
     let mtu = s.config.mtu.max(1) as f64;
     let mut work = vec![0f64; topo.nodes.len()];
-    let mp = s.multipath.iter().flat_map(|t| &t.messages).map(|m| (m.0.idx(), m.1.idx(), m.2));
-    for (src, dst, bytes) in s.flows.iter().map(|f| (f.src.idx(), f.dst.idx(), f.size)).chain(mp) {
+    for (src, dst, bytes, _) in transfers(s) {
         let packets = (bytes as f64 / mtu).ceil();
         work[src] += packets / 2.0;
         work[dst] += packets / 2.0;

@@ -35,10 +35,11 @@ pub struct Estimate {
 
 impl Estimate {
     /// Estimates `s` cut by `part_of` with windows of `lookahead`. Work: the payload packets of
-    /// every flow and multipath message, each half to its source's partition, half to its
-    /// destination's; closed-loop applications, whose load depends on their hosts' model, count
-    /// for nothing (so a run of them alone stays whole). Time: the longest of the starts' span,
-    /// any flow's own transfer at its source's line rate after its start, and any host's bytes
+    /// every flow, multipath message, job transfer and collective rank's bytes
+    /// (`balance::transfers`), each half to its source's partition, half to its destination's;
+    /// closed-loop applications, whose load depends on their hosts' model, count for nothing
+    /// (so a run of them alone stays whole). Time: the longest of the starts' span, any
+    /// transfer's own time at its source's line rate after its start, and any host's bytes
     /// sent or received at its line rate.
     pub fn new(s: &Scenario, part_of: &[u16], lookahead: Time) -> Estimate {
         let parts = part_of.iter().map(|&p| p as usize + 1).max().unwrap_or(1);
@@ -47,10 +48,8 @@ impl Estimate {
         let line = |h: usize| {
             topo.nodes[h].ports.first().map_or(1.0, |&p| topo.links[topo.ports[p.idx()].link.idx()].rate.0 as f64)
         };
-        let first = s.flows.first().map_or(Time::MAX, |f| f.start);
-        let mp = s.multipath.iter().flat_map(|t| &t.messages).map(|m| (m.0.idx(), m.1.idx(), m.2, m.3));
-        let work_items = s.flows.iter().map(|f| (f.src.idx(), f.dst.idx(), f.size, f.start)).chain(mp);
-        let first = work_items.clone().map(|w| w.3).fold(first, Time::min);
+        let work_items = super::balance::transfers(s);
+        let first = work_items.clone().map(|w| w.3).fold(Time::MAX, Time::min);
         let mut work = vec![0f64; parts];
         let (mut out_bits, mut in_bits) = (vec![0f64; part_of.len()], vec![0f64; part_of.len()]);
         let mut busy_s = 0f64;

@@ -15,9 +15,9 @@ use crate::units::Time;
 #[derive(Clone, Copy, Debug)]
 pub struct Crossing(Carried);
 
-// Packets are nearly all of what crosses: boxing one would allocate per crossing packet,
-// for an event now and then that needs less room.
-#[allow(clippy::large_enum_variant)]
+/// No header out of line (`Carried::Packet`'s `int` and `app`).
+const NO_HEADER: u32 = u32::MAX;
+
 #[derive(Clone, Copy, Debug)]
 enum Carried {
     /// A packet that left `port`'s wire and reaches the peer at `at`.
@@ -27,13 +27,55 @@ enum Carried {
         /// The destination host the wire carries beside the packet (`fabric::wire`).
         dst: NodeId,
         pkt: Packet,
-        /// Its INT header (the slab slot is the sender partition's).
-        int: Option<IntHeader>,
-        /// Its application header (`app::Headers`; the slot is the sender partition's).
-        app: Option<AppHeader>,
+        /// Its INT header's place in `Mail::ints` (the slab slot is the sender partition's).
+        int: u32,
+        /// Its application header's place in `Mail::apps` (`app::Headers`; the slot is the
+        /// sender partition's).
+        app: u32,
     },
     /// An event at `at` with the tie key `key` it took where it was pushed.
     Event { at: Time, key: u64, ev: Event },
+}
+
+/// What one partition hands another at a barrier: the crossings, with the INT and
+/// application headers of their packets out of line. A crossing that held its headers
+/// would be a few hundred bytes, copied at every move; most packets carry neither (the
+/// exchange cost two threads 17 % more instructions than one on the 1,024-host incasts,
+/// half of it copying: `docs/parallel.md`, "What limits two threads").
+#[derive(Debug, Default)]
+pub struct Mail {
+    items: Vec<Crossing>,
+    ints: Vec<IntHeader>,
+    apps: Vec<AppHeader>,
+}
+
+impl Mail {
+    /// Nothing to hand over.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Moves everything into `to`: by swapping when `to` is empty, as it is whenever its
+    /// receiver took its mail before (every window), so nothing is copied and `self` gets
+    /// back the receiver's emptied buffers; else appended, headers renumbered.
+    pub fn post(&mut self, to: &mut Mail) {
+        if to.is_empty() {
+            to.ints.clear();
+            to.apps.clear();
+            std::mem::swap(self, to);
+            return;
+        }
+        let (ints, apps) = (to.ints.len() as u32, to.apps.len() as u32);
+        let shift = |i: u32, by: u32| if i == NO_HEADER { i } else { i + by };
+        to.items.extend(self.items.drain(..).map(|c| match c.0 {
+            Carried::Packet { port, at, dst, pkt, int, app } => {
+                Crossing(Carried::Packet { port, at, dst, pkt, int: shift(int, ints), app: shift(app, apps) })
+            }
+            event => Crossing(event),
+        }));
+        to.ints.append(&mut self.ints);
+        to.apps.append(&mut self.apps);
+    }
 }
 
 impl Simulation {
@@ -110,37 +152,54 @@ impl Simulation {
 
     /// Moves every packet on a wire towards another partition, and every event pushed for
     /// one of its nodes, into `out[that partition]`.
-    pub(super) fn export_crossings(&mut self, out: &mut [Vec<Crossing>]) {
+    pub(super) fn export_crossings(&mut self, out: &mut [Mail]) {
         let Some(mut part) = self.part.take() else { return };
         for &(port, to) in &part.cut_out {
             while let Some((at, parked, dst)) = self.ports[port.idx()].in_flight.pop_front() {
                 let mut pkt = self.packets.take(parked);
-                let int = (pkt.int_slot != NO_INT).then(|| {
-                    let h = *self.int.get(pkt.int_slot);
+                let mail = &mut out[to as usize];
+                let int = if pkt.int_slot != NO_INT {
+                    mail.ints.push(*self.int.get(pkt.int_slot));
                     self.int.release(pkt.int_slot);
-                    h
-                });
+                    (mail.ints.len() - 1) as u32
+                } else {
+                    NO_HEADER
+                };
                 pkt.int_slot = NO_INT;
                 // The headers are append-only: the sender's slot simply stays behind. Only
                 // data names a slot (an IRN NACK's field is an offset, `mech::irn::sack_field`).
-                let named = pkt.kind == crate::fabric::PacketKind::Data && !pkt.app_hdr.is_none();
-                let app = named.then(|| self.apps.headers.read(pkt.app_hdr));
-                if named {
+                let app = if pkt.kind == crate::fabric::PacketKind::Data && !pkt.app_hdr.is_none() {
+                    mail.apps.push(self.apps.headers.read(pkt.app_hdr));
                     pkt.app_hdr = HeaderSlot::NONE;
-                }
-                out[to as usize].push(Crossing(Carried::Packet { port, at, dst, pkt, int, app }));
+                    (mail.apps.len() - 1) as u32
+                } else {
+                    NO_HEADER
+                };
+                mail.items.push(Crossing(Carried::Packet { port, at, dst, pkt, int, app }));
+                part.crossed += 1;
             }
         }
         for (to, at, key, ev) in part.outbox.drain(..) {
-            out[to as usize].push(Crossing(Carried::Event { at, key, ev }));
+            out[to as usize].items.push(Crossing(Carried::Event { at, key, ev }));
+            part.crossed += 1;
         }
         self.part = Some(part);
+    }
+
+    /// Takes everything `mail` holds (leaving it empty, its buffers kept), in order.
+    pub(super) fn import_mail(&mut self, mail: &mut Mail) {
+        for i in 0..mail.items.len() {
+            self.import_crossing(mail.items[i], mail);
+        }
+        mail.items.clear();
+        mail.ints.clear();
+        mail.apps.clear();
     }
 
     /// Puts a packet from another partition on this partition's copy of its wire (its
     /// arrival is keyed by the wire, `sim::order`, so it takes the place it would have had
     /// in one partition), or an event in the queue under the key it was pushed with.
-    pub(super) fn import_crossing(&mut self, c: Crossing) {
+    fn import_crossing(&mut self, c: Crossing, mail: &Mail) {
         let (port, at, dst, mut pkt, int, app) = match c.0 {
             Carried::Packet { port, at, dst, pkt, int, app } => (port, at, dst, pkt, int, app),
             Carried::Event { at, key, ev } => {
@@ -156,13 +215,13 @@ impl Simulation {
             "a packet from another partition arrives late: at {at:?}, the partition at {:?}",
             self.now
         );
-        if let Some(h) = int {
+        if int != NO_HEADER {
             let slot = self.int.alloc();
-            *self.int.get_mut(slot) = h;
+            *self.int.get_mut(slot) = mail.ints[int as usize];
             pkt.int_slot = slot;
         }
-        if let Some(h) = app {
-            pkt.app_hdr = self.apps.headers.write(h);
+        if app != NO_HEADER {
+            pkt.app_hdr = self.apps.headers.write(mail.apps[app as usize]);
         }
         let parked = self.packets.park(pkt);
         let wire = &mut self.ports[port.idx()].in_flight;
@@ -187,5 +246,58 @@ impl Simulation {
     pub(super) fn next_timer_time(&self) -> Time {
         let checks = self.mech.idle_checks.as_deref().map_or(Time::MAX, |c| c.earliest_due());
         self.mech.dcqcn_grids.first_from(self.now + Time(1)).min(checks)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fabric::PacketKind;
+
+    /// A mail of packets with and without headers; `tag` marks each header.
+    fn mail(tags: &[Option<u64>]) -> Mail {
+        let mut m = Mail::default();
+        for (i, tag) in tags.iter().enumerate() {
+            let pkt = Packet::pfc(PacketKind::Pause, 3, 100);
+            let app = tag.map_or(NO_HEADER, |t| {
+                m.apps.push(AppHeader { data_id: t, ..Default::default() });
+                m.ints.push(IntHeader { nhop: t as u16, ..Default::default() });
+                (m.apps.len() - 1) as u32
+            });
+            let at = Time(i as u64);
+            m.items.push(Crossing(Carried::Packet { port: PortId(0), at, dst: NodeId(0), pkt, int: app, app }));
+        }
+        m
+    }
+
+    /// What a mailbox holds, each packet with its headers' tags, in order.
+    fn read(m: &Mail) -> Vec<(Time, Option<(u64, u16)>)> {
+        let tag =
+            |int: u32, app: u32| (app != NO_HEADER).then(|| (m.apps[app as usize].data_id, m.ints[int as usize].nhop));
+        m.items
+            .iter()
+            .map(|c| match c.0 {
+                Carried::Packet { at, int, app, .. } => (at, tag(int, app)),
+                Carried::Event { at, .. } => (at, None),
+            })
+            .collect()
+    }
+
+    /// Posting into an empty mailbox swaps; into one the receiver has not emptied, it appends
+    /// and renumbers the headers, so each packet keeps its own.
+    #[test]
+    fn posted_mail_keeps_each_packet_with_its_headers() {
+        let mut to = Mail::default();
+        let mut first = mail(&[Some(7), None, Some(9)]);
+        first.post(&mut to);
+        assert!(first.is_empty());
+        assert_eq!(read(&to), vec![(Time(0), Some((7, 7))), (Time(1), None), (Time(2), Some((9, 9)))]);
+        let mut second = mail(&[None, Some(11)]);
+        second.post(&mut to);
+        assert!(second.is_empty() && second.ints.is_empty() && second.apps.is_empty());
+        let got = read(&to);
+        assert_eq!(got.len(), 5);
+        assert_eq!(&got[3..], &[(Time(0), None), (Time(1), Some((11, 11)))]);
+        assert_eq!(got[2], (Time(2), Some((9, 9))));
     }
 }

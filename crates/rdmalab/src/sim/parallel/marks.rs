@@ -5,6 +5,14 @@
 
 use crate::units::Time;
 
+/// Buckets of `Window::spread`: spreads of 2^15 = 32,768 events and more share the last.
+pub const SPREAD_BUCKETS: usize = 16;
+
+/// The bucket of a window whose partitions' events spread by `events`.
+pub(super) fn spread_bucket(events: u64) -> usize {
+    (events.max(1).ilog2() as usize).min(SPREAD_BUCKETS - 1)
+}
+
 /// Where the windows stand between calls: the next window's start, the stall watchdog's
 /// schedule and mark (`stall`), and why the last call returned.
 #[derive(Clone, Copy, Debug)]
@@ -25,6 +33,10 @@ pub(super) struct Window {
     /// Sum over windows of the most events one partition ran in it: the run's critical
     /// path in events (total events / this = the speed-up the map allows, sync aside).
     pub(super) critical: u64,
+    /// Windows by the spread of their partitions' events (the most one ran less the fewest):
+    /// entry `i` counts spreads in [2^i, 2^(i+1)) (entry 0: 0 or 1), the last every larger
+    /// one. A spread is the work the early threads wait for at the window's barrier.
+    pub(super) spread: [u64; SPREAD_BUCKETS],
     /// Every flow is done and the partitions know when the last completed (`observe`).
     pub(super) flows_ended: bool,
     /// The next PFC deadlock check (`deadlock`; `Time::MAX`: none armed).
@@ -44,6 +56,7 @@ impl Default for Window {
             idle_apps_at: None,
             windows: 0,
             critical: 0,
+            spread: [0; SPREAD_BUCKETS],
             flows_ended: false,
             check: Time::MAX,
             deadlock_at: None,

@@ -35,13 +35,14 @@ use std::sync::Mutex;
 pub(in crate::sim) use apps::sort_app_tables;
 pub use balance::work_map;
 pub use estimate::Estimate;
-pub use exchange::Crossing;
+pub use exchange::{Crossing, Mail};
 pub use partition::{auto_map, lookahead, weighted_map, Partition};
 pub use runner::Runner;
 
 use crate::sim::watch::{stall_cause, WaitShare};
 use barrier::SpinBarrier;
 pub use barrier::ThreadTimes;
+pub use marks::SPREAD_BUCKETS;
 use marks::{Mark, Window};
 pub use memory::AVAILABLE_ENV;
 use stall::StallRule;
@@ -196,9 +197,21 @@ impl ParallelRun {
         self.parts.iter().map(|p| p.counters.events).collect()
     }
 
+    /// Packets (and pushed events) each partition sent across the cut: what the barriers move.
+    pub fn crossings_per_partition(&self) -> Vec<u64> {
+        self.parts.iter().map(|p| p.part.as_ref().map_or(0, |q| q.crossed)).collect()
+    }
+
     /// The critical path in events: per window, the most events one partition ran.
     pub fn critical_path_events(&self) -> u64 {
         self.state.critical
+    }
+
+    /// Windows by how unevenly the partitions' events fell in them: entry `i` counts the
+    /// windows where the most events one partition ran exceeded the fewest by [2^i, 2^(i+1))
+    /// (entry 0: by 0 or 1; the last entry: by 2^15 or more). Does not depend on the load.
+    pub fn window_spread(&self) -> [u64; marks::SPREAD_BUCKETS] {
+        self.state.spread
     }
 
     /// Per partition's thread, summed over the calls of `run` so far: the CPU seconds it
@@ -231,11 +244,13 @@ impl ParallelRun {
         let wait: Vec<String> = self.times.iter().map(|t| format!("{:.2}", t.wait_s)).collect();
         format!(
             "parallel: events per partition {events:?}, {} windows, critical path {critical} events \
-             (speed-up bound {:.2}x); CPU s per thread [{}], s waited at barriers [{}]",
+             (speed-up bound {:.2}x); CPU s per thread [{}], s waited at barriers [{}]; \
+             sent across the cut {:?}",
             self.windows(),
             total as f64 / critical.max(1) as f64,
             cpu.join(", "),
-            wait.join(", ")
+            wait.join(", "),
+            self.crossings_per_partition()
         )
     }
 
@@ -259,7 +274,7 @@ impl ParallelRun {
         let shared = Shared {
             barrier: SpinBarrier::new(n),
             times: (0..n).map(|_| Mutex::new(ThreadTimes::default())).collect(),
-            mail: (0..n * n).map(|_| Mutex::new(Vec::new())).collect(),
+            mail: (0..n * n).map(|_| Mutex::new(Mail::default())).collect(),
             next: (0..n).map(|_| Mutex::new(Mark::default())).collect(),
             lookahead: self.lookahead,
             stop_time: self.stop_time,

@@ -25,6 +25,8 @@ pub struct Partition {
     /// Events pushed for nodes of other partitions since the last barrier: (their
     /// partition, time, tie key, event) (`Simulation::push_to_node`).
     pub(in crate::sim) outbox: Vec<(u16, Time, u64, super::super::Event)>,
+    /// Packets and events it sent across the cut so far (counted at the barriers).
+    pub crossed: u64,
 }
 
 impl Partition {
@@ -37,7 +39,7 @@ impl Partition {
             .filter(|(_, p)| part_of[p.node.idx()] == me && part_of[p.peer_node.idx()] != me)
             .map(|(i, p)| (PortId(i as u32), part_of[p.peer_node.idx()]))
             .collect();
-        Partition { me, part_of, cut_out, shared_qps: 0, mirrors: HashMap::new(), outbox: Vec::new() }
+        Partition { me, part_of, cut_out, shared_qps: 0, mirrors: HashMap::new(), outbox: Vec::new(), crossed: 0 }
     }
 
     /// True if this partition owns `node`.

@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 
 use super::barrier::{thread_cpu_s, SpinBarrier, ThreadTimes};
 use super::deadlock::{self, WatchMarks};
-use super::marks::{Mark, Window};
+use super::marks::{spread_bucket, Mark, Window};
 use super::stall::{RunMarks, StallRule};
-use super::Crossing;
+use super::Mail;
 use crate::sim::watch::WaitShare;
 use crate::sim::{RunLimit, Simulation};
 use crate::units::Time;
@@ -23,7 +23,7 @@ use crate::units::Time;
 /// partition's `Mark` after the exchange, and the limits of this call.
 pub(super) struct Shared {
     pub(super) barrier: SpinBarrier,
-    pub(super) mail: Vec<Mutex<Vec<Crossing>>>,
+    pub(super) mail: Vec<Mutex<Mail>>,
     pub(super) next: Vec<Mutex<Mark>>,
     pub(super) lookahead: Time,
     pub(super) stop_time: Time,
@@ -83,7 +83,7 @@ impl Shared {
     /// `work`'s windows.
     fn windows(&self, me: usize, sim: &mut Simulation, mut w: Window, waited: &mut Duration) -> Window {
         let n = self.next.len();
-        let mut out: Vec<Vec<Crossing>> = vec![Vec::new(); n];
+        let mut out: Vec<Mail> = (0..n).map(|_| Mail::default()).collect();
         // Every partition's events so far, for the critical path (one more wait per call).
         *self.next[me].lock().expect("next") = Mark { events: sim.counters.events, ..Mark::default() };
         self.wait(waited);
@@ -100,15 +100,12 @@ impl Shared {
                 sim.export_crossings(&mut out);
             });
             for (to, v) in out.iter_mut().enumerate().filter(|(_, v)| !v.is_empty()) {
-                self.mail[me * n + to].lock().expect("mailbox").append(v);
+                v.post(&mut self.mail[me * n + to].lock().expect("mailbox"));
             }
             self.wait(waited);
             self.guard(|| {
                 for from in 0..n {
-                    let mut inbox = self.mail[from * n + me].lock().expect("mailbox");
-                    for c in inbox.drain(..) {
-                        sim.import_crossing(c);
-                    }
+                    sim.import_mail(&mut self.mail[from * n + me].lock().expect("mailbox"));
                 }
             });
             let mine = Mark {
@@ -129,7 +126,8 @@ impl Shared {
             if self.failed.load(Ordering::Acquire) {
                 return w;
             }
-            let (mut next, mut next_timer, mut events, mut most) = (Time::MAX, Time::MAX, 0u64, 0u64);
+            let (mut next, mut next_timer, mut events, mut most, mut least) =
+                (Time::MAX, Time::MAX, 0u64, 0u64, u64::MAX);
             let (mut done, mut last_completion, mut run) = (0usize, Time::ZERO, RunMarks::new());
             let mut watch =
                 WatchMarks { due: Time::MAX, paused: 0, last_event: Time::ZERO, next: Time::MAX, unfinished: false };
@@ -143,11 +141,13 @@ impl Shared {
                 run.add(&m);
                 events += m.events;
                 most = most.max(m.events - last[i]);
+                least = least.min(m.events - last[i]);
                 last[i] = m.events;
                 done += m.done;
                 last_completion = last_completion.max(m.last_completion);
             }
             w.critical += most;
+            w.spread[spread_bucket(most - least)] += 1;
             // The run's next event as one simulation would have it: a DCQCN timer left out of
             // the queue counts (`mech::dcqcn_grids`), for the watch, which runs before it, and for
             // the next window's start, which must not pass a check time such a timer reaches.
@@ -189,7 +189,7 @@ mod tests {
         Shared {
             barrier: SpinBarrier::new(n),
             times: (0..n).map(|_| Mutex::new(ThreadTimes::default())).collect(),
-            mail: (0..n * n).map(|_| Mutex::new(Vec::new())).collect(),
+            mail: (0..n * n).map(|_| Mutex::new(Mail::default())).collect(),
             next: (0..n).map(|_| Mutex::new(Mark::default())).collect(),
             lookahead: Time::from_ns(1),
             stop_time: Time::MAX,
