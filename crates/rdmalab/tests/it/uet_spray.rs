@@ -134,3 +134,29 @@ fn frozen_reps_and_cycling_are_the_same_for_any_thread_count() {
         }
     }
 }
+
+/// The rate samples (`res.rates`) carry each UET QP's window (`window_bytes`): four UET
+/// senders into one receiver, `window_packets = 128` (a cap of 128 packets of 1000 bytes).
+/// With no congestion control the window is that cap exactly, in every sample; under NSCC it
+/// is NSCC's window (below the cap here), never above the cap.
+#[test]
+fn rate_samples_carry_a_uet_qp_s_window() {
+    let run = |cc: &str| {
+        let text = format!(
+            "seed = 1\n[topology]\nkind = \"star\"\nhosts = 5\nrate = \"100Gbps\"\ndelay = \"1us\"\n\
+             [[traffic]]\nkind = \"incast\"\nsenders = [1, 2, 3, 4]\nreceiver = 0\nsize = 1000000\ntransport = \"uet\"\n\
+             [fabric]\ncc = \"{cc}\"\nmtu = 1000\nlossless = false\nrate_sample_interval = \"5us\"\n\
+             [fabric.trimming]\n[fabric.uet]\nwindow_packets = 128\n"
+        );
+        let r = run_finished(scenario(&text, "windows.toml"));
+        assert_eq!(r.counters.payload_bytes_delivered, 4_000_000, "{cc}");
+        let w: Vec<u64> = r.rate_samples.iter().map(|s| s.window).collect();
+        assert!(w.len() > 20, "{cc}: {} samples", w.len());
+        w
+    };
+    let cap = 128 * 1000;
+    assert!(run("none").iter().all(|&w| w == cap));
+    let nscc = run("nscc");
+    assert!(nscc.iter().all(|&w| w > 0 && w <= cap), "{nscc:?}");
+    assert!(nscc.iter().all(|&w| w < cap), "the transport's cap, not NSCC's window: {nscc:?}");
+}
