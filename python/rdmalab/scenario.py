@@ -426,7 +426,7 @@ class Scenario:
         """Fabric settings: timing, mtu, lossless, buffer_mb, ecn, ack_high_prio,
         ack_interval, rto, retry_limit (go-back-N rounds without progress before a WR fails),
         path_selection (ecmp|source_ip|spray|drill|letflow|conga|conweave; the switch-side balancers take
-        `lb={...}`, the `[fabric.lb]` fields, docs/load-balancing.md; ev_spray|reps spray UET's
+        `lb={...}`, the `[fabric.lb]` fields, docs/load-balancing.md; ev_spray|ev_cycle|ev_bitmap|reps spray UET's
         packets by entropy), uet (a dict of the `[fabric.uet]` fields, e.g. `uet={"ack_every": 2}`),
         trimming (a dict of the `[fabric.trimming]` fields, e.g. `trimming={"threshold_kb": 20}`;
         docs/uet.md), cc (none|dcqcn|hpcc|timely|dctcp|blitz|ib|swift|nscc, or on UET flows

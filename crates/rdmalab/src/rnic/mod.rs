@@ -12,6 +12,7 @@ pub mod qp;
 pub mod tenant_rr;
 pub mod transport;
 pub mod uet;
+pub mod uet_ev;
 
 pub use cache::{FetchMode, QpCache, QpCacheConfig};
 pub use engine::WqeEngine;

@@ -18,18 +18,7 @@
 
 use crate::units::Time;
 
-/// How a UET sender picks the entropy value (EV) of each packet, which switches hash in
-/// place of the flow's source port (`fabric.path_selection`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Spray {
-    /// One EV for the connection (its source port): one ECMP path, as RoCE.
-    #[default]
-    Off,
-    /// A fresh EV for every packet, oblivious of congestion.
-    EvSpray,
-    /// REPS: reuse the EVs whose ACKs came back without a congestion mark, else a fresh one.
-    Reps,
-}
+pub use crate::rnic::uet_ev::{fresh_ev, EvConfig, Spray};
 
 /// `[fabric.uet]`, checked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,6 +37,20 @@ pub struct UetConfig {
     pub entropies: u32,
     /// REPS's buffer of recycled EVs, per connection.
     pub reps_buffer: u32,
+    /// REPS: how long a timeout freezes the buffer (`None`: never; `rnic::uet_ev`).
+    pub reps_freeze: Option<Time>,
+}
+
+impl UetConfig {
+    /// The settings that pick each packet's entropy value.
+    pub fn ev(&self) -> EvConfig {
+        EvConfig {
+            spray: self.spray,
+            entropies: self.entropies,
+            reps_buffer: self.reps_buffer,
+            reps_freeze: self.reps_freeze,
+        }
+    }
 }
 
 impl Default for UetConfig {
@@ -59,6 +62,7 @@ impl Default for UetConfig {
             spray: Spray::Off,
             entropies: 256,
             reps_buffer: 8,
+            reps_freeze: None,
         }
     }
 }
@@ -68,20 +72,6 @@ impl Default for UetConfig {
 #[inline]
 pub fn align(posted: u64, mtu: u32) -> u64 {
     posted.next_multiple_of(mtu as u64)
-}
-
-/// The `k`-th fresh entropy value of the connection `(sip, dip, sport)`: one of `entropies`
-/// values from `sport` on (wrapping), picked by a hash of the connection and `k`, so that a
-/// run draws the same values on any thread count with no random stream to share.
-pub fn fresh_ev(sip: u32, dip: u32, sport: u16, k: u64, entropies: u32) -> u16 {
-    let mut z =
-        ((sip as u64) << 32 | dip as u64) ^ (sport as u64).rotate_left(48) ^ k.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    // splitmix64's finaliser (Steele, Lea and Flood, "Fast splittable pseudorandom number
-    // generators", 2014).
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^= z >> 31;
-    sport.wrapping_add((z % entropies as u64) as u16)
 }
 
 /// A ring of one bit per PSN over a window of `words * 64` PSNs: bit `psn % window`.
@@ -146,11 +136,8 @@ pub struct UetQp {
     /// before its end arrived. Only QPs an application listens on record them; at most one
     /// per PSN in the window.
     pub ends: std::collections::VecDeque<(u64, u32)>,
-    /// Sender, REPS: EVs whose ACKs came back unmarked, oldest first (at most
-    /// `reps_buffer`).
-    pub evs: std::collections::VecDeque<u16>,
-    /// Sender: EVs drawn so far (the next fresh EV's index).
-    pub drawn: u64,
+    /// Sender: how it picks each packet's entropy value (`rnic::uet_ev`).
+    pub ev: crate::rnic::uet_ev::EvPicker,
 }
 
 impl UetQp {
@@ -164,21 +151,11 @@ impl UetQp {
         self.pending = 0;
         self.resend_from = 0;
         self.ends.clear();
-        self.evs.clear();
-        self.drawn = 0;
+        self.ev.reset();
     }
 
     fn window(&self) -> u64 {
         self.got.words.len() as u64 * 64
-    }
-
-    /// Sender, REPS: an ACK came back unmarked for a packet that carried `ev`: keep it for
-    /// a later packet (the oldest is forgotten when `cap` are kept).
-    pub fn recycle(&mut self, ev: u16, cap: u32) {
-        if self.evs.len() >= cap as usize {
-            self.evs.pop_front();
-        }
-        self.evs.push_back(ev);
     }
 
     /// Receiver: PSN `psn` arrived with `cum` the first PSN not yet received.
@@ -383,11 +360,13 @@ mod tests {
 
     #[test]
     fn reps_keeps_the_newest_unmarked_entropies() {
+        use crate::rnic::uet_ev::Feedback;
+        let cfg = UetConfig { spray: Spray::Reps, reps_buffer: 2, ..UetConfig::default() };
         let mut q = fresh(64);
         for ev in [10, 11, 12] {
-            q.recycle(ev, 2);
+            q.ev.feedback(&cfg.ev(), 0, ev, Feedback::Good, Time::ZERO);
         }
-        assert_eq!(q.evs.iter().copied().collect::<Vec<_>>(), vec![11, 12]);
+        assert_eq!(q.ev.evs.iter().copied().collect::<Vec<_>>(), vec![11, 12]);
     }
 
     #[test]

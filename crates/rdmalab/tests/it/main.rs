@@ -62,5 +62,6 @@ mod streamed_records;
 mod switch_models;
 mod transport;
 mod uet;
+mod uet_spray;
 mod virtuoso;
 mod virtuoso_lossy;

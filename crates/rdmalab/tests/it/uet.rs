@@ -136,7 +136,7 @@ fn reps_completes_a_flow_over_recycled_entropies() {
 /// lossy incast across the spines (timeouts and resends included).
 #[test]
 fn uet_runs_are_the_same_for_any_thread_count() {
-    for ps in ["ev_spray", "reps", "ecmp"] {
+    for ps in ["ev_spray", "ev_cycle", "ev_bitmap", "reps", "ecmp"] {
         let flows: Vec<String> =
             (0..6).map(|i| format!("{{ src = {}, dst = 7, size = {} }}", i, 200_000 + 37_000 * i)).collect();
         let text = format!(

@@ -61,7 +61,8 @@ pub struct FabricSpec {
     pub uet: Option<uet::UetSpec>,
     /// `ecmp` (default), `source_ip` (Virtuoso's rule: hop = alias index mod n), a switch-side
     /// balancer: `spray`, `drill`, `letflow`, `conga`, `conweave` (`fabric::lb`), or the
-    /// entropy spraying of UET packets under the switches' ECMP: `ev_spray`, `reps`.
+    /// entropy spraying of UET packets under the switches' ECMP: `ev_spray`, `ev_cycle`,
+    /// `ev_bitmap`, `reps`.
     pub path_selection: Option<crate::topology::routing::PathSelection>,
     /// Congestion control (default `none`): `none`, `dcqcn`, `hpcc`, `timely`, `dctcp`, `blitz`
     /// (DASR at the receiver) or `ib` (InfiniBand CC), with run.py's parameters (`hpcc` also

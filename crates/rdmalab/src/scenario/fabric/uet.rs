@@ -1,16 +1,17 @@
 //! `[fabric.uet]`: the Ultra Ethernet transport's settings (`rnic::uet`), read by QPs whose
 //! transport is `uet`, and the entropy spraying `fabric.path_selection` turns on
-//! (`ev_spray`, `reps`).
+//! (`ev_spray`, `ev_cycle`, `ev_bitmap`, `reps`).
 //!
 //! ```toml
 //! [fabric]
-//! path_selection = "reps"   # or "ev_spray"; switches keep their ECMP hash
+//! path_selection = "reps"   # or "ev_spray", "ev_cycle", "ev_bitmap"; switches keep their ECMP hash
 //! [fabric.uet]
 //! ack_every = 4             # ACK coalescing, packets
 //! rto = "100us"
 //! window_packets = 1024     # PSNs tracked past the cumulative one (a multiple of 64)
 //! entropies = 256           # distinct entropy values a sender draws from
 //! reps_buffer = 8           # REPS: recycled entropy values kept per connection
+//! reps_freeze = "10ms"      # REPS: a timeout freezes the buffer this long (default: never)
 //! ```
 
 use std::path::Path;
@@ -41,6 +42,11 @@ pub struct UetSpec {
     pub entropies: Option<u32>,
     /// REPS: recycled entropy values kept per connection (default 8).
     pub reps_buffer: Option<u32>,
+    /// REPS: how long a retransmission timeout freezes the recycled entropy values (the
+    /// sender goes round the last `reps_buffer` good ones); default: never. Needs
+    /// `path_selection = "reps"` and `[fabric.trimming]` (a timeout is then a failure, not
+    /// congestion). htsim's REPS freezes for 10 ms.
+    pub reps_freeze: Option<String>,
 }
 
 /// Sets `c.uet` from `[fabric.uet]` and the spraying from `c.path_selection` (already set).
@@ -64,6 +70,9 @@ pub(super) fn apply(spec: Option<&UetSpec>, file: &Path, c: &mut SimConfig) -> R
     if let Some(t) = &s.rto {
         u.rto = positive_time(file, &f("rto"), t)?;
     }
+    if let Some(t) = &s.reps_freeze {
+        u.reps_freeze = Some(positive_time(file, &f("reps_freeze"), t)?);
+    }
     if let Some(w) = s.window_packets {
         if w == 0 || w % 64 != 0 || w > MAX_WINDOW {
             let m = format!("{w} is not a multiple of 64 in [64, {MAX_WINDOW}]");
@@ -75,8 +84,14 @@ pub(super) fn apply(spec: Option<&UetSpec>, file: &Path, c: &mut SimConfig) -> R
         let m = format!("{} is more than the 65536 values of a 16-bit entropy", u.entropies);
         return Err(Error::input(file, 0, f("entropies"), m));
     }
+    if u.reps_freeze.is_some() && c.path_selection != PathSelection::Reps {
+        let m = "only REPS freezes: it needs `fabric.path_selection = \"reps\"`";
+        return Err(Error::input(file, 0, f("reps_freeze"), m));
+    }
     u.spray = match c.path_selection {
         PathSelection::EvSpray => Spray::EvSpray,
+        PathSelection::EvCycle => Spray::EvCycle,
+        PathSelection::EvBitmap => Spray::Bitmap,
         PathSelection::Reps => Spray::Reps,
         _ => Spray::Off,
     };
@@ -90,6 +105,10 @@ pub(super) fn apply(spec: Option<&UetSpec>, file: &Path, c: &mut SimConfig) -> R
 /// naming the key that turned each on.
 pub(super) fn check(s: &crate::config::Scenario, file: &Path) -> Result<()> {
     use crate::rnic::transport::Transport;
+    if s.config.uet.reps_freeze.is_some() && s.config.trimming.is_none() {
+        let m = "REPS freezes at a timeout only on a trimming fabric (`[fabric.trimming]`), where a timeout means a failed path, not congestion";
+        return Err(Error::input(file, 0, "fabric.uet.reps_freeze", m));
+    }
     if !s.flows.iter().any(|f| f.transport == Transport::Uet)
         && !s.collectives.iter().any(|c| c.transport == Transport::Uet)
     {

@@ -30,7 +30,8 @@ use crate::fabric::{Packet, PacketKind};
 use crate::ids::{HeaderSlot, QpId};
 use crate::rnic::qp::RxState;
 use crate::rnic::transport::Transport;
-use crate::rnic::uet::{align, fresh_ev, Arrival, Spray, UetTable};
+use crate::rnic::uet::{align, Arrival, Spray, UetTable};
+use crate::rnic::uet_ev::{Conn, Feedback};
 use crate::rnic::Qp;
 use crate::sim::mech::retry;
 use crate::units::Time;
@@ -142,7 +143,7 @@ pub(in crate::sim) fn on_ack(
 ) {
     let m = mtu as u64;
     let rto = uet.cfg.rto;
-    recycle(uet, id, ack);
+    path_feedback(uet, id, qp.sport, ack, now);
     let st = uet.qp(id.idx());
     let (una, high, base) = (qp.snd_una / m, qp.high_sent / m, ack.seq / m);
     if qp.snd_una > old_una {
@@ -161,32 +162,32 @@ pub(in crate::sim) fn on_ack(
 
 /// Hook "sender, per data packet sent": the entropy value (EV) the packet carries in its
 /// source port, which the switches' ECMP hash reads: the connection's own port without
-/// spraying; a fresh EV per packet (`ev_spray`); under REPS the oldest EV whose ACK came
-/// back unmarked, else a fresh one.
+/// spraying; else as `fabric.path_selection` picks (`rnic::uet_ev`: a random EV per packet,
+/// each EV once per round, the round passing over penalised EVs, or REPS's recycled EVs).
 #[inline]
 pub(in crate::sim) fn entropy(uet: &mut UetTable, id: QpId, qp: &Qp) -> u16 {
-    let cfg = uet.cfg;
+    let cfg = uet.cfg.ev();
     if cfg.spray == Spray::Off {
         return qp.sport;
     }
-    let st = uet.qp(id.idx());
-    if cfg.spray == Spray::Reps {
-        if let Some(ev) = st.evs.pop_front() {
-            return ev;
-        }
-    }
-    st.drawn += 1;
-    fresh_ev(qp.sip, qp.dip, qp.sport, st.drawn - 1, cfg.entropies)
+    uet.qp(id.idx()).ev.next(&cfg, Conn { sip: qp.sip, dip: qp.dip, sport: qp.sport })
 }
 
-/// REPS at the sender: an ACK (not a NACK: a trimmed packet's path was congested) whose
-/// packet was not CE-marked gives its EV back (the ACK echoes it in its destination port,
-/// the mark in `last_of_msg`).
-fn recycle(uet: &mut UetTable, id: QpId, ack: &Packet) {
-    if uet.cfg.spray == Spray::Reps && ack.kind == PacketKind::Ack && !ack.last_of_msg {
-        let cap = uet.cfg.reps_buffer;
-        uet.qp(id.idx()).recycle(ack.dport, cap);
+/// What an ACK or a NACK says of its packet's EV (the ACK echoes it in its destination port,
+/// the packet's CE mark in `last_of_msg`); REPS reuses the EV of an unmarked ACK, and a
+/// timeout may freeze it; the bitmap penalises a marked or trimmed EV (`rnic::uet_ev`).
+fn path_feedback(uet: &mut UetTable, id: QpId, sport: u16, ack: &Packet, now: Time) {
+    if !matches!(uet.cfg.spray, Spray::Reps | Spray::Bitmap) {
+        return;
     }
+    let what = match ack.kind {
+        PacketKind::Nack => Feedback::Trimmed,
+        PacketKind::Ack if ack.last_of_msg => Feedback::Marked,
+        PacketKind::Ack => Feedback::Good,
+        _ => return,
+    };
+    let cfg = uet.cfg.ev();
+    uet.qp(id.idx()).ev.feedback(&cfg, sport, ack.dport, what, now);
 }
 
 /// What a UET sender learnt it lost.
@@ -228,13 +229,18 @@ pub(in crate::sim) enum Expired {
 
 /// Hook "sender, timeout": the QP's timer fired at its deadline. A timeout counts against
 /// `fabric.retry_limit` as a go-back-N round does; a trimmed packet's NACK does not (it is a
-/// congestion signal, and the packet's header proved the path alive).
+/// congestion signal, and the packet's header proved the path alive). Under REPS with
+/// `reps_freeze` it freezes the EVs (`rnic::uet_ev`), from the deadline it fired at.
 pub(in crate::sim) fn on_timeout(uet: &mut UetTable, id: QpId, qp: &mut Qp, limit: Option<u32>, mtu: u32) -> Expired {
     if qp.high_sent <= qp.snd_una {
         return Expired::Idle;
     }
     if !retry::go_back(limit, qp) {
         return Expired::Failed;
+    }
+    if uet.cfg.spray == Spray::Reps {
+        let cfg = uet.cfg.ev();
+        uet.qp(id.idx()).ev.feedback(&cfg, qp.sport, 0, Feedback::Timeout, qp.rto_deadline);
     }
     retransmit_lost(uet, id, qp, Loss::Timeout, mtu);
     Expired::Resend
@@ -243,7 +249,7 @@ pub(in crate::sim) fn on_timeout(uet: &mut UetTable, id: QpId, qp: &mut Qp, limi
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rnic::uet::UetConfig;
+    use crate::rnic::uet::{fresh_ev, UetConfig};
 
     fn reps() -> (UetTable, Qp) {
         let cfg = UetConfig { spray: Spray::Reps, reps_buffer: 4, ..UetConfig::default() };

@@ -71,9 +71,18 @@ pub enum PathSelection {
     Conga,
     /// ConWeave between ToRs: leaf-spine and fat-tree fabrics (`fabric::lb::conweave`).
     Conweave,
-    /// UET packets carry a fresh entropy value each (`rnic::uet::Spray::EvSpray`), in the
-    /// source port that the switches' ECMP hash reads; every other packet as `ecmp`.
+    /// UET packets carry a fresh entropy value each, drawn at random
+    /// (`rnic::uet::Spray::EvSpray`), in the source port that the switches' ECMP hash reads;
+    /// every other packet as `ecmp`.
     EvSpray,
+    /// UET packets go through the connection's entropy values once per round, in an order
+    /// redrawn each round (htsim's oblivious spraying, `rnic::uet::Spray::EvCycle`); switches
+    /// hash as `ecmp`.
+    EvCycle,
+    /// UET packets go through the entropy values as `ev_cycle` does, passing over a value
+    /// for a round per point of penalty: 1 for an ACK with a CE mark, 4 for a NACK (htsim's
+    /// bitmap mode, `rnic::uet::Spray::Bitmap`); switches hash as `ecmp`.
+    EvBitmap,
     /// UET packets reuse the entropy values whose ACKs came back unmarked (REPS,
     /// `rnic::uet::Spray::Reps`); switches hash as `ecmp`.
     Reps,
