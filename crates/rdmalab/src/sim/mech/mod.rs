@@ -194,11 +194,7 @@ impl Mechanisms {
             iofd,
             ib,
             irn,
-            uet: {
-                let mut t = crate::rnic::uet::UetTable::new(cfg.uet);
-                t.windowed = cfg.cc.windowed();
-                t
-            },
+            uet: crate::rnic::uet::UetTable::new(cfg.uet),
             rccc: cfg.rccc.map(|r| Box::new(crate::cc::rccc::Rccc::new(r, n_nics))),
             lb,
             rnr: cfg.rnr.map(|r| Box::new(rnr::Rnr::new(r, cfg.nack_interval))),
