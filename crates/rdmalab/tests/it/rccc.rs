@@ -245,7 +245,8 @@ fn a_run_without_rccc_has_none_of_it() {
 /// together: the peak is 8 on 1, 2 and 4 threads (the partitions' peaks are not added).
 #[test]
 fn the_peak_of_senders_is_one_pacers_most_on_any_thread_count() {
-    let flows: Vec<String> = (1..=8).map(|s| flow(s, 0, 300_000)).chain((9..=14).map(|s| flow(s, 15, 300_000))).collect();
+    let flows: Vec<String> =
+        (1..=8).map(|s| flow(s, 0, 300_000)).chain((9..=14).map(|s| flow(s, 15, 300_000))).collect();
     let text = format!(
         "seed = 3\n[topology]\nkind = \"fat_tree\"\nk = 4\n\n[[traffic]]\nkind = \"flows\"\ntransport = \"uet\"\nflows = [{}]\n\n\
          [fabric]\ncc = \"rccc\"\nlossless = false\n",
@@ -309,7 +310,11 @@ fn a_ring_allreduce_under_rccc_takes_the_closed_form() {
             let extra = steps * (29 + credits) * ack;
             assert!(expect < took && took <= expect + extra, "{cc}: {took} ps against {expect} + {extra} ps");
         } else {
-            assert_eq!(took, expect + steps * credits * ack, "{cc}: the closed form and {credits} credit packets per step");
+            assert_eq!(
+                took,
+                expect + steps * credits * ack,
+                "{cc}: the closed form and {credits} credit packets per step"
+            );
         }
         assert_eq!((r.counters.retx_packets, r.counters.timeouts), (0, 0), "{cc}");
     }
@@ -338,7 +343,10 @@ fn rccc_collectives_are_the_same_at_1_2_and_4_threads() {
 fn application_messages_complete_under_rccc() {
     let star = "[topology]\nkind = \"star\"\nhosts = 7\nrate = \"40Gbps\"\ndelay = \"1us\"\n";
     let fabric = "[fabric]\nmtu = 1024\ncc = \"rccc\"\nlossless = false\n";
-    let lone = format!("{star}[[traffic]]\nkind = \"flows\"\ntransport = \"uet\"\nflows = [{}]\n{fabric}", flow(0, 6, 200 * 1024));
+    let lone = format!(
+        "{star}[[traffic]]\nkind = \"flows\"\ntransport = \"uet\"\nflows = [{}]\n{fabric}",
+        flow(0, 6, 200 * 1024)
+    );
     let initial = 200 - run_finished(scenario(&lone, "rccc.toml")).mechanism_counters.get("rccc_granted_packets");
     let toml = format!(
         "stop_time = \"10ms\"\n{star}{fabric}[host]\nmechanism = \"raw\"\n\
@@ -349,7 +357,11 @@ fn application_messages_complete_under_rccc() {
     let r = sim.results().expect("conservation holds");
     let done = r.host_batches.iter().filter(|b| b.seen.0 != u64::MAX).count() as u64;
     let m = &r.mechanism_counters;
-    eprintln!("app: I {initial} batches {done} granted {} credits {}", m.get("rccc_granted_packets"), m.get("rccc_credits"));
+    eprintln!(
+        "app: I {initial} batches {done} granted {} credits {}",
+        m.get("rccc_granted_packets"),
+        m.get("rccc_credits")
+    );
     assert_eq!(done, 20, "10 batches of 200,000 bytes per application");
     assert_eq!(r.counters.payload_bytes_delivered, 2 * 2_000_000);
     assert_eq!(m.get("rccc_granted_packets"), done * (196 - initial));
@@ -363,7 +375,9 @@ fn rccc_refuses_what_it_cannot_run_by_name() {
     let coll = format!("{base}[[collective]]\nname = \"g\"\nkind = \"allreduce\"\nranks = [0, 1, 2, 3]\nsize = 4000\n");
     let e = super::fixtures::build_error(&coll, "bad.toml");
     assert!(e.contains("collective[0].transport") && e.contains("\"rc\""), "{e}");
-    let app = format!("{base}[host]\nmechanism = \"raw\"\n[[app]]\nhost = 0\ndst = 3\nsize = 2500\nwr_num = 1\ntotal_bytes = 2500\n");
+    let app = format!(
+        "{base}[host]\nmechanism = \"raw\"\n[[app]]\nhost = 0\ndst = 3\nsize = 2500\nwr_num = 1\ntotal_bytes = 2500\n"
+    );
     let e = super::fixtures::build_error(&app, "bad.toml");
     assert!(e.contains("app[0].transport") && e.contains("\"rc\""), "{e}");
 }
@@ -384,7 +398,10 @@ fn sequential_flows_reuse_qp_slots_under_rccc() {
     };
     let (slots_off, off) = run("none");
     let (slots_on, on) = run("rccc");
-    eprintln!("slots: {slots_off} without RCCC, {slots_on} with; credits {}", on.mechanism_counters.get("rccc_credits"));
+    eprintln!(
+        "slots: {slots_off} without RCCC, {slots_on} with; credits {}",
+        on.mechanism_counters.get("rccc_credits")
+    );
     assert!(on.mechanism_counters.get("rccc_credits") > 0, "the flows ask for credit");
     assert!(slots_on <= 2 && slots_on <= slots_off + 1, "{slots_on} slots for 200 sequential flows");
     assert_eq!(on.records.len(), 200);
