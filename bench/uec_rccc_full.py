@@ -34,8 +34,7 @@ def row(v: sweep.Variant, w: sweep.Workload) -> str:
     span = c["last_completion_ps"] / 1e6 if done else float("nan")
     ratio = ""
     if w.incast is not None and done:
-        senders, size = w.incast
-        ratio = f"{span / (senders * size * 8 / (sweep.HOST_GBPS * 1e3)):.3f}"
+        ratio = f"{span / w.incast_bound_us():.3f}"
     return (f"| {w.name} | {v.name} | {c['flows_completed']}/{c['flows_total']} | {pct(0.5):,.1f} | "
             f"{pct(0.99):,.1f} | {span:,.1f} | {ratio} | {c['drops']:,} | {c.get('trims', 0):,} | "
             f"{c['retx_packets']:,} | {c['nacks']:,} | {c['timeouts']:,} | {res.stop_reason} | "

@@ -64,8 +64,7 @@ def row(v: sweep.Variant, w: sweep.Workload, label: str, tables: dict[str, Any])
     senders, size = w.incast
     offered = senders * size
     done = c["flows_completed"] == c["flows_total"]
-    bound_us = offered * 8 / (sweep.HOST_GBPS * 1e3)
-    ratio = f"{c['last_completion_ps'] / 1e6 / bound_us:.3f}" if done else ""
+    ratio = f"{c['last_completion_ps'] / 1e6 / w.incast_bound_us():.3f}" if done else ""
     return (f"| {w.name} | {v.name} | {label} | {c['flows_completed']}/{c['flows_total']} | "
             f"{c['payload_bytes_delivered'] / offered:.4f} | {ratio} | {c.get('trims', 0):,} | "
             f"{c['retx_packets']:,} | {c['nacks']:,} | {c['timeouts']:,} | {c['drops']:,} | "

@@ -271,6 +271,9 @@ fn bad_trimming_keys_are_refused_by_their_full_name() {
     let e =
         super::fixtures::input_error(&two_hosts(1000, "[fabric.uet]\nwindow_packets = 100\n").replace("{SEED}", "1"));
     assert!(e.contains("fabric.uet.window_packets"), "{e}");
+    let big = "[fabric.uet]\nwindow_packets = 64\nreps_buffer = 65\n";
+    let e = super::fixtures::input_error(&two_hosts(1000, big).replace("{SEED}", "1"));
+    assert!(e.contains("fabric.uet.reps_buffer"), "{e}");
     // CONGA's feedback would overwrite the SACK base a UET ACK carries.
     let e = super::fixtures::input_error(&two_hosts(1000, "path_selection = \"conga\"").replace("{SEED}", "1"));
     assert!(e.contains("fabric.path_selection") && e.contains("uet"), "{e}");

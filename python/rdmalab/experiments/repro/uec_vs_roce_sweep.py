@@ -97,6 +97,13 @@ class Workload:
     #: The simulated time a run is cut at (`stop_time`): see `stop_time`.
     cap: str = ""
 
+    def incast_bound_us(self) -> float:
+        """An incast's bound: the microseconds its receiver's link needs for the payload alone."""
+        if self.incast is None:
+            raise ValueError(f"{self.name} is not an incast")
+        senders, size = self.incast
+        return senders * size * 8 / (HOST_GBPS * 1e3)
+
 
 def _leaf_spine(leaves: int, hosts_per_leaf: int, spines: int) -> dict[str, Any]:
     return {"kind": "leaf_spine", "leaves": leaves, "hosts_per_leaf": hosts_per_leaf, "spines": spines,

@@ -40,7 +40,8 @@ pub struct UetSpec {
     pub window_packets: Option<u32>,
     /// Distinct entropy values a sender draws from (default 256).
     pub entropies: Option<u32>,
-    /// REPS: recycled entropy values kept per connection (default 8).
+    /// REPS: recycled entropy values kept per connection (default 8; at most
+    /// `window_packets`).
     pub reps_buffer: Option<u32>,
     /// REPS: how long a retransmission timeout freezes the recycled entropy values (the
     /// sender goes round the last `reps_buffer` good ones); default: never. Needs
@@ -79,6 +80,12 @@ pub(super) fn apply(spec: Option<&UetSpec>, file: &Path, c: &mut SimConfig) -> R
             return Err(Error::input(file, 0, f("window_packets"), m));
         }
         u.window_packets = w;
+    }
+    // A recycled EV comes back with an ACK of a packet in flight, so a NIC's REPS buffer
+    // need hold no more than the tracked window: the bound keeps it a device's table.
+    if u.reps_buffer > u.window_packets {
+        let m = format!("{} is more than the {} packets of the tracked window", u.reps_buffer, u.window_packets);
+        return Err(Error::input(file, 0, f("reps_buffer"), m));
     }
     if u.entropies > 1 << 16 {
         let m = format!("{} is more than the 65536 values of a 16-bit entropy", u.entropies);
