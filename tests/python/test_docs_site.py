@@ -69,7 +69,7 @@ def hits_of(page: Path) -> list[str]:
 
 
 def test_generated_pages_are_up_to_date():
-    for script in ("bench/perf_page.py", "bench/repro_page.py"):
+    for script in ("bench/perf_page.py", "bench/repro_page.py", "bench/uec_page.py"):
         r = subprocess.run([sys.executable, script, "--check"], cwd=REPO, capture_output=True, text=True)
         assert r.returncode == 0, f"{script}: {r.stderr}"
 

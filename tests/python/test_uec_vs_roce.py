@@ -7,6 +7,8 @@ a trimmed packet is NACKed once, and a lossless fabric drops nothing unless a li
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from rdmalab.cli import main
@@ -99,3 +101,30 @@ def test_no_receiver_link_carries_more_than_its_rate_in_any_interval(quick):
             assert gbps.max() <= gen.HOST_GBPS + edge, (x["workload"], x["variant"], gbps.max())
             # ... and with 8 or more senders at line rate, some interval runs it nearly full.
             assert gbps.max() >= 0.9 * gen.HOST_GBPS
+
+
+def test_the_parallel_runner_writes_the_rows_the_report_prints(quick, tmp_path):
+    """`uec_vs_roce_runs` (one process a run, a file a run) gives, for the same runs, the
+    numbers the repro's report computes from its store: an incast with trims, a permutation
+    with a failed link (drops, a run cut short or not) and a collective (AllReduce times)."""
+    from rdmalab.experiments.repro import uec_vs_roce_runs as ur
+
+    picked = ("incast-16/uet-reps-trim", "perm-failed/uet-ops", "perm-failed/ib", "allreduce-rail/roce")
+    only = "^(" + "|".join(picked) + ")$"
+    assert [ur.label(v, w) for v, w in ur.chosen(True, only)] == [picked[2], picked[1], picked[3], picked[0]]
+    assert ur.main(["--quick", "--only", only, "--jobs", "2", "--out", str(tmp_path)]) == 0
+    report = {f"{x['workload']}/{x['variant']}": x for x in quick}
+    for lab in picked:
+        mine, theirs = json.loads((tmp_path / ur.file_name(lab)).read_text()), report[lab]
+        assert mine["status"] == "ok" and mine["quick"] and mine["label"] == lab
+        assert (mine["flows_done"], mine["flows"], mine["end"]) == (theirs["completed"], theirs["flows"], theirs["stop"])
+        for key in ("p50_us", "p99_us", "span_us"):
+            assert (mine[key] is None) == (theirs[key] != theirs[key]), (lab, key)
+            if mine[key] is not None:
+                assert mine[key] == pytest.approx(theirs[key], rel=1e-12), (lab, key)
+        for k in ("drops", "trims", "retx_packets", "nacks", "timeouts", "pauses", "link_down_losses"):
+            assert mine[k] == theirs[k], (lab, k)
+        ratio = theirs["delivered"] / theirs["offered"] if theirs["offered"] else None
+        assert mine["delivered_over_offered"] == ratio, lab
+        assert mine["cpu_s"] >= 0 and mine["wall_s"] >= 0 and mine["max_rss_mb"] > 0
+    assert any(json.loads((tmp_path / ur.file_name(lab)).read_text())["drops"] for lab in picked)
