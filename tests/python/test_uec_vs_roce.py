@@ -47,11 +47,17 @@ def quick(tmp_path_factory):
     return quick_rows
 
 
-def test_every_run_is_labelled_and_only_infiniband_after_the_failure_is_cut_short(quick):
+def test_every_run_is_labelled_and_only_the_known_tails_are_cut_short(quick):
     assert len(quick) == len(gen.runs(True))
     short = {(x["workload"], x["variant"]) for x in quick if x["stop"] != "finished"}
-    # InfiniBand leaves two flows unfinished after the link failure (docs/uec-vs-roce.md).
-    assert short <= {("perm-failed", "ib")}
+    # The cut a run may meet (docs/uec-vs-roce.md, "Results of the quick variant"): InfiniBand
+    # after the link failure, and the 16-sender incast under NSCC + RCCC with oblivious
+    # spraying, whose last flow waits one retransmission timeout (100 us) for a packet that
+    # was neither trimmed nor dropped and ends just past 3 times its bound.
+    assert short <= {("perm-failed", "ib"), ("incast-16", "uet-rccc-ops-trim")}
+    for x in quick:
+        if (x["workload"], x["variant"]) == ("incast-16", "uet-rccc-ops-trim") and x["stop"] != "finished":
+            assert x["completed"] == x["flows"] - 1 and x["timeouts"] > 0 and x["drops"] == 0
 
 
 def test_every_byte_offered_is_delivered_once(quick):
@@ -69,7 +75,8 @@ def test_no_incast_ends_before_its_receiver_link_carried_every_byte(quick):
         n = int(x["workload"].split("-")[1])
         bound_us = n * gen.SIZES[True]["incast_size"] * 8 / (gen.HOST_GBPS * 1e9) * 1e6
         assert x["bound_us"] == pytest.approx(bound_us)
-        assert x["span_us"] >= bound_us, (x["workload"], x["variant"])
+        if x["stop"] == "finished":  # a run cut short has no span (its last flow did not end)
+            assert x["span_us"] >= bound_us, (x["workload"], x["variant"])
 
 
 def test_trims_come_only_with_trimming_and_each_is_nacked_once(quick):
