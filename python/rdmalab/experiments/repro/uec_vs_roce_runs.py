@@ -90,8 +90,11 @@ def _pct(x: np.ndarray, p: float) -> float | None:
 
 
 def _commit() -> str:
-    """The checkout's short commit, `+` when its tracked files differ from it; `unknown`
-    outside a git checkout."""
+    """`UEC_RUNS_COMMIT` when set (`--commit`: a copy of the tree without its git folder), else
+    the checkout's short commit, `+` when its tracked files differ from it; `unknown` outside
+    a git checkout."""
+    if os.environ.get("UEC_RUNS_COMMIT"):
+        return os.environ["UEC_RUNS_COMMIT"]
     here = Path(__file__).resolve().parent
     try:
         head = subprocess.run(["git", "rev-parse", "--short=7", "HEAD"], cwd=here, capture_output=True,
@@ -227,8 +230,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, help="seconds a run may take before it is killed")
     ap.add_argument("--skip-done", action="store_true", help="leave out runs whose file in --out says ok")
     ap.add_argument("--list", action="store_true", help="print the chosen labels in run order and exit")
+    ap.add_argument("--commit", help="the commit to record (default: the checkout's, from git)")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # the child: one label, in this process
     a = ap.parse_args(argv)
+    if a.commit:
+        os.environ["UEC_RUNS_COMMIT"] = a.commit  # the children inherit it
     if a.one:
         return run_one(a.one, a.out, a.quick)
     labels = [label(v, w) for v, w in chosen(a.quick, a.only)]
