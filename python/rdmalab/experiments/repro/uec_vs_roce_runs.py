@@ -91,15 +91,17 @@ def _pct(x: np.ndarray, p: float) -> float | None:
 
 def _commit() -> str:
     """`UEC_RUNS_COMMIT` when set (`--commit`: a copy of the tree without its git folder), else
-    the checkout's short commit, `+` when its tracked files differ from it; `unknown` outside
-    a git checkout."""
+    the checkout's short commit, `+` when its engine or Python package (`crates/`, `python/`)
+    differ from it; `unknown` outside a git checkout."""
     if os.environ.get("UEC_RUNS_COMMIT"):
         return os.environ["UEC_RUNS_COMMIT"]
     here = Path(__file__).resolve().parent
     try:
         head = subprocess.run(["git", "rev-parse", "--short=7", "HEAD"], cwd=here, capture_output=True,
                               text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "."], cwd=here.parents[3]).returncode
+        # Only what the numbers depend on: the engine and the Python package.
+        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "crates", "python"],
+                               cwd=here.parents[3]).returncode
         return head + ("+" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
