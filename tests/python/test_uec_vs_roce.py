@@ -124,7 +124,8 @@ def test_the_parallel_runner_writes_the_rows_the_report_prints(quick, tmp_path):
     for lab in picked:
         mine, theirs = json.loads((tmp_path / ur.file_name(lab)).read_text()), report[lab]
         assert mine["status"] == "ok" and mine["quick"] and mine["label"] == lab
-        assert (mine["flows_done"], mine["flows"], mine["end"]) == (theirs["completed"], theirs["flows"], theirs["stop"])
+        ends = (theirs["completed"], theirs["flows"], theirs["stop"])
+        assert (mine["flows_done"], mine["flows"], mine["end"]) == ends, lab
         for key in ("p50_us", "p99_us", "span_us"):
             assert (mine[key] is None) == (theirs[key] != theirs[key]), (lab, key)
             if mine[key] is not None:

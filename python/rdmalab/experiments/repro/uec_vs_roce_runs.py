@@ -40,6 +40,8 @@ from typing import Any
 
 import numpy as np
 
+import rdmalab
+from rdmalab import Scenario
 from rdmalab.experiments.repro import uec_vs_roce_sweep as sweep
 
 #: The workloads from the slowest to run to the quickest (wall time at full size, roughly):
@@ -110,9 +112,6 @@ def _commit() -> str:
 def measure(v: sweep.Variant, w: sweep.Workload) -> dict[str, Any]:
     """Simulates one run and returns its row (the fields `report_uec` prints, computed the
     same way from the same tables)."""
-    import rdmalab
-    from rdmalab import Scenario
-
     t0, c0 = time.perf_counter(), time.process_time()
     res = rdmalab.run(Scenario(scenario_tables(v, w)), progress=False, threads=None)  # sequential
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
