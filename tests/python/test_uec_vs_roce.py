@@ -136,3 +136,34 @@ def test_the_parallel_runner_writes_the_rows_the_report_prints(quick, tmp_path):
         assert mine["delivered_over_offered"] == ratio, lab
         assert mine["cpu_s"] >= 0 and mine["wall_s"] >= 0 and mine["max_rss_mb"] > 0
     assert any(json.loads((tmp_path / ur.file_name(lab)).read_text())["drops"] for lab in picked)
+
+
+def test_a_run_past_its_timeout_says_so_and_only_full_size_rows_that_ran_are_merged(tmp_path, monkeypatch):
+    """A run killed at `--timeout` leaves a file whose status says why; `bench/uec_page.py
+    --merge` takes only full-size files whose status is ok, and renders the commit beside it."""
+    import importlib.util
+    from pathlib import Path
+
+    from rdmalab.experiments.repro import uec_vs_roce_runs as ur
+
+    out = tmp_path / "runs"
+    assert ur.main(["--quick", "--only", "^incast-8/roce$", "--jobs", "1", "--timeout", "0.01", "--out", str(out)]) == 1
+    killed = json.loads((out / "incast-8__roce.json").read_text())
+    assert killed["status"].startswith("timeout") and "p99_us" not in killed
+    # A full-size row as the runner writes it (one of the recorded file's, with its label).
+    bench = Path(__file__).resolve().parents[2] / "bench"
+    monkeypatch.syspath_prepend(str(bench))  # the page scripts import their shared end from there
+    spec = importlib.util.spec_from_file_location("uec_page", bench / "uec_page.py")
+    page = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(page)
+    recorded = json.loads(page.RECORDED.read_text())
+    row = {**recorded["incast-16/roce"], "commit": "abcdef0", "label": "incast-16/roce", "status": "ok",
+           "quick": False, "workload": "incast-16", "variant": "roce"}
+    (out / "incast-16__roce.json").write_text(json.dumps(row))
+    merged = page.merge([out], {})
+    assert list(merged) == ["incast-16/roce"] and merged["incast-16/roce"]["commit"] == "abcdef0"
+    assert not {"label", "status", "quick"} & set(merged["incast-16/roce"])
+    runs = [(ur.label(v, w), w.name, v.name, ur.digest(v, w)) for v, w in ur.sweep.runs(False)]
+    table = page.render(runs, merged)
+    assert "| incast-16 | roce | 16/16 |" in table and "`abcdef0`" in table
+    assert table.count(" not run |") == len(runs) - 1
