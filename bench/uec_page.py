@@ -43,7 +43,7 @@ def run_at(r: dict, current: str) -> str:
     text = f"`{r['commit']}` {r['date']}"
     why = []
     if r.get("scenario") and r["scenario"] != current:
-        why.append("another scenario (the variant or workload changed since)")
+        why.append("its scenario has changed since")
     if r.get("stale"):
         why.append(r["stale"])
     return text + ("; **stale**: " + "; ".join(why) if why else "")
