@@ -63,3 +63,58 @@ def test_ring_allreduces_match_simai_published_busbw():
     for size, t in rows:
         ratio = bench.busbw_gib(size, t) / bench.PUBLISHED[size // 2**20]
         assert abs(ratio - 1) <= 0.10, (size, t, ratio)
+
+
+def test_nvls_allreduces_match_simai_published_busbw():
+    """The first two allreduces of SimAI's NVLS case (AS_NVLS_ENABLE=1, NVLink at 1,360 Gb/s,
+    AS_SEND_LAT=12): each runs through the NVSwitch as SimAI models NVLS, busbw within 10 %
+    of the tutorial's "NVLS" column (bench/simai_published.py --nvls runs all six)."""
+    bench = _bench()
+    rows, _ = bench.run(sizes=2, nvls=True)
+    assert [s for s, _ in rows] == [16 * 2**20, 32 * 2**20]
+    for size, t in rows:
+        ratio = bench.busbw_gib(size, t) / bench.PUBLISHED_NVLS[size // 2**20]
+        assert abs(ratio - 1) <= 0.10, (size, t, ratio)
+
+
+def _nvls_copy(tmp_path: Path, workload: str, gpu: str = "H100") -> Path:
+    shutil.copy(DATA / "SimAI.conf", tmp_path / "SimAI.conf")
+    topo = (DATA.parent / "nvls32" / TOPO).read_text().split("\n", 1)
+    (tmp_path / TOPO).write_text(topo[0].replace("H100", gpu) + "\n" + topo[1])
+    (tmp_path / "w.txt").write_text(workload)
+    (tmp_path / "out").mkdir()
+    return tmp_path
+
+
+W_HEAD = ("HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 8 ep: 1 pp: 1 vpp: 8 ga: 1 all_gpus: 8 "
+          "checkpoints: 0 checkpoint_initiates: 0\n")
+
+
+def test_nvls_is_simai_choice_on_hopper_only(tmp_path, monkeypatch):
+    """SimAI's `get_algo_proto_info` picks NVLS for a tensor-parallel allreduce of 8 ranks on
+    H100 or H800 with AS_NVLS_ENABLE=1, a ring otherwise (A100 here); its flows go to and
+    from the NVSwitch (node 32), whose FCT rows SimAI writes too."""
+    w = W_HEAD + "1\nl -1 1000 ALLREDUCE 1048576 1 NONE 0 1 NONE 0 1\n"
+    monkeypatch.setenv("AS_NVLS_ENABLE", "1")
+    monkeypatch.setenv("AS_SEND_LAT", "12")
+    algos = {}
+    for gpu in ("H100", "A100"):
+        sub = tmp_path / gpu
+        sub.mkdir()
+        monkeypatch.chdir(_nvls_copy(sub, w, gpu))
+        res, fct, _ = run_hpcc("SimAI.conf", progress=False, dialect="simai", topology=TOPO, workload="w.txt")
+        algos[gpu] = res.collectives["algorithm"].to_list()
+        ends = {(r["src"], r["dst"]) for r in res.flows.iter_rows(named=True)}
+        assert any(32 in e for e in ends) == (gpu == "H100"), (gpu, sorted(ends)[:4])
+    assert algos == {"H100": ["nvls"], "A100": ["ring"]}
+
+
+def test_nvls_beside_other_nvlink_traffic_is_refused(tmp_path, monkeypatch):
+    """With NVLS the NVSwitch is an endpoint here, so an allgather over the same NVLink
+    (which SimAI would forward through it) is refused by name."""
+    w = W_HEAD + "1\nl -1 1000 ALLREDUCE 1048576 1 ALLGATHER 1048576 1 NONE 0 1\n"
+    monkeypatch.setenv("AS_NVLS_ENABLE", "1")
+    monkeypatch.chdir(_nvls_copy(tmp_path, w))
+    with pytest.raises(ValueError, match=r"field `AS_NVLS_ENABLE`: .*l\.ig.*NVLS beside other NVLink traffic"):
+        run_hpcc("SimAI.conf", progress=False, dialect="simai", topology=TOPO, workload="w.txt")
+

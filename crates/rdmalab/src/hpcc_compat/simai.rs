@@ -17,13 +17,14 @@ use std::path::Path;
 
 use super::{bad, reject_unsupported, sim_config};
 use crate::app::collective::Algorithm;
+use crate::app::collective::RecordedPart;
 use crate::app::deps::TransferGraph;
 use crate::app::trace_nodes::JobRecords;
 use crate::config::Scenario;
 use crate::error::{Error, Result};
 use crate::fabric::{EcnConfig, EcnParams};
 use crate::formats::hpcc_config::HpccConfig;
-use crate::formats::simai::{iteration, read_simai, read_simai_topology, Layout};
+use crate::formats::simai::{iteration, nvls_enabled, read_simai, read_simai_topology, Layout};
 use crate::topology::routing::NeighborOrder;
 use crate::topology::NodeKind;
 use crate::units::Time;
@@ -91,12 +92,25 @@ pub fn load(cfg: &HpccConfig, topo_path: &Path, workload_path: &Path) -> Result<
         let msg = format!("all_gpus {} but the topology {} has {} GPUs", w.all_gpus, topo_path.display(), st.gpus);
         return Err(Error::input(workload_path, 1, "all_gpus", msg));
     }
+    let nvls_var = std::env::var("AS_NVLS_ENABLE").ok();
+    let mut nvls = Vec::new();
+    if nvls_enabled(nvls_var.as_deref(), &st.gpu_type) {
+        // GPU i's NVSwitch is the (i / GPUS_PER_SERVER)-th listed (AstraSimNetwork.cc).
+        for i in 0..u64::from(w.all_gpus) {
+            let Some(&sw) = st.nvswitches.get((i / st.gpus_per_server) as usize) else {
+                let msg = format!("AS_NVLS_ENABLE=1 but GPU {i} has no NVSwitch in {}", topo_path.display());
+                return Err(Error::input(workload_path, 0, "AS_NVLS_ENABLE", msg));
+            };
+            nvls.push(sw);
+        }
+    }
     let layout = Layout {
         hosts: topology.hosts().take(w.all_gpus as usize).collect(),
         algorithm: Algorithm::Ring,
         channels: 1,
         chunk: WHOLE_MESSAGE,
         start: Time::ZERO,
+        nvls,
     };
     let var = std::env::var("AS_SEND_LAT").ok();
     let send_lat = send_latency(var.as_deref()).map_err(|m| Error::input(workload_path, 0, "AS_SEND_LAT", m))?;
@@ -109,11 +123,54 @@ pub fn load(cfg: &HpccConfig, topo_path: &Path, workload_path: &Path) -> Result<
     }
     let it = iteration(&w, workload_path, &layout)?;
     let parts = it.parts(&w, &layout);
+    config.partial_routes = nvswitch_endpoints(&mut topology, &it.graph, &parts, &layout, workload_path)?;
     let graph = with_send_latency(&it.graph, send_lat)?;
     let mut s = Scenario::new(topology, Vec::new(), config);
     s.jobs.push(graph);
     s.job_parts.push(JobRecords { parts, nodes: None });
     Ok(s)
+}
+
+/// With an NVLS allreduce, its NVSwitches become endpoints of its flows, as SimAI's ns-3
+/// lets an NVSwitch hold QPs when NVLS is on: here they become hosts, which forward nothing.
+/// Any other transfer between two GPUs of one such server (which SimAI sends over the
+/// NVSwitch) is refused, naming `AS_NVLS_ENABLE`. Whether any NVSwitch became a host (it
+/// reaches only its own GPUs, so routes are built without the all-pairs check).
+fn nvswitch_endpoints(
+    topology: &mut crate::topology::Topology,
+    graph: &TransferGraph,
+    parts: &[RecordedPart],
+    layout: &Layout,
+    workload_path: &Path,
+) -> Result<bool> {
+    let nvls: Vec<&RecordedPart> = parts.iter().filter(|p| p.algorithm == Algorithm::Nvls).collect();
+    if nvls.is_empty() {
+        return Ok(false);
+    }
+    let server = |h: crate::ids::NodeId| layout.hosts.iter().position(|&x| x == h).map(|r| layout.nvls[r]);
+    for (i, t) in graph.transfers().iter().enumerate() {
+        if nvls.iter().any(|p| p.transfers.contains(&i)) {
+            continue;
+        }
+        if let (Some(a), Some(b)) = (server(t.src), server(t.dst)) {
+            if a == b {
+                let p = parts.iter().find(|p| p.transfers.contains(&i)).map_or("", |p| p.name.as_str());
+                let msg = format!(
+                    "AS_NVLS_ENABLE=1: {p} sends between GPUs {} and {} of one server, over its NVSwitch, which the \
+                     simai dialect models as an NVLS endpoint only (NVLS beside other NVLink traffic is not modelled)",
+                    t.src.0, t.dst.0
+                );
+                return Err(Error::input(workload_path, 0, "AS_NVLS_ENABLE", msg));
+            }
+        }
+    }
+    for &sw in &layout.nvls {
+        // SimAI gives GPUs and NVSwitches the address of their id (common.h:746-753).
+        let node = &mut topology.nodes[sw.idx()];
+        node.kind = NodeKind::Host;
+        node.ips = vec![crate::topology::default_host_ip(sw.0)];
+    }
+    Ok(true)
 }
 
 fn s_warn(config: &mut crate::config::SimConfig, msg: &str) {

@@ -199,6 +199,7 @@ fn feed_all(text: &str) {
                 channels: 1,
                 chunk: 1 << 40,
                 start: rdmalab::Time::ZERO,
+                nvls: Vec::new(),
             };
             names_a_field(simai::iteration(&w, p, &layout), p, text);
         }
