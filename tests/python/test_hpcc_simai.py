@@ -118,3 +118,33 @@ def test_nvls_beside_other_nvlink_traffic_is_refused(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match=r"field `AS_NVLS_ENABLE`: .*l\.ig.*NVLS beside other NVLink traffic"):
         run_hpcc("SimAI.conf", progress=False, dialect="simai", topology=TOPO, workload="w.txt")
 
+
+def test_per_layer_file_is_simai_end_to_end_csv(tmp_path, monkeypatch):
+    """`ncclFlowModel_EndToEnd.csv` in the working directory, as SimAI's rank 0 writes it: the
+    summary first, then a row per layer, SUM and the totals. The tutorial's busbw are this
+    file's busbw column (GiB/s): for its first two allreduces, each layer's within 10 % of
+    the published, and its total time is the run's last byte plus the update time."""
+    from rdmalab.hpcc_simai import FILE_NAME, HEADER, SUMMARY_KEYS
+    bench = _bench()
+    monkeypatch.chdir(_copy(tmp_path))
+    lines = (tmp_path / "microAllReduce_8g.txt").read_text().splitlines()
+    (tmp_path / "microAllReduce_8g.txt").write_text("\n".join([lines[0], "2"] + lines[2:4]) + "\n")
+    monkeypatch.setenv("AS_SEND_LAT", "2")
+    res, _, _ = run_hpcc("SimAI.conf", progress=False, dialect="simai", topology=TOPO,
+                         workload="microAllReduce_8g.txt")
+    rows = (tmp_path / FILE_NAME).read_text().splitlines()
+    assert rows[0] == SUMMARY_KEYS and rows[2] == HEADER and rows[5].startswith("SUM,test1,")
+    assert rows[6].startswith("total exposed comm,") and len(rows) == 7
+    cols = HEADER.split(",")
+    end_us = (res.collectives["end_ns"].max() + 1) / 1000
+    for mib, row in zip((16, 32), rows[3:5]):
+        cells = row.split(",")
+        assert len(cells) == len(cols) and cells[:2] == ["embedding_layer", "test1"]
+        assert float(cells[2]) == 556.0  # fwd compute, us
+        assert float(cells[cols.index("fwd total comm")]) == float(cells[cols.index("fwd exposed comm")])
+        busbw = float(cells[cols.index("busbw")])  # the fwd's
+        assert abs(busbw / bench.PUBLISHED[mib] - 1) <= 0.10, (mib, busbw)
+        assert cells[-1] == f"{end_us:f}"
+        assert cells[cols.index("wg total comm")] == "0.000000"
+    summary = rows[1].split(", ")
+    assert summary[0] == "test1" and summary[-1] == f"{end_us:.0f}"
