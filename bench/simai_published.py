@@ -10,11 +10,11 @@ stays on that server's NVLink: the four groups share no link and each runs as it
 The cut here runs one of them on the published topology: `tests/data/simai/ring32/` holds
 SimAI's generator's output for those options, SimAI's own `SimAI.conf` with its output paths
 made local, and the workload with `all_gpus: 8` (GPUs 0-7, server 0). The topology stays the
-32-GPU one because SimAI's window and base RTT are the largest over all GPU pairs, the
-servers' NIC paths among them: on a one-server topology every pair is an NVLink pair, the
-window 36 kB, and each flow window-bound at about 80 % of the link. `--one-server` is the
-cause script of that choice: it runs the same workload on the generator's file for 8 GPUs
-(`-g 8`, the other options the tutorial's), also in the folder.
+tutorial's 32-GPU one: SimAI's window and base RTT are the largest over all GPU pairs, the
+servers' NIC paths among them (on a one-server topology every pair is an NVLink pair and the
+window 36 kB). `--one-server` runs the same workload on the generator's file for 8 GPUs
+(`-g 8`, the other options the tutorial's), also in the folder: with SimAI's eight channels
+per ring, a link's eight QPs hold more than its bandwidth-delay product on either topology.
 
 Runs it with `rdmalab hpcc --dialect simai` and prints, per allreduce, the time from its issue
 (its first flow's post less the send latency) to its last byte, the busbw NCCL-tests define

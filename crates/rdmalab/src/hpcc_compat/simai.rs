@@ -11,7 +11,10 @@
 //! - the workload's one iteration (`formats::simai::iteration`) on GPUs 0 .. `all_gpus`, each
 //!   communication's messages whole (one flow per ring step and channel, as SimAI's
 //!   `SendFlow` sends a message as one QP), every flow starting SimAI's send latency after
-//!   it is issued (`AS_SEND_LAT`, µs, default 6).
+//!   it is issued (`AS_SEND_LAT`, µs, default 6);
+//! - SimAI's channels per ring (`Layout::rings`) and its allreduce algorithm: NVLS through the
+//!   group's NVSwitch with `AS_NVLS_ENABLE=1` (`formats::simai::nvls_schedule`), the NVSwitch
+//!   then a host of the fabric.
 
 use std::path::Path;
 
@@ -111,6 +114,7 @@ pub fn load(cfg: &HpccConfig, topo_path: &Path, workload_path: &Path) -> Result<
         chunk: WHOLE_MESSAGE,
         start: Time::ZERO,
         nvls,
+        rings: Some(u32::try_from(st.gpus_per_server).unwrap_or(u32::MAX)),
     };
     let var = std::env::var("AS_SEND_LAT").ok();
     let send_lat = send_latency(var.as_deref()).map_err(|m| Error::input(workload_path, 0, "AS_SEND_LAT", m))?;

@@ -200,6 +200,7 @@ fn feed_all(text: &str) {
                 chunk: 1 << 40,
                 start: rdmalab::Time::ZERO,
                 nvls: Vec::new(),
+                rings: None,
             };
             names_a_field(simai::iteration(&w, p, &layout), p, text);
         }

@@ -41,8 +41,13 @@ pub struct Layout {
     pub hosts: Vec<NodeId>,
     /// The allreduce algorithm (allgather and reduce-scatter are rings, all-to-all direct).
     pub algorithm: Algorithm,
-    /// Channels of every collective.
+    /// Channels of every collective (unless `rings` gives SimAI's).
     pub channels: u16,
+    /// SimAI's channels, from its GPUs per server: `Some(gps)` gives a tensor-parallel ring
+    /// min(TP, gps) channels and a data-parallel ring gps / TP (1 where TP > gps), as SimAI
+    /// builds one ring per starting GPU of its local rings (`Sys::mock_nccl_grobal_group_init`);
+    /// EP and DP_EP rings, which SimAI's NCCL model does not build, one. `None`: `channels`.
+    pub rings: Option<u32>,
     /// Pipelining unit of every collective.
     pub chunk: u64,
     /// When the first compute starts.
@@ -99,7 +104,8 @@ pub fn iteration(w: &SimaiWorkload, path: &Path, layout: &Layout) -> Result<Iter
             ),
         ));
     }
-    if layout.channels > u16::MAX / 4 {
+    let stride = lane_stride(w, layout);
+    if stride > u16::MAX / 4 {
         return Err(Error::scenario("channels", format!("at most {} (four communicators' QPs each)", u16::MAX / 4)));
     }
     let n = w.all_gpus as usize;
@@ -132,7 +138,8 @@ pub fn iteration(w: &SimaiWorkload, path: &Path, layout: &Layout) -> Result<Iter
                 nvls_schedule(&ranks, sw, p.bytes)
                     .map_err(|e| Error::input(path, l.line, format!("{phase}_size"), e.to_string()))?
             } else {
-                collective_schedule(kind, &ranks, p.bytes, layout, path, l.line, phase, g.len())?
+                let ch = channels_of(group, w, layout);
+                collective_schedule(kind, &ranks, p.bytes, layout, ch, path, l.line, phase, g.len())?
             };
             let base = transfers.len() as u32;
             let rank = |h: NodeId| ranks.iter().position(|&x| x == h).map(|i| g[i] as usize);
@@ -141,7 +148,7 @@ pub fn iteration(w: &SimaiWorkload, path: &Path, layout: &Layout) -> Result<Iter
             for t in &schedule {
                 let mut t = t.clone();
                 // One set of QPs per communicator, as NCCL opens its connections per group.
-                t.lane += layout.channels * group_lane(group);
+                t.lane += stride * group_lane(group);
                 let root = t.deps.is_empty();
                 t.deps.iter_mut().for_each(|d| d.on += base);
                 let j = transfers.len() as u32;
@@ -199,6 +206,7 @@ fn collective_schedule(
     ranks: &[NodeId],
     bytes: u64,
     layout: &Layout,
+    channels: u16,
     path: &Path,
     line: usize,
     phase: &str,
@@ -210,7 +218,7 @@ fn collective_schedule(
         algorithm: algorithm_of(kind, layout),
         ranks: ranks.to_vec(),
         size: bytes,
-        channels: layout.channels,
+        channels,
         chunk: layout.chunk,
         start: Time::ZERO,
         repeat: 1,
@@ -242,6 +250,23 @@ fn op_algorithm(kind: Kind, group: Group, w: &SimaiWorkload, layout: &Layout) ->
     } else {
         algorithm_of(kind, layout)
     }
+}
+
+/// The channels of a ring in `group` (`Layout::rings`).
+fn channels_of(group: Group, w: &SimaiWorkload, layout: &Layout) -> u16 {
+    let Some(gps) = layout.rings else { return layout.channels };
+    let tp = w.group_size(Group::Tp).max(1);
+    let n = match group {
+        Group::Tp => tp.min(gps),
+        Group::Dp if tp <= gps => gps / tp,
+        _ => 1,
+    };
+    u16::try_from(n.max(1)).unwrap_or(u16::MAX)
+}
+
+/// Lanes each communicator's QPs take: the most channels of any group.
+fn lane_stride(w: &SimaiWorkload, layout: &Layout) -> u16 {
+    [Group::Tp, Group::Dp, Group::Ep, Group::DpEp].into_iter().map(|g| channels_of(g, w, layout)).max().unwrap_or(1)
 }
 
 /// The algorithm a communication of `kind` runs: the layout's for allreduces, rings for
