@@ -4,8 +4,8 @@
 SimAI's tutorial (aliyun/SimAI at cef83f9, `docs/Tutorial.md`, "RING VS NVLS", lines 270-303)
 runs a workload of six tensor-parallel allreduces, 16 MiB to 512 MiB, over groups of 8 GPUs
 (`model_parallel_NPU_group: 8`, `all_gpus: 32`) on the topology its generator writes with
-`gen_Topo_Template.py --ro -g 32 -gt H100 -bw 400Gbps -nvbw 1440Gbps`, with `AS_SEND_LAT=2`,
-and publishes the busbw of each ("RING" column). A group of 8 is one server, so its traffic
+`gen_Topo_Template.py --ro -g 32 -gt H100 -bw 400Gbps -nvbw 1440Gbps`, with `AS_SEND_LAT=2`
+and `AS_PXN_ENABLE=1` (which changes nothing in rings inside a server), and publishes the busbw of each ("RING" column). A group of 8 is one server, so its traffic
 stays on that server's NVLink: the four groups share no link and each runs as it would alone.
 The cut here runs one of them on the published topology: `tests/data/simai/ring32/` holds
 SimAI's generator's output for those options, SimAI's own `SimAI.conf` with its output paths
@@ -79,7 +79,9 @@ def run(sizes: int | None = None, topology: str = TOPOLOGY, nvls: bool = False
     # Lazy on purpose: the extension only when a run is asked for (`--help` needs none).
     from rdmalab.runner import run_hpcc
     lat = NVLS_SEND_LAT_US if nvls else SEND_LAT_US
-    env = {"AS_SEND_LAT": str(lat), "AS_NVLS_ENABLE": "1" if nvls else None}
+    # The tutorial's command lines: `AS_SEND_LAT=2 AS_PXN_ENABLE=1` for the ring,
+    # `AS_SEND_LAT=12 AS_NVLS_ENABLE=1` for NVLS.
+    env = {"AS_SEND_LAT": str(lat), "AS_NVLS_ENABLE": "1" if nvls else None, "AS_PXN_ENABLE": None if nvls else "1"}
     with tempfile.TemporaryDirectory(prefix="simai-ring32-") as tmp:
         work = Path(tmp)
         shutil.copy(DATA / "SimAI.conf", work / "SimAI.conf")

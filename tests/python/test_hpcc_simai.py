@@ -148,3 +148,30 @@ def test_per_layer_file_is_simai_end_to_end_csv(tmp_path, monkeypatch):
         assert cells[cols.index("wg total comm")] == "0.000000"
     summary = rows[1].split(", ")
     assert summary[0] == "test1" and summary[-1] == f"{end_us:.0f}"
+
+
+def test_pxn_over_several_servers_is_refused(tmp_path, monkeypatch):
+    """AS_PXN_ENABLE=1 changes SimAI's rings over several servers, which the dialect does not
+    model: a data-parallel ring over GPUs 0 and 8 is refused naming it (the tutorial's rings,
+    inside one server, run with it: bench/simai_published.py sets it)."""
+    w = W_HEAD.replace("all_gpus: 8", "all_gpus: 16") + "1\nl -1 1000 NONE 0 1 NONE 0 1 ALLREDUCE 1048576 1\n"
+    monkeypatch.setenv("AS_PXN_ENABLE", "1")
+    monkeypatch.chdir(_nvls_copy(tmp_path, w))
+    with pytest.raises(ValueError, match=r"field `AS_PXN_ENABLE`: .*l\.wg runs a ring over the servers of GPUs 0 and 8"):
+        run_hpcc("SimAI.conf", progress=False, dialect="simai", topology=TOPO, workload="w.txt")
+
+
+def test_nvls_run_is_identical_on_1_2_and_4_threads(tmp_path, monkeypatch):
+    """The NVSwitch hosts and their flows give the same files on 1, 2 and 4 threads."""
+    w = W_HEAD + "1\nl -1 1000 ALLREDUCE 4194304 1 NONE 0 1 NONE 0 1\n"
+    monkeypatch.setenv("AS_NVLS_ENABLE", "1")
+    monkeypatch.setenv("AS_SEND_LAT", "12")
+    outs = []
+    for threads in (1, 2, 4):
+        sub = tmp_path / str(threads)
+        sub.mkdir()
+        monkeypatch.chdir(_nvls_copy(sub, w))
+        _, fct, _ = run_hpcc("SimAI.conf", progress=False, threads=threads, dialect="simai", topology=TOPO,
+                             workload="w.txt")
+        outs.append(((sub / fct).read_bytes(), (sub / "ncclFlowModel_EndToEnd.csv").read_bytes()))
+    assert outs[0][0].count(b"\n") == 64 and outs[0] == outs[1] == outs[2]

@@ -128,6 +128,9 @@ pub fn load(cfg: &HpccConfig, topo_path: &Path, workload_path: &Path) -> Result<
     let it = iteration(&w, workload_path, &layout)?;
     let parts = it.parts(&w, &layout);
     config.partial_routes = nvswitch_endpoints(&mut topology, &it.graph, &parts, &layout, workload_path)?;
+    if std::env::var("AS_PXN_ENABLE").ok().as_deref() == Some("1") {
+        refuse_pxn(&parts, st.gpus_per_server, workload_path)?;
+    }
     let graph = with_send_latency(&it.graph, send_lat)?;
     let mut s = Scenario::new(topology, Vec::new(), config);
     s.jobs.push(graph);
@@ -175,6 +178,27 @@ fn nvswitch_endpoints(
         node.ips = vec![crate::topology::default_host_ip(sw.0)];
     }
     Ok(true)
+}
+
+/// `AS_PXN_ENABLE=1` changes SimAI's rings over several servers (`MockNcclGroup.cc`, the
+/// ring flow models' `pgroupinfo.nNodes > 1 && PXN_ENABLE` branches, at 9243c560), which the
+/// dialect does not model: such a ring is refused, naming the variable. Rings inside one
+/// server are as without it.
+fn refuse_pxn(parts: &[RecordedPart], gpus_per_server: u64, workload_path: &Path) -> Result<()> {
+    let server = |h: &crate::ids::NodeId| u64::from(h.0) / gpus_per_server.max(1);
+    for p in parts.iter().filter(|p| p.algorithm == Algorithm::Ring) {
+        if let Some(g) = p.ranks.chunks(p.group.max(1)).find(|g| g.iter().any(|h| server(h) != server(&g[0]))) {
+            let msg = format!(
+                "AS_PXN_ENABLE=1: {} runs a ring over the servers of GPUs {} and {}; PXN, which SimAI applies to \
+                 such rings, is not modelled (unset it, or keep the rings inside servers)",
+                p.name,
+                g[0].0,
+                g.iter().find(|h| server(h) != server(&g[0])).map_or(0, |h| h.0)
+            );
+            return Err(Error::input(workload_path, 0, "AS_PXN_ENABLE", msg));
+        }
+    }
+    Ok(())
 }
 
 fn s_warn(config: &mut crate::config::SimConfig, msg: &str) {
