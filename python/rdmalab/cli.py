@@ -243,7 +243,8 @@ def cmd_hpcc(args: argparse.Namespace) -> int:
     results, fct, pfc = hpcc_files(args.config, progress=not args.quiet, threads=args.threads, dialect=dialect,
                                    topology=args.topology, workload=args.workload)
     print(results.summary())
-    extra = [str(p) for p in (results.extra.get("trace_path"), results.extra.get("qlen_path")) if p]
+    extra = [str(p) for p in (results.extra.get("trace_path"), results.extra.get("qlen_path"),
+                              results.extra.get("end_to_end_path")) if p]
     print(f"\nwrote {', '.join([fct, pfc] + extra)}")
     return run_status(results)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 import time
@@ -243,6 +244,7 @@ def hpcc_files(config: str | Path, progress: bool = True, threads: int | str | N
     writes the reference's files) the results are an `Outcome` when the run needs no table
     (`drive`), and polars is never loaded."""
     opt = [None if p is None else str(p) for p in (topology, workload)]
+    tables = tables or workload is not None  # the simai dialect's per-layer file reads `collectives`
     sim = _core.Simulation.from_hpcc_config(str(config), _threads_arg(threads), dialect, *opt)
     warn_scenario(sim)
     trace_path, qlen_path = sim.monitor_paths()
@@ -268,6 +270,11 @@ def hpcc_files(config: str | Path, progress: bool = True, threads: int | str | N
     results.write_pfc(pfc_path)
     for path in empty:
         Path(path).write_text("")
+    if workload is not None:  # the simai dialect: SimAI's per-layer file, where SimAI writes it
+        from rdmalab.hpcc_simai import write_end_to_end
+        lat = os.environ.get("AS_SEND_LAT")
+        lat_ns = 6000 if lat is None else int(lat.strip()) * 1000  # the engine has checked it
+        results.extra["end_to_end_path"] = write_end_to_end(results, workload, lat_ns)
     if qlen_path:
         sim.write_qlen_monitor(qlen_path)
         results.extra["qlen_path"] = qlen_path

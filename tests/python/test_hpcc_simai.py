@@ -63,3 +63,115 @@ def test_ring_allreduces_match_simai_published_busbw():
     for size, t in rows:
         ratio = bench.busbw_gib(size, t) / bench.PUBLISHED[size // 2**20]
         assert abs(ratio - 1) <= 0.10, (size, t, ratio)
+
+
+def test_nvls_allreduces_match_simai_published_busbw():
+    """The first two allreduces of SimAI's NVLS case (AS_NVLS_ENABLE=1, NVLink at 1,360 Gb/s,
+    AS_SEND_LAT=12): each runs through the NVSwitch as SimAI models NVLS, busbw within 10 %
+    of the tutorial's "NVLS" column (bench/simai_published.py --nvls runs all six)."""
+    bench = _bench()
+    rows, _ = bench.run(sizes=2, nvls=True)
+    assert [s for s, _ in rows] == [16 * 2**20, 32 * 2**20]
+    for size, t in rows:
+        ratio = bench.busbw_gib(size, t) / bench.PUBLISHED_NVLS[size // 2**20]
+        assert abs(ratio - 1) <= 0.10, (size, t, ratio)
+
+
+def _nvls_copy(tmp_path: Path, workload: str, gpu: str = "H100") -> Path:
+    shutil.copy(DATA / "SimAI.conf", tmp_path / "SimAI.conf")
+    topo = (DATA.parent / "nvls32" / TOPO).read_text().split("\n", 1)
+    (tmp_path / TOPO).write_text(topo[0].replace("H100", gpu) + "\n" + topo[1])
+    (tmp_path / "w.txt").write_text(workload)
+    (tmp_path / "out").mkdir()
+    return tmp_path
+
+
+W_HEAD = ("HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 8 ep: 1 pp: 1 vpp: 8 ga: 1 all_gpus: 8 "
+          "checkpoints: 0 checkpoint_initiates: 0\n")
+
+
+def test_nvls_is_simai_choice_on_hopper_only(tmp_path, monkeypatch):
+    """SimAI's `get_algo_proto_info` picks NVLS for a tensor-parallel allreduce of 8 ranks on
+    H100 or H800 with AS_NVLS_ENABLE=1, a ring otherwise (A100 here); its flows go to and
+    from the NVSwitch (node 32), whose FCT rows SimAI writes too."""
+    w = W_HEAD + "1\nl -1 1000 ALLREDUCE 1048576 1 NONE 0 1 NONE 0 1\n"
+    monkeypatch.setenv("AS_NVLS_ENABLE", "1")
+    monkeypatch.setenv("AS_SEND_LAT", "12")
+    algos = {}
+    for gpu in ("H100", "A100"):
+        sub = tmp_path / gpu
+        sub.mkdir()
+        monkeypatch.chdir(_nvls_copy(sub, w, gpu))
+        res, fct, _ = run_hpcc("SimAI.conf", progress=False, dialect="simai", topology=TOPO, workload="w.txt")
+        algos[gpu] = res.collectives["algorithm"].to_list()
+        ends = {(r["src"], r["dst"]) for r in res.flows.iter_rows(named=True)}
+        assert any(32 in e for e in ends) == (gpu == "H100"), (gpu, sorted(ends)[:4])
+    assert algos == {"H100": ["nvls"], "A100": ["ring"]}
+
+
+def test_nvls_beside_other_nvlink_traffic_is_refused(tmp_path, monkeypatch):
+    """With NVLS the NVSwitch is an endpoint here, so an allgather over the same NVLink
+    (which SimAI would forward through it) is refused by name."""
+    w = W_HEAD + "1\nl -1 1000 ALLREDUCE 1048576 1 ALLGATHER 1048576 1 NONE 0 1\n"
+    monkeypatch.setenv("AS_NVLS_ENABLE", "1")
+    monkeypatch.chdir(_nvls_copy(tmp_path, w))
+    with pytest.raises(ValueError, match=r"field `AS_NVLS_ENABLE`: .*l\.ig.*NVLS beside other NVLink traffic"):
+        run_hpcc("SimAI.conf", progress=False, dialect="simai", topology=TOPO, workload="w.txt")
+
+
+def test_per_layer_file_is_simai_end_to_end_csv(tmp_path, monkeypatch):
+    """`ncclFlowModel_EndToEnd.csv` in the working directory, as SimAI's rank 0 writes it: the
+    summary first, then a row per layer, SUM and the totals. The tutorial's busbw are this
+    file's busbw column (GiB/s): for its first two allreduces, each layer's within 10 % of
+    the published, and its total time is the run's last byte plus the update time."""
+    from rdmalab.hpcc_simai import FILE_NAME, HEADER, SUMMARY_KEYS
+    bench = _bench()
+    monkeypatch.chdir(_copy(tmp_path))
+    lines = (tmp_path / "microAllReduce_8g.txt").read_text().splitlines()
+    (tmp_path / "microAllReduce_8g.txt").write_text("\n".join([lines[0], "2"] + lines[2:4]) + "\n")
+    monkeypatch.setenv("AS_SEND_LAT", "2")
+    res, _, _ = run_hpcc("SimAI.conf", progress=False, dialect="simai", topology=TOPO,
+                         workload="microAllReduce_8g.txt")
+    rows = (tmp_path / FILE_NAME).read_text().splitlines()
+    assert rows[0] == SUMMARY_KEYS and rows[2] == HEADER and rows[5].startswith("SUM,test1,")
+    assert rows[6].startswith("total exposed comm,") and len(rows) == 7
+    cols = HEADER.split(",")
+    end_us = (res.collectives["end_ns"].max() + 1) / 1000
+    for mib, row in zip((16, 32), rows[3:5]):
+        cells = row.split(",")
+        assert len(cells) == len(cols) and cells[:2] == ["embedding_layer", "test1"]
+        assert float(cells[2]) == 556.0  # fwd compute, us
+        assert float(cells[cols.index("fwd total comm")]) == float(cells[cols.index("fwd exposed comm")])
+        busbw = float(cells[cols.index("busbw")])  # the fwd's
+        assert abs(busbw / bench.PUBLISHED[mib] - 1) <= 0.10, (mib, busbw)
+        assert cells[-1] == f"{end_us:f}"
+        assert cells[cols.index("wg total comm")] == "0.000000"
+    summary = rows[1].split(", ")
+    assert summary[0] == "test1" and summary[-1] == f"{end_us:.0f}"
+
+
+def test_pxn_over_several_servers_is_refused(tmp_path, monkeypatch):
+    """AS_PXN_ENABLE=1 changes SimAI's rings over several servers, which the dialect does not
+    model: a data-parallel ring over GPUs 0 and 8 is refused naming it (the tutorial's rings,
+    inside one server, run with it: bench/simai_published.py sets it)."""
+    w = W_HEAD.replace("all_gpus: 8", "all_gpus: 16") + "1\nl -1 1000 NONE 0 1 NONE 0 1 ALLREDUCE 1048576 1\n"
+    monkeypatch.setenv("AS_PXN_ENABLE", "1")
+    monkeypatch.chdir(_nvls_copy(tmp_path, w))
+    with pytest.raises(ValueError, match=r"field `AS_PXN_ENABLE`: .*l\.wg runs a ring over the servers of GPUs 0 and 8"):
+        run_hpcc("SimAI.conf", progress=False, dialect="simai", topology=TOPO, workload="w.txt")
+
+
+def test_nvls_run_is_identical_on_1_2_and_4_threads(tmp_path, monkeypatch):
+    """The NVSwitch hosts and their flows give the same files on 1, 2 and 4 threads."""
+    w = W_HEAD + "1\nl -1 1000 ALLREDUCE 4194304 1 NONE 0 1 NONE 0 1\n"
+    monkeypatch.setenv("AS_NVLS_ENABLE", "1")
+    monkeypatch.setenv("AS_SEND_LAT", "12")
+    outs = []
+    for threads in (1, 2, 4):
+        sub = tmp_path / str(threads)
+        sub.mkdir()
+        monkeypatch.chdir(_nvls_copy(sub, w))
+        _, fct, _ = run_hpcc("SimAI.conf", progress=False, threads=threads, dialect="simai", topology=TOPO,
+                             workload="w.txt")
+        outs.append(((sub / fct).read_bytes(), (sub / "ncclFlowModel_EndToEnd.csv").read_bytes()))
+    assert outs[0][0].count(b"\n") == 64 and outs[0] == outs[1] == outs[2]

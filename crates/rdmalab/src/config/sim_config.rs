@@ -200,6 +200,10 @@ pub struct SimConfig {
     /// the run's dialect instead of the topology's largest (m4's `FIXED_WIN`); `None`: the
     /// topology's, as the reference computes them.
     pub global_path: Option<(Time, u64)>,
+    /// Some host pairs have no path, which the run's dialect has checked no flow needs (the
+    /// simai dialect's NVLS NVSwitches, hosts that forward nothing): routes are built without
+    /// the all-pairs reachability check (`Routes::compute_without_down_links`).
+    pub partial_routes: bool,
     /// A flow completes when its receiver holds the last byte in order (m4's FCT), not when
     /// the sender holds its ACK: the receiver notes the time and the record carries it
     /// (`RxFlowCounts::delivered`).
@@ -355,6 +359,7 @@ impl Default for SimConfig {
             granularity: Granularity::PerQp,
             window: WindowConfig::default(),
             global_path: None,
+            partial_routes: false,
             fct_at_receiver: false,
             mmu_rule: crate::fabric::MmuRule::Reference,
             rate_bound: true,

@@ -11,19 +11,23 @@
 //! - the workload's one iteration (`formats::simai::iteration`) on GPUs 0 .. `all_gpus`, each
 //!   communication's messages whole (one flow per ring step and channel, as SimAI's
 //!   `SendFlow` sends a message as one QP), every flow starting SimAI's send latency after
-//!   it is issued (`AS_SEND_LAT`, µs, default 6).
+//!   it is issued (`AS_SEND_LAT`, µs, default 6);
+//! - SimAI's channels per ring (`Layout::rings`) and its allreduce algorithm: NVLS through the
+//!   group's NVSwitch with `AS_NVLS_ENABLE=1` (`formats::simai::nvls_schedule`), the NVSwitch
+//!   then a host of the fabric.
 
 use std::path::Path;
 
 use super::{bad, reject_unsupported, sim_config};
 use crate::app::collective::Algorithm;
+use crate::app::collective::RecordedPart;
 use crate::app::deps::TransferGraph;
 use crate::app::trace_nodes::JobRecords;
 use crate::config::Scenario;
 use crate::error::{Error, Result};
 use crate::fabric::{EcnConfig, EcnParams};
 use crate::formats::hpcc_config::HpccConfig;
-use crate::formats::simai::{iteration, read_simai, read_simai_topology, Layout};
+use crate::formats::simai::{iteration, nvls_enabled, read_simai, read_simai_topology, Layout};
 use crate::topology::routing::NeighborOrder;
 use crate::topology::NodeKind;
 use crate::units::Time;
@@ -91,12 +95,26 @@ pub fn load(cfg: &HpccConfig, topo_path: &Path, workload_path: &Path) -> Result<
         let msg = format!("all_gpus {} but the topology {} has {} GPUs", w.all_gpus, topo_path.display(), st.gpus);
         return Err(Error::input(workload_path, 1, "all_gpus", msg));
     }
+    let nvls_var = std::env::var("AS_NVLS_ENABLE").ok();
+    let mut nvls = Vec::new();
+    if nvls_enabled(nvls_var.as_deref(), &st.gpu_type) {
+        // GPU i's NVSwitch is the (i / GPUS_PER_SERVER)-th listed (AstraSimNetwork.cc).
+        for i in 0..u64::from(w.all_gpus) {
+            let Some(&sw) = st.nvswitches.get((i / st.gpus_per_server) as usize) else {
+                let msg = format!("AS_NVLS_ENABLE=1 but GPU {i} has no NVSwitch in {}", topo_path.display());
+                return Err(Error::input(workload_path, 0, "AS_NVLS_ENABLE", msg));
+            };
+            nvls.push(sw);
+        }
+    }
     let layout = Layout {
         hosts: topology.hosts().take(w.all_gpus as usize).collect(),
         algorithm: Algorithm::Ring,
         channels: 1,
         chunk: WHOLE_MESSAGE,
         start: Time::ZERO,
+        nvls,
+        rings: Some(u32::try_from(st.gpus_per_server).unwrap_or(u32::MAX)),
     };
     let var = std::env::var("AS_SEND_LAT").ok();
     let send_lat = send_latency(var.as_deref()).map_err(|m| Error::input(workload_path, 0, "AS_SEND_LAT", m))?;
@@ -109,11 +127,78 @@ pub fn load(cfg: &HpccConfig, topo_path: &Path, workload_path: &Path) -> Result<
     }
     let it = iteration(&w, workload_path, &layout)?;
     let parts = it.parts(&w, &layout);
+    config.partial_routes = nvswitch_endpoints(&mut topology, &it.graph, &parts, &layout, workload_path)?;
+    if std::env::var("AS_PXN_ENABLE").ok().as_deref() == Some("1") {
+        refuse_pxn(&parts, st.gpus_per_server, workload_path)?;
+    }
     let graph = with_send_latency(&it.graph, send_lat)?;
     let mut s = Scenario::new(topology, Vec::new(), config);
     s.jobs.push(graph);
     s.job_parts.push(JobRecords { parts, nodes: None });
     Ok(s)
+}
+
+/// With an NVLS allreduce, its NVSwitches become endpoints of its flows, as SimAI's ns-3
+/// lets an NVSwitch hold QPs when NVLS is on: here they become hosts, which forward nothing.
+/// Any other transfer between two GPUs of one such server (which SimAI sends over the
+/// NVSwitch) is refused, naming `AS_NVLS_ENABLE`. Whether any NVSwitch became a host (it
+/// reaches only its own GPUs, so routes are built without the all-pairs check).
+fn nvswitch_endpoints(
+    topology: &mut crate::topology::Topology,
+    graph: &TransferGraph,
+    parts: &[RecordedPart],
+    layout: &Layout,
+    workload_path: &Path,
+) -> Result<bool> {
+    let nvls: Vec<&RecordedPart> = parts.iter().filter(|p| p.algorithm == Algorithm::Nvls).collect();
+    if nvls.is_empty() {
+        return Ok(false);
+    }
+    let server = |h: crate::ids::NodeId| layout.hosts.iter().position(|&x| x == h).map(|r| layout.nvls[r]);
+    for (i, t) in graph.transfers().iter().enumerate() {
+        if nvls.iter().any(|p| p.transfers.contains(&i)) {
+            continue;
+        }
+        if let (Some(a), Some(b)) = (server(t.src), server(t.dst)) {
+            if a == b {
+                let p = parts.iter().find(|p| p.transfers.contains(&i)).map_or("", |p| p.name.as_str());
+                let msg = format!(
+                    "AS_NVLS_ENABLE=1: {p} sends between GPUs {} and {} of one server, over its NVSwitch, which the \
+                     simai dialect models as an NVLS endpoint only (NVLS beside other NVLink traffic is not modelled)",
+                    t.src.0, t.dst.0
+                );
+                return Err(Error::input(workload_path, 0, "AS_NVLS_ENABLE", msg));
+            }
+        }
+    }
+    for &sw in &layout.nvls {
+        // SimAI gives GPUs and NVSwitches the address of their id (common.h:746-753).
+        let node = &mut topology.nodes[sw.idx()];
+        node.kind = NodeKind::Host;
+        node.ips = vec![crate::topology::default_host_ip(sw.0)];
+    }
+    Ok(true)
+}
+
+/// `AS_PXN_ENABLE=1` changes SimAI's rings over several servers (`MockNcclGroup.cc`, the
+/// ring flow models' `pgroupinfo.nNodes > 1 && PXN_ENABLE` branches, at 9243c560), which the
+/// dialect does not model: such a ring is refused, naming the variable. Rings inside one
+/// server are as without it.
+fn refuse_pxn(parts: &[RecordedPart], gpus_per_server: u64, workload_path: &Path) -> Result<()> {
+    let server = |h: &crate::ids::NodeId| u64::from(h.0) / gpus_per_server.max(1);
+    for p in parts.iter().filter(|p| p.algorithm == Algorithm::Ring) {
+        if let Some(g) = p.ranks.chunks(p.group.max(1)).find(|g| g.iter().any(|h| server(h) != server(&g[0]))) {
+            let msg = format!(
+                "AS_PXN_ENABLE=1: {} runs a ring over the servers of GPUs {} and {}; PXN, which SimAI applies to \
+                 such rings, is not modelled (unset it, or keep the rings inside servers)",
+                p.name,
+                g[0].0,
+                g.iter().find(|h| server(h) != server(&g[0])).map_or(0, |h| h.0)
+            );
+            return Err(Error::input(workload_path, 0, "AS_PXN_ENABLE", msg));
+        }
+    }
+    Ok(())
 }
 
 fn s_warn(config: &mut crate::config::SimConfig, msg: &str) {

@@ -81,6 +81,8 @@ impl SimaiSpec {
             channels: self.channels.unwrap_or(1),
             chunk: self.chunk.as_ref().map_or(Ok(DEFAULT_CHUNK), |c| bytes(file, &f("chunk"), c))?,
             start: self.start.as_ref().map_or(Ok(Time::ZERO), |s| field_time(file, &f("start"), s))?,
+            nvls: Vec::new(),
+            rings: None,
         };
         for (name, v) in [("channels", u64::from(layout.channels)), ("chunk", layout.chunk)] {
             if v == 0 {

@@ -43,7 +43,11 @@ impl Simulation {
             let msg = "hosts with NVLink carry flows and jobs (collectives, SimAI, htsim); host applications are not supported on them";
             return Err(Error::scenario("topology.nvlink_rate", msg));
         }
-        let mut routes = Routes::compute(&topo, cfg.neighbor_order)?;
+        let mut routes = if cfg.partial_routes {
+            Routes::compute_without_down_links(&topo, cfg.neighbor_order, &|_| true)?
+        } else {
+            Routes::compute(&topo, cfg.neighbor_order)?
+        };
         routes.set_path_selection(cfg.path_selection);
         validate_flows(&topo, &flows, apps.len())?;
         Mechanisms::validate_flows(&cfg, &flows)?;

@@ -199,6 +199,8 @@ fn feed_all(text: &str) {
                 channels: 1,
                 chunk: 1 << 40,
                 start: rdmalab::Time::ZERO,
+                nvls: Vec::new(),
+                rings: None,
             };
             names_a_field(simai::iteration(&w, p, &layout), p, text);
         }

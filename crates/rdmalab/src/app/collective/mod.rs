@@ -49,6 +49,10 @@ pub enum Algorithm {
     HalvingDoubling,
     /// Every pair at once (all-to-all).
     Direct,
+    /// NVLink SHARP as SimAI models it: every rank sends its data to the NVSwitch, which
+    /// sends the reduced data back (`formats::simai::nvls_schedule`). Only SimAI's workloads
+    /// in the simai dialect choose it; no scenario names it.
+    Nvls,
 }
 
 impl Kind {
@@ -98,6 +102,9 @@ impl Algorithm {
 
     /// Its name in the scenario and the records.
     pub fn name(self) -> &'static str {
+        if self == Algorithm::Nvls {
+            return "nvls";
+        }
         Algorithm::NAMES.iter().find(|(_, a)| *a == self).map_or("", |(n, _)| n)
     }
 }

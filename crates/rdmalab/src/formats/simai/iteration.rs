@@ -26,6 +26,7 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::path::Path;
 
+use super::nvls::{nvls_schedule, NVLS_MIN_RANKS};
 use super::{Group, SimaiWorkload};
 use crate::app::collective::{Algorithm, Collective, Kind, RecordedPart};
 use crate::app::deps::{Dep, Transfer, TransferGraph, Trigger};
@@ -40,12 +41,21 @@ pub struct Layout {
     pub hosts: Vec<NodeId>,
     /// The allreduce algorithm (allgather and reduce-scatter are rings, all-to-all direct).
     pub algorithm: Algorithm,
-    /// Channels of every collective.
+    /// Channels of every collective (unless `rings` gives SimAI's).
     pub channels: u16,
+    /// SimAI's channels, from its GPUs per server: `Some(gps)` gives a tensor-parallel ring
+    /// min(TP, gps) channels and a data-parallel ring gps / TP (1 where TP > gps), as SimAI
+    /// builds one ring per starting GPU of its local rings (`Sys::mock_nccl_grobal_group_init`);
+    /// EP and DP_EP rings, which SimAI's NCCL model does not build, one. `None`: `channels`.
+    pub rings: Option<u32>,
     /// Pipelining unit of every collective.
     pub chunk: u64,
     /// When the first compute starts.
     pub start: Time,
+    /// Each rank's NVSwitch where SimAI runs a tensor-parallel group's allreduce as NVLS
+    /// (`AS_NVLS_ENABLE=1` on H100 or H800: `nvls_enabled`); empty otherwise. A group of at
+    /// least 8 ranks then runs its allreduces through its NVSwitch (`nvls_schedule`).
+    pub nvls: Vec<NodeId>,
 }
 
 /// One communication of the iteration, over all its groups.
@@ -94,7 +104,8 @@ pub fn iteration(w: &SimaiWorkload, path: &Path, layout: &Layout) -> Result<Iter
             ),
         ));
     }
-    if layout.channels > u16::MAX / 4 {
+    let stride = lane_stride(w, layout);
+    if stride > u16::MAX / 4 {
         return Err(Error::scenario("channels", format!("at most {} (four communicators' QPs each)", u16::MAX / 4)));
     }
     let n = w.all_gpus as usize;
@@ -112,42 +123,41 @@ pub fn iteration(w: &SimaiWorkload, path: &Path, layout: &Layout) -> Result<Iter
         let from = transfers.len();
         let mut part: Vec<Vec<Dep>> = vec![Vec::new(); n];
         let groups = w.groups(group);
+        let algorithm = op_algorithm(kind, group, w, layout);
         for g in &groups {
-            let c = Collective {
-                name: format!("{}.{phase}", l.name),
-                kind,
-                algorithm: algorithm_of(kind, layout),
-                ranks: g.iter().map(|&r| layout.hosts[r as usize]).collect(),
-                size: p.bytes,
-                channels: layout.channels,
-                chunk: layout.chunk,
-                start: Time::ZERO,
-                repeat: 1,
-                transport: Default::default(), // the schedule alone is used
-            };
-            let s = c.schedule().map_err(|e| match e {
-                // Too few bytes for the group: the row's size is at fault.
-                Error::Scenario { field, msg } if field == "size" => {
-                    let msg = format!("{} in groups of {}: {msg}", kind.name(), g.len());
-                    Error::input(path, l.line, format!("{phase}_size"), msg)
+            let ranks: Vec<NodeId> = g.iter().map(|&r| layout.hosts[r as usize]).collect();
+            let schedule = if algorithm == Algorithm::Nvls {
+                let sw = layout.nvls[g[0] as usize];
+                if let Some(&r) = g.iter().find(|&&r| layout.nvls[r as usize] != sw) {
+                    let msg = format!(
+                        "NVLS over the GPUs of several servers (ranks {} and {r}; SimAI's NVLS_TREE) is not modelled",
+                        g[0]
+                    );
+                    return Err(Error::input(path, l.line, format!("{phase}_comm"), msg));
                 }
-                // The layout's algorithm does not fit the group.
-                Error::Scenario { field, msg } => Error::scenario(
-                    if field == "ranks" { "algorithm".to_string() } else { field },
-                    format!("{} (line {}, {phase}_comm, groups of {}): {msg}", path.display(), l.line, g.len()),
-                ),
-                other => other,
-            })?;
+                nvls_schedule(&ranks, sw, p.bytes)
+                    .map_err(|e| Error::input(path, l.line, format!("{phase}_size"), e.to_string()))?
+            } else {
+                let ch = channels_of(group, w, layout);
+                collective_schedule(kind, &ranks, p.bytes, layout, ch, path, l.line, phase, g.len())?
+            };
             let base = transfers.len() as u32;
-            let rank_of = |h: NodeId| g[c.ranks.iter().position(|&x| x == h).expect("a rank of the group")] as usize;
-            let joins = joins(s.graph.transfers(), base);
-            for t in s.graph.transfers() {
+            let rank = |h: NodeId| ranks.iter().position(|&x| x == h).map(|i| g[i] as usize);
+            let rank_of = |h: NodeId| rank(h).expect("a rank of the group");
+            let joins = joins(&schedule, base);
+            for t in &schedule {
                 let mut t = t.clone();
                 // One set of QPs per communicator, as NCCL opens its connections per group.
-                t.lane += layout.channels * group_lane(group);
+                t.lane += stride * group_lane(group);
                 let root = t.deps.is_empty();
                 t.deps.iter_mut().for_each(|d| d.on += base);
                 let j = transfers.len() as u32;
+                if rank(t.src).is_none() {
+                    // The NVSwitch's sends: they wait for its group's chunk alone.
+                    part[rank_of(t.dst)].push(Dep { on: j, when: Trigger::Received });
+                    transfers.push(t);
+                    continue;
+                }
                 let join = joins[&t.src];
                 if root || j == join {
                     // The rank joins: after its part of the last communication it waited
@@ -160,7 +170,9 @@ pub fn iteration(w: &SimaiWorkload, path: &Path, layout: &Layout) -> Result<Iter
                     t.deps.push(Dep { on: join, when: Trigger::Posted });
                 }
                 part[rank_of(t.src)].push(Dep { on: j, when: Trigger::Sent });
-                part[rank_of(t.dst)].push(Dep { on: j, when: Trigger::Received });
+                if let Some(r) = rank(t.dst) {
+                    part[r].push(Dep { on: j, when: Trigger::Received });
+                }
                 transfers.push(t);
             }
         }
@@ -187,6 +199,76 @@ pub fn iteration(w: &SimaiWorkload, path: &Path, layout: &Layout) -> Result<Iter
     Ok(Iteration { graph, ops })
 }
 
+/// The transfers of one group's collective (`Collective::schedule`); errors name the row.
+#[allow(clippy::too_many_arguments)]
+fn collective_schedule(
+    kind: Kind,
+    ranks: &[NodeId],
+    bytes: u64,
+    layout: &Layout,
+    channels: u16,
+    path: &Path,
+    line: usize,
+    phase: &str,
+    n: usize,
+) -> Result<Vec<Transfer>> {
+    let c = Collective {
+        name: String::new(),
+        kind,
+        algorithm: algorithm_of(kind, layout),
+        ranks: ranks.to_vec(),
+        size: bytes,
+        channels,
+        chunk: layout.chunk,
+        start: Time::ZERO,
+        repeat: 1,
+        transport: Default::default(), // the schedule alone is used
+    };
+    let s = c.schedule().map_err(|e| match e {
+        // Too few bytes for the group: the row's size is at fault.
+        Error::Scenario { field, msg } if field == "size" => {
+            let msg = format!("{} in groups of {n}: {msg}", kind.name());
+            Error::input(path, line, format!("{phase}_size"), msg)
+        }
+        // The layout's algorithm does not fit the group.
+        Error::Scenario { field, msg } => Error::scenario(
+            if field == "ranks" { "algorithm".to_string() } else { field },
+            format!("{} (line {line}, {phase}_comm, groups of {n}): {msg}", path.display()),
+        ),
+        other => other,
+    })?;
+    Ok(s.graph.transfers().to_vec())
+}
+
+/// The algorithm SimAI runs a communication of `kind` in `group` with: NVLS for a
+/// tensor-parallel allreduce of at least 8 ranks where the layout has NVLS (SimAI's
+/// `get_algo_proto_info`), else `algorithm_of`.
+fn op_algorithm(kind: Kind, group: Group, w: &SimaiWorkload, layout: &Layout) -> Algorithm {
+    let nvls = !layout.nvls.is_empty() && kind == Kind::Allreduce && group == Group::Tp;
+    if nvls && w.group_size(group) as usize >= NVLS_MIN_RANKS {
+        Algorithm::Nvls
+    } else {
+        algorithm_of(kind, layout)
+    }
+}
+
+/// The channels of a ring in `group` (`Layout::rings`).
+fn channels_of(group: Group, w: &SimaiWorkload, layout: &Layout) -> u16 {
+    let Some(gps) = layout.rings else { return layout.channels };
+    let tp = w.group_size(Group::Tp).max(1);
+    let n = match group {
+        Group::Tp => tp.min(gps),
+        Group::Dp if tp <= gps => gps / tp,
+        _ => 1,
+    };
+    u16::try_from(n.max(1)).unwrap_or(u16::MAX)
+}
+
+/// Lanes each communicator's QPs take: the most channels of any group.
+fn lane_stride(w: &SimaiWorkload, layout: &Layout) -> u16 {
+    [Group::Tp, Group::Dp, Group::Ep, Group::DpEp].into_iter().map(|g| channels_of(g, w, layout)).max().unwrap_or(1)
+}
+
 /// The algorithm a communication of `kind` runs: the layout's for allreduces, rings for
 /// allgather and reduce-scatter, direct for all-to-all.
 fn algorithm_of(kind: Kind, layout: &Layout) -> Algorithm {
@@ -207,7 +289,7 @@ impl Iteration {
             .map(|op| RecordedPart {
                 name: format!("{}.{}", w.layers[op.layer].name, op.phase),
                 kind: op.kind,
-                algorithm: algorithm_of(op.kind, layout),
+                algorithm: op_algorithm(op.kind, op.group, w, layout),
                 ranks: w.groups(op.group).iter().flat_map(|g| g.iter().map(host)).collect(),
                 group: w.group_size(op.group) as usize,
                 size: op.bytes,

@@ -36,11 +36,13 @@
 //! file, the line and the field (the names in [`FIELDS`]).
 
 mod iteration;
+mod nvls;
 #[cfg(test)]
 mod tests;
 mod topology;
 
 pub use iteration::{iteration, Iteration, Layout, SimaiOp};
+pub use nvls::{nvls_enabled, nvls_schedule, NVLS_CHUNKS, NVLS_MIN_RANKS};
 pub use topology::{parse_simai_topology, read_simai_topology, SimaiTopology};
 
 use std::path::Path;

@@ -148,6 +148,8 @@ fn layout(n: u32) -> Layout {
         channels: 1,
         chunk: 1 << 30,
         start: Time::ZERO,
+        nvls: Vec::new(),
+        rings: None,
     }
 }
 
@@ -246,4 +248,69 @@ fn a_rank_forwards_nothing_before_it_joins() {
     // the one send that carries the delay and waits on a receipt of the tree.
     let (g, op) = (it.graph.transfers(), &it.ops[0]);
     assert_eq!(g[op.transfers.clone()].iter().filter(|t| t.delay == op.delay && !t.deps.is_empty()).count(), 2);
+}
+
+#[test]
+fn nvls_runs_tensor_parallel_allreduces_of_eight_through_the_nvswitch() {
+    use crate::app::deps::Trigger;
+    // TP 8 of 16 GPUs: the TP allreduces are NVLS, each group through its server's NVSwitch;
+    // the DP allreduce (groups of 2) stays a ring.
+    let text = "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 8 all_gpus: 16\n1\n\
+                a -1 5 ALLREDUCE 1048576 7 NONE 0 9 ALLREDUCE 65536 1\n";
+    let w = parse_simai(text, p()).unwrap();
+    let nvls: Vec<NodeId> = (0..16).map(|r| NodeId(16 + r / 8)).collect();
+    let l = Layout { nvls: nvls.clone(), ..layout(16) };
+    let it = iteration(&w, p(), &l).unwrap();
+    let parts = it.parts(&w, &l);
+    let algos: Vec<_> = parts.iter().map(|q| (q.name.as_str(), q.algorithm)).collect();
+    assert_eq!(algos, [("a.fwd", Algorithm::Nvls), ("a.wg", Algorithm::Ring)]);
+    let g = it.graph.transfers();
+    let fwd = &g[it.ops[0].transfers.clone()];
+    assert_eq!(fwd.len(), 2 * 64);
+    for t in fwd {
+        let sw = if t.src.0 >= 16 { t.src } else { t.dst };
+        let r = if t.src.0 >= 16 { t.dst } else { t.src };
+        assert_eq!((sw, t.bytes), (nvls[r.idx()], 1 << 18));
+    }
+    // The weight gradient waits on each rank's part of the NVLS allreduce, which holds the
+    // NVSwitch's sends to it (received), not the NVSwitch's own completions.
+    let wg_first = &g[it.ops[1].transfers.start];
+    assert!(wg_first.deps.iter().any(|d| d.when == Trigger::Received && g[d.on as usize].src.0 >= 16));
+    // Without NVLS in the layout, the same workload is two rings.
+    let it = iteration(&w, p(), &layout(16)).unwrap();
+    assert!(it.parts(&w, &layout(16)).iter().all(|q| q.algorithm == Algorithm::Ring));
+    // A group over two servers is refused by name.
+    let split: Vec<NodeId> = (0..16).map(|r| NodeId(16 + r / 4)).collect();
+    let e = iteration(&w, p(), &Layout { nvls: split, ..layout(16) }).unwrap_err().to_string();
+    assert!(e.contains("w.txt:3: field `fwd_comm`") && e.contains("NVLS_TREE"), "{e}");
+}
+
+#[test]
+fn simai_rings_give_tensor_parallel_groups_a_channel_per_rank() {
+    // SimAI's local rings: TP 8 of 8 GPUs per server, 8 channels; DP gps / TP = 1.
+    let text = "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 8 all_gpus: 16\n1\n\
+                a -1 5 ALLREDUCE 1048576 7 NONE 0 9 ALLREDUCE 65536 1\n";
+    let w = parse_simai(text, p()).unwrap();
+    let l = Layout { rings: Some(8), ..layout(16) };
+    let it = iteration(&w, p(), &l).unwrap();
+    let g = it.graph.transfers();
+    let (tp, dp) = (&g[it.ops[0].transfers.clone()], &g[it.ops[1].transfers.clone()]);
+    // Two groups x 8 channels x 2(n-1) steps x n ranks, each size / 8 / 8 bytes.
+    assert_eq!((tp.len(), tp[0].bytes), (2 * 8 * 14 * 8, 1_048_576 / 64));
+    assert_eq!(tp.iter().map(|t| t.lane).max(), Some(7));
+    // Eight groups of 2 on one channel, on the DP communicator's lanes (past the TP's 8).
+    assert_eq!((dp.len(), dp[0].bytes), (8 * 2 * 2, 65_536 / 2));
+    assert!(dp.iter().all(|t| t.lane == 8));
+    // TP 2: two channels, DP 8 / 2 = 4.
+    let text = text.replace("group: 8", "group: 2");
+    let w = parse_simai(&text, p()).unwrap();
+    let it = iteration(&w, p(), &l).unwrap();
+    let g = it.graph.transfers();
+    let lanes = |k: usize| {
+        let mut v: Vec<u16> = g[it.ops[k].transfers.clone()].iter().map(|t| t.lane).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    assert_eq!((lanes(0), lanes(1)), (vec![0, 1], vec![4, 5, 6, 7]));
 }
