@@ -252,7 +252,7 @@ impl PortState {
         let r = self.queues[q].pop_front(pool)?;
         self.queue_bytes[q] -= pool.get(r).wire as u64;
         match self.queues[q].front() {
-            Some(next) => pool.prefetch(next), // sent a packet time from now
+            Some(next) => pool.prefetch_head(next), // sent a packet time from now
             None => self.occupied &= !(1 << q),
         }
         Some((q, r))
