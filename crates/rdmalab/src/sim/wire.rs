@@ -58,6 +58,38 @@ impl Simulation {
         }
     }
 
+    /// Starts fetching what the next two events will read (hints: no effect on results).
+    /// For the second one, the line of an arrival's wire, or a transmitter's port (its
+    /// flags and its queues); for the next one, an arrival whose wire the previous call
+    /// fetched, the packet at the head of the wire and the two lines of the port it
+    /// arrives at that a switch's receive reads. `on_arrive` also prefetches a wire's next
+    /// packet, a packet time ahead: in a fabric of a thousand hosts that is thousands of
+    /// events early, and the line may be gone again by the time it is read; one or two
+    /// events ahead, it comes in time.
+    #[inline(always)]
+    pub(in crate::sim) fn prefetch_ahead(&self) {
+        use crate::fabric::prefetch;
+        use crate::sim::Event;
+        match self.queue.staged(1) {
+            Some(&Event::Arrive(p)) => prefetch(&self.ports[p.idx()].in_flight),
+            Some(&Event::TxDone(p)) => {
+                let st = &self.ports[p.idx()];
+                prefetch(&st.in_flight);
+                prefetch(&st.queues);
+            }
+            _ => {}
+        }
+        if let Some(&Event::Arrive(p)) = self.queue.staged(0) {
+            let st = &self.ports[p.idx()];
+            if let Some(&(_, r, _)) = st.in_flight.front() {
+                self.packets.prefetch(r);
+                let peer = &self.ports[st.peer.idx()];
+                prefetch(&peer.in_flight);
+                prefetch(&peer.rate);
+            }
+        }
+    }
+
     pub(in crate::sim) fn on_tx_done(&mut self, port: PortId) {
         self.ports[port.idx()].busy = false;
         self.kick(port);
