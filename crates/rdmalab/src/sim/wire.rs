@@ -61,8 +61,9 @@ impl Simulation {
     /// Starts fetching what the next two events will read (hints: no effect on results).
     /// For the second one, the line of an arrival's wire, or a transmitter's port (its
     /// flags and its queues); for the next one, an arrival whose wire the previous call
-    /// fetched, the packet at the head of the wire and the two lines of the port it
-    /// arrives at that a switch's receive reads. `on_arrive` also prefetches a wire's next
+    /// fetched, the packet at the head of the wire, the wire's entry behind it and the two
+    /// lines of the port it arrives at that a switch's receive reads, or a transmitter's
+    /// next packet and its link. `on_arrive` also prefetches a wire's next
     /// packet, a packet time ahead: in a fabric of a thousand hosts that is thousands of
     /// events early, and the line may be gone again by the time it is read; one or two
     /// events ahead, it comes in time.
@@ -79,14 +80,23 @@ impl Simulation {
             }
             _ => {}
         }
-        if let Some(&Event::Arrive(p)) = self.queue.staged(0) {
-            let st = &self.ports[p.idx()];
-            if let Some(&(_, r, _)) = st.in_flight.front() {
-                self.packets.prefetch(r);
-                let peer = &self.ports[st.peer.idx()];
-                prefetch(&peer.in_flight);
-                prefetch(&peer.rate);
+        match self.queue.staged(0) {
+            Some(&Event::Arrive(p)) => {
+                let st = &self.ports[p.idx()];
+                if let Some(&(_, r, _)) = st.in_flight.front() {
+                    self.packets.prefetch(r);
+                    st.in_flight.prefetch_behind_head();
+                    let peer = &self.ports[st.peer.idx()];
+                    prefetch(&peer.in_flight);
+                    prefetch(&peer.rate);
+                }
             }
+            Some(&Event::TxDone(p)) => {
+                if let Some(r) = self.ports[p.idx()].peek_next() {
+                    self.packets.prefetch_head(r);
+                }
+            }
+            _ => {}
         }
     }
 
