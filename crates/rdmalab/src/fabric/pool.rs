@@ -152,6 +152,12 @@ impl PacketPool {
         &mut self.slots[r.0 as usize].0
     }
 
+    /// Slots ever made: the most packets alive at once so far.
+    #[inline(always)]
+    pub fn slots(&self) -> usize {
+        self.slots.len()
+    }
+
     /// Packets parked now.
     pub fn len(&self) -> usize {
         self.slots.len() - self.free.len()
