@@ -69,15 +69,14 @@ impl Simulation {
     /// events ahead, it comes in time.
     ///
     /// Only once the packets alive at one time have outgrown `PREFETCH_FROM_SLOTS` (the
-    /// pool's slots: 1 MiB of packets, a core's second-level cache on the build machine):
-    /// below that, what the next events read is mostly in the cache already, and the hints
-    /// cost more instructions (some 50 an event) than they save (S1: 645 instructions an
-    /// event, a few per cent slower with them).
+    /// pool's slots: 4 MiB of packets): below that, what the next events read mostly sits
+    /// in the caches already, and the hints cost some 50 instructions an event (S1, whose
+    /// pool stays under it: 645 an event, 699 with them).
     #[inline(always)]
     pub(in crate::sim) fn prefetch_ahead(&self) {
         use crate::fabric::prefetch;
         use crate::sim::Event;
-        const PREFETCH_FROM_SLOTS: usize = 1 << 14;
+        const PREFETCH_FROM_SLOTS: usize = 1 << 16;
         if self.packets.slots() < PREFETCH_FROM_SLOTS {
             return;
         }
