@@ -252,7 +252,7 @@ impl PortState {
         let r = self.queues[q].pop_front(pool)?;
         self.queue_bytes[q] -= pool.get(r).wire as u64;
         match self.queues[q].front() {
-            Some(next) => pool.prefetch(next), // sent a packet time from now
+            Some(next) => pool.prefetch_head(next), // sent a packet time from now
             None => self.occupied &= !(1 << q),
         }
         Some((q, r))
@@ -288,6 +288,18 @@ impl PortState {
             self.occupied &= !(1 << q);
         }
         Some(p)
+    }
+
+    /// The packet `dequeue_parked` would send next, left in place (for a prefetch).
+    #[inline(always)]
+    pub fn peek_next(&self) -> Option<PacketRef> {
+        let ready = if self.occupied & 1 != 0 { 1 } else { self.occupied & !self.paused_mask & !1 };
+        if ready == 0 {
+            return None;
+        }
+        let after = ready & !((2u16 << self.rr_last) - 1) as u8;
+        let q = if after != 0 { after.trailing_zeros() } else { ready.trailing_zeros() };
+        self.queues[q as usize].front()
     }
 
     /// The class `dequeue` serves next (and the round robin's step to it).
@@ -411,7 +423,13 @@ mod tests {
                 }
                 _ => {
                     let want = next_class_by_loop(&port);
-                    assert_eq!(port.dequeue(&mut pool).map(|(q, _)| q), want, "step {step}");
+                    let peeked = port.peek_next();
+                    let got = port.dequeue_parked(&pool);
+                    assert_eq!(got.map(|(q, _)| q), want, "step {step}");
+                    assert_eq!(got.map(|(_, r)| r), peeked, "step {step}: peek_next names the packet sent");
+                    if let Some((_, r)) = got {
+                        pool.take(r);
+                    }
                 }
             }
             assert_eq!(port.has_queued(), port.queues.iter().any(|q| !q.is_empty()));

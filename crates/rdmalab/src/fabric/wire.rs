@@ -125,6 +125,15 @@ impl Wire {
         self.head.0 == Time::MAX
     }
 
+    /// Starts fetching the entry behind the head, which the head's pop moves into its
+    /// place (a hint for the event loop, one event ahead of that pop).
+    #[inline(always)]
+    pub fn prefetch_behind_head(&self) {
+        if let Some(next) = self.rest.front() {
+            super::prefetch(next);
+        }
+    }
+
     /// The packets on the wire, first to arrive first.
     pub fn iter(&self) -> impl Iterator<Item = &(Time, PacketRef, NodeId)> {
         self.front().into_iter().chain(self.rest.iter())

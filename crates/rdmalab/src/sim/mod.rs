@@ -283,6 +283,7 @@ impl Simulation {
             } else {
                 self.now = t;
             }
+            self.prefetch_ahead(); // `wire.rs`: hints only
             self.dispatch(ev);
         }
     }

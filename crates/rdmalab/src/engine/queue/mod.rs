@@ -271,6 +271,14 @@ impl<E: Copy> EventQueue<E> {
         Some((Time(e.time), e.event))
     }
 
+    /// The event `k` places after the one popped last, when it is already staged in the
+    /// current bucket (nothing is refilled): what the loop will soon run, for a prefetch.
+    /// A hint only: an event pushed meanwhile may still come before it.
+    #[inline(always)]
+    pub fn staged(&self, k: usize) -> Option<&E> {
+        self.current.get(self.head + k).map(|e| &e.event)
+    }
+
     /// True while a crowded bucket's entries wait in `rest` and `late`.
     #[inline]
     fn crowded(&self) -> bool {
