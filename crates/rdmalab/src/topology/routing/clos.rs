@@ -22,7 +22,8 @@
 //! several sizes, dense and grouped. The `Ns3` order, other topologies, failed links and
 //! edited wirings take the general search.
 
-use super::build::{Adjacency, Classes, Grouper};
+use super::build::{Adjacency, Classes};
+use super::grouper::Grouper;
 use super::{NeighborOrder, Routes, ATTACH, NO_ROW};
 use crate::error::Result;
 use crate::ids::{NodeId, PortId};

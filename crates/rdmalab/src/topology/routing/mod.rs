@@ -28,6 +28,7 @@ use crate::topology::Topology;
 
 mod build;
 mod clos;
+mod grouper;
 mod update;
 pub use update::RerouteWork;
 #[cfg(test)]
