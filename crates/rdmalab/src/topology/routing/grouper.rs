@@ -88,6 +88,38 @@ impl Grouper {
         Ok(((self.n_groups - 1) << GROUP_BITS) as u32)
     }
 
+    /// `add` for a column that differs from the previous one (the last passed to `add` or
+    /// here, in the same buffer) at most in the rows `changed` (ascending, no repeats):
+    /// the same slot and the same table as `add(column)`, in time that grows with the
+    /// changed and irregular rows instead of all rows, since a row outside `changed` that
+    /// is uniform in the open group still equals its base.
+    pub(super) fn add_changed(&mut self, column: &[(u32, u32)], changed: &[u32]) -> Result<u32> {
+        debug_assert!(changed.windows(2).all(|w| w[0] < w[1]));
+        let newly = changed
+            .iter()
+            .filter(|&&r| self.index_of[r as usize] == UNIFORM && column[r as usize] != self.base[r as usize])
+            .count();
+        let joins = newly * (self.members + 1) + self.irregular.len() < self.rows;
+        if self.members == 0 || self.members >= GROUP_MAX || self.dense || !joins {
+            return self.add(column);
+        }
+        for (&r, each) in self.irregular.iter().zip(&mut self.spans) {
+            each.push(column[r as usize]);
+        }
+        for &r in changed {
+            let (r, span) = (r as usize, column[r as usize]);
+            if self.index_of[r] == UNIFORM && span != self.base[r] {
+                self.index_of[r] = self.spans.len() as u32;
+                self.irregular.push(r as u32);
+                let mut each = vec![self.base[r]; self.members];
+                each.push(span);
+                self.spans.push(each);
+            }
+        }
+        self.members += 1;
+        Ok(((self.n_groups - 1) << GROUP_BITS | (self.members - 1)) as u32)
+    }
+
     /// Whether joining the open group costs fewer spans than a column of its own.
     fn joins(&self, column: &[(u32, u32)]) -> bool {
         let newly = column
