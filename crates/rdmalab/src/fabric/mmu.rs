@@ -101,19 +101,37 @@ pub struct SwitchMmu {
     /// pool can hold.
     pool: u64,
     shared_used: u64,
-    /// Per ingress port and class, everything admission touches, together: one cache
-    /// line per packet instead of one per field (this is on every switch hop).
-    ports: Vec<IngressPort>,
+    /// Per class, its place in each port's run of records in `acct` (`NO_SLOT`: no packet
+    /// of the class has reached the switch yet, and the class has no record).
+    slot: [u8; NUM_PRIOS],
+    /// Records per port: the classes seen so far.
+    stride: u8,
+    /// The classes with PFC, one bit each.
+    pfc: u8,
+    /// Per ingress port and class seen, everything admission touches, together: one cache
+    /// line per packet instead of one per field (this is on every switch hop). Port `p`'s
+    /// record of class `q` is `acct[p * stride + slot[q]]`. A class gets its records when
+    /// its first packet arrives (`add_class`): a run whose packets use two classes keeps
+    /// two records a port, not eight (at a million hosts, 0.9 GB less).
+    acct: Vec<ClassAcct>,
+    /// Per ingress port, what a class's record starts with.
+    params: Vec<PortParams>,
     /// The m4 fork's pools under `MmuRule::M4` (then `pool` is its ingress pool and
     /// `shared_used` every byte not in headroom).
     m4: Option<M4Pools>,
 }
 
-/// Accounting of one ingress port: per class, with the port's own parameters copied
-/// into each class's record so that admitting a packet reads one 32-byte record.
-#[derive(Clone, Debug)]
-struct IngressPort {
-    class: [ClassAcct; NUM_PRIOS],
+/// `SwitchMmu::slot` of a class without records.
+const NO_SLOT: u8 = u8::MAX;
+
+/// An ingress port's own parameters, copied into each of its class records so that
+/// admitting a packet reads one 32-byte record.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct PortParams {
+    /// PFC headroom, bytes.
+    headroom: u64,
+    /// Threshold shift.
+    shift: u32,
 }
 
 /// Accounting of one (ingress port, class). 32 bytes, 32-aligned: never across a line.
@@ -135,16 +153,70 @@ struct ClassAcct {
     pfc: bool,
 }
 
-impl IngressPort {
-    fn headroom(&self) -> u64 {
-        self.class[0].headroom
-    }
-}
-
 impl SwitchMmu {
     /// Bytes its per-port accounting holds (memory estimates).
     pub fn heap_bytes(&self) -> usize {
-        self.ports.capacity() * std::mem::size_of::<IngressPort>()
+        self.acct.capacity() * std::mem::size_of::<ClassAcct>()
+            + self.params.capacity() * std::mem::size_of::<PortParams>()
+    }
+
+    /// A switch's buffer state from its ports' parameters and, per port, its class records
+    /// in class order (all `NUM_PRIOS` of them, or none: then each class gets its records
+    /// when its first packet arrives).
+    fn with_records(cfg: MmuConfig, pool: u64, pfc: u8, params: Vec<PortParams>, acct: Vec<ClassAcct>) -> SwitchMmu {
+        let all = !acct.is_empty();
+        debug_assert!(!all || acct.len() == params.len() * NUM_PRIOS);
+        let slot = if all { std::array::from_fn(|q| q as u8) } else { [NO_SLOT; NUM_PRIOS] };
+        let stride = if all { NUM_PRIOS as u8 } else { 0 };
+        SwitchMmu { cfg, pool, shared_used: 0, slot, stride, pfc, acct, params, m4: None }
+    }
+
+    /// Index in `acct` of port `p`'s record of class `q`, giving the class its records
+    /// first if it has none. Always inlined: admission and release run it on every hop.
+    #[inline(always)]
+    fn index(&mut self, p: usize, q: usize) -> usize {
+        let mut s = self.slot[q];
+        if s == NO_SLOT {
+            s = self.add_class(q);
+        }
+        p * self.stride as usize + s as usize
+    }
+
+    /// Gives class `q` a record on every port (each port's parameters, nothing held) at
+    /// the end of each port's run; returns its slot. Once per class and switch.
+    #[cold]
+    #[inline(never)]
+    fn add_class(&mut self, q: usize) -> u8 {
+        let (old, s) = (self.stride as usize, self.stride);
+        let fresh = |p: &PortParams| ClassAcct {
+            headroom: p.headroom,
+            shift: p.shift,
+            pfc: self.pfc & (1 << q) != 0,
+            ..ClassAcct::default()
+        };
+        let mut acct = Vec::with_capacity(self.params.len() * (old + 1));
+        for (p, params) in self.params.iter().enumerate() {
+            acct.extend_from_slice(&self.acct[p * old..(p + 1) * old]);
+            acct.push(fresh(params));
+        }
+        self.acct = acct;
+        self.stride += 1;
+        self.slot[q] = s;
+        s
+    }
+
+    /// Port `p`'s record of class `q` (a fresh one where the class has no records yet).
+    #[inline]
+    fn record(&self, p: usize, q: usize) -> ClassAcct {
+        match self.slot[q] {
+            NO_SLOT => ClassAcct {
+                headroom: self.params[p].headroom,
+                shift: self.params[p].shift,
+                pfc: self.pfc & (1 << q) != 0,
+                ..ClassAcct::default()
+            },
+            s => self.acct[p * self.stride as usize + s as usize],
+        }
     }
 
     /// A switch whose ports have the given (rate, propagation delay in ns) links.
@@ -159,19 +231,15 @@ impl SwitchMmu {
         // on slow or short links, or with large frames, it does not (10 Gb/s and 1 µs:
         // 3.75 KB against 5.7 KB; 9 KB frames at 100 Gb/s and 1 µs: 37.5 KB against 52.2 KB).
         let pfc = cfg.pfc_classes.unwrap_or(if cfg.lossless { u8::MAX } else { 0 });
-        let mut class = [ClassAcct::default(); NUM_PRIOS];
-        for (q, c) in class.iter_mut().enumerate() {
-            c.pfc = pfc & (1 << q) != 0;
-        }
         // Ports alike (a fat tree's, all of them) share one record, computed once: the two
         // 128-bit divisions per port add up at five million switch ports.
-        let mut last: Option<((Rate, u64), IngressPort)> = None;
-        let ports: Vec<IngressPort> = ports
+        let mut last: Option<((Rate, u64), PortParams)> = None;
+        let params: Vec<PortParams> = ports
             .iter()
             .map(|&(rate, delay_ns)| {
-                if let Some((key, port)) = &last {
-                    if *key == (rate, delay_ns) {
-                        return port.clone();
+                if let Some((key, port)) = last {
+                    if key == (rate, delay_ns) {
+                        return port;
                     }
                 }
                 let flight = (rate.0 as u128 * delay_ns as u128 / 8 / 1_000_000_000) as u64;
@@ -180,15 +248,16 @@ impl SwitchMmu {
                 let floor = if pfc == 0 { 0 } else { headroom_needed(rate, delay_ns, cfg.serialisation) };
                 let headroom = cfg.headroom.unwrap_or((3 * flight).max(floor));
                 let shift = threshold_shift(rate, cfg.nic_rate);
-                let port = IngressPort { class: class.map(|c| ClassAcct { headroom, shift, ..c }) };
-                last = Some(((rate, delay_ns), port.clone()));
+                let port = PortParams { headroom, shift };
+                last = Some(((rate, delay_ns), port));
                 port
             })
             .collect();
-        let total_hdrm: u64 = ports.iter().map(|p| p.headroom()).sum();
+        let total_hdrm: u64 = params.iter().map(|p| p.headroom).sum();
         // As in the reference: one reserve per port, although each (port, class) has one.
-        let total_rsrv = ports.len() as u64 * cfg.reserve;
-        SwitchMmu { cfg, pool: cfg.buffer.saturating_sub(total_hdrm + total_rsrv), shared_used: 0, ports, m4: None }
+        let total_rsrv = params.len() as u64 * cfg.reserve;
+        let pool = cfg.buffer.saturating_sub(total_hdrm + total_rsrv);
+        SwitchMmu::with_records(cfg, pool, pfc, params, Vec::new())
     }
 
     /// The dynamic PFC (or drop) threshold of ingress port `p`.
@@ -200,12 +269,12 @@ impl SwitchMmu {
     /// `threshold(p)`, read from class `q`'s record (the one admission touches anyway).
     #[inline(always)]
     fn threshold_of(&self, p: usize, q: usize) -> u64 {
-        self.pool.saturating_sub(self.shared_used) >> self.ports[p].class[q].shift
+        self.pool.saturating_sub(self.shared_used) >> self.record(p, q).shift
     }
 
     #[cfg(test)]
     fn shared_of(&self, p: usize, q: usize) -> u64 {
-        self.ports[p].class[q].ingress.saturating_sub(self.cfg.reserve)
+        self.record(p, q).ingress.saturating_sub(self.cfg.reserve)
     }
 
     /// Admits `size` bytes arriving on ingress port `p`, class `q` (q != 0). Always inlined:
@@ -231,7 +300,8 @@ impl SwitchMmu {
         debug_assert!(self.m4.is_none(), "an m4 switch on the common path");
         let (reserve, fixed) = (self.cfg.reserve, self.pool);
         let mut shared_used = self.shared_used;
-        let c = &mut self.ports[p].class[q];
+        let i = self.index(p, q);
+        let c = &mut self.acct[i];
         let th = fixed.saturating_sub(shared_used) >> c.shift;
         let n = c.ingress + size;
         let over = n > reserve && n - reserve > th;
@@ -267,18 +337,18 @@ impl SwitchMmu {
     /// switch must not take it. Kept apart from `admit` so that the hot path stays as it
     /// is; `over_threshold_as_admit_decides` checks that the two agree.
     pub fn over_threshold(&self, p: usize, q: usize, size: u64) -> bool {
-        let n = self.ports[p].class[q].ingress + size;
+        let n = self.record(p, q).ingress + size;
         n > self.cfg.reserve && n - self.cfg.reserve > self.threshold(p)
     }
 
     /// The PFC headroom of ingress port `p`, bytes (per-port buffers keep the same).
     pub fn headroom(&self, p: usize) -> u64 {
-        self.ports[p].headroom()
+        self.params[p].headroom
     }
 
     /// Whether class `q` has PFC (the same on every port).
     pub fn lossless(&self, q: usize) -> bool {
-        self.ports.first().is_some_and(|p| p.class[q].pfc)
+        !self.params.is_empty() && self.pfc & (1 << q) != 0
     }
 
     /// Releases `size` bytes of ingress (p, q) when the packet leaves the switch.
@@ -296,7 +366,8 @@ impl SwitchMmu {
     pub fn release_shared(&mut self, p: usize, q: usize, size: u64) -> bool {
         debug_assert!(self.m4.is_none(), "an m4 switch on the common path");
         let (reserve, fixed) = (self.cfg.reserve, self.pool);
-        let c = &mut self.ports[p].class[q];
+        let i = self.index(p, q);
+        let c = &mut self.acct[i];
         let from_hdrm = size.min(c.hdrm);
         c.hdrm -= from_hdrm;
         let rest = size - from_hdrm;
@@ -321,7 +392,8 @@ impl SwitchMmu {
 
     /// Total bytes accounted to ingress port `p` (reserve, shared and headroom).
     pub fn ingress_bytes(&self, p: usize) -> u64 {
-        (0..NUM_PRIOS).map(|q| self.ports[p].class[q].ingress + self.ports[p].class[q].hdrm).sum()
+        let stride = self.stride as usize;
+        self.acct[p * stride..(p + 1) * stride].iter().map(|c| c.ingress + c.hdrm).sum()
     }
 }
 
@@ -360,8 +432,26 @@ mod tests {
     #[test]
     fn headroom_and_shift_follow_the_reference() {
         let m = SwitchMmu::new(MmuConfig::default(), &[(Rate::gbps(100), 1000), (Rate::gbps(400), 1000)]);
-        assert_eq!(m.ports.iter().map(|p| p.headroom()).collect::<Vec<_>>(), vec![37_500, 150_000]);
-        assert_eq!(m.ports.iter().map(|p| p.class[5].shift).collect::<Vec<_>>(), vec![3, 1]);
+        assert_eq!(m.params.iter().map(|p| p.headroom).collect::<Vec<_>>(), vec![37_500, 150_000]);
+        assert_eq!((0..m.params.len()).map(|p| m.record(p, 5).shift).collect::<Vec<_>>(), vec![3, 1]);
+    }
+
+    #[test]
+    fn a_class_gets_its_records_with_its_first_packet() {
+        // No records before a packet; then one per port for each class that arrived, the
+        // bytes of a class kept when another joins, and a class never seen reads as empty
+        // with its port's parameters.
+        let mut m = mmu(true);
+        assert!(m.acct.is_empty());
+        assert_eq!(m.admit(1, 3, 1000), Admission::Accept { pause: false });
+        assert_eq!((m.acct.len(), m.stride), (2, 1));
+        assert_eq!(m.admit(0, 1, 64), Admission::Accept { pause: false });
+        assert_eq!((m.acct.len(), m.stride, m.slot[3], m.slot[1]), (4, 2, 0, 1));
+        assert_eq!((m.ingress_bytes(1), m.ingress_bytes(0), m.record(1, 3).ingress), (1000, 64, 1000));
+        let never = m.record(0, 6);
+        assert_eq!((never.ingress, never.headroom, never.shift, never.pfc), (0, 37_500, 3, true));
+        assert!(!m.release(1, 3, 1000));
+        assert_eq!((m.ingress_bytes(1), m.shared_used()), (0, 0));
     }
 
     #[test]
@@ -372,9 +462,9 @@ mod tests {
         let cfg = MmuConfig { serialisation: 3 * 9048 + 64, ..MmuConfig::default() };
         let links = [(Rate::gbps(100), 1000), (Rate::gbps(400), 1000), (Rate::gbps(10), 0)];
         let m = SwitchMmu::new(cfg, &links);
-        assert_eq!(m.ports.iter().map(|p| p.headroom()).collect::<Vec<_>>(), vec![52_208, 150_000, 27_208]);
+        assert_eq!(m.params.iter().map(|p| p.headroom).collect::<Vec<_>>(), vec![52_208, 150_000, 27_208]);
         let set = SwitchMmu::new(MmuConfig { headroom: Some(0), ..cfg }, &links);
-        assert!(set.ports.iter().all(|p| p.headroom() == 0));
+        assert!(set.params.iter().all(|p| p.headroom == 0));
     }
 
     #[test]
@@ -384,11 +474,11 @@ mod tests {
             let mut over = false;
             for _ in 0..200 {
                 let predicted = m.over_threshold(0, 3, 1000);
-                let hdrm = m.ports[0].class[3].hdrm;
+                let hdrm = m.record(0, 3).hdrm;
                 let got = m.admit(0, 3, 1000);
                 if lossless {
                     // Over the threshold: headroom (or, once that is full, a drop).
-                    let took_hdrm = got == Admission::Drop || m.ports[0].class[3].hdrm > hdrm;
+                    let took_hdrm = got == Admission::Drop || m.record(0, 3).hdrm > hdrm;
                     assert_eq!(predicted, took_hdrm);
                 } else {
                     assert_eq!(predicted, got == Admission::Drop);
@@ -412,7 +502,7 @@ mod tests {
             }
         }
         let k = paused_at.expect("must pause before 40 KB") + 1;
-        assert!(m.ports[0].class[3].hdrm > 0 || m.shared_of(0, 3) >= m.threshold(0));
+        assert!(m.record(0, 3).hdrm > 0 || m.shared_of(0, 3) >= m.threshold(0));
         let mut resumed = false;
         for _ in 0..k {
             resumed |= m.release(0, 3, 1000);
@@ -453,6 +543,6 @@ mod tests {
         }
         assert_eq!((drops[0], pauses[0]), (0, 1), "class 3 pauses once, then lives on headroom");
         assert!(drops[1] > 0 && pauses[1] == 0, "class 4: {drops:?} {pauses:?}");
-        assert_eq!(m.ports[0].class[4].hdrm, 0, "a lossy class never takes headroom");
+        assert_eq!(m.record(0, 4).hdrm, 0, "a lossy class never takes headroom");
     }
 }

@@ -22,7 +22,7 @@
 //! a queue's bytes not in headroom and `ClassAcct::headroom` its headroom (0 for the lossy
 //! classes, which the fork gives none).
 
-use super::{Admission, ClassAcct, IngressPort, MmuConfig, SwitchMmu};
+use super::{Admission, ClassAcct, MmuConfig, PortParams, SwitchMmu};
 use crate::fabric::NUM_PRIOS;
 use crate::units::Rate;
 
@@ -61,26 +61,25 @@ fn lossless_class(q: usize) -> bool {
 pub(super) fn new(cfg: MmuConfig, payload: u32, ports: &[(Rate, u64)]) -> SwitchMmu {
     let pfc = cfg.pfc_classes.unwrap_or(if cfg.lossless { u8::MAX } else { 0 });
     let mut total = 0u64;
-    let ports: Vec<IngressPort> = ports
-        .iter()
-        .map(|&(rate, delay_ns)| {
-            let xoff = m4_headroom(payload, rate, delay_ns);
-            let mut class = [ClassAcct::default(); NUM_PRIOS];
-            for (q, c) in class.iter_mut().enumerate() {
-                c.pfc = pfc & (1 << q) != 0;
-                if lossless_class(q) {
-                    c.headroom = xoff;
-                    total += xoff;
-                }
+    // Every class's records from the start: the fork's headroom differs by class.
+    let (mut params, mut acct) = (Vec::with_capacity(ports.len()), Vec::with_capacity(ports.len() * NUM_PRIOS));
+    for &(rate, delay_ns) in ports {
+        let xoff = m4_headroom(payload, rate, delay_ns);
+        for q in 0..NUM_PRIOS {
+            let mut c = ClassAcct { pfc: pfc & (1 << q) != 0, ..ClassAcct::default() };
+            if lossless_class(q) {
+                c.headroom = xoff;
+                total += xoff;
             }
-            IngressPort { class }
-        })
-        .collect();
+            acct.push(c);
+        }
+        params.push(PortParams { headroom: xoff, shift: 0 });
+    }
     let capped = total.min((cfg.buffer as f64 * 0.8) as u64);
     let ingress_pool = cfg.buffer - capped;
     let m4 = M4Pools { buffer: cfg.buffer, ingress_pool, headroom_total: total, headroom_used: 0 };
     let cfg = MmuConfig { reserve: 0, ..cfg };
-    SwitchMmu { cfg, pool: ingress_pool, shared_used: 0, ports, m4: Some(m4) }
+    SwitchMmu { m4: Some(m4), ..SwitchMmu::with_records(cfg, ingress_pool, pfc, params, acct) }
 }
 
 impl SwitchMmu {
@@ -92,8 +91,9 @@ impl SwitchMmu {
     /// `admit` under the m4 rule.
     #[inline(never)]
     pub(super) fn admit_m4(&mut self, p: usize, q: usize, size: u64) -> Admission {
+        let i = self.index(p, q);
         let m = self.m4.as_mut().expect("m4 pools");
-        let c = &mut self.ports[p].class[q];
+        let c = &mut self.acct[i];
         let total = self.shared_used + m.headroom_used;
         let in_hdrm = c.hdrm > 0;
         // The queue's headroom in use and full, or the headroom pool full (each only once
@@ -123,8 +123,9 @@ impl SwitchMmu {
     /// `release` under the m4 rule.
     #[inline(never)]
     pub(super) fn release_m4(&mut self, p: usize, q: usize, size: u64) -> bool {
+        let i = self.index(p, q);
         let m = self.m4.as_mut().expect("m4 pools");
-        let c = &mut self.ports[p].class[q];
+        let c = &mut self.acct[i];
         let from_hdrm = size.min(c.hdrm);
         c.hdrm -= from_hdrm;
         m.headroom_used -= from_hdrm;
@@ -176,7 +177,7 @@ mod tests {
             }
         }
         assert_eq!(paused_at, Some(16));
-        assert_eq!(m.ports[1].class[3].hdrm, 1048);
+        assert_eq!(m.record(1, 3).hdrm, 1048);
         // Headroom in use: every later packet goes there too, up to its 8,456 bytes.
         for _ in 0..7 {
             assert_eq!(m.admit(1, 3, 1048), Admission::Accept { pause: false });

@@ -28,6 +28,7 @@ use crate::topology::Topology;
 
 mod build;
 mod clos;
+mod grouper;
 mod update;
 pub use update::RerouteWork;
 #[cfg(test)]
@@ -155,7 +156,7 @@ const ATTACH: u32 = u32::MAX;
 
 /// Routing tables: for every node and destination host, the egress ports of all
 /// shortest-path next hops, in the order the route search found them.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Routes {
     order: NeighborOrder,
     /// How switches choose among equal-cost next hops.

@@ -465,3 +465,32 @@ fn clos_tables_equal_the_search_on_a_larger_fat_tree() {
         }
     }
 }
+
+#[test]
+fn incremental_clos_fill_equals_the_whole_fill() {
+    // The fill that rewrites only the rows a class can change against the one that writes
+    // every row of every class: equal tables (cells, spans, next-hop lists, slots), dense and
+    // grouped, on fat trees up to k = 74 (101,306 hosts, grouped by the default limit) and on
+    // leaf-spines.
+    use crate::topology::builders::leaf_spine;
+    let same = |t: &Topology, limit: usize, what: &str| {
+        let (whole, incremental) = (Routes::build_clos(t, limit, true), Routes::build_clos(t, limit, false));
+        assert!(whole == incremental, "{what}, dense limit {limit}");
+    };
+    for k in [2, 4, 8, 16] {
+        let t = fat_tree(k, G100, G100, US).unwrap();
+        for limit in [0, DENSE_LIMIT] {
+            same(&t, limit, &format!("fat tree k={k}"));
+        }
+    }
+    for (leaves, spines, per_leaf) in [(1, 1, 3), (4, 3, 2), (7, 5, 3), (40, 8, 4)] {
+        let t = leaf_spine(leaves, spines, per_leaf, G100, G100, US).unwrap();
+        for limit in [0, DENSE_LIMIT] {
+            same(&t, limit, &format!("leaf-spine {leaves}x{spines}x{per_leaf}"));
+        }
+    }
+    let t = fat_tree(74, G100, G100, US).unwrap();
+    same(&t, DENSE_LIMIT, "fat tree k=74");
+    // And the tables `compute` gives are the incremental ones.
+    assert!(Routes::compute(&t, NeighborOrder::Ascending).unwrap() == Routes::build_clos(&t, DENSE_LIMIT, false));
+}
