@@ -87,9 +87,16 @@ fn default_initial() -> u64 {
 
 /// `senders` hosts each send `size` bytes to one receiver (host 0) at once over a lossy
 /// fabric that trims past `threshold_kb` KB, under `cc`.
+///
+/// UET's timeout is htsim's driver's rule (`main_uec.cpp`: 15 µs plus six times a full
+/// queue's drain time at the link rate): a packet that waits in a full queue, and then for
+/// its coalesced ACK, is not taken for lost (UET times each packet from its send time).
 fn incast_text(senders: usize, size: u64, cc: &str, threshold_kb: u64) -> String {
     let flows: Vec<String> = (1..=senders).map(|s| flow(s, 0, size)).collect();
-    let fabric = format!("lossless = false\n[fabric.trimming]\nthreshold_kb = {threshold_kb}\n");
+    let rto_ns = 15_000 + 6 * threshold_kb * 1000 * 8 / 100; // bits at 100 Gb/s: ns
+    let fabric = format!(
+        "lossless = false\n[fabric.uet]\nrto = \"{rto_ns}ns\"\n[fabric.trimming]\nthreshold_kb = {threshold_kb}\n"
+    );
     star(senders + 1, &flows, cc, &fabric)
 }
 

@@ -71,10 +71,10 @@ fn one_lost_packet_costs_one_timeout_and_one_retransmission() {
     assert_eq!(r.counters.payload_bytes_delivered, size, "every byte once");
     assert_eq!(r.counters.payload_bytes_discarded, 0, "no duplicate reached the receiver");
     let clean = run_seed(&two_hosts(size, ""), 1);
-    // The timer runs from the last advance of the cumulative ACK (at the latest when the
-    // clean run's last ACK came) and fires 100 µs later; the resent packet and its ACK then
-    // cross the two links (4 µs of propagation, under a µs of serialisation): the delay is
-    // at most an RTO and a packet's round trip, and the run lasts at least an RTO and that.
+    // The lost packet is timed from its own send time (at the latest when the clean run's
+    // last packet left) and resent 100 µs later; the resent packet and its ACK then cross
+    // the two links (4 µs of propagation, under a µs of serialisation): the delay is at most
+    // an RTO and a packet's round trip, and the run lasts at least an RTO and that.
     let (lossy, clean) = (r.records[0].fct.0, clean.records[0].fct.0);
     assert!(lossy <= clean + 100_000_000 + 5_000_000, "lossy {lossy} ps, clean {clean} ps");
     assert!(lossy >= 100_000_000 + 4_000_000, "lossy {lossy} ps");

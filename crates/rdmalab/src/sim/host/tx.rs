@@ -248,7 +248,7 @@ impl Simulation {
         if uet {
             pkt.sport = crate::sim::mech::uet::entropy(&mut self.mech.uet, qp_id, qp); // the EV
             pkt.deflections = crate::fabric::transport::UET_TRIMMABLE;
-            crate::sim::mech::uet::after_send(&mut self.mech.uet, qp_id, qp, &pkt, self.cfg.mtu);
+            crate::sim::mech::uet::after_send(&mut self.mech.uet, qp_id, qp, &pkt, self.now, self.cfg.mtu);
             if qp.window_bound() {
                 pkt.deflections |= crate::fabric::transport::UET_ACK_REQUEST; // the window is full
             }

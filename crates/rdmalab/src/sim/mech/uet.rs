@@ -30,7 +30,7 @@ use crate::fabric::{Packet, PacketKind};
 use crate::ids::{HeaderSlot, QpId};
 use crate::rnic::qp::RxState;
 use crate::rnic::transport::Transport;
-use crate::rnic::uet::{align, Arrival, Spray, UetTable};
+use crate::rnic::uet::{align, Arrival, Spray, UetQp, UetTable};
 use crate::rnic::uet_ev::{Conn, Feedback};
 use crate::rnic::Qp;
 use crate::sim::mech::retry;
@@ -40,9 +40,53 @@ use crate::units::Time;
 /// out past the receiver's tracked window (the smaller one when a window is set).
 pub(in crate::sim) fn on_open(uet: &mut UetTable, id: QpId, qp: &mut Qp, mtu: u32) {
     let w = uet.cfg.window_packets;
-    uet.qp(id.idx()).reset(w);
+    let st = uet.qp(id.idx());
+    st.reset(w);
     let cap = w as u64 * mtu as u64;
     qp.win = if qp.win == 0 { cap } else { qp.win.min(cap) };
+    st.cc_win = qp.win;
+}
+
+/// Hook "window changed" (`host/cc.rs::set_member_rates`): a window congestion control set
+/// QP `id`'s window to `w` (bytes in flight at which it stops, as the NIC tests it).
+pub(in crate::sim) fn set_window(uet: &mut UetTable, id: QpId, qp: &mut Qp, w: u64, mtu: u32) {
+    let windowed = uet.windowed;
+    let st = uet.qp(id.idx());
+    st.cc_win = w;
+    gate(st, qp, mtu, windowed);
+}
+
+/// Points the sender at what it sends next and opens or closes its window for it. Without a
+/// window congestion control: the lowest PSN marked lost, else new data, the QP's window
+/// (the tracked PSNs') bounding the span from the cumulative ACK, as before. Under one
+/// (NSCC, Swift), as htsim's UEC sender does (`can_send_NSCC`: a packet, first or resent,
+/// goes when the bytes in flight leave room for it): the window bounds the packets in flight
+/// (sent, not acknowledged, not marked lost), so that a resend waits for room as new data
+/// does; resends go first, new data also within the tracked span. The NIC tests
+/// `snd_nxt - snd_una >= win` (`Qp::window_bound`), so `win` carries the room left past
+/// `snd_nxt` when open, and 1 (with `snd_nxt` at `high_sent`, past the cumulative ACK)
+/// when shut.
+fn gate(st: &mut UetQp, qp: &mut Qp, mtu: u32, windowed: bool) {
+    let m = mtu as u64;
+    let (una, high) = (qp.snd_una / m, qp.high_sent / m);
+    let resend = st.next_resend(una, high);
+    if !windowed {
+        qp.snd_nxt = resend.map_or(qp.high_sent, |p| p * m);
+        return;
+    }
+    let flight = st.in_flight(una, high) * m;
+    let room = st.cc_win.saturating_sub(flight);
+    let span = qp.high_sent - qp.snd_una < st.span() * m;
+    match resend {
+        Some(p) if room > 0 => qp.snd_nxt = p * m,
+        None if room > 0 && span => qp.snd_nxt = qp.high_sent,
+        _ => {
+            qp.snd_nxt = qp.high_sent;
+            qp.win = 1;
+            return;
+        }
+    }
+    qp.win = qp.snd_nxt - qp.snd_una + room;
 }
 
 /// Hook "message posted": a UET QP's message starts at a multiple of the MTU, so that PSNs
@@ -117,21 +161,26 @@ pub(in crate::sim) fn nack_offset(pkt: &Packet, rx: &RxState, mtu: u32) -> Heade
     HeaderSlot((pkt.seq.saturating_sub(rx.expected) / mtu as u64) as u32)
 }
 
-/// Hook "sender, per data packet sent": `pkt` left (the caller moved `snd_nxt` and
-/// `high_sent` to its end). A resent PSN is taken off the list; `high_sent` moves to the
-/// next packet boundary; `snd_nxt` to the next PSN to resend, else to new data.
+/// Hook "sender, per data packet sent": `pkt` left at `now` (the caller moved `snd_nxt` and
+/// `high_sent` to its end). A resent PSN is taken off the list and its send time noted (the
+/// retransmission timer reads it); `high_sent` moves to the next packet boundary; `snd_nxt`
+/// to the next PSN to resend, else to new data ([`gate`]).
 #[inline]
-pub(in crate::sim) fn after_send(uet: &mut UetTable, id: QpId, qp: &mut Qp, pkt: &Packet, mtu: u32) {
+pub(in crate::sim) fn after_send(uet: &mut UetTable, id: QpId, qp: &mut Qp, pkt: &Packet, now: Time, mtu: u32) {
     let m = mtu as u64;
+    let windowed = uet.windowed;
     let st = uet.qp(id.idx());
     st.resent(pkt.seq / m);
+    st.note_sent(pkt.seq / m, now);
     qp.high_sent = align(qp.high_sent, mtu);
-    qp.snd_nxt = st.next_resend(qp.snd_una / m, qp.high_sent / m).map_or(qp.high_sent, |p| p * m);
+    gate(st, qp, mtu, windowed);
 }
 
 /// Hook "sender, ACK or NACK", after the cumulative ACK moved `qp.snd_una` from `old_una`:
 /// the SACK's PSNs are not resent; a NACK's trimmed packet is
-/// ([`retransmit_lost`]); the timer is re-armed while anything is outstanding.
+/// ([`retransmit_lost`]). The timer stays where it is while anything is outstanding: it
+/// times each packet from its own send time ([`on_timeout`]), so the deadline set for the
+/// oldest is never late.
 pub(in crate::sim) fn on_ack(
     uet: &mut UetTable,
     id: QpId,
@@ -142,21 +191,22 @@ pub(in crate::sim) fn on_ack(
     mtu: u32,
 ) {
     let m = mtu as u64;
-    let rto = uet.cfg.rto;
     path_feedback(uet, id, qp.sport, ack, now);
+    let windowed = uet.windowed;
     let st = uet.qp(id.idx());
     let (una, high, base) = (qp.snd_una / m, qp.high_sent / m, ack.seq / m);
     if qp.snd_una > old_una {
         st.advance(old_una / m, una);
-        qp.rto_deadline = if qp.high_sent > qp.snd_una { now + rto } else { Time::MAX };
+        if qp.high_sent <= qp.snd_una {
+            qp.rto_deadline = Time::MAX;
+        }
     }
     if ack.kind == PacketKind::Nack {
         retransmit_lost(uet, id, qp, Loss::Trimmed(base + ack.app_hdr.0 as u64), mtu);
     } else {
         let bits = ack.app_hdr.0 as u64 | (ack.payload as u64) << 32;
         st.on_sack(base + ack.int_hops as u64, bits, una, high);
-        let st = uet.qp(id.idx());
-        qp.snd_nxt = st.next_resend(una, high).map_or(qp.high_sent, |p| p * m);
+        gate(st, qp, mtu, windowed);
     }
 }
 
@@ -195,55 +245,85 @@ fn path_feedback(uet: &mut UetTable, id: QpId, sport: u16, ack: &Packet, now: Ti
 pub(in crate::sim) enum Loss {
     /// A NACK named this PSN: a switch trimmed the packet to its header.
     Trimmed(u64),
-    /// The retransmission timer fired: every PSN sent and not acknowledged.
-    Timeout,
+    /// The retransmission timer fired at `.0`: every PSN in flight sent `rto` or longer
+    /// before.
+    Timeout(Time),
 }
 
 /// The sender's reaction to a loss, NACK or timeout: the PSNs lost are marked to resend
 /// (never one a SACK reported, never one already marked), and the send pointer goes to the
-/// lowest of them. Returns how many it marked. A congestion control's trim or loss signal
+/// lowest of them when the window has room ([`gate`]). Returns how many it marked; after a
+/// timeout, the timer's next deadline is the oldest PSN still in flight's. A congestion control's trim or loss signal
 /// belongs beside the call of this function (`host/uet_rx.rs::uet_on_ack` for a NACK,
 /// `host/mod.rs::on_rto` for a timeout).
 pub(in crate::sim) fn retransmit_lost(uet: &mut UetTable, id: QpId, qp: &mut Qp, loss: Loss, mtu: u32) -> u32 {
     let m = mtu as u64;
+    let (windowed, rto) = (uet.windowed, uet.cfg.rto);
     let st = uet.qp(id.idx());
     let (una, high) = (qp.snd_una / m, qp.high_sent / m);
     let marked = match loss {
         Loss::Trimmed(psn) => st.mark_lost(psn, una, high) as u32,
-        Loss::Timeout => (una..high).filter(|&p| st.mark_lost(p, una, high)).count() as u32,
+        Loss::Timeout(now) => {
+            let (marked, next) = st.expire(una, high, now, rto);
+            qp.rto_deadline = next;
+            marked
+        }
     };
-    qp.snd_nxt = st.next_resend(una, high).map_or(qp.high_sent, |p| p * m);
+    gate(st, qp, mtu, windowed);
     marked
+}
+
+/// The timer's deadline after a timeout of `qp`: the oldest packet in flight's, as
+/// [`on_timeout`] left it, or none when nothing is outstanding.
+pub(in crate::sim) fn next_deadline(qp: &Qp) -> Time {
+    if qp.high_sent <= qp.snd_una {
+        Time::MAX
+    } else {
+        qp.rto_deadline
+    }
 }
 
 /// What a timeout did to a UET QP.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(in crate::sim) enum Expired {
-    /// Nothing was outstanding.
+    /// Nothing was outstanding, or nothing in flight was sent `rto` or longer ago (the
+    /// timer then waits for the oldest PSN in flight: `qp.rto_deadline`).
     Idle,
-    /// Every PSN outstanding and not selectively acknowledged goes again.
-    Resend,
+    /// This many PSNs in flight, each sent `rto` or longer ago, go again.
+    Resend(u32),
     /// The round exceeded `fabric.retry_limit`.
     Failed,
 }
 
-/// Hook "sender, timeout": the QP's timer fired at its deadline. A timeout counts against
-/// `fabric.retry_limit` as a go-back-N round does; a trimmed packet's NACK does not (it is a
-/// congestion signal, and the packet's header proved the path alive). Under REPS with
-/// `reps_freeze` it freezes the EVs (`rnic::uet_ev`), from the deadline it fired at.
-pub(in crate::sim) fn on_timeout(uet: &mut UetTable, id: QpId, qp: &mut Qp, limit: Option<u32>, mtu: u32) -> Expired {
+/// Hook "sender, timeout": the QP's timer fired at its deadline `now`. As htsim's UEC sender
+/// times each packet from its own send time (`startRTO`, `rtxTimerExpired`), the PSNs in
+/// flight sent `rto` or longer ago are lost, and only they; the timer moves to the oldest
+/// one left ([`retransmit_lost`] sets `qp.rto_deadline`). A timeout that resends counts
+/// against `fabric.retry_limit` as a go-back-N round does; a trimmed packet's NACK does not
+/// (it is a congestion signal, and the packet's header proved the path alive). Under REPS
+/// with `reps_freeze` a timeout that resends freezes the EVs (`rnic::uet_ev`), from `now`.
+pub(in crate::sim) fn on_timeout(
+    uet: &mut UetTable,
+    id: QpId,
+    qp: &mut Qp,
+    limit: Option<u32>,
+    now: Time,
+    mtu: u32,
+) -> Expired {
     if qp.high_sent <= qp.snd_una {
         return Expired::Idle;
     }
-    if !retry::go_back(limit, qp) {
-        return Expired::Failed;
+    match retransmit_lost(uet, id, qp, Loss::Timeout(now), mtu) {
+        0 => Expired::Idle,
+        n if retry::go_back(limit, qp) => {
+            if uet.cfg.spray == Spray::Reps {
+                let cfg = uet.cfg.ev();
+                uet.qp(id.idx()).ev.feedback(&cfg, qp.sport, 0, Feedback::Timeout, now);
+            }
+            Expired::Resend(n)
+        }
+        _ => Expired::Failed,
     }
-    if uet.cfg.spray == Spray::Reps {
-        let cfg = uet.cfg.ev();
-        uet.qp(id.idx()).ev.feedback(&cfg, qp.sport, 0, Feedback::Timeout, qp.rto_deadline);
-    }
-    retransmit_lost(uet, id, qp, Loss::Timeout, mtu);
-    Expired::Resend
 }
 
 #[cfg(test)]
@@ -276,6 +356,83 @@ mod tests {
         on_ack(&mut uet, QpId(0), &mut qp, &ack(PacketKind::Ack, e0, true), 0, Time::ZERO, 1000);
         on_ack(&mut uet, QpId(0), &mut qp, &ack(PacketKind::Nack, e0, false), 0, Time::ZERO, 1000);
         assert_eq!(entropy(&mut uet, QpId(0), &qp), fresh_ev(1, 2, 5000, 2, 256), "marked or trimmed: a fresh one");
+    }
+
+    /// Sends the QP's next packet at `now` as `host/tx.rs::send_data` does.
+    fn send(uet: &mut UetTable, qp: &mut Qp, now: Time) -> u64 {
+        assert!(!qp.window_bound(), "the window is shut");
+        let mut pkt = Packet::pfc(PacketKind::Data, 3, 1000);
+        (pkt.seq, pkt.payload) = (qp.snd_nxt, 1000);
+        qp.snd_nxt += 1000;
+        qp.high_sent = qp.high_sent.max(qp.snd_nxt);
+        after_send(uet, QpId(0), qp, &pkt, now, 1000);
+        pkt.seq / 1000
+    }
+
+    fn nack(uet: &mut UetTable, qp: &mut Qp, psn: u32) {
+        let mut a = ack(PacketKind::Nack, 0, false);
+        (a.seq, a.app_hdr) = (qp.snd_una, HeaderSlot(psn - (qp.snd_una / 1000) as u32));
+        on_ack(uet, QpId(0), qp, &a, qp.snd_una, Time::ZERO, 1000);
+    }
+
+    #[test]
+    fn under_a_window_cc_a_nacked_packet_is_resent_only_when_the_window_has_room() {
+        // htsim's `can_send_NSCC`: a packet, new or resent, goes when `cwnd >= in_flight +
+        // size`; a NACKed packet's bytes leave `_in_flight` (`processNack`).
+        let (mut uet, mut qp) = reps();
+        uet.cfg.spray = Spray::Off;
+        uet.windowed = true;
+        qp.posted = 10_000;
+        // cwnd = 3 packets: the NIC stops at 3000 - 1000 + 1 bytes in flight (`Group::window`).
+        set_window(&mut uet, QpId(0), &mut qp, 2001, 1000);
+        let sent: Vec<u64> = (0..3).map(|_| send(&mut uet, &mut qp, Time::ZERO)).collect();
+        assert_eq!(sent, [0, 1, 2]);
+        assert!(qp.window_bound(), "three packets in flight fill three packets of window");
+        // PSN 1 trimmed; NSCC takes its packet off the window: 2 in flight, cwnd 2 packets.
+        nack(&mut uet, &mut qp, 1);
+        set_window(&mut uet, QpId(0), &mut qp, 1001, 1000);
+        assert!(qp.window_bound(), "no room: the resend waits");
+        // PSN 0 acknowledged: one packet in flight, room for the resend, and only it.
+        let mut a = ack(PacketKind::Ack, 0, false);
+        a.seq = 1000;
+        qp.snd_una = 1000;
+        on_ack(&mut uet, QpId(0), &mut qp, &a, 0, Time::ZERO, 1000);
+        assert_eq!(send(&mut uet, &mut qp, Time::ZERO), 1, "the NACKed PSN first");
+        assert!(qp.window_bound());
+        // A SACK of PSN 2 frees the window for new data (PSN 3), the resent PSN 1 in flight.
+        let mut a = ack(PacketKind::Ack, 0, false);
+        (a.seq, a.app_hdr, a.int_hops) = (1000, HeaderSlot(0b10), 0);
+        on_ack(&mut uet, QpId(0), &mut qp, &a, 1000, Time::ZERO, 1000);
+        assert_eq!(send(&mut uet, &mut qp, Time::ZERO), 3);
+        assert!(qp.window_bound());
+    }
+
+    #[test]
+    fn without_a_window_cc_a_nacked_packet_goes_next() {
+        let (mut uet, mut qp) = reps();
+        uet.cfg.spray = Spray::Off;
+        qp.posted = 10_000;
+        for _ in 0..3 {
+            send(&mut uet, &mut qp, Time::ZERO);
+        }
+        nack(&mut uet, &mut qp, 1);
+        assert_eq!(send(&mut uet, &mut qp, Time::ZERO), 1, "the rate, not a window, paces it");
+        assert_eq!(send(&mut uet, &mut qp, Time::ZERO), 3);
+    }
+
+    #[test]
+    fn a_timeout_resends_what_was_sent_rto_ago_and_waits_for_the_next_oldest() {
+        let (mut uet, mut qp) = reps();
+        uet.cfg.spray = Spray::Off;
+        qp.posted = 10_000;
+        send(&mut uet, &mut qp, Time::from_us(0));
+        send(&mut uet, &mut qp, Time::from_us(50));
+        let rto = uet.cfg.rto;
+        assert_eq!(on_timeout(&mut uet, QpId(0), &mut qp, None, rto, 1000), Expired::Resend(1));
+        assert_eq!((qp.snd_nxt, qp.rto_deadline), (0, Time::from_us(150)), "PSN 0 goes again; PSN 1's deadline");
+        send(&mut uet, &mut qp, rto);
+        assert_eq!(on_timeout(&mut uet, QpId(0), &mut qp, None, Time::from_us(120), 1000), Expired::Idle);
+        assert_eq!(qp.rto_deadline, Time::from_us(150));
     }
 
     #[test]
