@@ -238,7 +238,8 @@ impl Simulation {
             tenant: qp.tenant,
         };
         qp.snd_nxt = end;
-        if end <= qp.high_sent {
+        let resend = end <= qp.high_sent;
+        if resend {
             qp.retx_packets += 1;
             self.counters.retx_packets += 1;
         } else {
@@ -249,8 +250,10 @@ impl Simulation {
             pkt.sport = crate::sim::mech::uet::entropy(&mut self.mech.uet, qp_id, qp); // the EV
             pkt.deflections = crate::fabric::transport::UET_TRIMMABLE;
             crate::sim::mech::uet::after_send(&mut self.mech.uet, qp_id, qp, &pkt, self.now, self.cfg.mtu);
-            if qp.window_bound() {
-                pkt.deflections |= crate::fabric::transport::UET_ACK_REQUEST; // the window is full
+            if qp.window_bound() || resend {
+                // The window is full, or a resend (htsim's `sendRtxPacket` asks for an ACK on
+                // every one: the sender waits on it).
+                pkt.deflections |= crate::fabric::transport::UET_ACK_REQUEST;
             }
             // a PSN to resend, else new data
         } else if let Some(irn) = self.mech.irn.as_deref_mut() {
