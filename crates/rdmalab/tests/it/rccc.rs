@@ -416,3 +416,24 @@ fn sequential_flows_reuse_qp_slots_under_rccc() {
     assert!(on.records.iter().all(|r| r.fct == fct), "every flow as the first");
     assert_eq!(off.records.len(), 200);
 }
+
+/// A permutation under NSCC + RCCC on a leaf-spine whose leaf 0 loses its link to spine 1
+/// (routes recomputed 20 µs later): credit packets crossing it are lost, and a credit packet
+/// is never resent. Each credit takes the next of 128 entropy values (htsim's sink), so one
+/// connection's grants spread over the spines; a sender left with nothing in flight and no
+/// credit keeps its retransmission timer, whose expiry gives the packet that asks again
+/// (htsim's request to send at a timeout without credit). Every flow completes; without the
+/// timer one connection (2 packets short) waits for its lost last grant until nothing is
+/// left to simulate, 216 µs in.
+#[test]
+fn a_lost_credit_packet_costs_a_timeout_not_the_flow() {
+    let text = "seed = 1\nstop_time = \"10ms\"\n[topology]\nkind = \"leaf_spine\"\nleaves = 4\n\
+                hosts_per_leaf = 8\nspines = 8\nhost_rate = \"100Gbps\"\nfabric_rate = \"100Gbps\"\n\
+                delay = \"1us\"\n[fabric]\ncc = \"nscc+rccc\"\nlossless = false\npath_selection = \"ev_spray\"\n\
+                mtu = 1024\necn_kmin = 75000\necn_kmax = 75000\necn_pmax = 1.0\nreroute_delay = \"20us\"\n\
+                [fabric.trimming]\nthreshold_kb = 100\n[[traffic]]\nkind = \"permutation\"\nsize = 262144\n\
+                transport = \"uet\"\n[[events]]\nkind = \"link_down\"\nat = \"10us\"\na = 32\nb = 37\n";
+    let r = run_finished(scenario(text, "lost_credit.toml"));
+    assert_eq!(r.counters.payload_bytes_delivered, 32 * 262_144);
+    assert!(r.counters.link_down_losses > 0, "the failure cost packets");
+}

@@ -194,6 +194,15 @@ impl Simulation {
         let mut lost = self.cfg.mtu as u64;
         if is_uet {
             match uet::on_timeout(&mut self.mech.uet, qp_id, qp, self.cfg.retry_limit, self.now, self.cfg.mtu) {
+                uet::Expired::Idle if qp.high_sent <= qp.snd_una && qp.posted > qp.high_sent => {
+                    // RCCC: nothing in flight, data left, no credit (`uet_rx.rs::uet_on_ack`
+                    // armed the timer): one packet of credit, its target asking for more.
+                    if let Some(r) = self.mech.rccc.as_deref_mut() {
+                        if let Some(at) = crate::sim::mech::rccc::on_timeout(r, qp_id) {
+                            self.rccc_resume(qp_id, at);
+                        }
+                    }
+                }
                 uet::Expired::Idle => {}
                 // A window CC hears of it below (`cc_on_loss`, a timeout of `n` packets).
                 uet::Expired::Resend(n) => {

@@ -118,6 +118,19 @@ impl Simulation {
     pub(super) fn uet_on_ack(&mut self, qp_id: QpId, pkt: &Packet, old_una: u64) {
         let qp = &mut self.qps[qp_id.idx()];
         uet::on_ack(&mut self.mech.uet, qp_id, qp, pkt, old_una, self.now, self.cfg.mtu);
+        if qp.rto_deadline == crate::units::Time::MAX && qp.posted > qp.high_sent {
+            if let Some(r) = self.mech.rccc.as_deref_mut() {
+                if rccc::starved(r, qp_id) {
+                    // Nothing in flight, data left, no credit: the timer covers the grant
+                    // the sender waits for (`host/mod.rs::on_rto`).
+                    qp.rto_deadline = self.now + self.cfg.uet.rto;
+                    if !qp.rto_scheduled {
+                        qp.rto_scheduled = true;
+                        self.queue.push(qp.rto_deadline, Event::Rto(qp_id, qp.gen));
+                    }
+                }
+            }
+        }
         if pkt.kind == PacketKind::Nack {
             // A trimmed packet: one packet's loss for a window CC (NSCC, Swift); a no-op otherwise.
             self.cc_on_loss(qp_id, self.cfg.mtu as u64, crate::cc::LossKind::Packet);

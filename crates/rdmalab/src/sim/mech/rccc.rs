@@ -162,6 +162,17 @@ pub(in crate::sim) fn on_timeout(r: &mut Rccc, id: QpId) -> Option<Time> {
     (c.on_timeout() && c.held).then(|| release(c))
 }
 
+/// True when UET QP `id` waits for credit (it spent all it had). With nothing of it in
+/// flight, only a grant from its receiver moves it; a lost credit packet is never resent
+/// (htsim's pulls are not either), so the retransmission timer covers that wait as it covers
+/// a packet: htsim's sender sends a request to send when its timer fires without credit
+/// (`UecSrc::rtxTimerExpired`, `uec.cpp` lines 2400-2411, "to cover the case where the
+/// receiver doesn't know to send us credit"), and [`on_timeout`] gives the packet that
+/// carries the request (its target) here.
+pub(in crate::sim) fn starved(r: &mut Rccc, id: QpId) -> bool {
+    r.tx(id.idx()).held
+}
+
 fn release(c: &mut TxCredit) -> Time {
     c.held = false;
     c.resume_at
