@@ -139,6 +139,11 @@ pub struct UetQp {
     resend_from: u64,
     /// Receiver: PSNs received past the cumulative one.
     got: Bits,
+    /// Receiver: one past the highest PSN received (0: none yet).
+    rx_high: u64,
+    /// Receiver: a packet asked for an ACK while packets were out of order; another ACK is
+    /// owed when the cumulative point passes them all.
+    ack_request: bool,
     /// Receiver: the ends of messages whose last packet arrived, with that packet's
     /// application header slot (raw), in order of end; each completes once every byte
     /// before its end arrived. Only QPs an application listens on record them; at most one
@@ -156,6 +161,8 @@ impl UetQp {
         self.acked.reset(words);
         self.resend.reset(words);
         self.got.reset(words);
+        self.rx_high = 0;
+        self.ack_request = false;
         self.pending = 0;
         self.sacked = 0;
         self.sent_at.clear();
@@ -188,6 +195,23 @@ impl UetQp {
             c += 1;
         }
         Arrival::New(c)
+    }
+
+    /// Receiver: whether new PSN `psn` (the cumulative PSN `before` it arrived, `after` it
+    /// was placed; `asked`: it carries the ACK request) is acknowledged at once, beyond the
+    /// coalescing count, by htsim's UEC sink's rule (`UecSink::processData`, `uec.cpp` lines
+    /// 2658-2714): the connection's first packet; a packet asking for an ACK; and, after
+    /// such a request, the in-order packet that leaves nothing out of order (`_ack_request`
+    /// and `_out_of_order_count`). A packet that fills a hole is not acknowledged for that.
+    pub fn ack_at_once(&mut self, psn: u64, before: u64, after: u64, asked: bool) -> bool {
+        let first = self.rx_high == 0;
+        self.rx_high = self.rx_high.max(psn + 1);
+        self.ack_request |= asked;
+        let drained = psn == before && after >= self.rx_high && self.ack_request;
+        if drained {
+            self.ack_request = false;
+        }
+        first || asked || drained
     }
 
     /// Receiver: the SACK an ACK carries after PSN `trigger` arrived, `cum` being the first
@@ -369,6 +393,22 @@ mod tests {
         let mut q = UetQp::default();
         q.reset(window);
         q
+    }
+
+    #[test]
+    fn the_receiver_acks_at_once_as_htsim_s_sink_does() {
+        // htsim's `UecSink::processData`: the first packet; an AR packet; after an AR, the
+        // in-order packet that leaves nothing out of order; never a hole-filler for itself.
+        let mut q = fresh(64);
+        assert!(q.ack_at_once(0, 0, 1, false), "the connection's first packet");
+        assert!(!q.ack_at_once(2, 1, 1, false), "out of order, no request");
+        assert!(!q.ack_at_once(1, 1, 3, false), "fills the hole: nothing owed for that");
+        assert!(q.ack_at_once(5, 3, 3, true), "asks");
+        assert!(!q.ack_at_once(3, 3, 4, false), "in order, PSN 5 still out of order");
+        assert!(q.ack_at_once(4, 4, 6, false), "leaves nothing out of order after a request");
+        assert!(!q.ack_at_once(6, 6, 7, false), "the request was answered");
+        assert!(q.ack_at_once(7, 7, 8, true), "asks, in order: answered at once, nothing owed");
+        assert!(!q.ack_at_once(8, 8, 9, false));
     }
 
     #[test]

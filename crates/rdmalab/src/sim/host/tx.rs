@@ -250,9 +250,10 @@ impl Simulation {
             pkt.sport = crate::sim::mech::uet::entropy(&mut self.mech.uet, qp_id, qp); // the EV
             pkt.deflections = crate::fabric::transport::UET_TRIMMABLE;
             crate::sim::mech::uet::after_send(&mut self.mech.uet, qp_id, qp, &pkt, self.now, self.cfg.mtu);
-            if qp.window_bound() || resend {
-                // The window is full, or a resend (htsim's `sendRtxPacket` asks for an ACK on
-                // every one: the sender waits on it).
+            if qp.window_bound() || resend || qp.high_sent >= qp.posted {
+                // The window is full, a resend, or nothing is left to send: htsim's UEC
+                // sender asks for an ACK then (`uec.cpp` line 2090, `sendNewPacket`; line
+                // 2147, `sendRtxPacket`): the sender waits on it.
                 pkt.deflections |= crate::fabric::transport::UET_ACK_REQUEST;
             }
             // a PSN to resend, else new data

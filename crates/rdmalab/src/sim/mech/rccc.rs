@@ -54,6 +54,9 @@ pub(in crate::sim) fn on_send(r: &mut Rccc, uet: &mut UetTable, id: QpId, qp: &m
     let unsent = qp.posted.saturating_sub(qp.high_sent).div_ceil(mtu as u64);
     pkt.int_hops = c.target(unsent + pending) as u16;
     if c.left() == 0 {
+        // No credit left: the packet asks for an ACK (htsim's `sendNewPacket`, `uec.cpp`
+        // line 2090).
+        pkt.deflections |= crate::fabric::transport::UET_ACK_REQUEST;
         c.held = true;
         c.resume_at = qp.next_avail;
         qp.next_avail = Time::MAX;

@@ -146,6 +146,22 @@ pub(in crate::sim) fn next_message(
     Some((HeaderSlot(hdr), bytes))
 }
 
+/// Whether new data packet `pkt` at receiver slot `rx_id` is acknowledged at once, beyond
+/// the coalescing count (`rnic::uet::UetQp::ack_at_once`, htsim's sink's rule); the
+/// cumulative point was `before` bytes and is now `after`.
+pub(in crate::sim) fn ack_at_once(
+    uet: &mut UetTable,
+    rx_id: QpId,
+    pkt: &Packet,
+    before: u64,
+    after: u64,
+    mtu: u32,
+) -> bool {
+    let m = mtu as u64;
+    let asked = pkt.deflections & crate::fabric::transport::UET_ACK_REQUEST != 0;
+    uet.qp(rx_id.idx()).ack_at_once(pkt.seq / m, before / m, after / m, asked)
+}
+
 /// The SACK an ACK carries after `pkt` arrived at receiver slot `rx_id`: (its low half,
 /// its high half, the base's offset past the cumulative PSN).
 pub(in crate::sim) fn sack(uet: &mut UetTable, rx_id: QpId, rx: &RxState, pkt: &Packet, mtu: u32) -> (u32, u32, u16) {
