@@ -349,3 +349,27 @@ fn nscc_over_uet_trims_less_than_no_cc_and_resends_each_trim_once() {
     assert_eq!(r.counters.payload_bytes_delivered, 1_000_000);
     assert_eq!(r.counters.payload_bytes_discarded, 0, "no packet delivered twice");
 }
+
+/// `fabric.uet.rto = "auto"` is htsim's UEC driver's rule (`main_uec.cpp` line 695): 15 µs
+/// plus six drains of a full queue (here the trimming threshold, 100 KB) at the host rate
+/// (100 Gb/s: 8 µs each), 63 µs; at 400 Gb/s, 15 + 6 × 2 = 27 µs. Without a trimming
+/// threshold it is refused by its full name.
+#[test]
+fn an_auto_rto_is_htsim_s_driver_rule() {
+    let text = |rate: &str, trimming: &str| {
+        format!(
+            "[topology]\nkind = \"star\"\nhosts = 2\nrate = \"{rate}\"\n[[traffic]]\nkind = \"flows\"\n\
+             transport = \"uet\"\nflows = [{{ src = 0, dst = 1, size = 1000 }}]\n[fabric]\nlossless = false\n\
+             [fabric.uet]\nrto = \"auto\"\n{trimming}"
+        )
+    };
+    let t = "[fabric.trimming]\nthreshold_kb = 100\n";
+    for (rate, us) in [("100Gbps", 63), ("400Gbps", 27)] {
+        let s = scenario(&text(rate, t), "auto.toml");
+        assert_eq!(s.config.uet.rto, rdmalab::Time::from_us(us), "{rate}");
+    }
+    let e = super::fixtures::input_error(&text("100Gbps", "[fabric.trimming]\n"));
+    assert!(e.contains("fabric.uet.rto") && e.contains("threshold_kb"), "{e}");
+    let e = super::fixtures::input_error(&text("100Gbps", ""));
+    assert!(e.contains("fabric.uet.rto"), "{e}");
+}
