@@ -111,9 +111,11 @@ def test_the_cause_scripts_last_rows_run_uec_vs_roces_settings():
     for path, value in rc.ALL.items():
         set_path(moved, path, value)
     uec = rc.UEC_TABLES
-    assert "uet" not in uec["fabric"]  # so UET's defaults, which the row sets, are what it runs
+    # Only the RTO is set, so UET's other defaults, which the row sets, are what it runs.
+    assert set(uec["fabric"]["uet"]) == {"rto"}
+    assert moved["fabric"]["uet"]["rto"] == uec["fabric"]["uet"]["rto"] == "auto"
     for k, v in uec["fabric"].items():
-        if k in ("link_sample_interval", "path_selection"):
+        if k in ("link_sample_interval", "path_selection", "uet"):
             continue
         if k == "trimming":
             assert moved["fabric"]["trimming"]["threshold_kb"] == v["threshold_kb"]

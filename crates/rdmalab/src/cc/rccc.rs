@@ -144,9 +144,20 @@ pub struct RxGrants {
     pub granted: u64,
     /// Waiting in its NIC's round robin.
     pub queued: bool,
-    /// The credit packet, addressed back to the sender (its cumulative grant in `seq`).
+    /// The credit packet, addressed back to the sender (its cumulative grant in `seq`);
+    /// its entropy value (`dport`, where a reply carries it) moves on at each grant.
     pub reply: Packet,
+    /// Credit packets sent so far: which of the [`CREDIT_EVS`] entropy values the next
+    /// one takes.
+    pub sent: u64,
 }
+
+/// How many entropy values a receiver's credit packets cycle through, one after another:
+/// htsim's UEC sink gives each pull packet the next value of the low `TGT_EV_SIZE = 7` bits
+/// of its entropy (`uec.cpp`: line 23, and `UecSink::nextEntropy`, lines 2900-2909, which
+/// `UecSink::pull` calls for every pull, line 2944), so that the credit of one connection spreads over
+/// the paths back as its data does, and a lost path costs a few grants, not all of them.
+pub const CREDIT_EVS: u64 = 1 << 7;
 
 /// One receiving NIC's pacer: the connections owed credit, in turn.
 #[derive(Clone, Debug, Default)]
@@ -247,7 +258,7 @@ impl Rccc {
         if self.rx.len() <= i {
             self.rx.resize(i + 1, None);
         }
-        let rx = self.rx[i].get_or_insert(RxGrants { target: 0, granted: 0, queued: false, reply });
+        let rx = self.rx[i].get_or_insert(RxGrants { target: 0, granted: 0, queued: false, reply, sent: 0 });
         rx.target = rx.target.max(unwrap16(rx.target, target));
         rx.target += nacked as u64;
         if rx.target <= rx.granted || rx.queued {
@@ -283,6 +294,8 @@ impl Rccc {
         }
         let mut credit = rx.reply;
         credit.seq = rx.granted;
+        credit.dport = credit.dport.wrapping_add((rx.sent % CREDIT_EVS) as u16);
+        rx.sent += 1;
         p.free_at = now + Time(p.packet_time.0 * g);
         let next = if p.active.is_empty() {
             p.armed = false;
@@ -346,6 +359,18 @@ mod tests {
         rich.on_grant(9);
         assert!(!rich.top_up());
         assert_eq!(rich.left(), 13);
+    }
+
+    #[test]
+    fn one_connection_s_credit_packets_cycle_through_128_entropy_values() {
+        let mut r = Rccc::new(RcccConfig { initial_packets: Some(0), grant_packets: 1 }, 1);
+        let mut first = reply();
+        first.dport = 65_500; // the first data packet's EV: the cycle wraps past 65,535
+        r.on_data(0, 0, 300, false, first, Time(0));
+        let evs: Vec<u16> = (0..130).map(|_| r.grant(0, Time(0)).unwrap().credit.dport).collect();
+        let want: Vec<u16> = (0..130u64).map(|k| 65_500u16.wrapping_add((k % 128) as u16)).collect();
+        assert_eq!(evs, want);
+        assert_eq!(evs[..128].iter().collect::<std::collections::HashSet<_>>().len(), 128);
     }
 
     #[test]

@@ -127,10 +127,23 @@ pub struct UetQp {
     resend: Bits,
     /// Sender: how many PSNs `resend` marks.
     pub pending: u32,
+    /// Sender: how many PSNs past the cumulative ACK `acked` marks (a SACK reported them).
+    pub sacked: u32,
+    /// Sender: when each PSN of the window last went out (the ring of `acked`, made at the
+    /// first send: a receiver's half never fills it); its retransmission timer reads it.
+    sent_at: Vec<Time>,
+    /// Sender: the congestion control's window in the NIC's form (bytes in flight at which
+    /// the QP stops: `Group::window`), or the tracked PSNs' span without a window CC.
+    pub cc_win: u64,
     /// Sender: no PSN below this is marked to resend (where the search for one starts).
     resend_from: u64,
     /// Receiver: PSNs received past the cumulative one.
     got: Bits,
+    /// Receiver: one past the highest PSN received (0: none yet).
+    rx_high: u64,
+    /// Receiver: a packet asked for an ACK while packets were out of order; another ACK is
+    /// owed when the cumulative point passes them all.
+    ack_request: bool,
     /// Receiver: the ends of messages whose last packet arrived, with that packet's
     /// application header slot (raw), in order of end; each completes once every byte
     /// before its end arrived. Only QPs an application listens on record them; at most one
@@ -148,7 +161,11 @@ impl UetQp {
         self.acked.reset(words);
         self.resend.reset(words);
         self.got.reset(words);
+        self.rx_high = 0;
+        self.ack_request = false;
         self.pending = 0;
+        self.sacked = 0;
+        self.sent_at.clear();
         self.resend_from = 0;
         self.ends.clear();
         self.ev.reset();
@@ -156,6 +173,11 @@ impl UetQp {
 
     fn window(&self) -> u64 {
         self.got.words.len() as u64 * 64
+    }
+
+    /// The PSNs tracked past the cumulative one (`window_packets`).
+    pub fn span(&self) -> u64 {
+        self.window()
     }
 
     /// Receiver: PSN `psn` arrived with `cum` the first PSN not yet received.
@@ -173,6 +195,23 @@ impl UetQp {
             c += 1;
         }
         Arrival::New(c)
+    }
+
+    /// Receiver: whether new PSN `psn` (the cumulative PSN `before` it arrived, `after` it
+    /// was placed; `asked`: it carries the ACK request) is acknowledged at once, beyond the
+    /// coalescing count, by htsim's UEC sink's rule (`UecSink::processData`, `uec.cpp` lines
+    /// 2658-2714): the connection's first packet; a packet asking for an ACK; and, after
+    /// such a request, the in-order packet that leaves nothing out of order (`_ack_request`
+    /// and `_out_of_order_count`). A packet that fills a hole is not acknowledged for that.
+    pub fn ack_at_once(&mut self, psn: u64, before: u64, after: u64, asked: bool) -> bool {
+        let first = self.rx_high == 0;
+        self.rx_high = self.rx_high.max(psn + 1);
+        self.ack_request |= asked;
+        let drained = psn == before && after >= self.rx_high && self.ack_request;
+        if drained {
+            self.ack_request = false;
+        }
+        first || asked || drained
     }
 
     /// Receiver: the SACK an ACK carries after PSN `trigger` arrived, `cum` being the first
@@ -195,7 +234,10 @@ impl UetQp {
     pub fn advance(&mut self, from: u64, to: u64) {
         let top = to.min(from + self.window());
         for psn in from..top {
-            self.acked.set(psn, false);
+            if self.acked.get(psn) {
+                self.acked.set(psn, false);
+                self.sacked -= 1;
+            }
             if self.resend.get(psn) {
                 self.resend.set(psn, false);
                 self.pending -= 1;
@@ -210,10 +252,11 @@ impl UetQp {
         while b != 0 {
             let psn = base + b.trailing_zeros() as u64;
             b &= b - 1;
-            if psn < una || psn >= high || psn >= una + self.window() {
+            if psn < una || psn >= high || psn >= una + self.window() || self.acked.get(psn) {
                 continue;
             }
             self.acked.set(psn, true);
+            self.sacked += 1;
             if self.resend.get(psn) {
                 self.resend.set(psn, false);
                 self.pending -= 1;
@@ -249,6 +292,49 @@ impl UetQp {
         None
     }
 
+    /// Sender: packets in flight between `una` and `high` (one past the highest PSN sent):
+    /// sent, neither acknowledged (cumulatively or by a SACK) nor marked lost. A PSN marked
+    /// lost leaves the flight until it is resent, as htsim's UEC sender takes a NACKed or
+    /// timed-out packet's bytes off its `_in_flight`.
+    pub fn in_flight(&self, una: u64, high: u64) -> u64 {
+        (high - una).saturating_sub(self.sacked as u64 + self.pending as u64)
+    }
+
+    /// Sender: PSN `psn` goes out now.
+    #[inline]
+    pub fn note_sent(&mut self, psn: u64, now: Time) {
+        if self.sent_at.is_empty() {
+            self.sent_at.resize(self.window() as usize, Time::ZERO);
+        }
+        let w = self.sent_at.len() as u64;
+        self.sent_at[(psn % w) as usize] = now;
+    }
+
+    /// Sender, at its retransmission timer: marks lost every PSN in flight (sent, not
+    /// acknowledged, not already marked) that went out `rto` or longer before `now`, as
+    /// htsim's UEC sender times each packet from its own send time. Returns how many it
+    /// marked and the deadline of the oldest PSN still in flight (`Time::MAX`: none).
+    pub fn expire(&mut self, una: u64, high: u64, now: Time, rto: Time) -> (u32, Time) {
+        let (mut marked, mut next) = (0, Time::MAX);
+        if self.sent_at.is_empty() {
+            return (0, next);
+        }
+        let w = self.sent_at.len() as u64;
+        for psn in una..high.min(una + self.window()) {
+            if self.acked.get(psn) || self.resend.get(psn) {
+                continue;
+            }
+            let due = self.sent_at[(psn % w) as usize] + rto;
+            if due <= now {
+                self.mark_lost(psn, una, high);
+                marked += 1;
+            } else {
+                next = next.min(due);
+            }
+        }
+        (marked, next)
+    }
+
     /// Sender: PSN `psn` went out again.
     pub fn resent(&mut self, psn: u64) {
         if self.resend.get(psn) {
@@ -265,13 +351,23 @@ impl UetQp {
 pub struct UetTable {
     /// The settings.
     pub cfg: UetConfig,
+    /// A window congestion control (NSCC, Swift) limits the packets in flight, resent ones
+    /// included (`sim::mech::uet::gate`).
+    pub windowed: bool,
     qps: Vec<UetQp>,
 }
 
 impl UetTable {
     /// An empty table.
     pub fn new(cfg: UetConfig) -> UetTable {
-        UetTable { cfg, qps: Vec::new() }
+        UetTable { cfg, windowed: false, qps: Vec::new() }
+    }
+
+    /// The window congestion control's window of sender slot `i` (`UetQp::cc_win`), where
+    /// one limits the flight (`windowed`): the QP's own `win` then holds the gate's
+    /// working value.
+    pub fn cc_window(&self, i: usize) -> Option<u64> {
+        self.qps.get(i).filter(|_| self.windowed).map(|q| q.cc_win)
     }
 
     /// The state of QP slot `i`, made fresh (with the configured window) if the slot was
@@ -297,6 +393,22 @@ mod tests {
         let mut q = UetQp::default();
         q.reset(window);
         q
+    }
+
+    #[test]
+    fn the_receiver_acks_at_once_as_htsim_s_sink_does() {
+        // htsim's `UecSink::processData`: the first packet; an AR packet; after an AR, the
+        // in-order packet that leaves nothing out of order; never a hole-filler for itself.
+        let mut q = fresh(64);
+        assert!(q.ack_at_once(0, 0, 1, false), "the connection's first packet");
+        assert!(!q.ack_at_once(2, 1, 1, false), "out of order, no request");
+        assert!(!q.ack_at_once(1, 1, 3, false), "fills the hole: nothing owed for that");
+        assert!(q.ack_at_once(5, 3, 3, true), "asks");
+        assert!(!q.ack_at_once(3, 3, 4, false), "in order, PSN 5 still out of order");
+        assert!(q.ack_at_once(4, 4, 6, false), "leaves nothing out of order after a request");
+        assert!(!q.ack_at_once(6, 6, 7, false), "the request was answered");
+        assert!(q.ack_at_once(7, 7, 8, true), "asks, in order: answered at once, nothing owed");
+        assert!(!q.ack_at_once(8, 8, 9, false));
     }
 
     #[test]
@@ -356,6 +468,32 @@ mod tests {
         q.advance(0, 6);
         assert_eq!(q.next_resend(6, 10), Some(6));
         assert_eq!(q.pending, 4);
+    }
+
+    #[test]
+    fn a_timeout_marks_only_the_packets_sent_rto_or_longer_ago() {
+        // htsim's UEC sender times each packet from its own send time (`startRTO` at the
+        // oldest send time in flight plus `_min_rto`; `rtxTimerExpired` resends that packet).
+        let mut q = fresh(64);
+        let rto = Time::from_us(100);
+        for (psn, at) in [(0, 0), (1, 10), (2, 20), (3, 30)] {
+            q.note_sent(psn, Time::from_us(at));
+        }
+        q.on_sack(0, 1 << 1, 0, 4); // PSN 1 arrived: never timed out
+        assert_eq!(q.in_flight(0, 4), 3);
+        assert_eq!(q.expire(0, 4, Time::from_us(99), rto), (0, Time::from_us(100)), "not yet");
+        assert_eq!(q.expire(0, 4, Time::from_us(115), rto), (1, Time::from_us(120)));
+        assert_eq!((q.next_resend(0, 4), q.in_flight(0, 4)), (Some(0), 2), "PSN 0 only, out of the flight");
+        assert_eq!(q.expire(0, 4, Time::from_us(130), rto), (2, Time::MAX), "PSNs 2 and 3");
+        // A resent PSN is timed from its new send time.
+        q.resent(0);
+        q.note_sent(0, Time::from_us(140));
+        assert_eq!(q.in_flight(0, 4), 1);
+        assert_eq!(q.expire(0, 4, Time::from_us(150), rto), (0, Time::from_us(240)));
+        // The cumulative ACK takes the SACKed and marked PSNs it passes out of the counts
+        // (PSN 3, marked and not yet resent, stays marked).
+        q.advance(0, 3);
+        assert_eq!((q.sacked, q.pending, q.in_flight(3, 4)), (0, 1, 0));
     }
 
     #[test]

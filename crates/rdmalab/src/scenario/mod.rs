@@ -416,7 +416,7 @@ impl ScenarioSpec {
     pub fn build(&self, base: &Path, file: &Path) -> Result<Scenario> {
         let mut topology = self.topology.build(base, file).map_err(|e| locate::in_section(e, file, "topology"))?;
         links::set_link_overrides(&mut topology, self.fabric.error_rate, &self.links, file)?;
-        let mut config = self.fabric.build(file, self.seed, self.stop_time.as_deref())?;
+        let mut config = self.fabric.build_for(&topology, file, self.seed, self.stop_time.as_deref())?;
         // After every fabric key (the link layer and the switch model among them): the NIC's.
         rnic::apply(self.rnic.as_ref(), &self.fabric, file, &mut config)?;
         config.threads = self.threads(file)?;

@@ -87,9 +87,16 @@ fn default_initial() -> u64 {
 
 /// `senders` hosts each send `size` bytes to one receiver (host 0) at once over a lossy
 /// fabric that trims past `threshold_kb` KB, under `cc`.
+///
+/// UET's timeout is htsim's driver's rule (`main_uec.cpp`: 15 µs plus six times a full
+/// queue's drain time at the link rate): a packet that waits in a full queue, and then for
+/// its coalesced ACK, is not taken for lost (UET times each packet from its send time).
 fn incast_text(senders: usize, size: u64, cc: &str, threshold_kb: u64) -> String {
     let flows: Vec<String> = (1..=senders).map(|s| flow(s, 0, size)).collect();
-    let fabric = format!("lossless = false\n[fabric.trimming]\nthreshold_kb = {threshold_kb}\n");
+    let rto_ns = 15_000 + 6 * threshold_kb * 1000 * 8 / 100; // bits at 100 Gb/s: ns
+    let fabric = format!(
+        "lossless = false\n[fabric.uet]\nrto = \"{rto_ns}ns\"\n[fabric.trimming]\nthreshold_kb = {threshold_kb}\n"
+    );
     star(senders + 1, &flows, cc, &fabric)
 }
 
@@ -269,8 +276,9 @@ fn the_peak_of_senders_is_one_pacers_most_on_any_thread_count() {
 /// flow); the receiver grants the other `120 − I` in `⌈(120 − I) / 4⌉` credit packets. Those
 /// leave ahead of the receiving rank's own data on its uplink, which the ring keeps busy, so
 /// each pushes that data back by exactly one ACK's serialisation: the collective takes the
-/// closed form plus that, per credit packet of a step, and the credit granted is exactly
-/// `120 − I` per message.
+/// closed form plus that, per credit packet of a step, plus one ACK's: a connection's first
+/// packet is acknowledged at once (htsim's sink), on every rank's uplink in the first step;
+/// and the credit granted is exactly `120 − I` per message.
 ///
 /// Under NSCC with RCCC the ring runs with the default ACK coalescing (NSCC's window moves
 /// on ACKs): as in tests/it/collectives.rs each rank's uplink then also carries the ACKs
@@ -312,7 +320,7 @@ fn a_ring_allreduce_under_rccc_takes_the_closed_form() {
         } else {
             assert_eq!(
                 took,
-                expect + steps * credits * ack,
+                expect + steps * credits * ack + ack,
                 "{cc}: the closed form and {credits} credit packets per step"
             );
         }
@@ -408,4 +416,25 @@ fn sequential_flows_reuse_qp_slots_under_rccc() {
     let fct = on.records[0].fct;
     assert!(on.records.iter().all(|r| r.fct == fct), "every flow as the first");
     assert_eq!(off.records.len(), 200);
+}
+
+/// A permutation under NSCC + RCCC on a leaf-spine whose leaf 0 loses its link to spine 1
+/// (routes recomputed 20 µs later): credit packets crossing it are lost, and a credit packet
+/// is never resent. Each credit takes the next of 128 entropy values (htsim's sink), so one
+/// connection's grants spread over the spines; a sender left with nothing in flight and no
+/// credit keeps its retransmission timer, whose expiry gives the packet that asks again
+/// (htsim's request to send at a timeout without credit). Every flow completes; without the
+/// timer one connection (2 packets short) waits for its lost last grant until nothing is
+/// left to simulate, 216 µs in.
+#[test]
+fn a_lost_credit_packet_costs_a_timeout_not_the_flow() {
+    let text = "seed = 1\nstop_time = \"10ms\"\n[topology]\nkind = \"leaf_spine\"\nleaves = 4\n\
+                hosts_per_leaf = 8\nspines = 8\nhost_rate = \"100Gbps\"\nfabric_rate = \"100Gbps\"\n\
+                delay = \"1us\"\n[fabric]\ncc = \"nscc+rccc\"\nlossless = false\npath_selection = \"ev_spray\"\n\
+                mtu = 1024\necn_kmin = 75000\necn_kmax = 75000\necn_pmax = 1.0\nreroute_delay = \"20us\"\n\
+                [fabric.trimming]\nthreshold_kb = 100\n[[traffic]]\nkind = \"permutation\"\nsize = 262144\n\
+                transport = \"uet\"\n[[events]]\nkind = \"link_down\"\nat = \"10us\"\na = 32\nb = 37\n";
+    let r = run_finished(scenario(text, "lost_credit.toml"));
+    assert_eq!(r.counters.payload_bytes_delivered, 32 * 262_144);
+    assert!(r.counters.link_down_losses > 0, "the failure cost packets");
 }

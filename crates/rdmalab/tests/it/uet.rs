@@ -71,10 +71,10 @@ fn one_lost_packet_costs_one_timeout_and_one_retransmission() {
     assert_eq!(r.counters.payload_bytes_delivered, size, "every byte once");
     assert_eq!(r.counters.payload_bytes_discarded, 0, "no duplicate reached the receiver");
     let clean = run_seed(&two_hosts(size, ""), 1);
-    // The timer runs from the last advance of the cumulative ACK (at the latest when the
-    // clean run's last ACK came) and fires 100 µs later; the resent packet and its ACK then
-    // cross the two links (4 µs of propagation, under a µs of serialisation): the delay is
-    // at most an RTO and a packet's round trip, and the run lasts at least an RTO and that.
+    // The lost packet is timed from its own send time (at the latest when the clean run's
+    // last packet left) and resent 100 µs later; the resent packet and its ACK then cross
+    // the two links (4 µs of propagation, under a µs of serialisation): the delay is at most
+    // an RTO and a packet's round trip, and the run lasts at least an RTO and that.
     let (lossy, clean) = (r.records[0].fct.0, clean.records[0].fct.0);
     assert!(lossy <= clean + 100_000_000 + 5_000_000, "lossy {lossy} ps, clean {clean} ps");
     assert!(lossy >= 100_000_000 + 4_000_000, "lossy {lossy} ps");
@@ -348,4 +348,28 @@ fn nscc_over_uet_trims_less_than_no_cc_and_resends_each_trim_once() {
     assert_eq!(r.counters.timeouts, 0, "a full window asks for its ACK");
     assert_eq!(r.counters.payload_bytes_delivered, 1_000_000);
     assert_eq!(r.counters.payload_bytes_discarded, 0, "no packet delivered twice");
+}
+
+/// `fabric.uet.rto = "auto"` is htsim's UEC driver's rule (`main_uec.cpp` line 695): 15 µs
+/// plus six drains of a full queue (here the trimming threshold, 100 KB) at the host rate
+/// (100 Gb/s: 8 µs each), 63 µs; at 400 Gb/s, 15 + 6 × 2 = 27 µs. Without a trimming
+/// threshold it is refused by its full name.
+#[test]
+fn an_auto_rto_is_htsim_s_driver_rule() {
+    let text = |rate: &str, trimming: &str| {
+        format!(
+            "[topology]\nkind = \"star\"\nhosts = 2\nrate = \"{rate}\"\n[[traffic]]\nkind = \"flows\"\n\
+             transport = \"uet\"\nflows = [{{ src = 0, dst = 1, size = 1000 }}]\n[fabric]\nlossless = false\n\
+             [fabric.uet]\nrto = \"auto\"\n{trimming}"
+        )
+    };
+    let t = "[fabric.trimming]\nthreshold_kb = 100\n";
+    for (rate, us) in [("100Gbps", 63), ("400Gbps", 27)] {
+        let s = scenario(&text(rate, t), "auto.toml");
+        assert_eq!(s.config.uet.rto, rdmalab::Time::from_us(us), "{rate}");
+    }
+    let e = super::fixtures::input_error(&text("100Gbps", "[fabric.trimming]\n"));
+    assert!(e.contains("fabric.uet.rto") && e.contains("threshold_kb"), "{e}");
+    let e = super::fixtures::input_error(&text("100Gbps", ""));
+    assert!(e.contains("fabric.uet.rto"), "{e}");
 }

@@ -54,9 +54,11 @@ UEC = {
     "rate": {"topology.host_rate": _UEC_W.topology["host_rate"], "topology.fabric_rate": _UEC_W.topology["fabric_rate"]},
 }
 #: Every setting at uec-vs-roce's value: its 1:1 fabric's rate, MTU, ACKs, entropies, its
-#: marking at NSCC's target and its trimming threshold (one path BDP).
+#: marking at NSCC's target, its trimming threshold (one path BDP) and its RTO (htsim's
+#: driver's rule over that threshold).
 ALL = {**UEC["ack"], **UEC["entropies"], **UEC["mtu"], **UEC["rate"], **_marking_at(_UEC_W.topology["host_rate"]),
-       "fabric.trimming.threshold_kb": UEC_TABLES["fabric"]["trimming"]["threshold_kb"]}
+       "fabric.trimming.threshold_kb": UEC_TABLES["fabric"]["trimming"]["threshold_kb"],
+       "fabric.uet.rto": UEC_TABLES["fabric"]["uet"]["rto"]}
 
 ROWS: list[tuple[str, dict[str, Any]]] = [
     ("as in reps-nscc-permutation", {}),
@@ -65,7 +67,7 @@ ROWS: list[tuple[str, dict[str, Any]]] = [
     ("ECN from NSCC's target on (300 KB), not from 25 to 76 packets", UEC["marking"]),
     ("1 KiB packets, not 4 KiB", UEC["mtu"]),
     ("100 Gb/s links, not 400", UEC["rate"]),
-    ("all of uec-vs-roce's settings (100 Gb/s, 1 KiB, ACK/4, 256 EVs, ECN at 75 KB, trim at 100 KB)", ALL),
+    ("all of uec-vs-roce's settings (100 Gb/s, 1 KiB, ACK/4, 256 EVs, ECN at 75 KB, trim at 100 KB, RTO auto)", ALL),
     ("all of uec-vs-roce's settings but an ACK for every packet", {**ALL, "fabric.uet.ack_every": 1}),
 ]
 

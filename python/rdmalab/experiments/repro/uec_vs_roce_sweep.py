@@ -54,6 +54,8 @@ def _uet(spray: str, trimming: bool) -> dict[str, Any]:
     if trimming:
         # Its threshold is the workload's (`trim_threshold_kb`), filled in by `scenario_tables`.
         fab["trimming"] = {}
+        # htsim's driver's RTO: 15 us plus six drains of a full queue (the threshold).
+        fab["uet"] = {"rto": "auto"}
     return fab
 
 

@@ -332,6 +332,20 @@ impl FabricSpec {
         Ok(c)
     }
 
+    /// [`FabricSpec::build`], then what needs the topology: `fabric.uet.rto = "auto"` from
+    /// its host rate (`uet::auto_rto`).
+    pub(super) fn build_for(
+        &self,
+        topology: &crate::topology::Topology,
+        file: &Path,
+        seed: u64,
+        stop: Option<&str>,
+    ) -> Result<SimConfig> {
+        let mut c = self.build(file, seed, stop)?;
+        uet::auto_rto(self.uet.as_ref(), topology, file, &mut c)?;
+        Ok(c)
+    }
+
     /// The fabric mechanisms' checks against what the rest of the scenario built (flows,
     /// topology, applications). A mechanism whose section is under `[fabric]` adds its own
     /// check here.

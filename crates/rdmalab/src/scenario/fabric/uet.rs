@@ -7,7 +7,7 @@
 //! path_selection = "reps"   # or "ev_spray", "ev_cycle", "ev_bitmap"; switches keep their ECMP hash
 //! [fabric.uet]
 //! ack_every = 4             # ACK coalescing, packets
-//! rto = "100us"
+//! rto = "100us"            # or "auto": htsim's driver's rule (needs [fabric.trimming])
 //! window_packets = 1024     # PSNs tracked past the cumulative one (a multiple of 64)
 //! entropies = 256           # distinct entropy values a sender draws from
 //! reps_buffer = 8           # REPS: recycled entropy values kept per connection
@@ -33,7 +33,10 @@ const MAX_WINDOW: u32 = 32768;
 pub struct UetSpec {
     /// ACK coalescing: one ACK every this many packets (default 4).
     pub ack_every: Option<u32>,
-    /// The retransmission timeout (default 100 µs).
+    /// The retransmission timeout (default 100 µs), or `"auto"`: htsim's UEC driver's rule
+    /// (`main_uec.cpp` line 695), 15 µs plus six times a full queue's drain time at the
+    /// hosts' link rate, a full queue being the trimming threshold (`fabric.trimming.
+    /// threshold_kb`, which it needs), where htsim's queue of that size trims.
     pub rto: Option<String>,
     /// PSNs the receiver and the sender track past the cumulative one, a multiple of 64
     /// (default 1024): the most packets a sender has outstanding.
@@ -68,7 +71,7 @@ pub(super) fn apply(spec: Option<&UetSpec>, file: &Path, c: &mut SimConfig) -> R
     at_least_one(s.ack_every, "ack_every", &mut u.ack_every)?;
     at_least_one(s.entropies, "entropies", &mut u.entropies)?;
     at_least_one(s.reps_buffer, "reps_buffer", &mut u.reps_buffer)?;
-    if let Some(t) = &s.rto {
+    if let Some(t) = s.rto.as_deref().filter(|&t| t != AUTO) {
         u.rto = positive_time(file, &f("rto"), t)?;
     }
     if let Some(t) = &s.reps_freeze {
@@ -103,6 +106,31 @@ pub(super) fn apply(spec: Option<&UetSpec>, file: &Path, c: &mut SimConfig) -> R
         _ => Spray::Off,
     };
     c.uet = u;
+    Ok(())
+}
+
+/// `fabric.uet.rto`'s value that asks for htsim's driver's rule ([`auto_rto`]).
+const AUTO: &str = "auto";
+
+/// `rto = "auto"`: htsim's UEC driver sets the minimum RTO to 15 µs plus six drains of a
+/// full queue at the link rate (`main_uec.cpp` line 695: `15 + queuesize * 6.0 * 8 *
+/// 1000000 / linkspeed` µs). Its queue trims when full, so here the queue is the trimming
+/// threshold, and the rate the first host's link's. Refused without a threshold.
+pub(super) fn auto_rto(
+    spec: Option<&UetSpec>,
+    topology: &crate::topology::Topology,
+    file: &Path,
+    c: &mut SimConfig,
+) -> Result<()> {
+    if spec.and_then(|s| s.rto.as_deref()) != Some(AUTO) {
+        return Ok(());
+    }
+    let Some(queue) = c.trimming.as_ref().and_then(|t| t.threshold) else {
+        let m = "\"auto\" is htsim's rule over a full queue's drain time: it needs `[fabric.trimming]` with `threshold_kb` (the queue's size)";
+        return Err(Error::input(file, 0, "fabric.uet.rto", m));
+    };
+    let Some(host) = topology.hosts().next() else { return Ok(()) };
+    c.uet.rto = crate::units::Time::from_us(15) + crate::units::Time(topology.nic_rate(host).tx_time(queue).0 * 6);
     Ok(())
 }
 

@@ -228,12 +228,15 @@ impl Simulation {
             let q = self.groups[g.idx()].members[i];
             let qp = &mut self.qps[q.idx()];
             if let Some(w) = window {
-                // A UET QP tracks `window_packets` PSNs (`mech::uet::on_open`): no window goes past them.
-                let w = match qp.transport {
-                    Transport::Uet => w.min(self.cfg.uet.window_packets as u64 * self.cfg.mtu as u64),
-                    _ => w,
-                };
-                (qp.win, qp.var_win) = (w, false); // the algorithm's window, not the rate's
+                // A UET QP tracks `window_packets` PSNs (`mech::uet::on_open`): no window goes
+                // past them; its window bounds the packets in flight (`mech::uet::set_window`).
+                if qp.transport == Transport::Uet {
+                    let w = w.min(self.cfg.uet.window_packets as u64 * self.cfg.mtu as u64);
+                    crate::sim::mech::uet::set_window(&mut self.mech.uet, q, qp, w, self.cfg.mtu);
+                    qp.var_win = false;
+                } else {
+                    (qp.win, qp.var_win) = (w, false); // the algorithm's window, not the rate's
+                }
             }
             let mut earlier = false;
             if retime && qp.rate != rate && qp.last_wire > 0 {

@@ -191,11 +191,22 @@ impl Simulation {
             return;
         }
         let timeouts = self.counters.timeouts;
+        let mut lost = self.cfg.mtu as u64;
         if is_uet {
-            match uet::on_timeout(&mut self.mech.uet, qp_id, qp, self.cfg.retry_limit, self.cfg.mtu) {
+            match uet::on_timeout(&mut self.mech.uet, qp_id, qp, self.cfg.retry_limit, self.now, self.cfg.mtu) {
+                uet::Expired::Idle if qp.high_sent <= qp.snd_una && qp.posted > qp.high_sent => {
+                    // RCCC: nothing in flight, data left, no credit (`uet_rx.rs::uet_on_ack`
+                    // armed the timer): one packet of credit, its target asking for more.
+                    if let Some(r) = self.mech.rccc.as_deref_mut() {
+                        if let Some(at) = crate::sim::mech::rccc::on_timeout(r, qp_id) {
+                            self.rccc_resume(qp_id, at);
+                        }
+                    }
+                }
                 uet::Expired::Idle => {}
-                // A window CC hears of it below (`cc_on_loss`, a timeout).
-                uet::Expired::Resend => {
+                // A window CC hears of it below (`cc_on_loss`, a timeout of `n` packets).
+                uet::Expired::Resend(n) => {
+                    lost = n as u64 * self.cfg.mtu as u64;
                     self.counters.timeouts += 1;
                     if let Some(r) = self.mech.rccc.as_deref_mut() {
                         if let Some(at) = crate::sim::mech::rccc::on_timeout(r, qp_id) {
@@ -231,17 +242,21 @@ impl Simulation {
         if self.counters.timeouts != timeouts {
             self.count_flow_timeout(qp_id);
             if self.cfg.cc.windowed() {
-                self.cc_on_loss(qp_id, self.cfg.mtu as u64, crate::cc::LossKind::Timeout);
+                self.cc_on_loss(qp_id, lost, crate::cc::LossKind::Timeout);
             }
         }
         let qp = &mut self.qps[qp_id.idx()];
-        let rto = match self.mech.irn.as_deref() {
-            Some(irn) if !is_uet => irn::rto(irn, qp, self.cfg.mtu),
-            _ => rto,
+        // UET: the oldest packet in flight's deadline (`uet::on_timeout` set it), none
+        // while nothing is in flight (the next send arms it).
+        qp.rto_deadline = match self.mech.irn.as_deref() {
+            _ if is_uet => uet::next_deadline(qp),
+            Some(irn) => self.now + irn::rto(irn, qp, self.cfg.mtu),
+            None => self.now + rto,
         };
-        qp.rto_deadline = self.now + rto;
-        qp.rto_scheduled = true;
-        self.queue.push(qp.rto_deadline, Event::Rto(qp_id, qp.gen));
+        if qp.rto_deadline != Time::MAX {
+            qp.rto_scheduled = true;
+            self.queue.push(qp.rto_deadline, Event::Rto(qp_id, qp.gen));
+        }
         let nic = qp.nic;
         self.mark_if_unsent(qp_id); // rewound
         self.nic_kick(nic);

@@ -252,7 +252,8 @@ impl Simulation {
         if advanced {
             qp.snd_una = pkt.seq;
             qp.retries = 0;
-            if self.cfg.rto.is_some() {
+            // UET times each packet from its send time (`mech::uet::on_timeout`).
+            if self.cfg.rto.is_some() && qp.transport != crate::rnic::transport::Transport::Uet {
                 qp.rto_deadline =
                     if qp.snd_una < qp.snd_nxt { self.now + self.cfg.rto.unwrap_or(Time::MAX) } else { Time::MAX };
             }
@@ -289,6 +290,9 @@ impl Simulation {
         }
         self.mark_if_unsent(qp_id); // a NACK (or IRN's repair) may have rewound it
         self.cc_on_ack(qp_id, &pkt);
+        if self.mech.uet.windowed && self.qps[qp_id.idx()].transport == crate::rnic::transport::Transport::Uet {
+            self.mark_if_unsent(qp_id); // the window may have opened for a resend (`mech::uet::gate`)
+        }
         if pkt.int_slot != NO_INT {
             self.int.release(pkt.int_slot);
         }

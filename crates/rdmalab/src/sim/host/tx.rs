@@ -238,7 +238,8 @@ impl Simulation {
             tenant: qp.tenant,
         };
         qp.snd_nxt = end;
-        if end <= qp.high_sent {
+        let resend = end <= qp.high_sent;
+        if resend {
             qp.retx_packets += 1;
             self.counters.retx_packets += 1;
         } else {
@@ -248,9 +249,12 @@ impl Simulation {
         if uet {
             pkt.sport = crate::sim::mech::uet::entropy(&mut self.mech.uet, qp_id, qp); // the EV
             pkt.deflections = crate::fabric::transport::UET_TRIMMABLE;
-            crate::sim::mech::uet::after_send(&mut self.mech.uet, qp_id, qp, &pkt, self.cfg.mtu);
-            if qp.window_bound() {
-                pkt.deflections |= crate::fabric::transport::UET_ACK_REQUEST; // the window is full
+            crate::sim::mech::uet::after_send(&mut self.mech.uet, qp_id, qp, &pkt, self.now, self.cfg.mtu);
+            if qp.window_bound() || resend || qp.high_sent >= qp.posted {
+                // The window is full, a resend, or nothing is left to send: htsim's UEC
+                // sender asks for an ACK then (`uec.cpp` line 2090, `sendNewPacket`; line
+                // 2147, `sendRtxPacket`): the sender waits on it.
+                pkt.deflections |= crate::fabric::transport::UET_ACK_REQUEST;
             }
             // a PSN to resend, else new data
         } else if let Some(irn) = self.mech.irn.as_deref_mut() {

@@ -42,7 +42,7 @@ impl Simulation {
                 self.counters.payload_bytes_discarded += pkt.payload as u64;
                 true // acknowledged again: the first ACK may have been lost
             }
-            Arrival::New(cum) => {
+            Arrival::New(_) => {
                 // Placed at once: delivery is unordered.
                 self.counters.payload_bytes_delivered += pkt.payload as u64;
                 if self.cfg.tenant_meter {
@@ -51,13 +51,13 @@ impl Simulation {
                 }
                 let rx = &mut qp.rx;
                 rx.unacked_packets += 1;
-                // A CE mark is echoed at once (each ACK carries the mark of the packet that
-                // triggered it), as is a message's last packet (its completion waits on it)
-                // and a packet that filled a hole (the cumulative point jumps past packets
-                // already reported).
-                let filled = cum * mtu as u64 > pkt.seq + mtu as u64;
-                let asked = pkt.deflections & crate::fabric::transport::UET_ACK_REQUEST != 0;
-                rx.unacked_packets >= self.cfg.uet.ack_every || pkt.last_of_msg || pkt.ce || filled || asked
+                // Every `ack_every` packets; a CE mark at once (each ACK carries the mark of
+                // the packet that triggered it); the first packet, one that asks for an ACK
+                // and, after such a request, the one that leaves nothing out of order
+                // (htsim's sink: `mech::uet::ack_at_once`).
+                let every = rx.unacked_packets >= self.cfg.uet.ack_every || pkt.ce;
+                let now = rx.expected;
+                uet::ack_at_once(&mut self.mech.uet, rx_id, &pkt, old, now, mtu) || every
             }
         };
         let ooo = pkt.seq > old;
@@ -118,6 +118,19 @@ impl Simulation {
     pub(super) fn uet_on_ack(&mut self, qp_id: QpId, pkt: &Packet, old_una: u64) {
         let qp = &mut self.qps[qp_id.idx()];
         uet::on_ack(&mut self.mech.uet, qp_id, qp, pkt, old_una, self.now, self.cfg.mtu);
+        if qp.rto_deadline == crate::units::Time::MAX && qp.posted > qp.high_sent {
+            if let Some(r) = self.mech.rccc.as_deref_mut() {
+                if rccc::starved(r, qp_id) {
+                    // Nothing in flight, data left, no credit: the timer covers the grant
+                    // the sender waits for (`host/mod.rs::on_rto`).
+                    qp.rto_deadline = self.now + self.cfg.uet.rto;
+                    if !qp.rto_scheduled {
+                        qp.rto_scheduled = true;
+                        self.queue.push(qp.rto_deadline, Event::Rto(qp_id, qp.gen));
+                    }
+                }
+            }
+        }
         if pkt.kind == PacketKind::Nack {
             // A trimmed packet: one packet's loss for a window CC (NSCC, Swift); a no-op otherwise.
             self.cc_on_loss(qp_id, self.cfg.mtu as u64, crate::cc::LossKind::Packet);

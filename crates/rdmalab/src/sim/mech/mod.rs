@@ -194,7 +194,11 @@ impl Mechanisms {
             iofd,
             ib,
             irn,
-            uet: crate::rnic::uet::UetTable::new(cfg.uet),
+            uet: {
+                let mut t = crate::rnic::uet::UetTable::new(cfg.uet);
+                t.windowed = cfg.cc.windowed();
+                t
+            },
             rccc: cfg.rccc.map(|r| Box::new(crate::cc::rccc::Rccc::new(r, n_nics))),
             lb,
             rnr: cfg.rnr.map(|r| Box::new(rnr::Rnr::new(r, cfg.nack_interval))),

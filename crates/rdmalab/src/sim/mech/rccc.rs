@@ -54,6 +54,9 @@ pub(in crate::sim) fn on_send(r: &mut Rccc, uet: &mut UetTable, id: QpId, qp: &m
     let unsent = qp.posted.saturating_sub(qp.high_sent).div_ceil(mtu as u64);
     pkt.int_hops = c.target(unsent + pending) as u16;
     if c.left() == 0 {
+        // No credit left: the packet asks for an ACK (htsim's `sendNewPacket`, `uec.cpp`
+        // line 2090).
+        pkt.deflections |= crate::fabric::transport::UET_ACK_REQUEST;
         c.held = true;
         c.resume_at = qp.next_avail;
         qp.next_avail = Time::MAX;
@@ -160,6 +163,17 @@ pub(in crate::sim) fn on_post(r: &mut Rccc, uet: &mut UetTable, id: QpId, qp: &m
 pub(in crate::sim) fn on_timeout(r: &mut Rccc, id: QpId) -> Option<Time> {
     let c = r.tx(id.idx());
     (c.on_timeout() && c.held).then(|| release(c))
+}
+
+/// True when UET QP `id` waits for credit (it spent all it had). With nothing of it in
+/// flight, only a grant from its receiver moves it; a lost credit packet is never resent
+/// (htsim's pulls are not either), so the retransmission timer covers that wait as it covers
+/// a packet: htsim's sender sends a request to send when its timer fires without credit
+/// (`UecSrc::rtxTimerExpired`, `uec.cpp` lines 2400-2411, "to cover the case where the
+/// receiver doesn't know to send us credit"), and [`on_timeout`] gives the packet that
+/// carries the request (its target) here.
+pub(in crate::sim) fn starved(r: &mut Rccc, id: QpId) -> bool {
+    r.tx(id.idx()).held
 }
 
 fn release(c: &mut TxCredit) -> Time {

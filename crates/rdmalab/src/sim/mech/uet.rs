@@ -30,7 +30,7 @@ use crate::fabric::{Packet, PacketKind};
 use crate::ids::{HeaderSlot, QpId};
 use crate::rnic::qp::RxState;
 use crate::rnic::transport::Transport;
-use crate::rnic::uet::{align, Arrival, Spray, UetTable};
+use crate::rnic::uet::{align, Arrival, Spray, UetQp, UetTable};
 use crate::rnic::uet_ev::{Conn, Feedback};
 use crate::rnic::Qp;
 use crate::sim::mech::retry;
@@ -40,9 +40,53 @@ use crate::units::Time;
 /// out past the receiver's tracked window (the smaller one when a window is set).
 pub(in crate::sim) fn on_open(uet: &mut UetTable, id: QpId, qp: &mut Qp, mtu: u32) {
     let w = uet.cfg.window_packets;
-    uet.qp(id.idx()).reset(w);
+    let st = uet.qp(id.idx());
+    st.reset(w);
     let cap = w as u64 * mtu as u64;
     qp.win = if qp.win == 0 { cap } else { qp.win.min(cap) };
+    st.cc_win = qp.win;
+}
+
+/// Hook "window changed" (`host/cc.rs::set_member_rates`): a window congestion control set
+/// QP `id`'s window to `w` (bytes in flight at which it stops, as the NIC tests it).
+pub(in crate::sim) fn set_window(uet: &mut UetTable, id: QpId, qp: &mut Qp, w: u64, mtu: u32) {
+    let windowed = uet.windowed;
+    let st = uet.qp(id.idx());
+    st.cc_win = w;
+    gate(st, qp, mtu, windowed);
+}
+
+/// Points the sender at what it sends next and opens or closes its window for it. Without a
+/// window congestion control: the lowest PSN marked lost, else new data, the QP's window
+/// (the tracked PSNs') bounding the span from the cumulative ACK, as before. Under one
+/// (NSCC, Swift), as htsim's UEC sender does (`can_send_NSCC`: a packet, first or resent,
+/// goes when the bytes in flight leave room for it): the window bounds the packets in flight
+/// (sent, not acknowledged, not marked lost), so that a resend waits for room as new data
+/// does; resends go first, new data also within the tracked span. The NIC tests
+/// `snd_nxt - snd_una >= win` (`Qp::window_bound`), so `win` carries the room left past
+/// `snd_nxt` when open, and 1 (with `snd_nxt` at `high_sent`, past the cumulative ACK)
+/// when shut.
+fn gate(st: &mut UetQp, qp: &mut Qp, mtu: u32, windowed: bool) {
+    let m = mtu as u64;
+    let (una, high) = (qp.snd_una / m, qp.high_sent / m);
+    let resend = st.next_resend(una, high);
+    if !windowed {
+        qp.snd_nxt = resend.map_or(qp.high_sent, |p| p * m);
+        return;
+    }
+    let flight = st.in_flight(una, high) * m;
+    let room = st.cc_win.saturating_sub(flight);
+    let span = qp.high_sent - qp.snd_una < st.span() * m;
+    match resend {
+        Some(p) if room > 0 => qp.snd_nxt = p * m,
+        None if room > 0 && span => qp.snd_nxt = qp.high_sent,
+        _ => {
+            qp.snd_nxt = qp.high_sent;
+            qp.win = 1;
+            return;
+        }
+    }
+    qp.win = qp.snd_nxt - qp.snd_una + room;
 }
 
 /// Hook "message posted": a UET QP's message starts at a multiple of the MTU, so that PSNs
@@ -102,6 +146,22 @@ pub(in crate::sim) fn next_message(
     Some((HeaderSlot(hdr), bytes))
 }
 
+/// Whether new data packet `pkt` at receiver slot `rx_id` is acknowledged at once, beyond
+/// the coalescing count (`rnic::uet::UetQp::ack_at_once`, htsim's sink's rule); the
+/// cumulative point was `before` bytes and is now `after`.
+pub(in crate::sim) fn ack_at_once(
+    uet: &mut UetTable,
+    rx_id: QpId,
+    pkt: &Packet,
+    before: u64,
+    after: u64,
+    mtu: u32,
+) -> bool {
+    let m = mtu as u64;
+    let asked = pkt.deflections & crate::fabric::transport::UET_ACK_REQUEST != 0;
+    uet.qp(rx_id.idx()).ack_at_once(pkt.seq / m, before / m, after / m, asked)
+}
+
 /// The SACK an ACK carries after `pkt` arrived at receiver slot `rx_id`: (its low half,
 /// its high half, the base's offset past the cumulative PSN).
 pub(in crate::sim) fn sack(uet: &mut UetTable, rx_id: QpId, rx: &RxState, pkt: &Packet, mtu: u32) -> (u32, u32, u16) {
@@ -117,21 +177,26 @@ pub(in crate::sim) fn nack_offset(pkt: &Packet, rx: &RxState, mtu: u32) -> Heade
     HeaderSlot((pkt.seq.saturating_sub(rx.expected) / mtu as u64) as u32)
 }
 
-/// Hook "sender, per data packet sent": `pkt` left (the caller moved `snd_nxt` and
-/// `high_sent` to its end). A resent PSN is taken off the list; `high_sent` moves to the
-/// next packet boundary; `snd_nxt` to the next PSN to resend, else to new data.
+/// Hook "sender, per data packet sent": `pkt` left at `now` (the caller moved `snd_nxt` and
+/// `high_sent` to its end). A resent PSN is taken off the list and its send time noted (the
+/// retransmission timer reads it); `high_sent` moves to the next packet boundary; `snd_nxt`
+/// to the next PSN to resend, else to new data ([`gate`]).
 #[inline]
-pub(in crate::sim) fn after_send(uet: &mut UetTable, id: QpId, qp: &mut Qp, pkt: &Packet, mtu: u32) {
+pub(in crate::sim) fn after_send(uet: &mut UetTable, id: QpId, qp: &mut Qp, pkt: &Packet, now: Time, mtu: u32) {
     let m = mtu as u64;
+    let windowed = uet.windowed;
     let st = uet.qp(id.idx());
     st.resent(pkt.seq / m);
+    st.note_sent(pkt.seq / m, now);
     qp.high_sent = align(qp.high_sent, mtu);
-    qp.snd_nxt = st.next_resend(qp.snd_una / m, qp.high_sent / m).map_or(qp.high_sent, |p| p * m);
+    gate(st, qp, mtu, windowed);
 }
 
 /// Hook "sender, ACK or NACK", after the cumulative ACK moved `qp.snd_una` from `old_una`:
 /// the SACK's PSNs are not resent; a NACK's trimmed packet is
-/// ([`retransmit_lost`]); the timer is re-armed while anything is outstanding.
+/// ([`retransmit_lost`]). The timer stays where it is while anything is outstanding: it
+/// times each packet from its own send time ([`on_timeout`]), so the deadline set for the
+/// oldest is never late.
 pub(in crate::sim) fn on_ack(
     uet: &mut UetTable,
     id: QpId,
@@ -142,21 +207,22 @@ pub(in crate::sim) fn on_ack(
     mtu: u32,
 ) {
     let m = mtu as u64;
-    let rto = uet.cfg.rto;
     path_feedback(uet, id, qp.sport, ack, now);
+    let windowed = uet.windowed;
     let st = uet.qp(id.idx());
     let (una, high, base) = (qp.snd_una / m, qp.high_sent / m, ack.seq / m);
     if qp.snd_una > old_una {
         st.advance(old_una / m, una);
-        qp.rto_deadline = if qp.high_sent > qp.snd_una { now + rto } else { Time::MAX };
+        if qp.high_sent <= qp.snd_una {
+            qp.rto_deadline = Time::MAX;
+        }
     }
     if ack.kind == PacketKind::Nack {
         retransmit_lost(uet, id, qp, Loss::Trimmed(base + ack.app_hdr.0 as u64), mtu);
     } else {
         let bits = ack.app_hdr.0 as u64 | (ack.payload as u64) << 32;
         st.on_sack(base + ack.int_hops as u64, bits, una, high);
-        let st = uet.qp(id.idx());
-        qp.snd_nxt = st.next_resend(una, high).map_or(qp.high_sent, |p| p * m);
+        gate(st, qp, mtu, windowed);
     }
 }
 
@@ -195,97 +261,87 @@ fn path_feedback(uet: &mut UetTable, id: QpId, sport: u16, ack: &Packet, now: Ti
 pub(in crate::sim) enum Loss {
     /// A NACK named this PSN: a switch trimmed the packet to its header.
     Trimmed(u64),
-    /// The retransmission timer fired: every PSN sent and not acknowledged.
-    Timeout,
+    /// The retransmission timer fired at `.0`: every PSN in flight sent `rto` or longer
+    /// before.
+    Timeout(Time),
 }
 
 /// The sender's reaction to a loss, NACK or timeout: the PSNs lost are marked to resend
 /// (never one a SACK reported, never one already marked), and the send pointer goes to the
-/// lowest of them. Returns how many it marked. A congestion control's trim or loss signal
+/// lowest of them when the window has room ([`gate`]). Returns how many it marked; after a
+/// timeout, the timer's next deadline is the oldest PSN still in flight's. A congestion control's trim or loss signal
 /// belongs beside the call of this function (`host/uet_rx.rs::uet_on_ack` for a NACK,
 /// `host/mod.rs::on_rto` for a timeout).
 pub(in crate::sim) fn retransmit_lost(uet: &mut UetTable, id: QpId, qp: &mut Qp, loss: Loss, mtu: u32) -> u32 {
     let m = mtu as u64;
+    let (windowed, rto) = (uet.windowed, uet.cfg.rto);
     let st = uet.qp(id.idx());
     let (una, high) = (qp.snd_una / m, qp.high_sent / m);
     let marked = match loss {
         Loss::Trimmed(psn) => st.mark_lost(psn, una, high) as u32,
-        Loss::Timeout => (una..high).filter(|&p| st.mark_lost(p, una, high)).count() as u32,
+        Loss::Timeout(now) => {
+            let (marked, next) = st.expire(una, high, now, rto);
+            qp.rto_deadline = next;
+            marked
+        }
     };
-    qp.snd_nxt = st.next_resend(una, high).map_or(qp.high_sent, |p| p * m);
+    gate(st, qp, mtu, windowed);
     marked
+}
+
+/// The timer's deadline after a timeout of `qp`: the oldest packet in flight's, as
+/// [`on_timeout`] left it, or none when nothing is outstanding.
+pub(in crate::sim) fn next_deadline(qp: &Qp) -> Time {
+    if qp.high_sent <= qp.snd_una {
+        Time::MAX
+    } else {
+        qp.rto_deadline
+    }
 }
 
 /// What a timeout did to a UET QP.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(in crate::sim) enum Expired {
-    /// Nothing was outstanding.
+    /// Nothing was outstanding, or nothing in flight was sent `rto` or longer ago (the
+    /// timer then waits for the oldest PSN in flight: `qp.rto_deadline`).
     Idle,
-    /// Every PSN outstanding and not selectively acknowledged goes again.
-    Resend,
+    /// This many PSNs in flight, each sent `rto` or longer ago, go again.
+    Resend(u32),
     /// The round exceeded `fabric.retry_limit`.
     Failed,
 }
 
-/// Hook "sender, timeout": the QP's timer fired at its deadline. A timeout counts against
-/// `fabric.retry_limit` as a go-back-N round does; a trimmed packet's NACK does not (it is a
-/// congestion signal, and the packet's header proved the path alive). Under REPS with
-/// `reps_freeze` it freezes the EVs (`rnic::uet_ev`), from the deadline it fired at.
-pub(in crate::sim) fn on_timeout(uet: &mut UetTable, id: QpId, qp: &mut Qp, limit: Option<u32>, mtu: u32) -> Expired {
+/// Hook "sender, timeout": the QP's timer fired at its deadline `now`. As htsim's UEC sender
+/// times each packet from its own send time (`startRTO`, `rtxTimerExpired`), the PSNs in
+/// flight sent `rto` or longer ago are lost, and only they; the timer moves to the oldest
+/// one left ([`retransmit_lost`] sets `qp.rto_deadline`). A timeout that resends counts
+/// against `fabric.retry_limit` as a go-back-N round does; a trimmed packet's NACK does not
+/// (it is a congestion signal, and the packet's header proved the path alive). Under REPS
+/// with `reps_freeze` a timeout that resends freezes the EVs (`rnic::uet_ev`), from `now`.
+pub(in crate::sim) fn on_timeout(
+    uet: &mut UetTable,
+    id: QpId,
+    qp: &mut Qp,
+    limit: Option<u32>,
+    now: Time,
+    mtu: u32,
+) -> Expired {
     if qp.high_sent <= qp.snd_una {
         return Expired::Idle;
     }
-    if !retry::go_back(limit, qp) {
-        return Expired::Failed;
+    match retransmit_lost(uet, id, qp, Loss::Timeout(now), mtu) {
+        0 => Expired::Idle,
+        n if retry::go_back(limit, qp) => {
+            if uet.cfg.spray == Spray::Reps {
+                let cfg = uet.cfg.ev();
+                uet.qp(id.idx()).ev.feedback(&cfg, qp.sport, 0, Feedback::Timeout, now);
+            }
+            Expired::Resend(n)
+        }
+        _ => Expired::Failed,
     }
-    if uet.cfg.spray == Spray::Reps {
-        let cfg = uet.cfg.ev();
-        uet.qp(id.idx()).ev.feedback(&cfg, qp.sport, 0, Feedback::Timeout, qp.rto_deadline);
-    }
-    retransmit_lost(uet, id, qp, Loss::Timeout, mtu);
-    Expired::Resend
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::rnic::uet::{fresh_ev, UetConfig};
-
-    fn reps() -> (UetTable, Qp) {
-        let cfg = UetConfig { spray: Spray::Reps, reps_buffer: 4, ..UetConfig::default() };
-        let mut uet = UetTable::new(cfg);
-        let mut qp = Qp { sip: 1, dip: 2, sport: 5000, transport: Transport::Uet, ..Qp::placeholder() };
-        on_open(&mut uet, QpId(0), &mut qp, 1000);
-        (uet, qp)
-    }
-
-    fn ack(kind: PacketKind, ev: u16, marked: bool) -> Packet {
-        let mut a = Packet::pfc(kind, 3, 60);
-        (a.dport, a.last_of_msg, a.app_hdr) = (ev, marked, HeaderSlot(0));
-        a
-    }
-
-    #[test]
-    fn reps_reuses_an_unmarked_entropy_and_only_that() {
-        let (mut uet, mut qp) = reps();
-        let e0 = entropy(&mut uet, QpId(0), &qp);
-        let e1 = entropy(&mut uet, QpId(0), &qp);
-        assert_eq!((e0, e1), (fresh_ev(1, 2, 5000, 0, 256), fresh_ev(1, 2, 5000, 1, 256)));
-        on_ack(&mut uet, QpId(0), &mut qp, &ack(PacketKind::Ack, e1, false), 0, Time::ZERO, 1000);
-        assert_eq!(entropy(&mut uet, QpId(0), &qp), e1, "the unmarked EV comes back");
-        on_ack(&mut uet, QpId(0), &mut qp, &ack(PacketKind::Ack, e0, true), 0, Time::ZERO, 1000);
-        on_ack(&mut uet, QpId(0), &mut qp, &ack(PacketKind::Nack, e0, false), 0, Time::ZERO, 1000);
-        assert_eq!(entropy(&mut uet, QpId(0), &qp), fresh_ev(1, 2, 5000, 2, 256), "marked or trimmed: a fresh one");
-    }
-
-    #[test]
-    fn oblivious_spraying_draws_a_fresh_entropy_for_every_packet() {
-        let (mut uet, mut qp) = reps();
-        uet.cfg.spray = Spray::EvSpray;
-        on_ack(&mut uet, QpId(0), &mut qp, &ack(PacketKind::Ack, 77, false), 0, Time::ZERO, 1000);
-        let evs: Vec<u16> = (0..3).map(|_| entropy(&mut uet, QpId(0), &qp)).collect();
-        assert_eq!(evs, (0..3).map(|k| fresh_ev(1, 2, 5000, k, 256)).collect::<Vec<_>>());
-        uet.cfg.spray = Spray::Off;
-        assert_eq!(entropy(&mut uet, QpId(0), &qp), 5000, "no spraying: the QP's own port");
-    }
-}
+#[path = "uet_tests.rs"]
+mod tests;

@@ -18,6 +18,7 @@
 
 use crate::error::{Error, Result};
 use crate::ids::{FlowId, PortId, QpId};
+use crate::rnic::transport::Transport;
 use crate::sim::{Event, Simulation};
 use crate::stats::RateSample;
 use crate::units::{Rate, Time};
@@ -277,7 +278,7 @@ impl Simulation {
         }
         s.seen = self.qps.len();
         let interval_ps = (now - s.last_rate).0.max(1) as u128;
-        let (qps, rates, groups, cc) = (&self.qps, &mut s.rates, &self.groups, &self.cfg.cc);
+        let (qps, rates, groups, cc, uet) = (&self.qps, &mut s.rates, &self.groups, &self.cfg.cc, &self.mech.uet);
         s.watched.retain_mut(|w| {
             let qp = &qps[w.qp.idx()];
             if w.flow.is_none() {
@@ -295,7 +296,11 @@ impl Simulation {
                 rate: qp.rate,
                 throughput: Rate(bps as u64),
                 ccti: groups.get(qp.cc_group.idx()).and_then(|g| g.cct_index(cc)).unwrap_or(0),
-                window: qp.window(),
+                // A UET QP under a window CC: the algorithm's window (its `win` is the gate's).
+                window: match qp.transport {
+                    Transport::Uet => uet.cc_window(w.qp.idx()).unwrap_or(qp.window()),
+                    _ => qp.window(),
+                },
             });
             !qp.finished
         });
