@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from rdmalab import _core
 from rdmalab.failure import RunFailed, check_record
+from rdmalab.hpcc_simai import write_end_to_end
 from rdmalab.scenario import Scenario, looks_like_toml
 from rdmalab.summary import Outcome, RunOutcome
 
@@ -271,7 +272,6 @@ def hpcc_files(config: str | Path, progress: bool = True, threads: int | str | N
     for path in empty:
         Path(path).write_text("")
     if workload is not None:  # the simai dialect: SimAI's per-layer file, where SimAI writes it
-        from rdmalab.hpcc_simai import write_end_to_end
         lat = os.environ.get("AS_SEND_LAT")
         lat_ns = 6000 if lat is None else int(lat.strip()) * 1000  # the engine has checked it
         results.extra["end_to_end_path"] = write_end_to_end(results, workload, lat_ns)
