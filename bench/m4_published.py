@@ -43,10 +43,11 @@ published flows.
 bytes; its event order is its own, so they differ from the sequential engine's, the default, which
 follows the fork's order): both times and the parallel engine's per-bucket ratios.
 
-`--whole` runs the whole scenarios the fork's author committed with the fork's own tree
+`--whole` runs the whole scenarios kept in tests/data/m4/whole_* (their READMEs say where
+each comes from): two that the fork's author committed with the fork's own tree
 (liecn/UNISON-for-ns-3, `mix/config_test.txt` and the files it names, with the FCT file the
-fork wrote for them; tests/data/m4/whole_*/README.md): each in a scratch folder, the config as
-committed (its paths made local), through the `rdmalab hpcc` command. The same table, time and
+fork wrote for them) and one of parsimon-eval's `eval_train_demo` scenarios, each in a scratch
+folder, the config as committed (its paths made local), through the `rdmalab hpcc` command. The same table, time and
 memory, and one figure for both (docs/img/m4-whole-slowdown.{png,pdf}). With `--threads N` it
 also runs the parallel engine on 1 and N threads: the same model with its own order of
 simultaneous events, which shows how far that order alone moves each bucket's median.
@@ -81,8 +82,11 @@ PUBLISHED_FLOWS = 20_000
 SCENARIOS = {"demo0": "DCQCN", "demo1": "DCQCN", "demo2": "TIMELY", "demo3": "DCTCP", "demo4": "DCTCP"}
 BUCKETS = [(0, 1_000), (1_000, 10_000), (10_000, 100_000), (100_000, 10**12)]
 #: Whole scenarios from the fork's own tree (tests/data/m4/NAME/README.md): CC and what they are.
+#: The config file of each (the rest of the folder is the files it names).
 WHOLE = {"whole_fattree": ("TIMELY", "liecn/UNISON-for-ns-3@c05d5b3 mix/, 1,000 flows, 1,120 nodes"),
-         "whole_tree46": ("TIMELY", "liecn/UNISON-for-ns-3@5a386cb mix/, 2,000 flows, 46 nodes")}
+         "whole_tree46": ("TIMELY", "liecn/UNISON-for-ns-3@5a386cb mix/, 2,000 flows, 46 nodes"),
+         "whole_train3": ("DCTCP", "netiken/parsimon-eval@c1bc1a5 eval_train_demo/3, 2,000 flows, 46 nodes")}
+WHOLE_CONFIG = {"whole_train3": "config_topology_flows.txt"}
 
 
 def read_text(path: Path) -> str:
@@ -283,7 +287,7 @@ def prepare_whole(name: str, work: Path) -> Path:
             (work / f.stem).write_text(read_text(f))
         else:
             shutil.copy(f, work / f.name)
-    return work / "config_test.txt"
+    return work / WHOLE_CONFIG.get(name, "config_test.txt")
 
 
 def whole(names: list[str], threads: int | None, draw: bool) -> bool:
