@@ -43,6 +43,18 @@ published flows.
 bytes; its event order is its own, so they differ from the sequential engine's, the default, which
 follows the fork's order): both times and the parallel engine's per-bucket ratios.
 
+`--whole` runs the whole scenarios kept in tests/data/m4/whole_* (their READMEs say where
+each comes from): two that the fork's author committed with the fork's own tree
+(liecn/UNISON-for-ns-3, `mix/config_test.txt` and the files it names, with the FCT file the
+fork wrote for them) and one of parsimon-eval's `eval_train_demo` scenarios, each in a scratch
+folder, the config as committed (its paths made local), through the `rdmalab hpcc` command. The same table, time and
+memory, and one figure for both (docs/img/m4-whole-slowdown.{png,pdf}). With `--threads N` it
+also runs the parallel engine on 1 and N threads: the same model with its own order of
+simultaneous events, which shows how far that order alone moves each bucket's median.
+
+    .venv/bin/python bench/m4_published.py --whole
+    .venv/bin/python bench/m4_published.py --whole --threads 1 --no-plot   # the event order's part
+
 Nothing is fetched: the published files are in the repository.
 """
 
@@ -69,6 +81,12 @@ PUBLISHED_FLOWS = 20_000
 #: The published scenarios kept (tests/data/m4/NAME) and their congestion control.
 SCENARIOS = {"demo0": "DCQCN", "demo1": "DCQCN", "demo2": "TIMELY", "demo3": "DCTCP", "demo4": "DCTCP"}
 BUCKETS = [(0, 1_000), (1_000, 10_000), (10_000, 100_000), (100_000, 10**12)]
+#: Whole scenarios from the fork's own tree (tests/data/m4/NAME/README.md): CC and what they are.
+#: The config file of each (the rest of the folder is the files it names).
+WHOLE = {"whole_fattree": ("TIMELY", "liecn/UNISON-for-ns-3@c05d5b3 mix/, 1,000 flows, 1,120 nodes"),
+         "whole_tree46": ("TIMELY", "liecn/UNISON-for-ns-3@5a386cb mix/, 2,000 flows, 46 nodes"),
+         "whole_train3": ("DCTCP", "netiken/parsimon-eval@c1bc1a5 eval_train_demo/3, 2,000 flows, 46 nodes")}
+WHOLE_CONFIG = {"whole_train3": "config_topology_flows.txt"}
 
 
 def read_text(path: Path) -> str:
@@ -258,6 +276,65 @@ def full(names: list[str], qlen: str, threads: int | None, draw: bool) -> bool:
     return ok
 
 
+def prepare_whole(name: str, work: Path) -> Path:
+    """A scratch folder for `--whole`: tests/data/m4/NAME's files, the compressed ones
+    decompressed under their published names, the published FCT file left out. Returns the config."""
+    work.mkdir(parents=True, exist_ok=True)
+    for f in (DATA / name).iterdir():
+        if f.name in ("README.md", "fct_published.txt.gz"):
+            continue
+        if f.suffix == ".gz":
+            (work / f.stem).write_text(read_text(f))
+        else:
+            shutil.copy(f, work / f.name)
+    return work / WHOLE_CONFIG.get(name, "config_test.txt")
+
+
+def whole(names: list[str], threads: int | None, draw: bool) -> bool:
+    """`--whole`: each whole scenario of the fork's tree, its table, time and memory; the figure."""
+    ok, panels = True, []
+    for name in names:
+        fork = read_fct(DATA / name / "fct_published.txt.gz")
+        with tempfile.TemporaryDirectory() as tmp:
+            config = prepare_whole(name, Path(tmp) / name)
+            runs = {"published config": run_cli(config)}
+            if threads is not None:
+                runs["--threads 1"] = run_cli(config, 1)
+                if threads != 1:
+                    runs[f"--threads {threads}"] = run_cli(config, threads)
+        base = runs["published config"]
+        ours = parse_fct(base["fct_bytes"].decode())
+        rows = compare(ours, fork)
+        cc, what = WHOLE[name]
+        print_table(f"{name} ({cc}), the whole scenario: {what}", rows, base["wall_s"], len(fork))
+        print("  per bucket, median of the flows' ratios / ratio of summed FCTs: " + ", ".join(
+            f"{r:.3f} / {t:.3f}" for r, t in bucket_views(ours, fork)))
+        for label, r in runs.items():
+            said = ""
+            if label.startswith("--threads"):
+                # The parallel engine: the same model, its own order of simultaneous events.
+                same = r["fct_bytes"] == runs["--threads 1"]["fct_bytes"]
+                ok &= same
+                par = compare(parse_fct(r["fct_bytes"].decode()), fork)
+                said = ("; per-bucket ratios " + " ".join(f"{x['ratio']:.3f}" for x in par)
+                        + f", {sum(x['exact'] for x in par)} exact"
+                        + ("" if r is runs["--threads 1"] else
+                           f"; FCT file {'the same bytes as' if same else 'DIFFERS from'} --threads 1's"))
+            print(f"  {label:>18}: {r['cpu_s']:7.2f} s CPU, {r['wall_s']:7.2f} s wall (loaded), "
+                  f"peak memory {r['peak_mib']:6.1f} MiB{said}")
+        missed = [r["bucket"] for r in rows if abs(r["ratio"] - 1) > 0.10]
+        if missed:
+            print(f"  outside 10 %: {', '.join(missed)}")
+        ok &= not missed
+        repo, flows, nodes = what.split(", ")
+        panels.append((name, f"{name} ({cc}): {nodes}, {flows}\n{repo}", ours, fork))
+    if draw and panels:
+        titles = [what for _, what, _, _ in panels]
+        for p in plot_panels(panels, REPO / "docs" / "img" / "m4-whole-slowdown", titles):
+            print(f"wrote {p.relative_to(REPO)}")
+    return ok
+
+
 def bucket_views(ours: dict, fork: dict) -> list[tuple[float, float]]:
     """Per size bucket: the median of rdmalab's FCT over the fork's, flow by flow, and the
     bucket's summed FCT over the fork's."""
@@ -314,22 +391,24 @@ def standin(names: list[str], monitor: bool) -> bool:
     return ok
 
 
-def plot_panels(panels: list, out: Path) -> list[Path]:
-    """The slowdown distributions of `--full`, one panel per scenario."""
+def plot_panels(panels: list, out: Path, titles: list[str] | None = None) -> list[Path]:
+    """The slowdown distributions of `--full` (or `--whole`, with `titles`), one panel per scenario."""
     from rdmalab import plots  # lazy: matplotlib only when drawing
     import matplotlib.pyplot as plt
     from matplotlib.ticker import FormatStrFormatter, NullFormatter
     fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.4), squeeze=False)
-    for ax, (name, whole, ours, fork) in zip(axes[0], panels):
+    for k, (ax, (name, whole, ours, fork)) in enumerate(zip(axes[0], panels)):
         for label, data, style in (("m4's ns-3 (published)", fork, "-"), ("rdmalab --dialect m4", ours, "--")):
             s = sorted(data[i][1] / data[i][2] for i in fork)
             ax.plot(s, [(k + 1) / len(s) for k in range(len(s))], style, label=label)
         ax.set_xscale("log")
-        ax.set_xticks([1, 1.5, 2, 3, 4, 6])
+        top = max(max(d[i][1] / d[i][2] for i in fork) for d in (ours, fork))
+        ax.set_xticks([t for t in (1, 1.5, 2, 3, 4, 6, 10, 20, 40) if t <= max(top, 6)])
         ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel("FCT slowdown (FCT / standalone FCT)")
-        ax.set_title(f"eval_test_demo/{name[4:]} ({SCENARIOS[name]}): {len(fork)} flows finished\nin {whole}",
+        ax.set_title(titles[k] if titles else
+                     f"eval_test_demo/{name[4:]} ({SCENARIOS[name]}): {len(fork)} flows finished\nin {whole}",
                      fontsize=8)
     axes[0][0].set_ylabel("fraction of flows")
     axes[0][0].legend(fontsize=8)
@@ -353,9 +432,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--qlen", choices=["published", "both"], default="published",
                     help="with --full: the config as published, or also without its queue monitor; "
                          "with --standin: also with the monitor")
+    ap.add_argument("--whole", action="store_true",
+                    help="the whole scenarios of the fork's own tree in tests/data/m4/whole_*, through the "
+                         "rdmalab hpcc command")
     ap.add_argument("--threads", type=int, default=None,
-                    help="with --full: also the parallel engine on N threads, its FCT file compared byte for byte")
+                    help="with --full or --whole: also the parallel engine on 1 and N threads, its FCT files "
+                         "compared byte for byte")
     args = ap.parse_args(argv)
+    if args.whole:
+        unknown = [n for n in args.names if n not in WHOLE]
+        if unknown:
+            ap.error(f"unknown whole scenarios {unknown}; known: {', '.join(WHOLE)}")
+        return 0 if whole(args.names or list(WHOLE), args.threads, not args.no_plot) else 1
     unknown = [n for n in args.names if n not in SCENARIOS]
     if unknown:
         ap.error(f"unknown scenarios {unknown}; known: {', '.join(SCENARIOS)}")

@@ -179,3 +179,77 @@ def test_the_longer_published_copies_agree_with_themselves_and_with_the_test_cut
     cut_rows = [ln.split() for ln in (cut / "flows.txt").read_text().split("\n")[1:] if ln.strip()]
     assert 0 < len(cut_rows) <= kept and rows[:len(cut_rows)] == cut_rows
     assert fct_text.startswith((cut / "fct_published_cut.txt").read_text())
+
+
+def test_a_whole_scenario_of_the_forks_tree_matches_its_fct_file_per_size_bucket(tmp_path, monkeypatch):
+    # tests/data/m4/whole_fattree: 1,000 flows on 1,120 nodes, TIMELY, the config as the fork's
+    # author committed it with the FCT file the fork wrote; nothing cut, nothing left out.
+    from rdmalab.runner import run_hpcc
+    bench = _bench()
+    fork = bench.read_fct(REPO / "tests" / "data" / "m4" / "whole_fattree" / "fct_published.txt.gz")
+    config = bench.prepare_whole("whole_fattree", tmp_path / "run")
+    monkeypatch.chdir(config.parent)
+    res, fct, _ = run_hpcc(config.name, progress=False)
+    ours = bench.read_fct(config.parent / fct)
+    assert len(ours) == len(fork) == 1000  # every flow finished, as in the fork
+    rows = bench.compare(ours, fork)
+    assert [r["flows"] for r in rows] == [323, 135, 139, 403]
+    for r in rows:
+        assert r["standalone_equal"] == r["flows"], r
+        assert abs(r["ratio"] - 1) <= 0.10, r
+    # The packet trace of no node (trace.txt lists none) is no trace, as in the fork.
+    assert not (config.parent / "mix_topology_flows.tr").exists()
+
+
+def test_a_whole_dctcp_scenario_of_m4s_training_data_matches_its_fct_file_per_size_bucket(tmp_path, monkeypatch):
+    # tests/data/m4/whole_train3: parsimon-eval's eval_train_demo/3, 2,000 flows, DCTCP, on
+    # the 46-node tree its log describes; every standalone FCT the fork's checks that tree.
+    from rdmalab.runner import run_hpcc
+    bench = _bench()
+    fork = bench.read_fct(REPO / "tests" / "data" / "m4" / "whole_train3" / "fct_published.txt.gz")
+    config = bench.prepare_whole("whole_train3", tmp_path / "run")
+    monkeypatch.chdir(config.parent)
+    _, fct, _ = run_hpcc(config.name, progress=False)
+    ours = bench.read_fct(config.parent / fct)
+    assert len(ours) == len(fork) == 2000
+    rows = bench.compare(ours, fork)
+    assert [r["flows"] for r in rows] == [14, 112, 707, 1167]
+    for r in rows:
+        assert r["standalone_equal"] == r["flows"], r
+        assert abs(r["ratio"] - 1) <= 0.10, r
+
+
+# The whole scenarios (tests/data/m4/NAME/README.md): flow file, and the characters of the
+# flow and FCT files as published (whole_train3's were copied from the index's text).
+_WHOLE = {"whole_fattree": ("flows_test.txt.gz", 35_390, 61_262),
+          "whole_tree46": ("flows_test.txt.gz", 69_029, 128_630),
+          "whole_train3": ("flows.txt.gz", 68_182, 127_187)}
+
+
+@pytest.mark.parametrize("name", sorted(_WHOLE))
+def test_the_whole_scenarios_fct_file_names_every_flow_of_its_flow_file(name):
+    # The FCT file is the one the config names, written for these flows: one line per flow,
+    # each with the flow's hosts, size and start, in the order the flows finished.
+    from decimal import Decimal  # lazy: this test alone parses decimal seconds
+    bench = _bench()
+    folder = REPO / "tests" / "data" / "m4" / name
+    flow_file, flow_chars, fct_chars = _WHOLE[name]
+    text = bench.read_text(folder / flow_file)
+    fct_text = bench.read_text(folder / "fct_published.txt.gz")
+    assert (len(text), len(fct_text)) == (flow_chars, fct_chars)
+    lines = text.split("\n")
+    rows = [ln.split() for ln in lines[1:] if ln.strip()]
+    assert int(lines[0]) == len(rows)
+    flows = {int(r[0]): (int(r[1]), int(r[2]), int(r[5]), int(Decimal(r[6]) * 10**9)) for r in rows}
+    fct = [ln.split() for ln in fct_text.split("\n") if ln.strip()]
+    assert sorted(int(t[0]) for t in fct) == sorted(flows)
+    last = 0
+    for t in fct:
+        src, dst, size, start = flows[int(t[0])]
+        assert (int(t[1], 16), int(t[2], 16)) == (0x0B000001 + (src << 8), 0x0B000001 + (dst << 8)), t
+        assert (int(t[5]), int(t[6])) == (size, start), t
+        assert last <= int(t[6]) + int(t[7]), t
+        last = int(t[6]) + int(t[7])
+    config = bench.WHOLE_CONFIG.get(name, "config_test.txt")
+    assert bench.config_value(folder / config, "FCT_OUTPUT_FILE") == "fct_topology_flows.txt"
+    assert bench.config_value(folder / config, "FLOW_FILE") == flow_file.removesuffix(".gz")

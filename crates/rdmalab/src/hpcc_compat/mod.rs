@@ -98,7 +98,9 @@ pub fn load(cfg: &HpccConfig) -> Result<(Scenario, Option<M4Outputs>)> {
         None => None,
     };
     if cfg.enable_trace {
-        config.trace = Some(trace_config(cfg, &topology)?);
+        // A count of 0 traces no node, as in the reference (`EnableTracing` on an empty
+        // container); rdmalab's empty node list would mean every node instead.
+        config.trace = Some(trace_config(cfg, &topology)?).filter(|t| !t.nodes.is_empty());
     }
     // The ConWeave artifact reads the QLEN_MON keys but writes no queue monitor.
     if cfg.qlen_mon_start < cfg.qlen_mon_end && cfg.qlen_mon_file.is_some() && cfg.dialect != Dialect::Conweave {
