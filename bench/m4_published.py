@@ -85,8 +85,9 @@ BUCKETS = [(0, 1_000), (1_000, 10_000), (10_000, 100_000), (100_000, 10**12)]
 #: The config file of each (the rest of the folder is the files it names).
 WHOLE = {"whole_fattree": ("TIMELY", "liecn/UNISON-for-ns-3@c05d5b3 mix/, 1,000 flows, 1,120 nodes"),
          "whole_tree46": ("TIMELY", "liecn/UNISON-for-ns-3@5a386cb mix/, 2,000 flows, 46 nodes"),
-         "whole_train3": ("DCTCP", "netiken/parsimon-eval@c1bc1a5 eval_train_demo/3, 2,000 flows, 46 nodes")}
-WHOLE_CONFIG = {"whole_train3": "config_topology_flows.txt"}
+         "whole_train3": ("DCTCP", "netiken/parsimon-eval@c1bc1a5 eval_train_demo/3, 2,000 flows, 46 nodes"),
+         "whole_train17": ("DCQCN", "netiken/parsimon-eval@47bba3b eval_train_demo/17, 2,000 flows, 43 nodes")}
+WHOLE_CONFIG = {"whole_train3": "config_topology_flows.txt", "whole_train17": "config_topology_flows.txt"}
 
 
 def read_text(path: Path) -> str:

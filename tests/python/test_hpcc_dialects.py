@@ -219,11 +219,31 @@ def test_a_whole_dctcp_scenario_of_m4s_training_data_matches_its_fct_file_per_si
         assert abs(r["ratio"] - 1) <= 0.10, r
 
 
+def test_a_whole_dcqcn_scenario_of_m4s_training_data_matches_its_fct_file_per_size_bucket(tmp_path, monkeypatch):
+    # tests/data/m4/whole_train17: parsimon-eval's eval_train_demo/17, 2,000 flows, DCQCN, on
+    # its published 43-node tree (one core switch); every standalone FCT the fork's checks it.
+    from rdmalab.runner import run_hpcc
+    bench = _bench()
+    fork = bench.read_fct(REPO / "tests" / "data" / "m4" / "whole_train17" / "fct_published.txt.gz")
+    config = bench.prepare_whole("whole_train17", tmp_path / "run")
+    monkeypatch.chdir(config.parent)
+    _, fct, _ = run_hpcc(config.name, progress=False)
+    ours = bench.read_fct(config.parent / fct)
+    assert len(ours) == len(fork) == 2000
+    rows = bench.compare(ours, fork)
+    assert [r["flows"] for r in rows] == [6, 34, 321, 1639]
+    for r in rows:
+        assert r["standalone_equal"] == r["flows"], r
+        assert abs(r["ratio"] - 1) <= 0.10, r
+
+
 # The whole scenarios (tests/data/m4/NAME/README.md): flow file, and the characters of the
-# flow and FCT files as published (whole_train3's were copied from the index's text).
+# flow and FCT files as published (whole_train3's and whole_train17's were copied from the
+# index's text).
 _WHOLE = {"whole_fattree": ("flows_test.txt.gz", 35_390, 61_262),
           "whole_tree46": ("flows_test.txt.gz", 69_029, 128_630),
-          "whole_train3": ("flows.txt.gz", 68_182, 127_187)}
+          "whole_train3": ("flows.txt.gz", 68_182, 127_187),
+          "whole_train17": ("flows.txt.gz", 68_683, 128_191)}
 
 
 @pytest.mark.parametrize("name", sorted(_WHOLE))
