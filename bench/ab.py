@@ -9,9 +9,13 @@ time per event, the ratio new / old, and, when `S1-dcqcn` is among the scenarios
 scenario's cost per event relative to S1's with the same build.
 
     python3 bench/ab.py --old OLD_DIR --new NEW_DIR [--rounds 7] [--jobs N] [--json FILE] S1-dcqcn PATH.toml ...
+    .venv/bin/python bench/ab.py --cli --old OLD/python --new NEW/python S1-dcqcn
 
 `OLD_DIR` and `NEW_DIR` hold the `hpcc_run` and `scenario_run` examples of one build (e.g.
-`target/release/examples`). A scenario is a name of `bench/run.py` (S1-dcqcn, fat-tree-pfc-quick,
+`target/release/examples`). With `--cli` they are instead the `python/` folders of two
+checkouts, each with its built extension (`rdmalab/_core.abi3.so`), and each run is the
+command a user types, `rdmalab hpcc CONFIG --quiet` (the reference's configs only), with that
+folder first on `PYTHONPATH`. A scenario is a name of `bench/run.py` (S1-dcqcn, fat-tree-pfc-quick,
 ...) or the path of a TOML scenario. `--jobs N` runs N streams at once, each alternating on
 its own (a many-core machine; on 2 cores keep 1).
 """
@@ -33,8 +37,18 @@ sys.path.insert(0, str(REPO / "bench"))
 from run import NATIVE, SCENARIOS, prepare  # noqa: E402
 
 
+#: `--cli`: run through the command line of the package in the build's folder.
+CLI = False
+
+
 def command(build: Path, scenario: str, workdir: Path) -> list[str]:
     """The command line that runs `scenario` with the examples in `build`."""
+    if CLI:
+        if scenario not in SCENARIOS or SCENARIOS[scenario][1] is None:
+            raise SystemExit(f"ab.py --cli: {scenario!r} is not one of the reference's configs")
+        config, mode = SCENARIOS[scenario]
+        script = Path(sys.executable).parent / "rdmalab"
+        return [sys.executable, str(script), "hpcc", prepare(workdir, config, mode).name, "--quiet"]
     if scenario in SCENARIOS and SCENARIOS[scenario][1] is not None:
         config, mode = SCENARIOS[scenario]
         return [str(build / "hpcc_run"), prepare(workdir, config, mode).name]
@@ -52,11 +66,14 @@ def run_once(build: Path, scenario: str) -> tuple[float, int]:
     """(user seconds, events) of one run in its own process."""
     with tempfile.TemporaryDirectory() as tmp:
         cmd = command(build, scenario, Path(tmp))
-        proc = subprocess.Popen(cmd, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        env = dict(os.environ, PYTHONPATH=str(build)) if CLI else None
+        proc = subprocess.Popen(cmd, cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         out = proc.stdout.read().decode()
         _, status, usage = os.wait4(proc.pid, 0)
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"ab.py: {' '.join(cmd)} failed: {out.strip()[-2000:]}")
+    if CLI:  # the command line prints no event count: 0 leaves the cost per event out
+        return usage.ru_utime, 0
     stats = json.loads(next(line for line in out.splitlines() if line.startswith("JSON "))[5:])
     return usage.ru_utime, int(stats["events"])
 
@@ -83,12 +100,15 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--json", type=Path, help="write every run's user seconds here")
+    ap.add_argument("--cli", action="store_true", help="OLD and NEW are python/ folders: time `rdmalab hpcc`")
     args = ap.parse_args()
+    global CLI
+    CLI = args.cli
     builds = {"old": args.old.resolve(), "new": args.new.resolve()}
     for name, build in builds.items():
         for s in args.scenarios:
             hpcc = s in SCENARIOS and SCENARIOS[s][1] is not None
-            binary = build / ("hpcc_run" if hpcc else "scenario_run")
+            binary = build / ("rdmalab/_core.abi3.so" if CLI else "hpcc_run" if hpcc else "scenario_run")
             if not binary.is_file():
                 raise SystemExit(f"ab.py: --{name} has no {binary.name} ({binary})")
     with ThreadPoolExecutor(args.jobs) as pool:
@@ -100,14 +120,16 @@ def main() -> int:
             print(f"note: {k[0]} runs a different number of events with the two builds")
     print("| scenario | build | runs | best user s | median user s | ns per event (median) | new / old (median) | per event / S1's |")
     print("|---|---|---|---|---|---|---|---|")
-    per_event = {k: statistics.median(v) / events[k] * 1e9 for k, v in times.items()}
+    per_event = {k: statistics.median(v) / events[k] * 1e9 for k, v in times.items() if events[k]}
     for s in args.scenarios:
         for b in builds:
             v = sorted(times[(s, b)])
             ratio = statistics.median(v) / statistics.median(times[(s, "old")])
-            vs_s1 = per_event[(s, b)] / per_event[("S1-dcqcn", b)] if ("S1-dcqcn", b) in per_event else None
+            ns = per_event.get((s, b))
+            s1 = per_event.get(("S1-dcqcn", b))
+            vs_s1 = f"{ns / s1:.2f}" if ns and s1 else "-"
             print(f"| {s} | {b} | {len(v)} | {v[0]:.3f} | {statistics.median(v):.3f} | "
-                  f"{per_event[(s, b)]:.1f} | {ratio:.3f} | {'-' if vs_s1 is None else f'{vs_s1:.2f}'} |")
+                  f"{'-' if ns is None else f'{ns:.1f}'} | {ratio:.3f} | {vs_s1} |")
     if args.json:
         args.json.write_text(json.dumps({f"{s}|{b}": {"user_s": v, "events": events[(s, b)]}
                                          for (s, b), v in times.items()}, indent=1))
