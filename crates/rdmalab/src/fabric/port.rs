@@ -202,6 +202,22 @@ impl PortState {
         self.occupied |= 1 << q;
     }
 
+    /// A packet of class `q` arriving at this idle port would be sent at once: nothing is
+    /// queued and its class is not paused. If so, the round robin steps to it as
+    /// `dequeue_parked` would have after `enqueue_parked` (class 0 is outside the round
+    /// robin), and the caller sends it without queueing it: every queue, byte count and
+    /// mask is then as the enqueue and the dequeue would have left it.
+    #[inline(always)]
+    pub fn pass_through(&mut self, q: usize) -> bool {
+        if self.occupied != 0 || self.paused_mask & (1 << q) != 0 {
+            return false;
+        }
+        if q != 0 {
+            self.rr_last = q as u8;
+        }
+        true
+    }
+
     /// Appends the packet parked at `r` (of `wire` bytes) to class `q`.
     #[inline(always)]
     pub fn enqueue_parked(&mut self, q: usize, r: PacketRef, wire: u32, pool: &mut PacketPool) {

@@ -127,6 +127,13 @@ impl Simulation {
         if SPECIAL {
             st.enqueue_special(queue, r, wire, local, &mut self.packets); // the input-port arbiter's hook
         } else {
+            // An idle egress with nothing queued sends the packet at once: the queue and the
+            // dequeue `switch_kick` would do are skipped (`PortState::pass_through`).
+            let idle = !st.busy && st.tx_end <= (self.now, self.queue.popped_seq());
+            if idle && st.pass_through(queue) {
+                let sw = st.unit as usize;
+                return self.switch_send::<false>(egress, sw, queue, r);
+            }
             st.enqueue_parked(queue, r, wire, &mut self.packets);
         }
         self.switch_kick(egress);
