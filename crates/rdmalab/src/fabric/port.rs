@@ -187,6 +187,15 @@ impl PortState {
         self.queue_bytes.iter().sum()
     }
 
+    /// The transmission that ends at `tx_end` comes after the event at (`now`, `key`) in
+    /// the queue's order: the transmitter is still serialising. One 128-bit comparison
+    /// (the tuple's comparison is a call in the optimised build, on every switch hop).
+    #[inline(always)]
+    pub fn serialising(&self, now: Time, key: u64) -> bool {
+        let (end, seq) = self.tx_end;
+        (u128::from(end.0) << 64 | u128::from(seq)) > (u128::from(now.0) << 64 | u128::from(key))
+    }
+
     /// True when some class holds a packet (paused or not).
     #[inline]
     pub fn has_queued(&self) -> bool {

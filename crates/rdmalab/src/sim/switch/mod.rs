@@ -129,7 +129,7 @@ impl Simulation {
         } else {
             // An idle egress with nothing queued sends the packet at once: the queue and the
             // dequeue `switch_kick` would do are skipped (`PortState::pass_through`).
-            let idle = !st.busy && st.tx_end <= (self.now, self.queue.popped_seq());
+            let idle = !st.busy && !st.serialising(self.now, self.queue.popped_seq());
             if idle && st.pass_through(queue) {
                 let sw = st.unit as usize;
                 return self.switch_send::<false>(egress, sw, queue, r);
@@ -243,7 +243,7 @@ impl Simulation {
         if st.busy {
             return;
         }
-        if st.tx_end > (self.now, self.queue.popped_seq()) {
+        if st.serialising(self.now, self.queue.popped_seq()) {
             // Still serialising, its TxDone skipped (`transmit`): schedule it in its place.
             if st.has_queued() {
                 st.busy = true;
