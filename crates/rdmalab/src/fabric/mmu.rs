@@ -361,8 +361,9 @@ impl SwitchMmu {
         self.release_shared(p, q, size)
     }
 
-    /// `release` for a switch known not to run the m4 pools (`is_m4` false).
-    #[inline]
+    /// `release` for a switch known not to run the m4 pools (`is_m4` false). Always
+    /// inlined, as `admit_shared` is: a call on every switch hop cost more than its body.
+    #[inline(always)]
     pub fn release_shared(&mut self, p: usize, q: usize, size: u64) -> bool {
         debug_assert!(self.m4.is_none(), "an m4 switch on the common path");
         let (reserve, fixed) = (self.cfg.reserve, self.pool);
