@@ -88,32 +88,35 @@ impl Simulation {
     /// (its class's, or `queue`: IOFD's class changes set it apart from the class the packet
     /// is admitted in, which it keeps in `pg` while queued, for its departure to release),
     /// for the packet parked at `r`. An egress with a
-    /// mechanism's hook (`special`) takes the out-of-line copy.
+    /// mechanism's hook (`special`), or whose link is down, takes the out-of-line path: the
+    /// common one tests both flags once.
     #[inline(always)]
     pub(super) fn switch_enqueue_parked(&mut self, at: PortId, egress: PortId, r: PacketRef, queue: Option<u8>) {
-        if self.ports[egress.idx()].special {
-            return self.switch_enqueue_special(at, egress, r, queue);
+        let e = &self.ports[egress.idx()];
+        if e.special | e.down {
+            return self.switch_enqueue_cold(at, egress, r, queue);
         }
         self.switch_enqueue_as::<false>(at, egress, r, queue);
     }
 
-    /// `switch_enqueue_parked` on a `special` egress, out of line.
+    /// `switch_enqueue_parked` on a `special` egress or a failed link, out of line.
     #[cold]
     #[inline(never)]
-    fn switch_enqueue_special(&mut self, at: PortId, egress: PortId, r: PacketRef, queue: Option<u8>) {
-        self.switch_enqueue_as::<true>(at, egress, r, queue);
-    }
-
-    /// `switch_enqueue_parked`'s work. `SPECIAL`: the hooks of a special egress run (per-port
-    /// buffers in place of the MMU, the input-port arbiter); without, none is tested.
-    #[inline(always)]
-    fn switch_enqueue_as<const SPECIAL: bool>(&mut self, at: PortId, egress: PortId, r: PacketRef, queue: Option<u8>) {
+    fn switch_enqueue_cold(&mut self, at: PortId, egress: PortId, r: PacketRef, queue: Option<u8>) {
         if self.ports[egress.idx()].down {
             // Routes still point at a failed link (`failures`): the packet is lost.
             self.counters.link_down_losses += 1;
             let sw = self.ports[at.idx()].unit as usize;
             return self.drop_at_ingress(at, sw, None, r);
         }
+        self.switch_enqueue_as::<true>(at, egress, r, queue);
+    }
+
+    /// `switch_enqueue_parked`'s work, on an egress whose link is up. `SPECIAL`: the hooks
+    /// of a special egress run (per-port buffers in place of the MMU, the input-port
+    /// arbiter); without, none is tested.
+    #[inline(always)]
+    fn switch_enqueue_as<const SPECIAL: bool>(&mut self, at: PortId, egress: PortId, r: PacketRef, queue: Option<u8>) {
         if SPECIAL && self.mech.egress_filter && self.refused_at_egress(at, egress, r) {
             return;
         }
