@@ -361,6 +361,39 @@ impl SwitchMmu {
         self.release_shared(p, q, size)
     }
 
+    /// True when admitting `size` bytes of class `q` on ingress port `p` and releasing them
+    /// at once (a packet sent as it arrives) would leave every count as it found it: the
+    /// packet is neither dropped nor put in headroom, sends no PAUSE, and its release sends
+    /// no RESUME (the record holds no headroom and has not paused). Reads only; false for a
+    /// class without records yet. The same arithmetic as `admit_shared`, then
+    /// `release_shared`, which give back exactly what was taken in these cases.
+    #[inline(always)]
+    pub fn passes(&self, p: usize, q: usize, size: u64) -> bool {
+        debug_assert!(self.m4.is_none(), "an m4 switch on the common path");
+        let s = self.slot[q];
+        if s == NO_SLOT {
+            return false;
+        }
+        let c = &self.acct[p * self.stride as usize + s as usize];
+        if c.hdrm != 0 || c.paused {
+            return false;
+        }
+        let (reserve, fixed) = (self.cfg.reserve, self.pool);
+        let th = fixed.saturating_sub(self.shared_used) >> c.shift;
+        let n = c.ingress + size;
+        if n > reserve && n - reserve > th {
+            return false; // dropped, or admitted into headroom
+        }
+        if !c.pfc {
+            return true;
+        }
+        if size > c.headroom && size + c.ingress.saturating_sub(reserve) > th {
+            return false; // dropped
+        }
+        let shared_used = if n <= reserve { self.shared_used } else { self.shared_used + size.min(n - reserve) };
+        n.saturating_sub(reserve) < fixed.saturating_sub(shared_used) >> c.shift
+    }
+
     /// `release` for a switch known not to run the m4 pools (`is_m4` false). Always
     /// inlined, as `admit_shared` is: a call on every switch hop cost more than its body.
     #[inline(always)]

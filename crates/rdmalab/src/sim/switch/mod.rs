@@ -120,6 +120,9 @@ impl Simulation {
         if SPECIAL && self.mech.egress_filter && self.refused_at_egress(at, egress, r) {
             return;
         }
+        if !SPECIAL && queue.is_none() && self.send_unbuffered(at, egress, r) {
+            return;
+        }
         let Some((class, wire, local)) = self.admit::<SPECIAL>(at, egress, r) else { return };
         if self.trace.is_some() {
             let pkt = *self.packets.get(r);
@@ -135,11 +138,43 @@ impl Simulation {
             let idle = !st.busy && !st.serialising(self.now, self.queue.popped_seq());
             if idle && st.pass_through(queue) {
                 let sw = st.unit as usize;
-                return self.switch_send::<false>(egress, sw, queue, r);
+                return self.switch_send::<false>(egress, sw, queue, r, true);
             }
             st.enqueue_parked(queue, r, wire, &mut self.packets);
         }
         self.switch_kick(egress);
+    }
+
+    /// A packet that an idle egress with nothing queued sends at once, and whose admission
+    /// and release would leave the switch's buffer counts as they found them (no PAUSE, no
+    /// headroom, no RESUME: `SwitchMmu::passes`), goes straight out: the admission, the queue
+    /// and the release are skipped, and all they change is left as they would have left it.
+    /// False: nothing changed, the packet takes the common path.
+    #[inline(always)]
+    fn send_unbuffered(&mut self, at: PortId, egress: PortId, r: PacketRef) -> bool {
+        let (sw, local) = {
+            let st = &self.ports[at.idx()];
+            (st.unit as usize, st.local)
+        };
+        let pkt = self.packets.get(r);
+        let (class, wire) = (self.switch_class(pkt), pkt.wire);
+        if class != 0 && !self.mmus[sw].passes(local as usize, class, wire as u64) {
+            return false;
+        }
+        let (now, key) = (self.now, self.queue.popped_seq());
+        let st = &mut self.ports[egress.idx()];
+        if st.busy || st.serialising(now, key) || !st.pass_through(class) {
+            return false;
+        }
+        let pkt = self.packets.get_mut(r);
+        pkt.ingress = at;
+        pkt.ingress_local = local;
+        if self.trace.is_some() {
+            let pkt = *self.packets.get(r);
+            self.trace_event(super::trace::TraceEvent::Enqueue, egress, &pkt);
+        }
+        self.switch_send::<false>(egress, sw, class, r, false);
+        true
     }
 
     /// The one admission of a packet into a switch: parked packet `r`, arrived on `at`, bound
@@ -261,7 +296,7 @@ impl Simulation {
         let Some((class, r)) = st.dequeue_parked(&self.packets) else {
             return;
         };
-        self.switch_send::<false>(port, sw, class, r);
+        self.switch_send::<false>(port, sw, class, r, true);
     }
 
     /// `switch_kick` on a port with a mechanism's egress hook (`PortState::special`): a
@@ -278,15 +313,15 @@ impl Simulation {
             return;
         };
         let r = self.packets.park(pkt);
-        self.switch_send::<true>(port, sw, class, r);
+        self.switch_send::<true>(port, sw, class, r, true);
     }
 
     /// Sends the packet `switch_kick` took from class `class` of `port` (of switch `sw`),
     /// parked at `r`: buffer release (and RESUME), ECN, INT. `SPECIAL`: the port's
     /// mechanism hooks (class table, IOFD's flags, Blitz's edge rule) run; without, none
-    /// is tested.
+    /// is tested. `release`: false for a packet `send_unbuffered` never admitted.
     #[inline(always)]
-    fn switch_send<const SPECIAL: bool>(&mut self, port: PortId, sw: usize, class: usize, r: PacketRef) {
+    fn switch_send<const SPECIAL: bool>(&mut self, port: PortId, sw: usize, class: usize, r: PacketRef, release: bool) {
         let pkt = self.packets.get(r);
         let (ingress, ingress_local, wire, kind, int_slot) =
             (pkt.ingress, pkt.ingress_local, pkt.wire, pkt.kind, pkt.int_slot);
@@ -301,8 +336,10 @@ impl Simulation {
                 super::mech::port_buffers::release(buffers, &self.ports, sw, ingress_local, port, admitted, wire)
             } else if SPECIAL {
                 self.mmus[sw].release(ingress_local as usize, admitted, wire as u64)
-            } else {
+            } else if release {
                 self.mmus[sw].release_shared(ingress_local as usize, admitted, wire as u64)
+            } else {
+                false
             };
             if kind == PacketKind::Data {
                 self.mark_ecn::<SPECIAL>(port, sw, class, r);
