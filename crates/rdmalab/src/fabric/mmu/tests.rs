@@ -123,3 +123,41 @@ fn a_lossy_class_drops_beside_a_lossless_one() {
     assert!(drops[1] > 0 && pauses[1] == 0, "class 4: {drops:?} {pauses:?}");
     assert_eq!(m.record(0, 4).hdrm, 0, "a lossy class never takes headroom");
 }
+
+#[test]
+fn passes_only_where_admission_and_release_change_nothing() {
+    // At every fill level on the way to a PAUSE (and a drop) and back, for a lossless
+    // and a lossy class: where `passes` says yes, admitting and releasing the packet at
+    // once is accepted without a PAUSE, sends no RESUME and leaves every count as it
+    // was; where it says no, one of those fails (or the class has no records yet).
+    for lossless in [true, false] {
+        let mut m = mmu(lossless);
+        let (mut yes, mut no) = (0, 0);
+        for step in 0..120 {
+            for size in [64, 1000, 9000] {
+                let says = m.passes(1, 3, size);
+                let (before, mut t) = (m.record(1, 3), m.clone());
+                let admitted = t.admit_shared(1, 3, size);
+                let into_headroom = t.record(1, 3).hdrm != before.hdrm;
+                let resumed = admitted != Admission::Drop && t.release_shared(1, 3, size);
+                let unchanged = format!("{:?} {}", t.acct, t.shared_used) == format!("{:?} {}", m.acct, m.shared_used);
+                let quiet = admitted == Admission::Accept { pause: false } && !resumed && unchanged;
+                let at = format!("lossless {lossless}, step {step}, {size} B: {admitted:?}, {before:?}");
+                assert!(!says || quiet, "{at}");
+                // Exactly the cases its note names: records, no headroom held or taken, no
+                // PAUSE sent or in force.
+                let named = m.slot[3] != NO_SLOT && before.hdrm == 0 && !before.paused && !into_headroom;
+                assert_eq!(says, named && admitted == Admission::Accept { pause: false }, "{at}");
+                (yes, no) = if says { (yes + 1, no) } else { (yes, no + 1) };
+            }
+            // Fill port 0 and then port 1 (the shared buffer they share), then drain.
+            let (p, admit) = (usize::from(step >= 40), step < 80);
+            if admit {
+                let _ = m.admit(p, 3, 1000);
+            } else {
+                m.release(p % 2, 3, m.record(p % 2, 3).ingress.min(1000).max(m.record(p % 2, 3).hdrm.min(1000)));
+            }
+        }
+        assert!(yes > 0 && no > 0, "lossless {lossless}: {yes} yes, {no} no");
+    }
+}
