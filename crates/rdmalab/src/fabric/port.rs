@@ -462,6 +462,64 @@ mod tests {
     }
 
     #[test]
+    fn a_packet_passed_through_leaves_the_port_as_its_enqueue_and_dequeue_would() {
+        // Two ports under the same random operations; where `pass_through` lets a packet
+        // of class q through the first, the second queues it and dequeues at once: it
+        // must send that very class, and both must then agree on everything the scheduler
+        // reads. Where it refuses, the packet joins both queues.
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(9);
+        let mut pool = PacketPool::default();
+        let new = || PortState::new(NodeId(0), PortId(1), 0, Rate::gbps(100), Time::from_ns(1000));
+        let (mut a, mut b) = (new(), new());
+        let (mut passed, mut refused) = (0, 0);
+        for step in 0..20_000u64 {
+            if step % 16 == 0 {
+                // Now and then every class resumes and both ports drain: an idle port again.
+                for port in [&mut a, &mut b] {
+                    (1..NUM_PRIOS).for_each(|q| port.set_paused(q, false, Time(step)));
+                    while let Some((_, r)) = port.dequeue_parked(&pool) {
+                        pool.take(r);
+                    }
+                }
+            }
+            match rng.gen_range(0..5) {
+                0 => {
+                    let q = rng.gen_range(1..NUM_PRIOS);
+                    let pause = rng.gen_bool(0.3);
+                    a.set_paused(q, pause, Time(step));
+                    b.set_paused(q, pause, Time(step));
+                }
+                1 | 2 => {
+                    for port in [&mut a, &mut b] {
+                        if let Some((_, r)) = port.dequeue_parked(&pool) {
+                            pool.take(r);
+                        }
+                    }
+                }
+                _ => {
+                    let q = rng.gen_range(0..NUM_PRIOS);
+                    if a.pass_through(q) {
+                        passed += 1;
+                        b.enqueue(q, pkt(q as u8), &mut pool);
+                        let (sent, r) = b.dequeue_parked(&pool).expect("queued");
+                        assert_eq!(sent, q, "step {step}");
+                        pool.take(r);
+                    } else {
+                        refused += 1;
+                        assert!(a.has_queued() || a.paused[q], "step {step}: refused class {q}");
+                        a.enqueue(q, pkt(q as u8), &mut pool);
+                        b.enqueue(q, pkt(q as u8), &mut pool);
+                    }
+                }
+            }
+            let seen = |p: &PortState| (p.rr_last, p.occupied, p.paused_mask, p.queue_bytes);
+            assert_eq!(seen(&a), seen(&b), "step {step}");
+        }
+        assert!(passed > 100 && refused > 100, "{passed} passed, {refused} refused");
+    }
+
+    #[test]
     fn class_zero_is_strict_and_others_round_robin() {
         let mut pool = PacketPool::default();
         let mut port = PortState::new(NodeId(0), PortId(1), 0, Rate::gbps(100), Time::from_ns(1000));
