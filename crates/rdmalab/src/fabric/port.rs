@@ -218,13 +218,19 @@ impl PortState {
     /// mask is then as the enqueue and the dequeue would have left it.
     #[inline(always)]
     pub fn pass_through(&mut self, q: usize) -> bool {
-        if self.occupied != 0 || self.paused_mask & (1 << q) != 0 {
+        if !self.would_pass(q) {
             return false;
         }
         if q != 0 {
             self.rr_last = q as u8;
         }
         true
+    }
+
+    /// `pass_through` would let a packet of class `q` by (and change nothing yet).
+    #[inline(always)]
+    pub fn would_pass(&self, q: usize) -> bool {
+        self.occupied == 0 && self.paused_mask & (1 << q) == 0
     }
 
     /// Appends the packet parked at `r` (of `wire` bytes) to class `q`.

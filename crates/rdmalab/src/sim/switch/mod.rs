@@ -158,14 +158,17 @@ impl Simulation {
         };
         let pkt = self.packets.get(r);
         let (class, wire) = (self.switch_class(pkt), pkt.wire);
+        // The egress first: it is busy more often than the buffer is near a threshold.
+        let (now, key) = (self.now, self.queue.popped_seq());
+        let st = &self.ports[egress.idx()];
+        if st.busy || st.serialising(now, key) || !st.would_pass(class) {
+            return false;
+        }
         if class != 0 && !self.mmus[sw].passes(local as usize, class, wire as u64) {
             return false;
         }
-        let (now, key) = (self.now, self.queue.popped_seq());
-        let st = &mut self.ports[egress.idx()];
-        if st.busy || st.serialising(now, key) || !st.pass_through(class) {
-            return false;
-        }
+        let passed = self.ports[egress.idx()].pass_through(class);
+        debug_assert!(passed, "would_pass said so");
         let pkt = self.packets.get_mut(r);
         pkt.ingress = at;
         pkt.ingress_local = local;
