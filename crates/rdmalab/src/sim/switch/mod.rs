@@ -141,6 +141,9 @@ impl Simulation {
                 return self.switch_send::<false>(egress, sw, queue, r, true);
             }
             st.enqueue_parked(queue, r, wire, &mut self.packets);
+            if st.busy {
+                return; // its TxDone (or waiting dequeue) will send: `switch_kick`'s first test, without the call
+            }
         }
         self.switch_kick(egress);
     }
