@@ -361,8 +361,42 @@ impl SwitchMmu {
         self.release_shared(p, q, size)
     }
 
-    /// `release` for a switch known not to run the m4 pools (`is_m4` false).
-    #[inline]
+    /// True when admitting `size` bytes of class `q` on ingress port `p` and releasing them
+    /// at once (a packet sent as it arrives) would leave every count as it found it: the
+    /// packet is neither dropped nor put in headroom, sends no PAUSE, and its release sends
+    /// no RESUME (the record holds no headroom and has not paused). Reads only; false for a
+    /// class without records yet. The same arithmetic as `admit_shared`, then
+    /// `release_shared`, which give back exactly what was taken in these cases.
+    #[inline(always)]
+    pub fn passes(&self, p: usize, q: usize, size: u64) -> bool {
+        debug_assert!(self.m4.is_none(), "an m4 switch on the common path");
+        let s = self.slot[q];
+        if s == NO_SLOT {
+            return false;
+        }
+        let c = &self.acct[p * self.stride as usize + s as usize];
+        if c.hdrm != 0 || c.paused {
+            return false;
+        }
+        let (reserve, fixed) = (self.cfg.reserve, self.pool);
+        let th = fixed.saturating_sub(self.shared_used) >> c.shift;
+        let n = c.ingress + size;
+        if n > reserve && n - reserve > th {
+            return false; // dropped, or admitted into headroom
+        }
+        if !c.pfc {
+            return true;
+        }
+        if size > c.headroom && size + c.ingress.saturating_sub(reserve) > th {
+            return false; // dropped
+        }
+        let shared_used = if n <= reserve { self.shared_used } else { self.shared_used + size.min(n - reserve) };
+        n.saturating_sub(reserve) < fixed.saturating_sub(shared_used) >> c.shift
+    }
+
+    /// `release` for a switch known not to run the m4 pools (`is_m4` false). Always
+    /// inlined, as `admit_shared` is: a call on every switch hop cost more than its body.
+    #[inline(always)]
     pub fn release_shared(&mut self, p: usize, q: usize, size: u64) -> bool {
         debug_assert!(self.m4.is_none(), "an m4 switch on the common path");
         let (reserve, fixed) = (self.cfg.reserve, self.pool);
@@ -421,128 +455,4 @@ fn threshold_shift(rate: Rate, nic: Rate) -> u32 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn mmu(lossless: bool) -> SwitchMmu {
-        let cfg = MmuConfig { buffer: 200_000, lossless, ..MmuConfig::default() };
-        SwitchMmu::new(cfg, &[(Rate::gbps(100), 1000), (Rate::gbps(100), 1000)])
-    }
-
-    #[test]
-    fn headroom_and_shift_follow_the_reference() {
-        let m = SwitchMmu::new(MmuConfig::default(), &[(Rate::gbps(100), 1000), (Rate::gbps(400), 1000)]);
-        assert_eq!(m.params.iter().map(|p| p.headroom).collect::<Vec<_>>(), vec![37_500, 150_000]);
-        assert_eq!((0..m.params.len()).map(|p| m.record(p, 5).shift).collect::<Vec<_>>(), vec![3, 1]);
-    }
-
-    #[test]
-    fn a_class_gets_its_records_with_its_first_packet() {
-        // No records before a packet; then one per port for each class that arrived, the
-        // bytes of a class kept when another joins, and a class never seen reads as empty
-        // with its port's parameters.
-        let mut m = mmu(true);
-        assert!(m.acct.is_empty());
-        assert_eq!(m.admit(1, 3, 1000), Admission::Accept { pause: false });
-        assert_eq!((m.acct.len(), m.stride), (2, 1));
-        assert_eq!(m.admit(0, 1, 64), Admission::Accept { pause: false });
-        assert_eq!((m.acct.len(), m.stride, m.slot[3], m.slot[1]), (4, 2, 0, 1));
-        assert_eq!((m.ingress_bytes(1), m.ingress_bytes(0), m.record(1, 3).ingress), (1000, 64, 1000));
-        let never = m.record(0, 6);
-        assert_eq!((never.ingress, never.headroom, never.shift, never.pfc), (0, 37_500, 3, true));
-        assert!(!m.release(1, 3, 1000));
-        assert_eq!((m.ingress_bytes(1), m.shared_used()), (0, 0));
-    }
-
-    #[test]
-    fn large_frames_get_the_round_trip_and_three_frames() {
-        // 9,000-byte frames and 48 bytes of headers: 2 x 12,500 + 3 x 9,048 + 64 at 100 Gb/s
-        // and 1 us, more than the reference's 3 x 12,500; at 400 Gb/s 3 x 50,000 is more; a
-        // zero-delay link keeps the three frames and the PAUSE.
-        let cfg = MmuConfig { serialisation: 3 * 9048 + 64, ..MmuConfig::default() };
-        let links = [(Rate::gbps(100), 1000), (Rate::gbps(400), 1000), (Rate::gbps(10), 0)];
-        let m = SwitchMmu::new(cfg, &links);
-        assert_eq!(m.params.iter().map(|p| p.headroom).collect::<Vec<_>>(), vec![52_208, 150_000, 27_208]);
-        let set = SwitchMmu::new(MmuConfig { headroom: Some(0), ..cfg }, &links);
-        assert!(set.params.iter().all(|p| p.headroom == 0));
-    }
-
-    #[test]
-    fn over_threshold_as_admit_decides() {
-        for lossless in [true, false] {
-            let mut m = mmu(lossless);
-            let mut over = false;
-            for _ in 0..200 {
-                let predicted = m.over_threshold(0, 3, 1000);
-                let hdrm = m.record(0, 3).hdrm;
-                let got = m.admit(0, 3, 1000);
-                if lossless {
-                    // Over the threshold: headroom (or, once that is full, a drop).
-                    let took_hdrm = got == Admission::Drop || m.record(0, 3).hdrm > hdrm;
-                    assert_eq!(predicted, took_hdrm);
-                } else {
-                    assert_eq!(predicted, got == Admission::Drop);
-                }
-                over |= predicted;
-            }
-            assert!(over, "200 kB into a 200 kB buffer must go over the threshold");
-            assert_eq!(m.lossless(3), lossless);
-        }
-    }
-
-    #[test]
-    fn pauses_at_threshold_and_resumes_after_draining() {
-        let mut m = mmu(true);
-        // buffer 200000 - hdrm 75000 - rsrv 8192 = 116808 free; Th = 14601 at shift 3.
-        let mut paused_at = None;
-        for i in 0..40 {
-            if let Admission::Accept { pause: true } = m.admit(0, 3, 1000) {
-                paused_at = Some(i);
-                break;
-            }
-        }
-        let k = paused_at.expect("must pause before 40 KB") + 1;
-        assert!(m.record(0, 3).hdrm > 0 || m.shared_of(0, 3) >= m.threshold(0));
-        let mut resumed = false;
-        for _ in 0..k {
-            resumed |= m.release(0, 3, 1000);
-        }
-        assert!(resumed);
-        assert_eq!(m.shared_used(), 0);
-        assert_eq!(m.ingress_bytes(0), 0);
-    }
-
-    #[test]
-    fn lossy_drops_instead_of_pausing() {
-        let mut m = mmu(false);
-        let mut drops = 0;
-        for _ in 0..100 {
-            match m.admit(0, 3, 1000) {
-                Admission::Drop => drops += 1,
-                Admission::Accept { pause } => assert!(!pause),
-            }
-        }
-        assert!(drops > 0);
-    }
-
-    #[test]
-    fn a_lossy_class_drops_beside_a_lossless_one() {
-        // Class 3 lossless, class 4 lossy, on the same ingress port and shared buffer.
-        let cfg = MmuConfig { buffer: 200_000, pfc_classes: Some(1 << 3), ..MmuConfig::default() };
-        let mut m = SwitchMmu::new(cfg, &[(Rate::gbps(100), 1000), (Rate::gbps(100), 1000)]);
-        let (mut drops, mut pauses) = ([0; 2], [0; 2]);
-        // 40 KB each: more than class 4's share of the buffer, less than class 3's share
-        // plus its headroom (the upstream would have stopped at the PAUSE anyway).
-        for _ in 0..40 {
-            for (k, q) in [3, 4].into_iter().enumerate() {
-                match m.admit(0, q, 1000) {
-                    Admission::Drop => drops[k] += 1,
-                    Admission::Accept { pause } => pauses[k] += pause as u32,
-                }
-            }
-        }
-        assert_eq!((drops[0], pauses[0]), (0, 1), "class 3 pauses once, then lives on headroom");
-        assert!(drops[1] > 0 && pauses[1] == 0, "class 4: {drops:?} {pauses:?}");
-        assert_eq!(m.record(0, 4).hdrm, 0, "a lossy class never takes headroom");
-    }
-}
+mod tests;

@@ -187,6 +187,15 @@ impl PortState {
         self.queue_bytes.iter().sum()
     }
 
+    /// The transmission that ends at `tx_end` comes after the event at (`now`, `key`) in
+    /// the queue's order: the transmitter is still serialising. One 128-bit comparison
+    /// (the tuple's comparison is a call in the optimised build, on every switch hop).
+    #[inline(always)]
+    pub fn serialising(&self, now: Time, key: u64) -> bool {
+        let (end, seq) = self.tx_end;
+        (u128::from(end.0) << 64 | u128::from(seq)) > (u128::from(now.0) << 64 | u128::from(key))
+    }
+
     /// True when some class holds a packet (paused or not).
     #[inline]
     pub fn has_queued(&self) -> bool {
@@ -200,6 +209,28 @@ impl PortState {
         let r = pool.park(pkt);
         self.queues[q].push_back(r, pool);
         self.occupied |= 1 << q;
+    }
+
+    /// A packet of class `q` arriving at this idle port would be sent at once: nothing is
+    /// queued and its class is not paused. If so, the round robin steps to it as
+    /// `dequeue_parked` would have after `enqueue_parked` (class 0 is outside the round
+    /// robin), and the caller sends it without queueing it: every queue, byte count and
+    /// mask is then as the enqueue and the dequeue would have left it.
+    #[inline(always)]
+    pub fn pass_through(&mut self, q: usize) -> bool {
+        if !self.would_pass(q) {
+            return false;
+        }
+        if q != 0 {
+            self.rr_last = q as u8;
+        }
+        true
+    }
+
+    /// `pass_through` would let a packet of class `q` by (and change nothing yet).
+    #[inline(always)]
+    pub fn would_pass(&self, q: usize) -> bool {
+        self.occupied == 0 && self.paused_mask & (1 << q) == 0
     }
 
     /// Appends the packet parked at `r` (of `wire` bytes) to class `q`.
@@ -434,6 +465,64 @@ mod tests {
             }
             assert_eq!(port.has_queued(), port.queues.iter().any(|q| !q.is_empty()));
         }
+    }
+
+    #[test]
+    fn a_packet_passed_through_leaves_the_port_as_its_enqueue_and_dequeue_would() {
+        // Two ports under the same random operations; where `pass_through` lets a packet
+        // of class q through the first, the second queues it and dequeues at once: it
+        // must send that very class, and both must then agree on everything the scheduler
+        // reads. Where it refuses, the packet joins both queues.
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(9);
+        let mut pool = PacketPool::default();
+        let new = || PortState::new(NodeId(0), PortId(1), 0, Rate::gbps(100), Time::from_ns(1000));
+        let (mut a, mut b) = (new(), new());
+        let (mut passed, mut refused) = (0, 0);
+        for step in 0..20_000u64 {
+            if step % 16 == 0 {
+                // Now and then every class resumes and both ports drain: an idle port again.
+                for port in [&mut a, &mut b] {
+                    (1..NUM_PRIOS).for_each(|q| port.set_paused(q, false, Time(step)));
+                    while let Some((_, r)) = port.dequeue_parked(&pool) {
+                        pool.take(r);
+                    }
+                }
+            }
+            match rng.gen_range(0..5) {
+                0 => {
+                    let q = rng.gen_range(1..NUM_PRIOS);
+                    let pause = rng.gen_bool(0.3);
+                    a.set_paused(q, pause, Time(step));
+                    b.set_paused(q, pause, Time(step));
+                }
+                1 | 2 => {
+                    for port in [&mut a, &mut b] {
+                        if let Some((_, r)) = port.dequeue_parked(&pool) {
+                            pool.take(r);
+                        }
+                    }
+                }
+                _ => {
+                    let q = rng.gen_range(0..NUM_PRIOS);
+                    if a.pass_through(q) {
+                        passed += 1;
+                        b.enqueue(q, pkt(q as u8), &mut pool);
+                        let (sent, r) = b.dequeue_parked(&pool).expect("queued");
+                        assert_eq!(sent, q, "step {step}");
+                        pool.take(r);
+                    } else {
+                        refused += 1;
+                        assert!(a.has_queued() || a.paused[q], "step {step}: refused class {q}");
+                        a.enqueue(q, pkt(q as u8), &mut pool);
+                        b.enqueue(q, pkt(q as u8), &mut pool);
+                    }
+                }
+            }
+            let seen = |p: &PortState| (p.rr_last, p.occupied, p.paused_mask, p.queue_bytes);
+            assert_eq!(seen(&a), seen(&b), "step {step}");
+        }
+        assert!(passed > 100 && refused > 100, "{passed} passed, {refused} refused");
     }
 
     #[test]

@@ -293,7 +293,9 @@ impl Simulation {
         self.run(RunLimit::default())
     }
 
-    #[inline]
+    /// Always inlined into the loop: as a call of its own it saved and restored the
+    /// registers of every handler inlined into it on each event.
+    #[inline(always)]
     fn dispatch(&mut self, ev: Event) {
         match ev {
             Event::FlowArrival => self.on_flow_arrival(),

@@ -73,19 +73,23 @@ impl<E: Copy> SlotLists<E> {
         self.len += 1;
     }
 
-    /// Empties `slot`'s list onto the end of `out`, in push order.
+    /// Empties `slot`'s list onto the end of `out`, in push order. The free list's head and
+    /// the node arena are held in locals through the loop: `out`'s growth is a call, after
+    /// which fields of `self` would be read again for every entry.
     #[inline]
     pub(super) fn take(&mut self, slot: usize, out: &mut Vec<Entry<E>>) {
         let before = out.len();
         let mut idx = self.ends[slot].0;
+        let (nodes, mut free) = (&mut self.nodes[..], self.free);
         while idx != NIL {
-            let node = &mut self.nodes[idx as usize];
+            let node = &mut nodes[idx as usize];
             out.push(node.entry);
             let next = node.next;
-            node.next = self.free;
-            self.free = idx;
+            node.next = free;
+            free = idx;
             idx = next;
         }
+        self.free = free;
         self.ends[slot] = (NIL, NIL);
         self.occupied[slot / 64] &= !(1 << (slot % 64));
         self.len -= out.len() - before;

@@ -10,7 +10,8 @@ use crate::sim::Simulation;
 impl Simulation {
     /// RED-style marking on the queue the packet leaves (its own bytes excluded), with the
     /// class's thresholds when the run has a class table and Blitz's edge rule (`SPECIAL`).
-    #[inline]
+    /// Always inlined: it runs on every data packet a switch sends.
+    #[inline(always)]
     pub(super) fn mark_ecn<const SPECIAL: bool>(&mut self, port: PortId, sw: usize, class: usize, r: PacketRef) {
         let Some(ecn) = &self.cfg.ecn else {
             return self.mark_fecn::<SPECIAL>(port, class, r); // InfiniBand CC, if it runs

@@ -88,33 +88,39 @@ impl Simulation {
     /// (its class's, or `queue`: IOFD's class changes set it apart from the class the packet
     /// is admitted in, which it keeps in `pg` while queued, for its departure to release),
     /// for the packet parked at `r`. An egress with a
-    /// mechanism's hook (`special`) takes the out-of-line copy.
+    /// mechanism's hook (`special`), or whose link is down, takes the out-of-line path: the
+    /// common one tests both flags once.
     #[inline(always)]
     pub(super) fn switch_enqueue_parked(&mut self, at: PortId, egress: PortId, r: PacketRef, queue: Option<u8>) {
-        if self.ports[egress.idx()].special {
-            return self.switch_enqueue_special(at, egress, r, queue);
+        let e = &self.ports[egress.idx()];
+        if e.special | e.down {
+            return self.switch_enqueue_cold(at, egress, r, queue);
         }
         self.switch_enqueue_as::<false>(at, egress, r, queue);
     }
 
-    /// `switch_enqueue_parked` on a `special` egress, out of line.
+    /// `switch_enqueue_parked` on a `special` egress or a failed link, out of line.
     #[cold]
     #[inline(never)]
-    fn switch_enqueue_special(&mut self, at: PortId, egress: PortId, r: PacketRef, queue: Option<u8>) {
-        self.switch_enqueue_as::<true>(at, egress, r, queue);
-    }
-
-    /// `switch_enqueue_parked`'s work. `SPECIAL`: the hooks of a special egress run (per-port
-    /// buffers in place of the MMU, the input-port arbiter); without, none is tested.
-    #[inline(always)]
-    fn switch_enqueue_as<const SPECIAL: bool>(&mut self, at: PortId, egress: PortId, r: PacketRef, queue: Option<u8>) {
+    fn switch_enqueue_cold(&mut self, at: PortId, egress: PortId, r: PacketRef, queue: Option<u8>) {
         if self.ports[egress.idx()].down {
             // Routes still point at a failed link (`failures`): the packet is lost.
             self.counters.link_down_losses += 1;
             let sw = self.ports[at.idx()].unit as usize;
             return self.drop_at_ingress(at, sw, None, r);
         }
+        self.switch_enqueue_as::<true>(at, egress, r, queue);
+    }
+
+    /// `switch_enqueue_parked`'s work, on an egress whose link is up. `SPECIAL`: the hooks
+    /// of a special egress run (per-port buffers in place of the MMU, the input-port
+    /// arbiter); without, none is tested.
+    #[inline(always)]
+    fn switch_enqueue_as<const SPECIAL: bool>(&mut self, at: PortId, egress: PortId, r: PacketRef, queue: Option<u8>) {
         if SPECIAL && self.mech.egress_filter && self.refused_at_egress(at, egress, r) {
+            return;
+        }
+        if !SPECIAL && queue.is_none() && self.send_unbuffered(at, egress, r) {
             return;
         }
         let Some((class, wire, local)) = self.admit::<SPECIAL>(at, egress, r) else { return };
@@ -127,9 +133,54 @@ impl Simulation {
         if SPECIAL {
             st.enqueue_special(queue, r, wire, local, &mut self.packets); // the input-port arbiter's hook
         } else {
+            // An idle egress with nothing queued sends the packet at once: the queue and the
+            // dequeue `switch_kick` would do are skipped (`PortState::pass_through`).
+            let idle = !st.busy && !st.serialising(self.now, self.queue.popped_seq());
+            if idle && st.pass_through(queue) {
+                let sw = st.unit as usize;
+                return self.switch_send::<false>(egress, sw, queue, r, true);
+            }
             st.enqueue_parked(queue, r, wire, &mut self.packets);
+            if st.busy {
+                return; // its TxDone (or waiting dequeue) will send: `switch_kick`'s first test, without the call
+            }
         }
         self.switch_kick(egress);
+    }
+
+    /// A packet that an idle egress with nothing queued sends at once, and whose admission
+    /// and release would leave the switch's buffer counts as they found them (no PAUSE, no
+    /// headroom, no RESUME: `SwitchMmu::passes`), goes straight out: the admission, the queue
+    /// and the release are skipped, and all they change is left as they would have left it.
+    /// False: nothing changed, the packet takes the common path.
+    #[inline(always)]
+    fn send_unbuffered(&mut self, at: PortId, egress: PortId, r: PacketRef) -> bool {
+        let (sw, local) = {
+            let st = &self.ports[at.idx()];
+            (st.unit as usize, st.local)
+        };
+        let pkt = self.packets.get(r);
+        let (class, wire) = (self.switch_class(pkt), pkt.wire);
+        // The egress first: it is busy more often than the buffer is near a threshold.
+        let (now, key) = (self.now, self.queue.popped_seq());
+        let st = &self.ports[egress.idx()];
+        if st.busy || st.serialising(now, key) || !st.would_pass(class) {
+            return false;
+        }
+        if class != 0 && !self.mmus[sw].passes(local as usize, class, wire as u64) {
+            return false;
+        }
+        let passed = self.ports[egress.idx()].pass_through(class);
+        debug_assert!(passed, "would_pass said so");
+        let pkt = self.packets.get_mut(r);
+        pkt.ingress = at;
+        pkt.ingress_local = local;
+        if self.trace.is_some() {
+            let pkt = *self.packets.get(r);
+            self.trace_event(super::trace::TraceEvent::Enqueue, egress, &pkt);
+        }
+        self.switch_send::<false>(egress, sw, class, r, false);
+        true
     }
 
     /// The one admission of a packet into a switch: parked packet `r`, arrived on `at`, bound
@@ -236,7 +287,7 @@ impl Simulation {
         if st.busy {
             return;
         }
-        if st.tx_end > (self.now, self.queue.popped_seq()) {
+        if st.serialising(self.now, self.queue.popped_seq()) {
             // Still serialising, its TxDone skipped (`transmit`): schedule it in its place.
             if st.has_queued() {
                 st.busy = true;
@@ -251,7 +302,7 @@ impl Simulation {
         let Some((class, r)) = st.dequeue_parked(&self.packets) else {
             return;
         };
-        self.switch_send::<false>(port, sw, class, r);
+        self.switch_send::<false>(port, sw, class, r, true);
     }
 
     /// `switch_kick` on a port with a mechanism's egress hook (`PortState::special`): a
@@ -268,15 +319,15 @@ impl Simulation {
             return;
         };
         let r = self.packets.park(pkt);
-        self.switch_send::<true>(port, sw, class, r);
+        self.switch_send::<true>(port, sw, class, r, true);
     }
 
     /// Sends the packet `switch_kick` took from class `class` of `port` (of switch `sw`),
     /// parked at `r`: buffer release (and RESUME), ECN, INT. `SPECIAL`: the port's
     /// mechanism hooks (class table, IOFD's flags, Blitz's edge rule) run; without, none
-    /// is tested.
+    /// is tested. `release`: false for a packet `send_unbuffered` never admitted.
     #[inline(always)]
-    fn switch_send<const SPECIAL: bool>(&mut self, port: PortId, sw: usize, class: usize, r: PacketRef) {
+    fn switch_send<const SPECIAL: bool>(&mut self, port: PortId, sw: usize, class: usize, r: PacketRef, release: bool) {
         let pkt = self.packets.get(r);
         let (ingress, ingress_local, wire, kind, int_slot) =
             (pkt.ingress, pkt.ingress_local, pkt.wire, pkt.kind, pkt.int_slot);
@@ -291,8 +342,10 @@ impl Simulation {
                 super::mech::port_buffers::release(buffers, &self.ports, sw, ingress_local, port, admitted, wire)
             } else if SPECIAL {
                 self.mmus[sw].release(ingress_local as usize, admitted, wire as u64)
-            } else {
+            } else if release {
                 self.mmus[sw].release_shared(ingress_local as usize, admitted, wire as u64)
+            } else {
+                false
             };
             if kind == PacketKind::Data {
                 self.mark_ecn::<SPECIAL>(port, sw, class, r);
