@@ -68,6 +68,8 @@ NATIVE = {
     # control, 20 MB permutation): k = 8 cut at 2 ms (26 million events) and k = 16 (only when named).
     "fat-tree-pfc-quick": "fat_tree_pfc_quick.toml",
     "fat-tree-1k-pfc": "fat_tree_1k_pfc.toml",
+    # The k = 16 one cut at 0.2 ms (22.5 million events): its cost per event beside S1's.
+    "fat-tree-1k-pfc-cut": "fat_tree_1k_pfc_cut.toml",
 }
 #: Native scenarios whose memory is split per host and per flow: (fabric-only scenario, hosts).
 FABRIC_ONLY = {
