@@ -259,6 +259,18 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
+    /// Removes and returns the earliest event, which [`EventQueue::peek_time`] has just
+    /// shown (`Some`) with no push since (a push may move the staged entry out, to a crowded
+    /// bucket's heap): the bucket is already staged, so the test that `pop` starts with is
+    /// left out. Panics if nothing is staged.
+    #[inline]
+    pub fn pop_peeked(&mut self) -> (Time, E) {
+        let e = self.current[self.head];
+        self.head += 1;
+        self.popped_seq = e.seq;
+        (Time(e.time), e.event)
+    }
+
     /// Removes and returns the earliest event.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
