@@ -232,7 +232,7 @@ impl Simulation {
         let until = limit.until.min(self.cfg.stop_time);
         let mut budget = limit.max_events;
         loop {
-            let Some(t) = self.queue.peek_time() else {
+            let Some((t, seq, ev)) = self.queue.peek() else {
                 if ORIGIN_ORDER && self.wake_waiting_check() {
                     continue;
                 }
@@ -270,8 +270,13 @@ impl Simulation {
                 }
             }
             budget -= 1;
-            // `peek_time` above staged the event unless the watch has pushed since.
-            let (t, ev) = if watched { self.queue.pop().expect("peeked") } else { self.queue.pop_peeked() };
+            // The event peeked above, unless the watch has pushed since.
+            let (t, ev) = if watched {
+                self.queue.pop().expect("peeked")
+            } else {
+                self.queue.take_peeked(seq);
+                (t, ev)
+            };
             self.counters.events += 1;
             #[cfg(feature = "event-profile")]
             self.profile.count(&ev);
