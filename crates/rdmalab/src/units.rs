@@ -154,8 +154,33 @@ impl TimingModel {
 #[inline]
 pub fn ns3_tx_ns(bytes: u64, bps: u64) -> u64 {
     let x = bytes as f64 * 8.0 / bps as f64;
+    // Below 2^52 seconds (every real packet time) the truncating conversion to an integer is
+    // `x.floor()` (x is not negative) and exact both ways, without the library call that the
+    // baseline x86-64 target makes for `floor` (it has no SSE4.1 rounding instruction).
+    if x < 4_503_599_627_370_496.0 {
+        let whole = x as i64;
+        let lo = ((x - whole as f64) * 18446744073709551616.0) as u64; // the fraction times 2^64, exact
+        return whole as u64 * 1_000_000_000 + ((lo as u128 * 1_000_000_000u128) >> 64) as u64;
+    }
+    ns3_tx_ns_huge(x)
+}
+
+/// [`ns3_tx_ns`] of a time of 2^52 seconds or more (whose nanoseconds overflow), infinity or
+/// NaN (a zero rate): as first written, with `floor`.
+#[cold]
+#[inline(never)]
+fn ns3_tx_ns_huge(x: f64) -> u64 {
     let hi = x.floor();
     let lo = ((x - hi) * 18446744073709551616.0) as u64; // (x-hi)*2^64, exact in double
+    (hi as u64) * 1_000_000_000 + ((lo as u128 * 1_000_000_000u128) >> 64) as u64
+}
+
+/// ns-3.17's conversion as first written, with `floor`: [`ns3_tx_ns`] must agree with it.
+#[cfg(test)]
+fn ns3_tx_ns_with_floor(bytes: u64, bps: u64) -> u64 {
+    let x = bytes as f64 * 8.0 / bps as f64;
+    let hi = x.floor();
+    let lo = ((x - hi) * 18446744073709551616.0) as u64;
     (hi as u64) * 1_000_000_000 + ((lo as u128 * 1_000_000_000u128) >> 64) as u64
 }
 
@@ -183,6 +208,21 @@ mod tests {
         assert_eq!(ns3_tx_ns(60, 100_000_000_000), 4);
         assert_eq!(ns3_tx_ns(88, 100_000_000_000), 7);
         assert_eq!(ns3_tx_ns(60, 400_000_000_000), 1);
+    }
+
+    #[test]
+    fn ns3_time_without_the_floor_call_is_the_same() {
+        for bytes in (0..20_000u64).step_by(3) {
+            for bps in [1_000_000_000u64, 10_000_000_000, 25_000_000_000, 40_000_000_000, 100_000_000_000, 400_000_000_000,
+                        3, 1_000, 7_777_777_777, 123_456_789_012] {
+                assert_eq!(ns3_tx_ns(bytes, bps), ns3_tx_ns_with_floor(bytes, bps), "{bytes} B at {bps} b/s");
+            }
+        }
+        // Up to the largest time whose nanoseconds fit in 64 bits (some 1.8e10 s).
+        for bytes in [1u64 << 40, 1 << 50, u64::MAX / 8] {
+            let bps = bytes / 2_000_000_000 + 1;
+            assert_eq!(ns3_tx_ns(bytes, bps), ns3_tx_ns_with_floor(bytes, bps), "{bytes} B at {bps} b/s");
+        }
     }
 
     #[test]

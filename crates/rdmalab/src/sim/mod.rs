@@ -232,7 +232,7 @@ impl Simulation {
         let until = limit.until.min(self.cfg.stop_time);
         let mut budget = limit.max_events;
         loop {
-            let Some(t) = self.queue.peek_time() else {
+            let Some((t, seq, ev)) = self.queue.peek() else {
                 if ORIGIN_ORDER && self.wake_waiting_check() {
                     continue;
                 }
@@ -256,7 +256,8 @@ impl Simulation {
                 self.all_done_but_idle_apps = false;
                 return StopReason::Finished;
             }
-            if t >= self.watch.next_check {
+            let watched = t >= self.watch.next_check;
+            if watched {
                 if ORIGIN_ORDER && self.dequeues_before(self.watch.next_check, 0) {
                     continue; // what they pushed may come before the watch
                 }
@@ -269,7 +270,13 @@ impl Simulation {
                 }
             }
             budget -= 1;
-            let Some((t, ev)) = self.queue.pop() else { unreachable!() };
+            // The event peeked above, unless the watch has pushed since.
+            let (t, ev) = if watched {
+                self.queue.pop().expect("peeked")
+            } else {
+                self.queue.take_peeked(seq);
+                (t, ev)
+            };
             self.counters.events += 1;
             #[cfg(feature = "event-profile")]
             self.profile.count(&ev);

@@ -32,6 +32,9 @@ pub(super) struct FarLevel<E> {
     mask: u64,
     /// Groups up to this one have moved into the near ring.
     drained: u64,
+    /// The last bucket of group `drained` (`in_reach` is one comparison with it on every
+    /// push; kept with `drained` by `set_drained`).
+    last_in_reach: u64,
     /// Entries more than `mask + 1` groups after `drained`.
     overflow: BinaryHeap<Entry<E>>,
 }
@@ -48,9 +51,24 @@ impl<E: Copy> FarLevel<E> {
             bucket_shift,
             group_shift,
             mask: groups as u64 - 1,
-            drained: Self::reach(0, group_shift),
+            drained: 0,
+            last_in_reach: 0,
             overflow: BinaryHeap::new(),
         }
+        .with_drained(Self::reach(0, group_shift))
+    }
+
+    fn with_drained(mut self, drained: u64) -> Self {
+        self.set_drained(drained);
+        self
+    }
+
+    /// Groups up to `drained` have moved into the near ring.
+    #[inline]
+    fn set_drained(&mut self, drained: u64) {
+        self.drained = drained;
+        let end = (u128::from(drained) + 1) << self.group_shift; // the next group's first bucket
+        self.last_in_reach = (end - 1).min(u128::from(u64::MAX)) as u64;
     }
 
     /// The last group inside the window of a ring whose current bucket is `cur`: the groups
@@ -63,7 +81,8 @@ impl<E: Copy> FarLevel<E> {
     /// True when an entry due in `bucket` (after the current one) belongs in the near ring.
     #[inline(always)]
     pub(super) fn in_reach(&self, bucket: u64) -> bool {
-        bucket >> self.group_shift <= self.drained
+        debug_assert_eq!(bucket <= self.last_in_reach, bucket >> self.group_shift <= self.drained);
+        bucket <= self.last_in_reach
     }
 
     /// True when a ring whose current bucket is `cur` reaches a group not yet drained.
@@ -117,7 +136,7 @@ impl<E: Copy> FarLevel<E> {
                 None => break,
             }
         }
-        self.drained = reach;
+        self.set_drained(reach);
         while let Some(e) = self.overflow.peek() {
             let bucket = e.time >> self.bucket_shift;
             let group = bucket >> self.group_shift;
@@ -149,7 +168,7 @@ impl<E: Copy> FarLevel<E> {
     /// earlier than before: `EventQueue::retain`).
     pub(super) fn restart(&mut self, cur: u64) {
         assert_eq!(self.len(), 0, "restart an empty level only");
-        self.drained = Self::reach(cur, self.group_shift);
+        self.set_drained(Self::reach(cur, self.group_shift));
     }
 
     /// The first group in `from ..= to` whose list holds entries.

@@ -259,6 +259,27 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
+    /// The earliest event, left in place: its time, key and event. [`EventQueue::take_peeked`]
+    /// then removes it, if nothing was pushed in between.
+    #[inline]
+    pub fn peek(&mut self) -> Option<(Time, u64, E)> {
+        if self.head == self.current.len() && !self.refill() {
+            return None;
+        }
+        let e = self.current[self.head];
+        Some((Time(e.time), e.seq, e.event))
+    }
+
+    /// Removes the event [`EventQueue::peek`] has just returned (with key `seq`), with no push
+    /// since (a push may move the staged entry out, to a crowded bucket's heap): nothing is
+    /// read again.
+    #[inline]
+    pub fn take_peeked(&mut self, seq: u64) {
+        debug_assert_eq!(self.current.get(self.head).map(|e| e.seq), Some(seq), "take the peeked event only");
+        self.head += 1;
+        self.popped_seq = seq;
+    }
+
     /// Removes and returns the earliest event.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {

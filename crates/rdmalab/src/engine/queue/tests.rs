@@ -304,3 +304,32 @@ fn a_push_before_an_advanced_bucket_still_comes_first() {
     let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
     assert_eq!(order, vec!['a', 'b', 'c']);
 }
+
+/// `peek` and `take_peeked` remove what `pop` would: the same events in the same order,
+/// with many entries to a bucket and some far beyond the ring.
+#[test]
+fn take_peeked_takes_what_pop_would() {
+    let (mut a, mut b) = (EventQueue::new(), EventQueue::new());
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(11);
+    let mut now = 0u64;
+    let mut take = |a: &mut EventQueue<u32>| {
+        let (t, seq, ev) = a.peek()?;
+        a.take_peeked(seq);
+        Some((t, ev))
+    };
+    for i in 0..30_000u32 {
+        let t = now + match rng.gen_range(0..10) { 0 => 0, 1..=7 => rng.gen_range(0..5_000), _ => rng.gen_range(0..50_000_000) };
+        a.push(Time(t), i);
+        b.push(Time(t), i);
+        if rng.gen_bool(0.5) {
+            let got = take(&mut a);
+            assert_eq!(got, b.pop());
+            assert_eq!(a.popped_seq(), b.popped_seq());
+            now = got.expect("pending").0 .0;
+        }
+    }
+    while let Some(got) = take(&mut a) {
+        assert_eq!(Some(got), b.pop());
+    }
+    assert!(b.pop().is_none());
+}
