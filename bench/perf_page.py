@@ -71,8 +71,10 @@ def render(data: dict) -> str:
         "packet-hops/s and peak memory; `bench/threads.py` compares thread counts through the",
         "engine, the CLI and Python; `bench/scale.py` sweeps hosts and QPs; `bench/phases.py` splits",
         "a command-line run's CPU time by phase and `bench/instructions.py` counts the engine's",
-        "instructions per event, which the machine's load does not move. On a shared machine take",
-        "the best of several runs (`--repeat N`) and compare builds in alternation.",
+        "instructions per event, which the machine's load does not move. `bench/ab.py` alternates",
+        "two builds run by run (the engine, or with `--cli` the command line) and prints medians,",
+        "the ratio and each run's cost per event beside S1's. On a shared machine take the best of",
+        "several runs (`--repeat N`) and compare builds only in alternation.",
         "",
     ]
     return "\n".join(out)

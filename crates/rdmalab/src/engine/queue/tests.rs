@@ -318,7 +318,12 @@ fn take_peeked_takes_what_pop_would() {
         Some((t, ev))
     };
     for i in 0..30_000u32 {
-        let t = now + match rng.gen_range(0..10) { 0 => 0, 1..=7 => rng.gen_range(0..5_000), _ => rng.gen_range(0..50_000_000) };
+        let t = now
+            + match rng.gen_range(0..10) {
+                0 => 0,
+                1..=7 => rng.gen_range(0..5_000),
+                _ => rng.gen_range(0..50_000_000),
+            };
         a.push(Time(t), i);
         b.push(Time(t), i);
         if rng.gen_bool(0.5) {
