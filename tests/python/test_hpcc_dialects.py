@@ -181,60 +181,33 @@ def test_the_longer_published_copies_agree_with_themselves_and_with_the_test_cut
     assert fct_text.startswith((cut / "fct_published_cut.txt").read_text())
 
 
-def test_a_whole_scenario_of_the_forks_tree_matches_its_fct_file_per_size_bucket(tmp_path, monkeypatch):
-    # tests/data/m4/whole_fattree: 1,000 flows on 1,120 nodes, TIMELY, the config as the fork's
-    # author committed it with the FCT file the fork wrote; nothing cut, nothing left out.
+# The whole scenarios checked bucket by bucket, with each size bucket's count of flows:
+# whole_fattree, 1,000 TIMELY flows on 1,120 nodes as the fork's author committed them with
+# the FCT file the fork wrote; whole_train3 and whole_train17, parsimon-eval's eval_train_demo
+# 3 (2,000 DCTCP flows on the 46-node tree its log describes) and 17 (2,000 DCQCN flows on its
+# published 43-node tree with one core switch). Every standalone FCT the fork's checks the tree.
+_WHOLE_BUCKETS = {"whole_fattree": [323, 135, 139, 403],
+                  "whole_train3": [14, 112, 707, 1167],
+                  "whole_train17": [6, 34, 321, 1639]}
+
+
+@pytest.mark.parametrize("name", sorted(_WHOLE_BUCKETS))
+def test_a_whole_published_scenario_matches_its_fct_file_per_size_bucket(name, tmp_path, monkeypatch):
     from rdmalab.runner import run_hpcc
     bench = _bench()
-    fork = bench.read_fct(REPO / "tests" / "data" / "m4" / "whole_fattree" / "fct_published.txt.gz")
-    config = bench.prepare_whole("whole_fattree", tmp_path / "run")
+    fork = bench.read_fct(REPO / "tests" / "data" / "m4" / name / "fct_published.txt.gz")
+    config = bench.prepare_whole(name, tmp_path / "run")
     monkeypatch.chdir(config.parent)
-    res, fct, _ = run_hpcc(config.name, progress=False)
+    _, fct, _ = run_hpcc(config.name, progress=False)
     ours = bench.read_fct(config.parent / fct)
-    assert len(ours) == len(fork) == 1000  # every flow finished, as in the fork
+    assert len(ours) == len(fork) == sum(_WHOLE_BUCKETS[name])  # every flow finished, as in the fork
     rows = bench.compare(ours, fork)
-    assert [r["flows"] for r in rows] == [323, 135, 139, 403]
+    assert [r["flows"] for r in rows] == _WHOLE_BUCKETS[name]
     for r in rows:
         assert r["standalone_equal"] == r["flows"], r
         assert abs(r["ratio"] - 1) <= 0.10, r
     # The packet trace of no node (trace.txt lists none) is no trace, as in the fork.
     assert not (config.parent / "mix_topology_flows.tr").exists()
-
-
-def test_a_whole_dctcp_scenario_of_m4s_training_data_matches_its_fct_file_per_size_bucket(tmp_path, monkeypatch):
-    # tests/data/m4/whole_train3: parsimon-eval's eval_train_demo/3, 2,000 flows, DCTCP, on
-    # the 46-node tree its log describes; every standalone FCT the fork's checks that tree.
-    from rdmalab.runner import run_hpcc
-    bench = _bench()
-    fork = bench.read_fct(REPO / "tests" / "data" / "m4" / "whole_train3" / "fct_published.txt.gz")
-    config = bench.prepare_whole("whole_train3", tmp_path / "run")
-    monkeypatch.chdir(config.parent)
-    _, fct, _ = run_hpcc(config.name, progress=False)
-    ours = bench.read_fct(config.parent / fct)
-    assert len(ours) == len(fork) == 2000
-    rows = bench.compare(ours, fork)
-    assert [r["flows"] for r in rows] == [14, 112, 707, 1167]
-    for r in rows:
-        assert r["standalone_equal"] == r["flows"], r
-        assert abs(r["ratio"] - 1) <= 0.10, r
-
-
-def test_a_whole_dcqcn_scenario_of_m4s_training_data_matches_its_fct_file_per_size_bucket(tmp_path, monkeypatch):
-    # tests/data/m4/whole_train17: parsimon-eval's eval_train_demo/17, 2,000 flows, DCQCN, on
-    # its published 43-node tree (one core switch); every standalone FCT the fork's checks it.
-    from rdmalab.runner import run_hpcc
-    bench = _bench()
-    fork = bench.read_fct(REPO / "tests" / "data" / "m4" / "whole_train17" / "fct_published.txt.gz")
-    config = bench.prepare_whole("whole_train17", tmp_path / "run")
-    monkeypatch.chdir(config.parent)
-    _, fct, _ = run_hpcc(config.name, progress=False)
-    ours = bench.read_fct(config.parent / fct)
-    assert len(ours) == len(fork) == 2000
-    rows = bench.compare(ours, fork)
-    assert [r["flows"] for r in rows] == [6, 34, 321, 1639]
-    for r in rows:
-        assert r["standalone_equal"] == r["flows"], r
-        assert abs(r["ratio"] - 1) <= 0.10, r
 
 
 # The whole scenarios (tests/data/m4/NAME/README.md): flow file, and the characters of the
