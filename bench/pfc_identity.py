@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 SCENARIO = REPO / "bench" / "scenarios" / "fat_tree_pfc_quick.toml"
 #: What of `scenario_run`'s output measures the machine, not the run.
 TIMING = [re.compile(p, re.M) for p in (r"\(\d+\.\d+ M/s\)", r'"(run_s|setup_s)": [0-9.e-]+',
-                                        r"; CPU s per thread.*$")]
+                                        r"; CPU s per thread.*$", r"^CPU s: .*$")]
 #: Thread settings: the reference's order (none), the origin order on one thread, two threads.
 MODES = ((), ("--threads", "1"), ("--threads", "2"))
 
