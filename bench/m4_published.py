@@ -242,10 +242,7 @@ def full(names: list[str], qlen: str, threads: int | None, draw: bool) -> bool:
             runs = {"published config": run_cli(config)}
             if qlen == "both":
                 runs["no queue monitor"] = run_cli(prepare_full(name, Path(tmp) / name, qlen=False))
-            if threads is not None:
-                runs["--threads 1"] = run_cli(config, 1)
-                if threads != 1:
-                    runs[f"--threads {threads}"] = run_cli(config, threads)
+            runs.update(parallel_runs(config, threads))
             base = runs["published config"]
             ours = parse_fct(base["fct_bytes"].decode())
         rows = compare(ours, fork)
@@ -277,6 +274,16 @@ def full(names: list[str], qlen: str, threads: int | None, draw: bool) -> bool:
     return ok
 
 
+def parallel_runs(config: Path, threads: int | None) -> dict:
+    """The runs on the parallel engine that `--threads N` asks for: one thread, and N when not 1."""
+    if threads is None:
+        return {}
+    runs = {"--threads 1": run_cli(config, 1)}
+    if threads != 1:
+        runs[f"--threads {threads}"] = run_cli(config, threads)
+    return runs
+
+
 def prepare_whole(name: str, work: Path) -> Path:
     """A scratch folder for `--whole`: tests/data/m4/NAME's files, the compressed ones
     decompressed under their published names, the published FCT file left out. Returns the config."""
@@ -299,10 +306,7 @@ def whole(names: list[str], threads: int | None, draw: bool) -> bool:
         with tempfile.TemporaryDirectory() as tmp:
             config = prepare_whole(name, Path(tmp) / name)
             runs = {"published config": run_cli(config)}
-            if threads is not None:
-                runs["--threads 1"] = run_cli(config, 1)
-                if threads != 1:
-                    runs[f"--threads {threads}"] = run_cli(config, threads)
+            runs.update(parallel_runs(config, threads))
         base = runs["published config"]
         ours = parse_fct(base["fct_bytes"].decode())
         rows = compare(ours, fork)
