@@ -273,7 +273,7 @@ impl Simulation {
         }
         let qp = &mut self.qps[qp_id.idx()];
         let pace = if self.cfg.rate_bound { qp.rate } else { qp.max_rate };
-        qp.next_avail = self.now + self.cfg.timing.tx_time(pace, wire as u64);
+        qp.next_avail = self.now + self.nics[qp.nic.idx()].pacing_gap(self.cfg.timing, pace, wire);
         qp.last_wire = wire;
         if uet {
             if let Some(r) = self.mech.rccc.as_deref_mut() {
