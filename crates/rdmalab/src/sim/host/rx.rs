@@ -225,8 +225,7 @@ impl Simulation {
             self.int.get_mut(pkt.int_slot).nhop = pkt.int_hops; // what the switches stamped
         }
         let nic = self.egress_nic(pkt.dst, pkt.src);
-        self.nics[nic.idx()].acks.push_back(ack);
-        self.nic_kick(nic);
+        self.nic_reply(nic, ack);
         if self.topo.egress_by_destination {
             self.kick_host(pkt.dst); // the receive's handler may have posted on another NIC
         }
