@@ -14,7 +14,8 @@
 //! full walk's, and a host with 10,000 QPs of which 8 are busy pays for the 8 (issue 45 §2).
 //! The marks have a second level, a bit per word of marks (`rnic::marks`), so that
 //! finding the next marked position does not read the empty words between.
-//! Rings of up to 64 QPs are walked in full, which is cheaper there.
+//! A ring of up to 64 QPs keeps its marks in one word, which its walk reads once and visits
+//! bit by bit, with no pacing bounds: cheaper there than the two-level search.
 //!
 //! Marked QPs that cannot send were the next cost: a host's hundreds of them, paused or
 //! waiting for their pacing time, were each loaded at every choice (30 % of a Virtuoso row
@@ -267,28 +268,34 @@ impl Nic {
         self.walk_marked(qps, paused, now)
     }
 
-    /// `select` on a small ring: every QP in turn, after the last one served.
+    /// `select` on a small ring: the marked QPs in turn, after the last one served. Its
+    /// marks are one word, read once: the positions after `rr_last`, then those up to it, in
+    /// the full walk's order. An unmarked QP has nothing unsent (see the module's note), which
+    /// the full walk would skip, so the choice is the same without loading it.
     #[inline]
     fn walk_all(&mut self, qps: &[Qp], paused: &[bool; NUM_PRIOS], now: Time) -> Pick {
-        let n = self.qps.len();
         let mut wake = Time::MAX;
-        // Walk the ring once, starting after the last QP served (no division per step).
-        let mut idx = if n == 0 { 0 } else { self.rr_last % n };
-        for _ in 0..n {
-            idx = if idx + 1 == n { 0 } else { idx + 1 };
-            let qp = &qps[self.qps[idx].idx()];
-            if !qp.has_data() {
-                self.busy.clear(idx); // as on a large ring: `quiet` then passes it
-                continue;
+        let marks = self.busy.first_word();
+        debug_assert!(self.rr_last < self.qps.len().max(1), "rr_last {} outside the ring", self.rr_last);
+        let after = if self.rr_last >= 63 { 0 } else { marks & (!0u64 << (self.rr_last + 1)) };
+        for mut bits in [after, marks & !after] {
+            while bits != 0 {
+                let idx = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let qp = &qps[self.qps[idx].idx()];
+                if !qp.has_data() {
+                    self.busy.clear(idx); // as on a large ring: `quiet` then passes it
+                    continue;
+                }
+                if paused[qp.pg as usize] || qp.window_bound() {
+                    continue; // the rest of `may_send`, written out (see there)
+                }
+                if qp.next_avail <= now {
+                    self.rr_last = idx;
+                    return Pick::Send(self.qps[idx]);
+                }
+                wake = wake.min(qp.next_avail);
             }
-            if paused[qp.pg as usize] || qp.window_bound() {
-                continue; // the rest of `may_send`, written out (see there)
-            }
-            if qp.next_avail <= now {
-                self.rr_last = idx;
-                return Pick::Send(self.qps[idx]);
-            }
-            wake = wake.min(qp.next_avail);
         }
         pick_or_wait(wake)
     }
@@ -383,9 +390,9 @@ impl Nic {
     }
 }
 
-/// Rings up to this many QPs are walked in full: one word of marks would save the few
-/// loads it skips, and the walk costs fewer instructions than the scan of marks on the
-/// reference's runs (S2 DCQCN: 11.7 M more with the scan, docs/benchmarks.md@7f113c4).
+/// Rings up to this many QPs are walked by their one word of marks (`walk_all`), not by the
+/// two-level search with pacing bounds (`walk_marked`), which cost the reference's S2 DCQCN
+/// run 11.7 M more instructions than a walk over every QP (docs/benchmarks.md@7f113c4).
 const WALK_ALL_UP_TO: usize = 64;
 
 /// What a walk that served no QP found: the earliest pacing time of a QP that may send, or
