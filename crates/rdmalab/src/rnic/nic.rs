@@ -473,10 +473,21 @@ mod tests {
     #[test]
     fn pacing_gap_is_the_conversion() {
         let mut nic = Nic::new(NodeId(0), PortId(0), Rate::gbps(100));
-        let asks = [(Rate::gbps(100), 1_048), (Rate::gbps(100), 1_048), (Rate(37_000_000_000), 1_048), (Rate(37_000_000_000), 64), (Rate::gbps(100), 64), (Rate::gbps(100), 1_048)];
+        let asks = [
+            (Rate::gbps(100), 1_048),
+            (Rate::gbps(100), 1_048),
+            (Rate(37_000_000_000), 1_048),
+            (Rate(37_000_000_000), 64),
+            (Rate::gbps(100), 64),
+            (Rate::gbps(100), 1_048),
+        ];
         for timing in [TimingModel::Exact, TimingModel::Ns3, TimingModel::Ns3Floor] {
             for (rate, wire) in asks {
-                assert_eq!(nic.pacing_gap(timing, rate, wire), timing.tx_time(rate, wire as u64), "{timing:?} {rate} {wire}");
+                assert_eq!(
+                    nic.pacing_gap(timing, rate, wire),
+                    timing.tx_time(rate, wire as u64),
+                    "{timing:?} {rate} {wire}"
+                );
             }
             nic.gap_memo = None; // a run has one timing model
         }

@@ -291,7 +291,8 @@ impl Simulation {
         // A NACK, IRN's repair or UET's may have rewound it. A plain ACK rewinds nothing: a
         // QP with bytes unsent is marked already (only a post or a rewind gives it bytes, and
         // both mark), and the kick below re-arms a skipped `TxDone` as `mark_if_unsent` would.
-        if pkt.kind == PacketKind::Nack || self.mech.irn.is_some() || self.qps[qp_id.idx()].transport == Transport::Uet {
+        if pkt.kind == PacketKind::Nack || self.mech.irn.is_some() || self.qps[qp_id.idx()].transport == Transport::Uet
+        {
             self.mark_if_unsent(qp_id);
         }
         self.cc_on_ack(qp_id, &pkt);
