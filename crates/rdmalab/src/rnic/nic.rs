@@ -65,48 +65,60 @@ pub(crate) fn may_send(qp: &Qp, paused: &[bool; NUM_PRIOS]) -> bool {
 }
 
 /// One host's RNIC.
+///
+/// Laid out by hand (`repr(C)`, from a cache line), by when its fields are read: what every
+/// kick, choice and reply tests (the ACK queue, the wake-up, the round robin's place) in the
+/// first line; the ring and its pacing bounds in the second, its marks in the third; the
+/// pacing gap kept for the next packet after them; what set-up, completions and the
+/// optional mechanisms use (boxed where large) at the end. Left to the compiler, the hot
+/// fields lay among the large cold ones.
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct Nic {
-    /// The host.
-    pub node: NodeId,
+    // Line 0.
     /// Its (single) port.
     pub port: PortId,
-    /// Line rate.
-    pub rate: Rate,
-    /// Active QPs in arbitration order (joined by [`Nic::attach`]).
-    pub qps: Vec<QpId>,
-    /// One bit per position in `qps`: that QP may have work (see the module's note).
-    busy: Marks,
-    /// Per position in `qps`, a time no later than that QP's `next_avail` (see
-    /// [`Nic::pacing_moved`]): the walk over marks skips, without loading it, a QP that can
-    /// neither send now nor wake the NIC sooner than one already seen.
-    avail: Vec<Time>,
     /// Bit p: a QP of priority p was attached (a QP keeps its priority).
     prios: u8,
-    /// Position in `qps` of the last QP served.
-    pub rr_last: usize,
     /// Some QPs in `qps` are finished and should be dropped from the list.
     has_finished: bool,
     /// QPs finished since the last compaction (a hint for when to compact a large ring).
     finished_since: u32,
-    /// ACK/NACKs waiting to leave (always before data).
-    pub acks: VecDeque<Packet>,
+    /// Position in `qps` of the last QP served.
+    pub rr_last: usize,
     /// Time of the pending wake-up event (`Time::MAX` = none).
     pub wake_at: Time,
+    /// ACK/NACKs waiting to leave (always before data).
+    pub acks: VecDeque<Packet>,
+    // Line 1.
+    /// Active QPs in arbitration order (joined by [`Nic::attach`]).
+    pub qps: Vec<QpId>,
+    /// Per position in `qps`, a time no later than that QP's `next_avail` (see
+    /// [`Nic::pacing_moved`]): the walk over marks skips, without loading it, a QP that can
+    /// neither send now nor wake the NIC sooner than one already seen.
+    avail: Vec<Time>,
+    /// Serial context fetches: the arbiter waits for this QP's context until this time.
+    pub stall: Option<(QpId, Time)>,
+    // Line 2.
+    /// One bit per position in `qps`: that QP may have work (see the module's note).
+    busy: Marks,
+    /// `nic_arbitration = "tenant"`: data turns by tenant first (`rnic::tenant_rr`).
+    pub by_tenant: Option<Box<crate::rnic::TenantRr>>,
     /// QP-context cache, when modelled.
-    pub cache: Option<QpCache>,
+    pub cache: Option<Box<QpCache>>,
+    // Line 3 on.
+    /// The last pacing gap [`Nic::pacing_gap`] computed: its rate, wire size and gap.
+    gap_memo: Option<(Rate, u32, Time)>,
+    /// Line rate.
+    pub rate: Rate,
+    /// The host.
+    pub node: NodeId,
+    /// WQE engine (doorbell FIFO), with a host model (`[host]`); `None`: posting is immediate.
+    pub engine: Option<Box<crate::rnic::WqeEngine>>,
     /// Next source port per destination host (the reference's per-pair counter).
     pub next_sport: HashMap<NodeId, u16>,
     /// Completion queue (drained by applications or by the results collector).
     pub cq: VecDeque<Completion>,
-    /// WQE engine (doorbell FIFO), with a host model (`[host]`); `None`: posting is immediate.
-    pub engine: Option<crate::rnic::WqeEngine>,
-    /// Serial context fetches: the arbiter waits for this QP's context until this time.
-    pub stall: Option<(QpId, Time)>,
-    /// `nic_arbitration = "tenant"`: data turns by tenant first (`rnic::tenant_rr`).
-    pub by_tenant: Option<crate::rnic::TenantRr>,
-    /// The last pacing gap [`Nic::pacing_gap`] computed: its rate, wire size and gap.
-    gap_memo: Option<(Rate, u32, Time)>,
 }
 
 impl Nic {
