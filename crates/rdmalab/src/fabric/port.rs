@@ -41,18 +41,25 @@ pub struct PortCounters {
 ///
 /// The fields are laid out by hand (`repr(C)`), each port on cache lines of its own, in
 /// the order a packet hop touches them: the first line holds the wire, addressing and
-/// flags (all that a packet's arrival reads), the second the transmitter and its counters,
+/// flags (all that a packet's arrival reads, at the sending port and at the port it
+/// arrives on: the owner's node, switch and port index), the second the transmitter and
+/// its counters,
 /// the third the per-class byte counts (enqueue, dequeue, ECN, INT); the queues, one per
 /// class, follow, and what a packet never touches comes last. With Rust's own order a hop
 /// touched six or seven of the port's eight lines.
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct PortState {
-    // --- line 0: the wire, addressing and flags (all that `on_arrive` reads)
+    // --- line 0: the wire, addressing and flags (all that `on_arrive` reads, at both ends)
     /// Packets on the wire with their arrival time at the peer.
     pub in_flight: Wire,
     /// The peer's port (where packets sent here arrive).
     pub peer: PortId,
+    /// Owning node.
+    pub node: NodeId,
+    /// Index of the owner's NIC (on a host) or switch (its MMU), copied from the
+    /// simulation's side tables.
+    pub unit: u32,
     /// Position of this port on its node (ifindex - 1); indexes the switch MMU.
     pub local: u16,
     /// Index of the rate's transmission-time table in the `TxClock`.
@@ -93,11 +100,6 @@ pub struct PortState {
     pub tx_packets: u64,
     /// Propagation delay.
     pub delay: Time,
-    /// Owning node.
-    pub node: NodeId,
-    /// Index of the owner's NIC (on a host) or switch (its MMU), copied from the
-    /// simulation's side tables.
-    pub unit: u32,
     /// Classes the peer has paused (we must not send them).
     pub paused: [bool; NUM_PRIOS],
     _line2: LineStart,

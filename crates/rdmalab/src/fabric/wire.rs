@@ -37,15 +37,17 @@ struct Ring {
     /// The slots (a boxed slice: the port's state keeps its per-hop fields in its first line,
     /// `fabric::port`'s layout test, so the wire stays small).
     buf: Box<[Entry]>,
-    /// Index of the first entry.
-    start: usize,
-    len: usize,
+    /// Index of the first entry. The index and the count take 32 bits each, so that the
+    /// wire leaves room in the port's first line for the owner's ids (a wire holds its
+    /// bandwidth-delay product: millions of entries at most, never 2^32).
+    start: u32,
+    len: u32,
 }
 
 impl Ring {
     #[inline(always)]
     fn front(&self) -> Option<&Entry> {
-        (self.len != 0).then(|| &self.buf[self.start])
+        (self.len != 0).then(|| &self.buf[self.start as usize])
     }
 
     #[inline(always)]
@@ -53,18 +55,19 @@ impl Ring {
         if self.len == 0 {
             return None;
         }
-        let e = self.buf[self.start];
-        self.start = (self.start + 1) & (self.buf.len() - 1);
+        let start = self.start as usize;
+        let e = self.buf[start];
+        self.start = ((start + 1) & (self.buf.len() - 1)) as u32;
         self.len -= 1;
         Some(e)
     }
 
     #[inline(always)]
     fn push_back(&mut self, e: Entry) {
-        if self.len == self.buf.len() {
+        if self.len as usize == self.buf.len() {
             self.grow();
         }
-        let at = (self.start + self.len) & (self.buf.len() - 1);
+        let at = (self.start as usize + self.len as usize) & (self.buf.len() - 1);
         self.buf[at] = e;
         self.len += 1;
     }
@@ -83,7 +86,7 @@ impl Ring {
 
     fn iter(&self) -> impl Iterator<Item = &Entry> {
         let mask = self.buf.len().wrapping_sub(1);
-        (0..self.len).map(move |i| &self.buf[(self.start + i) & mask])
+        (0..self.len as usize).map(move |i| &self.buf[(self.start as usize + i) & mask])
     }
 }
 

@@ -165,9 +165,13 @@ mod layout {
         // The per-hop fields stay within the first three lines (see the struct's comment).
         assert_eq!(std::mem::align_of::<PortState>(), 64);
         assert!(offset_of!(PortState, special) < 64 && offset_of!(PortState, peer_lossy) < 64);
+        // What a switch reads of the port a packet arrives on (its node, switch and index)
+        // is on the same line.
+        assert!(offset_of!(PortState, node) < 64 && offset_of!(PortState, unit) < 64);
+        assert!(offset_of!(PortState, local) < 64);
         assert!(offset_of!(PortState, rate) >= 64 && offset_of!(PortState, paused) + 8 <= 128);
         let ws = std::mem::size_of::<crate::fabric::Wire>();
-        assert!(ws <= 48, "{ws}");
+        assert!(ws <= 40, "{ws}");
         assert_eq!(offset_of!(PortState, queue_bytes), 128);
         assert_eq!(offset_of!(PortState, queues), 192);
         // The linked queues (8 bytes each) fill one line where `VecDeque`s took four.
