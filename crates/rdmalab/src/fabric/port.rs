@@ -43,9 +43,9 @@ pub struct PortCounters {
 /// the order a packet hop touches them: the first line holds the wire, addressing and
 /// flags (all that a packet's arrival reads, at the sending port and at the port it
 /// arrives on: the owner's node, switch and port index), the second the transmitter and
-/// its counters,
-/// the third the per-class byte counts (enqueue, dequeue, ECN, INT); the queues, one per
-/// class, follow, and what a packet never touches comes last. With Rust's own order a hop
+/// its counters, the third and fourth the egress queues, each class's queue beside its
+/// byte count (enqueue, dequeue, ECN, INT read both), four classes a line; what a packet
+/// never touches comes last. With Rust's own order a hop
 /// touched six or seven of the port's eight lines.
 #[derive(Debug)]
 #[repr(C, align(64))]
@@ -103,12 +103,13 @@ pub struct PortState {
     /// Classes the peer has paused (we must not send them).
     pub paused: [bool; NUM_PRIOS],
     _line2: LineStart,
-    // --- line 2
-    /// Bytes in each egress queue.
-    pub queue_bytes: [u64; NUM_PRIOS],
-    // --- line 3
-    /// Egress queues (switches only; hosts arbitrate in the RNIC), linked through the pool.
-    pub queues: [PacketQueue; NUM_PRIOS],
+    // --- lines 2 and 3
+    /// The egress queue of each class (switches only; hosts arbitrate in the RNIC), linked
+    /// through the pool, each beside its byte count: classes 0-3 on line 2 (the control
+    /// class and the data class 3 of the reference's configurations), 4-7 on line 3, so
+    /// that a hop reads one line for its queue where the counts and the queues, apart,
+    /// took two.
+    pub egress: [ClassQueue; NUM_PRIOS],
     // --- cold
     /// The class scheduler of a switch port when the run has `[[fabric.classes]]`
     /// (`fabric::classes`); `None`: the built-in one. (Read only on the out-of-line
@@ -123,6 +124,16 @@ pub struct PortState {
     /// Counters other than `tx_bytes` and `tx_packets` (kept beside the transmitter and
     /// merged in by [`PortState::port_counters`]).
     pub counters: PortCounters,
+}
+
+/// One egress class of a port: its queue and the bytes it holds (16 bytes, four a line).
+#[derive(Debug, Default)]
+#[repr(C, align(16))]
+pub struct ClassQueue {
+    /// Bytes queued.
+    pub bytes: u64,
+    /// The packets, first to be sent first.
+    pub queue: PacketQueue,
 }
 
 /// A zero-sized field that starts a new cache line in a `repr(C)` struct.
@@ -160,8 +171,7 @@ impl PortState {
             down: false,
             tx_end: (Time::ZERO, 0),
             in_flight: Wire::default(),
-            queues: Default::default(),
-            queue_bytes: [0; NUM_PRIOS],
+            egress: Default::default(),
             rr_last: 0,
             special: false,
             classes: None,
@@ -186,7 +196,7 @@ impl PortState {
     /// Bytes queued over all classes.
     #[inline]
     pub fn total_queued(&self) -> u64 {
-        self.queue_bytes.iter().sum()
+        self.egress.iter().map(|c| c.bytes).sum()
     }
 
     /// The transmission that ends at `tx_end` comes after the event at (`now`, `key`) in
@@ -207,9 +217,9 @@ impl PortState {
     /// Appends a packet to class `q`. Always inlined: a call would copy the packet.
     #[inline(always)]
     pub fn enqueue(&mut self, q: usize, pkt: Packet, pool: &mut PacketPool) {
-        self.queue_bytes[q] += pkt.wire as u64;
+        self.egress[q].bytes += pkt.wire as u64;
         let r = pool.park(pkt);
-        self.queues[q].push_back(r, pool);
+        self.egress[q].queue.push_back(r, pool);
         self.occupied |= 1 << q;
     }
 
@@ -238,8 +248,8 @@ impl PortState {
     /// Appends the packet parked at `r` (of `wire` bytes) to class `q`.
     #[inline(always)]
     pub fn enqueue_parked(&mut self, q: usize, r: PacketRef, wire: u32, pool: &mut PacketPool) {
-        self.queue_bytes[q] += wire as u64;
-        self.queues[q].push_back(r, pool);
+        self.egress[q].bytes += wire as u64;
+        self.egress[q].queue.push_back(r, pool);
         self.occupied |= 1 << q;
     }
 
@@ -251,12 +261,12 @@ impl PortState {
     pub fn enqueue_special(&mut self, q: usize, r: PacketRef, wire: u32, input: u16, pool: &mut PacketPool) {
         match self.arbiter.as_deref_mut() {
             Some(a) if InputArbiter::arbitrates(q) => {
-                self.queue_bytes[q] += wire as u64;
+                self.egress[q].bytes += wire as u64;
                 self.occupied |= 1 << q;
                 a.push(q, input, r, wire);
-                if self.queues[q].is_empty() {
+                if self.egress[q].queue.is_empty() {
                     if let Some(next) = a.pop(q) {
-                        self.queues[q].push_back(next, pool);
+                        self.egress[q].queue.push_back(next, pool);
                     }
                 }
             }
@@ -268,23 +278,23 @@ impl PortState {
     #[inline]
     fn refill(&mut self, q: usize, pool: &mut PacketPool) {
         if let Some(next) = self.arbiter.as_deref_mut().and_then(|a| a.pop(q)) {
-            self.queues[q].push_back(next, pool);
+            self.egress[q].queue.push_back(next, pool);
         }
     }
 
     /// The packets class `q` holds: the queue's, then those its arbiter has not yet picked.
     pub fn queued<'a>(&'a self, q: usize, pool: &'a PacketPool) -> impl Iterator<Item = PacketRef> + 'a {
         let held = self.arbiter.as_deref().into_iter().flat_map(move |a| a.held(q));
-        self.queues[q].iter(pool).chain(held)
+        self.egress[q].queue.iter(pool).chain(held)
     }
 
     /// `dequeue`, leaving the packet parked: returns its class and reference.
     #[inline]
     pub fn dequeue_parked(&mut self, pool: &PacketPool) -> Option<(usize, PacketRef)> {
         let q = self.next_class()?;
-        let r = self.queues[q].pop_front(pool)?;
-        self.queue_bytes[q] -= pool.get(r).wire as u64;
-        match self.queues[q].front() {
+        let r = self.egress[q].queue.pop_front(pool)?;
+        self.egress[q].bytes -= pool.get(r).wire as u64;
+        match self.egress[q].queue.front() {
             Some(next) => pool.prefetch_head(next), // sent a packet time from now
             None => self.occupied &= !(1 << q),
         }
@@ -300,11 +310,11 @@ impl PortState {
     #[inline]
     pub fn dequeue(&mut self, pool: &mut PacketPool) -> Option<(usize, Packet)> {
         let q = self.next_class()?;
-        let r = self.queues[q].pop_front(pool)?;
+        let r = self.egress[q].queue.pop_front(pool)?;
         let p = pool.take(r);
-        self.queue_bytes[q] -= p.wire as u64;
+        self.egress[q].bytes -= p.wire as u64;
         self.refill(q, pool);
-        if self.queues[q].is_empty() {
+        if self.egress[q].queue.is_empty() {
             self.occupied &= !(1 << q);
         }
         Some((q, p))
@@ -313,11 +323,11 @@ impl PortState {
     /// Takes class `q`'s head packet whatever the scheduler would serve (a mechanism drops
     /// it, `sim::mech::actions::Action::DiscardClass`).
     pub fn take_from_class(&mut self, q: usize, pool: &mut PacketPool) -> Option<Packet> {
-        let r = self.queues[q].pop_front(pool)?;
+        let r = self.egress[q].queue.pop_front(pool)?;
         let p = pool.take(r);
-        self.queue_bytes[q] -= p.wire as u64;
+        self.egress[q].bytes -= p.wire as u64;
         self.refill(q, pool);
-        if self.queues[q].is_empty() {
+        if self.egress[q].queue.is_empty() {
             self.occupied &= !(1 << q);
         }
         Some(p)
@@ -332,7 +342,7 @@ impl PortState {
         }
         let after = ready & !((2u16 << self.rr_last) - 1) as u8;
         let q = if after != 0 { after.trailing_zeros() } else { ready.trailing_zeros() };
-        self.queues[q as usize].front()
+        self.egress[q as usize].queue.front()
     }
 
     /// The class `dequeue` serves next (and the round robin's step to it).
@@ -360,16 +370,16 @@ impl PortState {
         if ready == 0 {
             return None;
         }
-        let queues = &self.queues;
+        let egress = &self.egress;
         let sched = self.classes.as_deref_mut()?;
-        let q = sched.pick(ready, |q| queues[q].front().map_or(0, |r| pool.get(r).wire));
-        let r = self.queues[q].pop_front(pool)?;
+        let q = sched.pick(ready, |q| egress[q].queue.front().map_or(0, |r| pool.get(r).wire));
+        let r = self.egress[q].queue.pop_front(pool)?;
         let p = pool.take(r);
-        self.queue_bytes[q] -= p.wire as u64;
+        self.egress[q].bytes -= p.wire as u64;
         if let Some(next) = self.arbiter.as_deref_mut().and_then(|a| a.pop(q)) {
-            self.queues[q].push_back(next, pool); // `refill`, beside the borrowed scheduler
+            self.egress[q].queue.push_back(next, pool); // `refill`, beside the borrowed scheduler
         }
-        let emptied = self.queues[q].is_empty();
+        let emptied = self.egress[q].queue.is_empty();
         if emptied {
             self.occupied &= !(1 << q);
         }

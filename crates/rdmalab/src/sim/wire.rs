@@ -85,7 +85,7 @@ impl Simulation {
             Some(&Event::TxDone(p)) => {
                 let st = &self.ports[p.idx()];
                 prefetch(&st.in_flight);
-                prefetch(&st.queues);
+                prefetch(&st.egress);
             }
             _ => {}
         }

@@ -12,12 +12,12 @@ fn pkt(pg: u8) -> Packet {
 /// The scheduler's rule written as a loop: class 0 first, then round robin over the
 /// unpaused, non-empty classes 1..8 starting after the last one served.
 fn next_class_by_loop(port: &PortState) -> Option<usize> {
-    if !port.queues[0].is_empty() {
+    if !port.egress[0].queue.is_empty() {
         return Some(0);
     }
     (1..NUM_PRIOS)
         .map(|i| 1 + (port.rr_last as usize + i - 1) % (NUM_PRIOS - 1))
-        .find(|&q| !port.paused[q] && !port.queues[q].is_empty())
+        .find(|&q| !port.paused[q] && !port.egress[q].queue.is_empty())
 }
 
 #[test]
@@ -47,7 +47,7 @@ fn bit_mask_scheduler_follows_the_round_robin_rule() {
                 }
             }
         }
-        assert_eq!(port.has_queued(), port.queues.iter().any(|q| !q.is_empty()));
+        assert_eq!(port.has_queued(), port.egress.iter().any(|c| !c.queue.is_empty()));
     }
 }
 
@@ -103,7 +103,7 @@ fn a_packet_passed_through_leaves_the_port_as_its_enqueue_and_dequeue_would() {
                 }
             }
         }
-        let seen = |p: &PortState| (p.rr_last, p.occupied, p.paused_mask, p.queue_bytes);
+        let seen = |p: &PortState| (p.rr_last, p.occupied, p.paused_mask, p.egress.each_ref().map(|c| c.bytes));
         assert_eq!(seen(&a), seen(&b), "step {step}");
     }
     assert!(passed > 100 && refused > 100, "{passed} passed, {refused} refused");
@@ -172,10 +172,10 @@ mod layout {
         assert!(offset_of!(PortState, rate) >= 64 && offset_of!(PortState, paused) + 8 <= 128);
         let ws = std::mem::size_of::<crate::fabric::Wire>();
         assert!(ws <= 40, "{ws}");
-        assert_eq!(offset_of!(PortState, queue_bytes), 128);
-        assert_eq!(offset_of!(PortState, queues), 192);
-        // The linked queues (8 bytes each) fill one line where `VecDeque`s took four.
-        assert_eq!(std::mem::size_of::<[crate::fabric::PacketQueue; crate::fabric::NUM_PRIOS]>(), 64);
+        // Each class's queue and byte count on one line: four classes a line.
+        assert_eq!(offset_of!(PortState, egress), 128);
+        assert_eq!(std::mem::size_of::<super::super::ClassQueue>(), 16);
+        assert_eq!(std::mem::size_of::<[super::super::ClassQueue; crate::fabric::NUM_PRIOS]>(), 128);
         assert_eq!(std::mem::size_of::<PortState>(), 384);
     }
 }
