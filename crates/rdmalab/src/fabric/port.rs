@@ -39,22 +39,28 @@ pub struct PortCounters {
 
 /// Runtime state of one port (one direction of a link).
 ///
-/// The fields are laid out by hand (`repr(C)`), each port on cache lines of its own, in
-/// the order a packet hop touches them: the first line holds the wire, addressing and
-/// flags (all that a packet's arrival reads, at the sending port and at the port it
-/// arrives on: the owner's node, switch and port index), the second the transmitter and
-/// its counters, the third and fourth the egress queues, each class's queue beside its
+/// The fields are laid out by hand (`repr(C)`), each port on cache lines of its own, by
+/// who reads them: the first line holds the transmitter, the flags and the owner (all that
+/// an enqueue at this port reads, and all that a switch's receive reads of the port a
+/// packet arrives on: the owner's node, switch and port index), the second the wire and
+/// the peer (all that an arrival at the peer reads of the sending port; a transmission
+/// reads both), the third and fourth the egress queues, each class's queue beside its
 /// byte count (enqueue, dequeue, ECN, INT read both), four classes a line; what a packet
-/// never touches comes last. With Rust's own order a hop
-/// touched six or seven of the port's eight lines.
+/// never touches comes last. With Rust's own order a hop touched six or seven of the
+/// port's eight lines.
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct PortState {
-    // --- line 0: the wire, addressing and flags (all that `on_arrive` reads, at both ends)
-    /// Packets on the wire with their arrival time at the peer.
-    pub in_flight: Wire,
-    /// The peer's port (where packets sent here arrive).
-    pub peer: PortId,
+    // --- line 0: the transmitter, the flags, the owner
+    /// When the last transmission ends, and the sequence number its `TxDone` event had
+    /// (or would have had: see `Simulation::transmit`).
+    pub tx_end: (Time, u64),
+    /// Bytes transmitted so far (all kinds), for INT and `PortCounters::tx_bytes`.
+    pub tx_bytes: u64,
+    /// Packets transmitted so far (`PortCounters::tx_packets`).
+    pub tx_packets: u64,
+    /// Propagation delay.
+    pub delay: Time,
     /// Owning node.
     pub node: NodeId,
     /// Index of the owner's NIC (on a host) or switch (its MMU), copied from the
@@ -62,20 +68,11 @@ pub struct PortState {
     pub unit: u32,
     /// Position of this port on its node (ifindex - 1); indexes the switch MMU.
     pub local: u16,
-    /// Index of the rate's transmission-time table in the `TxClock`.
-    pub rate_class: u8,
-    /// The port belongs to a host (its transmitter is an RNIC's).
-    pub on_host: bool,
-    /// The peer port belongs to a host: what arrives there is received, not forwarded.
-    pub peer_on_host: bool,
-    /// Arrivals at the peer take the out-of-line path (`Simulation::arrival_hook`): the
-    /// link corrupts packets at random (an error rate is set), or the fabric is InfiniBand.
-    pub peer_lossy: bool,
     /// A `TxDone` event is pending: the transmitter is serialising a packet.
     pub busy: bool,
     /// The link is down (`sim::failures`): nothing is sent or received on it.
     pub down: bool,
-    /// Bit `q` set: class `q` holds packets (mirrors `queues`, so that the scheduler
+    /// Bit `q` set: class `q` holds packets (mirrors the queues, so that the scheduler
     /// finds the next class with two bit operations instead of a loop).
     occupied: u8,
     /// `paused` as a bit mask.
@@ -87,21 +84,25 @@ pub struct PortState {
     /// at host-facing ports, input-fair arbitration or per-port buffers. One test per
     /// enqueue and per dequeue, on a line both read anyway, instead of one per mechanism.
     pub special: bool,
-    _line1: LineStart,
-    // --- line 1: the transmitter, the owner
-    /// Line rate.
-    pub rate: Rate,
-    /// When the last transmission ends, and the sequence number its `TxDone` event had
-    /// (or would have had: see `Simulation::transmit`).
-    pub tx_end: (Time, u64),
-    /// Bytes transmitted so far (all kinds), for INT and `PortCounters::tx_bytes`.
-    pub tx_bytes: u64,
-    /// Packets transmitted so far (`PortCounters::tx_packets`).
-    pub tx_packets: u64,
-    /// Propagation delay.
-    pub delay: Time,
     /// Classes the peer has paused (we must not send them).
     pub paused: [bool; NUM_PRIOS],
+    _line1: LineStart,
+    // --- line 1: the wire and the peer (all that `on_arrive` reads of the sending port)
+    /// Packets on the wire with their arrival time at the peer.
+    pub in_flight: Wire,
+    /// The peer's port (where packets sent here arrive).
+    pub peer: PortId,
+    /// The peer port belongs to a host: what arrives there is received, not forwarded.
+    pub peer_on_host: bool,
+    /// Arrivals at the peer take the out-of-line path (`Simulation::arrival_hook`): the
+    /// link corrupts packets at random (an error rate is set), or the fabric is InfiniBand.
+    pub peer_lossy: bool,
+    /// The port belongs to a host (its transmitter is an RNIC's).
+    pub on_host: bool,
+    /// Index of the rate's transmission-time table in the `TxClock`.
+    pub rate_class: u8,
+    /// Line rate.
+    pub rate: Rate,
     _line2: LineStart,
     // --- lines 2 and 3
     /// The egress queue of each class (switches only; hosts arbitrate in the RNIC), linked

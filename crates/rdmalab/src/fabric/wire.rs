@@ -34,20 +34,18 @@ impl Default for Wire {
 /// compiler inlined `VecDeque`'s or not depending on what else grew in the caller).
 #[derive(Debug, Default)]
 struct Ring {
-    /// The slots (a boxed slice: the port's state keeps its per-hop fields in its first line,
-    /// `fabric::port`'s layout test, so the wire stays small).
+    /// The slots (a boxed slice: the wire shares one line of the port's state with the peer
+    /// and the line rate, `fabric::port`'s layout test, so it stays small).
     buf: Box<[Entry]>,
-    /// Index of the first entry. The index and the count take 32 bits each, so that the
-    /// wire leaves room in the port's first line for the owner's ids (a wire holds its
-    /// bandwidth-delay product: millions of entries at most, never 2^32).
-    start: u32,
-    len: u32,
+    /// Index of the first entry.
+    start: usize,
+    len: usize,
 }
 
 impl Ring {
     #[inline(always)]
     fn front(&self) -> Option<&Entry> {
-        (self.len != 0).then(|| &self.buf[self.start as usize])
+        (self.len != 0).then(|| &self.buf[self.start])
     }
 
     #[inline(always)]
@@ -55,19 +53,18 @@ impl Ring {
         if self.len == 0 {
             return None;
         }
-        let start = self.start as usize;
-        let e = self.buf[start];
-        self.start = ((start + 1) & (self.buf.len() - 1)) as u32;
+        let e = self.buf[self.start];
+        self.start = (self.start + 1) & (self.buf.len() - 1);
         self.len -= 1;
         Some(e)
     }
 
     #[inline(always)]
     fn push_back(&mut self, e: Entry) {
-        if self.len as usize == self.buf.len() {
+        if self.len == self.buf.len() {
             self.grow();
         }
-        let at = (self.start as usize + self.len as usize) & (self.buf.len() - 1);
+        let at = (self.start + self.len) & (self.buf.len() - 1);
         self.buf[at] = e;
         self.len += 1;
     }
@@ -86,7 +83,7 @@ impl Ring {
 
     fn iter(&self) -> impl Iterator<Item = &Entry> {
         let mask = self.buf.len().wrapping_sub(1);
-        (0..self.len as usize).map(move |i| &self.buf[(self.start as usize + i) & mask])
+        (0..self.len).map(move |i| &self.buf[(self.start + i) & mask])
     }
 }
 

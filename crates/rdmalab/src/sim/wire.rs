@@ -60,7 +60,7 @@ impl Simulation {
 
     /// Starts fetching what the next two events will read (hints: no effect on results).
     /// For the second one, the line of an arrival's wire, or a transmitter's port (its
-    /// flags and its queues); for the next one, an arrival whose wire the previous call
+    /// flags, its wire and its queues); for the next one, an arrival whose wire the previous call
     /// fetched, the packet at the head of the wire, the wire's entry behind it and the line
     /// of the port it arrives at that a switch's receive reads, or a transmitter's
     /// next packet and its link. `on_arrive` also prefetches a wire's next
@@ -84,6 +84,7 @@ impl Simulation {
             Some(&Event::Arrive(p)) => prefetch(&self.ports[p.idx()].in_flight),
             Some(&Event::TxDone(p)) => {
                 let st = &self.ports[p.idx()];
+                prefetch(&st.tx_end); // the flags' line
                 prefetch(&st.in_flight);
                 prefetch(&st.egress);
             }
@@ -95,7 +96,7 @@ impl Simulation {
                 if let Some(&(_, r, _)) = st.in_flight.front() {
                     self.packets.prefetch(r);
                     st.in_flight.prefetch_behind_head();
-                    prefetch(&self.ports[st.peer.idx()].in_flight);
+                    prefetch(&self.ports[st.peer.idx()].tx_end); // its node, switch and index
                 }
             }
             Some(&Event::TxDone(p)) => {
