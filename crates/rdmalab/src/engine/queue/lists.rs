@@ -28,12 +28,12 @@ struct Ends {
     head: u32,
     /// Last block, the only one that may be partly filled.
     tail: u32,
-    /// Entries in the last block; `BLOCK` when the list is empty (the next push then takes
-    /// a block whichever way the list stands: one test).
-    tail_len: u32,
+    /// Entries in the list: the last block holds `len % BLOCK` of them, or is full (or the
+    /// list is empty) when that is 0, and the next push then takes a block: one test.
+    len: u32,
 }
 
-const EMPTY: Ends = Ends { head: NIL, tail: NIL, tail_len: BLOCK as u32 };
+const EMPTY: Ends = Ends { head: NIL, tail: NIL, len: 0 };
 
 #[derive(Debug)]
 pub(super) struct SlotLists<E> {
@@ -81,16 +81,17 @@ impl<E: Copy> SlotLists<E> {
     pub(super) fn append(&mut self, slot: usize, entry: Entry<E>) {
         self.len += 1;
         let ends = &mut self.ends[slot];
-        if ends.tail_len < BLOCK as u32 {
-            self.blocks[ends.tail as usize].0[ends.tail_len as usize] = entry;
-            ends.tail_len += 1;
+        let at = ends.len as usize % BLOCK;
+        ends.len += 1;
+        if at != 0 {
+            self.blocks[ends.tail as usize].0[at] = entry;
             return;
         }
         self.append_block(slot, entry);
     }
 
-    /// Appends `entry` to `slot`'s list in a block of its own (the list is empty or its last
-    /// block is full). Not inlined: the push inlined into each handler stays short.
+    /// Puts `entry`, already counted in `slot`'s list, in a block of its own (the list was
+    /// empty or its last block full). Not inlined: the push inlined into each handler stays short.
     #[inline(never)]
     fn append_block(&mut self, slot: usize, entry: Entry<E>) {
         let idx = if self.free != NIL {
@@ -111,41 +112,40 @@ impl<E: Copy> SlotLists<E> {
             self.next[ends.tail as usize] = idx;
         }
         ends.tail = idx;
-        ends.tail_len = 1;
     }
 
-    /// Empties `slot`'s list onto the end of `out`, in push order. Each block is copied
-    /// whole (a copy of known size: a few vector moves, no call) and `out` cut back after the last one.
+    /// Empties `slot`'s list onto the end of `out`, in push order. Room is made once, and
+    /// each block is copied whole (a copy of known size: a few vector moves, no call), `out`
+    /// then cut back to the entries the last one held.
     #[inline]
     pub(super) fn take(&mut self, slot: usize, out: &mut Vec<Entry<E>>) {
         let ends = std::mem::replace(&mut self.ends[slot], EMPTY);
-        if ends.head == NIL {
+        let len = ends.len as usize;
+        if len == 0 {
             return;
         }
-        let before = out.len();
-        let mut idx = ends.head;
-        let mut free = self.free;
-        loop {
+        let blocks = len.div_ceil(BLOCK);
+        if out.capacity() - out.len() < blocks * BLOCK {
+            out.reserve(blocks * BLOCK);
+        }
+        let (start, mut idx, mut free) = (out.len(), ends.head, self.free);
+        for k in 0..blocks {
             let block = &self.blocks[idx as usize].0;
-            out.reserve(BLOCK);
-            let n = out.len();
-            // SAFETY: `reserve` made room for `BLOCK` more entries after the first `n`; they
-            // are written (plain `Copy` values) before the length covers them.
+            // SAFETY: the room made above holds `blocks * BLOCK` entries after `start`; each
+            // is written (plain `Copy` values) before the length covers it.
             unsafe {
-                std::ptr::copy_nonoverlapping(block.as_ptr(), out.as_mut_ptr().add(n), BLOCK);
-                out.set_len(n + BLOCK);
+                std::ptr::copy_nonoverlapping(block.as_ptr(), out.as_mut_ptr().add(start + k * BLOCK), BLOCK);
             }
             let next = std::mem::replace(&mut self.next[idx as usize], free);
             free = idx;
-            if idx == ends.tail {
-                break;
-            }
             idx = next;
         }
+        debug_assert_eq!(free, ends.tail);
+        // SAFETY: the first `len` entries after `start` were written above.
+        unsafe { out.set_len(start + len) };
         self.free = free;
-        out.truncate(out.len() - BLOCK + ends.tail_len as usize);
         self.occupied[slot / 64] &= !(1 << (slot % 64));
-        self.len -= out.len() - before;
+        self.len -= len;
     }
 
     /// Empties every slot onto the end of `out`, slot by slot.
@@ -161,13 +161,13 @@ impl<E: Copy> SlotLists<E> {
     /// The earliest time in `slot`'s list (`u64::MAX` when empty).
     pub(super) fn earliest_time(&self, slot: usize) -> u64 {
         let ends = self.ends[slot];
-        let (mut idx, mut earliest) = (ends.head, u64::MAX);
-        while idx != NIL {
-            let n = if idx == ends.tail { ends.tail_len as usize } else { BLOCK };
+        let (mut idx, mut left, mut earliest) = (ends.head, ends.len as usize, u64::MAX);
+        while left > 0 {
+            let n = left.min(BLOCK);
             for e in &self.blocks[idx as usize].0[..n] {
                 earliest = earliest.min(e.time);
             }
-            idx = if idx == ends.tail { NIL } else { self.next[idx as usize] };
+            (left, idx) = (left - n, self.next[idx as usize]);
         }
         earliest
     }
