@@ -94,16 +94,28 @@ impl<E: Copy> SlotLists<E> {
     /// empty or its last block full). Not inlined: the push inlined into each handler stays short.
     #[inline(never)]
     fn append_block(&mut self, slot: usize, entry: Entry<E>) {
-        let idx = if self.free != NIL {
-            let idx = self.free;
-            self.free = self.next[idx as usize];
-            self.blocks[idx as usize].0[0] = entry;
-            idx
-        } else {
-            self.blocks.push(Block([entry; BLOCK]));
-            self.next.push(NIL);
-            (self.blocks.len() - 1) as u32
-        };
+        let idx = self.free;
+        if idx == NIL {
+            return self.append_new_block(slot, entry);
+        }
+        self.free = self.next[idx as usize];
+        self.blocks[idx as usize].0[0] = entry;
+        self.link(slot, idx);
+    }
+
+    /// As `append_block`, with no block free: the arena grows (until it holds the most
+    /// blocks a run needs at once).
+    #[cold]
+    #[inline(never)]
+    fn append_new_block(&mut self, slot: usize, entry: Entry<E>) {
+        self.blocks.push(Block([entry; BLOCK]));
+        self.next.push(NIL);
+        self.link(slot, (self.blocks.len() - 1) as u32);
+    }
+
+    /// Puts block `idx` at the end of `slot`'s list.
+    #[inline(always)]
+    fn link(&mut self, slot: usize, idx: u32) {
         let ends = &mut self.ends[slot];
         if ends.head == NIL {
             ends.head = idx;
