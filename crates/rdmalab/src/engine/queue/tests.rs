@@ -1,7 +1,7 @@
 //! The event queue's tests: order against a stable sort, ties, reserved keys, origin
 //! order, `retain`, and crowded buckets.
-use super::*;
 use super::lists::SlotLists;
+use super::*;
 use rand::{Rng, SeedableRng};
 
 #[test]
@@ -313,7 +313,7 @@ fn take_peeked_takes_what_pop_would() {
     let (mut a, mut b) = (EventQueue::new(), EventQueue::new());
     let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(11);
     let mut now = 0u64;
-    let mut take = |a: &mut EventQueue<u32>| {
+    let take = |a: &mut EventQueue<u32>| {
         let (t, seq, ev) = a.peek()?;
         a.take_peeked(seq);
         Some((t, ev))
@@ -374,7 +374,8 @@ fn block_lists_return_each_slot_in_push_order() {
     lists.take_all(&mut out);
     let mut want: Vec<u64> = model.concat();
     let mut got: Vec<u64> = out.iter().map(|e| e.event).collect();
-    (want.sort(), got.sort());
+    want.sort();
+    got.sort();
     assert_eq!(got, want);
     assert_eq!(lists.len(), 0);
 }
