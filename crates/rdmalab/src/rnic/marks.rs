@@ -46,12 +46,6 @@ impl Marks {
         }
     }
 
-    /// The marks of positions 0 to 63 (a ring of up to 64 positions holds all its marks here).
-    #[inline]
-    pub(crate) fn first_word(&self) -> u64 {
-        self.words.first().copied().unwrap_or(0)
-    }
-
     /// Whether position `i` is marked.
     #[inline]
     pub(crate) fn get(&self, i: usize) -> bool {

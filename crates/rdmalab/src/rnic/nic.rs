@@ -14,8 +14,7 @@
 //! full walk's, and a host with 10,000 QPs of which 8 are busy pays for the 8 (issue 45 §2).
 //! The marks have a second level, a bit per word of marks (`rnic::marks`), so that
 //! finding the next marked position does not read the empty words between.
-//! A ring of up to 64 QPs keeps its marks in one word, which its walk reads once and visits
-//! bit by bit, with no pacing bounds: cheaper there than the two-level search.
+//! Rings of up to 64 QPs are walked in full, which is cheaper there.
 //!
 //! Marked QPs that cannot send were the next cost: a host's hundreds of them, paused or
 //! waiting for their pacing time, were each loaded at every choice (30 % of a Virtuoso row
@@ -42,7 +41,7 @@ use crate::fabric::{Packet, NUM_PRIOS};
 use crate::ids::{NodeId, PortId, QpId};
 use crate::rnic::marks::Marks;
 use crate::rnic::{Completion, Qp, QpCache};
-use crate::units::{Rate, Time, TimingModel};
+use crate::units::{Rate, Time};
 
 /// What the arbiter decided.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,60 +64,46 @@ pub(crate) fn may_send(qp: &Qp, paused: &[bool; NUM_PRIOS]) -> bool {
 }
 
 /// One host's RNIC.
-///
-/// Laid out by hand (`repr(C)`, from a cache line), by when its fields are read: what every
-/// kick, choice and reply tests (the ACK queue, the wake-up, the round robin's place) in the
-/// first line; the ring and its pacing bounds in the second, its marks in the third; the
-/// pacing gap kept for the next packet after them; what set-up, completions and the
-/// optional mechanisms use (boxed where large) at the end. Left to the compiler, the hot
-/// fields lay among the large cold ones.
 #[derive(Debug)]
-#[repr(C, align(64))]
 pub struct Nic {
-    // Line 0.
+    /// The host.
+    pub node: NodeId,
     /// Its (single) port.
     pub port: PortId,
-    /// Bit p: a QP of priority p was attached (a QP keeps its priority).
-    prios: u8,
-    /// Some QPs in `qps` are finished and should be dropped from the list.
-    has_finished: bool,
-    /// QPs finished since the last compaction (a hint for when to compact a large ring).
-    finished_since: u32,
-    /// Position in `qps` of the last QP served.
-    pub rr_last: usize,
-    /// Time of the pending wake-up event (`Time::MAX` = none).
-    pub wake_at: Time,
-    /// ACK/NACKs waiting to leave (always before data).
-    pub acks: VecDeque<Packet>,
-    // Line 1.
+    /// Line rate.
+    pub rate: Rate,
     /// Active QPs in arbitration order (joined by [`Nic::attach`]).
     pub qps: Vec<QpId>,
+    /// One bit per position in `qps`: that QP may have work (see the module's note).
+    busy: Marks,
     /// Per position in `qps`, a time no later than that QP's `next_avail` (see
     /// [`Nic::pacing_moved`]): the walk over marks skips, without loading it, a QP that can
     /// neither send now nor wake the NIC sooner than one already seen.
     avail: Vec<Time>,
-    /// Serial context fetches: the arbiter waits for this QP's context until this time.
-    pub stall: Option<(QpId, Time)>,
-    // Line 2.
-    /// One bit per position in `qps`: that QP may have work (see the module's note).
-    busy: Marks,
-    /// `nic_arbitration = "tenant"`: data turns by tenant first (`rnic::tenant_rr`).
-    pub by_tenant: Option<Box<crate::rnic::TenantRr>>,
+    /// Bit p: a QP of priority p was attached (a QP keeps its priority).
+    prios: u8,
+    /// Position in `qps` of the last QP served.
+    pub rr_last: usize,
+    /// Some QPs in `qps` are finished and should be dropped from the list.
+    has_finished: bool,
+    /// QPs finished since the last compaction (a hint for when to compact a large ring).
+    finished_since: u32,
+    /// ACK/NACKs waiting to leave (always before data).
+    pub acks: VecDeque<Packet>,
+    /// Time of the pending wake-up event (`Time::MAX` = none).
+    pub wake_at: Time,
     /// QP-context cache, when modelled.
-    pub cache: Option<Box<QpCache>>,
-    // Line 3 on.
-    /// The last pacing gap [`Nic::pacing_gap`] computed: its rate, wire size and gap.
-    gap_memo: Option<(Rate, u32, Time)>,
-    /// Line rate.
-    pub rate: Rate,
-    /// The host.
-    pub node: NodeId,
-    /// WQE engine (doorbell FIFO), with a host model (`[host]`); `None`: posting is immediate.
-    pub engine: Option<Box<crate::rnic::WqeEngine>>,
+    pub cache: Option<QpCache>,
     /// Next source port per destination host (the reference's per-pair counter).
     pub next_sport: HashMap<NodeId, u16>,
     /// Completion queue (drained by applications or by the results collector).
     pub cq: VecDeque<Completion>,
+    /// WQE engine (doorbell FIFO), with a host model (`[host]`); `None`: posting is immediate.
+    pub engine: Option<crate::rnic::WqeEngine>,
+    /// Serial context fetches: the arbiter waits for this QP's context until this time.
+    pub stall: Option<(QpId, Time)>,
+    /// `nic_arbitration = "tenant"`: data turns by tenant first (`rnic::tenant_rr`).
+    pub by_tenant: Option<crate::rnic::TenantRr>,
 }
 
 impl Nic {
@@ -143,23 +128,6 @@ impl Nic {
             engine: None,
             stall: None,
             by_tenant: None,
-            gap_memo: None,
-        }
-    }
-
-    /// The pacing gap of a packet of `wire` bytes sent at `rate`: `timing.tx_time`, kept for
-    /// the next packet. A NIC's packets mostly leave at one rate and one size (a QP's rate
-    /// changes far less often than it sends, and most of its QPs send at line rate), and the
-    /// conversion costs a division in floating point and a wide multiplication each time.
-    #[inline]
-    pub fn pacing_gap(&mut self, timing: TimingModel, rate: Rate, wire: u32) -> Time {
-        match self.gap_memo {
-            Some((r, w, gap)) if r == rate && w == wire => gap,
-            _ => {
-                let gap = timing.tx_time(rate, wire as u64);
-                self.gap_memo = Some((rate, wire, gap));
-                gap
-            }
         }
     }
 
@@ -280,34 +248,28 @@ impl Nic {
         self.walk_marked(qps, paused, now)
     }
 
-    /// `select` on a small ring: the marked QPs in turn, after the last one served. Its
-    /// marks are one word, read once: the positions after `rr_last`, then those up to it, in
-    /// the full walk's order. An unmarked QP has nothing unsent (see the module's note), which
-    /// the full walk would skip, so the choice is the same without loading it.
+    /// `select` on a small ring: every QP in turn, after the last one served.
     #[inline]
     fn walk_all(&mut self, qps: &[Qp], paused: &[bool; NUM_PRIOS], now: Time) -> Pick {
+        let n = self.qps.len();
         let mut wake = Time::MAX;
-        let marks = self.busy.first_word();
-        debug_assert!(self.rr_last < self.qps.len().max(1), "rr_last {} outside the ring", self.rr_last);
-        let after = if self.rr_last >= 63 { 0 } else { marks & (!0u64 << (self.rr_last + 1)) };
-        for mut bits in [after, marks & !after] {
-            while bits != 0 {
-                let idx = bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                let qp = &qps[self.qps[idx].idx()];
-                if !qp.has_data() {
-                    self.busy.clear(idx); // as on a large ring: `quiet` then passes it
-                    continue;
-                }
-                if paused[qp.pg as usize] || qp.window_bound() {
-                    continue; // the rest of `may_send`, written out (see there)
-                }
-                if qp.next_avail <= now {
-                    self.rr_last = idx;
-                    return Pick::Send(self.qps[idx]);
-                }
-                wake = wake.min(qp.next_avail);
+        // Walk the ring once, starting after the last QP served (no division per step).
+        let mut idx = if n == 0 { 0 } else { self.rr_last % n };
+        for _ in 0..n {
+            idx = if idx + 1 == n { 0 } else { idx + 1 };
+            let qp = &qps[self.qps[idx].idx()];
+            if !qp.has_data() {
+                self.busy.clear(idx); // as on a large ring: `quiet` then passes it
+                continue;
             }
+            if paused[qp.pg as usize] || qp.window_bound() {
+                continue; // the rest of `may_send`, written out (see there)
+            }
+            if qp.next_avail <= now {
+                self.rr_last = idx;
+                return Pick::Send(self.qps[idx]);
+            }
+            wake = wake.min(qp.next_avail);
         }
         pick_or_wait(wake)
     }
@@ -402,9 +364,9 @@ impl Nic {
     }
 }
 
-/// Rings up to this many QPs are walked by their one word of marks (`walk_all`), not by the
-/// two-level search with pacing bounds (`walk_marked`), which cost the reference's S2 DCQCN
-/// run 11.7 M more instructions than a walk over every QP (docs/benchmarks.md@7f113c4).
+/// Rings up to this many QPs are walked in full: one word of marks would save the few
+/// loads it skips, and the walk costs fewer instructions than the scan of marks on the
+/// reference's runs (S2 DCQCN: 11.7 M more with the scan, docs/benchmarks.md@7f113c4).
 const WALK_ALL_UP_TO: usize = 64;
 
 /// What a walk that served no QP found: the earliest pacing time of a QP that may send, or
@@ -479,30 +441,6 @@ mod tests {
             Just(Step::Choose),
             Just(Step::Choose),
         ]
-    }
-
-    /// The kept gap is the conversion's, whatever the order of rates and sizes asked.
-    #[test]
-    fn pacing_gap_is_the_conversion() {
-        let mut nic = Nic::new(NodeId(0), PortId(0), Rate::gbps(100));
-        let asks = [
-            (Rate::gbps(100), 1_048),
-            (Rate::gbps(100), 1_048),
-            (Rate(37_000_000_000), 1_048),
-            (Rate(37_000_000_000), 64),
-            (Rate::gbps(100), 64),
-            (Rate::gbps(100), 1_048),
-        ];
-        for timing in [TimingModel::Exact, TimingModel::Ns3, TimingModel::Ns3Floor] {
-            for (rate, wire) in asks {
-                assert_eq!(
-                    nic.pacing_gap(timing, rate, wire),
-                    timing.tx_time(rate, wire as u64),
-                    "{timing:?} {rate} {wire}"
-                );
-            }
-            nic.gap_memo = None; // a run has one timing model
-        }
     }
 
     proptest! {

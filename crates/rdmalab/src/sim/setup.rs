@@ -303,9 +303,9 @@ fn build_nics(topo: &Topology, cfg: &SimConfig) -> Result<(Vec<NicId>, Vec<Nic>)
         let own: &[PortId] = if topo.egress_by_destination { &node.ports } else { &[first] };
         for &port in own {
             let mut nic = Nic::new(h, port, topo.port_rate(port));
-            nic.cache = cfg.qp_cache.map(|c| Box::new(QpCache::new(c)));
+            nic.cache = cfg.qp_cache.map(QpCache::new);
             if cfg.nic_arbitration == crate::rnic::NicArbitration::Tenant {
-                nic.by_tenant = Some(Box::default());
+                nic.by_tenant = Some(Default::default());
             }
             nics.push(nic);
         }

@@ -75,7 +75,7 @@ impl Simulation {
         let cfg = spec.host;
         if cfg.wqe_cost > Time::ZERO {
             for nic in &mut self.nics {
-                nic.engine = Some(Box::new(WqeEngine::new(cfg.wqe_cost)));
+                nic.engine = Some(WqeEngine::new(cfg.wqe_cost));
             }
         }
         let mut m = HostModel {

@@ -36,9 +36,6 @@ impl Simulation {
         if self.dcqcn.hints() && self.qps[qp_id.idx()].in_flight == 0 {
             dcqcn_timers::hint_quiet(&mut self.groups[g.idx()]);
         }
-        if !pkt.cnp && matches!(self.cfg.cc, CcConfig::Dcqcn(_)) {
-            return self.dcqcn_plain_ack(g);
-        }
         let (seq, snd_nxt) =
             if self.groups[g.idx()].shared { self.group_seqs(g) } else { (pkt.seq, self.qps[qp_id.idx()].snd_nxt) };
         if pkt.cnp {
@@ -103,18 +100,6 @@ impl Simulation {
         if changed {
             self.set_member_rates(g, self.cfg.cc.retimes_pacing());
         }
-    }
-
-    /// `cc_on_ack` of DCQCN for an ACK/NACK without the CNP flag: the algorithm reads only
-    /// CNPs (`DcqcnState::on_ack`), so the rate, the window (none) and the timers stay as
-    /// they are, and the event need not be built. A group that may be quiet still wakes its
-    /// idle check as after any ACK (`dcqcn_checks::after_ack`).
-    fn dcqcn_plain_ack(&mut self, g: CcGroupId) {
-        if self.dcqcn.virtual_checks() {
-            let (checks, grids) = (self.mech.idle_checks.as_deref_mut(), &mut self.mech.dcqcn_grids);
-            dcqcn_checks::after_ack(checks, grids, g, &mut self.groups[g.idx()], &mut self.queue, false, false);
-        }
-        self.flush_timers(g);
     }
 
     /// A loss signal for the window algorithms (Swift, NSCC): `bytes` of `qp_id` lost, as a
@@ -212,15 +197,7 @@ impl Simulation {
     }
 
     /// Schedules an event for every timer the algorithm armed.
-    #[inline]
     fn flush_timers(&mut self, g: CcGroupId) {
-        if self.groups[g.idx()].timers.dirty != 0 {
-            self.push_timers(g);
-        }
-    }
-
-    /// `flush_timers` of a group that armed some timer.
-    fn push_timers(&mut self, g: CcGroupId) {
         let timers = &mut self.groups[g.idx()].timers;
         let mut dirty = timers.take_dirty();
         while dirty != 0 {

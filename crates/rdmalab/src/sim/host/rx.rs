@@ -6,7 +6,6 @@ use crate::fabric::packet::NO_INT;
 use crate::fabric::{Packet, PacketKind};
 use crate::ids::{HeaderSlot, PortId, QpId};
 use crate::rnic::irn::Arrival;
-use crate::rnic::transport::Transport;
 use crate::sim::mech::{irn, retry, rnr};
 use crate::sim::{GaveUp, Simulation};
 use crate::units::Time;
@@ -225,7 +224,8 @@ impl Simulation {
             self.int.get_mut(pkt.int_slot).nhop = pkt.int_hops; // what the switches stamped
         }
         let nic = self.egress_nic(pkt.dst, pkt.src);
-        self.nic_reply(nic, ack);
+        self.nics[nic.idx()].acks.push_back(ack);
+        self.nic_kick(nic);
         if self.topo.egress_by_destination {
             self.kick_host(pkt.dst); // the receive's handler may have posted on another NIC
         }
@@ -288,13 +288,7 @@ impl Simulation {
                 }
             }
         }
-        // A NACK, IRN's repair or UET's may have rewound it. A plain ACK rewinds nothing: a
-        // QP with bytes unsent is marked already (only a post or a rewind gives it bytes, and
-        // both mark), and the kick below re-arms a skipped `TxDone` as `mark_if_unsent` would.
-        if pkt.kind == PacketKind::Nack || self.mech.irn.is_some() || self.qps[qp_id.idx()].transport == Transport::Uet
-        {
-            self.mark_if_unsent(qp_id);
-        }
+        self.mark_if_unsent(qp_id); // a NACK (or IRN's repair) may have rewound it
         self.cc_on_ack(qp_id, &pkt);
         if self.mech.uet.windowed && self.qps[qp_id.idx()].transport == crate::rnic::transport::Transport::Uet {
             self.mark_if_unsent(qp_id); // the window may have opened for a resend (`mech::uet::gate`)

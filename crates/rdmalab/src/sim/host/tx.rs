@@ -52,27 +52,6 @@ impl Simulation {
         }
     }
 
-    /// Sends `ack` (an ACK/NACK the host made) from `nic_idx`, as queueing it and kicking
-    /// the NIC would: at once when no other ACK waits, its class is not paused and the port
-    /// is idle (then the kick would have taken it first, the only packet it sends), else
-    /// queued behind the others with a kick. The common reply thus skips the queue's copy in
-    /// and out.
-    pub(in crate::sim) fn nic_reply(&mut self, nic_idx: NicId, ack: Packet) {
-        let nic = &self.nics[nic_idx.idx()];
-        let port = nic.port;
-        let st = &self.ports[port.idx()];
-        let paused = !self.cfg.ack_high_prio && st.paused[3];
-        if !nic.acks.is_empty() || paused || st.busy || st.down || self.rearm_tx_done(port) {
-            self.nics[nic_idx.idx()].acks.push_back(ack);
-            return self.nic_kick(nic_idx);
-        }
-        let before = self.ports[port.idx()].tx_end;
-        self.transmit(port, ack);
-        if self.ports[port.idx()].tx_end != before {
-            self.settle_tx_done(nic_idx, port, None);
-        }
-    }
-
     /// After a host port started a packet (from QP `sent`, or an ACK): pushes its `TxDone`,
     /// unless the RNIC is quiet and nothing in the run can change that without a kick
     /// (mechanisms that act on the RNIC or its QPs between kicks keep every event).
@@ -294,7 +273,7 @@ impl Simulation {
         }
         let qp = &mut self.qps[qp_id.idx()];
         let pace = if self.cfg.rate_bound { qp.rate } else { qp.max_rate };
-        qp.next_avail = self.now + self.nics[qp.nic.idx()].pacing_gap(self.cfg.timing, pace, wire);
+        qp.next_avail = self.now + self.cfg.timing.tx_time(pace, wire as u64);
         qp.last_wire = wire;
         if uet {
             if let Some(r) = self.mech.rccc.as_deref_mut() {
