@@ -1,47 +1,27 @@
-//! Slots of first-in-first-out lists in one arena of blocks: the storage of both of the
-//! queue's rings (the near ring's buckets, the far level's groups).
+//! Slots of first-in-first-out lists in one node arena: the storage of both of the queue's
+//! rings (the near ring's buckets, the far level's groups).
 //!
-//! A list is a chain of blocks of `BLOCK` entries, each block one 128-byte, line-aligned
-//! piece of one arena. One arena instead of a `Vec` per slot: it grows to the most blocks
-//! ever held and then never allocates again, and the most recently freed block (warm in the
-//! cache) is reused first, so the events in flight stay in a small block of memory. Blocks
-//! instead of one node per entry: a push links a block once per `BLOCK` entries, and taking
-//! a bucket copies whole blocks (a bucket of a busy run holds several entries, which then
-//! lie side by side instead of one cache line each).
+//! One arena instead of a `Vec` per slot: it grows to the most entries ever held and then
+//! never allocates again, and the most recently freed node (warm in the cache) is reused
+//! first, so the events in flight stay in a small block.
 
 use super::Entry;
 
 /// End of a list.
 const NIL: u32 = u32::MAX;
-/// Entries a block holds: 4 of 32 bytes (the simulator's events) fill two cache lines.
-const BLOCK: usize = 4;
 
-/// A block of entries, aligned to a cache line.
+/// A list node.
 #[derive(Clone, Copy, Debug)]
-#[repr(align(64))]
-struct Block<E>([Entry<E>; BLOCK]);
-
-/// Where a slot's list starts and ends.
-#[derive(Clone, Copy, Debug)]
-struct Ends {
-    /// First block (`NIL` when empty).
-    head: u32,
-    /// Last block, the only one that may be partly filled.
-    tail: u32,
-    /// Entries in the list: the last block holds `len % BLOCK` of them, or is full (or the
-    /// list is empty) when that is 0, and the next push then takes a block: one test.
-    len: u32,
+struct Node<E> {
+    entry: Entry<E>,
+    next: u32,
 }
-
-const EMPTY: Ends = Ends { head: NIL, tail: NIL, len: 0 };
 
 #[derive(Debug)]
 pub(super) struct SlotLists<E> {
-    /// Per slot, its list of blocks in push order.
-    ends: Vec<Ends>,
-    blocks: Vec<Block<E>>,
-    /// Per block, the next one of its list, or of the free list.
-    next: Vec<u32>,
+    /// Per slot, the first and last node of its list in push order (`NIL` when empty).
+    ends: Vec<(u32, u32)>,
+    nodes: Vec<Node<E>>,
     /// Head of the free list through `next` (`NIL`: none free).
     free: u32,
     /// One bit per slot: its list holds entries.
@@ -54,14 +34,7 @@ impl<E: Copy> SlotLists<E> {
     /// `slots` empty lists (a multiple of 64).
     pub(super) fn new(slots: usize) -> Self {
         debug_assert!(slots.is_multiple_of(64));
-        SlotLists {
-            ends: vec![EMPTY; slots],
-            blocks: Vec::new(),
-            next: Vec::new(),
-            free: NIL,
-            occupied: vec![0; slots / 64],
-            len: 0,
-        }
+        SlotLists { ends: vec![(NIL, NIL); slots], nodes: Vec::new(), free: NIL, occupied: vec![0; slots / 64], len: 0 }
     }
 
     /// Entries held in all slots.
@@ -79,86 +52,47 @@ impl<E: Copy> SlotLists<E> {
     /// Appends `entry` to `slot`'s list.
     #[inline(always)]
     pub(super) fn append(&mut self, slot: usize, entry: Entry<E>) {
-        self.len += 1;
-        let ends = &mut self.ends[slot];
-        let at = ends.len as usize % BLOCK;
-        ends.len += 1;
-        if at != 0 {
-            self.blocks[ends.tail as usize].0[at] = entry;
-            return;
-        }
-        self.append_block(slot, entry);
-    }
-
-    /// Puts `entry`, already counted in `slot`'s list, in a block of its own (the list was
-    /// empty or its last block full). Not inlined: the push inlined into each handler stays short.
-    #[inline(never)]
-    fn append_block(&mut self, slot: usize, entry: Entry<E>) {
-        let idx = self.free;
-        if idx == NIL {
-            return self.append_new_block(slot, entry);
-        }
-        self.free = self.next[idx as usize];
-        self.blocks[idx as usize].0[0] = entry;
-        self.link(slot, idx);
-    }
-
-    /// As `append_block`, with no block free: the arena grows (until it holds the most
-    /// blocks a run needs at once).
-    #[cold]
-    #[inline(never)]
-    fn append_new_block(&mut self, slot: usize, entry: Entry<E>) {
-        self.blocks.push(Block([entry; BLOCK]));
-        self.next.push(NIL);
-        self.link(slot, (self.blocks.len() - 1) as u32);
-    }
-
-    /// Puts block `idx` at the end of `slot`'s list.
-    #[inline(always)]
-    fn link(&mut self, slot: usize, idx: u32) {
-        let ends = &mut self.ends[slot];
-        if ends.head == NIL {
-            ends.head = idx;
+        let node = Node { entry, next: NIL };
+        let idx = if self.free != NIL {
+            let idx = self.free;
+            self.free = self.nodes[idx as usize].next;
+            self.nodes[idx as usize] = node;
+            idx
+        } else {
+            self.nodes.push(node);
+            (self.nodes.len() - 1) as u32
+        };
+        let (head, tail) = self.ends[slot];
+        if head == NIL {
+            self.ends[slot] = (idx, idx);
             self.occupied[slot / 64] |= 1 << (slot % 64);
         } else {
-            self.next[ends.tail as usize] = idx;
+            self.nodes[tail as usize].next = idx;
+            self.ends[slot].1 = idx;
         }
-        ends.tail = idx;
+        self.len += 1;
     }
 
-    /// Empties `slot`'s list onto the end of `out`, in push order. Room is made once, and
-    /// each block is copied whole (a copy of known size: a few vector moves, no call), `out`
-    /// then cut back to the entries the last one held. Inlined into the queue's `advance`
-    /// (a call a bucket saved and restored six registers).
-    #[inline(always)]
+    /// Empties `slot`'s list onto the end of `out`, in push order. The free list's head and
+    /// the node arena are held in locals through the loop: `out`'s growth is a call, after
+    /// which fields of `self` would be read again for every entry.
+    #[inline]
     pub(super) fn take(&mut self, slot: usize, out: &mut Vec<Entry<E>>) {
-        let ends = std::mem::replace(&mut self.ends[slot], EMPTY);
-        let len = ends.len as usize;
-        if len == 0 {
-            return;
-        }
-        let blocks = len.div_ceil(BLOCK);
-        if out.capacity() - out.len() < blocks * BLOCK {
-            out.reserve(blocks * BLOCK);
-        }
-        let (start, mut idx, mut free) = (out.len(), ends.head, self.free);
-        for k in 0..blocks {
-            let block = &self.blocks[idx as usize].0;
-            // SAFETY: the room made above holds `blocks * BLOCK` entries after `start`; each
-            // is written (plain `Copy` values) before the length covers it.
-            unsafe {
-                std::ptr::copy_nonoverlapping(block.as_ptr(), out.as_mut_ptr().add(start + k * BLOCK), BLOCK);
-            }
-            let next = std::mem::replace(&mut self.next[idx as usize], free);
+        let before = out.len();
+        let mut idx = self.ends[slot].0;
+        let (nodes, mut free) = (&mut self.nodes[..], self.free);
+        while idx != NIL {
+            let node = &mut nodes[idx as usize];
+            out.push(node.entry);
+            let next = node.next;
+            node.next = free;
             free = idx;
             idx = next;
         }
-        debug_assert_eq!(free, ends.tail);
-        // SAFETY: the first `len` entries after `start` were written above.
-        unsafe { out.set_len(start + len) };
         self.free = free;
+        self.ends[slot] = (NIL, NIL);
         self.occupied[slot / 64] &= !(1 << (slot % 64));
-        self.len -= len;
+        self.len -= out.len() - before;
     }
 
     /// Empties every slot onto the end of `out`, slot by slot.
@@ -173,14 +107,11 @@ impl<E: Copy> SlotLists<E> {
 
     /// The earliest time in `slot`'s list (`u64::MAX` when empty).
     pub(super) fn earliest_time(&self, slot: usize) -> u64 {
-        let ends = self.ends[slot];
-        let (mut idx, mut left, mut earliest) = (ends.head, ends.len as usize, u64::MAX);
-        while left > 0 {
-            let n = left.min(BLOCK);
-            for e in &self.blocks[idx as usize].0[..n] {
-                earliest = earliest.min(e.time);
-            }
-            (left, idx) = (left - n, self.next[idx as usize]);
+        let (mut idx, mut earliest) = (self.ends[slot].0, u64::MAX);
+        while idx != NIL {
+            let node = &self.nodes[idx as usize];
+            earliest = earliest.min(node.entry.time);
+            idx = node.next;
         }
         earliest
     }

@@ -10,10 +10,9 @@
 //! now (a transmission ends, a packet reaches the next hop). A binary heap pays about
 //! log₂(pending) unpredictable comparisons per pop; on the 320-host reference fat tree that
 //! was 40 % of the run. Here time is cut into buckets of `2^shift` ps: a ring of `slots`
-//! buckets covers the near future (push = append to the bucket's list, a chain of blocks of
-//! four entries in one arena that recycles the most recently freed block first, so the
-//! events in flight stay in a small, cache-warm region: one arena instead of a list per
-//! bucket took a fifth off the 320-host run; `lists`), and a
+//! buckets covers the near future (push = append to the bucket's list, whose nodes live in
+//! one arena that recycles the most recently freed node first, so the events in flight stay
+//! in a small, cache-warm block: that alone took a fifth off the 320-host run), and a
 //! coarser second ring of lists (`far`: half a ring per list) keeps the far events
 //! (congestion-control timers, retransmission timeouts) until the ring reaches them. The
 //! bucket being drained is sorted by (time, sequence) once, when it becomes current, so the

@@ -1,6 +1,5 @@
 //! The event queue's tests: order against a stable sort, ties, reserved keys, origin
 //! order, `retain`, and crowded buckets.
-use super::lists::SlotLists;
 use super::*;
 use rand::{Rng, SeedableRng};
 
@@ -313,7 +312,7 @@ fn take_peeked_takes_what_pop_would() {
     let (mut a, mut b) = (EventQueue::new(), EventQueue::new());
     let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(11);
     let mut now = 0u64;
-    let take = |a: &mut EventQueue<u32>| {
+    let mut take = |a: &mut EventQueue<u32>| {
         let (t, seq, ev) = a.peek()?;
         a.take_peeked(seq);
         Some((t, ev))
@@ -338,44 +337,4 @@ fn take_peeked_takes_what_pop_would() {
         assert_eq!(Some(got), b.pop());
     }
     assert!(b.pop().is_none());
-}
-
-/// The block lists against a `Vec` per slot: appends and takes at random, with lists from
-/// empty to many blocks long (a block boundary, a partly filled last block, blocks reused
-/// from the free list in another slot), return each slot's entries in push order.
-#[test]
-fn block_lists_return_each_slot_in_push_order() {
-    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(7);
-    let mut lists = SlotLists::new(128);
-    let mut model: Vec<Vec<u64>> = vec![Vec::new(); 128];
-    let mut out = Vec::new();
-    for i in 0..60_000u64 {
-        let slot = rng.gen_range(0..128usize);
-        if rng.gen_bool(0.8) {
-            lists.append(slot, Entry { time: i, seq: i, event: i });
-            model[slot].push(i);
-        } else {
-            out.clear();
-            out.push(Entry { time: 0, seq: 0, event: u64::MAX }); // taking appends after it
-            if !model[slot].is_empty() {
-                assert_eq!(lists.earliest_time(slot), model[slot][0]);
-            }
-            lists.take(slot, &mut out);
-            let got: Vec<u64> = out[1..].iter().map(|e| e.event).collect();
-            assert_eq!(got, std::mem::take(&mut model[slot]));
-            assert_eq!(lists.earliest_time(slot), u64::MAX);
-        }
-        let held: usize = model.iter().map(Vec::len).sum();
-        assert_eq!(lists.len(), held);
-        let bit = |s: usize| lists.occupied()[s / 64] >> (s % 64) & 1 == 1;
-        assert_eq!(bit(slot), !model[slot].is_empty());
-    }
-    out.clear();
-    lists.take_all(&mut out);
-    let mut want: Vec<u64> = model.concat();
-    let mut got: Vec<u64> = out.iter().map(|e| e.event).collect();
-    want.sort();
-    got.sort();
-    assert_eq!(got, want);
-    assert_eq!(lists.len(), 0);
 }
