@@ -39,19 +39,51 @@ pub struct PortCounters {
 
 /// Runtime state of one port (one direction of a link).
 ///
-/// The fields are laid out by hand (`repr(C)`), each port on cache lines of its own, by
-/// who reads them: the first line holds the transmitter, the flags and the owner (all that
-/// an enqueue at this port reads, and all that a switch's receive reads of the port a
-/// packet arrives on: the owner's node, switch and port index), the second the wire and
-/// the peer (all that an arrival at the peer reads of the sending port; a transmission
-/// reads both), the third and fourth the egress queues, each class's queue beside its
-/// byte count (enqueue, dequeue, ECN, INT read both), four classes a line; what a packet
-/// never touches comes last. With Rust's own order a hop touched six or seven of the
-/// port's eight lines.
+/// The fields are laid out by hand (`repr(C)`), each port on cache lines of its own, in
+/// the order a packet hop touches them: the first line holds the wire, addressing and
+/// flags (all that a packet's arrival reads), the second the transmitter and its counters,
+/// the third the per-class byte counts (enqueue, dequeue, ECN, INT); the queues, one per
+/// class, follow, and what a packet never touches comes last. With Rust's own order a hop
+/// touched six or seven of the port's eight lines.
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct PortState {
-    // --- line 0: the transmitter, the flags, the owner
+    // --- line 0: the wire, addressing and flags (all that `on_arrive` reads)
+    /// Packets on the wire with their arrival time at the peer.
+    pub in_flight: Wire,
+    /// The peer's port (where packets sent here arrive).
+    pub peer: PortId,
+    /// Position of this port on its node (ifindex - 1); indexes the switch MMU.
+    pub local: u16,
+    /// Index of the rate's transmission-time table in the `TxClock`.
+    pub rate_class: u8,
+    /// The port belongs to a host (its transmitter is an RNIC's).
+    pub on_host: bool,
+    /// The peer port belongs to a host: what arrives there is received, not forwarded.
+    pub peer_on_host: bool,
+    /// Arrivals at the peer take the out-of-line path (`Simulation::arrival_hook`): the
+    /// link corrupts packets at random (an error rate is set), or the fabric is InfiniBand.
+    pub peer_lossy: bool,
+    /// A `TxDone` event is pending: the transmitter is serialising a packet.
+    pub busy: bool,
+    /// The link is down (`sim::failures`): nothing is sent or received on it.
+    pub down: bool,
+    /// Bit `q` set: class `q` holds packets (mirrors `queues`, so that the scheduler
+    /// finds the next class with two bit operations instead of a loop).
+    occupied: u8,
+    /// `paused` as a bit mask.
+    paused_mask: u8,
+    /// Last class served by the round robin over classes 1..8.
+    pub rr_last: u8,
+    /// The egress runs its out-of-line variants (`Simulation::switch_send_special`,
+    /// `switch_enqueue_special`): the run has a class table, IOFD, Blitz's no-marking rule
+    /// at host-facing ports, input-fair arbitration or per-port buffers. One test per
+    /// enqueue and per dequeue, on a line both read anyway, instead of one per mechanism.
+    pub special: bool,
+    _line1: LineStart,
+    // --- line 1: the transmitter, the owner
+    /// Line rate.
+    pub rate: Rate,
     /// When the last transmission ends, and the sequence number its `TxDone` event had
     /// (or would have had: see `Simulation::transmit`).
     pub tx_end: (Time, u64),
@@ -66,51 +98,15 @@ pub struct PortState {
     /// Index of the owner's NIC (on a host) or switch (its MMU), copied from the
     /// simulation's side tables.
     pub unit: u32,
-    /// Position of this port on its node (ifindex - 1); indexes the switch MMU.
-    pub local: u16,
-    /// A `TxDone` event is pending: the transmitter is serialising a packet.
-    pub busy: bool,
-    /// The link is down (`sim::failures`): nothing is sent or received on it.
-    pub down: bool,
-    /// Bit `q` set: class `q` holds packets (mirrors the queues, so that the scheduler
-    /// finds the next class with two bit operations instead of a loop).
-    occupied: u8,
-    /// `paused` as a bit mask.
-    paused_mask: u8,
-    /// Last class served by the round robin over classes 1..8.
-    pub rr_last: u8,
-    /// The egress runs its out-of-line variants (`Simulation::switch_send_special`,
-    /// `switch_enqueue_special`): the run has a class table, IOFD, Blitz's no-marking rule
-    /// at host-facing ports, input-fair arbitration or per-port buffers. One test per
-    /// enqueue and per dequeue, on a line both read anyway, instead of one per mechanism.
-    pub special: bool,
     /// Classes the peer has paused (we must not send them).
     pub paused: [bool; NUM_PRIOS],
-    _line1: LineStart,
-    // --- line 1: the wire and the peer (all that `on_arrive` reads of the sending port)
-    /// Packets on the wire with their arrival time at the peer.
-    pub in_flight: Wire,
-    /// The peer's port (where packets sent here arrive).
-    pub peer: PortId,
-    /// The peer port belongs to a host: what arrives there is received, not forwarded.
-    pub peer_on_host: bool,
-    /// Arrivals at the peer take the out-of-line path (`Simulation::arrival_hook`): the
-    /// link corrupts packets at random (an error rate is set), or the fabric is InfiniBand.
-    pub peer_lossy: bool,
-    /// The port belongs to a host (its transmitter is an RNIC's).
-    pub on_host: bool,
-    /// Index of the rate's transmission-time table in the `TxClock`.
-    pub rate_class: u8,
-    /// Line rate.
-    pub rate: Rate,
     _line2: LineStart,
-    // --- lines 2 and 3
-    /// The egress queue of each class (switches only; hosts arbitrate in the RNIC), linked
-    /// through the pool, each beside its byte count: classes 0-3 on line 2 (the control
-    /// class and the data class 3 of the reference's configurations), 4-7 on line 3, so
-    /// that a hop reads one line for its queue where the counts and the queues, apart,
-    /// took two.
-    pub egress: [ClassQueue; NUM_PRIOS],
+    // --- line 2
+    /// Bytes in each egress queue.
+    pub queue_bytes: [u64; NUM_PRIOS],
+    // --- line 3
+    /// Egress queues (switches only; hosts arbitrate in the RNIC), linked through the pool.
+    pub queues: [PacketQueue; NUM_PRIOS],
     // --- cold
     /// The class scheduler of a switch port when the run has `[[fabric.classes]]`
     /// (`fabric::classes`); `None`: the built-in one. (Read only on the out-of-line
@@ -125,16 +121,6 @@ pub struct PortState {
     /// Counters other than `tx_bytes` and `tx_packets` (kept beside the transmitter and
     /// merged in by [`PortState::port_counters`]).
     pub counters: PortCounters,
-}
-
-/// One egress class of a port: its queue and the bytes it holds (16 bytes, four a line).
-#[derive(Debug, Default)]
-#[repr(C, align(16))]
-pub struct ClassQueue {
-    /// Bytes queued.
-    pub bytes: u64,
-    /// The packets, first to be sent first.
-    pub queue: PacketQueue,
 }
 
 /// A zero-sized field that starts a new cache line in a `repr(C)` struct.
@@ -172,7 +158,8 @@ impl PortState {
             down: false,
             tx_end: (Time::ZERO, 0),
             in_flight: Wire::default(),
-            egress: Default::default(),
+            queues: Default::default(),
+            queue_bytes: [0; NUM_PRIOS],
             rr_last: 0,
             special: false,
             classes: None,
@@ -197,7 +184,7 @@ impl PortState {
     /// Bytes queued over all classes.
     #[inline]
     pub fn total_queued(&self) -> u64 {
-        self.egress.iter().map(|c| c.bytes).sum()
+        self.queue_bytes.iter().sum()
     }
 
     /// The transmission that ends at `tx_end` comes after the event at (`now`, `key`) in
@@ -218,9 +205,9 @@ impl PortState {
     /// Appends a packet to class `q`. Always inlined: a call would copy the packet.
     #[inline(always)]
     pub fn enqueue(&mut self, q: usize, pkt: Packet, pool: &mut PacketPool) {
-        self.egress[q].bytes += pkt.wire as u64;
+        self.queue_bytes[q] += pkt.wire as u64;
         let r = pool.park(pkt);
-        self.egress[q].queue.push_back(r, pool);
+        self.queues[q].push_back(r, pool);
         self.occupied |= 1 << q;
     }
 
@@ -249,8 +236,8 @@ impl PortState {
     /// Appends the packet parked at `r` (of `wire` bytes) to class `q`.
     #[inline(always)]
     pub fn enqueue_parked(&mut self, q: usize, r: PacketRef, wire: u32, pool: &mut PacketPool) {
-        self.egress[q].bytes += wire as u64;
-        self.egress[q].queue.push_back(r, pool);
+        self.queue_bytes[q] += wire as u64;
+        self.queues[q].push_back(r, pool);
         self.occupied |= 1 << q;
     }
 
@@ -262,12 +249,12 @@ impl PortState {
     pub fn enqueue_special(&mut self, q: usize, r: PacketRef, wire: u32, input: u16, pool: &mut PacketPool) {
         match self.arbiter.as_deref_mut() {
             Some(a) if InputArbiter::arbitrates(q) => {
-                self.egress[q].bytes += wire as u64;
+                self.queue_bytes[q] += wire as u64;
                 self.occupied |= 1 << q;
                 a.push(q, input, r, wire);
-                if self.egress[q].queue.is_empty() {
+                if self.queues[q].is_empty() {
                     if let Some(next) = a.pop(q) {
-                        self.egress[q].queue.push_back(next, pool);
+                        self.queues[q].push_back(next, pool);
                     }
                 }
             }
@@ -279,23 +266,23 @@ impl PortState {
     #[inline]
     fn refill(&mut self, q: usize, pool: &mut PacketPool) {
         if let Some(next) = self.arbiter.as_deref_mut().and_then(|a| a.pop(q)) {
-            self.egress[q].queue.push_back(next, pool);
+            self.queues[q].push_back(next, pool);
         }
     }
 
     /// The packets class `q` holds: the queue's, then those its arbiter has not yet picked.
     pub fn queued<'a>(&'a self, q: usize, pool: &'a PacketPool) -> impl Iterator<Item = PacketRef> + 'a {
         let held = self.arbiter.as_deref().into_iter().flat_map(move |a| a.held(q));
-        self.egress[q].queue.iter(pool).chain(held)
+        self.queues[q].iter(pool).chain(held)
     }
 
     /// `dequeue`, leaving the packet parked: returns its class and reference.
     #[inline]
     pub fn dequeue_parked(&mut self, pool: &PacketPool) -> Option<(usize, PacketRef)> {
         let q = self.next_class()?;
-        let r = self.egress[q].queue.pop_front(pool)?;
-        self.egress[q].bytes -= pool.get(r).wire as u64;
-        match self.egress[q].queue.front() {
+        let r = self.queues[q].pop_front(pool)?;
+        self.queue_bytes[q] -= pool.get(r).wire as u64;
+        match self.queues[q].front() {
             Some(next) => pool.prefetch_head(next), // sent a packet time from now
             None => self.occupied &= !(1 << q),
         }
@@ -311,11 +298,11 @@ impl PortState {
     #[inline]
     pub fn dequeue(&mut self, pool: &mut PacketPool) -> Option<(usize, Packet)> {
         let q = self.next_class()?;
-        let r = self.egress[q].queue.pop_front(pool)?;
+        let r = self.queues[q].pop_front(pool)?;
         let p = pool.take(r);
-        self.egress[q].bytes -= p.wire as u64;
+        self.queue_bytes[q] -= p.wire as u64;
         self.refill(q, pool);
-        if self.egress[q].queue.is_empty() {
+        if self.queues[q].is_empty() {
             self.occupied &= !(1 << q);
         }
         Some((q, p))
@@ -324,11 +311,11 @@ impl PortState {
     /// Takes class `q`'s head packet whatever the scheduler would serve (a mechanism drops
     /// it, `sim::mech::actions::Action::DiscardClass`).
     pub fn take_from_class(&mut self, q: usize, pool: &mut PacketPool) -> Option<Packet> {
-        let r = self.egress[q].queue.pop_front(pool)?;
+        let r = self.queues[q].pop_front(pool)?;
         let p = pool.take(r);
-        self.egress[q].bytes -= p.wire as u64;
+        self.queue_bytes[q] -= p.wire as u64;
         self.refill(q, pool);
-        if self.egress[q].queue.is_empty() {
+        if self.queues[q].is_empty() {
             self.occupied &= !(1 << q);
         }
         Some(p)
@@ -343,7 +330,7 @@ impl PortState {
         }
         let after = ready & !((2u16 << self.rr_last) - 1) as u8;
         let q = if after != 0 { after.trailing_zeros() } else { ready.trailing_zeros() };
-        self.egress[q as usize].queue.front()
+        self.queues[q as usize].front()
     }
 
     /// The class `dequeue` serves next (and the round robin's step to it).
@@ -371,16 +358,16 @@ impl PortState {
         if ready == 0 {
             return None;
         }
-        let egress = &self.egress;
+        let queues = &self.queues;
         let sched = self.classes.as_deref_mut()?;
-        let q = sched.pick(ready, |q| egress[q].queue.front().map_or(0, |r| pool.get(r).wire));
-        let r = self.egress[q].queue.pop_front(pool)?;
+        let q = sched.pick(ready, |q| queues[q].front().map_or(0, |r| pool.get(r).wire));
+        let r = self.queues[q].pop_front(pool)?;
         let p = pool.take(r);
-        self.egress[q].bytes -= p.wire as u64;
+        self.queue_bytes[q] -= p.wire as u64;
         if let Some(next) = self.arbiter.as_deref_mut().and_then(|a| a.pop(q)) {
-            self.egress[q].queue.push_back(next, pool); // `refill`, beside the borrowed scheduler
+            self.queues[q].push_back(next, pool); // `refill`, beside the borrowed scheduler
         }
-        let emptied = self.egress[q].queue.is_empty();
+        let emptied = self.queues[q].is_empty();
         if emptied {
             self.occupied &= !(1 << q);
         }
@@ -428,4 +415,180 @@ impl PortState {
 }
 
 #[cfg(test)]
-mod tests;
+mod tests {
+    use super::*;
+    use crate::fabric::PacketKind;
+
+    fn pkt(pg: u8) -> Packet {
+        let mut p = Packet::pfc(PacketKind::Pause, pg, 100);
+        p.kind = PacketKind::Data;
+        p
+    }
+
+    /// The scheduler's rule written as a loop: class 0 first, then round robin over the
+    /// unpaused, non-empty classes 1..8 starting after the last one served.
+    fn next_class_by_loop(port: &PortState) -> Option<usize> {
+        if !port.queues[0].is_empty() {
+            return Some(0);
+        }
+        (1..NUM_PRIOS)
+            .map(|i| 1 + (port.rr_last as usize + i - 1) % (NUM_PRIOS - 1))
+            .find(|&q| !port.paused[q] && !port.queues[q].is_empty())
+    }
+
+    #[test]
+    fn bit_mask_scheduler_follows_the_round_robin_rule() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(4);
+        let mut pool = PacketPool::default();
+        let mut port = PortState::new(NodeId(0), PortId(1), 0, Rate::gbps(100), Time::from_ns(1000));
+        for step in 0..50_000u64 {
+            match rng.gen_range(0..10) {
+                0..=3 => {
+                    let q = rng.gen_range(0..NUM_PRIOS);
+                    port.enqueue(q, pkt(q as u8), &mut pool);
+                }
+                4 => {
+                    let q = rng.gen_range(1..NUM_PRIOS);
+                    port.set_paused(q, rng.gen_bool(0.5), Time(step));
+                }
+                _ => {
+                    let want = next_class_by_loop(&port);
+                    let peeked = port.peek_next();
+                    let got = port.dequeue_parked(&pool);
+                    assert_eq!(got.map(|(q, _)| q), want, "step {step}");
+                    assert_eq!(got.map(|(_, r)| r), peeked, "step {step}: peek_next names the packet sent");
+                    if let Some((_, r)) = got {
+                        pool.take(r);
+                    }
+                }
+            }
+            assert_eq!(port.has_queued(), port.queues.iter().any(|q| !q.is_empty()));
+        }
+    }
+
+    #[test]
+    fn a_packet_passed_through_leaves_the_port_as_its_enqueue_and_dequeue_would() {
+        // Two ports under the same random operations; where `pass_through` lets a packet
+        // of class q through the first, the second queues it and dequeues at once: it
+        // must send that very class, and both must then agree on everything the scheduler
+        // reads. Where it refuses, the packet joins both queues.
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(9);
+        let mut pool = PacketPool::default();
+        let new = || PortState::new(NodeId(0), PortId(1), 0, Rate::gbps(100), Time::from_ns(1000));
+        let (mut a, mut b) = (new(), new());
+        let (mut passed, mut refused) = (0, 0);
+        for step in 0..20_000u64 {
+            if step % 16 == 0 {
+                // Now and then every class resumes and both ports drain: an idle port again.
+                for port in [&mut a, &mut b] {
+                    (1..NUM_PRIOS).for_each(|q| port.set_paused(q, false, Time(step)));
+                    while let Some((_, r)) = port.dequeue_parked(&pool) {
+                        pool.take(r);
+                    }
+                }
+            }
+            match rng.gen_range(0..5) {
+                0 => {
+                    let q = rng.gen_range(1..NUM_PRIOS);
+                    let pause = rng.gen_bool(0.3);
+                    a.set_paused(q, pause, Time(step));
+                    b.set_paused(q, pause, Time(step));
+                }
+                1 | 2 => {
+                    for port in [&mut a, &mut b] {
+                        if let Some((_, r)) = port.dequeue_parked(&pool) {
+                            pool.take(r);
+                        }
+                    }
+                }
+                _ => {
+                    let q = rng.gen_range(0..NUM_PRIOS);
+                    if a.pass_through(q) {
+                        passed += 1;
+                        b.enqueue(q, pkt(q as u8), &mut pool);
+                        let (sent, r) = b.dequeue_parked(&pool).expect("queued");
+                        assert_eq!(sent, q, "step {step}");
+                        pool.take(r);
+                    } else {
+                        refused += 1;
+                        assert!(a.has_queued() || a.paused[q], "step {step}: refused class {q}");
+                        a.enqueue(q, pkt(q as u8), &mut pool);
+                        b.enqueue(q, pkt(q as u8), &mut pool);
+                    }
+                }
+            }
+            let seen = |p: &PortState| (p.rr_last, p.occupied, p.paused_mask, p.queue_bytes);
+            assert_eq!(seen(&a), seen(&b), "step {step}");
+        }
+        assert!(passed > 100 && refused > 100, "{passed} passed, {refused} refused");
+    }
+
+    #[test]
+    fn class_zero_is_strict_and_others_round_robin() {
+        let mut pool = PacketPool::default();
+        let mut port = PortState::new(NodeId(0), PortId(1), 0, Rate::gbps(100), Time::from_ns(1000));
+        port.enqueue(3, pkt(3), &mut pool);
+        port.enqueue(3, pkt(3), &mut pool);
+        port.enqueue(5, pkt(5), &mut pool);
+        port.enqueue(0, pkt(0), &mut pool);
+        let order: Vec<usize> = std::iter::from_fn(|| port.dequeue(&mut pool).map(|(q, _)| q)).collect();
+        assert_eq!(order, vec![0, 3, 5, 3]);
+    }
+
+    #[test]
+    fn paused_class_is_skipped_but_class_zero_is_not() {
+        let mut pool = PacketPool::default();
+        let mut port = PortState::new(NodeId(0), PortId(1), 0, Rate::gbps(100), Time::from_ns(1000));
+        port.set_paused(3, true, Time(0));
+        port.enqueue(3, pkt(3), &mut pool);
+        port.enqueue(0, pkt(0), &mut pool);
+        assert_eq!(port.dequeue(&mut pool).map(|(q, _)| q), Some(0));
+        assert!(port.dequeue(&mut pool).is_none());
+        port.set_paused(3, false, Time(500));
+        assert_eq!(port.counters.paused_ps, 500);
+        assert_eq!(port.dequeue(&mut pool).map(|(q, _)| q), Some(3));
+    }
+
+    #[test]
+    fn class_scheduler_skips_a_paused_strict_class_and_serves_it_after_resume() {
+        use crate::fabric::classes::{ClassTable, Scheduler};
+        let mut t = ClassTable::uniform(true);
+        t.classes[2].scheduler = Scheduler::Strict;
+        let mut pool = PacketPool::default();
+        let mut port = PortState::new(NodeId(0), PortId(1), 0, Rate::gbps(100), Time::from_ns(1000));
+        port.classes = Some(Box::new(t.port_state(1048)));
+        for q in [2, 2, 3, 3] {
+            port.enqueue(q, pkt(q as u8), &mut pool);
+        }
+        port.set_paused(2, true, Time(0));
+        assert_eq!(port.dequeue_by_class(&mut pool).map(|(q, _)| q), Some(3), "paused strict class skipped");
+        port.set_paused(2, false, Time(10));
+        let order: Vec<usize> = std::iter::from_fn(|| port.dequeue_by_class(&mut pool).map(|(q, _)| q)).collect();
+        assert_eq!(order, vec![2, 2, 3]);
+        let s = &port.classes.as_ref().unwrap().stats;
+        assert_eq!((s[2].tx_packets, s[3].tx_packets, s[3].tx_bytes), (2, 2, 200));
+        assert!(!port.has_queued());
+    }
+}
+#[cfg(test)]
+mod layout {
+    use super::PortState;
+    use std::mem::offset_of;
+
+    #[test]
+    fn a_packet_hop_touches_the_first_lines() {
+        // The per-hop fields stay within the first three lines (see the struct's comment).
+        assert_eq!(std::mem::align_of::<PortState>(), 64);
+        assert!(offset_of!(PortState, special) < 64 && offset_of!(PortState, peer_lossy) < 64);
+        assert!(offset_of!(PortState, rate) >= 64 && offset_of!(PortState, paused) + 8 <= 128);
+        let ws = std::mem::size_of::<super::Wire>();
+        assert!(ws <= 48, "{ws}");
+        assert_eq!(offset_of!(PortState, queue_bytes), 128);
+        assert_eq!(offset_of!(PortState, queues), 192);
+        // The linked queues (8 bytes each) fill one line where `VecDeque`s took four.
+        assert_eq!(std::mem::size_of::<[super::PacketQueue; crate::fabric::NUM_PRIOS]>(), 64);
+        assert_eq!(std::mem::size_of::<PortState>(), 384);
+    }
+}

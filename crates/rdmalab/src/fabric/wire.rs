@@ -34,8 +34,8 @@ impl Default for Wire {
 /// compiler inlined `VecDeque`'s or not depending on what else grew in the caller).
 #[derive(Debug, Default)]
 struct Ring {
-    /// The slots (a boxed slice: the wire shares one line of the port's state with the peer
-    /// and the line rate, `fabric::port`'s layout test, so it stays small).
+    /// The slots (a boxed slice: the port's state keeps its per-hop fields in its first line,
+    /// `fabric::port`'s layout test, so the wire stays small).
     buf: Box<[Entry]>,
     /// Index of the first entry.
     start: usize,

@@ -175,7 +175,7 @@ impl Simulation {
         // ports, twice: the check and the snapshot).
         let mut bytes = held;
         for st in &self.ports {
-            if st.in_flight.is_empty() && st.arbiter.is_none() && st.egress.iter().all(|c| c.queue.is_empty()) {
+            if st.in_flight.is_empty() && st.arbiter.is_none() && st.queues.iter().all(|q| q.is_empty()) {
                 continue;
             }
             let queued = (0..crate::fabric::NUM_PRIOS).flat_map(|q| st.queued(q, &self.packets));

@@ -60,9 +60,9 @@ impl Simulation {
 
     /// Starts fetching what the next two events will read (hints: no effect on results).
     /// For the second one, the line of an arrival's wire, or a transmitter's port (its
-    /// flags, its wire and its queues); for the next one, an arrival whose wire the previous call
-    /// fetched, the packet at the head of the wire, the wire's entry behind it and the line
-    /// of the port it arrives at that a switch's receive reads, or a transmitter's
+    /// flags and its queues); for the next one, an arrival whose wire the previous call
+    /// fetched, the packet at the head of the wire, the wire's entry behind it and the two
+    /// lines of the port it arrives at that a switch's receive reads, or a transmitter's
     /// next packet and its link. `on_arrive` also prefetches a wire's next
     /// packet, a packet time ahead: in a fabric of a thousand hosts that is thousands of
     /// events early, and the line may be gone again by the time it is read; one or two
@@ -84,9 +84,8 @@ impl Simulation {
             Some(&Event::Arrive(p)) => prefetch(&self.ports[p.idx()].in_flight),
             Some(&Event::TxDone(p)) => {
                 let st = &self.ports[p.idx()];
-                prefetch(&st.tx_end); // the flags' line
                 prefetch(&st.in_flight);
-                prefetch(&st.egress);
+                prefetch(&st.queues);
             }
             _ => {}
         }
@@ -96,7 +95,9 @@ impl Simulation {
                 if let Some(&(_, r, _)) = st.in_flight.front() {
                     self.packets.prefetch(r);
                     st.in_flight.prefetch_behind_head();
-                    prefetch(&self.ports[st.peer.idx()].tx_end); // its node, switch and index
+                    let peer = &self.ports[st.peer.idx()];
+                    prefetch(&peer.in_flight);
+                    prefetch(&peer.rate);
                 }
             }
             Some(&Event::TxDone(p)) => {

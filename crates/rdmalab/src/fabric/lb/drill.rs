@@ -21,7 +21,7 @@ pub struct DrillMemory {
 /// Bytes queued at `port`, every class.
 #[inline]
 fn load(ports: &[PortState], port: PortId) -> u64 {
-    ports[port.idx()].total_queued()
+    ports[port.idx()].queue_bytes.iter().sum()
 }
 
 impl DrillMemory {

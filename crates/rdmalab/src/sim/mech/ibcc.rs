@@ -31,7 +31,7 @@ pub(in crate::sim) fn mark<const SPECIAL: bool>(
     if SPECIAL && no_edge_ecn && st.peer_on_host {
         return false; // Blitz: receiver congestion is DASR's (`dasr_edge_ecn`)
     }
-    let marked = marker.should_mark(port.idx(), class, st.egress[class].bytes, pkt.wire);
+    let marked = marker.should_mark(port.idx(), class, st.queue_bytes[class], pkt.wire);
     pkt.ce |= marked;
     marked
 }

@@ -46,7 +46,7 @@ fn deflect(
         Some((port, escape)) if count < max => Choice::Deflect { port, escape },
         _ => {
             let th = &iofd.thresholds;
-            let load = |p: PortId| Load { port: p, queued: ports[p.idx()].egress[class].bytes, threshold: th[p.idx()] };
+            let load = |p: PortId| Load { port: p, queued: ports[p.idx()].queue_bytes[class], threshold: th[p.idx()] };
             let hops = routes.next_hops(node, pkt.dst);
             let far = iofd.cfg.nonminimal.then(|| {
                 topo.nodes[node.idx()].ports.iter().copied().filter(|&p| {

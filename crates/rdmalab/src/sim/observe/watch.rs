@@ -297,7 +297,7 @@ impl Simulation {
                 continue;
             }
             for q in 1..NUM_PRIOS {
-                if st.egress[q].queue.is_empty() {
+                if st.queues[q].is_empty() {
                     continue;
                 }
                 let at = key(e, q);

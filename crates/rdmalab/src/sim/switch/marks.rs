@@ -30,7 +30,7 @@ impl Simulation {
         if let (true, Some(t)) = (SPECIAL, &self.cfg.classes) {
             params = t.classes[class].ecn.apply(params);
         }
-        let p = params.mark_probability(st.egress[class].bytes);
+        let p = params.mark_probability(st.queue_bytes[class]);
         if p > 0.0 && (p >= 1.0 || self.ecn_rngs[sw].gen::<f64>() < p) {
             self.packets.get_mut(r).ce = true;
             self.counters.ecn_marks += 1;

@@ -13,7 +13,7 @@ impl Simulation {
     pub(super) fn trim_over_threshold(&mut self, egress: PortId, r: PacketRef, class: usize) -> usize {
         let t = self.mech.trimming.as_deref_mut().expect("trimming");
         let pkt = self.packets.get_mut(r);
-        let queued = self.ports[egress.idx()].egress[class].bytes;
+        let queued = self.ports[egress.idx()].queue_bytes[class];
         if !trimming::trimmable(pkt) || !trimming::over_threshold(t, queued, pkt) {
             return class;
         }
