@@ -159,29 +159,26 @@ pub fn ns3_tx_ns(bytes: u64, bps: u64) -> u64 {
     // baseline x86-64 target makes for `floor` (it has no SSE4.1 rounding instruction).
     if x < 4_503_599_627_370_496.0 {
         let whole = x as i64;
-        let lo = ((x - whole as f64) * 18446744073709551616.0) as u64; // the fraction times 2^64, exact
-        return whole as u64 * 1_000_000_000 + ((lo as u128 * 1_000_000_000u128) >> 64) as u64;
+        return ns_of_seconds(x, whole as f64, whole as u64);
     }
     ns3_tx_ns_huge(x)
 }
 
 /// [`ns3_tx_ns`] of a time of 2^52 seconds or more (whose nanoseconds overflow), infinity or
-/// NaN (a zero rate): as first written, with `floor`.
+/// NaN (a zero rate), with `floor`, out of line.
 #[cold]
 #[inline(never)]
 fn ns3_tx_ns_huge(x: f64) -> u64 {
     let hi = x.floor();
-    let lo = ((x - hi) * 18446744073709551616.0) as u64; // (x-hi)*2^64, exact in double
-    (hi as u64) * 1_000_000_000 + ((lo as u128 * 1_000_000_000u128) >> 64) as u64
+    ns_of_seconds(x, hi, hi as u64)
 }
 
-/// ns-3.17's conversion as first written, with `floor`: [`ns3_tx_ns`] must agree with it.
-#[cfg(test)]
-fn ns3_tx_ns_with_floor(bytes: u64, bps: u64) -> u64 {
-    let x = bytes as f64 * 8.0 / bps as f64;
-    let hi = x.floor();
-    let lo = ((x - hi) * 18446744073709551616.0) as u64;
-    (hi as u64) * 1_000_000_000 + ((lo as u128 * 1_000_000_000u128) >> 64) as u64
+/// ns-3.17's integer nanoseconds of `x` seconds whose whole part is `hi` (`hi_int` as an
+/// integer): the fraction as a 64-bit fixed-point number, scaled by 1e9 and truncated.
+#[inline(always)]
+fn ns_of_seconds(x: f64, hi: f64, hi_int: u64) -> u64 {
+    let lo = ((x - hi) * 18446744073709551616.0) as u64; // (x - hi) * 2^64, exact in double
+    hi_int * 1_000_000_000 + ((lo as u128 * 1_000_000_000u128) >> 64) as u64
 }
 
 #[cfg(test)]
@@ -210,6 +207,12 @@ mod tests {
         assert_eq!(ns3_tx_ns(60, 400_000_000_000), 1);
     }
 
+    /// The conversion as ns-3.17 writes it, with `floor`, at any size.
+    fn with_floor(bytes: u64, bps: u64) -> u64 {
+        let x = bytes as f64 * 8.0 / bps as f64;
+        ns3_tx_ns_huge(x)
+    }
+
     #[test]
     fn ns3_time_without_the_floor_call_is_the_same() {
         for bytes in (0..20_000u64).step_by(3) {
@@ -225,13 +228,13 @@ mod tests {
                 7_777_777_777,
                 123_456_789_012,
             ] {
-                assert_eq!(ns3_tx_ns(bytes, bps), ns3_tx_ns_with_floor(bytes, bps), "{bytes} B at {bps} b/s");
+                assert_eq!(ns3_tx_ns(bytes, bps), with_floor(bytes, bps), "{bytes} B at {bps} b/s");
             }
         }
         // Up to the largest time whose nanoseconds fit in 64 bits (some 1.8e10 s).
         for bytes in [1u64 << 40, 1 << 50, u64::MAX / 8] {
             let bps = bytes / 2_000_000_000 + 1;
-            assert_eq!(ns3_tx_ns(bytes, bps), ns3_tx_ns_with_floor(bytes, bps), "{bytes} B at {bps} b/s");
+            assert_eq!(ns3_tx_ns(bytes, bps), with_floor(bytes, bps), "{bytes} B at {bps} b/s");
         }
     }
 

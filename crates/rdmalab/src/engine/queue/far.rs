@@ -46,7 +46,7 @@ impl<E: Copy> FarLevel<E> {
     pub(super) fn new(bucket_shift: u32, ring_slots: usize, groups: usize) -> Self {
         let groups = groups.max(64).next_power_of_two();
         let group_shift = ring_slots.trailing_zeros() - 1;
-        FarLevel {
+        let mut level = FarLevel {
             lists: SlotLists::new(groups),
             bucket_shift,
             group_shift,
@@ -54,13 +54,9 @@ impl<E: Copy> FarLevel<E> {
             drained: 0,
             last_in_reach: 0,
             overflow: BinaryHeap::new(),
-        }
-        .with_drained(Self::reach(0, group_shift))
-    }
-
-    fn with_drained(mut self, drained: u64) -> Self {
-        self.set_drained(drained);
-        self
+        };
+        level.set_drained(Self::reach(0, group_shift));
+        level
     }
 
     /// Groups up to `drained` have moved into the near ring.

@@ -312,7 +312,7 @@ fn take_peeked_takes_what_pop_would() {
     let (mut a, mut b) = (EventQueue::new(), EventQueue::new());
     let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(11);
     let mut now = 0u64;
-    let mut take = |a: &mut EventQueue<u32>| {
+    let take = |a: &mut EventQueue<u32>| {
         let (t, seq, ev) = a.peek()?;
         a.take_peeked(seq);
         Some((t, ev))
