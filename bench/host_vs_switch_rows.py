@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 45 §2: the full rows of `lb-host-vs-switch`, Virtuoso's against ECMP's, through
+"""The full rows of `lb-host-vs-switch`, Virtuoso's against ECMP's, through
 `rdmalab run` (what users type), interleaved row by row.
 
 The sweep (`python/rdmalab/experiments/repro/lb_host_vs_switch.toml`) has 12 Virtuoso rows

@@ -4,7 +4,7 @@ CC modes, and one small scenario per optional mechanism (ConWeave, IOFD, InfiniB
 and CC, IRN, link failures, per-port buffers, DASR), with two `hpcc_run` binaries, and
 compares every file they write (FCT, PFC) and the counters they print, byte for byte.
 
-A refactor of the engine (issue 43: hooks as free functions over views and actions) must
+A refactor of the engine (hooks as free functions over views and actions) must
 leave all of them unchanged; this is the check its notes cite.
 
     cargo build --release --example hpcc_run            # the new binary, target/release/examples
@@ -18,8 +18,8 @@ With `--repro`, each experiment's quick variant runs under both installs (`VENV/
 and every table its store holds is compared (the runs table without its wall times), with
 the comparison it prints beside the paper.
 
-ConWeave's scenarios name the direct flow table (`conweave_table_kind = "direct"`, what every
-build before issue 46 had), so that they remain an identity check across that change; against
+ConWeave's scenarios name the direct flow table (`conweave_table_kind = "direct"`, the only
+table of earlier builds), so that they remain an identity check across that change; against
 such an older binary, which refuses the key, pass `--old-lacks conweave_table_kind`: the old
 binary then runs each scenario without the lines setting that key. `conweave_exact` runs the
 default (exact) table, which an older binary does not have: it may differ from one by design
@@ -27,7 +27,7 @@ default (exact) table, which an older binary does not have: it may differ from o
 
 With `--events-may-differ` the event count is left out of the printed counters and shown
 beside each input instead (old -> new): a change that only skips events that do nothing
-(issue 45: parked DCQCN timers) must leave every other byte as it was.
+(parked DCQCN timers) must leave every other byte as it was.
 
 Exit status 1 when any output differs (the differing inputs are named).
 """
@@ -84,7 +84,7 @@ def mechanism_scenarios() -> dict[str, str]:
             cc="dcqcn", lossless=False, error_rate=0.001, loss_recovery="irn", cnp_on_ooo=True,
             irn={"rto_low": "100us", "rto_high": "320us", "low_packets": 3, "bdp": 100000}),
         "per_port_buffers": cross(ls, 4, 500_000).with_fabric(cc="dcqcn", buffer_model="per_port"),
-        # Seed 001's refill as a chunk leaves: the NIC's next data is posted from inside a send.
+        # The data-partition paper's refill as a chunk leaves: the NIC's next data is posted from inside a send.
         "partition_refill_sent": Scenario.star(2).multipath([{"src": 0, "dst": 1, "size": 1 << 20}], qps=1,
                                                             chunk_size=4096, refill_on="sent"),
     }
@@ -117,7 +117,7 @@ def reference_configs(work: Path) -> dict[str, Path]:
 EVENTS = re.compile(r'(^events |"events": )(\d+)', re.M)
 #: What the parallel engine prints of its events (per partition, the critical path, the bound
 #: they give) and its window count: each window starts at the earliest pending event, so an
-#: event skipped can save one (issue 45 §4: a host port's skipped TxDone).
+#: event skipped can save one (a host port's skipped TxDone).
 PARTITION_EVENTS = re.compile(r"(?<=events per partition )\[[\d, ]*\]|(?<=critical path )\d+(?= events)"
                               r"|\d+(?= windows)|(?<=speed-up bound )[\d.]+(?=x)")
 

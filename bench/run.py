@@ -6,8 +6,8 @@ process, so peak RSS is the engine's) and prints wall time, user time, events, e
 packet-hops/s and peak RSS. Scenarios are the ns-3 HPCC simulator's reference configs of
 `../shared/reference/hpcc/` (S1: 320-host fat tree, 9,672 flows; S2: 65-host star, 2,321
 flows) with their CC_MODE replaced as named, and native TOML scenarios kept in `bench/`
-(`MP-topo1`: seed 001's multipath experiment at 16 QPs and 1 KiB chunks; `virtuoso-10paths`:
-seed 003's 1 GB WRITE over 10 parallel links; `fat-tree-10k`, `fat-tree-100k`, `fat-tree-250k` and
+(`MP-topo1`: the data-partition paper's multipath experiment at 16 QPs and 1 KiB chunks; `virtuoso-10paths`:
+the Virtuoso paper's 1 GB WRITE over 10 parallel links; `fat-tree-10k`, `fat-tree-100k`, `fat-tree-250k` and
 `fat-tree-1M`: k = 36, 74, 100 and 160 fat trees, 11,664 to 1,024,000 hosts, under a 10 KB
 permutation; `fat-tree-1M` needs some 11 GB and is left out of the default list).
 
@@ -48,23 +48,23 @@ NATIVE = {
     "stagger-1M": "stagger_recreate_1M.toml",
     "fat-tree-10k": "fat_tree_10k.toml",
     "fat-tree-100k": "fat_tree_100k.toml",
-    # Issue 29 §3: k = 100 (250,000 hosts) and k = 160 (1,024,000 hosts), the same load.
+    # k = 100 (250,000 hosts) and k = 160 (1,024,000 hosts), the same load.
     "fat-tree-250k": "fat_tree_250k.toml",
     "fat-tree-1M": "fat_tree_1M.toml",
-    # Issue 16 §2's scaling case: k = 16 (1,024 hosts), WebSearch at 50 % load, DCQCN.
+    # The parallel engine's scaling case: k = 16 (1,024 hosts), WebSearch at 50 % load, DCQCN.
     "fat-tree-1k-ws": "fat_tree_1k_websearch.toml",
-    # Issue 13: one host, 1000 closed-loop apps, 10 ms, each mechanism (target: 5 s wall each).
+    # One host, 1000 closed-loop apps, 10 ms, each mechanism (target: 5 s wall each).
     "drum-1000-raw": "drum_1000_raw.toml",
     "drum-1000-share": "drum_1000_share.toml",
     "drum-1000-drum": "drum_1000_drum.toml",
-    # Issue 44: a 1,024-GPU ring AllReduce of 1 GiB (4.19 million transfers; some 5 minutes on
+    # A 1,024-GPU ring AllReduce of 1 GiB (4.19 million transfers; some 5 minutes on
     # 2 threads, so only when named).
     "ring-allreduce-1k": "ring_allreduce_1k.toml",
-    # Issue 45 §2: lb-host-vs-switch's symmetric row cut to 2 ms, Virtuoso (a QP per source
+    # lb-host-vs-switch's symmetric row cut to 2 ms, Virtuoso (a QP per source
     # address and destination, ~1,400 per host) and its ECMP twin (only when named).
     "virtuoso-2ms": "virtuoso_vs_ecmp_2ms.toml",
     "virtuoso-2ms-ecmp": "virtuoso_vs_ecmp_2ms_ecmp.toml",
-    # Issue 70 §2: a congested lossless fabric, PAUSE and RESUME throughout (no congestion
+    # A congested lossless fabric, PAUSE and RESUME throughout (no congestion
     # control, 20 MB permutation): k = 8 cut at 2 ms (26 million events) and k = 16 (only when named).
     "fat-tree-pfc-quick": "fat_tree_pfc_quick.toml",
     "fat-tree-1k-pfc": "fat_tree_1k_pfc.toml",
@@ -91,9 +91,9 @@ SCENARIOS = {
     "S2-hpcc": ("S2_hpcc_config.txt", 3),
     "S1-dcqcn": ("S1_dcqcn_config.txt", 1),
     "S1-hpcc": ("S1_hpcc_config.txt", 3),
-    # Seed 001's topology 1 at its finest split: 16 QPs, 1 KiB chunks (10,240 WRs), DCQCN.
+    # The data-partition paper's topology 1 at its finest split: 16 QPs, 1 KiB chunks (10,240 WRs), DCQCN.
     "MP-topo1": ("mp_topo1.toml", None),
-    # Seed 003's testbed: one 1 GB WRITE over 10 parallel 1 Gb/s links (Virtuoso, probed).
+    # The Virtuoso paper's testbed: one 1 GB WRITE over 10 parallel 1 Gb/s links (Virtuoso, probed).
     "virtuoso-10paths": ("virtuoso_10paths.toml", None),
 }
 INPUTS = ["fat.txt", "topology.txt", "trace.txt", "S1_flow.txt", "S2_flow.txt"]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""One thread against two, through every door a user takes (issue 29 §1), interleaved.
+"""One thread against two, through every door a user takes, interleaved.
 
 Runs, round after round, each (path, threads) once, in the same order every round, so that a
 machine's drift reaches every configuration alike; prints per configuration the median engine

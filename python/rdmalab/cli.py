@@ -106,7 +106,7 @@ def run_figures(results, out: Path, title: str) -> tuple[list[Path], list[str]]:
             made.append(plots.save_figure(fig, out / name)[0])
     if not results.pfc.height:
         notes.append("pfc figure: no port was paused")
-    if results.collective_steps.height:  # completion by step of each collective (issue 44)
+    if results.collective_steps.height:  # completion by step of each collective
         fig = plots.collective_steps(results)
         ax = fig.axes[0]
         ax.set_title(f"{title}: {ax.get_title()}", fontsize=9)

@@ -1,7 +1,7 @@
-"""Results of seed 000's host model (`[[app]]`, docs/drum-fabric.md) as DataFrames.
+"""Results of the DRUM paper's host model (`[[app]]`, docs/drum-fabric.md) as DataFrames.
 
 The engine reports one row per batch (its WQEs share size, post time and CQE); `wqes`
-expands it to one row per WQE, as the issue's interface asks, and `apps` summarises it.
+expands it to one row per WQE, and `apps` summarises it.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Seed 002 from Python: tenants and `tenant_share`, the attack builders, `rdmalab run`'s
+"""The CC-attack paper from Python: tenants and `tenant_share`, the attack builders, `rdmalab run`'s
 tenant table, and the quick attack reproductions end to end (docs/attacks.md)."""
 
 from pathlib import Path
@@ -177,7 +177,7 @@ def test_dcqcn_marks_on_the_shared_queue_not_arbitration_hold_the_fig4_victim():
     assert share(own) == pytest.approx(0.5, abs=0.05)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 26: with DCQCN a victim offering half the line keeps 4 % "
+@pytest.mark.xfail(strict=True, reason="with DCQCN a victim offering half the line keeps 4 % "
                                        "(ConnectX defaults: 15 %), not >= 45 %, on our input-fair switch "
                                        "(docs/attacks.md, Fig. 4)")
 def test_dcqcn_victim_offering_half_the_line_keeps_its_fair_share_against_30_staggered_qps():
@@ -188,7 +188,7 @@ def test_dcqcn_victim_offering_half_the_line_keeps_its_fair_share_against_30_sta
 
 
 def test_quick_defense_meets_every_goal(tmp_path):
-    # The issue's goals at quick size: with the tenant defense the victim keeps >= 0.45
+    # The defense's goals at quick size: with the tenant defense the victim keeps >= 0.45
     # under each attack with both DCQCN and HPCC (HPCC against staggered `recreate` kept
     # 0.37 before the tenant state paced as one), and the benign p99 slowdown of flows
     # < BDP stays within 1.2x of the undefended run's.

@@ -1,4 +1,4 @@
-"""Blitz (seed 004) through the Python face: `with_fabric(cc="blitz", iofd={...})`, the
+"""Blitz through the Python face: `with_fabric(cc="blitz", iofd={...})`, the
 `incast_rounds` builder, the IOFD counters, and errors naming the field."""
 
 import copy

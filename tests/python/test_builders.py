@@ -1,4 +1,4 @@
-"""Issue 30, §3: Python builds every section the TOML has, with the same names."""
+"""Python builds every section the TOML has, with the same names."""
 
 import rdmalab
 from rdmalab import Scenario

@@ -1,4 +1,4 @@
-"""Python builders for everything a scenario file can say (issue 30 §3): the test asks the
+"""Python builders for everything a scenario file can say: the test asks the
 engine's own parser which keys each section takes (the `expected one of ...` of an unknown
 key), so a key added to the TOML later is checked here without editing this file, and finds
 for each a `Scenario` builder with the same name that takes it."""

@@ -1,4 +1,4 @@
-"""Traffic classes (issue 14 §4) from Python and the CLI: the builder API writes the same
+"""Traffic classes from Python and the CLI: the builder API writes the same
 scenario as the TOML, DWRR shares and per-class PFC show in `Results.classes`, the table is
 written by `rdmalab run`, and bad input names its field. The physics itself is checked in
 crates/rdmalab/tests/classes.rs."""

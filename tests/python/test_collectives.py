@@ -1,4 +1,4 @@
-"""Collectives through Python (issue 44): Scenario.collective and its TOML round trip, the
+"""Collectives through Python: Scenario.collective and its TOML round trip, the
 collectives table and its NCCL-tests bandwidths, the summary, the CLI's collectives.parquet,
 and errors that name the field."""
 

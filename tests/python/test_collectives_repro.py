@@ -1,4 +1,4 @@
-"""The collective reproductions (issue 44 item 6, docs/collectives.md "Reproductions"): each
+"""The collective reproductions (docs/collectives.md "Reproductions"): each
 quick variant runs through `rdmalab repro run`, and what it measures is held against closed
 forms worked out here by hand and against directions the fabric forces."""
 

@@ -1,4 +1,4 @@
-"""`rdmalab repro run collectives-simai --quick` (issue 44 item 6, docs/collectives.md): one
+"""`rdmalab repro run collectives-simai --quick` (docs/collectives.md): one
 iteration of AICB's Llama-7B TP2 SimAI workload, cut down, on 16 GPUs. The iteration's
 communications, cut out of the flows, are held against ring closed forms worked out here by
 hand, and the iteration against its chain of compute delays."""

@@ -1,4 +1,4 @@
-"""Seed 000's host model from Python (docs/drum-fabric.md): the interface names of issue 13,
+"""The DRUM paper's host model from Python (docs/drum-fabric.md): the `[host]` and `[[app]]` names,
 a closed form for a lone application, the results tables, errors, and the repro entries."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The cause scripts of issue 41 §5 (docs/drum-fabric.md §6.10), each at its `quick` size:
+"""The DRUM cause scripts of docs/drum-fabric.md §6.10, each at its `quick` size:
 what grows with cc in TC1 and with the background's batch in drum-fig2a, measured."""
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""Issue 41 (docs/drum-fabric.md §6.7): where every WQE is (`res.wqes.state`), the host model's
-settings in the summary, and Fig. 6 by the mechanism, measured from `res.wqes`."""
+"""Bounded send queues in the host model (docs/drum-fabric.md §6.7): where every WQE is
+(`res.wqes.state`), the host model's settings in the summary, and Fig. 6 by the
+mechanism, measured from `res.wqes`."""
 
 from __future__ import annotations
 

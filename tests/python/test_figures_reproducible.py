@@ -1,5 +1,5 @@
-"""Every figure file is byte-reproducible: drawing it again gives the same PNG and PDF bytes
-(issue 22). The PDF backend stamps the time of drawing unless told not to, so each pair of
+"""Every figure file is byte-reproducible: drawing it again gives the same PNG and PDF bytes.
+The PDF backend stamps the time of drawing unless told not to, so each pair of
 drawings here runs under a different SOURCE_DATE_EPOCH (the time matplotlib stamps): a
 writer that bypasses `rdmalab.plots.save_figure` and its fixed metadata shows as a difference.
 """

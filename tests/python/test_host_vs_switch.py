@@ -1,6 +1,6 @@
-"""`lb-host-vs-switch` (issue 28 §3): the shipped sweeps are what their generator writes,
+"""`lb-host-vs-switch`: the shipped sweeps are what their generator writes,
 `[[links]] rate` from Python, and the physics of the quick variant's asymmetric case: under
-the quarter-rate spine link CONGA and seed 001's partition cut ECMP's p99 FCT slowdown."""
+the quarter-rate spine link CONGA and the data-partition paper's split cut ECMP's p99 FCT slowdown."""
 
 import copy
 
@@ -70,7 +70,7 @@ def _p99(res) -> float:
 
 def test_under_a_quarter_rate_spine_link_conga_and_partition_beat_ecmp_s_p99():
     # ECMP hashes a quarter of leaf 0's flows onto the 25 Gb/s link whatever its queue;
-    # CONGA's flowlets see its DRE and the feedback and avoid it; seed 001's partition
+    # CONGA's flowlets see its DRE and the feedback and avoid it; the data-partition paper's split
     # spreads each message over 4 QPs, so one slow path holds up only a part of it. The
     # quick variant, 70 % network load, lossless (measured: ECMP 167, CONGA 4.6, partition
     # 23; on the symmetric fabric 6.0, 4.7, 11.4).

@@ -1,6 +1,5 @@
 """The package's import graph: no cycle among the package's imports, those inside functions
-included (issue 43), and every import kept inside a function is lazy for a reason that holds
-(issues 22 and 43).
+included, and every import kept inside a function is lazy for a reason that holds.
 
 The graph is read from the source with `ast`, not by importing. A module-level import (also
 one under a module-level `if` or `try`, not one under `if TYPE_CHECKING:`) of `a.b.c` from a

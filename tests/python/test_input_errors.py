@@ -1,4 +1,4 @@
-"""Issue 30, §2: every error names the file, the line and the full field, whichever way the
+"""Every error names the file, the line and the full field, whichever way the
 scenario reaches the engine (a file, TOML text, a `Scenario` read from TOML, a dict)."""
 
 import re

@@ -1,4 +1,4 @@
-"""Issue 28 §2 from Python: `with_fabric(loss_recovery="irn", irn={...}, cnp_on_ooo=...)`
+"""IRN's loss recovery from Python: `with_fabric(loss_recovery="irn", irn={...}, cnp_on_ooo=...)`
 writes the same scenario as the TOML keys, runs, reports the per-flow recovery columns and
 the summary's fabric drops apart from receiver discards; bad values name their field. The
 physics is checked in crates/rdmalab/tests/it/irn.rs."""

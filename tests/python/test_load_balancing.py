@@ -1,4 +1,4 @@
-"""Issue 28 §1 from Python: `with_fabric(path_selection=..., lb={...})` writes the same
+"""Switch-side load balancing from Python: `with_fabric(path_selection=..., lb={...})` writes the same
 scenario as `[fabric.lb]`, a sprayed run has its `balance` table and out-of-order counts, bad
 values name their field, and `lb-conweave` is registered. The physics is checked in
 crates/rdmalab/tests/it/lb.rs."""
@@ -74,7 +74,7 @@ def test_conga_off_leaf_spine_is_refused_by_name():
 def test_lb_conweave_is_registered_with_a_quick_variant():
     e = repro.get("lb-conweave")
     assert e.sweep_path().exists() and e.sweep_path(quick=True).exists() and e.by == "fabric.path_selection"
-    # Issue 46: the 80 % network-load variant differs from it in the load and ConWeave's table.
+    # The 80 % network-load variant differs from it in the load and ConWeave's table.
     e80 = repro.get("lb-conweave-load80")
     for quick in (False, True):
         a, b = (tomllib.loads(x.sweep_path(quick=quick).read_text()) for x in (e, e80))
@@ -93,7 +93,7 @@ def test_lb_conweave_is_registered_with_a_quick_variant():
                                                  "data/GoogleRPC2008.txt", "data/Solar2022.txt", "web_search"]),
 ])
 def test_lb_conweave_variants_expand_to_their_rows(name, key, values):
-    # Issue 46 item 3: ECMP and ConWeave, each lossless go-back-N and IRN without PFC, at every
+    # ECMP and ConWeave, each lossless go-back-N and IRN without PFC, at every
     # value of the one setting the variant sweeps; the rest is lb-conweave's, at full size and quick.
     e, base = repro.get(name), repro.get("lb-conweave")
     for quick in (False, True):
@@ -123,18 +123,18 @@ def test_conweave_runs_in_order_with_its_reorder_table_and_counters():
     assert c["lb_reroutes"] > 0 and c["lb_control_packets"] > 0
     assert c["ooo_packets"] == 0 and res.flows["ooo_packets"].sum() == 0
     assert c["reorder_held"] > 0 and "reorder" in res.tables() and res.reorder["bytes"].max() > 0
-    # Issue 46's cause counters: present under ConWeave, and none with nothing out of order.
+    # ConWeave's out-of-order cause counters: present under ConWeave, and none with nothing out of order.
     assert all(c[f"reorder_ooo_{k}"] == c[f"reorder_gaps_{k}"] == 0
                for k in ("deadline", "unheld", "epoch_held", "moved", "other", "unseen_start"))
     assert "reorder_ooo_deadline" not in run(sc.with_fabric(path_selection="ecmp"), progress=False).counters
-    with pytest.raises(ValueError, match=r"fabric\.nack_interval"):  # issue 46's NIC setting
+    with pytest.raises(ValueError, match=r"fabric\.nack_interval"):  # the ConWeave artifact's NIC setting
         run(sc.with_fabric(nack_interval="0us"), progress=False)
     with pytest.raises(ValueError, match=r"fabric\.lb\.conweave_queues"):
         run(sc.with_fabric(lb={"conweave_queues": 0}), progress=False)
 
 
 def test_lb_conweave_fattree_runs_the_artifacts_fat_tree_with_its_timers():
-    # Issue 46 item 3: ECMP and ConWeave on the artifact's k = 8 (quick: k = 4) 2:1 fat tree,
+    # ECMP and ConWeave on the artifact's k = 8 (quick: k = 4) 2:1 fat tree,
     # ConWeave's flush margin and default wait zipped with the loss recovery as its run.py sets
     # them for a fat tree (64 us / 600 us lossless, 16 us / 300 us with IRN; expiry 1 ms).
     e = repro.get("lb-conweave-fattree")
@@ -154,7 +154,8 @@ def test_lb_conweave_fattree_runs_the_artifacts_fat_tree_with_its_timers():
 
 def test_conweave_runs_on_a_fat_tree_in_order():
     # A 1 ns reply margin: flows between pods move at every epoch, across the aggregation and
-    # core tiers; the destination ToRs keep every NIC in order. (Refused before issue 46.)
+    # core tiers; the destination ToRs keep every NIC in order (ConWeave on a fat tree, not
+    # only on a leaf-spine).
     sc = Scenario.fat_tree(4)
     for i in range(4):
         sc = sc.flow(i, 12 + i, 1_000_000).flow(12 + i, i, 1_000_000)

@@ -1,4 +1,4 @@
-"""Issue 43 §3: a mechanism's own tables take one generic path from the engine
+"""A mechanism's own tables take one generic path from the engine
 (`Mechanisms::tables`) to `res.<name>`, `res.tables()` and a parallel run's merge by key
 columns. The tables' physics is checked in crates/rdmalab/tests/it/lb.rs and conweave.rs."""
 

@@ -106,7 +106,7 @@ def _one_qp_fct(refill: str, chunk: int) -> float:
 
 
 def test_one_qp_fct_does_not_depend_on_the_chunk_size_when_refilled_on_sent():
-    # Seed 001's flat 1-QP curve: a QP refilled as its chunk leaves never idles, so the FCT is
+    # The data-partition paper's flat 1-QP curve: a QP refilled as its chunk leaves never idles, so the FCT is
     # the bytes on the wire at line rate, which the chunk size changes only through headers
     # (24 B per chunk, 48 B per packet: 6.4 % extra at 4K, 4.9 % at 128K).
     sent = [_one_qp_fct("sent", c) for c in (4096, 32768, 131072)]

@@ -1,4 +1,4 @@
-"""Figures a researcher can put in a paper as drawn (issue 30 §3): plain tick labels on log
+"""Figures a researcher can put in a paper as drawn: plain tick labels on log
 axes, PFC bars that start at zero with whole frame counts (and say when nothing paused), the
 `share` figure pooling seeds per case, and `rdmalab run` drawing what the run sampled and
 nothing for what it lacks."""

@@ -1,4 +1,4 @@
-"""The parallel engine through Python and the command line (issue 16 §2): `threads=N` and
+"""The parallel engine through Python and the command line: `threads=N` and
 `--threads N` give the same FCT and PFC files, samples and trace for every N; what it cannot
 split is refused with a clear error. The engine's own tests are crates/rdmalab/tests/parallel.rs."""
 
@@ -102,7 +102,7 @@ def test_a_sweep_shares_the_cores_between_workers_and_threads():
 def test_auto_takes_the_cores_and_falls_back_where_the_engine_refuses(tmp_path):
     """`threads="auto"` (`--threads auto`): in the origin order, so the files equal `threads=1`
     whatever the machine and the choice; up to the machine's cores, capped by the partitions,
-    where the cut is expected to pay, else one thread (issue 29: this small fat tree ran at
+    where the cut is expected to pay, else one thread (this small fat tree ran at
     0.39x one thread's speed when cut; the estimate's own test is in tests/it/parallel.rs); a
     scenario the parallel engine refuses runs on the sequential engine instead of failing."""
     path = tmp_path / "ft.toml"
@@ -162,7 +162,7 @@ def test_auto_runs_on_one_thread_where_the_partitions_would_not_fit_in_memory(tm
         warn_scenario(sim)
 
 
-# Issue 29 §2: every table and the summary are the same for 1, 2 and 4 threads, in scenarios
+# Every table and the summary are the same for 1, 2 and 4 threads, in scenarios
 # that use traffic classes, closed-loop applications under DRUM (applications only, ending at
 # the stop time), samples, and a run that stalls.
 CLASSES = FAT_TREE.replace("load = 0.5", "load = 0.5\npg = 3").replace("start = \"50us\"", "start = \"50us\"\npg = 1") + """
@@ -268,7 +268,7 @@ def command_line_files(path: Path, threads: int, out: Path) -> tuple[dict[str, b
 @pytest.mark.parametrize("name,text", [("classes", CLASSES + "[trace]\nnodes = [0, 4]\n"), ("drum", DRUM_APPS_ONLY),
                                        ("stalls", STALLS)])
 def test_every_file_the_command_line_writes_is_the_same_for_any_thread_count(tmp_path, name, text):
-    """Issue 29 §2 through the door users take: the files of `rdmalab run` (FCT and PFC
+    """Through the door users take: the files of `rdmalab run` (FCT and PFC
     text, every Parquet table, the trace, the figures' PNGs) and its summary are the same
     bytes with 1, 2 and 4 threads."""
     path = tmp_path / f"{name}.toml"

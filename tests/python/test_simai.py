@@ -1,4 +1,4 @@
-"""SimAI workloads through Python (issue 44, item 4): Scenario.simai and its TOML round trip,
+"""SimAI workloads through Python: Scenario.simai and its TOML round trip,
 the shipped example run from Python and from the CLI, and errors that name the field."""
 
 import subprocess

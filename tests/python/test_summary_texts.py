@@ -1,4 +1,4 @@
-"""Issue 30, §3: what the summary and the command line say about a run."""
+"""What the summary and the command line say about a run."""
 
 import re
 from pathlib import Path

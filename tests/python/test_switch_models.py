@@ -1,4 +1,4 @@
-"""Issue 23 §2 and §3 from Python: `with_fabric(egress_arbitration=..., buffer_model=...,
+"""Egress arbitration and switch buffer models from Python: `with_fabric(egress_arbitration=..., buffer_model=...,
 port_buffer_kb=...)` writes the same scenario as the TOML keys, runs, and bad values name
 their field. The physics is checked in crates/rdmalab/tests/it/switch_models.rs."""
 

@@ -1,4 +1,4 @@
-"""Virtuoso (seed 003) through Python: Scenario fields, the messages and paths tables, the
+"""Virtuoso through Python: Scenario fields, the messages and paths tables, the
 CLI's outputs, field-naming errors, and the three repro entries on small sweeps."""
 
 import subprocess

@@ -12,7 +12,9 @@
 //!
 //! Blocks of 2 MiB and more ([`LARGE_FROM`]) are not advised: that nearly doubled the set-up
 //! of the largest fabrics (the kernel clears and compacts a huge page at each fault) for a
-//! smaller gain in the run. Measured in docs/benchmarks.md@7f113c4 ("stop 62"). On Linux each is a
+//! smaller gain in the run (a Virtuoso row of `lb-host-vs-switch` cut to 1 ms of arrivals took
+//! 0.874 of the system allocator's CPU time with every block on huge pages, 0.917 with these
+//! left out; the k = 160 fabric's set-up, below). On Linux each is a
 //! mapping of its own (`large`), so that a growing arena is remapped, not copied, whatever
 //! its alignment; elsewhere they come from the system allocator. `_RJEM_MALLOC_CONF`
 //! overrides jemalloc's options at run time (`_RJEM_MALLOC_CONF=thp:default` keeps jemalloc
@@ -23,7 +25,7 @@ use std::alloc::{GlobalAlloc, Layout};
 /// Blocks from this size up are mappings of their own, in pages of 4 KiB: the engine's
 /// arenas (ports, NICs, QP slots, the event queue's rings), which set-up writes through once.
 /// Advised for huge pages, they made the kernel clear and compact 2 MiB pages at every fault:
-/// the k = 160 fabric's set-up took 27.0 s instead of 14.7 s (docs/benchmarks.md@7f113c4, stop 62).
+/// the k = 160 fabric's set-up took 27.0 s instead of 14.7 s.
 /// Below it, jemalloc packs the many small objects a packet touches into huge pages.
 pub const LARGE_FROM: usize = 2 << 20;
 

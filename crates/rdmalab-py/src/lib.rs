@@ -1,6 +1,6 @@
 //! PyO3 bindings: scenario in, columnar results out. No simulation logic lives here.
 use pyo3::prelude::*;
-use rdmalab_alloc as _; // jemalloc on huge pages for the engine's memory (docs/benchmarks.md@7f113c4, "stop 62")
+use rdmalab_alloc as _; // jemalloc on huge pages for the engine's memory (why: `rdmalab_alloc`)
 
 mod chakra;
 mod columns;

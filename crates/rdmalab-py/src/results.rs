@@ -132,7 +132,7 @@ pub(crate) fn counter_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<
     ] {
         counters.set_item(k, v)?;
     }
-    // Then those only some runs report (ConWeave's out-of-order causes, issue 46), so that
+    // Then those only some runs report (ConWeave's out-of-order causes), so that
     // every other run's counters keep their columns.
     for (k, v) in &r.mechanism_counters.conditional {
         counters.set_item(k, v)?;
@@ -158,7 +158,7 @@ fn port_sample_dict<'py>(py: Python<'py>, ss: &[(Time, PortId, u64)]) -> PyResul
     Ok(t.dict())
 }
 
-/// Seed 000's host model: applications, their batches (ps; `seen_ps` NaN while
+/// The DRUM paper's host model: applications, their batches (ps; `seen_ps` NaN while
 /// unfinished) and DRUM's per-period allocations.
 fn host_model_dict<'py>(py: Python<'py>, r: &Results) -> PyResult<Bound<'py, PyDict>> {
     let apps = Columns::new(py, &r.host_apps);

@@ -4,7 +4,7 @@
 //! --threads 1` runs in; without, the reference's FIFO order). One `JSON {...}` line: the
 //! wall time of the run, the events by kind (`Simulation::events_by_kind`) and the packet
 //! counters that explain them. Used by
-//! `bench/blitz_cost.py` (docs/benchmarks.md@7f113c4, "What a full blitz-incast costs").
+//! `bench/blitz_cost.py` (what a full `blitz-incast` spends its events on).
 
 use rdmalab_alloc as _; // jemalloc on huge pages, as `rdmalab run` has
 use std::path::Path;

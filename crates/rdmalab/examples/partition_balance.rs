@@ -1,4 +1,4 @@
-//! How evenly the parallel engine's maps split a scenario's events (issue 29 §1):
+//! How evenly the parallel engine's maps split a scenario's events:
 //! `cargo run --release --example partition_balance -- SCENARIO.toml|HPCC_CONFIG.txt [N]`
 //! runs it cut into N partitions (default 2) by host counts (`auto_map`) and by expected work
 //! (`work_map`, what `--threads N` uses), and prints for each the events per partition, the

@@ -96,7 +96,7 @@ identifier!(
 );
 
 identifier!(
-    /// A DRUM scheduler (seed 000): one per host whose applications it posts and polls for,
+    /// A DRUM scheduler (the DRUM paper): one per host whose applications it posts and polls for,
     /// numbered in the order the hosts' first applications appear (`sim::apps::drum`).
     /// `NONE`: no scheduler (in DRUM's in-band control, the coordinator's end of a connection).
     AgentId

@@ -1,4 +1,4 @@
-"""DRUM resource scheduling (seed 000) on a sound footing: the convex model (P), ADMM,
+"""DRUM resource scheduling (the DRUM paper) on a sound footing: the convex model (P), ADMM,
 the dual-decomposition baseline, a KKT certificate, and the network-wide model solved by
 host agents and a coordinator, in process or on Ray.
 

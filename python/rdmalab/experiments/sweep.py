@@ -52,7 +52,7 @@ SWEEP_KEYS = ("name", "description", "scenario", "base", "grid", "zip", "seeds",
 PLOT_KEYS = ("by", "kinds", "where", "title")
 #: Figure kinds (see figures.py).
 PLOT_KINDS = ("slowdown", "cdf", "queue", "rate", "pfc", "share")
-#: Figure kinds drawn only when asked for (they need multipath messages): seeds 001 and 003.
+#: Figure kinds drawn only when asked for (they need multipath messages): the data-partition and Virtuoso papers.
 MP_PLOT_KINDS = ("mp_qps", "mp_chunk", "virtuoso_paths", "virtuoso_speedup", "virtuoso_overhead",
                  "virtuoso_chunk", "virtuoso_mice")
 #: Phrases of the engine's parse errors (as opposed to errors building a valid scenario).

@@ -1,4 +1,4 @@
-"""Per-tenant throughput of the runs of a sweep (seed 002's attacks, docs/attacks.md): what the
+"""Per-tenant throughput of the runs of a sweep (the CC-attack paper's attacks, docs/attacks.md): what the
 attack comparisons and the `share` figure both read.
 
 A run's shares are measured over the last three quarters of its run time, [T/4, T) with T

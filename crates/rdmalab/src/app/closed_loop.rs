@@ -1,4 +1,4 @@
-//! Seed 000's closed-loop application (§II-C): post a batch of `wr_num` WQEs on one
+//! The DRUM paper's closed-loop application (§II-C): post a batch of `wr_num` WQEs on one
 //! connection, only the last one signalled, wait until that one CQE is polled, think,
 //! repeat. The host model around it (`app::host_model`) decides how posting and polling
 //! cost time; this file holds only what one application knows of itself.

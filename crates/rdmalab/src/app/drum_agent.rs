@@ -1,4 +1,4 @@
-//! DRUM's per-host scheduler (seed 000 §IV-A): the only software that posts WQEs and
+//! DRUM's per-host scheduler (the DRUM paper's §IV-A): the only software that posts WQEs and
 //! polls completions on its host. Every control period it solves its host's row of (P):
 //! exactly (`drum::exact`, the default `solve = "exact"`: where the paper's ADMM arrives
 //! when it converges), or with `iterations` warm-started steps of the library's ADMM

@@ -1,9 +1,9 @@
-//! The host side of seed 000's testbed: how applications reach the RNIC (`mechanism`) and
+//! The host side of the DRUM paper's testbed: how applications reach the RNIC (`mechanism`) and
 //! what posting and polling cost. Settings only; the simulator's glue is `sim/apps/closed_loop.rs`.
 
 use crate::units::Time;
 
-/// How a host's applications share the RNIC (seed 000 §IV-B).
+/// How a host's applications share the RNIC (the DRUM paper's §IV-B).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mechanism {
     /// Each application posts on its own QP and busy-polls its own CQ (FaRM-style).
@@ -52,7 +52,7 @@ pub struct HostConfig {
 }
 
 impl Default for HostConfig {
-    /// Calibrated on seed 000's Fig 2a (docs/drum-fabric.md): 0.68 µs per WQE is the
+    /// Calibrated on the DRUM paper's Fig 2a (docs/drum-fabric.md): 0.68 µs per WQE is the
     /// slope (74.3 − 19.8)/80; 24 cores are the testbed's two 12-core E5-2650 v4.
     fn default() -> Self {
         HostConfig {
@@ -67,7 +67,7 @@ impl Default for HostConfig {
             // (J. McCalpin, Intel forum thread 700477, 2016).
             lock_transfer: Time::from_ns(40),
             // The largest send queue a ConnectX-3 (mlx4, the 40 Gb/s InfiniBand generation of
-            // seed 000's testbed) accepts (`rnic::DEFAULT_MAX_SEND_WR`).
+            // the DRUM paper's testbed) accepts (`rnic::DEFAULT_MAX_SEND_WR`).
             max_send_wr: crate::rnic::DEFAULT_MAX_SEND_WR,
         }
     }
@@ -109,7 +109,7 @@ impl Solve {
     }
 }
 
-/// What the scheduler measures as an application's `a` (seed 000 §III: "the number of CQEs
+/// What the scheduler measures as an application's `a` (the DRUM paper's §III: "the number of CQEs
 /// per WQE"), the coefficient that ties its CQE rate to its WQE rate, z = a x.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AReading {
@@ -148,7 +148,7 @@ impl AReading {
     }
 }
 
-/// Which applications hold the scheduler's dedicated QPs (seed 000, Definition 2: the
+/// Which applications hold the scheduler's dedicated QPs (the DRUM paper, Definition 2: the
 /// multiplier "prioritizes k applications with largest utilities ... It can be formulated
 /// to describe any prioritizing mechanism such as FIFO or smallest job first").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

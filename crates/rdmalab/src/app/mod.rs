@@ -21,10 +21,10 @@
 //! completions on their own host. A later parallel engine can cut the fabric between hosts
 //! without touching an application.
 //!
-//! Applications built on this: seed 002's attack generators, `multipath` (seed 001's
-//! data partition), Virtuoso's MP verbs, seed 004's serial incast
+//! Applications built on this: the CC-attack paper's attack generators, `multipath` (the data-partition paper's
+//! data partition), Virtuoso's MP verbs, the Blitz poster's serial incast
 //! (`sim/apps/serial_incast.rs`, rows of `AppKind::Attack`: the scenario's host
-//! applications), and seed 000's closed-loop applications with the host model around them
+//! applications), and the DRUM paper's closed-loop applications with the host model around them
 //! ([`closed_loop`], [`host_model`], [`drum_agent`]). The simulator side is `sim/apps/`.
 //! Each is one [`AppKind`] variant and its handlers.
 
@@ -46,8 +46,8 @@ use crate::workload::FlowSpec;
 /// The kinds of application, each an index into its own arena.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AppKind {
-    /// A host application of the scenario's list (`workload::attacks::HostApp`: seed 002's
-    /// staggered transfer or shuffled-overlay member, seed 004's paced message or serial
+    /// A host application of the scenario's list (`workload::attacks::HostApp`: the CC-attack paper's
+    /// staggered transfer or shuffled-overlay member, the Blitz poster's paced message or serial
     /// incast aggregator and sender), by its index in that list.
     Attack(u32),
     /// The sending half of a multipath connection (`multipath::MpSender`).
@@ -58,7 +58,7 @@ pub enum AppKind {
     VSender(u32),
     /// The receiving half of a Virtuoso connection, which also answers READs.
     VReceiver(u32),
-    /// A closed-loop application of seed 000 (`closed_loop::ClosedLoop`, `sim/apps/closed_loop.rs`).
+    /// A closed-loop application of the DRUM paper (`closed_loop::ClosedLoop`, `sim/apps/closed_loop.rs`).
     Closed(u32),
     /// DRUM's scheduler of one host (`drum_agent::DrumAgent`, `sim/apps/drum.rs`): its
     /// releases, polls and local control periods are its timers.
@@ -75,7 +75,7 @@ pub enum AppKind {
     Rank(u32),
 }
 
-/// An application's header at the start of a WR's payload. Seed 001 names three fields and
+/// An application's header at the start of a WR's payload. The data-partition paper names three fields and
 /// not their width; we take 8 bytes each (24 B, `chunk_header`'s default). The bytes count
 /// as payload on the wire: the WR's size includes them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

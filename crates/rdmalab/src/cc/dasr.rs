@@ -1,4 +1,4 @@
-//! Blitz's direct apportioning of sending rates (DASR, seed 004 §2 ¶2), with DCQCN as the
+//! Blitz's direct apportioning of sending rates (DASR, the Blitz poster's §2 ¶2), with DCQCN as the
 //! fall-back for in-network congestion (§2 ¶4). See `docs/blitz.md`.
 //!
 //! Two halves that never touch each other's state:
@@ -24,7 +24,7 @@ use crate::units::{Rate, Time};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum DasrCount {
     /// Incoming QPs: k QPs of one host get k/n of the receiver (as gameable as per-QP
-    /// DCQCN, seed 002).
+    /// DCQCN, the CC-attack paper).
     #[default]
     Qp,
     /// Sending hosts: each host with any QP in progress counts once (needs the
@@ -96,7 +96,7 @@ pub enum DasrFallback {
     /// DCQCN on the CNP flags (the poster's RoCE design).
     #[default]
     Dcqcn,
-    /// InfiniBand congestion control on the BECNs (the poster's testbed, seed 004 §3).
+    /// InfiniBand congestion control on the BECNs (the poster's testbed, §3).
     Ib,
 }
 

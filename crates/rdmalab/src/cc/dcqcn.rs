@@ -141,7 +141,7 @@ impl DcqcnState {
         }
     }
 
-    /// Whether alpha ticks can run lazily (issue 45 §2) in the partition-independent event
+    /// Whether alpha ticks can run lazily in the partition-independent event
     /// order, where an arrival at the picosecond of a tick always comes after it (an
     /// arrival's tie key sorts after every node's, `sim::order`): a CNP's ACK then finds
     /// the ticks due at its own picosecond already run, whenever its event was pushed. A
@@ -170,7 +170,7 @@ impl DcqcnState {
         a > Time::from_ns(1) && d.0 % a.0 == 0 && a <= min_ack
     }
 
-    /// Parks the alpha timer the tick just re-armed (issue 45 §2): the group has nothing in
+    /// Parks the alpha timer the tick just re-armed: the group has nothing in
     /// the network, so no CNP can reach it before it sends again, and alpha is read only by
     /// a cut. Its ticks then run later, all at once and with the same arithmetic in the same
     /// order: when the group sends ([`DcqcnState::unpark_alpha`]) or before a cut. An idle
@@ -201,7 +201,7 @@ impl DcqcnState {
         p.decrease_interval <= min_rtt
     }
 
-    /// Parks the decrease check just re-armed (issue 45 §2), at a check that found no CNP in
+    /// Parks the decrease check just re-armed, at a check that found no CNP in
     /// a group whose alpha timer is parked (nothing in the network, so no CNP before the group
     /// sends again). `key` is the tie key its event would have taken now
     /// (`EventQueue::reserve_seq`): a group that sends again before that check is due gets

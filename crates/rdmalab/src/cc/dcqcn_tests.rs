@@ -205,7 +205,7 @@ fn no_byte_counter_keeps_the_timer_only_rule() {
     assert_eq!((rate, s.byte_stage), (before, 0));
 }
 
-/// Issue 45 §2: a parked alpha timer's ticks, run at a cut or when the group sends
+/// A parked alpha timer's ticks, run at a cut or when the group sends
 /// again, leave the state the running timer leaves, and re-arm it at the same time.
 #[test]
 fn a_parked_alpha_timer_ends_where_the_running_one_does() {
@@ -244,7 +244,7 @@ fn a_parked_alpha_timer_ends_where_the_running_one_does() {
     assert!(!DcqcnState::can_park(&DcqcnParams { decrease_interval: Time::from_ns(4_500), ..p }, Time::from_us(2)));
 }
 
-/// Issue 45 §2: a parked decrease check comes back as the event it would have been (its
+/// A parked decrease check comes back as the event it would have been (its
 /// time and its own tie key) when the group sends before it is due, and otherwise at the
 /// next point of its grid (strictly after the send: a check at the send's own picosecond
 /// finds no CNP, whichever runs first).
@@ -311,7 +311,7 @@ fn the_increase_timer_stops_at_line_rate_and_a_cut_restarts_it() {
     assert_eq!(t.due[INCREASE_TIMER], Time::from_ms(1) + p.rp_timer);
 }
 
-/// Issue 45 §2: lazy alpha ticks (the origin order) give the rates, and at every cut the
+/// Lazy alpha ticks (the origin order) give the rates, and at every cut the
 /// alpha, that a timer firing every microsecond gives, when CNPs arrive at random
 /// picoseconds and some on the alpha grid itself (where the tick runs first, as a node's
 /// event runs before an arrival in that order), in bursts with quiet gaps between.

@@ -106,7 +106,7 @@ pub struct IbParams {
     pub ccti_min: u16,
     /// Period of the index's decrease [ccti_timer], 50 µs (†: no vendor publishes one;
     /// chosen from the floor r_min = P·(marking_rate + 1)/T below which marks can no longer
-    /// hold a source, set to 1/16 of 56 Gb/s for 2 KiB packets, seed 004's 16→1 incast;
+    /// hold a source, set to 1/16 of 56 Gb/s for 2 KiB packets, the Blitz poster's 16→1 incast;
     /// see `docs/model/infiniband.md#infiniband-congestion-control`).
     pub ccti_timer: Time,
     /// The table [cct], `default_cct()`.

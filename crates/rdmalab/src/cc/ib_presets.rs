@@ -131,7 +131,7 @@ mod tests {
 
     #[test]
     fn llnl_tables_match_their_formula() {
-        // The generator's formula in floating point, entry by entry, and the facts the issue
+        // The generator's formula in floating point, entry by entry, and the facts one
         // reads off the "Mellanox default" table: 17 zero entries, a last delay of 57 packet
         // times at shift 0.
         for (name, shift, d, k) in [

@@ -3,7 +3,7 @@
 //! # Shape
 //!
 //! A congestion-control state (`CcGroup`) belongs to one QP by default, or is shared by
-//! several QPs (per destination, per source-destination pair: seed 002's enforcement
+//! several QPs (per destination, per source-destination pair: the CC-attack paper's enforcement
 //! granularity, see [`Granularity`]). The sender calls it on every ACK/NACK
 //! ([`CcGroup::on_ack`]) and when one of its timers fires ([`CcGroup::on_timer`]); the
 //! algorithm updates `CcGroup::rate`, the rate the whole group may send at. The simulator
@@ -85,7 +85,7 @@ pub enum CcConfig {
     Timely(TimelyParams),
     /// Rate-based DCTCP (CC_MODE 8, MODEL.md §5).
     Dctcp(DctcpParams),
-    /// Blitz: DASR's receiver-given share over DCQCN (our CC_MODE 20, seed 004).
+    /// Blitz: DASR's receiver-given share over DCQCN (our CC_MODE 20, the Blitz poster).
     Blitz(BlitzParams),
     /// InfiniBand congestion control (IBA annex A10): FECN marks, BECNs, the CCT index.
     Ib(IbParams),
@@ -550,7 +550,7 @@ mod tests {
         assert_eq!(group(Granularity::PerQp, 1).member_rate(), Rate::gbps(30));
         assert_eq!(group(Granularity::PerDestination, 3).member_rate(), Rate::gbps(10));
         assert_eq!(group(Granularity::PerPair, 2).member_rate(), Rate::gbps(15));
-        // Seed 002: three QPs each at the destination's 30G, 90G in all.
+        // The CC-attack paper: three QPs each at the destination's 30G, 90G in all.
         assert_eq!(group(Granularity::PerDestinationUnsplit, 3).member_rate(), Rate::gbps(30));
     }
 

@@ -320,7 +320,7 @@ pub struct SimConfig {
     pub sample_max_bytes: u64,
     /// The most completed flows' records a run (each partition) holds in memory; past it they
     /// are written to a temporary file in runs of this many and read back in order when the
-    /// results are read (`stats::spill`; issue 29 §3). `usize::MAX` keeps them all in memory.
+    /// results are read (`stats::spill`). `usize::MAX` keeps them all in memory.
     pub records_in_memory: usize,
 }
 

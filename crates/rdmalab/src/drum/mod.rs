@@ -1,4 +1,4 @@
-//! DRUM: RDMA resource scheduling as network utility maximisation (seed 000), as a solver
+//! DRUM: RDMA resource scheduling as network utility maximisation (the DRUM paper), as a solver
 //! library that host agents call every control period (warm-started).
 //!
 //! The paper's model is non-convex and unbounded as printed; this module implements the

@@ -1,7 +1,7 @@
 //! Fair arbitration among input ports at a switch egress (`fabric.egress_arbitration`).
 //!
 //! The reference's egress queue is one FIFO per class: packets leave in arrival order, so an
-//! input port that delivers more packets per unit time gets more of the egress. Seed 002's
+//! input port that delivers more packets per unit time gets more of the egress. The CC-attack paper's
 //! testbed switch (Mellanox SN2100) instead "shares the bandwidth fairly between the two
 //! input ports" (§IV-A, the "16 No CC" bar of Fig. 3, and "per-port fair sharing on the
 //! switch" behind Fig. 4). `input_fair` models that: each egress queue (per class) keeps one

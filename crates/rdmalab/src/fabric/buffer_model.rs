@@ -5,7 +5,7 @@
 //! ports and admits a packet while its ingress stays under a dynamic threshold, a fraction of
 //! what the pool has left: a port's admission depends on how full the others are. Older
 //! switches and NIC-based testbeds partition the memory statically instead; `docs/virtuoso.md`
-//! hypothesises that seed 003's ConnectX-3 testbed did ("each path (egress queue) had most
+//! hypothesises that the Virtuoso paper's ConnectX-3 testbed did ("each path (egress queue) had most
 //! of a buffer of its own"). Here each egress port owns `capacity` bytes and decides on its
 //! own occupancy alone, with no dynamic threshold:
 //!

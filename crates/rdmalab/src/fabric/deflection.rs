@@ -1,4 +1,4 @@
-//! Blitz's in-order flow deflection (IOFD, seed 004 §2 ¶3): a switch feature, usable with
+//! Blitz's in-order flow deflection (IOFD, the Blitz poster's §2 ¶3): a switch feature, usable with
 //! any congestion control. See `docs/blitz.md` for the rules marked † (ours: the poster
 //! gives no hardware detail).
 //!

@@ -1,4 +1,4 @@
-//! IOFD's last-hop re-sequencing buffer (seed 004 §2 ¶3: "hardware support in the switch to
+//! IOFD's last-hop re-sequencing buffer (the Blitz poster's §2 ¶3: "hardware support in the switch to
 //! keep a flow's packets in order"; the mechanism is ours †, docs/blitz.md).
 //!
 //! The last switch before a receiver tracks, per QP, the next byte it should forward. A

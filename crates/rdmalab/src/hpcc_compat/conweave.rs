@@ -7,7 +7,7 @@
 //!   the topology's largest BDP);
 //! - the PFC headroom of a port is `2 × rate × delay / 8 + 2 × 1,048` bytes;
 //! - ACKs in the high-priority queue at the switches (always: the fork has no key for it);
-//! - `LINK_DOWN`'s time counts from `FLOWGEN_START_TIME`, and the run stops 10 s after
+//! - `LINK_DOWN`'s time counts from `FLOWGEN_START_TIME`, and the run ends 10 s after
 //!   `FLOWGEN_STOP_TIME`;
 //! - `RANDOM_SEED` seeds rdmalab's random streams.
 //!

@@ -14,7 +14,7 @@
 //! `CC_MODE 0` is our extension: no congestion control, every QP at line rate. Modes 1
 //! (DCQCN), 3 (HPCC), 7 (TIMELY) and 8 (DCTCP) map every CC key to the algorithm's
 //! parameters (`cc_config`); mode 10 (HPCC-PINT) is not supported yet. `CC_MODE 20` is our
-//! Blitz (seed 004): the DCQCN keys plus `DASR_UTILIZATION`, `DASR_COUNT` (0 QPs, 1 hosts,
+//! Blitz: the DCQCN keys plus `DASR_UTILIZATION`, `DASR_COUNT` (0 QPs, 1 hosts,
 //! which implies per-pair groups) and `DASR_EDGE_ECN`; with any mode, `IOFD_ENABLE 1` turns
 //! on in-order flow deflection with `IOFD_MAX_DEFLECTIONS`, `IOFD_THRESHOLD` (bytes, 0 =
 //! KMIN), `IOFD_NONMINIMAL` and `IOFD_RESEQ_KB`. Misplaced or out-of-range keys are errors

@@ -1,4 +1,4 @@
-//! Multipath by data partition (seed 001: Wang et al., *RDMA Load Balancing via Data
+//! Multipath by data partition (the data-partition paper: Wang et al., *RDMA Load Balancing via Data
 //! Partition*): one message cut into chunks sent over several QPs of one connection, each
 //! QP with its own UDP source port so that ECMP may put it on its own path.
 //!

@@ -1,6 +1,6 @@
 //! The receiver half of a multipath connection: every QP stays open and every chunk that
 //! arrives is placed at its offset, by the (data id, offset) header it carries, until all
-//! bytes of its message are there (seed 001, Alg. 2).
+//! bytes of its message are there (the data-partition paper, Alg. 2).
 
 use std::collections::BTreeMap;
 

@@ -1,6 +1,6 @@
 //! The sender half of a multipath connection: cuts messages into chunks, gives each QP
 //! its chunks (dynamic or static allocation) and refills a QP when one of its chunks
-//! completes (seed 001, Alg. 1).
+//! completes (the data-partition paper, Alg. 1).
 
 use std::collections::VecDeque;
 
@@ -188,7 +188,7 @@ impl MpSender {
                 }
                 self.refill_on == RefillOn::Ack
             }
-            // Seed 001 has no recovery: a chunk that fails (`fabric.retry_limit`) leaves its
+            // The data-partition paper has no recovery: a chunk that fails (`fabric.retry_limit`) leaves its
             // message unfinished and its QP in the error state.
             SendDone::Failed | SendDone::Flushed => false,
         };

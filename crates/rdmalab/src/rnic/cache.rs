@@ -1,7 +1,7 @@
 //! The RNIC's QP-context cache.
 //!
 //! An RNIC keeps the contexts of recently used QPs in on-chip memory; touching a QP whose
-//! context is not cached costs a fetch over PCIe. Seed 000 (DRUM) measures throughput
+//! context is not cached costs a fetch over PCIe. The DRUM paper measures throughput
 //! collapsing once more QPs are active than the cache holds. We model a fully associative
 //! LRU cache of `entries` contexts; a miss delays that QP's next packet by `miss_penalty`
 //! while the NIC goes on serving other QPs. A fetched context is held for the packet that
@@ -11,7 +11,7 @@
 //! Fetches are `parallel` (default: each miss waits `miss_penalty` on its own, so the NIC
 //! hides misses behind other QPs and aggregate throughput never drops) or `serial` (one
 //! fetch unit: misses queue, so once every packet misses the NIC sends one packet per
-//! penalty; this gives seed 000 Fig 2c's knee at `entries`).
+//! penalty; this gives the knee of the DRUM paper's Fig 2c at `entries`).
 
 use crate::ids::QpId;
 use crate::units::Time;

@@ -1,4 +1,4 @@
-//! The RNIC's WQE engine (seed 000 Fig 2a): WQEs are processed one at a time, `cost`
+//! The RNIC's WQE engine (the DRUM paper's Fig 2a): WQEs are processed one at a time, `cost`
 //! each, in doorbell order across every QP of the NIC, before their bytes join the QP's
 //! send stream (and so the per-packet round robin). A batch of 100 WQEs rung before a
 //! single foreground WQE therefore delays it by 100 · cost, whatever the QPs.

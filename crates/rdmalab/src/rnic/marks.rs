@@ -5,7 +5,7 @@
 //! search reads every word of marks between two marked positions: a host holding 10,000 QPs
 //! of which 8 have work read some 157 words a search (and a packet sent costs at least two
 //! searches: the walk's and `quiet`'s). The second level skips 64 empty words at a time, so
-//! the search reads about `positions / 4096` words plus the ones it lands on (issue 45 §2: a
+//! the search reads about `positions / 4096` words plus the ones it lands on (a
 //! host with 10,000 QPs of which 8 are busy costs what a host with 8 costs).
 
 /// A set of ring positions, searched in order.

@@ -11,7 +11,7 @@
 //! ACK, NACK, timeout or reconnection that leaves it bytes to send), cleared when the
 //! arbiter finds the QP with nothing unsent (then only those can give it work again).
 //! Skipped positions are exactly QPs the full walk would skip, so the choice sequence is the
-//! full walk's, and a host with 10,000 QPs of which 8 are busy pays for the 8 (issue 45 §2).
+//! full walk's, and a host with 10,000 QPs of which 8 are busy pays for the 8.
 //! The marks have a second level, a bit per word of marks (`rnic::marks`), so that
 //! finding the next marked position does not read the empty words between.
 //! Rings of up to 64 QPs are walked in full, which is cheaper there.
@@ -366,7 +366,7 @@ impl Nic {
 
 /// Rings up to this many QPs are walked in full: one word of marks would save the few
 /// loads it skips, and the walk costs fewer instructions than the scan of marks on the
-/// reference's runs (S2 DCQCN: 11.7 M more with the scan, docs/benchmarks.md@7f113c4).
+/// reference's runs (S2 DCQCN: 11.7 M more with the scan).
 const WALK_ALL_UP_TO: usize = 64;
 
 /// What a walk that served no QP found: the earliest pacing time of a QP that may send, or
@@ -445,7 +445,7 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(200))]
-        /// Issue 45 §2: the arbiter that visits only marked QPs chooses what the full walk
+        /// The arbiter that visits only marked QPs chooses what the full walk
         /// chooses, step by step, through posts, ACKs, rewinds, pacing (later after a send,
         /// which the NIC is not told of; earlier or later by `Pace`, which it is), pauses,
         /// windows, wake-ups and QPs leaving the ring. And §4: where `quiet` says so, the

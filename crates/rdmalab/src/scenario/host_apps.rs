@@ -1,4 +1,4 @@
-//! `[host]`, `[[app]]` and `[drum]`: seed 000's host model (docs/drum-fabric.md).
+//! `[host]`, `[[app]]` and `[drum]`: the DRUM paper's host model (docs/drum-fabric.md).
 //!
 //! ```toml
 //! [host]

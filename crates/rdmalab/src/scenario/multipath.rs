@@ -237,7 +237,7 @@ impl MultipathSpec {
         let g = |name: &str| format!("{at}.{name}");
         let mut config = self.config(file, &g)?;
         // A drawn message smaller than a chunk is one chunk (a listed one is refused below:
-        // seed 001's partition assumes whole chunks; a workload's mice are not cut).
+        // the data-partition paper's split assumes whole chunks; a workload's mice are not cut).
         config.small_as_one_chunk = self.workload.is_some();
         config.validate().map_err(|e| super::locate::in_section(e, file, at))?;
         if self.messages.is_empty() && self.workload.is_none() {

@@ -1,4 +1,4 @@
-//! `incast_rounds`' `stagger`: the host applications that carry seed 004's application-layer
+//! `incast_rounds`' `stagger`: the host applications that carry the Blitz poster's application-layer
 //! DASR (`workload::serial_incast` for `serial`, a paced `attacks::Staggered` per message
 //! for `paced`), and the flows bound to them.
 

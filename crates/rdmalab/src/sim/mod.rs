@@ -201,7 +201,7 @@ pub struct Simulation {
     /// Every flow and message is complete but some application connection is still open
     /// (`run` returns `Finished` at its next event instead of idling through timers).
     all_done_but_idle_apps: bool,
-    /// Seed 000's host model (`None` unless the scenario has `[[app]]`).
+    /// The DRUM paper's host model (`None` unless the scenario has `[[app]]`).
     hostm: Option<Box<apps::HostModel>>,
     /// The receivers' per-flow counts (out of order, CNPs by cause), by flow; grown on the
     /// first count, so a run that counts none keeps it empty.

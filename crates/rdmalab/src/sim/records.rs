@@ -1,6 +1,6 @@
 //! Completed flows' records: held in memory up to `SimConfig::records_in_memory`, then
 //! written out in runs (`stats::spill`), so that a run's memory does not grow with the flows
-//! it completed (issue 29 §3). The results read them back in the run's order.
+//! it completed. The results read them back in the run's order.
 
 use super::Simulation;
 use crate::stats::spill::{output_key, Spill, SpilledRecords};

@@ -112,7 +112,7 @@ pub struct Results {
     /// The receivers' per-flow counts, by flow (empty when nothing was counted); already
     /// joined into `records`, kept for merging a parallel run's partitions.
     pub flow_rx: Vec<crate::stats::RxFlowCounts>,
-    /// Closed-loop applications (seed 000): (name, host, dst, finished), by application index.
+    /// Closed-loop applications (the DRUM paper): (name, host, dst, finished), by application index.
     pub host_apps: Vec<(String, crate::ids::NodeId, crate::ids::NodeId, bool)>,
     /// Every batch they posted, in post order (`seen` = `Time::MAX` while unfinished).
     pub host_batches: Vec<crate::app::closed_loop::BatchRecord>,

@@ -1,4 +1,4 @@
-//! Completed flows' records streamed to disk (issue 29 §3): a run holds at most
+//! Completed flows' records streamed to disk: a run holds at most
 //! `SimConfig::records_in_memory` of them; the rest wait in a temporary file, written in
 //! runs of that many records (each run sorted when the run's records are), and come back in
 //! the run's order only when someone reads them (the FCT file, the Python table).

@@ -81,7 +81,7 @@ pub fn dumbbell(hosts_per_side: usize, host: LinkParams, bottleneck: LinkParams)
 }
 
 /// A dumbbell whose two switches are joined by several parallel links, one per entry of
-/// `bottlenecks` (seed 003's testbed: two ToRs joined by up to 10 links). Each link is its
+/// `bottlenecks` (the Virtuoso paper's testbed: two ToRs joined by up to 10 links). Each link is its
 /// own next hop: the switches' next-hop lists hold them in this order on both sides, so
 /// hop `k` is link `k` in either direction. Links: hosts first, then the bottlenecks.
 pub fn dumbbell_parallel(hosts_per_side: usize, host: LinkParams, bottlenecks: &[LinkParams]) -> Result<Topology> {
@@ -164,7 +164,7 @@ pub(crate) fn leaf_spine_wiring(
 }
 
 /// `switches` switches, every two joined by one link, with `hosts_per_switch` hosts on
-/// each (seed 001's second topology). Node ids: hosts, then switches; host `i` is on switch
+/// each (the data-partition paper's second topology). Node ids: hosts, then switches; host `i` is on switch
 /// `H + i / hosts_per_switch`. All links share `rate` and `delay`. Between hosts on two
 /// different switches there is exactly one shortest path (the direct switch link).
 pub fn full_mesh(switches: usize, hosts_per_switch: usize, rate: Rate, delay: Time) -> Result<Topology> {

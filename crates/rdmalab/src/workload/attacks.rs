@@ -1,4 +1,4 @@
-//! The traffic of seed 002's congestion-control attacks, as pure schedules.
+//! The traffic of the CC-attack paper's congestion-control attacks, as pure schedules.
 //!
 //! * **Parallel QPs** (§III-A): `qps` flows of `size` bytes between one pair, opened
 //!   together, each on its own QP ([`parallel_qps`]).

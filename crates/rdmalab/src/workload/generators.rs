@@ -169,7 +169,7 @@ pub struct Rounds {
     pub jitter: Time,
 }
 
-/// `rounds` incasts of `size` bytes from every sender to `receiver` (seed 004's testbed
+/// `rounds` incasts of `size` bytes from every sender to `receiver` (the Blitz poster's testbed
 /// workload: rounds every `period`, each sender jittered), dport 200 as `incast`.
 pub fn incast_rounds(senders: &[NodeId], receiver: NodeId, size: u64, r: Rounds, seed: u64) -> Result<Vec<FlowSpec>> {
     let one = incast(senders, receiver, size, Time::ZERO)?;
@@ -215,7 +215,7 @@ pub fn permutation(hosts: &[NodeId], size: u64, start: Time, seed: u64) -> Resul
 
 /// `count` flows of `size` bytes, each between a uniformly drawn pair of distinct hosts of
 /// `hosts`, starting at a time uniform in `[start, start + window]` (whole picoseconds).
-/// Background traffic of seed 001's experiments, whose paper says only "200 background
+/// Background traffic of the data-partition paper's experiments, whose paper says only "200 background
 /// flows added randomly".
 pub fn random_pairs(
     hosts: &[NodeId],

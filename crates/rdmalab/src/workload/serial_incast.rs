@@ -1,4 +1,4 @@
-//! Seed 004's DASR as its testbed emulated it "by staggering the messages in time at the
+//! The Blitz poster's DASR as its testbed emulated it "by staggering the messages in time at the
 //! application layer" (§3), serial reading: the aggregator lets one sender of a round send
 //! at a time. The poster does not say how; we model it as a grant, a small message the
 //! aggregator sends to one sender, which posts its round's message once both the grant

@@ -1,11 +1,11 @@
-//! Seed 002's attacks end to end: bandwidth shares against the closed forms of each
+//! The CC-attack paper's attacks end to end: bandwidth shares against the closed forms of each
 //! enforcement granularity, the generators' exact schedules, linger, the tenant defense,
 //! determinism, and bad input.
 //!
 //! Closed forms (long flows, one bottleneck, one victim QP against N attacker QPs):
 //! per-QP state gives every QP an equal share, so the attacker gets N/(N+1); a state per
 //! pair or per destination makes the attacker one contender, ½; without congestion control
-//! the bottleneck's FIFO serves both line-rate senders equally, ½; seed 002's ConnectX-5
+//! the bottleneck's FIFO serves both line-rate senders equally, ½; the CC-attack paper's ConnectX-5
 //! (one state, rate unsplit) lies strictly between.
 
 use std::path::Path;
@@ -296,7 +296,7 @@ fn defense_victim_share(cc: &str, attack: &str) -> f64 {
 
 #[test]
 fn tenant_defense_holds_hpcc_against_staggered_recreate() {
-    // The goal, victim >= 0.45, in attack-defense's staggered cell (30 slots, BDP
+    // The defense's goal, victim >= 0.45, in attack-defense's staggered cell (30 slots, BDP
     // chunks every base RTT) and a second case (16 slots). Before the tenant state paced as
     // one (n clocks at rate / n), HPCC left the victim 0.37 and 0.38 here.
     for qps in [30, 16] {

@@ -1,14 +1,14 @@
-//! Blitz's DASR (seed 004, docs/blitz.md), driven through the whole simulator. Each test
+//! Blitz's DASR (the Blitz poster, docs/blitz.md), driven through the whole simulator. Each test
 //! checks a closed form or the paper's claim, with the bound derived in its comment:
 //!
 //! * n QPs into one receiver get exactly C/n each from two base RTTs on; the receiver link
 //!   stays full; the queue is at most the overshoot of the n line-rate starts: each sender
 //!   runs at C until its first ACK, one base RTT plus the wait of its first packet behind
 //!   the other first packets (at most n−1 packets), then at C/k (k ≥ 1 QPs known) for at
-//!   most n more packet times; so peak ≤ n·C·RTT + n²·MTU. (The n·C·RTT + n·MTU
+//!   most n more packet times; so peak ≤ n·C·RTT + n²·MTU. (The simpler bound n·C·RTT + n·MTU
 //!   leaves out that first-packet wait; it holds for n ≤ 8 here, not at n = 16.)
 //! * a small-buffer 16→1 incast pauses under DCQCN but not under Blitz;
-//! * seed 002's parallel attack: per-QP counting gives the attacker N/(N+1), per-host ½;
+//! * the CC-attack paper's parallel attack: per-QP counting gives the attacker N/(N+1), per-host ½;
 //! * churn reaches senders within two RTTs; in-network congestion falls back to DCQCN.
 //!
 //! Topology: stars of 100 Gb/s, 1 µs links unless said otherwise: base RTT 4.16 µs (4 µs of
@@ -111,7 +111,7 @@ fn small_buffer_incast_pauses_under_dcqcn_but_not_under_blitz() {
     assert_eq!(d.records.len(), 16);
 }
 
-/// Seed 002's parallel attack: host 1 opens N = 4 QPs, host 2 one, all into host 0. Shares
+/// The CC-attack paper's parallel attack: host 1 opens N = 4 QPs, host 2 one, all into host 0. Shares
 /// of the receiver's bytes over a window well after the start.
 fn attack(count: DasrCount, gran: Granularity) -> f64 {
     let topo = star(3);

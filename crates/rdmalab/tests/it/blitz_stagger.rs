@@ -1,4 +1,4 @@
-//! Seed 004's DASR as its testbed emulated it, at the application layer (`incast_rounds`'
+//! The Blitz poster's DASR as its testbed emulated it, at the application layer (`incast_rounds`'
 //! `stagger`), on the poster's fabric (InfiniBand FDR 4x, `docs/blitz.md`). Each test holds
 //! the runs to a closed form of the staggering:
 //!
@@ -165,7 +165,7 @@ fn dasr_in_the_nic_keeps_the_aggregator_queue_under_the_overshoot_bound_on_ib() 
 
 #[test]
 fn staggered_incasts_are_the_same_for_any_thread_count() {
-    // Seed 004's application-layer DASR on InfiniBand with its CC: the serial aggregator's
+    // The Blitz poster's application-layer DASR on InfiniBand with its CC: the serial aggregator's
     // grants and the senders' messages cross the cut as packets, the paced senders' pieces
     // are their own hosts' timers.
     let run = |threads: u32| {

@@ -1,7 +1,7 @@
 //! Congestion-control mechanism tests: each drives the whole simulator and checks a
 //! property the algorithm exists for (convergence, utilisation, queue, PFC avoidance,
 //! enforcement granularity). Tolerances come from the mechanism, not from observed runs:
-//! DCQCN's fairness and utilisation targets are the 10 % and 95 %; its queue must
+//! DCQCN's fairness and utilisation targets are 10 % and 95 %; its queue must
 //! stay below Kmax (above it every packet is marked) while reaching Kmin (below it no
 //! packet is, so no cut would happen); HPCC's utilisation is eta plus its AI of
 //! N x 50 Mb/s per RTT (<= 0.2 % of 100G here, bounded by 1 %), and its queue at most one
@@ -184,7 +184,7 @@ fn per_destination_qps_together_get_one_qps_rate() {
 
 #[test]
 fn unsplit_per_destination_rate_lets_k_qps_take_more() {
-    // Seed 002's ConnectX-5: each QP sends at the destination's rate, so three QPs send
+    // The CC-attack paper's ConnectX-5: each QP sends at the destination's rate, so three QPs send
     // three times it, and the attacker escapes the per-destination fair share.
     let s = attacker_share(Granularity::PerDestinationUnsplit);
     assert!(s > 0.55, "attacker share {s:.3} should exceed the fair band around 1/2");

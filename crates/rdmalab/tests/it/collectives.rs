@@ -1,4 +1,4 @@
-//! Collectives and dependency-driven transfers (issue 44): each algorithm's completion time
+//! Collectives and dependency-driven transfers: each algorithm's completion time
 //! and bytes per link against closed forms on an uncongested star, the records' bandwidths
 //! by NCCL-tests' definitions, the triggers and compute delays of a plain job, and the
 //! errors bad input gets.

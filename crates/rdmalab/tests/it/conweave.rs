@@ -1,4 +1,4 @@
-//! ConWeave (issue 28 §1, `fabric::lb::conweave`): on a congested asymmetric leaf-spine the
+//! ConWeave (`fabric::lb::conweave`): on a congested asymmetric leaf-spine the
 //! source ToRs reroute flows, at most once per epoch, and the destination ToRs' reorder
 //! queues put the packets back in order (no out-of-order arrival at a NIC) where LetFlow
 //! and spraying reorder; the queues stay bounded; determinism for 1, 2 and 4 threads; bad
@@ -76,7 +76,7 @@ fn reorder_queues_stay_bounded() {
 
 #[test]
 fn held_packets_admitted_on_release_still_arrive_in_order() {
-    // Issue 46: as in the ns-3 artifact, held packets wait outside the buffer and are
+    // As in the ns-3 artifact, held packets wait outside the buffer and are
     // admitted when released. On this fabric (no PFC pause either way) the same packets are
     // held and every NIC still receives in order.
     let (_, a) = congested("conweave", "");
@@ -87,7 +87,7 @@ fn held_packets_admitted_on_release_still_arrive_in_order() {
 
 #[test]
 fn released_packets_the_buffer_refuses_are_the_artifacts_drops_not_a_lossless_failure() {
-    // Issue 46: held outside the buffer (the ns-3 artifact), packets released into a full
+    // Held outside the buffer (the ns-3 artifact), packets released into a full
     // ingress are dropped, as the artifact's DoSwitchSend drops them, lossless fabric or not;
     // and what they take of the buffer when released is not in the PFC thresholds' account,
     // so packets arriving behind them can be dropped too. Such a run finishes (go-back-N
@@ -107,7 +107,7 @@ fn released_packets_the_buffer_refuses_are_the_artifacts_drops_not_a_lossless_fa
 
 #[test]
 fn out_of_order_arrivals_are_counted_by_cause() {
-    // Issue 46. A 1 ns flush margin releases reorder queues before their TAIL: the packets
+    // A 1 ns flush margin releases reorder queues before their TAIL: the packets
     // released reach their NIC out of order. The destination ToRs' cause counts cover every
     // out-of-order arrival at a NIC (lossless, go-back-N, every flow tracked: a 2^20 table).
     let names = rdmalab::fabric::lb::conweave::CAUSE_NAMES;
@@ -129,7 +129,7 @@ fn out_of_order_arrivals_are_counted_by_cause() {
 
 #[test]
 fn rerouted_packets_ahead_of_their_flows_start_are_counted() {
-    // Issue 46. Spine 0's link to leaf 1 runs at 100 Mb/s (84 µs a packet): a flow that
+    // Spine 0's link to leaf 1 runs at 100 Mb/s (84 µs a packet): a flow that
     // starts through it has its INIT reply late, and what it sends through spine 1 after the
     // TAIL reaches the destination ToR long before the flow's first packet does. The ToR
     // holds those packets for the default wait (it has no phase-0 timing to predict the
@@ -153,7 +153,7 @@ fn rerouted_packets_ahead_of_their_flows_start_are_counted() {
 
 #[test]
 fn an_exact_table_tracks_every_flow_it_has_room_for() {
-    // Issue 46. 600 flows cross the fabric; at 2^16 entries per ToR the exact table keeps
+    // 600 flows cross the fabric; at 2^16 entries per ToR the exact table keeps
     // them all (the direct one, slots chosen by hash, would leave colliding flows out).
     let (_, r) = congested("conweave", "");
     let m = &r.mechanism_counters;
@@ -199,7 +199,7 @@ fn conweave_is_the_same_for_any_thread_count() {
 
 #[test]
 fn conweave_on_a_fat_tree_is_the_same_for_any_thread_count() {
-    // Issue 46: the aggregation and core switches follow the tag; partitions cut between them.
+    // The aggregation and core switches follow the tag; partitions cut between them.
     let toml = "seed = 4\n[topology]\nkind = \"fat_tree\"\nk = 4\nhost_rate = \"100Gbps\"\nfabric_rate = \"100Gbps\"\n\
                 delay = \"1us\"\n[[traffic]]\nkind = \"poisson\"\ncdf = \"web_search\"\nload = 0.6\nduration = \"300us\"\n\
                 [fabric]\npath_selection = \"conweave\"\ncc = \"dcqcn\"\n[fabric.lb]\nconweave_reply_extra = \"1ns\"\n";
@@ -263,7 +263,7 @@ fn paths_used(t: &rdmalab::topology::Topology, r: &Results) -> usize {
 
 #[test]
 fn conweave_on_a_fat_tree_takes_every_path_and_delivers_in_order() {
-    // Issue 46. With a 1 ns reply margin every INIT's reply is late: the source ToR moves
+    // With a 1 ns reply margin every INIT's reply is late: the source ToR moves
     // the flow at every epoch, among all (k/2)^2 = 4 paths to another pod; the aggregation
     // switches follow the path it chose (hashing, they would keep the flow on one core link
     // each, 2 paths at most), and the destination ToR puts the packets back in order.

@@ -1,4 +1,4 @@
-//! Issue 45 §2: DCQCN's timer shortcuts (`sim::mech::dcqcn_timers`: parked alpha timers
+//! DCQCN's timer shortcuts (`sim::mech::dcqcn_timers`: parked alpha timers
 //! and decrease checks, lazy alpha ticks in the partition-independent order) change no
 //! result, only the events a run takes. Each run here is made with them and without
 //! (`SimConfig::dcqcn_shortcuts`), in the reference's order and at 1 and 2 threads, and the

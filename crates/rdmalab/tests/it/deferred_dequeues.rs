@@ -1,4 +1,4 @@
-//! Issue 45 §4: a switch port's next dequeue taken without a `TxDone` event
+//! A switch port's next dequeue taken without a `TxDone` event
 //! (`sim::mech::deferred_dequeues`) changes no result, only the events a run takes. Each run
 //! here is made in the origin order on one thread with it and without
 //! (`SimConfig::deferred_dequeues`), and the whole of what it returns (flow records, PFC

@@ -1,4 +1,4 @@
-//! Seed 000's host model in the fabric (docs/drum-fabric.md): the WQE engine, serial
+//! The DRUM paper's host model in the fabric (docs/drum-fabric.md): the WQE engine, serial
 //! QP-context fetches, CQ polling, and the RAW / SHARE / DRUM mechanisms.
 
 use std::path::Path;
@@ -24,7 +24,7 @@ fn error(toml: &str) -> String {
     fixtures::build_error(toml, "drum.toml")
 }
 
-/// Seed 000's testbed: 7 hosts on one switch, 40 Gb/s.
+/// The DRUM paper's testbed: 7 hosts on one switch, 40 Gb/s.
 const TESTBED: &str = r#"
 stop_time = "STOP"
 [topology]

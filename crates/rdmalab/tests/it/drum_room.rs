@@ -1,4 +1,4 @@
-//! Issue 41: bounded send queues in seed 000's host model and DRUM keeping its promise
+//! Bounded send queues in the DRUM paper's host model and DRUM keeping its promise
 //! (docs/drum-fabric.md §6.7): posters check for room, DRUM's scheduler holds WQEs in
 //! software until their QP has room, and nobody starves.
 
@@ -14,7 +14,7 @@ pub(crate) fn run(toml: &str) -> Results {
     sim.results().expect("conservation holds")
 }
 
-/// Seed 000's testbed (docs/drum-fabric.md §4): 7 hosts on one switch at 40 Gb/s, a
+/// The DRUM paper's testbed (docs/drum-fabric.md §4): 7 hosts on one switch at 40 Gb/s, a
 /// 20-entry QP-context cache with serial 1 µs fetches.
 pub(crate) fn testbed(stop: &str) -> String {
     format!(
@@ -88,7 +88,7 @@ fn bad_room_settings_name_the_field() {
     }
 }
 
-/// The issue's first case, built like it: one host, a 32 B one-WQE stream beside 70 KV
+/// The KV case: one host, a 32 B one-WQE stream beside 70 KV
 /// clients posting batches of 1-20 WQEs of U[32 B, 1 MB] to the same destination, a
 /// 20-entry QP cache. Returns the results and the stream's p80 (µs).
 fn kv_case(mech: &str, a: &str, clients: u32) -> (Results, f64) {
@@ -134,7 +134,7 @@ fn kv_clients_beside_a_stream() {
     // QP and is released at the next slot (§6.2): within 2× of its p80 alone.
     for a in ["cqe_per_wqe", "batch_size"] {
         let (r, p) = kv_case("drum", a, 70);
-        // The issue's symptom: the stream's second WQE never completed (it queued behind
+        // The symptom bounded send queues remove: the stream's second WQE never completed (it queued behind
         // every WQE released onto the unbounded shared QP; with the window check removed
         // this run completes one).
         assert!(cts(&r, 0).len() >= 2, "drum/{a}: the stream completed {} WQEs", cts(&r, 0).len());
@@ -156,10 +156,11 @@ fn without_a_wqe(r: &Results) -> Vec<u32> {
     (0..done.len() as u32).filter(|&a| done[a as usize] == 0).collect()
 }
 
-/// Issue 41's first case at 20 ms under `select = "least_served"` (docs/drum-fabric.md
-/// §6.11): the slots pass to the applications furthest below their share, so every one of
-/// the 71 completes a WQE (under the top-k rule most of the 51 behind the shared QP do
-/// not), and the stream keeps a slot: within 2× of its p80 alone under either reading.
+/// The KV case (`kv_case`: clients beside a one-WQE stream) at 20 ms under
+/// `select = "least_served"` (docs/drum-fabric.md §6.11): the slots pass to the applications
+/// furthest below their share, so every one of the 71 completes a WQE (under the top-k rule
+/// most of the 51 behind the shared QP do not), and the stream keeps a slot: within 2× of its
+/// p80 alone under either reading.
 #[test]
 fn kv_clients_all_complete_a_wqe_under_least_served() {
     for a in ["cqe_per_wqe", "batch_size"] {

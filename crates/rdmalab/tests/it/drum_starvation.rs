@@ -1,4 +1,4 @@
-//! No starvation, as a property (issue 41, docs/drum-fabric.md §6.7): over random host
+//! No starvation, as a property (docs/drum-fabric.md §6.7): over random host
 //! mixes under RAW, SHARE and DRUM, every batch an application posts completes within the
 //! bound the docs derive from the host model, no DRUM rate is 0, and every application
 //! whose bound fits the run makes progress.

@@ -1,6 +1,6 @@
-//! What `lb-host-vs-switch` (issue 28 §3) needs beyond the schemes themselves: a per-link
+//! What `lb-host-vs-switch` needs beyond the schemes themselves: a per-link
 //! rate in the scenario (`[[links]] rate`, an asymmetric fabric), and the host-side
-//! multipath of seeds 001 and 003 under IRN's loss recovery, whose receivers hold
+//! multipath of the data-partition and Virtuoso papers under IRN's loss recovery, whose receivers hold
 //! out-of-order packets (a message whose last packet was held completes when the bytes
 //! before it arrive, `sim::mech::irn`).
 
@@ -50,7 +50,7 @@ fn a_bad_link_override_names_file_line_and_field() {
     }
 }
 
-/// Seed 001's partition: one 1 MB message 0 → 1 on the two-host star over 4 QPs in 16 kB
+/// The data-partition paper's partition: one 1 MB message 0 → 1 on the two-host star over 4 QPs in 16 kB
 /// chunks (16 packets each, so a loss inside a chunk leaves its last packet held), every
 /// link losing each packet with probability 1/2,000, PFC off; `fabric` added.
 fn partition(seed: u64, fabric: &str) -> String {
@@ -113,7 +113,7 @@ fn partition_under_irn_is_the_same_for_any_thread_count() {
 
 const LEAF_SPINE: &str = "kind = \"leaf_spine\"\nleaves = 2\nspines = 2\nhosts_per_leaf = 4";
 
-/// Seed 003's Virtuoso, probe weights, over 4 source addresses on a 2-leaf, 4-spine fabric
+/// Virtuoso, probe weights, over 4 source addresses on a 2-leaf, 4-spine fabric
 /// whose link from leaf 0 to spine 0 (nodes 4 and 6) runs at a quarter rate; lossy links,
 /// IRN. A 4 MB WRITE 0 → 2.
 fn virtuoso_irn() -> Scenario {

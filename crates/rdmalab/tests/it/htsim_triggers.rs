@@ -1,4 +1,4 @@
-//! htsim connection matrices with triggers (issue 44, item 4) run as dependency-driven jobs:
+//! htsim connection matrices with triggers run as dependency-driven jobs:
 //! a chain of triggered transfers against its closed form, the notice a remote trigger
 //! waits for, a barrier waiting for its last source, the shipped example, and the same
 //! outputs at 1, 2 and 4 threads.

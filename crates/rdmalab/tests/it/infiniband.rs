@@ -1,4 +1,4 @@
-//! InfiniBand's link layer (`fabric.link_layer = "infiniband"`, issue 23 §1) on a star of
+//! InfiniBand's link layer (`fabric.link_layer = "infiniband"`) on a star of
 //! FDR 4x links: credit-based flow control per VL, the IB packet format, bad input.
 //!
 //! Closed forms: a sender on one link holds at most `n = ⌊(C − P)/b⌋ + 1` packets of `b`

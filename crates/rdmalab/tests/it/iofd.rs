@@ -1,4 +1,4 @@
-//! Blitz's in-order flow deflection (IOFD, seed 004 §2 ¶3; docs/blitz.md) through the whole
+//! Blitz's in-order flow deflection (IOFD, the Blitz poster's §2 ¶3; docs/blitz.md) through the whole
 //! simulator.
 //!
 //! The forced collision: a leaf-spine of 2 leaves and 2 spines at 100 Gb/s, two line-rate

@@ -172,7 +172,7 @@ fn irn_keys_are_checked_with_file_line_and_field() {
     }
 }
 
-/// Seeds 004's forced collision (`iofd.rs`): two 3 MB flows 0→2 and 1→3 whose ECMP choice at
+/// The Blitz poster's forced collision (`iofd.rs`): two 3 MB flows 0→2 and 1→3 whose ECMP choice at
 /// leaf 0 is the same uplink, with IOFD deflecting and no re-sequencing at the last hop, so
 /// the receivers see packets out of order; DCQCN; `fabric` added to `[fabric]`.
 fn reordered(fabric: &str, threads: Option<u32>) -> Results {

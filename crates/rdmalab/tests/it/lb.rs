@@ -1,4 +1,4 @@
-//! Switch-side load balancing (issue 28 §1, `fabric::lb`): spraying splits an idle
+//! Switch-side load balancing (`fabric::lb`): spraying splits an idle
 //! symmetric fabric's bytes equally (binomial spread) and, under go-back-N, its reordering
 //! costs NACKs and retransmissions; DRILL keeps packets off a loaded port; LetFlow keeps a
 //! flow on its port while its gaps stay below the flowlet timeout; CONGA's bytes follow the

@@ -1,4 +1,4 @@
-//! Inputs that would exhaust memory or run for hours (issue 30): each refused before the run
+//! Inputs that would exhaust memory or run for hours: each refused before the run
 //! with its estimate, or accepted with a warning naming the field and what it costs.
 
 use std::path::Path;

@@ -1,4 +1,4 @@
-//! Multipath by data partition (seed 001): closed forms, equivalence with a plain flow,
+//! Multipath by data partition (the data-partition paper): closed forms, equivalence with a plain flow,
 //! reassembly, allocation, determinism, bad input, and the interactions with the QP cache
 //! and congestion-control granularity.
 
@@ -349,7 +349,7 @@ fn one_qp_beside_a_flow(policy: &str) -> (Time, Time) {
 
 #[test]
 fn a_fresh_qp_per_chunk_starts_every_chunk_at_line_rate() {
-    // Seed 002's staggered attack inside seed 001's sender: one kept QP and a flow split the
+    // The CC-attack paper's staggered attack inside the data-partition paper's sender: one kept QP and a flow split the
     // bottleneck about evenly; a fresh QP per chunk starts each chunk at line rate, before
     // its marks come back, so the message takes most of the link.
     let (mp, flow) = one_qp_beside_a_flow("reuse");

@@ -1,4 +1,4 @@
-//! NVLink inside a server (issue 44 §5, `[topology] nvlink_rate` and `nvlink_latency` of
+//! NVLink inside a server (`[topology] nvlink_rate` and `nvlink_latency` of
 //! `kind = "rail"`): each GPU's second port leads to its server's NVLink switch, and a GPU
 //! sends to a GPU of its server over it, to any other over its rail NIC. Checked against
 //! the star's closed forms at the NVLink's rate and latency (docs/collectives.md), and byte

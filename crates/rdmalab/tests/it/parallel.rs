@@ -1,11 +1,11 @@
 //! The parallel engine (`sim::parallel`): results do not depend on the thread count.
 //!
-//! Issue 16 §4: `--threads 1`, 2 and 4 give byte-identical FCT and PFC files on a small fat
+//! `--threads 1`, 2 and 4 give byte-identical FCT and PFC files on a small fat
 //! tree, with sources and receivers in different partitions. Covered here: no congestion
 //! control, DCQCN and HPCC, lossless with PFC pauses and lossy with drops and retransmission
-//! timeouts, Blitz (DASR) with IOFD, seed 002's attack applications with tenants, a PFC
-//! deadlock whose cycle crosses every cut, multipath connections (seed 001's partition, seed
-//! 003's Virtuoso with a read), seed 000's closed-loop applications (SHARE) and DRUM with local
+//! timeouts, Blitz (DASR) with IOFD, the CC-attack paper's attack applications with tenants, a PFC
+//! deadlock whose cycle crosses every cut, multipath connections (the data-partition paper's split,
+//! Virtuoso with a read), the DRUM paper's closed-loop applications (SHARE) and DRUM with local
 //! control, each with its tables; the mechanisms the engine cannot split yet (DRUM's
 //! network-wide control, Virtuoso with a retry limit) are refused by name. Samples, the packet
 //! trace and the queue monitor: `parallel_observers.rs`.
@@ -74,7 +74,7 @@ fn lossless_runs_are_the_same_for_any_thread_count() {
 
 #[test]
 fn input_fair_arbitration_and_per_port_buffers_are_the_same_for_any_thread_count() {
-    // Issue 23: the arbiter is per egress port, the port buffers per switch: both stay
+    // The arbiter is per egress port, the port buffers per switch: both stay
     // inside a partition. Lossless per-port buffers pause (several inputs at a time).
     for fabric in [
         "buffer_mb = 0.5\negress_arbitration = \"input_fair\"",
@@ -124,7 +124,7 @@ fn the_tenant_defense_is_the_same_for_any_thread_count() {
 
 #[test]
 fn attack_applications_are_the_same_for_any_thread_count() {
-    // Seed 002's attacker tenant: a staggered `recreate` transfer opens a fresh QP per chunk
+    // The CC-attack paper's attacker tenant: a staggered `recreate` transfer opens a fresh QP per chunk
     // while running (a slot of its own partition; the receiver's half is made in the
     // receiver's partition from the first packet), and a shuffled overlay over one host of
     // each pod reuses a QP per (member, successor). The victim tenant runs WebSearch flows.
@@ -236,7 +236,7 @@ fn lossy_runs_with_retransmission_are_the_same_for_any_thread_count() {
     for threads in [2, 4] {
         assert!(one == files(toml(threads)), "lossy: files differ with {threads} threads");
     }
-    // The same with per-port buffers and input-fair arbitration (issue 23).
+    // The same with per-port buffers and input-fair arbitration.
     let per_port = |threads: u32| {
         let mut s = toml(threads);
         s.config.buffer_model = rdmalab::fabric::BufferModel::PerPort;
@@ -353,7 +353,7 @@ fn apps_same_for_1_2_4_threads(what: &str, seed: u64, extra: &str, pairs: &[(usi
 
 #[test]
 fn multipath_partition_is_the_same_for_any_thread_count() {
-    // Seed 001's data partition: each connection's sender half (chunking, refill on
+    // The data-partition paper's split: each connection's sender half (chunking, refill on
     // completions) in the sender's partition, its receiver half (placement by offset, from
     // the chunk header that crosses the cut in the packet) in the receiver's.
     let mp = "[[traffic]]\nkind = \"multipath\"\nqps = 4\nchunk_size = 32768\nsport_policy = \"distinct_paths\"\n\
@@ -365,7 +365,7 @@ fn multipath_partition_is_the_same_for_any_thread_count() {
 
 #[test]
 fn virtuoso_is_the_same_for_any_thread_count() {
-    // Seed 003: the sender half probes and splits by path, the receiver half places writes
+    // The Virtuoso paper: the sender half probes and splits by path, the receiver half places writes
     // and answers reads on its own reverse QPs, which close when the sender's close reaches
     // it (a path's propagation delay later; checked in `sim::parallel::apps`'s unit test).
     let v = "[[traffic]]\nkind = \"multipath\"\nsplit = \"virtuoso\"\npath_by = \"sport\"\nqps = 4\n\
@@ -378,7 +378,7 @@ fn virtuoso_is_the_same_for_any_thread_count() {
 
 #[test]
 fn host_applications_are_the_same_for_any_thread_count() {
-    // Seed 000's closed loops under SHARE: each application, its lock and its host's
+    // The DRUM paper's closed loops under SHARE: each application, its lock and its host's
     // pollers stay on its host; its batches reach the other partition only as packets.
     let apps = "[host]\nmechanism = \"share\"\nshare_ratio = 2\n\
                 [[app]]\nhost = 2\ndst = 12\ncount = 3\nsize = [512, 4096]\nwr_num = [1, 8]\nthink = \"1us\"\ntotal_bytes = 200000\n\

@@ -1,4 +1,4 @@
-//! Issue 29 §1: how the parallel engine cuts a scenario. The map balances the partitions'
+//! How the parallel engine cuts a scenario. The map balances the partitions'
 //! expected work, not their host counts (`sim/parallel/balance.rs`), and `auto` cuts only
 //! where the cut is expected to pay (`sim/parallel/estimate.rs`; `docs/parallel.md`, "When
 //! `auto` cuts").

@@ -1,4 +1,4 @@
-//! What a parallel run observes does not depend on the thread count either (issue 16 §2):
+//! What a parallel run observes does not depend on the thread count either:
 //! queue, rate and link samples, the packet trace and the queue-length monitor are the same
 //! bytes with `--threads` 1, 2 and 4 on the small fat tree of `parallel.rs`, flows crossing
 //! the cut. Besides, each table is checked against what it must be on its own: one row per

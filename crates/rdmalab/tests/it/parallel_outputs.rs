@@ -1,4 +1,4 @@
-//! Issue 29 §2: every output of a run is the same for 1, 2 and 4 threads, not only the FCT
+//! Every output of a run is the same for 1, 2 and 4 threads, not only the FCT
 //! and PFC files (`parallel.rs`). Each case compares the whole `Results` (every table the
 //! CLI writes comes from it: flows, ports, pfc, queues, rates, links, classes, messages,
 //! apps, batches, DRUM rows, the deadlock, the counters, the stop reason and end time),

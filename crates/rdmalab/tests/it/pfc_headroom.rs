@@ -161,7 +161,7 @@ fn the_same_fabrics_drop_with_a_frame_less() {
     assert!(dropped.get() > 0, "no fabric of the draw needs the last frame of headroom");
 }
 
-/// The case, small: a k = 4 fat tree with 9,000-byte frames on 100 Gb/s, 1 µs links
+/// Jumbo frames on a fat tree, small: a k = 4 fat tree with 9,000-byte frames on 100 Gb/s, 1 µs links
 /// and a 1 MiB buffer, an 8-to-1 incast over a permutation.
 fn jumbo(headroom_kb: Option<f64>) -> String {
     let f = Fabric {

@@ -1,4 +1,4 @@
-//! Rail-optimised fabrics (issue 44 §5, `[topology] kind = "rail"`): the wiring the builder
+//! Rail-optimised fabrics (`[topology] kind = "rail"`): the wiring the builder
 //! documents, which switches a transfer crosses, a ring AllReduce over one rail against the
 //! star's closed form (docs/collectives.md), one over every GPU, and errors naming the field.
 

@@ -1,4 +1,4 @@
-//! Scale (issue 16 §3): topologies past the reference's 65,536 hosts and past the old
+//! Scale: topologies past the reference's 65,536 hosts and past the old
 //! nodes x hosts routing table, checked against the small cases they must equal.
 
 use rdmalab::formats::fct::{read_fct, write_fct, FctLine};

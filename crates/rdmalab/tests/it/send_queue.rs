@@ -1,8 +1,8 @@
 //! The send queue of an application's QP is `[rnic] max_send_wr` deep (`SimConfig::max_send_wr`):
 //! `ibv_post_send` fails with ENOMEM on a full queue, and a WQE leaves the queue with its
 //! completion (for RC, its acknowledgement). Each application holds what found the queue full
-//! and posts it as completions free slots: a job's rank, seed 001's multipath sender and both
-//! halves of Virtuoso (seed 003). Checked against what the verbs' rule implies (a transfer
+//! and posts it as completions free slots: a job's rank, the data-partition paper's multipath sender and both
+//! halves of Virtuoso. Checked against what the verbs' rule implies (a transfer
 //! posted the instant the one `depth` before it completed; never more than `depth` WQEs of a
 //! QP between post and acknowledgement) and for the work being done whole.
 
@@ -46,7 +46,7 @@ fn a_rank_posts_a_held_transfer_the_instant_a_slot_frees() {
     }
 }
 
-/// Seed 001's sender on a two-path fabric, `outstanding` chunks a QP, `depth` deep queues.
+/// The data-partition paper's sender on a two-path fabric, `outstanding` chunks a QP, `depth` deep queues.
 fn multipath(outstanding: u32, depth: Option<u32>) -> Results {
     let rnic = depth.map_or(String::new(), |d| format!("[rnic]\nmax_send_wr = {d}\n"));
     let toml = format!(

@@ -1,4 +1,4 @@
-//! SimAI workloads (issue 44, item 4): a tiny iteration on an idle star against the sum of
+//! SimAI workloads: a tiny iteration on an idle star against the sum of
 //! its collectives' closed forms and compute delays in dependency order, the shipped
 //! example, the same outputs at 1 and 2 threads, and the scenario's errors.
 //!

@@ -1,4 +1,4 @@
-//! Issue 29 §3: completed flows' records are written out past `SimConfig::records_in_memory`
+//! Completed flows' records are written out past `SimConfig::records_in_memory`
 //! (`stats::spill`) and read back in the run's order. The files and tables must be the ones
 //! a run that keeps every record gives, for the sequential engine and for 1, 2 and 4 threads
 //! (k-way merged across partitions), and a run holds no more records than the cap, however

@@ -1,4 +1,4 @@
-//! Issue 23 §2 and §3: fair arbitration among a switch egress's input ports
+//! Fair arbitration among a switch egress's input ports
 //! (`fabric.egress_arbitration = "input_fair"`) and static per-port buffers
 //! (`fabric.buffer_model = "per_port"`).
 //!

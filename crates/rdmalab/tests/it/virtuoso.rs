@@ -1,4 +1,4 @@
-//! Virtuoso (seed 003): the closed form on parallel links, eq. 1's proportions, the MP
+//! Virtuoso: the closed form on parallel links, eq. 1's proportions, the MP
 //! verbs' completions (SEND after the last byte, READ data flowing back), small messages,
 //! determinism, conservation and bad input.
 

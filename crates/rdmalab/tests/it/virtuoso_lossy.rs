@@ -1,4 +1,4 @@
-//! Virtuoso's lossy mode (seed 003, §3.5, Fig. 3b) and the RC retry limit it relies on:
+//! Virtuoso's lossy mode (the Virtuoso paper, §3.5, Fig. 3b) and the RC retry limit it relies on:
 //! `fabric.retry_limit` fails a WR after that many go-back-N rounds without progress and
 //! puts its QP in the error state; `chunk_probe` doubles the WR size while WRs succeed,
 //! then steps linearly from the last good size, and cuts data into WRs of at most that.

@@ -4,19 +4,19 @@ virtuoso.md, load-balancing.md say which rows come from which part).
 
 | script | paper | parts (default first) |
 |---|---|---|
-| `attack_dcqcn_causes` | seed 002 | fig4, fig5; seeds, where[:10ms], knobs, floor[:LOAD[:NICS[:MIN_RATE]]], dcqcn_paper, by_start, figure |
-| `mp_partition_causes` | seed 001 | bubble, paths; flatten, knee, fresh, ns3rdma, ns3rdma_flatten, ns3rdma_knee, echo |
-| `virtuoso_overhead_causes` | seed 003, Fig. 8 | table |
+| `attack_dcqcn_causes` | the CC-attack paper | fig4, fig5; seeds, where[:10ms], knobs, floor[:LOAD[:NICS[:MIN_RATE]]], dcqcn_paper, by_start, figure |
+| `mp_partition_causes` | the data-partition paper | bubble, paths; flatten, knee, fresh, ns3rdma, ns3rdma_flatten, ns3rdma_knee, echo |
+| `virtuoso_overhead_causes` | the Virtuoso paper, Fig. 8 | table |
 | `virtuoso_irn_causes` | lb-host-vs-switch | 0.25, 0.35, lossless |
-| `conweave_causes` | lb-conweave (issue 46) | 50, 80[:DURATION[:SCHEMES]]; variants[:LOAD[:DURATION[:ROWS]]] |
-| `drum_tc_causes` | seed 000, TC1/TC2 | tc1, tc2 |
-| `drum_tc3_choices` | seed 000, TC3 | choices[:N]; tc1 |
-| `drum_topk_exact` | seed 000, top-k | table |
-| `drum_link_causes` | seed 000, TC1/TC3 on RoCE and IB QDR | tc1, tc3 |
-| `drum_stream_causes` | seed 000, issue 41 §3: a one-WQE stream under DRUM | kv, bulk, two |
-| `drum_tc1_causes` | seed 000, TC1 (Fig. 8): DRUM's line flat in cc | tc1[:quick] |
-| `drum_fig6_causes` | seed 000, Fig. 6 (drum-fig2a's DRUM rows): growth with the batch | fig6[:quick] |
-| `blitz_causes` | seed 004, IB/DASR ratios | baseline, no_cc, fifo, timers, mark_every, no_long_flow, nic, serial, serial_no_long_flow, paced, deeper, deeper_dasr, dasr_cc, vl_4k, yardstick[:DRAWS] |
+| `conweave_causes` | lb-conweave | 50, 80[:DURATION[:SCHEMES]]; variants[:LOAD[:DURATION[:ROWS]]] |
+| `drum_tc_causes` | the DRUM paper, TC1/TC2 | tc1, tc2 |
+| `drum_tc3_choices` | the DRUM paper, TC3 | choices[:N]; tc1 |
+| `drum_topk_exact` | the DRUM paper, top-k | table |
+| `drum_link_causes` | the DRUM paper, TC1/TC3 on RoCE and IB QDR | tc1, tc3 |
+| `drum_stream_causes` | the DRUM paper: a one-WQE stream under DRUM | kv, bulk, two |
+| `drum_tc1_causes` | the DRUM paper, TC1 (Fig. 8): DRUM's line flat in cc | tc1[:quick] |
+| `drum_fig6_causes` | the DRUM paper, Fig. 6 (drum-fig2a's DRUM rows): growth with the batch | fig6[:quick] |
+| `blitz_causes` | the Blitz poster, IB/DASR ratios | baseline, no_cc, fifo, timers, mark_every, no_long_flow, nic, serial, serial_no_long_flow, paced, deeper, deeper_dasr, dasr_cc, vl_4k, yardstick[:DRAWS] |
 
 Each runs as `python -m rdmalab.experiments.causes.<script> [--out DIR] [--fresh] [PART ...]`.
 

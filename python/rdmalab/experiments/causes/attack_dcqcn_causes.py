@@ -1,4 +1,4 @@
-"""Seed 002's two open DCQCN differences, rerun with the one DCQCN mechanism the reference
+"""The CC-attack paper's two open DCQCN differences, rerun with the one DCQCN mechanism the reference
 simulator leaves out (the byte counter) and with the settings the paper leaves unstated.
 
 `python -m rdmalab.experiments.causes.attack_dcqcn_causes [fig4] [fig5] [seeds] [where[:10ms]]

@@ -1,5 +1,5 @@
 """Why our IB/DASR ratios are not the poster's 2.5-3.3x, by runs that each remove or add one
-suspected cause (docs/blitz.md, "Why our ratios are not the poster's"; issue 42 items 4, 5).
+suspected cause (docs/blitz.md, "Why our ratios are not the poster's").
 
 `python -m rdmalab.experiments.causes.blitz_causes [PART ...]` (quick: every run is
 `blitz_incast_quick.toml`'s d = 16 scenario, one seed, 3 rounds 10 ms apart, 48 incast flows,
@@ -183,7 +183,7 @@ def dasr_srq_table(degree: int = 16, depths: tuple[int, ...] | None = None) -> l
 
 
 def dasr_srq(degrees: str = "16+4") -> None:
-    """The lead of docs/blitz.md (issue 42): every DASR's incast as SENDs over a short SRQ, beside
+    """The lead of docs/blitz.md: every DASR's incast as SENDs over a short SRQ, beside
     the unstaggered baseline's on the same SRQ, at each of `degrees` (joined by +: 16, 8, 4, 2)."""
     wanted = [int(d) for d in degrees.split("+")]
     if unknown := [d for d in wanted if d not in DASR_SRQ_DEPTHS]:
@@ -259,7 +259,7 @@ def processing_bound_us(flows: pl.DataFrame) -> float:
 
 
 def processing() -> None:
-    """The receiver's per-message processing as a loss mechanism (issue 42 item 3): the
+    """The receiver's per-message processing as a loss mechanism: the
     incast's flows as SENDs, each completion handled one at a time by the aggregator."""
     print_rnr_rows(_processing_rows())
     sc, _ = d16_scenario("ib", {})

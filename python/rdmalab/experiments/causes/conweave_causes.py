@@ -1,4 +1,4 @@
-"""Why ConWeave's NICs see packets out of order at high load (issue 46; docs/lb-conweave.md,
+"""Why ConWeave's NICs see packets out of order at high load (docs/lb-conweave.md,
 "ConWeave at high load").
 
 `python -m rdmalab.experiments.causes.conweave_causes [50] [80[:DURATION[:SCHEMES]]] [variants[:LOAD[:DURATION[:ROWS]]]]
@@ -52,8 +52,8 @@ VARIANTS: list[tuple[str, dict[str, Any]]] = [
     ("held packets outside the buffer, admitted on release (the ns-3 artifact)",
      {"fabric.lb.conweave_admit_on_release": True}),
     ("flow table 2^16 -> 2^18 entries", {"fabric.lb.conweave_table": 1 << 18}),
-    # Issue 46: the tables became exact; the direct one is what the rows above ran with.
-    ("the direct-mapped flow table (before issue 46)", {"fabric.lb.conweave_table_kind": "direct"}),
+    # The tables became exact; the direct one is what the rows above ran with.
+    ("the direct-mapped flow table (the earlier one)", {"fabric.lb.conweave_table_kind": "direct"}),
 ]
 
 

@@ -1,5 +1,5 @@
 """Why does DRUM's single-WQE completion time grow with the background's batch in drum-fig2a,
-where seed 000's Fig. 6 says it is "unaffected by the background traffic" (issue 41 §5)? One
+where the DRUM paper's Fig. 6 says it is "unaffected by the background traffic"? One
 suspected cause removed per row.
 
 `python -m rdmalab.experiments.causes.drum_fig6_causes [fig6[:quick]]` runs drum-fig2a's

@@ -1,5 +1,5 @@
 """What moves when drum-tc1 and drum-tc3 go from 40 Gb/s RoCE to the testbed's InfiniBand QDR
-4x (seed 000 §IV), and is it the link layer or the rate? One of the two moved per row.
+4x (the DRUM paper's §IV), and is it the link layer or the rate? One of the two moved per row.
 
 `python -m rdmalab.experiments.causes.drum_link_causes [tc1] [tc3]` runs drum-tc1's full setting
 (the 32 B foreground beside cc - 1 KV connections, 5 ms; p80 of the foreground, a WQE still

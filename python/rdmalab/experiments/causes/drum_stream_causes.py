@@ -1,12 +1,11 @@
-"""Why is a 32 B `wr_num = 1` stream's p80 under DRUM far above its p80 alone in the issue's
-mixes (issue 41 §3)? One suspected cause removed per row.
+"""Why is a 32 B `wr_num = 1` stream's p80 under DRUM far above its p80 alone in mixes of
+other applications? One suspected cause removed per row.
 
 `python -m rdmalab.experiments.causes.drum_stream_causes [kv] [bulk] [two] [kv20]` runs, on host 0 of
 the testbed (7 hosts, 40 Gb/s, 1 µs links, 1 KB packets, 20-entry QP-context cache with serial
-1 µs fetches, 10 ms), a 32 B one-WQE stream to host 6 beside one of three mixes built like the
-issue's:
+1 µs fetches, 10 ms), a 32 B one-WQE stream to host 6 beside one of three mixes:
 
-- `kv`: 70 KV clients to host 6, batches of 1-20 WQEs of U[32 B, 1 MB] (the issue's first case);
+- `kv`: 70 KV clients to host 6, batches of 1-20 WQEs of U[32 B, 1 MB] (the first case);
 - `bulk`: four streams beside four 1 KB `wr_num = 100` applications (its second);
 - `two`: 36 smaller clients, 18 to host 5 and 18 to host 6, batches of 1-20 WQEs log-uniform in
   [32 B, 64 KB], 10 µs think time (its third: two destinations, a few dozen smaller clients).
@@ -125,7 +124,7 @@ def _table(mix: str) -> None:
               f"{r['interval']:.1f} | {r['progressed']:.0f} of {r['apps']:.0f} |", flush=True)
 
 
-#: (label, settings) of the `kv20` table: the issue's first case at 20 ms under each
+#: (label, settings) of the `kv20` table: the `kv` case at 20 ms under each
 #: mechanism and slot rule, then the least-served rule's one free choice (its quantum, the
 #: window) moved.
 KV20_ROWS = [
@@ -143,7 +142,7 @@ KV20_ROWS = [
 
 
 def _kv20() -> None:
-    """The issue's first case at 20 ms: who progresses under each slot rule."""
+    """The `kv` case at 20 ms: who progresses under each slot rule."""
     alone = stream_case("kv", alone=True, stop_ms=20)["p80"]
     print("\nkv20: 32 B stream beside 70 KV clients, 20 ms; the stream alone (DRUM): p80 "
           f"{alone:.2f} us")

@@ -1,5 +1,5 @@
-"""Why is DRUM's TC1 line flat in cc where the paper's grows (seed 000, Fig. 8: 8.8, 14.5 and
-24.0 µs at cc = 20, 50, 100; issue 41 §5)? One suspected cause moved per row.
+"""Why is DRUM's TC1 line flat in cc where the paper's grows (the DRUM paper, Fig. 8: 8.8, 14.5 and
+24.0 µs at cc = 20, 50, 100)? One suspected cause moved per row.
 
 `python -m rdmalab.experiments.causes.drum_tc1_causes [tc1[:quick]]` runs drum-tc1's setting
 (a 32 B `wr_num = 1` foreground on host 0 beside cc - 1 KV connections of the same host to

@@ -1,4 +1,4 @@
-"""Which of our unstated choices decides TC3 (seed 000, Figs. 10-11)? One choice moved per row.
+"""Which of our unstated choices decides TC3 (the DRUM paper, Figs. 10-11)? One choice moved per row.
 
 `python -m rdmalab.experiments.causes.drum_tc3_choices [choices[:N] ...]` runs drum-tc3's full
 setting (7 hosts at 40 Gb/s, QP-context cache of 20 with serial 1 µs fetches, 20 ms) at N client
@@ -31,7 +31,7 @@ VARIANTS = [
     # Not a choice of ours but an input (Fig. 2c's knee): the run that removes the QP-context
     # cache's limit, to show what the gap is made of.
     ("(cause) no QP-context cache limit", {"cache": False}),
-    # Nor this one: DRUM's shared QPs as they were before issue 41 bounded them (§6.7), a
+    # Nor this one: DRUM's shared QPs as they were before their window bounded them (§6.7), a
     # window of 1 GiB that no run here fills.
     ("(cause) DRUM's shared QPs without a window (1 GiB)", {"shared_window": 1 << 30}),
 ]

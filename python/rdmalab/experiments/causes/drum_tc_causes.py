@@ -1,4 +1,4 @@
-"""What decides TC1's SHARE and TC2's ratios (seed 000, Figs. 8-9)? The runs that remove
+"""What decides TC1's SHARE and TC2's ratios (the DRUM paper, Figs. 8-9)? The runs that remove
 each suspected cause, one per row.
 
 `python -m rdmalab.experiments.causes.drum_tc_causes [tc1|tc2]` runs drum-tc1's and

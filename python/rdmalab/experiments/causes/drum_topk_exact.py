@@ -1,4 +1,4 @@
-"""Which QPs does seed 000's top-k rule keep on the TC1/TC2 instances? Solved exactly.
+"""Which QPs does the DRUM paper's top-k rule keep on the TC1/TC2 instances? Solved exactly.
 
 `python -m rdmalab.experiments.causes.drum_topk_exact` prints the table of
 docs/drum-fabric.md §6.2. For each instance (one host's applications as DRUM's agent sees

@@ -1,4 +1,4 @@
-"""Seed 001's open differences, each with the run that removes its suspected cause.
+"""The data-partition paper's open differences, each with the run that removes its suspected cause.
 
 `python -m rdmalab.experiments.causes.mp_partition_causes [bubble|paths|flatten|knee|fresh|ns3rdma|
 ns3rdma_flatten|ns3rdma_knee|echo]` runs mp-partition-topo1's full setting (leaf-spine 5 x 4
@@ -59,7 +59,7 @@ SEEDS = (1, 2, 3)
 CHUNKS = (1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)
 
 
-#: Seed 001's topologies 1 (leaf-spine) and 2 (full mesh), hosts 0-19 in both.
+#: The data-partition paper's topologies 1 (leaf-spine) and 2 (full mesh), hosts 0-19 in both.
 TOPOLOGY = {
     1: 'kind = "leaf_spine"\nleaves = 5\nspines = 5\nhosts_per_leaf = 4\nhost_rate = "40Gbps"\n'
        'fabric_rate = "40Gbps"\ndelay = "1us"',

@@ -1,4 +1,4 @@
-"""Why our Fig. 8 (seed 003) shows no extra cycles for small messages, by the run that moves
+"""Why our Fig. 8 (the Virtuoso paper) shows no extra cycles for small messages, by the run that moves
 the one setting suspected (docs/virtuoso.md, "CPU cost model").
 
 `python -m rdmalab.experiments.causes.virtuoso_overhead_causes` takes `virtuoso-overhead`'s own

@@ -7,9 +7,9 @@ suffix; it writes a PNG and a PDF (`rdmalab.plots.save_figure`) and returns thei
 
     base       what every figure shares (run selection, grouping, titles, panels)
     standard   the field's figures: slowdown, CDF, queues, rates, PFC
-    multipath  seed 001's FCT against QPs and chunk size
-    virtuoso   seed 003's FCT, speed-up, WRs, WR size search and mice
-    tenants    seed 002's per-tenant shares
+    multipath  the data-partition paper's FCT against QPs and chunk size
+    virtuoso   the Virtuoso paper's FCT, speed-up, WRs, WR size search and mice
+    tenants    the CC-attack paper's per-tenant shares
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Figures of multipath sweeps (seed 001's Figs. 7-12): the message's FCT against the number
+"""Figures of multipath sweeps (the data-partition paper's Figs. 7-12): the message's FCT against the number
 of QPs, one line per chunk size, and against the chunk size, one line per number of QPs.
 
 Both read the sweep's `messages` table and pool seeds (mean, with min-max bars). The sweep

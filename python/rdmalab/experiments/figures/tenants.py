@@ -1,4 +1,4 @@
-"""The `share` figure: per-tenant throughput of each case of a sweep (seed 002's attacks).
+"""The `share` figure: per-tenant throughput of each case of a sweep (the CC-attack paper's attacks).
 
 A case is one combination of the sweep's parameters other than the seed; its seeds are
 pooled: the bar is the mean over the seeds, the error bar spans their min and max.

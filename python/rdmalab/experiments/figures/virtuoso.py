@@ -1,4 +1,4 @@
-"""Figures of Virtuoso sweeps (seed 003): FCT against the number of paths beside the closed
+"""Figures of Virtuoso sweeps (the Virtuoso paper): FCT against the number of paths beside the closed
 form (Fig. 5), the speed-up FCT(1)/FCT(N) by message size (Fig. 6), and the CPU cycles per
 message a cost model predicts from the WRs posted and CQEs polled (Fig. 8).
 
@@ -104,7 +104,7 @@ def speedup_vs_size(sweep: str | Path, by: str | None = None, out: str | Path | 
 
 #: The testbed's CPU clock: Xeon E5-2620 v3 @ 2.40 GHz (§4.2).
 CPU_GHZ = 2.4
-#: Posting one WR: the host model's `wqe_cost`, 0.68 µs per WQE (seed 000's Fig. 2a slope,
+#: Posting one WR: the host model's `wqe_cost`, 0.68 µs per WQE (the DRUM paper's Fig. 2a slope,
 #: (74.3 - 19.8) / 80 µs, docs/drum-fabric.md).
 POST_NS = 680.0
 #: Polling one CQE: the host model's `poll_cost`, 100 ns.

@@ -1,4 +1,4 @@
-"""Seed 002's attack experiments (docs/attacks.md): the comparisons and the share-vs-QPs
+"""The CC-attack paper's attack experiments (docs/attacks.md): the comparisons and the share-vs-QPs
 figure of `rdmalab repro run attack-*`, and their `EXPERIMENTS`. The per-tenant shares they
 read are `rdmalab.experiments.tenants`'.
 """
@@ -38,7 +38,7 @@ def _param(run: dict[str, Any], path: str, default: Any = None) -> Any:
         return v
 
 
-#: Seed 002's one measured ConnectX-5 share: "an attacker can obtain 72% of the available
+#: The CC-attack paper's one measured ConnectX-5 share: "an attacker can obtain 72% of the available
 #: bandwidth with a victim flow" (abstract, §I), the most Fig. 3 shows; we put it beside N = 16.
 PAPER_CX5_MAX = 0.72
 #: §IV-A's worked example (two QPs at 30 Gb/s each against one at 40): an illustration of
@@ -270,7 +270,7 @@ def compare_defense(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> li
 
 
 def attack_experiments() -> list[Experiment]:
-    """The seed 002 entries of `rdmalab repro`."""
+    """The CC-attack paper's entries of `rdmalab repro`."""
     cite = "Snyder, Lebeck, Zhuo, RDMA Congestion Control: It's Only for the Compliant"
     return [
         Experiment(
@@ -295,7 +295,7 @@ def attack_experiments() -> list[Experiment]:
             citation=cite + " (§V leaves the overlay attack open; the defense is ours, docs/attacks.md)",
             sweep="attack_defense.toml", quick="attack_defense_quick.toml",
             figures=["share", "slowdown"], by="fabric.defense", compare=compare_defense,
-            theirs="the issue's goals: victim share >= 0.45 with the defense; benign p99 slowdown of flows "
+            theirs="the defense's goals: victim share >= 0.45 with the defense; benign p99 slowdown of flows "
                    "< BDP <= 1.2x without it",
             needs_cc=["dcqcn", "hpcc"]),
         Experiment(
@@ -327,7 +327,7 @@ def attack_experiments() -> list[Experiment]:
 
 
 # -- Fig. 5 and Fig. 6: the datacenter ------------------------------------------------------
-#: BDP of seed 002's fat tree: 100 Gb/s hosts and its 13 us RTT (§IV-B) give 162.5 KB.
+#: BDP of the CC-attack paper's fat tree: 100 Gb/s hosts and its 13 us RTT (§IV-B) give 162.5 KB.
 DC_BDP = 162_500
 #: Fig. 5's p99 slowdown of victim flows < BDP with DCQCN (§IV-B: "about 20x ... over 80x ...
 #: 140x"); with HPCC the paper reports only "similar trends".
@@ -402,7 +402,7 @@ def compare_enforcement(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -
 
 
 # -- Table I ------------------------------------------------------------------------------
-#: Seed 002's Table I: (attack, enforcement) -> vulnerable; and the short-flow penalty.
+#: The CC-attack paper's Table I: (attack, enforcement) -> vulnerable; and the short-flow penalty.
 PAPER_TABLE1 = {
     ("parallel", "per_qp"): True, ("parallel", "per_destination_unsplit"): True, ("parallel", "per_pair"): False,
     ("staggered", "per_qp"): True, ("staggered", "per_destination_unsplit"): False,
@@ -468,7 +468,7 @@ def table1_report(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> str:
     > 0.55; short-flow penalty: benign p99 slowdown of flows < BDP > 1.2x per_qp's)."""
     cells = table1_cells(runs, flows, store)
     head = f"{'':<18}" + "".join(f"{TABLE1_NAMES[g] if d == 'none' else 'tenant defense':>18}" for g, d in TABLE1_COLUMNS)
-    out = ["Seed 002 Table I (testbed: CX-5, DCQCN, SN2100)", head]
+    out = ["The CC-attack paper's Table I (testbed: CX-5, DCQCN, SN2100)", head]
     for row in ("parallel", "staggered", "overlay"):
         out.append(f"{row:<18}" + "".join(
             f"{('Vulner.' if PAPER_TABLE1[(row, g)] else 'Secure') if (row, g) in PAPER_TABLE1 and d == 'none' else '-':>18}"
@@ -500,5 +500,5 @@ def _penalty(p99: float | None, base: float) -> str:
     return f"{'Yes' if p99 > 1.2 * base else 'No'} ({p99 / base:.2f}x)"
 
 
-#: The seed 002 entries, as `repro` collects them.
+#: The CC-attack paper's entries, as `repro` collects them.
 EXPERIMENTS = attack_experiments()

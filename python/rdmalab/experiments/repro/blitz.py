@@ -1,4 +1,4 @@
-"""Blitz (seed 004) reproductions: comparisons and figures (docs/blitz.md, docs/experiments.md).
+"""Blitz reproductions: comparisons and figures (docs/blitz.md, docs/experiments.md).
 
 The poster's numbers are from a 20-node InfiniBand testbed with DASR emulated at the
 application (§3): `blitz-incast` and `blitz-incast-cdf` run that testbed (FDR 4x, InfiniBand
@@ -384,7 +384,7 @@ def _incast_under_set(slug: str, what: str, setting: str) -> Experiment:
     )
 
 def _incast_with_loss(slug: str, what: str, setting: str) -> Experiment:
-    """`blitz-incast` with a loss mechanism of the receive side (issue 42 item 3: `setting`):
+    """`blitz-incast` with a loss mechanism of the receive side (`setting`):
     the incast's messages as SENDs that each take a receive WQE, under rdmalab_v1."""
     return Experiment(
         name=f"blitz-incast-{slug}",

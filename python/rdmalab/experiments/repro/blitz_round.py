@@ -50,7 +50,7 @@ def round_link_bound(flows: pl.DataFrame, period_ns: float, rate_bps: float = FD
         .with_columns(over=pl.col("span_us") / pl.col("bound_us"))
 
 
-#: Issue 42 item 2: the d = 16 round (the quick file's, 3 rounds 10 ms apart, seed 1) under each
+#: The d = 16 round (the quick file's, 3 rounds 10 ms apart, seed 1) under each
 #: setting, by `[fabric]` and `[fabric.cc_params]` (no CC; our set; the Mellanox manager's set
 #: with its table "mellanox_default" at timers 50 us to 1 ms, which the manager leaves open).
 D16_SETTINGS: dict[str, tuple[str, dict]] = {

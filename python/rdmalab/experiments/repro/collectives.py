@@ -1,4 +1,4 @@
-"""Collectives on the simulated fabric (issue 44 item 6; docs/collectives.md, "Reproductions").
+"""Collectives on the simulated fabric (docs/collectives.md, "Reproductions").
 
 `collectives-busbw`: NCCL-tests' sweep (busbw and algbw against the size) for every collective
 kind and algorithm of the engine on a 128-GPU rail fabric. `collectives-cc`: ring AllReduce

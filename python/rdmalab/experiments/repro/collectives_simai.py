@@ -1,4 +1,4 @@
-"""One training iteration of a SimAI workload (issue 44 item 6; docs/collectives.md,
+"""One training iteration of a SimAI workload (docs/collectives.md,
 "collectives-simai").
 
 `collectives-simai` runs the Llama-7B (Megatron, TP 2) workload that AICB generated for SimAI,

@@ -1,4 +1,4 @@
-"""DRUM in the fabric (seed 000, §II and §IV): comparisons and figures of the testbed
+"""DRUM in the fabric (the DRUM paper, §II and §IV): comparisons and figures of the testbed
 experiments, run on the host model of docs/drum-fabric.md.
 
 Calibrated: `wqe_cost` (680 ns, Fig. 2a's slope). Everything else is a prediction; the
@@ -45,7 +45,7 @@ def _value(df: pl.DataFrame, col: str, **eq: Any) -> float:
     return float(df[col].mean()) if df.height else NAN
 
 
-#: The link layers of drum-tc1/2/3 (issue 41): the testbed's InfiniBand QDR 4x (seed 000 §IV)
+#: The link layers of drum-tc1/2/3: the testbed's InfiniBand QDR 4x (the DRUM paper's §IV)
 #: first, then 40 Gb/s RoCE as the comparison; the label each printed row starts with.
 LINKS = {"infiniband": "IB QDR", "roce": "RoCE 40G"}
 
@@ -486,7 +486,7 @@ READING = (". DRUM runs read a as CQEs per WQE ([drum] a = \"cqe_per_wqe\", the 
            "rule ([drum] select = \"smallest_a\"; \"least_served\" hands them on by service, §6.11)")
 #: How drum-tc1/2/3 name their link layers, printed with them.
 LINK_NOTE = (". Each row starts with its link layer: IB QDR (InfiniBand QDR 4x, 32 Gb/s of data, the "
-             "testbed's, seed 000 §IV; the paper's numbers stand beside these rows) or RoCE 40G (40 Gb/s "
+             "testbed's, the DRUM paper's §IV; the paper's numbers stand beside these rows) or RoCE 40G (40 Gb/s "
              "RoCE, a comparison: no paper numbers). The figure draws the IB QDR runs")
 
 

@@ -1,4 +1,4 @@
-"""DRUM's solver experiments (seed 000, §III-D, Figs. 4–5): ADMM against dual decomposition
+"""DRUM's solver experiments (the DRUM paper, §III-D, Figs. 4–5): ADMM against dual decomposition
 on the same sound model (P) of docs/drum.md, at the paper's instance sizes. No simulation:
 the experiment solves instances (`rdmalab.drum`) instead of running a sweep.
 

@@ -1,5 +1,5 @@
-"""`lb-host-vs-switch` (issue 28 §3, ours): the switch-side balancers against seed 001's
-partition and seed 003's Virtuoso on one fabric, symmetric and asymmetric, lossless and with
+"""`lb-host-vs-switch` (ours): the switch-side balancers against the data-partition paper's
+partition and Virtuoso on one fabric, symmetric and asymmetric, lossless and with
 IRN (docs/load-balancing.md). No paper has this table; `theirs` is empty on every row.
 
 The sweep (`lb_host_vs_switch*.toml`, written by `host_vs_switch_sweep.py`) zips every run's

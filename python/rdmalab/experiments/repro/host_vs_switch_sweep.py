@@ -1,4 +1,4 @@
-"""Writes `lb_host_vs_switch.toml` and its quick variant (issue 28 §3, `lb-host-vs-switch`).
+"""Writes `lb_host_vs_switch.toml` and its quick variant (`lb-host-vs-switch`).
 
 Every run is one row of the table (a switch scheme, or a host-side one) under one loss
 recovery, on one fabric case, at one load. The rows change several scenario paths together
@@ -42,9 +42,9 @@ VARIANTS = {
     True: {"leaves": 4, "spines": 4, "hosts_per_leaf": 8, "duration": "1ms", "file": "lb_host_vs_switch_quick.toml"},
 }
 
-HEADER = """# lb-host-vs-switch (issue 28 §3, ours): switch-side load balancing (ECMP, spray, DRILL,
-# LetFlow, CONGA; ConWeave where built) against host-side multipath (seed 001's partition,
-# 4 QPs on ECMP; seed 003's Virtuoso, probe weights from 8 KiB probes, one source address
+HEADER = """# lb-host-vs-switch (ours): switch-side load balancing (ECMP, spray, DRILL,
+# LetFlow, CONGA; ConWeave where built) against host-side multipath (the data-partition paper's split,
+# 4 QPs on ECMP; Virtuoso, probe weights from 8 KiB probes, one source address
 # per spine on `source_ip`), each lossless (PFC, go-back-N) and with IRN (PFC off), under
 # DCQCN. lb-conweave's fabric (2:1 leaf-spine, 100 Gb/s, 1 us links; ECN K_min 100 KB,
 # K_max 400 KB, P_max 0.2) at {leaves} leaves x {hosts_per_leaf} hosts, {spines} spines. Three cases:
@@ -63,9 +63,9 @@ def _poisson(load: float, duration: str) -> dict[str, Any]:
 def _traffic(row: str, load: float, duration: str, spines: int) -> dict[str, Any]:
     if row not in HOST_ROWS:
         return _poisson(load, duration)
-    if row == "partition":  # seed 001: 4 QPs (sequential source ports, hashed by ECMP), 32 KiB chunks
+    if row == "partition":  # the data-partition paper: 4 QPs (sequential source ports, hashed by ECMP), 32 KiB chunks
         return {"kind": "multipath", "qps": 4, "workload": _poisson(load, duration)}
-    # Seed 003: one QP per spine; each connection probes its paths once. Virtuoso's default
+    # The Virtuoso paper: one QP per spine; each connection probes its paths once. Virtuoso's default
     # probe (512 KiB per path) would put 2 MiB on the wire for every host pair, more than a
     # pair's whole workload here; 8 KiB per path still tells a 25 Gb/s spine from a 100 Gb/s
     # one. Below `small_message` a message goes whole on path 0 (the default 512 KiB would

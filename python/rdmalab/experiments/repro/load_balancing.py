@@ -1,4 +1,4 @@
-"""Switch-side load balancing (issue 28 §3): ConWeave's setup (Song et al., SIGCOMM 2023, as
+"""Switch-side load balancing: ConWeave's setup (Song et al., SIGCOMM 2023, as
 its public ns-3 artifact encodes it): ECMP, LetFlow, CONGA, DRILL, spraying and ConWeave under
 DCQCN, each lossless (PFC, go-back-N) and with IRN's loss recovery (PFC off, IRN's usual
 setting) (docs/load-balancing.md).
@@ -24,8 +24,7 @@ from rdmalab.plots import bucket_edges, plt, save_figure
 BDP_BYTES = 100_000
 #: Flows that start in the first 5 ms are dropped from the full variant (warm-up).
 WARMUP_NS = 5_000_000.0
-#: ConWeave's published improvements of the average and 99th-percentile FCT, as issue 28
-#: quotes them (42.3 %, 66.8 %).
+#: ConWeave's published improvements of the average and 99th-percentile FCT (42.3 %, 66.8 %).
 PAPER_AVG, PAPER_P99 = 42.3, 66.8
 SCHEMES = ("ecmp", "letflow", "conga", "drill", "spray", "conweave")
 #: Loss recovery of each row: lossless go-back-N (PFC on) and IRN (PFC off), with the short
@@ -120,7 +119,7 @@ def compare_lb(runs: pl.DataFrame, flows: pl.DataFrame, store: Store | None = No
     return rows
 
 
-# -- lb-conweave's variants (issue 46 item 3): ECMP against ConWeave along one setting ---------
+# -- lb-conweave's variants: ECMP against ConWeave along one setting ---------
 #: The setting each variant sweeps, and how a value of it is named in the rows.
 #: The fat tree sweeps nothing but its timers, which go with the loss recovery: its rows are
 #: named by the reorder-queue flush margin (64us lossless, 16us with IRN).
@@ -291,7 +290,7 @@ EXPERIMENTS = [
         name="lb-conweave-load80",
         title="lb-conweave at 80 % network load (40 % of each NIC), the artifact's other standard load",
         citation="Song et al., Network Load Balancing with In-network Reordering Support for RDMA "
-                 "(ConWeave), SIGCOMM 2023; setup from its public ns-3 artifact (issue 46)",
+                 "(ConWeave), SIGCOMM 2023; setup from its public ns-3 artifact",
         sweep="lb_conweave_load80.toml", quick="lb_conweave_load80_quick.toml",
         figures=["slowdown", "cdf"], by="fabric.path_selection", compare=compare_lb, extra_figures=by_size_figure,
         theirs="ConWeave's published improvements over ECMP (42.3 % average, 66.8 % p99 FCT; the paper "
@@ -302,7 +301,7 @@ EXPERIMENTS = [
         name=f"lb-conweave-{variant}",
         title=f"lb-conweave's ECMP and ConWeave rows, {what}",
         citation="Song et al., Network Load Balancing with In-network Reordering Support for RDMA "
-                 "(ConWeave), SIGCOMM 2023; the setting from its public ns-3 artifact (issue 46 item 3)",
+                 "(ConWeave), SIGCOMM 2023; the setting from its public ns-3 artifact",
         sweep=f"lb_conweave_{variant}.toml", quick=f"lb_conweave_{variant}_quick.toml",
         figures=["slowdown", "cdf"], by="fabric.path_selection", compare=compare_variant,
         theirs="nothing published for this exact setup (NaN): ConWeave's gain over ECMP is ours alone",

@@ -1,4 +1,4 @@
-"""Seed 001 (Wang et al., RDMA Load Balancing via Data Partition): the numbers its §IV
+"""*RDMA Load Balancing via Data Partition* (Wang et al.): the numbers its §IV
 gives, and ours beside them, for the three `mp-partition-topo*` experiments.
 
 Ours come from the sweep's `messages` table (the 10 MiB message, mean over seeds) scaled to

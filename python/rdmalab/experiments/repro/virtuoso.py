@@ -1,4 +1,4 @@
-"""Seed 003 (Tian et al., Virtuoso): the paper prints no values for Figs. 5-8, so ours are
+"""The Virtuoso paper (Tian et al.): the paper prints no values for Figs. 5-8, so ours are
 set beside closed forms: the FCT of a message split evenly over N 1 Gb/s links
 (8 * size * 1048/1000 / (N * 1 Gb/s)) and the speed-up N; the WRs and CQEs a run counts are
 priced by a CPU cost model (Fig. 8: posts, polls and wake-ups at published costs). Table 2 (the

@@ -4,8 +4,8 @@
 //! packet time), which suits a run with a few events a bucket. A busy run puts more in each:
 //! 16 to 31 in most buckets of a Virtuoso row of `lb-host-vs-switch` (its 260,000 QPs and
 //! their DCQCN checks), against 4 to 15 in the ECMP row beside it. Each bucket is sorted
-//! when it becomes current, and a larger sort costs more an event (docs/benchmarks.md@7f113c4, stop
-//! 60: Virtuoso's row ran 2.5 % fewer instructions with buckets a quarter as wide; ECMP's
+//! when it becomes current, and a larger sort costs more an event
+//! (Virtuoso's row ran 2.5 % fewer instructions with buckets a quarter as wide; ECMP's
 //! and S2 ran 2.2 % and 2.8 % more). So every `REVIEW_EVERY` buckets the queue looks at
 //! how many entries they held: more than `NARROW_ABOVE` on average halves the width (and
 //! doubles the ring, up to `MAX_SLOTS`, so that it spans as much time); fewer than

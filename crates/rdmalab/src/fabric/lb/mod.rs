@@ -1,4 +1,4 @@
-//! Switch-side load balancing (issue 28 §1): how a switch picks one of several equal-cost
+//! Switch-side load balancing: how a switch picks one of several equal-cost
 //! next hops for a data packet. `spray` (a uniformly random hop per packet), `drill` (the
 //! least-loaded of a few sampled hops and the best remembered, DRILL, SIGCOMM'17),
 //! `letflow` (a random hop per flowlet, LetFlow, NSDI'17) and `conga` (the least congested
@@ -52,7 +52,7 @@ pub struct LbConfig {
     /// A remote metric not refreshed for this long counts as 0 (500 µs: the artifact's
     /// `conga_agingTime`).
     pub conga_aging: Time,
-    /// Window of the per-ToR uplink imbalance (`balance.parquet`; 100 µs, issue 28).
+    /// Window of the per-ToR uplink imbalance (`balance.parquet`; 100 µs).
     pub window: Time,
     /// ConWeave: a flow idle this long starts a new epoch on a new path (300 µs: the
     /// artifact's `run.py`, `cwh_tx_expiry_time` for leaf-spine).
@@ -73,9 +73,10 @@ pub struct LbConfig {
     /// the ns-3 artifact keeps exact per-flow maps, which this makes collide rarely; the P4
     /// artifact's hardware table has 4,096, `CONWEAVE_TABLE_SIZE` in `macro.p4`).
     pub conweave_table: u32,
-    /// ConWeave: how a ToR keeps its flows (issue 46): `Exact` (default), one entry per flow
+    /// ConWeave: how a ToR keeps its flows: `Exact` (default), one entry per flow
     /// while the table has room, as the ns-3 artifact's maps; `Direct`, one slot per hash
-    /// value, a colliding flow untracked (rdmalab before issue 46).
+    /// value, a colliding flow untracked (rdmalab's earlier table, kept so that results made with
+    /// it can be reproduced).
     pub conweave_table_kind: conweave::TableKind,
     /// ConWeave: reorder queues per host port of a ToR (24: the P4 artifact's 100G build,
     /// 8 queues in each of 3 stages, `macro.p4`).

@@ -52,7 +52,7 @@ pub struct ConweaveKeys {
     pub default_voq_wait: Time,
     /// `FLOWGEN_START_TIME` (s): the base of `LINK_DOWN`'s time; default 2.0 (line 85).
     pub flowgen_start: Time,
-    /// `FLOWGEN_STOP_TIME` (s): the run stops 10 s after it; default 2.5 (line 85).
+    /// `FLOWGEN_STOP_TIME` (s): the run ends 10 s after it; default 2.5 (line 85).
     pub flowgen_stop: Time,
     /// `RANDOM_SEED`; default 1 (line 148).
     pub random_seed: u64,

@@ -44,7 +44,7 @@ pub enum CcMode {
     Dctcp,
     /// 10: HPCC-PINT.
     HpccPint,
-    /// 20: Blitz, DASR over DCQCN (rdmalab's extension, seed 004).
+    /// 20: Blitz, DASR over DCQCN (rdmalab's extension, the Blitz poster).
     Blitz,
 }
 

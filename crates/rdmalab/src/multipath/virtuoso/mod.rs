@@ -1,4 +1,4 @@
-//! Virtuoso (seed 003: Tian et al.): multipath middleware over several QPs of one
+//! Virtuoso (Tian et al.): multipath middleware over several QPs of one
 //! connection, one per virtual NIC (an IP alias of the host), with MP_ verbs.
 //!
 //! - **QP manager** (§3.1-3.2): one QP per path, all opened with the connection; with
@@ -34,7 +34,7 @@ use crate::error::{Error, Result};
 /// How the QPs of a connection are told apart by the fabric.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum PathBy {
-    /// Each QP its own UDP source port, all from the host's first address (seed 001's way).
+    /// Each QP its own UDP source port, all from the host's first address (the data-partition paper's way).
     #[default]
     Sport,
     /// QP `i` sends from the host's address `i` (a virtual NIC, §3.1).

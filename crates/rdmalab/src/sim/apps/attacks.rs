@@ -1,5 +1,5 @@
 //! Host applications: schedules that post messages on QPs their host opens and closes
-//! over time (seed 002's staggered transfers and shuffled-overlay members,
+//! over time (the CC-attack paper's staggered transfers and shuffled-overlay members,
 //! `workload::attacks`).
 //!
 //! A generator is a row of the one application table (`AppKind::Attack`, its id its index
@@ -55,9 +55,9 @@ pub struct AppPost {
 pub(in crate::sim) enum AppRun {
     Staggered(StaggeredRun),
     PairQps(PairRun),
-    /// Seed 004's serial incast: its aggregator (`serial_incast`).
+    /// The Blitz poster's serial incast: its aggregator (`serial_incast`).
     Aggregator(AggregatorRun),
-    /// Seed 004's serial incast: one of its senders.
+    /// The Blitz poster's serial incast: one of its senders.
     Sender(SenderRun),
 }
 

@@ -1,4 +1,4 @@
-//! Seed 000's host model in the simulator: closed-loop applications (`app::closed_loop`)
+//! The DRUM paper's host model in the simulator: closed-loop applications (`app::closed_loop`)
 //! posting through the RNIC's WQE engine, CQ polling on shared cores, and the three ways
 //! of reaching the RNIC (`app::host_model::Mechanism`): RAW, SHARE and DRUM
 //! (`app::drum_agent`). Everything here acts on one host's own NIC and QPs; completions

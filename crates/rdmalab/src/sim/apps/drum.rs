@@ -1,4 +1,4 @@
-//! DRUM's per-host schedulers (seed 000, `app::drum_agent`) in the simulator: each host's
+//! DRUM's per-host schedulers (the DRUM paper, `app::drum_agent`) in the simulator: each host's
 //! scheduler is the sole poster and poller of its closed-loop applications
 //! (`closed_loop`). It releases their WQEs by weighted fair order onto their own QPs or one
 //! shared QP per destination, polls their completion rings, and re-weights them every

@@ -42,7 +42,7 @@ pub(in crate::sim) struct DrumNet {
     rho: f64,
     agents: Vec<Option<Agent>>,
     coord: Option<Coordinator>,
-    /// This round's report of each scheduler.
+    /// The current round's report of each scheduler.
     reports: Vec<Option<AgentReport>>,
     round: u32,
     /// The feasible allocation of the period, once its last round is done.

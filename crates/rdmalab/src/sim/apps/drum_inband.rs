@@ -18,7 +18,7 @@ use crate::ids::{NodeId, QpId};
 use crate::sim::Simulation;
 use crate::workload::FlowSpec;
 
-/// Bytes of a control message (the 64 B).
+/// Bytes of a control message (64 B: docs/drum-fabric.md).
 const CONTROL_BYTES: u64 = 64;
 /// Message kinds (`AppHeader::op`).
 const REPORT: u8 = 1;
@@ -34,7 +34,7 @@ pub(in crate::sim) struct InBand {
     /// Application ids: the coordinator's, and each scheduler's control endpoint.
     coord_app: AppId,
     host_app: Vec<AppId>,
-    /// Reports received this round.
+    /// Reports received in the current round.
     arrived: usize,
     /// Schedulers that have not yet enforced this period's allocation.
     pending: usize,

@@ -12,9 +12,9 @@
 //! [`Verbs`] only: the verbs it issues wait in the run's `VerbQueue` and the simulator
 //! carries them out, in order, once the handler returns (`carry_out_verbs`).
 //!
-//! One file per kind of application: `attacks` (seed 002's staggered transfers and
-//! overlay members), `multipath` (seed 001's partition) and `virtuoso` (seed 003),
-//! `serial_incast` (seed 004's grants), `closed_loop` (seed 000's applications and host
+//! One file per kind of application: `attacks` (the CC-attack paper's staggered transfers and
+//! overlay members), `multipath` (the data-partition paper's split) and `virtuoso` (the Virtuoso paper),
+//! `serial_incast` (the Blitz poster's grants), `closed_loop` (the DRUM paper's applications and host
 //! model) with `drum` (its per-host
 //! schedulers), `drum_control` and `drum_inband` (their network-wide control).
 

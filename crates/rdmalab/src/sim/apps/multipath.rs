@@ -1,4 +1,4 @@
-//! Multipath connections of seed 001's partition split (`multipath::MpSender`,
+//! Multipath connections of the data-partition paper's split (`multipath::MpSender`,
 //! `MpReceiver`) and the verbs that set up every multipath connection, Virtuoso's too
 //! (`Simulation::mp_connect`, `mp_post_send`, `mp_disconnect`), with the records of their
 //! messages and chunks.

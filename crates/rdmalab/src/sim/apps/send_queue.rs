@@ -1,4 +1,4 @@
-//! The send side of seed 000's host model: the RNIC's WQE engine (the doorbell FIFO that
+//! The send side of the DRUM paper's host model: the RNIC's WQE engine (the doorbell FIFO that
 //! every application of a host shares, `rnic::WqeEngine`) and the QPs' send queues it fills,
 //! with the count of WQEs each holds (`Qp::sq_room`, `[host] max_send_wr`); and, at the end
 //! of a run, where each batch's WQEs are (`res.wqes`' `state`).

@@ -1,4 +1,4 @@
-//! Seed 004's serial incast on the hosts (`workload::serial_incast`): the aggregator grants
+//! The Blitz poster's serial incast on the hosts (`workload::serial_incast`): the aggregator grants
 //! the senders of each round one at a time, a grant being a `GRANT_BYTES` message on the
 //! fabric; a sender posts its round's message once its grant and its message are both
 //! there; the aggregator grants the next sender when that message has arrived whole.

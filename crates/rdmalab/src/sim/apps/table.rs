@@ -21,7 +21,7 @@ pub(in crate::sim) enum AppState {
     /// None in the table: the host model keeps it, or its handler runs now (`with_app`).
     #[default]
     Elsewhere,
-    /// An attack generator of seed 002.
+    /// An attack generator of the CC-attack paper.
     Attack(AppRun),
     /// The sending half of a multipath connection.
     MpSender(MpSender),
@@ -29,7 +29,7 @@ pub(in crate::sim) enum AppState {
     MpReceiver(MpReceiver),
     /// The sending half of a Virtuoso connection.
     VSender(VirtuosoSender),
-    /// A closed-loop application of seed 000.
+    /// A closed-loop application of the DRUM paper.
     Closed(ClosedLoop),
     /// DRUM's scheduler of one host.
     DrumAgent(DrumAgent),

@@ -1,4 +1,4 @@
-//! Virtuoso connections (seed 003) on the application hook (`sim::apps`): opening the
+//! Virtuoso connections (the Virtuoso paper) on the application hook (`sim::apps`): opening the
 //! per-path QPs (and their reverse QPs for READ data), routing completions and timers to
 //! the two halves, and the per-message and per-path records.
 

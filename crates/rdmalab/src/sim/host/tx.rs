@@ -139,7 +139,7 @@ impl Simulation {
     }
 
     /// Serial context fetches: the arbiter handles one QP at a time, so a miss stalls it
-    /// until the context is loaded (seed 000 Fig 2c's knee).
+    /// until the context is loaded (the knee of the DRUM paper's Fig 2c).
     #[cold]
     pub(super) fn serial_miss(&mut self, nic_idx: NicId, qp: QpId) {
         let nic = &mut self.nics[nic_idx.idx()];

@@ -11,7 +11,7 @@
 //! A held packet has been admitted (it counts against its ingress's buffer and PFC
 //! thresholds, as packets in a paused egress queue of the Tofino2 implementation do); it is
 //! released in arrival order, each into the egress queue of the class it was admitted in.
-//! Under `lb.conweave_admit_on_release` (the ns-3 artifact's order, issue 46) it is held
+//! Under `lb.conweave_admit_on_release` (the ns-3 artifact's order) it is held
 //! outside the buffer and admitted when released.
 
 use super::actions::{Action, SwitchView};

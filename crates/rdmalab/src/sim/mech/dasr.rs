@@ -1,4 +1,4 @@
-//! Blitz's hook into the event loop (seed 004, `docs/blitz.md`): the DASR receiver, called
+//! Blitz's hook into the event loop (the Blitz poster, `docs/blitz.md`): the DASR receiver, called
 //! once per data packet from the receiver handler, and nothing else. The sender side is an
 //! ordinary congestion-control variant (`cc::dasr::BlitzState`), the switch side (IOFD) a
 //! fabric feature.

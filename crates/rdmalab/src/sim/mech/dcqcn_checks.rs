@@ -1,4 +1,4 @@
-//! DCQCN's decrease checks that find no CNP, taken without events (issue 45 §2), in the
+//! DCQCN's decrease checks that find no CNP, taken without events, in the
 //! partition-independent order (`--threads N`).
 //!
 //! A group that has seen a CNP checks every 4 µs whether another came, for as long as it

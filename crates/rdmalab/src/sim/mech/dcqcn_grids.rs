@@ -1,4 +1,4 @@
-//! When DCQCN's timers that are not events would have run (issue 45 §2).
+//! When DCQCN's timers that are not events would have run.
 //!
 //! The shortcuts of `dcqcn_timers` and `dcqcn_checks` leave out timer events that change
 //! nothing, but two things read event times as such: one simulation's watch (its deadlock

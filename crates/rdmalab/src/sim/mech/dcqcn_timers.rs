@@ -1,4 +1,4 @@
-//! DCQCN's timers where they need not be events (issue 45 §2). Every group that has seen a
+//! DCQCN's timers where they need not be events. Every group that has seen a
 //! CNP ticks alpha each microsecond and checks for a cut every four, to the end of the run:
 //! with Virtuoso's ~1,000 QPs a host, each its own group, those ticks were most of a run's
 //! events. Three shortcuts, each changing no result (`docs/model/time-and-events.md`, "DCQCN's timers on

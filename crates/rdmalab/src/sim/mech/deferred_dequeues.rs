@@ -1,4 +1,4 @@
-//! A switch port's next dequeue taken without a `TxDone` event (issue 45 §4), in the origin
+//! A switch port's next dequeue taken without a `TxDone` event, in the origin
 //! order of a run on one thread.
 //!
 //! A switch port that starts a packet with more queued behind it takes the next one when
@@ -20,7 +20,7 @@
 //! of 1 KB at 100 Gb/s and 1 µs) rather than an event a packet, and none at all where the
 //! switch's own arrivals come first. (That saves events more than time: the bookkeeping
 //! here costs nearly what the queue's push, pop and dispatch did; 2 % fewer instructions
-//! on lb-conweave, 1.4 % more on S2; docs/benchmarks.md@7f113c4, stops 65 and 66.)
+//! on lb-conweave, 1.4 % more on S2.)
 //! Runs that have a trace (written in event order), that
 //! are a partition of a parallel run (a deadline past a window's end would be late), or
 //! that have a mechanism on the egress (`special_egress`), the PFC pause timers or

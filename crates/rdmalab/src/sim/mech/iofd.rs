@@ -231,7 +231,7 @@ fn take_released(
 /// any arrival, unless its class is lossless and the buffer has no room below the PFC
 /// threshold. Upstream was never paused for it while it was held, so a burst released by a
 /// filled gap can exceed the ingress's headroom; dropping it would make a lossless fabric
-/// lossy (issue 12's rule: held packets must not cause drops either).
+/// lossy (IOFD's rule: held packets must not cause drops either).
 struct Offer {
     sw: usize,
     /// Packets waited before this arrival: the new ones queue behind them.
@@ -324,7 +324,7 @@ mod tests {
 
     #[test]
     fn iofd_threshold_defaults_to_the_ports_kmin_with_the_fabric_override() {
-        // The reference's 100 Gb/s Kmin, then `fabric.ecn_kmin` (issue 11) where it is set:
+        // The reference's 100 Gb/s Kmin, then `fabric.ecn_kmin` where it is set:
         // IOFD deflects before the port would mark.
         let plain = SimConfig::default();
         assert!(thresholds(&plain, 0).iter().all(|&t| t == 400_000));

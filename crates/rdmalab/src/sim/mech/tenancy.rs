@@ -1,4 +1,4 @@
-//! The tenant defense's hooks in the sender (seed 002's defense, ours: docs/attacks.md):
+//! The tenant defense's hooks in the sender (the CC-attack paper's defense, ours: docs/attacks.md):
 //! under `defense = "tenant"` a tenant's QPs on one NIC share one CC state and one pacing
 //! clock (`tenancy::pacing`), and a new QP may take a private line-rate start from its
 //! (NIC, tenant) budget. Reached from `host_cc` only when the defense is on; each hook is

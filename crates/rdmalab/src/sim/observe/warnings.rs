@@ -36,7 +36,7 @@ fn unused_partition_map(cfg: &SimConfig) -> Option<String> {
     )
 }
 
-/// Two or more links between the same two nodes. Issue 7's bottleneck builders make them
+/// Two or more links between the same two nodes. The bottleneck builders (`topology::builders`) make them
 /// on purpose; routing treats them as equal-cost next hops.
 fn parallel_links(topo: &Topology) -> Vec<String> {
     // First whether any pair repeats, on one sorted array of pair keys: the map below holds a

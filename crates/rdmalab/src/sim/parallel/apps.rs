@@ -1,5 +1,5 @@
-//! Host applications under the parallel engine: multipath and Virtuoso connections, seed
-//! 000's closed-loop applications and DRUM's per-host schedulers.
+//! Host applications under the parallel engine: multipath and Virtuoso connections, the
+//! DRUM paper's closed-loop applications and DRUM's per-host schedulers.
 //!
 //! Every partition builds the same applications at setup, so an application id, a
 //! connection and its QP slots name the same thing in each. Each application half lives

@@ -1,5 +1,5 @@
 //! The work each node of a scenario is expected to make, for a map that balances the
-//! partitions' events rather than their hosts (issue 29 §1).
+//! partitions' events rather than their hosts.
 //!
 //! The events of a run follow its packets: a payload packet makes about 16 events (its hops,
 //! its ACK's and the timers, `estimate.rs`). Crossing a fat tree it visits seven nodes (host,
@@ -7,7 +7,7 @@
 //! packet half to its source's partition and half to its destination's predicts the larger
 //! partition's share of the events to within about a point: cut by host counts, 55.8 %
 //! predicted against 55.3 % run on the 1,024-host fat tree under WebSearch (`fat-tree-1k-ws`),
-//! 53.5 % against 53.4 % on S1 (`docs/benchmarks.md@7f113c4`, `examples/partition_balance.rs`). So a
+//! 53.5 % against 53.4 % on S1 (`examples/partition_balance.rs`). So a
 //! host weighs its packets sent and received, half each, which stands for its side's switches
 //! too (an edge or aggregation switch that joins its hosts' partition adds nothing: its work
 //! follows theirs); a switch shared between partitions (a core switch) weighs, per port, a

@@ -4,7 +4,7 @@
 //! 1,024-host fat tree). `std::sync::Barrier` puts every early thread to sleep on a condition
 //! variable at once, and waking a sleeping thread costs a futex call and, on a virtual
 //! machine whose idle core has gone to sleep, tens of microseconds before it runs again:
-//! issue 29 fitted about 100 us per window on an idle 2-core machine, as much as a window's
+//! a fit of the run times gave about 100 us per window on an idle 2-core machine, as much as a window's
 //! work in the smaller runs. A thread that arrives early here first spins on the barrier's
 //! generation for up to [`SPIN`] (the partitions of a balanced cut arrive within
 //! microseconds of each other), then sleeps as `std`'s does, so a thread that waits long

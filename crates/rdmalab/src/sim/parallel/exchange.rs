@@ -86,7 +86,7 @@ impl Simulation {
         // A dequeue's deadline may fall past a window's end, too late for a packet that
         // crosses the cut: every switch dequeue is an event (`mech::deferred_dequeues`).
         // (Letting them wait, with a window's start no later than the first that waits, cut
-        // two threads' events by 16 % but not their time: docs/benchmarks.md@7f113c4, stop 68.)
+        // two threads' events by 16 % but not their time.)
         self.mech.deferred = None;
         // Deadlock and stall detection need the whole fabric: the driver watches instead.
         self.watch.next_check = Time::MAX;

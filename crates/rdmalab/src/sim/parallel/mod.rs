@@ -149,9 +149,9 @@ impl ParallelRun {
             return Ok(Built::TooBig(Box::new(s), why));
         }
         // The others at once, a thread each: every partition copies the whole fabric, which
-        // at 250,000 hosts takes about 1.7 s, so sixteen built in turn spent 26.6 s of set-up
-        // (docs/benchmarks.md@7f113c4, stop 62). Each is built from the same scenario alone, so the
-        // order they finish in changes nothing; errors are taken in partition order.
+        // at 250,000 hosts takes about 1.7 s, so sixteen built in turn spent 26.6 s of set-up.
+        // Each is built from the same scenario alone, so the order they finish in changes
+        // nothing; errors are taken in partition order.
         let (scenario, map) = (&s, &part_of);
         let rest: Vec<Result<Simulation>> = std::thread::scope(|scope| {
             let builders: Vec<_> =

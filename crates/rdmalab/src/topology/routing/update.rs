@@ -1,4 +1,4 @@
-//! Routes after a link failure, recomputed only where the failure changes them (issue 29 §3).
+//! Routes after a link failure, recomputed only where the failure changes them.
 //!
 //! Removing the link between switches `u` and `v` changes class `c`'s lists only if the link
 //! lies on the class's shortest-path DAG: one end, say `v`, lists the other as a next hop.

@@ -204,7 +204,7 @@ fn no_import_circle_between_binding_files() {
 #[test]
 fn no_file_under_sim_mech_is_impl_simulation() {
     // A mechanism's hooks are free functions over views that append actions; the carry-outs
-    // (sim/switch/carry_out.rs, sim/host/completions.rs) are the only way back (issue 43).
+    // (sim/switch/carry_out.rs, sim/host/completions.rs) are the only way back.
     let dir = crate_src("rdmalab").join("sim").join("mech");
     let with: Vec<String> = rust_files(&dir)
         .into_iter()

@@ -43,7 +43,7 @@ const LAYERS: &[&[&str]] = &[
     &["scenario", "hpcc_compat"],
 ];
 
-/// Imports that must never appear whatever the list says (issue 22): the parser and the
+/// Imports that must never appear whatever the list says: the parser and the
 /// simulator meet only in `config`.
 const FORBIDDEN: &[(&str, &str)] = &[("sim", "scenario"), ("config", "sim"), ("config", "scenario")];
 

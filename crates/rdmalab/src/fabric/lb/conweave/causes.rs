@@ -1,4 +1,4 @@
-//! Why packets reach a host out of order under ConWeave (issue 46), measured at the
+//! Why packets reach a host out of order under ConWeave, measured at the
 //! destination ToR. Every packet of a tracked flow leaves this ToR for its host through one
 //! egress queue per class, in the order the ToR sends it on (forwarded now, or released
 //! from a reorder queue), and nothing reorders it on that last link; so the ToR can follow,

@@ -1,4 +1,4 @@
-//! ConWeave's per-ToR flow tables (issue 46): the source ToR's Tx entries and the
+//! ConWeave's per-ToR flow tables: the source ToR's Tx entries and the
 //! destination ToR's Rx entries, one segment of `conweave_table` slots per ToR, allocated
 //! once when the run is built.
 //!
@@ -10,8 +10,8 @@
 //!   `m_conweaveRxTable`). A flow is untracked only when its segment is full of entries still
 //!   in use (`lb_table_full`).
 //! - `direct`: one slot per flow, where its hash falls; a flow whose slot holds another
-//!   active flow is untracked (what rdmalab did before issue 46, kept so that older results
-//!   can be repeated).
+//!   active flow is untracked (rdmalab's earlier table, kept so that results made with it
+//!   can be reproduced).
 //!
 //! When an entry is freed is the caller's rule (`dead`), the same under both kinds: the
 //! direct table lets a new flow take a slot whose entry is dead; the exact one deletes a
@@ -93,7 +93,7 @@ impl<V: Copy> FlowTable<V> {
     }
 
     /// The key of the flow (`sip`, `dip`, `sport`, `dport`) whose hash is `hash`: the hash
-    /// itself in a direct table (as before issue 46, so that its results stay the same), the
+    /// itself in a direct table (as the earlier table had it, so that its results stay the same), the
     /// 5-tuple in an exact one.
     pub(super) fn key(&self, hash: u32, sip: u32, dip: u32, sport: u16, dport: u16) -> Key {
         match self.kind {

@@ -1,4 +1,4 @@
-//! ConWeave's paths across tiers (issue 46): a leaf-spine or a fat tree, any layered fabric
+//! ConWeave's paths across tiers: a leaf-spine or a fat tree, any layered fabric
 //! whose switches sit in tiers above the leaves (the ToRs, tier 0), each link joining two
 //! adjacent tiers. A path between two leaves is the choice made at each upward hop; the
 //! source ToR names it by one number, its *tag* (4 bits in the header):
