@@ -30,6 +30,21 @@ FIG8 = {("raw", 20): 7.1, ("share", 20): 7.2, ("drum", 20): 8.8, ("raw", 50): 26
 FIG8_RAW_OVER_DRUM, FIG8_SHARE_OVER_DRUM = 3.1, 1.7
 
 
+def drum_testbed(stop: str) -> str:
+    """The head of a scenario on the paper's testbed: `stop_time = stop`, then 7 hosts on one
+    switch, 40 Gb/s links of 1 µs, and a `[fabric]` table with 1 KB packets, last so that a
+    caller can add keys to it. Nothing else in the text is in braces, so a `str.format`
+    template can pass its own field as `stop`."""
+    return f"""stop_time = "{stop}"
+[topology]
+kind = "star"
+hosts = 7
+rate = "40Gbps"
+delay = "1us"
+[fabric]
+mtu = 1024
+"""
+
 def _cmp(group: str, metric: str, ours: float, theirs: float) -> Comparison:
     return Comparison(group, metric, float(ours), float(theirs))
 
