@@ -8,7 +8,7 @@ choices the paper leaves open are written in the sweep files and docs/drum-fabri
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import polars as pl
@@ -86,10 +86,10 @@ def _apps_on(store: Store, runs: pl.DataFrame, link: str | None) -> pl.DataFrame
     return _apps(store, ok).filter(pl.col("run_id").is_in(ok["run_id"].implode()))
 
 
-def _paper_on(k: int):
-    """The paper's value beside the testbed's link layer (the first of `_links`), NaN beside
-    the comparison's."""
-    return (lambda v: v) if k == 0 else (lambda v: NAN)  # noqa: E731
+def _per_link(runs: pl.DataFrame) -> list[tuple[str | None, str, Callable[[float], float]]]:
+    """`_links` with a third member, `paper`: the paper's value `v` as given beside the
+    testbed's link layer (the first), NaN beside the comparison's."""
+    return [(link, ll, (lambda v: v) if k == 0 else (lambda v: NAN)) for k, (link, ll) in enumerate(_links(runs))]
 
 
 def _sweep(sweep_dir: str | Path) -> tuple[Store, pl.DataFrame, str | None]:
@@ -117,8 +117,7 @@ def fig2a_points(store: Store, runs: pl.DataFrame, link: str | None = None) -> d
 
 def compare_fig2a(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
     rows = []
-    for k, (link, ll) in enumerate(_links(runs)):
-        paper = _paper_on(k)
+    for link, ll, paper in _per_link(runs):
         pts = fig2a_points(store, runs, link)
         raw, drum = pts.get("raw", {}), pts.get("drum", {})
         rows += [_cmp(ll + "RAW", f"fg p80 us, batch {b}", raw.get(b, NAN), paper(FIG2A[b])) for b in (20, 100)]
@@ -158,8 +157,7 @@ def fig2b_points(store: Store, runs: pl.DataFrame, link: str | None = None) -> d
 
 def compare_fig2b(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
     rows = []
-    for k, (link, ll) in enumerate(_links(runs)):
-        paper = _paper_on(k)
+    for link, ll, paper in _per_link(runs):
         pts = fig2b_points(store, runs, link)
         for wr in sorted(pts):
             r = sorted(pts[wr])
@@ -201,8 +199,7 @@ def fig2c_points(store: Store, runs: pl.DataFrame, link: str | None = None) -> d
 
 def compare_fig2c(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
     rows = []
-    for k, (link, ll) in enumerate(_links(runs)):
-        paper = _paper_on(k)
+    for link, ll, paper in _per_link(runs):
         pts = fig2c_points(store, runs, link)
         for tr in ("rc", "uc"):
             line = pts.get(tr, {})
@@ -263,9 +260,7 @@ def tc1_points(store: Store, runs: pl.DataFrame, bg: str = "bg", by: str = "host
 
 def compare_tc1(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
     rows = []
-    for k, (link, ll) in enumerate(_links(runs)):
-        # The paper's numbers stand beside the testbed's link layer only.
-        paper = _paper_on(k)
+    for link, ll, paper in _per_link(runs):
         for bg, label in TC1_VARIANTS.items():
             pts = tc1_points(store, runs, bg, link=link)
             if not pts:
@@ -290,8 +285,7 @@ def figure_tc1(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
 
 def compare_tc1_inband(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
     rows = []
-    for k, (link, ll) in enumerate(_links(runs)):
-        paper = _paper_on(k)
+    for link, ll, paper in _per_link(runs):
         pts = tc1_points(store, runs, by="drum.control", link=link)
         rows += [_cmp(f"{ll}DRUM {c}", f"p80 us, cc {cc}", pts.get((c, cc), NAN), paper(FIG8.get(("drum", cc), NAN)))
                  for c in ("local", "in_band") for cc in (20, 50, 100)]
@@ -359,15 +353,14 @@ def _bound(label: str, v: tuple[float, bool] | None) -> str:
 
 def compare_tc2(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
     rows = []
-    for k, (link, ll) in enumerate(_links(runs)):
-        rows += _compare_tc2_on(store, runs, link, ll, testbed=k == 0)
+    for link, ll, paper in _per_link(runs):
+        rows += _compare_tc2_on(store, runs, link, ll, paper)
     return rows
 
 
-def _compare_tc2_on(store: Store, runs: pl.DataFrame, link: str | None, ll: str, testbed: bool) -> list[Comparison]:
-    """drum-tc2's rows on one link layer (`ll` starts each group); the paper's numbers only
-    beside the testbed's."""
-    paper = (lambda v: v) if testbed else (lambda v: NAN)  # noqa: E731
+def _compare_tc2_on(store: Store, runs: pl.DataFrame, link: str | None, ll: str,
+                    paper: Callable[[float], float]) -> list[Comparison]:
+    """drum-tc2's rows on one link layer (`ll` starts each group, `paper` as `_per_link`'s)."""
     pts = tc2_points(store, runs, link=link)
     get = lambda m, cc: pts.get((m, cc), (NAN, True))[0]  # noqa: E731
     rows = [_cmp(ll + m.upper(), _bound(f"1 MB ms, cc {cc}", pts.get((m, cc))), get(m, cc),
@@ -425,8 +418,7 @@ def tc3_points(store: Store, runs: pl.DataFrame,
 
 def compare_tc3(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
     rows = []
-    for k, (link, ll) in enumerate(_links(runs)):
-        paper = _paper_on(k)
+    for link, ll, paper in _per_link(runs):
         pts = tc3_points(store, runs, link)
         for n in sorted({n for _, n in pts if n >= 300}):
             d, s = pts.get(("drum", n)), pts.get(("share", n))
