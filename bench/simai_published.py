@@ -71,6 +71,15 @@ def busbw_gib(size: int, t_ns: float, n: int = RANKS) -> float:
     return size * 2 * (n - 1) / n / (t_ns * 1e-9) / 2**30
 
 
+def _set_env(values: dict[str, str | None]) -> None:
+    """Sets each environment variable of `values`, and removes those it gives as None."""
+    for k, v in values.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
 def run(sizes: int | None = None, topology: str = TOPOLOGY, nvls: bool = False
         ) -> tuple[list[tuple[int, float]], float]:
     """Runs the cut (its first `sizes` allreduces) on `topology` in a scratch copy, as NVLS
@@ -93,11 +102,7 @@ def run(sizes: int | None = None, topology: str = TOPOLOGY, nvls: bool = False
         (work / "out").mkdir()
         cwd, saved = os.getcwd(), {k: os.environ.get(k) for k in env}
         os.chdir(work)
-        for k, v in env.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        _set_env(env)
         try:
             t0 = time.perf_counter()
             res, _, _ = run_hpcc("SimAI.conf", progress=False, dialect="simai", topology=topology,
@@ -105,11 +110,7 @@ def run(sizes: int | None = None, topology: str = TOPOLOGY, nvls: bool = False
             wall = time.perf_counter() - t0
         finally:
             os.chdir(cwd)
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
+            _set_env(saved)
     rows = res.collectives.sort("start_ns")
     if nvls:
         assert set(rows["algorithm"]) == {"nvls"}, rows["algorithm"]

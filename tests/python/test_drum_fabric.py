@@ -15,19 +15,11 @@ import rdmalab
 from rdmalab import Scenario, _core
 from rdmalab.experiments import repro
 from rdmalab.cli import main
+from rdmalab.experiments.repro.drum_fabric import drum_testbed
 from rdmalab.experiments.store import Store, load_sweep
 from rdmalab.experiments.sweep import Sweep
 
-TESTBED_TOML = """
-stop_time = "500us"
-[topology]
-kind = "star"
-hosts = 7
-rate = "40Gbps"
-delay = "1us"
-[fabric]
-mtu = 1024
-[host]
+TESTBED_TOML = drum_testbed("500us") + """[host]
 mechanism = "MECH"
 wqe_cost = "680ns"
 poll_cost = "100ns"

@@ -10,18 +10,11 @@ import polars as pl
 import pytest
 
 import rdmalab
+from rdmalab.experiments.repro.drum_fabric import drum_testbed
 from rdmalab.host_results import WQE_STATES
 from rdmalab.scenario import Scenario
 
-TESTBED = """stop_time = "{stop}"
-[topology]
-kind = "star"
-hosts = 7
-rate = "40Gbps"
-delay = "1us"
-[fabric]
-mtu = 1024
-qp_cache_entries = 20
+TESTBED = drum_testbed("{stop}") + """qp_cache_entries = 20
 qp_cache_miss_penalty = "1us"
 [host]
 mechanism = "{mech}"

@@ -235,12 +235,21 @@ fn write_inactive(x: &mut [f64], cp: &[f64], ip: &[f64], l: f64) {
     }
 }
 
+/// Sets a row at the multiplier `l` that brings its sum down to `cap` (`l = 0` when the
+/// sum is already within it, or when `cap` is infinite: no cap) and returns `l`.
+/// `solve(l)` writes the row at `l` and returns its sum and the sum's slope in `l`.
+fn solve_capped(cap: f64, mut solve: impl FnMut(f64) -> (f64, f64)) -> f64 {
+    let l = if cap.is_finite() { multiplier_root(cap, &mut solve) } else { 0.0 };
+    solve(l);
+    l
+}
+
 /// Reference x-row solver: exact 1-D roots inside a bracketed Newton on the multiplier.
 fn nested_x_row(act: &[u32], alpha: f64, cap: f64, x: &mut [f64], sc: &mut Scratch) -> f64 {
     let k = act.len();
     let (acp, aip) = (&sc.acp[..k], &sc.aip[..k]);
     let (cp, ip) = (&sc.cp[..x.len()], &sc.ip[..x.len()]);
-    let mut solve = |l: f64| {
+    let solve = |l: f64| {
         let (mut s, mut g) = inactive_sum(cp, ip, l);
         for t in 0..k {
             let j = act[t] as usize;
@@ -250,13 +259,7 @@ fn nested_x_row(act: &[u32], alpha: f64, cap: f64, x: &mut [f64], sc: &mut Scrat
         }
         (s, g)
     };
-    if !cap.is_finite() {
-        solve(0.0);
-        return 0.0;
-    }
-    let l = multiplier_root(cap, &mut solve);
-    solve(l);
-    l
+    solve_capped(cap, solve)
 }
 
 /// z-update of one host: minimises `Σ_j [β z_j^-2 + p/2 z_j² − c_j z_j]` over `z > 0`,
@@ -357,7 +360,7 @@ mod simd;
 
 /// Reference z-row solver (exact 1-D roots, bracketed Newton on the multiplier).
 fn nested_z_row(p: f64, two_beta: f64, cap: f64, z: &mut [f64], c: &[f64]) -> f64 {
-    let mut solve = |l: f64| {
+    let solve = |l: f64| {
         let (mut s, mut g) = (0.0, 0.0);
         for (zj, &cj) in z.iter_mut().zip(c) {
             *zj = root_1d(p, two_beta, 3.0, cj - l, *zj);
@@ -366,13 +369,7 @@ fn nested_z_row(p: f64, two_beta: f64, cap: f64, z: &mut [f64], c: &[f64]) -> f6
         }
         (s, g)
     };
-    if !cap.is_finite() {
-        solve(0.0);
-        return 0.0;
-    }
-    let l = multiplier_root(cap, &mut solve);
-    solve(l);
-    l
+    solve_capped(cap, solve)
 }
 
 #[cfg(test)]

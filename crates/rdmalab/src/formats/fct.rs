@@ -12,7 +12,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use super::tokens::{is_space, parse_u64};
+use super::tokens::{parse_fixed_lines, parse_u64, read_text};
 use crate::error::{Error, Result};
 use crate::ids::NodeId;
 use crate::stats::FlowRecord;
@@ -127,28 +127,13 @@ const FIELDS: [&str; 8] = ["sip", "dip", "sport", "dport", "size", "start_ns", "
 
 /// Parses an FCT file: one line of 8 fields per flow; blank lines are skipped.
 pub fn read_fct(text: &str, path: &Path) -> Result<Vec<FctLine>> {
-    let mut out = Vec::new();
-    for (i, raw) in text.split('\n').enumerate() {
-        let line = i + 1;
-        let toks: Vec<&str> =
-            raw.split(|c: char| c.is_ascii() && is_space(c as u8)).filter(|t| !t.is_empty()).collect();
-        if toks.is_empty() {
-            continue;
-        }
-        if toks.len() != FIELDS.len() {
-            let field = FIELDS.get(toks.len()).copied().unwrap_or("ideal_ns");
-            let msg = format!("expected 8 fields ({}), found {}", FIELDS.join(" "), toks.len());
-            return Err(Error::input(path, line, field, msg));
-        }
-        out.push(parse_line(&toks, line, path)?);
-    }
-    Ok(out)
+    parse_fixed_lines(text, path, &FIELDS, |toks, line| parse_line(toks, line, path))
 }
 
 /// Reads and parses the FCT file at `path`.
 pub fn read_fct_file(path: impl AsRef<Path>) -> Result<Vec<FctLine>> {
     let path = path.as_ref();
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+    let text = read_text(path)?;
     read_fct(&text, path)
 }
 

@@ -13,9 +13,9 @@
 
 use std::path::Path;
 
-use super::tokens::Reader;
+use super::tokens::{read_text, Reader};
 use super::units_parse::parse_start_seconds;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::ids::NodeId;
 use crate::topology::Topology;
 use crate::units::Time;
@@ -100,7 +100,7 @@ fn parse(
 /// Reads and parses the flow file at `path`.
 pub fn read_flows(path: impl AsRef<Path>, topo: &Topology) -> Result<Vec<FlowSpec>> {
     let path = path.as_ref();
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+    let text = read_text(path)?;
     parse_flows(&text, path, topo)
 }
 

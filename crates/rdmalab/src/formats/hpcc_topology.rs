@@ -13,7 +13,7 @@
 
 use std::path::Path;
 
-use super::tokens::{show, Reader};
+use super::tokens::{read_text, show, Reader};
 use super::units_parse::{parse_nonzero_rate, parse_time};
 use crate::error::{Error, Result};
 use crate::ids::NodeId;
@@ -58,7 +58,7 @@ pub fn parse_topology(text: &str, path: &Path) -> Result<Topology> {
 /// Reads and parses the topology file at `path`.
 pub fn read_topology(path: impl AsRef<Path>) -> Result<Topology> {
     let path = path.as_ref();
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+    let text = read_text(path)?;
     parse_topology(&text, path)
 }
 

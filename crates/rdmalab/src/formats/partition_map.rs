@@ -13,6 +13,7 @@
 
 use std::path::Path;
 
+use super::tokens::read_text;
 use crate::error::{Error, Result};
 
 /// The most partitions a map may have (partition numbers are 16-bit, one value reserved).
@@ -73,7 +74,7 @@ pub fn parse_partition_map(text: &str, path: &Path, nodes: usize) -> Result<Vec<
 /// Reads and parses the map at `path`.
 pub fn read_partition_map(path: impl AsRef<Path>, nodes: usize) -> Result<Vec<u16>> {
     let path = path.as_ref();
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+    let text = read_text(path)?;
     parse_partition_map(&text, path, nodes)
 }
 

@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use super::tokens::{is_space, parse_u64};
+use super::tokens::{parse_fixed_lines, parse_u64, read_text};
 use crate::error::{Error, Result};
 use crate::ids::NodeId;
 /// The record lives in `stats` (the simulator makes it); this module reads and writes it.
@@ -24,32 +24,13 @@ const FIELDS: [&str; 5] = ["time_ns", "node_id", "node_type", "ifindex", "kind"]
 
 /// Parses a PFC file; blank lines are skipped.
 pub fn parse_pfc(text: &str, path: &Path) -> Result<Vec<PfcEvent>> {
-    let mut out = Vec::new();
-    for (i, raw) in text.split('\n').enumerate() {
-        let line = i + 1;
-        let toks: Vec<&str> =
-            raw.split(|c: char| c.is_ascii() && is_space(c as u8)).filter(|t| !t.is_empty()).collect();
-        if toks.is_empty() {
-            continue;
-        }
-        if toks.len() != FIELDS.len() {
-            let field = FIELDS.get(toks.len()).copied().unwrap_or("kind");
-            return Err(Error::input(
-                path,
-                line,
-                field,
-                format!("expected 5 fields ({}), found {}", FIELDS.join(" "), toks.len()),
-            ));
-        }
-        out.push(parse_line(&toks, line, path)?);
-    }
-    Ok(out)
+    parse_fixed_lines(text, path, &FIELDS, |toks, line| parse_line(toks, line, path))
 }
 
 /// Reads and parses the PFC file at `path`.
 pub fn read_pfc(path: impl AsRef<Path>) -> Result<Vec<PfcEvent>> {
     let path = path.as_ref();
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+    let text = read_text(path)?;
     parse_pfc(&text, path)
 }
 

@@ -80,6 +80,43 @@ pub(crate) fn show(tok: &str) -> String {
     s
 }
 
+/// The text of the file at `path`; a failed read is an [`Error::Io`] naming the file.
+pub(crate) fn read_text(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })
+}
+
+/// The whitespace-separated fields of one line (C's `isspace` set, as [`Tokens`] splits).
+pub(crate) fn line_fields(raw: &str) -> Vec<&str> {
+    raw.split(|c: char| c.is_ascii() && is_space(c as u8)).filter(|t| !t.is_empty()).collect()
+}
+
+/// Parses a file of one record per line, each with exactly the fields named in `fields`,
+/// skipping blank lines. A line with another count of fields is an error naming the first
+/// field it lacks (the last field when it has too many); `parse` reads a full line, given
+/// its fields and its 1-based number.
+pub(crate) fn parse_fixed_lines<T>(
+    text: &str,
+    path: &Path,
+    fields: &[&str],
+    mut parse: impl FnMut(&[&str], usize) -> Result<T>,
+) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    for (i, raw) in text.split('\n').enumerate() {
+        let line = i + 1;
+        let toks = line_fields(raw);
+        if toks.is_empty() {
+            continue;
+        }
+        if toks.len() != fields.len() {
+            let field = fields.get(toks.len()).or(fields.last()).copied().unwrap_or("?");
+            let msg = format!("expected {} fields ({}), found {}", fields.len(), fields.join(" "), toks.len());
+            return Err(Error::input(path, line, field, msg));
+        }
+        out.push(parse(&toks, line)?);
+    }
+    Ok(out)
+}
+
 /// A non-negative decimal integer (optional leading `+`, as C++ `>>` accepts).
 pub(crate) fn parse_u64(tok: &str) -> std::result::Result<u64, String> {
     let digits = tok.strip_prefix('+').unwrap_or(tok);

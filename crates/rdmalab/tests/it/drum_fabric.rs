@@ -36,7 +36,8 @@ delay = "1us"
 mtu = 1024
 "#;
 
-fn testbed(stop: &str) -> String {
+/// [`TESTBED`] stopping at `stop`; it ends inside `[fabric]`, so a caller can add keys to it.
+pub(crate) fn testbed(stop: &str) -> String {
     TESTBED.replace("STOP", stop)
 }
 

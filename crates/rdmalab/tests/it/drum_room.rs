@@ -17,10 +17,8 @@ pub(crate) fn run(toml: &str) -> Results {
 /// The DRUM paper's testbed (docs/drum-fabric.md §4): 7 hosts on one switch at 40 Gb/s, a
 /// 20-entry QP-context cache with serial 1 µs fetches.
 pub(crate) fn testbed(stop: &str) -> String {
-    format!(
-        "stop_time = \"{stop}\"\n[topology]\nkind = \"star\"\nhosts = 7\nrate = \"40Gbps\"\ndelay = \"1us\"\n\
-         [fabric]\nmtu = 1024\nqp_cache_entries = 20\nqp_cache_miss_penalty = \"1us\"\nqp_cache_fetch = \"serial\"\n"
-    )
+    super::drum_fabric::testbed(stop)
+        + "qp_cache_entries = 20\nqp_cache_miss_penalty = \"1us\"\nqp_cache_fetch = \"serial\"\n"
 }
 
 /// Completion times (µs) of the batches of `app` its application saw, sorted.

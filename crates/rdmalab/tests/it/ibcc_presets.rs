@@ -10,6 +10,7 @@ use rdmalab::scenario::Scenario;
 use rdmalab::sim::Results;
 use rdmalab::Time;
 
+use super::ibcc::ib_cc_outputs;
 use crate::fixtures;
 
 /// A 3→1 incast of 1 MB flows at 100 Gb/s on the InfiniBand link layer with IB CC and
@@ -33,21 +34,10 @@ fn ib(s: &Scenario) -> IbParams {
     s.config.cc.ib_params().expect("IB CC").clone()
 }
 
-/// What a run measured: FCT records, rate samples (with the CCT index), FECN and BECN counts.
+/// What a run measured (`ib_cc_outputs`), and its FECN marks.
 fn measured(s: Scenario) -> (String, u64) {
     let r: Results = fixtures::run_finished(s);
-    let fct: Vec<String> = r.records.iter().map(|f| format!("{f:?}")).collect();
-    let rates: Vec<String> = r.rate_samples.iter().map(|x| format!("{x:?}")).collect();
-    (
-        format!(
-            "{}\n{}\n{} {}",
-            fct.join("\n"),
-            rates.join("\n"),
-            r.mechanism_count("fecn_marks"),
-            r.mechanism_count("becns")
-        ),
-        r.mechanism_count("fecn_marks"),
-    )
+    (ib_cc_outputs(&r), r.mechanism_count("fecn_marks"))
 }
 
 #[test]

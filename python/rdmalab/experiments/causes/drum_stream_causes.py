@@ -36,16 +36,9 @@ import numpy as np
 import polars as pl
 
 from rdmalab.experiments.causes.base import Investigation, run
+from rdmalab.experiments.repro.drum_fabric import drum_testbed
 
-HEAD = '''stop_time = "{stop_ms}ms"
-[topology]
-kind = "star"
-hosts = 7
-rate = "40Gbps"
-delay = "1us"
-[fabric]
-mtu = 1024
-{cache}
+HEAD = drum_testbed("{stop_ms}ms") + '''{cache}
 [host]
 mechanism = "{mech}"
 [drum]

@@ -75,16 +75,22 @@ def fct_cdf(sweep: str | Path, by: str | None = None, out: str | Path | None = N
     return save_figure(fig, out_path(store, out, "cdf"))
 
 
+def _sampled_first_runs(store: Store, table: str, by: str | None, where: dict[str, Any] | None, what: str,
+                        setting: str) -> dict[str, pl.DataFrame]:
+    """`first_run_tables` of a table the engine fills only when asked (`setting`, a sampling
+    interval): a sweep without `what` is told which setting to give."""
+    try:
+        return first_run_tables(store, table, by or default_by(store), where)
+    except NoData:
+        raise NoData(f"the sweep has no {what}: set {setting} (e.g. \"1us\")") from None
+
+
 def queue_over_time(sweep: str | Path, by: str | None = None, out: str | Path | None = None,
                     where: dict[str, Any] | None = None, title: str | None = None, ports: int = 4) -> list[Path]:
     """Switch egress queue length (KB) over time (µs): the `ports` busiest ports of one run
     per value of `by`. Needs `fabric.queue_sample_interval` in the sweep's scenario."""
     store = Store(sweep)
-    by = by or default_by(store)
-    try:
-        groups = first_run_tables(store, "queues", by, where)
-    except NoData:
-        raise NoData("the sweep has no queue samples: set fabric.queue_sample_interval (e.g. \"1us\")") from None
+    groups = _sampled_first_runs(store, "queues", by, where, "queue samples", "fabric.queue_sample_interval")
 
     def draw(ax, df: pl.DataFrame) -> None:  # noqa: ANN001
         key = "port_id" if "port_id" in df.columns else "port"  # stores written before ports had names
@@ -113,11 +119,7 @@ def qp_rate_over_time(sweep: str | Path, by: str | None = None, out: str | Path 
     if column is None:
         raise ValueError(f"metric: {metric!r} is not `throughput` or `rate`")
     store = Store(sweep)
-    by = by or default_by(store)
-    try:
-        groups = first_run_tables(store, "rates", by, where)
-    except NoData:
-        raise NoData("the sweep has no rate samples: set fabric.rate_sample_interval (e.g. \"1us\")") from None
+    groups = _sampled_first_runs(store, "rates", by, where, "rate samples", "fabric.rate_sample_interval")
 
     def draw(ax, df: pl.DataFrame) -> None:  # noqa: ANN001
         top = df.group_by("flow").agg(pl.col("throughput_gbps").sum()).sort(["throughput_gbps", "flow"],

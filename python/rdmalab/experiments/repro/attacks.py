@@ -226,6 +226,18 @@ def _left_member_gbps(flows: pl.DataFrame, run: dict[str, Any], lo_ps: int, hi_p
     return float(f["size"].sum()) * 8 / ((hi_ps - lo_ps) / 1e12) / 1e9
 
 
+def _victim_attacker_gbps(shares: pl.DataFrame, flows: pl.DataFrame, run: dict[str, Any],
+                          case: str) -> tuple[float, float]:
+    """The victim's and the attacker's Gb/s in an attack run. The shuffled overlay's attacker
+    is counted by what its ring sends across the bottleneck in the last three quarters of
+    the run (`_left_member_gbps`); every other attacker by its share."""
+    v = share_of(shares, run["run_id"], "victim", "gbps")
+    if "overlay" in case:
+        stop = stop_ps(json.loads(run["scenario"]))
+        return v, _left_member_gbps(flows, run, stop // 4, stop)
+    return v, share_of(shares, run["run_id"], "attacker", "gbps")
+
+
 #: BDP of the defense dumbbell (3 links of 1 us each way at 100 Gb/s): 75 KB.
 DEFENSE_BDP = 75_000
 
@@ -250,12 +262,7 @@ def compare_defense(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> li
         if case.startswith("benign"):
             tails[(cc, d, arb)] = small_flow_tail(flows, r["run_id"])
             continue
-        v = share_of(shares, r["run_id"], "victim", "gbps")
-        if "overlay" in case:
-            stop = stop_ps(json.loads(r["scenario"]))
-            a = _left_member_gbps(flows, r, stop // 4, stop)
-        else:
-            a = share_of(shares, r["run_id"], "attacker", "gbps")
+        v, a = _victim_attacker_gbps(shares, flows, r, case)
         share = v / (v + a) if v + a else NAN
         short = {"parallel16": "par16", "staggered-recreate": "recreate"}.get(case.split("+")[1], case.split("+")[1])
         out.append(Comparison(f"{cc} {short} {d}{arb}", "victim share", share, 0.45))
@@ -430,12 +437,7 @@ def table1_cells(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> dict[
         if case.startswith("benign"):
             cells[(cc, arb, "penalty", g, d)] = small_flow_tail(flows, r["run_id"])[0]
             continue
-        v = share_of(shares, r["run_id"], "victim", "gbps")
-        if "overlay" in case:
-            stop = stop_ps(json.loads(r["scenario"]))
-            a = _left_member_gbps(flows, r, stop // 4, stop)
-        else:
-            a = share_of(shares, r["run_id"], "attacker", "gbps")
+        v, a = _victim_attacker_gbps(shares, flows, r, case)
         row = case.split("+")[1].split("-")[0].rstrip("0123456789")
         cells[(cc, arb, row, g, d)] = a / (a + v) if a + v else NAN
     return cells

@@ -8,7 +8,7 @@ choices the paper leaves open are written in the sweep files and docs/drum-fabri
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import polars as pl
@@ -29,6 +29,21 @@ FIG8 = {("raw", 20): 7.1, ("share", 20): 7.2, ("drum", 20): 8.8, ("raw", 50): 26
 #: "when cc = 100, DRUM completes the WQE 3.1x faster than RAW and 1.7x than SHARE".
 FIG8_RAW_OVER_DRUM, FIG8_SHARE_OVER_DRUM = 3.1, 1.7
 
+
+def drum_testbed(stop: str) -> str:
+    """The head of a scenario on the paper's testbed: `stop_time = stop`, then 7 hosts on one
+    switch, 40 Gb/s links of 1 µs, and a `[fabric]` table with 1 KB packets, last so that a
+    caller can add keys to it. Nothing else in the text is in braces, so a `str.format`
+    template can pass its own field as `stop`."""
+    return f"""stop_time = "{stop}"
+[topology]
+kind = "star"
+hosts = 7
+rate = "40Gbps"
+delay = "1us"
+[fabric]
+mtu = 1024
+"""
 
 def _cmp(group: str, metric: str, ours: float, theirs: float) -> Comparison:
     return Comparison(group, metric, float(ours), float(theirs))
@@ -71,15 +86,22 @@ def _apps_on(store: Store, runs: pl.DataFrame, link: str | None) -> pl.DataFrame
     return _apps(store, ok).filter(pl.col("run_id").is_in(ok["run_id"].implode()))
 
 
-def _paper_on(k: int):
-    """The paper's value beside the testbed's link layer (the first of `_links`), NaN beside
-    the comparison's."""
-    return (lambda v: v) if k == 0 else (lambda v: NAN)  # noqa: E731
+def _per_link(runs: pl.DataFrame) -> list[tuple[str | None, str, Callable[[float], float]]]:
+    """`_links` with a third member, `paper`: the paper's value `v` as given beside the
+    testbed's link layer (the first), NaN beside the comparison's."""
+    return [(link, ll, (lambda v: v) if k == 0 else (lambda v: NAN)) for k, (link, ll) in enumerate(_links(runs))]
 
 
-def _link_title(runs: pl.DataFrame) -> str:
-    """The figures' title: the link layer they draw (the testbed's when the runs have it)."""
-    link = _links(runs)[0][0]
+def _sweep(sweep_dir: str | Path) -> tuple[Store, pl.DataFrame, str | None]:
+    """A sweep's store, its runs, and the link layer its figures draw (the testbed's when the
+    runs have it; None for a store without link layers)."""
+    store = Store(sweep_dir)
+    runs = store.runs()
+    return store, runs, _links(runs)[0][0]
+
+
+def _link_title(link: str | None) -> str:
+    """The figures' title: the link layer they draw."""
     return "" if link is None else f"on {LINKS[link]} ({'the testbed' if link == 'infiniband' else 'comparison'})"
 
 
@@ -95,8 +117,7 @@ def fig2a_points(store: Store, runs: pl.DataFrame, link: str | None = None) -> d
 
 def compare_fig2a(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
     rows = []
-    for k, (link, ll) in enumerate(_links(runs)):
-        paper = _paper_on(k)
+    for link, ll, paper in _per_link(runs):
         pts = fig2a_points(store, runs, link)
         raw, drum = pts.get("raw", {}), pts.get("drum", {})
         rows += [_cmp(ll + "RAW", f"fg p80 us, batch {b}", raw.get(b, NAN), paper(FIG2A[b])) for b in (20, 100)]
@@ -110,11 +131,9 @@ def compare_fig2a(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list
 
 
 def figure_fig2a(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
-    store = Store(sweep_dir)
-    runs = store.runs()
-    pts = fig2a_points(store, runs, _links(runs)[0][0])
-    fig, ax = _axes()
-    ax.set_title(_link_title(runs))
+    store, runs, link = _sweep(sweep_dir)
+    pts = fig2a_points(store, runs, link)
+    fig, ax = _axes(_link_title(link))
     for mech, style in (("raw", "-o"), ("drum", "-s")):
         if mech in pts:
             b = sorted(pts[mech])
@@ -138,8 +157,7 @@ def fig2b_points(store: Store, runs: pl.DataFrame, link: str | None = None) -> d
 
 def compare_fig2b(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
     rows = []
-    for k, (link, ll) in enumerate(_links(runs)):
-        paper = _paper_on(k)
+    for link, ll, paper in _per_link(runs):
         pts = fig2b_points(store, runs, link)
         for wr in sorted(pts):
             r = sorted(pts[wr])
@@ -154,11 +172,9 @@ def compare_fig2b(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list
 
 
 def figure_fig2b(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
-    store = Store(sweep_dir)
-    runs = store.runs()
-    pts = fig2b_points(store, runs, _links(runs)[0][0])
-    fig, ax = _axes()
-    ax.set_title(_link_title(runs))
+    store, runs, link = _sweep(sweep_dir)
+    pts = fig2b_points(store, runs, link)
+    fig, ax = _axes(_link_title(link))
     for wr in sorted(pts):
         r = sorted(pts[wr])
         ax.plot(r, [pts[wr][x] for x in r], "-o", label=f"wr_num = {wr}")
@@ -183,8 +199,7 @@ def fig2c_points(store: Store, runs: pl.DataFrame, link: str | None = None) -> d
 
 def compare_fig2c(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
     rows = []
-    for k, (link, ll) in enumerate(_links(runs)):
-        paper = _paper_on(k)
+    for link, ll, paper in _per_link(runs):
         pts = fig2c_points(store, runs, link)
         for tr in ("rc", "uc"):
             line = pts.get(tr, {})
@@ -204,11 +219,9 @@ def compare_fig2c(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list
 
 
 def figure_fig2c(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
-    store = Store(sweep_dir)
-    runs = store.runs()
-    pts = fig2c_points(store, runs, _links(runs)[0][0])
-    fig, ax = _axes()
-    ax.set_title(_link_title(runs))
+    store, runs, link = _sweep(sweep_dir)
+    pts = fig2c_points(store, runs, link)
+    fig, ax = _axes(_link_title(link))
     for tr, style in (("rc", "-o"), ("uc", "--s"), ("ud", "-^")):
         if tr in pts:
             n = sorted(pts[tr])
@@ -247,9 +260,7 @@ def tc1_points(store: Store, runs: pl.DataFrame, bg: str = "bg", by: str = "host
 
 def compare_tc1(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
     rows = []
-    for k, (link, ll) in enumerate(_links(runs)):
-        # The paper's numbers stand beside the testbed's link layer only.
-        paper = (lambda v: v) if k == 0 else (lambda v: NAN)  # noqa: E731
+    for link, ll, paper in _per_link(runs):
         for bg, label in TC1_VARIANTS.items():
             pts = tc1_points(store, runs, bg, link=link)
             if not pts:
@@ -267,16 +278,14 @@ def compare_tc1(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[C
 
 
 def figure_tc1(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
-    store = Store(sweep_dir)
-    runs = store.runs()
-    return _bars(tc1_points(store, runs, link=_links(runs)[0][0]), FIG8, "32 B WQE p80 completion (µs)", out_dir,
-                 "drum_tc1", _link_title(runs))
+    store, runs, link = _sweep(sweep_dir)
+    return _bars(tc1_points(store, runs, link=link), FIG8, "32 B WQE p80 completion (µs)", out_dir, "drum_tc1",
+                 _link_title(link))
 
 
 def compare_tc1_inband(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
     rows = []
-    for k, (link, ll) in enumerate(_links(runs)):
-        paper = _paper_on(k)
+    for link, ll, paper in _per_link(runs):
         pts = tc1_points(store, runs, by="drum.control", link=link)
         rows += [_cmp(f"{ll}DRUM {c}", f"p80 us, cc {cc}", pts.get((c, cc), NAN), paper(FIG8.get(("drum", cc), NAN)))
                  for c in ("local", "in_band") for cc in (20, 50, 100)]
@@ -287,11 +296,9 @@ def compare_tc1_inband(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) ->
 
 
 def figure_tc1_inband(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
-    store = Store(sweep_dir)
-    runs = store.runs()
-    pts = tc1_points(store, runs, by="drum.control", link=_links(runs)[0][0])
-    fig, ax = _axes()
-    ax.set_title(_link_title(runs))
+    store, runs, link = _sweep(sweep_dir)
+    pts = tc1_points(store, runs, by="drum.control", link=link)
+    fig, ax = _axes(_link_title(link))
     for c, style in (("local", "-o"), ("in_band", "-s")):
         ccs = sorted(n for m, n in pts if m == c)
         ax.plot(ccs, [pts[c, n] for n in ccs], style, label=f"ours, DRUM {c}")
@@ -346,15 +353,14 @@ def _bound(label: str, v: tuple[float, bool] | None) -> str:
 
 def compare_tc2(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
     rows = []
-    for k, (link, ll) in enumerate(_links(runs)):
-        rows += _compare_tc2_on(store, runs, link, ll, testbed=k == 0)
+    for link, ll, paper in _per_link(runs):
+        rows += _compare_tc2_on(store, runs, link, ll, paper)
     return rows
 
 
-def _compare_tc2_on(store: Store, runs: pl.DataFrame, link: str | None, ll: str, testbed: bool) -> list[Comparison]:
-    """drum-tc2's rows on one link layer (`ll` starts each group); the paper's numbers only
-    beside the testbed's."""
-    paper = (lambda v: v) if testbed else (lambda v: NAN)  # noqa: E731
+def _compare_tc2_on(store: Store, runs: pl.DataFrame, link: str | None, ll: str,
+                    paper: Callable[[float], float]) -> list[Comparison]:
+    """drum-tc2's rows on one link layer (`ll` starts each group, `paper` as `_per_link`'s)."""
     pts = tc2_points(store, runs, link=link)
     get = lambda m, cc: pts.get((m, cc), (NAN, True))[0]  # noqa: E731
     rows = [_cmp(ll + m.upper(), _bound(f"1 MB ms, cc {cc}", pts.get((m, cc))), get(m, cc),
@@ -380,11 +386,10 @@ def _compare_tc2_on(store: Store, runs: pl.DataFrame, link: str | None, ll: str,
 
 
 def figure_tc2(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
-    store = Store(sweep_dir)
-    runs = store.runs()
-    pts = {k: v[0] for k, v in tc2_points(store, runs, link=_links(runs)[0][0]).items()}
+    store, runs, link = _sweep(sweep_dir)
+    pts = {k: v[0] for k, v in tc2_points(store, runs, link=link).items()}
     return _bars(pts, FIG9, "1 MB of 32 B WQEs: completion (ms; unfinished: run length)", out_dir, "drum_tc2",
-                 _link_title(runs))
+                 _link_title(link))
 
 
 # -- Test case 3 (Figs. 10-11) --------------------------------------------------------------
@@ -413,8 +418,7 @@ def tc3_points(store: Store, runs: pl.DataFrame,
 
 def compare_tc3(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[Comparison]:
     rows = []
-    for k, (link, ll) in enumerate(_links(runs)):
-        paper = (lambda v: v) if k == 0 else (lambda v: NAN)  # noqa: E731
+    for link, ll, paper in _per_link(runs):
         pts = tc3_points(store, runs, link)
         for n in sorted({n for _, n in pts if n >= 300}):
             d, s = pts.get(("drum", n)), pts.get(("share", n))
@@ -429,15 +433,14 @@ def compare_tc3(runs: pl.DataFrame, flows: pl.DataFrame, store: Store) -> list[C
 
 
 def figure_tc3(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
-    store = Store(sweep_dir)
-    runs = store.runs()
-    pts = tc3_points(store, runs, _links(runs)[0][0])
+    store, runs, link = _sweep(sweep_dir)
+    pts = tc3_points(store, runs, link)
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4), layout="constrained")
     for m in ("raw", "share", "drum"):
         ns = sorted(n for mm, n in pts if mm == m)
         a1.plot(ns, [pts[m, n][0] for n in ns], "-o", label=m.upper())
         a2.plot(ns, [pts[m, n][1] for n in ns], "-o", label=m.upper())
-    fig.suptitle(_link_title(runs))
+    fig.suptitle(_link_title(link))
     a1.set_ylabel("average throughput per connection (Gb/s)")
     a2.set_ylabel("average batch latency (µs)")
     log_axis(a2, "y")
@@ -451,8 +454,7 @@ def figure_tc3(sweep_dir: str | Path, out_dir: str | Path) -> list[Path]:
 # -- drawing --------------------------------------------------------------------------------
 def _bars(pts: dict[tuple[str, int], float], paper: dict[tuple[str, int], float], ylabel: str,
           out_dir: str | Path, stem: str, title: str = "") -> list[Path]:
-    fig, ax = _axes()
-    ax.set_title(title)
+    fig, ax = _axes(title)
     ccs = sorted({cc for _, cc in pts})
     for k, m in enumerate(("raw", "share", "drum")):
         x = np.arange(len(ccs)) + (k - 1) * 0.27
@@ -465,8 +467,11 @@ def _bars(pts: dict[tuple[str, int], float], paper: dict[tuple[str, int], float]
     return _legend_and_save(fig, out_dir, stem)
 
 
-def _axes() -> tuple[Any, Any]:
-    return plt.subplots(figsize=(6, 4))
+def _axes(title: str) -> tuple[Any, Any]:
+    """One 6 x 4 in axes, titled `title`."""
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.set_title(title)
+    return fig, ax
 
 
 def _legend_and_save(fig: Any, out_dir: str | Path, stem: str) -> list[Path]:

@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use crate::app::collective::{Algorithm, Kind};
 use crate::error::{Error, Result};
+use crate::formats::tokens::read_text;
 use crate::units::Time;
 
 /// What a system file sets.
@@ -65,7 +66,7 @@ pub fn astra_algorithm(kind: Kind, name: &str) -> std::result::Result<Algorithm,
 
 /// Reads the system file at `path`.
 pub fn read_system(path: &Path) -> Result<System> {
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+    let text = read_text(path)?;
     parse_system(&text, path)
 }
 

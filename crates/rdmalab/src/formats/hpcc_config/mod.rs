@@ -18,7 +18,7 @@ mod m4;
 pub mod simai;
 mod values;
 
-use super::tokens::{show, Reader, Token};
+use super::tokens::{read_text, show, Reader, Token};
 use crate::error::{Error, Result};
 use crate::ids::NodeId;
 use crate::topology::{NodeKind, Topology};
@@ -505,7 +505,7 @@ pub fn read_config(path: impl AsRef<Path>) -> Result<HpccConfig> {
 /// show (`Dialect::detect`) when `None`.
 pub fn read_config_as(path: impl AsRef<Path>, dialect: Option<Dialect>) -> Result<HpccConfig> {
     let path = path.as_ref();
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+    let text = read_text(path)?;
     if super::tokens::Tokens::new(&text).next().is_none() {
         let msg = "the config file is empty (no keys): it names no TOPOLOGY_FILE or FLOW_FILE";
         return Err(Error::input(path, 0, "TOPOLOGY_FILE", msg));

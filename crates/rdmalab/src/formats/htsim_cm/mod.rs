@@ -24,7 +24,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use super::tokens::{is_space, parse_u64, show};
+use super::tokens::{line_fields, parse_u64, read_text, show};
 use super::units_parse::Decimal;
 use crate::app::deps::{Dep, Transfer, TransferGraph, Trigger};
 use crate::error::{Error, Result};
@@ -135,7 +135,7 @@ fn host_of(c: &CmConnection, i: u32, field: &str, path: &Path, hosts: &[NodeId])
 /// Reads and parses the connection matrix at `path`; see [`parse_cm`].
 pub fn read_cm(path: impl AsRef<Path>, hosts: &[NodeId]) -> Result<Vec<FlowSpec>> {
     let path = path.as_ref();
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+    let text = read_text(path)?;
     parse_cm(&text, path, hosts)
 }
 
@@ -172,7 +172,7 @@ pub fn parse_cm_traffic(text: &str, path: &Path, hosts: &[NodeId]) -> Result<CmT
 /// Reads and parses the connection matrix at `path`; see [`parse_cm_traffic`].
 pub fn read_cm_traffic(path: impl AsRef<Path>, hosts: &[NodeId]) -> Result<CmTraffic> {
     let path = path.as_ref();
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+    let text = read_text(path)?;
     parse_cm_traffic(&text, path, hosts)
 }
 
@@ -364,8 +364,7 @@ pub fn parse_cm_matrix(text: &str, path: &Path) -> Result<CmMatrix> {
     let mut ids = HashSet::new();
     for (i, raw) in text.split('\n').enumerate() {
         let line = i + 1;
-        let toks: Vec<&str> =
-            raw.split(|c: char| c.is_ascii() && is_space(c as u8)).filter(|t| !t.is_empty()).collect();
+        let toks = line_fields(raw);
         let Some(&first) = toks.first() else { continue };
         if first.starts_with('#') {
             continue;

@@ -47,7 +47,7 @@ pub use topology::{parse_simai_topology, read_simai_topology, SimaiTopology};
 
 use std::path::Path;
 
-use super::tokens::{parse_u64, show};
+use super::tokens::{parse_u64, read_text, show};
 use crate::app::collective::Kind;
 use crate::error::{Error, Result};
 use crate::units::Time;
@@ -209,7 +209,7 @@ impl SimaiWorkload {
 /// Reads and parses the workload at `path`; see [`parse_simai`].
 pub fn read_simai(path: impl AsRef<Path>) -> Result<SimaiWorkload> {
     let path = path.as_ref();
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+    let text = read_text(path)?;
     parse_simai(&text, path)
 }
 

@@ -18,9 +18,9 @@
 
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::formats::hpcc_topology::{build, check_hosts_linked, read_links, read_switches, MAX_NODES};
-use crate::formats::tokens::Reader;
+use crate::formats::tokens::{read_text, Reader};
 use crate::ids::NodeId;
 use crate::topology::Topology;
 
@@ -75,7 +75,7 @@ pub fn parse_simai_topology(text: &str, path: &Path) -> Result<SimaiTopology> {
 /// Reads and parses the SimAI topology file at `path`.
 pub fn read_simai_topology(path: impl AsRef<Path>) -> Result<SimaiTopology> {
     let path = path.as_ref();
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+    let text = read_text(path)?;
     parse_simai_topology(&text, path)
 }
 
