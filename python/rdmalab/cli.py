@@ -294,19 +294,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=_VersionAction, help="print the version and commit, and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", help="one of:")
     p = sub.add_parser("demo", help="run the built-in default scenario",
-                       description="A k=4 fat tree (16 hosts, 100 Gb/s), FB Hadoop flow sizes at 30 %% load "
+                       description="A k=4 fat tree (16 hosts, 100 Gb/s), FB Hadoop flow sizes at 30 % load "
                                    "for 5 ms, no congestion control: summary, tables and figure.")
     p.add_argument("--out", default="out/demo", help="output folder, overwritten (default out/demo)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_demo)
     p = sub.add_parser("run", help="run a scenario TOML file",
-                       description="Runs a scenario file (README, 'Scenario files'), prints the summary and "
-                                   "writes fct.txt and pfc.txt (the ns-3 HPCC formats), flows/ports/pfc.parquet, "
+                       description="Runs a scenario file (docs/howto/scenario-files.md), prints the summary (also into "
+                                   "summary.txt) and writes fct.txt and pfc.txt (the ns-3 HPCC formats), flows/ports/pfc.parquet, "
                                    "queues/rates/links.parquet when sampled, trace.parquet with [trace], "
                                    "classes.parquet with [[fabric.classes]], messages/chunks.parquet with "
                                    "multipath traffic (paths.parquet with Virtuoso), wqes/apps/drum.parquet "
-                                   "with [[app]], deadlock.parquet when one was found (docs/outputs.md describes each), "
-                                   "run.json (the rdmalab version and commit, and how the run ended), "
+                                   "with [[app]], deadlock.parquet when one was found, each other mechanism's table "
+                                   "when it has rows (docs/reference/outputs.md lists them all), "
+                                   "failure.json when the run did not end normally, run.json (the rdmalab version and commit, and how the run ended), "
                                    "and the figures (PNG + PDF) of what the run has: slowdown when flows "
                                    "completed; queues, links and rates when sampled; pfc when a port was "
                                    "paused.")

@@ -253,7 +253,7 @@ class Scenario:
         """One `kind = "flows"` entry: explicit flows, each a dict of src, dst, size and
         optionally start, pg (its traffic class, winning over the entry's `pg`), dport, sport
         and src_ip_index (which of the source's addresses, see `with_ips_per_host`);
-        `transport`: rc (default) | uc | ud."""
+        `transport`: rc (default) | uc | ud | uet."""
         return self._add_with({"kind": "flows", "flows": [dict(f) for f in flows]}, tenant=tenant, pg=pg,
                               transport=transport, verb=verb)
 
@@ -261,9 +261,9 @@ class Scenario:
              transport: str | None = None, verb: str | None = None, **extra: Any) -> "Scenario":
         """One explicit flow (extra: pg, the traffic class, default 3; dport, sport,
         src_ip_index: which of the source host's addresses it sends from, see
-        `with_ips_per_host`). `transport`: rc (default) | uc | ud, as on every traffic kind;
-        `verb`: write (default) | send (a SEND draws on the responder's receive queue,
-        `with_rnic`)."""
+        `with_ips_per_host`). `transport`: rc (default) | uc | ud | uet, as on every traffic
+        kind that makes flows; `verb`: write (default) | send (a SEND draws on the responder's
+        receive queue, `with_rnic`)."""
         return self._add_with({"kind": "flows", "flows": [{"src": src, "dst": dst, "size": size, "start": start,
                                                            **extra}]}, tenant=tenant, transport=transport, verb=verb)
 

@@ -11,7 +11,7 @@ FORBIDDEN = {
     r"\b[Ss]essions?\b": "a work period: say what was measured, and when (commit, date)",
     r"\b[Ss]tops? \d+\b": "a work period: name the commit",
     r"\b[Tt]his (?:stop|branch|round)\b": "a work period: name the commit",
-    r"\b[Ss]eeds? 0\d\d\b": "an internal label: name the paper by its title (glossary.md)",
+    r"\b[Ss]eeds?[- ]0\d\d\b": "an internal label: name the paper by its title (glossary.md)",
 }
 
 _COMPILED = [(re.compile(p), why) for p, why in FORBIDDEN.items()]

@@ -53,8 +53,9 @@ def test_pages_name_no_internal_process():
 def test_the_grep_finds_what_it_should(tmp_path):
     page = tmp_path / "p.md"
     page.write_text("as issue 41 said\nsee #12\nthis session\nstop 69\nseed 003's rule\nrun on this branch\n"
-                    "fine: `[[links]]`, sw8:0, a#1b, the seeds 1-3, stop_time, step 3\n")
-    assert len(hits_of(page)) == 6
+                    "their seed-001 meaning\n"
+                    "fine: `[[links]]`, sw8:0, a#1b, the seeds 1-3, seed-1, stop_time, step 3\n")
+    assert len(hits_of(page)) == 7
 
 
 def hits_of(page: Path) -> list[str]:

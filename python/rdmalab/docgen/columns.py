@@ -7,7 +7,7 @@ from __future__ import annotations
 
 #: Table -> (when the run has rows in it, what one row is).
 TABLES: dict[str, tuple[str, str]] = {
-    "flows": ("always", "a flow: completed, or given up as unreachable"),
+    "flows": ("always", "a flow: completed, or given up (unreachable, or a WR out of retries)"),
     "ports": ("always", "a port (one direction of a link), with its counters"),
     "pfc": ("always (no rows without PFC frames)", "a PFC frame received"),
     "queue_samples": ("`fabric.queue_sample_interval`", "a switch port's queue per sample"),
@@ -74,8 +74,10 @@ OWN: dict[str, str] = {
     "flows.ooo_packets": "data packets that reached the receiver beyond a gap (reordered, or behind a loss)",
     "flows.cnps_ecn": "CNPs the receiver sent for a CE mark",
     "flows.cnps_ooo": "CNPs the receiver sent for an out-of-order packet (`fabric.cnp_on_ooo`)",
-    "flows.slowdown": "`fct_ns / ideal_ns`, at least 1 (null when unreachable)",
-    "flows.status": "`completed`, or `unreachable` when a link failure cut its source off from its destination",
+    "flows.slowdown": "`fct_ns / ideal_ns`, at least 1 (null for a flow given up)",
+    "flows.status": ("`completed`; for a flow given up (no FCT, no tenant): `unreachable` (a link failure cut "
+                     "its source off from its destination), `retry_exceeded` (a WR exhausted `rnic.retry_cnt` / "
+                     "`fabric.retry_limit`) or `rnr_retry_exceeded` (a SEND exhausted `rnic.rnr_retry`)"),
     "ports.tx_bytes": "bytes sent out of the port",
     "ports.tx_packets": "packets sent out of the port",
     "ports.pause_sent": "PFC PAUSE frames its node sent out of this port",

@@ -44,7 +44,8 @@ def render() -> str:
         "(python/rdmalab/results.py, host_results.py, collectives.py, the engine's mechanism tables). -->",
         "",
         "Every table a run gives, as `res.<name>` in Python and `<file>.parquet` in the folder "
-        "`rdmalab run` writes (a table with no rows is not written), with its columns and their "
+        "`rdmalab run` writes (`flows`, `ports` and `pfc` always, another table only when it has "
+        "rows: `Results.tables`), with its columns and their "
         "types and meanings; times are in the unit their name ends with. A sweep's results "
         "store keeps the same tables per run, each with a `run_id` column first.",
         "",

@@ -118,7 +118,9 @@ pub struct DrumSpec {
     pub k: Option<u32>,
     /// Release budget Q as a fraction of 1/wqe_cost (default 0.9).
     pub q_fraction: Option<f64>,
-    /// `local` (default); `out_of_band` and `in_band` are not implemented yet.
+    /// `local` (default): each host solves alone; `out_of_band`: a coordinator shares the
+    /// solve, its messages after `control_delay`; `in_band`: the same rounds as control packets
+    /// on the fabric (docs/drum-fabric.md).
     pub control: Option<String>,
     /// Control message delay (default `"1us"`; must be > 0).
     pub control_delay: Option<String>,

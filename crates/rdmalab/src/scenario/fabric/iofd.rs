@@ -27,7 +27,7 @@ use crate::workload::FlowSpec;
 #[derive(Clone, Debug, Default, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct IofdSpec {
-    /// Deflections allowed per packet, 0 to 15 (default 2).
+    /// Deflections allowed per packet, 0 to 7 (default 2).
     pub max_deflections: Option<u8>,
     /// Deflection threshold in bytes; 0 = the egress port's ECN Kmin (default 0).
     pub threshold: Option<u64>,

@@ -141,8 +141,8 @@ pub struct FabricSpec {
     pub link_layer: Option<crate::fabric::LinkLayer>,
     /// InfiniBand: input buffer per port and VL, bytes (default 32768).
     pub ib_vl_buffer: Option<u64>,
-    /// `fifo` (default) or `input_fair`: deficit round robin among a switch egress's input
-    /// ports (`fabric::arbitration`).
+    /// `fifo` (default, but `input_fair` under `link_layer = "infiniband"`) or `input_fair`:
+    /// deficit round robin among a switch egress's input ports (`fabric::arbitration`).
     pub egress_arbitration: Option<crate::fabric::EgressArbitration>,
     /// `qp` (default) or `tenant`: how each NIC shares its data turns (`rnic::tenant_rr`).
     pub nic_arbitration: Option<crate::rnic::NicArbitration>,
