@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 
-#: Size buckets of the fidelity report (FORMATS.md §5 style), in payload bytes.
+#: Size buckets of the fidelity report (docs/validation.md), in payload bytes.
 SIZE_BUCKETS: list[tuple[str, int, float]] = [
     ("all", 0, float("inf")),
     ("<100KB", 0, 100_000),

@@ -4,7 +4,7 @@ the experiment solves instances (`rdmalab.drum`) instead of running a sweep.
 
 What differs from the paper's setting, named in the comparison's header: (P) has linear
 budgets (the paper's log-sum budgets make the problem unbounded), per-(host, app) duals,
-ρ = 0.3 instead of 10⁻³ (not scale-free; FORMULATION.md E9), and the baseline is dual
+ρ = 0.3 instead of 10⁻³ (ρ is not scale-free: docs/drum.md §3), and the baseline is dual
 decomposition on (P) itself, where the paper's ran the standard NUM (1), a different model.
 """
 
@@ -37,7 +37,7 @@ def run_convergence(out: Path, quick: bool) -> list[Comparison]:
     for n, m in QUICK_SIZES if quick else SIZES:
         inst = paper_instance(n, m, 20, 0.5, 1.0, 1)
         # The largest size (5e7 variables, about 1.7 GB and seconds per iteration) runs 60
-        # iterations, where the gap is below 1e-5 (FORMULATION.md §4.6), and takes its last
+        # iterations, where the gap is below 1e-5 (1.7e-6: docs/drum.md §8), and takes its last
         # feasible objective as p*; the others run to 1e-9.
         big = n * m > 10**6
         admm = inst.solve(rho=0.3, tol=1e-9, max_iter=60 if big else 2000)

@@ -44,7 +44,7 @@ def compare_hpcc(runs: pl.DataFrame, flows: pl.DataFrame, store: Store | None = 
 
 def hpcc_reference_flows() -> pl.DataFrame:
     """Every S1 flow of the reference simulator's runs: cc, size, slowdown (from its FCT
-    files, shared/reference/hpcc/S1_{dcqcn,hpcc}_fct.txt, normal flows only)."""
+    files of S1 under DCQCN and HPCC, described in docs/validation.md; normal flows only)."""
     return pl.read_parquet(HERE / "data" / "hpcc_reference_s1_flows.parquet")
 
 
