@@ -150,7 +150,7 @@ impl TimingModel {
 /// ns-3.17's conversion of `Seconds(bytes*8/(double)bps)` to integer nanoseconds: the double
 /// becomes a 64.64 fixed-point number whose fraction is truncated, then is scaled by 1e9 and
 /// truncated again. The result is `floor(exact)` except that an exact integer comes out one
-/// less. Emulation described in MODEL.md §0.
+/// less (`int64x64_t(double)` in ns-3's `int64x64-128.h`, `Time(int64x64_t)` in `nstime.h`).
 #[inline]
 pub fn ns3_tx_ns(bytes: u64, bps: u64) -> u64 {
     let x = bytes as f64 * 8.0 / bps as f64;
@@ -194,7 +194,7 @@ mod tests {
 
     #[test]
     fn ns3_truncation_matches_model_examples() {
-        // Values quoted in MODEL.md §0.
+        // Packet times of the reference's runs, as its ns-3 library computes them.
         assert_eq!(ns3_tx_ns(1000, 100_000_000_000), 79);
         assert_eq!(ns3_tx_ns(500, 100_000_000_000), 39);
         assert_eq!(ns3_tx_ns(1000, 400_000_000_000), 19);

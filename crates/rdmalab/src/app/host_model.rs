@@ -73,7 +73,7 @@ impl Default for HostConfig {
     }
 }
 
-/// Where DRUM's ADMM rounds run (FORMULATION.md §9).
+/// Where DRUM's ADMM rounds run (docs/drum-fabric.md §3, docs/drum.md §6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Control {
     /// Per-host problems are independent: each scheduler solves its own.

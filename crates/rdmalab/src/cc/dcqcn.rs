@@ -1,8 +1,9 @@
-//! DCQCN as the reference implements it (its "Mellanox version", CC_MODE 1, MODEL.md §3).
+//! DCQCN as the reference implements it (its "Mellanox version", CC_MODE 1, `RdmaHw::*Mlx` in
+//! `simulation/src/point-to-point/model/rdma-hw.cc`).
 //!
 //! Only the reaction point lives here. The congestion point is the switch's ECN marking
 //! at dequeue (`sim::switch`), and the notification point is the receiver, which sets the
-//! CNP flag on the ACK of every CE-marked packet (MODEL.md §2.4; the reference has no
+//! CNP flag on the ACK of every CE-marked packet (`RdmaHw::ReceiveUdp`; the reference has no
 //! separate CNP packets and no CNP pacing, though `SimConfig::cnp_interval` adds one).
 //!
 //! The quirks are kept on purpose: the first CNP does not cut the rate; cuts happen on a
@@ -27,7 +28,7 @@ pub const DECREASE_TIMER: usize = 1;
 /// Timer kind: rate-increase (RP) timer.
 pub const INCREASE_TIMER: usize = 2;
 
-/// DCQCN parameters (config keys in brackets; defaults are run.py's, FORMATS.md §4).
+/// DCQCN parameters (config keys in brackets; defaults are those of the reference's `run.py`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DcqcnParams {
     /// Alpha EWMA gain g [EWMA_GAIN], 1/256.
@@ -78,7 +79,7 @@ impl Default for DcqcnParams {
     }
 }
 
-/// The reaction point's state (MODEL.md §2.1: alpha = 1, first_cnp = true, Rt = line).
+/// The reaction point's state (as the reference's new QP: alpha = 1, first_cnp = true, Rt = line).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DcqcnState {
     /// Target rate Rt.
@@ -289,7 +290,8 @@ impl DcqcnState {
         }
     }
 
-    /// Timer `kind` fired at `now`. Each handler re-arms itself first (MODEL.md §7).
+    /// Timer `kind` fired at `now`. Each handler re-arms itself first (as the reference's
+    /// `RdmaHw::CheckRateDecreaseMlx` and `RateIncEventTimerMlx` do).
     pub fn on_timer(
         &mut self,
         p: &DcqcnParams,

@@ -1,4 +1,4 @@
-//! Rate-based DCTCP as the reference implements it (CC_MODE 8, MODEL.md §5): alpha is the
+//! Rate-based DCTCP as the reference implements it (CC_MODE 8, `RdmaHw::HandleAckDctcp`): alpha is the
 //! EWMA of the fraction of CE-echoing ACKs per window of data ("batch"); one cut of
 //! Rc (1 - alpha/2) per window (a CWR state until the data sent at the cut is
 //! acknowledged), and an additive step per window without marks.
@@ -6,7 +6,7 @@
 use super::{scale, AckEvent};
 use crate::units::Rate;
 
-/// DCTCP parameters (config keys in brackets; defaults are run.py's, FORMATS.md §4).
+/// DCTCP parameters (config keys in brackets; defaults are those of the reference's `run.py`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DctcpParams {
     /// Alpha EWMA gain [EWMA_GAIN], 1/256.
@@ -52,7 +52,7 @@ impl DctcpState {
         DctcpState { alpha: 1.0, ecn_count: 0, last_update_seq: 0, batch: 0, cwr: false, high_seq: 0 }
     }
 
-    /// An ACK/NACK (MODEL.md §5, in its order: alpha, CWR exit, cut, additive step).
+    /// An ACK/NACK (in `RdmaHw::HandleAckDctcp`'s order: alpha, CWR exit, cut, additive step).
     pub fn on_ack(&mut self, p: &DctcpParams, rate: &mut Rate, line: Rate, ack: &AckEvent<'_>) {
         let mtu = ack.mtu.max(1) as u64;
         self.ecn_count += ack.cnp as u32;

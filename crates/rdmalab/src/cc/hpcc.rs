@@ -1,4 +1,5 @@
-//! HPCC as the reference implements it (CC_MODE 3, MODEL.md §4.2).
+//! HPCC as the reference implements it (CC_MODE 3, `RdmaHw::UpdateRateHp` in
+//! `simulation/src/point-to-point/model/rdma-hw.cc`).
 //!
 //! The state is a rate: the reference rate `cur_rate` (the paper's Wc) changes once per
 //! RTT (a "full" update, when an ACK acknowledges a byte sent after the previous full
@@ -16,7 +17,7 @@ use crate::fabric::int::{IntHop, MAX_HOPS};
 use crate::fabric::IntHeader;
 use crate::units::Rate;
 
-/// HPCC parameters (config keys in brackets; defaults are run.py's, FORMATS.md §4).
+/// HPCC parameters (config keys in brackets; defaults are those of the reference's `run.py`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HpccParams {
     /// Target utilisation eta [U_TARGET], 0.95.
@@ -60,7 +61,7 @@ pub struct HopState {
     pub stage: u32,
 }
 
-/// The sender's state (MODEL.md §2.1: u = 1, every hop u = 1, stage 0, lastUpdateSeq 0).
+/// The sender's state (as the reference's new QP: u = 1, every hop u = 1, stage 0, lastUpdateSeq 0).
 #[derive(Clone, Debug, PartialEq)]
 pub struct HpccState {
     /// Reference rate Wc.
@@ -206,7 +207,7 @@ impl HpccState {
 }
 
 /// One HPCC step from utilisation `u`, reference rate `rc` and stage: returns the new rate
-/// clamped to [min, line] and the new stage (MODEL.md §4.2; truncation before adding AI).
+/// clamped to [min, line] and the new stage (`RdmaHw::UpdateRateHp`; truncation before adding AI).
 fn step(p: &HpccParams, u: f64, rc: Rate, stage: u32, line: Rate) -> (Rate, u32) {
     let c = u / p.eta;
     let (r, st) = if c >= 1.0 || stage >= p.max_stage {

@@ -14,8 +14,9 @@
 //! path), one file each: [`dcqcn`] (CC_MODE 1), [`hpcc`] (3), [`timely`] (7), [`dctcp`]
 //! (8). Each keeps its parameters in a `*Params` struct (a variant of [`CcConfig`]) and its
 //! per-group state in a `*State` struct (a variant of [`CcState`]); adding one touches this
-//! file's registry and its own file only. Numbers and rules cite
-//! `reference/hpcc/MODEL.md` sections.
+//! file's registry and its own file only. Numbers and rules cite the reference's code
+//! (alibaba-edu/High-Precision-Congestion-Control; functions named `RdmaHw::*` are in
+//! `simulation/src/point-to-point/model/rdma-hw.cc`).
 //!
 //! # Timers
 //!
@@ -24,13 +25,13 @@
 //! newly armed timer into an `Event::CcTimer(group, kind)` and, when it fires, calls
 //! `on_timer` only if the due time still matches (lazy cancellation: a cancelled or
 //! re-armed timer leaves a stale event that is ignored). Periodic handlers re-arm
-//! themselves before doing their work (MODEL.md §7). Timers die with the group, i.e.
-//! when its last QP completes (MODEL.md §2.5 step 3).
+//! themselves before doing their work (`RdmaHw::CheckRateDecreaseMlx`, `RateIncEventTimerMlx`).
+//! Timers die with the group, i.e. when its last QP completes (`RdmaHw::QpComplete`).
 //!
 //! # Rate changes
 //!
 //! [`CcConfig::retimes_pacing`] says how a new rate reaches the QPs: HPCC re-times the
-//! gap of the packet already sent (`ChangeRate`, MODEL.md §2.3); the others write the
+//! gap of the packet already sent (`RdmaHw::ChangeRate`); the others write the
 //! rate and the next gap uses it.
 //!
 //! # Receiver-driven rates
@@ -77,13 +78,13 @@ pub enum CcConfig {
     /// reference's CC_MODE, numbered 0).
     #[default]
     None,
-    /// DCQCN, the reference's Mellanox version (CC_MODE 1, MODEL.md §3).
+    /// DCQCN, the reference's Mellanox version (CC_MODE 1, `RdmaHw::*Mlx`).
     Dcqcn(DcqcnParams),
-    /// HPCC (CC_MODE 3, MODEL.md §4).
+    /// HPCC (CC_MODE 3, `RdmaHw::UpdateRateHp`).
     Hpcc(HpccParams),
-    /// TIMELY (CC_MODE 7, MODEL.md §5).
+    /// TIMELY (CC_MODE 7, `RdmaHw::UpdateRateTimely`).
     Timely(TimelyParams),
-    /// Rate-based DCTCP (CC_MODE 8, MODEL.md §5).
+    /// Rate-based DCTCP (CC_MODE 8, `RdmaHw::HandleAckDctcp`).
     Dctcp(DctcpParams),
     /// Blitz: DASR's receiver-given share over DCQCN (our CC_MODE 20, the Blitz poster).
     Blitz(BlitzParams),
@@ -99,7 +100,7 @@ pub enum CcConfig {
 pub const CC_NAMES: &[&str] = &["none", "dcqcn", "hpcc", "timely", "dctcp", "blitz", "ib", "swift", "nscc"];
 
 impl CcConfig {
-    /// Bytes of INT header this algorithm needs on data packets (MODEL.md §2.2).
+    /// Bytes of INT header this algorithm needs on data packets (`IntHeader::GetStaticSize`).
     pub fn int_bytes(&self) -> u32 {
         match self {
             CcConfig::Hpcc(_) => 42,
@@ -121,7 +122,7 @@ impl CcConfig {
     pub fn windowed(&self) -> bool {
         matches!(self, CcConfig::Swift(_) | CcConfig::Nscc(_))
     }
-    /// Whether switches must stamp INT hop records (HPCC only, MODEL.md §4.1).
+    /// Whether switches must stamp INT hop records (HPCC only, `SwitchNode::SwitchNotifyDequeue`).
     pub fn needs_int(&self) -> bool {
         matches!(self, CcConfig::Hpcc(_))
     }
@@ -130,13 +131,13 @@ impl CcConfig {
     pub fn carries_header(&self) -> bool {
         matches!(self, CcConfig::Hpcc(_) | CcConfig::Timely(_) | CcConfig::Swift(_) | CcConfig::Nscc(_))
     }
-    /// A rate change re-times the pending pacing gap (HPCC's `ChangeRate`, MODEL.md §2.3)
+    /// A rate change re-times the pending pacing gap (HPCC's `RdmaHw::ChangeRate`)
     /// instead of applying from the next packet on.
     pub fn retimes_pacing(&self) -> bool {
         matches!(self, CcConfig::Hpcc(_))
     }
     /// The algorithm called `name` (one of [`CC_NAMES`]) with the reference's default
-    /// parameters (run.py's values, FORMATS.md §4).
+    /// parameters (the values of its `simulation/run.py`).
     pub fn from_name(name: &str) -> std::result::Result<CcConfig, String> {
         match name {
             "none" => Ok(CcConfig::None),
@@ -238,7 +239,7 @@ pub struct AckEvent<'a> {
     pub int: Option<&'a IntHeader>,
     /// Payload bytes per packet (DCTCP's batch size).
     pub mtu: u32,
-    /// INT unit multiplier (HPCC's field read-back, MODEL.md §4.1).
+    /// INT unit multiplier (HPCC's field read-back, `IntHop::multi`).
     pub int_multi: u32,
     /// The rate share the receiver gives (DASR); `Rate(0)` when the ACK carries none.
     pub share: Rate,
@@ -382,7 +383,7 @@ impl CcGroup {
         self.pacer.get_or_insert_with(Default::default)
     }
 
-    /// A fresh group at line rate (MODEL.md §2.1: every algorithm starts at line rate).
+    /// A fresh group at line rate (every algorithm starts at line rate: `RdmaHw::AddQueuePair`).
     pub fn new(cfg: &CcConfig, line: Rate, path: PathInfo, gran: Granularity, key: Option<(u32, u32)>) -> CcGroup {
         let state = match cfg {
             CcConfig::None => CcState::None,
@@ -510,13 +511,13 @@ impl CcGroup {
     }
 }
 
-/// `r * c` truncated to whole bit/s, as ns-3's `DataRate * double` (MODEL.md §0).
+/// `r * c` truncated to whole bit/s, as ns-3's `DataRate * double` (`src/network/utils/data-rate.cc`).
 #[inline]
 pub fn scale(r: Rate, c: f64) -> Rate {
     Rate((r.0 as f64 * c) as u64)
 }
 
-/// `r / c` truncated to whole bit/s, as ns-3's `DataRate / double` (MODEL.md §0). A zero
+/// `r / c` truncated to whole bit/s, as ns-3's `DataRate / double` (`src/network/utils/data-rate.cc`). A zero
 /// or tiny `c` saturates (the caller clamps to the line rate).
 #[inline]
 pub fn div(r: Rate, c: f64) -> Rate {

@@ -1,4 +1,4 @@
-//! TIMELY as the reference implements it (CC_MODE 7, MODEL.md §5): RTT-gradient rate
+//! TIMELY as the reference implements it (CC_MODE 7, `RdmaHw::UpdateRateTimely`): RTT-gradient rate
 //! control. The data packet carries its send timestamp (set when the NIC dequeues it,
 //! 8 bytes of header) and the ACK echoes it. The rate changes only on ACKs that
 //! acknowledge a byte sent after the previous update (about once per RTT); the
@@ -44,7 +44,7 @@ impl Default for TimelyParams {
     }
 }
 
-/// The sender's state (MODEL.md §2.1: curRate = line, rttDiff = 0).
+/// The sender's state (as the reference's new QP: curRate = line, rttDiff = 0).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TimelyState {
     /// Reference rate.

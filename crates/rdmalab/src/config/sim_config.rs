@@ -214,7 +214,7 @@ pub struct SimConfig {
     pub rate_bound: bool,
     /// At most one CNP-flagged ACK per QP within this interval at the receiver (a
     /// notification-point CNP pacer, as in DCQCN's paper); `None` = every CE-marked packet's
-    /// ACK carries the flag, as in the reference (MODEL.md §2.4).
+    /// ACK carries the flag, as in the reference (`RdmaHw::ReceiveUdp`).
     pub cnp_interval: Option<Time>,
     /// Retransmission timeout; `None` = none (the reference has none).
     pub rto: Option<Time>,

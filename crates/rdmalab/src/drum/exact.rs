@@ -8,7 +8,7 @@
 //! Each `g_j` falls strictly and convexly from +∞ to 0, so `x_j(ν)`, its inverse, is
 //! positive, decreasing and convex in ν, and so are the budget sums in the multipliers:
 //! Newton from the side where a sum exceeds its budget converges monotonically (the same
-//! argument as the ADMM's capacity multiplier, FORMULATION.md §4.4). This is the point a
+//! argument as the ADMM's capacity multiplier, docs/drum.md §3). This is the point a
 //! converged ADMM reaches; a DRUM agent uses it where its few ADMM steps per period would
 //! enforce a non-converged iterate (docs/drum-fabric.md §3).
 

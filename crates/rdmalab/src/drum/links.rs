@@ -1,5 +1,5 @@
 //! Fabric link capacities of the network-wide model from a topology and its routing
-//! (FORMULATION.md §9, docs/drum.md §6): which directed links the traffic of each
+//! (docs/drum.md §6): which directed links the traffic of each
 //! (source host, destination host) pair crosses, with what share.
 //!
 //! Directed links are egress ports ([`PortId`]): link `l` of the topology is the two

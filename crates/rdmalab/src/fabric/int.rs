@@ -31,7 +31,8 @@ pub struct IntHeader {
     /// The records.
     pub hops: [IntHop; MAX_HOPS],
     /// When the sender's NIC put the data packet on the wire (TIMELY's 8-byte timestamp,
-    /// MODEL.md §5); the ACK echoes it.
+    /// stamped by the `SeqTsHeader` the reference's `RdmaHw::GetNxtPacket` builds); the ACK
+    /// echoes it.
     pub sent_at: crate::units::Time,
 }
 

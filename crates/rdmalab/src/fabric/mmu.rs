@@ -1,7 +1,8 @@
 //! Shared-buffer switch MMU with ingress accounting, PFC thresholds and headroom.
 //!
-//! The rules are the reference simulator's (`switch-mmu.cc`, summarised in
-//! `../shared/reference/hpcc/MODEL.md` §6.3): every (ingress port, class) owns a small
+//! The rules are the reference simulator's (`SwitchMmu` in
+//! `simulation/src/point-to-point/model/switch-mmu.cc`, driven by `SwitchNode` in
+//! `switch-node.cc`): every (ingress port, class) owns a small
 //! reserve; above it a packet takes shared buffer while the class stays under the dynamic
 //! threshold `Th = (buffer - headroom - reserves - shared_used) >> shift`, and headroom once
 //! it is over. A class that reaches the threshold, or needs headroom, pauses its upstream

@@ -1,4 +1,5 @@
-//! The reference's FCT output file (FORMATS.md §5): writer and reader.
+//! The reference's FCT output file (written by `qp_finish` in its `simulation/scratch/third.cc`;
+//! docs/formats.md): writer and reader.
 //!
 //! ```text
 //! sip dip sport dport size start_ns fct_ns ideal_ns

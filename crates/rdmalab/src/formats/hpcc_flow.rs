@@ -1,4 +1,5 @@
-//! Reader of the ns-3 HPCC flow file (`S1_flow.txt`, repo `mix/flow.txt`; FORMATS.md §2).
+//! Reader of the ns-3 HPCC flow file (`S1_flow.txt`, repo `mix/flow.txt`; read by `ReadFlowInput`
+//! in the reference's `simulation/scratch/third.cc`; docs/formats.md).
 //!
 //! ```text
 //! F

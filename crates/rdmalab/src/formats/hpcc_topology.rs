@@ -1,4 +1,5 @@
-//! Reader of the ns-3 HPCC topology file (`fat.txt`, `topology.txt`; FORMATS.md §1).
+//! Reader of the ns-3 HPCC topology file (repo `mix/fat.txt`, `mix/topology.txt`; read in `main`
+//! of the reference's `simulation/scratch/third.cc`; docs/formats.md).
 //!
 //! ```text
 //! N S L

@@ -4,8 +4,10 @@
 //! Every reader takes the text and the path it came from (used in error messages only) and
 //! has a `read_*` twin that opens the file. Readers never panic on bad input: each problem is
 //! an [`Error::Input`](crate::Error::Input) naming the file, the line and the field. The
-//! formats themselves are described in `shared/reference/hpcc/FORMATS.md` and, for htsim,
-//! `shared/reference/htsim/RUNS.md`.
+//! formats themselves are described in docs/formats.md, after the code that reads and writes
+//! them: `simulation/scratch/third.cc` of the ns-3 HPCC simulator
+//! (alibaba-edu/High-Precision-Congestion-Control) and, for htsim,
+//! `sim/datacenter/connection_matrix.cpp`.
 
 pub mod chakra;
 pub mod fct;

@@ -1,6 +1,7 @@
-//! The reference's PFC output file (FORMATS.md §6): one line per PFC frame received by a
-//! device, `time_ns node_id node_type ifindex kind` (node_type 0 host, 1 switch; kind 1
-//! pause, 0 resume). Written in the same format so the reference's tools read our runs.
+//! The reference's PFC output file (`get_pfc` in its `simulation/scratch/third.cc`): one line
+//! per PFC frame received by a device, `time_ns node_id node_type ifindex kind` (node_type 0
+//! host, 1 switch; kind 1 pause, 0 resume). Written in the same format so the reference's
+//! tools read our runs.
 
 use std::io::Write;
 use std::path::Path;

@@ -253,7 +253,7 @@ pub fn parse_decimal_time(s: &str, ps_pow10: i32) -> Result<Time, ValueError> {
 }
 
 /// `floor(exact(x) × 1e9)`: the reference's start time in ns for a flow-file start of `x`
-/// seconds, where `x` is the `f64` nearest the printed decimal (FORMATS.md §5). Computed
+/// seconds, where `x` is the `f64` nearest the printed decimal (as its FCT files show). Computed
 /// from the float's mantissa and exponent, without rounding. `None` for negative,
 /// non-finite or too large values.
 pub fn f64_seconds_to_ns_floor(x: f64) -> Option<u64> {
@@ -355,7 +355,7 @@ mod tests {
 
     #[test]
     fn start_seconds_floor_the_exact_double() {
-        // S1_flow.txt line 2 `2.000000067` is 2000000067 in S1_*_fct.txt (FORMATS.md §5).
+        // S1_flow.txt line 2 `2.000000067` is 2000000067 in S1_*_fct.txt (the reference's output).
         assert_eq!(parse_start_seconds("2.000000067"), Ok(Time::from_ns(2_000_000_067)));
         // S1_flow.txt line 4 `2.000000273` is a double just below the decimal; the reference
         // prints 2000000272 (S1_dcqcn_fct.txt, flow 0b00b301 -> 0b002601).

@@ -219,7 +219,7 @@ fn sim_config(cfg: &HpccConfig) -> Result<SimConfig> {
     })
 }
 
-/// The congestion control of `CC_MODE` with its keys (MODEL.md §3-5 for their meaning).
+/// The congestion control of `CC_MODE` with its keys (the reference's `RdmaHw` for their meaning).
 pub fn cc_config(cfg: &HpccConfig) -> Result<CcConfig> {
     Ok(match cfg.cc_mode {
         CcMode::None => CcConfig::None,

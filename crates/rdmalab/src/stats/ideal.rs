@@ -2,7 +2,8 @@
 //!
 //! Slowdown is FCT divided by the FCT the flow would have alone on an idle network. To
 //! compare slowdowns with the reference one to one we use its formula exactly
-//! (`../shared/reference/hpcc/FORMATS.md` §5), in integer nanoseconds with its truncations:
+//! (`qp_finish` in its `simulation/scratch/third.cc`, with the pair's base RTT and bottleneck
+//! from its `CalculateRoute`), in integer nanoseconds with its truncations:
 //!
 //! * `base_rtt = 2 * sum(propagation delays) + sum over links of floor(mtu * 8e9 / rate)`,
 //!   i.e. one MTU payload serialised per hop, one way only;
@@ -151,7 +152,8 @@ mod tests {
         }
     }
 
-    /// FORMATS.md §1: fat.txt has base RTT 4,160 ns within a ToR and 12,240 ns across
+    /// As the reference prints them (`maxRtt`, `maxBdp` in `third.cc`): fat.txt has base RTT
+    /// 4,160 ns within a ToR and 12,240 ns across
     /// pods, the maximum, so maxBdp = 153,000 B; topology.txt 4,160 ns and 52,000 B.
     #[test]
     fn max_rtt_and_bdp_match_the_reference() {

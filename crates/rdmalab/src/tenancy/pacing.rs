@@ -60,8 +60,8 @@ impl TenantPacer {
         self.next
     }
 
-    /// The state's rate changed and HPCC re-times the pending gap (`ChangeRate`,
-    /// MODEL.md §2.3): `gap` is the last packet's time at the new rate. Returns the new
+    /// The state's rate changed and HPCC re-times the pending gap (the reference's
+    /// `RdmaHw::ChangeRate`): `gap` is the last packet's time at the new rate. Returns the new
     /// `next`.
     pub fn retime(&mut self, gap: Time) -> Time {
         self.next = Time((self.next.0 + gap.0).saturating_sub(self.gap.0));

@@ -3,7 +3,7 @@
 //!
 //! Every switch hashes the same 12 bytes (source IP, destination IP, `sport | dport << 16`,
 //! as three little-endian words) with its own seed and takes the result modulo the number
-//! of equal-cost next hops (`../shared/reference/hpcc/MODEL.md` §6.1). A flow therefore keeps
+//! of equal-cost next hops (the reference's `SwitchNode::GetOutDev` and `EcmpHash`). A flow therefore keeps
 //! one path, and different switches split flows independently. Using exactly this hash is
 //! what lets `rdmalab hpcc` put every flow on the same path as the reference does.
 //!

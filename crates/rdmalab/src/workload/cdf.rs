@@ -2,7 +2,8 @@
 //!
 //! The reference ships its workloads (FbHdp, WebSearch, AliStorage, GoogleRPC) as text
 //! files with one `size_bytes cumulative_percent` point per line
-//! (`../shared/reference/hpcc/FORMATS.md` §3). Reading the same files, with the same mean
+//! (its repository's `traffic_gen/*.txt`, read by `traffic_gen/custom_rand.py`). Reading the
+//! same files, with the same mean
 //! (trapezoid rule) and the same inverse-transform sampling, makes our Poisson workloads
 //! statistically the same as theirs. Parsing is strict and every problem names the file,
 //! the line and the field.
@@ -139,7 +140,8 @@ mod tests {
         SizeCdf::parse(text, Path::new("w.txt")).unwrap_err().to_string()
     }
 
-    /// FORMATS.md §3 gives the means: FbHdp 120,420.75 B, WebSearch 1,711,250 B.
+    /// The means of the reference's generator (`custom_rand.py`'s `getAvg`) on its files:
+    /// FbHdp 120,420.75 B, WebSearch 1,711,250 B.
     #[test]
     fn reference_means() {
         assert!((load("FbHdp_distribution.txt").mean() - 120_420.75).abs() < 1e-6);

@@ -1,5 +1,6 @@
 //! The reader against the traces Chakra's own tools wrote (ASTRA-sim's examples, in
-//! `../shared/traces/astra-sim`, skipped with a note where absent).
+//! `../shared/traces/astra-sim`, copied from astra-sim/astra-sim's `examples/`; skipped with a
+//! note where absent).
 
 use super::*;
 

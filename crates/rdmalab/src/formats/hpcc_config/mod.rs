@@ -1,5 +1,6 @@
 //! Reader of the ns-3 HPCC simulator's config file (`S1_dcqcn_config.txt`, repo
-//! `mix/config.txt`; FORMATS.md §4).
+//! `mix/config.txt`; read in `main` of the reference's `simulation/scratch/third.cc`;
+//! docs/reference/hpcc-keys.md).
 //!
 //! The file is a sequence of `KEY value(s)` tokens. The reference skips a key it does not
 //! know and then reads that key's value as the next key, silently mis-parsing the rest;

@@ -1,4 +1,5 @@
-//! Reader of htsim connection-matrix files (`*.cm`; shared/reference/htsim/RUNS.md).
+//! Reader of htsim connection-matrix files (`*.cm`; htsim's `sim/datacenter/connection_matrix.cpp`,
+//! `ConnectionMatrix::load`; docs/formats.md).
 //!
 //! ```text
 //! Nodes 16

@@ -8,7 +8,7 @@
 //! ECMP paths mix their hop records, so shared-group HPCC assumes a common path.
 //!
 //! Deliberate deviation: the reference still runs CC for the ACK that completes a flow
-//! (and may then start DCQCN timers on the dead QP, MODEL.md §2.5); here a retired group
+//! (and may then start DCQCN timers on the dead QP, `RdmaHw::ReceiveAck`); here a retired group
 //! ignores it. FCTs are unaffected; only useless timer events disappear.
 
 use crate::cc::{AckEvent, CcConfig, CcState, Granularity, LossKind, PathInfo};
@@ -211,7 +211,7 @@ impl Simulation {
     }
 
     /// Gives every member its share of the group rate. With `retime` (HPCC's
-    /// `ChangeRate`, MODEL.md §2.3) the pending gap of the last packet sent is re-timed at
+    /// `RdmaHw::ChangeRate`) the pending gap of the last packet sent is re-timed at
     /// the new rate and the NIC's wake-up moved earlier if needed; otherwise the new rate
     /// applies from the next packet.
     pub(in crate::sim) fn set_member_rates(&mut self, g: CcGroupId, retime: bool) {

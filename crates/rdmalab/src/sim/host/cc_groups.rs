@@ -2,11 +2,11 @@
 //!
 //! Groups are found when a QP opens (a map keyed by sender and destination, never touched
 //! per packet) and left when a QP completes; the last QP out retires the group and its
-//! timers (MODEL.md §2.5 step 3). A retired key is forgotten, so a later QP to the same
-//! destination starts a fresh state at line rate, as a new QP does in the reference.
-//! With `cc_state_linger` a shared group instead outlives its last QP that long, timers
-//! running (DCQCN recovers while idle), and a QP joining meanwhile inherits it. Retired
-//! group slots are reused, so memory follows the groups alive at once.
+//! timers (as the reference's `RdmaHw::QpComplete` cancels a QP's). A retired key is
+//! forgotten, so a later QP to the same destination starts a fresh state at line rate, as a
+//! new QP does in the reference. With `cc_state_linger` a shared group instead outlives its
+//! last QP that long, timers running (DCQCN recovers while idle), and a QP joining meanwhile
+//! inherits it. Retired group slots are reused, so memory follows the groups alive at once.
 
 use crate::cc::{CcGroup, Granularity, PathInfo};
 use crate::ids::{CcGroupId, NodeId, QpId};

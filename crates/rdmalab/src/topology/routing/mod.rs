@@ -41,7 +41,7 @@ pub enum NeighborOrder {
     /// order. The native default.
     #[default]
     Ascending,
-    /// The reference binary's order (MODEL.md §6.1): hosts first in ascending id, then
+    /// The reference binary's order (`CalculateRoute` in its `third.cc`): hosts first in ascending id, then
     /// switches in descending id (it iterates neighbours by object address, and its switch
     /// objects are mapped at decreasing addresses). Of parallel links to one neighbour only
     /// the last one in link order is used, as in the reference's neighbour map. Used by the
@@ -506,7 +506,8 @@ pub(crate) mod fixtures {
     use crate::units::{Rate, Time};
     use std::path::PathBuf;
 
-    /// `../shared/reference/hpcc` beside the repository.
+    /// The ns-3 HPCC simulator's S1/S2 files (docs/validation.md), `../shared/reference/hpcc`
+    /// beside the repository.
     pub(crate) fn reference_dir() -> PathBuf {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/hpcc")
     }
