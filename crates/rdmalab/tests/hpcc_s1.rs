@@ -14,6 +14,7 @@ use rdmalab::formats::pfc::write_pfc;
 use rdmalab::hpcc_compat::scenario_from_config;
 use rdmalab::sim::{Simulation, StopReason};
 
+/// The ns-3 HPCC simulator's S1/S2 files (docs/validation.md says what they are):
 /// `shared/reference/hpcc`, beside the repository (override with `RDMALAB_REFERENCE`).
 fn reference() -> PathBuf {
     let dir = std::env::var_os("RDMALAB_REFERENCE")
@@ -50,7 +51,7 @@ fn s1_without_cc_completes_every_flow_without_drops() {
     let mut sim = Simulation::new(s.topology, s.flows, s.config).expect("valid simulation");
     assert_eq!(sim.run_to_end(), StopReason::Finished);
     let r = sim.results().expect("bytes conserved, nothing dropped in lossless mode");
-    // FORMATS.md: S1 has 9,672 flows; PFC is on, so not one packet may be lost.
+    // S1_flow.txt's header: 9,672 flows; PFC is on, so not one packet may be lost.
     assert_eq!((r.flows_total, r.records.len()), (9672, 9672));
     assert_eq!(r.counters.drops, 0);
     assert_eq!(r.counters.payload_bytes_sent, r.counters.payload_bytes_delivered);

@@ -1,5 +1,6 @@
 //! Chakra execution traces (docs/chakra.md) against the traces Chakra's own tools wrote for
-//! ASTRA-sim's examples (`../shared/traces/astra-sim`, skipped with a note where absent):
+//! ASTRA-sim's examples (astra-sim/astra-sim's `examples/`, looked for in
+//! `../shared/traces/astra-sim`, skipped with a note where absent):
 //! every set runs; on a star each collective takes its closed form (docs/collectives.md, the
 //! same forms `collectives.rs` checks exactly); the ring AllReduce written as point-to-point
 //! sends takes the native ring's time; bad traces are refused naming file, rank and node;

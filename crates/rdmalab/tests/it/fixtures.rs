@@ -80,13 +80,14 @@ pub fn port_to(topo: &Topology, from: NodeId, to: NodeId) -> PortId {
     *topo.nodes[from.idx()].ports.iter().find(|p| topo.ports[p.idx()].peer_node == to).expect("adjacent")
 }
 
-/// The shared reference folder (`RDMALAB_REFERENCE`, else `../shared/reference` beside
-/// the checkout).
+/// The reference simulators' files (`hpcc/`: the ns-3 HPCC simulator's S1/S2 runs,
+/// docs/validation.md; `htsim/`: htsim connection matrices), from `RDMALAB_REFERENCE`, else
+/// `../shared/reference` beside the checkout.
 pub fn reference() -> PathBuf {
     let dir = std::env::var_os("RDMALAB_REFERENCE")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference"));
-    assert!(dir.join("hpcc/FORMATS.md").exists(), "reference files not found at {}", dir.display());
+    assert!(dir.join("hpcc/fat.txt").exists(), "reference files not found at {}", dir.display());
     dir
 }
 

@@ -2,8 +2,9 @@
 //! `shared/reference/` (ns-3 HPCC runs and htsim connection matrices), plus a table of bad
 //! inputs whose errors must name the file, the line and the field.
 //!
-//! Expected values come from the reference files themselves and from the documents beside
-//! them (FORMATS.md, RUNS.md); each check says where its number comes from.
+//! Expected values come from the reference files themselves, from the code that wrote them
+//! (the ns-3 HPCC simulator's `third.cc` and `run.py`) and from htsim's runs on the matrices;
+//! each check says where its number comes from.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -35,8 +36,9 @@ fn star() -> Topology {
 
 #[test]
 fn fat_tree_matches_formats_md() {
-    // FORMATS.md §1: N=376 S=56 L=480; hosts 0-319, switches 320-375; 320 host links at
-    // 100Gbps, 160 switch links at 400Gbps, every link 1000ns, no loss.
+    // The repository's mix/fat.txt (the HPCC paper's fat tree): N=376 S=56 L=480; hosts
+    // 0-319, switches 320-375; 320 host links at 100Gbps, 160 switch links at 400Gbps, every
+    // link 1000ns, no loss.
     let t = fat();
     assert_eq!(t.len(), 376);
     assert_eq!(t.links.len(), 480);
@@ -55,8 +57,9 @@ fn fat_tree_matches_formats_md() {
 
 #[test]
 fn star_ignores_lines_after_the_links() {
-    // FORMATS.md §1: N=66 S=1 L=65; switch 0, hosts 1-65, all 100Gbps 1 us (the 25Gbps lines
-    // and the explanatory words after link 65 are ignored). The file has CRLF line ends.
+    // The repository's mix/topology.txt: N=66 S=1 L=65; switch 0, hosts 1-65, all 100Gbps
+    // 1 us (the 25Gbps lines and the explanatory words after link 65 are ignored). The file
+    // has CRLF line ends.
     let t = star();
     assert_eq!((t.len(), t.links.len(), t.hosts().count()), (66, 65, 65));
     assert!(!t.is_host(NodeId(0)));
@@ -71,7 +74,8 @@ fn fct_index(name: &str) -> HashMap<(u32, u32, u16), FctLine> {
 }
 
 /// Checks every flow against the reference's FCT output, with sports assigned by the
-/// per-(src, dst) counter from 10000 (FORMATS.md §2). Returns how many flows matched.
+/// per-(src, dst) counter from 10000 (`portNumder` in the reference's `third.cc`). Returns
+/// how many flows matched.
 fn check_against_fct(flows: &[rdmalab::workload::FlowSpec], fct: &HashMap<(u32, u32, u16), FctLine>) -> usize {
     let mut next_port: HashMap<(u32, u32), u16> = HashMap::new();
     let mut matched = 0;
@@ -90,7 +94,7 @@ fn check_against_fct(flows: &[rdmalab::workload::FlowSpec], fct: &HashMap<(u32, 
 #[test]
 fn s1_flows_match_the_reference_fct_start_times() {
     let flows = read_flows(hpcc("S1_flow.txt"), &fat()).expect("S1_flow.txt parses");
-    // FORMATS.md: S1 has 9,672 flows; S1_flow.txt line 2 `13 10 3 100 47652 2.000000067`.
+    // S1_flow.txt's header: 9,672 flows; its line 2 `13 10 3 100 47652 2.000000067`.
     assert_eq!(flows.len(), 9672);
     let f = flows[0];
     assert_eq!((f.src, f.dst, f.pg, f.dport, f.size), (NodeId(13), NodeId(10), 3, 100, 47652));
@@ -106,7 +110,7 @@ fn s1_flows_match_the_reference_fct_start_times() {
 #[test]
 fn s2_flows_match_the_reference_fct_start_times() {
     let flows = read_flows(hpcc("S2_flow.txt"), &star()).expect("S2_flow.txt parses");
-    assert_eq!(flows.len(), 2321); // FORMATS.md: S2 has 2,321 flows
+    assert_eq!(flows.len(), 2321); // S2_flow.txt's header: 2,321 flows
     assert_eq!(check_against_fct(&flows, &fct_index("S2_dcqcn_fct.txt")), 2321);
 }
 
@@ -114,7 +118,7 @@ fn s2_flows_match_the_reference_fct_start_times() {
 fn all_four_configs_parse_with_their_values() {
     for name in ["S1_dcqcn_config.txt", "S1_hpcc_config.txt", "S2_dcqcn_config.txt", "S2_hpcc_config.txt"] {
         let c = read_config(hpcc(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
-        // FORMATS.md §4: values run.py produces for --bw 100, in all four files.
+        // The KMAX_MAP/KMIN_MAP/PMAX_MAP run.py writes for --bw 100, in all four files.
         assert_eq!(c.ecn_for_rate(Rate::gbps(100)), Some((400_000, 1_600_000, 0.2)), "{name}");
         assert_eq!(c.ecn_for_rate(Rate::gbps(400)), Some((1_600_000, 6_400_000, 0.2)), "{name}");
         assert_eq!(c.buffer_size_mb, 32);
@@ -200,7 +204,7 @@ fn pfc_lines_have_the_reference_layout() {
 #[test]
 fn htsim_matrices_parse_and_sort() {
     let dir = reference().join("htsim");
-    // RUNS.md: flows and total bytes of each input.
+    // Flows and total bytes of each input, as an instrumented htsim counted them running it.
     let cases = [
         ("tm16_ws50_20ms.cm", 16, 1150, 1_815_927_415u64),
         ("tm128_ws30_20ms.cm", 128, 5667, 9_811_051_460),
