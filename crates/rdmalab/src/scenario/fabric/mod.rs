@@ -87,9 +87,10 @@ pub struct FabricSpec {
     pub window: Option<bool>,
     /// QP-context cache entries per NIC (absent: not modelled).
     pub qp_cache_entries: Option<u32>,
-    /// QP-context miss penalty (default `"500ns"`).
+    /// QP-context miss penalty (default `"500ns"`). Refused without `qp_cache_entries`.
     pub qp_cache_miss_penalty: Option<String>,
-    /// `parallel` (default) or `serial` context fetches (the knee of the DRUM paper's Fig. 2c).
+    /// `parallel` (default) or `serial` context fetches (the knee of the DRUM paper's Fig. 2c;
+    /// refused without `qp_cache_entries`).
     pub qp_cache_fetch: Option<crate::rnic::FetchMode>,
     /// Sample switch queue lengths at this interval (absent: not sampled).
     pub queue_sample_interval: Option<String>,
@@ -256,6 +257,9 @@ impl FabricSpec {
         }
         if let Some(s) = &self.queue_sample_interval {
             c.queue_sample_interval = Some(sample_interval(file, &f("queue_sample_interval"), s)?);
+        } else if self.qp_cache_miss_penalty.is_some() {
+            let m = "needs `qp_cache_entries` (no cache is modelled, so no lookup misses)";
+            return Err(Error::input(file, 0, f("qp_cache_miss_penalty"), m));
         }
         if let Some(s) = &self.rate_sample_interval {
             c.rate_sample_interval = Some(sample_interval(file, &f("rate_sample_interval"), s)?);
