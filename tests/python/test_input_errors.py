@@ -119,6 +119,10 @@ def test_run_takes_a_dict_toml_text_or_a_scenario_read_from_toml(tmp_path):
 @pytest.mark.parametrize("extra, field, needle, words", [
     ('[fabric]\nqp_cache_miss_penalty = "1us"\n', "fabric.qp_cache_miss_penalty", "qp_cache_miss",
      "needs `qp_cache_entries`"),
+    ('[fabric]\nlink_layer = "infiniband"\n[fabric.pfc_pause]\nquanta = 1000\n', "fabric.pfc_pause",
+     "[fabric.pfc_pause]", "credit-based flow control"),
+    ('[fabric]\nlink_layer = "infiniband"\n[fabric.pfc_watchdog]\ndetection_time = "1ms"\n', "fabric.pfc_watchdog",
+     "[fabric.pfc_watchdog]", "credit-based flow control"),
 ])
 def test_a_key_with_nothing_to_act_on_is_refused_by_file_line_and_full_field(tmp_path, extra, field, needle, words):
     text = BASE + extra

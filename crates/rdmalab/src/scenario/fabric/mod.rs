@@ -129,11 +129,13 @@ pub struct FabricSpec {
     /// Receiver-credit congestion control's initial credit and grant size (`[fabric.rccc]`,
     /// with `cc = "rccc"` or `"nscc+rccc"`; absent: its defaults).
     pub rccc: Option<rccc::RcccSpec>,
-    /// The switches' PFC watchdog (`[fabric.pfc_watchdog]`); absent = off.
+    /// The switches' PFC watchdog (`[fabric.pfc_watchdog]`); absent = off. Refused under
+    /// `link_layer = "infiniband"` and without PFC (`lossless = false`, no class table).
     pub pfc_watchdog: Option<pfc_watchdog::PfcWatchdogSpec>,
     /// Switches trim UET data packets to their headers (`[fabric.trimming]`); absent = off.
     pub trimming: Option<trimming::TrimmingSpec>,
-    /// PAUSE frames with a pause time (`[fabric.pfc_pause]`); absent = until RESUME.
+    /// PAUSE frames with a pause time (`[fabric.pfc_pause]`); absent = until RESUME. Refused
+    /// under `link_layer = "infiniband"`.
     pub pfc_pause: Option<pfc_pause::PfcPauseSpec>,
     /// Traffic classes (`[[fabric.classes]]`): per-class scheduling, PFC and ECN.
     #[serde(default)]
