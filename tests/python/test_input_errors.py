@@ -123,6 +123,10 @@ def test_run_takes_a_dict_toml_text_or_a_scenario_read_from_toml(tmp_path):
      "[fabric.pfc_pause]", "credit-based flow control"),
     ('[fabric]\nlink_layer = "infiniband"\n[fabric.pfc_watchdog]\ndetection_time = "1ms"\n', "fabric.pfc_watchdog",
      "[fabric.pfc_watchdog]", "credit-based flow control"),
+    ('[fabric]\nlossless = false\n[fabric.pfc_watchdog]\ndetection_time = "1ms"\n', "fabric.pfc_watchdog",
+     "[fabric.pfc_watchdog]", "PFC is off"),
+    ('[fabric]\nloss_recovery = "irn"\n[rnic]\nrecv_queue_depth = 4\n', "rnic.recv_queue_depth", "recv_queue",
+     "go-back-N only"),
 ])
 def test_a_key_with_nothing_to_act_on_is_refused_by_file_line_and_full_field(tmp_path, extra, field, needle, words):
     text = BASE + extra

@@ -336,6 +336,7 @@ impl FabricSpec {
         ib::apply(self, file, &mut c)?;
         switch_model::apply(self, file, &mut c)?;
         Ok(c)
+        pfc_watchdog::check_pfc_on(&c, file)?;
     }
 
     /// [`FabricSpec::build`], then what needs the topology: `fabric.uet.rto = "auto"` from
