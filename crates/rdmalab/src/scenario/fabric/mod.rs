@@ -62,7 +62,8 @@ pub struct FabricSpec {
     /// `ecmp` (default), `source_ip` (Virtuoso's rule: hop = alias index mod n), a switch-side
     /// balancer: `spray`, `drill`, `letflow`, `conga`, `conweave` (`fabric::lb`), or the
     /// entropy spraying of UET packets under the switches' ECMP: `ev_spray`, `ev_cycle`,
-    /// `ev_bitmap`, `reps`.
+    /// `ev_bitmap`, `reps` (these act on `transport = "uet"` traffic only: a run with none
+    /// gets a warning).
     pub path_selection: Option<crate::topology::routing::PathSelection>,
     /// Congestion control (default `none`): `none`, `dcqcn`, `hpcc`, `timely`, `dctcp`, `blitz`
     /// (DASR at the receiver) or `ib` (InfiniBand CC), with run.py's parameters (`hpcc` also
@@ -256,12 +257,12 @@ impl FabricSpec {
             c.qp_cache = Some(crate::rnic::QpCacheConfig { entries: n, miss_penalty_ns: pen.ns(), fetch });
         } else if self.qp_cache_fetch.is_some() {
             return Err(Error::input(file, 0, f("qp_cache_fetch"), "needs `qp_cache_entries` (no cache is modelled)"));
-        }
-        if let Some(s) = &self.queue_sample_interval {
-            c.queue_sample_interval = Some(sample_interval(file, &f("queue_sample_interval"), s)?);
         } else if self.qp_cache_miss_penalty.is_some() {
             let m = "needs `qp_cache_entries` (no cache is modelled, so no lookup misses)";
             return Err(Error::input(file, 0, f("qp_cache_miss_penalty"), m));
+        }
+        if let Some(s) = &self.queue_sample_interval {
+            c.queue_sample_interval = Some(sample_interval(file, &f("queue_sample_interval"), s)?);
         }
         if let Some(s) = &self.rate_sample_interval {
             c.rate_sample_interval = Some(sample_interval(file, &f("rate_sample_interval"), s)?);
@@ -335,8 +336,8 @@ impl FabricSpec {
         // After every other fabric key: the link layer, then the switch model.
         ib::apply(self, file, &mut c)?;
         switch_model::apply(self, file, &mut c)?;
-        Ok(c)
         pfc_watchdog::check_pfc_on(&c, file)?;
+        Ok(c)
     }
 
     /// [`FabricSpec::build`], then what needs the topology: `fabric.uet.rto = "auto"` from
@@ -351,6 +352,11 @@ impl FabricSpec {
         let mut c = self.build(file, seed, stop)?;
         uet::auto_rto(self.uet.as_ref(), topology, file, &mut c)?;
         Ok(c)
+    }
+
+    /// The warnings of fabric keys that the scenario's traffic leaves with nothing to do.
+    pub(super) fn unused_keys(s: &Scenario) -> Option<String> {
+        uet::unused_path_selection(s)
     }
 
     /// The fabric mechanisms' checks against what the rest of the scenario built (flows,
