@@ -136,7 +136,7 @@ pub struct FabricSpec {
     /// Switches trim UET data packets to their headers (`[fabric.trimming]`); absent = off.
     pub trimming: Option<trimming::TrimmingSpec>,
     /// PAUSE frames with a pause time (`[fabric.pfc_pause]`); absent = until RESUME. Refused
-    /// under `link_layer = "infiniband"`.
+    /// under `link_layer = "infiniband"` and without PFC (`lossless = false`, no class table).
     pub pfc_pause: Option<pfc_pause::PfcPauseSpec>,
     /// Traffic classes (`[[fabric.classes]]`): per-class scheduling, PFC and ECN.
     #[serde(default)]
@@ -337,6 +337,7 @@ impl FabricSpec {
         ib::apply(self, file, &mut c)?;
         switch_model::apply(self, file, &mut c)?;
         pfc_watchdog::check_pfc_on(&c, file)?;
+        pfc_pause::check_pfc_on(&c, file)?;
         Ok(c)
     }
 
