@@ -71,7 +71,8 @@ def flows_frame(f: dict[str, Any], unreachable: dict[str, Any] | None,
     """Completed flows (`status` "completed"), then the flows given up, no FCT, no tenant:
     `status` "unreachable" (their destination cut off by link failures), "retry_exceeded"
     (a WR exhausted `retry_cnt` / `fabric.retry_limit`) or "rnr_retry_exceeded" (a SEND
-    exhausted `rnic.rnr_retry`)."""
+    exhausted `rnic.rnr_retry`), with `gave_up_ns`, when their source gave them up (null for
+    a completed flow)."""
     names = tenant_names or ["default"]
     tenant_idx = f.get("tenant", np.zeros(len(f["flow"]), dtype=np.uint64))
     flows = pl.DataFrame({
@@ -86,11 +87,12 @@ def flows_frame(f: dict[str, Any], unreachable: dict[str, Any] | None,
            for k in ("retx_packets", "nacks", "timeouts", "ooo_packets", "cnps_ecn", "cnps_ooo", "trimmed_packets")},
     })
     flows = flows.with_columns((pl.col("fct_ns") / pl.col("ideal_ns")).clip(lower_bound=1.0).alias("slowdown"),
-                               pl.lit("completed").alias("status"))
+                               pl.lit("completed").alias("status"), pl.lit(None, dtype=pl.Float64).alias("gave_up_ns"))
     if not unreachable or len(unreachable.get("flow", [])) == 0:
         return flows
     lost = pl.DataFrame({"flow": unreachable["flow"], "src": unreachable["src"], "dst": unreachable["dst"],
                          "size": unreachable["size"], "start_ns": unreachable["start_ps"] / 1000.0,
+                         "gave_up_ns": unreachable["at_ps"] / 1000.0,
                          "status": list(unreachable.get("status", ["unreachable"] * len(unreachable["flow"])))})
     return pl.concat([flows, lost.cast({c: flows.schema[c] for c in lost.columns})], how="diagonal")
 

@@ -112,3 +112,36 @@ def test_run_takes_a_dict_toml_text_or_a_scenario_read_from_toml(tmp_path):
         rdmalab.run(sc, progress=False)
     with pytest.raises(ValueError, match=r"<python scenario>: field `fabric\.queue_sample_interval`"):
         rdmalab.run(sc.with_seed(2), progress=False)
+
+
+# Keys that would do nothing in the run as configured: refused at their line from a file, by
+# their full field from a scenario built in Python.
+@pytest.mark.parametrize("extra, field, needle, words", [
+    ('[fabric]\nqp_cache_miss_penalty = "1us"\n', "fabric.qp_cache_miss_penalty", "qp_cache_miss",
+     "needs `qp_cache_entries`"),
+    ('[fabric]\nlink_layer = "infiniband"\n[fabric.pfc_pause]\nquanta = 1000\n', "fabric.pfc_pause",
+     "[fabric.pfc_pause]", "credit-based flow control"),
+    ('[fabric]\nlink_layer = "infiniband"\n[fabric.pfc_watchdog]\ndetection_time = "1ms"\n', "fabric.pfc_watchdog",
+     "[fabric.pfc_watchdog]", "credit-based flow control"),
+    ('[fabric]\nlossless = false\n[fabric.pfc_watchdog]\ndetection_time = "1ms"\n', "fabric.pfc_watchdog",
+     "[fabric.pfc_watchdog]", "PFC is off"),
+    ('[fabric]\nlossless = false\n[fabric.pfc_pause]\nquanta = 1000\n', "fabric.pfc_pause", "[fabric.pfc_pause]",
+     "PFC is off"),
+    ('[fabric]\nloss_recovery = "irn"\n[rnic]\nrecv_queue_depth = 4\n', "rnic.recv_queue_depth", "recv_queue",
+     "go-back-N only"),
+])
+def test_a_key_with_nothing_to_act_on_is_refused_by_file_line_and_full_field(tmp_path, extra, field, needle, words):
+    text = BASE + extra
+    e = error_of(tmp_path, text)
+    assert e.startswith(f"{tmp_path / 's.toml'}:{line_of(text, needle)}: field `{field}`: ") and words in e, e
+    path = tmp_path / "read.toml"
+    path.write_text(text)
+    with pytest.raises(ValueError) as built:
+        rdmalab.run(rdmalab.Scenario.from_toml(path).with_seed(2), progress=False)
+    assert str(built.value).startswith(f"<python scenario>: field `{field}`: ") and words in str(built.value)
+
+
+def test_a_miss_penalty_without_a_qp_cache_is_refused():
+    sc = rdmalab.Scenario.star(3).flow(1, 0, 20000).with_fabric(qp_cache_miss_penalty="1us")
+    with pytest.raises(ValueError, match=r"^<python scenario>: field `fabric\.qp_cache_miss_penalty`: needs"):
+        rdmalab.run(sc, progress=False)

@@ -191,6 +191,9 @@ def test_a_send_that_exhausts_rnr_retry_is_failed_not_unreachable(tmp_path, caps
     path.write_text(TOML.replace("rnr_retry = 7", "rnr_retry = 0"))
     res = run(Scenario.from_toml(path), progress=False)
     assert dict(zip(res.flows["flow"], res.flows["status"])) == {0: "completed", 1: "rnr_retry_exceeded"}
+    failed = res.flows.filter(pl.col("status") == "rnr_retry_exceeded").row(0, named=True)
+    assert failed["start_ns"] < failed["gave_up_ns"] <= res.simulated_ps / 1000, failed
+    assert res.flows.filter(pl.col("status") == "completed")["gave_up_ns"].is_null().all()
     assert (res.counters["flows_failed"], res.counters["flows_unreachable"]) == (1, 0)
     assert "flows failed      1" in res.summary() and "unreachable" not in res.summary()
     capsys.readouterr()

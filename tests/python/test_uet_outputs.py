@@ -5,9 +5,12 @@ counters (counted elsewhere: at the switches' admission, at the sender's timer);
 `transport = "uet"` on a collective. The physics is checked in crates/rdmalab/tests/it/uet.rs
 and collectives.rs."""
 
-import polars as pl
+import warnings
 
-from rdmalab import Scenario, run
+import polars as pl
+import pytest
+
+from rdmalab import RdmalabWarning, Scenario, run
 
 INCAST = """
 seed = 2
@@ -72,3 +75,16 @@ def test_a_collective_runs_over_uet():
     # The same bytes move; UET's receivers acknowledge every fourth packet, RC's every one
     # by default, so the two take different times.
     assert uet.counters["payload_bytes_delivered"] == rc.counters["payload_bytes_delivered"]
+
+
+@pytest.mark.parametrize("mode", ["ev_spray", "ev_cycle", "ev_bitmap", "reps"])
+def test_an_entropy_mode_without_uet_traffic_is_warned_about(mode):
+    # The entropy modes set what a UET packet carries: over RC flows only, the run warns that
+    # they change nothing; over a UET flow they act, and the run says nothing of them.
+    sc = Scenario.star(3).with_fabric(path_selection=mode)
+    with pytest.warns(RdmalabWarning, match=rf'fabric\.path_selection = "{mode}" .*transport = "uet"'):
+        run(sc.flow(1, 0, 20000), progress=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run(sc.flow(1, 0, 20000, transport="uet"), progress=False)
+    assert not [w for w in caught if "path_selection" in str(w.message)], [str(w.message) for w in caught]

@@ -176,8 +176,12 @@ def test_toml_link_failures_report_unreachable_flows_in_flows_and_summary(tmp_pa
     cross = flows.filter((pl.col("src") < 4) != (pl.col("dst") < 4))
     assert set(cross["status"]) == {"unreachable"} and cross.height == 4
     assert cross["fct_ns"].null_count() == 4
+    # Given up when the routes recomputed after the cut (5 us + reroute_delay 2 us) left no
+    # path to their destination.
+    assert cross["gave_up_ns"].to_list() == [7000.0] * 4
     local = flows.filter((pl.col("src") < 4) & (pl.col("dst") < 4))
     assert local["status"].to_list() == ["completed"] and len(status) == 5
+    assert local["gave_up_ns"].null_count() == 1
     assert res.counters["flows_unreachable"] == 4 and res.counters["link_failures"] == 2
     assert "flows unreachable 4" in res.summary()
     table = res.slowdown_table()

@@ -75,6 +75,8 @@ OWN: dict[str, str] = {
     "flows.cnps_ecn": "CNPs the receiver sent for a CE mark",
     "flows.cnps_ooo": "CNPs the receiver sent for an out-of-order packet (`fabric.cnp_on_ooo`)",
     "flows.slowdown": "`fct_ns / ideal_ns`, at least 1 (null for a flow given up)",
+    "flows.gave_up_ns": ("when its source gave the flow up, ns (absolute, like `start_ns`); null for a completed "
+                         "flow"),
     "flows.status": ("`completed`; for a flow given up (no FCT, no tenant): `unreachable` (a link failure cut "
                      "its source off from its destination), `retry_exceeded` (a WR exhausted `rnic.retry_cnt` / "
                      "`fabric.retry_limit`) or `rnr_retry_exceeded` (a SEND exhausted `rnic.rnr_retry`)"),

@@ -58,6 +58,7 @@ pub(super) fn check(spec: &ScenarioSpec, s: &Scenario, file: &Path) -> Result<Ve
     out.extend(multipath_costs(spec, s));
     out.extend(stop_before_every_message(s));
     out.extend(iofd_without_resequencing(s));
+    out.extend(super::fabric::FabricSpec::unused_keys(s));
     out.extend(large_tenant_states(s));
     Ok(out)
 }

@@ -141,6 +141,11 @@ pub(super) fn apply(spec: Option<&RnicSpec>, fabric: &super::FabricSpec, file: &
         }
     };
     let depth = range(field, depth, 1, u32::MAX as i64, " (leave it out: unlimited)")?;
+    if c.irn.is_some() {
+        let m =
+            "receive queues and RNR NAKs are modelled with go-back-N only (not with `fabric.loss_recovery = \"irn\"`)";
+        return Err(Error::input(file, 0, format!("rnic.{field}"), m));
+    }
     c.rnr = Some(RnrConfig {
         recv_queue_depth: depth as u32,
         shared,

@@ -218,6 +218,18 @@ fn cache_run(qps: u32, fetch: &str) -> f64 {
 }
 
 #[test]
+fn qp_cache_keys_without_a_cache_are_refused_at_their_line() {
+    // Without `qp_cache_entries` no cache is modelled: a penalty or a fetch mode would do nothing.
+    for (key, value) in [("qp_cache_miss_penalty", "\"1us\""), ("qp_cache_fetch", "\"serial\"")] {
+        let toml = format!("{}{key} = {value}\n", testbed("1ms"));
+        let e = fixtures::input_error(&toml);
+        let want =
+            format!("bad.toml:{}: field `fabric.{key}`: needs `qp_cache_entries`", fixtures::line_of(&toml, key));
+        assert!(e.starts_with(&want), "want {want}: {e}");
+    }
+}
+
+#[test]
 fn serial_fetch_gives_the_fig2c_knee() {
     let line = 40.0 * 1024.0 / (1024.0 + 48.0); // goodput of 1 KB packets at 40 Gb/s
     let thrash = 1024.0 * 8.0 / 1000.0; // one 1 KB packet per 1 µs fetch

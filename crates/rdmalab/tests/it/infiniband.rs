@@ -165,6 +165,9 @@ fn roce_keys_and_impossible_sizes_are_refused_by_field() {
         ("ack_high_prio = false\n", "fabric.ack_high_prio", "ack_high_prio", "outside credits"),
         ("ecn = true\n", "fabric.ecn", "ecn = true", "ECN"),
         ("deadlock_timeout = \"1ms\"\n", "fabric.deadlock_timeout", "deadlock_timeout", "PFC"),
+        // Tables that act on PFC frames, which no InfiniBand link carries.
+        ("[fabric.pfc_watchdog]\ndetection_time = \"1ms\"\n", "fabric.pfc_watchdog", "[fabric.pfc_watchdog]", "PFC"),
+        ("[fabric.pfc_pause]\nquanta = 1000\n", "fabric.pfc_pause", "[fabric.pfc_pause]", "PFC"),
     ];
     for (line, field, needle, what) in cases {
         let toml = format!("{base}{line}");

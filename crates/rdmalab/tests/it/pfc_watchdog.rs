@@ -171,3 +171,26 @@ fn the_pfc_watchdog_breaks_the_ring_as_in_one_simulation() {
         assert_eq!(one, outcome(threads), "{threads} threads");
     }
 }
+
+#[test]
+fn a_watchdog_with_nothing_to_watch_is_refused_by_its_full_field() {
+    // From a scenario file: at the table's line.
+    let toml = "[topology]\nkind = \"star\"\nhosts = 2\n[fabric]\nlossless = false\n\
+                [fabric.pfc_watchdog]\ndetection_time = \"1ms\"\n";
+    let e = crate::fixtures::input_error(toml);
+    let want =
+        format!("bad.toml:{}: field `fabric.pfc_watchdog`: PFC is off", crate::fixtures::line_of(toml, "[fabric.pfc"));
+    assert!(e.starts_with(&want), "want {want}: {e}");
+    // A configuration built in code names the full field too.
+    let zero = PfcWatchdogConfig { restoration_time: Time::ZERO, ..watchdog(PfcWatchdogAction::Drop, None) };
+    let cfg = SimConfig { pfc_watchdog: Some(zero), ..SimConfig::default() };
+    let e = Simulation::new(ring(), flows(1000), cfg).err().expect("refused").to_string();
+    assert_eq!(e, "scenario: fabric.pfc_watchdog.restoration_time: must be positive");
+    let cfg = SimConfig {
+        lossless: false,
+        pfc_watchdog: Some(watchdog(PfcWatchdogAction::Drop, None)),
+        ..SimConfig::default()
+    };
+    let e = Simulation::new(ring(), flows(1000), cfg).err().expect("refused").to_string();
+    assert!(e.starts_with("scenario: fabric.pfc_watchdog: PFC is off"), "{e}");
+}

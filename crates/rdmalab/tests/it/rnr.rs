@@ -244,10 +244,15 @@ fn bad_settings_name_their_field() {
     }
     let e = fixtures::input_error(&toml(2, gap, "read", ""));
     assert!(e.contains("traffic[0].verb") && e.contains("write, send"), "{e}");
+    // With IRN, the receive-queue key is refused at its line, the shared queue's too.
     let irn =
         toml(2, gap, "send", &rnic(1, 0, 1, 7)).replace("cc = \"none\"", "cc = \"none\"\nloss_recovery = \"irn\"");
-    let e = fixtures::build_error(&irn, "rnr.toml");
-    assert!(e.contains("rnic.recv_queue_depth") && e.contains("irn"), "{e}");
+    for (from, key) in [("recv_queue_depth", "recv_queue_depth"), ("recv_queue_depth", "srq_depth")] {
+        let text = irn.replace(from, key);
+        let e = fixtures::input_error(&text);
+        let want = format!("bad.toml:{}: field `rnic.{key}`: ", fixtures::line_of(&text, key));
+        assert!(e.starts_with(&want) && e.contains("loss_recovery = \"irn\""), "want {want}: {e}");
+    }
 }
 
 #[test]

@@ -168,3 +168,28 @@ fn rate_samples_carry_a_uet_qp_s_window() {
     assert!(nscc.iter().all(|&w| w > 0 && w <= cap), "{nscc:?}");
     assert!(nscc.iter().all(|&w| w < cap), "the transport's cap, not NSCC's window: {nscc:?}");
 }
+
+#[test]
+fn an_entropy_mode_without_uet_traffic_is_warned_about() {
+    // The entropy modes set only what a UET packet carries: over RC flows they route as
+    // `ecmp` does, which the run's warnings say; over a UET flow they act and say nothing.
+    let text = |mode: &str, transport: &str| {
+        format!(
+            "[topology]\nkind = \"star\"\nhosts = 2\n\
+             [[traffic]]\nkind = \"flows\"\ntransport = \"{transport}\"\nflows = [{{ src = 0, dst = 1, size = 1000 }}]\n\
+             [fabric]\npath_selection = \"{mode}\"\n"
+        )
+    };
+    let warned = |mode: &str, transport: &str| -> Vec<String> {
+        let sim = rdmalab::sim::Simulation::from_scenario(scenario(&text(mode, transport), "spray.toml")).unwrap();
+        sim.warnings().iter().filter(|w| w.contains("path_selection")).cloned().collect()
+    };
+    for mode in ["ev_spray", "ev_cycle", "ev_bitmap", "reps"] {
+        let rc = warned(mode, "rc");
+        assert_eq!(rc.len(), 1, "{mode}: {rc:?}");
+        assert!(rc[0].starts_with(&format!("fabric.path_selection = \"{mode}\" ")), "{}", rc[0]);
+        assert!(rc[0].contains("transport = \"uet\"") && rc[0].contains("\"ecmp\""), "{}", rc[0]);
+        assert!(warned(mode, "uet").is_empty(), "{mode} over a UET flow acts");
+    }
+    assert!(warned("ecmp", "rc").is_empty());
+}

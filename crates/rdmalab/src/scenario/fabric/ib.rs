@@ -83,6 +83,13 @@ fn refuse_roce_keys(spec: &FabricSpec, file: &Path) -> Result<()> {
     if let Some(i) = spec.classes.iter().position(|c| c.pfc.is_some()) {
         return Err(Error::input(file, 0, format!("fabric.classes[{i}].pfc"), why("PFC is RoCE's")));
     }
+    // Both tables act on PFC frames, which an InfiniBand link never carries.
+    if spec.pfc_watchdog.is_some() {
+        return Err(Error::input(file, 0, "fabric.pfc_watchdog", why("the watchdog watches PFC, which is RoCE's")));
+    }
+    if spec.pfc_pause.is_some() {
+        return Err(Error::input(file, 0, "fabric.pfc_pause", why("a PAUSE's pause time is PFC's, which is RoCE's")));
+    }
     let ecn_keys = [
         ("ecn", spec.ecn == Some(true)),
         ("ecn_kmin", spec.ecn_kmin.is_some()),

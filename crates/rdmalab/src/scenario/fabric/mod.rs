@@ -62,7 +62,8 @@ pub struct FabricSpec {
     /// `ecmp` (default), `source_ip` (Virtuoso's rule: hop = alias index mod n), a switch-side
     /// balancer: `spray`, `drill`, `letflow`, `conga`, `conweave` (`fabric::lb`), or the
     /// entropy spraying of UET packets under the switches' ECMP: `ev_spray`, `ev_cycle`,
-    /// `ev_bitmap`, `reps`.
+    /// `ev_bitmap`, `reps` (these act on `transport = "uet"` traffic only: a run with none
+    /// gets a warning).
     pub path_selection: Option<crate::topology::routing::PathSelection>,
     /// Congestion control (default `none`): `none`, `dcqcn`, `hpcc`, `timely`, `dctcp`, `blitz`
     /// (DASR at the receiver) or `ib` (InfiniBand CC), with run.py's parameters (`hpcc` also
@@ -87,9 +88,10 @@ pub struct FabricSpec {
     pub window: Option<bool>,
     /// QP-context cache entries per NIC (absent: not modelled).
     pub qp_cache_entries: Option<u32>,
-    /// QP-context miss penalty (default `"500ns"`).
+    /// QP-context miss penalty (default `"500ns"`). Refused without `qp_cache_entries`.
     pub qp_cache_miss_penalty: Option<String>,
-    /// `parallel` (default) or `serial` context fetches (the knee of the DRUM paper's Fig. 2c).
+    /// `parallel` (default) or `serial` context fetches (the knee of the DRUM paper's Fig. 2c;
+    /// refused without `qp_cache_entries`).
     pub qp_cache_fetch: Option<crate::rnic::FetchMode>,
     /// Sample switch queue lengths at this interval (absent: not sampled).
     pub queue_sample_interval: Option<String>,
@@ -128,11 +130,13 @@ pub struct FabricSpec {
     /// Receiver-credit congestion control's initial credit and grant size (`[fabric.rccc]`,
     /// with `cc = "rccc"` or `"nscc+rccc"`; absent: its defaults).
     pub rccc: Option<rccc::RcccSpec>,
-    /// The switches' PFC watchdog (`[fabric.pfc_watchdog]`); absent = off.
+    /// The switches' PFC watchdog (`[fabric.pfc_watchdog]`); absent = off. Refused under
+    /// `link_layer = "infiniband"` and without PFC (`lossless = false`, no class table).
     pub pfc_watchdog: Option<pfc_watchdog::PfcWatchdogSpec>,
     /// Switches trim UET data packets to their headers (`[fabric.trimming]`); absent = off.
     pub trimming: Option<trimming::TrimmingSpec>,
-    /// PAUSE frames with a pause time (`[fabric.pfc_pause]`); absent = until RESUME.
+    /// PAUSE frames with a pause time (`[fabric.pfc_pause]`); absent = until RESUME. Refused
+    /// under `link_layer = "infiniband"` and without PFC (`lossless = false`, no class table).
     pub pfc_pause: Option<pfc_pause::PfcPauseSpec>,
     /// Traffic classes (`[[fabric.classes]]`): per-class scheduling, PFC and ECN.
     #[serde(default)]
@@ -253,6 +257,9 @@ impl FabricSpec {
             c.qp_cache = Some(crate::rnic::QpCacheConfig { entries: n, miss_penalty_ns: pen.ns(), fetch });
         } else if self.qp_cache_fetch.is_some() {
             return Err(Error::input(file, 0, f("qp_cache_fetch"), "needs `qp_cache_entries` (no cache is modelled)"));
+        } else if self.qp_cache_miss_penalty.is_some() {
+            let m = "needs `qp_cache_entries` (no cache is modelled, so no lookup misses)";
+            return Err(Error::input(file, 0, f("qp_cache_miss_penalty"), m));
         }
         if let Some(s) = &self.queue_sample_interval {
             c.queue_sample_interval = Some(sample_interval(file, &f("queue_sample_interval"), s)?);
@@ -329,6 +336,8 @@ impl FabricSpec {
         // After every other fabric key: the link layer, then the switch model.
         ib::apply(self, file, &mut c)?;
         switch_model::apply(self, file, &mut c)?;
+        pfc_watchdog::check_pfc_on(&c, file)?;
+        pfc_pause::check_pfc_on(&c, file)?;
         Ok(c)
     }
 
@@ -344,6 +353,11 @@ impl FabricSpec {
         let mut c = self.build(file, seed, stop)?;
         uet::auto_rto(self.uet.as_ref(), topology, file, &mut c)?;
         Ok(c)
+    }
+
+    /// The warnings of fabric keys that the scenario's traffic leaves with nothing to do.
+    pub(super) fn unused_keys(s: &Scenario) -> Option<String> {
+        uet::unused_path_selection(s)
     }
 
     /// The fabric mechanisms' checks against what the rest of the scenario built (flows,

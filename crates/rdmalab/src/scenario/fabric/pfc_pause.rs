@@ -12,6 +12,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::config::sim_config::PfcPauseConfig;
+use crate::config::SimConfig;
 use crate::error::{Error, Result};
 
 /// The table as written.
@@ -53,4 +54,15 @@ impl PfcPauseSpec {
         };
         Ok(PfcPauseConfig { quanta, refresh_quanta })
     }
+}
+
+/// A pause time on a fabric without PFC (`lossless = false` and no class table) has no PAUSE
+/// to ride on: refused, naming the table (after every fabric key; InfiniBand refuses it
+/// earlier).
+pub(super) fn check_pfc_on(c: &SimConfig, file: &Path) -> Result<()> {
+    if c.pfc_pause.is_some() && !c.lossless && c.classes.is_none() {
+        let m = "PFC is off (`fabric.lossless = false`): no PAUSE is sent, so none carries a pause time";
+        return Err(Error::input(file, 0, "fabric.pfc_pause", m));
+    }
+    Ok(())
 }

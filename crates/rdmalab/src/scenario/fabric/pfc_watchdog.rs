@@ -15,6 +15,7 @@ use serde::Deserialize;
 
 use super::super::field_time;
 use crate::config::sim_config::{PfcWatchdogAction, PfcWatchdogConfig};
+use crate::config::SimConfig;
 use crate::error::{Error, Result};
 use crate::units::Time;
 
@@ -70,4 +71,14 @@ impl PfcWatchdogSpec {
         };
         Ok(PfcWatchdogConfig { detection_time, restoration_time, poll_interval, action })
     }
+}
+
+/// A watchdog on a fabric without PFC (`lossless = false` and no class table) has nothing to
+/// watch: refused, naming the table (after every fabric key; InfiniBand refuses it earlier).
+pub(super) fn check_pfc_on(c: &SimConfig, file: &Path) -> Result<()> {
+    if c.pfc_watchdog.is_some() && !c.lossless && c.classes.is_none() {
+        let m = "PFC is off (`fabric.lossless = false`): nothing to watch";
+        return Err(Error::input(file, 0, "fabric.pfc_watchdog", m));
+    }
+    Ok(())
 }

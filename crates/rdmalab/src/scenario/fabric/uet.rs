@@ -134,6 +134,33 @@ pub(super) fn auto_rto(
     Ok(())
 }
 
+/// True when some traffic of `s` runs on the Ultra Ethernet transport: a flow, a collective
+/// or an `[[app]]` with `transport = "uet"`.
+fn has_uet(s: &crate::config::Scenario) -> bool {
+    use crate::rnic::transport::Transport;
+    s.flows.iter().any(|f| f.transport == Transport::Uet)
+        || s.collectives.iter().any(|c| c.transport == Transport::Uet)
+        || s.host_model.as_ref().is_some_and(|h| h.apps.iter().any(|a| a.transport == Transport::Uet))
+}
+
+/// The entropy modes of `fabric.path_selection` set the entropy value a UET packet carries;
+/// with no UET traffic every packet is hashed as under `ecmp`, which the warning says.
+pub(super) fn unused_path_selection(s: &crate::config::Scenario) -> Option<String> {
+    let name = match s.config.path_selection {
+        PathSelection::EvSpray => "ev_spray",
+        PathSelection::EvCycle => "ev_cycle",
+        PathSelection::EvBitmap => "ev_bitmap",
+        PathSelection::Reps => "reps",
+        _ => return None,
+    };
+    (!has_uet(s)).then(|| {
+        format!(
+            "fabric.path_selection = \"{name}\" sets the entropy of Ultra Ethernet packets only, and no flow, \
+             collective or app has `transport = \"uet\"`: every packet is routed as under \"ecmp\""
+        )
+    })
+}
+
 /// UET's packets carry fields that some mechanisms also write: the SACK in the ACK's
 /// payload (Blitz's DASR share), the trimmable flag in the deflection byte (IOFD, ConWeave)
 /// and the SACK base in `int_hops` (CONGA's feedback). A run with UET flows or collectives refuses them,

@@ -90,20 +90,25 @@ pub(crate) const TABLE: TableSchema = TableSchema {
     ],
 };
 
-/// Refuses a watchdog that cannot act: on InfiniBand (credits, no PFC) or without PFC.
+/// Refuses a watchdog that cannot act: on InfiniBand (credits, no PFC) or without PFC. A
+/// scenario file or a Python scenario is refused earlier, at its line
+/// (`scenario::fabric`); this is the check of a configuration built in code.
 pub(super) fn check(cfg: &SimConfig) -> Result<()> {
     let Some(w) = &cfg.pfc_watchdog else { return Ok(()) };
+    let f = "fabric.pfc_watchdog";
     if cfg.infiniband() {
-        return Err(Error::scenario("pfc_watchdog", "InfiniBand has no PFC (its links use credits)"));
+        return Err(Error::scenario(f, "InfiniBand has no PFC (its links use credits)"));
     }
     if !cfg.lossless && cfg.classes.is_none() {
-        return Err(Error::scenario("pfc_watchdog", "PFC is off (`fabric.lossless = false`): nothing to watch"));
+        return Err(Error::scenario(f, "PFC is off (`fabric.lossless = false`): nothing to watch"));
     }
-    if w.detection_time == Time::ZERO || w.restoration_time == Time::ZERO || w.poll_interval == Some(Time::ZERO) {
-        return Err(Error::scenario(
-            "pfc_watchdog",
-            "detection_time, restoration_time and poll_interval must be positive",
-        ));
+    let zero = [
+        ("detection_time", w.detection_time == Time::ZERO),
+        ("restoration_time", w.restoration_time == Time::ZERO),
+        ("poll_interval", w.poll_interval == Some(Time::ZERO)),
+    ];
+    if let Some((key, _)) = zero.iter().find(|(_, z)| *z) {
+        return Err(Error::scenario(format!("{f}.{key}"), "must be positive"));
     }
     Ok(())
 }

@@ -124,12 +124,15 @@ impl Rnr {
     }
 }
 
-/// The settings no run can use, naming the field.
+/// The settings no run can use, naming the field. A scenario file or a Python scenario is
+/// refused earlier, at its line (`scenario::rnic`); this is the check of a configuration
+/// built in code.
 pub(super) fn check(cfg: &crate::config::SimConfig) -> crate::error::Result<()> {
     use crate::error::Error;
     let Some(r) = cfg.rnr else { return Ok(()) };
+    let depth = if r.shared { "rnic.srq_depth" } else { "rnic.recv_queue_depth" };
     if r.recv_queue_depth == 0 {
-        return Err(Error::scenario("rnic.recv_queue_depth", "must be at least 1 (leave it out: unlimited)"));
+        return Err(Error::scenario(depth, "must be at least 1 (leave it out: unlimited)"));
     }
     if r.min_rnr_timer > 31 {
         return Err(Error::scenario("rnic.min_rnr_timer", format!("{}: the encoding is 0 to 31", r.min_rnr_timer)));
@@ -138,8 +141,9 @@ pub(super) fn check(cfg: &crate::config::SimConfig) -> crate::error::Result<()> 
         return Err(Error::scenario("rnic.rnr_retry", format!("{}: 0 to 7 (7: retry forever)", r.rnr_retry)));
     }
     if cfg.irn.is_some() {
-        let m = "receive queues and RNR NAKs are modelled with go-back-N only (not with loss_recovery = \"irn\")";
-        return Err(Error::scenario("rnic.recv_queue_depth", m));
+        let m =
+            "receive queues and RNR NAKs are modelled with go-back-N only (not with `fabric.loss_recovery = \"irn\"`)";
+        return Err(Error::scenario(depth, m));
     }
     Ok(())
 }
