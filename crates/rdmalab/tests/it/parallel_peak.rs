@@ -1,0 +1,47 @@
+//! `qps_peak` (most QPs alive at once) of a parallel run is the one-thread run's, not the
+//! sum of the partitions' peaks: the partitions' openings and releases merged in the run's
+//! event order (`sim::parallel::peak`).
+
+use std::path::Path;
+
+use rdmalab::scenario::Scenario;
+use rdmalab::sim::parallel::{ParallelRun, Runner};
+use rdmalab::sim::StopReason;
+
+/// A k = 4 fat tree (16 hosts in 4 pods) under Poisson FB_Hadoop traffic at 50 % load:
+/// a few hundred flows, mostly short, that start and end at different times on hosts of
+/// every partition.
+fn scenario(threads: u32) -> Scenario {
+    let toml = "seed = 3\n[topology]\nkind = \"fat_tree\"\nk = 4\n\
+                [[traffic]]\nkind = \"poisson\"\ncdf = \"fb_hadoop\"\nload = 0.5\nduration = \"300us\"\n\
+                [fabric]\ncc = \"dcqcn\"\n";
+    let mut s = Scenario::from_toml(toml, Path::new("peak.toml")).expect("valid scenario");
+    s.config.threads = Some(threads);
+    s
+}
+
+#[test]
+fn qps_peak_is_the_one_thread_peak_at_2_and_4_threads() {
+    let flows = scenario(1).flows.len();
+    assert!(flows > 200, "{flows} flows: too few to churn");
+    let mut one = Runner::new(scenario(1)).expect("builds");
+    assert_eq!(one.run_to_end(), StopReason::Finished);
+    let one = one.results().expect("conserved").counters;
+    // The churn: QPs open and close, so the peak is well below the flows.
+    assert_eq!(one.qps_opened, flows as u64);
+    assert!(one.qps_peak > 1 && one.qps_peak * 2 < one.qps_opened, "peak {} of {flows}", one.qps_peak);
+    for threads in [2, 4] {
+        let mut run = ParallelRun::new(scenario(threads), threads).expect("builds");
+        assert_eq!(run.partitions(), threads as usize);
+        assert_eq!(run.run_to_end(), StopReason::Finished);
+        let peaks = run.qps_peak_per_partition();
+        let many = run.results().expect("conserved").counters;
+        assert_eq!(many.qps_opened, one.qps_opened, "{threads} threads");
+        assert_eq!(many.qps_peak, one.qps_peak, "{threads} threads: partitions' peaks {peaks:?}");
+        // The partitions reach their peaks at different times: their sum, what the merge
+        // reported before, overstates the run's.
+        let sum: u64 = peaks.iter().sum();
+        assert!(sum > one.qps_peak, "{threads} threads: sum {sum} of {peaks:?}, exact {}", one.qps_peak);
+        eprintln!("{threads} threads: exact peak {}, partitions' peaks {peaks:?} (sum {sum})", one.qps_peak);
+    }
+}
