@@ -8,20 +8,30 @@ use rdmalab::scenario::Scenario;
 use rdmalab::sim::parallel::{ParallelRun, Runner};
 use rdmalab::sim::StopReason;
 
-/// A k = 4 fat tree (16 hosts in 4 pods) under Poisson FB_Hadoop traffic at 50 % load:
-/// a few hundred flows, mostly short, that start and end at different times on hosts of
-/// every partition.
-fn scenario(threads: u32) -> Scenario {
-    let toml = "seed = 3\n[topology]\nkind = \"fat_tree\"\nk = 4\n\
-                [[traffic]]\nkind = \"poisson\"\ncdf = \"fb_hadoop\"\nload = 0.5\nduration = \"300us\"\n\
-                [fabric]\ncc = \"dcqcn\"\n";
-    let mut s = Scenario::from_toml(toml, Path::new("peak.toml")).expect("valid scenario");
+/// A k = 4 fat tree (16 hosts in 4 pods, links of `delay`) under Poisson FB_Hadoop traffic
+/// at 50 % load: a few hundred flows, mostly short, that start and end at different times
+/// on hosts of every partition. The windows are one link delay long: with long links, many
+/// QPs open and close in one window, and only the merge's order puts them right.
+fn scenario(delay: &str, threads: u32) -> Scenario {
+    let toml = format!(
+        "seed = 3\n[topology]\nkind = \"fat_tree\"\nk = 4\ndelay = \"{delay}\"\n\
+         [[traffic]]\nkind = \"poisson\"\ncdf = \"fb_hadoop\"\nload = 0.5\nduration = \"1ms\"\n\
+         [fabric]\ncc = \"dcqcn\"\n"
+    );
+    let mut s = Scenario::from_toml(&toml, Path::new("peak.toml")).expect("valid scenario");
     s.config.threads = Some(threads);
     s
 }
 
 #[test]
 fn qps_peak_is_the_one_thread_peak_at_2_and_4_threads() {
+    for delay in ["1us", "5us"] {
+        same_peak(delay);
+    }
+}
+
+fn same_peak(delay: &str) {
+    let scenario = |threads| scenario(delay, threads);
     let flows = scenario(1).flows.len();
     assert!(flows > 200, "{flows} flows: too few to churn");
     let mut one = Runner::new(scenario(1)).expect("builds");
@@ -36,12 +46,15 @@ fn qps_peak_is_the_one_thread_peak_at_2_and_4_threads() {
         assert_eq!(run.run_to_end(), StopReason::Finished);
         let peaks = run.qps_peak_per_partition();
         let many = run.results().expect("conserved").counters;
-        assert_eq!(many.qps_opened, one.qps_opened, "{threads} threads");
-        assert_eq!(many.qps_peak, one.qps_peak, "{threads} threads: partitions' peaks {peaks:?}");
+        assert_eq!(many.qps_opened, one.qps_opened, "{delay}, {threads} threads");
+        assert_eq!(many.qps_peak, one.qps_peak, "{delay}, {threads} threads: partitions' peaks {peaks:?}");
         // The partitions reach their peaks at different times: their sum, what the merge
         // reported before, overstates the run's.
         let sum: u64 = peaks.iter().sum();
-        assert!(sum > one.qps_peak, "{threads} threads: sum {sum} of {peaks:?}, exact {}", one.qps_peak);
-        eprintln!("{threads} threads: exact peak {}, partitions' peaks {peaks:?} (sum {sum})", one.qps_peak);
+        assert!(sum > one.qps_peak, "{delay}, {threads} threads: sum {sum} of {peaks:?}, exact {}", one.qps_peak);
+        eprintln!(
+            "{delay}, {flows} flows, {threads} threads: exact peak {}, partitions' peaks {peaks:?} (sum {sum})",
+            one.qps_peak
+        );
     }
 }

@@ -27,8 +27,8 @@
 //! thread does. A partition releases a QP when its own copy of `Qp::in_flight` reaches zero
 //! (`host::release_if_quiet`), and packets that leave the network elsewhere are counted off
 //! in another partition's copy: the data packets a receiver takes without an ACK
-//! (`ack_interval` above 1, an unreliable transport) and those a switch of a third partition
-//! drops. Such a QP is released later, or not before the run ends, so the count is then
+//! (`ack_interval` above 1, an unreliable transport) and those a switch outside the
+//! sender's partition drops. Such a QP is released later, or not before the run ends, so the count is then
 //! higher than one thread's, never lower (the partitions' copies only hold back releases),
 //! and never above the sum of the partitions' peaks.
 
