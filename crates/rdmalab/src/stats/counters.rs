@@ -65,8 +65,9 @@ pub struct Counters {
 }
 
 impl Counters {
-    /// Adds another part's counters (a parallel run's partitions; `qps_peak` becomes the
-    /// sum of the partitions' peaks, an upper bound).
+    /// Adds another part's counters (a parallel run's partitions). `qps_peak` is kept: a
+    /// peak over parts is not the sum of theirs (the parallel engine sets the run's from the
+    /// partitions' openings and releases in the run's event order).
     pub fn add(&mut self, o: &Counters) {
         self.events += o.events;
         self.data_packets_sent += o.data_packets_sent;
@@ -87,7 +88,6 @@ impl Counters {
         self.cnps_ooo += o.cnps_ooo;
         self.wr_failures += o.wr_failures;
         self.qps_opened += o.qps_opened;
-        self.qps_peak += o.qps_peak;
         self.link_error_losses += o.link_error_losses;
         self.pause_frames_lost += o.pause_frames_lost;
         self.link_down_losses += o.link_down_losses;

@@ -47,6 +47,7 @@ mod parallel_balance;
 mod parallel_drawn;
 mod parallel_observers;
 mod parallel_outputs;
+mod parallel_peak;
 mod pfc_headroom;
 mod pfc_watchdog;
 mod rail;

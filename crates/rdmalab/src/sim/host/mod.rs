@@ -135,6 +135,7 @@ impl Simulation {
         self.counters.qps_opened += 1;
         self.live_qps += 1;
         self.counters.qps_peak = self.counters.qps_peak.max(self.live_qps);
+        self.log_live_qps(true);
         if self.cfg.defense != crate::tenancy::Defense::None {
             let (_, bdp) = self.path_rtt_bdp(f.src, f.dst);
             let (p, now, qp) = (&self.cfg.defense_params, self.now, &mut self.qps[id.idx()]);
@@ -163,6 +164,7 @@ impl Simulation {
         }
         self.qps[id.idx()].cc_group = CcGroupId(RELEASED);
         self.live_qps -= 1;
+        self.log_live_qps(false);
         if reuse {
             self.free_qps.push(id);
         }

@@ -71,6 +71,7 @@ impl ParallelRun {
             r.mechanism_counters.set(name, peak);
         }
         r.counters.qps_opened -= setup_qps_again;
+        r.counters.qps_peak = self.live_qps.peak; // the partitions' changes in the run's order
         r.tenant_bins = crate::tenancy::meter::merge(tenant_bins);
         r.tenant_bin = tenant_bin;
         r.records.sort_by_key(|x| (x.start + x.fct, x.flow));

@@ -24,6 +24,7 @@ mod memory;
 mod merge;
 mod observe;
 mod partition;
+mod peak;
 mod runner;
 mod stall;
 mod window;
@@ -86,6 +87,8 @@ pub struct ParallelRun {
     watch: deadlock::DeadlockWatch,
     /// Per partition's thread, summed over the calls of `run`: CPU used, time waited.
     times: Vec<ThreadTimes>,
+    /// The run's live QPs and their peak, merged from the partitions' logs (`peak`).
+    live_qps: peak::LiveQps,
 }
 
 /// Partition `me` of `s` cut by `part_of`: the whole world built, then told which part of it
@@ -170,7 +173,10 @@ impl ParallelRun {
             stop_time,
             open_conns: sims[0].apps.conns.iter().any(|c| !c.disconnected),
         };
+        // Every partition opened the setup's QPs alike; each logs only what it changes later.
+        let live_qps = peak::LiveQps { live: sims[0].live_qps, peak: sims[0].counters.qps_peak };
         Ok(Built::Parallel(Box::new(ParallelRun {
+            live_qps,
             times: vec![ThreadTimes::default(); sims.len()],
             parts: sims,
             part_of,
@@ -195,6 +201,11 @@ impl ParallelRun {
     /// Events each partition ran (how evenly the map split the work).
     pub fn events_per_partition(&self) -> Vec<u64> {
         self.parts.iter().map(|p| p.counters.events).collect()
+    }
+
+    /// Most QPs alive at once in each partition: their sum bounds the run's `qps_peak`.
+    pub fn qps_peak_per_partition(&self) -> Vec<u64> {
+        self.parts.iter().map(|p| p.counters.qps_peak).collect()
     }
 
     /// Packets (and pushed events) each partition sent across the cut: what the barriers move.
@@ -289,6 +300,7 @@ impl ParallelRun {
             shares: (0..n).map(|_| Mutex::new(WaitShare::default())).collect(),
             watch: Mutex::new(std::mem::take(&mut self.watch)),
             verdict: AtomicBool::new(false),
+            peak: peak::PeakMerge::new(n, self.live_qps),
         };
         let state = self.state;
         let ends: Vec<Window> = std::thread::scope(|scope| {
@@ -309,6 +321,7 @@ impl ParallelRun {
             resume_unwind(payload);
         }
         self.watch = shared.watch.into_inner().expect("watch");
+        self.live_qps = shared.peak.into_count();
         for (sum, t) in self.times.iter_mut().zip(&shared.times) {
             let t = *t.lock().expect("times");
             (sum.cpu_s, sum.wait_s) = (sum.cpu_s + t.cpu_s, sum.wait_s + t.wait_s);

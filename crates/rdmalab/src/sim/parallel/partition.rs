@@ -27,6 +27,8 @@ pub struct Partition {
     pub(in crate::sim) outbox: Vec<(u16, Time, u64, super::super::Event)>,
     /// Packets and events it sent across the cut so far (counted at the barriers).
     pub crossed: u64,
+    /// Its QPs opened and released in the current window (`peak`).
+    pub(in crate::sim) qp_log: Vec<super::peak::QpChange>,
 }
 
 impl Partition {
@@ -39,7 +41,16 @@ impl Partition {
             .filter(|(_, p)| part_of[p.node.idx()] == me && part_of[p.peer_node.idx()] != me)
             .map(|(i, p)| (PortId(i as u32), part_of[p.peer_node.idx()]))
             .collect();
-        Partition { me, part_of, cut_out, shared_qps: 0, mirrors: HashMap::new(), outbox: Vec::new(), crossed: 0 }
+        Partition {
+            me,
+            part_of,
+            cut_out,
+            shared_qps: 0,
+            mirrors: HashMap::new(),
+            outbox: Vec::new(),
+            crossed: 0,
+            qp_log: Vec::new(),
+        }
     }
 
     /// True if this partition owns `node`.

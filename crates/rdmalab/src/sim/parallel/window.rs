@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use super::barrier::{thread_cpu_s, SpinBarrier, ThreadTimes};
 use super::deadlock::{self, WatchMarks};
 use super::marks::{spread_bucket, Mark, Window};
+use super::peak::PeakMerge;
 use super::stall::{RunMarks, StallRule};
 use super::Mail;
 use crate::sim::watch::WaitShare;
@@ -46,6 +47,8 @@ pub(super) struct Shared {
     pub(super) shares: Vec<Mutex<WaitShare>>,
     pub(super) watch: Mutex<deadlock::DeadlockWatch>,
     pub(super) verdict: AtomicBool,
+    /// The partitions' logs of live QPs and the run's count (`peak`).
+    pub(super) peak: PeakMerge,
 }
 
 impl Shared {
@@ -98,6 +101,7 @@ impl Shared {
             self.guard(|| {
                 sim.run(RunLimit { until: Time(end.0 - 1), max_events: u64::MAX });
                 sim.export_crossings(&mut out);
+                self.peak.post(me, sim);
             });
             for (to, v) in out.iter_mut().enumerate().filter(|(_, v)| !v.is_empty()) {
                 v.post(&mut self.mail[me * n + to].lock().expect("mailbox"));
@@ -106,6 +110,9 @@ impl Shared {
             self.guard(|| {
                 for from in 0..n {
                     sim.import_mail(&mut self.mail[from * n + me].lock().expect("mailbox"));
+                }
+                if me == 0 {
+                    self.peak.merge(); // every log of the window is in, none of the next
                 }
             });
             let mine = Mark {
@@ -210,6 +217,7 @@ mod tests {
             shares: (0..n).map(|_| Mutex::new(WaitShare::default())).collect(),
             watch: Mutex::new(deadlock::DeadlockWatch::default()),
             verdict: AtomicBool::new(false),
+            peak: PeakMerge::new(n, Default::default()),
         }
     }
 
