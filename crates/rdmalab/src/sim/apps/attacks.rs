@@ -8,7 +8,9 @@
 //! its own host's ACK processing (`app_chunks_done`), so nothing here reaches into another
 //! node. A chunk is a WR of the generator whose cookie (and `Message::flow`) is its chunk
 //! number; the transfer as a whole is the one flow the scenario listed, and is reported
-//! once, when its last chunk completes.
+//! once, when its last chunk completes. A chunk whose QP has no room (`[rnic]
+//! max_send_wr`, `Verbs::sq_room`) waits in its slot and goes when a completion frees room,
+//! as a program holds what `ibv_post_send` refused.
 
 use super::serial_incast::{AggregatorRun, SenderRun};
 use super::AppState;
@@ -48,6 +50,9 @@ pub struct AppPost {
     pub qp: QpId,
     /// Bytes.
     pub size: u64,
+    /// When its acknowledgement reached the generator (`None`: never; an overlay's
+    /// messages are plain flows, reported as records instead).
+    pub done: Option<Time>,
 }
 
 /// A running application.
@@ -82,8 +87,9 @@ pub(in crate::sim) struct StaggeredRun {
 struct Slot {
     /// Its QP (`reuse`: for the whole transfer; `recreate`: the current chunk's).
     qp: QpId,
-    /// `recreate`: chunks whose turn came while the slot was busy, oldest first from
-    /// `next_waiting` (they are every `qps`-th chunk).
+    /// Chunks whose turn came while the slot was busy (`recreate`: its QP carries a chunk;
+    /// `reuse`: its QP's send queue is full), oldest first from `next_waiting` (they are
+    /// every `qps`-th chunk): a count, bounded by the transfer's chunks.
     waiting: u64,
     next_waiting: u64,
 }
@@ -216,20 +222,24 @@ impl Simulation {
             self.queue.push(at, Event::App(AppId(app), TURN));
         }
         let slot = (k % run.spec.qps as u64) as usize;
-        match run.spec.policy {
-            StaggerPolicy::Reuse => self.stagger_post(app, slot, k),
-            StaggerPolicy::Recreate => {
-                let s = &mut run.slots[slot];
-                if s.qp == NO_QP {
-                    self.stagger_post(app, slot, k);
-                } else {
-                    if s.waiting == 0 {
-                        s.next_waiting = k;
-                    }
-                    s.waiting += 1;
-                }
-            }
+        let (s, reuse) = (run.slots[slot], run.spec.policy == StaggerPolicy::Reuse);
+        // A recreate slot is busy while its QP carries a chunk; a reused QP while earlier
+        // chunks wait for it or its send queue is full (`[rnic] max_send_wr`).
+        let free = s.qp == NO_QP || reuse && s.waiting == 0 && self.stagger_room(app, s.qp) > 0;
+        if free {
+            return self.stagger_post(app, slot, k);
         }
+        let AppRun::Staggered(run) = self.attack_run(app) else { unreachable!() };
+        let s = &mut run.slots[slot];
+        if s.waiting == 0 {
+            s.next_waiting = k;
+        }
+        s.waiting += 1;
+    }
+
+    /// Free send-queue slots of generator `app`'s QP `qp` (`Verbs::sq_room`).
+    fn stagger_room(&mut self, app: u32, qp: QpId) -> u32 {
+        self.app_verbs(AppId(app), |v| v.sq_room(qp))
     }
 
     /// Posts chunk `k` on `slot`'s QP, opening one if the slot has none.
@@ -270,20 +280,34 @@ impl Simulation {
         let run = match self.attack_run(i) {
             AppRun::Staggered(run) => run,
             AppRun::Sender(_) => return self.serial_sent(app, n, qp),
-            _ => return,
+            AppRun::Aggregator(_) => return self.serial_grant(app), // a grant held for room
+            AppRun::PairQps(_) => return,
         };
         let app = i;
         run.done += n;
         run.last_qp = qp;
         let slot = (k % run.spec.qps as u64) as usize;
-        if run.spec.policy == StaggerPolicy::Recreate {
+        let reuse = run.spec.policy == StaggerPolicy::Reuse;
+        if !reuse {
+            run.slots[slot].qp = NO_QP;
+        }
+        // The slot's waiting chunks, oldest first: one into a freed recreate slot, as many
+        // as the reused QP's send queue now has room for.
+        let qps = run.spec.qps as u64;
+        self.trace_done(app, k, n, qps);
+        loop {
+            let AppRun::Staggered(run) = self.attack_run(app) else { unreachable!() };
+            if run.slots[slot].waiting == 0 || reuse && self.stagger_room(app, qp) == 0 {
+                break;
+            }
+            let AppRun::Staggered(run) = self.attack_run(app) else { unreachable!() };
             let s = &mut run.slots[slot];
-            s.qp = NO_QP;
-            if s.waiting > 0 {
-                let next = s.next_waiting;
-                s.waiting -= 1;
-                s.next_waiting += run.spec.qps as u64;
-                self.stagger_post(app, slot, next);
+            let next = s.next_waiting;
+            s.waiting -= 1;
+            s.next_waiting += qps;
+            self.stagger_post(app, slot, next);
+            if !reuse {
+                break;
             }
         }
         let AppRun::Staggered(run) = self.apps.state(AppId(app)).attack() else { unreachable!() };
@@ -321,7 +345,17 @@ impl Simulation {
 
     fn trace_post(&mut self, app: u32, chunk: u64, slot: u32, qp: QpId, size: u64) {
         if self.cfg.trace_apps {
-            self.app_posts.push(AppPost { app, chunk, slot, time: self.now, qp, size });
+            self.app_posts.push(AppPost { app, chunk, slot, time: self.now, qp, size, done: None });
+        }
+    }
+
+    /// Notes in the trace when chunks `k`, `k + qps`, ... (`n` of them) of `app` completed.
+    fn trace_done(&mut self, app: u32, k: u64, n: u64, qps: u64) {
+        if self.cfg.trace_apps {
+            for c in (0..n).map(|i| k + i * qps) {
+                let p = self.app_posts.iter_mut().rev().find(|p| p.app == app && p.chunk == c);
+                p.expect("a traced chunk completes once").done = Some(self.now);
+            }
         }
     }
 }
