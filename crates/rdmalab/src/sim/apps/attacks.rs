@@ -12,6 +12,7 @@
 //! max_send_wr`, `Verbs::sq_room`) waits in its slot and goes when a completion frees room,
 //! as a program holds what `ibv_post_send` refused.
 
+use super::overlay::PairRun;
 use super::serial_incast::{AggregatorRun, SenderRun};
 use super::AppState;
 use crate::app::{AppId, AppKind, Verbs};
@@ -23,7 +24,7 @@ use crate::units::Time;
 use crate::workload::attacks::{HostApp, StaggerPolicy, Staggered};
 use crate::workload::FlowSpec;
 
-const NO_QP: QpId = QpId::NONE;
+pub(super) const NO_QP: QpId = QpId::NONE;
 /// A generator's only timer token: the next chunk's turn.
 const TURN: u32 = 0;
 
@@ -94,14 +95,6 @@ struct Slot {
     next_waiting: u64,
 }
 
-#[derive(Debug)]
-pub(in crate::sim) struct PairRun {
-    /// The sending host.
-    host: NodeId,
-    /// Per destination: its reused QP (opened at its first message) and messages still to post.
-    dsts: Vec<(NodeId, QpId, u32)>,
-}
-
 impl Simulation {
     /// The attack generators of a scenario, with staggered defaults resolved on the path:
     /// the first rows of the application table.
@@ -117,7 +110,7 @@ impl Simulation {
     }
 
     /// The state of attack generator `app` (its row and its index in the scenario's list).
-    fn attack_run(&mut self, app: u32) -> &mut AppRun {
+    pub(super) fn attack_run(&mut self, app: u32) -> &mut AppRun {
         self.apps.state_mut(AppId(app)).attack_mut()
     }
 
@@ -145,10 +138,7 @@ impl Simulation {
                         last_qp: NO_QP,
                     })
                 }
-                HostApp::PairQps { host, planned } => AppRun::PairQps(PairRun {
-                    host: *host,
-                    dsts: planned.iter().map(|&(d, n)| (d, NO_QP, n)).collect(),
-                }),
+                HostApp::PairQps { host, planned } => AppRun::PairQps(PairRun::new(*host, planned)),
                 HostApp::GrantAggregator(s) => AppRun::Aggregator(AggregatorRun::new(s.clone())),
                 HostApp::GrantSender(s) => AppRun::Sender(SenderRun::new(s.clone())),
             })
@@ -159,7 +149,7 @@ impl Simulation {
     pub(in crate::sim) fn attack_host(&self, i: u32) -> NodeId {
         match self.apps.state(AppId(i)).attack() {
             AppRun::Staggered(run) => run.spec.src,
-            AppRun::PairQps(run) => run.host,
+            AppRun::PairQps(run) => run.host(),
             AppRun::Aggregator(run) => run.spec.host,
             AppRun::Sender(run) => run.spec.host,
         }
@@ -183,27 +173,7 @@ impl Simulation {
             }
             AppRun::Aggregator(_) => unreachable!("an aggregator carries no flow"),
             AppRun::Sender(_) => self.serial_admit(f.app, flow),
-            AppRun::PairQps(run) => {
-                let i = run.dsts.iter().position(|d| d.0 == f.dst).expect("overlay flow to a planned member");
-                let qp = match run.dsts[i].1 {
-                    NO_QP => self.app_verbs(f.app, |v| v.open_qp(&f, AppId::NONE)),
-                    q => q,
-                };
-                let AppRun::PairQps(run) = self.attack_run(app) else { unreachable!() };
-                let d = &mut run.dsts[i];
-                d.2 -= 1;
-                let last = d.2 == 0;
-                d.1 = if last { NO_QP } else { qp };
-                crate::sim::mech::uet::align_post(&mut self.qps[qp.idx()], self.cfg.mtu);
-                self.qps[qp.idx()].post(flow, f.size, self.now);
-                self.nics[self.qps[qp.idx()].nic.idx()].mark(&self.qps[qp.idx()]);
-                if last {
-                    self.app_verbs(f.app, |v| v.close_qp(qp));
-                }
-                self.trace_post(app, flow.0 as u64, f.dst.0, qp, f.size);
-                let nic = self.qps[qp.idx()].nic;
-                self.nic_kick(nic);
-            }
+            AppRun::PairQps(_) => self.overlay_admit(app, flow, f),
         }
     }
 
@@ -343,7 +313,7 @@ impl Simulation {
         self.note_work_done();
     }
 
-    fn trace_post(&mut self, app: u32, chunk: u64, slot: u32, qp: QpId, size: u64) {
+    pub(super) fn trace_post(&mut self, app: u32, chunk: u64, slot: u32, qp: QpId, size: u64) {
         if self.cfg.trace_apps {
             self.app_posts.push(AppPost { app, chunk, slot, time: self.now, qp, size, done: None });
         }
