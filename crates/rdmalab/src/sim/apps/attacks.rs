@@ -251,7 +251,7 @@ impl Simulation {
             AppRun::Staggered(run) => run,
             AppRun::Sender(_) => return self.serial_sent(app, n, qp),
             AppRun::Aggregator(_) => return self.serial_grant(app), // a grant held for room
-            AppRun::PairQps(_) => return,
+            AppRun::PairQps(_) => return self.overlay_room(i, qp),  // flows held for room
         };
         let app = i;
         run.done += n;
