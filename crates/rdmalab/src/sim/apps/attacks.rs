@@ -24,7 +24,7 @@ use crate::units::Time;
 use crate::workload::attacks::{HostApp, StaggerPolicy, Staggered};
 use crate::workload::FlowSpec;
 
-pub(super) const NO_QP: QpId = QpId::NONE;
+const NO_QP: QpId = QpId::NONE;
 /// A generator's only timer token: the next chunk's turn.
 const TURN: u32 = 0;
 

@@ -9,12 +9,13 @@
 
 use std::collections::VecDeque;
 
-use super::attacks::NO_QP;
 use super::AppRun;
 use crate::app::{AppId, Verbs};
 use crate::ids::{FlowId, NodeId, QpId};
 use crate::sim::Simulation;
 use crate::workload::FlowSpec;
+
+const NO_QP: QpId = QpId::NONE;
 
 #[derive(Debug)]
 pub(in crate::sim) struct PairRun {
