@@ -190,7 +190,9 @@ pub struct Qp {
     /// earlier occupant is ignored).
     pub gen: u16,
     /// Send-queue depth: WQEs it may hold posted and not yet completed (`[host]
-    /// max_send_wr` for the host model's QPs; `u32::MAX` for every other QP).
+    /// max_send_wr` for the host model's QPs; `[rnic] max_send_wr` for every other QP an
+    /// application keeps, DRUM's control QPs at least the device's; `u32::MAX` for a plain
+    /// flow's QP, which carries its one message).
     pub sq_depth: u32,
     /// NACKs this sender received, over the QP's life.
     pub nacks: u32,

@@ -56,8 +56,9 @@ pub struct RnicSpec {
     /// (`ibv_qp_attr::retry_cnt`, 0 to 7). Sets `fabric.retry_limit` (absent: that key's).
     pub retry_cnt: Option<i64>,
     /// Send-queue depth of each QP an application keeps open (`ibv_qp_cap::max_send_wr`;
-    /// default 16351, ConnectX-3's `max_qp_wr`): multipath, Virtuoso and jobs' ranks hold a WR
-    /// that finds the queue full until a completion frees a slot.
+    /// default 16351, ConnectX-3's `max_qp_wr`): multipath, Virtuoso, jobs' ranks, the attack
+    /// generators and the serial incast hold a WR (a generator's chunk) that finds the queue
+    /// full until a completion frees a slot.
     pub max_send_wr: Option<i64>,
 }
 

@@ -182,3 +182,120 @@ fn after_an_outage_failed_wrs_go_before_held_ones_and_every_message_completes() 
         }
     }
 }
+
+/// A reused-QP staggered transfer of 200 chunks of 10 kB on 2 slots, a turn every 0.1 µs
+/// (far faster than a 10 kB chunk's 0.8 µs on the 100 Gb/s link), with `[rnic] max_send_wr`
+/// = `depth` (none: the default).
+fn staggered_reuse(depth: Option<u32>) -> Results {
+    let rnic = depth.map_or(String::new(), |d| format!("[rnic]\nmax_send_wr = {d}\n"));
+    let toml = format!(
+        "[topology]\nkind = \"dumbbell\"\nhosts_per_side = 1\n[fabric]\ncc = \"none\"\n{rnic}\
+         [[traffic]]\nkind = \"staggered_qps\"\nsrc = 0\ndst = 1\nqps = 2\nsize = 2000000\nchunk = 10000\n\
+         interval = \"100ns\"\npolicy = \"reuse\"\n"
+    );
+    let mut s = scenario(&toml, "stagger.toml");
+    s.config.trace_apps = true;
+    run_finished(s)
+}
+
+/// The most chunks of one QP posted and not yet acknowledged at any instant (a chunk that
+/// completes at `t` has left the queue before one posted at `t` joins it).
+fn most_chunks_queued(r: &Results) -> usize {
+    let posts = &r.app_posts;
+    let queued_at = |p: &rdmalab::sim::AppPost| {
+        posts.iter().filter(|d| d.qp == p.qp && d.time <= p.time && d.done.is_none_or(|t| t > p.time)).count()
+    };
+    posts.iter().map(queued_at).max().unwrap_or(0)
+}
+
+#[test]
+fn a_staggered_generator_holds_chunks_past_the_send_queue_depth() {
+    let (chunks, size) = (200u64, 2_000_000u64);
+    let deep = staggered_reuse(None);
+    let held = staggered_reuse(Some(4));
+    for r in [&deep, &held] {
+        assert_eq!(r.app_posts.len() as u64, chunks, "each chunk posted once");
+        assert!(r.app_posts.iter().all(|p| p.done.is_some()), "every chunk completes");
+        assert_eq!(r.app_posts.iter().map(|p| p.size).sum::<u64>(), size);
+        let transfer = r.records.iter().find(|f| f.src == NodeId(0)).expect("the transfer completes");
+        assert_eq!(transfer.size, size);
+        // Each slot's chunks go on its one QP in order, every second chunk.
+        for slot in 0..2u32 {
+            let mut on: Vec<_> = r.app_posts.iter().filter(|p| p.slot == slot).collect();
+            on.sort_by_key(|p| (p.time, p.chunk));
+            assert!(on.iter().all(|p| p.qp == on[0].qp && p.chunk % 2 == slot as u64));
+            assert!(on.windows(2).all(|w| w[0].chunk < w[1].chunk), "slot {slot} posts in order");
+        }
+    }
+    // Without a small depth the turns outrun the QPs: their queues grow far past 4.
+    assert!(most_chunks_queued(&deep) > 20, "{}", most_chunks_queued(&deep));
+    assert!(deep.app_posts.iter().all(|p| p.time == Time::from_ps(100_000 * p.chunk)), "every chunk at its turn");
+    // With depth 4 no QP ever holds more than 4; the others wait for a completion, and a
+    // held chunk goes the instant one frees a slot.
+    assert_eq!(most_chunks_queued(&held), 4);
+    let late: Vec<_> = held.app_posts.iter().filter(|p| p.time > Time::from_ps(100_000 * p.chunk)).collect();
+    assert!(late.len() as u64 > chunks / 2, "{} chunks held", late.len());
+    for p in late {
+        assert!(held.app_posts.iter().any(|d| d.qp == p.qp && d.done == Some(p.time)), "chunk {}", p.chunk);
+    }
+    assert!(held.last_completion >= deep.last_completion);
+}
+
+/// A shuffled overlay of 3 hosts on a star, 20 kB to a successor every 1 µs (each
+/// destination every other step, far faster than a chunk's 1.6 µs on the 100 Gb/s link
+/// shared by two senders), with `[rnic] max_send_wr` = `depth` (none: the default).
+fn overlay(depth: Option<u32>) -> Results {
+    let rnic = depth.map_or(String::new(), |d| format!("[rnic]\nmax_send_wr = {d}\n"));
+    let toml = format!(
+        "[topology]\nkind = \"star\"\nhosts = 3\n[fabric]\ncc = \"none\"\n{rnic}\
+         [[traffic]]\nkind = \"shuffled_overlay\"\nhosts = [0, 1, 2]\nchunk = 20000\ninterval = \"1us\"\n\
+         until = \"60us\"\n"
+    );
+    let mut s = scenario(&toml, "overlay.toml");
+    s.config.trace_apps = true;
+    run_finished(s)
+}
+
+/// The most flows of one overlay QP posted and not yet completed at any instant: a flow's
+/// post from the trace, its completion from its record (its FCT counts from its post).
+fn most_flows_queued(r: &Results) -> usize {
+    let done = |p: &rdmalab::sim::AppPost| {
+        let rec = r.records.iter().find(|f| f.flow as u64 == p.chunk).expect("every flow completes");
+        p.time + rec.fct
+    };
+    let spans: Vec<_> = r.app_posts.iter().map(|p| (p.qp, p.time, done(p))).collect();
+    let queued_at = |&(qp, at, _): &(rdmalab::QpId, Time, Time)| {
+        spans.iter().filter(|&&(q, post, end)| q == qp && post <= at && end > at).count()
+    };
+    spans.iter().map(queued_at).max().unwrap_or(0)
+}
+
+#[test]
+fn a_shuffled_overlay_holds_flows_past_the_send_queue_depth() {
+    let deep = overlay(None);
+    let held = overlay(Some(2));
+    for r in [&deep, &held] {
+        assert_eq!(r.records.len(), 3 * 60, "every member's flow of every step completes");
+        assert!(r.records.iter().all(|f| f.size == 20_000));
+        assert_eq!(r.app_posts.len(), r.records.len(), "each flow posted once");
+    }
+    assert!(most_flows_queued(&deep) > 2, "{}", most_flows_queued(&deep));
+    assert_eq!(most_flows_queued(&held), 2);
+    // A held flow is posted at the instant a flow on its QP completes.
+    let late: Vec<_> = held
+        .app_posts
+        .iter()
+        .filter(|p| {
+            let start = held.records.iter().find(|f| f.flow as u64 == p.chunk).unwrap().start;
+            p.time > start
+        })
+        .collect();
+    assert!(!late.is_empty());
+    for p in late {
+        let freed = held.app_posts.iter().any(|d| {
+            let rec = held.records.iter().find(|f| f.flow as u64 == d.chunk).unwrap();
+            d.qp == p.qp && d.time + rec.fct == p.time
+        });
+        assert!(freed, "flow {} posted at {:?}", p.chunk, p.time);
+    }
+}

@@ -8,8 +8,11 @@
 //! its own host's ACK processing (`app_chunks_done`), so nothing here reaches into another
 //! node. A chunk is a WR of the generator whose cookie (and `Message::flow`) is its chunk
 //! number; the transfer as a whole is the one flow the scenario listed, and is reported
-//! once, when its last chunk completes.
+//! once, when its last chunk completes. A chunk whose QP has no room (`[rnic]
+//! max_send_wr`, `Verbs::sq_room`) waits in its slot and goes when a completion frees room,
+//! as a program holds what `ibv_post_send` refused.
 
+use super::overlay::PairRun;
 use super::serial_incast::{AggregatorRun, SenderRun};
 use super::AppState;
 use crate::app::{AppId, AppKind, Verbs};
@@ -48,6 +51,9 @@ pub struct AppPost {
     pub qp: QpId,
     /// Bytes.
     pub size: u64,
+    /// When its acknowledgement reached the generator (`None`: never; an overlay's
+    /// messages are plain flows, reported as records instead).
+    pub done: Option<Time>,
 }
 
 /// A running application.
@@ -82,18 +88,11 @@ pub(in crate::sim) struct StaggeredRun {
 struct Slot {
     /// Its QP (`reuse`: for the whole transfer; `recreate`: the current chunk's).
     qp: QpId,
-    /// `recreate`: chunks whose turn came while the slot was busy, oldest first from
-    /// `next_waiting` (they are every `qps`-th chunk).
+    /// Chunks whose turn came while the slot was busy (`recreate`: its QP carries a chunk;
+    /// `reuse`: its QP's send queue is full), oldest first from `next_waiting` (they are
+    /// every `qps`-th chunk): a count, bounded by the transfer's chunks.
     waiting: u64,
     next_waiting: u64,
-}
-
-#[derive(Debug)]
-pub(in crate::sim) struct PairRun {
-    /// The sending host.
-    host: NodeId,
-    /// Per destination: its reused QP (opened at its first message) and messages still to post.
-    dsts: Vec<(NodeId, QpId, u32)>,
 }
 
 impl Simulation {
@@ -111,7 +110,7 @@ impl Simulation {
     }
 
     /// The state of attack generator `app` (its row and its index in the scenario's list).
-    fn attack_run(&mut self, app: u32) -> &mut AppRun {
+    pub(super) fn attack_run(&mut self, app: u32) -> &mut AppRun {
         self.apps.state_mut(AppId(app)).attack_mut()
     }
 
@@ -139,10 +138,7 @@ impl Simulation {
                         last_qp: NO_QP,
                     })
                 }
-                HostApp::PairQps { host, planned } => AppRun::PairQps(PairRun {
-                    host: *host,
-                    dsts: planned.iter().map(|&(d, n)| (d, NO_QP, n)).collect(),
-                }),
+                HostApp::PairQps { host, planned } => AppRun::PairQps(PairRun::new(*host, planned)),
                 HostApp::GrantAggregator(s) => AppRun::Aggregator(AggregatorRun::new(s.clone())),
                 HostApp::GrantSender(s) => AppRun::Sender(SenderRun::new(s.clone())),
             })
@@ -153,7 +149,7 @@ impl Simulation {
     pub(in crate::sim) fn attack_host(&self, i: u32) -> NodeId {
         match self.apps.state(AppId(i)).attack() {
             AppRun::Staggered(run) => run.spec.src,
-            AppRun::PairQps(run) => run.host,
+            AppRun::PairQps(run) => run.host(),
             AppRun::Aggregator(run) => run.spec.host,
             AppRun::Sender(run) => run.spec.host,
         }
@@ -177,27 +173,7 @@ impl Simulation {
             }
             AppRun::Aggregator(_) => unreachable!("an aggregator carries no flow"),
             AppRun::Sender(_) => self.serial_admit(f.app, flow),
-            AppRun::PairQps(run) => {
-                let i = run.dsts.iter().position(|d| d.0 == f.dst).expect("overlay flow to a planned member");
-                let qp = match run.dsts[i].1 {
-                    NO_QP => self.app_verbs(f.app, |v| v.open_qp(&f, AppId::NONE)),
-                    q => q,
-                };
-                let AppRun::PairQps(run) = self.attack_run(app) else { unreachable!() };
-                let d = &mut run.dsts[i];
-                d.2 -= 1;
-                let last = d.2 == 0;
-                d.1 = if last { NO_QP } else { qp };
-                crate::sim::mech::uet::align_post(&mut self.qps[qp.idx()], self.cfg.mtu);
-                self.qps[qp.idx()].post(flow, f.size, self.now);
-                self.nics[self.qps[qp.idx()].nic.idx()].mark(&self.qps[qp.idx()]);
-                if last {
-                    self.app_verbs(f.app, |v| v.close_qp(qp));
-                }
-                self.trace_post(app, flow.0 as u64, f.dst.0, qp, f.size);
-                let nic = self.qps[qp.idx()].nic;
-                self.nic_kick(nic);
-            }
+            AppRun::PairQps(_) => self.overlay_admit(app, flow, f),
         }
     }
 
@@ -216,20 +192,24 @@ impl Simulation {
             self.queue.push(at, Event::App(AppId(app), TURN));
         }
         let slot = (k % run.spec.qps as u64) as usize;
-        match run.spec.policy {
-            StaggerPolicy::Reuse => self.stagger_post(app, slot, k),
-            StaggerPolicy::Recreate => {
-                let s = &mut run.slots[slot];
-                if s.qp == NO_QP {
-                    self.stagger_post(app, slot, k);
-                } else {
-                    if s.waiting == 0 {
-                        s.next_waiting = k;
-                    }
-                    s.waiting += 1;
-                }
-            }
+        let (s, reuse) = (run.slots[slot], run.spec.policy == StaggerPolicy::Reuse);
+        // A recreate slot is busy while its QP carries a chunk; a reused QP while earlier
+        // chunks wait for it or its send queue is full (`[rnic] max_send_wr`).
+        let free = s.qp == NO_QP || reuse && s.waiting == 0 && self.stagger_room(app, s.qp) > 0;
+        if free {
+            return self.stagger_post(app, slot, k);
         }
+        let AppRun::Staggered(run) = self.attack_run(app) else { unreachable!() };
+        let s = &mut run.slots[slot];
+        if s.waiting == 0 {
+            s.next_waiting = k;
+        }
+        s.waiting += 1;
+    }
+
+    /// Free send-queue slots of generator `app`'s QP `qp` (`Verbs::sq_room`).
+    fn stagger_room(&mut self, app: u32, qp: QpId) -> u32 {
+        self.app_verbs(AppId(app), |v| v.sq_room(qp))
     }
 
     /// Posts chunk `k` on `slot`'s QP, opening one if the slot has none.
@@ -270,20 +250,34 @@ impl Simulation {
         let run = match self.attack_run(i) {
             AppRun::Staggered(run) => run,
             AppRun::Sender(_) => return self.serial_sent(app, n, qp),
-            _ => return,
+            AppRun::Aggregator(_) => return self.serial_grant(app), // a grant held for room
+            AppRun::PairQps(_) => return self.overlay_room(i, qp),  // flows held for room
         };
         let app = i;
         run.done += n;
         run.last_qp = qp;
         let slot = (k % run.spec.qps as u64) as usize;
-        if run.spec.policy == StaggerPolicy::Recreate {
+        let reuse = run.spec.policy == StaggerPolicy::Reuse;
+        if !reuse {
+            run.slots[slot].qp = NO_QP;
+        }
+        // The slot's waiting chunks, oldest first: one into a freed recreate slot, as many
+        // as the reused QP's send queue now has room for.
+        let qps = run.spec.qps as u64;
+        self.trace_done(app, k, n, qps);
+        loop {
+            let AppRun::Staggered(run) = self.attack_run(app) else { unreachable!() };
+            if run.slots[slot].waiting == 0 || reuse && self.stagger_room(app, qp) == 0 {
+                break;
+            }
+            let AppRun::Staggered(run) = self.attack_run(app) else { unreachable!() };
             let s = &mut run.slots[slot];
-            s.qp = NO_QP;
-            if s.waiting > 0 {
-                let next = s.next_waiting;
-                s.waiting -= 1;
-                s.next_waiting += run.spec.qps as u64;
-                self.stagger_post(app, slot, next);
+            let next = s.next_waiting;
+            s.waiting -= 1;
+            s.next_waiting += qps;
+            self.stagger_post(app, slot, next);
+            if !reuse {
+                break;
             }
         }
         let AppRun::Staggered(run) = self.apps.state(AppId(app)).attack() else { unreachable!() };
@@ -319,9 +313,19 @@ impl Simulation {
         self.note_work_done();
     }
 
-    fn trace_post(&mut self, app: u32, chunk: u64, slot: u32, qp: QpId, size: u64) {
+    pub(super) fn trace_post(&mut self, app: u32, chunk: u64, slot: u32, qp: QpId, size: u64) {
         if self.cfg.trace_apps {
-            self.app_posts.push(AppPost { app, chunk, slot, time: self.now, qp, size });
+            self.app_posts.push(AppPost { app, chunk, slot, time: self.now, qp, size, done: None });
+        }
+    }
+
+    /// Notes in the trace when chunks `k`, `k + qps`, ... (`n` of them) of `app` completed.
+    fn trace_done(&mut self, app: u32, k: u64, n: u64, qps: u64) {
+        if self.cfg.trace_apps {
+            for c in (0..n).map(|i| k + i * qps) {
+                let p = self.app_posts.iter_mut().rev().find(|p| p.app == app && p.chunk == c);
+                p.expect("a traced chunk completes once").done = Some(self.now);
+            }
         }
     }
 }

@@ -64,13 +64,14 @@ impl Simulation {
         Ok(InBand { up, down, coord_app, host_app, arrived: 0, pending: 0 })
     }
 
-    /// A connection in class 0 whose messages complete at application `to` on `dst`. It
-    /// carries one message a period, acknowledged a round trip later, so its send queue is
-    /// left without a depth: a small `[rnic] max_send_wr` meant for the data QPs must not
-    /// stall the control loop (a full queue would leave a report unsent).
+    /// A connection in class 0 whose messages complete at application `to` on `dst`. Its
+    /// send queue is as deep as the device allows (`rnic::DEFAULT_MAX_SEND_WR`, ConnectX-3's
+    /// `max_qp_wr`), or `[rnic] max_send_wr` where that is deeper: a small depth meant for
+    /// the data QPs is not the control loop's. It carries one message a period,
+    /// acknowledged a round trip later, so it never reaches that depth; a bound all the same.
     fn control_qp(&mut self, src: NodeId, dst: NodeId, to: AppId) -> QpId {
         let qp = self.open_kept_qp(&FlowSpec { pg: 0, ..FlowSpec::new(src, dst, 0, self.now) }, to);
-        self.qps[qp.idx()].sq_depth = u32::MAX;
+        self.qps[qp.idx()].sq_depth = self.cfg.max_send_wr.max(crate::rnic::DEFAULT_MAX_SEND_WR);
         qp
     }
 
@@ -78,7 +79,7 @@ impl Simulation {
     fn control_send(&mut self, qp: QpId, app: AppId, op: u8, round: u32) {
         let header = AppHeader { data_id: round as u64, total: CONTROL_BYTES, offset: 0, length: 0, op };
         let wr = Wr { bytes: CONTROL_BYTES, cookie: 0, header: Some(header), notify_sent: false };
-        self.app_verbs(app, |v| v.post(qp, wr)).expect("control QPs have no send-queue depth");
+        self.app_verbs(app, |v| v.post(qp, wr)).expect("a control QP holds one message a period, far below its depth");
         let nic = self.qps[qp.idx()].nic;
         self.nic_kick(nic);
     }

@@ -12,8 +12,8 @@
 //! [`Verbs`] only: the verbs it issues wait in the run's `VerbQueue` and the simulator
 //! carries them out, in order, once the handler returns (`carry_out_verbs`).
 //!
-//! One file per kind of application: `attacks` (the CC-attack paper's staggered transfers and
-//! overlay members), `multipath` (the data-partition paper's split) and `virtuoso` (the Virtuoso paper),
+//! One file per kind of application: `attacks` (the CC-attack paper's staggered transfers) and
+//! `overlay` (its shuffled-overlay members), `multipath` (the data-partition paper's split) and `virtuoso` (the Virtuoso paper),
 //! `serial_incast` (the Blitz poster's grants), `closed_loop` (the DRUM paper's applications and host
 //! model) with `drum` (its per-host
 //! schedulers), `drum_control` and `drum_inband` (their network-wide control).
@@ -25,6 +25,7 @@ mod drum;
 mod drum_control;
 mod drum_inband;
 mod multipath;
+mod overlay;
 mod send_queue;
 mod serial_incast;
 mod table;

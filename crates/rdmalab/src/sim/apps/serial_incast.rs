@@ -113,17 +113,22 @@ impl Simulation {
         }
     }
 
-    /// Sends the next due grant unless a granted message is still on its way.
-    fn serial_grant(&mut self, app: AppId) {
+    /// Sends the next due grant unless a granted message is still on its way or the grant's
+    /// send queue is full (`[rnic] max_send_wr`: a grant completing sends it).
+    pub(super) fn serial_grant(&mut self, app: AppId) {
         let AppRun::Aggregator(run) = self.apps.state_mut(app).attack_mut() else { return };
         if run.waiting || run.granted >= run.due {
             return;
         }
         let (round, i) = grant_target(run.granted, run.spec.senders.len());
+        let qp = run.grant_qps[i];
+        if self.app_verbs(app, |v| v.sq_room(qp)) == 0 {
+            return;
+        }
+        let AppRun::Aggregator(run) = self.apps.state_mut(app).attack_mut() else { unreachable!() };
         run.granted += 1;
         run.waiting = true;
         let last_round = round + 1 == run.spec.rounds;
-        let qp = run.grant_qps[i];
         let header = AppHeader { data_id: round as u64, op: GRANT, ..AppHeader::default() };
         self.qps[qp.idx()].finished = false;
         self.serial_post(app, qp, GRANT_BYTES, round, header, FlowId::NONE);
@@ -164,12 +169,18 @@ impl Simulation {
         self.serial_send(app);
     }
 
-    /// Posts sender `app`'s oldest waiting message if a grant is there for it.
+    /// Posts sender `app`'s oldest waiting message if a grant is there for it and its send
+    /// queue has room (`[rnic] max_send_wr`: else a completion posts it).
     fn serial_send(&mut self, app: AppId) {
         let AppRun::Sender(run) = self.apps.state_mut(app).attack_mut() else { return };
         if run.grants == 0 || run.ready.is_empty() {
             return;
         }
+        let qp = run.qp;
+        if self.app_verbs(app, |v| v.sq_room(qp)) == 0 {
+            return;
+        }
+        let AppRun::Sender(run) = self.apps.state_mut(app).attack_mut() else { unreachable!() };
         let flow = run.ready.pop_front().expect("checked");
         run.grants -= 1;
         run.sent.push_back(flow);
@@ -193,5 +204,6 @@ impl Simulation {
             let flow = run.sent.pop_front().expect("an acknowledged message was sent");
             self.record_transfer(flow, qp);
         }
+        self.serial_send(app); // a message held for room
     }
 }

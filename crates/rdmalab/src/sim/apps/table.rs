@@ -106,6 +106,9 @@ pub(in crate::sim) struct Apps {
     pub(in crate::sim) jobs: Vec<super::collective::Job>,
     /// Transfers of every job: each counts as a flow of the run.
     pub(in crate::sim) transfers: usize,
+    /// Shuffled-overlay flows held for room in a send queue (`overlay`): while none is, a
+    /// plain flow's completion asks no application.
+    pub(in crate::sim) overlay_held: u64,
 }
 
 /// A multipath connection as set up. Its two halves are rows of the table.
