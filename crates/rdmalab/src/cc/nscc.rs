@@ -167,6 +167,8 @@ impl NsccState {
         self.avg_delay = if !ecn && delay > self.target {
             g * base * 0.25 + (1.0 - g) * self.avg_delay
         } else if d > 5.0 * base {
+            // A fixed gain, not `delay_gain`: htsim's UEC sender averages a delay above five
+            // base RTTs with 0.0125 whatever its `_delay_alpha` (UecSrc's delay update).
             0.0125 * d + (1.0 - 0.0125) * self.avg_delay
         } else {
             g * d + (1.0 - g) * self.avg_delay
