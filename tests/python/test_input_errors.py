@@ -145,3 +145,15 @@ def test_a_miss_penalty_without_a_qp_cache_is_refused():
     sc = rdmalab.Scenario.star(3).flow(1, 0, 20000).with_fabric(qp_cache_miss_penalty="1us")
     with pytest.raises(ValueError, match=r"^<python scenario>: field `fabric\.qp_cache_miss_penalty`: needs"):
         rdmalab.run(sc, progress=False)
+
+
+def test_an_engine_check_names_the_python_scenario_and_the_field_like_a_file(tmp_path):
+    # The parallel engine's own check (a zero-delay link on a cut between partitions) runs
+    # after parsing: from a file it names the file's line, from Python the scenario's field.
+    text = 'threads = 2\n[topology]\nkind = "fat_tree"\nk = 4\ndelay = "0ns"\n' \
+           '[[traffic]]\nkind = "flows"\nflows = [{src = 1, dst = 0, size = 20000}]\n'
+    e = error_of(tmp_path, text)
+    assert re.search(r"s\.toml:1: field `threads`: a link of zero delay joins two partitions", e), e
+    sc = rdmalab.Scenario.fat_tree(4, delay="0ns").flow(1, 0, 20000).with_threads(2)
+    with pytest.raises(ValueError, match=r"^<python scenario>: field `threads`: a link of zero delay joins two"):
+        rdmalab.run(sc, progress=False)
