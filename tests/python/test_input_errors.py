@@ -127,6 +127,10 @@ def test_run_takes_a_dict_toml_text_or_a_scenario_read_from_toml(tmp_path):
      "[fabric.pfc_watchdog]", "PFC is off"),
     ('[fabric]\nlossless = false\n[fabric.pfc_pause]\nquanta = 1000\n', "fabric.pfc_pause", "[fabric.pfc_pause]",
      "PFC is off"),
+    ('[fabric]\nlossless = false\n[[fabric.classes]]\npg = 3\npfc = false\n[fabric.pfc_watchdog]\ndetection_time = "1ms"\n',
+     "fabric.pfc_watchdog", "[fabric.pfc_watchdog]", "PFC is off on every class"),
+    ('[fabric]\nlossless = false\n[fabric.pfc_pause]\nquanta = 1000\n[[fabric.classes]]\npg = 3\npfc = false\n',
+     "fabric.pfc_pause", "[fabric.pfc_pause]", "PFC is off on every class"),
     ('[fabric]\nloss_recovery = "irn"\n[rnic]\nrecv_queue_depth = 4\n', "rnic.recv_queue_depth", "recv_queue",
      "go-back-N only"),
 ])
