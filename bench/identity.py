@@ -42,10 +42,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-# The reference's files: `shared/reference/hpcc` beside the checkout or any folder above it.
-REFERENCE = next((p / "shared" / "reference" / "hpcc" for p in Path(__file__).resolve().parents
-                  if (p / "shared" / "reference" / "hpcc").is_dir()),
-                 Path(__file__).resolve().parents[2] / "shared" / "reference" / "hpcc")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run import REFERENCE  # noqa: E402  (the reference's files: `run.reference_dir`)
+
 # The reference's CC modes: 1 DCQCN, 3 HPCC, 7 TIMELY, 8 DCTCP, 0 none.
 CC_MODES = (0, 1, 3, 7, 8)
 # What of `hpcc_run`'s output measures the machine, not the run: wall times and rates.

@@ -4,8 +4,8 @@
 Runs each scenario in its own process with the pure-Rust runner (no Python in the measured
 process, so peak RSS is the engine's) and prints wall time, user time, events, events/s,
 packet-hops/s and peak RSS. Scenarios are the ns-3 HPCC simulator's reference configs of
-`../shared/reference/hpcc/` (S1: 320-host fat tree, 9,672 flows; S2: 65-host star, 2,321
-flows) with their CC_MODE replaced as named, and native TOML scenarios kept in `bench/`
+`$RDMALAB_REFERENCE/hpcc/`, by default `../shared/reference/hpcc/` (S1: 320-host fat tree,
+9,672 flows; S2: 65-host star, 2,321 flows) with their CC_MODE replaced as named, and native TOML scenarios kept in `bench/`
 (`MP-topo1`: the data-partition paper's multipath experiment at 16 QPs and 1 KiB chunks; `virtuoso-10paths`:
 the Virtuoso paper's 1 GB WRITE over 10 parallel links; `fat-tree-10k`, `fat-tree-100k`, `fat-tree-250k` and
 `fat-tree-1M`: k = 36, 74, 100 and 160 fat trees, 11,664 to 1,024,000 hosts, under a 10 KB
@@ -37,9 +37,20 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-# The reference's files: `shared/reference/hpcc` beside the checkout or any folder above it.
-REFERENCE = next((p / "shared" / "reference" / "hpcc" for p in Path(__file__).resolve().parents
-                  if (p / "shared" / "reference" / "hpcc").is_dir()), REPO.parent / "shared" / "reference" / "hpcc")
+
+
+def reference_dir(sub: str = "hpcc") -> Path:
+    """The reference simulators' files `sub` (`hpcc`: the S1/S2 runs), found as the Rust tests
+    find them: `$RDMALAB_REFERENCE/sub` when the variable is set, else `shared/reference/sub`
+    beside the checkout (or in any folder above it). Every bench script takes it from here."""
+    env = os.environ.get("RDMALAB_REFERENCE")
+    if env:
+        return Path(env) / sub
+    return next((p / "shared" / "reference" / sub for p in Path(__file__).resolve().parents
+                 if (p / "shared" / "reference" / sub).is_dir()), REPO.parent / "shared" / "reference" / sub)
+
+
+REFERENCE = reference_dir()
 EXAMPLES = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target")) / "release" / "examples"
 BINARY = EXAMPLES / "hpcc_run"
 #: Native TOML scenarios (`bench/scenarios/`), run with the `scenario_run` example.

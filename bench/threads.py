@@ -42,9 +42,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target")) / "release" / "examples"
 VENV = REPO / ".venv" / "bin"
-# The reference's files: `shared/reference/hpcc` beside the checkout or any folder above it.
-REFERENCE = next((p / "shared" / "reference" / "hpcc" for p in Path(__file__).resolve().parents
-                  if (p / "shared" / "reference" / "hpcc").is_dir()), REPO.parent / "shared" / "reference" / "hpcc")
+sys.path.insert(0, str(REPO / "bench"))
+from run import REFERENCE  # noqa: E402  (the reference's files: `run.reference_dir`)
+
 CASE = REPO / "bench" / "scenarios" / "fat_tree_1k_websearch.toml"
 PATHS = ("rust", "cli", "python", "s1")
 PY_RUN = ("import json, sys, rdmalab; t = sys.argv[2]; "

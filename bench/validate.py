@@ -11,16 +11,16 @@ compares FCT slowdowns with the reference's FCT files. Writes docs/validation.md
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
 from rdmalab.validation import FctFile, compare, markdown_table, per_flow_agreement, run_reference_config
 
-# The ns-3 HPCC simulator's S1/S2 files: $RDMALAB_REFERENCE/hpcc, as in the Rust tests, else
-# shared/reference/hpcc beside the checkout.
-REFERENCE = Path(os.environ.get("RDMALAB_REFERENCE") or Path(__file__).resolve().parents[2] / "shared" / "reference")
-REFERENCE = REFERENCE / "hpcc"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+# The ns-3 HPCC simulator's S1/S2 files (`run.reference_dir`: $RDMALAB_REFERENCE/hpcc, as in
+# the Rust tests, else shared/reference/hpcc beside the checkout).
+from run import REFERENCE  # noqa: E402
+
 RUNS = ["S1:dcqcn", "S1:hpcc", "S2:dcqcn", "S2:hpcc"]
 
 

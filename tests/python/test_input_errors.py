@@ -127,6 +127,10 @@ def test_run_takes_a_dict_toml_text_or_a_scenario_read_from_toml(tmp_path):
      "[fabric.pfc_watchdog]", "PFC is off"),
     ('[fabric]\nlossless = false\n[fabric.pfc_pause]\nquanta = 1000\n', "fabric.pfc_pause", "[fabric.pfc_pause]",
      "PFC is off"),
+    ('[fabric]\nlossless = false\n[[fabric.classes]]\npg = 3\npfc = false\n[fabric.pfc_watchdog]\ndetection_time = "1ms"\n',
+     "fabric.pfc_watchdog", "[fabric.pfc_watchdog]", "PFC is off on every class"),
+    ('[fabric]\nlossless = false\n[fabric.pfc_pause]\nquanta = 1000\n[[fabric.classes]]\npg = 3\npfc = false\n',
+     "fabric.pfc_pause", "[fabric.pfc_pause]", "PFC is off on every class"),
     ('[fabric]\nloss_recovery = "irn"\n[rnic]\nrecv_queue_depth = 4\n', "rnic.recv_queue_depth", "recv_queue",
      "go-back-N only"),
 ])
@@ -144,4 +148,16 @@ def test_a_key_with_nothing_to_act_on_is_refused_by_file_line_and_full_field(tmp
 def test_a_miss_penalty_without_a_qp_cache_is_refused():
     sc = rdmalab.Scenario.star(3).flow(1, 0, 20000).with_fabric(qp_cache_miss_penalty="1us")
     with pytest.raises(ValueError, match=r"^<python scenario>: field `fabric\.qp_cache_miss_penalty`: needs"):
+        rdmalab.run(sc, progress=False)
+
+
+def test_an_engine_check_names_the_python_scenario_and_the_field_like_a_file(tmp_path):
+    # The parallel engine's own check (a zero-delay link on a cut between partitions) runs
+    # after parsing: from a file it names the file's line, from Python the scenario's field.
+    text = 'threads = 2\n[topology]\nkind = "fat_tree"\nk = 4\ndelay = "0ns"\n' \
+           '[[traffic]]\nkind = "flows"\nflows = [{src = 1, dst = 0, size = 20000}]\n'
+    e = error_of(tmp_path, text)
+    assert re.search(r"s\.toml:1: field `threads`: a link of zero delay joins two partitions", e), e
+    sc = rdmalab.Scenario.fat_tree(4, delay="0ns").flow(1, 0, 20000).with_threads(2)
+    with pytest.raises(ValueError, match=r"^<python scenario>: field `threads`: a link of zero delay joins two"):
         rdmalab.run(sc, progress=False)

@@ -87,3 +87,23 @@ def test_a_lossy_fabric_has_nothing_to_watch(tmp_path):
     s = Scenario.star(2, rate="100Gbps").with_fabric(lossless=False, pfc_watchdog={"detection_time": "1ms"})
     with pytest.raises(ValueError, match=r"^<python scenario>: field `fabric\.pfc_watchdog`: PFC is off"):
         run(s.flows([{"src": 0, "dst": 1, "size": 1000}]), progress=False)
+
+
+@pytest.mark.parametrize("table, setting, words", [
+    ("pfc_watchdog", {"detection_time": "1ms"}, "nothing to watch"),
+    ("pfc_pause", {"quanta": 1000}, "no PAUSE is sent"),
+])
+def test_a_class_table_with_no_lossless_class_has_nothing_to_watch_or_pause(table, setting, words):
+    # Classes decide PFC once a table exists: one that leaves every class lossy (those it
+    # does not list follow `lossless`) is as PFC-free as `lossless = false` alone.
+    def with_classes(lossless, classes):
+        s = Scenario.star(2, rate="100Gbps").with_fabric(lossless=lossless, classes=classes, **{table: setting})
+        return s.flows([{"src": 0, "dst": 1, "size": 1000}])
+    refused = rf"^<python scenario>: field `fabric\.{table}`: PFC is off on every class .*: {words}"
+    with pytest.raises(ValueError, match=refused):
+        run(with_classes(False, [{"pg": 3, "pfc": False}]), progress=False)
+    with pytest.raises(ValueError, match=refused):
+        run(with_classes(True, [{"pg": q, "pfc": False} for q in range(1, 8)]), progress=False)
+    # One lossless class is enough for PAUSE frames: accepted, and the flow finishes.
+    assert run(with_classes(False, [{"pg": 3, "pfc": True}]), progress=False).flows.height == 1
+    assert run(with_classes(True, [{"pg": 3, "pfc": False}]), progress=False).flows.height == 1

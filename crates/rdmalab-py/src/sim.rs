@@ -47,8 +47,8 @@ pub struct Simulation {
     /// TRACE_OUTPUT_FILE and QLEN_MON_FILE of an HPCC config, when it asks for them.
     trace_path: Option<String>,
     qlen_path: Option<String>,
-    /// A TOML scenario's text and path: errors found after parsing name its line.
-    source: Option<(String, std::path::PathBuf)>,
+    /// The scenario's text: errors found after parsing name its field (and a file's line).
+    source: Option<Source>,
     /// An HPCC config's dialect, and in the m4 dialect what its FCT file needs.
     dialect: Option<(&'static str, Option<rdmalab::hpcc_compat::M4Outputs>)>,
     /// The ConWeave dialect's monitor files that a run does not write: (key, path).
@@ -56,11 +56,7 @@ pub struct Simulation {
 }
 
 impl Simulation {
-    fn plain(
-        inner: Runner,
-        (engine, cc_settings): (String, Option<String>),
-        source: Option<(String, std::path::PathBuf)>,
-    ) -> Self {
+    fn plain(inner: Runner, (engine, cc_settings): (String, Option<String>), source: Option<Source>) -> Self {
         let (fct_path, pfc_path, trace_path, qlen_path) = (None, None, None, None);
         let (inner, kept) = (Some(inner), None);
         let dialect = None;
@@ -98,11 +94,28 @@ impl Simulation {
         }
     }
 
-    /// An engine error as an error of the scenario's file, when it came from one.
+    /// An engine error as an error of the scenario's file, or of the Python scenario.
     fn locate(&self, e: Error) -> Error {
         match &self.source {
-            Some((text, path)) => rdmalab::scenario::in_scenario_file(e, text, path),
+            Some(source) => source.locate(e),
             None => e,
+        }
+    }
+}
+
+/// Where a scenario came from: a TOML file's text and path, or a Python scenario's JSON.
+enum Source {
+    Toml(String, std::path::PathBuf),
+    Json(String),
+}
+
+impl Source {
+    /// An error the engine found after parsing (`Error::Scenario`) named as the scenario
+    /// writes it: `file:line: field ...`, or `<python scenario>: field ...`.
+    fn locate(&self, e: Error) -> Error {
+        match self {
+            Source::Toml(text, path) => rdmalab::scenario::in_scenario_file(e, text, path),
+            Source::Json(text) => rdmalab::scenario::in_python_scenario(e, text),
         }
     }
 }
@@ -110,11 +123,11 @@ impl Simulation {
 /// A TOML scenario's text at `path` into a simulation, every error naming file and line.
 fn from_toml_text(text: String, path: &Path, threads: Option<u32>) -> PyResult<Simulation> {
     let s = Scenario::from_toml(&text, path).map_err(to_py)?;
+    let source = Source::Toml(text, path.to_path_buf());
     let cc = cc_settings(&s);
-    let runner =
-        Runner::with_threads(s, threads).map_err(|e| to_py(rdmalab::scenario::in_scenario_file(e, &text, path)))?;
+    let runner = Runner::with_threads(s, threads).map_err(|e| to_py(source.locate(e)))?;
     let engine = runner.describe();
-    Ok(Simulation::plain(runner, (engine, cc), Some((text, path.to_path_buf()))))
+    Ok(Simulation::plain(runner, (engine, cc), Some(source)))
 }
 
 /// The congestion control's named settings, printed with a run's summary.
@@ -153,8 +166,11 @@ impl Simulation {
     #[pyo3(signature = (text, base, threads=None))]
     fn from_json(text: &str, base: &str, threads: Option<u32>) -> PyResult<Self> {
         let s = Scenario::from_json(text, Path::new(base)).map_err(to_py)?;
-        let (inner, described) = build(s, threads)?;
-        Ok(Simulation::plain(inner, described, None))
+        let source = Source::Json(text.to_string());
+        let cc = cc_settings(&s);
+        let runner = Runner::with_threads(s, threads).map_err(|e| to_py(source.locate(e)))?;
+        let engine = runner.describe();
+        Ok(Simulation::plain(runner, (engine, cc), Some(source)))
     }
 
     /// From an ns-3 HPCC simulator config file (paths relative to the current directory),

@@ -422,6 +422,10 @@ impl SimConfig {
             None => self.lossless,
         }
     }
+    /// Some data class is lossless: PFC can pause something (PAUSE frames, a watchdog).
+    pub fn any_pfc(&self) -> bool {
+        (1..crate::fabric::NUM_PRIOS).any(|q| self.pfc_on(q))
+    }
     /// Why class `escape` cannot be IOFD's escape class: it drops (PFC off) while some
     /// other class is lossless, so deflected packets of lossless flows could be lost.
     pub fn lossy_escape_class(&self, escape: u8) -> Option<String> {

@@ -52,8 +52,18 @@ fn plain(msg: &str) -> String {
 /// scenario file at `path` whose text is `text`: the field as the file writes it
 /// (`fabric.queue_sample_interval`) and its line. Other errors pass through.
 pub fn in_scenario_file(e: Error, text: &str, path: &Path) -> Error {
+    in_source(e, path, || SourceMap::parse(text))
+}
+
+/// The same for a JSON scenario (one built in Python), `text` being its JSON: the error
+/// names `<python scenario>` and the full field, with no line (the JSON is machine-written).
+pub fn in_python_scenario(e: Error, text: &str) -> Error {
+    in_source(e, Path::new(super::JSON_SOURCE), || SourceMap::from_json(text))
+}
+
+fn in_source(e: Error, path: &Path, map: impl FnOnce() -> SourceMap) -> Error {
     let Error::Scenario { field, msg } = e else { return e };
-    let map = SourceMap::parse(text);
+    let map = map();
     let full = [field.clone(), format!("fabric.{field}")].into_iter().find(|f| map.has(f));
     match full {
         Some(f) => Error::input(path, map.line(&f), f, msg),

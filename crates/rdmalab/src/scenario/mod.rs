@@ -63,7 +63,7 @@ use crate::topology::Topology;
 use crate::units::{Rate, Time};
 pub use fabric::FabricSpec;
 pub use links::{EventSpec, LinkSpec};
-pub use locate::in_scenario_file;
+pub use locate::{in_python_scenario, in_scenario_file};
 pub use schema::scenario_schema_json;
 use source_map::SourceMap;
 pub use trace_spec::{parse_link, TraceSpec};

@@ -193,4 +193,12 @@ fn a_watchdog_with_nothing_to_watch_is_refused_by_its_full_field() {
     };
     let e = Simulation::new(ring(), flows(1000), cfg).err().expect("refused").to_string();
     assert!(e.starts_with("scenario: fabric.pfc_watchdog: PFC is off"), "{e}");
+    // A class table decides instead of `lossless`: every class lossy is refused the same way.
+    let cfg = SimConfig {
+        classes: Some(Box::new(rdmalab::fabric::classes::ClassTable::uniform(false))),
+        pfc_watchdog: Some(watchdog(PfcWatchdogAction::Drop, None)),
+        ..SimConfig::default()
+    };
+    let e = Simulation::new(ring(), flows(1000), cfg).err().expect("refused").to_string();
+    assert!(e.starts_with("scenario: fabric.pfc_watchdog: PFC is off"), "{e}");
 }

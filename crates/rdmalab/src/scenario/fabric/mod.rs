@@ -131,12 +131,14 @@ pub struct FabricSpec {
     /// with `cc = "rccc"` or `"nscc+rccc"`; absent: its defaults).
     pub rccc: Option<rccc::RcccSpec>,
     /// The switches' PFC watchdog (`[fabric.pfc_watchdog]`); absent = off. Refused under
-    /// `link_layer = "infiniband"` and without PFC (`lossless = false`, no class table).
+    /// `link_layer = "infiniband"` and without PFC (`lossless = false` and no class table,
+    /// or a class table with no class `pfc = true`).
     pub pfc_watchdog: Option<pfc_watchdog::PfcWatchdogSpec>,
     /// Switches trim UET data packets to their headers (`[fabric.trimming]`); absent = off.
     pub trimming: Option<trimming::TrimmingSpec>,
     /// PAUSE frames with a pause time (`[fabric.pfc_pause]`); absent = until RESUME. Refused
-    /// under `link_layer = "infiniband"` and without PFC (`lossless = false`, no class table).
+    /// under `link_layer = "infiniband"` and without PFC (`lossless = false` and no class
+    /// table, or a class table with no class `pfc = true`).
     pub pfc_pause: Option<pfc_pause::PfcPauseSpec>,
     /// Traffic classes (`[[fabric.classes]]`): per-class scheduling, PFC and ECN.
     #[serde(default)]

@@ -56,13 +56,14 @@ impl PfcPauseSpec {
     }
 }
 
-/// A pause time on a fabric without PFC (`lossless = false` and no class table) has no PAUSE
-/// to ride on: refused, naming the table (after every fabric key; InfiniBand refuses it
-/// earlier).
+/// A pause time on a fabric without PFC (`pfc_watchdog::pfc_off`) has no PAUSE to ride on:
+/// refused, naming the table (after every fabric key; InfiniBand refuses it earlier).
 pub(super) fn check_pfc_on(c: &SimConfig, file: &Path) -> Result<()> {
-    if c.pfc_pause.is_some() && !c.lossless && c.classes.is_none() {
-        let m = "PFC is off (`fabric.lossless = false`): no PAUSE is sent, so none carries a pause time";
-        return Err(Error::input(file, 0, "fabric.pfc_pause", m));
+    match super::pfc_watchdog::pfc_off(c) {
+        Some(why) if c.pfc_pause.is_some() => {
+            let m = format!("{why}: no PAUSE is sent, so none carries a pause time");
+            Err(Error::input(file, 0, "fabric.pfc_pause", m))
+        }
+        _ => Ok(()),
     }
-    Ok(())
 }

@@ -73,12 +73,27 @@ impl PfcWatchdogSpec {
     }
 }
 
-/// A watchdog on a fabric without PFC (`lossless = false` and no class table) has nothing to
-/// watch: refused, naming the table (after every fabric key; InfiniBand refuses it earlier).
+/// A watchdog on a fabric without PFC (`pfc_off`) has nothing to watch: refused, naming the
+/// table (after every fabric key; InfiniBand refuses it earlier).
 pub(super) fn check_pfc_on(c: &SimConfig, file: &Path) -> Result<()> {
-    if c.pfc_watchdog.is_some() && !c.lossless && c.classes.is_none() {
-        let m = "PFC is off (`fabric.lossless = false`): nothing to watch";
-        return Err(Error::input(file, 0, "fabric.pfc_watchdog", m));
+    match pfc_off(c) {
+        Some(why) if c.pfc_watchdog.is_some() => {
+            Err(Error::input(file, 0, "fabric.pfc_watchdog", format!("{why}: nothing to watch")))
+        }
+        _ => Ok(()),
     }
-    Ok(())
+}
+
+/// Why no data class of the fabric is lossless, or `None` when one is: without a class
+/// table `fabric.lossless` decides; with one, each class's `pfc` (a class the table does not
+/// list follows `fabric.lossless`).
+pub(super) fn pfc_off(c: &SimConfig) -> Option<&'static str> {
+    match &c.classes {
+        _ if c.any_pfc() => None,
+        None => Some("PFC is off (`fabric.lossless = false`)"),
+        Some(_) => Some(
+            "PFC is off on every class (`fabric.classes` gives no class `pfc = true`, and a class \
+             it does not list follows `fabric.lossless`)",
+        ),
+    }
 }

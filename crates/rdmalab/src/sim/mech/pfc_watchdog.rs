@@ -99,8 +99,8 @@ pub(super) fn check(cfg: &SimConfig) -> Result<()> {
     if cfg.infiniband() {
         return Err(Error::scenario(f, "InfiniBand has no PFC (its links use credits)"));
     }
-    if !cfg.lossless && cfg.classes.is_none() {
-        return Err(Error::scenario(f, "PFC is off (`fabric.lossless = false`): nothing to watch"));
+    if !cfg.any_pfc() {
+        return Err(Error::scenario(f, "PFC is off (no class is lossless): nothing to watch"));
     }
     let zero = [
         ("detection_time", w.detection_time == Time::ZERO),

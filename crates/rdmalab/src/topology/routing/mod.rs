@@ -506,10 +506,13 @@ pub(crate) mod fixtures {
     use crate::units::{Rate, Time};
     use std::path::PathBuf;
 
-    /// The ns-3 HPCC simulator's S1/S2 files (docs/validation.md), `../shared/reference/hpcc`
-    /// beside the repository.
+    /// The ns-3 HPCC simulator's S1/S2 files (docs/validation.md): `$RDMALAB_REFERENCE/hpcc`,
+    /// else `../shared/reference/hpcc` beside the repository, as the integration tests find them.
     pub(crate) fn reference_dir() -> PathBuf {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/hpcc")
+        std::env::var_os("RDMALAB_REFERENCE")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference"))
+            .join("hpcc")
     }
 
     /// Reads the reference's `fat.txt` (test-only reader: `Gbps` rates and `ns` delays, the
