@@ -23,7 +23,8 @@ pub(in crate::sim) struct PairRun {
     host: NodeId,
     /// Per destination: its reused QP (opened at its first message) and messages still to post.
     dsts: Vec<(NodeId, QpId, u32)>,
-    /// Per destination: its flows held for room, oldest first (at most those planned).
+    /// Per destination: its flows held for room, oldest first: at most the messages still
+    /// to post there (`dsts`' count), so the plan bounds it.
     held: Vec<VecDeque<FlowId>>,
 }
 
@@ -49,6 +50,8 @@ impl Simulation {
         let (qp, waiting) = (run.dsts[i].1, !run.held[i].is_empty());
         if qp != NO_QP && (waiting || self.app_verbs(AppId(app), |v| v.sq_room(qp)) == 0) {
             let AppRun::PairQps(run) = self.attack_run(app) else { unreachable!() };
+            // Bounded by the member's plan: a held flow is one of those still to post.
+            debug_assert!(run.held[i].len() < run.dsts[i].2 as usize);
             run.held[i].push_back(flow);
             self.apps.overlay_held += 1;
             return;
@@ -80,16 +83,10 @@ impl Simulation {
         self.nic_kick(nic);
     }
 
-    /// The overlay member that holds flows for `qp` (asked by `complete_messages` while
-    /// some are held, after a plain flow on `qp` completed).
-    pub(in crate::sim) fn overlay_owner(&self, qp: QpId) -> Option<AppId> {
-        let src = self.qps[qp.idx()].src;
-        (0..self.apps.rows.len()).map(AppId::new).find(|&a| match &self.apps.rows[a.idx()].state {
-            super::AppState::Attack(AppRun::PairQps(r)) => {
-                r.host == src && r.dsts.iter().zip(&r.held).any(|(d, h)| d.1 == qp && !h.is_empty())
-            }
-            _ => false,
-        })
+    /// True when `app` is a shuffled-overlay member: a completion of one of its flows may
+    /// free room for flows it holds (asked by `complete_messages` only while some are held).
+    pub(in crate::sim) fn is_overlay_member(&self, app: AppId) -> bool {
+        !app.is_none() && matches!(&self.apps.rows[app.idx()].state, super::AppState::Attack(AppRun::PairQps(_)))
     }
 
     /// A completion on `qp` freed room: overlay member `app` posts the flows it holds for

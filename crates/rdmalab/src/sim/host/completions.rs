@@ -148,6 +148,7 @@ impl Simulation {
                 continue;
             }
             let flow = &self.flows[m.flow.idx()];
+            let owner = flow.app;
             let record = FlowRecord {
                 flow: m.flow.0,
                 src: qp.src,
@@ -171,9 +172,9 @@ impl Simulation {
             self.flows_done += 1;
             self.nics[nic].cq.push_back(Completion { flow: m.flow, time: self.now });
             self.note_work_done();
-            if self.apps.overlay_held > 0 && chunks_done.is_none() {
-                // A shuffled-overlay member may hold flows for this room: told as no chunks.
-                chunks_done = self.overlay_owner(qp_id).map(|a| (a, 0, 0));
+            if self.apps.overlay_held > 0 && chunks_done.is_none() && self.is_overlay_member(owner) {
+                // The flow's member may hold others for this room: told as no chunks.
+                chunks_done = Some((owner, 0, 0));
             }
         }
         self.close_if_idle(qp_id);
