@@ -52,7 +52,7 @@ pub(super) fn apply(spec: &FabricSpec, file: &Path, c: &mut SimConfig) -> Result
     }
     if let Some(kb) = spec.pfc_headroom_kb {
         let field = "fabric.pfc_headroom_kb";
-        if c.infiniband() || !(c.lossless || c.classes.as_ref().is_some_and(|t| t.pfc_mask() != 0)) {
+        if c.infiniband() || !c.any_pfc() {
             return Err(Error::input(file, 0, field, "sets the PFC headroom: it needs a class with PFC on"));
         }
         if !(kb.is_finite() && kb >= 0.0) {
