@@ -41,20 +41,25 @@ def chakra_export(text: str, path: str, prefix: str, json: bool = False) -> dict
 
 class Simulation:
     """A simulation in progress. `threads` (when given) overrides the scenario's own; 0 asks
-    for the command line's default."""
+    for the command line's default. A count the engine refuses is named by `threads_option`
+    (the command line's `--threads`) when given, else as the argument `threads=`."""
 
     @staticmethod
-    def from_toml_file(path: str, threads: Optional[int] = None) -> Simulation:
+    def from_toml_file(path: str, threads: Optional[int] = None,
+                       threads_option: Optional[str] = None) -> Simulation:
         """From a TOML scenario file."""
     @staticmethod
-    def from_toml(text: str, path: str, threads: Optional[int] = None) -> Simulation:
+    def from_toml(text: str, path: str, threads: Optional[int] = None,
+                  threads_option: Optional[str] = None) -> Simulation:
         """From TOML text; `path` names it in errors and resolves relative paths."""
     @staticmethod
-    def from_json(text: str, base: str, threads: Optional[int] = None) -> Simulation:
+    def from_json(text: str, base: str, threads: Optional[int] = None,
+                  threads_option: Optional[str] = None) -> Simulation:
         """From a JSON scenario (what `rdmalab.Scenario` produces); `base` resolves paths."""
     @staticmethod
     def from_hpcc_config(path: str, threads: Optional[int] = None, dialect: Optional[str] = None,
-                         topology: Optional[str] = None, workload: Optional[str] = None) -> Simulation:
+                         topology: Optional[str] = None, workload: Optional[str] = None,
+                         threads_option: Optional[str] = None) -> Simulation:
         """From an ns-3 HPCC simulator config file (paths relative to the current directory), in
         `dialect` ("reference", "m4", "simai", "conweave"), or in the one its keys show when
         None; the simai dialect also takes SimAI's `topology` and `workload` files."""

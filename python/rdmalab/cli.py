@@ -31,7 +31,7 @@ from pathlib import Path
 from rdmalab import Scenario, run
 from rdmalab._version import version
 from rdmalab import chakra, hpcc_batch
-from rdmalab.runner import detect_hpcc_dialect, hpcc_files
+from rdmalab.runner import detect_hpcc_dialect, hpcc_files, run_with_option
 from rdmalab import cli_drum
 from rdmalab.experiments import cli as experiments_cli
 from rdmalab.failure import RunFailed, failure_record, write_failure
@@ -182,7 +182,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path("out") / Path(args.scenario).stem
     _prepare_out(out, args.force)
     try:
-        results = run(args.scenario, progress=not args.quiet, trace_path=out / "trace.parquet", threads=args.threads)
+        results = run_with_option(args.scenario, not args.quiet, out / "trace.parquet", args.threads, "--threads")
         failed, failure = None, failure_record(results)
     except RunFailed as e:  # keeps what it measured: the summary, every table, the record
         results, failed, failure = e.results, e, e.record
@@ -241,7 +241,7 @@ def cmd_hpcc(args: argparse.Namespace) -> int:
     # The summary and the reference's files, no table built (and no polars loaded) unless the
     # run has a block that reads one.
     results, fct, pfc = hpcc_files(args.config, progress=not args.quiet, threads=args.threads, dialect=dialect,
-                                   topology=args.topology, workload=args.workload)
+                                   topology=args.topology, workload=args.workload, threads_option="--threads")
     print(results.summary())
     extra = [str(p) for p in (results.extra.get("trace_path"), results.extra.get("qlen_path"),
                               results.extra.get("end_to_end_path")) if p]

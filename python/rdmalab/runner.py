@@ -181,28 +181,38 @@ def run(scenario: Scenario | dict | str | Path, progress: bool = True, trace_pat
     than one thread (else one thread; docs/parallel.md, "When `auto` cuts"), falling back to the
     sequential engine for a scenario the parallel one refuses; `results.extra["engine"]` says
     which ran."""
+    return run_with_option(scenario, progress, trace_path, threads, None)
+
+
+def run_with_option(scenario: Scenario | dict | str | Path, progress: bool, trace_path: str | Path | None,
+                    threads: int | str | None, threads_option: str | None) -> Results:
+    """`run`, where `threads` came from the command line's option `threads_option`
+    (`--threads`) when it names one: a count the engine refuses names that option (else the
+    argument `threads=`), with the scenario."""
     threads = _threads_arg(threads)
-    sim = _simulation(scenario, threads)
+    sim = _simulation(scenario, threads, threads_option)
     warn_scenario(sim)
     return drive(sim, progress=progress, trace_path=trace_path)
 
 
-def _simulation(scenario: Scenario | dict | str | Path, threads: int | None) -> "_core.Simulation":
+def _simulation(scenario: Scenario | dict | str | Path, threads: int | None,
+                option: str | None = None) -> "_core.Simulation":
     """The engine's simulation of a `Scenario`, a dict of the TOML's structure, a TOML file's
     path, or TOML text (a string with a newline or `=` that names no file)."""
     if isinstance(scenario, dict):
         scenario = Scenario(scenario)
     if isinstance(scenario, Path) or (isinstance(scenario, str) and not looks_like_toml(scenario)):
-        return _core.Simulation.from_toml_file(str(scenario), threads)
+        return _core.Simulation.from_toml_file(str(scenario), threads, option)
     if isinstance(scenario, str):
-        return _core.Simulation.from_toml(scenario, "<toml string>", threads)  # paths inside: the current folder
+        # Paths inside: the current folder.
+        return _core.Simulation.from_toml(scenario, "<toml string>", threads, option)
     if not isinstance(scenario, Scenario):
         raise TypeError(f"run() takes a Scenario, a dict, a TOML file's path or TOML text, "
                         f"got {type(scenario).__name__}")
     text = scenario.toml_source()
     if text is not None and scenario.path is not None:
-        return _core.Simulation.from_toml(text, str(scenario.path), threads)
-    return _core.Simulation.from_json(scenario.to_json(), scenario.base_dir(), threads)
+        return _core.Simulation.from_toml(text, str(scenario.path), threads, option)
+    return _core.Simulation.from_json(scenario.to_json(), scenario.base_dir(), threads, option)
 
 
 def _threads_arg(threads: int | str | None) -> int | None:
@@ -240,13 +250,14 @@ def run_hpcc(config: str | Path, progress: bool = True, threads: int | str | Non
 
 def hpcc_files(config: str | Path, progress: bool = True, threads: int | str | None = None,
                dialect: str | None = None, tables: bool = False, topology: str | Path | None = None,
-               workload: str | Path | None = None) -> tuple[RunOutcome, str, str]:
+               workload: str | Path | None = None, threads_option: str | None = None
+               ) -> tuple[RunOutcome, str, str]:
     """`run_hpcc`; without `tables` (what `rdmalab hpcc` does: it prints the summary and
     writes the reference's files) the results are an `Outcome` when the run needs no table
-    (`drive`), and polars is never loaded."""
+    (`drive`), and polars is never loaded. `threads_option` as in `run_with_option`."""
     opt = [None if p is None else str(p) for p in (topology, workload)]
     tables = tables or workload is not None  # the simai dialect's per-layer file reads `collectives`
-    sim = _core.Simulation.from_hpcc_config(str(config), _threads_arg(threads), dialect, *opt)
+    sim = _core.Simulation.from_hpcc_config(str(config), _threads_arg(threads), dialect, *opt, threads_option)
     warn_scenario(sim)
     trace_path, qlen_path = sim.monitor_paths()
     fct_path, pfc_path = sim.output_paths()

@@ -161,3 +161,35 @@ def test_an_engine_check_names_the_python_scenario_and_the_field_like_a_file(tmp
     sc = rdmalab.Scenario.fat_tree(4, delay="0ns").flow(1, 0, 20000).with_threads(2)
     with pytest.raises(ValueError, match=r"^<python scenario>: field `threads`: a link of zero delay joins two"):
         rdmalab.run(sc, progress=False)
+
+
+ZERO_DELAY = '[topology]\nkind = "fat_tree"\nk = 4\ndelay = "0ns"\n' \
+             '[[traffic]]\nkind = "flows"\nflows = [{src = 1, dst = 0, size = 20000}]\n'
+REFUSED = "a link of zero delay joins two partitions"
+
+
+def test_a_refused_threads_argument_names_the_argument_and_the_scenario(tmp_path):
+    # The count is the caller's, not a field of the scenario: the error says so, and which
+    # scenario's links refuse it.
+    path = tmp_path / "s.toml"
+    path.write_text(ZERO_DELAY)
+    for scenario, name in ((path, str(path)), (ZERO_DELAY, "<toml string>"),
+                           (rdmalab.Scenario.from_toml(path), str(path)),
+                           (rdmalab.Scenario.fat_tree(4, delay="0ns").flow(1, 0, 20000), "<python scenario>")):
+        with pytest.raises(ValueError) as e:
+            rdmalab.run(scenario, progress=False, threads=2)
+        assert str(e.value).startswith(f"{name}: argument threads=2: {REFUSED}"), e.value
+        assert "field `threads`" not in str(e.value) and "scenario: threads" not in str(e.value)
+    # The argument overrides the scenario's own count, and is named instead of it.
+    path.write_text("threads = 4\n" + ZERO_DELAY)
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}: argument threads=2: {REFUSED}"):
+        rdmalab.run(path, progress=False, threads=2)
+
+
+def test_a_refused_threads_option_names_the_option_and_the_file(capsys, tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text(ZERO_DELAY)
+    assert cli.main(["run", str(path), "--threads", "2", "--out", str(tmp_path / "out"), "--quiet"]) != 0
+    err = capsys.readouterr().err
+    assert f"rdmalab: error: {path}: --threads 2: {REFUSED}" in err, err
+    assert "field `threads`" not in err and "scenario: threads" not in err

@@ -118,14 +118,49 @@ impl Source {
             Source::Json(text) => rdmalab::scenario::in_python_scenario(e, text),
         }
     }
+
+    /// The scenario as its errors name it: the file's path, or `<python scenario>`.
+    fn name(&self) -> String {
+        match self {
+            Source::Toml(_, path) => path.display().to_string(),
+            Source::Json(_) => rdmalab::scenario::JSON_SOURCE.to_string(),
+        }
+    }
+}
+
+/// How the caller of `run` gave its thread count: the count, and the command line's option
+/// (`--threads`) when it came from there, else the Python argument `threads=`.
+struct ThreadsArg<'a> {
+    count: Option<u32>,
+    option: Option<&'a str>,
+}
+
+impl ThreadsArg<'_> {
+    /// `Runner::with_threads` on `s`, named `scenario` in errors. The engine names a refused
+    /// cut (a zero-delay link between partitions, a mechanism not split yet) by the scenario's
+    /// field `threads`; when the count is the caller's own (at least 1: 0 is `auto`, which
+    /// falls back rather than fail) no file holds that field, so the error names the count as
+    /// the caller gave it, after the scenario it refuses to cut (the file of the links).
+    fn runner(&self, s: Scenario, scenario: &str, locate: impl FnOnce(Error) -> Error) -> PyResult<Runner> {
+        Runner::with_threads(s, self.count).map_err(|e| match (e, self.count) {
+            (Error::Scenario { field, msg }, Some(n)) if n >= 1 && field == "threads" => {
+                let said = match self.option {
+                    Some(option) => format!("{option} {n}"),
+                    None => format!("argument threads={n}"),
+                };
+                PyValueError::new_err(format!("{scenario}: {said}: {msg}"))
+            }
+            (e, _) => to_py(locate(e)),
+        })
+    }
 }
 
 /// A TOML scenario's text at `path` into a simulation, every error naming file and line.
-fn from_toml_text(text: String, path: &Path, threads: Option<u32>) -> PyResult<Simulation> {
+fn from_toml_text(text: String, path: &Path, threads: ThreadsArg) -> PyResult<Simulation> {
     let s = Scenario::from_toml(&text, path).map_err(to_py)?;
     let source = Source::Toml(text, path.to_path_buf());
     let cc = cc_settings(&s);
-    let runner = Runner::with_threads(s, threads).map_err(|e| to_py(source.locate(e)))?;
+    let runner = threads.runner(s, &source.name(), |e| source.locate(e))?;
     let engine = runner.describe();
     Ok(Simulation::plain(runner, (engine, cc), Some(source)))
 }
@@ -135,11 +170,11 @@ fn cc_settings(s: &Scenario) -> Option<String> {
     s.config.cc.ib_params().map(|p| p.describe())
 }
 
-/// The run `threads` asks for (`Runner::with_threads`), its one-line description and its
-/// CC settings.
-fn build(s: Scenario, threads: Option<u32>) -> PyResult<(Runner, (String, Option<String>))> {
+/// The run `threads` asks for (`ThreadsArg::runner`) of the HPCC config at `path`, its
+/// one-line description and its CC settings.
+fn build(s: Scenario, threads: ThreadsArg, path: &str) -> PyResult<(Runner, (String, Option<String>))> {
     let cc = cc_settings(&s);
-    let runner = Runner::with_threads(s, threads).map_err(to_py)?;
+    let runner = threads.runner(s, path, |e| e)?;
     let engine = runner.describe();
     Ok((runner, (engine, cc)))
 }
@@ -148,27 +183,28 @@ fn build(s: Scenario, threads: Option<u32>) -> PyResult<(Runner, (String, Option
 impl Simulation {
     /// From a TOML scenario file.
     #[staticmethod]
-    #[pyo3(signature = (path, threads=None))]
-    fn from_toml_file(path: &str, threads: Option<u32>) -> PyResult<Self> {
+    #[pyo3(signature = (path, threads=None, threads_option=None))]
+    fn from_toml_file(path: &str, threads: Option<u32>, threads_option: Option<&str>) -> PyResult<Self> {
         let text = std::fs::read_to_string(path).map_err(|e| to_py(Error::Io { path: path.into(), source: e }))?;
-        from_toml_text(text, Path::new(path), threads)
+        from_toml_text(text, Path::new(path), ThreadsArg { count: threads, option: threads_option })
     }
 
     /// From TOML text; `path` names it in errors and resolves the relative paths inside.
     #[staticmethod]
-    #[pyo3(signature = (text, path, threads=None))]
-    fn from_toml(text: &str, path: &str, threads: Option<u32>) -> PyResult<Self> {
-        from_toml_text(text.to_string(), Path::new(path), threads)
+    #[pyo3(signature = (text, path, threads=None, threads_option=None))]
+    fn from_toml(text: &str, path: &str, threads: Option<u32>, threads_option: Option<&str>) -> PyResult<Self> {
+        from_toml_text(text.to_string(), Path::new(path), ThreadsArg { count: threads, option: threads_option })
     }
 
     /// From a JSON scenario (what `rdmalab.Scenario` produces); `base` resolves paths.
     #[staticmethod]
-    #[pyo3(signature = (text, base, threads=None))]
-    fn from_json(text: &str, base: &str, threads: Option<u32>) -> PyResult<Self> {
+    #[pyo3(signature = (text, base, threads=None, threads_option=None))]
+    fn from_json(text: &str, base: &str, threads: Option<u32>, threads_option: Option<&str>) -> PyResult<Self> {
         let s = Scenario::from_json(text, Path::new(base)).map_err(to_py)?;
         let source = Source::Json(text.to_string());
         let cc = cc_settings(&s);
-        let runner = Runner::with_threads(s, threads).map_err(|e| to_py(source.locate(e)))?;
+        let threads = ThreadsArg { count: threads, option: threads_option };
+        let runner = threads.runner(s, &source.name(), |e| source.locate(e))?;
         let engine = runner.describe();
         Ok(Simulation::plain(runner, (engine, cc), Some(source)))
     }
@@ -178,13 +214,14 @@ impl Simulation {
     /// when `None`. The simai dialect also takes SimAI's `topology` and `workload` files (its
     /// `-n`, `-w`).
     #[staticmethod]
-    #[pyo3(signature = (path, threads=None, dialect=None, topology=None, workload=None))]
+    #[pyo3(signature = (path, threads=None, dialect=None, topology=None, workload=None, threads_option=None))]
     fn from_hpcc_config(
         path: &str,
         threads: Option<u32>,
         dialect: Option<&str>,
         topology: Option<&str>,
         workload: Option<&str>,
+        threads_option: Option<&str>,
     ) -> PyResult<Self> {
         let dialect = dialect.map(hpcc_config::Dialect::from_name).transpose().map_err(PyValueError::new_err)?;
         let cfg = hpcc_config::read_config_as(path, dialect).map_err(to_py)?;
@@ -211,7 +248,7 @@ impl Simulation {
         let monitor = s.config.qlen_monitor.is_some();
         let trace = s.config.trace.is_some();
         let show = |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| p.display().to_string());
-        let (inner, (engine, cc_settings)) = build(s, threads)?;
+        let (inner, (engine, cc_settings)) = build(s, ThreadsArg { count: threads, option: threads_option }, path)?;
         Ok(Simulation {
             inner: Some(inner),
             kept: None,

@@ -339,7 +339,7 @@ pub enum TopologySpec {
 }
 
 /// What errors call a JSON scenario (it has no file; Python's sweep tools match this name).
-const JSON_SOURCE: &str = "<python scenario>";
+pub const JSON_SOURCE: &str = "<python scenario>";
 
 /// The parser's half of `Scenario`: reading a file, TOML or JSON (the struct and
 /// `Scenario::new` live in `config`, `Scenario::simulation` in `sim`).
