@@ -299,3 +299,69 @@ fn a_shuffled_overlay_holds_flows_past_the_send_queue_depth() {
         assert!(freed, "flow {} posted at {:?}", p.chunk, p.time);
     }
 }
+
+/// A serial incast of 20 rounds of one 1000-byte packet from host 1 to host 0 in class 1, a
+/// round due every 1 µs, while host 1 also sends 2 MB in class 3 into a five-host incast on
+/// host 6 through a 1 MB buffer: the switch pauses host 1's class 3 for about 12 µs at a
+/// time, and with `ack_high_prio = false` its NIC's ACK FIFO obeys that pause (the
+/// reference's rule), so its ACKs of the grants wait while its messages (class 1) go. A
+/// message arrives whole before the ACK of the grant that let it go, and the next grant finds
+/// that grant still in the aggregator's send queue, `[rnic] max_send_wr` = `depth` (none: the
+/// default).
+fn serial_paused(depth: Option<u32>) -> Results {
+    let rnic = depth.map_or(String::new(), |d| format!("[rnic]\nmax_send_wr = {d}\n"));
+    let toml = format!(
+        "[topology]\nkind = \"star\"\nhosts = 7\n\
+         [fabric]\ncc = \"none\"\nack_high_prio = false\nbuffer_mb = 1\n{rnic}\
+         [[traffic]]\nkind = \"incast_rounds\"\nsenders = [1]\nreceiver = 0\nsize = 1000\nperiod = \"1us\"\n\
+         rounds = 20\npg = 1\nstagger = \"serial\"\n\
+         [[traffic]]\nkind = \"incast\"\nsenders = [1, 2, 3, 4, 5]\nreceiver = 6\nsize = 2000000\n"
+    );
+    let mut s = scenario(&toml, "serial.toml");
+    s.config.trace_apps = true;
+    run_finished(s)
+}
+
+/// The serial incast's traced WRs of `size` bytes: its grants (`GRANT_BYTES`, 64) or its
+/// messages.
+fn serial_posts(r: &Results, size: u64) -> Vec<&rdmalab::sim::AppPost> {
+    r.app_posts.iter().filter(|p| p.size == size).collect()
+}
+
+/// The most of `posts` on one QP posted and not yet acknowledged at any instant (a WR
+/// acknowledged at `t` has left the queue before one posted at `t` joins it).
+fn most_serial_queued(posts: &[&rdmalab::sim::AppPost]) -> usize {
+    let queued_at = |p: &&rdmalab::sim::AppPost| {
+        posts.iter().filter(|d| d.qp == p.qp && d.time <= p.time && d.done.is_none_or(|t| t > p.time)).count()
+    };
+    posts.iter().map(queued_at).max().unwrap_or(0)
+}
+
+#[test]
+fn a_serial_aggregator_holds_a_grant_past_the_send_queue_depth() {
+    let deep = serial_paused(None);
+    let held = serial_paused(Some(1));
+    for r in [&deep, &held] {
+        let (grants, messages) = (serial_posts(r, 64), serial_posts(r, 1000));
+        assert_eq!((grants.len(), messages.len()), (20, 20), "one grant and one message a round");
+        assert!(r.app_posts.iter().all(|p| p.done.is_some()), "every grant and message is acknowledged");
+        let serial: Vec<_> = r.records.iter().filter(|f| f.dst == NodeId(0)).collect();
+        assert_eq!(serial.len(), 20, "every message completes");
+        assert!(serial.iter().all(|f| f.src == NodeId(1) && f.size == 1000));
+        assert_eq!(r.records.len(), 25, "and every flow of the background incast");
+    }
+    // Without a small depth the grants outrun their ACKs: several wait in the one queue.
+    assert!(most_serial_queued(&serial_posts(&deep, 64)) > 2, "{}", most_serial_queued(&serial_posts(&deep, 64)));
+    assert_eq!(most_serial_queued(&serial_posts(&deep, 1000)), 2, "a grant outruns a message's ACK too");
+    // At depth 1 a grant never joins one not yet acknowledged: it waits for that one's ACK
+    // and goes the instant it arrives; so does a sender's message.
+    for size in [64, 1000] {
+        let posts = serial_posts(&held, size);
+        assert_eq!(most_serial_queued(&posts), 1, "{size}-byte WRs");
+        let late: Vec<_> =
+            posts.iter().filter(|p| posts.iter().any(|d| d.qp == p.qp && d.done == Some(p.time))).collect();
+        assert!(late.len() >= 5, "{size}-byte WRs: {} held", late.len());
+    }
+    let end = |r: &Results| serial_posts(r, 1000).iter().filter_map(|p| p.done).max();
+    assert!(end(&held) > end(&deep), "holding costs time");
+}

@@ -40,9 +40,11 @@ fn chunk_wr(app: AppId, k: u64, size: u64, now: Time) -> Message {
 pub struct AppPost {
     /// The application (index in the scenario's list).
     pub app: u32,
-    /// Chunk number (staggered) or flow index (overlay).
+    /// Chunk number (staggered), flow index (overlay, serial sender) or grant index in the
+    /// run (serial aggregator).
     pub chunk: u64,
-    /// Slot (staggered) or destination host (overlay).
+    /// Slot (staggered), destination host (overlay), the member a grant goes to (serial
+    /// aggregator) or 0 (serial sender).
     pub slot: u32,
     /// When the chunk was posted on a QP (a recreate chunk waiting for its slot: later
     /// than its turn).
@@ -250,8 +252,8 @@ impl Simulation {
         let run = match self.attack_run(i) {
             AppRun::Staggered(run) => run,
             AppRun::Sender(_) => return self.serial_sent(app, n, qp),
-            AppRun::Aggregator(_) => return self.serial_grant(app), // a grant held for room
-            AppRun::PairQps(_) => return self.overlay_room(i, qp),  // flows held for room
+            AppRun::Aggregator(_) => return self.serial_granted(app, n, qp), // a grant held for room
+            AppRun::PairQps(_) => return self.overlay_room(i, qp),           // flows held for room
         };
         let app = i;
         run.done += n;

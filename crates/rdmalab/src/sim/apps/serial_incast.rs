@@ -11,7 +11,7 @@
 use std::collections::VecDeque;
 
 use super::{AppRun, AppState};
-use crate::app::{AppHeader, AppId, RecvCompletion, Verbs};
+use crate::app::{AppHeader, AppId, AppKind, RecvCompletion, Verbs};
 use crate::ids::{FlowId, QpId};
 use crate::rnic::Message;
 use crate::sim::{Event, Simulation};
@@ -126,12 +126,14 @@ impl Simulation {
             return;
         }
         let AppRun::Aggregator(run) = self.apps.state_mut(app).attack_mut() else { unreachable!() };
+        let g = run.granted;
         run.granted += 1;
         run.waiting = true;
         let last_round = round + 1 == run.spec.rounds;
         let header = AppHeader { data_id: round as u64, op: GRANT, ..AppHeader::default() };
         self.qps[qp.idx()].finished = false;
         self.serial_post(app, qp, GRANT_BYTES, round, header, FlowId::NONE);
+        self.serial_trace_post(app, g, i as u32, qp, GRANT_BYTES);
         if last_round {
             self.app_verbs(app, |v| v.close_qp(qp));
         }
@@ -191,6 +193,7 @@ impl Simulation {
         let header = AppHeader { data_id: cookie as u64, total: f.size, op: DATA, ..AppHeader::default() };
         self.qps[qp.idx()].finished = false;
         self.serial_post(app, qp, f.size, cookie, header, flow);
+        self.serial_trace_post(app, flow.0 as u64, 0, qp, f.size);
         if last {
             self.app_verbs(app, |v| v.close_qp(qp));
         }
@@ -199,11 +202,36 @@ impl Simulation {
     /// `n` messages of sender `app` are acknowledged on `qp`: each is one flow's record,
     /// its completion time counted from the flow's start (the wait for a grant included).
     pub(super) fn serial_sent(&mut self, app: AppId, n: u64, qp: QpId) {
+        self.serial_trace_done(app, n, qp);
         for _ in 0..n {
             let AppRun::Sender(run) = self.apps.state_mut(app).attack_mut() else { return };
             let flow = run.sent.pop_front().expect("an acknowledged message was sent");
             self.record_transfer(flow, qp);
         }
         self.serial_send(app); // a message held for room
+    }
+
+    /// `n` grants of aggregator `app` are acknowledged on `qp`: the next due one goes if it
+    /// was held for room.
+    pub(super) fn serial_granted(&mut self, app: AppId, n: u64, qp: QpId) {
+        self.serial_trace_done(app, n, qp);
+        self.serial_grant(app);
+    }
+
+    /// Notes a serial WR in the trace (`SimConfig::trace_apps`): a grant (`chunk` its index
+    /// in the run, `slot` its member) or a sender's message (`chunk` its flow).
+    fn serial_trace_post(&mut self, app: AppId, chunk: u64, slot: u32, qp: QpId, size: u64) {
+        if let (true, AppKind::Attack(i)) = (self.cfg.trace_apps, self.apps.kind(app)) {
+            self.trace_post(i, chunk, slot, qp, size);
+        }
+    }
+
+    /// Notes in the trace that the oldest `n` traced WRs of `app` on `qp` are acknowledged
+    /// (one QP completes in post order).
+    fn serial_trace_done(&mut self, app: AppId, n: u64, qp: QpId) {
+        let (true, AppKind::Attack(i)) = (self.cfg.trace_apps, self.apps.kind(app)) else { return };
+        let now = self.now;
+        let open = self.app_posts.iter_mut().filter(|p| p.app == i && p.qp == qp && p.done.is_none());
+        open.take(n as usize).for_each(|p| p.done = Some(now));
     }
 }
