@@ -27,6 +27,7 @@ TABLES: dict[str, tuple[str, str]] = {
     "reorder": ("`path_selection = \"conweave\"`", "a destination ToR per `lb_window` in which it held packets"),
     "rnr": ("`[rnic]` receive queues, and a flow met an RNR NAK", "a flow that met RNR NAKs"),
     "pfc_watchdog": ("`[fabric.pfc_watchdog]`, and a storm was detected", "a PFC storm"),
+    "chakra": ("`[[traffic]] kind = \"chakra\"`", "a node of a rank's Chakra execution trace"),
 }
 
 _PORT = "the port's"
@@ -191,6 +192,19 @@ OWN: dict[str, str] = {
     "pfc_watchdog.dropped": "packets discarded for it (`action = \"drop\"`)",
     "pfc_watchdog.frames_in_storm": "PFC frames that arrived for the queue during the storm",
     "pfc_watchdog.port": "the engine's global port number (`port_id` of the other tables)",
+    "chakra.job": "which trace set, in the scenario's order of `kind = \"chakra\"` entries, from 0",
+    "chakra.row": "the node's place in its trace set (each rank's nodes in dependency order)",
+    "chakra.rank": "the rank whose trace holds the node",
+    "chakra.node_id": "the node's id in its trace",
+    "chakra.name": "the node's name in its trace",
+    "chakra.kind": "`compute`, `collective`, `send` or `recv`",
+    "chakra.bytes": "bytes it moves",
+    "chakra.start_ns": ("when it started, ns (absolute): a collective at its rank's first post, a send at its post, "
+                        "a receive or compute when its dependencies were done (NaN: not done)"),
+    "chakra.end_ns": ("when it was done, ns (absolute): a collective when its part was (its sends acknowledged, "
+                      "its receives placed), a send at its acknowledgement, a receive when its message was "
+                      "placed, compute its duration after its start (NaN: not done)"),
+    "chakra.waited_on": "`node_id` of the dependency done last, the one the node waited on (NaN: none)",
 }
 
 #: The results store's runs table: its own columns (then the sweep's parameters and the
