@@ -244,15 +244,19 @@ impl Simulation {
             crate::fabric::PacketKind::Data | crate::fabric::PacketKind::Ack | crate::fabric::PacketKind::Nack
         ) {
             // Only the sender's partition has the QP's count (a parallel run reuses no slot,
-            // so the others need none).
+            // so the others need none); the run's count of live QPs learns of a drop
+            // elsewhere from the partition's log (`sim::parallel::peak`).
             if self.holds_sender_of(pkt) {
                 self.qps[pkt.qp.idx()].in_flight = self.qps[pkt.qp.idx()].in_flight.wrapping_sub(1);
                 self.hint_quiet_after_drop(pkt.qp);
                 self.release_if_quiet(pkt.qp);
-            } else if self.shares_slot(pkt.qp) {
-                // Partitions' counts of a setup QP sum to its packets in the network (a
-                // stall's cause names them; `sim::parallel::stall`).
-                self.qps[pkt.qp.idx()].in_flight = self.qps[pkt.qp.idx()].in_flight.wrapping_sub(1);
+            } else {
+                if self.shares_slot(pkt.qp) {
+                    // Partitions' counts of a setup QP sum to its packets in the network (a
+                    // stall's cause names them; `sim::parallel::stall`).
+                    self.qps[pkt.qp.idx()].in_flight = self.qps[pkt.qp.idx()].in_flight.wrapping_sub(1);
+                }
+                self.log_left_network(pkt);
             }
         }
         if pkt.kind == crate::fabric::PacketKind::Data {

@@ -256,7 +256,7 @@ fn drawn_scenarios_give_the_same_outputs_at_1_2_and_4_threads() {
         let base = everything(one);
         for (threads, s) in [(2, two), (4, four)] {
             let many = everything(s);
-            crate::parallel_outputs::peak_no_lower(&text, threads, &base.1, &many.1);
+            crate::parallel_outputs::same_peak(&text, threads, &base.1, &many.1);
             if base.2 != many.2 {
                 if let Ok(dir) = std::env::var("DRAWN_DUMP") {
                     std::fs::write(format!("{dir}/one.txt"), &base.2).unwrap();

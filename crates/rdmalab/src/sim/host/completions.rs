@@ -53,6 +53,9 @@ impl Simulation {
         self.nics[nic.idx()].note_finished();
         self.nic_changed(nic); // its drop must not wait for a later kick
         self.leave_group(q);
+        if self.part.is_some() {
+            self.log_busy_qp(q, false); // packets of it may still leave in other partitions
+        }
     }
 
     /// IRN: every message whose last packet was held and is now in order completes, in
@@ -108,6 +111,7 @@ impl Simulation {
         if let Some((app, bytes)) = got.deliver {
             self.app_recv_done(app, rx_id, pkt.app_hdr, bytes);
         }
+        self.log_left_network(&pkt);
         self.release_if_quiet(rx_id);
     }
 
@@ -193,6 +197,9 @@ impl Simulation {
             self.nics[nic.idx()].cq.clear();
             self.nic_changed(nic); // its drop must not wait for a later kick
             self.leave_group(qp_id);
+            if self.part.is_some() {
+                self.log_busy_qp(qp_id, false); // packets of it may still leave in other partitions
+            }
         }
     }
 }

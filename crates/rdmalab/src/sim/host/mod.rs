@@ -135,7 +135,7 @@ impl Simulation {
         self.counters.qps_opened += 1;
         self.live_qps += 1;
         self.counters.qps_peak = self.counters.qps_peak.max(self.live_qps);
-        self.log_live_qps(true);
+        self.log_opened_qp();
         if self.cfg.defense != crate::tenancy::Defense::None {
             let (_, bdp) = self.path_rtt_bdp(f.src, f.dst);
             let (p, now, qp) = (&self.cfg.defense_params, self.now, &mut self.qps[id.idx()]);
@@ -152,7 +152,13 @@ impl Simulation {
     /// per-QP rate sampling or the QP-context cache name QPs by id.
     pub(in crate::sim) fn release_if_quiet(&mut self, id: QpId) {
         let qp = &self.qps[id.idx()];
-        if !qp.finished || qp.in_flight != 0 || qp.cc_group.0 == RELEASED {
+        if !qp.finished || qp.cc_group.0 == RELEASED {
+            return;
+        }
+        if qp.in_flight != 0 {
+            if self.part.is_some() {
+                self.log_busy_qp(id, true); // packets of it may have left in other partitions
+            }
             return;
         }
         // The origin order keeps ids apart from other nodes' history: no reuse.
@@ -164,7 +170,7 @@ impl Simulation {
         }
         self.qps[id.idx()].cc_group = CcGroupId(RELEASED);
         self.live_qps -= 1;
-        self.log_live_qps(false);
+        self.log_released_qp(id);
         if reuse {
             self.free_qps.push(id);
         }

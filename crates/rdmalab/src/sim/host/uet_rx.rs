@@ -106,6 +106,7 @@ impl Simulation {
         // Wrapping: in a parallel run the sender's count lives in its own partition.
         let qp = &mut self.qps[rx_id.idx()];
         qp.in_flight = qp.in_flight.wrapping_sub(1);
+        self.log_left_network(pkt);
         self.release_if_quiet(rx_id);
     }
 

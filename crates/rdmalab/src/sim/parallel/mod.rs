@@ -174,7 +174,7 @@ impl ParallelRun {
             open_conns: sims[0].apps.conns.iter().any(|c| !c.disconnected),
         };
         // Every partition opened the setup's QPs alike; each logs only what it changes later.
-        let live_qps = peak::LiveQps { live: sims[0].live_qps, peak: sims[0].counters.qps_peak };
+        let live_qps = peak::LiveQps::new(sims[0].live_qps, sims[0].counters.qps_peak);
         Ok(Built::Parallel(Box::new(ParallelRun {
             live_qps,
             times: vec![ThreadTimes::default(); sims.len()],
@@ -300,7 +300,7 @@ impl ParallelRun {
             shares: (0..n).map(|_| Mutex::new(WaitShare::default())).collect(),
             watch: Mutex::new(std::mem::take(&mut self.watch)),
             verdict: AtomicBool::new(false),
-            peak: peak::PeakMerge::new(n, self.live_qps),
+            peak: peak::PeakMerge::new(n, std::mem::take(&mut self.live_qps)),
         };
         let state = self.state;
         let ends: Vec<Window> = std::thread::scope(|scope| {
