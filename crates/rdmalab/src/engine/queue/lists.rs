@@ -27,11 +27,6 @@ struct Ends {
     unsorted: bool,
 }
 
-/// A list shorter than this takes an entry behind a later key in its place (a walk from its
-/// head); a longer one appends it and is sorted when taken. On S1 one entry in twenty comes
-/// behind a later key, mostly in lists of a few entries.
-const SORTED_INSERT_UP_TO: u32 = 16;
-
 const EMPTY: Ends = Ends { head: NIL, tail: NIL, len: 0, unsorted: false };
 
 #[derive(Debug)]
@@ -84,18 +79,13 @@ impl<E: Copy> SlotLists<E> {
         if ends.head == NIL {
             *ends = Ends { head: idx, tail: idx, len: 1, unsorted: false };
             self.occupied[slot / 64] |= 1 << (slot % 64);
-        } else if self.nodes[ends.tail as usize].entry.key() <= key {
-            // The tail's line is written here anyway: reading its key costs no miss.
-            self.nodes[ends.tail as usize].next = idx;
-            ends.tail = idx;
-            ends.len += 1;
-        } else if ends.len < SORTED_INSERT_UP_TO {
-            insert_in_order(&mut self.nodes, ends, idx, key);
         } else {
-            self.nodes[ends.tail as usize].next = idx;
+            // The tail node is written here anyway: its key is read beside its link.
+            let tail = &mut self.nodes[ends.tail as usize];
+            ends.unsorted |= tail.entry.key() > key;
+            tail.next = idx;
             ends.tail = idx;
             ends.len += 1;
-            ends.unsorted = true;
         }
         self.len += 1;
     }
@@ -128,7 +118,9 @@ impl<E: Copy> SlotLists<E> {
     /// a check each; the whole list then joins the free list at once (its last node links to
     /// the old free head). A slot fills in push order, which is nearly time order, so only
     /// a list that took an entry behind a later key is sorted: on S1 some three buckets in
-    /// ten. Taking with `Vec::push` (which stores the length and keeps the entry on the stack
+    /// ten. (Taking such an entry in place instead, by a walk from the head of a short list,
+    /// ran fewer instructions on S1 but cost the 1,024-host trees 5 % more time: their
+    /// lists' nodes lie apart in the arena, and the walk misses.) Taking with `Vec::push` (which stores the length and keeps the entry on the stack
     /// across its growth check) and sorting every bucket ran some 47 instructions an event.
     #[inline]
     pub(super) fn take_sorted(&mut self, slot: usize, out: &mut Vec<Entry<E>>) {
@@ -174,29 +166,5 @@ impl<E: Copy> SlotLists<E> {
             idx = node.next;
         }
         earliest
-    }
-}
-
-/// Links node `idx` (key `key`, earlier than the tail's) into the list `ends` behind every
-/// entry whose key is not greater.
-#[cold]
-#[inline(never)]
-fn insert_in_order<E: Copy>(nodes: &mut [Node<E>], ends: &mut Ends, idx: u32, key: u128) {
-    ends.len += 1;
-    if nodes[ends.head as usize].entry.key() > key {
-        nodes[idx as usize].next = ends.head;
-        ends.head = idx;
-        return;
-    }
-    let mut prev = ends.head;
-    loop {
-        let next = nodes[prev as usize].next;
-        // The tail's key is greater, so a greater key comes before the list ends.
-        if nodes[next as usize].entry.key() > key {
-            nodes[idx as usize].next = next;
-            nodes[prev as usize].next = idx;
-            return;
-        }
-        prev = next;
     }
 }
