@@ -455,7 +455,8 @@ impl<E: Copy> EventQueue<E> {
         let slot = (next & self.mask) as usize;
         self.current.clear();
         self.head = 0;
-        self.ring.take_sorted(slot, &mut self.current);
+        self.ring.take(slot, &mut self.current);
+        self.current.sort_unstable_by_key(|e| e.key());
         self.width.count(self.current.len());
         true
     }

@@ -338,27 +338,3 @@ fn take_peeked_takes_what_pop_would() {
     }
     assert!(b.pop().is_none());
 }
-
-#[test]
-fn a_slot_list_comes_out_sorted_whatever_the_order_of_its_appends() {
-    // Short lists take a late entry in place; long ones append it and sort when taken: both
-    // against a sort of the same keys, with ties at one time broken by the sequence number.
-    use super::lists::SlotLists;
-    use super::Entry;
-    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(7);
-    let mut lists = SlotLists::new(64);
-    for len in [1usize, 2, 5, 15, 16, 17, 40, 300] {
-        for _ in 0..20 {
-            let slot = rng.gen_range(0..64);
-            let mut want: Vec<(u64, u64)> = (0..len).map(|i| (rng.gen_range(0..8), i as u64)).collect();
-            for &(time, seq) in &want {
-                lists.append(slot, Entry { time, seq, event: seq as u32 });
-            }
-            let mut got = Vec::new();
-            lists.take_sorted(slot, &mut got);
-            want.sort();
-            assert_eq!(got.iter().map(|e| (e.time, e.seq)).collect::<Vec<_>>(), want, "{len} entries");
-            assert_eq!(lists.len(), 0);
-        }
-    }
-}
