@@ -35,7 +35,7 @@ fn star() -> Topology {
 }
 
 #[test]
-fn fat_tree_matches_formats_md() {
+fn fat_tree_reads_as_the_reference_fat_txt_lists_it() {
     // The repository's mix/fat.txt (the HPCC paper's fat tree): N=376 S=56 L=480; hosts
     // 0-319, switches 320-375; 320 host links at 100Gbps, 160 switch links at 400Gbps, every
     // link 1000ns, no loss.
