@@ -378,8 +378,7 @@ mod tests {
         assert_eq!(next[..2], [11, 12], "emptied at the thaw, 9 and 10 gone; 11, heard then, stays");
         assert_eq!(next[2], fresh_ev(1, 2, 5000, 16, 256));
         // A timeout while exploring does not freeze.
-        let mut q = EvPicker::default();
-        q.explore = 2;
+        let mut q = EvPicker { explore: 2, ..EvPicker::default() };
         q.feedback(&c, 5000, 0, Feedback::Timeout, t);
         assert!(!q.frozen());
     }

@@ -117,7 +117,7 @@ mod tests {
             let v: Vec<f64> = (0..n).map(|i| i as f64).collect();
             assert_eq!(numpy_sum(&v), (n * n.saturating_sub(1) / 2) as f64, "n = {n}");
             let w: Vec<f64> = (0..n).map(|i| 1.0 + 1.0 / (i as f64 + 3.0)).collect();
-            let exact: f64 = w.iter().map(|&x| x as f64).sum();
+            let exact: f64 = w.iter().sum();
             assert!((numpy_sum(&w) - exact).abs() <= 1e-12 * exact.max(1.0), "n = {n}");
         }
     }

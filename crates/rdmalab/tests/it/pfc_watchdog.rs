@@ -184,14 +184,14 @@ fn a_watchdog_with_nothing_to_watch_is_refused_by_its_full_field() {
     // A configuration built in code names the full field too.
     let zero = PfcWatchdogConfig { restoration_time: Time::ZERO, ..watchdog(PfcWatchdogAction::Drop, None) };
     let cfg = SimConfig { pfc_watchdog: Some(zero), ..SimConfig::default() };
-    let e = Simulation::new(ring(), flows(1000), cfg).err().expect("refused").to_string();
+    let e = Simulation::new(ring(), flows(1000), cfg).expect_err("refused").to_string();
     assert_eq!(e, "scenario: fabric.pfc_watchdog.restoration_time: must be positive");
     let cfg = SimConfig {
         lossless: false,
         pfc_watchdog: Some(watchdog(PfcWatchdogAction::Drop, None)),
         ..SimConfig::default()
     };
-    let e = Simulation::new(ring(), flows(1000), cfg).err().expect("refused").to_string();
+    let e = Simulation::new(ring(), flows(1000), cfg).expect_err("refused").to_string();
     assert!(e.starts_with("scenario: fabric.pfc_watchdog: PFC is off"), "{e}");
     // A class table decides instead of `lossless`: every class lossy is refused the same way.
     let cfg = SimConfig {
@@ -199,6 +199,6 @@ fn a_watchdog_with_nothing_to_watch_is_refused_by_its_full_field() {
         pfc_watchdog: Some(watchdog(PfcWatchdogAction::Drop, None)),
         ..SimConfig::default()
     };
-    let e = Simulation::new(ring(), flows(1000), cfg).err().expect("refused").to_string();
+    let e = Simulation::new(ring(), flows(1000), cfg).expect_err("refused").to_string();
     assert!(e.starts_with("scenario: fabric.pfc_watchdog: PFC is off"), "{e}");
 }
