@@ -46,9 +46,22 @@ fn a_rank_posts_a_held_transfer_the_instant_a_slot_frees() {
     }
 }
 
+/// The `[rnic]` table that sets the send queue `depth` deep (none: the default depth).
+fn rnic_block(depth: Option<u32>) -> String {
+    depth.map_or(String::new(), |d| format!("[rnic]\nmax_send_wr = {d}\n"))
+}
+
+/// Runs the scenario `toml` (named `name` in errors) to its end with the applications'
+/// posts traced (`Results::app_posts`).
+fn run_traced(toml: &str, name: &str) -> Results {
+    let mut s = scenario(toml, name);
+    s.config.trace_apps = true;
+    run_finished(s)
+}
+
 /// The data-partition paper's sender on a two-path fabric, `outstanding` chunks a QP, `depth` deep queues.
 fn multipath(outstanding: u32, depth: Option<u32>) -> Results {
-    let rnic = depth.map_or(String::new(), |d| format!("[rnic]\nmax_send_wr = {d}\n"));
+    let rnic = rnic_block(depth);
     let toml = format!(
         "[topology]\nkind = \"dumbbell\"\nhosts_per_side = 1\nbottleneck_links = 2\nbottleneck_rate = \"10Gbps\"\n\
          host_rate = \"10Gbps\"\ndelay = \"2us\"\n[fabric]\ncc = \"none\"\n{rnic}\
@@ -187,15 +200,13 @@ fn after_an_outage_failed_wrs_go_before_held_ones_and_every_message_completes() 
 /// (far faster than a 10 kB chunk's 0.8 µs on the 100 Gb/s link), with `[rnic] max_send_wr`
 /// = `depth` (none: the default).
 fn staggered_reuse(depth: Option<u32>) -> Results {
-    let rnic = depth.map_or(String::new(), |d| format!("[rnic]\nmax_send_wr = {d}\n"));
+    let rnic = rnic_block(depth);
     let toml = format!(
         "[topology]\nkind = \"dumbbell\"\nhosts_per_side = 1\n[fabric]\ncc = \"none\"\n{rnic}\
          [[traffic]]\nkind = \"staggered_qps\"\nsrc = 0\ndst = 1\nqps = 2\nsize = 2000000\nchunk = 10000\n\
          interval = \"100ns\"\npolicy = \"reuse\"\n"
     );
-    let mut s = scenario(&toml, "stagger.toml");
-    s.config.trace_apps = true;
-    run_finished(s)
+    run_traced(&toml, "stagger.toml")
 }
 
 /// The most chunks of one QP posted and not yet acknowledged at any instant (a chunk that
@@ -245,15 +256,13 @@ fn a_staggered_generator_holds_chunks_past_the_send_queue_depth() {
 /// destination every other step, far faster than a chunk's 1.6 µs on the 100 Gb/s link
 /// shared by two senders), with `[rnic] max_send_wr` = `depth` (none: the default).
 fn overlay(depth: Option<u32>) -> Results {
-    let rnic = depth.map_or(String::new(), |d| format!("[rnic]\nmax_send_wr = {d}\n"));
+    let rnic = rnic_block(depth);
     let toml = format!(
         "[topology]\nkind = \"star\"\nhosts = 3\n[fabric]\ncc = \"none\"\n{rnic}\
          [[traffic]]\nkind = \"shuffled_overlay\"\nhosts = [0, 1, 2]\nchunk = 20000\ninterval = \"1us\"\n\
          until = \"60us\"\n"
     );
-    let mut s = scenario(&toml, "overlay.toml");
-    s.config.trace_apps = true;
-    run_finished(s)
+    run_traced(&toml, "overlay.toml")
 }
 
 /// The most flows of one overlay QP posted and not yet completed at any instant: a flow's
@@ -309,7 +318,7 @@ fn a_shuffled_overlay_holds_flows_past_the_send_queue_depth() {
 /// that grant still in the aggregator's send queue, `[rnic] max_send_wr` = `depth` (none: the
 /// default).
 fn serial_paused(depth: Option<u32>) -> Results {
-    let rnic = depth.map_or(String::new(), |d| format!("[rnic]\nmax_send_wr = {d}\n"));
+    let rnic = rnic_block(depth);
     let toml = format!(
         "[topology]\nkind = \"star\"\nhosts = 7\n\
          [fabric]\ncc = \"none\"\nack_high_prio = false\nbuffer_mb = 1\n{rnic}\
@@ -317,9 +326,7 @@ fn serial_paused(depth: Option<u32>) -> Results {
          rounds = 20\npg = 1\nstagger = \"serial\"\n\
          [[traffic]]\nkind = \"incast\"\nsenders = [1, 2, 3, 4, 5]\nreceiver = 6\nsize = 2000000\n"
     );
-    let mut s = scenario(&toml, "serial.toml");
-    s.config.trace_apps = true;
-    run_finished(s)
+    run_traced(&toml, "serial.toml")
 }
 
 /// The serial incast's traced WRs of `size` bytes: its grants (`GRANT_BYTES`, 64) or its

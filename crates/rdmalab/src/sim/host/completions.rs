@@ -53,9 +53,7 @@ impl Simulation {
         self.nics[nic.idx()].note_finished();
         self.nic_changed(nic); // its drop must not wait for a later kick
         self.leave_group(q);
-        if self.part.is_some() {
-            self.log_busy_qp(q, false); // packets of it may still leave in other partitions
-        }
+        self.log_busy_qp(q, false); // packets of it may still leave in other partitions
     }
 
     /// IRN: every message whose last packet was held and is now in order completes, in
@@ -197,9 +195,7 @@ impl Simulation {
             self.nics[nic.idx()].cq.clear();
             self.nic_changed(nic); // its drop must not wait for a later kick
             self.leave_group(qp_id);
-            if self.part.is_some() {
-                self.log_busy_qp(qp_id, false); // packets of it may still leave in other partitions
-            }
+            self.log_busy_qp(qp_id, false); // packets of it may still leave in other partitions
         }
     }
 }

@@ -156,9 +156,7 @@ impl Simulation {
             return;
         }
         if qp.in_flight != 0 {
-            if self.part.is_some() {
-                self.log_busy_qp(id, true); // packets of it may have left in other partitions
-            }
+            self.log_busy_qp(id, true); // packets of it may have left in other partitions
             return;
         }
         // The origin order keeps ids apart from other nodes' history: no reuse.
