@@ -175,3 +175,27 @@ def test_nvls_run_is_identical_on_1_2_and_4_threads(tmp_path, monkeypatch):
                              workload="w.txt")
         outs.append(((sub / fct).read_bytes(), (sub / "ncclFlowModel_EndToEnd.csv").read_bytes()))
     assert outs[0][0].count(b"\n") == 64 and outs[0] == outs[1] == outs[2]
+
+
+def test_gpus_of_a_server_under_one_tor_still_talk_over_nvlink(tmp_path, monkeypatch):
+    """SimAI's DCN+ template hangs every GPU of a server under one ToR beside its NVSwitch:
+    two equal-cost next hops between two GPUs of a server, of which SimAI's routing keeps the
+    NVSwitch (`common.h`, `CalculateRoute`, `via_nvswitch`). The tutorial's 16 MiB allreduce
+    over server 0's 8 GPUs then takes the same time as on the rail-optimized file, where
+    the GPUs have no common ToR (and at the NIC's 400 Gb/s it would take four times as long)."""
+    dcn = "DCN+SingleToR_32g_8gps_400Gbps_H100"
+    times = []
+    for topo, data in ((TOPO, DATA), (dcn, DATA.parent / "dcn32")):
+        work = tmp_path / topo.replace("+", "")
+        work.mkdir()
+        _copy(work)
+        shutil.copy(data / topo, work / topo)
+        lines = (work / "microAllReduce_8g.txt").read_text().splitlines()
+        (work / "microAllReduce_8g.txt").write_text("\n".join([lines[0], "1", lines[2]]) + "\n")
+        monkeypatch.chdir(work)
+        monkeypatch.setenv("AS_SEND_LAT", "2")
+        res, _, _ = run_hpcc("SimAI.conf", progress=False, dialect="simai", topology=topo,
+                             workload="microAllReduce_8g.txt")
+        row = res.collectives.row(0, named=True)
+        times.append(row["end_ns"] - row["start_ns"])
+    assert times[1] == times[0], times

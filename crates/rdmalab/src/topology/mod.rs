@@ -77,6 +77,10 @@ pub struct Topology {
     /// (a GPU's NVLink beside its rail NIC, [`nvlink`]); otherwise every host sends on its
     /// first port, as the reference's hosts do.
     pub egress_by_destination: bool,
+    /// Per node, whether it is a server's NVSwitch (SimAI's topology file lists them); empty
+    /// when none is. A host whose routes to a destination leave by an NVSwitch port and by
+    /// another sends by the NVSwitch, as SimAI's GPUs do (`sim/host/egress.rs`).
+    pub nvswitch: Vec<bool>,
 }
 
 /// The default address of host `id`: the reference's `11.<id/256>.<id%256>.1` for the
@@ -124,7 +128,7 @@ impl Topology {
                 node.ips.clear();
             }
         }
-        Topology { nodes, links: Vec::new(), ports: Vec::new(), egress_by_destination: false }
+        Topology { nodes, links: Vec::new(), ports: Vec::new(), egress_by_destination: false, nvswitch: Vec::new() }
     }
 
     /// Adds a full-duplex link and its two ports.

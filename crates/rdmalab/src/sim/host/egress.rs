@@ -9,7 +9,7 @@
 //! that NIC when it opens, and the receiver returns its ACKs on its own NIC toward the
 //! sender, so both directions of a connection take the same links.
 
-use crate::ids::{NicId, NodeId};
+use crate::ids::{NicId, NodeId, PortId};
 use crate::sim::Simulation;
 
 impl Simulation {
@@ -27,7 +27,12 @@ impl Simulation {
     /// few ports.
     #[cold]
     fn routed_nic(&self, first: NicId, src: NodeId, dst: NodeId) -> NicId {
-        let Some(&port) = self.routes.next_hops(src, dst).first() else { return first };
+        let hops = self.routes.next_hops(src, dst);
+        // SimAI's routing keeps only the NVSwitch among equal-cost next hops of a GPU
+        // (`CalculateRoute`'s `via_nvswitch`), so a GPU of a server whose GPUs share a ToR
+        // still reaches the others over NVLink.
+        let nv = |p: &&PortId| self.topo.nvswitch.get(self.topo.ports[p.idx()].peer_node.idx()) == Some(&true);
+        let Some(&port) = hops.iter().find(nv).or(hops.first()) else { return first };
         let place = self.topo.nodes[src.idx()].ports.iter().position(|&p| p == port).unwrap_or(0);
         NicId(first.0 + place as u32)
     }
