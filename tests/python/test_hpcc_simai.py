@@ -199,3 +199,25 @@ def test_gpus_of_a_server_under_one_tor_still_talk_over_nvlink(tmp_path, monkeyp
         row = res.collectives.row(0, named=True)
         times.append(row["end_ns"] - row["start_ns"])
     assert times[1] == times[0], times
+
+
+def test_qps_of_a_gpu_spread_over_its_two_nvswitches(tmp_path, monkeypatch):
+    """With two NVSwitches per server (the generator's `-nsps 2`) a GPU has two equal next
+    hops to a GPU of its server, and SimAI puts each QP on one of them by the QP's hash
+    (`rdma-hw.cc`, `GetNicIdxOfQp`): the eight channels of the tutorial's 16 MiB allreduce
+    share two NVLinks per GPU, not one, and it ends well before the one-NVSwitch run."""
+    times = []
+    for data in (DATA, DATA.parent / "nsps2"):
+        work = tmp_path / data.name
+        work.mkdir()
+        _copy(work)
+        shutil.copy(data / TOPO, work / TOPO)
+        lines = (work / "microAllReduce_8g.txt").read_text().splitlines()
+        (work / "microAllReduce_8g.txt").write_text("\n".join([lines[0], "1", lines[2]]) + "\n")
+        monkeypatch.chdir(work)
+        monkeypatch.setenv("AS_SEND_LAT", "2")
+        res, _, _ = run_hpcc("SimAI.conf", progress=False, dialect="simai", topology=TOPO,
+                             workload="microAllReduce_8g.txt")
+        row = res.collectives.row(0, named=True)
+        times.append(row["end_ns"] - row["start_ns"])
+    assert times[1] < 0.8 * times[0], times

@@ -37,6 +37,27 @@ impl Simulation {
         NicId(first.0 + place as u32)
     }
 
+    /// The NIC of a new QP of SimAI's GPU that has several equal next hops toward `f.dst`
+    /// of one kind (two ToRs of a dual-ToR topology, two NVSwitches of a server), `nic`
+    /// otherwise: SimAI's `GetNicIdxOfQp` picks among them by the QP's hash
+    /// (`v[qp->GetHash() % v.size()]`); rdmalab's ECMP hash of the QP stands for it.
+    #[cold]
+    pub(in crate::sim) fn spread_nic(&self, nic: NicId, f: &crate::workload::FlowSpec, sport: u16) -> NicId {
+        let hops = self.routes.next_hops(f.src, f.dst);
+        let nv = |p: &PortId| self.topo.nvswitch.get(self.topo.ports[p.idx()].peer_node.idx()) == Some(&true);
+        let via_nv = hops.iter().any(nv);
+        let n = hops.iter().filter(|p| nv(p) == via_nv).count();
+        if n < 2 {
+            return nic;
+        }
+        let ips = (f.src_ip.unwrap_or(self.topo.nodes[f.src.idx()].ips[0]), self.topo.nodes[f.dst.idx()].ips[0]);
+        let k = crate::topology::ecmp::ecmp_hash(ips.0, ips.1, sport, f.dport, f.src.0) as usize % n;
+        let Some(&port) = hops.iter().filter(|p| nv(p) == via_nv).nth(k) else { return nic };
+        let first = self.nic_of[f.src.idx()];
+        let place = self.topo.nodes[f.src.idx()].ports.iter().position(|&p| p == port).unwrap_or(0);
+        NicId(first.0 + place as u32)
+    }
+
     /// Kicks every NIC of `host` (an application posted on QPs of either).
     #[inline]
     pub(in crate::sim) fn kick_host(&mut self, host: NodeId) {
