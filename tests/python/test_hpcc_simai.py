@@ -221,3 +221,14 @@ def test_qps_of_a_gpu_spread_over_its_two_nvswitches(tmp_path, monkeypatch):
         row = res.collectives.row(0, named=True)
         times.append(row["end_ns"] - row["start_ns"])
     assert times[1] < 0.8 * times[0], times
+
+
+def test_an_output_folder_that_does_not_exist_is_refused_before_the_run(tmp_path, monkeypatch):
+    """SimAI.conf writes its outputs under `out/`: without that folder the run is refused
+    before it starts, naming the key and its line, not after it has run."""
+    work = _copy(tmp_path)
+    (work / "out").rmdir()
+    monkeypatch.chdir(work)
+    with pytest.raises(ValueError, match=r"SimAI.conf:9: field `FCT_OUTPUT_FILE`: the folder of "
+                                         r"out/llama_hpn7_fct.txt does not exist"):
+        run_hpcc("SimAI.conf", progress=False, dialect="simai", topology=TOPO, workload="microAllReduce_8g.txt")
