@@ -182,9 +182,11 @@ def test_gpus_of_a_server_under_one_tor_still_talk_over_nvlink(tmp_path, monkeyp
     two equal-cost next hops between two GPUs of a server, of which SimAI's routing keeps the
     NVSwitch (`common.h`, `CalculateRoute`, `via_nvswitch`). The tutorial's 16 MiB allreduce
     over server 0's 8 GPUs then takes the same time as on the rail-optimized file, where
-    the GPUs have no common ToR (and at the NIC's 400 Gb/s it would take four times as long)."""
+    the GPUs have no common ToR (and at the NIC's 400 Gb/s it would take four times as long),
+    and the FCT file's standalone FCTs are those of the NVSwitch path, as SimAI's pairRtt and
+    pairBw follow the first path its search finds (the NVSwitch's, listed first)."""
     dcn = "DCN+SingleToR_32g_8gps_400Gbps_H100"
-    times = []
+    times, standalone = [], []
     for topo, data in ((TOPO, DATA), (dcn, DATA.parent / "dcn32")):
         work = tmp_path / topo.replace("+", "")
         work.mkdir()
@@ -198,7 +200,9 @@ def test_gpus_of_a_server_under_one_tor_still_talk_over_nvlink(tmp_path, monkeyp
                              workload="microAllReduce_8g.txt")
         row = res.collectives.row(0, named=True)
         times.append(row["end_ns"] - row["start_ns"])
+        standalone.append(sorted(line.split()[7] for line in (work / "out" / "llama_hpn7_fct.txt").open()))
     assert times[1] == times[0], times
+    assert standalone[1] == standalone[0]
 
 
 def test_qps_of_a_gpu_spread_over_its_two_nvswitches(tmp_path, monkeypatch):

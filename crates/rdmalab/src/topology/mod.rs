@@ -201,6 +201,11 @@ impl Topology {
     pub fn port_delay(&self, p: PortId) -> Time {
         self.links[self.ports[p.idx()].link.idx()].delay
     }
+    /// Whether port `p` leads to an NVSwitch (`nvswitch`).
+    #[inline]
+    pub fn to_nvswitch(&self, p: PortId) -> bool {
+        self.nvswitch.get(self.ports[p.idx()].peer_node.idx()) == Some(&true)
+    }
     /// Gives every host `n` addresses in all: its first, `11.x.y.1` for the reference's
     /// numbering, then `11.x.y.2` .. `11.x.y.n`. Only the last byte differs, so the
     /// reference's reverse mapping `(ip >> 8) & 0xFFFF` still names the host in FCT files.

@@ -31,8 +31,7 @@ impl Simulation {
         // SimAI's routing keeps only the NVSwitch among equal-cost next hops of a GPU
         // (`CalculateRoute`'s `via_nvswitch`), so a GPU of a server whose GPUs share a ToR
         // still reaches the others over NVLink.
-        let nv = |p: &&PortId| self.topo.nvswitch.get(self.topo.ports[p.idx()].peer_node.idx()) == Some(&true);
-        let Some(&port) = hops.iter().find(nv).or(hops.first()) else { return first };
+        let Some(&port) = hops.iter().find(|&&p| self.topo.to_nvswitch(p)).or(hops.first()) else { return first };
         let place = self.topo.nodes[src.idx()].ports.iter().position(|&p| p == port).unwrap_or(0);
         NicId(first.0 + place as u32)
     }
@@ -44,7 +43,7 @@ impl Simulation {
     #[cold]
     pub(in crate::sim) fn spread_nic(&self, nic: NicId, f: &crate::workload::FlowSpec, sport: u16) -> NicId {
         let hops = self.routes.next_hops(f.src, f.dst);
-        let nv = |p: &PortId| self.topo.nvswitch.get(self.topo.ports[p.idx()].peer_node.idx()) == Some(&true);
+        let nv = |p: &PortId| self.topo.to_nvswitch(*p);
         let via_nv = hops.iter().any(nv);
         let n = hops.iter().filter(|p| nv(p) == via_nv).count();
         if n < 2 {
