@@ -268,6 +268,8 @@ def hpcc_files(config: str | Path, progress: bool = True, threads: int | str | N
     writes the reference's files) the results are an `Outcome` when the run needs no table
     (`drive`), and polars is never loaded. `threads_option` as in `run_with_option`."""
     opt = [None if p is None else str(p) for p in (topology, workload)]
+    if dialect is None and any(opt) and detect_hpcc_dialect(config)[1] is None:
+        dialect = "simai"  # SimAI's -n and -w, which only the simai dialect takes
     tables = tables or workload is not None  # the simai dialect's per-layer file reads `collectives`
     sim = _core.Simulation.from_hpcc_config(str(config), _threads_arg(threads), dialect, *opt, threads_option)
     warn_scenario(sim)

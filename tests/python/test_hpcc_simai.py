@@ -236,3 +236,20 @@ def test_an_output_folder_that_does_not_exist_is_refused_before_the_run(tmp_path
     with pytest.raises(ValueError, match=r"SimAI.conf:9: field `FCT_OUTPUT_FILE`: the folder of "
                                          r"out/llama_hpn7_fct.txt does not exist"):
         run_hpcc("SimAI.conf", progress=False, dialect="simai", topology=TOPO, workload="microAllReduce_8g.txt")
+
+
+def test_a_config_without_simai_only_keys_is_simai_when_given_its_topology_and_workload(tmp_path, monkeypatch):
+    """SimAI.conf without its monitor keys has no key only SimAI reads; given SimAI's -n and -w
+    (which only the simai dialect takes) it is run as SimAI's, not refused as the reference's."""
+    work = _copy(tmp_path)
+    simai_only = ("BW_MON_FILE", "RATE_MON_FILE", "CNP_MON_FILE", "MON_START", "MON_END", "QP_MON_INTERVAL",
+                  "BW_MON_INTERVAL", "QLEN_MON_INTERVAL", "NIC_TOTAL_PAUSE_TIME")
+    lines = (work / "SimAI.conf").read_text().splitlines()
+    (work / "SimAI.conf").write_text("\n".join(l for l in lines if l.split()[:1] not in [[k] for k in simai_only]))
+    lines = (work / "microAllReduce_8g.txt").read_text().splitlines()
+    (work / "microAllReduce_8g.txt").write_text("\n".join([lines[0], "1", lines[2]]) + "\n")
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("AS_SEND_LAT", "2")
+    assert detect_hpcc_dialect("SimAI.conf") == ("reference", None)
+    res, _, _ = run_hpcc("SimAI.conf", progress=False, topology=TOPO, workload="microAllReduce_8g.txt")
+    assert res.collectives.height == 1
