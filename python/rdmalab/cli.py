@@ -234,8 +234,12 @@ def cmd_hpcc(args: argparse.Namespace) -> int:
     dialect = args.dialect
     if dialect is None:
         dialect, why = detect_hpcc_dialect(args.config)
-        print(f"dialect: {dialect} (detected: {why[0]} on line {why[1]})" if why
-              else f"dialect: {dialect} (no key of another dialect)")
+        if why is None and (args.topology or args.workload):
+            dialect = "simai"  # only the simai dialect takes them
+            print("dialect: simai (--topology/--workload, SimAI's -n and -w; no key of another dialect)")
+        else:
+            print(f"dialect: {dialect} (detected: {why[0]} on line {why[1]})" if why
+                  else f"dialect: {dialect} (no key of another dialect)")
     else:
         print(f"dialect: {dialect} (--dialect)")
     # The summary and the reference's files, no table built (and no polars loaded) unless the

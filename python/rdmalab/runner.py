@@ -248,6 +248,18 @@ def run_hpcc(config: str | Path, progress: bool = True, threads: int | str | Non
     return hpcc_files(config, progress, threads, dialect, tables=True, topology=topology, workload=workload)
 
 
+def _check_output_folders(config: str | Path, outputs: list[tuple[str, str | None]]) -> None:
+    """Refuses, before the run, an output path whose folder does not exist (the reference's
+    `fopen` would fail there): otherwise the run would end unable to write what it measured."""
+    for key, path in outputs:
+        if not path or Path(path).parent.is_dir():
+            continue
+        line = next((i for i, text in enumerate(Path(config).read_text().splitlines(), 1)
+                     if text.split()[:1] == [key]), 0)
+        raise ValueError(f"{config}:{line}: field `{key}`: the folder of {path} does not exist "
+                         f"(paths are relative to the folder the run starts in, {os.getcwd()})")
+
+
 def hpcc_files(config: str | Path, progress: bool = True, threads: int | str | None = None,
                dialect: str | None = None, tables: bool = False, topology: str | Path | None = None,
                workload: str | Path | None = None, threads_option: str | None = None
@@ -256,11 +268,16 @@ def hpcc_files(config: str | Path, progress: bool = True, threads: int | str | N
     writes the reference's files) the results are an `Outcome` when the run needs no table
     (`drive`), and polars is never loaded. `threads_option` as in `run_with_option`."""
     opt = [None if p is None else str(p) for p in (topology, workload)]
+    if dialect is None and any(opt) and detect_hpcc_dialect(config)[1] is None:
+        dialect = "simai"  # SimAI's -n and -w, which only the simai dialect takes
     tables = tables or workload is not None  # the simai dialect's per-layer file reads `collectives`
     sim = _core.Simulation.from_hpcc_config(str(config), _threads_arg(threads), dialect, *opt, threads_option)
     warn_scenario(sim)
     trace_path, qlen_path = sim.monitor_paths()
     fct_path, pfc_path = sim.output_paths()
+    outputs = [("FCT_OUTPUT_FILE", fct_path), ("PFC_OUTPUT_FILE", pfc_path), ("TRACE_OUTPUT_FILE", trace_path),
+               ("QLEN_MON_FILE", qlen_path)] + [(k, p) for k, p in sim.hpcc_not_written() if k == "FLOW_INPUT_FILE"]
+    _check_output_folders(config, outputs)
     for key, path in (("FCT_OUTPUT_FILE", fct_path), ("PFC_OUTPUT_FILE", pfc_path)):
         if path and Path(path).exists():  # said before the run, so there is time to stop it
             warnings.warn(f"{config}: {key} {path} exists and will be overwritten at the end of the run, as the "

@@ -175,3 +175,81 @@ def test_nvls_run_is_identical_on_1_2_and_4_threads(tmp_path, monkeypatch):
                              workload="w.txt")
         outs.append(((sub / fct).read_bytes(), (sub / "ncclFlowModel_EndToEnd.csv").read_bytes()))
     assert outs[0][0].count(b"\n") == 64 and outs[0] == outs[1] == outs[2]
+
+
+def test_gpus_of_a_server_under_one_tor_still_talk_over_nvlink(tmp_path, monkeypatch):
+    """SimAI's DCN+ template hangs every GPU of a server under one ToR beside its NVSwitch:
+    two equal-cost next hops between two GPUs of a server, of which SimAI's routing keeps the
+    NVSwitch (`common.h`, `CalculateRoute`, `via_nvswitch`). The tutorial's 16 MiB allreduce
+    over server 0's 8 GPUs then takes the same time as on the rail-optimized file, where
+    the GPUs have no common ToR (and at the NIC's 400 Gb/s it would take four times as long),
+    and the FCT file's standalone FCTs are those of the NVSwitch path, as SimAI's pairRtt and
+    pairBw follow the first path its search finds (the NVSwitch's, listed first)."""
+    dcn = "DCN+SingleToR_32g_8gps_400Gbps_H100"
+    times, standalone = [], []
+    for topo, data in ((TOPO, DATA), (dcn, DATA.parent / "dcn32")):
+        work = tmp_path / topo.replace("+", "")
+        work.mkdir()
+        _copy(work)
+        shutil.copy(data / topo, work / topo)
+        lines = (work / "microAllReduce_8g.txt").read_text().splitlines()
+        (work / "microAllReduce_8g.txt").write_text("\n".join([lines[0], "1", lines[2]]) + "\n")
+        monkeypatch.chdir(work)
+        monkeypatch.setenv("AS_SEND_LAT", "2")
+        res, _, _ = run_hpcc("SimAI.conf", progress=False, dialect="simai", topology=topo,
+                             workload="microAllReduce_8g.txt")
+        row = res.collectives.row(0, named=True)
+        times.append(row["end_ns"] - row["start_ns"])
+        standalone.append(sorted(line.split()[7] for line in (work / "out" / "llama_hpn7_fct.txt").open()))
+    assert times[1] == times[0], times
+    assert standalone[1] == standalone[0]
+
+
+def test_qps_of_a_gpu_spread_over_its_two_nvswitches(tmp_path, monkeypatch):
+    """With two NVSwitches per server (the generator's `-nsps 2`) a GPU has two equal next
+    hops to a GPU of its server, and SimAI puts each QP on one of them by the QP's hash
+    (`rdma-hw.cc`, `GetNicIdxOfQp`): the eight channels of the tutorial's 16 MiB allreduce
+    share two NVLinks per GPU, not one, and it ends well before the one-NVSwitch run."""
+    times = []
+    for data in (DATA, DATA.parent / "nsps2"):
+        work = tmp_path / data.name
+        work.mkdir()
+        _copy(work)
+        shutil.copy(data / TOPO, work / TOPO)
+        lines = (work / "microAllReduce_8g.txt").read_text().splitlines()
+        (work / "microAllReduce_8g.txt").write_text("\n".join([lines[0], "1", lines[2]]) + "\n")
+        monkeypatch.chdir(work)
+        monkeypatch.setenv("AS_SEND_LAT", "2")
+        res, _, _ = run_hpcc("SimAI.conf", progress=False, dialect="simai", topology=TOPO,
+                             workload="microAllReduce_8g.txt")
+        row = res.collectives.row(0, named=True)
+        times.append(row["end_ns"] - row["start_ns"])
+    assert times[1] < 0.8 * times[0], times
+
+
+def test_an_output_folder_that_does_not_exist_is_refused_before_the_run(tmp_path, monkeypatch):
+    """SimAI.conf writes its outputs under `out/`: without that folder the run is refused
+    before it starts, naming the key and its line, not after it has run."""
+    work = _copy(tmp_path)
+    (work / "out").rmdir()
+    monkeypatch.chdir(work)
+    with pytest.raises(ValueError, match=r"SimAI.conf:9: field `FCT_OUTPUT_FILE`: the folder of "
+                                         r"out/llama_hpn7_fct.txt does not exist"):
+        run_hpcc("SimAI.conf", progress=False, dialect="simai", topology=TOPO, workload="microAllReduce_8g.txt")
+
+
+def test_a_config_without_simai_only_keys_is_simai_when_given_its_topology_and_workload(tmp_path, monkeypatch):
+    """SimAI.conf without its monitor keys has no key only SimAI reads; given SimAI's -n and -w
+    (which only the simai dialect takes) it is run as SimAI's, not refused as the reference's."""
+    work = _copy(tmp_path)
+    simai_only = ("BW_MON_FILE", "RATE_MON_FILE", "CNP_MON_FILE", "MON_START", "MON_END", "QP_MON_INTERVAL",
+                  "BW_MON_INTERVAL", "QLEN_MON_INTERVAL", "NIC_TOTAL_PAUSE_TIME")
+    lines = (work / "SimAI.conf").read_text().splitlines()
+    (work / "SimAI.conf").write_text("\n".join(l for l in lines if l.split()[:1] not in [[k] for k in simai_only]))
+    lines = (work / "microAllReduce_8g.txt").read_text().splitlines()
+    (work / "microAllReduce_8g.txt").write_text("\n".join([lines[0], "1", lines[2]]) + "\n")
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("AS_SEND_LAT", "2")
+    assert detect_hpcc_dialect("SimAI.conf") == ("reference", None)
+    res, _, _ = run_hpcc("SimAI.conf", progress=False, topology=TOPO, workload="microAllReduce_8g.txt")
+    assert res.collectives.height == 1

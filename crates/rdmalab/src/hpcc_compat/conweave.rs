@@ -69,6 +69,17 @@ pub(super) fn apply(cfg: &HpccConfig, topo: &Topology, config: &mut SimConfig) -
             "missing or 0: the ConWeave artifact's switches then have no buffer (its run.py always writes it, in MB)";
         return Err(bad(cfg, "BUFFER_SIZE", msg));
     }
+    if lb == PathSelection::Conga {
+        if let Err(why) = crate::fabric::lb::conga::Conga::new(topo, &config.lb) {
+            let file = cfg.topology_file.as_deref().map(|p| p.display().to_string()).unwrap_or_default();
+            let msg = format!(
+                "3 (CONGA) on {file}: {why}. The ConWeave artifact also runs CONGA on three-tier fat trees \
+                 (scratch/network-load-balance.cc, lines 1500-1650: paths of up to four hops), which the \
+                 conweave dialect does not model; LB_MODE 0, 2, 6 and 9 run there"
+            );
+            return Err(bad(cfg, "LB_MODE", &msg));
+        }
+    }
     config.path_selection = lb;
     let l = &mut config.lb;
     l.conweave_tx_expiry = m.tx_expiry;
@@ -150,6 +161,27 @@ mod tests {
         assert!(e.contains("c.txt:2: field `LB_MODE`"), "{e}");
         let e = applied("LB_MODE 9\n").unwrap_err().to_string();
         assert!(e.contains("field `BUFFER_SIZE`") && e.contains("no buffer"), "{e}");
+    }
+
+    #[test]
+    fn conga_off_a_leaf_spine_is_refused_naming_lb_mode() {
+        use crate::ids::NodeId;
+        // Hosts 0 and 1 under leaves 2 and 3, which meet through switches 4 and 5: three tiers.
+        let mut t = Topology::new(6, &[NodeId(2), NodeId(3), NodeId(4), NodeId(5)]);
+        for (a, b) in [(0, 2), (1, 3), (2, 4), (4, 5), (5, 3)] {
+            t.add_link(NodeId(a), NodeId(b), crate::units::Rate::gbps(100), Time::from_us(1), 0.0).unwrap();
+        }
+        let text = "TOPOLOGY_FILE config/fat_k8_100G_OS2.txt\nBUFFER_SIZE 9\nLB_MODE 3\n";
+        let cfg = crate::formats::hpcc_config::parse_config_as(
+            text,
+            std::path::Path::new("c.txt"),
+            crate::formats::hpcc_config::Dialect::Conweave,
+        )
+        .unwrap();
+        let e = apply(&cfg, &t, &mut SimConfig::default()).unwrap_err().to_string();
+        assert!(e.contains("c.txt:3: field `LB_MODE`: 3 (CONGA) on config/fat_k8_100G_OS2.txt"), "{e}");
+        assert!(e.contains("three-tier fat trees"), "{e}");
+        assert_eq!(applied("BUFFER_SIZE 9\nLB_MODE 3\n").unwrap().path_selection, PathSelection::Conga);
     }
 
     #[test]

@@ -100,7 +100,15 @@ pub fn load(cfg: &HpccConfig) -> Result<(Scenario, Option<M4Outputs>)> {
     if cfg.enable_trace {
         // A count of 0 traces no node, as in the reference (`EnableTracing` on an empty
         // container); rdmalab's empty node list would mean every node instead.
-        config.trace = Some(trace_config(cfg, &topology)?).filter(|t| !t.nodes.is_empty());
+        let (trace, skipped) = trace_config(cfg, &topology)?;
+        if skipped > 0 {
+            let path = cfg.trace_file.as_deref().unwrap_or(Path::new("")).display();
+            let n = topology.len();
+            config.input_warnings.push(format!(
+                "{path}: {skipped} node ids of {n} or more not traced: the topology has {n} nodes (the reference skips them too)"
+            ));
+        }
+        config.trace = Some(trace).filter(|t| !t.nodes.is_empty());
     }
     // The ConWeave artifact reads the QLEN_MON keys but writes no queue monitor.
     if cfg.qlen_mon_start < cfg.qlen_mon_end && cfg.qlen_mon_file.is_some() && cfg.dialect != Dialect::Conweave {
@@ -122,23 +130,31 @@ pub fn load(cfg: &HpccConfig) -> Result<(Scenario, Option<M4Outputs>)> {
 }
 
 /// `ENABLE_TRACE 1`: the nodes listed in `TRACE_FILE` (a count, then node ids), every
-/// event, no cap beyond the default (written as Parquet to `TRACE_OUTPUT_FILE`).
-fn trace_config(cfg: &HpccConfig, topo: &crate::topology::Topology) -> Result<crate::config::TraceConfig> {
+/// event, no cap beyond the default (written as Parquet to `TRACE_OUTPUT_FILE`), and how
+/// many ids were past the topology's nodes. The reference skips those (`third.cc`:
+/// `if (nid >= n.GetN()) continue;`), so its own `mix/trace.txt`, written for its 376-node
+/// fat tree, serves its 66-node `mix/topology.txt` in `mix/config.txt`.
+fn trace_config(cfg: &HpccConfig, topo: &crate::topology::Topology) -> Result<(crate::config::TraceConfig, u64)> {
     let path = required(cfg, cfg.trace_file.as_deref(), "TRACE_FILE")?;
     let text = std::fs::read_to_string(path).map_err(|e| Error::Io { path: path.into(), source: e })?;
     let mut r = crate::formats::tokens::Reader::new(&text, path);
-    let (n, _) = r.u64_max("count", "the number of nodes to trace", topo.len() as u64)?;
-    let mut nodes = Vec::with_capacity(n as usize);
+    let (n, _) = r.u64("count", "the number of nodes to trace")?;
+    let mut nodes = Vec::with_capacity(n.min(topo.len() as u64) as usize);
+    let mut skipped = 0;
     for _ in 0..n {
-        let (id, _) = r.u64_max("node", "a node id", topo.len() as u64 - 1)?;
-        nodes.push(crate::ids::NodeId(id as u32));
+        let (id, _) = r.u64("node", "a node id")?;
+        match u32::try_from(id) {
+            Ok(id) if (id as usize) < topo.len() => nodes.push(crate::ids::NodeId(id)),
+            _ => skipped += 1,
+        }
     }
-    Ok(crate::config::TraceConfig {
+    let trace = crate::config::TraceConfig {
         nodes,
         end: crate::units::Time::MAX,
         max_bytes: crate::config::DEFAULT_TRACE_MAX_BYTES,
         ..Default::default()
-    })
+    };
+    Ok((trace, skipped))
 }
 
 fn required<'a>(cfg: &HpccConfig, p: Option<&'a Path>, key: &str) -> Result<&'a Path> {

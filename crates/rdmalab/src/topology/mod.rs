@@ -77,6 +77,10 @@ pub struct Topology {
     /// (a GPU's NVLink beside its rail NIC, [`nvlink`]); otherwise every host sends on its
     /// first port, as the reference's hosts do.
     pub egress_by_destination: bool,
+    /// Per node, whether it is a server's NVSwitch (SimAI's topology file lists them); empty
+    /// when none is. A host whose routes to a destination leave by an NVSwitch port and by
+    /// another sends by the NVSwitch, as SimAI's GPUs do (`sim/host/egress.rs`).
+    pub nvswitch: Vec<bool>,
 }
 
 /// The default address of host `id`: the reference's `11.<id/256>.<id%256>.1` for the
@@ -124,7 +128,7 @@ impl Topology {
                 node.ips.clear();
             }
         }
-        Topology { nodes, links: Vec::new(), ports: Vec::new(), egress_by_destination: false }
+        Topology { nodes, links: Vec::new(), ports: Vec::new(), egress_by_destination: false, nvswitch: Vec::new() }
     }
 
     /// Adds a full-duplex link and its two ports.
@@ -196,6 +200,11 @@ impl Topology {
     /// Propagation delay of the link a port belongs to.
     pub fn port_delay(&self, p: PortId) -> Time {
         self.links[self.ports[p.idx()].link.idx()].delay
+    }
+    /// Whether port `p` leads to an NVSwitch (`nvswitch`).
+    #[inline]
+    pub fn to_nvswitch(&self, p: PortId) -> bool {
+        self.nvswitch.get(self.ports[p.idx()].peer_node.idx()) == Some(&true)
     }
     /// Gives every host `n` addresses in all: its first, `11.x.y.1` for the reference's
     /// numbering, then `11.x.y.2` .. `11.x.y.n`. Only the last byte differs, so the

@@ -141,9 +141,31 @@ pub(super) fn path_value(r: &mut Reader<'_>, key: &str) -> Result<PathBuf> {
     Ok(PathBuf::from(r.next(key, &ctx(key))?.text))
 }
 
+/// An unsigned key's value. A whole number written as a decimal (`16.0`, which the
+/// reference's own `run.py` writes for `BUFFER_SIZE` and `INT_MULTI` under Python 3) is that
+/// number: the reference's `conf >> v` takes `16` and reads `.0` as a key it skips. A
+/// fraction that is not zero is refused: the reference would drop it without a word.
 pub(super) fn u32_value(r: &mut Reader<'_>, key: &str) -> Result<u32> {
-    let (v, _) = r.u64_max(key, &ctx(key), u64::from(u32::MAX))?;
-    Ok(v as u32) // checked above
+    let t = r.next(key, &ctx(key))?;
+    let whole = match t.text.split_once('.') {
+        Some((int, frac)) if !int.is_empty() && !frac.is_empty() && frac.bytes().all(|b| b.is_ascii_digit()) => {
+            if frac.bytes().any(|b| b != b'0') {
+                let msg = format!(
+                    "`{}` is not a whole number: the reference reads {int} and then `.{frac}` as a key it skips, \
+                     dropping the fraction; write {int} if that is meant",
+                    t.text
+                );
+                return Err(r.err(t.line, key, msg));
+            }
+            int
+        }
+        _ => t.text,
+    };
+    let v = crate::formats::tokens::parse_u64(whole).map_err(|m| r.err(t.line, key, m))?;
+    if v > u64::from(u32::MAX) {
+        return Err(r.err(t.line, key, format!("{v} is larger than the maximum {}", u32::MAX)));
+    }
+    Ok(v as u32)
 }
 
 /// A 0/1 switch; like the reference, any nonzero value is on.
@@ -237,4 +259,23 @@ pub(super) fn map_rate(r: &mut Reader<'_>, key: &str, i: u64) -> Result<Rate> {
         return Err(r.err(line, key, format!("entry {i}: a zero rate")));
     }
     Ok(Rate(bps))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::parse_config;
+    use std::path::Path;
+
+    #[test]
+    fn whole_numbers_written_as_decimals_are_read() {
+        // What the reference's run.py writes under Python 3 (`bfsz = 16 * bw / 50`,
+        // `int_multi = bw / 25`).
+        let c = parse_config("BUFFER_SIZE 16.0\nINT_MULTI 2.00\n", Path::new("c.txt")).unwrap();
+        assert_eq!((c.buffer_size_mb, c.int_multi), (16, 2));
+        let e = parse_config("CC_MODE 3\nBUFFER_SIZE 16.5\n", Path::new("c.txt")).unwrap_err().to_string();
+        assert!(e.contains("c.txt:2: field `BUFFER_SIZE`: `16.5` is not a whole number"), "{e}");
+        for bad in ["BUFFER_SIZE .5\n", "BUFFER_SIZE 16.\n", "BUFFER_SIZE 1e3\n"] {
+            assert!(parse_config(bad, Path::new("c.txt")).is_err(), "{bad}");
+        }
+    }
 }

@@ -68,6 +68,11 @@ pub fn parse_simai_topology(text: &str, path: &Path) -> Result<SimaiTopology> {
     let mut t = SimaiTopology { topology, gpus, gpus_per_server: gps, nvswitches, gpu_type };
     if t.topology.hosts().any(|h| t.topology.nodes[h.idx()].ports.len() > 1) {
         t.topology.egress_by_destination = true;
+        let mut nvswitch = vec![false; t.topology.len()];
+        for s in &t.nvswitches {
+            nvswitch[s.idx()] = true;
+        }
+        t.topology.nvswitch = nvswitch;
     }
     Ok(t)
 }

@@ -68,9 +68,12 @@ impl Simulation {
     /// `open_qp` into a given slot (the origin order puts flow `i`'s QP in slot `i`, set up
     /// by `Simulation::with_apps`), or a free or new one.
     fn open_qp_in(&mut self, f: &FlowSpec, slot: Option<QpId>) -> QpId {
-        let nic_idx = self.egress_nic(f.src, f.dst);
+        let mut nic_idx = self.egress_nic(f.src, f.dst);
+        let sport = f.sport.unwrap_or_else(|| self.nics[nic_idx.idx()].allocate_sport(f.dst));
+        if !self.topo.nvswitch.is_empty() {
+            nic_idx = self.spread_nic(nic_idx, f, sport);
+        }
         let nic = &mut self.nics[nic_idx.idx()];
-        let sport = f.sport.unwrap_or_else(|| nic.allocate_sport(f.dst));
         let line = nic.rate;
         let path = self.path_info(f.src, f.dst);
         let (id, messages, gen) = match slot.or_else(|| self.free_qps.pop()) {

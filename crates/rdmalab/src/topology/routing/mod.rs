@@ -431,9 +431,16 @@ impl Routes {
     }
 
     /// The path that always takes the first next hop: the reference's path for the ideal
-    /// FCT and the base RTT.
+    /// FCT and the base RTT. A GPU of a SimAI topology takes its NVSwitch where that is a
+    /// next hop, the path its flows take (`sim/host/egress.rs`).
     pub fn first_path(&self, topo: &Topology, src: NodeId, dst: NodeId) -> Vec<PortId> {
-        self.path(topo, src, dst, |_, _| 0)
+        if topo.nvswitch.is_empty() {
+            return self.path(topo, src, dst, |_, _| 0);
+        }
+        self.path(topo, src, dst, |node, hops| {
+            let nv = topo.is_host(node).then(|| hops.iter().position(|&p| topo.to_nvswitch(p)));
+            nv.flatten().unwrap_or(0)
+        })
     }
 
     /// The path a packet with this 5-tuple takes: at each switch the next hop is
