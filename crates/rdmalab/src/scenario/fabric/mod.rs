@@ -323,7 +323,7 @@ impl FabricSpec {
             c.lb = l.build(file)?;
         }
         if let Some(t) = &self.trimming {
-            c.trimming = Some(t.build(c.header_bytes, file)?);
+            c.trimming = Some(t.build(c.header_bytes, c.data_wire(c.mtu), file)?);
             if let crate::cc::CcConfig::Nscc(p) = &mut c.cc {
                 p.trimming = true; // NSCC's target is 3/4 of the network RTT on a trimming fabric
             }
