@@ -117,6 +117,8 @@ def run_figures(results, out: Path, title: str) -> tuple[list[Path], list[str]]:
 
 #: Exit statuses (see the module doc).
 EXIT_BAD_INPUT, EXIT_DEADLOCK, EXIT_STALLED, EXIT_FAILED, EXIT_FLOWS_FAILED, EXIT_INTERRUPTED = 2, 3, 4, 5, 6, 130
+#: SIGTERM's conventional status (128 + 15): a run stopped by it keeps what it measured.
+EXIT_TERMINATED = 143
 
 #: Every command's exit statuses, by command (docs/reference/cli.md is generated from this).
 EXIT_STATUS: dict[str, list[tuple[int, str]]] = {
@@ -133,6 +135,8 @@ EXIT_STATUS: dict[str, list[tuple[int, str]]] = {
         (EXIT_FLOWS_FAILED, "some flows were given up: a WR exhausted `retry_cnt` or `rnr_retry` (their count is "
                             "printed last; their status is in the flows table)"),
         (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
+        (EXIT_TERMINATED, "stopped by SIGTERM (a batch scheduler's time limit, `kill`); the outputs are written as "
+                          "after Ctrl-C"),
     ],
     "`sweep`": [
         (1, "at least one run failed (its error is in the runs table)"),
@@ -148,7 +152,7 @@ EXIT_STATUS: dict[str, list[tuple[int, str]]] = {
 def run_status(results) -> int:
     """Prints the run's last line when it did not end normally, and returns its exit status."""
     if results.interrupted:
-        return EXIT_INTERRUPTED
+        return EXIT_TERMINATED if results.extra.get("interrupted_by") == "SIGTERM" else EXIT_INTERRUPTED
     if results.counters.get("deadlocks", 0) > 0:
         d = results.deadlock_rows()[0]
         hops = ", ".join(f"({n}, {p}, {q})" for n, p, q in results.cycle())

@@ -37,11 +37,12 @@ def check_record(failure: dict[str, Any], results: Any) -> dict[str, Any]:
 
 
 def failure_record(results: Any) -> dict[str, Any] | None:
-    """The record of a run that stopped on a PFC deadlock, a stall or Ctrl-C (None when the
+    """The record of a run that stopped on a PFC deadlock, a stall, Ctrl-C or SIGTERM (None when the
     run ended normally): what happened, where (the deadlock's first hop) and when."""
     where: dict[str, Any] = {"node": None, "port": None, "class": None, "time_ps": results.counters["end_time_ps"]}
     if results.interrupted:
-        return _record("interrupted", "interrupted (Ctrl-C)", where, results)
+        by = results.extra.get("interrupted_by", "Ctrl-C")
+        return _record("interrupted", f"interrupted ({by})", where, results)
     if results.counters.get("deadlocks", 0) > 0:
         d = results.deadlock_rows()[0]
         # deadlock.parquet names the port by its ifindex (1-based); the record, as ports.parquet does.

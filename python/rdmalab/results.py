@@ -194,7 +194,7 @@ class Results(RunOutcome):
     sampled.
 
     `stop_reason` is `finished`, `stop_time`, `stalled` (with `stall_cause` saying why, in
-    one line), `pfc_deadlock`, or `interrupted` after Ctrl-C (`interrupted` is then true). `deadlock` is the first PFC deadlock found, one row per hop of
+    one line), `pfc_deadlock`, or `interrupted` after Ctrl-C or SIGTERM (`interrupted` is then true; `extra["interrupted_by"]` says which). `deadlock` is the first PFC deadlock found, one row per hop of
     its cycle: node, port (its ifindex), priority, formed_ns, detected_ns; empty when none.
     `counters["deadlocks"]` counts them (more than one only with `fabric.on_deadlock = "continue"`).
 

@@ -1,12 +1,16 @@
-"""Running a scenario: progress bar, Ctrl-C that keeps what was measured, results."""
+"""Running a scenario: progress bar, Ctrl-C (or SIGTERM) that keeps what was measured, results."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
 import tempfile
+import threading
 import time
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +25,33 @@ if TYPE_CHECKING:
 
 #: Events per slice between progress updates (about 0.1-0.3 s of work).
 SLICE_EVENTS = 1_000_000
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM during a run (a batch scheduler's time limit, `kill`): the run stops as at
+    Ctrl-C and keeps what it measured."""
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated
+
+
+@contextlib.contextmanager
+def _sigterm_stops_run() -> Iterator[None]:
+    """While a run is in progress, SIGTERM stops it as Ctrl-C does, so that the results up to
+    that moment are kept and written. Only in the main thread (the one signals reach) and
+    only where SIGTERM still has its default action: a handler the caller installed (Ray's,
+    a notebook's) is left alone. The default comes back once the run has stopped, so a second
+    SIGTERM while the outputs are written ends the process as usual."""
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+    signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 class RdmalabWarning(UserWarning):
@@ -59,7 +90,8 @@ def drive(sim: "_core.Simulation", progress: bool = True, check: bool = True,
     """Runs `sim` to the end in slices, showing a progress bar after one second.
 
     Ctrl-C stops the run cleanly: the results hold every flow completed so far and
-    `interrupted` is set. A run that fails an internal check (`check`: a lossless fabric that
+    `interrupted` is set. SIGTERM does the same in the main thread where it has its default
+    action (`extra["interrupted_by"]` says which of the two it was). A run that fails an internal check (`check`: a lossless fabric that
     dropped packets, bytes not conserved) raises `RunFailed`, which carries the results up to
     that moment and the failure record (`rdmalab.failure`). A scenario with `[trace]` writes
     its trace to `trace_path` (default: a temporary folder), streamed: `Results.trace` scans
@@ -78,19 +110,21 @@ def drive(sim: "_core.Simulation", progress: bool = True, check: bool = True,
     t0 = time.perf_counter()
     done, total = sim.progress()
     bar = _progress_bar(total, progress)
-    reason, interrupted, slices = "paused", False, 0
+    reason, interrupted, slices, signal_name = "paused", False, 0, None
     try:
-        while reason == "paused":
-            reason = sim.run(max_events=SLICE_EVENTS)
-            slices += 1
-            if bar is not None:
-                done_now, _ = sim.progress()
-                bar.update(done_now - done)
-                done = done_now
-                bar.set_postfix_str(f"t={sim.now_ps() / 1e6:.1f}us", refresh=False)
-    except KeyboardInterrupt:
+        with _sigterm_stops_run():
+            while reason == "paused":
+                reason = sim.run(max_events=SLICE_EVENTS)
+                slices += 1
+                if bar is not None:
+                    done_now, _ = sim.progress()
+                    bar.update(done_now - done)
+                    done = done_now
+                    bar.set_postfix_str(f"t={sim.now_ps() / 1e6:.1f}us", refresh=False)
+    except KeyboardInterrupt as stop:
         interrupted = True
         reason = "interrupted"
+        signal_name = "SIGTERM" if isinstance(stop, Terminated) else "Ctrl-C"
     finally:
         if bar is not None:
             bar.close()
@@ -109,6 +143,8 @@ def drive(sim: "_core.Simulation", progress: bool = True, check: bool = True,
                 sim.release()
             outcome = Outcome(lean, reason, interrupted, wall)
             outcome.extra["core"] = sim
+            if signal_name is not None:
+                outcome.extra["interrupted_by"] = signal_name
             return outcome
     raw = sim.results(check=check and not interrupted, release=release, keep=True)
     failure = raw.pop("failure", None)
@@ -117,6 +153,8 @@ def drive(sim: "_core.Simulation", progress: bool = True, check: bool = True,
 
     results = Results.from_core(raw, reason, interrupted, wall)
     results.extra["core"] = sim
+    if signal_name is not None:  # which stop the failure record and the exit status name
+        results.extra["interrupted_by"] = signal_name
     results.extra["engine"] = sim.engine()
     if (cc := sim.cc_settings()) is not None:  # InfiniBand CC: which preset and table it ran
         results.extra["cc_settings"] = cc

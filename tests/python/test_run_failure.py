@@ -7,12 +7,18 @@ the counters' drops."""
 
 import json
 import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
 
 import polars as pl
 import pytest
 
 from rdmalab import RdmalabWarning, RunFailed, run
-from rdmalab.cli import EXIT_FAILED, main
+from rdmalab.cli import EXIT_FAILED, EXIT_TERMINATED, main
 
 TOML = """
 [topology]
@@ -96,3 +102,40 @@ def test_a_stalled_run_writes_its_record_too(tmp_path):
     assert record["message"].startswith("stalled: ") and record["message"][len("stalled: "):] in summary
     assert record["node"] is None and record["time_ps"] == record["end_time_ps"] > 0
     assert (out / "flows.parquet").exists() and (out / "ports.parquet").exists()
+
+
+def test_sigterm_stops_the_run_and_keeps_what_it_measured(tmp_path):
+    # A batch scheduler's time limit sends SIGTERM: the run stops as at Ctrl-C, writes every
+    # table, the flows completed so far and failure.json, and exits 143 (128 + SIGTERM).
+    scen = tmp_path / "long.toml"
+    scen.write_text(textwrap.dedent("""
+        [topology]
+        kind = "fat_tree"
+        k = 8
+        [[traffic]]
+        kind = "poisson"
+        cdf = "web_search"
+        load = 0.6
+        duration = "50ms"
+        transport = "uet"
+        [fabric]
+        lossless = false
+        path_selection = "reps"
+        [fabric.trimming]
+        threshold_kb = 50
+    """))
+    out = tmp_path / "out"
+    rdmalab = Path(sys.executable).parent / "rdmalab"
+    proc = subprocess.Popen([str(rdmalab), "run", str(scen), "--out", str(out), "--quiet", "--threads", "1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(4.0)  # the scenario is built and the run is simulating
+    assert proc.poll() is None, "the run must still be going"
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == EXIT_TERMINATED, stderr
+    record = json.loads((out / "failure.json").read_text())
+    assert record["what"] == "interrupted" and record["message"] == "interrupted (SIGTERM)"
+    assert record["stop_reason"] == "interrupted" and record["end_time_ps"] > 0
+    assert json.loads((out / "run.json").read_text())["stop_reason"] == "interrupted"
+    assert (out / "summary.txt").exists() and (out / "ports.parquet").exists()
+    assert len((out / "fct.txt").read_text().splitlines()) > 0, "flows completed before SIGTERM are written"

@@ -384,8 +384,17 @@ pub(crate) fn field_time(file: &Path, field: &str, s: &str) -> Result<Time> {
 }
 /// A time that must not be zero (`"none"` is how a scenario turns a timer off).
 fn positive_time(file: &Path, field: &str, s: &str) -> Result<Time> {
+    positive_time_or(file, field, s, None)
+}
+
+/// [`positive_time`] of a field that also takes the word `word` (`fabric.rto`'s `"none"`,
+/// `fabric.uet.rto`'s `"auto"`): a zero names it, and only a field that takes a word names one.
+fn positive_time_or(file: &Path, field: &str, s: &str, word: Option<&str>) -> Result<Time> {
     match field_time(file, field, s)? {
-        Time::ZERO => Err(Error::input(file, 0, field, "must be positive (or \"none\")")),
+        Time::ZERO => {
+            let m = word.map_or_else(|| "must be positive".to_string(), |w| format!("must be positive (or \"{w}\")"));
+            Err(Error::input(file, 0, field, m))
+        }
         t => Ok(t),
     }
 }

@@ -438,3 +438,22 @@ fn a_lost_credit_packet_costs_a_timeout_not_the_flow() {
     assert_eq!(r.counters.payload_bytes_delivered, 32 * 262_144);
     assert!(r.counters.link_down_losses > 0, "the failure cost packets");
 }
+
+/// A sender whose last packet in flight is trimmed while it has no credit left holds nothing
+/// in flight but a packet marked to resend: its timer's expiry gives it the packet of credit
+/// that asks again, as it does for new data. A 16:1 oversubscribed leaf-spine (one spine)
+/// under a permutation of 1 MB flows trims tens of thousands of packets; without that
+/// packet of credit one connection (the resend of its 241st packet and four new ones
+/// owed) waits for a grant its receiver does not know it owes until nothing is left to
+/// simulate, 1.6 ms in.
+#[test]
+fn a_trimmed_last_packet_without_credit_is_resent_after_its_timeout() {
+    let text = "seed = 3\n[topology]\nkind = \"leaf_spine\"\nleaves = 4\nspines = 1\nhosts_per_leaf = 16\n\
+                host_rate = \"100Gbps\"\nfabric_rate = \"100Gbps\"\ndelay = \"1us\"\n[[traffic]]\n\
+                kind = \"permutation\"\nsize = 1000000\ntransport = \"uet\"\n[fabric]\ncc = \"rccc\"\n\
+                lossless = false\npath_selection = \"reps\"\nmtu = 4096\n[fabric.trimming]\nthreshold_kb = 50\n";
+    // One thread in the origin order (`--threads 1`), where the stall showed.
+    let r = run_threads(text, "trimmed_last.toml", 1);
+    assert_eq!(r.counters.payload_bytes_delivered, 64 * 1_000_000);
+    assert!(r.mechanism_counters.get("trims") > 100_000, "the core trims heavily");
+}

@@ -263,11 +263,21 @@ fn bad_trimming_keys_are_refused_by_their_full_name() {
         ("threshold_kb = 0", "fabric.trimming.threshold_kb"),
         ("class = 8", "fabric.trimming.class"),
         ("header_bytes = 0", "fabric.trimming.header_bytes"),
+        // A full packet here is 1,048 bytes (1,000 of payload, 48 of header).
+        ("header_bytes = 1049", "fabric.trimming.header_bytes"),
         ("threshold = 5", "threshold"),
     ] {
         let e = super::fixtures::input_error(&incast(1000, key));
         assert!(e.contains(field), "{key}: {e}");
     }
+    scenario(&incast(1000, "header_bytes = 1048"), "uet.toml");
+    // A zero time names the word its field takes, and only that: `fabric.uet.rto` takes
+    // "auto", `reps_freeze` none ("none" is `fabric.rto`'s).
+    let uet = |line: &str| two_hosts(1000, &format!("path_selection = \"reps\"\n[fabric.uet]\n{line}\n"));
+    let e = super::fixtures::input_error(&uet("rto = \"0us\"").replace("{SEED}", "1"));
+    assert!(e.contains("fabric.uet.rto") && e.contains("(or \"auto\")") && !e.contains("none"), "{e}");
+    let e = super::fixtures::input_error(&uet("reps_freeze = \"0us\"").replace("{SEED}", "1"));
+    assert!(e.contains("fabric.uet.reps_freeze") && e.ends_with("must be positive"), "{e}");
     let e =
         super::fixtures::input_error(&two_hosts(1000, "[fabric.uet]\nwindow_packets = 100\n").replace("{SEED}", "1"));
     assert!(e.contains("fabric.uet.window_packets"), "{e}");

@@ -16,7 +16,7 @@ mod switch_model;
 mod trimming;
 mod uet;
 
-use super::{classes, field_time, positive_time, sample_interval};
+use super::{classes, field_time, positive_time, positive_time_or, sample_interval};
 use crate::config::{Scenario, SimConfig, WindowConfig};
 use crate::error::{Error, Result};
 use crate::units::TimingModel;
@@ -205,7 +205,7 @@ impl FabricSpec {
             c.nack_interval = positive_time(file, &f("nack_interval"), r)?;
         }
         if let Some(r) = &self.rto {
-            c.rto = if r == "none" { None } else { Some(positive_time(file, &f("rto"), r)?) };
+            c.rto = if r == "none" { None } else { Some(positive_time_or(file, &f("rto"), r, Some("none"))?) };
         }
         if let Some(p) = self.path_selection {
             c.path_selection = p;
@@ -323,7 +323,7 @@ impl FabricSpec {
             c.lb = l.build(file)?;
         }
         if let Some(t) = &self.trimming {
-            c.trimming = Some(t.build(c.header_bytes, file)?);
+            c.trimming = Some(t.build(c.header_bytes, c.data_wire(c.mtu), file)?);
             if let crate::cc::CcConfig::Nscc(p) = &mut c.cc {
                 p.trimming = true; // NSCC's target is 3/4 of the network RTT on a trimming fabric
             }

@@ -18,7 +18,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::super::positive_time;
+use super::super::{positive_time, positive_time_or};
 use crate::config::SimConfig;
 use crate::error::{Error, Result};
 use crate::rnic::uet::{Spray, UetConfig};
@@ -72,7 +72,7 @@ pub(super) fn apply(spec: Option<&UetSpec>, file: &Path, c: &mut SimConfig) -> R
     at_least_one(s.entropies, "entropies", &mut u.entropies)?;
     at_least_one(s.reps_buffer, "reps_buffer", &mut u.reps_buffer)?;
     if let Some(t) = s.rto.as_deref().filter(|&t| t != AUTO) {
-        u.rto = positive_time(file, &f("rto"), t)?;
+        u.rto = positive_time_or(file, &f("rto"), t, Some(AUTO))?;
     }
     if let Some(t) = &s.reps_freeze {
         u.reps_freeze = Some(positive_time(file, &f("reps_freeze"), t)?);

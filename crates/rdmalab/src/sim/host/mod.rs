@@ -203,9 +203,10 @@ impl Simulation {
         let mut lost = self.cfg.mtu as u64;
         if is_uet {
             match uet::on_timeout(&mut self.mech.uet, qp_id, qp, self.cfg.retry_limit, self.now, self.cfg.mtu) {
-                uet::Expired::Idle if qp.high_sent <= qp.snd_una && qp.posted > qp.high_sent => {
-                    // RCCC: nothing in flight, data left, no credit (`uet_rx.rs::uet_on_ack`
-                    // armed the timer): one packet of credit, its target asking for more.
+                uet::Expired::Idle if uet::idle_with_work(&mut self.mech.uet, qp_id, qp, self.cfg.mtu) => {
+                    // RCCC: nothing in flight, new data or packets marked to resend left, no
+                    // credit (`uet_rx.rs::uet_on_ack` armed the timer, or a NACK marked the
+                    // last packet in flight): one packet of credit, its target asking for more.
                     if let Some(r) = self.mech.rccc.as_deref_mut() {
                         if let Some(at) = crate::sim::mech::rccc::on_timeout(r, qp_id) {
                             self.rccc_resume(qp_id, at);

@@ -299,6 +299,16 @@ pub(in crate::sim) fn next_deadline(qp: &Qp) -> Time {
     }
 }
 
+/// True when UET QP `id` has nothing in flight (every PSN past the cumulative ACK reported
+/// by a SACK or marked to resend, or none sent) and work left: new data, or packets marked to
+/// resend. Under RCCC such a QP waits for credit only: its timer's expiry is what asks again.
+pub(in crate::sim) fn idle_with_work(uet: &mut UetTable, id: QpId, qp: &Qp, mtu: u32) -> bool {
+    let m = mtu as u64;
+    let st = uet.qp(id.idx());
+    let high = qp.high_sent.max(qp.snd_una);
+    st.in_flight(qp.snd_una / m, high / m) == 0 && (qp.posted > qp.high_sent || st.pending > 0)
+}
+
 /// What a timeout did to a UET QP.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(in crate::sim) enum Expired {
