@@ -36,7 +36,7 @@ pub struct TraceNode {
     pub id: u64,
     /// Its name.
     pub name: String,
-    /// `compute`, `collective`, `send` or `recv`.
+    /// `compute`, `collective`, `send`, `recv` or `skipped`.
     pub kind: &'static str,
     /// Bytes it moves.
     pub bytes: u64,

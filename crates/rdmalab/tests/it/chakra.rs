@@ -384,3 +384,26 @@ fn a_simai_workload_exported_as_traces_runs_as_the_workload_on_a_multipath_fabri
     assert_eq!(a, b);
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+#[test]
+fn metadata_and_invalid_nodes_are_skipped_as_astra_sim_skips_them() {
+    // Chakra's PyTorch converter writes the process groups' set-up as a METADATA_NODE that
+    // the rest of the trace depends on; ASTRA-sim skips it, and an INVALID_NODE too.
+    let tmp = std::env::temp_dir().join(format!("rdmalab-chakra-m-{}", std::process::id()));
+    let coll = || {
+        let attrs = [("comm_type", Value::Int64(0)), ("comm_size", Value::Int64(1 << 20))];
+        Node { ctrl_deps: vec![0], ..node(2, NodeType::CommCollNode, &[1], &attrs) }
+    };
+    let skipped = || vec![node(0, NodeType::MetadataNode, &[], &[]), node(1, NodeType::InvalidNode, &[0], &[]), coll()];
+    let p = write(&tmp.join("meta"), &[skipped(), skipped()]);
+    let r = run_finished(scenario(&star(2, &format!("path = {:?}\n", p.display().to_string())), "c.toml"));
+    // The same collective after two compute nodes of no duration.
+    let comp = || vec![node(0, NodeType::CompNode, &[], &[]), node(1, NodeType::CompNode, &[0], &[]), coll()];
+    let q = write(&tmp.join("comp"), &[comp(), comp()]);
+    let base = run_finished(scenario(&star(2, &format!("path = {:?}\n", q.display().to_string())), "c.toml"));
+    assert_eq!((took(&r), r.collectives[0].start), (took(&base), base.collectives[0].start));
+    let t = r.table("chakra").expect("a chakra table");
+    let Some(rdmalab::stats::table::Column::Text(kinds)) = t.column("kind") else { panic!("a kind column") };
+    assert_eq!(kinds, &["skipped", "skipped", "collective", "skipped", "skipped", "collective"]);
+    let _ = std::fs::remove_dir_all(&tmp);
+}

@@ -10,7 +10,8 @@
 //!   `endpoint_delay` more;
 //! - a send node is matched with the receive node of its destination that names it as source
 //!   with the same tag, the k-th with the k-th, and becomes one transfer;
-//! - a compute node takes its recorded duration (times `compute_scale`);
+//! - a compute node takes its recorded duration (times `compute_scale`); a metadata or invalid
+//!   node takes none;
 //! - a node starts once all its data and control dependencies are done. A rank's
 //!   collective is done when its part of it is (its sends acknowledged, its receives placed),
 //!   a send once posted (the rank goes on, as NCCL's and MSCCL's kernels do once the data is
@@ -161,7 +162,7 @@ pub fn job(traces: &[ChakraTrace], plan: &Plan) -> Result<ChakraJob> {
                 NodeKind::MemLoad | NodeKind::MemStore => {
                     return Err(err(at, format!("a {} node is read but not modelled in a run", node.kind.name())))
                 }
-                NodeKind::Compute => {}
+                NodeKind::Compute | NodeKind::Skipped => {}
             }
         }
     }
@@ -367,6 +368,7 @@ pub fn job(traces: &[ChakraTrace], plan: &Plan) -> Result<ChakraJob> {
             let compute = Time((nd.duration.0 as f64 * plan.compute_scale).round() as u64);
             let work = match &nd.kind {
                 NodeKind::Compute => NodeWork::Compute(compute),
+                NodeKind::Skipped => NodeWork::Compute(Time::ZERO),
                 NodeKind::Send { .. } => NodeWork::Send(send_of[&at]),
                 NodeKind::Recv { .. } => NodeWork::Recv(recv_of[&at]),
                 _ => {
@@ -387,6 +389,7 @@ pub fn job(traces: &[ChakraTrace], plan: &Plan) -> Result<ChakraJob> {
             });
             done[i] = Some(match &nd.kind {
                 NodeKind::Compute => (deps, delay + compute),
+                NodeKind::Skipped => (deps, delay),
                 NodeKind::Send { .. } => {
                     let k = send_of[&at];
                     let tr = &mut transfers[k as usize];

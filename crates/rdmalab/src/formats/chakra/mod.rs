@@ -8,9 +8,10 @@
 //! collective (`COMM_COLL_NODE`: `comm_type`, `comm_size`, `pg_name`), a point-to-point send
 //! or receive (`COMM_SEND_NODE`, `COMM_RECV_NODE`: `comm_src` or `comm_dst`, `comm_size`,
 //! `comm_tag`), a memory load or store (`MEM_LOAD_NODE`, `MEM_STORE_NODE`: read, refused by
-//! a run). Data and control dependencies are both kept (a node starts once both kinds are
-//! done, as ASTRA-sim's feeder releases it). Any other node kind (invalid, metadata,
-//! storage, batch, checkpoint) is refused with the file, the rank and the node id, as are a
+//! a run), a metadata or invalid node (`METADATA_NODE`, `INVALID_NODE`: skipped, as ASTRA-sim
+//! skips them). Data and control dependencies are both kept (a node starts once both kinds are
+//! done, as ASTRA-sim's feeder releases it). Any other node kind (storage, batch, checkpoint,
+//! an unknown number) is refused with the file, the rank and the node id, as are a
 //! truncated message, a dependency on a node the file does not hold, a repeated id and a
 //! cycle of dependencies.
 //!
@@ -64,10 +65,14 @@ pub enum NodeKind {
     MemLoad,
     /// A store to local memory (read; no run models it).
     MemStore,
+    /// A `METADATA_NODE` (Chakra's converter writes the process groups' set-up as one) or an
+    /// `INVALID_NODE`: done as soon as its dependencies are, as ASTRA-sim skips it.
+    Skipped,
 }
 
 impl NodeKind {
-    /// Its name in records: `compute`, `collective`, `send`, `recv`, `mem_load`, `mem_store`.
+    /// Its name in records: `compute`, `collective`, `send`, `recv`, `mem_load`, `mem_store`,
+    /// `skipped`.
     pub fn name(&self) -> &'static str {
         match self {
             NodeKind::Compute => "compute",
@@ -76,6 +81,7 @@ impl NodeKind {
             NodeKind::Recv { .. } => "recv",
             NodeKind::MemLoad => "mem_load",
             NodeKind::MemStore => "mem_store",
+            NodeKind::Skipped => "skipped",
         }
     }
 }
@@ -242,11 +248,12 @@ fn node(raw: Node, path: &Path, rank: u32) -> Result<ChakraNode> {
             let b = int("tensor_size")?.unwrap_or(0).max(0) as u64;
             (if t == NodeType::MemLoadNode { NodeKind::MemLoad } else { NodeKind::MemStore }, b)
         }
+        Ok(NodeType::MetadataNode | NodeType::InvalidNode) => (NodeKind::Skipped, 0),
         _ => {
             return Err(err(
                 ".type",
                 format!(
-                    "a {} node is not modelled (compute, collective, send, receive and memory nodes are)",
+                    "a {} node is not modelled (compute, collective, send, receive, memory, metadata and invalid nodes are)",
                     kind_name(raw.r#type)
                 ),
             ))
