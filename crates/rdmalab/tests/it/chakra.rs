@@ -407,3 +407,66 @@ fn metadata_and_invalid_nodes_are_skipped_as_astra_sim_skips_them() {
     assert_eq!(kinds, &["skipped", "skipped", "collective", "skipped", "skipped", "collective"]);
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+/// A collective node of `kind` (`comm_type`) and `size` bytes.
+fn coll(id: u64, kind: i64, size: i64, deps: &[u64]) -> Node {
+    node(id, NodeType::CommCollNode, deps, &[("comm_type", Value::Int64(kind)), ("comm_size", Value::Int64(size))])
+}
+
+/// The scenario's error, or its run's collectives as (kind, algorithm).
+fn with_system(
+    prefix: &Path,
+    hosts: u64,
+    system: &Path,
+    more: &str,
+) -> std::result::Result<Vec<(String, String)>, String> {
+    let toml = star(
+        hosts,
+        &format!("path = {:?}\nsystem = {:?}\n{more}", prefix.display().to_string(), system.display().to_string()),
+    );
+    let s = Scenario::from_toml(&toml, Path::new("c.toml")).map_err(|e| e.to_string())?;
+    let r = run_finished(s);
+    Ok(r.collectives.iter().map(|c| (c.kind.to_string(), c.algorithm.to_string())).collect())
+}
+
+#[test]
+fn a_system_file_s_algorithm_without_a_schedule_here_matters_only_when_a_trace_needs_it() {
+    // ASTRA-sim 2.0's inputs/system/Switch.json and FullyConnected.json (astra-sim/astra-sim
+    // at f2dbd01, MIT): each names an algorithm for every kind, some of which have no
+    // schedule here (a halving-doubling or direct allgather).
+    let tmp = std::env::temp_dir().join(format!("rdmalab-chakra-s-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let switch = tmp.join("Switch.json");
+    std::fs::write(
+        &switch,
+        r#"{"scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
+  "preferred-dataset-splits": 4, "all-reduce-implementation": ["halvingDoubling"],
+  "all-gather-implementation": ["halvingDoubling"], "reduce-scatter-implementation": ["halvingDoubling"],
+  "all-to-all-implementation": ["direct"], "collective-optimization": "localBWAware",
+  "local-mem-bw": 50, "boost-mode": 0}"#,
+    )
+    .unwrap();
+    let full = tmp.join("FullyConnected.json");
+    std::fs::write(
+        &full,
+        r#"{"scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
+  "preferred-dataset-splits": 4, "all-reduce-implementation": ["direct"], "all-gather-implementation": ["direct"],
+  "reduce-scatter-implementation": ["direct"], "all-to-all-implementation": ["direct"],
+  "collective-optimization": "localBWAware", "local-mem-bw": 50, "boost-mode": 0}"#,
+    )
+    .unwrap();
+    let allreduce = write(&tmp.join("ar"), &vec![vec![coll(0, 0, 1 << 20, &[])]; 4]);
+    let allgather = write(&tmp.join("ag"), &vec![vec![coll(0, 2, 1 << 20, &[])]; 4]);
+    let alltoall = write(&tmp.join("a2a"), &vec![vec![coll(0, 6, 1 << 20, &[])]; 4]);
+    let pieces = |kind: &str, algorithm: &str| vec![(kind.to_string(), algorithm.to_string()); 1];
+    assert_eq!(with_system(&allreduce, 4, &switch, ""), Ok(pieces("allreduce", "halving_doubling")));
+    assert_eq!(with_system(&alltoall, 4, &full, ""), Ok(pieces("alltoall", "direct")));
+    let e = with_system(&allgather, 4, &switch, "").unwrap_err();
+    assert!(e.contains("Switch.json") && e.contains("`all-gather-implementation`") && e.contains("node 0 (n0)"), "{e}");
+    let e = with_system(&allreduce, 4, &full, "").unwrap_err();
+    assert!(e.contains("`all-reduce-implementation`") && e.contains("direct carries out no allreduce"), "{e}");
+    // The scenario's algorithm wins over the file's.
+    let ring = "algorithm = { allreduce = \"ring\" }\n";
+    assert_eq!(with_system(&allreduce, 4, &full, ring), Ok(pieces("allreduce", "ring")));
+    let _ = std::fs::remove_dir_all(&tmp);
+}

@@ -32,6 +32,11 @@ pub struct System {
     pub endpoint_delay: Option<Time>,
     /// `scheduling-policy` (`FIFO` or `LIFO`).
     pub policy: Option<String>,
+    /// Kinds whose file's algorithm has no schedule here: (kind, key, why). A system file
+    /// names an algorithm for every kind (ASTRA-sim's `Switch.json`: `halvingDoubling`
+    /// allgather), and a trace set runs few of them: refused only when the traces hold a
+    /// collective of that kind and the scenario's `algorithm` names none.
+    pub unavailable: Vec<(Kind, String, String)>,
 }
 
 /// The `*-implementation` keys and their kinds.
@@ -42,9 +47,26 @@ pub const IMPLEMENTATIONS: [(&str, Kind); 4] = [
     ("all-to-all-implementation", Kind::Alltoall),
 ];
 
+/// Why an ASTRA-sim algorithm name gives no schedule.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Unavailable {
+    /// A name ASTRA-sim does not know either, or a construct not modelled.
+    Unknown(String),
+    /// An algorithm of ASTRA-sim's that carries out no collective of this kind here.
+    Here(String),
+}
+
 /// ASTRA-sim's name of an algorithm, for `kind`. Its `ring` all-to-all is carried out as the
 /// direct all-to-all (docs/chakra.md says why).
-pub fn astra_algorithm(kind: Kind, name: &str) -> std::result::Result<Algorithm, String> {
+pub fn astra_algorithm(kind: Kind, name: &str) -> std::result::Result<Algorithm, Unavailable> {
+    for base in ["direct", "oneDirect"] {
+        if let Some(w) = name.strip_prefix(base).filter(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit())) {
+            return Err(Unavailable::Unknown(format!(
+                "{name}: a direct collective with a window of {w} pieces in flight is not modelled \
+                 (`{base}` sends every piece at once)"
+            )));
+        }
+    }
     let a = match (kind, name) {
         (Kind::Alltoall, "ring" | "oneRing" | "direct" | "oneDirect") => Algorithm::Direct,
         (_, "ring" | "oneRing") => Algorithm::Ring,
@@ -52,14 +74,14 @@ pub fn astra_algorithm(kind: Kind, name: &str) -> std::result::Result<Algorithm,
         (_, "halvingDoubling" | "oneHalvingDoubling") => Algorithm::HalvingDoubling,
         (_, "direct" | "oneDirect") => Algorithm::Direct,
         _ => {
-            return Err(format!(
+            return Err(Unavailable::Unknown(format!(
                 "unknown algorithm {name:?} (ring, oneRing, direct, oneDirect, doubleBinaryTree, halvingDoubling, oneHalvingDoubling)"
-            ))
+            )))
         }
     };
     if !kind.algorithms().contains(&a) {
         let ok: Vec<&str> = kind.algorithms().iter().map(|a| a.name()).collect();
-        return Err(format!("{name} carries out no {} here ({} does)", kind.name(), ok.join(", ")));
+        return Err(Unavailable::Here(format!("{name} carries out no {} here ({} does)", kind.name(), ok.join(", "))));
     }
     Ok(a)
 }
@@ -99,7 +121,11 @@ pub fn parse_system(text: &str, path: &Path) -> Result<System> {
                     "expected a list of one algorithm (one network dimension), got {v}: several dimensions are not modelled"
                 )));
             };
-            s.algorithms.push((kind, astra_algorithm(kind, one).map_err(err)?));
+            match astra_algorithm(kind, one) {
+                Ok(a) => s.algorithms.push((kind, a)),
+                Err(Unavailable::Here(why)) => s.unavailable.push((kind, key.clone(), why)),
+                Err(Unavailable::Unknown(why)) => return Err(err(why)),
+            }
             continue;
         }
         match key.as_str() {
