@@ -470,3 +470,27 @@ fn a_system_file_s_algorithm_without_a_schedule_here_matters_only_when_a_trace_n
     assert_eq!(with_system(&allreduce, 4, &full, ring), Ok(pieces("allreduce", "ring")));
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+#[test]
+fn system_keys_that_change_nothing_here_are_read() {
+    use rdmalab::formats::chakra::system::parse_system;
+    let p = Path::new("s.json");
+    // ASTRA-sim's inputs/system/analytical/hgx_h100_32gpu.json's keys (its logs, the memory
+    // bus off) and the bus's parameters.
+    parse_system(
+        r#"{"trace-enabled": 1, "track-local-mem": 0, "local-mem-trace-filename": "mem_trace/local_memory_trace",
+            "model-shared-bus": 0, "L": 0, "o": 0, "g": 0, "G": 0.0038, "local-reduction-delay": 1, "replay-only": 0,
+            "roofline-enabled": 0, "peak-perf": 700, "local-mem-bw": 3350}"#,
+        p,
+    )
+    .unwrap();
+    for (json, key, what) in [
+        (r#"{"model-shared-bus": 1}"#, "model-shared-bus", "shared memory bus"),
+        (r#"{"replay-only": 1}"#, "replay-only", "recorded duration"),
+        (r#"{"all-reduce-implementation-chakra": ["x"]}"#, "all-reduce-implementation-chakra", "custom collectives"),
+        (r#"{"all-to-all-implementation": ["direct4"]}"#, "all-to-all-implementation", "window of 4"),
+    ] {
+        let e = parse_system(json, p).unwrap_err().to_string();
+        assert!(e.contains(&format!("`{key}`")) && e.contains(what), "{e}");
+    }
+}

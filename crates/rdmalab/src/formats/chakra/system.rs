@@ -6,9 +6,11 @@
 //! `reduce-scatter-implementation`, `all-to-all-implementation` (a list with one algorithm per
 //! network dimension: one here), `preferred-dataset-splits`, `active-chunks-per-dimension`,
 //! `endpoint-delay` (ASTRA-sim's cycles of 1 ns) and `scheduling-policy`. Accepted because
-//! nothing a run does reads them: `local-mem-bw` (memory nodes, which a run refuses),
-//! `peak-perf` with `roofline-enabled` 0, `boost-mode` 0, `collective-optimization` (which
-//! chooses between dimensions). Every other key is refused by name.
+//! nothing a run does reads them: `local-mem-bw` and `peak-perf` with `roofline-enabled` 0,
+//! `boost-mode` 0, `collective-optimization` (which chooses between dimensions),
+//! `model-shared-bus` 0 with the bus's `L`, `o`, `g`, `G` and `local-reduction-delay`,
+//! `replay-only` 0, and ASTRA-sim's logs (`trace-enabled`, `track-local-mem`,
+//! `local-mem-trace-filename`). Every other key is refused by name.
 
 use std::path::Path;
 
@@ -145,13 +147,34 @@ pub fn parse_system(text: &str, path: &Path) -> Result<System> {
                     return Err(err(format!("expected a number, got {v}")));
                 }
             }
+            // Only the shared memory bus reads LogGP's parameters and the local reduction delay
+            // (ASTRA-sim's MemBus); with the bus off, as `model-shared-bus` 0 or absent is,
+            // nothing does.
+            "L" | "o" | "g" | "G" | "local-reduction-delay" => {
+                if !v.is_number() {
+                    return Err(err(format!("expected a number, got {v}")));
+                }
+            }
+            "model-shared-bus" => zero("the shared memory bus")?,
+            "replay-only" => zero("replay-only, where every node takes its recorded duration,")?,
+            // ASTRA-sim's own logs and memory-usage files.
+            "trace-enabled" | "track-local-mem" => {
+                if !v.is_number() && !v.is_boolean() {
+                    return Err(err(format!("expected 0 or 1, got {v}")));
+                }
+            }
+            "local-mem-trace-filename" => {
+                if !v.is_string() {
+                    return Err(err(format!("expected a file name, got {v}")));
+                }
+            }
             "boost-mode" => zero("boost mode")?,
             "roofline-enabled" => zero("the roofline model")?,
             "collective-optimization" => match v.as_str() {
                 Some("baseline" | "localBWAware") => {}
                 _ => return Err(err(format!("expected \"baseline\" or \"localBWAware\", got {v}"))),
             },
-            k if k.ends_with("-implementation-custom") => {
+            k if k.ends_with("-implementation-custom") || k.ends_with("-implementation-chakra") => {
                 return Err(err(
                     "custom collectives are not read from a system file: run their traces as a trace set of their own \
                      (path = the traces' prefix)"
