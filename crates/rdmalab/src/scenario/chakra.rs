@@ -119,6 +119,7 @@ impl ChakraSpec {
             chunk: self.chunk.as_ref().map_or(Ok(DEFAULT_CHUNK), |c| bytes(file, &f("chunk"), c))?,
             compute_scale: self.compute_scale.unwrap_or(1.0),
             start: self.start.as_ref().map_or(Ok(Time::ZERO), |s| field_time(file, &f("start"), s))?,
+            roofline: sys.roofline,
         };
         for (name, v) in [
             ("splits", u64::from(plan.splits)),

@@ -261,7 +261,7 @@ fn system_keys_not_modelled_are_refused_by_name() {
     let e = parse_system(r#"{"intra-dimension-scheduling": "FIFO"}"#, p).unwrap_err().to_string();
     assert!(e.contains("`intra-dimension-scheduling`") && e.contains("not modelled"), "{e}");
     let e = parse_system(r#"{"roofline-enabled": 1}"#, p).unwrap_err().to_string();
-    assert!(e.contains("roofline-enabled") && e.contains("not modelled"), "{e}");
+    assert!(e.contains("roofline-enabled") && e.contains("peak-perf"), "{e}");
     let s = parse_system(
         r#"{"all-reduce-implementation": ["halvingDoubling"], "endpoint-delay": 10, "preferred-dataset-splits": 4}"#,
         p,
@@ -489,8 +489,52 @@ fn system_keys_that_change_nothing_here_are_read() {
         (r#"{"replay-only": 1}"#, "replay-only", "recorded duration"),
         (r#"{"all-reduce-implementation-chakra": ["x"]}"#, "all-reduce-implementation-chakra", "custom collectives"),
         (r#"{"all-to-all-implementation": ["direct4"]}"#, "all-to-all-implementation", "window of 4"),
+        (r#"{"roofline-enabled": 1, "peak-perf": 900}"#, "roofline-enabled", "local-mem-bw"),
     ] {
         let e = parse_system(json, p).unwrap_err().to_string();
         assert!(e.contains(&format!("`{key}`")) && e.contains(what), "{e}");
     }
+}
+
+#[test]
+fn the_roofline_model_times_gpu_compute_from_its_operations_and_bytes() {
+    // FullyConnected_Roofline.json's model (astra-sim/astra-sim's inputs/system): 2,048 TFLOPS
+    // and 4,096 GB/s. A node of 4.096e9 operations on 1 MB is compute bound: 2 us; one of
+    // 4,096 operations on 4.096 MB is memory bound: its bytes at 4,096 GB/s, 1 us. A CPU
+    // operator keeps its recorded 5 us, as ASTRA-sim replays it.
+    let tmp = std::env::temp_dir().join(format!("rdmalab-chakra-r-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let sys = tmp.join("roofline.json");
+    std::fs::write(&sys, r#"{"roofline-enabled": 1, "peak-perf": 2048, "local-mem-bw": 4096}"#).unwrap();
+    let gpu = |id: u64, deps: &[u64], ops: u64, bytes: u64| {
+        let attrs = [("num_ops", Value::Uint64(ops)), ("tensor_size", Value::Uint64(bytes))];
+        Node { duration_micros: 1000, ..node(id, NodeType::CompNode, deps, &attrs) }
+    };
+    let cpu = Node { duration_micros: 5, ..node(2, NodeType::CompNode, &[1], &[("is_cpu_op", Value::Bool(true))]) };
+    let rank = || {
+        vec![
+            gpu(0, &[], 4_096_000_000, 1_000_000),
+            gpu(1, &[0], 4096, 4_096_000),
+            cpu.clone(),
+            coll(3, 0, 1 << 16, &[2]),
+        ]
+    };
+    let p = write(&tmp.join("r"), &[rank(), rank()]);
+    let toml = star(2, &format!("path = {:?}\nsystem = {:?}\n", p.display().to_string(), sys.display().to_string()));
+    let r = run_finished(Scenario::from_toml(&toml, Path::new("c.toml")).unwrap());
+    let t = r.table("chakra").expect("a chakra table");
+    let f = |c: &str| t.column(c).and_then(|c| c.as_f64()).unwrap().to_vec();
+    let (start, end) = (f("start_ps"), f("end_ps"));
+    let took: Vec<f64> = (0..3).map(|i| ((end[i] - start[i]) / 1000.0).round()).collect();
+    // ASTRA-sim cuts each time down to whole nanoseconds.
+    assert!((took[0] - 2000.0).abs() <= 1.0 && (took[1] - 1000.0).abs() <= 1.0 && took[2] == 5000.0, "{took:?}");
+    // Under the roofline model a GPU compute node needs both.
+    let q = write(
+        &tmp.join("q"),
+        &vec![vec![Node { duration_micros: 3, ..node(0, NodeType::CompNode, &[], &[]) }, coll(1, 0, 1 << 16, &[0])]; 2],
+    );
+    let toml = star(2, &format!("path = {:?}\nsystem = {:?}\n", q.display().to_string(), sys.display().to_string()));
+    let e = Scenario::from_toml(&toml, Path::new("c.toml")).unwrap_err().to_string();
+    assert!(e.contains("rank 0, node 0 (n0)") && e.contains("num_ops"), "{e}");
+    let _ = std::fs::remove_dir_all(&tmp);
 }

@@ -10,8 +10,9 @@
 //!   `endpoint_delay` more;
 //! - a send node is matched with the receive node of its destination that names it as source
 //!   with the same tag, the k-th with the k-th, and becomes one transfer;
-//! - a compute node takes its recorded duration (times `compute_scale`); a metadata or invalid
-//!   node takes none;
+//! - a compute node takes its recorded duration, or under the system file's roofline model a
+//!   GPU node its time from `num_ops` and `tensor_size` (times `compute_scale`); a metadata or
+//!   invalid node takes none;
 //! - a node starts once all its data and control dependencies are done. A rank's
 //!   collective is done when its part of it is (its sends acknowledged, its receives placed),
 //!   a send once posted (the rank goes on, as NCCL's and MSCCL's kernels do once the data is
@@ -25,6 +26,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Range;
 
 use super::schema::CollectiveCommType;
+use super::system::Roofline;
 use super::{ChakraTrace, NodeKind};
 use crate::app::collective::{share, Algorithm, Collective, Kind, RecordedPart};
 use crate::app::deps::{Dep, Transfer, TransferGraph, Trigger};
@@ -54,6 +56,9 @@ pub struct Plan {
     pub compute_scale: f64,
     /// When the traces start.
     pub start: Time,
+    /// The system file's roofline model: a GPU compute node's time from its `num_ops` and
+    /// `tensor_size` instead of its recorded duration.
+    pub roofline: Option<Roofline>,
 }
 
 impl Plan {
@@ -365,7 +370,21 @@ pub fn job(traces: &[ChakraTrace], plan: &Plan) -> Result<ChakraJob> {
                 delay = delay.max(*dl);
             }
             dedup(&mut deps);
-            let compute = Time((nd.duration.0 as f64 * plan.compute_scale).round() as u64);
+            let took = match (plan.roofline, &nd.kind, nd.is_cpu_op) {
+                // A CPU operator is replayed, as ASTRA-sim replays it.
+                (Some(rf), NodeKind::Compute, None | Some(false)) => {
+                    let (Some(ops), Some(bytes)) = nd.roofline else {
+                        return Err(err(
+                            at,
+                            "the system file's roofline model needs a GPU compute node's `num_ops` and `tensor_size`"
+                                .to_string(),
+                        ));
+                    };
+                    rf.time(ops, bytes)
+                }
+                _ => nd.duration,
+            };
+            let compute = Time((took.0 as f64 * plan.compute_scale).round() as u64);
             let work = match &nd.kind {
                 NodeKind::Compute => NodeWork::Compute(compute),
                 NodeKind::Skipped => NodeWork::Compute(Time::ZERO),

@@ -101,6 +101,8 @@ pub struct ChakraNode {
     pub duration: Time,
     /// `is_cpu_op`, if given.
     pub is_cpu_op: Option<bool>,
+    /// A compute node's `num_ops` and `tensor_size`, if given (the roofline model's inputs).
+    pub roofline: (Option<u64>, Option<u64>),
     /// Data dependencies (node ids of this file).
     pub data_deps: Vec<u64>,
     /// Control dependencies (node ids of this file).
@@ -266,8 +268,15 @@ fn node(raw: Node, path: &Path, rank: u32) -> Result<ChakraNode> {
             Some(v.as_i128().ok_or_else(|| err(".is_cpu_op", format!("expected a bool, got {}", v.type_name())))? != 0)
         }
     };
+    let count = |name: &str| -> Result<Option<u64>> {
+        int(name)?
+            .map(|v| u64::try_from(v).map_err(|_| err(&format!(".{name}"), format!("{v} is below 0"))))
+            .transpose()
+    };
+    let roofline = if kind == NodeKind::Compute { (count("num_ops")?, count("tensor_size")?) } else { (None, None) };
     Ok(ChakraNode {
         id: raw.id,
+        roofline,
         kind,
         bytes,
         duration: Time::from_us(raw.duration_micros),

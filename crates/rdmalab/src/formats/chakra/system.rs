@@ -5,12 +5,12 @@
 //! Read: `all-reduce-implementation`, `all-gather-implementation`,
 //! `reduce-scatter-implementation`, `all-to-all-implementation` (a list with one algorithm per
 //! network dimension: one here), `preferred-dataset-splits`, `active-chunks-per-dimension`,
-//! `endpoint-delay` (ASTRA-sim's cycles of 1 ns) and `scheduling-policy`. Accepted because
-//! nothing a run does reads them: `local-mem-bw` and `peak-perf` with `roofline-enabled` 0,
-//! `boost-mode` 0, `collective-optimization` (which chooses between dimensions),
-//! `model-shared-bus` 0 with the bus's `L`, `o`, `g`, `G` and `local-reduction-delay`,
-//! `replay-only` 0, and ASTRA-sim's logs (`trace-enabled`, `track-local-mem`,
-//! `local-mem-trace-filename`). Every other key is refused by name.
+//! `endpoint-delay` (ASTRA-sim's cycles of 1 ns), `scheduling-policy`, and `roofline-enabled`
+//! with `peak-perf` and `local-mem-bw` (the roofline model of GPU compute nodes, [`Roofline`]).
+//! Accepted because nothing a run does reads them: `boost-mode` 0, `collective-optimization`
+//! (which chooses between dimensions), `model-shared-bus` 0 with the bus's `L`, `o`, `g`, `G`
+//! and `local-reduction-delay`, `replay-only` 0, and ASTRA-sim's logs (`trace-enabled`,
+//! `track-local-mem`, `local-mem-trace-filename`). Every other key is refused by name.
 
 use std::path::Path;
 
@@ -39,6 +39,32 @@ pub struct System {
     /// allgather), and a trace set runs few of them: refused only when the traces hold a
     /// collective of that kind and the scenario's `algorithm` names none.
     pub unavailable: Vec<(Kind, String, String)>,
+    /// `roofline-enabled` (not 0) with `peak-perf` and `local-mem-bw`.
+    pub roofline: Option<Roofline>,
+}
+
+/// ASTRA-sim's roofline model of a GPU compute node (`Workload::issue_comp`, `Roofline`):
+/// the node performs `num_ops` operations on `tensor_size` bytes at the lower of the peak
+/// rate and the memory's bandwidth times the operational intensity.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Roofline {
+    /// `peak-perf`, in operations a second (the file gives TFLOPS).
+    pub peak: f64,
+    /// `local-mem-bw`, in bytes a second (the file gives GB/s).
+    pub bandwidth: f64,
+}
+
+impl Roofline {
+    /// The time of `num_ops` operations on `tensor_size` bytes, in whole nanoseconds cut
+    /// down as ASTRA-sim's are. No operations, or no bytes (a node ASTRA-sim skips), take none.
+    pub fn time(&self, num_ops: u64, tensor_size: u64) -> Time {
+        if num_ops == 0 || tensor_size == 0 {
+            return Time::ZERO;
+        }
+        let (ops, bytes) = (num_ops as f64, tensor_size as f64);
+        let perf = (self.bandwidth * (ops / bytes)).min(self.peak);
+        Time::from_ns((ops / perf * 1e9) as u64)
+    }
 }
 
 /// The `*-implementation` keys and their kinds.
@@ -102,6 +128,7 @@ pub fn parse_system(text: &str, path: &Path) -> Result<System> {
         return Err(Error::input(path, 0, "", "a system file is one JSON object"));
     };
     let mut s = System::default();
+    let (mut roofline, mut peak, mut bandwidth) = (false, 0.0, 0.0);
     for (key, v) in &map {
         let err = |msg: String| Error::input(path, 0, key.clone(), msg);
         let count = || -> Result<u32> {
@@ -143,8 +170,11 @@ pub fn parse_system(text: &str, path: &Path) -> Result<System> {
                 _ => return Err(err(format!("expected \"FIFO\" or \"LIFO\", got {v}"))),
             },
             "local-mem-bw" | "peak-perf" => {
-                if !v.is_number() {
-                    return Err(err(format!("expected a number, got {v}")));
+                let x = v.as_f64().ok_or_else(|| err(format!("expected a number, got {v}")))?;
+                if key == "peak-perf" {
+                    peak = x * 1e12;
+                } else {
+                    bandwidth = x * 1e9;
                 }
             }
             // Only the shared memory bus reads LogGP's parameters and the local reduction delay
@@ -169,7 +199,9 @@ pub fn parse_system(text: &str, path: &Path) -> Result<System> {
                 }
             }
             "boost-mode" => zero("boost mode")?,
-            "roofline-enabled" => zero("the roofline model")?,
+            "roofline-enabled" => {
+                roofline = v.as_f64().ok_or_else(|| err(format!("expected 0 or 1, got {v}")))? != 0.0;
+            }
             "collective-optimization" => match v.as_str() {
                 Some("baseline" | "localBWAware") => {}
                 _ => return Err(err(format!("expected \"baseline\" or \"localBWAware\", got {v}"))),
@@ -183,6 +215,21 @@ pub fn parse_system(text: &str, path: &Path) -> Result<System> {
             }
             _ => return Err(err("not modelled by rdmalab (docs/chakra.md lists the keys it reads)".into())),
         }
+    }
+    if roofline {
+        if !(peak > 0.0 && bandwidth > 0.0 && peak.is_finite() && bandwidth.is_finite()) {
+            return Err(Error::input(
+                path,
+                0,
+                "roofline-enabled",
+                format!(
+                    "the roofline model needs `peak-perf` (TFLOPS) and `local-mem-bw` (GB/s) above 0, got {} and {}",
+                    peak / 1e12,
+                    bandwidth / 1e9
+                ),
+            ));
+        }
+        s.roofline = Some(Roofline { peak, bandwidth });
     }
     Ok(s)
 }
