@@ -32,7 +32,7 @@ use crate::app::trace_nodes::JobRecords;
 use crate::error::{Error, Result};
 use crate::formats::chakra::job::{job, kind_of, Plan};
 use crate::formats::chakra::system::read_system;
-use crate::formats::chakra::{count_ranks, read_traces, NodeKind};
+use crate::formats::chakra::{count_ranks, rank_path, read_traces, NodeKind};
 use crate::ids::NodeId;
 use crate::units::Time;
 
@@ -81,7 +81,20 @@ impl ChakraSpec {
                 }
                 hosts
             }
-            Some(r) => r.hosts(file, &f, ctx.topo)?,
+            Some(r) => {
+                let hosts = r.hosts(file, &f, ctx.topo)?;
+                // A rank left out would change every collective over all ranks: refused.
+                let next = rank_path(&prefix, hosts.len() as u32);
+                if next.exists() {
+                    let msg = format!(
+                        "{} host(s) for a trace set with more ranks ({} exists): list a host for every rank",
+                        hosts.len(),
+                        next.display()
+                    );
+                    return Err(Error::input(file, 0, f("ranks"), msg));
+                }
+                hosts
+            }
         };
         let sys_path = self.system.as_ref().map(|p| ctx.base.join(p));
         let sys = match &sys_path {

@@ -538,3 +538,27 @@ fn the_roofline_model_times_gpu_compute_from_its_operations_and_bytes() {
     assert!(e.contains("rank 0, node 0 (n0)") && e.contains("num_ops"), "{e}");
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+#[test]
+fn a_rank_left_out_an_empty_file_and_an_old_schema_are_refused_by_name() {
+    let tmp = std::env::temp_dir().join(format!("rdmalab-chakra-e-{}", std::process::id()));
+    // Three rank files, two hosts listed: the third rank would be dropped without a word.
+    let p = write(&tmp.join("three"), &vec![vec![coll(0, 0, 1 << 16, &[])]; 3]);
+    let toml = star(3, &format!("path = {:?}\nranks = [0, 1]\n", p.display().to_string()));
+    let e = Scenario::from_toml(&toml, Path::new("c.toml")).unwrap_err().to_string();
+    assert!(e.contains("traffic[0].ranks") && e.contains("t.2.et exists"), "{e}");
+    // A rank file of no bytes.
+    std::fs::write(tmp.join("three/t.1.et"), b"").unwrap();
+    let e = error(&p, 3);
+    assert!(e.contains("t.1.et") && e.contains("rank 1, global metadata") && e.contains("empty"), "{e}");
+    // A file without global metadata, as Chakra wrote before its schema 0.0.4.
+    let mut buf = Vec::new();
+    node(0, NodeType::CompNode, &[], &[]).encode_length_delimited(&mut buf).unwrap();
+    std::fs::write(tmp.join("three/t.1.et"), buf).unwrap();
+    let e = error(&p, 3);
+    assert!(
+        e.contains("rank 1, global metadata") && e.contains("the first message is a node (n0)") && e.contains("0.0.4"),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&tmp);
+}

@@ -174,8 +174,21 @@ pub fn read_trace(path: &Path, rank: u32) -> Result<ChakraTrace> {
 pub fn parse_trace(bytes: &[u8], path: &Path, rank: u32) -> Result<ChakraTrace> {
     let mut buf = bytes;
     let err = |field: String, msg: String| Error::input(path, 0, field, msg);
+    if bytes.is_empty() {
+        let msg = "the file is empty (0 bytes): a trace holds its global metadata at least".to_string();
+        return Err(err(format!("rank {rank}, global metadata"), msg));
+    }
     let meta = GlobalMetadata::decode_length_delimited(&mut buf).map_err(|e| {
-        err(format!("rank {rank}, global metadata"), format!("not a Chakra trace's first message: {e}"))
+        // Chakra's schema before 0.0.4 (2023) wrote no global metadata: the file starts with a
+        // node, and its fields have other numbers.
+        let old = Node::decode_length_delimited(bytes).ok().filter(|n| !n.name.is_empty()).map_or(String::new(), |n| {
+            format!(
+                ": the first message is a node ({}), so the file was written before Chakra's schema 0.0.4, \
+                 whose field numbers differ; convert the workload again with a current Chakra",
+                n.name
+            )
+        });
+        err(format!("rank {rank}, global metadata"), format!("not a Chakra trace's first message: {e}{old}"))
     })?;
     let mut nodes = Vec::new();
     while !buf.is_empty() {
