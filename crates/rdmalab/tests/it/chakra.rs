@@ -562,3 +562,23 @@ fn a_rank_left_out_an_empty_file_and_an_old_schema_are_refused_by_name() {
     );
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+#[test]
+fn a_rank_that_only_receives_a_broadcast_starts_as_its_dependencies_end() {
+    // A broadcast's last rank posts nothing: its row starts once its dependency (a compute
+    // node of 3 us) is done, not never.
+    let tmp = std::env::temp_dir().join(format!("rdmalab-chakra-b-{}", std::process::id()));
+    let rank = || vec![Node { duration_micros: 3, ..node(0, NodeType::CompNode, &[], &[]) }, coll(1, 5, 1 << 16, &[0])];
+    let p = write(&tmp.join("b"), &[rank(), rank(), rank()]);
+    let r = run_finished(scenario(&star(3, &format!("path = {:?}\n", p.display().to_string())), "c.toml"));
+    let t = r.table("chakra").expect("a chakra table");
+    let f = |c: &str| t.column(c).and_then(|c| c.as_f64()).unwrap().to_vec();
+    let (start, end) = (f("start_ps"), f("end_ps"));
+    // Rows: each rank's compute, then its part of the broadcast.
+    // The root's part starts with its first post, the last rank's as its compute ends (the
+    // middle rank's with its first forward, later).
+    assert_eq!([start[1], start[5]], [3e6, 3e6], "{start:?}");
+    assert!(start[3] > 3e6);
+    assert!(end[5] > start[5] && end[5].is_finite());
+    let _ = std::fs::remove_dir_all(&tmp);
+}
