@@ -582,3 +582,30 @@ fn a_rank_that_only_receives_a_broadcast_starts_as_its_dependencies_end() {
     assert!(end[5] > start[5] && end[5].is_finite());
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+#[test]
+fn a_collective_of_one_rank_or_no_bytes_moves_nothing() {
+    // A trace converted from PyTorch holds the collectives of every process group, some of
+    // one rank (the data-parallel group of a run without data parallelism); and a collective
+    // may carry no bytes. Each is done as its dependencies are; the allreduce after them
+    // takes the time it takes alone.
+    let tmp = std::env::temp_dir().join(format!("rdmalab-chakra-o-{}", std::process::id()));
+    let solo = |r: usize| {
+        let attrs = [
+            ("comm_type", Value::Int64(0)),
+            ("comm_size", Value::Int64(1 << 20)),
+            ("pg_name", Value::String(format!("solo{r}"))),
+        ];
+        node(0, NodeType::CommCollNode, &[], &attrs)
+    };
+    let rank = |r: usize| vec![solo(r), coll(1, 2, 0, &[0]), coll(2, 0, 1 << 20, &[1])];
+    let p = write(&tmp.join("o"), &[rank(0), rank(1)]);
+    let r = run_finished(scenario(&star(2, &format!("path = {:?}\n", p.display().to_string())), "c.toml"));
+    let alone = write(&tmp.join("a"), &[vec![coll(2, 0, 1 << 20, &[])], vec![coll(2, 0, 1 << 20, &[])]]);
+    let base = run_finished(scenario(&star(2, &format!("path = {:?}\n", alone.display().to_string())), "c.toml"));
+    assert_eq!((took(&r), r.collectives[0].start), (took(&base), base.collectives[0].start));
+    let t = r.table("chakra").expect("a chakra table");
+    let f = |c: &str| t.column(c).and_then(|c| c.as_f64()).unwrap().to_vec();
+    assert_eq!((f("start_ps")[..2].to_vec(), f("end_ps")[..2].to_vec()), (vec![0.0, 0.0], vec![0.0, 0.0]));
+    let _ = std::fs::remove_dir_all(&tmp);
+}

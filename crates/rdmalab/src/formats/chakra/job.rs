@@ -278,6 +278,12 @@ pub fn job(traces: &[ChakraTrace], plan: &Plan) -> Result<ChakraJob> {
         ));
     }
     for inst in &mut instances {
+        // A collective of one rank (a process group of one, as a converted trace's data-parallel
+        // group is without data parallelism) or of no bytes moves nothing: it has no pieces,
+        // and each rank's node is done once its dependencies are.
+        if inst.members.len() < 2 || inst.bytes == 0 {
+            continue;
+        }
         let hosts: Vec<NodeId> = inst.members.iter().map(|a| plan.hosts[a.rank as usize]).collect();
         let from = transfers.len();
         let algorithm = plan.algorithm(inst.kind);
@@ -390,10 +396,10 @@ pub fn job(traces: &[ChakraTrace], plan: &Plan) -> Result<ChakraJob> {
                 NodeKind::Skipped => NodeWork::Compute(Time::ZERO),
                 NodeKind::Send { .. } => NodeWork::Send(send_of[&at]),
                 NodeKind::Recv { .. } => NodeWork::Recv(recv_of[&at]),
-                _ => {
-                    let p = &instances[inst_of[&at]].pieces;
-                    NodeWork::Collective(p[0].0.start..p[p.len() - 1].0.end)
-                }
+                _ => match &instances[inst_of[&at]].pieces[..] {
+                    [] => NodeWork::Compute(Time::ZERO),
+                    p => NodeWork::Collective(p[0].0.start..p[p.len() - 1].0.end),
+                },
             };
             row_of[i] = nodes.rows.len() as u32;
             nodes.rows.push(TraceNode {
@@ -419,6 +425,7 @@ pub fn job(traces: &[ChakraTrace], plan: &Plan) -> Result<ChakraJob> {
                     deps.push(Dep { on: recv_of[&at], when: Trigger::Received });
                     (deps, delay)
                 }
+                NodeKind::Collective { .. } if instances[inst_of[&at]].pieces.is_empty() => (deps, delay),
                 NodeKind::Collective { .. } => {
                     let inst = &instances[inst_of[&at]];
                     let mut part: Vec<Vec<Dep>> = Vec::new();
