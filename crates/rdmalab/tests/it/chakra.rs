@@ -465,3 +465,23 @@ fn a_collective_of_one_rank_or_no_bytes_moves_nothing() {
     assert_eq!((f("start_ps")[..2].to_vec(), f("end_ps")[..2].to_vec()), (vec![0.0, 0.0], vec![0.0, 0.0]));
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+#[test]
+fn the_cpu_side_of_a_collective_without_comm_type_is_skipped() {
+    // Chakra's PyTorch converter (schema 1.0.1, Chakra's tests/data/feeder_tests_trace)
+    // writes `c10d::broadcast_` on the CPU as a collective node without `comm_type`, and the
+    // NCCL kernel that carries it as a collective node after it.
+    let tmp = std::env::temp_dir().join(format!("rdmalab-chakra-c-{}", std::process::id()));
+    let cpu = node(0, NodeType::CommCollNode, &[], &[("is_cpu_op", Value::Bool(true))]);
+    let p =
+        write(&tmp.join("c"), &[vec![cpu.clone(), coll(1, 0, 1 << 20, &[0])], vec![cpu, coll(1, 0, 1 << 20, &[0])]]);
+    let r = run_finished(scenario(&star(2, &format!("path = {:?}\n", p.display().to_string())), "c.toml"));
+    let t = r.table("chakra").expect("a chakra table");
+    let Some(rdmalab::stats::table::Column::Text(kinds)) = t.column("kind") else { panic!("a kind column") };
+    assert_eq!((r.collectives.len(), &kinds[..2]), (1, &["skipped".to_string(), "collective".to_string()][..]));
+    // On a GPU, or with its kind given, such a node is the collective it says, or refused.
+    let gpu = node(0, NodeType::CommCollNode, &[], &[("is_cpu_op", Value::Bool(false))]);
+    let q = write(&tmp.join("g"), &[vec![gpu.clone()], vec![gpu]]);
+    assert!(error(&q, 2).contains("needs `comm_type`"));
+    let _ = std::fs::remove_dir_all(&tmp);
+}

@@ -9,7 +9,7 @@
 //! or receive (`COMM_SEND_NODE`, `COMM_RECV_NODE`: `comm_src` or `comm_dst`, `comm_size`,
 //! `comm_tag`), a memory load or store (`MEM_LOAD_NODE`, `MEM_STORE_NODE`: read, refused by
 //! a run), a metadata or invalid node (`METADATA_NODE`, `INVALID_NODE`: skipped, as ASTRA-sim
-//! skips them). Data and control dependencies are both kept (a node starts once both kinds are
+//! skips them; so is a collective's CPU side, `is_cpu_op` without `comm_type`). Data and control dependencies are both kept (a node starts once both kinds are
 //! done, as ASTRA-sim's feeder releases it). Any other node kind (storage, batch, checkpoint,
 //! an unknown number) is refused with the file, the rank and the node id, as are a
 //! truncated message, a dependency on a node the file does not hold, a repeated id and a
@@ -235,8 +235,20 @@ fn node(raw: Node, path: &Path, rank: u32) -> Result<ChakraNode> {
         let v = need(name)?;
         u64::try_from(v).map_err(|_| err(&format!(".{name}"), format!("{v} is not a size in bytes")))
     };
+    let is_cpu_op = match attr("is_cpu_op").and_then(|a| a.value.as_ref()) {
+        None => None,
+        Some(Value::Bool(b)) => Some(*b),
+        Some(v) => {
+            Some(v.as_i128().ok_or_else(|| err(".is_cpu_op", format!("expected a bool, got {}", v.type_name())))? != 0)
+        }
+    };
     let (kind, bytes) = match NodeType::try_from(raw.r#type) {
         Ok(NodeType::CompNode) => (NodeKind::Compute, 0),
+        // Chakra's PyTorch converter of 2023 and 2024 (schema 1.0.1: Chakra's own
+        // tests/data/feeder_tests_trace) wrote the CPU side of a collective
+        // (`c10d::broadcast_`, `is_cpu_op` true) as a collective node without `comm_type`; the
+        // GPU kernel's node after it carries the collective.
+        Ok(NodeType::CommCollNode) if is_cpu_op == Some(true) && attr("comm_type").is_none() => (NodeKind::Skipped, 0),
         Ok(NodeType::CommCollNode) => {
             let v = need("comm_type")?;
             let op = i32::try_from(v)
@@ -272,13 +284,6 @@ fn node(raw: Node, path: &Path, rank: u32) -> Result<ChakraNode> {
                     kind_name(raw.r#type)
                 ),
             ))
-        }
-    };
-    let is_cpu_op = match attr("is_cpu_op").and_then(|a| a.value.as_ref()) {
-        None => None,
-        Some(Value::Bool(b)) => Some(*b),
-        Some(v) => {
-            Some(v.as_i128().ok_or_else(|| err(".is_cpu_op", format!("expected a bool, got {}", v.type_name())))? != 0)
         }
     };
     let count = |name: &str| -> Result<Option<u64>> {
