@@ -81,7 +81,11 @@ fn a_system_file_s_algorithm_without_a_schedule_here_matters_only_when_a_trace_n
     let e = with_system(&allgather, 4, &switch, "").unwrap_err();
     assert!(e.contains("Switch.json") && e.contains("`all-gather-implementation`") && e.contains("node 0 (n0)"), "{e}");
     let e = with_system(&allreduce, 4, &full, "").unwrap_err();
-    assert!(e.contains("`all-reduce-implementation`") && e.contains("direct carries out no allreduce"), "{e}");
+    assert!(
+        e.contains("`all-reduce-implementation`")
+            && e.contains("direct carries out no allreduce here (ring, double_binary_tree, halving_doubling do)"),
+        "{e}"
+    );
     // The scenario's algorithm wins over the file's.
     let ring = "algorithm = { allreduce = \"ring\" }\n";
     assert_eq!(with_system(&allreduce, 4, &full, ring), Ok(pieces("allreduce", "ring")));

@@ -109,7 +109,12 @@ pub fn astra_algorithm(kind: Kind, name: &str) -> std::result::Result<Algorithm,
     };
     if !kind.algorithms().contains(&a) {
         let ok: Vec<&str> = kind.algorithms().iter().map(|a| a.name()).collect();
-        return Err(Unavailable::Here(format!("{name} carries out no {} here ({} does)", kind.name(), ok.join(", "))));
+        let verb = if ok.len() == 1 { "does" } else { "do" };
+        return Err(Unavailable::Here(format!(
+            "{name} carries out no {} here ({} {verb})",
+            kind.name(),
+            ok.join(", ")
+        )));
     }
     Ok(a)
 }
