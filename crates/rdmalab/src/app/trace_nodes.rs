@@ -1,9 +1,10 @@
 //! What a trace-driven job records beside its transfers: each node of the trace (a Chakra
 //! rank's compute, collective, send and receive nodes, `formats::chakra::job`) with its
 //! start, end and the dependency it waited on last, worked out after the run from the
-//! transfers' times: a collective from its rank's part, a send from its post to its
-//! acknowledgement, a receive until its message is placed, compute its duration after its
-//! dependencies. As in the run, the nodes after a send wait for its post only.
+//! transfers' times: a collective from its rank's part (from its dependencies done, at a rank
+//! that only receives), a send from its post to its acknowledgement, a receive until its
+//! message is placed, compute its duration after its dependencies. As in the run, the nodes
+//! after a send wait for its post only.
 
 use std::ops::Range;
 
@@ -36,7 +37,7 @@ pub struct TraceNode {
     pub id: u64,
     /// Its name.
     pub name: String,
-    /// `compute`, `collective`, `send` or `recv`.
+    /// `compute`, `collective`, `send`, `recv` or `skipped`.
     pub kind: &'static str,
     /// Bytes it moves.
     pub bytes: u64,
@@ -98,18 +99,19 @@ impl TraceNodes {
                 NodeWork::Send(k) => (t.posted[*k as usize], t.acked[*k as usize]),
                 NodeWork::Recv(k) => (ready, t.received[*k as usize].max(ready)),
                 NodeWork::Collective(range) => {
-                    let mut start = Time::MAX;
-                    let mut end = Time::ZERO;
+                    let (mut start, mut end, mut posts) = (Time::MAX, Time::ZERO, false);
                     for k in range.clone() {
                         if ts[k].src == row.host {
                             start = start.min(t.posted[k]);
                             end = end.max(t.acked[k]);
+                            posts = true;
                         }
                         if ts[k].dst == row.host {
                             end = end.max(t.received[k]);
                         }
                     }
-                    (start, end)
+                    // A rank that only receives (a broadcast's last) starts as a receive does.
+                    (if posts { start } else { ready }, end)
                 }
             };
             (out.start[i], out.end[i]) = (start, end);

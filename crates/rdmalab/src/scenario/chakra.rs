@@ -30,9 +30,9 @@ use crate::app::collective::{Algorithm, Kind};
 use crate::app::deps::TransferGraph;
 use crate::app::trace_nodes::JobRecords;
 use crate::error::{Error, Result};
-use crate::formats::chakra::job::{job, Plan};
+use crate::formats::chakra::job::{job, kind_of, Plan};
 use crate::formats::chakra::system::read_system;
-use crate::formats::chakra::{count_ranks, read_traces};
+use crate::formats::chakra::{count_ranks, rank_path, read_traces, NodeKind};
 use crate::ids::NodeId;
 use crate::units::Time;
 
@@ -81,10 +81,24 @@ impl ChakraSpec {
                 }
                 hosts
             }
-            Some(r) => r.hosts(file, &f, ctx.topo)?,
+            Some(r) => {
+                let hosts = r.hosts(file, &f, ctx.topo)?;
+                // A rank left out would change every collective over all ranks: refused.
+                let next = rank_path(&prefix, hosts.len() as u32);
+                if next.exists() {
+                    let msg = format!(
+                        "{} host(s) for a trace set with more ranks ({} exists): list a host for every rank",
+                        hosts.len(),
+                        next.display()
+                    );
+                    return Err(Error::input(file, 0, f("ranks"), msg));
+                }
+                hosts
+            }
         };
-        let sys = match &self.system {
-            Some(p) => read_system(&ctx.base.join(p)).map_err(|e| match e {
+        let sys_path = self.system.as_ref().map(|p| ctx.base.join(p));
+        let sys = match &sys_path {
+            Some(p) => read_system(p).map_err(|e| match e {
                 Error::Io { path, source } => {
                     Error::input(file, 0, f("system"), format!("cannot read {}: {source}", path.display()))
                 }
@@ -93,6 +107,7 @@ impl ChakraSpec {
             None => Default::default(),
         };
         let mut algorithms = sys.algorithms.clone();
+        let mut unavailable = sys.unavailable.clone();
         for (kind, name) in self.algorithm.iter().flatten() {
             let field = f(&format!("algorithm.{kind}"));
             let k: Kind = by_name(file, &field, &Kind::NAMES, kind)?;
@@ -101,6 +116,7 @@ impl ChakraSpec {
                 return Err(Error::input(file, 0, field, format!("{name} does not carry out {kind}")));
             }
             algorithms.retain(|(x, _)| *x != k);
+            unavailable.retain(|(x, ..)| *x != k);
             algorithms.push((k, a));
         }
         let plan = Plan {
@@ -116,6 +132,7 @@ impl ChakraSpec {
             chunk: self.chunk.as_ref().map_or(Ok(DEFAULT_CHUNK), |c| bytes(file, &f("chunk"), c))?,
             compute_scale: self.compute_scale.unwrap_or(1.0),
             start: self.start.as_ref().map_or(Ok(Time::ZERO), |s| field_time(file, &f("start"), s))?,
+            roofline: sys.roofline,
         };
         for (name, v) in [
             ("splits", u64::from(plan.splits)),
@@ -131,6 +148,23 @@ impl ChakraSpec {
             return Err(Error::input(file, 0, f("compute_scale"), "must be a number of at least 0"));
         }
         let traces = read_traces(&prefix, plan.hosts.len() as u32)?;
+        // The system file's algorithm for a kind with no schedule here matters only when a
+        // trace holds a collective of that kind.
+        for (kind, key, why) in &unavailable {
+            let used = traces.iter().flat_map(|t| &t.nodes).find(|n| match &n.kind {
+                NodeKind::Collective { op, .. } => kind_of(*op) == Ok(*kind),
+                _ => false,
+            });
+            if let (Some(n), Some(p)) = (used, &sys_path) {
+                let msg = format!(
+                    "{why}, and the traces hold one (node {} ({})): give `algorithm = {{ {} = \"...\" }}` in the scenario",
+                    n.id,
+                    n.name,
+                    kind.name()
+                );
+                return Err(Error::input(p, 0, key.clone(), msg));
+            }
+        }
         let j = job(&traces, &plan)?;
         Ok((j.graph, JobRecords { parts: j.parts, nodes: Some(j.nodes) }))
     }

@@ -44,7 +44,7 @@ fn microbenchmarks(ex: &Path) -> Vec<(&'static str, u64, PathBuf)> {
     v
 }
 
-fn star(hosts: u64, traffic: &str) -> String {
+pub(crate) fn star(hosts: u64, traffic: &str) -> String {
     format!(
         "[topology]\nkind = \"star\"\nhosts = {hosts}\n[fabric]\nack_interval = 1000000\n[[traffic]]\nkind = \"chakra\"\n{traffic}"
     )
@@ -73,7 +73,7 @@ fn closed_form(kind: &str, n: u64, s: u64) -> Time {
     }
 }
 
-fn took(r: &Results) -> Time {
+pub(crate) fn took(r: &Results) -> Time {
     assert_eq!(r.collectives.len(), 1);
     let c = &r.collectives[0];
     c.end.expect("finished") - c.start
@@ -157,7 +157,7 @@ fn the_point_to_point_ring_takes_the_native_ring_s_time() {
 }
 
 /// A node of a trace written here.
-fn node(id: u64, ty: NodeType, deps: &[u64], attrs: &[(&str, Value)]) -> Node {
+pub(crate) fn node(id: u64, ty: NodeType, deps: &[u64], attrs: &[(&str, Value)]) -> Node {
     Node {
         id,
         name: format!("n{id}"),
@@ -169,7 +169,7 @@ fn node(id: u64, ty: NodeType, deps: &[u64], attrs: &[(&str, Value)]) -> Node {
 }
 
 /// Writes `ranks` as `<dir>/t.<r>.et`; returns the prefix.
-fn write(dir: &Path, ranks: &[Vec<Node>]) -> PathBuf {
+pub(crate) fn write(dir: &Path, ranks: &[Vec<Node>]) -> PathBuf {
     std::fs::create_dir_all(dir).unwrap();
     for (r, nodes) in ranks.iter().enumerate() {
         let mut buf = Vec::new();
@@ -188,7 +188,7 @@ fn recv(id: u64, src: i64, deps: &[u64]) -> Node {
     node(id, NodeType::CommRecvNode, deps, &[("comm_src", Value::Int64(src)), ("comm_size", Value::Int64(8192))])
 }
 
-fn error(prefix: &Path, hosts: u64) -> String {
+pub(crate) fn error(prefix: &Path, hosts: u64) -> String {
     match Scenario::from_toml(
         &star(hosts.max(2), &format!("path = {:?}\n", prefix.display().to_string())),
         Path::new("c.toml"),
@@ -250,24 +250,6 @@ fn bad_traces_are_refused_naming_file_rank_and_node() {
     let e = error(&p, 2);
     assert!(e.contains("rank 0, node 0 (n0).type") && e.contains("CHECKPOINT_NODE"), "{e}");
     let _ = std::fs::remove_dir_all(&tmp);
-}
-
-#[test]
-fn system_keys_not_modelled_are_refused_by_name() {
-    use rdmalab::formats::chakra::system::parse_system;
-    let p = Path::new("s.json");
-    let e = parse_system(r#"{"all-reduce-implementation": ["ring", "ring"]}"#, p).unwrap_err().to_string();
-    assert!(e.contains("all-reduce-implementation") && e.contains("dimension"), "{e}");
-    let e = parse_system(r#"{"intra-dimension-scheduling": "FIFO"}"#, p).unwrap_err().to_string();
-    assert!(e.contains("`intra-dimension-scheduling`") && e.contains("not modelled"), "{e}");
-    let e = parse_system(r#"{"roofline-enabled": 1}"#, p).unwrap_err().to_string();
-    assert!(e.contains("roofline-enabled") && e.contains("not modelled"), "{e}");
-    let s = parse_system(
-        r#"{"all-reduce-implementation": ["halvingDoubling"], "endpoint-delay": 10, "preferred-dataset-splits": 4}"#,
-        p,
-    )
-    .unwrap();
-    assert_eq!((s.splits, s.endpoint_delay), (Some(4), Some(Time::from_ns(10))));
 }
 
 #[test]
@@ -382,5 +364,124 @@ fn a_simai_workload_exported_as_traces_runs_as_the_workload_on_a_multipath_fabri
     let b = times(&run_finished(Scenario::from_toml(&traced, &file).unwrap()));
     assert_eq!(a.len(), 13);
     assert_eq!(a, b);
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+#[test]
+fn metadata_and_invalid_nodes_are_skipped_as_astra_sim_skips_them() {
+    // Chakra's PyTorch converter writes the process groups' set-up as a METADATA_NODE that
+    // the rest of the trace depends on; ASTRA-sim skips it, and an INVALID_NODE too.
+    let tmp = std::env::temp_dir().join(format!("rdmalab-chakra-m-{}", std::process::id()));
+    let coll = || {
+        let attrs = [("comm_type", Value::Int64(0)), ("comm_size", Value::Int64(1 << 20))];
+        Node { ctrl_deps: vec![0], ..node(2, NodeType::CommCollNode, &[1], &attrs) }
+    };
+    let skipped = || vec![node(0, NodeType::MetadataNode, &[], &[]), node(1, NodeType::InvalidNode, &[0], &[]), coll()];
+    let p = write(&tmp.join("meta"), &[skipped(), skipped()]);
+    let r = run_finished(scenario(&star(2, &format!("path = {:?}\n", p.display().to_string())), "c.toml"));
+    // The same collective after two compute nodes of no duration.
+    let comp = || vec![node(0, NodeType::CompNode, &[], &[]), node(1, NodeType::CompNode, &[0], &[]), coll()];
+    let q = write(&tmp.join("comp"), &[comp(), comp()]);
+    let base = run_finished(scenario(&star(2, &format!("path = {:?}\n", q.display().to_string())), "c.toml"));
+    assert_eq!((took(&r), r.collectives[0].start), (took(&base), base.collectives[0].start));
+    let t = r.table("chakra").expect("a chakra table");
+    let Some(rdmalab::stats::table::Column::Text(kinds)) = t.column("kind") else { panic!("a kind column") };
+    assert_eq!(kinds, &["skipped", "skipped", "collective", "skipped", "skipped", "collective"]);
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+/// A collective node of `kind` (`comm_type`) and `size` bytes.
+pub(crate) fn coll(id: u64, kind: i64, size: i64, deps: &[u64]) -> Node {
+    node(id, NodeType::CommCollNode, deps, &[("comm_type", Value::Int64(kind)), ("comm_size", Value::Int64(size))])
+}
+
+#[test]
+fn a_rank_left_out_an_empty_file_and_an_old_schema_are_refused_by_name() {
+    let tmp = std::env::temp_dir().join(format!("rdmalab-chakra-e-{}", std::process::id()));
+    // Three rank files, two hosts listed: the third rank would be dropped without a word.
+    let p = write(&tmp.join("three"), &vec![vec![coll(0, 0, 1 << 16, &[])]; 3]);
+    let toml = star(3, &format!("path = {:?}\nranks = [0, 1]\n", p.display().to_string()));
+    let e = Scenario::from_toml(&toml, Path::new("c.toml")).unwrap_err().to_string();
+    assert!(e.contains("traffic[0].ranks") && e.contains("t.2.et exists"), "{e}");
+    // A rank file of no bytes.
+    std::fs::write(tmp.join("three/t.1.et"), b"").unwrap();
+    let e = error(&p, 3);
+    assert!(e.contains("t.1.et") && e.contains("rank 1, global metadata") && e.contains("empty"), "{e}");
+    // A file without global metadata, as Chakra wrote before its schema 0.0.4.
+    let mut buf = Vec::new();
+    node(0, NodeType::CompNode, &[], &[]).encode_length_delimited(&mut buf).unwrap();
+    std::fs::write(tmp.join("three/t.1.et"), buf).unwrap();
+    let e = error(&p, 3);
+    assert!(
+        e.contains("rank 1, global metadata") && e.contains("the first message is a node (n0)") && e.contains("0.0.4"),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+#[test]
+fn a_rank_that_only_receives_a_broadcast_starts_as_its_dependencies_end() {
+    // A broadcast's last rank posts nothing: its row starts once its dependency (a compute
+    // node of 3 us) is done, not never.
+    let tmp = std::env::temp_dir().join(format!("rdmalab-chakra-b-{}", std::process::id()));
+    let rank = || vec![Node { duration_micros: 3, ..node(0, NodeType::CompNode, &[], &[]) }, coll(1, 5, 1 << 16, &[0])];
+    let p = write(&tmp.join("b"), &[rank(), rank(), rank()]);
+    let r = run_finished(scenario(&star(3, &format!("path = {:?}\n", p.display().to_string())), "c.toml"));
+    let t = r.table("chakra").expect("a chakra table");
+    let f = |c: &str| t.column(c).and_then(|c| c.as_f64()).unwrap().to_vec();
+    let (start, end) = (f("start_ps"), f("end_ps"));
+    // Rows: each rank's compute, then its part of the broadcast.
+    // The root's part starts with its first post, the last rank's as its compute ends (the
+    // middle rank's with its first forward, later).
+    assert_eq!([start[1], start[5]], [3e6, 3e6], "{start:?}");
+    assert!(start[3] > 3e6);
+    assert!(end[5] > start[5] && end[5].is_finite());
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+#[test]
+fn a_collective_of_one_rank_or_no_bytes_moves_nothing() {
+    // A trace converted from PyTorch holds the collectives of every process group, some of
+    // one rank (the data-parallel group of a run without data parallelism); and a collective
+    // may carry no bytes. Each is done as its dependencies are; the allreduce after them
+    // takes the time it takes alone.
+    let tmp = std::env::temp_dir().join(format!("rdmalab-chakra-o-{}", std::process::id()));
+    let solo = |r: usize| {
+        let attrs = [
+            ("comm_type", Value::Int64(0)),
+            ("comm_size", Value::Int64(1 << 20)),
+            ("pg_name", Value::String(format!("solo{r}"))),
+        ];
+        node(0, NodeType::CommCollNode, &[], &attrs)
+    };
+    let rank = |r: usize| vec![solo(r), coll(1, 2, 0, &[0]), coll(2, 0, 1 << 20, &[1])];
+    let p = write(&tmp.join("o"), &[rank(0), rank(1)]);
+    let r = run_finished(scenario(&star(2, &format!("path = {:?}\n", p.display().to_string())), "c.toml"));
+    let alone = write(&tmp.join("a"), &[vec![coll(2, 0, 1 << 20, &[])], vec![coll(2, 0, 1 << 20, &[])]]);
+    let base = run_finished(scenario(&star(2, &format!("path = {:?}\n", alone.display().to_string())), "c.toml"));
+    assert_eq!((took(&r), r.collectives[0].start), (took(&base), base.collectives[0].start));
+    let t = r.table("chakra").expect("a chakra table");
+    let f = |c: &str| t.column(c).and_then(|c| c.as_f64()).unwrap().to_vec();
+    assert_eq!((f("start_ps")[..2].to_vec(), f("end_ps")[..2].to_vec()), (vec![0.0, 0.0], vec![0.0, 0.0]));
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+#[test]
+fn the_cpu_side_of_a_collective_without_comm_type_is_skipped() {
+    // Chakra's PyTorch converter (schema 1.0.1, Chakra's tests/data/feeder_tests_trace)
+    // writes `c10d::broadcast_` on the CPU as a collective node without `comm_type`, and the
+    // NCCL kernel that carries it as a collective node after it.
+    let tmp = std::env::temp_dir().join(format!("rdmalab-chakra-c-{}", std::process::id()));
+    let cpu = node(0, NodeType::CommCollNode, &[], &[("is_cpu_op", Value::Bool(true))]);
+    let p =
+        write(&tmp.join("c"), &[vec![cpu.clone(), coll(1, 0, 1 << 20, &[0])], vec![cpu, coll(1, 0, 1 << 20, &[0])]]);
+    let r = run_finished(scenario(&star(2, &format!("path = {:?}\n", p.display().to_string())), "c.toml"));
+    let t = r.table("chakra").expect("a chakra table");
+    let Some(rdmalab::stats::table::Column::Text(kinds)) = t.column("kind") else { panic!("a kind column") };
+    assert_eq!((r.collectives.len(), &kinds[..2]), (1, &["skipped".to_string(), "collective".to_string()][..]));
+    // On a GPU, or with its kind given, such a node is the collective it says, or refused.
+    let gpu = node(0, NodeType::CommCollNode, &[], &[("is_cpu_op", Value::Bool(false))]);
+    let q = write(&tmp.join("g"), &[vec![gpu.clone()], vec![gpu]]);
+    assert!(error(&q, 2).contains("needs `comm_type`"));
     let _ = std::fs::remove_dir_all(&tmp);
 }

@@ -10,7 +10,9 @@
 //!   `endpoint_delay` more;
 //! - a send node is matched with the receive node of its destination that names it as source
 //!   with the same tag, the k-th with the k-th, and becomes one transfer;
-//! - a compute node takes its recorded duration (times `compute_scale`);
+//! - a compute node takes its recorded duration, or under the system file's roofline model a
+//!   GPU node its time from `num_ops` and `tensor_size` (times `compute_scale`); a metadata or
+//!   invalid node takes none;
 //! - a node starts once all its data and control dependencies are done. A rank's
 //!   collective is done when its part of it is (its sends acknowledged, its receives placed),
 //!   a send once posted (the rank goes on, as NCCL's and MSCCL's kernels do once the data is
@@ -24,6 +26,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Range;
 
 use super::schema::CollectiveCommType;
+use super::system::Roofline;
 use super::{ChakraTrace, NodeKind};
 use crate::app::collective::{share, Algorithm, Collective, Kind, RecordedPart};
 use crate::app::deps::{Dep, Transfer, TransferGraph, Trigger};
@@ -53,6 +56,9 @@ pub struct Plan {
     pub compute_scale: f64,
     /// When the traces start.
     pub start: Time,
+    /// The system file's roofline model: a GPU compute node's time from its `num_ops` and
+    /// `tensor_size` instead of its recorded duration.
+    pub roofline: Option<Roofline>,
 }
 
 impl Plan {
@@ -161,7 +167,7 @@ pub fn job(traces: &[ChakraTrace], plan: &Plan) -> Result<ChakraJob> {
                 NodeKind::MemLoad | NodeKind::MemStore => {
                     return Err(err(at, format!("a {} node is read but not modelled in a run", node.kind.name())))
                 }
-                NodeKind::Compute => {}
+                NodeKind::Compute | NodeKind::Skipped => {}
             }
         }
     }
@@ -272,6 +278,12 @@ pub fn job(traces: &[ChakraTrace], plan: &Plan) -> Result<ChakraJob> {
         ));
     }
     for inst in &mut instances {
+        // A collective of one rank (a process group of one, as a converted trace's data-parallel
+        // group is without data parallelism) or of no bytes moves nothing: it has no pieces,
+        // and each rank's node is done once its dependencies are.
+        if inst.members.len() < 2 || inst.bytes == 0 {
+            continue;
+        }
         let hosts: Vec<NodeId> = inst.members.iter().map(|a| plan.hosts[a.rank as usize]).collect();
         let from = transfers.len();
         let algorithm = plan.algorithm(inst.kind);
@@ -364,15 +376,30 @@ pub fn job(traces: &[ChakraTrace], plan: &Plan) -> Result<ChakraJob> {
                 delay = delay.max(*dl);
             }
             dedup(&mut deps);
-            let compute = Time((nd.duration.0 as f64 * plan.compute_scale).round() as u64);
+            let took = match (plan.roofline, &nd.kind, nd.is_cpu_op) {
+                // A CPU operator is replayed, as ASTRA-sim replays it.
+                (Some(rf), NodeKind::Compute, None | Some(false)) => {
+                    let (Some(ops), Some(bytes)) = nd.roofline else {
+                        return Err(err(
+                            at,
+                            "the system file's roofline model needs a GPU compute node's `num_ops` and `tensor_size`"
+                                .to_string(),
+                        ));
+                    };
+                    rf.time(ops, bytes)
+                }
+                _ => nd.duration,
+            };
+            let compute = Time((took.0 as f64 * plan.compute_scale).round() as u64);
             let work = match &nd.kind {
                 NodeKind::Compute => NodeWork::Compute(compute),
+                NodeKind::Skipped => NodeWork::Compute(Time::ZERO),
                 NodeKind::Send { .. } => NodeWork::Send(send_of[&at]),
                 NodeKind::Recv { .. } => NodeWork::Recv(recv_of[&at]),
-                _ => {
-                    let p = &instances[inst_of[&at]].pieces;
-                    NodeWork::Collective(p[0].0.start..p[p.len() - 1].0.end)
-                }
+                _ => match &instances[inst_of[&at]].pieces[..] {
+                    [] => NodeWork::Compute(Time::ZERO),
+                    p => NodeWork::Collective(p[0].0.start..p[p.len() - 1].0.end),
+                },
             };
             row_of[i] = nodes.rows.len() as u32;
             nodes.rows.push(TraceNode {
@@ -387,6 +414,7 @@ pub fn job(traces: &[ChakraTrace], plan: &Plan) -> Result<ChakraJob> {
             });
             done[i] = Some(match &nd.kind {
                 NodeKind::Compute => (deps, delay + compute),
+                NodeKind::Skipped => (deps, delay),
                 NodeKind::Send { .. } => {
                     let k = send_of[&at];
                     let tr = &mut transfers[k as usize];
@@ -397,6 +425,7 @@ pub fn job(traces: &[ChakraTrace], plan: &Plan) -> Result<ChakraJob> {
                     deps.push(Dep { on: recv_of[&at], when: Trigger::Received });
                     (deps, delay)
                 }
+                NodeKind::Collective { .. } if instances[inst_of[&at]].pieces.is_empty() => (deps, delay),
                 NodeKind::Collective { .. } => {
                     let inst = &instances[inst_of[&at]];
                     let mut part: Vec<Vec<Dep>> = Vec::new();

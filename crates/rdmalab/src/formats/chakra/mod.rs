@@ -8,9 +8,10 @@
 //! collective (`COMM_COLL_NODE`: `comm_type`, `comm_size`, `pg_name`), a point-to-point send
 //! or receive (`COMM_SEND_NODE`, `COMM_RECV_NODE`: `comm_src` or `comm_dst`, `comm_size`,
 //! `comm_tag`), a memory load or store (`MEM_LOAD_NODE`, `MEM_STORE_NODE`: read, refused by
-//! a run). Data and control dependencies are both kept (a node starts once both kinds are
-//! done, as ASTRA-sim's feeder releases it). Any other node kind (invalid, metadata,
-//! storage, batch, checkpoint) is refused with the file, the rank and the node id, as are a
+//! a run), a metadata or invalid node (`METADATA_NODE`, `INVALID_NODE`: skipped, as ASTRA-sim
+//! skips them; so is a collective's CPU side, `is_cpu_op` without `comm_type`). Data and control dependencies are both kept (a node starts once both kinds are
+//! done, as ASTRA-sim's feeder releases it). Any other node kind (storage, batch, checkpoint,
+//! an unknown number) is refused with the file, the rank and the node id, as are a
 //! truncated message, a dependency on a node the file does not hold, a repeated id and a
 //! cycle of dependencies.
 //!
@@ -64,10 +65,14 @@ pub enum NodeKind {
     MemLoad,
     /// A store to local memory (read; no run models it).
     MemStore,
+    /// A `METADATA_NODE` (Chakra's converter writes the process groups' set-up as one) or an
+    /// `INVALID_NODE`: done as soon as its dependencies are, as ASTRA-sim skips it.
+    Skipped,
 }
 
 impl NodeKind {
-    /// Its name in records: `compute`, `collective`, `send`, `recv`, `mem_load`, `mem_store`.
+    /// Its name in records: `compute`, `collective`, `send`, `recv`, `mem_load`, `mem_store`,
+    /// `skipped`.
     pub fn name(&self) -> &'static str {
         match self {
             NodeKind::Compute => "compute",
@@ -76,6 +81,7 @@ impl NodeKind {
             NodeKind::Recv { .. } => "recv",
             NodeKind::MemLoad => "mem_load",
             NodeKind::MemStore => "mem_store",
+            NodeKind::Skipped => "skipped",
         }
     }
 }
@@ -95,6 +101,8 @@ pub struct ChakraNode {
     pub duration: Time,
     /// `is_cpu_op`, if given.
     pub is_cpu_op: Option<bool>,
+    /// A compute node's `num_ops` and `tensor_size`, if given (the roofline model's inputs).
+    pub roofline: (Option<u64>, Option<u64>),
     /// Data dependencies (node ids of this file).
     pub data_deps: Vec<u64>,
     /// Control dependencies (node ids of this file).
@@ -166,8 +174,21 @@ pub fn read_trace(path: &Path, rank: u32) -> Result<ChakraTrace> {
 pub fn parse_trace(bytes: &[u8], path: &Path, rank: u32) -> Result<ChakraTrace> {
     let mut buf = bytes;
     let err = |field: String, msg: String| Error::input(path, 0, field, msg);
+    if bytes.is_empty() {
+        let msg = "the file is empty (0 bytes): a trace holds its global metadata at least".to_string();
+        return Err(err(format!("rank {rank}, global metadata"), msg));
+    }
     let meta = GlobalMetadata::decode_length_delimited(&mut buf).map_err(|e| {
-        err(format!("rank {rank}, global metadata"), format!("not a Chakra trace's first message: {e}"))
+        // Chakra's schema before 0.0.4 (2023) wrote no global metadata: the file starts with a
+        // node, and its fields have other numbers.
+        let old = Node::decode_length_delimited(bytes).ok().filter(|n| !n.name.is_empty()).map_or(String::new(), |n| {
+            format!(
+                ": the first message is a node ({}), so the file was written before Chakra's schema 0.0.4, \
+                 whose field numbers differ; convert the workload again with a current Chakra",
+                n.name
+            )
+        });
+        err(format!("rank {rank}, global metadata"), format!("not a Chakra trace's first message: {e}{old}"))
     })?;
     let mut nodes = Vec::new();
     while !buf.is_empty() {
@@ -214,8 +235,20 @@ fn node(raw: Node, path: &Path, rank: u32) -> Result<ChakraNode> {
         let v = need(name)?;
         u64::try_from(v).map_err(|_| err(&format!(".{name}"), format!("{v} is not a size in bytes")))
     };
+    let is_cpu_op = match attr("is_cpu_op").and_then(|a| a.value.as_ref()) {
+        None => None,
+        Some(Value::Bool(b)) => Some(*b),
+        Some(v) => {
+            Some(v.as_i128().ok_or_else(|| err(".is_cpu_op", format!("expected a bool, got {}", v.type_name())))? != 0)
+        }
+    };
     let (kind, bytes) = match NodeType::try_from(raw.r#type) {
         Ok(NodeType::CompNode) => (NodeKind::Compute, 0),
+        // Chakra's PyTorch converter of 2023 and 2024 (schema 1.0.1: Chakra's own
+        // tests/data/feeder_tests_trace) wrote the CPU side of a collective
+        // (`c10d::broadcast_`, `is_cpu_op` true) as a collective node without `comm_type`; the
+        // GPU kernel's node after it carries the collective.
+        Ok(NodeType::CommCollNode) if is_cpu_op == Some(true) && attr("comm_type").is_none() => (NodeKind::Skipped, 0),
         Ok(NodeType::CommCollNode) => {
             let v = need("comm_type")?;
             let op = i32::try_from(v)
@@ -242,25 +275,26 @@ fn node(raw: Node, path: &Path, rank: u32) -> Result<ChakraNode> {
             let b = int("tensor_size")?.unwrap_or(0).max(0) as u64;
             (if t == NodeType::MemLoadNode { NodeKind::MemLoad } else { NodeKind::MemStore }, b)
         }
+        Ok(NodeType::MetadataNode | NodeType::InvalidNode) => (NodeKind::Skipped, 0),
         _ => {
             return Err(err(
                 ".type",
                 format!(
-                    "a {} node is not modelled (compute, collective, send, receive and memory nodes are)",
+                    "a {} node is not modelled (compute, collective, send, receive, memory, metadata and invalid nodes are)",
                     kind_name(raw.r#type)
                 ),
             ))
         }
     };
-    let is_cpu_op = match attr("is_cpu_op").and_then(|a| a.value.as_ref()) {
-        None => None,
-        Some(Value::Bool(b)) => Some(*b),
-        Some(v) => {
-            Some(v.as_i128().ok_or_else(|| err(".is_cpu_op", format!("expected a bool, got {}", v.type_name())))? != 0)
-        }
+    let count = |name: &str| -> Result<Option<u64>> {
+        int(name)?
+            .map(|v| u64::try_from(v).map_err(|_| err(&format!(".{name}"), format!("{v} is below 0"))))
+            .transpose()
     };
+    let roofline = if kind == NodeKind::Compute { (count("num_ops")?, count("tensor_size")?) } else { (None, None) };
     Ok(ChakraNode {
         id: raw.id,
+        roofline,
         kind,
         bytes,
         duration: Time::from_us(raw.duration_micros),

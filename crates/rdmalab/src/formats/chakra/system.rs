@@ -5,10 +5,12 @@
 //! Read: `all-reduce-implementation`, `all-gather-implementation`,
 //! `reduce-scatter-implementation`, `all-to-all-implementation` (a list with one algorithm per
 //! network dimension: one here), `preferred-dataset-splits`, `active-chunks-per-dimension`,
-//! `endpoint-delay` (ASTRA-sim's cycles of 1 ns) and `scheduling-policy`. Accepted because
-//! nothing a run does reads them: `local-mem-bw` (memory nodes, which a run refuses),
-//! `peak-perf` with `roofline-enabled` 0, `boost-mode` 0, `collective-optimization` (which
-//! chooses between dimensions). Every other key is refused by name.
+//! `endpoint-delay` (ASTRA-sim's cycles of 1 ns), `scheduling-policy`, and `roofline-enabled`
+//! with `peak-perf` and `local-mem-bw` (the roofline model of GPU compute nodes, [`Roofline`]).
+//! Accepted because nothing a run does reads them: `boost-mode` 0, `collective-optimization`
+//! (which chooses between dimensions), `model-shared-bus` 0 with the bus's `L`, `o`, `g`, `G`
+//! and `local-reduction-delay`, `replay-only` 0, and ASTRA-sim's logs (`trace-enabled`,
+//! `track-local-mem`, `local-mem-trace-filename`). Every other key is refused by name.
 
 use std::path::Path;
 
@@ -32,6 +34,37 @@ pub struct System {
     pub endpoint_delay: Option<Time>,
     /// `scheduling-policy` (`FIFO` or `LIFO`).
     pub policy: Option<String>,
+    /// Kinds whose file's algorithm has no schedule here: (kind, key, why). A system file
+    /// names an algorithm for every kind (ASTRA-sim's `Switch.json`: `halvingDoubling`
+    /// allgather), and a trace set runs few of them: refused only when the traces hold a
+    /// collective of that kind and the scenario's `algorithm` names none.
+    pub unavailable: Vec<(Kind, String, String)>,
+    /// `roofline-enabled` (not 0) with `peak-perf` and `local-mem-bw`.
+    pub roofline: Option<Roofline>,
+}
+
+/// ASTRA-sim's roofline model of a GPU compute node (`Workload::issue_comp`, `Roofline`):
+/// the node performs `num_ops` operations on `tensor_size` bytes at the lower of the peak
+/// rate and the memory's bandwidth times the operational intensity.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Roofline {
+    /// `peak-perf`, in operations a second (the file gives TFLOPS).
+    pub peak: f64,
+    /// `local-mem-bw`, in bytes a second (the file gives GB/s).
+    pub bandwidth: f64,
+}
+
+impl Roofline {
+    /// The time of `num_ops` operations on `tensor_size` bytes, in whole nanoseconds cut
+    /// down as ASTRA-sim's are. No operations, or no bytes (a node ASTRA-sim skips), take none.
+    pub fn time(&self, num_ops: u64, tensor_size: u64) -> Time {
+        if num_ops == 0 || tensor_size == 0 {
+            return Time::ZERO;
+        }
+        let (ops, bytes) = (num_ops as f64, tensor_size as f64);
+        let perf = (self.bandwidth * (ops / bytes)).min(self.peak);
+        Time::from_ns((ops / perf * 1e9) as u64)
+    }
 }
 
 /// The `*-implementation` keys and their kinds.
@@ -42,9 +75,26 @@ pub const IMPLEMENTATIONS: [(&str, Kind); 4] = [
     ("all-to-all-implementation", Kind::Alltoall),
 ];
 
+/// Why an ASTRA-sim algorithm name gives no schedule.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Unavailable {
+    /// A name ASTRA-sim does not know either, or a construct not modelled.
+    Unknown(String),
+    /// An algorithm of ASTRA-sim's that carries out no collective of this kind here.
+    Here(String),
+}
+
 /// ASTRA-sim's name of an algorithm, for `kind`. Its `ring` all-to-all is carried out as the
 /// direct all-to-all (docs/chakra.md says why).
-pub fn astra_algorithm(kind: Kind, name: &str) -> std::result::Result<Algorithm, String> {
+pub fn astra_algorithm(kind: Kind, name: &str) -> std::result::Result<Algorithm, Unavailable> {
+    for base in ["direct", "oneDirect"] {
+        if let Some(w) = name.strip_prefix(base).filter(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit())) {
+            return Err(Unavailable::Unknown(format!(
+                "{name}: a direct collective with a window of {w} pieces in flight is not modelled \
+                 (`{base}` sends every piece at once)"
+            )));
+        }
+    }
     let a = match (kind, name) {
         (Kind::Alltoall, "ring" | "oneRing" | "direct" | "oneDirect") => Algorithm::Direct,
         (_, "ring" | "oneRing") => Algorithm::Ring,
@@ -52,14 +102,19 @@ pub fn astra_algorithm(kind: Kind, name: &str) -> std::result::Result<Algorithm,
         (_, "halvingDoubling" | "oneHalvingDoubling") => Algorithm::HalvingDoubling,
         (_, "direct" | "oneDirect") => Algorithm::Direct,
         _ => {
-            return Err(format!(
+            return Err(Unavailable::Unknown(format!(
                 "unknown algorithm {name:?} (ring, oneRing, direct, oneDirect, doubleBinaryTree, halvingDoubling, oneHalvingDoubling)"
-            ))
+            )))
         }
     };
     if !kind.algorithms().contains(&a) {
         let ok: Vec<&str> = kind.algorithms().iter().map(|a| a.name()).collect();
-        return Err(format!("{name} carries out no {} here ({} does)", kind.name(), ok.join(", ")));
+        let verb = if ok.len() == 1 { "does" } else { "do" };
+        return Err(Unavailable::Here(format!(
+            "{name} carries out no {} here ({} {verb})",
+            kind.name(),
+            ok.join(", ")
+        )));
     }
     Ok(a)
 }
@@ -78,6 +133,7 @@ pub fn parse_system(text: &str, path: &Path) -> Result<System> {
         return Err(Error::input(path, 0, "", "a system file is one JSON object"));
     };
     let mut s = System::default();
+    let (mut roofline, mut peak, mut bandwidth) = (false, 0.0, 0.0);
     for (key, v) in &map {
         let err = |msg: String| Error::input(path, 0, key.clone(), msg);
         let count = || -> Result<u32> {
@@ -99,7 +155,11 @@ pub fn parse_system(text: &str, path: &Path) -> Result<System> {
                     "expected a list of one algorithm (one network dimension), got {v}: several dimensions are not modelled"
                 )));
             };
-            s.algorithms.push((kind, astra_algorithm(kind, one).map_err(err)?));
+            match astra_algorithm(kind, one) {
+                Ok(a) => s.algorithms.push((kind, a)),
+                Err(Unavailable::Here(why)) => s.unavailable.push((kind, key.clone(), why)),
+                Err(Unavailable::Unknown(why)) => return Err(err(why)),
+            }
             continue;
         }
         match key.as_str() {
@@ -115,17 +175,43 @@ pub fn parse_system(text: &str, path: &Path) -> Result<System> {
                 _ => return Err(err(format!("expected \"FIFO\" or \"LIFO\", got {v}"))),
             },
             "local-mem-bw" | "peak-perf" => {
+                let x = v.as_f64().ok_or_else(|| err(format!("expected a number, got {v}")))?;
+                if key == "peak-perf" {
+                    peak = x * 1e12;
+                } else {
+                    bandwidth = x * 1e9;
+                }
+            }
+            // Only the shared memory bus reads LogGP's parameters and the local reduction delay
+            // (ASTRA-sim's MemBus); with the bus off, as `model-shared-bus` 0 or absent is,
+            // nothing does.
+            "L" | "o" | "g" | "G" | "local-reduction-delay" => {
                 if !v.is_number() {
                     return Err(err(format!("expected a number, got {v}")));
                 }
             }
+            "model-shared-bus" => zero("the shared memory bus")?,
+            "replay-only" => zero("replay-only, where every node takes its recorded duration,")?,
+            // ASTRA-sim's own logs and memory-usage files.
+            "trace-enabled" | "track-local-mem" => {
+                if !v.is_number() && !v.is_boolean() {
+                    return Err(err(format!("expected 0 or 1, got {v}")));
+                }
+            }
+            "local-mem-trace-filename" => {
+                if !v.is_string() {
+                    return Err(err(format!("expected a file name, got {v}")));
+                }
+            }
             "boost-mode" => zero("boost mode")?,
-            "roofline-enabled" => zero("the roofline model")?,
+            "roofline-enabled" => {
+                roofline = v.as_f64().ok_or_else(|| err(format!("expected 0 or 1, got {v}")))? != 0.0;
+            }
             "collective-optimization" => match v.as_str() {
                 Some("baseline" | "localBWAware") => {}
                 _ => return Err(err(format!("expected \"baseline\" or \"localBWAware\", got {v}"))),
             },
-            k if k.ends_with("-implementation-custom") => {
+            k if k.ends_with("-implementation-custom") || k.ends_with("-implementation-chakra") => {
                 return Err(err(
                     "custom collectives are not read from a system file: run their traces as a trace set of their own \
                      (path = the traces' prefix)"
@@ -134,6 +220,21 @@ pub fn parse_system(text: &str, path: &Path) -> Result<System> {
             }
             _ => return Err(err("not modelled by rdmalab (docs/chakra.md lists the keys it reads)".into())),
         }
+    }
+    if roofline {
+        if !(peak > 0.0 && bandwidth > 0.0 && peak.is_finite() && bandwidth.is_finite()) {
+            return Err(Error::input(
+                path,
+                0,
+                "roofline-enabled",
+                format!(
+                    "the roofline model needs `peak-perf` (TFLOPS) and `local-mem-bw` (GB/s) above 0, got {} and {}",
+                    peak / 1e12,
+                    bandwidth / 1e9
+                ),
+            ));
+        }
+        s.roofline = Some(Roofline { peak, bandwidth });
     }
     Ok(s)
 }
