@@ -205,6 +205,12 @@ impl Collective {
                 return Err(Error::scenario(field, "must be at least 1"));
             }
         }
+        // A tree pair's channel takes two lanes (2c and 2c + 1), which are 16-bit.
+        if self.algorithm == Algorithm::DoubleBinaryTree && self.channels > u16::MAX / 2 {
+            let msg =
+                format!("at most {} for double_binary_tree (two trees' QPs each), got {}", u16::MAX / 2, self.channels);
+            return Err(Error::scenario("channels", msg));
+        }
         let (per, what) = self.min_bytes_per_channel();
         let per = per * u64::from(self.channels);
         if self.size < per {
@@ -351,6 +357,27 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_tree_pair_refuses_more_channels_than_its_lanes_can_number() {
+        // Lanes are 16-bit and a tree pair's channel c takes 2c and 2c + 1: past 32767
+        // channels two channels would share a QP.
+        let c = |channels| Collective {
+            name: "c".into(),
+            kind: Kind::Allreduce,
+            algorithm: Algorithm::DoubleBinaryTree,
+            ranks: (0..4).map(NodeId).collect(),
+            size: 1 << 20,
+            channels,
+            chunk: 512 << 10,
+            start: Time::ZERO,
+            repeat: 1,
+            transport: Default::default(),
+        };
+        assert!(c(u16::MAX / 2).validate().is_ok());
+        let e = c(u16::MAX / 2 + 1).validate().unwrap_err().to_string();
+        assert!(e.contains("channels") && e.contains("at most 32767"), "{e}");
     }
 
     #[test]
