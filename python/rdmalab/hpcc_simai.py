@@ -116,7 +116,11 @@ def end_to_end(results, workload: str | Path, send_latency_ns: int) -> str:
             moves.append((i, phase))
     rows = list(results.collectives.iter_rows(named=True))
     names = [r["name"] for r in rows]
-    want = [f"{layers[i].name}.{p}#0" for i, p in moves]
+    want, seen = [], {}  # a layer name repeated per transformer layer: `#k`, its k-th row
+    for i, p in moves:
+        key = f"{layers[i].name}.{p}"
+        want.append(f"{key}#{seen.get(key, 0)}")
+        seen[key] = seen.get(key, 0) + 1
     if names != want:
         raise ValueError(f"{workload}: the run's communications {names[:5]}... are not the workload's {want[:5]}...")
     total = {}    # (layer, phase) -> ns from issue to finish

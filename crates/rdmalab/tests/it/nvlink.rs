@@ -127,3 +127,18 @@ fn multipath_on_nvlink_hosts_is_refused_at_its_entry() {
     let plain = fabric().replace("nvlink_rate = \"200Gbps\"\nnvlink_latency = \"500ns\"\n", "");
     scenario(&format!("{plain}{mp}"), "ok.toml");
 }
+
+#[test]
+fn conga_and_conweave_on_nvlink_hosts_are_refused_naming_nvlink() {
+    // Both keep one leaf per host; a GPU with NVLink also links to its server's NVLink
+    // switch. The refusal names NVLink, not "host 0 is not on one leaf"; without NVLink the
+    // same scenario is accepted.
+    for scheme in ["conga", "conweave"] {
+        let toml = ring("{ hosts = \"0..7\" }", 1 << 20)
+            .replace("[fabric]\n", &format!("[fabric]\npath_selection = \"{scheme}\"\n"));
+        let e = input_error(&toml);
+        assert!(e.contains("fabric.path_selection") && e.contains("NVLink") && e.contains("nvlink_rate"), "{e}");
+        let plain = toml.replace("nvlink_rate = \"200Gbps\"\nnvlink_latency = \"500ns\"\n", "");
+        scenario(&plain, "ok.toml");
+    }
+}

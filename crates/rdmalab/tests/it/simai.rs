@@ -194,3 +194,21 @@ fn bad_entries_are_refused_naming_the_field() {
     let e = input_error(&star(4, &p.with_file_name("missing.txt"), ""));
     assert!(e.contains("traffic[0].path") && e.contains("cannot read"), "{e}");
 }
+
+/// SimAI's workloads repeat a layer's name once per transformer layer (aliyun/SimAI's
+/// `GPT-13B-tp4-pp1-dp4-ep1-g16` lists `attention_column` 40 times): each communication keeps
+/// a row of its own, numbered by its name's earlier rows, with its own size and times.
+#[test]
+fn a_repeated_layer_name_gives_rows_numbered_apart() {
+    let text = "HYBRID_TRANSFORMER model_parallel_NPU_group: 2 ep: 1 pp: 1 vpp: 1 ga: 1 all_gpus: 4\n\
+3\n\
+attn -1 5000 ALLREDUCE 200000 1 NONE 0 1 NONE 0 100\n\
+attn -1 5000 ALLREDUCE 120000 1 NONE 0 1 NONE 0 100\n\
+mlp  -1 5000 ALLREDUCE 160000 1 NONE 0 1 NONE 0 100\n";
+    let p = file("repeated.txt", text);
+    let r = run_finished(scenario(&star(4, &p, ""), "t.toml"));
+    let rows: Vec<(&str, u64)> = r.collectives.iter().map(|c| (c.name.as_str(), c.size)).collect();
+    assert_eq!(rows, [("attn.fwd#0", 200_000), ("attn.fwd#1", 120_000), ("mlp.fwd#0", 160_000)]);
+    let starts: Vec<Time> = r.collectives.iter().map(|c| c.start).collect();
+    assert!(starts.windows(2).all(|w| w[0] < w[1]), "{starts:?}");
+}

@@ -205,25 +205,33 @@ impl Collective {
                 return Err(Error::scenario(field, "must be at least 1"));
             }
         }
-        let per =
-            n as u64 * u64::from(self.channels) * if self.algorithm == Algorithm::DoubleBinaryTree { 2 } else { 1 };
+        // A tree pair's channel takes two lanes (2c and 2c + 1), which are 16-bit.
+        if self.algorithm == Algorithm::DoubleBinaryTree && self.channels > u16::MAX / 2 {
+            let msg =
+                format!("at most {} for double_binary_tree (two trees' QPs each), got {}", u16::MAX / 2, self.channels);
+            return Err(Error::scenario("channels", msg));
+        }
+        let (per, what) = self.min_bytes_per_channel();
+        let per = per * u64::from(self.channels);
         if self.size < per {
             return Err(Error::scenario(
                 "size",
-                format!(
-                    "{} B leaves some transfer empty: at least {per} B (ranks × channels{}) are needed",
-                    self.size,
-                    {
-                        if self.algorithm == Algorithm::DoubleBinaryTree {
-                            " × 2 trees"
-                        } else {
-                            ""
-                        }
-                    }
-                ),
+                format!("{} B leaves some transfer empty: at least {per} B ({what}) are needed", self.size),
             ));
         }
         Ok(())
+    }
+
+    /// The fewest bytes a channel needs so that every transfer of its schedule carries one,
+    /// and what they count: a ring, halving-doubling and all-to-all cut a channel into a
+    /// segment per rank; a tree pair halves it, then cuts each half into chunks of at most
+    /// `chunk` (as many as it has bytes at most); broadcast's chain only cuts it into chunks.
+    fn min_bytes_per_channel(&self) -> (u64, &'static str) {
+        match (self.kind, self.algorithm) {
+            (Kind::Broadcast, _) => (1, "a byte per channel"),
+            (_, Algorithm::DoubleBinaryTree) => (2, "2 trees × channels"),
+            _ => (self.ranks.len() as u64, "ranks × channels"),
+        }
     }
 
     /// Transfers of one iteration, counted in closed form from the same step schedules
@@ -309,6 +317,68 @@ fn repeat(one: Vec<Transfer>, times: u32) -> Vec<Transfer> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_fewest_bytes_the_check_asks_for_give_every_transfer_one() {
+        // A broadcast needs a byte per channel and a tree pair two: fewer ranks' worth of
+        // bytes than that is a valid NCCL call (nccl-tests' sweeps start at a few bytes).
+        for (kind, algorithm, least) in [
+            (Kind::Allreduce, Algorithm::Ring, None),
+            (Kind::Allreduce, Algorithm::DoubleBinaryTree, Some(2)),
+            (Kind::Allreduce, Algorithm::HalvingDoubling, None),
+            (Kind::Allgather, Algorithm::Ring, None),
+            (Kind::ReduceScatter, Algorithm::Ring, None),
+            (Kind::Broadcast, Algorithm::Ring, Some(1)),
+            (Kind::Alltoall, Algorithm::Direct, None),
+        ] {
+            for n in [2usize, 3, 5, 8] {
+                if algorithm == Algorithm::HalvingDoubling && !n.is_power_of_two() {
+                    continue;
+                }
+                for (channels, chunk) in [(1u16, 1u64), (3, 1), (2, 512 << 10)] {
+                    let per = least.unwrap_or(n as u64) * u64::from(channels);
+                    let c = |size| Collective {
+                        name: "c".into(),
+                        kind,
+                        algorithm,
+                        ranks: (0..n as u32).map(NodeId).collect(),
+                        size,
+                        channels,
+                        chunk,
+                        start: Time::ZERO,
+                        repeat: 1,
+                        transport: Default::default(),
+                    };
+                    let what = format!("{kind:?} {algorithm:?} n={n} ch={channels} chunk={chunk}");
+                    let s = c(per).schedule().unwrap_or_else(|e| panic!("{what}: {e}"));
+                    assert!(s.graph.transfers().iter().all(|t| t.bytes > 0), "{what}");
+                    let e = c(per - 1).validate().unwrap_err().to_string();
+                    assert!(e.contains(&format!("at least {per} B")), "{what}: {e}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_tree_pair_refuses_more_channels_than_its_lanes_can_number() {
+        // Lanes are 16-bit and a tree pair's channel c takes 2c and 2c + 1: past 32767
+        // channels two channels would share a QP.
+        let c = |channels| Collective {
+            name: "c".into(),
+            kind: Kind::Allreduce,
+            algorithm: Algorithm::DoubleBinaryTree,
+            ranks: (0..4).map(NodeId).collect(),
+            size: 1 << 20,
+            channels,
+            chunk: 512 << 10,
+            start: Time::ZERO,
+            repeat: 1,
+            transport: Default::default(),
+        };
+        assert!(c(u16::MAX / 2).validate().is_ok());
+        let e = c(u16::MAX / 2 + 1).validate().unwrap_err().to_string();
+        assert!(e.contains("channels") && e.contains("at most 32767"), "{e}");
+    }
 
     #[test]
     fn the_closed_form_counts_what_the_schedule_builds() {

@@ -135,8 +135,11 @@ fn record(
 /// side by side (`formats::simai::iteration`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RecordedPart {
-    /// Its record's name (`name#0`).
+    /// Its record's name before `#` (`name#index`).
     pub name: String,
+    /// Its record's number after `#`: 0, or for a SimAI communication the count of the
+    /// iteration's earlier ones of its name (a workload repeats a layer's name per layer).
+    pub index: u32,
     /// The collective each group runs.
     pub kind: Kind,
     /// Its algorithm.
@@ -175,7 +178,7 @@ pub fn part_record(p: &RecordedPart, graph: &TransferGraph, t: &TransferTimes) -
         transport: Default::default(),
     };
     let mut r = record(&c, graph, p.transfers.clone(), |i| depth[i - from], t);
-    r.name = format!("{}#0", p.name);
+    r.name = format!("{}#{}", p.name, p.index);
     r.ranks = p.group as u32;
     r.busbw_gbps = r.algbw_gbps * p.kind.busbw_factor(p.group);
     r

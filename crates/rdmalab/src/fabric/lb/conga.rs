@@ -82,6 +82,7 @@ impl Conga {
     /// The state for `topo`, which must be a leaf-spine fabric: every host on one leaf,
     /// every leaf's other ports to spines, spines linked to leaves only.
     pub fn new(topo: &Topology, cfg: &LbConfig) -> Result<Conga, String> {
+        super::refuse_nvlink("CONGA", topo)?;
         let n = topo.nodes.len();
         let peer_is_host = |p: &PortId| topo.is_host(topo.ports[p.idx()].peer_node);
         let mut leaf_of = vec![NO_LEAF; n];

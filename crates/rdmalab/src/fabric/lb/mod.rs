@@ -154,6 +154,18 @@ pub struct LoadBalancer {
 /// Random-stream family of the balancers (`StreamKind::Other`, this tag in the high bits).
 const STREAM_TAG: u64 = 0x4C42 << 40;
 
+/// CONGA's and ConWeave's refusal of hosts that also link to an NVLink switch: both keep one
+/// leaf per host, which a GPU with NVLink beside its rail NIC does not have.
+pub(super) fn refuse_nvlink(name: &str, topo: &Topology) -> Result<(), String> {
+    if !topo.egress_by_destination {
+        return Ok(());
+    }
+    Err(format!(
+        "{name} keeps one leaf per host and does not run where GPUs also link to an NVLink switch \
+         (topology.nvlink_rate, or a SimAI topology's NVSwitches)"
+    ))
+}
+
 impl LoadBalancer {
     /// The balancers of `topo`'s switches under `scheme`; an error (a sentence) when the
     /// scheme does not apply to the topology (CONGA off leaf-spine).

@@ -325,6 +325,7 @@ pub fn job(traces: &[ChakraTrace], plan: &Plan) -> Result<ChakraJob> {
         }
         parts.push(RecordedPart {
             name: node(inst.members[0]).name.clone(),
+            index: 0,
             kind: inst.kind,
             algorithm,
             ranks: hosts.clone(),

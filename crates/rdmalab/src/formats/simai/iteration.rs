@@ -281,13 +281,23 @@ fn algorithm_of(kind: Kind, layout: &Layout) -> Algorithm {
 
 impl Iteration {
     /// Each communication as a part of the job recorded in `res.collectives`, named
-    /// `layer.phase` (`grad_norm.wg#0`), with every rank of its groups.
+    /// `layer.phase#k` (`grad_norm.wg#0`), k counting the earlier ones of that name (a
+    /// workload repeats a layer's name once per transformer layer), with every rank of its
+    /// groups.
     pub fn parts(&self, w: &SimaiWorkload, layout: &Layout) -> Vec<RecordedPart> {
         let host = |r: &u32| layout.hosts[*r as usize];
+        let mut seen: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
         self.ops
             .iter()
-            .map(|op| RecordedPart {
-                name: format!("{}.{}", w.layers[op.layer].name, op.phase),
+            .map(|op| {
+                let name = format!("{}.{}", w.layers[op.layer].name, op.phase);
+                let k = seen.entry(name.clone()).or_insert(0);
+                *k += 1;
+                (op, name, *k - 1)
+            })
+            .map(|(op, name, index)| RecordedPart {
+                name,
+                index,
                 kind: op.kind,
                 algorithm: op_algorithm(op.kind, op.group, w, layout),
                 ranks: w.groups(op.group).iter().flat_map(|g| g.iter().map(host)).collect(),

@@ -265,6 +265,7 @@ fn data_key(sip: u32, dip: u32, sport: u16, dport: u16) -> u32 {
 impl ConWeave {
     /// The state for `topo`, which must be a layered fabric (leaf-spine, fat tree).
     pub fn new(topo: &Topology, cfg: &LbConfig) -> Result<ConWeave, String> {
+        super::refuse_nvlink("ConWeave", topo)?;
         let paths::Layout { leaf_of, is_leaf, uplinks, stride, upper, base_rtt } = paths::layout(topo)?;
         let leaves = uplinks.len();
         let mut tag = vec![0u8; topo.ports.len()];
