@@ -47,6 +47,7 @@ mod staggered_incast;
 pub mod tenants;
 mod trace_spec;
 mod traffic;
+mod values;
 
 use std::path::{Path, PathBuf};
 
@@ -56,7 +57,6 @@ use serde::Deserialize;
 /// `scenario::Scenario` keeps working.
 pub use crate::config::{Scenario, DEFAULT_TRACE_MAX_BYTES};
 use crate::error::{Error, Result};
-use crate::formats::units_parse::{parse_nonzero_rate, parse_time};
 use crate::ids::NodeId;
 use crate::topology::builders::{self, LinkParams};
 use crate::topology::Topology;
@@ -69,6 +69,8 @@ use source_map::SourceMap;
 pub use trace_spec::{parse_link, TraceSpec};
 pub(crate) use traffic::{zero_time, TrafficCtx};
 pub use traffic::{FlowEntry, TrafficSpec};
+pub(crate) use values::{field_rate, field_time};
+use values::{positive_time, positive_time_or, sample_interval};
 
 /// The Facebook Hadoop flow-size CDF shipped with the HPCC simulator.
 pub const FB_HADOOP_CDF: &str = include_str!("../../data/FbHdp_distribution.txt");
@@ -376,40 +378,6 @@ impl Scenario {
         let base = path.parent().unwrap_or(Path::new("")).to_path_buf();
         spec.build(&base, path).map_err(|e| locate::with_line(e, path, || SourceMap::parse(text)))
     }
-}
-
-/// Parses a value with units, naming the field on failure.
-pub(crate) fn field_time(file: &Path, field: &str, s: &str) -> Result<Time> {
-    parse_time(s).map_err(|e| Error::input(file, 0, field, e.0))
-}
-/// A time that must not be zero (`"none"` is how a scenario turns a timer off).
-fn positive_time(file: &Path, field: &str, s: &str) -> Result<Time> {
-    positive_time_or(file, field, s, None)
-}
-
-/// [`positive_time`] of a field that also takes the word `word` (`fabric.rto`'s `"none"`,
-/// `fabric.uet.rto`'s `"auto"`): a zero names it, and only a field that takes a word names one.
-fn positive_time_or(file: &Path, field: &str, s: &str, word: Option<&str>) -> Result<Time> {
-    match field_time(file, field, s)? {
-        Time::ZERO => {
-            let m = word.map_or_else(|| "must be positive".to_string(), |w| format!("must be positive (or \"{w}\")"));
-            Err(Error::input(file, 0, field, m))
-        }
-        t => Ok(t),
-    }
-}
-/// A sampling interval: zero would take a sample at the same instant forever.
-fn sample_interval(file: &Path, field: &str, s: &str) -> Result<Time> {
-    match field_time(file, field, s)? {
-        Time::ZERO => Err(Error::input(file, 0, field, "must be positive (a zero interval never advances time)")),
-        t => Ok(t),
-    }
-}
-pub(crate) fn field_rate(file: &Path, field: &str, s: &str) -> Result<Rate> {
-    if let Some(r) = crate::fabric::ib::rate_by_name(s) {
-        return Ok(r); // `"FDR4x"`: the IB link's data rate
-    }
-    parse_nonzero_rate(s).map_err(|e| Error::input(file, 0, field, e.0))
 }
 
 impl ScenarioSpec {
