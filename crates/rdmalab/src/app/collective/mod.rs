@@ -318,6 +318,22 @@ fn repeat(one: Vec<Transfer>, times: u32) -> Vec<Transfer> {
 mod tests {
     use super::*;
 
+    /// A collective of `n` ranks (hosts 0..n) starting at zero, once.
+    fn collective(kind: Kind, algorithm: Algorithm, n: usize, size: u64, channels: u16, chunk: u64) -> Collective {
+        Collective {
+            name: "c".into(),
+            kind,
+            algorithm,
+            ranks: (0..n as u32).map(NodeId).collect(),
+            size,
+            channels,
+            chunk,
+            start: Time::ZERO,
+            repeat: 1,
+            transport: Default::default(),
+        }
+    }
+
     #[test]
     fn the_fewest_bytes_the_check_asks_for_give_every_transfer_one() {
         // A broadcast needs a byte per channel and a tree pair two: fewer ranks' worth of
@@ -337,18 +353,7 @@ mod tests {
                 }
                 for (channels, chunk) in [(1u16, 1u64), (3, 1), (2, 512 << 10)] {
                     let per = least.unwrap_or(n as u64) * u64::from(channels);
-                    let c = |size| Collective {
-                        name: "c".into(),
-                        kind,
-                        algorithm,
-                        ranks: (0..n as u32).map(NodeId).collect(),
-                        size,
-                        channels,
-                        chunk,
-                        start: Time::ZERO,
-                        repeat: 1,
-                        transport: Default::default(),
-                    };
+                    let c = |size| collective(kind, algorithm, n, size, channels, chunk);
                     let what = format!("{kind:?} {algorithm:?} n={n} ch={channels} chunk={chunk}");
                     let s = c(per).schedule().unwrap_or_else(|e| panic!("{what}: {e}"));
                     assert!(s.graph.transfers().iter().all(|t| t.bytes > 0), "{what}");
@@ -363,18 +368,7 @@ mod tests {
     fn a_tree_pair_refuses_more_channels_than_its_lanes_can_number() {
         // Lanes are 16-bit and a tree pair's channel c takes 2c and 2c + 1: past 32767
         // channels two channels would share a QP.
-        let c = |channels| Collective {
-            name: "c".into(),
-            kind: Kind::Allreduce,
-            algorithm: Algorithm::DoubleBinaryTree,
-            ranks: (0..4).map(NodeId).collect(),
-            size: 1 << 20,
-            channels,
-            chunk: 512 << 10,
-            start: Time::ZERO,
-            repeat: 1,
-            transport: Default::default(),
-        };
+        let c = |channels| collective(Kind::Allreduce, Algorithm::DoubleBinaryTree, 4, 1 << 20, channels, 512 << 10);
         assert!(c(u16::MAX / 2).validate().is_ok());
         let e = c(u16::MAX / 2 + 1).validate().unwrap_err().to_string();
         assert!(e.contains("channels") && e.contains("at most 32767"), "{e}");
@@ -398,18 +392,7 @@ mod tests {
                     continue;
                 }
                 for (size, chunk, channels) in [(1000, 64, 1), (4096, 1000, 3), (100_003, 777, 2), (50, 1, 1)] {
-                    let c = Collective {
-                        name: "c".into(),
-                        kind,
-                        algorithm,
-                        ranks: (0..n as u32).map(NodeId).collect(),
-                        size,
-                        channels,
-                        chunk,
-                        start: Time::ZERO,
-                        repeat: 1,
-                        transport: Default::default(),
-                    };
+                    let c = collective(kind, algorithm, n, size, channels, chunk);
                     let Ok(s) = c.schedule() else { continue };
                     let what = format!("{kind:?} {algorithm:?} n={n} size={size} chunk={chunk} ch={channels}");
                     assert_eq!(c.transfers_per_iteration(), s.per_iteration as u128, "{what}");
