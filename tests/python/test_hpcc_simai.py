@@ -177,6 +177,22 @@ def test_nvls_run_is_identical_on_1_2_and_4_threads(tmp_path, monkeypatch):
     assert outs[0][0].count(b"\n") == 64 and outs[0] == outs[1] == outs[2]
 
 
+def _one_allreduce(work, topology, monkeypatch):
+    """The tutorial's allreduce, one iteration, on `topology` (a generator's file) in the new
+    folder `work`: its time in ns."""
+    work.mkdir()
+    _copy(work)
+    shutil.copy(topology, work / topology.name)
+    lines = (work / "microAllReduce_8g.txt").read_text().splitlines()
+    (work / "microAllReduce_8g.txt").write_text("\n".join([lines[0], "1", lines[2]]) + "\n")
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("AS_SEND_LAT", "2")
+    res, _, _ = run_hpcc("SimAI.conf", progress=False, dialect="simai", topology=topology.name,
+                         workload="microAllReduce_8g.txt")
+    row = res.collectives.row(0, named=True)
+    return row["end_ns"] - row["start_ns"]
+
+
 def test_gpus_of_a_server_under_one_tor_still_talk_over_nvlink(tmp_path, monkeypatch):
     """SimAI's DCN+ template hangs every GPU of a server under one ToR beside its NVSwitch:
     two equal-cost next hops between two GPUs of a server, of which SimAI's routing keeps the
@@ -189,17 +205,7 @@ def test_gpus_of_a_server_under_one_tor_still_talk_over_nvlink(tmp_path, monkeyp
     times, standalone = [], []
     for topo, data in ((TOPO, DATA), (dcn, DATA.parent / "dcn32")):
         work = tmp_path / topo.replace("+", "")
-        work.mkdir()
-        _copy(work)
-        shutil.copy(data / topo, work / topo)
-        lines = (work / "microAllReduce_8g.txt").read_text().splitlines()
-        (work / "microAllReduce_8g.txt").write_text("\n".join([lines[0], "1", lines[2]]) + "\n")
-        monkeypatch.chdir(work)
-        monkeypatch.setenv("AS_SEND_LAT", "2")
-        res, _, _ = run_hpcc("SimAI.conf", progress=False, dialect="simai", topology=topo,
-                             workload="microAllReduce_8g.txt")
-        row = res.collectives.row(0, named=True)
-        times.append(row["end_ns"] - row["start_ns"])
+        times.append(_one_allreduce(work, data / topo, monkeypatch))
         standalone.append(sorted(line.split()[7] for line in (work / "out" / "llama_hpn7_fct.txt").open()))
     assert times[1] == times[0], times
     assert standalone[1] == standalone[0]
@@ -212,18 +218,7 @@ def test_qps_of_a_gpu_spread_over_its_two_nvswitches(tmp_path, monkeypatch):
     share two NVLinks per GPU, not one, and it ends well before the one-NVSwitch run."""
     times = []
     for data in (DATA, DATA.parent / "nsps2"):
-        work = tmp_path / data.name
-        work.mkdir()
-        _copy(work)
-        shutil.copy(data / TOPO, work / TOPO)
-        lines = (work / "microAllReduce_8g.txt").read_text().splitlines()
-        (work / "microAllReduce_8g.txt").write_text("\n".join([lines[0], "1", lines[2]]) + "\n")
-        monkeypatch.chdir(work)
-        monkeypatch.setenv("AS_SEND_LAT", "2")
-        res, _, _ = run_hpcc("SimAI.conf", progress=False, dialect="simai", topology=TOPO,
-                             workload="microAllReduce_8g.txt")
-        row = res.collectives.row(0, named=True)
-        times.append(row["end_ns"] - row["start_ns"])
+        times.append(_one_allreduce(tmp_path / data.name, data / TOPO, monkeypatch))
     assert times[1] < 0.8 * times[0], times
 
 
