@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Iterator, TextIO
 
 import numpy as np
 import polars as pl
@@ -17,6 +20,7 @@ from rdmalab.experiments.store import Store
 from rdmalab.experiments.sweep import RunSpec, Sweep, SweepError
 from rdmalab.experiments.tenants import run_shares
 from rdmalab.results import percentile
+from rdmalab.runner import Terminated
 
 #: A run gets its own progress bar once it has taken this long (short runs would only flicker).
 RUN_BAR_DELAY_S = 0.5
@@ -32,6 +36,8 @@ class SweepReport:
     ok: int = 0
     failed: int = 0
     interrupted: bool = False
+    #: What stopped the sweep when `interrupted`: "Ctrl-C" or "SIGTERM".
+    interrupted_by: str | None = None
     wall_s: float = 0.0
     rows: list[dict[str, Any]] = field(default_factory=list)
 
@@ -49,7 +55,8 @@ class SweepReport:
         counts = {st: sum(1 for r in self.rows if r["status"] == st) for st in ("ok", "error", "not run")}
         lines.append(f"{self.total} runs: {counts['ok']} ok, {counts['error']} failed, {counts['not run']} not run; "
                      f"{self.ok + self.failed} ran now, {self.skipped} were already done"
-                     + ("  (interrupted: rerun with --resume)" if self.interrupted else ""))
+                     + (f"  (interrupted by {self.interrupted_by or 'Ctrl-C'}: rerun with --resume)"
+                        if self.interrupted else ""))
         lines.extend(f"  error in {r['label']}: {r['error'].splitlines()[0]}" for r in self.rows
                      if r["status"] == "error" and r["error"])
         lines.extend(f"  {r['stop_reason'].replace('_', ' ')} in {r['label']}" for r in self.rows
@@ -65,11 +72,15 @@ def run_sweep(sweep: Sweep, out: str | Path, executor: Any = None, resume: bool 
 
     Without `resume`, a folder that already holds finished runs is an error. With it,
     finished runs are skipped (failed ones too, unless `retry_failed`). Ctrl-C stops the
-    sweep; finished runs stay stored and `resume` continues. `only` (`Sweep.select`) runs a
-    part of the sweep; the report still lists every run (the others as "not run"), and a
+    sweep; finished runs stay stored and `resume` continues. SIGTERM (a batch scheduler's
+    time limit) does the same where it has its default action (`_sigterm_stops_sweep`).
+    `only` (`Sweep.select`) runs a part of the sweep; the report still lists every run (the others as "not run"), and a
     later `resume` of the whole sweep in the same folder keeps what the part ran.
     """
     t0 = time.perf_counter()
+    # Decided before the executor starts: Ray's driver installs a SIGTERM handler of its own.
+    owns_sigterm = threading.current_thread() is threading.main_thread() and \
+        signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
     store = Store(out)
     runs = sweep.expand()
     wanted = {r.run_id for r in sweep.select(only)} if only else None
@@ -83,16 +94,42 @@ def run_sweep(sweep: Sweep, out: str | Path, executor: Any = None, resume: bool 
     by_id = {r.run_id: r for r in todo}
     results = executor.run([r.task() for r in todo], events=bar.event)
     try:
-        for res in results:
-            _record(store, by_id[res["run_id"]], res, sweep.name, report, bar)
-    except KeyboardInterrupt:
+        with _sigterm_stops_sweep(owns_sigterm):
+            for res in results:
+                _record(store, by_id[res["run_id"]], res, sweep.name, report, bar)
+    except KeyboardInterrupt as stop:
         report.interrupted = True
+        report.interrupted_by = "SIGTERM" if isinstance(stop, Terminated) else "Ctrl-C"
     finally:
         results.close()
         bar.close()
     report.wall_s = time.perf_counter() - t0
     report.rows = _summary_rows(store, runs)
     return report
+
+
+def _stop_sweep(signum: int, frame: object) -> None:
+    # A second SIGTERM while the executor stops and the summary is made ends the process.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    raise Terminated
+
+
+@contextlib.contextmanager
+def _sigterm_stops_sweep(owned: bool) -> Iterator[None]:
+    """While runs execute, SIGTERM stops the sweep as Ctrl-C does: the runs stored so far stay,
+    the executor's workers end, the summary is printed and `--resume` continues. `owned`: the
+    handler was SIGTERM's default when the sweep began (a handler its caller installed is left
+    alone); one the executor installed since (Ray's driver exits on SIGTERM) is replaced for
+    the loop and put back after it."""
+    if not owned:
+        yield
+        return
+    before = signal.getsignal(signal.SIGTERM)
+    signal.signal(signal.SIGTERM, _stop_sweep)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before if before is not None else signal.SIG_DFL)
 
 
 def _finished(store: Store, resume: bool, retry_failed: bool) -> set[str]:

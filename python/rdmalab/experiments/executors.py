@@ -98,12 +98,14 @@ def _result_of(fut: cf.Future, task: dict[str, Any]) -> dict[str, Any]:
 
 
 def _stop_pool(pool: cf.ProcessPoolExecutor) -> None:
-    """Cancels queued runs and ends the workers (used on Ctrl-C and at the end)."""
+    """Cancels queued runs and ends the workers (used on Ctrl-C, SIGTERM and at the end).
+    SIGKILL: the workers ignore SIGTERM (`worker.init_pool_worker`), and a run stopped
+    midway has nothing to keep."""
     procs = list((getattr(pool, "_processes", None) or {}).values())
     pool.shutdown(wait=False, cancel_futures=True)
     for p in procs:
         if p.is_alive():
-            p.terminate()
+            p.kill()
     for p in procs:
         p.join(timeout=5)
 

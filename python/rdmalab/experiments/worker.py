@@ -105,11 +105,17 @@ PARENT_POLL_S = 0.2
 
 
 def init_pool_worker(queue, driver_pid: int | None = None) -> None:  # noqa: ANN001
-    """Pool initializer: remember the progress queue; leave Ctrl-C to the parent; die with
-    the driver (`driver_pid`, the process that made the pool)."""
+    """Pool initializer: remember the progress queue; leave Ctrl-C and SIGTERM to the parent;
+    die with the driver (`driver_pid`, the process that made the pool).
+
+    A terminal's Ctrl-C and a batch scheduler's SIGTERM reach every process of the job, the
+    workers too. A worker that died of SIGTERM would break the pool, and every run not yet
+    stored would come back as a failure and be stored as one; the driver alone stops the
+    sweep and ends its workers (`executors._stop_pool`)."""
     global _QUEUE
     _QUEUE = queue
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     die_with_parent(driver_pid if driver_pid is not None else os.getppid())
 
 

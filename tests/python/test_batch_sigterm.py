@@ -1,0 +1,139 @@
+"""SIGTERM (a batch scheduler's time limit) to a running `rdmalab sweep` or `rdmalab hpcc
+FOLDER`, sent to the whole process group as Slurm does: the command stops as at Ctrl-C, keeps
+what finished, prints its summary, exits 143 and leaves no process behind.
+
+Each batch mixes runs that end in well under a second with runs that take minutes, so the
+signal arrives while the long ones execute and after the short ones are done.
+"""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from conftest import REFERENCE
+
+RDMALAB = Path(sys.executable).parent / "rdmalab"
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+
+
+def _group(sid: int) -> list[int]:
+    """Live processes in the group led by `sid`, as `setsid` made it (zombies have ended)."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[3]) == sid and fields[0] != "Z":
+                out.append(int(d.name))
+    return out
+
+
+def _wait_for(cond, what: str, limit_s: float = 90.0) -> None:  # noqa: ANN001
+    deadline = time.time() + limit_s
+    while time.time() < deadline:
+        if cond():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    for pid in _group(proc.pid):
+        os.kill(pid, signal.SIGKILL)
+
+
+def _start(args: list[str], log: Path) -> subprocess.Popen:
+    """The command as the leader of its own process group (a batch job), its output to `log`."""
+    with open(log, "w") as f:
+        return subprocess.Popen([str(RDMALAB), *args], stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def _terminate(proc: subprocess.Popen, log: Path) -> str:
+    """SIGTERM to the command's whole process group; its output once it has exited."""
+    os.killpg(proc.pid, signal.SIGTERM)
+    proc.wait(timeout=60)
+    deadline = time.time() + 20
+    while time.time() < deadline and _group(proc.pid):
+        time.sleep(0.2)
+    left = _group(proc.pid)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"processes left after SIGTERM: {left}"
+    return log.read_text()
+
+
+def test_sigterm_stops_a_sweep_as_ctrl_c_does(tmp_path):
+    sweep = tmp_path / "mix.toml"
+    sweep.write_text(textwrap.dedent("""
+        name = "mix"
+        seeds = 3
+        [base.topology]
+        kind = "fat_tree"
+        k = 4
+        [[base.traffic]]
+        kind = "permutation"
+        size = 10000
+        [grid]
+        "traffic[0].size" = [10000, 10000000000]
+    """))
+    out = tmp_path / "o"
+    proc = _start(["sweep", str(sweep), "--out", str(out), "--workers", "2", "--quiet"], tmp_path / "log")
+    try:
+        runs = out / "runs"
+        _wait_for(lambda: runs.is_dir() and len(list(runs.glob("*.parquet"))) == 3, "the three short runs")
+        time.sleep(1.0)  # the long runs are executing
+        text = _terminate(proc, tmp_path / "log")
+    finally:
+        _kill_group(proc)
+    assert proc.returncode == 143, text
+    assert "3 ok, 0 failed, 3 not run" in text and "interrupted by SIGTERM: rerun with --resume" in text, text
+    # Workers that died of the signal broke the pool: every run not yet stored came back as a
+    # failure and was stored as one, so that --resume skipped it. Only finished runs are stored.
+    stored = pl.concat([pl.read_parquet(f, columns=["status", "traffic[0].size"]) for f in runs.glob("*.parquet")])
+    assert stored["status"].to_list() == ["ok"] * 3
+    assert set(stored["traffic[0].size"]) == {10000}
+
+
+def test_sigterm_stops_an_hpcc_folder_keeping_what_the_running_configs_measured(tmp_path):
+    if not REFERENCE.is_dir():
+        pytest.skip(f"reference data not found at {REFERENCE}")
+    for i, long in enumerate([False, False, True, True]):
+        d = tmp_path / "folder" / f"s{i}"
+        d.mkdir(parents=True)
+        for name in ["topology.txt", "trace.txt"]:
+            shutil.copy(REFERENCE / name, d / name)
+        flows = (REFERENCE / "S2_flow.txt").read_text().splitlines()
+        if long:  # one flow of a terabyte keeps the run going for minutes
+            f = flows[1].split()
+            f[4] = "1000000000000"
+            flows[1] = " ".join(f)
+        (d / "flow.txt").write_text("\n".join(flows) + "\n")
+        config = (REFERENCE / "S2_dcqcn_config.txt").read_text()
+        config = config.replace("S2_flow.txt", "flow.txt").replace("S2_dcqcn_", "")
+        (d / "config.txt").write_text(config)
+    folder = tmp_path / "folder"
+    proc = _start(["hpcc", str(folder), "--workers", "2", "--quiet"], tmp_path / "log")
+    try:
+        _wait_for(lambda: all((folder / f"s{i}" / "fct.txt").is_file() for i in (0, 1)), "the two short configs")
+        time.sleep(3.0)  # the long configs are executing
+        text = _terminate(proc, tmp_path / "log")
+    finally:
+        _kill_group(proc)
+    assert proc.returncode == 143, text
+    lines = text.splitlines()
+    assert sum(line.startswith("ok ") for line in lines) == 2, text
+    assert sum("interrupted (SIGTERM): its outputs hold what it measured" in line for line in lines) == 2, text
+    assert lines[-1].startswith("rdmalab: interrupted (SIGTERM)"), text
+    for i in (2, 3):  # the flows they completed before the signal are written
+        assert (folder / f"s{i}" / "fct.txt").read_text().strip(), f"s{i} wrote no FCTs"
