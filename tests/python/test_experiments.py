@@ -614,3 +614,28 @@ def test_a_second_sweep_into_the_folder_leaves_the_files_another_is_writing(tmp_
     finally:
         writer.kill()
         writer.wait()
+
+
+def test_a_failed_or_stalled_run_names_the_sweep_file_and_the_cause(tmp_path):
+    # The engine names a scenario given as data `<python scenario>`: a sweep's summary said
+    # `error in dst=7 seed=1: ValueError: <python scenario>: field ...`, naming no file, and a
+    # stalled run's line left out why it stalled (its `stall_cause`).
+    (tmp_path / "lossy.txt").write_text("3 1 2\n2\n0 2 100Gbps 0.001ms 1.0\n1 2 100Gbps 0.001ms 0\n")
+    f = write(tmp_path, "cells.toml", """
+        name = "cells"
+        [base.topology]
+        kind = "hpcc_file"
+        path = "lossy.txt"
+        [[base.traffic]]
+        kind = "flows"
+        flows = [{ src = 0, dst = 1, size = 10000 }]
+        [base.fabric]
+        lossless = false
+        [grid]
+        "traffic[0].flows[0].dst" = [1, 7]
+    """)
+    report = run_sweep(Sweep.from_file(f), tmp_path / "o", LocalExecutor(1), progress=False)
+    text = report.table()
+    assert "error in dst=7 seed=1: ValueError: cells.toml (this run's scenario): field " \
+           "`traffic[0].flows[0].dst`: unknown host 7" in text, text
+    assert "stalled in dst=1 seed=1: no payload byte delivered" in text, text

@@ -59,7 +59,8 @@ class SweepReport:
                         if self.interrupted else ""))
         lines.extend(f"  error in {r['label']}: {r['error'].splitlines()[0]}" for r in self.rows
                      if r["status"] == "error" and r["error"])
-        lines.extend(f"  {r['stop_reason'].replace('_', ' ')} in {r['label']}" for r in self.rows
+        lines.extend(f"  {r['stop_reason'].replace('_', ' ')} in {r['label']}"
+                     + (f": {r['stall_cause']}" if r.get("stall_cause") else "") for r in self.rows
                      if r.get("stop_reason") in ("pfc_deadlock", "stalled"))
         lines.append(f"results in {self.out} (wall {self.wall_s:.1f} s)")
         return "\n".join(lines)
@@ -92,7 +93,8 @@ def run_sweep(sweep: Sweep, out: str | Path, executor: Any = None, resume: bool 
     executor = executor or LocalExecutor()
     bar = _Progress(sweep.name, len(todo) + finished, finished, progress, executor)
     by_id = {r.run_id: r for r in todo}
-    results = executor.run([r.task() for r in todo], events=bar.event)
+    source = Path(sweep.source).name if sweep.source else sweep.name
+    results = executor.run([{**r.task(), "source": source} for r in todo], events=bar.event)
     try:
         with _sigterm_stops_sweep(owns_sigterm):
             for res in results:
@@ -166,7 +168,7 @@ def _summary_rows(store: Store, runs: list[RunSpec]) -> list[dict[str, Any]]:
         rows.append({"run_id": spec.run_id, "label": spec.label(), "status": r["status"] if r else "not run",
                      "flows": (r or {}).get("flows") or 0, "result": run_result(store, r, shares) if ok else "",
                      "wall_s": (r or {}).get("wall_s") or 0.0, "error": (r or {}).get("error"),
-                     "stop_reason": (r or {}).get("stop_reason")})
+                     "stop_reason": (r or {}).get("stop_reason"), "stall_cause": (r or {}).get("stall_cause")})
     return rows
 
 

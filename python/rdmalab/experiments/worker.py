@@ -21,7 +21,7 @@ import polars as pl
 
 from rdmalab import _core
 from rdmalab.results import Results
-from rdmalab.scenario import check_numbers
+from rdmalab.scenario import PYTHON_SCENARIO, check_numbers
 
 #: Events per slice between progress reports.
 SLICE_EVENTS = 1_000_000
@@ -44,7 +44,7 @@ def execute(task: dict[str, Any], report: Reporter | None = None) -> dict[str, A
     except KeyboardInterrupt:
         out.update(status="interrupted", error="interrupted")
     except Exception as e:  # noqa: BLE001 - every failure is recorded, none stops the sweep
-        out.update(status="error", error=_error_text(e))
+        out.update(status="error", error=_error_text(e, task.get("source")))
     out["wall_s"] = time.perf_counter() - t0
     return out
 
@@ -88,8 +88,13 @@ def _extra_table(name: str, value: Any) -> dict[str, Any]:
     return {}
 
 
-def _error_text(e: BaseException) -> str:
+def _error_text(e: BaseException, source: str | None = None) -> str:
+    """The error as stored. `source` (the sweep file's name) replaces the engine's name for a
+    scenario given as data, which tells a sweep's user nothing: the field that follows is
+    the run's scenario's, from the sweep's base or its grid."""
     head = f"{type(e).__name__}: {e}"
+    if source:
+        head = head.replace(f"{PYTHON_SCENARIO}: ", f"{source} (this run's scenario): ", 1)
     if isinstance(e, (ValueError, OSError)):
         return head[:MAX_ERROR_CHARS]  # input errors: the message says it all
     tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
