@@ -59,9 +59,13 @@ def _start(args: list[str], log: Path) -> subprocess.Popen:
         return subprocess.Popen([str(RDMALAB), *args], stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
 
 
-def _terminate(proc: subprocess.Popen, log: Path) -> str:
-    """SIGTERM to the command's whole process group; its output once it has exited."""
-    os.killpg(proc.pid, signal.SIGTERM)
+def _terminate(proc: subprocess.Popen, log: Path, group: bool = True) -> str:
+    """SIGTERM to the command's whole process group (else to the command alone, as `kill PID`
+    does); its output once it has exited."""
+    if group:
+        os.killpg(proc.pid, signal.SIGTERM)
+    else:
+        proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=60)
     deadline = time.time() + 20
     while time.time() < deadline and _group(proc.pid):
@@ -73,7 +77,12 @@ def _terminate(proc: subprocess.Popen, log: Path) -> str:
     return log.read_text()
 
 
-def test_sigterm_stops_a_sweep_as_ctrl_c_does(tmp_path):
+@pytest.mark.parametrize("executor, group", [(["--workers", "2"], True), (["--workers", "2"], False),
+                                             (["--ray"], True), (["--ray"], False)],
+                         ids=["local-group", "local-driver", "ray-group", "ray-driver"])
+def test_sigterm_stops_a_sweep_as_ctrl_c_does(tmp_path, executor, group):
+    if executor == ["--ray"]:
+        pytest.importorskip("ray")
     sweep = tmp_path / "mix.toml"
     sweep.write_text(textwrap.dedent("""
         name = "mix"
@@ -88,12 +97,12 @@ def test_sigterm_stops_a_sweep_as_ctrl_c_does(tmp_path):
         "traffic[0].size" = [10000, 10000000000]
     """))
     out = tmp_path / "o"
-    proc = _start(["sweep", str(sweep), "--out", str(out), "--workers", "2", "--quiet"], tmp_path / "log")
+    proc = _start(["sweep", str(sweep), "--out", str(out), *executor, "--quiet"], tmp_path / "log")
     try:
         runs = out / "runs"
         _wait_for(lambda: runs.is_dir() and len(list(runs.glob("*.parquet"))) == 3, "the three short runs")
         time.sleep(1.0)  # the long runs are executing
-        text = _terminate(proc, tmp_path / "log")
+        text = _terminate(proc, tmp_path / "log", group)
     finally:
         _kill_group(proc)
     assert proc.returncode == 143, text

@@ -95,13 +95,16 @@ def run_sweep(sweep: Sweep, out: str | Path, executor: Any = None, resume: bool 
     by_id = {r.run_id: r for r in todo}
     source = Path(sweep.source).name if sweep.source else sweep.name
     results = executor.run([{**r.task(), "source": source} for r in todo], events=bar.event)
+    heard: list[str] = []
     try:
-        with _sigterm_stops_sweep(owns_sigterm):
+        with _sigterm_stops_sweep(owns_sigterm, heard):
             for res in results:
                 _record(store, by_id[res["run_id"]], res, sweep.name, report, bar)
     except KeyboardInterrupt as stop:
         report.interrupted = True
-        report.interrupted_by = "SIGTERM" if isinstance(stop, Terminated) else "Ctrl-C"
+        # The handler's note, not the exception's type: Ray's wait turns what a signal
+        # handler raises into a plain KeyboardInterrupt.
+        report.interrupted_by = "SIGTERM" if heard or isinstance(stop, Terminated) else "Ctrl-C"
     finally:
         results.close()
         bar.close()
@@ -110,24 +113,25 @@ def run_sweep(sweep: Sweep, out: str | Path, executor: Any = None, resume: bool 
     return report
 
 
-def _stop_sweep(signum: int, frame: object) -> None:
-    # A second SIGTERM while the executor stops and the summary is made ends the process.
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    raise Terminated
-
-
 @contextlib.contextmanager
-def _sigterm_stops_sweep(owned: bool) -> Iterator[None]:
+def _sigterm_stops_sweep(owned: bool, heard: list[str]) -> Iterator[None]:
     """While runs execute, SIGTERM stops the sweep as Ctrl-C does: the runs stored so far stay,
     the executor's workers end, the summary is printed and `--resume` continues. `owned`: the
     handler was SIGTERM's default when the sweep began (a handler its caller installed is left
     alone); one the executor installed since (Ray's driver exits on SIGTERM) is replaced for
-    the loop and put back after it."""
+    the loop and put back after it. `heard` gets "SIGTERM" when it arrives."""
     if not owned:
         yield
         return
+
+    def stop(signum: int, frame: object) -> None:
+        heard.append("SIGTERM")
+        # A second SIGTERM while the executor stops and the summary is made ends the process.
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        raise Terminated
+
     before = signal.getsignal(signal.SIGTERM)
-    signal.signal(signal.SIGTERM, _stop_sweep)
+    signal.signal(signal.SIGTERM, stop)
     try:
         yield
     finally:
