@@ -146,3 +146,54 @@ def test_sigterm_stops_an_hpcc_folder_keeping_what_the_running_configs_measured(
     assert lines[-1].startswith("rdmalab: interrupted (SIGTERM)"), text
     for i in (2, 3):  # the flows they completed before the signal are written
         assert (folder / f"s{i}" / "fct.txt").read_text().strip(), f"s{i} wrote no FCTs"
+
+
+def _workers(driver: int) -> list[int]:
+    """The driver's pool workers (its children other than multiprocessing's resource tracker)."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+                cmd = (d / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if int(fields[1]) == driver and fields[0] != "Z" and b"spawn_main" in cmd:
+                out.append(int(d.name))
+    return out
+
+
+def test_a_killed_worker_fails_only_its_own_run(tmp_path):
+    # The OOM killer (here kill -9) ends one pool worker. The pool broke and every run not
+    # yet finished came back as 'the worker process died' and was stored as a failure:
+    # the other executing run and the queued ones too, which --resume then skipped.
+    sweep = tmp_path / "oom.toml"
+    sweep.write_text(textwrap.dedent("""
+        name = "oom"
+        seeds = 2
+        [base.topology]
+        kind = "fat_tree"
+        k = 4
+        [[base.traffic]]
+        kind = "permutation"
+        size = 10000
+        [grid]
+        "traffic[0].size" = [10000000000, 10000]
+    """))
+    out = tmp_path / "o"
+    proc = _start(["sweep", str(sweep), "--out", str(out), "--workers", "2", "--quiet"], tmp_path / "log")
+    try:
+        _wait_for(lambda: len(_workers(proc.pid)) == 2, "two workers")
+        time.sleep(3.0)  # both execute a long run (the grid's first value)
+        os.kill(_workers(proc.pid)[0], signal.SIGKILL)
+        runs = out / "runs"
+        _wait_for(lambda: runs.is_dir() and len(list(runs.glob("*.parquet"))) == 3, "the short runs")
+        text = _terminate(proc, tmp_path / "log")
+    finally:
+        _kill_group(proc)
+    assert proc.returncode == 143, text
+    stored = pl.concat([pl.read_parquet(f, columns=["status", "error", "traffic[0].size"])
+                        for f in runs.glob("*.parquet")], how="diagonal_relaxed").sort("status")
+    assert stored["status"].to_list() == ["error", "ok", "ok"], text
+    assert stored["traffic[0].size"].to_list() == [10000000000, 10000, 10000]
+    assert "the worker process executing this run died" in stored["error"][0]
