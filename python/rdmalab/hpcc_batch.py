@@ -88,11 +88,18 @@ def _stop_once(signum: int, frame: object) -> None:
     raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
 
 
-def _init_worker() -> None:
+def _init_worker(driver_pid: int | None = None) -> None:
     """A pool worker between configs ignores Ctrl-C and SIGTERM: the driver decides what stops;
-    a worker that died of one would break the pool and lose the other configs' results."""
+    a worker that died of one would break the pool and lose the other configs' results. Given
+    the driver's pid, it also ends when the driver is gone, even after `kill -9` of it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if driver_pid is not None:
+        # Lazy on purpose: the sweep's worker module loads polars, which the driver of
+        # `rdmalab hpcc` does without; a worker's run loads it anyway.
+        from rdmalab.experiments.worker import die_with_parent
+
+        die_with_parent(driver_pid)
 
 
 def _run_in_pool(config: str, dialect: str | None) -> dict[str, Any]:
@@ -126,7 +133,8 @@ def _local(configs: list[Path], dialect: str | None, workers: int,
     (`stopped` gets which), queued configs are cancelled, the running ones stop as a single
     run would (their outputs written) and their results are still yielded."""
     ctx = mp.get_context("spawn")
-    pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker)
+    pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
+                                  initargs=(os.getpid(),))
     futures = {pool.submit(_run_in_pool, str(c), dialect): str(c) for c in configs}
     left = set(futures)  # not yet yielded
     try:

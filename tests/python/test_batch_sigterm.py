@@ -114,7 +114,9 @@ def test_sigterm_stops_a_sweep_as_ctrl_c_does(tmp_path, executor, group):
     assert set(stored["traffic[0].size"]) == {10000}
 
 
-def test_sigterm_stops_an_hpcc_folder_keeping_what_the_running_configs_measured(tmp_path):
+def _folder(tmp_path: Path) -> Path:
+    """Four copies of the reference's S2 config, one folder each; the last two carry a flow of
+    a terabyte that keeps their runs going for minutes."""
     if not REFERENCE.is_dir():
         pytest.skip(f"reference data not found at {REFERENCE}")
     for i, long in enumerate([False, False, True, True]):
@@ -123,7 +125,7 @@ def test_sigterm_stops_an_hpcc_folder_keeping_what_the_running_configs_measured(
         for name in ["topology.txt", "trace.txt"]:
             shutil.copy(REFERENCE / name, d / name)
         flows = (REFERENCE / "S2_flow.txt").read_text().splitlines()
-        if long:  # one flow of a terabyte keeps the run going for minutes
+        if long:
             f = flows[1].split()
             f[4] = "1000000000000"
             flows[1] = " ".join(f)
@@ -131,7 +133,11 @@ def test_sigterm_stops_an_hpcc_folder_keeping_what_the_running_configs_measured(
         config = (REFERENCE / "S2_dcqcn_config.txt").read_text()
         config = config.replace("S2_flow.txt", "flow.txt").replace("S2_dcqcn_", "")
         (d / "config.txt").write_text(config)
-    folder = tmp_path / "folder"
+    return tmp_path / "folder"
+
+
+def test_sigterm_stops_an_hpcc_folder_keeping_what_the_running_configs_measured(tmp_path):
+    folder = _folder(tmp_path)
     proc = _start(["hpcc", str(folder), "--workers", "2", "--quiet"], tmp_path / "log")
     try:
         _wait_for(lambda: all((folder / f"s{i}" / "fct.txt").is_file() for i in (0, 1)), "the two short configs")
@@ -163,6 +169,14 @@ def _workers(driver: int) -> list[int]:
     return out
 
 
+def _cpu_s(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def test_a_killed_worker_fails_only_its_own_run(tmp_path):
     # The OOM killer (here kill -9) ends one pool worker. The pool broke and every run not
     # yet finished came back as 'the worker process died' and was stored as a failure:
@@ -183,8 +197,9 @@ def test_a_killed_worker_fails_only_its_own_run(tmp_path):
     out = tmp_path / "o"
     proc = _start(["sweep", str(sweep), "--out", str(out), "--workers", "2", "--quiet"], tmp_path / "log")
     try:
-        _wait_for(lambda: len(_workers(proc.pid)) == 2, "two workers")
-        time.sleep(3.0)  # both execute a long run (the grid's first value)
+        # Both execute a long run (the grid's first value) once each has used 2 s of CPU.
+        _wait_for(lambda: len(_workers(proc.pid)) == 2 and all(_cpu_s(w) > 2.0 for w in _workers(proc.pid)),
+                  "two busy workers")
         os.kill(_workers(proc.pid)[0], signal.SIGKILL)
         runs = out / "runs"
         _wait_for(lambda: runs.is_dir() and len(list(runs.glob("*.parquet"))) == 3, "the short runs")
@@ -197,3 +212,22 @@ def test_a_killed_worker_fails_only_its_own_run(tmp_path):
     assert stored["status"].to_list() == ["error", "ok", "ok"], text
     assert stored["traffic[0].size"].to_list() == [10000000000, 10000, 10000]
     assert "the worker process executing this run died" in stored["error"][0]
+
+
+def test_hpcc_folder_workers_die_with_a_killed_driver(tmp_path):
+    # `kill -9` of `rdmalab hpcc FOLDER` left its pool workers simulating, orphaned.
+    folder = _folder(tmp_path)
+    proc = _start(["hpcc", str(folder), "--workers", "2", "--quiet"], tmp_path / "log")
+    try:
+        _wait_for(lambda: all((folder / f"s{i}" / "fct.txt").is_file() for i in (0, 1)), "the two short configs")
+        time.sleep(2.0)  # the long configs are executing
+        kids = _workers(proc.pid)
+        assert len(kids) == 2, kids
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        deadline = time.time() + 30  # they poll every 0.2 s; the machine may be loaded
+        while time.time() < deadline and _group(proc.pid):
+            time.sleep(0.2)
+        assert not _group(proc.pid), f"orphans after kill -9: {_group(proc.pid)}"
+    finally:
+        _kill_group(proc)
