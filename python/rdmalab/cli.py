@@ -141,10 +141,13 @@ EXIT_STATUS: dict[str, list[tuple[int, str]]] = {
     "`sweep`": [
         (1, "at least one run failed (its error is in the runs table)"),
         (EXIT_INTERRUPTED, "interrupted (Ctrl-C); `--resume` continues"),
+        (EXIT_TERMINATED, "stopped by SIGTERM (a batch scheduler's time limit, `kill`): as after Ctrl-C, the "
+                          "finished runs stay stored and `--resume` continues"),
     ],
     "`repro run`": [
         (1, "no run succeeded"),
         (EXIT_INTERRUPTED, "interrupted (Ctrl-C); `--resume` continues"),
+        (EXIT_TERMINATED, "stopped by SIGTERM; `--resume` continues"),
     ],
 }
 
@@ -229,6 +232,10 @@ def cmd_hpcc_folder(args: argparse.Namespace) -> int:
     ok = [r for r in rows if r["status"] == "ok"]
     mean = sum(r["wall_s"] for r in ok) / len(ok) if ok else 0.0
     print(f"\n{len(ok)} of {len(rows)} ran; {mean:.2f} s per config on average")
+    if rows.interrupted_by is not None:
+        print(f"rdmalab: interrupted ({rows.interrupted_by}): the configs that were running wrote what they "
+              "measured; the others did not start")
+        return EXIT_TERMINATED if rows.interrupted_by == "SIGTERM" else EXIT_INTERRUPTED
     return 0 if len(ok) == len(rows) else EXIT_FAILED
 
 

@@ -11,14 +11,17 @@ others go on.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import multiprocessing as mp
 import os
+import signal
+import threading
 import time
 import warnings
 from pathlib import Path
 from typing import Any, Iterator
 
-from rdmalab.runner import detect_hpcc_dialect, run_hpcc
+from rdmalab.runner import Terminated, detect_hpcc_dialect, run_hpcc
 
 #: The file names a folder run picks up by default: m4's `config_topology_flows.txt`, the
 #: reference's `config.txt` and `*_config.txt`.
@@ -57,7 +60,10 @@ def run_one(config: str, dialect: str | None = None) -> dict[str, Any]:
             res, fct, _ = run_hpcc(rel, progress=False, dialect=out["dialect"])
         out.update(flows=res.flows.height, stop_reason=res.stop_reason, fct=str(where / fct),
                    status="ok" if res.stop_reason in ("finished", "stop_time") else "failed")
-        if out["status"] == "failed":
+        if res.stop_reason == "interrupted":
+            out["error"] = (f"interrupted ({res.extra.get('interrupted_by', 'Ctrl-C')}): its outputs hold what it "
+                            "measured up to then")
+        elif out["status"] == "failed":
             out["error"] = f"the run ended {res.stop_reason}"
     except (ValueError, OSError, RuntimeError) as e:
         out["error"] = f"{type(e).__name__}: {e}"
@@ -67,12 +73,133 @@ def run_one(config: str, dialect: str | None = None) -> dict[str, Any]:
     return out
 
 
-def _local(configs: list[Path], dialect: str | None, workers: int) -> Iterator[dict[str, Any]]:
+class FolderRun(list):
+    """The status dicts of a folder run, in the configs' order; `interrupted_by` is "Ctrl-C" or
+    "SIGTERM" when one stopped it (the configs it never started have status "not run")."""
+
+    interrupted_by: str | None = None
+
+
+def _stop_once(signum: int, frame: object) -> None:
+    """In a pool worker during a run: the first Ctrl-C or SIGTERM stops the run as it stops
+    `rdmalab hpcc CONFIG` (its outputs are written); a repeat, from the driver or the
+    terminal, is ignored so that it cannot cut those outputs short."""
+    signal.signal(signum, signal.SIG_IGN)
+    raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+
+
+def _init_worker(driver_pid: int | None = None) -> None:
+    """A pool worker between configs ignores Ctrl-C and SIGTERM: the driver decides what stops;
+    a worker that died of one would break the pool and lose the other configs' results. Given
+    the driver's pid, it also ends when the driver is gone, even after `kill -9` of it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if driver_pid is not None:
+        # Lazy on purpose: the sweep's worker module loads polars, which the driver of
+        # `rdmalab hpcc` does without; a worker's run loads it anyway.
+        from rdmalab.experiments.worker import die_with_parent
+
+        die_with_parent(driver_pid)
+
+
+def _run_in_pool(config: str, dialect: str | None) -> dict[str, Any]:
+    signal.signal(signal.SIGINT, _stop_once)
+    signal.signal(signal.SIGTERM, _stop_once)
+    try:
+        return run_one(config, dialect)
+    except KeyboardInterrupt as stop:  # before the run began: nothing was measured
+        by = "SIGTERM" if isinstance(stop, Terminated) else "Ctrl-C"
+        return {"config": str(Path(config).resolve()), "status": "failed", "dialect": dialect, "flows": 0,
+                "stop_reason": "interrupted", "wall_s": 0.0, "fct": None,
+                "error": f"interrupted ({by}) before its run began"}
+    finally:
+        _init_worker()
+
+
+def _failed_row(config: str, dialect: str | None, e: BaseException) -> dict[str, Any]:
+    """A config whose worker process died (out of memory, killed): the others' results stay."""
+    return {"config": str(Path(config).resolve()), "status": "error", "dialect": dialect, "flows": 0,
+            "stop_reason": None, "wall_s": 0.0, "fct": None,
+            "error": f"{type(e).__name__}: {e} (the worker process died)"}
+
+
+#: Seconds the running configs get to stop and write their outputs after Ctrl-C or SIGTERM.
+STOP_WAIT_S = 120.0
+
+
+def _local(configs: list[Path], dialect: str | None, workers: int,
+           stopped: list[str]) -> Iterator[dict[str, Any]]:
+    """Runs the configs on `workers` processes; yields each result. On Ctrl-C or SIGTERM
+    (`stopped` gets which), queued configs are cancelled, the running ones stop as a single
+    run would (their outputs written) and their results are still yielded."""
     ctx = mp.get_context("spawn")
-    with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        futures = [pool.submit(run_one, str(c), dialect) for c in configs]
-        for f in cf.as_completed(futures):
-            yield f.result()
+    pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
+                                  initargs=(os.getpid(),))
+    futures = {pool.submit(_run_in_pool, str(c), dialect): str(c) for c in configs}
+    left = set(futures)  # not yet yielded
+    try:
+        with _signals_stop_folder():
+            while left:
+                done, _ = cf.wait(left, timeout=0.5, return_when=cf.FIRST_COMPLETED)
+                for f in done:
+                    left.discard(f)
+                    yield _result(f, futures[f], dialect)
+    except KeyboardInterrupt as stop:
+        stopped.append("SIGTERM" if isinstance(stop, Terminated) else "Ctrl-C")
+        sig = signal.SIGTERM if isinstance(stop, Terminated) else signal.SIGINT
+        running = {f for f in left if not f.cancel()}  # done or executing
+        for proc in list((getattr(pool, "_processes", None) or {}).values()):
+            with contextlib.suppress(OSError):
+                os.kill(proc.pid, sig)  # a worker that got it already ignores the repeat
+        done, late = cf.wait(running, timeout=STOP_WAIT_S)
+        for f in done:
+            yield _result(f, futures[f], dialect)
+        for proc in list((getattr(pool, "_processes", None) or {}).values()) if late else []:
+            proc.kill()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _result(f: cf.Future, config: str, dialect: str | None) -> dict[str, Any]:
+    try:
+        return f.result()
+    except Exception as e:  # noqa: BLE001 - e.g. BrokenProcessPool when a worker was killed
+        return _failed_row(config, dialect, e)
+
+
+def _stop_folder(signum: int, frame: object) -> None:
+    # Once: a repeat while the running configs write their outputs ends the driver.
+    signal.signal(signum, signal.SIG_DFL)
+    raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _signals_stop_folder() -> Iterator[None]:
+    """SIGTERM stops the folder as Ctrl-C does, each once, where it has its default action
+    and in the main thread (a handler the caller installed is left alone)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    defaults = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
+    mine = [sig for sig, default in defaults.items() if signal.getsignal(sig) is default]
+    for sig in mine:
+        signal.signal(sig, _stop_folder)
+    try:
+        yield
+    finally:
+        for sig in mine:
+            signal.signal(sig, defaults[sig])
+
+
+def _rest(it: Iterator[dict[str, Any]], stop: KeyboardInterrupt) -> Iterator[dict[str, Any]]:
+    """The results still to come after `stop` reached the driver outside `_local`'s own
+    frame: `_local` is told (it stops its workers) and yields what the running configs wrote."""
+    try:
+        first = it.throw(stop)
+    except StopIteration:
+        return
+    yield first
+    yield from it
 
 
 def _ray(configs: list[Path], dialect: str | None, address: str | None) -> Iterator[dict[str, Any]]:
@@ -89,25 +216,45 @@ def _ray(configs: list[Path], dialect: str | None, address: str | None) -> Itera
 
 def run_folder(configs: list[Path], dialect: str | None = None, executor: str = "local",
                workers: int | None = None, address: str | None = None,
-               progress: bool = True) -> list[dict[str, Any]]:
+               progress: bool = True) -> FolderRun:
     """Runs `configs` on `executor` ("local": `workers` processes; "ray": the cluster at
-    `address`, or a local one), with one progress bar; the status dicts in `configs`' order."""
+    `address`, or a local one), with one progress bar; the status dicts in `configs`' order.
+    Ctrl-C or SIGTERM (local) stops the folder: the running configs stop and write what they
+    measured, the others are "not run", and `interrupted_by` says which signal it was."""
     if executor not in ("local", "ray"):
         raise ValueError(f"unknown executor `{executor}`: local or ray")
     workers = max(1, workers or os.cpu_count() or 1)
-    it = _ray(configs, dialect, address) if executor == "ray" else _local(configs, dialect, workers)
+    stopped: list[str] = []
+    it = _ray(configs, dialect, address) if executor == "ray" else _local(configs, dialect, workers, stopped)
     by_config: dict[str, dict[str, Any]] = {}
     failed = 0
     # Lazy on purpose: only a folder of configs draws this bar; `rdmalab hpcc CONFIG` does without tqdm.
     from tqdm import tqdm
 
     with tqdm(total=len(configs), unit="config", disable=not progress) as bar:
-        for r in it:
+        def take(r: dict[str, Any]) -> None:
+            nonlocal failed
             by_config[r["config"]] = r
             failed += r["status"] != "ok"
             bar.set_postfix(failed=failed)
             bar.update()
-    return [by_config[str(Path(c).resolve())] for c in configs]
+
+        try:
+            for r in it:
+                take(r)
+        except KeyboardInterrupt as stop:
+            if executor == "ray":
+                raise
+            for r in _rest(it, stop):
+                take(r)
+    out = FolderRun(by_config.get(str(Path(c).resolve())) or _not_run(c) for c in configs)
+    out.interrupted_by = stopped[0] if stopped else None
+    return out
+
+
+def _not_run(config: Path) -> dict[str, Any]:
+    return {"config": str(Path(config).resolve()), "status": "not run", "dialect": None, "flows": 0,
+            "stop_reason": None, "wall_s": 0.0, "fct": None, "error": "not started before the folder was stopped"}
 
 
 def status_line(r: dict[str, Any]) -> str:

@@ -594,3 +594,48 @@ def test_a_cdf_of_many_flows_is_drawn_with_a_few_thousand_exact_points():
     small = np.array([1.0, 2.0, 3.0])
     assert [list(a) for a in cdf_steps(small)] == [[1.0, 2.0, 3.0], [1 / 3, 2 / 3, 1.0]]
     assert [len(a) for a in cdf_steps(np.zeros(0))] == [0, 0]
+
+
+def test_a_second_sweep_into_the_folder_leaves_the_files_another_is_writing(tmp_path):
+    # Two sweeps into one folder (two batch jobs, `--resume`): the one that starts cleans up
+    # temporaries of killed sweeps, and removed the file the other was about to rename into
+    # place, whose write then failed and stopped it.
+    writer = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (tmp_path / "flows").mkdir()
+        busy = tmp_path / "flows" / f".abc.parquet.tmp{writer.pid}"
+        busy.write_text("being written")
+        dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                              capture_output=True, text=True, check=True)
+        left = tmp_path / "flows" / f".def.parquet.tmp{dead.stdout.strip()}"
+        left.write_text("left by a killed sweep")
+        assert Store(tmp_path).clean_temporaries() == 1
+        assert busy.exists() and not left.exists()
+    finally:
+        writer.kill()
+        writer.wait()
+
+
+def test_a_failed_or_stalled_run_names_the_sweep_file_and_the_cause(tmp_path):
+    # The engine names a scenario given as data `<python scenario>`: a sweep's summary said
+    # `error in dst=7 seed=1: ValueError: <python scenario>: field ...`, naming no file, and a
+    # stalled run's line left out why it stalled (its `stall_cause`).
+    (tmp_path / "lossy.txt").write_text("3 1 2\n2\n0 2 100Gbps 0.001ms 1.0\n1 2 100Gbps 0.001ms 0\n")
+    f = write(tmp_path, "cells.toml", """
+        name = "cells"
+        [base.topology]
+        kind = "hpcc_file"
+        path = "lossy.txt"
+        [[base.traffic]]
+        kind = "flows"
+        flows = [{ src = 0, dst = 1, size = 10000 }]
+        [base.fabric]
+        lossless = false
+        [grid]
+        "traffic[0].flows[0].dst" = [1, 7]
+    """)
+    report = run_sweep(Sweep.from_file(f), tmp_path / "o", LocalExecutor(1), progress=False)
+    text = report.table()
+    assert "error in dst=7 seed=1: ValueError: cells.toml (this run's scenario): field " \
+           "`traffic[0].flows[0].dst`: unknown host 7" in text, text
+    assert "stalled in dst=1 seed=1: no payload byte delivered" in text, text

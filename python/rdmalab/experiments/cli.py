@@ -100,7 +100,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         print(f"{len(runs)} runs")
         return 0
     report = _run(sweep, args.out, args)
-    return 130 if report.interrupted else (1 if report.failed else 0)
+    return interrupted_status(report) or (1 if report.failed else 0)
+
+
+def interrupted_status(report: Any) -> int:
+    """130 when Ctrl-C stopped the sweep, 143 (128 + SIGTERM) when SIGTERM did, else 0."""
+    if not report.interrupted:
+        return 0
+    return 143 if report.interrupted_by == "SIGTERM" else 130
 
 
 def _where(items: list[str], flag: str = "--where") -> dict[str, Any]:
@@ -171,7 +178,7 @@ def cmd_repro_run(args: argparse.Namespace) -> int:
     report = _run(sweep, out, args)
     if report.ok + report.skipped == 0:
         print("no run succeeded: nothing to plot or compare", file=sys.stderr)
-        return 1
+        return interrupted_status(report) or 1
     # An experiment with only its own figures draws none of the generic kinds.
     generic = plot_sweep(out, exp.figures, by=exp.by) if exp.figures else {}
     for kind, paths in generic.items():
@@ -184,4 +191,4 @@ def cmd_repro_run(args: argparse.Namespace) -> int:
     if args.quick:
         theirs = "its own closed forms" if exp.theirs_from_runs else "the full experiment's"
         print(f"\n(quick variant: a scaled-down scenario; the numbers beside ours are {theirs})")
-    return 130 if report.interrupted else 0
+    return interrupted_status(report)

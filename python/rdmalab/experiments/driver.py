@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Iterator, TextIO
 
 import numpy as np
 import polars as pl
@@ -17,6 +20,7 @@ from rdmalab.experiments.store import Store
 from rdmalab.experiments.sweep import RunSpec, Sweep, SweepError
 from rdmalab.experiments.tenants import run_shares
 from rdmalab.results import percentile
+from rdmalab.runner import Terminated
 
 #: A run gets its own progress bar once it has taken this long (short runs would only flicker).
 RUN_BAR_DELAY_S = 0.5
@@ -32,6 +36,8 @@ class SweepReport:
     ok: int = 0
     failed: int = 0
     interrupted: bool = False
+    #: What stopped the sweep when `interrupted`: "Ctrl-C" or "SIGTERM".
+    interrupted_by: str | None = None
     wall_s: float = 0.0
     rows: list[dict[str, Any]] = field(default_factory=list)
 
@@ -49,10 +55,12 @@ class SweepReport:
         counts = {st: sum(1 for r in self.rows if r["status"] == st) for st in ("ok", "error", "not run")}
         lines.append(f"{self.total} runs: {counts['ok']} ok, {counts['error']} failed, {counts['not run']} not run; "
                      f"{self.ok + self.failed} ran now, {self.skipped} were already done"
-                     + ("  (interrupted: rerun with --resume)" if self.interrupted else ""))
+                     + (f"  (interrupted by {self.interrupted_by or 'Ctrl-C'}: rerun with --resume)"
+                        if self.interrupted else ""))
         lines.extend(f"  error in {r['label']}: {r['error'].splitlines()[0]}" for r in self.rows
                      if r["status"] == "error" and r["error"])
-        lines.extend(f"  {r['stop_reason'].replace('_', ' ')} in {r['label']}" for r in self.rows
+        lines.extend(f"  {r['stop_reason'].replace('_', ' ')} in {r['label']}"
+                     + (f": {r['stall_cause']}" if r.get("stall_cause") else "") for r in self.rows
                      if r.get("stop_reason") in ("pfc_deadlock", "stalled"))
         lines.append(f"results in {self.out} (wall {self.wall_s:.1f} s)")
         return "\n".join(lines)
@@ -65,11 +73,15 @@ def run_sweep(sweep: Sweep, out: str | Path, executor: Any = None, resume: bool 
 
     Without `resume`, a folder that already holds finished runs is an error. With it,
     finished runs are skipped (failed ones too, unless `retry_failed`). Ctrl-C stops the
-    sweep; finished runs stay stored and `resume` continues. `only` (`Sweep.select`) runs a
-    part of the sweep; the report still lists every run (the others as "not run"), and a
+    sweep; finished runs stay stored and `resume` continues. SIGTERM (a batch scheduler's
+    time limit) does the same where it has its default action (`_sigterm_stops_sweep`).
+    `only` (`Sweep.select`) runs a part of the sweep; the report still lists every run (the others as "not run"), and a
     later `resume` of the whole sweep in the same folder keeps what the part ran.
     """
     t0 = time.perf_counter()
+    # Decided before the executor starts: Ray's driver installs a SIGTERM handler of its own.
+    owns_sigterm = threading.current_thread() is threading.main_thread() and \
+        signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
     store = Store(out)
     runs = sweep.expand()
     wanted = {r.run_id for r in sweep.select(only)} if only else None
@@ -81,18 +93,49 @@ def run_sweep(sweep: Sweep, out: str | Path, executor: Any = None, resume: bool 
     executor = executor or LocalExecutor()
     bar = _Progress(sweep.name, len(todo) + finished, finished, progress, executor)
     by_id = {r.run_id: r for r in todo}
-    results = executor.run([r.task() for r in todo], events=bar.event)
+    source = Path(sweep.source).name if sweep.source else sweep.name
+    results = executor.run([{**r.task(), "source": source} for r in todo], events=bar.event)
+    heard: list[str] = []
     try:
-        for res in results:
-            _record(store, by_id[res["run_id"]], res, sweep.name, report, bar)
-    except KeyboardInterrupt:
+        with _sigterm_stops_sweep(owns_sigterm, heard):
+            for res in results:
+                _record(store, by_id[res["run_id"]], res, sweep.name, report, bar)
+    except KeyboardInterrupt as stop:
         report.interrupted = True
+        # The handler's note, not the exception's type: Ray's wait turns what a signal
+        # handler raises into a plain KeyboardInterrupt.
+        report.interrupted_by = "SIGTERM" if heard or isinstance(stop, Terminated) else "Ctrl-C"
     finally:
         results.close()
         bar.close()
     report.wall_s = time.perf_counter() - t0
     report.rows = _summary_rows(store, runs)
     return report
+
+
+@contextlib.contextmanager
+def _sigterm_stops_sweep(owned: bool, heard: list[str]) -> Iterator[None]:
+    """While runs execute, SIGTERM stops the sweep as Ctrl-C does: the runs stored so far stay,
+    the executor's workers end, the summary is printed and `--resume` continues. `owned`: the
+    handler was SIGTERM's default when the sweep began (a handler its caller installed is left
+    alone); one the executor installed since (Ray's driver exits on SIGTERM) is replaced for
+    the loop and put back after it. `heard` gets "SIGTERM" when it arrives."""
+    if not owned:
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        heard.append("SIGTERM")
+        # A second SIGTERM while the executor stops and the summary is made ends the process.
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        raise Terminated
+
+    before = signal.getsignal(signal.SIGTERM)
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before if before is not None else signal.SIG_DFL)
 
 
 def _finished(store: Store, resume: bool, retry_failed: bool) -> set[str]:
@@ -129,7 +172,7 @@ def _summary_rows(store: Store, runs: list[RunSpec]) -> list[dict[str, Any]]:
         rows.append({"run_id": spec.run_id, "label": spec.label(), "status": r["status"] if r else "not run",
                      "flows": (r or {}).get("flows") or 0, "result": run_result(store, r, shares) if ok else "",
                      "wall_s": (r or {}).get("wall_s") or 0.0, "error": (r or {}).get("error"),
-                     "stop_reason": (r or {}).get("stop_reason")})
+                     "stop_reason": (r or {}).get("stop_reason"), "stall_cause": (r or {}).get("stall_cause")})
     return rows
 
 

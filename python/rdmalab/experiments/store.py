@@ -138,9 +138,15 @@ class Store:
         return out
 
     def clean_temporaries(self) -> int:
-        """Removes half-written files left by a killed sweep; returns how many."""
+        """Removes half-written files left by a killed sweep; returns how many. A file whose
+        writer (the process id its name ends with) is still alive is left alone: another
+        sweep writing into the same folder is about to rename it into place, and removing
+        it would fail that write and stop that sweep."""
         n = 0
         for p in self.root.glob("*/.*.tmp*"):
+            writer = p.name.rsplit(".tmp", 1)[1]
+            if writer.isdigit() and int(writer) != os.getpid() and _alive(int(writer)):
+                continue
             p.unlink(missing_ok=True)
             n += 1
         return n
@@ -179,6 +185,17 @@ class Store:
     def dimensions(self) -> list[str]:
         """The sweep's varied parameters (from the manifest)."""
         return list(self.manifest().get("dimensions", []))
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process with this id exists (one of another user's counts as alive)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 def _read(path: Path, columns: tuple[str, ...] | None) -> pl.DataFrame:

@@ -21,7 +21,7 @@ import polars as pl
 
 from rdmalab import _core
 from rdmalab.results import Results
-from rdmalab.scenario import check_numbers
+from rdmalab.scenario import PYTHON_SCENARIO, check_numbers
 
 #: Events per slice between progress reports.
 SLICE_EVENTS = 1_000_000
@@ -38,13 +38,13 @@ def execute(task: dict[str, Any], report: Reporter | None = None) -> dict[str, A
     out: dict[str, Any] = {"run_id": run_id, "status": "ok", "error": None, "stop_reason": None,
                            "counters": {}, "tables": {}, "host": platform.node()}
     if report:
-        report(("start", run_id))
+        report(("start", run_id, os.getpid()))  # the pid: which run a dead worker had
     try:
         _simulate(task, out, report)
     except KeyboardInterrupt:
         out.update(status="interrupted", error="interrupted")
     except Exception as e:  # noqa: BLE001 - every failure is recorded, none stops the sweep
-        out.update(status="error", error=_error_text(e))
+        out.update(status="error", error=_error_text(e, task.get("source")))
     out["wall_s"] = time.perf_counter() - t0
     return out
 
@@ -88,8 +88,13 @@ def _extra_table(name: str, value: Any) -> dict[str, Any]:
     return {}
 
 
-def _error_text(e: BaseException) -> str:
+def _error_text(e: BaseException, source: str | None = None) -> str:
+    """The error as stored. `source` (the sweep file's name) replaces the engine's name for a
+    scenario given as data, which tells a sweep's user nothing: the field that follows is
+    the run's scenario's, from the sweep's base or its grid."""
     head = f"{type(e).__name__}: {e}"
+    if source:
+        head = head.replace(f"{PYTHON_SCENARIO}: ", f"{source} (this run's scenario): ", 1)
     if isinstance(e, (ValueError, OSError)):
         return head[:MAX_ERROR_CHARS]  # input errors: the message says it all
     tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
@@ -105,11 +110,17 @@ PARENT_POLL_S = 0.2
 
 
 def init_pool_worker(queue, driver_pid: int | None = None) -> None:  # noqa: ANN001
-    """Pool initializer: remember the progress queue; leave Ctrl-C to the parent; die with
-    the driver (`driver_pid`, the process that made the pool)."""
+    """Pool initializer: remember the progress queue; leave Ctrl-C and SIGTERM to the parent;
+    die with the driver (`driver_pid`, the process that made the pool).
+
+    A terminal's Ctrl-C and a batch scheduler's SIGTERM reach every process of the job, the
+    workers too. A worker that died of SIGTERM would break the pool, and every run not yet
+    stored would come back as a failure and be stored as one; the driver alone stops the
+    sweep and ends its workers (`executors._stop_pool`)."""
     global _QUEUE
     _QUEUE = queue
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     die_with_parent(driver_pid if driver_pid is not None else os.getppid())
 
 
