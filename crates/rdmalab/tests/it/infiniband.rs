@@ -264,3 +264,22 @@ fn a_link_that_fails_and_comes_back_keeps_its_credits_exact() {
         assert!(r.last_completion < Time(2_000_000_000), "buffer {buffer}: last flow ended at {:?}", r.last_completion);
     }
 }
+
+#[test]
+fn virtual_lanes_share_a_link_in_their_weights_and_report_no_pfc() {
+    // Two senders into one receiver on VLs 1 and 2, weights 1 and 3: the switch's egress
+    // serves the backlogged VLs by DWRR, so they get its bytes 1 : 3 (within a quantum per
+    // round). InfiniBand has no PFC: the class table says so, though `pfc` defaults to
+    // `fabric.lossless`.
+    let toml = "stop_time = \"1ms\"\n[topology]\nkind = \"star\"\nhosts = 3\nrate = \"FDR4x\"\ndelay = \"100ns\"\n\
+        [[traffic]]\nkind = \"flows\"\nflows = [{ src = 1, dst = 0, size = 20000000, pg = 1 }, \
+        { src = 2, dst = 0, size = 20000000, pg = 2 }]\n\
+        [fabric]\ncc = \"none\"\nlink_layer = \"infiniband\"\n\
+        [[fabric.classes]]\npg = 1\nweight = 1\n[[fabric.classes]]\npg = 2\nweight = 3\n";
+    let mut sim = scenario(toml).simulation().unwrap();
+    assert_eq!(sim.run_to_end(), StopReason::StopTime);
+    let r = sim.results().expect("bytes conserved");
+    let (a, b) = (r.classes[1].counters.tx_bytes as f64, r.classes[2].counters.tx_bytes as f64);
+    assert!((b / a - 3.0).abs() < 0.01, "VL 2 / VL 1 = {}", b / a);
+    assert!(r.classes.iter().all(|c| !c.config.pfc), "a class reports PFC under InfiniBand");
+}
