@@ -283,3 +283,46 @@ fn virtual_lanes_share_a_link_in_their_weights_and_report_no_pfc() {
     assert!((b / a - 3.0).abs() < 0.01, "VL 2 / VL 1 = {}", b / a);
     assert!(r.classes.iter().all(|c| !c.config.pfc), "a class reports PFC under InfiniBand");
 }
+
+#[test]
+fn infiniband_runs_with_a_failed_and_repaired_link_are_the_same_for_any_thread_count() {
+    // An edge switch's first uplink fails at 150 us, inside the incast, and comes back at
+    // 200 us: credits lost with its wires are restored at each end by the node that owns
+    // it, and the repaired link advertises its limits from both ends.
+    let base = crate::parallel::scenario(
+        "none",
+        "link_layer = \"infiniband\"\nib_vl_buffer = 8192\nreroute_delay = \"10us\"",
+        1,
+    );
+    let t = &base.topology;
+    let edge = t.ports[t.nodes[0].ports[0].idx()].peer_node;
+    let up = t.nodes[edge.idx()]
+        .ports
+        .iter()
+        .map(|p| t.ports[p.idx()].peer_node)
+        .find(|n| t.nodes[n.idx()].ports.len() > 1 && !t.is_host(*n))
+        .expect("an uplink");
+    let fabric = format!(
+        "link_layer = \"infiniband\"\nib_vl_buffer = 8192\nreroute_delay = \"10us\"\n\
+         [[events]]\nkind = \"link_down\"\nat = \"150us\"\na = {edge}\nb = {up}\n\
+         [[events]]\nkind = \"link_up\"\nat = \"200us\"\na = {edge}\nb = {up}\n",
+        edge = edge.0,
+        up = up.0
+    );
+    let run = |threads| {
+        let mut run =
+            rdmalab::sim::parallel::Runner::new(crate::parallel::scenario("none", &fabric, threads)).expect("builds");
+        assert_eq!(run.run_to_end(), StopReason::Finished);
+        let r = run.results().expect("bytes conserved");
+        let mut fct = Vec::new();
+        rdmalab::formats::fct::write_fct(&mut fct, &r.records).unwrap();
+        (fct, r.counters.link_down_losses, r.counters.packet_hops, r.records.len())
+    };
+    let one = run(1);
+    assert!(one.1 > 0, "the failure stranded nothing: the test tests nothing");
+    for threads in [2, 4] {
+        let many = run(threads);
+        assert!(one.0 == many.0, "FCT file differs with {threads} threads");
+        assert_eq!((one.1, one.2, one.3), (many.1, many.2, many.3), "counts differ with {threads} threads");
+    }
+}
