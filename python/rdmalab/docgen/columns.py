@@ -154,7 +154,7 @@ OWN: dict[str, str] = {
     "classes.pg": "the class (priority group)",
     "classes.scheduler": "`strict` or `dwrr`",
     "classes.weight": "DWRR weight (0 for strict)",
-    "classes.pfc": "PFC on for the class",
+    "classes.pfc": "PFC on for the class (false under InfiniBand, whose credits replace PFC)",
     "classes.tx_bytes": "bytes sent out of the class's egress queues, summed over switch ports",
     "classes.tx_packets": "packets sent out of the class's egress queues, summed over switch ports",
     "classes.drops": "packets refused at admission (lossy classes)",

@@ -197,6 +197,33 @@ impl PortCredits {
         self.freed[vl] + capacity
     }
 
+    /// A packet of `b` blocks sent on `vl` was lost on the wire when its link failed: it
+    /// never reached the peer's input buffer, which therefore never frees its blocks, so they
+    /// go back to the sender (link retraining restarts IB's flow control from the peer's
+    /// actual buffer, §7.9.4).
+    pub fn unsend(&mut self, vl: usize, b: u64) {
+        self.sent[vl] -= b;
+    }
+
+    /// The credit limit this port's input buffer of `vl` advertises now.
+    pub fn fccl(&self, vl: usize, capacity: u64) -> u64 {
+        self.freed[vl] + capacity
+    }
+
+    /// Brings every VL's stall to its credits (after `unsend`); returns the stalled VLs, one
+    /// bit each.
+    pub fn restall(&mut self, need: u64, now: Time) -> u8 {
+        let was = self.stalled;
+        let stalled = (0..NUM_PRIOS).filter(|&vl| self.available(vl) < need).fold(0u8, |m, vl| m | 1 << vl);
+        if was == 0 && stalled != 0 {
+            self.stalled_since = now;
+        } else if was != 0 && stalled == 0 {
+            self.stall_ps += (now - self.stalled_since).0;
+        }
+        self.stalled = stalled;
+        stalled
+    }
+
     /// Stalled time up to `now`, the open interval included.
     pub fn stall_ps(&self, now: Time) -> u64 {
         let open = if self.stalled != 0 { now.saturating_sub(self.stalled_since).0 } else { 0 };

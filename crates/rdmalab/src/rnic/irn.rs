@@ -288,7 +288,12 @@ impl IrnTable {
     pub fn after_send(&mut self, i: usize, end: u64, snd_una: u64, high_sent: u64) -> u64 {
         match self.qps.get_mut(i) {
             Some(q) if q.recovery => {
-                q.retx_from = q.retx_from.max(end); // the hole below `end` went out
+                // A repair (a hole lies below `lost_below`) moves the pass on; new data sent
+                // meanwhile does not, or a hole whose later packets are reported after it
+                // went would be skipped until the timeout.
+                if end <= q.lost_below {
+                    q.retx_from = q.retx_from.max(end); // the hole below `end` went out
+                }
                 q.next_to_send(snd_una, high_sent)
             }
             _ => high_sent,
@@ -348,6 +353,24 @@ mod tests {
         assert!(q.recovery);
         q.on_cumulative_ack(10_000);
         assert!(!q.recovery);
+    }
+
+    #[test]
+    fn new_data_sent_in_recovery_does_not_skip_a_hole_reported_later() {
+        // Sent [0, 10000) in packets of 1000; [2000, 3000) and [5000, 6000) lost. The first
+        // NACK (for 3000) starts recovery; the hole goes out, then new data [10000, 11000)
+        // while the NACKs for 4000.. are still on their way. The NACK for 6000 then shows the
+        // second hole, which goes next, not at the timeout (as a 10 MB IRN flow at 1 % loss
+        // did, one RTO_high per such pair of losses).
+        let mut t = IrnTable::new(IrnConfig::default(), 10_000);
+        assert!(t.qp(0).on_sack(3000, 4000, 2000, 10_000));
+        assert_eq!(t.qp(0).next_to_send(2000, 10_000), 2000);
+        assert_eq!(t.after_send(0, 3000, 2000, 10_000), 10_000, "no other hole known yet");
+        assert_eq!(t.after_send(0, 11_000, 2000, 11_000), 11_000);
+        assert!(!t.qp(0).on_sack(4000, 5000, 2000, 11_000));
+        assert!(!t.qp(0).on_sack(6000, 7000, 2000, 11_000));
+        assert_eq!(t.qp(0).next_to_send(2000, 11_000), 5000);
+        assert_eq!(t.after_send(0, 6000, 2000, 11_000), 11_000);
     }
 
     #[test]

@@ -329,8 +329,15 @@ impl Simulation {
 
     fn class_records(&self) -> Vec<ClassRecord> {
         let Some(t) = &self.cfg.classes else { return Vec::new() };
+        // InfiniBand has no PFC (credits instead, `mech::ib`): a class's `pfc`, left at
+        // `fabric.lossless` there, pauses nothing.
+        let pfc = !self.cfg.infiniband();
         (0..NUM_PRIOS)
-            .map(|q| ClassRecord { pg: q as u8, config: t.classes[q], counters: self.class_counters(q) })
+            .map(|q| {
+                let mut config = t.classes[q];
+                config.pfc &= pfc;
+                ClassRecord { pg: q as u8, config, counters: self.class_counters(q) }
+            })
             .collect()
     }
 

@@ -136,6 +136,14 @@ impl Simulation {
             super::mech::failures::link_down(&mut self.ports, &mut mech.failures, times, l, out);
         } else {
             super::mech::failures::link_up(&mut self.ports, times, l, out);
+            // Only when the link did come up (the hook's actions); each end from its own node.
+            if let (Some(ib), true) = (mech.ib.as_deref(), out.len() > from) {
+                for p in [2 * l.idx(), 2 * l.idx() + 1].map(crate::ids::PortId::new) {
+                    if self.part.as_ref().is_none_or(|q| q.owns(self.topo.ports[p.idx()].node)) {
+                        super::mech::ib::on_link_up(ib, p, out);
+                    }
+                }
+            }
         }
         self.carry_out(from);
     }
@@ -157,7 +165,13 @@ impl Simulation {
         }
         while let Some((_, parked, _)) = self.ports[p.idx()].in_flight.pop_front() {
             let pkt = self.packets.take(parked);
+            if let Some(ib) = self.mech.ib.as_deref_mut() {
+                super::mech::ib::on_wire_lost(ib, p, &pkt);
+            }
             self.lose(p, &pkt);
+        }
+        if let Some(ib) = self.mech.ib.as_deref_mut() {
+            super::mech::ib::restall(ib, &mut self.ports, self.now, p);
         }
     }
 

@@ -231,3 +231,22 @@ fn irn_and_cnp_on_ooo_are_the_same_for_any_thread_count() {
         assert!(one.counters.ooo_packets > 0);
     }
 }
+
+#[test]
+fn losses_close_together_are_repaired_without_a_timeout() {
+    // At 1 % loss per link a 1 MB flow loses about 20 data packets, often two within one
+    // window (about 50 packets at 100 Gb/s over 4 µs). The second hole is reported only
+    // after recovery has begun and new data has gone out behind the first: IRN repairs it
+    // on that report. Only a lost retransmission, or a window's last packets lost with
+    // nothing behind them to report them, needs the timeout: 2 in these 10 runs, where
+    // skipping such holes until the timeout cost 49 (3 to 8 in every run).
+    let text = two_hosts("lossless = false\nerror_rate = 0.01\nloss_recovery = \"irn\"\n");
+    let (mut timeouts, mut lost) = (0, 0);
+    for seed in 1..=10 {
+        let r = run_seed(&text, seed);
+        timeouts += r.counters.timeouts;
+        lost += r.counters.link_error_losses;
+    }
+    assert!(lost > 100, "{lost} losses: the test tests nothing");
+    assert!(timeouts <= 5, "{timeouts} timeouts in 10 runs");
+}

@@ -128,6 +128,34 @@ pub(in crate::sim) fn on_switch_discard(ib: &mut IbLinks, ingress: PortId, pkt: 
     out.push(flow_control(ib, ingress, vl, fccl));
 }
 
+/// Hook "link failure" (`wire.rs::lose_wire`): `pkt`, sent out of `port`, was on the wire
+/// when the link failed. It never reaches the peer's input buffer, so the peer never frees
+/// its blocks: they are `port`'s again, or the VL would lack them for the rest of the run.
+pub(in crate::sim) fn on_wire_lost(ib: &mut IbLinks, port: PortId, pkt: &Packet) {
+    let Some(vl) = vl_of(pkt) else { return };
+    ib.ports[port.idx()].unsend(vl, ib::blocks(pkt.wire));
+}
+
+/// After `port`'s link failed (its wire emptied, `on_wire_lost`): each VL stalls as its
+/// credits say. Losing carrier cleared the port's PAUSE mask, which under InfiniBand stands
+/// for credits: left so, a VL short of credits would send into a full buffer once the link
+/// is back.
+pub(in crate::sim) fn restall(ib: &mut IbLinks, ports: &mut [PortState], now: Time, port: PortId) {
+    let stalled = ib.ports[port.idx()].restall(ib.need, now);
+    for vl in 1..crate::fabric::NUM_PRIOS {
+        ports[port.idx()].set_credit_blocked(vl, stalled & (1 << vl) != 0);
+    }
+}
+
+/// Hook "link up" (`wire.rs::on_link_event`): `port`'s input buffer advertises its credit
+/// limit on every VL, as a link does when it initialises (§7.9.4): what it freed while the
+/// link was down could not be told across it.
+pub(in crate::sim) fn on_link_up(ib: &IbLinks, port: PortId, out: &mut Vec<Action>) {
+    for vl in 1..crate::fabric::NUM_PRIOS {
+        out.push(flow_control(ib, port, vl, ib.ports[port.idx()].fccl(vl, ib.capacity)));
+    }
+}
+
 /// A flow-control packet for `vl` with credit limit `fccl` out of `port`, ahead of any
 /// data (the carry-out's `Frame`).
 fn flow_control(ib: &IbLinks, port: PortId, vl: usize, fccl: u64) -> Action {
