@@ -3,7 +3,6 @@ failures, figures and the repro registry. Scenarios are tiny: each run takes mil
 
 import json
 import re
-import sys
 import textwrap
 from pathlib import Path
 
@@ -27,7 +26,6 @@ try:  # Python >= 3.11
 except ModuleNotFoundError:  # 3.9 and 3.10
     import tomli as tomllib
 
-RDMALAB = Path(sys.executable).parent / "rdmalab"
 
 STAR = {
     "topology": {"kind": "star", "hosts": 5},
