@@ -169,51 +169,6 @@ def _workers(driver: int) -> list[int]:
     return out
 
 
-def _cpu_s(pid: int) -> float:
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def test_a_killed_worker_fails_only_its_own_run(tmp_path):
-    # The OOM killer (here kill -9) ends one pool worker. The pool broke and every run not
-    # yet finished came back as 'the worker process died' and was stored as a failure:
-    # the other executing run and the queued ones too, which --resume then skipped.
-    sweep = tmp_path / "oom.toml"
-    sweep.write_text(textwrap.dedent("""
-        name = "oom"
-        seeds = 2
-        [base.topology]
-        kind = "fat_tree"
-        k = 4
-        [[base.traffic]]
-        kind = "permutation"
-        size = 10000
-        [grid]
-        "traffic[0].size" = [10000000000, 10000]
-    """))
-    out = tmp_path / "o"
-    proc = _start(["sweep", str(sweep), "--out", str(out), "--workers", "2", "--quiet"], tmp_path / "log")
-    try:
-        # Both execute a long run (the grid's first value) once each has used 2 s of CPU.
-        _wait_for(lambda: len(_workers(proc.pid)) == 2 and all(_cpu_s(w) > 2.0 for w in _workers(proc.pid)),
-                  "two busy workers")
-        os.kill(_workers(proc.pid)[0], signal.SIGKILL)
-        runs = out / "runs"
-        _wait_for(lambda: runs.is_dir() and len(list(runs.glob("*.parquet"))) == 3, "the short runs")
-        text = _terminate(proc, tmp_path / "log")
-    finally:
-        _kill_group(proc)
-    assert proc.returncode == 143, text
-    stored = pl.concat([pl.read_parquet(f, columns=["status", "error", "traffic[0].size"])
-                        for f in runs.glob("*.parquet")], how="diagonal_relaxed").sort("status")
-    assert stored["status"].to_list() == ["error", "ok", "ok"], text
-    assert stored["traffic[0].size"].to_list() == [10000000000, 10000, 10000]
-    assert "the worker process executing this run died" in stored["error"][0]
-
-
 def test_hpcc_folder_workers_die_with_a_killed_driver(tmp_path):
     # `kill -9` of `rdmalab hpcc FOLDER` left its pool workers simulating, orphaned.
     folder = _folder(tmp_path)

@@ -9,11 +9,9 @@ driver. Results do not depend on the executor: each run is one deterministic sim
 from __future__ import annotations
 
 import concurrent.futures as cf
-from concurrent.futures.process import BrokenProcessPool
 import multiprocessing as mp
 import os
 import queue as queue_mod
-from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from rdmalab.experiments import reaper, worker
@@ -45,50 +43,17 @@ class LocalExecutor:
         return self.workers
 
     def run(self, tasks: Iterable[dict[str, Any]], events: EventSink | None = None) -> Iterator[dict[str, Any]]:
-        """Runs every task; yields each result as it finishes.
-
-        A worker that dies (the kernel's OOM killer, `kill -9`) breaks a process pool, and
-        every run not yet finished comes back broken with it. Only the run that dead worker
-        was executing is a failure; the others, queued or executing in live workers, run
-        again in a fresh pool."""
-        todo = list(tasks)
-        size = min(self.pool_size(todo), len(todo)) if todo else 0
-        while todo:
-            broken: list[dict[str, Any]] = []
-            yield from self._run_pool(todo, size, events, broken)
-            todo = broken
-
-    def _run_pool(self, tasks: list[dict[str, Any]], size: int, events: EventSink | None,
-                  broken: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-        """One pool over `tasks`; the tasks to run again after a worker died go to `broken`."""
+        """Runs every task; yields each result as it finishes."""
+        tasks = list(tasks)
+        if not tasks:
+            return
         ctx = mp.get_context("spawn")
         q = ctx.Queue()
-        pool = cf.ProcessPoolExecutor(max_workers=min(size, len(tasks)), mp_context=ctx,
+        pool = cf.ProcessPoolExecutor(max_workers=min(self.pool_size(tasks), len(tasks)), mp_context=ctx,
                                       initializer=worker.init_pool_worker, initargs=(q, os.getpid()))
         futures = {pool.submit(worker.execute_in_pool, t): t for t in tasks}
-        on: dict[str, int] = {}  # run id -> the pid of the worker executing it
-
-        def sink(ev: tuple) -> None:
-            if ev[0] == "start" and len(ev) > 2:
-                on[ev[1]] = ev[2]
-            if events:
-                events(ev)
-
-        lost: list[dict[str, Any]] = []
         try:
-            for fut, res in self._collect(futures, q, sink):
-                if isinstance(fut.exception(), BrokenProcessPool):
-                    lost.append(futures[fut])
-                else:
-                    yield res
-            if lost:
-                alive = {p.pid for p in list((getattr(pool, "_processes", None) or {}).values()) if _alive(p)}
-                died = [t for t in lost if t["run_id"] in on and on[t["run_id"]] not in alive]
-                if not died:  # which run it was is unknown: every run that started fails
-                    died = [t for t in lost if t["run_id"] in on] or lost
-                for t in died:
-                    yield _result_of(fut_for(futures, t), t)
-                broken.extend(t for t in lost if t not in died)
+            yield from self._collect(futures, q, events)
         finally:
             _stop_pool(pool)
             q.close()
@@ -102,31 +67,14 @@ class LocalExecutor:
         threads = max((int(t.get("scenario", {}).get("threads") or 1) for t in tasks), default=1)
         return max(1, self.workers // max(1, threads))
 
-    def _collect(self, futures: dict, q, events: EventSink | None) -> Iterator[tuple[cf.Future, dict[str, Any]]]:  # noqa: ANN001,E501
+    def _collect(self, futures: dict, q, events: EventSink | None) -> Iterator[dict[str, Any]]:  # noqa: ANN001
         pending = set(futures)
         while pending:
             done, pending = cf.wait(pending, timeout=0.2, return_when=cf.FIRST_COMPLETED)
             _drain(q, events)
             for fut in done:
-                yield fut, _result_of(fut, futures[fut])
+                yield _result_of(fut, futures[fut])
         _drain(q, events)
-
-
-def _alive(proc: mp.process.BaseProcess) -> bool:
-    """Whether a pool worker still runs. Its exit code alone cannot say: the pool's own thread
-    reaps a dead worker concurrently, and the poll that loses that race reports None."""
-    if proc.exitcode is not None:
-        return False
-    try:
-        state = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return not Path("/proc/self/stat").exists()  # gone, or no /proc to ask (then: exit code)
-    return state != "Z"
-
-
-def fut_for(futures: dict, task: dict[str, Any]) -> cf.Future:  # noqa: ANN001
-    """The future of `task` in `futures`."""
-    return next(f for f, t in futures.items() if t is task)
 
 
 def _drain(q, events: EventSink | None) -> None:  # noqa: ANN001
@@ -146,8 +94,7 @@ def _result_of(fut: cf.Future, task: dict[str, Any]) -> dict[str, Any]:
     except Exception as e:  # noqa: BLE001 - e.g. BrokenProcessPool after a crash
         return {"run_id": task["run_id"], "status": "error", "wall_s": 0.0, "counters": {}, "tables": {},
                 "stop_reason": None, "host": None,
-                "error": f"{type(e).__name__}: {e} (the worker process executing this run died: killed, or out of "
-                         "memory; rerun with --resume --retry-failed)"}
+                "error": f"{type(e).__name__}: {e} (the worker process died; rerun with --resume --retry-failed)"}
 
 
 def _stop_pool(pool: cf.ProcessPoolExecutor) -> None:

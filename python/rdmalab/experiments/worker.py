@@ -38,7 +38,7 @@ def execute(task: dict[str, Any], report: Reporter | None = None) -> dict[str, A
     out: dict[str, Any] = {"run_id": run_id, "status": "ok", "error": None, "stop_reason": None,
                            "counters": {}, "tables": {}, "host": platform.node()}
     if report:
-        report(("start", run_id, os.getpid()))  # the pid: which run a dead worker had
+        report(("start", run_id))
     try:
         _simulate(task, out, report)
     except KeyboardInterrupt:
