@@ -91,9 +91,10 @@ def drive(sim: "_core.Simulation", progress: bool = True, check: bool = True,
 
     Ctrl-C stops the run cleanly: the results hold every flow completed so far and
     `interrupted` is set. SIGTERM does the same in the main thread where it has its default
-    action (`extra["interrupted_by"]` says which of the two it was). A run that fails an internal check (`check`: a lossless fabric that
-    dropped packets, bytes not conserved) raises `RunFailed`, which carries the results up to
-    that moment and the failure record (`rdmalab.failure`). A scenario with `[trace]` writes
+    action (`extra["interrupted_by"]` says which of the two it was). A run that fails an
+    internal check (`check`: a lossless fabric that dropped packets, bytes not conserved)
+    raises `RunFailed`, which carries the results up to that moment and the failure record
+    (`rdmalab.failure`). A scenario with `[trace]` writes
     its trace to `trace_path` (default: a temporary folder), streamed: `Results.trace` scans
     it lazily.
 

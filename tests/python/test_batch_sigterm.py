@@ -25,18 +25,24 @@ RDMALAB = Path(sys.executable).parent / "rdmalab"
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
 
 
-def _group(sid: int) -> list[int]:
-    """Live processes in the group led by `sid`, as `setsid` made it (zombies have ended)."""
+def _live(keep) -> list[int]:  # noqa: ANN001
+    """Live processes (zombies have ended) whose `/proc` stat fields and command line `keep`
+    accepts."""
     out = []
     for d in Path("/proc").iterdir():
         if d.name.isdigit():
             try:
                 fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+                if fields[0] != "Z" and keep(fields, d / "cmdline"):
+                    out.append(int(d.name))
             except OSError:
                 continue
-            if int(fields[3]) == sid and fields[0] != "Z":
-                out.append(int(d.name))
     return out
+
+
+def _group(sid: int) -> list[int]:
+    """Live processes in the group led by `sid`, as `setsid` made it."""
+    return _live(lambda fields, _: int(fields[3]) == sid)
 
 
 def _wait_for(cond, what: str, limit_s: float = 90.0) -> None:  # noqa: ANN001
@@ -156,17 +162,7 @@ def test_sigterm_stops_an_hpcc_folder_keeping_what_the_running_configs_measured(
 
 def _workers(driver: int) -> list[int]:
     """The driver's pool workers (its children other than multiprocessing's resource tracker)."""
-    out = []
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
-                cmd = (d / "cmdline").read_bytes()
-            except OSError:
-                continue
-            if int(fields[1]) == driver and fields[0] != "Z" and b"spawn_main" in cmd:
-                out.append(int(d.name))
-    return out
+    return _live(lambda fields, cmdline: int(fields[1]) == driver and b"spawn_main" in cmdline.read_bytes())
 
 
 def test_hpcc_folder_workers_die_with_a_killed_driver(tmp_path):
