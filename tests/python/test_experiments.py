@@ -176,6 +176,35 @@ def test_a_sweep_checks_fields_without_building_and_leaves_build_errors_to_the_r
         _core.check_scenario_fields(json.dumps({**STAR, "topology": {"kind": "star", "hosts": 4, "colour": 1}}))
 
 
+def test_a_base_value_only_the_engine_checks_refuses_the_sweep_before_any_run(tmp_path, capsys):
+    # `buffer_mb = -1` parses; only building the fabric refuses it, and every run would fail on it.
+    f = write(tmp_path, "neg.toml", """
+        [base.topology]
+        kind = "star"
+        hosts = 5
+        [[base.traffic]]
+        kind = "incast"
+        senders = [1, 2]
+        receiver = 0
+        size = 10000
+        [base.fabric]
+        buffer_mb = -1
+        [grid]
+        "traffic[0].size" = [10000, 20000]
+    """)
+    with pytest.raises(SweepError, match=r"neg\.toml: base\.fabric\.buffer_mb: must be a positive number of MiB"):
+        run_sweep(Sweep.from_file(f), tmp_path / "o", LocalExecutor(1), progress=False)
+    assert not (tmp_path / "o").exists()
+    assert main(["sweep", str(f), "--out", str(tmp_path / "o")]) == 2
+    assert "neg.toml: base.fabric.buffer_mb" in capsys.readouterr().err and not (tmp_path / "o").exists()
+    # A grid value that sets the field, or changes what the mistake depends on, leaves it to the runs.
+    fixed = Sweep.from_dict({"base": {**STAR, "fabric": {"buffer_mb": -1}}, "grid": {"fabric.buffer_mb": [-1, 4]}})
+    report = run_sweep(fixed, tmp_path / "f", LocalExecutor(1), progress=False)
+    assert (report.ok, report.failed) == (1, 1)
+    hosts = Sweep.from_dict({"base": {**STAR, "topology": {"kind": "star", "hosts": 3}}, "grid": {"topology.hosts": [5]}})
+    assert run_sweep(hosts, tmp_path / "h", LocalExecutor(1), progress=False).ok == 1
+
+
 def test_sweep_without_grid_runs_the_base_once_per_seed():
     # Leaving [grid] out is how a file asks for the base scenario alone; only an empty one is refused.
     s = Sweep.from_dict({"base": STAR, "seeds": 3})

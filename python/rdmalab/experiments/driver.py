@@ -17,7 +17,7 @@ from tqdm.auto import tqdm
 
 from rdmalab.experiments.executors import LocalExecutor
 from rdmalab.experiments.store import Store
-from rdmalab.experiments.sweep import RunSpec, Sweep, SweepError
+from rdmalab.experiments.sweep import RunSpec, Sweep, SweepError, check_base
 from rdmalab.experiments.tenants import run_shares
 from rdmalab.results import percentile
 from rdmalab.runner import Terminated
@@ -82,6 +82,7 @@ def run_sweep(sweep: Sweep, out: str | Path, executor: Any = None, resume: bool 
     # Decided before the executor starts: Ray's driver installs a SIGTERM handler of its own.
     owns_sigterm = threading.current_thread() is threading.main_thread() and \
         signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    check_base(sweep)
     store = Store(out)
     runs = sweep.expand()
     wanted = {r.run_id for r in sweep.select(only)} if only else None

@@ -42,6 +42,7 @@ except ModuleNotFoundError:  # pragma: no cover - 3.9 and 3.10: the same parser,
 
 from rdmalab import _core
 from rdmalab.experiments.case_names import case_name
+from rdmalab.scenario import PYTHON_SCENARIO, check_numbers
 
 #: Top-level keys of a scenario (crates/rdmalab/src/scenario/mod.rs, `ScenarioSpec`).
 SCENARIO_KEYS = ("seed", "stop_time", "topology", "traffic", "fabric", "tenants", "links", "events", "trace", "rnic",
@@ -183,6 +184,10 @@ class Sweep:
     description: str = ""
     plot: dict[str, Any] = field(default_factory=dict)
     source: str | None = None
+    #: The inline `[base]` table as written, and whether a `scenario` file is merged under it:
+    #: where a base field's mistake was written (`base.…` or `scenario.…`).
+    inline: dict[str, Any] = field(default_factory=dict, repr=False)
+    from_file: bool = False
 
     @classmethod
     def from_file(cls, path: str | Path) -> "Sweep":
@@ -262,12 +267,14 @@ def _build(doc: dict[str, Any], base_dir: Path, source: str | None) -> Sweep:
     seeds = _seeds(doc)
     _check_overlaps(grid, zipped, seeds)
     base.setdefault("seed", 1)
+    inline = doc.get("base") if isinstance(doc.get("base"), dict) else {}
     sweep = Sweep(name=name, base=base, base_dir=str(scenario_dir), grid=grid, zip=zipped, seeds=seeds,
-                  description=description, plot=_plot_table(doc), source=source)
+                  description=description, plot=_plot_table(doc), source=source, inline=inline,
+                  from_file="scenario" in doc)
     by = sweep.plot.get("by")
     if by and by not in sweep.dimensions():
         raise SweepError(f"plot.by: {by!r} is not a varied parameter (varied: {', '.join(sweep.dimensions())})")
-    validate(sweep, doc.get("base") if isinstance(doc.get("base"), dict) else {}, from_file="scenario" in doc)
+    validate(sweep, inline, from_file=sweep.from_file)
     return sweep
 
 
@@ -422,6 +429,36 @@ def validate(sweep: Sweep, inline: dict[str, Any] | None = None, from_file: bool
                 # A table value: say where inside it the mistake is.
                 _probe(spec,
                        lambda field, what=what, path=path: what + (f" ({field})" if field not in ("", path) else ""))
+
+
+def check_base(sweep: Sweep) -> None:
+    """Builds the base scenario once, as a run's worker builds its scenario (`check_numbers`,
+    then the engine's `Simulation.from_json`: every check the engine makes before it runs),
+    before any run starts. A mistake there that every run repeats (the same field and message
+    in each run's scenario: no grid, zip or seed value changes it) is the sweep file's, and
+    raises `SweepError` naming the file and the field's full path (`base.fabric.buffer_mb`).
+    A mistake that some run's values avoid or change is left to the runs, which record it."""
+    error = _build_error(sweep.base, sweep.base_dir)
+    m = re.match(rf"^{re.escape(PYTHON_SCENARIO)}(?::\d+)?: field `([^`]+)`: (.*)$", error or "", re.S)
+    if m is None:
+        return
+    # Building stops at the first mistake, so a run's scenario that a grid value fixes (or
+    # breaks otherwise) fails differently or not at all; looking stops at the first such run.
+    if any(_build_error(r.scenario, r.base_dir) != error for r in sweep.expand()):
+        return
+    where = f"{sweep.source}: " if sweep.source else ""
+    raise SweepError(f"{where}{_base_field(m.group(1), sweep.inline, sweep.from_file)}: {m.group(2)} "
+                     "(every run's scenario has it; no run was started)")
+
+
+def _build_error(spec: dict[str, Any], base_dir: str) -> str | None:
+    """The engine's input error for scenario `spec`, or None when it builds."""
+    try:
+        check_numbers(spec)
+        _core.Simulation.from_json(json.dumps(spec), base_dir)
+    except (ValueError, OSError, RuntimeError) as e:  # what a run would record as its error
+        return str(e)
+    return None
 
 
 def _base_field(field: str, inline: dict[str, Any], from_file: bool) -> str:
