@@ -21,6 +21,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Iterator
 
+from rdmalab.experiments import reaper
 from rdmalab.runner import Terminated, detect_hpcc_dialect, run_hpcc
 
 #: The file names a folder run picks up by default: m4's `config_topology_flows.txt`, the
@@ -167,28 +168,38 @@ def _result(f: cf.Future, config: str, dialect: str | None) -> dict[str, Any]:
         return _failed_row(config, dialect, e)
 
 
-def _stop_folder(signum: int, frame: object) -> None:
-    # Once: a repeat while the running configs write their outputs ends the driver.
-    signal.signal(signum, signal.SIG_DFL)
-    raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+def _default_signals() -> list[int]:
+    """Ctrl-C and SIGTERM where they still have their default action, in the main thread (a
+    handler the caller installed is left alone)."""
+    if threading.current_thread() is not threading.main_thread():
+        return []
+    defaults = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
+    return [sig for sig, default in defaults.items() if signal.getsignal(sig) is default]
 
 
 @contextlib.contextmanager
-def _signals_stop_folder() -> Iterator[None]:
-    """SIGTERM stops the folder as Ctrl-C does, each once, where it has its default action
-    and in the main thread (a handler the caller installed is left alone)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    defaults = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
-    mine = [sig for sig, default in defaults.items() if signal.getsignal(sig) is default]
+def _signals_stop_folder(mine: list[int] | None = None, heard: list[str] | None = None) -> Iterator[None]:
+    """SIGTERM stops the folder as Ctrl-C does, each once, for the signals `mine` (default:
+    those with their default action now); `heard` gets which arrived. The handlers found
+    are put back after (Ray's driver installs a SIGTERM handler of its own: `mine` is then
+    decided before Ray starts, and Ray's handler is what is put back)."""
+    mine = _default_signals() if mine is None else mine
+
+    def stop(signum: int, frame: object) -> None:
+        # Once: a repeat while the running configs write their outputs ends the driver.
+        signal.signal(signum, signal.SIG_DFL)
+        if heard is not None:
+            heard.append("SIGTERM" if signum == signal.SIGTERM else "Ctrl-C")
+        raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+
+    found = {sig: signal.getsignal(sig) for sig in mine}
     for sig in mine:
-        signal.signal(sig, _stop_folder)
+        signal.signal(sig, stop)
     try:
         yield
     finally:
-        for sig in mine:
-            signal.signal(sig, defaults[sig])
+        for sig, handler in found.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
 
 
 def _rest(it: Iterator[dict[str, Any]], stop: KeyboardInterrupt) -> Iterator[dict[str, Any]]:
@@ -202,16 +213,97 @@ def _rest(it: Iterator[dict[str, Any]], stop: KeyboardInterrupt) -> Iterator[dic
     yield from it
 
 
-def _ray(configs: list[Path], dialect: str | None, address: str | None) -> Iterator[dict[str, Any]]:
+def _stop_once_in_ray(signum: int, frame: object) -> None:
+    """In a Ray task during a run: the first Ctrl-C or SIGTERM (Ray's cancel arrives as
+    Ctrl-C) stops the run as it stops `rdmalab hpcc CONFIG`; both are then ignored, so that
+    neither a repeat nor the driver's cancel after a signal to the whole job can cut the
+    outputs short."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+
+
+def _run_in_ray(config: str, dialect: str | None) -> dict[str, Any]:
+    """`run_one` as a Ray task: stopped by a signal as in a pool worker (`_run_in_pool`), the
+    Ray worker's own handlers back after it."""
+    found = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    for sig in found:
+        signal.signal(sig, _stop_once_in_ray)
+    try:
+        return run_one(config, dialect)
+    except KeyboardInterrupt as stop:  # before the run began: nothing was measured
+        by = "SIGTERM" if isinstance(stop, Terminated) else "Ctrl-C"
+        return {"config": str(Path(config).resolve()), "status": "failed", "dialect": dialect, "flows": 0,
+                "stop_reason": "interrupted", "wall_s": 0.0, "fct": None,
+                "error": f"interrupted ({by}) before its run began"}
+    finally:
+        for sig, handler in found.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+
+
+def _ray(configs: list[Path], dialect: str | None, address: str | None,
+         stopped: list[str]) -> Iterator[dict[str, Any]]:
+    """Runs the configs as Ray tasks; yields each result. On Ctrl-C or SIGTERM (`stopped`
+    gets which) the tasks not started are cancelled, the running ones stop as a single run
+    would (Ray's cancel interrupts them; their outputs are written) and their results are
+    still yielded; a local Ray instance started here ends with the folder."""
     # Lazy on purpose: Ray only when asked for (it takes seconds to import).
     import ray
-    if not ray.is_initialized():
-        ray.init(address=address, ignore_reinit_error=True, include_dashboard=False, log_to_driver=False)
-    remote = ray.remote(run_one)
-    pending = [remote.remote(str(c), dialect) for c in configs]
-    while pending:
-        done, pending = ray.wait(pending, num_returns=1)
-        yield ray.get(done[0])
+    from ray.exceptions import TaskCancelledError
+
+    mine = _default_signals()  # decided before Ray starts: its driver installs a SIGTERM handler
+    started, reaping = not ray.is_initialized(), None
+    if started:
+        if address is None:  # a local instance is ours: it must not outlive this process
+            reaping = reaper.start()
+        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+    remote = ray.remote(num_cpus=1, max_retries=0)(_run_in_ray)
+    refs = {remote.remote(str(c), dialect): str(c) for c in configs}
+    left = list(refs)  # not yet yielded
+    try:
+        with _signals_stop_folder(mine, stopped):
+            while left:
+                done, left = ray.wait(left, num_returns=1, timeout=0.5)
+                for ref in done:
+                    yield _ray_result(ray, ref, refs[ref], dialect)
+    except KeyboardInterrupt:
+        # Ray's wait turns what a signal handler raises into a plain KeyboardInterrupt:
+        # `stopped` says which signal it was.
+        if not stopped:
+            stopped.append("Ctrl-C")
+        for ref in left:
+            ray.cancel(ref)
+        done, late = ray.wait(left, num_returns=len(left), timeout=STOP_WAIT_S) if left else ([], [])
+        for ref in done:
+            try:
+                yield ray.get(ref)
+            except TaskCancelledError:  # cancelled before it started: "not run"
+                continue
+            except Exception as e:  # noqa: BLE001 - its worker ended first (below)
+                yield _ended_with_ray(refs[ref], dialect, stopped[0], e)
+        for ref in late:
+            ray.cancel(ref, force=True)
+    finally:
+        if started:
+            ray.shutdown()
+            reaper.stop(reaping)
+
+
+def _ended_with_ray(config: str, dialect: str | None, by: str, e: BaseException) -> dict[str, Any]:
+    """A config whose Ray worker ended before its run returned, after the folder was stopped:
+    a signal to every process of the job also reaches a local Ray's raylet, which ends its
+    workers, at times before their runs have written their outputs."""
+    return {"config": str(Path(config).resolve()), "status": "failed", "dialect": dialect, "flows": 0,
+            "stop_reason": "interrupted", "wall_s": 0.0, "fct": None,
+            "error": f"interrupted ({by}): its Ray worker ended with the job before the run returned "
+                     f"({type(e).__name__}); its outputs hold what it wrote by then"}
+
+
+def _ray_result(ray: Any, ref: Any, config: str, dialect: str | None) -> dict[str, Any]:
+    try:
+        return ray.get(ref)
+    except Exception as e:  # noqa: BLE001 - a worker or node died
+        return _failed_row(config, dialect, e)
 
 
 def run_folder(configs: list[Path], dialect: str | None = None, executor: str = "local",
@@ -219,13 +311,13 @@ def run_folder(configs: list[Path], dialect: str | None = None, executor: str = 
                progress: bool = True) -> FolderRun:
     """Runs `configs` on `executor` ("local": `workers` processes; "ray": the cluster at
     `address`, or a local one), with one progress bar; the status dicts in `configs`' order.
-    Ctrl-C or SIGTERM (local) stops the folder: the running configs stop and write what they
+    Ctrl-C or SIGTERM stops the folder: the running configs stop and write what they
     measured, the others are "not run", and `interrupted_by` says which signal it was."""
     if executor not in ("local", "ray"):
         raise ValueError(f"unknown executor `{executor}`: local or ray")
     workers = max(1, workers or os.cpu_count() or 1)
     stopped: list[str] = []
-    it = _ray(configs, dialect, address) if executor == "ray" else _local(configs, dialect, workers, stopped)
+    it = _ray(configs, dialect, address, stopped) if executor == "ray" else _local(configs, dialect, workers, stopped)
     by_config: dict[str, dict[str, Any]] = {}
     failed = 0
     # Lazy on purpose: only a folder of configs draws this bar; `rdmalab hpcc CONFIG` does without tqdm.
@@ -243,8 +335,6 @@ def run_folder(configs: list[Path], dialect: str | None = None, executor: str = 
             for r in it:
                 take(r)
         except KeyboardInterrupt as stop:
-            if executor == "ray":
-                raise
             for r in _rest(it, stop):
                 take(r)
     out = FolderRun(by_config.get(str(Path(c).resolve())) or _not_run(c) for c in configs)

@@ -160,6 +160,35 @@ def test_sigterm_stops_an_hpcc_folder_keeping_what_the_running_configs_measured(
         assert (folder / f"s{i}" / "fct.txt").read_text().strip(), f"s{i} wrote no FCTs"
 
 
+@pytest.mark.parametrize("group", [False, True], ids=["ray-driver", "ray-group"])
+def test_sigterm_stops_an_hpcc_folder_on_ray_keeping_what_the_running_configs_measured(tmp_path, group):
+    # `--executor ray` had no handler: the driver died of SIGTERM and the configs it had not
+    # printed were lost.
+    pytest.importorskip("ray")
+    folder = _folder(tmp_path)
+    proc = _start(["hpcc", str(folder), "--executor", "ray", "--quiet"], tmp_path / "log")
+    try:
+        _wait_for(lambda: all((folder / f"s{i}" / "fct.txt").is_file() for i in (0, 1)), "the two short configs")
+        time.sleep(3.0)  # the long configs are executing
+        text = _terminate(proc, tmp_path / "log", group)  # nothing of the job is left, Ray's processes too
+    finally:
+        _kill_group(proc)
+    assert proc.returncode == 143, text
+    lines = text.splitlines()
+    assert sum(line.startswith("ok ") for line in lines) == 2, text
+    assert lines[-1].startswith("rdmalab: interrupted (SIGTERM)"), text
+    stopped = [line for line in lines if line.startswith("failed ") and "interrupted (" in line]
+    assert len(stopped) == 2, text
+    if group:
+        # Ray's workers lead process groups of their own, but its raylet is in the job's: it ends
+        # them, before or after the driver's cancel has stopped their runs.
+        return
+    # The running configs are stopped through Ray's cancel, which a run hears as Ctrl-C.
+    assert all("interrupted (Ctrl-C): its outputs hold what it measured" in line for line in stopped), text
+    for i in (2, 3):  # the flows they completed before the signal are written
+        assert (folder / f"s{i}" / "fct.txt").read_text().strip(), f"s{i} wrote no FCTs"
+
+
 def _workers(driver: int) -> list[int]:
     """The driver's pool workers (its children other than multiprocessing's resource tracker)."""
     return _live(lambda fields, cmdline: int(fields[1]) == driver and b"spawn_main" in cmdline.read_bytes())
