@@ -135,9 +135,9 @@ impl Simulation {
         if down {
             super::mech::failures::link_down(&mut self.ports, &mut mech.failures, times, l, out);
         } else {
-            super::mech::failures::link_up(&mut self.ports, times, l, out);
-            // Only when the link did come up (the hook's actions); each end from its own node.
-            if let (Some(ib), true) = (mech.ib.as_deref(), out.len() > from) {
+            let came_up = super::mech::failures::link_up(&mut self.ports, times, l, out);
+            // Only when the link did come up; each end from its own node.
+            if let (Some(ib), true) = (mech.ib.as_deref(), came_up) {
                 for p in [2 * l.idx(), 2 * l.idx() + 1].map(crate::ids::PortId::new) {
                     if self.part.as_ref().is_none_or(|q| q.owns(self.topo.ports[p.idx()].node)) {
                         super::mech::ib::on_link_up(ib, p, out);

@@ -191,16 +191,18 @@ pub(in crate::sim) fn link_down(
 }
 
 /// Hook "link up" (`Event::LinkUp`): link `l` is repaired; its ends may send again at once,
-/// routes take it back after the delay.
+/// routes take it back after the delay. Returns whether the link came up (false: it was up
+/// already, and nothing is appended).
 pub(in crate::sim) fn link_up(
     ports: &mut [PortState],
     (now, reroute_delay): (Time, Time),
     l: LinkId,
     out: &mut Vec<Action>,
-) {
-    let Some(ends) = set_carrier(ports, l, false, now) else { return };
+) -> bool {
+    let Some(ends) = set_carrier(ports, l, false, now) else { return false };
     out.push(Action::Timer(now + reroute_delay, Event::Reroute));
     out.extend(ends.map(Action::Kick));
+    true
 }
 
 /// Hook "control plane" (`Event::Reroute`): new routes over the links that are up; the QPs
@@ -214,4 +216,39 @@ pub(in crate::sim) fn reroute(
     reroute_over_live_links(routes, topo, ports);
     tally.reroutes += 1;
     out.extend(stranded(qps, routes).into_iter().map(Action::AbandonQp));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::Rate;
+
+    /// Link 0: its two ends, ports 0 and 1, on nodes 0 and 1.
+    fn one_link() -> Vec<PortState> {
+        (0..2u32).map(|i| PortState::new(NodeId(i), PortId(i), 0, Rate::gbps(100), Time::from_us(1))).collect()
+    }
+
+    /// `link_up` says whether the link came up: not for a link that is up (nothing
+    /// appended), yes once after it went down (the reroute timer, a kick at each end), not
+    /// for a second repair.
+    #[test]
+    fn link_up_reports_whether_the_link_came_up() {
+        let mut ports = one_link();
+        let (mut tally, mut out) = (Tally::default(), Vec::new());
+        let times = (Time::from_us(5), Time::from_us(1));
+        assert!(!link_up(&mut ports, times, LinkId(0), &mut out));
+        assert!(out.is_empty(), "{out:?}");
+        link_down(&mut ports, &mut tally, times, LinkId(0), &mut out);
+        assert!(ports.iter().all(|p| p.down) && tally.link_failures == 1);
+        out.clear();
+        assert!(link_up(&mut ports, times, LinkId(0), &mut out));
+        assert!(ports.iter().all(|p| !p.down));
+        assert!(
+            matches!(out[..], [Action::Timer(t, Event::Reroute), Action::Kick(_), Action::Kick(_)] if t == Time::from_us(6)),
+            "{out:?}"
+        );
+        out.clear();
+        assert!(!link_up(&mut ports, times, LinkId(0), &mut out));
+        assert!(out.is_empty(), "{out:?}");
+    }
 }
