@@ -253,6 +253,28 @@ fn bad_traces_are_refused_naming_file_rank_and_node() {
 }
 
 #[test]
+fn a_dependency_on_a_node_the_file_lacks_is_refused_as_astra_sim_refuses_it() {
+    // Chakra's PyTorch converter of 2023 (schema 1.0.1, Chakra's tests/data/feeder_tests_trace)
+    // left out nodes that others name as control dependencies. ASTRA-sim's trace reader refuses
+    // such a file as it loads it; so does the reader here, naming the first such dependency and
+    // counting them all.
+    let tmp = std::env::temp_dir().join(format!("rdmalab-chakra-a-{}", std::process::id()));
+    let ctrl = |id: u64, deps: &[u64]| Node { ctrl_deps: deps.to_vec(), ..node(id, NodeType::CompNode, &[], &[]) };
+    let rank0 =
+        vec![coll(0, 0, 1 << 20, &[]), ctrl(5, &[0, 3, 4]), ctrl(6, &[3]), node(7, NodeType::CompNode, &[6], &[])];
+    let p = write(&tmp.join("absent"), &[rank0, vec![coll(0, 0, 1 << 20, &[])]]);
+    let e = error(&p, 2);
+    assert!(e.contains("t.0.et") && e.contains("`rank 0, node 5 (n5).ctrl_deps`: no node 3 in this file"), "{e}");
+    assert!(e.contains("(3 dependencies of 2 nodes name 2 nodes the file does not hold)"), "{e}");
+    assert!(e.contains("ASTRA-sim refuses such a file too"), "{e}");
+    // One data dependency on an absent node: named by its list, with no count.
+    let p = write(&tmp.join("one"), &[vec![node(1, NodeType::CompNode, &[9], &[])], vec![]]);
+    let e = error(&p, 2);
+    assert!(e.contains("`rank 0, node 1 (n1).data_deps`: no node 9 in this file; ASTRA-sim"), "{e}");
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+#[test]
 fn traces_run_the_same_at_1_2_and_4_threads() {
     let Some(ex) = examples() else { return };
     let prefix = ex.join("workload/microbenchmarks/all_reduce/16npus_1MB/all_reduce");

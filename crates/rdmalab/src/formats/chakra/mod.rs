@@ -321,6 +321,35 @@ fn show(v: &Option<Value>) -> String {
     }
 }
 
+/// A dependency on a node the file does not hold is refused, as ASTRA-sim's trace reader
+/// (Chakra's feeder) refuses it when it loads the file: its graph check finds the missing
+/// node among those ready to run and stops ("not found in index"). Named: the first such
+/// dependency (its node, which list, the missing id), then how many there are in the file.
+fn absent_deps(t: &ChakraTrace, ix: &HashMap<u64, usize>, field: impl Fn(&ChakraNode) -> String) -> Result<()> {
+    let (mut first, mut deps, mut nodes, mut absent) = (None, 0usize, 0usize, std::collections::BTreeSet::new());
+    for n in &t.nodes {
+        let listed = n.data_deps.iter().map(|&d| ("data_deps", d)).chain(n.ctrl_deps.iter().map(|&d| ("ctrl_deps", d)));
+        let before = deps;
+        for (list, d) in listed.filter(|(_, d)| !ix.contains_key(d)) {
+            first.get_or_insert((n, list, d));
+            deps += 1;
+            absent.insert(d);
+        }
+        nodes += usize::from(deps > before);
+    }
+    let Some((n, list, d)) = first else { return Ok(()) };
+    let all = if deps > 1 {
+        format!(" ({deps} dependencies of {nodes} nodes name {} nodes the file does not hold)", absent.len())
+    } else {
+        String::new()
+    };
+    let msg = format!(
+        "no node {d} in this file{all}; ASTRA-sim refuses such a file too: convert the workload again with a \
+         Chakra whose converter keeps every node that another depends on"
+    );
+    Err(Error::input(&t.path, 0, format!("{}.{list}", field(n)), msg))
+}
+
 /// Unique ids, dependencies on nodes of the file, no cycle (named, ids in order).
 fn check_graph(t: &ChakraTrace) -> Result<()> {
     let mut ix = HashMap::with_capacity(t.nodes.len());
@@ -330,11 +359,7 @@ fn check_graph(t: &ChakraTrace) -> Result<()> {
             return Err(Error::input(&t.path, 0, field(n), "a second node with this id"));
         }
     }
-    for n in &t.nodes {
-        if let Some(d) = n.deps().find(|d| !ix.contains_key(d)) {
-            return Err(Error::input(&t.path, 0, format!("{}.deps", field(n)), format!("no node {d} in this file")));
-        }
-    }
+    absent_deps(t, &ix, field)?;
     // Iterative depth-first search; a node met again while open closes a cycle.
     const NEW: u8 = 0;
     const OPEN: u8 = 1;
