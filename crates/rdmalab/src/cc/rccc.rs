@@ -18,8 +18,9 @@
 //!   the cumulative grant back in a credit packet, and waits the time its link takes to carry
 //!   that many full packets before the next grant.
 //! - **Trims and timeouts.** A trimmed packet's NACK makes its sender resend it, so the
-//!   receiver adds one packet to that connection's target when it sends the NACK (EQDS's
-//!   retransmission backlog). A timeout with no credit left gives the sender one packet of
+//!   receiver counts one packet owed per NACK it sends (EQDS's retransmission backlog), and
+//!   the sender's target leaves out one packet per NACK it heard: the two halves add, each
+//!   resend asked for once. A timeout with no credit left gives the sender one packet of
 //!   credit, so that its resend carries a new target (EQDS's request to send).
 //!
 //! This module holds the state and its rules; `sim::mech::rccc` hands them the QP, the
@@ -63,6 +64,8 @@ pub struct TxCredit {
     pub granted: u64,
     /// Packets sent: first sends and resends alike.
     pub spent: u64,
+    /// NACKs heard: each a resend its receiver counts itself, left out of the target.
+    pub nacks: u64,
     /// The QP waits for credit (its pacing time is parked in `resume_at`).
     pub held: bool,
     /// Where the QP's pacing stood when it ran out of credit.
@@ -98,10 +101,11 @@ impl TxCredit {
     }
 
     /// The target a data packet carries when `need` packets remain to send after it: the
-    /// cumulative grant that covers them.
+    /// cumulative grant that covers them, less one packet per NACK heard (the receiver counts
+    /// those resends itself, [`RxGrants::nacks`]).
     #[inline]
     pub fn target(&self, need: u64) -> u64 {
-        (self.spent + need).saturating_sub(self.initial)
+        (self.spent + need).saturating_sub(self.initial + self.nacks)
     }
 
     /// A credit packet carrying the cumulative grant `cum` arrived: true when it adds credit
@@ -138,8 +142,14 @@ pub fn unwrap16(reference: u64, r: u16) -> u64 {
 /// A receiver's view of one connection.
 #[derive(Clone, Copy, Debug)]
 pub struct RxGrants {
-    /// The highest target heard (plus the packets its NACKs will have resent).
+    /// The highest target heard.
     pub target: u64,
+    /// NACKs sent for trimmed headers: each a resend owed beside the target (the sender's
+    /// target leaves out the NACKs it heard). Kept apart from the target: folded into it by
+    /// taking the larger of the two, a NACK's resend would vanish into a target that rose for
+    /// another reason (packets a timeout marked), and the sender would wait for a grant its
+    /// receiver does not know it owes.
+    pub nacks: u64,
     /// The cumulative credit granted.
     pub granted: u64,
     /// Waiting in its NIC's round robin.
@@ -150,6 +160,14 @@ pub struct RxGrants {
     /// Credit packets sent so far: which of the [`CREDIT_EVS`] entropy values the next
     /// one takes.
     pub sent: u64,
+}
+
+impl RxGrants {
+    /// The cumulative grant the connection needs: its target and the resends of its NACKs.
+    #[inline]
+    pub fn owed(&self) -> u64 {
+        self.target + self.nacks
+    }
 }
 
 /// How many entropy values a receiver's credit packets cycle through, one after another:
@@ -191,6 +209,9 @@ pub struct Rccc {
     pub granted: u64,
     /// The most connections one NIC's pacer held at once.
     pub peak_active: u64,
+    /// Timeouts that found a sender with nothing in flight, work left and no credit, and
+    /// lent it the packet that asks again.
+    pub timer_asks: u64,
 }
 
 /// What one grant did: the receiver slot served, the credit packet to send, and when the
@@ -216,6 +237,7 @@ impl Rccc {
             credits: 0,
             granted: 0,
             peak_active: 0,
+            timer_asks: 0,
         }
     }
 
@@ -258,10 +280,10 @@ impl Rccc {
         if self.rx.len() <= i {
             self.rx.resize(i + 1, None);
         }
-        let rx = self.rx[i].get_or_insert(RxGrants { target: 0, granted: 0, queued: false, reply, sent: 0 });
+        let rx = self.rx[i].get_or_insert(RxGrants { target: 0, nacks: 0, granted: 0, queued: false, reply, sent: 0 });
         rx.target = rx.target.max(unwrap16(rx.target, target));
-        rx.target += nacked as u64;
-        if rx.target <= rx.granted || rx.queued {
+        rx.nacks += nacked as u64;
+        if rx.owed() <= rx.granted || rx.queued {
             return None;
         }
         rx.queued = true;
@@ -285,9 +307,9 @@ impl Rccc {
             return None;
         };
         let rx = self.rx[slot as usize].as_mut().expect("a queued connection has its state");
-        let g = (rx.target - rx.granted).min(k);
+        let g = (rx.owed() - rx.granted).min(k);
         rx.granted += g;
-        if rx.target > rx.granted {
+        if rx.owed() > rx.granted {
             p.active.push_back(slot);
         } else {
             rx.queued = false;
@@ -399,6 +421,28 @@ mod tests {
         // A new request waits until the link has carried the last grant.
         assert_eq!(r.on_data(0, 1, 5, false, reply(), Time(810)), Some(Time(1005)));
         assert_eq!((r.credits, r.granted, r.peak_active), (3, 10, 2));
+    }
+
+    #[test]
+    fn a_nack_s_resend_stays_owed_when_the_target_rises_for_another_reason() {
+        // The sender, 10 packets past its initial credit, has them all granted. Its packet
+        // comes trimmed (target 10): one resend owed. Before the NACK reaches it, its timer
+        // marks another packet to resend, and a packet carries target 11. Both resends are
+        // owed: 12, not the larger of 11 and 11.
+        let mut r = Rccc::new(RcccConfig { initial_packets: Some(0), grant_packets: 4 }, 1);
+        r.on_data(0, 0, 10, false, reply(), Time(0));
+        while r.grant(0, Time(0)).is_some_and(|g| g.next.is_some()) {}
+        assert_eq!(r.granted, 10);
+        r.on_data(0, 0, 10, true, reply(), Time(0));
+        r.on_data(0, 0, 11, false, reply(), Time(0));
+        assert_eq!(r.grant(0, Time(0)).unwrap().credit.seq, 12);
+        // The sender's side: hearing the NACK marks the packet to resend (one more packet to
+        // send) and leaves it out of the target, which the receiver counted already.
+        let mut c = TxCredit::new(0);
+        c.spent = 12;
+        assert_eq!(c.target(0), 12);
+        c.nacks += 1;
+        assert_eq!(c.target(1), 12, "the NACK's resend asked for once");
     }
 
     #[test]

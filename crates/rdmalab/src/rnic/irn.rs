@@ -150,7 +150,9 @@ pub struct IrnQp {
     /// reaches it.
     pub recovery_point: u64,
     /// Sender: bytes below this not covered by `sacked` are taken as lost (the highest
-    /// selectively acknowledged byte, or everything sent after a timeout).
+    /// selectively acknowledged byte, or everything sent after a timeout). A packet whose
+    /// NACK was lost is among them, though its receiver holds it: the paper's rule (§3.1),
+    /// since no other report names it.
     pub lost_below: u64,
     /// Sender: the next byte whose loss is still to be repaired (holes below it were
     /// retransmitted this recovery).

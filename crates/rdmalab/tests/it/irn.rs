@@ -250,3 +250,35 @@ fn losses_close_together_are_repaired_without_a_timeout() {
     assert!(lost > 100, "{lost} losses: the test tests nothing");
     assert!(timeouts <= 5, "{timeouts} timeouts in 10 runs");
 }
+
+#[test]
+fn needless_resends_are_the_lost_nacks_the_paper_s_selective_ack_cannot_recover() {
+    // IRN's NACK names one received packet (§3.1), and the sender takes a packet as lost
+    // when a later one was reported received. A lost NACK therefore makes the packet it
+    // named look lost: the sender resends a packet its receiver holds. On a lone flow of N
+    // packets over two links that each lose a packet with probability p, a packet is lost on
+    // its path with probability P = 1 - (1 - p)^2, so N P / (1 - P) resends repair real
+    // losses, and a fraction P of the NACKs are lost, each costing one needless resend
+    // (all but those no later NACK reaches before the cumulative ACK does). Each data
+    // transmission is lost, delivered first or delivered again: resends = losses + needless.
+    let p: f64 = 0.01;
+    let text = two_hosts(&format!("lossless = false\nerror_rate = {p}\nloss_recovery = \"irn\"\n"));
+    let (mut retx, mut lost, mut needless, mut nacks) = (0u64, 0u64, 0u64, 0u64);
+    let runs = 10;
+    for seed in 1..=runs {
+        let r = run_seed(&text, seed);
+        assert_eq!(r.counters.payload_bytes_delivered, 1_000_000);
+        retx += r.counters.retx_packets;
+        lost += r.counters.payload_bytes_dropped / 1000; // full 1000-byte packets only
+        needless += r.counters.payload_bytes_discarded / 1000;
+        nacks += r.counters.nacks;
+    }
+    assert_eq!(retx, lost + needless, "a resend repairs a loss or duplicates a packet received");
+    let path_loss = 1.0 - (1.0 - p).powi(2);
+    // Poisson counts: within three standard deviations of their means.
+    let within = |seen: u64, mean: f64| (seen as f64 - mean).abs() <= 3.0 * mean.sqrt();
+    let repairs = runs as f64 * 1000.0 * path_loss / (1.0 - path_loss); // 203
+    assert!(within(lost, repairs), "{lost} data packets lost, {repairs:.1} expected");
+    let lost_nacks = path_loss * nacks as f64; // about 96 of 4,800 NACKs
+    assert!(within(needless, lost_nacks), "{needless} needless resends, {lost_nacks:.1} NACKs expected lost");
+}

@@ -208,7 +208,7 @@ impl Simulation {
                     // credit (`uet_rx.rs::uet_on_ack` armed the timer, or a NACK marked the
                     // last packet in flight): one packet of credit, its target asking for more.
                     if let Some(r) = self.mech.rccc.as_deref_mut() {
-                        if let Some(at) = crate::sim::mech::rccc::on_timeout(r, qp_id) {
+                        if let Some(at) = crate::sim::mech::rccc::on_idle_timeout(r, qp_id) {
                             self.rccc_resume(qp_id, at);
                         }
                     }

@@ -133,6 +133,9 @@ impl Simulation {
             }
         }
         if pkt.kind == PacketKind::Nack {
+            if let Some(r) = self.mech.rccc.as_deref_mut() {
+                rccc::on_nack(r, qp_id);
+            }
             // A trimmed packet: one packet's loss for a window CC (NSCC, Swift); a no-op otherwise.
             self.cc_on_loss(qp_id, self.cfg.mtu as u64, crate::cc::LossKind::Packet);
         }

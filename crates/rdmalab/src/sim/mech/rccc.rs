@@ -14,6 +14,7 @@
 //!   packet (`Action::Frame`, ahead of the NIC's data), then re-arms itself;
 //! - sender, credit packet (`host/rx.rs::host_receive` → `host/uet_rx.rs::rccc_credit`):
 //!   [`on_credit`]; a QP that was waiting resumes;
+//! - sender, NACK (`host/uet_rx.rs::uet_on_ack`): [`on_nack`], a resend its receiver counts;
 //! - sender, timeout (`host/mod.rs::on_rto`, UET only): [`on_timeout`];
 //! - a message posted to a QP's send queue (`apps/send_queue.rs::post_to_qp`: collectives'
 //!   and `[[app]]`s' WRs): [`on_post`], an idle connection's opening credit again.
@@ -131,6 +132,13 @@ pub(in crate::sim) fn on_credit(r: &mut Rccc, id: QpId, cum: u64) -> Option<Time
     (c.on_grant(cum) && c.held).then(|| release(c))
 }
 
+/// Hook "sender, NACK" of UET QP `id` (`host/uet_rx.rs::uet_on_ack`): its receiver counted
+/// the resend this NACK asks for when it sent it, so the sender's target leaves it out.
+#[inline]
+pub(in crate::sim) fn on_nack(r: &mut Rccc, id: QpId) {
+    r.tx(id.idx()).nacks += 1;
+}
+
 /// A credit packet for slot `id` reached its sender (whether or not the QP still sends):
 /// one fewer travelling.
 #[inline]
@@ -165,6 +173,16 @@ pub(in crate::sim) fn on_timeout(r: &mut Rccc, id: QpId) -> Option<Time> {
     (c.on_timeout() && c.held).then(|| release(c))
 }
 
+/// Hook "sender, timeout" of UET QP `id` with nothing in flight and work left (new data, or
+/// packets marked to resend): [`on_timeout`], counted when it lends the packet that asks
+/// again (`rccc_timer_asks`): the sender waited a whole timeout for a grant its receiver did
+/// not know it owed, or whose credit packet was lost or is still on its way.
+pub(in crate::sim) fn on_idle_timeout(r: &mut Rccc, id: QpId) -> Option<Time> {
+    let at = on_timeout(r, id);
+    r.timer_asks += at.is_some() as u64;
+    at
+}
+
 /// True when UET QP `id` waits for credit (it spent all it had). With nothing of it in
 /// flight, only a grant from its receiver moves it; a lost credit packet is never resent
 /// (htsim's pulls are not either), so the retransmission timer covers that wait as it covers
@@ -186,10 +204,12 @@ fn release(c: &mut TxCredit) -> Time {
 pub(crate) const PEAK_SENDERS: &str = "rccc_peak_senders";
 
 /// RCCC's counts (`res.counters`), in runs with RCCC only: credit packets sent, packets of
-/// credit granted, and the most connections one receiver's pacer served at once.
+/// credit granted, the most connections one receiver's pacer served at once, and the
+/// timeouts that lent a waiting sender the packet that asks again.
 pub(super) fn counters(r: Option<&Rccc>, c: &mut NamedCounts) {
     let Some(r) = r else { return };
     c.push_conditional("rccc_credits", r.credits);
     c.push_conditional("rccc_granted_packets", r.granted);
     c.push_conditional(PEAK_SENDERS, r.peak_active);
+    c.push_conditional("rccc_timer_asks", r.timer_asks);
 }
