@@ -16,6 +16,7 @@
 //! compute_scale = 1.0             # 0: leave compute out
 //! start = "0us"
 //! dims = [4, 2]                   # ranks per network dimension (logical-dims)
+//! network = "sample_16nodes_2D.json" # or ASTRA-sim's network file, for its dims only
 //! ```
 //!
 //! A key given here wins over the system file's.
@@ -33,7 +34,7 @@ use crate::app::trace_nodes::JobRecords;
 use crate::error::{Error, Result};
 use crate::formats::chakra::dims::{DimAlgorithm, Dims};
 use crate::formats::chakra::job::{job, kind_of, Plan};
-use crate::formats::chakra::system::{read_system, System, IMPLEMENTATIONS};
+use crate::formats::chakra::system::{read_network_dims, read_system, System, IMPLEMENTATIONS};
 use crate::formats::chakra::{count_ranks, rank_path, read_traces, NodeKind};
 use crate::ids::NodeId;
 use crate::units::Time;
@@ -69,6 +70,9 @@ pub struct ChakraSpec {
     /// Ranks per network dimension, dimension 0 first (ASTRA-sim's `logical-dims`; default one
     /// dimension of every rank).
     pub dims: Option<Vec<u32>>,
+    /// ASTRA-sim's network file, relative to the scenario file, read for its dimensions only
+    /// (`logical-dims`, or the analytical YAML's `npus_count`); `dims` wins over it.
+    pub network: Option<PathBuf>,
 }
 
 impl ChakraSpec {
@@ -191,13 +195,27 @@ impl ChakraSpec {
         ranks: usize,
     ) -> Result<Option<Dims>> {
         let (file, f) = (ctx.file, |name: &str| ctx.field(name));
-        let sizes = self.dims.clone().unwrap_or_default();
-        if let Some(d) = &self.dims {
+        let (given_dims, field) = match (&self.dims, &self.network) {
+            (Some(d), _) => (Some(d.clone()), f("dims")),
+            (None, Some(p)) => {
+                let p = ctx.base.join(p);
+                let d = read_network_dims(&p).map_err(|e| match e {
+                    Error::Io { path, source } => {
+                        Error::input(file, 0, f("network"), format!("cannot read {}: {source}", path.display()))
+                    }
+                    other => other,
+                })?;
+                (Some(d), format!("{} (its dimensions)", f("network")))
+            }
+            (None, None) => (None, String::new()),
+        };
+        let sizes = given_dims.clone().unwrap_or_default();
+        if let Some(d) = &given_dims {
             let n: u64 = d.iter().map(|&x| u64::from(x)).product();
             if d.is_empty() || d.contains(&0) || n != ranks as u64 {
                 let msg =
                     format!("{d:?}: the ranks per dimension multiply to {n}, and the trace set has {ranks} ranks");
-                return Err(Error::input(file, 0, f("dims"), msg));
+                return Err(Error::input(file, 0, field, msg));
             }
         }
         let path = || sys_path.map_or_else(|| file.to_path_buf(), Path::to_path_buf);

@@ -61,6 +61,12 @@ fn a_two_dimensional_all_reduce_sends_each_phase_s_bytes_and_takes_their_times()
     assert_eq!(took(&r), expect);
     let c = &r.collectives[0];
     assert_eq!((c.ranks, c.size), (8, S));
+    // Ranks of dimension 0 are consecutive: rank 0's rings are 0..3 (it sends to 1) and
+    // {0, 4} (it sends to 4).
+    let mut to: Vec<u32> = r.records.iter().filter(|f| f.src.0 == 0).map(|f| f.dst.0).collect();
+    to.sort();
+    to.dedup();
+    assert_eq!(to, [1, 4]);
 
     // baseline: an all-reduce of S along each dimension, 2·3/4·S + 2·1/2·S.
     let sys = r#"{"all-reduce-implementation": ["ring", "ring"], "collective-optimization": "baseline"}"#;
@@ -142,4 +148,27 @@ fn dims_that_do_not_fit_are_refused_by_name() {
     let (p, s) = set("a2a", 6, r#"{"all-to-all-implementation": ["direct", "direct"]}"#);
     let e = refused(&p, &s, "dims = [4, 2]\n");
     assert!(e.contains("all-to-all over several network dimensions"), "{e}");
+}
+
+#[test]
+fn astra_sim_s_network_file_gives_the_dims() {
+    // ASTRA-sim's ns-3 network file `{"logical-dims": ["4", "2"]}` and its analytical YAML
+    // `npus_count: [ 4, 2 ]` give the run of `dims = [4, 2]`; `dims` wins over the file.
+    let sys = r#"{"all-reduce-implementation": ["ring", "ring"], "collective-optimization": "localBWAware"}"#;
+    let (p, s) = set("net", 0, sys);
+    let dir = p.parent().unwrap();
+    std::fs::write(dir.join("net.json"), r#"{"logical-dims": ["4", "2"]}"#).unwrap();
+    std::fs::write(dir.join("net.yml"), "topology: [ Ring, Switch ]\nnpus_count: [ 4, 2 ]  # two dims\n").unwrap();
+    std::fs::write(dir.join("bad.yml"), "npus_count: 8\n").unwrap();
+    let base = run_finished(scenario(&toml(&p, &s, "dims = [4, 2]\n"), "c.toml"));
+    let net = format!("network = {:?}\n", dir.join("net.json").display().to_string());
+    let yml = format!("network = {:?}\n", dir.join("net.yml").display().to_string());
+    for more in [net.clone(), yml, format!("{net}dims = [4, 2]\n")] {
+        let r = run_finished(scenario(&toml(&p, &s, &more), "c.toml"));
+        assert_eq!(format!("{:?}", r.records), format!("{:?}", base.records), "{more}");
+    }
+    let e = refused(&p, &s, &format!("network = {:?}\n", dir.join("bad.yml").display().to_string()));
+    assert!(e.contains("bad.yml") && e.contains("npus_count") && e.contains("[ 8, 2 ]"), "{e}");
+    let e = refused(&p, &s, &format!("{net}dims = [8, 2]\n"));
+    assert!(e.contains("traffic[0].dims") && e.contains("multiply to 16"), "{e}");
 }

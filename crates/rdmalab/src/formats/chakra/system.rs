@@ -251,3 +251,35 @@ pub fn parse_system(text: &str, path: &Path) -> Result<System> {
     }
     Ok(s)
 }
+
+/// The ranks per dimension of ASTRA-sim's network file at `path`: an ns-3 or htsim JSON's
+/// `logical-dims` (`["8", "2"]`), or the analytical YAML's `npus_count` (`[ 8, 2 ]`). Nothing
+/// else in it is read: the fabric is the scenario's.
+pub fn read_network_dims(path: &Path) -> Result<Vec<u32>> {
+    let text = read_text(path)?;
+    let dim = |v: &Value| match v {
+        Value::String(x) => x.trim().parse::<u32>().ok(),
+        _ => v.as_u64().and_then(|x| u32::try_from(x).ok()),
+    };
+    if let Ok(v) = serde_json::from_str::<Value>(&text) {
+        let key = "logical-dims";
+        let list = v.get(key).ok_or_else(|| Error::input(path, 0, key, "a network file without `logical-dims`"))?;
+        let dims: Option<Vec<u32>> = list.as_array().and_then(|a| a.iter().map(dim).collect());
+        return match dims {
+            Some(d) if !d.is_empty() && !d.contains(&0) => Ok(d),
+            _ => Err(Error::input(path, 0, key, format!("expected a list of ranks per dimension, got {list}"))),
+        };
+    }
+    let key = "npus_count";
+    for (i, line) in text.lines().enumerate() {
+        let Some(rest) = line.trim_start().strip_prefix("npus_count:") else { continue };
+        let rest = rest.split('#').next().unwrap_or("").trim();
+        let inner = rest.strip_prefix('[').and_then(|r| r.strip_suffix(']'));
+        let dims: Option<Vec<u32>> = inner.and_then(|r| r.split(',').map(|x| x.trim().parse::<u32>().ok()).collect());
+        return match dims {
+            Some(d) if !d.is_empty() && !d.contains(&0) => Ok(d),
+            _ => Err(Error::input(path, i + 1, key, format!("expected a list such as [ 8, 2 ], got {rest:?}"))),
+        };
+    }
+    Err(Error::input(path, 0, key, "neither JSON with `logical-dims` nor YAML with `npus_count`"))
+}
