@@ -108,5 +108,9 @@ def test_dims_run_a_collective_per_network_dimension(tmp_path):
     res = run(sc, progress=False)
     sent = res.flows.group_by("src").agg(pl.col("size").sum())["size"].to_list()
     assert sent == [2 << 20] * 4
+    # ASTRA-sim's network file gives the same dimensions.
+    (tmp_path / "net.json").write_text('{"logical-dims": ["2", "2"]}')
+    by_file = run(Scenario.star(4).chakra(TRACES, system=sys_file, network=tmp_path / "net.json"), progress=False)
+    assert by_file.flows.group_by("src").agg(pl.col("size").sum())["size"].to_list() == sent
     with pytest.raises(Exception, match=r"traffic\[0\]\.dims.*multiply to 6"):
         run(Scenario.star(4).chakra(TRACES, system=sys_file, dims=[2, 3]), progress=False)
