@@ -329,19 +329,23 @@ class Scenario:
                splits: int | None = None, active_chunks: int | None = None,
                endpoint_delay: str | None = None, channels: int | None = None,
                chunk: str | int | None = None, compute_scale: float | None = None,
-               start: str | None = None) -> "Scenario":
+               start: str | None = None, dims: list[int] | None = None,
+               network: str | Path | None = None) -> "Scenario":
         """Chakra execution traces, one per rank (`kind = "chakra"`, docs/chakra.md): `path`
         is the prefix of the files `<path>.<rank>.et`; rank i on `ranks[i]` (default the
         first hosts); `system` an ASTRA-sim system file; `algorithm` per kind
         (`{"allreduce": "ring"}`), `splits`, `active_chunks` and `endpoint_delay` as its keys
         `*-implementation`, `preferred-dataset-splits`, `active-chunks-per-dimension` and
         `endpoint-delay` (given here, they win over the file's); `compute_scale` multiplies
-        the recorded compute durations (0 leaves compute out)."""
+        the recorded compute durations (0 leaves compute out); `dims` the ranks per network
+        dimension (ASTRA-sim's `logical-dims`), one algorithm per dimension in the system file,
+        or `network` ASTRA-sim's network file, read for its dimensions only."""
         return self._add_with({"kind": "chakra", "path": str(Path(path).resolve())}, ranks=ranks,
                               system=None if system is None else str(Path(system).resolve()),
                               algorithm=algorithm, splits=splits, active_chunks=active_chunks,
                               endpoint_delay=endpoint_delay, channels=channels, chunk=chunk,
-                              compute_scale=compute_scale, start=start)
+                              compute_scale=compute_scale, start=start, dims=dims,
+                              network=None if network is None else str(Path(network).resolve()))
 
     # -- the DRUM paper's host model (docs/drum-fabric.md) ----------------------------------
     def app(self, host: int, dst: int, size: int | list[int], wr_num: int | list[int], count: int | None = None,

@@ -95,3 +95,22 @@ def test_the_timeline_outlines_a_critical_path_that_chains_back_to_the_start():
     for later, earlier in zip(path, path[1:]):
         release = n["start_ns"][earlier] if n["kind"][earlier] == "send" else n["end_ns"][earlier]
         assert n["start_ns"][later] == pytest.approx(release), (later, earlier)
+
+
+def test_dims_run_a_collective_per_network_dimension(tmp_path):
+    # ASTRA-sim's 4-rank AllReduce of 1 MiB over dims [2, 2], a ring per dimension. Under
+    # `baseline` an all-reduce of the whole buffer along each dimension: a 2-rank ring sends
+    # half the buffer twice, so each rank sends 2 x 1 MiB (one ring over 4 ranks: 1.5 MiB).
+    sys_file = tmp_path / "sys.json"
+    sys_file.write_text('{"all-reduce-implementation": ["ring", "ring"], "collective-optimization": "baseline"}')
+    sc = Scenario.star(4).chakra(TRACES, system=sys_file, dims=[2, 2])
+    assert sc.spec["traffic"][0]["dims"] == [2, 2]
+    res = run(sc, progress=False)
+    sent = res.flows.group_by("src").agg(pl.col("size").sum())["size"].to_list()
+    assert sent == [2 << 20] * 4
+    # ASTRA-sim's network file gives the same dimensions.
+    (tmp_path / "net.json").write_text('{"logical-dims": ["2", "2"]}')
+    by_file = run(Scenario.star(4).chakra(TRACES, system=sys_file, network=tmp_path / "net.json"), progress=False)
+    assert by_file.flows.group_by("src").agg(pl.col("size").sum())["size"].to_list() == sent
+    with pytest.raises(Exception, match=r"traffic\[0\]\.dims.*multiply to 6"):
+        run(Scenario.star(4).chakra(TRACES, system=sys_file, dims=[2, 3]), progress=False)

@@ -15,12 +15,14 @@
 //! chunk = "512KiB"
 //! compute_scale = 1.0             # 0: leave compute out
 //! start = "0us"
+//! dims = [4, 2]                   # ranks per network dimension (logical-dims)
+//! network = "sample_16nodes_2D.json" # or ASTRA-sim's network file, for its dims only
 //! ```
 //!
 //! A key given here wins over the system file's.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
@@ -30,8 +32,9 @@ use crate::app::collective::{Algorithm, Kind};
 use crate::app::deps::TransferGraph;
 use crate::app::trace_nodes::JobRecords;
 use crate::error::{Error, Result};
+use crate::formats::chakra::dims::{DimAlgorithm, Dims};
 use crate::formats::chakra::job::{job, kind_of, Plan};
-use crate::formats::chakra::system::read_system;
+use crate::formats::chakra::system::{read_network_dims, read_system, System, IMPLEMENTATIONS};
 use crate::formats::chakra::{count_ranks, rank_path, read_traces, NodeKind};
 use crate::ids::NodeId;
 use crate::units::Time;
@@ -64,6 +67,12 @@ pub struct ChakraSpec {
     pub compute_scale: Option<f64>,
     /// When the traces start (default `"0us"`).
     pub start: Option<String>,
+    /// Ranks per network dimension, dimension 0 first (ASTRA-sim's `logical-dims`; default one
+    /// dimension of every rank).
+    pub dims: Option<Vec<u32>>,
+    /// ASTRA-sim's network file, relative to the scenario file, read for its dimensions only
+    /// (`logical-dims`, or the analytical YAML's `npus_count`); `dims` wins over it.
+    pub network: Option<PathBuf>,
 }
 
 impl ChakraSpec {
@@ -108,6 +117,7 @@ impl ChakraSpec {
         };
         let mut algorithms = sys.algorithms.clone();
         let mut unavailable = sys.unavailable.clone();
+        let mut given = Vec::new();
         for (kind, name) in self.algorithm.iter().flatten() {
             let field = f(&format!("algorithm.{kind}"));
             let k: Kind = by_name(file, &field, &Kind::NAMES, kind)?;
@@ -117,8 +127,10 @@ impl ChakraSpec {
             }
             algorithms.retain(|(x, _)| *x != k);
             unavailable.retain(|(x, ..)| *x != k);
+            given.push((k, a));
             algorithms.push((k, a));
         }
+        let dims = self.dims(ctx, &sys, sys_path.as_deref(), &given, &mut unavailable, hosts.len())?;
         let plan = Plan {
             hosts,
             algorithms,
@@ -133,6 +145,7 @@ impl ChakraSpec {
             compute_scale: self.compute_scale.unwrap_or(1.0),
             start: self.start.as_ref().map_or(Ok(Time::ZERO), |s| field_time(file, &f("start"), s))?,
             roofline: sys.roofline,
+            dims,
         };
         for (name, v) in [
             ("splits", u64::from(plan.splits)),
@@ -167,5 +180,76 @@ impl ChakraSpec {
         }
         let j = job(&traces, &plan)?;
         Ok((j.graph, JobRecords { parts: j.parts, nodes: Some(j.nodes) }))
+    }
+
+    /// The network's dimensions (`dims`) with each kind's algorithm per dimension: the
+    /// scenario's `algorithm` in every dimension, else the system file's list, which must have
+    /// one name per dimension. `None` for one dimension.
+    fn dims(
+        &self,
+        ctx: &TrafficCtx<'_>,
+        sys: &System,
+        sys_path: Option<&Path>,
+        given: &[(Kind, Algorithm)],
+        unavailable: &mut Vec<(Kind, String, String)>,
+        ranks: usize,
+    ) -> Result<Option<Dims>> {
+        let (file, f) = (ctx.file, |name: &str| ctx.field(name));
+        let (given_dims, field) = match (&self.dims, &self.network) {
+            (Some(d), _) => (Some(d.clone()), f("dims")),
+            (None, Some(p)) => {
+                let p = ctx.base.join(p);
+                let d = read_network_dims(&p).map_err(|e| match e {
+                    Error::Io { path, source } => {
+                        Error::input(file, 0, f("network"), format!("cannot read {}: {source}", path.display()))
+                    }
+                    other => other,
+                })?;
+                (Some(d), format!("{} (its dimensions)", f("network")))
+            }
+            (None, None) => (None, String::new()),
+        };
+        let sizes = given_dims.clone().unwrap_or_default();
+        if let Some(d) = &given_dims {
+            let n: u64 = d.iter().map(|&x| u64::from(x)).product();
+            if d.is_empty() || d.contains(&0) || n != ranks as u64 {
+                let msg =
+                    format!("{d:?}: the ranks per dimension multiply to {n}, and the trace set has {ranks} ranks");
+                return Err(Error::input(file, 0, field, msg));
+            }
+        }
+        let path = || sys_path.map_or_else(|| file.to_path_buf(), Path::to_path_buf);
+        let mut algorithms = Vec::new();
+        for (kind, key, names) in &sys.per_dim {
+            if given.iter().any(|(k, _)| k == kind) {
+                continue;
+            }
+            if names.len() != sizes.len() {
+                let msg = format!(
+                    "{} algorithms, one per network dimension, for {} dimension(s): give `dims` in the scenario                      with one entry per algorithm (ASTRA-sim's `logical-dims`)",
+                    names.len(),
+                    sizes.len().max(1)
+                );
+                return Err(Error::input(path(), 0, key.clone(), msg));
+            }
+            algorithms.push((*kind, names.iter().map(|n| DimAlgorithm::Astra(n.clone())).collect()));
+        }
+        if sizes.len() < 2 {
+            return Ok(None);
+        }
+        // A list of one algorithm is for a network of one dimension.
+        for (kind, key) in IMPLEMENTATIONS.iter().map(|(key, k)| (k, key)) {
+            let listed = sys.algorithms.iter().any(|(k, _)| k == kind) || unavailable.iter().any(|(k, ..)| k == kind);
+            if listed && !given.iter().any(|(k, _)| k == kind) {
+                let msg = format!(
+                    "a list of one algorithm for {} network dimensions (dims = {sizes:?}): give one per dimension",
+                    sizes.len()
+                );
+                return Err(Error::input(path(), 0, key.to_string(), msg));
+            }
+        }
+        unavailable.clear();
+        algorithms.extend(given.iter().map(|&(k, a)| (k, vec![DimAlgorithm::Given(a); sizes.len()])));
+        Ok(Some(Dims { sizes, algorithms, local_bw_aware: sys.local_bw_aware.unwrap_or(false) }))
     }
 }

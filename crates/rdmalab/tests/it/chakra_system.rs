@@ -16,8 +16,14 @@ use crate::fixtures::run_finished;
 fn system_keys_not_modelled_are_refused_by_name() {
     use rdmalab::formats::chakra::system::parse_system;
     let p = Path::new("s.json");
-    let e = parse_system(r#"{"all-reduce-implementation": ["ring", "ring"]}"#, p).unwrap_err().to_string();
-    assert!(e.contains("all-reduce-implementation") && e.contains("dimension"), "{e}");
+    // A list of several algorithms is read for the scenario's `dims` (chakra_dims.rs); an
+    // unknown name in it, or a list of no names, is refused.
+    let s = parse_system(r#"{"all-reduce-implementation": ["ring", "halvingDoubling"]}"#, p).unwrap();
+    assert_eq!(s.per_dim[0].2, ["ring", "halvingDoubling"]);
+    let e = parse_system(r#"{"all-reduce-implementation": ["ring", "ringo"]}"#, p).unwrap_err().to_string();
+    assert!(e.contains("all-reduce-implementation") && e.contains("\"ringo\""), "{e}");
+    let e = parse_system(r#"{"all-reduce-implementation": []}"#, p).unwrap_err().to_string();
+    assert!(e.contains("all-reduce-implementation") && e.contains("one per network dimension"), "{e}");
     let e = parse_system(r#"{"intra-dimension-scheduling": "FIFO"}"#, p).unwrap_err().to_string();
     assert!(e.contains("`intra-dimension-scheduling`") && e.contains("not modelled"), "{e}");
     let e = parse_system(r#"{"roofline-enabled": 1}"#, p).unwrap_err().to_string();

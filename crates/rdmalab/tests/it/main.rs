@@ -15,6 +15,7 @@ mod blitz_stagger;
 mod cc;
 mod cc_window;
 mod chakra;
+mod chakra_dims;
 mod chakra_system;
 mod classes;
 mod collectives;

@@ -25,6 +25,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Range;
 
+use super::dims::{self, Dims};
 use super::schema::CollectiveCommType;
 use super::system::Roofline;
 use super::{ChakraTrace, NodeKind};
@@ -59,6 +60,8 @@ pub struct Plan {
     /// The system file's roofline model: a GPU compute node's time from its `num_ops` and
     /// `tensor_size` instead of its recorded duration.
     pub roofline: Option<Roofline>,
+    /// The network's dimensions (ASTRA-sim's `logical-dims`): `None` for one.
+    pub dims: Option<Dims>,
 }
 
 impl Plan {
@@ -286,26 +289,48 @@ pub fn job(traces: &[ChakraTrace], plan: &Plan) -> Result<ChakraJob> {
         }
         let hosts: Vec<NodeId> = inst.members.iter().map(|a| plan.hosts[a.rank as usize]).collect();
         let from = transfers.len();
-        let algorithm = plan.algorithm(inst.kind);
+        let composed = plan.dims.as_ref().filter(|d| d.composes(inst.kind));
+        let algorithm = match composed {
+            // Recorded as its first phase's.
+            Some(d) => d.phases(inst.kind, inst.bytes).first().and_then(|p| d.algorithm(inst.kind, p).ok()),
+            None => None,
+        }
+        .unwrap_or_else(|| plan.algorithm(inst.kind));
         for j in 0..plan.splits {
+            let size = share(inst.bytes, u64::from(plan.splits), u64::from(j));
+            let why = |e: String| {
+                let (kind, ranks) = (inst.kind.name(), hosts.len());
+                err(inst.members[0], format!("{kind} over {ranks} ranks in {} piece(s): {e}", plan.splits))
+            };
+            if let Some(d) = composed {
+                let name = &node(inst.members[0]).name;
+                let ts = dims::piece(d, inst.kind, size, &hosts, name, plan.channels, plan.chunk).map_err(why)?;
+                let base = transfers.len();
+                inst.pieces.push((base..base + ts.len(), ts.iter().map(|t| t.deps.is_empty()).collect()));
+                for mut t in ts {
+                    t.deps.iter_mut().for_each(|d| d.on += base as u32);
+                    t.lane += (inst.group * active as u16 + (j % active) as u16) * plan.channels;
+                    if !t.deps.is_empty() {
+                        t.delay = plan.endpoint_delay;
+                    }
+                    made_by.push(inst.members[hosts.iter().position(|&h| h == t.src).expect("a member")]);
+                    transfers.push(t);
+                }
+                continue;
+            }
             let c = Collective {
                 name: node(inst.members[0]).name.clone(),
                 kind: inst.kind,
                 algorithm,
                 ranks: hosts.clone(),
-                size: share(inst.bytes, u64::from(plan.splits), u64::from(j)),
+                size,
                 channels: plan.channels,
                 chunk: plan.chunk,
                 start: Time::ZERO,
                 repeat: 1,
                 transport: Default::default(), // the schedule alone is used
             };
-            let s = c.schedule().map_err(|e| {
-                err(
-                    inst.members[0],
-                    format!("{} over {} ranks in {} piece(s): {e}", inst.kind.name(), hosts.len(), plan.splits),
-                )
-            })?;
+            let s = c.schedule().map_err(|e| why(e.to_string()))?;
             let base = transfers.len();
             let mut roots = Vec::new();
             for t in s.graph.transfers() {

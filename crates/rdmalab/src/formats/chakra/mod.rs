@@ -18,6 +18,7 @@
 //! [`write::write_collectives`] writes a list of collectives as such traces,
 //! [`write_simai::write_simai`] a SimAI workload's iteration.
 
+pub mod dims;
 pub mod job;
 pub mod schema;
 pub mod system;

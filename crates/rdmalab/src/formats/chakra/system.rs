@@ -1,16 +1,17 @@
 //! ASTRA-sim's system configuration (a JSON object, `examples/system/native_collectives/*.json`
-//! in astra-sim/astra-sim) as far as it decides how a collective runs on one network
-//! dimension (docs/chakra.md, "The system file").
+//! in astra-sim/astra-sim) as far as it decides how a collective runs (docs/chakra.md, "The
+//! system file").
 //!
 //! Read: `all-reduce-implementation`, `all-gather-implementation`,
 //! `reduce-scatter-implementation`, `all-to-all-implementation` (a list with one algorithm per
-//! network dimension: one here), `preferred-dataset-splits`, `active-chunks-per-dimension`,
+//! network dimension, `formats::chakra::dims`), `collective-optimization` (how an all-reduce
+//! crosses the dimensions), `preferred-dataset-splits`, `active-chunks-per-dimension`,
 //! `endpoint-delay` (ASTRA-sim's cycles of 1 ns), `scheduling-policy`, and `roofline-enabled`
 //! with `peak-perf` and `local-mem-bw` (the roofline model of GPU compute nodes, [`Roofline`]).
-//! Accepted because nothing a run does reads them: `boost-mode` 0, `collective-optimization`
-//! (which chooses between dimensions), `model-shared-bus` 0 with the bus's `L`, `o`, `g`, `G`
-//! and `local-reduction-delay`, `replay-only` 0, and ASTRA-sim's logs (`trace-enabled`,
-//! `track-local-mem`, `local-mem-trace-filename`). Every other key is refused by name.
+//! Accepted because nothing a run does reads them: `boost-mode` 0, `model-shared-bus` 0 with
+//! the bus's `L`, `o`, `g`, `G` and `local-reduction-delay`, `replay-only` 0, and ASTRA-sim's
+//! logs (`trace-enabled`, `track-local-mem`, `local-mem-trace-filename`). Every other key is
+//! refused by name.
 
 use std::path::Path;
 
@@ -41,6 +42,11 @@ pub struct System {
     pub unavailable: Vec<(Kind, String, String)>,
     /// `roofline-enabled` (not 0) with `peak-perf` and `local-mem-bw`.
     pub roofline: Option<Roofline>,
+    /// Kinds whose key lists several algorithms, one per network dimension: (kind, key,
+    /// names). The scenario's `dims` gives the dimensions.
+    pub per_dim: Vec<(Kind, String, Vec<String>)>,
+    /// `collective-optimization`: `localBWAware` (true) or `baseline` (false).
+    pub local_bw_aware: Option<bool>,
 }
 
 /// ASTRA-sim's roofline model of a GPU compute node (`Workload::issue_comp`, `Roofline`):
@@ -150,10 +156,17 @@ pub fn parse_system(text: &str, path: &Path) -> Result<System> {
         };
         if let Some(&(_, kind)) = IMPLEMENTATIONS.iter().find(|(k, _)| k == key) {
             let names: Vec<&str> = v.as_array().map_or(Vec::new(), |a| a.iter().filter_map(Value::as_str).collect());
+            if names.is_empty() || v.as_array().is_some_and(|a| a.len() != names.len()) {
+                return Err(err(format!("expected a list of algorithm names, one per network dimension, got {v}")));
+            }
             let [one] = names[..] else {
-                return Err(err(format!(
-                    "expected a list of one algorithm (one network dimension), got {v}: several dimensions are not modelled"
-                )));
+                for name in &names {
+                    if let Err(Unavailable::Unknown(why)) = astra_algorithm(kind, name) {
+                        return Err(err(why));
+                    }
+                }
+                s.per_dim.push((kind, key.clone(), names.iter().map(|n| n.to_string()).collect()));
+                continue;
             };
             match astra_algorithm(kind, one) {
                 Ok(a) => s.algorithms.push((kind, a)),
@@ -208,7 +221,7 @@ pub fn parse_system(text: &str, path: &Path) -> Result<System> {
                 roofline = v.as_f64().ok_or_else(|| err(format!("expected 0 or 1, got {v}")))? != 0.0;
             }
             "collective-optimization" => match v.as_str() {
-                Some("baseline" | "localBWAware") => {}
+                Some(o @ ("baseline" | "localBWAware")) => s.local_bw_aware = Some(o == "localBWAware"),
                 _ => return Err(err(format!("expected \"baseline\" or \"localBWAware\", got {v}"))),
             },
             k if k.ends_with("-implementation-custom") || k.ends_with("-implementation-chakra") => {
@@ -237,4 +250,36 @@ pub fn parse_system(text: &str, path: &Path) -> Result<System> {
         s.roofline = Some(Roofline { peak, bandwidth });
     }
     Ok(s)
+}
+
+/// The ranks per dimension of ASTRA-sim's network file at `path`: an ns-3 or htsim JSON's
+/// `logical-dims` (`["8", "2"]`), or the analytical YAML's `npus_count` (`[ 8, 2 ]`). Nothing
+/// else in it is read: the fabric is the scenario's.
+pub fn read_network_dims(path: &Path) -> Result<Vec<u32>> {
+    let text = read_text(path)?;
+    let dim = |v: &Value| match v {
+        Value::String(x) => x.trim().parse::<u32>().ok(),
+        _ => v.as_u64().and_then(|x| u32::try_from(x).ok()),
+    };
+    if let Ok(v) = serde_json::from_str::<Value>(&text) {
+        let key = "logical-dims";
+        let list = v.get(key).ok_or_else(|| Error::input(path, 0, key, "a network file without `logical-dims`"))?;
+        let dims: Option<Vec<u32>> = list.as_array().and_then(|a| a.iter().map(dim).collect());
+        return match dims {
+            Some(d) if !d.is_empty() && !d.contains(&0) => Ok(d),
+            _ => Err(Error::input(path, 0, key, format!("expected a list of ranks per dimension, got {list}"))),
+        };
+    }
+    let key = "npus_count";
+    for (i, line) in text.lines().enumerate() {
+        let Some(rest) = line.trim_start().strip_prefix("npus_count:") else { continue };
+        let rest = rest.split('#').next().unwrap_or("").trim();
+        let inner = rest.strip_prefix('[').and_then(|r| r.strip_suffix(']'));
+        let dims: Option<Vec<u32>> = inner.and_then(|r| r.split(',').map(|x| x.trim().parse::<u32>().ok()).collect());
+        return match dims {
+            Some(d) if !d.is_empty() && !d.contains(&0) => Ok(d),
+            _ => Err(Error::input(path, i + 1, key, format!("expected a list such as [ 8, 2 ], got {rest:?}"))),
+        };
+    }
+    Err(Error::input(path, 0, key, "neither JSON with `logical-dims` nor YAML with `npus_count`"))
 }
