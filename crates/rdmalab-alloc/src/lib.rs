@@ -10,24 +10,29 @@
 //! advised for transparent huge pages (`MADV_HUGEPAGE`), so that small objects share 2 MiB
 //! pages. Where the kernel's THP mode is `never`, the advice does nothing.
 //!
-//! Blocks of 2 MiB and more ([`LARGE_FROM`]) are not advised: that nearly doubled the set-up
-//! of the largest fabrics (the kernel clears and compacts a huge page at each fault) for a
-//! smaller gain in the run (a Virtuoso row of `lb-host-vs-switch` cut to 1 ms of arrivals took
-//! 0.874 of the system allocator's CPU time with every block on huge pages, 0.917 with these
-//! left out; the k = 160 fabric's set-up, below). On Linux each is a
-//! mapping of its own (`large`), so that a growing arena is remapped, not copied, whatever
-//! its alignment; elsewhere they come from the system allocator. `_RJEM_MALLOC_CONF`
+//! Blocks of 2 MiB and more ([`LARGE_FROM`]) are, on Linux, mappings of their own (`large`),
+//! so that a growing arena is remapped, not copied, whatever its alignment; elsewhere they
+//! come from the system allocator. Those under [`ADVISE_BELOW`] are advised for huge pages
+//! too: the arenas of a fabric of a few thousand ports (its ports, its event queue's rings)
+//! are read at random on every hop, and with 4 KiB pages each such read also walks the page
+//! tables. Larger blocks are left on 4 KiB pages: they are the arenas of the largest fabrics,
+//! written through once at set-up, where advising them made the kernel clear and compact a
+//! huge page at every fault (the k = 160 fabric's set-up: twice the system time). The engine
+//! advises its packet pool itself, whatever its size (`fabric::pool`): the one arena that
+//! grows while the run goes and whose slots every hop reads at random. `_RJEM_MALLOC_CONF`
 //! overrides jemalloc's options at run time (`_RJEM_MALLOC_CONF=thp:default` keeps jemalloc
 //! but drops the advice).
 
 use std::alloc::{GlobalAlloc, Layout};
 
-/// Blocks from this size up are mappings of their own, in pages of 4 KiB: the engine's
-/// arenas (ports, NICs, QP slots, the event queue's rings), which set-up writes through once.
-/// Advised for huge pages, they made the kernel clear and compact 2 MiB pages at every fault:
-/// the k = 160 fabric's set-up took 27.0 s instead of 14.7 s.
-/// Below it, jemalloc packs the many small objects a packet touches into huge pages.
+/// Blocks from this size up are mappings of their own: the engine's arenas (ports, NICs, QP
+/// slots, the event queue's rings, the packet pool). Below it, jemalloc packs the many small
+/// objects a packet touches into huge pages.
 pub const LARGE_FROM: usize = 2 << 20;
+
+/// Mapped blocks under this size are advised for huge pages (`MADV_HUGEPAGE`); larger ones
+/// are not (why: the crate's notes).
+pub const ADVISE_BELOW: usize = 64 << 20;
 
 /// The program's allocator: jemalloc on huge pages for blocks under [`LARGE_FROM`], mappings
 /// of their own for larger ones. A block is freed and resized by whichever its size says; a
@@ -102,6 +107,16 @@ mod large {
         cfg!(target_os = "linux") && layout.align() <= PAGE
     }
 
+    /// Advises a mapping of `size` bytes at `p` for huge pages if it is under
+    /// [`super::ADVISE_BELOW`]. A hint: where the kernel's THP mode is `never`, or the call
+    /// fails, the pages stay 4 KiB.
+    #[cfg(target_os = "linux")]
+    unsafe fn advise(p: *mut libc::c_void, size: usize) {
+        if size < super::ADVISE_BELOW {
+            libc::madvise(p, span(size), libc::MADV_HUGEPAGE);
+        }
+    }
+
     pub unsafe fn alloc(layout: Layout) -> *mut u8 {
         if !mapped(layout) {
             return System.alloc(layout);
@@ -113,6 +128,7 @@ mod large {
             if p == libc::MAP_FAILED {
                 return std::ptr::null_mut();
             }
+            advise(p, layout.size());
             p.cast()
         }
         #[cfg(not(target_os = "linux"))]
@@ -149,6 +165,7 @@ mod large {
             if p == libc::MAP_FAILED {
                 return std::ptr::null_mut();
             }
+            advise(p, new_size);
             p.cast()
         }
         #[cfg(not(target_os = "linux"))]
