@@ -237,6 +237,50 @@ mod tests {
         }
     }
 
+    /// The kernel's flags of the mapping holding `p` (`VmFlags` in `/proc/self/smaps`): `hg`
+    /// marks one advised for huge pages (`MADV_HUGEPAGE`).
+    #[cfg(target_os = "linux")]
+    fn vm_flags(p: *const u8) -> String {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let at = p as usize;
+        let mut inside = false;
+        for line in smaps.lines() {
+            if let Some((range, _)) = line.split_once(' ').filter(|(r, _)| r.contains('-')) {
+                let (lo, hi) = range.split_once('-').unwrap();
+                if let (Ok(lo), Ok(hi)) = (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16)) {
+                    inside = (lo..hi).contains(&at);
+                    continue;
+                }
+            }
+            if let Some(flags) = line.strip_prefix("VmFlags:").filter(|_| inside) {
+                return flags.trim().to_owned();
+            }
+        }
+        panic!("no mapping holds {at:#x}");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn mapped_blocks_under_the_line_are_advised_for_huge_pages_and_larger_ones_are_not() {
+        use super::ADVISE_BELOW;
+        let a = Allocator;
+        let advised = |p: *const u8| vm_flags(p).split(' ').any(|f| f == "hg");
+        let small = Layout::from_size_align(LARGE_FROM + 4096, 64).unwrap();
+        let large = Layout::from_size_align(ADVISE_BELOW, 64).unwrap();
+        // SAFETY: layouts of non-zero size; each block freed with the layout it has.
+        unsafe {
+            let p = a.alloc(small);
+            assert!(advised(p), "a block of {} bytes: {}", small.size(), vm_flags(p));
+            let q = a.alloc(large);
+            assert!(!advised(q), "a block of {} bytes: {}", large.size(), vm_flags(q));
+            a.dealloc(q, large);
+            // Grown past the line, it keeps the advice it had (the kernel's flags move with it).
+            let grown = a.realloc(p, small, 2 * LARGE_FROM);
+            assert!(advised(grown), "{}", vm_flags(grown));
+            a.dealloc(grown, Layout::from_size_align(2 * LARGE_FROM, 64).unwrap());
+        }
+    }
+
     #[test]
     fn a_large_aligned_block_grows_and_shrinks_with_its_bytes() {
         let a = Allocator;

@@ -174,8 +174,10 @@ impl PacketPool {
     }
 }
 
-/// Asks the kernel for 2 MiB pages under `v`'s buffer (`MADV_HUGEPAGE`), from its first
-/// whole huge page to its last. Every hop reads a packet's slot at random in a pool that, in a
+/// Asks the kernel for 2 MiB pages under `v`'s buffer (`MADV_HUGEPAGE`), over the whole 4 KiB
+/// pages that hold it: a buffer of this size is a mapping of its own (the program's allocator,
+/// or the C library's), which the advice then covers whole. Advice on part of a mapping would
+/// split it, and a growth by `mremap` cannot resize a range that spans two. Every hop reads a packet's slot at random in a pool that, in a
 /// congested fabric of a thousand hosts, holds hundreds of megabytes: on 4 KiB pages each
 /// such read also walks the page tables, whose entries then crowd the caches. The pool grows
 /// while the run goes (its slots and links, each doubling a fresh mapping's tail), so the
@@ -187,14 +189,16 @@ impl PacketPool {
 fn advise_huge_pages<T>(v: &Vec<T>) {
     #[cfg(target_os = "linux")]
     {
-        const HUGE: usize = 2 << 20;
+        const PAGE: usize = 4096;
         let start = v.as_ptr() as usize;
         let end = start + v.capacity() * std::mem::size_of::<T>();
-        let (first, last) = (start.next_multiple_of(HUGE), end / HUGE * HUGE);
-        if last > first {
-            // SAFETY: the range lies inside `v`'s allocation; the advice changes no byte.
-            unsafe { libc::madvise(first as *mut libc::c_void, last - first, libc::MADV_HUGEPAGE) };
+        if end - start < 2 << 20 {
+            return; // under one huge page: no mapping of its own (the allocator's small blocks)
         }
+        let (first, last) = (start / PAGE * PAGE, end.next_multiple_of(PAGE));
+        // SAFETY: advice only: it changes no byte, and pages of the range that are not
+        // mapped are skipped (the call then reports ENOMEM, which changes nothing either).
+        unsafe { libc::madvise(first as *mut libc::c_void, last - first, libc::MADV_HUGEPAGE) };
     }
     #[cfg(not(target_os = "linux"))]
     let _ = v;
@@ -218,6 +222,33 @@ mod tests {
         assert_eq!(pool.take(c).pg, 3);
         assert_eq!(pool.take(b).kind, PacketKind::Resume);
         assert!(pool.is_empty());
+    }
+
+    /// A pool grown past a few huge pages asks for them: the mapping under its slots is
+    /// advised (`hg` among the kernel's `VmFlags` for it in `/proc/self/smaps`).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_grown_pool_advises_huge_pages_under_its_slots() {
+        let mut pool = PacketPool::default();
+        for _ in 0..(1 << 17) {
+            pool.park(Packet::pfc(PacketKind::Pause, 0, 64)); // 8 MiB of slots
+        }
+        let at = pool.slots.as_ptr() as usize;
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let flags = smaps
+            .split('\n')
+            .scan(false, |inside, line| {
+                let range = line.split(' ').next().and_then(|r| r.split_once('-'));
+                if let Some((lo, hi)) = range
+                    .and_then(|(l, h)| Some((usize::from_str_radix(l, 16).ok()?, usize::from_str_radix(h, 16).ok()?)))
+                {
+                    *inside = (lo..hi).contains(&at);
+                }
+                Some((*inside, line))
+            })
+            .find_map(|(inside, line)| line.strip_prefix("VmFlags:").filter(|_| inside))
+            .expect("the mapping under the slots");
+        assert!(flags.split_whitespace().any(|f| f == "hg"), "{flags}");
     }
 
     #[test]
