@@ -71,7 +71,8 @@ pub struct ChakraSpec {
     /// dimension of every rank).
     pub dims: Option<Vec<u32>>,
     /// ASTRA-sim's network file, relative to the scenario file, read for its dimensions only
-    /// (`logical-dims`, or the analytical YAML's `npus_count`); `dims` wins over it.
+    /// (`logical-dims`, or the analytical YAML's `npus_count`); `dims` wins over it (default
+    /// none: one dimension of every rank).
     pub network: Option<PathBuf>,
 }
 
