@@ -178,15 +178,19 @@ def test_sigterm_stops_an_hpcc_folder_on_ray_keeping_what_the_running_configs_me
     assert sum(line.startswith("ok ") for line in lines) == 2, text
     assert lines[-1].startswith("rdmalab: interrupted (SIGTERM)"), text
     stopped = [line for line in lines if line.startswith("failed ") and "interrupted (" in line]
-    assert len(stopped) == 2, text
+    # On a loaded 2-core machine Ray may not have started the second long config by the
+    # signal: it is then `not run`, as documented. Every config is accounted for either way.
+    unstarted = [line for line in lines if line.startswith("not run ") and "not started" in line]
+    assert stopped and len(stopped) + len(unstarted) == 2, text
     if group:
         # Ray's workers lead process groups of their own, but its raylet is in the job's: it ends
         # them, before or after the driver's cancel has stopped their runs.
         return
     # The running configs are stopped through Ray's cancel, which a run hears as Ctrl-C.
     assert all("interrupted (Ctrl-C): its outputs hold what it measured" in line for line in stopped), text
-    for i in (2, 3):  # the flows they completed before the signal are written
-        assert (folder / f"s{i}" / "fct.txt").read_text().strip(), f"s{i} wrote no FCTs"
+    for line in stopped:  # the flows they completed before the signal are written
+        config = Path(line.split()[1])
+        assert (config.parent / "fct.txt").read_text().strip(), f"{config.parent.name} wrote no FCTs"
 
 
 def _workers(driver: int) -> list[int]:
