@@ -103,16 +103,21 @@ def _init_worker(driver_pid: int | None = None) -> None:
         die_with_parent(driver_pid)
 
 
+def _interrupted_before_run(config: str, dialect: str | None, stop: KeyboardInterrupt) -> dict[str, Any]:
+    """The row of a config whose worker was stopped before its run began."""
+    by = "SIGTERM" if isinstance(stop, Terminated) else "Ctrl-C"
+    return {"config": str(Path(config).resolve()), "status": "failed", "dialect": dialect, "flows": 0,
+            "stop_reason": "interrupted", "wall_s": 0.0, "fct": None,
+            "error": f"interrupted ({by}) before its run began"}
+
+
 def _run_in_pool(config: str, dialect: str | None) -> dict[str, Any]:
     signal.signal(signal.SIGINT, _stop_once)
     signal.signal(signal.SIGTERM, _stop_once)
     try:
         return run_one(config, dialect)
     except KeyboardInterrupt as stop:  # before the run began: nothing was measured
-        by = "SIGTERM" if isinstance(stop, Terminated) else "Ctrl-C"
-        return {"config": str(Path(config).resolve()), "status": "failed", "dialect": dialect, "flows": 0,
-                "stop_reason": "interrupted", "wall_s": 0.0, "fct": None,
-                "error": f"interrupted ({by}) before its run began"}
+        return _interrupted_before_run(config, dialect, stop)
     finally:
         _init_worker()
 
@@ -232,10 +237,7 @@ def _run_in_ray(config: str, dialect: str | None) -> dict[str, Any]:
     try:
         return run_one(config, dialect)
     except KeyboardInterrupt as stop:  # before the run began: nothing was measured
-        by = "SIGTERM" if isinstance(stop, Terminated) else "Ctrl-C"
-        return {"config": str(Path(config).resolve()), "status": "failed", "dialect": dialect, "flows": 0,
-                "stop_reason": "interrupted", "wall_s": 0.0, "fct": None,
-                "error": f"interrupted ({by}) before its run began"}
+        return _interrupted_before_run(config, dialect, stop)
     finally:
         for sig, handler in found.items():
             signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
