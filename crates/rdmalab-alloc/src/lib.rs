@@ -97,10 +97,44 @@ mod large {
 
     const PAGE: usize = 4096;
 
-    /// Bytes mapped for a block of `size`.
+    /// A huge page on x86-64 and arm64 with 4 KiB pages.
+    #[cfg(target_os = "linux")]
+    const HUGE: usize = 2 << 20;
+
+    /// Bytes mapped for a block of `size`: whole huge pages for an advised one, so that its
+    /// last part is a huge page too (a 2.25 MiB arena of ports on a span of 2.25 MiB got
+    /// none at all: no aligned 2 MiB fitted inside it), whole pages otherwise.
     #[cfg(target_os = "linux")]
     fn span(size: usize) -> usize {
-        size.div_ceil(PAGE) * PAGE
+        let unit = if advised(size) { HUGE } else { PAGE };
+        size.div_ceil(unit) * unit
+    }
+
+    #[cfg(target_os = "linux")]
+    fn advised(size: usize) -> bool {
+        size < super::ADVISE_BELOW
+    }
+
+    /// Maps `len` bytes (a multiple of [`HUGE`]) at an address aligned to a huge page: the
+    /// kernel backs a huge page only where one fits whole and aligned in the mapping.
+    /// Over-maps by one huge page and unmaps the ends.
+    #[cfg(target_os = "linux")]
+    unsafe fn map_aligned(len: usize) -> *mut libc::c_void {
+        let (prot, flags) = (libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS);
+        let p = libc::mmap(std::ptr::null_mut(), len + HUGE, prot, flags, -1, 0);
+        if p == libc::MAP_FAILED {
+            return p;
+        }
+        let start = p as usize;
+        let head = start.next_multiple_of(HUGE) - start;
+        if head > 0 {
+            libc::munmap(p, head);
+        }
+        let tail = HUGE - head;
+        if tail > 0 {
+            libc::munmap((start + head + len) as *mut libc::c_void, tail);
+        }
+        (start + head) as *mut libc::c_void
     }
 
     fn mapped(layout: Layout) -> bool {
@@ -112,7 +146,7 @@ mod large {
     /// fails, the pages stay 4 KiB.
     #[cfg(target_os = "linux")]
     unsafe fn advise(p: *mut libc::c_void, size: usize) {
-        if size < super::ADVISE_BELOW {
+        if advised(size) {
             libc::madvise(p, span(size), libc::MADV_HUGEPAGE);
         }
     }
@@ -123,12 +157,17 @@ mod large {
         }
         #[cfg(target_os = "linux")]
         {
-            let (prot, flags) = (libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS);
-            let p = libc::mmap(std::ptr::null_mut(), span(layout.size()), prot, flags, -1, 0);
+            let size = layout.size();
+            let p = if advised(size) {
+                map_aligned(span(size))
+            } else {
+                let (prot, flags) = (libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS);
+                libc::mmap(std::ptr::null_mut(), span(size), prot, flags, -1, 0)
+            };
             if p == libc::MAP_FAILED {
                 return std::ptr::null_mut();
             }
-            advise(p, layout.size());
+            advise(p, size);
             p.cast()
         }
         #[cfg(not(target_os = "linux"))]
@@ -161,7 +200,19 @@ mod large {
             if old == new {
                 return ptr;
             }
-            let p = libc::mremap(ptr.cast(), old, new, libc::MREMAP_MAYMOVE);
+            let mut p = libc::mremap(ptr.cast(), old, new, libc::MREMAP_MAYMOVE);
+            if p == libc::MAP_FAILED {
+                return std::ptr::null_mut();
+            }
+            if advised(new_size) && p as usize % HUGE != 0 {
+                // Moved to a misaligned address: move it once more, onto an aligned range
+                // reserved for it (the move replaces the reservation's pages).
+                let to = map_aligned(new);
+                if to != libc::MAP_FAILED {
+                    let fixed = libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED;
+                    p = libc::mremap(p, new, new, fixed, to);
+                }
+            }
             if p == libc::MAP_FAILED {
                 return std::ptr::null_mut();
             }
@@ -237,26 +288,74 @@ mod tests {
         }
     }
 
-    /// The kernel's flags of the mapping holding `p` (`VmFlags` in `/proc/self/smaps`): `hg`
-    /// marks one advised for huge pages (`MADV_HUGEPAGE`).
+    /// The kernel's record of the mapping holding `p` (`/proc/self/smaps`): its address
+    /// range and its flags (`VmFlags`), where `hg` marks one advised for huge pages
+    /// (`MADV_HUGEPAGE`).
     #[cfg(target_os = "linux")]
-    fn vm_flags(p: *const u8) -> String {
+    fn mapping(p: *const u8) -> (std::ops::Range<usize>, String) {
         let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
         let at = p as usize;
-        let mut inside = false;
+        let mut inside = None;
         for line in smaps.lines() {
             if let Some((range, _)) = line.split_once(' ').filter(|(r, _)| r.contains('-')) {
                 let (lo, hi) = range.split_once('-').unwrap();
                 if let (Ok(lo), Ok(hi)) = (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16)) {
-                    inside = (lo..hi).contains(&at);
+                    inside = (lo..hi).contains(&at).then_some(lo..hi);
                     continue;
                 }
             }
-            if let Some(flags) = line.strip_prefix("VmFlags:").filter(|_| inside) {
-                return flags.trim().to_owned();
+            if let (Some(flags), Some(range)) = (line.strip_prefix("VmFlags:"), inside.clone()) {
+                return (range, flags.trim().to_owned());
             }
         }
         panic!("no mapping holds {at:#x}");
+    }
+
+    #[cfg(target_os = "linux")]
+    fn vm_flags(p: *const u8) -> String {
+        mapping(p).1
+    }
+
+    /// The kernel backs a huge page only where 2 MiB fit whole and aligned in a mapping: an
+    /// advised block starts on a huge page and spans whole ones, as made and after each
+    /// resize (one that `mremap` moved to a misaligned address is moved again).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn advised_blocks_start_and_end_on_huge_page_boundaries() {
+        const HUGE: usize = 2 << 20;
+        let a = Allocator;
+        let aligned = |p: *const u8, size: usize| {
+            let (range, _) = mapping(p);
+            assert_eq!(p as usize % HUGE, 0, "a block of {size} bytes at {p:?}");
+            assert_eq!(range.start, p as usize, "a block of {size} bytes: its mapping {range:x?}");
+            assert!(range.end >= p as usize + size.next_multiple_of(HUGE), "{size} bytes: {range:x?}");
+        };
+        // The arena of 6,144 ports of 384 bytes: 2.25 MiB, where no aligned 2 MiB fitted.
+        let ports = Layout::from_size_align(6144 * 384, 64).unwrap();
+        // SAFETY: layouts of non-zero size; each block freed with the layout it has.
+        unsafe {
+            // Many in a row, so that some would land off a huge-page boundary by chance.
+            let blocks: Vec<_> = (0..8).map(|_| a.alloc(ports)).collect();
+            for &p in &blocks {
+                aligned(p, ports.size());
+                *p.add(ports.size() - 1) = 1;
+            }
+            let mut size = ports.size();
+            let mut p = blocks[0];
+            for grown in [3 * HUGE + 4096, 9 * HUGE, 33 * HUGE, 5 * HUGE] {
+                let old = Layout::from_size_align(size, 64).unwrap();
+                p = a.realloc(p, old, grown);
+                assert_eq!(*p.add(ports.size() - 1), 1, "the bytes moved with the block");
+                size = grown;
+                if size < super::ADVISE_BELOW {
+                    aligned(p, size);
+                }
+            }
+            a.dealloc(p, Layout::from_size_align(size, 64).unwrap());
+            for &q in &blocks[1..] {
+                a.dealloc(q, ports);
+            }
+        }
     }
 
     #[cfg(target_os = "linux")]
