@@ -173,16 +173,15 @@ impl Simulation {
         // A port with nothing on its wire, nothing queued and no arbiter holds nothing: the
         // common case at the end of a run, tested first (at a million hosts, six million
         // ports, twice: the check and the snapshot).
-        let mut bytes = held;
-        for st in &self.ports {
-            if st.in_flight.is_empty() && st.arbiter.is_none() && st.queues.iter().all(|q| q.is_empty()) {
-                continue;
-            }
+        let busy = self
+            .ports
+            .iter()
+            .filter(|st| !(st.in_flight.is_empty() && st.arbiter.is_none() && st.queues.iter().all(|q| q.is_empty())));
+        let parked = busy.flat_map(|st| {
             let queued = (0..crate::fabric::NUM_PRIOS).flat_map(|q| st.queued(q, &self.packets));
-            let parked = st.in_flight.iter().map(|&(_, r, _)| r).chain(queued);
-            bytes += parked.map(|r| data(self.packets.get(r))).sum::<u64>();
-        }
-        bytes
+            st.in_flight.iter().map(|&(_, r, _)| r).chain(queued)
+        });
+        held + self.packets.sum_in_slot_order(parked, data)
     }
 
     /// Checks byte conservation: every payload byte a host sent was delivered in order,
