@@ -80,8 +80,17 @@ impl Simulation {
         if self.packets.slots() < PREFETCH_FROM_SLOTS {
             return;
         }
+        if let Some(&Event::Arrive(p)) = self.queue.staged(2) {
+            prefetch(&self.ports[p.idx()].in_flight);
+        }
         match self.queue.staged(1) {
-            Some(&Event::Arrive(p)) => prefetch(&self.ports[p.idx()].in_flight),
+            Some(&Event::Arrive(p)) => {
+                let st = &self.ports[p.idx()];
+                prefetch(&st.in_flight); // in case it was not staged the round before
+                if !st.peer_on_host {
+                    prefetch(&self.ports[st.peer.idx()].node); // the switch, for its route
+                }
+            }
             Some(&Event::TxDone(p)) => {
                 let st = &self.ports[p.idx()];
                 prefetch(&st.in_flight);
@@ -92,12 +101,16 @@ impl Simulation {
         match self.queue.staged(0) {
             Some(&Event::Arrive(p)) => {
                 let st = &self.ports[p.idx()];
-                if let Some(&(_, r, _)) = st.in_flight.front() {
+                if let Some(&(_, r, dst)) = st.in_flight.front() {
                     self.packets.prefetch(r);
                     st.in_flight.prefetch_behind_head();
                     let peer = &self.ports[st.peer.idx()];
                     prefetch(&peer.in_flight);
-                    prefetch(&peer.rate);
+                    if st.peer_on_host {
+                        prefetch(&peer.rate);
+                    } else if let Some(cell) = self.routes.first_cell(peer.node, dst) {
+                        prefetch(cell); // `peer.node` shares `rate`'s line, fetched a round ago
+                    }
                 }
             }
             Some(&Event::TxDone(p)) => {

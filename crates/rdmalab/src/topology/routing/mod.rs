@@ -321,6 +321,19 @@ impl Routes {
         &self.hops[start as usize..(start + len) as usize]
     }
 
+    /// The entry of the table that `next_hops(node, dst_host)` reads first, for a prefetch:
+    /// in a fabric of a thousand hosts the table outgrows the caches a hop's packets churn.
+    /// `None` for a node without a row of its own (a host's uplinks) or a destination that
+    /// is not a host.
+    #[inline(always)]
+    pub fn first_cell(&self, node: NodeId, dst_host: NodeId) -> Option<&(u32, u32)> {
+        let (&slot, &row) = (self.slot.get(dst_host.idx())?, self.row.get(node.idx())?);
+        if slot == NOT_A_HOST || row == NO_ROW {
+            return None;
+        }
+        self.cells.get(row as usize * self.n_groups + (slot >> GROUP_BITS) as usize)
+    }
+
     /// The span of `row` towards the hosts of column `slot`.
     #[inline(always)]
     fn cell(&self, row: u32, slot: u32) -> (u32, u32) {
