@@ -58,15 +58,16 @@ impl Simulation {
         }
     }
 
-    /// Starts fetching what the next two events will read (hints: no effect on results).
-    /// For the second one, the line of an arrival's wire, or a transmitter's port (its
-    /// flags and its queues); for the next one, an arrival whose wire the previous call
-    /// fetched, the packet at the head of the wire, the wire's entry behind it and the two
-    /// lines of the port it arrives at that a switch's receive reads, or a transmitter's
-    /// next packet and its link. `on_arrive` also prefetches a wire's next
-    /// packet, a packet time ahead: in a fabric of a thousand hosts that is thousands of
-    /// events early, and the line may be gone again by the time it is read; one or two
-    /// events ahead, it comes in time.
+    /// Starts fetching what the next three events will read (hints: no effect on results),
+    /// each a stage further as it comes closer. For an arrival: three events ahead, the
+    /// line of its wire; two ahead, the line of the receiving switch's port that names the
+    /// switch; next, the packet at the head of the wire, the wire's entry behind it, the
+    /// receiving port's line a receive reads and the routing table's cell the switch looks
+    /// up (its id and the packet's destination come from the lines fetched before). For a
+    /// transmitter: two ahead, its port (flags and queues); next, its next packet and link.
+    /// `on_arrive` also prefetches a wire's next packet, a packet time ahead: in a fabric
+    /// of a thousand hosts that is thousands of events early, and the line may be gone
+    /// again by the time it is read; a few events ahead, it comes in time.
     ///
     /// Only once the packets alive at one time have outgrown `PREFETCH_FROM_SLOTS` (the
     /// pool's slots: 4 MiB of packets): below that, what the next events read mostly sits
