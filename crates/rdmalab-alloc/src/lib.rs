@@ -13,9 +13,10 @@
 //! Blocks of 2 MiB and more ([`LARGE_FROM`]) are, on Linux, mappings of their own (`large`),
 //! so that a growing arena is remapped, not copied, whatever its alignment; elsewhere they
 //! come from the system allocator. Those under [`ADVISE_BELOW`] are advised for huge pages
-//! too: the arenas of a fabric of a few thousand ports (its ports, its event queue's rings)
-//! are read at random on every hop, and with 4 KiB pages each such read also walks the page
-//! tables. Larger blocks are left on 4 KiB pages: they are the arenas of the largest fabrics,
+//! too, and mapped on a huge-page boundary in whole huge pages (the kernel backs a huge page
+//! only where 2 MiB fit aligned inside a mapping): the arenas of a fabric of a few thousand
+//! ports (its ports, its event queue's rings) are read at random on every hop, and with
+//! 4 KiB pages each such read also walks the page tables. Larger blocks are left on 4 KiB pages: they are the arenas of the largest fabrics,
 //! written through once at set-up, where advising them made the kernel clear and compact a
 //! huge page at every fault (the k = 160 fabric's set-up: twice the system time). The engine
 //! advises its packet pool itself, whatever its size (`fabric::pool`): the one arena that

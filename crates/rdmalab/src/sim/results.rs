@@ -177,11 +177,14 @@ impl Simulation {
             .ports
             .iter()
             .filter(|st| !(st.in_flight.is_empty() && st.arbiter.is_none() && st.queues.iter().all(|q| q.is_empty())));
-        let parked = busy.flat_map(|st| {
-            let queued = (0..crate::fabric::NUM_PRIOS).flat_map(|q| st.queued(q, &self.packets));
-            st.in_flight.iter().map(|&(_, r, _)| r).chain(queued)
+        let busy: Vec<_> = busy.collect();
+        let queues = busy.iter().flat_map(|st| st.queues.iter().copied());
+        let loose = busy.iter().flat_map(|st| {
+            let arbiter = st.arbiter.as_deref().into_iter();
+            let held = arbiter.flat_map(|a| (0..crate::fabric::NUM_PRIOS).flat_map(move |q| a.held(q)));
+            st.in_flight.iter().map(|&(_, r, _)| r).chain(held)
         });
-        held + self.packets.sum_in_slot_order(parked, data)
+        held + self.packets.sum_parked(queues, loose, data)
     }
 
     /// Checks byte conservation: every payload byte a host sent was delivered in order,
