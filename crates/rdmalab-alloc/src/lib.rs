@@ -205,7 +205,7 @@ mod large {
             if p == libc::MAP_FAILED {
                 return std::ptr::null_mut();
             }
-            if advised(new_size) && p as usize % HUGE != 0 {
+            if advised(new_size) && !(p as usize).is_multiple_of(HUGE) {
                 // Moved to a misaligned address: move it once more, onto an aligned range
                 // reserved for it (the move replaces the reservation's pages).
                 let to = map_aligned(new);
