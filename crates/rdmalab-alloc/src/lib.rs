@@ -16,9 +16,10 @@
 //! too, and mapped on a huge-page boundary in whole huge pages (the kernel backs a huge page
 //! only where 2 MiB fit aligned inside a mapping): the arenas of a fabric of a few thousand
 //! ports (its ports, its event queue's rings) are read at random on every hop, and with
-//! 4 KiB pages each such read also walks the page tables. Larger blocks are left on 4 KiB pages: they are the arenas of the largest fabrics,
-//! written through once at set-up, where advising them made the kernel clear and compact a
-//! huge page at every fault (the k = 160 fabric's set-up: twice the system time). The engine
+//! 4 KiB pages each such read also walks the page tables. Larger blocks are left on 4 KiB
+//! pages: they are the arenas of the largest fabrics, written through once at set-up, where
+//! advising them made the kernel clear and compact a huge page at every fault (the k = 160
+//! fabric's set-up: twice the system time). The engine
 //! advises its packet pool itself, whatever its size (`fabric::pool`): the one arena that
 //! grows while the run goes and whose slots every hop reads at random. `_RJEM_MALLOC_CONF`
 //! overrides jemalloc's options at run time (`_RJEM_MALLOC_CONF=thp:default` keeps jemalloc

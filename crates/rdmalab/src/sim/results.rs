@@ -172,16 +172,18 @@ impl Simulation {
             + self.mech.lb.as_ref().map_or(0, |l| l.held_payload(&self.packets));
         // A port with nothing on its wire, nothing queued and no arbiter holds nothing: the
         // common case at the end of a run, tested first (at a million hosts, six million
-        // ports, twice: the check and the snapshot).
-        let busy = self
-            .ports
-            .iter()
-            .filter(|st| !(st.in_flight.is_empty() && st.arbiter.is_none() && st.queues.iter().all(|q| q.is_empty())));
-        let busy: Vec<_> = busy.collect();
-        let queues = busy.iter().flat_map(|st| st.queues.iter().copied());
-        let loose = busy.iter().flat_map(|st| {
+        // ports). The ports are scanned once for their queues and once for the rest, rather
+        // than listed: a cut run of that size can leave most of them busy.
+        let busy = || {
+            let holds = |st: &&crate::fabric::PortState| {
+                !st.in_flight.is_empty() || st.arbiter.is_some() || st.queues.iter().any(|q| !q.is_empty())
+            };
+            self.ports.iter().filter(holds)
+        };
+        let queues = busy().flat_map(|st| st.queues.iter().copied());
+        let loose = busy().flat_map(|st| {
             let arbiter = st.arbiter.as_deref().into_iter();
-            let held = arbiter.flat_map(|a| (0..crate::fabric::NUM_PRIOS).flat_map(move |q| a.held(q)));
+            let held = arbiter.flat_map(|a| (0..NUM_PRIOS).flat_map(move |q| a.held(q)));
             st.in_flight.iter().map(|&(_, r, _)| r).chain(held)
         });
         held + self.packets.sum_parked(queues, loose, data)

@@ -304,11 +304,8 @@ impl Routes {
         let Some(&row) = self.row.get(node.idx()) else {
             return &[];
         };
-        let (start, len) = if row == NO_ROW {
-            self.uplinks(node, slot)
-        } else {
-            self.cells[row as usize * self.n_groups + (slot >> GROUP_BITS) as usize]
-        };
+        let (start, len) =
+            if row == NO_ROW { self.uplinks(node, slot) } else { self.cells[self.cell_index(row, slot)] };
         // One test keeps the common case (a plain span) as short as a dense table's: the
         // two marks are the largest span lengths.
         let (start, len) = if len < INDIRECT {
@@ -331,13 +328,19 @@ impl Routes {
         if slot == NOT_A_HOST || row == NO_ROW {
             return None;
         }
-        self.cells.get(row as usize * self.n_groups + (slot >> GROUP_BITS) as usize)
+        self.cells.get(self.cell_index(row, slot))
+    }
+
+    /// Where in `cells` the span of `row` towards the group of column `slot` sits.
+    #[inline(always)]
+    fn cell_index(&self, row: u32, slot: u32) -> usize {
+        row as usize * self.n_groups + (slot >> GROUP_BITS) as usize
     }
 
     /// The span of `row` towards the hosts of column `slot`.
     #[inline(always)]
     fn cell(&self, row: u32, slot: u32) -> (u32, u32) {
-        let e = self.cells[row as usize * self.n_groups + (slot >> GROUP_BITS) as usize];
+        let e = self.cells[self.cell_index(row, slot)];
         if e.1 != INDIRECT {
             e
         } else {
