@@ -101,6 +101,10 @@ enum Event {
     Dequeues(SwitchId),
 }
 
+// Twelve bytes, so that with its time, its key and a link an event fills half a cache line in
+// the queue's lists (`engine::queue::lists`): a larger variant costs every event a line.
+const _: () = assert!(std::mem::size_of::<Event>() == 12);
+
 /// Limits for one call to `run`.
 #[derive(Clone, Copy, Debug)]
 pub struct RunLimit {
