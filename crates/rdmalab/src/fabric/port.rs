@@ -41,18 +41,25 @@ pub struct PortCounters {
 ///
 /// The fields are laid out by hand (`repr(C)`), each port on cache lines of its own, in
 /// the order a packet hop touches them: the first line holds the wire, addressing and
-/// flags (all that a packet's arrival reads), the second the transmitter and its counters,
+/// flags (all that a packet's arrival reads, of the port it left and of the port it reaches),
+/// the second the transmitter and its counters,
 /// the third the per-class byte counts (enqueue, dequeue, ECN, INT); the queues, one per
 /// class, follow, and what a packet never touches comes last. With Rust's own order a hop
 /// touched six or seven of the port's eight lines.
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct PortState {
-    // --- line 0: the wire, addressing and flags (all that `on_arrive` reads)
+    // --- line 0: the wire, addressing and flags (all that `on_arrive` reads of the sending
+    // port, and all that a switch reads of the receiving one: its node, MMU and position)
     /// Packets on the wire with their arrival time at the peer.
     pub in_flight: Wire,
     /// The peer's port (where packets sent here arrive).
     pub peer: PortId,
+    /// Owning node.
+    pub node: NodeId,
+    /// Index of the owner's NIC (on a host) or switch (its MMU), copied from the
+    /// simulation's side tables.
+    pub unit: u32,
     /// Position of this port on its node (ifindex - 1); indexes the switch MMU.
     pub local: u16,
     /// Index of the rate's transmission-time table in the `TxClock`.
@@ -93,11 +100,6 @@ pub struct PortState {
     pub tx_packets: u64,
     /// Propagation delay.
     pub delay: Time,
-    /// Owning node.
-    pub node: NodeId,
-    /// Index of the owner's NIC (on a host) or switch (its MMU), copied from the
-    /// simulation's side tables.
-    pub unit: u32,
     /// Classes the peer has paused (we must not send them).
     pub paused: [bool; NUM_PRIOS],
     _line2: LineStart,
@@ -582,9 +584,13 @@ mod layout {
         // The per-hop fields stay within the first three lines (see the struct's comment).
         assert_eq!(std::mem::align_of::<PortState>(), 64);
         assert!(offset_of!(PortState, special) < 64 && offset_of!(PortState, peer_lossy) < 64);
+        // A switch's arrival reads the receiving port's node, MMU and position: one line.
+        for at in [offset_of!(PortState, node), offset_of!(PortState, unit), offset_of!(PortState, local)] {
+            assert!(at < 64, "{at}");
+        }
         assert!(offset_of!(PortState, rate) >= 64 && offset_of!(PortState, paused) + 8 <= 128);
         let ws = std::mem::size_of::<super::Wire>();
-        assert!(ws <= 48, "{ws}");
+        assert!(ws <= 40, "{ws}");
         assert_eq!(offset_of!(PortState, queue_bytes), 128);
         assert_eq!(offset_of!(PortState, queues), 192);
         // The linked queues (8 bytes each) fill one line where `VecDeque`s took four.

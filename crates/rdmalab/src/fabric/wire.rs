@@ -37,15 +37,16 @@ struct Ring {
     /// The slots (a boxed slice: the port's state keeps its per-hop fields in its first line,
     /// `fabric::port`'s layout test, so the wire stays small).
     buf: Box<[Entry]>,
-    /// Index of the first entry.
-    start: usize,
-    len: usize,
+    /// Index of the first entry (32 bits, as the length: the wire then leaves room in the
+    /// port's first line for the fields a switch reads of the port a packet reaches).
+    start: u32,
+    len: u32,
 }
 
 impl Ring {
     #[inline(always)]
     fn front(&self) -> Option<&Entry> {
-        (self.len != 0).then(|| &self.buf[self.start])
+        (self.len != 0).then(|| &self.buf[self.start as usize])
     }
 
     #[inline(always)]
@@ -53,20 +54,26 @@ impl Ring {
         if self.len == 0 {
             return None;
         }
-        let e = self.buf[self.start];
-        self.start = (self.start + 1) & (self.buf.len() - 1);
+        let e = self.buf[self.start as usize];
+        self.start = (self.start + 1) & self.mask();
         self.len -= 1;
         Some(e)
     }
 
     #[inline(always)]
     fn push_back(&mut self, e: Entry) {
-        if self.len == self.buf.len() {
+        if self.len as usize == self.buf.len() {
             self.grow();
         }
-        let at = (self.start + self.len) & (self.buf.len() - 1);
-        self.buf[at] = e;
+        let at = (self.start + self.len) & self.mask();
+        self.buf[at as usize] = e;
         self.len += 1;
+    }
+
+    /// The buffer's length less one (a power of two: the mask that wraps an index).
+    #[inline(always)]
+    fn mask(&self) -> u32 {
+        self.buf.len().wrapping_sub(1) as u32
     }
 
     /// Doubles the buffer (at least 4 entries), unwrapping the entries to its start.
@@ -82,8 +89,8 @@ impl Ring {
     }
 
     fn iter(&self) -> impl Iterator<Item = &Entry> {
-        let mask = self.buf.len().wrapping_sub(1);
-        (0..self.len).map(move |i| &self.buf[(self.start + i) & mask])
+        let mask = self.mask();
+        (0..self.len).map(move |i| &self.buf[((self.start + i) & mask) as usize])
     }
 }
 

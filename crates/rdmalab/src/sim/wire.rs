@@ -110,7 +110,7 @@ impl Simulation {
                     if st.peer_on_host {
                         prefetch(&peer.rate);
                     } else if let Some(cell) = self.routes.first_cell(peer.node, dst) {
-                        prefetch(cell); // `peer.node` shares `rate`'s line, fetched a round ago
+                        prefetch(cell); // `peer.node` is in the line fetched a round ago
                     }
                 }
             }
