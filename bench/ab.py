@@ -5,8 +5,11 @@ A machine's speed drifts (by up to 2x from one day to the next on the 2-core bui
 so a build is only ever timed against another one in alternation: round after round, each
 scenario runs once with the old build and once with the new one, each in its own process.
 Prints, per scenario and build, the best and median user seconds, the nanoseconds of user
-time per event, the ratio new / old, and, when `S1-dcqcn` is among the scenarios, each
-scenario's cost per event relative to S1's with the same build.
+time per event, the ratio new / old of the medians, the median and range of the rounds' own
+ratios (each round's new run over its old run: the drift of the machine from minute to minute
+moves both runs of a round together, so this ratio is the steadier of the two), and, when
+`S1-dcqcn` is among the scenarios, each scenario's cost per event relative to S1's with the
+same build.
 
     python3 bench/ab.py --old OLD_DIR --new NEW_DIR [--rounds 7] [--jobs N] [--json FILE] S1-dcqcn PATH.toml ...
     .venv/bin/python bench/ab.py --cli --old OLD/python --new NEW/python S1-dcqcn
@@ -92,6 +95,13 @@ def stream(builds: dict[str, Path], scenarios: list[str], rounds: int) -> dict:
     return {"times": times, "events": events}
 
 
+def round_ratios(old: list[float], new: list[float]) -> list[float]:
+    """Each round's new time over its old one (the lists in run order, round by round; with
+    `--jobs`, each stream's rounds in turn, as `main` joins them)."""
+    assert len(old) == len(new), "one run of each build a round"
+    return [n / o for o, n in zip(old, new)]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("scenarios", nargs="+")
@@ -118,8 +128,9 @@ def main() -> int:
     for k, n in events.items():
         if any(p["events"][k] != n for p in parts) or n != events[(k[0], "old")]:
             print(f"note: {k[0]} runs a different number of events with the two builds")
-    print("| scenario | build | runs | best user s | median user s | ns per event (median) | new / old (median) | per event / S1's |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| scenario | build | runs | best user s | median user s | ns per event (median) | new / old (median) "
+          "| new / old (per round: median, range) | per event / S1's |")
+    print("|---|---|---|---|---|---|---|---|---|")
     per_event = {k: statistics.median(v) / events[k] * 1e9 for k, v in times.items() if events[k]}
     for s in args.scenarios:
         for b in builds:
@@ -128,8 +139,10 @@ def main() -> int:
             ns = per_event.get((s, b))
             s1 = per_event.get(("S1-dcqcn", b))
             vs_s1 = f"{ns / s1:.2f}" if ns and s1 else "-"
+            rounds = round_ratios(times[(s, "old")], times[(s, b)])
+            per_round = f"{statistics.median(rounds):.3f} ({min(rounds):.2f}-{max(rounds):.2f})" if b != "old" else "-"
             print(f"| {s} | {b} | {len(v)} | {v[0]:.3f} | {statistics.median(v):.3f} | "
-                  f"{'-' if ns is None else f'{ns:.1f}'} | {ratio:.3f} | {vs_s1} |")
+                  f"{'-' if ns is None else f'{ns:.1f}'} | {ratio:.3f} | {per_round} | {vs_s1} |")
     if args.json:
         args.json.write_text(json.dumps({f"{s}|{b}": {"user_s": v, "events": events[(s, b)]}
                                          for (s, b), v in times.items()}, indent=1))
