@@ -95,13 +95,25 @@ pub enum Admission {
 }
 
 /// Buffer state of one switch. Ports are indexed by their position on the switch.
+///
+/// Laid out by hand (`repr(C)`): what admitting and releasing a packet read of the switch
+/// (the pool, its use, the reserve, where the records are) fills the first cache line, and
+/// the configuration follows. In Rust's own order they fell on two lines, read at every hop.
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct SwitchMmu {
-    cfg: MmuConfig,
     /// The buffer less every port's headroom and reserve (at least 0): what the shared
     /// pool can hold.
     pool: u64,
     shared_used: u64,
+    /// `cfg.reserve`, kept in this line.
+    reserve: u64,
+    /// Per ingress port and class seen, everything admission touches, together: one cache
+    /// line per packet instead of one per field (this is on every switch hop). Port `p`'s
+    /// record of class `q` is `acct[p * stride + slot[q]]`. A class gets its records when
+    /// its first packet arrives (`add_class`): a run whose packets use two classes keeps
+    /// two records a port, not eight (at a million hosts, 0.9 GB less).
+    acct: Vec<ClassAcct>,
     /// Per class, its place in each port's run of records in `acct` (`NO_SLOT`: no packet
     /// of the class has reached the switch yet, and the class has no record).
     slot: [u8; NUM_PRIOS],
@@ -109,12 +121,8 @@ pub struct SwitchMmu {
     stride: u8,
     /// The classes with PFC, one bit each.
     pfc: u8,
-    /// Per ingress port and class seen, everything admission touches, together: one cache
-    /// line per packet instead of one per field (this is on every switch hop). Port `p`'s
-    /// record of class `q` is `acct[p * stride + slot[q]]`. A class gets its records when
-    /// its first packet arrives (`add_class`): a run whose packets use two classes keeps
-    /// two records a port, not eight (at a million hosts, 0.9 GB less).
-    acct: Vec<ClassAcct>,
+    // --- the second line on
+    cfg: MmuConfig,
     /// Per ingress port, what a class's record starts with.
     params: Vec<PortParams>,
     /// The m4 fork's pools under `MmuRule::M4` (then `pool` is its ingress pool and
@@ -169,7 +177,7 @@ impl SwitchMmu {
         debug_assert!(!all || acct.len() == params.len() * NUM_PRIOS);
         let slot = if all { std::array::from_fn(|q| q as u8) } else { [NO_SLOT; NUM_PRIOS] };
         let stride = if all { NUM_PRIOS as u8 } else { 0 };
-        SwitchMmu { cfg, pool, shared_used: 0, slot, stride, pfc, acct, params, m4: None }
+        SwitchMmu { pool, shared_used: 0, reserve: cfg.reserve, acct, slot, stride, pfc, cfg, params, m4: None }
     }
 
     /// Index in `acct` of port `p`'s record of class `q`, giving the class its records
@@ -275,7 +283,7 @@ impl SwitchMmu {
 
     #[cfg(test)]
     fn shared_of(&self, p: usize, q: usize) -> u64 {
-        self.record(p, q).ingress.saturating_sub(self.cfg.reserve)
+        self.record(p, q).ingress.saturating_sub(self.reserve)
     }
 
     /// Admits `size` bytes arriving on ingress port `p`, class `q` (q != 0). Always inlined:
@@ -299,7 +307,7 @@ impl SwitchMmu {
     #[inline(always)]
     pub fn admit_shared(&mut self, p: usize, q: usize, size: u64) -> Admission {
         debug_assert!(self.m4.is_none(), "an m4 switch on the common path");
-        let (reserve, fixed) = (self.cfg.reserve, self.pool);
+        let (reserve, fixed) = (self.reserve, self.pool);
         let mut shared_used = self.shared_used;
         let i = self.index(p, q);
         let c = &mut self.acct[i];
@@ -339,7 +347,7 @@ impl SwitchMmu {
     /// is; `over_threshold_as_admit_decides` checks that the two agree.
     pub fn over_threshold(&self, p: usize, q: usize, size: u64) -> bool {
         let n = self.record(p, q).ingress + size;
-        n > self.cfg.reserve && n - self.cfg.reserve > self.threshold(p)
+        n > self.reserve && n - self.reserve > self.threshold(p)
     }
 
     /// The PFC headroom of ingress port `p`, bytes (per-port buffers keep the same).
@@ -379,7 +387,7 @@ impl SwitchMmu {
         if c.hdrm != 0 || c.paused {
             return false;
         }
-        let (reserve, fixed) = (self.cfg.reserve, self.pool);
+        let (reserve, fixed) = (self.reserve, self.pool);
         let th = fixed.saturating_sub(self.shared_used) >> c.shift;
         let n = c.ingress + size;
         if n > reserve && n - reserve > th {
@@ -400,7 +408,7 @@ impl SwitchMmu {
     #[inline(always)]
     pub fn release_shared(&mut self, p: usize, q: usize, size: u64) -> bool {
         debug_assert!(self.m4.is_none(), "an m4 switch on the common path");
-        let (reserve, fixed) = (self.cfg.reserve, self.pool);
+        let (reserve, fixed) = (self.reserve, self.pool);
         let i = self.index(p, q);
         let c = &mut self.acct[i];
         let from_hdrm = size.min(c.hdrm);

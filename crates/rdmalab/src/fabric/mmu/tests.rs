@@ -161,3 +161,19 @@ fn passes_only_where_admission_and_release_change_nothing() {
         assert!(yes > 0 && no > 0, "lossless {lossless}: {yes} yes, {no} no");
     }
 }
+
+#[test]
+fn what_a_hop_reads_of_the_switch_is_one_line() {
+    use std::mem::offset_of;
+    assert_eq!(std::mem::align_of::<SwitchMmu>(), 64);
+    let hot = [
+        offset_of!(SwitchMmu, pool),
+        offset_of!(SwitchMmu, shared_used),
+        offset_of!(SwitchMmu, reserve),
+        offset_of!(SwitchMmu, acct),
+        offset_of!(SwitchMmu, slot),
+        offset_of!(SwitchMmu, stride),
+    ];
+    assert!(hot.iter().all(|&at| at < 64), "{hot:?}");
+    assert!(offset_of!(SwitchMmu, cfg) >= 64);
+}
