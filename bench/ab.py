@@ -139,8 +139,10 @@ def main() -> int:
             ns = per_event.get((s, b))
             s1 = per_event.get(("S1-dcqcn", b))
             vs_s1 = f"{ns / s1:.2f}" if ns and s1 else "-"
-            rounds = round_ratios(times[(s, "old")], times[(s, b)])
-            per_round = f"{statistics.median(rounds):.3f} ({min(rounds):.2f}-{max(rounds):.2f})" if b != "old" else "-"
+            per_round = "-"
+            if b != "old":
+                rounds = round_ratios(times[(s, "old")], times[(s, b)])
+                per_round = f"{statistics.median(rounds):.3f} ({min(rounds):.2f}-{max(rounds):.2f})"
             print(f"| {s} | {b} | {len(v)} | {v[0]:.3f} | {statistics.median(v):.3f} | "
                   f"{'-' if ns is None else f'{ns:.1f}'} | {ratio:.3f} | {per_round} | {vs_s1} |")
     if args.json:

@@ -106,7 +106,8 @@ pub struct SwitchMmu {
     /// pool can hold.
     pool: u64,
     shared_used: u64,
-    /// `cfg.reserve`, kept in this line.
+    /// A copy of `cfg.reserve` (the configuration never changes after `with_records`),
+    /// so that admission reads it from this line.
     reserve: u64,
     /// Per ingress port and class seen, everything admission touches, together: one cache
     /// line per packet instead of one per field (this is on every switch hop). Port `p`'s

@@ -41,11 +41,11 @@ pub struct PortCounters {
 ///
 /// The fields are laid out by hand (`repr(C)`), each port on cache lines of its own, in
 /// the order a packet hop touches them: the first line holds the wire, addressing and
-/// flags (all that a packet's arrival reads, of the port it left and of the port it reaches),
-/// the second the transmitter and its counters,
-/// the third the per-class byte counts (enqueue, dequeue, ECN, INT); the queues, one per
-/// class, follow, and what a packet never touches comes last. With Rust's own order a hop
-/// touched six or seven of the port's eight lines.
+/// flags (all that a packet's arrival reads, of the port it left and of the port it
+/// reaches), the second the transmitter and its counters, the third the per-class byte
+/// counts (enqueue, dequeue, ECN, INT); the queues, one per class, follow, and what a
+/// packet never touches comes last. With Rust's own order a hop touched six or seven of the
+/// port's eight lines.
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct PortState {

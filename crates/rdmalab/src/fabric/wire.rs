@@ -81,6 +81,7 @@ impl Ring {
     #[inline(never)]
     fn grow(&mut self) {
         let cap = (self.buf.len() * 2).max(4);
+        assert!(cap <= 1 << 31, "a wire of 2^31 packets: its 32-bit indices would wrap");
         let mut buf = Vec::with_capacity(cap);
         buf.extend(self.iter().copied());
         buf.resize(cap, NO_HEAD);
