@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-SCRIPTS = ("run", "identity", "threads", "validate", "cli_vs_engine")
+SCRIPTS = ("run", "identity", "threads", "validate", "cli_vs_engine", "pgo")
 
 
 def references(env_value: str | None) -> dict[str, str]:
