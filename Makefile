@@ -6,7 +6,7 @@ VPY     := $(VENV)/bin/python
 STAMP   := $(VENV)/.rdmalab-installed
 SOURCES := $(shell find crates -name '*.rs' -o -name 'Cargo.toml' 2>/dev/null) pyproject.toml Cargo.lock
 
-.PHONY: setup demo test test-rust test-python docs bench reference clean
+.PHONY: setup fast demo test test-rust test-python docs bench reference clean
 
 setup: $(STAMP)
 
@@ -19,6 +19,12 @@ $(STAMP): $(VENV)/bin/activate $(SOURCES)
 	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH \
 		$(VENV)/bin/maturin develop --release --quiet --extras test
 	touch $(STAMP)
+
+# The package rebuilt profile-guided, in place (bench/pgo.py: instrumented, trained through
+# its command line on runs the benchmarks leave out, rebuilt; some 10 minutes on 2 cores).
+# Needs rustup's llvm-tools. It stays until the sources change and `make setup` rebuilds.
+fast: setup
+	$(VPY) bench/pgo.py --python $(VENV)
 
 demo: setup
 	$(VENV)/bin/rdmalab demo --out out/demo

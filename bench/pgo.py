@@ -15,16 +15,17 @@ k = 16 trees of the performance page measure the build on runs it was not traine
 1,024-host fabric is among them: trained on small fabrics only, the build ran the k = 16 tree
 under PAUSE some 10 % slower than the default build (8 alternated rounds).
 
-    python3 bench/pgo.py        # hpcc_run and scenario_run into target/pgo/optimized/release/examples
+    python3 bench/pgo.py                  # hpcc_run and scenario_run into target/pgo/optimized/release/examples
+    python3 bench/pgo.py --python .venv   # the Python package, in place (`make fast`)
 
-It builds the engine's runners (`hpcc_run`, `scenario_run`), not the Python package: the
-package compiles the engine again, as a dependency of its own, and its functions there carry
-other symbol names (their hash covers how the crate was built), which a profile taken with
-the runners does not match.
+Each is trained on itself: the package compiles the engine again, as a dependency of its
+own, and its functions there carry other symbol names (their hash covers how the crate was
+built), which a profile taken with the runners does not match. The package is trained
+through its command line (`rdmalab hpcc`, `rdmalab run`), the path users time.
 
 Needs LLVM's `llvm-profdata` of the same major version as rustc's LLVM (`rustup component add
 llvm-tools`). Takes two release builds and about a minute of training: some 10 minutes on
-2 cores.
+2 cores either way.
 """
 
 from __future__ import annotations
@@ -94,50 +95,89 @@ def cargo_build(target_dir: Path, rustflags: str, profiles: Path | None = None) 
     return target_dir / "release" / "examples"
 
 
-def train(examples: Path, raw: Path) -> None:
-    """Runs the training set with the instrumented examples; each process writes a raw profile."""
-    env = dict(os.environ, LLVM_PROFILE_FILE=str(raw / "%m_%p.profraw"))
+def maturin_build(venv: Path, rustflags: str, profiles: Path | None = None) -> None:
+    """The Python package built with `rustflags` and installed into `venv` (as `make setup`
+    installs it, in place)."""
+    env = dict(os.environ, RUSTFLAGS=rustflags, VIRTUAL_ENV=str(venv), PATH=f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    if profiles is not None:
+        env["LLVM_PROFILE_FILE"] = str(profiles / "%m_%p.profraw")
+    subprocess.run([str(venv / "bin" / "maturin"), "develop", "--release", "--quiet"], cwd=REPO, env=env, check=True,
+                   stdout=subprocess.DEVNULL)
+
+
+def training_runs(work: Path, examples: Path | None, venv: Path | None) -> list[tuple[str, list[str]]]:
+    """(name, command) of each training run: through the runners in `examples`, or through
+    the command line of the package in `venv`."""
     runs = []
+    if REFERENCE.is_dir():
+        for name in TRAIN_REFERENCE:
+            config = prepare(work, *SCENARIOS[name]).name
+            cmd = [str(examples / "hpcc_run"), config] if examples else [str(venv / "bin" / "rdmalab"), "hpcc", config, "--quiet"]
+            runs.append((name, cmd))
+    else:
+        print(f"  (no reference files at {REFERENCE}: training on the native scenarios only)")
+    for toml in TRAIN_NATIVE:
+        path = str(REPO / "bench" / toml)
+        cmd = ([str(examples / "scenario_run"), path] if examples else
+               [str(venv / "bin" / "rdmalab"), "run", path, "--out", str(work / "out"), "--force", "--quiet",
+                "--no-figures", "--threads", "1"])
+        runs.append((toml, cmd))
+    return runs
+
+
+def train(raw: Path, examples: Path | None = None, venv: Path | None = None) -> None:
+    """Runs the training set with the instrumented build; each process writes a raw profile."""
+    env = dict(os.environ, LLVM_PROFILE_FILE=str(raw / "%m_%p.profraw"))
     with tempfile.TemporaryDirectory(prefix="rdmalab-pgo-") as tmp:
-        work = Path(tmp)
-        if REFERENCE.is_dir():
-            for name in TRAIN_REFERENCE:
-                config, mode = SCENARIOS[name]
-                runs.append((name, [str(examples / "hpcc_run"), prepare(work, config, mode).name]))
-        else:
-            print(f"  (no reference files at {REFERENCE}: training on the native scenarios only)")
-        for toml in TRAIN_NATIVE:
-            runs.append((toml, [str(examples / "scenario_run"), str(REPO / "bench" / toml)]))
+        runs = training_runs(Path(tmp), examples, venv)
         for i, (name, cmd) in enumerate(runs, 1):
             start = time.monotonic()
-            subprocess.run(cmd, cwd=work, env=env, check=True, stdout=subprocess.DEVNULL)
+            subprocess.run(cmd, cwd=tmp, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             print(f"  [{i}/{len(runs)}] {name}: {time.monotonic() - start:.1f} s", flush=True)
+
+
+def merge(profdata: Path, raw: Path, out: Path, stem: str) -> Path:
+    """The raw profiles merged into `out/STEM-HASH.profdata`, named by its content: cargo
+    rebuilds when its flags change, not when a file they name does."""
+    merged = out / f"{stem}.merging"
+    subprocess.run([str(profdata), "merge", "-o", str(merged)] + sorted(str(p) for p in raw.glob("*.profraw")), check=True)
+    digest = hashlib.sha256(merged.read_bytes()).hexdigest()[:12]
+    for old in out.glob(f"{stem}-*.profdata"):
+        old.unlink()
+    return merged.rename(out / f"{stem}-{digest}.profdata")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=REPO / "target" / "pgo", help="working folder (default target/pgo)")
+    ap.add_argument("--python", type=Path, metavar="VENV",
+                    help="build the Python package into this venv instead, trained through its command line")
     args = ap.parse_args()
     profdata = find_profdata()
     out = args.out.resolve()
     raw = out / "raw"
     shutil.rmtree(raw, ignore_errors=True)
     raw.mkdir(parents=True)
+    generate = f"-Cprofile-generate={raw}"
+    venv = args.python.resolve() if args.python else None
     print("1/3 instrumented build", flush=True)
-    instrumented = cargo_build(out / "instrumented", f"-Cprofile-generate={raw}", out / "build-scripts")
+    if venv:
+        maturin_build(venv, generate, out / "build-scripts")
+    else:
+        instrumented = cargo_build(out / "instrumented", generate, out / "build-scripts")
     print("2/3 training", flush=True)
-    train(instrumented, raw)
-    merged = out / "merged.profdata"
-    subprocess.run([str(profdata), "merge", "-o", str(merged)] + sorted(str(p) for p in raw.glob("*.profraw")), check=True)
-    # Named by its content: cargo rebuilds when its flags change, not when a file they name does.
-    digest = hashlib.sha256(merged.read_bytes()).hexdigest()[:12]
-    for old in out.glob("rdmalab-*.profdata"):
-        old.unlink()
-    profile = merged.rename(out / f"rdmalab-{digest}.profdata")
+    if venv:
+        train(raw, venv=venv)
+    else:
+        train(raw, examples=instrumented)
+    profile = merge(profdata, raw, out, "package" if venv else "runners")
     print("3/3 optimised build", flush=True)
     use = f"-Cprofile-use={profile}"
-    optimized = cargo_build(out / "optimized", use)
-    print(f"examples: {optimized}")
+    if venv:
+        maturin_build(venv, use)
+        print(f"Python package: installed into {venv}")
+    else:
+        print(f"examples: {cargo_build(out / 'optimized', use)}")
 
 
 if __name__ == "__main__":

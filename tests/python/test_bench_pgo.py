@@ -50,3 +50,15 @@ def test_without_a_matching_llvm_profdata_the_error_says_how_to_get_one(tmp_path
         pgo.find_profdata()
     message = str(err.value)
     assert "LLVM 999" in message and "rustup component add llvm-tools" in message
+
+
+def test_the_package_is_trained_through_commands_its_command_line_accepts(tmp_path):
+    from rdmalab.cli import build_parser
+
+    venv = tmp_path / "venv"
+    runs = pgo.training_runs(tmp_path, examples=None, venv=venv)
+    assert len(runs) >= len(pgo.TRAIN_NATIVE)
+    for name, cmd in runs:
+        assert cmd[0] == str(venv / "bin" / "rdmalab"), name
+        args = build_parser().parse_args(cmd[1:])  # exits on an option it does not know
+        assert args.command in ("hpcc", "run"), name
