@@ -132,7 +132,9 @@ def train(raw: Path, examples: Path | None = None, venv: Path | None = None) -> 
         runs = training_runs(Path(tmp), examples, venv)
         for i, (name, cmd) in enumerate(runs, 1):
             start = time.monotonic()
-            subprocess.run(cmd, cwd=tmp, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            done = subprocess.run(cmd, cwd=tmp, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            if done.returncode != 0:
+                raise SystemExit(f"bench/pgo.py: training run {name} failed (exit {done.returncode}):\n{done.stderr}")
             print(f"  [{i}/{len(runs)}] {name}: {time.monotonic() - start:.1f} s", flush=True)
 
 

@@ -62,3 +62,10 @@ def test_the_package_is_trained_through_commands_its_command_line_accepts(tmp_pa
         assert cmd[0] == str(venv / "bin" / "rdmalab"), name
         args = build_parser().parse_args(cmd[1:])  # exits on an option it does not know
         assert args.command in ("hpcc", "run"), name
+
+
+def test_a_failed_training_run_is_named_with_what_it_printed(tmp_path, monkeypatch):
+    monkeypatch.setattr(pgo, "training_runs", lambda work, examples, venv: [("broken", ["sh", "-c", "echo boom >&2; exit 3"])])
+    with pytest.raises(SystemExit) as err:
+        pgo.train(tmp_path, examples=tmp_path)
+    assert "training run broken failed (exit 3)" in str(err.value) and "boom" in str(err.value)
