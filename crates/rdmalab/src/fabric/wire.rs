@@ -46,7 +46,7 @@ struct Ring {
 impl Ring {
     #[inline(always)]
     fn front(&self) -> Option<&Entry> {
-        (self.len != 0).then(|| &self.buf[self.start as usize])
+        (self.len != 0).then(|| self.at(self.start))
     }
 
     #[inline(always)]
@@ -54,7 +54,7 @@ impl Ring {
         if self.len == 0 {
             return None;
         }
-        let e = self.buf[self.start as usize];
+        let e = *self.at(self.start);
         self.start = (self.start + 1) & self.mask();
         self.len -= 1;
         Some(e)
@@ -66,8 +66,22 @@ impl Ring {
             self.grow();
         }
         let at = (self.start + self.len) & self.mask();
-        self.buf[at as usize] = e;
+        debug_assert!((at as usize) < self.buf.len());
+        // SAFETY: the buffer is not empty here (`grow` made room), its length is a power of
+        // two, and `at` is masked by that length less one.
+        unsafe { *self.buf.get_unchecked_mut(at as usize) = e };
         self.len += 1;
+    }
+
+    /// The slot at `index`, an index the ring masked, of a ring that holds entries. Every
+    /// arrival reads one and every send writes one: their bounds tests go.
+    #[inline(always)]
+    fn at(&self, index: u32) -> &Entry {
+        debug_assert!(self.len != 0 && (index as usize) < self.buf.len());
+        // SAFETY: callers pass `start`, and only while `len != 0`: the buffer then has at
+        // least `len` slots, its length is a power of two, and `start` is always masked by
+        // that length less one.
+        unsafe { self.buf.get_unchecked(index as usize) }
     }
 
     /// The buffer's length less one (a power of two: the mask that wraps an index).

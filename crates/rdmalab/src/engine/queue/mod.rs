@@ -263,11 +263,21 @@ impl<E: Copy> EventQueue<E> {
     /// then removes it, if nothing was pushed in between.
     #[inline]
     pub fn peek(&mut self) -> Option<(Time, u64, E)> {
-        if self.head == self.current.len() && !self.refill() {
+        let e = self.staged_entry()?;
+        Some((Time(e.time), e.seq, e.event))
+    }
+
+    /// The entry `head` points at, after a refill if the bucket is spent. The test for a
+    /// spent bucket is the read's own bounds test (one compare an event, not two).
+    #[inline(always)]
+    fn staged_entry(&mut self) -> Option<Entry<E>> {
+        if let Some(&e) = self.current.get(self.head) {
+            return Some(e);
+        }
+        if !self.refill() {
             return None;
         }
-        let e = self.current[self.head];
-        Some((Time(e.time), e.seq, e.event))
+        Some(self.current[self.head])
     }
 
     /// Removes the event [`EventQueue::peek`] has just returned (with key `seq`), with no push
@@ -283,10 +293,7 @@ impl<E: Copy> EventQueue<E> {
     /// Removes and returns the earliest event.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        if self.head == self.current.len() && !self.refill() {
-            return None;
-        }
-        let e = self.current[self.head];
+        let e = self.staged_entry()?;
         self.head += 1;
         self.popped_seq = e.seq;
         Some((Time(e.time), e.event))
