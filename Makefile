@@ -34,8 +34,12 @@ test: setup test-rust test-python
 test-rust:
 	cargo test --profile test-release --workspace --exclude rdmalab-py
 
+# Two passes: the tests in parallel, one worker per core (pytest-xdist), then alone those
+# marked `serial` (signals after fixed waits, Ray instances of their own), which another
+# worker beside them could make late.
 test-python: setup
-	$(VPY) -m pytest -q tests/python
+	$(VPY) -m pytest -q -n auto -m "not serial" tests/python
+	$(VPY) -m pytest -q -m serial tests/python
 
 # The documentation site into site/, strict: a broken link or anchor fails the build.
 docs: setup

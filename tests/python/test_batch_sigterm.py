@@ -22,7 +22,11 @@ from conftest import REFERENCE
 
 RDMALAB = Path(sys.executable).parent / "rdmalab"
 
-pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+# Signals after fixed waits: run alone (`make test`'s second pass), not beside another worker.
+pytestmark = [
+    pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc"),
+    pytest.mark.serial,
+]
 
 
 def _live(keep) -> list[int]:  # noqa: ANN001

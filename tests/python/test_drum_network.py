@@ -164,6 +164,7 @@ def test_network_rejects_bad_couplings():
         drum.solve_network(inst.a, inst.Q, inst.C, alpha=0.5, beta=1.0, k=2, backend="mpi")
 
 
+@pytest.mark.serial  # a local Ray instance of its own: run alone
 def test_local_and_ray_backends_give_the_same_iterates():
     import ray
 

@@ -310,6 +310,7 @@ def test_only_given_twice_for_one_path_is_refused(tmp_path, capsys):
     assert "1 runs" in capsys.readouterr().out
 
 
+@pytest.mark.serial  # a local Ray instance of its own: run alone
 def test_ray_executor_starts_its_own_local_instance_and_matches_local(tmp_path, capsys):
     # `--ray` with no address: RayExecutor starts a local Ray itself and shuts it down after.
     # Ray is a test dependency (rdmalab[test]); without it this fails rather than skips.
@@ -356,6 +357,7 @@ def ray_local():
     ray.shutdown()
 
 
+@pytest.mark.serial  # a local Ray instance of its own: run alone
 def test_local_and_ray_executors_give_identical_results(tmp_path, ray_local):
     s = sweep_of({"traffic[0].size": [30_000, 300_000], "traffic[0].receiver": [0, 9]},
                  base={**STAR, "fabric": {"queue_sample_interval": "1us", "rate_sample_interval": "1us",

@@ -303,6 +303,7 @@ def _start_long_sweep(tmp_path: Path, seeds: list[int], *executor: str) -> subpr
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+@pytest.mark.serial  # a signal after a fixed wait: run alone
 def test_sweep_workers_die_with_a_killed_driver(tmp_path):
     import signal
     import time
@@ -340,6 +341,7 @@ def _descendants(pid: int) -> list[int]:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+@pytest.mark.serial  # a signal after a fixed wait: run alone
 def test_a_local_ray_instance_dies_with_a_killed_driver(tmp_path):
     pytest.importorskip("ray")
     import signal

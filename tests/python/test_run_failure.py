@@ -104,6 +104,7 @@ def test_a_stalled_run_writes_its_record_too(tmp_path):
     assert (out / "flows.parquet").exists() and (out / "ports.parquet").exists()
 
 
+@pytest.mark.serial  # a signal after a fixed wait: run alone
 def test_sigterm_stops_the_run_and_keeps_what_it_measured(tmp_path):
     # A batch scheduler's time limit sends SIGTERM: the run stops as at Ctrl-C, writes every
     # table, the flows completed so far and failure.json, and exits 143 (128 + SIGTERM).

@@ -270,6 +270,7 @@ def test_cli_demo_prints_summary_and_writes_figure(tmp_path):
     assert (tmp_path / "fct.txt").read_text().count("\n") > 100
 
 
+@pytest.mark.serial  # a signal after a fixed wait: run alone
 def test_ctrl_c_stops_cleanly_and_keeps_completed_flows(tmp_path):
     scen = tmp_path / "long.toml"
     scen.write_text(textwrap.dedent("""
