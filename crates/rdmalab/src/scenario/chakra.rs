@@ -251,6 +251,6 @@ impl ChakraSpec {
         }
         unavailable.clear();
         algorithms.extend(given.iter().map(|&(k, a)| (k, vec![DimAlgorithm::Given(a); sizes.len()])));
-        Ok(Some(Dims { sizes, algorithms, local_bw_aware: sys.local_bw_aware.unwrap_or(false) }))
+        Ok(Some(Dims { sizes, algorithms, local_bw_aware: sys.local_bw_aware.unwrap_or(false), system: path() }))
     }
 }

@@ -141,7 +141,9 @@ fn dims_that_do_not_fit_are_refused_by_name() {
     assert!(
         e.contains("rank 0, node 0")
             && e.contains("reduce_scatter phase along dimension 0")
-            && e.contains("doubleBinaryTree"),
+            && e.contains("doubleBinaryTree")
+            && e.contains("entry 0 of `all-reduce-implementation` in")
+            && e.contains("sys.json"),
         "{e}"
     );
     // An all-to-all over two dimensions.

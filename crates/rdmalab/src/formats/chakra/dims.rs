@@ -18,9 +18,10 @@
 
 use crate::app::collective::{Algorithm, Collective, Kind};
 use crate::app::deps::{Dep, Transfer, Trigger};
-use crate::formats::chakra::system::{astra_algorithm, Unavailable};
+use crate::formats::chakra::system::{astra_algorithm, Unavailable, IMPLEMENTATIONS};
 use crate::ids::NodeId;
 use crate::units::Time;
+use std::path::PathBuf;
 
 /// How one dimension's phases choose their algorithm.
 #[derive(Clone, Debug, PartialEq)]
@@ -41,6 +42,8 @@ pub struct Dims {
     pub algorithms: Vec<(Kind, Vec<DimAlgorithm>)>,
     /// `collective-optimization` is `localBWAware`.
     pub local_bw_aware: bool,
+    /// The file the `Astra` algorithms were read from, named when one cannot run a phase.
+    pub system: PathBuf,
 }
 
 /// One phase: `kind` of `bytes` (NCCL-tests' size) along dimension `dim`.
@@ -106,7 +109,11 @@ impl Dims {
         let a = match &list[phase.dim] {
             DimAlgorithm::Astra(name) => match astra_algorithm(phase.kind, name) {
                 Ok(a) => return Ok(a),
-                Err(Unavailable::Here(why) | Unavailable::Unknown(why)) => return Err(why),
+                Err(Unavailable::Here(why) | Unavailable::Unknown(why)) => {
+                    let key = IMPLEMENTATIONS.iter().find(|(_, k)| *k == kind).map_or("?", |(key, _)| key);
+                    let file = self.system.display();
+                    return Err(format!("{why}; it is entry {} of `{key}` in {file}", phase.dim));
+                }
             },
             DimAlgorithm::Given(a) => *a,
         };
