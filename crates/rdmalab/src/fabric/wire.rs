@@ -66,22 +66,26 @@ impl Ring {
             self.grow();
         }
         let at = (self.start + self.len) & self.mask();
-        debug_assert!((at as usize) < self.buf.len());
-        // SAFETY: the buffer is not empty here (`grow` made room), its length is a power of
-        // two, and `at` is masked by that length less one.
-        unsafe { *self.buf.get_unchecked_mut(at as usize) = e };
+        *self.at_mut(at) = e; // `grow` made room: the buffer is not empty
         self.len += 1;
     }
 
-    /// The slot at `index`, an index the ring masked, of a ring that holds entries. Every
-    /// arrival reads one and every send writes one: their bounds tests go.
+    /// The slot at `index`, an index masked by `mask()`, of a ring whose buffer is not
+    /// empty. Every arrival reads one and every send writes one: their bounds tests go.
     #[inline(always)]
     fn at(&self, index: u32) -> &Entry {
-        debug_assert!(self.len != 0 && (index as usize) < self.buf.len());
-        // SAFETY: callers pass `start`, and only while `len != 0`: the buffer then has at
-        // least `len` slots, its length is a power of two, and `start` is always masked by
-        // that length less one.
+        debug_assert!((index as usize) < self.buf.len());
+        // SAFETY: the buffer's length is a power of two and not zero (callers read only
+        // while `len != 0`, and write after `grow`), so a masked index is below it.
         unsafe { self.buf.get_unchecked(index as usize) }
+    }
+
+    /// `at`, to write.
+    #[inline(always)]
+    fn at_mut(&mut self, index: u32) -> &mut Entry {
+        debug_assert!((index as usize) < self.buf.len());
+        // SAFETY: as `at`'s.
+        unsafe { self.buf.get_unchecked_mut(index as usize) }
     }
 
     /// The buffer's length less one (a power of two: the mask that wraps an index).
