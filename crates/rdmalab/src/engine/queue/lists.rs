@@ -8,29 +8,36 @@
 //! A list is kept newest first: an append writes its own node and the slot's head, and
 //! never the node appended before it (in a run of a few hundred hosts that node's line is
 //! often gone from the cache by then). `take` hands the entries out in push order all the
-//! same. A node is 32 bytes (the entry's fields and the link side by side, without the
-//! padding of a nested entry), so two share a line and none straddles two.
+//! same. A node is an entry of 32 bytes, so two share a line and none straddles two; its
+//! link lives in a separate array of 4-byte links, so a walk waits on that array alone.
 
 use super::Entry;
 
 /// End of a list.
 const NIL: u32 = u32::MAX;
 
-/// A list node: an entry's fields and the link to the node appended before it.
+/// A slot's list: its newest node and its length, side by side (an append reads and
+/// writes both; `take` sizes its copy by the length instead of walking the list twice).
 #[derive(Clone, Copy, Debug)]
-struct Node<E> {
-    time: u64,
-    seq: u64,
-    event: E,
-    next: u32,
+struct Head {
+    node: u32,
+    len: u32,
 }
+
+const EMPTY: Head = Head { node: NIL, len: 0 };
 
 #[derive(Debug)]
 pub(super) struct SlotLists<E> {
-    /// Per slot, the node appended last (`NIL` when empty).
-    heads: Vec<u32>,
-    nodes: Vec<Node<E>>,
-    /// Head of the free list through `next` (`NIL`: none free).
+    /// Per slot, the node appended last (`NIL` when empty) and the entries in its list.
+    heads: Vec<Head>,
+    /// The entries, one a node.
+    nodes: Vec<Entry<E>>,
+    /// Per node, the node appended before it in its slot (or the next free node): kept
+    /// apart from the entries so that walking a list reads this small, dense array only,
+    /// and the entries' own lines, scattered over the arena, are read independently of
+    /// each other (the core overlaps their misses instead of waiting on one at a time).
+    links: Vec<u32>,
+    /// Head of the free list through `links` (`NIL`: none free).
     free: u32,
     /// One bit per slot: its list holds entries.
     occupied: Vec<u64>,
@@ -42,7 +49,14 @@ impl<E: Copy> SlotLists<E> {
     /// `slots` empty lists (a multiple of 64).
     pub(super) fn new(slots: usize) -> Self {
         debug_assert!(slots.is_multiple_of(64));
-        SlotLists { heads: vec![NIL; slots], nodes: Vec::new(), free: NIL, occupied: vec![0; slots / 64], len: 0 }
+        SlotLists {
+            heads: vec![EMPTY; slots],
+            nodes: Vec::new(),
+            links: Vec::new(),
+            free: NIL,
+            occupied: vec![0; slots / 64],
+            len: 0,
+        }
     }
 
     /// Entries held in all slots.
@@ -60,56 +74,52 @@ impl<E: Copy> SlotLists<E> {
     /// Appends `entry` to `slot`'s list.
     #[inline(always)]
     pub(super) fn append(&mut self, slot: usize, entry: Entry<E>) {
-        let head = self.heads[slot];
-        let node = Node { time: entry.time, seq: entry.seq, event: entry.event, next: head };
+        let Head { node: head, len } = self.heads[slot];
         let idx = if self.free != NIL {
             let idx = self.free;
-            let slot_node = node_at(&mut self.nodes, idx);
-            self.free = slot_node.next;
-            *slot_node = node;
+            let link = at(&mut self.links, idx);
+            self.free = *link;
+            *link = head;
+            *at(&mut self.nodes, idx) = entry;
             idx
         } else {
-            self.nodes.push(node);
+            self.nodes.push(entry);
+            self.links.push(head);
             (self.nodes.len() - 1) as u32
         };
         if head == NIL {
             self.occupied[slot / 64] |= 1 << (slot % 64);
         }
-        self.heads[slot] = idx;
+        self.heads[slot] = Head { node: idx, len: len + 1 };
         self.len += 1;
     }
 
-    /// Empties `slot`'s list onto the end of `out`, in push order. Two walks: the first
-    /// counts (it is the one that waits for the nodes' lines), the second writes each entry
-    /// straight into its place from the back, the list being newest first: no growth test
-    /// per entry, and no reversal after.
+    /// Empties `slot`'s list onto the end of `out`, in push order: one walk of the links,
+    /// copying each entry straight into its place from the back (the list is newest first),
+    /// with no growth test per entry and no reversal after.
     #[inline]
     pub(super) fn take(&mut self, slot: usize, out: &mut Vec<Entry<E>>) {
-        let head = self.heads[slot];
-        let nodes = &mut self.nodes[..];
-        let mut count = 0;
-        let mut idx = head;
-        while idx != NIL {
-            count += 1;
-            idx = node_at(nodes, idx).next;
-        }
+        let Head { node: head, len } = self.heads[slot];
+        let (nodes, links) = (&mut self.nodes[..], &mut self.links[..]);
+        let count = len as usize;
         out.reserve(count);
         let before = out.len();
         let spare = &mut out.spare_capacity_mut()[..count];
         let (mut idx, mut free) = (head, self.free);
         for place in spare.iter_mut().rev() {
-            let node = node_at(nodes, idx);
-            place.write(Entry { time: node.time, seq: node.seq, event: node.event });
-            let next = node.next;
-            node.next = free;
+            place.write(*at(nodes, idx));
+            let link = at(links, idx);
+            let next = *link;
+            *link = free;
             free = idx;
             idx = next;
         }
+        debug_assert_eq!(idx, NIL, "a slot's length and its list agree");
         // SAFETY: the loop wrote all `count` places after `before` (the list has `count`
-        // nodes, counted above with nothing changed in between).
+        // nodes: every append counted its node, and only `take` removes them).
         unsafe { out.set_len(before + count) };
         self.free = free;
-        self.heads[slot] = NIL;
+        self.heads[slot] = EMPTY;
         self.occupied[slot / 64] &= !(1 << (slot % 64));
         self.len -= count;
     }
@@ -126,27 +136,26 @@ impl<E: Copy> SlotLists<E> {
 
     /// The earliest time in `slot`'s list (`u64::MAX` when empty).
     pub(super) fn earliest_time(&self, slot: usize) -> u64 {
-        let (mut idx, mut earliest) = (self.heads[slot], u64::MAX);
+        let (mut idx, mut earliest) = (self.heads[slot].node, u64::MAX);
         while idx != NIL {
-            let node = &self.nodes[idx as usize];
-            earliest = earliest.min(node.time);
-            idx = node.next;
+            earliest = earliest.min(self.nodes[idx as usize].time);
+            idx = self.links[idx as usize];
         }
         earliest
     }
 }
 
-/// The node a link points at. Every link (a slot's head, the free list's head, a node's
-/// `next`) is `NIL` or the index of a node, and the arena never shrinks: so an index read
-/// from one is in range, and its bounds test (two instructions at each of the two or three
-/// node reads an event costs) can go.
+/// The element a link points at, in `nodes` or `links` (always of one length). Every link
+/// (a slot's newest node, the free list's head, a node's link) is `NIL` or the index of a node,
+/// and the arena never shrinks: so an index read from one is in range, and its bounds test
+/// (two instructions at each of the reads an entry costs) can go.
 #[inline(always)]
-fn node_at<E>(nodes: &mut [Node<E>], link: u32) -> &mut Node<E> {
-    debug_assert!((link as usize) < nodes.len(), "a link past the arena");
-    // SAFETY: `link` was read from a head, the free list or a node, each of which holds
+fn at<T>(arena: &mut [T], link: u32) -> &mut T {
+    debug_assert!((link as usize) < arena.len(), "a link past the arena");
+    // SAFETY: `link` was read from a head, the free list or a link, each of which holds
     // only NIL (never passed here: every caller tests for it) or an index the arena had
-    // when it was written; nodes are never removed.
-    unsafe { nodes.get_unchecked_mut(link as usize) }
+    // when it was written; nodes and links are pushed together and never removed.
+    unsafe { arena.get_unchecked_mut(link as usize) }
 }
 
 #[cfg(test)]
@@ -155,8 +164,8 @@ mod tests {
 
     #[test]
     fn a_node_is_half_a_cache_line() {
-        // An event of the simulator is 12 bytes; a node with one of that size fits in 32.
-        assert_eq!(std::mem::size_of::<Node<[u32; 3]>>(), 32);
+        // An event of the simulator is 12 bytes; an entry with one of that size fits in 32.
+        assert_eq!(std::mem::size_of::<Entry<[u32; 3]>>(), 32);
     }
 
     #[test]
