@@ -1,4 +1,7 @@
+import re
 import shutil
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -20,3 +23,18 @@ def reference_copy(tmp_path):
                  "S1_dcqcn_fct.txt", "S2_dcqcn_fct.txt"]:
         shutil.copy(REFERENCE / name, tmp_path / name)
     return tmp_path
+
+
+def wait_for_completed_flows(proc: subprocess.Popen, log: Path, limit_s: float = 120.0) -> int:
+    """Polls a running `rdmalab run`'s progress bar (its stderr, written to `log`) until it
+    counts a completed flow; returns that count. A signal sent then finds the run simulating
+    with something to keep, however loaded the machine (a fixed wait either wastes time or,
+    on a slow machine, arrives while the scenario is still being built)."""
+    deadline = time.time() + limit_s
+    while time.time() < deadline:
+        assert proc.poll() is None, f"the run ended before completing a flow: {log.read_text()[-500:]}"
+        done = [int(n) for n in re.findall(r"\| *(\d+)/\d+ \[", log.read_text(errors="replace"))]
+        if done and done[-1] > 0:
+            return done[-1]
+        time.sleep(0.1)
+    raise AssertionError(f"no flow completed within {limit_s:.0f} s: {log.read_text()[-500:]}")

@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import polars as pl
@@ -19,6 +18,8 @@ import pytest
 
 from rdmalab import RdmalabWarning, RunFailed, run
 from rdmalab.cli import EXIT_FAILED, EXIT_TERMINATED, main
+
+from conftest import wait_for_completed_flows
 
 TOML = """
 [topology]
@@ -104,7 +105,7 @@ def test_a_stalled_run_writes_its_record_too(tmp_path):
     assert (out / "flows.parquet").exists() and (out / "ports.parquet").exists()
 
 
-@pytest.mark.serial  # a signal after a fixed wait: run alone
+@pytest.mark.serial  # a signal to a running simulation: run alone
 def test_sigterm_stops_the_run_and_keeps_what_it_measured(tmp_path):
     # A batch scheduler's time limit sends SIGTERM: the run stops as at Ctrl-C, writes every
     # table, the flows completed so far and failure.json, and exits 143 (128 + SIGTERM).
@@ -127,13 +128,14 @@ def test_sigterm_stops_the_run_and_keeps_what_it_measured(tmp_path):
     """))
     out = tmp_path / "out"
     rdmalab = Path(sys.executable).parent / "rdmalab"
-    proc = subprocess.Popen([str(rdmalab), "run", str(scen), "--out", str(out), "--quiet", "--threads", "1"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(4.0)  # the scenario is built and the run is simulating
-    assert proc.poll() is None, "the run must still be going"
+    log = tmp_path / "progress.txt"
+    with open(log, "w") as bar:
+        proc = subprocess.Popen([str(rdmalab), "run", str(scen), "--out", str(out), "--threads", "1"],
+                                stdout=subprocess.PIPE, stderr=bar, text=True)
+    wait_for_completed_flows(proc, log)  # simulating, with a flow to keep
     proc.send_signal(signal.SIGTERM)
-    stdout, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == EXIT_TERMINATED, stderr
+    proc.communicate(timeout=60)
+    assert proc.returncode == EXIT_TERMINATED, log.read_text()[-2000:]
     record = json.loads((out / "failure.json").read_text())
     assert record["what"] == "interrupted" and record["message"] == "interrupted (SIGTERM)"
     assert record["stop_reason"] == "interrupted" and record["end_time_ps"] > 0

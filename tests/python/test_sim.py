@@ -13,6 +13,8 @@ import rdmalab
 from rdmalab import Scenario, run
 from rdmalab.results import percentile
 
+from conftest import wait_for_completed_flows
+
 RDMALAB = Path(sys.executable).parent / "rdmalab"
 
 
@@ -270,7 +272,7 @@ def test_cli_demo_prints_summary_and_writes_figure(tmp_path):
     assert (tmp_path / "fct.txt").read_text().count("\n") > 100
 
 
-@pytest.mark.serial  # a signal after a fixed wait: run alone
+@pytest.mark.serial  # a signal to a running simulation: run alone
 def test_ctrl_c_stops_cleanly_and_keeps_completed_flows(tmp_path):
     scen = tmp_path / "long.toml"
     scen.write_text(textwrap.dedent("""
@@ -283,17 +285,15 @@ def test_ctrl_c_stops_cleanly_and_keeps_completed_flows(tmp_path):
         load = 0.6
         duration = "50ms"
     """))
-    proc = subprocess.Popen([str(RDMALAB), "run", str(scen), "--out", str(tmp_path / "out"), "--quiet"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    import time
-
-    deadline = time.time() + 60
-    # Wait until the run is simulating (the scenario is built), then interrupt.
-    time.sleep(4.0)
-    assert proc.poll() is None, "the run must still be going"
+    log = tmp_path / "progress.txt"
+    with open(log, "w") as bar:
+        proc = subprocess.Popen([str(RDMALAB), "run", str(scen), "--out", str(tmp_path / "out")],
+                                stdout=subprocess.PIPE, stderr=bar, text=True)
+    # Interrupt once the run is simulating and has completed a flow.
+    wait_for_completed_flows(proc, log)
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=max(5, deadline - time.time()))
-    assert proc.returncode == 130, err
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130, log.read_text()[-2000:]
     assert "interrupted" in out
     fct = (tmp_path / "out" / "fct.txt").read_text().splitlines()
     assert len(fct) > 0, "flows completed before Ctrl-C are written"
