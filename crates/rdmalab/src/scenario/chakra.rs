@@ -233,7 +233,10 @@ impl ChakraSpec {
                 );
                 return Err(Error::input(path(), 0, key.clone(), msg));
             }
-            algorithms.push((*kind, names.iter().map(|n| DimAlgorithm::Astra(n.clone())).collect()));
+            algorithms.push((
+                *kind,
+                names.iter().map(|n| DimAlgorithm::Astra { name: n.clone(), key: key.clone() }).collect(),
+            ));
         }
         if sizes.len() < 2 {
             return Ok(None);

@@ -18,7 +18,7 @@
 
 use crate::app::collective::{Algorithm, Collective, Kind};
 use crate::app::deps::{Dep, Transfer, Trigger};
-use crate::formats::chakra::system::{astra_algorithm, Unavailable, IMPLEMENTATIONS};
+use crate::formats::chakra::system::{astra_algorithm, Unavailable};
 use crate::ids::NodeId;
 use crate::units::Time;
 use std::path::PathBuf;
@@ -26,9 +26,14 @@ use std::path::PathBuf;
 /// How one dimension's phases choose their algorithm.
 #[derive(Clone, Debug, PartialEq)]
 pub enum DimAlgorithm {
-    /// As the system file names it (`ring`, `halvingDoubling`, ...); a phase of another kind
-    /// runs it as that kind, as ASTRA-sim runs a dimension's implementation for each phase.
-    Astra(String),
+    /// As the system file names it; a phase of another kind runs it as that kind, as
+    /// ASTRA-sim runs a dimension's implementation for each phase.
+    Astra {
+        /// The algorithm's name (`ring`, `halvingDoubling`, ...).
+        name: String,
+        /// The `*-implementation` list it is an entry of, named when it cannot run a phase.
+        key: String,
+    },
     /// As the scenario's `algorithm` names it: the same in every dimension.
     Given(Algorithm),
 }
@@ -107,10 +112,9 @@ impl Dims {
             return Ok(phase.kind.algorithms()[0]);
         };
         let a = match &list[phase.dim] {
-            DimAlgorithm::Astra(name) => match astra_algorithm(phase.kind, name) {
+            DimAlgorithm::Astra { name, key } => match astra_algorithm(phase.kind, name) {
                 Ok(a) => return Ok(a),
                 Err(Unavailable::Here(why) | Unavailable::Unknown(why)) => {
-                    let key = IMPLEMENTATIONS.iter().find(|(_, k)| *k == kind).map_or("?", |(key, _)| key);
                     let file = self.system.display();
                     return Err(format!("{why}; it is entry {} of `{key}` in {file}", phase.dim));
                 }
