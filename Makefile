@@ -35,7 +35,7 @@ test-rust:
 	cargo test --profile test-release --workspace --exclude rdmalab-py
 
 # Two passes: the tests in parallel, one worker per core (pytest-xdist), then alone those
-# marked `serial` (signals after fixed waits, Ray instances of their own), which another
+# marked `serial` (signals to running commands, Ray instances of their own), which another
 # worker beside them could make late.
 test-python: setup
 	$(VPY) -m pytest -q -n auto -m "not serial" tests/python
