@@ -25,16 +25,26 @@ def reference_copy(tmp_path):
     return tmp_path
 
 
-def wait_for_completed_flows(proc: subprocess.Popen, log: Path, limit_s: float = 120.0) -> int:
-    """Polls a running `rdmalab run`'s progress bar (its stderr, written to `log`) until it
-    counts a completed flow; returns that count. A signal sent then finds the run simulating
-    with something to keep, however loaded the machine (a fixed wait either wastes time or,
-    on a slow machine, arrives while the scenario is still being built)."""
+def wait_for(cond, what: str, limit_s: float = 90.0, step_s: float = 0.2) -> None:  # noqa: ANN001
+    """Polls `cond()` until it holds; fails naming `what` after `limit_s` seconds."""
     deadline = time.time() + limit_s
     while time.time() < deadline:
-        assert proc.poll() is None, f"the run ended before completing a flow: {log.read_text()[-500:]}"
-        done = [int(n) for n in re.findall(r"\| *(\d+)/\d+ \[", log.read_text(errors="replace"))]
-        if done and done[-1] > 0:
-            return done[-1]
-        time.sleep(0.1)
-    raise AssertionError(f"no flow completed within {limit_s:.0f} s: {log.read_text()[-500:]}")
+        if cond():
+            return
+        time.sleep(step_s)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def wait_for_completed_flows(proc: subprocess.Popen, log: Path, limit_s: float = 120.0) -> None:
+    """Polls a running `rdmalab run`'s progress bar (its stderr, written to `log`) until it
+    counts a completed flow. A signal sent then finds the run simulating with something to
+    keep, however loaded the machine (a fixed wait either wastes time or, on a slow machine,
+    arrives while the scenario is still being built)."""
+
+    def counted() -> bool:
+        text = log.read_text(errors="replace")
+        assert proc.poll() is None, f"the run ended before completing a flow: {text[-500:]}"
+        done = re.findall(r"\| *(\d+)/\d+ \[", text)
+        return bool(done) and int(done[-1]) > 0
+
+    wait_for(counted, f"a completed flow in {log}", limit_s, step_s=0.1)

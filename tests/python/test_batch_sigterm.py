@@ -18,11 +18,11 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from conftest import REFERENCE
+from conftest import REFERENCE, wait_for
 
 RDMALAB = Path(sys.executable).parent / "rdmalab"
 
-# Signals after fixed waits: run alone (`make test`'s second pass), not beside another worker.
+# Signals to running commands, some after fixed waits: run alone (`make test`'s second pass), not beside another worker.
 pytestmark = [
     pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc"),
     pytest.mark.serial,
@@ -47,15 +47,6 @@ def _live(keep) -> list[int]:  # noqa: ANN001
 def _group(sid: int) -> list[int]:
     """Live processes in the group led by `sid`, as `setsid` made it."""
     return _live(lambda fields, _: int(fields[3]) == sid)
-
-
-def _wait_for(cond, what: str, limit_s: float = 90.0) -> None:  # noqa: ANN001
-    deadline = time.time() + limit_s
-    while time.time() < deadline:
-        if cond():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -110,7 +101,7 @@ def test_sigterm_stops_a_sweep_as_ctrl_c_does(tmp_path, executor, group):
     proc = _start(["sweep", str(sweep), "--out", str(out), *executor, "--quiet"], tmp_path / "log")
     try:
         runs = out / "runs"
-        _wait_for(lambda: runs.is_dir() and len(list(runs.glob("*.parquet"))) == 3, "the three short runs")
+        wait_for(lambda: runs.is_dir() and len(list(runs.glob("*.parquet"))) == 3, "the three short runs")
         time.sleep(1.0)  # the long runs are executing
         text = _terminate(proc, tmp_path / "log", group)
     finally:
@@ -150,7 +141,7 @@ def test_sigterm_stops_an_hpcc_folder_keeping_what_the_running_configs_measured(
     folder = _folder(tmp_path)
     proc = _start(["hpcc", str(folder), "--workers", "2", "--quiet"], tmp_path / "log")
     try:
-        _wait_for(lambda: all((folder / f"s{i}" / "fct.txt").is_file() for i in (0, 1)), "the two short configs")
+        wait_for(lambda: all((folder / f"s{i}" / "fct.txt").is_file() for i in (0, 1)), "the two short configs")
         time.sleep(3.0)  # the long configs are executing
         text = _terminate(proc, tmp_path / "log")
     finally:
@@ -172,7 +163,7 @@ def test_sigterm_stops_an_hpcc_folder_on_ray_keeping_what_the_running_configs_me
     folder = _folder(tmp_path)
     proc = _start(["hpcc", str(folder), "--executor", "ray", "--quiet"], tmp_path / "log")
     try:
-        _wait_for(lambda: all((folder / f"s{i}" / "fct.txt").is_file() for i in (0, 1)), "the two short configs")
+        wait_for(lambda: all((folder / f"s{i}" / "fct.txt").is_file() for i in (0, 1)), "the two short configs")
         time.sleep(3.0)  # the long configs are executing
         text = _terminate(proc, tmp_path / "log", group)  # nothing of the job is left, Ray's processes too
     finally:
@@ -207,7 +198,7 @@ def test_hpcc_folder_workers_die_with_a_killed_driver(tmp_path):
     folder = _folder(tmp_path)
     proc = _start(["hpcc", str(folder), "--workers", "2", "--quiet"], tmp_path / "log")
     try:
-        _wait_for(lambda: all((folder / f"s{i}" / "fct.txt").is_file() for i in (0, 1)), "the two short configs")
+        wait_for(lambda: all((folder / f"s{i}" / "fct.txt").is_file() for i in (0, 1)), "the two short configs")
         time.sleep(2.0)  # the long configs are executing
         kids = _workers(proc.pid)
         assert len(kids) == 2, kids
